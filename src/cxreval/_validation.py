@@ -1,0 +1,84 @@
+"""Shared boundary checks. Each raises a :class:`~cxreval.exceptions.CxrevalError` subclass whose
+message names the parameter, file, column or value and what was expected."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .exceptions import InvalidParameterError, SchemaError
+
+__all__ = [
+    "check_consistent_length",
+    "check_columns",
+    "check_confidence_level",
+    "check_positive_int",
+    "check_choice",
+    "check_finite",
+    "check_same_shape",
+    "normalize_rng",
+]
+
+
+def normalize_rng(rng: object) -> np.random.Generator:
+    """``np.random.default_rng(rng)`` with a clear error for values it cannot use."""
+    try:
+        return np.random.default_rng(rng)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(
+            f"The 'rng' parameter must be None, an int seed or a numpy Generator. Got {rng!r} instead.") from exc
+
+
+def check_consistent_length(*arrays: Sequence[object], names: Sequence[str] | None = None) -> None:
+    lengths = [len(a) for a in arrays]
+    if len(set(lengths)) > 1:
+        named = ", ".join(f"{n}={m}" for n, m in zip(names or [f"arg{i}" for i in range(len(arrays))], lengths))
+        raise InvalidParameterError(f"Found input variables with inconsistent numbers of samples: {named}.")
+
+
+def check_columns(df: pd.DataFrame, required: Iterable[str], *, where: str) -> None:
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {list(df.columns)}.")
+
+
+def check_confidence_level(value: object, *, func: str) -> float:
+    if not isinstance(value, (int, float, np.floating)) or isinstance(value, bool) or not 0 < float(value) < 1:
+        raise InvalidParameterError(
+            f"The 'confidence_level' parameter of {func} must be a float in (0, 1). Got {value!r} instead.")
+    return float(value)
+
+
+def check_positive_int(value: object, *, name: str, func: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {func} must be an int >= {minimum}. Got {value!r} instead.")
+    return int(value)
+
+
+def check_choice(value: object, choices: Iterable[str], *, name: str, func: str) -> str:
+    choices = tuple(choices)
+    if value not in choices:
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {func} must be one of {list(choices)}. Got {value!r} instead.")
+    return str(value)
+
+
+def check_finite(a: np.ndarray, *, name: str, where: str = "") -> np.ndarray:
+    a = np.asarray(a, dtype=float)
+    bad = ~np.isfinite(a)
+    if bad.any():
+        i = np.flatnonzero(bad.ravel())[0]
+        loc = f" in {where}" if where else ""
+        raise SchemaError(f"'{name}'{loc} must be finite; found {a.ravel()[i]!r} at position {int(i)} "
+                          f"({int(bad.sum())} non-finite value(s)).")
+    return a
+
+
+def check_same_shape(a: np.ndarray, b: np.ndarray, *, names: tuple[str, str], func: str) -> None:
+    if np.shape(a) != np.shape(b):
+        raise InvalidParameterError(
+            f"{func}: '{names[0]}' and '{names[1]}' must have the same shape. "
+            f"Got {np.shape(a)} and {np.shape(b)} instead.")

@@ -1,0 +1,195 @@
+"""Public metadata fetcher: the ``torchxrayvision==1.5.7`` wheel from PyPI, verified and unpacked.
+
+The wheel carries real dataset metadata (ChestX-ray14 ``Data_Entry_2017_v2020.csv.gz``, ``BBox_List_2017``,
+Google's 2019 expert labels, VinDr-CXR reader labels, OpenI reports, CheXpert train labels). cxreval
+downloads it with ``pip download --no-deps`` (nothing is installed), checks its SHA-256 against the
+pinned value, and extracts the listed files into the cache directory.
+
+Cache directory: ``$CXREVAL_CACHE`` if set, else ``$XDG_CACHE_HOME/cxreval`` (``~/.cache/cxreval``);
+every function takes ``cache_dir=`` to override both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..exceptions import DataUnavailableError
+
+__all__ = [
+    "WHEEL_NAME",
+    "WHEEL_VERSION",
+    "WHEEL_SHA256",
+    "WHEEL_SIZE",
+    "METADATA_FILES",
+    "FetchResult",
+    "cache_dir",
+    "fetch_metadata",
+    "metadata_path",
+    "sha256_file",
+]
+
+log = logging.getLogger(__name__)
+
+WHEEL_NAME = "torchxrayvision"
+WHEEL_VERSION = "1.5.7"
+WHEEL_FILE = f"{WHEEL_NAME}-{WHEEL_VERSION}-py3-none-any.whl"
+WHEEL_SHA256 = "95f6c3475661f3515d4258deb0855bd5d1b1a56e0b65384251d3dd3fa61fac41"
+WHEEL_SIZE = 29_002_185
+METADATA_FILES: tuple[str, ...] = (
+    "Data_Entry_2017_v2020.csv.gz",
+    "BBox_List_2017.csv.gz",
+    "google2019_nih-chest-xray-labels.csv.gz",
+    "vinbigdata-train.csv.gz",
+    "NLMCXR_reports.tgz",
+    "chexpert_train.csv.gz",
+    "PADCHEST_chest_x_ray_images_labels_160K_01.02.19.csv.gz",
+)
+_IN_WHEEL = "torchxrayvision/data/"
+
+
+def cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The cache directory: the argument, else ``$CXREVAL_CACHE``, else ``$XDG_CACHE_HOME/cxreval``."""
+    if cache_dir is not None:
+        return Path(cache_dir).expanduser()
+    env = os.environ.get("CXREVAL_CACHE")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cxreval"
+
+
+def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """Where the metadata lies and what this call did (``downloaded``, ``extracted`` or ``cached``)."""
+
+    directory: Path
+    files: dict[str, Path]
+    action: str
+    wheel_sha256: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"directory": str(self.directory), "files": {k: str(v) for k, v in self.files.items()},
+                "action": self.action, "wheel_sha256": self.wheel_sha256}
+
+
+def _verify(wheel: Path, expected: str) -> str:
+    got = sha256_file(wheel)
+    if got != expected:
+        raise DataUnavailableError(
+            f"Checksum mismatch for wheel {str(wheel)!r}: SHA-256 {got}, expected {expected} "
+            f"({WHEEL_NAME}=={WHEEL_VERSION}). The file is corrupt or not the pinned release; delete it and fetch again.")
+    return got
+
+
+def _download(dest: Path) -> Path:
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+           "--disable-pip-version-check", "-d", str(dest), f"{WHEEL_NAME}=={WHEEL_VERSION}"]
+    log.info("downloading %s==%s (%.1f MB) with pip", WHEEL_NAME, WHEEL_VERSION, WHEEL_SIZE / 1e6)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise DataUnavailableError(f"Could not run pip to download {WHEEL_NAME}=={WHEEL_VERSION}: {exc}") from exc
+    wheel = dest / WHEEL_FILE
+    if proc.returncode != 0 or not wheel.exists():
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise DataUnavailableError(
+            f"Could not download {WHEEL_NAME}=={WHEEL_VERSION} from PyPI (offline?): {tail[0]}. "
+            f"Download {WHEEL_FILE} elsewhere and run `cxreval data fetch --from-wheel PATH`.")
+    return wheel
+
+
+def fetch_metadata(*, cache_dir_: str | os.PathLike[str] | None = None, from_wheel: str | os.PathLike[str] | None = None,
+                   expected_sha256: str = WHEEL_SHA256, force: bool = False,
+                   progress: Callable[[str], None] | None = None) -> FetchResult:
+    """Obtain the public metadata files into the cache (idempotent).
+
+    Parameters
+    ----------
+    cache_dir_ : path, optional
+        Cache directory (see :func:`cache_dir`).
+    from_wheel : path, optional
+        A local copy of the wheel; no network is used.
+    expected_sha256 : str
+        The pinned SHA-256 of the wheel.
+    force : bool, default=False
+        Re-extract even when every file is already cached.
+
+    Raises
+    ------
+    DataUnavailableError
+        Offline, pip failure, or a wheel whose checksum does not match.
+    """
+    say = progress or (lambda msg: log.info("%s", msg))
+    root = cache_dir(cache_dir_)
+    target = root / "torchxrayvision-data"
+    stamp = target / ".wheel_sha256"
+    files = {name: target / name for name in METADATA_FILES}
+    if not force and stamp.exists() and stamp.read_text().strip() == expected_sha256 \
+            and all(p.exists() for p in files.values()):
+        say(f"metadata already cached in {target}")
+        return FetchResult(target, files, "cached", expected_sha256)
+    target.mkdir(parents=True, exist_ok=True)
+    action = "extracted"
+    with tempfile.TemporaryDirectory(dir=root) as tmp:
+        if from_wheel is not None:
+            wheel = Path(from_wheel)
+            if not wheel.exists():
+                raise DataUnavailableError(f"Wheel {str(wheel)!r} does not exist.")
+        else:
+            say(f"downloading {WHEEL_NAME}=={WHEEL_VERSION} from PyPI with pip ...")
+            wheel = _download(Path(tmp))
+            action = "downloaded"
+        say(f"verifying SHA-256 of {wheel.name}")
+        digest = _verify(wheel, expected_sha256)
+        try:
+            with zipfile.ZipFile(wheel) as zf:
+                for name in METADATA_FILES:
+                    say(f"extracting {name}")
+                    with zf.open(_IN_WHEEL + name) as src, open(files[name].with_suffix(".part"), "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+                    files[name].with_suffix(".part").replace(files[name])
+        except (KeyError, zipfile.BadZipFile) as exc:
+            raise DataUnavailableError(f"Wheel {str(wheel)!r} does not hold the expected metadata: {exc}") from exc
+    stamp.write_text(digest + "\n")
+    return FetchResult(target, files, action, digest)
+
+
+def metadata_path(name: str, *, cache_dir_: str | os.PathLike[str] | None = None,
+                  path: str | os.PathLike[str] | None = None) -> Path:
+    """Path of one metadata file: ``path`` if given (a user's own copy), else the cached copy.
+
+    Raises
+    ------
+    DataUnavailableError
+        If neither exists, with the command that fetches it.
+    """
+    if path is not None:
+        p = Path(path)
+        if not p.exists():
+            raise DataUnavailableError(f"File {str(p)!r} does not exist.")
+        return p
+    if name not in METADATA_FILES:
+        raise DataUnavailableError(f"{name!r} is not one of the fetched metadata files {list(METADATA_FILES)}.")
+    p = cache_dir(cache_dir_) / "torchxrayvision-data" / name
+    if not p.exists():
+        raise DataUnavailableError(f"{name} is not in the cache {str(p.parent)!r}; run `cxreval data fetch` first "
+                                   f"(or pass the path of your own copy).")
+    return p

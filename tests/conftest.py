@@ -1,0 +1,30 @@
+"""Shared fixtures. Tests that need ../shared/data or the fetched metadata skip visibly without them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("CXREVAL_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """Path of ../shared/data (reference data); skips when absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"reference data not found at {SHARED_DATA} (set CXREVAL_SHARED_DATA)")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def metadata_dir() -> Path:
+    """The torchxrayvision metadata cache; skips when `cxreval data fetch` has not run."""
+    from cxreval.datasets.fetch import cache_dir
+
+    d = cache_dir() / "torchxrayvision-data"
+    if not (d / ".wheel_sha256").exists():
+        pytest.skip(f"public metadata not cached in {d}; run `cxreval data fetch`")
+    return d
