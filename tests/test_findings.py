@@ -1,8 +1,17 @@
 import pytest
 
 from cxreval.exceptions import SchemaError
-from cxreval.findings import (ALIASES, ALL_FINDINGS, CHESTXRAY8, CHESTXRAY14, CHEXPERT, GOOGLE_NIH, VINDR,
-                              canonical_finding, canonical_findings)
+from cxreval.findings import (
+    ALIASES,
+    ALL_FINDINGS,
+    CHESTXRAY8,
+    CHESTXRAY14,
+    CHEXPERT,
+    GOOGLE_NIH,
+    VINDR,
+    canonical_finding,
+    canonical_findings,
+)
 
 
 def test_vocabulary_sizes():

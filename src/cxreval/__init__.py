@@ -17,7 +17,14 @@ from .exceptions import (
     UndefinedMetricWarning,
 )
 from .findings import ALIASES, CHESTXRAY8, CHESTXRAY14, CHEXPERT, canonical_finding
-from .labels import LabelState, binarize, read_labels, read_wide_labels, validate_label_table, validate_predictions
+from .labels import (
+    LabelState,
+    binarize,
+    read_labels,
+    read_wide_labels,
+    validate_label_table,
+    validate_predictions,
+)
 from .results import ConfidenceInterval, ReadReport, ReadResult
 
 __all__ = [

@@ -1,0 +1,112 @@
+"""Google's 2019 adjudicated expert labels for 4,376 ChestX-ray14 images.
+
+Citation: Majkowska A, Mittal S, Steiner DF, et al. Chest radiograph interpretation with deep learning
+models: assessment with radiologist-adjudicated reference standards and population-adjusted evaluation.
+Radiology 2020;294(2):421-431. doi:10.1148/radiol.2019191293.
+
+File: ``google2019_nih-chest-xray-labels.csv[.gz]`` (in the torchxrayvision wheel), one row per NIH image
+with ``Fracture``, ``Pneumothorax``, ``Airspace opacity``, ``Nodule or mass`` as ``YES``/``NO`` and
+``Set Id`` (``test`` / ``val``, Google's split, not NIH's).
+
+Label encoding: each image was read by three radiologists and disagreements adjudicated, so every label
+is ``positive`` (YES) or ``negative`` (NO); source ``google_expert``. Findings are canonical:
+``Fracture``, ``Pneumothorax``, ``Airspace Opacity``, ``Nodule or Mass``.
+
+Mapping to NIH findings (:data:`NIH_TO_GOOGLE`, explicit, recorded on results):
+``Pneumothorax`` ← NIH ``Pneumothorax``; ``Nodule or Mass`` ← NIH ``Nodule`` OR ``Mass``;
+``Airspace Opacity`` ← NIH ``Consolidation`` OR ``Pneumonia`` OR ``Infiltration`` (the airspace
+findings; Edema is excluded since it is not one of Google's airspace-opacity criteria in the NIH label set's
+sense — a stated choice); ``Fracture`` has no NIH counterpart and is left unmapped.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_columns
+from ..exceptions import SchemaError
+from ..findings import VocabularyMapping, canonical_finding
+from ..results import ReadReport, ReadResult
+from .fetch import metadata_path
+
+__all__ = ["SOURCE", "GOOGLE_FILE", "NIH_TO_GOOGLE", "load_labels", "map_nih_to_google"]
+
+SOURCE = "google_expert"
+GOOGLE_FILE = "google2019_nih-chest-xray-labels.csv.gz"
+_RAW = ("Fracture", "Pneumothorax", "Airspace opacity", "Nodule or mass")
+
+NIH_TO_GOOGLE = VocabularyMapping(
+    name="nih_to_google",
+    targets={"Pneumothorax": ("Pneumothorax",), "Nodule or Mass": ("Nodule", "Mass"),
+             "Airspace Opacity": ("Consolidation", "Pneumonia", "Infiltration")},
+    combine="any",
+    note="NIH finding(s) whose OR defines each Google finding; Fracture has no ChestX-ray14 counterpart.",
+    unmapped=("Fracture",),
+)
+
+
+def load_labels(path: str | os.PathLike[str] | None = None, *,
+                cache_dir: str | os.PathLike[str] | None = None) -> ReadResult:
+    """Google's expert labels as a long label table (source ``google_expert``).
+
+    ``study_id`` is the NIH image name and ``patient_id`` the NIH patient id (as text, no leading zeros),
+    so the table joins :func:`cxreval.datasets.nih.load_labels`. Google's split is the column ``split``
+    (``test`` / ``val``) and ``table.attrs['split']`` maps study → split.
+    """
+    p = metadata_path(GOOGLE_FILE, cache_dir_=cache_dir, path=path)
+    where = f"file {str(p)!r}"
+    df = pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
+    check_columns(df, ("Image Index", "Patient ID", "Set Id", *_RAW), where=where)
+    n = len(df)
+    states = np.empty((n, len(_RAW)), dtype=np.int8)
+    for j, c in enumerate(_RAW):
+        v = df[c].str.strip().str.upper()
+        bad = ~v.isin(["YES", "NO"])
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise SchemaError(f"Label {df[c].iloc[i]!r} outside the domain in {where}, row {i}, column {c!r}; "
+                              f"expected YES or NO.")
+        states[:, j] = np.where(v.to_numpy() == "YES", 2, 0)
+    findings = [canonical_finding(c) for c in _RAW]  # == GOOGLE_NIH
+    table = pd.DataFrame({
+        "study_id": np.repeat(df["Image Index"].to_numpy(), len(_RAW)),
+        "patient_id": np.repeat(df["Patient ID"].str.lstrip("0").replace("", "0").to_numpy(), len(_RAW)),
+        "finding": np.tile(np.asarray(findings, dtype=object), n),
+        "source": SOURCE,
+        "state": pd.array(states.ravel(), dtype="Int8"),
+    })
+    table["split"] = np.repeat(df["Set Id"].to_numpy(), len(_RAW))
+    table.attrs["split"] = dict(zip(df["Image Index"], df["Set Id"]))
+    return ReadResult(table, ReadReport(str(p), n, n))
+
+
+def map_nih_to_google(nih_labels: pd.DataFrame, *, mapping: VocabularyMapping = NIH_TO_GOOGLE,
+                      source: str | None = None) -> pd.DataFrame:
+    """Re-express NIH text-mined labels in Google's findings with an explicit mapping.
+
+    Each target finding is positive if any of its NIH sources is positive (``combine='any'``), else
+    negative; the result's ``attrs['mapping']`` records the mapping. Unmapped targets get no rows.
+    """
+    if mapping.combine != "any":
+        raise SchemaError(f"Unsupported combine rule {mapping.combine!r}; only 'any' is implemented.")
+    src = nih_labels if source is None else nih_labels[nih_labels["source"] == source]
+    wide = src.pivot(index="study_id", columns="finding", values="state")
+    patients = src.drop_duplicates("study_id").set_index("study_id")["patient_id"].reindex(wide.index)
+    parts = []
+    for target, sources in mapping.targets.items():
+        missing = [s for s in sources if s not in wide.columns]
+        if missing:
+            raise SchemaError(f"Mapping {mapping.name!r} needs NIH finding(s) {missing} absent from the label table.")
+        vals = wide[list(sources)].to_numpy(dtype=float, na_value=np.nan)
+        pos = (vals == 2).any(axis=1)
+        known = ~np.isnan(vals).any(axis=1)
+        state = pd.array(np.where(pos, 2, 0).astype(np.int8), dtype="Int8")
+        state[~known & ~pos] = pd.NA
+        parts.append(pd.DataFrame({"study_id": wide.index.to_numpy(), "patient_id": patients.to_numpy(),
+                                   "finding": target, "source": src["source"].iloc[0], "state": state}))
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs["mapping"] = mapping.to_dict()
+    return out

@@ -1,0 +1,115 @@
+"""The IQA metric registry: metrics register beside their code with typed, frozen metadata.
+
+A full-reference metric is ``f(image_true, image_test, *, data_range, **options) -> float``; a
+no-reference metric is ``f(image, *, data_range, **options) -> float``. Images are single-channel float
+arrays; ``data_range`` is the span of values the image type can take (255 for 8-bit, 65535 for 16-bit,
+1.0 for float images in [0, 1]) and is never guessed from the data.
+
+Examples
+--------
+>>> from cxreval.iqa import get_metric, list_metrics
+>>> spec = get_metric("psnr")                                  # doctest: +SKIP
+>>> spec.reference, spec.higher_is_better                      # doctest: +SKIP
+('full', True)
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["MetricSpec", "register_iqa", "get_metric", "list_metrics"]
+
+Reference = Literal["full", "no"]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """Metadata of a registered IQA metric.
+
+    Attributes
+    ----------
+    name : str
+        Registry name (lower case, e.g. ``"ms_ssim"``).
+    func : callable
+        The metric function.
+    reference : {'full', 'no'}
+        Full-reference (needs the reference image) or no-reference.
+    higher_is_better : bool
+        Direction of quality.
+    value_range : tuple of float
+        Range of the score (``inf`` where unbounded).
+    description : str
+        One line: what it measures and its reference.
+    needs_weights : bool
+        True for metrics that need downloaded network weights or model parameters (optional adapters).
+    """
+
+    name: str
+    func: Callable[..., float]
+    reference: Reference
+    higher_is_better: bool
+    value_range: tuple[float, float]
+    description: str = ""
+    needs_weights: bool = False
+
+    def __call__(self, *images: object, **kwargs: object) -> float:
+        return self.func(*images, **kwargs)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "reference": self.reference, "higher_is_better": self.higher_is_better,
+                "value_range": list(self.value_range), "description": self.description,
+                "needs_weights": self.needs_weights}
+
+
+_REGISTRY: dict[str, MetricSpec] = {}
+
+
+def register_iqa(name: str, *, reference: Reference, higher_is_better: bool,
+                 value_range: tuple[float, float] = (0.0, float("inf")), description: str = "",
+                 needs_weights: bool = False) -> Callable[[Callable[..., float]], Callable[..., float]]:
+    """Decorator registering an IQA metric under ``name`` (a duplicate name is a programming error)."""
+    if reference not in ("full", "no"):
+        raise ValueError(f"reference must be 'full' or 'no', got {reference!r}")
+
+    def deco(func: Callable[..., float]) -> Callable[..., float]:
+        key = name.lower()
+        if key in _REGISTRY and _REGISTRY[key].func is not func:
+            raise ValueError(f"IQA metric {key!r} is registered twice")
+        _REGISTRY[key] = MetricSpec(key, func, reference, higher_is_better, tuple(value_range), description,
+                                    needs_weights)
+        return func
+
+    return deco
+
+
+def _ensure_loaded() -> None:
+    # importing the package imports every metric module, which registers its metrics
+    from .. import iqa  # noqa: F401
+
+
+def get_metric(name: str) -> MetricSpec:
+    """The :class:`MetricSpec` registered as ``name``.
+
+    Raises
+    ------
+    KeyError
+        For an unknown name, with close names suggested.
+    """
+    _ensure_loaded()
+    key = str(name).lower()
+    if key not in _REGISTRY:
+        close = difflib.get_close_matches(key, list(_REGISTRY), n=3, cutoff=0.5)
+        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise KeyError(f"Unknown IQA metric {name!r}; list_metrics() gives the {len(_REGISTRY)} registered.{hint}")
+    return _REGISTRY[key]
+
+
+def list_metrics(reference: Reference | None = None, pattern: str = "*") -> list[str]:
+    """Registered metric names, sorted; filtered by ``reference`` and a glob ``pattern``."""
+    _ensure_loaded()
+    return sorted(k for k, s in _REGISTRY.items()
+                  if (reference is None or s.reference == reference) and fnmatch.fnmatch(k, pattern))
