@@ -1,0 +1,354 @@
+"""Shared image I/O, input checks and filtering utilities for the IQA metrics.
+
+Images are handled as 2-D ``float64`` arrays together with an explicit ``data_range`` — the span of
+values the stored type can take (255 for 8-bit, 65535 for 16-bit, ``2**BitsStored - 1`` for DICOM,
+1.0 for float images) — never guessed from the pixel values and never rounded to 8 bits.
+
+Filtering follows MATLAB's conventions, because the reference implementations of the metrics are
+MATLAB code: :func:`imfilter` is correlation (not convolution) with MATLAB's boundary options and its
+kernel centre ``floor((k + 1) / 2)`` (1-based) for even sizes; :func:`filter2_valid` is
+``filter2(k, x, 'valid')``; :func:`conv2` is ``conv2(x, k, shape)`` with zero padding;
+:func:`gaussian_kernel` is ``fspecial('gaussian', size, sigma)``. Separable kernels are applied as two
+1-D passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import ndimage
+
+from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
+
+__all__ = [
+    "LoadedImage",
+    "read_image",
+    "write_image",
+    "check_image",
+    "check_pair",
+    "check_data_range",
+    "gaussian_kernel",
+    "imfilter",
+    "filter2_valid",
+    "conv2",
+    "auto_downsample",
+    "to_grey",
+    "IMAGE_SUFFIXES",
+]
+
+IMAGE_SUFFIXES = (".png", ".tif", ".tiff", ".dcm", ".dicom", ".npy", ".jpg", ".jpeg")
+
+
+@dataclass(frozen=True)
+class LoadedImage:
+    """A greyscale image read from disk, as float64 with the data range of its stored type.
+
+    Attributes
+    ----------
+    image : numpy.ndarray of shape (H, W), float64
+        Pixel values, unchanged (no rescaling): an 8-bit PNG keeps 0..255, a 16-bit PNG 0..65535.
+    data_range : float
+        Span of the stored type: 255, 65535, ``2**BitsStored - 1`` (DICOM) or 1.0 (float images).
+    dtype : str
+        The stored type (``'uint8'``, ``'uint16'``, ``'float32'``, ...).
+    path : str
+        The file read.
+    """
+
+    image: np.ndarray
+    data_range: float
+    dtype: str
+    path: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"path": self.path, "dtype": self.dtype, "data_range": self.data_range,
+                "shape": list(self.image.shape)}
+
+
+def to_grey(a: np.ndarray, *, where: str) -> np.ndarray:
+    """Return a 2-D array: a single-channel image, or one channel of an RGB(A) image whose colour
+    channels are identical (a grey image stored as colour). Real colour raises :class:`SchemaError`."""
+    a = np.asarray(a)
+    if a.ndim == 2:
+        return a
+    if a.ndim == 3 and a.shape[-1] == 1:
+        return a[..., 0]
+    if a.ndim == 3 and a.shape[-1] in (3, 4):
+        rgb = a[..., :3]
+        if np.array_equal(rgb[..., 0], rgb[..., 1]) and np.array_equal(rgb[..., 0], rgb[..., 2]):
+            return rgb[..., 0]
+        raise SchemaError(f"{where}: expected a greyscale image; got a colour image of shape {a.shape} whose "
+                          "channels differ. Convert it to greyscale first.")
+    raise SchemaError(f"{where}: expected a 2-D greyscale image; got an array of shape {a.shape}.")
+
+
+def _range_of(dtype: np.dtype) -> float:
+    if np.issubdtype(dtype, np.bool_):
+        return 1.0
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return float(info.max) if info.min == 0 else float(info.max) - float(info.min)
+    return 1.0
+
+
+def _read_dicom(path: Path) -> tuple[np.ndarray, float, str]:
+    try:
+        import pydicom
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise CxrevalError(f"Reading DICOM file {path} needs pydicom: pip install 'cxreval[dicom]'.") from exc
+    ds = pydicom.dcmread(str(path))
+    arr = ds.pixel_array
+    bits = int(getattr(ds, "BitsStored", 8 * arr.dtype.itemsize))
+    data = np.asarray(arr, dtype=np.float64)
+    if int(getattr(ds, "PixelRepresentation", 0)) == 1:  # signed: shift to 0..2**bits-1
+        data = data + 2.0 ** (bits - 1)
+    if str(getattr(ds, "PhotometricInterpretation", "MONOCHROME2")).upper() == "MONOCHROME1":
+        data = (2.0 ** bits - 1) - data  # display convention: bright = dense, as MONOCHROME2
+    return to_grey(data, where=str(path)), float(2 ** bits - 1), str(arr.dtype)
+
+
+def read_image(path: str | Path) -> LoadedImage:
+    """Read a greyscale image (PNG, TIFF, JPEG, NumPy ``.npy`` or DICOM) as float64 with its data range.
+
+    Parameters
+    ----------
+    path : str or Path
+        8-bit or 16-bit PNG/TIFF, float TIFF (data range 1.0), ``.npy`` (integer or float) or DICOM
+        (needs the optional ``pydicom``; data range ``2**BitsStored - 1``; MONOCHROME1 is inverted to the
+        MONOCHROME2 convention; signed pixel data are shifted to be non-negative).
+
+    Returns
+    -------
+    res : LoadedImage
+
+    Raises
+    ------
+    DataUnavailableError
+        If the file does not exist.
+    SchemaError
+        If the file is not a readable greyscale image.
+    """
+    from ..exceptions import DataUnavailableError
+
+    p = Path(path)
+    if not p.is_file():
+        raise DataUnavailableError(f"Image file {p} does not exist.")
+    suffix = p.suffix.lower()
+    try:
+        if suffix in (".dcm", ".dicom"):
+            img, rng_, dt = _read_dicom(p)
+            return LoadedImage(img, rng_, dt, str(p))
+        if suffix == ".npy":
+            raw = np.load(p, allow_pickle=False)
+        elif suffix in (".tif", ".tiff"):
+            import tifffile
+
+            raw = tifffile.imread(str(p))
+        else:
+            from PIL import Image
+
+            with Image.open(p) as im:
+                if im.mode == "P":
+                    im = im.convert("RGB")
+                raw = np.asarray(im)
+                if im.mode in ("I;16", "I;16B", "I;16L"):
+                    raw = raw.astype(np.uint16)
+                elif im.mode == "I":  # 16-bit PNGs may open as 32-bit ints holding 0..65535
+                    raw = raw.astype(np.uint16) if raw.min() >= 0 and raw.max() <= 65535 else raw
+    except CxrevalError:
+        raise
+    except Exception as exc:
+        raise SchemaError(f"Cannot read image file {p}: {exc}") from exc
+    raw = to_grey(raw, where=str(p))
+    if not (np.issubdtype(raw.dtype, np.number) or raw.dtype == np.bool_):
+        raise SchemaError(f"Image file {p} has a non-numeric pixel type {raw.dtype}.")
+    img = raw.astype(np.float64)
+    if not np.all(np.isfinite(img)):
+        raise SchemaError(f"Image file {p} contains non-finite pixel values.")
+    return LoadedImage(img, _range_of(raw.dtype), str(raw.dtype), str(p))
+
+
+def write_image(path: str | Path, image: np.ndarray, *, data_range: float, dtype: str = "uint16") -> Path:
+    """Write a float image to disk in the stored type ``dtype``.
+
+    Integer types store ``round(clip(image, 0, data_range) / data_range * max_of_dtype)``; ``'float32'``
+    stores ``image / data_range`` in a float TIFF (or ``.npy``) without rounding.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.png`` or ``.tif``/``.tiff`` (``uint8``/``uint16``), ``.tif``/``.npy`` for ``float32``/``float64``.
+    image : numpy.ndarray of shape (H, W)
+    data_range : float
+        The span of ``image``'s values.
+    dtype : {'uint8', 'uint16', 'float32', 'float64'}, default='uint16'
+
+    Returns
+    -------
+    path : Path
+    """
+    p = Path(path)
+    img = np.asarray(image, dtype=np.float64) / float(data_range)
+    suffix = p.suffix.lower()
+    if dtype in ("uint8", "uint16"):
+        top = 255 if dtype == "uint8" else 65535
+        arr = np.rint(np.clip(img, 0.0, 1.0) * top).astype(dtype)
+    elif dtype in ("float32", "float64"):
+        if suffix == ".png":
+            raise InvalidParameterError(f"Cannot store a {dtype} image as PNG ({p}); use .tif or .npy.")
+        arr = img.astype(dtype)
+    else:
+        raise InvalidParameterError(f"write_image: dtype must be one of ['uint8', 'uint16', 'float32', 'float64']. "
+                                    f"Got {dtype!r} instead.")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".npy":
+        np.save(p, arr)
+    elif suffix in (".tif", ".tiff"):
+        import tifffile
+
+        tifffile.imwrite(str(p), arr)
+    elif suffix == ".png":
+        from PIL import Image
+
+        Image.fromarray(arr).save(p, format="PNG")
+    else:
+        raise InvalidParameterError(f"write_image: unsupported file suffix {p.suffix!r} for {p}; "
+                                    "use .png, .tif, .tiff or .npy.")
+    return p
+
+
+def check_data_range(data_range: object, *, func: str) -> float:
+    """Validate ``data_range`` (a positive finite number) and return it as float."""
+    if isinstance(data_range, bool) or not isinstance(data_range, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(float(data_range)) or float(data_range) <= 0:
+        raise InvalidParameterError(
+            f"The 'data_range' parameter of {func} must be a positive finite number (255 for 8-bit, 65535 for "
+            f"16-bit, 1.0 for float images). Got {data_range!r} instead.")
+    return float(data_range)
+
+
+def check_image(image: object, *, name: str = "image", func: str, min_size: int = 1) -> np.ndarray:
+    """Return ``image`` as a 2-D finite float64 array, or raise with a message naming ``func`` and ``name``."""
+    try:
+        a = np.asarray(image, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"{func}: '{name}' must be a numeric 2-D array. Got {type(image).__name__}.") \
+            from exc
+    if a.ndim != 2:
+        raise InvalidParameterError(f"{func}: '{name}' must be a 2-D single-channel image. Got shape {a.shape}.")
+    if min(a.shape) < min_size:
+        raise InvalidParameterError(f"{func}: '{name}' must be at least {min_size}x{min_size} pixels. "
+                                    f"Got shape {a.shape}.")
+    if not np.all(np.isfinite(a)):
+        bad = int((~np.isfinite(a)).sum())
+        raise InvalidParameterError(f"{func}: '{name}' must be finite; it has {bad} NaN/inf value(s).")
+    return a
+
+
+def check_pair(image_true: object, image_test: object, data_range: object, *, func: str,
+               min_size: int = 1) -> tuple[np.ndarray, np.ndarray, float]:
+    """Validate a full-reference pair and its data range; return ``(image_true, image_test, data_range)``."""
+    x = check_image(image_true, name="image_true", func=func, min_size=min_size)
+    y = check_image(image_test, name="image_test", func=func, min_size=min_size)
+    if x.shape != y.shape:
+        raise InvalidParameterError(f"{func}: 'image_true' and 'image_test' must have the same shape. "
+                                    f"Got {x.shape} and {y.shape} instead.")
+    return x, y, check_data_range(data_range, func=func)
+
+
+def gaussian_kernel(size: int | tuple[int, int], sigma: float) -> np.ndarray:
+    """MATLAB's ``fspecial('gaussian', size, sigma)``: a normalised 2-D Gaussian window."""
+    h, w = (size, size) if np.isscalar(size) else size  # type: ignore[misc]
+    y = np.arange(h, dtype=np.float64) - (h - 1) / 2.0
+    x = np.arange(w, dtype=np.float64) - (w - 1) / 2.0
+    k = np.exp(-(y[:, None] ** 2 + x[None, :] ** 2) / (2.0 * sigma * sigma))
+    k[k < np.finfo(np.float64).eps * k.max()] = 0.0
+    return k / k.sum()
+
+
+_MODES = {"symmetric": "reflect", "replicate": "nearest", "circular": "wrap", "zero": "constant"}
+
+
+def _separate(kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    if min(kernel.shape) == 1:
+        return None
+    u, s, vt = np.linalg.svd(kernel)
+    if s[0] == 0 or s[1] > 1e-13 * s[0]:
+        return None
+    col = u[:, 0] * np.sqrt(s[0])
+    row = vt[0] * np.sqrt(s[0])
+    if col.sum() < 0:
+        col, row = -col, -row
+    return col, row
+
+
+def imfilter(image: np.ndarray, kernel: np.ndarray, *, mode: str = "symmetric") -> np.ndarray:
+    """MATLAB ``imfilter(image, kernel, mode, 'same')`` (correlation), in float64.
+
+    Parameters
+    ----------
+    image : numpy.ndarray of shape (H, W)
+    kernel : numpy.ndarray of shape (kh, kw)
+        Centre at 0-based index ``(k - 1) // 2`` as MATLAB's for even sizes.
+    mode : {'symmetric', 'replicate', 'circular', 'zero'}, default='symmetric'
+        ``'zero'`` is MATLAB's default (and ``filter2(k, x, 'same')``).
+    """
+    kernel = np.asarray(kernel, dtype=np.float64)
+    if kernel.ndim == 1:
+        kernel = kernel[None, :]
+    nd_mode = _MODES[mode]
+    origin = [(k - 1) // 2 - k // 2 for k in kernel.shape]
+    sep = _separate(kernel)
+    if sep is not None:
+        col, row = sep
+        out = ndimage.correlate1d(image, col, axis=0, mode=nd_mode, cval=0.0, origin=origin[0])
+        return ndimage.correlate1d(out, row, axis=1, mode=nd_mode, cval=0.0, origin=origin[1])
+    if kernel.shape[0] == 1:
+        return ndimage.correlate1d(image, kernel[0], axis=1, mode=nd_mode, cval=0.0, origin=origin[1])
+    if kernel.shape[1] == 1:
+        return ndimage.correlate1d(image, kernel[:, 0], axis=0, mode=nd_mode, cval=0.0, origin=origin[0])
+    return ndimage.correlate(image, kernel, mode=nd_mode, cval=0.0, origin=origin)
+
+
+def filter2_valid(image: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """MATLAB ``filter2(kernel, image, 'valid')``: correlation, output ``(H - kh + 1, W - kw + 1)``."""
+    kernel = np.asarray(kernel, dtype=np.float64)
+    kh, kw = kernel.shape
+    same = imfilter(image, kernel, mode="zero")
+    r0, c0 = (kh - 1) // 2, (kw - 1) // 2
+    return same[r0:r0 + image.shape[0] - kh + 1, c0:c0 + image.shape[1] - kw + 1]
+
+
+def conv2(image: np.ndarray, kernel: np.ndarray, shape: str = "same") -> np.ndarray:
+    """MATLAB ``conv2(image, kernel, shape)`` (true convolution, zero padding), ``shape`` in
+    ``{'same', 'valid', 'full'}``."""
+    kernel = np.asarray(kernel, dtype=np.float64)
+    flipped = kernel[::-1, ::-1]
+    kh, kw = kernel.shape
+    h, w = image.shape
+    if shape == "full":
+        padded = np.pad(image, ((kh - 1, kh - 1), (kw - 1, kw - 1)))
+        return filter2_valid(padded, flipped)
+    if shape == "valid":
+        return filter2_valid(image, flipped)
+    if shape == "same":
+        full = conv2(image, kernel, "full")
+        r0, c0 = kh // 2, kw // 2
+        return full[r0:r0 + h, c0:c0 + w]
+    raise InvalidParameterError(f"conv2: shape must be 'same', 'valid' or 'full'. Got {shape!r} instead.")
+
+
+def auto_downsample(image: np.ndarray, factor: int | None = None) -> np.ndarray:
+    """The automatic downsampling of Wang et al.'s ``ssim.m`` (also used by FSIM, VSI, ...).
+
+    ``f = max(1, round(min(H, W) / 256))``; the image is averaged with an ``f x f`` box filter
+    (``imfilter(..., 'symmetric', 'same')``) and every ``f``-th pixel kept (``x(1:f:end, 1:f:end)``).
+    ``factor`` overrides ``f``.
+    """
+    f = max(1, int(np.floor(min(image.shape) / 256.0 + 0.5))) if factor is None else int(factor)
+    if f <= 1:
+        return image
+    lpf = np.full((f, f), 1.0 / (f * f))
+    return imfilter(image, lpf, mode="symmetric")[::f, ::f]
