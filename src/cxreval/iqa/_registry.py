@@ -7,7 +7,7 @@ arrays; ``data_range`` is the span of values the image type can take (255 for 8-
 
 Examples
 --------
->>> from cxreval.iqa import get_metric, list_metrics
+>>> from cxreval.iqa import get_metric, list_metrics  # doctest: +SKIP
 >>> spec = get_metric("psnr")                                  # doctest: +SKIP
 >>> spec.reference, spec.higher_is_better                      # doctest: +SKIP
 ('full', True)
