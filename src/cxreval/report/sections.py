@@ -1,0 +1,346 @@
+"""Report sections: which analysis a result folder holds, and its tables and figures.
+
+A result folder is recognised by the file names the analysis commands write:
+
+==============  =====================================================  =============================
+kind            files (any of)                                         written by
+==============  =====================================================  =============================
+audit           ``audit.json``                                         ``cxreval data audit``
+classification  ``auc.csv``                                            ``cxreval classify``
+ranking         ``rankings.csv``, ``rank_correlation.csv``,            ``cxreval rank``
+                ``top_changes.csv``
+agreement       ``agreement.csv``, ``prevalence.csv``, ``flows.csv``   ``cxreval agree``
+fusion          ``fusion_agreement.csv``, ``fused_labels.csv``         ``cxreval fuse``
+localization    ``localization.csv``, ``boxes.csv``,                   ``cxreval localize`` / ``synth``
+                ``synth_output.txt``
+iqa             ``scores.csv``, ``metric_agreement.csv``, ``zmos.csv``  ``cxreval iqa score|agree``
+==============  =====================================================  =============================
+
+(each ``.csv`` may be its ``.parquet`` twin). A part whose file lacks a column it needs is shown as
+"not available" with the missing column named; optional columns are used when present.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from . import plots
+from .tables import find_result_file, html_table, missing_columns, read_result_table
+
+__all__ = ["KINDS", "Kind", "Block", "Section", "Unavailable", "detect_kinds", "build_sections"]
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """A section the report could not build: its title, why, and the command that would produce it."""
+
+    title: str
+    reason: str
+    command: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"title": self.title, "reason": self.reason, "command": self.command}
+
+
+@dataclass(frozen=True)
+class Block:
+    """One part of a section: a heading, an optional figure, HTML (tables, text) and notes."""
+
+    heading: str
+    figure: go.Figure | None = None
+    html: str = ""
+    missing: str = ""  # non-empty: the part is not available, and why
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section of the report built from one result folder and one analysis kind."""
+
+    kind: str
+    title: str
+    folder: Path
+    blocks: tuple[Block, ...] = field(default=())
+
+    @property
+    def n_figures(self) -> int:
+        return sum(b.figure is not None for b in self.blocks)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "title": self.title, "folder": str(self.folder), "n_figures": self.n_figures,
+                "blocks": [{"heading": b.heading, "figure": b.figure is not None, "missing": b.missing}
+                           for b in self.blocks]}
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    title: str
+    files: tuple[str, ...]
+    command: str
+    build: Callable[[Path], list[Block]]
+
+
+def _load(folder: Path, name: str, required: tuple[str, ...]) -> tuple[pd.DataFrame | None, Path | None, str]:
+    """Read ``name`` from ``folder``; return (table, path, why-missing)."""
+    path = find_result_file(folder, name)
+    if path is None:
+        return None, None, f"{name} not found in {folder}"
+    df = read_result_table(path)
+    miss = missing_columns(df, required)
+    if miss:
+        return df, path, f"{path.name} lacks column(s) {miss}; it has {list(df.columns)}"
+    if df.empty:
+        return df, path, f"{path.name} has no rows"
+    return df, path, ""
+
+
+def _table_block(heading: str, folder: Path, name: str, required: tuple[str, ...],
+                 figure: Callable[[pd.DataFrame], go.Figure | None] | None = None, caption: str = "",
+                 extra: Callable[[pd.DataFrame], str] | None = None) -> Block | None:
+    """A block showing ``name`` as a table, with a figure when the required columns are present."""
+    df, path, why = _load(folder, name, required)
+    if path is None:
+        return None
+    if df is None or why:
+        body = html_table(df, name=path.stem, source=path) if df is not None and not df.empty else ""
+        return Block(heading, None, body, why)
+    fig = figure(df) if figure is not None else None
+    body = (extra(df) if extra is not None else "") + html_table(df, name=path.stem, caption=caption, source=path)
+    return Block(heading, fig, body)
+
+
+# --------------------------------------------------------------------------------------------------
+# per-kind builders
+# --------------------------------------------------------------------------------------------------
+
+def _auc_pivot(df: pd.DataFrame) -> str:
+    """Compact model × reference table for the first finding shown (macro when present)."""
+    finding = plots.ordered(df["finding"])[0]
+    s = df[df["finding"].astype(str) == finding].copy()
+    a = pd.to_numeric(s["auc"], errors="coerce")
+    if {"ci_low", "ci_high"} <= set(s.columns):
+        lo, hi = pd.to_numeric(s["ci_low"], errors="coerce"), pd.to_numeric(s["ci_high"], errors="coerce")
+        s["cell"] = [f"{x:.3f} [{y:.3f}, {z:.3f}]" if pd.notna(y) else f"{x:.3f}" for x, y, z in zip(a, lo, hi)]
+    else:
+        s["cell"] = [f"{x:.3f}" for x in a]
+    s["_a"] = a
+    order = s.groupby("model", sort=False)["_a"].mean().sort_values(ascending=False, kind="stable").index
+    pv = s.pivot_table(index="model", columns="reference", values="cell", aggfunc="first", sort=False)
+    pv = pv.reindex(order).reset_index()
+    return html_table(pv, name=f"auc_{finding}_by_reference", caption=f"AUC [95% CI], {finding}")
+
+
+def _build_classification(folder: Path) -> list[Block]:
+    b = _table_block("AUC per model and reference", folder, "auc.csv", ("model", "finding", "reference", "auc"),
+                     figure=plots.auc_forest, extra=_auc_pivot)
+    return [b] if b else []
+
+
+def _top_per_reference(df: pd.DataFrame) -> str:
+    d = df.copy()
+    if "group" not in d.columns:
+        d["group"] = "all"
+    d["rank"] = pd.to_numeric(d["rank"], errors="coerce")
+    top = d[d["rank"] == d.groupby(["finding", "group", "reference"])["rank"].transform("min")]
+    t = (top.groupby(["finding", "group", "reference"], sort=False)["model"]
+         .agg(lambda s: " / ".join(sorted(map(str, s)))).unstack("reference").reset_index())
+    refs = [c for c in t.columns if c not in ("finding", "group")]
+    t["top rank changes"] = t[refs].nunique(axis=1, dropna=True) > 1
+    return html_table(t, name="top_model_per_reference", caption="Top-ranked model under each reference")
+
+
+def _build_ranking(folder: Path) -> list[Block]:
+    out = []
+    b = _table_block("Model ranks across references", folder, "rankings.csv",
+                     ("finding", "reference", "model", "rank"), figure=plots.bump_chart, extra=_top_per_reference)
+    if b:
+        out.append(b)
+    b = _table_block("Top-rank changes", folder, "top_changes.csv", ())
+    if b:
+        out.append(b)
+    b = _table_block("Rank correlation between references (SRCC / KRCC)", folder, "rank_correlation.csv",
+                     ("finding", "reference_a", "reference_b", "statistic"), figure=plots.rank_correlation_heatmap)
+    if b:
+        out.append(b)
+        df, path, why = _load(folder, "rank_correlation.csv", ("statistic", "paper_mean"))
+        if not why and df is not None and pd.to_numeric(df["paper_mean"], errors="coerce").notna().any():
+            out.append(Block("Recomputed vs published rank correlations", plots.rank_correlation_vs_paper(df)))
+    return out
+
+
+_KAPPA = (("kappa_w", "kappa_low", "kappa_high", "κ"), ("f1_w", "f1_low", "f1_high", "weighted F1"))
+
+
+def _build_agreement(folder: Path) -> list[Block]:
+    out = []
+    b = _table_block("Agreement: weighted κ with Low-High κ", folder, "agreement.csv",
+                     ("pair", "finding", "kappa_w"),
+                     figure=lambda d: plots.interval_plot(d, series="pair", metrics=_KAPPA,
+                                                          title="Agreement per finding and pair"))
+    if b:
+        out.append(b)
+    b = _table_block("Prevalence per source", folder, "prevalence.csv", ("source", "finding", "state"),
+                     figure=lambda d: plots.prevalence_bars(d) if {"count", "percent"} & set(d.columns) else None)
+    if b:
+        out.append(b)
+    b = _table_block("Label flows between sources (omissions)", folder, "flows.csv",
+                     ("source_a", "source_b", "finding", "state_a", "state_b", "count"), figure=plots.sankey_flows)
+    if b:
+        out.append(b)
+    return out
+
+
+def _build_fusion(folder: Path) -> list[Block]:
+    out = []
+    b = _table_block("Agreement of each fusion method with the reference", folder, "fusion_agreement.csv",
+                     ("method", "finding", "kappa_w"),
+                     figure=lambda d: plots.interval_plot(d, series="method", metrics=_KAPPA, kind="bar",
+                                                          title="Fusion methods vs reference"))
+    if b:
+        out.append(b)
+    b = _table_block("Fused labels", folder, "fused_labels.csv", ())
+    if b:
+        out.append(b)
+    return out
+
+
+def _build_localization(folder: Path) -> list[Block]:
+    out = []
+    b = _table_block("Acc. and AFP against T", folder, "localization.csv", ("finding", "T"),
+                     figure=lambda d: plots.localization_curves(d) if {"acc", "afp"} & set(d.columns) else None)
+    if b:
+        out.append(b)
+    synth = folder / "synth_output.txt"
+    if synth.is_file():
+        out.append(Block("Synthetic localization study (printed output)", None,
+                         f'<pre class="output">{html.escape(synth.read_text(errors="replace"))}</pre>'))
+    b = _table_block("Boxes", folder, "boxes.csv", ())
+    if b:
+        out.append(b)
+    return out
+
+
+_ZMOS_COLUMNS = ("zmos", "z_mos", "zMOS", "z-mos", "mos")
+_KEYS = ("reference", "test", "image", "study_id", "image_id")
+
+
+def _iqa_merge(scores: pd.DataFrame, zmos: pd.DataFrame) -> tuple[pd.DataFrame | None, str]:
+    zcol = next((c for c in _ZMOS_COLUMNS if c in zmos.columns), None)
+    if zcol is None:
+        return None, f"zmos.csv has no z-MOS column (one of {list(_ZMOS_COLUMNS)}); it has {list(zmos.columns)}"
+    keys = [k for k in _KEYS if k in scores.columns and k in zmos.columns]
+    if not keys:
+        return None, (f"scores.csv and zmos.csv share no key column (one of {list(_KEYS)}); "
+                      f"scores has {list(scores.columns)}, zmos has {list(zmos.columns)}")
+    z = zmos[keys + [zcol]].rename(columns={zcol: "zmos"})
+    return scores.merge(z, on=keys, how="inner"), ""
+
+
+def _build_iqa(folder: Path) -> list[Block]:
+    out = []
+    scores, spath, why_s = _load(folder, "scores.csv", ("metric", "value"))
+    zmos, zpath, why_z = _load(folder, "zmos.csv", ())
+    if spath is not None:
+        fig, missing = None, why_s
+        if not why_s and zpath is not None and not why_z:
+            merged, missing = _iqa_merge(scores, zmos)
+            if merged is not None and merged.empty:
+                missing = "no score row matches a z-MOS row"
+            elif merged is not None:
+                fig = plots.iqa_scatter(merged)
+        elif not why_s:
+            missing = "zmos.csv not found: no expert z-MOS to plot against"
+        body = html_table(scores, name=spath.stem, source=spath) if scores is not None and not scores.empty else ""
+        out.append(Block("Metric scores vs expert z-MOS", fig, body, missing))
+    if zpath is not None and zmos is not None and not zmos.empty:
+        out.append(Block("Expert z-MOS", None, html_table(zmos, name=zpath.stem, source=zpath)))
+    b = _table_block("Metric agreement with experts", folder, "metric_agreement.csv", ("metric",),
+                     figure=lambda d: plots.iqa_correlation_bars(d) if {"srcc", "krcc"} & set(d.columns) else None)
+    if b:
+        out.append(b)
+    return out
+
+
+def _json_html(obj: object, name: str, depth: int = 0) -> str:
+    """Render parsed JSON: scalars as a key/value table, lists of records as tables, dicts recursively."""
+    if isinstance(obj, dict):
+        scalars = {k: v for k, v in obj.items() if not isinstance(v, (dict, list))}
+        parts = []
+        if scalars:
+            kv = pd.DataFrame({"key": list(scalars), "value": [str(v) for v in scalars.values()]})
+            parts.append(html_table(kv, name=f"{name}"))
+        for k, v in obj.items():
+            if isinstance(v, (dict, list)):
+                h = min(4 + depth, 6)
+                parts.append(f"<h{h}>{html.escape(str(k))}</h{h}>" + _json_html(v, f"{name}_{k}", depth + 1))
+        return "".join(parts)
+    if isinstance(obj, list):
+        if obj and all(isinstance(x, dict) for x in obj):
+            return html_table(pd.json_normalize(obj), name=name)
+        return html_table(pd.DataFrame({"value": [json.dumps(x) if isinstance(x, (dict, list)) else x for x in obj]}),
+                          name=name)
+    return f"<p>{html.escape(str(obj))}</p>"
+
+
+def _build_audit(folder: Path) -> list[Block]:
+    p = folder / "audit.json"
+    if not p.is_file():
+        return []
+    try:
+        obj = json.loads(p.read_text())
+    except json.JSONDecodeError as exc:
+        return [Block("Audit", None, "", f"audit.json is not valid JSON: {exc}")]
+    return [Block("Dataset audit", None, _json_html(obj, "audit"))]
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("audit", "Dataset audit", ("audit.json",), "cxreval data audit chestxray14 --json > OUT/audit.json",
+         _build_audit),
+    Kind("classification", "Classification: ROC-AUC per model and reference", ("auc.csv",),
+         "cxreval classify PREDICTIONS LABELS --out OUT", _build_classification),
+    Kind("ranking", "Ranking stability across references",
+         ("rankings.csv", "rank_correlation.csv", "top_changes.csv"), "cxreval rank AUC_OR_PREDICTIONS --out OUT",
+         _build_ranking),
+    Kind("agreement", "Agreement between label sources", ("agreement.csv", "prevalence.csv", "flows.csv"),
+         "cxreval agree LABELS --out OUT", _build_agreement),
+    Kind("fusion", "Label fusion", ("fusion_agreement.csv", "fused_labels.csv"), "cxreval fuse LABELS --out OUT",
+         _build_fusion),
+    Kind("localization", "Localization", ("localization.csv", "boxes.csv", "synth_output.txt"),
+         "cxreval localize ... --out OUT  /  cxreval synth --out OUT", _build_localization),
+    Kind("iqa", "Image quality assessment", ("scores.csv", "metric_agreement.csv", "zmos.csv"),
+         "cxreval iqa score ... --out OUT  /  cxreval iqa agree ... --out OUT", _build_iqa),
+)
+
+
+def detect_kinds(folder: str | Path) -> list[Kind]:
+    """The analysis kinds whose files are present in ``folder``."""
+    folder = Path(folder)
+    return [k for k in KINDS if any(find_result_file(folder, f) is not None for f in k.files)]
+
+
+def _folder_title(folder: Path) -> str:
+    """The first Markdown heading of ``summary.md``, else the folder name."""
+    s = folder / "summary.md"
+    if s.is_file():
+        for line in s.read_text(errors="replace").splitlines():
+            if line.startswith("#"):
+                return line.lstrip("#").strip()
+    return folder.name
+
+
+def build_sections(folder: str | Path) -> list[Section]:
+    """Build one :class:`Section` per analysis kind found in ``folder``."""
+    folder = Path(folder)
+    name = _folder_title(folder)
+    out = []
+    for kind in detect_kinds(folder):
+        blocks = kind.build(folder)
+        out.append(Section(kind.name, f"{kind.title} — {name}", folder, tuple(blocks)))
+    return out

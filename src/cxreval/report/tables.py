@@ -1,0 +1,155 @@
+"""Tables for the HTML report: reading result files, rendering HTML tables with a CSV download link.
+
+Every table shown in the report carries a link that downloads the full table as CSV straight from the
+page (a ``data:text/csv;base64,...`` URI, so the file works offline). Long tables show their first
+``max_rows`` rows in a scrollable box; the download always holds every row unless the CSV is larger
+than ``max_embed_bytes``, in which case the link is replaced by the path of the file on disk.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import SchemaError
+
+__all__ = [
+    "read_result_table",
+    "find_result_file",
+    "missing_columns",
+    "csv_data_uri",
+    "html_table",
+    "format_value",
+    "MAX_ROWS",
+    "MAX_EMBED_BYTES",
+]
+
+MAX_ROWS = 200
+"""Rows shown on the page per table (the CSV download holds all rows)."""
+
+MAX_EMBED_BYTES = 4_000_000
+"""Largest CSV (bytes) embedded in the page as a download link."""
+
+
+def find_result_file(folder: Path, name: str) -> Path | None:
+    """Return ``folder/name`` or its Parquet twin (``.parquet`` for a ``.csv`` name), else None."""
+    folder = Path(folder)
+    p = folder / name
+    if p.is_file():
+        return p
+    if name.endswith(".csv"):
+        q = folder / (name[:-4] + ".parquet")
+        if q.is_file():
+            return q
+    return None
+
+
+def read_result_table(path: str | Path) -> pd.DataFrame:
+    """Read a CSV or Parquet result table.
+
+    Raises
+    ------
+    SchemaError
+        If the file cannot be parsed as a table; the message names the file.
+    """
+    path = Path(path)
+    try:
+        if path.suffix == ".parquet":
+            return pd.read_parquet(path)
+        return pd.read_csv(path)
+    except (ValueError, OSError, ImportError) as exc:
+        raise SchemaError(f"Cannot read result table {str(path)!r}: {exc}") from exc
+
+
+def missing_columns(df: pd.DataFrame, required: Sequence[str]) -> list[str]:
+    """The names in ``required`` that ``df`` lacks."""
+    return [c for c in required if c not in df.columns]
+
+
+def csv_data_uri(df: pd.DataFrame) -> str:
+    """``df`` as CSV in a base64 ``data:`` URI (UTF-8)."""
+    payload = df.to_csv(index=False).encode("utf-8")
+    return "data:text/csv;charset=utf-8;base64," + base64.b64encode(payload).decode("ascii")
+
+
+def format_value(v: object, *, digits: int = 3) -> str:
+    """Short display text of one cell: floats to ``digits`` decimals, missing as an empty string."""
+    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+        return ""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        if f == int(f) and abs(f) < 1e15 and digits >= 0 and abs(f) >= 1:
+            return str(int(f))
+        return f"{f:.{digits}f}"
+    return str(v)
+
+
+def html_table(df: pd.DataFrame, *, name: str, caption: str = "", max_rows: int = MAX_ROWS,
+               max_embed_bytes: int = MAX_EMBED_BYTES, source: str | Path | None = None,
+               digits: int = 3) -> str:
+    """Render ``df`` as an HTML table with a CSV download link.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    name : str
+        File name offered by the download link (``.csv`` is appended when missing).
+    caption : str, default=''
+        Text above the table.
+    max_rows : int, default=MAX_ROWS
+        Rows shown on the page; the download holds every row.
+    max_embed_bytes : int, default=MAX_EMBED_BYTES
+        Larger CSVs are not embedded; the link text gives ``source`` instead.
+    source : path, optional
+        The file the table was read from, shown beside the link.
+    digits : int, default=3
+        Decimals shown for floats (the CSV keeps full precision).
+
+    Returns
+    -------
+    html : str
+    """
+    fname = name if name.endswith(".csv") else f"{name}.csv"
+    n = len(df)
+    parts = ['<div class="table-block">']
+    head = []
+    if caption:
+        head.append(f'<span class="caption">{html.escape(caption)}</span>')
+    uri = csv_data_uri(df)
+    if len(uri) <= max_embed_bytes * 4 // 3 + 64:
+        head.append(f'<a class="download" download="{html.escape(fname)}" href="{uri}">'
+                    f'download {html.escape(fname)} ({n} rows)</a>')
+    else:
+        where = f" at {html.escape(str(source))}" if source else ""
+        head.append(f'<span class="download-note">{html.escape(fname)} ({n} rows) is too large to embed; '
+                    f'the file is{where}</span>')
+    parts.append('<div class="table-head">' + " ".join(head) + "</div>")
+    shown = df.head(max_rows)
+    parts.append('<div class="table-scroll"><table class="data"><thead><tr>')
+    parts.extend(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+    parts.append("</tr></thead><tbody>")
+    numeric = [pd.api.types.is_numeric_dtype(shown[c]) for c in shown.columns]
+    for row in shown.itertuples(index=False, name=None):
+        cells = []
+        for v, isnum in zip(row, numeric):
+            cls = ' class="num"' if isnum else ""
+            cells.append(f"<td{cls}>{html.escape(format_value(v, digits=digits))}</td>")
+        parts.append("<tr>" + "".join(cells) + "</tr>")
+    parts.append("</tbody></table></div>")
+    if n > max_rows:
+        parts.append(f'<p class="note">Showing the first {max_rows} of {n} rows; the download holds all rows.</p>')
+    parts.append("</div>")
+    return "".join(parts)
