@@ -1,0 +1,90 @@
+"""cxreval.datasets.mirror: pinned GitHub files from a mirror, the cache, or a (file://) download."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from cxreval.datasets.mirror import (
+    PINNED,
+    MirrorFile,
+    default_mirror,
+    fetch_file,
+    mirror_path,
+    pinned_file,
+    pinned_files,
+    read_manifest,
+)
+from cxreval.exceptions import DataUnavailableError, InvalidParameterError
+
+CONTENT = b"Image Index,prob_Effusion\n00000001_000.png,0.25\n"
+ENTRY = MirrorFile("preds/model.csv", "owner/repo", "a" * 40, "out/preds.csv", len(CONTENT),
+                   hashlib.sha256(CONTENT).hexdigest())
+
+
+@pytest.fixture()
+def fake_github(tmp_path: Path) -> str:
+    """A folder laid out like raw.githubusercontent.com, served through a file:// URL."""
+    p = tmp_path / "gh" / ENTRY.repo / ENTRY.commit / ENTRY.repo_path
+    p.parent.mkdir(parents=True)
+    p.write_bytes(CONTENT)
+    return (tmp_path / "gh").as_uri()
+
+
+def test_pinned_matches_shared_manifest(shared_data: Path) -> None:
+    assert read_manifest(shared_data / "MANIFEST.tsv") == PINNED
+    assert len(pinned_files("nih_fold_predictions/")) == 10
+    assert PINNED[0].url().startswith("https://raw.githubusercontent.com/jrzech/reproduce-chexnet/a011a9ab")
+
+
+def test_mirror_copy_is_used_and_verified(shared_data: Path) -> None:
+    p = fetch_file("chexpert_test/groundtruth.csv", mirror=shared_data, download=False)
+    assert p == shared_data / "chexpert_test" / "groundtruth.csv"
+
+
+def test_download_into_cache_then_cached(tmp_path: Path, fake_github: str) -> None:
+    cache = tmp_path / "cache"
+    p = fetch_file(ENTRY.local_path, mirror=tmp_path / "empty", cache_dir_=cache, base_url=fake_github, files=[ENTRY])
+    assert p == cache / "mirror" / "preds" / "model.csv" and p.read_bytes() == CONTENT
+    # now offline: the verified cached copy is enough
+    q = fetch_file(ENTRY.local_path, mirror=tmp_path / "empty", cache_dir_=cache, base_url="file:///nonexistent",
+                   files=[ENTRY], download=False)
+    assert q == p
+
+
+def test_offline_is_data_unavailable(tmp_path: Path) -> None:
+    with pytest.raises(DataUnavailableError, match=r"Could not download 'preds/model.csv' from file:///nowhere/.*"
+                                                   r"offline\?.*--data-mirror"):
+        fetch_file(ENTRY.local_path, mirror=tmp_path, cache_dir_=tmp_path / "c", base_url="file:///nowhere",
+                   files=[ENTRY])
+    assert not list((tmp_path / "c").rglob("*.csv"))  # no partial file left behind
+    with pytest.raises(DataUnavailableError, match="downloading is off"):
+        fetch_file(ENTRY.local_path, mirror=tmp_path, cache_dir_=tmp_path / "c", files=[ENTRY], download=False)
+
+
+def test_checksum_mismatch(tmp_path: Path, fake_github: str) -> None:
+    bad = MirrorFile(ENTRY.local_path, ENTRY.repo, ENTRY.commit, ENTRY.repo_path, ENTRY.n_bytes, "0" * 64)
+    with pytest.raises(DataUnavailableError, match=r"Checksum mismatch for file://.*expected 0{64}"):
+        fetch_file(bad.local_path, mirror=tmp_path / "m", cache_dir_=tmp_path / "c", base_url=fake_github, files=[bad])
+    m = tmp_path / "m" / "preds"
+    m.mkdir(parents=True)
+    (m / "model.csv").write_bytes(CONTENT.replace(b"0.25", b"0.26"))
+    with pytest.raises(DataUnavailableError, match=r"Mirror copy .*model\.csv' does not match the pinned SHA-256"):
+        fetch_file(ENTRY.local_path, mirror=tmp_path / "m", cache_dir_=tmp_path / "c", files=[ENTRY])
+
+
+def test_unknown_file_hint() -> None:
+    with pytest.raises(InvalidParameterError, match=r"No pinned reference file 'chexpert_test/groundtruth.cvs'.*"
+                                                    r"Did you mean 'chexpert_test/groundtruth.csv'"):
+        pinned_file("chexpert_test/groundtruth.cvs")
+
+
+def test_mirror_only_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CXREVAL_DATA_MIRROR", str(tmp_path))
+    assert default_mirror() == tmp_path
+    (tmp_path / "xqa_tables").mkdir()
+    assert mirror_path("xqa_tables") == tmp_path / "xqa_tables"
+    with pytest.raises(DataUnavailableError, match=r"'images/nih' is not in the data mirror"):
+        mirror_path("images/nih")
