@@ -103,57 +103,85 @@ def _where(where: str, row: int | None = None, column: str | None = None) -> str
 def parse_states(values: Iterable[object], *, where: str = "label table", column: str = "state") -> pd.Series:
     """Parse state names (or their integer codes) into an ``Int8`` series; blank/NaN become ``<NA>``.
 
+    Parsing is vectorised over the distinct values, so a table of millions of rows is fast.
+
     Raises
     ------
     SchemaError
         Naming the row and value of the first state outside the domain.
     """
-    s = pd.Series(list(values) if not isinstance(values, pd.Series) else values, dtype=object)
-    out = np.full(len(s), -99, dtype=np.int16)
-    missing = s.isna().to_numpy() | (s.astype(str).str.strip() == "").to_numpy()
-    for i, v in enumerate(s.to_numpy()):
-        if missing[i]:
-            continue
+    s = values.reset_index(drop=True) if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
+    lut = np.full(len(uniq) + 1, -99, dtype=np.int16)  # last slot: missing
+    bad: list[int] = []
+    for k, v in enumerate(uniq):
         if isinstance(v, str):
-            code = STATE_NAMES.get(v.strip().lower())
-        elif isinstance(v, (int, np.integer, float, np.floating)) and float(v) in (-1.0, 0.0, 1.0, 2.0):
+            key = v.strip().lower()
+            code = -99 if key == "" else STATE_NAMES.get(key)
+        elif isinstance(v, (int, np.integer, float, np.floating)) and not isinstance(v, bool) \
+                and float(v) in (-1.0, 0.0, 1.0, 2.0):
             code = int(v)
         else:
             code = None
         if code is None:
-            raise SchemaError(f"State {v!r} outside the domain in {_where(where, i, column)}; expected one of "
-                              f"{list(STATE_NAMES)} (or the codes -1, 0, 1, 2).")
-        out[i] = code
-    res = pd.array(out, dtype="Int8")
+            bad.append(k)
+        else:
+            lut[k] = code
+    if bad:
+        i = int(np.flatnonzero(np.isin(codes, bad))[0])
+        raise SchemaError(f"State {s.iloc[i]!r} outside the domain in {_where(where, i, column)}; expected one of "
+                          f"{list(STATE_NAMES)} (or the codes -1, 0, 1, 2).")
+    out = lut[codes]  # codes == -1 (NaN) picks the last slot
+    missing = out == -99
+    res = pd.array(np.where(missing, 0, out).astype(np.int8), dtype="Int8")
     res[missing] = pd.NA
-    return pd.Series(res, index=s.index, name=column)
+    index = values.index if isinstance(values, pd.Series) else None
+    return pd.Series(res, index=index, name=column)
 
 
 def state_names(states: pd.Series) -> pd.Series:
     """The file spelling of each state (``<NA>`` stays missing)."""
-    return states.map(lambda v: _NAME_OF[int(v)] if pd.notna(v) else pd.NA).astype(object)
+    s = states if isinstance(states, pd.Series) and str(states.dtype) == "Int8" else parse_states(states)
+    codes = s.to_numpy(dtype=float, na_value=np.nan)
+    out = np.full(len(codes), None, dtype=object)
+    for code, name in _NAME_OF.items():
+        out[codes == code] = name
+    return pd.Series(out, index=s.index, name=s.name, dtype=object)
 
 
 def _canonical_column(values: pd.Series, *, where: str) -> pd.Series:
-    uniq = pd.unique(values)
-    mapping = {}
-    for u in uniq:
-        if pd.isna(u):
-            raise SchemaError(f"Missing finding name in {where}, column 'finding'.")
-        mapping[u] = canonical_finding(u, where=f"{where}, column 'finding'")
-    return values.map(mapping)
+    codes, uniq = pd.factorize(values.reset_index(drop=True), use_na_sentinel=True)
+    if (codes < 0).any():
+        i = int(np.flatnonzero(codes < 0)[0])
+        raise SchemaError(f"Missing finding name in {_where(where, i, 'finding')}.")
+    first = np.unique(codes, return_index=True)[1]  # first row of each distinct name
+    canon = [canonical_finding(u, where=_where(where, int(first[k]), "finding")) for k, u in enumerate(uniq)]
+    return pd.Series(np.asarray(canon, dtype=object)[codes] if len(canon) else np.array([], dtype=object),
+                     dtype="str")
+
+
+def _id_column(values: pd.Series | np.ndarray) -> pd.Series:
+    """Ids as text; blank and NaN become missing. Float columns of whole numbers (an int column with NaN)
+    are written without ``.0``."""
+    s = pd.Series(values).reset_index(drop=True)
+    if s.dtype.kind == "f":
+        whole = s.dropna()
+        if (whole == np.floor(whole)).all():
+            s = s.astype("Int64")
+    s = s.astype("str")
+    return s.where(s.str.strip() != "", np.nan)
 
 
 def validate_label_table(df: pd.DataFrame, *, where: str = "label table", require_patient: bool = True
                          ) -> pd.DataFrame:
     """Check and standardise a long label table; return a new, canonical table.
 
-    Findings are canonicalised, states parsed to ``Int8``, ids cast to ``str``.
+    Findings are canonicalised, states parsed to ``Int8``, ids cast to text (blank ids are missing).
 
     Raises
     ------
     SchemaError
-        Missing columns; unknown finding; state outside the domain; duplicate
+        Missing columns; missing study id; unknown finding; state outside the domain; duplicate
         ``(study_id, finding, source)`` rows; a missing ``patient_id`` when ``require_patient``; a study
         with more than one patient id.
     """
@@ -162,31 +190,55 @@ def validate_label_table(df: pd.DataFrame, *, where: str = "label table", requir
                           f"Got {type(df).__name__} instead.")
     cols = [c for c in LABEL_COLUMNS if c != "patient_id" or require_patient or c in df.columns]
     check_columns(df, cols, where=where)
+    n = len(df)
+    study = _id_column(df["study_id"])
+    if study.isna().any():
+        i = int(np.flatnonzero(study.isna().to_numpy())[0])
+        raise SchemaError(f"Missing study id in {_where(where, i, 'study_id')}.")
+    patient = _id_column(df["patient_id"]) if "patient_id" in df.columns else pd.Series(np.nan, index=range(n),
+                                                                                      dtype="str")
     out = pd.DataFrame({
-        "study_id": df["study_id"].astype(str).to_numpy(),
-        "patient_id": (df["patient_id"] if "patient_id" in df.columns else pd.Series([pd.NA] * len(df))).to_numpy(),
-        "finding": _canonical_column(df["finding"].reset_index(drop=True), where=where).to_numpy(),
-        "source": df["source"].astype(str).to_numpy(),
+        "study_id": study,
+        "patient_id": patient,
+        "finding": _canonical_column(df["finding"], where=where),
+        "source": df["source"].reset_index(drop=True).astype("str"),
     })
-    out["patient_id"] = out["patient_id"].map(lambda v: pd.NA if pd.isna(v) or str(v) == "" else str(v))
     st = df["state"].reset_index(drop=True)
-    out["state"] = st.astype("Int8") if str(st.dtype) == "Int8" else parse_states(st, where=where)
-    if require_patient and out["patient_id"].isna().any():
-        i = int(np.flatnonzero(out["patient_id"].isna().to_numpy())[0])
+    if str(st.dtype) == "Int8":
+        vals = st.to_numpy(dtype=float, na_value=np.nan)
+        bad = ~np.isnan(vals) & ~np.isin(vals, (-1.0, 0.0, 1.0, 2.0))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise SchemaError(f"State {int(vals[i])!r} outside the domain in {_where(where, i, 'state')}; "
+                              f"expected one of {list(STATE_NAMES)} (or the codes -1, 0, 1, 2).")
+        out["state"] = st
+    else:
+        out["state"] = parse_states(st, where=where)
+    miss = out["patient_id"].isna().to_numpy()
+    if require_patient and miss.any():
+        i = int(np.flatnonzero(miss)[0])
         raise SchemaError(f"Missing patient id in {_where(where, i, 'patient_id')} (study "
-                          f"{out['study_id'].iloc[i]!r}); a patient id is required for patient-level analysis.")
-    dup = out.duplicated(["study_id", "finding", "source"], keep=False)
+                          f"{out['study_id'].iloc[i]!r}, value {df['patient_id'].iloc[i]!r}); a patient id is "
+                          f"required for patient-level analysis.")
+    s_codes, s_uniq = pd.factorize(out["study_id"])
+    f_codes, f_uniq = pd.factorize(out["finding"])
+    r_codes, r_uniq = pd.factorize(out["source"])
+    key = (s_codes.astype(np.int64) * len(f_uniq) + f_codes) * max(len(r_uniq), 1) + r_codes
+    dup = pd.Series(key).duplicated(keep=False).to_numpy()
     if dup.any():
-        rows = np.flatnonzero(dup.to_numpy())[:4].tolist()
-        r = out.iloc[rows[0]]
+        first = int(np.flatnonzero(dup)[0])
+        rows = np.flatnonzero(key == key[first])[:4].tolist()
+        r = out.iloc[first]
         raise SchemaError(f"Duplicate (study_id, finding, source) rows in {where}: rows {rows} repeat "
                           f"({r['study_id']!r}, {r['finding']!r}, {r['source']!r}).")
-    known = out.dropna(subset=["patient_id"])
-    per_study = known.groupby("study_id")["patient_id"].nunique()
-    if (per_study > 1).any():
-        s = per_study.index[per_study > 1][0]
-        raise SchemaError(f"Study {s!r} in {where} has more than one patient id "
-                          f"{sorted(known.loc[known.study_id == s, 'patient_id'].unique())}.")
+    if (~miss).any():
+        p_codes, _ = pd.factorize(out["patient_id"])
+        pairs = pd.DataFrame({"s": s_codes[~miss], "p": p_codes[~miss]}).drop_duplicates()
+        multi = pairs["s"].duplicated(keep=False).to_numpy()
+        if multi.any():
+            s = s_uniq[int(pairs["s"].to_numpy()[multi][0])]
+            raise SchemaError(f"Study {s!r} in {where} has more than one patient id "
+                              f"{sorted(out.loc[out.study_id == s, 'patient_id'].dropna().unique())}.")
     return out
 
 
@@ -306,6 +358,7 @@ def write_labels(labels: pd.DataFrame, path: str | Path) -> Path:
     """Write a long label table with states as names (CSV or Parquet by suffix)."""
     p = Path(path)
     out = labels.copy()
+    out.attrs = {}  # reader bookkeeping (wide-file layout) is not part of the long table
     out["state"] = state_names(out["state"])
     if p.suffix == ".parquet":
         out.to_parquet(p, index=False)
@@ -390,7 +443,7 @@ def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = N
             i = int(np.flatnonzero(bad)[0])
             raise SchemaError(f"State {col.iloc[i]!r} outside the domain in {_where(where, i, c)}; "
                               f"expected 1, 0, -1 or blank.")
-        codes = num.map(_WIDE_CODES).to_numpy(dtype=float, na_value=np.nan)
+        codes = np.array(num.map(_WIDE_CODES).to_numpy(dtype=float, na_value=np.nan), dtype=float)
         codes[blank] = -1
         states[:, j] = codes.astype(np.int8)
     long = pd.DataFrame({
@@ -407,6 +460,9 @@ def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = N
     long.attrs["extra"] = df[extra_cols].copy()
     renamed = [f"{a} -> {b}" for a, b in zip(fcols, canon) if a != b]
     notes = (f"renamed findings: {', '.join(renamed)}",) if renamed else ()
+    other = [c for c in extra_cols if c != id_column]
+    if other:
+        notes += (f"non-finding columns kept in table.attrs['extra']: {other}",)
     return ReadResult(long, ReadReport(str(p), n, n, notes=notes))
 
 
@@ -503,5 +559,7 @@ def read_wide_predictions(path: str | Path, *, model: str, id_column: str | None
 def write_predictions(predictions: pd.DataFrame, path: str | Path) -> Path:
     """Write a long prediction table (CSV or Parquet by suffix)."""
     p = Path(path)
-    (predictions.to_parquet if p.suffix == ".parquet" else predictions.to_csv)(p, index=False)
+    out = predictions.copy()
+    out.attrs = {}
+    (out.to_parquet if p.suffix == ".parquet" else out.to_csv)(p, index=False)
     return p
