@@ -1,0 +1,304 @@
+"""Label-table level agreement: align two sources, one row per finding, macro and micro averages."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_choice
+from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
+from ..findings import VOCABULARIES, canonical_finding
+from ..labels import validate_label_table
+from ..results import readonly
+from .scores import AGREEMENT_COLUMNS, NOT_MENTIONED_POLICIES, SCORE_NAMES, WEIGHTS, scores_from_confusion
+
+__all__ = ["PairedStates", "parse_pairs", "pair_states", "agreement_table", "expand_findings", "prepare_labels"]
+
+@dataclass(frozen=True)
+class PairedStates:
+    """Two sources' states on their common grid of studies x findings.
+
+    Attributes
+    ----------
+    source_a, source_b : str
+    studies : tuple of str
+    findings : tuple of str
+    states_a, states_b : ndarray of shape (n_studies, n_findings)
+        Float codes ``-1, 0, 1, 2`` (NaN = no label), read-only.
+    n_only_a, n_only_b : int
+        Studies labelled by only one of the sources (dropped with ``studies='intersection'``).
+    findings_only_a, findings_only_b : tuple of str
+        Findings labelled by only one source (not compared when ``findings`` is not given).
+    """
+
+    source_a: str
+    source_b: str
+    studies: tuple[str, ...]
+    findings: tuple[str, ...]
+    states_a: np.ndarray
+    states_b: np.ndarray
+    n_only_a: int = 0
+    n_only_b: int = 0
+    findings_only_a: tuple[str, ...] = ()
+    findings_only_b: tuple[str, ...] = ()
+
+    @property
+    def pair(self) -> str:
+        return f"{self.source_a}:{self.source_b}"
+
+    def confusion(self, *, not_mentioned: str = "negative") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-finding 3x3 confusion matrices ``(n_findings, 3, 3)``, missing and not-mentioned drops."""
+        check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="PairedStates.confusion")
+        a, b = self.states_a, self.states_b
+        missing = np.isnan(a) | np.isnan(b)
+        nm = ~missing & ((a == -1) | (b == -1))
+        if not_mentioned == "negative":
+            a = np.where(a == -1, 0.0, a)
+            b = np.where(b == -1, 0.0, b)
+            keep, n_nm = ~missing, np.zeros(a.shape[1], dtype=np.int64)
+        else:
+            keep, n_nm = ~missing & ~nm, nm.sum(axis=0)
+        f = np.broadcast_to(np.arange(a.shape[1]), a.shape)
+        idx = (f * 9 + np.nan_to_num(a, nan=0).astype(np.int64) * 3 + np.nan_to_num(b, nan=0).astype(np.int64))[keep]
+        c = np.bincount(idx, minlength=9 * a.shape[1]).reshape(a.shape[1], 3, 3)
+        return c, missing.sum(axis=0), n_nm
+
+    def to_dict(self) -> dict[str, object]:
+        return {"source_a": self.source_a, "source_b": self.source_b, "n_studies": len(self.studies),
+                "findings": list(self.findings), "n_only_a": self.n_only_a, "n_only_b": self.n_only_b,
+                "findings_only_a": list(self.findings_only_a), "findings_only_b": list(self.findings_only_b)}
+
+
+def parse_pairs(pairs: object) -> list[tuple[str, str]]:
+    """``"A:B,C:D"``, ``["A:B", ("C", "D")]`` -> ``[("A", "B"), ("C", "D")]``.
+
+    Raises
+    ------
+    InvalidParameterError
+        A pair that is not ``A:B`` with two non-empty, different names.
+    """
+    items: list[object]
+    if isinstance(pairs, str):
+        items = [p for p in pairs.split(",") if p.strip()]
+    elif isinstance(pairs, Sequence) and len(pairs) == 2 and all(isinstance(p, str) and ":" not in p for p in pairs):
+        items = [tuple(pairs)]
+    else:
+        items = list(pairs)  # type: ignore[call-overload]
+    out = []
+    for p in items:
+        if isinstance(p, str):
+            parts = [x.strip() for x in p.split(":")]
+        elif isinstance(p, (tuple, list)):
+            parts = [str(x).strip() for x in p]
+        else:
+            parts = []
+        if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+            raise InvalidParameterError(f"Each pair must name two different sources as 'A:B' (or a tuple (A, B)). "
+                                        f"Got {p!r} instead.")
+        out.append((parts[0], parts[1]))
+    if not out:
+        raise InvalidParameterError("The 'pairs' parameter must name at least one pair 'A:B'. Got none.")
+    return out
+
+
+def expand_findings(findings: Sequence[str] | str | None) -> list[str] | None:
+    if findings is None:
+        return None
+    items = [findings] if isinstance(findings, str) else list(findings)
+    out: list[str] = []
+    for f in items:
+        key = str(f).strip()
+        if key.lower() in VOCABULARIES:
+            out.extend(VOCABULARIES[key.lower()])
+        else:
+            out.append(canonical_finding(key, where="the 'findings' parameter"))
+    return list(dict.fromkeys(out))
+
+
+def prepare_labels(labels: pd.DataFrame) -> pd.DataFrame:
+    if isinstance(labels, pd.DataFrame) and str(labels.get("state", pd.Series(dtype=object)).dtype) == "Int8" \
+            and {"study_id", "finding", "source"} <= set(labels.columns):
+        dup = labels.duplicated(["study_id", "finding", "source"])
+        if not dup.any():
+            return labels
+    return validate_label_table(labels, require_patient=False)
+
+
+def pair_states(labels: pd.DataFrame, source_a: str, source_b: str, *,
+                findings: Sequence[str] | str | None = None, studies: str = "same") -> PairedStates:
+    """Align two sources of a long label table on common studies and findings.
+
+    Parameters
+    ----------
+    labels : DataFrame
+        Long label table (``study_id, finding, source, state``; see :mod:`cxreval.labels`).
+    source_a, source_b : str
+    findings : sequence of str, or a vocabulary name, optional
+        Findings to compare (each must be labelled by both sources). Default: those both sources label.
+    studies : {'same', 'intersection'}, default='same'
+        ``'same'``: the two sources must label the same studies, otherwise :class:`SchemaError`;
+        ``'intersection'``: compare on the common studies, counting the others in ``n_only_a/b``.
+
+    Raises
+    ------
+    SchemaError
+        An absent source, a requested finding a source does not label, different study sets with
+        ``studies='same'``, or no common study.
+    """
+    check_choice(studies, ("same", "intersection"), name="studies", func="pair_states")
+    labels = prepare_labels(labels)
+    return _pair_states(labels, source_a, source_b, findings=expand_findings(findings), studies=studies)
+
+
+def _pair_states(labels: pd.DataFrame, a: str, b: str, *, findings: list[str] | None,
+                 studies: str) -> PairedStates:
+    present = pd.unique(labels["source"])
+    for s in (a, b):
+        if s not in present:
+            raise SchemaError(f"The pair '{a}:{b}' names source {s!r}, which is not in the label table; sources "
+                              f"present: {sorted(map(str, present))}.")
+    sub_a = labels[labels["source"] == a]
+    sub_b = labels[labels["source"] == b]
+    fa = list(pd.unique(sub_a["finding"]))
+    fb = list(pd.unique(sub_b["finding"]))
+    if findings is None:
+        use = [f for f in fa if f in set(fb)]
+        if not use:
+            raise SchemaError(f"Sources {a!r} and {b!r} label no finding in common ({a!r}: {fa}; {b!r}: {fb}).")
+    else:
+        for s, fs in ((a, fa), (b, fb)):
+            absent = [f for f in findings if f not in set(fs)]
+            if absent:
+                raise SchemaError(f"Source {s!r} has no labels for finding(s) {absent} (pair '{a}:{b}'); it labels "
+                                  f"{fs}.")
+        use = list(findings)
+    sa = pd.unique(sub_a["study_id"])
+    sb = pd.unique(sub_b["study_id"])
+    set_b = set(sb)
+    common = [s for s in sa if s in set_b]
+    only_a = len(sa) - len(common)
+    only_b = len(sb) - len(common)
+    if studies == "same" and (only_a or only_b):
+        set_a = set(sa)
+        ex_a = [s for s in sa if s not in set_b][:3]
+        ex_b = [s for s in sb if s not in set_a][:3]
+        raise SchemaError(f"Sources {a!r} and {b!r} label different studies: {only_a} only in {a!r} (e.g. {ex_a}), "
+                          f"{only_b} only in {b!r} (e.g. {ex_b}); {len(common)} in common. Pass "
+                          f"studies='intersection' (CLI: --intersect) to compare on the common studies.")
+    if not common:
+        raise SchemaError(f"Sources {a!r} and {b!r} have no study in common.")
+
+    def grid(sub: pd.DataFrame) -> np.ndarray:
+        sub = sub[sub["finding"].isin(use)]
+        wide = sub.pivot(index="study_id", columns="finding", values="state")
+        wide = wide.reindex(index=common, columns=use)
+        return readonly(wide.to_numpy(dtype=float, na_value=np.nan))
+
+    return PairedStates(a, b, tuple(map(str, common)), tuple(use), grid(sub_a), grid(sub_b), only_a, only_b,
+                        tuple(f for f in fa if f not in set(fb)), tuple(f for f in fb if f not in set(fa)))
+
+
+def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]] | None, weights: str | None,
+                   not_mentioned: str) -> tuple[list[dict[str, object]], dict[str, object]]:
+    c, n_missing, n_nm = ps.confusion(not_mentioned=not_mentioned)
+    per = scores_from_confusion(c, weights=weights)
+    rows: list[dict[str, object]] = []
+    for j, f in enumerate(ps.findings):
+        rows.append({"pair": ps.pair, "finding": f, **{k: float(per[k][j]) for k in SCORE_NAMES},
+                     "n": int(per["n"][j]), "finding_set": None})
+    sets = finding_sets if finding_sets is not None else {"all": ps.findings}
+    for name, fs in sets.items():
+        idx = [ps.findings.index(f) for f in fs if f in ps.findings]
+        missing = [f for f in fs if f not in ps.findings]
+        if missing:
+            raise SchemaError(f"Finding set {name!r} names finding(s) {missing} not compared for pair '{ps.pair}' "
+                              f"(compared: {list(ps.findings)}).")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            macro = {k: float(np.nanmean(per[k][idx])) if np.isfinite(per[k][idx]).any() else np.nan
+                     for k in SCORE_NAMES}
+        undefined = {k: int(np.isnan(per[k][idx]).sum()) for k in SCORE_NAMES if np.isnan(per[k][idx]).any()}
+        if undefined:
+            warnings.warn(f"Pair '{ps.pair}', finding set {name!r}: undefined per-finding values {undefined} are "
+                          "left out of the macro average.", UndefinedMetricWarning, stacklevel=3)
+        rows.append({"pair": ps.pair, "finding": "macro", **macro, "n": int(per["n"][idx].sum()),
+                     "finding_set": name})
+        pooled = scores_from_confusion(c[idx].sum(axis=0), weights=weights)
+        rows.append({"pair": ps.pair, "finding": "micro", **{k: float(pooled[k]) for k in SCORE_NAMES},
+                     "n": int(pooled["n"]), "finding_set": name})
+    info = {**ps.to_dict(), "n_missing": {f: int(m) for f, m in zip(ps.findings, n_missing)},
+            "n_not_mentioned_excluded": {f: int(m) for f, m in zip(ps.findings, n_nm)}}
+    return rows, info
+
+
+def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+                    finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
+                    not_mentioned: str = "negative", studies: str = "same") -> pd.DataFrame:
+    """Agreement of each pair of sources per finding, with macro and micro averages (Tables 9-15).
+
+    Parameters
+    ----------
+    labels : DataFrame
+        Long label table (``study_id, finding, source, state``).
+    pairs : str or sequence
+        ``"A:B,C:D"`` or ``[("A", "B"), "C:D"]``; A is the F1 reference.
+    findings : sequence of str or vocabulary name (e.g. ``'xqa'``), optional
+        Findings to compare; default those both sources of a pair label.
+    finding_sets : mapping {name: findings}, optional
+        Sets to macro/micro-average over, e.g. ``{"selected": XQA_SELECTED, "all": XQA}``; default one
+        set ``'all'`` = every compared finding.
+    weights : {None, 'linear', 'quadratic'}, default='quadratic'
+    not_mentioned : {'negative', 'exclude'}, default='negative'
+    studies : {'same', 'intersection'}, default='same'
+        See :func:`pair_states`.
+
+    Returns
+    -------
+    table : DataFrame
+        Columns :data:`AGREEMENT_COLUMNS`: ``pair`` (``"A:B"``), ``finding`` (a finding name,
+        ``'macro'`` or ``'micro'``), the six scores, ``n`` (pairs used; for ``macro``/``micro`` the pooled
+        count) and ``finding_set`` (the set a ``macro``/``micro`` row averages over; empty otherwise).
+        ``table.attrs['pairs']`` records, per pair, the studies/findings dropped and the per-finding
+        missing and not-mentioned exclusions; ``attrs['not_mentioned']`` and ``attrs['weights']`` the choices.
+
+    Raises
+    ------
+    SchemaError
+        A pair naming an absent source; sources labelling different studies (with ``studies='same'``);
+        an unknown state or finding.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"study_id": ["s1", "s2", "s3", "s1", "s2", "s3"], "finding": "Edema",
+    ...                   "source": ["A"] * 3 + ["B"] * 3,
+    ...                   "state": ["positive", "negative", "uncertain", "positive", "negative", "negative"]})
+    >>> agreement_table(t, "A:B")[["finding", "kappa_w", "kappa_low", "kappa_high", "n"]].round(3)
+      finding  kappa_w  kappa_low  kappa_high  n
+    0   Edema      0.8        0.4         1.0  3
+    1   macro      0.8        0.4         1.0  3
+    2   micro      0.8        0.4         1.0  3
+    """
+    check_choice(weights, WEIGHTS, name="weights", func="agreement_table")
+    check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="agreement_table")
+    check_choice(studies, ("same", "intersection"), name="studies", func="agreement_table")
+    pair_list = parse_pairs(pairs)
+    labels = prepare_labels(labels)
+    fs = expand_findings(findings)
+    sets = None
+    if finding_sets is not None:
+        sets = {str(k): expand_findings(v) or [] for k, v in finding_sets.items()}
+    rows: list[dict[str, object]] = []
+    infos: dict[str, object] = {}
+    for a, b in pair_list:
+        ps = _pair_states(labels, a, b, findings=fs, studies=studies)
+        r, info = _rows_for_pair(ps, finding_sets=sets, weights=weights, not_mentioned=not_mentioned)
+        rows.extend(r)
+        infos[ps.pair] = info
+    table = pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
+    table["n"] = table["n"].astype(np.int64)
+    table.attrs.update({"pairs": infos, "weights": weights, "not_mentioned": not_mentioned, "studies": studies})
+    return table

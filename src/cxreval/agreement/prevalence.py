@@ -1,0 +1,136 @@
+"""Label prevalence per source: count and percentage of each state per finding (seed Tables 5-8).
+
+:func:`prevalence_table` is the tidy table (``prevalence.csv``); :func:`positive_prevalence` lays the
+positive counts out side by side, one column per source (Tables 5 and 6), and :func:`label_distribution`
+one row per (finding, source) with a column per state (Tables 7 and 8).
+
+Percentages are of the studies the source labels (any finding): a study the source labels but not for
+this finding is counted as ``missing``, and a report source's ``not_mentioned`` labels are counted as
+such, so the five states of a (source, finding) always add up to 100 %. The seed's Table 7 shows only
+the three ordinal states; its report columns therefore add up to less than 100 %.
+
+Examples
+--------
+>>> import pandas as pd
+>>> t = pd.DataFrame({"study_id": ["s1", "s2", "s3", "s4"], "finding": "Edema", "source": "CR",
+...                   "state": ["positive", "negative", "negative", "uncertain"]})
+>>> p = prevalence_table(t)
+>>> p[["state", "count", "percent"]].head(3).to_string(index=False)
+'    state  count  percent\\n negative      2     50.0\\nuncertain      1     25.0\\n positive      1     25.0'
+>>> positive_prevalence(p).loc["Edema", "CR"]
+'1 (25.0%)'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_columns
+from ..exceptions import SchemaError
+from .pairs import expand_findings, prepare_labels
+
+__all__ = ["PREVALENCE_COLUMNS", "PREVALENCE_STATES", "prevalence_table", "positive_prevalence",
+           "label_distribution"]
+
+PREVALENCE_COLUMNS: tuple[str, ...] = ("source", "finding", "state", "count", "percent")
+"""Columns of :func:`prevalence_table` (``prevalence.csv``)."""
+
+PREVALENCE_STATES: tuple[str, ...] = ("negative", "uncertain", "positive", "not_mentioned", "missing")
+_CODE = {"negative": 0, "uncertain": 1, "positive": 2, "not_mentioned": -1}
+
+
+def prevalence_table(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,
+                     findings: Sequence[str] | str | None = None) -> pd.DataFrame:
+    """Count and percentage of each state per source and finding.
+
+    Parameters
+    ----------
+    labels : DataFrame
+        Long label table (``study_id, finding, source, state``).
+    sources : sequence of str, optional
+        Sources to tabulate, in this order; default every source, in order of appearance.
+    findings : sequence of str or vocabulary name, optional
+        Findings to tabulate; default every finding a source labels.
+
+    Returns
+    -------
+    table : DataFrame
+        Columns :data:`PREVALENCE_COLUMNS`; one row per (source, finding, state) for the five states
+        :data:`PREVALENCE_STATES`; ``percent`` is ``100 * count / n_studies(source)``.
+
+    Raises
+    ------
+    SchemaError
+        An absent source, or a requested finding that no row of a source carries.
+    """
+    labels = prepare_labels(labels)
+    present = list(pd.unique(labels["source"]))
+    srcs = present if sources is None else list(sources)
+    for s in srcs:
+        if s not in present:
+            raise SchemaError(f"Source {s!r} is not in the label table; sources present: {sorted(map(str, present))}.")
+    want = expand_findings(findings)
+    rows = []
+    for s in srcs:
+        sub = labels[labels["source"] == s]
+        n_studies = sub["study_id"].nunique()
+        fs = list(pd.unique(sub["finding"])) if want is None else want
+        if want is not None:
+            absent = [f for f in want if f not in set(sub["finding"])]
+            if absent:
+                raise SchemaError(f"Source {s!r} has no labels for finding(s) {absent}.")
+        codes = sub["state"].to_numpy(dtype=float, na_value=np.nan)
+        for f in fs:
+            c = codes[(sub["finding"] == f).to_numpy()]
+            counts = {name: int((c == code).sum()) for name, code in _CODE.items()}
+            counts["missing"] = n_studies - sum(counts.values())
+            for state in PREVALENCE_STATES:
+                rows.append({"source": s, "finding": f, "state": state, "count": counts[state],
+                             "percent": 100.0 * counts[state] / n_studies})
+    return pd.DataFrame(rows, columns=list(PREVALENCE_COLUMNS))
+
+
+def _check_prev(prev: pd.DataFrame) -> None:
+    check_columns(prev, PREVALENCE_COLUMNS, where="prevalence table")
+
+
+def _fmt(count: int, percent: float, decimals: int) -> str:
+    return f"{int(count)} ({percent:.{decimals}f}%)"
+
+
+def positive_prevalence(prev: pd.DataFrame, *, decimals: int = 1) -> pd.DataFrame:
+    """Positive labels per finding (rows) and source (columns) as ``"count (percent%)"`` (Tables 5-6).
+
+    ``prev`` is the output of :func:`prevalence_table`; the numbers stay available there.
+    """
+    _check_prev(prev)
+    pos = prev[prev["state"] == "positive"]
+    text = [_fmt(c, p, decimals) for c, p in zip(pos["count"], pos["percent"])]
+    wide = pos.assign(text=text).pivot(index="finding", columns="source", values="text")
+    wide = wide.reindex(index=list(pd.unique(pos["finding"])), columns=list(pd.unique(pos["source"])))
+    wide.columns.name = None
+    wide.index.name = "finding"
+    return wide
+
+
+def label_distribution(prev: pd.DataFrame, *, decimals: int = 1) -> pd.DataFrame:
+    """One row per (finding, source), one ``"count (percent%)"`` column per state (Tables 7-8).
+
+    Columns ``negative, uncertain, positive``, plus ``not_mentioned`` and ``missing`` when any source
+    has such labels.
+    """
+    _check_prev(prev)
+    states = ["negative", "uncertain", "positive"] + [
+        s for s in ("not_mentioned", "missing") if (prev.loc[prev["state"] == s, "count"] > 0).any()]
+    sub = prev[prev["state"].isin(states)]
+    text = [_fmt(c, p, decimals) for c, p in zip(sub["count"], sub["percent"])]
+    wide = sub.assign(text=text).pivot(index=["finding", "source"], columns="state", values="text")
+    order = pd.MultiIndex.from_tuples(list(dict.fromkeys(
+        (f, s) for f in pd.unique(sub["finding"]) for s in pd.unique(sub["source"])
+        if ((sub["finding"] == f) & (sub["source"] == s)).any())), names=["finding", "source"])
+    wide = wide.reindex(index=order, columns=states)
+    wide.columns.name = None
+    return wide
