@@ -1,0 +1,697 @@
+"""ROC-AUC of many models against many references, with patient-level bootstrap confidence intervals.
+
+The AUC is the tie-aware Mann–Whitney form, equal to ``sklearn.metrics.roc_auc_score``:
+
+.. math:: \\mathrm{AUC} = \\frac{\\sum_{i \\in P} \\sum_{j \\in N} w_i w_j \\,[s_i > s_j] + \\tfrac12 [s_i = s_j]}
+          {\\sum_{i \\in P} w_i \\; \\sum_{j \\in N} w_j}
+
+with integer weights ``w`` (bootstrap counts). It is computed with one sort of the scores per
+model × finding and, per replicate, one cumulative sum of the negatives' weights: each positive reads the
+weight of the negatives below it and tied with it from that sum (two ``searchsorted`` positions fixed
+once). With integer weights every sum is an exact integer, so the replicate AUCs equal a loop of
+``roc_auc_score`` over the same resampled indices to floating-point rounding.
+
+Examples
+--------
+>>> import numpy as np
+>>> y = np.array([0, 0, 1, 1, 0, 1])
+>>> s = np.array([0.1, 0.4, 0.35, 0.8, 0.4, 0.4])
+>>> round(roc_auc_score(y, s), 6)
+0.722222
+>>> w = np.array([[1, 1, 1, 1, 1, 1], [2, 0, 1, 1, 0, 1]])
+>>> np.round(weighted_auc(y, s, w), 6).tolist()
+[0.722222, 1.0]
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from ._validation import check_choice, check_confidence_level, check_positive_int
+from .bootstrap import (
+    BootstrapResult,
+    ResamplingPlan,
+    SerialExecutor,
+    draw_plan,
+    iter_shards,
+    percentile_ci,
+    summarize_distribution,
+)
+from .exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
+from .findings import canonical_finding
+from .labels import POLICIES, binarize, validate_label_table, validate_model_groups, validate_predictions
+from .results import readonly
+
+__all__ = [
+    "roc_auc_score",
+    "weighted_auc",
+    "AUCResult",
+    "evaluate_auc",
+    "PairedComparisonResult",
+    "compare_auc",
+    "DeLongResult",
+    "delong_test",
+    "AUC_COLUMNS",
+    "MACRO",
+    "MEAN_MODEL",
+]
+
+log = logging.getLogger(__name__)
+
+AUC_COLUMNS: tuple[str, ...] = ("model", "group", "finding", "reference", "auc", "ci_low", "ci_high",
+                                "n_pos", "n_neg", "n_dropped")
+MACRO = "macro"
+"""The ``finding`` value of macro-average rows."""
+MEAN_MODEL = "Mean"
+"""The ``model`` value of the mean-over-models rows (their ``group`` is ``'summary'``)."""
+DEFAULT_GROUP = "default"
+
+
+# --------------------------------------------------------------------------------------------- core
+def _py(v: object) -> object:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _as_binary(y_true: object, where: str) -> np.ndarray:
+    y = np.asarray(y_true)
+    if y.ndim != 1:
+        raise InvalidParameterError(f"{where}: 'y_true' must be 1-D; got shape {y.shape}.")
+    yf = y.astype(float) if y.dtype != object else pd.to_numeric(pd.Series(y), errors="coerce").to_numpy()
+    bad = ~np.isin(yf, (0.0, 1.0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidParameterError(f"{where}: 'y_true' must hold only 0 and 1; found {_py(y[i])!r} at position {i}.")
+    return yf.astype(bool)
+
+
+def _as_scores(y_score: object, n: int, where: str) -> np.ndarray:
+    s = np.asarray(y_score, dtype=float)
+    if s.shape != (n,):
+        raise InvalidParameterError(f"{where}: 'y_score' must have shape ({n},) like 'y_true'; got {s.shape}.")
+    bad = ~np.isfinite(s)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise SchemaError(f"{where}: 'y_score' must be finite; found {float(s[i])!r} at position {i}.")
+    return s
+
+
+class _AUCIndex:
+    """Positions fixed by one sort: sorted negatives, and for each positive the count of negatives
+    strictly below it (``lo``) and below-or-tied (``hi``)."""
+
+    __slots__ = ("neg", "pos", "lo", "hi")
+
+    def __init__(self, y: np.ndarray, s: np.ndarray, order: np.ndarray | None = None) -> None:
+        if order is None:
+            order = np.argsort(s, kind="stable")
+        yo = y[order]
+        self.neg = order[~yo]
+        self.pos = order[yo]
+        neg_s = s[self.neg]
+        pos_s = s[self.pos]
+        self.lo = np.searchsorted(neg_s, pos_s, side="left")
+        self.hi = np.searchsorted(neg_s, pos_s, side="right")
+
+    def auc(self, w: np.ndarray) -> np.ndarray:
+        """AUC for each row of integer weights ``w`` (shape ``(B, n_studies)``); NaN if a class is empty."""
+        return self.auc_t(np.ascontiguousarray(np.asarray(w).T))
+
+    def auc_t(self, wt: np.ndarray) -> np.ndarray:
+        """AUC for each *column* of integer weights ``wt`` (shape ``(n_studies, B)``, C-contiguous).
+
+        Row gathers and a cumulative sum down the columns: every step is a contiguous vector operation
+        over the replicates. Integer arithmetic is exact; int32 is used when it cannot overflow.
+        """
+        n_rep = wt.shape[1]
+        lim = np.iinfo(np.int32).max
+        wmax = int(wt.max(initial=0))
+        wn = wt[self.neg]
+        c = np.zeros((wn.shape[0] + 1, n_rep), dtype=np.int32 if wt.shape[0] * wmax < lim else np.int64)
+        np.cumsum(wn, axis=0, out=c[1:])
+        if c.dtype == np.int32 and 2 * int(c[-1].max(initial=0)) * wmax >= lim:
+            c = c.astype(np.int64)
+        wp = wt[self.pos]
+        g = c[self.lo]
+        g += c[self.hi]
+        g *= wp
+        num = g.sum(axis=0, dtype=np.int64)
+        p = wp.sum(axis=0, dtype=np.int64)
+        den = 2.0 * p.astype(float) * c[-1].astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = num.astype(float) / den
+        out[den == 0] = np.nan
+        return out
+
+
+def roc_auc_score(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | np.ndarray, *,
+                  sample_weight: Sequence[float] | np.ndarray | None = None) -> float:
+    """Area under the ROC curve of binary labels, ties counted one half (as scikit-learn's).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        0/1 labels.
+    y_score : array-like of shape (n_samples,)
+        Finite scores; higher means more likely positive.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative weights (e.g. bootstrap counts).
+
+    Returns
+    -------
+    auc : float
+        NaN (with :class:`~cxreval.exceptions.UndefinedMetricWarning`) if one class is absent.
+    """
+    y = _as_binary(y_true, "roc_auc_score")
+    s = _as_scores(y_score, y.size, "roc_auc_score")
+    if sample_weight is None:
+        out = _AUCIndex(y, s).auc(np.ones((1, y.size), dtype=np.int64))[0]
+    else:
+        w = np.asarray(sample_weight, dtype=float)
+        if w.shape != y.shape or (w < 0).any() or not np.isfinite(w).all():
+            raise InvalidParameterError("roc_auc_score: 'sample_weight' must be finite, non-negative, of shape "
+                                        f"{y.shape}; got shape {w.shape}.")
+        out = _weighted_auc_float(y, s, w[None, :])[0]
+    if np.isnan(out):
+        warnings.warn("Only one class present in y_true; ROC AUC is not defined and NaN is returned.",
+                      UndefinedMetricWarning, stacklevel=2)
+    return float(out)
+
+
+def _weighted_auc_float(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarray:
+    order = np.argsort(s, kind="stable")
+    idx = _AUCIndex(y, s, order)
+    wn = w[:, idx.neg]
+    c = np.concatenate([np.zeros((w.shape[0], 1)), np.cumsum(wn, axis=1)], axis=1)
+    wp = w[:, idx.pos]
+    num = np.einsum("ij,ij->i", wp, c[:, idx.lo] + c[:, idx.hi])
+    den = 2.0 * wp.sum(axis=1) * c[:, -1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = num / den
+    out[den == 0] = np.nan
+    return out
+
+
+def weighted_auc(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | np.ndarray,
+                 weights: np.ndarray) -> np.ndarray:
+    """Count-weighted AUC for every row of ``weights`` (vectorised over bootstrap replicates).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+    y_score : array-like of shape (n_samples,)
+    weights : ndarray of shape (n_resamples, n_samples)
+        Integer counts (exact arithmetic) or non-negative floats.
+
+    Returns
+    -------
+    auc : ndarray of shape (n_resamples,)
+        NaN in rows where a class has zero total weight (no warning; count them).
+    """
+    y = _as_binary(y_true, "weighted_auc")
+    s = _as_scores(y_score, y.size, "weighted_auc")
+    w = np.asarray(weights)
+    if w.ndim != 2 or w.shape[1] != y.size:
+        raise InvalidParameterError(f"weighted_auc: 'weights' must have shape (n_resamples, {y.size}); got {w.shape}.")
+    if np.issubdtype(w.dtype, np.integer):
+        return _AUCIndex(y, s).auc(w)
+    return _weighted_auc_float(y, s, w.astype(float))
+
+
+# ------------------------------------------------------------------------------------- evaluation
+@dataclass(frozen=True)
+class AUCResult:
+    """AUC of every model × finding × reference, with patient-bootstrap distributions.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Columns :data:`AUC_COLUMNS`; ``finding == 'macro'`` rows hold the macro average over
+        ``findings``; ``model == 'Mean'`` (group ``'summary'``) rows the mean over models.
+    models, findings, references : tuple of str
+        Axis labels of ``point`` and ``distribution`` (``findings`` then ``'macro'`` when computed).
+    groups : dict
+        Model → group.
+    point : ndarray of shape (n_models, n_findings[+1], n_references)
+    distribution : ndarray of shape (n_models, n_findings[+1], n_references, n_resamples)
+        NaN where undefined in a replicate.
+    counts : pandas.DataFrame
+        ``finding, reference, n_pos, n_neg, n_dropped`` per finding and reference.
+    plan : ResamplingPlan
+    policy : str
+    confidence_level : float
+    dropped : pandas.DataFrame
+        Studies dropped before evaluation (``study_id, reason``).
+    """
+
+    table: pd.DataFrame
+    models: tuple[str, ...]
+    findings: tuple[str, ...]
+    references: tuple[str, ...]
+    groups: dict[str, str]
+    point: np.ndarray = field(repr=False)
+    distribution: np.ndarray = field(repr=False)
+    counts: pd.DataFrame = field(repr=False)
+    plan: ResamplingPlan | None = field(repr=False)
+    policy: str = "exclude"
+    confidence_level: float = 0.95
+    not_mentioned: str = "negative"
+    dropped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["study_id", "reason"]), repr=False)
+
+    def __post_init__(self) -> None:
+        readonly(self.point)
+        readonly(self.distribution)
+
+    @property
+    def n_resamples(self) -> int:
+        return int(self.distribution.shape[-1])
+
+    def _pos(self, model: str, finding: str, reference: str) -> tuple[int, int, int]:
+        f = finding if finding == MACRO else canonical_finding(finding)
+        for name, val, seq in (("model", model, self.models), ("finding", f, self.findings),
+                               ("reference", reference, self.references)):
+            if val not in seq:
+                raise InvalidParameterError(f"Unknown {name} {val!r}; known: {list(seq)}.")
+        return self.models.index(model), self.findings.index(f), self.references.index(reference)
+
+    def bootstrap(self, model: str, finding: str, reference: str) -> BootstrapResult:
+        """The :class:`~cxreval.bootstrap.BootstrapResult` of one AUC."""
+        i, j, k = self._pos(model, finding, reference)
+        return percentile_ci(self.distribution[i, j, k], estimate=self.point[i, j, k],
+                             confidence_level=self.confidence_level)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.table.copy()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"models": list(self.models), "findings": list(self.findings), "references": list(self.references),
+                "groups": dict(self.groups), "policy": self.policy, "confidence_level": self.confidence_level,
+                "n_resamples": self.n_resamples, "plan": None if self.plan is None else self.plan.to_dict(),
+                "n_dropped_studies": int(len(self.dropped)), "auc": self.table.to_dict(orient="records")}
+
+
+def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references: Sequence[str] | None,
+                     findings: Sequence[str] | None, model_groups: pd.DataFrame | dict[str, str] | None,
+                     unlabeled: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list[str], dict[str, str],
+                                              pd.DataFrame, pd.Series]:
+    preds = validate_predictions(predictions)
+    labs_all = validate_label_table(labels, require_patient=False)
+    labs = labs_all
+    check_choice(unlabeled, ("error", "drop"), name="unlabeled", func="evaluate_auc")
+    sources = sorted(labs["source"].unique())
+    refs = list(references) if references is not None else sources
+    if not refs:
+        raise InvalidParameterError("evaluate_auc: no references; the label table is empty.")
+    for r in refs:
+        if r not in sources:
+            raise InvalidParameterError(f"Unknown reference {r!r}: it is not a source of the label table; "
+                                        f"sources present: {sources}.")
+    if len(set(refs)) != len(refs):
+        raise InvalidParameterError(f"evaluate_auc: 'references' has duplicates: {refs}.")
+    pf = list(pd.unique(preds["finding"]))
+    lf = set(labs.loc[labs["source"].isin(refs), "finding"])
+    if findings is None:
+        fs = [f for f in pf if f in lf]
+        if not fs:
+            raise SchemaError(f"No finding is both predicted {pf} and labelled by the references {refs} "
+                              f"{sorted(lf)}.")
+    else:
+        fs = [canonical_finding(f, where="evaluate_auc 'findings'") for f in findings]
+        for f in fs:
+            if f not in pf:
+                raise InvalidParameterError(f"Unknown finding {f!r}: no model has predictions for it; predicted: {pf}.")
+            if f not in lf:
+                raise InvalidParameterError(f"Unknown finding {f!r}: no reference among {refs} labels it; "
+                                            f"labelled: {sorted(lf)}.")
+        if len(set(fs)) != len(fs):
+            raise InvalidParameterError(f"evaluate_auc: 'findings' has duplicates: {fs}.")
+    preds = preds[preds["finding"].isin(fs)]
+    labs = labs[labs["source"].isin(refs) & labs["finding"].isin(fs)]
+    models = list(pd.unique(preds["model"]))
+    if model_groups is None:
+        groups = {m: DEFAULT_GROUP for m in models}
+    else:
+        mg = (pd.DataFrame({"model": list(model_groups), "group": list(model_groups.values())})
+              if isinstance(model_groups, dict) else model_groups)
+        mg = validate_model_groups(mg)
+        gmap = dict(zip(mg["model"], mg["group"]))
+        missing = [m for m in models if m not in gmap]
+        if missing:
+            raise SchemaError(f"Model(s) {missing} have predictions but no group in the model group table.")
+        groups = {m: gmap[m] for m in models}
+    # studies with predictions but no label row at all in the label table
+    all_label_studies = set(labs_all["study_id"])
+    pstudies = pd.unique(preds["study_id"])
+    absent = [s for s in pstudies if s not in all_label_studies]
+    dropped = pd.DataFrame({"study_id": absent, "reason": "no label in the label table"})
+    if absent and unlabeled == "error":
+        raise SchemaError(f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
+                          "pass unlabeled='drop' (CLI: --unlabeled drop) to drop them with a report.")
+    if absent:
+        preds = preds[~preds["study_id"].isin(set(absent))]
+    known = labs_all.dropna(subset=["patient_id"]).drop_duplicates("study_id")
+    patients = pd.Series(known["patient_id"].to_numpy(), index=known["study_id"].to_numpy())
+    return preds, labs, refs, fs, groups, dropped, patients
+
+
+def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
+                 findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
+                 model_groups: pd.DataFrame | dict[str, str] | None = None, n_resamples: int = 1000,
+                 confidence_level: float = 0.95, macro: bool = True, mean_over_models: bool = True,
+                 unlabeled: str = "error", rng: object = None, plan: ResamplingPlan | None = None,
+                 shard_size: int | None = None, executor: object | None = None) -> AUCResult:
+    """ROC-AUC per model × finding × reference with patient-level bootstrap percentile CIs.
+
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        Long prediction table ``study_id, model, finding, score``.
+    labels : pandas.DataFrame
+        Long label table ``study_id, patient_id, finding, source, state``; ``source`` names the reference.
+    references : sequence of str, optional
+        Sources to evaluate against (default: all sources in ``labels``).
+    findings : sequence of str, optional
+        Findings (default: every predicted finding some reference labels).
+    policy : {'exclude', 'zeros', 'ones'}, default='exclude'
+        Binarisation of uncertain labels; missing labels are always excluded.
+    not_mentioned : {'negative', 'exclude'}, default='negative'
+    model_groups : DataFrame (``model, group``) or dict, optional
+    n_resamples : int, default=1000
+        Bootstrap replicates (0 is not allowed; use 1 and ignore the CI for point estimates only).
+    confidence_level : float, default=0.95
+    macro : bool, default=True
+        Add ``finding='macro'`` rows: the mean AUC over ``findings`` (per replicate; undefined if any is).
+    mean_over_models : bool, default=True
+        Add ``model='Mean'`` rows (group ``'summary'``): the mean AUC over models.
+    unlabeled : {'error', 'drop'}, default='error'
+        Prediction studies absent from the whole label table: an error, or dropped and reported in
+        ``result.dropped``.
+    rng : None, int or Generator
+        Seeds the resampling plan (ignored when ``plan`` is given).
+    plan : ResamplingPlan, optional
+        A plan drawn beforehand over exactly the evaluated studies (``plan.study_ids`` in the order of
+        ``result.plan.study_ids``); reuse it to pair results across calls.
+    shard_size : int, optional
+        Replicates per shard (bounds memory: about ``shard_size × n_studies × 16`` bytes).
+    executor : object with ``map(func, items)``, optional
+        Runs the shards (default in-process, in order).
+
+    Returns
+    -------
+    res : AUCResult
+
+    Raises
+    ------
+    SchemaError
+        Bad tables (see :func:`~cxreval.labels.validate_predictions` and
+        :func:`~cxreval.labels.validate_label_table`); a prediction study absent from the labels (unless
+        ``unlabeled='drop'``); a labelled study a model has no score for; a study without patient id.
+    InvalidParameterError
+        Unknown reference or finding; bad option values.
+
+    Warns
+    -----
+    UndefinedMetricWarning
+        A reference with one class only for a finding: its AUC is NaN.
+    """
+    check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
+    check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
+    confidence_level = check_confidence_level(confidence_level, func="evaluate_auc")
+    if plan is None:
+        n_resamples = check_positive_int(n_resamples, name="n_resamples", func="evaluate_auc")
+    preds, labs, refs, fs, groups, dropped, pat = _validate_inputs(predictions, labels, references, findings,
+                                                              model_groups, unlabeled)
+    models = list(pd.unique(preds["model"]))
+    studies = np.asarray(sorted(pd.unique(preds["study_id"])), dtype=object)
+    sidx = {s: i for i, s in enumerate(studies)}
+    n = len(studies)
+    # scores: (model, finding, study)
+    S = np.full((len(models), len(fs), n), np.nan)
+    mi = preds["model"].map({m: i for i, m in enumerate(models)}).to_numpy()
+    fi = preds["finding"].map({f: i for i, f in enumerate(fs)}).to_numpy()
+    si = preds["study_id"].map(sidx).to_numpy()
+    S[mi, fi, si] = preds["score"].to_numpy()
+    # labels: (finding, reference, study)
+    Y = np.full((len(fs), len(refs), n), np.nan)
+    lab = labs[labs["study_id"].isin(sidx)]
+    yb = binarize(lab["state"], policy=policy, not_mentioned=not_mentioned)
+    Y[lab["finding"].map({f: i for i, f in enumerate(fs)}).to_numpy(),
+      lab["source"].map({r: i for i, r in enumerate(refs)}).to_numpy(),
+      lab["study_id"].map(sidx).to_numpy()] = yb
+    # every labelled (study, finding) needs a score from every model
+    labelled = np.isfinite(Y).any(axis=1)  # (finding, study)
+    for j, f in enumerate(fs):
+        miss = np.isnan(S[:, j, :]) & labelled[j][None, :]
+        if miss.any():
+            m, s = np.argwhere(miss)[0]
+            raise SchemaError(f"Model {models[m]!r} has no score for study {studies[s]!r}, finding {f!r}, which the "
+                              f"references label ({int(miss.sum())} such (model, study) pairs); every model must "
+                              "score every labelled study.")
+    # patients
+    patient_of = pd.Series(studies).map(pat)
+    if plan is None:
+        plan = draw_plan(patient_of.to_numpy(), n_resamples=n_resamples, rng=rng, study_ids=list(studies))
+    else:
+        if plan.n_studies != n or (plan.study_ids is not None and tuple(plan.study_ids) != tuple(studies)):
+            raise InvalidParameterError(f"evaluate_auc: the given plan covers {plan.n_studies} studies; the evaluation "
+                                        f"needs the {n} studies of the predictions, sorted.")
+    B = plan.n_resamples
+    # one sort per (model, finding); one _AUCIndex per (model, finding, reference)
+    jobs: list[tuple[int, int, int, _AUCIndex]] = []
+    undefined_point: list[tuple[str, str]] = []
+    counts_rows = []
+    for j, f in enumerate(fs):
+        for k, r in enumerate(refs):
+            y = Y[j, k]
+            ok = np.isfinite(y)
+            npos, nneg = int((y[ok] == 1).sum()), int((y[ok] == 0).sum())
+            counts_rows.append({"finding": f, "reference": r, "n_pos": npos, "n_neg": nneg,
+                                "n_dropped": int(n - ok.sum())})
+            if npos == 0 or nneg == 0:
+                undefined_point.append((f, r))
+    for i in range(len(models)):
+        for j in range(len(fs)):
+            order = np.argsort(S[i, j], kind="stable")  # NaN scores (unlabelled studies) sort last
+            for k in range(len(refs)):
+                y = Y[j, k]
+                ok = np.isfinite(y)
+                sub_order = order[ok[order]]
+                yy = np.zeros(n, dtype=bool)
+                yy[ok] = y[ok] == 1
+                idx = _AUCIndex.__new__(_AUCIndex)
+                yo = yy[sub_order]
+                idx.neg, idx.pos = sub_order[~yo], sub_order[yo]
+                ns, ps = S[i, j, idx.neg], S[i, j, idx.pos]
+                idx.lo = np.searchsorted(ns, ps, side="left")
+                idx.hi = np.searchsorted(ns, ps, side="right")
+                jobs.append((i, j, k, idx))
+    for f, r in undefined_point:
+        warnings.warn(f"Reference {r!r} has only one class for finding {f!r} on the evaluated studies; its AUC is "
+                      "NaN.", UndefinedMetricWarning, stacklevel=2)
+    point = np.full((len(models), len(fs), len(refs)), np.nan)
+    ones = np.ones((1, n), dtype=np.int32)
+    for i, j, k, idx in jobs:
+        point[i, j, k] = idx.auc(ones)[0]
+    if shard_size is None:
+        shard_size = max(1, min(B, int(2e7 // max(n, 1))))
+    dist = np.full((len(models), len(fs), len(refs), B), np.nan)
+
+    def run_shard(sl: slice) -> tuple[slice, np.ndarray]:
+        wt = np.ascontiguousarray(plan.counts[sl].T)[plan.study_patient]  # (n_studies, shard)
+        out = np.empty((len(jobs), sl.stop - sl.start))
+        for q, (_, _, _, idx) in enumerate(jobs):
+            out[q] = idx.auc_t(wt)
+        return sl, out
+
+    ex = executor if executor is not None else SerialExecutor()
+    for sl, out in ex.map(run_shard, list(iter_shards(B, shard_size))):  # type: ignore[attr-defined]
+        for q, (i, j, k, _) in enumerate(jobs):
+            dist[i, j, k, sl] = out[q]
+    counts = pd.DataFrame(counts_rows)
+    fnames = list(fs)
+    if macro and len(fs) > 1:
+        point = np.concatenate([point, point.mean(axis=1, keepdims=True)], axis=1)
+        dist = np.concatenate([dist, dist.mean(axis=1, keepdims=True)], axis=1)
+        fnames.append(MACRO)
+    table = _auc_table(models, fnames, refs, groups, point, dist, counts, confidence_level, mean_over_models)
+    return AUCResult(table, tuple(models), tuple(fnames), tuple(refs), groups, point, dist, counts, plan, policy,
+                     confidence_level, not_mentioned, dropped)
+
+
+def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: dict[str, str], point: np.ndarray,
+               dist: np.ndarray, counts: pd.DataFrame, confidence_level: float, mean_over_models: bool) -> pd.DataFrame:
+    summ = summarize_distribution(dist, confidence_level=confidence_level)
+    cnt = counts.set_index(["finding", "reference"])
+    macro_cnt = counts.groupby("reference")[["n_pos", "n_neg", "n_dropped"]].sum()
+    rows = []
+
+    def cn(f: str, r: str) -> tuple[int, int, int]:
+        c = macro_cnt.loc[r] if f == MACRO else cnt.loc[(f, r)]
+        return int(c["n_pos"]), int(c["n_neg"]), int(c["n_dropped"])
+
+    for i, m in enumerate(models):
+        for j, f in enumerate(fnames):
+            for k, r in enumerate(refs):
+                p, q, d = cn(f, r)
+                rows.append((m, groups[m], f, r, point[i, j, k], summ["ci_low"][i, j, k], summ["ci_high"][i, j, k],
+                             p, q, d))
+    if mean_over_models and len(models) > 1:
+        mp = point.mean(axis=0)
+        ms = summarize_distribution(dist.mean(axis=0), confidence_level=confidence_level)
+        for j, f in enumerate(fnames):
+            for k, r in enumerate(refs):
+                p, q, d = cn(f, r)
+                rows.append((MEAN_MODEL, "summary", f, r, mp[j, k], ms["ci_low"][j, k], ms["ci_high"][j, k], p, q, d))
+    t = pd.DataFrame(rows, columns=list(AUC_COLUMNS))
+    for c in ("n_pos", "n_neg", "n_dropped"):
+        t[c] = t[c].astype(np.int64)
+    return t
+
+
+# -------------------------------------------------------------------------------- paired comparison
+@dataclass(frozen=True)
+class PairedComparisonResult:
+    """Difference of two AUCs computed on the same bootstrap plan (``a - b``).
+
+    Attributes
+    ----------
+    a, b : tuple of (model, finding, reference)
+    difference : BootstrapResult
+        Estimate, percentile CI, sd and distribution of ``AUC_a - AUC_b``.
+    pvalue : float
+        Two-sided bootstrap p-value ``min(1, 2 min(P*(d <= 0), P*(d >= 0)))`` over defined replicates.
+    method : str
+        ``'bootstrap'`` or ``'delong'``.
+    delong : DeLongResult or None
+    """
+
+    a: tuple[str, str, str]
+    b: tuple[str, str, str]
+    difference: BootstrapResult
+    pvalue: float
+    method: str
+    delong: DeLongResult | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"a": list(self.a), "b": list(self.b), "method": self.method, "pvalue": self.pvalue,
+                **{f"difference_{k}": v for k, v in self.difference.to_dict().items()},
+                "delong": None if self.delong is None else self.delong.to_dict()}
+
+
+@dataclass(frozen=True)
+class DeLongResult:
+    """DeLong's test for two correlated AUCs on the same studies and labels (DeLong et al., 1988).
+
+    Attributes
+    ----------
+    auc_a, auc_b, difference, standard_error, z, pvalue : float
+    covariance : ndarray of shape (2, 2)
+    """
+
+    auc_a: float
+    auc_b: float
+    difference: float
+    standard_error: float
+    z: float
+    pvalue: float
+    covariance: np.ndarray = field(repr=False)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"auc_a": self.auc_a, "auc_b": self.auc_b, "difference": self.difference,
+                "standard_error": self.standard_error, "z": self.z, "pvalue": self.pvalue,
+                "covariance": self.covariance.tolist()}
+
+
+def _placements(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """DeLong structural components via midranks (Sun & Xu, 2014): V10 for positives, V01 for negatives."""
+    from scipy.stats import rankdata
+
+    pos, neg = s[y], s[~y]
+    m, n = pos.size, neg.size
+    r_all = rankdata(np.concatenate([pos, neg]))
+    r_pos, r_neg = rankdata(pos), rankdata(neg)
+    v10 = (r_all[:m] - r_pos) / n
+    v01 = 1.0 - (r_all[m:] - r_neg) / m
+    auc = float((r_all[:m].sum() - m * (m + 1) / 2) / (m * n))
+    return v10, v01, auc
+
+
+def delong_test(y_true: Sequence[int] | np.ndarray, y_score_a: Sequence[float] | np.ndarray,
+                y_score_b: Sequence[float] | np.ndarray) -> DeLongResult:
+    """DeLong's nonparametric test of ``AUC_a = AUC_b`` for two models scored on the same studies.
+
+    ``Var(AUC_a - AUC_b) = c' (S10 / m + S01 / n) c`` with ``c = (1, -1)``, ``S10``/``S01`` the
+    covariance matrices of the placement values of the ``m`` positives and ``n`` negatives. Studies are
+    treated as independent (no patient clustering; use the bootstrap difference for clustered data).
+    """
+    y = _as_binary(y_true, "delong_test")
+    a = _as_scores(y_score_a, y.size, "delong_test")
+    b = _as_scores(y_score_b, y.size, "delong_test")
+    m, n = int(y.sum()), int((~y).sum())
+    if m < 2 or n < 2:
+        raise InvalidParameterError(f"delong_test needs at least 2 positives and 2 negatives; got {m} and {n}.")
+    v10a, v01a, auc_a = _placements(y, a)
+    v10b, v01b, auc_b = _placements(y, b)
+    s10 = np.cov(np.vstack([v10a, v10b]))
+    s01 = np.cov(np.vstack([v01a, v01b]))
+    cov = s10 / m + s01 / n
+    var = cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]
+    diff = auc_a - auc_b
+    se = float(np.sqrt(max(var, 0.0)))
+    if se == 0:
+        z = 0.0 if diff == 0 else float(np.sign(diff) * np.inf)
+    else:
+        z = diff / se
+    p = float(2 * special.ndtr(-abs(z)))
+    return DeLongResult(auc_a, auc_b, float(diff), se, float(z), p, cov)
+
+
+def compare_auc(result: AUCResult, a: tuple[str, str, str], b: tuple[str, str, str], *,
+                method: str = "bootstrap", predictions: pd.DataFrame | None = None,
+                labels: pd.DataFrame | None = None) -> PairedComparisonResult:
+    """Compare two AUCs of one :class:`AUCResult`: two models, or one model against two references.
+
+    Parameters
+    ----------
+    result : AUCResult
+    a, b : tuple (model, finding, reference)
+    method : {'bootstrap', 'delong'}, default='bootstrap'
+        ``'delong'`` (two models, same finding and reference, not the macro average) also runs
+        :func:`delong_test`; it needs the ``predictions`` and ``labels`` the result was computed from.
+
+    Returns
+    -------
+    res : PairedComparisonResult
+        The bootstrap difference always; the DeLong test when asked.
+    """
+    check_choice(method, ("bootstrap", "delong"), name="method", func="compare_auc")
+    ia, ib = result._pos(*a), result._pos(*b)
+    d = result.distribution[ia] - result.distribution[ib]
+    est = float(result.point[ia] - result.point[ib])
+    diff = percentile_ci(d, estimate=est, confidence_level=result.confidence_level)
+    ok = d[np.isfinite(d)]
+    p = float(min(1.0, 2 * min((ok <= 0).mean(), (ok >= 0).mean()))) if ok.size else float("nan")
+    dl = None
+    if method == "delong":
+        if a[1] != b[1] or a[2] != b[2] or a[1] == MACRO:
+            raise InvalidParameterError("compare_auc: method='delong' compares two models on the same finding and "
+                                        f"reference (not the macro average); got a={a}, b={b}.")
+        if predictions is None or labels is None:
+            raise InvalidParameterError("compare_auc: method='delong' needs the 'predictions' and 'labels' tables.")
+        preds = validate_predictions(predictions)
+        labs = validate_label_table(labels, require_patient=False)
+        f = result.findings[ia[1]]
+        lab = labs[(labs["finding"] == f) & (labs["source"] == a[2])]
+        y = pd.Series(binarize(lab["state"], policy=result.policy, not_mentioned=result.not_mentioned), index=lab["study_id"].to_numpy()).dropna()
+        sa = preds[(preds["model"] == a[0]) & (preds["finding"] == f)].set_index("study_id")["score"]
+        sb = preds[(preds["model"] == b[0]) & (preds["finding"] == f)].set_index("study_id")["score"]
+        ids = y.index.intersection(sa.index).intersection(sb.index)
+        dl = delong_test(y.loc[ids].to_numpy().astype(int), sa.loc[ids].to_numpy(), sb.loc[ids].to_numpy())
+        p = dl.pvalue
+    return PairedComparisonResult(tuple(a), tuple(b), diff, p, method, dl)  # type: ignore[arg-type]

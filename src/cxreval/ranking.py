@@ -1,0 +1,307 @@
+"""Ranking stability: do the model rankings that different references induce agree?
+
+For every finding (and the macro average), every model group and every pair of references, the
+rankings of the models by AUC are compared with Spearman's rho (SRCC) and Kendall's tau-b (KRCC):
+point values from the AUC estimates and, when bootstrap distributions are available (an
+:class:`~cxreval.classification.AUCResult`), the distribution of the correlation over the same
+patient-bootstrap replicates: mean ± sd and percentile CI, as in the XQA paper's Tables 26–29.
+
+Ranks: 1 is the highest AUC; tied AUCs share the average rank and are flagged. SRCC is the Pearson
+correlation of average ranks (``scipy.stats.spearmanr``); KRCC is tau-b, which corrects for ties
+(``scipy.stats.kendalltau``); both are vectorised over replicates here.
+
+Examples
+--------
+>>> import numpy as np
+>>> x = np.array([0.9, 0.8, 0.8, 0.7]); y = np.array([0.85, 0.86, 0.7, 0.6])
+>>> round(float(spearman_rho(x, y)), 4), round(float(kendall_tau_b(x, y)), 4)
+(0.7379, 0.5477)
+>>> rank_desc(x).tolist()
+[1.0, 2.5, 2.5, 4.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from ._validation import check_choice, check_columns, check_confidence_level
+from .bootstrap import summarize_distribution
+from .classification import MACRO, MEAN_MODEL, AUCResult
+from .exceptions import InvalidParameterError, SchemaError
+
+__all__ = [
+    "rank_desc",
+    "spearman_rho",
+    "kendall_tau_b",
+    "RankingStabilityResult",
+    "ranking_stability",
+    "ALL_MODELS",
+    "CORRELATION_COLUMNS",
+    "RANKING_COLUMNS",
+    "TOP_COLUMNS",
+]
+
+ALL_MODELS = "All Models"
+METHODS = ("SRCC", "KRCC")
+CORRELATION_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference_a", "reference_b", "method",
+                                        "statistic", "boot_mean", "boot_sd", "ci_low", "ci_high", "n_undefined",
+                                        "n_models", "n_tied_a", "n_tied_b")
+RANKING_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference", "model", "auc", "rank", "tied")
+TOP_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "best_under", "model", "reference", "auc", "rank",
+                                "is_best", "prob_best")
+
+
+def rank_desc(values: np.ndarray, *, axis: int = -1) -> np.ndarray:
+    """Ranks with 1 for the highest value; ties get the average rank; NaN stays NaN."""
+    v = np.asarray(values, dtype=float)
+    return rankdata(-v, method="average", axis=axis, nan_policy="propagate") if v.size else v.copy()
+
+
+def spearman_rho(x: np.ndarray, y: np.ndarray, *, axis: int = -1) -> np.ndarray:
+    """Spearman's rank correlation along ``axis`` (vectorised; equals ``scipy.stats.spearmanr``).
+
+    NaN if either input has a NaN or is constant along the axis.
+    """
+    x = np.moveaxis(np.asarray(x, dtype=float), axis, -1)
+    y = np.moveaxis(np.asarray(y, dtype=float), axis, -1)
+    if x.shape != y.shape:
+        raise InvalidParameterError(f"spearman_rho: 'x' and 'y' must have the same shape; got {x.shape} and {y.shape}.")
+    bad = np.isnan(x).any(axis=-1) | np.isnan(y).any(axis=-1)
+    rx = rankdata(np.nan_to_num(x), axis=-1)
+    ry = rankdata(np.nan_to_num(y), axis=-1)
+    rx -= rx.mean(axis=-1, keepdims=True)
+    ry -= ry.mean(axis=-1, keepdims=True)
+    den = np.sqrt((rx * rx).sum(axis=-1) * (ry * ry).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (rx * ry).sum(axis=-1) / den
+    r = np.where(bad | (den == 0), np.nan, np.clip(r, -1.0, 1.0))
+    return r[()] if r.ndim == 0 else r
+
+
+def kendall_tau_b(x: np.ndarray, y: np.ndarray, *, axis: int = -1) -> np.ndarray:
+    """Kendall's tau-b along ``axis`` (vectorised; equals ``scipy.stats.kendalltau``, variant 'b').
+
+    ``tau_b = (C - D) / sqrt((n0 - n1)(n0 - n2))``, with ``n1``/``n2`` the pairs tied in ``x``/``y``.
+    NaN if either input has a NaN or is constant.
+    """
+    x = np.moveaxis(np.asarray(x, dtype=float), axis, -1)
+    y = np.moveaxis(np.asarray(y, dtype=float), axis, -1)
+    if x.shape != y.shape:
+        raise InvalidParameterError(f"kendall_tau_b: 'x' and 'y' must have the same shape; got {x.shape} and {y.shape}.")
+    i, j = np.triu_indices(x.shape[-1], k=1)
+    sx = np.sign(x[..., i] - x[..., j])
+    sy = np.sign(y[..., i] - y[..., j])
+    bad = np.isnan(sx).any(axis=-1) | np.isnan(sy).any(axis=-1)
+    sx, sy = np.nan_to_num(sx), np.nan_to_num(sy)
+    den = np.sqrt(np.count_nonzero(sx, axis=-1).astype(float) * np.count_nonzero(sy, axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = (sx * sy).sum(axis=-1) / den
+    t = np.where(bad | (den == 0), np.nan, np.clip(t, -1.0, 1.0))
+    return t[()] if t.ndim == 0 else t
+
+
+_CORR = {"SRCC": spearman_rho, "KRCC": kendall_tau_b}
+
+
+def _n_tied(v: np.ndarray) -> int:
+    """Number of models whose AUC equals another model's."""
+    _, inv, cnt = np.unique(v, return_inverse=True, return_counts=True)
+    return int((cnt[inv] > 1).sum())
+
+
+@dataclass(frozen=True)
+class RankingStabilityResult:
+    """Rank correlations between references, the rankings and the top-rank changes.
+
+    Attributes
+    ----------
+    correlations : pandas.DataFrame
+        :data:`CORRELATION_COLUMNS` (plus ``paper_mean``, ``paper_sd`` when compared with published values):
+        one row per dataset × finding × group × reference pair × method. ``statistic`` is the point value
+        from the AUC estimates; ``boot_*`` and ``ci_*`` summarise the bootstrap distribution (NaN without one).
+    rankings : pandas.DataFrame
+        :data:`RANKING_COLUMNS`: the rank of every model under every reference (a bump-chart table).
+    top_changes : pandas.DataFrame
+        :data:`TOP_COLUMNS`: the best model(s) under each reference (``best_under``) and their AUC and rank
+        under every reference; ``prob_best`` is the bootstrap share of replicates where that model is best
+        under ``reference`` (ties split; NaN without bootstrap).
+    n_resamples : int
+        0 for point estimates only.
+    confidence_level : float
+    """
+
+    correlations: pd.DataFrame
+    rankings: pd.DataFrame
+    top_changes: pd.DataFrame
+    n_resamples: int = 0
+    confidence_level: float = 0.95
+    distributions: dict[tuple[str, str, str, str, str, str], np.ndarray] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"n_resamples": self.n_resamples, "confidence_level": self.confidence_level,
+                "correlations": self.correlations.to_dict(orient="records"),
+                "top_changes": self.top_changes.to_dict(orient="records")}
+
+
+def _cubes_from_result(res: AUCResult, dataset: str) -> list[tuple[str, str, list[str], list[str], dict[str, str],
+                                                                     np.ndarray, np.ndarray | None]]:
+    out = []
+    for j, f in enumerate(res.findings):
+        out.append((dataset, f, list(res.models), list(res.references), dict(res.groups),
+                    res.point[:, j, :], res.distribution[:, j, :, :]))
+    return out
+
+
+def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[tuple[str, str, list[str], list[str],
+                                                                                      dict[str, str], np.ndarray, None]]:
+    check_columns(df, ("model", "finding", "reference", "auc"), where="AUC table")
+    t = df.copy()
+    if "group" not in t.columns:
+        t["group"] = "default"
+    if "dataset" not in t.columns:
+        t["dataset"] = ""
+    t = t[~t["model"].astype(str).isin(list(exclude_models)) & (t["group"].astype(str) != "summary")]
+    auc = pd.to_numeric(t["auc"], errors="coerce")
+    if auc.isna().any():
+        i = int(np.flatnonzero(auc.isna().to_numpy())[0])
+        raise SchemaError(f"AUC table row {i}: 'auc' {t['auc'].iloc[i]!r} is not a number.")
+    t["auc"] = auc.astype(float)
+    out = []
+    for (ds, f), sub in t.groupby(["dataset", "finding"], sort=False):
+        dup = sub.duplicated(["model", "reference"], keep=False)
+        if dup.any():
+            r = sub[dup].iloc[0]
+            raise SchemaError(f"AUC table has duplicate rows for dataset {ds!r}, finding {f!r}, model {r['model']!r}, "
+                              f"reference {r['reference']!r}.")
+        wide = sub.pivot(index="model", columns="reference", values="auc")
+        models = list(pd.unique(sub["model"]))
+        refs = list(pd.unique(sub["reference"]))
+        wide = wide.reindex(index=models, columns=refs)
+        if wide.isna().any().any():
+            m, r = wide.stack(future_stack=True).loc[lambda s: s.isna()].index[0]
+            raise SchemaError(f"AUC table lacks the AUC of model {m!r} under reference {r!r} (dataset {ds!r}, "
+                              f"finding {f!r}); every model needs every reference.")
+        groups = dict(zip(sub["model"].astype(str), sub["group"].astype(str)))
+        out.append((str(ds), str(f), [str(m) for m in models], [str(r) for r in refs], groups,
+                    wide.to_numpy(dtype=float), None))
+    return out
+
+
+def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] = METHODS,
+                      pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
+                      confidence_level: float | None = None, dataset: str = "",
+                      exclude_models: Sequence[str] = (MEAN_MODEL,), min_models: int = 3) -> RankingStabilityResult:
+    """Rank correlations between the model rankings each reference induces, per finding and group.
+
+    Parameters
+    ----------
+    auc : AUCResult or pandas.DataFrame
+        An :func:`~cxreval.classification.evaluate_auc` result (point + bootstrap), or a point AUC table
+        with columns ``model, finding, reference, auc`` and optionally ``group``, ``dataset`` (published
+        tables; no bootstrap).
+    methods : sequence of {'SRCC', 'KRCC'}
+    pairs : sequence of (reference_a, reference_b), optional
+        Default: every pair of references, in their order.
+    groups : {'all', 'overall', 'per-group'}, default='all'
+        ``'overall'``: all models together (group ``'All Models'``); ``'per-group'``: within each model
+        group; ``'all'``: both (per-group only when there is more than one group).
+    confidence_level : float, optional
+        Default: the AUC result's (0.95 for tables).
+    min_models : int, default=3
+        Groups with fewer models are skipped.
+
+    Returns
+    -------
+    res : RankingStabilityResult
+    """
+    for m in methods:
+        check_choice(m, METHODS, name="methods", func="ranking_stability")
+    check_choice(groups, ("all", "overall", "per-group"), name="groups", func="ranking_stability")
+    if isinstance(auc, AUCResult):
+        cl = auc.confidence_level if confidence_level is None else confidence_level
+        cubes = _cubes_from_result(auc, dataset)
+        n_res = auc.n_resamples
+    elif isinstance(auc, pd.DataFrame):
+        cl = 0.95 if confidence_level is None else confidence_level
+        cubes = _cubes_from_table(auc, exclude_models)
+        n_res = 0
+    else:
+        raise InvalidParameterError(f"ranking_stability: 'auc' must be an AUCResult or a DataFrame; got {type(auc).__name__}.")
+    cl = check_confidence_level(cl, func="ranking_stability")
+    corr_rows, rank_rows, top_rows = [], [], []
+    dists: dict[tuple[str, str, str, str, str, str], np.ndarray] = {}
+    for ds, f, models, refs, gmap, point, dist in cubes:
+        if pairs is None:
+            prs = list(combinations(refs, 2))
+        else:
+            prs = [tuple(p) for p in pairs]
+            for p in prs:
+                for r in p:
+                    if r not in refs:
+                        raise InvalidParameterError(f"Unknown reference {r!r} in 'pairs'; references of {ds!r} "
+                                                    f"{f!r}: {refs}.")
+        distinct = sorted(set(gmap[m] for m in models))
+        sets: list[tuple[str, list[int]]] = []
+        if groups in ("all", "overall"):
+            sets.append((ALL_MODELS, list(range(len(models)))))
+        if groups == "per-group" or (groups == "all" and len(distinct) > 1):
+            sets += [(g, [i for i, m in enumerate(models) if gmap[m] == g]) for g in distinct]
+        for gname, idx in sets:
+            if len(idx) < min_models:
+                continue
+            P = point[idx]
+            D = None if dist is None else dist[idx]
+            ranks = rank_desc(P, axis=0)
+            for k, r in enumerate(refs):
+                col = P[:, k]
+                _, inv, cnt = np.unique(col, return_inverse=True, return_counts=True)
+                for q, i in enumerate(idx):
+                    rank_rows.append((ds, f, gname, r, models[i], col[q], ranks[q, k], bool(cnt[inv[q]] > 1)))
+            # top-rank table
+            if D is not None:
+                finite = np.isfinite(D).all(axis=0)  # (refs, B)
+                mx = np.nanmax(np.where(np.isfinite(D), D, -np.inf), axis=0)
+                is_max = (D == mx[None]) & finite[None]
+                share = is_max / np.maximum(is_max.sum(axis=0, keepdims=True), 1)
+                n_ok = finite.sum(axis=-1)  # per ref
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    prob_best = share.sum(axis=-1) / n_ok[None, :]
+            for kb, rb in enumerate(refs):
+                colb = P[:, kb]
+                if np.isnan(colb).all():
+                    continue
+                best = np.flatnonzero(colb == np.nanmax(colb))
+                for q in best:
+                    for k, r in enumerate(refs):
+                        pb = float(prob_best[q, k]) if D is not None else float("nan")
+                        top_rows.append((ds, f, gname, rb, models[idx[q]], r, P[q, k], ranks[q, k],
+                                         bool(P[q, k] == np.nanmax(P[:, k])), pb))
+            for ra, rb in prs:
+                ka, kb = refs.index(ra), refs.index(rb)
+                for m in methods:
+                    stat = float(_CORR[m](P[:, ka], P[:, kb]))
+                    if D is not None:
+                        d = _CORR[m](D[:, ka, :], D[:, kb, :], axis=0)
+                        s = summarize_distribution(d, confidence_level=cl)
+                        vals = [float(s[c]) for c in ("mean", "sd", "ci_low", "ci_high")] + [int(s["n_undefined"])]
+                        dists[(ds, f, gname, ra, rb, m)] = d
+                    else:
+                        vals = [np.nan] * 4 + [0]
+                    corr_rows.append((ds, f, gname, ra, rb, m, stat, *vals, len(idx), _n_tied(P[:, ka]),
+                                      _n_tied(P[:, kb])))
+    corr = pd.DataFrame(corr_rows, columns=list(CORRELATION_COLUMNS))
+    rankings = pd.DataFrame(rank_rows, columns=list(RANKING_COLUMNS))
+    top = pd.DataFrame(top_rows, columns=list(TOP_COLUMNS))
+    return RankingStabilityResult(corr, rankings, top, n_res, cl, dists)
+
+
+def _order_findings(values: Sequence[str]) -> list[str]:
+    """Findings in first-seen order with the macro average last."""
+    vals = list(dict.fromkeys(values))
+    return [v for v in vals if v != MACRO] + ([MACRO] if MACRO in vals else [])

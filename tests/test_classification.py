@@ -1,0 +1,235 @@
+"""Tests of cxreval.classification against scikit-learn's roc_auc_score (1e-12)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import roc_auc_score as sk_auc
+
+from cxreval.bootstrap import draw_plan, summarize_distribution
+from cxreval.classification import (
+    AUC_COLUMNS,
+    compare_auc,
+    delong_test,
+    evaluate_auc,
+    roc_auc_score,
+    weighted_auc,
+)
+from cxreval.exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
+
+FINDINGS = ["Atelectasis", "Consolidation", "Effusion"]
+
+
+def synthetic(n_models=4, n_studies=120, n_refs=2, rng=0, ties=True):
+    """Models x findings x references with several studies per patient and uncertain labels."""
+    g = np.random.default_rng(rng)
+    pat = g.integers(0, n_studies // 3, n_studies)
+    studies = [f"s{i:04d}" for i in range(n_studies)]
+    truth = g.random((len(FINDINGS), n_studies)) < 0.35
+    lab = []
+    for r in range(n_refs):
+        for j, f in enumerate(FINDINGS):
+            st_ = np.where(truth[j] ^ (g.random(n_studies) < 0.15), "positive", "negative").astype(object)
+            st_[g.random(n_studies) < 0.08] = "uncertain"
+            lab.append(pd.DataFrame({"study_id": studies, "patient_id": [f"p{p}" for p in pat], "finding": f,
+                                     "source": f"R{r}", "state": st_}))
+    pr = []
+    for m in range(n_models):
+        for j, f in enumerate(FINDINGS):
+            sc = truth[j] * g.random() + g.normal(size=n_studies)
+            pr.append(pd.DataFrame({"study_id": studies, "model": f"M{m}", "finding": f,
+                                    "score": np.round(sc, 1) if ties else sc}))
+    return pd.concat(pr, ignore_index=True), pd.concat(lab, ignore_index=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 6)), min_size=2, max_size=40))
+def test_roc_auc_equals_sklearn_with_ties(pairs):
+    y = np.array([p[0] for p in pairs])
+    s = np.array([p[1] for p in pairs]) / 3.0
+    if y.min() == y.max():
+        with pytest.warns(UndefinedMetricWarning, match="Only one class"):
+            assert np.isnan(roc_auc_score(y, s))
+        return
+    assert abs(roc_auc_score(y, s) - sk_auc(y, s)) < 1e-12
+
+
+def test_weighted_auc_equals_sklearn_on_repeated_indices_and_weights():
+    g = np.random.default_rng(1)
+    for _ in range(30):
+        n = int(g.integers(5, 80))
+        y = g.integers(0, 2, n)
+        y[:2] = [0, 1]
+        s = g.integers(0, 6, n).astype(float)
+        w = g.integers(0, 4, (6, n))
+        a = weighted_auc(y, s, w)
+        af = weighted_auc(y, s, w.astype(float))
+        for b in range(6):
+            idx = np.repeat(np.arange(n), w[b])
+            if len(set(y[idx])) < 2:
+                assert np.isnan(a[b])
+                continue
+            assert abs(a[b] - sk_auc(y[idx], s[idx])) < 1e-12
+            assert abs(af[b] - sk_auc(y, s, sample_weight=w[b])) < 1e-12
+            assert abs(roc_auc_score(y, s, sample_weight=w[b]) - a[b]) < 1e-12
+
+
+def test_auc_input_errors():
+    with pytest.raises(InvalidParameterError, match="only 0 and 1; found 2 at position 1"):
+        roc_auc_score([0, 2, 1], [0.1, 0.2, 0.3])
+    with pytest.raises(SchemaError, match="must be finite; found nan at position 2"):
+        roc_auc_score([0, 1, 1], [0.1, 0.2, np.nan])
+    with pytest.raises(InvalidParameterError, match=r"'weights' must have shape \(n_resamples, 3\)"):
+        weighted_auc([0, 1, 1], [0.1, 0.2, 0.3], np.ones((2, 4), dtype=int))
+
+
+def test_evaluate_auc_point_and_ci_equal_sklearn_loop_on_the_same_plan():
+    preds, labels = synthetic()
+    res = evaluate_auc(preds, labels, n_resamples=60, rng=0)
+    assert list(res.table.columns) == list(AUC_COLUMNS)
+    plan = res.plan
+    studies = np.array(plan.study_ids)
+    for (m, f, r) in [("M0", "Atelectasis", "R0"), ("M3", "Effusion", "R1"), ("M2", "Consolidation", "R1")]:
+        lab = labels[(labels.source == r) & (labels.finding == f)].set_index("study_id").reindex(studies)
+        y = lab.state.map({"positive": 1.0, "negative": 0.0}).to_numpy()
+        s = preds[(preds.model == m) & (preds.finding == f)].set_index("study_id").reindex(studies).score.to_numpy()
+        ok = np.isfinite(y)
+        row = res.table[(res.table.model == m) & (res.table.finding == f) & (res.table.reference == r)].iloc[0]
+        assert abs(row.auc - sk_auc(y[ok], s[ok])) < 1e-12
+        assert (row.n_pos, row.n_neg, row.n_dropped) == (int((y == 1).sum()), int((y == 0).sum()), int((~ok).sum()))
+        loop = []
+        for b in range(plan.n_resamples):
+            idx = plan.study_indices(b)
+            idx = idx[ok[idx]]
+            loop.append(sk_auc(y[idx], s[idx]))
+        loop = np.array(loop)
+        i, j, k = res.models.index(m), res.findings.index(f), res.references.index(r)
+        assert np.max(np.abs(res.distribution[i, j, k] - loop)) < 1e-12
+        summ = summarize_distribution(loop)
+        assert abs(row.ci_low - summ["ci_low"]) < 1e-12 and abs(row.ci_high - summ["ci_high"]) < 1e-12
+
+
+def test_macro_and_mean_rows_and_policy():
+    preds, labels = synthetic(n_models=3)
+    res = evaluate_auc(preds, labels, n_resamples=20, rng=1, policy="zeros")
+    t = res.table
+    macro = t[(t.finding == "macro") & (t.model == "M1") & (t.reference == "R0")].auc.iloc[0]
+    per = t[(t.finding.isin(FINDINGS)) & (t.model == "M1") & (t.reference == "R0")].auc
+    assert macro == pytest.approx(per.mean(), abs=1e-15)
+    mean = t[(t.model == "Mean") & (t.finding == "Effusion") & (t.reference == "R1")]
+    assert mean.group.iloc[0] == "summary"
+    assert mean.auc.iloc[0] == pytest.approx(t[(t.group != "summary") & (t.finding == "Effusion")
+                                               & (t.reference == "R1")].auc.mean())
+    assert (t[t.model != "Mean"].n_dropped == 0).all()  # zeros policy keeps uncertain labels
+
+
+def test_deterministic_and_sharding_and_executor_invariant():
+    preds, labels = synthetic(n_models=2)
+    a = evaluate_auc(preds, labels, n_resamples=30, rng=7)
+    b = evaluate_auc(preds, labels, n_resamples=30, rng=7, shard_size=7)
+
+    class ReversedExecutor:
+        def map(self, func, items):
+            return [func(x) for x in reversed(list(items))]
+
+    c = evaluate_auc(preds, labels, n_resamples=30, rng=7, shard_size=4, executor=ReversedExecutor())
+    pd.testing.assert_frame_equal(a.table, b.table)
+    assert np.array_equal(a.distribution, c.distribution, equal_nan=True)
+
+
+def test_one_class_reference_is_nan_with_warning():
+    preds, labels = synthetic(n_models=2)
+    labels = labels.copy()
+    labels.loc[(labels.source == "R1") & (labels.finding == "Effusion"), "state"] = "negative"
+    with pytest.warns(UndefinedMetricWarning, match="Reference 'R1' has only one class for finding 'Effusion'"):
+        res = evaluate_auc(preds, labels, n_resamples=10, rng=0)
+    t = res.table
+    assert t[(t.reference == "R1") & (t.finding == "Effusion")].auc.isna().all()
+    assert t[(t.reference == "R1") & (t.finding == "macro")].auc.isna().all()
+    assert t[(t.reference == "R0") & (t.finding == "Effusion")].auc.notna().all()
+
+
+def test_bad_inputs_raise_clear_errors():
+    preds, labels = synthetic(n_models=2, n_studies=30)
+    extra = pd.DataFrame({"study_id": ["zzz"], "model": ["M0"], "finding": ["Effusion"], "score": [0.3]})
+    with pytest.raises(SchemaError, match=r"1 prediction study id\(s\) are absent from the label table, e.g. \['zzz'\]"):
+        evaluate_auc(pd.concat([preds, extra]), labels, n_resamples=5)
+    res = evaluate_auc(pd.concat([preds, extra]), labels, n_resamples=5, unlabeled="drop")
+    assert res.dropped.study_id.tolist() == ["zzz"]
+    with pytest.raises(SchemaError, match="Duplicate"):
+        evaluate_auc(pd.concat([preds, preds.iloc[:1]]), labels)
+    bad = preds.copy()
+    bad.loc[3, "score"] = np.inf
+    with pytest.raises(SchemaError, match=r"Non-finite or non-numeric score .*inf.* row 3"):
+        evaluate_auc(bad, labels)
+    with pytest.raises(InvalidParameterError, match="Unknown reference 'R9'"):
+        evaluate_auc(preds, labels, references=["R9"])
+    with pytest.raises(InvalidParameterError, match="Unknown finding 'Cardiomegaly': no model has predictions"):
+        evaluate_auc(preds, labels, findings=["Cardiomegaly"])
+    nopat = labels.copy()
+    nopat.loc[nopat.study_id == "s0003", "patient_id"] = None
+    with pytest.raises(SchemaError, match="study 's0003' has no patient id"):
+        evaluate_auc(preds, nopat, n_resamples=5)
+    missing = preds[~((preds.model == "M1") & (preds.study_id == "s0004") & (preds.finding == "Effusion"))]
+    with pytest.raises(SchemaError, match="Model 'M1' has no score for study 's0004', finding 'Effusion'"):
+        evaluate_auc(missing, labels, n_resamples=5)
+    with pytest.raises(InvalidParameterError, match="'policy' parameter of evaluate_auc"):
+        evaluate_auc(preds, labels, policy="maybe")
+
+
+def _delong_bruteforce(y, a, b):
+    def comps(s):
+        pos, neg = s[y == 1], s[y == 0]
+        k = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+        return k.mean(axis=1), k.mean(axis=0), k.mean()
+    v10a, v01a, aa = comps(a)
+    v10b, v01b, ab = comps(b)
+    m, n = len(v10a), len(v01a)
+    s10 = np.cov(np.vstack([v10a, v10b]))
+    s01 = np.cov(np.vstack([v01a, v01b]))
+    var = (s10[0, 0] + s10[1, 1] - 2 * s10[0, 1]) / m + (s01[0, 0] + s01[1, 1] - 2 * s01[0, 1]) / n
+    return aa - ab, np.sqrt(var)
+
+
+def test_delong_equals_bruteforce_and_compare_auc():
+    g = np.random.default_rng(3)
+    y = g.integers(0, 2, 150)
+    a = np.round(y + g.normal(size=150), 1)
+    b = np.round(0.5 * y + g.normal(size=150), 1)
+    res = delong_test(y, a, b)
+    d, se = _delong_bruteforce(y, a, b)
+    assert res.difference == pytest.approx(d, abs=1e-12) and res.standard_error == pytest.approx(se, rel=1e-10)
+    assert res.auc_a == pytest.approx(sk_auc(y, a), abs=1e-12)
+    assert 0 <= res.pvalue <= 1
+    preds, labels = synthetic(n_models=3)
+    r = evaluate_auc(preds, labels, n_resamples=50, rng=0)
+    c = compare_auc(r, ("M0", "Effusion", "R0"), ("M1", "Effusion", "R0"))
+    i0, i1 = r.models.index("M0"), r.models.index("M1")
+    j, k = r.findings.index("Effusion"), r.references.index("R0")
+    assert np.array_equal(c.difference.bootstrap_distribution, r.distribution[i0, j, k] - r.distribution[i1, j, k])
+    cr = compare_auc(r, ("M0", "Effusion", "R0"), ("M0", "Effusion", "R1"))
+    assert cr.difference.estimate == pytest.approx(r.point[i0, j, 0] - r.point[i0, j, 1])
+    cd = compare_auc(r, ("M0", "Effusion", "R0"), ("M1", "Effusion", "R0"), method="delong", predictions=preds,
+                     labels=labels)
+    assert cd.delong is not None and cd.delong.difference == pytest.approx(c.difference.estimate, abs=1e-12)
+    with pytest.raises(InvalidParameterError, match="method='delong' compares two models on the same finding"):
+        compare_auc(r, ("M0", "Effusion", "R0"), ("M0", "Effusion", "R1"), method="delong", predictions=preds,
+                    labels=labels)
+
+
+def test_plan_reuse_pairs_results():
+    preds, labels = synthetic(n_models=2)
+    r1 = evaluate_auc(preds, labels, n_resamples=25, rng=2)
+    plan = r1.plan
+    r2 = evaluate_auc(preds, labels, references=["R1"], plan=plan)
+    assert np.array_equal(r1.distribution[:, :, 1], r2.distribution[:, :, 0], equal_nan=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        small = draw_plan(["a"], n_resamples=3)
+    with pytest.raises(InvalidParameterError, match="the given plan covers 1 studies"):
+        evaluate_auc(preds, labels, plan=small)
