@@ -76,7 +76,7 @@ def _as_codes(values: object, *, name: str, func: str, allowed: Sequence[float] 
     bad = ~np.isnan(arr) & ~np.isin(arr, np.asarray(allowed, dtype=float))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"Unknown state {arr[i]!r} at position {i} of '{name}' in {func}; expected one of "
+        raise SchemaError(f"Unknown state {arr[i]:g} at position {i} of '{name}' in {func}; expected one of "
                           f"the codes {[int(x) for x in allowed]} ({', '.join(STATE_NAMES)}).")
     return arr
 

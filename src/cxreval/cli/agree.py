@@ -1,0 +1,111 @@
+"""``cxreval agree``: agreement, prevalence and omission flows between label sources."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import typer
+
+from ..agreement import (
+    agreement_table,
+    flows_table,
+    omission_table,
+    parse_pairs,
+    positive_prevalence,
+    prevalence_table,
+)
+from ..exceptions import InvalidParameterError
+from ..labels import read_labels
+from ._common import echo_json, prepare_out, write_summary, write_table
+
+__all__ = ["register", "markdown_table"]
+
+
+def markdown_table(df: pd.DataFrame, *, decimals: int = 2) -> str:
+    """A plain GitHub-markdown table (no extra dependency); floats rounded, NaN shown as ``nan``."""
+    def cell(v: object) -> str:
+        if isinstance(v, float):
+            return "nan" if math.isnan(v) else f"{v:.{decimals}f}"
+        return "" if v is None or v is pd.NA else str(v)
+
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _finding_sets(specs: list[str] | None) -> dict[str, list[str]] | None:
+    if not specs:
+        return None
+    out: dict[str, list[str]] = {}
+    for spec in specs:
+        name, sep, rest = spec.partition("=")
+        items = [x.strip() for x in rest.split(",") if x.strip()]
+        if not sep or not name.strip() or not items:
+            raise InvalidParameterError(f"--finding-set must be NAME=F1,F2,... (or NAME=<vocabulary>). Got {spec!r}.")
+        out[name.strip()] = items
+    return out
+
+
+def agree(
+    labels: Path = typer.Option(..., "--labels", help="Long label table (CSV or Parquet): study_id, [patient_id,] "
+                                "finding, source, state."),
+    pairs: str = typer.Option(..., "--pairs", help="Source pairs A:B[,C:D...]; A is the F1 reference."),
+    out: Path = typer.Option(..., "--out", help="Output folder."),
+    findings: str = typer.Option(None, "--findings", help="Comma-separated findings or a vocabulary name (xqa, "
+                                 "xqa_selected, chestxray14, ...); default those both sources label."),
+    finding_set: list[str] = typer.Option(None, "--finding-set", help="NAME=F1,F2,... to macro/micro-average over "
+                                          "(repeatable); default one set 'all'."),
+    not_mentioned: str = typer.Option("negative", "--not-mentioned", help="not_mentioned labels: 'negative' or "
+                                      "'exclude'."),
+    weights: str = typer.Option("quadratic", "--weights", help="kappa_w weighting: quadratic, linear or none."),
+    intersect: bool = typer.Option(False, "--intersect", help="Compare sources on their common studies instead of "
+                                   "requiring the same studies."),
+    json_out: bool = typer.Option(False, "--json", help="Print the agreement and omission tables as JSON."),
+) -> None:
+    """Weighted kappa, Low/High kappa and weighted F1 per finding (+ macro, micro), prevalence and omission flows."""
+    if weights not in ("quadratic", "linear", "none"):
+        raise InvalidParameterError(f"--weights must be quadratic, linear or none. Got {weights!r}.")
+    w = None if weights == "none" else weights
+    fs: list[str] | None = None
+    if findings:
+        fs = [x.strip() for x in findings.split(",") if x.strip()]
+    pair_list = parse_pairs(pairs)
+    table = read_labels(labels, require_patient=False).table
+    studies = "intersection" if intersect else "same"
+    agr = agreement_table(table, pair_list, findings=fs, finding_sets=_finding_sets(finding_set), weights=w,
+                          not_mentioned=not_mentioned, studies=studies)
+    sources = list(dict.fromkeys(s for p in pair_list for s in p))
+    prev = prevalence_table(table, sources=sources, findings=fs)
+    flows = flows_table(table, pair_list, findings=fs, not_mentioned=not_mentioned, studies=studies)
+    om = omission_table(flows)
+    d = prepare_out(out)
+    paths = {name: str(write_table(df, d, name)) for name, df in
+             (("agreement", agr), ("prevalence", prev), ("flows", flows), ("omissions", om))}
+    lines = [f"# cxreval agree: {labels}", "",
+             f"- pairs: {', '.join(f'{a}:{b}' for a, b in pair_list)} (first source = F1 reference)",
+             f"- kappa_w weighting: {weights}; Low/High kappa: unweighted kappa under the pessimistic/optimistic "
+             "uncertainty mappings (see cxreval.agreement)",
+             f"- not_mentioned: {not_mentioned}; studies: {studies}", ""]
+    for pair, info in agr.attrs["pairs"].items():
+        miss = {k: v for k, v in info["n_missing"].items() if v}
+        nm = {k: v for k, v in info["n_not_mentioned_excluded"].items() if v}
+        lines.append(f"- {pair}: {info['n_studies']} common studies; only in A: {info['n_only_a']}, only in B: "
+                     f"{info['n_only_b']}; findings only in A: {info['findings_only_a'] or 'none'}, only in B: "
+                     f"{info['findings_only_b'] or 'none'}; missing pairs: {miss or 'none'}; not-mentioned "
+                     f"excluded: {nm or 'none'}")
+    lines += ["", "## Agreement", "", markdown_table(agr), "", "## Omissions", "", markdown_table(om), "",
+              "## Positive prevalence", "", markdown_table(positive_prevalence(prev).reset_index()), ""]
+    write_summary(d, "\n".join(lines))
+    if json_out:
+        echo_json({"files": paths, "agreement": agr.to_dict(orient="records"),
+                   "omissions": om.to_dict(orient="records")})
+    else:
+        typer.echo(f"wrote {', '.join(Path(p).name for p in paths.values())} and summary.md to {d}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("agree")(agree)
