@@ -230,6 +230,10 @@ def summarize_distribution(dist: np.ndarray, *, confidence_level: float = 0.95, 
     """
     confidence_level = check_confidence_level(confidence_level, func="summarize_distribution")
     d = np.moveaxis(np.asarray(dist, dtype=float), axis, -1)
+    if d.shape[-1] == 0:
+        nan = np.full(d.shape[:-1], np.nan)
+        return {"mean": nan, "sd": nan.copy(), "ci_low": nan.copy(), "ci_high": nan.copy(),
+                "n_undefined": np.zeros(d.shape[:-1], dtype=int)}
     ok = np.isfinite(d)
     n_ok = ok.sum(axis=-1)
     alpha = (1 - confidence_level) / 2

@@ -383,7 +383,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
     not_mentioned : {'negative', 'exclude'}, default='negative'
     model_groups : DataFrame (``model, group``) or dict, optional
     n_resamples : int, default=1000
-        Bootstrap replicates (0 is not allowed; use 1 and ignore the CI for point estimates only).
+        Bootstrap replicates; 0 gives point estimates only (CI columns NaN).
     confidence_level : float, default=0.95
     macro : bool, default=True
         Add ``finding='macro'`` rows: the mean AUC over ``findings`` (per replicate; undefined if any is).
@@ -424,7 +424,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
     confidence_level = check_confidence_level(confidence_level, func="evaluate_auc")
     if plan is None:
-        n_resamples = check_positive_int(n_resamples, name="n_resamples", func="evaluate_auc")
+        n_resamples = check_positive_int(n_resamples, name="n_resamples", func="evaluate_auc", minimum=0)
     preds, labs, refs, fs, groups, dropped, pat = _validate_inputs(predictions, labels, references, findings,
                                                               model_groups, unlabeled)
     models = list(pd.unique(preds["model"]))
@@ -455,13 +455,16 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
                               "score every labelled study.")
     # patients
     patient_of = pd.Series(studies).map(pat)
-    if plan is None:
+    if plan is None and n_resamples == 0:
+        if patient_of.isna().any():  # the same check draw_plan makes
+            draw_plan(patient_of.to_numpy(), n_resamples=1, study_ids=list(studies))
+    elif plan is None:
         plan = draw_plan(patient_of.to_numpy(), n_resamples=n_resamples, rng=rng, study_ids=list(studies))
     else:
         if plan.n_studies != n or (plan.study_ids is not None and tuple(plan.study_ids) != tuple(studies)):
             raise InvalidParameterError(f"evaluate_auc: the given plan covers {plan.n_studies} studies; the evaluation "
                                         f"needs the {n} studies of the predictions, sorted.")
-    B = plan.n_resamples
+    B = 0 if plan is None else plan.n_resamples
     # one sort per (model, finding); one _AUCIndex per (model, finding, reference)
     jobs: list[tuple[int, int, int, _AUCIndex]] = []
     undefined_point: list[tuple[str, str]] = []
@@ -503,6 +506,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
     dist = np.full((len(models), len(fs), len(refs), B), np.nan)
 
     def run_shard(sl: slice) -> tuple[slice, np.ndarray]:
+        assert plan is not None
         wt = np.ascontiguousarray(plan.counts[sl].T)[plan.study_patient]  # (n_studies, shard)
         out = np.empty((len(jobs), sl.stop - sl.start))
         for q, (_, _, _, idx) in enumerate(jobs):
@@ -510,7 +514,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
         return sl, out
 
     ex = executor if executor is not None else SerialExecutor()
-    for sl, out in ex.map(run_shard, list(iter_shards(B, shard_size))):  # type: ignore[attr-defined]
+    for sl, out in ex.map(run_shard, list(iter_shards(B, shard_size)) if B else []):  # type: ignore[attr-defined]
         for q, (i, j, k, _) in enumerate(jobs):
             dist[i, j, k, sl] = out[q]
     counts = pd.DataFrame(counts_rows)

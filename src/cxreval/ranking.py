@@ -6,7 +6,8 @@ point values from the AUC estimates and, when bootstrap distributions are availa
 :class:`~cxreval.classification.AUCResult`), the distribution of the correlation over the same
 patient-bootstrap replicates: mean ± sd and percentile CI, as in the XQA paper's Tables 26–29.
 
-Ranks: 1 is the highest AUC; tied AUCs share the average rank and are flagged. SRCC is the Pearson
+Ranks: 1 is the highest AUC; tied AUCs share the average rank and are flagged, with the range of
+ranks a tie-break could give (``rank_min``, ``rank_max``: published AUCs rounded to 2 decimals tie often). SRCC is the Pearson
 correlation of average ranks (``scipy.stats.spearmanr``); KRCC is tau-b, which corrects for ties
 (``scipy.stats.kendalltau``); both are vectorised over replicates here.
 
@@ -52,9 +53,10 @@ METHODS = ("SRCC", "KRCC")
 CORRELATION_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference_a", "reference_b", "method",
                                         "statistic", "boot_mean", "boot_sd", "ci_low", "ci_high", "n_undefined",
                                         "n_models", "n_tied_a", "n_tied_b")
-RANKING_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference", "model", "auc", "rank", "tied")
+RANKING_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference", "model", "auc", "rank", "tied",
+                                    "rank_min", "rank_max")
 TOP_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "best_under", "model", "reference", "auc", "rank",
-                                "is_best", "prob_best")
+                                "rank_min", "rank_max", "is_best", "prob_best")
 
 
 def rank_desc(values: np.ndarray, *, axis: int = -1) -> np.ndarray:
@@ -258,11 +260,15 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
             P = point[idx]
             D = None if dist is None else dist[idx]
             ranks = rank_desc(P, axis=0)
+            # tied AUCs (e.g. from 2-decimal rounding) can take any rank in [rank_min, rank_max]
+            rmin = rankdata(-P, method="min", axis=0)
+            rmax = rankdata(-P, method="max", axis=0)
             for k, r in enumerate(refs):
                 col = P[:, k]
                 _, inv, cnt = np.unique(col, return_inverse=True, return_counts=True)
                 for q, i in enumerate(idx):
-                    rank_rows.append((ds, f, gname, r, models[i], col[q], ranks[q, k], bool(cnt[inv[q]] > 1)))
+                    rank_rows.append((ds, f, gname, r, models[i], col[q], ranks[q, k], bool(cnt[inv[q]] > 1),
+                                      int(rmin[q, k]), int(rmax[q, k])))
             # top-rank table
             if D is not None:
                 finite = np.isfinite(D).all(axis=0)  # (refs, B)
@@ -281,7 +287,7 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
                     for k, r in enumerate(refs):
                         pb = float(prob_best[q, k]) if D is not None else float("nan")
                         top_rows.append((ds, f, gname, rb, models[idx[q]], r, P[q, k], ranks[q, k],
-                                         bool(P[q, k] == np.nanmax(P[:, k])), pb))
+                                         int(rmin[q, k]), int(rmax[q, k]), bool(P[q, k] == np.nanmax(P[:, k])), pb))
             for ra, rb in prs:
                 ka, kb = refs.index(ra), refs.index(rb)
                 for m in methods:

@@ -1,0 +1,145 @@
+"""``cxreval rank``: ranking stability across references, from predictions + labels or from AUC tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import typer
+
+from ..exceptions import SchemaError
+from ..published import attach_published, load_xqa_auc_table
+from ..ranking import ALL_MODELS, RankingStabilityResult, ranking_stability
+from ._common import echo_json, prepare_out, write_summary, write_table
+from .classify import auc_summary, md_table, run_classification
+
+__all__ = ["register", "rank_summary"]
+
+_CORR_OUT = ("dataset", "finding", "group", "reference_a", "reference_b", "method", "statistic", "boot_mean",
+             "boot_sd", "ci_low", "ci_high", "paper_mean", "paper_sd", "n_undefined", "n_models", "n_tied_a",
+             "n_tied_b")
+
+
+def _read_auc_table(spec: str) -> tuple[pd.DataFrame, bool]:
+    """``xqa`` → the packaged XQA Tables 16–25; otherwise a CSV/Parquet file."""
+    if spec.lower() == "xqa":
+        return load_xqa_auc_table(), True
+    p = Path(spec)
+    if not p.exists():
+        raise SchemaError(f"AUC table {spec!r} does not exist (give a CSV/Parquet file, or 'xqa' for the packaged "
+                          "XQA tables).")
+    try:
+        df = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
+    except (ValueError, OSError) as exc:
+        raise SchemaError(f"Could not read AUC table {spec!r}: {exc}") from exc
+    if "finding" in df.columns:
+        from ..published import _finding
+
+        df["finding"] = df["finding"].astype(str).map(_finding)
+    return df, False
+
+
+def _pm(m: float, s: float) -> str:
+    return "" if np.isnan(m) else f"{m:.2f} ± {s:.2f}"
+
+
+def rank_summary(res: RankingStabilityResult, corr: pd.DataFrame, *, source: str) -> str:
+    lines = ["# cxreval rank", "", source, ""]
+    boot = res.n_resamples > 0
+    c = corr[corr.group == ALL_MODELS] if (corr.group == ALL_MODELS).any() else corr
+    for ds in pd.unique(c.dataset):
+        sub = c[c.dataset == ds]
+        rows = []
+        for (f, ra, rb), g in sub.groupby(["finding", "reference_a", "reference_b"], sort=False):
+            row = {"finding": f, "pair": f"{ra} vs {rb}"}
+            for m in ("SRCC", "KRCC"):
+                r = g[g.method == m]
+                if r.empty:
+                    continue
+                r = r.iloc[0]
+                row[m] = r.statistic
+                if boot:
+                    row[f"{m} boot"] = _pm(r.boot_mean, r.boot_sd)
+                    row[f"{m} CI"] = "" if np.isnan(r.ci_low) else f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
+                if "paper_mean" in g.columns and not np.isnan(r.paper_mean):
+                    row[f"{m} paper"] = _pm(r.paper_mean, r.paper_sd)
+            row["tied a/b"] = f"{int(g.n_tied_a.iloc[0])}/{int(g.n_tied_b.iloc[0])} of {int(g.n_models.iloc[0])}"
+            rows.append(row)
+        title = f"## Rank correlations, all models{f' ({ds})' if ds else ''}"
+        lines += [title, "", md_table(pd.DataFrame(rows)), ""]
+    t = res.top_changes
+    t = t[t.group == ALL_MODELS] if (t.group == ALL_MODELS).any() else t
+    if len(t):
+        rows = []
+        for (ds, f, bu, m), g in t.groupby(["dataset", "finding", "best_under", "model"], sort=False):
+            ranks = ", ".join(f"{r}: {rk:g}" + (f" ({lo}-{hi})" if lo != hi else "")
+                              for r, rk, lo, hi in zip(g.reference, g["rank"], g.rank_min, g.rank_max))
+            rows.append({"dataset": ds, "finding": f, "best under": bu, "model": m, "rank under each reference": ranks})
+        lines += ["## Top-rank changes (best model under each reference, its rank under all; tie range in brackets)",
+                  "", md_table(pd.DataFrame(rows)), ""]
+    return "\n".join(lines)
+
+
+def rank(
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder."),
+    auc_table: str = typer.Option(None, "--auc-table", help="AUC table (model, group, finding, reference, auc[, dataset]) "
+                                  "as CSV/Parquet, or 'xqa' for the packaged XQA Tables 16-25. Point estimates only."),
+    predictions: list[Path] = typer.Option(None, "--predictions", "-p", help="As for `cxreval classify`."),
+    labels: list[Path] = typer.Option(None, "--labels", "-l", help="As for `cxreval classify`."),
+    references: list[str] = typer.Option(None, "--references", "-r"),
+    findings: list[str] = typer.Option(None, "--findings", "-f"),
+    model_groups: Path = typer.Option(None, "--model-groups"),
+    policy: str = typer.Option("exclude", "--policy"),
+    not_mentioned: str = typer.Option("negative", "--not-mentioned"),
+    unlabeled: str = typer.Option("error", "--unlabeled"),
+    n_resamples: int = typer.Option(1000, "--n-resamples"),
+    seed: int = typer.Option(0, "--seed"),
+    confidence_level: float = typer.Option(0.95, "--confidence-level"),
+    groups: str = typer.Option("all", "--groups", help="all, overall or per-group."),
+    min_models: int = typer.Option(3, "--min-models", help="Skip model groups with fewer models."),
+    dataset: str = typer.Option("", "--dataset", help="Dataset name written in the tables (predictions mode)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the rank correlations as JSON."),
+) -> None:
+    """SRCC/KRCC between the model rankings each reference induces, per finding, macro average and model group.
+
+    Writes rank_correlation.csv, rankings.csv (bump-chart table), top_changes.csv (and auc.csv from predictions)
+    plus summary.md. With --auc-table the correlations are point values beside the paper's bootstrap mean ± sd.
+    """
+    d = prepare_out(out)
+    if auc_table is not None:
+        if predictions or labels:
+            raise SchemaError("Give either --auc-table or --predictions/--labels, not both.")
+        table, is_xqa = _read_auc_table(auc_table)
+        res = ranking_stability(table, groups=groups, min_models=min_models)
+        corr = attach_published(res)
+        source = (f"From the AUC table {'XQA Tables 16-25 (packaged)' if is_xqa else auc_table}: point estimates "
+                  "(no bootstrap); ties from 2-decimal rounding share the average rank (rank_min/rank_max give the "
+                  "range); KRCC is tau-b. `paper` = the XQA paper's bootstrap mean ± sd (Tables 26-29).")
+    else:
+        if not predictions or not labels:
+            raise SchemaError("cxreval rank needs --auc-table, or both --predictions and --labels.")
+        auc, notes = run_classification(predictions, labels, model_groups=model_groups, references=references,
+                                        findings=findings, policy=policy, not_mentioned=not_mentioned,
+                                        unlabeled=unlabeled, n_resamples=n_resamples, seed=seed,
+                                        confidence_level=confidence_level)
+        write_table(auc.table, d, "auc")
+        (d / "auc_summary.md").write_text(auc_summary(auc, notes, seed=seed) + "\n")
+        res = ranking_stability(auc, groups=groups, min_models=min_models, dataset=dataset)
+        corr = res.correlations.assign(paper_mean=np.nan, paper_sd=np.nan)
+        source = (f"From predictions + labels: {len(auc.models)} models, references {list(auc.references)}, "
+                  f"{auc.n_resamples} patient-bootstrap replicates (seed {seed}); boot = mean ± sd of the replicate "
+                  f"correlations, CI = {int(auc.confidence_level * 100)}% percentile.")
+    corr = corr[[c for c in _CORR_OUT if c in corr.columns] + [c for c in corr.columns if c not in _CORR_OUT]]
+    write_table(corr, d, "rank_correlation")
+    write_table(res.rankings, d, "rankings")
+    write_table(res.top_changes, d, "top_changes")
+    write_summary(d, rank_summary(res, corr, source=source))
+    if json_out:
+        echo_json({"rank_correlation": corr.to_dict(orient="records"), "n_resamples": res.n_resamples})
+    else:
+        typer.echo(f"{len(corr)} rank correlations, {len(res.top_changes)} top-rank rows -> {d}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rank")(rank)

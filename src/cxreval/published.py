@@ -1,0 +1,120 @@
+"""Published results shipped with cxreval: the XQA paper's AUC and rank-correlation tables.
+
+The appendix of the XQA-Chest paper (*Rethinking Clinical Relevance in Chest X-ray Machine Learning:
+How Evaluation References Define Performance*) gives, for XQA-RR and MIMIC-CXR, the ROC-AUC of every
+model against every reference (Tables 16–25) and the SRCC/KRCC between the rankings the references
+induce, as bootstrap mean ± sd (Tables 26–29). They are package data (``cxreval/data/xqa``, with a
+README and CITATION.cff) so that ``cxreval rank --auc-table`` can put its point rank correlations beside
+the paper's.
+
+Examples
+--------
+>>> auc = load_xqa_auc_table()
+>>> sorted(auc["dataset"].unique())
+['MIMIC-CXR', 'XQA-RR']
+>>> sorted(auc.loc[auc.dataset == "XQA-RR", "finding"].unique())
+['Atelectasis', 'Consolidation', 'Effusion', 'Lung Opacity', 'macro']
+>>> rc = load_xqa_rank_correlations()
+>>> rc.iloc[0][["finding", "reference_a", "reference_b", "method", "group", "paper_mean", "paper_sd"]].tolist()
+['Atelectasis', 'CR', 'Rep1', 'SRCC', 'All Models', 0.8, 0.07]
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+from .classification import MACRO
+from .exceptions import SchemaError
+from .findings import canonical_finding
+from .ranking import RankingStabilityResult
+
+__all__ = [
+    "XQA_CITATION",
+    "load_xqa_auc_table",
+    "load_xqa_rank_correlations",
+    "attach_published",
+    "PAIR_REFERENCES",
+]
+
+XQA_CITATION = ("Rethinking Clinical Relevance in Chest X-ray Machine Learning: How Evaluation References Define "
+                "Performance (XQA-Chest; University of Cambridge). Appendix Tables 16-29.")
+
+PAIR_REFERENCES = {"Find.": "Findings", "Impr.": "Impression"}
+"""Abbreviations the rank-correlation tables use for references."""
+
+_MACRO_NAMES = {"macro average", "macro avg.", "macro avg", "macro"}
+_MICRO_NAMES = {"micro average", "micro avg.", "micro avg", "micro"}
+
+
+def _finding(name: str) -> str:
+    key = str(name).strip().lower()
+    if key in _MACRO_NAMES:
+        return MACRO
+    if key in _MICRO_NAMES:
+        return "micro"
+    return canonical_finding(name, where="XQA table")
+
+
+def _read(name: str) -> pd.DataFrame:
+    with resources.files("cxreval").joinpath("data", "xqa", name).open("rb") as fh:
+        return pd.read_csv(fh)
+
+
+def load_xqa_auc_table(*, include_mean: bool = True) -> pd.DataFrame:
+    """Tables 16–25: ``table, dataset, finding, model, group, reference, auc, ci_low, ci_high``.
+
+    Findings are canonical (``Effusion``, ``Lung Opacity``; ``macro`` for Tables 20 and 25); the
+    paper's ``Mean`` rows have group ``summary`` (dropped with ``include_mean=False``; Table 24 prints its
+    Mean row as "Macro Avg.", renamed ``Mean`` here).
+    """
+    t = _read("xqa_auc_tables_16_25.csv")
+    t["finding"] = t["finding"].map(_finding)
+    # the seed prints Table 24's mean-over-models row as "Macro Avg."; it is the "Mean" row
+    t.loc[(t["group"] == "summary") & (t["model"] == "Macro Avg."), "model"] = "Mean"
+    if not include_mean:
+        t = t[t["group"] != "summary"].reset_index(drop=True)
+    return t
+
+
+def load_xqa_rank_correlations() -> pd.DataFrame:
+    """Tables 26–29 as ``table, dataset, method, finding, group, reference_a, reference_b, paper_mean, paper_sd``."""
+    t = _read("xqa_rank_correlation_tables_26_29.csv")
+    parts = t["pair"].str.split(" vs ", n=1, expand=True)
+    return pd.DataFrame({
+        "table": t["table"], "dataset": t["dataset"], "method": t["method"],
+        "finding": t["target"].map(_finding), "group": t["group"],
+        "reference_a": parts[0].map(lambda r: PAIR_REFERENCES.get(r, r)),
+        "reference_b": parts[1].map(lambda r: PAIR_REFERENCES.get(r, r)),
+        "paper_mean": t["mean"].astype(float), "paper_sd": t["sd"].astype(float),
+    })
+
+
+def attach_published(result: RankingStabilityResult | pd.DataFrame,
+                     published: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Add ``paper_mean`` and ``paper_sd`` to rank-correlation rows that the paper reports.
+
+    Rows are matched on ``dataset, finding, group, method`` and the reference pair in either order;
+    rows without a published value get NaN.
+    """
+    corr = result.correlations if isinstance(result, RankingStabilityResult) else result
+    pub = load_xqa_rank_correlations() if published is None else published
+    for c in ("dataset", "finding", "group", "method", "reference_a", "reference_b", "paper_mean", "paper_sd"):
+        if c not in pub.columns:
+            raise SchemaError(f"Published rank-correlation table lacks column {c!r}.")
+    fwd = pub.set_index(["dataset", "finding", "group", "method", "reference_a", "reference_b"])[["paper_mean", "paper_sd"]]
+    rev = fwd.copy()
+    rev.index = rev.index.set_names(["dataset", "finding", "group", "method", "reference_b", "reference_a"])
+    rev = rev.reorder_levels(["dataset", "finding", "group", "method", "reference_a", "reference_b"])
+    both = pd.concat([fwd, rev[~rev.index.isin(fwd.index)]])
+    both = both[~both.index.duplicated()]
+    key = pd.MultiIndex.from_frame(corr[["dataset", "finding", "group", "method", "reference_a", "reference_b"]])
+    vals = both.reindex(key)
+    out = corr.copy()
+    out["paper_mean"] = vals["paper_mean"].to_numpy(dtype=float)
+    out["paper_sd"] = vals["paper_sd"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        out["diff_vs_paper"] = out["statistic"] - out["paper_mean"]
+    return out
