@@ -1,0 +1,258 @@
+"""Metric-vs-expert analysis: per-rater z-scores, z-MOS, inter-rater agreement (Table 3) and
+metric-vs-z-MOS rank correlation with bootstrap CIs over reference images (Table 4).
+
+For rater ``a`` and image ``i``, ``z_ia = (r_ia - mu_a) / sigma_a`` with ``mu_a`` and ``sigma_a`` the mean
+and standard deviation (``ddof``, default 0 as ``scipy.stats.zscore``) of rater ``a``'s ratings over all
+images they rated; ``z-MOS_i`` is the mean of ``z_ia`` over the raters of image ``i``. SRCC is Spearman's
+rho (average ranks for ties) and KRCC Kendall's tau-b, as ``scipy.stats.spearmanr``/``kendalltau``.
+
+Metric correlations are *oriented*: a metric registered as lower-is-better (RMSE, GMSD, ...) has its sign
+flipped so that agreement with the experts is positive, as the seed's Table 4 reports. Bootstrap CIs
+resample reference images (with all their degraded versions) with replacement, percentile intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .._validation import check_columns, check_confidence_level, check_positive_int, normalize_rng
+from ..exceptions import SchemaError
+
+__all__ = ["zscores", "zmos", "rater_agreement", "metric_agreement", "ZMOSResult"]
+
+
+@dataclass(frozen=True)
+class ZMOSResult:
+    """Standardised ratings.
+
+    Attributes
+    ----------
+    zscores : pandas.DataFrame
+        ``image, rater, rating, z``.
+    zmos : pandas.DataFrame
+        ``image, zmos, n_raters``, one row per image, sorted by image.
+    rater_stats : pandas.DataFrame
+        ``rater, mean, std, n``.
+    """
+
+    zscores: pd.DataFrame
+    zmos: pd.DataFrame
+    rater_stats: pd.DataFrame
+
+    def to_dict(self) -> dict[str, object]:
+        return {"n_images": int(len(self.zmos)), "n_raters": int(len(self.rater_stats)),
+                "rater_stats": self.rater_stats.to_dict(orient="records")}
+
+
+def _check_ratings(ratings: pd.DataFrame, scale: tuple[float, float] | None) -> pd.DataFrame:
+    check_columns(ratings, ["image", "rater", "rating"], where="ratings")
+    df = ratings[["image", "rater", "rating"]].copy()
+    df["image"] = df["image"].astype(str)
+    df["rater"] = df["rater"].astype(str)
+    vals = pd.to_numeric(df["rating"], errors="coerce")
+    bad = vals.isna()
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise SchemaError(f"ratings: column 'rating' must be numeric; row {i} has {ratings['rating'].iloc[i]!r} "
+                          f"({int(bad.sum())} such row(s)).")
+    df["rating"] = vals.astype(float)
+    if scale is not None:
+        lo, hi = scale
+        out = (df["rating"] < lo) | (df["rating"] > hi)
+        if out.any():
+            i = int(np.flatnonzero(out.to_numpy())[0])
+            raise SchemaError(f"ratings: rating {df['rating'].iloc[i]!r} at row {i} (image {df['image'].iloc[i]!r}, "
+                              f"rater {df['rater'].iloc[i]!r}) is outside the scale [{lo:g}, {hi:g}] "
+                              f"({int(out.sum())} such row(s)).")
+    dup = df.duplicated(["image", "rater"], keep=False)
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise SchemaError(f"ratings: rater {df['rater'].iloc[i]!r} rated image {df['image'].iloc[i]!r} more than once "
+                          f"(row {i}); each (image, rater) must appear once.")
+    return df
+
+
+def zscores(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = (1, 4), ddof: int = 0) -> ZMOSResult:
+    """Per-rater z-scores and z-MOS.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Long table with columns ``image, rater, rating``.
+    scale : tuple of float or None, default=(1, 4)
+        Inclusive rating scale (the seed's 4-point Likert); ratings outside it raise.
+    ddof : {0, 1}, default=0
+
+    Returns
+    -------
+    res : ZMOSResult
+
+    Raises
+    ------
+    SchemaError
+        Missing columns, non-numeric or out-of-scale ratings, repeated (image, rater), or a rater whose
+        ratings have zero variance (their z-scores are undefined).
+    """
+    df = _check_ratings(ratings, scale)
+    g = df.groupby("rater", sort=True)["rating"]
+    st = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=ddof), "n": g.size()}).reset_index()
+    zero = st[~(st["std"] > 0)]
+    if len(zero):
+        raise SchemaError(f"ratings: rater(s) {zero['rater'].tolist()} gave the same rating to every image (or rated "
+                          "fewer than two); z-scores need a non-zero standard deviation. Remove them.")
+    df = df.merge(st[["rater", "mean", "std"]], on="rater")
+    df["z"] = (df["rating"] - df["mean"]) / df["std"]
+    z = df[["image", "rater", "rating", "z"]].sort_values(["image", "rater"]).reset_index(drop=True)
+    m = z.groupby("image", sort=True)["z"].agg(["mean", "size"]).reset_index()
+    m.columns = ["image", "zmos", "n_raters"]
+    return ZMOSResult(z, m, st)
+
+
+def zmos(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = (1, 4), ddof: int = 0) -> pd.Series:
+    """z-MOS per image (index: image id); see :func:`zscores`."""
+    return zscores(ratings, scale=scale, ddof=ddof).zmos.set_index("image")["zmos"]
+
+
+def _corr(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan"), float("nan")
+    return float(stats.spearmanr(a, b).statistic), float(stats.kendalltau(a, b).statistic)
+
+
+def rater_agreement(res: ZMOSResult) -> pd.DataFrame:
+    """Table 3: SRCC/KRCC of every pair of raters (on the images both rated) and of each rater with z-MOS.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        ``rater_a, rater_b, srcc, krcc, n`` for ``a < b`` and for ``(a, 'z-MOS')``.
+    """
+    wide = res.zscores.pivot(index="image", columns="rater", values="rating")
+    zm = res.zmos.set_index("image")["zmos"]
+    raters = list(wide.columns)
+    rows = []
+    for i, a in enumerate(raters):
+        for b in raters[i + 1:]:
+            both = wide[[a, b]].dropna()
+            s, k = _corr(both[a].to_numpy(), both[b].to_numpy())
+            rows.append({"rater_a": a, "rater_b": b, "srcc": s, "krcc": k, "n": int(len(both))})
+        col = wide[a].dropna()
+        s, k = _corr(col.to_numpy(), zm.loc[col.index].to_numpy())
+        rows.append({"rater_a": a, "rater_b": "z-MOS", "srcc": s, "krcc": k, "n": int(len(col))})
+    return pd.DataFrame(rows, columns=["rater_a", "rater_b", "srcc", "krcc", "n"])
+
+
+def _orientation(metric: str) -> float:
+    from ._registry import get_metric
+
+    try:
+        return 1.0 if get_metric(metric).higher_is_better else -1.0
+    except KeyError:
+        return 1.0
+
+
+def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
+                     confidence_level: float = 0.95, rng: object = None, orient: bool = True,
+                     metrics: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 4: SRCC/KRCC between each metric and z-MOS, with bootstrap CIs over reference images.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        ``reference, test, metric, value`` (``cxreval iqa score`` output). ``test`` ids are matched to the
+        rating image ids exactly, else by file stem (``dir/x.png`` -> ``x``).
+    zmos_table : pandas.DataFrame
+        ``image, zmos`` (:attr:`ZMOSResult.zmos`).
+    n_resamples : int, default=1000
+    confidence_level : float, default=0.95
+    rng : None, int or numpy.random.Generator
+    orient : bool, default=True
+        Flip the sign for metrics registered as lower-is-better.
+    metrics : sequence of str, optional
+        Restrict to these metrics.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        ``metric, srcc, krcc, srcc_ci_low, srcc_ci_high, krcc_ci_low, krcc_ci_high, n, n_references,
+        orientation``.
+    dropped : pandas.DataFrame
+        Scored test images without ratings (``metric, test, reason``), reported rather than used.
+
+    Raises
+    ------
+    SchemaError
+        Missing columns, non-numeric values, or rated images that a metric did not score (unknown ids).
+    """
+    check_columns(scores, ["reference", "test", "metric", "value"], where="scores")
+    check_columns(zmos_table, ["image", "zmos"], where="z-MOS table")
+    n_resamples = check_positive_int(n_resamples, name="n_resamples", func="metric_agreement")
+    cl = check_confidence_level(confidence_level, func="metric_agreement")
+    gen = normalize_rng(rng)
+    sc = scores[["reference", "test", "metric", "value"]].copy()
+    for c in ("reference", "test", "metric"):
+        sc[c] = sc[c].astype(str)
+    vals = pd.to_numeric(sc["value"], errors="coerce")
+    if vals.isna().any():
+        i = int(np.flatnonzero(vals.isna().to_numpy())[0])
+        raise SchemaError(f"scores: column 'value' must be numeric and finite; row {i} has {scores['value'].iloc[i]!r}.")
+    sc["value"] = vals.astype(float)
+    zm = zmos_table.assign(image=zmos_table["image"].astype(str)).set_index("image")["zmos"]
+    rated = set(zm.index)
+    tests = sc["test"].unique()
+    exact = sum(t in rated for t in tests)
+    if exact == 0:
+        sc["test"] = sc["test"].map(lambda t: t.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0])
+    wanted = list(metrics) if metrics is not None else sorted(sc["metric"].unique())
+    unknown_metrics = sorted(set(wanted) - set(sc["metric"]))
+    if unknown_metrics:
+        raise SchemaError(f"scores: no values for metric(s) {unknown_metrics}; have {sorted(sc['metric'].unique())}.")
+    rows, dropped = [], []
+    alpha = (1.0 - cl) / 2.0
+    for m in wanted:
+        d = sc[sc["metric"] == m]
+        missing = sorted(rated - set(d["test"]))
+        if missing:
+            raise SchemaError(f"scores: metric {m!r} has no value for {len(missing)} rated image(s), e.g. "
+                              f"{missing[:3]}; image ids in ratings must match the 'test' column of scores.")
+        extra = d[~d["test"].isin(rated)]
+        dropped += [{"metric": m, "test": t, "reason": "no ratings for this image"} for t in extra["test"]]
+        d = d[d["test"].isin(rated)]
+        if d["test"].duplicated().any():
+            t = d.loc[d["test"].duplicated(), "test"].iloc[0]
+            raise SchemaError(f"scores: metric {m!r} has more than one value for test image {t!r}.")
+        sign = _orientation(m) if orient else 1.0
+        v = sign * d["value"].to_numpy()
+        if not np.all(np.isfinite(v)):
+            raise SchemaError(f"scores: metric {m!r} has non-finite values (e.g. PSNR of identical images); "
+                              "remove those pairs or that metric.")
+        z = zm.loc[d["test"]].to_numpy()
+        s, k = _corr(v, z)
+        refs, codes = np.unique(d["reference"].to_numpy(), return_inverse=True)
+        groups = [np.flatnonzero(codes == r) for r in range(len(refs))]
+        bs, bk = [], []
+        for _ in range(n_resamples):
+            pick = gen.integers(0, len(refs), len(refs))
+            idx = np.concatenate([groups[p] for p in pick])
+            a, b = _corr(v[idx], z[idx])
+            bs.append(a)
+            bk.append(b)
+        bs_arr, bk_arr = np.asarray(bs), np.asarray(bk)
+
+        def ci(arr: np.ndarray) -> tuple[float, float]:
+            ok = arr[np.isfinite(arr)]
+            if ok.size == 0:
+                return float("nan"), float("nan")
+            return float(np.quantile(ok, alpha)), float(np.quantile(ok, 1.0 - alpha))
+
+        sl, sh = ci(bs_arr)
+        kl, kh = ci(bk_arr)
+        rows.append({"metric": m, "srcc": s, "krcc": k, "srcc_ci_low": sl, "srcc_ci_high": sh,
+                     "krcc_ci_low": kl, "krcc_ci_high": kh, "n": int(len(d)), "n_references": int(len(refs)),
+                     "orientation": int(sign)})
+    return pd.DataFrame(rows), pd.DataFrame(dropped, columns=["metric", "test", "reason"])

@@ -1,0 +1,60 @@
+"""`cxreval iqa` commands via main(argv)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from PIL import Image
+
+from cxreval.cli.main import main
+
+
+def test_degrade_score_agree(tmp_path):
+    rng = np.random.default_rng(0)
+    imgs = tmp_path / "imgs"
+    imgs.mkdir()
+    for i in range(3):
+        base = np.cumsum(rng.random((64, 64)), axis=1)
+        Image.fromarray((base / base.max() * 60000).astype(np.uint16)).save(imgs / f"im{i}.png")
+    (imgs / "notes.txt").write_text("x")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("seed: 1\ndegradations:\n  - {transform: gaussian_blur, params: {sigma: [0.5, 1.5]}}\n"
+                    "  - {transform: gaussian_noise, params: {sigma: 0.03}}\n")
+    assert main(["iqa", "degrade", "--images", str(imgs), "--plan", str(plan), "--out", str(tmp_path / "d")]) == 0
+    man = pd.read_csv(tmp_path / "d" / "manifest.csv")
+    assert len(man) == 9 and {"source", "transform", "params", "seed", "sha256"} <= set(man.columns)
+    assert "notes.txt" in (tmp_path / "d" / "summary.md").read_text()
+    pairs = tmp_path / "d" / "pairs.csv"
+    assert main(["iqa", "score", "--pairs", str(pairs), "--metrics", "psnr,ssim,rmse", "--out",
+                 str(tmp_path / "s")]) == 0
+    scores = pd.read_csv(tmp_path / "s" / "scores.csv")
+    assert list(scores.columns) == ["reference", "test", "metric", "value"] and len(scores) == 27
+    tests = sorted(man["test"])
+    ratings = pd.DataFrame([{"image": t.rsplit("/", 1)[-1][:-4], "rater": r,
+                             "rating": 1 + (k * (j + 1) + j) % 4} for k, t in enumerate(tests) for j, r in
+                            enumerate(["A", "B", "C"])])
+    ratings.to_csv(tmp_path / "r.csv", index=False)
+    assert main(["iqa", "agree", "--scores", str(tmp_path / "s" / "scores.csv"), "--ratings", str(tmp_path / "r.csv"),
+                 "--out", str(tmp_path / "a"), "--n-resamples", "50"]) == 0
+    t4 = pd.read_csv(tmp_path / "a" / "metric_agreement.csv")
+    assert list(t4.columns)[:8] == ["metric", "srcc", "krcc", "srcc_ci_low", "srcc_ci_high", "krcc_ci_low",
+                                    "krcc_ci_high", "n"]
+    assert set(t4.metric) == {"psnr", "ssim", "rmse"}
+    for name in ("zmos.csv", "rater_agreement.csv", "summary.md"):
+        assert (tmp_path / "a" / name).is_file()
+
+
+def test_errors_exit_2(tmp_path, capsys):
+    bad = tmp_path / "r.csv"
+    pd.DataFrame({"image": ["a", "a"], "rater": ["x", "y"], "rating": [1, 7]}).to_csv(bad, index=False)
+    s = tmp_path / "s.csv"
+    pd.DataFrame({"reference": ["r"], "test": ["a"], "metric": ["psnr"], "value": [1.0]}).to_csv(s, index=False)
+    assert main(["iqa", "agree", "--scores", str(s), "--ratings", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert "outside the scale" in capsys.readouterr().err
+    assert main(["iqa", "score", "--pairs", str(tmp_path / "none.csv"), "--out", str(tmp_path / "o")]) == 2
+
+
+def test_list(capsys):
+    assert main(["iqa", "list", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"ms_ssim"' in out and '"higher_is_better"' in out
