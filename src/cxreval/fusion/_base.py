@@ -1,0 +1,247 @@
+"""Shared machinery of the label-fusion estimators: input validation and encoding, the estimator base
+class, the method registry and :func:`fuse_label_table` (fusion on the long label table).
+
+The fusion input (the *annotation table*) is long, one row per ``(study_id, reader)`` and, optionally,
+``finding``:
+
+=========  ===============================================================
+study_id   str, the item a consensus label is derived for
+reader     str, who gave the label (a label source, a radiologist id)
+finding    str, optional; when present, items are ``(study_id, finding)``
+label      int, a :class:`~cxreval.labels.LabelState`: ``NEG=0``, ``UNC=1``, ``POS=2``
+=========  ===============================================================
+
+Every estimator encodes studies, findings and readers by their *sorted* unique values and sorts the
+annotations by ``(item, reader)`` before computing anything, so the output does not depend on the
+order of the input rows (crowd-kit 1.4.2's MACE does: its reader parameters follow row order).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import InvalidParameterError, SchemaError
+
+__all__ = [
+    "ANNOTATION_COLUMNS",
+    "STATES",
+    "N_STATES",
+    "Annotations",
+    "BaseFusion",
+    "register_fusion",
+    "get_fusion",
+    "list_fusion",
+    "encode_annotations",
+]
+
+ANNOTATION_COLUMNS: tuple[str, ...] = ("study_id", "reader", "label")
+STATES: tuple[int, ...] = (0, 1, 2)
+"""The label states fused: ``NEG=0``, ``UNC=1``, ``POS=2`` (:class:`cxreval.labels.LabelState`)."""
+N_STATES = 3
+
+
+@dataclass(frozen=True)
+class Annotations:
+    """An encoded annotation table (sorted by item, then reader).
+
+    Attributes
+    ----------
+    items : pandas.Index or pandas.MultiIndex
+        The items, sorted: study ids, or ``(study_id, finding)`` pairs when the table has a ``finding``.
+    readers : tuple of str
+        The readers, sorted.
+    item : ndarray of int, shape (n_annotations,)
+        Item code of each annotation.
+    reader : ndarray of int, shape (n_annotations,)
+        Reader code of each annotation.
+    label : ndarray of int, shape (n_annotations,)
+        The state (0, 1, 2) of each annotation.
+    finding : ndarray of int or None
+        Finding code of each *item* (into ``findings``), when the table has a ``finding`` column.
+    findings : tuple of str
+        The findings, sorted (empty without a ``finding`` column).
+    """
+
+    items: pd.Index
+    readers: tuple[str, ...]
+    item: np.ndarray
+    reader: np.ndarray
+    label: np.ndarray
+    finding: np.ndarray | None
+    findings: tuple[str, ...]
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    @property
+    def n_readers(self) -> int:
+        return len(self.readers)
+
+    def subset(self, items: np.ndarray) -> Annotations:
+        """The annotations of the items ``items`` (sorted item codes), re-coded ``0 .. len(items)-1``."""
+        pos = np.full(self.n_items, -1)
+        pos[items] = np.arange(len(items))
+        keep = pos[self.item] >= 0
+        return Annotations(self.items[items], self.readers, pos[self.item[keep]], self.reader[keep],
+                           self.label[keep], None if self.finding is None else self.finding[items], self.findings)
+
+
+def encode_annotations(data: object, *, func: str, allow_finding: bool = True) -> Annotations:
+    """Validate an annotation table and encode it (see the module docstring).
+
+    Raises
+    ------
+    SchemaError
+        Not a DataFrame; a missing column; a missing id or label; a label outside ``{0, 1, 2}``
+        (names ``negative``/``uncertain``/``positive`` are accepted); one reader labelling one item twice.
+    """
+    where = f"the annotation table passed to {func}"
+    if not isinstance(data, pd.DataFrame):
+        raise SchemaError(f"{where} must be a pandas DataFrame with columns {list(ANNOTATION_COLUMNS)} "
+                          f"(and optionally 'finding'). Got {type(data).__name__} instead.")
+    missing = [c for c in ANNOTATION_COLUMNS if c not in data.columns]
+    if missing:
+        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {list(data.columns)}.")
+    if len(data) == 0:
+        raise SchemaError(f"{where} is empty; at least one annotation is needed.")
+    has_finding = allow_finding and "finding" in data.columns
+    id_cols = ["study_id", "reader"] + (["finding"] if has_finding else [])
+    for c in id_cols:
+        na = data[c].isna().to_numpy()
+        if na.any():
+            i = int(np.flatnonzero(na)[0])
+            raise SchemaError(f"Missing {c!r} in {where}, row {i}.")
+    label = _parse_labels(data["label"], where=where)
+    study = data["study_id"].astype(str).to_numpy()
+    reader_names = data["reader"].astype(str).to_numpy()
+    readers, reader = np.unique(reader_names, return_inverse=True)
+    if has_finding:
+        fnames = data["finding"].astype(str).to_numpy()
+        findings, fcode = np.unique(fnames, return_inverse=True)
+        keys = pd.MultiIndex.from_arrays([study, fnames], names=["study_id", "finding"])
+        items = keys.unique().sort_values()
+        item = items.get_indexer(keys)
+        item_finding = np.searchsorted(findings, items.get_level_values("finding").to_numpy(dtype=str))
+    else:
+        studies, item = np.unique(study, return_inverse=True)
+        items = pd.Index(studies, name="study_id")
+        findings, item_finding = np.array([], dtype=str), None
+    order = np.lexsort((reader, item))
+    item, reader, label = item[order], reader[order], label[order]
+    dup = (np.diff(item) == 0) & (np.diff(reader) == 0)
+    if dup.any():
+        k = int(np.flatnonzero(dup)[0])
+        rows = np.sort(order[k:k + 2]).tolist()
+        raise SchemaError(f"Reader {str(readers[reader[k]])!r} labels item {items[item[k]]!r} more than once in "
+                          f"{where} (rows {rows}); each reader gives at most one label per item.")
+    return Annotations(items, tuple(str(r) for r in readers), item.astype(np.int64), reader.astype(np.int64),
+                       label, item_finding, tuple(str(f) for f in findings))
+
+
+_NAMES = {"negative": 0, "uncertain": 1, "positive": 2}
+
+
+def _parse_labels(values: pd.Series, *, where: str) -> np.ndarray:
+    v = values.reset_index(drop=True)
+    if v.dtype == object or pd.api.types.is_string_dtype(v):
+        v = v.map(lambda x: _NAMES.get(x.strip().lower(), x) if isinstance(x, str) else x)
+    num = pd.to_numeric(v, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    ok = np.isin(num, STATES)
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        raise SchemaError(f"Label {values.iloc[i]!r} outside the states in {where}, row {i}, column 'label'; "
+                          f"expected 0 (negative), 1 (uncertain) or 2 (positive). Drop missing or "
+                          f"not-mentioned labels before fusing.")
+    return num.astype(np.int64)
+
+
+def _label_series(items: pd.Index, labels: np.ndarray) -> pd.Series:
+    return pd.Series(labels.astype(np.int64), index=items.copy(), name="label")
+
+
+def _proba_frame(items: pd.Index, proba: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame(proba, index=items.copy(), columns=pd.Index(list(STATES), name="label"))
+
+
+class BaseFusion:
+    """Base class of the unsupervised fusion estimators (crowd-kit's API).
+
+    Subclasses implement ``_fit(ann)`` setting ``labels_`` (a Series of states indexed like the items)
+    and ``probas_`` (a DataFrame items × ``[0, 1, 2]``).
+    """
+
+    name: str = ""
+
+    def fit(self, data: pd.DataFrame) -> BaseFusion:
+        """Fit to an annotation table (columns ``study_id, reader, label`` [, ``finding``]); return self."""
+        ann = encode_annotations(data, func=f"{type(self).__name__}.fit")
+        self._fit(ann)
+        return self
+
+    def fit_predict(self, data: pd.DataFrame) -> pd.Series:
+        """Fit and return the fused state of every item (``labels_``)."""
+        return self.fit(data).labels_  # type: ignore[attr-defined,no-any-return]
+
+    def fit_predict_proba(self, data: pd.DataFrame) -> pd.DataFrame:
+        """Fit and return the probability of each state for every item (``probas_``)."""
+        return self.fit(data).probas_  # type: ignore[attr-defined,no-any-return]
+
+    def _fit(self, ann: Annotations) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        params = {k: v for k, v in vars(self).items() if not k.endswith("_") and not k.startswith("_")}
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+
+
+_REGISTRY: dict[str, Callable[..., object]] = {}
+
+
+def register_fusion(name: str) -> Callable[[type], type]:
+    """Class decorator registering a fusion estimator under ``name`` (e.g. ``'ds'``)."""
+    def deco(cls: type) -> type:
+        if name in _REGISTRY:
+            raise ValueError(f"fusion method {name!r} registered twice")
+        _REGISTRY[name] = cls
+        cls.name = name  # type: ignore[attr-defined]
+        return cls
+    return deco
+
+
+def get_fusion(name: str) -> Callable[..., object]:
+    """The estimator class registered under ``name``.
+
+    Raises
+    ------
+    KeyError
+        For an unknown name, with a did-you-mean hint.
+    """
+    if name not in _REGISTRY:
+        close = difflib.get_close_matches(name, list(_REGISTRY), n=2)
+        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise KeyError(f"Unknown fusion method {name!r}; available: {sorted(_REGISTRY)}.{hint}")
+    return _REGISTRY[name]
+
+
+def list_fusion() -> list[str]:
+    """Names of the registered fusion methods, sorted."""
+    return sorted(_REGISTRY)
+
+
+def _check_readers(table: pd.DataFrame, readers: Sequence[str], *, where: str) -> list[str]:
+    readers = [str(r) for r in readers]
+    if len(readers) < 2:
+        raise InvalidParameterError(f"Fusion needs at least two readers; got {readers}.")
+    if len(set(readers)) != len(readers):
+        raise InvalidParameterError(f"Readers {readers} repeat a name; give each reader once.")
+    present = set(table["source"].astype(str).unique())
+    absent = [r for r in readers if r not in present]
+    if absent:
+        raise SchemaError(f"Reader(s) {absent} are not sources of {where}; sources present: {sorted(present)}.")
+    return readers
