@@ -1,0 +1,118 @@
+"""Tests of `cxreval classify` and `cxreval rank` through main(argv)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+
+from cxreval.cli.main import main
+from cxreval.labels import write_labels, write_predictions
+
+
+def _files(tmp_path, n=80, n_models=5, rng=0):
+    g = np.random.default_rng(rng)
+    studies = [f"s{i}" for i in range(n)]
+    pat = [f"p{i // 2}" for i in range(n)]
+    truth = g.random(n) < 0.4
+    labs = []
+    for r in ("CR", "Rep1"):
+        st = np.where(truth ^ (g.random(n) < 0.15), "positive", "negative").astype(object)
+        st[g.random(n) < 0.1] = "uncertain"
+        labs.append(pd.DataFrame({"study_id": studies, "patient_id": pat, "finding": "Pleural Effusion",
+                                  "source": r, "state": st}))
+        labs.append(pd.DataFrame({"study_id": studies, "patient_id": pat, "finding": "Atelectasis", "source": r,
+                                  "state": np.where(g.random(n) < 0.3, "positive", "negative")}))
+    preds = []
+    for m in range(n_models):
+        for f in ("Effusion", "Atelectasis"):
+            preds.append(pd.DataFrame({"study_id": studies, "model": f"M{m}", "finding": f,
+                                       "score": np.round(truth * g.random() + g.normal(size=n), 2)}))
+    lp, pp = tmp_path / "labels.csv", tmp_path / "preds.parquet"
+    write_labels(pd.concat(labs, ignore_index=True), lp)
+    write_predictions(pd.concat(preds, ignore_index=True), pp)
+    gp = tmp_path / "groups.csv"
+    pd.DataFrame({"model": [f"M{m}" for m in range(n_models)],
+                  "group": ["A" if m < 3 else "B" for m in range(n_models)]}).to_csv(gp, index=False)
+    return pp, lp, gp
+
+
+def test_classify_writes_auc_table(tmp_path, capsys):
+    pp, lp, gp = _files(tmp_path)
+    out = tmp_path / "out"
+    rc = main(["classify", "-p", str(pp), "-l", str(lp), "--model-groups", str(gp), "--n-resamples", "50",
+               "--seed", "3", "--out", str(out)])
+    assert rc == 0
+    t = pd.read_csv(out / "auc.csv")
+    assert list(t.columns) == ["model", "group", "finding", "reference", "auc", "ci_low", "ci_high", "n_pos",
+                               "n_neg", "n_dropped"]
+    assert set(t.finding) == {"Effusion", "Atelectasis", "macro"}
+    assert (out / "auc.parquet").is_file() and "cxreval classify" in (out / "summary.md").read_text()
+    assert (t.dropna().ci_low <= t.dropna().auc).all()
+    # deterministic: same seed, same bytes
+    out2 = tmp_path / "out2"
+    main(["classify", "-p", str(pp), "-l", str(lp), "--model-groups", str(gp), "--n-resamples", "50", "--seed", "3",
+          "--out", str(out2)])
+    assert (out / "auc.csv").read_bytes() == (out2 / "auc.csv").read_bytes()
+    capsys.readouterr()
+    assert main(["classify", "-p", str(pp), "-l", str(lp), "-r", "CR", "-f", "Effusion", "--n-resamples", "5",
+                 "--out", str(tmp_path / "o3"), "--json"]) == 0
+    js = json.loads(capsys.readouterr().out)
+    assert {r["reference"] for r in js["auc"]} == {"CR"}
+
+
+def test_classify_errors_exit_2(tmp_path, capsys):
+    pp, lp, _ = _files(tmp_path)
+    assert main(["classify", "-p", str(pp), "-l", str(lp), "-r", "Nope", "--out", str(tmp_path / "o")]) == 2
+    assert "Unknown reference 'Nope'" in capsys.readouterr().err
+    assert main(["classify", "-p", str(tmp_path / "missing.csv"), "-l", str(lp), "--out", str(tmp_path / "o")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_rank_from_predictions(tmp_path):
+    pp, lp, gp = _files(tmp_path, n_models=6)
+    out = tmp_path / "r"
+    assert main(["rank", "-p", str(pp), "-l", str(lp), "--model-groups", str(gp), "--n-resamples", "40",
+                 "--out", str(out)]) == 0
+    c = pd.read_csv(out / "rank_correlation.csv")
+    for col in ("finding", "group", "reference_a", "reference_b", "method", "statistic", "boot_mean", "boot_sd",
+                "ci_low", "ci_high", "paper_mean", "paper_sd"):
+        assert col in c.columns
+    assert set(c.group) == {"All Models", "A", "B"} and c.boot_mean.notna().all()
+    r = pd.read_csv(out / "rankings.csv")
+    a = pd.read_csv(out / "auc.csv")
+    e = a[(a.finding == "Effusion") & (a.group != "summary")]
+    x = e[e.reference == "CR"].set_index("model").auc
+    y = e[e.reference == "Rep1"].set_index("model").auc.reindex(x.index)
+    row = c[(c.finding == "Effusion") & (c.group == "All Models") & (c.method == "SRCC")].iloc[0]
+    assert row.statistic == pytest.approx(spearmanr(x, y).statistic, abs=1e-12)
+    assert set(r.columns) >= {"finding", "group", "reference", "model", "auc", "rank", "tied"}
+    assert (out / "top_changes.csv").is_file()
+
+
+def test_rank_from_packaged_xqa_table(tmp_path, capsys):
+    out = tmp_path / "x"
+    assert main(["rank", "--auc-table", "xqa", "--out", str(out), "--json"]) == 0
+    js = json.loads(capsys.readouterr().out)
+    assert js["n_resamples"] == 0
+    c = pd.read_csv(out / "rank_correlation.csv")
+    assert c.paper_mean.notna().sum() == 160
+    s = (out / "summary.md").read_text()
+    assert "0.80 ± 0.07" in s and "GLORIA-G-CUH" in s
+    # a user AUC table with a 'Macro average' finding
+    t = pd.read_csv(out / "rankings.csv")
+    user = t[(t.group == "All Models") & (t.dataset == "XQA-RR")][["model", "finding", "reference", "auc"]]
+    p = tmp_path / "auc.csv"
+    user.to_csv(p, index=False)
+    assert main(["rank", "--auc-table", str(p), "--out", str(tmp_path / "y")]) == 0
+    c2 = pd.read_csv(tmp_path / "y" / "rank_correlation.csv")
+    assert set(c2.finding) == {"Atelectasis", "Consolidation", "Lung Opacity", "Effusion", "macro"}
+
+
+def test_rank_needs_inputs(tmp_path, capsys):
+    assert main(["rank", "--out", str(tmp_path / "o")]) == 2
+    assert "needs --auc-table, or both --predictions and --labels" in capsys.readouterr().err
+    assert main(["rank", "--auc-table", str(tmp_path / "none.csv"), "--out", str(tmp_path / "o")]) == 2
