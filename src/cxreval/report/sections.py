@@ -137,10 +137,30 @@ def _auc_pivot(df: pd.DataFrame) -> str:
     return html_table(pv, name=f"auc_{finding}_by_reference", caption=f"AUC [95% CI], {finding}")
 
 
+def _by_dataset(fig: Callable[[pd.DataFrame], go.Figure | None]) -> Callable[[pd.DataFrame], go.Figure | None]:
+    """Wrap a figure function so that a ``dataset`` column with several values prefixes the findings
+    (panels of different datasets are never mixed)."""
+    def wrapped(df: pd.DataFrame) -> go.Figure | None:
+        if "dataset" in df.columns and df["dataset"].astype(str).nunique() > 1:
+            df = df.copy()
+            df["finding"] = df["dataset"].astype(str) + ": " + df["finding"].astype(str)
+        return fig(df)
+    return wrapped
+
+
 def _build_classification(folder: Path) -> list[Block]:
     b = _table_block("AUC per model and reference", folder, "auc.csv", ("model", "finding", "reference", "auc"),
-                     figure=plots.auc_forest, extra=_auc_pivot)
+                     figure=_by_dataset(plots.auc_forest), extra=_by_dataset_html(_auc_pivot))
     return [b] if b else []
+
+
+def _by_dataset_html(fn: Callable[[pd.DataFrame], str]) -> Callable[[pd.DataFrame], str]:
+    def wrapped(df: pd.DataFrame) -> str:
+        if "dataset" in df.columns and df["dataset"].astype(str).nunique() > 1:
+            df = df.copy()
+            df["finding"] = df["dataset"].astype(str) + ": " + df["finding"].astype(str)
+        return fn(df)
+    return wrapped
 
 
 def _top_per_reference(df: pd.DataFrame) -> str:
@@ -159,14 +179,16 @@ def _top_per_reference(df: pd.DataFrame) -> str:
 def _build_ranking(folder: Path) -> list[Block]:
     out = []
     b = _table_block("Model ranks across references", folder, "rankings.csv",
-                     ("finding", "reference", "model", "rank"), figure=plots.bump_chart, extra=_top_per_reference)
+                     ("finding", "reference", "model", "rank"), figure=_by_dataset(plots.bump_chart),
+                     extra=_by_dataset_html(_top_per_reference))
     if b:
         out.append(b)
     b = _table_block("Top-rank changes", folder, "top_changes.csv", ())
     if b:
         out.append(b)
     b = _table_block("Rank correlation between references (SRCC / KRCC)", folder, "rank_correlation.csv",
-                     ("finding", "reference_a", "reference_b", "statistic"), figure=plots.rank_correlation_heatmap)
+                     ("finding", "reference_a", "reference_b", "statistic"),
+                     figure=_by_dataset(plots.rank_correlation_heatmap))
     if b:
         out.append(b)
         df, path, why = _load(folder, "rank_correlation.csv", ("statistic", "paper_mean"))

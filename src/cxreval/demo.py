@@ -1,0 +1,455 @@
+"""``cxreval demo``: the main job end to end on real public data, into one HTML report.
+
+The demo runs the analysis library functions (not sub-processes) section by section, writes each
+section's tidy tables (CSV + Parquet, the same files the analysis commands write) and ``summary.md``
+into ``OUT/<section>/``, and renders ``OUT/report.html`` from them. Data:
+
+- public metadata from the ``torchxrayvision`` wheel (:func:`cxreval.datasets.fetch.fetch_metadata`);
+- GitHub-hosted model predictions and CheXpert test labels, pinned by commit and SHA-256
+  (:mod:`cxreval.datasets.mirror`), from a mirror folder when one is given or found, else downloaded;
+- the XQA paper's tables and sample radiographs, from a mirror folder only.
+
+A section whose module is not in this build, or whose data cannot be had, is listed in the report as
+"not built" with the reason and the command that would get it; the demo never fails because one
+source is unreachable.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .cli._common import write_summary, write_table
+from .exceptions import CxrevalError, InvalidParameterError
+
+__all__ = ["DemoContext", "DemoSection", "DemoResult", "SECTIONS", "run_demo"]
+
+log = logging.getLogger(__name__)
+
+
+class NotBuilt(Exception):
+    """Raised by a section that cannot be built: the reason and the command that would get it."""
+
+    def __init__(self, reason: str, command: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.command = command
+
+
+@dataclass(frozen=True)
+class DemoContext:
+    """What every section gets: where to write, where data lies, and the seed."""
+
+    out: Path
+    mirror: Path | None
+    cache_dir: Path | None
+    n_resamples: int
+    rng: int
+    download: bool
+
+    def folder(self, key: str) -> Path:
+        d = self.out / key
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+
+@dataclass(frozen=True)
+class DemoSection:
+    """Outcome of one demo section: ``status`` is ``built``, ``not built`` or ``error``."""
+
+    key: str
+    title: str
+    status: str
+    seconds: float
+    folder: Path | None = None
+    reason: str = ""
+    command: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"key": self.key, "title": self.title, "status": self.status, "seconds": round(self.seconds, 2),
+                "folder": None if self.folder is None else str(self.folder), "reason": self.reason,
+                "command": self.command}
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """What :func:`run_demo` did: the sections, the report file and its size, the total time."""
+
+    out: Path
+    report: Path
+    report_bytes: int
+    sections: tuple[DemoSection, ...] = field(default=())
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        return {"out": str(self.out), "report": str(self.report), "report_bytes": self.report_bytes,
+                "seconds": round(self.seconds, 2), "sections": [s.to_dict() for s in self.sections]}
+
+
+# ------------------------------------------------------------------------------------------------
+# data helpers
+# ------------------------------------------------------------------------------------------------
+
+def _need(module: str, what: str, command: str) -> object:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise NotBuilt(f"{what}: module {module} is not in this build ({exc})", command) from exc
+
+
+def _metadata(ctx: DemoContext, name: str) -> Path:
+    from .datasets.fetch import WHEEL_SHA256, cache_dir, fetch_metadata
+
+    stamp = cache_dir(ctx.cache_dir) / "torchxrayvision-data" / ".wheel_sha256"
+    if not ctx.download and not (stamp.exists() and stamp.read_text().strip() == WHEEL_SHA256):
+        raise NotBuilt(f"public metadata not cached in {stamp.parent} and downloads are off", "cxreval data fetch")
+    try:
+        res = fetch_metadata(cache_dir_=ctx.cache_dir)
+    except CxrevalError as exc:
+        raise NotBuilt(f"public metadata unavailable: {exc}", "cxreval data fetch") from exc
+    return res.files[name]
+
+
+def _pinned(ctx: DemoContext, local_path: str) -> Path:
+    from .datasets.mirror import fetch_file
+
+    try:
+        return fetch_file(local_path, mirror=ctx.mirror, cache_dir_=ctx.cache_dir, download=ctx.download)
+    except CxrevalError as exc:
+        raise NotBuilt(str(exc), f"cxreval demo --data-mirror DIR  (DIR holding {local_path})") from exc
+
+
+def _mirror_only(ctx: DemoContext, relative: str) -> Path:
+    from .datasets.mirror import mirror_path
+
+    try:
+        return mirror_path(relative, mirror=ctx.mirror)
+    except CxrevalError as exc:
+        raise NotBuilt(str(exc), f"cxreval demo --data-mirror DIR  (DIR holding {relative})") from exc
+
+
+def _plain(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without ``attrs`` (readers keep DataFrames there, which ``pd.concat`` cannot compare)."""
+    df = df.copy()
+    df.attrs = {}
+    return df
+
+
+NIH_MODELS = ("jrzech_densenet121", "dd_densenet201", "dd_mobilenet_v2", "dd_resnet50", "dd_resnet152",
+              "dd_densenet121_v2_logits", "hy_densenet121_nih25", "hy_densenet121_nih25_lrdecay033",
+              "hy_densenet121_test1", "hy_densenet121_results")
+CHEXPERT_MODELS = ("desmond", "drnet", "hieupham", "ihil", "jfaboy", "ngango2", "ngango3", "sensexdr", "uestc",
+                   "yww211")
+CHEXPERT_GT_READERS = ("bc1", "bc2", "bc3", "bc5", "bc7")
+CHEXPERT_BENCH_READERS = ("bc4", "bc6", "bc8")
+CHEXPERT_COMPETITION = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Effusion")
+
+
+def nih_google_labels(ctx: DemoContext) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """NIH text-mined labels mapped to Google's findings plus Google's expert labels, on Google's images."""
+    _need("cxreval.datasets.google", "Google expert labels", "cxreval data fetch")
+    from .datasets import google, nih
+
+    g = google.load_labels(_metadata(ctx, google.GOOGLE_FILE), cache_dir=ctx.cache_dir).table
+    n = nih.load_labels(_metadata(ctx, nih.DATA_ENTRY), cache_dir=ctx.cache_dir).table
+    n = n[n["study_id"].isin(set(g["study_id"]))]
+    mapped = google.map_nih_to_google(n)
+    g = g[g["finding"].isin(set(mapped["finding"]))]
+    cols = ["study_id", "patient_id", "finding", "source", "state"]
+    return pd.concat([mapped[cols], g[cols]], ignore_index=True), g
+
+
+def nih_predictions(ctx: DemoContext, studies: set[str]) -> pd.DataFrame:
+    """The 10 NIH models' scores on ``studies``, in Google's findings (max over the NIH findings that
+    define each Google finding, the same mapping as the labels)."""
+    from .datasets.google import NIH_TO_GOOGLE
+    from .labels import read_wide_predictions
+
+    parts = []
+    for model in NIH_MODELS:
+        p = _pinned(ctx, f"nih_fold_predictions/{model}.csv")
+        pr = _plain(read_wide_predictions(p, model=model, id_column="Image Index", prefix="prob_").table)
+        pr = pr[pr["study_id"].isin(studies)]
+        wide = pr.pivot(index="study_id", columns="finding", values="score")
+        for target, sources in NIH_TO_GOOGLE.targets.items():
+            parts.append(pd.DataFrame({"study_id": wide.index, "model": model, "finding": target,
+                                       "score": wide[list(sources)].max(axis=1).to_numpy()}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def chexpert_labels(ctx: DemoContext) -> pd.DataFrame:
+    """CheXpert test labels: consensus, 8 radiologists and 2 report labelers, as one long table."""
+    from .labels import read_wide_labels
+
+    files = {"consensus": "chexpert_test/groundtruth.csv"}
+    files.update({r: f"chexpert_test/radiologists/groundtruth/{r}_gt.csv" for r in CHEXPERT_GT_READERS})
+    files.update({r: f"chexpert_test/radiologists/benchmark_radiologists/{r}.csv" for r in CHEXPERT_BENCH_READERS})
+    files.update({"chexpert_labeler": "chexpert_test/labeler/chexpert_labels.csv",
+                  "chexbert": "chexpert_test/labeler/chexbert_labels.csv"})
+    parts = [_plain(read_wide_labels(_pinned(ctx, p), source=src, id_column="Study").table)
+             for src, p in files.items()]
+    return pd.concat(parts, ignore_index=True)
+
+
+def chexpert_predictions(ctx: DemoContext) -> pd.DataFrame:
+    from .labels import read_wide_predictions
+
+    parts = [_plain(read_wide_predictions(
+        _pinned(ctx, f"chexpert_test/example_models/predictions/standard/{m}_predictions.csv"),
+        model=m, id_column="Study").table) for m in CHEXPERT_MODELS]
+    return pd.concat(parts, ignore_index=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# sections
+# ------------------------------------------------------------------------------------------------
+
+def _write_ranking(res: object, out: Path) -> None:
+    write_table(res.correlations, out, "rank_correlation")
+    write_table(res.rankings, out, "rankings")
+    write_table(res.top_changes, out, "top_changes")
+
+
+def _sec_audit(ctx: DemoContext) -> str:
+    mod = _need("cxreval.datasets.audit", "ChestX-ray14 audit", "cxreval data audit chestxray14 --json")
+    raise NotBuilt(f"audit entry point of {mod.__name__} not wired into the demo yet",
+                   "cxreval data audit chestxray14 --json")
+
+
+def _sec_nih_google_agreement(ctx: DemoContext) -> str:
+    ag = _need("cxreval.agreement", "agreement", "cxreval agree")
+    labels, _ = nih_google_labels(ctx)
+    out = ctx.folder("nih_vs_google_agreement")
+    pairs = [("google_expert", "nih_textmined")]
+    write_table(ag.agreement_table(labels, pairs), out, "agreement")
+    write_table(ag.prevalence_table(labels), out, "prevalence")
+    write_table(ag.flows_table(labels, pairs), out, "flows")
+    n = labels["study_id"].nunique()
+    write_summary(out, f"# NIH text-mined vs Google expert labels\n\n{n} ChestX-ray14 images with Google's "
+                       "adjudicated expert labels; NIH labels mapped to Google's findings with "
+                       "cxreval.datasets.google.NIH_TO_GOOGLE (OR of the NIH findings).")
+    return str(out)
+
+
+def _sec_nih_models(ctx: DemoContext) -> str:
+    cl = _need("cxreval.classification", "classification", "cxreval classify")
+    rk = _need("cxreval.ranking", "ranking", "cxreval rank")
+    labels, g = nih_google_labels(ctx)
+    preds = nih_predictions(ctx, set(g["study_id"]))
+    labels = labels[labels["study_id"].isin(set(preds["study_id"]))]
+    res = cl.evaluate_auc(preds, labels, references=["nih_textmined", "google_expert"],
+                          n_resamples=ctx.n_resamples, rng=ctx.rng)
+    out = ctx.folder("nih_models")
+    write_table(res.table, out, "auc")
+    _write_ranking(rk.ranking_stability(res), out)
+    n = preds["study_id"].nunique()
+    write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{n} images "
+                       f"({labels['patient_id'].nunique()} patients) carrying both references; "
+                       f"patient-level bootstrap, {ctx.n_resamples} resamples, seed {ctx.rng}. Model scores for a "
+                       "Google finding are the max over its NIH findings (NIH_TO_GOOGLE).")
+    return str(out)
+
+
+def _sec_chexpert(ctx: DemoContext) -> str:
+    cl = _need("cxreval.classification", "classification", "cxreval classify")
+    rk = _need("cxreval.ranking", "ranking", "cxreval rank")
+    labels = chexpert_labels(ctx)
+    preds = chexpert_predictions(ctx)
+    refs = list(dict.fromkeys(labels["source"]))
+    res = cl.evaluate_auc(preds, labels, references=refs, findings=list(CHEXPERT_COMPETITION),
+                          n_resamples=ctx.n_resamples, rng=ctx.rng)
+    out = ctx.folder("chexpert_models")
+    write_table(res.table, out, "auc")
+    _write_ranking(rk.ranking_stability(res, pairs=[("consensus", r) for r in refs[1:]]), out)
+    write_summary(out, f"# CheXpert test set: 10 leaderboard models, {len(refs)} references\n\n"
+                       f"{preds['study_id'].nunique()} studies; references: {', '.join(refs)}; "
+                       f"{ctx.n_resamples} patient-bootstrap resamples, seed {ctx.rng}.")
+    return str(out)
+
+
+def _sec_chexpert_agreement(ctx: DemoContext) -> str:
+    ag = _need("cxreval.agreement", "agreement", "cxreval agree")
+    labels = chexpert_labels(ctx)
+    labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
+    others = [s for s in dict.fromkeys(labels["source"]) if s != "consensus"]
+    pairs = [("consensus", s) for s in others]
+    out = ctx.folder("chexpert_agreement")
+    write_table(ag.agreement_table(labels, pairs), out, "agreement")
+    write_table(ag.prevalence_table(labels), out, "prevalence")
+    write_table(ag.flows_table(labels, [("consensus", "chexpert_labeler"), ("consensus", "bc4")]), out, "flows")
+    write_summary(out, "# CheXpert test set: reader and labeler agreement with the consensus\n\n"
+                       "5 competition findings; report labelers' blanks count as negative (not mentioned).")
+    return str(out)
+
+
+def _sec_chexpert_fusion(ctx: DemoContext) -> str:
+    fu = _need("cxreval.fusion", "fusion", "cxreval fuse")
+    ag = _need("cxreval.agreement", "agreement", "cxreval agree")
+    labels = chexpert_labels(ctx)
+    labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
+    readers = labels[labels["source"].isin(CHEXPERT_GT_READERS) & labels["state"].notna()]
+    ann = pd.DataFrame({"study_id": readers["study_id"].astype(str), "reader": readers["source"].astype(str),
+                        "finding": readers["finding"].astype(str), "label": readers["state"].astype(int)})
+    ref = labels[labels["source"] == "consensus"].set_index(["study_id", "finding"])["state"]
+    fused, rows = [], []
+    for name in fu.list_fusion():
+        est = fu.get_fusion(name)()
+        lab = est.fit_predict(ann)
+        df = lab.rename("state").reset_index()
+        df.columns = ["study_id", "finding", "state"]
+        df["method"] = name
+        fused.append(df)
+        joined = df.set_index(["study_id", "finding"])["state"].rename("fused").to_frame().join(ref, how="inner")
+        for finding, sub in [*joined.groupby(level="finding"), ("micro", joined)]:
+            r = ag.agreement_scores(sub["state"].to_numpy(), sub["fused"].to_numpy())
+            rows.append({"method": name, "finding": finding, "kappa_w": r.kappa_w, "kappa_low": r.kappa_low,
+                         "kappa_high": r.kappa_high, "f1_w": r.f1_w, "f1_low": r.f1_low, "f1_high": r.f1_high,
+                         "n": r.n})
+    out = ctx.folder("chexpert_fusion")
+    fa = pd.DataFrame(rows)
+    per = fa[fa["finding"] != "micro"]
+    macro = per.groupby("method", sort=False)[["kappa_w", "kappa_low", "kappa_high", "f1_w", "f1_low", "f1_high"]].mean()
+    macro = macro.assign(finding="macro", n=per.groupby("method", sort=False)["n"].sum()).reset_index()
+    write_table(pd.concat([fa, macro[fa.columns]], ignore_index=True), out, "fusion_agreement")
+    write_table(pd.concat(fused, ignore_index=True), out, "fused_labels")
+    write_summary(out, "# CheXpert test set: fusing the 5 ground-truth readers\n\nEach method fuses readers "
+                       f"{', '.join(CHEXPERT_GT_READERS)}; agreement with the published majority vote "
+                       "(groundtruth.csv).")
+    return str(out)
+
+
+def _sec_xqa(ctx: DemoContext) -> str:
+    rk = _need("cxreval.ranking", "ranking", "cxreval rank")
+    folder = _mirror_only(ctx, "xqa_tables")
+    auc = pd.read_csv(folder / "xqa_auc_tables_16_25.csv")
+    paper = pd.read_csv(folder / "xqa_rank_correlation_tables_26_29.csv")
+    out = ctx.folder("xqa_published")
+    res = rk.ranking_stability(auc[["dataset", "model", "group", "finding", "reference", "auc"]])
+    corr = res.correlations
+    parts_r, parts_t = [res.rankings], [res.top_changes]
+    corr = _merge_paper(corr, paper)
+    write_table(corr, out, "rank_correlation")
+    write_table(pd.concat(parts_r, ignore_index=True), out, "rankings")
+    write_table(pd.concat(parts_t, ignore_index=True), out, "top_changes")
+    write_table(auc, out, "auc")
+    write_summary(out, "# XQA paper's published tables (16-29)\n\nRankings and point SRCC/KRCC recomputed from "
+                       "the published AUCs (Tables 16-25), beside the paper's bootstrap mean and sd (Tables 26-29).")
+    return str(out)
+
+
+def _merge_paper(corr: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """Attach the paper's bootstrap ``mean``/``sd`` (columns ``paper_mean``, ``paper_sd``) where the
+    dataset, method, finding, group and pair match."""
+    p = paper.rename(columns={"target": "finding", "mean": "paper_mean", "sd": "paper_sd"}).copy()
+    p["finding"] = p["finding"].replace({"Macro Avg.": "Macro average"})
+    p["pair"] = p["pair"].str.replace("Find.", "Findings", regex=False).str.replace("Impr.", "Impression", regex=False)
+    c = corr.copy()
+    c["pair"] = c["reference_a"].astype(str) + " vs " + c["reference_b"].astype(str)
+    keys = [k for k in ("dataset", "method", "finding", "group", "pair") if k in c.columns and k in p.columns]
+    merged = c.merge(p[keys + ["paper_mean", "paper_sd"]].drop_duplicates(keys), on=keys, how="left")
+    return merged.drop(columns="pair")
+
+
+def _sec_localization(ctx: DemoContext) -> str:
+    _need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
+    raise NotBuilt("the localization study is not wired into the demo yet", "cxreval synth --out OUT")
+
+
+def _sec_iqa(ctx: DemoContext) -> str:
+    _need("cxreval.iqa.full_reference", "IQA metrics", "cxreval iqa score")
+    _mirror_only(ctx, "iqa_fixture")
+    raise NotBuilt("IQA scoring is not wired into the demo yet", "cxreval iqa score REFERENCE TEST --out OUT")
+
+
+Section = tuple[str, str, Callable[[DemoContext], str]]
+SECTIONS: tuple[Section, ...] = (
+    ("audit", "ChestX-ray14 audit (counts, official split, leakage)", _sec_audit),
+    ("nih_vs_google_agreement", "NIH text-mined vs Google expert labels", _sec_nih_google_agreement),
+    ("nih_models", "10 NIH models against text-mined and expert references", _sec_nih_models),
+    ("chexpert_models", "CheXpert test set: 10 models against 11 references", _sec_chexpert),
+    ("chexpert_agreement", "CheXpert test set: reader agreement", _sec_chexpert_agreement),
+    ("chexpert_fusion", "CheXpert test set: fusion of the 5 ground-truth readers", _sec_chexpert_fusion),
+    ("xqa_published", "XQA paper's published tables", _sec_xqa),
+    ("localization", "Localization protocol study", _sec_localization),
+    ("iqa", "Image quality assessment", _sec_iqa),
+)
+"""The demo's sections: ``(key, title, builder)``."""
+
+
+def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = None,
+             cache_dir: str | Path | None = None, n_resamples: int = 1000, rng: int = 0, download: bool = True,
+             sections: Sequence[str] | None = None, progress: Callable[[str], None] | None = None) -> DemoResult:
+    """Run the demo into ``out`` and write ``out/report.html``.
+
+    Parameters
+    ----------
+    out : path, default='demo-out'
+        Output folder (one sub-folder per section, plus ``report.html``).
+    data_mirror : path, optional
+        A folder laid out like the project's ``shared/data``; default ``$CXREVAL_DATA_MIRROR`` or
+        ``../shared/data`` when present (:func:`cxreval.datasets.mirror.default_mirror`).
+    cache_dir : path, optional
+        Cache directory for metadata and downloads.
+    n_resamples : int, default=1000
+        Patient-bootstrap replicates.
+    rng : int, default=0
+        Seed; the same seed gives the same tables.
+    download : bool, default=True
+        Allow network downloads (PyPI for metadata is handled by ``cxreval data fetch``; GitHub for
+        pinned files).
+    sections : sequence of str, optional
+        Keys of :data:`SECTIONS` to run (default all).
+
+    Returns
+    -------
+    res : DemoResult
+    """
+    from .datasets.mirror import default_mirror
+    from .report import Unavailable, write_report
+
+    keys = [k for k, _, _ in SECTIONS]
+    if sections is not None:
+        unknown = [s for s in sections if s not in keys]
+        if unknown:
+            raise InvalidParameterError(f"Unknown demo section(s) {unknown}; known: {keys}.")
+    say = progress or (lambda msg: log.info("%s", msg))
+    t0 = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = DemoContext(out, default_mirror(data_mirror), None if cache_dir is None else Path(cache_dir),
+                      int(n_resamples), int(rng), bool(download))
+    done: list[DemoSection] = []
+    for key, title, build in SECTIONS:
+        if sections is not None and key not in sections:
+            continue
+        say(f"demo: {title}")
+        t = time.perf_counter()
+        try:
+            folder = Path(build(ctx))
+            done.append(DemoSection(key, title, "built", time.perf_counter() - t, folder))
+        except NotBuilt as exc:
+            done.append(DemoSection(key, title, "not built", time.perf_counter() - t, reason=exc.reason,
+                                    command=exc.command))
+        except (CxrevalError, OSError) as exc:
+            done.append(DemoSection(key, title, "not built", time.perf_counter() - t, reason=str(exc)))
+        except Exception as exc:  # a bug in one section must not lose the others; it is reported as such
+            log.warning("demo section %s failed:\n%s", key, traceback.format_exc())
+            done.append(DemoSection(key, title, "error", time.perf_counter() - t,
+                                    reason=f"internal error: {type(exc).__name__}: {exc}"))
+        say(f"demo: {title}: {done[-1].status} ({done[-1].seconds:.1f} s)")
+    built = [s.folder for s in done if s.folder is not None]
+    unavailable = [Unavailable(s.title, f"{s.status}: {s.reason}", s.command) for s in done if s.status != "built"]
+    intro = ("<p>How the choice of reference changes conclusions, on real public data: each section below "
+             "was computed by <code>cxreval demo</code> with the library's analysis functions; the tables are "
+             "the files in the section's folder.</p>")
+    rep = write_report(built, out / "report.html", title="cxreval demo: does the conclusion survive a change of "
+                       "reference?", unavailable=unavailable, intro_html=intro, list_missing_kinds=False)
+    return DemoResult(out, rep.path, rep.n_bytes, tuple(done), time.perf_counter() - t0)
