@@ -366,6 +366,11 @@ def write_split_lists(assignments: pd.DataFrame, directory: str | Path) -> dict[
     return out
 
 
+def _isin(values: pd.Series, members: object) -> np.ndarray:
+    """``values.isin(members)`` as a boolean array; a hash lookup (pandas' Arrow-string ``isin`` is slow)."""
+    return pd.Index(members).unique().get_indexer(values) >= 0  # type: ignore[arg-type]
+
+
 def _as_split_table(splits: object) -> pd.DataFrame:
     if isinstance(splits, SplitResult):
         splits = splits.assignments
@@ -418,21 +423,21 @@ def audit_split(splits: pd.DataFrame | SplitResult | Mapping[str, Sequence[str]]
     known = sp.dropna(subset=["patient_id"])
     ps = known[["patient_id", "split"]].drop_duplicates()
     n_sides = ps["patient_id"].value_counts()
-    multi = ps[ps["patient_id"].isin(n_sides.index[n_sides > 1])].sort_values(["patient_id", "split"])
+    multi = ps[_isin(ps["patient_id"], n_sides.index[n_sides > 1])].sort_values(["patient_id", "split"])
     joined = multi.groupby("patient_id", sort=True)["split"].agg("|".join)
-    n_st = known[known["patient_id"].isin(joined.index)].groupby("patient_id")["study_id"].nunique()
+    n_st = known[_isin(known["patient_id"], joined.index)].groupby("patient_id")["study_id"].nunique()
     shared_patients = pd.DataFrame({"patient_id": joined.index.astype("str"),
                                     "n_splits": n_sides.reindex(joined.index).to_numpy(dtype=int),
                                     "splits": joined.to_numpy(),
                                     "n_studies": n_st.reindex(joined.index).to_numpy(dtype=int)})
     pairs = []
-    shared = known[known["patient_id"].isin(joined.index)]
+    shared = known[_isin(known["patient_id"], joined.index)]
     sets = {name: set(shared.loc[shared["split"] == name, "patient_id"]) for name in order}
     for i, a in enumerate(order):
         for b in order[i + 1:]:
             both = sets[a] & sets[b]
-            in_a = shared[(shared["split"] == a) & shared["patient_id"].isin(both)]
-            in_b = shared[(shared["split"] == b) & shared["patient_id"].isin(both)]
+            in_a = shared[(shared["split"] == a) & _isin(shared["patient_id"], list(both))]
+            in_b = shared[(shared["split"] == b) & _isin(shared["patient_id"], list(both))]
             pairs.append({"split_a": a, "split_b": b, "n_shared_patients": len(both),
                           "n_studies_a": int(in_a["study_id"].nunique()), "n_studies_b": int(in_b["study_id"].nunique())})
     pairs_df = pd.DataFrame(pairs, columns=["split_a", "split_b", "n_shared_patients", "n_studies_a", "n_studies_b"])
@@ -440,7 +445,7 @@ def audit_split(splits: pd.DataFrame | SplitResult | Mapping[str, Sequence[str]]
     ms = ss[ss["study_id"].duplicated(keep=False)].sort_values(["study_id", "split"])
     ms_joined = ms.groupby("study_id", sort=True)["split"].agg("|".join)
     shared_studies = pd.DataFrame({"study_id": ms_joined.index.astype("str"), "splits": ms_joined.to_numpy()})
-    n_unassigned = int((~meta["study_id"].isin(sp["study_id"])).sum())
+    n_unassigned = int((~_isin(meta["study_id"], sp["study_id"])).sum())
     notes = []
     if len(unknown):
         notes.append(f"{len(unknown)} listed studies are not in the metadata (no patient id): e.g. "

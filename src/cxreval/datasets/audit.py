@@ -1,0 +1,280 @@
+"""Dataset audit: what a dataset holds, and whether its split leaks patients.
+
+:func:`audit_chestxray14` counts, from ChestX-ray14's ``Data_Entry_2017*.csv`` and ``BBox_List_2017.csv``:
+
+- images and patients, overall and per finding (and for ``No Finding``, the all-negative images);
+- views (``PA`` / ``AP``);
+- radiologist boxes per finding and the images that carry them (and how many of those images carry the
+  boxed finding in the text-mined labels);
+- optionally a split (a folder of ``*list.txt`` files, or a ``study_id, split`` table): images and
+  patients per part and patients shared between parts (see :func:`cxreval.splits.audit_split`).
+
+:func:`write_audit` writes ``audit.json`` (read by the report builder), one CSV + Parquet table per
+section and ``summary.md``; ``cxreval data audit chestxray14`` runs both.
+
+Examples
+--------
+>>> res = audit_chestxray14()                          # doctest: +SKIP
+>>> res.n_images, res.n_patients, res.n_boxes, res.n_boxed_images   # doctest: +SKIP
+(112120, 30805, 984, 880)
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_columns
+from ..exceptions import SchemaError
+from ..findings import CHESTXRAY14, canonical_finding
+from ..splits import LeakageAudit, audit_split, read_split_lists
+from . import nih
+from .fetch import metadata_path
+
+__all__ = ["BBOX_FILE", "DatasetAudit", "audit_chestxray14", "write_audit", "count_boxes"]
+
+BBOX_FILE = "BBox_List_2017.csv.gz"
+NO_FINDING = "No Finding"
+
+
+@dataclass(frozen=True)
+class DatasetAudit:
+    """Counts describing a dataset and (optionally) one split of it.
+
+    Attributes
+    ----------
+    dataset : str
+        Dataset name (``chestxray14``).
+    n_images, n_patients : int
+        Images and distinct patients.
+    findings : pandas.DataFrame
+        ``finding, n_images, n_patients, image_fraction``: one row per finding plus ``No Finding``.
+    views : pandas.DataFrame
+        ``view, n_images, n_patients``.
+    boxes : pandas.DataFrame
+        ``finding, n_boxes, n_images, n_images_labelled`` (``n_images_labelled``: boxed images whose
+        text-mined labels include the boxed finding).
+    n_boxes, n_boxed_images : int
+        Radiologist boxes and the distinct images that carry them.
+    split : LeakageAudit or None
+        The split audit, when a split was given.
+    sources : dict
+        The files read.
+    notes : tuple of str
+        Anything worth recording (how boxes were read, studies outside the metadata).
+    """
+
+    dataset: str
+    n_images: int
+    n_patients: int
+    findings: pd.DataFrame
+    views: pd.DataFrame
+    boxes: pd.DataFrame
+    n_boxes: int
+    n_boxed_images: int
+    split: LeakageAudit | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tidy tables of this audit, by name (``findings``, ``views``, ``boxes``, split tables)."""
+        out = {"findings": self.findings, "views": self.views, "boxes": self.boxes}
+        if self.split is not None:
+            out.update({"split_sizes": self.split.sizes, "split_pairs": self.split.pairs,
+                        "shared_patients": self.split.shared_patients})
+        return out
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "dataset": self.dataset,
+            "n_images": self.n_images,
+            "n_patients": self.n_patients,
+            "findings": self.findings.to_dict(orient="records"),
+            "views": self.views.to_dict(orient="records"),
+            "boxes": {"n_boxes": self.n_boxes, "n_boxed_images": self.n_boxed_images,
+                      "per_finding": self.boxes.to_dict(orient="records")},
+            "split": None if self.split is None else self.split.to_dict(),
+            "sources": dict(self.sources),
+            "notes": list(self.notes),
+        }
+
+
+def _read_boxes(bbox_path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None
+                ) -> tuple[pd.DataFrame, str, str]:
+    """``study_id, finding`` per box: via :mod:`cxreval.datasets.nih_boxes` when present, else the CSV."""
+    try:
+        boxes_mod = importlib.import_module("cxreval.datasets.nih_boxes")
+    except ImportError:
+        boxes_mod = None
+    reader = getattr(boxes_mod, "read_bbox_list", None)
+    if reader is not None:
+        p = metadata_path(BBOX_FILE, cache_dir_=cache_dir, path=bbox_path)
+        res = reader(p)
+        table = res.table if hasattr(res, "table") else res
+        return table[["study_id", "finding"]].reset_index(drop=True), str(p), "read with cxreval.datasets.nih_boxes"
+    p = metadata_path(BBOX_FILE, cache_dir_=cache_dir, path=bbox_path)
+    return count_boxes(p), str(p), "boxes counted directly from the BBox_List CSV (nih_boxes reader not available)"
+
+
+def count_boxes(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """``study_id, finding`` for every row of a ``BBox_List_2017.csv[.gz]`` (canonical finding names).
+
+    Raises
+    ------
+    SchemaError
+        Missing columns, missing image name, or a finding that is not a ChestX-ray14 finding.
+    """
+    where = f"file {str(path)!r}"
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    except (ValueError, OSError) as exc:
+        raise SchemaError(f"Could not read {str(path)!r} as a BBox_List CSV: {exc}") from exc
+    check_columns(df, ("Image Index", "Finding Label"), where=where)
+    miss = df["Image Index"].isna().to_numpy()
+    if miss.any():
+        raise SchemaError(f"Missing image name in {where}, row {int(np.flatnonzero(miss)[0])}, column 'Image Index'.")
+    names = {}
+    for i, v in zip(*np.unique(df["Finding Label"].astype(str), return_index=True)[::-1]):
+        canon = canonical_finding(v, where=f"{where}, row {int(i)}, column 'Finding Label'")
+        if canon not in CHESTXRAY14:
+            raise SchemaError(f"Box label {v!r} in {where}, row {int(i)}, column 'Finding Label' is not a "
+                              f"ChestX-ray14 finding.")
+        names[v] = canon
+    return pd.DataFrame({"study_id": df["Image Index"].astype("str").to_numpy(),
+                         "finding": df["Finding Label"].astype(str).map(names).astype("str").to_numpy()})
+
+
+def _count(mask: np.ndarray, patients: np.ndarray) -> tuple[int, int]:
+    return int(mask.sum()), int(pd.unique(patients[mask]).size)
+
+
+def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
+                      bbox_path: str | os.PathLike[str] | None = None,
+                      split_dir: str | os.PathLike[str] | None = None,
+                      splits: pd.DataFrame | None = None,
+                      cache_dir: str | os.PathLike[str] | None = None) -> DatasetAudit:
+    """Audit ChestX-ray14: images, patients, findings, views, boxes and (optionally) a split.
+
+    Parameters
+    ----------
+    path : path, optional
+        A ``Data_Entry_2017*.csv[.gz]``; default the fetched copy.
+    bbox_path : path, optional
+        A ``BBox_List_2017.csv[.gz]``; default the fetched copy.
+    split_dir : path, optional
+        A folder of ``*list.txt`` files, one split part per file (see
+        :func:`cxreval.splits.read_split_lists`).
+    splits : pandas.DataFrame, optional
+        A ``study_id, split`` table instead of ``split_dir`` (e.g. a generated split).
+    cache_dir : path, optional
+        Cache directory override.
+
+    Returns
+    -------
+    res : DatasetAudit
+
+    Raises
+    ------
+    SchemaError
+        Malformed files; both ``split_dir`` and ``splits`` given.
+    DataUnavailableError
+        Metadata not fetched and no path given.
+    """
+    if split_dir is not None and splits is not None:
+        raise SchemaError("audit_chestxray14 takes either split_dir or splits, not both.")
+    meta = nih.load_metadata(path, cache_dir=cache_dir)
+    data_path = str(metadata_path(nih.DATA_ENTRY, cache_dir_=cache_dir, path=path))
+    mat = nih.finding_matrix(meta["finding_labels"], where=f"file {data_path!r}, column 'Finding Labels'")
+    patients = meta["patient_id"].to_numpy()
+    n_images, n_patients = len(meta), int(pd.unique(patients).size)
+    rows = []
+    for f in CHESTXRAY14:
+        rows.append((f, *_count(mat[f].to_numpy(), patients)))
+    rows.append((NO_FINDING, *_count(~mat.to_numpy().any(axis=1), patients)))
+    findings = pd.DataFrame(rows, columns=["finding", "n_images", "n_patients"])
+    findings["image_fraction"] = findings["n_images"] / n_images
+    views = (meta.groupby("view", sort=True)
+             .agg(n_images=("study_id", "size"), n_patients=("patient_id", "nunique")).reset_index())
+    box_table, box_src, box_note = _read_boxes(bbox_path, cache_dir)
+    notes = [box_note]
+    known = pd.Index(meta["study_id"]).get_indexer(box_table["study_id"]) >= 0
+    if not known.all():
+        notes.append(f"{int((~known).sum())} boxes lie on images absent from Data_Entry "
+                     f"(e.g. {box_table.loc[~known, 'study_id'].iloc[0]!r})")
+    labelled = mat.set_axis(meta["study_id"].to_numpy())
+    brows = []
+    for f, g in box_table.groupby("finding", sort=False):
+        imgs = pd.unique(g["study_id"])
+        inside = [s for s in imgs if s in labelled.index]
+        brows.append((f, len(g), len(imgs), int(labelled.loc[inside, f].sum()) if inside else 0))
+    boxes = pd.DataFrame(brows, columns=["finding", "n_boxes", "n_images", "n_images_labelled"])
+    boxes = boxes.set_index("finding").reindex([f for f in CHESTXRAY14 if f in set(boxes["finding"])]) \
+        .reset_index()
+    split_audit = None
+    sources = {"data_entry": data_path, "bbox_list": box_src}
+    if split_dir is not None:
+        lists = read_split_lists(split_dir)
+        sources["split_dir"] = str(split_dir)
+        if lists.report.n_dropped:
+            notes.append(f"split lists: {lists.report.n_dropped} repeated ids dropped ({lists.report.reasons()})")
+        splits = lists.table
+    if splits is not None:
+        split_audit = audit_split(splits, meta[["study_id", "patient_id"]])
+        notes.extend(split_audit.notes)
+    return DatasetAudit("chestxray14", n_images, n_patients, findings, views, boxes, int(len(box_table)),
+                        int(box_table["study_id"].nunique()), split_audit, sources, tuple(notes))
+
+
+def _summary(audit: DatasetAudit) -> str:
+    lines = [f"# Audit of {audit.dataset}", "",
+             f"- images: {audit.n_images:,}", f"- patients: {audit.n_patients:,}",
+             f"- radiologist boxes: {audit.n_boxes:,} on {audit.n_boxed_images:,} images",
+             "- views: " + ", ".join(f"{r.view} {r.n_images:,}" for r in audit.views.itertuples()), "",
+             "| finding | images | patients | boxes | boxed images |", "|---|---:|---:|---:|---:|"]
+    bx = audit.boxes.set_index("finding")
+    for r in audit.findings.itertuples():
+        nb = bx["n_boxes"].get(r.finding, 0) if len(bx) else 0
+        ni = bx["n_images"].get(r.finding, 0) if len(bx) else 0
+        lines.append(f"| {r.finding} | {r.n_images:,} | {r.n_patients:,} | {nb:,} | {ni:,} |")
+    if audit.split is not None:
+        s = audit.split
+        lines += ["", "## Split", "", "| split | images | patients | not in metadata |", "|---|---:|---:|---:|"]
+        lines += [f"| {r.split} | {r.n_studies:,} | {r.n_patients:,} | {r.n_unknown:,} |" for r in s.sizes.itertuples()]
+        verdict = "**leaks**" if s.leaks else "does not leak"
+        lines += ["", f"Patients on more than one side: {s.n_shared_patients:,}; studies in more than one part: "
+                      f"{s.n_shared_studies:,}. The split {verdict}."]
+    if audit.notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in audit.notes]
+    return "\n".join(lines) + "\n"
+
+
+def write_audit(audit: DatasetAudit, out: str | os.PathLike[str]) -> dict[str, Path]:
+    """Write ``audit.json``, one CSV + Parquet table per section and ``summary.md`` into ``out``."""
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for name, df in audit.tables().items():
+        df.to_csv(d / f"{name}.csv", index=False)
+        df.to_parquet(d / f"{name}.parquet", index=False)
+        written[name] = d / f"{name}.csv"
+    (d / "audit.json").write_text(json.dumps(audit.to_dict(), indent=2, sort_keys=True, default=_json) + "\n")
+    (d / "summary.md").write_text(_summary(audit))
+    written["audit.json"] = d / "audit.json"
+    written["summary.md"] = d / "summary.md"
+    return written
+
+
+def _json(o: object) -> object:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    return str(o)
