@@ -1,0 +1,47 @@
+"""Weakly supervised localization: the ChestX-ray8 protocol, exact and vectorised.
+
+Heatmaps become boxes (:mod:`.heatmaps`), boxes are scored with IoU / IoBB decided exactly
+(:mod:`.boxes`) into Acc. and AFP (:mod:`.protocol`); :mod:`.synthetic` runs the seed's synthetic
+error-model study and :mod:`.table4` the arithmetic of the paper's Table 4.
+"""
+
+from __future__ import annotations
+
+from .boxes import (
+    area_exact,
+    as_threshold,
+    box_area,
+    check_boxes,
+    contains,
+    exceeds,
+    intersection_area,
+    iobb,
+    iobb_exact,
+    iou,
+    iou_exact,
+)
+from .heatmaps import (
+    heatmap_boxes,
+    heatmap_peaks,
+    heatmap_runs,
+    heatmaps_to_boxes,
+    interpolation_matrix,
+    mask_boxes,
+    normalize_heatmap,
+    runs_to_boxes,
+    threshold_mask,
+    upsample,
+)
+from .protocol import DEFAULT_T, RULES, ImageScores, LocalizationProtocol, correct_matrix, score_images
+from .synthetic import ErrorModel, SynthResult, coverage, error_model_maps, synthetic_cases, synthetic_study
+from .table4 import TABLE4_ACC, TABLE4_T, denominators, table4_denominators
+
+__all__ = [
+    "area_exact", "as_threshold", "box_area", "check_boxes", "contains", "exceeds", "intersection_area",
+    "iobb", "iobb_exact", "iou", "iou_exact",
+    "heatmap_boxes", "heatmap_peaks", "heatmap_runs", "heatmaps_to_boxes", "interpolation_matrix",
+    "mask_boxes", "normalize_heatmap", "runs_to_boxes", "threshold_mask", "upsample",
+    "DEFAULT_T", "RULES", "ImageScores", "LocalizationProtocol", "correct_matrix", "score_images",
+    "ErrorModel", "SynthResult", "coverage", "error_model_maps", "synthetic_cases", "synthetic_study",
+    "TABLE4_ACC", "TABLE4_T", "denominators", "table4_denominators",
+]

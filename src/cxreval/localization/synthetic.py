@@ -1,0 +1,375 @@
+"""The seed's synthetic study: an error model for heatmaps with exact reference boxes.
+
+Each "heatmap" is the exact fraction of each ``32 x 32``-pixel cell that the reference box covers,
+blurred with a Gaussian of 0.8 cells (``scipy.ndimage.gaussian_filter``, ``mode='constant'``) and scaled
+to a peak of 1. The noisy map adds, with probability 0.4, a distractor blob away from the box, and
+Gaussian noise of standard deviation 0.03. Boxes of three size classes (60 images each by default)
+are scored for four localizers: the protocol's pipeline (both upsamplings, both thresholds), a
+6 x 6 box at the map's peak, the whole image, and an oracle. The generator is consumed in the seed
+script's order, so :func:`synthetic_study` with ``rng=seed`` prints what the seed's script prints for
+that generator seed and ``per_size``; with the defaults it prints the seed's "Output:" block.
+
+Boxes are cxreval's ``(x_min, y_min, x_max, y_max)``; the seed's ``(r0, c0, r1, c1)`` is the same box
+with the axes swapped, and every printed quantity is symmetric in the axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+from scipy import ndimage
+
+from .._validation import check_positive_int, normalize_rng
+from ..exceptions import InvalidParameterError
+from .boxes import box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
+from .heatmaps import heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
+from .protocol import DEFAULT_T, score_images
+from .table4 import TABLE4_ACC, denominators
+
+__all__ = ["SIZES", "ErrorModel", "SyntheticCase", "coverage", "error_model_maps", "synthetic_cases",
+           "SynthResult", "synthetic_study", "part_a_lines", "part_c_lines"]
+
+SIZES: Mapping[str, tuple[tuple[int, int], tuple[int, int]]] = {
+    "large": ((260, 360), (320, 460)), "medium": ((90, 150), (90, 150)), "small": ((24, 48), (24, 48))}
+"""Size classes: ((min height, max height), (min width, max width)) in pixels, inclusive."""
+
+
+@dataclass(frozen=True)
+class ErrorModel:
+    """Parameters of the heatmap error model (the seed's values by default)."""
+
+    image_size: int = 1024
+    map_size: int = 32
+    blur_cells: float = 0.8
+    p_distractor: float = 0.4
+    distractor_amplitude: tuple[float, float] = (0.3, 0.9)
+    distractor_margin: float = 96.0
+    distractor_range: tuple[float, float] = (2.0, 30.0)
+    noise_sd: float = 0.03
+
+    @property
+    def cell(self) -> int:
+        return self.image_size // self.map_size
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class SyntheticCase:
+    """One synthetic image: reference box ``(x_min, y_min, x_max, y_max)``, clean and noisy maps."""
+
+    box: tuple[int, int, int, int]
+    clean: np.ndarray
+    noisy: np.ndarray
+    has_distractor: bool
+
+
+def coverage(box: Sequence[float], model: ErrorModel = ErrorModel()) -> np.ndarray:
+    """Fraction of each map cell covered by ``box`` (``(x_min, y_min, x_max, y_max)``); shape (rows, cols)."""
+    edges = np.arange(0, model.image_size + 1, model.cell)
+    fr = np.clip(np.minimum(edges[1:], box[3]) - np.maximum(edges[:-1], box[1]), 0, None) / model.cell
+    fc = np.clip(np.minimum(edges[1:], box[2]) - np.maximum(edges[:-1], box[0]), 0, None) / model.cell
+    return np.outer(fr, fc)
+
+
+def error_model_maps(box: Sequence[float], rng: np.random.Generator, model: ErrorModel = ErrorModel(), *,
+                     cover: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Clean map, noisy map and whether a distractor was added, for one box (the seed's draw order).
+
+    ``cover`` replaces the box's coverage (e.g. several boxes of one image); the distractor is kept away
+    from ``box``.
+    """
+    x0, y0, x1, y1 = box
+    h, w = y1 - y0, x1 - x0
+    clean = ndimage.gaussian_filter(coverage(box, model) if cover is None else cover, model.blur_cells,
+                                    mode="constant")
+    clean /= clean.max()
+    noisy = clean.copy()
+    has_d = rng.random() < model.p_distractor
+    if has_d:
+        c = model.cell
+        while True:
+            cr, cc = rng.uniform(*model.distractor_range, size=2)
+            if (abs(cr * c - (y0 + h / 2)) > h / 2 + model.distractor_margin
+                    or abs(cc * c - (x0 + w / 2)) > w / 2 + model.distractor_margin):
+                break
+        yy, xx = np.mgrid[0:model.map_size, 0:model.map_size] + 0.5
+        noisy += rng.uniform(*model.distractor_amplitude) * np.exp(-((yy - cr) ** 2 + (xx - cc) ** 2) / 2.0)
+    noisy += rng.normal(0, model.noise_sd, noisy.shape)
+    return clean, noisy, bool(has_d)
+
+
+def synthetic_cases(rng: object = 0, *, per_size: int = 60, sizes: Mapping[str, tuple] = SIZES,
+                    model: ErrorModel = ErrorModel()) -> dict[str, list[SyntheticCase]]:
+    """Draw ``per_size`` synthetic images per size class, consuming ``rng`` in the seed's order."""
+    gen = normalize_rng(rng)
+    per_size = check_positive_int(per_size, name="per_size", func="synthetic_cases")
+    img, c = model.image_size, model.cell
+    out: dict[str, list[SyntheticCase]] = {}
+    for s, ((hlo, hhi), (wlo, whi)) in sizes.items():
+        if hhi > img - 2 * c or whi > img - 2 * c:
+            raise InvalidParameterError(f"size class {s!r} is too large for a {img}-pixel image with a "
+                                        f"{c}-pixel margin.")
+        cases = []
+        for _ in range(per_size):
+            h, w = gen.integers(hlo, hhi + 1), gen.integers(wlo, whi + 1)
+            r0, c0 = gen.integers(c, img - c - h + 1), gen.integers(c, img - c - w + 1)
+            box = (int(c0), int(r0), int(c0 + w), int(r0 + h))
+            clean, noisy, has_d = error_model_maps(box, gen, model)
+            cases.append(SyntheticCase(box, clean, noisy, has_d))
+        out[s] = cases
+    return out
+
+
+def _fmt_frac(f: Fraction) -> str:
+    return str(f)
+
+
+def part_a_lines(image_size: int = 1024) -> list[str]:
+    """Part A: the two measures on six exact boxes against a 100 x 100 reference."""
+    g = (400, 400, 500, 500)
+    cases = {"exact": g, "2x per axis, centred": (350, 350, 550, 550),
+             "3x per axis, centred": (300, 300, 600, 600), "whole image": (0, 0, image_size, image_size),
+             "10 x 10 inside": (445, 445, 455, 455), "shifted by half a width": (450, 400, 550, 500)}
+    q = Fraction(1, 4)
+    lines = ["Part A: exact boxes against a 100 x 100 reference"]
+    for name, p in cases.items():
+        u, b = iou_exact(p, g), iobb_exact(p, g)
+        lines.append(f" {name:24s} IoU {_fmt_frac(u):>7s} = {float(u):.4f} IoBB {_fmt_frac(b):>5s} = "
+                     f"{float(b):.4f} IoBB>0.25 {b > q!s:5s} IoBB>=0.25 {b >= q}")
+    return lines
+
+
+def part_c_lines(table: Mapping[str, Sequence[float]] = TABLE4_ACC, *, n_max: int = 200) -> list[str]:
+    """Part C: denominators ``n <= n_max`` that reproduce every Acc. of each Table 4 column."""
+    lines = [f"Part C: denominators n <= {n_max} that reproduce every Acc. of a Table 4 column"]
+    for name, vals in table.items():
+        out = []
+        for mode in ("trunc", "round"):
+            ns = denominators(vals, n_max=n_max, mode=mode)
+            out.append(f"{mode}: {ns[:4]}{' ...' if len(ns) > 4 else ''} ({len(ns)})")
+        lines.append(f" {name:13s} " + " ".join(out))
+    return lines
+
+
+@dataclass(frozen=True)
+class SynthResult:
+    """The synthetic study's printed output and tidy tables.
+
+    Attributes
+    ----------
+    lines : tuple of str
+        The printed output, line by line (blank lines included), as the seed's script prints it.
+    scores : pandas.DataFrame
+        ``variant, localizer, upsampling, threshold, size, rule, T, acc, afp, hits, false_positives,
+        n_images``: every Part B cell.
+    boxes : pandas.DataFrame
+        Every scored box: ``variant, localizer, upsampling, threshold, size, image, x_min, y_min, x_max,
+        y_max, ref_x_min, ..., iou, iobb``.
+    checks : dict
+        The values of the checks.
+    seed, per_size : int
+    """
+
+    lines: tuple[str, ...]
+    scores: pd.DataFrame
+    boxes: pd.DataFrame
+    checks: dict[str, object] = field(default_factory=dict)
+    seed: int | None = 0
+    per_size: int = 60
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"seed": self.seed, "per_size": self.per_size, "checks": dict(self.checks),
+                "n_scores": len(self.scores), "n_boxes": len(self.boxes)}
+
+
+def _localize(maps: np.ndarray, refs: np.ndarray, img: int) -> dict[tuple, list[np.ndarray]]:
+    """Every localizer on one stack of maps: {(localizer, upsampling, threshold): boxes per map}."""
+    out: dict[tuple, list[np.ndarray]] = {}
+    runs = heatmap_runs(maps, (img, img), thresholds=(60.0, 180.0))
+    for thr, r in zip((60, 180), runs):
+        out[("heatmap", "bilinear", thr)] = runs_to_boxes(r)
+    nb = heatmaps_to_boxes(maps, image_shape=(img, img), upsampling="nearest", thresholds=(60.0, 180.0))
+    for thr, b in zip((60, 180), nb):
+        out[("heatmap", "nearest", thr)] = b
+    pk = heatmap_peaks(maps, (img, img))
+    out[("tiny box", "bilinear", "-")] = [np.array([[c - 3, r - 3, c + 3, r + 3]]) for r, c in pk]
+    out[("whole image", "-", "-")] = [np.array([[0, 0, img, img]]) for _ in range(len(maps))]
+    return out, runs
+
+
+def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
+                    T_values: Sequence[object] = DEFAULT_T) -> SynthResult:
+    """Run the seed's synthetic study and return its printed output and tables.
+
+    Parameters
+    ----------
+    rng : int, Generator or None, default=0
+        The generator seed (the seed script uses ``np.random.default_rng(0)``).
+    per_size : int, default=60
+        Images per size class.
+    model : ErrorModel
+    T_values : sequence, default=(0.1, 0.25, 0.5, 0.75, 0.9)
+
+    Returns
+    -------
+    res : SynthResult
+        ``res.lines`` equals the seed's printed output for the default arguments.
+    """
+    per_size = check_positive_int(per_size, name="per_size", func="synthetic_study")
+    seed = rng if isinstance(rng, (int, np.integer)) else None
+    TS = [Fraction(str(t)) if not isinstance(t, Fraction) else t for t in T_values]
+    img = model.image_size
+    cases = synthetic_cases(rng, per_size=per_size, model=model)
+    N = per_size
+    lines = part_a_lines(img)
+
+    # localizers on every map stack
+    loc: dict[tuple[str, str], dict] = {}
+    runs_noisy: dict[str, list] = {}
+    for s in SIZES:
+        refs = np.array([c.box for c in cases[s]])
+        for variant in ("noise-free", "noisy"):
+            maps = np.stack([c.clean if variant == "noise-free" else c.noisy for c in cases[s]])
+            loc[(variant, s)], runs = _localize(maps, refs, img)
+            if variant == "noisy":
+                runs_noisy[s] = runs
+
+    # checks
+    hm0 = cases["medium"][0].noisy
+    from skimage.transform import resize  # a dependency of cxreval; used here only as the check's reference
+
+    lines += ["", "Checks"]
+    d_bil = np.abs(upsample(hm0, (img, img)) - resize(hm0, (img, img), order=1, mode="edge",
+                                                      anti_aliasing=False)).max()
+    d_nn = int((upsample(hm0, (img, img), upsampling="nearest")
+                != resize(hm0, (img, img), order=0, mode="edge", anti_aliasing=False)).sum())
+    lines.append(f" hand bilinear vs skimage resize(order=1): max |diff| = {d_bil:.1e}")
+    lines.append(f" np.repeat vs skimage resize(order=0): differing pixels = {d_nn}")
+    mism = conn_diff = 0
+    for s in SIZES:
+        for r in runs_noisy[s]:
+            b8 = runs_to_boxes(r, connectivity=8)
+            bp = runs_to_boxes(r, connectivity=8, method="pixels")
+            b4 = runs_to_boxes(r, connectivity=4)
+            for k in range(N):
+                mism += sorted(map(tuple, b8[k].tolist())) != sorted(map(tuple, bp[k].tolist()))
+                conn_diff += sorted(map(tuple, b8[k].tolist())) != sorted(map(tuple, b4[k].tolist()))
+    lines.append(f" find_objects vs regionprops boxes: differing box sets = {mism} of {2 * 3 * N}")
+    lines.append(f" 8- vs 4-connectivity: differing box sets = {conn_diff} of {2 * 3 * N}")
+
+    # runs in the seed's order, and every scored (box, reference) pair
+    order: list[tuple] = []
+    for s in SIZES:
+        for variant in ("noise-free", "noisy"):
+            for oname in (("bilinear",) if variant == "noise-free" else ("bilinear", "nearest")):
+                for thr in (60, 180):
+                    order.append((variant, "heatmap", oname, thr, s))
+            order.append((variant, "tiny box", "bilinear", "-", s))
+            order.append((variant, "whole image", "-", "-", s))
+    runs_b = {key: loc[(key[0], key[4])][key[1:4]] for key in order}
+    refs_by_size = {s: np.array([c.box for c in cases[s]], dtype=np.int64).reshape(-1, 4) for s in SIZES}
+    P, G, run_id = [], [], []
+    for ri, key in enumerate(order):
+        for k, pb in enumerate(runs_b[key]):
+            P.append(pb.reshape(-1, 4))
+            G.append(np.repeat(refs_by_size[key[4]][k:k + 1], len(pb), axis=0))
+            run_id.append(np.full(len(pb), ri))
+    P = np.concatenate(P).astype(np.int64)
+    G = np.concatenate(G).astype(np.int64)
+
+    oracle_refs = [refs_by_size[s][k:k + 1] for s in SIZES for k in range(N)]
+    ok = True
+    for rule in ("IoU", "IoBB"):
+        sc = score_images(oracle_refs, oracle_refs, rule=rule, T_values=TS)
+        ok &= bool((sc.acc() == 1.0).all() and (sc.afp() == 0.0).all())
+    lines.append(f" oracle (reference box as prediction): Acc 1 and AFP 0 for every T and rule: {ok}")
+    for s in SIZES:
+        b = refs_by_size[s]
+        hs, ws = b[:, 3] - b[:, 1], b[:, 2] - b[:, 0]
+        inside = bool(((b[:, :2] >= 0) & (b[:, 2:] <= img)).all())
+        nd = sum(c.has_distractor for c in cases[s])
+        lines.append(f" data {s:6s}: {len(hs)} images, heights {hs.min()}-{hs.max()}, widths {ws.min()}-{ws.max()}, "
+                     f"boxes in image {inside}, distractors {nd}")
+    inter = intersection_area(P, G).astype(np.int64)
+    ap, ag = box_area(P).astype(np.int64), box_area(G).astype(np.int64)
+    union = ap + ag - inter
+    viol = int((inter * union < inter * ap).sum())                 # IoBB < IoU  <=>  i/ap < i/u
+    cont = contains(P, G)
+    insd = contains(G, P)
+    cont_ne = int((inter[cont] * union[cont] != inter[cont] * ap[cont]).sum())
+    insd_ne = int((inter[insd] != ap[insd]).sum())
+    lines.append(f" {len(P)} scored boxes: IoBB < IoU in {viol}; containing the reference {int(cont.sum())}, "
+                 f"IoBB != IoU in {cont_ne}; inside it {int(insd.sum())}, IoBB != 1 in {insd_ne}")
+    either = 0
+    for T in TS:
+        a = exceeds(P, G, T, measure="iobb")
+        either += int(((exceeds(P, G, T, measure="iou") | a) != a).sum())
+    lines.append(f" 'IoU > T or IoBB > T' differs from 'IoBB > T' in {either} of {len(P) * len(TS)} "
+                 "box-threshold pairs")
+    # the box formula against pixel counts (separable: a box's pixel set is a product of two ranges)
+    q = P[:400]
+    g4 = G[:400]
+    ar = np.arange(img)[None, :]
+    rp = (ar >= np.maximum(q[:, 1:2], 0)) & (ar < q[:, 3:4])
+    cp = (ar >= np.maximum(q[:, 0:1], 0)) & (ar < q[:, 2:3])
+    rg = (ar >= g4[:, 1:2]) & (ar < g4[:, 3:4])
+    cg = (ar >= g4[:, 0:1]) & (ar < g4[:, 2:3])
+    pix_i = (rp & rg).sum(1) * (cp & cg).sum(1)
+    pix_p = rp.sum(1) * cp.sum(1)
+    pm = int((pix_i * ap[:400] != inter[:400] * pix_p).sum())
+    lines.append(f" box formula vs pixel count (first 400 boxes): IoBB mismatches = {pm}")
+
+    # Part B
+    lines += ["", "Part B: Acc / AFP at T = " + ", ".join(str(float(t)) for t in TS)]
+    show = [("heatmap", "bilinear", 60), ("heatmap", "bilinear", 180), ("heatmap", "nearest", 60),
+            ("heatmap", "nearest", 180), ("tiny box", "bilinear", "-"), ("whole image", "-", "-")]
+    rows = []
+    cache: dict[tuple, object] = {}
+    for variant in ("noise-free", "noisy"):
+        lines.append(f"[{variant}]")
+        for lname, up, thr in (show[:2] if variant == "noise-free" else show):
+            for s in SIZES:
+                for rule in ("IoU", "IoBB"):
+                    if lname == "whole image" and rule == "IoBB":
+                        continue
+                    key = (variant, lname, up, thr, s)
+                    sc = score_images(runs_b[key], [refs_by_size[s][k:k + 1] for k in range(N)], rule=rule,
+                                      T_values=TS)
+                    cache[key + (rule,)] = sc
+                    hits, fps = sc.hits.sum(axis=1), sc.false_positives.sum(axis=1)
+                    cells = [(int(h) / N, int(f) / N) for h, f in zip(hits, fps)]
+                    lab = f"{lname} {up} {thr}" if lname == "heatmap" else lname
+                    lines.append(f" {lab:20s} {s:6s} {rule:4s} " + " ".join(f"{a:.3f}/{f:.3f}" for a, f in cells))
+                    for T, (a, f), h, fp in zip(TS, cells, hits, fps):
+                        rows.append({"variant": variant, "localizer": lname, "upsampling": up, "threshold": str(thr),
+                                     "size": s, "rule": rule, "T": str(T), "acc": a, "afp": f, "hits": int(h),
+                                     "false_positives": int(fp), "n_images": N})
+    lines += [""] + part_c_lines()
+
+    run_keys = np.array(order, dtype=object)
+    rid = np.concatenate(run_id)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        boxes = pd.DataFrame({
+            "variant": [k[0] for k in run_keys[rid]], "localizer": [k[1] for k in run_keys[rid]],
+            "upsampling": [k[2] for k in run_keys[rid]], "threshold": [str(k[3]) for k in run_keys[rid]],
+            "size": [k[4] for k in run_keys[rid]],
+            "x_min": P[:, 0], "y_min": P[:, 1], "x_max": P[:, 2], "y_max": P[:, 3],
+            "ref_x_min": G[:, 0], "ref_y_min": G[:, 1], "ref_x_max": G[:, 2], "ref_y_max": G[:, 3],
+            "iou": inter / union, "iobb": inter / ap})
+    checks = {"bilinear_max_abs_diff": float(d_bil), "nearest_differing_pixels": d_nn,
+              "box_extraction_mismatches": mism, "connectivity_differences": conn_diff, "oracle_ok": ok,
+              "n_scored_boxes": len(P), "iobb_lt_iou": viol, "containing": int(cont.sum()),
+              "containing_iobb_ne_iou": cont_ne, "inside": int(insd.sum()), "inside_iobb_ne_1": insd_ne,
+              "or_rule_differs": either, "pixel_count_mismatches": pm}
+    return SynthResult(tuple(lines), pd.DataFrame(rows), boxes, checks, None if seed is None else int(seed), N)
+

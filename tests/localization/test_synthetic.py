@@ -1,0 +1,92 @@
+"""The seed's synthetic study: `synthetic_study()` prints the seed's Output block line for line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cxreval.localization.synthetic import ErrorModel, coverage, synthetic_cases, synthetic_study
+
+DATA = Path(__file__).parent / "data"
+SEED_FILE = "000_8ad6d59c5e7d4453.txt"
+
+
+def _norm(lines: list[str]) -> list[str]:
+    return [re.sub(r"\s+", " ", ln).strip() for ln in lines if ln.strip()]
+
+
+def _seed_block(text: str) -> list[str]:
+    lines = text.splitlines()
+    start = lines.index("Output:") + 1
+    out = []
+    for ln in lines[start:]:
+        out.append(ln)
+        if "Pneumothorax" in ln and "trunc:" in ln:
+            break
+    return out
+
+
+@pytest.fixture(scope="module")
+def study():
+    return synthetic_study(0)
+
+
+def test_matches_committed_expected_output(study):
+    expected = _norm((DATA / "synth_expected.txt").read_text().splitlines())
+    got = _norm(list(study.lines))
+    assert len(got) == len(expected) == 76
+    for e, g in zip(expected, got):
+        assert g == e
+
+
+def test_matches_seed_file_output_block(study, shared_data):
+    seed = shared_data.parent / "seeds" / SEED_FILE
+    if not seed.exists():
+        pytest.skip(f"seed file not found at {seed}")
+    expected = _norm(_seed_block(seed.read_text()))
+    assert expected == _norm((DATA / "synth_expected.txt").read_text().splitlines())
+    assert _norm(list(study.lines)) == expected
+
+
+@pytest.mark.slow
+def test_identical_across_runs(study):
+    again = synthetic_study(0)
+    assert again.lines == study.lines
+    assert again.scores.equals(study.scores)
+    assert again.boxes.equals(study.boxes)
+
+
+def test_checks_and_tables(study):
+    c = study.checks
+    assert c["n_scored_boxes"] == 1977 and c["containing"] == 1034 and c["inside"] == 638
+    assert c["iobb_lt_iou"] == 0 and c["or_rule_differs"] == 0 and c["pixel_count_mismatches"] == 0
+    s = study.scores
+    row = s[(s.variant == "noisy") & (s.localizer == "tiny box") & (s["size"] == "small") & (s.rule == "IoBB")
+            & (s["T"] == "9/10")]
+    assert row.acc.item() == pytest.approx(52 / 60)
+    assert len(study.boxes) == 1977
+
+
+def test_other_seed_and_size_runs():
+    r = synthetic_study(3, per_size=4)
+    assert any("data small : 4 images" in ln for ln in r.lines)
+    assert r.lines == synthetic_study(3, per_size=4).lines
+    assert r.lines != synthetic_study(4, per_size=4).lines
+
+
+def test_coverage_exact_fractions():
+    cov = coverage((16, 0, 48, 32), ErrorModel())
+    assert cov[0, 0] == 0.5 and cov[0, 1] == 0.5 and cov[1].sum() == 0
+    assert cov.sum() == pytest.approx(32 * 32 / 32 ** 2)
+
+
+def test_rng_draw_order_matches_seed_script():
+    # the seed's make_case, written out: the first medium box of seed 0 (from the study's data line)
+    cases = synthetic_cases(0, per_size=60)
+    hs = [c.box[3] - c.box[1] for c in cases["large"]]
+    assert (min(hs), max(hs)) == (264, 358)
+    assert sum(c.has_distractor for c in cases["medium"]) == 26
+    assert all(np.isfinite(c.noisy).all() for c in cases["small"])
