@@ -154,17 +154,40 @@ def pair_states(labels: pd.DataFrame, source_a: str, source_b: str, *,
     return _pair_states(labels, source_a, source_b, findings=expand_findings(findings), studies=studies)
 
 
-def _pair_states(labels: pd.DataFrame, a: str, b: str, *, findings: list[str] | None,
+class _Grids:
+    """Each source's labels as one study x finding float grid, built once per source (NaN = no label)."""
+
+    def __init__(self, labels: pd.DataFrame) -> None:
+        self.labels = labels
+        self.present = list(pd.unique(labels["source"]))
+        self._cache: dict[str, tuple[pd.Index, pd.Index, np.ndarray]] = {}
+        self._groups: dict[str, np.ndarray] | None = None
+
+    def get(self, source: str) -> tuple[pd.Index, pd.Index, np.ndarray]:
+        if source not in self._cache:
+            if self._groups is None:
+                self._groups = {str(k): v for k, v in self.labels.groupby("source", sort=False).indices.items()}
+            sub = self.labels.iloc[self._groups[source]]
+            si, studies = pd.factorize(sub["study_id"], sort=False)
+            fi, findings = pd.factorize(sub["finding"], sort=False)
+            grid = np.full((len(studies), len(findings)), np.nan)
+            grid[si, fi] = sub["state"].to_numpy(dtype=float, na_value=np.nan)
+            # object (not Arrow-string) indexes: isin / get_indexer use a hash table
+            self._cache[source] = (pd.Index(np.asarray(studies, dtype=object), dtype=object),
+                                   pd.Index(np.asarray(findings, dtype=object), dtype=object), grid)
+        return self._cache[source]
+
+
+def _pair_states(labels: pd.DataFrame | _Grids, a: str, b: str, *, findings: list[str] | None,
                  studies: str) -> PairedStates:
-    present = pd.unique(labels["source"])
+    grids = labels if isinstance(labels, _Grids) else _Grids(labels)
     for s in (a, b):
-        if s not in present:
+        if s not in grids.present:
             raise SchemaError(f"The pair '{a}:{b}' names source {s!r}, which is not in the label table; sources "
-                              f"present: {sorted(map(str, present))}.")
-    sub_a = labels[labels["source"] == a]
-    sub_b = labels[labels["source"] == b]
-    fa = list(pd.unique(sub_a["finding"]))
-    fb = list(pd.unique(sub_b["finding"]))
+                              f"present: {sorted(map(str, grids.present))}.")
+    sa, fa_idx, ga = grids.get(a)
+    sb, fb_idx, gb = grids.get(b)
+    fa, fb = [str(f) for f in fa_idx], [str(f) for f in fb_idx]
     if findings is None:
         use = [f for f in fa if f in set(fb)]
         if not use:
@@ -176,29 +199,23 @@ def _pair_states(labels: pd.DataFrame, a: str, b: str, *, findings: list[str] | 
                 raise SchemaError(f"Source {s!r} has no labels for finding(s) {absent} (pair '{a}:{b}'); it labels "
                                   f"{fs}.")
         use = list(findings)
-    sa = pd.unique(sub_a["study_id"])
-    sb = pd.unique(sub_b["study_id"])
-    set_b = set(sb)
-    common = [s for s in sa if s in set_b]
+    in_b = sa.isin(sb)
+    common = sa[in_b]
     only_a = len(sa) - len(common)
     only_b = len(sb) - len(common)
     if studies == "same" and (only_a or only_b):
-        set_a = set(sa)
-        ex_a = [s for s in sa if s not in set_b][:3]
-        ex_b = [s for s in sb if s not in set_a][:3]
+        ex_a = [str(x) for x in sa[~in_b][:3]]
+        ex_b = [str(x) for x in sb[~sb.isin(sa)][:3]]
         raise SchemaError(f"Sources {a!r} and {b!r} label different studies: {only_a} only in {a!r} (e.g. {ex_a}), "
                           f"{only_b} only in {b!r} (e.g. {ex_b}); {len(common)} in common. Pass "
                           f"studies='intersection' (CLI: --intersect) to compare on the common studies.")
-    if not common:
+    if len(common) == 0:
         raise SchemaError(f"Sources {a!r} and {b!r} have no study in common.")
-
-    def grid(sub: pd.DataFrame) -> np.ndarray:
-        sub = sub[sub["finding"].isin(use)]
-        wide = sub.pivot(index="study_id", columns="finding", values="state")
-        wide = wide.reindex(index=common, columns=use)
-        return readonly(wide.to_numpy(dtype=float, na_value=np.nan))
-
-    return PairedStates(a, b, tuple(map(str, common)), tuple(use), grid(sub_a), grid(sub_b), only_a, only_b,
+    rows_a = np.flatnonzero(in_b)
+    rows_b = sb.get_indexer(common)
+    grid_a = readonly(ga[np.ix_(rows_a, fa_idx.get_indexer(use))])
+    grid_b = readonly(gb[np.ix_(rows_b, fb_idx.get_indexer(use))])
+    return PairedStates(a, b, tuple(map(str, common)), tuple(use), grid_a, grid_b, only_a, only_b,
                         tuple(f for f in fa if f not in set(fb)), tuple(f for f in fb if f not in set(fa)))
 
 
@@ -293,8 +310,9 @@ def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
         sets = {str(k): expand_findings(v) or [] for k, v in finding_sets.items()}
     rows: list[dict[str, object]] = []
     infos: dict[str, object] = {}
+    grids = _Grids(labels)
     for a, b in pair_list:
-        ps = _pair_states(labels, a, b, findings=fs, studies=studies)
+        ps = _pair_states(grids, a, b, findings=fs, studies=studies)
         r, info = _rows_for_pair(ps, finding_sets=sets, weights=weights, not_mentioned=not_mentioned)
         rows.extend(r)
         infos[ps.pair] = info
