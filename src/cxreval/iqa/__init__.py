@@ -18,9 +18,16 @@ from __future__ import annotations
 
 from ._image import LoadedImage, read_image, write_image
 from ._registry import MetricSpec, get_metric, list_metrics, register_iqa
+from .adapters import dists, lpips, paq2piq
+from .dss import dss
+from .fsim import fsim, phase_congruency
 from .full_reference import ambe, psnr, rmse, uqi
+from .gradient import gmsd, mdsi
+from .haarpsi import haarpsi, haarpsi_med
+from .no_reference import NIQEModel, load_niqe_model, niqe, piqe, snr
 from .ssim import cw_ssim, iw_ssim, ms_ssim, ssim
 from .vif import vif, vifp
+from .vsi import sdsp, vsi
 
 __all__ = [
     "MetricSpec", "register_iqa", "get_metric", "list_metrics",
@@ -28,4 +35,7 @@ __all__ = [
     "psnr", "rmse", "uqi", "ambe",
     "ssim", "ms_ssim", "iw_ssim", "cw_ssim",
     "vif", "vifp",
+    "gmsd", "mdsi", "haarpsi", "haarpsi_med", "fsim", "phase_congruency", "vsi", "sdsp", "dss",
+    "piqe", "snr", "niqe", "load_niqe_model", "NIQEModel",
+    "lpips", "dists", "paq2piq",
 ]
