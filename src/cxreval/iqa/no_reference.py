@@ -100,10 +100,14 @@ def piqe(image: np.ndarray, *, data_range: float, block_size: int = 16, activity
     blocks = mscn.reshape(hb, bs, wb, bs).transpose(0, 2, 1, 3).reshape(-1, bs, bs)
     var = blocks.var(axis=(1, 2), ddof=1)
     active = var > activity_threshold
-    # noise criterion: centre (two middle columns) vs surround standard deviation
+    # noise criterion: centre (two middle columns) vs surround standard deviation. As MATLAB's
+    # centerSurDev (and pyiqa): columns c1 and c1 + 1 are the centre; deleting column c1 and then column
+    # c1 + 1 of what remains leaves out the original columns c1 and c1 + 2 from the surround.
     c1 = bs // 2 - 1
     centre = blocks[:, :, c1:c1 + 2].reshape(len(blocks), -1)
-    surround = np.concatenate([blocks[:, :, :c1], blocks[:, :, c1 + 2:]], axis=2).reshape(len(blocks), -1)
+    keep = np.ones(bs, dtype=bool)
+    keep[[c1, c1 + 2]] = False
+    surround = blocks[:, :, keep].reshape(len(blocks), -1)
     with np.errstate(divide="ignore", invalid="ignore"):
         csd = np.nan_to_num(centre.std(axis=1, ddof=1) / surround.std(axis=1, ddof=1))
         sigma = np.sqrt(var)
