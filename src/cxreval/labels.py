@@ -45,7 +45,8 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_choice, check_columns
-from .exceptions import SchemaError
+from .datasets.fetch import check_path
+from .exceptions import InvalidParameterError, SchemaError
 from .findings import canonical_finding
 from .results import ReadReport, ReadResult
 
@@ -110,7 +111,14 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
     SchemaError
         Naming the row and value of the first state outside the domain.
     """
-    s = values.reset_index(drop=True) if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object)
+    if isinstance(values, pd.Series):
+        s = values.reset_index(drop=True)
+    else:
+        try:
+            s = pd.Series(list(values), dtype=object)  # type: ignore[call-overload]
+        except TypeError:
+            raise InvalidParameterError(f"The 'values' parameter of parse_states must be an iterable of label states. "
+                                        f"Got {values!r} instead.") from None
     codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
     lut = np.full(len(uniq) + 1, -99, dtype=np.int16)  # last slot: missing
     bad: list[int] = []
@@ -331,7 +339,8 @@ def label_matrix(labels: pd.DataFrame, *, source: str, findings: Sequence[str] |
     return wide.astype("Int8")
 
 
-def _read_table(path: str | Path) -> pd.DataFrame:
+def _read_table(path: str | Path, func: str = "read_labels") -> pd.DataFrame:
+    check_path(path, name="path", func=func, allow_none=False)
     p = Path(path)
     if not p.exists():
         raise SchemaError(f"File {str(p)!r} does not exist.")
@@ -349,7 +358,7 @@ def read_labels(path: str | Path, *, require_patient: bool = True) -> ReadResult
     Rows whose state is blank are kept as missing labels (``<NA>``); nothing is dropped. Errors name the
     file, the row and the value.
     """
-    df = _read_table(path)
+    df = _read_table(path, "read_labels")
     table = validate_label_table(df, where=f"file {str(path)!r}", require_patient=require_patient)
     return ReadResult(table, ReadReport(str(path), len(df), len(table)))
 
@@ -394,9 +403,11 @@ def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = N
         ``res.table`` is the long label table (blank cells are ``not_mentioned``);
         ``res.table.attrs`` holds ``finding_columns`` (original spellings, in file order) and ``extra``.
     """
+    if not isinstance(source, str):
+        raise InvalidParameterError(f"The 'source' parameter of read_wide_labels must be a str. Got {source!r} instead.")
+    df = _read_table(path, "read_wide_labels")
     p = Path(path)
     where = f"file {str(p)!r}"
-    df = _read_table(p)
     if id_column is None:
         id_column = "Study" if "Study" in df.columns else "Path"
     check_columns(df, [id_column], where=where)
@@ -507,7 +518,7 @@ def write_wide_labels(labels: pd.DataFrame, path: str | Path, **kwargs: object) 
 
 def read_predictions(path: str | Path) -> ReadResult:
     """Read a long prediction table ``study_id, model, finding, score`` (CSV or Parquet)."""
-    df = _read_table(path)
+    df = _read_table(path, "read_predictions")
     table = validate_predictions(df, where=f"file {str(path)!r}")
     return ReadResult(table, ReadReport(str(path), len(df), len(table)))
 
@@ -519,9 +530,9 @@ def read_wide_predictions(path: str | Path, *, model: str, id_column: str | None
     Column names may carry a ``prefix`` (``prob_Atelectasis``); columns that are not findings after the
     prefix is removed are reported in the notes, never silently mixed in.
     """
+    df = _read_table(path, "read_wide_predictions")
     p = Path(path)
     where = f"file {str(p)!r}"
-    df = _read_table(p)
     if id_column is None:
         id_column = next((c for c in ("Study", "Image Index", "Path", "study_id") if c in df.columns), df.columns[0])
     check_columns(df, [id_column], where=where)

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_columns, normalize_rng
+from .datasets.fetch import check_path
 from .exceptions import InvalidParameterError, SchemaError
 from .findings import canonical_finding
 from .labels import LabelState
@@ -164,7 +165,8 @@ def _validate_fractions(fractions: object, names: object, func: str) -> tuple[tu
                                     f"(0, 1] summing to 1. Got {fractions!r} instead.")
     if names is None:
         nm = DEFAULT_NAMES if len(fr) == 3 else tuple(f"split{i}" for i in range(len(fr)))
-    elif isinstance(names, str) or not all(isinstance(n, str) for n in names):  # type: ignore[union-attr]
+    elif isinstance(names, str) or not isinstance(names, (Sequence, np.ndarray)) \
+            or not all(isinstance(n, str) for n in names):
         raise InvalidParameterError(f"The 'names' parameter of {func} must be a sequence of str. "
                                     f"Got {names!r} instead.")
     else:
@@ -273,6 +275,9 @@ def patient_split(table: pd.DataFrame, *, fractions: Sequence[float] = DEFAULT_F
     gen = normalize_rng(rng)
     strat: tuple[str, ...] = ()
     if stratify is not None:
+        if not isinstance(stratify, (str, Sequence)):
+            raise InvalidParameterError(f"The 'stratify' parameter of patient_split must be a finding name, a "
+                                        f"sequence of finding names or None. Got {stratify!r} instead.")
         items = (stratify,) if isinstance(stratify, str) else tuple(stratify)
         strat = tuple(canonical_finding(f, where="the 'stratify' parameter of patient_split") for f in items)
     studies = _studies(table, "patient_split")
@@ -326,6 +331,7 @@ def read_split_lists(directory: str | Path, *, pattern: str = "*list.txt") -> Re
     SchemaError
         The folder does not exist or holds no matching file.
     """
+    check_path(directory, name="directory", func="read_split_lists", allow_none=False)
     d = Path(directory)
     if not d.is_dir():
         raise SchemaError(f"Split folder {str(d)!r} does not exist or is not a folder.")

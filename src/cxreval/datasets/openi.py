@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_columns
-from ..exceptions import SchemaError
+from ..exceptions import InvalidParameterError, SchemaError
 from ..results import ReadReport, ReadResult
 from .fetch import metadata_path
 
@@ -133,8 +133,6 @@ def read_openi_reports(path: str | os.PathLike[str] | None = None, *,
         Not fetched and no path given.
     """
     if not isinstance(require_images, bool):
-        from ..exceptions import InvalidParameterError
-
         raise InvalidParameterError(f"The 'require_images' parameter of read_openi_reports must be a bool. "
                                     f"Got {require_images!r} instead.")
     p = metadata_path(OPENI_FILE, cache_dir_=cache_dir, path=path)
@@ -191,8 +189,15 @@ def read_openi_reports(path: str | os.PathLike[str] | None = None, *,
     return ReadResult(table, report)
 
 
+def _check_reports(reports: object, func: str) -> None:
+    if not isinstance(reports, pd.DataFrame):
+        raise InvalidParameterError(f"The 'reports' parameter of {func} must be the DataFrame of "
+                                    f"read_openi_reports(). Got {type(reports).__name__} instead.")
+
+
 def openi_images(reports: pd.DataFrame) -> pd.DataFrame:
     """``report_id, image_id``: one row per image of each report (reports without images give no row)."""
+    _check_reports(reports, "openi_images")
     check_columns(reports, ("report_id", "image_ids"), where="OpenI reports table")
     ids = reports["image_ids"].fillna("").str.split("|")
     out = pd.DataFrame({"report_id": reports["report_id"].to_numpy(), "image_id": ids.to_numpy()}).explode("image_id")
@@ -207,10 +212,9 @@ def openi_mesh(reports: pd.DataFrame, *, kind: str = "major") -> pd.DataFrame:
     and ``qualifiers`` the rest (missing when none). ``kind`` is ``'major'`` (human) or ``'automatic'``.
     """
     if kind not in ("major", "automatic"):
-        from ..exceptions import InvalidParameterError
-
         raise InvalidParameterError(f"The 'kind' parameter of openi_mesh must be one of ['major', 'automatic']. "
                                     f"Got {kind!r} instead.")
+    _check_reports(reports, "openi_mesh")
     col = f"mesh_{kind}"
     check_columns(reports, ("report_id", col), where="OpenI reports table")
     codes = reports[col].fillna("").str.split("|")

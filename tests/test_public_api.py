@@ -1,0 +1,134 @@
+"""Every public parameter rejects a value of the wrong type with a CxrevalError naming it.
+
+As scikit-learn's ``test_public_functions.py``: for each function below and each listed parameter, the
+parameter is replaced by ``BadType()`` (other arguments valid) and the call must raise a
+:class:`~cxreval.exceptions.CxrevalError` (never a bare ``TypeError``/``AttributeError`` from deep
+inside) whose message names the parameter (or, for a table, what was expected). Add a row to ``CASES``
+when a public function lands.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import pandas as pd
+import pytest
+
+import cxreval
+from cxreval.exceptions import CxrevalError
+
+
+class BadType:
+    """A value no public parameter accepts."""
+
+    def __repr__(self) -> str:
+        return "BadType()"
+
+
+def _labels() -> pd.DataFrame:
+    return pd.DataFrame({"study_id": ["a", "b"], "patient_id": ["1", "2"], "finding": ["Edema"] * 2,
+                         "source": ["s"] * 2, "state": ["positive", "negative"]})
+
+
+def _preds() -> pd.DataFrame:
+    return pd.DataFrame({"study_id": ["a"], "model": ["m"], "finding": ["Edema"], "score": [0.5]})
+
+
+def _meta() -> pd.DataFrame:
+    return pd.DataFrame({"study_id": ["a", "b", "c", "d"], "patient_id": ["1", "2", "3", "4"]})
+
+
+def _wide(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text("Study,Edema\nx/patient1/s1,1.0\n")
+    return p
+
+
+def _long(tmp_path):
+    p = tmp_path / "l.csv"
+    _labels().to_csv(p, index=False)
+    return p
+
+
+def _split_dir(tmp_path):
+    (tmp_path / "a_list.txt").write_text("a\n")
+    return tmp_path
+
+
+# (module:function, positional-argument factories, keyword-argument factories, parameters to feed BadType()).
+# Factories take tmp_path. A parameter is positional when it is a key of the args dict (in order).
+CASES = [
+    ("cxreval.findings:canonical_finding", {"name": lambda t: "Edema"}, {}, ["name"]),
+    ("cxreval.labels:validate_label_table", {"df": lambda t: _labels()}, {"require_patient": lambda t: True},
+     ["df"]),
+    ("cxreval.labels:validate_predictions", {"df": lambda t: _preds()}, {}, ["df"]),
+    ("cxreval.labels:binarize", {"states": lambda t: ["positive"]},
+     {"policy": lambda t: "exclude", "not_mentioned": lambda t: "negative"}, ["states", "policy", "not_mentioned"]),
+    ("cxreval.labels:parse_states", {"values": lambda t: ["positive"]}, {}, ["values"]),
+    ("cxreval.labels:read_labels", {"path": _long}, {}, ["path"]),
+    ("cxreval.labels:read_predictions", {"path": lambda t: t / "p.csv"}, {}, ["path"]),
+    ("cxreval.labels:read_wide_labels", {"path": _wide}, {"source": lambda t: "x"}, ["path", "source"]),
+    ("cxreval.splits:patient_split", {"table": lambda t: _meta()},
+     {"fractions": lambda t: (0.5, 0.5), "names": lambda t: ("a", "b"), "rng": lambda t: 0,
+      "stratify": lambda t: None},
+     ["table", "fractions", "names", "rng", "stratify"]),
+    ("cxreval.splits:image_split", {"table": lambda t: _meta()}, {"fractions": lambda t: (0.5, 0.5),
+                                                                 "rng": lambda t: 0},
+     ["table", "fractions", "rng"]),
+    ("cxreval.splits:audit_split", {"splits": lambda t: {"x": ["a"]}, "metadata": lambda t: _meta()}, {},
+     ["splits", "metadata"]),
+    ("cxreval.splits:read_split_lists", {"directory": _split_dir}, {}, ["directory"]),
+    ("cxreval.datasets:list_datasets", {}, {"pattern": lambda t: "*", "kind": lambda t: None}, ["pattern", "kind"]),
+    ("cxreval.datasets:load_dataset", {"name": lambda t: "openi"}, {"path": lambda t: t / "missing.tgz"},
+     ["name", "path"]),
+    ("cxreval.datasets.fetch:metadata_path", {"name": lambda t: "BBox_List_2017.csv.gz"},
+     {"path": lambda t: t / "x.csv"}, ["name", "path"]),
+    ("cxreval.datasets.fetch:fetch_metadata", {}, {"cache_dir_": lambda t: t, "from_wheel": lambda t: t / "w.whl"},
+     ["cache_dir_", "from_wheel"]),
+    ("cxreval.datasets.openi:read_openi_reports", {"path": lambda t: t / "x.tgz"},
+     {"require_images": lambda t: False}, ["path", "require_images"]),
+    ("cxreval.datasets.openi:openi_mesh", {"reports": lambda t: pd.DataFrame({"report_id": [], "mesh_major": []})},
+     {"kind": lambda t: "major"}, ["reports", "kind"]),
+    ("cxreval.datasets.nih:load_labels", {"path": lambda t: t / "x.csv"}, {}, ["path"]),
+    ("cxreval.datasets.google:load_labels", {"path": lambda t: t / "x.csv"}, {}, ["path"]),
+    ("cxreval.datasets.audit:audit_chestxray14", {}, {"path": lambda t: t / "x.csv", "split_dir": lambda t: None},
+     ["path", "split_dir"]),
+]
+
+
+def _params():
+    for target, args, kwargs, params in CASES:
+        for p in params:
+            yield pytest.param(target, args, kwargs, p, id=f"{target.split(':')[1]}-{p}")
+
+
+@pytest.mark.parametrize("target, args, kwargs, param", list(_params()))
+def test_bad_type_is_rejected_with_a_clear_error(target, args, kwargs, param, tmp_path):
+    mod, name = target.split(":")
+    func = getattr(importlib.import_module(mod), name)
+    a = {k: f(tmp_path) for k, f in args.items()}
+    kw = {k: f(tmp_path) for k, f in kwargs.items()}
+    if param in a:
+        a[param] = BadType()
+    else:
+        kw[param] = BadType()
+    with pytest.raises(CxrevalError) as info:
+        func(*a.values(), **kw)
+    msg = str(info.value)
+    assert re.search(rf"'{param}'|BadType|DataFrame|{param}", msg), msg
+
+
+def test_every_public_module_declares_all():
+    for mod in ("cxreval.labels", "cxreval.splits", "cxreval.findings", "cxreval.datasets",
+                "cxreval.datasets.fetch", "cxreval.datasets.nih", "cxreval.datasets.google",
+                "cxreval.datasets.openi", "cxreval.datasets.audit", "cxreval.cli.data"):
+        m = importlib.import_module(mod)
+        assert hasattr(m, "__all__"), mod
+        for name in m.__all__:
+            assert hasattr(m, name), f"{mod}.{name}"
+
+
+def test_top_level_exports_exist():
+    for name in cxreval.__all__:
+        assert hasattr(cxreval, name), name
