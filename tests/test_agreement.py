@@ -308,3 +308,27 @@ def test_macro_leaves_out_undefined_findings_with_warning():
     assert np.isnan(per.loc["Fracture", "kappa_w"])  # both constant negative: undefined
     assert per.loc["macro", "kappa_w"] == pytest.approx(1.0)  # mean over the defined finding
     assert per.loc["micro", "kappa_w"] == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+def test_nih_vs_google_real_data_equals_direct_sklearn(metadata_dir):
+    """NIH text-mined vs Google expert labels: library table == sklearn on an independent parse of the CSVs."""
+    from cxreval.datasets import google, nih
+
+    g = google.load_labels().table
+    n = nih.load_labels().table
+    labels = pd.concat([g.drop(columns="split"), google.map_nih_to_google(n[n.study_id.isin(set(g.study_id))])])
+    out = agreement_table(labels, "google_expert:nih_textmined").set_index("finding")
+    assert out.attrs["pairs"]["google_expert:nih_textmined"]["findings_only_a"] == ["Fracture"]
+    raw_g = pd.read_csv(metadata_dir / "google2019_nih-chest-xray-labels.csv.gz").set_index("Image Index")
+    raw_n = pd.read_csv(metadata_dir / "Data_Entry_2017_v2020.csv.gz").set_index("Image Index")
+    fl = raw_n.loc[raw_g.index, "Finding Labels"].str.split("|")
+    for finding, google_col, nih_names in (("Pneumothorax", "Pneumothorax", {"Pneumothorax"}),
+                                           ("Nodule or Mass", "Nodule or mass", {"Nodule", "Mass"}),
+                                           ("Airspace Opacity", "Airspace opacity",
+                                            {"Consolidation", "Pneumonia", "Infiltration"})):
+        y_g = (raw_g[google_col] == "YES").astype(int).to_numpy()
+        y_n = fl.map(lambda xs, s=nih_names: int(bool(s & set(xs)))).to_numpy()
+        assert out.loc[finding, "n"] == len(raw_g) == 4376
+        assert out.loc[finding, "kappa_w"] == pytest.approx(cohen_kappa_score(y_g, y_n))
+        assert out.loc[finding, "f1_w"] == pytest.approx(f1_score(y_g, y_n, average="weighted"))

@@ -212,3 +212,16 @@ def test_cli_agree_errors_exit_2(tmp_path, capsys):
 
 def test_errors_are_cxreval_errors():
     assert issubclass(SchemaError, CxrevalError) and issubclass(InvalidParameterError, CxrevalError)
+
+
+def test_numeric_fast_path_and_shape_errors():
+    a = np.array([0.0, 1.0, 2.0, np.nan, -1.0])
+    b = np.array([0, 1, 2, 2, 0])
+    res = agreement_scores(a, b)
+    assert (res.n, res.n_missing) == (4, 1)
+    assert res.to_dict() == agreement_scores(["negative", "uncertain", "positive", None, "not_mentioned"],
+                                             ["negative", "uncertain", "positive", "positive", "negative"]).to_dict()
+    with pytest.raises(InvalidParameterError, match="'states_a' parameter of agreement_scores must be 1-dimensional"):
+        agreement_scores(np.zeros((2, 2)), np.zeros((2, 2)))
+    with pytest.raises(SchemaError, match=r"Unknown state 1.5 at position 0 of 'states_b'"):
+        agreement_scores(np.array([0.0]), np.array([1.5]))

@@ -51,8 +51,17 @@ SCORE_NAMES: tuple[str, ...] = ("kappa_w", "kappa_low", "kappa_high", "f1_w", "f
 def _as_codes(values: object, *, name: str, func: str, allowed: Sequence[float] = (-1.0, 0.0, 1.0, 2.0)
               ) -> np.ndarray:
     """State codes as a float array (``NaN`` = missing); names, ints, ``Int8`` series all accepted."""
-    if isinstance(values, pd.Series) and str(values.dtype) == "Int8":
-        arr = values.to_numpy(dtype=float, na_value=np.nan)
+    numeric = None
+    if isinstance(values, (pd.Series, pd.Index)) and values.dtype.kind in "iuf" or str(getattr(values, "dtype", "")) in (
+            "Int8", "Int16", "Int32", "Int64"):
+        numeric = values.to_numpy(dtype=float, na_value=np.nan)  # type: ignore[union-attr]
+    elif isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
+        numeric = values.astype(float)
+    if numeric is not None:
+        if numeric.ndim != 1:
+            raise InvalidParameterError(f"The '{name}' parameter of {func} must be 1-dimensional. "
+                                        f"Got an array of shape {numeric.shape} instead.")
+        arr = numeric
     else:
         raw = np.asarray(values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else values, dtype=object)
         if raw.ndim != 1:
