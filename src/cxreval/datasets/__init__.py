@@ -124,7 +124,7 @@ _SPECS = (
                 "ChestX-ray14 text-mined labels (source nih_textmined), 112,120 images", default="Data_Entry_2017_v2020.csv.gz"),
     DatasetSpec("chestxray14_metadata", "nih", "load_metadata", "metadata",
                 "ChestX-ray14 per-image metadata: patient, view, age, sex", default="Data_Entry_2017_v2020.csv.gz"),
-    DatasetSpec("chestxray14_boxes", "nih_boxes", "read_bbox_list", "boxes",
+    DatasetSpec("chestxray14_boxes", "nih_boxes", "read_nih_boxes", "boxes",
                 "ChestX-ray14 radiologist boxes (BBox_List_2017), half-open", default="BBox_List_2017.csv.gz"),
     DatasetSpec("google2019", "google", "load_labels", "labels",
                 "Google 2019 adjudicated expert labels for 4,376 NIH images (source google_expert)",

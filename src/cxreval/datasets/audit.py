@@ -112,12 +112,16 @@ def _read_boxes(bbox_path: str | os.PathLike[str] | None, cache_dir: str | os.Pa
         boxes_mod = importlib.import_module("cxreval.datasets.nih_boxes")
     except ImportError:
         boxes_mod = None
-    reader = getattr(boxes_mod, "read_bbox_list", None)
+    reader = next((getattr(boxes_mod, n) for n in ("read_nih_boxes", "read_bbox_list") if hasattr(boxes_mod, n)),
+                  None)
     if reader is not None:
         p = metadata_path(BBOX_FILE, cache_dir_=cache_dir, path=bbox_path)
         res = reader(p)
         table = res.table if hasattr(res, "table") else res
-        return table[["study_id", "finding"]].reset_index(drop=True), str(p), "read with cxreval.datasets.nih_boxes"
+        sid = "image_id" if "image_id" in table.columns else "study_id"
+        out = pd.DataFrame({"study_id": table[sid].astype("str").to_numpy(),
+                            "finding": table["finding"].astype("str").to_numpy()})
+        return out, str(p), f"boxes read with cxreval.datasets.nih_boxes.{reader.__name__}"
     p = metadata_path(BBOX_FILE, cache_dir_=cache_dir, path=bbox_path)
     return count_boxes(p), str(p), "boxes counted directly from the BBox_List CSV (nih_boxes reader not available)"
 
