@@ -31,7 +31,10 @@ Everything here follows the XQA paper (seed ``002``, sections 2.1.2 and 3.1.1, T
   and Jain et al. (whose image labels were never uncertain) leave it open. cxreval counts such a pair
   half in each of the two agreeing (optimistic) or the two disagreeing (pessimistic) cells. This is
   the only choice that keeps both kappas symmetric in the two sources and unchanged when POS and NEG
-  are swapped; it is deterministic (no random tie-break) and turns into fractional counts.
+  are swapped; it is deterministic (no random tie-break) and turns into fractional counts. A
+  consequence: two *identical* label sets that contain uncertain labels have ``kappa_w = 1`` and
+  ``kappa_high = 1`` but ``kappa_low < 1`` (every shared uncertain label is a pessimistic
+  disagreement), which is what a pessimistic bound should say about two readers who both hedge.
 - **f1_w, f1_low, f1_high** -- support-weighted F1 (scikit-learn's ``f1_score(average='weighted')``,
   ``zero_division=0``) on the three states, and on the two binary mappings above. Source A is the
   reference (``y_true``) and source B the prediction (``y_pred``): weighted F1 is *not* symmetric.
