@@ -154,7 +154,8 @@ def canonical_finding(name: object, *, where: str = "") -> str:
         if hit is not None:
             return hit
     close = difflib.get_close_matches(_key(str(name)), list(_LOOKUP), n=3, cutoff=0.6)
-    hint = f" Did you mean {', '.join(repr(_LOOKUP[c]) for c in close)}?" if close else ""
+    names = list(dict.fromkeys(_LOOKUP[c] for c in close))
+    hint = f" Did you mean {', '.join(map(repr, names))}?" if names else ""
     loc = f" in {where}" if where else ""
     raise SchemaError(f"Unknown finding name {name!r}{loc}; expected one of cxreval.findings.ALL_FINDINGS "
                       f"or an alias in cxreval.findings.ALIASES.{hint}")

@@ -1,0 +1,6 @@
+"""``python -m cxreval``: the command line."""
+
+from cxreval.cli.main import run
+
+if __name__ == "__main__":
+    run()
