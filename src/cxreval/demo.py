@@ -219,9 +219,23 @@ def _write_ranking(res: object, out: Path) -> None:
 
 
 def _sec_audit(ctx: DemoContext) -> str:
-    mod = _need("cxreval.datasets.audit", "ChestX-ray14 audit", "cxreval data audit chestxray14 --json")
-    raise NotBuilt(f"audit entry point of {mod.__name__} not wired into the demo yet",
-                   "cxreval data audit chestxray14 --json")
+    au = _need("cxreval.datasets.audit", "ChestX-ray14 audit", "cxreval data audit chestxray14 --json")
+    from .datasets.nih import DATA_ENTRY
+
+    entry = _metadata(ctx, DATA_ENTRY)
+    split_dir = None
+    try:
+        lists = [_pinned(ctx, "chestxray14/official_test_list.txt"),
+                 _pinned(ctx, "chestxray14/official_train_val_list.txt")]
+        if lists[0].parent == lists[1].parent:
+            split_dir = lists[0].parent
+    except NotBuilt as exc:
+        log.info("official split lists unavailable (%s); auditing without a split", exc.reason)
+    res = au.audit_chestxray14(path=entry, bbox_path=_metadata(ctx, au.BBOX_FILE), split_dir=split_dir,
+                               cache_dir=ctx.cache_dir)
+    out = ctx.folder("chestxray14_audit")
+    au.write_audit(res, out)
+    return str(out)
 
 
 def _sec_nih_google_agreement(ctx: DemoContext) -> str:
@@ -300,7 +314,8 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
                         "finding": readers["finding"].astype(str), "label": readers["state"].astype(int)})
     ref = labels[labels["source"] == "consensus"].set_index(["study_id", "finding"])["state"]
     fused, rows = [], []
-    for name in fu.list_fusion():
+    # the unsupervised methods (the neural fusion is supervised: it needs the reference it is compared with)
+    for name in [m for m in ("mv", "or", "and", "ds", "mace") if m in fu.list_fusion()]:
         est = fu.get_fusion(name)()
         lab = est.fit_predict(ann)
         df = lab.rename("state").reset_index()
@@ -328,39 +343,32 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
 
 def _sec_xqa(ctx: DemoContext) -> str:
     rk = _need("cxreval.ranking", "ranking", "cxreval rank")
-    folder = _mirror_only(ctx, "xqa_tables")
-    auc = pd.read_csv(folder / "xqa_auc_tables_16_25.csv")
-    paper = pd.read_csv(folder / "xqa_rank_correlation_tables_26_29.csv")
-    out = ctx.folder("xqa_published")
+    pub = _need("cxreval.published", "XQA published tables", "cxreval rank --published xqa")
+    auc = pub.load_xqa_auc_table()
     res = rk.ranking_stability(auc[["dataset", "model", "group", "finding", "reference", "auc"]])
-    corr = res.correlations
-    parts_r, parts_t = [res.rankings], [res.top_changes]
-    corr = _merge_paper(corr, paper)
-    write_table(corr, out, "rank_correlation")
-    write_table(pd.concat(parts_r, ignore_index=True), out, "rankings")
-    write_table(pd.concat(parts_t, ignore_index=True), out, "top_changes")
+    out = ctx.folder("xqa_published")
+    write_table(pub.attach_published(res), out, "rank_correlation")
+    write_table(res.rankings, out, "rankings")
+    write_table(res.top_changes, out, "top_changes")
     write_table(auc, out, "auc")
     write_summary(out, "# XQA paper's published tables (16-29)\n\nRankings and point SRCC/KRCC recomputed from "
                        "the published AUCs (Tables 16-25), beside the paper's bootstrap mean and sd (Tables 26-29).")
     return str(out)
 
 
-def _merge_paper(corr: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
-    """Attach the paper's bootstrap ``mean``/``sd`` (columns ``paper_mean``, ``paper_sd``) where the
-    dataset, method, finding, group and pair match."""
-    p = paper.rename(columns={"target": "finding", "mean": "paper_mean", "sd": "paper_sd"}).copy()
-    p["finding"] = p["finding"].replace({"Macro Avg.": "Macro average"})
-    p["pair"] = p["pair"].str.replace("Find.", "Findings", regex=False).str.replace("Impr.", "Impression", regex=False)
-    c = corr.copy()
-    c["pair"] = c["reference_a"].astype(str) + " vs " + c["reference_b"].astype(str)
-    keys = [k for k in ("dataset", "method", "finding", "group", "pair") if k in c.columns and k in p.columns]
-    merged = c.merge(p[keys + ["paper_mean", "paper_sd"]].drop_duplicates(keys), on=keys, how="left")
-    return merged.drop(columns="pair")
-
-
 def _sec_localization(ctx: DemoContext) -> str:
-    _need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
-    raise NotBuilt("the localization study is not wired into the demo yet", "cxreval synth --out OUT")
+    syn = _need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
+    res = syn.synthetic_study(0)
+    sc = res.scores.copy()
+    parts = [c for c in ("variant", "localizer", "upsampling", "size") if c in sc.columns and sc[c].nunique() > 1]
+    sc.insert(0, "finding", sc[parts].astype(str).agg(" / ".join, axis=1) if parts else "synthetic")
+    out = ctx.folder("localization_synthetic")
+    write_table(sc, out, "localization")
+    write_table(res.boxes, out, "boxes")
+    (out / "synth_output.txt").write_text("\n".join(res.lines) + "\n")
+    write_summary(out, "# Localization protocol: the seed's synthetic study\n\nSeed 0, "
+                       f"{res.per_size} images per size class; 'finding' names the case ({' / '.join(parts)}).")
+    return str(out)
 
 
 def _sec_iqa(ctx: DemoContext) -> str:
