@@ -86,6 +86,18 @@ def test_stratified_split_balances_positive_patients():
     assert max(dev) > 1
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_stratified_totals_are_exact(seed):
+    meta = _meta(n_patients=40)
+    labels = meta.assign(finding="Edema", source="x",
+                         state=[2 if int(p[1:]) % 4 == 0 else 0 for p in meta["patient_id"]])
+    res = patient_split(labels, fractions=(0.5, 0.25, 0.25), stratify=["Edema"], rng=seed)
+    assert res.sizes()["n_patients"].tolist() == [20, 10, 10]
+    sick = res.assignments[res.assignments.patient_id.map(lambda p: int(p[1:]) % 4 == 0)]
+    n = sick.drop_duplicates("patient_id")["split"].value_counts().reindex(res.names, fill_value=0).tolist()
+    assert n[0] == 5 and sorted(n[1:]) == [2, 3]
+
+
 def test_image_split_leaks_and_audit_counts_match_manual():
     meta = _meta()
     res = image_split(meta, rng=0)

@@ -226,13 +226,40 @@ def _allocate(n: int, fractions: tuple[float, ...]) -> np.ndarray:
     return cnt
 
 
+def _allocate_strata(sizes: np.ndarray, fractions: tuple[float, ...], gen: np.random.Generator) -> np.ndarray:
+    """Counts per (stratum, part): each stratum split in proportion, and the part totals exactly the
+    largest-remainder counts of the whole (controlled rounding; ties broken with ``gen``)."""
+    fr = np.asarray(fractions)
+    raw = sizes[:, None] * fr[None, :]
+    cnt = np.floor(raw).astype(np.int64)
+    row_left = sizes - cnt.sum(axis=1)
+    col_left = _allocate(int(sizes.sum()), fractions) - cnt.sum(axis=0)
+    rem = (raw - cnt).ravel()
+    order = np.lexsort((gen.random(rem.size), -rem))  # largest remainder first, random among ties
+    for k in order:
+        i, j = divmod(int(k), len(fr))
+        if row_left[i] > 0 and col_left[j] > 0:
+            cnt[i, j] += 1
+            row_left[i] -= 1
+            col_left[j] -= 1
+    for i in np.flatnonzero(row_left > 0):  # rare: fill what the first pass could not place
+        for j in np.flatnonzero(col_left > 0):
+            take = min(row_left[i], col_left[j])
+            cnt[i, j] += take
+            row_left[i] -= take
+            col_left[j] -= take
+    return cnt
+
+
 def _assign(units: np.ndarray, strata: np.ndarray, fractions: tuple[float, ...], gen: np.random.Generator
             ) -> np.ndarray:
     part = np.empty(len(units), dtype=np.int64)
-    for s in np.unique(strata):
-        idx = np.flatnonzero(strata == s)
+    levels = np.unique(strata)
+    members = [np.flatnonzero(strata == s) for s in levels]
+    counts = _allocate_strata(np.array([len(m) for m in members]), fractions, gen)
+    for idx, c in zip(members, counts):
         idx = idx[gen.permutation(len(idx))]
-        part[idx] = np.repeat(np.arange(len(fractions)), _allocate(len(idx), fractions))
+        part[idx] = np.repeat(np.arange(len(fractions)), c)
     return part
 
 
@@ -242,8 +269,9 @@ def patient_split(table: pd.DataFrame, *, fractions: Sequence[float] = DEFAULT_F
     """Draw a seeded patient-level split.
 
     Patients are shuffled with ``rng`` (within each stratum when ``stratify`` is given) and cut into parts
-    holding ``round(fraction * n_patients)`` patients (largest remainder, so the counts add up); every
-    study follows its patient.
+    holding ``round(fraction * n_patients)`` patients (largest remainder, so the counts add up; with
+    strata, each stratum is divided in proportion and the part totals are still exact); every study
+    follows its patient.
 
     Parameters
     ----------

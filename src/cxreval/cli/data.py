@@ -1,4 +1,4 @@
-"""``cxreval data fetch``, ``cxreval data audit`` and ``cxreval data list``."""
+"""``cxreval data fetch``, ``cxreval data audit``, ``cxreval data split`` and ``cxreval data list``."""
 
 from __future__ import annotations
 
@@ -65,6 +65,65 @@ def audit(
         echo_json(res.to_dict())
     else:
         typer.echo(_summary(res), nl=False)
+
+
+@data_app.command("split")
+def split(
+    dataset: str = typer.Argument(..., help=f"Dataset to split: one of {', '.join(AUDITABLE)}."),
+    out: Path = typer.Option(..., "--out", help="Folder for <split>_list.txt files, assignments and summary.md."),
+    fractions: str = typer.Option("0.7,0.1,0.2", "--fractions", help="Comma-separated fractions summing to 1."),
+    names: str = typer.Option(None, "--names", help="Comma-separated split names (default train,val,test)."),
+    stratify: str = typer.Option(None, "--stratify", help="Comma-separated findings to stratify by."),
+    by: str = typer.Option("patient", "--by", help="'patient' (no leakage) or 'image' (leaky baseline)."),
+    rng: int = typer.Option(0, "--rng", help="Random seed."),
+    path: Path = typer.Option(None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."),
+    cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
+    json_out: bool = typer.Option(False, "--json", help="Print split sizes and leakage as JSON."),
+) -> None:
+    """Draw a seeded patient-level (or image-level) split and write it as *_list.txt files."""
+    from ..datasets import nih
+    from ..splits import audit_split, image_split, patient_split, write_split_lists
+    from ._common import prepare_out, write_summary, write_table
+
+    if dataset not in AUDITABLE:
+        raise InvalidParameterError(f"cxreval data split: unknown dataset {dataset!r}; expected one of "
+                                    f"{list(AUDITABLE)}.")
+    if by not in ("patient", "image"):
+        raise InvalidParameterError(f"cxreval data split: --by must be 'patient' or 'image'. Got {by!r} instead.")
+    try:
+        fr = tuple(float(x) for x in fractions.split(","))
+    except ValueError:
+        raise InvalidParameterError(f"cxreval data split: --fractions must be comma-separated numbers. "
+                                    f"Got {fractions!r} instead.") from None
+    nm = tuple(n.strip() for n in names.split(",")) if names else None
+    if by == "patient":
+        if stratify:
+            table = nih.load_labels(path, cache_dir=cache_dir).table
+        else:
+            table = nih.load_metadata(path, cache_dir=cache_dir)
+        strat = [f.strip() for f in stratify.split(",")] if stratify else None
+        res = patient_split(table, fractions=fr, names=nm, stratify=strat, rng=rng)
+    else:
+        if stratify:
+            raise InvalidParameterError("cxreval data split: --stratify needs --by patient.")
+        table = nih.load_metadata(path, cache_dir=cache_dir)
+        res = image_split(table, fractions=fr, names=nm, rng=rng)
+    meta = table[["study_id", "patient_id"]].drop_duplicates("study_id")
+    leak = audit_split(res, meta)
+    d = prepare_out(out)
+    write_split_lists(res.assignments, d)
+    write_table(res.assignments, d, "assignments")
+    write_table(leak.sizes, d, "split_sizes")
+    lines = [f"# {by}-level split of {dataset}", "", f"fractions {list(res.fractions)}, seed {rng}"
+             + (f", stratified by {list(res.stratify)}" if res.stratify else ""), "",
+             "| split | images | patients |", "|---|---:|---:|"]
+    lines += [f"| {r.split} | {r.n_studies:,} | {r.n_patients:,} |" for r in leak.sizes.itertuples()]
+    lines += ["", f"Patients on more than one side: {leak.n_shared_patients:,}."]
+    write_summary(d, "\n".join(lines))
+    if json_out:
+        echo_json({"split": res.to_dict(), "leakage": leak.to_dict()})
+    else:
+        typer.echo("\n".join(lines))
 
 
 @data_app.command("list")
