@@ -12,6 +12,8 @@ name       estimator                  rule
 ``and``    :class:`FuseAnd`           smallest state (positive only if all positive)
 ``ds``     :class:`DawidSkene`        EM with a confusion matrix per reader
 ``mace``   :class:`MACE`              reader competence + spamming distribution
+``nn``     :class:`NeuralFusion`      MLP from all readers' labels to a reference (supervised)
+``nn_ps``  :class:`NeuralFusionPS`    NN Fusion + specialists for the selection findings
 =========  =========================  ===================================================
 
 Every estimator gives the same output for any order of the input rows, and the same output for the
@@ -22,7 +24,10 @@ from ._base import (
     ANNOTATION_COLUMNS,
     STATES,
     BaseFusion,
+    FusionResult,
+    annotations_from_labels,
     encode_annotations,
+    fuse_label_table,
     get_fusion,
     list_fusion,
     register_fusion,
@@ -30,11 +35,15 @@ from ._base import (
 from .dawid_skene import DawidSkene
 from .mace import MACE
 from .majority_vote import FuseAnd, FuseOr, MajorityVote
+from .neural import NeuralFusion, NeuralFusionPS
 
 __all__ = [
     "ANNOTATION_COLUMNS",
     "STATES",
     "BaseFusion",
+    "FusionResult",
+    "annotations_from_labels",
+    "fuse_label_table",
     "encode_annotations",
     "get_fusion",
     "list_fusion",
@@ -44,4 +53,6 @@ __all__ = [
     "FuseAnd",
     "DawidSkene",
     "MACE",
+    "NeuralFusion",
+    "NeuralFusionPS",
 ]

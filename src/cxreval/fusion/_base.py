@@ -37,6 +37,9 @@ __all__ = [
     "get_fusion",
     "list_fusion",
     "encode_annotations",
+    "FusionResult",
+    "annotations_from_labels",
+    "fuse_label_table",
 ]
 
 ANNOTATION_COLUMNS: tuple[str, ...] = ("study_id", "reader", "label")
@@ -206,8 +209,9 @@ _REGISTRY: dict[str, Callable[..., object]] = {}
 def register_fusion(name: str) -> Callable[[type], type]:
     """Class decorator registering a fusion estimator under ``name`` (e.g. ``'ds'``)."""
     def deco(cls: type) -> type:
-        if name in _REGISTRY:
-            raise ValueError(f"fusion method {name!r} registered twice")
+        old = _REGISTRY.get(name)
+        if old is not None and getattr(old, "__qualname__", None) != cls.__qualname__:
+            raise ValueError(f"fusion method {name!r} is already registered to {old!r}")
         _REGISTRY[name] = cls
         cls.name = name  # type: ignore[attr-defined]
         return cls
@@ -245,3 +249,168 @@ def _check_readers(table: pd.DataFrame, readers: Sequence[str], *, where: str) -
     if absent:
         raise SchemaError(f"Reader(s) {absent} are not sources of {where}; sources present: {sorted(present)}.")
     return readers
+
+
+@dataclass(frozen=True)
+class FusionResult:
+    """Fused labels of several methods on a long label table, with the fitted estimators.
+
+    Attributes
+    ----------
+    labels : pandas.DataFrame
+        Long label table (``study_id, patient_id, finding, source, state``) of the fused labels only,
+        one source ``fused_<method>`` per method.
+    estimators : dict of str to object
+        The fitted estimator of each method (per-reader estimates live on them: ``errors_``,
+        ``competence_``).
+    readers : tuple of str
+        The sources fused.
+    n_items : int
+        (study, finding) items fused.
+    n_dropped : dict of str to int
+        Reader labels left out, by reason (``missing``, ``not_mentioned``).
+    n_items_partial : int
+        Items labelled by fewer than all readers (fused from those present).
+    """
+
+    labels: pd.DataFrame
+    estimators: dict[str, object]
+    readers: tuple[str, ...]
+    n_items: int
+    n_dropped: dict[str, int]
+    n_items_partial: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"methods": list(self.estimators), "readers": list(self.readers), "n_items": self.n_items,
+                "n_dropped": dict(self.n_dropped), "n_items_partial": self.n_items_partial,
+                "n_labels": int(len(self.labels))}
+
+
+def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None = None,
+                            not_mentioned: str = "negative", where: str = "label table"
+                            ) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The annotation table (``study_id, finding, reader, label``) of ``readers`` in a long label table.
+
+    Missing states are dropped; ``NOT_MENTIONED`` becomes negative (``not_mentioned='negative'``, CheXpert
+    practice) or is dropped (``'exclude'``). Returns the table and the number of labels dropped per reason.
+    """
+    from .._validation import check_choice
+
+    check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="fuse_label_table")
+    readers = _check_readers(labels, readers, where=where)
+    sub = labels[labels["source"].isin(readers)]
+    if findings is not None:
+        absent = [f for f in findings if f not in set(sub["finding"])]
+        if absent:
+            raise SchemaError(f"Finding(s) {absent} are not labelled by the readers {readers} in {where}.")
+        sub = sub[sub["finding"].isin(list(findings))]
+    state = sub["state"].astype("Int8")
+    missing = state.isna().to_numpy()
+    nm = (state == -1).fillna(False).to_numpy()
+    dropped = {"missing": int(missing.sum())}
+    if not_mentioned == "exclude":
+        dropped["not_mentioned"] = int(nm.sum())
+        keep = ~missing & ~nm
+    else:
+        keep = ~missing
+    lab = state.to_numpy(dtype=float, na_value=np.nan)[keep]
+    lab[lab == -1] = 0
+    ann = pd.DataFrame({"study_id": sub["study_id"].to_numpy()[keep], "finding": sub["finding"].to_numpy()[keep],
+                        "reader": sub["source"].to_numpy()[keep], "label": lab.astype(np.int64)})
+    return ann, dropped
+
+
+def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
+                     adjudicated: str | None = None, findings: Sequence[str] | None = None,
+                     not_mentioned: str = "negative", rng: object = 0,
+                     params: dict[str, dict[str, object]] | None = None) -> FusionResult:
+    """Fuse the labels of ``readers`` in a long label table with each of ``methods``.
+
+    Parameters
+    ----------
+    labels : pandas.DataFrame
+        Long label table (``study_id, [patient_id,] finding, source, state``).
+    readers : sequence of str
+        The sources to fuse (at least two).
+    methods : sequence of str
+        Registered method names (:func:`list_fusion`), e.g. ``['mv', 'or', 'and', 'ds', 'mace']``.
+    adjudicated : str, optional
+        A reference source; required by the supervised methods (``nn``, ``nn_ps``), which are trained on it.
+    findings : sequence of str, optional
+        Findings to fuse (default: every finding the readers label).
+    not_mentioned : {'negative', 'exclude'}, default='negative'
+        What a reader's ``NOT_MENTIONED`` becomes.
+    rng : None, int or Generator, default=0
+        Seed of the randomised methods (one generator, used in method order).
+    params : dict, optional
+        ``{method: {parameter: value}}`` passed to the estimators' constructors.
+
+    Returns
+    -------
+    res : FusionResult
+
+    Raises
+    ------
+    SchemaError
+        A reader or the adjudicated source absent from the table; a finding not labelled.
+    InvalidParameterError
+        Fewer than two readers; an unknown method; a supervised method without ``adjudicated``.
+    """
+    from .._validation import normalize_rng
+
+    methods = list(dict.fromkeys(methods))
+    unknown = [m for m in methods if m not in _REGISTRY]
+    if unknown:
+        raise InvalidParameterError(f"Unknown fusion method(s) {unknown}; available: {list_fusion()}.")
+    if not methods:
+        raise InvalidParameterError(f"No fusion method given; available: {list_fusion()}.")
+    ann, dropped = annotations_from_labels(labels, readers, findings=findings, not_mentioned=not_mentioned)
+    if ann.empty:
+        raise SchemaError(f"The readers {list(readers)} have no label in the states negative/uncertain/positive.")
+    y = None
+    if adjudicated is not None:
+        if adjudicated not in set(labels["source"].astype(str)):
+            raise SchemaError(f"Adjudicated source {adjudicated!r} is not in the label table; sources present: "
+                              f"{sorted(labels['source'].astype(str).unique())}.")
+        ref = labels[(labels["source"] == adjudicated)]
+        st = ref["state"].astype("Int8")
+        ok = st.notna().to_numpy() & (st != -1).fillna(False).to_numpy()
+        y = pd.DataFrame({"study_id": ref["study_id"].to_numpy()[ok], "finding": ref["finding"].to_numpy()[ok],
+                          "label": st.to_numpy(dtype=np.int64, na_value=0)[ok]})
+    gen = normalize_rng(rng)
+    params = params or {}
+    estimators: dict[str, object] = {}
+    fused = []
+    for m in methods:
+        cls = _REGISTRY[m]
+        kw = dict(params.get(m, {}))
+        if "rng" in _init_params(cls):
+            kw.setdefault("rng", gen)
+        est = cls(**kw)
+        if getattr(cls, "supervised", False):
+            if y is None:
+                raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
+                                            f"(--adjudicated) it is trained on.")
+            lab = est.fit_predict(ann, y)  # type: ignore[attr-defined]
+        else:
+            lab = est.fit_predict(ann)  # type: ignore[attr-defined]
+        estimators[m] = est
+        fused.append(pd.DataFrame({"study_id": lab.index.get_level_values("study_id"),
+                                   "finding": lab.index.get_level_values("finding"),
+                                   "source": f"fused_{m}", "state": lab.to_numpy()}))
+    out = pd.concat(fused, ignore_index=True)
+    if "patient_id" in labels.columns:
+        pmap = labels.drop_duplicates("study_id").set_index("study_id")["patient_id"]
+        out.insert(1, "patient_id", pmap.reindex(out["study_id"]).to_numpy())
+    else:
+        out.insert(1, "patient_id", pd.NA)
+    out["state"] = pd.array(out["state"].to_numpy(), dtype="Int8")
+    per_item = ann.groupby(["study_id", "finding"]).size()
+    n_partial = int((per_item < len(set(readers))).sum())
+    return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial)
+
+
+def _init_params(cls: object) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(cls.__init__).parameters)  # type: ignore[misc]

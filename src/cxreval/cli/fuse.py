@@ -1,0 +1,129 @@
+"""``cxreval fuse``: fuse several readers' labels into consensus sources, and score them against an
+adjudicated source (the XQA paper's Table 30 / Figure 6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import typer
+
+from ..agreement import agreement_table
+from ..exceptions import InvalidParameterError
+from ..findings import XQA_SELECTED
+from ..fusion import fuse_label_table, list_fusion
+from ..labels import read_labels, state_names
+from ._common import echo_json, prepare_out, write_summary, write_table
+from .agree import markdown_table
+
+__all__ = ["register", "FUSION_AGREEMENT_COLUMNS", "fusion_agreement"]
+
+FUSION_AGREEMENT_COLUMNS: tuple[str, ...] = ("method", "finding", "kappa_w", "kappa_low", "kappa_high",
+                                             "f1_w", "f1_low", "f1_high", "n", "finding_set")
+DEFAULT_METHODS = "mv,or,and,ds,mace"
+
+
+def _split(value: str, *, option: str) -> list[str]:
+    items = [x.strip() for x in value.split(",") if x.strip()]
+    if not items:
+        raise InvalidParameterError(f"{option} needs a comma-separated list. Got {value!r}.")
+    return items
+
+
+def _finding_sets(findings: list[str]) -> dict[str, list[str]]:
+    selected = [f for f in XQA_SELECTED if f in findings]
+    return {"selected": selected, "all": findings} if selected else {"all": findings}
+
+
+def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str, methods: list[str]) -> pd.DataFrame:
+    """Agreement of each ``fused_<method>`` source with ``adjudicated`` (reference = F1 ``y_true``),
+    per finding plus macro/micro over the selected findings and over all; columns
+    :data:`FUSION_AGREEMENT_COLUMNS`."""
+    ref = labels[labels["source"] == adjudicated]
+    table = pd.concat([ref[["study_id", "finding", "source", "state"]],
+                       fused[["study_id", "finding", "source", "state"]]], ignore_index=True)
+    findings = sorted(set(fused["finding"]) & set(ref["finding"]))
+    if not findings:
+        raise InvalidParameterError(f"The adjudicated source {adjudicated!r} labels none of the fused findings.")
+    agr = agreement_table(table, [(adjudicated, f"fused_{m}") for m in methods], findings=findings,
+                          finding_sets=_finding_sets(findings), studies="intersection")
+    agr.insert(0, "method", agr.pop("pair").str.split(":").str[1].str.removeprefix("fused_"))
+    agr["finding_set"] = agr["finding_set"].fillna("")
+    return agr[list(FUSION_AGREEMENT_COLUMNS)]
+
+
+def fuse(
+    labels: Path = typer.Option(..., "--labels", help="Long label table (CSV or Parquet): study_id, [patient_id,] "
+                                "finding, source, state."),
+    readers: str = typer.Option(..., "--readers", help="Comma-separated sources to fuse (at least two)."),
+    out: Path = typer.Option(..., "--out", help="Output folder."),
+    methods: str = typer.Option(DEFAULT_METHODS, "--methods", help="Comma-separated methods: mv, or, and, ds, mace, "
+                                "nn, nn_ps (nn* need --adjudicated)."),
+    adjudicated: str = typer.Option(None, "--adjudicated", help="Reference source: score every method against it "
+                                    "(fusion_agreement.csv); the nn methods are trained on it."),
+    findings: str = typer.Option(None, "--findings", help="Comma-separated findings to fuse (default all)."),
+    not_mentioned: str = typer.Option("negative", "--not-mentioned", help="A reader's not_mentioned label: "
+                                      "'negative' or 'exclude'."),
+    rng: int = typer.Option(0, "--rng", help="Seed of the randomised methods (MACE restarts, nn)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the run summary (and agreement) as JSON."),
+) -> None:
+    """Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into new sources."""
+    reader_list = _split(readers, option="--readers")
+    method_list = _split(methods, option="--methods")
+    finding_list = _split(findings, option="--findings") if findings else None
+    table = read_labels(labels, require_patient=False).table
+    res = fuse_label_table(table, reader_list, method_list, adjudicated=adjudicated, findings=finding_list,
+                           not_mentioned=not_mentioned, rng=rng)
+    d = prepare_out(out)
+    fused = res.labels
+    written = {}
+    file_labels = pd.concat([table, fused], ignore_index=True)
+    file_labels["state"] = state_names(file_labels["state"].astype("Int8"))
+    written["fused_labels"] = write_table(file_labels, d, "fused_labels")
+    ests = res.estimators
+    if "ds" in ests:
+        written["ds_confusion"] = write_table(ests["ds"].errors_, d, "ds_confusion")  # type: ignore[attr-defined]
+    if "mace" in ests:
+        written["mace_competence"] = write_table(ests["mace"].competence_, d, "mace_competence")  # type: ignore[attr-defined]
+    between = None
+    if len(method_list) > 1:
+        pairs = [(f"fused_{a}", f"fused_{b}") for i, a in enumerate(method_list) for b in method_list[i + 1:]]
+        fs = sorted(set(fused["finding"]))
+        between = agreement_table(fused, pairs, findings=fs, finding_sets={"all": fs}, studies="same")
+        written["method_agreement"] = write_table(between, d, "method_agreement")
+    agr = None
+    if adjudicated is not None:
+        agr = fusion_agreement(table, fused, adjudicated, method_list)
+        written["fusion_agreement"] = write_table(agr, d, "fusion_agreement")
+    counts = fused.groupby(["source", "state"], observed=True).size().unstack(fill_value=0)
+    counts.columns = [state_names(pd.Series([c], dtype="Int8")).iloc[0] for c in counts.columns]
+    lines = [f"# cxreval fuse: {labels}", "",
+             f"- readers fused: {', '.join(res.readers)}; methods: {', '.join(method_list)} (rng={rng})",
+             f"- items (study, finding): {res.n_items}; fused from fewer than all readers: {res.n_items_partial}",
+             f"- reader labels left out: {res.n_dropped} (not_mentioned -> {not_mentioned})",
+             "- MV ties -> uncertain; FUSE_OR = largest state; FUSE_AND = smallest state; nn/nn_ps labels for studies "
+             "with a reference are out-of-fold (5-fold CV) predictions", "",
+             "## Fused label counts", "", markdown_table(counts.reset_index()), ""]
+    if "ds" in ests:
+        info = ests["ds"].fit_info_  # type: ignore[attr-defined]
+        lines += [f"- Dawid-Skene: {int(info['converged'].sum())}/{len(info)} fits converged "
+                  f"(max {int(info['n_iter'].max())} iterations)", ""]
+    if agr is not None:
+        show = agr[agr["finding"].isin(["macro", "micro"]) | agr["finding"].isin(XQA_SELECTED)]
+        lines += [f"## Agreement with {adjudicated} (Table 30 style)", "", markdown_table(show), ""]
+    if between is not None:
+        lines += ["## Agreement between methods (macro/micro over all findings)", "",
+                  markdown_table(between[between["finding"].isin(["macro", "micro"])]), ""]
+    write_summary(d, "\n".join(lines))
+    if json_out:
+        payload: dict[str, object] = {"files": {k: str(v) for k, v in written.items()}, **res.to_dict()}
+        if agr is not None:
+            payload["agreement"] = agr.to_dict(orient="records")
+        echo_json(payload)
+    else:
+        typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {d} "
+                   f"(methods available: {', '.join(list_fusion())})")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("fuse")(fuse)

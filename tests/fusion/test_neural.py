@@ -1,0 +1,97 @@
+"""Neural fusion (NN Fusion, NN Fusion PS): learning, out-of-fold predictions, determinism, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cxreval.exceptions import InvalidParameterError, SchemaError
+from cxreval.fusion import MajorityVote, NeuralFusion, NeuralFusionPS
+from cxreval.fusion.neural import macro_f1
+
+FINDINGS = ("Atelectasis", "Effusion", "Edema")
+
+
+def simulate(n=240, seed=0):
+    """Reader A is right 85% of the time; reader B says POS whenever the truth is UNC or POS (biased).
+    The best rule (learnable, not MV) is: trust A, except use B to separate NEG from the rest."""
+    rng = np.random.default_rng(seed)
+    rows, ref = [], []
+    for i in range(n):
+        for f in FINDINGS:
+            t = int(rng.choice(3, p=[.5, .2, .3]))
+            a = t if rng.random() < .85 else int(rng.integers(0, 3))
+            b = 0 if t == 0 else 2
+            rows += [(f"s{i:03d}", f, "A", a), (f"s{i:03d}", f, "B", b)]
+            ref.append((f"s{i:03d}", f, t))
+    return (pd.DataFrame(rows, columns=["study_id", "finding", "reader", "label"]),
+            pd.DataFrame(ref, columns=["study_id", "finding", "label"]))
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate()
+
+
+def _acc(pred, ref):
+    y = ref.set_index(["study_id", "finding"])["label"].reindex(pred.index)
+    return float((pred == y).mean())
+
+
+def test_learns_better_than_majority_vote(sim):
+    d, ref = sim
+    nn = NeuralFusion(max_epochs=150, rng=0).fit(d, ref)
+    oof = nn.labels_
+    assert _acc(oof, ref) > _acc(MajorityVote().fit_predict(d), ref) + 0.03
+    reader_a = d[d.reader == "A"].set_index(["study_id", "finding"])["label"]
+    assert _acc(oof, ref) > _acc(reader_a, ref) + 0.05
+    assert set(nn.cv_scores_["fold"]) == set(range(5)) and nn.n_epochs_["shared"] % 10 == 0
+    # in-sample predictions of the final model are at least as good as out-of-fold ones
+    assert _acc(nn.predict(d), ref) >= _acc(oof, ref) - 0.02
+    assert len(nn.oof_probas_) == 240 * 3
+    np.testing.assert_allclose(nn.probas_.sum(axis=1), 1.0)
+
+
+def test_ps_variant_has_specialists(sim):
+    d, ref = sim
+    ps = NeuralFusionPS(max_epochs=60, rng=0).fit(d, ref)
+    assert set(ps.n_epochs_) == {"shared", "Atelectasis", "Effusion"}   # Edema is not a selection finding
+    assert _acc(ps.labels_, ref) > 0.8
+
+
+def test_deterministic_and_permutation_invariant(sim):
+    d, ref = sim
+    a = NeuralFusion(max_epochs=30, rng=3).fit_predict_proba(d, ref)
+    perm = np.random.default_rng(0).permutation(len(d))
+    b = NeuralFusion(max_epochs=30, rng=3).fit_predict_proba(d.iloc[perm], ref.iloc[::-1])
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_macro_f1_matches_sklearn():
+    from sklearn.metrics import f1_score
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        yt, yp = rng.integers(0, 3, 30), rng.integers(0, 3, 30)
+        assert macro_f1(yt, yp) == pytest.approx(f1_score(yt, yp, average="macro", zero_division=0))
+
+
+def test_errors(sim):
+    d, ref = sim
+    with pytest.raises(SchemaError, match="needs a 'finding' column"):
+        NeuralFusion().fit(d.drop(columns="finding"), ref)
+    with pytest.raises(SchemaError, match=r"missing required column\(s\) \['label'\]"):
+        NeuralFusion().fit(d, ref.drop(columns="label"))
+    with pytest.raises(SchemaError, match="repeats \\(study_id, finding\\)"):
+        NeuralFusion().fit(d, pd.concat([ref, ref.iloc[[0]]]))
+    with pytest.raises(SchemaError, match="shares no"):
+        NeuralFusion().fit(d, ref.assign(study_id="x" + ref["study_id"]))
+    with pytest.raises(SchemaError, match="3 studies have a reference label; 5-fold"):
+        NeuralFusion().fit(d, ref[ref.study_id.isin(["s000", "s001", "s002"])])
+    with pytest.raises(InvalidParameterError, match="'n_folds' parameter of NeuralFusion must be an int >= 2"):
+        NeuralFusion(n_folds=1).fit(d, ref)
+    with pytest.raises(InvalidParameterError, match="'learning_rate' parameter"):
+        NeuralFusion(learning_rate=0).fit(d, ref)
+    with pytest.raises(InvalidParameterError, match="call fit first"):
+        NeuralFusion().predict(d)
