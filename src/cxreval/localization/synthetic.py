@@ -82,7 +82,8 @@ def error_model_maps(box: Sequence[float], rng: np.random.Generator, model: Erro
     """Clean map, noisy map and whether a distractor was added, for one box (the seed's draw order).
 
     ``cover`` replaces the box's coverage (e.g. several boxes of one image); the distractor is kept away
-    from ``box``.
+    from ``box``. A box so large that no distractor centre can lie ``distractor_margin`` pixels outside
+    it on either axis gets no distractor (the draw that decides it is still consumed).
     """
     x0, y0, x1, y1 = box
     h, w = y1 - y0, x1 - x0
@@ -91,8 +92,13 @@ def error_model_maps(box: Sequence[float], rng: np.random.Generator, model: Erro
     clean /= clean.max()
     noisy = clean.copy()
     has_d = rng.random() < model.p_distractor
+    c = model.cell
+    lo, hi = model.distractor_range[0] * c, model.distractor_range[1] * c
+    m = model.distractor_margin
+    # a box too large to leave room for a distractor (possible for real boxes) gets none
+    room = lo < y0 - m or hi > y1 + m or lo < x0 - m or hi > x1 + m
+    has_d = has_d and room
     if has_d:
-        c = model.cell
         while True:
             cr, cc = rng.uniform(*model.distractor_range, size=2)
             if (abs(cr * c - (y0 + h / 2)) > h / 2 + model.distractor_margin

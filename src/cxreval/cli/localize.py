@@ -1,0 +1,70 @@
+"""``cxreval localize``: score heatmaps against reference boxes under the ChestX-ray8 protocol."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from ..exceptions import SchemaError
+from ._common import echo_json, prepare_out, write_summary, write_table
+
+__all__ = ["register", "localize", "load_heatmaps"]
+
+
+def load_heatmaps(path: Path) -> dict[str, np.ndarray]:
+    """Read ``MAPS.npz`` (keys ``"<image id>/<finding>"``) without pickles."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise SchemaError(f"{path}: cannot be read as a NumPy .npz of heatmaps ({exc}).") from exc
+
+
+def localize(
+    heatmaps: Path = typer.Option(..., "--heatmaps", help="MAPS.npz keyed '<image id>/<finding>'."),
+    boxes: Path = typer.Option(..., "--boxes", help="BBox_List_2017.csv[.gz] (reference boxes)."),
+    out: Path = typer.Option(..., "--out", help="Output folder."),
+    upsampling: str = typer.Option("bilinear", "--upsampling", help="bilinear or nearest."),
+    threshold: list[float] = typer.Option([60.0, 180.0], "--threshold", help="Thresholds on [0, 255] (repeat)."),
+    inclusive_threshold: bool = typer.Option(False, "--inclusive-threshold", help="Region is >= threshold."),
+    connectivity: int = typer.Option(8, "--connectivity", help="8 or 4."),
+    rule: list[str] = typer.Option(["IoBB", "IoU", "IoU or IoBB"], "--rule", help="IoBB, IoU or 'IoU or IoBB'."),
+    t_values: list[str] = typer.Option(["0.1", "0.25", "0.5", "0.75", "0.9"], "--T", help="T values (repeat)."),
+    inclusive_t: bool = typer.Option(False, "--inclusive-T", help="Correct when measure >= T."),
+    image_size: int = typer.Option(1024, "--image-size", help="Image height and width in pixels."),
+    missing_maps: str = typer.Option("error", "--missing-maps", help="error, or miss: score as missed."),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Heatmaps -> boxes -> IoU / IoBB -> Acc and AFP per finding, threshold, rule and T."""
+    from ..datasets.nih_boxes import read_nih_boxes
+    from ..localization.evaluate import evaluate_heatmaps
+    from ..localization.protocol import LocalizationProtocol
+
+    proto = LocalizationProtocol(upsampling=upsampling, thresholds=tuple(threshold),
+                                 strict_threshold=not inclusive_threshold, connectivity=connectivity,
+                                 rules=tuple(rule), T_values=tuple(t_values), strict_T=not inclusive_t,
+                                 image_shape=(image_size, image_size))
+    refs = read_nih_boxes(boxes, image_shape=(image_size, image_size))
+    res = evaluate_heatmaps(load_heatmaps(heatmaps), refs.table, protocol=proto, missing_maps=missing_maps)
+    d = prepare_out(out)
+    cols = ["finding", "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images", "hits", "false_positives"]
+    write_table(res.summary[cols], d, "localization")
+    write_table(res.detail, d, "boxes")
+    t4 = res.summary[res.summary.rule == proto.rules[0]].pivot_table(
+        index="finding", columns=["threshold", "T"], values=["acc", "afp"])
+    lines = [f"# cxreval localize: {heatmaps.name} vs {boxes.name}", "",
+             f"Protocol: {proto.to_dict()}", "", f"Reference boxes read: {refs.report.n_read}; "
+             f"notes: {list(refs.report.notes) + list(res.notes)}", "",
+             f"Table 4 style ({proto.rules[0]}):", "", "```", t4.round(4).to_string(), "```"]
+    write_summary(d, "\n".join(lines))
+    if json_out:
+        echo_json(res.to_dict())
+    else:
+        typer.echo(t4.round(4).to_string())
+
+
+def register(app: typer.Typer) -> None:
+    app.command("localize")(localize)

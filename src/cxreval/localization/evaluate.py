@@ -1,0 +1,235 @@
+"""Scoring a set of heatmaps against reference boxes, and the error model on real boxes.
+
+:func:`evaluate_heatmaps` is what ``cxreval localize`` runs: maps keyed ``"<image id>/<finding>"``
+become boxes under a :class:`~cxreval.localization.protocol.LocalizationProtocol` and are scored per
+finding, threshold, rule and T into a Table-4-style table plus a per-box detail table.
+
+:func:`real_boxes_study` runs the seed's error model on real radiologist boxes (``BBox_List_2017``): one
+map per (image, finding) made from its boxes, scored per finding, to show what the protocol rewards for
+findings of each size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_choice, check_columns, normalize_rng
+from ..exceptions import SchemaError
+from ..findings import canonical_finding
+from .boxes import check_boxes, iobb, iou
+from .heatmaps import check_heatmaps, heatmap_peaks, heatmaps_to_boxes
+from .protocol import DEFAULT_T, LocalizationProtocol, score_images
+from .synthetic import ErrorModel, coverage, error_model_maps
+
+__all__ = ["LocalizationResult", "evaluate_heatmaps", "split_key", "real_boxes_study"]
+
+_BOX_COLS = ("image_id", "finding", "x_min", "y_min", "x_max", "y_max")
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """Split a map key ``"<image id>/<finding>"`` at its last ``/``; canonicalise the finding."""
+    if not isinstance(key, str) or "/" not in key:
+        raise SchemaError(f"heatmap key {key!r} is not '<image id>/<finding>' (e.g. '00013118_008.png/Atelectasis').")
+    image, finding = key.rsplit("/", 1)
+    if not image:
+        raise SchemaError(f"heatmap key {key!r} has an empty image id.")
+    return image, canonical_finding(finding, where=f"heatmap key {key!r}")
+
+
+@dataclass(frozen=True)
+class LocalizationResult:
+    """Acc. and AFP per finding, threshold, rule and T, with the per-box detail.
+
+    Attributes
+    ----------
+    summary : pandas.DataFrame
+        ``finding, T, threshold, rule, acc, afp, hits, false_positives, n_boxes, n_images``.
+    detail : pandas.DataFrame
+        One row per detected box: ``image_id, finding, threshold, box, x_min, y_min, x_max, y_max, iou,
+        iobb`` (best over the image's reference boxes of the finding) and one boolean column per rule
+        and T (``"IoBB>0.1"``...).
+    protocol : LocalizationProtocol
+    notes : tuple of str
+        Maps without reference boxes, references without maps, renames.
+    """
+
+    summary: pd.DataFrame
+    detail: pd.DataFrame
+    protocol: LocalizationProtocol
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, object]:
+        return {"protocol": self.protocol.to_dict(), "notes": list(self.notes),
+                "summary": self.summary.to_dict(orient="records")}
+
+
+def _col(rule: str, T: object, strict: bool) -> str:
+    return f"{rule}{'>' if strict else '>='}{float(T):g}"
+
+
+def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
+                      protocol: LocalizationProtocol = LocalizationProtocol(),
+                      missing_maps: str = "error") -> LocalizationResult:
+    """Score heatmaps against reference boxes under the ChestX-ray8 protocol.
+
+    Parameters
+    ----------
+    heatmaps : mapping of str to array-like of shape (h, w)
+        Keys ``"<image id>/<finding>"``; findings go through :func:`cxreval.findings.canonical_finding`.
+    boxes : pandas.DataFrame
+        ``image_id, finding, x_min, y_min, x_max, y_max`` (e.g. from
+        :func:`cxreval.datasets.nih_boxes.read_nih_boxes`).
+    protocol : LocalizationProtocol
+    missing_maps : {'error', 'miss'}, default='error'
+        What to do with reference boxes of an (image, finding) that has no map: raise, or score them
+        as missed (no detected box). Maps without any reference box are not scored and listed in
+        ``notes``.
+
+    Returns
+    -------
+    res : LocalizationResult
+    """
+    check_choice(missing_maps, ("error", "miss"), name="missing_maps", func="evaluate_heatmaps")
+    check_columns(boxes, _BOX_COLS, where="the boxes table")
+    if len(boxes) == 0:
+        raise SchemaError("the boxes table is empty; nothing to score.")
+    refs = boxes.loc[:, list(_BOX_COLS)].copy()
+    refs["finding"] = [canonical_finding(f, where="the boxes table, column 'finding'") for f in refs["finding"]]
+    coords = check_boxes(refs[["x_min", "y_min", "x_max", "y_max"]].to_numpy(float), name="reference boxes",
+                         image_shape=protocol.image_shape, where="the boxes table")
+    maps: dict[tuple[str, str], np.ndarray] = {}
+    for key, m in heatmaps.items():
+        k = split_key(key)
+        if k in maps:
+            raise SchemaError(f"two heatmaps for image {k[0]!r} and finding {k[1]!r} (key {key!r}).")
+        maps[k] = check_heatmaps(m, name=f"heatmap {key!r}")
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, (im, f) in enumerate(zip(refs["image_id"], refs["finding"])):
+        groups.setdefault((str(im), f), []).append(i)
+    notes = []
+    no_map = [k for k in groups if k not in maps]
+    if no_map and missing_maps == "error":
+        raise SchemaError(f"{len(no_map)} (image, finding) pair(s) with reference boxes have no heatmap, e.g. "
+                          f"{'/'.join(no_map[0])!r}; pass missing_maps='miss' (--missing-maps miss) to score "
+                          "them as missed.")
+    if no_map:
+        notes.append(f"{len(no_map)} (image, finding) pair(s) without a heatmap scored as missed")
+    unscored = [k for k in maps if k not in groups]
+    if unscored:
+        notes.append(f"{len(unscored)} heatmap(s) without a reference box not scored, e.g. {'/'.join(unscored[0])!r}")
+    keys = list(groups)
+    # boxes for every scored map, batched by map shape
+    pred: dict[float, dict[tuple[str, str], np.ndarray]] = {t: {} for t in protocol.thresholds}
+    by_shape: dict[tuple[int, int], list[tuple[str, str]]] = {}
+    for k in keys:
+        if k in maps:
+            by_shape.setdefault(maps[k].shape, []).append(k)
+    for ks in by_shape.values():
+        res = heatmaps_to_boxes(np.stack([maps[k] for k in ks]), image_shape=protocol.image_shape,
+                                upsampling=protocol.upsampling, thresholds=protocol.thresholds,
+                                strict=protocol.strict_threshold, connectivity=protocol.connectivity)
+        for t, per in zip(protocol.thresholds, res):
+            for k, b in zip(ks, per):
+                pred[t][k] = b
+    empty = np.zeros((0, 4), dtype=np.int64)
+    rows, details = [], []
+    findings = sorted({k[1] for k in keys})
+    for thr in protocol.thresholds:
+        det_parts = []
+        for f in findings:
+            fk = [k for k in keys if k[1] == f]
+            P = [pred[thr].get(k, empty) for k in fk]
+            G = [coords[groups[k]] for k in fk]
+            cols = {}
+            for rule in protocol.rules:
+                sc = score_images(P, G, rule=rule, T_values=protocol.T_values, strict=protocol.strict_T)
+                for ti, T in enumerate(protocol.T_values):
+                    rows.append({"finding": f, "T": float(T), "threshold": thr, "rule": rule,
+                                 "acc": float(sc.acc()[ti]), "afp": float(sc.afp()[ti]),
+                                 "hits": int(sc.hits[ti].sum()), "false_positives": int(sc.false_positives[ti].sum()),
+                                 "n_boxes": int(sc.n_refs.sum()), "n_images": len(fk)})
+                # per detected box: correct for any reference of its image
+                n_p = sc.n_preds
+                n_r = sc.n_refs
+                pair_pred = np.repeat(np.arange(n_p.sum()), np.repeat(n_r, n_p)) if n_p.sum() else np.zeros(0, int)
+                for ti, T in enumerate(protocol.T_values):
+                    ok = np.zeros(int(n_p.sum()), dtype=bool)
+                    np.logical_or.at(ok, pair_pred, sc.correct[ti])
+                    cols[_col(rule, T, protocol.strict_T)] = ok
+            if sum(len(p) for p in P):
+                img_idx = np.repeat(np.arange(len(fk)), [len(p) for p in P])
+                Pc = np.concatenate(P).astype(float)
+                best_iou = np.array([iou(Pc[j], G[img_idx[j]]).max() for j in range(len(Pc))])
+                best_iobb = np.array([iobb(Pc[j], G[img_idx[j]]).max() for j in range(len(Pc))])
+                det = pd.DataFrame({"image_id": [fk[i][0] for i in img_idx], "finding": f, "threshold": thr,
+                                    "box": np.concatenate([np.arange(len(p)) for p in P]),
+                                    "x_min": Pc[:, 0].astype(int), "y_min": Pc[:, 1].astype(int),
+                                    "x_max": Pc[:, 2].astype(int), "y_max": Pc[:, 3].astype(int),
+                                    "iou": best_iou, "iobb": best_iobb, **cols})
+                det_parts.append(det)
+        details += det_parts
+    summary = pd.DataFrame(rows)
+    detail = pd.concat(details, ignore_index=True) if details else pd.DataFrame(
+        columns=["image_id", "finding", "threshold", "box", "x_min", "y_min", "x_max", "y_max", "iou", "iobb"])
+    return LocalizationResult(summary, detail, protocol, tuple(notes))
+
+
+def real_boxes_study(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
+                     T_values: Sequence[object] = DEFAULT_T) -> pd.DataFrame:
+    """The seed's error model on real reference boxes, scored per finding.
+
+    For every (image, finding) of ``boxes`` (in order of first appearance) a clean and a noisy map are
+    made from the coverage of its boxes (their maximum where boxes overlap), with the distractor kept
+    away from the first box, drawing from ``rng`` in that order. Localizers: the bilinear pipeline at
+    60 and 180 on both maps, the 6 x 6 peak box and the whole image on the noisy map.
+
+    Returns
+    -------
+    df : pandas.DataFrame
+        ``variant, localizer, threshold, finding, rule, T, acc, afp, n_boxes, n_images,
+        median_area_fraction`` (median box area over the image area).
+    """
+    check_columns(boxes, _BOX_COLS, where="the boxes table")
+    gen = normalize_rng(rng)
+    img = model.image_size
+    coords = check_boxes(boxes[["x_min", "y_min", "x_max", "y_max"]].to_numpy(float), name="reference boxes",
+                         image_shape=(img, img), where="the boxes table")
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, (im, f) in enumerate(zip(boxes["image_id"], boxes["finding"])):
+        groups.setdefault((str(im), str(f)), []).append(i)
+    keys = list(groups)
+    clean, noisy = [], []
+    for k in keys:
+        cov = np.max([coverage(coords[i], model) for i in groups[k]], axis=0)
+        c, nz, _ = error_model_maps(tuple(coords[groups[k][0]]), gen, model, cover=cov)
+        clean.append(c)
+        noisy.append(nz)
+    stacks = {"noise-free": np.stack(clean), "noisy": np.stack(noisy)}
+    preds: dict[tuple[str, str, str], list[np.ndarray]] = {}
+    for variant, st in stacks.items():
+        b = heatmaps_to_boxes(st, image_shape=(img, img), thresholds=(60.0, 180.0))
+        preds[(variant, "heatmap bilinear", "60")] = b[0]
+        preds[(variant, "heatmap bilinear", "180")] = b[1]
+    pk = heatmap_peaks(stacks["noisy"], (img, img))
+    preds[("noisy", "tiny box", "-")] = [np.array([[c - 3, r - 3, c + 3, r + 3]]) for r, c in pk]
+    preds[("noisy", "whole image", "-")] = [np.array([[0, 0, img, img]]) for _ in keys]
+    area = (coords[:, 2] - coords[:, 0]) * (coords[:, 3] - coords[:, 1]) / (img * img)
+    rows = []
+    findings = list(dict.fromkeys(k[1] for k in keys))
+    for (variant, lname, thr), P in preds.items():
+        for f in findings:
+            idx = [j for j, k in enumerate(keys) if k[1] == f]
+            G = [coords[groups[keys[j]]] for j in idx]
+            med = float(np.median(np.concatenate([area[groups[keys[j]]] for j in idx])))
+            for rule in ("IoBB", "IoU"):
+                sc = score_images([P[j] for j in idx], G, rule=rule, T_values=T_values)
+                for ti, T in enumerate(T_values):
+                    rows.append({"variant": variant, "localizer": lname, "threshold": thr, "finding": f,
+                                 "rule": rule, "T": float(T), "acc": float(sc.acc()[ti]), "afp": float(sc.afp()[ti]),
+                                 "n_boxes": int(sc.n_refs.sum()), "n_images": len(idx),
+                                 "median_area_fraction": med})
+    return pd.DataFrame(rows)
