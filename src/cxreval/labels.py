@@ -148,7 +148,7 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
 
 
 def state_names(states: pd.Series) -> pd.Series:
-    """The file spelling of each state (``<NA>`` stays missing)."""
+    """The file spelling of each state (a missing state becomes ``None``)."""
     s = states if isinstance(states, pd.Series) and str(states.dtype) == "Int8" else parse_states(states)
     codes = s.to_numpy(dtype=float, na_value=np.nan)
     out = np.full(len(codes), None, dtype=object)
