@@ -141,7 +141,7 @@ def check_heatmaps(heatmaps: object, *, name: str = "heatmap", batch: bool = Fal
     bad = ~np.isfinite(a)
     if bad.any():
         idx = tuple(int(v) for v in np.argwhere(bad)[0])
-        raise SchemaError(f"'{name}' must be finite; found {a[idx]!r} at index {idx} "
+        raise SchemaError(f"'{name}' must be finite; found {float(a[idx])!r} at index {idx} "
                           f"({int(bad.sum())} non-finite value(s)).")
     return a
 
