@@ -58,7 +58,7 @@ def test_small_wide_csv_round_trips_byte_for_byte(tmp_path):
     assert s1["Cardiomegaly"] == LabelState.POS and s1["Effusion"] == LabelState.NEG
     assert s1["Edema"] == LabelState.UNC and s1["Lung Opacity"] == LabelState.NOT_MENTIONED
     assert set(t["patient_id"]) == {"patient00001", "patient00007"}
-    out = write_wide_labels(t, tmp_path / "back.csv")
+    out = write_wide_labels(t, tmp_path / "back.csv", layout=res.layout)
     assert out.read_text() == SMALL_WIDE
 
 
@@ -67,8 +67,8 @@ def test_chexpert_test_labeler_round_trips(shared_data, tmp_path):
     res = read_wide_labels(path, source="chexpert_labeler")
     assert res.table["study_id"].nunique() == 500 and res.table["patient_id"].nunique() == 500
     assert len(res.table) == 500 * 14
-    pd.testing.assert_frame_equal(to_wide(res.table), pd.read_csv(path))
-    back = write_wide_labels(res.table, tmp_path / "back.csv")
+    pd.testing.assert_frame_equal(to_wide(res.table, layout=res.layout), pd.read_csv(path))
+    back = write_wide_labels(res.table, tmp_path / "back.csv", layout=res.layout)
     assert back.read_bytes() == path.read_bytes()
 
 
@@ -77,9 +77,9 @@ def test_chexpert_train_metadata_round_trips_with_extra_columns(metadata_dir):
     path = metadata_dir / "chexpert_train.csv.gz"
     res = read_wide_labels(path, source="chexpert", id_column="Path")
     assert res.report.n_read == res.report.n_kept == 223_414
-    assert res.table.attrs["extra"].columns.tolist() == ["Path", "Sex", "Age", "Frontal/Lateral", "AP/PA"]
+    assert res.layout.extra.columns.tolist() == ["Path", "Sex", "Age", "Frontal/Lateral", "AP/PA"]
     buf = io.StringIO()
-    to_wide(res.table).to_csv(buf, index=False)
+    to_wide(res.table, layout=res.layout).to_csv(buf, index=False)
     with gzip.open(path, "rt") as fh:
         assert buf.getvalue() == fh.read()
 
@@ -87,14 +87,15 @@ def test_chexpert_train_metadata_round_trips_with_extra_columns(metadata_dir):
 def test_long_table_round_trips_through_wide(tmp_path):
     src = tmp_path / "small.csv"
     src.write_text(SMALL_WIDE)
-    long1 = read_wide_labels(src, source="chexpert").table
+    res1 = read_wide_labels(src, source="chexpert")
+    long1 = res1.table
     # the long table, written and read back, is unchanged and rebuilds the same wide frame
     for suffix in (".csv", ".parquet"):
         p = write_labels(long1, tmp_path / f"long{suffix}")
         long2 = read_labels(p).table
         pd.testing.assert_frame_equal(long2, long1.reset_index(drop=True), check_dtype=False)
         assert long2["state"].dtype == "Int8"
-        wide = to_wide(long2, finding_columns=long1.attrs["finding_columns"], extra=long1.attrs["extra"])
+        wide = to_wide(long2, finding_columns=res1.layout.finding_columns, extra=res1.layout.extra)
         buf = io.StringIO()
         wide.to_csv(buf, index=False)
         assert buf.getvalue() == SMALL_WIDE

@@ -39,6 +39,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +66,7 @@ __all__ = [
     "label_matrix",
     "read_labels",
     "write_labels",
+    "WideLayout",
     "read_wide_labels",
     "to_wide",
     "write_wide_labels",
@@ -379,6 +381,25 @@ def write_labels(labels: pd.DataFrame, path: str | Path) -> Path:
 _PATIENT_RE = re.compile(r"(patient\d+)")
 
 
+@dataclass(frozen=True)
+class WideLayout:
+    """How a wide CheXpert-style file was laid out, so that :func:`to_wide` can write it back unchanged.
+
+    Attributes
+    ----------
+    id_column : str
+        The study id column (``Study`` or ``Path``).
+    finding_columns : dict
+        ``{canonical finding: column name as spelt in the file}``, in file order.
+    extra : pandas.DataFrame
+        The non-finding columns (including the id column), in file order.
+    """
+
+    id_column: str
+    finding_columns: dict[str, str]
+    extra: pd.DataFrame = field(repr=False)
+
+
 def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = None,
                      patient_column: str | None = None, patient_pattern: str | None = r"(patient\d+)",
                      findings: Sequence[str] | None = None, require_patient: bool = True) -> ReadResult:
@@ -395,13 +416,14 @@ def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = N
         A column holding the patient id. If absent, ``patient_pattern`` is searched in the study id.
     findings : sequence of str, optional
         Finding columns to read; default every column whose name is a known finding or alias. Other
-        columns are returned in ``ReadResult.table.attrs['extra']`` so that :func:`to_wide` can restore them.
+        columns are returned in ``ReadResult.layout.extra`` so that :func:`to_wide` can restore them.
 
     Returns
     -------
     res : ReadResult
         ``res.table`` is the long label table (blank cells are ``not_mentioned``);
-        ``res.table.attrs`` holds ``finding_columns`` (original spellings, in file order) and ``extra``.
+        ``res.layout`` is a :class:`WideLayout` (id column, original finding spellings in file order and the
+        non-finding columns) that :func:`to_wide` uses to write the file back unchanged.
     """
     if not isinstance(source, str):
         raise InvalidParameterError(f"The 'source' parameter of read_wide_labels must be a str. Got {source!r} instead.")
@@ -466,29 +488,29 @@ def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = N
     })
     long = validate_label_table(long, where=where, require_patient=require_patient)
     extra_cols = [c for c in df.columns if c not in fcols]
-    long.attrs["finding_columns"] = dict(zip(canon, fcols))
-    long.attrs["id_column"] = id_column
-    long.attrs["extra"] = df[extra_cols].copy()
+    layout = WideLayout(id_column, dict(zip(canon, fcols)), df[extra_cols].copy())
     renamed = [f"{a} -> {b}" for a, b in zip(fcols, canon) if a != b]
     notes = (f"renamed findings: {', '.join(renamed)}",) if renamed else ()
     other = [c for c in extra_cols if c != id_column]
     if other:
-        notes += (f"non-finding columns kept in table.attrs['extra']: {other}",)
-    return ReadResult(long, ReadReport(str(p), n, n, notes=notes))
+        notes += (f"non-finding columns kept in the result's layout.extra: {other}",)
+    return ReadResult(long, ReadReport(str(p), n, n, notes=notes), layout)
 
 
-def to_wide(labels: pd.DataFrame, *, source: str | None = None, findings: Sequence[str] | None = None,
-            finding_columns: dict[str, str] | None = None, id_column: str = "Study",
-            extra: pd.DataFrame | None = None) -> pd.DataFrame:
+def to_wide(labels: pd.DataFrame, *, layout: WideLayout | None = None, source: str | None = None,
+            findings: Sequence[str] | None = None, finding_columns: dict[str, str] | None = None,
+            id_column: str = "Study", extra: pd.DataFrame | None = None) -> pd.DataFrame:
     """Long label table → wide CheXpert-style frame (``1.0 / 0.0 / -1.0 / NaN``).
 
     ``not_mentioned`` and missing become blank. ``finding_columns`` maps canonical names back to the
     original column spellings and ``extra`` restores non-finding columns (both as recorded by
-    :func:`read_wide_labels` in ``labels.attrs``), so a wide file round-trips unchanged.
+    :func:`read_wide_labels` in ``ReadResult.layout``; pass ``layout=`` to use all three), so a wide file
+    round-trips unchanged.
     """
-    finding_columns = finding_columns if finding_columns is not None else labels.attrs.get("finding_columns")
-    extra = extra if extra is not None else labels.attrs.get("extra")
-    id_column = labels.attrs.get("id_column", id_column)
+    if layout is not None:
+        finding_columns = finding_columns if finding_columns is not None else layout.finding_columns
+        extra = extra if extra is not None else layout.extra
+        id_column = layout.id_column
     sub = labels if source is None else labels[labels["source"] == source]
     if sub["source"].nunique() > 1:
         raise SchemaError(f"to_wide needs one source; the table has {sorted(sub['source'].unique())}. Pass source=.")

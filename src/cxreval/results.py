@@ -77,6 +77,8 @@ class ReadResult:
 
     table: pd.DataFrame
     report: ReadReport
+    layout: object | None = None
+    """Reader-specific layout needed to write the file back (e.g. :class:`cxreval.labels.WideLayout`)."""
 
 
 __all__ += ["ReadResult", "readonly"]
