@@ -233,3 +233,22 @@ def test_plan_reuse_pairs_results():
         small = draw_plan(["a"], n_resamples=3)
     with pytest.raises(InvalidParameterError, match="the given plan covers 1 studies"):
         evaluate_auc(preds, labels, plan=small)
+
+
+def test_jackknife_and_bca():
+    preds, labels = synthetic(n_models=2, n_studies=60)
+    r = evaluate_auc(preds, labels, n_resamples=200, rng=0)
+    jk = r.jackknife("M1", "Effusion", "R0")
+    studies = np.array(r.plan.study_ids)
+    lab = labels[(labels.source == "R0") & (labels.finding == "Effusion")].set_index("study_id").reindex(studies)
+    y = lab.state.map({"positive": 1.0, "negative": 0.0}).to_numpy()
+    s = preds[(preds.model == "M1") & (preds.finding == "Effusion")].set_index("study_id").reindex(studies).score
+    for p in (0, 5, len(r.plan.patients) - 1):
+        keep = np.isfinite(y) & (r.plan.study_patient != p)
+        assert abs(jk[p] - sk_auc(y[keep], s.to_numpy()[keep])) < 1e-12
+    res = r.bootstrap("M1", "Effusion", "R0", ci_method="bca")
+    pct = r.bootstrap("M1", "Effusion", "R0")
+    assert res.method == "BCa" and pct.method == "percentile"
+    assert res.confidence_interval.low < res.estimate < res.confidence_interval.high
+    jm = r.jackknife("M1", "macro", "R0")
+    assert jm[3] == pytest.approx(np.mean([r.jackknife("M1", f, "R0")[3] for f in FINDINGS]))

@@ -39,6 +39,7 @@ from .bootstrap import (
     BootstrapResult,
     ResamplingPlan,
     SerialExecutor,
+    bca_ci,
     draw_plan,
     iter_shards,
     percentile_ci,
@@ -134,10 +135,10 @@ class _AUCIndex:
         wmax = int(wt.max(initial=0))
         wn = wt[self.neg]
         c = np.zeros((wn.shape[0] + 1, n_rep), dtype=np.int32 if wt.shape[0] * wmax < lim else np.int64)
-        np.cumsum(wn, axis=0, out=c[1:])
+        np.cumsum(wn, axis=0, dtype=c.dtype, out=c[1:])
         if c.dtype == np.int32 and 2 * int(c[-1].max(initial=0)) * wmax >= lim:
             c = c.astype(np.int64)
-        wp = wt[self.pos]
+        wp = wt[self.pos].astype(c.dtype)
         g = c[self.lo]
         g += c[self.hi]
         g *= wp
@@ -263,6 +264,7 @@ class AUCResult:
     confidence_level: float = 0.95
     not_mentioned: str = "negative"
     dropped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["study_id", "reason"]), repr=False)
+    _indices: dict[tuple[int, int, int], _AUCIndex] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         readonly(self.point)
@@ -280,11 +282,38 @@ class AUCResult:
                 raise InvalidParameterError(f"Unknown {name} {val!r}; known: {list(seq)}.")
         return self.models.index(model), self.findings.index(f), self.references.index(reference)
 
-    def bootstrap(self, model: str, finding: str, reference: str) -> BootstrapResult:
-        """The :class:`~cxreval.bootstrap.BootstrapResult` of one AUC."""
+    def bootstrap(self, model: str, finding: str, reference: str, *, ci_method: str = "percentile") -> BootstrapResult:
+        """The :class:`~cxreval.bootstrap.BootstrapResult` of one AUC.
+
+        ``ci_method='bca'`` gives the BCa interval, with the acceleration from a leave-one-patient-out
+        jackknife (:meth:`jackknife`).
+        """
+        check_choice(ci_method, ("percentile", "bca"), name="ci_method", func="AUCResult.bootstrap")
         i, j, k = self._pos(model, finding, reference)
+        if ci_method == "bca":
+            return bca_ci(self.distribution[i, j, k], estimate=self.point[i, j, k],
+                          jackknife=self.jackknife(model, finding, reference), confidence_level=self.confidence_level)
         return percentile_ci(self.distribution[i, j, k], estimate=self.point[i, j, k],
                              confidence_level=self.confidence_level)
+
+    def jackknife(self, model: str, finding: str, reference: str, *, block: int = 256) -> np.ndarray:
+        """Leave-one-patient-out values of one AUC (the macro average: of the mean over findings)."""
+        if self.plan is None or not self._indices:
+            raise InvalidParameterError("jackknife needs a result computed with a resampling plan (n_resamples > 0).")
+        i, j, k = self._pos(model, finding, reference)
+        js = [q for q, f in enumerate(self.findings) if f != MACRO] if self.findings[j] == MACRO else [j]
+        sp = self.plan.study_patient
+        n_pat = self.plan.n_patients
+        out = np.zeros(n_pat)
+        for q in js:
+            idx = self._indices[(i, q, k)]
+            vals = np.empty(n_pat)
+            for start in range(0, n_pat, block):
+                cols = np.arange(start, min(n_pat, start + block))
+                wt = (sp[:, None] != cols[None, :]).astype(np.int32)  # (n_studies, block)
+                vals[cols] = idx.auc_t(wt)
+            out += vals
+        return out / len(js)
 
     def to_frame(self) -> pd.DataFrame:
         return self.table.copy()
@@ -502,12 +531,15 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
     for i, j, k, idx in jobs:
         point[i, j, k] = idx.auc(ones)[0]
     if shard_size is None:
-        shard_size = max(1, min(B, int(2e7 // max(n, 1))))
+        shard_size = max(1, min(B, int(2e6 // max(n, 1))))
     dist = np.full((len(models), len(fs), len(refs), B), np.nan)
 
     def run_shard(sl: slice) -> tuple[slice, np.ndarray]:
         assert plan is not None
-        wt = np.ascontiguousarray(plan.counts[sl].T)[plan.study_patient]  # (n_studies, shard)
+        cs = plan.counts[sl]
+        if cs.size and int(cs.max()) < 256:  # bootstrap counts are small: gather bytes, sum in int32
+            cs = cs.astype(np.uint8)
+        wt = np.ascontiguousarray(cs.T)[plan.study_patient]  # (n_studies, shard)
         out = np.empty((len(jobs), sl.stop - sl.start))
         for q, (_, _, _, idx) in enumerate(jobs):
             out[q] = idx.auc_t(wt)
@@ -525,7 +557,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
         fnames.append(MACRO)
     table = _auc_table(models, fnames, refs, groups, point, dist, counts, confidence_level, mean_over_models)
     return AUCResult(table, tuple(models), tuple(fnames), tuple(refs), groups, point, dist, counts, plan, policy,
-                     confidence_level, not_mentioned, dropped)
+                     confidence_level, not_mentioned, dropped, {(i, j, k): idx for i, j, k, idx in jobs})
 
 
 def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: dict[str, str], point: np.ndarray,
