@@ -66,12 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except typer.Abort:
         typer.echo("Aborted.", err=True)
         return 1
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+    except Exception as exc:
+        # usage errors: click's ClickException (typer >= 0.29 vendors click, older typer depends on it)
+        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()
-            return exc.exit_code
+            return int(exc.exit_code)
         raise
     return 0
 
