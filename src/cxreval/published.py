@@ -15,8 +15,9 @@ Examples
 >>> sorted(auc.loc[auc.dataset == "XQA-RR", "finding"].unique())
 ['Atelectasis', 'Consolidation', 'Effusion', 'Lung Opacity', 'macro']
 >>> rc = load_xqa_rank_correlations()
->>> rc.iloc[0][["finding", "reference_a", "reference_b", "method", "group", "paper_mean", "paper_sd"]].tolist()
-['Atelectasis', 'CR', 'Rep1', 'SRCC', 'All Models', 0.8, 0.07]
+>>> r = rc.iloc[0]
+>>> (r.finding, r.reference_a, r.reference_b, r.method, r.group, float(r.paper_mean), float(r.paper_sd))
+('Atelectasis', 'CR', 'Rep1', 'SRCC', 'All Models', 0.8, 0.07)
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ point values from the AUC estimates and, when bootstrap distributions are availa
 patient-bootstrap replicates: mean ± sd and percentile CI, as in the XQA paper's Tables 26–29.
 
 Ranks: 1 is the highest AUC; tied AUCs share the average rank and are flagged, with the range of
-ranks a tie-break could give (``rank_min``, ``rank_max``: published AUCs rounded to 2 decimals tie often). SRCC is the Pearson
+ranks a tie-break could give (``rank_min``, ``rank_max``: published AUCs rounded to 2 decimals tie
+often). SRCC is the Pearson
 correlation of average ranks (``scipy.stats.spearmanr``); KRCC is tau-b, which corrects for ties
 (``scipy.stats.kendalltau``); both are vectorised over replicates here.
 
@@ -16,7 +17,7 @@ Examples
 >>> import numpy as np
 >>> x = np.array([0.9, 0.8, 0.8, 0.7]); y = np.array([0.85, 0.86, 0.7, 0.6])
 >>> round(float(spearman_rho(x, y)), 4), round(float(kendall_tau_b(x, y)), 4)
-(0.7379, 0.5477)
+(0.6325, 0.5477)
 >>> rank_desc(x).tolist()
 [1.0, 2.5, 2.5, 4.0]
 """
