@@ -12,8 +12,9 @@ ranking         ``rankings.csv``, ``rank_correlation.csv``,            ``cxreval
 agreement       ``agreement.csv``, ``prevalence.csv``, ``flows.csv``   ``cxreval agree``
 fusion          ``fusion_agreement.csv``, ``fused_labels.csv``         ``cxreval fuse``
 localization    ``localization.csv``, ``boxes.csv``,                   ``cxreval localize`` / ``synth``
-                ``synth_output.txt``
+                ``synth_output.txt``, ``overlays.csv``                 / ``cxreval demo``
 iqa             ``scores.csv``, ``metric_agreement.csv``, ``zmos.csv``  ``cxreval iqa score|agree``
+                ``degradation_ranking.csv``, ``metric_vs_metric.csv``  / ``cxreval demo``
 ==============  =====================================================  =============================
 
 (each ``.csv`` may be its ``.parquet`` twin). A part whose file lacks a column it needs is shown as
@@ -243,10 +244,63 @@ def _build_localization(folder: Path) -> list[Block]:
     if synth.is_file():
         out.append(Block("Synthetic localization study (printed output)", None,
                          f'<pre class="output">{html.escape(synth.read_text(errors="replace"))}</pre>'))
+    b = _overlay_block(folder)
+    if b:
+        out.append(b)
     b = _table_block("Boxes", folder, "boxes.csv", ())
     if b:
         out.append(b)
     return out
+
+
+_OVERLAY_COLS = ("image_id", "kind", "x_min", "y_min", "x_max", "y_max", "image_file")
+
+
+def _png_side(data: bytes) -> int:
+    """Width of a PNG from its IHDR chunk (0 when ``data`` is not a PNG)."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or len(data) < 24:
+        return 0
+    return int.from_bytes(data[16:20], "big")
+
+
+def _overlay_block(folder: Path) -> Block | None:
+    """Reference and detected boxes over the radiographs listed in ``overlays.csv`` (images embedded)."""
+    import base64
+
+    import numpy as np
+
+    df, path, why = _load(folder, "overlays.csv", _OVERLAY_COLS)
+    if path is None:
+        return None
+    heading = "Reference and detected boxes on real radiographs"
+    if df is None or why:
+        return Block(heading, None, "", why)
+    maps: dict[str, object] = {}
+    npz = folder / "overlay_heatmaps.npz"
+    if npz.is_file() and "heatmap_key" in df.columns:
+        with np.load(npz, allow_pickle=False) as z:
+            maps = dict(zip(z["keys"].tolist(), z["maps"]))
+    if "finding" not in df.columns:
+        df = df.assign(finding="")
+    panels, problems = [], []
+    for (im, f), sub in df.groupby(["image_id", "finding"], sort=False):
+        img = folder / str(sub["image_file"].iloc[0])
+        data = img.read_bytes() if img.is_file() else b""
+        side = _png_side(data)
+        if not side:
+            problems.append(f"{img.name} is missing or not a PNG")
+            continue
+        size = float(sub["image_size"].iloc[0]) if "image_size" in sub.columns else float(side)
+        key = str(sub["heatmap_key"].iloc[0]) if "heatmap_key" in sub.columns else ""
+        panels.append({"label": f"{im} — {f}" if f else str(im), "source": "data:image/png;base64,"
+                       + base64.b64encode(data).decode("ascii"), "image_size": size, "png_size": side,
+                       "boxes": sub, "heatmap": maps.get(key)})
+    fig = plots.box_overlays(panels) if panels else None
+    missing = "; ".join(problems)
+    caption = ("Reference boxes (solid) and the boxes the protocol finds (dashed) on each heat map; "
+               "the radiographs are downsampled for the page, boxes are in full-resolution pixels.")
+    return Block(heading, fig, html_table(df.drop(columns=[c for c in ("image_file", "heatmap_key") if c in df.columns]),
+                                          name=path.stem, caption=caption, source=path), missing)
 
 
 _ZMOS_COLUMNS = ("zmos", "z_mos", "zMOS", "z-mos", "mos")
@@ -265,12 +319,15 @@ def _iqa_merge(scores: pd.DataFrame, zmos: pd.DataFrame) -> tuple[pd.DataFrame |
     return scores.merge(z, on=keys, how="inner"), ""
 
 
+_AGREE_CMD = "cxreval iqa agree --scores S --ratings R --out OUT"
+
+
 def _build_iqa(folder: Path) -> list[Block]:
     out = []
     scores, spath, why_s = _load(folder, "scores.csv", ("metric", "value"))
     zmos, zpath, why_z = _load(folder, "zmos.csv", ())
     if spath is not None:
-        fig, missing = None, why_s
+        fig, missing, heading = None, why_s, "Metric scores vs expert z-MOS"
         if not why_s and zpath is not None and not why_z:
             merged, missing = _iqa_merge(scores, zmos)
             if merged is not None and merged.empty:
@@ -278,13 +335,31 @@ def _build_iqa(folder: Path) -> list[Block]:
             elif merged is not None:
                 fig = plots.iqa_scatter(merged)
         elif not why_s:
-            missing = "zmos.csv not found: no expert z-MOS to plot against"
+            missing = (f"metric vs expert z-MOS: no zmos.csv (expert ratings) in this folder; with ratings, "
+                       f"`{_AGREE_CMD}` produces it")
+            if "degradation" in scores.columns:
+                heading = "Metric scores per degradation"
+                fig = plots.iqa_by_degradation(scores)
         body = html_table(scores, name=spath.stem, source=spath) if scores is not None and not scores.empty else ""
-        out.append(Block("Metric scores vs expert z-MOS", fig, body, missing))
+        out.append(Block(heading, fig, body, missing))
     if zpath is not None and zmos is not None and not zmos.empty:
         out.append(Block("Expert z-MOS", None, html_table(zmos, name=zpath.stem, source=zpath)))
     b = _table_block("Metric agreement with experts", folder, "metric_agreement.csv", ("metric",),
                      figure=lambda d: plots.iqa_correlation_bars(d) if {"srcc", "krcc"} & set(d.columns) else None)
+    if b:
+        out.append(b)
+    b = _table_block("How each metric ranks the degradations (metric vs metric)", folder, "degradation_ranking.csv",
+                     ("metric", "degradation", "rank"), figure=plots.degradation_rank_heatmap,
+                     caption="Rank 1 = the degradation the metric judges least harmful (mean over images, "
+                             "oriented so that higher is better).")
+    if b:
+        out.append(b)
+    b = _table_block("Agreement between metrics: SRCC / KRCC (metric vs metric, not vs experts)", folder,
+                     "metric_vs_metric.csv", ("metric_a", "metric_b"),
+                     figure=lambda d: plots.metric_correlation_matrix(d) if {"srcc", "krcc"} & set(d.columns)
+                     else None,
+                     caption="Rank correlation between two metrics' oriented scores: over the degradations "
+                             "(their rankings) and over the test images. Low values: the metrics disagree.")
     if b:
         out.append(b)
     return out
@@ -334,9 +409,10 @@ KINDS: tuple[Kind, ...] = (
          "cxreval agree LABELS --out OUT", _build_agreement),
     Kind("fusion", "Label fusion", ("fusion_agreement.csv", "fused_labels.csv"), "cxreval fuse LABELS --out OUT",
          _build_fusion),
-    Kind("localization", "Localization", ("localization.csv", "boxes.csv", "synth_output.txt"),
+    Kind("localization", "Localization", ("localization.csv", "boxes.csv", "synth_output.txt", "overlays.csv"),
          "cxreval localize ... --out OUT  /  cxreval synth --out OUT", _build_localization),
-    Kind("iqa", "Image quality assessment", ("scores.csv", "metric_agreement.csv", "zmos.csv"),
+    Kind("iqa", "Image quality assessment", ("scores.csv", "metric_agreement.csv", "zmos.csv",
+                                             "degradation_ranking.csv", "metric_vs_metric.csv"),
          "cxreval iqa score ... --out OUT  /  cxreval iqa agree ... --out OUT", _build_iqa),
 )
 

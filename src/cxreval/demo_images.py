@@ -1,0 +1,295 @@
+"""The image-based sections of ``cxreval demo``: IQA on real radiographs and localization box overlays.
+
+Both need radiographs from a data mirror (``images/nih/*.png``: 39 real ChestX-ray14 images, 12 with
+radiologist boxes; or ``iqa_fixture/``), which a fresh machine does not have; :mod:`cxreval.demo` lists
+them as not built, with the reason, when the images are absent.
+
+IQA. A few radiographs (downsampled to at most :data:`IQA_SIZE` pixels by block averaging) are degraded
+with :data:`IQA_PLAN` through :func:`cxreval.iqa.degrade.degrade_images` and scored with the fast
+full-reference metrics :data:`IQA_METRICS` exactly as ``cxreval iqa score`` does. There are no public
+expert ratings of these images, so no z-MOS is invented: the section reports how each metric *ranks the
+degradations* (:func:`degradation_ranking`) and how far the metrics agree with each other
+(:func:`metric_vs_metric`, SRCC/KRCC between metrics, clearly metric-vs-metric). ``cxreval iqa agree
+--scores S --ratings R`` gives metric-vs-expert z-MOS once ratings exist.
+
+Localization. For each boxed radiograph, the seed's error model (:mod:`cxreval.localization.synthetic`)
+makes a heat map from its real BBox_List_2017 boxes; the ChestX-ray8 protocol turns the map into boxes
+(:func:`cxreval.localization.heatmaps_to_boxes`, thresholds 60 and 180). ``overlays.csv`` lists the
+reference and detected boxes, ``overlays/`` holds the downsampled radiographs (PNG) and
+``overlay_heatmaps.npz`` the maps; the report draws them over each other.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau, spearmanr
+
+__all__ = ["IQA_METRICS", "IQA_PLAN", "IQA_SIZE", "IQA_N_IMAGES", "OVERLAY_SIZE", "block_downsample",
+           "oriented_scores", "degradation_ranking", "metric_vs_metric", "score_pairs", "run_iqa",
+           "boxed_images", "run_overlays"]
+
+IQA_METRICS: tuple[str, ...] = ("psnr", "ssim", "ms_ssim", "gmsd", "mdsi", "haarpsi", "dss")
+"""Full-reference metrics the demo scores with: the fast ones (each under ~0.3 s on a 512 x 512 pair here;
+VIF, IW-SSIM, CW-SSIM, FSIM and VSI take 1-6 s)."""
+
+IQA_SIZE = 512
+"""Largest side of the images the demo scores (1024-pixel radiographs are 2 x 2 block-averaged)."""
+
+IQA_N_IMAGES = 3
+"""Radiographs the demo degrades."""
+
+IQA_PLAN: dict[str, object] = {
+    "seed": 0,
+    "output_dtype": "uint16",
+    "degradations": [
+        {"name": "blur_s1.5", "transform": "gaussian_blur", "params": {"sigma": 1.5}},
+        {"name": "noise_g0.02", "transform": "gaussian_noise", "params": {"sigma": 0.02}},
+        {"name": "jpeg_q20", "transform": "jpeg", "params": {"quality": 20}},
+        {"name": "resample_x2", "transform": "resample", "params": {"factor": 2}},
+        {"name": "gamma_1.3", "transform": "gamma", "params": {"gamma": 1.3}},
+        {"name": "unsharp_s1.5_a0.8", "transform": "unsharp_mask", "params": {"sigma": 1.5, "amount": 0.8}},
+    ],
+}
+"""The demo's degradation plan (the format of ``cxreval iqa degrade --plan``)."""
+
+OVERLAY_SIZE = 384
+"""Side (pixels) of the radiographs embedded in the report's box overlays."""
+
+
+def block_downsample(image: np.ndarray, factor: int) -> np.ndarray:
+    """Mean over ``factor x factor`` blocks (the image is cropped to a multiple of ``factor``)."""
+    f = int(factor)
+    if f <= 1:
+        return np.asarray(image, dtype=np.float64)
+    h, w = (image.shape[0] // f) * f, (image.shape[1] // f) * f
+    x = np.asarray(image[:h, :w], dtype=np.float64)
+    return x.reshape(h // f, f, w // f, f).mean(axis=(1, 3))
+
+
+# --------------------------------------------------------------------------------------------------
+# IQA: scoring and metric-vs-metric analysis
+# --------------------------------------------------------------------------------------------------
+
+def score_pairs(pairs: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
+    """Score ``(reference, test)`` image pairs as ``cxreval iqa score`` does: ``reference, test, metric, value``.
+
+    The test image is compared in the reference's data range (rescaled, no rounding).
+    """
+    from .exceptions import SchemaError
+    from .iqa import get_metric, read_image
+
+    rows = []
+    for i, r in enumerate(pairs.itertuples(index=False)):
+        ref, tst = read_image(r.reference), read_image(r.test)
+        if ref.image.shape != tst.image.shape:
+            raise SchemaError(f"IQA pair {i}: reference {ref.path} {ref.image.shape} and test {tst.path} "
+                              f"{tst.image.shape} differ in shape.")
+        t = tst.image * (ref.data_range / tst.data_range) if tst.data_range != ref.data_range else tst.image
+        for n in metrics:
+            spec = get_metric(n)
+            v = spec(ref.image, t, data_range=ref.data_range) if spec.reference == "full" \
+                else spec(t, data_range=ref.data_range)
+            rows.append({"reference": str(r.reference), "test": str(r.test), "metric": n, "value": float(v)})
+    return pd.DataFrame(rows, columns=["reference", "test", "metric", "value"])
+
+
+def oriented_scores(scores: pd.DataFrame) -> pd.Series:
+    """``value`` signed so that higher means better quality (lower-is-better metrics negated)."""
+    from .iqa import get_metric
+
+    sign = {m: (1.0 if get_metric(m).higher_is_better else -1.0) for m in scores["metric"].unique()}
+    return scores["value"].astype(float) * scores["metric"].map(sign)
+
+
+def degradation_ranking(scores: pd.DataFrame) -> pd.DataFrame:
+    """How each metric ranks the degradations: mean score over images, rank 1 = judged least harmful.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        ``metric, degradation, value`` (one row per scored test image).
+
+    Returns
+    -------
+    table : DataFrame
+        ``metric, degradation, mean_value, n_images, rank`` (average ranks for ties), ordered by metric
+        and rank. Ranks use the metric's orientation (a lower GMSD is better).
+    """
+    d = scores.assign(_q=oriented_scores(scores))
+    g = d.groupby(["metric", "degradation"], sort=False)
+    t = g["value"].mean().rename("mean_value").to_frame()
+    t["n_images"] = g["value"].size()
+    t["_q"] = g["_q"].mean()
+    t = t.reset_index()
+    t["rank"] = t.groupby("metric", sort=False)["_q"].rank(ascending=False, method="average")
+    return t.drop(columns="_q").sort_values(["metric", "rank"], kind="stable").reset_index(drop=True)
+
+
+def metric_vs_metric(scores: pd.DataFrame) -> pd.DataFrame:
+    """SRCC and KRCC between every two metrics (metric-vs-metric, not metric-vs-expert).
+
+    Two levels: ``over='degradations'`` correlates the metrics' mean scores per degradation (their
+    rankings of the degradations); ``over='test images'`` correlates their scores of each test image.
+    Scores are oriented (higher = better) so a positive correlation means the metrics agree.
+
+    Returns
+    -------
+    table : DataFrame
+        ``metric_a, metric_b, over, srcc, krcc, n``.
+    """
+    d = scores.assign(_q=oriented_scores(scores))
+    per_deg = d.groupby(["degradation", "metric"], sort=False)["_q"].mean().unstack("metric")
+    per_img = d.pivot_table(index="test", columns="metric", values="_q", aggfunc="first")
+    metrics = list(dict.fromkeys(d["metric"]))
+    rows = []
+    for over, wide in (("degradations", per_deg), ("test images", per_img)):
+        for a, b in itertools.combinations(metrics, 2):
+            x, y = wide[a].to_numpy(float), wide[b].to_numpy(float)
+            rows.append({"metric_a": a, "metric_b": b, "over": over, "srcc": float(spearmanr(x, y).statistic),
+                         "krcc": float(kendalltau(x, y).statistic), "n": len(x)})
+    return pd.DataFrame(rows, columns=["metric_a", "metric_b", "over", "srcc", "krcc", "n"])
+
+
+def _iqa_sources(mirror: Path) -> tuple[list[Path], str]:
+    """The radiographs the IQA section degrades, and where they come from."""
+    nih = mirror / "images" / "nih"
+    if nih.is_dir():
+        files = sorted(nih.glob("*.png"))
+        if files:
+            step = max(1, len(files) // IQA_N_IMAGES)
+            return files[::step][:IQA_N_IMAGES], f"{nih} (ChestX-ray14 radiographs, 1024 x 1024, 8-bit)"
+    fx = mirror / "iqa_fixture"
+    refs = sorted(fx.glob("*__reference.png")) if fx.is_dir() else []
+    return refs[:IQA_N_IMAGES], f"{fx} (reference images of the IQA fixture, 16-bit)"
+
+
+def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS) -> dict[str, object]:
+    """Degrade, score and compare metrics into ``out`` (``scores.csv``, ``degradation_ranking.csv``,
+    ``metric_vs_metric.csv``, ``manifest.csv``, ``plan.yaml``). Returns facts for the summary.
+
+    Raises
+    ------
+    DataUnavailableError
+        If the mirror holds no radiographs.
+    """
+    import yaml
+
+    from .cli._common import write_table
+    from .exceptions import DataUnavailableError
+    from .iqa import read_image, write_image
+    from .iqa.degrade import degrade_images, read_plan
+
+    sources, where = _iqa_sources(mirror)
+    if not sources:
+        raise DataUnavailableError(f"no radiographs in {mirror / 'images' / 'nih'} or {mirror / 'iqa_fixture'}")
+    plan = read_plan(IQA_PLAN)
+    (out / "plan.yaml").write_text(yaml.safe_dump(IQA_PLAN, sort_keys=False))
+    refs = []
+    for p in sources:
+        img = read_image(p)
+        f = max(1, int(np.ceil(max(img.image.shape) / IQA_SIZE)))
+        stem = p.stem.replace("__reference", "")
+        refs.append(write_image(out / "references" / f"{stem}.png", block_downsample(img.image, f),
+                                data_range=img.data_range, dtype="uint16"))
+    deg = degrade_images(refs, plan, out / "images")
+    man = deg.manifest
+    write_table(man, out, "manifest", parquet=False)
+    scores = score_pairs(deg.pairs(), metrics)
+    scores = scores.merge(man[["test", "degradation"]], on="test", how="left")
+    scores.insert(0, "image", scores["reference"].map(lambda s: Path(s).stem))
+    write_table(scores, out, "scores")
+    write_table(degradation_ranking(scores), out, "degradation_ranking")
+    write_table(metric_vs_metric(scores), out, "metric_vs_metric")
+    return {"sources": where, "images": [p.stem for p in sources], "n_pairs": len(man), "metrics": list(metrics),
+            "degradations": [e[0] for e in plan.entries], "size": IQA_SIZE}
+
+
+# --------------------------------------------------------------------------------------------------
+# localization: box overlays on real radiographs
+# --------------------------------------------------------------------------------------------------
+
+def boxed_images(mirror: Path, boxes: pd.DataFrame) -> list[Path]:
+    """The mirror's ChestX-ray14 radiographs that carry radiologist boxes, by name."""
+    nih = mirror / "images" / "nih"
+    ids = set(boxes["image_id"].astype(str))
+    return sorted(p for p in nih.glob("*.png") if p.name in ids) if nih.is_dir() else []
+
+
+def _png_bytes(image: np.ndarray) -> bytes:
+    from io import BytesIO
+
+    from PIL import Image
+
+    lo, hi = float(image.min()), float(image.max())
+    u8 = np.zeros(image.shape, np.uint8) if hi <= lo else np.rint((image - lo) / (hi - lo) * 255).astype(np.uint8)
+    buf = BytesIO()
+    Image.fromarray(u8, mode="L").save(buf, format="PNG", optimize=True)
+    return buf.getvalue()
+
+
+def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng: object = 0) -> pd.DataFrame:
+    """Error-model heat maps from the real boxes of ``images``, the protocol's boxes, and the overlay files.
+
+    For each (image, finding) in ``boxes`` order, the clean coverage map of its boxes (their maximum)
+    gets the seed's distractor and noise (:func:`cxreval.localization.error_model_maps`, drawn from
+    ``rng`` in that order); the noisy map is turned into boxes at thresholds 60 and 180 (bilinear
+    upsampling to 1024 x 1024, 8-connectivity).
+
+    Returns
+    -------
+    overlays : DataFrame
+        ``image_id, finding, kind, x_min, y_min, x_max, y_max, image_file, image_size, heatmap_key``;
+        ``kind`` is ``reference``, ``detected (T_h=60)`` or ``detected (T_h=180)``. Also written to
+        ``out/overlays.csv``, with ``out/overlays/<image>.png`` and ``out/overlay_heatmaps.npz``.
+    """
+    from .cli._common import write_table
+    from .iqa import read_image
+    from .localization import ErrorModel, coverage, error_model_maps, heatmaps_to_boxes
+
+    model = ErrorModel()
+    gen = np.random.default_rng(rng)
+    size = model.image_size
+    names = {p.name: p for p in images}
+    sub = boxes[boxes["image_id"].astype(str).isin(names)]
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, (im, f) in enumerate(zip(sub["image_id"].astype(str), sub["finding"].astype(str))):
+        groups.setdefault((im, f), []).append(i)
+    coords = sub[["x_min", "y_min", "x_max", "y_max"]].to_numpy(float)
+    maps = []
+    for idx in groups.values():
+        cov = np.max([coverage(coords[i], model) for i in idx], axis=0)
+        _, noisy, _ = error_model_maps(tuple(coords[idx[0]]), gen, model, cover=cov)
+        maps.append(noisy)
+    stack = np.stack(maps) if maps else np.zeros((0, model.map_size, model.map_size))
+    det = heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)) if maps else [[], []]
+    (out / "overlays").mkdir(parents=True, exist_ok=True)
+    rows, heat = [], {}
+    written: set[str] = set()
+    for j, ((im, f), idx) in enumerate(groups.items()):
+        stem = Path(im).stem
+        if im not in written:
+            img = read_image(names[im]).image
+            small = block_downsample(img, max(1, img.shape[0] // OVERLAY_SIZE))
+            (out / "overlays" / f"{stem}.png").write_bytes(_png_bytes(small))
+            written.add(im)
+        key = f"{im}|{f}"
+        heat[key] = stack[j]
+        common = {"image_id": im, "finding": f, "image_file": f"overlays/{stem}.png", "image_size": size,
+                  "heatmap_key": key}
+        for i in idx:
+            rows.append({**common, "kind": "reference", **dict(zip(("x_min", "y_min", "x_max", "y_max"), coords[i]))})
+        for t, kind in ((0, "detected (T_h=60)"), (1, "detected (T_h=180)")):
+            for b in det[t][j]:
+                rows.append({**common, "kind": kind, **dict(zip(("x_min", "y_min", "x_max", "y_max"), map(float, b)))})
+    cols = ["image_id", "finding", "kind", "x_min", "y_min", "x_max", "y_max", "image_file", "image_size",
+            "heatmap_key"]
+    table = pd.DataFrame(rows, columns=cols)
+    write_table(table, out, "overlays", parquet=False)
+    np.savez_compressed(out / "overlay_heatmaps.npz", keys=np.array(list(heat), dtype=str),
+                        maps=stack)
+    return table
