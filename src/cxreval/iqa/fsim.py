@@ -111,15 +111,14 @@ def phase_congruency(image: np.ndarray, *, scales: int = 4, orientations: int = 
     rows, cols = image.shape
     filt, em_n, factor = _filters(rows, cols, int(scales), int(orientations), float(min_wavelength),
                                   float(mult), float(sigma_f), float(delta_theta))
-    eo = sfft.ifft2(sfft.fft2(image, workers=1)[None, None] * filt, axes=(-2, -1), workers=1)
-    even, odd = eo.real, eo.imag
+    eo = sfft.ifft2(sfft.fft2(image, workers=1)[None, None] * filt, axes=(-2, -1), workers=1, overwrite_x=True)
+    # even = Re(eo), odd = Im(eo). With S = sum_s eo and the unit phase m = S / (|S| + epsilon):
+    # sum_s (e me + o mo - |e mo - o me|) = |S|^2 / (|S| + epsilon) - sum_s |Im(eo conj(m))|
+    total = eo.sum(axis=1)
+    mag = np.abs(total)
+    m = np.conj(total / (mag + epsilon))
+    energy = mag * mag / (mag + epsilon) - np.abs((eo * m[:, None]).imag).sum(axis=1)
     an = np.abs(eo)
-    sum_e = even.sum(axis=1)
-    sum_o = odd.sum(axis=1)
-    xenergy = np.sqrt(sum_e * sum_e + sum_o * sum_o) + epsilon
-    me = (sum_e / xenergy)[:, None]
-    mo = (sum_o / xenergy)[:, None]
-    energy = (even * me + odd * mo - np.abs(even * mo - odd * me)).sum(axis=1)
     e2 = (an[:, 0] ** 2).reshape(orientations, -1)
     if median == "matlab":
         med = np.median(e2, axis=1)
@@ -173,8 +172,8 @@ def fsim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t
     median = check_choice(median, ("matlab", "lower"), name="median", func=func)
     f = _auto_factor(x.shape)
     mode = "constant" if downsample == "matlab" else "none"
-    x = _box_downsample(x * (255.0 / dr), f, mode=mode)
-    y = _box_downsample(y * (255.0 / dr), f, mode=mode)
+    x = _box_downsample(x, f, mode=mode) * (255.0 / dr)
+    y = _box_downsample(y, f, mode=mode) * (255.0 / dr)
     opts = dict(scales=scales, orientations=orientations, min_wavelength=min_wavelength, mult=mult,
                 sigma_f=sigma_f, delta_theta=delta_theta, k=k, epsilon=epsilon, median=median)
     pc1 = phase_congruency(x, **opts)  # type: ignore[arg-type]
