@@ -72,7 +72,7 @@ def check_finite(a: np.ndarray, *, name: str, where: str = "") -> np.ndarray:
     if bad.any():
         i = np.flatnonzero(bad.ravel())[0]
         loc = f" in {where}" if where else ""
-        raise SchemaError(f"'{name}'{loc} must be finite; found {a.ravel()[i]!r} at position {int(i)} "
+        raise SchemaError(f"'{name}'{loc} must be finite; found {float(a.ravel()[i])!r} at position {int(i)} "
                           f"({int(bad.sum())} non-finite value(s)).")
     return a
 
