@@ -6,10 +6,12 @@ The AUC is the tie-aware Mann–Whitney form, equal to ``sklearn.metrics.roc_auc
           {\\sum_{i \\in P} w_i \\; \\sum_{j \\in N} w_j}
 
 with integer weights ``w`` (bootstrap counts). It is computed with one sort of the scores per
-model × finding and, per replicate, one cumulative sum of the negatives' weights: each positive reads the
-weight of the negatives below it and tied with it from that sum (two ``searchsorted`` positions fixed
-once). With integer weights every sum is an exact integer, so the replicate AUCs equal a loop of
-``roc_auc_score`` over the same resampled indices to floating-point rounding.
+model × finding (× reference, for its label mask) and, for all replicates at once, one pass over the
+negatives' weights: they are summed per segment between consecutive positive scores and accumulated, and
+each positive reads the weight of the negatives below it and tied with it (positions fixed once by
+``searchsorted``). Weights are laid out study × replicate, so every step is a contiguous vector operation
+over the replicates. Every sum is an exact integer, so the replicate AUCs equal a loop of
+``roc_auc_score`` over the same resampled indices to floating-point rounding (~1e-16).
 
 Examples
 --------
@@ -107,7 +109,7 @@ class _AUCIndex:
     """Positions fixed by one sort: sorted negatives, and for each positive the count of negatives
     strictly below it (``lo``) and below-or-tied (``hi``)."""
 
-    __slots__ = ("neg", "pos", "lo", "hi")
+    __slots__ = ("neg", "pos", "lo", "hi", "_seg")
 
     def __init__(self, y: np.ndarray, s: np.ndarray, order: np.ndarray | None = None) -> None:
         if order is None:
@@ -119,32 +121,49 @@ class _AUCIndex:
         pos_s = s[self.pos]
         self.lo = np.searchsorted(neg_s, pos_s, side="left")
         self.hi = np.searchsorted(neg_s, pos_s, side="right")
+        self._seg = None
 
     def auc(self, w: np.ndarray) -> np.ndarray:
         """AUC for each row of integer weights ``w`` (shape ``(B, n_studies)``); NaN if a class is empty."""
         return self.auc_t(np.ascontiguousarray(np.asarray(w).T))
 
+    def _segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Segment starts over the sorted negatives (breaks at every ``lo``/``hi``) and, for each positive,
+        the number of whole segments below ``lo`` and ``hi``."""
+        seg = self._seg
+        if seg is None:
+            nn = self.neg.size
+            bp = np.unique(np.concatenate([self.lo, self.hi]))
+            starts = np.concatenate([[0], bp[(bp > 0) & (bp < nn)]]).astype(np.intp)
+            bounds = np.concatenate([starts, [nn]])
+            seg = (starts, np.searchsorted(bounds, self.lo), np.searchsorted(bounds, self.hi))
+            self._seg = seg
+        return seg
+
     def auc_t(self, wt: np.ndarray) -> np.ndarray:
         """AUC for each *column* of integer weights ``wt`` (shape ``(n_studies, B)``, C-contiguous).
 
-        Row gathers and a cumulative sum down the columns: every step is a contiguous vector operation
-        over the replicates. Integer arithmetic is exact; int32 is used when it cannot overflow.
+        The negatives' weights are summed per segment between consecutive positive scores
+        (``np.add.reduceat`` down the columns: one contiguous pass over the replicates), the segment sums
+        are accumulated, and each positive reads the negative weight below it and tied with it. All sums
+        are exact integers.
         """
         n_rep = wt.shape[1]
-        lim = np.iinfo(np.int32).max
+        if self.neg.size == 0 or self.pos.size == 0:
+            return np.full(n_rep, np.nan)
+        starts, lo_s, hi_s = self._segments()
         wmax = int(wt.max(initial=0))
-        wn = wt[self.neg]
-        c = np.zeros((wn.shape[0] + 1, n_rep), dtype=np.int32 if wt.shape[0] * wmax < lim else np.int64)
-        np.cumsum(wn, axis=0, dtype=c.dtype, out=c[1:])
-        if c.dtype == np.int32 and 2 * int(c[-1].max(initial=0)) * wmax >= lim:
-            c = c.astype(np.int64)
-        wp = wt[self.pos].astype(c.dtype)
-        g = c[self.lo]
-        g += c[self.hi]
+        acc = np.int32 if wt.shape[0] * max(wmax, 1) < np.iinfo(np.int32).max else np.int64
+        segsum = np.add.reduceat(wt[self.neg], starts, axis=0, dtype=acc)
+        cs = np.zeros((starts.size + 1, n_rep), dtype=np.int64)
+        np.cumsum(segsum, axis=0, out=cs[1:])
+        wp = wt[self.pos].astype(np.int64)
+        g = cs[lo_s]
+        g += cs[hi_s]
         g *= wp
-        num = g.sum(axis=0, dtype=np.int64)
-        p = wp.sum(axis=0, dtype=np.int64)
-        den = 2.0 * p.astype(float) * c[-1].astype(float)
+        num = g.sum(axis=0)
+        p = wp.sum(axis=0)
+        den = 2.0 * p.astype(float) * cs[-1].astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
             out = num.astype(float) / den
         out[den == 0] = np.nan
@@ -522,6 +541,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
                 ns, ps = S[i, j, idx.neg], S[i, j, idx.pos]
                 idx.lo = np.searchsorted(ns, ps, side="left")
                 idx.hi = np.searchsorted(ns, ps, side="right")
+                idx._seg = None
                 jobs.append((i, j, k, idx))
     for f, r in undefined_point:
         warnings.warn(f"Reference {r!r} has only one class for finding {f!r} on the evaluated studies; its AUC is "
