@@ -95,7 +95,7 @@ def test_fuse_label_table_drops_are_counted():
     t = validate_label_table(t)
     res = fuse_label_table(t, ["Rep1", "Rep2"], ["mv", "or"])
     assert res.n_dropped == {"missing": 3}
-    assert res.n_items == 30 and res.n_items_partial == 3
+    assert res.n_items == 30 and res.n_items_partial == 3 and res.readers_per_item == {1: 3, 2: 27}
     ex = fuse_label_table(t, ["Rep1", "Rep2"], ["mv"], not_mentioned="exclude")
     assert ex.n_dropped == {"missing": 3, "not_mentioned": 3} and ex.n_items_partial == 6
     with pytest.raises(InvalidParameterError, match="at least two readers"):

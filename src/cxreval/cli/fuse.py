@@ -99,7 +99,8 @@ def fuse(
     counts.columns = [state_names(pd.Series([c], dtype="Int8")).iloc[0] for c in counts.columns]
     lines = [f"# cxreval fuse: {labels}", "",
              f"- readers fused: {', '.join(res.readers)}; methods: {', '.join(method_list)} (rng={rng})",
-             f"- items (study, finding): {res.n_items}; fused from fewer than all readers: {res.n_items_partial}",
+             f"- items (study, finding): {res.n_items}; readers per item: {res.readers_per_item}; fused from fewer "
+             f"readers than the most-read item: {res.n_items_partial}",
              f"- reader labels left out: {res.n_dropped} (not_mentioned -> {not_mentioned})",
              "- MV ties -> uncertain; FUSE_OR = largest state; FUSE_AND = smallest state; nn/nn_ps labels for studies "
              "with a reference are out-of-fold (5-fold CV) predictions", "",

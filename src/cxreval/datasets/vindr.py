@@ -30,8 +30,17 @@ Reader caveat
 Readers did not read a random sample of images. In the released training labels ``R1``–``R7`` mark
 ``No finding`` on every image they read (``R2`` draws one box on one image), and ``R8``, ``R9`` and
 ``R10`` read almost every abnormal image (each about 6,100–6,600 images, 4,146 of them with findings).
-Any per-reader statistic (agreement, Dawid–Skene confusion matrices, MACE competence) therefore
-mostly reflects *which images a reader was given*, not how well the reader reads.
+The assignment is by blocks: all 4,146 images on which R8–R10 mark a finding were read by exactly
+R8 + R9 + R10; 247 more abnormal images were read by three of R11–R17; of the images with any reader
+from R1–R7, one is abnormal. Any per-reader statistic (agreement, Dawid–Skene confusion matrices,
+MACE competence) therefore mostly reflects *which images a reader was given*, not how well the reader
+reads. With ``cxreval fuse --methods ds,mace`` on all 17 readers (15 findings): Dawid–Skene's
+sensitivity ``π[POS, POS]`` is 0 for R1–R7, a median of 0.77–0.82 for R8–R10 and 0.05–0.20 for
+R11–R17, its specificity 1.0 for R1–R7 and R11–R17 and 0.97–0.99 for R8–R10; MACE's competence is 0 for
+R1–R7 and R11–R17 on every local finding and 0.09–0.20 (median) for R8–R10. For an image read only by
+readers who never mark anything, both models' posterior equals their prior (all-negative votes carry
+no information about a reader who always votes negative), so these images stay negative only because
+the prior of each finding is below 1/2.
 
 Boxes
 -----

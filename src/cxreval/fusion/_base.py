@@ -270,7 +270,10 @@ class FusionResult:
     n_dropped : dict of str to int
         Reader labels left out, by reason (``missing``, ``not_mentioned``).
     n_items_partial : int
-        Items labelled by fewer than all readers (fused from those present).
+        Items labelled by fewer readers than the most-read item (fused from the readers present).
+    readers_per_item : dict of int to int
+        Number of items by number of readers who labelled them (e.g. ``{3: 225000}`` on VinDr-CXR,
+        where each image has 3 of the 17 readers).
     """
 
     labels: pd.DataFrame
@@ -279,10 +282,12 @@ class FusionResult:
     n_items: int
     n_dropped: dict[str, int]
     n_items_partial: int
+    readers_per_item: dict[int, int]
 
     def to_dict(self) -> dict[str, object]:
         return {"methods": list(self.estimators), "readers": list(self.readers), "n_items": self.n_items,
                 "n_dropped": dict(self.n_dropped), "n_items_partial": self.n_items_partial,
+                "readers_per_item": {str(k): v for k, v in self.readers_per_item.items()},
                 "n_labels": int(len(self.labels))}
 
 
@@ -406,8 +411,10 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         out.insert(1, "patient_id", pd.NA)
     out["state"] = pd.array(out["state"].to_numpy(), dtype="Int8")
     per_item = ann.groupby(["study_id", "finding"]).size()
-    n_partial = int((per_item < len(set(readers))).sum())
-    return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial)
+    n_partial = int((per_item < per_item.max()).sum())
+    hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}
+    return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial,
+                        hist)
 
 
 def _init_params(cls: object) -> set[str]:
