@@ -123,17 +123,19 @@ def encode_annotations(data: object, *, func: str, allow_finding: bool = True) -
     label = _parse_labels(data["label"], where=where)
     study = data["study_id"].astype(str).to_numpy()
     reader_names = data["reader"].astype(str).to_numpy()
-    readers, reader = np.unique(reader_names, return_inverse=True)
+    reader, readers = pd.factorize(reader_names, sort=True)
+    study_code, studies = pd.factorize(study, sort=True)
     if has_finding:
-        fnames = data["finding"].astype(str).to_numpy()
-        findings, fcode = np.unique(fnames, return_inverse=True)
-        keys = pd.MultiIndex.from_arrays([study, fnames], names=["study_id", "finding"])
-        items = keys.unique().sort_values()
-        item = items.get_indexer(keys)
-        item_finding = np.searchsorted(findings, items.get_level_values("finding").to_numpy(dtype=str))
+        fcode, findings = pd.factorize(data["finding"].astype(str).to_numpy(), sort=True)
+        pair = study_code.astype(np.int64) * len(findings) + fcode
+        pairs, item = np.unique(pair, return_inverse=True)
+        items = pd.MultiIndex.from_arrays([np.asarray(studies, dtype=object)[pairs // len(findings)],
+                                           np.asarray(findings, dtype=object)[pairs % len(findings)]],
+                                          names=["study_id", "finding"])
+        item_finding = pairs % len(findings)
     else:
-        studies, item = np.unique(study, return_inverse=True)
-        items = pd.Index(studies, name="study_id")
+        item = study_code
+        items = pd.Index(np.asarray(studies, dtype=object), name="study_id")
         findings, item_finding = np.array([], dtype=str), None
     order = np.lexsort((reader, item))
     item, reader, label = item[order], reader[order], label[order]

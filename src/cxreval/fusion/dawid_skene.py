@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import logsumexp
 
 from .._validation import check_choice, check_positive_int
 from ..exceptions import InvalidParameterError
@@ -86,32 +85,35 @@ def dawid_skene_em(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_it
     converged : bool
     """
     K = n_classes
-    T = init
+    Tk = np.ascontiguousarray(init.T)                          # (K, n_items) layout: fast row operations
     key = reader * K + label
     history: list[float] = []
     converged = False
+    err = np.empty((n_readers, K, K))
+    prior = Tk.mean(axis=1)
     with np.errstate(divide="ignore"):
         for _ in range(n_iter):
-            prior = T.mean(axis=0)
-            err = np.empty((n_readers, K, K))
+            prior = Tk.mean(axis=1)
             for k in range(K):
-                err[:, k, :] = np.bincount(key, weights=T[item, k], minlength=n_readers * K).reshape(n_readers, K)
+                err[:, k, :] = np.bincount(key, weights=Tk[k, item], minlength=n_readers * K).reshape(n_readers, K)
             mass = err.sum(axis=2, keepdims=True)
             err = np.divide(err, mass, out=np.full_like(err, 1.0 / K), where=mass > 0)
             log_err = np.log(err)
-            ll_ann = log_err[reader, :, label]
-            logp = np.empty((n_items, K))
+            logp = np.empty((K, n_items))
             for k in range(K):
-                logp[:, k] = np.bincount(item, weights=ll_ann[:, k], minlength=n_items)
-            logp += np.log(prior)
-            norm = logsumexp(logp, axis=1)
-            T = np.exp(logp - norm[:, None])
-            ll = float(norm.sum())
+                logp[k] = np.bincount(item, weights=log_err[reader, k, label], minlength=n_items) + np.log(prior[k])
+            top = logp.max(axis=0)
+            top[~np.isfinite(top)] = 0.0
+            e = np.exp(logp - top)
+            tot = e.sum(axis=0)
+            Tk = e / tot
+            ll = float((np.log(tot) + top).sum())
             if history and (ll - history[-1]) < tol * n_items:
                 history.append(ll)
                 converged = True
                 break
             history.append(ll)
+    T = Tk.T
     return T, prior, err, np.asarray(history), converged
 
 
