@@ -52,6 +52,8 @@ class DemoContext:
     n_resamples: int
     rng: int
     download: bool
+    iqa_metrics: tuple[str, ...] = ()
+    iqa_images: int = 3
     missing: list[tuple[str, str, str]] = field(default_factory=list)
     """Parts of built sections that could not be made: (title, reason, command)."""
 
@@ -176,9 +178,11 @@ def nih_predictions(ctx: DemoContext, studies: set[str]) -> pd.DataFrame:
     from .labels import read_wide_predictions
 
     parts = []
+    needed = sorted({f for sources in NIH_TO_GOOGLE.targets.values() for f in sources})
     for model in NIH_MODELS:
         p = _pinned(ctx, f"nih_fold_predictions/{model}.csv")
-        pr = _plain(read_wide_predictions(p, model=model, id_column="Image Index", prefix="prob_").table)
+        pr = _plain(read_wide_predictions(p, model=model, id_column="Image Index", prefix="prob_",
+                                          findings=needed).table)
         pr = pr[pr["study_id"].isin(studies)]
         wide = pr.pivot(index="study_id", columns="finding", values="score")
         for target, sources in NIH_TO_GOOGLE.targets.items():
@@ -431,7 +435,7 @@ def _sec_iqa(ctx: DemoContext) -> str:
     except NotBuilt:
         mirror = _mirror_only(ctx, "iqa_fixture").parent
     out = ctx.folder("iqa")
-    facts = run_iqa(mirror, out)
+    facts = run_iqa(mirror, out, metrics=ctx.iqa_metrics, n_images=ctx.iqa_images)
     cmd = "cxreval iqa agree --scores S --ratings R --out OUT"
     ctx.missing.append(("IQA: metric vs expert z-MOS (Tables 3-4)",
                         "no public expert quality ratings exist for these radiographs; none are invented", cmd))
@@ -465,7 +469,8 @@ SECTIONS: tuple[Section, ...] = (
 
 def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = None,
              cache_dir: str | Path | None = None, n_resamples: int = 1000, rng: int = 0, download: bool = True,
-             sections: Sequence[str] | None = None, progress: Callable[[str], None] | None = None) -> DemoResult:
+             sections: Sequence[str] | None = None, progress: Callable[[str], None] | None = None,
+             iqa_metrics: Sequence[str] | None = None, iqa_images: int | None = None) -> DemoResult:
     """Run the demo into ``out`` and write ``out/report.html``.
 
     Parameters
@@ -486,12 +491,19 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
         pinned files).
     sections : sequence of str, optional
         Keys of :data:`SECTIONS` to run (default all).
+    progress : callable, optional
+        Called with a line of text before and after each section (default: logging).
+    iqa_metrics : sequence of str, optional
+        Full-reference metrics of the IQA section (default :data:`cxreval.demo_images.IQA_METRICS`).
+    iqa_images : int, optional
+        Radiographs the IQA section degrades (default :data:`cxreval.demo_images.IQA_N_IMAGES`).
 
     Returns
     -------
     res : DemoResult
     """
     from .datasets.mirror import default_mirror
+    from .demo_images import IQA_METRICS, IQA_N_IMAGES
     from .report import Unavailable, write_report
 
     keys = [k for k, _, _ in SECTIONS]
@@ -499,12 +511,25 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
         unknown = [s for s in sections if s not in keys]
         if unknown:
             raise InvalidParameterError(f"Unknown demo section(s) {unknown}; known: {keys}.")
+    if iqa_images is not None and (isinstance(iqa_images, bool) or not isinstance(iqa_images, int) or iqa_images < 1):
+        raise InvalidParameterError(f"The 'iqa_images' parameter of run_demo must be a positive int. Got {iqa_images!r} "
+                                    "instead.")
+    if iqa_metrics is not None:
+        from .iqa import list_metrics
+
+        known = list_metrics(reference="full")
+        bad = [m for m in iqa_metrics if m not in known]
+        if bad or isinstance(iqa_metrics, str) or not iqa_metrics:
+            raise InvalidParameterError(f"The 'iqa_metrics' parameter of run_demo must be a non-empty list of "
+                                        f"full-reference metrics {known}. Got {iqa_metrics!r} instead.")
     say = progress or (lambda msg: log.info("%s", msg))
     t0 = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ctx = DemoContext(out, default_mirror(data_mirror), None if cache_dir is None else Path(cache_dir),
-                      int(n_resamples), int(rng), bool(download))
+                      int(n_resamples), int(rng), bool(download),
+                      tuple(IQA_METRICS if iqa_metrics is None else iqa_metrics),
+                      IQA_N_IMAGES if iqa_images is None else int(iqa_images))
     done: list[DemoSection] = []
     for key, title, build in SECTIONS:
         if sections is not None and key not in sections:

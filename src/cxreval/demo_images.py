@@ -57,8 +57,9 @@ IQA_PLAN: dict[str, object] = {
 }
 """The demo's degradation plan (the format of ``cxreval iqa degrade --plan``)."""
 
-OVERLAY_SIZE = 384
-"""Side (pixels) of the radiographs embedded in the report's box overlays."""
+OVERLAY_SIZE = 512
+"""Largest side (pixels) of the radiographs embedded in the report's box overlays (block-averaged by an
+integer factor: a 1024-pixel radiograph becomes 512 pixels, about 100 kB as PNG)."""
 
 
 def block_downsample(image: np.ndarray, factor: int) -> np.ndarray:
@@ -155,20 +156,21 @@ def metric_vs_metric(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["metric_a", "metric_b", "over", "srcc", "krcc", "n"])
 
 
-def _iqa_sources(mirror: Path) -> tuple[list[Path], str]:
-    """The radiographs the IQA section degrades, and where they come from."""
+def _iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str]:
+    """The radiographs the IQA section degrades (spread over the sorted names), and where they come from."""
     nih = mirror / "images" / "nih"
     if nih.is_dir():
         files = sorted(nih.glob("*.png"))
         if files:
-            step = max(1, len(files) // IQA_N_IMAGES)
-            return files[::step][:IQA_N_IMAGES], f"{nih} (ChestX-ray14 radiographs, 1024 x 1024, 8-bit)"
+            step = max(1, len(files) // n_images)
+            return files[::step][:n_images], f"{nih} (ChestX-ray14 radiographs, 1024 x 1024, 8-bit)"
     fx = mirror / "iqa_fixture"
     refs = sorted(fx.glob("*__reference.png")) if fx.is_dir() else []
-    return refs[:IQA_N_IMAGES], f"{fx} (reference images of the IQA fixture, 16-bit)"
+    return refs[:n_images], f"{fx} (reference images of the IQA fixture, 16-bit)"
 
 
-def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS) -> dict[str, object]:
+def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
+            n_images: int = IQA_N_IMAGES) -> dict[str, object]:
     """Degrade, score and compare metrics into ``out`` (``scores.csv``, ``degradation_ranking.csv``,
     ``metric_vs_metric.csv``, ``manifest.csv``, ``plan.yaml``). Returns facts for the summary.
 
@@ -184,7 +186,7 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS) ->
     from .iqa import read_image, write_image
     from .iqa.degrade import degrade_images, read_plan
 
-    sources, where = _iqa_sources(mirror)
+    sources, where = _iqa_sources(mirror, int(n_images))
     if not sources:
         raise DataUnavailableError(f"no radiographs in {mirror / 'images' / 'nih'} or {mirror / 'iqa_fixture'}")
     plan = read_plan(IQA_PLAN)
@@ -228,7 +230,7 @@ def _png_bytes(image: np.ndarray) -> bytes:
     lo, hi = float(image.min()), float(image.max())
     u8 = np.zeros(image.shape, np.uint8) if hi <= lo else np.rint((image - lo) / (hi - lo) * 255).astype(np.uint8)
     buf = BytesIO()
-    Image.fromarray(u8, mode="L").save(buf, format="PNG", optimize=True)
+    Image.fromarray(u8, mode="L").save(buf, format="PNG")
     return buf.getvalue()
 
 
@@ -274,7 +276,7 @@ def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng:
         stem = Path(im).stem
         if im not in written:
             img = read_image(names[im]).image
-            small = block_downsample(img, max(1, img.shape[0] // OVERLAY_SIZE))
+            small = block_downsample(img, max(1, int(np.ceil(max(img.shape) / OVERLAY_SIZE))))
             (out / "overlays" / f"{stem}.png").write_bytes(_png_bytes(small))
             written.add(im)
         key = f"{im}|{f}"

@@ -594,7 +594,7 @@ def png_data_uri(image: np.ndarray) -> str:
     lo, hi = float(np.nanmin(img)), float(np.nanmax(img))
     u8 = np.zeros(img.shape, np.uint8) if hi <= lo else np.rint((img - lo) / (hi - lo) * 255).astype(np.uint8)
     buf = BytesIO()
-    Image.fromarray(u8, mode="L").save(buf, format="PNG", optimize=True)
+    Image.fromarray(u8, mode="L").save(buf, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
