@@ -241,7 +241,8 @@ def check_image(image: object, *, name: str = "image", func: str, min_size: int 
     if min(a.shape) < min_size:
         raise InvalidParameterError(f"{func}: '{name}' must be at least {min_size}x{min_size} pixels. "
                                     f"Got shape {a.shape}.")
-    if not np.all(np.isfinite(a)):
+    # a sum is finite iff every term is (NaN and inf propagate), unless finite values overflow: then look
+    if not np.isfinite(np.add.reduce(a, axis=None)) and not np.all(np.isfinite(a)):
         bad = int((~np.isfinite(a)).sum())
         raise InvalidParameterError(f"{func}: '{name}' must be finite; it has {bad} NaN/inf value(s).")
     return a
