@@ -108,6 +108,39 @@ def _iqa(d: Path, rng: np.random.Generator) -> None:
                  ).to_csv(d / "metric_agreement.csv", index=False)
 
 
+def _iqa_metric_vs_metric(d: Path, rng: np.random.Generator) -> None:
+    """What ``cxreval demo`` writes for IQA without expert ratings (scores per degradation, rankings, SRCC)."""
+    degs = ["blur", "noise", "jpeg"]
+    rows = [(f"img{i}", f"img{i}.png", f"img{i}__{g}.png", g, m, float(rng.normal()))
+            for i in range(2) for g in degs for m in ["psnr", "ssim", "gmsd"]]
+    pd.DataFrame(rows, columns=["image", "reference", "test", "degradation", "metric", "value"]
+                 ).to_csv(d / "scores.csv", index=False)
+    pd.DataFrame([(m, g, 0.5, 2, float(r)) for m in ["psnr", "ssim", "gmsd"] for r, g in enumerate(degs, 1)],
+                 columns=["metric", "degradation", "mean_value", "n_images", "rank"]
+                 ).to_csv(d / "degradation_ranking.csv", index=False)
+    pd.DataFrame([(a, b, over, 0.5, 0.33, n) for over, n in (("degradations", 3), ("test images", 6))
+                  for a, b in (("psnr", "ssim"), ("psnr", "gmsd"), ("ssim", "gmsd"))],
+                 columns=["metric_a", "metric_b", "over", "srcc", "krcc", "n"]
+                 ).to_csv(d / "metric_vs_metric.csv", index=False)
+
+
+def _overlays(d: Path, rng: np.random.Generator) -> None:
+    """A box-overlay folder: two small PNG 'radiographs', boxes in 64-pixel coordinates, coarse maps."""
+    from PIL import Image
+
+    (d / "overlays").mkdir()
+    rows = []
+    for k in range(2):
+        Image.fromarray(rng.integers(0, 255, (32, 32), dtype=np.uint8), mode="L").save(d / "overlays" / f"im{k}.png")
+        for kind, box in (("reference", (10, 12, 30, 40)), ("detected (T_h=60)", (8, 10, 33, 44)),
+                          ("detected (T_h=180)", (12, 14, 28, 36))):
+            rows.append((f"im{k}.png", "Effusion", kind, *box, f"overlays/im{k}.png", 64, f"im{k}.png|Effusion"))
+    pd.DataFrame(rows, columns=["image_id", "finding", "kind", "x_min", "y_min", "x_max", "y_max", "image_file",
+                                "image_size", "heatmap_key"]).to_csv(d / "overlays.csv", index=False)
+    np.savez_compressed(d / "overlay_heatmaps.npz", keys=np.array(["im0.png|Effusion", "im1.png|Effusion"]),
+                        maps=rng.random((2, 8, 8)))
+
+
 def _audit(d: Path) -> None:
     (d / "audit.json").write_text(json.dumps({
         "dataset": "chestxray14", "n_images": 112120, "n_patients": 30805,
@@ -119,7 +152,8 @@ def make_results(root: Path, seed: int = 0) -> Path:
     """Write one folder per analysis kind under ``root``; return ``root``."""
     rng = np.random.default_rng(seed)
     for name, fn in [("classify", _classification), ("agree", _agreement), ("fuse", _fusion),
-                     ("localize", _localization), ("iqa", _iqa)]:
+                     ("localize", _localization), ("iqa", _iqa), ("iqa_no_ratings", _iqa_metric_vs_metric),
+                     ("overlays", _overlays)]:
         d = root / name
         d.mkdir(parents=True, exist_ok=True)
         fn(d, rng)

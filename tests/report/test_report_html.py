@@ -118,6 +118,43 @@ def test_parquet_twin_is_read(synthetic_results: Path, tmp_path: Path) -> None:
     assert sec.kind == "fusion" and sec.n_figures == 1
 
 
+def test_iqa_without_ratings_is_metric_vs_metric(synthetic_results: Path) -> None:
+    (sec,) = build_sections(synthetic_results / "iqa_no_ratings")
+    heads = {b.heading: b for b in sec.blocks}
+    scores = heads["Metric scores per degradation"]
+    assert scores.figure is not None and scores.figure.data[0].type == "box"
+    assert "cxreval iqa agree --scores S --ratings R" in scores.missing
+    rk = heads["How each metric ranks the degradations (metric vs metric)"].figure
+    assert rk.data[0].type == "heatmap" and list(rk.data[0].x) == ["psnr", "ssim", "gmsd"]
+    mvm = heads["Agreement between metrics: SRCC / KRCC (metric vs metric, not vs experts)"].figure
+    assert len(mvm.data) == 4  # SRCC and KRCC over degradations and over test images
+    z = mvm.data[0].z
+    assert z[0][1] == z[1][0] == 0.5 and z[0][0] == 1.0
+
+
+def test_box_overlays_embed_images_and_boxes(synthetic_results: Path) -> None:
+    (sec,) = build_sections(synthetic_results / "overlays")
+    assert sec.kind == "localization"
+    (blk,) = sec.blocks
+    fig = blk.figure
+    assert not blk.missing and fig is not None
+    images = [t for t in fig.data if t.type == "image"]
+    assert len(images) == 2 and all(t.source.startswith("data:image/png;base64,") for t in images)
+    assert images[0].dx == 2.0  # a 32-pixel PNG shown in 64-pixel box coordinates
+    ref = next(t for t in fig.data if t.name == "reference (1)")
+    assert list(ref.x[:5]) == [10, 30, 30, 10, 10] and list(ref.y[:5]) == [12, 12, 40, 40, 12]
+    assert len(fig.layout.updatemenus[0].buttons) == 2  # one panel per image
+
+
+def test_audit_boxes_table_is_not_a_localization_section(tmp_path: Path) -> None:
+    d = tmp_path / "audit"
+    d.mkdir()
+    (d / "audit.json").write_text('{"n_images": 3}')
+    pd.DataFrame({"finding": ["Mass"], "n_boxes": [2]}).to_csv(d / "boxes.csv", index=False)
+    (sec,) = build_sections(d)
+    assert sec.kind == "audit" and [b.heading for b in sec.blocks] == ["Dataset audit", "Boxes"]
+
+
 def test_bad_folder_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InvalidParameterError, match=r"Result folder '.*nope' does not exist"):
         find_result_folders([tmp_path / "nope"])

@@ -11,8 +11,8 @@ ranking         ``rankings.csv``, ``rank_correlation.csv``,            ``cxreval
                 ``top_changes.csv``
 agreement       ``agreement.csv``, ``prevalence.csv``, ``flows.csv``   ``cxreval agree``
 fusion          ``fusion_agreement.csv``, ``fused_labels.csv``         ``cxreval fuse``
-localization    ``localization.csv``, ``boxes.csv``,                   ``cxreval localize`` / ``synth``
-                ``synth_output.txt``, ``overlays.csv``                 / ``cxreval demo``
+localization    ``localization.csv``, ``synth_output.txt``,            ``cxreval localize`` / ``synth``
+                ``overlays.csv`` (``boxes.csv`` shown when present)    / ``cxreval demo``
 iqa             ``scores.csv``, ``metric_agreement.csv``, ``zmos.csv``  ``cxreval iqa score|agree``
                 ``degradation_ranking.csv``, ``metric_vs_metric.csv``  / ``cxreval demo``
 ==============  =====================================================  =============================
@@ -394,7 +394,12 @@ def _build_audit(folder: Path) -> list[Block]:
         obj = json.loads(p.read_text())
     except json.JSONDecodeError as exc:
         return [Block("Audit", None, "", f"audit.json is not valid JSON: {exc}")]
-    return [Block("Dataset audit", None, _json_html(obj, "audit"))]
+    out = [Block("Dataset audit", None, _json_html(obj, "audit"))]
+    for csv in sorted(folder.glob("*.csv")):  # the tables `cxreval data audit --out` writes beside audit.json
+        b = _table_block(csv.stem.replace("_", " ").capitalize(), folder, csv.name, ())
+        if b:
+            out.append(b)
+    return out
 
 
 KINDS: tuple[Kind, ...] = (
@@ -409,7 +414,7 @@ KINDS: tuple[Kind, ...] = (
          "cxreval agree LABELS --out OUT", _build_agreement),
     Kind("fusion", "Label fusion", ("fusion_agreement.csv", "fused_labels.csv"), "cxreval fuse LABELS --out OUT",
          _build_fusion),
-    Kind("localization", "Localization", ("localization.csv", "boxes.csv", "synth_output.txt", "overlays.csv"),
+    Kind("localization", "Localization", ("localization.csv", "synth_output.txt", "overlays.csv"),
          "cxreval localize ... --out OUT  /  cxreval synth --out OUT", _build_localization),
     Kind("iqa", "Image quality assessment", ("scores.csv", "metric_agreement.csv", "zmos.csv",
                                              "degradation_ranking.csv", "metric_vs_metric.csv"),
