@@ -408,6 +408,12 @@ def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references
     return preds, labs, refs, fs, groups, dropped, patients
 
 
+def _codes(values: pd.Series, categories: Sequence[str] | np.ndarray) -> np.ndarray:
+    """Positions of ``values`` in ``categories`` (all present), without a per-element Python map."""
+    codes, uniques = pd.factorize(values)
+    return pd.Index(list(categories)).get_indexer(uniques).astype(np.intp)[codes]
+
+
 def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
                  findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
                  model_groups: pd.DataFrame | dict[str, str] | None = None, n_resamples: int = 1000,
@@ -481,17 +487,15 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
     n = len(studies)
     # scores: (model, finding, study)
     S = np.full((len(models), len(fs), n), np.nan)
-    mi = preds["model"].map({m: i for i, m in enumerate(models)}).to_numpy()
-    fi = preds["finding"].map({f: i for i, f in enumerate(fs)}).to_numpy()
-    si = preds["study_id"].map(sidx).to_numpy()
+    mi = _codes(preds["model"], models)
+    fi = _codes(preds["finding"], fs)
+    si = _codes(preds["study_id"], studies)
     S[mi, fi, si] = preds["score"].to_numpy()
     # labels: (finding, reference, study)
     Y = np.full((len(fs), len(refs), n), np.nan)
     lab = labs[labs["study_id"].isin(sidx)]
     yb = binarize(lab["state"], policy=policy, not_mentioned=not_mentioned)
-    Y[lab["finding"].map({f: i for i, f in enumerate(fs)}).to_numpy(),
-      lab["source"].map({r: i for i, r in enumerate(refs)}).to_numpy(),
-      lab["study_id"].map(sidx).to_numpy()] = yb
+    Y[_codes(lab["finding"], fs), _codes(lab["source"], refs), _codes(lab["study_id"], studies)] = yb
     # every labelled (study, finding) needs a score from every model
     labelled = np.isfinite(Y).any(axis=1)  # (finding, study)
     for j, f in enumerate(fs):
@@ -502,7 +506,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
                               f"references label ({int(miss.sum())} such (model, study) pairs); every model must "
                               "score every labelled study.")
     # patients
-    patient_of = pd.Series(studies).map(pat)
+    patient_of = pd.Series(pat.reindex(studies).to_numpy(dtype=object))
     if plan is None and n_resamples == 0:
         if patient_of.isna().any():  # the same check draw_plan makes
             draw_plan(patient_of.to_numpy(), n_resamples=1, study_ids=list(studies))
