@@ -185,7 +185,7 @@ def bump_chart(rankings: pd.DataFrame, *, title: str = "Model ranks across refer
             s = s.sort_values("_x")
             is_top = model in top_models
             fig.add_trace(go.Scatter(
-                x=s["_x"], y=s["rank"], mode="lines+markers", name=model, legendgroup=model,
+                x=s["_x"].to_numpy(), y=s["rank"].to_numpy(), mode="lines+markers", name=model, legendgroup=model,
                 line={"width": 4 if is_top else 1.5, "color": _color(mi)}, opacity=1.0 if is_top else 0.55,
                 marker={"size": 10 if is_top else 6}, visible=pi == 0,
                 customdata=np.stack([s["reference"].astype(str), s["auc"]], axis=1),
@@ -421,7 +421,7 @@ def localization_curves(loc: pd.DataFrame, *, title: str = "Localization accurac
             for col, (metric, show) in enumerate((("acc", True), ("afp", False)), start=1):
                 if metric not in s.columns:
                     continue
-                fig.add_trace(go.Scatter(x=s["T"], y=_num(s, metric), mode="lines+markers", name=f, legendgroup=f,
+                fig.add_trace(go.Scatter(x=s["T"].to_numpy(), y=_num(s, metric), mode="lines+markers", name=f, legendgroup=f,
                                          showlegend=show, line={"color": _color(fi)}, visible=vi == 0,
                                          hovertemplate=f + f"<br>T=%{{x}}: {metric} %{{y:.3f}}<extra></extra>"),
                               row=1, col=col)
