@@ -155,6 +155,17 @@ def test_audit_boxes_table_is_not_a_localization_section(tmp_path: Path) -> None
     assert sec.kind == "audit" and [b.heading for b in sec.blocks] == ["Dataset audit", "Boxes"]
 
 
+def test_localization_curves_exact_fractions_and_cases() -> None:
+    from cxreval.report.plots import localization_curves
+
+    df = pd.DataFrame({"finding": ["small"] * 4, "variant": ["noisy"] * 4, "localizer": ["heatmap"] * 2 + ["peak"] * 2,
+                       "rule": ["IoBB"] * 4, "T": ["1/10", "1/4", "1/10", "1/4"], "acc": [1.0, 0.5, 0.2, 0.1],
+                       "afp": [0.0, 0.5, 1.0, 1.0]})
+    fig = localization_curves(df)
+    assert list(fig.data[0].x) == [0.1, 0.25]
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["noisy, heatmap, rule IoBB", "noisy, peak, rule IoBB"]
+
+
 def test_bad_folder_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InvalidParameterError, match=r"Result folder '.*nope' does not exist"):
         find_result_folders([tmp_path / "nope"])

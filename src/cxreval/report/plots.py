@@ -399,13 +399,27 @@ def sankey_flows(flows: pd.DataFrame, *, title: str = "Label flows between sourc
 # localization and IQA
 # ---------------------------------------------------------------------------------------------------
 
+def _fractions(values: pd.Series) -> np.ndarray:
+    """Numbers, accepting exact fractions written as ``'1/10'`` (how the protocol's T is stored)."""
+    from fractions import Fraction
+
+    out = np.array(pd.to_numeric(values, errors="coerce"), dtype=float)  # a writable copy
+    for i in np.flatnonzero(np.isnan(out)):
+        try:
+            out[i] = float(Fraction(str(values.iloc[i]).strip()))
+        except (ValueError, ZeroDivisionError):
+            pass
+    return out
+
+
 def localization_curves(loc: pd.DataFrame, *, title: str = "Localization accuracy and false positives vs T"
                         ) -> go.Figure:
     """Acc. and AFP against the overlap threshold T, a line per finding; one panel per combination of
-    the case columns present (``variant``, ``localizer``, ``threshold``, ``rule``) when the table holds several."""
+    the case columns present (``variant``, ``localizer``, ``upsampling``, ``threshold``, ``rule``) when the
+    table holds several. ``T`` may be written as exact fractions (``'1/10'``)."""
     df = loc.copy()
-    case_cols = [c for c in ("variant", "localizer", "threshold", "rule") if c in df.columns]
-    df["T"] = _num(df, "T")
+    case_cols = [c for c in ("variant", "localizer", "upsampling", "threshold", "rule") if c in df.columns]
+    df["T"] = _fractions(df["T"]) if "T" in df.columns else np.nan
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Acc.", "AFP"), horizontal_spacing=0.1)
     keys = df[case_cols].astype(str).agg("\x1f".join, axis=1) if case_cols else pd.Series("", index=df.index)
     variants = list(dict.fromkeys(keys))
@@ -429,13 +443,16 @@ def localization_curves(loc: pd.DataFrame, *, title: str = "Localization accurac
         parts = [f"{'threshold ' if c == 'threshold' else 'rule ' if c == 'rule' else ''}{val}"
                  for c, val in zip(case_cols, key.split("\x1f")) if val not in ("", "-", "nan")]
         label = ", ".join(parts) or "all"
-        panels.append((label, idx, {"title.text": f"{title}<br><sup>{label}</sup>"}))
+        panels.append((label, idx, {"title.text": title if len(variants) > 1 else f"{title} ({label})"}))
     first = panels[0][2]["title.text"] if panels else title
     _base_layout(fig, title=first, height=440)
     fig.update_xaxes(title_text="T (overlap threshold)")
     fig.update_yaxes(title_text="accuracy", row=1, col=1)
     fig.update_yaxes(title_text="average false positives per image", row=1, col=2)
     _dropdown(fig, panels, n_traces=len(fig.data))
+    if fig.layout.updatemenus:  # above the subplot titles
+        fig.update_layout(margin={"t": 135}, height=480)
+        fig.layout.updatemenus[0].y = 1.1
     return fig
 
 
