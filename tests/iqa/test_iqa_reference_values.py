@@ -15,7 +15,7 @@ vifp / piq                                 1e-4        vifp
 iw_ssim / piq                              1e-3        iw_ssim
 ssim / pyiqa (8-bit rounding)              1e-3        ssim on round(255 x), data_range=255
 cw_ssim / pyiqa (float32 masks)            1e-3        cw_ssim
-vif / pyiqa (sp5Filters)                   see VIF     vif (Fourier steerable pyramid, documented)
+vif / pyiqa (sp5Filters, Y rounded)        1e-4        vif(round_8bit=True) (pyiqa: round(255 Y))
 =========================================  ==========  ==================================================
 """
 
@@ -41,7 +41,7 @@ CASES = {
     ("iw_ssim", "piq", ""): (1e-3, lambda x, y: iw_ssim(x, y, data_range=1.0)),
     ("ssim", "pyiqa", ""): (1e-3, lambda x, y: ssim(np.rint(x * 255), np.rint(y * 255), data_range=255.0)),
     ("cw_ssim", "pyiqa", ""): (1e-3, lambda x, y: cw_ssim(x, y, data_range=1.0)),
-    ("vif", "pyiqa", ""): (0.25, lambda x, y: vif(x, y, data_range=1.0)),
+    ("vif", "pyiqa", ""): (1e-4, lambda x, y: vif(x, y, data_range=1.0, round_8bit=True)),
 }
 
 

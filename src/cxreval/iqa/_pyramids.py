@@ -6,9 +6,21 @@
   Fourier domain (raised-cosine radial masks, ``order + 1`` oriented angular masks).
 * :func:`build_sf_pyramid` — ``buildSFpyr(im, ht, order)``: the real steerable pyramid in the Fourier
   domain, the same radial/angular split with real bands.
+* :func:`build_sp5_pyramid` — ``buildSpyr(im, ht, 'sp5Filters', 'reflect1')``: the spatial steerable
+  pyramid with Simoncelli's published fifth-order (6-orientation) filter set ``sp5Filters``: a 9x9
+  high-pass ``hi0filt``, a 5x5 low-pass ``lo0filt`` splitting the image first, then per level six 7x7
+  oriented band-pass filters on the low-pass image and a 9x9 low-pass ``lofilt`` followed by
+  subsampling by 2. Every filter is applied as a correlation (``corrDn``) with the image reflected
+  about its edge pixels (``reflect1``, scipy's ``'mirror'``). The taps are the published 8-decimal
+  values; the code stores only the free ones and expands them by the filters' symmetries (the
+  low/high-pass filters have the 8 symmetries of the square; orientation 0 is odd in x and even in y,
+  orientation 3 its negated transpose; orientation 1 is point-odd, 2 = -(1)ᵀ, 4 and 5 the left-right
+  mirror images of 2 and 1).
 
-Reference: E. P. Simoncelli, W. T. Freeman, "The steerable pyramid: a flexible architecture for
-multi-scale derivative computation", ICIP 1995. doi:10.1109/ICIP.1995.537667
+References: E. P. Simoncelli, W. T. Freeman, "The steerable pyramid: a flexible architecture for
+multi-scale derivative computation", ICIP 1995. doi:10.1109/ICIP.1995.537667. E. P. Simoncelli,
+W. T. Freeman, E. H. Adelson, D. J. Heeger, "Shiftable multiscale transforms", IEEE TIT 38(2):587-607,
+1992. doi:10.1109/18.119725
 """
 
 from __future__ import annotations
@@ -17,7 +29,7 @@ import numpy as np
 from scipy import ndimage
 from scipy.special import factorial
 
-__all__ = ["laplacian_pyramid", "build_scf_pyramid", "build_sf_pyramid"]
+__all__ = ["laplacian_pyramid", "build_scf_pyramid", "build_sf_pyramid", "build_sp5_pyramid", "sp5_filters"]
 
 _BINOM5 = np.sqrt(2.0) * np.array([1.0, 4.0, 6.0, 4.0, 1.0]) / 16.0
 
@@ -134,3 +146,86 @@ def build_scf_pyramid(image: np.ndarray, height: int, nbands: int) -> list:
 def build_sf_pyramid(image: np.ndarray, height: int, nbands: int) -> list:
     """Real steerable pyramid (``buildSFpyr``), same layout as :func:`build_scf_pyramid`."""
     return _build(np.asarray(image, dtype=np.float64), height, nbands - 1, False)
+
+
+# ---- spatial steerable pyramid, sp5Filters -------------------------------------------------------------
+# free taps, upper triangle (row by row) of the top-left quadrant of the D4-symmetric filters
+_HI0 = (-0.00033429, -0.00113093, -0.00171484, -0.00133542, -0.00080639, -0.00350017, -0.00243812,
+        0.00631653, 0.01261227, -0.00290081, -0.00673482, -0.00981051, -0.07027679, -0.11435863, 0.81380200)
+_LO0 = (0.00341614, -0.01551246, -0.03848215, 0.05586982, 0.15925570, 0.40304148)
+_LO_HALF = (0.00085404, -0.00244917, -0.00387812, -0.00944432, -0.00962054, -0.00523281, -0.00661117,
+            0.00410600, 0.01002988, 0.01396746, 0.03277038, 0.03981393, 0.06426333, 0.08169618, 0.10096540)
+# orientation 0: rows 0-3, columns 0-2 (odd in x, even in y)
+_B0 = ((0.00277643, -0.00986904, -0.01021852), (0.00496194, -0.00893064, -0.03075356),
+       (0.01026699, 0.01189859, -0.08226445), (0.01455399, 0.02755155, -0.11732297))
+# orientation 1: rows 0-2 and the first three taps of row 3 (point-odd)
+_B1 = ((-0.00343249, -0.00358461, 0.01047717, 0.00790407, 0.00459034, -0.00128000, -0.01166982),
+       (-0.00640815, -0.01977507, 0.01486305, 0.04435647, -0.00853965, -0.01161195, -0.00285723),
+       (-0.00073141, -0.04084211, -0.04819057, 0.09454202, 0.05394139, -0.03930573, -0.00182078),
+       (0.01124321, -0.00228219, -0.12227230))
+
+
+def _d4(free: tuple[float, ...]) -> np.ndarray:
+    """Filter with the 8 symmetries of the square from the upper triangle of its top-left quadrant."""
+    r = int(round((np.sqrt(8 * len(free) + 1) - 1) / 2)) - 1  # len(free) = (r + 1)(r + 2) / 2
+    q = np.zeros((r + 1, r + 1))
+    q[np.triu_indices(r + 1)] = free
+    q = q + np.triu(q, 1).T
+    top = np.hstack([q, q[:, -2::-1]])
+    return np.vstack([top, top[-2::-1]])
+
+
+def sp5_filters() -> dict[str, object]:
+    """The ``sp5Filters`` set: ``hi0filt`` (9x9), ``lo0filt`` (5x5), ``lofilt`` (9x9) and ``bfilts``, a
+    list of the six 7x7 oriented band-pass filters (as correlation kernels, row = y, column = x)."""
+    b0 = np.zeros((7, 7))
+    b0[:4, :3] = _B0
+    b0[4:, :3] = b0[2::-1, :3]
+    b0[:, 4:] = -b0[:, 2::-1]
+    b1 = np.zeros((7, 7))
+    b1[:3] = _B1[:3]
+    b1[3, :3] = _B1[3]
+    b1[3, 4:] = -b1[3, 2::-1]
+    b1[4:] = -b1[2::-1, ::-1]
+    b2 = -b1.T
+    bands = [b0, b1, b2, -b0.T, b2[:, ::-1].copy(), b1[:, ::-1].copy()]
+    return {"hi0filt": _d4(_HI0), "lo0filt": _d4(_LO0), "lofilt": 2.0 * _d4(_LO_HALF), "bfilts": bands}
+
+
+def _corr(a: np.ndarray, k: np.ndarray) -> np.ndarray:
+    return ndimage.correlate(a, k, mode="mirror")
+
+
+def _corr_down2(a: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``corrDn(a, k, 'reflect1', [2 2], [1 1])``: correlation at every second pixel, from the first."""
+    r = k.shape[0] // 2
+    p = np.pad(a, r, mode="reflect")
+    h, w = a.shape
+    out = np.zeros(((h + 1) // 2, (w + 1) // 2))
+    # polyphase: only the sampled outputs are computed (a quarter of the full correlation)
+    for u in range(2):
+        for v in range(2):
+            ph = p[u::2, v::2]
+            kk = k[u::2, v::2]
+            full = ndimage.correlate(ph, kk, mode="constant", origin=(-(kk.shape[0] // 2), -(kk.shape[1] // 2)))
+            out += full[:out.shape[0], :out.shape[1]]
+    return out
+
+
+def build_sp5_pyramid(image: np.ndarray, height: int, *, orientations: tuple[int, ...] = (0, 1, 2, 3, 4, 5),
+                      highpass: bool = True) -> list:
+    """Spatial steerable pyramid ``buildSpyr(im, height, 'sp5Filters', 'reflect1')``.
+
+    Returns ``[highpass, [bands of level 1], ..., [bands of level height], lowpass]`` (finest level
+    first), each level's bands in the order of ``orientations`` (0 = vertical structures, 3 = horizontal;
+    a subset saves time). ``highpass=False`` skips the high-pass residual (``None`` in its place).
+    """
+    f = sp5_filters()
+    im = np.asarray(image, dtype=np.float64)
+    pyr: list = [_corr(im, f["hi0filt"]) if highpass else None]
+    lo = _corr(im, f["lo0filt"])
+    for _ in range(height):
+        pyr.append([_corr(lo, f["bfilts"][b]) for b in orientations])
+        lo = _corr_down2(lo, f["lofilt"])
+    pyr.append(lo)
+    return pyr
