@@ -273,7 +273,7 @@ def validate_predictions(df: pd.DataFrame, *, where: str = "prediction table") -
     bad = ~np.isfinite(score)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"Non-finite or non-numeric score {df['score'].iloc[i]!r} in {_where(where, i, 'score')} "
+        raise SchemaError(f"Non-finite or non-numeric score {(v.item() if isinstance(v := df['score'].iloc[i], np.generic) else v)!r} in {_where(where, i, 'score')} "
                           f"(study {out['study_id'].iloc[i]!r}, model {out['model'].iloc[i]!r}); scores must be finite.")
     out["score"] = score
     dup = out.duplicated(["study_id", "model", "finding"], keep=False)
