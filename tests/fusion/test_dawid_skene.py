@@ -125,6 +125,8 @@ def test_bad_params():
         DawidSkene(tol=-1).fit(d)
     with pytest.raises(InvalidParameterError, match="'pooling' parameter"):
         DawidSkene(pooling="all").fit(d)
+    with pytest.raises(InvalidParameterError, match="'init_smoothing' parameter of DawidSkene must be a float >= 0"):
+        DawidSkene(init_smoothing=-0.1).fit(d)
 
 
 def test_against_crowdkit_converged(sim):

@@ -38,3 +38,20 @@ def test_vindr_competence_reflects_assignment(metadata_dir):
     assert (sens[["R8", "R9", "R10"]] > 0.6).all()                    # read the abnormal block
     comp = res.estimators["mace"].competence_.set_index("reader")["competence"]
     assert comp[["R8", "R9", "R10"]].min() > comp[[f"R{i}" for i in range(1, 8)]].max()
+
+
+def test_vindr_ds_smoothed_start_escapes_zero_trap(metadata_dir):
+    """Plain vote shares put exact zeros into EM, which it cannot leave (a worse fixed point)."""
+    from cxreval.datasets.vindr import read_vindr
+    from cxreval.fusion import DawidSkene
+
+    t = read_vindr(metadata_dir / "vinbigdata-train.csv.gz").table
+    g = t[t.finding == "ILD"]
+    d = g.rename(columns={"source": "reader", "state": "label"})[["study_id", "reader", "label"]]
+    d["label"] = d["label"].astype(int)
+    plain = DawidSkene(init_smoothing=0.0).fit(d).log_likelihood_history_["*"]
+    smooth = DawidSkene().fit(d).log_likelihood_history_["*"]
+    assert plain[-1] == pytest.approx(-2344.02, abs=0.01)
+    assert smooth[-1] == pytest.approx(-2317.15, abs=0.01)
+    for h in (plain, smooth):
+        assert np.all(np.diff(h) >= -1e-9 * np.abs(h[1:]))
