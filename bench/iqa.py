@@ -97,6 +97,8 @@ def main() -> None:
         "vsi": ({"downsample": "piq"}, lambda: piq.vsi(x, y, data_range=255.0),
                 lambda: pyiqa_fr("pyiqa.archs.vsi_arch.VSI")),
         "dss": ({}, lambda: piq.dss(x, y, data_range=255.0), None),
+        "cw_ssim": ({}, None, lambda: pyiqa_fr("pyiqa.archs.ssim_arch.CW_SSIM", channels=1, test_y_channel=False)),
+        "vif": ({"round_8bit": True}, None, lambda: pyiqa_fr("pyiqa.archs.vif_arch.VIF")),
         "piqe": ({"normalize": "max", "round_8bit": True}, None, pyiqa_piqe),
     }
     rows = []
@@ -162,6 +164,10 @@ def write_results(rows: list[dict], repeats: int) -> None:
     start = text.find("## IQA\n")
     if start >= 0:
         end = text.find("\n## ", start + 1)
+        old = text[start:end + 1] if end >= 0 else text[start:]
+        sub = old.find("\n### ")  # subsections (bench/iqa_validation.py's table) are kept
+        if sub >= 0:
+            section += old[sub + 1:].rstrip("\n") + "\n\n"
         text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section

@@ -105,3 +105,29 @@ def test_errors():
         vif(X, Y, data_range=1.0, decomposition="haar")
     with pytest.raises(InvalidParameterError, match="same shape"):
         psnr(X, Y[:10], data_range=1.0)
+    bad = Y.copy()
+    bad[3, 4] = np.inf
+    with pytest.raises(InvalidParameterError, match="'image_test' must be finite; it has 1 NaN/inf"):
+        psnr(X, bad, data_range=1.0)
+    with pytest.raises(InvalidParameterError, match="'image_true' must be finite"):
+        psnr(bad, bad, data_range=1.0)  # inf - inf is NaN: caught although the difference is not inf
+
+
+def test_vif_options():
+    default = vif(X, Y, data_range=1.0)
+    assert default == vif(X, Y, data_range=1.0, decomposition="sp5")
+    assert abs(vif(X, Y, data_range=1.0, decomposition="sf") - default) > 1e-3  # a different pyramid
+    rounded = vif(X, Y, data_range=1.0, round_8bit=True)
+    assert rounded == vif(np.rint(X * 255), np.rint(Y * 255), data_range=255.0)
+    assert rounded != default
+
+
+def test_metric_functions_shadow_their_modules():
+    import importlib
+
+    import cxreval.iqa as iqa
+
+    for name in ("fsim", "ssim", "vif"):
+        mod = importlib.import_module(f"cxreval.iqa.{name}")
+        assert callable(getattr(iqa, name)) and getattr(iqa, name) is getattr(mod, name)
+        assert mod.__name__ == f"cxreval.iqa.{name}" and name in mod.__all__

@@ -5,6 +5,19 @@ Every metric works on single-channel float64 images with an explicit ``data_rang
 bits) and is registered with typed metadata (:class:`MetricSpec`): ``list_metrics()`` lists them,
 ``get_metric(name)`` returns one.
 
+**Validation.** tests/iqa/test_iqa_reference_values.py compares 17 full-reference metrics (PSNR, RMSE,
+SSIM, MS-SSIM, IW-SSIM, CW-SSIM, GMSD, HaarPSI, HaarPSImed, FSIM, VSI, MDSI, DSS, VIF, VIFp, UQI, AMBE)
+and PIQE with piq 0.8.0, pyiqa 0.1.16 and sewar 0.4.10 on 24 radiograph pairs (values made in a separate
+venv, committed in tests/iqa/data/reference_values.csv); where the conventions match (each peer's is
+reproduced by an option: 8-bit rounding ``round_8bit``, piq's downsampling, ...) the largest relative
+difference is below 1e-4 (most below 1e-6). The table with every tolerance and the largest difference seen
+is in bench/RESULTS.md ("Validation against reference implementations", ``bench/iqa_validation.py``).
+
+**Names.** The package exports each metric function under the metric's name, so ``cxreval.iqa.fsim``,
+``cxreval.iqa.ssim`` and ``cxreval.iqa.vif`` are the *functions*, shadowing the modules of the same name;
+``importlib.import_module("cxreval.iqa.vif")`` returns the module (``from cxreval.iqa.vif import vifp``
+also works).
+
 Examples
 --------
 >>> import numpy as np

@@ -229,8 +229,12 @@ def check_data_range(data_range: object, *, func: str) -> float:
     return float(data_range)
 
 
-def check_image(image: object, *, name: str = "image", func: str, min_size: int = 1) -> np.ndarray:
-    """Return ``image`` as a 2-D finite float64 array, or raise with a message naming ``func`` and ``name``."""
+def check_image(image: object, *, name: str = "image", func: str, min_size: int = 1,
+                finite: bool = True) -> np.ndarray:
+    """Return ``image`` as a 2-D finite float64 array, or raise with a message naming ``func`` and ``name``.
+
+    ``finite=False`` skips the finiteness check, for a caller whose result is finite only if every input
+    is (it must then call again with ``finite=True`` when its result is not finite)."""
     try:
         a = np.asarray(image, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -242,17 +246,18 @@ def check_image(image: object, *, name: str = "image", func: str, min_size: int 
         raise InvalidParameterError(f"{func}: '{name}' must be at least {min_size}x{min_size} pixels. "
                                     f"Got shape {a.shape}.")
     # a sum is finite iff every term is (NaN and inf propagate), unless finite values overflow: then look
-    if not np.isfinite(np.add.reduce(a, axis=None)) and not np.all(np.isfinite(a)):
+    if finite and not np.isfinite(np.add.reduce(a, axis=None)) and not np.all(np.isfinite(a)):
         bad = int((~np.isfinite(a)).sum())
         raise InvalidParameterError(f"{func}: '{name}' must be finite; it has {bad} NaN/inf value(s).")
     return a
 
 
 def check_pair(image_true: object, image_test: object, data_range: object, *, func: str,
-               min_size: int = 1) -> tuple[np.ndarray, np.ndarray, float]:
-    """Validate a full-reference pair and its data range; return ``(image_true, image_test, data_range)``."""
-    x = check_image(image_true, name="image_true", func=func, min_size=min_size)
-    y = check_image(image_test, name="image_test", func=func, min_size=min_size)
+               min_size: int = 1, finite: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
+    """Validate a full-reference pair and its data range; return ``(image_true, image_test, data_range)``
+    (``finite``: see :func:`check_image`)."""
+    x = check_image(image_true, name="image_true", func=func, min_size=min_size, finite=finite)
+    y = check_image(image_test, name="image_test", func=func, min_size=min_size, finite=finite)
     if x.shape != y.shape:
         raise InvalidParameterError(f"{func}: 'image_true' and 'image_test' must have the same shape. "
                                     f"Got {x.shape} and {y.shape} instead.")

@@ -22,6 +22,20 @@ from ._registry import register_iqa
 __all__ = ["psnr", "rmse", "uqi", "ambe"]
 
 
+def _mse(x: np.ndarray, y: np.ndarray) -> float:
+    """Mean squared difference, accumulated over cache-sized row blocks (no full-size temporary)."""
+    xf, yf = x.reshape(-1), y.reshape(-1)
+    step = 1 << 15
+    buf = np.empty(min(step, xf.size))
+    total = 0.0
+    for i in range(0, xf.size, step):
+        d = buf[:min(step, xf.size - i)]
+        with np.errstate(over="ignore", invalid="ignore"):  # non-finite input: the caller checks the result
+            np.subtract(xf[i:i + step], yf[i:i + step], out=d)
+            total += float(np.dot(d, d))
+    return total / xf.size
+
+
 @register_iqa("psnr", reference="full", higher_is_better=True, value_range=(0.0, float("inf")),
               description="Peak signal-to-noise ratio 10*log10(data_range^2 / MSE), in dB.")
 def psnr(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float) -> float:
@@ -45,12 +59,14 @@ def psnr(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float) -
     >>> round(psnr(np.zeros((4, 4)), np.full((4, 4), 0.1), data_range=1.0), 6)
     20.0
     """
-    x, y, dr = check_pair(image_true, image_test, data_range, func="psnr")
-    d = np.subtract(x, y).ravel()
-    mse = float(np.dot(d, d)) / d.size
+    x, y, dr = check_pair(image_true, image_test, data_range, func="psnr", finite=False)
+    mse = _mse(x, y)
+    if not np.isfinite(mse):  # a NaN/inf input (raises), else finite values whose squares overflow
+        check_pair(image_true, image_test, data_range, func="psnr")
     if mse == 0.0:
         return float("inf")
-    return float(10.0 * np.log10(dr * dr / mse))
+    with np.errstate(divide="ignore"):
+        return float(10.0 * np.log10(dr * dr / mse))
 
 
 @register_iqa("rmse", reference="full", higher_is_better=False, value_range=(0.0, float("inf")),

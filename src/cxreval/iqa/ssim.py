@@ -70,7 +70,10 @@ def ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, d
     data_range : float
         ``L`` in ``C1 = (k1 L)^2``, ``C2 = (k2 L)^2``.
     downsample : bool, default=False
-        Apply ``ssim.m``'s automatic downsampling (piq's default) before the index.
+        Apply ``ssim.m``'s automatic downsampling before the index (``f = round(min(H, W) / 256)``, an
+        ``f x f`` box filter with MATLAB's kernel centre, every ``f``-th pixel). piq downsamples by
+        default with ``avg_pool2d``, which is the same for ``f = 2`` (images of 384-639 px) but averages a
+        block shifted by ``(f - 1) // 2`` pixels for ``f >= 3``.
     k1, k2 : float, default=0.01, 0.03
 
     Returns
