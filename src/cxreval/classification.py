@@ -76,6 +76,7 @@ MEAN_MODEL = "Mean"
 """The ``model`` value of the mean-over-models rows (their ``group`` is ``'summary'``)."""
 DEFAULT_GROUP = "default"
 _SHARD_BYTES = 1 << 20
+_I32 = int(np.iinfo(np.int32).max)
 
 
 # --------------------------------------------------------------------------------------------- core
@@ -106,31 +107,26 @@ def _as_scores(y_score: object, n: int, where: str) -> np.ndarray:
     return s
 
 
-def _exclusive_cumsum_rows(x: np.ndarray) -> np.ndarray:
-    """``out[k] = x[:k].sum(axis=0)`` for ``k = 0 .. len(x)`` (shape ``(r + 1, c)``, dtype of ``x``).
+def _cumsum_rows_inplace(x: np.ndarray) -> None:
+    """``x[k] += x[:k].sum(axis=0)`` for every row ``k``, in place (inclusive cumulative sum down the rows).
 
     ``np.cumsum(axis=0)`` walks each column with a stride of a whole row; this scans blocks of about
-    ``sqrt(r)`` rows with whole-row vector additions instead (about ``3 sqrt(r)`` calls, each over
-    contiguous rows), several times faster for the ``(segments, replicates)`` arrays of the AUC kernel.
+    ``sqrt(r)`` rows with whole-row vector additions instead (about ``2 sqrt(r)`` calls, each over contiguous
+    rows), several times faster on the ``(segments, replicates)`` arrays of the AUC kernel. Integer sums are exact.
     """
     r, c = x.shape
-    out = np.empty((r + 1, c), dtype=x.dtype)
-    out[0] = 0
-    inc = out[1:]
-    inc[...] = x
     if r <= 1:
-        return out
+        return
     step = max(2, int(np.sqrt(r)))
     full = (r // step) * step
     if full:
-        v = inc[:full].reshape(-1, step, c)
+        v = x[:full].reshape(-1, step, c)
         for k in range(1, step):
             v[:, k] += v[:, k - 1]
         for b in range(1, v.shape[0]):
             v[b] += v[b - 1, -1]
     for k in range(max(full, 1), r):
-        inc[k] += inc[k - 1]
-    return out
+        x[k] += x[k - 1]
 
 
 class _AUCIndex:
@@ -179,9 +175,12 @@ class _AUCIndex:
         return seg
 
     def _matrix(self, group: np.ndarray | None, n_groups: int) -> sparse.csr_array:
-        """Sparse ``(2 n_seg + 1, n_groups)`` count matrix: rows ``0 .. n_seg-1`` count each segment's
-        negatives per group (patient), rows ``n_seg + k`` count the positives reading ``cs[k]`` (once for
-        ``lo`` and once for ``hi``). ``group=None`` is one group per study. Cached per ``group`` object."""
+        """Sparse ``(2 n_seg + 3, n_groups)`` count matrix of the kernel (``group=None``: one group per study).
+
+        Row 0 is empty; row ``1 + k`` counts the negatives of segment ``k`` per group (patient); row
+        ``n_seg + 1 + k`` counts the positives that read the cumulative negative weight below break ``k``
+        (once for ``lo``, once for ``hi``); the last row counts all positives. Cached per ``group`` object.
+        """
         key = (id(group), n_groups)
         hit = self._mats.get(key)
         if hit is not None and hit[0] is group:
@@ -189,11 +188,12 @@ class _AUCIndex:
         starts, lo_s, hi_s = self._segments()
         ns = starts.size
         g = (lambda ix: ix) if group is None else (lambda ix: group[ix])
-        rows = np.concatenate([np.repeat(np.arange(ns), np.diff(np.append(starts, self.neg.size))),
-                               ns + lo_s, ns + hi_s])
-        cols = np.concatenate([g(self.neg), g(self.pos), g(self.pos)])
+        gp = g(self.pos)
+        rows = np.concatenate([np.repeat(np.arange(1, ns + 1), np.diff(np.append(starts, self.neg.size))),
+                               ns + 1 + lo_s, ns + 1 + hi_s, np.full(gp.size, 2 * ns + 2)])
+        cols = np.concatenate([g(self.neg), gp, gp, gp])
         mat = sparse.coo_array((np.ones(rows.size, dtype=np.int32), (rows, cols)),
-                               shape=(2 * ns + 1, n_groups)).tocsr()
+                               shape=(2 * ns + 3, n_groups)).tocsr()
         self._mats[key] = (group, mat)
         return mat
 
@@ -205,11 +205,12 @@ class _AUCIndex:
         """AUC for each column of integer group weights ``ct`` (shape ``(n_groups, B)``); study ``i`` weighs
         ``ct[group[i]]`` (``group=None``: ``ct`` is per study).
 
-        One sparse product gives, for every replicate, the negatives' weight in each segment between
-        consecutive positive scores and the positives' weight reading each cumulative sum; the segment
-        weights are accumulated (:func:`_exclusive_cumsum_rows`) and dotted with the positives' weights.
-        Every sum is an exact integer (int32 where ``2 max(ct) n_studies < 2**31``, else int64; the
-        final products in int64), so only the last division rounds.
+        One sparse product (:meth:`_matrix` ``@ ct``) gives, for every replicate, the negatives' weight in each
+        segment between consecutive positive scores, the positives' weight reading each break, and the total
+        positive weight; the segment weights are accumulated down the rows (:func:`_cumsum_rows_inplace`) and
+        dotted with the positives' weights: ``num = sum_k cs[k] q[k] = 2 x (pairs ordered + ties / 2)``. Every sum
+        is an exact integer: int32 where ``2 max(ct) n_studies < 2**31`` (the dot product too where
+        ``2 W_pos W_neg < 2**31`` in every replicate), else int64; only the final division rounds.
         """
         n_rep = ct.shape[1]
         if self.neg.size == 0 or self.pos.size == 0:
@@ -217,19 +218,24 @@ class _AUCIndex:
         ns = self._segments()[0].size
         mat = self._matrix(group, ct.shape[0])
         bound = 2 * max(int(ct.max(initial=0)), 1) * (self.neg.size + self.pos.size)
-        acc = np.int32 if bound < np.iinfo(np.int32).max else np.int64
+        acc = np.int32 if bound < _I32 else np.int64
         if ct.dtype != acc:
             ct = ct.astype(acc)
         if mat.dtype != acc:
             mat = mat.astype(acc)
-        out = mat @ ct  # (2 ns + 1, B)
-        cs = _exclusive_cumsum_rows(out[:ns])  # negatives' weight below each break
-        q = out[ns:]  # positives' weight reading each break (lo and hi)
-        num = np.multiply(cs, q, dtype=np.int64).sum(axis=0)
-        p2 = q.sum(axis=0, dtype=np.int64)  # twice the positives' weight
-        den = p2.astype(float) * cs[-1].astype(float)
+        out = mat @ ct  # (2 ns + 3, B)
+        cs = out[: ns + 1]  # row 0 is zero: cs[k] = negatives' weight below break k
+        _cumsum_rows_inplace(cs[1:])
+        q = out[ns + 1: 2 * ns + 2]
+        wneg = cs[ns].astype(np.int64)
+        wpos = out[2 * ns + 2].astype(np.int64)
+        den = 2 * wpos * wneg
+        if acc is np.int32 and int(den.max(initial=0)) < _I32:
+            num = np.multiply(cs, q, out=q).sum(axis=0, dtype=np.int32)
+        else:
+            num = np.multiply(cs, q, dtype=np.int64).sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
-            res = num.astype(float) / den
+            res = num.astype(float) / den.astype(float)
         res[den == 0] = np.nan
         return res
 
@@ -427,7 +433,7 @@ def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references
     if len(set(refs)) != len(refs):
         raise InvalidParameterError(f"evaluate_auc: 'references' has duplicates: {refs}.")
     pf = list(pd.unique(preds["finding"]))
-    lf = set(labs.loc[labs["source"].isin(refs), "finding"])
+    lf = set(labs.loc[labs["source"].isin(refs), "finding"].unique())
     if findings is None:
         fs = [f for f in pf if f in lf]
         if not fs:
@@ -458,14 +464,14 @@ def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references
             raise SchemaError(f"Model(s) {missing} have predictions but no group in the model group table.")
         groups = {m: gmap[m] for m in models}
     # studies with predictions but no label row at all in the label table
-    pstudies = pd.Series(pd.unique(preds["study_id"]))
-    absent = pstudies[~pstudies.isin(labs_all["study_id"])].tolist()
+    pstudies = pd.unique(preds["study_id"])
+    absent = list(pstudies[pd.Index(labs_all["study_id"].unique()).get_indexer(pstudies) < 0])
     dropped = pd.DataFrame({"study_id": absent, "reason": "no label in the label table"})
     if absent and unlabeled == "error":
         raise SchemaError(f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
                           "pass unlabeled='drop' (CLI: --unlabeled drop) to drop them with a report.")
     if absent:
-        preds = preds[~preds["study_id"].isin(set(absent))]
+        preds = preds[pd.Index(absent).get_indexer(preds["study_id"]) < 0]
     known = labs_all.dropna(subset=["patient_id"]).drop_duplicates("study_id")
     patients = pd.Series(known["patient_id"].to_numpy(), index=known["study_id"].to_numpy())
     return preds, labs, refs, fs, groups, dropped, patients
@@ -584,7 +590,7 @@ def _prepare(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Seq
     S[mi, fi, si] = preds["score"].to_numpy()
     # labels: (finding, reference, study)
     Y = np.full((len(fs), len(refs), n), np.nan)
-    lab = labs[labs["study_id"].isin(pd.Index(studies))]
+    lab = labs[pd.Index(studies).get_indexer(labs["study_id"]) >= 0]
     yb = binarize(lab["state"], policy=policy, not_mentioned=not_mentioned)
     Y[_codes(lab["finding"], fs), _codes(lab["source"], refs), _codes(lab["study_id"], studies)] = yb
     # every labelled (study, finding) needs a score from every model
