@@ -7,10 +7,12 @@ arrays; ``data_range`` is the span of values the image type can take (255 for 8-
 
 Examples
 --------
->>> from cxreval.iqa import get_metric, list_metrics  # doctest: +SKIP
->>> spec = get_metric("psnr")                                  # doctest: +SKIP
->>> spec.reference, spec.higher_is_better                      # doctest: +SKIP
+>>> from cxreval.iqa import get_metric, list_metrics
+>>> spec = get_metric("psnr")
+>>> spec.reference, spec.higher_is_better
 ('full', True)
+>>> list_metrics(reference="no")
+['niqe', 'paq2piq', 'piqe', 'snr']
 """
 
 from __future__ import annotations
