@@ -35,7 +35,7 @@ R8 + R9 + R10; 247 more abnormal images were read by three of R11–R17; of the 
 from R1–R7, one is abnormal. Any per-reader statistic (agreement, Dawid–Skene confusion matrices,
 MACE competence) therefore mostly reflects *which images a reader was given*, not how well the reader
 reads. With ``cxreval fuse --methods ds,mace`` on all 17 readers (15 findings): Dawid–Skene's
-sensitivity ``π[POS, POS]`` is 0 for R1–R7, a median of 0.77–0.82 for R8–R10 and 0.05–0.20 for
+sensitivity ``π[POS, POS]`` is 0 for R1–R7, a median of 0.74–0.82 for R8–R10 and 0.05–0.20 for
 R11–R17, its specificity 1.0 for R1–R7 and R11–R17 and 0.97–0.99 for R8–R10; MACE's competence is 0 for
 R1–R7 and R11–R17 on every local finding and 0.09–0.20 (median) for R8–R10. For an image read only by
 readers who never mark anything, both models' posterior equals their prior (all-negative votes carry

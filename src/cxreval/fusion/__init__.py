@@ -24,12 +24,12 @@ Per-reader estimates on VinDr-CXR (a caveat, not reader skill)
 VinDr-CXR (:func:`cxreval.datasets.vindr.read_vindr`) has 17 readers, 3 per image, assigned in blocks:
 R1–R7 never mark a finding (R2 once), and every image on which R8–R10 mark a finding was read by exactly
 R8 + R9 + R10. Fitted per finding on all 15,000 images, Dawid–Skene gives R1–R7 a sensitivity of 0 and a
-specificity of 1, R8–R10 sensitivities of about 0.8 and specificities of 0.97–0.99, R11–R17 sensitivities
+specificity of 1, R8–R10 sensitivities of 0.74–0.82 and specificities of 0.97–0.99, R11–R17 sensitivities
 of 0.05–0.20; MACE gives R1–R7 and R11–R17 a competence of 0 and R8–R10 about 0.1–0.2. These numbers
 say which images each reader was given (normal ones, or the abnormal block), not how well they read:
 a reader who only ever sees normal images and says "negative" cannot be told apart from one who would
-miss every finding. Fused labels on VinDr are driven by R8–R10: over all (image, finding) items DS is
-close to majority vote (micro kappa 0.99) and MACE to FUSE_OR (micro kappa 0.99).
+miss every finding. Fused labels on VinDr are driven by R8–R10: over all (image, finding) items MACE
+is close to FUSE_OR (micro kappa 0.99), DS to majority vote (0.93).
 """
 
 from ._base import (
