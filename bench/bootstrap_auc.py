@@ -2,24 +2,36 @@
 
 Usage::
 
-    python bench/bootstrap_auc.py [--loop-replicates 50] [--nih-loop-replicates 5] [--skip-nih] [--full-loop]
+    python bench/bootstrap_auc.py [--loop-replicates 50] [--nih-loop-replicates 10] [--repeats 3] [--skip-nih]
+                                  [--full-loop]
 
-1. Synthetic: 35 models x 4 findings x 3 references x 650 studies (of ~260 patients, 1-5 studies each,
+1. Synthetic: 35 models x 4 findings x 3 references x 650 studies (of ~200 patients, 1-5 studies each,
    rounded scores so ties occur, ~5% uncertain labels excluded), 1000 replicates.
 2. Real: the 10 NIH models' predictions (22,433 images, 6,187 patients, 14 findings) against the
    ChestX-ray14 text-mined labels, 2000 replicates (needs ../shared/data and `cxreval data fetch`).
 
-cxreval times the whole `evaluate_auc` call (table validation, plan, point estimates, all replicates, CIs).
-The loop draws nothing: it walks the *same* plan (`plan.study_indices(b)`), calls `roc_auc_score` for every
-model x finding x reference, and is timed on the first `--loop-replicates` replicates, then scaled
-linearly to the full count (each replicate costs the same; `--full-loop` runs all of them). On those
-replicates the two must agree to 1e-12; with `--full-loop` the percentile CIs are compared too.
+What is timed (``time.perf_counter``, one process, one thread each):
+
+* cxreval, computation: ``_evaluate_prepared`` on the validated arrays -- drawing the patient-level plan, one
+  sort per model x finding, point AUCs, every replicate of every AUC, percentile CIs and the result table.
+* cxreval, validation: ``_prepare`` -- validating the prediction and label tables and laying them out as
+  arrays (``evaluate_auc`` is exactly ``_prepare`` followed by ``_evaluate_prepared``); reported separately.
+* Loop: for each replicate of the *same* plan, ``plan.study_indices(b)`` (the resampled studies), and for every
+  reference x finding the resampled labels (uncertain/missing excluded), then ``roc_auc_score`` for every model.
+  Its inputs (per model x finding score arrays, per finding x reference 0/1/NaN label arrays, aligned to the
+  plan's studies) are built before the clock starts. It is timed on the first ``--loop-replicates`` replicates
+  and scaled linearly to the full count (every replicate does the same work); ``--full-loop`` runs all.
+
+cxreval's computation is timed ``--repeats`` times (median reported). On the timed replicates the two must
+agree to 1e-12 with the same undefined replicates; with ``--full-loop`` the percentile CIs are compared too.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import statistics
 import time
 from pathlib import Path
 
@@ -28,7 +40,7 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from cxreval.bootstrap import summarize_distribution
-from cxreval.classification import evaluate_auc
+from cxreval.classification import _evaluate_prepared, _prepare
 from cxreval.labels import binarize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,10 +98,20 @@ def sklearn_loop(res, preds: pd.DataFrame, labels: pd.DataFrame, n_rep: int) -> 
     return time.perf_counter() - t0, out
 
 
-def run(name: str, preds: pd.DataFrame, labels: pd.DataFrame, n_resamples: int, loop_rep: int, **kw) -> dict:
+def run(name: str, preds: pd.DataFrame, labels: pd.DataFrame, n_resamples: int, loop_rep: int, repeats: int,
+        **kw) -> dict:
+    load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
-    res = evaluate_auc(preds, labels, n_resamples=n_resamples, rng=0, **kw)
-    t_cx = time.perf_counter() - t0
+    prep = _prepare(preds, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
+                    model_groups=None, unlabeled="error")
+    t_prep = time.perf_counter() - t0
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        res = _evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=0.95, rng=0, plan=None,
+                                 shard_size=None, executor=None, **kw)
+        times.append(time.perf_counter() - t0)
+    t_comp = statistics.median(times)
     loop_rep = min(loop_rep, n_resamples)
     t_loop, loop = sklearn_loop(res, preds, labels, loop_rep)
     nf = loop.shape[1]
@@ -99,27 +121,34 @@ def run(name: str, preds: pd.DataFrame, labels: pd.DataFrame, n_resamples: int, 
     t_loop_full = t_loop * n_resamples / loop_rep
     row = {"benchmark": name, "models": len(res.models), "findings": nf, "references": len(res.references),
            "studies": res.plan.n_studies, "patients": res.plan.n_patients, "replicates": n_resamples,
-           "auc_per_replicate": int(np.prod(loop.shape[:3])), "cxreval_s": t_cx, "loop_replicates_timed": loop_rep,
-           "loop_s_timed": t_loop, "loop_s_full": t_loop_full, "speedup": t_loop_full / t_cx,
-           "max_abs_diff": diff, "same_undefined": same_nan}
+           "auc_per_replicate": int(np.prod(loop.shape[:3])), "cxreval_validation_s": t_prep,
+           "cxreval_compute_s": t_comp, "cxreval_compute_runs_s": [round(t, 3) for t in times],
+           "loop_replicates_timed": loop_rep, "loop_s_timed": t_loop, "loop_s_full": t_loop_full,
+           "speedup_compute": t_loop_full / t_comp, "speedup_with_validation": t_loop_full / (t_comp + t_prep),
+           "max_abs_diff": diff, "same_undefined": same_nan,
+           "load_avg_1min": f"{load0:.1f} -> {os.getloadavg()[0]:.1f}"}
     if loop_rep == n_resamples:
         a = summarize_distribution(mine)
         b = summarize_distribution(loop)
         row["ci_max_abs_diff"] = float(max(np.nanmax(np.abs(a["ci_low"] - b["ci_low"])),
                                            np.nanmax(np.abs(a["ci_high"] - b["ci_high"]))))
+    if not (diff < 1e-12 and same_nan):
+        raise SystemExit(f"{name}: cxreval and the loop disagree (max abs diff {diff}, same undefined {same_nan})")
     return row
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--loop-replicates", type=int, default=50)
-    ap.add_argument("--nih-loop-replicates", type=int, default=5)
+    ap.add_argument("--nih-loop-replicates", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs of cxreval's computation (median)")
     ap.add_argument("--full-loop", action="store_true", help="run the sklearn loop over every replicate")
     ap.add_argument("--skip-nih", action="store_true")
     a = ap.parse_args()
     rows = []
     preds, labels = synthetic()
-    rows.append(run("synthetic 35x4x3x650", preds, labels, 1000, 1000 if a.full_loop else a.loop_replicates))
+    rows.append(run("synthetic 35x4x3x650", preds, labels, 1000, 1000 if a.full_loop else a.loop_replicates,
+                    a.repeats, macro=True, mean_over_models=True))
     print(rows[-1], flush=True)
     if not a.skip_nih:
         from cxreval.datasets import nih
@@ -129,13 +158,19 @@ def main() -> None:
         lab = nih.load_labels().table
         lab = lab[lab.study_id.isin(set(p.study_id))]
         rows.append(run("NIH 10 models x 14 findings, 22,433 images", p, lab, 2000,
-                        2000 if a.full_loop else a.nih_loop_replicates, macro=False, mean_over_models=False))
+                        2000 if a.full_loop else a.nih_loop_replicates, a.repeats, macro=False,
+                        mean_over_models=False))
         print(rows[-1], flush=True)
     df = pd.DataFrame(rows)
-    print(f"\nmachine: {platform.processor() or platform.machine()}, python {platform.python_version()}, "
-          f"numpy {np.__version__}")
-    cols = ["benchmark", "replicates", "auc_per_replicate", "cxreval_s", "loop_replicates_timed", "loop_s_timed",
-            "loop_s_full", "speedup", "max_abs_diff"]
+    import scipy
+    import sklearn
+
+    print(f"\nmachine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, python "
+          f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+          f"scikit-learn {sklearn.__version__}")
+    cols = ["benchmark", "replicates", "auc_per_replicate", "cxreval_validation_s", "cxreval_compute_s",
+            "loop_replicates_timed", "loop_s_timed", "loop_s_full", "speedup_compute", "speedup_with_validation",
+            "max_abs_diff", "load_avg_1min"]
     print(df[cols].to_string(index=False))
 
 

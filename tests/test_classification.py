@@ -252,3 +252,59 @@ def test_jackknife_and_bca():
     assert res.confidence_interval.low < res.estimate < res.confidence_interval.high
     jm = r.jackknife("M1", "macro", "R0")
     assert jm[3] == pytest.approx(np.mean([r.jackknife("M1", f, "R0")[3] for f in FINDINGS]))
+
+
+@pytest.mark.parametrize("r", [0, 1, 2, 3, 4, 5, 8, 9, 10, 15, 16, 17, 63, 64, 65, 101])
+def test_blocked_row_cumsum_equals_numpy(r):
+    from cxreval.classification import _cumsum_rows_inplace
+
+    g = np.random.default_rng(r)
+    for dt in (np.int32, np.int64):
+        x = g.integers(0, 50, size=(r, 7)).astype(dt)
+        ref = np.cumsum(x, axis=0)
+        _cumsum_rows_inplace(x)
+        assert np.array_equal(x, ref) and x.dtype == dt
+
+
+@pytest.mark.parametrize("scale", [1, 10**6, 10**9, 10**12])
+def test_weighted_auc_exact_for_large_integer_weights(scale):
+    """int32 kernel, int64 dot product, int64 kernel and the Python-integer dot product, against sklearn."""
+    g = np.random.default_rng(scale % 97)
+    n = 40
+    y = g.integers(0, 2, n)
+    y[:2] = [0, 1]
+    s = g.integers(0, 5, n).astype(float)
+    w = g.integers(0, 3, (4, n)) * scale + g.integers(0, 2, (4, n))
+    w[:, :2] = 1
+    a = weighted_auc(y, s, w)
+    for b in range(4):
+        assert abs(a[b] - sk_auc(y, s, sample_weight=w[b].astype(float))) < 1e-12
+
+
+def test_weighted_auc_rejects_bad_weights():
+    with pytest.raises(InvalidParameterError, match="'weights' must be finite and non-negative; found -1.0"):
+        weighted_auc([0, 1, 1], [0.1, 0.2, 0.3], np.array([[1, -1, 2]]))
+    with pytest.raises(InvalidParameterError, match="'weights' must be finite and non-negative; found a non-finite"):
+        weighted_auc([0, 1, 1], [0.1, 0.2, 0.3], np.array([[1.0, np.nan, 2.0]]))
+    with pytest.raises(InvalidParameterError, match="'weights' must be integer or float counts; got dtype bool"):
+        weighted_auc([0, 1, 1], [0.1, 0.2, 0.3], np.ones((1, 3), dtype=bool))
+
+
+def test_grouped_kernel_equals_per_study_weights():
+    """Patient-count weights through the (segments x patients) matrix equal the expanded per-study weights."""
+    from cxreval.classification import _AUCIndex
+
+    g = np.random.default_rng(5)
+    n, n_pat = 300, 90
+    group = g.integers(0, n_pat, n)
+    y = (g.random(n) < 0.2)
+    s = np.round(g.normal(size=n) + y, 1)
+    ct = np.ascontiguousarray(g.multinomial(n_pat, np.full(n_pat, 1 / n_pat), size=50).T.astype(np.int32))
+    idx = _AUCIndex(y, s)
+    a = idx.auc_grouped(ct, group)
+    b = idx.auc_t(np.ascontiguousarray(ct[group]))
+    assert np.array_equal(a, b, equal_nan=True)
+    for j in range(50):
+        wj = ct[group, j]
+        if wj[y].sum() and wj[~y].sum():
+            assert abs(a[j] - sk_auc(y, s, sample_weight=wj.astype(float))) < 1e-12

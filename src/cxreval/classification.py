@@ -210,7 +210,8 @@ class _AUCIndex:
         positive weight; the segment weights are accumulated down the rows (:func:`_cumsum_rows_inplace`) and
         dotted with the positives' weights: ``num = sum_k cs[k] q[k] = 2 x (pairs ordered + ties / 2)``. Every sum
         is an exact integer: int32 where ``2 max(ct) n_studies < 2**31`` (the dot product too where
-        ``2 W_pos W_neg < 2**31`` in every replicate), else int64; only the final division rounds.
+        ``2 W_pos W_neg < 2**31`` in every replicate), else int64 (Python integers beyond ``2**62``); only the
+        final division rounds.
         """
         n_rep = ct.shape[1]
         if self.neg.size == 0 or self.pos.size == 0:
@@ -227,15 +228,17 @@ class _AUCIndex:
         cs = out[: ns + 1]  # row 0 is zero: cs[k] = negatives' weight below break k
         _cumsum_rows_inplace(cs[1:])
         q = out[ns + 1: 2 * ns + 2]
-        wneg = cs[ns].astype(np.int64)
-        wpos = out[2 * ns + 2].astype(np.int64)
-        den = 2 * wpos * wneg
-        if acc is np.int32 and int(den.max(initial=0)) < _I32:
+        den = 2.0 * out[2 * ns + 2].astype(float) * cs[ns].astype(float)  # 2 W_pos W_neg; num <= den
+        top = float(den.max(initial=0.0))
+        if acc is np.int32 and top < _I32:
             num = np.multiply(cs, q, out=q).sum(axis=0, dtype=np.int32)
-        else:
+        elif top < 2.0**62:
             num = np.multiply(cs, q, dtype=np.int64).sum(axis=0)
+        else:  # astronomically large weights: exact in Python integers
+            num = np.array([sum(int(a) * int(b) for a, b in zip(cs[:, j], q[:, j])) for j in range(n_rep)],
+                           dtype=object)
         with np.errstate(invalid="ignore", divide="ignore"):
-            res = num.astype(float) / den.astype(float)
+            res = num.astype(float) / den
         res[den == 0] = np.nan
         return res
 
@@ -297,7 +300,8 @@ def weighted_auc(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | 
     y_true : array-like of shape (n_samples,)
     y_score : array-like of shape (n_samples,)
     weights : ndarray of shape (n_resamples, n_samples)
-        Integer counts (exact arithmetic) or non-negative floats.
+        Non-negative integer counts (exact integer arithmetic; only the final division rounds) or
+        non-negative floats.
 
     Returns
     -------
@@ -309,7 +313,12 @@ def weighted_auc(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | 
     w = np.asarray(weights)
     if w.ndim != 2 or w.shape[1] != y.size:
         raise InvalidParameterError(f"weighted_auc: 'weights' must have shape (n_resamples, {y.size}); got {w.shape}.")
-    if np.issubdtype(w.dtype, np.integer):
+    if not (np.issubdtype(w.dtype, np.integer) or np.issubdtype(w.dtype, np.floating)) or w.dtype == bool:
+        raise InvalidParameterError(f"weighted_auc: 'weights' must be integer or float counts; got dtype {w.dtype}.")
+    if w.size and not (np.isfinite(w).all() and w.min() >= 0):
+        raise InvalidParameterError("weighted_auc: 'weights' must be finite and non-negative; found "
+                                    f"{float(w.min()) if np.isfinite(w).all() else 'a non-finite value'}.")
+    if np.issubdtype(w.dtype, np.integer) and (w.size == 0 or int(w.max()) * y.size < 2**61):
         return _AUCIndex(y, s).auc(w)
     return _weighted_auc_float(y, s, w.astype(float))
 
