@@ -2,16 +2,17 @@
 
 The AUC is the tie-aware Mann–Whitney form, equal to ``sklearn.metrics.roc_auc_score``:
 
-.. math:: \\mathrm{AUC} = \\frac{\\sum_{i \\in P} \\sum_{j \\in N} w_i w_j \\,[s_i > s_j] + \\tfrac12 [s_i = s_j]}
+.. math:: \\mathrm{AUC} = \\frac{\\sum_{i \\in P} \\sum_{j \\in N} w_i w_j \\,([s_i > s_j] + \\tfrac12 [s_i = s_j])}
           {\\sum_{i \\in P} w_i \\; \\sum_{j \\in N} w_j}
 
 with integer weights ``w`` (bootstrap counts). It is computed with one sort of the scores per
-model × finding (× reference, for its label mask) and, for all replicates at once, one pass over the
-negatives' weights: they are summed per segment between consecutive positive scores and accumulated, and
-each positive reads the weight of the negatives below it and tied with it (positions fixed once by
-``searchsorted``). Weights are laid out study × replicate, so every step is a contiguous vector operation
-over the replicates. Every sum is an exact integer, so the replicate AUCs equal a loop of
-``roc_auc_score`` over the same resampled indices to floating-point rounding (~1e-16).
+model × finding (× reference, for its label mask). The sorted negatives are cut into segments at every
+positive score (``searchsorted`` once), and one sparse ``(segments, patients)`` count matrix per model ×
+finding × reference turns the plan's ``(patients, replicates)`` counts into, for every replicate at once,
+each segment's negative weight and the positive weight reading each break (a single sparse-dense product,
+no per-replicate gather over the studies); the segment weights are accumulated and dotted with the positive
+weights. Every sum is an exact integer, so the replicate AUCs equal a loop of ``roc_auc_score`` over the same
+resampled indices to floating-point rounding (~1e-16).
 
 Examples
 --------
@@ -530,7 +531,8 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
         A plan drawn beforehand over exactly the evaluated studies (``plan.study_ids`` in the order of
         ``result.plan.study_ids``); reuse it to pair results across calls.
     shard_size : int, optional
-        Replicates per shard (bounds memory: about ``shard_size × n_studies × 16`` bytes).
+        Replicates per shard (default: about 1 MiB of int32 patient counts per shard). Memory per shard is
+        about ``shard_size × (4 n_patients + 24 max_segments)`` bytes, ``max_segments <= 2 n_positives + 1``.
     executor : object with ``map(func, items)``, optional
         Runs the shards (default in-process, in order).
 
