@@ -41,3 +41,12 @@ def test_bad_backend_before_loading():
     x = np.zeros((32, 32))
     with pytest.raises(InvalidParameterError, match="'backend' parameter of lpips"):
         adapters.lpips(x, x, data_range=1.0, backend="torchmetrics")
+
+
+def test_full_reference_adapters_are_named_and_documented():
+    import inspect
+
+    for func, title in ((adapters.lpips, "(LPIPS)"), (adapters.dists, "(DISTS)")):
+        assert func.__name__ == func.__qualname__ == title[1:-1].lower()
+        assert title in func.__doc__ and "DataUnavailableError" in func.__doc__
+        assert list(inspect.signature(func).parameters) == ["image_true", "image_test", "data_range", "backend"]

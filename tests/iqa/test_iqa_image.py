@@ -9,7 +9,17 @@ from scipy import signal
 
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from cxreval.iqa import get_metric, read_image, write_image
-from cxreval.iqa._image import auto_downsample, check_pair, conv2, filter2_valid, gaussian_kernel, imfilter
+from cxreval.iqa._image import (
+    auto_downsample,
+    box_downsample,
+    check_pair,
+    conv2,
+    downsample_factor,
+    filter2_valid,
+    gaussian_kernel,
+    imfilter,
+    rescaled_pair,
+)
 
 
 def test_read_16bit_png_keeps_values(tmp_path):
@@ -107,3 +117,40 @@ def test_gaussian_kernel_and_auto_downsample():
     assert d.shape == (256, 256)
     assert d[0, 0] == np.mean(x[:2, :2])
     assert auto_downsample(np.zeros((300, 300))).shape == (300, 300)  # round(1.17) = 1
+
+
+@pytest.mark.parametrize("shape", [(12, 12), (13, 17), (30, 22)])
+@pytest.mark.parametrize("f", [2, 3, 4])
+def test_box_downsample_conventions(shape, f):
+    x = np.random.default_rng(f).uniform(0, 255, shape)
+    # 'matlab': conv2(x, ones(f)/f^2, 'same') then x(1:f:end, 1:f:end)
+    want = conv2(x, np.full((f, f), 1.0 / f ** 2), "same")[::f, ::f]
+    np.testing.assert_allclose(box_downsample(x, f), want, rtol=1e-13)
+    # 'pool': blocks from the origin, remainder dropped (torch's avg_pool2d)
+    h, w = shape[0] // f * f, shape[1] // f * f
+    want = x[:h, :w].reshape(h // f, f, w // f, f).mean(axis=(1, 3))
+    np.testing.assert_allclose(box_downsample(x, f, convention="pool"), want, rtol=1e-13)
+    # 'replicate': f // 2 replicated rows/columns before, replicated after to whole blocks
+    nh, nw = -(-shape[0] // f), -(-shape[1] // f)
+    p = np.pad(x, ((f // 2, nh * f), (f // 2, nw * f)), mode="edge")[: nh * f, : nw * f]
+    want = p.reshape(nh, f, nw, f).mean(axis=(1, 3))
+    np.testing.assert_allclose(box_downsample(x, f, convention="replicate"), want, rtol=1e-13)
+    assert box_downsample(x, 1) is x
+
+
+def test_downsample_factor_rounds_half_away_from_zero():
+    assert [downsample_factor((n, 2000)) for n in (100, 383, 384, 640, 1024)] == [1, 1, 2, 3, 4]
+
+
+def test_rescaled_pair_keeps_16_bit_precision_and_copies():
+    x = np.round(np.random.default_rng(0).uniform(0, 65535, (64, 64)))
+    y = x + 1.0  # 1/65535: below the 8-bit step
+    a, b = rescaled_pair(x, y, 65535, func="m")
+    np.testing.assert_allclose(b - a, 255.0 / 65535, rtol=1e-9)
+    a255, _ = rescaled_pair(x, x, 255.0, func="m")
+    assert np.array_equal(a255, x) and a255 is not x
+    a2, _ = rescaled_pair(x, y, 65535, func="m", factor=2)
+    np.testing.assert_allclose(a2, box_downsample(x, 2) * 255.0 / 65535, rtol=1e-13)
+    assert rescaled_pair(np.zeros((600, 600)), np.zeros((600, 600)), 1.0, func="m", factor="auto")[0].shape == (300, 300)
+    with pytest.raises(InvalidParameterError, match="m: 'image_true' and 'image_test' must have the same shape"):
+        rescaled_pair(x, x[:, :60], 65535, func="m")

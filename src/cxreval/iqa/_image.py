@@ -29,11 +29,14 @@ __all__ = [
     "check_image",
     "check_pair",
     "check_data_range",
+    "rescaled_pair",
     "gaussian_kernel",
     "imfilter",
     "filter2_valid",
     "conv2",
     "auto_downsample",
+    "downsample_factor",
+    "box_downsample",
     "to_grey",
     "IMAGE_SUFFIXES",
 ]
@@ -353,8 +356,68 @@ def auto_downsample(image: np.ndarray, factor: int | None = None) -> np.ndarray:
     (``imfilter(..., 'symmetric', 'same')``) and every ``f``-th pixel kept (``x(1:f:end, 1:f:end)``).
     ``factor`` overrides ``f``.
     """
-    f = max(1, int(np.floor(min(image.shape) / 256.0 + 0.5))) if factor is None else int(factor)
+    f = downsample_factor(image.shape) if factor is None else int(factor)
     if f <= 1:
         return image
     lpf = np.full((f, f), 1.0 / (f * f))
     return imfilter(image, lpf, mode="symmetric")[::f, ::f]
+
+
+def downsample_factor(shape: tuple[int, ...]) -> int:
+    """``max(1, round(min(H, W) / 256))`` with MATLAB's round-half-away-from-zero (``ssim.m``, FSIM, VSI, MDSI)."""
+    return max(1, int(np.floor(min(shape) / 256.0 + 0.5)))
+
+
+# box_downsample conventions -> (zero/edge rows before the image as a function of f, numpy.pad mode)
+_BOX_CONVENTIONS = {"matlab": (lambda f: (f - 1) // 2, "constant"), "replicate": (lambda f: f // 2, "edge"),
+                    "pool": (None, "none")}
+
+
+def box_downsample(image: np.ndarray, f: int, *, convention: str = "matlab") -> np.ndarray:
+    """Average ``f x f`` blocks and keep one value per block, in one of three alignments.
+
+    * ``'matlab'``: MATLAB's ``y = conv2(x, ones(f)/f^2, 'same'); y(1:f:end, 1:f:end)``: ``(f - 1) // 2``
+      zero rows/columns before the image and zeros after it as needed (output ``ceil(H/f) x ceil(W/f)``).
+    * ``'replicate'``: ``f // 2`` edge-replicated rows/columns before the image, replicated ones after it as
+      needed (piq's VSI: replicate padding then ``avg_pool2d``).
+    * ``'pool'``: blocks from the origin, the remainder dropped (torch's ``avg_pool2d``; ``floor(H/f)``).
+
+    ``f <= 1`` returns ``image`` unchanged.
+    """
+    if f <= 1:
+        return image
+    top_of, mode = _BOX_CONVENTIONS[convention]
+    h, w = image.shape
+    if top_of is None:
+        nh, nw = h // f, w // f
+        x = image[: nh * f, : nw * f]
+    else:
+        top = top_of(f)
+        nh, nw = -(-h // f), -(-w // f)
+        pads = ((top, max(0, nh * f - h - top)), (top, max(0, nw * f - w - top)))
+        x = image if not any(any(pp) for pp in pads) else np.pad(image, pads, mode=mode)  # type: ignore[call-overload]
+        x = x[: nh * f, : nw * f]
+    rows = x.reshape(nh, f, x.shape[1]).sum(axis=1)
+    return rows.reshape(nh, nw, f).sum(axis=2) * (1.0 / (f * f))
+
+
+def rescaled_pair(image_true: object, image_test: object, data_range: object, *, func: str, min_size: int = 1,
+                  factor: int | str = 1, downsample: str = "matlab") -> tuple[np.ndarray, np.ndarray]:
+    """The common start of the metrics tuned on 8-bit images: validate, optionally downsample, rescale.
+
+    :func:`check_pair` validates the pair; both images are then averaged over ``factor x factor`` blocks
+    (:func:`box_downsample` in the ``downsample`` convention; ``factor='auto'`` is :func:`downsample_factor`)
+    and rescaled to the 0..255 scale the published constants were tuned for, ``x * 255 / data_range`` in
+    float64 without rounding, so 16-bit input keeps its precision. (Both steps are linear; averaging first
+    is cheaper and equal up to floating-point rounding; exact for ``data_range=255``.)
+
+    Returns
+    -------
+    image_true, image_test : numpy.ndarray
+        float64 on the 0..255 scale.
+    """
+    x, y, dr = check_pair(image_true, image_test, data_range, func=func, min_size=min_size)
+    f = downsample_factor(x.shape) if factor == "auto" else int(factor)
+    if f > 1:
+        x, y = box_downsample(x, f, convention=downsample), box_downsample(y, f, convention=downsample)
+    return x * (255.0 / dr), y * (255.0 / dr)  # new arrays: callers may work in place

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -78,16 +79,21 @@ def _run_fr(metric: str, image_true: object, image_test: object, data_range: obj
     return float(out.reshape(-1)[0])
 
 
-@register_iqa("lpips", reference="full", higher_is_better=False, value_range=(0.0, 1.0), needs_weights=True,
-              description="LPIPS (AlexNet, v0.1) through pyiqa or piq; needs downloaded weights.")
-def lpips(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, backend: str = "pyiqa") -> float:
-    """Learned perceptual image patch similarity (LPIPS), an optional adapter.
+def _fr_adapter(metric: str, title: str) -> Callable[..., float]:
+    """The full-reference adapter function of ``metric`` (LPIPS and DISTS share signature and docstring)."""
+
+    def adapter(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float,
+                backend: str = "pyiqa") -> float:
+        return _run_fr(metric, image_true, image_test, data_range, backend)
+
+    adapter.__name__ = adapter.__qualname__ = metric
+    adapter.__doc__ = f"""{title}, an optional adapter.
 
     Parameters
     ----------
     image_true, image_test : array-like of shape (H, W)
     data_range : float
-    backend : {'pyiqa', 'piq'}, default='pyiqa'
+    backend : {{'pyiqa', 'piq'}}, default='pyiqa'
 
     Returns
     -------
@@ -99,31 +105,15 @@ def lpips(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, 
     DataUnavailableError
         When torch, the backend or the network weights are unavailable.
     """
-    return _run_fr("lpips", image_true, image_test, data_range, backend)
+    return adapter
 
 
-@register_iqa("dists", reference="full", higher_is_better=False, value_range=(0.0, 1.0), needs_weights=True,
-              description="DISTS (Ding et al. 2022) through pyiqa or piq; needs downloaded weights.")
-def dists(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, backend: str = "pyiqa") -> float:
-    """Deep image structure and texture similarity (DISTS), an optional adapter.
-
-    Parameters
-    ----------
-    image_true, image_test : array-like of shape (H, W)
-    data_range : float
-    backend : {'pyiqa', 'piq'}, default='pyiqa'
-
-    Returns
-    -------
-    value : float
-        0 for identical images; lower is better.
-
-    Raises
-    ------
-    DataUnavailableError
-        When torch, the backend or the network weights are unavailable.
-    """
-    return _run_fr("dists", image_true, image_test, data_range, backend)
+lpips = register_iqa("lpips", reference="full", higher_is_better=False, value_range=(0.0, 1.0), needs_weights=True,
+                     description="LPIPS (AlexNet, v0.1) through pyiqa or piq; needs downloaded weights.")(
+    _fr_adapter("lpips", "Learned perceptual image patch similarity (LPIPS)"))
+dists = register_iqa("dists", reference="full", higher_is_better=False, value_range=(0.0, 1.0), needs_weights=True,
+                     description="DISTS (Ding et al. 2022) through pyiqa or piq; needs downloaded weights.")(
+    _fr_adapter("dists", "Deep image structure and texture similarity (DISTS)"))
 
 
 @register_iqa("paq2piq", reference="no", higher_is_better=True, value_range=(0.0, 100.0), needs_weights=True,

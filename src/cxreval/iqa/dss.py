@@ -27,7 +27,7 @@ from scipy import ndimage
 
 from .._validation import check_positive_int
 from ..exceptions import InvalidParameterError
-from ._image import check_pair, gaussian_kernel
+from ._image import gaussian_kernel, rescaled_pair
 from ._registry import register_iqa
 
 __all__ = ["dss"]
@@ -88,15 +88,15 @@ def dss(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, dc
     func = "dss"
     n = check_positive_int(dct_size, name="dct_size", func=func)
     ks = check_positive_int(kernel_size, name="kernel_size", func=func)
-    x, y, dr = check_pair(image_true, image_test, data_range, func=func, min_size=max(n, ks))
+    x, y = rescaled_pair(image_true, image_test, data_range, func=func, min_size=max(n, ks))
     if not 0 < percentile <= 1:
         raise InvalidParameterError(f"The 'percentile' parameter of dss must be in (0, 1]. Got {percentile!r}.")
     if sigma_weight <= 0 or sigma_similarity <= 0:
         raise InvalidParameterError("The 'sigma_weight' and 'sigma_similarity' parameters of dss must be > 0. "
                                     f"Got {sigma_weight!r} and {sigma_similarity!r}.")
     h, w = (x.shape[0] // n) * n, (x.shape[1] // n) * n
-    bx = _subbands(x[:h, :w] * (255.0 / dr), n)
-    by = _subbands(y[:h, :w] * (255.0 / dr), n)
+    bx = _subbands(x[:h, :w], n)
+    by = _subbands(y[:h, :w], n)
     coords = np.arange(1, n + 1) - 0.5
     weight = np.exp(-(coords[:, None] ** 2 + coords[None, :] ** 2) / (2.0 * sigma_weight ** 2))
     keep = weight >= 1e-2

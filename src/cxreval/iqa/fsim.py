@@ -34,9 +34,9 @@ import numpy as np
 from scipy import fft as sfft
 
 from .._validation import check_choice
-from ._image import check_pair
+from ._image import rescaled_pair
 from ._registry import register_iqa
-from .gradient import _SCHARR, _auto_factor, _box_downsample, _grad_mag, _sim
+from .gradient import _SCHARR, _grad_mag, _sim
 
 __all__ = ["fsim", "phase_congruency"]
 
@@ -167,13 +167,10 @@ def fsim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t
     1.0
     """
     func = "fsim"
-    x, y, dr = check_pair(image_true, image_test, data_range, func=func, min_size=8)
     downsample = check_choice(downsample, ("matlab", "pool"), name="downsample", func=func)
     median = check_choice(median, ("matlab", "lower"), name="median", func=func)
-    f = _auto_factor(x.shape)
-    mode = "constant" if downsample == "matlab" else "none"
-    x = _box_downsample(x, f, mode=mode) * (255.0 / dr)
-    y = _box_downsample(y, f, mode=mode) * (255.0 / dr)
+    x, y = rescaled_pair(image_true, image_test, data_range, func=func, min_size=8, factor="auto",
+                         downsample=downsample)
     opts = dict(scales=scales, orientations=orientations, min_wavelength=min_wavelength, mult=mult,
                 sigma_f=sigma_f, delta_theta=delta_theta, k=k, epsilon=epsilon, median=median)
     pc1 = phase_congruency(x, **opts)  # type: ignore[arg-type]

@@ -5,9 +5,9 @@ Both compare gradient magnitudes of the reference and test images through the si
 ``data_range``; they are rescaled to the 0..255 scale the published constants were tuned for
 (``x * 255 / data_range``, no rounding), so a 16-bit radiograph keeps its precision.
 
-The private helpers here (box downsampling with MATLAB's ``conv2(..., 'same')`` alignment, Prewitt and
-Scharr gradient magnitudes with zero padding, the similarity map) are shared by :mod:`.fsim` and
-:mod:`.vsi`.
+The private helpers here (Prewitt and Scharr gradient magnitudes with zero padding, the similarity map)
+are shared by :mod:`.fsim` and :mod:`.vsi`; the common start (validation, box downsampling with MATLAB's
+``conv2(..., 'same')`` alignment, rescaling to 0..255) is :func:`._image.rescaled_pair`.
 
 References
 ----------
@@ -24,41 +24,13 @@ import numpy as np
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError
-from ._image import check_pair
+from ._image import rescaled_pair
 from ._registry import register_iqa
 
 __all__ = ["gmsd", "mdsi"]
 
 _PREWITT = (np.array([1.0, 1.0, 1.0]) / 3.0, np.array([-1.0, 0.0, 1.0]))
 _SCHARR = (np.array([3.0, 10.0, 3.0]) / 16.0, np.array([-1.0, 0.0, 1.0]))
-
-
-def _box_downsample(image: np.ndarray, f: int, *, top: int | None = None, mode: str = "constant") -> np.ndarray:
-    """Average ``f x f`` blocks and keep one value per block.
-
-    With the default ``top = (f - 1) // 2`` zero rows/columns before the image (and zeros after it as needed)
-    this equals MATLAB's ``y = conv2(x, ones(f)/f^2, 'same'); y(1:f:end, 1:f:end)`` (output
-    ``ceil(H/f) x ceil(W/f)``). ``mode`` is a :func:`numpy.pad` mode for the padding.
-    """
-    if f <= 1:
-        return image
-    h, w = image.shape
-    if mode == "none":  # blocks from the origin, remainder dropped (torch's avg_pool2d)
-        nh, nw = h // f, w // f
-        x = image[: nh * f, : nw * f]
-    else:
-        top = (f - 1) // 2 if top is None else top
-        nh, nw = -(-h // f), -(-w // f)
-        pads = ((top, max(0, nh * f - h - top)), (top, max(0, nw * f - w - top)))
-        x = image if not any(any(pp) for pp in pads) else np.pad(image, pads, mode=mode)  # type: ignore[call-overload]
-        x = x[: nh * f, : nw * f]
-    rows = x.reshape(nh, f, x.shape[1]).sum(axis=1)
-    return rows.reshape(nh, nw, f).sum(axis=2) * (1.0 / (f * f))
-
-
-def _auto_factor(shape: tuple[int, ...]) -> int:
-    """``max(1, round(min(H, W) / 256))`` with MATLAB's round-half-away-from-zero."""
-    return max(1, int(np.floor(min(shape) / 256.0 + 0.5)))
 
 
 def _grad_mag(image: np.ndarray, kernel: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -113,11 +85,7 @@ def gmsd(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t
     >>> gmsd(x, x, data_range=255)
     0.0
     """
-    x, y, dr = check_pair(image_true, image_test, data_range, func="gmsd", min_size=2)
-    if downsample:  # linear: average first, rescale the quarter-size result
-        x, y = _box_downsample(x, 2), _box_downsample(y, 2)
-    x = x * (255.0 / dr)
-    y = y * (255.0 / dr)
+    x, y = rescaled_pair(image_true, image_test, data_range, func="gmsd", min_size=2, factor=2 if downsample else 1)
     gms = _sim(_grad_mag(x, _PREWITT), _grad_mag(y, _PREWITT), float(t))
     return float(np.sqrt(np.mean((gms - gms.mean()) ** 2)))
 
@@ -162,14 +130,11 @@ def mdsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c
         0 for identical images; lower is better.
     """
     func = "mdsi"
-    x, y, dr = check_pair(image_true, image_test, data_range, func=func, min_size=3)
+    x, y = rescaled_pair(image_true, image_test, data_range, func=func, min_size=3, factor="auto")
     combination = check_choice(combination, ("sum", "mult"), name="combination", func=func)
     grey = check_choice(grey, ("replicate", "achromatic"), name="grey", func=func)
     if rho <= 0 or o <= 0:
         raise InvalidParameterError(f"The 'rho' and 'o' parameters of mdsi must be > 0. Got rho={rho!r}, o={o!r}.")
-    f = _auto_factor(x.shape)
-    x = _box_downsample(x * (255.0 / dr), f)
-    y = _box_downsample(y * (255.0 / dr), f)
     rowsum = _LHM.sum(axis=1)
     lx, ly = rowsum[0] * x, rowsum[0] * y
     gx, gy = _grad_mag(lx, _PREWITT), _grad_mag(ly, _PREWITT)

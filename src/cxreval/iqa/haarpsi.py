@@ -28,9 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import InvalidParameterError
-from ._image import check_pair
+from ._image import rescaled_pair
 from ._registry import register_iqa
-from .gradient import _box_downsample
 
 __all__ = ["haarpsi", "haarpsi_med"]
 
@@ -58,14 +57,10 @@ def _haar_pair(image: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _haarpsi(image_true: object, image_test: object, data_range: object, *, c: float, alpha: float,
              subsample: bool, func: str) -> float:
-    x, y, dr = check_pair(image_true, image_test, data_range, func=func, min_size=16)
+    x, y = rescaled_pair(image_true, image_test, data_range, func=func, min_size=16, factor=2 if subsample else 1)
     if not (np.isfinite(c) and c > 0 and np.isfinite(alpha) and alpha > 0):
         raise InvalidParameterError(f"The 'c' and 'alpha' parameters of {func} must be positive. "
                                     f"Got c={c!r}, alpha={alpha!r} instead.")
-    x = x * (255.0 / dr)
-    y = y * (255.0 / dr)
-    if subsample:
-        x, y = _box_downsample(x, 2), _box_downsample(y, 2)
     if min(x.shape) < 8:
         raise InvalidParameterError(f"{func}: the image is too small for three Haar scales (8x8 after "
                                     f"subsampling). Got shape {x.shape}.")

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import InvalidParameterError
-from ._image import check_pair, filter2_valid, gaussian_kernel
+from ._image import filter2_valid, gaussian_kernel, rescaled_pair
 from ._pyramids import build_sf_pyramid, build_sp5_pyramid
 from ._registry import register_iqa
 
@@ -63,9 +63,7 @@ def vifp(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, s
     value : float
         1 for identical images; above 1 for contrast enhancement.
     """
-    x, y, dr = check_pair(image_true, image_test, data_range, func="vifp", min_size=41)
-    ref = x * (255.0 / dr)
-    dist = y * (255.0 / dr)
+    ref, dist = rescaled_pair(image_true, image_test, data_range, func="vifp", min_size=41)
     eps = 1e-10
     num = 0.0
     den = 0.0
@@ -170,12 +168,10 @@ def vif(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, si
     >>> vif(x, ndimage.gaussian_filter(x, 1.5), data_range=1.0) < 1
     True
     """
-    x, y, dr = check_pair(image_true, image_test, data_range, func="vif", min_size=64)
+    x, y = rescaled_pair(image_true, image_test, data_range, func="vif", min_size=64)
     if decomposition not in ("sf", "sp5"):
         raise InvalidParameterError(f"The 'decomposition' parameter of vif must be one of ['sp5', 'sf']. "
                                     f"Got {decomposition!r} instead.")
-    x = x * (255.0 / dr)
-    y = y * (255.0 / dr)
     if round_8bit:
         x, y = np.rint(x), np.rint(y)
     org = _subbands(x, decomposition)

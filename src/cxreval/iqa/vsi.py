@@ -38,9 +38,9 @@ import numpy as np
 from scipy import fft as sfft
 
 from .._validation import check_choice
-from ._image import check_pair
+from ._image import box_downsample, downsample_factor, rescaled_pair
 from ._registry import register_iqa
-from .gradient import _SCHARR, _auto_factor, _box_downsample, _grad_mag, _sim
+from .gradient import _SCHARR, _grad_mag, _sim
 
 __all__ = ["vsi", "sdsp"]
 
@@ -175,19 +175,14 @@ def vsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c1
     1.0
     """
     func = "vsi"
-    x, y, dr = check_pair(image_true, image_test, data_range, func=func, min_size=8)
+    x, y = rescaled_pair(image_true, image_test, data_range, func=func, min_size=8)  # saliency at full size
     grey = check_choice(grey, ("replicate", "achromatic"), name="grey", func=func)
     downsample = check_choice(downsample, ("matlab", "piq"), name="downsample", func=func)
-    x = x * (255.0 / dr)
-    y = y * (255.0 / dr)
     colour = grey == "replicate"
     vs_x = sdsp(x, omega_0=omega_0, sigma_f=sigma_f, sigma_d=sigma_d, sigma_c=sigma_c, colour_prior=colour)
     vs_y = sdsp(y, omega_0=omega_0, sigma_f=sigma_f, sigma_d=sigma_d, sigma_c=sigma_c, colour_prior=colour)
-    f = _auto_factor(x.shape)
-    if downsample == "matlab":
-        down = functools.partial(_box_downsample, f=f)
-    else:
-        down = functools.partial(_box_downsample, f=f, top=f // 2, mode="edge")
+    down = functools.partial(box_downsample, f=downsample_factor(x.shape),
+                             convention="matlab" if downsample == "matlab" else "replicate")
     vs_x, vs_y, x, y = down(vs_x), down(vs_y), down(x), down(y)
     s_vs = _sim(vs_x, vs_y, c1)
     s_g = _sim(_grad_mag(_LMN_ROWSUM[0] * x, _SCHARR), _grad_mag(_LMN_ROWSUM[0] * y, _SCHARR), c2)
