@@ -3,6 +3,11 @@
 Heatmaps become boxes (:mod:`.heatmaps`), boxes are scored with IoU / IoBB decided exactly
 (:mod:`.boxes`) into Acc. and AFP (:mod:`.protocol`); :mod:`.synthetic` runs the seed's synthetic
 error-model study and :mod:`.table4` the arithmetic of the paper's Table 4.
+
+:mod:`.cam` makes the maps from a torch model: CAM (the paper's "transition layer activations weighted
+by the prediction layer's weights") and Grad-CAM at a named layer, at the feature-map size, and
+:func:`~.cam.save_heatmaps` writes them keyed ``"<image id>/<finding>"`` for ``cxreval localize``.
+torch is optional (``pip install cxreval[torch]``) and imported only when those functions run.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from .boxes import (
     iou,
     iou_exact,
 )
+from .cam import class_activation_maps, grad_cam, heatmap_dict, save_heatmaps
 from .heatmaps import (
     heatmap_boxes,
     heatmap_peaks,
@@ -44,4 +50,5 @@ __all__ = [
     "DEFAULT_T", "RULES", "ImageScores", "LocalizationProtocol", "correct_matrix", "score_images",
     "ErrorModel", "SynthResult", "coverage", "error_model_maps", "synthetic_cases", "synthetic_study",
     "TABLE4_ACC", "TABLE4_T", "denominators", "table4_denominators",
+    "class_activation_maps", "grad_cam", "heatmap_dict", "save_heatmaps",
 ]

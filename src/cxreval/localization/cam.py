@@ -1,0 +1,458 @@
+"""CAM and Grad-CAM heatmaps from a torch model, written where ``cxreval localize`` reads them.
+
+The ChestX-ray8 paper makes its heatmaps as "the activations of the transition layer weighted by the
+weights of the prediction layer": class activation mapping (CAM, Zhou et al. [1]_). For features
+:math:`A \\in \\mathbb{R}^{C \\times h \\times w}` of one image at a named module (the *target layer*) and a
+classifier weight matrix :math:`W \\in \\mathbb{R}^{K \\times C}`, the map of class :math:`c` is
+
+.. math:: M^{\\mathrm{CAM}}_c = \\sum_k W_{ck} A_k .
+
+Grad-CAM (Selvaraju et al. [2]_) weights the same features by the spatially averaged gradient of the
+class score :math:`y_c` (the model's output before any softmax) and keeps the positive part,
+
+.. math:: \\alpha_{ck} = \\frac{1}{hw} \\sum_{ij} \\frac{\\partial y_c}{\\partial A_{k,ij}}, \\qquad
+          M^{\\mathrm{Grad\\text{-}CAM}}_c = \\mathrm{ReLU}\\Big(\\sum_k \\alpha_{ck} A_k\\Big).
+
+For a head of global average pooling and a linear layer, :math:`\\alpha_{ck} = W_{ck} / (hw)`, so
+Grad-CAM equals :math:`\\mathrm{ReLU}(M^{\\mathrm{CAM}}_c) / (hw)`.
+
+Both return float64 maps of the feature-map size (``h x w``, e.g. 7 x 7 or 32 x 32): upsampling to
+the image, normalisation and thresholds are the protocol's job (:mod:`.heatmaps`, :mod:`.protocol`).
+:func:`save_heatmaps` writes maps to the ``.npz`` layout (keys ``"<image id>/<finding>"``) that
+``cxreval localize --heatmaps`` reads.
+
+torch is optional (``pip install cxreval[torch]``) and imported only when a function here runs;
+without it they raise :class:`~cxreval.exceptions.DataUnavailableError`. Nothing is downloaded: the
+model, with its weights, is the caller's.
+
+Notes
+-----
+The features are the tensor the target layer returns, *as it stands after the forward pass*: when the
+model's ``forward`` modifies that tensor in place (torchvision's DenseNet applies
+``F.relu(features, inplace=True)`` to the output of ``features``), the maps use the modified values,
+which are exactly what the pooling and the classifier see, and Grad-CAM's gradient is taken with
+respect to them too. The model is put in evaluation mode for the computation (dropout off, batch
+norm with running statistics) and its previous mode is restored afterwards; its parameters, their
+``.grad`` and its device are left unchanged.
+
+References
+----------
+.. [1] B. Zhou, A. Khosla, A. Lapedriza, A. Oliva, A. Torralba, "Learning Deep Features for
+   Discriminative Localization", CVPR 2016. https://doi.org/10.1109/CVPR.2016.319
+.. [2] R. R. Selvaraju, M. Cogswell, A. Das, R. Vedantam, D. Parikh, D. Batra, "Grad-CAM: Visual
+   Explanations from Deep Networks via Gradient-based Localization", ICCV 2017.
+   https://doi.org/10.1109/ICCV.2017.74
+.. [3] X. Wang, Y. Peng, L. Lu, Z. Lu, M. Bagheri, R. M. Summers, "ChestX-ray8: Hospital-scale Chest
+   X-ray Database and Benchmarks on Weakly-Supervised Classification and Localization of Common
+   Thorax Diseases", CVPR 2017. https://doi.org/10.1109/CVPR.2017.369
+
+Examples
+--------
+>>> import torch  # doctest: +SKIP
+>>> model = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(),
+...                             torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
+...                             torch.nn.Linear(4, 2))  # doctest: +SKIP
+>>> x = torch.rand(3, 1, 16, 16)  # doctest: +SKIP
+>>> class_activation_maps(model, x, target_layer="1").shape  # doctest: +SKIP
+(3, 2, 16, 16)
+>>> save_heatmaps("maps.npz", grad_cam(model, x, target_layer="1"),
+...               image_ids=["a.png", "b.png", "c.png"], findings=["Atelectasis", "Mass"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
+from ..findings import canonical_finding
+
+__all__ = ["class_activation_maps", "grad_cam", "heatmap_dict", "save_heatmaps"]
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError as exc:
+        raise DataUnavailableError("torch is not installed; pip install cxreval[torch]") from exc
+    return torch
+
+
+def _named_module(model: Any, name: str, *, param: str, func: str) -> Any:
+    modules = dict(model.named_modules())
+    if not isinstance(name, str) or not name or name not in modules:
+        names = [n for n in modules if n]
+        close = difflib.get_close_matches(str(name), names, n=5, cutoff=0.6)
+        hint = (f"close names: {close}; " if close else "") + \
+            f"its top-level modules are {[n for n in names if '.' not in n][:20]}"
+        raise InvalidParameterError(
+            f"The '{param}' parameter of {func} must name a submodule of the model as a dotted path "
+            f"(e.g. 'features.denseblock4'). Got {name!r}, which {type(model).__name__} does not have; {hint}.")
+    return modules[name]
+
+
+def _model_device(model: Any, device: object, *, func: str) -> Any:
+    torch = _torch()
+    if device is not None:
+        try:
+            return torch.device(device)
+        except (RuntimeError, TypeError) as exc:
+            raise InvalidParameterError(f"The 'device' parameter of {func} must be None or a torch device such as 'cpu' "
+                                        f"or 'cuda:0'. Got {device!r} instead.") from exc
+    p = next(iter(model.parameters()), None)
+    return p.device if p is not None else torch.device("cpu")
+
+
+def _validate(model: Any, images: object, *, func: str, batch_size: object, device: object) -> tuple[Any, Any, Any]:
+    torch = _torch()
+    if not isinstance(model, torch.nn.Module):
+        raise InvalidParameterError(f"The 'model' parameter of {func} must be a torch.nn.Module. "
+                                    f"Got {type(model).__name__} instead.")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise InvalidParameterError(f"The 'batch_size' parameter of {func} must be an int >= 1. "
+                                    f"Got {batch_size!r} instead.")
+    dev = _model_device(model, device, func=func)
+    if isinstance(images, torch.Tensor):
+        x = images.detach()
+    else:
+        try:
+            x = torch.as_tensor(np.asarray(images, dtype=np.float64))
+        except (TypeError, ValueError) as exc:
+            raise SchemaError(f"'images' of {func} must be a numeric array or tensor of shape (N, C, H, W).") from exc
+    if x.ndim != 4:
+        hint = " (one image of shape (C, H, W): pass images[None])" if x.ndim == 3 else ""
+        raise SchemaError(f"'images' of {func} must have shape (N, C, H, W); got shape {tuple(x.shape)}{hint}.")
+    if x.shape[0] == 0:
+        raise SchemaError(f"'images' of {func} holds no image; got shape {tuple(x.shape)}.")
+    if not x.is_floating_point():
+        x = x.double()
+    bad = ~torch.isfinite(x)
+    if bool(bad.any()):
+        idx = tuple(int(v) for v in torch.nonzero(bad)[0])
+        raise SchemaError(f"'images' of {func} must be finite; found {float(x[idx])!r} at index {idx} "
+                          f"({int(bad.sum())} non-finite value(s)).")
+    p = next(iter(model.parameters()), None)
+    dtype = p.dtype if p is not None and p.is_floating_point() else torch.float32
+    return x, dev, dtype
+
+
+def _classes(classes: object, n: int, *, func: str, what: str) -> np.ndarray:
+    if classes is None:
+        return np.arange(n)
+    try:
+        c = np.asarray(classes)
+    except (TypeError, ValueError):
+        c = np.asarray([None])
+    if c.ndim == 0:
+        c = c[None]
+    if c.dtype.kind not in "iu" or c.ndim != 1 or c.size == 0 or c.min() < 0 or c.max() >= n:
+        raise InvalidParameterError(f"The 'classes' parameter of {func} must be None or a non-empty sequence of "
+                                    f"class indices in [0, {n - 1}] ({what} has {n} classes). "
+                                    f"Got {classes!r} instead.")
+    return c.astype(np.int64)
+
+
+class _Capture:
+    """A forward hook on the target layer that keeps its (4-D) output tensor."""
+
+    def __init__(self, module: Any, *, name: str, func: str) -> None:
+        self.name, self.func, self.out = name, func, None
+        self.handle = module.register_forward_hook(self)
+
+    def __call__(self, module: Any, inputs: Any, output: Any) -> None:
+        self.out = output
+
+    def take(self) -> Any:
+        torch = _torch()
+        a, self.out = self.out, None
+        if a is None:
+            raise InvalidParameterError(f"target layer {self.name!r} did not run in the model's forward pass "
+                                        f"({self.func}); name a module that the forward pass calls.")
+        if not isinstance(a, torch.Tensor) or a.ndim != 4:
+            got = f"shape {tuple(a.shape)}" if isinstance(a, torch.Tensor) else f"a {type(a).__name__}"
+            raise InvalidParameterError(f"target layer {self.name!r} must output a tensor of shape (N, C, h, w) "
+                                        f"for {self.func}; it output {got}. Name a convolutional stage "
+                                        "(e.g. 'features' or 'features.denseblock4').")
+        return a
+
+
+def _scores(y: Any, n: int, *, func: str) -> Any:
+    torch = _torch()
+    if not isinstance(y, torch.Tensor) or y.ndim != 2 or y.shape[0] != n:
+        got = f"shape {tuple(y.shape)}" if isinstance(y, torch.Tensor) else f"a {type(y).__name__}"
+        raise InvalidParameterError(f"{func} needs a model whose forward returns class scores of shape "
+                                    f"(N, K) = ({n}, K); it returned {got}.")
+    return y
+
+
+def _classifier_weights(model: Any, classifier: object, *, func: str) -> tuple[str, np.ndarray]:
+    torch = _torch()
+    if classifier is None:
+        linear = [n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
+        if not linear:
+            raise InvalidParameterError(f"{func}: the model has no torch.nn.Linear module to take the class "
+                                        "weights from; name the classifier with classifier='...'.")
+        classifier = linear[-1]
+    mod = _named_module(model, classifier, param="classifier", func=func)
+    if isinstance(mod, torch.nn.Linear):
+        w = mod.weight
+    elif isinstance(mod, torch.nn.Conv2d) and tuple(mod.kernel_size) == (1, 1) and mod.groups == 1:
+        w = mod.weight[:, :, 0, 0]
+    else:
+        raise InvalidParameterError(f"classifier {classifier!r} of {func} must be a torch.nn.Linear or a 1x1 "
+                                    f"torch.nn.Conv2d; it is a {type(mod).__name__}.")
+    return str(classifier), w.detach().to("cpu", torch.float64).numpy()
+
+
+def class_activation_maps(model: Any, images: object, *, target_layer: str, classifier: str | None = None,
+                          classes: Sequence[int] | None = None, batch_size: int = 16,
+                          device: object = None) -> np.ndarray:
+    """Class activation maps (CAM): the target layer's features weighted by the classifier's class weights.
+
+    :math:`M_c = \\sum_k W_{ck} A_k` for features :math:`A` of shape ``(C, h, w)`` and class weights
+    :math:`W` of shape ``(K, C)``; the bias is not added and no ReLU is applied (the protocol min-max
+    normalises each map). For a head ``A -> global average pooling -> classifier``, the spatial mean
+    of :math:`M_c` plus the bias is the class score.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+    images : array-like or torch.Tensor of shape (N, C, H, W)
+        Preprocessed as the model expects (cast to the model's dtype).
+    target_layer : str
+        Dotted module path, as in ``model.named_modules()`` (``"features"``, ``"features.denseblock4"``,
+        ``"layer4"``). Its output must be ``(N, C_feat, h, w)`` with ``C_feat`` the classifier's inputs.
+    classifier : str or None, default=None
+        Dotted path of the prediction layer (a ``Linear`` or 1x1 ``Conv2d``); None takes the model's last
+        ``torch.nn.Linear``.
+    classes : sequence of int or None, default=None
+        Rows of the classifier's weight; None means all.
+    batch_size : int, default=16
+        Images per forward pass; the maps do not depend on it.
+    device : str, torch.device or None, default=None
+        Where the images go; None means the device of the model's parameters (cpu for a new model).
+        The model is not moved.
+
+    Returns
+    -------
+    maps : numpy.ndarray of float64, shape (N, len(classes), h, w)
+
+    Raises
+    ------
+    DataUnavailableError
+        If torch is not installed.
+    InvalidParameterError
+        For an unknown target layer or classifier (with close names), a target layer whose output is not
+        4-D, a channel count that differs from the classifier's, or class indices out of range.
+    SchemaError
+        If ``images`` is not a finite (N, C, H, W) array.
+    """
+    torch = _torch()
+    func = "class_activation_maps"
+    x, dev, dtype = _validate(model, images, func=func, batch_size=batch_size, device=device)
+    layer = _named_module(model, target_layer, param="target_layer", func=func)
+    cname, W = _classifier_weights(model, classifier, func=func)
+    cls = _classes(classes, W.shape[0], func=func, what=f"classifier {cname!r}")
+    Wc = W[cls]
+    cap = _Capture(layer, name=target_layer, func=func)
+    was_training = model.training
+    out = []
+    try:
+        model.eval()
+        with torch.no_grad():
+            for i in range(0, x.shape[0], int(batch_size)):
+                model(x[i:i + batch_size].to(dev, dtype))
+                a = cap.take().to("cpu", torch.float64).numpy()
+                if a.shape[1] != W.shape[1]:
+                    raise InvalidParameterError(
+                        f"target layer {target_layer!r} outputs {a.shape[1]} channels but the classifier has "
+                        f"{W.shape[1]} inputs; name the layer whose (pooled) output the classifier reads.")
+                out.append(np.einsum("kc,nchw->nkhw", Wc, a))
+    finally:
+        cap.handle.remove()
+        model.train(was_training)
+    return np.concatenate(out)
+
+
+def grad_cam(model: Any, images: object, *, target_layer: str, classes: Sequence[int] | None = None,
+             batch_size: int = 16, device: object = None) -> np.ndarray:
+    """Grad-CAM: the target layer's features weighted by the spatially averaged gradient of the class score.
+
+    :math:`\\alpha_{ck} = \\operatorname{mean}_{ij} \\partial y_c / \\partial A_{k,ij}` and
+    :math:`M_c = \\mathrm{ReLU}(\\sum_k \\alpha_{ck} A_k)`, with :math:`y_c` the model's output for class
+    ``c`` (a score before any softmax). The gradients of one batch are taken from the sum of the
+    batch's scores, which equals each image's own gradient when the model treats images independently
+    in evaluation mode (as convolutional classifiers do); ``batch_size=1`` makes no such assumption.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Returns class scores of shape (N, K).
+    images : array-like or torch.Tensor of shape (N, C, H, W)
+    target_layer : str
+        Dotted module path whose output is ``(N, C_feat, h, w)``.
+    classes : sequence of int or None, default=None
+        Output columns; None means all K.
+    batch_size : int, default=16
+    device : str, torch.device or None, default=None
+        Where the images go; None means the device of the model's parameters. The model is not moved.
+
+    Returns
+    -------
+    maps : numpy.ndarray of float64, shape (N, len(classes), h, w)
+        Non-negative.
+
+    Raises
+    ------
+    DataUnavailableError
+        If torch is not installed.
+    InvalidParameterError
+        For an unknown target layer (with close names), a target layer that is not 4-D or that the score
+        does not depend on, a model output that is not (N, K), or class indices out of range.
+    SchemaError
+        If ``images`` is not a finite (N, C, H, W) array.
+    """
+    torch = _torch()
+    func = "grad_cam"
+    x, dev, dtype = _validate(model, images, func=func, batch_size=batch_size, device=device)
+    layer = _named_module(model, target_layer, param="target_layer", func=func)
+    cap = _Capture(layer, name=target_layer, func=func)
+    was_training = model.training
+    out = []
+    try:
+        model.eval()
+        with torch.enable_grad():
+            for i in range(0, x.shape[0], int(batch_size)):
+                xb = x[i:i + batch_size].to(dev, dtype).requires_grad_(True)
+                y = _scores(model(xb), xb.shape[0], func=func)
+                a = cap.take()
+                cls = _classes(classes, y.shape[1], func=func, what="the model's output")
+                A = a.detach().to("cpu", torch.float64)
+                maps = torch.empty((A.shape[0], cls.size) + tuple(A.shape[2:]), dtype=torch.float64)
+                for j, c in enumerate(cls):
+                    (g,) = torch.autograd.grad(y[:, int(c)].sum(), a, retain_graph=j < cls.size - 1,
+                                               allow_unused=True)
+                    if g is None:
+                        raise InvalidParameterError(f"the model's scores do not depend on target layer "
+                                                    f"{target_layer!r}; name a layer on the path to the output.")
+                    alpha = g.detach().to("cpu", torch.float64).mean(dim=(2, 3))
+                    maps[:, j] = torch.relu(torch.einsum("nc,nchw->nhw", alpha, A))
+                out.append(maps.numpy())
+                del y, a
+    finally:
+        cap.handle.remove()
+        model.train(was_training)
+    return np.concatenate(out)
+
+
+def heatmap_dict(maps: object, *, image_ids: Sequence[str], findings: Sequence[str]) -> dict[str, np.ndarray]:
+    """Key maps of shape (N, K, h, w) as ``{"<image id>/<finding>": map}``, findings canonicalised.
+
+    Parameters
+    ----------
+    maps : array-like of shape (n_images, n_findings, h, w)
+        For example the output of :func:`class_activation_maps` or :func:`grad_cam`.
+    image_ids : sequence of str, length n_images
+        As in ``BBox_List_2017`` (``"00013118_008.png"``); may contain ``/`` (the key splits at the last).
+    findings : sequence of str, length n_findings
+        The finding of each class column, in any spelling :func:`cxreval.findings.canonical_finding`
+        knows (``"Infiltrate"`` becomes ``"Infiltration"``).
+
+    Returns
+    -------
+    maps : dict of str to numpy.ndarray of float64, shape (h, w)
+
+    Raises
+    ------
+    SchemaError
+        For maps that are not 4-D or not finite, lengths that do not match, an empty or duplicate image
+        id, an unknown finding, or two columns with the same canonical finding.
+    """
+    try:
+        m = np.asarray(maps, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise SchemaError("'maps' must be a numeric array of shape (n_images, n_findings, h, w).") from exc
+    if m.ndim != 4 or 0 in m.shape:
+        raise SchemaError(f"'maps' must have shape (n_images, n_findings, h, w) with no empty axis; "
+                          f"got shape {m.shape}.")
+    bad = ~np.isfinite(m)
+    if bad.any():
+        idx = tuple(int(v) for v in np.argwhere(bad)[0])
+        raise SchemaError(f"'maps' must be finite; found {float(m[idx])!r} at index {idx} "
+                          f"({int(bad.sum())} non-finite value(s)).")
+    for name, v in (("image_ids", image_ids), ("findings", findings)):
+        if isinstance(v, str) or not isinstance(v, (Sequence, np.ndarray)):
+            raise SchemaError(f"'{name}' must be a sequence of str (one per {name[:-1].replace('_', ' ')}); "
+                              f"got {type(v).__name__}.")
+    ids, fs = list(image_ids), list(findings)
+    if len(ids) != m.shape[0] or len(fs) != m.shape[1]:
+        raise SchemaError(f"'maps' has shape {m.shape}: {m.shape[0]} image(s) x {m.shape[1]} finding(s), but "
+                          f"{len(ids)} image id(s) and {len(fs)} finding(s) were given.")
+    for i, im in enumerate(ids):
+        if not isinstance(im, str) or not im:
+            raise SchemaError(f"image id {i} must be a non-empty str; got {im!r}.")
+    dup = sorted({im for im in ids if ids.count(im) > 1})
+    if dup:
+        raise SchemaError(f"image ids must be unique; {dup[:5]} occur more than once.")
+    canon = [canonical_finding(f, where=f"'findings' position {j}") for j, f in enumerate(fs)]
+    seen: dict[str, int] = {}
+    for j, c in enumerate(canon):
+        if c in seen:
+            raise SchemaError(f"findings {fs[seen[c]]!r} (position {seen[c]}) and {fs[j]!r} (position {j}) are "
+                              f"both {c!r}; give each class column a different finding.")
+        seen[c] = j
+    return {f"{im}/{c}": m[i, j] for i, im in enumerate(ids) for j, c in enumerate(canon)}
+
+
+def save_heatmaps(path: str | os.PathLike[str], maps: object | Mapping[str, object], *,
+                  image_ids: Sequence[str] | None = None, findings: Sequence[str] | None = None) -> dict[str, str]:
+    """Write heatmaps to a compressed ``.npz`` keyed ``"<image id>/<finding>"`` for ``cxreval localize``.
+
+    Parameters
+    ----------
+    path : path-like
+        The file to write (NumPy appends ``.npz`` when the name lacks it).
+    maps : array-like of shape (n_images, n_findings, h, w), or mapping of str to array
+        An array is keyed with ``image_ids`` and ``findings`` by :func:`heatmap_dict`; a mapping must
+        already be keyed ``"<image id>/<finding>"`` (findings are canonicalised, maps must be 2-D).
+    image_ids, findings : sequence of str, optional
+        Required with an array, not allowed with a mapping.
+
+    Returns
+    -------
+    renames : dict of str to str
+        Finding spellings that were canonicalised (``{"Infiltrate": "Infiltration"}``); empty when none.
+
+    Raises
+    ------
+    SchemaError
+        As :func:`heatmap_dict`; for a mapping, a key without ``/``, an unknown finding, two keys for the
+        same (image, finding) after canonicalisation, or a map that is not a finite 2-D array.
+    """
+    renames: dict[str, str] = {}
+    if isinstance(maps, Mapping):
+        if image_ids is not None or findings is not None:
+            raise SchemaError("'image_ids' and 'findings' are only for an array of maps; a mapping is already "
+                              "keyed '<image id>/<finding>'.")
+        from .evaluate import split_key
+        from .heatmaps import check_heatmaps
+        keyed: dict[str, np.ndarray] = {}
+        for key, m in maps.items():
+            im, f = split_key(key)
+            k = f"{im}/{f}"
+            if k in keyed:
+                raise SchemaError(f"two heatmaps for image {im!r} and finding {f!r} (key {key!r}).")
+            if k != key:
+                renames[key.rsplit("/", 1)[1]] = f
+            keyed[k] = check_heatmaps(m, name=f"heatmap {key!r}")
+    else:
+        if image_ids is None or findings is None:
+            raise SchemaError("'image_ids' and 'findings' are required to key an array of maps.")
+        keyed = heatmap_dict(maps, image_ids=image_ids, findings=findings)
+        renames = {f: canonical_finding(f) for f in findings if canonical_finding(f) != f}
+    np.savez_compressed(path, **keyed)
+    return renames
