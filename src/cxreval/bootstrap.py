@@ -26,9 +26,8 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,7 +45,6 @@ __all__ = [
     "bca_ci",
     "summarize_distribution",
     "iter_shards",
-    "SerialExecutor",
 ]
 
 
@@ -324,18 +322,6 @@ def iter_shards(n: int, shard_size: int) -> Iterator[slice]:
     shard_size = max(1, int(shard_size))
     for start in range(0, n, shard_size):
         yield slice(start, min(n, start + shard_size))
-
-
-class SerialExecutor:
-    """The in-process executor: ``map(func, items)`` evaluated eagerly, in order.
-
-    The seam for parallel work: any object with ``map(func, iterable) -> iterable`` (a
-    ``concurrent.futures`` executor, a Dask client wrapper) can replace it with the same results, as
-    every shard is a pure function of its replicate rows.
-    """
-
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
-        return [func(x) for x in items]
 
 
 def _check_method(method: str, func: str) -> str:

@@ -28,6 +28,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import logging
 import warnings
 from collections.abc import Sequence
@@ -41,7 +42,6 @@ from ._validation import check_choice, check_confidence_level, check_positive_in
 from .bootstrap import (
     BootstrapResult,
     ResamplingPlan,
-    SerialExecutor,
     bca_ci,
     draw_plan,
     iter_shards,
@@ -49,6 +49,7 @@ from .bootstrap import (
     summarize_distribution,
 )
 from .exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
+from .executor import get_executor
 from .findings import canonical_finding
 from .labels import POLICIES, binarize, validate_label_table, validate_model_groups, validate_predictions
 from .results import readonly
@@ -157,6 +158,17 @@ class _AUCIndex:
         self.hi = np.searchsorted(neg_s, pos_s, side="right")
         self._seg = None
         self._mats = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        # the matrix cache is keyed by id(group), which does not survive pickling: ship the (group, matrix)
+        # pairs and re-key them on arrival (pickled with the group array, identity is kept within one payload)
+        return {"neg": self.neg, "pos": self.pos, "lo": self.lo, "hi": self.hi, "seg": self._seg,
+                "mats": list(self._mats.values())}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.neg, self.pos, self.lo, self.hi = state["neg"], state["pos"], state["lo"], state["hi"]
+        self._seg = state["seg"]
+        self._mats = {(id(g), m.shape[1]): (g, m) for g, m in state["mats"]}  # type: ignore[attr-defined]
 
     def auc(self, w: np.ndarray) -> np.ndarray:
         """AUC for each row of integer weights ``w`` (shape ``(B, n_studies)``); NaN if a class is empty."""
@@ -533,8 +545,10 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
     shard_size : int, optional
         Replicates per shard (default: about 1 MiB of int32 patient counts per shard). Memory per shard is
         about ``shard_size × (4 n_patients + 24 max_segments)`` bytes, ``max_segments <= 2 n_positives + 1``.
-    executor : object with ``map(func, items)``, optional
-        Runs the shards (default in-process, in order).
+    executor : None, str or Executor, optional
+        Runs the shards of replicates (see :func:`cxreval.executor.get_executor`: ``None``/``'serial'`` in
+        process, ``'process:N'``, ``'dask[:ADDRESS]'``, or any object with ``map(func, items)``). The plan is
+        drawn before mapping, so the result is identical on every executor.
 
     Returns
     -------
@@ -559,6 +573,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
     confidence_level = check_confidence_level(confidence_level, func="evaluate_auc")
     if plan is None:
         n_resamples = check_positive_int(n_resamples, name="n_resamples", func="evaluate_auc", minimum=0)
+    executor = get_executor(executor)
     prep = _prepare(predictions, labels, references=references, findings=findings, policy=policy,
                     not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled)
     return _evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro,
@@ -674,18 +689,13 @@ def _evaluate_prepared(prep: _Prepared, *, n_resamples: int, confidence_level: f
         shard_size = max(1, min(B, _SHARD_BYTES // (4 * max(1 if plan is None else plan.n_patients, 1))))
     dist = np.full((len(models), len(fs), len(refs), B), np.nan)
 
-    def run_shard(sl: slice) -> tuple[slice, np.ndarray]:
-        assert plan is not None
-        ct = np.ascontiguousarray(plan.counts[sl].T, dtype=np.int32)  # (n_patients, shard)
-        out = np.empty((len(jobs), sl.stop - sl.start))
-        for q, (_, _, _, idx) in enumerate(jobs):
-            out[q] = idx.auc_grouped(ct, plan.study_patient)
-        return sl, out
-
-    ex = executor if executor is not None else SerialExecutor()
-    for sl, out in ex.map(run_shard, list(iter_shards(B, shard_size)) if B else []):  # type: ignore[attr-defined]
-        for q, (i, j, k, _) in enumerate(jobs):
-            dist[i, j, k, sl] = out[q]
+    ex = get_executor(executor)
+    if B and plan is not None:
+        shard = functools.partial(_auc_shard, [idx for *_, idx in jobs], plan.study_patient)
+        items = [(sl, plan.counts[sl]) for sl in iter_shards(B, shard_size)]
+        for sl, out in ex.map(shard, items):
+            for q, (i, j, k, _) in enumerate(jobs):
+                dist[i, j, k, sl] = out[q]
     counts = pd.DataFrame(counts_rows)
     fnames = list(fs)
     if macro and len(fs) > 1:
@@ -695,6 +705,20 @@ def _evaluate_prepared(prep: _Prepared, *, n_resamples: int, confidence_level: f
     table = _auc_table(models, fnames, refs, groups, point, dist, counts, confidence_level, mean_over_models)
     return AUCResult(table, tuple(models), tuple(fnames), tuple(refs), groups, point, dist, counts, plan, policy,
                      confidence_level, not_mentioned, dropped, {(i, j, k): idx for i, j, k, idx in jobs})
+
+
+def _auc_shard(indices: list[_AUCIndex], study_patient: np.ndarray, item: tuple[slice, np.ndarray]
+               ) -> tuple[slice, np.ndarray]:
+    """AUC of every (model, finding, reference) index on one shard of replicates ``(sl, counts[sl])``.
+
+    Module level, so that a process or Dask executor can pickle it (bound with :func:`functools.partial`).
+    """
+    sl, counts = item
+    ct = np.ascontiguousarray(counts.T, dtype=np.int32)  # (n_patients, shard)
+    out = np.empty((len(indices), counts.shape[0]))
+    for q, idx in enumerate(indices):
+        out[q] = idx.auc_grouped(ct, study_patient)
+    return sl, out
 
 
 def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: dict[str, str], point: np.ndarray,

@@ -12,6 +12,7 @@ import typer
 
 from ..classification import AUCResult, evaluate_auc
 from ..exceptions import SchemaError
+from ..executor import workers_executor
 from ..labels import read_labels, read_predictions, read_wide_predictions, validate_model_groups
 from ._common import echo_json, prepare_out, write_summary, write_table
 
@@ -77,12 +78,14 @@ def load_inputs(predictions: list[Path], labels: list[Path], model_groups: Path 
 
 def run_classification(predictions: list[Path], labels: list[Path], *, model_groups: Path | None,
                        references: list[str] | None, findings: list[str] | None, policy: str, not_mentioned: str,
-                       unlabeled: str, n_resamples: int, seed: int, confidence_level: float) -> tuple[AUCResult, list[str]]:
+                       unlabeled: str, n_resamples: int, seed: int, confidence_level: float,
+                       workers: int = 1) -> tuple[AUCResult, list[str]]:
+    executor = workers_executor(workers)
     preds, labs, groups, notes = load_inputs(predictions, labels, model_groups)
     t0 = time.perf_counter()
     res = evaluate_auc(preds, labs, references=references or None, findings=findings or None, policy=policy,
                        not_mentioned=not_mentioned, model_groups=groups, n_resamples=n_resamples,
-                       confidence_level=confidence_level, unlabeled=unlabeled, rng=seed)
+                       confidence_level=confidence_level, unlabeled=unlabeled, rng=seed, executor=executor)
     log.info("AUC of %d models x %d findings x %d references, %d replicates: %.2f s", len(res.models),
              len(res.findings), len(res.references), res.n_resamples, time.perf_counter() - t0)
     return res, notes
@@ -123,6 +126,8 @@ def classify(
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates (0: point estimates only)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the resampling plan."),
     confidence_level: float = typer.Option(0.95, "--confidence-level"),
+    workers: int = typer.Option(1, "--workers", help="Processes for the bootstrap replicates (1: in process, "
+                                "0: one per CPU); the result is identical."),
     json_out: bool = typer.Option(False, "--json", help="Print the AUC table as JSON."),
 ) -> None:
     """Per-finding ROC-AUC of every model against every reference, with patient-level bootstrap CIs.
@@ -132,7 +137,8 @@ def classify(
     """
     res, notes = run_classification(predictions, labels, model_groups=model_groups, references=references,
                                     findings=findings, policy=policy, not_mentioned=not_mentioned, unlabeled=unlabeled,
-                                    n_resamples=n_resamples, seed=seed, confidence_level=confidence_level)
+                                    n_resamples=n_resamples, seed=seed, confidence_level=confidence_level,
+                                    workers=workers)
     d = prepare_out(out)
     write_table(res.table, d, "auc")
     write_table(res.counts, d, "counts")

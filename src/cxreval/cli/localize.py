@@ -9,6 +9,7 @@ import numpy as np
 import typer
 
 from ..exceptions import SchemaError
+from ..executor import workers_executor
 from ._common import echo_json, prepare_out, write_summary, write_table
 
 __all__ = ["register", "localize", "load_heatmaps"]
@@ -36,6 +37,8 @@ def localize(
     inclusive_t: bool = typer.Option(False, "--inclusive-T", help="Correct when measure >= T."),
     image_size: int = typer.Option(1024, "--image-size", help="Image height and width in pixels."),
     missing_maps: str = typer.Option("error", "--missing-maps", help="error, or miss: score as missed."),
+    workers: int = typer.Option(1, "--workers", help="Processes for heatmaps -> boxes (1: in process, 0: one per "
+                                "CPU); the result is identical."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Heatmaps -> boxes -> IoU / IoBB -> Acc and AFP per finding, threshold, rule and T."""
@@ -43,12 +46,14 @@ def localize(
     from ..localization.evaluate import evaluate_heatmaps
     from ..localization.protocol import LocalizationProtocol
 
+    executor = workers_executor(workers)
     proto = LocalizationProtocol(upsampling=upsampling, thresholds=tuple(threshold),
                                  strict_threshold=not inclusive_threshold, connectivity=connectivity,
                                  rules=tuple(rule), T_values=tuple(t_values), strict_T=not inclusive_t,
                                  image_shape=(image_size, image_size))
     refs = read_nih_boxes(boxes, image_shape=(image_size, image_size))
-    res = evaluate_heatmaps(load_heatmaps(heatmaps), refs.table, protocol=proto, missing_maps=missing_maps)
+    res = evaluate_heatmaps(load_heatmaps(heatmaps), refs.table, protocol=proto, missing_maps=missing_maps,
+                            executor=executor)
     d = prepare_out(out)
     cols = ["finding", "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images", "hits", "false_positives"]
     write_table(res.summary[cols], d, "localization")

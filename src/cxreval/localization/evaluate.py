@@ -19,6 +19,7 @@ import pandas as pd
 
 from .._validation import check_choice, check_columns, normalize_rng
 from ..exceptions import SchemaError
+from ..executor import get_executor
 from ..findings import canonical_finding
 from .boxes import check_boxes, iobb, iou
 from .heatmaps import check_heatmaps, heatmap_peaks, heatmaps_to_boxes
@@ -73,7 +74,7 @@ def _col(rule: str, T: object, strict: bool) -> str:
 
 def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
                       protocol: LocalizationProtocol = LocalizationProtocol(),
-                      missing_maps: str = "error") -> LocalizationResult:
+                      missing_maps: str = "error", executor: object = None) -> LocalizationResult:
     """Score heatmaps against reference boxes under the ChestX-ray8 protocol.
 
     Parameters
@@ -88,12 +89,16 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
         What to do with reference boxes of an (image, finding) that has no map: raise, or score them
         as missed (no detected box). Maps without any reference box are not scored and listed in
         ``notes``.
+    executor : None, str or Executor, optional
+        Runs heatmaps → boxes in chunks of maps (see :func:`~cxreval.localization.heatmaps.heatmaps_to_boxes`
+        and :func:`cxreval.executor.get_executor`); default in this process. The result is identical.
 
     Returns
     -------
     res : LocalizationResult
     """
     check_choice(missing_maps, ("error", "miss"), name="missing_maps", func="evaluate_heatmaps")
+    ex = None if executor is None else get_executor(executor)
     check_columns(boxes, _BOX_COLS, where="the boxes table")
     if len(boxes) == 0:
         raise SchemaError("the boxes table is empty; nothing to score.")
@@ -131,7 +136,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
     for ks in by_shape.values():
         res = heatmaps_to_boxes(np.stack([maps[k] for k in ks]), image_shape=protocol.image_shape,
                                 upsampling=protocol.upsampling, thresholds=protocol.thresholds,
-                                strict=protocol.strict_threshold, connectivity=protocol.connectivity)
+                                strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex)
         for t, per in zip(protocol.thresholds, res):
             for k, b in zip(ks, per):
                 pred[t][k] = b

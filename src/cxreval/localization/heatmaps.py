@@ -40,6 +40,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -50,6 +51,7 @@ from scipy.sparse.csgraph import connected_components
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
+from ..executor import get_executor
 
 __all__ = [
     "UPSAMPLING",
@@ -71,6 +73,7 @@ __all__ = [
 UPSAMPLING: tuple[str, ...] = ("bilinear", "nearest")
 CONNECTIVITY: tuple[int, ...] = (8, 4)
 _BATCH = 16
+_CHUNK = 4 * _BATCH  # maps per executor task
 
 
 @dataclass(frozen=True)
@@ -342,8 +345,10 @@ def _prep(maps: np.ndarray, H: int, W: int) -> _Prep:
     return _Prep(rax, cax, bmin, bmax, mn, mx, err, top)
 
 
-def _bilinear_runs(maps: np.ndarray, H: int, W: int, thresholds: list[float], strict: bool) -> list[tuple]:
+def _bilinear_runs(maps: np.ndarray, H: int, W: int, thresholds: list[float], strict: bool,
+                   offset: int = 0) -> list[tuple]:
     """Runs of a batch, one tuple ``(map, row, start, stop)`` of arrays per threshold (unsorted, unmerged).
+    ``offset``: the position of the batch's first map in the caller's input (for error messages).
 
     Blocks whose four corner pixels lie clearly on one side of the threshold are decided at once (see
     :func:`_prep`); only the rows of the remaining blocks are searched, segment by segment, with the
@@ -357,7 +362,7 @@ def _bilinear_runs(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
     rng_ = mx - mn
     if not np.isfinite(rng_).all():
         i = int(np.flatnonzero(~np.isfinite(rng_))[0])
-        raise SchemaError(f"heatmap {i}: its value range {mn[i]!r}..{mx[i]!r} overflows float64 "
+        raise SchemaError(f"heatmap {offset + i}: its value range {mn[i]!r}..{mx[i]!r} overflows float64 "
                           "(max - min is not finite); rescale the map.")
     const = rng_ == 0
     safe = np.where(const, 1.0, rng_)
@@ -446,9 +451,15 @@ def heatmap_runs(heatmaps: object, image_shape: tuple[int, int] = (1024, 1024), 
     maps = check_heatmaps(heatmaps, batch=True)
     H, W = _check_shape(image_shape)
     thr = [_check_threshold(t) for t in thresholds]
+    return _heatmap_runs(maps, H, W, thr, strict)
+
+
+def _heatmap_runs(maps: np.ndarray, H: int, W: int, thr: list[float], strict: bool,
+                  offset: int = 0) -> list[HeatmapRuns]:
+    """:func:`heatmap_runs` on validated arguments (``offset`` as in :func:`_bilinear_runs`)."""
     parts: list[list[tuple]] = [[] for _ in thr]
     for b0 in range(0, maps.shape[0], _BATCH):
-        for k, r in enumerate(_bilinear_runs(maps[b0:b0 + _BATCH], H, W, thr, strict)):
+        for k, r in enumerate(_bilinear_runs(maps[b0:b0 + _BATCH], H, W, thr, strict, offset + b0)):
             parts[k].append((r[0] + b0, *r[1:]))
     out = []
     for p in parts:
@@ -543,7 +554,7 @@ def runs_to_boxes(runs: HeatmapRuns, *, connectivity: int = 8, method: str = "re
 
 
 def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], strict: bool,
-                   connectivity: int) -> list[list[np.ndarray]]:
+                   connectivity: int, offset: int = 0) -> list[list[np.ndarray]]:
     n, h, w = maps.shape
     rax, cax = _axis(h, H, "nearest"), _axis(w, W, "nearest")
     cm = maps[:, rax.seg_i0][:, :, cax.seg_i0]                  # the cells that appear, in order
@@ -553,7 +564,8 @@ def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
     rng_ = np.where(const, 1.0, mx - mn)
     if not np.isfinite(rng_).all():
         i = int(np.flatnonzero(~np.isfinite(rng_))[0])
-        raise SchemaError(f"heatmap {i}: its value range overflows float64 (max - min is not finite); rescale it.")
+        raise SchemaError(f"heatmap {offset + i}: its value range overflows float64 (max - min is not finite); "
+                          "rescale it.")
     norm = 255 * (cm - mn[:, None, None]) / rng_[:, None, None]
     st = np.ones((3, 3)) if connectivity == 8 else None
     out = []
@@ -576,7 +588,8 @@ def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
 
 def heatmaps_to_boxes(heatmaps: object, *, image_shape: tuple[int, int] = (1024, 1024),
                       upsampling: str = "bilinear", thresholds: tuple[float, ...] = (60.0, 180.0),
-                      strict: bool = True, connectivity: int = 8) -> list[list[np.ndarray]]:
+                      strict: bool = True, connectivity: int = 8, executor: object = None
+                      ) -> list[list[np.ndarray]]:
     """Boxes of every map of a batch at every threshold (the protocol's box generation, vectorised).
 
     Parameters
@@ -589,6 +602,11 @@ def heatmaps_to_boxes(heatmaps: object, *, image_shape: tuple[int, int] = (1024,
     strict : bool, default=True
         Region is ``> threshold`` when true, ``>= threshold`` otherwise.
     connectivity : {8, 4}, default=8
+    executor : None, str or Executor, optional
+        Default ``None``: the whole batch in this process. Otherwise the maps are cut into chunks of
+        ``4 x 16`` maps run by :func:`cxreval.executor.get_executor(executor) <cxreval.executor.get_executor>`
+        (``'serial'``, ``'process:N'``, ``'dask[:ADDRESS]'`` or an object with ``map``); every map's boxes
+        depend on that map only, so the result is identical.
 
     Returns
     -------
@@ -604,12 +622,25 @@ def heatmaps_to_boxes(heatmaps: object, *, image_shape: tuple[int, int] = (1024,
     check_choice(upsampling, UPSAMPLING, name="upsampling", func="heatmaps_to_boxes")
     if connectivity not in CONNECTIVITY:
         raise InvalidParameterError(f"The 'connectivity' parameter must be 8 or 4. Got {connectivity!r} instead.")
+    ex = None if executor is None else get_executor(executor)
     maps = check_heatmaps(heatmaps, batch=True)
     H, W = _check_shape(image_shape)
     thr = [_check_threshold(t) for t in thresholds]
+    params = (H, W, thr, strict, connectivity, upsampling)
+    if ex is None:
+        return _boxes_chunk(params, (0, maps))
+    items = [(b0, maps[b0:b0 + _CHUNK]) for b0 in range(0, maps.shape[0], _CHUNK)]
+    parts = ex.map(functools.partial(_boxes_chunk, params), items)
+    return [[b for part in parts for b in part[t]] for t in range(len(thr))]
+
+
+def _boxes_chunk(params: tuple, item: tuple[int, np.ndarray]) -> list[list[np.ndarray]]:
+    """Boxes of one chunk ``(offset, maps)`` of validated maps, per threshold (module level: executors pickle it)."""
+    H, W, thr, strict, connectivity, upsampling = params
+    offset, maps = item
     if upsampling == "nearest":
-        return _nearest_boxes(maps, H, W, thr, strict, connectivity)
-    runs = heatmap_runs(maps, (H, W), thresholds=tuple(thr), strict=strict)
+        return _nearest_boxes(maps, H, W, thr, strict, connectivity, offset)
+    runs = _heatmap_runs(maps, H, W, thr, strict, offset)
     return [runs_to_boxes(r, connectivity=connectivity) for r in runs]
 
 

@@ -1,0 +1,370 @@
+"""The one seam for parallel work: ``map(func, items) -> list``, in order, results identical to serial.
+
+Map-style work (bootstrap replicates in shards, heatmaps → boxes in chunks of maps) is written as a pure,
+top-level function applied to a list of items, and handed to an *executor*. Where it runs is the
+executor's business and nobody else's:
+
+* :class:`SerialExecutor` (the default everywhere): in this process, in order.
+* :class:`ProcessExecutor`: a ``concurrent.futures.ProcessPoolExecutor`` on this machine; the items are
+  cut into contiguous chunks, one task per chunk, so ``func`` and its bound data are pickled once per
+  chunk, not once per item.
+* :class:`DaskExecutor`: a ``dask.distributed`` client (a local cluster or a scheduler address); the
+  optional ``dask`` extra (``pip install cxreval[dask]``).
+
+Any object with a ``map(func, items)`` method returning the results in the order of ``items`` (the
+:class:`Executor` protocol) plugs in the same way; :func:`get_executor` turns a spec
+(``None``, ``'serial'``, ``'process:4'``, ``'dask:tcp://host:8786'``) into one.
+
+Randomness never depends on the executor: every random draw happens before mapping (the bootstrap draws
+its whole resampling plan with ``rng`` first; each shard only reads rows of it), so the same inputs and
+seed give identical outputs on every executor. Functions handed to a process or Dask executor must be
+picklable: module-level functions, or ``functools.partial`` of them with picklable arguments.
+
+Examples
+--------
+>>> ex = get_executor("serial")
+>>> ex.map(abs, [-2, 1, -3])
+[2, 1, 3]
+>>> get_executor("process:2")
+ProcessExecutor(max_workers=2)
+>>> get_executor(None) == SerialExecutor()
+True
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Protocol, runtime_checkable
+
+from .exceptions import DataUnavailableError, InvalidParameterError
+
+__all__ = [
+    "Executor",
+    "SerialExecutor",
+    "ProcessExecutor",
+    "DaskExecutor",
+    "get_executor",
+    "workers_executor",
+    "chunk_items",
+]
+
+_CHUNKS_PER_WORKER = 4
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """What the library needs of an executor: ``map(func, items) -> list``.
+
+    The results come back as a list in the order of ``items`` and equal ``[func(x) for x in items]``;
+    an exception raised by ``func`` propagates to the caller (the first one, in item order, for the
+    executors here).
+    """
+
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        ...
+
+
+class SerialExecutor:
+    """The in-process executor: ``map(func, items)`` evaluated eagerly, in order.
+
+    Examples
+    --------
+    >>> SerialExecutor().map(len, ["ab", "c"])
+    [2, 1]
+    """
+
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        return [func(x) for x in items]
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is SerialExecutor
+
+    def __hash__(self) -> int:
+        return hash(SerialExecutor)
+
+    def __repr__(self) -> str:
+        return "SerialExecutor()"
+
+
+def chunk_items(items: Sequence[Any], n_chunks: int) -> list[list[Any]]:
+    """Split ``items`` into at most ``n_chunks`` contiguous, non-empty chunks of near-equal length.
+
+    Examples
+    --------
+    >>> chunk_items(list(range(7)), 3)
+    [[0, 1, 2], [3, 4], [5, 6]]
+    """
+    n = len(items)
+    k = max(1, min(int(n_chunks), n))
+    q, r = divmod(n, k)
+    out, start = [], 0
+    for i in range(k):
+        stop = start + q + (1 if i < r else 0)
+        if stop > start:
+            out.append(list(items[start:stop]))
+        start = stop
+    return out
+
+
+def _apply_chunk(func: Callable[[Any], Any], chunk: Sequence[Any]) -> list[Any]:
+    """Run ``func`` on every item of one chunk (module level: it is pickled to the workers)."""
+    return [func(x) for x in chunk]
+
+
+def _check_workers(value: object, *, name: str, func: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidParameterError(f"The '{name}' parameter of {func} must be a positive int or None. "
+                                    f"Got {value!r} instead.")
+    return int(value)
+
+
+def _default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class ProcessExecutor:
+    """Worker processes on this machine (``concurrent.futures.ProcessPoolExecutor``).
+
+    Each :meth:`map` starts a pool, cuts ``items`` into contiguous chunks (``chunks_per_worker`` per
+    worker, at most one per item), runs one task per chunk, returns the results in item order and
+    shuts the pool down; no process outlives the call.
+
+    Parameters
+    ----------
+    max_workers : int, optional
+        Worker processes (default: the CPUs this process may use). A map over fewer items uses fewer.
+    chunks_per_worker : int, default=4
+        Tasks per worker; more balances uneven items better, fewer pickles ``func`` fewer times.
+    mp_context : multiprocessing context, optional
+        Passed to ``ProcessPoolExecutor`` (default: the platform's start method).
+
+    Notes
+    -----
+    ``func`` and the items are pickled: use module-level functions (or ``functools.partial`` of one).
+    An exception raised in a worker is re-raised here with its original type and message.
+    """
+
+    def __init__(self, max_workers: int | None = None, *, chunks_per_worker: int = _CHUNKS_PER_WORKER,
+                 mp_context: Any = None) -> None:
+        self.max_workers = _check_workers(max_workers, name="max_workers", func="ProcessExecutor")
+        cpw = _check_workers(chunks_per_worker, name="chunks_per_worker", func="ProcessExecutor")
+        self.chunks_per_worker = _CHUNKS_PER_WORKER if cpw is None else cpw
+        self.mp_context = mp_context
+
+    def __repr__(self) -> str:
+        return f"ProcessExecutor(max_workers={self.max_workers})"
+
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        items = list(items)
+        if not items:
+            return []
+        workers = min(self.max_workers or _default_workers(), len(items))
+        chunks = chunk_items(items, workers * self.chunks_per_worker)
+        with ProcessPoolExecutor(max_workers=workers, mp_context=self.mp_context) as pool:
+            futures = [pool.submit(_apply_chunk, func, c) for c in chunks]
+            try:
+                parts = [f.result() for f in futures]
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+        return [r for part in parts for r in part]
+
+
+def _import_distributed() -> Any:
+    try:
+        import dask.distributed as distributed
+    except ImportError as exc:
+        raise DataUnavailableError(
+            "The Dask executor needs dask.distributed, which is not installed; install the optional extra with "
+            "`pip install 'cxreval[dask]'` (or use the 'serial' or 'process' executor).") from exc
+    return distributed
+
+
+class DaskExecutor:
+    """A ``dask.distributed`` cluster as the executor (the optional ``dask`` extra).
+
+    Parameters
+    ----------
+    client : dask.distributed.Client, optional
+        The client to submit to. Default: the current default client if there is one, else a client of
+        ``address``, else a new local cluster (processes on this machine); a client this executor
+        creates is closed by :meth:`close` (or on leaving a ``with`` block).
+    address : str, optional
+        Scheduler address (``'tcp://host:8786'``) used when ``client`` is not given.
+    chunks_per_worker : int, default=4
+        Tasks per worker thread; items are cut into contiguous chunks as in :class:`ProcessExecutor`.
+
+    Raises
+    ------
+    DataUnavailableError
+        dask.distributed is not installed (raised on construction).
+
+    Notes
+    -----
+    ``func`` is scattered to the cluster once per :meth:`map` and every chunk task reads it from there;
+    the results are gathered in item order. A task's exception is re-raised here.
+    """
+
+    def __init__(self, client: Any = None, *, address: str | None = None,
+                 chunks_per_worker: int = _CHUNKS_PER_WORKER) -> None:
+        self._distributed = _import_distributed()
+        if address is not None and (not isinstance(address, str) or not address.strip()):
+            raise InvalidParameterError(f"The 'address' parameter of DaskExecutor must be a non-empty str. "
+                                        f"Got {address!r} instead.")
+        cpw = _check_workers(chunks_per_worker, name="chunks_per_worker", func="DaskExecutor")
+        self.chunks_per_worker = _CHUNKS_PER_WORKER if cpw is None else cpw
+        self.address = address
+        self._client = client
+        self._owned = False
+
+    def __repr__(self) -> str:
+        return f"DaskExecutor(address={self.address!r})" if self._client is None else f"DaskExecutor({self._client!r})"
+
+    @property
+    def client(self) -> Any:
+        """The client used (created on first use when none was given)."""
+        if self._client is None:
+            dist = self._distributed
+            if self.address is None:
+                try:
+                    self._client = dist.default_client()
+                    return self._client
+                except ValueError:
+                    pass
+            try:
+                self._client = dist.Client(self.address) if self.address is not None else dist.Client()
+            except OSError as exc:
+                raise DataUnavailableError(f"Cannot connect to the Dask scheduler at {self.address!r}: {exc}") from exc
+            self._owned = True
+        return self._client
+
+    def _n_threads(self) -> int:
+        try:
+            n = sum(self.client.nthreads().values())
+        except Exception:  # noqa: BLE001 - an exotic client without nthreads(): one task per item chunk of 1 worker
+            n = 1
+        return max(1, int(n))
+
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        items = list(items)
+        if not items:
+            return []
+        client = self.client
+        chunks = chunk_items(items, self._n_threads() * self.chunks_per_worker)
+        [fut_func] = client.scatter([func], hash=False)
+        futures = [client.submit(_apply_chunk, fut_func, c, pure=False) for c in chunks]
+        try:
+            parts = client.gather(futures)
+        finally:
+            client.cancel([fut_func])
+        return [r for part in parts for r in part]
+
+    def close(self) -> None:
+        """Close the client if this executor created it."""
+        if self._owned and self._client is not None:
+            cluster = getattr(self._client, "cluster", None)
+            self._client.close()
+            if cluster is not None:
+                cluster.close()
+        self._client = None
+        self._owned = False
+
+    def __enter__(self) -> DaskExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _spec_count(spec: str, arg: str) -> int:
+    try:
+        n = int(arg)
+    except ValueError:
+        n = 0
+    if n < 1 or str(n) != arg.strip():
+        raise InvalidParameterError(f"Executor spec {spec!r}: the number of workers after 'process:' must be a "
+                                    f"positive int (e.g. 'process:4'). Got {arg!r} instead.")
+    return n
+
+
+def get_executor(spec: object = None) -> Executor:
+    """An executor from a spec.
+
+    Parameters
+    ----------
+    spec : None, str or object with ``map``
+        ``None`` or ``'serial'``: :class:`SerialExecutor`; ``'process'`` or ``'process:N'``:
+        :class:`ProcessExecutor` with all CPUs or ``N`` workers; ``'dask'`` or ``'dask:ADDRESS'``:
+        :class:`DaskExecutor` on the default client / a new local cluster, or the scheduler at
+        ``ADDRESS`` (``'dask:tcp://10.0.0.1:8786'``); an object with a callable ``map`` is returned as is.
+
+    Returns
+    -------
+    ex : Executor
+
+    Raises
+    ------
+    InvalidParameterError
+        An unknown spec or a bad worker count.
+    DataUnavailableError
+        ``'dask...'`` without dask.distributed installed.
+
+    Examples
+    --------
+    >>> get_executor("process")
+    ProcessExecutor(max_workers=None)
+    >>> get_executor("threads")
+    Traceback (most recent call last):
+    ...
+    cxreval.exceptions.InvalidParameterError: Unknown executor spec 'threads'; expected None, 'serial', 'process', \
+'process:N', 'dask', 'dask:ADDRESS' or an object with a map(func, items) method.
+    """
+    if spec is None:
+        return SerialExecutor()
+    if not isinstance(spec, str):
+        if callable(getattr(spec, "map", None)):
+            return spec  # type: ignore[return-value]
+        raise InvalidParameterError(f"The executor must be None, a spec string or an object with a map(func, items) "
+                                    f"method. Got {spec!r} of type {type(spec).__name__} instead.")
+    kind, sep, arg = spec.strip().partition(":")
+    kind = kind.strip().lower()
+    if kind == "serial" and not sep:
+        return SerialExecutor()
+    if kind == "process":
+        return ProcessExecutor(_spec_count(spec, arg) if sep else None)
+    if kind == "dask":
+        if sep and not arg.strip():
+            raise InvalidParameterError(f"Executor spec {spec!r}: give a scheduler address after 'dask:' "
+                                        "(e.g. 'dask:tcp://127.0.0.1:8786') or use 'dask'.")
+        return DaskExecutor(address=arg.strip() if sep else None)
+    raise InvalidParameterError(f"Unknown executor spec {spec!r}; expected None, 'serial', 'process', 'process:N', "
+                                "'dask', 'dask:ADDRESS' or an object with a map(func, items) method.")
+
+
+def workers_executor(n_workers: object) -> Executor:
+    """The executor of a ``--workers N`` option: 1 in process, ``N > 1`` worker processes, 0 one per CPU.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``n_workers`` not an int >= 0.
+
+    Examples
+    --------
+    >>> workers_executor(1), workers_executor(3)
+    (SerialExecutor(), ProcessExecutor(max_workers=3))
+    """
+    if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 0:
+        raise InvalidParameterError(f"The number of workers must be an int >= 0 (1: in process, 0: one per CPU). "
+                                    f"Got {n_workers!r} instead.")
+    if n_workers == 1:
+        return SerialExecutor()
+    return ProcessExecutor(None if n_workers == 0 else n_workers)

@@ -1,0 +1,284 @@
+"""The executor seam: serial, process and Dask executors give results identical to serial code."""
+
+from __future__ import annotations
+
+import functools
+import operator
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cxreval.classification import evaluate_auc
+from cxreval.cli.main import main
+from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError
+from cxreval.executor import (
+    DaskExecutor,
+    Executor,
+    ProcessExecutor,
+    SerialExecutor,
+    chunk_items,
+    get_executor,
+    workers_executor,
+)
+from cxreval.findings import canonical_finding
+from cxreval.labels import write_labels, write_predictions
+from cxreval.localization.evaluate import evaluate_heatmaps
+from cxreval.localization.heatmaps import heatmaps_to_boxes
+from cxreval.localization.protocol import LocalizationProtocol
+
+FINDINGS = ["Atelectasis", "Effusion"]
+
+
+def _auc_problem(n_studies=90, n_models=3, rng=0):
+    g = np.random.default_rng(rng)
+    studies = [f"s{i:03d}" for i in range(n_studies)]
+    pat = [f"p{p}" for p in g.integers(0, n_studies // 3, n_studies)]
+    truth = g.random((len(FINDINGS), n_studies)) < 0.4
+    labs, preds = [], []
+    for r in ("R0", "R1"):
+        for j, f in enumerate(FINDINGS):
+            st = np.where(truth[j] ^ (g.random(n_studies) < 0.15), "positive", "negative").astype(object)
+            st[g.random(n_studies) < 0.1] = "uncertain"
+            labs.append(pd.DataFrame({"study_id": studies, "patient_id": pat, "finding": f, "source": r, "state": st}))
+    for m in range(n_models):
+        for j, f in enumerate(FINDINGS):
+            preds.append(pd.DataFrame({"study_id": studies, "model": f"M{m}", "finding": f,
+                                       "score": np.round(truth[j] * g.random() + g.normal(size=n_studies), 1)}))
+    return pd.concat(preds, ignore_index=True), pd.concat(labs, ignore_index=True)
+
+
+def _maps(n, size=12, rng=0):
+    """Blobby maps of various kinds: smooth bumps, noise, a constant map, a map with an integer plateau."""
+    g = np.random.default_rng(rng)
+    yy, xx = np.mgrid[:size, :size]
+    out = []
+    for i in range(n):
+        m = np.zeros((size, size))
+        for _ in range(g.integers(1, 4)):
+            cy, cx, s = g.uniform(0, size), g.uniform(0, size), g.uniform(0.8, 3)
+            m += g.uniform(0.3, 1) * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * s * s))
+        if i % 7 == 3:
+            m += 0.2 * g.random((size, size))
+        if i % 11 == 5:
+            m[:] = 1.0
+        if i % 13 == 6:
+            m = np.round(4 * m) / 4
+        out.append(m)
+    return np.stack(out)
+
+
+def _same_boxes(a, b):
+    assert len(a) == len(b)
+    for per_a, per_b in zip(a, b):
+        assert len(per_a) == len(per_b)
+        for x, y in zip(per_a, per_b):
+            assert x.dtype == y.dtype == np.int64 and np.array_equal(x, y)
+
+
+# ---------------------------------------------------------------- the executors themselves
+
+def test_serial_and_process_map_in_order():
+    items = list(range(-40, 41))
+    want = [abs(x) for x in items]
+    assert SerialExecutor().map(abs, items) == want
+    assert ProcessExecutor(2).map(abs, items) == want
+    assert ProcessExecutor(2, chunks_per_worker=1).map(abs, iter(items)) == want  # an iterator, 2 chunks
+    assert ProcessExecutor(3).map(abs, [-1]) == [1]  # fewer items than workers
+    assert ProcessExecutor(2).map(abs, []) == []
+    bound = functools.partial(operator.mul, 3)
+    assert ProcessExecutor(2).map(bound, range(5)) == [0, 3, 6, 9, 12]
+    assert isinstance(ProcessExecutor(2), Executor) and isinstance(SerialExecutor(), Executor)
+
+
+def test_chunk_items():
+    assert chunk_items(list(range(7)), 3) == [[0, 1, 2], [3, 4], [5, 6]]
+    assert chunk_items([1, 2], 5) == [[1], [2]]
+    assert chunk_items([], 4) == []
+    chunks = chunk_items(list(range(100)), 8)
+    assert [x for c in chunks for x in c] == list(range(100)) and len(chunks) == 8
+
+
+def test_process_executor_reraises_worker_errors_with_type_and_message():
+    with pytest.raises(ValueError, match="invalid literal for int"):
+        ProcessExecutor(2).map(int, ["1", "2", "x", "4"])
+    # a CxrevalError raised in a worker comes back as the same class and message as in process
+    with pytest.raises(Exception) as serial:
+        SerialExecutor().map(canonical_finding, ["Effusion", "Nodul"])
+    with pytest.raises(type(serial.value), match="Nodul") as proc:
+        ProcessExecutor(2).map(canonical_finding, ["Effusion", "Nodul"])
+    assert str(proc.value) == str(serial.value)
+
+
+def test_get_executor_specs():
+    assert get_executor(None) == SerialExecutor() and get_executor("serial") == SerialExecutor()
+    ex = get_executor(" Process:3 ")
+    assert isinstance(ex, ProcessExecutor) and ex.max_workers == 3
+    assert get_executor("process").max_workers is None
+    custom = type("Mine", (), {"map": lambda self, f, xs: [f(x) for x in xs]})()
+    assert get_executor(custom) is custom
+    ser = SerialExecutor()
+    assert get_executor(ser) is ser
+
+
+@pytest.mark.parametrize("spec, msg", [
+    ("process:0", r"Executor spec 'process:0': the number of workers after 'process:' must be a positive int"),
+    ("process:two", r"must be a positive int \(e.g. 'process:4'\). Got 'two' instead"),
+    ("process:2.5", r"Got '2.5' instead"),
+    ("process:", r"Got '' instead"),
+    ("threads", r"Unknown executor spec 'threads'; expected None, 'serial', 'process', 'process:N', 'dask'"),
+    ("serial:2", r"Unknown executor spec 'serial:2'"),
+    ("dask:", r"Executor spec 'dask:': give a scheduler address after 'dask:'"),
+])
+def test_get_executor_bad_specs(spec, msg):
+    with pytest.raises(InvalidParameterError, match=msg):
+        get_executor(spec)
+
+
+def test_get_executor_bad_objects_and_workers():
+    with pytest.raises(InvalidParameterError, match=r"The executor must be None, a spec string or an object with a "
+                                                    r"map\(func, items\) method. Got 4 of type int instead"):
+        get_executor(4)
+    with pytest.raises(InvalidParameterError, match="'max_workers' parameter of ProcessExecutor must be a positive int"):
+        ProcessExecutor(0)
+    with pytest.raises(InvalidParameterError, match="'chunks_per_worker' parameter of ProcessExecutor"):
+        ProcessExecutor(2, chunks_per_worker=-1)
+    assert workers_executor(1) == SerialExecutor()
+    assert workers_executor(0).max_workers is None and workers_executor(4).max_workers == 4
+    with pytest.raises(InvalidParameterError, match=r"The number of workers must be an int >= 0 \(1: in process, "
+                                                    r"0: one per CPU\). Got -2 instead"):
+        workers_executor(-2)
+
+
+def test_dask_missing_is_a_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)  # import fails as when dask is not installed
+    msg = r"The Dask executor needs dask.distributed, which is not installed; install the optional extra"
+    with pytest.raises(DataUnavailableError, match=msg):
+        DaskExecutor()
+    with pytest.raises(DataUnavailableError, match=msg):
+        get_executor("dask:tcp://127.0.0.1:8786")
+    preds, labels = _auc_problem(n_studies=30, n_models=1)
+    with pytest.raises(DataUnavailableError, match=msg):  # checked before any work
+        evaluate_auc(preds, labels, n_resamples=5, rng=0, executor="dask")
+
+
+# ---------------------------------------------------------------- identical results, serial vs processes
+
+def test_evaluate_auc_identical_serial_vs_process():
+    preds, labels = _auc_problem()
+    a = evaluate_auc(preds, labels, n_resamples=60, rng=11, shard_size=7)
+    b = evaluate_auc(preds, labels, n_resamples=60, rng=11, shard_size=7, executor=ProcessExecutor(2))
+    c = evaluate_auc(preds, labels, n_resamples=60, rng=11, executor="process:2")  # default shard size: one shard
+    assert np.isfinite(a.distribution).any()
+    for other in (b, c):
+        assert np.array_equal(a.distribution, other.distribution, equal_nan=True)
+        pd.testing.assert_frame_equal(a.table, other.table)
+        assert np.array_equal(a.plan.counts, other.plan.counts)
+    # the shard function pickles its sort indices with their cached matrices (re-keyed in the worker)
+    d = evaluate_auc(preds, labels, n_resamples=0, rng=11, executor="process:2")
+    pd.testing.assert_frame_equal(d.table[["auc"]], a.table[["auc"]])
+
+
+@pytest.mark.parametrize("upsampling", ["bilinear", "nearest"])
+def test_heatmaps_to_boxes_identical_serial_vs_process(upsampling):
+    maps = _maps(150)  # three executor chunks of 64 maps
+    kw = dict(image_shape=(96, 96), upsampling=upsampling, thresholds=(60.0, 180.0))
+    want = heatmaps_to_boxes(maps, **kw)
+    assert sum(len(b) for b in want[0]) > 150  # the maps do have boxes
+    _same_boxes(want, heatmaps_to_boxes(maps, **kw, executor="serial"))
+    _same_boxes(want, heatmaps_to_boxes(maps, **kw, executor=ProcessExecutor(2)))
+    _same_boxes(want, heatmaps_to_boxes(maps, **kw, connectivity=8, executor=SerialExecutor()))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("upsampling", ["bilinear", "nearest"])
+def test_heatmap_error_names_the_map_position_under_any_executor(upsampling):
+    maps = _maps(80)
+    maps[70, :6], maps[70, 6:] = 1.7e308, -1.7e308  # max - min overflows
+    for ex in (None, "serial", ProcessExecutor(2)):
+        with pytest.raises(SchemaError, match=r"^heatmap 70: its value range .*overflows float64"):
+            heatmaps_to_boxes(maps, image_shape=(48, 48), upsampling=upsampling, executor=ex)
+
+
+def test_evaluate_heatmaps_identical_serial_vs_process():
+    maps = _maps(90, size=16, rng=3)
+    g = np.random.default_rng(4)
+    heat, rows = {}, []
+    for i, m in enumerate(maps):
+        f = FINDINGS[i % 2]
+        heat[f"img{i:03d}.png/{f}"] = m
+        for _ in range(g.integers(1, 3)):
+            x, y = g.integers(0, 180, 2)
+            w, h = g.integers(10, 76, 2)
+            rows.append({"image_id": f"img{i:03d}.png", "finding": f, "x_min": x, "y_min": y,
+                         "x_max": x + w, "y_max": y + h})
+    boxes = pd.DataFrame(rows)
+    proto = LocalizationProtocol(image_shape=(256, 256))
+    a = evaluate_heatmaps(heat, boxes, protocol=proto)
+    b = evaluate_heatmaps(heat, boxes, protocol=proto, executor=ProcessExecutor(2))
+    assert len(a.detail) > 90 and a.summary.hits.sum() > 0
+    pd.testing.assert_frame_equal(a.summary, b.summary)
+    pd.testing.assert_frame_equal(a.detail, b.detail)
+    assert a.notes == b.notes
+    with pytest.raises(InvalidParameterError, match="Unknown executor spec 'gpu'"):
+        evaluate_heatmaps(heat, boxes, protocol=proto, executor="gpu")
+
+
+# ---------------------------------------------------------------- CLI --workers
+
+def test_cli_classify_workers(tmp_path, capsys):
+    preds, labels = _auc_problem(n_studies=60, n_models=2)
+    lp, pp = tmp_path / "labels.csv", tmp_path / "preds.csv"
+    write_labels(labels, lp)
+    write_predictions(preds, pp)
+    outs = {}
+    for w in ("1", "2"):
+        outs[w] = tmp_path / f"out{w}"
+        assert main(["classify", "-p", str(pp), "-l", str(lp), "--n-resamples", "40", "--seed", "5",
+                     "--workers", w, "--out", str(outs[w])]) == 0
+    assert (outs["1"] / "auc.csv").read_bytes() == (outs["2"] / "auc.csv").read_bytes()
+    assert main(["classify", "-p", str(pp), "-l", str(lp), "--workers", "-1", "--out", str(tmp_path / "bad")]) == 2
+    assert "The number of workers must be an int >= 0" in capsys.readouterr().err
+
+
+def test_cli_localize_workers(tmp_path, capsys):
+    maps = _maps(20, size=8, rng=5)
+    heat = {f"im{i}.png/Atelectasis": m for i, m in enumerate(maps)}
+    npz = tmp_path / "maps.npz"
+    np.savez(npz, **heat)
+    bbox = tmp_path / "bbox.csv"
+    bbox.write_text("Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
+                    + "".join(f"im{i}.png,Atelectasis,{100 + 10 * i},{200 + 5 * i},300,250\n" for i in range(20)))
+    for w in ("1", "2"):
+        assert main(["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "--workers", w,
+                     "--out", str(tmp_path / f"out{w}")]) == 0
+    for name in ("localization.csv", "boxes.csv"):
+        assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes()
+    assert main(["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "--workers", "-3",
+                 "--out", str(tmp_path / "bad")]) == 2
+    assert "Got -3 instead" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- Dask (optional extra)
+
+@pytest.mark.slow
+def test_dask_executor_identical_results():
+    distributed = pytest.importorskip("dask.distributed", reason="the optional 'dask' extra is not installed")
+    preds, labels = _auc_problem()
+    maps = _maps(70)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
+            distributed.Client(cl) as client:
+        ex = DaskExecutor(client)
+        assert ex.map(abs, range(-5, 5)) == [abs(x) for x in range(-5, 5)]
+        a = evaluate_auc(preds, labels, n_resamples=40, rng=2, shard_size=6)
+        b = evaluate_auc(preds, labels, n_resamples=40, rng=2, shard_size=6, executor=ex)
+        assert np.array_equal(a.distribution, b.distribution, equal_nan=True)
+        pd.testing.assert_frame_equal(a.table, b.table)
+        _same_boxes(heatmaps_to_boxes(maps, image_shape=(64, 64)),
+                    heatmaps_to_boxes(maps, image_shape=(64, 64), executor=ex))
+        with pytest.raises(ValueError, match="invalid literal for int"):
+            ex.map(int, ["1", "x"])
+        # 'dask' uses the current default client
+        assert get_executor("dask").client is client
