@@ -268,3 +268,30 @@ def test_end_to_end_cxreval_localize(tmp_path):
     assert len(hit) == 1 and hit.iobb.item() == 1.0                # detected box inside the reference box
     assert (det.finding == "Atelectasis").all()                    # the Pleural Thickening maps have no boxes
     assert "without a reference box not scored" in (out / "summary.md").read_text()
+
+
+def test_grad_cam_matches_retain_grad_on_a_cnn_with_batchnorm():
+    # an independent computation: one image at a time, .backward() and retain_grad() on the hooked output
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
+                          nn.Conv2d(4, 6, 3, stride=2, padding=1), nn.BatchNorm2d(6), nn.ReLU(),
+                          nn.AdaptiveAvgPool2d(2), nn.Flatten(), nn.Linear(24, 3)).double()
+    model.train()
+    model(torch.randn(8, 1, 12, 12, dtype=torch.float64))          # non-trivial running statistics
+    x = np.random.default_rng(2).normal(size=(4, 1, 12, 12))
+    got = grad_cam(model, x, target_layer="4", batch_size=3)
+    assert got.shape == (4, 3, 6, 6) and model.training
+    model.eval()
+    for n in range(4):
+        for c in range(3):
+            store: dict = {}
+            h = model[4].register_forward_hook(lambda m, i, o, store=store: store.setdefault("a", o))
+            y = model(torch.tensor(x[n:n + 1]))
+            h.remove()
+            a = store["a"]
+            a.retain_grad()
+            y[0, c].backward()
+            w = a.grad[0].mean(dim=(1, 2))
+            ref = torch.relu((w[:, None, None] * a[0]).sum(0)).detach().numpy()
+            np.testing.assert_allclose(got[n, c], ref, rtol=1e-10, atol=1e-13)
+    assert (got > 0).any()
