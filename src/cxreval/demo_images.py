@@ -6,11 +6,12 @@ them as not built, with the reason, when the images are absent.
 
 IQA. A few radiographs (downsampled to at most :data:`IQA_SIZE` pixels by block averaging) are degraded
 with :data:`IQA_PLAN` through :func:`cxreval.iqa.degrade.degrade_images` and scored with the fast
-full-reference metrics :data:`IQA_METRICS` exactly as ``cxreval iqa score`` does. There are no public
-expert ratings of these images, so no z-MOS is invented: the section reports how each metric *ranks the
-degradations* (:func:`degradation_ranking`) and how far the metrics agree with each other
-(:func:`metric_vs_metric`, SRCC/KRCC between metrics, clearly metric-vs-metric). ``cxreval iqa agree
---scores S --ratings R`` gives metric-vs-expert z-MOS once ratings exist.
+full-reference metrics :data:`IQA_METRICS` by :func:`cxreval.iqa.score_pairs`, as ``cxreval iqa score``
+does. There are no public expert ratings of these images, so no z-MOS is invented: the section reports how
+each metric *ranks the degradations* (:func:`degradation_ranking`) and how far the metrics agree with each
+other (:func:`metric_vs_metric`, SRCC/KRCC between metrics by :func:`cxreval.iqa.metric_rank_agreement`,
+clearly metric-vs-metric). ``cxreval iqa agree --scores S --ratings R`` gives metric-vs-expert z-MOS once
+ratings exist.
 
 Localization. For each boxed radiograph, the seed's error model (:mod:`cxreval.localization.synthetic`)
 makes a heat map from its real BBox_List_2017 boxes; the ChestX-ray8 protocol turns the map into boxes
@@ -21,17 +22,14 @@ reference and detected boxes, ``overlays/`` holds the downsampled radiographs (P
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau, spearmanr
 
 __all__ = ["IQA_METRICS", "IQA_PLAN", "IQA_SIZE", "IQA_N_IMAGES", "OVERLAY_SIZE", "block_downsample",
-           "oriented_scores", "degradation_ranking", "metric_vs_metric", "score_pairs", "run_iqa",
-           "boxed_images", "run_overlays"]
+           "degradation_ranking", "metric_vs_metric", "run_iqa", "boxed_images", "run_overlays"]
 
 IQA_METRICS: tuple[str, ...] = ("psnr", "ssim", "ms_ssim", "gmsd", "mdsi", "haarpsi", "dss")
 """Full-reference metrics the demo scores with: the fast ones (each under ~0.3 s on a 512 x 512 pair here;
@@ -76,37 +74,6 @@ def block_downsample(image: np.ndarray, factor: int) -> np.ndarray:
 # IQA: scoring and metric-vs-metric analysis
 # --------------------------------------------------------------------------------------------------
 
-def score_pairs(pairs: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
-    """Score ``(reference, test)`` image pairs as ``cxreval iqa score`` does: ``reference, test, metric, value``.
-
-    The test image is compared in the reference's data range (rescaled, no rounding).
-    """
-    from .exceptions import SchemaError
-    from .iqa import get_metric, read_image
-
-    rows = []
-    for i, r in enumerate(pairs.itertuples(index=False)):
-        ref, tst = read_image(r.reference), read_image(r.test)
-        if ref.image.shape != tst.image.shape:
-            raise SchemaError(f"IQA pair {i}: reference {ref.path} {ref.image.shape} and test {tst.path} "
-                              f"{tst.image.shape} differ in shape.")
-        t = tst.image * (ref.data_range / tst.data_range) if tst.data_range != ref.data_range else tst.image
-        for n in metrics:
-            spec = get_metric(n)
-            v = spec(ref.image, t, data_range=ref.data_range) if spec.reference == "full" \
-                else spec(t, data_range=ref.data_range)
-            rows.append({"reference": str(r.reference), "test": str(r.test), "metric": n, "value": float(v)})
-    return pd.DataFrame(rows, columns=["reference", "test", "metric", "value"])
-
-
-def oriented_scores(scores: pd.DataFrame) -> pd.Series:
-    """``value`` signed so that higher means better quality (lower-is-better metrics negated)."""
-    from .iqa import get_metric
-
-    sign = {m: (1.0 if get_metric(m).higher_is_better else -1.0) for m in scores["metric"].unique()}
-    return scores["value"].astype(float) * scores["metric"].map(sign)
-
-
 def degradation_ranking(scores: pd.DataFrame) -> pd.DataFrame:
     """How each metric ranks the degradations: mean score over images, rank 1 = judged least harmful.
 
@@ -121,6 +88,8 @@ def degradation_ranking(scores: pd.DataFrame) -> pd.DataFrame:
         ``metric, degradation, mean_value, n_images, rank`` (average ranks for ties), ordered by metric
         and rank. Ranks use the metric's orientation (a lower GMSD is better).
     """
+    from .iqa import oriented_scores
+
     d = scores.assign(_q=oriented_scores(scores))
     g = d.groupby(["metric", "degradation"], sort=False)
     t = g["value"].mean().rename("mean_value").to_frame()
@@ -134,26 +103,21 @@ def degradation_ranking(scores: pd.DataFrame) -> pd.DataFrame:
 def metric_vs_metric(scores: pd.DataFrame) -> pd.DataFrame:
     """SRCC and KRCC between every two metrics (metric-vs-metric, not metric-vs-expert).
 
-    Two levels: ``over='degradations'`` correlates the metrics' mean scores per degradation (their
-    rankings of the degradations); ``over='test images'`` correlates their scores of each test image.
-    Scores are oriented (higher = better) so a positive correlation means the metrics agree.
+    Two levels (:func:`cxreval.iqa.metric_rank_agreement`): ``over='degradations'`` correlates the metrics'
+    mean scores per degradation (their rankings of the degradations); ``over='test images'`` correlates their
+    scores of each test image. Scores are oriented (higher = better) so a positive correlation means the
+    metrics agree.
 
     Returns
     -------
     table : DataFrame
         ``metric_a, metric_b, over, srcc, krcc, n``.
     """
-    d = scores.assign(_q=oriented_scores(scores))
-    per_deg = d.groupby(["degradation", "metric"], sort=False)["_q"].mean().unstack("metric")
-    per_img = d.pivot_table(index="test", columns="metric", values="_q", aggfunc="first")
-    metrics = list(dict.fromkeys(d["metric"]))
-    rows = []
-    for over, wide in (("degradations", per_deg), ("test images", per_img)):
-        for a, b in itertools.combinations(metrics, 2):
-            x, y = wide[a].to_numpy(float), wide[b].to_numpy(float)
-            rows.append({"metric_a": a, "metric_b": b, "over": over, "srcc": float(spearmanr(x, y).statistic),
-                         "krcc": float(kendalltau(x, y).statistic), "n": len(x)})
-    return pd.DataFrame(rows, columns=["metric_a", "metric_b", "over", "srcc", "krcc", "n"])
+    from .iqa import metric_rank_agreement
+
+    return pd.concat([metric_rank_agreement(scores, over=col).assign(over=label)
+                      for col, label in (("degradation", "degradations"), ("test", "test images"))],
+                     ignore_index=True)
 
 
 def _iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str]:
@@ -183,7 +147,7 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
 
     from .cli._common import write_table
     from .exceptions import DataUnavailableError
-    from .iqa import read_image, write_image
+    from .iqa import read_image, score_pairs, write_image
     from .iqa.degrade import degrade_images, read_plan
 
     sources, where = _iqa_sources(mirror, int(n_images))

@@ -58,3 +58,15 @@ def test_list(capsys):
     assert main(["iqa", "list", "--json"]) == 0
     out = capsys.readouterr().out
     assert '"ms_ssim"' in out and '"higher_is_better"' in out
+
+
+def test_score_errors_name_the_pairs_file(tmp_path, capsys):
+    x = np.cumsum(np.random.default_rng(0).random((64, 64)), axis=1)
+    Image.fromarray((x / x.max() * 60000).astype(np.uint16)).save(tmp_path / "ref.png")
+    pairs = tmp_path / "pairs.csv"
+    pd.DataFrame({"reference": ["ref.png"], "test": ["gone.png"]}).to_csv(pairs, index=False)
+    assert main(["iqa", "score", "--pairs", str(pairs), "--metrics", "psnr", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert str(pairs) in err and "pair 0, test image: Image file" in err and "gone.png does not exist" in err
+    assert main(["iqa", "score", "--pairs", str(pairs), "--metrics", "psnrr", "--out", str(tmp_path / "o")]) == 2
+    assert "Did you mean 'psnr'" in capsys.readouterr().err

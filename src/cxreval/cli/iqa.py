@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import pandas as pd
 import typer
 
-from ..exceptions import SchemaError
+from ..exceptions import CxrevalError, SchemaError
 from ._common import echo_json, prepare_out, write_summary, write_table
 
 __all__ = ["register"]
 
-log = logging.getLogger(__name__)
 iqa_app = typer.Typer(no_args_is_help=True, help="Image quality: degradations, metrics, metric-vs-expert analysis.")
 
 
@@ -63,11 +61,6 @@ def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of ima
         typer.echo(f"wrote {len(res.manifest)} degraded images to {out / 'images'}")
 
 
-def _resolve(p: str, base: Path) -> Path:
-    q = Path(p)
-    return q if q.is_absolute() else base / q
-
-
 @iqa_app.command("score")
 def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns reference,test (image paths)."),
               metrics: str = typer.Option("all", "--metrics", help="'all', 'full', 'no' or comma-separated names."),
@@ -76,41 +69,20 @@ def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns 
     """Score (reference, test) pairs with the chosen metrics -> scores.csv (reference, test, metric, value).
 
     Each pair is compared in the reference's data range: a test image of another bit depth is rescaled
-    (float64, no rounding). Metrics needing downloaded weights are skipped by 'all' and reported.
+    (float64, no rounding). Relative paths are relative to the pairs file. Metrics needing downloaded
+    weights are skipped by 'all' and reported.
     """
-    from ..iqa import get_metric, list_metrics, read_image
+    from ..iqa import score_pairs, select_metrics
 
     if not pairs.is_file():
         raise SchemaError(f"--pairs file {pairs} does not exist.")
     table = pd.read_csv(pairs)
-    if not {"reference", "test"} <= set(table.columns):
-        raise SchemaError(f"{pairs} must have columns 'reference' and 'test'; it has {list(table.columns)}.")
-    if metrics in ("all", "full", "no"):
-        names = list_metrics(reference=None if metrics == "all" else metrics)  # type: ignore[arg-type]
-        skipped = [n for n in names if get_metric(n).needs_weights]
-        names = [n for n in names if not get_metric(n).needs_weights]
-    else:
-        names = [m.strip() for m in metrics.split(",") if m.strip()]
-        for n in names:
-            get_metric(n)  # KeyError with a hint
-        skipped = []
-    rows = []
-    base = pairs.parent
-    for i, r in table.iterrows():
-        ref = read_image(_resolve(str(r["reference"]), base))
-        tst = read_image(_resolve(str(r["test"]), base))
-        if ref.image.shape != tst.image.shape:
-            raise SchemaError(f"{pairs} row {i}: reference {ref.path} {ref.image.shape} and test {tst.path} "
-                              f"{tst.image.shape} differ in shape.")
-        t = tst.image * (ref.data_range / tst.data_range) if tst.data_range != ref.data_range else tst.image
-        for n in names:
-            spec = get_metric(n)
-            v = spec(ref.image, t, data_range=ref.data_range) if spec.reference == "full" \
-                else spec(t, data_range=ref.data_range)
-            rows.append({"reference": str(r["reference"]), "test": str(r["test"]), "metric": n, "value": float(v)})
-        log.info("scored pair %d/%d", i + 1, len(table))
+    names, skipped = select_metrics(metrics)
+    try:
+        df = score_pairs(table, names, base_dir=pairs.parent)
+    except CxrevalError as exc:  # name the file: the library names the pair
+        raise type(exc)(f"{pairs}: {exc}") from exc
     out = prepare_out(out)
-    df = pd.DataFrame(rows, columns=["reference", "test", "metric", "value"])
     write_table(df, out, "scores")
     write_summary(out, f"# cxreval iqa score\n\n{len(table)} pair(s) x {len(names)} metric(s): "
                        f"{', '.join(names)}.\n\nSkipped (need downloaded weights): {skipped or 'none'}.\n")

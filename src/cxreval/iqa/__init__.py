@@ -3,7 +3,9 @@ metric-vs-expert analysis.
 
 Every metric works on single-channel float64 images with an explicit ``data_range`` (no rounding to 8
 bits) and is registered with typed metadata (:class:`MetricSpec`): ``list_metrics()`` lists them,
-``get_metric(name)`` returns one.
+``get_metric(name)`` returns one. :func:`score_pairs` scores (reference, test) image files with chosen
+metrics into a tidy table; :func:`metric_rank_agreement` compares the metrics' rankings with each other and
+:mod:`cxreval.iqa.expert` compares them with expert ratings (z-MOS).
 
 **Validation.** tests/iqa/test_iqa_reference_values.py compares 17 full-reference metrics (PSNR, RMSE,
 SSIM, MS-SSIM, IW-SSIM, CW-SSIM, GMSD, HaarPSI, HaarPSImed, FSIM, VSI, MDSI, DSS, VIF, VIFp, UQI, AMBE)
@@ -38,6 +40,7 @@ from .full_reference import ambe, psnr, rmse, uqi
 from .gradient import gmsd, mdsi
 from .haarpsi import haarpsi, haarpsi_med
 from .no_reference import NIQEModel, load_niqe_model, niqe, piqe, snr
+from .scoring import metric_rank_agreement, oriented_scores, score_pairs, select_metrics
 from .ssim import cw_ssim, iw_ssim, ms_ssim, ssim
 from .vif import vif, vifp
 from .vsi import sdsp, vsi
@@ -51,4 +54,5 @@ __all__ = [
     "gmsd", "mdsi", "haarpsi", "haarpsi_med", "fsim", "phase_congruency", "vsi", "sdsp", "dss",
     "piqe", "snr", "niqe", "load_niqe_model", "NIQEModel",
     "lpips", "dists", "paq2piq",
+    "select_metrics", "score_pairs", "oriented_scores", "metric_rank_agreement",
 ]

@@ -1,0 +1,342 @@
+"""Scoring image pairs with chosen metrics, and how far the metrics rank the images alike.
+
+:func:`score_pairs` reads ``(reference, test)`` image files, compares each pair in the reference's data range
+with every chosen metric and returns the tidy table ``reference, test, metric, value`` that
+``cxreval iqa score`` writes and :func:`cxreval.iqa.expert.metric_agreement` reads. :func:`select_metrics`
+resolves a selection (``'all'``, ``'full'``, ``'no'`` or names) to registry names.
+:func:`metric_rank_agreement` correlates the metrics' rankings with each other (SRCC and KRCC, as
+:mod:`cxreval.iqa.expert` does for metric vs z-MOS): metric-vs-metric agreement, for when there are no
+expert ratings. Scores are *oriented* first (:func:`oriented_scores`: lower-is-better metrics negated), so
+a positive correlation means two metrics agree on which images are better.
+
+Examples
+--------
+>>> import pandas as pd
+>>> scores = pd.DataFrame({"test": ["a", "b", "c"] * 2, "metric": ["psnr"] * 3 + ["gmsd"] * 3,
+...                        "value": [30.0, 25.0, 40.0, 0.05, 0.09, 0.01]})
+>>> metric_rank_agreement(scores)[["metric_a", "metric_b", "srcc", "krcc", "n"]]
+  metric_a metric_b  srcc  krcc  n
+0     psnr     gmsd   1.0   1.0  3
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_columns
+from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
+from ._image import LoadedImage, check_data_range, read_image
+from ._registry import get_metric, list_metrics
+from .expert import _corr
+
+__all__ = ["select_metrics", "score_pairs", "oriented_scores", "metric_rank_agreement"]
+
+log = logging.getLogger(__name__)
+
+SCORE_COLUMNS = ["reference", "test", "metric", "value"]
+_SELECTORS = ("all", "full", "no")
+
+
+def select_metrics(metrics: str | Sequence[str] = "all", *, func: str = "select_metrics") -> tuple[list[str], list[str]]:
+    """Registry names of a metric selection, and the registered metrics a selector left out.
+
+    Parameters
+    ----------
+    metrics : {'all', 'full', 'no'}, str or sequence of str, default='all'
+        ``'all'``, ``'full'`` or ``'no'``: every registered metric (of that kind) except those that need
+        downloaded network weights or model files (``needs_weights``: LPIPS, DISTS, PaQ-2-PiQ, NIQE), which
+        are returned as skipped. Otherwise metric names, as a sequence or one comma-separated string; they are
+        used as given (an adapter named explicitly is used), in that order, spelled as the registry spells them.
+    func : str, default='select_metrics'
+        The function named in error messages.
+
+    Returns
+    -------
+    names : list of str
+        The metrics to score with.
+    skipped : list of str
+        Metrics a selector left out because they need downloaded weights (empty for explicit names).
+
+    Raises
+    ------
+    InvalidParameterError
+        An unknown name (with close names suggested), a name given twice, or an empty selection.
+
+    Examples
+    --------
+    >>> select_metrics("psnr, SSIM")
+    (['psnr', 'ssim'], [])
+    >>> select_metrics("no")
+    (['piqe', 'snr'], ['niqe', 'paq2piq'])
+    """
+    if isinstance(metrics, str) and metrics.strip().lower() in _SELECTORS:
+        kind = metrics.strip().lower()
+        every = list_metrics(reference=None if kind == "all" else kind)  # type: ignore[arg-type]
+        return ([n for n in every if not get_metric(n).needs_weights],
+                [n for n in every if get_metric(n).needs_weights])
+    given = metrics.split(",") if isinstance(metrics, str) else metrics
+    if isinstance(given, (bytes, Mapping)) or not isinstance(given, Sequence):
+        raise InvalidParameterError(f"The 'metrics' parameter of {func} must be 'all', 'full', 'no', a comma-separated "
+                                    f"string or a sequence of metric names. Got {metrics!r} instead.")
+    names = []
+    for m in given:
+        if not isinstance(m, str):
+            raise InvalidParameterError(f"The 'metrics' parameter of {func} must hold metric names (str). "
+                                        f"Got {m!r} of type {type(m).__name__}.")
+        if not m.strip():
+            continue
+        try:
+            names.append(get_metric(m.strip()).name)
+        except KeyError as exc:
+            raise InvalidParameterError(f"The 'metrics' parameter of {func}: {exc.args[0]}") from None
+    if not names:
+        raise InvalidParameterError(f"The 'metrics' parameter of {func} names no metric. Got {metrics!r}; "
+                                    f"list_metrics() gives the registered names.")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InvalidParameterError(f"The 'metrics' parameter of {func} names {twice} more than once.")
+    return names, []
+
+
+def _pair_items(pairs: object) -> list[tuple[object, object]]:
+    if isinstance(pairs, pd.DataFrame):
+        check_columns(pairs, ["reference", "test"], where="pairs")
+        return list(zip(pairs["reference"].tolist(), pairs["test"].tolist()))
+    if isinstance(pairs, (str, bytes, os.PathLike, Mapping)) or not isinstance(pairs, Sequence):
+        raise InvalidParameterError("The 'pairs' parameter of score_pairs must be a DataFrame with columns 'reference' "
+                                    f"and 'test' or a sequence of (reference, test) paths. Got {type(pairs).__name__}.")
+    items = []
+    for i, p in enumerate(pairs):
+        if isinstance(p, (str, bytes, os.PathLike)) or not isinstance(p, Sequence) or len(p) != 2:
+            raise SchemaError(f"pairs: item {i} must be a (reference, test) pair of image paths. Got {p!r}.")
+        items.append((p[0], p[1]))
+    return items
+
+
+def _read(path: object, base_dir: Path | None, i: int, role: str) -> LoadedImage:
+    if not isinstance(path, (str, os.PathLike)) or (isinstance(path, str) and not path.strip()):
+        raise SchemaError(f"pairs: pair {i} has no {role} image path (got {path!r}).")
+    p = Path(path)
+    if base_dir is not None and not p.is_absolute():
+        p = base_dir / p
+    try:
+        return read_image(p)
+    except CxrevalError as exc:
+        raise type(exc)(f"pairs: pair {i}, {role} image: {exc}") from exc
+
+
+def _score_pair(item: tuple[int, object, object], *, names: Sequence[str], data_range: float | None,
+                base_dir: Path | None, options: Mapping[str, Mapping[str, Any]], n_pairs: int) -> list[dict[str, object]]:
+    """All metrics on one pair (module level, so a process or Dask executor can run it)."""
+    i, ref_path, test_path = item
+    ref, tst = _read(ref_path, base_dir, i, "reference"), _read(test_path, base_dir, i, "test")
+    if ref.image.shape != tst.image.shape:
+        raise SchemaError(f"pairs: pair {i}: reference {ref.path} {ref.image.shape} and test {tst.path} "
+                          f"{tst.image.shape} differ in shape.")
+    if data_range is None:  # the test image in the reference's range (another bit depth is rescaled, no rounding)
+        dr = ref.data_range
+        test = tst.image * (dr / tst.data_range) if tst.data_range != dr else tst.image
+    else:
+        dr, test = data_range, tst.image
+    rows: list[dict[str, object]] = []
+    for n in names:
+        spec = get_metric(n)
+        try:
+            v = spec(ref.image, test, data_range=dr, **options.get(n, {})) if spec.reference == "full" \
+                else spec(test, data_range=dr, **options.get(n, {}))
+        except CxrevalError as exc:
+            raise type(exc)(f"pairs: pair {i} ({ref.path}, {tst.path}): {exc}") from exc
+        rows.append({"reference": str(ref_path), "test": str(test_path), "metric": n, "value": float(v)})
+    log.info("scored pair %d/%d", i + 1, n_pairs)
+    return rows
+
+
+def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all", *,
+                data_range: float | None = None, base_dir: str | os.PathLike[str] | None = None,
+                metric_options: Mapping[str, Mapping[str, Any]] | None = None,
+                executor: object | None = None) -> pd.DataFrame:
+    """Score ``(reference, test)`` image pairs with the chosen metrics.
+
+    Each image is read with :func:`~cxreval.iqa.read_image` (float64, its stored type's data range). A
+    full-reference metric compares ``(reference, test)``; a no-reference metric scores the test image.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame or sequence of (path, path)
+        A table with columns ``reference`` and ``test`` (other columns are ignored), as ``pairs.csv`` of
+        ``cxreval iqa degrade``, or ``(reference, test)`` tuples of image paths.
+    metrics : {'all', 'full', 'no'}, str or sequence of str, default='all'
+        See :func:`select_metrics`; selectors leave out the metrics that need downloaded weights.
+    data_range : float, optional
+        ``None``: each pair is compared in the reference file's data range (255, 65535, ...) and a test image
+        of another bit depth is rescaled to it (float64, no rounding). A number: both images are used as read,
+        with this range (for example 4095 for 12-bit radiographs stored as 16-bit PNG).
+    base_dir : path, optional
+        Folder that relative image paths are relative to (``cxreval iqa score`` passes the pairs file's
+        folder); by default the working directory.
+    metric_options : mapping of str to mapping, optional
+        Keyword options per metric, e.g. ``{"fsim": {"downsample": "pool"}, "niqe": {"model": path}}``.
+    executor : None, str or object with ``map``, optional
+        Where the pairs are scored (:func:`cxreval.executor.get_executor`; in this process by default).
+        The table is the same on every executor.
+
+    Returns
+    -------
+    scores : pandas.DataFrame
+        ``reference, test, metric, value``: one row per pair and metric, pairs in input order and metrics in
+        the order chosen; ``reference`` and ``test`` are the paths as given.
+
+    Raises
+    ------
+    InvalidParameterError
+        Unknown, repeated or no metric names; options for a metric not chosen; a bad ``data_range``.
+    SchemaError
+        ``pairs`` without the two columns, an empty path, an unreadable image or a pair whose images differ in
+        shape (the message names the pair and file).
+    DataUnavailableError
+        An image file that does not exist, or a metric's missing weights or model file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from cxreval.iqa import write_image
+    >>> x = np.random.default_rng(0).uniform(0, 255, (64, 64))
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     ref = write_image(Path(d) / "ref.png", x, data_range=255, dtype="uint8")
+    ...     test = write_image(Path(d) / "test.png", x * 0.9, data_range=255, dtype="uint8")
+    ...     scores = score_pairs([(ref, test)], ["psnr", "gmsd"])
+    >>> scores[["metric", "value"]].round(3)
+      metric   value
+    0   psnr  24.819
+    1   gmsd   0.001
+    """
+    from ..executor import get_executor
+
+    func = "score_pairs"
+    items = _pair_items(pairs)
+    names, skipped = select_metrics(metrics, func=func)
+    if skipped:
+        log.info("%s: left out metrics needing downloaded weights: %s", func, ", ".join(skipped))
+    dr = None if data_range is None else check_data_range(data_range, func=func)
+    if base_dir is not None and not isinstance(base_dir, (str, os.PathLike)):
+        raise InvalidParameterError(f"The 'base_dir' parameter of {func} must be a folder path or None. "
+                                    f"Got {base_dir!r} instead.")
+    if metric_options is not None and (not isinstance(metric_options, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, Mapping) for k, v in metric_options.items())):
+        raise InvalidParameterError(f"The 'metric_options' parameter of {func} must map metric names to keyword "
+                                    f"mappings, e.g. {{'fsim': {{'downsample': 'pool'}}}}. Got {metric_options!r} instead.")
+    options = {k.lower(): v for k, v in (metric_options or {}).items()}  # registry names are lower case
+    unused = sorted(set(options) - set(names))
+    if unused:
+        raise InvalidParameterError(f"The 'metric_options' parameter of {func} has options for {unused}, which are not "
+                                    f"among the chosen metrics {names}.")
+    base = None if base_dir is None else Path(base_dir)
+    run = functools.partial(_score_pair, names=tuple(names), data_range=dr, base_dir=base, options=options,
+                            n_pairs=len(items))
+    results = get_executor(executor).map(run, [(i, r, t) for i, (r, t) in enumerate(items)])
+    return pd.DataFrame(list(itertools.chain.from_iterable(results)), columns=SCORE_COLUMNS)
+
+
+def _check_scores(scores: object, func: str) -> None:
+    if not isinstance(scores, pd.DataFrame):
+        raise InvalidParameterError(f"The 'scores' parameter of {func} must be a pandas DataFrame (the score_pairs "
+                                    f"table). Got {type(scores).__name__} instead.")
+
+
+def oriented_scores(scores: pd.DataFrame) -> pd.Series:
+    """``value`` signed so that higher means better quality (metrics registered as lower-is-better negated).
+
+    Raises
+    ------
+    InvalidParameterError
+        A metric that is not registered (its direction is unknown).
+    """
+    _check_scores(scores, "oriented_scores")
+    check_columns(scores, ["metric", "value"], where="scores")
+    sign = {}
+    for m in scores["metric"].unique():
+        try:
+            sign[m] = 1.0 if get_metric(m).higher_is_better else -1.0
+        except KeyError as exc:
+            raise InvalidParameterError(f"scores: the direction of metric {m!r} is unknown ({exc.args[0]}); "
+                                        "pass orient=False to correlate the values as they are.") from None
+    return scores["value"].astype(float) * scores["metric"].map(sign)
+
+
+def metric_rank_agreement(scores: pd.DataFrame, *, over: str = "test", metrics: Sequence[str] | None = None,
+                          orient: bool = True) -> pd.DataFrame:
+    """SRCC and KRCC between every two metrics' rankings (metric vs metric, not metric vs expert).
+
+    The scores of each metric are oriented (:func:`oriented_scores`, with ``orient``) and averaged per value of
+    the ``over`` column (the unit ranked: ``'test'`` ranks the test images; ``'degradation'`` ranks the
+    degradations by their mean over images). For each two metrics, Spearman's rho (average ranks for ties)
+    and Kendall's tau-b are computed over the units both scored, as ``scipy.stats.spearmanr`` and
+    ``kendalltau``; fewer than two units, or a metric constant over them, gives NaN.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        ``metric, value`` and the ``over`` column, e.g. the :func:`score_pairs` table.
+    over : str, default='test'
+        The column whose values are ranked.
+    metrics : sequence of str, optional
+        These metrics, in this order; by default every metric in ``scores``, in order of appearance.
+    orient : bool, default=True
+        Negate lower-is-better metrics first, so that agreement is positive.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        ``metric_a, metric_b, over, srcc, krcc, n`` for every two metrics (``a`` before ``b``); ``n`` is the
+        number of units both metrics scored (units either lacks are left out of that pair).
+
+    Raises
+    ------
+    SchemaError
+        Missing columns, non-numeric values, or a requested metric without scores.
+    InvalidParameterError
+        An unregistered metric with ``orient=True``.
+    """
+    func = "metric_rank_agreement"
+    _check_scores(scores, func)
+    if not isinstance(over, str):
+        raise InvalidParameterError(f"The 'over' parameter of {func} must be a column name (str). Got {over!r} instead.")
+    if metrics is not None and (isinstance(metrics, str) or not isinstance(metrics, Sequence)
+                                or not all(isinstance(m, str) for m in metrics)):
+        raise InvalidParameterError(f"The 'metrics' parameter of {func} must be a sequence of metric names or None. "
+                                    f"Got {metrics!r} instead.")
+    if not isinstance(orient, (bool, np.bool_)):
+        raise InvalidParameterError(f"The 'orient' parameter of {func} must be a bool. Got {orient!r} instead.")
+    check_columns(scores, ["metric", "value", over], where="scores")
+    values = pd.to_numeric(scores["value"], errors="coerce")
+    bad = values.isna() & scores["value"].notna()
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise SchemaError(f"scores: column 'value' must be numeric; row {i} has {scores['value'].iloc[i]!r}.")
+    d = pd.DataFrame({"unit": scores[over].to_numpy(), "metric": scores["metric"].astype(str).to_numpy(),
+                      "value": values.to_numpy(float)})
+    present = list(dict.fromkeys(d["metric"]))
+    chosen = present if metrics is None else [str(m) for m in metrics]
+    missing = [m for m in chosen if m not in present]
+    if missing:
+        raise SchemaError(f"scores: no values for metric(s) {missing}; have {present}.")
+    d = d[d["metric"].isin(chosen)]
+    if orient:
+        d = d.assign(value=oriented_scores(d))
+    wide = d.groupby(["unit", "metric"], sort=False)["value"].mean().unstack("metric")
+    rows = []
+    for a, b in itertools.combinations(chosen, 2):
+        both = wide[[a, b]].dropna()
+        s, k = _corr(both[a].to_numpy(), both[b].to_numpy())
+        rows.append({"metric_a": a, "metric_b": b, "over": over, "srcc": s, "krcc": k, "n": int(len(both))})
+    return pd.DataFrame(rows, columns=["metric_a", "metric_b", "over", "srcc", "krcc", "n"])
