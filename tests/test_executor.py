@@ -80,7 +80,7 @@ def _same_boxes(a, b):
 # ---------------------------------------------------------------- the executors themselves
 
 def test_serial_and_process_map_in_order():
-    items = list(range(-40, 41))
+    items = list(range(-40, 61))
     want = [abs(x) for x in items]
     assert SerialExecutor().map(abs, items) == want
     assert ProcessExecutor(2).map(abs, items) == want
@@ -144,6 +144,9 @@ def test_get_executor_bad_objects_and_workers():
         ProcessExecutor(0)
     with pytest.raises(InvalidParameterError, match="'chunks_per_worker' parameter of ProcessExecutor"):
         ProcessExecutor(2, chunks_per_worker=-1)
+    with pytest.raises(InvalidParameterError, match=r"The 'mp_context' parameter of ProcessExecutor must be one of "
+                                                    r"\[.*'spawn'.*\] or a multiprocessing context. Got 'thread'"):
+        ProcessExecutor(2, mp_context="thread")
     assert workers_executor(1) == SerialExecutor()
     assert workers_executor(0).max_workers is None and workers_executor(4).max_workers == 4
     with pytest.raises(InvalidParameterError, match=r"The number of workers must be an int >= 0 \(1: in process, "
@@ -200,6 +203,15 @@ def test_heatmap_error_names_the_map_position_under_any_executor(upsampling):
     for ex in (None, "serial", ProcessExecutor(2)):
         with pytest.raises(SchemaError, match=r"^heatmap 70: its value range .*overflows float64"):
             heatmaps_to_boxes(maps, image_shape=(48, 48), upsampling=upsampling, executor=ex)
+
+
+@pytest.mark.slow
+def test_spawned_workers_give_the_same_boxes():
+    # a fresh interpreter per worker: the shard function must be importable and its data picklable
+    maps = _maps(70, size=8)
+    kw = dict(image_shape=(40, 40), thresholds=(60.0, 180.0))
+    _same_boxes(heatmaps_to_boxes(maps, **kw), heatmaps_to_boxes(maps, **kw, executor=ProcessExecutor(
+        2, mp_context="spawn")))
 
 
 def test_evaluate_heatmaps_identical_serial_vs_process():

@@ -5,9 +5,8 @@ top-level function applied to a list of items, and handed to an *executor*. Wher
 executor's business and nobody else's:
 
 * :class:`SerialExecutor` (the default everywhere): in this process, in order.
-* :class:`ProcessExecutor`: a ``concurrent.futures.ProcessPoolExecutor`` on this machine; the items are
-  cut into contiguous chunks, one task per chunk, so ``func`` and its bound data are pickled once per
-  chunk, not once per item.
+* :class:`ProcessExecutor`: a ``concurrent.futures.ProcessPoolExecutor`` on this machine; ``func`` (with
+  its bound data) goes to each worker once, and the items are cut into contiguous chunks, one task each.
 * :class:`DaskExecutor`: a ``dask.distributed`` client (a local cluster or a scheduler address); the
   optional ``dask`` extra (``pip install cxreval[dask]``).
 
@@ -33,6 +32,7 @@ True
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -113,6 +113,23 @@ def _apply_chunk(func: Callable[[Any], Any], chunk: Sequence[Any]) -> list[Any]:
     return [func(x) for x in chunk]
 
 
+_WORKER_FUNC: Callable[[Any], Any] | None = None
+
+
+def _init_worker(func: Callable[[Any], Any]) -> None:
+    """Process-pool initializer: keep the mapped function in the worker (sent once per worker, not per task)."""
+    global _WORKER_FUNC
+    _WORKER_FUNC = func
+
+
+def _apply_worker_chunk(chunk: Sequence[Any]) -> list[Any]:
+    """Run the worker's function (see :func:`_init_worker`) on one chunk."""
+    func = _WORKER_FUNC
+    if func is None:  # pragma: no cover - only if the pool was built without the initializer
+        raise RuntimeError("cxreval.executor: worker process has no function to run.")
+    return [func(x) for x in chunk]
+
+
 def _check_workers(value: object, *, name: str, func: str) -> int | None:
     if value is None:
         return None
@@ -132,9 +149,11 @@ def _default_workers() -> int:
 class ProcessExecutor:
     """Worker processes on this machine (``concurrent.futures.ProcessPoolExecutor``).
 
-    Each :meth:`map` starts a pool, cuts ``items`` into contiguous chunks (``chunks_per_worker`` per
-    worker, at most one per item), runs one task per chunk, returns the results in item order and
-    shuts the pool down; no process outlives the call.
+    Each :meth:`map` starts a pool whose workers receive ``func`` once (the pool's initializer: no copy at
+    all under the ``fork`` start method), cuts ``items`` into contiguous chunks (``chunks_per_worker`` per
+    worker, at most one per item), runs one task per chunk, returns the results in item order and shuts
+    the pool down; no process outlives the call. So a function bound to large read-only data
+    (``functools.partial``) costs one transfer per worker, and each task carries only its items.
 
     Parameters
     ----------
@@ -142,8 +161,9 @@ class ProcessExecutor:
         Worker processes (default: the CPUs this process may use). A map over fewer items uses fewer.
     chunks_per_worker : int, default=4
         Tasks per worker; more balances uneven items better, fewer pickles ``func`` fewer times.
-    mp_context : multiprocessing context, optional
-        Passed to ``ProcessPoolExecutor`` (default: the platform's start method).
+    mp_context : {'fork', 'spawn', 'forkserver'} or multiprocessing context, optional
+        Start method of the workers (default: the platform's). Under ``'spawn'`` and ``'forkserver'``
+        ``func`` must be importable by name in a fresh interpreter.
 
     Notes
     -----
@@ -156,6 +176,12 @@ class ProcessExecutor:
         self.max_workers = _check_workers(max_workers, name="max_workers", func="ProcessExecutor")
         cpw = _check_workers(chunks_per_worker, name="chunks_per_worker", func="ProcessExecutor")
         self.chunks_per_worker = _CHUNKS_PER_WORKER if cpw is None else cpw
+        if isinstance(mp_context, str):
+            methods = multiprocessing.get_all_start_methods()
+            if mp_context not in methods:
+                raise InvalidParameterError(f"The 'mp_context' parameter of ProcessExecutor must be one of {methods} "
+                                            f"or a multiprocessing context. Got {mp_context!r} instead.")
+            mp_context = multiprocessing.get_context(mp_context)
         self.mp_context = mp_context
 
     def __repr__(self) -> str:
@@ -167,8 +193,9 @@ class ProcessExecutor:
             return []
         workers = min(self.max_workers or _default_workers(), len(items))
         chunks = chunk_items(items, workers * self.chunks_per_worker)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=self.mp_context) as pool:
-            futures = [pool.submit(_apply_chunk, func, c) for c in chunks]
+        with ProcessPoolExecutor(max_workers=workers, mp_context=self.mp_context, initializer=_init_worker,
+                                 initargs=(func,)) as pool:
+            futures = [pool.submit(_apply_worker_chunk, c) for c in chunks]
             try:
                 parts = [f.result() for f in futures]
             except BaseException:
