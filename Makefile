@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= demo-out
 
-.PHONY: demo test install lint
+.PHONY: demo test install lint typecheck
 
 $(BIN)/cxreval: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -23,3 +23,7 @@ test: install
 
 lint: install
 	$(BIN)/ruff check src tests bench
+
+# Not part of test/CI: reports typing errors without failing the build's tests.
+typecheck: install
+	$(BIN)/mypy src/cxreval

@@ -2,11 +2,17 @@
 
 Does a conclusion (which model, localizer or image-processing method is best) survive a change of
 evaluation reference? cxreval loads every label source into one table and measures how rankings move.
+
+Importing ``cxreval`` is cheap and has no side effects: only the exceptions and the finding vocabulary
+load eagerly. The subpackages (``cxreval.classification``, ``cxreval.report``, ...) and the entry points
+re-exported here (``cxreval.evaluate_auc``, ``cxreval.read_labels``, ...) are imported on first access
+(PEP 562 module ``__getattr__``), so ``import cxreval`` does not pull in pandas, SciPy or plotly.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .exceptions import (
     CxrevalError,
@@ -17,15 +23,40 @@ from .exceptions import (
     UndefinedMetricWarning,
 )
 from .findings import ALIASES, CHESTXRAY8, CHESTXRAY14, CHEXPERT, canonical_finding
-from .labels import (
-    LabelState,
-    binarize,
-    read_labels,
-    read_wide_labels,
-    validate_label_table,
-    validate_predictions,
+
+__version__ = "0.1.0"
+
+# public name -> the submodule (relative to cxreval) that defines it; imported on first access
+_LAZY_ATTRS: dict[str, str] = {
+    # label tables and results
+    "LabelState": "labels", "binarize": "labels", "read_labels": "labels", "read_wide_labels": "labels",
+    "validate_label_table": "labels", "validate_predictions": "labels",
+    "ConfidenceInterval": "results", "ReadReport": "results", "ReadResult": "results",
+    # classification, bootstrap, ranking
+    "evaluate_auc": "classification", "roc_auc_score": "classification", "compare_auc": "classification",
+    "delong_test": "classification", "AUCResult": "classification",
+    "draw_plan": "bootstrap", "ResamplingPlan": "bootstrap", "BootstrapResult": "bootstrap",
+    "ranking_stability": "ranking", "RankingStabilityResult": "ranking",
+    # agreement and fusion
+    "agreement_table": "agreement", "agreement_scores": "agreement", "cohen_kappa": "agreement",
+    "AgreementResult": "agreement",
+    "get_fusion": "fusion", "list_fusion": "fusion", "fuse_label_table": "fusion", "FusionResult": "fusion",
+    # localization, IQA, report
+    "LocalizationProtocol": "localization", "heatmaps_to_boxes": "localization", "score_images": "localization",
+    "get_metric": "iqa", "list_metrics": "iqa", "score_pairs": "iqa",
+    "write_report": "report",
+    # data, splits, execution, published tables
+    "load_dataset": "datasets", "list_datasets": "datasets", "fetch_metadata": "datasets",
+    "metadata_path": "datasets",
+    "patient_split": "splits", "audit_split": "splits", "read_split_lists": "splits",
+    "get_executor": "executor",
+    "load_xqa_auc_table": "published",
+}
+
+_SUBMODULES: tuple[str, ...] = (
+    "agreement", "bootstrap", "classification", "datasets", "exceptions", "executor", "findings", "fusion",
+    "iqa", "labels", "localization", "published", "ranking", "report", "results", "splits",
 )
-from .results import ConfidenceInterval, ReadReport, ReadResult
 
 __all__ = [
     "__version__",
@@ -49,4 +80,109 @@ __all__ = [
     "ConfidenceInterval",
     "ReadReport",
     "ReadResult",
+    "evaluate_auc",
+    "roc_auc_score",
+    "compare_auc",
+    "delong_test",
+    "AUCResult",
+    "draw_plan",
+    "ResamplingPlan",
+    "BootstrapResult",
+    "ranking_stability",
+    "RankingStabilityResult",
+    "agreement_table",
+    "agreement_scores",
+    "cohen_kappa",
+    "AgreementResult",
+    "get_fusion",
+    "list_fusion",
+    "fuse_label_table",
+    "FusionResult",
+    "LocalizationProtocol",
+    "heatmaps_to_boxes",
+    "score_images",
+    "get_metric",
+    "list_metrics",
+    "score_pairs",
+    "write_report",
+    "load_dataset",
+    "list_datasets",
+    "fetch_metadata",
+    "metadata_path",
+    "patient_split",
+    "audit_split",
+    "read_split_lists",
+    "get_executor",
+    "load_xqa_auc_table",
+    "agreement",
+    "bootstrap",
+    "classification",
+    "datasets",
+    "exceptions",
+    "executor",
+    "findings",
+    "fusion",
+    "iqa",
+    "labels",
+    "localization",
+    "published",
+    "ranking",
+    "report",
+    "results",
+    "splits",
 ]
+
+if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
+    from . import (
+        agreement,
+        bootstrap,
+        classification,
+        datasets,
+        executor,
+        fusion,
+        iqa,
+        labels,
+        localization,
+        published,
+        ranking,
+        report,
+        results,
+        splits,
+    )
+    from .agreement import AgreementResult, agreement_scores, agreement_table, cohen_kappa
+    from .bootstrap import BootstrapResult, ResamplingPlan, draw_plan
+    from .classification import AUCResult, compare_auc, delong_test, evaluate_auc, roc_auc_score
+    from .datasets import fetch_metadata, list_datasets, load_dataset, metadata_path
+    from .executor import get_executor
+    from .fusion import FusionResult, fuse_label_table, get_fusion, list_fusion
+    from .iqa import get_metric, list_metrics, score_pairs
+    from .labels import (
+        LabelState,
+        binarize,
+        read_labels,
+        read_wide_labels,
+        validate_label_table,
+        validate_predictions,
+    )
+    from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
+    from .published import load_xqa_auc_table
+    from .ranking import RankingStabilityResult, ranking_stability
+    from .report import write_report
+    from .results import ConfidenceInterval, ReadReport, ReadResult
+    from .splits import audit_split, patient_split, read_split_lists
+
+
+def __getattr__(name: str) -> Any:
+    """Import a subpackage or a re-exported entry point on first access (PEP 562)."""
+    if name in _LAZY_ATTRS:
+        value = getattr(importlib.import_module(f".{_LAZY_ATTRS[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -3,7 +3,7 @@ message names the parameter, file, column or value and what was expected."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Sized
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ def normalize_rng(rng: object) -> np.random.Generator:
             f"The 'rng' parameter must be None, an int seed or a numpy Generator. Got {rng!r} instead.") from exc
 
 
-def check_consistent_length(*arrays: Sequence[object], names: Sequence[str] | None = None) -> None:
+def check_consistent_length(*arrays: Sized, names: Sequence[str] | None = None) -> None:
     lengths = [len(a) for a in arrays]
     if len(set(lengths)) > 1:
         named = ", ".join(f"{n}={m}" for n, m in zip(names or [f"arg{i}" for i in range(len(arrays))], lengths))
@@ -58,7 +58,7 @@ def check_positive_int(value: object, *, name: str, func: str, minimum: int = 1)
     return int(value)
 
 
-def check_choice(value: object, choices: Iterable[str], *, name: str, func: str) -> str:
+def check_choice(value: object, choices: Iterable[object], *, name: str, func: str) -> str:
     choices = tuple(choices)
     if value not in choices:
         raise InvalidParameterError(

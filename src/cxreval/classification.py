@@ -33,6 +33,7 @@ import logging
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -156,8 +157,8 @@ class _AUCIndex:
         pos_s = s[pos]
         self.lo = np.searchsorted(neg_s, pos_s, side="left")
         self.hi = np.searchsorted(neg_s, pos_s, side="right")
-        self._seg = None
-        self._mats = {}
+        self._seg: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._mats: dict[tuple[int, int], tuple[np.ndarray | None, sparse.csr_array]] = {}
 
     def __getstate__(self) -> dict[str, object]:
         # the matrix cache is keyed by id(group), which does not survive pickling: ship the (group, matrix)
@@ -165,7 +166,7 @@ class _AUCIndex:
         return {"neg": self.neg, "pos": self.pos, "lo": self.lo, "hi": self.hi, "seg": self._seg,
                 "mats": list(self._mats.values())}
 
-    def __setstate__(self, state: dict[str, object]) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.neg, self.pos, self.lo, self.hi = state["neg"], state["pos"], state["lo"], state["hi"]
         self._seg = state["seg"]
         self._mats = {(id(g), m.shape[1]): (g, m) for g, m in state["mats"]}  # type: ignore[attr-defined]

@@ -22,11 +22,16 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from .cli._common import write_summary, write_table
 from .exceptions import CxrevalError, InvalidParameterError
+
+if TYPE_CHECKING:
+    from .ranking import RankingStabilityResult
 
 __all__ = ["DemoContext", "DemoSection", "DemoResult", "SECTIONS", "run_demo"]
 
@@ -100,7 +105,7 @@ class DemoResult:
 # data helpers
 # ------------------------------------------------------------------------------------------------
 
-def _need(module: str, what: str, command: str) -> object:
+def _need(module: str, what: str, command: str) -> ModuleType:
     import importlib
 
     try:
@@ -218,7 +223,7 @@ def chexpert_predictions(ctx: DemoContext) -> pd.DataFrame:
 # sections
 # ------------------------------------------------------------------------------------------------
 
-def _write_ranking(res: object, out: Path) -> None:
+def _write_ranking(res: RankingStabilityResult, out: Path) -> None:
     write_table(res.correlations, out, "rank_correlation")
     write_table(res.rankings, out, "rankings")
     write_table(res.top_changes, out, "top_changes")

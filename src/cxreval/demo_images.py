@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -134,7 +135,7 @@ def _iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str]:
 
 
 def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
-            n_images: int = IQA_N_IMAGES) -> dict[str, object]:
+            n_images: int = IQA_N_IMAGES) -> dict[str, Any]:
     """Degrade, score and compare metrics into ``out`` (``scores.csv``, ``degradation_ranking.csv``,
     ``metric_vs_metric.csv``, ``manifest.csv``, ``plan.yaml``). Returns facts for the summary.
 
@@ -218,7 +219,7 @@ def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng:
     from .localization import ErrorModel, coverage, error_model_maps, heatmaps_to_boxes
 
     model = ErrorModel()
-    gen = np.random.default_rng(rng)
+    gen = np.random.default_rng(rng)  # type: ignore[arg-type]
     size = model.image_size
     names = {p.name: p for p in images}
     sub = boxes[boxes["image_id"].astype(str).isin(names)]

@@ -490,7 +490,7 @@ def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = N
     extra_cols = [c for c in df.columns if c not in fcols]
     layout = WideLayout(id_column, dict(zip(canon, fcols)), df[extra_cols].copy())
     renamed = [f"{a} -> {b}" for a, b in zip(fcols, canon) if a != b]
-    notes = (f"renamed findings: {', '.join(renamed)}",) if renamed else ()
+    notes: tuple[str, ...] = (f"renamed findings: {', '.join(renamed)}",) if renamed else ()
     other = [c for c in extra_cols if c != id_column]
     if other:
         notes += (f"non-finding columns kept in the result's layout.extra: {other}",)

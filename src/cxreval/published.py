@@ -60,7 +60,7 @@ def _finding(name: str) -> str:
 
 
 def _read(name: str) -> pd.DataFrame:
-    with resources.files("cxreval").joinpath("data", "xqa", name).open("rb") as fh:
+    with resources.files("cxreval").joinpath("data").joinpath("xqa").joinpath(name).open("rb") as fh:
         return pd.read_csv(fh)
 
 

@@ -152,17 +152,19 @@ class RankingStabilityResult:
                 "top_changes": self.top_changes.to_dict(orient="records")}
 
 
-def _cubes_from_result(res: AUCResult, dataset: str) -> list[tuple[str, str, list[str], list[str], dict[str, str],
-                                                                     np.ndarray, np.ndarray | None]]:
-    out = []
+# (dataset, finding, models, references, model -> group, point (models x references), bootstrap cube or None)
+_Cube = tuple[str, str, list[str], list[str], dict[str, str], np.ndarray, "np.ndarray | None"]
+
+
+def _cubes_from_result(res: AUCResult, dataset: str) -> list[_Cube]:
+    out: list[_Cube] = []
     for j, f in enumerate(res.findings):
         out.append((dataset, f, list(res.models), list(res.references), dict(res.groups),
                     res.point[:, j, :], res.distribution[:, j, :, :]))
     return out
 
 
-def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[tuple[str, str, list[str], list[str],
-                                                                                      dict[str, str], np.ndarray, None]]:
+def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[_Cube]:
     check_columns(df, ("model", "finding", "reference", "auc"), where="AUC table")
     t = df.copy()
     if "group" not in t.columns:
@@ -175,7 +177,7 @@ def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[t
         i = int(np.flatnonzero(auc.isna().to_numpy())[0])
         raise SchemaError(f"AUC table row {i}: 'auc' {t['auc'].iloc[i]!r} is not a number.")
     t["auc"] = auc.astype(float)
-    out = []
+    out: list[_Cube] = []
     for (ds, f), sub in t.groupby(["dataset", "finding"], sort=False):
         dup = sub.duplicated(["model", "reference"], keep=False)
         if dup.any():
@@ -243,7 +245,7 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
         if pairs is None:
             prs = list(combinations(refs, 2))
         else:
-            prs = [tuple(p) for p in pairs]
+            prs = [tuple(p) for p in pairs]  # type: ignore[misc]  # lengths are checked below
             for p in prs:
                 for r in p:
                     if r not in refs:
@@ -274,7 +276,7 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
             if D is not None:
                 finite = np.isfinite(D).all(axis=0)  # (refs, B)
                 mx = np.nanmax(np.where(np.isfinite(D), D, -np.inf), axis=0)
-                is_max = (D == mx[None]) & finite[None]
+                is_max = (D == mx[None]) & finite[None]  # type: ignore[index]
                 share = is_max / np.maximum(is_max.sum(axis=0, keepdims=True), 1)
                 n_ok = finite.sum(axis=-1)  # per ref
                 with np.errstate(invalid="ignore", divide="ignore"):
@@ -284,7 +286,7 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
                 if np.isnan(colb).all():
                     continue
                 best = np.flatnonzero(colb == np.nanmax(colb))
-                for q in best:
+                for q in best:  # type: ignore[assignment]
                     for k, r in enumerate(refs):
                         pb = float(prob_best[q, k]) if D is not None else float("nan")
                         top_rows.append((ds, f, gname, rb, models[idx[q]], r, P[q, k], ranks[q, k],

@@ -30,6 +30,7 @@ Examples
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,7 +157,7 @@ class LeakageAudit:
 
 def _validate_fractions(fractions: object, names: object, func: str) -> tuple[tuple[float, ...], tuple[str, ...]]:
     try:
-        fr = tuple(float(f) for f in fractions)  # type: ignore[union-attr]
+        fr = tuple(float(f) for f in fractions)  # type: ignore[attr-defined]
     except (TypeError, ValueError):
         raise InvalidParameterError(f"The 'fractions' parameter of {func} must be a sequence of floats in "
                                     f"(0, 1] summing to 1. Got {fractions!r} instead.") from None
@@ -242,8 +243,8 @@ def _allocate_strata(sizes: np.ndarray, fractions: tuple[float, ...], gen: np.ra
             cnt[i, j] += 1
             row_left[i] -= 1
             col_left[j] -= 1
-    for i in np.flatnonzero(row_left > 0):  # rare: fill what the first pass could not place
-        for j in np.flatnonzero(col_left > 0):
+    for i in np.flatnonzero(row_left > 0):  # type: ignore[assignment]  # rare: fill what the first pass could not place
+        for j in np.flatnonzero(col_left > 0):  # type: ignore[assignment]
             take = min(row_left[i], col_left[j])
             cnt[i, j] += take
             row_left[i] -= take
@@ -341,7 +342,7 @@ def _split_name(path: Path) -> str:
     return stem
 
 
-def read_split_lists(directory: str | Path, *, pattern: str = "*list.txt") -> ReadResult:
+def read_split_lists(directory: str | os.PathLike[str], *, pattern: str = "*list.txt") -> ReadResult:
     """Read every ``*list.txt`` file of a folder as one split part.
 
     Each file holds one study id (image file name) per line; the part is named after the file without
@@ -402,7 +403,7 @@ def write_split_lists(assignments: pd.DataFrame, directory: str | Path) -> dict[
 
 def _isin(values: pd.Series, members: object) -> np.ndarray:
     """``values.isin(members)`` as a boolean array; a hash lookup (pandas' Arrow-string ``isin`` is slow)."""
-    return pd.Index(members).unique().get_indexer(values) >= 0  # type: ignore[arg-type]
+    return pd.Index(members).unique().get_indexer(values) >= 0  # type: ignore[call-overload]
 
 
 def _as_split_table(splits: object) -> pd.DataFrame:

@@ -166,7 +166,7 @@ class _Grids:
     def get(self, source: str) -> tuple[pd.Index, pd.Index, np.ndarray]:
         if source not in self._cache:
             if self._groups is None:
-                self._groups = {str(k): v for k, v in self.labels.groupby("source", sort=False).indices.items()}
+                self._groups = {str(k): v for k, v in self.labels.groupby("source", sort=False).indices.items()}  # type: ignore[misc]
             sub = self.labels.iloc[self._groups[source]]
             si, studies = pd.factorize(sub["study_id"], sort=False)
             fi, findings = pd.factorize(sub["finding"], sort=False)
@@ -213,8 +213,8 @@ def _pair_states(labels: pd.DataFrame | _Grids, a: str, b: str, *, findings: lis
         raise SchemaError(f"Sources {a!r} and {b!r} have no study in common.")
     rows_a = np.flatnonzero(in_b)
     rows_b = sb.get_indexer(common)
-    grid_a = readonly(ga[np.ix_(rows_a, fa_idx.get_indexer(use))])
-    grid_b = readonly(gb[np.ix_(rows_b, fb_idx.get_indexer(use))])
+    grid_a = readonly(ga[np.ix_(rows_a, fa_idx.get_indexer(use))])  # type: ignore[arg-type]
+    grid_b = readonly(gb[np.ix_(rows_b, fb_idx.get_indexer(use))])  # type: ignore[arg-type]
     return PairedStates(a, b, tuple(map(str, common)), tuple(use), grid_a, grid_b, only_a, only_b,
                         tuple(f for f in fa if f not in set(fb)), tuple(f for f in fb if f not in set(fa)))
 

@@ -54,7 +54,7 @@ def _as_codes(values: object, *, name: str, func: str, allowed: Sequence[float] 
     numeric = None
     if isinstance(values, (pd.Series, pd.Index)) and values.dtype.kind in "iuf" or str(getattr(values, "dtype", "")) in (
             "Int8", "Int16", "Int32", "Int64"):
-        numeric = values.to_numpy(dtype=float, na_value=np.nan)  # type: ignore[union-attr]
+        numeric = values.to_numpy(dtype=float, na_value=np.nan)  # type: ignore[attr-defined]
     elif isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
         numeric = values.astype(float)
     if numeric is not None:
@@ -437,5 +437,5 @@ def agreement_scores(states_a: object, states_b: object, *, weights: str | None 
         warnings.warn(f"agreement_scores: {', '.join(undefined)} undefined (n={int(c.sum())}; a kappa is "
                       "undefined when both sources use one identical class only). Returning NaN.",
                       UndefinedMetricWarning, stacklevel=2)
-    return AgreementResult(**{k: float(s[k]) for k in SCORE_NAMES}, n=int(c.sum()), confusion=c,
+    return AgreementResult(**{k: float(s[k]) for k in SCORE_NAMES}, n=int(c.sum()), confusion=c,  # type: ignore[arg-type]
                            weights=weights, not_mentioned=not_mentioned, **drops)

@@ -49,7 +49,7 @@ def localize(
     executor = workers_executor(workers)
     proto = LocalizationProtocol(upsampling=upsampling, thresholds=tuple(threshold),
                                  strict_threshold=not inclusive_threshold, connectivity=connectivity,
-                                 rules=tuple(rule), T_values=tuple(t_values), strict_T=not inclusive_t,
+                                 rules=tuple(rule), T_values=tuple(t_values), strict_T=not inclusive_t,  # type: ignore[arg-type]
                                  image_shape=(image_size, image_size))
     refs = read_nih_boxes(boxes, image_shape=(image_size, image_size))
     res = evaluate_heatmaps(load_heatmaps(heatmaps), refs.table, protocol=proto, missing_maps=missing_maps,

@@ -68,9 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except Exception as exc:
         # usage errors: click's ClickException (typer >= 0.29 vendors click, older typer depends on it)
-        if callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()
-            return int(exc.exit_code)
+        show, exit_code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(exit_code, int):
+            show()
+            return int(exit_code)
         raise
     return 0
 

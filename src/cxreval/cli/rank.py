@@ -72,7 +72,7 @@ def rank_summary(res: RankingStabilityResult, corr: pd.DataFrame, *, source: str
     t = t[t.group == ALL_MODELS] if (t.group == ALL_MODELS).any() else t
     if len(t):
         rows = []
-        for (ds, f, bu, m), g in t.groupby(["dataset", "finding", "best_under", "model"], sort=False):
+        for (ds, f, bu, m), g in t.groupby(["dataset", "finding", "best_under", "model"], sort=False):  # type: ignore[assignment]
             ranks = ", ".join(f"{r}: {rk:g}" + (f" ({lo}-{hi})" if lo != hi else "")
                               for r, rk, lo, hi in zip(g.reference, g["rank"], g.rank_min, g.rank_max))
             rows.append({"dataset": ds, "finding": f, "best under": bu, "model": m, "rank under each reference": ranks})

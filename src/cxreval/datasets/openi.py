@@ -136,7 +136,8 @@ def read_openi_reports(path: str | os.PathLike[str] | None = None, *,
         raise InvalidParameterError(f"The 'require_images' parameter of read_openi_reports must be a bool. "
                                     f"Got {require_images!r} instead.")
     p = metadata_path(OPENI_FILE, cache_dir_=cache_dir, path=path)
-    rows, dropped, seen = [], [], {}
+    rows, dropped = [], []
+    seen: dict[object, str] = {}
     extra: dict[str, int] = {}
     n_read = 0
     for i, (name, data) in enumerate(_members(p)):

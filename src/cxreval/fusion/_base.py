@@ -414,7 +414,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     out["state"] = pd.array(out["state"].to_numpy(), dtype="Int8")
     per_item = ann.groupby(["study_id", "finding"]).size()
     n_partial = int((per_item < per_item.max()).sum())
-    hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}
+    hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}  # type: ignore[call-overload]
     return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial,
                         hist)
 

@@ -118,7 +118,7 @@ def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: i
     """
     key = reader * K + label
     by_label = [np.flatnonzero(label == k) for k in range(K)]
-    best = (-np.inf, None, None)
+    best: tuple[float, np.ndarray | None, np.ndarray | None] = (-np.inf, None, None)
     lls = np.empty(n_restarts)
     theta_prior = np.array([alpha, beta])
     for r in range(n_restarts):
@@ -142,7 +142,7 @@ def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: i
         lls[r] = ll
         if ll > best[0]:
             best = (ll, spam, strategy)
-    _, spam, strategy = best
+    _, spam, strategy = best  # type: ignore[assignment]  # set by the first restart
     _, post, _, _ = _e_step(item, reader, label, n_items, K, spam, strategy, by_label)
     return post.T, spam, strategy, lls
 

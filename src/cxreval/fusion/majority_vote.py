@@ -82,7 +82,7 @@ class _ExtremeRule(BaseFusion):
     def _fit(self, ann: Annotations) -> None:
         init = -1 if self._reduce is np.maximum else N_STATES
         out = np.full(ann.n_items, init, dtype=np.int64)
-        self._reduce.at(out, ann.item, ann.label)
+        self._reduce.at(out, ann.item, ann.label)  # type: ignore[attr-defined]
         self.labels_ = _label_series(ann.items, out)
         self.probas_ = _proba_frame(ann.items, np.eye(N_STATES)[out])
 

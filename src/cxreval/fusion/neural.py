@@ -225,7 +225,7 @@ class NeuralFusion:
             raise SchemaError(f"The annotation table passed to {func} needs a 'finding' column: neural fusion "
                               f"learns from every finding at once.")
         ann = encode_annotations(data, func=func)
-        items = ann.items.remove_unused_levels()
+        items = ann.items.remove_unused_levels()  # type: ignore[attr-defined]
         return ann, items.levels[0], np.asarray(items.codes[0])
 
     def _features(self, ann: Annotations, study_code: np.ndarray, n_studies: int) -> np.ndarray:
@@ -233,7 +233,7 @@ class NeuralFusion:
         f_map = np.array([self.findings_.index(f) if f in self.findings_ else -1 for f in ann.findings])
         R, F = len(self.readers_), len(self.findings_)
         X = np.zeros((n_studies, F * R * N_STATES))
-        f = f_map[ann.finding[ann.item]]
+        f = f_map[ann.finding[ann.item]]  # type: ignore[index]
         r = r_map[ann.reader]
         ok = (f >= 0) & (r >= 0)
         X[study_code[ann.item][ok], (f[ok] * R + r[ok]) * N_STATES + ann.label[ok]] = 1.0
@@ -254,7 +254,7 @@ class NeuralFusion:
         if key.duplicated().any():
             i = int(np.flatnonzero(key.duplicated())[0])
             raise SchemaError(f"{where} repeats (study_id, finding) = ({s[i]!r}, {f[i]!r}) at row {i}.")
-        si = studies.get_indexer(s)
+        si = studies.get_indexer(s)  # type: ignore[arg-type]
         fi = np.array([self.findings_.index(x) if x in self.findings_ else -1 for x in f], dtype=np.int64)
         ok = (si >= 0) & (fi >= 0)
         if not ok.any():
@@ -350,10 +350,10 @@ class NeuralFusion:
         ref_pos = np.full(len(studies), -1)
         ref_pos[np.flatnonzero(has_ref)] = np.arange(n_ref)
         in_ref = (ref_pos[item_s] >= 0) & (Y[item_s, item_f] >= 0)
-        proba[in_ref] = oof[ref_pos[item_s[in_ref]], item_f[in_ref]]
+        proba[in_ref] = oof[ref_pos[item_s[in_ref]], item_f[in_ref]]  # type: ignore[index]
         self.probas_ = _proba_frame(ann.items, proba)
         self.labels_ = _label_series(ann.items, proba.argmax(axis=1))
-        ref_items = pd.MultiIndex.from_arrays([np.repeat(studies[has_ref], F), np.tile(list(self.findings_), n_ref)],
+        ref_items = pd.MultiIndex.from_arrays([np.repeat(studies[has_ref], F), np.tile(list(self.findings_), n_ref)],  # type: ignore[index]
                                               names=["study_id", "finding"])
         self.oof_probas_ = pd.DataFrame(oof.reshape(-1, N_STATES), index=ref_items,
                                         columns=pd.Index(list(STATES), name="label"))
@@ -373,7 +373,7 @@ class NeuralFusion:
         f_idx = np.array([self.findings_.index(f) if f in self.findings_ else -1 for f in ann.findings])
         item_f = f_idx[ann.finding]
         if (item_f < 0).any():
-            bad = ann.findings[int(ann.finding[np.flatnonzero(item_f < 0)[0]])]
+            bad = ann.findings[int(ann.finding[np.flatnonzero(item_f < 0)[0]])]  # type: ignore[index]
             raise SchemaError(f"{func}: finding {bad!r} was not in the data the model was fitted on "
                               f"{list(self.findings_)}.")
         return _proba_frame(ann.items, out[study_code, item_f])

@@ -269,7 +269,9 @@ def check_pair(image_true: object, image_test: object, data_range: object, *, fu
 
 def gaussian_kernel(size: int | tuple[int, int], sigma: float) -> np.ndarray:
     """MATLAB's ``fspecial('gaussian', size, sigma)``: a normalised 2-D Gaussian window."""
-    h, w = (size, size) if np.isscalar(size) else size  # type: ignore[misc]
+    h: int
+    w: int
+    h, w = (size, size) if np.isscalar(size) else size  # type: ignore[assignment, misc]
     y = np.arange(h, dtype=np.float64) - (h - 1) / 2.0
     x = np.arange(w, dtype=np.float64) - (w - 1) / 2.0
     k = np.exp(-(y[:, None] ** 2 + x[None, :] ** 2) / (2.0 * sigma * sigma))

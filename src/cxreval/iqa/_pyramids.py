@@ -25,6 +25,8 @@ W. T. Freeman, E. H. Adelson, D. J. Heeger, "Shiftable multiscale transforms", I
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy import ndimage
 from scipy.special import factorial
@@ -175,7 +177,7 @@ def _d4(free: tuple[float, ...]) -> np.ndarray:
     return np.vstack([top, top[-2::-1]])
 
 
-def sp5_filters() -> dict[str, object]:
+def sp5_filters() -> dict[str, Any]:
     """The ``sp5Filters`` set: ``hi0filt`` (9x9), ``lo0filt`` (5x5), ``lofilt`` (9x9) and ``bfilts``, a
     list of the six 7x7 oriented band-pass filters (as correlation kernels, row = y, column = x)."""
     b0 = np.zeros((7, 7))

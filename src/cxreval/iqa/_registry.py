@@ -81,7 +81,8 @@ def register_iqa(name: str, *, reference: Reference, higher_is_better: bool,
         key = name.lower()
         if key in _REGISTRY and _REGISTRY[key].func is not func:
             raise ValueError(f"IQA metric {key!r} is registered twice")
-        _REGISTRY[key] = MetricSpec(key, func, reference, higher_is_better, tuple(value_range), description,
+        _REGISTRY[key] = MetricSpec(key, func, reference, higher_is_better, tuple(value_range),  # type: ignore[arg-type]
+                                    description,
                                     needs_weights)
         return func
 

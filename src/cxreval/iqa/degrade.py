@@ -201,8 +201,9 @@ def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
     dtype = str(raw.get("output_dtype", "same"))
     if dtype not in ("same", "uint8", "uint16", "float32"):
         raise SchemaError(f"{where}: 'output_dtype' must be one of same, uint8, uint16, float32. Got {dtype!r}.")
-    entries = []
-    for i, e in enumerate(raw["degradations"]):
+    entries: list[tuple[str, str, dict, int | None]] = []
+    e: object
+    for i, e in enumerate(raw["degradations"]):  # type: ignore[arg-type]
         if not isinstance(e, Mapping) or "transform" not in e:
             raise SchemaError(f"{where}: degradation #{i} must be a mapping with a 'transform'. Got {e!r}.")
         t = str(e["transform"])
@@ -214,9 +215,9 @@ def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
         grids = [v if isinstance(v, list) else [v] for v in params.values()]
         combos = list(itertools.product(*grids))
         for combo in combos:
-            p = dict(zip(keys, combo))
-            name = str(e["name"]) if "name" in e and len(combos) == 1 else _name(t, p)
-            entries.append((name, t, p, e.get("seed")))
+            combo_params = dict(zip(keys, combo))
+            name = str(e["name"]) if "name" in e and len(combos) == 1 else _name(t, combo_params)
+            entries.append((name, t, combo_params, e.get("seed")))
     names = [n for n, *_ in entries]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

@@ -171,7 +171,7 @@ def iobb(boxes_pred: object, boxes_true: object) -> np.ndarray:
 
 
 def _frac_box(b: object) -> tuple[Fraction, ...]:
-    return tuple(Fraction(float(v)) if not isinstance(v, Rational) else Fraction(v) for v in b)  # type: ignore[union-attr]
+    return tuple(Fraction(float(v)) if not isinstance(v, Rational) else Fraction(v) for v in b)  # type: ignore[attr-defined]
 
 
 def area_exact(box: object) -> Fraction:

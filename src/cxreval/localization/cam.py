@@ -82,7 +82,7 @@ def _torch() -> Any:
     return torch
 
 
-def _named_module(model: Any, name: str, *, param: str, func: str) -> Any:
+def _named_module(model: Any, name: object, *, param: str, func: str) -> Any:
     modules = dict(model.named_modules())
     if not isinstance(name, str) or not name or name not in modules:
         names = [n for n in modules if n]
@@ -454,5 +454,5 @@ def save_heatmaps(path: str | os.PathLike[str], maps: object | Mapping[str, obje
             raise SchemaError("'image_ids' and 'findings' are required to key an array of maps.")
         keyed = heatmap_dict(maps, image_ids=image_ids, findings=findings)
         renames = {f: canonical_finding(f) for f in findings if canonical_finding(f) != f}
-    np.savez_compressed(path, **keyed)
+    np.savez_compressed(path, **keyed)  # type: ignore[arg-type]
     return renames

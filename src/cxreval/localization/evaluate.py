@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import SupportsFloat
 
 import numpy as np
 import pandas as pd
@@ -68,7 +69,7 @@ class LocalizationResult:
                 "summary": self.summary.to_dict(orient="records")}
 
 
-def _col(rule: str, T: object, strict: bool) -> str:
+def _col(rule: str, T: SupportsFloat, strict: bool) -> str:
     return f"{rule}{'>' if strict else '>='}{float(T):g}"
 
 
@@ -234,7 +235,7 @@ def real_boxes_study(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel 
                 sc = score_images([P[j] for j in idx], G, rule=rule, T_values=T_values)
                 for ti, T in enumerate(T_values):
                     rows.append({"variant": variant, "localizer": lname, "threshold": thr, "finding": f,
-                                 "rule": rule, "T": float(T), "acc": float(sc.acc()[ti]), "afp": float(sc.afp()[ti]),
+                                 "rule": rule, "T": float(T), "acc": float(sc.acc()[ti]), "afp": float(sc.afp()[ti]),  # type: ignore[arg-type]
                                  "n_boxes": int(sc.n_refs.sum()), "n_images": len(idx),
                                  "median_area_fraction": med})
     return pd.DataFrame(rows)

@@ -151,7 +151,7 @@ def check_heatmaps(heatmaps: object, *, name: str = "heatmap", batch: bool = Fal
 
 def _check_shape(image_shape: object) -> tuple[int, int]:
     try:
-        h, w = (int(v) for v in image_shape)  # type: ignore[union-attr]
+        h, w = (int(v) for v in image_shape)  # type: ignore[attr-defined]
         ok = h >= 1 and w >= 1
     except (TypeError, ValueError):
         ok = False
@@ -673,8 +673,8 @@ def heatmap_peaks(heatmaps: object, image_shape: tuple[int, int] = (1024, 1024),
     out = np.zeros((n, 2), dtype=np.int64)
     if upsampling == "nearest":
         for k in range(n):
-            r, c = np.unravel_index(np.argmax(maps[k]), (h, w))
-            out[k] = (np.searchsorted(rax.i0, r), np.searchsorted(cax.i0, c))
+            r0, c0 = np.unravel_index(np.argmax(maps[k]), (h, w))
+            out[k] = (np.searchsorted(rax.i0, r0), np.searchsorted(cax.i0, c0))
         return out
     for b0 in range(0, n, _BATCH):
         chunk = maps[b0:b0 + _BATCH]

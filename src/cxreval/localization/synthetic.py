@@ -26,7 +26,7 @@ from scipy import ndimage
 from .._validation import check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError
 from .boxes import box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
-from .heatmaps import heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
+from .heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
 from .protocol import DEFAULT_T, score_images
 from .table4 import TABLE4_ACC, denominators
 
@@ -209,8 +209,9 @@ def _hand_bilinear(hm: np.ndarray, img: int) -> np.ndarray:
     return rows[:, i0] * (1 - t) + rows[:, i1] * t
 
 
-def _localize(maps: np.ndarray, refs: np.ndarray, img: int) -> dict[tuple, list[np.ndarray]]:
-    """Every localizer on one stack of maps: {(localizer, upsampling, threshold): boxes per map}."""
+def _localize(maps: np.ndarray, refs: np.ndarray,
+              img: int) -> tuple[dict[tuple, list[np.ndarray]], list[HeatmapRuns]]:
+    """Every localizer on one stack of maps: ``({(localizer, upsampling, threshold): boxes per map}, runs)``."""
     out: dict[tuple, list[np.ndarray]] = {}
     runs = heatmap_runs(maps, (img, img), thresholds=(60.0, 180.0))
     for thr, r in zip((60, 180), runs):
@@ -251,8 +252,8 @@ def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = 
     lines = part_a_lines(img)
 
     # localizers on every map stack
-    loc: dict[tuple[str, str], dict] = {}
-    runs_noisy: dict[str, list] = {}
+    loc: dict[tuple[str, str], dict[tuple, list[np.ndarray]]] = {}
+    runs_noisy: dict[str, list[HeatmapRuns]] = {}
     for s in SIZES:
         refs = np.array([c.box for c in cases[s]])
         for variant in ("noise-free", "noisy"):
@@ -290,20 +291,22 @@ def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = 
     for s in SIZES:
         for variant in ("noise-free", "noisy"):
             for oname in (("bilinear",) if variant == "noise-free" else ("bilinear", "nearest")):
-                for thr in (60, 180):
-                    order.append((variant, "heatmap", oname, thr, s))
+                for thr_px in (60, 180):
+                    order.append((variant, "heatmap", oname, thr_px, s))
             order.append((variant, "tiny box", "bilinear", "-", s))
             order.append((variant, "whole image", "-", "-", s))
     runs_b = {key: loc[(key[0], key[4])][key[1:4]] for key in order}
     refs_by_size = {s: np.array([c.box for c in cases[s]], dtype=np.int64).reshape(-1, 4) for s in SIZES}
-    P, G, run_id = [], [], []
+    P_parts: list[np.ndarray] = []
+    G_parts: list[np.ndarray] = []
+    run_id: list[np.ndarray] = []
     for ri, key in enumerate(order):
         for k, pb in enumerate(runs_b[key]):
-            P.append(pb.reshape(-1, 4))
-            G.append(np.repeat(refs_by_size[key[4]][k:k + 1], len(pb), axis=0))
+            P_parts.append(pb.reshape(-1, 4))
+            G_parts.append(np.repeat(refs_by_size[key[4]][k:k + 1], len(pb), axis=0))
             run_id.append(np.full(len(pb), ri))
-    P = np.concatenate(P).astype(np.int64)
-    G = np.concatenate(G).astype(np.int64)
+    P = np.concatenate(P_parts).astype(np.int64)
+    G = np.concatenate(G_parts).astype(np.int64)
 
     oracle_refs = [refs_by_size[s][k:k + 1] for s in SIZES for k in range(N)]
     ok = True
@@ -330,8 +333,8 @@ def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = 
                  f"IoBB != IoU in {cont_ne}; inside it {int(insd.sum())}, IoBB != 1 in {insd_ne}")
     either = 0
     for T in TS:
-        a = exceeds(P, G, T, measure="iobb")
-        either += int(((exceeds(P, G, T, measure="iou") | a) != a).sum())
+        a_iobb = exceeds(P, G, T, measure="iobb")
+        either += int(((exceeds(P, G, T, measure="iou") | a_iobb) != a_iobb).sum())
     lines.append(f" 'IoU > T or IoBB > T' differs from 'IoBB > T' in {either} of {len(P) * len(TS)} "
                  "box-threshold pairs")
     # the box formula against pixel counts (separable: a box's pixel set is a product of two ranges)
@@ -384,7 +387,7 @@ def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = 
             "x_min": P[:, 0], "y_min": P[:, 1], "x_max": P[:, 2], "y_max": P[:, 3],
             "ref_x_min": G[:, 0], "ref_y_min": G[:, 1], "ref_x_max": G[:, 2], "ref_y_max": G[:, 3],
             "iou": inter / union, "iobb": inter / ap})
-    checks = {"bilinear_max_abs_diff": float(d_bil), "cxreval_bilinear_max_abs_diff": d_cx, "nearest_differing_pixels": d_nn,
+    checks: dict[str, object] = {"bilinear_max_abs_diff": float(d_bil), "cxreval_bilinear_max_abs_diff": d_cx, "nearest_differing_pixels": d_nn,
               "box_extraction_mismatches": mism, "connectivity_differences": conn_diff, "oracle_ok": ok,
               "n_scored_boxes": len(P), "iobb_lt_iou": viol, "containing": int(cont.sum()),
               "containing_iobb_ne_iou": cont_ne, "inside": int(insd.sum()), "inside_iobb_ne_1": insd_ne,

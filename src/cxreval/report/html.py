@@ -105,7 +105,7 @@ def _slug(text: str, used: set[str]) -> str:
 
 
 def _template(name: str) -> str:
-    return resources.files("cxreval.report").joinpath("templates", name).read_text(encoding="utf-8")
+    return resources.files("cxreval.report").joinpath("templates").joinpath(name).read_text(encoding="utf-8")
 
 
 def _unavailable_html(items: Sequence[Unavailable]) -> str:

@@ -481,7 +481,7 @@ def iqa_scatter(merged: pd.DataFrame, *, value: str = "value", zmos: str = "zmos
     return fig
 
 
-def _ci_columns(df: pd.DataFrame, stat: str) -> tuple[str | None, str | None]:
+def _ci_columns(df: pd.DataFrame, stat: str) -> tuple[str, str] | tuple[None, None]:
     for lo, hi in ((f"{stat}_low", f"{stat}_high"), (f"{stat}_ci_low", f"{stat}_ci_high"),
                    (f"{stat}_lo", f"{stat}_hi"), (f"{stat}_lower", f"{stat}_upper")):
         if lo in df.columns and hi in df.columns:
@@ -499,7 +499,7 @@ def iqa_correlation_bars(ma: pd.DataFrame, *, title: str = "Metric agreement wit
         v = _num(ma, stat)
         lo_c, hi_c = _ci_columns(ma, stat)
         err = None
-        if lo_c:
+        if lo_c and hi_c:
             lo, hi = _num(ma, lo_c), _num(ma, hi_c)
             err = {"type": "data", "symmetric": False, "array": np.clip(np.nan_to_num(hi - v), 0, None),
                    "arrayminus": np.clip(np.nan_to_num(v - lo), 0, None)}
@@ -565,7 +565,7 @@ def metric_correlation_matrix(mvm: pd.DataFrame, *, title: str = "Agreement betw
         df["over"] = "all"
     metrics = ordered(pd.concat([df["metric_a"], df["metric_b"]]), summary_first=False)
     fig = go.Figure()
-    panels = []
+    panels: list[tuple[str, list[int], dict]] = []
     for over in ordered(df["over"], summary_first=False):
         sub = df[df["over"].astype(str) == over]
         for stat in (s for s in ("srcc", "krcc") if s in df.columns):

@@ -329,7 +329,7 @@ def _build_iqa(folder: Path) -> list[Block]:
     if spath is not None:
         fig, missing, heading = None, why_s, "Metric scores vs expert z-MOS"
         if not why_s and zpath is not None and not why_z:
-            merged, missing = _iqa_merge(scores, zmos)
+            merged, missing = _iqa_merge(scores, zmos)  # type: ignore[arg-type]  # both loaded (no why_*)
             if merged is not None and merged.empty:
                 missing = "no score row matches a z-MOS row"
             elif merged is not None:
@@ -337,9 +337,9 @@ def _build_iqa(folder: Path) -> list[Block]:
         elif not why_s:
             missing = (f"metric vs expert z-MOS: no zmos.csv (expert ratings) in this folder; with ratings, "
                        f"`{_AGREE_CMD}` produces it")
-            if "degradation" in scores.columns:
+            if "degradation" in scores.columns:  # type: ignore[union-attr]  # loaded: why_s is empty
                 heading = "Metric scores per degradation"
-                fig = plots.iqa_by_degradation(scores)
+                fig = plots.iqa_by_degradation(scores)  # type: ignore[arg-type]
         body = html_table(scores, name=spath.stem, source=spath) if scores is not None and not scores.empty else ""
         out.append(Block(heading, fig, body, missing))
     if zpath is not None and zmos is not None and not zmos.empty:
