@@ -4,11 +4,14 @@ message names the parameter, file, column or value and what was expected."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence, Sized
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
 from .exceptions import InvalidParameterError, SchemaError
+
+_T = TypeVar("_T")
 
 __all__ = [
     "check_consistent_length",
@@ -58,12 +61,13 @@ def check_positive_int(value: object, *, name: str, func: str, minimum: int = 1)
     return int(value)
 
 
-def check_choice(value: object, choices: Iterable[object], *, name: str, func: str) -> str:
+def check_choice(value: _T, choices: Iterable[object], *, name: str, func: str) -> _T:
+    """Return ``value`` unchanged if it is one of ``choices``, else raise naming the parameter."""
     choices = tuple(choices)
     if value not in choices:
         raise InvalidParameterError(
             f"The '{name}' parameter of {func} must be one of {list(choices)}. Got {value!r} instead.")
-    return str(value)
+    return value
 
 
 def check_finite(a: np.ndarray, *, name: str, where: str = "") -> np.ndarray:

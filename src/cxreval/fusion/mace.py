@@ -55,7 +55,7 @@ import pandas as pd
 from scipy.special import digamma
 
 from .._validation import check_choice, check_positive_int, normalize_rng
-from ..exceptions import InvalidParameterError
+from ..exceptions import CxrevalError, InvalidParameterError
 from ._base import N_STATES, Annotations, BaseFusion, _label_series, _proba_frame, register_fusion
 from .dawid_skene import _groups
 
@@ -142,7 +142,10 @@ def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: i
         lls[r] = ll
         if ll > best[0]:
             best = (ll, spam, strategy)
-    _, spam, strategy = best  # type: ignore[assignment]  # set by the first restart
+    if best[1] is None:
+        raise CxrevalError(f"MACE: the marginal log-likelihood was not finite in any of the {n_restarts} "
+                           f"restart(s) (values {lls.tolist()}); check the annotations and the smoothing.")
+    _, spam, strategy = best  # type: ignore[assignment]  # a finite restart set it
     _, post, _, _ = _e_step(item, reader, label, n_items, K, spam, strategy, by_label)
     return post.T, spam, strategy, lls
 
