@@ -256,13 +256,13 @@ def test_jackknife_and_bca():
 
 @pytest.mark.parametrize("r", [0, 1, 2, 3, 4, 5, 8, 9, 10, 15, 16, 17, 63, 64, 65, 101])
 def test_blocked_row_cumsum_equals_numpy(r):
-    from cxreval.classification import _cumsum_rows_inplace
+    from cxreval._auc_kernel import cumsum_rows_inplace
 
     g = np.random.default_rng(r)
     for dt in (np.int32, np.int64):
         x = g.integers(0, 50, size=(r, 7)).astype(dt)
         ref = np.cumsum(x, axis=0)
-        _cumsum_rows_inplace(x)
+        cumsum_rows_inplace(x)
         assert np.array_equal(x, ref) and x.dtype == dt
 
 
@@ -292,7 +292,7 @@ def test_weighted_auc_rejects_bad_weights():
 
 def test_grouped_kernel_equals_per_study_weights():
     """Patient-count weights through the (segments x patients) matrix equal the expanded per-study weights."""
-    from cxreval.classification import _AUCIndex
+    from cxreval._auc_kernel import AUCIndex
 
     g = np.random.default_rng(5)
     n, n_pat = 300, 90
@@ -300,7 +300,7 @@ def test_grouped_kernel_equals_per_study_weights():
     y = (g.random(n) < 0.2)
     s = np.round(g.normal(size=n) + y, 1)
     ct = np.ascontiguousarray(g.multinomial(n_pat, np.full(n_pat, 1 / n_pat), size=50).T.astype(np.int32))
-    idx = _AUCIndex(y, s)
+    idx = AUCIndex(y, s)
     a = idx.auc_grouped(ct, group)
     b = idx.auc_t(np.ascontiguousarray(ct[group]))
     assert np.array_equal(a, b, equal_nan=True)
