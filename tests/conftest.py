@@ -22,9 +22,9 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def metadata_dir() -> Path:
     """The torchxrayvision metadata cache; skips when `cxreval data fetch` has not run."""
-    from cxreval.datasets.fetch import cache_dir
+    from cxreval.datasets.fetch import resolve_cache_dir
 
-    d = cache_dir() / "torchxrayvision-data"
+    d = resolve_cache_dir() / "torchxrayvision-data"
     if not (d / ".wheel_sha256").exists():
         pytest.skip(f"public metadata not cached in {d}; run `cxreval data fetch`")
     return d

@@ -115,13 +115,13 @@ def _need(module: str, what: str, command: str) -> ModuleType:
 
 
 def _metadata(ctx: DemoContext, name: str) -> Path:
-    from .datasets.fetch import WHEEL_SHA256, cache_dir, fetch_metadata
+    from .datasets.fetch import WHEEL_SHA256, fetch_metadata, resolve_cache_dir
 
-    stamp = cache_dir(ctx.cache_dir) / "torchxrayvision-data" / ".wheel_sha256"
+    stamp = resolve_cache_dir(ctx.cache_dir) / "torchxrayvision-data" / ".wheel_sha256"
     if not ctx.download and not (stamp.exists() and stamp.read_text().strip() == WHEEL_SHA256):
         raise NotBuilt(f"public metadata not cached in {stamp.parent} and downloads are off", "cxreval data fetch")
     try:
-        res = fetch_metadata(cache_dir_=ctx.cache_dir)
+        res = fetch_metadata(cache_dir=ctx.cache_dir)
     except CxrevalError as exc:
         raise NotBuilt(f"public metadata unavailable: {exc}", "cxreval data fetch") from exc
     return res.files[name]
@@ -131,7 +131,7 @@ def _pinned(ctx: DemoContext, local_path: str) -> Path:
     from .datasets.mirror import fetch_file
 
     try:
-        return fetch_file(local_path, mirror=ctx.mirror, cache_dir_=ctx.cache_dir, download=ctx.download)
+        return fetch_file(local_path, mirror=ctx.mirror, cache_dir=ctx.cache_dir, download=ctx.download)
     except CxrevalError as exc:
         raise NotBuilt(str(exc), f"cxreval demo --data-mirror DIR  (DIR holding {local_path})") from exc
 

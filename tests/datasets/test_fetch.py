@@ -17,9 +17,9 @@ from cxreval.datasets.fetch import (
     METADATA_FILES,
     WHEEL_FILE,
     WHEEL_SHA256,
-    cache_dir,
     fetch_metadata,
     metadata_path,
+    resolve_cache_dir,
     sha256_file,
 )
 from cxreval.exceptions import CxrevalError, DataUnavailableError
@@ -46,7 +46,7 @@ def test_sha256_file_matches_hashlib(tmp_path):
 def test_from_wheel_extracts_every_file_then_is_cached(tmp_path):
     whl, sha = _fake_wheel(tmp_path)
     msgs = []
-    res = fetch_metadata(cache_dir_=tmp_path / "cache", from_wheel=whl, expected_sha256=sha, progress=msgs.append)
+    res = fetch_metadata(cache_dir=tmp_path / "cache", from_wheel=whl, expected_sha256=sha, progress=msgs.append)
     assert res.action == "extracted" and res.wheel_sha256 == sha
     assert res.directory == tmp_path / "cache" / "torchxrayvision-data"
     assert sorted(res.files) == sorted(METADATA_FILES)
@@ -56,9 +56,9 @@ def test_from_wheel_extracts_every_file_then_is_cached(tmp_path):
     assert any("verifying SHA-256" in m for m in msgs) and any("extracting" in m for m in msgs)
     assert not list(res.directory.glob("*.part"))
     # second call: nothing to do
-    again = fetch_metadata(cache_dir_=tmp_path / "cache", from_wheel=whl, expected_sha256=sha)
+    again = fetch_metadata(cache_dir=tmp_path / "cache", from_wheel=whl, expected_sha256=sha)
     assert again.action == "cached" and again.files == res.files
-    assert fetch_metadata(cache_dir_=tmp_path / "cache", from_wheel=whl, expected_sha256=sha,
+    assert fetch_metadata(cache_dir=tmp_path / "cache", from_wheel=whl, expected_sha256=sha,
                           force=True).action == "extracted"
     d = res.to_dict()
     assert d["action"] == "extracted" and d["files"][METADATA_FILES[0]].endswith(METADATA_FILES[0])
@@ -66,9 +66,9 @@ def test_from_wheel_extracts_every_file_then_is_cached(tmp_path):
 
 def test_missing_file_in_cache_triggers_extraction(tmp_path):
     whl, sha = _fake_wheel(tmp_path)
-    res = fetch_metadata(cache_dir_=tmp_path, from_wheel=whl, expected_sha256=sha)
+    res = fetch_metadata(cache_dir=tmp_path, from_wheel=whl, expected_sha256=sha)
     res.files[METADATA_FILES[1]].unlink()
-    assert fetch_metadata(cache_dir_=tmp_path, from_wheel=whl, expected_sha256=sha).action == "extracted"
+    assert fetch_metadata(cache_dir=tmp_path, from_wheel=whl, expected_sha256=sha).action == "extracted"
     assert res.files[METADATA_FILES[1]].exists()
 
 
@@ -77,7 +77,7 @@ def test_checksum_mismatch_is_rejected(tmp_path):
     msg = (rf"Checksum mismatch for wheel '{re.escape(str(whl))}': SHA-256 {sha}, expected {WHEEL_SHA256} "
            r"\(torchxrayvision==1.5.7\). The file is corrupt or not the pinned release")
     with pytest.raises(DataUnavailableError, match=msg):
-        fetch_metadata(cache_dir_=tmp_path / "cache", from_wheel=whl)
+        fetch_metadata(cache_dir=tmp_path / "cache", from_wheel=whl)
     # nothing was stamped as fetched
     assert not (tmp_path / "cache" / "torchxrayvision-data" / ".wheel_sha256").exists()
 
@@ -86,9 +86,9 @@ def test_wheel_without_metadata_and_missing_wheel(tmp_path):
     whl, sha = _fake_wheel(tmp_path, with_data=False)
     with pytest.raises(DataUnavailableError, match=rf"Wheel '{re.escape(str(whl))}' does not hold the expected "
                                                    r"metadata: .*Data_Entry_2017_v2020.csv.gz"):
-        fetch_metadata(cache_dir_=tmp_path, from_wheel=whl, expected_sha256=sha)
+        fetch_metadata(cache_dir=tmp_path, from_wheel=whl, expected_sha256=sha)
     with pytest.raises(DataUnavailableError, match=r"Wheel '.*nope.whl' does not exist"):
-        fetch_metadata(cache_dir_=tmp_path, from_wheel=tmp_path / "nope.whl")
+        fetch_metadata(cache_dir=tmp_path, from_wheel=tmp_path / "nope.whl")
 
 
 def test_offline_pip_failure_gives_clear_error(tmp_path, monkeypatch):
@@ -104,7 +104,7 @@ def test_offline_pip_failure_gives_clear_error(tmp_path, monkeypatch):
     msg = (r"Could not download torchxrayvision==1.5.7 from PyPI \(offline\?\): ERROR: Could not find a version.*"
            r"run `cxreval data fetch --from-wheel PATH`")
     with pytest.raises(DataUnavailableError, match=msg):
-        fetch_metadata(cache_dir_=tmp_path)
+        fetch_metadata(cache_dir=tmp_path)
     cmd = calls[0]
     assert cmd[1:4] == ["-m", "pip", "download"] and "--no-deps" in cmd and "torchxrayvision==1.5.7" in cmd
     assert "install" not in cmd
@@ -117,7 +117,7 @@ def test_pip_cannot_run(tmp_path, monkeypatch):
     monkeypatch.setattr(fetch.subprocess, "run", boom)
     with pytest.raises(DataUnavailableError, match=r"Could not run pip to download torchxrayvision==1.5.7: "
                                                    r"no such interpreter"):
-        fetch_metadata(cache_dir_=tmp_path)
+        fetch_metadata(cache_dir=tmp_path)
 
 
 def test_download_path_with_fake_pip(tmp_path, monkeypatch):
@@ -129,7 +129,7 @@ def test_download_path_with_fake_pip(tmp_path, monkeypatch):
         return subprocess.CompletedProcess(cmd, 0, stdout="Saved\n", stderr="")
 
     monkeypatch.setattr(fetch.subprocess, "run", fake_pip)
-    res = fetch_metadata(cache_dir_=tmp_path / "c", expected_sha256=sha)
+    res = fetch_metadata(cache_dir=tmp_path / "c", expected_sha256=sha)
     assert res.action == "downloaded" and res.files[METADATA_FILES[0]].exists()
     # the downloaded wheel lived in a temporary folder that is gone
     assert [p.name for p in (tmp_path / "c").iterdir()] == ["torchxrayvision-data"]
@@ -138,18 +138,18 @@ def test_download_path_with_fake_pip(tmp_path, monkeypatch):
 def test_cache_dir_resolution(tmp_path, monkeypatch):
     monkeypatch.delenv("CXREVAL_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert cache_dir() == tmp_path / "xdg" / "cxreval"
+    assert resolve_cache_dir() == tmp_path / "xdg" / "cxreval"
     monkeypatch.setenv("CXREVAL_CACHE", str(tmp_path / "env"))
-    assert cache_dir() == tmp_path / "env"
-    assert cache_dir(tmp_path / "arg") == tmp_path / "arg"
+    assert resolve_cache_dir() == tmp_path / "env"
+    assert resolve_cache_dir(tmp_path / "arg") == tmp_path / "arg"
 
 
 def test_metadata_path(tmp_path):
     with pytest.raises(DataUnavailableError, match=r"BBox_List_2017.csv.gz is not in the cache .*; run "
                                                    r"`cxreval data fetch` first"):
-        metadata_path("BBox_List_2017.csv.gz", cache_dir_=tmp_path)
+        metadata_path("BBox_List_2017.csv.gz", cache_dir=tmp_path)
     with pytest.raises(DataUnavailableError, match=r"'x.csv' is not one of the fetched metadata files"):
-        metadata_path("x.csv", cache_dir_=tmp_path)
+        metadata_path("x.csv", cache_dir=tmp_path)
     with pytest.raises(DataUnavailableError, match=r"File '.*mine.csv' does not exist"):
         metadata_path("BBox_List_2017.csv.gz", path=tmp_path / "mine.csv")
     own = tmp_path / "mine.csv"

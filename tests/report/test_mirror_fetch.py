@@ -46,10 +46,10 @@ def test_mirror_copy_is_used_and_verified(shared_data: Path) -> None:
 
 def test_download_into_cache_then_cached(tmp_path: Path, fake_github: str) -> None:
     cache = tmp_path / "cache"
-    p = fetch_file(ENTRY.local_path, mirror=tmp_path / "empty", cache_dir_=cache, base_url=fake_github, files=[ENTRY])
+    p = fetch_file(ENTRY.local_path, mirror=tmp_path / "empty", cache_dir=cache, base_url=fake_github, files=[ENTRY])
     assert p == cache / "mirror" / "preds" / "model.csv" and p.read_bytes() == CONTENT
     # now offline: the verified cached copy is enough
-    q = fetch_file(ENTRY.local_path, mirror=tmp_path / "empty", cache_dir_=cache, base_url="file:///nonexistent",
+    q = fetch_file(ENTRY.local_path, mirror=tmp_path / "empty", cache_dir=cache, base_url="file:///nonexistent",
                    files=[ENTRY], download=False)
     assert q == p
 
@@ -57,22 +57,22 @@ def test_download_into_cache_then_cached(tmp_path: Path, fake_github: str) -> No
 def test_offline_is_data_unavailable(tmp_path: Path) -> None:
     with pytest.raises(DataUnavailableError, match=r"Could not download 'preds/model.csv' from file:///nowhere/.*"
                                                    r"offline\?.*--data-mirror"):
-        fetch_file(ENTRY.local_path, mirror=tmp_path, cache_dir_=tmp_path / "c", base_url="file:///nowhere",
+        fetch_file(ENTRY.local_path, mirror=tmp_path, cache_dir=tmp_path / "c", base_url="file:///nowhere",
                    files=[ENTRY])
     assert not list((tmp_path / "c").rglob("*.csv"))  # no partial file left behind
     with pytest.raises(DataUnavailableError, match="downloading is off"):
-        fetch_file(ENTRY.local_path, mirror=tmp_path, cache_dir_=tmp_path / "c", files=[ENTRY], download=False)
+        fetch_file(ENTRY.local_path, mirror=tmp_path, cache_dir=tmp_path / "c", files=[ENTRY], download=False)
 
 
 def test_checksum_mismatch(tmp_path: Path, fake_github: str) -> None:
     bad = MirrorFile(ENTRY.local_path, ENTRY.repo, ENTRY.commit, ENTRY.repo_path, ENTRY.n_bytes, "0" * 64)
     with pytest.raises(DataUnavailableError, match=r"Checksum mismatch for file://.*expected 0{64}"):
-        fetch_file(bad.local_path, mirror=tmp_path / "m", cache_dir_=tmp_path / "c", base_url=fake_github, files=[bad])
+        fetch_file(bad.local_path, mirror=tmp_path / "m", cache_dir=tmp_path / "c", base_url=fake_github, files=[bad])
     m = tmp_path / "m" / "preds"
     m.mkdir(parents=True)
     (m / "model.csv").write_bytes(CONTENT.replace(b"0.25", b"0.26"))
     with pytest.raises(DataUnavailableError, match=r"Mirror copy .*model\.csv' does not match the pinned SHA-256"):
-        fetch_file(ENTRY.local_path, mirror=tmp_path / "m", cache_dir_=tmp_path / "c", files=[ENTRY])
+        fetch_file(ENTRY.local_path, mirror=tmp_path / "m", cache_dir=tmp_path / "c", files=[ENTRY])
 
 
 def test_unknown_file_hint() -> None:

@@ -30,7 +30,7 @@ def fetch(
     """Download the torchxrayvision==1.5.7 wheel (pip, no install), verify its SHA-256, extract metadata."""
     console = Console(stderr=True)
     with console.status("fetching public metadata") as status:
-        res = fetch_metadata(cache_dir_=cache_dir, from_wheel=from_wheel, force=force,
+        res = fetch_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force,
                              progress=lambda msg: status.update(msg))
     if json_out:
         echo_json(res.to_dict())

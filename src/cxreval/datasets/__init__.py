@@ -30,12 +30,12 @@ import pandas as pd
 
 from ..exceptions import DataUnavailableError, InvalidParameterError
 from ..results import ReadReport, ReadResult
-from .fetch import METADATA_FILES, FetchResult, cache_dir, fetch_metadata, metadata_path
+from .fetch import METADATA_FILES, FetchResult, fetch_metadata, metadata_path, resolve_cache_dir
 
 __all__ = [
     "METADATA_FILES",
     "FetchResult",
-    "cache_dir",
+    "resolve_cache_dir",
     "fetch_metadata",
     "metadata_path",
     "DatasetSpec",
@@ -115,7 +115,7 @@ def _chexpert_train(path: str | os.PathLike[str] | None = None, *, cache_dir: st
     """CheXpert train labels (CheXpert report labeler; 1/0/-1/blank) as the long label table."""
     from ..labels import read_wide_labels
 
-    p = metadata_path("chexpert_train.csv.gz", cache_dir_=cache_dir, path=path)
+    p = metadata_path("chexpert_train.csv.gz", cache_dir=cache_dir, path=path)
     return read_wide_labels(p, source=source, id_column="Path")
 
 
@@ -181,7 +181,7 @@ def load_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
     path : path, optional
         The user's own copy of the file (or folder, for folder datasets); default the fetched copy.
     cache_dir : path, optional
-        Cache directory override (see :func:`cxreval.datasets.fetch.cache_dir`).
+        Cache directory override (see :func:`cxreval.datasets.fetch.resolve_cache_dir`).
     **kwargs
         Passed to the loader.
 
@@ -206,7 +206,7 @@ def load_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
         raise InvalidParameterError(f"The 'path' parameter of load_dataset must be a path or None. "
                                     f"Got {type(path).__name__} instead.")
     if path is None:
-        path = metadata_path(spec.default, cache_dir_=cache_dir)  # type: ignore[arg-type]
+        path = metadata_path(spec.default, cache_dir=cache_dir)  # type: ignore[arg-type]
     res = fn(path, **kwargs)
     if isinstance(res, ReadResult):
         return res

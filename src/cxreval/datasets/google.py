@@ -56,7 +56,7 @@ def load_labels(path: str | os.PathLike[str] | None = None, *,
     so the table joins :func:`cxreval.datasets.nih.load_labels`. Google's split is the column ``split``
     (``test`` / ``val``) and ``table.attrs['split']`` maps study → split.
     """
-    p = metadata_path(GOOGLE_FILE, cache_dir_=cache_dir, path=path)
+    p = metadata_path(GOOGLE_FILE, cache_dir=cache_dir, path=path)
     where = f"file {str(p)!r}"
     df = pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
     check_columns(df, ("Image Index", "Patient ID", "Set Id", *_RAW), where=where)

@@ -5,7 +5,7 @@ Each file is identified by its path in a mirror folder laid out like the project
 (e.g. ``chexpert_test/groundtruth.csv``). :data:`PINNED` gives, for every such file, the repository,
 the full commit, the path in the repository, the size and the SHA-256; the raw URL is
 ``https://raw.githubusercontent.com/<repo>/<commit>/<path>``. :func:`fetch_file` looks in the mirror
-first, then in the cache (``cache_dir()/mirror``), then downloads into the cache; every copy is checked
+first, then in the cache (``resolve_cache_dir()/mirror``), then downloads into the cache; every copy is checked
 against the pinned SHA-256 before it is used. Being offline raises
 :class:`~cxreval.exceptions.DataUnavailableError` (callers such as ``cxreval demo`` then mark a section
 as unavailable), never a crash.
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..exceptions import DataUnavailableError, InvalidParameterError
-from .fetch import cache_dir, sha256_file
+from .fetch import resolve_cache_dir, sha256_file
 
 __all__ = [
     "RAW_BASE_URL",
@@ -279,7 +279,7 @@ def _download(entry: MirrorFile, dest: Path, *, base_url: str, timeout: float) -
 
 
 def fetch_file(local_path: str, *, mirror: str | os.PathLike[str] | None = None,
-               cache_dir_: str | os.PathLike[str] | None = None, base_url: str = RAW_BASE_URL,
+               cache_dir: str | os.PathLike[str] | None = None, base_url: str = RAW_BASE_URL,
                timeout: float = 30.0, download: bool = True, files: Sequence[MirrorFile] = PINNED) -> Path:
     """Return a verified local copy of a pinned reference file.
 
@@ -289,8 +289,8 @@ def fetch_file(local_path: str, *, mirror: str | os.PathLike[str] | None = None,
         The file's path in a mirror folder, e.g. ``"chexpert_test/groundtruth.csv"``.
     mirror : path, optional
         Mirror folder (see :func:`default_mirror`; pass it explicitly to skip the defaults).
-    cache_dir_ : path, optional
-        Cache root (see :func:`cxreval.datasets.fetch.cache_dir`); downloads go to ``<cache>/mirror``.
+    cache_dir : path, optional
+        Cache root (see :func:`cxreval.datasets.fetch.resolve_cache_dir`); downloads go to ``<cache>/mirror``.
     base_url : str, default=RAW_BASE_URL
         Where raw files are served (``file://`` URLs work, for tests and offline copies).
     timeout : float, default=30
@@ -321,7 +321,7 @@ def fetch_file(local_path: str, *, mirror: str | os.PathLike[str] | None = None,
                     f"Mirror copy {str(p)!r} does not match the pinned SHA-256 {entry.sha256} "
                     f"({entry.repo}@{entry.commit[:7]} {entry.repo_path}).")
             return p
-    cached = cache_dir(cache_dir_) / "mirror" / entry.local_path
+    cached = resolve_cache_dir(cache_dir) / "mirror" / entry.local_path
     if _verified(cached, entry):
         return cached
     if not download:

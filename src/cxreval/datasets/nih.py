@@ -36,7 +36,7 @@ _COLUMNS = ("Image Index", "Finding Labels", "Patient ID", "View Position")
 
 
 def _read(path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None) -> tuple[pd.DataFrame, Path]:
-    p = metadata_path(DATA_ENTRY, cache_dir_=cache_dir, path=path)
+    p = metadata_path(DATA_ENTRY, cache_dir=cache_dir, path=path)
     try:
         df = pd.read_csv(p, dtype={"Image Index": str, "Finding Labels": str, "Patient ID": str,
                                    "View Position": str}, keep_default_na=False, na_values=[""])

@@ -135,7 +135,7 @@ def read_openi_reports(path: str | os.PathLike[str] | None = None, *,
     if not isinstance(require_images, bool):
         raise InvalidParameterError(f"The 'require_images' parameter of read_openi_reports must be a bool. "
                                     f"Got {require_images!r} instead.")
-    p = metadata_path(OPENI_FILE, cache_dir_=cache_dir, path=path)
+    p = metadata_path(OPENI_FILE, cache_dir=cache_dir, path=path)
     rows, dropped = [], []
     seen: dict[object, str] = {}
     extra: dict[str, int] = {}

@@ -85,9 +85,9 @@ BOX_COLUMNS: tuple[str, ...] = ("study_id", "finding", "source", "x_min", "y_min
 _READER_RE = re.compile(r"^R(\d+)$")
 
 
-def _load(path: str | os.PathLike[str] | None, cache_dir_: str | os.PathLike[str] | None
+def _load(path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None
           ) -> tuple[Path, pd.DataFrame, np.ndarray]:
-    p = metadata_path(VINDR_FILE, cache_dir_=cache_dir_, path=path)
+    p = metadata_path(VINDR_FILE, cache_dir=cache_dir, path=path)
     where = f"file {str(p)!r}"
     try:
         df = pd.read_csv(p, dtype={"image_id": str, "class_name": str, "rad_id": str})
@@ -122,7 +122,7 @@ def _reader_order(readers: np.ndarray) -> np.ndarray:
 
 
 def read_vindr(path: str | os.PathLike[str] | None = None, *,
-               cache_dir_: str | os.PathLike[str] | None = None) -> ReadResult:
+               cache_dir: str | os.PathLike[str] | None = None) -> ReadResult:
     """Read VinDr-CXR's per-reader labels into the long label table (one source per reader).
 
     Parameters
@@ -130,8 +130,8 @@ def read_vindr(path: str | os.PathLike[str] | None = None, *,
     path : path, optional
         A copy of ``vinbigdata-train.csv`` (``.gz`` or plain); default the cached file
         (``cxreval data fetch``).
-    cache_dir_ : path, optional
-        Cache directory, see :func:`cxreval.datasets.fetch.cache_dir`.
+    cache_dir : path, optional
+        Cache directory, see :func:`cxreval.datasets.fetch.resolve_cache_dir`.
 
     Returns
     -------
@@ -150,7 +150,7 @@ def read_vindr(path: str | os.PathLike[str] | None = None, *,
     SchemaError
         A missing column or value, a reader id not of the form ``R<n>``, or a class outside VinDr's 15.
     """
-    p, df, codes = _load(path, cache_dir_)
+    p, df, codes = _load(path, cache_dir)
     n_read = len(df)
     pairs = df[["image_id", "rad_id"]].drop_duplicates()
     img = pairs["image_id"].to_numpy(dtype=object)
@@ -184,7 +184,7 @@ def read_vindr(path: str | os.PathLike[str] | None = None, *,
 
 
 def read_vindr_boxes(path: str | os.PathLike[str] | None = None, *,
-                     cache_dir_: str | os.PathLike[str] | None = None) -> ReadResult:
+                     cache_dir: str | os.PathLike[str] | None = None) -> ReadResult:
     """Read VinDr-CXR's reader boxes: ``study_id, finding, source, x_min, y_min, x_max, y_max``.
 
     ``No finding`` rows carry no box and are not boxes; they are counted in the report as
@@ -196,7 +196,7 @@ def read_vindr_boxes(path: str | os.PathLike[str] | None = None, *,
     res : ReadResult
         One row per box, in file order; ``res.report.dropped`` lists every row not returned.
     """
-    p, df, codes = _load(path, cache_dir_)
+    p, df, codes = _load(path, cache_dir)
     coords = df[["x_min", "y_min", "x_max", "y_max"]].apply(pd.to_numeric, errors="coerce").to_numpy(float)
     nofind = codes == VINDR.index("No Finding")
     missing = ~np.isfinite(coords).all(axis=1)
