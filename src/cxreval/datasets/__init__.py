@@ -136,10 +136,16 @@ _SPECS = (
     DatasetSpec("openi", "openi", "read_openi_reports", "reports",
                 "OpenI reports: FINDINGS / IMPRESSION / INDICATION / COMPARISON and MeSH codes",
                 default="NLMCXR_reports.tgz"),
+    DatasetSpec("openi_mesh", "openi", "openi_mesh_labels", "labels",
+                "OpenI human MeSH major codes as ChestX-ray14 labels (source openi_mesh), one row per report",
+                default="NLMCXR_reports.tgz"),
     DatasetSpec("chexpert_train", "", "_chexpert_train", "labels",
                 "CheXpert train labels from the CheXpert labeler (1/0/-1/blank)", default="chexpert_train.csv.gz"),
     DatasetSpec("chexpert_test", "chexpert", "load_labels", "labels",
                 "CheXpert test set: consensus, 8 radiologists, 2 report labelers (folder)", path="folder"),
+    DatasetSpec("padchest", "padchest", "load_labels", "labels",
+                "PadChest labels: physician- and RNN-labelled reports (sources padchest_physician, padchest_rnn)",
+                default="PADCHEST_chest_x_ray_images_labels_160K_01.02.19.csv.gz"),
 )
 
 DATA_LOADERS: Mapping[str, DatasetSpec] = MappingProxyType({s.name: s for s in _SPECS})

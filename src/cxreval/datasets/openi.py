@@ -20,7 +20,8 @@ the unit a bootstrap resamples.
 
 Encoding in cxreval: :func:`read_openi_reports` returns one row per report with the four sections as
 text (missing when empty), the image ids and MeSH codes joined by ``|``. :func:`openi_images` and
-:func:`openi_mesh` explode those into long tables. Every file of the archive that is not turned into a
+:func:`openi_mesh` explode those into long tables. :func:`openi_mesh_labels` turns the human MeSH major
+codes into a cxreval label source (``openi_mesh``) through the explicit rules of :data:`MESH_RULES`. Every file of the archive that is not turned into a
 report is listed in the read report with the reason (not XML, malformed XML, no report id, duplicate
 report id, no image when images are required).
 
@@ -36,7 +37,8 @@ from __future__ import annotations
 import os
 import tarfile
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -44,10 +46,12 @@ import pandas as pd
 
 from .._validation import check_columns
 from ..exceptions import InvalidParameterError, SchemaError
+from ..findings import CHESTXRAY14, canonical_findings
 from ..results import ReadReport, ReadResult
 from .fetch import metadata_path
 
-__all__ = ["OPENI_FILE", "SECTIONS", "REPORT_COLUMNS", "read_openi_reports", "openi_images", "openi_mesh"]
+__all__ = ["OPENI_FILE", "SECTIONS", "REPORT_COLUMNS", "read_openi_reports", "openi_images", "openi_mesh",
+           "MeshRule", "MESH_RULES", "UNUSABLE_MESH", "openi_mesh_labels"]
 
 OPENI_FILE = "NLMCXR_reports.tgz"
 SECTIONS: tuple[str, ...] = ("comparison", "indication", "findings", "impression")
@@ -225,3 +229,278 @@ def openi_mesh(reports: pd.DataFrame, *, kind: str = "major") -> pd.DataFrame:
     out["term"] = parts.str[0].str.strip()
     out["qualifiers"] = parts.str[1].where(parts.str.len() > 1, np.nan)
     return out.astype({"report_id": "str", "code": "str", "term": "str"})
+
+
+# --------------------------------------------------------------------------------------------------
+# MeSH major codes -> label source
+
+
+def _norm(text: str) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+@dataclass(frozen=True)
+class MeshRule:
+    """One rule turning a human MeSH major code of OpenI into a finding.
+
+    A code ``Heading/q1/q2/...`` matches when its heading equals ``heading`` and, if ``qualifier`` is
+    given, that qualifier is among ``q1, q2, ...``, and none of ``exclude`` is. Matching ignores case
+    and repeated spaces (the archive has ``Subcutaneous  Emphysema`` and ``Thoracic vertebrae``).
+
+    Attributes
+    ----------
+    heading : str
+        MeSH heading (the part before the first ``/``), e.g. ``'Pulmonary Atelectasis'``.
+    finding : str
+        Canonical finding the code asserts, e.g. ``'Atelectasis'``.
+    qualifier : str or None, default=None
+        A qualifier the code must carry (``'pleura'`` for ``Thickening/pleura``); None: any qualifiers.
+    exclude : tuple of str, default=()
+        Qualifiers that stop the match (``'breast'`` for ``Mass/breast``).
+    """
+
+    heading: str
+    finding: str
+    qualifier: str | None = None
+    exclude: tuple[str, ...] = ()
+
+    def matches(self, heading: str, qualifiers: Sequence[str]) -> bool:
+        """Whether a code with this (normalised) heading and qualifiers matches the rule."""
+        if _norm(self.heading) != heading:
+            return False
+        if self.qualifier is not None and _norm(self.qualifier) not in qualifiers:
+            return False
+        return not any(_norm(x) in qualifiers for x in self.exclude)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"heading": self.heading, "finding": self.finding, "qualifier": self.qualifier,
+                "exclude": list(self.exclude)}
+
+
+MESH_RULES: tuple[MeshRule, ...] = (
+    MeshRule("Pulmonary Atelectasis", "Atelectasis"),
+    MeshRule("Cardiomegaly", "Cardiomegaly"),
+    MeshRule("Cardiac Shadow", "Cardiomegaly", qualifier="enlarged"),
+    MeshRule("Cardiac Shadow", "Cardiomegaly", qualifier="borderline"),
+    MeshRule("Pleural Effusion", "Effusion"),
+    MeshRule("Infiltrate", "Infiltration"),
+    MeshRule("Mass", "Mass", exclude=("breast",)),
+    MeshRule("Nodule", "Nodule"),
+    MeshRule("Pneumonia", "Pneumonia"),
+    MeshRule("Pneumothorax", "Pneumothorax"),
+    MeshRule("Hydropneumothorax", "Pneumothorax"),
+    MeshRule("Hemopneumothorax", "Pneumothorax"),
+    MeshRule("Consolidation", "Consolidation"),
+    MeshRule("Pulmonary Edema", "Edema"),
+    MeshRule("Emphysema", "Emphysema"),
+    MeshRule("Pulmonary Emphysema", "Emphysema"),
+    MeshRule("Bullous Emphysema", "Emphysema"),
+    MeshRule("Pulmonary Fibrosis", "Fibrosis"),
+    MeshRule("Fibrosis", "Fibrosis"),
+    MeshRule("Thickening", "Pleural Thickening", qualifier="pleura"),
+    MeshRule("Hernia, Hiatal", "Hernia"),
+    MeshRule("Hernia, Diaphragmatic", "Hernia"),
+)
+"""MeSH major code -> ChestX-ray14 finding, built from the headings present in ``NLMCXR_reports.tgz``.
+
+Deliberately *not* mapped (they do not assert the finding): ``Lung/hypoinflation`` (low lung volumes,
+not atelectasis), ``Volume Loss``, ``Opacity``, ``Density``, ``Airspace Disease``, ``Pulmonary
+Congestion`` and ``Heart Failure`` (not edema), ``Cicatrix`` (scar, not fibrosis), ``Cystic Fibrosis``,
+``Pulmonary Disease, Chronic Obstructive``, ``Subcutaneous Emphysema`` / ``Mediastinal Emphysema`` (not
+lung emphysema), ``Thickening/bronchi`` and other non-pleural thickening, ``Costophrenic Angle/blunted``,
+``Pericardial Effusion``, ``Mass/breast`` (a breast mass), ``Granuloma`` / ``Calcified Granuloma``.
+"""
+
+UNUSABLE_MESH: tuple[str, ...] = ("No Indexing",)
+"""MeSH major headings that say the report was not coded; a report with only these is dropped."""
+
+_NORMAL = "normal"
+
+
+def _validate_mesh_labels(findings: object, rules: object, uncertain_qualifiers: object, unit: object,
+                          source: object) -> tuple[tuple[str, ...], tuple[MeshRule, ...], frozenset[str]]:
+    func = "openi_mesh_labels"
+    if rules is None:
+        rules = MESH_RULES
+    if (not isinstance(rules, Sequence) or isinstance(rules, str) or not rules
+            or not all(isinstance(r, MeshRule) for r in rules)):
+        raise InvalidParameterError(f"The 'rules' parameter of {func} must be a non-empty sequence of MeshRule or "
+                                    f"None. Got {rules!r} instead.")
+    if isinstance(findings, str) or not isinstance(findings, Sequence) or not findings:
+        raise InvalidParameterError(f"The 'findings' parameter of {func} must be a non-empty sequence of finding "
+                                    f"names. Got {findings!r} instead.")
+    fs, _ = canonical_findings(findings, where=f"the 'findings' parameter of {func}")
+    if len(set(fs)) != len(fs):
+        raise InvalidParameterError(f"The 'findings' parameter of {func} repeats a finding: {list(fs)}.")
+    ruled = {canonical_findings([r.finding], where=f"MeshRule {r.heading!r}")[0][0] for r in rules}
+    missing = [f for f in fs if f not in ruled]
+    if missing:
+        raise InvalidParameterError(f"The 'findings' parameter of {func} names {missing}, which no MeSH rule maps "
+                                    f"to; the rules cover {sorted(ruled)}. Pass rules= with a MeshRule for them.")
+    if isinstance(uncertain_qualifiers, str) or not isinstance(uncertain_qualifiers, Sequence) \
+            or not all(isinstance(q, str) for q in uncertain_qualifiers):
+        raise InvalidParameterError(f"The 'uncertain_qualifiers' parameter of {func} must be a sequence of str "
+                                    f"(e.g. ('borderline',) or ()). Got {uncertain_qualifiers!r} instead.")
+    if unit not in ("report", "image"):
+        raise InvalidParameterError(f"The 'unit' parameter of {func} must be one of ['report', 'image']. "
+                                    f"Got {unit!r} instead.")
+    if not isinstance(source, str) or not source:
+        raise InvalidParameterError(f"The 'source' parameter of {func} must be a non-empty str. "
+                                    f"Got {source!r} instead.")
+    return fs, tuple(rules), frozenset(_norm(q) for q in uncertain_qualifiers)
+
+
+def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd.DataFrame | None = None,
+                      cache_dir: str | os.PathLike[str] | None = None,
+                      findings: Sequence[str] = CHESTXRAY14, rules: Sequence[MeshRule] | None = None,
+                      uncertain_qualifiers: Sequence[str] = ("borderline",), unit: str = "report",
+                      source: str = "openi_mesh") -> ReadResult:
+    """OpenI's human MeSH major codes as a long label table (source ``openi_mesh``).
+
+    Each MeSH major code ``Heading/qualifier/...`` of a report is matched against ``rules`` (default
+    :data:`MESH_RULES`). A finding is **positive** in a report when one of its codes matches a rule for
+    it, **uncertain** when every matching code carries one of ``uncertain_qualifiers`` (default
+    ``borderline``: ``Cardiomegaly/borderline``), and **negative** otherwise. The codes were assigned by
+    human coders and assert presence, so the labels are negation-free by construction (the text-mined
+    labels of ChestX-ray14 needed negation rules). ``normal`` asserts no finding: such a report is
+    negative for every finding. This is the kind of human annotation that Wang et al. (2017) used as
+    the gold standard for the ChestX-ray8 text-mining labeller.
+
+    Parameters
+    ----------
+    path : path, optional
+        ``NLMCXR_reports.tgz`` (or a folder of its XML files); default the fetched copy. Not with ``reports``.
+    reports : pandas.DataFrame, optional
+        A table from :func:`read_openi_reports` (columns ``report_id``, ``image_ids``, ``mesh_major``).
+    cache_dir : path, optional
+        Cache directory override.
+    findings : sequence of str, default=CHESTXRAY14
+        Findings to label; each needs at least one rule.
+    rules : sequence of MeshRule, optional
+        Mapping rules; default :data:`MESH_RULES`.
+    uncertain_qualifiers : sequence of str, default=('borderline',)
+        Qualifiers that make a matching code uncertain rather than positive; ``()`` makes them positive.
+    unit : {'report', 'image'}, default='report'
+        ``'report'``: ``study_id`` is the report id (``CXR1``). ``'image'``: one row per image of the
+        report, ``study_id`` the image id (``CXR1_1_IM-0001-3001``, as :func:`openi_images` links them);
+        reports without images are dropped.
+    source : str, default='openi_mesh'
+        Source name of the labels.
+
+    Returns
+    -------
+    res : ReadResult
+        ``res.table``: ``study_id, patient_id, finding, source, state`` (``state`` Int8: 0/1/2), one row per
+        kept study and finding, in report order. ``patient_id`` is the report id: OpenI has no patient
+        identifiers that link reports, so each report counts as its own patient (a bootstrap resamples
+        reports, and the images of a report together). ``res.report`` counts reports (``n_read``: reports
+        in the table, ``n_kept``), lists dropped reports (``row``: position in the reports table,
+        ``reason``, ``value``: report id) — no MeSH major code, only :data:`UNUSABLE_MESH` codes
+        (``No Indexing``), or no image with ``unit='image'`` — and notes the rules applied, uncertain
+        codes and the unmapped headings by number of codes.
+
+    Raises
+    ------
+    InvalidParameterError
+        Bad parameter, both ``path`` and ``reports``, or a finding no rule maps to.
+    SchemaError
+        ``reports`` lacks a required column, or the archive cannot be read.
+
+    References
+    ----------
+    .. [1] Wang X, Peng Y, Lu L, et al. ChestX-ray8: Hospital-scale chest X-ray database and benchmarks
+       on weakly-supervised classification and localization of common thorax diseases. CVPR 2017.
+       doi:10.1109/CVPR.2017.369
+
+    Examples
+    --------
+    >>> res = openi_mesh_labels()                                     # doctest: +SKIP
+    >>> res.report.reasons()                                          # doctest: +SKIP
+    {"only unusable MeSH major codes ['No Indexing']": 95}
+    """
+    func = "openi_mesh_labels"
+    fs, rules_t, unc = _validate_mesh_labels(findings, rules, uncertain_qualifiers, unit, source)
+    notes: list[str] = []
+    if reports is not None:
+        if path is not None:
+            raise InvalidParameterError(f"{func} takes either 'path' or 'reports', not both.")
+        _check_reports(reports, func)
+        where = "OpenI reports table"
+    else:
+        read = read_openi_reports(path, cache_dir=cache_dir)
+        reports, where = read.table, read.report.source
+        if read.report.n_dropped:
+            notes.append(f"read_openi_reports skipped {read.report.n_dropped} archive files: {read.report.reasons()}")
+    check_columns(reports, ("report_id", "image_ids", "mesh_major"), where="OpenI reports table")
+    report_ids = reports["report_id"].astype("str").to_numpy()
+    mesh = reports["mesh_major"].fillna("").astype("str").to_numpy()
+    images = reports["image_ids"].fillna("").astype("str").to_numpy()
+    unusable = {_norm(h) for h in UNUSABLE_MESH}
+    f_index = {f: j for j, f in enumerate(fs)}
+    rule_f = [(r, canonical_findings([r.finding])[0][0]) for r in rules_t]
+    code_cache: dict[str, tuple[str, list[tuple[int, int]]]] = {}
+    states = np.zeros((len(reports), len(fs)), dtype=np.int8)
+    keep = np.zeros(len(reports), dtype=bool)
+    dropped: list[dict[str, object]] = []
+    unmapped: dict[str, int] = {}
+    n_unc = 0
+    for i, (rid, codes_s) in enumerate(zip(report_ids, mesh)):
+        codes = [c for c in codes_s.split("|") if c.strip()]
+        if not codes:
+            dropped.append({"row": i, "reason": "no MeSH major code", "value": rid})
+            continue
+        usable = [c for c in codes if _norm(c.split("/", 1)[0]) not in unusable]
+        if not usable:
+            dropped.append({"row": i, "reason": f"only unusable MeSH major codes {list(UNUSABLE_MESH)}",
+                            "value": rid})
+            continue
+        keep[i] = True
+        for c in usable:
+            if c not in code_cache:
+                parts = [x.strip() for x in c.split("/")]
+                head, quals = _norm(parts[0]), [_norm(q) for q in parts[1:]]
+                hits = {f_index[f] for r, f in rule_f if f in f_index and r.matches(head, quals)}
+                matched = any(r.matches(head, quals) for r, _ in rule_f)
+                st = 1 if unc.intersection(quals) else 2
+                code_cache[c] = (parts[0] if not matched and head != _NORMAL else "", [(j, st) for j in hits])
+            label, hits_c = code_cache[c]
+            if label:
+                unmapped[label] = unmapped.get(label, 0) + 1
+            for j, st in hits_c:
+                n_unc += st == 1
+                states[i, j] = max(states[i, j], st)
+    if unit == "image":
+        for i in np.flatnonzero(keep & (images == "")).tolist():
+            dropped.append({"row": i, "reason": "no image (unit='image')", "value": report_ids[i]})
+            keep[i] = False
+    kept = np.flatnonzero(keep)
+    if unit == "image":
+        img_lists = [images[i].split("|") for i in kept]
+        rep = np.repeat(kept, [len(x) for x in img_lists])
+        study = np.array([x for lst in img_lists for x in lst], dtype=object)
+    else:
+        rep, study = kept, report_ids[kept].astype(object)
+    k = len(fs)
+    table = pd.DataFrame({
+        "study_id": np.repeat(study, k),
+        "patient_id": np.repeat(report_ids[rep].astype(object), k),
+        "finding": np.tile(np.array(fs, dtype=object), len(rep)),
+        "source": source,
+        "state": pd.array(states[rep].ravel(), dtype="Int8"),
+    })
+    for c in ("study_id", "patient_id", "finding", "source"):
+        table[c] = table[c].astype("str")
+    dropped_df = pd.DataFrame(dropped, columns=["row", "reason", "value"]).sort_values("row", kind="stable")
+    notes.append(f"{len(rules_t)} MeSH rules -> {len(fs)} findings; state 2 (positive) when a rule matches, "
+                 f"1 (uncertain) when every matching code has a qualifier in {sorted(unc)}, 0 otherwise")
+    notes.append("patient_id = report id: OpenI has no patient identifiers linking reports")
+    if n_unc:
+        notes.append(f"{n_unc} matching codes carry an uncertain qualifier {sorted(unc)}")
+    if unmapped:
+        top = sorted(unmapped.items(), key=lambda kv: (-kv[1], kv[0]))
+        shown = ", ".join(f"{h} {n}" for h, n in top[:15])
+        notes.append(f"unmapped MeSH headings (codes in kept reports), {len(top)} headings: {shown}"
+                     + (", ..." if len(top) > 15 else ""))
+    report = ReadReport(where, len(reports), int(keep.sum()), dropped=dropped_df.reset_index(drop=True),
+                        notes=tuple(notes))
+    return ReadResult(table, report)
