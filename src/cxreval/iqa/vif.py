@@ -39,6 +39,27 @@ __all__ = ["vif", "vifp"]
 _SUBBANDS = (4, 7, 10, 13, 16, 19, 22, 25)
 
 
+
+def _safeguard_gain(g: np.ndarray, sv: np.ndarray, s_ref: np.ndarray, s_dist: np.ndarray, eps: float, *,
+                    inclusive_floor: bool) -> None:
+    """The original VIF codes' safeguards on the gain ``g`` and noise variance ``sv``, in place.
+
+    Flat reference blocks get no gain and their distorted variance as noise (and ``s_ref`` zeroed); flat
+    distorted blocks get no gain and no noise; a negative gain becomes noise. The noise floor is ``<= eps``
+    in vifp_mscale.m and ``< eps`` in vifvec.m, hence ``inclusive_floor``.
+    """
+    m_ref = s_ref < eps
+    g[m_ref] = 0.0
+    sv[m_ref] = s_dist[m_ref]
+    s_ref[m_ref] = 0.0
+    m_dist = s_dist < eps
+    g[m_dist] = 0.0
+    sv[m_dist] = 0.0
+    neg = g < 0
+    sv[neg] = s_dist[neg]
+    g[neg] = 0.0
+    sv[(sv <= eps) if inclusive_floor else (sv < eps)] = eps
+
 @register_iqa("vifp", reference="full", higher_is_better=True, value_range=(0.0, float("inf")),
               description="Pixel-domain VIF (Sheikh & Bovik 2006, vifp_mscale.m), 4 scales.")
 def vifp(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, sigma_nsq: float = 2.0) -> float:
@@ -80,17 +101,7 @@ def vifp(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, s
         s12 = filter2_valid(ref * dist, win) - mu1 * mu2
         g = s12 / (s1 + eps)
         sv = s2 - g * s12
-        m1 = s1 < eps
-        g[m1] = 0.0
-        sv[m1] = s2[m1]
-        s1[m1] = 0.0
-        m2 = s2 < eps
-        g[m2] = 0.0
-        sv[m2] = 0.0
-        neg = g < 0
-        sv[neg] = s2[neg]
-        g[neg] = 0.0
-        sv[sv <= eps] = eps
+        _safeguard_gain(g, sv, s1, s2, eps, inclusive_floor=True)
         num += float(np.sum(np.log10(1.0 + g * g * s1 / (sv + sigma_nsq))))
         den += float(np.sum(np.log10(1.0 + s1 / sigma_nsq)))
     return num / den if den > 0 else float("nan")
@@ -193,17 +204,7 @@ def vif(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, si
         ss_y = np.maximum(_box_sampled(yd * yd, winsize, m) - nwin * mean_y ** 2, 0.0)
         g = cov_xy / (ss_x + tol)
         vv = (ss_y - g * cov_xy) / nwin
-        mx = ss_x < tol
-        g[mx] = 0.0
-        vv[mx] = ss_y[mx]
-        ss_x[mx] = 0.0
-        my = ss_y < tol
-        g[my] = 0.0
-        vv[my] = 0.0
-        neg = g < 0
-        vv[neg] = ss_y[neg]
-        g[neg] = 0.0
-        vv[vv < tol] = tol
+        _safeguard_gain(g, vv, ss_x, ss_y, tol, inclusive_floor=False)
         # reference GSM parameters: covariance of the M x M neighbourhoods, and s^2 per block
         temp = np.empty((m * m, h - m + 1, w - m + 1))
         for idx, (j, k) in enumerate((j, k) for j in range(m) for k in range(m)):
