@@ -3,17 +3,23 @@
 Every function takes tidy tables (the files the analysis commands write) and returns a
 :class:`plotly.graph_objects.Figure`. Figures draw SVG only (no WebGL), so they render in any browser
 and print. Where a figure would need one panel per finding (or per pair), it carries a drop-down menu
-that switches panels; the first panel is the macro average when there is one.
+that switches panels; the first panel is the macro average when there is one; each panel shows only the
+categories it has data for.
+
+Colours are colour-blind safe (Okabe & Ito's eight, then Paul Tol's muted set) and a reference keeps one
+colour in every figure of a report: :func:`reference_colors` holds the name -> colour map that
+:func:`ref_color` fills in order of first use (the report opens one map per page).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 __all__ = [
@@ -34,12 +40,49 @@ __all__ = [
     "degradation_rank_heatmap",
     "metric_correlation_matrix",
     "STATE_COLORS",
+    "PALETTE",
     "ordered",
+    "ref_color",
+    "reference_colors",
 ]
 
-PALETTE = tuple(qualitative.D3) + tuple(qualitative.Set2)
-STATE_COLORS = {"positive": "#d62728", "uncertain": "#ff7f0e", "negative": "#1f77b4",
-                "not_mentioned": "#7f7f7f", "missing": "#c7c7c7"}
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#000000", "#F0E442")
+TOL_MUTED = ("#882255", "#44AA99", "#999933", "#AA4499", "#332288", "#88CCEE", "#DDCC77", "#117733", "#CC6677")
+PALETTE = OKABE_ITO + TOL_MUTED
+"""Colour-blind-safe categorical colours: Okabe & Ito (2008), then Paul Tol's 'muted' scheme."""
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "triangle-down", "star", "cross")
+STATE_COLORS = {"positive": "#D55E00", "uncertain": "#F0E442", "negative": "#0072B2",
+                "not_mentioned": "#999999", "missing": "#DDDDDD"}
+
+_REF_COLORS: ContextVar[dict[str, str] | None] = ContextVar("cxreval_ref_colors", default=None)
+
+
+@contextlib.contextmanager
+def reference_colors(colors: dict[str, str] | None = None) -> Iterator[dict[str, str]]:
+    """Within the block, :func:`ref_color` gives each reference one colour (``colors``, filled as used)."""
+    cmap = {} if colors is None else colors
+    token = _REF_COLORS.set(cmap)
+    try:
+        yield cmap
+    finally:
+        _REF_COLORS.reset(token)
+
+
+def ref_color(name: str) -> str:
+    """The colour of reference ``name``: the same in every figure inside one :func:`reference_colors` block."""
+    cmap = _REF_COLORS.get()
+    if cmap is None:
+        cmap = {}
+        _REF_COLORS.set(cmap)
+    if name not in cmap:
+        cmap[name] = PALETTE[len(cmap) % len(PALETTE)]
+    return cmap[name]
+
+
+def _ref_symbol(name: str) -> str:
+    cmap = _REF_COLORS.get() or {}
+    i = list(cmap).index(name) if name in cmap else 0
+    return SYMBOLS[(i // len(PALETTE)) % len(SYMBOLS)]  # a second round of colours gets another symbol
 _STATE_ORDER = ("positive", "uncertain", "negative", "not_mentioned", "missing")
 _SUMMARY_ROWS = ("macro", "micro")
 
@@ -135,7 +178,8 @@ def auc_forest(auc: pd.DataFrame, *, title: str = "ROC-AUC per model and referen
             custom = np.stack([s["model"].to_numpy(dtype=object), lo, hi], axis=1)
             fig.add_trace(go.Scatter(
                 x=a, y=y, mode="markers", name=ref, legendgroup=ref, showlegend=True,
-                marker={"color": _color(ri), "size": 8}, error_x=err, visible=fi == 0, customdata=custom,
+                marker={"color": ref_color(ref), "size": 8, "symbol": _ref_symbol(ref)}, error_x=err,
+                visible=fi == 0, customdata=custom,
                 hovertemplate="%{customdata[0]}<br>" + ref + ": AUC %{x:.3f} [%{customdata[1]:.3f}, "
                               "%{customdata[2]:.3f}]<extra></extra>"))
             idx.append(len(fig.data) - 1)
@@ -146,7 +190,8 @@ def auc_forest(auc: pd.DataFrame, *, title: str = "ROC-AUC per model and referen
     if panels:
         fig.update_yaxes(tickvals=panels[0][2]["yaxis.tickvals"], ticktext=panels[0][2]["yaxis.ticktext"],
                          autorange="reversed", showgrid=False, zeroline=False)
-    fig.update_xaxes(title_text="ROC-AUC")
+    fig.update_xaxes(title_text="ROC-AUC (0.5 = chance, 1 = perfect)")
+    fig.update_yaxes(title_text="model")
     _dropdown(fig, panels, n_traces=len(fig.data), prefix="finding: ")
     return fig
 
@@ -163,8 +208,6 @@ def bump_chart(rankings: pd.DataFrame, *, title: str = "Model ranks across refer
         df["group"] = "all"
     df["rank"] = _num(df, "rank")
     df["auc"] = _num(df, "auc")
-    refs = ordered(df["reference"], summary_first=False)
-    xpos = {r: i for i, r in enumerate(refs)}
     fig = go.Figure()
     panels = []
     keys = list(dict.fromkeys(zip(df["finding"].astype(str), df["group"].astype(str))))
@@ -178,6 +221,8 @@ def bump_chart(rankings: pd.DataFrame, *, title: str = "Model ranks across refer
         changes = tops_by_ref.nunique() > 1
         idx = []
         models = ordered(sub.sort_values(["rank"], kind="stable")["model"], summary_first=False)
+        refs = ordered(sub["reference"], summary_first=False)  # this panel's references only: no empty columns
+        xpos = {r: i for i, r in enumerate(refs)}
         max_rank = max(max_rank, int(np.nanmax(sub["rank"])) if sub["rank"].notna().any() else 1)
         for mi, model in enumerate(models):
             s = sub[sub["model"].astype(str) == model].copy()
@@ -194,11 +239,15 @@ def bump_chart(rankings: pd.DataFrame, *, title: str = "Model ranks across refer
         note = ("top rank changes: " + " | ".join(f"{r}: {m}" for r, m in tops_by_ref.items())) if changes \
             else "top rank stable: " + (tops_by_ref.iloc[0] if len(tops_by_ref) else "")
         label = finding if group == "all" else f"{finding} / {group}"
-        panels.append((label, idx, {"title.text": f"{title}: {label}<br><sup>{note}</sup>"}))
+        panels.append((label, idx, {"title.text": f"{title}: {label}<br><sup>{note}</sup>",
+                                    "xaxis.tickvals": list(range(len(refs))), "xaxis.ticktext": refs,
+                                    "xaxis.range": [-0.3, len(refs) - 0.7]}))
     first = panels[0][2]["title.text"] if panels else title
     _base_layout(fig, title=first, height=max(360, 140 + 28 * max_rank))
-    fig.update_xaxes(tickvals=list(range(len(refs))), ticktext=refs, title_text="reference",
-                     range=[-0.3, len(refs) - 0.7])
+    if panels:
+        fig.update_xaxes(tickvals=panels[0][2]["xaxis.tickvals"], ticktext=panels[0][2]["xaxis.ticktext"],
+                         range=panels[0][2]["xaxis.range"])
+    fig.update_xaxes(title_text="reference")
     fig.update_yaxes(autorange="reversed", title_text="rank (1 = best)", dtick=1)
     _dropdown(fig, panels, n_traces=len(fig.data))
     return fig
@@ -220,10 +269,12 @@ def rank_correlation_heatmap(rc: pd.DataFrame, *, title: str = "Rank correlation
     df["pair"] = df["reference_a"].astype(str) + " vs " + df["reference_b"].astype(str)
     fig = go.Figure()
     panels = []
-    findings = ordered(df["finding"])
-    groups = ordered(df["group"], summary_first=False)
+    n_findings = 1
     for pi, (method, pair) in enumerate(dict.fromkeys(zip(df["method"].astype(str), df["pair"]))):
         sub = df[(df["method"].astype(str) == method) & (df["pair"] == pair)]
+        findings = ordered(sub["finding"])  # this panel's rows and columns only: no empty categories
+        groups = ordered(sub["group"], summary_first=False)
+        n_findings = max(n_findings, len(findings))
         z = np.full((len(findings), len(groups)), np.nan)
         text = np.full(z.shape, "", dtype=object)
         for row in sub.itertuples(index=False):
@@ -238,13 +289,16 @@ def rank_correlation_heatmap(rc: pd.DataFrame, *, title: str = "Rank correlation
             text[r, c] = t
         fig.add_trace(go.Heatmap(
             z=z, x=groups, y=findings, text=text, texttemplate="%{text}", zmin=-1, zmax=1, zmid=0,
-            colorscale="RdBu", visible=pi == 0, colorbar={"title": {"text": method}},
+            colorscale="RdBu", visible=pi == 0, colorbar={"title": {"text": f"{method} (−1 to 1)"}},
             hovertemplate="%{y} / %{x}<br>" + method + " %{z:.3f}<extra></extra>", name=f"{method}: {pair}"))
-        panels.append((f"{method}: {pair}", [pi], {"title.text": f"{title}: {method}, {pair}"}))
+        panels.append((f"{method}: {pair}", [pi], {"title.text": f"{title}: {method}, {pair}",
+                                                   "xaxis.categoryarray": groups, "yaxis.categoryarray": findings}))
     first = panels[0][2]["title.text"] if panels else title
-    _base_layout(fig, title=first, height=max(320, 150 + 42 * len(findings)))
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(type="category", title_text="model group")
+    _base_layout(fig, title=first, height=max(320, 150 + 42 * n_findings))
+    fig.update_yaxes(autorange="reversed", type="category", title_text="finding", categoryorder="array",
+                     categoryarray=panels[0][2]["yaxis.categoryarray"] if panels else None)
+    fig.update_xaxes(type="category", title_text="model group", categoryorder="array",
+                     categoryarray=panels[0][2]["xaxis.categoryarray"] if panels else None)
     _dropdown(fig, panels, n_traces=len(fig.data))
     return fig
 
@@ -293,6 +347,8 @@ def interval_plot(df: pd.DataFrame, *, series: str, x: str = "finding",
     """
     cats = ordered(df[x], summary_first=False)
     sers = ordered(df[series], summary_first=False)
+    heads = {str(s).split(":", 1)[0] for s in sers}
+    key = {s: (s.split(":", 1)[1] if len(heads) == 1 and ":" in s else s) for s in sers}
     m = len(sers)
     w = 0.8 / max(m, 1)
     fig = go.Figure()
@@ -304,7 +360,7 @@ def interval_plot(df: pd.DataFrame, *, series: str, x: str = "finding",
             sub = df[df[series].astype(str) == s]
             xs = np.array([cats.index(str(v)) for v in sub[x]], dtype=float) + (si - (m - 1) / 2) * w
             v, lo, hi = _num(sub, val), _num(sub, lo_c), _num(sub, hi_c)
-            color = _color(si)
+            color = ref_color(key[s])
             custom = np.stack([sub[x].astype(str), lo, hi], axis=1)
             hover = f"{s}<br>%{{customdata[0]}}: {label} %{{y:.3f}} (Low %{{customdata[1]:.3f}}, High %{{customdata[2]:.3f}})<extra></extra>"
             if kind == "bar":
@@ -329,7 +385,7 @@ def interval_plot(df: pd.DataFrame, *, series: str, x: str = "finding",
                 idx.append(len(fig.data) - 1)
         panels.append((label, idx, {"yaxis.title.text": f"{label} (point) with Low-High interval"}))
     _base_layout(fig, title=title, height=460)
-    fig.update_xaxes(tickvals=list(range(len(cats))), ticktext=cats, range=[-0.6, len(cats) - 0.4])
+    fig.update_xaxes(tickvals=list(range(len(cats))), ticktext=cats, range=[-0.6, len(cats) - 0.4], title_text=x)
     fig.update_yaxes(title_text=panels[0][2]["yaxis.title.text"] if panels else "", zeroline=True)
     if kind == "bar":
         fig.update_layout(barmode="overlay")
@@ -355,7 +411,8 @@ def prevalence_bars(prev: pd.DataFrame, *, title: str = "Label prevalence per so
                              hovertemplate="%{x}<br>" + state + ": %{y}<extra></extra>"))
     _base_layout(fig, title=title, height=460)
     fig.update_layout(barmode="stack")
-    fig.update_yaxes(title_text="% of studies" if value == "percent" else "studies")
+    fig.update_yaxes(title_text="studies (%)" if value == "percent" else "studies (count)")
+    fig.update_xaxes(title_text="finding / label source")
     return fig
 
 
@@ -508,7 +565,8 @@ def iqa_correlation_bars(ma: pd.DataFrame, *, title: str = "Metric agreement wit
     _base_layout(fig, title=title, height=420)
     fig.update_layout(barmode="group")
     fig.update_xaxes(categoryorder="array", categoryarray=metrics)
-    fig.update_yaxes(title_text="rank correlation with z-MOS", range=[-1, 1])
+    fig.update_yaxes(title_text="rank correlation with z-MOS (−1 to 1)", range=[-1, 1])
+    fig.update_xaxes(title_text="metric")
     return fig
 
 
@@ -551,7 +609,7 @@ def degradation_rank_heatmap(ranking: pd.DataFrame, *, title: str = "How each me
                                reversescale=True, colorbar={"title": {"text": "rank"}},
                                hovertemplate="%{x}: %{y} ranked %{z}<extra></extra>"))
     _base_layout(fig, title=title, height=max(320, 150 + 40 * len(degs)))
-    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_yaxes(autorange="reversed", type="category", title_text="degradation")
     fig.update_xaxes(type="category", title_text="metric")
     return fig
 
@@ -581,8 +639,8 @@ def metric_correlation_matrix(mvm: pd.DataFrame, *, title: str = "Agreement betw
             panels.append((label, [len(fig.data) - 1], {"title.text": f"{title}: {label}"}))
     first = panels[0][2]["title.text"] if panels else title
     _base_layout(fig, title=first, height=max(360, 160 + 40 * len(metrics)))
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(type="category")
+    fig.update_yaxes(autorange="reversed", type="category", title_text="metric")
+    fig.update_xaxes(type="category", title_text="metric")
     _dropdown(fig, panels, n_traces=len(fig.data))
     return fig
 
@@ -617,8 +675,8 @@ def png_data_uri(image: np.ndarray) -> str:
 
 _HEAT = [[0.0, "rgba(255,40,0,0)"], [0.25, "rgba(255,40,0,0.12)"], [0.6, "rgba(255,120,0,0.45)"],
          [1.0, "rgba(255,230,0,0.75)"]]
-_KIND_STYLE = {"reference": ("#2ca02c", "solid", 3)}
-_DETECTED_COLORS = ("#ff7f0e", "#17becf", "#e377c2", "#bcbd22")
+_KIND_STYLE = {"reference": ("#009E73", "solid", 3)}
+_DETECTED_COLORS = ("#E69F00", "#56B4E9", "#CC79A7", "#F0E442")
 
 
 def box_overlays(panels: Sequence[dict], *, title: str = "Reference and detected boxes") -> go.Figure:
