@@ -148,3 +148,32 @@ def test_report_renders_in_headless_chromium(synthetic_results: Path, tmp_path: 
     assert out["facts"]["paged"] >= 1
     assert (ARTIFACTS / "report_synthetic.png").stat().st_size > 10_000
     assert len(out["shots"]) == len(out["facts"]["sections"]) and all(p.stat().st_size > 5_000 for p in out["shots"])
+
+
+def test_pdf_first_page_is_the_key_findings(synthetic_results: Path, tmp_path: Path) -> None:
+    """``cxreval report --pdf`` prints through headless Chromium; page 1 holds the key findings, alone."""
+    import subprocess
+
+    from cxreval.cli.main import main
+
+    _chromium()
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed; .ci/run installs it")
+    out = tmp_path / "report.html"
+    assert main(["report", str(synthetic_results), "--out", str(out), "--pdf", "--title", "pdf check"]) == 0
+    pdf = out.with_suffix(".pdf")
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    shutil.copy(pdf, ARTIFACTS / "report_synthetic.pdf") if ARTIFACTS.is_dir() else None
+
+    def page(n: int) -> str:
+        return subprocess.run(["pdftotext", "-f", str(n), "-l", str(n), "-layout", str(pdf), "-"], check=True,
+                              capture_output=True, text=True).stdout
+
+    first = " ".join(page(1).split())
+    assert first.startswith("pdf check Key findings")
+    for title in ("Classification: ROC-AUC per model and reference", "Label fusion", "How the verdicts are worded",
+                  "Landis & Koch"):
+        assert title in first, title
+    assert "Contents" not in first and "Methods and provenance" not in first.replace("see Methods and provenance", "")
+    second = " ".join(page(2).split())
+    assert "Key findings" not in second and len(second) > 100

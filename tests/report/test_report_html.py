@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import io
 import json
 import re
@@ -16,6 +17,7 @@ from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError
 from cxreval.report import (
     KINDS,
+    NoResultsError,
     Unavailable,
     build_sections,
     detect_kinds,
@@ -187,5 +189,106 @@ def test_cli_report(synthetic_results: Path, tmp_path: Path, capsys: pytest.Capt
     res = json.loads(capsys.readouterr().out)
     assert out.stat().st_size == res["n_bytes"] and [s["kind"] for s in res["sections"]] == [
         "classification", "ranking", "agreement"]
-    assert main(["report", str(tmp_path / "missing"), "--out", str(out)]) == 2
+    assert main(["report", str(tmp_path / "missing"), "--out", str(tmp_path / "r2.html")]) == 2
     assert "does not exist" in capsys.readouterr().err
+    # an existing report is replaced only with --overwrite, whole (written atomically)
+    assert main(["report", str(synthetic_results / "fuse"), "--out", str(out)]) == 2
+    assert "--overwrite" in capsys.readouterr().err and out.stat().st_size == res["n_bytes"]
+    assert main(["report", str(synthetic_results / "fuse"), "--out", str(out), "--overwrite"]) == 0
+    assert "Label fusion" in out.read_text() and "Classification: ROC-AUC" not in out.read_text().split(
+        'id="not-available"')[0]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".r.html")]  # no temporary file left
+
+
+def _run_folder(d: Path, files: dict[str, pd.DataFrame], inputs: list[Path], meta: dict | None = None) -> None:
+    from cxreval.outputs import output_folder
+
+    with output_folder(d, inputs=inputs, argv=["cxreval", "classify", "--n-resamples", "50"], meta=meta) as tmp:
+        for name, df in files.items():
+            df.to_csv(tmp / name, index=False)
+
+
+def test_only_files_listed_in_run_json_are_read(synthetic_results: Path, tmp_path: Path) -> None:
+    auc = pd.read_csv(synthetic_results / "classify" / "auc.csv")
+    d = tmp_path / "run"
+    _run_folder(d, {"auc.csv": auc}, [synthetic_results / "classify" / "auc.csv"],
+                meta={"n_resamples": 50, "confidence_level": 0.9, "label_policy": "uncertain excluded"})
+    # stale files of an earlier command in the reused folder
+    shutil.copy(synthetic_results / "agree" / "agreement.csv", d / "agreement.csv")
+    shutil.copy(synthetic_results / "classify" / "rank_correlation.csv", d / "rank_correlation.csv")
+    (d / "summary.md").write_text("# stale title\n")
+    page, sections, _ = render_report([d])
+    assert [s.kind for s in sections] == ["classification"]
+    assert "stale title" not in page and "agreement.csv" not in page.split('id="not-available"')[0]
+    # the key finding's interval level and the provenance come from run.json
+    assert "90% CI" in sections[0].key.text
+    methods = page.split('id="methods"')[1]
+    for text in ("cxreval classify --n-resamples 50", "bootstrap resamples", "label policy", "uncertain excluded",
+                 "Inputs and their SHA-256"):
+        assert text in methods, text
+    from cxreval.outputs import sha256_file
+
+    assert sha256_file(synthetic_results / "classify" / "auc.csv") in methods
+    # a folder whose run.json lists no result file holds nothing to report
+    e = tmp_path / "other"
+    _run_folder(e, {"notes.csv": pd.DataFrame({"a": [1]})}, [])
+    shutil.copy(synthetic_results / "agree" / "agreement.csv", e / "agreement.csv")
+    with pytest.raises(NoResultsError, match="No cxreval results in"):
+        render_report([e])
+
+
+def test_parent_run_json_governs_sub_folders(synthetic_results: Path, tmp_path: Path) -> None:
+    from cxreval.outputs import output_folder
+
+    root = tmp_path / "demo"
+    with output_folder(root) as tmp:
+        shutil.copytree(synthetic_results / "fuse", tmp / "fuse")
+    shutil.copytree(synthetic_results / "agree", root / "agree")  # not written by that run
+    _, sections, _ = render_report([root])
+    assert [s.kind for s in sections] == ["fusion"]
+
+
+def test_no_results_is_refused_before_writing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty"
+    (empty / "sub").mkdir(parents=True)
+    (empty / "notes.txt").write_text("x")
+    out = tmp_path / "r.html"
+    assert main(["report", str(empty), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "No cxreval results in" in err and "auc.csv" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_pdf_without_chromium_is_a_clear_error(synthetic_results: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    out = tmp_path / "r.html"
+    assert main(["report", str(synthetic_results / "fuse"), "--out", str(out), "--pdf"]) == 2
+    err = capsys.readouterr().err
+    assert "--pdf needs headless Chromium" in err and "apt-get install chromium" in err
+    assert not out.exists()  # checked before any work
+
+
+def test_suggested_help_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command the report suggests is exact: the ``--help`` ones run here (the demo ones, which need
+    data, in tests/test_demo.py)."""
+    import shlex
+
+    page, _, missing = render_report([tmp_path], allow_empty=True)
+    cmds = [html.unescape(c) for c in re.findall(r'<code class="command">([^<]+)</code>', page)]
+    assert len(cmds) == 2 * len(KINDS) == len({c for u in missing for c in u.all_commands})
+    for cmd in cmds:
+        argv = shlex.split(cmd)
+        assert argv[0] == "cxreval"
+        if argv[-1] == "--help":
+            try:
+                code = main(argv[1:])
+            except SystemExit as exc:  # click's --help may exit instead of returning
+                code = exc.code or 0
+            assert code == 0, cmd
+        else:
+            assert argv[1:3] == ["demo", "--out"] and argv[4] == "--section"
+            from cxreval.demo import SECTIONS
+
+            assert argv[5] in [k for k, _, _ in SECTIONS]
