@@ -292,3 +292,51 @@ def test_suggested_help_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
             from cxreval.demo import SECTIONS
 
             assert argv[5] in [k for k, _, _ in SECTIONS]
+
+
+def test_figures_have_no_empty_categories() -> None:
+    """Each bump-chart panel shows only its own references (the XQA-RR panel no MIMIC columns) and each
+    rank-correlation panel only its own rows and columns."""
+    from cxreval.report.plots import bump_chart, rank_correlation_heatmap
+
+    rows = [("XQA-RR", "Atelectasis", r, m, k) for r in ("CR", "Rep1") for m, k in (("a", 1), ("b", 2))]
+    rows += [("MIMIC", "Edema", r, m, k) for r in ("FUSE-OR", "Impression", "Findings") for m, k in (("a", 2), ("b", 1))]
+    rk = pd.DataFrame(rows, columns=["dataset", "finding", "reference", "model", "rank"])
+    rk["finding"] = rk["dataset"] + ": " + rk["finding"]
+    fig = bump_chart(rk)
+    assert list(fig.layout.xaxis.ticktext) == ["CR", "Rep1"] and list(fig.layout.xaxis.range) == [-0.3, 1.3]
+    buttons = fig.layout.updatemenus[0].buttons
+    assert [b.args[1]["xaxis.ticktext"] for b in buttons] == [["CR", "Rep1"], ["FUSE-OR", "Impression", "Findings"]]
+    assert all(max(t.x) < len(b.args[1]["xaxis.ticktext"]) for b in buttons for t, v in zip(fig.data, b.args[0]["visible"])
+               if v)
+    assert list(fig.layout.yaxis.range) == [2.5, 0.5] and fig.layout.yaxis.title.text == "rank (1 = best)"
+    rc = pd.DataFrame({"finding": ["A", "B", "C"], "group": ["g1", "g1", "g2"], "reference_a": ["x", "x", "y"],
+                       "reference_b": ["z", "z", "w"], "method": "SRCC", "statistic": [0.1, 0.2, 0.3]})
+    fig = rank_correlation_heatmap(rc)
+    assert [list(t.y) for t in fig.data] == [["A", "B"], ["C"]] and [list(t.x) for t in fig.data] == [["g1"], ["g2"]]
+    assert fig.layout.updatemenus[0].buttons[1].args[1]["yaxis.categoryarray"] == ["C"]
+
+
+def test_one_colour_per_reference_across_figures(synthetic_results: Path) -> None:
+    from cxreval.report.plots import OKABE_ITO, PALETTE, reference_colors
+
+    with reference_colors() as cmap:
+        secs = build_sections(synthetic_results / "classify") + build_sections(synthetic_results / "agree")
+    forest = secs[0].blocks[0].figure
+    colours = {t.name: t.marker.color for t in forest.data}
+    assert colours == {r: cmap[r] for r in ("CR", "Rep1", "Rep2")} and len(set(colours.values())) == 3
+    # the agreement figure colours the pair 'CR vs Rep1' ... by its own name (pairs are not 'a:b' here)
+    assert set(cmap.values()) <= set(PALETTE) and PALETTE[:8] == OKABE_ITO
+    kappa = secs[2].blocks[0].figure
+    assert all(t.marker.color == cmap[t.name] for t in kappa.data if t.showlegend is not False and t.name in cmap)
+
+
+def test_axis_titles_present() -> None:
+    from cxreval.report import plots
+
+    df = pd.DataFrame({"model": ["a", "b"], "finding": ["E", "E"], "reference": ["R", "R"], "auc": [0.7, 0.8]})
+    fig = plots.auc_forest(df)
+    assert fig.layout.xaxis.title.text.startswith("ROC-AUC") and fig.layout.yaxis.title.text == "model"
+    prev = pd.DataFrame({"source": ["s"], "finding": ["E"], "state": ["positive"], "percent": [10.0]})
+    fig = plots.prevalence_bars(prev)
+    assert fig.layout.yaxis.title.text == "studies (%)" and fig.layout.xaxis.title.text

@@ -248,7 +248,7 @@ def bump_chart(rankings: pd.DataFrame, *, title: str = "Model ranks across refer
         fig.update_xaxes(tickvals=panels[0][2]["xaxis.tickvals"], ticktext=panels[0][2]["xaxis.ticktext"],
                          range=panels[0][2]["xaxis.range"])
     fig.update_xaxes(title_text="reference")
-    fig.update_yaxes(autorange="reversed", title_text="rank (1 = best)", dtick=1)
+    fig.update_yaxes(range=[max_rank + 0.5, 0.5], title_text="rank (1 = best)", dtick=1)
     _dropdown(fig, panels, n_traces=len(fig.data))
     return fig
 

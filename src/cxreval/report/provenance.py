@@ -41,7 +41,8 @@ def _value(v: object) -> str:
 
 
 def _folder_html(folder: Path, titles: Sequence[str]) -> str:
-    parts = [f"<h3>{html.escape(' / '.join(titles))}</h3>",
+    names = dict.fromkeys(t.split(" — ", 1)[-1] for t in titles)
+    parts = [f"<h3>{html.escape(' / '.join(names))}</h3>",
              f'<p class="folder">folder <code>{html.escape(str(folder))}</code></p>']
     found = run_record(folder)
     if found is None:
