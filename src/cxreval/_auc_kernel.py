@@ -183,16 +183,19 @@ def weighted_auc_float(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarra
     return out
 
 
-def auc_shard(indices: list[AUCIndex], study_patient: np.ndarray, item: tuple[slice, np.ndarray]
+def auc_shard(indices: list[AUCIndex], study_patient: np.ndarray | list[np.ndarray], item: tuple[slice, np.ndarray]
               ) -> tuple[slice, np.ndarray]:
     """AUC of every (model, finding, reference) index on one shard of replicates ``(sl, counts[sl])``.
 
-    Module level, so that a process or Dask executor can pickle it (bound with :func:`functools.partial`).
+    ``study_patient`` maps each index's items to patients: one array for all indices, or one per index (a pooled,
+    micro-average index holds the pairs of several findings). Module level, so that a process or Dask executor
+    can pickle it (bound with :func:`functools.partial`).
     """
     sl, counts = item
     ct = np.ascontiguousarray(counts.T, dtype=np.int32)  # (n_patients, shard)
     out = np.empty((len(indices), counts.shape[0]))
+    groups = study_patient if isinstance(study_patient, list) else [study_patient] * len(indices)
     for q, idx in enumerate(indices):
-        out[q] = idx.auc_grouped(ct, study_patient)
+        out[q] = idx.auc_grouped(ct, groups[q])
     return sl, out
 
