@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 import typer
 
-from ..exceptions import SchemaError
+from ..exceptions import InvalidParameterError, SchemaError
 from ..published import attach_published, load_xqa_auc_table
-from ..exceptions import InvalidParameterError
 from ..rank_correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, KENDALL_VARIANTS, SPEARMAN_VARIANTS
 from ..ranking import ALL_MODELS, RankingStabilityResult, ranking_stability
 from ._common import echo_json, prepare_out, write_summary, write_table
