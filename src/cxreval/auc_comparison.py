@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from ._auc_kernel import binary_labels, finite_scores
 from ._validation import check_choice
 from .bootstrap import BootstrapResult, percentile_ci
 from .exceptions import InvalidParameterError
@@ -100,11 +101,9 @@ def delong_test(y_true: Sequence[int] | np.ndarray, y_score_a: Sequence[float] |
     covariance matrices of the placement values of the ``m`` positives and ``n`` negatives. Studies are
     treated as independent (no patient clustering; use the bootstrap difference for clustered data).
     """
-    from .classification import _as_binary, _as_scores
-
-    y = _as_binary(y_true, "delong_test")
-    a = _as_scores(y_score_a, y.size, "delong_test")
-    b = _as_scores(y_score_b, y.size, "delong_test")
+    y = binary_labels(y_true, "delong_test")
+    a = finite_scores(y_score_a, y.size, "delong_test")
+    b = finite_scores(y_score_b, y.size, "delong_test")
     m, n = int(y.sum()), int((~y).sum())
     if m < 2 or n < 2:
         raise InvalidParameterError(f"delong_test needs at least 2 positives and 2 negatives; got {m} and {n}.")

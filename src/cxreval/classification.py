@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ._auc_kernel import AUCIndex, auc_shard, weighted_auc_float
+from ._auc_kernel import AUCIndex, auc_shard, binary_labels, finite_scores, weighted_auc_float
 from ._validation import check_choice, check_confidence_level, check_positive_int
 from .bootstrap import (
     BootstrapResult,
@@ -90,33 +90,6 @@ _SHARD_BYTES = 1 << 20
 
 
 # --------------------------------------------------------------------------------------------- core
-def _py(v: object) -> object:
-    return v.item() if isinstance(v, np.generic) else v
-
-
-def _as_binary(y_true: object, where: str) -> np.ndarray:
-    y = np.asarray(y_true)
-    if y.ndim != 1:
-        raise InvalidParameterError(f"{where}: 'y_true' must be 1-D; got shape {y.shape}.")
-    yf = y.astype(float) if y.dtype != object else pd.to_numeric(pd.Series(y), errors="coerce").to_numpy()
-    bad = ~np.isin(yf, (0.0, 1.0))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidParameterError(f"{where}: 'y_true' must hold only 0 and 1; found {_py(y[i])!r} at position {i}.")
-    return yf.astype(bool)
-
-
-def _as_scores(y_score: object, n: int, where: str) -> np.ndarray:
-    s = np.asarray(y_score, dtype=float)
-    if s.shape != (n,):
-        raise InvalidParameterError(f"{where}: 'y_score' must have shape ({n},) like 'y_true'; got {s.shape}.")
-    bad = ~np.isfinite(s)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"{where}: 'y_score' must be finite; found {float(s[i])!r} at position {i}.")
-    return s
-
-
 def roc_auc_score(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | np.ndarray, *,
                   sample_weight: Sequence[float] | np.ndarray | None = None) -> float:
     """Area under the ROC curve of binary labels, ties counted one half (as scikit-learn's).
@@ -135,8 +108,8 @@ def roc_auc_score(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] |
     auc : float
         NaN (with :class:`~cxreval.exceptions.UndefinedMetricWarning`) if one class is absent.
     """
-    y = _as_binary(y_true, "roc_auc_score")
-    s = _as_scores(y_score, y.size, "roc_auc_score")
+    y = binary_labels(y_true, "roc_auc_score")
+    s = finite_scores(y_score, y.size, "roc_auc_score")
     if sample_weight is None:
         out = AUCIndex(y, s).auc(np.ones((1, y.size), dtype=np.int64))[0]
     else:
@@ -168,8 +141,8 @@ def weighted_auc(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | 
     auc : ndarray of shape (n_resamples,)
         NaN in rows where a class has zero total weight (no warning; count them).
     """
-    y = _as_binary(y_true, "weighted_auc")
-    s = _as_scores(y_score, y.size, "weighted_auc")
+    y = binary_labels(y_true, "weighted_auc")
+    s = finite_scores(y_score, y.size, "weighted_auc")
     w = np.asarray(weights)
     if w.ndim != 2 or w.shape[1] != y.size:
         raise InvalidParameterError(f"weighted_auc: 'weights' must have shape (n_resamples, {y.size}); got {w.shape}.")
