@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .tables import find_result_file, missing_columns, read_result_table, run_record
+from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
 
 __all__ = ["KeyFinding", "key_finding", "confidence_level", "fmt", "ordinal", "FINDERS"]
@@ -359,14 +359,12 @@ def localization_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 def iqa_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    from .plots import _ci_columns
-
     ma = _load(folder, "metric_agreement.csv", ("metric", "srcc"))
     if ma is not None:
         ma = ma.assign(_s=_num(ma, "srcc")).dropna(subset=["_s"])
     if ma is not None and not ma.empty:
         best, worst = ma.loc[ma["_s"].idxmax()], ma.loc[ma["_s"].idxmin()]
-        lo_c, hi_c = _ci_columns(ma, "srcc")
+        lo_c, hi_c = ci_columns(ma, "srcc")
         iv = ""
         if lo_c and hi_c and math.isfinite(float(_num(ma, lo_c)[best.name])):
             iv = f", {_ci(folder, float(_num(ma, lo_c)[best.name]), float(_num(ma, hi_c)[best.name]))}"

@@ -22,6 +22,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .tables import ci_columns
+
 __all__ = [
     "auc_forest",
     "bump_chart",
@@ -538,14 +540,6 @@ def iqa_scatter(merged: pd.DataFrame, *, value: str = "value", zmos: str = "zmos
     return fig
 
 
-def _ci_columns(df: pd.DataFrame, stat: str) -> tuple[str, str] | tuple[None, None]:
-    for lo, hi in ((f"{stat}_low", f"{stat}_high"), (f"{stat}_ci_low", f"{stat}_ci_high"),
-                   (f"{stat}_lo", f"{stat}_hi"), (f"{stat}_lower", f"{stat}_upper")):
-        if lo in df.columns and hi in df.columns:
-            return lo, hi
-    return None, None
-
-
 def iqa_correlation_bars(ma: pd.DataFrame, *, title: str = "Metric agreement with experts (SRCC / KRCC)"
                          ) -> go.Figure:
     """Grouped bars of SRCC and KRCC per metric, with interval whiskers when CI columns are present
@@ -554,7 +548,7 @@ def iqa_correlation_bars(ma: pd.DataFrame, *, title: str = "Metric agreement wit
     metrics = ordered(ma["metric"], summary_first=False)
     for i, stat in enumerate(s for s in ("srcc", "krcc") if s in ma.columns):
         v = _num(ma, stat)
-        lo_c, hi_c = _ci_columns(ma, stat)
+        lo_c, hi_c = ci_columns(ma, stat)
         err = None
         if lo_c and hi_c:
             lo, hi = _num(ma, lo_c), _num(ma, hi_c)
