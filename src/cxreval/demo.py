@@ -31,76 +31,41 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from .cli._common import write_summary, write_table
+from .demo_data import (
+    CHEXPERT_BENCH_READERS,
+    CHEXPERT_COMPETITION,
+    CHEXPERT_GT_READERS,
+    CHEXPERT_MODELS,
+    NIH_MODELS,
+    RERUN,
+    DemoContext,
+    NotBuilt,
+    chexpert_labels,
+    chexpert_predictions,
+    metadata,
+    mirror_only,
+    need,
+    nih_google_labels,
+    nih_predictions,
+    pinned,
+    plain,
+    rerun_command,
+)
 from .exceptions import CxrevalError, InvalidParameterError
 from .outputs import RUN_FILE, atomic_file, check_output_path, output_folder, sha256_file
 
 if TYPE_CHECKING:
     from .ranking import RankingStabilityResult
 
-__all__ = ["DemoContext", "DemoSection", "DemoResult", "SECTIONS", "run_demo"]
+__all__ = ["DemoContext", "DemoSection", "DemoResult", "SECTIONS", "run_demo", "NotBuilt", "rerun_command",
+           "NIH_MODELS", "CHEXPERT_MODELS", "CHEXPERT_GT_READERS", "CHEXPERT_BENCH_READERS", "CHEXPERT_COMPETITION"]
 
 log = logging.getLogger(__name__)
-
-
-RERUN = "<rerun this section>"
-"""Placeholder command, replaced by the exact ``cxreval demo`` command that reruns the failing section."""
-
-
-def rerun_command(key: str) -> str:
-    """The exact command that runs one demo section (data from the mirror, the cache or pinned downloads)."""
-    return f"cxreval demo --out cxreval-demo-{key} --section {key}"
-
-
-class NotBuilt(Exception):
-    """Raised by a section that cannot be built: the reason, an exact command that would build it and a
-    hint in words (the data it needs)."""
-
-    def __init__(self, reason: str, command: str = "", hint: str = "") -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.command = command
-        self.hint = hint
-
-
-@dataclass(frozen=True)
-class DemoContext:
-    """What every section gets: where to write, where data lies, and the seed."""
-
-    out: Path
-    mirror: Path | None
-    cache_dir: Path | None
-    n_resamples: int
-    rng: int
-    download: bool
-    iqa_metrics: tuple[str, ...] = ()
-    iqa_images: int = 3
-    missing: list[tuple[str, str, str, str]] = field(default_factory=list)
-    """Parts of built sections that could not be made: (title, reason, command, hint)."""
-    used: list[Path] = field(default_factory=list)
-    """Input files the running section read (recorded with their SHA-256 in its run.json)."""
-    created: list[Path] = field(default_factory=list)
-    """Folders the running section created."""
-    meta: dict[str, object] = field(default_factory=dict)
-    """Parameters of the running section (recorded in its run.json)."""
-
-    def folder(self, key: str) -> Path:
-        d = self.out / key
-        d.mkdir(parents=True, exist_ok=True)
-        if d not in self.created:
-            self.created.append(d)
-        return d
-
-    def use(self, path: Path) -> Path:
-        """Record ``path`` as an input of the running section; return it."""
-        if path not in self.used:
-            self.used.append(path)
-        return path
 
 
 @dataclass(frozen=True)
@@ -138,128 +103,6 @@ class DemoResult:
 
 
 # ------------------------------------------------------------------------------------------------
-# data helpers
-# ------------------------------------------------------------------------------------------------
-
-def _need(module: str, what: str, command: str) -> ModuleType:
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise NotBuilt(f"{what}: module {module} is not in this build ({exc})",
-                       hint=f"this cxreval build lacks {module}; {command} needs it too") from exc
-
-
-def _metadata(ctx: DemoContext, name: str) -> Path:
-    from .datasets.fetch import WHEEL_SHA256, fetch_metadata, resolve_cache_dir
-
-    stamp = resolve_cache_dir(ctx.cache_dir) / "torchxrayvision-data" / ".wheel_sha256"
-    if not ctx.download and not (stamp.exists() and stamp.read_text().strip() == WHEEL_SHA256):
-        raise NotBuilt(f"public metadata not cached in {stamp.parent} and downloads are off", "cxreval data fetch")
-    try:
-        res = fetch_metadata(cache_dir=ctx.cache_dir)
-    except CxrevalError as exc:
-        raise NotBuilt(f"public metadata unavailable: {exc}", "cxreval data fetch") from exc
-    return ctx.use(res.files[name])
-
-
-def _pinned(ctx: DemoContext, local_path: str) -> Path:
-    from .datasets.mirror import fetch_file
-
-    try:
-        return ctx.use(fetch_file(local_path, mirror=ctx.mirror, cache_dir=ctx.cache_dir, download=ctx.download))
-    except CxrevalError as exc:
-        raise NotBuilt(str(exc), RERUN, f"needs {local_path}: from a data mirror (--data-mirror DIR or "
-                       "$CXREVAL_DATA_MIRROR, a folder laid out like shared/data) or downloaded from its pinned "
-                       "GitHub commit (not with --offline)") from exc
-
-
-def _mirror_only(ctx: DemoContext, relative: str) -> Path:
-    from .datasets.mirror import mirror_path
-
-    try:
-        return ctx.use(mirror_path(relative, mirror=ctx.mirror))
-    except CxrevalError as exc:
-        raise NotBuilt(str(exc), RERUN, f"needs {relative} in a data mirror (--data-mirror DIR or "
-                       "$CXREVAL_DATA_MIRROR, a folder laid out like shared/data)") from exc
-
-
-def _plain(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` without ``attrs`` (readers keep DataFrames there, which ``pd.concat`` cannot compare)."""
-    df = df.copy()
-    df.attrs = {}
-    return df
-
-
-NIH_MODELS = ("jrzech_densenet121", "dd_densenet201", "dd_mobilenet_v2", "dd_resnet50", "dd_resnet152",
-              "dd_densenet121_v2_logits", "hy_densenet121_nih25", "hy_densenet121_nih25_lrdecay033",
-              "hy_densenet121_test1", "hy_densenet121_results")
-CHEXPERT_MODELS = ("desmond", "drnet", "hieupham", "ihil", "jfaboy", "ngango2", "ngango3", "sensexdr", "uestc",
-                   "yww211")
-CHEXPERT_GT_READERS = ("bc1", "bc2", "bc3", "bc5", "bc7")
-CHEXPERT_BENCH_READERS = ("bc4", "bc6", "bc8")
-CHEXPERT_COMPETITION = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Effusion")
-
-
-def nih_google_labels(ctx: DemoContext) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """NIH text-mined labels mapped to Google's findings plus Google's expert labels, on Google's images."""
-    _need("cxreval.datasets.google", "Google expert labels", "cxreval data fetch")
-    from .datasets import google, nih
-
-    g = google.load_labels(_metadata(ctx, google.GOOGLE_FILE), cache_dir=ctx.cache_dir).table
-    n = nih.load_labels(_metadata(ctx, nih.DATA_ENTRY), cache_dir=ctx.cache_dir).table
-    n = n[n["study_id"].isin(set(g["study_id"]))]
-    mapped = google.map_nih_to_google(n)
-    g = g[g["finding"].isin(set(mapped["finding"]))]
-    cols = ["study_id", "patient_id", "finding", "source", "state"]
-    return pd.concat([mapped[cols], g[cols]], ignore_index=True), g
-
-
-def nih_predictions(ctx: DemoContext, studies: set[str]) -> pd.DataFrame:
-    """The 10 NIH models' scores on ``studies``, in Google's findings (max over the NIH findings that
-    define each Google finding, the same mapping as the labels)."""
-    from .datasets.google import NIH_TO_GOOGLE
-    from .labels import read_wide_predictions
-
-    parts = []
-    needed = sorted({f for sources in NIH_TO_GOOGLE.targets.values() for f in sources})
-    for model in NIH_MODELS:
-        p = _pinned(ctx, f"nih_fold_predictions/{model}.csv")
-        pr = _plain(read_wide_predictions(p, model=model, id_column="Image Index", prefix="prob_",
-                                          findings=needed).table)
-        pr = pr[pr["study_id"].isin(studies)]
-        wide = pr.pivot(index="study_id", columns="finding", values="score")
-        for target, sources in NIH_TO_GOOGLE.targets.items():
-            parts.append(pd.DataFrame({"study_id": wide.index, "model": model, "finding": target,
-                                       "score": wide[list(sources)].max(axis=1).to_numpy()}))
-    return pd.concat(parts, ignore_index=True)
-
-
-def chexpert_labels(ctx: DemoContext) -> pd.DataFrame:
-    """CheXpert test labels: consensus, 8 radiologists and 2 report labelers, as one long table."""
-    from .labels import read_wide_labels
-
-    files = {"consensus": "chexpert_test/groundtruth.csv"}
-    files.update({r: f"chexpert_test/radiologists/groundtruth/{r}_gt.csv" for r in CHEXPERT_GT_READERS})
-    files.update({r: f"chexpert_test/radiologists/benchmark_radiologists/{r}.csv" for r in CHEXPERT_BENCH_READERS})
-    files.update({"chexpert_labeler": "chexpert_test/labeler/chexpert_labels.csv",
-                  "chexbert": "chexpert_test/labeler/chexbert_labels.csv"})
-    parts = [_plain(read_wide_labels(_pinned(ctx, p), source=src, id_column="Study").table)
-             for src, p in files.items()]
-    return pd.concat(parts, ignore_index=True)
-
-
-def chexpert_predictions(ctx: DemoContext) -> pd.DataFrame:
-    from .labels import read_wide_predictions
-
-    parts = [_plain(read_wide_predictions(
-        _pinned(ctx, f"chexpert_test/example_models/predictions/standard/{m}_predictions.csv"),
-        model=m, id_column="Study").table) for m in CHEXPERT_MODELS]
-    return pd.concat(parts, ignore_index=True)
-
-
-# ------------------------------------------------------------------------------------------------
 # sections
 # ------------------------------------------------------------------------------------------------
 
@@ -288,14 +131,14 @@ def _pair_drops(table: pd.DataFrame) -> str:
 
 
 def _sec_audit(ctx: DemoContext) -> str:
-    au = _need("cxreval.datasets.audit", "ChestX-ray14 audit", "cxreval data audit chestxray14 --json")
+    au = need("cxreval.datasets.audit", "ChestX-ray14 audit", "cxreval data audit chestxray14 --json")
     from .datasets.nih import DATA_ENTRY
 
-    entry = _metadata(ctx, DATA_ENTRY)
+    entry = metadata(ctx, DATA_ENTRY)
     split_dir = None
     try:
-        lists = [_pinned(ctx, "chestxray14/official_test_list.txt"),
-                 _pinned(ctx, "chestxray14/official_train_val_list.txt")]
+        lists = [pinned(ctx, "chestxray14/official_test_list.txt"),
+                 pinned(ctx, "chestxray14/official_train_val_list.txt")]
         if lists[0].parent == lists[1].parent:
             split_dir = lists[0].parent
     except NotBuilt as exc:
@@ -303,7 +146,7 @@ def _sec_audit(ctx: DemoContext) -> str:
         ctx.missing.append(("ChestX-ray14 audit: official split and patient leakage",
                             f"not checked: the official split lists were not available ({exc.reason}); "
                             'audit.json has "split": null and only the counts are shown', RERUN, exc.hint))
-    res = au.audit_chestxray14(path=entry, bbox_path=_metadata(ctx, au.BBOX_FILE), split_dir=split_dir,
+    res = au.audit_chestxray14(path=entry, bbox_path=metadata(ctx, au.BBOX_FILE), split_dir=split_dir,
                                cache_dir=ctx.cache_dir)
     ctx.meta.update({"split_lists": "official (train_val_list / test_list)" if split_dir else "not available"})
     out = ctx.folder("chestxray14_audit")
@@ -312,7 +155,7 @@ def _sec_audit(ctx: DemoContext) -> str:
 
 
 def _sec_nih_google_agreement(ctx: DemoContext) -> str:
-    ag = _need("cxreval.agreement", "agreement", "cxreval agree")
+    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     labels, _ = nih_google_labels(ctx)
     out = ctx.folder("nih_vs_google_agreement")
     pairs = [("google_expert", "nih_textmined")]
@@ -332,8 +175,8 @@ def _sec_nih_google_agreement(ctx: DemoContext) -> str:
 
 
 def _sec_nih_models(ctx: DemoContext) -> str:
-    cl = _need("cxreval.classification", "classification", "cxreval classify")
-    rk = _need("cxreval.ranking", "ranking", "cxreval rank")
+    cl = need("cxreval.classification", "classification", "cxreval classify")
+    rk = need("cxreval.ranking", "ranking", "cxreval rank")
     labels, g = nih_google_labels(ctx)
     preds = nih_predictions(ctx, set(g["study_id"]))
     labels = labels[labels["study_id"].isin(set(preds["study_id"]))]
@@ -352,8 +195,8 @@ def _sec_nih_models(ctx: DemoContext) -> str:
 
 
 def _sec_chexpert(ctx: DemoContext) -> str:
-    cl = _need("cxreval.classification", "classification", "cxreval classify")
-    rk = _need("cxreval.ranking", "ranking", "cxreval rank")
+    cl = need("cxreval.classification", "classification", "cxreval classify")
+    rk = need("cxreval.ranking", "ranking", "cxreval rank")
     labels = chexpert_labels(ctx)
     preds = chexpert_predictions(ctx)
     refs = list(dict.fromkeys(labels["source"]))
@@ -370,7 +213,7 @@ def _sec_chexpert(ctx: DemoContext) -> str:
 
 
 def _sec_chexpert_agreement(ctx: DemoContext) -> str:
-    ag = _need("cxreval.agreement", "agreement", "cxreval agree")
+    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     labels = chexpert_labels(ctx)
     labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
     others = [s for s in dict.fromkeys(labels["source"]) if s != "consensus"]
@@ -391,8 +234,8 @@ def _sec_chexpert_agreement(ctx: DemoContext) -> str:
 
 
 def _sec_chexpert_fusion(ctx: DemoContext) -> str:
-    fu = _need("cxreval.fusion", "fusion", "cxreval fuse")
-    ag = _need("cxreval.agreement", "agreement", "cxreval agree")
+    fu = need("cxreval.fusion", "fusion", "cxreval fuse")
+    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     labels = chexpert_labels(ctx)
     labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
     readers = labels[labels["source"].isin(CHEXPERT_GT_READERS) & labels["state"].notna()]
@@ -430,8 +273,8 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
 
 
 def _sec_xqa(ctx: DemoContext) -> str:
-    rk = _need("cxreval.ranking", "ranking", "cxreval rank")
-    pub = _need("cxreval.published", "XQA published tables", "cxreval rank --published xqa")
+    rk = need("cxreval.ranking", "ranking", "cxreval rank")
+    pub = need("cxreval.published", "XQA published tables", "cxreval rank --published xqa")
     auc = pub.load_xqa_auc_table()
     ctx.meta.update({"data": "the XQA paper's published AUC tables 16-25 and rank-correlation tables 26-29 "
                              "(shipped with cxreval)", "n_resamples": 0,
@@ -449,7 +292,7 @@ def _sec_xqa(ctx: DemoContext) -> str:
 
 
 def _sec_localization(ctx: DemoContext) -> str:
-    syn = _need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
+    syn = need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
     res = syn.synthetic_study(0)
     ctx.meta.update({"seed": 0, "study": "the localization seed's synthetic study"})
     sc = res.scores.copy()
@@ -464,12 +307,12 @@ def _sec_localization(ctx: DemoContext) -> str:
 
 
 def _sec_localization_real(ctx: DemoContext) -> str:
-    ev = _need("cxreval.localization.evaluate", "localization on real boxes", "cxreval localize")
-    nb = _need("cxreval.datasets.nih_boxes", "ChestX-ray14 box reader", "cxreval data fetch")
+    ev = need("cxreval.localization.evaluate", "localization on real boxes", "cxreval localize")
+    nb = need("cxreval.datasets.nih_boxes", "ChestX-ray14 box reader", "cxreval data fetch")
     from .datasets.audit import BBOX_FILE
     from .demo_images import boxed_images, run_overlays
 
-    boxes = _plain(nb.read_nih_boxes(_metadata(ctx, BBOX_FILE)).table)
+    boxes = plain(nb.read_nih_boxes(metadata(ctx, BBOX_FILE)).table)
     out = ctx.folder("localization_real_boxes")
     study = ev.real_boxes_study(boxes, rng=ctx.rng)
     ctx.meta.update({"boxes": "BBox_List_2017 (radiologists' boxes)", "localizers": "heatmap bilinear (thresholds "
@@ -482,7 +325,7 @@ def _sec_localization_real(ctx: DemoContext) -> str:
              "(bilinear upsampling, thresholds 60 and 180) on the noise-free and the noisy map, a 6 x 6 box "
              "at the peak, the whole image. Acc./AFP per finding at each T, IoBB and IoU."]
     try:
-        images = boxed_images(_mirror_only(ctx, "images/nih").parents[1], boxes)
+        images = boxed_images(mirror_only(ctx, "images/nih").parents[1], boxes)
     except NotBuilt as exc:
         images = []
         why = exc.reason
@@ -502,13 +345,13 @@ def _sec_localization_real(ctx: DemoContext) -> str:
 
 
 def _sec_iqa(ctx: DemoContext) -> str:
-    _need("cxreval.iqa.full_reference", "IQA metrics", "cxreval iqa score")
+    need("cxreval.iqa.full_reference", "IQA metrics", "cxreval iqa score")
     from .demo_images import run_iqa
 
     try:
-        mirror = _mirror_only(ctx, "images/nih").parents[1]
+        mirror = mirror_only(ctx, "images/nih").parents[1]
     except NotBuilt:
-        mirror = _mirror_only(ctx, "iqa_fixture").parent
+        mirror = mirror_only(ctx, "iqa_fixture").parent
     out = ctx.folder("iqa")
     facts = run_iqa(mirror, out, metrics=ctx.iqa_metrics, n_images=ctx.iqa_images)
     cmd = "cxreval iqa agree --scores S --ratings R --out OUT"
