@@ -55,6 +55,24 @@ _PAGE_FACTS = """
 """
 
 
+_SEARCH = """
+    // open the first paginated table, type the first cell of its 25th row into its search box
+    const t = document.querySelector('table.paged');
+    if (!t) return null;
+    t.closest('details').open = true;
+    const rows = Array.from(t.tBodies[0].rows);
+    const needle = rows[Math.min(24, rows.length - 1)].cells[0].textContent;
+    const box = t.closest('.table-block').querySelector('.pager input');
+    box.value = needle;
+    box.dispatchEvent(new Event('input'));
+    const visible = rows.filter(r => r.style.display !== 'none');
+    return {needle: needle, n_rows: rows.length, n_visible: visible.length,
+            all_match: visible.every(r => r.textContent.toLowerCase().includes(needle.toLowerCase())),
+            n_matching: rows.filter(r => r.textContent.toLowerCase().includes(needle.toLowerCase())).length,
+            info: t.closest('.table-block').querySelector('.pager-info').textContent};
+"""
+
+
 def open_in_chromium(page: Path, screenshot: Path | None = None, *, section_shots: Path | None = None
                      ) -> dict[str, object]:
     """Load ``page`` headless; return console messages, page facts and, per figure, what it drew.
@@ -99,6 +117,7 @@ def open_in_chromium(page: Path, screenshot: Path | None = None, *, section_shot
             }
             check();""")
         facts = drv.execute_script(_PAGE_FACTS)
+        facts["search"] = drv.execute_script(_SEARCH)
         if screenshot is not None:
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             drv.save_screenshot(str(screenshot))  # the first screen, as a reader opens the page
@@ -130,6 +149,10 @@ def check_page(out: dict[str, object], n_figures: int) -> None:
         assert link["exists"] and link["is_section"], link
     assert facts["svg_buttons"] == facts["png_buttons"] == n_figures
     assert facts["pagers"] == facts["paged"] and facts["max_rows_shown"] <= 20
+    search = facts["search"]
+    if search is not None:  # typing in the search box keeps exactly the matching rows (up to a page)
+        assert search["all_match"] and search["n_visible"] == min(search["n_matching"], 20) >= 1, search
+        assert search["info"].endswith(f"of {search['n_matching']}"), search
     figs = out["figures"]
     assert len(figs) == n_figures
     for f in figs:
