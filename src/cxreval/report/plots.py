@@ -442,7 +442,7 @@ def localization_curves(loc: pd.DataFrame, *, title: str = "Localization accurac
         panels.append((label, idx, {"title.text": title if len(variants) > 1 else f"{title} ({label})"}))
     first = panels[0][2]["title.text"] if panels else title
     base_layout(fig, title=first, height=440)
-    fig.update_xaxes(title_text="T (overlap threshold)")
+    fig.update_xaxes(title_text="overlap threshold T (IoU or IoBB, 0 to 1)")
     fig.update_yaxes(title_text="accuracy", row=1, col=1)
     fig.update_yaxes(title_text="average false positives per image", row=1, col=2)
     dropdown(fig, panels, n_traces=len(fig.data))

@@ -12,8 +12,18 @@ import plotly.graph_objects as go
 from .figure_style import base_layout, dropdown, num, ordered, palette_color
 from .tables import ci_columns
 
-__all__ = ["iqa_scatter", "iqa_correlation_bars", "iqa_by_degradation", "degradation_rank_heatmap",
+__all__ = ["metric_axis", "METRIC_UNITS", "iqa_scatter", "iqa_correlation_bars", "iqa_by_degradation", "degradation_rank_heatmap",
            "metric_correlation_matrix", "box_overlays", "box_overlay", "png_data_uri"]
+
+
+METRIC_UNITS = {"psnr": "dB", "mse": "squared intensity", "mae": "intensity"}
+"""Units of the IQA metrics that have one (the others are unitless indices)."""
+
+
+def metric_axis(metric: str) -> str:
+    """Axis title of an IQA metric: its name with its unit, or 'unitless'."""
+    unit = METRIC_UNITS.get(str(metric).lower(), "unitless")
+    return f"{metric} ({unit})"
 
 
 def iqa_scatter(merged: pd.DataFrame, *, value: str = "value", zmos: str = "zmos",
@@ -32,11 +42,11 @@ def iqa_scatter(merged: pd.DataFrame, *, value: str = "value", zmos: str = "zmos
                                  marker={"color": palette_color(i), "size": 7}, visible=i == 0,
                                  text=s[label_col].astype(str) if label_col else None,
                                  hovertemplate="%{text}<br>z-MOS %{x:.3f}, " + metric + " %{y:.4g}<extra></extra>"))
-        panels.append((metric, [i], {"yaxis.title.text": metric, "title.text": f"{title}: {metric}"}))
+        panels.append((metric, [i], {"yaxis.title.text": metric_axis(metric), "title.text": f"{title}: {metric}"}))
     first = panels[0][2]["title.text"] if panels else title
     base_layout(fig, title=first, height=420)
     fig.update_xaxes(title_text="z-MOS (experts)")
-    fig.update_yaxes(title_text=panels[0][0] if panels else value)
+    fig.update_yaxes(title_text=metric_axis(panels[0][0]) if panels else value)
     dropdown(fig, panels, n_traces=len(fig.data), prefix="metric: ")
     return fig
 
@@ -80,11 +90,11 @@ def iqa_by_degradation(scores: pd.DataFrame, *, title: str = "Metric scores per 
                              jitter=0.3, pointpos=0, marker={"color": palette_color(i), "size": 7}, line={"width": 1},
                              fillcolor="rgba(0,0,0,0)", text=label[s.index], visible=i == 0,
                              hovertemplate="%{text}, %{x}<br>" + metric + " %{y:.4g}<extra></extra>"))
-        panels.append((metric, [i], {"yaxis.title.text": metric, "title.text": f"{title}: {metric}"}))
+        panels.append((metric, [i], {"yaxis.title.text": metric_axis(metric), "title.text": f"{title}: {metric}"}))
     first = panels[0][2]["title.text"] if panels else title
     base_layout(fig, title=first, height=420)
     fig.update_xaxes(categoryorder="array", categoryarray=degs, title_text="degradation")
-    fig.update_yaxes(title_text=panels[0][0] if panels else "value")
+    fig.update_yaxes(title_text=metric_axis(panels[0][0]) if panels else "value")
     fig.update_layout(showlegend=False)
     dropdown(fig, panels, n_traces=len(fig.data), prefix="metric: ")
     return fig
