@@ -23,8 +23,9 @@ __all__ = ["OKABE_ITO", "TOL_MUTED", "PALETTE", "SYMBOLS", "STATE_COLORS", "STAT
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#000000", "#F0E442")
 TOL_MUTED = ("#882255", "#44AA99", "#999933", "#AA4499", "#332288", "#88CCEE", "#DDCC77", "#117733", "#CC6677")
-PALETTE = OKABE_ITO + TOL_MUTED
-"""Colour-blind-safe categorical colours: Okabe & Ito (2008), then Paul Tol's 'muted' scheme."""
+PALETTE = tuple(c for c in OKABE_ITO if c != "#F0E442") + TOL_MUTED + ("#F0E442",)
+"""Colour-blind-safe categorical colours: Okabe & Ito (2008), then Paul Tol's 'muted' scheme; Okabe & Ito's
+yellow, faint on white, last."""
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "triangle-down", "star", "cross")
 STATE_COLORS = {"positive": "#D55E00", "uncertain": "#F0E442", "negative": "#0072B2",
                 "not_mentioned": "#999999", "missing": "#DDDDDD"}
