@@ -83,7 +83,8 @@ def confidence_level(folder: Path) -> tuple[float, bool]:
     if found is not None:
         rec = found[0]
         v = rec.get("confidence_level")
-        argv = [str(a) for a in rec.get("argv") or []]  # type: ignore[union-attr]
+        raw = rec.get("argv")
+        argv = [str(a) for a in raw] if isinstance(raw, list) else []
         if v is None and "--confidence-level" in argv[:-1]:
             v = argv[argv.index("--confidence-level") + 1]
         try:

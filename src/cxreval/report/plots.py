@@ -14,6 +14,7 @@ colour in every figure of a report: :func:`reference_colors` holds the name -> c
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -94,7 +95,7 @@ def auc_forest(auc: pd.DataFrame, *, title: str = "ROC-AUC per model and referen
     m = len(refs)
     width = 0.7 / max(m, 1)
     fig = go.Figure()
-    panels: list[tuple[str, list[int], dict]] = []
+    panels: list[tuple[str, list[int], dict[str, Any]]] = []
     n_rows_max = 1
     for fi, finding in enumerate(findings):
         sub = df[df["finding"].astype(str) == finding]
@@ -148,7 +149,7 @@ def bump_chart(rankings: pd.DataFrame, *, title: str = "Model ranks across refer
     df["rank"] = num(df, "rank")
     df["auc"] = num(df, "auc")
     fig = go.Figure()
-    panels = []
+    panels: list[tuple[str, list[int], dict[str, Any]]] = []
     keys = list(dict.fromkeys(zip(df["finding"].astype(str), df["group"].astype(str))))
     keys.sort(key=lambda k: (k[0] not in SUMMARY_ROWS, ordered(df["finding"]).index(k[0])))
     max_rank = 1
@@ -207,7 +208,7 @@ def rank_correlation_heatmap(rc: pd.DataFrame, *, title: str = "Rank correlation
         df["method"] = "SRCC"
     df["pair"] = df["reference_a"].astype(str) + " vs " + df["reference_b"].astype(str)
     fig = go.Figure()
-    panels = []
+    panels: list[tuple[str, list[int], dict[str, Any]]] = []
     n_findings = 1
     for pi, (method, pair) in enumerate(dict.fromkeys(zip(df["method"].astype(str), df["pair"]))):
         sub = df[(df["method"].astype(str) == method) & (df["pair"] == pair)]
@@ -291,7 +292,7 @@ def interval_plot(df: pd.DataFrame, *, series: str, x: str = "finding",
     m = len(sers)
     w = 0.8 / max(m, 1)
     fig = go.Figure()
-    panels = []
+    panels: list[tuple[str, list[int], dict[str, Any]]] = []
     avail = [mt for mt in metrics if mt[0] in df.columns]
     for pi, (val, lo_c, hi_c, label) in enumerate(avail):
         idx = []
@@ -366,7 +367,7 @@ def sankey_flows(flows: pd.DataFrame, *, title: str = "Label flows between sourc
     keys.sort(key=lambda k: (k[2] not in SUMMARY_ROWS and k[2] != "all", 0))
     keys = keys[:max_panels]
     fig = go.Figure()
-    panels = []
+    panels: list[tuple[str, list[int], dict[str, Any]]] = []
     for pi, (a, b, f) in enumerate(keys):
         sub = df[(df["source_a"].astype(str) == a) & (df["source_b"].astype(str) == b) & (df["finding"].astype(str) == f)]
         sub = sub[sub["count"] > 0]
@@ -419,7 +420,7 @@ def localization_curves(loc: pd.DataFrame, *, title: str = "Localization accurac
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Acc.", "AFP"), horizontal_spacing=0.1)
     keys = df[case_cols].astype(str).agg("\x1f".join, axis=1) if case_cols else pd.Series("", index=df.index)
     variants = list(dict.fromkeys(keys))
-    panels = []
+    panels: list[tuple[str, list[int], dict[str, Any]]] = []
     findings = ordered(df["finding"], summary_first=False)
     for vi, key in enumerate(variants):
         idx = []

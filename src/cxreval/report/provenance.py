@@ -41,8 +41,8 @@ def _value(v: object) -> str:
 
 
 def _folder_html(folder: Path, titles: Sequence[str]) -> str:
-    names = dict.fromkeys(t.split(" — ", 1)[-1] for t in titles)
-    parts = [f"<h3>{html.escape(' / '.join(names))}</h3>",
+    heads = dict.fromkeys(t.split(" — ", 1)[-1] for t in titles)
+    parts = [f"<h3>{html.escape(' / '.join(heads))}</h3>",
              f'<p class="folder">folder <code>{html.escape(str(folder))}</code></p>']
     found = run_record(folder)
     if found is None:
@@ -50,14 +50,18 @@ def _folder_html(folder: Path, titles: Sequence[str]) -> str:
                      "checksums, parameters) was not recorded; every file in it was read.</p>")
     else:
         rec, prefix = found
-        where = "this folder's run.json" if not prefix else f"run.json of {folder.parent if prefix.count('/') == 1 else folder.parent.parent}"
-        rows = [("recorded in", where), ("command", " ".join(map(str, rec.get("argv") or []))),  # type: ignore[arg-type]
-                ("cxreval version", rec.get("cxreval_version", "")), ("Python", rec.get("python", "")),
-                ("started / ended (UTC)", f"{rec.get('started', '')} / {rec.get('ended', '')}"),
-                ("status", rec.get("status", ""))]
-        params = {k: v for k, v in rec.items() if k not in _STANDARD}
-        if isinstance(rec.get("meta"), dict):
-            params.update(rec["meta"])  # type: ignore[arg-type]
+        owner = folder.parent if prefix.count("/") == 1 else folder.parent.parent
+        where = "this folder's run.json" if not prefix else f"run.json of {owner}"
+        argv = rec.get("argv")
+        rows: list[tuple[str, object]] = [
+            ("recorded in", where), ("command", " ".join(map(str, argv)) if isinstance(argv, list) else ""),
+            ("cxreval version", rec.get("cxreval_version", "")), ("Python", rec.get("python", "")),
+            ("started / ended (UTC)", f"{rec.get('started', '')} / {rec.get('ended', '')}"),
+            ("status", rec.get("status", ""))]
+        params: dict[str, object] = {k: v for k, v in rec.items() if k not in _STANDARD}
+        meta = rec.get("meta")
+        if isinstance(meta, dict):
+            params.update(meta)
             params.pop("meta", None)
         rows += [(PARAMETER_NAMES.get(k, k), _value(v)) for k, v in params.items()]
         level, recorded = confidence_level(folder)
@@ -70,7 +74,7 @@ def _folder_html(folder: Path, titles: Sequence[str]) -> str:
             parts.append(html_table(pd.json_normalize(inputs), name=f"{folder.name}_inputs",  # type: ignore[arg-type]
                                     caption="Inputs and their SHA-256"))
     listed = listed_files(folder)
-    names = sorted(listed) if listed is not None else sorted(
+    names: list[str] = sorted(listed) if listed is not None else sorted(
         str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     files = []
     for n in names:
