@@ -1,0 +1,1 @@
+"""Report-derived labels: a section-aware, rule-based labeller for radiology report text."""
