@@ -1,1 +1,30 @@
-"""Report-derived labels: a section-aware, rule-based labeller for radiology report text."""
+"""Report-derived labels: a section-aware, rule-based labeller for radiology report text.
+
+The pipeline: :func:`~cxreval.reports.io.read_reports` (CSV/Parquet, or the OpenI archive) ->
+:func:`~cxreval.reports.sections.split_sections` (FINDINGS, IMPRESSION and their header variants) ->
+:class:`~cxreval.reports.engine.Engine` (sentences, finding mentions, scoped negation and uncertainty)
+-> :func:`~cxreval.reports.labeller.label_reports` (report-level states per section source, every one
+traced to its mentions). The phrases and triggers are YAML data (:mod:`cxreval.reports.rules`).
+
+Examples
+--------
+>>> import pandas as pd
+>>> t = pd.DataFrame({"study_id": ["s1"], "text": ["FINDINGS: No effusion. IMPRESSION: Cardiomegaly."]})
+>>> res = label_reports(t, sections="findings,impression")
+>>> res.labels.query("finding == 'Cardiomegaly'")[["source", "state"]].to_string(index=False)
+'           source  state\\n  report_findings     -1\\nreport_impression      2'
+"""
+
+from .engine import Engine, MentionArrays, get_engine, tokenize
+from .io import ReportTable, check_report_table, read_reports
+from .labeller import MENTION_COLUMNS, SECTION_CHOICES, SOURCE_NAMES, ReportLabelsResult, label_reports
+from .rules import CATEGORIES, VOCABULARIES, MentionRule, RuleSet, TriggerRule, load_rules, packaged_rules_text
+from .sections import HEADERS, LABELLED_SECTIONS, Section, split_sections
+
+__all__ = [
+    "Engine", "MentionArrays", "get_engine", "tokenize",
+    "ReportTable", "check_report_table", "read_reports",
+    "MENTION_COLUMNS", "SECTION_CHOICES", "SOURCE_NAMES", "ReportLabelsResult", "label_reports",
+    "CATEGORIES", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",
+    "HEADERS", "LABELLED_SECTIONS", "Section", "split_sections",
+]
