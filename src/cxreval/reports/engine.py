@@ -18,7 +18,8 @@ leftmost-longest selection. The scope test is vectorised over the mentions with 
 Nearest suffices: a boundary between the nearest trigger and the mention also separates every farther
 one, and a farther trigger is also farther in words. The state of a mention is that of the first
 category that applies (uncertain_pre_negation -> uncertain, negation -> negative, uncertain ->
-uncertain), otherwise positive; ``normal`` mentions ("heart size is normal") are negative.
+uncertain), otherwise positive; ``normal`` mentions ("heart size is normal") are negative and
+``uncertain`` mentions ("heart is borderline enlarged") uncertain, whatever their context.
 
 Examples
 --------
@@ -209,7 +210,9 @@ class Engine:
         self.trigger_rules = rules.triggers
         f_index = {f: i for i, f in enumerate(self.findings)}
         self._m_finding = np.array([f_index.get(r.finding, -1) for r in self.mention_rules], dtype=np.int64)
-        self._m_normal = np.array([r.kind == "normal" for r in self.mention_rules], dtype=bool)
+        # the fixed state of 'normal' (negative) and 'uncertain' (uncertain) mention rules; -1: context decides
+        self._m_fixed = np.array([{"normal": 0, "uncertain": 1}.get(r.kind, -1) for r in self.mention_rules],
+                                 dtype=np.int8)
         self._mentions = _PhraseIndex([(r.text, r.regex) for r in self.mention_rules])
         # one entry per distinct context phrase; a phrase may hold several roles
         texts: dict[tuple[str, bool], int] = {}
@@ -275,8 +278,9 @@ class Engine:
         k_start, k_end = cs[term], ce[term]
         state = np.full(len(ms), 2, dtype=np.int8)
         ctx = np.full(len(ms), -1, dtype=np.int64)
-        decided = self._m_normal[mr].copy()
-        state[decided] = 0
+        fixed = self._m_fixed[mr]
+        decided = fixed >= 0
+        state[decided] = fixed[decided]
         m_sent = tok_sent[ms]
         for c, (cat, side) in enumerate(self._cols):
             sel = role[:, c] >= 0

@@ -41,7 +41,7 @@ CATEGORIES: tuple[str, ...] = ("uncertain_pre_negation", "negation", "uncertain"
 """Trigger categories in the order they are applied: the first that applies to a mention decides it."""
 
 _OTHER = ("pseudo", "termination")
-_KINDS = ("phrase", "pattern", "normal", "ignore")
+_KINDS = ("phrase", "pattern", "normal", "uncertain", "ignore")
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,10 @@ class MentionRule:
         Canonical finding name ('' for an ``ignore`` rule).
     text : str
         The literal phrase (lower case, single spaces) or the regular expression.
-    kind : {'phrase', 'pattern', 'normal', 'ignore'}
+    kind : {'phrase', 'pattern', 'normal', 'uncertain', 'ignore'}
         ``phrase``/``pattern``: a mention whose state the context decides; ``normal``: a statement that
-        the finding is absent (negative); ``ignore``: matched and dropped.
+        the finding is absent (negative); ``uncertain``: a hedged statement of the finding
+        ("heart is borderline enlarged"); ``ignore``: matched and dropped.
     regex : bool
         Whether ``text`` is a regular expression.
     """
@@ -263,8 +264,9 @@ def _build(data: dict[str, Any], sources: tuple[str, ...]) -> RuleSet:
         node = finds.get(raw)
         if node is None:
             raise SchemaError(f"rules order names {raw!r}, which has no entry under findings.")
-        if not isinstance(node, dict) or set(node) - {"phrases", "patterns", "normal", "normal_patterns"}:
-            raise SchemaError(f"rules findings.{raw} must be a mapping with phrases, patterns, normal, normal_patterns.")
+        allowed = {"phrases", "patterns", "normal", "normal_patterns", "uncertain", "uncertain_patterns"}
+        if not isinstance(node, dict) or set(node) - allowed:
+            raise SchemaError(f"rules findings.{raw} must be a mapping with keys among {sorted(allowed)}.")
         findings.append(f)
         where = f"findings.{raw}"
         mentions += [MentionRule(f, t, "phrase") for t, _ in _entries(node.get("phrases"), where + ".phrases")]
@@ -273,6 +275,9 @@ def _build(data: dict[str, Any], sources: tuple[str, ...]) -> RuleSet:
         mentions += [MentionRule(f, t, "normal") for t, _ in _entries(node.get("normal"), where + ".normal")]
         for p in node.get("normal_patterns") or []:
             mentions.append(MentionRule(f, _check_regex(str(p), where + ".normal_patterns"), "normal", True))
+        mentions += [MentionRule(f, t, "uncertain") for t, _ in _entries(node.get("uncertain"), where + ".uncertain")]
+        for p in node.get("uncertain_patterns") or []:
+            mentions.append(MentionRule(f, _check_regex(str(p), where + ".uncertain_patterns"), "uncertain", True))
     if len(set(findings)) != len(findings):
         raise SchemaError(f"rules findings repeat a finding after canonicalisation: {findings}.")
     mentions += [MentionRule("", t, "ignore", r) for t, r in _entries(data.get("ignore"), "ignore")]
