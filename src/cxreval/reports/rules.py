@@ -285,7 +285,7 @@ def _build(data: dict[str, Any], sources: tuple[str, ...]) -> RuleSet:
     no_finding: tuple[str, ...] = ()
     if nf is not None:
         if "No Finding" not in findings:
-            findings.append("No Finding")
+            findings.insert(0, "No Finding")
         exc = nf.get("except", []) if isinstance(nf, dict) else None
         if not isinstance(exc, list):
             raise SchemaError("rules no_finding must be a mapping {except: [findings that do not count]}.")
