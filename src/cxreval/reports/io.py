@@ -1,10 +1,10 @@
-"""Reading report text: a CSV/Parquet table, or the OpenI archive / a folder of its XML files.
+"""Reading report text: a CSV or Parquet table of reports.
 
 A report table has ``study_id``, optional ``patient_id``, and either a ``text`` column (the whole
 report; its sections are found by :func:`~cxreval.reports.sections.split_sections`) or one column per
 section, named by a section header (``findings``, ``impression``, ``indication``, ``comparison``...,
-any case). The OpenI archive gives one row per report: ``study_id`` = ``patient_id`` = the report id
-(``CXR1``) and the columns ``comparison, indication, findings, impression``.
+any case). (The OpenI archive is read by :mod:`cxreval.datasets.openi`, a layer above this one; the
+``cxreval label-reports`` command reads both.)
 
 Examples
 --------
@@ -136,33 +136,26 @@ def _decode_csv(p: Path) -> pd.DataFrame:
 
 
 def read_reports(path: str | os.PathLike[str]) -> ReadResult:
-    """Read reports from a CSV/Parquet table, the OpenI archive (``.tgz``) or a folder of OpenI XML files.
+    """Read reports from a CSV or Parquet table (checked later by :func:`check_report_table`).
 
     Returns
     -------
     res : ReadResult
-        ``res.table``: the input table (CSV cells as text, blank = ``''``), or for OpenI ``study_id,
-        patient_id, comparison, indication, findings, impression``. ``res.report`` notes what OpenI
-        skipped.
+        ``res.table``: the input table (CSV cells as text, blank = ``''``).
 
     Raises
     ------
     SchemaError
-        Missing file, non-UTF-8 CSV, unreadable table, an archive without reports.
+        Missing file, a folder or archive, non-UTF-8 CSV, unreadable table.
     """
     p = Path(path)
     if not p.exists():
         raise SchemaError(f"File {str(p)!r} does not exist.")
     name = p.name.lower()
     if p.is_dir() or name.endswith((".tgz", ".tar.gz", ".tar")):
-        from ..datasets.openi import read_openi_reports
-
-        res = read_openi_reports(p)
-        t = res.table
-        table = pd.DataFrame({"study_id": t["report_id"], "patient_id": t["report_id"]})
-        for c in ("comparison", "indication", "findings", "impression"):
-            table[c] = t[c].fillna("").astype(str).to_numpy(dtype=object)
-        return ReadResult(table, res.report)
+        raise SchemaError(f"{str(p)!r} is a folder or archive; read_reports reads a CSV or Parquet table. For the OpenI "
+                          "archive use cxreval.datasets.openi.read_openi_reports (or `cxreval label-reports`, which "
+                          "reads both).")
     if name.endswith(".parquet"):
         try:
             table = pd.read_parquet(p)
