@@ -13,7 +13,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import workers_executor
 from ..labels import state_names
 from ..outputs import check_output_path, output_folder
-from ..reports import SECTION_CHOICES, VOCABULARIES, label_reports, load_rules, read_reports
+from ..reports import SECTION_CHOICES, VOCABULARIES, check_report_table, label_reports, load_rules, read_reports
 from ..results import ReadReport
 from ._common import echo_json
 
@@ -77,6 +77,8 @@ def label_reports_command(
     rs = load_rules(rules, vocabulary=vocabulary)
     executor = workers_executor(workers)
     table, read = load_report_table(reports)
+    where = f"file {str(reports)!r}"
+    check_report_table(table, where=where)  # bad input fails before the output folder is opened
     inputs = [reports] + ([rules] if rules is not None else [])
     with output_folder(out, overwrite=overwrite, inputs=inputs,
                        meta={"sections": list(secs), "vocabulary": vocabulary, "rules": rs.to_dict()}) as d:
@@ -85,10 +87,10 @@ def label_reports_command(
 
             with Progress(transient=True) as bar:
                 task = bar.add_task("labelling reports", total=len(table))
-                res = label_reports(table, sections=secs, rules=rs, executor=executor,
+                res = label_reports(table, sections=secs, rules=rs, executor=executor, where=where,
                                     progress=lambda k: bar.update(task, completed=k))
         else:
-            res = label_reports(table, sections=secs, rules=rs, executor=executor)
+            res = label_reports(table, sections=secs, rules=rs, executor=executor, where=where)
         labels = res.labels.copy()
         labels.to_parquet(d / "labels.parquet", index=False)
         labels["state"] = state_names(labels["state"])

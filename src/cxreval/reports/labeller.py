@@ -149,7 +149,8 @@ def _concat(parts: list[MentionArrays], sizes: list[int]) -> MentionArrays:
 def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECTION_CHOICES,
                   vocabulary: str = "chestxray14", rules: RuleSet | str | os.PathLike[str] | None = None,
                   executor: Executor | None = None, chunk_size: int = 2000,
-                  progress: Callable[[int], None] | None = None) -> ReportLabelsResult:
+                  progress: Callable[[int], None] | None = None, where: str = "report table"
+                  ) -> ReportLabelsResult:
     """Label findings in report text, per section.
 
     Parameters
@@ -167,6 +168,8 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
         Reports per chunk.
     progress : callable, optional
         Called with the number of reports done after each chunk.
+    where : str, default='report table'
+        How errors name the input (the CLI passes the file).
 
     Returns
     -------
@@ -182,7 +185,7 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
         raise InvalidParameterError(f"The 'chunk_size' parameter of label_reports must be a positive int. "
                                     f"Got {chunk_size!r} instead.")
     rs = rules if isinstance(rules, RuleSet) else load_rules(rules, vocabulary=vocabulary)
-    rt = check_report_table(reports)
+    rt = check_report_table(reports, where=where)
     table = rt.table
     n = len(table)
     texts, seg_row, seg_sec, seg_field, seg_off = _segments(table, rt.text_column, rt.section_columns)
