@@ -49,18 +49,12 @@ import numpy as np
 import pandas as pd
 
 from cxreval.agreement import agreement_table, flows_table, omission_table, prevalence_table
-from cxreval.bootstrap import draw_plan
 from cxreval.cli.agree import markdown_table
-from cxreval.datasets.fetch import metadata_path
-from cxreval.datasets.openi import OPENI_FILE, openi_mesh_labels, read_openi_reports
+from cxreval.datasets.openi import openi_mesh_labels, read_openi_reports
 from cxreval.findings import CHESTXRAY8, CHESTXRAY14, XQA, XQA_SELECTED
-from cxreval.reports import label_reports, load_rules
+from cxreval.reports import label_reports, load_rules, precision_recall_table
 
 HERE = Path(__file__).resolve().parent
-# Wang et al. (2017), Table 2 as quoted by seed 000: overall P/R/F1 over the eight findings, Mass F1 and
-# recall, Pneumonia precision. The other per-finding cells are not in the seed.
-NIH = {("overall", "precision"): 0.90, ("overall", "recall"): 0.91, ("overall", "f1"): 0.90,
-       ("Mass", "f1"): 0.52, ("Mass", "recall"): 0.40, ("Pneumonia", "precision"): 0.66}
 # XQA paper, Table 13 (MIMIC-CXR, report Findings vs Impressions): kappa_w, kappa_low, kappa_high, F1
 XQA_T13 = {"Atelectasis": (0.20, 0.11, 0.27, 0.72), "Consolidation": (0.45, 0.34, 0.51, 0.91),
            "Lung Opacity": (0.38, 0.38, 0.38, 0.79), "Effusion": (0.33, 0.26, 0.38, 0.72),
@@ -96,59 +90,11 @@ def binary(states: np.ndarray, uncertain: str) -> np.ndarray:
     return pos
 
 
-def prf(gold: np.ndarray, pred: np.ndarray, findings: tuple[str, ...], *, n_resamples: int, seed: int
-        ) -> pd.DataFrame:
-    """Per-finding, micro and macro P/R/F1 with report-bootstrap percentile CIs."""
-    tp = (gold & pred).astype(np.int64)
-    fp = (~gold & pred).astype(np.int64)
-    fn = (gold & ~pred).astype(np.int64)
-    plan = draw_plan(np.arange(len(gold)).astype(str), n_resamples=n_resamples, rng=seed)
-    w = plan.study_weights().astype(np.float64)  # (B, n)
-    stats = {"TP": tp.sum(0), "FP": fp.sum(0), "FN": fn.sum(0)}
-    boot = {k: w @ v for k, v in (("TP", tp), ("FP", fp), ("FN", fn))}
-
-    def scores(TP: np.ndarray, FP: np.ndarray, FN: np.ndarray) -> dict[str, np.ndarray]:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            p = TP / (TP + FP)
-            r = TP / (TP + FN)
-            f = 2 * TP / (2 * TP + FP + FN)
-            mp, mr = TP.sum(-1) / (TP + FP).sum(-1), TP.sum(-1) / (TP + FN).sum(-1)
-            mf = 2 * TP.sum(-1) / (2 * TP + FP + FN).sum(-1)
-        return {"precision": np.concatenate([p, mp[..., None], np.nanmean(p, -1)[..., None]], -1),
-                "recall": np.concatenate([r, mr[..., None], np.nanmean(r, -1)[..., None]], -1),
-                "f1": np.concatenate([f, mf[..., None], np.nanmean(f, -1)[..., None]], -1)}
-
-    est = scores(stats["TP"].astype(float), stats["FP"].astype(float), stats["FN"].astype(float))
-    dist = scores(boot["TP"], boot["FP"], boot["FN"])
-    names = [*findings, "micro", "macro"]
-    rows = []
-    for j, name in enumerate(names):
-        row: dict[str, object] = {"finding": name}
-        for m in ("precision", "recall", "f1"):
-            lo, hi = np.nanpercentile(dist[m][:, j], [2.5, 97.5])
-            row[m], row[f"{m}_low"], row[f"{m}_high"] = est[m][j], lo, hi
-        if j < len(findings):
-            row.update(n_pos=int(gold[:, j].sum()), TP=int(stats["TP"][j]), FP=int(stats["FP"][j]),
-                       FN=int(stats["FN"][j]))
-        else:
-            row.update(n_pos=int(gold.sum()), TP=int(stats["TP"].sum()), FP=int(stats["FP"].sum()),
-                       FN=int(stats["FN"].sum()))
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def with_nih(t: pd.DataFrame) -> pd.DataFrame:
-    t = t.copy()
-    for m in ("precision", "recall", "f1"):
-        t[f"nih_{m}"] = [NIH.get(("overall" if f == "micro" else f, m), np.nan) for f in t["finding"]]
-    return t
-
-
 def fmt_table(t: pd.DataFrame) -> str:
     lines = ["| finding | n_pos | TP | FP | FN | precision [95% CI] | recall [95% CI] | F1 [95% CI] | NIH P / R / F1 |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in t.itertuples(index=False):
-        def ci(m: str) -> str:
+        def ci(m: str, r: object = r) -> str:
             return f"{getattr(r, m):.3f} [{getattr(r, m + '_low'):.3f}, {getattr(r, m + '_high'):.3f}]"
         nih = " / ".join("–" if np.isnan(getattr(r, f"nih_{m}")) else f"{getattr(r, f'nih_{m}'):.2f}"
                          for m in ("precision", "recall", "f1"))
@@ -159,9 +105,13 @@ def fmt_table(t: pd.DataFrame) -> str:
 
 def evaluate(labels: pd.DataFrame, mesh: pd.DataFrame, ids: np.ndarray, findings: tuple[str, ...], *,
              source: str, uncertain: str, n_resamples: int, seed: int) -> pd.DataFrame:
-    gold = binary(state_matrix(mesh, "openi_mesh", ids, findings), uncertain)
-    pred = binary(state_matrix(labels, source, ids, findings), uncertain)
-    return with_nih(prf(gold, pred, findings, n_resamples=n_resamples, seed=seed))
+    """cxreval.reports.precision_recall_table of ``source`` against the MeSH codes on the reports ``ids``."""
+    keep = set(ids)
+    both = pd.concat([mesh[mesh["study_id"].isin(keep)], labels[(labels["source"] == source)
+                                                              & labels["study_id"].isin(keep)]], ignore_index=True)
+    both = both.assign(patient_id=both["study_id"])  # OpenI: one report = one patient
+    return precision_recall_table(both, reference="openi_mesh", predicted=source, findings=findings,
+                                  uncertain=uncertain, n_resamples=n_resamples, rng=seed)
 
 
 def print_errors(labels: pd.DataFrame, mesh: pd.DataFrame, table: pd.DataFrame, mentions: pd.DataFrame,
@@ -294,14 +244,15 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
         md += [f"- {line}"]
         # the peer's F1 on the development half, same protocol
-        st = pd.DataFrame(out["states"], index=whole["study_id"]).reindex(dev)
-        pred = binary(st[list(CHESTXRAY8)].to_numpy(dtype=float), "negative")
-        gold = binary(state_matrix(mesh, "openi_mesh", dev, CHESTXRAY8), "negative")
-        t = with_nih(prf(gold, pred, CHESTXRAY8, n_resamples=args.n_resamples, seed=args.seed))
+        peer_lab = pd.DataFrame({"study_id": np.repeat(whole["study_id"].to_numpy(), len(CHESTXRAY8)),
+                                 "finding": np.tile(list(CHESTXRAY8), len(whole)), "source": "medspacy_context",
+                                 "state": np.stack([out["states"][f] for f in CHESTXRAY8], 1).ravel()})  # type: ignore
+        t = evaluate(peer_lab.assign(patient_id=peer_lab["study_id"]), mesh, dev, CHESTXRAY8,
+                     source="medspacy_context", uncertain="negative", n_resamples=args.n_resamples, seed=args.seed)
         show(f"medspacy ConText (peer) on the development half, n={len(dev)}, uncertain -> negative", t)
         wl = label_reports(whole, sections=("whole",), rules=rules).labels
-        ours_t = with_nih(prf(gold, binary(state_matrix(wl, "report", dev, CHESTXRAY8), "negative"), CHESTXRAY8,
-                              n_resamples=args.n_resamples, seed=args.seed))
+        ours_t = evaluate(wl, mesh, dev, CHESTXRAY8, source="report", uncertain="negative",
+                          n_resamples=args.n_resamples, seed=args.seed)
         ln = (f"dev-half micro F1 on the same whole-report texts (all four sections), 8 findings: cxreval rules "
               f"{ours_t.set_index('finding').loc['micro', 'f1']:.3f} (macro {ours_t.set_index('finding').loc['macro', 'f1']:.3f})"
               f" vs medspacy ConText {t.set_index('finding').loc['micro', 'f1']:.3f} (macro "

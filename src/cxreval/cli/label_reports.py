@@ -13,7 +13,14 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import workers_executor
 from ..labels import state_names
 from ..outputs import check_output_path, output_folder
-from ..reports import SECTION_CHOICES, VOCABULARIES, check_report_table, label_reports, load_rules, read_reports
+from ..reports import (
+    SECTION_CHOICES,
+    VOCABULARIES,
+    check_report_table,
+    label_reports,
+    load_rules,
+    read_reports,
+)
 from ..results import ReadReport
 from ._common import echo_json
 

@@ -4,7 +4,8 @@ The pipeline: :func:`~cxreval.reports.io.read_reports` (CSV/Parquet, or the Open
 :func:`~cxreval.reports.sections.split_sections` (FINDINGS, IMPRESSION and their header variants) ->
 :class:`~cxreval.reports.engine.Engine` (sentences, finding mentions, scoped negation and uncertainty)
 -> :func:`~cxreval.reports.labeller.label_reports` (report-level states per section source, every one
-traced to its mentions). The phrases and triggers are YAML data (:mod:`cxreval.reports.rules`).
+traced to its mentions) -> :func:`~cxreval.reports.validation.precision_recall_table` (scoring against a
+reference source with bootstrap CIs). The phrases and triggers are YAML data (:mod:`cxreval.reports.rules`).
 
 Examples
 --------
@@ -18,8 +19,17 @@ Examples
 from .engine import Engine, MentionArrays, get_engine, tokenize
 from .io import ReportTable, check_report_table, read_reports
 from .labeller import MENTION_COLUMNS, SECTION_CHOICES, SOURCE_NAMES, ReportLabelsResult, label_reports
-from .rules import CATEGORIES, VOCABULARIES, MentionRule, RuleSet, TriggerRule, load_rules, packaged_rules_text
+from .rules import (
+    CATEGORIES,
+    VOCABULARIES,
+    MentionRule,
+    RuleSet,
+    TriggerRule,
+    load_rules,
+    packaged_rules_text,
+)
 from .sections import HEADERS, LABELLED_SECTIONS, Section, split_sections
+from .validation import NIH_LABELLER_OPENI, PRF_COLUMNS, precision_recall_table
 
 __all__ = [
     "Engine", "MentionArrays", "get_engine", "tokenize",
@@ -27,4 +37,5 @@ __all__ = [
     "MENTION_COLUMNS", "SECTION_CHOICES", "SOURCE_NAMES", "ReportLabelsResult", "label_reports",
     "CATEGORIES", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",
     "HEADERS", "LABELLED_SECTIONS", "Section", "split_sections",
+    "NIH_LABELLER_OPENI", "PRF_COLUMNS", "precision_recall_table",
 ]
