@@ -121,3 +121,43 @@ def test_rules_file_missing_or_not_utf8(tmp_path):
     p.write_bytes(b"scope:\n  before_words: 3 # caf\xe9\n")
     with pytest.raises(SchemaError, match="not UTF-8"):
         load_rules(p)
+
+
+class BadType:
+    def __repr__(self) -> str:
+        return "BadType()"
+
+
+def _ok_table():
+    return pd.DataFrame({"study_id": ["a"], "text": ["No effusion."]})
+
+
+@pytest.mark.parametrize("param", ["reports", "sections", "vocabulary", "rules", "executor", "chunk_size",
+                                   "progress", "where"])
+def test_label_reports_rejects_bad_types(param):
+    kwargs = {"reports": _ok_table(), param: BadType()}
+    with pytest.raises(CxrevalError, match=param):
+        label_reports(**kwargs)
+
+
+def test_other_public_functions_reject_bad_types():
+    from cxreval.reports import Engine, precision_recall_table, split_sections, tokenize
+
+    lab = pd.DataFrame({"study_id": ["a"], "patient_id": ["a"], "finding": ["Edema"], "source": ["g"],
+                        "state": ["positive"]})
+    calls = [
+        (lambda: load_rules(BadType()), "rules"), (lambda: load_rules(vocabulary=BadType()), "vocabulary"),
+        (lambda: read_reports(BadType()), "path"), (lambda: split_sections(BadType()), "text"),
+        (lambda: tokenize(BadType()), "text"), (lambda: Engine(BadType()), "rules"),
+        (lambda: Engine(load_rules()).run(BadType()), "texts"),
+        (lambda: precision_recall_table(lab, reference="g", predicted="g", findings=BadType()), "findings"),
+        (lambda: precision_recall_table(lab, reference="g", predicted="g", confidence_level=BadType()),
+         "confidence_level"),
+        (lambda: precision_recall_table(lab, reference="g", predicted="g", uncertain=BadType()), "uncertain"),
+        (lambda: precision_recall_table(lab, reference="g", predicted="g", n_resamples=BadType()), "n_resamples"),
+        (lambda: precision_recall_table(lab, reference=BadType(), predicted="g"), "source"),
+        (lambda: precision_recall_table(BadType(), reference="g", predicted="g"), "label table"),
+    ]
+    for call, name in calls:
+        with pytest.raises(CxrevalError, match=name):
+            call()

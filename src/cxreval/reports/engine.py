@@ -39,6 +39,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..exceptions import InvalidParameterError
 from .rules import CATEGORIES, RuleSet
 
 __all__ = ["MentionArrays", "Engine", "get_engine", "tokenize"]
@@ -115,6 +116,8 @@ def tokenize(text: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     >>> tokenize("No plate-like opacity; x-XXXX.")[0]
     ['No', 'plate', 'like', 'opacity', ';', 'x', 'XXXX', '.']
     """
+    if not isinstance(text, str):
+        raise InvalidParameterError(f"The 'text' parameter of tokenize must be a str. Got {text!r} instead.")
     return _tokenize(text, _classes(text))
 
 
@@ -204,6 +207,9 @@ class Engine:
     """
 
     def __init__(self, rules: RuleSet) -> None:
+        if not isinstance(rules, RuleSet):
+            raise InvalidParameterError(f"The 'rules' parameter of Engine must be a RuleSet (see load_rules). "
+                                        f"Got {rules!r} instead.")
         self.rules = rules
         self.findings: tuple[str, ...] = rules.findings
         self.mention_rules = rules.mentions
@@ -234,6 +240,9 @@ class Engine:
     # ------------------------------------------------------------------------------------------
     def run(self, texts: Sequence[str]) -> MentionArrays:
         """Find and classify every mention in ``texts`` (segments: section bodies or whole reports)."""
+        if isinstance(texts, str) or not isinstance(texts, Sequence) or not all(isinstance(t, str) for t in texts):
+            raise InvalidParameterError(f"The 'texts' parameter of Engine.run must be a sequence of str. "
+                                        f"Got {texts!r} instead.")
         if not texts:
             z = _empty()
             return MentionArrays(z, z, z, z, z, z, z, np.zeros(0, np.int8), z, z)

@@ -148,6 +148,8 @@ def read_reports(path: str | os.PathLike[str]) -> ReadResult:
     SchemaError
         Missing file, a folder or archive, non-UTF-8 CSV, unreadable table.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidParameterError(f"The 'path' parameter of read_reports must be a path. Got {path!r} instead.")
     p = Path(path)
     if not p.exists():
         raise SchemaError(f"File {str(p)!r} does not exist.")

@@ -184,6 +184,14 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
         raise InvalidParameterError(f"The 'chunk_size' parameter of label_reports must be a positive int. "
                                     f"Got {chunk_size!r} instead.")
+    if executor is not None and not callable(getattr(executor, "map", None)):
+        raise InvalidParameterError(f"The 'executor' parameter of label_reports must have a map(func, items) method "
+                                    f"(see cxreval.executor). Got {executor!r} instead.")
+    if progress is not None and not callable(progress):
+        raise InvalidParameterError(f"The 'progress' parameter of label_reports must be callable or None. "
+                                    f"Got {progress!r} instead.")
+    if not isinstance(where, str):
+        raise InvalidParameterError(f"The 'where' parameter of label_reports must be a str. Got {where!r} instead.")
     rs = rules if isinstance(rules, RuleSet) else load_rules(rules, vocabulary=vocabulary)
     rt = check_report_table(reports, where=where)
     table = rt.table

@@ -317,9 +317,12 @@ def load_rules(rules: str | os.PathLike[str] | None = None, *, vocabulary: str =
     SchemaError
         Missing/unreadable file, invalid YAML, an unknown key, finding or category, a bad regular expression.
     """
-    if vocabulary not in VOCABULARIES:
+    if not isinstance(vocabulary, str) or vocabulary not in VOCABULARIES:
         raise InvalidParameterError(f"The 'vocabulary' parameter of load_rules must be one of {list(VOCABULARIES)}. "
                                     f"Got {vocabulary!r} instead.")
+    if rules is not None and not isinstance(rules, (str, os.PathLike)):
+        raise InvalidParameterError(f"The 'rules' parameter of load_rules must be a path to a YAML file or None. "
+                                    f"Got {rules!r} instead.")
     common, s1 = _packaged("common.yaml")
     vocab, s2 = _packaged(f"{vocabulary}.yaml")
     data = _merge(common, vocab)

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..exceptions import InvalidParameterError
+
 __all__ = ["HEADERS", "Section", "split_sections", "LABELLED_SECTIONS"]
 
 LABELLED_SECTIONS: tuple[str, ...] = ("findings", "impression")
@@ -82,6 +84,8 @@ def split_sections(text: str) -> list[Section]:
         In text order; the text before the first header (if not blank) is a ``preamble`` section. A
         report without any header gives one ``preamble`` section (or nothing, when blank).
     """
+    if not isinstance(text, str):
+        raise InvalidParameterError(f"The 'text' parameter of split_sections must be a str. Got {text!r} instead.")
     out: list[Section] = []
     pos, name, header = 0, "preamble", ""
     for m in _HEADER_RX.finditer(text):

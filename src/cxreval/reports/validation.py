@@ -98,11 +98,16 @@ def precision_recall_table(labels: pd.DataFrame, *, reference: str, predicted: s
     func = "precision_recall_table"
     check_choice(uncertain, ("negative", "positive"), name="uncertain", func=func)
     n_resamples = check_positive_int(n_resamples, name="n_resamples", func=func)
-    if not 0 < confidence_level < 1:
+    if isinstance(findings, str) or (findings is not None and not isinstance(findings, Sequence)):
+        raise InvalidParameterError(f"The 'findings' parameter of {func} must be a sequence of finding names or None. "
+                                    f"Got {findings!r} instead.")
+    if not isinstance(confidence_level, float) or not 0 < confidence_level < 1:
         raise InvalidParameterError(f"The 'confidence_level' parameter of {func} must be in (0, 1). "
                                     f"Got {confidence_level!r} instead.")
     lab = validate_label_table(labels, require_patient=False)
     for s in (reference, predicted):
+        if not isinstance(s, str):
+            raise InvalidParameterError(f"The source names of {func} must be str. Got {s!r} instead.")
         if s not in set(lab["source"]):
             raise SchemaError(f"Source {s!r} is not in the label table; sources: {sorted(set(lab['source']))}.")
     ref = lab[lab["source"] == reference]
