@@ -52,7 +52,7 @@ from cxreval.agreement import agreement_table, flows_table, omission_table, prev
 from cxreval.cli.agree import markdown_table
 from cxreval.datasets.openi import openi_mesh_labels, read_openi_reports
 from cxreval.findings import CHESTXRAY8, CHESTXRAY14, XQA, XQA_SELECTED
-from cxreval.reports import label_reports, load_rules, precision_recall_table
+from cxreval.reports import label_reports, load_rules, precision_recall_table, prf_markdown
 
 HERE = Path(__file__).resolve().parent
 # XQA paper, Table 13 (MIMIC-CXR, report Findings vs Impressions): kappa_w, kappa_low, kappa_high, F1
@@ -88,19 +88,6 @@ def binary(states: np.ndarray, uncertain: str) -> np.ndarray:
     if uncertain == "positive":
         pos |= states == 1
     return pos
-
-
-def fmt_table(t: pd.DataFrame) -> str:
-    lines = ["| finding | n_pos | TP | FP | FN | precision [95% CI] | recall [95% CI] | F1 [95% CI] | NIH P / R / F1 |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in t.itertuples(index=False):
-        def ci(m: str, r: object = r) -> str:
-            return f"{getattr(r, m):.3f} [{getattr(r, m + '_low'):.3f}, {getattr(r, m + '_high'):.3f}]"
-        nih = " / ".join("–" if np.isnan(getattr(r, f"nih_{m}")) else f"{getattr(r, f'nih_{m}'):.2f}"
-                         for m in ("precision", "recall", "f1"))
-        lines.append(f"| {r.finding} | {r.n_pos} | {r.TP} | {r.FP} | {r.FN} | {ci('precision')} | {ci('recall')} | "
-                     f"{ci('f1')} | {nih} |")
-    return "\n".join(lines)
 
 
 def evaluate(labels: pd.DataFrame, mesh: pd.DataFrame, ids: np.ndarray, findings: tuple[str, ...], *,
@@ -178,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def show(title: str, t: pd.DataFrame) -> None:
         print(f"\n## {title}\n")
-        s = fmt_table(t)
+        s = prf_markdown(t)
         print(s)
         md.extend([f"**{title}**", "", s, ""])
 

@@ -458,7 +458,6 @@ def _sec_iqa(ctx: DemoContext) -> str:
 def _sec_openi_reports(ctx: DemoContext) -> str:
     rp = _need("cxreval.reports", "report labeller", "cxreval label-reports")
     ag = _need("cxreval.agreement", "agreement", "cxreval agree")
-    from .cli.agree import markdown_table
     from .datasets.openi import openi_mesh_labels, read_openi_reports
     from .findings import CHESTXRAY8, XQA, XQA_SELECTED
 
@@ -485,8 +484,7 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
                        f"-> negative, {ctx.n_resamples} report-bootstrap resamples; `nih_*`: the NIH labeller's "
                        "published figures (Wang et al. 2017). The rules were tuned on a seeded half of these reports; "
                        "bench/labeller_openi.py reports the held-out half.\n\n"
-                       + markdown_table(val[["finding", "n_pos", "precision", "recall", "f1", "f1_low", "f1_high",
-                                             "nih_precision", "nih_recall", "nih_f1"]], decimals=3)
+                       + rp.prf_markdown(val)
                        + f"\n\nFindings vs Impression: {len(both)} reports with both sections, CheXpert vocabulary; "
                        "the XQA paper's MIMIC-CXR values (Table 13): macro kappa_w 0.34 over its four selected "
                        "findings, Atelectasis 0.20, Pleural effusion 0.33.\n")

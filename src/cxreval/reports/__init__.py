@@ -29,7 +29,7 @@ from .rules import (
     packaged_rules_text,
 )
 from .sections import HEADERS, LABELLED_SECTIONS, Section, split_sections
-from .validation import NIH_LABELLER_OPENI, PRF_COLUMNS, precision_recall_table
+from .validation import NIH_LABELLER_OPENI, PRF_COLUMNS, precision_recall_table, prf_markdown
 
 __all__ = [
     "Engine", "MentionArrays", "get_engine", "tokenize",
@@ -37,5 +37,5 @@ __all__ = [
     "MENTION_COLUMNS", "SECTION_CHOICES", "SOURCE_NAMES", "ReportLabelsResult", "label_reports",
     "CATEGORIES", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",
     "HEADERS", "LABELLED_SECTIONS", "Section", "split_sections",
-    "NIH_LABELLER_OPENI", "PRF_COLUMNS", "precision_recall_table",
+    "NIH_LABELLER_OPENI", "PRF_COLUMNS", "precision_recall_table", "prf_markdown",
 ]

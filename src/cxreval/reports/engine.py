@@ -26,7 +26,7 @@ Examples
 >>> from cxreval.reports.rules import load_rules
 >>> eng = Engine(load_rules())
 >>> m = eng.run(["No pleural effusion or pneumothorax. Mild cardiomegaly."])
->>> [(eng.findings[f], s) for f, s in zip(m.finding, m.state)]
+>>> [(eng.findings[f], int(s)) for f, s in zip(m.finding, m.state)]
 [('Effusion', 0), ('Pneumothorax', 0), ('Cardiomegaly', 2)]
 """
 

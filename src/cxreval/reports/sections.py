@@ -1,7 +1,8 @@
 """Section splitting of plain-text radiology reports (FINDINGS, IMPRESSION and their header variants).
 
 A header is a known section name at the start of a line (after optional spaces), in any case, with its
-letters optionally spaced out (``F I N D I N G S``), followed by ``:``, ``-`` or the end of the line.
+letters optionally spaced out (``F I N D I N G S``), followed by ``:``, ``-`` or the end of the line; or an
+upper-case name with a colon after a sentence end inside a line (``... effusion. IMPRESSION: ...``).
 The body of a section runs to the next header. Text before the first header is the ``preamble``.
 Names map to a canonical section: ``findings`` (FINDING(S), REPORT, FINDINGS AND IMPRESSION...),
 ``impression`` (IMPRESSION(S), CONCLUSION(S), OPINION, SUMMARY, INTERPRETATION) or a non-labelled one
@@ -68,7 +69,15 @@ def _header_regex() -> tuple[re.Pattern[str], dict[str, str]]:
     return rx, lookup
 
 
+def _inline_regex() -> re.Pattern[str]:
+    """An upper-case header with a colon after a sentence end, inside a line ("... normal. IMPRESSION: ...")."""
+    names = sorted((n.upper() for ns in HEADERS.values() for n in ns), key=len, reverse=True)
+    body = "|".join(r"[ \t]+".join(re.escape(w) for w in n.split()) for n in names)
+    return re.compile(rf"(?<=[.!?])[ \t]+(?P<h>{body})[ \t]*:[ \t]*")
+
+
 _HEADER_RX, _LOOKUP = _header_regex()
+_INLINE_RX = _inline_regex()
 
 
 def split_sections(text: str) -> list[Section]:
@@ -88,7 +97,9 @@ def split_sections(text: str) -> list[Section]:
         raise InvalidParameterError(f"The 'text' parameter of split_sections must be a str. Got {text!r} instead.")
     out: list[Section] = []
     pos, name, header = 0, "preamble", ""
-    for m in _HEADER_RX.finditer(text):
+    found = {m.start(): m for m in _INLINE_RX.finditer(text)}
+    found.update({m.start(): m for m in _HEADER_RX.finditer(text)})
+    for _, m in sorted(found.items()):
         if name != "preamble" or text[pos:m.start()].strip():
             out.append(Section(name, header, pos, m.start()))
         key = " ".join(re.sub(r"(?<=\w)[ \t](?=\w(?:[ \t]|$))", "", m.group("h").lower()).split())

@@ -20,8 +20,8 @@ Examples
 >>> pred = ref.assign(source="labeller", state=["positive", "positive", "uncertain"])
 >>> t = precision_recall_table(pd.concat([ref, pred]), reference="gold", predicted="labeller", n_resamples=20,
 ...                            rng=0)
->>> t.loc[0, ["finding", "TP", "FP", "FN", "precision", "recall"]].tolist()
-['Effusion', 1, 1, 1, 0.5, 0.5]
+>>> t.loc[0, "finding"], int(t.loc[0, "TP"]), int(t.loc[0, "FP"]), int(t.loc[0, "FN"]), float(t.loc[0, "precision"])
+('Effusion', 1, 1, 1, 0.5)
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from ..bootstrap import draw_plan
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import validate_label_table
 
-__all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "precision_recall_table"]
+__all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "precision_recall_table", "prf_markdown"]
 
 NIH_LABELLER_OPENI: dict[tuple[str, str], float] = {
     ("micro", "precision"): 0.90, ("micro", "recall"): 0.91, ("micro", "f1"): 0.90,
@@ -149,3 +149,22 @@ def precision_recall_table(labels: pd.DataFrame, *, reference: str, predicted: s
             row[f"nih_{m}"] = NIH_LABELLER_OPENI.get((name, m), np.nan)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(PRF_COLUMNS))
+
+
+def prf_markdown(table: pd.DataFrame, *, decimals: int = 3) -> str:
+    """A markdown table of :func:`precision_recall_table`'s result: estimates with CIs beside the NIH figures."""
+    missing = [c for c in PRF_COLUMNS if c not in getattr(table, "columns", ())]
+    if not isinstance(table, pd.DataFrame) or missing:
+        raise InvalidParameterError(f"The 'table' parameter of prf_markdown must be a precision_recall_table result; "
+                                    f"missing columns {missing}.")
+
+    def ci(r: pd.Series, m: str) -> str:
+        return f"{r[m]:.{decimals}f} [{r[m + '_low']:.{decimals}f}, {r[m + '_high']:.{decimals}f}]"
+
+    lines = ["| finding | n_pos | TP | FP | FN | precision [95% CI] | recall [95% CI] | F1 [95% CI] | NIH P / R / F1 |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for _, r in table.iterrows():
+        nih = " / ".join("–" if np.isnan(r[f"nih_{m}"]) else f"{r[f'nih_{m}']:.2f}" for m in ("precision", "recall", "f1"))
+        lines.append(f"| {r['finding']} | {r['n_pos']} | {r['TP']} | {r['FP']} | {r['FN']} | {ci(r, 'precision')} | "
+                     f"{ci(r, 'recall')} | {ci(r, 'f1')} | {nih} |")
+    return "\n".join(lines)
