@@ -129,3 +129,17 @@ def test_packaged_rules_text_round_trips(tmp_path):
     assert load_rules(p).mentions == load_rules().mentions
     with pytest.raises(Exception, match="vocabulary"):
         packaged_rules_text("mimic")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("No effusion. Mild cardiomegaly.", ["No effusion.", "Mild cardiomegaly."]),
+    ("Heart size 2.5 cm. Dr. XXXX was notified.", ["Heart size 2.5 cm.", "Dr. XXXX was notified."]),
+    ("? pneumonia. Atelectasis vs. scarring!  Next", ["? pneumonia.", "Atelectasis vs. scarring!", "Next"]),
+    ("Line one\n\n  Line two\nstill two", ["Line one", "Line two\nstill two"]),
+    ("x-XXXX. i.e. none", ["x-XXXX.", "i.e. none"]),
+    ("   ", []),
+])
+def test_split_sentences(text, expected):
+    from cxreval.reports import split_sentences
+
+    assert [text[a:b] for a, b in split_sentences(text)] == expected

@@ -16,7 +16,7 @@ Examples
 '           source  state\\n  report_findings     -1\\nreport_impression      2'
 """
 
-from .engine import Engine, MentionArrays, get_engine, tokenize
+from .engine import Engine, MentionArrays, get_engine, split_sentences, tokenize
 from .io import ReportTable, check_report_table, read_reports
 from .labeller import MENTION_COLUMNS, SECTION_CHOICES, SOURCE_NAMES, ReportLabelsResult, label_reports
 from .rules import (
@@ -32,7 +32,7 @@ from .sections import HEADERS, LABELLED_SECTIONS, Section, split_sections
 from .validation import NIH_LABELLER_OPENI, PRF_COLUMNS, precision_recall_table, prf_markdown
 
 __all__ = [
-    "Engine", "MentionArrays", "get_engine", "tokenize",
+    "Engine", "MentionArrays", "get_engine", "split_sentences", "tokenize",
     "ReportTable", "check_report_table", "read_reports",
     "MENTION_COLUMNS", "SECTION_CHOICES", "SOURCE_NAMES", "ReportLabelsResult", "label_reports",
     "CATEGORIES", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",

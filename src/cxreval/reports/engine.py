@@ -42,7 +42,7 @@ import numpy as np
 from ..exceptions import InvalidParameterError
 from .rules import CATEGORIES, RuleSet
 
-__all__ = ["MentionArrays", "Engine", "get_engine", "tokenize"]
+__all__ = ["MentionArrays", "Engine", "get_engine", "tokenize", "split_sentences"]
 
 _SEP = "\n\n"  # joins segments: always a sentence boundary
 _L, _R = r"(?<![a-z0-9])", r"(?![a-z0-9])"
@@ -134,6 +134,56 @@ def _tokenize(text: str, cls: np.ndarray) -> tuple[list[str], np.ndarray, np.nda
     order = np.argsort(start, kind="stable")
     start, end, is_word = start[order], end[order], is_word[order]
     return [text[a:b] for a, b in zip(start.tolist(), end.tolist())], start, end, is_word
+
+
+def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_end: np.ndarray, extra: np.ndarray
+                     ) -> np.ndarray:
+    """Sorted distinct sentence starts: 0, ``extra``, after '.'/'!' followed by a space, after a blank line."""
+    n = len(text)
+    starts = [np.zeros(1, np.int64), np.asarray(extra, dtype=np.int64)]
+    nt = len(toks)
+    if nt:
+        space_after = (tok_end >= n) | (cls[np.minimum(tok_end, n - 1)] == 0)
+        dot = np.fromiter((t == "." or t == "!" for t in toks), dtype=bool, count=nt) & space_after
+        j = np.flatnonzero(dot)
+        if len(j):
+            prev_ok = np.fromiter((i == 0 or toks[i - 1].lower() not in _NO_BREAK_BEFORE_DOT for i in j.tolist()),
+                                  dtype=bool, count=len(j))
+            starts.append(tok_end[j[prev_ok]])
+        nl = np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == 10)
+        if len(nl) > 1:
+            # a blank line: two newlines with only spaces between them
+            nonspace = np.concatenate([[0], np.cumsum(cls != 0)])
+            blank = nonspace[nl[1:]] == nonspace[nl[:-1] + 1]
+            starts.append(nl[1:][blank] + 1)
+    ss = np.unique(np.concatenate(starts))
+    return ss[ss < max(n, 1)]
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans ``[start, end)`` of ``text`` (surrounding spaces excluded; blank sentences dropped).
+
+    A sentence ends at ``.``/``!`` followed by a space (not after ``vs``, ``dr``, ``e``/``i`` as in e.g./i.e.)
+    or at a blank line; ``?`` does not end one (it is an uncertainty trigger: "? pneumonia").
+
+    Examples
+    --------
+    >>> t = "No effusion. A 2.5 cm nodule vs. mass.\\n\\nStable"
+    >>> [t[a:b] for a, b in split_sentences(t)]
+    ['No effusion.', 'A 2.5 cm nodule vs. mass.', 'Stable']
+    """
+    if not isinstance(text, str):
+        raise InvalidParameterError(f"The 'text' parameter of split_sentences must be a str. Got {text!r} instead.")
+    cls = _classes(text)
+    toks, _, tok_end, _ = _tokenize(text, cls)
+    ss = _sentence_starts(text, cls, toks, tok_end, np.zeros(0, np.int64))
+    out = []
+    for a, b in zip(ss.tolist(), [*ss[1:].tolist(), len(text)]):
+        seg = text[a:b]
+        if seg.strip():
+            lead = len(seg) - len(seg.lstrip())
+            out.append((a + lead, a + len(seg.rstrip())))
+    return out
 
 
 class _PhraseIndex:
@@ -252,25 +302,7 @@ class Engine:
         seg_start = np.concatenate([[0], np.cumsum(lens + len(_SEP))[:-1]])
         cls = _classes(corpus)
         toks, tok_start, tok_end, is_word = _tokenize(corpus, cls)
-        nt = len(toks)
-        # sentence starts: 0, each segment start, after '.'/'!' followed by a space, after a blank line
-        sstarts = [np.zeros(1, np.int64), seg_start[1:]]
-        if nt:
-            space_after = (tok_end >= n) | (cls[np.minimum(tok_end, n - 1)] == 0)
-            dot = np.fromiter((t == "." or t == "!" for t in toks), dtype=bool, count=nt) & space_after
-            j = np.flatnonzero(dot)
-            if len(j):
-                prev_ok = np.fromiter((i == 0 or toks[i - 1] not in _NO_BREAK_BEFORE_DOT for i in j.tolist()),
-                                      dtype=bool, count=len(j))
-                sstarts.append(tok_end[j[prev_ok]])
-            nl = np.flatnonzero(np.frombuffer(corpus.encode("utf-32-le"), dtype=np.uint32) == 10)
-            if len(nl) > 1:
-                # a blank line: two newlines with only spaces between them
-                nonspace = np.concatenate([[0], np.cumsum(cls != 0)])
-                blank = nonspace[nl[1:]] == nonspace[nl[:-1] + 1]
-                sstarts.append(nl[1:][blank] + 1)
-        ss = np.unique(np.concatenate(sstarts))
-        ss = ss[ss < max(n, 1)]
+        ss = _sentence_starts(corpus, cls, toks, tok_end, seg_start[1:])
         tok_sent = np.searchsorted(ss, tok_start, side="right") - 1
         wc = np.concatenate([[0], np.cumsum(is_word)])  # words in tokens [a, b): wc[b] - wc[a]
         # mentions (a match must not cross a sentence boundary)
