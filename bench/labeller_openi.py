@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         " / ".join(f"{x:.2f}" for x in XQA_T13.get(
             f if f not in ("macro", "micro") else f"{f} ({'4 selected' if s == 'selected' else '12'})", ()))
         for f, s in zip(a["finding"], a["finding_set"])]
-    cols = ["finding", "finding_set", "kappa_w", "kappa_low", "kappa_high", "f1", "n",
+    cols = ["finding", "finding_set", "kappa_w", "kappa_low", "kappa_high", "f1_w", "n",
             "xqa_mimic_kappa_w / low / high / F1"]
     cols = [c for c in cols if c in a.columns]
     print("\n## Findings vs Impression on OpenI (CheXpert vocabulary)\n")
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     pv = prev[prev["finding"].isin(XQA)] if "finding" in prev.columns else prev
     md += ["**Findings vs Impression, OpenI reports with both sections (CheXpert vocabulary, XQA's 12 findings)**",
            "", markdown_table(a[cols].fillna(""), decimals=3), "",
-           "Omission flows (A = report_findings, B = report_impression; positive in one, negative in the other):", "",
+           "Positive counts and omission flows (A = report_findings, B = report_impression; pos_a/pos_b: positive labels in each section; pos_a_neg_b: positive in Findings, negative or not mentioned in Impression):", "",
            markdown_table(om[[c for c in omc if c in om.columns]], decimals=3), ""]
     del pv
     # Speed: whole-report labelling of every OpenI report on one core
