@@ -109,6 +109,9 @@ def fuse(
         info = ests["ds"].fit_info_  # type: ignore[attr-defined]
         lines += [f"- Dawid-Skene: {int(info['converged'].sum())}/{len(info)} fits converged "
                   f"(max {int(info['n_iter'].max())} iterations)", ""]
+    if res.warnings:
+        lines += ["## Warnings: states fused far more often than any reader uses them", "",
+                  *[f"- {w}" for w in res.warnings], ""]
     if agr is not None:
         show = agr[agr["finding"].isin(["macro", "micro"]) | agr["finding"].isin(XQA_SELECTED)]
         lines += [f"## Agreement with {adjudicated} (Table 30 style)", "", markdown_table(show), ""]
@@ -116,6 +119,8 @@ def fuse(
         lines += ["## Agreement between methods (macro/micro over all findings)", "",
                   markdown_table(between[between["finding"].isin(["macro", "micro"])]), ""]
     write_summary(d, "\n".join(lines))
+    for w in res.warnings:
+        typer.echo(f"warning: {w}", err=True)
     if json_out:
         payload: dict[str, object] = {"files": {k: str(v) for k, v in written.items()}, **res.to_dict()}
         if agr is not None:

@@ -276,6 +276,9 @@ class FusionResult:
     readers_per_item : dict of int to int
         Number of items by number of readers who labelled them (e.g. ``{3: 225000}`` on VinDr-CXR,
         where each image has 3 of the 17 readers).
+    warnings : tuple of str
+        ``finding: method: ...`` for every state a method fused far more often than any reader uses it
+        (:func:`cxreval.fusion.diagnostics.overfused_states`); empty when none.
     """
 
     labels: pd.DataFrame
@@ -285,12 +288,13 @@ class FusionResult:
     n_dropped: dict[str, int]
     n_items_partial: int
     readers_per_item: dict[int, int]
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {"methods": list(self.estimators), "readers": list(self.readers), "n_items": self.n_items,
                 "n_dropped": dict(self.n_dropped), "n_items_partial": self.n_items_partial,
                 "readers_per_item": {str(k): v for k, v in self.readers_per_item.items()},
-                "n_labels": int(len(self.labels))}
+                "n_labels": int(len(self.labels)), "warnings": list(self.warnings)}
 
 
 def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None = None,
@@ -384,10 +388,14 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         ok = st.notna().to_numpy() & (st != -1).fillna(False).to_numpy()
         y = pd.DataFrame({"study_id": ref["study_id"].to_numpy()[ok], "finding": ref["finding"].to_numpy()[ok],
                           "label": st.to_numpy(dtype=np.int64, na_value=0)[ok]})
+    from .diagnostics import overfused_states
+
     gen = normalize_rng(rng)
     params = params or {}
     estimators: dict[str, object] = {}
     fused = []
+    warnings: list[str] = []
+    by_finding = {f: g for f, g in ann.groupby("finding", sort=True)}
     for m in methods:
         cls = _REGISTRY[m]
         kw = dict(params.get(m, {}))
@@ -402,6 +410,9 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         else:
             lab = est.fit_predict(ann)  # type: ignore[attr-defined]
         estimators[m] = est
+        fin = lab.index.get_level_values("finding")
+        for f, g in by_finding.items():
+            warnings += [f"{f}: {w}" for w in overfused_states(g, lab[fin == f], method=m)]
         fused.append(pd.DataFrame({"study_id": lab.index.get_level_values("study_id"),
                                    "finding": lab.index.get_level_values("finding"),
                                    "source": f"fused_{m}", "state": lab.to_numpy()}))
@@ -416,7 +427,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     n_partial = int((per_item < per_item.max()).sum())
     hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}  # type: ignore[call-overload]
     return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial,
-                        hist)
+                        hist, tuple(warnings))
 
 
 def _init_params(cls: object) -> set[str]:
