@@ -91,3 +91,22 @@ def test_state_share_ratios_by_hand():
     # readers: r1 (0, 0, 2) -> NEG 2/3, POS 1/3; r2 (0, 1, 2) -> 1/3 each. fused: UNC 2/3, POS 1/3
     assert got.to_dict("list") == {"state": [0, 1, 2], "fused_share": [0.0, 2 / 3, 1 / 3],
                                    "reader_max_share": [2 / 3, 1 / 3, 1 / 3], "ratio": [0.0, 2.0, 1.0]}
+
+
+def test_fuse_cli_writes_warnings_and_report_shows_them(low_prevalence, tmp_path):
+    from cxreval.cli.main import main
+    from cxreval.labels import write_labels
+    from cxreval.report.html import render_report
+
+    ann, _ = low_prevalence
+    table = ann.rename(columns={"reader": "source", "label": "state"}).assign(finding="Nodule")
+    table["state"] = table["state"].astype("Int8")
+    write_labels(table, tmp_path / "l.parquet")
+    out = tmp_path / "f"
+    assert main(["fuse", "--labels", str(tmp_path / "l.parquet"), "--readers", "R1,R2,R3,R4,R5", "--methods",
+                 "mv,mace", "--out", str(out)]) == 0
+    w = pd.read_csv(out / "fusion_warnings.csv")
+    assert set(w.method) == {"mace"} and set(w.finding) == {"Nodule"}
+    assert "Warnings: states fused far more often" in (out / "summary.md").read_text()
+    html, _, _ = render_report([out])
+    assert "states fused far more often than any reader uses them" in html and "no class prior" in html

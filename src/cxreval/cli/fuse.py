@@ -116,6 +116,10 @@ def fuse(
     ests = res.estimators
     if "ds" in ests:
         written["ds_confusion"] = write_table(ests["ds"].errors_, d, "ds_confusion")  # type: ignore[attr-defined]
+    if res.warnings:
+        parts = [w.split(": ", 2) for w in res.warnings]
+        written["fusion_warnings"] = write_table(pd.DataFrame(parts, columns=["finding", "method", "warning"]), d,
+                                                 "fusion_warnings")
     if save_model:
         for m in ("nn", "nn_ps"):
             if m in ests and m not in fitted:
