@@ -45,6 +45,9 @@ def state_share_ratios(annotations: pd.DataFrame, fused: pd.Series) -> pd.DataFr
     >>> state_share_ratios(ann, pd.Series([1, 2], index=["a", "b"])).to_dict("records")[0]
     {'state': 1, 'fused_share': 0.5, 'reader_max_share': 0.5, 'ratio': 1.0}
     """
+    if not isinstance(annotations, pd.DataFrame):
+        raise InvalidParameterError(f"state_share_ratios: 'annotations' must be a DataFrame with columns 'reader' and "
+                                    f"'label'. Got {type(annotations).__name__}.")
     for col in ("reader", "label"):
         if col not in annotations.columns:
             raise InvalidParameterError(f"state_share_ratios: the annotation table has no {col!r} column; "

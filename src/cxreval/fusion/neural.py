@@ -448,6 +448,8 @@ def load_neural_fusion(path: str | PathLike[str]) -> NeuralFusion:
         The file is not a saved NN Fusion model (wrong format tag, missing arrays, shapes that do not match
         the feature layout).
     """
+    if not isinstance(path, (str, PathLike)):
+        raise InvalidParameterError(f"load_neural_fusion: 'path' must be a file path. Got {path!r}.")
     where = f"NN Fusion model file {str(path)!r}"
     try:
         with np.load(path, allow_pickle=False) as z:

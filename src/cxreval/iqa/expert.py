@@ -162,6 +162,9 @@ def zscores_for_scores(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored:
     res : ZMOSResult
     """
     check_choice(unscored, UNSCORED_CHOICES, name="unscored", func="zscores_for_scores")
+    for name, table in (("ratings", ratings), ("scores", scores)):
+        if not isinstance(table, pd.DataFrame):
+            raise SchemaError(f"zscores_for_scores: '{name}' must be a DataFrame. Got {type(table).__name__}.")
     check_columns(scores, ["test"], where="scores")
     df = _check_ratings(ratings, scale)
     rated = set(df["image"])
