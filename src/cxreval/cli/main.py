@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import typer
 
@@ -53,27 +55,49 @@ def _register_all() -> None:
 _register_all()
 
 
+def _save_traceback() -> Path | None:
+    """Write the current exception's traceback to a file in the temp folder; return its path."""
+    import tempfile
+    import traceback
+
+    try:
+        fd, name = tempfile.mkstemp(prefix="cxreval-traceback-", suffix=".txt")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f"cxreval {__version__}\nargv: {sys.argv!r}\n\n")
+            traceback.print_exc(file=fh)
+        return Path(name)
+    except OSError:
+        return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit code.
+
+    Exit codes: 0 success, 2 bad input (a :class:`~cxreval.exceptions.CxrevalError`, or a usage error),
+    130 interrupted (Ctrl-C / SIGINT), 1 a bug (a short message and the path of the saved traceback).
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=args, prog_name="cxreval", standalone_mode=False)
+        rv = app(args=args, prog_name="cxreval", standalone_mode=False)
     except CxrevalError as exc:
         typer.echo(f"cxreval: error: {exc}", err=True)
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except typer.Abort:
-        typer.echo("Aborted.", err=True)
-        return 1
+    except (KeyboardInterrupt, typer.Abort):
+        typer.echo("cxreval: interrupted; no output was written.", err=True)
+        return 130
     except Exception as exc:
         # usage errors: click's ClickException (typer >= 0.29 vendors click, older typer depends on it)
         show, exit_code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
         if callable(show) and isinstance(exit_code, int):
             show()
             return int(exit_code)
-        raise
-    return 0
+        saved = _save_traceback()
+        where = f"; traceback saved to {saved}" if saved else ""
+        typer.echo(f"cxreval: internal error ({type(exc).__name__}: {exc}){where}. Please report it.", err=True)
+        return 1
+    return int(rv) if isinstance(rv, int) else 0
 
 
 def run() -> None:

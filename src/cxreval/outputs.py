@@ -1,0 +1,254 @@
+"""Atomic output folders and files: a run either leaves its whole result at ``--out`` or nothing.
+
+Every command writes into a temporary sibling of its output folder and renames it into place only when
+the run succeeded, with a ``run.json`` that records the run::
+
+    with output_folder(out, overwrite=False, inputs=[labels_csv]) as d:
+        table.to_csv(d / "auc.csv", index=False)          # written into the temporary folder
+    # here: out/ holds auc.csv and run.json; on any exception or Ctrl-C, out/ is untouched
+
+Procedure
+---------
+1. :func:`check_output_path` (called on entry, before any work): ``out`` must not be a file, its nearest
+   existing ancestor must be a writable folder, and an existing ``out`` is refused unless ``overwrite``.
+2. A lock file ``.<name>.cxreval-lock`` beside ``out`` is created with ``O_EXCL``; a second run into the same
+   ``out`` fails with :class:`OutputError` while the first holds it. A lock left by a killed run (its
+   process no longer exists on this host) is taken over.
+3. Files go into ``.<name>.tmp-<pid>-<random>`` beside ``out`` (same file system, so the final ``rename`` is
+   atomic). On success ``run.json`` is written (argv, version, inputs with SHA-256, start/end UTC, status,
+   files), an existing ``out`` is moved aside (``overwrite``), the temporary folder is renamed to ``out`` and
+   the old folder removed. On failure the temporary folder is removed and ``out`` is left as it was.
+
+A SIGKILL during the run leaves only the hidden temporary folder and lock (never a partial ``out``); the
+next run into the same ``out`` removes both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import socket
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from .exceptions import CxrevalError
+
+__all__ = ["OutputError", "RUN_FILE", "check_output_path", "output_folder", "atomic_file", "sha256_file",
+           "read_run", "run_files"]
+
+RUN_FILE = "run.json"
+_LOCK_SUFFIX = ".cxreval-lock"
+_TMP_MARK = ".tmp-"
+
+
+class OutputError(CxrevalError, OSError):
+    """An output path cannot be used: it is a file, not writable, already exists, or is in use by another run."""
+
+
+def _nearest_existing(path: Path) -> Path:
+    p = path
+    while not p.exists():
+        if p.parent == p:
+            break
+        p = p.parent
+    return p
+
+
+def check_output_path(out: str | os.PathLike[str], *, overwrite: bool = False, kind: str = "folder") -> Path:
+    """Check that ``out`` can receive a new output (``kind`` 'folder' or 'file') before any work starts.
+
+    Returns the absolute path. Raises :class:`OutputError` naming the path and the fix.
+    """
+    out = Path(out).expanduser().absolute()
+    if out.exists() or out.is_symlink():
+        if kind == "folder" and not out.is_dir():
+            raise OutputError(f"--out {out} is a file; an output folder is expected. Choose another path.")
+        if kind == "file" and out.is_dir():
+            raise OutputError(f"--out {out} is a folder; an output file is expected. Choose another path.")
+        if not overwrite and (kind == "file" or any(out.iterdir())):
+            raise OutputError(f"--out {out} already exists. Choose a new path or pass --overwrite to replace it whole.")
+    anc = _nearest_existing(out.parent)
+    if not anc.is_dir():
+        raise OutputError(f"--out {out}: {anc} is a file, so nothing can be created under it.")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise OutputError(f"--out {out}: the folder {anc} is not writable.")
+    return out
+
+
+def sha256_file(path: str | os.PathLike[str], *, chunk: int = 1 << 20) -> str:
+    """SHA-256 hex digest of a file (a folder: of its files' relative names and digests, sorted)."""
+    p = Path(path)
+    h = hashlib.sha256()
+    if p.is_dir():
+        for f in sorted(x for x in p.rglob("*") if x.is_file()):
+            h.update(str(f.relative_to(p)).encode() + b"\0" + sha256_file(f, chunk=chunk).encode() + b"\n")
+        return h.hexdigest()
+    with open(p, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _take_lock(lock: Path, out: Path) -> None:
+    payload = f"{os.getpid()} {socket.gethostname()}\n".encode()
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                pid_s, host = lock.read_text().split()[:2]
+                stale = host == socket.gethostname() and not _pid_alive(int(pid_s))
+            except (OSError, ValueError):
+                stale = False
+            if not stale:
+                raise OutputError(f"--out {out} is being written by another cxreval run (lock {lock}). Wait for it "
+                                  f"to finish, or remove the lock file if no run is active.") from None
+            with contextlib.suppress(FileNotFoundError):
+                lock.unlink()
+            continue
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        return
+    raise OutputError(f"--out {out}: could not take the lock {lock}.")
+
+
+def _remove_stale_tmp(out: Path) -> None:
+    """Remove temporary folders/files of killed runs into ``out`` (their pid no longer exists)."""
+    prefix = f".{out.name}{_TMP_MARK}"
+    if not out.parent.is_dir():
+        return
+    for p in out.parent.iterdir():
+        if not p.name.startswith(prefix):
+            continue
+        try:
+            pid = int(p.name[len(prefix):].split("-")[0])
+        except ValueError:
+            continue
+        if not _pid_alive(pid):
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _inputs_record(inputs: Sequence[str | os.PathLike[str]]) -> list[dict[str, object]]:
+    rec = []
+    for x in inputs:
+        p = Path(x)
+        entry: dict[str, object] = {"path": str(p)}
+        if p.exists():
+            entry["sha256"] = sha256_file(p)
+            entry["bytes"] = p.stat().st_size if p.is_file() else None
+        rec.append(entry)
+    return rec
+
+
+@contextlib.contextmanager
+def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
+                  inputs: Sequence[str | os.PathLike[str]] = (), argv: Sequence[str] | None = None,
+                  meta: dict[str, object] | None = None) -> Iterator[Path]:
+    """Write a run's outputs atomically into the folder ``out`` (see the module docstring).
+
+    Parameters
+    ----------
+    out : path
+        The final output folder.
+    overwrite : bool, default=False
+        Replace an existing ``out`` whole (never mixing runs); without it an existing non-empty ``out`` is refused.
+    inputs : sequence of paths
+        Input files or folders, recorded in ``run.json`` with their SHA-256.
+    argv : sequence of str, optional
+        The command line recorded in ``run.json`` (default ``sys.argv``).
+    meta : dict, optional
+        Extra JSON-serialisable fields for ``run.json`` (e.g. seed, parameters).
+
+    Yields
+    ------
+    tmp : Path
+        The temporary folder to write into.
+    """
+    from . import __version__
+
+    out = check_output_path(out, overwrite=overwrite, kind="folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lock = out.parent / f".{out.name}{_LOCK_SUFFIX}"
+    _take_lock(lock, out)
+    tmp = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
+    started = _now()
+    try:
+        _remove_stale_tmp(out)
+        tmp.mkdir()
+        yield tmp
+        files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
+        record = {"argv": list(sys.argv if argv is None else argv), "cxreval_version": __version__,
+                  "python": sys.version.split()[0], "started": started, "ended": _now(), "status": "success",
+                  "inputs": _inputs_record(inputs), "files": files, **(meta or {})}
+        (tmp / RUN_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n")
+        old = None
+        if out.exists():
+            if not overwrite and any(out.iterdir()):
+                raise OutputError(f"--out {out} appeared during the run. Pass --overwrite to replace it.")
+            old = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-old-{secrets.token_hex(4)}"
+            out.rename(old)
+        tmp.rename(out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+
+
+@contextlib.contextmanager
+def atomic_file(out: str | os.PathLike[str], *, overwrite: bool = False) -> Iterator[Path]:
+    """Write one output file atomically: yields a temporary path beside ``out``, renamed onto ``out`` on success."""
+    out = check_output_path(out, overwrite=overwrite, kind="file")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        yield tmp
+        if not tmp.exists():
+            raise OutputError(f"Internal error: nothing was written for {out}.")
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+def read_run(folder: str | os.PathLike[str]) -> dict[str, object] | None:
+    """The ``run.json`` record of an output folder, or None when the folder has none."""
+    p = Path(folder) / RUN_FILE
+    if not p.is_file():
+        return None
+    try:
+        return json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise OutputError(f"{p} is not a readable run record: {exc}") from None
+
+
+def run_files(folder: str | os.PathLike[str]) -> list[Path] | None:
+    """The files a successful run wrote into ``folder`` (from ``run.json``), or None without a run record."""
+    rec = read_run(folder)
+    if rec is None:
+        return None
+    return [Path(folder) / f for f in rec.get("files", [])]  # type: ignore[union-attr]
