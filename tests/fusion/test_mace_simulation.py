@@ -110,3 +110,12 @@ def test_fuse_cli_writes_warnings_and_report_shows_them(low_prevalence, tmp_path
     assert "Warnings: states fused far more often" in (out / "summary.md").read_text()
     html, _, _ = render_report([out])
     assert "states fused far more often than any reader uses them" in html and "no class prior" in html
+
+
+def test_or_and_rules_are_not_flagged(low_prevalence):
+    from cxreval.fusion import FuseOr
+
+    ann, _ = low_prevalence
+    fused = FuseOr().fit_predict(ann)
+    assert state_share_ratios(ann, fused).set_index("state").loc[2, "ratio"] > 1.5  # over-fused by definition
+    assert overfused_states(ann, fused, method="or") == []

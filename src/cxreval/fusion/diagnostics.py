@@ -14,7 +14,10 @@ import pandas as pd
 
 from ..exceptions import InvalidParameterError
 
-__all__ = ["state_share_ratios", "overfused_states", "OVERFUSED_FACTOR", "OVERFUSED_MIN_SHARE"]
+__all__ = ["state_share_ratios", "overfused_states", "OVERFUSED_FACTOR", "OVERFUSED_MIN_SHARE", "RULE_METHODS"]
+
+RULE_METHODS: tuple[str, ...] = ("or", "and")
+"""Fusion rules that over-fuse a state by design; :func:`overfused_states` does not flag them."""
 
 OVERFUSED_FACTOR = 1.5
 """A state is *over-fused* when its fused share exceeds this many times the largest share any reader gives it."""
@@ -82,10 +85,15 @@ def overfused_states(annotations: pd.DataFrame, fused: pd.Series, *, method: str
     Returns
     -------
     warnings : list of str
-        One line per over-fused state (empty when none).
+        One line per over-fused state (empty when none). Always empty for ``method`` ``'or'`` and ``'and'``:
+        FUSE_OR / FUSE_AND fuse to the largest / smallest state by definition, so their shares exceed every
+        reader's whenever readers disagree (on the CheXpert test set FUSE_OR gives 43 % positive Edema against
+        at most 24 % for a reader).
     """
     from ..labels import state_names
 
+    if method in RULE_METHODS:
+        return []
     table = state_share_ratios(annotations, fused)
     out = []
     for r in table.itertuples():
