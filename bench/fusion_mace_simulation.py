@@ -92,7 +92,10 @@ def main() -> None:
     use = ann.groupby("reader")["label"].value_counts(normalize=True).unstack(fill_value=0.0)
     print(f"n = {a.n} items x {len(CONFUSIONS)} readers, prevalence {a.prevalence}, seed {a.seed}")
     print("\nreaders' answer shares (NEG, UNC, POS):\n" + use.round(3).to_string())
-    print("\n" + markdown_table(pd.DataFrame(rows).round(4)))
+    table = pd.DataFrame(rows)
+    for c in ("accuracy", "fused_unc", "sensitivity", "specificity"):
+        table[c] = table[c].map(lambda v: f"{v:.4f}")
+    print("\n" + markdown_table(table))
     if "ck MACE" in fused:
         same = float(np.mean(fused["MACE"].reindex(truth.index).to_numpy()
                              == fused["ck MACE"].reindex(truth.index).to_numpy()))
