@@ -45,7 +45,7 @@ def state_share_ratios(annotations: pd.DataFrame, fused: pd.Series) -> pd.DataFr
     --------
     >>> import pandas as pd
     >>> ann = pd.DataFrame({"study_id": ["a", "a", "b", "b"], "reader": ["r1", "r2"] * 2, "label": [0, 1, 2, 2]})
-    >>> state_share_ratios(ann, pd.Series([1, 2], index=["a", "b"])).to_dict("records")[0]
+    >>> state_share_ratios(ann, pd.Series([1, 2], index=["a", "b"])).to_dict("records")[1]
     {'state': 1, 'fused_share': 0.5, 'reader_max_share': 0.5, 'ratio': 1.0}
     """
     if not isinstance(annotations, pd.DataFrame):
