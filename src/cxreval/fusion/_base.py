@@ -374,7 +374,6 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         Fewer than two readers; an unknown method; a supervised method without ``adjudicated``.
     """
     from .._validation import normalize_rng
-
     from ..agreement.pairs import expand_findings
 
     methods = list(dict.fromkeys(methods))

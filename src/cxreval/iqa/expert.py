@@ -27,7 +27,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._validation import check_choice, check_columns, check_confidence_level, check_positive_int, normalize_rng
+from .._validation import (
+    check_choice,
+    check_columns,
+    check_confidence_level,
+    check_positive_int,
+    normalize_rng,
+)
 from ..exceptions import SchemaError
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
