@@ -12,6 +12,7 @@ from ..agreement import agreement_table
 from ..exceptions import InvalidParameterError
 from ..findings import XQA_SELECTED
 from ..fusion import fuse_label_table, list_fusion
+from ..fusion.neural import load_neural_fusion
 from ..labels import read_labels, state_names
 from ._common import echo_json, prepare_out, write_summary, write_table
 from .agree import markdown_table
@@ -61,19 +62,51 @@ def fuse(
                                 "nn, nn_ps (nn* need --adjudicated)."),
     adjudicated: str = typer.Option(None, "--adjudicated", help="Reference source: score every method against it "
                                     "(fusion_agreement.csv); the nn methods are trained on it."),
-    findings: str = typer.Option(None, "--findings", help="Comma-separated findings to fuse (default all)."),
+    findings: str = typer.Option(None, "--findings", help="Comma-separated findings, aliases or a vocabulary name "
+                                 "(xqa, xqa_selected, ...) to fuse; default all."),
     not_mentioned: str = typer.Option("negative", "--not-mentioned", help="A reader's not_mentioned label: "
                                       "'negative' or 'exclude'."),
     rng: int = typer.Option(0, "--rng", help="Seed of the randomised methods (MACE restarts, nn)."),
     json_out: bool = typer.Option(False, "--json", help="Print the run summary (and agreement) as JSON."),
+    save_model: bool = typer.Option(False, "--save-model", help="Save each fitted nn/nn_ps model as "
+                                    "<method>_model.npz in the output folder (apply it with --load-model)."),
+    load_model: Path = typer.Option(None, "--load-model", help="Apply a saved nn/nn_ps model (from --save-model) "
+                                    "instead of training it; --readers are mapped onto the model's readers by name, "
+                                    "else in the model's (sorted) reader order."),
 ) -> None:
-    """Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into new sources."""
+    """Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into new sources.
+
+    Example: train NN Fusion on one dataset and apply it to another (the XQA paper's Tables 14-15)::
+
+        cxreval fuse --labels xqa.csv --readers Rep1,Rep2 --methods nn --adjudicated CR --save-model --out fit
+        cxreval fuse --labels mimic.csv --readers chexpert,chexbert --methods mv --load-model fit/nn_model.npz --out mimic
+    """
     reader_list = _split(readers, option="--readers")
     method_list = _split(methods, option="--methods")
     finding_list = _split(findings, option="--findings") if findings else None
     table = read_labels(labels, require_patient=False).table
-    res = fuse_label_table(table, reader_list, method_list, adjudicated=adjudicated, findings=finding_list,
-                           not_mentioned=not_mentioned, rng=rng)
+    fitted: dict[str, object] = {}
+    fuse_table, mapping = table, ""
+    if load_model is not None:
+        model = load_neural_fusion(load_model)
+        name = "nn_ps" if model.specialists else "nn"
+        method_list = [m for m in method_list if m != name]
+        if len(reader_list) != len(model.readers_):
+            raise InvalidParameterError(f"--load-model {load_model}: the model was fitted on {len(model.readers_)} "
+                                        f"readers {list(model.readers_)}; --readers names {len(reader_list)}.")
+        if set(reader_list) != set(model.readers_):
+            rename = dict(zip(reader_list, model.readers_))
+            clash = sorted(set(model.readers_) & (set(table["source"].astype(str)) - set(reader_list)))
+            if clash:
+                raise InvalidParameterError(f"--load-model {load_model}: the label table already has source(s) "
+                                            f"{clash} named like the model's readers; pass them in --readers.")
+            fuse_table = table.assign(source=table["source"].astype(str).replace(rename))
+            mapping = "; sources mapped onto the model's readers: " + ", ".join(f"{a} -> {b}" for a, b in rename.items())
+            reader_list = list(model.readers_)
+        fitted[name] = model
+    res = fuse_label_table(fuse_table, reader_list, method_list, adjudicated=adjudicated, findings=finding_list,
+                           not_mentioned=not_mentioned, rng=rng, fitted=fitted)
+    method_list = list(res.estimators)
     d = prepare_out(out)
     fused = res.labels
     written = {}
@@ -83,6 +116,15 @@ def fuse(
     ests = res.estimators
     if "ds" in ests:
         written["ds_confusion"] = write_table(ests["ds"].errors_, d, "ds_confusion")  # type: ignore[attr-defined]
+    if res.warnings:
+        parts = [w.split(": ", 2) for w in res.warnings]
+        written["fusion_warnings"] = write_table(pd.DataFrame(parts, columns=["finding", "method", "warning"]), d,
+                                                 "fusion_warnings")
+    if save_model:
+        for m in ("nn", "nn_ps"):
+            if m in ests and m not in fitted:
+                ests[m].save(d / f"{m}_model.npz")  # type: ignore[attr-defined]
+                written[f"{m}_model"] = d / f"{m}_model.npz"
     if "mace" in ests:
         written["mace_competence"] = write_table(ests["mace"].competence_, d, "mace_competence")  # type: ignore[attr-defined]
     between = None
@@ -99,6 +141,8 @@ def fuse(
     counts.columns = [state_names(pd.Series([c], dtype="Int8")).iloc[0] for c in counts.columns]
     lines = [f"# cxreval fuse: {labels}", "",
              f"- readers fused: {', '.join(res.readers)}; methods: {', '.join(method_list)} (rng={rng})",
+             *([f"- {m}: loaded from {load_model} (readers {list(e.readers_)}, findings {list(e.findings_)}), "  # type: ignore[attr-defined]
+                f"applied without refitting{mapping}" for m, e in fitted.items()]),
              f"- items (study, finding): {res.n_items}; readers per item: {res.readers_per_item}; fused from fewer "
              f"readers than the most-read item: {res.n_items_partial}",
              f"- reader labels left out: {res.n_dropped} (not_mentioned -> {not_mentioned})",
@@ -109,6 +153,9 @@ def fuse(
         info = ests["ds"].fit_info_  # type: ignore[attr-defined]
         lines += [f"- Dawid-Skene: {int(info['converged'].sum())}/{len(info)} fits converged "
                   f"(max {int(info['n_iter'].max())} iterations)", ""]
+    if res.warnings:
+        lines += ["## Warnings: states fused far more often than any reader uses them", "",
+                  *[f"- {w}" for w in res.warnings], ""]
     if agr is not None:
         show = agr[agr["finding"].isin(["macro", "micro"]) | agr["finding"].isin(XQA_SELECTED)]
         lines += [f"## Agreement with {adjudicated} (Table 30 style)", "", markdown_table(show), ""]
@@ -116,6 +163,8 @@ def fuse(
         lines += ["## Agreement between methods (macro/micro over all findings)", "",
                   markdown_table(between[between["finding"].isin(["macro", "micro"])]), ""]
     write_summary(d, "\n".join(lines))
+    for w in res.warnings:
+        typer.echo(f"warning: {w}", err=True)
     if json_out:
         payload: dict[str, object] = {"files": {k: str(v) for k, v in written.items()}, **res.to_dict()}
         if agr is not None:

@@ -101,17 +101,26 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
               n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap resamples of reference images."),
               confidence_level: float = typer.Option(0.95, "--confidence-level"),
               seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
-              json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON.")) -> None:
-    """z-scores and z-MOS, inter-rater SRCC/KRCC (Table 3) and metric-vs-z-MOS SRCC/KRCC with CIs (Table 4)."""
-    from ..iqa.expert import metric_agreement, rater_agreement, zscores
+              json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON."),
+              unscored: str = typer.Option("keep", "--unscored", help="Rated images no metric scored (e.g. the "
+                                           "undegraded references): 'keep' their ratings in each rater's mean/SD "
+                                           "and correlate only scored images, 'exclude' them before z-scoring, or "
+                                           "'error'.")) -> None:
+    """z-scores and z-MOS, inter-rater SRCC/KRCC (Table 3) and metric-vs-z-MOS SRCC/KRCC with CIs (Table 4).
+
+    Example: cxreval iqa agree --scores scored/scores.csv --ratings ratings.csv --unscored keep --out agree
+    """
+    from ..iqa.expert import metric_agreement, rater_agreement, zscores_for_scores
 
     for p, opt in ((scores, "--scores"), (ratings, "--ratings")):
         if not p.is_file():
             raise SchemaError(f"{opt} file {p} does not exist.")
-    res = zscores(pd.read_csv(ratings), scale=(scale_min, scale_max))
+    score_table = pd.read_csv(scores)
+    res = zscores_for_scores(pd.read_csv(ratings), score_table, unscored=unscored, scale=(scale_min, scale_max))
     raters = rater_agreement(res)
-    metrics, dropped = metric_agreement(pd.read_csv(scores), res.zmos, n_resamples=n_resamples,
-                                        confidence_level=confidence_level, rng=seed)
+    metrics, dropped = metric_agreement(score_table, res.zmos, n_resamples=n_resamples,
+                                        confidence_level=confidence_level, rng=seed,
+                                        unscored="error" if unscored == "error" else "keep")
     out = prepare_out(out)
     write_table(res.zscores, out, "zscores")
     write_table(res.zmos, out, "zmos")
@@ -126,7 +135,12 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
     for _, r in metrics.sort_values("srcc", ascending=False).iterrows():
         lines.append(f"| {r.metric} | {r.srcc:.2f} [{r.srcc_ci_low:.2f}, {r.srcc_ci_high:.2f}] | "
                      f"{r.krcc:.2f} [{r.krcc_ci_low:.2f}, {r.krcc_ci_high:.2f}] | {r.n} |")
-    lines += ["", f"Scored images without ratings (not used): {len(dropped)}."]
+    n_unscored = int((dropped["reason"] != "no ratings for this image").sum()) if len(dropped) else 0
+    lines += ["", f"Scored images without ratings (not used): {len(dropped) - n_unscored}.",
+              f"Rated images no metric scored: --unscored {unscored} "
+              + ("(their ratings are in the raters' mean/SD)." if unscored == "keep" else "(removed before z-scoring)."),
+              f"(image, metric) pairs rated but not scored by that metric, kept in the mean/SD and not correlated: "
+              f"{n_unscored}."]
     write_summary(out, "\n".join(lines))
     if json_out:
         echo_json({"rater_agreement": raters.to_dict(orient="records"),

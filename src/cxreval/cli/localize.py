@@ -35,13 +35,21 @@ def localize(
     rule: list[str] = typer.Option(["IoBB", "IoU", "IoU or IoBB"], "--rule", help="IoBB, IoU or 'IoU or IoBB'."),
     t_values: list[str] = typer.Option(["0.1", "0.25", "0.5", "0.75", "0.9"], "--T", help="T values (repeat)."),
     inclusive_t: bool = typer.Option(False, "--inclusive-T", help="Correct when measure >= T."),
+    t_iou: list[str] = typer.Option(None, "--T-iou", help="A separate T(IoU), one per --T (repeat), for the IoU and "
+                                    "'IoU or IoBB' rules; default: T(IoU) = T(IoBB) = --T."),
+    afp_denominator: str = typer.Option("pairs", "--afp-denominator", help="AFP = false positives / 'pairs' "
+                                        "((image, finding) pairs with a box; the seed's reading), 'box_images' "
+                                        "(all images with a box) or 'boxes' (all boxes)."),
     image_size: int = typer.Option(1024, "--image-size", help="Image height and width in pixels."),
     missing_maps: str = typer.Option("error", "--missing-maps", help="error, or miss: score as missed."),
     workers: int = typer.Option(1, "--workers", help="Processes for heatmaps -> boxes (1: in process, 0: one per "
                                 "CPU); the result is identical."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
-    """Heatmaps -> boxes -> IoU / IoBB -> Acc and AFP per finding, threshold, rule and T."""
+    """Heatmaps -> boxes -> IoU / IoBB -> Acc and AFP per finding, threshold, rule and T.
+
+    Example: cxreval localize --heatmaps maps.npz --boxes BBox_List_2017.csv.gz --afp-denominator box_images --out loc
+    """
     from ..datasets.nih_boxes import read_nih_boxes
     from ..localization.evaluate import evaluate_heatmaps
     from ..localization.protocol import LocalizationProtocol
@@ -50,12 +58,14 @@ def localize(
     proto = LocalizationProtocol(upsampling=upsampling, thresholds=tuple(threshold),
                                  strict_threshold=not inclusive_threshold, connectivity=connectivity,
                                  rules=tuple(rule), T_values=tuple(t_values), strict_T=not inclusive_t,  # type: ignore[arg-type]
-                                 image_shape=(image_size, image_size))
+                                 image_shape=(image_size, image_size), T_iou=tuple(t_iou) if t_iou else None,  # type: ignore[arg-type]
+                                 afp_denominator=afp_denominator)
     refs = read_nih_boxes(boxes, image_shape=(image_size, image_size))
     res = evaluate_heatmaps(load_heatmaps(heatmaps), refs.table, protocol=proto, missing_maps=missing_maps,
                             executor=executor)
     d = prepare_out(out)
-    cols = ["finding", "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images", "hits", "false_positives"]
+    cols = ["finding", "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images", "hits", "false_positives",
+            "T_iou", "n_afp", "fp_without_box"]
     write_table(res.summary[cols], d, "localization")
     write_table(res.detail, d, "boxes")
     t4 = res.summary[res.summary.rule == proto.rules[0]].pivot_table(

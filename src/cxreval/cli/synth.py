@@ -60,8 +60,10 @@ def synth(
         (d / "synth_output.txt").write_text(res.text)
         write_table(_tidy(res.scores), d, "localization")
         write_table(res.boxes, d, "boxes")
+        write_table(res.afp_denominators, d, "afp_denominators")
         text = [f"# cxreval synth (seed {seed}, {per_size} images per size class)", "", "```", res.text.rstrip(),
-                "```"]
+                "```", "", "## AFP denominators (localize --afp-denominator): which choice gives the seed's AFPs", "",
+                "```", res.afp_denominators.to_string(index=False), "```"]
         if real is not None:
             write_table(real, d, "real_boxes")
             compact = _real_table(real)
