@@ -4,6 +4,7 @@ adjudicated source (the XQA paper's Table 30 / Figure 6)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import typer
@@ -12,8 +13,22 @@ from ..agreement import agreement_table
 from ..exceptions import InvalidParameterError
 from ..findings import XQA_SELECTED
 from ..fusion import fuse_label_table, list_fusion
-from ..labels import read_labels, state_names
-from ._common import echo_json, prepare_out, write_summary, write_table
+from ..labels import state_names
+from ._common import (
+    check_inputs,
+    echo_json,
+    findings_option,
+    load_label_files,
+    open_output,
+    out_option,
+    overwrite_option,
+    progress,
+    seed_option,
+    split_list,
+    state_encoding_option,
+    write_summary,
+    write_table,
+)
 from .agree import markdown_table
 
 __all__ = ["register", "FUSION_AGREEMENT_COLUMNS", "fusion_agreement"]
@@ -53,28 +68,58 @@ def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str
 
 
 def fuse(
-    labels: Path = typer.Option(..., "--labels", help="Long label table (CSV or Parquet): study_id, [patient_id,] "
-                                "finding, source, state."),
+    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, "
+                                      "patient_id (optional), finding, source, state (repeatable)."),
     readers: str = typer.Option(..., "--readers", help="Comma-separated sources to fuse (at least two)."),
-    out: Path = typer.Option(..., "--out", help="Output folder."),
+    out: Path = out_option(),
     methods: str = typer.Option(DEFAULT_METHODS, "--methods", help="Comma-separated methods: mv, or, and, ds, mace, "
                                 "nn, nn_ps (nn* need --adjudicated)."),
     adjudicated: str = typer.Option(None, "--adjudicated", help="Reference source: score every method against it "
                                     "(fusion_agreement.csv); the nn methods are trained on it."),
-    findings: str = typer.Option(None, "--findings", help="Comma-separated findings to fuse (default all)."),
+    findings: list[str] = findings_option("Findings to fuse, comma-separated or repeated (default all)."),
     not_mentioned: str = typer.Option("negative", "--not-mentioned", help="A reader's not_mentioned label: "
                                       "'negative' or 'exclude'."),
-    rng: int = typer.Option(0, "--rng", help="Seed of the randomised methods (MACE restarts, nn)."),
+    seed: int = seed_option("Seed of the randomised methods (MACE restarts, nn)."),
+    state_encoding: str = state_encoding_option(),
+    overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the run summary (and agreement) as JSON."),
 ) -> None:
-    """Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into new sources."""
+    """Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into new sources.
+
+    Writes fused_labels (CSV + Parquet), per-method diagnostics, agreement tables, summary.md and run.json.
+
+    Example:
+
+    \b
+        cxreval fuse -l labels.csv --readers Rep1,Rep2,Rep3 --adjudicated CR --seed 0 -o fuse-out
+    """
     reader_list = _split(readers, option="--readers")
     method_list = _split(methods, option="--methods")
-    finding_list = _split(findings, option="--findings") if findings else None
-    table = read_labels(labels, require_patient=False).table
-    res = fuse_label_table(table, reader_list, method_list, adjudicated=adjudicated, findings=finding_list,
-                           not_mentioned=not_mentioned, rng=rng)
-    d = prepare_out(out)
+    finding_list = split_list(findings, option="--findings")
+    check_inputs(*[("--labels", p) for p in labels])
+    with open_output(out, overwrite=overwrite, inputs=labels, meta={"seed": seed}) as d:
+        table, _ = load_label_files(labels, state_encoding=state_encoding)
+        with progress() as prog:
+            task = prog.add(f"fusing {len(reader_list)} readers with {', '.join(method_list)}")
+            res = fuse_label_table(table, reader_list, method_list, adjudicated=adjudicated, findings=finding_list,
+                                   not_mentioned=not_mentioned, rng=seed)
+            prog.done(task)
+            task = prog.add("agreement tables and writing")
+            written, agr = _write_fuse(d, labels, table, res, method_list, adjudicated, not_mentioned, seed)
+            prog.done(task)
+    if json_out:
+        payload: dict[str, object] = {"files": {k: str(Path(out) / Path(v).name) for k, v in written.items()},
+                                      **res.to_dict()}
+        if agr is not None:
+            payload["agreement"] = agr.to_dict(orient="records")
+        echo_json(payload)
+    else:
+        typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out} "
+                   f"(methods available: {', '.join(list_fusion())})")
+
+
+def _write_fuse(d: Path, labels: list[Path], table: pd.DataFrame, res: Any, method_list: list[str],
+                adjudicated: str | None, not_mentioned: str, seed: int) -> tuple[dict[str, Path], pd.DataFrame | None]:
     fused = res.labels
     written = {}
     file_labels = pd.concat([table, fused], ignore_index=True)
@@ -97,8 +142,8 @@ def fuse(
         written["fusion_agreement"] = write_table(agr, d, "fusion_agreement")
     counts = fused.groupby(["source", "state"], observed=True).size().unstack(fill_value=0)
     counts.columns = [state_names(pd.Series([c], dtype="Int8")).iloc[0] for c in counts.columns]
-    lines = [f"# cxreval fuse: {labels}", "",
-             f"- readers fused: {', '.join(res.readers)}; methods: {', '.join(method_list)} (rng={rng})",
+    lines = [f"# cxreval fuse: {', '.join(str(p) for p in labels)}", "",
+             f"- readers fused: {', '.join(res.readers)}; methods: {', '.join(method_list)} (seed={seed})",
              f"- items (study, finding): {res.n_items}; readers per item: {res.readers_per_item}; fused from fewer "
              f"readers than the most-read item: {res.n_items_partial}",
              f"- reader labels left out: {res.n_dropped} (not_mentioned -> {not_mentioned})",
@@ -116,14 +161,7 @@ def fuse(
         lines += ["## Agreement between methods (macro/micro over all findings)", "",
                   markdown_table(between[between["finding"].isin(["macro", "micro"])]), ""]
     write_summary(d, "\n".join(lines))
-    if json_out:
-        payload: dict[str, object] = {"files": {k: str(v) for k, v in written.items()}, **res.to_dict()}
-        if agr is not None:
-            payload["agreement"] = agr.to_dict(orient="records")
-        echo_json(payload)
-    else:
-        typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {d} "
-                   f"(methods available: {', '.join(list_fusion())})")
+    return written, agr
 
 
 def register(app: typer.Typer) -> None:
