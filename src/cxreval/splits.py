@@ -392,7 +392,7 @@ def read_split_lists(directory: str | os.PathLike[str], *, pattern: str = "*list
         raise SchemaError(f"Split folder {str(d)!r} holds no file matching {pattern!r}"
                           + (" among those its run.json lists" if listed is not None else "")
                           + "; each such file is one "
-                          f"split (e.g. train_val_list.txt, test_list.txt).")
+                          "split (e.g. train_val_list.txt, test_list.txt).")
     names = [_split_name(p) for p in files]
     if len(set(names)) != len(names):
         raise SchemaError(f"Split files in {str(d)!r} give repeated split names {names}.")

@@ -74,9 +74,12 @@ def open_output(out: Path, *, overwrite: bool, inputs: Iterable[Path | None] = (
     """:func:`cxreval.outputs.output_folder` with the command line as typed recorded in ``run.json``."""
     from ..outputs import output_folder
 
-    argv = ["cxreval", *sys.argv[1:]] if Path(sys.argv[0]).name.startswith("cxreval") else None
-    with output_folder(out, overwrite=overwrite, inputs=[p for p in inputs if p is not None], argv=argv,
-                       meta=meta) as d:
+    from .main import current_args
+
+    args = current_args()
+    argv = ["cxreval", *(sys.argv[1:] if args is None else args)]
+    files = [Path(p).expanduser().absolute() for p in inputs if p is not None]
+    with output_folder(out, overwrite=overwrite, inputs=files, argv=argv, meta=meta) as d:
         yield d
 
 

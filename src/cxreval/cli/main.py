@@ -30,6 +30,7 @@ __all__ = ["app", "main", "run", "RENAMED_OPTIONS"]
 RENAMED_OPTIONS: dict[str, str] = {"--rng": "--seed", "--T": "--t-value", "--inclusive-T": "--inclusive-t"}
 """Old option spellings, refused with a 'did you mean' naming the current one."""
 
+_ARGS: list[list[str]] = []  # the command line of the run in progress (read by run.json)
 _LOADED: dict[str, object] = {}  # command name -> click command, filled as command modules are imported
 _IMPORTED: set[str] = set()
 
@@ -104,8 +105,21 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM, turned into an exception so that output folders are cleaned up."""
 
 
+_SIGTERMS: list[int] = []
+
+
 def _on_sigterm(signum: int, frame: object) -> None:
+    _SIGTERMS.append(signum)
     raise _Terminated()
+
+
+def _interrupted() -> int:
+    if _SIGTERMS:
+        _SIGTERMS.clear()
+        typer.echo("cxreval: terminated (SIGTERM); --out was left as it was.", err=True)
+        return 143
+    typer.echo("cxreval: interrupted; --out was left as it was.", err=True)
+    return 130
 
 
 def _renamed(args: Sequence[str]) -> str | None:
@@ -172,7 +186,13 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
             signal.signal(signal.SIGTERM, old_term)
 
 
+def current_args() -> list[str] | None:
+    """The arguments of the ``main`` call in progress (None outside one)."""
+    return list(_ARGS[-1]) if _ARGS else None
+
+
 def _invoke(args: list[str]) -> int:
+    _ARGS.append(list(args))
     try:
         rv = app(args=args, prog_name="cxreval", standalone_mode=False)
     except CxrevalError as exc:
@@ -180,12 +200,8 @@ def _invoke(args: list[str]) -> int:
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except _Terminated:
-        typer.echo("cxreval: terminated (SIGTERM); --out was left as it was.", err=True)
-        return 143
     except (KeyboardInterrupt, typer.Abort):
-        typer.echo("cxreval: interrupted; --out was left as it was.", err=True)
-        return 130
+        return _interrupted()
     except Exception as exc:
         # usage errors: click's ClickException (typer >= 0.29 vendors click, older typer depends on it)
         show, exit_code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
@@ -199,6 +215,10 @@ def _invoke(args: list[str]) -> int:
         where = f"; traceback saved to {saved}" if saved else ""
         typer.echo(f"cxreval: internal error ({type(exc).__name__}: {exc}){where}. Please report it.", err=True)
         return 1
+    finally:
+        _ARGS.pop()
+    if rv == 130:  # typer turns KeyboardInterrupt (Ctrl-C, and SIGTERM here) into a silent return of 130
+        return _interrupted()
     return int(rv) if isinstance(rv, int) else 0
 
 
