@@ -15,7 +15,7 @@ import typer
 from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
-           "split_list", "check_inputs", "open_output", "load_label_files", "progress", "ProgressExecutor",
+           "split_list", "check_inputs", "check_folder_option", "open_output", "load_label_files", "progress", "ProgressExecutor",
            "write_table", "write_summary", "echo_json"]
 
 
@@ -66,6 +66,25 @@ def check_inputs(*named: tuple[str, Path | None], kind: str = "any") -> None:
             raise SchemaError(f"{option} {p} does not exist.")
         if kind == "file" and not p.is_file():
             raise SchemaError(f"{option} {p} is a folder; a file is expected.")
+
+
+def check_folder_option(option: str, path: Path | None, *, write: bool = False) -> None:
+    """A folder option (``--cache-dir``, ``--data-mirror``) must be a folder, or creatable under a writable
+    folder when ``write``; checked before any work, as a one-line error."""
+    import os
+
+    if path is None:
+        return
+    p = Path(path).expanduser()
+    if p.exists() and not p.is_dir():
+        raise SchemaError(f"{option} {p} is a file; a folder is expected.")
+    anc = p
+    while not anc.exists() and anc.parent != anc:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise SchemaError(f"{option} {p}: {anc} is a file, so {p} cannot be a folder.")
+    if write and not os.access(anc, os.W_OK | os.X_OK):
+        raise SchemaError(f"{option} {p}: the folder {anc} is not writable.")
 
 
 @contextlib.contextmanager

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from ..datasets.fetch import fetch_metadata
 from ..exceptions import InvalidParameterError, SchemaError
-from ._common import echo_json, open_output, out_option, overwrite_option, seed_option
+from ._common import check_folder_option, echo_json, open_output, out_option, overwrite_option, seed_option
 
 __all__ = ["register", "AUDITABLE"]
 
@@ -21,23 +21,7 @@ data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
 
 
 def _check_cache_dir(cache_dir: Path | None, *, write: bool) -> None:
-    """--cache-dir must be a folder (or creatable, when ``write``), checked before any work."""
-    import os
-
-    if cache_dir is None:
-        return
-    p = Path(cache_dir).expanduser()
-    if p.exists() and not p.is_dir():
-        raise SchemaError(f"--cache-dir {p} is a file; a folder is expected.")
-    if not write:
-        return
-    anc = p
-    while not anc.exists() and anc.parent != anc:
-        anc = anc.parent
-    if not anc.is_dir():
-        raise SchemaError(f"--cache-dir {p}: {anc} is a file, so nothing can be created under it.")
-    if not os.access(anc, os.W_OK | os.X_OK):
-        raise SchemaError(f"--cache-dir {p}: the folder {anc} is not writable.")
+    check_folder_option("--cache-dir", cache_dir, write=write)
 
 
 @data_app.command("fetch")

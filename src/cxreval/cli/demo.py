@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 
 from ..demo import SECTIONS
-from ._common import echo_json, open_output, out_option, overwrite_option, seed_option
+from ._common import check_folder_option, echo_json, open_output, out_option, overwrite_option, seed_option
 
 __all__ = ["register"]
 
@@ -43,9 +43,8 @@ def demo(
     unknown = [x for x in sections or [] if x not in keys]
     if unknown:
         raise InvalidParameterError(f"--section: unknown section(s) {unknown}; known: {', '.join(keys)}.")
-    for opt, p in (("--data-mirror", data_mirror), ("--cache-dir", cache_dir)):
-        if p is not None and Path(p).exists() and not Path(p).is_dir():
-            raise InvalidParameterError(f"{opt} {p} is a file; a folder is expected.")
+    check_folder_option("--data-mirror", data_mirror)
+    check_folder_option("--cache-dir", cache_dir, write=not offline)
     console = Console(stderr=True)
     with open_output(out, overwrite=overwrite, meta={"seed": seed}) as d, \
             console.status("cxreval demo") as status:

@@ -156,7 +156,7 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
               scale_min: float = typer.Option(1, "--scale-min", help="Lowest rating on the scale."),
               scale_max: float = typer.Option(4, "--scale-max", help="Highest rating on the scale."),
               n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap resamples of reference images."),
-              confidence_level: float = typer.Option(0.95, "--confidence-level"),
+              confidence_level: float = typer.Option(0.95, "--confidence-level", help="Confidence level of the percentile CIs."),
               seed: int = seed_option("Bootstrap seed."),
               overwrite: bool = overwrite_option(),
               json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON.")) -> None:

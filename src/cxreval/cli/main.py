@@ -11,11 +11,13 @@ import importlib
 import logging
 import os
 import pkgutil
+import re
 import signal
 import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("TYPER_USE_RICH", "0")  # plain click help: no '<bool>' metavars, no markup eating '[x,]'
 
@@ -186,6 +188,42 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
             signal.signal(signal.SIGTERM, old_term)
 
 
+_PARAM_RE = re.compile(r"The '(\w+)' parameter of [\w.]+ ")
+_NP_REPR_RE = re.compile(r"np\.(?:float|int|uint|bool_)\d*\(([^()]*)\)")
+_PARAM_FLAGS = {"rng": "--seed", "T_values": "--t-value", "strict_T": "--inclusive-t"}
+
+
+def _command_options(args: Sequence[str]) -> set[str]:
+    """The option strings of the (sub-)command ``args`` invokes (empty when it cannot be resolved)."""
+    cmd: Any = typer.main.get_command(app)
+    opts: set[str] = set()
+    for a in args:
+        if a.startswith("-") or not hasattr(cmd, "get_command"):
+            break
+        cmd = cmd.get_command(None, a)
+        if cmd is None:
+            return set()
+    for p in getattr(cmd, "params", []):
+        opts.update(getattr(p, "opts", []))
+    return opts
+
+
+def user_message(msg: str, args: Sequence[str]) -> str:
+    """A library error in the user's words: ``The 'n_resamples' parameter of evaluate_auc must ...`` becomes
+    ``--n-resamples must ...`` when the command has that option; NumPy scalar reprs become plain values."""
+    msg = _NP_REPR_RE.sub(r"\1", msg)
+    m = _PARAM_RE.search(msg)
+    if m:
+        flag = _PARAM_FLAGS.get(m.group(1), "--" + m.group(1).replace("_", "-"))
+        try:
+            known = flag in _command_options(args)
+        except Exception:  # never let the rewording hide the error itself
+            known = False
+        if known:
+            msg = msg[:m.start()] + f"{flag} " + msg[m.end():]
+    return msg
+
+
 def current_args() -> list[str] | None:
     """The arguments of the ``main`` call in progress (None outside one)."""
     return list(_ARGS[-1]) if _ARGS else None
@@ -196,7 +234,7 @@ def _invoke(args: list[str]) -> int:
     try:
         rv = app(args=args, prog_name="cxreval", standalone_mode=False)
     except CxrevalError as exc:
-        typer.echo(f"cxreval: error: {exc}", err=True)
+        typer.echo(f"cxreval: error: {user_message(str(exc), args)}", err=True)
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
