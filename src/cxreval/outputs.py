@@ -20,7 +20,8 @@ Procedure
    the old folder removed. On failure the temporary folder is removed and ``out`` is left as it was.
 
 A SIGKILL during the run leaves only the hidden temporary folder and lock (never a partial ``out``); the
-next run into the same ``out`` removes both.
+next run into the same ``out`` removes both. A run killed in the instant between moving the previous ``out``
+aside and renaming the new folder in leaves the previous output hidden; the next run puts it back first.
 """
 
 from __future__ import annotations
@@ -150,8 +151,13 @@ def _remove_stale_tmp(out: Path) -> None:
             pid = int(p.name[len(prefix):].split("-")[0])
         except ValueError:
             continue
-        if not _pid_alive(pid):
-            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        if _pid_alive(pid):
+            continue
+        if "-old-" in p.name and p.is_dir() and not out.exists():
+            # killed between moving the previous output aside and moving the new one in: put it back
+            p.rename(out)
+            continue
+        shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
 
 
 def _test_hold(seconds: float) -> None:
@@ -222,6 +228,7 @@ def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
     started = _now()
     try:
         _remove_stale_tmp(out)
+        check_output_path(out, overwrite=overwrite, kind="folder")  # again: a killed run's output may be back
         tmp.mkdir()
         yield tmp
         if os.environ.get(_HOLD_ENV):
