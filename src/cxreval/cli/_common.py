@@ -92,7 +92,6 @@ def open_output(out: Path, *, overwrite: bool, inputs: Iterable[Path | None] = (
                 meta: dict[str, object] | None = None) -> Iterator[Path]:
     """:func:`cxreval.outputs.output_folder` with the command line as typed recorded in ``run.json``."""
     from ..outputs import output_folder
-
     from .main import current_args
 
     args = current_args()
