@@ -57,7 +57,22 @@ def _load_module(name: str) -> None:
     sub.callback()(lambda: None)  # force a group, so every registered command is a named sub-command
     register(sub)
     for cmd_name, cmd in typer.main.get_group(sub).commands.items():
+        _tidy_metavars(cmd)
         _LOADED.setdefault(cmd_name, cmd)
+
+
+def _tidy_metavars(cmd: Any) -> None:
+    """Repeatable options show their value's type (``<path>``), not typer's ``<list[Path]>``."""
+    for p in getattr(cmd, "params", []):
+        if getattr(p, "multiple", False) and getattr(p, "metavar", "") is None:
+            try:
+                m = re.fullmatch(r"<list\[(\w+)\]>", str(p.display_type(None)))
+            except Exception:  # a typer without display_type: leave its metavar
+                m = None
+            if m:
+                p.metavar = f"<{m.group(1).lower()}>"
+    for sub in getattr(cmd, "commands", {}).values():
+        _tidy_metavars(sub)
 
 
 class LazyGroup(TyperGroup):
