@@ -263,6 +263,16 @@ def test_help_vocabulary_and_example(path, cmd, capsys):
         assert "Example:" in text, f"{' '.join(path)} --help has no example"
 
 
+@pytest.mark.parametrize("path, cmd", ALL, ids=[" ".join(p) for p, _ in ALL])
+def test_help_text_is_shown_verbatim(path, cmd, capsys):
+    """No markup eats text such as '[patient_id,]' or '[0, 255]': every option's help appears in --help."""
+    assert main([*path, "--help"]) == 0
+    shown = "".join(capsys.readouterr().out.split())
+    for p in cmd.params:
+        if getattr(p, "help", None):
+            assert "".join(p.help.split()) in shown, (path, p.help)
+
+
 def test_help_texts_that_describe_their_values(capsys):
     from cxreval.demo import SECTIONS
 

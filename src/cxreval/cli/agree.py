@@ -63,7 +63,7 @@ def _finding_sets(specs: list[str] | None) -> dict[str, list[str]] | None:
 
 def agree(
     labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, "
-                                      "patient_id (optional), finding, source, state (repeatable)."),
+                                      "[patient_id,] finding, source, state (repeatable)."),
     pairs: str = typer.Option(..., "--pairs", help="Source pairs A:B[,C:D...]; A is the F1 reference."),
     out: Path = out_option(),
     findings: list[str] = findings_option("Findings, comma-separated or repeated, or a vocabulary name (xqa, "

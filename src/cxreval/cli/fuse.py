@@ -69,7 +69,7 @@ def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str
 
 def fuse(
     labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, "
-                                      "patient_id (optional), finding, source, state (repeatable)."),
+                                      "[patient_id,] finding, source, state (repeatable)."),
     readers: str = typer.Option(..., "--readers", help="Comma-separated sources to fuse (at least two)."),
     out: Path = out_option(),
     methods: str = typer.Option(DEFAULT_METHODS, "--methods", help="Comma-separated methods: mv, or, and, ds, mace, "
