@@ -73,6 +73,10 @@ def agree(
     not_mentioned: str = typer.Option("negative", "--not-mentioned", help="not_mentioned labels: 'negative' or "
                                       "'exclude'."),
     weights: str = typer.Option("quadratic", "--weights", help="kappa_w weighting: quadratic, linear or none."),
+    both_uncertain: str = typer.Option("agree", "--both-uncertain", help="A pair where both labels are uncertain, "
+                                       "under the pessimistic (Low) mapping: 'agree' (default; identical labels "
+                                       "always agree, as the XQA paper's Table 30) or 'disagree' (half in each "
+                                       "disagreeing cell, earlier cxreval versions)."),
     intersect: bool = typer.Option(False, "--intersect", help="Compare sources on their common studies instead of "
                                    "requiring the same studies."),
     state_encoding: str = state_encoding_option(),
@@ -99,14 +103,14 @@ def agree(
         table, _ = load_label_files(labels, state_encoding=state_encoding)
         studies = "intersection" if intersect else "same"
         agr = agreement_table(table, pair_list, findings=fs, finding_sets=fsets, weights=w,
-                              not_mentioned=not_mentioned, studies=studies)
+                              not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain)
         sources = list(dict.fromkeys(s for p in pair_list for s in p))
         prev = prevalence_table(table, sources=sources, findings=fs)
         flows = flows_table(table, pair_list, findings=fs, not_mentioned=not_mentioned, studies=studies)
         om = omission_table(flows)
         paths = {name: str(Path(out) / write_table(df, d, name).name) for name, df in
                  (("agreement", agr), ("prevalence", prev), ("flows", flows), ("omissions", om))}
-        _write_agree_summary(d, labels, pair_list, weights, not_mentioned, studies, agr, om, prev)
+        _write_agree_summary(d, labels, pair_list, weights, not_mentioned, studies, agr, om, prev, both_uncertain)
     if json_out:
         echo_json({"files": paths, "agreement": agr.to_dict(orient="records"),
                    "omissions": om.to_dict(orient="records")})
@@ -116,11 +120,11 @@ def agree(
 
 def _write_agree_summary(d: Path, labels: list[Path], pair_list: list[tuple[str, str]], weights: str,
                          not_mentioned: str, studies: str, agr: pd.DataFrame, om: pd.DataFrame,
-                         prev: pd.DataFrame) -> None:
+                         prev: pd.DataFrame, both_uncertain: str) -> None:
     lines = [f"# cxreval agree: {', '.join(str(p) for p in labels)}", "",
              f"- pairs: {', '.join(f'{a}:{b}' for a, b in pair_list)} (first source = F1 reference)",
              f"- kappa_w weighting: {weights}; Low/High kappa: unweighted kappa under the pessimistic/optimistic "
-             "uncertainty mappings (see cxreval.agreement)",
+             f"uncertainty mappings (see cxreval.agreement); both-uncertain pairs: {both_uncertain}",
              f"- not_mentioned: {not_mentioned}; studies: {studies}", ""]
     for pair, info in agr.attrs["pairs"].items():
         miss = {k: v for k, v in info["n_missing"].items() if v}

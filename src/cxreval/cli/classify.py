@@ -167,8 +167,8 @@ def classify(
     """Per-finding ROC-AUC of every model against every reference, with patient-level bootstrap CIs.
 
     Writes auc.csv/.parquet (model, group, finding, reference, auc, ci_low, ci_high, n_pos, n_neg, n_dropped;
-    finding 'macro' = macro average, model 'Mean' = mean over models), counts.csv, dropped.csv, summary.md
-    and run.json.
+    finding 'macro' = macro average, 'micro' = one AUC of all (study, finding) pairs pooled, model 'Mean' = mean over
+    models), counts.csv, dropped.csv, summary.md and run.json.
 
     Example:
 
