@@ -117,7 +117,7 @@ def test_data_split_by_image_leaks(tmp_path, capsys):
 @pytest.mark.parametrize("args, msg", [
     (["--by", "family"], "--by must be 'patient' or 'image'. Got 'family' instead."),
     (["--fractions", "a,b"], "--fractions must be comma-separated numbers. Got 'a,b' instead."),
-    (["--fractions", "0.5,0.6"], "The 'fractions' parameter of patient_split must be a sequence of floats"),
+    (["--fractions", "0.5,0.6"], "--fractions must be a sequence of floats"),  # the flag, not patient_split
     (["--by", "image", "--stratify", "Edema"], "--stratify needs --by patient."),
 ])
 def test_data_split_errors(tmp_path, capsys, args, msg):
