@@ -317,3 +317,26 @@ def test_bad_out_is_one_line_exit_2_before_computing(tmp_path: Path, capsys: pyt
     line = _one_error_line(cap.err.strip().splitlines())
     assert line.startswith("cxreval: error: --out ") and str(out) in line
     assert cap.out == ""
+
+
+FILE_WRITERS = {"report"}  # --out is one HTML file, not a folder (its writing belongs to the report change)
+
+
+def test_every_command_with_out_is_in_the_matrix():
+    """A new command writing a folder must join the matrix: add it to WRITING_COMMANDS and command_args."""
+    import typer
+
+    from cxreval.cli.main import app
+
+    found = set()
+
+    def walk(cmd, path):
+        if hasattr(cmd, "list_commands"):
+            for n in cmd.list_commands(None):
+                walk(cmd.get_command(None, n), (*path, n))
+        elif any("--out" in getattr(p, "opts", []) for p in cmd.params):
+            found.add("-".join(path))
+
+    walk(typer.main.get_command(app), ())
+    missing = sorted(found - set(WRITING_COMMANDS) - FILE_WRITERS)
+    assert not missing, f"commands with --out not in the run matrix (tests/cli/conftest.py): {missing}"
