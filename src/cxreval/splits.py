@@ -55,6 +55,7 @@ __all__ = [
     "image_split",
     "read_split_lists",
     "write_split_lists",
+    "check_split_names",
     "audit_split",
 ]
 
@@ -176,21 +177,37 @@ def _validate_fractions(fractions: object, names: object, func: str) -> tuple[tu
     if len(nm) != len(fr) or len(set(nm)) != len(nm):
         raise InvalidParameterError(f"The 'names' parameter of {func} must hold {len(fr)} distinct names, one per "
                                     f"fraction. Got {list(nm)} instead.")
-    for n in nm:
-        _check_split_name(n, func)
+    check_split_names(nm, func=func)
     return fr, nm
 
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
-def _check_split_name(name: str, func: str) -> None:
-    """A split name becomes a file name ``<name>_list.txt``: letters, digits, '_', '.', '-' only, so that it
-    can never name a path outside the output folder (``../x``, ``/x``, ``a/b``)."""
-    if not _SAFE_NAME.fullmatch(name) or ".." in name:
-        raise InvalidParameterError(f"The split name {name!r} ({func}) is not a plain file-name part; use letters, "
-                                    "digits, '_', '.' and '-' only (it becomes '<name>_list.txt' inside the output "
-                                    "folder).")
+def check_split_names(names: Sequence[str], *, func: str = "check_split_names") -> None:
+    """Check that split names are plain file-name parts.
+
+    A split name becomes the file name ``<name>_list.txt``: letters, digits, '_', '.' and '-' only, so that it
+    can never name a path outside the output folder (``../x``, ``/x``, ``a/b``).
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the first offending name and ``func``.
+
+    Examples
+    --------
+    >>> check_split_names(["train", "val-1"])
+    >>> check_split_names(["../evil"])
+    Traceback (most recent call last):
+    ...
+    cxreval.exceptions.InvalidParameterError: The split name '../evil' (check_split_names) is not a plain ...
+    """
+    for name in names:
+        if not isinstance(name, str) or not _SAFE_NAME.fullmatch(name) or ".." in name:
+            raise InvalidParameterError(f"The split name {name!r} ({func}) is not a plain file-name part; use "
+                                        "letters, digits, '_', '.' and '-' only (it becomes '<name>_list.txt' "
+                                        "inside the output folder).")
 
 
 def _studies(table: object, func: str) -> pd.DataFrame:
@@ -417,8 +434,7 @@ def read_split_lists(directory: str | os.PathLike[str], *, pattern: str = "*list
 def write_split_lists(assignments: pd.DataFrame, directory: str | Path) -> dict[str, Path]:
     """Write one ``<split>_list.txt`` per part (study ids, one per line); :func:`read_split_lists` reads them."""
     check_columns(assignments, _SPLIT_COLUMNS, where="assignments")
-    for name in pd.unique(assignments["split"]):
-        _check_split_name(str(name), "write_split_lists")
+    check_split_names([str(n) for n in pd.unique(assignments["split"])], func="write_split_lists")
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     out = {}

@@ -124,7 +124,7 @@ def split(
         cxreval data split chestxray14 --fractions 0.7,0.1,0.2 --stratify Edema --seed 0 -o my-split
     """
     from ..datasets import nih
-    from ..splits import _check_split_name, audit_split, image_split, patient_split, write_split_lists
+    from ..splits import audit_split, check_split_names, image_split, patient_split, write_split_lists
     from ._common import write_summary, write_table
 
     if dataset not in AUDITABLE:
@@ -138,8 +138,7 @@ def split(
         raise InvalidParameterError(f"cxreval data split: --fractions must be comma-separated numbers. "
                                     f"Got {fractions!r} instead.") from None
     nm = tuple(n.strip() for n in names.split(",")) if names else None
-    for n in nm or ():
-        _check_split_name(n, "cxreval data split --names")
+    check_split_names(nm or (), func="cxreval data split --names")
     _check_cache_dir(cache_dir, write=False)
     if path is not None and not Path(path).exists():
         raise SchemaError(f"File {str(path)!r} does not exist.")
