@@ -11,6 +11,7 @@ On a loaded machine the wall time includes waiting for a core; the CPU time does
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -40,8 +41,9 @@ def main() -> None:
              "cxreval --help (imports every command)": [sys.executable, "-m", "cxreval", "--help"]}
     res = {name: _times(cmd, args.runs) for name, cmd in cases.items()}
     print("## CLI start-up: lazy command import (issue 17)\n")
-    print(f"`python bench/cli_startup.py --runs {args.runs}` (`python -m cxreval`, {args.runs} runs each, "
-          "interleaved with other users' jobs on a shared 2-core machine).\n")
+    load = os.getloadavg()[0]
+    print(f"`python bench/cli_startup.py --runs {args.runs}` (`python -m cxreval`, {args.runs} runs each; load "
+          f"average {load:.1f} on {os.cpu_count()} cores at the end).\n")
     print("| command | wall min (s) | wall median (s) | CPU median (s) |\n|---|---:|---:|---:|")
     for name, (wall, cpu) in res.items():
         print(f"| {name} | {min(wall):.3f} | {statistics.median(wall):.3f} | {statistics.median(cpu):.3f} |")
