@@ -119,12 +119,23 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
     refs["finding"] = [canonical_finding(f, where="the boxes table, column 'finding'") for f in refs["finding"]]
     coords = check_boxes(refs[["x_min", "y_min", "x_max", "y_max"]].to_numpy(float), name="reference boxes",
                          image_shape=protocol.image_shape, where="the boxes table")
+    dup = refs.duplicated(keep=False).to_numpy()
+    if dup.any():
+        rows = np.flatnonzero(dup)[:4].tolist()
+        r = refs.iloc[rows[0]]
+        raise SchemaError(f"the boxes table repeats the same box in rows {rows} (image {r['image_id']!r}, finding "
+                          f"{r['finding']!r}); a repeated row would be counted twice. Remove the duplicates.")
+    H, W = protocol.image_shape
     maps: dict[tuple[str, str], np.ndarray] = {}
     for key, m in heatmaps.items():
         k = split_key(key)
         if k in maps:
             raise SchemaError(f"two heatmaps for image {k[0]!r} and finding {k[1]!r} (key {key!r}).")
         maps[k] = check_heatmaps(m, name=f"heatmap {key!r}")
+        h, w = maps[k].shape[-2:]
+        if h * W != w * H:
+            raise SchemaError(f"heatmap {key!r} is {h} x {w} but the image is {H} x {W}: upsampling would stretch it "
+                              "(a different aspect ratio). Give heatmaps with the image's aspect ratio.")
     groups: dict[tuple[str, str], list[int]] = {}
     for i, (im, f) in enumerate(zip(refs["image_id"], refs["finding"])):
         groups.setdefault((str(im), f), []).append(i)
@@ -235,6 +246,8 @@ def real_boxes_study(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel 
         median_area_fraction`` (median box area over the image area).
     """
     check_columns(boxes, _BOX_COLS, where="the boxes table")
+    if len(boxes) == 0:
+        raise SchemaError("the boxes table is empty (a header without rows?); the error model needs boxes.")
     gen = normalize_rng(rng)
     img = model.image_size
     coords = check_boxes(boxes[["x_min", "y_min", "x_max", "y_max"]].to_numpy(float), name="reference boxes",
