@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 WRITING_COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "iqa-degrade", "iqa-score",
-                    "iqa-agree", "data-split", "data-audit", "demo")
+                    "iqa-agree", "data-split", "data-audit", "demo", "label-reports")
 """Every command that writes an output folder (ids: the command words joined by '-')."""
 
 COMPUTE = {  # the first expensive library call of each command: must not run when --out is unusable
@@ -26,6 +26,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "data-split": "cxreval.splits.patient_split",
     "data-audit": "cxreval.datasets.audit.audit_chestxray14",
     "demo": "cxreval.demo.run_demo",
+    "label-reports": "cxreval.cli.label_reports.label_reports",
 }
 
 
@@ -127,6 +128,12 @@ def command_args(name: str, d: Path) -> list[str]:
     if name == "demo":
         return ["demo", "--offline", "--data-mirror", str(d / "no-mirror"), "--cache-dir", str(d / "no-cache"),
                 "--section", "xqa_published"]
+    if name == "label-reports":
+        p = d / "reports.csv"
+        pd.DataFrame({"study_id": [f"r{i}" for i in range(6)],
+                      "findings": ["Small left effusion.", "No pneumothorax.", "Heart size is normal."] * 2,
+                      "impression": ["Effusion.", "No acute disease.", "Possible atelectasis."] * 2}).to_csv(p, index=False)
+        return ["label-reports", "--reports", str(p)]
     raise KeyError(name)
 
 

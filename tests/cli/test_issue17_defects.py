@@ -204,7 +204,9 @@ def test_no_progress_output_when_stderr_is_not_a_terminal(tmp_path):
     args = command_args("fuse", tmp_path)
     r = subprocess.run([sys.executable, "-m", "cxreval", *args, "-o", str(tmp_path / "o")], capture_output=True,
                        text=True, timeout=120)
-    assert r.returncode == 0 and r.stderr == "", r.stderr
+    # only the once-per-run warning summary (e.g. fusion's over-fused states) may appear: no progress output
+    assert r.returncode == 0, r.stderr
+    assert all(ln.startswith("cxreval: warning: ") for ln in r.stderr.splitlines()), r.stderr
 
 
 def test_progress_bars_render_on_a_terminal(monkeypatch):

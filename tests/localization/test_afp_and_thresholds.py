@@ -112,13 +112,13 @@ def test_localize_cli_afp_and_t_iou(afp_case, tmp_path, capsys):
     assert main(base + ["--afp-denominator", "boxes", "--out", str(tmp_path / "a")]) == 0
     loc = pd.read_csv(tmp_path / "a" / "localization.csv")
     assert (loc.n_afp == 4).all() and (loc.T_iou == loc["T"]).all()
-    args = base + ["--T", "0.5", "--T", "0.9", "--T-iou", "0.1", "--T-iou", "0.2", "--out", str(tmp_path / "b")]
+    args = base + ["--t-value", "0.5", "--t-value", "0.9", "--t-iou", "0.1", "--t-iou", "0.2", "--out", str(tmp_path / "b")]
     assert main(args) == 0
     loc = pd.read_csv(tmp_path / "b" / "localization.csv")
     assert sorted(set(zip(loc["T"], loc.T_iou))) == [(0.5, 0.1), (0.9, 0.2)]
     assert {"IoU>0.1 or IoBB>0.5", "IoU>0.2 or IoBB>0.9"} <= set(pd.read_csv(tmp_path / "b" / "boxes.csv").columns)
     capsys.readouterr()
-    assert main(base + ["--T-iou", "0.1", "--out", str(tmp_path / "c")]) == 2
+    assert main(base + ["--t-iou", "0.1", "--out", str(tmp_path / "c")]) == 2
     assert "T_iou" in capsys.readouterr().err
     assert main(base + ["--afp-denominator", "images", "--out", str(tmp_path / "d")]) == 2
 

@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 
 from ..demo import SECTIONS
+from ..outputs import check_output_path
 from ._common import check_folder_option, echo_json, out_option, overwrite_option, seed_option
 
 __all__ = ["register"]
@@ -43,6 +44,7 @@ def demo(
     unknown = [x for x in sections or [] if x not in keys]
     if unknown:
         raise InvalidParameterError(f"--section: unknown section(s) {unknown}; known: {', '.join(keys)}.")
+    check_output_path(out, overwrite=overwrite)
     check_folder_option("--data-mirror", data_mirror)
     check_folder_option("--cache-dir", cache_dir, write=not offline)
     console = Console(stderr=True)

@@ -3,6 +3,7 @@ adjudicated source (the XQA paper's Table 30 / Figure 6)."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pandas as pd
 import typer
 
 from ..agreement import agreement_table
-from ..exceptions import InvalidParameterError
+from ..exceptions import CxrevalWarning, InvalidParameterError
 from ..findings import XQA_SELECTED
 from ..fusion import fuse_label_table, list_fusion
 from ..fusion.neural import load_neural_fusion
@@ -146,8 +147,8 @@ def fuse(
             written, agr = _write_fuse(d, labels, table, res, method_list, adjudicated, not_mentioned, seed,
                                        save_model=save_model, fitted=fitted, loaded=loaded)
             prog.done(task)
-    for w in res.warnings:
-        typer.echo(f"warning: {w}", err=True)
+    for w in res.warnings:  # summarised once per run with the other warnings (cli.main)
+        warnings.warn(w, CxrevalWarning, stacklevel=1)
     if json_out:
         payload: dict[str, object] = {"files": {k: str(Path(out) / Path(v).name) for k, v in written.items()},
                                       **res.to_dict()}
