@@ -381,12 +381,12 @@ def _sec_iqa(ctx: DemoContext) -> str:
 
 
 def _sec_openi_reports(ctx: DemoContext) -> str:
-    rp = _need("cxreval.reports", "report labeller", "cxreval label-reports")
-    ag = _need("cxreval.agreement", "agreement", "cxreval agree")
+    rp = need("cxreval.reports", "report labeller", "cxreval label-reports")
+    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     from .datasets.openi import openi_mesh_labels, read_openi_reports
     from .findings import CHESTXRAY8, XQA, XQA_SELECTED
 
-    rep = read_openi_reports(_metadata(ctx, "NLMCXR_reports.tgz")).table
+    rep = read_openi_reports(metadata(ctx, "NLMCXR_reports.tgz")).table
     text = pd.DataFrame({"study_id": rep["report_id"], "findings": rep["findings"].fillna(""),
                          "impression": rep["impression"].fillna("")})
     mesh = openi_mesh_labels(reports=rep).table
