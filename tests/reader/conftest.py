@@ -165,3 +165,51 @@ class Server:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+@pytest.fixture
+def study_factory():
+    """``make_study(root, **kw)``: a study folder on self-made PNGs."""
+    return make_study
+
+
+@pytest.fixture
+def server_factory(tmp_path: Path):
+    """``Server(url)``: ``cxreval reader serve`` in a subprocess; stopped at teardown."""
+    started: list[Server] = []
+
+    def factory(url: str, port: int | None = None) -> Server:
+        s = Server(url, port, log=tmp_path / "server.log")
+        started.append(s)
+        return s
+
+    yield factory
+    for s in started:
+        s.stop()
+
+
+@pytest.fixture
+def app_client(study_file: Path, sqlite_url: str):
+    """(store, tokens, TestClient) on a fresh SQLite study."""
+    from fastapi.testclient import TestClient
+
+    from cxreval.reader.app import create_app
+    from cxreval.reader.store import ReaderStore
+    from cxreval.reader.study import load_study
+
+    store, tokens = ReaderStore.create(sqlite_url, load_study(study_file))
+    with TestClient(create_app(store)) as client:
+        yield store, tokens, client
+    store.engine.dispose()
+
+
+def image_body(sid: str, item: str, states: dict[str, str] | None = None, boxes: list | None = None) -> dict:
+    """A complete image-task submission (every finding negative unless given)."""
+    labels = {f: "negative" for f in FINDINGS}
+    labels.update(states or {})
+    return {"id": sid, "task": "image", "item": item, "labels": labels, "boxes": boxes or []}
+
+
+@pytest.fixture
+def image_submission():
+    return image_body

@@ -62,8 +62,7 @@ def add_reader_cmd(name: str = typer.Argument(..., help="Reader name (letters, d
     """
     from ..reader.store import ReaderStore
 
-    store = ReaderStore(_db(db))
-    _ = store.spec  # fails clearly when the database holds no study
+    store = ReaderStore.open(_db(db))
     typer.echo(_link(url, store.add_reader(name, role=role, new_token=new_token)))
 
 
@@ -92,7 +91,7 @@ def status_cmd(db: str = typer.Option(None, "--db", help=_DB_HELP),
     from ..reader.store import ReaderStore
     from ._common import echo_json
 
-    store = ReaderStore(_db(db))
+    store = ReaderStore.open(_db(db))
     table = store.status()
     integrity = store.check_integrity()
     if json_out:
@@ -118,7 +117,7 @@ def export_cmd(out: Path = typer.Option(..., "--out", "-o", help="Output folder 
     from ..reader.store import ReaderStore
 
     check_output_path(out, overwrite=overwrite)
-    store = ReaderStore(_db(db))
+    store = ReaderStore.open(_db(db))
     res = export_tables(store)
     with output_folder(out, overwrite=overwrite, meta={"study": store.spec.name, **res.to_dict()}) as d:
         write_export(res, d, criteria=store.spec.criteria)

@@ -89,7 +89,7 @@ def create_app(store: ReaderStore | str) -> Any:
     from fastapi import Request
     from fastapi.responses import JSONResponse, Response
 
-    st = ReaderStore(store) if isinstance(store, str) else store
+    st = ReaderStore.open(store) if isinstance(store, str) else store
     spec = st.spec
     root = Path(spec.root).resolve()
     cache = _PixelCache()

@@ -21,6 +21,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -94,6 +95,28 @@ class ReaderStore:
         self.t = tables()
         self._spec: StudySpec | None = None
         self._items: dict[str, dict[str, dict[str, Any]]] | None = None
+
+    @classmethod
+    def open(cls, url: str) -> ReaderStore:
+        """Open an existing study database (an SQLite file that does not exist is not created).
+
+        Raises
+        ------
+        SchemaError
+            If the database holds no study.
+        """
+        sa = require_sqlalchemy()
+        try:
+            parsed = sa.engine.make_url(str(url))
+        except Exception:  # make_engine names the problem
+            parsed = None
+        if parsed is not None and parsed.get_backend_name() == "sqlite" and parsed.database \
+                and not Path(parsed.database).is_file():
+            raise SchemaError(f"--db {url!r}: the SQLite file {parsed.database} does not exist; run "
+                              "`cxreval reader init` first.")
+        store = cls(url)
+        _ = store.spec
+        return store
 
     # -- creation -----------------------------------------------------------------------------------
     @classmethod
