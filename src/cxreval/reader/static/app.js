@@ -114,6 +114,8 @@ function latestPending(task, key) {
 
 async function openItem() {
   progress();
+  S.item = null; S.images = []; S.view = null;
+  $('rows').innerHTML = ''; $('item-title').textContent = 'loading…';
   document.body.dataset.ready = '0';
   $('viewer').hidden = true; $('text').hidden = true; $('done').hidden = true;
   if (S.pos >= S.queue.length) {
@@ -122,7 +124,14 @@ async function openItem() {
     return;
   }
   const key = S.queue[S.pos].key;
-  const item = await apiJSON(`/api/item?task=${encodeURIComponent(S.task)}&key=${encodeURIComponent(key)}`);
+  let item;
+  try {
+    item = await apiJSON(`/api/item?task=${encodeURIComponent(S.task)}&key=${encodeURIComponent(key)}`);
+  } catch (e) {  // offline: keep what is queued and try again
+    say('cannot load the next item (' + e.message + '); retrying', true);
+    setTimeout(() => { if (S.queue[S.pos] && S.queue[S.pos].key === key) openItem(); }, 2000);
+    return;
+  }
   S.item = item;
   const mine = latestPending(S.task, key) || item.mine || {};
   S.labels = Object.assign({}, mine.labels || {});
@@ -136,7 +145,11 @@ async function openItem() {
     $('text').textContent = (item.section ? item.section.toUpperCase() + ':\n\n' : '') + item.text;
   } else {
     const panes = S.task === 'iqa' ? [['reference', 'reference'], ['test', 'test']] : [['image', '']];
-    await loadImages(panes, key);
+    try { await loadImages(panes, key); } catch (e) {
+      say('cannot load the image (' + e.message + '); retrying', true);
+      setTimeout(() => { if (S.queue[S.pos] && S.queue[S.pos].key === key) openItem(); }, 2000);
+      return;
+    }
   }
   renderRows();
   document.body.dataset.ready = '1';
@@ -163,7 +176,11 @@ function renderRows() {
     const name = document.createElement('span');
     name.className = 'name';
     const color = COLORS[S.me.findings.indexOf(row.name) % COLORS.length];
-    name.innerHTML = row.kind === 'state' && S.task !== 'report' ? `<span style="color:${color}">&#9632;</span> ` : '';
+    if (row.kind === 'state' && S.task !== 'report') {
+      const sw = document.createElement('span');
+      sw.textContent = '\u25A0 '; sw.style.color = color;
+      name.appendChild(sw);
+    }
     name.appendChild(document.createTextNode(row.name));
     li.appendChild(name);
     const values = row.kind === 'rating'
@@ -220,7 +237,8 @@ function payload() {
 }
 
 async function saveAndMove(step) {
-  if (S.pos < S.queue.length && (S.dirty || (step > 0 && !S.queue[S.pos].done))) {
+  const loaded = S.item && S.pos < S.queue.length && S.item.key === S.queue[S.pos].key;
+  if (loaded && (S.dirty || (step > 0 && !S.queue[S.pos].done))) {
     const p = payload();
     if (typeof p === 'string') { if (step > 0) { say(p, true); return; } }
     else {
@@ -341,7 +359,7 @@ function zoom(f) { if (!S.view) return; S.view.zoom = Math.max(0.25, Math.min(16
 // ---------------------------------------------------------------- keyboard and buttons
 document.addEventListener('keydown', (ev) => {
   if (ev.target.tagName === 'INPUT' || ev.ctrlKey || ev.metaKey || ev.altKey || !S.me || !S.task) return;
-  const k = ev.key, rows = rowsSpec ? (S.item ? rowsSpec() : []) : [];
+  const k = ev.key, rows = S.item && S.pos < S.queue.length ? rowsSpec() : [];
   let handled = true;
   if (k === 'Enter' || k === 'ArrowRight') saveAndMove(1);
   else if (k === 'ArrowLeft') saveAndMove(-1);
@@ -354,6 +372,7 @@ document.addEventListener('keydown', (ev) => {
     for (const r of rows) if (!S.labels[r.name]) S.labels[r.name] = 'negative';
     S.dirty = true; renderRows();
   } else if (STATE_KEYS[k] && S.task !== 'iqa' && statesFor().includes(STATE_KEYS[k])) setValue(STATE_KEYS[k]);
+  else if (!rows.length) handled = false;
   else if (k === 'Backspace' && S.task === 'image') {
     const f = rows[S.focus].name, i = S.boxes.map((b) => b.finding).lastIndexOf(f);
     if (i >= 0) { S.boxes.splice(i, 1); S.dirty = true; renderRows(); draw(); }
