@@ -207,3 +207,47 @@ def test_security_headers_and_page(app_client) -> None:
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     assert "default-src 'self'" in r.headers["Content-Security-Policy"]
     assert c.get("/docs").status_code == 404 and c.get("/openapi.json").status_code == 404
+
+
+@pytest.mark.shared_data
+def test_real_radiographs_are_served_at_full_size(shared_data, study_factory, tmp_path) -> None:
+    """Two NIH radiographs (copied into a temporary study folder): their sizes, pixels and a box at the
+    image's far corner are accepted; one pixel beyond is refused."""
+    import shutil
+
+    import numpy as np
+    from fastapi.testclient import TestClient
+    from PIL import Image
+
+    from cxreval.reader.app import create_app
+    from cxreval.reader.store import ReaderStore
+    from cxreval.reader.study import load_study
+
+    src = sorted((shared_data / "images" / "nih").glob("*.png"))[:2]
+    if len(src) < 2:
+        pytest.skip("fewer than two NIH images in the shared data")
+    root = tmp_path / "nih"
+    (root / "images").mkdir(parents=True)
+    for f in src:
+        shutil.copy(f, root / "images" / f.name)
+    (root / "study.yaml").write_text("name: nih\nfindings: chestxray8\nimages: images\nreaders: [alice]\n")
+    store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'nih.db'}", load_study(root / "study.yaml"))
+    with TestClient(create_app(store)) as c:
+        h = _h(tokens["alice"])
+        key = src[0].stem
+        with Image.open(src[0]) as im:
+            ref = np.asarray(im.convert("L"))
+        r = c.get(f"/api/pixels?task=image&key={key}", headers=h)
+        w, hh = int(r.headers["X-Width"]), int(r.headers["X-Height"])
+        assert (hh, w) == ref.shape and int(r.headers["X-Data-Range"]) == 255
+        np.testing.assert_array_equal(np.frombuffer(r.content, "<u2").reshape(hh, w), ref)
+        labels = dict.fromkeys(store.spec.findings, "negative")
+        box = {"finding": "Effusion", "x_min": w - 10, "y_min": hh - 10, "x_max": w, "y_max": hh}
+        ok = c.post("/api/submissions", headers=h, json={"id": "nih-000001", "task": "image", "item": key,
+                                                          "labels": labels, "boxes": [box]})
+        assert ok.status_code == 200
+        bad = c.post("/api/submissions", headers=h, json={"id": "nih-000002", "task": "image", "item": key,
+                                                           "labels": labels, "boxes": [box | {"x_max": w + 1}]})
+        assert bad.status_code == 422
+    assert len(store.submissions()) == 1
+    store.engine.dispose()

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -261,11 +262,11 @@ def _image_files(root: Path, value: object, *, where: str) -> list[tuple[str, Pa
             if not f.is_file():
                 raise SchemaError(f"{where}: image file {f} does not exist.")
             pairs.append((Path(rel).with_suffix("").as_posix(), f))
-    ids = [i for i, _ in pairs]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
+    counts = Counter(i for i, _ in pairs)
+    dup = sorted(i for i, n in counts.items() if n > 1)
     if dup:
         raise SchemaError(f"{where}: image ids repeat (same path, different suffix): {dup[:5]}.")
-    for i, f in pairs:
+    for _, f in pairs:
         if not f.resolve().is_relative_to(root):
             raise SchemaError(f"{where}: image {f} links outside the study folder {root}.")
     return pairs
