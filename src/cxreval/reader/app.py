@@ -26,9 +26,10 @@ __all__ = ["MAX_BODY", "create_app", "serve", "pixels"]
 MAX_BODY = 64 * 1024
 _STATIC = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
            "app.css": "text/css; charset=utf-8"}
-_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+_SECURITY = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
             "Content-Security-Policy": "default-src 'self'; img-src 'self' blob: data:; style-src 'self'; "
                                        "script-src 'self'; connect-src 'self'; frame-ancestors 'none'"}
+_RAW_HEADERS = [(k.lower().encode(), v.encode()) for k, v in _SECURITY.items()]
 
 
 def _require_web() -> tuple[Any, Any]:
@@ -94,19 +95,6 @@ def create_app(store: ReaderStore | str) -> Any:
     root = Path(spec.root).resolve()
     cache = _PixelCache()
     app = fastapi.FastAPI(title=f"cxreval reader: {spec.name}", docs_url=None, redoc_url=None, openapi_url=None)
-
-    @app.middleware("http")
-    async def _limits(request: Any, call_next: Any) -> Any:
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-            return JSONResponse({"detail": f"Request body over {MAX_BODY} bytes."}, status_code=413,
-                                headers=_HEADERS)
-        response = await call_next(request)
-        for k, v in _HEADERS.items():
-            response.headers.setdefault(k, v)
-        if request.url.path.startswith("/api/"):
-            response.headers["Cache-Control"] = "no-store"
-        return response
 
     @app.exception_handler(SubmissionError)
     async def _refused(_request: Any, exc: SubmissionError) -> Any:
@@ -211,7 +199,6 @@ def create_app(store: ReaderStore | str) -> Any:
             raw += chunk
             if len(raw) > MAX_BODY:
                 raise SubmissionError(f"Request body over {MAX_BODY} bytes.", 413)
-        reader = await concurrency.run_in_threadpool(auth, request)
         try:
             body = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -222,11 +209,50 @@ def create_app(store: ReaderStore | str) -> Any:
             if not isinstance(body.get(k), str):
                 raise SubmissionError(f"Field {k!r} (a string) is required.", 422)
         content = {k: v for k, v in body.items() if k not in ("id", "task", "item", "client_time")}
-        res = await concurrency.run_in_threadpool(st.submit, reader, body["id"], body["task"], body["item"], content,
-                                                  client_time=body.get("client_time"))
-        return res.to_dict()
+        def run() -> Any:
+            reader = auth(request)
+            res = st.submit(reader, body["id"], body["task"], body["item"], content,
+                            client_time=body.get("client_time"))
+            return Response(json.dumps(res.to_dict()), media_type="application/json")
 
-    return app
+        return await concurrency.run_in_threadpool(run)
+
+    wrapped = _Limits(app)
+    wrapped.store = st
+    return wrapped
+
+
+class _Limits:
+    """Pure ASGI middleware: refuse a declared body over :data:`MAX_BODY` before reading it; add the
+    security headers to every answer and ``Cache-Control: no-store`` to the API's."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for k, v in scope["headers"]:
+            if k == b"content-length" and (not v.isdigit() or int(v) > MAX_BODY):
+                body = json.dumps({"detail": f"Request body over {MAX_BODY} bytes."}).encode()
+                await send({"type": "http.response.start", "status": 413,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode()), *_RAW_HEADERS]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        api = scope["path"].startswith("/api/")
+
+        async def send_with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", [])}
+                extra = [(k, v) for k, v in _RAW_HEADERS if k not in have]
+                if api:
+                    extra.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 def serve(url: str, *, host: str = "127.0.0.1", port: int = 8000) -> None:
@@ -238,3 +264,6 @@ def serve(url: str, *, host: str = "127.0.0.1", port: int = 8000) -> None:
         raise CxrevalError("The reader study server needs uvicorn: pip install 'cxreval[reader]'.") from exc
     app = create_app(url)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    st = getattr(app, "store", None)
+    if st is not None:
+        st.close()

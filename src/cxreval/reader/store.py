@@ -19,6 +19,7 @@ import json
 import math
 import re
 import secrets
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,16 +28,18 @@ from typing import Any
 import pandas as pd
 
 from ..exceptions import CxrevalError, SchemaError
+from .commit import GroupCommitter
 from .db import SCHEMA_VERSION, check_integrity, make_engine, metadata, require_sqlalchemy, tables
 from .study import StudySpec, check_name, reader_order, study_items
 
-__all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "SubmissionError", "Reader", "SubmitResult",
+__all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "AUTH_TTL", "SubmissionError", "Reader", "SubmitResult",
            "ReaderStore", "hash_token", "now"]
 
 ROLES: tuple[str, ...] = ("reader", "resolver")
 IMAGE_STATES: tuple[str, ...] = ("negative", "uncertain", "positive")
 REPORT_STATES: tuple[str, ...] = ("negative", "uncertain", "positive", "not_mentioned")
 MAX_BOXES = 64
+AUTH_TTL = 5.0
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 
 
@@ -95,6 +98,8 @@ class ReaderStore:
         self.t = tables()
         self._spec: StudySpec | None = None
         self._items: dict[str, dict[str, dict[str, Any]]] | None = None
+        self._writer: GroupCommitter | None = None
+        self._auth_cache: dict[str, tuple[Reader, float]] = {}
 
     @classmethod
     def open(cls, url: str) -> ReaderStore:
@@ -213,14 +218,24 @@ class ReaderStore:
         return token
 
     def authenticate(self, token: object) -> Reader | None:
-        """The reader whose token this is, or None."""
+        """The reader whose token this is, or None. A valid token is remembered for :data:`AUTH_TTL`
+        seconds, so a replaced token (``add-reader --new-token``) stops working within that time."""
         if not isinstance(token, str) or not (20 <= len(token) <= 128):
             return None
+        h = hash_token(token)
+        hit = self._auth_cache.get(h)
+        if hit is not None and hit[1] > time.monotonic():
+            return hit[0]
         r = self.t["readers"]
         with self.engine.connect() as conn:
-            row = conn.execute(self.sa.select(r.c.id, r.c.name, r.c.role)
-                               .where(r.c.token_hash == hash_token(token))).first()
-        return Reader(int(row[0]), str(row[1]), str(row[2])) if row is not None else None
+            row = conn.execute(self.sa.select(r.c.id, r.c.name, r.c.role).where(r.c.token_hash == h)).first()
+        if row is None:
+            return None
+        reader = Reader(int(row[0]), str(row[1]), str(row[2]))
+        if len(self._auth_cache) > 10000:
+            self._auth_cache.clear()
+        self._auth_cache[h] = (reader, time.monotonic() + AUTH_TTL)
+        return reader
 
     def readers(self) -> pd.DataFrame:
         """``id, name, role, created_at`` of every reader."""
@@ -319,7 +334,8 @@ class ReaderStore:
     # -- submissions --------------------------------------------------------------------------------
     def submit(self, reader: Reader, submission_id: str, task: str, item: str, body: Mapping[str, Any], *,
                client_time: str | None = None) -> SubmitResult:
-        """Validate and append a submission; return once the transaction has committed.
+        """Validate and append a submission; return once the transaction holding it has committed
+        (concurrent submissions share a transaction: :mod:`cxreval.reader.commit`).
 
         A second submission with the same id from the same reader with the same content is a retry and
         is answered ``'duplicate'`` without storing anything; the same id with other content or from another
@@ -330,25 +346,24 @@ class ReaderStore:
         if client_time is not None and (not isinstance(client_time, str) or len(client_time) > 40):
             raise SubmissionError("'client_time' must be an ISO time string of at most 40 characters.")
         payload = self.validate(reader, task, item, body)
-        sa, s = self.sa, self.t["submissions"]
-        text = json.dumps(payload, sort_keys=True)
-        stamp = now()
-        try:
-            with self.engine.begin() as conn:
-                seq = conn.execute(sa.insert(s).values(id=submission_id, reader_id=reader.id, task=task, item=item,
-                                                       payload=text, client_time=client_time, server_time=stamp)
-                                   .returning(s.c.seq)).scalar_one()
-            return SubmitResult(submission_id, "stored", int(seq), stamp)
-        except sa.exc.IntegrityError:
-            with self.engine.connect() as conn:
-                row = conn.execute(sa.select(s.c.seq, s.c.reader_id, s.c.task, s.c.item, s.c.payload, s.c.server_time)
-                                   .where(s.c.id == submission_id)).first()
-            if row is None:  # pragma: no cover - an integrity error other than the id
-                raise
-            if (row[1], row[2], row[3], row[4]) != (reader.id, task, item, text):
-                raise SubmissionError(f"Submission id {submission_id!r} was already used for another submission.",
-                                      409) from None
-            return SubmitResult(submission_id, "duplicate", int(row[0]), str(row[5]))
+        row = {"id": submission_id, "reader_id": reader.id, "task": task, "item": item,
+               "payload": json.dumps(payload, sort_keys=True), "client_time": client_time}
+        res = self._committer().append(row)
+        return SubmitResult(submission_id, res.status, res.seq, res.server_time)
+
+    def _committer(self) -> GroupCommitter:
+        if self._writer is None:
+            self._writer = GroupCommitter(
+                self.engine, self.t["submissions"], now=now,
+                conflict=lambda sid: SubmissionError(f"Submission id {sid!r} was already used for another "
+                                                     "submission.", 409))
+        return self._writer
+
+    def close(self) -> None:
+        """Stop the writer thread and release the database connections."""
+        if self._writer is not None:
+            self._writer.close()
+        self.engine.dispose()
 
     def submissions(self, *, reader_id: int | None = None, task: str | None = None) -> pd.DataFrame:
         """Every stored submission (``seq, id, reader, role, task, item, payload, client_time, server_time``),
