@@ -251,3 +251,48 @@ def test_real_radiographs_are_served_at_full_size(shared_data, study_factory, tm
         assert bad.status_code == 422
     assert len(store.submissions()) == 1
     store.engine.dispose()
+
+
+def test_group_commit_stores_each_id_once_under_concurrent_retries(app_client, image_submission) -> None:
+    """16 threads in 8 pairs; both threads of a pair submit the same 40 ids at the same time (a retry
+    racing the original): each id is stored once, one answer says 'stored' and the other 'duplicate'
+    with the same seq, and every answered row is readable."""
+    import threading
+
+    from cxreval.reader.store import Reader
+
+    store, _tokens, _c = app_client
+    readers = {r.name: Reader(int(r.id), r.name, r.role) for r in store.readers().itertuples()}
+    answers: dict[str, list[tuple[str, int]]] = {}
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(16)
+
+    def worker(t: int) -> None:
+        try:
+            pair = t % 8
+            reader = readers["alice" if pair % 2 else "bob"]
+            barrier.wait()
+            for k in range(40):
+                sid = f"t{pair}-k{k:04d}-x"
+                body = image_submission(sid, ["a1", "a2", "b1", "c1"][k % 4], {"Nodule": "positive"})
+                payload = {k_: v for k_, v in body.items() if k_ not in ("id", "task", "item")}
+                res = store.submit(reader, sid, "image", body["item"], payload)
+                with lock:
+                    answers.setdefault(sid, []).append((res.status, res.seq))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(16)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not errors, errors[:1]
+    sub = store.submissions()
+    assert len(sub) == 320 and sub["id"].is_unique and set(sub["id"]) == set(answers)
+    seq_of = dict(zip(sub["id"], sub["seq"]))
+    for sid, got in answers.items():
+        assert sorted(s for s, _ in got) == ["duplicate", "stored"]
+        assert {q for _, q in got} == {seq_of[sid]}
+    assert store.check_integrity().ok
