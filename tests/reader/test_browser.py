@@ -199,3 +199,45 @@ def test_rate_iqa_pair_and_recover_from_lost_connection(browser, study, server_f
     _ready(drv)
     assert "3 / 3" in drv.find_element(By.ID, "item-title").text
     _shot(drv, "reader-recovered.png")
+
+
+def test_report_section_labelling_and_adjudication(browser, study, server_factory) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    store, tokens, url = study
+    server = server_factory(url).start()
+    drv = browser
+    # a report section: the text only, no image; 4 states (not mentioned with m)
+    drv.get(f"{server.base}/#token={tokens['alice']}")
+    _ready(drv)
+    drv.find_element(By.ID, "task-report").click()
+    _wait(drv, "return document.body.dataset.ready === '1' && document.body.dataset.item.includes(':')")
+    item = drv.execute_script("return document.body.dataset.item")
+    text = drv.find_element(By.ID, "text").text
+    assert store.items["report"][item]["text"] in text and not drv.find_elements(By.CSS_SELECTOR, "canvas")
+    _keys(drv, "p", "m", "n", Keys.ENTER)
+    _wait(drv, "return document.body.dataset.pending === '0' && document.body.dataset.ready === '1'")
+    assert store.latest(task="report")[("alice", "report", item)]["labels"] == {
+        "Effusion": "positive", "Cardiomegaly": "not_mentioned", "Nodule": "negative"}
+    # two readers disagree on b1 (Effusion, Nodule) -> the resolver sees only those and decides
+    import httpx
+
+    for reader, states in (("alice", {"Effusion": "positive", "Nodule": "uncertain"}),
+                           ("bob", {"Effusion": "negative", "Nodule": "positive"})):
+        labels = {"Effusion": "negative", "Cardiomegaly": "negative", "Nodule": "negative"} | states
+        r = httpx.post(f"{server.base}/api/submissions", headers={"Authorization": f"Bearer {tokens[reader]}"},
+                       json={"id": f"{reader}-b1-0001", "task": "image", "item": "b1", "labels": labels})
+        assert r.status_code == 200
+    drv.get(f"{server.base}/#token={tokens['carol']}")
+    _ready(drv, "b1")
+    rows = [li.get_attribute("data-name") for li in drv.find_elements(By.CSS_SELECTOR, "#rows li")]
+    assert rows == ["Effusion", "Nodule"]
+    assert "alice: positive" in drv.find_element(By.ID, "rows").text
+    assert drv.find_element(By.ID, "canvas-image").is_displayed()
+    _shot(drv, "reader-adjudication.png")
+    _keys(drv, "n", "p", Keys.ENTER)
+    _wait(drv, "return document.body.dataset.pending === '0' && document.getElementById('done').hidden === false")
+    assert store.latest(task="adjudication")[("carol", "adjudication", "b1")]["labels"] == {
+        "Effusion": "negative", "Nodule": "positive"}
+    assert not _errors(drv)

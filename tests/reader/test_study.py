@@ -74,3 +74,34 @@ def test_reader_order_is_seeded_per_reader_and_task() -> None:
               reader_order(keys, seed=0, reader="alice", task="report"),
               reader_order(keys, seed=1, reader="alice", task="image")]
     assert all(o != a and sorted(o) == keys for o in others)
+
+
+def test_sqlite_runs_in_wal_mode_with_full_sync(tmp_path: Path) -> None:
+    from cxreval.reader.db import make_engine
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'p.db'}")
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    engine.dispose()
+
+
+@pytest.mark.parametrize("url,message", [("sqlite://", "not memory"), ("mysql://u@h/db", "only sqlite"),
+                                         ("not a url", "not an SQLAlchemy URL")])
+def test_bad_database_urls(url: str, message: str) -> None:
+    from cxreval.exceptions import InvalidParameterError
+    from cxreval.reader.db import make_engine
+
+    with pytest.raises(InvalidParameterError, match=message):
+        make_engine(url)
+
+
+def test_serve_binds_localhost_by_default() -> None:
+    import inspect
+
+    from cxreval.cli.reader import serve_cmd
+    from cxreval.reader.app import serve
+
+    assert inspect.signature(serve).parameters["host"].default == "127.0.0.1"
+    assert inspect.signature(serve_cmd).parameters["host"].default.default == "127.0.0.1"

@@ -115,7 +115,8 @@ function latestPending(task, key) {
 async function openItem() {
   progress();
   S.item = null; S.images = []; S.view = null;
-  $('rows').innerHTML = ''; $('item-title').textContent = 'loading…';
+  $('rows').innerHTML = ''; $('canvases').innerHTML = ''; $('text').textContent = '';
+  $('item-title').textContent = 'loading…';
   document.body.dataset.ready = '0';
   $('viewer').hidden = true; $('text').hidden = true; $('done').hidden = true;
   if (S.pos >= S.queue.length) {
