@@ -67,7 +67,7 @@ class _PixelCache:
 def pixels(path: str | Path) -> tuple[bytes, int, int, int]:
     """An image as little-endian uint16 bytes, with its width, height and data range (255 for 8-bit,
     4095 for 12-bit DICOM, 65535 for 16-bit or float), so the browser windows the full bit depth."""
-    from ..iqa._image import read_image
+    from ..iqa import read_image
 
     img = read_image(path)
     a, rng_ = img.image, img.data_range
