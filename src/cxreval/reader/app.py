@@ -11,6 +11,7 @@ answered only after its transaction has committed.
 # no `from __future__ import annotations`: FastAPI must resolve the local `Request` annotations
 import json
 import threading
+import time
 from collections import OrderedDict
 from importlib import resources
 from pathlib import Path
@@ -192,13 +193,12 @@ def create_app(store: ReaderStore | str) -> Any:
         return Response(data, media_type="application/octet-stream",
                         headers={"X-Width": str(w), "X-Height": str(h), "X-Data-Range": str(rng_)})
 
-    @app.post("/api/submissions")
-    async def submit(request: Request) -> Any:
-        raw = b""
-        async for chunk in request.stream():  # chunked bodies have no content-length: count here
-            raw += chunk
-            if len(raw) > MAX_BODY:
-                raise SubmissionError(f"Request body over {MAX_BODY} bytes.", 413)
+    def submit(raw: bytes, authorization: str) -> dict[str, object]:
+        """POST /api/submissions (served by :class:`_Limits` without the framework: the hot path)."""
+        scheme, _, token = authorization.partition(" ")
+        reader = st.authenticate(token.strip()) if scheme.lower() == "bearer" else None
+        if reader is None:
+            raise SubmissionError("A valid reader token is required (Authorization: Bearer <token>).", 401)
         try:
             body = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -209,25 +209,55 @@ def create_app(store: ReaderStore | str) -> Any:
             if not isinstance(body.get(k), str):
                 raise SubmissionError(f"Field {k!r} (a string) is required.", 422)
         content = {k: v for k, v in body.items() if k not in ("id", "task", "item", "client_time")}
-        def run() -> Any:
-            reader = auth(request)
-            res = st.submit(reader, body["id"], body["task"], body["item"], content,
-                            client_time=body.get("client_time"))
-            return Response(json.dumps(res.to_dict()), media_type="application/json")
+        return st.submit(reader, body["id"], body["task"], body["item"], content,
+                         client_time=body.get("client_time")).to_dict()
 
-        return await concurrency.run_in_threadpool(run)
-
-    wrapped = _Limits(app)
+    wrapped = _Limits(app, submit)
     wrapped.store = st
     return wrapped
 
 
 class _Limits:
     """Pure ASGI middleware: refuse a declared body over :data:`MAX_BODY` before reading it; add the
-    security headers to every answer and ``Cache-Control: no-store`` to the API's."""
+    security headers to every answer and ``Cache-Control: no-store`` to the API's; serve
+    ``POST /api/submissions`` directly (read the body up to the limit, then validate, append and wait for
+    the commit in a worker thread)."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def __init__(self, app: Any, submit: Any) -> None:
+        self.app, self.submit = app, submit
+        self.store: Any = None
+
+    @staticmethod
+    async def _json(send: Any, status: int, obj: object, *, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+        body = json.dumps(obj).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                *_RAW_HEADERS, *extra]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _submission(self, scope: Any, receive: Any, send: Any) -> None:
+        import anyio
+
+        raw = bytearray()
+        more = True
+        while more:  # chunked bodies have no content-length: count while reading
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            raw += message.get("body", b"")
+            more = bool(message.get("more_body", False))
+            if len(raw) > MAX_BODY:
+                await self._json(send, 413, {"detail": f"Request body over {MAX_BODY} bytes."})
+                return
+        authorization = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"authorization"), "")
+        t0 = time.perf_counter()
+        try:
+            res = await anyio.to_thread.run_sync(self.submit, bytes(raw), authorization)
+            status: int = 200
+        except SubmissionError as exc:
+            res, status = {"detail": str(exc)}, exc.status
+        timing = f"app;dur={(time.perf_counter() - t0) * 1000:.2f}".encode()  # body read -> committed
+        await self._json(send, status, res, extra=((b"cache-control", b"no-store"), (b"server-timing", timing)))
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -235,12 +265,14 @@ class _Limits:
             return
         for k, v in scope["headers"]:
             if k == b"content-length" and (not v.isdigit() or int(v) > MAX_BODY):
-                body = json.dumps({"detail": f"Request body over {MAX_BODY} bytes."}).encode()
-                await send({"type": "http.response.start", "status": 413,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"content-length", str(len(body)).encode()), *_RAW_HEADERS]})
-                await send({"type": "http.response.body", "body": body})
+                await self._json(send, 413, {"detail": f"Request body over {MAX_BODY} bytes."})
                 return
+        if scope["path"] == "/api/submissions":
+            if scope["method"] != "POST":
+                await self._json(send, 405, {"detail": "Use POST."}, extra=((b"allow", b"POST"),))
+                return
+            await self._submission(scope, receive, send)
+            return
         api = scope["path"].startswith("/api/")
 
         async def send_with_headers(message: Any) -> None:
