@@ -3,6 +3,8 @@ acknowledged submission; 8 readers x 500 submissions lose and duplicate nothing.
 
 from __future__ import annotations
 
+import http.client
+import json
 import threading
 import time
 import uuid
@@ -29,25 +31,36 @@ def _body(sid: str, item: str, k: int) -> dict:
     return {"id": sid, "task": "image", "item": item, "labels": labels, "boxes": []}
 
 
+def _post(conn, token: str, body: dict) -> tuple[int, dict]:
+    conn.request("POST", "/api/submissions", body=json.dumps(body),
+                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    r = conn.getresponse()
+    return r.status, json.loads(r.read())
+
+
 def _reader_loop(base: str, token: str, items: list[str], n: int, acked: list[str], sent: list[dict],
                  stop: threading.Event, retry_every: int = 0) -> None:
-    import httpx
-
-    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30) as client:
+    """One reader over one keep-alive connection (stdlib http.client: light enough that 8 client threads
+    do not starve the server of CPU)."""
+    host, port = base.rsplit("//", 1)[1].split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
         for k in range(n):
             if stop.is_set():
                 return
             body = _body(uuid.uuid4().hex, items[k % len(items)], k)
             sent.append(body)
             try:
-                r = client.post("/api/submissions", json=body)
+                status, res = _post(conn, token, body)
                 if retry_every and k % retry_every == 0:  # a retried POST (lost answer): stored once
-                    r2 = client.post("/api/submissions", json=body)
-                    assert r2.status_code == 200 and r2.json()["status"] == "duplicate"
-            except httpx.HTTPError:
+                    status2, res2 = _post(conn, token, body)
+                    assert status2 == 200 and res2["status"] == "duplicate" and res2["seq"] == res["seq"]
+            except (OSError, http.client.HTTPException):
                 return  # the server is gone: this submission is unacknowledged
-            assert r.status_code == 200, r.text
+            assert status == 200, res
             acked.append(body["id"])
+    finally:
+        conn.close()
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
