@@ -296,3 +296,38 @@ def test_group_commit_stores_each_id_once_under_concurrent_retries(app_client, i
         assert sorted(s for s, _ in got) == ["duplicate", "stored"]
         assert {q for _, q in got} == {seq_of[sid]}
     assert store.check_integrity().ok
+
+
+def test_dicom_image_is_served_at_its_bit_depth(tmp_path) -> None:
+    """A 12-bit MONOCHROME2 DICOM (optional pydicom): size from the file, pixels unchanged, range 4095."""
+    pydicom = pytest.importorskip("pydicom", reason="DICOM needs the optional pydicom (cxreval[dicom])")
+    import numpy as np
+    from fastapi.testclient import TestClient
+    from pydicom.dataset import Dataset, FileMetaDataset
+    from pydicom.uid import ExplicitVRLittleEndian, SecondaryCaptureImageStorage, generate_uid
+
+    from cxreval.reader.app import create_app
+    from cxreval.reader.store import ReaderStore
+    from cxreval.reader.study import load_study
+
+    arr = np.random.default_rng(0).integers(0, 4096, size=(40, 50)).astype(np.uint16)
+    meta = FileMetaDataset()
+    meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID = SecondaryCaptureImageStorage, generate_uid()
+    meta.TransferSyntaxUID = ExplicitVRLittleEndian
+    ds = Dataset()
+    ds.file_meta = meta
+    ds.SOPClassUID, ds.SOPInstanceUID = meta.MediaStorageSOPClassUID, meta.MediaStorageSOPInstanceUID
+    ds.Rows, ds.Columns, ds.SamplesPerPixel, ds.PhotometricInterpretation = 40, 50, 1, "MONOCHROME2"
+    ds.BitsAllocated, ds.BitsStored, ds.HighBit, ds.PixelRepresentation = 16, 12, 11, 0
+    ds.PixelData = arr.tobytes()
+    (tmp_path / "s" / "images").mkdir(parents=True)
+    ds.save_as(tmp_path / "s" / "images" / "d1.dcm", enforce_file_format=True)
+    (tmp_path / "s" / "study.yaml").write_text("findings: [Effusion]\nimages: images\nreaders: [alice]\n")
+    store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'd.db'}", load_study(tmp_path / "s" / "study.yaml"))
+    assert (store.items["image"]["d1"]["width"], store.items["image"]["d1"]["height"]) == (50, 40)
+    with TestClient(create_app(store)) as c:
+        r = c.get("/api/pixels?task=image&key=d1", headers=_h(tokens["alice"]))
+    assert r.status_code == 200 and r.headers["X-Data-Range"] == "4095"
+    np.testing.assert_array_equal(np.frombuffer(r.content, "<u2").reshape(40, 50), arr)
+    assert pydicom.dcmread(tmp_path / "s" / "images" / "d1.dcm").BitsStored == 12
+    store.close()

@@ -155,3 +155,37 @@ def test_cli_help_works_without_the_reader_extra() -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "reader" in r.stdout
+
+
+def test_report_adjudication_becomes_conflict_resolved(study_factory, tmp_path: Path) -> None:
+    """Adjudicating the Findings sections: agreement is copied, the resolver's label wins on conflicts, an
+    unresolved conflict is left out and counted."""
+    from cxreval.reader.export import export_tables
+    from cxreval.reader.store import ReaderStore
+    from cxreval.reader.study import load_study
+
+    study = study_factory(tmp_path / "s", extra="adjudication:\n  task: report:findings\n  readers: [alice, bob]\n")
+    store, _tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(study))
+    rd = {r.name: r for r in store.readers().itertuples()}
+    from cxreval.reader.store import Reader
+
+    def who(name: str) -> Reader:
+        return Reader(int(rd[name].id), name, str(rd[name].role))
+
+    a = {"a1": ("positive", "not_mentioned", "negative"), "b1": ("negative", "positive", "uncertain")}
+    b = {"a1": ("positive", "negative", "negative"), "b1": ("negative", "positive", "positive")}
+    for name, states in (("alice", a), ("bob", b)):
+        for sid, st in states.items():
+            store.submit(who(name), f"{name}-{sid}-0001", "report", f"findings:{sid}",
+                         {"labels": dict(zip(("Effusion", "Cardiomegaly", "Nodule"), st))})
+    assert store.conflicts() == {"a1": {"Cardiomegaly": {"alice": "not_mentioned", "bob": "negative"}},
+                                 "b1": {"Nodule": {"alice": "uncertain", "bob": "positive"}}}
+    store.submit(who("carol"), "carol-a1-0001", "adjudication", "a1", {"labels": {"Cardiomegaly": "negative"}})
+    res = export_tables(store)
+    cr = res.labels[res.labels["source"] == "conflict_resolved"]
+    got = {(r.study_id, r.finding): r.state for r in cr.itertuples()}
+    assert got == {("a1", "Effusion"): "positive", ("a1", "Cardiomegaly"): "negative", ("a1", "Nodule"): "negative",
+                   ("b1", "Effusion"): "negative", ("b1", "Cardiomegaly"): "positive"}
+    assert res.n_unresolved == 1  # b1 Nodule
+    assert set(res.labels["source"]) == {"rep_findings_alice", "rep_findings_bob", "conflict_resolved"}
+    store.close()
