@@ -72,7 +72,11 @@ async function start() {
   if (!TOKEN) { say('This page needs your private link (…/#token=…).', true); return; }
   showPending();
   flush();
-  try { S.me = await apiJSON('/api/me'); } catch (e) { say('Cannot open the study: ' + e.message, true); return; }
+  try { S.me = await apiJSON('/api/me'); } catch (e) {
+    say('Cannot open the study (' + e.message + '); retrying', true);
+    setTimeout(start, 3000);
+    return;
+  }
   $('study').textContent = S.me.study;
   $('who').textContent = `${S.me.reader} (${S.me.role})`;
   const nav = $('tasks');
@@ -92,7 +96,12 @@ async function openTask(task) {
   S.task = task;
   sessionStorage.setItem('cxreval-task', task);
   for (const b of $('tasks').children) b.classList.toggle('active', b.dataset.task === task);
-  const q = await apiJSON('/api/queue?task=' + encodeURIComponent(task));
+  let q;
+  try { q = await apiJSON('/api/queue?task=' + encodeURIComponent(task)); } catch (e) {
+    say('cannot load the task (' + e.message + '); retrying', true);
+    setTimeout(() => { if (S.task === task) openTask(task); }, 2000);
+    return;
+  }
   const mine = new Set(pending().filter((p) => p.task === task).map((p) => p.item));
   S.queue = q.items.map((x) => ({key: x.key, done: x.done || mine.has(x.key)}));
   const next = S.queue.findIndex((x) => !x.done);
@@ -241,7 +250,10 @@ async function saveAndMove(step) {
   const loaded = S.item && S.pos < S.queue.length && S.item.key === S.queue[S.pos].key;
   if (loaded && (S.dirty || (step > 0 && !S.queue[S.pos].done))) {
     const p = payload();
-    if (typeof p === 'string') { if (step > 0) { say(p, true); return; } }
+    if (typeof p === 'string') {
+      if (step > 0) { say(p, true); return; }
+      say('not saved (incomplete): ' + S.queue[S.pos].key, true);
+    }
     else {
       enqueue(Object.assign({id: uuid(), task: S.task, item: S.queue[S.pos].key,
                              client_time: new Date().toISOString()}, p));
