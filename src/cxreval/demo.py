@@ -242,11 +242,16 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
     ann = pd.DataFrame({"study_id": readers["study_id"].astype(str), "reader": readers["source"].astype(str),
                         "finding": readers["finding"].astype(str), "label": readers["state"].astype(int)})
     ref = labels[labels["source"] == "consensus"].set_index(["study_id", "finding"])["state"]
-    fused, rows = [], []
+    from .fusion.diagnostics import overfused_states
+
+    fused, rows, warns = [], [], []
     # the unsupervised methods (the neural fusion is supervised: it needs the reference it is compared with)
     for name in [m for m in ("mv", "or", "and", "ds", "mace") if m in fu.list_fusion()]:
         est = fu.get_fusion(name)()
         lab = est.fit_predict(ann)
+        fin = lab.index.get_level_values("finding")
+        for f, g in ann.groupby("finding"):  # states fused far more often than any reader uses them (issue 15)
+            warns += [(f, name, w) for w in overfused_states(g, lab[fin == f], method=name)]
         df = lab.rename("state").reset_index()
         df.columns = ["study_id", "finding", "state"]
         df["method"] = name
@@ -266,6 +271,8 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
     macro = macro.assign(finding="macro", n=per.groupby("method", sort=False)["n"].sum()).reset_index()
     write_table(pd.concat([fa, macro[fa.columns]], ignore_index=True), out, "fusion_agreement")
     write_table(pd.concat(fused, ignore_index=True), out, "fused_labels")
+    if warns:
+        write_table(pd.DataFrame(warns, columns=["finding", "method", "warning"]), out, "fusion_warnings")
     write_summary(out, "# CheXpert test set: fusing the 5 ground-truth readers\n\nEach method fuses readers "
                        f"{', '.join(CHEXPERT_GT_READERS)}; agreement with the published majority vote "
                        "(groundtruth.csv).")

@@ -99,8 +99,8 @@ def label_reports_command(
         else:
             res = label_reports(table, sections=secs, rules=rs, executor=executor, where=where)
         labels = res.labels.copy()
+        labels["state"] = state_names(labels["state"])  # names, so every reader needs no --state-encoding
         labels.to_parquet(d / "labels.parquet", index=False)
-        labels["state"] = state_names(labels["state"])
         labels.to_csv(d / "labels.csv", index=False)
         res.mentions.to_csv(d / "mentions.csv", index=False)
         res.notes.to_csv(d / "notes.csv", index=False)

@@ -275,6 +275,13 @@ def _build_fusion(folder: Path) -> list[Block]:
                          "bar is its Low–High interval.")
     if b:
         out.append(b)
+    b = _table_block("Warnings: states fused far more often than any reader uses them", folder,
+                     "fusion_warnings.csv", ("finding", "method", "warning"),
+                     caption="A state fused more than 1.5x as often as any reader gives it. For MACE this is its "
+                             "model (no class prior, truth-independent spam), not a fitting defect: see "
+                             "cxreval.fusion.mace; prefer Dawid-Skene there.")
+    if b:
+        out.append(b)
     b = _table_block("Fused labels", folder, "fused_labels.csv", (),
                      how="The fused label of every study, finding and method.")
     if b:
