@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 WRITING_COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "iqa-degrade", "iqa-score",
-                    "iqa-agree", "data-split", "data-audit", "demo", "label-reports")
+                    "iqa-agree", "data-split", "data-audit", "demo", "label-reports", "reader-export")
 """Every command that writes an output folder (ids: the command words joined by '-')."""
 
 COMPUTE = {  # the first expensive library call of each command: must not run when --out is unusable
@@ -27,6 +27,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "data-audit": "cxreval.datasets.audit.audit_chestxray14",
     "demo": "cxreval.demo.run_demo",
     "label-reports": "cxreval.cli.label_reports.label_reports",
+    "reader-export": "cxreval.reader.export.export_tables",
 }
 
 
@@ -134,7 +135,27 @@ def command_args(name: str, d: Path) -> list[str]:
                       "findings": ["Small left effusion.", "No pneumothorax.", "Heart size is normal."] * 2,
                       "impression": ["Effusion.", "No acute disease.", "Possible atelectasis."] * 2}).to_csv(p, index=False)
         return ["label-reports", "--reports", str(p)]
+    if name == "reader-export":
+        return ["reader", "export", "--db", _reader_db(d)]
     raise KeyError(name)
+
+
+def _reader_db(d: Path) -> str:
+    """A reader-study database with two readers' image labels (needs the reader extra)."""
+    pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
+    from cxreval.reader.store import Reader, ReaderStore
+    from cxreval.reader.study import load_study
+
+    imgs = _images(d)
+    (d / "study.yaml").write_text(f"findings: [Effusion]\nimages: {imgs.name}\nreaders: [r1, r2]\n")
+    url = f"sqlite:///{d / 'study.db'}"
+    store, _ = ReaderStore.create(url, load_study(d / "study.yaml"))
+    for row in store.readers().itertuples():
+        for k, item in enumerate(sorted(store.items["image"])):
+            store.submit(Reader(int(row.id), row.name, row.role), f"{row.name}-{k:06d}", "image", item,
+                         {"labels": {"Effusion": "positive" if k else "negative"}})
+    store.close()
+    return url
 
 
 @pytest.fixture

@@ -1,0 +1,130 @@
+"""``cxreval reader``: run a reader study (image labels, report-section labels, IQA ratings, adjudication)
+in the browser and export it into cxreval's tables. Needs the optional ``reader`` extra."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from ..reader.db import DEFAULT_URL
+
+__all__ = ["register"]
+
+reader_app = typer.Typer(no_args_is_help=True, help="Reader study: label, rate and adjudicate in the browser; "
+                         "export into cxreval tables.")
+
+_DB_HELP = "SQLAlchemy URL of the study database: sqlite:///study.db (default, env CXREVAL_READER_DB) or " \
+           "postgresql://user@host/db."
+
+
+def _db(db: str | None) -> str:
+    return db or os.environ.get("CXREVAL_READER_DB") or DEFAULT_URL
+
+
+def _link(base: str, token: str) -> str:
+    return f"{base.rstrip('/')}/#token={token}"
+
+
+@reader_app.command("init")
+def init_cmd(study: Path = typer.Option(..., "--study", help="Study YAML file (images, reports, IQA pairs, findings, "
+                                        "tasks, readers)."),
+             db: str = typer.Option(None, "--db", help=_DB_HELP),
+             url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the readers' links.")
+             ) -> None:
+    """Create a study database and print the private link of every reader in the study file.
+
+    Example: cxreval reader init --study study.yaml --db sqlite:///study.db
+    """
+    from ..reader.store import ReaderStore
+    from ..reader.study import load_study
+
+    spec = load_study(study)
+    store, tokens = ReaderStore.create(_db(db), spec)
+    n = {t: len(v) for t, v in store.items.items() if v}
+    typer.echo(f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; items {n}; findings {len(spec.findings)}")
+    for name, token in tokens.items():
+        typer.echo(f"{name}: {_link(url, token)}")
+
+
+@reader_app.command("add-reader")
+def add_reader_cmd(name: str = typer.Argument(..., help="Reader name (letters, digits, _ . -)."),
+                   db: str = typer.Option(None, "--db", help=_DB_HELP),
+                   role: str = typer.Option("reader", "--role", help="'reader' (label, rate) or 'resolver' "
+                                            "(adjudicate)."),
+                   new_token: bool = typer.Option(False, "--new-token", help="Replace an existing reader's link."),
+                   url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the link.")
+                   ) -> None:
+    """Add a reader and print their private link (the token is stored hashed and shown only now).
+
+    Example: cxreval reader add-reader carol --role resolver --db sqlite:///study.db
+    """
+    from ..reader.store import ReaderStore
+
+    store = ReaderStore.open(_db(db))
+    typer.echo(_link(url, store.add_reader(name, role=role, new_token=new_token)))
+
+
+@reader_app.command("serve")
+def serve_cmd(db: str = typer.Option(None, "--db", help=_DB_HELP),
+              host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (0.0.0.0 exposes the study "
+                                       "to the network)."),
+              port: int = typer.Option(8000, "--port", help="TCP port.")) -> None:
+    """Serve the study to its readers until Ctrl-C.
+
+    Example: cxreval reader serve --db sqlite:///study.db --port 8000
+    """
+    from ..reader.app import serve
+
+    typer.echo(f"serving on http://{host}:{port}/ (Ctrl-C stops)")
+    serve(_db(db), host=host, port=port)
+
+
+@reader_app.command("status")
+def status_cmd(db: str = typer.Option(None, "--db", help=_DB_HELP),
+               json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+    """Progress per reader and task, and the database's integrity check.
+
+    Example: cxreval reader status --db sqlite:///study.db
+    """
+    from ..reader.store import ReaderStore
+    from ._common import echo_json
+
+    store = ReaderStore.open(_db(db))
+    table = store.status()
+    integrity = store.check_integrity()
+    if json_out:
+        echo_json({"study": store.spec.name, "progress": table.to_dict(orient="records"),
+                   "integrity": integrity.to_dict()})
+        return
+    typer.echo(f"study {store.spec.name!r}; integrity: {'ok' if integrity.ok else '; '.join(integrity.problems)}")
+    for r in table.itertuples():
+        typer.echo(f"{r.reader:<16} {r.task:<13} {r.n_done:>5}/{r.n_items:<5} ({r.n_submissions} submissions"
+                   f"{', last ' + r.last if r.last else ''})")
+
+
+@reader_app.command("export")
+def export_cmd(out: Path = typer.Option(..., "--out", "-o", help="Output folder (written atomically)."),
+               db: str = typer.Option(None, "--db", help=_DB_HELP),
+               overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output folder.")) -> None:
+    """Export labels (long table), boxes (localize format), IQA ratings (iqa agree format) and the audit log.
+
+    Example: cxreval reader export --db sqlite:///study.db --out study-export
+    """
+    from ..outputs import check_output_path, output_folder
+    from ..reader.export import export_tables, write_export
+    from ..reader.store import ReaderStore
+
+    check_output_path(out, overwrite=overwrite)
+    store = ReaderStore.open(_db(db))
+    res = export_tables(store)
+    with output_folder(out, overwrite=overwrite, meta={"study": store.spec.name, **res.to_dict()}) as d:
+        write_export(res, d, criteria=store.spec.criteria)
+    typer.echo(f"wrote {len(res.labels)} labels ({', '.join(res.to_dict()['sources']) or 'no source'}), "  # type: ignore[arg-type]
+               f"{len(res.boxes)} boxes, {len(res.iqa)} ratings, {len(res.audit)} audited submissions to {out}"
+               + (f"; {res.n_unresolved} conflict(s) not yet resolved" if res.n_unresolved else ""))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(reader_app, name="reader")

@@ -1,0 +1,19 @@
+"""A small reader-study app: readers label images (3-state per finding + boxes) and report sections,
+rate image quality against a reference, and a resolver adjudicates conflicts; everything exports into
+the tables cxreval analyses (:mod:`cxreval.reader.export`).
+
+The server (:func:`cxreval.reader.app.create_app`) needs the optional ``reader`` extra (FastAPI, uvicorn,
+SQLAlchemy 2; psycopg for PostgreSQL); ``cxreval reader`` is its command line. Submodules:
+
+* :mod:`~cxreval.reader.study`: the study file and each reader's seeded item order;
+* :mod:`~cxreval.reader.db`: schema, engines (SQLite WAL + full sync, PostgreSQL), integrity check;
+* :mod:`~cxreval.reader.store`: readers, tokens, validation, append-only idempotent submissions;
+* :mod:`~cxreval.reader.app`: the web server and its page (plain HTML/JS in ``static/``);
+* :mod:`~cxreval.reader.export`: labels, boxes, IQA ratings and the audit log.
+"""
+
+from __future__ import annotations
+
+from .study import StudySpec, load_study
+
+__all__ = ["StudySpec", "load_study"]

@@ -1,0 +1,301 @@
+"""The reader study's web server: a FastAPI app over a :class:`~cxreval.reader.store.ReaderStore`.
+
+Every ``/api`` request needs ``Authorization: Bearer <token>`` (the reader's link carries the token in
+the URL fragment, which the browser never sends to a server). Items are addressed by their stored key
+only; files are looked up from the database and must resolve inside the study folder, so no request can
+name a path. Bodies over :data:`MAX_BODY` bytes get 413, malformed JSON 400, invalid content 422, an
+unknown item 404, a task the reader does not do 403, a reused submission id 409. A submission is
+answered only after its transaction has committed.
+"""
+
+# no `from __future__ import annotations`: FastAPI must resolve the local `Request` annotations
+import json
+import threading
+import time
+from collections import OrderedDict
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import CxrevalError
+from .store import IMAGE_STATES, REPORT_STATES, Reader, ReaderStore, SubmissionError
+
+__all__ = ["MAX_BODY", "create_app", "serve", "pixels"]
+
+MAX_BODY = 64 * 1024
+_STATIC = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
+           "app.css": "text/css; charset=utf-8"}
+_SECURITY = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+            "Content-Security-Policy": "default-src 'self'; img-src 'self' blob: data:; style-src 'self'; "
+                                       "script-src 'self'; connect-src 'self'; frame-ancestors 'none'"}
+_RAW_HEADERS = [(k.lower().encode(), v.encode()) for k, v in _SECURITY.items()]
+
+
+def _require_web() -> tuple[Any, Any]:
+    try:
+        import fastapi
+        import starlette.concurrency
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise CxrevalError("The reader study server needs the 'reader' extra: pip install 'cxreval[reader]'.") \
+            from exc
+    return fastapi, starlette.concurrency
+
+
+class _PixelCache:
+    """A small thread-safe LRU of images converted for the browser."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self.data: OrderedDict[tuple[str, float], tuple[bytes, int, int, int]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, path: Path) -> tuple[bytes, int, int, int]:
+        key = (str(path), path.stat().st_mtime)
+        with self.lock:
+            if key in self.data:
+                self.data.move_to_end(key)
+                return self.data[key]
+        value = pixels(path)
+        with self.lock:
+            self.data[key] = value
+            while len(self.data) > self.size:
+                self.data.popitem(last=False)
+        return value
+
+
+def pixels(path: str | Path) -> tuple[bytes, int, int, int]:
+    """An image as little-endian uint16 bytes, with its width, height and data range (255 for 8-bit,
+    4095 for 12-bit DICOM, 65535 for 16-bit or float), so the browser windows the full bit depth."""
+    from ..iqa import read_image
+
+    img = read_image(path)
+    a, rng_ = img.image, img.data_range
+    if rng_ > 65535 or not np.all(a == np.round(a)):
+        a = a / rng_ * 65535.0
+        rng_ = 65535.0
+    arr = np.clip(np.round(a), 0, 65535).astype("<u2")
+    return arr.tobytes(), int(arr.shape[1]), int(arr.shape[0]), int(rng_)
+
+
+def create_app(store: ReaderStore | str) -> Any:
+    """The FastAPI application of a study.
+
+    Parameters
+    ----------
+    store : ReaderStore or str
+        The store, or its database URL.
+    """
+    fastapi, concurrency = _require_web()
+    from fastapi import Request
+    from fastapi.responses import JSONResponse, Response
+
+    st = ReaderStore.open(store) if isinstance(store, str) else store
+    spec = st.spec
+    root = Path(spec.root).resolve()
+    cache = _PixelCache()
+    app = fastapi.FastAPI(title=f"cxreval reader: {spec.name}", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.exception_handler(SubmissionError)
+    async def _refused(_request: Any, exc: SubmissionError) -> Any:
+        return JSONResponse({"detail": str(exc)}, status_code=exc.status)
+
+    def auth(request: Any) -> Reader:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        reader = st.authenticate(token.strip()) if scheme.lower() == "bearer" else None
+        if reader is None:
+            raise SubmissionError("A valid reader token is required (Authorization: Bearer <token>).", 401)
+        return reader
+
+    def static(name: str) -> Any:
+        body = (resources.files("cxreval.reader") / "static" / name).read_bytes()
+        return Response(body, media_type=_STATIC[name], headers={"Cache-Control": "no-cache"})
+
+    @app.get("/")
+    def index() -> Any:
+        return static("index.html")
+
+    @app.get("/static/{name}")
+    def static_file(name: str) -> Any:
+        if name not in _STATIC:
+            raise SubmissionError(f"No static file {name!r}.", 404)
+        return static(name)
+
+    @app.get("/api/me")
+    def me(request: Request) -> Any:
+        r = auth(request)
+        tasks = []
+        for t in st.tasks_of(r):
+            q = st.queue(r, t)
+            tasks.append({"task": t, "n_items": len(q), "n_done": sum(x["done"] for x in q)})
+        return {"reader": r.name, "role": r.role, "study": spec.name, "findings": list(spec.findings),
+                "image_states": list(IMAGE_STATES), "report_states": list(REPORT_STATES),
+                "criteria": list(spec.criteria), "scale": list(spec.scale), "tasks": tasks,
+                "adjudication_task": spec.adjudication_task}
+
+    @app.get("/api/queue")
+    def queue(request: Request, task: str) -> Any:
+        return {"task": task, "items": st.queue(auth(request), task)}
+
+    def _item(task: str, key: str) -> dict[str, Any]:
+        found = st.items.get(task, {}).get(key)
+        if found is None:
+            raise SubmissionError(f"Unknown {task} item {key!r}.", 404)
+        return found
+
+    @app.get("/api/item")
+    def item(request: Request, task: str, key: str) -> Any:
+        r = auth(request)
+        if task not in st.tasks_of(r):
+            raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
+        mine = st.latest(reader_id=r.id, task=task).get((r.name, task, key))
+        if task == "adjudication":
+            conflicts = st.conflicts()
+            if key not in conflicts:
+                raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
+            out: dict[str, Any] = {"task": task, "key": key, "conflicts": conflicts[key],
+                                   "readers": list(spec.adjudication_readers), "mine": mine}
+            if spec.adjudication_task == "image":
+                meta = _item("image", key)
+                out.update(width=meta["width"], height=meta["height"], image=True)
+            else:
+                sec = spec.adjudication_task[7:]
+                out.update(text=_item("report", f"{sec}:{key}")["text"], section=sec, image=False)
+            return out
+        meta = _item(task, key)
+        if task == "image":
+            return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine}
+        if task == "report":
+            return {"task": task, "key": key, "section": meta["section"], "text": meta["text"], "mine": mine}
+        return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine}
+
+    @app.get("/api/pixels")
+    def image_pixels(request: Request, task: str, key: str, which: str = "image") -> Any:
+        r = auth(request)
+        if task not in st.tasks_of(r):
+            raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
+        if task == "iqa":
+            if which not in ("reference", "test"):
+                raise SubmissionError("'which' must be 'reference' or 'test'.", 422)
+            rel = _item("iqa", key)[which]
+        elif task in ("image", "adjudication"):
+            if task == "adjudication" and key not in st.conflicts():
+                raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
+            rel = _item("image", key)["path"]
+        else:
+            raise SubmissionError(f"Task {task!r} has no image.", 404)
+        path = (root / rel).resolve()
+        if not path.is_relative_to(root) or not path.is_file():  # the stored path must still lie inside
+            raise SubmissionError(f"Image of item {key!r} is not inside the study folder.", 404)
+        data, w, h, rng_ = cache.get(path)
+        return Response(data, media_type="application/octet-stream",
+                        headers={"X-Width": str(w), "X-Height": str(h), "X-Data-Range": str(rng_)})
+
+    def submit(raw: bytes, authorization: str) -> dict[str, object]:
+        """POST /api/submissions (served by :class:`_Limits` without the framework: the hot path)."""
+        scheme, _, token = authorization.partition(" ")
+        reader = st.authenticate(token.strip()) if scheme.lower() == "bearer" else None
+        if reader is None:
+            raise SubmissionError("A valid reader token is required (Authorization: Bearer <token>).", 401)
+        try:
+            body = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise SubmissionError(f"The body is not valid JSON: {exc}.", 400) from None
+        if not isinstance(body, dict):
+            raise SubmissionError("The body must be a JSON object {id, task, item, ...}.", 400)
+        for k in ("id", "task", "item"):
+            if not isinstance(body.get(k), str):
+                raise SubmissionError(f"Field {k!r} (a string) is required.", 422)
+        content = {k: v for k, v in body.items() if k not in ("id", "task", "item", "client_time")}
+        return st.submit(reader, body["id"], body["task"], body["item"], content,
+                         client_time=body.get("client_time")).to_dict()
+
+    wrapped = _Limits(app, submit)
+    wrapped.store = st
+    return wrapped
+
+
+class _Limits:
+    """Pure ASGI middleware: refuse a declared body over :data:`MAX_BODY` before reading it; add the
+    security headers to every answer and ``Cache-Control: no-store`` to the API's; serve
+    ``POST /api/submissions`` directly (read the body up to the limit, then validate, append and wait for
+    the commit in a worker thread)."""
+
+    def __init__(self, app: Any, submit: Any) -> None:
+        self.app, self.submit = app, submit
+        self.store: Any = None
+
+    @staticmethod
+    async def _json(send: Any, status: int, obj: object, *, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+        body = json.dumps(obj).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                *_RAW_HEADERS, *extra]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _submission(self, scope: Any, receive: Any, send: Any) -> None:
+        import anyio
+
+        raw = bytearray()
+        more = True
+        while more:  # chunked bodies have no content-length: count while reading
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            raw += message.get("body", b"")
+            more = bool(message.get("more_body", False))
+            if len(raw) > MAX_BODY:
+                await self._json(send, 413, {"detail": f"Request body over {MAX_BODY} bytes."})
+                return
+        authorization = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"authorization"), "")
+        t0 = time.perf_counter()
+        try:
+            res = await anyio.to_thread.run_sync(self.submit, bytes(raw), authorization)
+            status: int = 200
+        except SubmissionError as exc:
+            res, status = {"detail": str(exc)}, exc.status
+        timing = f"app;dur={(time.perf_counter() - t0) * 1000:.2f}".encode()  # body read -> committed
+        await self._json(send, status, res, extra=((b"cache-control", b"no-store"), (b"server-timing", timing)))
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for k, v in scope["headers"]:
+            if k == b"content-length" and (not v.isdigit() or int(v) > MAX_BODY):
+                await self._json(send, 413, {"detail": f"Request body over {MAX_BODY} bytes."})
+                return
+        if scope["path"] == "/api/submissions":
+            if scope["method"] != "POST":
+                await self._json(send, 405, {"detail": "Use POST."}, extra=((b"allow", b"POST"),))
+                return
+            await self._submission(scope, receive, send)
+            return
+        api = scope["path"].startswith("/api/")
+
+        async def send_with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", [])}
+                extra = [(k, v) for k, v in _RAW_HEADERS if k not in have]
+                if api:
+                    extra.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def serve(url: str, *, host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Run the study's server with uvicorn until interrupted (binds 127.0.0.1 unless told otherwise)."""
+    _require_web()
+    try:
+        import uvicorn
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise CxrevalError("The reader study server needs uvicorn: pip install 'cxreval[reader]'.") from exc
+    app = create_app(url)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    st = getattr(app, "store", None)
+    if st is not None:
+        st.close()

@@ -1,0 +1,179 @@
+"""The reader study's database: schema, engine (SQLite in WAL mode with full sync, or PostgreSQL) and
+integrity check.
+
+Submissions are append-only: a row is never updated or deleted; a reader's label for an item is their
+latest submission for it. Every submission carries a client-generated id, unique in the table, so a
+retried request is stored once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..exceptions import CxrevalError, InvalidParameterError
+
+__all__ = ["DEFAULT_URL", "SCHEMA_VERSION", "metadata", "tables", "make_engine", "IntegrityResult",
+           "check_integrity", "require_sqlalchemy"]
+
+DEFAULT_URL = "sqlite:///cxreval-reader.db"
+SCHEMA_VERSION = "1"
+
+
+def require_sqlalchemy() -> Any:
+    """Import SQLAlchemy or raise a clear error naming the extra to install."""
+    try:
+        import sqlalchemy
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise CxrevalError("The reader study needs the 'reader' extra: pip install 'cxreval[reader]'.") from exc
+    return sqlalchemy
+
+
+def _build() -> tuple[Any, dict[str, Any]]:
+    sa = require_sqlalchemy()
+    md = sa.MetaData()
+    t = {
+        "meta": sa.Table("meta", md, sa.Column("key", sa.String(64), primary_key=True),
+                         sa.Column("value", sa.Text, nullable=False)),
+        "readers": sa.Table("readers", md, sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+                            sa.Column("name", sa.String(64), nullable=False, unique=True),
+                            sa.Column("role", sa.String(16), nullable=False),
+                            sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+                            sa.Column("created_at", sa.String(40), nullable=False)),
+        "items": sa.Table("items", md, sa.Column("task", sa.String(16), primary_key=True),
+                          sa.Column("key", sa.String(512), primary_key=True),
+                          sa.Column("payload", sa.Text, nullable=False)),
+        "submissions": sa.Table("submissions", md, sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
+                                sa.Column("id", sa.String(64), nullable=False, unique=True),
+                                sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), nullable=False),
+                                sa.Column("task", sa.String(16), nullable=False),
+                                sa.Column("item", sa.String(512), nullable=False),
+                                sa.Column("payload", sa.Text, nullable=False),
+                                sa.Column("client_time", sa.String(40)),
+                                sa.Column("server_time", sa.String(40), nullable=False),
+                                sa.Index("ix_submissions_reader_task", "reader_id", "task")),
+        "events": sa.Table("events", md, sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
+                           sa.Column("time", sa.String(40), nullable=False),
+                           sa.Column("kind", sa.String(32), nullable=False),
+                           sa.Column("reader", sa.String(64)),
+                           sa.Column("detail", sa.Text, nullable=False)),
+    }
+    return md, t
+
+
+_CACHE: dict[str, Any] = {}
+
+
+def metadata() -> Any:
+    """The SQLAlchemy ``MetaData`` of the schema."""
+    if "md" not in _CACHE:
+        _CACHE["md"], _CACHE["tables"] = _build()
+    return _CACHE["md"]
+
+
+def tables() -> dict[str, Any]:
+    """The schema's tables by name: meta, readers, items, submissions, events."""
+    metadata()
+    return _CACHE["tables"]
+
+
+def _normalise_url(url: str) -> str:
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def make_engine(url: str = DEFAULT_URL, *, pool_size: int = 16) -> Any:
+    """An engine for ``url``: SQLite gets ``journal_mode=WAL``, ``synchronous=FULL``, foreign keys and a
+    30 s busy timeout on every connection; ``postgresql://`` URLs use psycopg 3.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the URL is not an SQLite or PostgreSQL URL, or its driver is missing.
+    """
+    sa = require_sqlalchemy()
+    url = _normalise_url(str(url))
+    try:
+        parsed = sa.engine.make_url(url)
+    except Exception as exc:
+        raise InvalidParameterError(f"--db {url!r} is not an SQLAlchemy URL (e.g. sqlite:///study.db or "
+                                    f"postgresql://user@127.0.0.1/db): {exc}") from exc
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        if parsed.database in (None, "", ":memory:"):
+            raise InvalidParameterError(f"--db {url!r}: the reader study needs an SQLite file, not memory.")
+        engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
+                                  pool_size=pool_size, max_overflow=pool_size)
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:  # pragma: no cover - exercised via engine use
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=FULL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+
+        return engine
+    if backend == "postgresql":
+        try:
+            return sa.create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+        except ImportError as exc:
+            raise InvalidParameterError(f"--db {url!r} needs psycopg: pip install 'cxreval[reader]' "
+                                        "'psycopg[binary]'.") from exc
+    raise InvalidParameterError(f"--db {url!r}: only sqlite:/// and postgresql:// URLs are supported.")
+
+
+@dataclass(frozen=True)
+class IntegrityResult:
+    """Outcome of :func:`check_integrity`.
+
+    Attributes
+    ----------
+    ok : bool
+    problems : tuple of str
+        Empty when ``ok``.
+    n_submissions : int
+    """
+
+    ok: bool
+    problems: tuple[str, ...]
+    n_submissions: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"ok": self.ok, "problems": list(self.problems), "n_submissions": self.n_submissions}
+
+
+def check_integrity(engine: Any) -> IntegrityResult:
+    """The database's own check (SQLite ``PRAGMA integrity_check``) plus the study's invariants: unique
+    submission ids, every submission's reader and item known, every payload valid JSON."""
+    sa = require_sqlalchemy()
+    t = tables()
+    problems: list[str] = []
+    with engine.connect() as conn:
+        if engine.dialect.name == "sqlite":
+            rows = [r[0] for r in conn.exec_driver_sql("PRAGMA integrity_check").fetchall()]
+            if rows != ["ok"]:
+                problems.append(f"sqlite integrity_check: {rows[:5]}")
+            fk = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+            if fk:
+                problems.append(f"sqlite foreign_key_check: {len(fk)} violation(s)")
+        s = t["submissions"]
+        n = conn.execute(sa.select(sa.func.count()).select_from(s)).scalar_one()
+        n_ids = conn.execute(sa.select(sa.func.count(sa.distinct(s.c.id)))).scalar_one()
+        if n != n_ids:
+            problems.append(f"{n - n_ids} duplicated submission id(s)")
+        r = t["readers"]
+        orphans = conn.execute(sa.select(sa.func.count()).select_from(s.outerjoin(r, s.c.reader_id == r.c.id))
+                               .where(r.c.id.is_(None))).scalar_one()
+        if orphans:
+            problems.append(f"{orphans} submission(s) of unknown readers")
+        for seq, payload in conn.execute(sa.select(s.c.seq, s.c.payload)):
+            try:
+                json.loads(payload)
+            except ValueError:
+                problems.append(f"submission seq {seq}: payload is not JSON")
+                break
+    return IntegrityResult(not problems, tuple(problems), int(n))

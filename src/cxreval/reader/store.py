@@ -1,0 +1,439 @@
+"""The reader study's store: create a study, add readers (tokens stored as SHA-256), validate and append
+submissions (idempotent by client id; returns after commit), each reader's queue in a seeded order, and
+the conflicts a resolver adjudicates.
+
+Payloads, by task (``labels`` map finding -> state name):
+
+* ``image``: ``{"labels": {...every finding...}, "boxes": [{"finding", "x_min", "y_min", "x_max", "y_max"}]}``
+  (pixels of the original image, half-open, inside it);
+* ``report``: ``{"labels": {...every finding...}}`` (``not_mentioned`` allowed);
+* ``iqa``: ``{"ratings": {criterion: int in the scale, ...every criterion...}}``;
+* ``adjudication``: ``{"labels": {finding: state, ...}}`` for some of the study's findings.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+import re
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..exceptions import CxrevalError, SchemaError
+from .commit import GroupCommitter
+from .db import SCHEMA_VERSION, check_integrity, make_engine, metadata, require_sqlalchemy, tables
+from .study import StudySpec, check_name, reader_order, study_items
+
+__all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "AUTH_TTL", "SubmissionError", "Reader", "SubmitResult",
+           "ReaderStore", "hash_token", "now"]
+
+ROLES: tuple[str, ...] = ("reader", "resolver")
+IMAGE_STATES: tuple[str, ...] = ("negative", "uncertain", "positive")
+REPORT_STATES: tuple[str, ...] = ("negative", "uncertain", "positive", "not_mentioned")
+MAX_BOXES = 64
+AUTH_TTL = 5.0
+_ID_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+
+
+class SubmissionError(CxrevalError):
+    """A request the store refuses; ``status`` is the HTTP status the server answers with."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 with microseconds."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def hash_token(token: str) -> str:
+    """SHA-256 hex of a token (tokens are 32 random bytes, so a fast hash suffices)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Reader:
+    """An authenticated reader."""
+
+    id: int
+    name: str
+    role: str
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    """What :meth:`ReaderStore.submit` stored: ``status`` is ``'stored'`` or ``'duplicate'`` (a retry)."""
+
+    id: str
+    status: str
+    seq: int
+    server_time: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"id": self.id, "status": self.status, "seq": self.seq, "server_time": self.server_time}
+
+
+class ReaderStore:
+    """A study in a database (see the module docstring).
+
+    Parameters
+    ----------
+    url_or_engine : str or sqlalchemy.Engine
+        An SQLAlchemy URL (``sqlite:///study.db``, ``postgresql://...``) or an engine.
+    """
+
+    def __init__(self, url_or_engine: Any) -> None:
+        self.sa = require_sqlalchemy()
+        self.engine = make_engine(url_or_engine) if isinstance(url_or_engine, str) else url_or_engine
+        self.t = tables()
+        self._spec: StudySpec | None = None
+        self._items: dict[str, dict[str, dict[str, Any]]] | None = None
+        self._writer: GroupCommitter | None = None
+        self._auth_cache: dict[str, tuple[Reader, float]] = {}
+
+    @classmethod
+    def open(cls, url: str) -> ReaderStore:
+        """Open an existing study database (an SQLite file that does not exist is not created).
+
+        Raises
+        ------
+        SchemaError
+            If the database holds no study.
+        """
+        sa = require_sqlalchemy()
+        try:
+            parsed = sa.engine.make_url(str(url))
+        except Exception:  # make_engine names the problem
+            parsed = None
+        if parsed is not None and parsed.get_backend_name() == "sqlite" and parsed.database \
+                and not Path(parsed.database).is_file():
+            raise SchemaError(f"--db {url!r}: the SQLite file {parsed.database} does not exist; run "
+                              "`cxreval reader init` first.")
+        store = cls(url)
+        _ = store.spec
+        return store
+
+    # -- creation -----------------------------------------------------------------------------------
+    @classmethod
+    def create(cls, url: str, spec: StudySpec) -> tuple[ReaderStore, dict[str, str]]:
+        """Create the schema, store the study and its items, add its readers and resolvers.
+
+        Returns the store and ``{name: token}`` of the readers added (tokens are shown once).
+
+        Raises
+        ------
+        SchemaError
+            If the database already holds a study, or the study's data are invalid.
+        """
+        items = study_items(spec)  # validate every file before touching the database
+        store = cls(url)
+        sa = store.sa
+        insp = sa.inspect(store.engine)
+        if insp.has_table("meta"):
+            with store.engine.connect() as conn:
+                row = conn.execute(sa.select(store.t["meta"].c.value).where(store.t["meta"].c.key == "study")).first()
+            if row is not None:
+                name = json.loads(row[0]).get("name")
+                raise SchemaError(f"The database {store.engine.url!r} already holds study {name!r}; use a new "
+                                  "database for a new study.")
+        metadata().create_all(store.engine)
+        with store.engine.begin() as conn:
+            conn.execute(sa.insert(store.t["meta"]), [
+                {"key": "study", "value": json.dumps(spec.to_dict())},
+                {"key": "schema_version", "value": SCHEMA_VERSION}, {"key": "created_at", "value": now()}])
+            if items:
+                conn.execute(sa.insert(store.t["items"]), [
+                    {"task": it.task, "key": it.key, "payload": json.dumps(dict(it.payload))} for it in items])
+            store._event(conn, "init", None, {"study": spec.name, "n_items": len(items)})
+        tokens = {name: store.add_reader(name, role=role)
+                  for names, role in ((spec.readers, "reader"), (spec.resolvers, "resolver")) for name in names}
+        return store, tokens
+
+    def _event(self, conn: Any, kind: str, reader: str | None, detail: Mapping[str, Any]) -> None:
+        conn.execute(self.sa.insert(self.t["events"]).values(time=now(), kind=kind, reader=reader,
+                                                             detail=json.dumps(dict(detail))))
+
+    @property
+    def spec(self) -> StudySpec:
+        """The study stored in the database."""
+        if self._spec is None:
+            sa = self.sa
+            try:
+                with self.engine.connect() as conn:
+                    row = conn.execute(sa.select(self.t["meta"].c.value).where(self.t["meta"].c.key == "study")).first()
+            except sa.exc.OperationalError as exc:
+                raise SchemaError(f"Cannot read a study from {self.engine.url!r}: {exc.orig}. Run "
+                                  "`cxreval reader init` first.") from exc
+            except sa.exc.ProgrammingError as exc:
+                raise SchemaError(f"The database {self.engine.url!r} holds no study; run `cxreval reader init`.") \
+                    from exc
+            if row is None:
+                raise SchemaError(f"The database {self.engine.url!r} holds no study; run `cxreval reader init`.")
+            self._spec = StudySpec.from_dict(json.loads(row[0]))
+        return self._spec
+
+    @property
+    def items(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """``{task: {key: payload}}`` of the stored image, report and IQA items."""
+        if self._items is None:
+            out: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in ("image", "report", "iqa")}
+            with self.engine.connect() as conn:
+                for task, key, payload in conn.execute(self.sa.select(self.t["items"])):
+                    out.setdefault(task, {})[key] = json.loads(payload)
+            self._items = out
+        return self._items
+
+    # -- readers ------------------------------------------------------------------------------------
+    def add_reader(self, name: str, *, role: str = "reader", new_token: bool = False) -> str:
+        """Add a reader (or a resolver) and return their token; ``new_token=True`` replaces the token of an
+        existing reader (their old link stops working). Only the token's hash is stored."""
+        sa, r = self.sa, self.t["readers"]
+        check_name(name)
+        if role not in ROLES:
+            raise SchemaError(f"Unknown role {role!r}; expected one of {list(ROLES)}.")
+        token = secrets.token_urlsafe(32)
+        with self.engine.begin() as conn:
+            row = conn.execute(sa.select(r.c.id, r.c.role).where(r.c.name == name)).first()
+            if row is not None:
+                if not new_token:
+                    raise SchemaError(f"Reader {name!r} exists; pass --new-token to replace their link.")
+                if row[1] != role:
+                    raise SchemaError(f"Reader {name!r} is a {row[1]}; a new token keeps the role.")
+                conn.execute(sa.update(r).where(r.c.id == row[0]).values(token_hash=hash_token(token)))
+                self._event(conn, "token_replaced", name, {"role": role})
+            else:
+                conn.execute(sa.insert(r).values(name=name, role=role, token_hash=hash_token(token),
+                                                 created_at=now()))
+                self._event(conn, "reader_added", name, {"role": role})
+        return token
+
+    def authenticate(self, token: object) -> Reader | None:
+        """The reader whose token this is, or None. A valid token is remembered for :data:`AUTH_TTL`
+        seconds, so a replaced token (``add-reader --new-token``) stops working within that time."""
+        if not isinstance(token, str) or not (20 <= len(token) <= 128):
+            return None
+        h = hash_token(token)
+        hit = self._auth_cache.get(h)
+        if hit is not None and hit[1] > time.monotonic():
+            return hit[0]
+        r = self.t["readers"]
+        with self.engine.connect() as conn:
+            row = conn.execute(self.sa.select(r.c.id, r.c.name, r.c.role).where(r.c.token_hash == h)).first()
+        if row is None:
+            return None
+        reader = Reader(int(row[0]), str(row[1]), str(row[2]))
+        if len(self._auth_cache) > 10000:
+            self._auth_cache.clear()
+        self._auth_cache[h] = (reader, time.monotonic() + AUTH_TTL)
+        return reader
+
+    def readers(self) -> pd.DataFrame:
+        """``id, name, role, created_at`` of every reader."""
+        r = self.t["readers"]
+        with self.engine.connect() as conn:
+            rows = conn.execute(self.sa.select(r.c.id, r.c.name, r.c.role, r.c.created_at).order_by(r.c.id)).all()
+        return pd.DataFrame(rows, columns=["id", "name", "role", "created_at"])
+
+    def tasks_of(self, reader: Reader) -> tuple[str, ...]:
+        """Tasks a reader does: resolvers adjudicate, readers do the rest."""
+        if reader.role == "resolver":
+            return ("adjudication",) if "adjudication" in self.spec.tasks else ()
+        return tuple(t for t in self.spec.tasks if t != "adjudication")
+
+    # -- validation ---------------------------------------------------------------------------------
+    def _labels(self, value: object, *, states: tuple[str, ...], complete: bool) -> dict[str, str]:
+        findings = self.spec.findings
+        if not isinstance(value, dict) or not value:
+            raise SubmissionError("'labels' must be a non-empty object {finding: state}.")
+        for f, s in value.items():
+            if f not in findings:
+                raise SubmissionError(f"Unknown finding {f!r}; this study's findings are {list(findings)}.")
+            if s not in states:
+                raise SubmissionError(f"Finding {f!r}: state {s!r} is not one of {list(states)}.")
+        if complete and set(value) != set(findings):
+            missing = [f for f in findings if f not in value]
+            raise SubmissionError(f"Every finding needs a state; missing {missing}.")
+        return {f: value[f] for f in findings if f in value}
+
+    def _boxes(self, value: object, payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+        if value is None:
+            return []
+        if not isinstance(value, list) or len(value) > MAX_BOXES:
+            raise SubmissionError(f"'boxes' must be a list of at most {MAX_BOXES} boxes.")
+        w, h = payload["width"], payload["height"]
+        out = []
+        for k, b in enumerate(value):
+            if not isinstance(b, dict) or set(b) != {"finding", "x_min", "y_min", "x_max", "y_max"}:
+                raise SubmissionError(f"Box {k} must have exactly finding, x_min, y_min, x_max, y_max.")
+            if b["finding"] not in self.spec.findings:
+                raise SubmissionError(f"Box {k}: unknown finding {b['finding']!r}; this study's findings are "
+                                      f"{list(self.spec.findings)}.")
+            c = [b[n] for n in ("x_min", "y_min", "x_max", "y_max")]
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in c):
+                raise SubmissionError(f"Box {k}: coordinates must be finite numbers; got {c}.")
+            if not (0 <= c[0] < c[2] <= w and 0 <= c[1] < c[3] <= h):
+                raise SubmissionError(f"Box {k}: {c} is empty or outside the {w} x {h} image.")
+            out.append({"finding": b["finding"], "x_min": round(float(c[0]), 2), "y_min": round(float(c[1]), 2),
+                        "x_max": round(float(c[2]), 2), "y_max": round(float(c[3]), 2)})
+        return out
+
+    def validate(self, reader: Reader, task: str, item: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Check a submission of ``reader`` and return the payload to store.
+
+        Raises
+        ------
+        SubmissionError
+            403 for a task the reader does not do, 404 for an unknown item, 422 for a bad payload.
+        """
+        if task not in self.tasks_of(reader):
+            raise SubmissionError(f"Reader {reader.name!r} ({reader.role}) does not do task {task!r}.", 403)
+        if task == "adjudication":
+            if item not in self.conflicts():
+                raise SubmissionError(f"No conflict to adjudicate for study {item!r}.", 404)
+            extra = set(body) - {"labels"}
+            states = IMAGE_STATES if self.spec.adjudication_task == "image" else REPORT_STATES
+            payload: dict[str, Any] = {"labels": self._labels(body.get("labels"), states=states, complete=False)}
+        else:
+            stored = self.items.get(task, {}).get(item)
+            if stored is None:
+                raise SubmissionError(f"Unknown {task} item {item!r}.", 404)
+            if task == "image":
+                extra = set(body) - {"labels", "boxes"}
+                payload = {"labels": self._labels(body.get("labels"), states=IMAGE_STATES, complete=True),
+                           "boxes": self._boxes(body.get("boxes"), stored)}
+            elif task == "report":
+                extra = set(body) - {"labels"}
+                payload = {"labels": self._labels(body.get("labels"), states=REPORT_STATES, complete=True)}
+            else:
+                extra = set(body) - {"ratings"}
+                payload = {"ratings": self._ratings(body.get("ratings"))}
+        if extra:
+            raise SubmissionError(f"Unexpected field(s) {sorted(extra)} for task {task!r}.")
+        return payload
+
+    def _ratings(self, value: object) -> dict[str, int]:
+        lo, hi = self.spec.scale
+        crit = self.spec.criteria
+        if not isinstance(value, dict) or set(value) != set(crit):
+            raise SubmissionError(f"'ratings' must rate exactly the criteria {list(crit)}; got {value!r}.")
+        for c, v in value.items():
+            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+                raise SubmissionError(f"Rating {v!r} for {c!r} is outside the scale {lo}..{hi} (integers).")
+        return {c: int(value[c]) for c in crit}
+
+    # -- submissions --------------------------------------------------------------------------------
+    def submit(self, reader: Reader, submission_id: str, task: str, item: str, body: Mapping[str, Any], *,
+               client_time: str | None = None) -> SubmitResult:
+        """Validate and append a submission; return once the transaction holding it has committed
+        (concurrent submissions share a transaction: :mod:`cxreval.reader.commit`).
+
+        A second submission with the same id from the same reader with the same content is a retry and
+        is answered ``'duplicate'`` without storing anything; the same id with other content or from another
+        reader is refused (409).
+        """
+        if not isinstance(submission_id, str) or not _ID_RE.match(submission_id):
+            raise SubmissionError("'id' must be 8-64 characters [A-Za-z0-9_-] (a client-generated UUID).")
+        if client_time is not None and (not isinstance(client_time, str) or len(client_time) > 40):
+            raise SubmissionError("'client_time' must be an ISO time string of at most 40 characters.")
+        payload = self.validate(reader, task, item, body)
+        row = {"id": submission_id, "reader_id": reader.id, "task": task, "item": item,
+               "payload": json.dumps(payload, sort_keys=True), "client_time": client_time}
+        res = self._committer().append(row)
+        return SubmitResult(submission_id, res.status, res.seq, res.server_time)
+
+    def _committer(self) -> GroupCommitter:
+        if self._writer is None:
+            self._writer = GroupCommitter(
+                self.engine, self.t["submissions"], now=now,
+                conflict=lambda sid: SubmissionError(f"Submission id {sid!r} was already used for another "
+                                                     "submission.", 409))
+        return self._writer
+
+    def close(self) -> None:
+        """Stop the writer thread and release the database connections."""
+        if self._writer is not None:
+            self._writer.close()
+        self.engine.dispose()
+
+    def submissions(self, *, reader_id: int | None = None, task: str | None = None) -> pd.DataFrame:
+        """Every stored submission (``seq, id, reader, role, task, item, payload, client_time, server_time``),
+        in commit order; optionally of one reader and/or task."""
+        sa, s, r = self.sa, self.t["submissions"], self.t["readers"]
+        q = (sa.select(s.c.seq, s.c.id, r.c.name, r.c.role, s.c.task, s.c.item, s.c.payload, s.c.client_time,
+                       s.c.server_time).join(r, s.c.reader_id == r.c.id).order_by(s.c.seq))
+        if reader_id is not None:
+            q = q.where(s.c.reader_id == reader_id)
+        if task is not None:
+            q = q.where(s.c.task == task)
+        with self.engine.connect() as conn:
+            rows = conn.execute(q).all()
+        return pd.DataFrame(rows, columns=["seq", "id", "reader", "role", "task", "item", "payload", "client_time",
+                                           "server_time"])
+
+    def latest(self, *, reader_id: int | None = None, task: str | None = None) -> dict[tuple[str, str, str], dict]:
+        """``{(reader, task, item): payload}`` of the latest submission per reader, task and item."""
+        sub = self.submissions(reader_id=reader_id, task=task)
+        return {(r, t, i): json.loads(p) for r, t, i, p in zip(sub["reader"], sub["task"], sub["item"], sub["payload"])}
+
+    # -- queues and conflicts -----------------------------------------------------------------------
+    def conflicts(self) -> dict[str, dict[str, dict[str, str]]]:
+        """``{study_id: {finding: {reader_a: state, reader_b: state}}}`` where the two adjudicated readers
+        both labelled a finding and disagree (adjudication task only)."""
+        spec = self.spec
+        if "adjudication" not in spec.tasks:
+            return {}
+        a, b = spec.adjudication_readers
+        task, section = ("image", None) if spec.adjudication_task == "image" else ("report",
+                                                                                 spec.adjudication_task[7:])
+        lab = self.latest(task=task)
+        out: dict[str, dict[str, dict[str, str]]] = {}
+        for (reader, _t, item), payload in lab.items():
+            if reader != a:
+                continue
+            other = lab.get((b, _t, item))
+            if other is None or (section is not None and not item.startswith(section + ":")):
+                continue
+            sid = item if section is None else item.split(":", 1)[1]
+            diff = {f: {a: s, b: other["labels"][f]} for f, s in payload["labels"].items()
+                    if f in other["labels"] and other["labels"][f] != s}
+            if diff:
+                out[sid] = diff
+        return out
+
+    def queue(self, reader: Reader, task: str) -> list[dict[str, Any]]:
+        """The reader's items of ``task`` in their seeded order, each ``{key, done}``."""
+        if task not in self.tasks_of(reader):
+            raise SubmissionError(f"Reader {reader.name!r} ({reader.role}) does not do task {task!r}.", 403)
+        keys = list(self.conflicts()) if task == "adjudication" else list(self.items.get(task, {}))
+        done = {i for (_r, _t, i) in self.latest(reader_id=reader.id, task=task)}
+        order = reader_order(keys, seed=self.spec.seed, reader=reader.name, task=task)
+        return [{"key": k, "done": k in done} for k in order]
+
+    def status(self) -> pd.DataFrame:
+        """Progress per reader and task: ``reader, role, task, n_items, n_done, n_submissions, last``."""
+        sub = self.submissions()
+        conflicts = self.conflicts()
+        rows = []
+        for rd in self.readers().itertuples():
+            reader = Reader(int(rd.id), str(rd.name), str(rd.role))
+            for task in self.tasks_of(reader):
+                mine = sub[(sub["reader"] == reader.name) & (sub["task"] == task)]
+                keys = set(conflicts) if task == "adjudication" else set(self.items.get(task, {}))
+                rows.append({"reader": reader.name, "role": reader.role, "task": task, "n_items": len(keys),
+                             "n_done": len(set(mine["item"]) & keys), "n_submissions": len(mine),
+                             "last": mine["server_time"].iloc[-1] if len(mine) else ""})
+        return pd.DataFrame(rows, columns=["reader", "role", "task", "n_items", "n_done", "n_submissions", "last"])
+
+    def check_integrity(self) -> Any:
+        """See :func:`cxreval.reader.db.check_integrity`."""
+        return check_integrity(self.engine)

@@ -1,0 +1,359 @@
+"""The study file of a reader study: what is read, by whom, for which findings and tasks.
+
+A study is a YAML file; every path in it is relative to the file's folder (the study *root*) and must
+stay inside it. Example::
+
+    name: effusion-study
+    seed: 0
+    findings: [Effusion, Cardiomegaly]      # or a vocabulary name: chestxray8, chestxray14, ...
+    images: images                          # a folder (PNG 8/16-bit, TIFF, DICOM), or a list of files
+    patients: patients.csv                  # optional: study_id, patient_id (default patient = study)
+    reports: reports.csv                    # optional: study_id, [patient_id,] one text column per section
+    sections: [findings, impression]
+    iqa:                                    # optional
+      pairs: pairs.csv                      # reference, test paths (+ hidden columns, e.g. degradation)
+      criteria: [overall]
+      scale: [1, 4]
+    adjudication:                           # optional: resolve two readers' conflicts
+      task: image                           # image or report:<section>
+      readers: [alice, bob]
+    readers: [alice, bob]
+    resolvers: [carol]
+
+Tasks (``image``, ``report``, ``iqa``, ``adjudication``) are those the file gives data for, or the list
+``tasks:``. An image's ``study_id`` is its path below ``images`` without the suffix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import SchemaError
+from ..findings import VOCABULARIES, canonical_finding
+
+__all__ = ["TASKS", "IMAGE_SUFFIXES", "NAME_RE", "StudySpec", "Item", "load_study", "study_items",
+           "check_name", "reader_order", "inside_root"]
+
+TASKS: tuple[str, ...] = ("image", "report", "iqa", "adjudication")
+IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".tif", ".tiff", ".dcm", ".dicom", ".jpg", ".jpeg")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_KEYS = {"name", "seed", "findings", "images", "patients", "reports", "sections", "iqa", "adjudication",
+         "readers", "resolvers", "tasks"}
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """A parsed study file.
+
+    Attributes
+    ----------
+    name : str
+    root : str
+        Absolute folder every study path is relative to.
+    seed : int
+        Seed of every reader's item order.
+    findings : tuple of str
+        Canonical finding names.
+    tasks : tuple of str
+    sections : tuple of str
+        Report sections labelled one at a time.
+    criteria : tuple of str
+        IQA Likert criteria.
+    scale : (int, int)
+        Inclusive IQA rating scale.
+    adjudication_task : str
+        ``'image'`` or ``'report:<section>'``: whose conflicts the resolvers see.
+    adjudication_readers : tuple of str
+        The two readers whose labels are compared.
+    readers, resolvers : tuple of str
+    """
+
+    name: str
+    root: str
+    seed: int = 0
+    findings: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ("findings", "impression")
+    criteria: tuple[str, ...] = ("overall",)
+    scale: tuple[int, int] = (1, 4)
+    adjudication_task: str = "image"
+    adjudication_readers: tuple[str, ...] = ()
+    readers: tuple[str, ...] = ()
+    resolvers: tuple[str, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "root": self.root, "seed": self.seed, "findings": list(self.findings),
+                "tasks": list(self.tasks), "sections": list(self.sections), "criteria": list(self.criteria),
+                "scale": list(self.scale), "adjudication_task": self.adjudication_task,
+                "adjudication_readers": list(self.adjudication_readers), "readers": list(self.readers),
+                "resolvers": list(self.resolvers)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> StudySpec:
+        return cls(name=str(d["name"]), root=str(d["root"]), seed=int(d["seed"]),
+                   findings=tuple(d["findings"]), tasks=tuple(d["tasks"]), sections=tuple(d["sections"]),
+                   criteria=tuple(d["criteria"]), scale=(int(d["scale"][0]), int(d["scale"][1])),
+                   adjudication_task=str(d["adjudication_task"]),
+                   adjudication_readers=tuple(d["adjudication_readers"]), readers=tuple(d["readers"]),
+                   resolvers=tuple(d["resolvers"]))
+
+
+@dataclass(frozen=True)
+class Item:
+    """One unit of work of a task: ``key`` is what the browser and the database name it by."""
+
+    task: str
+    key: str
+    payload: Mapping[str, Any]
+
+
+def check_name(name: object, *, what: str = "reader name") -> str:
+    """Return ``name`` if it is a safe identifier (letters, digits, ``_.-``, at most 64), else raise."""
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise SchemaError(f"Invalid {what} {name!r}: use 1-64 letters, digits, '_', '.' or '-', starting with "
+                          "a letter or digit.")
+    return name
+
+
+def inside_root(root: Path, rel: str, *, where: str) -> Path:
+    """Resolve ``rel`` below ``root``; raise when it escapes the root (``..``, absolute path, symlink)."""
+    root = root.resolve()
+    p = (root / rel).resolve()
+    if not p.is_relative_to(root):
+        raise SchemaError(f"{where}: path {rel!r} leaves the study folder {root}; every path must lie inside it.")
+    return p
+
+
+def _list_of_str(value: object, *, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise SchemaError(f"{where}: expected a list of non-empty strings; got {value!r}.")
+    return tuple(value)
+
+
+def _findings(value: object, *, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) and value.strip().lower() in VOCABULARIES:
+        return tuple(VOCABULARIES[value.strip().lower()])
+    names = _list_of_str(value, where=where)
+    out = tuple(canonical_finding(n, where=where) for n in names)
+    if len(set(out)) != len(out):
+        raise SchemaError(f"{where}: finding names repeat (after canonicalisation): {list(out)}.")
+    return out
+
+
+def _read_csv(root: Path, rel: object, *, where: str, required: tuple[str, ...]) -> pd.DataFrame:
+    if not isinstance(rel, str):
+        raise SchemaError(f"{where}: expected a CSV path relative to the study file; got {rel!r}.")
+    p = inside_root(root, rel, where=where)
+    if not p.is_file():
+        raise SchemaError(f"{where}: file {p} does not exist.")
+    df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise SchemaError(f"{where}: file {p} lacks column(s) {missing}; it has {list(df.columns)}.")
+    return df
+
+
+def load_study(path: str | Path) -> StudySpec:
+    """Read and validate a study YAML file (see the module docstring).
+
+    Raises
+    ------
+    SchemaError
+        Unknown keys, unknown findings or vocabularies, paths outside the study folder, missing files,
+        bad reader names, a task without data, an invalid scale.
+    """
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise SchemaError(f"Study file {p} does not exist.")
+    try:
+        raw = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as exc:
+        raise SchemaError(f"Study file {p} is not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise SchemaError(f"Study file {p}: expected a mapping of keys; got {type(raw).__name__}.")
+    unknown = sorted(set(raw) - _KEYS)
+    if unknown:
+        raise SchemaError(f"Study file {p}: unknown key(s) {unknown}; expected some of {sorted(_KEYS)}.")
+    where = f"study file {p}"
+    if "findings" not in raw:
+        raise SchemaError(f"{where}: 'findings' is required (a list or a vocabulary name).")
+    findings = _findings(raw["findings"], where=f"{where}, key 'findings'")
+    seed = raw.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise SchemaError(f"{where}: 'seed' must be a non-negative integer; got {seed!r}.")
+    readers = tuple(check_name(r) for r in _list_of_str(raw.get("readers", []) or [], where=f"{where}, 'readers'"))
+    resolvers = tuple(check_name(r) for r in _list_of_str(raw.get("resolvers", []) or [],
+                                                          where=f"{where}, 'resolvers'"))
+    if set(readers) & set(resolvers) or len(set(readers)) != len(readers) or len(set(resolvers)) != len(resolvers):
+        raise SchemaError(f"{where}: reader and resolver names must be distinct; got {readers} and {resolvers}.")
+    sections = _list_of_str(raw.get("sections", ["findings", "impression"]), where=f"{where}, 'sections'")
+    for s in sections:
+        check_name(s, what="section name")
+    iqa = raw.get("iqa") or {}
+    if not isinstance(iqa, dict) or set(iqa) - {"pairs", "criteria", "scale"}:
+        raise SchemaError(f"{where}: 'iqa' must be a mapping with keys pairs, criteria, scale; got {iqa!r}.")
+    criteria = _list_of_str(iqa.get("criteria", ["overall"]), where=f"{where}, 'iqa.criteria'")
+    for c in criteria:
+        check_name(c, what="IQA criterion")
+    scale = iqa.get("scale", [1, 4])
+    if (not isinstance(scale, list) or len(scale) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
+                                                                   for v in scale) or scale[0] >= scale[1]):
+        raise SchemaError(f"{where}: 'iqa.scale' must be two increasing integers [low, high]; got {scale!r}.")
+    adj = raw.get("adjudication") or {}
+    if not isinstance(adj, dict) or set(adj) - {"task", "readers"}:
+        raise SchemaError(f"{where}: 'adjudication' must be a mapping with keys task, readers; got {adj!r}.")
+    adj_task = str(adj.get("task", "image"))
+    if adj_task != "image" and not (adj_task.startswith("report:") and adj_task[7:] in sections):
+        raise SchemaError(f"{where}: 'adjudication.task' must be 'image' or 'report:<section>' with a section of "
+                          f"{list(sections)}; got {adj_task!r}.")
+    adj_readers = _list_of_str(adj.get("readers", list(readers[:2])), where=f"{where}, 'adjudication.readers'")
+    present = [t for t, k in (("image", "images"), ("report", "reports"), ("iqa", "iqa")) if raw.get(k)]
+    if raw.get("adjudication") or (resolvers and len(readers) >= 2):
+        present.append("adjudication")
+    tasks = _list_of_str(raw["tasks"], where=f"{where}, 'tasks'") if "tasks" in raw else tuple(present)
+    for t in tasks:
+        if t not in TASKS:
+            raise SchemaError(f"{where}: unknown task {t!r}; expected some of {list(TASKS)}.")
+        if t != "adjudication" and t not in present:
+            raise SchemaError(f"{where}: task {t!r} is listed but the file gives no data for it.")
+    if not tasks:
+        raise SchemaError(f"{where}: no task: give 'images', 'reports' and/or 'iqa'.")
+    if "adjudication" in tasks:
+        if len(adj_readers) != 2 or len(set(adj_readers)) != 2 or not set(adj_readers) <= set(readers):
+            raise SchemaError(f"{where}: adjudication needs two distinct readers from 'readers'; got "
+                              f"{list(adj_readers)} (readers: {list(readers)}).")
+        if (adj_task == "image" and "image" not in tasks) or (adj_task != "image" and "report" not in tasks):
+            raise SchemaError(f"{where}: adjudication of {adj_task!r} needs that task in the study.")
+    return StudySpec(name=str(raw.get("name", p.stem)), root=str(p.parent.resolve()), seed=int(seed),
+                     findings=findings, tasks=tuple(tasks), sections=sections, criteria=criteria,
+                     scale=(int(scale[0]), int(scale[1])), adjudication_task=adj_task,
+                     adjudication_readers=tuple(adj_readers), readers=readers, resolvers=resolvers, raw=raw)
+
+
+def _image_files(root: Path, value: object, *, where: str) -> list[tuple[str, Path]]:
+    """(study_id, path) for every image; ids are paths below the image folder without the suffix."""
+    if isinstance(value, str):
+        folder = inside_root(root, value, where=where)
+        if not folder.is_dir():
+            raise SchemaError(f"{where}: image folder {folder} does not exist.")
+        files = sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+        pairs = [(f.relative_to(folder).with_suffix("").as_posix(), f) for f in files]
+        if not pairs:
+            raise SchemaError(f"{where}: no image ({', '.join(IMAGE_SUFFIXES)}) in {folder}.")
+    else:
+        rels = _list_of_str(value, where=where)
+        pairs = []
+        for rel in rels:
+            f = inside_root(root, rel, where=where)
+            if not f.is_file():
+                raise SchemaError(f"{where}: image file {f} does not exist.")
+            pairs.append((Path(rel).with_suffix("").as_posix(), f))
+    counts = Counter(i for i, _ in pairs)
+    dup = sorted(i for i, n in counts.items() if n > 1)
+    if dup:
+        raise SchemaError(f"{where}: image ids repeat (same path, different suffix): {dup[:5]}.")
+    for _, f in pairs:
+        if not f.resolve().is_relative_to(root):
+            raise SchemaError(f"{where}: image {f} links outside the study folder {root}.")
+    return pairs
+
+
+def _image_size(path: Path) -> tuple[int, int]:
+    """(width, height) of an image file, read from its header when possible."""
+    if path.suffix.lower() in (".dcm", ".dicom"):
+        from ..iqa import read_image
+
+        h, w = read_image(path).image.shape
+        return int(w), int(h)
+    try:
+        from PIL import Image
+
+        with Image.open(path) as im:
+            return int(im.size[0]), int(im.size[1])
+    except Exception as exc:
+        raise SchemaError(f"Cannot read image file {path}: {exc}") from exc
+
+
+def _opaque(text: str) -> str:
+    return "q" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def study_items(spec: StudySpec) -> list[Item]:
+    """Every item of the study's image, report and IQA tasks (adjudication items follow the labels).
+
+    Raises
+    ------
+    SchemaError
+        Missing or unreadable files, duplicated ids, empty report sections, patients of unknown studies.
+    """
+    root = Path(spec.root)
+    raw = spec.raw
+    where = f"study {spec.name!r}"
+    patients: dict[str, str] = {}
+    if raw.get("patients"):
+        df = _read_csv(root, raw["patients"], where=f"{where}, 'patients'", required=("study_id", "patient_id"))
+        if df["study_id"].duplicated().any():
+            i = int(np.flatnonzero(df["study_id"].duplicated().to_numpy())[0])
+            raise SchemaError(f"{where}, 'patients': study_id {df['study_id'].iloc[i]!r} repeats (row {i}).")
+        patients = dict(zip(df["study_id"], df["patient_id"]))
+    items: list[Item] = []
+    if "image" in spec.tasks:
+        for sid, f in _image_files(root, raw["images"], where=f"{where}, 'images'"):
+            w, h = _image_size(f)
+            items.append(Item("image", sid, {"study_id": sid, "patient_id": patients.get(sid, sid),
+                                             "path": f.resolve().relative_to(root).as_posix(),
+                                             "width": w, "height": h}))
+    if "report" in spec.tasks:
+        df = _read_csv(root, raw["reports"], where=f"{where}, 'reports'", required=("study_id", *spec.sections))
+        if df["study_id"].duplicated().any():
+            i = int(np.flatnonzero(df["study_id"].duplicated().to_numpy())[0])
+            raise SchemaError(f"{where}, 'reports': study_id {df['study_id'].iloc[i]!r} repeats (row {i}).")
+        for _, row in df.iterrows():
+            sid = str(row["study_id"])
+            pid = str(row["patient_id"]) if "patient_id" in df.columns and row["patient_id"] else patients.get(sid, sid)
+            for sec in spec.sections:
+                text = str(row[sec]).strip()
+                if text:  # an absent section is not an item (recorded by status as fewer items)
+                    items.append(Item("report", f"{sec}:{sid}", {"study_id": sid, "patient_id": pid,
+                                                                 "section": sec, "text": text}))
+    if "iqa" in spec.tasks:
+        df = _read_csv(root, raw["iqa"]["pairs"], where=f"{where}, 'iqa.pairs'", required=("reference", "test"))
+        if df["test"].duplicated().any():
+            i = int(np.flatnonzero(df["test"].duplicated().to_numpy())[0])
+            raise SchemaError(f"{where}, 'iqa.pairs': test image {df['test'].iloc[i]!r} repeats (row {i}).")
+        for _, row in df.iterrows():
+            for col in ("reference", "test"):
+                f = inside_root(root, row[col], where=f"{where}, 'iqa.pairs' column {col!r}")
+                if not f.is_file():
+                    raise SchemaError(f"{where}, 'iqa.pairs': image file {f} does not exist.")
+            w, h = _image_size(inside_root(root, row["test"], where=where))
+            hidden = {k: str(v) for k, v in row.items() if k not in ("reference", "test")}
+            items.append(Item("iqa", _opaque(str(row["test"])), {"reference": row["reference"], "test": row["test"],
+                                                                 "hidden": hidden, "width": w, "height": h}))
+    return items
+
+
+def _stable_int(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def reader_order(keys: list[str], *, seed: int, reader: str, task: str) -> list[str]:
+    """The item order of one reader and task: a permutation of the sorted keys, seeded by
+    ``(seed, reader, task)`` so that it is the same on every visit and differs between readers."""
+    rng = np.random.default_rng([seed, _stable_int(reader), _stable_int(task)])
+    ordered = sorted(keys)
+    return [ordered[i] for i in rng.permutation(len(ordered))]

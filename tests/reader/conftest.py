@@ -1,0 +1,215 @@
+"""Fixtures of the reader-study tests: a small study on self-made PNGs, SQLite and PostgreSQL databases,
+a server subprocess on a free port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
+pytest.importorskip("fastapi", reason="the reader extra (fastapi) is in the test extra")
+
+FINDINGS = ["Effusion", "Cardiomegaly", "Nodule"]
+IMAGES = ["a1", "a2", "b1", "c1"]
+
+
+def write_png(path: Path, *, seed: int, shape: tuple[int, int] = (48, 64), bits: int = 8) -> Path:
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    hi = 255 if bits == 8 else 4095
+    a = rng.integers(0, hi + 1, size=shape)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if bits == 8:
+        Image.fromarray(a.astype(np.uint8)).save(path)
+    else:
+        Image.fromarray(a.astype(np.uint16)).save(path)
+    return path
+
+
+def make_study(root: Path, *, readers: tuple[str, ...] = ("alice", "bob"), resolvers: tuple[str, ...] = ("carol",),
+               n_images: int = 4, extra: str = "") -> Path:
+    """A study folder with images (one 16-bit), two reports, three IQA pairs and a study.yaml."""
+    ids = IMAGES if n_images == 4 else [f"img{i:04d}" for i in range(n_images)]
+    for k, name in enumerate(ids):
+        write_png(root / "images" / f"{name}.png", seed=k, bits=16 if k == 1 else 8)
+    (root / "patients.csv").write_text("study_id,patient_id\n" + "".join(
+        f"{i},{'p' + i[0]}\n" for i in ids))
+    (root / "reports.csv").write_text("study_id,findings,impression\n"
+                                      "a1,Small left effusion.,Effusion.\n"
+                                      "b1,Heart is enlarged.,Cardiomegaly.\n")
+    for k in range(2):
+        write_png(root / "iqa" / f"ref{k}.png", seed=100 + k)
+    rows = ["reference,test,degradation"]
+    for k, (ref, deg) in enumerate([(0, "jpeg"), (0, "noise"), (1, "blur")]):
+        write_png(root / "iqa" / f"test{k}.png", seed=200 + k)
+        rows.append(f"iqa/ref{ref}.png,iqa/test{k}.png,{deg}")
+    (root / "pairs.csv").write_text("\n".join(rows) + "\n")
+    study = root / "study.yaml"
+    study.write_text(f"""name: test-study
+seed: 3
+findings: [{', '.join(FINDINGS)}]
+images: images
+patients: patients.csv
+reports: reports.csv
+sections: [findings, impression]
+iqa:
+  pairs: pairs.csv
+  criteria: [overall]
+  scale: [1, 4]
+readers: [{', '.join(readers)}]
+resolvers: [{', '.join(resolvers)}]
+{extra}""")
+    return study
+
+
+@pytest.fixture
+def study_file(tmp_path: Path) -> Path:
+    return make_study(tmp_path / "study")
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'study.db'}"
+
+
+def _postgres_base() -> str:
+    url = os.environ.get("CXREVAL_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("CXREVAL_TEST_POSTGRES_URL is not set (.ci/run starts a PostgreSQL server and sets it)")
+    return url
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database on the server of CXREVAL_TEST_POSTGRES_URL, dropped afterwards."""
+    import sqlalchemy as sa
+
+    from cxreval.reader.db import make_engine
+
+    base = _postgres_base()
+    name = "cxr_" + uuid.uuid4().hex[:12]
+    try:
+        admin = make_engine(base).execution_options(isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(sa.text(f"CREATE DATABASE {name}"))
+    except Exception as exc:  # unreachable server, wrong credentials
+        pytest.skip(f"PostgreSQL at CXREVAL_TEST_POSTGRES_URL is not reachable: {exc}")
+    url = base.rsplit("/", 1)[0] + "/" + name
+    try:
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'study.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """``cxreval reader serve`` in a subprocess (so that it can be SIGKILLed)."""
+
+    def __init__(self, url: str, port: int | None = None, log: Path | None = None) -> None:
+        self.url, self.port = url, port or free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Server:
+        import httpx
+
+        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
+        self.proc = subprocess.Popen([sys.executable, "-m", "cxreval", "reader", "serve", "--db", self.url,
+                                      "--port", str(self.port)], stdout=out, stderr=out)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 30:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}")
+            try:
+                if httpx.get(self.base + "/", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        raise RuntimeError("server did not start in 30 s")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@pytest.fixture
+def study_factory():
+    """``make_study(root, **kw)``: a study folder on self-made PNGs."""
+    return make_study
+
+
+@pytest.fixture
+def server_factory(tmp_path: Path):
+    """``Server(url)``: ``cxreval reader serve`` in a subprocess; stopped at teardown."""
+    started: list[Server] = []
+
+    def factory(url: str, port: int | None = None) -> Server:
+        s = Server(url, port, log=tmp_path / "server.log")
+        started.append(s)
+        return s
+
+    yield factory
+    for s in started:
+        s.stop()
+
+
+@pytest.fixture
+def app_client(study_file: Path, sqlite_url: str):
+    """(store, tokens, TestClient) on a fresh SQLite study."""
+    from fastapi.testclient import TestClient
+
+    from cxreval.reader.app import create_app
+    from cxreval.reader.store import ReaderStore
+    from cxreval.reader.study import load_study
+
+    store, tokens = ReaderStore.create(sqlite_url, load_study(study_file))
+    with TestClient(create_app(store)) as client:
+        yield store, tokens, client
+    store.engine.dispose()
+
+
+def image_body(sid: str, item: str, states: dict[str, str] | None = None, boxes: list | None = None) -> dict:
+    """A complete image-task submission (every finding negative unless given)."""
+    labels = {f: "negative" for f in FINDINGS}
+    labels.update(states or {})
+    return {"id": sid, "task": "image", "item": item, "labels": labels, "boxes": boxes or []}
+
+
+@pytest.fixture
+def image_submission():
+    return image_body

@@ -1,0 +1,107 @@
+"""The study file: validation before any database work, and each reader's seeded item order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cxreval.exceptions import SchemaError
+from cxreval.reader.study import load_study, reader_order, study_items
+
+
+def test_study_items_and_tasks(study_file: Path) -> None:
+    spec = load_study(study_file)
+    assert spec.tasks == ("image", "report", "iqa", "adjudication")
+    assert spec.findings == ("Effusion", "Cardiomegaly", "Nodule")
+    assert spec.adjudication_readers == ("alice", "bob")
+    items = study_items(spec)
+    img = {i.key: i.payload for i in items if i.task == "image"}
+    assert sorted(img) == ["a1", "a2", "b1", "c1"]
+    assert img["a2"]["patient_id"] == "pa" and (img["a2"]["width"], img["a2"]["height"]) == (64, 48)
+    rep = sorted(i.key for i in items if i.task == "report")
+    assert rep == ["findings:a1", "findings:b1", "impression:a1", "impression:b1"]
+    iqa = [i for i in items if i.task == "iqa"]
+    assert len(iqa) == 3 and all(i.key.startswith("q") and "test" not in i.key for i in iqa)
+
+
+def test_vocabulary_findings_and_aliases(study_factory, tmp_path: Path) -> None:
+    study = study_factory(tmp_path / "s")
+    text = study.read_text().replace("findings: [Effusion, Cardiomegaly, Nodule]", "findings: chestxray8")
+    study.write_text(text)
+    assert len(load_study(study).findings) == 8
+    study.write_text(text.replace("findings: chestxray8", "findings: [Pleural Effusion, Infiltrate]"))
+    assert load_study(study).findings == ("Effusion", "Infiltration")
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("images: images", "images: ../outside", "leaves the study folder"),
+    ("images: images", "images: /etc", "leaves the study folder"),
+    ("reports: reports.csv", "reports: ../../reports.csv", "leaves the study folder"),
+    ("findings: [Effusion, Cardiomegaly, Nodule]", "findings: [Effusion, Effusionn]", "Unknown finding"),
+    ("findings: [Effusion, Cardiomegaly, Nodule]", "findings: [Effusion, Pleural Effusion]", "repeat"),
+    ("seed: 3", "seed: -1", "non-negative"),
+    ("seed: 3", "colour: red", "unknown key"),
+    ("scale: [1, 4]", "scale: [4, 1]", "increasing"),
+    ("readers: [alice, bob]", "readers: [alice, ../bob]", "Invalid reader name"),
+    ("readers: [alice, bob]", "readers: [alice, carol]", "distinct"),
+    ("resolvers: [carol]", "resolvers: [carol]\nadjudication:\n  readers: [alice, dave]", "two distinct readers"),
+    ("resolvers: [carol]", "resolvers: [carol]\nadjudication:\n  task: report:summary", "report:<section>"),
+])
+def test_bad_study_files_are_refused(study_factory, tmp_path: Path, old: str, new: str, message: str) -> None:
+    study = study_factory(tmp_path / "s")
+    text = study.read_text()
+    assert old in text
+    study.write_text(text.replace(old, new))
+    with pytest.raises(SchemaError, match=message):
+        study_items(load_study(study))
+
+
+def test_symlink_out_of_the_study_folder_is_refused(study_factory, tmp_path: Path) -> None:
+    study = study_factory(tmp_path / "s")
+    (tmp_path / "secret.png").write_bytes((tmp_path / "s" / "images" / "a1.png").read_bytes())
+    (tmp_path / "s" / "images" / "z9.png").symlink_to(tmp_path / "secret.png")
+    with pytest.raises(SchemaError, match="outside the study folder"):
+        study_items(load_study(study))
+
+
+def test_reader_order_is_seeded_per_reader_and_task() -> None:
+    keys = [f"k{i:03d}" for i in range(50)]
+    a = reader_order(keys, seed=0, reader="alice", task="image")
+    assert a == reader_order(list(reversed(keys)), seed=0, reader="alice", task="image")  # input order irrelevant
+    assert sorted(a) == keys
+    others = [reader_order(keys, seed=0, reader="bob", task="image"),
+              reader_order(keys, seed=0, reader="alice", task="report"),
+              reader_order(keys, seed=1, reader="alice", task="image")]
+    assert all(o != a and sorted(o) == keys for o in others)
+
+
+def test_sqlite_runs_in_wal_mode_with_full_sync(tmp_path: Path) -> None:
+    from cxreval.reader.db import make_engine
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'p.db'}")
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    engine.dispose()
+
+
+@pytest.mark.parametrize("url,message", [("sqlite://", "not memory"), ("mysql://u@h/db", "only sqlite"),
+                                         ("not a url", "not an SQLAlchemy URL")])
+def test_bad_database_urls(url: str, message: str) -> None:
+    from cxreval.exceptions import InvalidParameterError
+    from cxreval.reader.db import make_engine
+
+    with pytest.raises(InvalidParameterError, match=message):
+        make_engine(url)
+
+
+def test_serve_binds_localhost_by_default() -> None:
+    import inspect
+
+    from cxreval.cli.reader import serve_cmd
+    from cxreval.reader.app import serve
+
+    assert inspect.signature(serve).parameters["host"].default == "127.0.0.1"
+    assert inspect.signature(serve_cmd).parameters["host"].default.default == "127.0.0.1"
