@@ -38,6 +38,7 @@ import importlib.util
 import os
 import re
 import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -344,7 +345,9 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
         raise SchemaError(f"{where}: 'format' must be 'torchscript' or 'state_dict'; got {fmt!r}.")
     if fmt == "torchscript":
         try:
-            module = torch.jit.load(str(ckpt), map_location="cpu")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                module = torch.jit.load(str(ckpt), map_location="cpu")
         except (RuntimeError, ValueError) as exc:
             raise SchemaError(f"{where}: {ckpt} is not a TorchScript file ({exc}); for a state_dict set "
                               "format: state_dict and architecture.") from exc
