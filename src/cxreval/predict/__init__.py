@@ -11,7 +11,16 @@ when a model is loaded; without them a clear :class:`~cxreval.exceptions.DataUna
 
 from __future__ import annotations
 
-from .images import DICOM_WINDOWS, IMAGE_SUFFIXES, ImageItem, ImageList, ImageReadError, RawImage, list_images, read_image
+from .images import (
+    DICOM_WINDOWS,
+    IMAGE_SUFFIXES,
+    ImageItem,
+    ImageList,
+    ImageReadError,
+    RawImage,
+    list_images,
+    read_image,
+)
 from .models import XRV_WEIGHTS, LoadedModel, ModelSpec, load_model, parse_model_spec, xrv_weights_path
 from .preprocess import NORMALIZATIONS, Preprocessing, preprocess
 from .runner import CAM_METHODS, PredictResult, partial_path, predict, run_predictions, write_outputs

@@ -279,7 +279,7 @@ def _read_dicom(path: Path, *, window: str) -> RawImage:
     try:
         from pydicom.pixels import apply_voi_lut
     except ImportError:  # pydicom < 3
-        from pydicom.pixel_data_handlers.util import apply_voi_lut
+        from pydicom.pixel_data_handlers.util import apply_voi_lut  # type: ignore[no-redef]
     try:
         ds = pydicom.dcmread(path, force=True)
         photometric = str(ds.PhotometricInterpretation)

@@ -173,7 +173,7 @@ class LoadedModel:
                 "weights_file": self.weights_file, **dict(self.extra)}
 
 
-def _map_outputs(names: list[str], *, where: str, skip: Mapping[int, str] | None = None
+def _map_outputs(names: list[str | None], *, where: str, skip: Mapping[int, str] | None = None
                  ) -> tuple[tuple[str | None, ...], tuple[str, ...]]:
     findings: list[str | None] = []
     notes: list[str] = []
@@ -183,11 +183,11 @@ def _map_outputs(names: list[str], *, where: str, skip: Mapping[int, str] | None
             findings.append(None)
             notes.append(skip[i])
             continue
-        if n is None or str(n).strip() == "":
+        if n is None or n.strip() == "":
             findings.append(None)
             notes.append("left out: output has no name (not trained by these weights)")
             continue
-        c = canonical_finding(str(n), where=f"{where}, output {i}")
+        c = canonical_finding(n, where=f"{where}, output {i}")
         if c in seen:
             raise SchemaError(f"{where}: outputs {seen[c]} ({names[seen[c]]!r}) and {i} ({n!r}) are both the finding "
                               f"{c!r}; give each output a different finding (or '' to leave one out).")
@@ -250,7 +250,7 @@ def _xrv_model(spec: ModelSpec, *, weights_dir: str | os.PathLike[str] | None, d
         t = th.detach().cpu().numpy()
         skip = {i: "left out: no operating point in torchxrayvision (its calibrated output is the constant 0.5)"
                 for i in range(len(targets)) if targets[i] and not np.isfinite(t[i])}
-    findings, notes = _map_outputs(targets, where=f"model xrv:{spec.value}", skip=skip)
+    findings, notes = _map_outputs(list(targets), where=f"model xrv:{spec.value}", skip=skip)
     if isinstance(module, xrv.models.DenseNet):
         size, target, clf = 224, "features", "classifier"
     elif isinstance(module, xrv.models.ResNet):

@@ -38,7 +38,7 @@ from .._validation import check_choice, check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError
 from ..labels import validate_predictions
 from ..results import ReadReport
-from .images import ImageItem, ImageList, ImageReadError, read_image
+from .images import ImageItem, ImageList, read_image
 from .models import LoadedModel, require_torch
 from .preprocess import Preprocessing, preprocess
 from .store import NpzWriter, PartialStore
@@ -148,13 +148,13 @@ def _loaded_batches(items: Sequence[ImageItem], prep: Preprocessing, *, batch_si
         pending: list[tuple[list[ImageItem], list[Future[np.ndarray | str]]]] = []
         it = _batches(items, batch_size)
         for _ in range(2):                                  # the current batch and one ahead
-            b = next(it, None)
-            if b is not None:
+            b = next(it, [])
+            if b:
                 pending.append((b, [ex.submit(_load_one, x, prep, dicom_window) for x in b]))
         while pending:
             b, futs = pending.pop(0)
-            nxt = next(it, None)
-            if nxt is not None:
+            nxt = next(it, [])
+            if nxt:
                 pending.append((nxt, [ex.submit(_load_one, x, prep, dicom_window) for x in nxt]))
             yield b, [f.result() for f in futs]
 
@@ -239,11 +239,11 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
                         scores[mi] = y[:, torch.as_tensor(used, device=y.device)].double().cpu().numpy()
                         if heatmaps:
                             if cam == "cam":
-                                maps[mi] = class_activation_maps(m.module, xb, target_layer=layers[mi],
-                                                                 classifier=m.classifier, classes=used,
+                                maps[mi] = class_activation_maps(m.module, xb, target_layer=str(layers[mi]),
+                                                                 classifier=m.classifier, classes=used.tolist(),
                                                                  batch_size=len(ok), device=dev)
                             else:
-                                maps[mi] = grad_cam(m.module, xb, target_layer=layers[mi], classes=used,
+                                maps[mi] = grad_cam(m.module, xb, target_layer=str(layers[mi]), classes=used.tolist(),
                                                     batch_size=len(ok), device=dev)
                 store.write(g, [batch[i].study_id for i in ok], scores, maps, errors)
                 n_read += len(ok)
