@@ -74,7 +74,7 @@ def sklearn_loop(res, preds: pd.DataFrame, labels: pd.DataFrame, n_rep: int) -> 
     """roc_auc_score over the first n_rep replicates of res.plan; returns seconds and (models, findings, refs, n_rep)."""
     plan = res.plan
     studies = np.asarray(plan.study_ids)
-    fs = [f for f in res.findings if f != "macro"]
+    fs = [f for f in res.findings if f not in ("macro", "micro")]
     S = {}
     for (m, f), g in preds.groupby(["model", "finding"]):
         S[(m, f)] = g.set_index("study_id")["score"].reindex(studies).to_numpy()
@@ -148,7 +148,7 @@ def main() -> None:
     rows = []
     preds, labels = synthetic()
     rows.append(run("synthetic 35x4x3x650", preds, labels, 1000, 1000 if a.full_loop else a.loop_replicates,
-                    a.repeats, macro=True, mean_over_models=True))
+                    a.repeats, macro=True, micro=False, mean_over_models=True))
     print(rows[-1], flush=True)
     if not a.skip_nih:
         from cxreval.datasets import nih
@@ -158,7 +158,7 @@ def main() -> None:
         lab = nih.load_labels().table
         lab = lab[lab.study_id.isin(set(p.study_id))]
         rows.append(run("NIH 10 models x 14 findings, 22,433 images", p, lab, 2000,
-                        2000 if a.full_loop else a.nih_loop_replicates, a.repeats, macro=False,
+                        2000 if a.full_loop else a.nih_loop_replicates, a.repeats, macro=False, micro=False,
                         mean_over_models=False))
         print(rows[-1], flush=True)
     df = pd.DataFrame(rows)

@@ -106,9 +106,9 @@ def test_kappa_is_one_on_identical_labels(a, weights):
         assert res.kappa_w == pytest.approx(1.0)
         assert res.f1_w == pytest.approx(1.0)
         assert res.f1_high == pytest.approx(1.0)
-        # without uncertain labels both mappings are the identity
-        if not (a == 1).any():
-            assert res.kappa_low == pytest.approx(1.0) and res.kappa_high == pytest.approx(1.0)
+        # identical labels agree under both mappings (uncertain ones too: (UNC, UNC) agrees by default)
+        assert res.kappa_low == pytest.approx(1.0) and res.kappa_high == pytest.approx(1.0)
+        assert res.f1_low == pytest.approx(1.0)
     else:
         assert np.isnan(k)  # one class only: undefined, as sklearn
 
@@ -146,8 +146,14 @@ def test_hand_worked_low_high_example():
     res = agreement_scores(A, B)
     # optimistic 2x2 (rows A, cols B, order POS, NEG) = [[4.5, 0], [1, 4.5]]
     assert res.kappa_high == pytest.approx(0.405 / 0.505)
-    # pessimistic = [[2, 2.5], [2.5, 3]]
-    assert res.kappa_low == pytest.approx(-0.005 / 0.495)
+    # pessimistic, (UNC, UNC) agreeing (default) = [[2.5, 2], [2, 3.5]]
+    assert res.kappa_low == pytest.approx(0.095 / 0.495)
+    # pessimistic, (UNC, UNC) disagreeing = [[2, 2.5], [2.5, 3]]
+    old = agreement_scores(A, B, both_uncertain="disagree")
+    assert old.kappa_low == pytest.approx(-0.005 / 0.495)
+    assert old.kappa_high == res.kappa_high and old.kappa_w == res.kappa_w and old.f1_high == res.f1_high
+    # F1_low (A = reference): class 1 2*2.5/(4.5+4.5), class 0 2*3.5/(5.5+5.5), weighted by A's support
+    assert res.f1_low == pytest.approx((4.5 * 5 / 9 + 5.5 * 7 / 11) / 10)
     assert res.n == 10
     np.testing.assert_array_equal(res.confusion, [[3, 0, 1], [1, 1, 1], [0, 1, 2]])
     # kappa_w is quadratic kappa on the original three states
@@ -158,6 +164,30 @@ def test_hand_worked_low_high_example():
     assert res.f1_w == pytest.approx(f1_score(a, b, average="weighted", zero_division=0))
 
 
+def test_table30_identical_labels_with_uncertain_agree_under_both_mappings():
+    """Seed 002, Table 30: NN Fusion (PS) vs CR on Atelectasis prints kappa_w = kappa_low = kappa_high = F1_low =
+    1.00 although CR holds 37 uncertain Atelectasis labels (448 NEG / 37 UNC / 165 POS of 650; 165 = Table 5's
+    CR count). Identical label sets must agree under both mappings."""
+    cr = np.repeat([0, 1, 2], [448, 37, 165])
+    res = agreement_scores(cr, cr.copy())
+    assert (res.kappa_w, res.kappa_low, res.kappa_high, res.f1_w, res.f1_low, res.f1_high) == (1.0,) * 6
+    assert round(res.kappa_low, 2) == 1.00 and round(res.f1_low, 2) == 1.00  # Table 30's printed values
+    # the previous rule (kept as an option) cannot reproduce the seed: 0.860 / 0.943
+    old = agreement_scores(cr, cr.copy(), both_uncertain="disagree")
+    assert old.kappa_high == 1.0 and old.kappa_w == 1.0
+    assert round(old.kappa_low, 3) == 0.860 and round(old.f1_low, 3) == 0.943
+    # 2x2 pessimistic table [[165, 18.5], [18.5, 448]] by hand
+    po, pe = 613 / 650, (183.5**2 + 466.5**2) / 650**2
+    assert old.kappa_low == pytest.approx((po - pe) / (1 - pe), abs=1e-12)
+    # the same through the label-table path (agreement_table, as `cxreval agree` and `fuse --adjudicated`)
+    t = pd.DataFrame({"study_id": np.tile(np.arange(650), 2), "finding": "Atelectasis",
+                      "source": np.repeat(["CR", "NN Fusion (PS)"], 650), "state": np.tile(cr, 2)})
+    row = agreement_table(t, "CR:NN Fusion (PS)").iloc[0]
+    assert (row.kappa_w, row.kappa_low, row.kappa_high, row.f1_low) == (1.0, 1.0, 1.0, 1.0)
+    row = agreement_table(t, "CR:NN Fusion (PS)", both_uncertain="disagree").iloc[0]
+    assert round(row.kappa_low, 3) == 0.860
+
+
 def test_hand_worked_mapping_rows():
     ya, yb, w = uncertainty_mapping(A, B, mapping="optimistic")
     # (POS, UNC) -> (1, 1); (UNC, NEG) -> (0, 0); (UNC, POS) -> (1, 1); (UNC, UNC) -> 1/2 (1,1) + 1/2 (0,0)
@@ -165,19 +195,25 @@ def test_hand_worked_mapping_rows():
                                            (1, 1), (1, 1)]
     assert (ya[10], yb[10], w[9], w[10]) == (0, 0, 0.5, 0.5)
     ya, yb, w = uncertainty_mapping(A, B, mapping="pessimistic")
+    # (UNC, UNC) -> 1/2 (1, 1) + 1/2 (0, 0) by default: identical labels agree under both mappings
+    assert list(zip(ya[:10], yb[:10])) == [(1, 1), (1, 1), (1, 0), (0, 0), (0, 0), (0, 0), (0, 1), (1, 0),
+                                           (0, 1), (1, 1)]
+    assert (ya[10], yb[10]) == (0, 0)
+    ya, yb, w = uncertainty_mapping(A, B, mapping="pessimistic", both_uncertain="disagree")
     assert list(zip(ya[:10], yb[:10])) == [(1, 1), (1, 1), (1, 0), (0, 0), (0, 0), (0, 0), (0, 1), (1, 0),
                                            (0, 1), (1, 0)]
     assert (ya[10], yb[10]) == (0, 1)
 
 
 @SETTINGS
-@given(STATES4, st.sampled_from(["pessimistic", "optimistic"]), st.sampled_from(["negative", "exclude"]))
-def test_low_high_and_f1_equal_sklearn_on_mapped_labels(pairs, mapping, nm):
+@given(STATES4, st.sampled_from(["pessimistic", "optimistic"]), st.sampled_from(["negative", "exclude"]),
+       st.sampled_from(["agree", "disagree"]))
+def test_low_high_and_f1_equal_sklearn_on_mapped_labels(pairs, mapping, nm, both):
     a, b = _split(pairs)
-    ya, yb, w = uncertainty_mapping(a, b, mapping=mapping, not_mentioned=nm)
+    ya, yb, w = uncertainty_mapping(a, b, mapping=mapping, not_mentioned=nm, both_uncertain=both)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = agreement_scores(a, b, not_mentioned=nm)
+        res = agreement_scores(a, b, not_mentioned=nm, both_uncertain=both)
         if len(ya) == 0:
             assert res.n == 0
             return

@@ -129,9 +129,14 @@ def test_all_missing_gives_nan_and_warns():
 
 
 def test_only_uncertain_pairs():
-    # every pair (UNC, UNC): optimistic -> perfect agreement split over both classes; pessimistic -> none
+    # every pair (UNC, UNC): perfect agreement split over both classes under both mappings (default), or
+    # under the optimistic one only (both_uncertain='disagree': pessimistic -> none)
     with pytest.warns(UndefinedMetricWarning, match="kappa_w undefined"):
         res = agreement_scores(["uncertain"] * 4, ["uncertain"] * 4)
+    assert res.kappa_high == pytest.approx(1.0) and res.kappa_low == pytest.approx(1.0)
+    assert res.f1_high == pytest.approx(1.0) and res.f1_low == pytest.approx(1.0)
+    with pytest.warns(UndefinedMetricWarning, match="kappa_w undefined"):
+        res = agreement_scores(["uncertain"] * 4, ["uncertain"] * 4, both_uncertain="disagree")
     assert res.kappa_high == pytest.approx(1.0)
     assert res.kappa_low == pytest.approx(-1.0)
     assert res.f1_high == pytest.approx(1.0) and res.f1_low == pytest.approx(0.0)
@@ -194,6 +199,21 @@ def test_cli_agree_writes_contract_tables(tmp_path, capsys):
     lib = agreement_table(pd.DataFrame(rows), "CR:Rep1,CR:Rep2", not_mentioned="exclude",
                           finding_sets={"selected": "xqa_selected", "five": ["xqa_selected", "Edema"]})
     np.testing.assert_allclose(agr["kappa_w"].to_numpy(), lib["kappa_w"].to_numpy(), equal_nan=True)
+    np.testing.assert_allclose(agr["kappa_low"].to_numpy(), lib["kappa_low"].to_numpy(), equal_nan=True)
+    assert "both-uncertain pairs: agree" in summary
+    # --both-uncertain disagree: the earlier rule, through to the library option
+    out2 = tmp_path / "out2"
+    assert main(["agree", "--labels", str(path), "--pairs", "CR:Rep1,CR:Rep2", "--out", str(out2),
+                 "--not-mentioned", "exclude", "--both-uncertain", "disagree"]) == 0
+    old = pd.read_csv(out2 / "agreement.csv")
+    ref = agreement_table(pd.DataFrame(rows), "CR:Rep1,CR:Rep2", not_mentioned="exclude", both_uncertain="disagree")
+    np.testing.assert_allclose(old["kappa_low"].to_numpy(), ref["kappa_low"].to_numpy(), equal_nan=True)
+    default = agreement_table(pd.DataFrame(rows), "CR:Rep1,CR:Rep2", not_mentioned="exclude")
+    assert not np.allclose(old["kappa_low"], default["kappa_low"])  # the data hold (UNC, UNC) pairs
+    np.testing.assert_allclose(old["kappa_high"], default["kappa_high"])  # the optimistic mapping is the same
+    assert "both-uncertain pairs: disagree" in (out2 / "summary.md").read_text()
+    assert main(["agree", "--labels", str(path), "--pairs", "CR:Rep1", "--out", str(tmp_path / "o3"),
+                 "--both-uncertain", "maybe"]) == 2
 
 
 def test_cli_agree_errors_exit_2(tmp_path, capsys):

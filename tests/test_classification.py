@@ -114,6 +114,61 @@ def test_evaluate_auc_point_and_ci_equal_sklearn_loop_on_the_same_plan():
         assert abs(row.ci_low - summ["ci_low"]) < 1e-12 and abs(row.ci_high - summ["ci_high"]) < 1e-12
 
 
+def _pooled(preds, labels, studies, model, reference):
+    """Pooled (finding, study) labels, scores and the study of each pair, finding-major (as sklearn sees them)."""
+    ys, ss, st = [], [], []
+    for f in FINDINGS:
+        lab = labels[(labels.source == reference) & (labels.finding == f)].set_index("study_id").reindex(studies)
+        ys.append(lab.state.map({"positive": 1.0, "negative": 0.0}).to_numpy())
+        ss.append(preds[(preds.model == model) & (preds.finding == f)].set_index("study_id").reindex(studies)
+                  .score.to_numpy())
+        st.append(np.arange(len(studies)))
+    return np.concatenate(ys), np.concatenate(ss), np.concatenate(st)
+
+
+def test_micro_auc_equals_sklearn_on_pooled_scores_with_the_same_patient_bootstrap():
+    preds, labels = synthetic()
+    res = evaluate_auc(preds, labels, n_resamples=60, rng=0)
+    assert res.findings == (*FINDINGS, "macro", "micro")
+    plan = res.plan
+    studies = np.array(plan.study_ids)
+    for m, r in [("M0", "R0"), ("M3", "R1")]:
+        y, s, st = _pooled(preds, labels, studies, m, r)
+        ok = np.isfinite(y)
+        row = res.table[(res.table.model == m) & (res.table.finding == "micro") & (res.table.reference == r)].iloc[0]
+        assert abs(row.auc - sk_auc(y[ok], s[ok])) < 1e-12
+        assert (row.n_pos, row.n_neg, row.n_dropped) == (int((y == 1).sum()), int((y == 0).sum()), int((~ok).sum()))
+        # replicate b: a study drawn c times (through its patient) weighs c in every one of its pooled pairs
+        i, k = res.models.index(m), res.references.index(r)
+        loop = []
+        for b in range(plan.n_resamples):
+            w = np.bincount(plan.study_indices(b), minlength=len(studies))[st]
+            keep = ok & (w > 0)
+            loop.append(sk_auc(y[keep], s[keep], sample_weight=w[keep]))
+        assert np.max(np.abs(res.distribution[i, -1, k] - np.array(loop))) < 1e-12
+        summ = summarize_distribution(np.array(loop))
+        assert abs(row.ci_low - summ["ci_low"]) < 1e-12 and abs(row.ci_high - summ["ci_high"]) < 1e-12
+    # the micro AUC is not the macro average
+    t = res.table
+    assert not np.allclose(t[t.finding == "micro"].auc.to_numpy(), t[t.finding == "macro"].auc.to_numpy())
+    # leave-one-patient-out of the pooled AUC
+    jk = res.jackknife("M1", "micro", "R0")
+    y, s, st = _pooled(preds, labels, studies, "M1", "R0")
+    for p in (0, 7):
+        keep = np.isfinite(y) & (plan.study_patient[st] != p)
+        assert abs(jk[p] - sk_auc(y[keep], s[keep])) < 1e-12
+    # opt out, and one finding only: no micro row
+    assert "micro" not in evaluate_auc(preds, labels, n_resamples=0, micro=False).findings
+    one = evaluate_auc(preds, labels, findings=["Effusion"], n_resamples=0)
+    assert one.findings == ("Effusion",)
+    without_macro = evaluate_auc(preds, labels, n_resamples=5, rng=0, macro=False)
+    assert without_macro.findings == (*FINDINGS, "micro")
+    np.testing.assert_allclose(without_macro.point[:, -1], evaluate_auc(preds, labels, n_resamples=0).point[:, -1])
+    with pytest.raises(InvalidParameterError, match="not the macro or micro average"):
+        compare_auc(res, ("M0", "micro", "R0"), ("M1", "micro", "R0"), method="delong", predictions=preds,
+                    labels=labels)
+
+
 def test_macro_and_mean_rows_and_policy():
     preds, labels = synthetic(n_models=3)
     res = evaluate_auc(preds, labels, n_resamples=20, rng=1, policy="zeros")

@@ -44,3 +44,30 @@ def test_renames_are_returned():
     names, renamed = canonical_findings(["Effusion", "Pleural_Thickening"])
     assert names == ("Effusion", "Pleural Thickening")
     assert renamed == {"Pleural_Thickening": "Pleural Thickening"}
+
+
+# the seed's sentence naming the schema and the two exclusions (seed 002, section 2)
+_XQA_SCHEMA = ("Atelectasis, Cardiomegaly, Edema, Enlarged cardiomediastinum, Consolidation, Fracture, Lung lesion, "
+               "Lung opacity, Pleural effusion, Pleural other, Pneumonia, Pneumothorax, Support devices, and No finding")
+
+
+def test_xqa_is_the_seeds_12_pathologies():
+    from cxreval.findings import VOCABULARIES, XQA, XQA_SELECTED
+
+    names = [n.strip().removeprefix("and ") for n in _XQA_SCHEMA.split(",")]
+    schema, _ = canonical_findings(names)
+    expected = tuple(f for f in schema if f not in ("No Finding", "Support Devices"))
+    assert len(schema) == 14 and len(expected) == 12
+    assert XQA == expected  # same names, same (the seed's) order
+    assert "Pleural Other" in XQA and "Support Devices" not in XQA and "No Finding" not in XQA
+    assert set(XQA) == set(CHEXPERT) - {"No Finding", "Support Devices"}
+    assert set(XQA_SELECTED) <= set(XQA) and VOCABULARIES["xqa"] is XQA
+
+
+def test_xqa_against_the_seed_text(shared_data):
+    from cxreval.findings import XQA
+
+    seed = next((shared_data.parent / "seeds").glob("002_*.txt")).read_text(encoding="utf-8")
+    assert _XQA_SCHEMA in seed
+    assert "we exclude No finding and Support devices from our analysis, yielding 12 pathologies" in seed
+    assert len(XQA) == 12

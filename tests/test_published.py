@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 from importlib import resources
 
 import numpy as np
 import pytest
-from scipy.stats import kendalltau, spearmanr
+from scipy.stats import kendalltau, rankdata, spearmanr
 
 from cxreval.published import attach_published, load_xqa_auc_table, load_xqa_rank_correlations
 from cxreval.ranking import ranking_stability
@@ -54,11 +56,40 @@ def test_rank_correlation_table_parsed():
     assert "micro" in set(r.finding)
 
 
+def test_every_published_correlation_row_is_covered_with_its_csv_value():
+    """All 168 rows of Tables 26-29 appear in the output with the CSV's mean and sd; the 8 Table 28 "Micro Avg."
+    rows have no per-model micro AUC in the published tables, so no recomputed value, and say so."""
+    raw = resources.files("cxreval").joinpath("data", "xqa", "xqa_rank_correlation_tables_26_29.csv").read_text()
+    rows = list(csv.DictReader(io.StringIO(raw)))
+    assert len(rows) == 168
+    c = attach_published(ranking_stability(load_xqa_auc_table()))
+    pub = c[c.paper_mean.notna()]
+    assert len(pub) == 168
+    names = {"Pleural effusion": "Effusion", "Lung opacity": "Lung Opacity", "Macro Avg.": "macro",
+             "Micro Avg.": "micro"}
+    refs = {"Find.": "Findings", "Impr.": "Impression"}
+    got = {(r.dataset, r.method, r.finding, r.group, r.reference_a, r.reference_b): (r.paper_mean, r.paper_sd)
+           for r in pub.itertuples()}
+    for r in rows:
+        a, b = r["pair"].split(" vs ")
+        key = (r["dataset"], r["method"], names.get(r["target"], r["target"]), r["group"], refs.get(a, a),
+               refs.get(b, b))
+        assert got[key] == (float(r["mean"]), float(r["sd"])), key
+    micro = c[c.finding == "micro"]
+    assert len(micro) == 8 and {r["table"] for r in rows if r["target"] == "Micro Avg."} == {"28"}
+    assert set(micro.dataset) == {"MIMIC-CXR"} and set(micro.method) == {"SRCC"} and micro.statistic.isna().all()
+    assert micro.note.str.contains("no per-model micro-average AUC").all()
+    assert sorted(micro.paper_mean) == [0.53, 0.62, 0.74, 0.89, 0.9, 0.93, 0.94, 0.96]
+    assert (c.loc[c.finding != "micro", "note"] == "").all() and c.loc[c.finding != "micro", "statistic"].notna().all()
+    # without keep_unmatched, only the recomputed rows (160 with a published value)
+    assert attach_published(ranking_stability(load_xqa_auc_table()), keep_unmatched=False).paper_mean.notna().sum() == 160
+
+
 def test_point_correlations_from_published_aucs_track_the_paper():
-    res = ranking_stability(load_xqa_auc_table())
+    res = ranking_stability(load_xqa_auc_table(), kendall="tau-b", spearman="pearson")
     c = attach_published(res)
-    m = c[c.paper_mean.notna()]
-    assert len(m) == 160  # every published value except the 8 micro-average rows has a counterpart
+    m = c[c.paper_mean.notna() & c.statistic.notna()]
+    assert len(m) == 160
     row = c[(c.dataset == "XQA-RR") & (c.finding == "Effusion") & (c.group == "All Models") & (c.method == "SRCC")
             & (c.reference_b == "Rep1")].iloc[0]
     t = load_xqa_auc_table()
@@ -66,6 +97,13 @@ def test_point_correlations_from_published_aucs_track_the_paper():
     a = e[e.reference == "CR"].set_index("model").auc
     b = e[e.reference == "Rep1"].set_index("model").auc.reindex(a.index)
     assert row.statistic == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
+    # the seed's formulas (default) on the same tied AUCs: 1 - 6 sum d^2 / (n (n^2 - 1))
+    seed = attach_published(ranking_stability(load_xqa_auc_table()))
+    srow = seed[(seed.dataset == "XQA-RR") & (seed.finding == "Effusion") & (seed.group == "All Models")
+                & (seed.method == "SRCC") & (seed.reference_b == "Rep1")].iloc[0]
+    d = rankdata(a) - rankdata(b)
+    assert srow.statistic == pytest.approx(1 - 6 * (d ** 2).sum() / (len(a) * (len(a) ** 2 - 1)), abs=1e-12)
+    assert srow.variant == "formula" and row.variant == "pearson"
     assert row.paper_mean == 0.96
     # point SRCCs agree with the paper's bootstrap means in direction and size
     assert np.corrcoef(m.statistic, m.paper_mean)[0, 1] > 0.7

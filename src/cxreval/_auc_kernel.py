@@ -13,11 +13,44 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import sparse
 
-__all__ = ["AUCIndex", "auc_shard", "cumsum_rows_inplace", "weighted_auc_float"]
+from .exceptions import InvalidParameterError, SchemaError
+
+__all__ = ["AUCIndex", "auc_shard", "binary_labels", "cumsum_rows_inplace", "finite_scores", "weighted_auc_float"]
 
 _I32 = int(np.iinfo(np.int32).max)
+
+
+def _py(v: object) -> object:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def binary_labels(y_true: object, where: str) -> np.ndarray:
+    """``y_true`` as a boolean array; :class:`~cxreval.exceptions.InvalidParameterError` naming ``where`` unless
+    1-D and all 0/1."""
+    y = np.asarray(y_true)
+    if y.ndim != 1:
+        raise InvalidParameterError(f"{where}: 'y_true' must be 1-D; got shape {y.shape}.")
+    yf = y.astype(float) if y.dtype != object else pd.to_numeric(pd.Series(y), errors="coerce").to_numpy()
+    bad = ~np.isin(yf, (0.0, 1.0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidParameterError(f"{where}: 'y_true' must hold only 0 and 1; found {_py(y[i])!r} at position {i}.")
+    return yf.astype(bool)
+
+
+def finite_scores(y_score: object, n: int, where: str) -> np.ndarray:
+    """``y_score`` as a float array of shape ``(n,)``; an error naming ``where`` and the first non-finite value."""
+    s = np.asarray(y_score, dtype=float)
+    if s.shape != (n,):
+        raise InvalidParameterError(f"{where}: 'y_score' must have shape ({n},) like 'y_true'; got {s.shape}.")
+    bad = ~np.isfinite(s)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise SchemaError(f"{where}: 'y_score' must be finite; found {float(s[i])!r} at position {i}.")
+    return s
 
 
 def cumsum_rows_inplace(x: np.ndarray) -> None:
@@ -183,16 +216,19 @@ def weighted_auc_float(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> np.ndarra
     return out
 
 
-def auc_shard(indices: list[AUCIndex], study_patient: np.ndarray, item: tuple[slice, np.ndarray]
+def auc_shard(indices: list[AUCIndex], study_patient: np.ndarray | list[np.ndarray], item: tuple[slice, np.ndarray]
               ) -> tuple[slice, np.ndarray]:
     """AUC of every (model, finding, reference) index on one shard of replicates ``(sl, counts[sl])``.
 
-    Module level, so that a process or Dask executor can pickle it (bound with :func:`functools.partial`).
+    ``study_patient`` maps each index's items to patients: one array for all indices, or one per index (a pooled,
+    micro-average index holds the pairs of several findings). Module level, so that a process or Dask executor
+    can pickle it (bound with :func:`functools.partial`).
     """
     sl, counts = item
     ct = np.ascontiguousarray(counts.T, dtype=np.int32)  # (n_patients, shard)
     out = np.empty((len(indices), counts.shape[0]))
+    groups = study_patient if isinstance(study_patient, list) else [study_patient] * len(indices)
     for q, idx in enumerate(indices):
-        out[q] = idx.auc_grouped(ct, study_patient)
+        out[q] = idx.auc_grouped(ct, groups[q])
     return sl, out
 

@@ -1,5 +1,11 @@
 """ROC-AUC of many models against many references, with patient-level bootstrap confidence intervals.
 
+Per finding, and two averages over the evaluated findings: the *macro* average (``finding='macro'``, the mean
+of the per-finding AUCs) and the *micro* average (``finding='micro'``, the XQA paper's "Micro Avg.", Table 28:
+one AUC of every (study, finding) pair pooled, each scored by the model's score for that finding, equal to
+``sklearn.metrics.roc_auc_score`` on the pooled labels and scores). Both use the same patient bootstrap: a
+patient drawn ``c`` times weighs ``c`` in every pooled pair of its studies.
+
 The AUC is the tie-aware Mann–Whitney form, equal to ``sklearn.metrics.roc_auc_score``:
 
 .. math:: \\mathrm{AUC} = \\frac{\\sum_{i \\in P} \\sum_{j \\in N} w_i w_j \\,([s_i > s_j] + \\tfrac12 [s_i = s_j])}
@@ -36,9 +42,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
-from ._auc_kernel import AUCIndex, auc_shard, weighted_auc_float
+from ._auc_kernel import AUCIndex, auc_shard, binary_labels, finite_scores, weighted_auc_float
 from ._validation import check_choice, check_confidence_level, check_positive_int
 from .bootstrap import (
     BootstrapResult,
@@ -66,6 +71,7 @@ __all__ = [
     "delong_test",
     "AUC_COLUMNS",
     "MACRO",
+    "MICRO",
     "MEAN_MODEL",
 ]
 
@@ -75,6 +81,8 @@ AUC_COLUMNS: tuple[str, ...] = ("model", "group", "finding", "reference", "auc",
                                 "n_pos", "n_neg", "n_dropped")
 MACRO = "macro"
 """The ``finding`` value of macro-average rows."""
+MICRO = "micro"
+"""The ``finding`` value of micro-average rows (every (study, finding) pair pooled into one AUC)."""
 MEAN_MODEL = "Mean"
 """The ``model`` value of the mean-over-models rows (their ``group`` is ``'summary'``)."""
 DEFAULT_GROUP = "default"
@@ -82,33 +90,6 @@ _SHARD_BYTES = 1 << 20
 
 
 # --------------------------------------------------------------------------------------------- core
-def _py(v: object) -> object:
-    return v.item() if isinstance(v, np.generic) else v
-
-
-def _as_binary(y_true: object, where: str) -> np.ndarray:
-    y = np.asarray(y_true)
-    if y.ndim != 1:
-        raise InvalidParameterError(f"{where}: 'y_true' must be 1-D; got shape {y.shape}.")
-    yf = y.astype(float) if y.dtype != object else pd.to_numeric(pd.Series(y), errors="coerce").to_numpy()
-    bad = ~np.isin(yf, (0.0, 1.0))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidParameterError(f"{where}: 'y_true' must hold only 0 and 1; found {_py(y[i])!r} at position {i}.")
-    return yf.astype(bool)
-
-
-def _as_scores(y_score: object, n: int, where: str) -> np.ndarray:
-    s = np.asarray(y_score, dtype=float)
-    if s.shape != (n,):
-        raise InvalidParameterError(f"{where}: 'y_score' must have shape ({n},) like 'y_true'; got {s.shape}.")
-    bad = ~np.isfinite(s)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"{where}: 'y_score' must be finite; found {float(s[i])!r} at position {i}.")
-    return s
-
-
 def roc_auc_score(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | np.ndarray, *,
                   sample_weight: Sequence[float] | np.ndarray | None = None) -> float:
     """Area under the ROC curve of binary labels, ties counted one half (as scikit-learn's).
@@ -127,8 +108,8 @@ def roc_auc_score(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] |
     auc : float
         NaN (with :class:`~cxreval.exceptions.UndefinedMetricWarning`) if one class is absent.
     """
-    y = _as_binary(y_true, "roc_auc_score")
-    s = _as_scores(y_score, y.size, "roc_auc_score")
+    y = binary_labels(y_true, "roc_auc_score")
+    s = finite_scores(y_score, y.size, "roc_auc_score")
     if sample_weight is None:
         out = AUCIndex(y, s).auc(np.ones((1, y.size), dtype=np.int64))[0]
     else:
@@ -160,8 +141,8 @@ def weighted_auc(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | 
     auc : ndarray of shape (n_resamples,)
         NaN in rows where a class has zero total weight (no warning; count them).
     """
-    y = _as_binary(y_true, "weighted_auc")
-    s = _as_scores(y_score, y.size, "weighted_auc")
+    y = binary_labels(y_true, "weighted_auc")
+    s = finite_scores(y_score, y.size, "weighted_auc")
     w = np.asarray(weights)
     if w.ndim != 2 or w.shape[1] != y.size:
         raise InvalidParameterError(f"weighted_auc: 'weights' must have shape (n_resamples, {y.size}); got {w.shape}.")
@@ -184,9 +165,11 @@ class AUCResult:
     ----------
     table : pandas.DataFrame
         Columns :data:`AUC_COLUMNS`; ``finding == 'macro'`` rows hold the macro average over
-        ``findings``; ``model == 'Mean'`` (group ``'summary'``) rows the mean over models.
+        ``findings``, ``finding == 'micro'`` the micro average (pooled pairs; ``n_pos``/``n_neg`` count the
+        pooled pairs); ``model == 'Mean'`` (group ``'summary'``) rows the mean over models.
     models, findings, references : tuple of str
-        Axis labels of ``point`` and ``distribution`` (``findings`` then ``'macro'`` when computed).
+        Axis labels of ``point`` and ``distribution`` (``findings`` then ``'macro'`` and ``'micro'`` when
+        computed).
     groups : dict
         Model → group.
     point : ndarray of shape (n_models, n_findings[+1], n_references)
@@ -225,7 +208,7 @@ class AUCResult:
         return int(self.distribution.shape[-1])
 
     def _pos(self, model: str, finding: str, reference: str) -> tuple[int, int, int]:
-        f = finding if finding == MACRO else canonical_finding(finding)
+        f = finding if finding in (MACRO, MICRO) else canonical_finding(finding)
         for name, val, seq in (("model", model, self.models), ("finding", f, self.findings),
                                ("reference", reference, self.references)):
             if val not in seq:
@@ -247,13 +230,16 @@ class AUCResult:
                              confidence_level=self.confidence_level)
 
     def jackknife(self, model: str, finding: str, reference: str, *, block: int = 256) -> np.ndarray:
-        """Leave-one-patient-out values of one AUC (the macro average: of the mean over findings)."""
+        """Leave-one-patient-out values of one AUC (the macro average: of the mean over findings; the micro
+        average: of the pooled AUC)."""
         if self.plan is None or not self._indices:
             raise InvalidParameterError("jackknife needs a result computed with a resampling plan (n_resamples > 0).")
         i, j, k = self._pos(model, finding, reference)
-        js = [q for q, f in enumerate(self.findings) if f != MACRO] if self.findings[j] == MACRO else [j]
-        sp = self.plan.study_patient
+        per = [q for q, f in enumerate(self.findings) if f not in (MACRO, MICRO)]
+        js = per if self.findings[j] == MACRO else [j]
         n_pat = self.plan.n_patients
+        # a pooled (micro) index holds the pairs of every finding, finding-major: their patients repeat
+        sp = np.tile(self.plan.study_patient, len(per)) if self.findings[j] == MICRO else self.plan.study_patient
         out = np.zeros(n_pat)
         for q in js:
             idx = self._indices[(i, q, k)]
@@ -347,7 +333,7 @@ def _codes(values: pd.Series, categories: Sequence[str] | np.ndarray) -> np.ndar
 def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
                  findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
                  model_groups: pd.DataFrame | dict[str, str] | None = None, n_resamples: int = 1000,
-                 confidence_level: float = 0.95, macro: bool = True, mean_over_models: bool = True,
+                 confidence_level: float = 0.95, macro: bool = True, micro: bool = True, mean_over_models: bool = True,
                  unlabeled: str = "error", rng: object = None, plan: ResamplingPlan | None = None,
                  shard_size: int | None = None, executor: object | None = None) -> AUCResult:
     """ROC-AUC per model × finding × reference with patient-level bootstrap percentile CIs.
@@ -371,6 +357,9 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
     confidence_level : float, default=0.95
     macro : bool, default=True
         Add ``finding='macro'`` rows: the mean AUC over ``findings`` (per replicate; undefined if any is).
+    micro : bool, default=True
+        Add ``finding='micro'`` rows: one AUC of all (study, finding) pairs of ``findings`` pooled (pairs with a
+        missing or excluded label left out), with the same patient bootstrap. Only with two or more findings.
     mean_over_models : bool, default=True
         Add ``model='Mean'`` rows (group ``'summary'``): the mean AUC over models.
     unlabeled : {'error', 'drop'}, default='error'
@@ -415,7 +404,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
     executor = get_executor(executor)
     prep = _prepare(predictions, labels, references=references, findings=findings, policy=policy,
                     not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled)
-    return _evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro,
+    return _evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro, micro=micro,
                               mean_over_models=mean_over_models, rng=rng, plan=plan, shard_size=shard_size,
                               executor=executor)
 
@@ -471,7 +460,7 @@ def _prepare(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Seq
     return _Prepared(models, fs, refs, groups, dropped, studies, S, Y, patient_of, policy, not_mentioned)
 
 
-def _evaluate_prepared(prep: _Prepared, *, n_resamples: int, confidence_level: float, macro: bool,
+def _evaluate_prepared(prep: _Prepared, *, n_resamples: int, confidence_level: float, macro: bool, micro: bool,
                        mean_over_models: bool, rng: object, plan: ResamplingPlan | None, shard_size: int | None,
                        executor: object | None) -> AUCResult:
     """The computation of :func:`evaluate_auc` on validated arrays: plan, one sort per model × finding, point AUCs,
@@ -515,35 +504,60 @@ def _evaluate_prepared(prep: _Prepared, *, n_resamples: int, confidence_level: f
                 yy[ok] = y[ok] == 1
                 yo = yy[sub_order]
                 jobs.append((i, j, k, AUCIndex.from_sorted(sub_order[~yo], sub_order[yo], S[i, j])))
+    # micro average: every (finding, study) pair pooled; pair q = j * n + s, its patient that of study s
+    pooled = micro and len(fs) > 1
+    micro_jobs: list[tuple[int, int, int, AUCIndex]] = []
+    if pooled:
+        for i in range(len(models)):
+            flat = S[i].ravel()
+            order = np.argsort(flat, kind="stable")
+            for k in range(len(refs)):
+                y = Y[:, k, :].ravel()
+                ok = np.isfinite(y)
+                sub_order = order[ok[order]]
+                yo = y[sub_order] == 1
+                micro_jobs.append((i, len(fs), k, AUCIndex.from_sorted(sub_order[~yo], sub_order[yo], flat)))
     for f, r in undefined_point:
         warnings.warn(f"Reference {r!r} has only one class for finding {f!r} on the evaluated studies; its AUC is "
                       "NaN.", UndefinedMetricWarning, stacklevel=2)
-    point = np.full((len(models), len(fs), len(refs)), np.nan)
+    n_f = len(fs) + int(pooled)
+    point = np.full((len(models), n_f, len(refs)), np.nan)
     # point AUCs: weight 1 per study (as weight 1 per patient), reusing the per-patient matrices of the bootstrap
     grp = None if plan is None else plan.study_patient
+    grp_pooled = None if plan is None else np.tile(plan.study_patient, len(fs))
     ones = np.ones((n if plan is None else plan.n_patients, 1), dtype=np.int32)
+    ones_pooled = np.ones((n * len(fs), 1), dtype=np.int32) if plan is None else ones
     for i, j, k, idx in jobs:
         point[i, j, k] = idx.auc_grouped(ones, grp)[0]
+    for i, j, k, idx in micro_jobs:
+        point[i, j, k] = idx.auc_grouped(ones_pooled, grp_pooled)[0]
     if shard_size is None:  # a shard's (patients x replicates) int32 counts stay cache-sized
         shard_size = max(1, min(B, _SHARD_BYTES // (4 * max(1 if plan is None else plan.n_patients, 1))))
-    dist = np.full((len(models), len(fs), len(refs), B), np.nan)
+    dist = np.full((len(models), n_f, len(refs), B), np.nan)
 
     ex = get_executor(executor)
+    every = jobs + micro_jobs
     if B and plan is not None:
-        shard = functools.partial(auc_shard, [idx for *_, idx in jobs], plan.study_patient)
+        shard = functools.partial(auc_shard, [idx for *_, idx in every],
+                                  [plan.study_patient] * len(jobs)
+                                  + ([] if grp_pooled is None else [grp_pooled] * len(micro_jobs)))
         items = [(sl, plan.counts[sl]) for sl in iter_shards(B, shard_size)]
         for sl, out in ex.map(shard, items):
-            for q, (i, j, k, _) in enumerate(jobs):
+            for q, (i, j, k, _) in enumerate(every):
                 dist[i, j, k, sl] = out[q]
     counts = pd.DataFrame(counts_rows)
     fnames = list(fs)
+    per_point, per_dist = point[:, : len(fs)], dist[:, : len(fs)]
     if macro and len(fs) > 1:
-        point = np.concatenate([point, point.mean(axis=1, keepdims=True)], axis=1)
-        dist = np.concatenate([dist, dist.mean(axis=1, keepdims=True)], axis=1)
         fnames.append(MACRO)
+        point = np.concatenate([per_point, per_point.mean(axis=1, keepdims=True), point[:, len(fs):]], axis=1)
+        dist = np.concatenate([per_dist, per_dist.mean(axis=1, keepdims=True), dist[:, len(fs):]], axis=1)
+    if pooled:
+        fnames.append(MICRO)
+        micro_jobs = [(i, len(fnames) - 1, k, idx) for i, _, k, idx in micro_jobs]
     table = _auc_table(models, fnames, refs, groups, point, dist, counts, confidence_level, mean_over_models)
     return AUCResult(table, tuple(models), tuple(fnames), tuple(refs), groups, point, dist, counts, plan, policy,
-                     confidence_level, not_mentioned, dropped, {(i, j, k): idx for i, j, k, idx in jobs})
+                     confidence_level, not_mentioned, dropped, {(i, j, k): idx for i, j, k, idx in jobs + micro_jobs})
 
 
 def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: dict[str, str], point: np.ndarray,
@@ -554,7 +568,7 @@ def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: di
     rows = []
 
     def cn(f: str, r: str) -> tuple[int, int, int]:
-        c = macro_cnt.loc[r] if f == MACRO else cnt.loc[(f, r)]
+        c = macro_cnt.loc[r] if f in (MACRO, MICRO) else cnt.loc[(f, r)]
         return int(c["n_pos"]), int(c["n_neg"]), int(c["n_dropped"])
 
     for i, m in enumerate(models):
@@ -576,144 +590,5 @@ def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: di
     return t
 
 
-# -------------------------------------------------------------------------------- paired comparison
-@dataclass(frozen=True)
-class PairedComparisonResult:
-    """Difference of two AUCs computed on the same bootstrap plan (``a - b``).
-
-    Attributes
-    ----------
-    a, b : tuple of (model, finding, reference)
-    difference : BootstrapResult
-        Estimate, percentile CI, sd and distribution of ``AUC_a - AUC_b``.
-    pvalue : float
-        Two-sided bootstrap p-value ``min(1, 2 min(P*(d <= 0), P*(d >= 0)))`` over defined replicates.
-    method : str
-        ``'bootstrap'`` or ``'delong'``.
-    delong : DeLongResult or None
-    """
-
-    a: tuple[str, str, str]
-    b: tuple[str, str, str]
-    difference: BootstrapResult
-    pvalue: float
-    method: str
-    delong: DeLongResult | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        return {"a": list(self.a), "b": list(self.b), "method": self.method, "pvalue": self.pvalue,
-                **{f"difference_{k}": v for k, v in self.difference.to_dict().items()},
-                "delong": None if self.delong is None else self.delong.to_dict()}
-
-
-@dataclass(frozen=True)
-class DeLongResult:
-    """DeLong's test for two correlated AUCs on the same studies and labels (DeLong et al., 1988).
-
-    Attributes
-    ----------
-    auc_a, auc_b, difference, standard_error, z, pvalue : float
-    covariance : ndarray of shape (2, 2)
-    """
-
-    auc_a: float
-    auc_b: float
-    difference: float
-    standard_error: float
-    z: float
-    pvalue: float
-    covariance: np.ndarray = field(repr=False)
-
-    def to_dict(self) -> dict[str, object]:
-        return {"auc_a": self.auc_a, "auc_b": self.auc_b, "difference": self.difference,
-                "standard_error": self.standard_error, "z": self.z, "pvalue": self.pvalue,
-                "covariance": self.covariance.tolist()}
-
-
-def _placements(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """DeLong structural components via midranks (Sun & Xu, 2014): V10 for positives, V01 for negatives."""
-    from scipy.stats import rankdata
-
-    pos, neg = s[y], s[~y]
-    m, n = pos.size, neg.size
-    r_all = rankdata(np.concatenate([pos, neg]))
-    r_pos, r_neg = rankdata(pos), rankdata(neg)
-    v10 = (r_all[:m] - r_pos) / n
-    v01 = 1.0 - (r_all[m:] - r_neg) / m
-    auc = float((r_all[:m].sum() - m * (m + 1) / 2) / (m * n))
-    return v10, v01, auc
-
-
-def delong_test(y_true: Sequence[int] | np.ndarray, y_score_a: Sequence[float] | np.ndarray,
-                y_score_b: Sequence[float] | np.ndarray) -> DeLongResult:
-    """DeLong's nonparametric test of ``AUC_a = AUC_b`` for two models scored on the same studies.
-
-    ``Var(AUC_a - AUC_b) = c' (S10 / m + S01 / n) c`` with ``c = (1, -1)``, ``S10``/``S01`` the
-    covariance matrices of the placement values of the ``m`` positives and ``n`` negatives. Studies are
-    treated as independent (no patient clustering; use the bootstrap difference for clustered data).
-    """
-    y = _as_binary(y_true, "delong_test")
-    a = _as_scores(y_score_a, y.size, "delong_test")
-    b = _as_scores(y_score_b, y.size, "delong_test")
-    m, n = int(y.sum()), int((~y).sum())
-    if m < 2 or n < 2:
-        raise InvalidParameterError(f"delong_test needs at least 2 positives and 2 negatives; got {m} and {n}.")
-    v10a, v01a, auc_a = _placements(y, a)
-    v10b, v01b, auc_b = _placements(y, b)
-    s10 = np.cov(np.vstack([v10a, v10b]))
-    s01 = np.cov(np.vstack([v01a, v01b]))
-    cov = s10 / m + s01 / n
-    var = cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]
-    diff = auc_a - auc_b
-    se = float(np.sqrt(max(var, 0.0)))
-    if se == 0:
-        z = 0.0 if diff == 0 else float(np.sign(diff) * np.inf)
-    else:
-        z = diff / se
-    p = float(2 * special.ndtr(-abs(z)))
-    return DeLongResult(auc_a, auc_b, float(diff), se, float(z), p, cov)
-
-
-def compare_auc(result: AUCResult, a: tuple[str, str, str], b: tuple[str, str, str], *,
-                method: str = "bootstrap", predictions: pd.DataFrame | None = None,
-                labels: pd.DataFrame | None = None) -> PairedComparisonResult:
-    """Compare two AUCs of one :class:`AUCResult`: two models, or one model against two references.
-
-    Parameters
-    ----------
-    result : AUCResult
-    a, b : tuple (model, finding, reference)
-    method : {'bootstrap', 'delong'}, default='bootstrap'
-        ``'delong'`` (two models, same finding and reference, not the macro average) also runs
-        :func:`delong_test`; it needs the ``predictions`` and ``labels`` the result was computed from.
-
-    Returns
-    -------
-    res : PairedComparisonResult
-        The bootstrap difference always; the DeLong test when asked.
-    """
-    check_choice(method, ("bootstrap", "delong"), name="method", func="compare_auc")
-    ia, ib = result._pos(*a), result._pos(*b)
-    d = result.distribution[ia] - result.distribution[ib]
-    est = float(result.point[ia] - result.point[ib])
-    diff = percentile_ci(d, estimate=est, confidence_level=result.confidence_level)
-    ok = d[np.isfinite(d)]
-    p = float(min(1.0, 2 * min((ok <= 0).mean(), (ok >= 0).mean()))) if ok.size else float("nan")
-    dl = None
-    if method == "delong":
-        if a[1] != b[1] or a[2] != b[2] or a[1] == MACRO:
-            raise InvalidParameterError("compare_auc: method='delong' compares two models on the same finding and "
-                                        f"reference (not the macro average); got a={a}, b={b}.")
-        if predictions is None or labels is None:
-            raise InvalidParameterError("compare_auc: method='delong' needs the 'predictions' and 'labels' tables.")
-        preds = validate_predictions(predictions)
-        labs = validate_label_table(labels, require_patient=False)
-        f = result.findings[ia[1]]
-        lab = labs[(labs["finding"] == f) & (labs["source"] == a[2])]
-        y = pd.Series(binarize(lab["state"], policy=result.policy, not_mentioned=result.not_mentioned), index=lab["study_id"].to_numpy()).dropna()
-        sa = preds[(preds["model"] == a[0]) & (preds["finding"] == f)].set_index("study_id")["score"]
-        sb = preds[(preds["model"] == b[0]) & (preds["finding"] == f)].set_index("study_id")["score"]
-        ids = y.index.intersection(sa.index).intersection(sb.index)
-        dl = delong_test(y.loc[ids].to_numpy().astype(int), sa.loc[ids].to_numpy(), sb.loc[ids].to_numpy())
-        p = dl.pvalue
-    return PairedComparisonResult(tuple(a), tuple(b), diff, p, method, dl)  # type: ignore[arg-type]
+# paired comparison (bootstrap difference, DeLong) lives in its own module; re-exported here
+from .auc_comparison import DeLongResult, PairedComparisonResult, compare_auc, delong_test  # noqa: E402

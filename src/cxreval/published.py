@@ -7,6 +7,11 @@ induce, as bootstrap mean ± sd (Tables 26–29). They are package data (``cxrev
 README and CITATION.cff) so that ``cxreval rank --auc-table`` can put its point rank correlations beside
 the paper's.
 
+Every one of the 168 published correlation rows appears in :func:`attach_published`'s output. The 8 "Micro
+Avg." rows of Table 28 have no recomputed value there: the paper publishes per-model macro AUCs (Tables 20 and
+25) but no per-model micro-average AUCs, and a micro AUC needs the pooled scores (``cxreval rank
+--predictions ... --labels ...`` computes it, :data:`~cxreval.classification.MICRO`); their ``note`` says so.
+
 Examples
 --------
 >>> auc = load_xqa_auc_table()
@@ -27,7 +32,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from .classification import MACRO
+from .classification import MACRO, MICRO
 from .exceptions import SchemaError
 from .findings import canonical_finding
 from .ranking import RankingStabilityResult
@@ -55,7 +60,7 @@ def _finding(name: str) -> str:
     if key in _MACRO_NAMES:
         return MACRO
     if key in _MICRO_NAMES:
-        return "micro"
+        return MICRO
     return canonical_finding(name, where="XQA table")
 
 
@@ -94,11 +99,13 @@ def load_xqa_rank_correlations() -> pd.DataFrame:
 
 
 def attach_published(result: RankingStabilityResult | pd.DataFrame,
-                     published: pd.DataFrame | None = None) -> pd.DataFrame:
+                     published: pd.DataFrame | None = None, *, keep_unmatched: bool = True) -> pd.DataFrame:
     """Add ``paper_mean`` and ``paper_sd`` to rank-correlation rows that the paper reports.
 
     Rows are matched on ``dataset, finding, group, method`` and the reference pair in either order;
-    rows without a published value get NaN.
+    rows without a published value get NaN. With ``keep_unmatched`` (default) every published row of a dataset
+    of the result without a recomputed counterpart is appended (``statistic`` NaN, ``n_models`` 0) with a ``note`` saying why, so that the
+    output covers every published value (all 168 of Tables 26-29); ``note`` is empty on matched rows.
     """
     corr = result.correlations if isinstance(result, RankingStabilityResult) else result
     pub = load_xqa_rank_correlations() if published is None else published
@@ -116,6 +123,43 @@ def attach_published(result: RankingStabilityResult | pd.DataFrame,
     out = corr.copy()
     out["paper_mean"] = vals["paper_mean"].to_numpy(dtype=float)
     out["paper_sd"] = vals["paper_sd"].to_numpy(dtype=float)
+    if keep_unmatched:
+        out = pd.concat([out.assign(note=""), _unmatched(out, pub, result)], ignore_index=True)
     with np.errstate(invalid="ignore"):
         out["diff_vs_paper"] = out["statistic"] - out["paper_mean"]
     return out
+
+
+def _unmatched(out: pd.DataFrame, pub: pd.DataFrame, result: RankingStabilityResult | pd.DataFrame
+               ) -> pd.DataFrame:
+    """Published rows with no recomputed row (pair in either order), with the reason in ``note``."""
+    keys = ["dataset", "finding", "group", "method"]
+    have = set(map(tuple, out[keys + ["reference_a", "reference_b"]].astype(str).to_numpy()))
+    have |= {(*k[:4], k[5], k[4]) for k in have}
+    rows = pub[[tuple(map(str, r)) not in have for r in pub[keys + ["reference_a", "reference_b"]].to_numpy()]]
+    rows = rows[rows["dataset"].astype(str).isin(set(out["dataset"].astype(str)))]  # datasets of the result only
+    findings = set(map(tuple, out[["dataset", "finding"]].astype(str).to_numpy()))
+    variants: dict[str, str] = {}
+    if isinstance(result, RankingStabilityResult):
+        variants = {"SRCC": result.spearman, "KRCC": result.kendall}
+    elif "variant" in out.columns:
+        variants = dict(zip(out["method"].astype(str), out["variant"].astype(str)))
+    extra = pd.DataFrame({c: rows[c].to_numpy() for c in keys + ["reference_a", "reference_b", "paper_mean",
+                                                                  "paper_sd"]})
+    extra["variant"] = [variants.get(m, "") for m in extra["method"]]
+    extra["statistic"] = np.nan
+    for c in ("boot_mean", "boot_sd", "ci_low", "ci_high"):
+        extra[c] = np.nan
+    for c in ("n_undefined", "n_models", "n_tied_a", "n_tied_b"):
+        extra[c] = 0
+
+    def why(ds: str, f: str) -> str:
+        if (ds, f) in findings:
+            return "no recomputed counterpart: this model group or reference pair is not in the AUC table"
+        if f == MICRO:
+            return ("not recomputable from AUC tables: the paper publishes no per-model micro-average AUC; "
+                    "compute it from predictions and labels (cxreval rank --predictions ... --labels ...)")
+        return f"not recomputable: the AUC table has no {f!r} AUCs for dataset {ds!r}"
+
+    extra["note"] = [why(str(d), str(f)) for d, f in zip(extra["dataset"], extra["finding"])]
+    return extra[[c for c in out.columns if c in extra.columns] + ["note"]]

@@ -1,16 +1,20 @@
 """Ranking stability: do the model rankings that different references induce agree?
 
-For every finding (and the macro average), every model group and every pair of references, the
-rankings of the models by AUC are compared with Spearman's rho (SRCC) and Kendall's tau-b (KRCC):
+For every finding (and the macro and micro averages), every model group and every pair of references, the
+rankings of the models by AUC are compared with Spearman's rho (SRCC) and Kendall's tau (KRCC):
 point values from the AUC estimates and, when bootstrap distributions are available (an
 :class:`~cxreval.classification.AUCResult`), the distribution of the correlation over the same
 patient-bootstrap replicates: mean ± sd and percentile CI, as in the XQA paper's Tables 26–29.
 
 Ranks: 1 is the highest AUC; tied AUCs share the average rank and are flagged, with the range of
 ranks a tie-break could give (``rank_min``, ``rank_max``: published AUCs rounded to 2 decimals tie
-often). SRCC is the Pearson
-correlation of average ranks (``scipy.stats.spearmanr``); KRCC is tau-b, which corrects for ties
-(``scipy.stats.kendalltau``); both are vectorised over replicates here.
+often).
+
+With ties the seed's formulas and scipy's differ (:mod:`cxreval.rank_correlation`); the variant is an option
+and is written on every output row (column ``variant``). By default both are the seed's (section 2.3): SRCC by
+``1 - 6 sum d² / (n (n² - 1))`` on average ranks (``spearman='formula'``; ``'pearson'`` = the Pearson
+correlation of average ranks, ``scipy.stats.spearmanr``) and KRCC ``= (C - D) / (n (n - 1) / 2)``, tau-a
+(``kendall='tau-a'``; ``'tau-b'`` = ``scipy.stats.kendalltau``). All are vectorised over replicates.
 
 Examples
 --------
@@ -18,6 +22,8 @@ Examples
 >>> x = np.array([0.9, 0.8, 0.8, 0.7]); y = np.array([0.85, 0.86, 0.7, 0.6])
 >>> round(float(spearman_rho(x, y)), 4), round(float(kendall_tau_b(x, y)), 4)
 (0.6325, 0.5477)
+>>> round(float(spearman_rho_d2(x, y)), 4), round(float(kendall_tau_a(x, y)), 4)
+(0.65, 0.5)
 >>> rank_desc(x).tolist()
 [1.0, 2.5, 2.5, 4.0]
 """
@@ -34,13 +40,28 @@ from scipy.stats import rankdata
 
 from ._validation import check_choice, check_columns, check_confidence_level
 from .bootstrap import summarize_distribution
-from .classification import MACRO, MEAN_MODEL, AUCResult
+from .classification import MACRO, MEAN_MODEL, MICRO, AUCResult
 from .exceptions import InvalidParameterError, SchemaError
+from .rank_correlation import (
+    DEFAULT_KENDALL,
+    DEFAULT_SPEARMAN,
+    KENDALL_VARIANTS,
+    SPEARMAN_VARIANTS,
+    correlation_function,
+    kendall_tau_a,
+    kendall_tau_b,
+    spearman_rho,
+    spearman_rho_d2,
+)
 
 __all__ = [
     "rank_desc",
     "spearman_rho",
+    "spearman_rho_d2",
+    "kendall_tau_a",
     "kendall_tau_b",
+    "KENDALL_VARIANTS",
+    "SPEARMAN_VARIANTS",
     "RankingStabilityResult",
     "ranking_stability",
     "ALL_MODELS",
@@ -52,7 +73,7 @@ __all__ = [
 ALL_MODELS = "All Models"
 METHODS = ("SRCC", "KRCC")
 CORRELATION_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference_a", "reference_b", "method",
-                                        "statistic", "boot_mean", "boot_sd", "ci_low", "ci_high", "n_undefined",
+                                        "variant", "statistic", "boot_mean", "boot_sd", "ci_low", "ci_high", "n_undefined",
                                         "n_models", "n_tied_a", "n_tied_b")
 RANKING_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference", "model", "auc", "rank", "tied",
                                     "rank_min", "rank_max")
@@ -66,50 +87,6 @@ def rank_desc(values: np.ndarray, *, axis: int = -1) -> np.ndarray:
     return rankdata(-v, method="average", axis=axis, nan_policy="propagate") if v.size else v.copy()
 
 
-def spearman_rho(x: np.ndarray, y: np.ndarray, *, axis: int = -1) -> np.ndarray:
-    """Spearman's rank correlation along ``axis`` (vectorised; equals ``scipy.stats.spearmanr``).
-
-    NaN if either input has a NaN or is constant along the axis.
-    """
-    x = np.moveaxis(np.asarray(x, dtype=float), axis, -1)
-    y = np.moveaxis(np.asarray(y, dtype=float), axis, -1)
-    if x.shape != y.shape:
-        raise InvalidParameterError(f"spearman_rho: 'x' and 'y' must have the same shape; got {x.shape} and {y.shape}.")
-    bad = np.isnan(x).any(axis=-1) | np.isnan(y).any(axis=-1)
-    rx = rankdata(np.nan_to_num(x), axis=-1)
-    ry = rankdata(np.nan_to_num(y), axis=-1)
-    rx -= rx.mean(axis=-1, keepdims=True)
-    ry -= ry.mean(axis=-1, keepdims=True)
-    den = np.sqrt((rx * rx).sum(axis=-1) * (ry * ry).sum(axis=-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (rx * ry).sum(axis=-1) / den
-    r = np.where(bad | (den == 0), np.nan, np.clip(r, -1.0, 1.0))
-    return r[()] if r.ndim == 0 else r
-
-
-def kendall_tau_b(x: np.ndarray, y: np.ndarray, *, axis: int = -1) -> np.ndarray:
-    """Kendall's tau-b along ``axis`` (vectorised; equals ``scipy.stats.kendalltau``, variant 'b').
-
-    ``tau_b = (C - D) / sqrt((n0 - n1)(n0 - n2))``, with ``n1``/``n2`` the pairs tied in ``x``/``y``.
-    NaN if either input has a NaN or is constant.
-    """
-    x = np.moveaxis(np.asarray(x, dtype=float), axis, -1)
-    y = np.moveaxis(np.asarray(y, dtype=float), axis, -1)
-    if x.shape != y.shape:
-        raise InvalidParameterError(f"kendall_tau_b: 'x' and 'y' must have the same shape; got {x.shape} and {y.shape}.")
-    i, j = np.triu_indices(x.shape[-1], k=1)
-    sx = np.sign(x[..., i] - x[..., j])
-    sy = np.sign(y[..., i] - y[..., j])
-    bad = np.isnan(sx).any(axis=-1) | np.isnan(sy).any(axis=-1)
-    sx, sy = np.nan_to_num(sx), np.nan_to_num(sy)
-    den = np.sqrt(np.count_nonzero(sx, axis=-1).astype(float) * np.count_nonzero(sy, axis=-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = (sx * sy).sum(axis=-1) / den
-    t = np.where(bad | (den == 0), np.nan, np.clip(t, -1.0, 1.0))
-    return t[()] if t.ndim == 0 else t
-
-
-_CORR = {"SRCC": spearman_rho, "KRCC": kendall_tau_b}
 
 
 def _n_tied(v: np.ndarray) -> int:
@@ -126,7 +103,8 @@ class RankingStabilityResult:
     ----------
     correlations : pandas.DataFrame
         :data:`CORRELATION_COLUMNS` (plus ``paper_mean``, ``paper_sd`` when compared with published values):
-        one row per dataset × finding × group × reference pair × method. ``statistic`` is the point value
+        one row per dataset × finding × group × reference pair × method. ``variant`` names the formula
+        (``formula``/``pearson`` for SRCC, ``tau-a``/``tau-b`` for KRCC); ``statistic`` is the point value
         from the AUC estimates; ``boot_*`` and ``ci_*`` summarise the bootstrap distribution (NaN without one).
     rankings : pandas.DataFrame
         :data:`RANKING_COLUMNS`: the rank of every model under every reference (a bump-chart table).
@@ -137,6 +115,8 @@ class RankingStabilityResult:
     n_resamples : int
         0 for point estimates only.
     confidence_level : float
+    kendall, spearman : str
+        The KRCC and SRCC variants used.
     """
 
     correlations: pd.DataFrame
@@ -145,9 +125,12 @@ class RankingStabilityResult:
     n_resamples: int = 0
     confidence_level: float = 0.95
     distributions: dict[tuple[str, str, str, str, str, str], np.ndarray] = field(default_factory=dict, repr=False)
+    kendall: str = DEFAULT_KENDALL
+    spearman: str = DEFAULT_SPEARMAN
 
     def to_dict(self) -> dict[str, object]:
         return {"n_resamples": self.n_resamples, "confidence_level": self.confidence_level,
+                "kendall": self.kendall, "spearman": self.spearman,
                 "correlations": self.correlations.to_dict(orient="records"),
                 "top_changes": self.top_changes.to_dict(orient="records")}
 
@@ -201,7 +184,8 @@ def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[_
 def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] = METHODS,
                       pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
                       confidence_level: float | None = None, dataset: str = "",
-                      exclude_models: Sequence[str] = (MEAN_MODEL,), min_models: int = 3) -> RankingStabilityResult:
+                      exclude_models: Sequence[str] = (MEAN_MODEL,), min_models: int = 3,
+                      kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN) -> RankingStabilityResult:
     """Rank correlations between the model rankings each reference induces, per finding and group.
 
     Parameters
@@ -220,6 +204,13 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
         Default: the AUC result's (0.95 for tables).
     min_models : int, default=3
         Groups with fewer models are skipped.
+    kendall : {'tau-a', 'tau-b'}, default='tau-a'
+        KRCC variant: the seed's ``(C - D) / (n (n - 1) / 2)`` (:func:`kendall_tau_a`), or tau-b
+        (:func:`kendall_tau_b`, ``scipy.stats.kendalltau``).
+    spearman : {'formula', 'pearson'}, default='formula'
+        SRCC variant: the seed's ``1 - 6 sum d² / (n (n² - 1))`` on average ranks (:func:`spearman_rho_d2`), or
+        the Pearson correlation of average ranks (:func:`spearman_rho`, ``scipy.stats.spearmanr``). Equal
+        without ties.
 
     Returns
     -------
@@ -228,6 +219,10 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
     for m in methods:
         check_choice(m, METHODS, name="methods", func="ranking_stability")
     check_choice(groups, ("all", "overall", "per-group"), name="groups", func="ranking_stability")
+    check_choice(kendall, KENDALL_VARIANTS, name="kendall", func="ranking_stability")
+    check_choice(spearman, SPEARMAN_VARIANTS, name="spearman", func="ranking_stability")
+    variants = {"SRCC": spearman, "KRCC": kendall}
+    corr_fn = {m: correlation_function(m, v) for m, v in variants.items()}
     if isinstance(auc, AUCResult):
         cl = auc.confidence_level if confidence_level is None else confidence_level
         cubes = _cubes_from_result(auc, dataset)
@@ -294,23 +289,23 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
             for ra, rb in prs:
                 ka, kb = refs.index(ra), refs.index(rb)
                 for m in methods:
-                    stat = float(_CORR[m](P[:, ka], P[:, kb]))
+                    stat = float(corr_fn[m](P[:, ka], P[:, kb]))
                     if D is not None:
-                        d = _CORR[m](D[:, ka, :], D[:, kb, :], axis=0)
+                        d = corr_fn[m](D[:, ka, :], D[:, kb, :], axis=0)
                         s = summarize_distribution(d, confidence_level=cl)
                         vals = [float(s[c]) for c in ("mean", "sd", "ci_low", "ci_high")] + [int(s["n_undefined"])]
                         dists[(ds, f, gname, ra, rb, m)] = d
                     else:
                         vals = [np.nan] * 4 + [0]
-                    corr_rows.append((ds, f, gname, ra, rb, m, stat, *vals, len(idx), _n_tied(P[:, ka]),
+                    corr_rows.append((ds, f, gname, ra, rb, m, variants[m], stat, *vals, len(idx), _n_tied(P[:, ka]),
                                       _n_tied(P[:, kb])))
     corr = pd.DataFrame(corr_rows, columns=list(CORRELATION_COLUMNS))
     rankings = pd.DataFrame(rank_rows, columns=list(RANKING_COLUMNS))
     top = pd.DataFrame(top_rows, columns=list(TOP_COLUMNS))
-    return RankingStabilityResult(corr, rankings, top, n_res, cl, dists)
+    return RankingStabilityResult(corr, rankings, top, n_res, cl, dists, kendall, spearman)
 
 
 def _order_findings(values: Sequence[str]) -> list[str]:
-    """Findings in first-seen order with the macro average last."""
+    """Findings in first-seen order with the macro and micro averages last."""
     vals = list(dict.fromkeys(values))
-    return [v for v in vals if v != MACRO] + ([MACRO] if MACRO in vals else [])
+    return [v for v in vals if v not in (MACRO, MICRO)] + [v for v in (MACRO, MICRO) if v in vals]

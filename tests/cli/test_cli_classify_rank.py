@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import spearmanr
+from scipy.stats import kendalltau, rankdata, spearmanr
 
 from cxreval.cli.main import main
 from cxreval.labels import write_labels, write_predictions
@@ -49,7 +49,7 @@ def test_classify_writes_auc_table(tmp_path, capsys):
     t = pd.read_csv(out / "auc.csv")
     assert list(t.columns) == ["model", "group", "finding", "reference", "auc", "ci_low", "ci_high", "n_pos",
                                "n_neg", "n_dropped"]
-    assert set(t.finding) == {"Effusion", "Atelectasis", "macro"}
+    assert set(t.finding) == {"Effusion", "Atelectasis", "macro", "micro"}
     assert (out / "auc.parquet").is_file() and "cxreval classify" in (out / "summary.md").read_text()
     assert (t.dropna().ci_low <= t.dropna().auc).all()
     # deterministic: same seed, same bytes
@@ -88,9 +88,24 @@ def test_rank_from_predictions(tmp_path):
     x = e[e.reference == "CR"].set_index("model").auc
     y = e[e.reference == "Rep1"].set_index("model").auc.reindex(x.index)
     row = c[(c.finding == "Effusion") & (c.group == "All Models") & (c.method == "SRCC")].iloc[0]
-    assert row.statistic == pytest.approx(spearmanr(x, y).statistic, abs=1e-12)
+    d = rankdata(x) - rankdata(y)  # the seed's formula by default
+    assert row.statistic == pytest.approx(1 - 6 * (d ** 2).sum() / (len(x) * (len(x) ** 2 - 1)), abs=1e-12)
+    assert set(c.variant) == {"formula", "tau-a"} and set(c.finding) >= {"macro", "micro"}
     assert set(r.columns) >= {"finding", "group", "reference", "model", "auc", "rank", "tied"}
     assert (out / "top_changes.csv").is_file()
+    assert "the seed's formula" in (out / "summary.md").read_text()
+    # the scipy variants on request, stated in the table and the summary
+    out2 = tmp_path / "r2"
+    assert main(["rank", "-p", str(pp), "-l", str(lp), "--model-groups", str(gp), "--n-resamples", "40",
+                 "--kendall", "tau-b", "--spearman", "pearson", "--out", str(out2)]) == 0
+    c2 = pd.read_csv(out2 / "rank_correlation.csv")
+    assert set(c2.variant) == {"pearson", "tau-b"}
+    row = c2[(c2.finding == "Effusion") & (c2.group == "All Models") & (c2.method == "SRCC")].iloc[0]
+    assert row.statistic == pytest.approx(spearmanr(x, y).statistic, abs=1e-12)
+    row = c2[(c2.finding == "Effusion") & (c2.group == "All Models") & (c2.method == "KRCC")].iloc[0]
+    assert row.statistic == pytest.approx(kendalltau(x, y).statistic, abs=1e-12)
+    s2 = (out2 / "summary.md").read_text()
+    assert "scipy.stats.spearmanr" in s2 and "scipy.stats.kendalltau" in s2
 
 
 def test_rank_from_packaged_xqa_table(tmp_path, capsys):
@@ -98,8 +113,11 @@ def test_rank_from_packaged_xqa_table(tmp_path, capsys):
     assert main(["rank", "--auc-table", "xqa", "--out", str(out), "--json"]) == 0
     js = json.loads(capsys.readouterr().out)
     assert js["n_resamples"] == 0
-    c = pd.read_csv(out / "rank_correlation.csv")
-    assert c.paper_mean.notna().sum() == 160
+    c = pd.read_csv(out / "rank_correlation.csv", keep_default_na=False, na_values=[""])
+    assert c.paper_mean.notna().sum() == 168  # every published row, the 8 micro rows without a recomputed value
+    micro = c[c.finding == "micro"]
+    assert len(micro) == 8 and micro.statistic.isna().all() and micro.note.str.contains("micro-average AUC").all()
+    assert js["kendall"] == "tau-a" and js["spearman"] == "formula"
     s = (out / "summary.md").read_text()
     assert "0.80 ± 0.07" in s and "GLORIA-G-CUH" in s
     # a user AUC table with a 'Macro average' finding
@@ -110,6 +128,13 @@ def test_rank_from_packaged_xqa_table(tmp_path, capsys):
     assert main(["rank", "--auc-table", str(p), "--out", str(tmp_path / "y")]) == 0
     c2 = pd.read_csv(tmp_path / "y" / "rank_correlation.csv")
     assert set(c2.finding) == {"Atelectasis", "Consolidation", "Lung Opacity", "Effusion", "macro"}
+
+
+def test_rank_variant_errors_exit_2(tmp_path, capsys):
+    assert main(["rank", "--auc-table", "xqa", "--kendall", "tau-c", "--out", str(tmp_path / "o")]) == 2
+    assert "--kendall must be one of tau-a, tau-b" in capsys.readouterr().err
+    assert main(["rank", "--auc-table", "xqa", "--spearman", "kendall", "--out", str(tmp_path / "o")]) == 2
+    assert not (tmp_path / "o").exists()
 
 
 def test_rank_needs_inputs(tmp_path, capsys):

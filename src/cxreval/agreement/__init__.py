@@ -24,17 +24,21 @@ Everything here follows the XQA paper (seed ``002``, sections 2.1.2 and 3.1.1, T
   (UNC, NEG)          (0, 0)  agree           (1, 0)  disagree
   (POS, UNC)          (1, 1)                  (1, 0)
   (NEG, UNC)          (0, 0)                  (0, 1)
-  (UNC, UNC)          1/2 (1, 1) + 1/2 (0, 0)  1/2 (1, 0) + 1/2 (0, 1)
+  (UNC, UNC)          1/2 (1, 1) + 1/2 (0, 0)  1/2 (1, 1) + 1/2 (0, 0)
   ==================  ======================  ======================
 
-  A pair where *both* labels are uncertain has no definitive label to agree or disagree with; the seed
-  and Jain et al. (whose image labels were never uncertain) leave it open. cxreval counts such a pair
-  half in each of the two agreeing (optimistic) or the two disagreeing (pessimistic) cells. This is
-  the only choice that keeps both kappas symmetric in the two sources and unchanged when POS and NEG
-  are swapped; it is deterministic (no random tie-break) and turns into fractional counts. A
-  consequence: two *identical* label sets that contain uncertain labels have ``kappa_w = 1`` and
-  ``kappa_high = 1`` but ``kappa_low < 1`` (every shared uncertain label is a pessimistic
-  disagreement), which is what a pessimistic bound should say about two readers who both hedge.
+  A pair where *both* labels are uncertain has no definitive label to agree or disagree with; the
+  seed's text and Jain et al. (whose image labels were never uncertain) leave it open, but the seed's
+  numbers settle it: Table 30 prints NN Fusion (PS) on Atelectasis with ``kappa_w = kappa_low =
+  kappa_high = F1_low = 1.00`` against CR labels that hold 37 uncertain Atelectasis labels (448 NEG, 37
+  UNC, 165 POS, the appendix label-distribution table behind Table 5). Identical label sets must
+  therefore agree under *both* mappings, so by default (``both_uncertain='agree'``) a (UNC, UNC) pair
+  counts half in each of the two agreeing cells under both mappings. ``both_uncertain='disagree'``
+  (CLI ``--both-uncertain disagree``) keeps the rule of earlier cxreval versions: half in each of the
+  two *disagreeing* cells under the pessimistic mapping, so two identical label sets with uncertain
+  labels get ``kappa_low < 1`` (0.860 and ``F1_low`` 0.943 on the Table 30 case). Both rules keep both
+  kappas symmetric in the two sources and unchanged when POS and NEG are swapped; they are
+  deterministic (no random tie-break) and turn into fractional counts.
 - **f1_w, f1_low, f1_high** -- support-weighted F1 (scikit-learn's ``f1_score(average='weighted')``,
   ``zero_division=0``) on the three states, and on the two binary mappings above. Source A is the
   reference (``y_true``) and source B the prediction (``y_pred``): weighted F1 is *not* symmetric.
@@ -62,16 +66,20 @@ B = ``[POS, POS, UNC, NEG, NEG, NEG, POS, NEG, POS, UNC]``.
 = 0.495` and :math:`\kappa_{high} = (0.9 - 0.495)/(1 - 0.495) = 0.405/0.505 = 0.80198`.
 
 *Pessimistic*: (POS, UNC) -> (1, 0); (UNC, NEG) -> (1, 0); (UNC, POS) -> (0, 1); (UNC, UNC) -> half
-(1, 0), half (0, 1). The table is ``[[2, 2.5], [2.5, 3]]``: :math:`p_o = 5/10`, A has 4.5 positives
+(1, 1), half (0, 0). The table is ``[[2.5, 2], [2, 3.5]]``: :math:`p_o = 6/10`, A has 4.5 positives
 and B 4.5, :math:`p_e = (4.5^2 + 5.5^2)/100 = 0.505` and
-:math:`\kappa_{low} = (0.5 - 0.505)/(1 - 0.505) = -0.01010`.
+:math:`\kappa_{low} = (0.6 - 0.505)/(1 - 0.505) = 0.19192`. With ``both_uncertain='disagree'`` the
+(UNC, UNC) pair goes half to (1, 0), half to (0, 1): ``[[2, 2.5], [2.5, 3]]``, :math:`p_o = 5/10` and
+:math:`\kappa_{low} = (0.5 - 0.505)/0.495 = -0.01010`.
 
 >>> a = ["positive"] * 3 + ["negative"] * 4 + ["uncertain"] * 3
 >>> b = ["positive", "positive", "uncertain", "negative", "negative", "negative", "positive",
 ...      "negative", "positive", "uncertain"]
 >>> res = agreement_scores(a, b)
 >>> round(res.kappa_high, 5), round(res.kappa_low, 5)
-(0.80198, -0.0101)
+(0.80198, 0.19192)
+>>> round(agreement_scores(a, b, both_uncertain="disagree").kappa_low, 5)
+-0.0101
 >>> res.n
 10
 
@@ -99,6 +107,7 @@ from .pairs import PairedStates, agreement_table, pair_states, parse_pairs
 from .prevalence import PREVALENCE_COLUMNS, label_distribution, positive_prevalence, prevalence_table
 from .scores import (
     AGREEMENT_COLUMNS,
+    BOTH_UNCERTAIN_RULES,
     NOT_MENTIONED_POLICIES,
     STATE_ORDER,
     AgreementResult,
@@ -114,6 +123,7 @@ __all__ = [
     "AGREEMENT_COLUMNS",
     "STATE_ORDER",
     "NOT_MENTIONED_POLICIES",
+    "BOTH_UNCERTAIN_RULES",
     "cohen_kappa",
     "uncertainty_mapping",
     "weighted_f1",

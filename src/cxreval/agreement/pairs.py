@@ -14,7 +14,14 @@ from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarn
 from ..findings import VOCABULARIES, canonical_finding
 from ..labels import validate_label_table
 from ..results import readonly
-from .scores import AGREEMENT_COLUMNS, NOT_MENTIONED_POLICIES, SCORE_NAMES, WEIGHTS, scores_from_confusion
+from .scores import (
+    AGREEMENT_COLUMNS,
+    BOTH_UNCERTAIN_RULES,
+    NOT_MENTIONED_POLICIES,
+    SCORE_NAMES,
+    WEIGHTS,
+    scores_from_confusion,
+)
 
 __all__ = ["PairedStates", "parse_pairs", "pair_states", "agreement_table", "expand_findings", "prepare_labels"]
 
@@ -220,9 +227,9 @@ def _pair_states(labels: pd.DataFrame | _Grids, a: str, b: str, *, findings: lis
 
 
 def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]] | None, weights: str | None,
-                   not_mentioned: str) -> tuple[list[dict[str, object]], dict[str, object]]:
+                   not_mentioned: str, both_uncertain: str) -> tuple[list[dict[str, object]], dict[str, object]]:
     c, n_missing, n_nm = ps.confusion(not_mentioned=not_mentioned)
-    per = scores_from_confusion(c, weights=weights)
+    per = scores_from_confusion(c, weights=weights, both_uncertain=both_uncertain)
     rows: list[dict[str, object]] = []
     for j, f in enumerate(ps.findings):
         rows.append({"pair": ps.pair, "finding": f, **{k: float(per[k][j]) for k in SCORE_NAMES},
@@ -244,7 +251,7 @@ def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]
                           "left out of the macro average.", UndefinedMetricWarning, stacklevel=3)
         rows.append({"pair": ps.pair, "finding": "macro", **macro, "n": int(per["n"][idx].sum()),
                      "finding_set": name})
-        pooled = scores_from_confusion(c[idx].sum(axis=0), weights=weights)
+        pooled = scores_from_confusion(c[idx].sum(axis=0), weights=weights, both_uncertain=both_uncertain)
         rows.append({"pair": ps.pair, "finding": "micro", **{k: float(pooled[k]) for k in SCORE_NAMES},
                      "n": int(pooled["n"]), "finding_set": name})
     info = {**ps.to_dict(), "n_missing": {f: int(m) for f, m in zip(ps.findings, n_missing)},
@@ -254,7 +261,8 @@ def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]
 
 def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
                     finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
-                    not_mentioned: str = "negative", studies: str = "same") -> pd.DataFrame:
+                    not_mentioned: str = "negative", studies: str = "same", both_uncertain: str = "agree"
+                    ) -> pd.DataFrame:
     """Agreement of each pair of sources per finding, with macro and micro averages (Tables 9-15).
 
     Parameters
@@ -272,6 +280,9 @@ def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
     not_mentioned : {'negative', 'exclude'}, default='negative'
     studies : {'same', 'intersection'}, default='same'
         See :func:`pair_states`.
+    both_uncertain : {'agree', 'disagree'}, default='agree'
+        A (UNC, UNC) pair under the pessimistic mapping: agreement (identical labels always agree, the seed's
+        Table 30) or half in each disagreeing cell (earlier cxreval versions); see :mod:`cxreval.agreement`.
 
     Returns
     -------
@@ -280,7 +291,8 @@ def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
         ``'macro'`` or ``'micro'``), the six scores, ``n`` (pairs used; for ``macro``/``micro`` the pooled
         count) and ``finding_set`` (the set a ``macro``/``micro`` row averages over; empty otherwise).
         ``table.attrs['pairs']`` records, per pair, the studies/findings dropped and the per-finding
-        missing and not-mentioned exclusions; ``attrs['not_mentioned']`` and ``attrs['weights']`` the choices.
+        missing and not-mentioned exclusions; ``attrs['not_mentioned']``, ``attrs['weights']`` and
+        ``attrs['both_uncertain']`` the choices.
 
     Raises
     ------
@@ -302,6 +314,7 @@ def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
     check_choice(weights, WEIGHTS, name="weights", func="agreement_table")
     check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="agreement_table")
     check_choice(studies, ("same", "intersection"), name="studies", func="agreement_table")
+    check_choice(both_uncertain, BOTH_UNCERTAIN_RULES, name="both_uncertain", func="agreement_table")
     pair_list = parse_pairs(pairs)
     labels = prepare_labels(labels)
     fs = expand_findings(findings)
@@ -313,10 +326,12 @@ def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
     grids = _Grids(labels)
     for a, b in pair_list:
         ps = _pair_states(grids, a, b, findings=fs, studies=studies)
-        r, info = _rows_for_pair(ps, finding_sets=sets, weights=weights, not_mentioned=not_mentioned)
+        r, info = _rows_for_pair(ps, finding_sets=sets, weights=weights, not_mentioned=not_mentioned,
+                                 both_uncertain=both_uncertain)
         rows.extend(r)
         infos[ps.pair] = info
     table = pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
     table["n"] = table["n"].astype(np.int64)
-    table.attrs.update({"pairs": infos, "weights": weights, "not_mentioned": not_mentioned, "studies": studies})
+    table.attrs.update({"pairs": infos, "weights": weights, "not_mentioned": not_mentioned, "studies": studies,
+                        "both_uncertain": both_uncertain})
     return table

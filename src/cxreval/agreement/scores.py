@@ -21,6 +21,7 @@ __all__ = [
     "AGREEMENT_COLUMNS",
     "STATE_ORDER",
     "NOT_MENTIONED_POLICIES",
+    "BOTH_UNCERTAIN_RULES",
     "SCORE_NAMES",
     "WEIGHTS",
     "cohen_kappa",
@@ -40,6 +41,10 @@ STATE_ORDER: tuple[str, ...] = ("negative", "uncertain", "positive")
 """The three ordinal states, index = code (``NEG=0 < UNC=1 < POS=2``)."""
 
 NOT_MENTIONED_POLICIES: tuple[str, ...] = ("negative", "exclude")
+BOTH_UNCERTAIN_RULES: tuple[str, ...] = ("agree", "disagree")
+"""How a (UNC, UNC) pair enters the pessimistic mapping (see :mod:`cxreval.agreement`): ``'agree'`` (default,
+the reading of the seed's Table 30: identical labels always agree) or ``'disagree'`` (half in each disagreeing
+cell: the rule of earlier cxreval versions)."""
 WEIGHTS = (None, "linear", "quadratic")
 SCORE_NAMES: tuple[str, ...] = ("kappa_w", "kappa_low", "kappa_high", "f1_w", "f1_low", "f1_high")
 
@@ -131,8 +136,12 @@ def _weighted_f1_from_confusion(c: np.ndarray) -> np.ndarray:
     return np.where(total > 0, out, np.nan)
 
 
-def _binary_mappings(c3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The pessimistic and optimistic 2x2 tables (order NEG, POS) of ``(..., 3, 3)`` confusion matrices."""
+def _binary_mappings(c3: np.ndarray, both_uncertain: str = "agree") -> tuple[np.ndarray, np.ndarray]:
+    """The pessimistic and optimistic 2x2 tables (order NEG, POS) of ``(..., 3, 3)`` confusion matrices.
+
+    A (UNC, UNC) pair counts half in each agreeing cell under the optimistic mapping; under the pessimistic
+    one likewise (``both_uncertain='agree'``) or half in each disagreeing cell (``'disagree'``).
+    """
     c = np.asarray(c3, dtype=float)
     n, u, p = 0, 1, 2
 
@@ -147,26 +156,32 @@ def _binary_mappings(c3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     high[..., 0, 0] = cell(n, n) + cell(u, n) + cell(n, u) + half_uu
     high[..., 1, 0] = cell(p, n)
     high[..., 0, 1] = cell(n, p)
-    # pessimistic: an uncertain label takes the opposite value; (UNC, UNC) half each disagreeing cell
-    low[..., 1, 1] = cell(p, p)
-    low[..., 0, 0] = cell(n, n)
-    low[..., 1, 0] = cell(p, n) + cell(p, u) + cell(u, n) + half_uu
-    low[..., 0, 1] = cell(n, p) + cell(n, u) + cell(u, p) + half_uu
+    # pessimistic: an uncertain label facing a definitive one takes the opposite value; (UNC, UNC) half each
+    # agreeing cell ('agree': identical labels agree) or half each disagreeing cell ('disagree')
+    agree_uu = half_uu if both_uncertain == "agree" else 0.0
+    clash_uu = half_uu if both_uncertain == "disagree" else 0.0
+    low[..., 1, 1] = cell(p, p) + agree_uu
+    low[..., 0, 0] = cell(n, n) + agree_uu
+    low[..., 1, 0] = cell(p, n) + cell(p, u) + cell(u, n) + clash_uu
+    low[..., 0, 1] = cell(n, p) + cell(n, u) + cell(u, p) + clash_uu
     return low, high
 
 
-def scores_from_confusion(c3: np.ndarray, *, weights: str | None = "quadratic") -> dict[str, np.ndarray]:
+def scores_from_confusion(c3: np.ndarray, *, weights: str | None = "quadratic",
+                          both_uncertain: str = "agree") -> dict[str, np.ndarray]:
     """All six agreement scores of each ``(..., 3, 3)`` state confusion matrix (rows A, columns B).
 
     Returns a dict ``{kappa_w, kappa_low, kappa_high, f1_w, f1_low, f1_high, n}`` of arrays of shape
-    ``c3.shape[:-2]``. See the module docstring for the definitions.
+    ``c3.shape[:-2]``. See the :mod:`cxreval.agreement` docstring for the definitions and
+    :data:`BOTH_UNCERTAIN_RULES` for ``both_uncertain``.
     """
     c3 = np.asarray(c3, dtype=float)
     if c3.shape[-2:] != (3, 3):
         raise InvalidParameterError(f"scores_from_confusion needs (..., 3, 3) confusion matrices. Got shape "
                                     f"{c3.shape} instead.")
     check_choice(weights, WEIGHTS, name="weights", func="scores_from_confusion")
-    low, high = _binary_mappings(c3)
+    check_choice(both_uncertain, BOTH_UNCERTAIN_RULES, name="both_uncertain", func="scores_from_confusion")
+    low, high = _binary_mappings(c3, both_uncertain)
     return {
         "kappa_w": _kappa_from_confusion(c3, weights),
         "kappa_low": _kappa_from_confusion(low, None),
@@ -251,8 +266,8 @@ def cohen_kappa(y_a: object, y_b: object, *, weights: str | None = None,
     return kappa
 
 
-def uncertainty_mapping(states_a: object, states_b: object, *, mapping: str,
-                        not_mentioned: str = "negative") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def uncertainty_mapping(states_a: object, states_b: object, *, mapping: str, not_mentioned: str = "negative",
+                        both_uncertain: str = "agree") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Map a pair of state arrays to binary labels under the pessimistic or optimistic mapping.
 
     Parameters
@@ -261,6 +276,9 @@ def uncertainty_mapping(states_a: object, states_b: object, *, mapping: str,
         Label states (names, codes ``-1/0/1/2`` or an ``Int8`` series; NaN = missing).
     mapping : {'pessimistic', 'optimistic'}
     not_mentioned : {'negative', 'exclude'}, default='negative'
+    both_uncertain : {'agree', 'disagree'}, default='agree'
+        A (UNC, UNC) pair under the pessimistic mapping: half (1, 1) + half (0, 0) (identical labels agree, the
+        seed's reading), or half (1, 0) + half (0, 1). The optimistic mapping always makes it agree.
 
     Returns
     -------
@@ -271,6 +289,7 @@ def uncertainty_mapping(states_a: object, states_b: object, *, mapping: str,
         ``f1_score`` with ``sample_weight`` to reproduce Low-/High-kappa and F1.
     """
     check_choice(mapping, ("pessimistic", "optimistic"), name="mapping", func="uncertainty_mapping")
+    check_choice(both_uncertain, BOTH_UNCERTAIN_RULES, name="both_uncertain", func="uncertainty_mapping")
     a, b, _ = _clean_pair(states_a, states_b, not_mentioned=not_mentioned, func="uncertainty_mapping")
     a = a.astype(int)
     b = b.astype(int)
@@ -286,11 +305,12 @@ def uncertainty_mapping(states_a: object, states_b: object, *, mapping: str,
     w = np.ones(len(a))
     w[both] = 0.5
     nb = int(both.sum())
+    same = opt or both_uncertain == "agree"
     first_a = np.ones(nb, dtype=int)
     ya[both] = first_a
-    yb[both] = first_a if opt else 1 - first_a
+    yb[both] = first_a if same else 1 - first_a
     extra_a = 1 - first_a
-    extra_b = extra_a if opt else 1 - extra_a
+    extra_b = extra_a if same else 1 - extra_a
     return (np.concatenate([ya, extra_a]), np.concatenate([yb, extra_b]),
             np.concatenate([w, np.full(nb, 0.5)]))
 
@@ -369,6 +389,8 @@ class AgreementResult:
         Counts, rows = A, columns = B, order NEG, UNC, POS (read-only).
     weights : {None, 'linear', 'quadratic'}
     not_mentioned : {'negative', 'exclude'}
+    both_uncertain : {'agree', 'disagree'}
+        How (UNC, UNC) pairs entered the pessimistic mapping (:data:`BOTH_UNCERTAIN_RULES`).
     """
 
     kappa_w: float
@@ -383,6 +405,7 @@ class AgreementResult:
     confusion: np.ndarray = field(default_factory=lambda: readonly(np.zeros((3, 3), dtype=np.int64)))
     weights: str | None = "quadratic"
     not_mentioned: str = "negative"
+    both_uncertain: str = "agree"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "confusion", readonly(np.array(self.confusion)))
@@ -392,11 +415,11 @@ class AgreementResult:
                 "f1_w": self.f1_w, "f1_low": self.f1_low, "f1_high": self.f1_high, "n": self.n,
                 "n_missing": self.n_missing, "n_not_mentioned": self.n_not_mentioned,
                 "confusion": self.confusion.tolist(), "weights": self.weights,
-                "not_mentioned": self.not_mentioned}
+                "not_mentioned": self.not_mentioned, "both_uncertain": self.both_uncertain}
 
 
 def agreement_scores(states_a: object, states_b: object, *, weights: str | None = "quadratic",
-                     not_mentioned: str = "negative") -> AgreementResult:
+                     not_mentioned: str = "negative", both_uncertain: str = "agree") -> AgreementResult:
     """kappa_w, kappa_low, kappa_high, f1_w, f1_low, f1_high and n for two aligned state arrays.
 
     Parameters
@@ -411,6 +434,10 @@ def agreement_scores(states_a: object, states_b: object, *, weights: str | None 
         Weighting of ``kappa_w`` (the seed's central estimate is quadratic).
     not_mentioned : {'negative', 'exclude'}, default='negative'
         ``NOT_MENTIONED`` as negative, or the pair dropped.
+    both_uncertain : {'agree', 'disagree'}, default='agree'
+        A pair where both labels are uncertain counts as agreement under both mappings (``'agree'``: two
+        identical label sets always have ``kappa_low = kappa_high = 1``, as the seed's Table 30 prints), or as
+        a disagreement under the pessimistic mapping (``'disagree'``, the rule of earlier cxreval versions).
 
     Returns
     -------
@@ -429,13 +456,14 @@ def agreement_scores(states_a: object, states_b: object, *, weights: str | None 
         Unequal lengths or an unknown option.
     """
     check_choice(weights, WEIGHTS, name="weights", func="agreement_scores")
+    check_choice(both_uncertain, BOTH_UNCERTAIN_RULES, name="both_uncertain", func="agreement_scores")
     a, b, drops = _clean_pair(states_a, states_b, not_mentioned=not_mentioned, func="agreement_scores")
     c = np.bincount(a.astype(np.int64) * 3 + b.astype(np.int64), minlength=9).reshape(3, 3)
-    s = scores_from_confusion(c, weights=weights)
+    s = scores_from_confusion(c, weights=weights, both_uncertain=both_uncertain)
     undefined = [k for k in SCORE_NAMES if np.isnan(s[k])]
     if undefined:
         warnings.warn(f"agreement_scores: {', '.join(undefined)} undefined (n={int(c.sum())}; a kappa is "
                       "undefined when both sources use one identical class only). Returning NaN.",
                       UndefinedMetricWarning, stacklevel=2)
     return AgreementResult(**{k: float(s[k]) for k in SCORE_NAMES}, n=int(c.sum()), confusion=c,  # type: ignore[arg-type]
-                           weights=weights, not_mentioned=not_mentioned, **drops)
+                           weights=weights, not_mentioned=not_mentioned, both_uncertain=both_uncertain, **drops)

@@ -62,6 +62,10 @@ def agree(
     not_mentioned: str = typer.Option("negative", "--not-mentioned", help="not_mentioned labels: 'negative' or "
                                       "'exclude'."),
     weights: str = typer.Option("quadratic", "--weights", help="kappa_w weighting: quadratic, linear or none."),
+    both_uncertain: str = typer.Option("agree", "--both-uncertain", help="A pair where both labels are uncertain, "
+                                       "under the pessimistic (Low) mapping: 'agree' (default; identical labels "
+                                       "always agree, as the XQA paper's Table 30) or 'disagree' (half in each "
+                                       "disagreeing cell, earlier cxreval versions)."),
     intersect: bool = typer.Option(False, "--intersect", help="Compare sources on their common studies instead of "
                                    "requiring the same studies."),
     json_out: bool = typer.Option(False, "--json", help="Print the agreement and omission tables as JSON."),
@@ -77,7 +81,7 @@ def agree(
     table = read_labels(labels, require_patient=False).table
     studies = "intersection" if intersect else "same"
     agr = agreement_table(table, pair_list, findings=fs, finding_sets=_finding_sets(finding_set), weights=w,
-                          not_mentioned=not_mentioned, studies=studies)
+                          not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain)
     sources = list(dict.fromkeys(s for p in pair_list for s in p))
     prev = prevalence_table(table, sources=sources, findings=fs)
     flows = flows_table(table, pair_list, findings=fs, not_mentioned=not_mentioned, studies=studies)
@@ -88,7 +92,7 @@ def agree(
     lines = [f"# cxreval agree: {labels}", "",
              f"- pairs: {', '.join(f'{a}:{b}' for a, b in pair_list)} (first source = F1 reference)",
              f"- kappa_w weighting: {weights}; Low/High kappa: unweighted kappa under the pessimistic/optimistic "
-             "uncertainty mappings (see cxreval.agreement)",
+             f"uncertainty mappings (see cxreval.agreement); both-uncertain pairs: {both_uncertain}",
              f"- not_mentioned: {not_mentioned}; studies: {studies}", ""]
     for pair, info in agr.attrs["pairs"].items():
         miss = {k: v for k, v in info["n_missing"].items() if v}

@@ -133,7 +133,8 @@ def classify(
     """Per-finding ROC-AUC of every model against every reference, with patient-level bootstrap CIs.
 
     Writes auc.csv/.parquet (model, group, finding, reference, auc, ci_low, ci_high, n_pos, n_neg, n_dropped;
-    finding 'macro' = macro average, model 'Mean' = mean over models), counts.csv, dropped.csv and summary.md.
+    finding 'macro' = macro average, 'micro' = one AUC of all (study, finding) pairs pooled, model 'Mean' = mean over
+    models), counts.csv, dropped.csv and summary.md.
     """
     res, notes = run_classification(predictions, labels, model_groups=model_groups, references=references,
                                     findings=findings, policy=policy, not_mentioned=not_mentioned, unlabeled=unlabeled,

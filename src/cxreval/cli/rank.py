@@ -8,17 +8,22 @@ import numpy as np
 import pandas as pd
 import typer
 
-from ..exceptions import SchemaError
+from ..exceptions import InvalidParameterError, SchemaError
 from ..published import attach_published, load_xqa_auc_table
+from ..rank_correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, KENDALL_VARIANTS, SPEARMAN_VARIANTS
 from ..ranking import ALL_MODELS, RankingStabilityResult, ranking_stability
 from ._common import echo_json, prepare_out, write_summary, write_table
 from .classify import auc_summary, md_table, run_classification
 
 __all__ = ["register", "rank_summary"]
 
-_CORR_OUT = ("dataset", "finding", "group", "reference_a", "reference_b", "method", "statistic", "boot_mean",
-             "boot_sd", "ci_low", "ci_high", "paper_mean", "paper_sd", "n_undefined", "n_models", "n_tied_a",
-             "n_tied_b")
+_CORR_OUT = ("dataset", "finding", "group", "reference_a", "reference_b", "method", "variant", "statistic",
+             "boot_mean", "boot_sd", "ci_low", "ci_high", "paper_mean", "paper_sd", "n_undefined", "n_models",
+             "n_tied_a", "n_tied_b")
+_VARIANT_TEXT = {"formula": "SRCC = 1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks (the seed's formula)",
+                 "pearson": "SRCC = Pearson correlation of average ranks (scipy.stats.spearmanr)",
+                 "tau-a": "KRCC = tau-a = (C - D) / (n (n - 1) / 2) (the seed's formula)",
+                 "tau-b": "KRCC = tau-b = (C - D) / sqrt((n0 - n1)(n0 - n2)) (scipy.stats.kendalltau)"}
 
 
 def _read_auc_table(spec: str) -> tuple[pd.DataFrame, bool]:
@@ -45,7 +50,13 @@ def _pm(m: float, s: float) -> str:
 
 
 def rank_summary(res: RankingStabilityResult, corr: pd.DataFrame, *, source: str) -> str:
-    lines = ["# cxreval rank", "", source, ""]
+    lines = ["# cxreval rank", "", source, "",
+             f"Rank correlations: {_VARIANT_TEXT[res.spearman]}; {_VARIANT_TEXT[res.kendall]}. Tied AUCs share "
+             "the average rank (column `variant` of rank_correlation.csv).", ""]
+    if "note" in corr.columns and (corr["note"].fillna("") != "").any():
+        notes = corr.loc[corr["note"].fillna("") != "", "note"]
+        lines += [f"{len(notes)} published rows have no recomputed value: "
+                  + "; ".join(f"{k} ({v} rows)" for k, v in notes.value_counts().items()), ""]
     boot = res.n_resamples > 0
     c = corr[corr.group == ALL_MODELS] if (corr.group == ALL_MODELS).any() else corr
     for ds in pd.unique(c.dataset):
@@ -99,23 +110,35 @@ def rank(
     groups: str = typer.Option("all", "--groups", help="all, overall or per-group."),
     min_models: int = typer.Option(3, "--min-models", help="Skip model groups with fewer models."),
     dataset: str = typer.Option("", "--dataset", help="Dataset name written in the tables (predictions mode)."),
+    kendall: str = typer.Option(DEFAULT_KENDALL, "--kendall", help="KRCC variant: tau-a (default, the XQA paper's "
+                                "(C - D) / (n(n-1)/2)) or tau-b (tie-corrected, scipy.stats.kendalltau)."),
+    spearman: str = typer.Option(DEFAULT_SPEARMAN, "--spearman", help="SRCC variant: formula (default, the XQA "
+                                 "paper's 1 - 6 sum d^2 / (n(n^2-1)) on average ranks) or pearson (Pearson "
+                                 "correlation of average ranks, scipy.stats.spearmanr). Equal without ties."),
     json_out: bool = typer.Option(False, "--json", help="Print the rank correlations as JSON."),
 ) -> None:
     """SRCC/KRCC between the model rankings each reference induces, per finding, macro average and model group.
 
     Writes rank_correlation.csv, rankings.csv (bump-chart table), top_changes.csv (and auc.csv from predictions)
     plus summary.md. With --auc-table the correlations are point values beside the paper's bootstrap mean ± sd.
+    The SRCC/KRCC variants (default: the XQA paper's formulas) are in column `variant` and in summary.md.
+
+    Example: cxreval rank --auc-table xqa --kendall tau-b --spearman pearson -o rank_xqa
     """
+    if kendall not in KENDALL_VARIANTS:
+        raise InvalidParameterError(f"--kendall must be one of {', '.join(KENDALL_VARIANTS)}. Got {kendall!r}.")
+    if spearman not in SPEARMAN_VARIANTS:
+        raise InvalidParameterError(f"--spearman must be one of {', '.join(SPEARMAN_VARIANTS)}. Got {spearman!r}.")
     d = prepare_out(out)
     if auc_table is not None:
         if predictions or labels:
             raise SchemaError("Give either --auc-table or --predictions/--labels, not both.")
         table, is_xqa = _read_auc_table(auc_table)
-        res = ranking_stability(table, groups=groups, min_models=min_models)
+        res = ranking_stability(table, groups=groups, min_models=min_models, kendall=kendall, spearman=spearman)
         corr = attach_published(res)
         source = (f"From the AUC table {'XQA Tables 16-25 (packaged)' if is_xqa else auc_table}: point estimates "
                   "(no bootstrap); ties from 2-decimal rounding share the average rank (rank_min/rank_max give the "
-                  "range); KRCC is tau-b. `paper` = the XQA paper's bootstrap mean ± sd (Tables 26-29).")
+                  "range). `paper` = the XQA paper's bootstrap mean ± sd (Tables 26-29).")
     else:
         if not predictions or not labels:
             raise SchemaError("cxreval rank needs --auc-table, or both --predictions and --labels.")
@@ -125,7 +148,8 @@ def rank(
                                         confidence_level=confidence_level)
         write_table(auc.table, d, "auc")
         (d / "auc_summary.md").write_text(auc_summary(auc, notes, seed=seed) + "\n")
-        res = ranking_stability(auc, groups=groups, min_models=min_models, dataset=dataset)
+        res = ranking_stability(auc, groups=groups, min_models=min_models, dataset=dataset, kendall=kendall,
+                                spearman=spearman)
         corr = res.correlations.assign(paper_mean=np.nan, paper_sd=np.nan)
         source = (f"From predictions + labels: {len(auc.models)} models, references {list(auc.references)}, "
                   f"{auc.n_resamples} patient-bootstrap replicates (seed {seed}); boot = mean ± sd of the replicate "
@@ -136,7 +160,8 @@ def rank(
     write_table(res.top_changes, d, "top_changes")
     write_summary(d, rank_summary(res, corr, source=source))
     if json_out:
-        echo_json({"rank_correlation": corr.to_dict(orient="records"), "n_resamples": res.n_resamples})
+        echo_json({"rank_correlation": corr.to_dict(orient="records"), "n_resamples": res.n_resamples,
+                   "kendall": res.kendall, "spearman": res.spearman})
     else:
         typer.echo(f"{len(corr)} rank correlations, {len(res.top_changes)} top-rank rows -> {d}")
 

@@ -1,0 +1,146 @@
+"""Import layers: a module may import only from its own layer or the layers below it, and never a private
+name of another module (issue 13). The check is plain ``ast`` over ``src/cxreval``; it runs in CI with the
+tests and fails on any violation not listed in :data:`KNOWN_VIOLATIONS` (the debt that issue 13 removes;
+the list may only shrink)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"
+
+# lowest first; the first component under ``cxreval`` decides the layer
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("core", frozenset({"exceptions", "_validation", "findings", "results", "outputs", "labels", "_typing",
+                        "schema"})),
+    ("engines", frozenset({"bootstrap", "_auc_kernel", "executor"})),
+    ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa",
+                            "published", "splits", "reports", "rank_correlation", "auc_comparison"})),
+    ("datasets", frozenset({"datasets", "predict", "reader"})),
+    ("report", frozenset({"report"})),
+    ("demo", frozenset({"demo", "demo_images"})),
+    ("cli", frozenset({"cli", "__main__"})),
+)
+
+# (importer, imported name or module) pairs that exist today; issue 13 removes them. Never add to this list.
+KNOWN_VIOLATIONS: frozenset[str] = frozenset({
+    "layer: cxreval.demo -> cxreval.cli._common",
+    "layer: cxreval.demo_images -> cxreval.cli._common",
+    "layer: cxreval.labels -> cxreval.datasets.fetch",
+    "layer: cxreval.splits -> cxreval.datasets.fetch",
+    "private: cxreval.agreement.omissions -> cxreval.agreement.pairs._Grids",
+    "private: cxreval.agreement.omissions -> cxreval.agreement.pairs._pair_states",
+    "private: cxreval.cli.data -> cxreval.datasets.audit._summary",
+    "private: cxreval.cli.iqa -> cxreval.iqa._image",
+    "private: cxreval.cli.rank -> cxreval.published._finding",
+    "private: cxreval.demo -> cxreval.cli._common",
+    "private: cxreval.demo_images -> cxreval.cli._common",
+    "private: cxreval.fusion.mace -> cxreval.fusion.dawid_skene._groups",
+    "private: cxreval.iqa.fsim -> cxreval.iqa.gradient._SCHARR",
+    "private: cxreval.iqa.fsim -> cxreval.iqa.gradient._grad_mag",
+    "private: cxreval.iqa.fsim -> cxreval.iqa.gradient._sim",
+    "private: cxreval.iqa.scoring -> cxreval.iqa.expert._corr",
+    "private: cxreval.iqa.vsi -> cxreval.iqa.gradient._SCHARR",
+    "private: cxreval.iqa.vsi -> cxreval.iqa.gradient._grad_mag",
+    "private: cxreval.iqa.vsi -> cxreval.iqa.gradient._sim",
+})
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    if len(parts) < 2:
+        return None  # the package root (lazy re-exports) belongs to no layer
+    for i, (_, names) in enumerate(LAYERS):
+        if parts[1] in names:
+            return i
+    return None
+
+
+def _module_name(path: Path, root: Path) -> tuple[str, str]:
+    rel = path.relative_to(root.parent).with_suffix("")
+    mod = ".".join(rel.parts)
+    if path.name == "__init__.py":
+        mod = mod.removesuffix(".__init__")
+        return mod, mod
+    return mod, mod.rsplit(".", 1)[0]
+
+
+def _imports(path: Path, root: Path):
+    """Yield (importer, target module, imported name or None) for every cxreval import in ``path``."""
+    mod, pkg = _module_name(path, root)
+    top = root.name
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target == top or target.startswith(top + "."):
+                for alias in node.names:
+                    yield mod, target, alias.name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == top or alias.name.startswith(top + "."):
+                    yield mod, alias.name, None
+
+
+def _is_module(root: Path, dotted: str) -> bool:
+    rel = Path(*dotted.split(".")[1:])
+    return (root / rel).with_suffix(".py").is_file() or (root / rel / "__init__.py").is_file()
+
+
+def layer_violations(root: Path = SRC) -> list[str]:
+    """Every layer or private-import violation under the package folder ``root``, as sorted strings."""
+    found: set[str] = set()
+    for path in sorted(root.rglob("*.py")):
+        for importer, target, name in _imports(path, root):
+            full = f"{target}.{name}" if name and _is_module(root, f"{target}.{name}") else target
+            li, lt = _layer(importer), _layer(full)
+            if li is not None and lt is not None and lt > li:
+                found.add(f"layer: {importer} -> {full}")
+            # a private name of a public module, or a private module from outside its parent package
+            if name and name.startswith("_") and not name.startswith("__") and full == target:
+                if not target.rsplit(".", 1)[-1].startswith("_"):
+                    found.add(f"private: {importer} -> {target}.{name}")
+            parts = full.split(".")
+            for i, part in enumerate(parts[2:], start=2):
+                if part.startswith("_") and not part.startswith("__"):
+                    owner = ".".join(parts[:i])
+                    if importer != owner and not importer.startswith(owner + "."):
+                        found.add(f"private: {importer} -> {'.'.join(parts[: i + 1])}")
+    return sorted(found)
+
+
+def test_no_new_layer_or_private_import_violation():
+    new = [v for v in layer_violations() if v not in KNOWN_VIOLATIONS]
+    assert not new, "Import-layer violations (see tests/test_layers.py for the layers):\n" + "\n".join(new)
+
+
+def test_known_violations_list_only_shrinks():
+    gone = sorted(KNOWN_VIOLATIONS - set(layer_violations()))
+    assert not gone, "Fixed - remove from KNOWN_VIOLATIONS:\n" + "\n".join(gone)
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"findings.py": "from .report import html\n", "report/__init__.py": "", "report/html.py": ""},
+     ["layer: pkg.findings -> pkg.report.html"]),
+    ({"ranking.py": "from .classification import _kernel\n", "classification.py": "_kernel = 1\n"},
+     ["private: pkg.ranking -> pkg.classification._kernel"]),
+    ({"cli/__init__.py": "", "cli/x.py": "from ..iqa._image import load\n", "iqa/__init__.py": "",
+      "iqa/_image.py": "def load(): pass\n"},
+     ["private: pkg.cli.x -> pkg.iqa._image"]),
+    ({"cli/__init__.py": "", "cli/x.py": "from ..classification import evaluate_auc\n",
+      "classification.py": "def evaluate_auc(): pass\n", "iqa/__init__.py": "from ._image import load\n",
+      "iqa/_image.py": "def load(): pass\n"}, []),
+])
+def test_checker_catches_a_deliberate_violation(tmp_path, files, expected):
+    root = tmp_path / "pkg"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (root / "__init__.py").touch()
+    assert layer_violations(root) == expected
