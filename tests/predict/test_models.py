@@ -42,6 +42,8 @@ def test_missing_weights_say_where_to_put_the_file(tmp_path, xrv, monkeypatch):
                        ) as ei:
         load_model("xrv:densenet121-res224-nih", weights_dir=tmp_path)
     assert str(want) in str(ei.value)
+    with pytest.raises(DataUnavailableError, match=r"\.torchxrayvision/models_data/baseline_models_jfhealthcare"):
+        load_model("xrv:jfhealthcare", download=False)
     # a file that is there but broken is named as such
     want.write_bytes(b"not a checkpoint")
     with pytest.raises(DataUnavailableError, match="could not be loaded"):
@@ -115,3 +117,22 @@ def test_yaml_torch_models(tmp_path, xrv):
     (tmp_path / "d.yaml").write_text(yaml.safe_dump(cfg))
     with pytest.raises(InvalidParameterError, match="'size' parameter"):
         load_model(f"torch:{tmp_path / 'd.pt'}")
+
+
+@pytest.mark.slow
+def test_resnet_named_weights(tmp_path, xrv):
+    """resnet50-res512-all from a self-made state_dict: 512 input, outputs without operating point left out."""
+    import torch
+    import torchvision
+    torch.manual_seed(0)
+    net = torchvision.models.resnet50(num_classes=18, weights=None)
+    net.conv1 = torch.nn.Conv2d(1, 64, kernel_size=7, stride=2, padding=3, bias=False)
+    url = xrv.models.model_urls["resnet50-res512-all"]["weights_url"]
+    torch.save(net.state_dict(), tmp_path / os.path.basename(url))
+    m = load_model("xrv:resnet50-res512-all", weights_dir=tmp_path, download=False)
+    assert m.preprocessing.size == 512 and (m.target_layer, m.classifier) == ("model.layer4", "model.fc")
+    left_out = [o for o, f in zip(m.outputs, m.findings) if f is None]
+    assert left_out == ["Lung Lesion", "Enlarged Cardiomediastinum"]          # NaN operating points in xrv 1.5.7
+    assert "no operating point" in m.mapping_table().set_index("output_name").loc["Lung Lesion", "note"]
+    from cxreval.predict.runner import check_heatmap_models
+    assert check_heatmap_models([m], target_layer=None) == ["model.layer4"]

@@ -57,7 +57,7 @@ def predict(
         return
     rr = res.read_report
     n_err = int((res.image_status.status == "error").sum())
-    typer.echo(f"{rr.n_kept} of {rr.n_read} image(s) predicted by {res.predictions.model.nunique()} model(s); "
+    typer.echo(f"{rr.n_kept} of {rr.n_read} image(s) predicted by {res.mapping.model.nunique()} model(s); "
                f"{len(res.predictions)} score(s) in {out}/predictions.csv")
     if n_err:
         typer.echo(f"{n_err} image(s) could not be read; see {out}/read_report.csv", err=True)

@@ -26,8 +26,8 @@
         target_layer: features       # for --heatmaps (CAM needs an eager module, not TorchScript)
         classifier: classifier       # optional; default the last torch.nn.Linear
 
-Every model is checked with one forward pass of a blank input when it is loaded, so a wrong input size,
-channel count or number of findings fails before any image is read.
+Every ``torch:`` model is checked with one forward pass of a blank input when it is loaded, so a wrong input
+size, channel count or number of findings fails before any image is read.
 """
 
 from __future__ import annotations
@@ -415,6 +415,8 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: str |
         raise InvalidParameterError(f"--device {device}: CUDA is not available to torch on this machine; use cpu.")
     lm = _xrv_model(ms, weights_dir=weights_dir, download=download) if ms.kind == "xrv" else _torch_model(ms)
     lm.module.to(dev).eval()
+    if ms.kind == "xrv":          # torchxrayvision's own architectures: output count = len(targets) by construction
+        return lm
     prep = lm.preprocessing
     lo, hi = (-1024.0, 1024.0) if prep.normalization == "xrv" else (0.0, 1.0)   # a ramp over the input range
     x = torch.linspace(lo, hi, prep.channels * prep.size * prep.size, device=dev).reshape(

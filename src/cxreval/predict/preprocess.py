@@ -186,12 +186,19 @@ def center_crop(x: np.ndarray) -> np.ndarray:
 
 
 def resize(x: np.ndarray, size: int) -> np.ndarray:
-    """Step 4 on a ``(1, H, W)`` array (XRayResizer)."""
+    """Step 4 on a ``(1, H, W)`` array: the values of ``XRayResizer(size)``.
+
+    XRayResizer resizes the ``(1, H, W)`` volume to ``(1, size, size)``; along the channel axis the zoom is 1,
+    so skimage applies no smoothing there and interpolates at integer positions, which returns each plane's
+    values unchanged. Resizing the 2-D plane therefore gives the same numbers (tested to 1e-6 against
+    torchxrayvision) at about a third of the time.
+    """
     import skimage.transform
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return skimage.transform.resize(x, (1, size, size), mode="constant", preserve_range=True).astype(np.float32)
+        out = skimage.transform.resize(x[0], (size, size), mode="constant", preserve_range=True)
+    return out.astype(np.float32)[None]
 
 
 def preprocess(img: RawImage, prep: Preprocessing) -> np.ndarray:

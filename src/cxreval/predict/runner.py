@@ -418,9 +418,11 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     options = {"heatmaps": heatmaps, "cam": cam, "target_layer": target_layer, "batch_size": batch_size,
                "device": device, "workers": workers, "dicom_window": dicom_window,
                "resumed_images": {str(k): v for k, v in stats.n_resumed.items()}}
-    inputs = [listing.source] if Path(str(listing.source)).exists() else []
+    src = Path(str(listing.source))
+    inputs = [src] if src.is_file() else []          # a list file is hashed; an image folder is not read twice
     with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv,
-                       meta={"models": [m.spec for m in loaded]}) as d:
+                       meta={"images": listing.source, "n_images": len(listing.items),
+                             "models": [m.spec for m in loaded]}) as d:
         res = write_outputs(d, store, listing.items, loaded, heatmaps=heatmaps, listing=listing, options=options)
     store.remove()
     return res
