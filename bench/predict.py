@@ -16,7 +16,7 @@ is reported and the scores of both sides are compared.
 number of images: only one batch is in memory, batches go to disk at once, and the heatmap ``.npz`` is written
 one array at a time.
 
-Run: ``.venv/bin/python bench/predict.py [--n 32] [--repeats 2] [--skip-rss]``
+Run: ``.venv/bin/python bench/predict.py [--n 32] [--repeats 3] [--threads 1] [--skip-rss]``
 """
 
 from __future__ import annotations
@@ -177,10 +177,14 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=32, help="images for the throughput comparison")
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--workers", type=int, default=0, help="cxreval reading threads")
-    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads for both sides (1: CPU time is "
+                    "the work done, not threads spinning on a shared machine)")
     ap.add_argument("--skip-rss", action="store_true")
     ap.add_argument("--skip-throughput", action="store_true")
     args = ap.parse_args()
+    import torch
+    torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         if not args.skip_throughput:
