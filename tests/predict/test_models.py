@@ -83,6 +83,7 @@ def test_predictions_equal_direct_xrv_forward(tmp_path, xrv_weights, xrv):
     assert len(res.predictions) == 2 * 18
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")      # torch.jit is deprecated in torch >= 2.12
 def test_yaml_torch_models(tmp_path, xrv):
     """weights=None xrv DenseNet as state_dict + YAML; TorchScript; YAML errors before any image is read."""
     import torch

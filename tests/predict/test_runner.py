@@ -62,6 +62,18 @@ def test_scores_heatmaps_and_outputs(tmp_path, blob_folder, tiny_models, torch_m
     x = np.stack([preprocess(read_image(d / "img03.png"), lm.preprocessing)])
     ref = class_activation_maps(lm.module, x, target_layer="features", classes=[0, 1, 2])
     np.testing.assert_allclose(maps["img03.png/Infiltration"], ref[0, 1], rtol=0, atol=1e-5)  # float32 batch vs single
+    # Grad-CAM: non-negative maps, equal to cxreval.localization.cam.grad_cam, peak at the blob
+    from cxreval.localization.cam import grad_cam
+    gc = predict(d, [f"torch:{ymls[0]}"], out=tmp_path / "gc", heatmaps=True, cam="gradcam", batch_size=4)
+    assert gc.read_report.n_kept == 10
+    with np.load(tmp_path / "gc" / "heatmaps" / "tiny0.npz") as z:
+        g3 = z["img03.png/Effusion"]
+    np.testing.assert_allclose(g3, grad_cam(lm.module, x, target_layer="features", classes=[2])[0, 0], atol=1e-6)
+    i = int(np.flatnonzero(has)[0])
+    with np.load(tmp_path / "gc" / "heatmaps" / "tiny0.npz") as z:
+        gm = z[f"img{i:02d}.png/Atelectasis"]
+    r, c = np.unravel_index(np.argmax(gm), gm.shape)
+    assert gm.min() >= 0 and np.hypot(2 * r + 0.5 - centres[i][0], 2 * c + 0.5 - centres[i][1]) <= 3.0
     js = json.loads((out / "models.json").read_text())
     assert js["models"][0]["preprocessing_steps"][0].startswith("scale to [-1024, 1024]")
     assert (out / "run.json").is_file() and not partial_path(out).exists()
@@ -86,7 +98,7 @@ def test_resume_after_interrupt(tmp_path, blob_folder, tiny_models, torch_mod):
     with pytest.raises(SchemaError, match=r"other settings \(\['cam', 'heatmaps', 'models'\]\).*--restart"):
         predict(d, specs[:1], out=out, batch_size=3)
     counts = []
-    res = predict(d, specs, out=out, heatmaps=True, batch_size=3, on_batch=counts.append)
+    res = predict(d, specs, out=out, heatmaps=True, batch_size=3, workers=2, on_batch=counts.append)
     assert sum(counts) == 10 - 6                                    # only the images not yet predicted
     pd.testing.assert_frame_equal(res.predictions, full.predictions)
     for name in ("tiny0", "tiny1"):
