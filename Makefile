@@ -15,7 +15,7 @@ $(BIN)/cxreval: pyproject.toml
 install: $(BIN)/cxreval
 
 demo: install
-	$(BIN)/cxreval demo --out $(OUT)
+	$(BIN)/cxreval demo --out $(OUT) --overwrite
 
 test: install
 	$(BIN)/cxreval data fetch

@@ -68,7 +68,7 @@ def main() -> None:
         return torch.from_numpy(a)[None, None]
 
     fr = {
-        "gmsd": (lambda r, d: piq.gmsd(t(d), t(r), data_range=255.0), {}),
+        "gmsd": (lambda r, d: piq.gmsd(t(d), t(r), data_range=255.0), {"std": "population"}),
         "mdsi": (lambda r, d: piq.mdsi(t(d), t(r), data_range=255.0), {}),
         "haarpsi": (lambda r, d: piq.haarpsi(t(d), t(r), data_range=255.0), {}),
         "haarpsi_med": (lambda r, d: piq.haarpsi(t(d), t(r), data_range=255.0, c=5.0, alpha=4.9), {}),

@@ -17,10 +17,10 @@ def _commands():
     out = [()]
 
     def walk(cmd, path):
-        if hasattr(cmd, "commands"):
-            for name, sub in cmd.commands.items():
+        if hasattr(cmd, "list_commands"):  # the root group loads command modules lazily
+            for name in cmd.list_commands(None):
                 out.append((*path, name))
-                walk(sub, (*path, name))
+                walk(cmd.get_command(None, name), (*path, name))
 
     walk(root, ())
     return out
@@ -89,7 +89,7 @@ def test_data_split_then_audit(tmp_path, capsys):
     de = _data_entry(tmp_path)
     out = tmp_path / "split"
     assert main(["data", "split", "chestxray14", "--data-entry", str(de), "--out", str(out), "--fractions",
-                 "0.5,0.25,0.25", "--stratify", "Edema", "--rng", "3", "--json"]) == 0
+                 "0.5,0.25,0.25", "--stratify", "Edema", "--seed", "3", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert [s["n_patients"] for s in d["split"]["sizes"]] == [20, 10, 10]
     assert d["split"]["stratify"] == ["Edema"] and d["leakage"]["n_shared_patients"] == 0
@@ -117,7 +117,7 @@ def test_data_split_by_image_leaks(tmp_path, capsys):
 @pytest.mark.parametrize("args, msg", [
     (["--by", "family"], "--by must be 'patient' or 'image'. Got 'family' instead."),
     (["--fractions", "a,b"], "--fractions must be comma-separated numbers. Got 'a,b' instead."),
-    (["--fractions", "0.5,0.6"], "The 'fractions' parameter of patient_split must be a sequence of floats"),
+    (["--fractions", "0.5,0.6"], "--fractions must be a sequence of floats"),  # the flag, not patient_split
     (["--by", "image", "--stratify", "Edema"], "--stratify needs --by patient."),
 ])
 def test_data_split_errors(tmp_path, capsys, args, msg):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -211,7 +212,8 @@ def test_demo_iqa_is_metric_vs_metric(demo_out: Path) -> None:
     assert len(scores) == len(man) * len(IQA_METRICS) == 2 * 6 * len(IQA_METRICS)
     # a score equals the metric on the written images (what `cxreval iqa score` reads)
     r = scores.iloc[0]
-    ref, tst = read_image(r["reference"]), read_image(r["test"])
+    assert not Path(r["reference"]).is_absolute()  # relative to the folder, which moved into place after the run
+    ref, tst = read_image(d / r["reference"]), read_image(d / r["test"])
     assert ref.image.shape == (512, 512)
     assert r["value"] == get_metric(r["metric"])(ref.image, tst.image, data_range=ref.data_range)
     # each metric's ranking of the degradations: mean over images, oriented (GMSD: lower is better)
@@ -271,24 +273,89 @@ def test_demo_box_overlays_on_real_radiographs(demo_out: Path, metadata_dir: Pat
     assert set(loc["localizer"]) == {"heatmap bilinear", "tiny box", "whole image"}
 
 
-def _open_in_chromium():  # the committed browser helper of tests/report
+def _browser():  # the committed browser helpers of tests/report
     spec = importlib.util.spec_from_file_location("_cxreval_browser", ROOT / "tests/report/test_report_browser.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.open_in_chromium
+    return mod
 
 
 @pytest.mark.slow
 @pytest.mark.browser
 def test_demo_report_renders_in_headless_chromium(demo_out: Path) -> None:
-    out = _open_in_chromium()(demo_out / "report.html", ROOT / "test-artifacts" / "report_demo.png")
-    severe = [m for m in out["logs"] if m.get("level") == "SEVERE"]
-    assert severe == [], severe
-    figs = out["figures"]
+    browser = _browser()
+    art = ROOT / "test-artifacts"
+    out = browser.open_in_chromium(demo_out / "report.html", art / "report_demo.png",
+                                   section_shots=art / "report_demo_sections")
     page = (demo_out / "report.html").read_text()
     n_figures = page.count('class="plotly-graph-div"')
-    assert len(figs) == n_figures
     assert n_figures >= 20
-    for f in figs:
-        assert f["width"] > 100 and f["height"] > 100, f
-        assert f["n_elements"] > 20 and f["n_traces"] > 0, f
+    browser.check_page(out, n_figures)
+    analyses = [sid for sid in out["facts"]["sections"] if sid not in ("not-available", "methods")]
+    assert out["facts"]["key_lines"] == len(analyses) == len(REAL_SECTIONS) + 3  # 3 folders: AUCs and rankings
+    assert len(out["shots"]) == len(out["facts"]["sections"])
+
+
+@pytest.mark.slow
+def test_demo_records_each_section_and_the_run(demo_out: Path) -> None:
+    from cxreval.outputs import read_run, sha256_file
+
+    top = read_run(demo_out)
+    assert top["status"] == "success" and "report.html" in top["files"] and "chexpert_models/auc.csv" in top["files"]
+    rec = read_run(demo_out / "chexpert_models")
+    assert rec["n_resamples"] == 20 and rec["confidence_level"] == 0.95 and rec["ci_method"] == "percentile"
+    assert "uncertain labels: exclude" in rec["label_policy"]
+    assert [f for f in rec["findings"] if f not in ("macro", "micro")] == [
+        "Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Effusion"]
+    assert set(rec["files"]) >= {"auc.csv", "rankings.csv", "rank_correlation.csv", "summary.md"}
+    inp = {Path(i["path"]).name: i["sha256"] for i in rec["inputs"]}
+    assert "groundtruth.csv" in inp and len(inp) == 11 + len(CHEXPERT_MODELS)
+    gt = next(Path(i["path"]) for i in rec["inputs"] if i["path"].endswith("groundtruth.csv"))
+    assert inp["groundtruth.csv"] == sha256_file(gt)
+    methods = (demo_out / "report.html").read_text().split('id="methods"')[1]
+    assert inp["groundtruth.csv"] in methods and "bootstrap resamples" in methods
+
+
+def test_demo_without_split_lists_says_so(tmp_path: Path, metadata_dir: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "mirror").mkdir()
+    code = main(["demo", "--out", str(tmp_path / "out"), "--section", "audit", "--data-mirror", str(tmp_path / "mirror"),
+                 "--cache-dir", str(metadata_dir.parent), "--offline", "--json"])
+    assert code == 0
+    (sec,) = json.loads(capsys.readouterr().out)["sections"]
+    assert sec["status"] == "built"
+    assert sec["reason"] == "built without: ChestX-ray14 audit: official split and patient leakage"
+    audit = json.loads((tmp_path / "out" / "chestxray14_audit" / "audit.json").read_text())
+    assert audit["split"] is None
+    page = (tmp_path / "out" / "report.html").read_text()
+    panel = page.split('id="key-findings"')[1].split("</section>")[0]
+    assert "split and leakage not checked" in panel and "no patient" not in panel and "leak" not in panel.replace(
+        "leakage not checked", "").replace("patient leakage between splits is unknown", "")
+    assert "official split and patient leakage" in page.split('id="not-available"')[1]
+    assert "cxreval demo --out cxreval-demo-audit --section audit" in page
+
+
+@pytest.mark.slow
+def test_suggested_commands_run_as_written(shared_data: Path, metadata_dir: Path, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each demo command the report suggests for a missing analysis runs exactly as written (data from the
+    mirror named by $CXREVAL_DATA_MIRROR) and produces that analysis."""
+    import shlex
+
+    from cxreval.report import KINDS, detect_kinds, find_result_folders, render_report
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    page, _, _ = render_report([empty], allow_empty=True)
+    cmds = [html.unescape(c) for c in re.findall(r'<code class="command">([^<]+)</code>', page)
+            if "cxreval demo" in c]
+    assert len(cmds) == len(KINDS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CXREVAL_DATA_MIRROR", str(shared_data))
+    for kind, cmd in zip(KINDS, cmds):
+        argv = shlex.split(cmd)
+        assert main(argv[1:]) == 0, cmd
+        out = tmp_path / argv[3]
+        kinds = {k.name for f in find_result_folders([out]) for k in detect_kinds(f)}
+        assert kind.name in kinds, (cmd, kinds)
+    assert main(["data", "fetch"]) == 0  # the command suggested when metadata is missing

@@ -119,3 +119,18 @@ def test_atomic_file(tmp_path):
     with atomic_file(out, overwrite=True) as t:
         t.write_text("new")
     assert out.read_text() == "new"
+
+
+def test_output_moved_aside_by_a_killed_run_is_restored(tmp_path):
+    """A run SIGKILLed between moving the previous output aside and renaming the new one in."""
+    out = tmp_path / "res"
+    with output_folder(out) as d:
+        (d / "old.txt").write_text("old")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    out.rename(tmp_path / f".res.tmp-{pid}-old-abcd1234")
+    (tmp_path / f".res.tmp-{pid}-deadbeef").mkdir()  # the new folder it never renamed in
+    with pytest.raises(OutputError, match="already exists"), output_folder(out):
+        pytest.fail("body must not run: the restored output exists")
+    assert sorted(p.name for p in out.iterdir()) == ["old.txt", RUN_FILE]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]

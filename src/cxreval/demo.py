@@ -10,62 +10,62 @@ into ``OUT/<section>/``, and renders ``OUT/report.html`` from them. Data:
 - the XQA paper's tables and sample radiographs, from a mirror folder only.
 
 A section whose module is not in this build, or whose data cannot be had, is listed in the report as
-"not built" with the reason and the command that would get it; the demo never fails because one
-source is unreachable.
+"not built" with the reason, what data it needs and an exact command that would build it (each runs as
+written); the demo never fails because one source is unreachable. A part of a built section that could
+not be made (the official split lists of the audit, expert ratings for IQA) is listed the same way and
+named in the section's outcome, never claimed.
+
+The whole output folder is written atomically (:func:`cxreval.outputs.output_folder`); each section
+folder also gets its own ``run.json``: the inputs it read with their SHA-256 and its parameters
+(bootstrap size, confidence level and CI type, label policy, vocabularies, seed), which the report's
+"Methods and provenance" section shows.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from .cli._common import write_summary, write_table
+from .demo_data import (
+    CHEXPERT_BENCH_READERS,
+    CHEXPERT_COMPETITION,
+    CHEXPERT_GT_READERS,
+    CHEXPERT_MODELS,
+    NIH_MODELS,
+    RERUN,
+    DemoContext,
+    NotBuilt,
+    chexpert_labels,
+    chexpert_predictions,
+    metadata,
+    mirror_only,
+    need,
+    nih_google_labels,
+    nih_predictions,
+    pinned,
+    plain,
+    rerun_command,
+)
 from .exceptions import CxrevalError, InvalidParameterError
+from .outputs import RUN_FILE, atomic_file, check_output_path, output_folder, sha256_file
 
 if TYPE_CHECKING:
     from .ranking import RankingStabilityResult
 
-__all__ = ["DemoContext", "DemoSection", "DemoResult", "SECTIONS", "run_demo"]
+__all__ = ["DemoContext", "DemoSection", "DemoResult", "SECTIONS", "run_demo", "NotBuilt", "rerun_command",
+           "NIH_MODELS", "CHEXPERT_MODELS", "CHEXPERT_GT_READERS", "CHEXPERT_BENCH_READERS", "CHEXPERT_COMPETITION"]
 
 log = logging.getLogger(__name__)
-
-
-class NotBuilt(Exception):
-    """Raised by a section that cannot be built: the reason and the command that would get it."""
-
-    def __init__(self, reason: str, command: str = "") -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.command = command
-
-
-@dataclass(frozen=True)
-class DemoContext:
-    """What every section gets: where to write, where data lies, and the seed."""
-
-    out: Path
-    mirror: Path | None
-    cache_dir: Path | None
-    n_resamples: int
-    rng: int
-    download: bool
-    iqa_metrics: tuple[str, ...] = ()
-    iqa_images: int = 3
-    missing: list[tuple[str, str, str]] = field(default_factory=list)
-    """Parts of built sections that could not be made: (title, reason, command)."""
-
-    def folder(self, key: str) -> Path:
-        d = self.out / key
-        d.mkdir(parents=True, exist_ok=True)
-        return d
 
 
 @dataclass(frozen=True)
@@ -79,11 +79,12 @@ class DemoSection:
     folder: Path | None = None
     reason: str = ""
     command: str = ""
+    hint: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return {"key": self.key, "title": self.title, "status": self.status, "seconds": round(self.seconds, 2),
                 "folder": None if self.folder is None else str(self.folder), "reason": self.reason,
-                "command": self.command}
+                "command": self.command, "hint": self.hint}
 
 
 @dataclass(frozen=True)
@@ -102,126 +103,17 @@ class DemoResult:
 
 
 # ------------------------------------------------------------------------------------------------
-# data helpers
-# ------------------------------------------------------------------------------------------------
-
-def _need(module: str, what: str, command: str) -> ModuleType:
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise NotBuilt(f"{what}: module {module} is not in this build ({exc})", command) from exc
-
-
-def _metadata(ctx: DemoContext, name: str) -> Path:
-    from .datasets.fetch import WHEEL_SHA256, fetch_metadata, resolve_cache_dir
-
-    stamp = resolve_cache_dir(ctx.cache_dir) / "torchxrayvision-data" / ".wheel_sha256"
-    if not ctx.download and not (stamp.exists() and stamp.read_text().strip() == WHEEL_SHA256):
-        raise NotBuilt(f"public metadata not cached in {stamp.parent} and downloads are off", "cxreval data fetch")
-    try:
-        res = fetch_metadata(cache_dir=ctx.cache_dir)
-    except CxrevalError as exc:
-        raise NotBuilt(f"public metadata unavailable: {exc}", "cxreval data fetch") from exc
-    return res.files[name]
-
-
-def _pinned(ctx: DemoContext, local_path: str) -> Path:
-    from .datasets.mirror import fetch_file
-
-    try:
-        return fetch_file(local_path, mirror=ctx.mirror, cache_dir=ctx.cache_dir, download=ctx.download)
-    except CxrevalError as exc:
-        raise NotBuilt(str(exc), f"cxreval demo --data-mirror DIR  (DIR holding {local_path})") from exc
-
-
-def _mirror_only(ctx: DemoContext, relative: str) -> Path:
-    from .datasets.mirror import mirror_path
-
-    try:
-        return mirror_path(relative, mirror=ctx.mirror)
-    except CxrevalError as exc:
-        raise NotBuilt(str(exc), f"cxreval demo --data-mirror DIR  (DIR holding {relative})") from exc
-
-
-def _plain(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` without ``attrs`` (readers keep DataFrames there, which ``pd.concat`` cannot compare)."""
-    df = df.copy()
-    df.attrs = {}
-    return df
-
-
-NIH_MODELS = ("jrzech_densenet121", "dd_densenet201", "dd_mobilenet_v2", "dd_resnet50", "dd_resnet152",
-              "dd_densenet121_v2_logits", "hy_densenet121_nih25", "hy_densenet121_nih25_lrdecay033",
-              "hy_densenet121_test1", "hy_densenet121_results")
-CHEXPERT_MODELS = ("desmond", "drnet", "hieupham", "ihil", "jfaboy", "ngango2", "ngango3", "sensexdr", "uestc",
-                   "yww211")
-CHEXPERT_GT_READERS = ("bc1", "bc2", "bc3", "bc5", "bc7")
-CHEXPERT_BENCH_READERS = ("bc4", "bc6", "bc8")
-CHEXPERT_COMPETITION = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Effusion")
-
-
-def nih_google_labels(ctx: DemoContext) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """NIH text-mined labels mapped to Google's findings plus Google's expert labels, on Google's images."""
-    _need("cxreval.datasets.google", "Google expert labels", "cxreval data fetch")
-    from .datasets import google, nih
-
-    g = google.load_labels(_metadata(ctx, google.GOOGLE_FILE), cache_dir=ctx.cache_dir).table
-    n = nih.load_labels(_metadata(ctx, nih.DATA_ENTRY), cache_dir=ctx.cache_dir).table
-    n = n[n["study_id"].isin(set(g["study_id"]))]
-    mapped = google.map_nih_to_google(n)
-    g = g[g["finding"].isin(set(mapped["finding"]))]
-    cols = ["study_id", "patient_id", "finding", "source", "state"]
-    return pd.concat([mapped[cols], g[cols]], ignore_index=True), g
-
-
-def nih_predictions(ctx: DemoContext, studies: set[str]) -> pd.DataFrame:
-    """The 10 NIH models' scores on ``studies``, in Google's findings (max over the NIH findings that
-    define each Google finding, the same mapping as the labels)."""
-    from .datasets.google import NIH_TO_GOOGLE
-    from .labels import read_wide_predictions
-
-    parts = []
-    needed = sorted({f for sources in NIH_TO_GOOGLE.targets.values() for f in sources})
-    for model in NIH_MODELS:
-        p = _pinned(ctx, f"nih_fold_predictions/{model}.csv")
-        pr = _plain(read_wide_predictions(p, model=model, id_column="Image Index", prefix="prob_",
-                                          findings=needed).table)
-        pr = pr[pr["study_id"].isin(studies)]
-        wide = pr.pivot(index="study_id", columns="finding", values="score")
-        for target, sources in NIH_TO_GOOGLE.targets.items():
-            parts.append(pd.DataFrame({"study_id": wide.index, "model": model, "finding": target,
-                                       "score": wide[list(sources)].max(axis=1).to_numpy()}))
-    return pd.concat(parts, ignore_index=True)
-
-
-def chexpert_labels(ctx: DemoContext) -> pd.DataFrame:
-    """CheXpert test labels: consensus, 8 radiologists and 2 report labelers, as one long table."""
-    from .labels import read_wide_labels
-
-    files = {"consensus": "chexpert_test/groundtruth.csv"}
-    files.update({r: f"chexpert_test/radiologists/groundtruth/{r}_gt.csv" for r in CHEXPERT_GT_READERS})
-    files.update({r: f"chexpert_test/radiologists/benchmark_radiologists/{r}.csv" for r in CHEXPERT_BENCH_READERS})
-    files.update({"chexpert_labeler": "chexpert_test/labeler/chexpert_labels.csv",
-                  "chexbert": "chexpert_test/labeler/chexbert_labels.csv"})
-    parts = [_plain(read_wide_labels(_pinned(ctx, p), source=src, id_column="Study").table)
-             for src, p in files.items()]
-    return pd.concat(parts, ignore_index=True)
-
-
-def chexpert_predictions(ctx: DemoContext) -> pd.DataFrame:
-    from .labels import read_wide_predictions
-
-    parts = [_plain(read_wide_predictions(
-        _pinned(ctx, f"chexpert_test/example_models/predictions/standard/{m}_predictions.csv"),
-        model=m, id_column="Study").table) for m in CHEXPERT_MODELS]
-    return pd.concat(parts, ignore_index=True)
-
-
-# ------------------------------------------------------------------------------------------------
 # sections
 # ------------------------------------------------------------------------------------------------
+
+def _auc_meta(res: object, *, vocabulary: str) -> dict[str, object]:
+    """run.json parameters of an AUC evaluation (bootstrap, CI, label policy, vocabulary)."""
+    return {"n_resamples": getattr(res, "n_resamples", None), "confidence_level": getattr(res, "confidence_level", None),
+            "ci_method": "percentile", "bootstrap_unit": "patient",
+            "label_policy": f"uncertain labels: {getattr(res, 'policy', 'exclude')}; not mentioned counts as negative",
+            "vocabulary": vocabulary, "findings": list(getattr(res, "findings", [])),
+            "references": list(getattr(res, "references", []))}
+
 
 def _write_ranking(res: RankingStabilityResult, out: Path) -> None:
     write_table(res.correlations, out, "rank_correlation")
@@ -239,31 +131,38 @@ def _pair_drops(table: pd.DataFrame) -> str:
 
 
 def _sec_audit(ctx: DemoContext) -> str:
-    au = _need("cxreval.datasets.audit", "ChestX-ray14 audit", "cxreval data audit chestxray14 --json")
+    au = need("cxreval.datasets.audit", "ChestX-ray14 audit", "cxreval data audit chestxray14 --json")
     from .datasets.nih import DATA_ENTRY
 
-    entry = _metadata(ctx, DATA_ENTRY)
+    entry = metadata(ctx, DATA_ENTRY)
     split_dir = None
     try:
-        lists = [_pinned(ctx, "chestxray14/official_test_list.txt"),
-                 _pinned(ctx, "chestxray14/official_train_val_list.txt")]
+        lists = [pinned(ctx, "chestxray14/official_test_list.txt"),
+                 pinned(ctx, "chestxray14/official_train_val_list.txt")]
         if lists[0].parent == lists[1].parent:
             split_dir = lists[0].parent
     except NotBuilt as exc:
         log.info("official split lists unavailable (%s); auditing without a split", exc.reason)
-    res = au.audit_chestxray14(path=entry, bbox_path=_metadata(ctx, au.BBOX_FILE), split_dir=split_dir,
+        ctx.missing.append(("ChestX-ray14 audit: official split and patient leakage",
+                            f"not checked: the official split lists were not available ({exc.reason}); "
+                            'audit.json has "split": null and only the counts are shown', RERUN, exc.hint))
+    res = au.audit_chestxray14(path=entry, bbox_path=metadata(ctx, au.BBOX_FILE), split_dir=split_dir,
                                cache_dir=ctx.cache_dir)
+    ctx.meta.update({"split_lists": "official (train_val_list / test_list)" if split_dir else "not available"})
     out = ctx.folder("chestxray14_audit")
     au.write_audit(res, out)
     return str(out)
 
 
 def _sec_nih_google_agreement(ctx: DemoContext) -> str:
-    ag = _need("cxreval.agreement", "agreement", "cxreval agree")
+    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     labels, _ = nih_google_labels(ctx)
     out = ctx.folder("nih_vs_google_agreement")
     pairs = [("google_expert", "nih_textmined")]
     table = ag.agreement_table(labels, pairs, studies="intersection")
+    ctx.meta.update({"label_policy": "weighted κ over the ordered states; Low/High κ resolve uncertain labels "
+                                     "pessimistically/optimistically", "studies": "intersection of each pair",
+                     "vocabulary": "Google's expert findings (NIH mapped by NIH_TO_GOOGLE)"})
     write_table(table, out, "agreement")
     write_table(ag.prevalence_table(labels), out, "prevalence")
     write_table(ag.flows_table(labels, pairs, studies="intersection"), out, "flows")
@@ -276,13 +175,14 @@ def _sec_nih_google_agreement(ctx: DemoContext) -> str:
 
 
 def _sec_nih_models(ctx: DemoContext) -> str:
-    cl = _need("cxreval.classification", "classification", "cxreval classify")
-    rk = _need("cxreval.ranking", "ranking", "cxreval rank")
+    cl = need("cxreval.classification", "classification", "cxreval classify")
+    rk = need("cxreval.ranking", "ranking", "cxreval rank")
     labels, g = nih_google_labels(ctx)
     preds = nih_predictions(ctx, set(g["study_id"]))
     labels = labels[labels["study_id"].isin(set(preds["study_id"]))]
     res = cl.evaluate_auc(preds, labels, references=["nih_textmined", "google_expert"],
                           n_resamples=ctx.n_resamples, rng=ctx.rng)
+    ctx.meta.update(_auc_meta(res, vocabulary="Google's 4 expert findings (NIH findings mapped by NIH_TO_GOOGLE)"))
     out = ctx.folder("nih_models")
     write_table(res.table, out, "auc")
     _write_ranking(rk.ranking_stability(res), out)
@@ -295,13 +195,14 @@ def _sec_nih_models(ctx: DemoContext) -> str:
 
 
 def _sec_chexpert(ctx: DemoContext) -> str:
-    cl = _need("cxreval.classification", "classification", "cxreval classify")
-    rk = _need("cxreval.ranking", "ranking", "cxreval rank")
+    cl = need("cxreval.classification", "classification", "cxreval classify")
+    rk = need("cxreval.ranking", "ranking", "cxreval rank")
     labels = chexpert_labels(ctx)
     preds = chexpert_predictions(ctx)
     refs = list(dict.fromkeys(labels["source"]))
     res = cl.evaluate_auc(preds, labels, references=refs, findings=list(CHEXPERT_COMPETITION),
                           n_resamples=ctx.n_resamples, rng=ctx.rng)
+    ctx.meta.update(_auc_meta(res, vocabulary="CheXpert competition findings"))
     out = ctx.folder("chexpert_models")
     write_table(res.table, out, "auc")
     _write_ranking(rk.ranking_stability(res, pairs=[("consensus", r) for r in refs[1:]]), out)
@@ -312,11 +213,14 @@ def _sec_chexpert(ctx: DemoContext) -> str:
 
 
 def _sec_chexpert_agreement(ctx: DemoContext) -> str:
-    ag = _need("cxreval.agreement", "agreement", "cxreval agree")
+    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     labels = chexpert_labels(ctx)
     labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
     others = [s for s in dict.fromkeys(labels["source"]) if s != "consensus"]
     pairs = [("consensus", s) for s in others]
+    ctx.meta.update({"label_policy": "report labelers' blanks count as negative (not mentioned); weighted κ, "
+                                     "Low/High κ over uncertain labels", "studies": "intersection of each pair",
+                     "vocabulary": "CheXpert competition findings", "findings": list(CHEXPERT_COMPETITION)})
     out = ctx.folder("chexpert_agreement")
     table = ag.agreement_table(labels, pairs, studies="intersection")
     write_table(table, out, "agreement")
@@ -330,19 +234,24 @@ def _sec_chexpert_agreement(ctx: DemoContext) -> str:
 
 
 def _sec_chexpert_fusion(ctx: DemoContext) -> str:
-    fu = _need("cxreval.fusion", "fusion", "cxreval fuse")
-    ag = _need("cxreval.agreement", "agreement", "cxreval agree")
+    fu = need("cxreval.fusion", "fusion", "cxreval fuse")
+    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     labels = chexpert_labels(ctx)
     labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
     readers = labels[labels["source"].isin(CHEXPERT_GT_READERS) & labels["state"].notna()]
     ann = pd.DataFrame({"study_id": readers["study_id"].astype(str), "reader": readers["source"].astype(str),
                         "finding": readers["finding"].astype(str), "label": readers["state"].astype(int)})
     ref = labels[labels["source"] == "consensus"].set_index(["study_id", "finding"])["state"]
-    fused, rows = [], []
+    from .fusion.diagnostics import overfused_states
+
+    fused, rows, warns = [], [], []
     # the unsupervised methods (the neural fusion is supervised: it needs the reference it is compared with)
     for name in [m for m in ("mv", "or", "and", "ds", "mace") if m in fu.list_fusion()]:
         est = fu.get_fusion(name)()
         lab = est.fit_predict(ann)
+        fin = lab.index.get_level_values("finding")
+        for f, g in ann.groupby("finding"):  # states fused far more often than any reader uses them (issue 15)
+            warns += [(f, name, w) for w in overfused_states(g, lab[fin == f], method=name)]
         df = lab.rename("state").reset_index()
         df.columns = ["study_id", "finding", "state"]
         df["method"] = name
@@ -353,6 +262,8 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
             rows.append({"method": name, "finding": finding, "kappa_w": r.kappa_w, "kappa_low": r.kappa_low,
                          "kappa_high": r.kappa_high, "f1_w": r.f1_w, "f1_low": r.f1_low, "f1_high": r.f1_high,
                          "n": r.n})
+    ctx.meta.update({"readers": list(CHEXPERT_GT_READERS), "reference": "consensus (groundtruth.csv)",
+                     "vocabulary": "CheXpert competition findings"})
     out = ctx.folder("chexpert_fusion")
     fa = pd.DataFrame(rows)
     per = fa[fa["finding"] != "micro"]
@@ -360,6 +271,8 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
     macro = macro.assign(finding="macro", n=per.groupby("method", sort=False)["n"].sum()).reset_index()
     write_table(pd.concat([fa, macro[fa.columns]], ignore_index=True), out, "fusion_agreement")
     write_table(pd.concat(fused, ignore_index=True), out, "fused_labels")
+    if warns:
+        write_table(pd.DataFrame(warns, columns=["finding", "method", "warning"]), out, "fusion_warnings")
     write_summary(out, "# CheXpert test set: fusing the 5 ground-truth readers\n\nEach method fuses readers "
                        f"{', '.join(CHEXPERT_GT_READERS)}; agreement with the published majority vote "
                        "(groundtruth.csv).")
@@ -367,9 +280,13 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
 
 
 def _sec_xqa(ctx: DemoContext) -> str:
-    rk = _need("cxreval.ranking", "ranking", "cxreval rank")
-    pub = _need("cxreval.published", "XQA published tables", "cxreval rank --published xqa")
+    rk = need("cxreval.ranking", "ranking", "cxreval rank")
+    pub = need("cxreval.published", "XQA published tables", "cxreval rank --published xqa")
     auc = pub.load_xqa_auc_table()
+    ctx.meta.update({"data": "the XQA paper's published AUC tables 16-25 and rank-correlation tables 26-29 "
+                             "(shipped with cxreval)", "n_resamples": 0,
+                     "ci_method": "none here (point values from published AUCs; the paper's bootstrap mean and sd "
+                                  "are shown beside them)"})
     res = rk.ranking_stability(auc[["dataset", "model", "group", "finding", "reference", "auc"]])
     out = ctx.folder("xqa_published")
     write_table(pub.attach_published(res), out, "rank_correlation")
@@ -382,8 +299,9 @@ def _sec_xqa(ctx: DemoContext) -> str:
 
 
 def _sec_localization(ctx: DemoContext) -> str:
-    syn = _need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
+    syn = need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
     res = syn.synthetic_study(0)
+    ctx.meta.update({"seed": 0, "study": "the localization seed's synthetic study"})
     sc = res.scores.copy()
     sc.insert(0, "finding", sc["size"].astype(str) + " boxes" if "size" in sc.columns else "synthetic")
     out = ctx.folder("localization_synthetic")
@@ -396,14 +314,16 @@ def _sec_localization(ctx: DemoContext) -> str:
 
 
 def _sec_localization_real(ctx: DemoContext) -> str:
-    ev = _need("cxreval.localization.evaluate", "localization on real boxes", "cxreval localize")
-    nb = _need("cxreval.datasets.nih_boxes", "ChestX-ray14 box reader", "cxreval data fetch")
+    ev = need("cxreval.localization.evaluate", "localization on real boxes", "cxreval localize")
+    nb = need("cxreval.datasets.nih_boxes", "ChestX-ray14 box reader", "cxreval data fetch")
     from .datasets.audit import BBOX_FILE
     from .demo_images import boxed_images, run_overlays
 
-    boxes = _plain(nb.read_nih_boxes(_metadata(ctx, BBOX_FILE)).table)
+    boxes = plain(nb.read_nih_boxes(metadata(ctx, BBOX_FILE)).table)
     out = ctx.folder("localization_real_boxes")
     study = ev.real_boxes_study(boxes, rng=ctx.rng)
+    ctx.meta.update({"boxes": "BBox_List_2017 (radiologists' boxes)", "localizers": "heatmap bilinear (thresholds "
+                     "60, 180), tiny box at the peak, whole image", "overlap rules": "IoBB, IoU"})
     write_table(study, out, "localization")
     n_img = boxes["image_id"].nunique()
     lines = [f"# Localization protocol: the error model on the {len(boxes)} real BBox_List_2017 boxes",
@@ -412,7 +332,7 @@ def _sec_localization_real(ctx: DemoContext) -> str:
              "(bilinear upsampling, thresholds 60 and 180) on the noise-free and the noisy map, a 6 x 6 box "
              "at the peak, the whole image. Acc./AFP per finding at each T, IoBB and IoU."]
     try:
-        images = boxed_images(_mirror_only(ctx, "images/nih").parents[1], boxes)
+        images = boxed_images(mirror_only(ctx, "images/nih").parents[1], boxes)
     except NotBuilt as exc:
         images = []
         why = exc.reason
@@ -424,25 +344,30 @@ def _sec_localization_real(ctx: DemoContext) -> str:
                   "report); reference boxes and the boxes the protocol finds on a noisy error-model map made "
                   f"from them ({int((ov['kind'] != 'reference').sum())} detected boxes)."]
     else:
-        ctx.missing.append(("Localization: box overlays on real radiographs", why,
-                            "cxreval demo --data-mirror DIR  (DIR holding images/nih/*.png)"))
+        ctx.missing.append(("Localization: box overlays on real radiographs", why, RERUN,
+                            "needs radiographs with BBox_List_2017 boxes in a data mirror's images/nih/*.png "
+                            "(--data-mirror DIR or $CXREVAL_DATA_MIRROR)"))
     write_summary(out, "\n".join(lines))
     return str(out)
 
 
 def _sec_iqa(ctx: DemoContext) -> str:
-    _need("cxreval.iqa.full_reference", "IQA metrics", "cxreval iqa score")
+    need("cxreval.iqa.full_reference", "IQA metrics", "cxreval iqa score")
     from .demo_images import run_iqa
 
     try:
-        mirror = _mirror_only(ctx, "images/nih").parents[1]
+        mirror = mirror_only(ctx, "images/nih").parents[1]
     except NotBuilt:
-        mirror = _mirror_only(ctx, "iqa_fixture").parent
+        mirror = mirror_only(ctx, "iqa_fixture").parent
     out = ctx.folder("iqa")
     facts = run_iqa(mirror, out, metrics=ctx.iqa_metrics, n_images=ctx.iqa_images)
     cmd = "cxreval iqa agree --scores S --ratings R --out OUT"
     ctx.missing.append(("IQA: metric vs expert z-MOS (Tables 3-4)",
-                        "no public expert quality ratings exist for these radiographs; none are invented", cmd))
+                        "no public expert quality ratings exist for these radiographs; none are invented", "",
+                        f"With expert ratings (image, rater, rating) of your own: {cmd} gives z-MOS and each "
+                        "metric's SRCC/KRCC with it."))
+    ctx.meta.update({"metrics": list(facts["metrics"]), "degradations": list(facts["degradations"]),
+                     "images": len(facts["images"]), "expert_ratings": "none (metric vs metric only)"})
     write_summary(out, "# Image quality: how full-reference metrics rank controlled degradations\n\n"
                        f"{len(facts['images'])} radiographs from {facts['sources']}, block-averaged to at most "
                        f"{facts['size']} pixels, each degraded {len(facts['degradations'])} ways "
@@ -455,15 +380,53 @@ def _sec_iqa(ctx: DemoContext) -> str:
     return str(out)
 
 
+def _sec_openi_reports(ctx: DemoContext) -> str:
+    rp = _need("cxreval.reports", "report labeller", "cxreval label-reports")
+    ag = _need("cxreval.agreement", "agreement", "cxreval agree")
+    from .datasets.openi import openi_mesh_labels, read_openi_reports
+    from .findings import CHESTXRAY8, XQA, XQA_SELECTED
+
+    rep = read_openi_reports(_metadata(ctx, "NLMCXR_reports.tgz")).table
+    text = pd.DataFrame({"study_id": rep["report_id"], "findings": rep["findings"].fillna(""),
+                         "impression": rep["impression"].fillna("")})
+    mesh = openi_mesh_labels(reports=rep).table
+    mesh = mesh[mesh["study_id"].isin(set(rep.loc[rep["n_images"] > 0, "report_id"]))]
+    lab = rp.label_reports(text[text["study_id"].isin(set(mesh["study_id"]))], sections="whole").labels
+    val = rp.precision_recall_table(pd.concat([mesh, lab], ignore_index=True), reference="openi_mesh",
+                                    predicted="report", findings=CHESTXRAY8, n_resamples=ctx.n_resamples, rng=ctx.rng)
+    both = text[(text["findings"].str.strip() != "") & (text["impression"].str.strip() != "")]
+    fi = rp.label_reports(both, sections="findings,impression", vocabulary="chexpert").labels
+    pair = [("report_findings", "report_impression")]
+    out = ctx.folder("openi_report_labels")
+    write_table(val, out, "labeller_validation")
+    table = ag.agreement_table(fi, pair, findings=list(XQA), finding_sets={"selected": list(XQA_SELECTED),
+                                                                          "all": list(XQA)})
+    write_table(table, out, "agreement")
+    write_table(ag.prevalence_table(fi, findings=list(XQA)), out, "prevalence")
+    write_table(ag.flows_table(fi, pair, findings=list(XQA)), out, "flows")
+    write_summary(out, f"# OpenI: report-derived labels\n\ncxreval.reports on {lab['study_id'].nunique()} OpenI "
+                       "reports (FINDINGS + IMPRESSION) against the human MeSH major codes (`openi_mesh`), uncertain "
+                       f"-> negative, {ctx.n_resamples} report-bootstrap resamples; `nih_*`: the NIH labeller's "
+                       "published figures (Wang et al. 2017). The rules were tuned on a seeded half of these reports; "
+                       "bench/labeller_openi.py reports the held-out half.\n\n"
+                       + rp.prf_markdown(val)
+                       + f"\n\nFindings vs Impression: {len(both)} reports with both sections, CheXpert vocabulary; "
+                       "the XQA paper's MIMIC-CXR values (Table 13): macro kappa_w 0.34 over its four selected "
+                       "findings, Atelectasis 0.20, Pleural effusion 0.33.\n")
+    return str(out)
+
+
 Section = tuple[str, str, Callable[[DemoContext], str]]
 SECTIONS: tuple[Section, ...] = (
-    ("audit", "ChestX-ray14 audit (counts, official split, leakage)", _sec_audit),
+    ("audit", "ChestX-ray14 audit (counts; official split and leakage when the split lists are available)",
+     _sec_audit),
     ("nih_vs_google_agreement", "NIH text-mined vs Google expert labels", _sec_nih_google_agreement),
     ("nih_models", "10 NIH models against text-mined and expert references", _sec_nih_models),
     ("chexpert_models", "CheXpert test set: 10 models against 11 references", _sec_chexpert),
     ("chexpert_agreement", "CheXpert test set: reader agreement", _sec_chexpert_agreement),
     ("chexpert_fusion", "CheXpert test set: fusion of the 5 ground-truth readers", _sec_chexpert_fusion),
     ("xqa_published", "XQA paper's published tables", _sec_xqa),
+    ("openi_report_labels", "OpenI: report labeller vs MeSH codes; Findings vs Impression", _sec_openi_reports),
     ("localization", "Localization protocol study", _sec_localization),
     ("localization_real", "Localization: the error model on real boxes, with box overlays", _sec_localization_real),
     ("iqa", "Image quality assessment", _sec_iqa),
@@ -471,10 +434,76 @@ SECTIONS: tuple[Section, ...] = (
 """The demo's sections: ``(key, title, builder)``."""
 
 
+def _section_record(ctx: DemoContext, key: str, started: str) -> None:
+    """Write ``run.json`` into each folder the section created: its inputs, parameters and files."""
+    from . import __version__
+
+    for d in ctx.created:
+        files = sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file() and p.name != RUN_FILE)
+        record = {"argv": list(sys.argv), "cxreval_version": __version__, "python": sys.version.split()[0],
+                  "started": started, "ended": _now(), "status": "success",
+                  "inputs": [{"path": str(p), "sha256": sha256_file(p), "bytes": p.stat().st_size if p.is_file()
+                              else None} for p in ctx.used if p.exists()],
+                  "files": files, "demo_section": key, "seed": ctx.rng, **ctx.meta}
+        (d / RUN_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n")
+
+
+def _now() -> str:
+    import datetime as dt
+
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _run_section(ctx: DemoContext, key: str, title: str, build: Callable[[DemoContext], str],
+                 say: Callable[[str], None]) -> DemoSection:
+    """Run one section; on failure remove what it wrote and say why, with an exact command."""
+    import shutil
+
+    ctx.used.clear()
+    ctx.created.clear()
+    ctx.meta.clear()
+    n_missing = len(ctx.missing)
+    say(f"demo: {title}")
+    t, started = time.perf_counter(), _now()
+    rerun = rerun_command(key)
+    try:
+        folder = Path(build(ctx))
+        _section_record(ctx, key, started)
+        parts = [m[0] for m in ctx.missing[n_missing:]]
+        ctx.missing[n_missing:] = [(a, b, rerun if c == RERUN else c, d) for a, b, c, d in ctx.missing[n_missing:]]
+        res = DemoSection(key, title, "built", time.perf_counter() - t, folder,
+                          reason=("built without: " + "; ".join(parts)) if parts else "")
+    except Exception as exc:  # the section is listed as not built (a bug: as an error); the others go on
+        for d in ctx.created:
+            shutil.rmtree(d, ignore_errors=True)
+        del ctx.missing[n_missing:]
+        if isinstance(exc, NotBuilt):
+            res = DemoSection(key, title, "not built", time.perf_counter() - t, reason=exc.reason,
+                              command=rerun if exc.command == RERUN else exc.command, hint=exc.hint)
+        elif isinstance(exc, (CxrevalError, OSError)):
+            res = DemoSection(key, title, "not built", time.perf_counter() - t, reason=str(exc), command=rerun)
+        else:
+            log.warning("demo section %s failed:\n%s", key, traceback.format_exc())
+            res = DemoSection(key, title, "error", time.perf_counter() - t,
+                              reason=f"internal error: {type(exc).__name__}: {exc}")
+    say(f"demo: {title}: {res.status} ({res.seconds:.1f} s)")
+    return res
+
+
+def _add_to_run_record(out: Path, name: str) -> None:
+    """List ``name`` (written after the folder was moved into place) in ``out/run.json``."""
+    p = out / RUN_FILE
+    rec = json.loads(p.read_text())
+    rec["files"] = sorted({*rec.get("files", []), name})
+    with atomic_file(p, overwrite=True) as tmp:
+        tmp.write_text(json.dumps(rec, indent=2, default=str) + "\n")
+
+
 def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = None,
              cache_dir: str | Path | None = None, n_resamples: int = 1000, rng: int = 0, download: bool = True,
              sections: Sequence[str] | None = None, progress: Callable[[str], None] | None = None,
-             iqa_metrics: Sequence[str] | None = None, iqa_images: int | None = None) -> DemoResult:
+             iqa_metrics: Sequence[str] | None = None, iqa_images: int | None = None,
+             overwrite: bool = False) -> DemoResult:
     """Run the demo into ``out`` and write ``out/report.html``.
 
     Parameters
@@ -501,6 +530,8 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
         Full-reference metrics of the IQA section (default :data:`cxreval.demo_images.IQA_METRICS`).
     iqa_images : int, optional
         Radiographs the IQA section degrades (default :data:`cxreval.demo_images.IQA_N_IMAGES`).
+    overwrite : bool, default=False
+        Replace an existing non-empty ``out`` whole; without it such a folder is refused before any work.
 
     Returns
     -------
@@ -528,37 +559,30 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
                                         f"full-reference metrics {known}. Got {iqa_metrics!r} instead.")
     say = progress or (lambda msg: log.info("%s", msg))
     t0 = time.perf_counter()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    ctx = DemoContext(out, default_mirror(data_mirror), None if cache_dir is None else Path(cache_dir),
-                      int(n_resamples), int(rng), bool(download),
-                      tuple(IQA_METRICS if iqa_metrics is None else iqa_metrics),
-                      IQA_N_IMAGES if iqa_images is None else int(iqa_images))
+    out = check_output_path(out, overwrite=overwrite)
+    mirror = default_mirror(data_mirror)
     done: list[DemoSection] = []
-    for key, title, build in SECTIONS:
-        if sections is not None and key not in sections:
-            continue
-        say(f"demo: {title}")
-        t = time.perf_counter()
-        try:
-            folder = Path(build(ctx))
-            done.append(DemoSection(key, title, "built", time.perf_counter() - t, folder))
-        except NotBuilt as exc:
-            done.append(DemoSection(key, title, "not built", time.perf_counter() - t, reason=exc.reason,
-                                    command=exc.command))
-        except (CxrevalError, OSError) as exc:
-            done.append(DemoSection(key, title, "not built", time.perf_counter() - t, reason=str(exc)))
-        except Exception as exc:  # a bug in one section must not lose the others; it is reported as such
-            log.warning("demo section %s failed:\n%s", key, traceback.format_exc())
-            done.append(DemoSection(key, title, "error", time.perf_counter() - t,
-                                    reason=f"internal error: {type(exc).__name__}: {exc}"))
-        say(f"demo: {title}: {done[-1].status} ({done[-1].seconds:.1f} s)")
+    missing: list[tuple[str, str, str, str]] = []
+    with output_folder(out, overwrite=overwrite, meta={"seed": int(rng), "n_resamples": int(n_resamples),
+                                                       "data_mirror": None if mirror is None else str(mirror)}) as tmp:
+        ctx = DemoContext(tmp, mirror, None if cache_dir is None else Path(cache_dir), int(n_resamples), int(rng),
+                          bool(download), tuple(IQA_METRICS if iqa_metrics is None else iqa_metrics),
+                          IQA_N_IMAGES if iqa_images is None else int(iqa_images))
+        for key, title, build in SECTIONS:
+            if sections is not None and key not in sections:
+                continue
+            done.append(_run_section(ctx, key, title, build, say))
+        missing = list(ctx.missing)
+    done = [s if s.folder is None else replace(s, folder=out / s.folder.relative_to(tmp)) for s in done]
     built = [s.folder for s in done if s.folder is not None]
-    unavailable = [Unavailable(s.title, f"{s.status}: {s.reason}", s.command) for s in done if s.status != "built"]
-    unavailable += [Unavailable(t, r, c) for t, r, c in ctx.missing]
+    unavailable = [Unavailable(s.title, f"{s.status}: {s.reason}", s.command, s.hint) for s in done
+                   if s.status != "built"]
+    unavailable += [Unavailable(t, r, c, h) for t, r, c, h in missing]
     intro = ("<p>How the choice of reference changes conclusions, on real public data: each section below "
              "was computed by <code>cxreval demo</code> with the library's analysis functions; the tables are "
              "the files in the section's folder.</p>")
     rep = write_report(built, out / "report.html", title="cxreval demo: does the conclusion survive a change of "
-                       "reference?", unavailable=unavailable, intro_html=intro, list_missing_kinds=False)
+                       "reference?", unavailable=unavailable, intro_html=intro, list_missing_kinds=False,
+                       allow_empty=True)
+    _add_to_run_record(out, "report.html")
     return DemoResult(out, rep.path, rep.n_bytes, tuple(done), time.perf_counter() - t0)

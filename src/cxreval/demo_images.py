@@ -134,6 +134,18 @@ def _iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str]:
     return refs[:n_images], f"{fx} (reference images of the IQA fixture, 16-bit)"
 
 
+def _relative_paths(df: pd.DataFrame, out: Path) -> pd.DataFrame:
+    """Image paths under ``out`` written relative to it (the folder moves into place after the run; ``cxreval
+    iqa score`` reads relative paths from the pairs file's folder)."""
+    df = df.copy()
+    root = Path(out).resolve()
+    for col in ("source", "reference", "test"):
+        if col in df.columns:
+            df[col] = [str(Path(v).resolve().relative_to(root)) if Path(str(v)).resolve().is_relative_to(root) else v
+                       for v in df[col]]
+    return df
+
+
 def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
             n_images: int = IQA_N_IMAGES) -> dict[str, Any]:
     """Degrade, score and compare metrics into ``out`` (``scores.csv``, ``degradation_ranking.csv``,
@@ -164,9 +176,9 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
         refs.append(write_image(out / "references" / f"{stem}.png", block_downsample(img.image, f),
                                 data_range=img.data_range, dtype="uint16"))
     deg = degrade_images(refs, plan, out / "images")
-    man = deg.manifest
+    man = _relative_paths(deg.manifest, out)
     write_table(man, out, "manifest", parquet=False)
-    scores = score_pairs(deg.pairs(), metrics)
+    scores = _relative_paths(score_pairs(deg.pairs(), metrics), out)
     scores = scores.merge(man[["test", "degradation"]], on="test", how="left")
     scores.insert(0, "image", scores["reference"].map(lambda s: Path(s).stem))
     write_table(scores, out, "scores")

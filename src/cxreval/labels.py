@@ -57,7 +57,9 @@ __all__ = [
     "LABEL_COLUMNS",
     "PREDICTION_COLUMNS",
     "POLICIES",
+    "STATE_ENCODINGS",
     "parse_states",
+    "decode_states",
     "state_names",
     "validate_label_table",
     "validate_predictions",
@@ -92,6 +94,18 @@ PREDICTION_COLUMNS: tuple[str, ...] = ("study_id", "model", "finding", "score")
 POLICIES: tuple[str, ...] = ("exclude", "zeros", "ones")
 _WIDE_CODES = {1.0: 2, 0.0: 0, -1.0: 1}
 _WIDE_OF = {2: 1.0, 0: 0.0, 1: -1.0}
+STATE_ENCODINGS: tuple[str, ...] = ("cxreval", "chexpert", "binary")
+"""How numeric states in a file are read (:func:`decode_states`); state names read the same under all three."""
+_NUMERIC_READING: dict[str, dict[float, int]] = {
+    "cxreval": {-1.0: -1, 0.0: 0, 1.0: 1, 2.0: 2},
+    "chexpert": _WIDE_CODES,
+    "binary": {1.0: 2, 0.0: 0},
+}
+_READING_TEXT = {
+    "cxreval": "-1 = not_mentioned, 0 = negative, 1 = uncertain, 2 = positive, blank = missing",
+    "chexpert": "1 = positive, 0 = negative, -1 = uncertain, blank = not_mentioned",
+    "binary": "1 = positive, 0 = negative, blank = missing",
+}
 
 
 def _where(where: str, row: int | None = None, column: str | None = None) -> str:
@@ -147,6 +161,112 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
     res[missing] = pd.NA
     index = values.index if isinstance(values, pd.Series) else None
     return pd.Series(res, index=index, name=column)
+
+
+def _as_number(v: object) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, np.integer, float, np.floating)):
+        return float(v)
+    try:
+        return float(str(v).strip())
+    except ValueError:
+        return None
+
+
+def decode_states(values: pd.Series, *, encoding: str | None = None, where: str = "label table",
+                  column: str = "state") -> pd.Series:
+    """Read a file's state column (names or numeric codes) into ``Int8`` states under an explicit encoding.
+
+    State names (``positive``, ``uncertain``, ``negative``, ``not_mentioned``) mean the same under every
+    encoding. Numeric codes (numbers, or numeric text as in a CSV) are read by ``encoding``:
+
+    * ``'cxreval'``: -1 = not_mentioned, 0 = negative, 1 = uncertain, 2 = positive, blank = missing;
+    * ``'chexpert'``: 1 = positive, 0 = negative, -1 = uncertain, blank = not_mentioned (as the wide
+      CheXpert reader :func:`read_wide_labels` reads a cell);
+    * ``'binary'``: 1 = positive, 0 = negative, blank = missing;
+    * ``None`` (default): numeric codes are refused when they can be read two ways (1 or -1 present),
+      with a message naming both readings; codes 0 and 2 alone can only be cxreval codes and are accepted.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The state column as read (object, string, integer, float or ``Int8``).
+    encoding : {'cxreval', 'chexpert', 'binary'} or None, default=None
+    where, column : str
+        Named in error messages.
+
+    Returns
+    -------
+    states : pandas.Series of Int8
+
+    Raises
+    ------
+    SchemaError
+        An ambiguous numeric column without ``encoding``, or a value outside the encoding's domain (naming
+        the row and value).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> decode_states(pd.Series(["1", "0", "-1", ""]), encoding="chexpert").tolist()
+    [2, 0, 1, -1]
+    >>> decode_states(pd.Series([1, 0, -1]), encoding="cxreval").tolist()
+    [1, 0, -1]
+    """
+    if encoding is not None:
+        check_choice(encoding, STATE_ENCODINGS, name="state_encoding", func="decode_states")
+    s = pd.Series(values).reset_index(drop=True)
+    codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
+    kinds: list[tuple[str, object]] = []  # ("name", code) | ("num", float) | ("blank", None) | ("bad", None)
+    for v in uniq:
+        if isinstance(v, str) and v.strip() == "":
+            kinds.append(("blank", None))
+        elif isinstance(v, str) and v.strip().lower() in STATE_NAMES:
+            kinds.append(("name", STATE_NAMES[v.strip().lower()]))
+        else:
+            x = _as_number(v)
+            kinds.append(("bad", None) if x is None or not np.isfinite(x) else ("num", x))
+
+    def first_row(ks: list[int]) -> int:
+        return int(np.flatnonzero(np.isin(codes, ks))[0])
+
+    bad = [k for k, (kind, _) in enumerate(kinds) if kind == "bad"]
+    if bad:
+        i = first_row(bad)
+        raise SchemaError(f"State {s.iloc[i]!r} outside the domain in {_where(where, i, column)}; expected one of "
+                          f"{list(STATE_NAMES)}, or numeric codes read by an explicit --state-encoding "
+                          f"(state_encoding=) {list(STATE_ENCODINGS)}.")
+    nums = sorted({float(x) for kind, x in kinds if kind == "num"})  # type: ignore[arg-type]
+    enc = encoding
+    if enc is None and nums:
+        if set(nums) <= {0.0, 2.0}:
+            enc = "cxreval"
+        else:
+            shown = ", ".join(f"{x:g}" for x in nums)
+            raise SchemaError(
+                f"The states in {_where(where, None, column)} are numeric codes ({shown}) that can be read two ways: "
+                f"as cxreval codes ({_READING_TEXT['cxreval']}) or as CheXpert codes ({_READING_TEXT['chexpert']}). "
+                f"Pass --state-encoding cxreval, chexpert or binary (state_encoding=), or write state names.")
+    reading = _NUMERIC_READING.get(enc or "cxreval", {})
+    outside = [k for k, (kind, x) in enumerate(kinds) if kind == "num" and x not in reading]
+    if outside:
+        i = first_row(outside)
+        v = s.iloc[i]
+        raise SchemaError(f"State {(v.item() if isinstance(v, np.generic) else v)!r} outside the domain in "
+                          f"{_where(where, i, column)} under --state-encoding {enc} ({_READING_TEXT[enc or 'cxreval']}).")
+    blank_code = -1 if enc == "chexpert" else -99
+    lut = np.full(len(uniq) + 1, blank_code, dtype=np.int16)  # last slot: NaN / None
+    for k, (kind, x) in enumerate(kinds):
+        if kind == "name":
+            lut[k] = int(x)  # type: ignore[call-overload]
+        elif kind == "num":
+            lut[k] = reading[float(x)]  # type: ignore[arg-type]
+    out = lut[codes]
+    missing = out == -99
+    res = pd.array(np.where(missing, 0, out).astype(np.int8), dtype="Int8")
+    res[missing] = pd.NA
+    return pd.Series(res, index=values.index if isinstance(values, pd.Series) else None, name=column)
 
 
 def state_names(states: pd.Series) -> pd.Series:
@@ -347,21 +467,27 @@ def _read_table(path: str | Path, func: str = "read_labels") -> pd.DataFrame:
     if not p.exists():
         raise SchemaError(f"File {str(p)!r} does not exist.")
     try:
-        if p.suffix == ".parquet":
+        if p.suffix.lower() == ".parquet":
             return pd.read_parquet(p)
         return pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
     except (ValueError, OSError) as exc:
         raise SchemaError(f"Could not read {str(p)!r} as {'Parquet' if p.suffix == '.parquet' else 'CSV'}: {exc}") from exc
 
 
-def read_labels(path: str | Path, *, require_patient: bool = True) -> ReadResult:
-    """Read a long label table (CSV or Parquet, states as names) and validate it.
+def read_labels(path: str | Path, *, require_patient: bool = True, state_encoding: str | None = None) -> ReadResult:
+    """Read a long label table (CSV or Parquet) and validate it.
 
-    Rows whose state is blank are kept as missing labels (``<NA>``); nothing is dropped. Errors name the
+    States are names, or numeric codes read under ``state_encoding`` (:func:`decode_states`; CSV text and
+    Parquet numbers are read the same way). Without an encoding, numeric codes that can be read two ways
+    (cxreval's 1 = uncertain vs CheXpert's 1 = positive) are refused. Rows whose state is blank are kept as
+    missing labels (``<NA>``; ``not_mentioned`` under ``'chexpert'``); nothing is dropped. Errors name the
     file, the row and the value.
     """
     df = _read_table(path, "read_labels")
-    table = validate_label_table(df, where=f"file {str(path)!r}", require_patient=require_patient)
+    where = f"file {str(path)!r}"
+    if "state" in df.columns:
+        df = df.assign(state=decode_states(df["state"], encoding=state_encoding, where=where))
+    table = validate_label_table(df, where=where, require_patient=require_patient)
     return ReadResult(table, ReadReport(str(path), len(df), len(table)))
 
 

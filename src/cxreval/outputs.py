@@ -20,7 +20,8 @@ Procedure
    the old folder removed. On failure the temporary folder is removed and ``out`` is left as it was.
 
 A SIGKILL during the run leaves only the hidden temporary folder and lock (never a partial ``out``); the
-next run into the same ``out`` removes both.
+next run into the same ``out`` removes both. A run killed in the instant between moving the previous ``out``
+aside and renaming the new folder in leaves the previous output hidden; the next run puts it back first.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import secrets
 import shutil
 import socket
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -45,6 +47,10 @@ __all__ = ["OutputError", "RUN_FILE", "check_output_path", "output_folder", "ato
 RUN_FILE = "run.json"
 _LOCK_SUFFIX = ".cxreval-lock"
 _TMP_MARK = ".tmp-"
+_TORN_LOCK_AGE_S = 10.0
+_HOLD_ENV = "CXREVAL_TEST_HOLD_S"
+"""Fault-injection hook for the run-matrix tests: seconds to wait (or until SIGUSR1), with every file written
+into the temporary folder, before the folder is committed (a line ``cxreval: test hold`` on stderr marks it)."""
 
 
 class OutputError(CxrevalError, OSError):
@@ -114,8 +120,13 @@ def _take_lock(lock: Path, out: Path) -> None:
             try:
                 pid_s, host = lock.read_text().split()[:2]
                 stale = host == socket.gethostname() and not _pid_alive(int(pid_s))
-            except (OSError, ValueError):
-                stale = False
+            except FileNotFoundError:  # released meanwhile: try again
+                continue
+            except (OSError, ValueError):  # empty or torn: a run killed between creating and writing it
+                try:
+                    stale = time.time() - lock.stat().st_mtime > _TORN_LOCK_AGE_S
+                except FileNotFoundError:
+                    continue
             if not stale:
                 raise OutputError(f"--out {out} is being written by another cxreval run (lock {lock}). Wait for it "
                                   f"to finish, or remove the lock file if no run is active.") from None
@@ -140,8 +151,31 @@ def _remove_stale_tmp(out: Path) -> None:
             pid = int(p.name[len(prefix):].split("-")[0])
         except ValueError:
             continue
-        if not _pid_alive(pid):
-            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        if _pid_alive(pid):
+            continue
+        if "-old-" in p.name and p.is_dir() and not out.exists():
+            # killed between moving the previous output aside and moving the new one in: put it back
+            p.rename(out)
+            continue
+        shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+
+
+def _test_hold(seconds: float) -> None:
+    """The fault-injection pause of the run-matrix tests: until SIGUSR1 or ``seconds`` (SIGINT still works)."""
+    import signal
+
+    if not hasattr(signal, "sigtimedwait"):
+        sys.stderr.write("cxreval: test hold\n")
+        sys.stderr.flush()
+        time.sleep(seconds)
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    try:
+        sys.stderr.write("cxreval: test hold\n")
+        sys.stderr.flush()
+        signal.sigtimedwait({signal.SIGUSR1}, seconds)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _now() -> str:
@@ -194,8 +228,11 @@ def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
     started = _now()
     try:
         _remove_stale_tmp(out)
+        check_output_path(out, overwrite=overwrite, kind="folder")  # again: a killed run's output may be back
         tmp.mkdir()
         yield tmp
+        if os.environ.get(_HOLD_ENV):
+            _test_hold(float(os.environ[_HOLD_ENV]))
         files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
         record = {"argv": list(sys.argv if argv is None else argv), "cxreval_version": __version__,
                   "python": sys.version.split()[0], "started": started, "ended": _now(), "status": "success",

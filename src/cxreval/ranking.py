@@ -159,6 +159,11 @@ def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[_
     if auc.isna().any():
         i = int(np.flatnonzero(auc.isna().to_numpy())[0])
         raise SchemaError(f"AUC table row {i}: 'auc' {t['auc'].iloc[i]!r} is not a number.")
+    outside = ~auc.between(0.0, 1.0)
+    if outside.any():
+        i = int(np.flatnonzero(outside.to_numpy())[0])
+        raise SchemaError(f"AUC table row {i}: 'auc' {float(auc.iloc[i]):g} is outside [0, 1] (model "
+                          f"{str(t['model'].iloc[i])!r}, finding {str(t['finding'].iloc[i])!r}).")
     t["auc"] = auc.astype(float)
     out: list[_Cube] = []
     for (ds, f), sub in t.groupby(["dataset", "finding"], sort=False):

@@ -31,6 +31,7 @@ Examples
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,7 @@ __all__ = [
     "image_split",
     "read_split_lists",
     "write_split_lists",
+    "check_split_names",
     "audit_split",
 ]
 
@@ -175,7 +177,37 @@ def _validate_fractions(fractions: object, names: object, func: str) -> tuple[tu
     if len(nm) != len(fr) or len(set(nm)) != len(nm):
         raise InvalidParameterError(f"The 'names' parameter of {func} must hold {len(fr)} distinct names, one per "
                                     f"fraction. Got {list(nm)} instead.")
+    check_split_names(nm, func=func)
     return fr, nm
+
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def check_split_names(names: Sequence[str], *, func: str = "check_split_names") -> None:
+    """Check that split names are plain file-name parts.
+
+    A split name becomes the file name ``<name>_list.txt``: letters, digits, '_', '.' and '-' only, so that it
+    can never name a path outside the output folder (``../x``, ``/x``, ``a/b``).
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the first offending name and ``func``.
+
+    Examples
+    --------
+    >>> check_split_names(["train", "val-1"])
+    >>> check_split_names(["../evil"])
+    Traceback (most recent call last):
+    ...
+    cxreval.exceptions.InvalidParameterError: The split name '../evil' (check_split_names) is not a plain ...
+    """
+    for name in names:
+        if not isinstance(name, str) or not _SAFE_NAME.fullmatch(name) or ".." in name:
+            raise InvalidParameterError(f"The split name {name!r} ({func}) is not a plain file-name part; use "
+                                        "letters, digits, '_', '.' and '-' only (it becomes '<name>_list.txt' "
+                                        "inside the output folder).")
 
 
 def _studies(table: object, func: str) -> pd.DataFrame:
@@ -365,9 +397,19 @@ def read_split_lists(directory: str | os.PathLike[str], *, pattern: str = "*list
     if not d.is_dir():
         raise SchemaError(f"Split folder {str(d)!r} does not exist or is not a folder.")
     files = sorted(p for p in d.glob(pattern) if p.is_file())
+    from .outputs import run_files
+
+    listed = run_files(d)  # a folder written by a cxreval run: only the files that run wrote
+    unlisted: list[str] = []
+    if listed is not None:
+        keep = {p.resolve() for p in listed}
+        unlisted = [p.name for p in files if p.resolve() not in keep]
+        files = [p for p in files if p.resolve() in keep]
     if not files:
-        raise SchemaError(f"Split folder {str(d)!r} holds no file matching {pattern!r}; each such file is one "
-                          f"split (e.g. train_val_list.txt, test_list.txt).")
+        raise SchemaError(f"Split folder {str(d)!r} holds no file matching {pattern!r}"
+                          + (" among those its run.json lists" if listed is not None else "")
+                          + "; each such file is one "
+                          "split (e.g. train_val_list.txt, test_list.txt).")
     names = [_split_name(p) for p in files]
     if len(set(names)) != len(names):
         raise SchemaError(f"Split files in {str(d)!r} give repeated split names {names}.")
@@ -384,13 +426,15 @@ def read_split_lists(directory: str | os.PathLike[str], *, pattern: str = "*list
     table = pd.concat(parts, ignore_index=True).astype({"study_id": "str", "split": "str"})
     report = ReadReport(str(d), n_read, len(table),
                         dropped=pd.DataFrame(dropped, columns=["row", "reason", "value"]),
-                        notes=tuple(f"{name}: {p.name}" for p, name in zip(files, names)))
+                        notes=tuple(f"{name}: {p.name}" for p, name in zip(files, names))
+                        + ((f"not written by the run recorded in run.json, not read: {unlisted}",) if unlisted else ()))
     return ReadResult(table, report)
 
 
 def write_split_lists(assignments: pd.DataFrame, directory: str | Path) -> dict[str, Path]:
     """Write one ``<split>_list.txt`` per part (study ids, one per line); :func:`read_split_lists` reads them."""
     check_columns(assignments, _SPLIT_COLUMNS, where="assignments")
+    check_split_names([str(n) for n in pd.unique(assignments["split"])], func="write_split_lists")
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     out = {}

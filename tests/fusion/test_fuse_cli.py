@@ -11,7 +11,7 @@ import pytest
 from cxreval.agreement import agreement_scores
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.fusion import fuse_label_table
+from cxreval.fusion import annotations_from_labels, fuse_label_table
 from cxreval.labels import read_labels, write_labels
 
 NAMES = {0: "negative", 1: "uncertain", 2: "positive"}
@@ -112,3 +112,71 @@ def test_fuse_cli_nn_runs(labels_csv, tmp_path):
                  "--adjudicated", "CR", "--out", str(out)]) == 0
     agr = pd.read_csv(out / "fusion_agreement.csv")
     assert set(agr.method) == {"mv", "nn"}
+
+
+def coded(t: pd.DataFrame) -> pd.DataFrame:
+    return t.assign(state=t.state.map({v: k for k, v in NAMES.items()}).astype("Int8"))
+
+
+def test_nn_model_round_trip_on_another_dataset(tmp_path):
+    """A saved model applied to another dataset gives the in-memory model's predictions (issue 15, item 6)."""
+    from cxreval.fusion import NeuralFusionPS
+    from cxreval.fusion.neural import load_neural_fusion
+
+    train, other = make_table(n=80, seed=1), make_table(n=50, seed=2)
+    ann_t, _ = annotations_from_labels(coded(train), ["Rep1", "Rep2"])
+    ref = coded(train).query("source == 'CR'").assign(label=lambda d: d.state.astype(int))
+    nn = NeuralFusionPS(rng=0, max_epochs=40, selection_findings=("Atelectasis",)).fit(ann_t, ref)
+    nn.save(tmp_path / "m.npz")
+    loaded = load_neural_fusion(tmp_path / "m.npz")
+    assert type(loaded) is NeuralFusionPS and loaded.readers_ == nn.readers_ and loaded.n_epochs_ == nn.n_epochs_
+    ann_o, _ = annotations_from_labels(coded(other), ["Rep1", "Rep2"])
+    pd.testing.assert_frame_equal(loaded.predict_proba(ann_o), nn.predict_proba(ann_o), check_exact=True)
+    pd.testing.assert_series_equal(loaded.predict(ann_o), nn.predict(ann_o))
+    # through the CLI: train + save on one table, load + apply on another whose sources have other names
+    write_labels(train, tmp_path / "train.csv")
+    renamed = other.assign(source=other.source.replace({"Rep1": "A", "Rep2": "B"}))
+    write_labels(renamed, tmp_path / "other.csv")
+    assert main(["fuse", "--labels", str(tmp_path / "train.csv"), "--readers", "Rep1,Rep2", "--methods", "mv,nn",
+                 "--adjudicated", "CR", "--save-model", "--out", str(tmp_path / "fit")]) == 0
+    assert main(["fuse", "--labels", str(tmp_path / "other.csv"), "--readers", "A,B", "--methods", "mv",
+                 "--load-model", str(tmp_path / "fit" / "nn_model.npz"), "--adjudicated", "CR",
+                 "--out", str(tmp_path / "apply")]) == 0
+    fused = read_labels(tmp_path / "apply" / "fused_labels.csv").table
+    assert {"A", "B", "CR", "fused_mv", "fused_nn"} == set(fused.source)
+    cli_model = load_neural_fusion(tmp_path / "fit" / "nn_model.npz")
+    want = cli_model.predict(ann_o)
+    got = fused[fused.source == "fused_nn"].set_index(["study_id", "finding"])["state"].astype(int)
+    np.testing.assert_array_equal(got.reindex(want.index).to_numpy(), want.to_numpy())
+    assert "loaded from" in (tmp_path / "apply" / "summary.md").read_text()
+    assert set(pd.read_csv(tmp_path / "apply" / "fusion_agreement.csv").method) == {"mv", "nn"}
+
+
+def test_load_model_errors(tmp_path, labels_csv):
+    from cxreval.fusion.neural import load_neural_fusion
+
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    with pytest.raises(SchemaError, match="cannot be read"):
+        load_neural_fusion(tmp_path / "bad.npz")
+    np.savez(tmp_path / "other.npz", meta=np.array('{"format": "x"}'))
+    with pytest.raises(SchemaError, match="format"):
+        load_neural_fusion(tmp_path / "other.npz")
+    assert main(["fuse", "--labels", str(labels_csv), "--readers", "Rep1,Rep2", "--methods", "nn",
+                 "--adjudicated", "CR", "--save-model", "--out", str(tmp_path / "fit")]) == 0
+    assert main(["fuse", "--labels", str(labels_csv), "--readers", "Rep1,Rep2,CR", "--methods", "mv",
+                 "--load-model", str(tmp_path / "fit" / "nn_model.npz"), "--out", str(tmp_path / "x")]) == 2
+
+
+def test_fuse_findings_accept_aliases_and_vocabularies(labels_csv, tmp_path):
+    t = coded(make_table())
+    res = fuse_label_table(t, ["Rep1", "Rep2"], ["mv"], findings=["pleural effusion", "ATELECTASIS"])
+    assert set(res.labels.finding) == {"Effusion", "Atelectasis"}
+    with pytest.raises(SchemaError, match="Did you mean"):
+        fuse_label_table(t, ["Rep1", "Rep2"], ["mv"], findings=["Atelectasys"])
+    sub = t[t.finding.isin(["Atelectasis", "Effusion"])]
+    with pytest.raises(SchemaError, match="not labelled"):  # xqa_selected also names Consolidation, Lung Opacity
+        fuse_label_table(sub, ["Rep1", "Rep2"], ["mv"], findings="xqa_selected")
+    assert main(["fuse", "--labels", str(labels_csv), "--readers", "Rep1,Rep2", "--methods", "mv",
+                 "--findings", "Pleural_Effusion,atelectasis", "--out", str(tmp_path / "o")]) == 0
+    assert set(read_labels(tmp_path / "o" / "fused_labels.csv").table.query("source == 'fused_mv'").finding) == \
+        {"Effusion", "Atelectasis"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from PIL import Image
 
 from cxreval.cli.main import main
@@ -70,3 +71,27 @@ def test_score_errors_name_the_pairs_file(tmp_path, capsys):
     assert str(pairs) in err and "pair 0, test image: Image file" in err and "gone.png does not exist" in err
     assert main(["iqa", "score", "--pairs", str(pairs), "--metrics", "psnrr", "--out", str(tmp_path / "o")]) == 2
     assert "Did you mean 'psnr'" in capsys.readouterr().err
+
+
+def test_agree_unscored_option(tmp_path, capsys):
+    """Issue 15 item 5 through the CLI: the hand-worked case of test_iqa_expert (SRCC 1 kept, 0.5 excluded)."""
+    ratings = pd.DataFrame({"image": ["ref", "t1", "t2", "t3"] * 2, "rater": ["A"] * 4 + ["B"] * 4,
+                            "rating": [4, 1, 4, 2, 4, 3, 2, 3]})
+    scores = pd.DataFrame({"reference": "ref", "test": ["d/t1.png", "d/t2.png", "d/t3.png"], "metric": "ssim",
+                           "value": [0.1, 0.9, 0.5]})
+    ratings.to_csv(tmp_path / "r.csv", index=False)
+    scores.to_csv(tmp_path / "s.csv", index=False)
+    base = ["iqa", "agree", "--scores", str(tmp_path / "s.csv"), "--ratings", str(tmp_path / "r.csv"),
+            "--n-resamples", "5"]
+    got = {}
+    for mode in ("keep", "exclude"):
+        assert main(base + ["--unscored", mode, "--out", str(tmp_path / mode)]) == 0
+        got[mode] = pd.read_csv(tmp_path / mode / "metric_agreement.csv").srcc.item()
+    assert got == {"keep": pytest.approx(1.0), "exclude": pytest.approx(0.5)}
+    assert main(base + ["--out", str(tmp_path / "default")]) == 0  # default: keep
+    assert pd.read_csv(tmp_path / "default" / "metric_agreement.csv").srcc.item() == pytest.approx(1.0)
+    assert "--unscored keep" in (tmp_path / "default" / "summary.md").read_text()
+    capsys.readouterr()
+    assert main(base + ["--unscored", "error", "--out", str(tmp_path / "e")]) == 2
+    assert "have no metric score" in capsys.readouterr().err
+    assert main(base + ["--unscored", "drop", "--out", str(tmp_path / "e2")]) == 2

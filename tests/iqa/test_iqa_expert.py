@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from cxreval.exceptions import SchemaError
-from cxreval.iqa.expert import metric_agreement, rater_agreement, zscores
+from cxreval.iqa.expert import metric_agreement, rater_agreement, zscores, zscores_for_scores
 
 # 2 raters x 4 images (hand-worked below)
 RATINGS = pd.DataFrame({
@@ -80,7 +80,9 @@ def test_errors():
     sc = _scores()
     sc = sc[sc.test != "out/d.png"]
     with pytest.raises(SchemaError, match=r"metric 'rmse' has no value for 1 rated image\(s\), e.g. \['d'\]"):
-        metric_agreement(sc, res.zmos, n_resamples=10, rng=0)
+        metric_agreement(sc, res.zmos, n_resamples=10, rng=0, unscored="error")
+    with pytest.raises(SchemaError, match=r"no value for 4 rated image\(s\).*\(none matches\)"):
+        metric_agreement(sc.assign(test="x/" + sc.test.str[-5:-4] + "z.png"), res.zmos, n_resamples=10, rng=0)
 
 
 def test_unrated_scores_are_reported():
@@ -88,3 +90,41 @@ def test_unrated_scores_are_reported():
     sc = pd.concat([_scores(), pd.DataFrame([{"reference": "R2", "test": "out/e.png", "metric": "ssim", "value": 1}])])
     t4, dropped = metric_agreement(sc, res.zmos, n_resamples=10, rng=0, metrics=["ssim"])
     assert dropped["test"].tolist() == ["e"] and t4.iloc[0].n == 4
+
+
+# Rated reference image (issue 15, item 5). Rater A rates ref, t1, t2, t3 = 4, 1, 4, 2; rater B = 4, 3, 2, 3.
+# keep (default): A: mu = 11/4, sigma = sqrt(27/16) = 3*sqrt(3)/4; B: mu = 3, sigma = sqrt(1/2).
+#   z-MOS(t1) = (-7/(3 sqrt 3) + 0) / 2 = -7/(6 sqrt 3) = -0.67358
+#   z-MOS(t2) = (5/(3 sqrt 3) - sqrt 2) / 2 = -0.22598;  z-MOS(t3) = (-1/sqrt 3 + 0) / 2 = -0.28868
+#   ranks t1 < t3 < t2 = the metric's (0.1, 0.9, 0.5): SRCC = KRCC = 1.
+# exclude: A: t1, t2, t3 = 1, 4, 2 (mu 7/3), B: 3, 2, 3 (mu 8/3): z-MOS ranks t1 < t2 < t3, so against the
+#   metric's ranks (1, 3, 2): SRCC = 1 - 6 * 2 / (3 * 8) = 0.5, KRCC = (2 - 1) / 3.
+REF_RATINGS = pd.DataFrame({"image": ["ref", "t1", "t2", "t3"] * 2, "rater": ["A"] * 4 + ["B"] * 4,
+                            "rating": [4, 1, 4, 2, 4, 3, 2, 3]})
+REF_SCORES = pd.DataFrame({"reference": "ref", "test": ["d/t1.png", "d/t2.png", "d/t3.png"], "metric": "ssim",
+                           "value": [0.1, 0.9, 0.5]})
+
+
+def test_rated_reference_kept_in_mean_and_sd():
+    res = zscores_for_scores(REF_RATINGS, REF_SCORES)  # unscored='keep'
+    zm = res.zmos.set_index("image")["zmos"]
+    s3 = np.sqrt(3.0)
+    assert zm["t1"] == pytest.approx(-7 / (6 * s3), abs=1e-12)
+    assert zm["t2"] == pytest.approx((5 / (3 * s3) - np.sqrt(2)) / 2, abs=1e-12)
+    assert zm["t3"] == pytest.approx(-1 / (2 * s3), abs=1e-12)
+    assert res.rater_stats.set_index("rater")["mean"].tolist() == [2.75, 3.0]
+    t4, dropped = metric_agreement(REF_SCORES, res.zmos, n_resamples=5, rng=0)
+    assert (t4.srcc.item(), t4.krcc.item(), t4.n.item()) == (pytest.approx(1.0), pytest.approx(1.0), 3)
+    assert dropped.to_dict("records") == [{"metric": "ssim", "test": "ref",
+                                           "reason": "rated, not scored: in the raters' mean/SD, not correlated"}]
+
+
+def test_rated_reference_excluded_or_refused():
+    res = zscores_for_scores(REF_RATINGS, REF_SCORES, unscored="exclude")
+    assert "ref" not in set(res.zmos.image) and res.rater_stats["n"].tolist() == [3, 3]
+    t4, dropped = metric_agreement(REF_SCORES, res.zmos, n_resamples=5, rng=0)
+    assert t4.srcc.item() == pytest.approx(0.5) and t4.krcc.item() == pytest.approx(1 / 3) and dropped.empty
+    with pytest.raises(SchemaError, match=r"1 rated image\(s\) have no metric score, e.g. \['ref'\]"):
+        zscores_for_scores(REF_RATINGS, REF_SCORES, unscored="error")
+    with pytest.raises(SchemaError, match="has no value for 1 rated image"):
+        metric_agreement(REF_SCORES, zscores(REF_RATINGS).zmos, n_resamples=5, rng=0, unscored="error")

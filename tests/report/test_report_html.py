@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import io
 import json
 import re
@@ -16,6 +17,7 @@ from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError
 from cxreval.report import (
     KINDS,
+    NoResultsError,
     Unavailable,
     build_sections,
     detect_kinds,
@@ -187,5 +189,154 @@ def test_cli_report(synthetic_results: Path, tmp_path: Path, capsys: pytest.Capt
     res = json.loads(capsys.readouterr().out)
     assert out.stat().st_size == res["n_bytes"] and [s["kind"] for s in res["sections"]] == [
         "classification", "ranking", "agreement"]
-    assert main(["report", str(tmp_path / "missing"), "--out", str(out)]) == 2
+    assert main(["report", str(tmp_path / "missing"), "--out", str(tmp_path / "r2.html")]) == 2
     assert "does not exist" in capsys.readouterr().err
+    # an existing report is replaced only with --overwrite, whole (written atomically)
+    assert main(["report", str(synthetic_results / "fuse"), "--out", str(out)]) == 2
+    assert "--overwrite" in capsys.readouterr().err and out.stat().st_size == res["n_bytes"]
+    assert main(["report", str(synthetic_results / "fuse"), "--out", str(out), "--overwrite"]) == 0
+    assert "Label fusion" in out.read_text() and "Classification: ROC-AUC" not in out.read_text().split(
+        'id="not-available"')[0]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".r.html")]  # no temporary file left
+
+
+def _run_folder(d: Path, files: dict[str, pd.DataFrame], inputs: list[Path], meta: dict | None = None) -> None:
+    from cxreval.outputs import output_folder
+
+    with output_folder(d, inputs=inputs, argv=["cxreval", "classify", "--n-resamples", "50"], meta=meta) as tmp:
+        for name, df in files.items():
+            df.to_csv(tmp / name, index=False)
+
+
+def test_only_files_listed_in_run_json_are_read(synthetic_results: Path, tmp_path: Path) -> None:
+    auc = pd.read_csv(synthetic_results / "classify" / "auc.csv")
+    d = tmp_path / "run"
+    _run_folder(d, {"auc.csv": auc}, [synthetic_results / "classify" / "auc.csv"],
+                meta={"n_resamples": 50, "confidence_level": 0.9, "label_policy": "uncertain excluded"})
+    # stale files of an earlier command in the reused folder
+    shutil.copy(synthetic_results / "agree" / "agreement.csv", d / "agreement.csv")
+    shutil.copy(synthetic_results / "classify" / "rank_correlation.csv", d / "rank_correlation.csv")
+    (d / "summary.md").write_text("# stale title\n")
+    page, sections, _ = render_report([d])
+    assert [s.kind for s in sections] == ["classification"]
+    assert "stale title" not in page and "agreement.csv" not in page.split('id="not-available"')[0]
+    # the key finding's interval level and the provenance come from run.json
+    assert "90% CI" in sections[0].key.text
+    methods = page.split('id="methods"')[1]
+    for text in ("cxreval classify --n-resamples 50", "bootstrap resamples", "label policy", "uncertain excluded",
+                 "Inputs and their SHA-256"):
+        assert text in methods, text
+    from cxreval.outputs import sha256_file
+
+    assert sha256_file(synthetic_results / "classify" / "auc.csv") in methods
+    # a folder whose run.json lists no result file holds nothing to report
+    e = tmp_path / "other"
+    _run_folder(e, {"notes.csv": pd.DataFrame({"a": [1]})}, [])
+    shutil.copy(synthetic_results / "agree" / "agreement.csv", e / "agreement.csv")
+    with pytest.raises(NoResultsError, match="No cxreval results in"):
+        render_report([e])
+
+
+def test_parent_run_json_governs_sub_folders(synthetic_results: Path, tmp_path: Path) -> None:
+    from cxreval.outputs import output_folder
+
+    root = tmp_path / "demo"
+    with output_folder(root) as tmp:
+        shutil.copytree(synthetic_results / "fuse", tmp / "fuse")
+    shutil.copytree(synthetic_results / "agree", root / "agree")  # not written by that run
+    _, sections, _ = render_report([root])
+    assert [s.kind for s in sections] == ["fusion"]
+
+
+def test_no_results_is_refused_before_writing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty"
+    (empty / "sub").mkdir(parents=True)
+    (empty / "notes.txt").write_text("x")
+    out = tmp_path / "r.html"
+    assert main(["report", str(empty), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "No cxreval results in" in err and "auc.csv" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_pdf_without_chromium_is_a_clear_error(synthetic_results: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    out = tmp_path / "r.html"
+    assert main(["report", str(synthetic_results / "fuse"), "--out", str(out), "--pdf"]) == 2
+    err = capsys.readouterr().err
+    assert "--pdf needs headless Chromium" in err and "apt-get install chromium" in err
+    assert not out.exists()  # checked before any work
+
+
+def test_suggested_help_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command the report suggests is exact: the ``--help`` ones run here (the demo ones, which need
+    data, in tests/test_demo.py)."""
+    import shlex
+
+    page, _, missing = render_report([tmp_path], allow_empty=True)
+    cmds = [html.unescape(c) for c in re.findall(r'<code class="command">([^<]+)</code>', page)]
+    assert len(cmds) == 2 * len(KINDS) == len({c for u in missing for c in u.all_commands})
+    for cmd in cmds:
+        argv = shlex.split(cmd)
+        assert argv[0] == "cxreval"
+        if argv[-1] == "--help":
+            try:
+                code = main(argv[1:])
+            except SystemExit as exc:  # click's --help may exit instead of returning
+                code = exc.code or 0
+            assert code == 0, cmd
+        else:
+            assert argv[1:3] == ["demo", "--out"] and argv[4] == "--section"
+            from cxreval.demo import SECTIONS
+
+            assert argv[5] in [k for k, _, _ in SECTIONS]
+
+
+def test_figures_have_no_empty_categories() -> None:
+    """Each bump-chart panel shows only its own references (the XQA-RR panel no MIMIC columns) and each
+    rank-correlation panel only its own rows and columns."""
+    from cxreval.report.plots import bump_chart, rank_correlation_heatmap
+
+    rows = [("XQA-RR", "Atelectasis", r, m, k) for r in ("CR", "Rep1") for m, k in (("a", 1), ("b", 2))]
+    rows += [("MIMIC", "Edema", r, m, k) for r in ("FUSE-OR", "Impression", "Findings") for m, k in (("a", 2), ("b", 1))]
+    rk = pd.DataFrame(rows, columns=["dataset", "finding", "reference", "model", "rank"])
+    rk["finding"] = rk["dataset"] + ": " + rk["finding"]
+    fig = bump_chart(rk)
+    assert list(fig.layout.xaxis.ticktext) == ["CR", "Rep1"] and list(fig.layout.xaxis.range) == [-0.3, 1.3]
+    buttons = fig.layout.updatemenus[0].buttons
+    assert [b.args[1]["xaxis.ticktext"] for b in buttons] == [["CR", "Rep1"], ["FUSE-OR", "Impression", "Findings"]]
+    assert all(max(t.x) < len(b.args[1]["xaxis.ticktext"]) for b in buttons for t, v in zip(fig.data, b.args[0]["visible"])
+               if v)
+    assert list(fig.layout.yaxis.range) == [2.5, 0.5] and fig.layout.yaxis.title.text == "rank (1 = best)"
+    rc = pd.DataFrame({"finding": ["A", "B", "C"], "group": ["g1", "g1", "g2"], "reference_a": ["x", "x", "y"],
+                       "reference_b": ["z", "z", "w"], "method": "SRCC", "statistic": [0.1, 0.2, 0.3]})
+    fig = rank_correlation_heatmap(rc)
+    assert [list(t.y) for t in fig.data] == [["A", "B"], ["C"]] and [list(t.x) for t in fig.data] == [["g1"], ["g2"]]
+    assert fig.layout.updatemenus[0].buttons[1].args[1]["yaxis.categoryarray"] == ["C"]
+
+
+def test_one_colour_per_reference_across_figures(synthetic_results: Path) -> None:
+    from cxreval.report.plots import OKABE_ITO, PALETTE, reference_colors
+
+    with reference_colors() as cmap:
+        secs = build_sections(synthetic_results / "classify") + build_sections(synthetic_results / "agree")
+    forest = secs[0].blocks[0].figure
+    colours = {t.name: t.marker.color for t in forest.data}
+    assert colours == {r: cmap[r] for r in ("CR", "Rep1", "Rep2")} and len(set(colours.values())) == 3
+    # the agreement figure colours the pair 'CR vs Rep1' ... by its own name (pairs are not 'a:b' here)
+    assert set(cmap.values()) <= set(PALETTE) and PALETTE[:7] == OKABE_ITO[:7] and set(OKABE_ITO) <= set(PALETTE)
+    kappa = secs[2].blocks[0].figure
+    assert all(t.marker.color == cmap[t.name] for t in kappa.data if t.showlegend is not False and t.name in cmap)
+
+
+def test_axis_titles_present() -> None:
+    from cxreval.report import plots
+
+    df = pd.DataFrame({"model": ["a", "b"], "finding": ["E", "E"], "reference": ["R", "R"], "auc": [0.7, 0.8]})
+    fig = plots.auc_forest(df)
+    assert fig.layout.xaxis.title.text.startswith("ROC-AUC") and fig.layout.yaxis.title.text == "model"
+    prev = pd.DataFrame({"source": ["s"], "finding": ["E"], "state": ["positive"], "percent": [10.0]})
+    fig = plots.prevalence_bars(prev)
+    assert fig.layout.yaxis.title.text == "studies (%)" and fig.layout.xaxis.title.text

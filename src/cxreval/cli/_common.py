@@ -1,23 +1,203 @@
-"""Helpers shared by the command modules: output folders, tidy tables, summary.md, JSON."""
+"""Helpers shared by the command modules: the common options, atomic output folders, input checks, label
+loading with an explicit state encoding, progress bars, tidy tables, summary.md, JSON."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
-import pandas as pd
 import typer
 
-__all__ = ["prepare_out", "write_table", "write_summary", "echo_json"]
+from ..exceptions import InvalidParameterError, SchemaError
+
+__all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
+           "split_list", "check_inputs", "check_folder_option", "open_output", "load_label_files", "progress", "ProgressExecutor",
+           "write_table", "write_summary", "echo_json"]
 
 
-def prepare_out(out: Path) -> Path:
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    return out
+def out_option(help: str = "Output folder (written atomically; must not exist unless --overwrite).",
+               default: Any = ...) -> Any:
+    """The ``-o/--out`` option every command that writes a folder takes."""
+    return typer.Option(default, "--out", "-o", help=help)
 
 
-def write_table(df: pd.DataFrame, out: Path, name: str, *, parquet: bool = True) -> Path:
+def overwrite_option() -> Any:
+    return typer.Option(False, "--overwrite", help="Replace an existing --out folder whole (never mixing runs).")
+
+
+def seed_option(help: str = "Random seed.") -> Any:
+    return typer.Option(0, "--seed", help=help)
+
+
+def findings_option(help: str = "Findings, comma-separated (A,B) or repeated (default: all).") -> Any:
+    return typer.Option(None, "--findings", "-f", help=help)
+
+
+def state_encoding_option() -> Any:
+    return typer.Option(None, "--state-encoding",
+                        help="How numeric label states are read: cxreval (-1 not mentioned, 0 negative, "
+                             "1 uncertain, 2 positive), chexpert (1 positive, 0 negative, -1 uncertain, blank "
+                             "not mentioned) or binary (1 positive, 0 negative). Default: state names only; "
+                             "ambiguous numeric states are refused.")
+
+
+def split_list(values: str | Sequence[str] | None, *, option: str) -> list[str] | None:
+    """``--findings A,B --findings C`` -> ``['A', 'B', 'C']`` (None when not given)."""
+    if values is None or (not isinstance(values, str) and len(values) == 0):
+        return None
+    raw = [values] if isinstance(values, str) else list(values)
+    items = [x.strip() for v in raw for x in str(v).split(",") if x.strip()]
+    if not items:
+        raise InvalidParameterError(f"{option} needs a comma-separated list. Got {','.join(raw)!r}.")
+    return list(dict.fromkeys(items))
+
+
+def check_inputs(*named: tuple[str, Path | None], kind: str = "any") -> None:
+    """Check that every given input path exists, before any computation: ``("--labels", path), ...``."""
+    for option, p in named:
+        if p is None:
+            continue
+        p = Path(p)
+        if not p.exists():
+            raise SchemaError(f"{option} {p} does not exist.")
+        if kind == "file" and not p.is_file():
+            raise SchemaError(f"{option} {p} is a folder; a file is expected.")
+
+
+def check_folder_option(option: str, path: Path | None, *, write: bool = False) -> None:
+    """A folder option (``--cache-dir``, ``--data-mirror``) must be a folder, or creatable under a writable
+    folder when ``write``; checked before any work, as a one-line error."""
+    import os
+
+    if path is None:
+        return
+    p = Path(path).expanduser()
+    if p.exists() and not p.is_dir():
+        raise SchemaError(f"{option} {p} is a file; a folder is expected.")
+    anc = p
+    while not anc.exists() and anc.parent != anc:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise SchemaError(f"{option} {p}: {anc} is a file, so {p} cannot be a folder.")
+    if write and not os.access(anc, os.W_OK | os.X_OK):
+        raise SchemaError(f"{option} {p}: the folder {anc} is not writable.")
+
+
+@contextlib.contextmanager
+def open_output(out: Path, *, overwrite: bool, inputs: Iterable[Path | None] = (),
+                meta: dict[str, object] | None = None) -> Iterator[Path]:
+    """:func:`cxreval.outputs.output_folder` with the command line as typed recorded in ``run.json``."""
+    from ..outputs import output_folder
+    from .main import current_args
+
+    args = current_args()
+    argv = ["cxreval", *(sys.argv[1:] if args is None else args)]
+    files = [Path(p).expanduser().absolute() for p in inputs if p is not None]
+    with output_folder(out, overwrite=overwrite, inputs=files, argv=argv, meta=meta) as d:
+        yield d
+
+
+def load_label_files(paths: Sequence[Path], *, state_encoding: str | None, require_patient: bool = False
+                     ) -> tuple[Any, list[str]]:
+    """Read and concatenate long label tables (``--labels``, repeatable) under one ``--state-encoding``."""
+    import pandas as pd
+
+    from ..labels import STATE_ENCODINGS, read_labels, validate_label_table
+
+    if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
+        raise InvalidParameterError(f"--state-encoding must be one of {', '.join(STATE_ENCODINGS)}. "
+                                    f"Got {state_encoding!r}.")
+    tables, notes = [], []
+    for p in paths:
+        res = read_labels(p, require_patient=require_patient, state_encoding=state_encoding)
+        tables.append(res.table)
+        notes += list(res.report.notes)
+    if len(tables) == 1:
+        return tables[0], notes
+    where = "the --labels files " + ", ".join(str(p) for p in paths)
+    return validate_label_table(pd.concat(tables, ignore_index=True), where=where,
+                                require_patient=require_patient), notes
+
+
+class _NoProgress:
+    def add(self, description: str, total: float | None = None) -> int:
+        return 0
+
+    def advance(self, task: int, n: float = 1) -> None:
+        pass
+
+    def done(self, task: int) -> None:
+        pass
+
+
+class _RichProgress(_NoProgress):
+    def __init__(self, bar: Any) -> None:
+        self.bar = bar
+
+    def add(self, description: str, total: float | None = None) -> int:
+        return int(self.bar.add_task(description, total=total))
+
+    def advance(self, task: int, n: float = 1) -> None:
+        self.bar.advance(task, n)  # type: ignore[arg-type]
+
+    def done(self, task: int) -> None:
+        t = self.bar.tasks[[x.id for x in self.bar.tasks].index(task)]
+        self.bar.update(task, total=t.total if t.total is not None else 1, completed=t.total or 1)  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def progress(*, enabled: bool | None = None) -> Iterator[_NoProgress]:
+    """Rich progress bars on stderr (off when stderr is not a terminal): ``p.add(description, total)``,
+    ``p.advance(task)``, ``p.done(task)``. Phases without a known size show a spinner and the elapsed time."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if enabled is None:
+        enabled = console.is_terminal
+    if not enabled:
+        yield _NoProgress()
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        yield _RichProgress(bar)
+
+
+class ProgressExecutor:
+    """An executor that advances a progress task per item it maps (in process) or per map (elsewhere)."""
+
+    def __init__(self, inner: Any, prog: _NoProgress, description: str) -> None:
+        self.inner, self.prog, self.description = inner, prog, description
+
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        from ..executor import SerialExecutor
+
+        items = list(items)
+        task = self.prog.add(self.description, total=len(items))
+        if isinstance(self.inner, SerialExecutor):
+            out = []
+            for x in items:
+                out.append(func(x))
+                self.prog.advance(task)
+        else:
+            out = self.inner.map(func, items)
+            self.prog.advance(task, len(items))
+        return out
+
+
+def write_table(df: Any, out: Path, name: str, *, parquet: bool = True) -> Path:
     """Write ``df`` as ``out/name.csv`` and ``out/name.parquet``; return the CSV path."""
     csv = Path(out) / f"{name}.csv"
     df.to_csv(csv, index=False)

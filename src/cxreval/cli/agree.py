@@ -17,8 +17,19 @@ from ..agreement import (
     prevalence_table,
 )
 from ..exceptions import InvalidParameterError
-from ..labels import read_labels
-from ._common import echo_json, prepare_out, write_summary, write_table
+from ._common import (
+    check_inputs,
+    echo_json,
+    findings_option,
+    load_label_files,
+    open_output,
+    out_option,
+    overwrite_option,
+    split_list,
+    state_encoding_option,
+    write_summary,
+    write_table,
+)
 
 __all__ = ["register", "markdown_table"]
 
@@ -51,12 +62,12 @@ def _finding_sets(specs: list[str] | None) -> dict[str, list[str]] | None:
 
 
 def agree(
-    labels: Path = typer.Option(..., "--labels", help="Long label table (CSV or Parquet): study_id, [patient_id,] "
-                                "finding, source, state."),
+    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, "
+                                      "[patient_id,] finding, source, state (repeatable)."),
     pairs: str = typer.Option(..., "--pairs", help="Source pairs A:B[,C:D...]; A is the F1 reference."),
-    out: Path = typer.Option(..., "--out", help="Output folder."),
-    findings: str = typer.Option(None, "--findings", help="Comma-separated findings or a vocabulary name (xqa, "
-                                 "xqa_selected, chestxray14, ...); default those both sources label."),
+    out: Path = out_option(),
+    findings: list[str] = findings_option("Findings, comma-separated or repeated, or a vocabulary name (xqa, "
+                                          "xqa_selected, chestxray14, ...); default those both sources label."),
     finding_set: list[str] = typer.Option(None, "--finding-set", help="NAME=F1,F2,... to macro/micro-average over "
                                           "(repeatable); default one set 'all'."),
     not_mentioned: str = typer.Option("negative", "--not-mentioned", help="not_mentioned labels: 'negative' or "
@@ -68,28 +79,49 @@ def agree(
                                        "disagreeing cell, earlier cxreval versions)."),
     intersect: bool = typer.Option(False, "--intersect", help="Compare sources on their common studies instead of "
                                    "requiring the same studies."),
+    state_encoding: str = state_encoding_option(),
+    overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the agreement and omission tables as JSON."),
 ) -> None:
-    """Weighted kappa, Low/High kappa and weighted F1 per finding (+ macro, micro), prevalence and omission flows."""
+    """Weighted kappa, Low/High kappa and weighted F1 per finding (+ macro, micro), prevalence and omission flows.
+
+    Writes agreement, prevalence, flows and omissions (CSV + Parquet), summary.md and run.json.
+
+    Example:
+
+    \b
+        cxreval agree -l labels.csv --pairs CR:nih_textmined --findings xqa_selected -o agree-out
+    """
     if weights not in ("quadratic", "linear", "none"):
         raise InvalidParameterError(f"--weights must be quadratic, linear or none. Got {weights!r}.")
     w = None if weights == "none" else weights
-    fs: list[str] | None = None
-    if findings:
-        fs = [x.strip() for x in findings.split(",") if x.strip()]
+    fs = split_list(findings, option="--findings")
     pair_list = parse_pairs(pairs)
-    table = read_labels(labels, require_patient=False).table
-    studies = "intersection" if intersect else "same"
-    agr = agreement_table(table, pair_list, findings=fs, finding_sets=_finding_sets(finding_set), weights=w,
-                          not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain)
-    sources = list(dict.fromkeys(s for p in pair_list for s in p))
-    prev = prevalence_table(table, sources=sources, findings=fs)
-    flows = flows_table(table, pair_list, findings=fs, not_mentioned=not_mentioned, studies=studies)
-    om = omission_table(flows)
-    d = prepare_out(out)
-    paths = {name: str(write_table(df, d, name)) for name, df in
-             (("agreement", agr), ("prevalence", prev), ("flows", flows), ("omissions", om))}
-    lines = [f"# cxreval agree: {labels}", "",
+    fsets = _finding_sets(finding_set)
+    check_inputs(*[("--labels", p) for p in labels])
+    with open_output(out, overwrite=overwrite, inputs=labels) as d:
+        table, _ = load_label_files(labels, state_encoding=state_encoding)
+        studies = "intersection" if intersect else "same"
+        agr = agreement_table(table, pair_list, findings=fs, finding_sets=fsets, weights=w,
+                              not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain)
+        sources = list(dict.fromkeys(s for p in pair_list for s in p))
+        prev = prevalence_table(table, sources=sources, findings=fs)
+        flows = flows_table(table, pair_list, findings=fs, not_mentioned=not_mentioned, studies=studies)
+        om = omission_table(flows)
+        paths = {name: str(Path(out) / write_table(df, d, name).name) for name, df in
+                 (("agreement", agr), ("prevalence", prev), ("flows", flows), ("omissions", om))}
+        _write_agree_summary(d, labels, pair_list, weights, not_mentioned, studies, agr, om, prev, both_uncertain)
+    if json_out:
+        echo_json({"files": paths, "agreement": agr.to_dict(orient="records"),
+                   "omissions": om.to_dict(orient="records")})
+    else:
+        typer.echo(f"wrote {', '.join(Path(p).name for p in paths.values())} and summary.md to {out}")
+
+
+def _write_agree_summary(d: Path, labels: list[Path], pair_list: list[tuple[str, str]], weights: str,
+                         not_mentioned: str, studies: str, agr: pd.DataFrame, om: pd.DataFrame,
+                         prev: pd.DataFrame, both_uncertain: str) -> None:
+    lines = [f"# cxreval agree: {', '.join(str(p) for p in labels)}", "",
              f"- pairs: {', '.join(f'{a}:{b}' for a, b in pair_list)} (first source = F1 reference)",
              f"- kappa_w weighting: {weights}; Low/High kappa: unweighted kappa under the pessimistic/optimistic "
              f"uncertainty mappings (see cxreval.agreement); both-uncertain pairs: {both_uncertain}",
@@ -104,11 +136,6 @@ def agree(
     lines += ["", "## Agreement", "", markdown_table(agr), "", "## Omissions", "", markdown_table(om), "",
               "## Positive prevalence", "", markdown_table(positive_prevalence(prev).reset_index()), ""]
     write_summary(d, "\n".join(lines))
-    if json_out:
-        echo_json({"files": paths, "agreement": agr.to_dict(orient="records"),
-                   "omissions": om.to_dict(orient="records")})
-    else:
-        typer.echo(f"wrote {', '.join(Path(p).name for p in paths.values())} and summary.md to {d}")
 
 
 def register(app: typer.Typer) -> None:

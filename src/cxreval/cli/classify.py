@@ -13,8 +13,23 @@ import typer
 from ..classification import AUCResult, evaluate_auc
 from ..exceptions import SchemaError
 from ..executor import workers_executor
-from ..labels import read_labels, read_predictions, read_wide_predictions, validate_model_groups
-from ._common import echo_json, prepare_out, write_summary, write_table
+from ..labels import read_predictions, read_wide_predictions, validate_model_groups
+from ._common import (
+    ProgressExecutor,
+    check_inputs,
+    echo_json,
+    findings_option,
+    load_label_files,
+    open_output,
+    out_option,
+    overwrite_option,
+    progress,
+    seed_option,
+    split_list,
+    state_encoding_option,
+    write_summary,
+    write_table,
+)
 
 __all__ = ["register", "load_inputs", "md_table", "run_classification"]
 
@@ -33,14 +48,27 @@ def md_table(df: pd.DataFrame, *, floatfmt: str = "{:.3f}") -> str:
     return "\n".join([head, sep, *body])
 
 
+_TABLE_SUFFIXES = (".csv", ".parquet")
+
+
 def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
     if p.is_dir():
-        files = sorted(p.glob("*.csv"))
+        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in _TABLE_SUFFIXES)
+        others = sorted(f.name for f in p.iterdir() if f.is_file() and f.suffix.lower() not in _TABLE_SUFFIXES
+                        and not f.name.startswith("."))
         if not files:
-            raise SchemaError(f"Prediction folder {str(p)!r} has no '*.csv' file.")
+            raise SchemaError(f"Prediction folder {str(p)!r} has no '*.csv' or '*.parquet' file.")
+        stems = [f.stem for f in files]
+        dup = sorted({s for s in stems if stems.count(s) > 1})
+        if dup:
+            raise SchemaError(f"Prediction folder {str(p)!r} has more than one file for model(s) {dup} (e.g. "
+                              "both .csv and .parquet); keep one file per model.")
         tables, notes = [], []
+        if others:
+            notes.append(f"{p.name}: files that are not .csv/.parquet were not read: {others}")
         for f in files:
-            head = pd.read_csv(f, nrows=0).columns
+            head = (pd.read_parquet(f).columns if f.suffix.lower() == ".parquet"
+                    else pd.read_csv(f, nrows=0).columns)
             prefix = "prob_" if any(str(c).startswith("prob_") for c in head) else ""
             res = read_wide_predictions(f, model=f.stem, prefix=prefix)
             res.table.attrs = {}
@@ -51,9 +79,11 @@ def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
     return res.table, list(res.report.notes)
 
 
-def load_inputs(predictions: list[Path], labels: list[Path], model_groups: Path | None
+def load_inputs(predictions: list[Path], labels: list[Path], model_groups: Path | None, *,
+                state_encoding: str | None = None
                 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, list[str]]:
-    """Read prediction files/folders (long table, or a folder of wide ``<model>.csv``), label files and groups."""
+    """Read prediction files/folders (long table, or a folder of wide ``<model>.csv``/``.parquet``), label
+    files (states read under ``state_encoding``) and groups."""
     notes: list[str] = []
     ptabs = []
     for p in predictions:
@@ -61,12 +91,8 @@ def load_inputs(predictions: list[Path], labels: list[Path], model_groups: Path 
         ptabs.append(t)
         notes += n
     preds = pd.concat(ptabs, ignore_index=True)
-    ltabs = []
-    for lp in labels:
-        res = read_labels(lp, require_patient=False)
-        ltabs.append(res.table)
-        notes += list(res.report.notes)
-    labs = pd.concat(ltabs, ignore_index=True)
+    labs, lnotes = load_label_files(labels, state_encoding=state_encoding)
+    notes += lnotes
     groups = None
     if model_groups is not None:
         gp = Path(model_groups)
@@ -79,13 +105,17 @@ def load_inputs(predictions: list[Path], labels: list[Path], model_groups: Path 
 def run_classification(predictions: list[Path], labels: list[Path], *, model_groups: Path | None,
                        references: list[str] | None, findings: list[str] | None, policy: str, not_mentioned: str,
                        unlabeled: str, n_resamples: int, seed: int, confidence_level: float,
-                       workers: int = 1) -> tuple[AUCResult, list[str]]:
+                       workers: int = 1, state_encoding: str | None = None) -> tuple[AUCResult, list[str]]:
     executor = workers_executor(workers)
-    preds, labs, groups, notes = load_inputs(predictions, labels, model_groups)
-    t0 = time.perf_counter()
-    res = evaluate_auc(preds, labs, references=references or None, findings=findings or None, policy=policy,
-                       not_mentioned=not_mentioned, model_groups=groups, n_resamples=n_resamples,
-                       confidence_level=confidence_level, unlabeled=unlabeled, rng=seed, executor=executor)
+    with progress() as prog:
+        task = prog.add("reading predictions and labels")
+        preds, labs, groups, notes = load_inputs(predictions, labels, model_groups, state_encoding=state_encoding)
+        prog.done(task)
+        executor = ProgressExecutor(executor, prog, "bootstrap replicates (shards)")
+        t0 = time.perf_counter()
+        res = evaluate_auc(preds, labs, references=references or None, findings=findings or None, policy=policy,
+                           not_mentioned=not_mentioned, model_groups=groups, n_resamples=n_resamples,
+                           confidence_level=confidence_level, unlabeled=unlabeled, rng=seed, executor=executor)
     log.info("AUC of %d models x %d findings x %d references, %d replicates: %.2f s", len(res.models),
              len(res.findings), len(res.references), res.n_resamples, time.perf_counter() - t0)
     return res, notes
@@ -112,44 +142,58 @@ def auc_summary(res: AUCResult, notes: list[str], *, seed: int) -> str:
 
 def classify(
     predictions: list[Path] = typer.Option(..., "--predictions", "-p", help="Long prediction table (CSV/Parquet: "
-                                           "study_id, model, finding, score) or a folder of wide <model>.csv files."),
-    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table(s): study_id, patient_id, finding, "
-                                      "source, state."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output folder."),
-    references: list[str] = typer.Option(None, "--references", "-r", help="Label sources to evaluate against "
-                                         "(default all)."),
-    findings: list[str] = typer.Option(None, "--findings", "-f", help="Findings (default: all predicted and labelled)."),
+                                           "study_id, model, finding, score) or a folder of wide <model>.csv/.parquet "
+                                           "files (repeatable)."),
+    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table: study_id, patient_id, finding, "
+                                      "source, state (CSV/Parquet; repeatable)."),
+    out: Path = out_option(),
+    references: list[str] = typer.Option(None, "--references", "-r", help="Label sources to evaluate against, "
+                                         "comma-separated or repeated (default all)."),
+    findings: list[str] = findings_option("Findings, comma-separated or repeated (default: all predicted and "
+                                          "labelled)."),
     model_groups: Path = typer.Option(None, "--model-groups", help="CSV with columns model, group."),
     policy: str = typer.Option("exclude", "--policy", help="Uncertain labels: exclude, zeros or ones."),
     not_mentioned: str = typer.Option("negative", "--not-mentioned", help="not_mentioned labels: negative or exclude."),
     unlabeled: str = typer.Option("error", "--unlabeled", help="Prediction studies absent from the labels: error or drop."),
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates (0: point estimates only)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the resampling plan."),
-    confidence_level: float = typer.Option(0.95, "--confidence-level"),
+    seed: int = seed_option("Seed of the resampling plan."),
+    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Confidence level of the percentile CIs."),
     workers: int = typer.Option(1, "--workers", help="Processes for the bootstrap replicates (1: in process, "
                                 "0: one per CPU); the result is identical."),
+    state_encoding: str = state_encoding_option(),
+    overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the AUC table as JSON."),
 ) -> None:
     """Per-finding ROC-AUC of every model against every reference, with patient-level bootstrap CIs.
 
     Writes auc.csv/.parquet (model, group, finding, reference, auc, ci_low, ci_high, n_pos, n_neg, n_dropped;
     finding 'macro' = macro average, 'micro' = one AUC of all (study, finding) pairs pooled, model 'Mean' = mean over
-    models), counts.csv, dropped.csv and summary.md.
+    models), counts.csv, dropped.csv, summary.md and run.json.
+
+    Example:
+
+    \b
+        cxreval classify -p preds.csv -l labels.csv -f Effusion,Edema --seed 0 -o auc-out
     """
-    res, notes = run_classification(predictions, labels, model_groups=model_groups, references=references,
-                                    findings=findings, policy=policy, not_mentioned=not_mentioned, unlabeled=unlabeled,
-                                    n_resamples=n_resamples, seed=seed, confidence_level=confidence_level,
-                                    workers=workers)
-    d = prepare_out(out)
-    write_table(res.table, d, "auc")
-    write_table(res.counts, d, "counts")
-    write_table(res.dropped.astype(str), d, "dropped")
-    write_summary(d, auc_summary(res, notes, seed=seed))
+    check_inputs(*[("--predictions", p) for p in predictions], *[("--labels", p) for p in labels],
+                 ("--model-groups", model_groups))
+    with open_output(out, overwrite=overwrite, inputs=[*predictions, *labels, model_groups],
+                     meta={"seed": seed}) as d:
+        res, notes = run_classification(predictions, labels, model_groups=model_groups,
+                                        references=split_list(references, option="--references"),
+                                        findings=split_list(findings, option="--findings"), policy=policy,
+                                        not_mentioned=not_mentioned, unlabeled=unlabeled, n_resamples=n_resamples,
+                                        seed=seed, confidence_level=confidence_level, workers=workers,
+                                        state_encoding=state_encoding)
+        write_table(res.table, d, "auc")
+        write_table(res.counts, d, "counts")
+        write_table(res.dropped.astype(str), d, "dropped")
+        write_summary(d, auc_summary(res, notes, seed=seed))
     if json_out:
         echo_json({"auc": res.table.to_dict(orient="records"), "n_resamples": res.n_resamples, "seed": seed})
     else:
         typer.echo(f"AUC of {len(res.models)} models x {len(res.findings)} findings x {len(res.references)} "
-                   f"references -> {d / 'auc.csv'}")
+                   f"references -> {Path(out) / 'auc.csv'}")
 
 
 def register(app: typer.Typer) -> None:

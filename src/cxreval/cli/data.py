@@ -8,15 +8,20 @@ import typer
 from rich.console import Console
 
 from ..datasets.fetch import fetch_metadata
-from ..exceptions import InvalidParameterError
-from ._common import echo_json
+from ..exceptions import InvalidParameterError, SchemaError
+from ._common import check_folder_option, echo_json, open_output, out_option, overwrite_option, seed_option
 
 __all__ = ["register", "AUDITABLE"]
 
 AUDITABLE: tuple[str, ...] = ("chestxray14",)
 """Datasets ``cxreval data audit`` knows."""
 
-data_app = typer.Typer(no_args_is_help=True, help="Obtain public metadata and audit datasets and splits.")
+data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                       help="Obtain public metadata and audit datasets and splits.")
+
+
+def _check_cache_dir(cache_dir: Path | None, *, write: bool) -> None:
+    check_folder_option("--cache-dir", cache_dir, write=write)
 
 
 @data_app.command("fetch")
@@ -27,7 +32,16 @@ def fetch(
     force: bool = typer.Option(False, "--force", help="Extract again even if cached."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Download the torchxrayvision==1.5.7 wheel (pip, no install), verify its SHA-256, extract metadata."""
+    """Download the torchxrayvision==1.5.7 wheel (pip, no install), verify its SHA-256, extract metadata.
+
+    Example:
+
+    \b
+        cxreval data fetch --cache-dir ~/.cache/cxreval
+    """
+    _check_cache_dir(cache_dir, write=True)
+    if from_wheel is not None and not Path(from_wheel).is_file():
+        raise SchemaError(f"--from-wheel {from_wheel} does not exist.")
     console = Console(stderr=True)
     with console.status("fetching public metadata") as status:
         res = fetch_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force,
@@ -46,20 +60,40 @@ def audit(
     path: Path = typer.Option(None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."),
     bbox_path: Path = typer.Option(None, "--bbox-list", help="Your own BBox_List_2017.csv[.gz] (default: fetched)."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
-    out: Path = typer.Option(None, "--out", help="Write audit.json, tables (CSV + Parquet) and summary.md here."),
+    out: Path = out_option("Write audit.json, tables (CSV + Parquet), summary.md and run.json into this folder "
+                           "(atomically; must not exist unless --overwrite).", default=None),
+    overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the audit as JSON."),
 ) -> None:
-    """Images, patients, findings, views, boxes and split leakage of a dataset."""
+    """Images, patients, findings, views, boxes and split leakage of a dataset.
+
+    With --split-dir, only the *list.txt files listed in a run.json (when the folder has one, as written by
+    `cxreval data split`) are read, so stale lists from an earlier run are never audited.
+
+    Example:
+
+    \b
+        cxreval data audit chestxray14 --split-dir my-split -o audit-out
+    """
     from ..datasets.audit import _summary, audit_chestxray14, write_audit
 
     if dataset not in AUDITABLE:
         raise InvalidParameterError(f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
                                     f"{list(AUDITABLE)}.")
+    _check_cache_dir(cache_dir, write=False)
+    for opt, p in (("--split-dir", split_dir), ("--data-entry", path), ("--bbox-list", bbox_path)):
+        if p is not None and not Path(p).exists():
+            raise SchemaError(f"File {str(p)!r} does not exist." if opt != "--split-dir"
+                              else f"--split-dir {p} does not exist.")
     console = Console(stderr=True)
-    with console.status(f"auditing {dataset}"):
-        res = audit_chestxray14(path=path, bbox_path=bbox_path, split_dir=split_dir, cache_dir=cache_dir)
-    if out is not None:
-        written = write_audit(res, out)
+    if out is None:
+        with console.status(f"auditing {dataset}"):
+            res = audit_chestxray14(path=path, bbox_path=bbox_path, split_dir=split_dir, cache_dir=cache_dir)
+    else:
+        with open_output(out, overwrite=overwrite, inputs=[p for p in (path, bbox_path, split_dir) if p]) as d:
+            with console.status(f"auditing {dataset}"):
+                res = audit_chestxray14(path=path, bbox_path=bbox_path, split_dir=split_dir, cache_dir=cache_dir)
+            written = write_audit(res, d)
         console.print(f"wrote audit.json, summary.md and {len(written) - 2} tables (CSV + Parquet) to {out}")
     if json_out:
         echo_json(res.to_dict())
@@ -70,20 +104,28 @@ def audit(
 @data_app.command("split")
 def split(
     dataset: str = typer.Argument(..., help=f"Dataset to split: one of {', '.join(AUDITABLE)}."),
-    out: Path = typer.Option(..., "--out", help="Folder for <split>_list.txt files, assignments and summary.md."),
+    out: Path = out_option("Folder for <split>_list.txt files, assignments, summary.md and run.json (atomically; "
+                           "must not exist unless --overwrite)."),
     fractions: str = typer.Option("0.7,0.1,0.2", "--fractions", help="Comma-separated fractions summing to 1."),
     names: str = typer.Option(None, "--names", help="Comma-separated split names (default train,val,test)."),
     stratify: str = typer.Option(None, "--stratify", help="Comma-separated findings to stratify by."),
     by: str = typer.Option("patient", "--by", help="'patient' (no leakage) or 'image' (leaky baseline)."),
-    rng: int = typer.Option(0, "--rng", help="Random seed."),
+    seed: int = seed_option(),
     path: Path = typer.Option(None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
+    overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print split sizes and leakage as JSON."),
 ) -> None:
-    """Draw a seeded patient-level (or image-level) split and write it as *_list.txt files."""
+    """Draw a seeded patient-level (or image-level) split and write it as *_list.txt files.
+
+    Example:
+
+    \b
+        cxreval data split chestxray14 --fractions 0.7,0.1,0.2 --stratify Edema --seed 0 -o my-split
+    """
     from ..datasets import nih
-    from ..splits import audit_split, image_split, patient_split, write_split_lists
-    from ._common import prepare_out, write_summary, write_table
+    from ..splits import audit_split, check_split_names, image_split, patient_split, write_split_lists
+    from ._common import write_summary, write_table
 
     if dataset not in AUDITABLE:
         raise InvalidParameterError(f"cxreval data split: unknown dataset {dataset!r}; expected one of "
@@ -96,30 +138,37 @@ def split(
         raise InvalidParameterError(f"cxreval data split: --fractions must be comma-separated numbers. "
                                     f"Got {fractions!r} instead.") from None
     nm = tuple(n.strip() for n in names.split(",")) if names else None
+    check_split_names(nm or (), func="cxreval data split --names")
+    _check_cache_dir(cache_dir, write=False)
+    if path is not None and not Path(path).exists():
+        raise SchemaError(f"File {str(path)!r} does not exist.")
+    from ..outputs import check_output_path
+
+    check_output_path(out, overwrite=overwrite)
     if by == "patient":
         if stratify:
             table = nih.load_labels(path, cache_dir=cache_dir).table
         else:
             table = nih.load_metadata(path, cache_dir=cache_dir)
         strat = [f.strip() for f in stratify.split(",")] if stratify else None
-        res = patient_split(table, fractions=fr, names=nm, stratify=strat, rng=rng)
+        res = patient_split(table, fractions=fr, names=nm, stratify=strat, rng=seed)
     else:
         if stratify:
             raise InvalidParameterError("cxreval data split: --stratify needs --by patient.")
         table = nih.load_metadata(path, cache_dir=cache_dir)
-        res = image_split(table, fractions=fr, names=nm, rng=rng)
+        res = image_split(table, fractions=fr, names=nm, rng=seed)
     meta = table[["study_id", "patient_id"]].drop_duplicates("study_id")
     leak = audit_split(res, meta)
-    d = prepare_out(out)
-    write_split_lists(res.assignments, d)
-    write_table(res.assignments, d, "assignments")
-    write_table(leak.sizes, d, "split_sizes")
-    lines = [f"# {by}-level split of {dataset}", "", f"fractions {list(res.fractions)}, seed {rng}"
+    lines = [f"# {by}-level split of {dataset}", "", f"fractions {list(res.fractions)}, seed {seed}"
              + (f", stratified by {list(res.stratify)}" if res.stratify else ""), "",
              "| split | images | patients |", "|---|---:|---:|"]
     lines += [f"| {r.split} | {r.n_studies:,} | {r.n_patients:,} |" for r in leak.sizes.itertuples()]
     lines += ["", f"Patients on more than one side: {leak.n_shared_patients:,}."]
-    write_summary(d, "\n".join(lines))
+    with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta={"seed": seed}) as d:
+        write_split_lists(res.assignments, d)
+        write_table(res.assignments, d, "assignments")
+        write_table(leak.sizes, d, "split_sizes")
+        write_summary(d, "\n".join(lines))
     if json_out:
         echo_json({"split": res.to_dict(), "leakage": leak.to_dict()})
     else:
@@ -131,7 +180,13 @@ def list_(
     pattern: str = typer.Argument("*", help="Glob pattern on dataset names."),
     json_out: bool = typer.Option(False, "--json", help="Print the registry as JSON."),
 ) -> None:
-    """List the registered datasets and their loaders."""
+    """List the registered datasets and their loaders.
+
+    Example:
+
+    \b
+        cxreval data list 'vindr*'
+    """
     from ..datasets import DATA_LOADERS, list_datasets
 
     names = list_datasets(pattern)

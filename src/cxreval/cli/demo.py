@@ -7,37 +7,58 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ._common import echo_json
+from ..demo import SECTIONS
+from ..outputs import check_output_path
+from ._common import check_folder_option, echo_json, out_option, overwrite_option, seed_option
 
 __all__ = ["register"]
 
 
 def demo(
-    out: Path = typer.Option(Path("demo-out"), "--out", "-o", help="Output folder (report.html + one folder per "
-                             "section)."),
+    out: Path = out_option("Output folder: report.html, one folder per section and run.json (written atomically; "
+                           "must not exist unless --overwrite).", default=Path("demo-out")),
     data_mirror: Path = typer.Option(None, "--data-mirror", help="Folder laid out like shared/data (default "
                                      "$CXREVAL_DATA_MIRROR, else ../shared/data when present)."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory (default $CXREVAL_CACHE)."),
     n_resamples: int = typer.Option(1000, "--n-resamples", min=1, help="Patient-bootstrap replicates."),
-    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    seed: int = seed_option(),
     offline: bool = typer.Option(False, "--offline", help="Never download pinned files."),
-    section: list[str] = typer.Option(None, "--section", help="Run only these sections (repeatable)."),
+    section: list[str] = typer.Option(None, "--section", help="Run only these sections (comma-separated or "
+                                      f"repeated): {', '.join(k for k, _, _ in SECTIONS)}."),
+    overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
 ) -> None:
-    """Fetch what is needed, run the analyses on real public data, write OUT/report.html."""
-    from ..demo import run_demo
+    """Fetch what is needed, run the analyses on real public data, write OUT/report.html.
 
+    Example:
+
+    \b
+        cxreval demo -o demo-out --section audit,nih_models --n-resamples 200
+    """
+    from ..demo import run_demo
+    from ..exceptions import InvalidParameterError
+    from ._common import split_list
+
+    keys = [k for k, _, _ in SECTIONS]
+    sections = split_list(section, option="--section")
+    unknown = [x for x in sections or [] if x not in keys]
+    if unknown:
+        raise InvalidParameterError(f"--section: unknown section(s) {unknown}; known: {', '.join(keys)}.")
+    check_output_path(out, overwrite=overwrite)
+    check_folder_option("--data-mirror", data_mirror)
+    check_folder_option("--cache-dir", cache_dir, write=not offline)
     console = Console(stderr=True)
     with console.status("cxreval demo") as status:
         res = run_demo(out, data_mirror=data_mirror, cache_dir=cache_dir, n_resamples=n_resamples, rng=seed,
-                       download=not offline, sections=section or None, progress=lambda m: status.update(m))
+                       download=not offline, sections=sections, progress=lambda m: status.update(m),
+                       overwrite=overwrite)
     if json_out:
         echo_json(res.to_dict())
         return
     for s in res.sections:
-        extra = "" if s.status == "built" else f": {s.reason}" + (f"  [{s.command}]" if s.command else "")
+        extra = (f": {s.reason}" if s.reason else "") + (f"  [{s.command}]" if s.command else "")
         typer.echo(f"{s.status:>9}  {s.title} ({s.seconds:.1f} s){extra}")
-    typer.echo(f"wrote {res.report} ({res.report_bytes / 1e6:.1f} MB) in {res.seconds:.0f} s")
+    typer.echo(f"wrote {Path(out) / res.report.name} ({res.report_bytes / 1e6:.1f} MB) in {res.seconds:.0f} s")
 
 
 def register(app: typer.Typer) -> None:

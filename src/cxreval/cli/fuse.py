@@ -3,17 +3,34 @@ adjudicated source (the XQA paper's Table 30 / Figure 6)."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import typer
 
 from ..agreement import agreement_table
-from ..exceptions import InvalidParameterError
+from ..exceptions import CxrevalWarning, InvalidParameterError
 from ..findings import XQA_SELECTED
 from ..fusion import fuse_label_table, list_fusion
-from ..labels import read_labels, state_names
-from ._common import echo_json, prepare_out, write_summary, write_table
+from ..fusion.neural import load_neural_fusion
+from ..labels import state_names
+from ._common import (
+    check_inputs,
+    echo_json,
+    findings_option,
+    load_label_files,
+    open_output,
+    out_option,
+    overwrite_option,
+    progress,
+    seed_option,
+    split_list,
+    state_encoding_option,
+    write_summary,
+    write_table,
+)
 from .agree import markdown_table
 
 __all__ = ["register", "FUSION_AGREEMENT_COLUMNS", "fusion_agreement"]
@@ -53,28 +70,101 @@ def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str
 
 
 def fuse(
-    labels: Path = typer.Option(..., "--labels", help="Long label table (CSV or Parquet): study_id, [patient_id,] "
-                                "finding, source, state."),
+    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, "
+                                      "[patient_id,] finding, source, state (repeatable)."),
     readers: str = typer.Option(..., "--readers", help="Comma-separated sources to fuse (at least two)."),
-    out: Path = typer.Option(..., "--out", help="Output folder."),
+    out: Path = out_option(),
     methods: str = typer.Option(DEFAULT_METHODS, "--methods", help="Comma-separated methods: mv, or, and, ds, mace, "
                                 "nn, nn_ps (nn* need --adjudicated)."),
     adjudicated: str = typer.Option(None, "--adjudicated", help="Reference source: score every method against it "
                                     "(fusion_agreement.csv); the nn methods are trained on it."),
-    findings: str = typer.Option(None, "--findings", help="Comma-separated findings to fuse (default all)."),
+    findings: list[str] = findings_option("Findings to fuse, comma-separated or repeated; aliases and vocabulary names (xqa, "
+                                         "xqa_selected, ...) accepted (default all)."),
     not_mentioned: str = typer.Option("negative", "--not-mentioned", help="A reader's not_mentioned label: "
                                       "'negative' or 'exclude'."),
-    rng: int = typer.Option(0, "--rng", help="Seed of the randomised methods (MACE restarts, nn)."),
+    seed: int = seed_option("Seed of the randomised methods (MACE restarts, nn)."),
+    state_encoding: str = state_encoding_option(),
+    overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the run summary (and agreement) as JSON."),
+    save_model: bool = typer.Option(False, "--save-model", help="Save each fitted nn/nn_ps model as "
+                                    "<method>_model.npz in the output folder (apply it with --load-model)."),
+    load_model: Path = typer.Option(None, "--load-model", help="Apply a saved nn/nn_ps model (from --save-model) "
+                                    "instead of training it; --readers are mapped onto the model's readers by name, "
+                                    "else in the model's (sorted) reader order."),
 ) -> None:
-    """Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into new sources."""
+    """Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into new sources.
+
+    Writes fused_labels (CSV + Parquet), per-method diagnostics, agreement tables, summary.md and run.json.
+
+    Example:
+
+    \b
+        cxreval fuse -l labels.csv --readers Rep1,Rep2,Rep3 --adjudicated CR --seed 0 -o fuse-out
+
+    Train NN Fusion on one dataset and apply it to another (the XQA paper's Tables 14-15):
+
+    \b
+        cxreval fuse -l xqa.csv --readers Rep1,Rep2 --methods nn --adjudicated CR --save-model -o fit
+        cxreval fuse -l mimic.csv --readers chexpert,chexbert --methods mv --load-model fit/nn_model.npz -o mimic
+    """
     reader_list = _split(readers, option="--readers")
     method_list = _split(methods, option="--methods")
-    finding_list = _split(findings, option="--findings") if findings else None
-    table = read_labels(labels, require_patient=False).table
-    res = fuse_label_table(table, reader_list, method_list, adjudicated=adjudicated, findings=finding_list,
-                           not_mentioned=not_mentioned, rng=rng)
-    d = prepare_out(out)
+    finding_list = split_list(findings, option="--findings")
+    check_inputs(*[("--labels", p) for p in labels], *([("--load-model", load_model)] if load_model else []))
+    inputs = [*labels, *([load_model] if load_model else [])]
+    with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
+        table, _ = load_label_files(labels, state_encoding=state_encoding)
+        fitted: dict[str, object] = {}
+        fuse_table, mapping = table, ""
+        if load_model is not None:
+            model = load_neural_fusion(load_model)
+            name = "nn_ps" if model.specialists else "nn"
+            method_list = [m for m in method_list if m != name]
+            if len(reader_list) != len(model.readers_):
+                raise InvalidParameterError(f"--load-model {load_model}: the model was fitted on "
+                                            f"{len(model.readers_)} readers {list(model.readers_)}; --readers names "
+                                            f"{len(reader_list)}.")
+            if set(reader_list) != set(model.readers_):
+                rename = dict(zip(reader_list, model.readers_))
+                clash = sorted(set(model.readers_) & (set(table["source"].astype(str)) - set(reader_list)))
+                if clash:
+                    raise InvalidParameterError(f"--load-model {load_model}: the label table already has source(s) "
+                                                f"{clash} named like the model's readers; pass them in --readers.")
+                fuse_table = table.assign(source=table["source"].astype(str).replace(rename))
+                mapping = "; sources mapped onto the model's readers: " + ", ".join(
+                    f"{a} -> {b}" for a, b in rename.items())
+                reader_list = list(model.readers_)
+            fitted[name] = model
+        with progress() as prog:
+            task = prog.add(f"fusing {len(reader_list)} readers with {', '.join(method_list) or 'the loaded model'}")
+            res = fuse_label_table(fuse_table, reader_list, method_list, adjudicated=adjudicated,
+                                   findings=finding_list, not_mentioned=not_mentioned, rng=seed, fitted=fitted)
+            method_list = list(res.estimators)
+            prog.done(task)
+            task = prog.add("agreement tables and writing")
+            loaded = [f"- {m}: loaded from {load_model} (readers {list(e.readers_)}, findings "  # type: ignore[attr-defined]
+                      f"{list(e.findings_)}), applied without refitting{mapping}" for m, e in fitted.items()]
+            written, agr = _write_fuse(d, labels, table, res, method_list, adjudicated, not_mentioned, seed,
+                                       save_model=save_model, fitted=fitted, loaded=loaded)
+            prog.done(task)
+    for w in res.warnings:  # summarised once per run with the other warnings (cli.main)
+        warnings.warn(w, CxrevalWarning, stacklevel=1)
+    if json_out:
+        payload: dict[str, object] = {"files": {k: str(Path(out) / Path(v).name) for k, v in written.items()},
+                                      **res.to_dict()}
+        if agr is not None:
+            payload["agreement"] = agr.to_dict(orient="records")
+        echo_json(payload)
+    else:
+        typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out} "
+                   f"(methods available: {', '.join(list_fusion())})")
+
+
+def _write_fuse(d: Path, labels: list[Path], table: pd.DataFrame, res: Any, method_list: list[str],
+                adjudicated: str | None, not_mentioned: str, seed: int, *, save_model: bool = False,
+                fitted: dict[str, object] | None = None,
+                loaded: list[str] | None = None) -> tuple[dict[str, Path], pd.DataFrame | None]:
+    fitted = fitted or {}
     fused = res.labels
     written = {}
     file_labels = pd.concat([table, fused], ignore_index=True)
@@ -83,6 +173,15 @@ def fuse(
     ests = res.estimators
     if "ds" in ests:
         written["ds_confusion"] = write_table(ests["ds"].errors_, d, "ds_confusion")  # type: ignore[attr-defined]
+    if res.warnings:
+        parts = [w.split(": ", 2) for w in res.warnings]
+        written["fusion_warnings"] = write_table(pd.DataFrame(parts, columns=["finding", "method", "warning"]), d,
+                                                 "fusion_warnings")
+    if save_model:
+        for m in ("nn", "nn_ps"):
+            if m in ests and m not in fitted:
+                ests[m].save(d / f"{m}_model.npz")  # type: ignore[attr-defined]
+                written[f"{m}_model"] = d / f"{m}_model.npz"
     if "mace" in ests:
         written["mace_competence"] = write_table(ests["mace"].competence_, d, "mace_competence")  # type: ignore[attr-defined]
     between = None
@@ -97,8 +196,9 @@ def fuse(
         written["fusion_agreement"] = write_table(agr, d, "fusion_agreement")
     counts = fused.groupby(["source", "state"], observed=True).size().unstack(fill_value=0)
     counts.columns = [state_names(pd.Series([c], dtype="Int8")).iloc[0] for c in counts.columns]
-    lines = [f"# cxreval fuse: {labels}", "",
-             f"- readers fused: {', '.join(res.readers)}; methods: {', '.join(method_list)} (rng={rng})",
+    lines = [f"# cxreval fuse: {', '.join(str(p) for p in labels)}", "",
+             f"- readers fused: {', '.join(res.readers)}; methods: {', '.join(method_list)} (seed={seed})",
+             *(loaded or []),
              f"- items (study, finding): {res.n_items}; readers per item: {res.readers_per_item}; fused from fewer "
              f"readers than the most-read item: {res.n_items_partial}",
              f"- reader labels left out: {res.n_dropped} (not_mentioned -> {not_mentioned})",
@@ -109,6 +209,9 @@ def fuse(
         info = ests["ds"].fit_info_  # type: ignore[attr-defined]
         lines += [f"- Dawid-Skene: {int(info['converged'].sum())}/{len(info)} fits converged "
                   f"(max {int(info['n_iter'].max())} iterations)", ""]
+    if res.warnings:
+        lines += ["## Warnings: states fused far more often than any reader uses them", "",
+                  *[f"- {w}" for w in res.warnings], ""]
     if agr is not None:
         show = agr[agr["finding"].isin(["macro", "micro"]) | agr["finding"].isin(XQA_SELECTED)]
         lines += [f"## Agreement with {adjudicated} (Table 30 style)", "", markdown_table(show), ""]
@@ -116,14 +219,7 @@ def fuse(
         lines += ["## Agreement between methods (macro/micro over all findings)", "",
                   markdown_table(between[between["finding"].isin(["macro", "micro"])]), ""]
     write_summary(d, "\n".join(lines))
-    if json_out:
-        payload: dict[str, object] = {"files": {k: str(v) for k, v in written.items()}, **res.to_dict()}
-        if agr is not None:
-            payload["agreement"] = agr.to_dict(orient="records")
-        echo_json(payload)
-    else:
-        typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {d} "
-                   f"(methods available: {', '.join(list_fusion())})")
+    return written, agr
 
 
 def register(app: typer.Typer) -> None:

@@ -4,16 +4,52 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, cast
 
 import pandas as pd
 import typer
 
 from ..exceptions import CxrevalError, SchemaError
-from ._common import echo_json, prepare_out, write_summary, write_table
+from ._common import (
+    ProgressExecutor,
+    check_inputs,
+    echo_json,
+    open_output,
+    out_option,
+    overwrite_option,
+    progress,
+    seed_option,
+    write_summary,
+    write_table,
+)
 
 __all__ = ["register"]
 
-iqa_app = typer.Typer(no_args_is_help=True, help="Image quality: degradations, metrics, metric-vs-expert analysis.")
+iqa_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                      help="Image quality: degradations, metrics, metric-vs-expert analysis.")
+
+_PLAN_HELP = ("Degradation plan, YAML: 'seed: 0', 'output_dtype: same|uint8|uint16|float32' and a "
+              "'degradations:' list of {name, transform, params}, e.g. '- {transform: gaussian_blur, params: "
+              "{sigma: [1, 2]}}' (a list expands to one entry each). Transforms: window (level, width), "
+              "contrast_stretch (low, high), gamma (gamma), unsharp_mask (sigma, amount), gaussian_blur (sigma), "
+              "gaussian_noise (sigma), poisson_noise (peak), resample (factor, order), jpeg (quality).")
+
+
+def _read_csv(path: Path, option: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    """Read a CSV input; an empty file, a header without rows or a missing column is a one-line error."""
+    try:
+        df = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise SchemaError(f"{option} file {path} is empty; expected a header with columns "
+                          f"{', '.join(columns)} and at least one row.") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise SchemaError(f"{option} file {path} cannot be read as CSV: {exc}") from None
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise SchemaError(f"{option} file {path} has no column(s) {missing}; columns are {list(df.columns)}.")
+    if len(df) == 0:
+        raise SchemaError(f"{option} file {path} has a header but no rows.")
+    return df
 
 
 @iqa_app.command("list")
@@ -33,10 +69,20 @@ def list_cmd(reference: str = typer.Option(None, "--reference", help="'full' or 
 
 @iqa_app.command("degrade")
 def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of images (PNG/TIFF/DICOM/NPY)."),
-                plan: Path = typer.Option(..., "--plan", help="Degradation plan (YAML)."),
-                out: Path = typer.Option(..., "--out", help="Output folder."),
+                plan: Path = typer.Option(..., "--plan", help=_PLAN_HELP),
+                out: Path = out_option(),
+                overwrite: bool = overwrite_option(),
                 json_out: bool = typer.Option(False, "--json", help="Print a JSON summary.")) -> None:
-    """Apply a degradation plan to every image; write images, manifest.csv/.json and pairs.csv."""
+    """Apply a degradation plan to every image; write images/, manifest.csv/.json, pairs.csv, run.json.
+
+    Float images must hold values in [0, 1]; the plan is checked entry by entry before any image is written.
+    pairs.csv names the images where they end up (inside --out).
+
+    Example:
+
+    \b
+        cxreval iqa degrade --images pngs/ --plan plan.yaml -o degraded
+    """
     from ..iqa._image import IMAGE_SUFFIXES
     from ..iqa.degrade import degrade_images, read_plan
 
@@ -46,73 +92,107 @@ def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of ima
     skipped = sorted(p.name for p in images.iterdir() if p.is_file() and p.suffix.lower() not in IMAGE_SUFFIXES)
     if not files:
         raise SchemaError(f"--images {images} holds no image files ({', '.join(IMAGE_SUFFIXES)}).")
-    out = prepare_out(out)
-    res = degrade_images(files, read_plan(plan), out / "images")
-    write_table(res.manifest, out, "manifest")
-    (out / "manifest.json").write_text(json.dumps({"plan": res.plan.to_dict(),
-                                                   "files": res.manifest.to_dict(orient="records")}, indent=1))
-    write_table(res.pairs(), out, "pairs", parquet=False)
-    write_summary(out, f"# cxreval iqa degrade\n\n{len(files)} source image(s) x {len(res.plan.entries)} "
-                       f"degradation(s) = {len(res.manifest)} image(s) in `images/`.\n\n"
-                       f"Skipped non-image files: {skipped or 'none'}.\n")
+    the_plan = read_plan(plan)
+    final = Path(out).expanduser().absolute()
+    with open_output(out, overwrite=overwrite, inputs=[images, plan]) as d:
+        res = degrade_images(files, the_plan, d / "images")
+        manifest = res.manifest.copy()  # paths as they will be once the folder is in place
+        manifest["test"] = [str(final / Path(t).relative_to(d)) for t in manifest["test"]]
+        write_table(manifest, d, "manifest")
+        (d / "manifest.json").write_text(json.dumps({"plan": res.plan.to_dict(),
+                                                     "files": manifest.to_dict(orient="records")}, indent=1))
+        write_table(manifest[["reference", "test"]], d, "pairs", parquet=False)
+        write_summary(d, f"# cxreval iqa degrade\n\n{len(files)} source image(s) x {len(res.plan.entries)} "
+                         f"degradation(s) = {len(res.manifest)} image(s) in `images/`.\n\n"
+                         f"Skipped non-image files: {skipped or 'none'}.\n")
     if json_out:
         echo_json({**res.to_dict(), "skipped": skipped})
     else:
-        typer.echo(f"wrote {len(res.manifest)} degraded images to {out / 'images'}")
+        typer.echo(f"wrote {len(res.manifest)} degraded images to {final / 'images'}")
 
 
 @iqa_app.command("score")
 def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns reference,test (image paths)."),
               metrics: str = typer.Option("all", "--metrics", help="'all', 'full', 'no' or comma-separated names."),
-              out: Path = typer.Option(..., "--out", help="Output folder."),
+              out: Path = out_option(),
+              overwrite: bool = overwrite_option(),
               json_out: bool = typer.Option(False, "--json", help="Print a JSON summary.")) -> None:
     """Score (reference, test) pairs with the chosen metrics -> scores.csv (reference, test, metric, value).
 
     Each pair is compared in the reference's data range: a test image of another bit depth is rescaled
     (float64, no rounding). Relative paths are relative to the pairs file. Metrics needing downloaded
     weights are skipped by 'all' and reported.
+
+    Example:
+
+    \b
+        cxreval iqa score --pairs degraded/pairs.csv --metrics psnr,ssim -o scores
     """
+    from ..executor import SerialExecutor
     from ..iqa import score_pairs, select_metrics
 
-    if not pairs.is_file():
-        raise SchemaError(f"--pairs file {pairs} does not exist.")
-    table = pd.read_csv(pairs)
+    check_inputs(("--pairs", pairs), kind="file")
+    table = _read_csv(pairs, "--pairs", ("reference", "test"))
     names, skipped = select_metrics(metrics)
-    try:
-        df = score_pairs(table, names, base_dir=pairs.parent)
-    except CxrevalError as exc:  # name the file: the library names the pair
-        raise type(exc)(f"{pairs}: {exc}") from exc
-    out = prepare_out(out)
-    write_table(df, out, "scores")
-    write_summary(out, f"# cxreval iqa score\n\n{len(table)} pair(s) x {len(names)} metric(s): "
-                       f"{', '.join(names)}.\n\nSkipped (need downloaded weights): {skipped or 'none'}.\n")
+    with open_output(out, overwrite=overwrite, inputs=[pairs]) as d, progress() as prog:
+        try:
+            df = score_pairs(table, names, base_dir=pairs.parent,
+                             executor=ProgressExecutor(SerialExecutor(), prog, f"scoring pairs ({len(names)} metrics)"))
+        except CxrevalError as exc:  # name the file: the library names the pair
+            raise type(exc)(f"{pairs}: {exc}") from exc
+        write_table(df, d, "scores")
+        write_summary(d, f"# cxreval iqa score\n\n{len(table)} pair(s) x {len(names)} metric(s): "
+                         f"{', '.join(names)}.\n\nSkipped (need downloaded weights): {skipped or 'none'}.\n")
     if json_out:
         echo_json({"n_pairs": len(table), "metrics": names, "skipped": skipped})
     else:
-        typer.echo(f"wrote {len(df)} scores to {out / 'scores.csv'}")
+        typer.echo(f"wrote {len(df)} scores to {Path(out) / 'scores.csv'}")
 
 
 @iqa_app.command("agree")
 def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from `cxreval iqa score`."),
               ratings: Path = typer.Option(..., "--ratings", help="CSV with columns image,rater,rating."),
-              out: Path = typer.Option(..., "--out", help="Output folder."),
+              out: Path = out_option(),
               scale_min: float = typer.Option(1, "--scale-min", help="Lowest rating on the scale."),
               scale_max: float = typer.Option(4, "--scale-max", help="Highest rating on the scale."),
               n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap resamples of reference images."),
-              confidence_level: float = typer.Option(0.95, "--confidence-level"),
-              seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
-              json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON.")) -> None:
-    """z-scores and z-MOS, inter-rater SRCC/KRCC (Table 3) and metric-vs-z-MOS SRCC/KRCC with CIs (Table 4)."""
-    from ..iqa.expert import metric_agreement, rater_agreement, zscores
+              confidence_level: float = typer.Option(0.95, "--confidence-level", help="Confidence level of the percentile CIs."),
+              seed: int = seed_option("Bootstrap seed."),
+              overwrite: bool = overwrite_option(),
+              json_out: bool = typer.Option(False, "--json", help="Print the tables as JSON."),
+              unscored: str = typer.Option("keep", "--unscored", help="Rated images no metric scored (e.g. the "
+                                           "undegraded references): 'keep' their ratings in each rater's mean/SD "
+                                           "and correlate only scored images, 'exclude' them before z-scoring, or "
+                                           "'error'.")) -> None:
+    """z-scores and z-MOS, inter-rater SRCC/KRCC (Table 3) and metric-vs-z-MOS SRCC/KRCC with CIs (Table 4).
 
-    for p, opt in ((scores, "--scores"), (ratings, "--ratings")):
-        if not p.is_file():
-            raise SchemaError(f"{opt} file {p} does not exist.")
-    res = zscores(pd.read_csv(ratings), scale=(scale_min, scale_max))
-    raters = rater_agreement(res)
-    metrics, dropped = metric_agreement(pd.read_csv(scores), res.zmos, n_resamples=n_resamples,
-                                        confidence_level=confidence_level, rng=seed)
-    out = prepare_out(out)
+    Example:
+
+    \b
+        cxreval iqa agree --scores scores/scores.csv --ratings ratings.csv --unscored keep --seed 0 -o iqa-agree
+    """
+    from ..iqa.expert import metric_agreement, rater_agreement, zscores_for_scores
+
+    check_inputs(("--scores", scores), ("--ratings", ratings), kind="file")
+    ratings_df = _read_csv(ratings, "--ratings", ("image", "rater", "rating"))
+    scores_df = _read_csv(scores, "--scores", ("reference", "test", "metric", "value"))
+    with open_output(out, overwrite=overwrite, inputs=[scores, ratings], meta={"seed": seed}) as d:
+        res = zscores_for_scores(ratings_df, scores_df, unscored=unscored, scale=(scale_min, scale_max))
+        raters = rater_agreement(res)
+        metrics, dropped = metric_agreement(scores_df, res.zmos, n_resamples=n_resamples,
+                                            confidence_level=confidence_level, rng=seed,
+                                            unscored="error" if unscored == "error" else "keep")
+        _write_agree(d, res, raters, metrics, dropped, unscored)
+    if json_out:
+        echo_json({"rater_agreement": raters.to_dict(orient="records"),
+                   "metric_agreement": metrics.to_dict(orient="records"), "n_dropped": len(dropped)})
+    else:
+        typer.echo(f"wrote z-MOS, rater and metric agreement tables to {out}")
+
+
+def _write_agree(out: Path, res: object, raters: pd.DataFrame, metrics: pd.DataFrame, dropped: pd.DataFrame,
+                 unscored: str) -> None:
+    res = cast(Any, res)
     write_table(res.zscores, out, "zscores")
     write_table(res.zmos, out, "zmos")
     write_table(raters, out, "rater_agreement")
@@ -126,13 +206,13 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
     for _, r in metrics.sort_values("srcc", ascending=False).iterrows():
         lines.append(f"| {r.metric} | {r.srcc:.2f} [{r.srcc_ci_low:.2f}, {r.srcc_ci_high:.2f}] | "
                      f"{r.krcc:.2f} [{r.krcc_ci_low:.2f}, {r.krcc_ci_high:.2f}] | {r.n} |")
-    lines += ["", f"Scored images without ratings (not used): {len(dropped)}."]
+    n_unscored = int((dropped["reason"] != "no ratings for this image").sum()) if len(dropped) else 0
+    lines += ["", f"Scored images without ratings (not used): {len(dropped) - n_unscored}.",
+              f"Rated images no metric scored: --unscored {unscored} "
+              + ("(their ratings are in the raters' mean/SD)." if unscored == "keep" else "(removed before z-scoring)."),
+              f"(image, metric) pairs rated but not scored by that metric, kept in the mean/SD and not correlated: "
+              f"{n_unscored}."]
     write_summary(out, "\n".join(lines))
-    if json_out:
-        echo_json({"rater_agreement": raters.to_dict(orient="records"),
-                   "metric_agreement": metrics.to_dict(orient="records"), "n_dropped": len(dropped)})
-    else:
-        typer.echo(f"wrote z-MOS, rater and metric agreement tables to {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import typer
 
 from ..exceptions import SchemaError
 from ..executor import workers_executor
-from ._common import echo_json, prepare_out, write_summary, write_table
+from ._common import (
+    ProgressExecutor,
+    check_inputs,
+    echo_json,
+    open_output,
+    out_option,
+    overwrite_option,
+    progress,
+    write_summary,
+    write_table,
+)
 
 __all__ = ["register", "localize", "load_heatmaps"]
 
@@ -27,35 +38,61 @@ def load_heatmaps(path: Path) -> dict[str, np.ndarray]:
 def localize(
     heatmaps: Path = typer.Option(..., "--heatmaps", help="MAPS.npz keyed '<image id>/<finding>'."),
     boxes: Path = typer.Option(..., "--boxes", help="BBox_List_2017.csv[.gz] (reference boxes)."),
-    out: Path = typer.Option(..., "--out", help="Output folder."),
+    out: Path = out_option(),
     upsampling: str = typer.Option("bilinear", "--upsampling", help="bilinear or nearest."),
     threshold: list[float] = typer.Option([60.0, 180.0], "--threshold", help="Thresholds on [0, 255] (repeat)."),
     inclusive_threshold: bool = typer.Option(False, "--inclusive-threshold", help="Region is >= threshold."),
     connectivity: int = typer.Option(8, "--connectivity", help="8 or 4."),
     rule: list[str] = typer.Option(["IoBB", "IoU", "IoU or IoBB"], "--rule", help="IoBB, IoU or 'IoU or IoBB'."),
-    t_values: list[str] = typer.Option(["0.1", "0.25", "0.5", "0.75", "0.9"], "--T", help="T values (repeat)."),
-    inclusive_t: bool = typer.Option(False, "--inclusive-T", help="Correct when measure >= T."),
+    t_values: list[str] = typer.Option(["0.1", "0.25", "0.5", "0.75", "0.9"], "--t-value", "-t",
+                                       help="Overlap thresholds T (repeat; fractions such as 1/3 allowed)."),
+    inclusive_t: bool = typer.Option(False, "--inclusive-t", help="Correct when measure >= T (default > T)."),
+    t_iou: list[str] = typer.Option(None, "--t-iou", help="A separate T(IoU), one per --t-value (repeat), for the IoU "
+                                    "and 'IoU or IoBB' rules; default: T(IoU) = T(IoBB) = --t-value."),
+    afp_denominator: str = typer.Option("pairs", "--afp-denominator", help="AFP = false positives / 'pairs' "
+                                        "((image, finding) pairs with a box; the seed's reading), 'box_images' "
+                                        "(all images with a box) or 'boxes' (all boxes)."),
     image_size: int = typer.Option(1024, "--image-size", help="Image height and width in pixels."),
     missing_maps: str = typer.Option("error", "--missing-maps", help="error, or miss: score as missed."),
     workers: int = typer.Option(1, "--workers", help="Processes for heatmaps -> boxes (1: in process, 0: one per "
                                 "CPU); the result is identical."),
+    overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
-    """Heatmaps -> boxes -> IoU / IoBB -> Acc and AFP per finding, threshold, rule and T."""
+    """Heatmaps -> boxes -> IoU / IoBB -> Acc and AFP per finding, threshold, rule and T.
+
+    Writes localization and boxes (CSV + Parquet), summary.md and run.json.
+
+    Example:
+
+    \b
+        cxreval localize --heatmaps maps.npz --boxes BBox_List_2017.csv -t 0.1 -t 0.5 -o loc-out
+    """
     from ..datasets.nih_boxes import read_nih_boxes
     from ..localization.evaluate import evaluate_heatmaps
     from ..localization.protocol import LocalizationProtocol
 
+    check_inputs(("--heatmaps", heatmaps), ("--boxes", boxes), kind="file")
     executor = workers_executor(workers)
     proto = LocalizationProtocol(upsampling=upsampling, thresholds=tuple(threshold),
                                  strict_threshold=not inclusive_threshold, connectivity=connectivity,
                                  rules=tuple(rule), T_values=tuple(t_values), strict_T=not inclusive_t,  # type: ignore[arg-type]
-                                 image_shape=(image_size, image_size))
-    refs = read_nih_boxes(boxes, image_shape=(image_size, image_size))
-    res = evaluate_heatmaps(load_heatmaps(heatmaps), refs.table, protocol=proto, missing_maps=missing_maps,
-                            executor=executor)
-    d = prepare_out(out)
-    cols = ["finding", "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images", "hits", "false_positives"]
+                                 image_shape=(image_size, image_size), T_iou=tuple(t_iou) if t_iou else None,  # type: ignore[arg-type]
+                                 afp_denominator=afp_denominator)
+    with open_output(out, overwrite=overwrite, inputs=[heatmaps, boxes]) as d, progress() as prog:
+        refs = read_nih_boxes(boxes, image_shape=(image_size, image_size))
+        res = evaluate_heatmaps(load_heatmaps(heatmaps), refs.table, protocol=proto, missing_maps=missing_maps,
+                                executor=ProgressExecutor(executor, prog, "heatmaps -> boxes"))
+        t4 = _write_localize(d, heatmaps, boxes, proto, refs, res)
+    if json_out:
+        echo_json(res.to_dict())
+    else:
+        typer.echo(t4.round(4).to_string())
+
+
+def _write_localize(d: Path, heatmaps: Path, boxes: Path, proto: Any, refs: Any, res: Any) -> Any:
+    cols = ["finding", "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images", "hits", "false_positives",
+            "T_iou", "n_afp", "fp_without_box"]
     write_table(res.summary[cols], d, "localization")
     write_table(res.detail, d, "boxes")
     t4 = res.summary[res.summary.rule == proto.rules[0]].pivot_table(
@@ -65,10 +102,7 @@ def localize(
              f"notes: {list(refs.report.notes) + list(res.notes)}", "",
              f"Table 4 style ({proto.rules[0]}):", "", "```", t4.round(4).to_string(), "```"]
     write_summary(d, "\n".join(lines))
-    if json_out:
-        echo_json(res.to_dict())
-    else:
-        typer.echo(t4.round(4).to_string())
+    return t4
 
 
 def register(app: typer.Typer) -> None:

@@ -11,18 +11,92 @@ import importlib
 import logging
 import os
 import pkgutil
+import re
+import signal
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-import typer
+os.environ.setdefault("TYPER_USE_RICH", "0")  # plain click help: no '<bool>' metavars, no markup eating '[x,]'
 
-from .. import __version__
-from ..exceptions import CxrevalError
+import typer  # noqa: E402
+from typer.core import TyperGroup  # noqa: E402
 
-__all__ = ["app", "main", "run"]
+from .. import __version__  # noqa: E402
+from ..exceptions import CxrevalError  # noqa: E402
 
-app = typer.Typer(name="cxreval", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+__all__ = ["app", "main", "run", "RENAMED_OPTIONS"]
+
+RENAMED_OPTIONS: dict[str, str] = {"--rng": "--seed", "--T": "--t-value", "--inclusive-T": "--inclusive-t"}
+"""Old option spellings, refused with a 'did you mean' naming the current one."""
+
+_ARGS: list[list[str]] = []  # the command line of the run in progress (read by run.json)
+_LOADED: dict[str, object] = {}  # command name -> click command, filled as command modules are imported
+_IMPORTED: set[str] = set()
+
+
+def _command_modules() -> list[str]:
+    from .. import cli as pkg
+
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__)
+                  if m.name != "main" and not m.name.startswith("_"))
+
+
+def _load_module(name: str) -> None:
+    """Import ``cxreval.cli.<name>`` and collect the commands its ``register(app)`` adds."""
+    if name in _IMPORTED:
+        return
+    _IMPORTED.add(name)
+    module = importlib.import_module(f"{__package__}.{name}")
+    register = getattr(module, "register", None)
+    if register is None:
+        return
+    sub = typer.Typer(rich_markup_mode=None, add_completion=False)
+    sub.callback()(lambda: None)  # force a group, so every registered command is a named sub-command
+    register(sub)
+    for cmd_name, cmd in typer.main.get_group(sub).commands.items():
+        _tidy_metavars(cmd)
+        _LOADED.setdefault(cmd_name, cmd)
+
+
+def _tidy_metavars(cmd: Any) -> None:
+    """Repeatable options show their value's type (``<path>``), not typer's ``<list[Path]>``."""
+    for p in getattr(cmd, "params", []):
+        if getattr(p, "multiple", False) and getattr(p, "metavar", "") is None:
+            try:
+                m = re.fullmatch(r"<list\[(\w+)\]>", str(p.display_type(None)))
+            except Exception:  # a typer without display_type: leave its metavar
+                m = None
+            if m:
+                p.metavar = f"<{m.group(1).lower()}>"
+    for sub in getattr(cmd, "commands", {}).values():
+        _tidy_metavars(sub)
+
+
+class LazyGroup(TyperGroup):
+    """The root group: a command's module is imported only when that command is run or help lists them all."""
+
+    def list_commands(self, ctx: object) -> list[str]:  # type: ignore[override]
+        for m in _command_modules():
+            _load_module(m)
+        return sorted(set(self.commands) | set(_LOADED))
+
+    def get_command(self, ctx: object, cmd_name: str) -> object:  # type: ignore[override]
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        guess = cmd_name.replace("-", "_")
+        if cmd_name not in _LOADED and guess in _command_modules():
+            _load_module(guess)
+        if cmd_name not in _LOADED:
+            for m in _command_modules():
+                _load_module(m)
+        return _LOADED.get(cmd_name)
+
+
+app = typer.Typer(name="cxreval", cls=LazyGroup, no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Clinically grounded evaluation of chest X-ray machine learning.")
 
 
@@ -36,23 +110,54 @@ def _version(value: bool) -> None:
 def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="Print the version and exit."),
           verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress to stderr.")) -> None:
-    """cxreval: does a conclusion survive a change of evaluation reference?"""
+    """cxreval: does a conclusion survive a change of evaluation reference?
+
+    Every command writing a folder writes it atomically (-o/--out, --overwrite) with a run.json record.
+    Exit codes: 0 success, 2 bad input, 130 interrupted, 1 a bug (traceback saved to a file).
+    """
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(message)s")
 
 
-def _register_all() -> None:
-    from .. import cli as pkg
-
-    for mod in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        if mod.name in ("main",) or mod.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{pkg.__name__}.{mod.name}")
-        register = getattr(module, "register", None)
-        if register is not None:
-            register(app)
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that output folders are cleaned up."""
 
 
-_register_all()
+_SIGTERMS: list[int] = []
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    _SIGTERMS.append(signum)
+    raise _Terminated()
+
+
+def _interrupted() -> int:
+    if _SIGTERMS:
+        _SIGTERMS.clear()
+        typer.echo("cxreval: terminated (SIGTERM); --out was left as it was.", err=True)
+        return 143
+    typer.echo("cxreval: interrupted; --out was left as it was.", err=True)
+    return 130
+
+
+def _renamed(args: Sequence[str]) -> str | None:
+    for a in args:
+        if a == "--":
+            break
+        for old, new in RENAMED_OPTIONS.items():
+            if a == old or a.startswith(old + "="):
+                return f"no such option {old}; did you mean {new}?"
+    return None
+
+
+def _summarise_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """One line per distinct warning, with a count, once per run."""
+    counts: dict[tuple[str, str], int] = {}
+    for w in caught:
+        text = str(w.message).strip().splitlines()[0] if str(w.message).strip() else type(w.message).__name__
+        key = (w.category.__name__, text)
+        counts[key] = counts.get(key, 0) + 1
+    for (cat, text), n in counts.items():
+        typer.echo(f"cxreval: warning: {text}" + (f" ({n} times)" if n > 1 else "") + f" [{cat}]", err=True)
 
 
 def _save_traceback() -> Path | None:
@@ -70,33 +175,103 @@ def _save_traceback() -> Path | None:
         return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit code.
 
     Exit codes: 0 success, 2 bad input (a :class:`~cxreval.exceptions.CxrevalError`, or a usage error),
     130 interrupted (Ctrl-C / SIGINT), 1 a bug (a short message and the path of the saved traceback).
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    msg = _renamed(args)
+    if msg is not None:
+        typer.echo(f"cxreval: error: {msg}", err=True)
+        return 2
+    old_term = None
+    try:
+        old_term = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread
+        pass
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            try:
+                return _invoke(args)
+            finally:
+                _summarise_warnings(caught)
+    finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+
+
+_PARAM_RE = re.compile(r"The '(\w+)' parameter of [\w.]+ ")
+_NP_REPR_RE = re.compile(r"np\.(?:float|int|uint|bool_)\d*\(([^()]*)\)")
+_PARAM_FLAGS = {"rng": "--seed", "T_values": "--t-value", "strict_T": "--inclusive-t"}
+
+
+def _command_options(args: Sequence[str]) -> set[str]:
+    """The option strings of the (sub-)command ``args`` invokes (empty when it cannot be resolved)."""
+    cmd: Any = typer.main.get_command(app)
+    opts: set[str] = set()
+    for a in args:
+        if a.startswith("-") or not hasattr(cmd, "get_command"):
+            break
+        cmd = cmd.get_command(None, a)
+        if cmd is None:
+            return set()
+    for p in getattr(cmd, "params", []):
+        opts.update(getattr(p, "opts", []))
+    return opts
+
+
+def user_message(msg: str, args: Sequence[str]) -> str:
+    """A library error in the user's words: ``The 'n_resamples' parameter of evaluate_auc must ...`` becomes
+    ``--n-resamples must ...`` when the command has that option; NumPy scalar reprs become plain values."""
+    msg = _NP_REPR_RE.sub(r"\1", msg)
+    m = _PARAM_RE.search(msg)
+    if m:
+        flag = _PARAM_FLAGS.get(m.group(1), "--" + m.group(1).replace("_", "-"))
+        try:
+            known = flag in _command_options(args)
+        except Exception:  # never let the rewording hide the error itself
+            known = False
+        if known:
+            msg = msg[:m.start()] + f"{flag} " + msg[m.end():]
+    return msg
+
+
+def current_args() -> list[str] | None:
+    """The arguments of the ``main`` call in progress (None outside one)."""
+    return list(_ARGS[-1]) if _ARGS else None
+
+
+def _invoke(args: list[str]) -> int:
+    _ARGS.append(list(args))
     try:
         rv = app(args=args, prog_name="cxreval", standalone_mode=False)
     except CxrevalError as exc:
-        typer.echo(f"cxreval: error: {exc}", err=True)
+        typer.echo(f"cxreval: error: {user_message(str(exc), args)}", err=True)
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
     except (KeyboardInterrupt, typer.Abort):
-        typer.echo("cxreval: interrupted; no output was written.", err=True)
-        return 130
+        return _interrupted()
     except Exception as exc:
         # usage errors: click's ClickException (typer >= 0.29 vendors click, older typer depends on it)
         show, exit_code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
         if callable(show) and isinstance(exit_code, int):
             show()
             return int(exit_code)
+        if isinstance(exc, OSError) and exc.filename is not None:  # disk full, permission denied mid-run
+            typer.echo(f"cxreval: error: {exc.strerror or exc}: {exc.filename}", err=True)
+            return 2
         saved = _save_traceback()
         where = f"; traceback saved to {saved}" if saved else ""
         typer.echo(f"cxreval: internal error ({type(exc).__name__}: {exc}){where}. Please report it.", err=True)
         return 1
+    finally:
+        _ARGS.pop()
+    if rv == 130:  # typer turns KeyboardInterrupt (Ctrl-C, and SIGTERM here) into a silent return of 130
+        return _interrupted()
     return int(rv) if isinstance(rv, int) else 0
 
 

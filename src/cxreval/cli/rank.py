@@ -12,7 +12,20 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..published import attach_published, load_xqa_auc_table
 from ..rank_correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, KENDALL_VARIANTS, SPEARMAN_VARIANTS
 from ..ranking import ALL_MODELS, RankingStabilityResult, ranking_stability
-from ._common import echo_json, prepare_out, write_summary, write_table
+from ._common import (
+    check_inputs,
+    echo_json,
+    findings_option,
+    open_output,
+    out_option,
+    overwrite_option,
+    progress,
+    seed_option,
+    split_list,
+    state_encoding_option,
+    write_summary,
+    write_table,
+)
 from .classify import auc_summary, md_table, run_classification
 
 __all__ = ["register", "rank_summary"]
@@ -35,7 +48,7 @@ def _read_auc_table(spec: str) -> tuple[pd.DataFrame, bool]:
         raise SchemaError(f"AUC table {spec!r} does not exist (give a CSV/Parquet file, or 'xqa' for the packaged "
                           "XQA tables).")
     try:
-        df = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
+        df = pd.read_parquet(p) if p.suffix.lower() == ".parquet" else pd.read_csv(p)
     except (ValueError, OSError) as exc:
         raise SchemaError(f"Could not read AUC table {spec!r}: {exc}") from exc
     if "finding" in df.columns:
@@ -93,20 +106,22 @@ def rank_summary(res: RankingStabilityResult, corr: pd.DataFrame, *, source: str
 
 
 def rank(
-    out: Path = typer.Option(..., "--out", "-o", help="Output folder."),
+    out: Path = out_option(),
     auc_table: str = typer.Option(None, "--auc-table", help="AUC table (model, group, finding, reference, auc[, dataset]) "
                                   "as CSV/Parquet, or 'xqa' for the packaged XQA Tables 16-25. Point estimates only."),
-    predictions: list[Path] = typer.Option(None, "--predictions", "-p", help="As for `cxreval classify`."),
-    labels: list[Path] = typer.Option(None, "--labels", "-l", help="As for `cxreval classify`."),
-    references: list[str] = typer.Option(None, "--references", "-r"),
-    findings: list[str] = typer.Option(None, "--findings", "-f"),
-    model_groups: Path = typer.Option(None, "--model-groups"),
-    policy: str = typer.Option("exclude", "--policy"),
-    not_mentioned: str = typer.Option("negative", "--not-mentioned"),
-    unlabeled: str = typer.Option("error", "--unlabeled"),
-    n_resamples: int = typer.Option(1000, "--n-resamples"),
-    seed: int = typer.Option(0, "--seed"),
-    confidence_level: float = typer.Option(0.95, "--confidence-level"),
+    predictions: list[Path] = typer.Option(None, "--predictions", "-p", help="As for `cxreval classify` (repeatable)."),
+    labels: list[Path] = typer.Option(None, "--labels", "-l", help="As for `cxreval classify` (repeatable)."),
+    references: list[str] = typer.Option(None, "--references", "-r", help="Label sources to rank under, "
+                                         "comma-separated or repeated (default all)."),
+    findings: list[str] = findings_option(),
+    model_groups: Path = typer.Option(None, "--model-groups", help="CSV with columns model, group."),
+    policy: str = typer.Option("exclude", "--policy", help="Uncertain labels: exclude, zeros or ones."),
+    not_mentioned: str = typer.Option("negative", "--not-mentioned", help="not_mentioned labels: negative or exclude."),
+    unlabeled: str = typer.Option("error", "--unlabeled", help="Prediction studies absent from the labels: error or "
+                                  "drop."),
+    n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates (predictions mode)."),
+    seed: int = seed_option("Seed of the resampling plan."),
+    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Confidence level of the percentile CIs."),
     groups: str = typer.Option("all", "--groups", help="all, overall or per-group."),
     min_models: int = typer.Option(3, "--min-models", help="Skip model groups with fewer models."),
     dataset: str = typer.Option("", "--dataset", help="Dataset name written in the tables (predictions mode)."),
@@ -115,55 +130,76 @@ def rank(
     spearman: str = typer.Option(DEFAULT_SPEARMAN, "--spearman", help="SRCC variant: formula (default, the XQA "
                                  "paper's 1 - 6 sum d^2 / (n(n^2-1)) on average ranks) or pearson (Pearson "
                                  "correlation of average ranks, scipy.stats.spearmanr). Equal without ties."),
+    state_encoding: str = state_encoding_option(),
+    overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the rank correlations as JSON."),
 ) -> None:
     """SRCC/KRCC between the model rankings each reference induces, per finding, macro average and model group.
 
     Writes rank_correlation.csv, rankings.csv (bump-chart table), top_changes.csv (and auc.csv from predictions)
-    plus summary.md. With --auc-table the correlations are point values beside the paper's bootstrap mean ± sd.
-    The SRCC/KRCC variants (default: the XQA paper's formulas) are in column `variant` and in summary.md.
+    plus summary.md and run.json. With --auc-table the correlations are point values beside the paper's
+    bootstrap mean +- sd. The SRCC/KRCC variants (default: the XQA paper's formulas) are in column `variant` and
+    in summary.md.
 
-    Example: cxreval rank --auc-table xqa --kendall tau-b --spearman pearson -o rank_xqa
+    Example:
+
+    \b
+        cxreval rank --auc-table xqa --kendall tau-b --spearman pearson -o rank-xqa
+        cxreval rank -p preds.csv -l labels.csv --n-resamples 1000 --seed 0 -o rank-out
     """
     if kendall not in KENDALL_VARIANTS:
         raise InvalidParameterError(f"--kendall must be one of {', '.join(KENDALL_VARIANTS)}. Got {kendall!r}.")
     if spearman not in SPEARMAN_VARIANTS:
         raise InvalidParameterError(f"--spearman must be one of {', '.join(SPEARMAN_VARIANTS)}. Got {spearman!r}.")
-    d = prepare_out(out)
     if auc_table is not None:
         if predictions or labels:
             raise SchemaError("Give either --auc-table or --predictions/--labels, not both.")
-        table, is_xqa = _read_auc_table(auc_table)
-        res = ranking_stability(table, groups=groups, min_models=min_models, kendall=kendall, spearman=spearman)
-        corr = attach_published(res)
-        source = (f"From the AUC table {'XQA Tables 16-25 (packaged)' if is_xqa else auc_table}: point estimates "
-                  "(no bootstrap); ties from 2-decimal rounding share the average rank (rank_min/rank_max give the "
-                  "range). `paper` = the XQA paper's bootstrap mean ± sd (Tables 26-29).")
-    else:
-        if not predictions or not labels:
-            raise SchemaError("cxreval rank needs --auc-table, or both --predictions and --labels.")
-        auc, notes = run_classification(predictions, labels, model_groups=model_groups, references=references,
-                                        findings=findings, policy=policy, not_mentioned=not_mentioned,
-                                        unlabeled=unlabeled, n_resamples=n_resamples, seed=seed,
-                                        confidence_level=confidence_level)
-        write_table(auc.table, d, "auc")
-        (d / "auc_summary.md").write_text(auc_summary(auc, notes, seed=seed) + "\n")
-        res = ranking_stability(auc, groups=groups, min_models=min_models, dataset=dataset, kendall=kendall,
-                                spearman=spearman)
-        corr = res.correlations.assign(paper_mean=np.nan, paper_sd=np.nan)
-        source = (f"From predictions + labels: {len(auc.models)} models, references {list(auc.references)}, "
-                  f"{auc.n_resamples} patient-bootstrap replicates (seed {seed}); boot = mean ± sd of the replicate "
-                  f"correlations, CI = {int(auc.confidence_level * 100)}% percentile.")
-    corr = corr[[c for c in _CORR_OUT if c in corr.columns] + [c for c in corr.columns if c not in _CORR_OUT]]
-    write_table(corr, d, "rank_correlation")
-    write_table(res.rankings, d, "rankings")
-    write_table(res.top_changes, d, "top_changes")
-    write_summary(d, rank_summary(res, corr, source=source))
+        if auc_table.lower() != "xqa":
+            check_inputs(("--auc-table", Path(auc_table)))
+    elif not predictions or not labels:
+        raise SchemaError("cxreval rank needs --auc-table, or both --predictions and --labels.")
+    check_inputs(*[("--predictions", p) for p in predictions or []], *[("--labels", p) for p in labels or []],
+                 ("--model-groups", model_groups))
+    inputs = [*(predictions or []), *(labels or []), model_groups]
+    if auc_table is not None and auc_table.lower() != "xqa":
+        inputs.append(Path(auc_table))
+    with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
+        if auc_table is not None:
+            table, is_xqa = _read_auc_table(auc_table)
+            res = ranking_stability(table, groups=groups, min_models=min_models, kendall=kendall,
+                                    spearman=spearman)
+            corr = attach_published(res)
+            source = (f"From the AUC table {'XQA Tables 16-25 (packaged)' if is_xqa else auc_table}: point estimates "
+                      "(no bootstrap); ties from 2-decimal rounding share the average rank (rank_min/rank_max give "
+                      "the range). `paper` = the XQA paper's bootstrap mean ± sd (Tables 26-29).")
+        else:
+            auc, notes = run_classification(predictions, labels, model_groups=model_groups,
+                                            references=split_list(references, option="--references"),
+                                            findings=split_list(findings, option="--findings"), policy=policy,
+                                            not_mentioned=not_mentioned, unlabeled=unlabeled,
+                                            n_resamples=n_resamples, seed=seed, confidence_level=confidence_level,
+                                            state_encoding=state_encoding)
+            write_table(auc.table, d, "auc")
+            (d / "auc_summary.md").write_text(auc_summary(auc, notes, seed=seed) + "\n")
+            with progress() as prog:
+                task = prog.add("rank correlations over the replicates")
+                res = ranking_stability(auc, groups=groups, min_models=min_models, dataset=dataset,
+                                        kendall=kendall, spearman=spearman)
+                prog.done(task)
+            corr = res.correlations.assign(paper_mean=np.nan, paper_sd=np.nan)
+            source = (f"From predictions + labels: {len(auc.models)} models, references {list(auc.references)}, "
+                      f"{auc.n_resamples} patient-bootstrap replicates (seed {seed}); boot = mean ± sd of the "
+                      f"replicate correlations, CI = {int(auc.confidence_level * 100)}% percentile.")
+        corr = corr[[c for c in _CORR_OUT if c in corr.columns] + [c for c in corr.columns if c not in _CORR_OUT]]
+        write_table(corr, d, "rank_correlation")
+        write_table(res.rankings, d, "rankings")
+        write_table(res.top_changes, d, "top_changes")
+        write_summary(d, rank_summary(res, corr, source=source))
     if json_out:
         echo_json({"rank_correlation": corr.to_dict(orient="records"), "n_resamples": res.n_resamples,
                    "kendall": res.kendall, "spearman": res.spearman})
     else:
-        typer.echo(f"{len(corr)} rank correlations, {len(res.top_changes)} top-rank rows -> {d}")
+        typer.echo(f"{len(corr)} rank correlations, {len(res.top_changes)} top-rank rows -> {out}")
 
 
 def register(app: typer.Typer) -> None:

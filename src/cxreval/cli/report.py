@@ -1,4 +1,4 @@
-"""``cxreval report``: result folders -> one self-contained HTML report."""
+"""``cxreval report``: result folders -> one self-contained HTML report (and optionally its PDF)."""
 
 from __future__ import annotations
 
@@ -14,19 +14,36 @@ __all__ = ["register"]
 def report(
     result_dirs: list[Path] = typer.Argument(..., help="Folders written by cxreval commands (or their parent "
                                              "folder, e.g. a `cxreval demo` output)."),
-    out: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write."),
+    out: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write (atomically)."),
     title: str = typer.Option("cxreval report", "--title", help="Page title."),
+    thresholds: Path = typer.Option(None, "--thresholds", help="JSON file of verdict thresholds (keys srcc, kappa, "
+                                    "kappa_name: label -> lower bound); default SRCC 0.9/0.7 and Landis & Koch κ."),
+    pdf: bool = typer.Option(False, "--pdf", help="Also print the report to PDF (OUT with .pdf) with headless "
+                             "Chromium; the first page is the key findings."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUT (and its PDF)."),
     json_out: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
 ) -> None:
-    """Write one self-contained HTML page (Plotly inlined, CSV downloads) from analysis result folders."""
-    from ..report import write_report
+    """Write one self-contained HTML page (key findings first, Plotly inlined, CSV downloads) from result folders.
 
-    res = write_report(result_dirs, out, title=title)
+    Example: cxreval report demo-out --out report.html --pdf --overwrite
+    """
+    from ..outputs import check_output_path
+    from ..report import find_chromium, load_thresholds, print_pdf, write_report
+
+    th = load_thresholds(thresholds)
+    check_output_path(out, overwrite=overwrite, kind="file")
+    pdf_out = out.with_suffix(".pdf")
+    if pdf:  # checked before any work
+        find_chromium()
+        check_output_path(pdf_out, overwrite=overwrite, kind="file")
+    res = write_report(result_dirs, out, title=title, thresholds=th, overwrite=overwrite)
+    pdf_path = print_pdf(res.path, pdf_out, overwrite=overwrite) if pdf else None
     if json_out:
-        echo_json(res.to_dict())
+        echo_json({**res.to_dict(), "pdf": None if pdf_path is None else str(pdf_path)})
     else:
         typer.echo(f"wrote {res.path} ({res.n_bytes / 1e6:.1f} MB): {len(res.sections)} section(s), "
-                   f"{res.n_figures} figure(s); {len(res.unavailable)} listed as not available")
+                   f"{res.n_figures} figure(s); {len(res.unavailable)} listed as not available"
+                   + (f"; {pdf_path}" if pdf_path else ""))
 
 
 def register(app: typer.Typer) -> None:

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import typer
 
-from ._common import echo_json, prepare_out, write_summary, write_table
+from ._common import (
+    check_inputs,
+    echo_json,
+    open_output,
+    out_option,
+    overwrite_option,
+    progress,
+    seed_option,
+    write_summary,
+    write_table,
+)
 
 __all__ = ["register", "synth"]
 
@@ -32,43 +43,73 @@ def _real_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def synth(
-    seed: int = typer.Option(0, "--seed", help="Generator seed (np.random.default_rng(seed))."),
+    seed: int = seed_option("Generator seed (np.random.default_rng(seed))."),
     per_size: int = typer.Option(60, "--per-size", min=1, help="Images per size class."),
-    out: Path = typer.Option(None, "--out", help="Write synth_output.txt and tidy tables here."),
+    out: Path = out_option("Write synth_output.txt, tidy tables, summary.md and run.json into this folder "
+                           "(atomically; must not exist unless --overwrite).", default=None),
     real_boxes: str = typer.Option(None, "--real-boxes", help="Also run the error model on real boxes: a "
                                    "BBox_List_2017.csv[.gz] path, or 'auto' for the fetched metadata copy."),
+    overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the checks as JSON instead of the text."),
 ) -> None:
-    """Run the seed's synthetic study: Part A (exact boxes), checks, Part B (Acc/AFP), Part C (Table 4)."""
-    from ..localization.synthetic import synthetic_study
+    """Run the seed's synthetic study: Part A (exact boxes), checks, Part B (Acc/AFP), Part C (Table 4).
 
-    res = synthetic_study(seed, per_size=per_size)
-    real = None
+    Example:
+
+    \b
+        cxreval synth --seed 0 --per-size 60 -o synth-out
+    """
+    path = None
     if real_boxes is not None:
         from ..datasets.fetch import metadata_path
-        from ..datasets.nih_boxes import read_nih_boxes
-        from ..localization.evaluate import real_boxes_study
 
         path = metadata_path("BBox_List_2017.csv.gz") if real_boxes == "auto" else Path(real_boxes)
-        real = real_boxes_study(read_nih_boxes(path).table, rng=seed)
+        check_inputs(("--real-boxes", path), kind="file")
+    if out is None:
+        res, real = _run(seed, per_size, path)
+    else:
+        with open_output(out, overwrite=overwrite, inputs=[path], meta={"seed": seed}) as d:
+            res, real = _run(seed, per_size, path)
+            _write_synth(d, res, real, seed=seed, per_size=per_size)
     if json_out:
         echo_json(res.to_dict())
     else:
         typer.echo(res.text, nl=False)
-    if out is not None:
-        d = prepare_out(out)
-        (d / "synth_output.txt").write_text(res.text)
-        write_table(_tidy(res.scores), d, "localization")
-        write_table(res.boxes, d, "boxes")
-        text = [f"# cxreval synth (seed {seed}, {per_size} images per size class)", "", "```", res.text.rstrip(),
-                "```"]
-        if real is not None:
-            write_table(real, d, "real_boxes")
-            compact = _real_table(real)
-            write_table(compact, d, "real_boxes_by_finding")
-            text += ["", "## Error model on the real BBox_List_2017 boxes (noisy maps, IoBB Acc)", "",
-                     compact.to_markdown(index=False, floatfmt=".3f") if _has_tabulate() else compact.to_string()]
-        write_summary(d, "\n".join(text))
+
+
+def _run(seed: int, per_size: int, path: Path | None) -> tuple[object, pd.DataFrame | None]:
+    from ..localization.synthetic import synthetic_study
+
+    with progress() as prog:
+        task = prog.add(f"synthetic study ({3 * per_size} images)")
+        res = synthetic_study(seed, per_size=per_size)
+        prog.done(task)
+        real = None
+        if path is not None:
+            from ..datasets.nih_boxes import read_nih_boxes
+            from ..localization.evaluate import real_boxes_study
+
+            task = prog.add("error model on the real boxes")
+            real = real_boxes_study(read_nih_boxes(path).table, rng=seed)
+            prog.done(task)
+    return res, real
+
+
+def _write_synth(d: Path, res: Any, real: pd.DataFrame | None, *, seed: int, per_size: int) -> None:
+    (d / "synth_output.txt").write_text(res.text)
+    write_table(_tidy(res.scores), d, "localization")
+    write_table(res.boxes, d, "boxes")
+    write_table(res.afp_denominators, d, "afp_denominators")
+    text = [f"# cxreval synth (seed {seed}, {per_size} images per size class)", "", "```", res.text.rstrip(),
+            "```", "", "## AFP denominators (localize --afp-denominator): which choice gives the seed's AFPs", "",
+            "```", res.afp_denominators.to_string(index=False), "```"]
+    if real is not None:
+        write_table(real, d, "real_boxes")
+        compact = _real_table(real)
+        write_table(compact, d, "real_boxes_by_finding")
+        text += ["", "## Error model on the real BBox_List_2017 boxes (noisy maps, IoBB Acc)", "",
+                 compact.to_markdown(index=False, floatfmt=".3f") if _has_tabulate() else compact.to_string()]
+    write_summary(d, "\n".join(text))
 
 
 def _has_tabulate() -> bool:

@@ -47,7 +47,7 @@ from ._base import (
 from .dawid_skene import DawidSkene
 from .mace import MACE
 from .majority_vote import FuseAnd, FuseOr, MajorityVote
-from .neural import NeuralFusion, NeuralFusionPS
+from .neural import NeuralFusion, NeuralFusionPS, load_neural_fusion
 
 __all__ = [
     "ANNOTATION_COLUMNS",
@@ -67,4 +67,5 @@ __all__ = [
     "MACE",
     "NeuralFusion",
     "NeuralFusionPS",
+    "load_neural_fusion",
 ]

@@ -276,6 +276,9 @@ class FusionResult:
     readers_per_item : dict of int to int
         Number of items by number of readers who labelled them (e.g. ``{3: 225000}`` on VinDr-CXR,
         where each image has 3 of the 17 readers).
+    warnings : tuple of str
+        ``finding: method: ...`` for every state a method fused far more often than any reader uses it
+        (:func:`cxreval.fusion.diagnostics.overfused_states`); empty when none.
     """
 
     labels: pd.DataFrame
@@ -285,12 +288,13 @@ class FusionResult:
     n_dropped: dict[str, int]
     n_items_partial: int
     readers_per_item: dict[int, int]
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {"methods": list(self.estimators), "readers": list(self.readers), "n_items": self.n_items,
                 "n_dropped": dict(self.n_dropped), "n_items_partial": self.n_items_partial,
                 "readers_per_item": {str(k): v for k, v in self.readers_per_item.items()},
-                "n_labels": int(len(self.labels))}
+                "n_labels": int(len(self.labels)), "warnings": list(self.warnings)}
 
 
 def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None = None,
@@ -330,7 +334,8 @@ def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, fin
 def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
                      adjudicated: str | None = None, findings: Sequence[str] | None = None,
                      not_mentioned: str = "negative", rng: object = 0,
-                     params: dict[str, dict[str, object]] | None = None) -> FusionResult:
+                     params: dict[str, dict[str, object]] | None = None,
+                     fitted: dict[str, object] | None = None) -> FusionResult:
     """Fuse the labels of ``readers`` in a long label table with each of ``methods``.
 
     Parameters
@@ -344,13 +349,18 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     adjudicated : str, optional
         A reference source; required by the supervised methods (``nn``, ``nn_ps``), which are trained on it.
     findings : sequence of str, optional
-        Findings to fuse (default: every finding the readers label).
+        Findings to fuse (default: every finding the readers label): canonical names, aliases
+        (``Pleural effusion``) or vocabulary names (``xqa_selected``), as for :func:`~cxreval.agreement.agreement_table`.
     not_mentioned : {'negative', 'exclude'}, default='negative'
         What a reader's ``NOT_MENTIONED`` becomes.
     rng : None, int or Generator, default=0
         Seed of the randomised methods (one generator, used in method order).
     params : dict, optional
         ``{method: {parameter: value}}`` passed to the estimators' constructors.
+    fitted : dict, optional
+        ``{method: estimator}`` of already fitted supervised models (e.g. :func:`load_neural_fusion`) applied
+        with ``predict`` instead of being trained (a model trained on one dataset applied to another); their
+        methods must not also be in ``methods``.
 
     Returns
     -------
@@ -364,14 +374,25 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         Fewer than two readers; an unknown method; a supervised method without ``adjudicated``.
     """
     from .._validation import normalize_rng
+    from ..agreement.pairs import expand_findings
 
     methods = list(dict.fromkeys(methods))
     unknown = [m for m in methods if m not in _REGISTRY]
     if unknown:
         raise InvalidParameterError(f"Unknown fusion method(s) {unknown}; available: {list_fusion()}.")
-    if not methods:
+    fitted = dict(fitted or {})
+    both = [m for m in fitted if m in methods]
+    if both:
+        raise InvalidParameterError(f"Fusion method(s) {both} are given both as fitted models and as methods to "
+                                    f"train; the fused sources would collide (fused_{both[0]}).")
+    for m, est in fitted.items():
+        if not callable(getattr(est, "predict", None)) or not hasattr(est, "readers_"):
+            raise InvalidParameterError(f"The fitted model given for {m!r} is not a fitted estimator with predict "
+                                        f"(got {type(est).__name__}).")
+    if not methods and not fitted:
         raise InvalidParameterError(f"No fusion method given; available: {list_fusion()}.")
-    ann, dropped = annotations_from_labels(labels, readers, findings=findings, not_mentioned=not_mentioned)
+    ann, dropped = annotations_from_labels(labels, readers, findings=expand_findings(findings),
+                                           not_mentioned=not_mentioned)
     if ann.empty:
         raise SchemaError(f"The readers {list(readers)} have no label in the states negative/uncertain/positive.")
     y = None
@@ -384,26 +405,36 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         ok = st.notna().to_numpy() & (st != -1).fillna(False).to_numpy()
         y = pd.DataFrame({"study_id": ref["study_id"].to_numpy()[ok], "finding": ref["finding"].to_numpy()[ok],
                           "label": st.to_numpy(dtype=np.int64, na_value=0)[ok]})
+    from .diagnostics import overfused_states
+
     gen = normalize_rng(rng)
     params = params or {}
     estimators: dict[str, object] = {}
     fused = []
-    for m in methods:
-        cls = _REGISTRY[m]
-        kw = dict(params.get(m, {}))
-        if "rng" in _init_params(cls):
-            kw.setdefault("rng", gen)
-        est = cls(**kw)
-        if getattr(cls, "supervised", False):
-            if y is None:
-                raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
-                                            f"(--adjudicated) it is trained on.")
-            lab = est.fit_predict(ann, y)  # type: ignore[attr-defined]
+    warnings: list[str] = []
+    by_finding = {f: g for f, g in ann.groupby("finding", sort=True)}
+    for m in methods + list(fitted):
+        if m in fitted:
+            est = fitted[m]
+            lab = est.predict(ann)  # type: ignore[attr-defined]
         else:
-            lab = est.fit_predict(ann)  # type: ignore[attr-defined]
+            cls = _REGISTRY[m]
+            kw = dict(params.get(m, {}))
+            if "rng" in _init_params(cls):
+                kw.setdefault("rng", gen)
+            est = cls(**kw)
+            if getattr(cls, "supervised", False):
+                if y is None:
+                    raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
+                                                f"(--adjudicated) it is trained on.")
+                lab = est.fit_predict(ann, y)  # type: ignore[attr-defined]
+            else:
+                lab = est.fit_predict(ann)  # type: ignore[attr-defined]
         estimators[m] = est
-        fused.append(pd.DataFrame({"study_id": lab.index.get_level_values("study_id"),
-                                   "finding": lab.index.get_level_values("finding"),
+        fin = lab.index.get_level_values("finding")
+        for f, g in by_finding.items():
+            warnings += [f"{f}: {w}" for w in overfused_states(g, lab[fin == f], method=m)]
+        fused.append(pd.DataFrame({"study_id": lab.index.get_level_values("study_id"), "finding": fin,
                                    "source": f"fused_{m}", "state": lab.to_numpy()}))
     out = pd.concat(fused, ignore_index=True)
     if "patient_id" in labels.columns:
@@ -416,7 +447,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     n_partial = int((per_item < per_item.max()).sum())
     hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}  # type: ignore[call-overload]
     return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial,
-                        hist)
+                        hist, tuple(warnings))
 
 
 def _init_params(cls: object) -> set[str]:

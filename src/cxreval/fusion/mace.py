@@ -27,6 +27,23 @@ Differences from crowd-kit 1.4.2
 As for Dawid–Skene, the state space of a fit is the set of states used; ``pooling`` chooses one model
 per finding or one joint model.
 
+Binary truth, readers who also answer "uncertain": a property of the model, not a defect
+---------------------------------------------------------------------------------------
+On simulated readers (``bench/fusion_mace_simulation.py``: binary truth with 10 % positives, 5 readers with
+known confusions who answer NEG / UNC / POS) MACE fuses about a quarter of the items to *uncertain* and
+half of the negatives to UNC or POS (n = 20,000: accuracy 0.55, specificity 0.51; MV 0.96, DS 0.96), as
+issue 15 reports at n = 10^6 (MACE 0.646). crowd-kit 1.4.2's MACE gives the **same labels on 100 % of
+the items**; every restart, EM as well as VB, and a start at competent readers (θ = 0.8) reach the same
+log-likelihood, so it is the model's optimum, not a fitting defect. The mechanism: the model has no class
+prior (the true state is uniform over the K = 3 states used) and no reader error that depends on the truth,
+so it explains the dominant NEG answers as *spam* (ξ_j[NEG] 0.71-0.95, θ_j ≈ 0.2). An answer ``l`` then
+adds ``log(1 + θ_j / ((1 - θ_j) ξ_j[l]))`` to the evidence for state ``l``: about 0.28 for a NEG answer
+but 3.3 for a rare POS or UNC one, so a single UNC or POS outweighs four NEG answers. Expect this whenever
+one state dominates and readers use the other states with different, truth-independent frequencies;
+prefer Dawid-Skene (class prior, full confusion matrices) there. :func:`fuse_label_table` and
+``cxreval fuse`` warn when a state is fused more than 1.5 times as often as any reader uses it
+(:mod:`cxreval.fusion.diagnostics`).
+
 Reader caveat (VinDr-CXR)
 -------------------------
 On VinDr-CXR, readers R1–R7 never mark a finding and R8–R10 read almost all abnormal images. A reader

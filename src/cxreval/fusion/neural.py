@@ -46,7 +46,9 @@ True
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from os import PathLike
 
 import numpy as np
 import pandas as pd
@@ -65,7 +67,11 @@ from ._base import (
     register_fusion,
 )
 
-__all__ = ["NeuralFusion", "NeuralFusionPS", "macro_f1"]
+__all__ = ["NeuralFusion", "NeuralFusionPS", "macro_f1", "load_neural_fusion", "MODEL_FORMAT"]
+
+MODEL_FORMAT = "cxreval-nn-fusion-1"
+"""Format tag of a saved NN Fusion model (:meth:`NeuralFusion.save`)."""
+_HYPER = ("hidden", "max_epochs", "eval_every", "learning_rate", "weight_decay", "n_folds")
 
 
 def macro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -359,12 +365,44 @@ class NeuralFusion:
                                         columns=pd.Index(list(STATES), name="label"))
         return self
 
+    def save(self, path: str | PathLike[str]) -> None:
+        """Save the fitted network(s) to ``path`` (a NumPy ``.npz`` file, no pickle).
+
+        The file holds the final networks' weights, the feature layout (``readers_``, ``findings_``), the
+        selected epochs and the hyper-parameters; :func:`load_neural_fusion` restores an estimator whose
+        :meth:`predict` / :meth:`predict_proba` give the same values on any data (e.g. a model trained on one
+        dataset applied to another, as the XQA paper's Tables 14-15 apply the XQA-RR model to MIMIC).
+        The cross-validation scores and out-of-fold predictions are not saved.
+        """
+        if not hasattr(self, "networks_"):
+            raise InvalidParameterError(f"{type(self).__name__}.save: call fit first.")
+        meta = {"format": MODEL_FORMAT, "method": "nn_ps" if self.specialists else "nn",
+                "readers": list(self.readers_), "findings": list(self.findings_),
+                "n_epochs": {k: int(v) for k, v in self.n_epochs_.items()},
+                "selection_findings": list(self.selection_findings), "networks": list(self.networks_),
+                **{k: getattr(self, k) for k in _HYPER}}
+        arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(meta))}
+        for i, (heads, net) in enumerate(self.networks_.values()):
+            arrays[f"net{i}_heads"] = np.asarray(heads, dtype=np.int64)
+            for name, a in zip(("W1", "b1", "W2", "b2"), net.params):
+                arrays[f"net{i}_{name}"] = a
+        with open(path, "wb") as fh:
+            np.savez(fh, **arrays)  # type: ignore[arg-type]
+
     def predict_proba(self, data: pd.DataFrame) -> pd.DataFrame:
-        """State probabilities of every (study, finding) item of ``data`` from the final network(s)."""
+        """State probabilities of every (study, finding) item of ``data`` from the final network(s).
+
+        Readers of ``data`` the model was not fitted on are ignored; a model reader absent from ``data``
+        contributes all-zero features (as an unlabelled finding does in training); a finding outside
+        ``findings_`` raises :class:`~cxreval.exceptions.SchemaError`.
+        """
         func = f"{type(self).__name__}.predict_proba"
         if not hasattr(self, "networks_"):
             raise InvalidParameterError(f"{func}: call fit first.")
         ann, studies, study_code = self._encode(data, func=func)
+        if not set(ann.readers) & set(self.readers_):
+            raise SchemaError(f"{func}: none of the readers {list(ann.readers)} of the data is a reader the model "
+                              f"was fitted on {list(self.readers_)}.")
         X = self._features(ann, study_code, len(studies))
         F = len(self.findings_)
         out = np.full((len(studies), F, N_STATES), np.nan)
@@ -399,3 +437,48 @@ class NeuralFusionPS(NeuralFusion):
     ``n_epochs_`` and ``cv_scores_`` cover the shared model and each specialist."""
 
     specialists = True
+
+
+def load_neural_fusion(path: str | PathLike[str]) -> NeuralFusion:
+    """Load a model saved by :meth:`NeuralFusion.save` (a :class:`NeuralFusion` or :class:`NeuralFusionPS`).
+
+    Raises
+    ------
+    SchemaError
+        The file is not a saved NN Fusion model (wrong format tag, missing arrays, shapes that do not match
+        the feature layout).
+    """
+    if not isinstance(path, (str, PathLike)):
+        raise InvalidParameterError(f"load_neural_fusion: 'path' must be a file path. Got {path!r}.")
+    where = f"NN Fusion model file {str(path)!r}"
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError) as exc:
+        raise SchemaError(f"{where} cannot be read as a .npz file: {exc}") from exc
+    try:
+        meta = json.loads(str(arrays["meta"]))
+    except (KeyError, ValueError) as exc:
+        raise SchemaError(f"{where} has no readable 'meta' entry; expected a file written by NeuralFusion.save.") from exc
+    if meta.get("format") != MODEL_FORMAT:
+        raise SchemaError(f"{where}: format {meta.get('format')!r}, expected {MODEL_FORMAT!r}.")
+    cls = NeuralFusionPS if meta["method"] == "nn_ps" else NeuralFusion
+    est = cls(selection_findings=meta["selection_findings"], **{k: meta[k] for k in _HYPER})
+    est.readers_, est.findings_ = tuple(meta["readers"]), tuple(meta["findings"])
+    est.n_epochs_ = dict(meta["n_epochs"])
+    n_in = len(est.readers_) * len(est.findings_) * N_STATES
+    est.networks_ = {}
+    for i, name in enumerate(meta["networks"]):
+        try:
+            heads = arrays[f"net{i}_heads"]
+            params = [arrays[f"net{i}_{k}"] for k in ("W1", "b1", "W2", "b2")]
+        except KeyError as exc:
+            raise SchemaError(f"{where} lacks the arrays of network {name!r} ({exc}).") from exc
+        net = _MLP(n_in, int(meta["hidden"]), len(heads), np.random.default_rng(0))
+        shapes = [p.shape for p in net.params]
+        if [p.shape for p in params] != shapes:
+            raise SchemaError(f"{where}: network {name!r} has shapes {[p.shape for p in params]}, expected {shapes} "
+                              f"for {len(est.readers_)} readers x {len(est.findings_)} findings.")
+        net.W1, net.b1, net.W2, net.b2 = (np.asarray(p, dtype=float) for p in params)
+        est.networks_[name] = (heads, net)
+    return est

@@ -77,15 +77,27 @@ def _gamma(x: np.ndarray, r: float, rng: np.random.Generator, *, gamma: float) -
     return r * np.power(_clip(x, r) / r, gamma)
 
 
+def _positive(transform: str, name: str, value: object) -> float:
+    """A parameter that must be a finite number > 0 (a sigma of 0 or less is no degradation at all)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or value <= 0:
+        raise InvalidParameterError(f"{transform}: {name!r} must be a number > 0. Got {value!r}.")
+    return float(value)
+
+
 def _unsharp(x: np.ndarray, r: float, rng: np.random.Generator, *, sigma: float, amount: float) -> np.ndarray:
+    sigma = _positive("unsharp_mask", "sigma", sigma)
+    amount = _positive("unsharp_mask", "amount", amount)
     return _clip(x + amount * (x - ndimage.gaussian_filter(x, sigma, mode="reflect", truncate=4.0)), r)
 
 
 def _blur(x: np.ndarray, r: float, rng: np.random.Generator, *, sigma: float) -> np.ndarray:
+    sigma = _positive("gaussian_blur", "sigma", sigma)
     return _clip(ndimage.gaussian_filter(x, sigma, mode="reflect", truncate=4.0), r)
 
 
 def _gnoise(x: np.ndarray, r: float, rng: np.random.Generator, *, sigma: float) -> np.ndarray:
+    sigma = _positive("gaussian_noise", "sigma", sigma)
     return _clip(x / r + rng.normal(0.0, sigma, x.shape), 1.0) * r
 
 
@@ -157,7 +169,9 @@ def apply_degradation(image: np.ndarray, transform: str, params: Mapping[str, ob
     r = float(data_range)
     try:
         return TRANSFORMS[transform](x, r, normalize_rng(rng), **dict(params or {}))
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, InvalidParameterError):
+            raise
         raise InvalidParameterError(f"degradation {transform!r}: bad parameters {dict(params or {})}: {exc}") from exc
 
 
@@ -222,6 +236,12 @@ def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise SchemaError(f"{where}: degradation names must be unique; repeated: {dup}.")
+    probe = np.linspace(0.0, 1.0, 64).reshape(8, 8)  # every entry is tried once before any image is written
+    for name, t, params, _ in entries:
+        try:
+            apply_degradation(probe, t, params, data_range=1.0, rng=0)
+        except InvalidParameterError as exc:
+            raise SchemaError(f"{where}: degradation {name!r}: {exc}") from None
     return DegradationPlan(int(seed), dtype, tuple(entries))
 
 
@@ -266,6 +286,11 @@ def degrade_images(images: Sequence[str | Path], plan: DegradationPlan | str | P
     rows = []
     for i, path in enumerate(sorted(Path(p) for p in images)):
         img = read_image(path)
+        lo, hi = float(np.min(img.image)), float(np.max(img.image))
+        if lo < 0 or hi > img.data_range:
+            raise SchemaError(f"{path}: pixel values {lo:g}..{hi:g} lie outside the data range 0..{img.data_range:g} "
+                              f"of its type ({img.dtype}); the degradations would clip them. Rescale float images "
+                              "to [0, 1] (or store them as 8/16-bit integers) first.")
         src_sha = _sha256(path)
         dtype = plan.output_dtype if plan.output_dtype != "same" else (
             img.dtype if img.dtype in ("uint8", "uint16") else "float32")

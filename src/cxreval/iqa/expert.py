@@ -6,6 +6,13 @@ and standard deviation (``ddof``, default 0 as ``scipy.stats.zscore``) of rater 
 images they rated; ``z-MOS_i`` is the mean of ``z_ia`` over the raters of image ``i``. SRCC is Spearman's
 rho (average ranks for ties) and KRCC Kendall's tau-b, as ``scipy.stats.spearmanr``/``kendalltau``.
 
+Rated images that no metric scores (e.g. the undegraded reference images, rated by the experts but not
+comparable with a full-reference metric) are handled by ``unscored``: ``'keep'`` (default) keeps their
+ratings in each rater's ``mu_a``/``sigma_a`` -- the seed defines them over "all images" a rater rated --
+and correlates only the scored images, listing the others in the ``dropped`` table; ``'exclude'``
+(:func:`zscores_for_scores`) removes their ratings before z-scoring; ``'error'`` refuses them (cxreval
+before issue 15).
+
 Metric correlations are *oriented*: a metric registered as lower-is-better (RMSE, GMSD, ...) has its sign
 flipped so that agreement with the experts is positive, as the seed's Table 4 reports. Bootstrap CIs
 resample reference images (with all their degraded versions) with replacement, percentile intervals.
@@ -20,10 +27,20 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._validation import check_columns, check_confidence_level, check_positive_int, normalize_rng
+from .._validation import (
+    check_choice,
+    check_columns,
+    check_confidence_level,
+    check_positive_int,
+    normalize_rng,
+)
 from ..exceptions import SchemaError
 
-__all__ = ["zscores", "zmos", "rater_agreement", "metric_agreement", "ZMOSResult"]
+__all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
+           "UNSCORED_CHOICES"]
+
+UNSCORED_CHOICES: tuple[str, ...] = ("keep", "exclude", "error")
+"""What to do with rated images that a metric did not score (see the module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +135,55 @@ def zmos(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = (1, 4), d
     return zscores(ratings, scale=scale, ddof=ddof).zmos.set_index("image")["zmos"]
 
 
+def _stem(t: str) -> str:
+    return t.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+def _match_tests(tests: pd.Series, rated: set[str]) -> pd.Series:
+    """``test`` ids as rating image ids: unchanged if any matches exactly, else their file stems."""
+    tests = tests.astype(str)
+    if any(t in rated for t in tests.unique()):
+        return tests
+    return tests.map(_stem)
+
+
+def zscores_for_scores(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
+                       scale: tuple[float, float] | None = (1, 4), ddof: int = 0) -> ZMOSResult:
+    """z-scores of ``ratings`` for a metric-vs-expert analysis of ``scores``.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        ``image, rater, rating``.
+    scores : pandas.DataFrame
+        ``reference, test, metric, value``; ``test`` ids are matched to rating ids as in :func:`metric_agreement`.
+    unscored : {'keep', 'exclude', 'error'}, default='keep'
+        Rated images that no metric scored: ``'keep'`` their ratings in the raters' mean/SD (the seed's
+        "across all images"); ``'exclude'`` them before z-scoring; ``'error'``: raise.
+    scale, ddof
+        As :func:`zscores`.
+
+    Returns
+    -------
+    res : ZMOSResult
+    """
+    check_choice(unscored, UNSCORED_CHOICES, name="unscored", func="zscores_for_scores")
+    for name, table in (("ratings", ratings), ("scores", scores)):
+        if not isinstance(table, pd.DataFrame):
+            raise SchemaError(f"zscores_for_scores: '{name}' must be a DataFrame. Got {type(table).__name__}.")
+    check_columns(scores, ["test"], where="scores")
+    df = _check_ratings(ratings, scale)
+    rated = set(df["image"])
+    scored = set(_match_tests(scores["test"], rated))
+    missing = sorted(rated - scored)
+    if missing and unscored == "error":
+        raise SchemaError(f"ratings: {len(missing)} rated image(s) have no metric score, e.g. {missing[:3]}; image "
+                          f"ids in ratings must match the 'test' column of scores (or pass unscored='keep'/'exclude').")
+    if missing and unscored == "exclude":
+        df = df[~df["image"].isin(missing)]
+    return zscores(df, scale=scale, ddof=ddof)
+
+
 def _corr(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan"), float("nan")
@@ -158,7 +224,7 @@ def _orientation(metric: str) -> float:
 
 def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
                      confidence_level: float = 0.95, rng: object = None, orient: bool = True,
-                     metrics: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                     metrics: Sequence[str] | None = None, unscored: str = "keep") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 4: SRCC/KRCC between each metric and z-MOS, with bootstrap CIs over reference images.
 
     Parameters
@@ -175,6 +241,11 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
         Flip the sign for metrics registered as lower-is-better.
     metrics : sequence of str, optional
         Restrict to these metrics.
+    unscored : {'keep', 'error'}, default='keep'
+        Images in ``zmos_table`` that a metric did not score: ``'keep'``: correlate the scored images only and
+        list the others in ``dropped`` (their ratings stay in the raters' mean/SD, as the z-MOS table was made);
+        ``'error'``: raise (the behaviour before issue 15). To take them out of the mean/SD too, make the
+        z-MOS table with :func:`zscores_for_scores` (``unscored='exclude'``).
 
     Returns
     -------
@@ -182,17 +253,20 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
         ``metric, srcc, krcc, srcc_ci_low, srcc_ci_high, krcc_ci_low, krcc_ci_high, n, n_references,
         orientation``.
     dropped : pandas.DataFrame
-        Scored test images without ratings (``metric, test, reason``), reported rather than used.
+        ``metric, test, reason``: scored test images without ratings, and (``unscored='keep'``) rated images
+        the metric did not score; reported rather than used.
 
     Raises
     ------
     SchemaError
-        Missing columns, non-numeric values, or rated images that a metric did not score (unknown ids).
+        Missing columns, non-numeric values, a metric that scores none of the rated images, or
+        (``unscored='error'``) rated images that a metric did not score (unknown ids).
     """
     check_columns(scores, ["reference", "test", "metric", "value"], where="scores")
     check_columns(zmos_table, ["image", "zmos"], where="z-MOS table")
     n_resamples = check_positive_int(n_resamples, name="n_resamples", func="metric_agreement")
     cl = check_confidence_level(confidence_level, func="metric_agreement")
+    check_choice(unscored, ("keep", "error"), name="unscored", func="metric_agreement")
     gen = normalize_rng(rng)
     sc = scores[["reference", "test", "metric", "value"]].copy()
     for c in ("reference", "test", "metric"):
@@ -204,10 +278,7 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
     sc["value"] = vals.astype(float)
     zm = zmos_table.assign(image=zmos_table["image"].astype(str)).set_index("image")["zmos"]
     rated = set(zm.index)
-    tests = sc["test"].unique()
-    exact = sum(t in rated for t in tests)
-    if exact == 0:
-        sc["test"] = sc["test"].map(lambda t: t.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0])
+    sc["test"] = _match_tests(sc["test"], rated)
     wanted = list(metrics) if metrics is not None else sorted(sc["metric"].unique())
     unknown_metrics = sorted(set(wanted) - set(sc["metric"]))
     if unknown_metrics:
@@ -217,9 +288,12 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
     for m in wanted:
         d = sc[sc["metric"] == m]
         missing = sorted(rated - set(d["test"]))
-        if missing:
+        if missing and (unscored == "error" or len(missing) == len(rated)):
             raise SchemaError(f"scores: metric {m!r} has no value for {len(missing)} rated image(s), e.g. "
-                              f"{missing[:3]}; image ids in ratings must match the 'test' column of scores.")
+                              f"{missing[:3]}; image ids in ratings must match the 'test' column of scores"
+                              + (" (none matches)." if len(missing) == len(rated) else "."))
+        dropped += [{"metric": m, "test": t, "reason": "rated, not scored: in the raters' mean/SD, not correlated"}
+                    for t in missing]
         extra = d[~d["test"].isin(rated)]
         dropped += [{"metric": m, "test": t, "reason": "no ratings for this image"} for t in extra["test"]]
         d = d[d["test"].isin(rated)]

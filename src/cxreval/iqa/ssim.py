@@ -225,7 +225,8 @@ def _info_content_weight(imgo: np.ndarray, imgd: np.ndarray, parent: np.ndarray 
 @register_iqa("iw_ssim", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
               description="Information-content-weighted SSIM (Wang & Li 2011), 5-scale Laplacian pyramid.")
 def iw_ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, n_scales: int = 5,
-            sigma_nsq: float = 0.4, use_parent: bool = True, weights: tuple[float, ...] = MS_WEIGHTS) -> float:
+            sigma_nsq: float = 0.4, use_parent: bool = True, weights: tuple[float, ...] = MS_WEIGHTS,
+            normalize_weights: bool = True) -> float:
     """Information-content-weighted multi-scale SSIM [3]_, the authors' ``iwssim.m``.
 
     A Laplacian pyramid (binomial-5 filter, mirror edges, as ``buildLpyr``) of ``n_scales`` levels; at each
@@ -243,12 +244,23 @@ def iw_ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float
         The model's noise variance, in the units of a 0..255 image; scaled by ``(data_range / 255)**2``.
     use_parent : bool, default=True
     weights : tuple of float, default=MS-SSIM's five weights
+        Positive exponents of the per-scale scores.
+    normalize_weights : bool, default=True
+        Divide ``weights`` by their sum, as ``iwssim.m`` (``weight = weight/sum(weight)``) and piq do. MS-SSIM's
+        published weights sum to 1.0001, so the score is ``(prod_s v_s^w_s)^(1 / 1.0001)``: on goldhill this is
+        the 1.07e-5 between the unnormalised product (``False``, cxreval before issue 15) and MATLAB's
+        0.886297251092821.
 
     Returns
     -------
     value : float
     """
     x, y, dr = check_pair(image_true, image_test, data_range, func="iw_ssim")
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 1 or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise InvalidParameterError(f"iw_ssim: 'weights' must be positive finite numbers. Got {tuple(weights)!r}.")
+    if normalize_weights:
+        w = w / w.sum()
     if len(weights) != n_scales:
         raise InvalidParameterError(f"iw_ssim: 'weights' must have n_scales={n_scales} entries. "
                                     f"Got {len(weights)}.")
@@ -281,7 +293,7 @@ def iw_ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float
         iw = _info_content_weight(o, d, parent, sigma_nsq=nsq)
         iw = iw[bound1:iw.shape[0] - bound1, bound1:iw.shape[1] - bound1]
         wmcs.append(float(np.sum(cs * iw) / np.sum(iw)))
-    return float(np.prod(np.abs(np.asarray(wmcs)) ** np.asarray(weights, dtype=float)))
+    return float(np.prod(np.abs(np.asarray(wmcs)) ** w))
 
 
 @register_iqa("cw_ssim", reference="full", higher_is_better=True, value_range=(0.0, 1.0),

@@ -49,7 +49,11 @@ class LocalizationResult:
     Attributes
     ----------
     summary : pandas.DataFrame
-        ``finding, T, threshold, rule, acc, afp, hits, false_positives, n_boxes, n_images``.
+        ``finding, T, threshold, rule, acc, afp, hits, false_positives, n_boxes, n_images, T_iou, n_afp,
+        fp_without_box``: ``T`` is the column's T (T(IoBB)), ``T_iou`` the IoU threshold of the row's rule
+        (= ``T`` unless the protocol sets ``T_iou``), ``n_afp`` the AFP denominator
+        (:attr:`LocalizationProtocol.afp_denominator`), ``fp_without_box`` the false positives (included in
+        ``false_positives``) on maps of box images without a box of the finding (0 under ``'pairs'``).
     detail : pandas.DataFrame
         One row per detected box: ``image_id, finding, threshold, box, x_min, y_min, x_max, y_max, iou,
         iobb`` (best over the image's reference boxes of the finding) and one boolean column per rule
@@ -69,8 +73,14 @@ class LocalizationResult:
                 "summary": self.summary.to_dict(orient="records")}
 
 
-def _col(rule: str, T: SupportsFloat, strict: bool) -> str:
-    return f"{rule}{'>' if strict else '>='}{float(T):g}"
+def _col(rule: str, T: SupportsFloat, strict: bool, T_iou: SupportsFloat | None = None) -> str:
+    op = ">" if strict else ">="
+    if T_iou is None or rule == "IoBB" or float(T_iou) == float(T):
+        t = float(T) if rule != "IoU" or T_iou is None else float(T_iou)
+        return f"{rule}{op}{t:g}"
+    if rule == "IoU":
+        return f"IoU{op}{float(T_iou):g}"
+    return f"IoU{op}{float(T_iou):g} or IoBB{op}{float(T):g}"
 
 
 def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
@@ -88,8 +98,10 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
     protocol : LocalizationProtocol
     missing_maps : {'error', 'miss'}, default='error'
         What to do with reference boxes of an (image, finding) that has no map: raise, or score them
-        as missed (no detected box). Maps without any reference box are not scored and listed in
-        ``notes``.
+        as missed (no detected box). Maps of a finding on an image without a box of that finding are
+        scored for AFP only when ``protocol.afp_denominator`` is ``'box_images'`` or ``'boxes'`` and the
+        image is in the box set (every box they give is a false positive); otherwise they are not scored
+        and are listed in ``notes``.
     executor : None, str or Executor, optional
         Runs heatmaps → boxes in chunks of maps (see :func:`~cxreval.localization.heatmaps.heatmaps_to_boxes`
         and :func:`cxreval.executor.get_executor`); default in this process. The result is identical.
@@ -107,12 +119,23 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
     refs["finding"] = [canonical_finding(f, where="the boxes table, column 'finding'") for f in refs["finding"]]
     coords = check_boxes(refs[["x_min", "y_min", "x_max", "y_max"]].to_numpy(float), name="reference boxes",
                          image_shape=protocol.image_shape, where="the boxes table")
+    dup = refs.duplicated(keep=False).to_numpy()
+    if dup.any():
+        rows = np.flatnonzero(dup)[:4].tolist()
+        r = refs.iloc[rows[0]]
+        raise SchemaError(f"the boxes table repeats the same box in rows {rows} (image {r['image_id']!r}, finding "
+                          f"{r['finding']!r}); a repeated row would be counted twice. Remove the duplicates.")
+    H, W = protocol.image_shape
     maps: dict[tuple[str, str], np.ndarray] = {}
     for key, m in heatmaps.items():
         k = split_key(key)
         if k in maps:
             raise SchemaError(f"two heatmaps for image {k[0]!r} and finding {k[1]!r} (key {key!r}).")
         maps[k] = check_heatmaps(m, name=f"heatmap {key!r}")
+        h, w = maps[k].shape[-2:]
+        if h * W != w * H:
+            raise SchemaError(f"heatmap {key!r} is {h} x {w} but the image is {H} x {W}: upsampling would stretch it "
+                              "(a different aspect ratio). Give heatmaps with the image's aspect ratio.")
     groups: dict[tuple[str, str], list[int]] = {}
     for i, (im, f) in enumerate(zip(refs["image_id"], refs["finding"])):
         groups.setdefault((str(im), f), []).append(i)
@@ -124,14 +147,22 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
                           "them as missed.")
     if no_map:
         notes.append(f"{len(no_map)} (image, finding) pair(s) without a heatmap scored as missed")
-    unscored = [k for k in maps if k not in groups]
+    box_images = set(refs["image_id"].astype(str))
+    afp_only: list[tuple[str, str]] = []
+    if protocol.afp_denominator != "pairs":
+        afp_only = [k for k in maps if k not in groups and k[0] in box_images]
+        if afp_only:
+            notes.append(f"{len(afp_only)} heatmap(s) of box images without a box of their finding scored for AFP "
+                         f"only (afp_denominator={protocol.afp_denominator!r}): all their boxes are false positives")
+    unscored = [k for k in maps if k not in groups and k not in set(afp_only)]
     if unscored:
         notes.append(f"{len(unscored)} heatmap(s) without a reference box not scored, e.g. {'/'.join(unscored[0])!r}")
+    n_afp = {"pairs": None, "box_images": len(box_images), "boxes": len(refs)}[protocol.afp_denominator]
     keys = list(groups)
     # boxes for every scored map, batched by map shape
     pred: dict[float, dict[tuple[str, str], np.ndarray]] = {t: {} for t in protocol.thresholds}
     by_shape: dict[tuple[int, int], list[tuple[str, str]]] = {}
-    for k in keys:
+    for k in keys + afp_only:
         if k in maps:
             by_shape.setdefault(maps[k].shape, []).append(k)
     for ks in by_shape.values():
@@ -144,20 +175,27 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
     empty = np.zeros((0, 4), dtype=np.int64)
     rows, details = [], []
     findings = sorted({k[1] for k in keys})
+    t_iou = protocol.T_iou
     for thr in protocol.thresholds:
         det_parts = []
         for f in findings:
             fk = [k for k in keys if k[1] == f]
             P = [pred[thr].get(k, empty) for k in fk]
             G = [coords[groups[k]] for k in fk]
+            extra = [pred[thr][k] for k in afp_only if k[1] == f]
+            fp_extra = int(sum(len(b) for b in extra))
+            denom = len(fk) if n_afp is None else n_afp
             cols = {}
             for rule in protocol.rules:
-                sc = score_images(P, G, rule=rule, T_values=protocol.T_values, strict=protocol.strict_T)
+                sc = score_images(P, G, rule=rule, T_values=protocol.T_values, strict=protocol.strict_T, T_iou=t_iou)
                 for ti, T in enumerate(protocol.T_values):
+                    fp = int(sc.false_positives[ti].sum()) + fp_extra
                     rows.append({"finding": f, "T": float(T), "threshold": thr, "rule": rule,
-                                 "acc": float(sc.acc()[ti]), "afp": float(sc.afp()[ti]),
-                                 "hits": int(sc.hits[ti].sum()), "false_positives": int(sc.false_positives[ti].sum()),
-                                 "n_boxes": int(sc.n_refs.sum()), "n_images": len(fk)})
+                                 "acc": float(sc.acc()[ti]), "afp": fp / max(denom, 1),
+                                 "hits": int(sc.hits[ti].sum()), "false_positives": fp,
+                                 "n_boxes": int(sc.n_refs.sum()), "n_images": len(fk),
+                                 "T_iou": float(protocol.T_iou_values[ti]) if rule != "IoBB" else float(T),
+                                 "n_afp": int(denom), "fp_without_box": fp_extra})
                 # per detected box: correct for any reference of its image
                 n_p = sc.n_preds
                 n_r = sc.n_refs
@@ -165,7 +203,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
                 for ti, T in enumerate(protocol.T_values):
                     ok = np.zeros(int(n_p.sum()), dtype=bool)
                     np.logical_or.at(ok, pair_pred, sc.correct[ti])
-                    cols[_col(rule, T, protocol.strict_T)] = ok
+                    cols[_col(rule, T, protocol.strict_T, None if t_iou is None else t_iou[ti])] = ok
             if sum(len(p) for p in P):
                 img_idx = np.repeat(np.arange(len(fk)), [len(p) for p in P])
                 Pc = np.concatenate(P).astype(float)
@@ -177,6 +215,14 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
                                     "x_max": Pc[:, 2].astype(int), "y_max": Pc[:, 3].astype(int),
                                     "iou": best_iou, "iobb": best_iobb, **cols})
                 det_parts.append(det)
+            if fp_extra:
+                xk = [k for k in afp_only if k[1] == f]
+                Pc = np.concatenate(extra).astype(int)
+                det_parts.append(pd.DataFrame({
+                    "image_id": np.repeat([k[0] for k in xk], [len(b) for b in extra]), "finding": f, "threshold": thr,
+                    "box": np.concatenate([np.arange(len(b)) for b in extra]), "x_min": Pc[:, 0], "y_min": Pc[:, 1],
+                    "x_max": Pc[:, 2], "y_max": Pc[:, 3], "iou": np.nan, "iobb": np.nan,
+                    **{c: np.zeros(len(Pc), dtype=bool) for c in cols}}))
         details += det_parts
     summary = pd.DataFrame(rows)
     detail = pd.concat(details, ignore_index=True) if details else pd.DataFrame(
@@ -200,6 +246,8 @@ def real_boxes_study(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel 
         median_area_fraction`` (median box area over the image area).
     """
     check_columns(boxes, _BOX_COLS, where="the boxes table")
+    if len(boxes) == 0:
+        raise SchemaError("the boxes table is empty (a header without rows?); the error model needs boxes.")
     gen = normalize_rng(rng)
     img = model.image_size
     coords = check_boxes(boxes[["x_min", "y_min", "x_max", "y_max"]].to_numpy(float), name="reference boxes",

@@ -7,9 +7,19 @@ positives (AFP). The paper defines neither; cxreval reads them as the seed does:
 * **Acc.** = (reference boxes hit by at least one correct detected box) / (reference boxes);
 * **AFP** = (detected boxes correct for none of the image's reference boxes of that finding) / (images).
 
+The AFP denominator is :attr:`LocalizationProtocol.afp_denominator`: ``'pairs'`` (default: the (image,
+finding) pairs that have a reference box of the finding, the seed's reading, which its synthetic study's
+printed AFPs need: 18 distractors / 60 images = 0.300), ``'box_images'`` (every image of the box set, 880 in
+``BBox_List_2017``) or ``'boxes'`` (every reference box, 984). With the last two, a finding's maps on box
+images *without* a box of that finding are scored too: each of their boxes is a false positive. Table 4's
+one AFP the seed quotes (Nodule 0.0772 from T = 0.5 on) is k/79 for no k (79 Nodule images) but is 68/880
+(truncated) or 76/984: the paper likely averaged over all box images or all boxes
+(:func:`cxreval.localization.table4.afp_denominators`).
+
 A detected box ``p`` is *correct* for a reference box ``g`` when ``rule(p, g) > T`` (``>=`` with
 ``strict=False``); ``rule`` is ``'IoBB'`` (the paper's Table 4), ``'IoU'``, or ``'IoU or IoBB'`` (the text's
-criterion, which equals the IoBB rule at equal thresholds since IoBB >= IoU). When an image has several
+criterion, which equals the IoBB rule at equal thresholds since IoBB >= IoU). The IoU part uses
+``T_iou`` when the protocol sets it (``IoU > T_iou[k] or IoBB > T_values[k]``), else the same ``T``. When an image has several
 reference boxes of one finding, each counts once in the denominator of Acc.; one detected box may hit
 several of them; a detected box is a false positive only if it is correct for none; the image counts
 once in the denominator of AFP. Decisions are exact (see :func:`cxreval.localization.boxes.exceeds`).
@@ -30,9 +40,11 @@ from ..exceptions import InvalidParameterError
 from .boxes import as_threshold, exceeds
 from .heatmaps import CONNECTIVITY, UPSAMPLING
 
-__all__ = ["RULES", "DEFAULT_T", "LocalizationProtocol", "correct_matrix", "score_images", "ImageScores"]
+__all__ = ["RULES", "DEFAULT_T", "AFP_DENOMINATORS", "LocalizationProtocol", "correct_matrix", "score_images",
+           "ImageScores"]
 
 RULES: tuple[str, ...] = ("IoBB", "IoU", "IoU or IoBB")
+AFP_DENOMINATORS: tuple[str, ...] = ("pairs", "box_images", "boxes")
 DEFAULT_T: tuple[Fraction, ...] = tuple(Fraction(t) for t in ("0.1", "0.25", "0.5", "0.75", "0.9"))
 
 
@@ -51,6 +63,12 @@ class LocalizationProtocol:
     connectivity : {8, 4}, default=8
     rules : tuple of {'IoBB', 'IoU', 'IoU or IoBB'}, default=('IoBB', 'IoU', 'IoU or IoBB')
     T_values : tuple of Fraction, default=(1/10, 1/4, 1/2, 3/4, 9/10)
+        The T of each result column: T(IoBB), and T(IoU) too unless ``T_iou`` is set.
+    T_iou : tuple of Fraction or None, default=None
+        A separate T(IoU) per column (same length as ``T_values``) for the ``'IoU'`` and ``'IoU or IoBB'``
+        rules; ``None``: T(IoU) = T(IoBB) = ``T_values`` (cxreval's behaviour before issue 15).
+    afp_denominator : {'pairs', 'box_images', 'boxes'}, default='pairs'
+        What AFP divides the false positives by (see the module docstring).
     strict_T : bool, default=True
         A box is correct when ``measure > T`` (True) or ``measure >= T``.
     image_shape : (int, int), default=(1024, 1024)
@@ -68,6 +86,8 @@ class LocalizationProtocol:
     strict_T: bool = True
     image_shape: tuple[int, int] = (1024, 1024)
     normalization: str = field(default="minmax")
+    T_iou: tuple[Fraction, ...] | None = None
+    afp_denominator: str = "pairs"
 
     def __post_init__(self) -> None:
         check_choice(self.upsampling, UPSAMPLING, name="upsampling", func="LocalizationProtocol")
@@ -85,6 +105,12 @@ class LocalizationProtocol:
                                             f"Got {t!r} instead.")
         object.__setattr__(self, "thresholds", tuple(float(t) for t in self.thresholds))
         object.__setattr__(self, "T_values", tuple(as_threshold(t) for t in self.T_values))
+        check_choice(self.afp_denominator, AFP_DENOMINATORS, name="afp_denominator", func="LocalizationProtocol")
+        if self.T_iou is not None:
+            if len(self.T_iou) != len(self.T_values):
+                raise InvalidParameterError(f"The 'T_iou' of LocalizationProtocol must have one value per T value "
+                                            f"({len(self.T_values)}). Got {len(self.T_iou)}.")
+            object.__setattr__(self, "T_iou", tuple(as_threshold(t) for t in self.T_iou))
         object.__setattr__(self, "rules", tuple(self.rules))
         object.__setattr__(self, "image_shape", (int(self.image_shape[0]), int(self.image_shape[1])))
 
@@ -93,18 +119,29 @@ class LocalizationProtocol:
                 "strict_threshold": self.strict_threshold, "connectivity": self.connectivity,
                 "rules": list(self.rules), "T_values": [str(t) for t in self.T_values],
                 "strict_T": self.strict_T, "image_shape": list(self.image_shape),
-                "normalization": self.normalization}
+                "normalization": self.normalization,
+                "T_iou": None if self.T_iou is None else [str(t) for t in self.T_iou],
+                "afp_denominator": self.afp_denominator}
+
+    @property
+    def T_iou_values(self) -> tuple[Fraction, ...]:
+        """T(IoU) of each column: ``T_iou``, or ``T_values`` when it is not set."""
+        return self.T_values if self.T_iou is None else self.T_iou
 
 
 def correct_matrix(boxes_pred: np.ndarray, boxes_true: np.ndarray, T: object, *, rule: str = "IoBB",
-                   strict: bool = True) -> np.ndarray:
-    """Exact decisions ``rule(p, g) > T`` for every pair: shape ``(n_pred, n_true)`` (broadcast inputs)."""
+                   strict: bool = True, T_iou: object = None) -> np.ndarray:
+    """Exact decisions ``rule(p, g) > T`` for every pair: shape ``(n_pred, n_true)`` (broadcast inputs).
+
+    ``T_iou`` (default: ``T``) is the threshold of the IoU measure in the ``'IoU'`` and ``'IoU or IoBB'``
+    rules; ``T`` is then the IoBB threshold."""
     check_choice(rule, RULES, name="rule", func="correct_matrix")
+    t_iou = T if T_iou is None else T_iou
     if rule == "IoBB":
         return exceeds(boxes_pred, boxes_true, T, measure="iobb", strict=strict)
     if rule == "IoU":
-        return exceeds(boxes_pred, boxes_true, T, measure="iou", strict=strict)
-    return (exceeds(boxes_pred, boxes_true, T, measure="iou", strict=strict)
+        return exceeds(boxes_pred, boxes_true, t_iou, measure="iou", strict=strict)
+    return (exceeds(boxes_pred, boxes_true, t_iou, measure="iou", strict=strict)
             | exceeds(boxes_pred, boxes_true, T, measure="iobb", strict=strict))
 
 
@@ -157,7 +194,8 @@ def _pairs(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray]) -> tuple[np.
 
 
 def score_images(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray], *, rule: str = "IoBB",
-                 T_values: Sequence[object] = DEFAULT_T, strict: bool = True) -> ImageScores:
+                 T_values: Sequence[object] = DEFAULT_T, strict: bool = True,
+                 T_iou: Sequence[object] | None = None) -> ImageScores:
     """Score detected boxes against reference boxes, image by image (vectorised over all pairs).
 
     Parameters
@@ -169,6 +207,8 @@ def score_images(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray], *, rul
     rule : {'IoBB', 'IoU', 'IoU or IoBB'}, default='IoBB'
     T_values : sequence of threshold, default=DEFAULT_T
     strict : bool, default=True
+    T_iou : sequence of threshold, optional
+        T(IoU) per T value (``'IoU'`` and ``'IoU or IoBB'`` rules); default ``T_values``.
 
     Returns
     -------
@@ -182,12 +222,15 @@ def score_images(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray], *, rul
         i = int(np.flatnonzero(n_r == 0)[0])
         raise InvalidParameterError(f"score_images: image {i} has no reference box; every scored image needs one.")
     nT = len(T_values)
+    if T_iou is not None and len(T_iou) != nT:
+        raise InvalidParameterError(f"score_images: 'T_iou' must have one value per T value ({nT}); got {len(T_iou)}.")
     n_img = len(preds)
     hits = np.zeros((nT, n_img), dtype=np.int64)
     fps = np.zeros((nT, n_img), dtype=np.int64)
     corr = np.zeros((nT, img.size), dtype=bool)
     for k, T in enumerate(T_values):
-        c = correct_matrix(P[pi], G[ri], T, rule=rule, strict=strict) if img.size else np.zeros(0, bool)
+        ti = None if T_iou is None else T_iou[k]
+        c = correct_matrix(P[pi], G[ri], T, rule=rule, strict=strict, T_iou=ti) if img.size else np.zeros(0, bool)
         corr[k] = c
         ref_hit = np.zeros(len(G), dtype=bool)
         np.logical_or.at(ref_hit, ri[c], True)

@@ -28,10 +28,13 @@ from ..exceptions import InvalidParameterError
 from .boxes import box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
 from .heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
 from .protocol import DEFAULT_T, score_images
-from .table4 import TABLE4_ACC, denominators
+from .table4 import TABLE4_ACC, afp_denominators, denominators
 
 __all__ = ["SIZES", "ErrorModel", "SyntheticCase", "coverage", "error_model_maps", "synthetic_cases",
-           "SynthResult", "synthetic_study", "part_a_lines", "part_c_lines"]
+           "SynthResult", "synthetic_study", "part_a_lines", "part_c_lines", "SEED_SYNTH_AFP"]
+
+SEED_SYNTH_AFP: Mapping[str, str] = {"large": "0.300", "medium": "0.433"}
+"""AFP the seed prints for noisy maps, bilinear, threshold 60, IoBB, T = 0.1 (its Part B), per size class."""
 
 SIZES: Mapping[str, tuple[tuple[int, int], tuple[int, int]]] = {
     "large": ((260, 360), (320, 460)), "medium": ((90, 150), (90, 150)), "small": ((24, 48), (24, 48))}
@@ -180,6 +183,12 @@ class SynthResult:
     checks : dict
         The values of the checks.
     seed, per_size : int
+    afp_denominators : pandas.DataFrame
+        Which :attr:`~cxreval.localization.protocol.LocalizationProtocol.afp_denominator` choices give the
+        seed's AFPs: ``case, afp_denominator, n, false_positives, afp, printed, reproduces``. The seed's
+        synthetic AFPs (0.300 / 0.433) need ``'pairs'`` (60 images per size class; ``'box_images'`` and
+        ``'boxes'`` give 180); Table 4's Nodule 0.0772 needs ``'box_images'`` (68/880, truncated) or
+        ``'boxes'`` (76/984), never ``'pairs'`` (k/79). Not part of :attr:`lines`, which stay the seed's output.
     """
 
     lines: tuple[str, ...]
@@ -188,6 +197,7 @@ class SynthResult:
     checks: dict[str, object] = field(default_factory=dict)
     seed: int | None = 0
     per_size: int = 60
+    afp_denominators: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def text(self) -> str:
@@ -392,5 +402,22 @@ def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = 
               "n_scored_boxes": len(P), "iobb_lt_iou": viol, "containing": int(cont.sum()),
               "containing_iobb_ne_iou": cont_ne, "inside": int(insd.sum()), "inside_iobb_ne_1": insd_ne,
               "or_rule_differs": either, "pixel_count_mismatches": pm}
-    return SynthResult(tuple(lines), pd.DataFrame(rows), boxes, checks, None if seed is None else int(seed), N)
+    scores = pd.DataFrame(rows)
+    afp_rows = []
+    for size, printed in SEED_SYNTH_AFP.items():
+        r = scores[(scores.variant == "noisy") & (scores.localizer == "heatmap") & (scores.upsampling == "bilinear")
+                   & (scores.threshold == "60") & (scores["size"] == size) & (scores.rule == "IoBB")
+                   & (scores["T"] == "1/10")].iloc[0]
+        for name, n in (("pairs", N), ("box_images", 3 * N), ("boxes", 3 * N)):
+            afp = r.false_positives / n
+            afp_rows.append({"case": f"synthetic {size}, noisy, bilinear 60, IoBB, T=0.1", "afp_denominator": name,
+                             "n": n, "false_positives": str(r.false_positives), "afp": afp, "printed": printed,
+                             "reproduces": f"{afp:.3f}" == printed})
+    for r in afp_denominators().itertuples():
+        ks = r.k_trunc or r.k_round
+        afp_rows.append({"case": "Table 4 Nodule, T >= 0.5 (BBox_List_2017 counts)", "afp_denominator": r.afp_denominator,
+                         "n": r.n, "false_positives": ks, "afp": int(ks.split(",")[0]) / r.n if ks else float("nan"),
+                         "printed": f"{r.value:.4f}", "reproduces": bool(r.fits)})
+    return SynthResult(tuple(lines), scores, boxes, checks, None if seed is None else int(seed), N,
+                       pd.DataFrame(afp_rows))
 

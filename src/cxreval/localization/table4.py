@@ -24,7 +24,8 @@ import pandas as pd
 
 from .._validation import check_choice, check_positive_int
 
-__all__ = ["TABLE4_T", "TABLE4_ACC", "shown_value", "denominators", "table4_denominators"]
+__all__ = ["TABLE4_T", "TABLE4_ACC", "TABLE4_NODULE_AFP", "BBOX_2017_COUNTS", "shown_value", "denominators",
+           "table4_denominators", "afp_denominators"]
 
 TABLE4_T: tuple[str, ...] = ("0.1", "0.25", "0.5", "0.75", "0.9")
 """The T(IoBB) values of Table 4's columns, as decimals."""
@@ -40,6 +41,14 @@ TABLE4_ACC: Mapping[str, tuple[float, ...]] = MappingProxyType({
     "Pneumothorax": (0.4591, 0.3469, 0.1836, 0.1020, 0.0816),
 })
 """Acc. of Table 4 (Wang et al., 2017, ResNet-50 maps, IoBB), per finding at T = 0.1 ... 0.9, as printed."""
+
+TABLE4_NODULE_AFP = 0.0772
+"""Nodule's AFP in Table 4 from T = 0.5 on, the one AFP the seed quotes."""
+
+BBOX_2017_COUNTS: Mapping[str, int] = MappingProxyType({"pairs": 79, "box_images": 880, "boxes": 984})
+"""The AFP denominators of each :attr:`~cxreval.localization.protocol.LocalizationProtocol.afp_denominator`
+choice for Nodule in ``BBox_List_2017.csv``: 79 (image, Nodule) pairs with a box, 880 images with any box,
+984 boxes (checked against the file in the tests)."""
 
 MODES: tuple[str, ...] = ("trunc", "round")
 
@@ -119,4 +128,27 @@ def table4_denominators(table: Mapping[str, Sequence[float]] = TABLE4_ACC, *, n_
             else:
                 row["hits"] = ""
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def afp_denominators(value: float = TABLE4_NODULE_AFP, counts: Mapping[str, int] = BBOX_2017_COUNTS, *,
+                     digits: int = 4) -> pd.DataFrame:
+    """Which AFP denominators can print ``value``: the false-positive counts ``k`` with ``k / n`` shown as
+    ``value``, truncated and rounded half up, for each named denominator ``n``.
+
+    Examples
+    --------
+    >>> afp_denominators().to_dict("list")["k_trunc"]
+    ['', '68', '76']
+    >>> afp_denominators().to_dict("list")["k_round"]
+    ['', '', '76']
+    """
+    t = round(float(value) * 10 ** digits)
+    rows = []
+    for name, n in counts.items():
+        k = np.arange(int(n) + 1)
+        got = {m: [int(x) for x in k[shown_value(k, int(n), mode=m, digits=digits) == t]] for m in MODES}
+        rows.append({"afp_denominator": name, "n": int(n), "value": float(value),
+                     "k_trunc": ",".join(map(str, got["trunc"])), "k_round": ",".join(map(str, got["round"])),
+                     "fits": bool(got["trunc"] or got["round"])})
     return pd.DataFrame(rows)

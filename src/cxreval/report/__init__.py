@@ -7,11 +7,23 @@
 
 from __future__ import annotations
 
-from .html import ReportResult, find_result_folders, render_report, write_report
+from .html import NoResultsError, ReportResult, find_result_folders, render_report, write_report
+from .key_findings import KeyFinding, key_finding
+from .pdf import PdfError, PdfUnavailableError, find_chromium, print_pdf
 from .sections import KINDS, Section, Unavailable, build_sections, detect_kinds
+from .thresholds import Thresholds, load_thresholds
 
 __all__ = [
     "KINDS",
+    "KeyFinding",
+    "NoResultsError",
+    "PdfError",
+    "PdfUnavailableError",
+    "Thresholds",
+    "find_chromium",
+    "key_finding",
+    "load_thresholds",
+    "print_pdf",
     "ReportResult",
     "Section",
     "Unavailable",

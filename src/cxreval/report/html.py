@@ -1,10 +1,14 @@
-"""Assemble one self-contained HTML report from result folders.
+"""Assemble one self-contained HTML report from result folders: the answer first, then the evidence.
 
-The page inlines Plotly's JavaScript once (``plotly.offline.get_plotlyjs()``) and every figure's data,
-so it opens offline; every table links a CSV download (``data:`` URI). Sections follow the order of
-the folders given; analysis kinds that no folder holds, and sections a caller could not build (see
-:class:`~cxreval.report.sections.Unavailable`), are listed under "Not available" with the reason and the
-command that would produce them. Output is deterministic: the same folders give the same bytes.
+Page order: the title; **Key findings** (one line per analysis with its number, interval and verdict,
+each linking to its section, and the verdict thresholds stated once); the caller's introduction and the
+contents; one section per analysis, each part showing its figure first, one sentence on how to read it
+and its tables collapsed (``<details>``, paginated and searchable, CSV download); "Not available" (what
+no folder holds, with exact commands that produce it); **Methods and provenance** last.
+
+The page inlines Plotly's JavaScript once and every figure's data, so it opens offline and prints; each
+figure downloads as PNG or SVG from its mode bar. Output is deterministic: the same folders give the
+same bytes. A set of folders without any recognisable result is refused (:class:`NoResultsError`).
 """
 
 from __future__ import annotations
@@ -17,17 +21,24 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 
+import plotly
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from .. import __version__
 from ..exceptions import InvalidParameterError
+from ..outputs import atomic_file
+from . import plots
+from .provenance import provenance_html
 from .sections import KINDS, Section, Unavailable, build_sections, detect_kinds
+from .thresholds import Thresholds
 
-__all__ = ["ReportResult", "find_result_folders", "render_report", "write_report", "figure_html"]
+__all__ = ["ReportResult", "NoResultsError", "find_result_folders", "render_report", "write_report",
+           "figure_html"]
 
-_PLOTLY_CONFIG = {"displaylogo": False, "responsive": True,
-                  "toImageButtonOptions": {"format": "svg"}, "modeBarButtonsToRemove": ["sendDataToCloud"]}
+
+class NoResultsError(InvalidParameterError):
+    """The folders given hold no file a cxreval analysis writes (nothing to report)."""
 
 
 @dataclass(frozen=True)
@@ -90,9 +101,12 @@ def find_result_folders(paths: Sequence[str | Path]) -> list[Path]:
 
 
 def figure_html(fig: go.Figure, div_id: str) -> str:
-    """A figure as an HTML ``div`` plus script (no Plotly library, fixed id for reproducible output)."""
-    return fig.to_html(full_html=False, include_plotlyjs=False, include_mathjax=False, div_id=div_id,
-                       config=_PLOTLY_CONFIG, default_width="100%", default_height=f"{fig.layout.height or 450}px")
+    """A figure as an HTML ``div`` plus the script that draws it with the page's Plotly configuration
+    (``cxrevalPlot`` of ``templates/report.js``: PNG and SVG download); fixed id for reproducible output."""
+    payload = fig.to_json().replace("</", "<\\/")
+    height = int(fig.layout.height or 450)
+    return (f'<div id="{div_id}" class="plotly-graph-div" style="height:{height}px; width:100%;"></div>'
+            f'<script type="text/javascript">cxrevalPlot("{div_id}", {payload});</script>')
 
 
 def _slug(text: str, used: set[str]) -> str:
@@ -111,14 +125,39 @@ def _template(name: str) -> str:
 def _unavailable_html(items: Sequence[Unavailable]) -> str:
     lis = []
     for u in items:
-        cmd = f"<br>to produce it: <code>{html.escape(u.command)}</code>" if u.command else ""
-        lis.append(f"<li><strong>{html.escape(u.title)}</strong>: {html.escape(u.reason)}{cmd}</li>")
+        cmds = "".join(f'<br><code class="command">{html.escape(c)}</code>' for c in u.all_commands)
+        cmds = f"<br>to produce it (each command runs as written):{cmds}" if cmds else ""
+        hint = f"<br>{html.escape(u.hint)}" if u.hint else ""
+        lis.append(f"<li><strong>{html.escape(u.title)}</strong>: {html.escape(u.reason)}{hint}{cmds}</li>")
     return '<ul class="unavailable">' + "".join(lis) + "</ul>"
+
+
+def _key_findings_html(sections: Sequence[Section], ids: Sequence[str], missing: Sequence[Unavailable],
+                       thresholds: Thresholds) -> str:
+    lis = []
+    for sec, sid in zip(sections, ids):
+        if sec.key is None:
+            body, verdict = "no headline number could be read from its files; see the section.", "see section"
+        else:
+            body, verdict = sec.key.html, sec.key.verdict
+        lis.append(f'<li class="kf" data-kind="{sec.kind}"><a class="kf-link" href="#{sid}">{html.escape(sec.title)}'
+                   f'</a> <span class="verdict">{html.escape(verdict)}</span><br><span class="kf-text">{body}</span></li>')
+    if not lis:
+        lis.append('<li class="kf">No analysis result could be built; see "Not available".</li>')
+    extra = (f'<p class="note">{len(missing)} part(s) not available: <a href="#not-available">see the list</a>.</p>'
+             if missing else "")
+    src = "defaults" if thresholds.source == "defaults" else f"from {thresholds.source}"
+    return ('<section id="key-findings" class="key-findings"><h2>Key findings</h2><ol>' + "".join(lis) + "</ol>"
+            + extra + f'<p class="thresholds"><strong>How the verdicts are worded</strong> ({html.escape(src)}; '
+            f"set with <code>cxreval report --thresholds FILE</code>): {html.escape(thresholds.describe())} "
+            "Intervals are bootstrap confidence intervals (see Methods and provenance) unless named "
+            "Low–High κ (the pessimistic and optimistic κ over uncertain labels).</p></section>")
 
 
 def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval report",
                   unavailable: Sequence[Unavailable] = (), intro_html: str = "",
-                  list_missing_kinds: bool = True) -> tuple[str, list[Section], list[Unavailable]]:
+                  list_missing_kinds: bool = True, thresholds: Thresholds | None = None,
+                  allow_empty: bool = False) -> tuple[str, list[Section], list[Unavailable]]:
     """Render the report page.
 
     Parameters
@@ -130,9 +169,13 @@ def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval re
     unavailable : sequence of Unavailable, default=()
         Sections the caller could not build, listed with their reason.
     intro_html : str, default=''
-        Trusted HTML placed under the title (e.g. the demo's description).
+        Trusted HTML placed under the key findings (e.g. the demo's description).
     list_missing_kinds : bool, default=True
-        Also list each analysis kind that no folder holds as not available.
+        Also list each analysis kind that no folder holds as not available, with exact commands.
+    thresholds : Thresholds, optional
+        Verdict thresholds of the key findings (default :class:`~cxreval.report.thresholds.Thresholds`).
+    allow_empty : bool, default=False
+        Render a page even when no folder holds a result (the demo, whose sections all failed).
 
     Returns
     -------
@@ -141,11 +184,25 @@ def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval re
     sections : list of Section
     unavailable : list of Unavailable
         Everything listed as not available.
+
+    Raises
+    ------
+    NoResultsError
+        If no folder holds a recognisable result and ``allow_empty`` is False (nothing is rendered).
     """
+    th = thresholds or Thresholds()
     folders = find_result_folders(result_dirs)
+    if not folders and not allow_empty:
+        names = sorted({f for k in KINDS for f in k.files})
+        raise NoResultsError(f"No cxreval results in {', '.join(str(Path(p)) for p in result_dirs)}: none of "
+                             f"these folders (or their sub-folders) holds {', '.join(names)} listed by its run.json. "
+                             "Pass folders written by cxreval commands (classify, rank, agree, fuse, localize, "
+                             "iqa, data audit) or by cxreval demo.")
     sections: list[Section] = []
-    for f in folders:
-        sections.extend(build_sections(f))
+    with plots.reference_colors():
+        for f in folders:
+            sections.extend(build_sections(f, thresholds=th))
+        blocks_html = _sections_html(sections)
     missing = list(unavailable)
     if list_missing_kinds:
         found = {s.kind for s in sections}
@@ -153,21 +210,43 @@ def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval re
         for k in KINDS:
             if k.name not in found:
                 missing.append(Unavailable(k.title, f"no result folder holds {' / '.join(k.files)} (searched {where})",
-                                           k.command))
-    used: set[str] = set()
-    toc, body = [], []
+                                           commands=k.commands,
+                                           hint="The first command computes this analysis on public data; the "
+                                                "second shows how to run it on yours."))
+    ids, bodies = zip(*blocks_html) if blocks_html else ((), ())
+    toc = [f'<li><a href="#{sid}">{html.escape(sec.title)}</a></li>' for sec, sid in zip(sections, ids)]
+    body = list(bodies)
+    if missing:
+        toc.append('<li><a href="#not-available">Not available</a></li>')
+        body.append('<section class="report-section" id="not-available"><h2>Not available</h2>'
+                    + _unavailable_html(missing) + "</section>")
+    prov_folders: dict[Path, list[str]] = {}
+    for sec in sections:
+        prov_folders.setdefault(sec.folder, []).append(sec.title)
+    toc.append('<li><a href="#methods">Methods and provenance</a></li>')
+    body.append('<section class="report-section" id="methods"><h2>Methods and provenance</h2>'
+                + provenance_html(list(prov_folders.items()), thresholds=th, version=__version__,
+                                  plotly_version=plotly.__version__) + "</section>")
+    n_fig = sum(s.n_figures for s in sections)
+    page = Template(_template("report.html")).substitute(
+        title=html.escape(title), version=__version__, style=_template("report.css"), plotlyjs=get_plotlyjs(),
+        script=_template("report.js"), n_sections=len(sections), n_figures=n_fig, intro=intro_html,
+        key_findings=_key_findings_html(sections, ids, missing, th), toc="<ol>" + "".join(toc) + "</ol>",
+        body="\n".join(body))
+    return page, sections, missing
+
+
+def _sections_html(sections: Sequence[Section]) -> list[tuple[str, str]]:
+    """(id, HTML) of each section: per part, the figure, how to read it, then its tables collapsed."""
+    used = {"key-findings", "not-available", "methods", "contents"}
+    out = []
     n_fig = 0
-    shown_summary: set[Path] = set()
     for sec in sections:
         sid = _slug(sec.title, used)
-        toc.append(f'<li><a href="#{sid}">{html.escape(sec.title)}</a></li>')
-        parts = [f'<section class="report-section" id="{sid}"><h2>{html.escape(sec.title)}</h2>',
-                 f'<p class="folder">from <code>{html.escape(str(sec.folder))}</code></p>']
-        summary = sec.folder / "summary.md"
-        if summary.is_file() and sec.folder not in shown_summary:
-            shown_summary.add(sec.folder)
-            parts.append(f"<details><summary>summary.md</summary><pre class=\"output\">"
-                         f"{html.escape(summary.read_text(errors='replace'))}</pre></details>")
+        parts = [f'<section class="report-section" id="{sid}" data-kind="{sec.kind}"><h2>{html.escape(sec.title)}</h2>']
+        if sec.key is not None:
+            parts.append(f'<p class="section-finding"><span class="verdict">{html.escape(sec.key.verdict)}</span> '
+                         f"{sec.key.html}</p>")
         for blk in sec.blocks:
             parts.append(f'<div class="block"><h3>{html.escape(blk.heading)}</h3>')
             if blk.missing:
@@ -175,33 +254,40 @@ def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval re
             if blk.figure is not None:
                 n_fig += 1
                 parts.append(f'<div class="figure">{figure_html(blk.figure, f"fig-{n_fig}")}</div>')
-            parts.append(blk.html)
+            if blk.how:
+                parts.append(f'<p class="how">{html.escape(blk.how)}</p>')
+            if blk.html:
+                n_tab = blk.html.count('<table class="data')
+                what = "the table" if n_tab == 1 else f"the {n_tab} tables" if n_tab else "the output"
+                parts.append(f'<details class="tables"><summary>Show {what} (CSV download inside)</summary>'
+                             f"{blk.html}</details>")
             parts.append("</div>")
-        parts.append("</section>")
-        body.append("".join(parts))
-    if missing:
-        toc.append('<li><a href="#not-available">Not available</a></li>')
-        body.append('<section class="report-section" id="not-available"><h2>Not available</h2>'
-                    + _unavailable_html(missing) + "</section>")
-    if not sections:
-        body.insert(0, '<p class="missing">No analysis results were found in the folders given.</p>')
-    page = Template(_template("report.html")).substitute(
-        title=html.escape(title), version=__version__, style=_template("report.css"), plotlyjs=get_plotlyjs(),
-        n_sections=len(sections), n_figures=n_fig, intro=intro_html, toc="<ol>" + "".join(toc) + "</ol>",
-        body="\n".join(body))
-    return page, sections, missing
+        parts.append(f'<p class="folder">from <code>{html.escape(str(sec.folder))}</code> · '
+                     '<a href="#methods">methods and provenance</a> · <a href="#key-findings">key findings</a></p>'
+                     "</section>")
+        out.append((sid, "".join(parts)))
+    return out
 
 
-def write_report(result_dirs: Sequence[str | Path], out: str | Path, **kwargs: object) -> ReportResult:
-    """Render the report (see :func:`render_report`) and write it to ``out``.
+def write_report(result_dirs: Sequence[str | Path], out: str | Path, *, overwrite: bool = True,
+                 **kwargs: object) -> ReportResult:
+    """Render the report (see :func:`render_report`) and write it to ``out`` atomically.
+
+    Parameters
+    ----------
+    overwrite : bool, default=True
+        Replace an existing ``out``; when False an existing file is refused before any work
+        (:class:`~cxreval.outputs.OutputError`).
 
     Returns
     -------
     res : ReportResult
     """
+    from ..outputs import check_output_path
+
+    check_output_path(out, overwrite=overwrite, kind="file")
     page, sections, missing = render_report(result_dirs, **kwargs)  # type: ignore[arg-type]
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     data = page.encode("utf-8")
-    out.write_bytes(data)
-    return ReportResult(out, len(data), tuple(sections), tuple(missing))
+    with atomic_file(out, overwrite=overwrite) as tmp:
+        tmp.write_bytes(data)
+    return ReportResult(Path(out), len(data), tuple(sections), tuple(missing))

@@ -18,7 +18,12 @@ iqa             ``scores.csv``, ``metric_agreement.csv``, ``zmos.csv``  ``cxreva
 ==============  =====================================================  =============================
 
 (each ``.csv`` may be its ``.parquet`` twin). A part whose file lacks a column it needs is shown as
-"not available" with the missing column named; optional columns are used when present.
+"not available" with the missing column named; optional columns are used when present. When a
+``run.json`` governs the folder, only the files it lists are read (:func:`~cxreval.report.tables.listed_files`).
+
+Each part (:class:`Block`) has its figure, one sentence on how to read it, and its tables; each section
+has its key finding (:mod:`cxreval.report.key_findings`). A kind no folder holds is suggested with two
+exact commands: the ``cxreval demo`` section that computes it on public data, and the command's help.
 """
 
 from __future__ import annotations
@@ -33,31 +38,42 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from . import plots
-from .tables import find_result_file, html_table, missing_columns, read_result_table
+from .key_findings import KeyFinding, key_finding
+from .tables import find_result_file, html_table, missing_columns, read_result_table, result_path
+from .thresholds import Thresholds
 
 __all__ = ["KINDS", "Kind", "Block", "Section", "Unavailable", "detect_kinds", "build_sections"]
 
 
 @dataclass(frozen=True)
 class Unavailable:
-    """A section the report could not build: its title, why, and the command that would produce it."""
+    """A section the report could not build: its title, why, the exact commands that would produce it
+    (each runnable as written) and a hint in words (data it needs, placeholders)."""
 
     title: str
     reason: str
     command: str = ""
+    hint: str = ""
+    commands: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, str]:
-        return {"title": self.title, "reason": self.reason, "command": self.command}
+    @property
+    def all_commands(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c for c in (self.command, *self.commands) if c))
+
+    def to_dict(self) -> dict[str, object]:
+        return {"title": self.title, "reason": self.reason, "command": self.command, "hint": self.hint,
+                "commands": list(self.all_commands)}
 
 
 @dataclass(frozen=True)
 class Block:
-    """One part of a section: a heading, an optional figure, HTML (tables, text) and notes."""
+    """One part of a section: a heading, an optional figure, how to read it, HTML (tables, text) and notes."""
 
     heading: str
     figure: go.Figure | None = None
     html: str = ""
     missing: str = ""  # non-empty: the part is not available, and why
+    how: str = ""  # one sentence: how to read the figure (or what the tables hold)
 
 
 @dataclass(frozen=True)
@@ -68,6 +84,7 @@ class Section:
     title: str
     folder: Path
     blocks: tuple[Block, ...] = field(default=())
+    key: KeyFinding | None = None
 
     @property
     def n_figures(self) -> int:
@@ -75,17 +92,27 @@ class Section:
 
     def to_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "title": self.title, "folder": str(self.folder), "n_figures": self.n_figures,
+                "key_finding": None if self.key is None else self.key.to_dict(),
                 "blocks": [{"heading": b.heading, "figure": b.figure is not None, "missing": b.missing}
                            for b in self.blocks]}
 
 
 @dataclass(frozen=True)
 class Kind:
+    """An analysis kind: its files, the demo section that computes it on public data, its own command."""
+
     name: str
     title: str
     files: tuple[str, ...]
-    command: str
+    demo_section: str
+    own_command: str
     build: Callable[[Path], list[Block]]
+
+    @property
+    def commands(self) -> tuple[str, str]:
+        """Two exact, runnable commands: this analysis on public data, and the help of its command."""
+        return (f"cxreval demo --out cxreval-demo-{self.name} --section {self.demo_section}",
+                f"{self.own_command} --help")
 
 
 def _load(folder: Path, name: str, required: tuple[str, ...]) -> tuple[pd.DataFrame | None, Path | None, str]:
@@ -104,17 +131,17 @@ def _load(folder: Path, name: str, required: tuple[str, ...]) -> tuple[pd.DataFr
 
 def _table_block(heading: str, folder: Path, name: str, required: tuple[str, ...],
                  figure: Callable[[pd.DataFrame], go.Figure | None] | None = None, caption: str = "",
-                 extra: Callable[[pd.DataFrame], str] | None = None) -> Block | None:
+                 extra: Callable[[pd.DataFrame], str] | None = None, how: str = "") -> Block | None:
     """A block showing ``name`` as a table, with a figure when the required columns are present."""
     df, path, why = _load(folder, name, required)
     if path is None:
         return None
     if df is None or why:
         body = html_table(df, name=path.stem, source=path) if df is not None and not df.empty else ""
-        return Block(heading, None, body, why)
+        return Block(heading, None, body, why, how)
     fig = figure(df) if figure is not None else None
     body = (extra(df) if extra is not None else "") + html_table(df, name=path.stem, caption=caption, source=path)
-    return Block(heading, fig, body)
+    return Block(heading, fig, body, how=how)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -151,7 +178,10 @@ def _by_dataset(fig: Callable[[pd.DataFrame], go.Figure | None]) -> Callable[[pd
 
 def _build_classification(folder: Path) -> list[Block]:
     b = _table_block("AUC per model and reference", folder, "auc.csv", ("model", "finding", "reference", "auc"),
-                     figure=_by_dataset(plots.auc_forest), extra=_by_dataset_html(_auc_pivot))
+                     figure=_by_dataset(plots.auc_forest), extra=_by_dataset_html(_auc_pivot),
+                     how="Each marker is one model's ROC-AUC under one reference (one colour per reference), the "
+                         "bar its bootstrap confidence interval; models are sorted by mean AUC and the menu "
+                         "switches finding.")
     return [b] if b else []
 
 
@@ -181,20 +211,29 @@ def _build_ranking(folder: Path) -> list[Block]:
     out = []
     b = _table_block("Model ranks across references", folder, "rankings.csv",
                      ("finding", "reference", "model", "rank"), figure=_by_dataset(plots.bump_chart),
-                     extra=_by_dataset_html(_top_per_reference))
+                     extra=_by_dataset_html(_top_per_reference),
+                     how="Each line follows one model from reference to reference: crossing lines are rank "
+                         "changes, thick lines are models ranked first under some reference.")
     if b:
         out.append(b)
-    b = _table_block("Top-rank changes", folder, "top_changes.csv", ())
+    b = _table_block("Top-rank changes", folder, "top_changes.csv", (),
+                     how="The best model under each reference, with its AUC and rank under every other "
+                         "reference.")
     if b:
         out.append(b)
     b = _table_block("Rank correlation between references (SRCC / KRCC)", folder, "rank_correlation.csv",
                      ("finding", "reference_a", "reference_b", "statistic"),
-                     figure=_by_dataset(plots.rank_correlation_heatmap))
+                     figure=_by_dataset(plots.rank_correlation_heatmap),
+                     how="Each cell is the rank correlation between two references' model rankings for one finding "
+                         "and model group (1 = the same ranking, 0 = unrelated, −1 = reversed), with its bootstrap "
+                         "interval when there is one.")
     if b:
         out.append(b)
         df, path, why = _load(folder, "rank_correlation.csv", ("statistic", "paper_mean"))
         if not why and df is not None and pd.to_numeric(df["paper_mean"], errors="coerce").notna().any():
-            out.append(Block("Recomputed vs published rank correlations", plots.rank_correlation_vs_paper(df)))
+            out.append(Block("Recomputed vs published rank correlations", plots.rank_correlation_vs_paper(df),
+                             how="Each point is one correlation: on the dotted line the value recomputed here "
+                                 "equals the paper's bootstrap mean; bars are the paper's standard deviation."))
     return out
 
 
@@ -206,15 +245,21 @@ def _build_agreement(folder: Path) -> list[Block]:
     b = _table_block("Agreement: weighted κ with Low-High κ", folder, "agreement.csv",
                      ("pair", "finding", "kappa_w"),
                      figure=lambda d: plots.interval_plot(d, series="pair", metrics=_KAPPA,
-                                                          title="Agreement per finding and pair"))
+                                                          title="Agreement per finding and pair"),
+                     how="Each diamond is the weighted κ between two label sources for one finding; its bar runs "
+                         "from the pessimistic (Low) to the optimistic (High) κ over the uncertain labels.")
     if b:
         out.append(b)
     b = _table_block("Prevalence per source", folder, "prevalence.csv", ("source", "finding", "state"),
-                     figure=lambda d: plots.prevalence_bars(d) if {"count", "percent"} & set(d.columns) else None)
+                     figure=lambda d: plots.prevalence_bars(d) if {"count", "percent"} & set(d.columns) else None,
+                     how="Each bar splits one source's labels of one finding into states; a 'positive' share that "
+                         "differs between sources is a prevalence shift.")
     if b:
         out.append(b)
     b = _table_block("Label flows between sources (omissions)", folder, "flows.csv",
-                     ("source_a", "source_b", "finding", "state_a", "state_b", "count"), figure=plots.sankey_flows)
+                     ("source_a", "source_b", "finding", "state_a", "state_b", "count"), figure=plots.sankey_flows,
+                     how="Each band carries the studies one source labels one way (left) and the other source "
+                         "another way (right): grey bands agree, coloured bands change state.")
     if b:
         out.append(b)
     return out
@@ -225,10 +270,20 @@ def _build_fusion(folder: Path) -> list[Block]:
     b = _table_block("Agreement of each fusion method with the reference", folder, "fusion_agreement.csv",
                      ("method", "finding", "kappa_w"),
                      figure=lambda d: plots.interval_plot(d, series="method", metrics=_KAPPA, kind="bar",
-                                                          title="Fusion methods vs reference"))
+                                                          title="Fusion methods vs reference"),
+                     how="Each bar is one fusion method's weighted κ with the reference for one finding; the dark "
+                         "bar is its Low–High interval.")
     if b:
         out.append(b)
-    b = _table_block("Fused labels", folder, "fused_labels.csv", ())
+    b = _table_block("Warnings: states fused far more often than any reader uses them", folder,
+                     "fusion_warnings.csv", ("finding", "method", "warning"),
+                     caption="A state fused more than 1.5x as often as any reader gives it. For MACE this is its "
+                             "model (no class prior, truth-independent spam), not a fitting defect: see "
+                             "cxreval.fusion.mace; prefer Dawid-Skene there.")
+    if b:
+        out.append(b)
+    b = _table_block("Fused labels", folder, "fused_labels.csv", (),
+                     how="The fused label of every study, finding and method.")
     if b:
         out.append(b)
     return out
@@ -237,17 +292,20 @@ def _build_fusion(folder: Path) -> list[Block]:
 def _build_localization(folder: Path) -> list[Block]:
     out = []
     b = _table_block("Acc. and AFP against T", folder, "localization.csv", ("finding", "T"),
-                     figure=lambda d: plots.localization_curves(d) if {"acc", "afp"} & set(d.columns) else None)
+                     figure=lambda d: plots.localization_curves(d) if {"acc", "afp"} & set(d.columns) else None,
+                     how="Left: the share of reference boxes found at each overlap threshold T; right: false "
+                         "positives per image; one line per finding, the menu switches localizer and variant.")
     if b:
         out.append(b)
-    synth = folder / "synth_output.txt"
-    if synth.is_file():
+    synth = result_path(folder, "synth_output.txt")
+    if synth is not None:
         out.append(Block("Synthetic localization study (printed output)", None,
-                         f'<pre class="output">{html.escape(synth.read_text(errors="replace"))}</pre>'))
+                         f'<pre class="output">{html.escape(synth.read_text(errors="replace"))}</pre>',
+                         how="The protocol's printed output, verbatim."))
     b = _overlay_block(folder)
     if b:
         out.append(b)
-    b = _table_block("Boxes", folder, "boxes.csv", ())
+    b = _table_block("Boxes", folder, "boxes.csv", (), how="Every box of the study.")
     if b:
         out.append(b)
     return out
@@ -276,8 +334,8 @@ def _overlay_block(folder: Path) -> Block | None:
     if df is None or why:
         return Block(heading, None, "", why)
     maps: dict[str, object] = {}
-    npz = folder / "overlay_heatmaps.npz"
-    if npz.is_file() and "heatmap_key" in df.columns:
+    npz = result_path(folder, "overlay_heatmaps.npz")
+    if npz is not None and "heatmap_key" in df.columns:
         with np.load(npz, allow_pickle=False) as z:
             maps = dict(zip(z["keys"].tolist(), z["maps"]))
     if "finding" not in df.columns:
@@ -285,7 +343,7 @@ def _overlay_block(folder: Path) -> Block | None:
     panels, problems = [], []
     for (im, f), sub in df.groupby(["image_id", "finding"], sort=False):
         img = folder / str(sub["image_file"].iloc[0])
-        data = img.read_bytes() if img.is_file() else b""
+        data = img.read_bytes() if result_path(folder, str(sub["image_file"].iloc[0])) is not None else b""
         side = _png_side(data)
         if not side:
             problems.append(f"{img.name} is missing or not a PNG")
@@ -300,7 +358,9 @@ def _overlay_block(folder: Path) -> Block | None:
     caption = ("Reference boxes (solid) and the boxes the protocol finds (dashed) on each heat map; "
                "the radiographs are downsampled for the page, boxes are in full-resolution pixels.")
     return Block(heading, fig, html_table(df.drop(columns=[c for c in ("image_file", "heatmap_key") if c in df.columns]),
-                                          name=path.stem, caption=caption, source=path), missing)
+                                          name=path.stem, caption=caption, source=path), missing,
+                 how="Solid green boxes are the radiologists'; dashed boxes are what the protocol finds on the heat "
+                     "map drawn over the radiograph; the menu switches image.")
 
 
 _ZMOS_COLUMNS = ("zmos", "z_mos", "zMOS", "z-mos", "mos")
@@ -341,17 +401,25 @@ def _build_iqa(folder: Path) -> list[Block]:
                 heading = "Metric scores per degradation"
                 fig = plots.iqa_by_degradation(scores)  # type: ignore[arg-type]
         body = html_table(scores, name=spath.stem, source=spath) if scores is not None and not scores.empty else ""
-        out.append(Block(heading, fig, body, missing))
+        how = ("Each point is one test image: the metric's value against the experts' z-MOS; a monotone cloud "
+               "means the metric orders images as the experts do." if heading.endswith("z-MOS") else
+               "Each column of points is one degradation's scores over the test images; the menu switches metric.")
+        out.append(Block(heading, fig, body, missing, how))
     if zpath is not None and zmos is not None and not zmos.empty:
-        out.append(Block("Expert z-MOS", None, html_table(zmos, name=zpath.stem, source=zpath)))
+        out.append(Block("Expert z-MOS", None, html_table(zmos, name=zpath.stem, source=zpath),
+                         how="The experts' standardised mean opinion score of each image."))
     b = _table_block("Metric agreement with experts", folder, "metric_agreement.csv", ("metric",),
-                     figure=lambda d: plots.iqa_correlation_bars(d) if {"srcc", "krcc"} & set(d.columns) else None)
+                     figure=lambda d: plots.iqa_correlation_bars(d) if {"srcc", "krcc"} & set(d.columns) else None,
+                     how="Each bar is one metric's rank correlation with the experts' z-MOS: higher is closer to "
+                         "the experts.")
     if b:
         out.append(b)
     b = _table_block("How each metric ranks the degradations (metric vs metric)", folder, "degradation_ranking.csv",
                      ("metric", "degradation", "rank"), figure=plots.degradation_rank_heatmap,
                      caption="Rank 1 = the degradation the metric judges least harmful (mean over images, "
-                             "oriented so that higher is better).")
+                             "oriented so that higher is better).",
+                     how="Each column is one metric's ranking of the degradations (1 = judged least harmful): a row "
+                         "whose colour changes across columns is where the metrics disagree.")
     if b:
         out.append(b)
     b = _table_block("Agreement between metrics: SRCC / KRCC (metric vs metric, not vs experts)", folder,
@@ -359,7 +427,9 @@ def _build_iqa(folder: Path) -> list[Block]:
                      figure=lambda d: plots.metric_correlation_matrix(d) if {"srcc", "krcc"} & set(d.columns)
                      else None,
                      caption="Rank correlation between two metrics' oriented scores: over the degradations "
-                             "(their rankings) and over the test images. Low values: the metrics disagree.")
+                             "(their rankings) and over the test images. Low values: the metrics disagree.",
+                     how="Each cell is the rank correlation between two metrics (1 = the same ranking); the menu "
+                         "switches statistic and what is ranked.")
     if b:
         out.append(b)
     return out
@@ -387,38 +457,45 @@ def _json_html(obj: object, name: str, depth: int = 0) -> str:
 
 
 def _build_audit(folder: Path) -> list[Block]:
-    p = folder / "audit.json"
-    if not p.is_file():
+    p = result_path(folder, "audit.json")
+    if p is None:
         return []
     try:
         obj = json.loads(p.read_text())
     except json.JSONDecodeError as exc:
         return [Block("Audit", None, "", f"audit.json is not valid JSON: {exc}")]
-    out = [Block("Dataset audit", None, _json_html(obj, "audit"))]
+    if isinstance(obj, dict) and "split" in obj and not isinstance(obj.get("split"), dict):
+        missing = ('official split and patient leakage: not checked; no split lists were available '
+                   '(audit.json has "split": null)')
+    else:
+        missing = ""
+    out = [Block("Dataset audit", None, _json_html(obj, "audit"), missing,
+                 how="The audit's counts as audit.json records them.")]
     for csv in sorted(folder.glob("*.csv")):  # the tables `cxreval data audit --out` writes beside audit.json
-        b = _table_block(csv.stem.replace("_", " ").capitalize(), folder, csv.name, ())
+        if result_path(folder, csv.name) is None:
+            continue
+        b = _table_block(csv.stem.replace("_", " ").capitalize(), folder, csv.name, (),
+                         how="A table of the audit, as written beside audit.json.")
         if b:
             out.append(b)
     return out
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind("audit", "Dataset audit", ("audit.json",), "cxreval data audit chestxray14 --json > OUT/audit.json",
-         _build_audit),
-    Kind("classification", "Classification: ROC-AUC per model and reference", ("auc.csv",),
-         "cxreval classify PREDICTIONS LABELS --out OUT", _build_classification),
+    Kind("audit", "Dataset audit", ("audit.json",), "audit", "cxreval data audit", _build_audit),
+    Kind("classification", "Classification: ROC-AUC per model and reference", ("auc.csv",), "chexpert_models",
+         "cxreval classify", _build_classification),
     Kind("ranking", "Ranking stability across references",
-         ("rankings.csv", "rank_correlation.csv", "top_changes.csv"), "cxreval rank AUC_OR_PREDICTIONS --out OUT",
-         _build_ranking),
+         ("rankings.csv", "rank_correlation.csv", "top_changes.csv"), "xqa_published", "cxreval rank", _build_ranking),
     Kind("agreement", "Agreement between label sources", ("agreement.csv", "prevalence.csv", "flows.csv"),
-         "cxreval agree LABELS --out OUT", _build_agreement),
-    Kind("fusion", "Label fusion", ("fusion_agreement.csv", "fused_labels.csv"), "cxreval fuse LABELS --out OUT",
+         "chexpert_agreement", "cxreval agree", _build_agreement),
+    Kind("fusion", "Label fusion", ("fusion_agreement.csv", "fused_labels.csv"), "chexpert_fusion", "cxreval fuse",
          _build_fusion),
-    Kind("localization", "Localization", ("localization.csv", "synth_output.txt", "overlays.csv"),
-         "cxreval localize ... --out OUT  /  cxreval synth --out OUT", _build_localization),
+    Kind("localization", "Localization", ("localization.csv", "synth_output.txt", "overlays.csv"), "localization",
+         "cxreval synth", _build_localization),
     Kind("iqa", "Image quality assessment", ("scores.csv", "metric_agreement.csv", "zmos.csv",
-                                             "degradation_ranking.csv", "metric_vs_metric.csv"),
-         "cxreval iqa score ... --out OUT  /  cxreval iqa agree ... --out OUT", _build_iqa),
+                                             "degradation_ranking.csv", "metric_vs_metric.csv"), "iqa",
+         "cxreval iqa score", _build_iqa),
 )
 
 
@@ -430,20 +507,21 @@ def detect_kinds(folder: str | Path) -> list[Kind]:
 
 def _folder_title(folder: Path) -> str:
     """The first Markdown heading of ``summary.md``, else the folder name."""
-    s = folder / "summary.md"
-    if s.is_file():
+    s = result_path(folder, "summary.md")
+    if s is not None:
         for line in s.read_text(errors="replace").splitlines():
             if line.startswith("#"):
                 return line.lstrip("#").strip()
     return folder.name
 
 
-def build_sections(folder: str | Path) -> list[Section]:
-    """Build one :class:`Section` per analysis kind found in ``folder``."""
+def build_sections(folder: str | Path, *, thresholds: Thresholds | None = None) -> list[Section]:
+    """Build one :class:`Section` per analysis kind found in ``folder``, each with its key finding."""
     folder = Path(folder)
     name = _folder_title(folder)
     out = []
     for kind in detect_kinds(folder):
         blocks = kind.build(folder)
-        out.append(Section(kind.name, f"{kind.title} — {name}", folder, tuple(blocks)))
+        out.append(Section(kind.name, f"{kind.title} — {name}", folder, tuple(blocks),
+                           key_finding(kind.name, folder, thresholds)))
     return out

@@ -1,9 +1,14 @@
 """Tables for the HTML report: reading result files, rendering HTML tables with a CSV download link.
 
 Every table shown in the report carries a link that downloads the full table as CSV straight from the
-page (a ``data:text/csv;base64,...`` URI, so the file works offline). Long tables show their first
-``max_rows`` rows in a scrollable box; the download always holds every row unless the CSV is larger
-than ``max_embed_bytes``, in which case the link is replaced by the path of the file on disk.
+page (a ``data:text/csv;base64,...`` URI, so the file works offline). Long tables are paginated and
+searchable in the browser (the page's small inline script; without script every row is listed) and hold
+their first ``max_rows`` rows; the download always holds every row unless the CSV is larger than
+``max_embed_bytes``, in which case the link is replaced by the path of the file on disk.
+
+Which files of a folder are results: when the folder (or the folder of the run that wrote it, up to two
+levels up) holds a ``run.json`` (:mod:`cxreval.outputs`), only the files that record lists; other files
+in a reused folder are stale and ignored. Without ``run.json`` every file is read.
 """
 
 from __future__ import annotations
@@ -18,35 +23,82 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import SchemaError
+from ..outputs import read_run
 
 __all__ = [
     "read_result_table",
     "find_result_file",
+    "listed_files",
+    "ci_columns",
+    "run_record",
     "missing_columns",
     "csv_data_uri",
     "html_table",
     "format_value",
     "MAX_ROWS",
+    "PAGE_ROWS",
+    "result_path",
     "MAX_EMBED_BYTES",
 ]
 
-MAX_ROWS = 200
-"""Rows shown on the page per table (the CSV download holds all rows)."""
+MAX_ROWS = 1000
+"""Rows held on the page per table, paginated and searchable (the CSV download holds all rows)."""
+
+PAGE_ROWS = 20
+"""Rows per page of a paginated table."""
 
 MAX_EMBED_BYTES = 4_000_000
 """Largest CSV (bytes) embedded in the page as a download link."""
 
 
-def find_result_file(folder: Path, name: str) -> Path | None:
-    """Return ``folder/name`` or its Parquet twin (``.parquet`` for a ``.csv`` name), else None."""
+def run_record(folder: str | Path) -> tuple[dict[str, object], str] | None:
+    """The ``run.json`` record that governs ``folder`` and the prefix of ``folder``'s files in its list.
+
+    The folder's own ``run.json`` wins; else that of its parent or grandparent (a run that wrote several
+    folders, such as ``cxreval demo``). None when no such record exists.
+    """
     folder = Path(folder)
-    p = folder / name
-    if p.is_file():
+    prefix = ""
+    for up in (folder, folder.parent, folder.parent.parent):
+        rec = read_run(up)
+        if rec is not None:
+            return rec, prefix
+        prefix = f"{up.name}/{prefix}"
+    return None
+
+
+def listed_files(folder: str | Path) -> frozenset[str] | None:
+    """Names (relative to ``folder``, ``/``-separated) of the files the governing ``run.json`` lists, or
+    None when no ``run.json`` governs the folder (then every file counts)."""
+    found = run_record(folder)
+    if found is None:
+        return None
+    rec, prefix = found
+    files = rec.get("files") or []
+    if not isinstance(files, list):
+        return frozenset()
+    return frozenset(str(f)[len(prefix):] for f in files if str(f).startswith(prefix))
+
+
+def result_path(folder: str | Path, name: str) -> Path | None:
+    """``folder/name`` when it is a file the folder's run wrote (see :func:`listed_files`), else None."""
+    p = Path(folder) / name
+    if not p.is_file():
+        return None
+    listed = listed_files(folder)
+    return p if listed is None or name.replace("\\", "/") in listed else None
+
+
+def find_result_file(folder: Path, name: str) -> Path | None:
+    """Return ``folder/name`` or its Parquet twin (``.parquet`` for a ``.csv`` name), else None.
+
+    Files that a ``run.json`` governing the folder does not list are ignored (stale).
+    """
+    p = result_path(folder, name)
+    if p is not None:
         return p
     if name.endswith(".csv"):
-        q = folder / (name[:-4] + ".parquet")
-        if q.is_file():
-            return q
+        return result_path(folder, name[:-4] + ".parquet")
     return None
 
 
@@ -110,7 +162,7 @@ def html_table(df: pd.DataFrame, *, name: str, caption: str = "", max_rows: int 
     caption : str, default=''
         Text above the table.
     max_rows : int, default=MAX_ROWS
-        Rows shown on the page; the download holds every row.
+        Rows held on the page (paginated by :data:`PAGE_ROWS`, searchable); the download holds every row.
     max_embed_bytes : int, default=MAX_EMBED_BYTES
         Larger CSVs are not embedded; the link text gives ``source`` instead.
     source : path, optional
@@ -138,7 +190,9 @@ def html_table(df: pd.DataFrame, *, name: str, caption: str = "", max_rows: int 
                     f'the file is{where}</span>')
     parts.append('<div class="table-head">' + " ".join(head) + "</div>")
     shown = df.head(max_rows)
-    parts.append('<div class="table-scroll"><table class="data"><thead><tr>')
+    paged = len(shown) > PAGE_ROWS
+    attrs = f' data-page-rows="{PAGE_ROWS}"' if paged else ""
+    parts.append(f'<div class="table-scroll"><table class="data{" paged" if paged else ""}"{attrs}><thead><tr>')
     parts.extend(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
     parts.append("</tr></thead><tbody>")
     numeric = [pd.api.types.is_numeric_dtype(shown[c]) for c in shown.columns]
@@ -150,6 +204,17 @@ def html_table(df: pd.DataFrame, *, name: str, caption: str = "", max_rows: int 
         parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</tbody></table></div>")
     if n > max_rows:
-        parts.append(f'<p class="note">Showing the first {max_rows} of {n} rows; the download holds all rows.</p>')
+        parts.append(f'<p class="note">The page holds the first {max_rows} of {n} rows; the download holds all '
+                     'rows.</p>')
     parts.append("</div>")
     return "".join(parts)
+
+
+def ci_columns(df: pd.DataFrame, stat: str) -> tuple[str, str] | tuple[None, None]:
+    """The interval columns of statistic ``stat`` (``<stat>_low/_high``, ``_ci_low/_ci_high``, ``_lo/_hi`` or
+    ``_lower/_upper``), or (None, None)."""
+    for lo, hi in ((f"{stat}_low", f"{stat}_high"), (f"{stat}_ci_low", f"{stat}_ci_high"),
+                   (f"{stat}_lo", f"{stat}_hi"), (f"{stat}_lower", f"{stat}_upper")):
+        if lo in df.columns and hi in df.columns:
+            return lo, hi
+    return None, None

@@ -1,0 +1,458 @@
+"""The report's "Key findings": one line per analysis, written from the numbers in its result files.
+
+Each line gives the headline number, its interval and a plain-language verdict whose wording follows
+:class:`~cxreval.report.thresholds.Thresholds` (stated once on the page). Nothing here knows a dataset:
+the subjects (findings, references, models) are read from the tables.
+
+>>> import pandas as pd
+>>> fmt(-0.4909), ordinal(4)
+('−0.49', '4th')
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
+from .thresholds import Thresholds
+
+__all__ = ["KeyFinding", "key_finding", "confidence_level", "fmt", "ordinal", "FINDERS"]
+
+_SUMMARY = ("macro", "micro")
+_ALL_GROUPS = ("all models", "all")
+
+
+@dataclass(frozen=True)
+class KeyFinding:
+    """One line of the key-findings panel.
+
+    Attributes
+    ----------
+    kind : str
+        The analysis kind (``ranking``, ``agreement``, ...).
+    text : str
+        The sentence, plain text.
+    verdict : str
+        The short verdict (e.g. 'unstable', 'moderate agreement'), also in ``text``.
+    """
+
+    kind: str
+    text: str
+    verdict: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "text": self.text, "verdict": self.verdict}
+
+    @property
+    def html(self) -> str:
+        return html.escape(self.text)
+
+
+def fmt(x: float, digits: int = 2) -> str:
+    """A number for prose: ``digits`` decimals, a true minus sign, 'n/a' for NaN."""
+    if x is None or not math.isfinite(float(x)):
+        return "n/a"
+    s = f"{float(x):.{digits}f}"
+    if s.startswith("-"):
+        s = "−" + s[1:] if float(s) != 0 else s[1:]
+    return s
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 21st."""
+    n = int(n)
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def confidence_level(folder: Path) -> tuple[float, bool]:
+    """The confidence level of the folder's intervals and whether ``run.json`` recorded it.
+
+    Looks for ``confidence_level`` in ``run.json`` (top level, or ``--confidence-level`` in its argv);
+    otherwise the library default 0.95, reported as not recorded.
+    """
+    found = run_record(folder)
+    if found is not None:
+        rec = found[0]
+        v = rec.get("confidence_level")
+        raw = rec.get("argv")
+        argv = [str(a) for a in raw] if isinstance(raw, list) else []
+        if v is None and "--confidence-level" in argv[:-1]:
+            v = argv[argv.index("--confidence-level") + 1]
+        try:
+            if v is not None and 0 < float(v) < 1:  # type: ignore[arg-type]
+                return float(v), True  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            pass
+    return 0.95, False
+
+
+def _ci(folder: Path, lo: float, hi: float) -> str:
+    level, _ = confidence_level(folder)
+    return f"{level * 100:g}% CI {fmt(lo)} to {fmt(hi)}"
+
+
+def _load(folder: Path, name: str, required: tuple[str, ...]) -> pd.DataFrame | None:
+    path = find_result_file(folder, name)
+    if path is None:
+        return None
+    df = read_result_table(path)
+    if df.empty or missing_columns(df, required):
+        return None
+    return df
+
+
+def _num(df: pd.DataFrame, col: str) -> pd.Series:
+    if col not in df.columns:
+        return pd.Series(np.nan, index=df.index, dtype=float)
+    return pd.to_numeric(df[col], errors="coerce")
+
+
+def _str(df: pd.DataFrame, col: str) -> pd.Series:
+    if col not in df.columns:
+        return pd.Series("", index=df.index, dtype=object)
+    return df[col].astype(object).where(df[col].notna(), "").astype(str)
+
+
+def _prefer_all_group(df: pd.DataFrame) -> pd.DataFrame:
+    if "group" not in df.columns:
+        return df
+    g = _str(df, "group").str.lower()
+    return df[g.isin(_ALL_GROUPS)] if g.isin(_ALL_GROUPS).any() else df
+
+
+def _where(row: pd.Series) -> str:
+    """'DATASET, finding' (dataset only when the table names one)."""
+    ds = str(row.get("dataset", "") or "")
+    ds = "" if ds in ("nan", "None") else ds
+    return f"{ds}, {row['finding']}" if ds else str(row["finding"])
+
+
+# ------------------------------------------------------------------------------------------------
+# one function per analysis kind: (folder, thresholds) -> KeyFinding | None
+# ------------------------------------------------------------------------------------------------
+
+def _rank_of_best(folder: Path, row: pd.Series) -> str:
+    """'the best model under B (m) ranks 4th of 10 under A' from rankings.csv, or ''."""
+    rk = _load(folder, "rankings.csv", ("finding", "reference", "model", "rank"))
+    if rk is None:
+        return ""
+    keep = _str(rk, "finding") == str(row["finding"])
+    for col in ("group", "dataset"):
+        if col in rk.columns and col in row.index:
+            keep &= _str(rk, col) == ("" if pd.isna(row[col]) else str(row[col]))
+    rk = rk[keep].assign(_r=_num(rk[keep], "rank"))
+    a, b = str(row["reference_a"]), str(row["reference_b"])
+    under_b = rk[_str(rk, "reference") == b].dropna(subset=["_r"])
+    under_a = rk[_str(rk, "reference") == a].dropna(subset=["_r"]).set_index("model")["_r"]
+    if under_b.empty or under_a.empty:
+        return ""
+    best = under_b.sort_values("_r", kind="stable").iloc[0]
+    model = str(best["model"])
+    if model not in under_a.index:
+        return ""
+    r = under_a[model]
+    r = float(r.iloc[0]) if isinstance(r, pd.Series) else float(r)
+    if r == 1:
+        return f"; the best model under {b} ({model}) is also best under {a}"
+    rank = ordinal(int(round(r))) if r == int(r) else f"{r:g}th (tied)"
+    return f"; the best model under {b} ({model}) ranks {rank} of {len(under_a)} under {a}"
+
+
+def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
+    rc = _load(folder, "rank_correlation.csv", ("finding", "reference_a", "reference_b", "statistic"))
+    if rc is None:
+        return None
+    if "method" in rc.columns:
+        m = _str(rc, "method").str.upper()
+        rc = rc[m.str.startswith("SRCC") | m.str.startswith("SPEARMAN")]
+    rc = _prefer_all_group(rc).assign(_s=lambda d: _num(d, "statistic")).dropna(subset=["_s"])
+    if rc.empty:
+        return None
+    bands = rc["_s"].map(th.srcc_band)
+    worst = rc.loc[rc["_s"].idxmin()]
+    level = th.srcc_level(worst["_s"])
+    verb = ("closely predicts" if level == 0 else "barely predicts" if level == len(th.srcc) - 1
+            else "partly predicts")
+    lo, hi = float(_num(rc, "ci_low")[worst.name]), float(_num(rc, "ci_high")[worst.name])
+    pm, psd = float(_num(rc, "paper_mean")[worst.name]), float(_num(rc, "paper_sd")[worst.name])
+    if math.isfinite(lo) and math.isfinite(hi):
+        interval = _ci(folder, lo, hi)
+    elif math.isfinite(pm):
+        interval = f"no bootstrap interval here; published bootstrap mean {fmt(pm)}" + \
+                   (f" ± {fmt(psd)}" if math.isfinite(psd) else "")
+    else:
+        interval = "no interval in the table"
+    a, b = str(worst["reference_a"]), str(worst["reference_b"])
+    head = ""
+    if len(rc) > 1:
+        counts = ", ".join(f"{int((bands == label).sum())} {label}" for label, _ in th.srcc)
+        head = f"{len(rc)} comparisons of the model ranking between two references: {counts}. Least stable, "
+    text = (f"{head}{_where(worst)}: the model ranking under {a} {verb} the ranking under {b} "
+            f"(SRCC {fmt(worst['_s'])}, {interval}){_rank_of_best(folder, worst)}.")
+    verdict = th.srcc_band(worst["_s"]) + (" at worst" if len(rc) > 1 else "")
+    return KeyFinding("ranking", text[0].upper() + text[1:], verdict)
+
+
+def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
+    auc = _load(folder, "auc.csv", ("model", "finding", "reference", "auc"))
+    if auc is None:
+        return None
+    keep = ~_str(auc, "model").str.lower().isin(("mean", "average")) & (_str(auc, "group").str.lower() != "summary")
+    auc = auc[keep].assign(_a=lambda d: _num(d, "auc")).dropna(subset=["_a"])
+    if "dataset" in auc.columns and not auc.empty:
+        auc = auc[_str(auc, "dataset") == _str(auc, "dataset").iloc[0]]
+    if auc.empty:
+        return None
+    findings = list(dict.fromkeys(_str(auc, "finding")))
+    finding = next((f for f in _SUMMARY if f in findings), findings[0])
+    sub = auc[_str(auc, "finding") == finding]
+    refs = list(dict.fromkeys(_str(sub, "reference")))
+    best = {r: sub[_str(sub, "reference") == r].sort_values("_a", ascending=False, kind="stable").iloc[0]
+            for r in refs}
+    b0 = best[refs[0]]
+    lo, hi = float(_num(sub, "ci_low")[b0.name]), float(_num(sub, "ci_high")[b0.name])
+    interval = f", {_ci(folder, lo, hi)}" if math.isfinite(lo) and math.isfinite(hi) else ""
+    n_models = sub["model"].nunique()
+    where = _where(b0) if finding not in _SUMMARY else f"{_where(b0)} AUC over findings"
+    where = where[0].upper() + where[1:]
+    text = f"{where}: under {refs[0]} the best of {n_models} models is {b0['model']} (AUC {fmt(b0['_a'], 3)}{interval})"
+    if len(refs) == 1:
+        return KeyFinding("classification", text + ".", "one reference")
+    others = refs[1:]
+    same = [r for r in others if str(best[r]["model"]) == str(b0["model"])]
+    if len(same) == len(others):
+        verdict = "same best model under every reference"
+        text += f"; it is also the best under all {len(others)} other reference(s)."
+    else:
+        verdict = "best model changes with the reference"
+        diff = [f"{best[r]['model']} under {r}" for r in others if r not in same]
+        shown = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
+        also = f"it is also the best under {len(same)} of the {len(others)} other references" if same else \
+            f"it is not the best under any of the {len(others)} other reference(s)"
+        text += f"; {also}; the best is {shown}."
+    return KeyFinding("classification", text, verdict)
+
+
+def _kappa_rows(df: pd.DataFrame, key: str) -> tuple[pd.DataFrame, str]:
+    f = _str(df, "finding")
+    for s in ("micro", "macro"):
+        if (f == s).any():
+            return df[f == s], f"{s} over findings"
+    return df.groupby(key, sort=False, as_index=False)[["kappa_w", "kappa_low", "kappa_high"]].mean(), \
+        "mean over findings"
+
+
+def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
+    ag = _load(folder, "agreement.csv", ("pair", "finding", "kappa_w"))
+    if ag is None:
+        return None
+    ag = ag.assign(kappa_w=_num(ag, "kappa_w"), kappa_low=_num(ag, "kappa_low"),
+                   kappa_high=_num(ag, "kappa_high")).dropna(subset=["kappa_w"])
+    if ag.empty:
+        return None
+    rows, how = _kappa_rows(ag, "pair")
+    lo_r = rows.loc[rows["kappa_w"].idxmin()]
+    hi_r = rows.loc[rows["kappa_w"].idxmax()]
+
+    def one(r: pd.Series) -> str:
+        iv = (f"; Low–High κ {fmt(r['kappa_low'])} to {fmt(r['kappa_high'])}"
+              if math.isfinite(r["kappa_low"]) and math.isfinite(r["kappa_high"]) else "")
+        return f"{r['pair']}: κ {fmt(r['kappa_w'])}, {th.kappa_band(r['kappa_w'])} agreement{iv}"
+
+    if len(rows) == 1:
+        text = f"Weighted κ ({how}), {one(lo_r)}"
+    else:
+        text = f"Weighted κ ({how}) across {len(rows)} source pairs from {one(lo_r)}, to {one(hi_r)}"
+    per = ag[~_str(ag, "finding").isin(_SUMMARY)]
+    if len(per) > 1:
+        w = per.loc[per["kappa_w"].idxmin()]
+        text += (f". Lowest single finding: {w['finding']} ({w['pair']}), κ {fmt(w['kappa_w'])}, "
+                 f"{th.kappa_band(w['kappa_w'])}")
+    verdict = f"{th.kappa_band(lo_r['kappa_w'])} agreement" + (" at worst" if len(rows) > 1 else "")
+    return KeyFinding("agreement", text + ".", verdict)
+
+
+def fusion_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
+    fa = _load(folder, "fusion_agreement.csv", ("method", "finding", "kappa_w"))
+    if fa is None:
+        return None
+    fa = fa.assign(kappa_w=_num(fa, "kappa_w"), kappa_low=_num(fa, "kappa_low"),
+                   kappa_high=_num(fa, "kappa_high")).dropna(subset=["kappa_w"])
+    if fa.empty:
+        return None
+    rows, how = _kappa_rows(fa, "method")
+    best = rows.loc[rows["kappa_w"].idxmax()]
+    worst = rows.loc[rows["kappa_w"].idxmin()]
+    iv = (f", Low–High κ {fmt(best['kappa_low'])} to {fmt(best['kappa_high'])}"
+          if math.isfinite(best["kappa_low"]) and math.isfinite(best["kappa_high"]) else "")
+    text = (f"Against the reference, the best of {len(rows)} fusion method(s) is {best['method']} (κ {how} "
+            f"{fmt(best['kappa_w'])}{iv}: {th.kappa_band(best['kappa_w'])} agreement)")
+    if len(rows) > 1:
+        text += f"; the worst is {worst['method']} (κ {fmt(worst['kappa_w'])}: {th.kappa_band(worst['kappa_w'])})"
+    return KeyFinding("fusion", text + ".", f"{th.kappa_band(best['kappa_w'])} agreement at best")
+
+
+def _fractions(s: pd.Series) -> pd.Series:
+    from fractions import Fraction
+
+    def conv(v: object) -> float:
+        try:
+            return float(Fraction(str(v).strip()))
+        except (ValueError, ZeroDivisionError):
+            return float("nan")
+    return s.map(conv)
+
+
+def localization_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
+    loc = _load(folder, "localization.csv", ("finding", "T", "acc"))
+    if loc is None:
+        return None
+    loc = loc.assign(_t=_fractions(loc["T"]), _acc=_num(loc, "acc"), _afp=_num(loc, "afp")).dropna(
+        subset=["_t", "_acc"])
+    if loc.empty:
+        return None
+    t = float(loc["_t"].iloc[(loc["_t"] - 0.5).abs().argmin()])
+    at = loc[loc["_t"] == t]
+    base = at[_str(at, "localizer").str.lower().str.contains("whole image")]
+    cand = at.drop(base.index)
+    for col in ("variant", "rule"):  # compare like with like: the baseline's variant and overlap rule first
+        if col in cand.columns and not base.empty and _str(cand, col).isin(set(_str(base, col))).any():
+            cand = cand[_str(cand, col).isin(set(_str(base, col)))]
+    if cand.empty:
+        return None
+    case = {}
+    for col in ("variant", "localizer", "upsampling", "threshold", "rule"):
+        if col in cand.columns:
+            vals = list(dict.fromkeys(_str(cand, col)))
+            pick = next((v for v in vals if "heatmap" in v), vals[0]) if col == "localizer" else vals[0]
+            case[col] = pick
+            cand = cand[_str(cand, col) == pick]
+    desc = ", ".join(f"{'threshold ' if k == 'threshold' else ''}{v}" for k, v in case.items() if v not in ("", "-"))
+    lo, hi = cand.loc[cand["_acc"].idxmin()], cand.loc[cand["_acc"].idxmax()]
+    text = f"At overlap threshold T = {t:g}" + (f" ({desc})" if desc else "")
+    if len(cand) > 1:
+        text += (f", accuracy per finding ranges from {fmt(lo['_acc'])} ({lo['finding']}) to {fmt(hi['_acc'])} "
+                 f"({hi['finding']})")
+    else:
+        text += f", accuracy is {fmt(lo['_acc'])} ({lo['finding']})"
+    if cand["_afp"].notna().any():
+        text += f", with {fmt(cand['_afp'].mean())} false positives per image on average"
+    for col in ("variant", "rule"):
+        if col in case and col in base.columns:
+            base = base[_str(base, col) == case[col]]
+    base = base[_str(base, "finding").isin(set(_str(cand, "finding")))]
+    verdict = "no baseline in the table"
+    if not base.empty:
+        ours, theirs = float(cand["_acc"].mean()), float(base["_acc"].mean())
+        better = ours > theirs
+        verdict = "above the whole-image baseline" if better else "no better than the whole-image baseline"
+        text += f"; mean accuracy {fmt(ours)} vs {fmt(theirs)} for the whole-image baseline: {verdict}"
+    return KeyFinding("localization", text + " (point values; the table holds no interval).", verdict)
+
+
+def iqa_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
+    ma = _load(folder, "metric_agreement.csv", ("metric", "srcc"))
+    if ma is not None:
+        ma = ma.assign(_s=_num(ma, "srcc")).dropna(subset=["_s"])
+    if ma is not None and not ma.empty:
+        best, worst = ma.loc[ma["_s"].idxmax()], ma.loc[ma["_s"].idxmin()]
+        lo_c, hi_c = ci_columns(ma, "srcc")
+        iv = ""
+        if lo_c and hi_c and math.isfinite(float(_num(ma, lo_c)[best.name])):
+            iv = f", {_ci(folder, float(_num(ma, lo_c)[best.name]), float(_num(ma, hi_c)[best.name]))}"
+        text = f"Closest to the experts' z-MOS: {best['metric']} (SRCC {fmt(best['_s'])}{iv})"
+        if len(ma) > 1:
+            text += f"; farthest: {worst['metric']} (SRCC {fmt(worst['_s'])}) of {len(ma)} metrics"
+        return KeyFinding("iqa", text + ".", f"best metric {best['metric']}")
+    mvm = _load(folder, "metric_vs_metric.csv", ("metric_a", "metric_b", "srcc"))
+    if mvm is None:
+        return None
+    mvm = mvm.assign(_s=_num(mvm, "srcc")).dropna(subset=["_s"])
+    if "over" in mvm.columns and not mvm.empty:
+        first = _str(mvm, "over").iloc[0]
+        mvm = mvm[_str(mvm, "over") == first]
+        over = f" over the {first}"
+    else:
+        over = ""
+    if mvm.empty:
+        return None
+    lo, hi = mvm.loc[mvm["_s"].idxmin()], mvm.loc[mvm["_s"].idxmax()]
+    n_low = int((mvm["_s"].map(th.srcc_level) > 0).sum())
+    top = th.srcc[0]
+    text = (f"No expert ratings: metrics are compared with each other. Their rankings{over} agree with SRCC from "
+            f"{fmt(lo['_s'])} ({lo['metric_a']} vs {lo['metric_b']}) to {fmt(hi['_s'])} "
+            f"({hi['metric_a']} vs {hi['metric_b']}); {n_low} of {len(mvm)} metric pairs fall below "
+            f"{top[1]:g} ({top[0]})")
+    dr = _load(folder, "degradation_ranking.csv", ("metric", "degradation", "rank"))
+    if dr is not None:
+        dr = dr.assign(_r=_num(dr, "rank"))
+        firsts = dr[dr["_r"] == dr.groupby("metric")["_r"].transform("min")].drop_duplicates("metric")
+        counts = _str(firsts, "degradation").value_counts()
+        if len(counts):
+            text += (f"; {counts.iloc[0]} of {dr['metric'].nunique()} metrics judge {counts.index[0]} "
+                     "the least harmful degradation")
+    verdict = "metrics disagree" if n_low else "metrics agree"
+    return KeyFinding("iqa", text + ".", verdict)
+
+
+def audit_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
+    p = find_result_file(folder, "audit.json")
+    if p is None:
+        return None
+    try:
+        a = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    if not isinstance(a, dict):
+        return None
+    name = a.get("dataset", "dataset")
+    parts = []
+    if "n_images" in a:
+        parts.append(f"{int(a['n_images']):,} images" + (f" of {int(a['n_patients']):,} patients"
+                                                         if "n_patients" in a else ""))
+    boxes = a.get("boxes")
+    if isinstance(boxes, dict) and "n_boxes" in boxes:
+        parts.append(f"{int(boxes['n_boxes']):,} boxes on {int(boxes.get('n_boxed_images', 0)):,} images")
+    split = a.get("split")
+    if not isinstance(split, dict):
+        verdict = "split and leakage not checked"
+        parts.append('official split: not checked, no split lists were available (audit.json has "split": null), '
+                     "so patient leakage between splits is unknown")
+    else:
+        sizes = split.get("sizes")
+        if isinstance(sizes, list) and sizes:
+            parts.append("split: " + ", ".join(f"{s.get('split')} {int(s.get('n_studies', 0)):,} studies"
+                                               for s in sizes if isinstance(s, dict)))
+        shared = split.get("n_shared_patients", split.get("patient_overlap"))
+        if shared is None:
+            verdict = "leakage not reported"
+        elif int(shared) == 0:
+            verdict = "no patient leakage"
+            parts.append("no patient is in more than one split")
+        else:
+            verdict = "patient leakage"
+            parts.append(f"{int(shared):,} patients are in more than one split (leakage)")
+    return KeyFinding("audit", f"{name}: " + "; ".join(parts) + ".", verdict)
+
+
+FINDERS: dict[str, Callable[[Path, Thresholds], KeyFinding | None]] = {
+    "audit": audit_finding, "classification": classification_finding, "ranking": ranking_finding,
+    "agreement": agreement_finding, "fusion": fusion_finding, "localization": localization_finding,
+    "iqa": iqa_finding,
+}
+"""The key-finding function of each analysis kind."""
+
+
+def key_finding(kind: str, folder: str | Path, thresholds: Thresholds | None = None) -> KeyFinding | None:
+    """The key finding of one analysis kind in ``folder``, or None when its files do not allow one."""
+    fn = FINDERS.get(kind)
+    return None if fn is None else fn(Path(folder), thresholds or Thresholds())

@@ -1,0 +1,101 @@
+"""The report's "Methods and provenance" section: what a reviewer needs to cite a run.
+
+Read from each result folder's ``run.json`` (:mod:`cxreval.outputs`) where present: the command line,
+cxreval and Python versions, start and end, the inputs with their SHA-256, and the run's parameters
+(bootstrap size, confidence level and CI type, label policy, vocabularies, seed, ...); then the checksum
+of every result file the report read, and the folder's ``summary.md``. A folder without ``run.json`` says
+so: its provenance was not recorded.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ..outputs import sha256_file
+from .key_findings import confidence_level
+from .tables import html_table, listed_files, result_path, run_record
+from .thresholds import Thresholds
+
+__all__ = ["provenance_html", "PARAMETER_NAMES"]
+
+_STANDARD = ("argv", "cxreval_version", "python", "started", "ended", "status", "inputs", "files")
+PARAMETER_NAMES = {
+    "n_resamples": "bootstrap resamples", "confidence_level": "confidence level", "ci_method": "CI type",
+    "bootstrap_unit": "bootstrap unit", "seed": "seed", "label_policy": "label policy", "policy": "label policy",
+    "not_mentioned": "'not mentioned' counts as", "vocabulary": "vocabulary", "findings": "findings",
+    "references": "references", "models": "models", "data": "data",
+}
+"""Display names of the ``run.json`` parameters the section knows; others are shown by their key."""
+
+
+def _value(v: object) -> str:
+    if isinstance(v, (list, tuple)):
+        return ", ".join(map(str, v))
+    if isinstance(v, dict):
+        return "; ".join(f"{k}: {_value(x)}" for k, x in v.items())
+    return str(v)
+
+
+def _folder_html(folder: Path, titles: Sequence[str]) -> str:
+    heads = dict.fromkeys(t.split(" — ", 1)[-1] for t in titles)
+    parts = [f"<h3>{html.escape(' / '.join(heads))}</h3>",
+             f'<p class="folder">folder <code>{html.escape(str(folder))}</code></p>']
+    found = run_record(folder)
+    if found is None:
+        parts.append('<p class="missing">No run.json: this folder\'s provenance (command, versions, input '
+                     "checksums, parameters) was not recorded; every file in it was read.</p>")
+    else:
+        rec, prefix = found
+        owner = folder.parent if prefix.count("/") == 1 else folder.parent.parent
+        where = "this folder's run.json" if not prefix else f"run.json of {owner}"
+        argv = rec.get("argv")
+        rows: list[tuple[str, object]] = [
+            ("recorded in", where), ("command", " ".join(map(str, argv)) if isinstance(argv, list) else ""),
+            ("cxreval version", rec.get("cxreval_version", "")), ("Python", rec.get("python", "")),
+            ("started / ended (UTC)", f"{rec.get('started', '')} / {rec.get('ended', '')}"),
+            ("status", rec.get("status", ""))]
+        params: dict[str, object] = {k: v for k, v in rec.items() if k not in _STANDARD}
+        meta = rec.get("meta")
+        if isinstance(meta, dict):
+            params.update(meta)
+            params.pop("meta", None)
+        rows += [(PARAMETER_NAMES.get(k, k), _value(v)) for k, v in params.items()]
+        level, recorded = confidence_level(folder)
+        if not recorded:
+            rows.append(("confidence level", f"{level:g} (the library default; not recorded in run.json)"))
+        kv = pd.DataFrame(rows, columns=["item", "value"])
+        parts.append(html_table(kv, name=f"{folder.name}_run"))
+        inputs = rec.get("inputs") or []
+        if isinstance(inputs, list) and inputs:
+            parts.append(html_table(pd.json_normalize(inputs), name=f"{folder.name}_inputs",  # type: ignore[arg-type]
+                                    caption="Inputs and their SHA-256"))
+    listed = listed_files(folder)
+    names: list[str] = sorted(listed) if listed is not None else sorted(
+        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    files = []
+    for n in names:
+        p = result_path(folder, n)
+        if p is not None and p.suffix in (".csv", ".parquet", ".json", ".md", ".txt", ".npz", ".yaml"):
+            files.append({"file": n, "bytes": p.stat().st_size, "sha256": sha256_file(p)})
+    if files:
+        parts.append(f"<details><summary>Result files read ({len(files)}) and their SHA-256</summary>"
+                     + html_table(pd.DataFrame(files), name=f"{folder.name}_files") + "</details>")
+    summary = result_path(folder, "summary.md")
+    if summary is not None:
+        parts.append("<details><summary>summary.md</summary><pre class=\"output\">"
+                     f"{html.escape(summary.read_text(errors='replace'))}</pre></details>")
+    return "".join(parts)
+
+
+def provenance_html(folders: Sequence[tuple[Path, Sequence[str]]], *, thresholds: Thresholds, version: str,
+                    plotly_version: str) -> str:
+    """The body of the "Methods and provenance" section: report-level facts, then one part per folder."""
+    intro = (f"<p>This page was generated by cxreval {html.escape(version)} (Plotly {html.escape(plotly_version)}) "
+             "from the result files listed below; each folder's command, versions, parameters and input checksums "
+             "come from its run.json. The verdict thresholds are stated under "
+             f'<a href="#key-findings">Key findings</a> (source: {html.escape(thresholds.source)}).</p>')
+    return intro + "".join(_folder_html(f, t) for f, t in folders)

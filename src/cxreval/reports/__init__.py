@@ -1,0 +1,41 @@
+"""Report-derived labels: a section-aware, rule-based labeller for radiology report text.
+
+The pipeline: :func:`~cxreval.reports.io.read_reports` (CSV/Parquet, or the OpenI archive) ->
+:func:`~cxreval.reports.sections.split_sections` (FINDINGS, IMPRESSION and their header variants) ->
+:class:`~cxreval.reports.engine.Engine` (sentences, finding mentions, scoped negation and uncertainty)
+-> :func:`~cxreval.reports.labeller.label_reports` (report-level states per section source, every one
+traced to its mentions) -> :func:`~cxreval.reports.validation.precision_recall_table` (scoring against a
+reference source with bootstrap CIs). The phrases and triggers are YAML data (:mod:`cxreval.reports.rules`).
+
+Examples
+--------
+>>> import pandas as pd
+>>> t = pd.DataFrame({"study_id": ["s1"], "text": ["FINDINGS: No effusion. IMPRESSION: Cardiomegaly."]})
+>>> res = label_reports(t, sections="findings,impression")
+>>> res.labels.query("finding == 'Cardiomegaly'")[["source", "state"]].to_string(index=False)
+'           source  state\\n  report_findings     -1\\nreport_impression      2'
+"""
+
+from .engine import Engine, MentionArrays, get_engine, split_sentences, tokenize
+from .io import ReportTable, check_report_table, read_reports
+from .labeller import MENTION_COLUMNS, SECTION_CHOICES, SOURCE_NAMES, ReportLabelsResult, label_reports
+from .rules import (
+    CATEGORIES,
+    VOCABULARIES,
+    MentionRule,
+    RuleSet,
+    TriggerRule,
+    load_rules,
+    packaged_rules_text,
+)
+from .sections import HEADERS, LABELLED_SECTIONS, Section, split_sections
+from .validation import NIH_LABELLER_OPENI, PRF_COLUMNS, precision_recall_table, prf_markdown
+
+__all__ = [
+    "Engine", "MentionArrays", "get_engine", "split_sentences", "tokenize",
+    "ReportTable", "check_report_table", "read_reports",
+    "MENTION_COLUMNS", "SECTION_CHOICES", "SOURCE_NAMES", "ReportLabelsResult", "label_reports",
+    "CATEGORIES", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",
+    "HEADERS", "LABELLED_SECTIONS", "Section", "split_sections",
+    "NIH_LABELLER_OPENI", "PRF_COLUMNS", "precision_recall_table", "prf_markdown",
+]

@@ -1,0 +1,337 @@
+"""Labelling rules as data: the finding phrases and the context triggers, read from YAML.
+
+The packaged rules live in ``cxreval/reports/rules/``: ``common.yaml`` (negation and uncertainty
+triggers, pseudo-triggers, clause boundaries, scope widths) and one mention file per vocabulary
+(``chestxray14.yaml``, ``chexpert.yaml``). A user file passed as ``rules=`` (``--rules FILE``) is
+merged over them key by key: a key it sets replaces the packaged value (a finding's entry replaces
+that finding's entry), keys it leaves out keep the packaged values. So a radiologist can review the
+YAML, copy it, change a list and run with it, without touching code.
+
+Examples
+--------
+>>> rs = load_rules(vocabulary="chestxray14")
+>>> rs.findings[:3]
+('Atelectasis', 'Cardiomegaly', 'Effusion')
+>>> sorted({t.category for t in rs.triggers})[:3]
+['negation', 'pseudo', 'termination']
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..exceptions import InvalidParameterError, SchemaError
+from ..findings import canonical_finding
+
+__all__ = ["VOCABULARIES", "CATEGORIES", "MentionRule", "TriggerRule", "RuleSet", "load_rules", "packaged_rules_text"]
+
+VOCABULARIES: tuple[str, ...] = ("chestxray14", "chexpert")
+"""Vocabularies with a packaged mention file."""
+
+CATEGORIES: tuple[str, ...] = ("uncertain_pre_negation", "negation", "uncertain")
+"""Trigger categories in the order they are applied: the first that applies to a mention decides it."""
+
+_OTHER = ("pseudo", "termination")
+_KINDS = ("phrase", "pattern", "normal", "uncertain", "ignore")
+
+
+@dataclass(frozen=True)
+class MentionRule:
+    """One way a finding is mentioned.
+
+    Attributes
+    ----------
+    finding : str
+        Canonical finding name ('' for an ``ignore`` rule).
+    text : str
+        The literal phrase (lower case, single spaces) or the regular expression.
+    kind : {'phrase', 'pattern', 'normal', 'uncertain', 'ignore'}
+        ``phrase``/``pattern``: a mention whose state the context decides; ``normal``: a statement that
+        the finding is absent (negative); ``uncertain``: a hedged statement of the finding
+        ("heart is borderline enlarged"); ``ignore``: matched and dropped.
+    regex : bool
+        Whether ``text`` is a regular expression.
+    """
+
+    finding: str
+    text: str
+    kind: str
+    regex: bool = False
+
+    @property
+    def name(self) -> str:
+        """The rule as written in ``mentions.csv`` (``phrase:pleural effusion``)."""
+        return f"{self.kind}:{self.text}"
+
+
+@dataclass(frozen=True)
+class TriggerRule:
+    """A context phrase: a trigger (with the side of the mention it governs), a pseudo-trigger or a boundary.
+
+    Attributes
+    ----------
+    category : str
+        One of :data:`CATEGORIES`, ``'pseudo'`` or ``'termination'``.
+    text : str
+        Literal phrase (lower case, single spaces) or regular expression.
+    side : {'before', 'after', ''}
+        Where the trigger stands relative to the mention it governs ('' for pseudo/termination).
+    regex : bool
+        Whether ``text`` is a regular expression.
+    """
+
+    category: str
+    text: str
+    side: str = ""
+    regex: bool = False
+
+    @property
+    def name(self) -> str:
+        """The rule as written in ``mentions.csv`` (``negation:before:no``)."""
+        return ":".join(x for x in (self.category, self.side, self.text) if x)
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """A complete, validated set of labelling rules for one vocabulary.
+
+    Attributes
+    ----------
+    vocabulary : str
+        ``'chestxray14'`` or ``'chexpert'`` (or the name a user file gives).
+    findings : tuple of str
+        Canonical findings labelled, in vocabulary order (``No Finding`` included for CheXpert).
+    mentions : tuple of MentionRule
+    triggers : tuple of TriggerRule
+    before_words, after_words : int
+        Scope widths in words.
+    no_finding : tuple of str
+        For ``No Finding``: the findings whose positive or uncertain state makes it negative
+        (empty: the vocabulary has no ``No Finding``).
+    sources : tuple of str
+        The files the rules were read from.
+    """
+
+    vocabulary: str
+    findings: tuple[str, ...]
+    mentions: tuple[MentionRule, ...]
+    triggers: tuple[TriggerRule, ...]
+    before_words: int = 8
+    after_words: int = 5
+    no_finding: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"vocabulary": self.vocabulary, "findings": list(self.findings), "n_mention_rules": len(self.mentions),
+                "n_trigger_rules": len(self.triggers), "before_words": self.before_words,
+                "after_words": self.after_words, "no_finding": list(self.no_finding), "sources": list(self.sources)}
+
+
+def _packaged(name: str) -> tuple[dict[str, Any], str]:
+    res = resources.files("cxreval.reports").joinpath("rules").joinpath(name)
+    return yaml.safe_load(res.read_text(encoding="utf-8")) or {}, f"cxreval/reports/rules/{name}"
+
+
+def packaged_rules_text(vocabulary: str = "chestxray14") -> str:
+    """The packaged YAML (``common.yaml`` then the vocabulary file) as text, a starting point for ``--rules``."""
+    if vocabulary not in VOCABULARIES:
+        raise InvalidParameterError(f"The 'vocabulary' parameter of packaged_rules_text must be one of "
+                                    f"{list(VOCABULARIES)}. Got {vocabulary!r} instead.")
+    base = resources.files("cxreval.reports").joinpath("rules")
+    return "\n".join(base.joinpath(n).read_text(encoding="utf-8") for n in ("common.yaml", f"{vocabulary}.yaml"))
+
+
+def _read_user(path: str | os.PathLike[str]) -> dict[str, Any]:
+    p = Path(path)
+    if not p.is_file():
+        raise SchemaError(f"Rules file {str(p)!r} does not exist.")
+    try:
+        data = yaml.safe_load(p.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SchemaError(f"Rules file {str(p)!r} is not UTF-8 text (byte {exc.start}).") from None
+    except yaml.YAMLError as exc:
+        raise SchemaError(f"Rules file {str(p)!r} is not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SchemaError(f"Rules file {str(p)!r} must hold a mapping (keys scope, triggers, termination, findings, "
+                          f"ignore, no_finding). Got a {type(data).__name__}.")
+    return data
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """Key-by-key merge: mappings merge recursively, anything else (lists, numbers) replaces."""
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if k == "findings" and isinstance(v, Mapping) and isinstance(out.get(k), dict):
+            out[k] = {**out[k], **copy.deepcopy(dict(v))}  # a finding's entry replaces the packaged one
+        elif isinstance(v, Mapping) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def _norm_phrase(x: object, where: str) -> str:
+    if not isinstance(x, (str, int, float)) or isinstance(x, bool):
+        raise SchemaError(f"{where}: every entry must be a phrase (text). Got {x!r}.")
+    s = " ".join(str(x).split()).lower()
+    if not s:
+        raise SchemaError(f"{where}: empty phrase.")
+    return s
+
+
+def _check_regex(x: str, where: str) -> str:
+    try:
+        rx = re.compile(x)
+    except re.error as exc:
+        raise SchemaError(f"{where}: invalid regular expression {x!r} ({exc}).") from None
+    if rx.groupindex:
+        raise SchemaError(f"{where}: regular expression {x!r} has a named group; use (?:...) instead.")
+    if rx.match(""):
+        raise SchemaError(f"{where}: regular expression {x!r} matches the empty string.")
+    return x
+
+
+def _entries(node: object, where: str) -> list[tuple[str, bool]]:
+    """A list of phrases, or a mapping {phrases: [...], patterns: [...]} -> [(text, is_regex)]."""
+    if node is None:
+        return []
+    if isinstance(node, list):
+        return [(_norm_phrase(x, where), False) for x in node]
+    if isinstance(node, dict):
+        unknown = set(node) - {"phrases", "terms", "patterns"}
+        if unknown:
+            raise SchemaError(f"{where}: unknown keys {sorted(unknown)}; expected phrases/terms and patterns.")
+        out = _entries(node.get("phrases"), where) + _entries(node.get("terms"), where)
+        pats = node.get("patterns") or []
+        if not isinstance(pats, list):
+            raise SchemaError(f"{where}.patterns must be a list of regular expressions. Got {pats!r}.")
+        out += [(_check_regex(str(x), f"{where}.patterns"), True) for x in pats]
+        return out
+    raise SchemaError(f"{where} must be a list of phrases or a mapping of phrases/patterns. Got {node!r}.")
+
+
+def _check_words(value: object, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > 100:
+        raise SchemaError(f"rules scope.{name} must be an integer in [0, 100]. Got {value!r}.")
+    return value
+
+
+def _build(data: dict[str, Any], sources: tuple[str, ...]) -> RuleSet:
+    known = {"vocabulary", "scope", "triggers", "termination", "findings", "ignore", "no_finding", "order"}
+    unknown = set(data) - known
+    if unknown:
+        raise SchemaError(f"rules: unknown top-level keys {sorted(unknown)}; expected {sorted(known)}.")
+    scope = data.get("scope") or {}
+    if not isinstance(scope, dict):
+        raise SchemaError(f"rules scope must be a mapping with before_words and after_words. Got {scope!r}.")
+    before_words = _check_words(scope.get("before_words", 8), "before_words")
+    after_words = _check_words(scope.get("after_words", 5), "after_words")
+    triggers: list[TriggerRule] = []
+    trig = data.get("triggers") or {}
+    if not isinstance(trig, dict):
+        raise SchemaError(f"rules triggers must be a mapping of categories. Got {trig!r}.")
+    for cat, node in trig.items():
+        if cat == "pseudo":
+            triggers += [TriggerRule("pseudo", t, "", r) for t, r in _entries(node, "triggers.pseudo")]
+            continue
+        if cat not in CATEGORIES:
+            raise SchemaError(f"rules triggers: unknown category {cat!r}; expected {[*CATEGORIES, 'pseudo']}.")
+        if not isinstance(node, dict) or set(node) - {"before", "after"}:
+            raise SchemaError(f"rules triggers.{cat} must be a mapping with 'before' and/or 'after' lists.")
+        for side in ("before", "after"):
+            triggers += [TriggerRule(cat, t, side, r) for t, r in _entries(node.get(side), f"triggers.{cat}.{side}")]
+    triggers += [TriggerRule("termination", t, "", r) for t, r in _entries(data.get("termination"), "termination")]
+    finds = data.get("findings") or {}
+    if not isinstance(finds, dict) or not finds:
+        raise SchemaError("rules findings must be a non-empty mapping {finding: {phrases: [...], ...}}.")
+    order = data.get("order")
+    names = list(order) if isinstance(order, list) else list(finds)
+    mentions: list[MentionRule] = []
+    findings: list[str] = []
+    for raw in names:
+        f = canonical_finding(raw, where="the rules' findings")
+        node = finds.get(raw)
+        if node is None:
+            raise SchemaError(f"rules order names {raw!r}, which has no entry under findings.")
+        allowed = {"phrases", "patterns", "normal", "normal_patterns", "uncertain", "uncertain_patterns"}
+        if not isinstance(node, dict) or set(node) - allowed:
+            raise SchemaError(f"rules findings.{raw} must be a mapping with keys among {sorted(allowed)}.")
+        findings.append(f)
+        where = f"findings.{raw}"
+        mentions += [MentionRule(f, t, "phrase") for t, _ in _entries(node.get("phrases"), where + ".phrases")]
+        for p in node.get("patterns") or []:
+            mentions.append(MentionRule(f, _check_regex(str(p), where + ".patterns"), "pattern", True))
+        mentions += [MentionRule(f, t, "normal") for t, _ in _entries(node.get("normal"), where + ".normal")]
+        for p in node.get("normal_patterns") or []:
+            mentions.append(MentionRule(f, _check_regex(str(p), where + ".normal_patterns"), "normal", True))
+        mentions += [MentionRule(f, t, "uncertain") for t, _ in _entries(node.get("uncertain"), where + ".uncertain")]
+        for p in node.get("uncertain_patterns") or []:
+            mentions.append(MentionRule(f, _check_regex(str(p), where + ".uncertain_patterns"), "uncertain", True))
+    if len(set(findings)) != len(findings):
+        raise SchemaError(f"rules findings repeat a finding after canonicalisation: {findings}.")
+    mentions += [MentionRule("", t, "ignore", r) for t, r in _entries(data.get("ignore"), "ignore")]
+    nf = data.get("no_finding")
+    no_finding: tuple[str, ...] = ()
+    if nf is not None:
+        if "No Finding" not in findings:
+            findings.insert(0, "No Finding")
+        exc = nf.get("except", []) if isinstance(nf, dict) else None
+        if not isinstance(exc, list):
+            raise SchemaError("rules no_finding must be a mapping {except: [findings that do not count]}.")
+        ex = {canonical_finding(x, where="rules no_finding.except") for x in exc}
+        no_finding = tuple(f for f in findings if f != "No Finding" and f not in ex)
+    return RuleSet(vocabulary=str(data.get("vocabulary", "custom")), findings=tuple(findings),
+                   mentions=tuple(mentions), triggers=tuple(triggers), before_words=before_words,
+                   after_words=after_words, no_finding=no_finding, sources=sources)
+
+
+def load_rules(rules: str | os.PathLike[str] | None = None, *, vocabulary: str = "chestxray14") -> RuleSet:
+    """The packaged rules for ``vocabulary``, with a user YAML file merged over them.
+
+    Parameters
+    ----------
+    rules : path, optional
+        A YAML file with any of the keys ``scope``, ``triggers``, ``termination``, ``findings``,
+        ``ignore``, ``no_finding``; each key it sets replaces the packaged value (``findings`` per finding).
+    vocabulary : {'chestxray14', 'chexpert'}, default='chestxray14'
+
+    Returns
+    -------
+    RuleSet
+
+    Raises
+    ------
+    InvalidParameterError
+        Unknown vocabulary.
+    SchemaError
+        Missing/unreadable file, invalid YAML, an unknown key, finding or category, a bad regular expression.
+    """
+    if not isinstance(vocabulary, str) or vocabulary not in VOCABULARIES:
+        raise InvalidParameterError(f"The 'vocabulary' parameter of load_rules must be one of {list(VOCABULARIES)}. "
+                                    f"Got {vocabulary!r} instead.")
+    if rules is not None and not isinstance(rules, (str, os.PathLike)):
+        raise InvalidParameterError(f"The 'rules' parameter of load_rules must be a path to a YAML file or None. "
+                                    f"Got {rules!r} instead.")
+    common, s1 = _packaged("common.yaml")
+    vocab, s2 = _packaged(f"{vocabulary}.yaml")
+    data = _merge(common, vocab)
+    sources: tuple[str, ...] = (s1, s2)
+    if rules is not None:
+        user = _read_user(rules)
+        try:
+            data = _merge(data, user)
+            return _build(data, (*sources, str(rules)))
+        except SchemaError as exc:
+            raise SchemaError(f"Rules file {str(rules)!r}: {exc}") from None
+    return _build(data, sources)

@@ -1,0 +1,142 @@
+"""Small inputs for every command that writes a folder, made in the test's tmp folder (tests/cli)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+WRITING_COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "iqa-degrade", "iqa-score",
+                    "iqa-agree", "data-split", "data-audit", "demo", "label-reports")
+"""Every command that writes an output folder (ids: the command words joined by '-')."""
+
+COMPUTE = {  # the first expensive library call of each command: must not run when --out is unusable
+    "classify": "cxreval.cli.classify.evaluate_auc",
+    "rank": "cxreval.cli.rank.ranking_stability",
+    "agree": "cxreval.cli.agree.agreement_table",
+    "fuse": "cxreval.cli.fuse.fuse_label_table",
+    "localize": "cxreval.localization.evaluate.evaluate_heatmaps",
+    "synth": "cxreval.localization.synthetic.synthetic_study",
+    "iqa-degrade": "cxreval.iqa.degrade.degrade_images",
+    "iqa-score": "cxreval.iqa.score_pairs",
+    "iqa-agree": "cxreval.iqa.expert.zscores",
+    "data-split": "cxreval.splits.patient_split",
+    "data-audit": "cxreval.datasets.audit.audit_chestxray14",
+    "demo": "cxreval.demo.run_demo",
+    "label-reports": "cxreval.cli.label_reports.label_reports",
+}
+
+
+def _labels(d: Path) -> Path:
+    rng = np.random.default_rng(0)
+    rows = [{"study_id": f"s{i}", "patient_id": f"p{i // 2}", "finding": f, "source": src,
+             "state": str(rng.choice(["positive", "negative", "uncertain"]))}
+            for i in range(24) for f in ("Edema", "Effusion") for src in ("CR", "Rep1", "Rep2")]
+    p = d / "labels.csv"
+    pd.DataFrame(rows).to_csv(p, index=False)
+    return p
+
+
+def _preds(d: Path) -> Path:
+    rng = np.random.default_rng(1)
+    rows = [{"study_id": f"s{i}", "model": m, "finding": f, "score": float(rng.random())}
+            for i in range(24) for m in ("m1", "m2", "m3") for f in ("Edema", "Effusion")]
+    p = d / "preds.csv"
+    pd.DataFrame(rows).to_csv(p, index=False)
+    return p
+
+
+def _data_entry(d: Path) -> Path:
+    rows = ["Image Index,Finding Labels,Follow-up #,Patient ID,Patient Age,Patient Gender,View Position"]
+    for p in range(1, 31):
+        for k in range(2):
+            rows.append(f"{p:08d}_{k:03d}.png,{'Edema' if p % 3 == 0 else 'No Finding'},{k},{p},50,M,PA")
+    path = d / "de.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _bbox(d: Path) -> Path:
+    p = d / "bbox.csv"
+    p.write_text("Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
+                 "im1.png,Atelectasis,100,200,200,300\nim2.png,Nodule,600,600,40,50\n")
+    return p
+
+
+def _heatmaps(d: Path) -> Path:
+    yy, xx = np.mgrid[0:32, 0:32]
+    m1 = np.exp(-((yy - 11) ** 2 + (xx - 6) ** 2) / 20.0)
+    m2 = np.exp(-((yy - 19) ** 2 + (xx - 19) ** 2) / 4.0)
+    p = d / "maps.npz"
+    np.savez(p, **{"im1.png/Atelectasis": m1, "im2.png/Nodule": m2})
+    return p
+
+
+def _images(d: Path) -> Path:
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    imgs = d / "imgs"
+    imgs.mkdir(exist_ok=True)
+    for i in range(2):
+        base = np.cumsum(rng.random((32, 32)), axis=1)
+        Image.fromarray((base / base.max() * 60000).astype(np.uint16)).save(imgs / f"im{i}.png")
+    return imgs
+
+
+def command_args(name: str, d: Path) -> list[str]:
+    """The arguments (without -o) of a small, valid run of command ``name`` on inputs made in ``d``."""
+    d.mkdir(parents=True, exist_ok=True)
+    if name in ("classify", "rank"):
+        return [name, "-p", str(_preds(d)), "-l", str(_labels(d)), "--n-resamples", "20", "--seed", "1"] + (
+            ["--min-models", "2"] if name == "rank" else [])
+    if name == "agree":
+        return ["agree", "-l", str(_labels(d)), "--pairs", "CR:Rep1,CR:Rep2"]
+    if name == "fuse":
+        return ["fuse", "-l", str(_labels(d)), "--readers", "Rep1,Rep2", "--methods", "mv,or", "--adjudicated", "CR"]
+    if name == "localize":
+        return ["localize", "--heatmaps", str(_heatmaps(d)), "--boxes", str(_bbox(d)), "--rule", "IoBB"]
+    if name == "synth":
+        return ["synth", "--per-size", "2", "--seed", "0"]
+    if name == "iqa-degrade":
+        plan = d / "plan.yaml"
+        plan.write_text("seed: 1\ndegradations:\n  - {transform: gaussian_blur, params: {sigma: 1.0}}\n")
+        return ["iqa", "degrade", "--images", str(_images(d)), "--plan", str(plan)]
+    if name == "iqa-score":
+        imgs = _images(d)
+        pairs = d / "pairs.csv"
+        pairs.write_text(f"reference,test\n{imgs / 'im0.png'},{imgs / 'im1.png'}\n{imgs / 'im1.png'},{imgs / 'im0.png'}\n")
+        return ["iqa", "score", "--pairs", str(pairs), "--metrics", "psnr,rmse"]
+    if name == "iqa-agree":
+        tests = [f"/x/t{i}.png" for i in range(6)]
+        scores = pd.DataFrame([{"reference": "/x/r.png", "test": t, "metric": m, "value": float(v + k)}
+                               for k, m in enumerate(("psnr", "rmse")) for v, t in enumerate(tests)])
+        scores.to_csv(d / "scores.csv", index=False)
+        ratings = pd.DataFrame([{"image": f"t{i}", "rater": r, "rating": 1 + (i * (j + 1)) % 4}
+                                for i in range(6) for j, r in enumerate("ABC")])
+        ratings.to_csv(d / "ratings.csv", index=False)
+        return ["iqa", "agree", "--scores", str(d / "scores.csv"), "--ratings", str(d / "ratings.csv"),
+                "--n-resamples", "20"]
+    if name == "data-split":
+        return ["data", "split", "chestxray14", "--data-entry", str(_data_entry(d)), "--fractions", "0.5,0.5",
+                "--names", "train,test"]
+    if name == "data-audit":
+        return ["data", "audit", "chestxray14", "--data-entry", str(_data_entry(d)), "--bbox-list", str(_bbox(d))]
+    if name == "demo":
+        return ["demo", "--offline", "--data-mirror", str(d / "no-mirror"), "--cache-dir", str(d / "no-cache"),
+                "--section", "xqa_published"]
+    if name == "label-reports":
+        p = d / "reports.csv"
+        pd.DataFrame({"study_id": [f"r{i}" for i in range(6)],
+                      "findings": ["Small left effusion.", "No pneumothorax.", "Heart size is normal."] * 2,
+                      "impression": ["Effusion.", "No acute disease.", "Possible atelectasis."] * 2}).to_csv(p, index=False)
+        return ["label-reports", "--reports", str(p)]
+    raise KeyError(name)
+
+
+@pytest.fixture
+def make_args() -> Callable[[str, Path], list[str]]:
+    return command_args

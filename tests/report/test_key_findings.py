@@ -1,0 +1,161 @@
+"""Key findings are written from the numbers (change an input, the verdict changes), their thresholds are
+stated once and configurable, and every line links to its section."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cxreval.cli.main import main
+from cxreval.exceptions import InvalidParameterError
+from cxreval.report import Thresholds, build_sections, key_finding, load_thresholds, render_report
+from cxreval.report.thresholds import LANDIS_KOCH
+
+
+@pytest.fixture()
+def classify(synthetic_results: Path, tmp_path: Path) -> Path:
+    d = tmp_path / "classify"
+    shutil.copytree(synthetic_results / "classify", d)
+    return d
+
+
+def _set_srcc(folder: Path, values: dict[str, float]) -> None:
+    """Set the SRCC (all groups, all pairs) of the given findings; the rest to 0.95."""
+    rc = pd.read_csv(folder / "rank_correlation.csv")
+    srcc = rc["method"] == "SRCC"
+    rc.loc[srcc, "statistic"] = 0.95
+    for f, v in values.items():
+        rc.loc[srcc & (rc["finding"] == f), ["statistic", "ci_low", "ci_high"]] = [v, v - 0.3, min(v + 0.2, 1)]
+    rc.to_csv(folder / "rank_correlation.csv", index=False)
+
+
+def test_ranking_verdict_follows_the_srcc(classify: Path) -> None:
+    _set_srcc(classify, {})
+    kf = key_finding("ranking", classify)
+    assert kf.verdict == "stable at worst"
+    assert "8 comparisons" in kf.text and "8 stable, 0 moderately stable, 0 unstable" in kf.text
+    _set_srcc(classify, {"Effusion": 0.29})
+    kf = key_finding("ranking", classify)
+    assert kf.verdict == "unstable at worst"
+    assert "Least stable, Effusion: the model ranking under CR barely predicts the ranking under" in kf.text
+    assert "SRCC 0.29, 95% CI −0.01 to 0.49" in kf.text
+    _set_srcc(classify, {"Effusion": 0.8})
+    assert key_finding("ranking", classify).verdict == "moderately stable at worst"
+
+
+def test_ranking_best_model_rank_is_read_from_rankings(tmp_path: Path) -> None:
+    d = tmp_path / "r"
+    d.mkdir()
+    models = ["a", "b", "c", "d"]
+    pd.DataFrame({"finding": ["Pneumothorax"] * 8, "reference": ["text"] * 4 + ["expert"] * 4,
+                  "model": models * 2, "rank": [1, 2, 3, 4, 4, 3, 2, 1]}).to_csv(d / "rankings.csv", index=False)
+    pd.DataFrame({"finding": ["Pneumothorax"], "reference_a": ["text"], "reference_b": ["expert"], "method": ["SRCC"],
+                  "statistic": [-1.0], "ci_low": [-1.0], "ci_high": [-0.4]}).to_csv(d / "rank_correlation.csv",
+                                                                                   index=False)
+    kf = key_finding("ranking", d)
+    assert kf.text == ("Pneumothorax: the model ranking under text barely predicts the ranking under expert "
+                       "(SRCC −1.00, 95% CI −1.00 to −0.40); the best model under expert (d) ranks 4th of 4 "
+                       "under text.")
+    assert kf.verdict == "unstable"
+
+
+def test_kappa_bands_are_landis_and_koch(synthetic_results: Path, tmp_path: Path) -> None:
+    d = tmp_path / "agree"
+    shutil.copytree(synthetic_results / "agree", d)
+    ag = pd.read_csv(d / "agreement.csv")
+    for k, band in [(0.85, "almost perfect"), (0.5, "moderate"), (0.3, "fair"), (0.1, "slight"), (-0.2, "poor"),
+                    (0.7, "substantial")]:
+        ag.loc[ag["finding"] == "micro", ["kappa_w", "kappa_low", "kappa_high"]] = [k, k - 0.1, k + 0.05]
+        ag.to_csv(d / "agreement.csv", index=False)
+        kf = key_finding("agreement", d)
+        assert kf.verdict == f"{band} agreement at worst", (k, kf)
+        assert f"κ {k:.2f}".replace("-", "−") in kf.text
+    t = Thresholds()
+    assert [t.kappa_band(v) for v in (-0.01, 0, 0.2, 0.21, 0.4, 0.41, 0.6, 0.61, 0.8, 0.81, 1)] == [
+        "poor", "slight", "slight", "fair", "fair", "moderate", "moderate", "substantial", "substantial",
+        "almost perfect", "almost perfect"]
+    assert "Landis & Koch (1977)" in t.describe()
+
+
+def test_classification_verdict_when_best_model_changes(classify: Path) -> None:
+    auc = pd.read_csv(classify / "auc.csv")
+    macro = auc["finding"] == "macro"
+    auc.loc[macro, "auc"] = 0.7
+    auc.loc[macro & (auc["model"] == "m3"), "auc"] = 0.9  # m3 best under every reference
+    auc.to_csv(classify / "auc.csv", index=False)
+    kf = key_finding("classification", classify)
+    assert kf.verdict == "same best model under every reference"
+    assert kf.text.startswith("Macro AUC over findings: under CR the best of 4 models is m3 (AUC 0.900, 95% CI")
+    auc.loc[macro & (auc["model"] == "m1") & (auc["reference"] == "Rep2"), "auc"] = 0.95
+    auc.to_csv(classify / "auc.csv", index=False)
+    kf = key_finding("classification", classify)
+    assert kf.verdict == "best model changes with the reference" and "the best is m1 under Rep2" in kf.text
+
+
+def test_thresholds_file_changes_the_wording(classify: Path, tmp_path: Path) -> None:
+    _set_srcc(classify, {"Effusion": 0.93})
+    assert key_finding("ranking", classify).verdict == "stable at worst"
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"srcc": {"robust": 0.97, "shaky": -1}}))
+    th = load_thresholds(f)
+    kf = key_finding("ranking", classify, th)
+    assert kf.verdict == "shaky at worst" and "barely predicts" in kf.text
+    page, _, _ = render_report([classify], thresholds=th)
+    assert page.count("≥ 0.97 robust, below 0.97 shaky") == 1  # stated once, in the panel
+    assert str(f) in page
+    for bad, msg in [({"srcc": {"a": 0.5}}, "must start at -1"), ({"srcc": {"a": 2, "b": -1}}, r"in \[-1, 1\]"),
+                     ({"kapa": {}}, r"unknown key\(s\) \['kapa'\]"), ([], "expected a JSON object")]:
+        f.write_text(json.dumps(bad))
+        with pytest.raises(InvalidParameterError, match=msg):
+            load_thresholds(f)
+    assert dict(LANDIS_KOCH)["moderate"] == 0.41
+
+
+def test_panel_is_first_and_links_to_sections(synthetic_results: Path) -> None:
+    page, sections, _ = render_report([synthetic_results])
+    body = page.split("<main>", 1)[1]
+    assert body.lstrip().startswith('<section id="key-findings"')
+    assert page.split("<header>", 1)[1].split("</header>")[0].strip().startswith("<h1>")
+    lines = re.findall(r'<li class="kf" data-kind="(\w+)"><a class="kf-link" href="#([^"]+)">', page)
+    assert len(lines) == len(sections) and [k for k, _ in lines] == [s.kind for s in sections]
+    ids = set(re.findall(r'<section class="report-section" id="([^"]+)"', page))
+    assert all(sid in ids for _, sid in lines)
+    assert page.index('id="methods"') > page.index('id="not-available"' if 'id="not-available"' in page else "<main>")
+    assert page.rstrip().endswith("</html>") and page.count("Methods and provenance</h2>") == 1
+    # every section: figure before its sentence, tables collapsed after it
+    for blk in re.findall(r'<div class="block">(.*?)</div>(?=<div class="block">|<p class="folder">)', page, re.S):
+        if 'class="figure"' in blk and 'class="how"' in blk:
+            assert blk.index('class="figure"') < blk.index('class="how"')
+        if "<table" in blk:
+            assert blk.index("<details") < blk.index("<table")
+
+
+def test_audit_without_split_says_so(tmp_path: Path) -> None:
+    d = tmp_path / "audit"
+    d.mkdir()
+    (d / "audit.json").write_text(json.dumps({"dataset": "chestxray14", "n_images": 10, "n_patients": 4,
+                                              "split": None}))
+    (sec,) = build_sections(d)
+    assert sec.key.verdict == "split and leakage not checked" and "leakage" not in sec.key.verdict.replace(
+        "leakage not checked", "")
+    assert "no split lists were available" in sec.key.text
+    assert 'audit.json has "split": null' in sec.blocks[0].missing
+    (d / "audit.json").write_text(json.dumps({"dataset": "x", "n_images": 10, "split": {"n_shared_patients": 2}}))
+    assert build_sections(d)[0].key.verdict == "patient leakage"
+
+
+def test_cli_report_thresholds_option(classify: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "t.json"
+    f.write_text("{not json")
+    out = tmp_path / "r.html"
+    assert main(["report", str(classify), "--out", str(out), "--thresholds", str(f)]) == 2
+    assert "--thresholds" in capsys.readouterr().err and not out.exists()
+    f.write_text(json.dumps({"srcc": {"fine": -1}}))
+    assert main(["report", str(classify), "--out", str(out), "--thresholds", str(f), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert {s["kind"]: s["key_finding"]["verdict"] for s in res["sections"]}["ranking"] == "fine at worst"

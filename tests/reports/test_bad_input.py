@@ -1,0 +1,163 @@
+"""Bad input to the report labeller: clear CxrevalError (CLI: one line, exit 2) or a per-report note."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from cxreval.cli.main import main
+from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError
+from cxreval.labels import validate_label_table
+from cxreval.reports import label_reports, load_rules, read_reports
+
+
+def test_empty_text_is_a_note_and_missing_labels_not_a_dropped_row():
+    t = pd.DataFrame({"study_id": ["a", "b", "c"], "text": ["No effusion.", "", None]})
+    res = label_reports(t, sections="whole")
+    lab = res.labels
+    assert set(lab.study_id) == {"a", "b", "c"} and len(lab) == 3 * 14
+    assert lab[lab.study_id.isin(["b", "c"])].state.isna().all()
+    assert lab[lab.study_id == "a"].state.notna().all()
+    assert res.notes.to_dict("records") == [{"study_id": "b", "source": "report", "note": "empty report text"},
+                                            {"study_id": "c", "source": "report", "note": "empty report text"}]
+    validate_label_table(lab)
+
+
+def test_no_recognisable_section_is_reported_not_dropped():
+    t = pd.DataFrame({"study_id": ["a", "b"], "text": ["Small left effusion.", "FINDINGS: Small left effusion."]})
+    res = label_reports(t, sections="findings,impression,whole")
+    lab = res.labels.set_index(["study_id", "source", "finding"])["state"]
+    assert pd.isna(lab["a", "report_findings", "Effusion"]) and lab["a", "report", "Effusion"] == 2
+    assert lab["b", "report_findings", "Effusion"] == 2 and pd.isna(lab["b", "report_impression", "Effusion"])
+    notes = set(map(tuple, res.notes[["study_id", "source", "note"]].to_numpy()))
+    assert notes == {("a", "report_findings", "no findings section"), ("a", "report_impression", "no impression section"),
+                     ("b", "report_impression", "no impression section")}
+
+
+def test_section_columns_missing_section_cell():
+    t = pd.DataFrame({"study_id": ["a", "b"], "FINDINGS": ["No effusion.", ""], "Impression": ["Effusion.", "Normal."]})
+    res = label_reports(t)
+    assert ("b", "report_findings", "no findings section") in set(map(tuple, res.notes.to_numpy()))
+    m = res.mentions
+    assert set(m.field) == {"FINDINGS", "Impression"} and set(m.section) == {"findings", "impression"}
+
+
+@pytest.mark.parametrize(("frame", "msg"), [
+    (pd.DataFrame({"id": ["a"], "text": ["x"]}), "no 'study_id' column"),
+    (pd.DataFrame({"study_id": ["a"], "body": ["x"]}), "neither a 'text' column nor a section column"),
+    (pd.DataFrame({"study_id": ["a", "a"], "text": ["x", "y"]}), "duplicate study ids ['a']"),
+    (pd.DataFrame({"study_id": ["a", None], "text": ["x", "y"]}), "row 1, column 'study_id': missing study id"),
+    (pd.DataFrame({"study_id": ["a", "b"], "text": ["x", 3]}), "row 1, column 'text': report text must be text"),
+    (pd.DataFrame({"study_id": ["a"], "patient_id": [""], "text": ["x"]}), "missing patient id"),
+])
+def test_bad_tables(frame, msg):
+    with pytest.raises(SchemaError, match=None) as exc:
+        label_reports(frame)
+    assert msg in str(exc.value)
+
+
+@pytest.mark.parametrize(("kwargs", "msg"), [
+    ({"sections": "findings,summary"}, "'sections' parameter"),
+    ({"sections": []}, "'sections' parameter"),
+    ({"vocabulary": "mimic"}, "'vocabulary' parameter"),
+    ({"chunk_size": 0}, "'chunk_size'"),
+])
+def test_bad_parameters(kwargs, msg):
+    with pytest.raises(InvalidParameterError, match=msg):
+        label_reports(pd.DataFrame({"study_id": ["a"], "text": ["x"]}), **kwargs)
+    with pytest.raises(InvalidParameterError):
+        label_reports("not a table")  # type: ignore[arg-type]
+
+
+def test_non_utf8_csv_named_with_byte_and_line(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_bytes(b"study_id,text\ns1,No effusion\ns2,Caf\xe9 effusion\n")
+    with pytest.raises(SchemaError, match=r"not UTF-8 text: byte 35 \(line 3\)"):
+        read_reports(p)
+    out = tmp_path / "o"
+    assert main(["label-reports", "--reports", str(p), "-o", str(out)]) == 2
+    assert not out.exists()
+
+
+def test_cli_errors_are_one_line_exit_2(tmp_path, capsys):
+    p = tmp_path / "r.csv"
+    pd.DataFrame({"study_id": ["a", "a"], "text": ["x", "y"]}).to_csv(p, index=False)
+    assert main(["label-reports", "--reports", str(p), "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "duplicate study ids" in err[0] and str(p) in err[0]
+    assert not (tmp_path / "o").exists()
+    assert main(["label-reports", "--reports", str(tmp_path / "none.csv"), "-o", str(tmp_path / "o")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["label-reports", "--reports", str(p), "-o", str(tmp_path / "o"), "--sections", "all"]) == 2
+    assert "--sections" in capsys.readouterr().err
+    assert main(["label-reports", "--reports", str(p), "-o", str(tmp_path / "o"), "--vocabulary", "x"]) == 2
+    assert read_reports is not None and isinstance(SchemaError("x"), CxrevalError)
+
+
+@pytest.mark.parametrize(("yaml_text", "msg"), [
+    ("findings: [a, b", "not valid YAML"),
+    ("- a\n- b\n", "must hold a mapping"),
+    ("colour: red\n", "unknown top-level keys ['colour']"),
+    ("findings:\n  Effusion:\n    patterns: ['(unclosed']\n", "invalid regular expression"),
+    ("findings:\n  Effusion:\n    patterns: ['(?P<x>a)']\n", "named group"),
+    ("findings:\n  Effusion:\n    patterns: ['a*']\n", "matches the empty string"),
+    ("findings:\n  Pleural Blob:\n    phrases: [blob]\n", "Unknown finding name 'Pleural Blob'"),
+    ("findings:\n  Effusion:\n    words: [x]\n", "must be a mapping with keys among"),
+    ("triggers:\n  doubt:\n    before: [x]\n", "unknown category 'doubt'"),
+    ("scope:\n  before_words: -1\n", "before_words must be an integer"),
+])
+def test_bad_rules_files(tmp_path, yaml_text, msg):
+    p = tmp_path / "rules.yaml"
+    p.write_text(yaml_text)
+    with pytest.raises(SchemaError) as exc:
+        load_rules(p)
+    assert msg in str(exc.value) and str(p) in str(exc.value)
+
+
+def test_rules_file_missing_or_not_utf8(tmp_path):
+    with pytest.raises(SchemaError, match="does not exist"):
+        load_rules(tmp_path / "none.yaml")
+    p = tmp_path / "r.yaml"
+    p.write_bytes(b"scope:\n  before_words: 3 # caf\xe9\n")
+    with pytest.raises(SchemaError, match="not UTF-8"):
+        load_rules(p)
+
+
+class BadType:
+    def __repr__(self) -> str:
+        return "BadType()"
+
+
+def _ok_table():
+    return pd.DataFrame({"study_id": ["a"], "text": ["No effusion."]})
+
+
+@pytest.mark.parametrize("param", ["reports", "sections", "vocabulary", "rules", "executor", "chunk_size",
+                                   "progress", "where"])
+def test_label_reports_rejects_bad_types(param):
+    kwargs = {"reports": _ok_table(), param: BadType()}
+    with pytest.raises(CxrevalError, match=param):
+        label_reports(**kwargs)
+
+
+def test_other_public_functions_reject_bad_types():
+    from cxreval.reports import Engine, precision_recall_table, split_sections, tokenize
+
+    lab = pd.DataFrame({"study_id": ["a"], "patient_id": ["a"], "finding": ["Edema"], "source": ["g"],
+                        "state": ["positive"]})
+    calls = [
+        (lambda: load_rules(BadType()), "rules"), (lambda: load_rules(vocabulary=BadType()), "vocabulary"),
+        (lambda: read_reports(BadType()), "path"), (lambda: split_sections(BadType()), "text"),
+        (lambda: tokenize(BadType()), "text"), (lambda: Engine(BadType()), "rules"),
+        (lambda: Engine(load_rules()).run(BadType()), "texts"),
+        (lambda: precision_recall_table(lab, reference="g", predicted="g", findings=BadType()), "findings"),
+        (lambda: precision_recall_table(lab, reference="g", predicted="g", confidence_level=BadType()),
+         "confidence_level"),
+        (lambda: precision_recall_table(lab, reference="g", predicted="g", uncertain=BadType()), "uncertain"),
+        (lambda: precision_recall_table(lab, reference="g", predicted="g", n_resamples=BadType()), "n_resamples"),
+        (lambda: precision_recall_table(lab, reference=BadType(), predicted="g"), "source"),
+        (lambda: precision_recall_table(BadType(), reference="g", predicted="g"), "label table"),
+    ]
+    for call, name in calls:
+        with pytest.raises(CxrevalError, match=name):
+            call()
