@@ -75,9 +75,13 @@ class PredictResult:
 
 
 def partial_path(out: str | Path) -> Path:
-    """The resume store of a run into ``out``: ``.<name>.predict-partial`` beside it."""
+    """The resume store of a run into ``out``: the hidden folder ``.<name>-predict-partial`` beside it.
+
+    It outlives an interrupted run on purpose (that is what the next run resumes from) and is removed when
+    the output folder has been written.
+    """
     out = Path(out).expanduser().absolute()
-    return out.parent / f".{out.name}.predict-partial"
+    return out.parent / f".{out.name}-predict-partial"
 
 
 def model_file_name(name: str) -> str:
@@ -368,9 +372,10 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     """List the images, load the models, predict (resuming an unfinished run) and write ``out`` atomically.
 
     Everything that can be checked is checked before the first image is read: the output path, the
-    image list, DICOM support, every model (loaded and run once on a blank input), the heatmap layers
-    and the resume store's settings. Batches are kept in ``partial_path(out)`` while the run goes on;
-    the output folder appears only when every image has been tried, and the store is then removed.
+    image list, DICOM support, every model (loaded; ``torch:`` models run once on a blank input), the
+    heatmap layers, the output folder's lock (a concurrent run into ``out`` fails at once) and the resume
+    store's settings. Batches are kept in ``partial_path(out)`` while the run goes on; the output folder
+    appears only when every image has been tried, and the store is then removed.
 
     Parameters
     ----------
@@ -410,19 +415,21 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
         raise InvalidParameterError(f"two models are named {dup}; give each torch model a different 'name' in its YAML.")
     if heatmaps:
         check_heatmap_models(loaded, target_layer=target_layer)
-    store = PartialStore(partial_path(out), store_config(loaded, heatmaps=heatmaps, cam=cam, target_layer=target_layer,
-                                                         dicom_window=dicom_window), restart=restart)
-    stats = run_predictions(listing.items, loaded, store=store, heatmaps=heatmaps, cam=cam, target_layer=target_layer,
-                            batch_size=batch_size, workers=workers, dicom_window=dicom_window, progress=progress,
-                            on_batch=on_batch)
     options = {"heatmaps": heatmaps, "cam": cam, "target_layer": target_layer, "batch_size": batch_size,
-               "device": device, "workers": workers, "dicom_window": dicom_window,
-               "resumed_images": {str(k): v for k, v in stats.n_resumed.items()}}
+               "device": device, "workers": workers, "dicom_window": dicom_window}
     src = Path(str(listing.source))
     inputs = [src] if src.is_file() else []          # a list file is hashed; an image folder is not read twice
+    # the output folder's lock is taken before any image is read: a second run into the same --out fails at once
     with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv,
                        meta={"images": listing.source, "n_images": len(listing.items),
                              "models": [m.spec for m in loaded]}) as d:
+        store = PartialStore(partial_path(out), store_config(loaded, heatmaps=heatmaps, cam=cam,
+                                                             target_layer=target_layer, dicom_window=dicom_window),
+                             restart=restart)
+        stats = run_predictions(listing.items, loaded, store=store, heatmaps=heatmaps, cam=cam,
+                                target_layer=target_layer, batch_size=batch_size, workers=workers,
+                                dicom_window=dicom_window, progress=progress, on_batch=on_batch)
+        options["resumed_images"] = {str(k): v for k, v in stats.n_resumed.items()}
         res = write_outputs(d, store, listing.items, loaded, heatmaps=heatmaps, listing=listing, options=options)
     store.remove()
     return res
