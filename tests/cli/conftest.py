@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 WRITING_COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "iqa-degrade", "iqa-score",
-                    "iqa-agree", "data-split", "data-audit", "demo", "label-reports", "reader-export")
+                    "iqa-agree", "data-split", "data-audit", "demo", "label-reports", "reader-export", "predict")
 """Every command that writes an output folder (ids: the command words joined by '-')."""
 
 COMPUTE = {  # the first expensive library call of each command: must not run when --out is unusable
@@ -28,6 +28,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "demo": "cxreval.demo.run_demo",
     "label-reports": "cxreval.cli.label_reports.label_reports",
     "reader-export": "cxreval.reader.export.export_tables",
+    "predict": "cxreval.predict.models.load_model",
 }
 
 
@@ -88,6 +89,24 @@ def _images(d: Path) -> Path:
     return imgs
 
 
+def _tiny_model(d: Path) -> Path:
+    """A 1-conv CNN as state_dict + architecture file + YAML (needs torch; skips without it)."""
+    torch = pytest.importorskip("torch")
+    import yaml
+
+    (d / "arch.py").write_text("import torch\n\ndef build():\n    return torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), "
+                               "torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), "
+                               "torch.nn.Linear(2, 2))\n")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+                              torch.nn.Flatten(), torch.nn.Linear(2, 2))
+    torch.save(net.state_dict(), d / "m.pt")
+    (d / "m.yaml").write_text(yaml.safe_dump({"checkpoint": "m.pt", "architecture": "arch.py:build",
+                                              "input": {"size": 16}, "findings": ["Atelectasis", "Nodule"],
+                                              "target_layer": "1"}))
+    return d / "m.yaml"
+
+
 def command_args(name: str, d: Path) -> list[str]:
     """The arguments (without -o) of a small, valid run of command ``name`` on inputs made in ``d``."""
     d.mkdir(parents=True, exist_ok=True)
@@ -137,6 +156,8 @@ def command_args(name: str, d: Path) -> list[str]:
         return ["label-reports", "--reports", str(p)]
     if name == "reader-export":
         return ["reader", "export", "--db", _reader_db(d)]
+    if name == "predict":
+        return ["predict", "--images", str(_images(d)), "--model", f"torch:{_tiny_model(d)}", "--heatmaps"]
     raise KeyError(name)
 
 

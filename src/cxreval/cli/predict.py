@@ -1,0 +1,67 @@
+"""``cxreval predict``: model scores (and CAM heatmaps) on a folder of radiographs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from ._common import echo_json
+
+__all__ = ["register", "predict"]
+
+
+def predict(
+    images: Path = typer.Option(..., "--images", "-i", help="Folder of images (searched recursively; ids are paths "
+                                "relative to it) or a list file (one path per line, or a CSV with path[,study_id])."),
+    model: list[str] = typer.Option(..., "--model", "-m", help="xrv:<weights> (e.g. xrv:densenet121-res224-all) or "
+                                    "torch:<checkpoint or YAML> (repeat for several models)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder (written atomically)."),
+    heatmaps: bool = typer.Option(False, "--heatmaps", help="Also write CAM maps per image x finding "
+                                  "(heatmaps/<model>.npz, read by `cxreval localize --heatmaps`)."),
+    cam: str = typer.Option("cam", "--cam", help="cam (classifier-weighted features) or gradcam."),
+    target_layer: str = typer.Option(None, "--target-layer", help="Module whose output the maps are made from "
+                                     "(default per model: 'features' for xrv DenseNets, 'model.layer4' for ResNets)."),
+    batch_size: int = typer.Option(16, "--batch-size", help="Images per forward pass."),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N."),
+    workers: int = typer.Option(0, "--workers", help="Threads reading images one batch ahead (0: none)."),
+    weights_dir: Path = typer.Option(None, "--weights-dir", help="Folder holding TorchXRayVision weight files "
+                                     "(default ~/.torchxrayvision/models_data)."),
+    no_download: bool = typer.Option(False, "--no-download", help="Never download weights; fail naming where the "
+                                     "file must be put."),
+    dicom_window: str = typer.Option("none", "--dicom-window", help="none (stored values) or voi (apply the "
+                                     "DICOM VOI LUT / window first)."),
+    restart: bool = typer.Option(False, "--restart", help="Discard the stored batches of an unfinished run into "
+                                 "--out instead of resuming it."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out folder whole."),
+    progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: when "
+                                  "stderr is a terminal)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Run models on radiographs: predictions.csv (study_id, model, finding, score) and optional heatmaps.
+
+    An interrupted run resumes where it stopped when run again with the same options; unreadable images
+    are listed in read_report.csv. Example:
+
+        cxreval predict --images xrays/ --model xrv:densenet121-res224-all --heatmaps --out preds/
+    """
+    from ..predict import predict as run
+
+    res = run(images, model, out=out, overwrite=overwrite, heatmaps=heatmaps, cam=cam, target_layer=target_layer,
+              batch_size=batch_size, device=device, workers=workers, weights_dir=weights_dir,
+              download=not no_download, dicom_window=dicom_window, restart=restart,
+              progress=sys.stderr.isatty() if progress is None else progress)
+    if json_out:
+        echo_json(res.to_dict())
+        return
+    rr = res.read_report
+    n_err = int((res.image_status.status == "error").sum())
+    typer.echo(f"{rr.n_kept} of {rr.n_read} image(s) predicted by {res.mapping.model.nunique()} model(s); "
+               f"{len(res.predictions)} score(s) in {out}/predictions.csv")
+    if n_err:
+        typer.echo(f"{n_err} image(s) could not be read; see {out}/read_report.csv", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("predict")(predict)

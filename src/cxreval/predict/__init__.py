@@ -1,0 +1,34 @@
+"""Model predictions and CAM heatmaps on a user's own radiographs (``cxreval predict``).
+
+* :mod:`.images`: find images and read them at full bit depth (PNG/JPEG/TIFF 8/16-bit, DICOM);
+* :mod:`.preprocess`: each model's input, step by step, as the model was trained;
+* :mod:`.models`: ``xrv:<weights>`` and ``torch:<checkpoint>`` (+ YAML) specs;
+* :mod:`.runner`: batched, resumable inference and the output files; :mod:`.store`: the resume store.
+
+torch, torchvision and torchxrayvision are optional (``pip install 'cxreval[models]'``) and imported only
+when a model is loaded; without them a clear :class:`~cxreval.exceptions.DataUnavailableError` is raised.
+"""
+
+from __future__ import annotations
+
+from .images import (
+    DICOM_WINDOWS,
+    IMAGE_SUFFIXES,
+    ImageItem,
+    ImageList,
+    ImageReadError,
+    RawImage,
+    list_images,
+    read_image,
+)
+from .models import XRV_WEIGHTS, LoadedModel, ModelSpec, load_model, parse_model_spec, xrv_weights_path
+from .preprocess import NORMALIZATIONS, Preprocessing, preprocess
+from .runner import CAM_METHODS, PredictResult, partial_path, predict, run_predictions, write_outputs
+from .store import NpzWriter, PartialStore
+
+__all__ = [
+    "DICOM_WINDOWS", "IMAGE_SUFFIXES", "ImageItem", "ImageList", "ImageReadError", "RawImage", "list_images",
+    "read_image", "XRV_WEIGHTS", "LoadedModel", "ModelSpec", "load_model", "parse_model_spec", "xrv_weights_path",
+    "NORMALIZATIONS", "Preprocessing", "preprocess", "CAM_METHODS", "PredictResult", "partial_path", "predict",
+    "run_predictions", "write_outputs", "NpzWriter", "PartialStore",
+]

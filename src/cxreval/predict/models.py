@@ -1,0 +1,434 @@
+"""Model specifications: ``xrv:<weights name>`` and ``torch:<checkpoint or YAML>``, loaded for inference.
+
+``xrv:<name>``
+    A TorchXRayVision classifier, built the way torchxrayvision builds it: ``xrv.models.get_model(name)``
+    (``DenseNet(weights=name)`` / ``ResNet(weights=name)``) or, for ``jfhealthcare``,
+    ``xrv.baseline_models.jfhealthcare.DenseNet()``. torchxrayvision downloads the weights file on first
+    use into ``~/.torchxrayvision/models_data/`` (or ``weights_dir``); when that cannot happen (no
+    internet), :func:`load_model` raises a :class:`~cxreval.exceptions.DataUnavailableError` naming the
+    URL and the exact path where the file must be put. Outputs are ``model.targets`` in order; an output
+    with an empty label (not trained by these weights) or without an operating point (its calibrated
+    output is the constant 0.5) is left out and listed as such in the finding mapping. Scores are the
+    model's own output: for the published weights, torchxrayvision's operating-point calibrated
+    probabilities.
+
+``torch:<path>``
+    A user's model with a small YAML beside it (``model.pt`` -> ``model.yaml``), or the YAML itself::
+
+        name: my-densenet            # the 'model' column (default: the file's stem)
+        checkpoint: model.pt         # relative to the YAML (default: the spec's own file)
+        format: state_dict           # torchscript (default without 'architecture') or state_dict
+        architecture: torchxrayvision.models:DenseNet   # 'package.module:callable' or 'file.py:callable'
+        architecture_kwargs: {weights: null, num_classes: 3}
+        input: {size: 224, channels: 1, normalization: xrv, crop: center}   # see cxreval.predict.preprocess
+        findings: [Atelectasis, Effusion, ""]   # the output order; "" or null: an output to leave out
+        apply_sigmoid: false         # true: scores are sigmoid(output)
+        target_layer: features       # for --heatmaps (CAM needs an eager module, not TorchScript)
+        classifier: classifier       # optional; default the last torch.nn.Linear
+
+Every ``torch:`` model is checked with one forward pass of a blank input when it is loaded, so a wrong input
+size, channel count or number of findings fails before any image is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import os
+import re
+import sys
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
+from ..findings import canonical_finding
+from .preprocess import Preprocessing
+
+__all__ = ["XRV_WEIGHTS", "XRV_VERSION", "ModelSpec", "LoadedModel", "parse_model_spec", "load_model",
+           "xrv_weights_path", "require_torch", "require_xrv"]
+
+XRV_VERSION = "1.5.7"
+XRV_WEIGHTS: tuple[str, ...] = (
+    "densenet121-res224-all", "densenet121-res224-nih", "densenet121-res224-pc", "densenet121-res224-chex",
+    "densenet121-res224-rsna", "densenet121-res224-mimic_nb", "densenet121-res224-mimic_ch",
+    "resnet50-res512-all", "jfhealthcare",
+)
+"""The TorchXRayVision classifier weights ``xrv:`` accepts (torchxrayvision 1.5.7)."""
+
+_JF_URL = ("https://github.com/mlmed/torchxrayvision/releases/download/v1/"
+           "baseline_models_jfhealthcare-DenseNet121_pre_train.pth")
+_YAML_KEYS = {"name", "checkpoint", "format", "architecture", "architecture_kwargs", "input", "findings",
+              "apply_sigmoid", "target_layer", "classifier", "output"}
+
+
+def require_torch() -> Any:
+    try:
+        import torch
+    except ImportError as exc:
+        raise DataUnavailableError("torch is not installed; pip install 'cxreval[models]' "
+                                   "(torch, torchvision, torchxrayvision) to run models.") from exc
+    return torch
+
+
+def require_xrv() -> Any:
+    require_torch()
+    try:
+        import torchxrayvision as xrv
+    except ImportError as exc:
+        raise DataUnavailableError(f"torchxrayvision is not importable ({exc}); pip install 'cxreval[models]' "
+                                   f"(torchxrayvision=={XRV_VERSION} and a torchvision that matches torch).") from exc
+    return xrv
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed ``--model`` value: ``kind`` is ``'xrv'`` or ``'torch'``, ``value`` the rest."""
+
+    kind: str
+    value: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.value}"
+
+
+def parse_model_spec(spec: object) -> ModelSpec:
+    """Parse ``xrv:<weights>`` or ``torch:<path>``; unknown weight names fail with the list of known ones."""
+    if isinstance(spec, ModelSpec):
+        return spec
+    if not isinstance(spec, str) or ":" not in spec:
+        raise InvalidParameterError(f"--model {spec!r}: expected 'xrv:<weights name>' (e.g. "
+                                    f"xrv:densenet121-res224-all) or 'torch:<checkpoint or YAML path>'.")
+    kind, value = spec.split(":", 1)
+    kind = kind.strip().lower()
+    if kind not in ("xrv", "torch") or not value.strip():
+        raise InvalidParameterError(f"--model {spec!r}: expected 'xrv:<weights name>' or 'torch:<path>'.")
+    if kind == "xrv" and value not in XRV_WEIGHTS:
+        raise InvalidParameterError(f"--model {spec!r}: unknown TorchXRayVision weights {value!r}; "
+                                    f"known: {list(XRV_WEIGHTS)}.")
+    return ModelSpec(kind, value.strip())
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model ready for inference.
+
+    Attributes
+    ----------
+    name : str
+        The ``model`` column of the predictions.
+    spec : str
+    module : torch.nn.Module
+        In evaluation mode, on the requested device.
+    preprocessing : Preprocessing
+    outputs : tuple of str
+        The model's output names, in output order.
+    findings : tuple of (str or None)
+        The canonical finding of each output; None for an output left out (see ``notes``).
+    notes : tuple of str
+        Per output: how the name was mapped, or why the output is left out.
+    apply_sigmoid : bool
+    target_layer, classifier : str or None
+        Defaults for CAM heatmaps.
+    weights_file : str or None
+    """
+
+    name: str
+    spec: str
+    module: Any
+    preprocessing: Preprocessing
+    outputs: tuple[str, ...]
+    findings: tuple[str | None, ...]
+    notes: tuple[str, ...]
+    apply_sigmoid: bool = False
+    target_layer: str | None = None
+    classifier: str | None = None
+    weights_file: str | None = None
+    scripted: bool = False
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def used(self) -> np.ndarray:
+        """Indices of the outputs that are written (those with a finding)."""
+        return np.array([i for i, f in enumerate(self.findings) if f is not None], dtype=np.int64)
+
+    def mapping_table(self) -> pd.DataFrame:
+        """``model, output_index, output_name, finding, written, note``: the finding mapping used."""
+        return pd.DataFrame({
+            "model": self.name, "output_index": np.arange(len(self.outputs)), "output_name": list(self.outputs),
+            "finding": [f or "" for f in self.findings], "written": [f is not None for f in self.findings],
+            "note": list(self.notes)})
+
+    def describe(self) -> dict[str, object]:
+        return {"name": self.name, "spec": self.spec, "preprocessing": self.preprocessing.to_dict(),
+                "preprocessing_steps": self.preprocessing.steps(), "outputs": list(self.outputs),
+                "findings": [f or "" for f in self.findings], "apply_sigmoid": self.apply_sigmoid,
+                "target_layer": self.target_layer, "classifier": self.classifier,
+                "weights_file": self.weights_file, **dict(self.extra)}
+
+
+def _map_outputs(names: list[str | None], *, where: str, skip: Mapping[int, str] | None = None
+                 ) -> tuple[tuple[str | None, ...], tuple[str, ...]]:
+    findings: list[str | None] = []
+    notes: list[str] = []
+    seen: dict[str, int] = {}
+    for i, n in enumerate(names):
+        if skip and i in skip:
+            findings.append(None)
+            notes.append(skip[i])
+            continue
+        if n is None or n.strip() == "":
+            findings.append(None)
+            notes.append("left out: output has no name (not trained by these weights)")
+            continue
+        c = canonical_finding(n, where=f"{where}, output {i}")
+        if c in seen:
+            raise SchemaError(f"{where}: outputs {seen[c]} ({names[seen[c]]!r}) and {i} ({n!r}) are both the finding "
+                              f"{c!r}; give each output a different finding (or '' to leave one out).")
+        seen[c] = i
+        findings.append(c)
+        notes.append("same name" if c == n else f"alias {n!r} -> {c!r} (cxreval.findings.ALIASES)")
+    if not seen:
+        raise SchemaError(f"{where}: no output has a finding name; nothing would be written.")
+    return tuple(findings), tuple(notes)
+
+
+def xrv_weights_path(name: str, *, weights_dir: str | os.PathLike[str] | None = None) -> tuple[str, Path]:
+    """(URL, local path) where torchxrayvision looks for the weights file of ``name``."""
+    xrv = require_xrv()
+    if name == "jfhealthcare":
+        return _JF_URL, Path("~/.torchxrayvision/models_data").expanduser() / os.path.basename(_JF_URL)
+    url = xrv.models.model_urls[name]["weights_url"]
+    folder = Path(weights_dir).expanduser() if weights_dir is not None else Path(xrv.utils.get_cache_dir())
+    return url, folder / os.path.basename(url)
+
+
+def _no_weights_message(name: str, url: str, path: Path, why: str) -> str:
+    return (f"TorchXRayVision weights {name!r}: {why}. Download {url} on a machine with internet access and put "
+            f"the file at {path}" + (" (or put it in a folder of your choice and pass --weights-dir FOLDER)"
+                                     if name != "jfhealthcare" else "") + ", then run again.")
+
+
+def _load_xrv(name: str, *, weights_dir: str | os.PathLike[str] | None, download: bool) -> tuple[Any, Path, str]:
+    xrv = require_xrv()
+    if name == "jfhealthcare" and weights_dir is not None:
+        raise InvalidParameterError("xrv:jfhealthcare always reads its weights from ~/.torchxrayvision/models_data "
+                                    "(torchxrayvision offers no other folder); drop --weights-dir.")
+    url, path = xrv_weights_path(name, weights_dir=weights_dir)
+    if not path.is_file() and not download:
+        raise DataUnavailableError(_no_weights_message(name, url, path, "the weights file is not there and "
+                                                       "downloading is off"))
+    try:
+        with contextlib.redirect_stdout(sys.stderr):      # torchxrayvision prints progress to stdout
+            if name == "jfhealthcare":
+                module = xrv.baseline_models.jfhealthcare.DenseNet()
+            else:
+                module = xrv.models.get_model(name, cache_dir=None if weights_dir is None else str(weights_dir))
+    except Exception as exc:  # download errors come as requests/OS/HTTP errors
+        if not path.is_file():
+            raise DataUnavailableError(_no_weights_message(
+                name, url, path, f"the download failed ({type(exc).__name__}: {exc})")) from exc
+        raise DataUnavailableError(f"TorchXRayVision weights {name!r}: the file {path} could not be loaded "
+                                   f"({type(exc).__name__}: {exc}); it may be truncated or not the file from {url}. "
+                                   "Delete it and download it again.") from exc
+    return module, path, url
+
+
+def _xrv_model(spec: ModelSpec, *, weights_dir: str | os.PathLike[str] | None, download: bool) -> LoadedModel:
+    xrv = require_xrv()
+    module, path, url = _load_xrv(spec.value, weights_dir=weights_dir, download=download)
+    targets = list(module.targets)
+    skip: dict[int, str] = {}
+    th = getattr(module, "op_threshs", None)
+    if th is not None:
+        t = th.detach().cpu().numpy()
+        skip = {i: "left out: no operating point in torchxrayvision (its calibrated output is the constant 0.5)"
+                for i in range(len(targets)) if targets[i] and not np.isfinite(t[i])}
+    findings, notes = _map_outputs(list(targets), where=f"model xrv:{spec.value}", skip=skip)
+    if isinstance(module, xrv.models.DenseNet):
+        size, target, clf = 224, "features", "classifier"
+    elif isinstance(module, xrv.models.ResNet):
+        size, target, clf = 512, "model.layer4", "model.fc"
+    else:                                             # jfhealthcare: resized to 512 in its forward
+        size, target, clf = 512, None, None
+    size = int(getattr(module, "input_resolution", size))
+    return LoadedModel(spec.value, str(spec), module, Preprocessing(size=size, channels=1, normalization="xrv"),
+                       tuple(map(str, targets)), findings, notes, False, target, clf, str(path),
+                       extra={"weights_url": url, "torchxrayvision": getattr(xrv, "__version__", "")})
+
+
+def _import_callable(ref: object, *, base: Path, where: str) -> Any:
+    if not isinstance(ref, str) or ":" not in ref:
+        raise SchemaError(f"{where}: 'architecture' must be 'package.module:callable' or 'file.py:callable'; "
+                          f"got {ref!r}.")
+    mod_name, attr = ref.rsplit(":", 1)
+    try:
+        if mod_name.endswith(".py"):
+            file = Path(mod_name) if Path(mod_name).is_absolute() else base / mod_name
+            if not file.is_file():
+                raise SchemaError(f"{where}: architecture file {file} does not exist.")
+            uniq = "cxreval_user_arch_" + re.sub(r"\W", "_", str(file.resolve()))
+            sp = importlib.util.spec_from_file_location(uniq, file)
+            module = importlib.util.module_from_spec(sp)  # type: ignore[arg-type]
+            sp.loader.exec_module(module)  # type: ignore[union-attr]
+        else:
+            module = importlib.import_module(mod_name)
+    except ImportError as exc:
+        raise SchemaError(f"{where}: cannot import the architecture module {mod_name!r} ({exc}).") from exc
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise SchemaError(f"{where}: {mod_name!r} has no callable {attr!r}.")
+    return fn
+
+
+def _state_dict(obj: object, *, where: str) -> dict[str, Any]:
+    torch = require_torch()
+    for key in ("state_dict", "model_state_dict", "model"):
+        if isinstance(obj, Mapping) and key in obj and isinstance(obj[key], Mapping):
+            obj = obj[key]
+            break
+    if not isinstance(obj, Mapping) or not obj or not all(isinstance(v, torch.Tensor) for v in obj.values()):
+        raise SchemaError(f"{where}: the checkpoint is not a state_dict (a mapping of parameter names to tensors, "
+                          "possibly under 'state_dict').")
+    sd = dict(obj)
+    if all(k.startswith("module.") for k in sd):        # saved from nn.DataParallel
+        sd = {k[len("module."):]: v for k, v in sd.items()}
+    return sd
+
+
+def _torch_model(spec: ModelSpec) -> LoadedModel:
+    torch = require_torch()
+    import yaml
+
+    p = Path(spec.value).expanduser()
+    if p.suffix.lower() in (".yaml", ".yml"):
+        cfg_path, ckpt = p, None
+    else:
+        cands = [p.with_suffix(".yaml"), p.with_suffix(".yml")]
+        cfg_path = next((c for c in cands if c.is_file()), cands[0])
+        ckpt = p
+    where = f"model {spec} (YAML {cfg_path})"
+    if not cfg_path.is_file():
+        raise SchemaError(f"model {spec}: the YAML describing it ({cfg_path}) does not exist; it must give input "
+                          "size, channels, normalization and the output findings in order (see cxreval.predict.models).")
+    try:
+        cfg = yaml.safe_load(cfg_path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise SchemaError(f"{where}: cannot be read as YAML ({exc}).") from exc
+    if not isinstance(cfg, Mapping):
+        raise SchemaError(f"{where}: must be a YAML mapping.")
+    unknown = set(cfg) - _YAML_KEYS
+    if unknown:
+        raise SchemaError(f"{where}: unknown key(s) {sorted(unknown)}; expected some of {sorted(_YAML_KEYS)}.")
+    for k in ("input", "findings"):
+        if k not in cfg:
+            raise SchemaError(f"{where}: the key {k!r} is required.")
+    prep = Preprocessing.from_dict(cfg["input"], where=where)
+    fl = cfg["findings"]
+    if not isinstance(fl, list) or not fl:
+        raise SchemaError(f"{where}: 'findings' must be a non-empty list (the model's outputs in order).")
+    if cfg.get("checkpoint") is not None:
+        c = Path(str(cfg["checkpoint"])).expanduser()
+        ckpt = c if c.is_absolute() else cfg_path.parent / c
+    if ckpt is None:
+        raise SchemaError(f"{where}: give 'checkpoint' (the weights file) in the YAML.")
+    if not ckpt.is_file():
+        raise SchemaError(f"{where}: checkpoint file {ckpt} does not exist.")
+    fmt = cfg.get("format", "state_dict" if "architecture" in cfg else "torchscript")
+    if fmt not in ("torchscript", "state_dict"):
+        raise SchemaError(f"{where}: 'format' must be 'torchscript' or 'state_dict'; got {fmt!r}.")
+    if fmt == "torchscript":
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                module = torch.jit.load(str(ckpt), map_location="cpu")
+        except (RuntimeError, ValueError) as exc:
+            raise SchemaError(f"{where}: {ckpt} is not a TorchScript file ({exc}); for a state_dict set "
+                              "format: state_dict and architecture.") from exc
+    else:
+        if "architecture" not in cfg:
+            raise SchemaError(f"{where}: format state_dict needs 'architecture' (the callable that builds the module).")
+        build = _import_callable(cfg["architecture"], base=cfg_path.parent, where=where)
+        kwargs = cfg.get("architecture_kwargs") or {}
+        if not isinstance(kwargs, Mapping):
+            raise SchemaError(f"{where}: 'architecture_kwargs' must be a mapping.")
+        with contextlib.redirect_stdout(sys.stderr):
+            module = build(**kwargs)
+        if not isinstance(module, torch.nn.Module):
+            raise SchemaError(f"{where}: architecture {cfg['architecture']!r} returned {type(module).__name__}, "
+                              "not a torch.nn.Module.")
+        try:
+            obj = torch.load(str(ckpt), map_location="cpu", weights_only=True)
+        except Exception as exc:  # pickle / zip errors of many kinds
+            raise SchemaError(f"{where}: cannot read checkpoint {ckpt} with torch.load(weights_only=True) "
+                              f"({type(exc).__name__}: {exc}).") from exc
+        try:
+            module.load_state_dict(_state_dict(obj, where=f"{where}, checkpoint {ckpt}"), strict=True)
+        except RuntimeError as exc:
+            raise SchemaError(f"{where}: checkpoint {ckpt} does not fit the architecture: {exc}") from exc
+    findings, notes = _map_outputs([None if f is None else str(f) for f in fl], where=where)
+    name = str(cfg.get("name") or ckpt.stem)
+    return LoadedModel(name, str(spec), module, prep, tuple("" if f is None else str(f) for f in fl), findings,
+                       notes, bool(cfg.get("apply_sigmoid", False)), cfg.get("target_layer"), cfg.get("classifier"),
+                       str(ckpt), scripted=fmt == "torchscript", extra={"format": fmt, "yaml": str(cfg_path)})
+
+
+def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: str | os.PathLike[str] | None = None,
+               download: bool = True) -> LoadedModel:
+    """Load a model from its spec, put it in evaluation mode on ``device`` and check it with a blank input.
+
+    Parameters
+    ----------
+    spec : str or ModelSpec
+        ``xrv:<weights name>`` (one of :data:`XRV_WEIGHTS`) or ``torch:<checkpoint or YAML path>``.
+    device : str, default='cpu'
+        ``cpu``, ``cuda`` or ``cuda:N``.
+    weights_dir : path, optional
+        Folder holding TorchXRayVision weight files (default torchxrayvision's ``~/.torchxrayvision/models_data``).
+    download : bool, default=True
+        Let torchxrayvision download missing weights; False fails at once, naming where to put the file.
+
+    Raises
+    ------
+    DataUnavailableError
+        torch / torchxrayvision missing, or weights neither present nor downloadable (the message says
+        where to put the file).
+    SchemaError
+        A YAML, checkpoint or architecture that does not fit, unknown finding names, or a number of outputs
+        different from the number of findings.
+    InvalidParameterError
+        An unknown spec or device.
+    """
+    torch = require_torch()
+    ms = parse_model_spec(spec)
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise InvalidParameterError(f"--device {device!r}: expected cpu, cuda or cuda:N.") from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InvalidParameterError(f"--device {device}: CUDA is not available to torch on this machine; use cpu.")
+    lm = _xrv_model(ms, weights_dir=weights_dir, download=download) if ms.kind == "xrv" else _torch_model(ms)
+    lm.module.to(dev).eval()
+    if ms.kind == "xrv":          # torchxrayvision's own architectures: output count = len(targets) by construction
+        return lm
+    prep = lm.preprocessing
+    lo, hi = (-1024.0, 1024.0) if prep.normalization == "xrv" else (0.0, 1.0)   # a ramp over the input range
+    x = torch.linspace(lo, hi, prep.channels * prep.size * prep.size, device=dev).reshape(
+        1, prep.channels, prep.size, prep.size)
+    try:
+        with torch.no_grad(), contextlib.redirect_stdout(sys.stderr):
+            y = lm.module(x)
+    except Exception as exc:  # shape / dtype errors of the user's model
+        raise SchemaError(f"model {lm.spec}: a blank input of shape {tuple(x.shape)} (from its preprocessing) "
+                          f"fails in its forward pass ({type(exc).__name__}: {exc}).") from exc
+    if not isinstance(y, torch.Tensor) or y.ndim != 2 or y.shape[1] != len(lm.outputs):
+        got = f"shape {tuple(y.shape)}" if isinstance(y, torch.Tensor) else type(y).__name__
+        raise SchemaError(f"model {lm.spec}: its forward pass returns {got} for one image; expected (1, "
+                          f"{len(lm.outputs)}), one score per listed finding {list(lm.outputs)}.")
+    return lm
