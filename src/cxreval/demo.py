@@ -57,7 +57,7 @@ from .demo_data import (
     rerun_command,
 )
 from .exceptions import CxrevalError, InvalidParameterError
-from .outputs import RUN_FILE, atomic_file, check_output_path, output_folder, sha256_file
+from .outputs import RUN_FILE, atomic_file, check_output_path, file_checksums, output_folder, sha256_file
 
 if TYPE_CHECKING:
     from .ranking import RankingStabilityResult
@@ -444,7 +444,8 @@ def _section_record(ctx: DemoContext, key: str, started: str) -> None:
                   "started": started, "ended": _now(), "status": "success",
                   "inputs": [{"path": str(p), "sha256": sha256_file(p), "bytes": p.stat().st_size if p.is_file()
                               else None} for p in ctx.used if p.exists()],
-                  "files": files, "demo_section": key, "seed": ctx.rng, **ctx.meta}
+                  "files": files, "sha256": file_checksums(d, files), "demo_section": key, "seed": ctx.rng,
+                  **ctx.meta}
         (d / RUN_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n")
 
 

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from .exceptions import CxrevalError
 
-__all__ = ["OutputError", "RUN_FILE", "check_output_path", "output_folder", "atomic_file", "sha256_file",
+__all__ = ["file_checksums", "check_unchanged", "OutputError", "RUN_FILE", "check_output_path", "output_folder", "atomic_file", "sha256_file",
            "read_run", "run_files"]
 
 RUN_FILE = "run.json"
@@ -236,7 +236,8 @@ def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
         files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
         record = {"argv": list(sys.argv if argv is None else argv), "cxreval_version": __version__,
                   "python": sys.version.split()[0], "started": started, "ended": _now(), "status": "success",
-                  "inputs": _inputs_record(inputs), "files": files, **(meta or {})}
+                  "inputs": _inputs_record(inputs), "files": files, "sha256": file_checksums(tmp, files),
+                  **(meta or {})}
         (tmp / RUN_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n")
         old = None
         if out.exists():
@@ -289,3 +290,28 @@ def run_files(folder: str | os.PathLike[str]) -> list[Path] | None:
     if rec is None:
         return None
     return [Path(folder) / f for f in rec.get("files", [])]  # type: ignore[union-attr]
+
+
+def file_checksums(folder: str | os.PathLike[str], files: Sequence[str]) -> dict[str, str]:
+    """SHA-256 of each file (relative name -> hex digest), as ``run.json`` records them under ``sha256``."""
+    return {f: sha256_file(Path(folder) / f) for f in files}
+
+
+_VERIFIED: dict[tuple[str, int, int], str] = {}
+
+
+def check_unchanged(path: str | os.PathLike[str], record: dict[str, object], name: str) -> None:
+    """Raise :class:`OutputError` when ``path`` no longer has the SHA-256 that ``record`` (a ``run.json``)
+    gives for ``name``: a result file truncated, edited or replaced after its run wrote it. Files the record
+    has no digest for (older runs) pass."""
+    sums = record.get("sha256")
+    if not isinstance(sums, dict) or name not in sums:
+        return
+    p = Path(path)
+    st = p.stat()
+    key = (str(p.absolute()), st.st_size, st.st_mtime_ns)
+    digest = _VERIFIED.get(key) or sha256_file(p)
+    _VERIFIED[key] = digest
+    if digest != sums[name]:
+        raise OutputError(f"{p} has changed since the run wrote it (SHA-256 {digest[:12]}... instead of "
+                          f"{str(sums[name])[:12]}...; truncated or edited?). Re-run the command that wrote it.")

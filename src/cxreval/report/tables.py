@@ -8,7 +8,8 @@ their first ``max_rows`` rows; the download always holds every row unless the CS
 
 Which files of a folder are results: when the folder (or the folder of the run that wrote it, up to two
 levels up) holds a ``run.json`` (:mod:`cxreval.outputs`), only the files that record lists; other files
-in a reused folder are stale and ignored. Without ``run.json`` every file is read.
+in a reused folder are stale and ignored, and a listed file whose SHA-256 differs from the one recorded
+(truncated or edited after the run) is refused with an error. Without ``run.json`` every file is read.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import SchemaError
-from ..outputs import read_run
+from ..outputs import check_unchanged, read_run
 
 __all__ = [
     "read_result_table",
@@ -85,8 +86,16 @@ def result_path(folder: str | Path, name: str) -> Path | None:
     p = Path(folder) / name
     if not p.is_file():
         return None
+    found = run_record(folder)
+    if found is None:
+        return p
+    rec, prefix = found
     listed = listed_files(folder)
-    return p if listed is None or name.replace("\\", "/") in listed else None
+    rel = name.replace("\\", "/")
+    if listed is not None and rel not in listed:
+        return None
+    check_unchanged(p, rec, prefix + rel)  # a truncated or edited result file is refused, not shown short
+    return p
 
 
 def find_result_file(folder: Path, name: str) -> Path | None:
