@@ -159,3 +159,23 @@ def test_cli_report_thresholds_option(classify: Path, tmp_path: Path, capsys: py
     assert main(["report", str(classify), "--out", str(out), "--thresholds", str(f), "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert {s["kind"]: s["key_finding"]["verdict"] for s in res["sections"]}["ranking"] == "fine at worst"
+
+
+def _labeller_table(folder: Path, micro: tuple[float, float, float]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [{"finding": "Mass", "f1": 0.79, "f1_low": 0.66, "f1_high": 0.92, "nih_f1": 0.52},
+            {"finding": "Nodule", "f1": 0.88, "f1_low": 0.83, "f1_high": 0.92, "nih_f1": None},
+            {"finding": "micro", "f1": micro[0], "f1_low": micro[1], "f1_high": micro[2], "nih_f1": 0.90}]
+    pd.DataFrame(rows).to_csv(folder / "labeller_validation.csv", index=False)
+    return folder
+
+
+@pytest.mark.parametrize(("micro", "verdict"), [((0.94, 0.92, 0.95), "better than the published labeller"),
+                                                ((0.91, 0.88, 0.93), "comparable to the published labeller"),
+                                                ((0.80, 0.75, 0.85), "worse than the published labeller")])
+def test_report_labeller_verdict_follows_its_f1(tmp_path: Path, micro, verdict) -> None:
+    kf = key_finding("report_labels", _labeller_table(tmp_path / "lab", micro))
+    assert kf.verdict == verdict
+    assert f"micro F1 {micro[0]:.2f}" in kf.text and "weakest finding Mass (F1 0.79)" in kf.text
+    sections = build_sections(tmp_path / "lab")
+    assert [s.kind for s in sections] == ["report_labels"] and sections[0].n_figures == 1

@@ -444,10 +444,43 @@ def audit_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     return KeyFinding("audit", f"{name}: " + "; ".join(parts) + ".", verdict)
 
 
+def report_labels_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
+    """Report labeller against a human-coded reference: micro F1 with its interval, the published
+    labeller's figure when the table carries it (``nih_f1``), and the weakest finding."""
+    df = _load(folder, "labeller_validation.csv", ("finding", "f1"))
+    if df is None:
+        return None
+    f = _str(df, "finding")
+    micro = df[f == "micro"]
+    per = df[~f.isin(_SUMMARY)].assign(f1=lambda d: _num(d, "f1")).dropna(subset=["f1"])
+    if micro.empty or per.empty:
+        return None
+    m = micro.iloc[0]
+    v, lo, hi = float(_num(micro, "f1").iloc[0]), float(_num(micro, "f1_low").iloc[0]), float(
+        _num(micro, "f1_high").iloc[0])
+    ci = f" ({_ci(folder, lo, hi)})" if math.isfinite(lo) and math.isfinite(hi) else ""
+    pub = float(_num(micro, "nih_f1").iloc[0])
+    weakest = per.loc[per["f1"].idxmin()]
+    text = f"The report labeller against the human-coded reference: micro F1 {fmt(v)}{ci} over {len(per)} findings"
+    if math.isfinite(pub):
+        if math.isfinite(lo) and lo > pub:
+            verdict = "better than the published labeller"
+        elif math.isfinite(hi) and hi < pub:
+            verdict = "worse than the published labeller"
+        else:
+            verdict = "comparable to the published labeller"
+        text += f"; the published labeller's micro F1 is {fmt(pub)}, so this one is {verdict}"
+    else:
+        verdict = f"micro F1 {fmt(v)}"
+    text += f"; weakest finding {weakest['finding']} (F1 {fmt(weakest['f1'])})"
+    del m
+    return KeyFinding("report_labels", text + ".", verdict)
+
+
 FINDERS: dict[str, Callable[[Path, Thresholds], KeyFinding | None]] = {
     "audit": audit_finding, "classification": classification_finding, "ranking": ranking_finding,
     "agreement": agreement_finding, "fusion": fusion_finding, "localization": localization_finding,
-    "iqa": iqa_finding,
+    "iqa": iqa_finding, "report_labels": report_labels_finding,
 }
 """The key-finding function of each analysis kind."""
 

@@ -15,6 +15,7 @@ localization    ``localization.csv``, ``synth_output.txt``,            ``cxreval
                 ``overlays.csv`` (``boxes.csv`` shown when present)    / ``cxreval demo``
 iqa             ``scores.csv``, ``metric_agreement.csv``, ``zmos.csv``  ``cxreval iqa score|agree``
                 ``degradation_ranking.csv``, ``metric_vs_metric.csv``  / ``cxreval demo``
+report_labels   ``labeller_validation.csv``                            ``cxreval demo`` (OpenI section)
 ==============  =====================================================  =============================
 
 (each ``.csv`` may be its ``.parquet`` twin). A part whose file lacks a column it needs is shown as
@@ -34,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -481,6 +483,39 @@ def _build_audit(folder: Path) -> list[Block]:
     return out
 
 
+_PRF = (("f1", "f1_low", "f1_high", "F1"), ("precision", "precision_low", "precision_high", "Precision"),
+        ("recall", "recall_low", "recall_high", "Recall"))
+
+
+def _labeller_long(df: pd.DataFrame) -> pd.DataFrame | None:
+    """The labeller's precision/recall/F1 per finding, with the published labeller's figures as a second
+    series where the table gives them (``nih_*`` columns; no interval)."""
+    per = df[~df["finding"].astype(str).isin(("macro", "micro"))]
+    parts = [per.assign(labeller="this labeller")]
+    pub = {f"nih_{m}" for m, *_ in _PRF} & set(df.columns)
+    if pub:
+        q = df[df[sorted(pub)].notna().any(axis=1)][["finding", *sorted(pub)]].copy()
+        for m, lo, hi, _ in _PRF:
+            q[m] = q.pop(f"nih_{m}") if f"nih_{m}" in q.columns else np.nan
+            q[lo] = q[hi] = np.nan
+        parts.append(q.assign(labeller="published labeller"))
+    out = pd.concat(parts, ignore_index=True)
+    return out if len(out) else None
+
+
+def _build_report_labels(folder: Path) -> list[Block]:
+    def fig(d: pd.DataFrame) -> go.Figure | None:
+        long = _labeller_long(d)
+        return None if long is None else plots.interval_plot(long, series="labeller", metrics=_PRF, kind="bar",
+                                                               title="Report labeller vs human codes")
+    b = _table_block("Report labeller against human-coded labels", folder, "labeller_validation.csv",
+                     ("finding", "f1"), figure=fig,
+                     how="Each bar is the labeller's F1 (menu: precision, recall) for one finding against the human "
+                         "codes, with its bootstrap interval; the second series gives the published labeller's "
+                         "figures where they exist.")
+    return [b] if b else []
+
+
 KINDS: tuple[Kind, ...] = (
     Kind("audit", "Dataset audit", ("audit.json",), "audit", "cxreval data audit", _build_audit),
     Kind("classification", "Classification: ROC-AUC per model and reference", ("auc.csv",), "chexpert_models",
@@ -496,6 +531,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("iqa", "Image quality assessment", ("scores.csv", "metric_agreement.csv", "zmos.csv",
                                              "degradation_ranking.csv", "metric_vs_metric.csv"), "iqa",
          "cxreval iqa score", _build_iqa),
+    Kind("report_labels", "Report-derived labels", ("labeller_validation.csv",), "openi_report_labels",
+         "cxreval label-reports", _build_report_labels),
 )
 
 
