@@ -148,12 +148,31 @@ def _audit(d: Path) -> None:
         "per_finding": [{"finding": "Effusion", "n": 13317}, {"finding": "Mass", "n": 5782}]}))
 
 
+def _report_labels(d: Path, rng: np.random.Generator) -> None:
+    """A labeller scored against a reference with :func:`cxreval.reports.precision_recall_table`."""
+    from cxreval.findings import CHESTXRAY8
+    from cxreval.reports import precision_recall_table
+
+    rows = []
+    for i in range(120):
+        for f in CHESTXRAY8:
+            ref = rng.random() < 0.2
+            pred = ref if rng.random() < 0.9 else not ref
+            rows += [{"study_id": f"r{i}", "patient_id": f"r{i}", "finding": f, "source": "human",
+                      "state": "positive" if ref else "negative"},
+                     {"study_id": f"r{i}", "patient_id": f"r{i}", "finding": f, "source": "report",
+                      "state": "positive" if pred else "negative"}]
+    val = precision_recall_table(pd.DataFrame(rows), reference="human", predicted="report", findings=CHESTXRAY8,
+                                 n_resamples=50, rng=0)
+    val.to_csv(d / "labeller_validation.csv", index=False)
+
+
 def make_results(root: Path, seed: int = 0) -> Path:
     """Write one folder per analysis kind under ``root``; return ``root``."""
     rng = np.random.default_rng(seed)
     for name, fn in [("classify", _classification), ("agree", _agreement), ("fuse", _fusion),
                      ("localize", _localization), ("iqa", _iqa), ("iqa_no_ratings", _iqa_metric_vs_metric),
-                     ("overlays", _overlays)]:
+                     ("overlays", _overlays), ("report_labels", _report_labels)]:
         d = root / name
         d.mkdir(parents=True, exist_ok=True)
         fn(d, rng)
