@@ -161,3 +161,31 @@ def test_other_public_functions_reject_bad_types():
     for call, name in calls:
         with pytest.raises(CxrevalError, match=name):
             call()
+
+
+# --- QA1: defects found trying the command as a user ---------------------------------------------------------------
+
+
+def test_header_only_csv_is_an_error_not_an_empty_output(tmp_path, capsys):
+    p = tmp_path / "r.csv"
+    p.write_text("study_id,text\n")
+    with pytest.raises(SchemaError, match="no reports"):
+        label_reports(read_reports(p).table)
+    assert main(["label-reports", "--reports", str(p), "-o", str(tmp_path / "out")]) == 2
+    assert "no reports" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_text_and_section_columns_together_is_an_error_not_sections_silently_ignored():
+    t = pd.DataFrame({"study_id": ["a"], "text": ["No effusion."], "findings": ["Large effusion."]})
+    with pytest.raises(SchemaError, match="both a 'text' column and section columns"):
+        label_reports(t)
+
+
+def test_ignored_columns_are_reported_by_the_cli(tmp_path, capsys):
+    import json
+
+    p = tmp_path / "r.csv"
+    p.write_text("study_id,text,site\ns1,No effusion.,A\n")
+    assert main(["label-reports", "--reports", str(p), "-o", str(tmp_path / "out")]) == 0
+    assert "['site']" in capsys.readouterr().out
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["ignored_columns"] == ["site"]

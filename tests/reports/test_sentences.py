@@ -175,3 +175,37 @@ def test_chexpert_no_finding_rule():
     assert nf == {"a": 2, "b": 0, "c": 2, "d": 0}
     sd = lab[(lab.finding == "Support Devices") & (lab.study_id == "a")]["state"].iloc[0]
     assert sd == 2
+
+
+# --- QA1: inline headers in any case, list-style negation ----------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("findings: no effusion. impression: small pneumothorax.",
+     [("findings", "no effusion."), ("impression", "small pneumothorax.")]),
+    ("Findings:Heart normal.Impression:Cardiomegaly.", [("findings", "Heart normal."), ("impression", "Cardiomegaly.")]),
+    ("Heart size is normal. Impression: no acute process",
+     [("preamble", "Heart size is normal."), ("impression", "no acute process")]),
+    ("FINDINGS: Clear.\nIMPRESSION: Summary of findings: no effusion.",
+     [("findings", "Clear."), ("impression", "Summary of findings: no effusion.")]),
+])
+def test_inline_headers_in_any_case(text, expected):
+    from cxreval.reports.sections import split_sections
+
+    assert [(s.name, text[s.start:s.end].strip()) for s in split_sections(text)] == expected
+
+
+@pytest.mark.parametrize("sentence, finding, state", [
+    ("Pneumothorax: none.", "Pneumothorax", 0),
+    ("PLEURAL EFFUSION: NEGATIVE", "Effusion", 0),
+    ("Nodule: not seen.", "Nodule", 0),
+    ("Effusion: small left.", "Effusion", 2),
+    ("Effusion: no change.", "Effusion", 2),
+])
+def test_list_style_findings_with_colon(sentence, finding, state):
+    from cxreval.reports.engine import Engine
+    from cxreval.reports.rules import load_rules
+
+    eng = Engine(load_rules())
+    m = eng.run([sentence])
+    got = {eng.findings[f]: int(s) for f, s in zip(m.finding, m.state)}
+    assert got[finding] == state

@@ -85,7 +85,7 @@ def label_reports_command(
     executor = workers_executor(workers)
     table, read = load_report_table(reports)
     where = f"file {str(reports)!r}"
-    check_report_table(table, where=where)  # bad input fails before the output folder is opened
+    checked = check_report_table(table, where=where)  # bad input fails before the output folder is opened
     inputs = [reports] + ([rules] if rules is not None else [])
     with output_folder(out, overwrite=overwrite, inputs=inputs,
                        meta={"sections": list(secs), "vocabulary": vocabulary, "rules": rs.to_dict()}) as d:
@@ -104,12 +104,15 @@ def label_reports_command(
         labels.to_csv(d / "labels.csv", index=False)
         res.mentions.to_csv(d / "mentions.csv", index=False)
         res.notes.to_csv(d / "notes.csv", index=False)
-        summary = {"reports": str(reports), "read": read.to_dict(), **res.summary()}
+        summary = {"reports": str(reports), "read": read.to_dict(), **res.summary(),
+                   "ignored_columns": list(checked.ignored_columns)}
         (d / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     if json_out:
         echo_json(summary)
     else:
         counts = res.notes["note"].value_counts().to_dict() if len(res.notes) else {}
+        if checked.ignored_columns:
+            typer.echo(f"note: columns not labelled (neither ids nor report text): {list(checked.ignored_columns)}")
         typer.echo(f"labelled {res.n_reports} reports ({len(res.mentions)} mentions, sources "
                    f"{', '.join(sorted(res.labels['source'].unique()))}); notes: {counts or 'none'}; wrote labels.csv, "
                    f"labels.parquet, mentions.csv, notes.csv, summary.json to {out}")

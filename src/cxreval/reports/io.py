@@ -75,7 +75,8 @@ def check_report_table(reports: object, *, where: str = "report table") -> Repor
     Raises
     ------
     SchemaError
-        Not a table; no ``study_id``; no ``text`` nor section column; a missing or duplicate study id;
+        Not a table; no ``study_id``; no ``text`` nor section column; both ``text`` and section columns;
+        no rows; a missing or duplicate study id;
         a study with two patient ids cannot occur (one row per study); text that is not text.
     """
     if not isinstance(reports, pd.DataFrame):
@@ -92,6 +93,11 @@ def check_report_table(reports: object, *, where: str = "report table") -> Repor
     if text_col is None and not sections:
         raise SchemaError(f"{where} has neither a 'text' column nor a section column (findings, impression, ...); "
                           f"columns: {cols}.")
+    if text_col is not None and sections:
+        raise SchemaError(f"{where} has both a 'text' column and section columns {list(sections)}; which to label is "
+                          "ambiguous. Keep either 'text' (the whole report) or the section columns.")
+    if not len(reports):
+        raise SchemaError(f"{where} has no reports (no rows under the header); columns: {cols}.")
     pid_col = lower.get("patient_id")
     ids = reports[sid_col]
     miss = ids.isna() | (ids.astype(str).str.strip() == "")

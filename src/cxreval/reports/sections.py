@@ -1,8 +1,9 @@
 """Section splitting of plain-text radiology reports (FINDINGS, IMPRESSION and their header variants).
 
 A header is a known section name at the start of a line (after optional spaces), in any case, with its
-letters optionally spaced out (``F I N D I N G S``), followed by ``:``, ``-`` or the end of the line; or an
-upper-case name with a colon after a sentence end inside a line (``... effusion. IMPRESSION: ...``).
+letters optionally spaced out (``F I N D I N G S``), followed by ``:``, ``-`` or the end of the line; or a
+name in any case with a colon right after a sentence end inside a line (``... effusion. IMPRESSION: ...``,
+``Heart normal.Impression: ...``).
 The body of a section runs to the next header. Text before the first header is the ``preamble``.
 Names map to a canonical section: ``findings`` (FINDING(S), REPORT, FINDINGS AND IMPRESSION...),
 ``impression`` (IMPRESSION(S), CONCLUSION(S), OPINION, SUMMARY, INTERPRETATION) or a non-labelled one
@@ -70,10 +71,10 @@ def _header_regex() -> tuple[re.Pattern[str], dict[str, str]]:
 
 
 def _inline_regex() -> re.Pattern[str]:
-    """An upper-case header with a colon after a sentence end, inside a line ("... normal. IMPRESSION: ...")."""
+    """A header (any case) with a colon after a sentence end, inside a line ("... normal. Impression: ...")."""
     names = sorted((n.upper() for ns in HEADERS.values() for n in ns), key=len, reverse=True)
     body = "|".join(r"[ \t]+".join(re.escape(w) for w in n.split()) for n in names)
-    return re.compile(rf"(?<=[.!?])[ \t]+(?P<h>{body})[ \t]*:[ \t]*")
+    return re.compile(rf"(?i)(?<=[.!?])[ \t]*(?P<h>{body})[ \t]*:[ \t]*")
 
 
 _HEADER_RX, _LOOKUP = _header_regex()
