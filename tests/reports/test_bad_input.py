@@ -189,3 +189,32 @@ def test_ignored_columns_are_reported_by_the_cli(tmp_path, capsys):
     assert main(["label-reports", "--reports", str(p), "-o", str(tmp_path / "out")]) == 0
     assert "['site']" in capsys.readouterr().out
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["ignored_columns"] == ["site"]
+
+
+def test_run_on_report_without_sentence_ends_keeps_mention_rows_small():
+    from cxreval.reports.labeller import SENTENCE_TEXT_MAX
+
+    text = "FINDINGS: " + " ".join(["no effusion and"] * 3000) + " mild cardiomegaly"
+    res = label_reports(pd.DataFrame({"study_id": ["a"], "text": [text]}), sections="whole")
+    m = res.mentions
+    assert len(m) == 3001 and m.sentence_text.str.len().max() <= SENTENCE_TEXT_MAX + 6
+    last = m.iloc[-1]
+    assert text[last.start:last.end] == last.phrase == "cardiomegaly" and last.phrase in last.sentence_text
+    assert last.sentence_text.startswith("...") and last.state == "positive"
+    short = label_reports(pd.DataFrame({"study_id": ["a"], "text": ["No effusion. Mild cardiomegaly."]})).mentions
+    assert short.sentence_text.tolist()[:2] == ["No effusion.", "Mild cardiomegaly."]
+
+
+def test_print_rules_needs_no_reports_or_out(capsys):
+    assert main(["label-reports", "--print-rules"]) == 0
+    assert "triggers:" in capsys.readouterr().out
+    assert main(["label-reports", "--reports", "x.csv"]) == 2
+    assert "Missing option --out" in capsys.readouterr().err
+
+
+def test_bad_yaml_rules_is_one_line_with_position(tmp_path, capsys):
+    p = tmp_path / "r.yaml"
+    p.write_text("scope: [1,2\n")
+    with pytest.raises(SchemaError, match=r"not valid YAML \(line 2, column 1\)") as e:
+        load_rules(p)
+    assert "\n" not in str(e.value)

@@ -46,10 +46,10 @@ def load_report_table(path: Path) -> tuple[pd.DataFrame, ReadReport]:
 
 
 def label_reports_command(
-    reports: Path = typer.Option(..., "--reports", help="Reports: a CSV/Parquet with study_id, [patient_id,] and text "
+    reports: Path = typer.Option(None, "--reports", help="(Required.) Reports: a CSV/Parquet with study_id, [patient_id,] and text "
                                  "or one column per section (findings, impression, ...); or the OpenI archive "
                                  "NLMCXR_reports.tgz or a folder of its XML files."),
-    out: Path = typer.Option(..., "-o", "--out", help="Output folder (written atomically)."),
+    out: Path = typer.Option(None, "-o", "--out", help="(Required.) Output folder (written atomically)."),
     sections: str = typer.Option("findings,impression,whole", "--sections",
                                  help="Comma-separated label sources to write: findings (report_findings), "
                                  "impression (report_impression), whole (report)."),
@@ -73,6 +73,9 @@ def label_reports_command(
 
         typer.echo(packaged_rules_text(vocabulary))
         return
+    missing = [o for o, v in (("--reports", reports), ("--out", out)) if v is None]
+    if missing:
+        raise InvalidParameterError(f"Missing option {' and '.join(missing)} (only --print-rules runs without them).")
     secs = tuple(x.strip() for x in sections.split(",") if x.strip())
     bad = [x for x in secs if x not in SECTION_CHOICES]
     if bad or not secs:

@@ -45,12 +45,14 @@ from .io import check_report_table
 from .rules import RuleSet, load_rules
 from .sections import split_sections
 
-__all__ = ["SECTION_CHOICES", "SOURCE_NAMES", "ReportLabelsResult", "label_reports", "MENTION_COLUMNS"]
+__all__ = ["SECTION_CHOICES", "SOURCE_NAMES", "SENTENCE_TEXT_MAX", "ReportLabelsResult", "label_reports", "MENTION_COLUMNS"]
 
 SECTION_CHOICES: tuple[str, ...] = ("findings", "impression", "whole")
 SOURCE_NAMES: dict[str, str] = {"findings": "report_findings", "impression": "report_impression", "whole": "report"}
 MENTION_COLUMNS: tuple[str, ...] = ("study_id", "section", "field", "sentence", "start", "end", "phrase", "finding",
                                     "state", "mention_rule", "state_rule", "sentence_text")
+SENTENCE_TEXT_MAX = 400
+"""Longest ``sentence_text`` written whole in the mention table; longer sentences are cut around the mention."""
 _NAME_OF = np.array(["negative", "uncertain", "positive"], dtype=object)
 
 
@@ -68,7 +70,8 @@ class ReportLabelsResult:
         input column its span indexes), ``sentence`` (0-based in the section), character span
         ``start``/``end`` in that column's text, the matched ``phrase``, ``finding``, ``state``, the rule
         that found it (``mention_rule``), the rule that decided its state (``state_rule``: a trigger, a
-        ``normal`` phrase, or ``no trigger: positive``) and the sentence.
+        ``normal`` phrase, or ``no trigger: positive``) and the sentence (``sentence_text``; a sentence longer than
+        :data:`SENTENCE_TEXT_MAX` characters as a window around the mention with ``...`` at the cut ends).
     notes : pandas.DataFrame
         ``study_id, source, note``: per-report notes (empty text, a requested section missing).
     rules : RuleSet
@@ -256,6 +259,19 @@ def _aggregate(rs: RuleSet, table: pd.DataFrame, secs: tuple[str, ...], m: Menti
     return labels, notes
 
 
+def _sentence_text(text: str, a: int, b: int, ms: int, me: int) -> str:
+    """The sentence ``text[a:b]``; a longer one than :data:`SENTENCE_TEXT_MAX` as a window around the mention.
+
+    A text without sentence ends (one run-on "sentence" of thousands of mentions) would otherwise repeat the
+    whole text in every mention row (gigabytes for a long report); the span columns stay exact.
+    """
+    if b - a <= SENTENCE_TEXT_MAX:
+        return text[a:b].strip()
+    half = max(0, (SENTENCE_TEXT_MAX - (me - ms)) // 2)
+    lo, hi = max(a, ms - half), min(b, me + half)
+    return ("..." if lo > a else "") + text[lo:hi].strip() + ("..." if hi < b else "")
+
+
 def _mention_table(rs: RuleSet, table: pd.DataFrame, texts: list[str], m: MentionArrays, seg_row: np.ndarray,
                    seg_sec: list[str], seg_field: list[str], seg_off: list[int]) -> pd.DataFrame:
     if not len(m):
@@ -264,7 +280,8 @@ def _mention_table(rs: RuleSet, table: pd.DataFrame, texts: list[str], m: Mentio
     off = np.asarray(seg_off, dtype=np.int64)[m.segment]
     seg = m.segment.tolist()
     phrase = [texts[g][a:b] for g, a, b in zip(seg, m.start.tolist(), m.end.tolist())]
-    sent = [texts[g][a:b].strip() for g, a, b in zip(seg, m.sentence_start.tolist(), m.sentence_end.tolist())]
+    sent = [_sentence_text(texts[g], a, b, ms, me) for g, a, b, ms, me in
+            zip(seg, m.sentence_start.tolist(), m.sentence_end.tolist(), m.start.tolist(), m.end.tolist())]
     m_names = np.asarray([r.name for r in rs.mentions], dtype=object)
     t_names = np.asarray([r.name for r in rs.triggers] + ["no trigger: positive"], dtype=object)
     state_rule = t_names[np.where(m.context_rule >= 0, m.context_rule, len(rs.triggers))]

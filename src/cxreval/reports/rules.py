@@ -159,7 +159,10 @@ def _read_user(path: str | os.PathLike[str]) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise SchemaError(f"Rules file {str(p)!r} is not UTF-8 text (byte {exc.start}).") from None
     except yaml.YAMLError as exc:
-        raise SchemaError(f"Rules file {str(p)!r} is not valid YAML: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SchemaError(f"Rules file {str(p)!r} is not valid YAML{at}: {problem}.") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
