@@ -194,7 +194,7 @@ def test_ignored_columns_are_reported_by_the_cli(tmp_path, capsys):
 def test_run_on_report_without_sentence_ends_keeps_mention_rows_small():
     from cxreval.reports.labeller import SENTENCE_TEXT_MAX
 
-    text = "FINDINGS: " + " ".join(["no effusion and"] * 3000) + " mild cardiomegaly"
+    text = "FINDINGS: " + " ".join(["no effusion and"] * 3000) + " but mild cardiomegaly"
     res = label_reports(pd.DataFrame({"study_id": ["a"], "text": [text]}), sections="whole")
     m = res.mentions
     assert len(m) == 3001 and m.sentence_text.str.len().max() <= SENTENCE_TEXT_MAX + 6
