@@ -43,6 +43,7 @@ Examples
 from __future__ import annotations
 
 import os
+import re
 import struct
 import warnings
 from collections.abc import Sequence
@@ -55,8 +56,27 @@ import pandas as pd
 from .._validation import check_choice
 from ..exceptions import DataUnavailableError, SchemaError
 
-__all__ = ["IMAGE_SUFFIXES", "DICOM_WINDOWS", "ImageItem", "ImageList", "RawImage", "ImageReadError",
+__all__ = ["exc_text", "IMAGE_SUFFIXES", "DICOM_WINDOWS", "ImageItem", "ImageList", "RawImage", "ImageReadError",
            "list_images", "read_image", "is_dicom", "pydicom_available"]
+
+
+def exc_text(exc: BaseException) -> str:
+    """An exception as one line for an error message or a report cell: ``Type: message``.
+
+    A multi-line message (a TorchScript traceback, a YAML error with its excerpt, a list of state_dict
+    mismatches) is shortened: a traceback to its last line, a YAML error to its problem and position,
+    anything else joined with ``; ``.
+    """
+    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+    if problem is not None:
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        return f"{type(exc).__name__}: {problem}{at}"
+    lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+    if any(x.startswith("Traceback") for x in lines):
+        lines = lines[-1:]
+        if re.match(r"[A-Za-z_.]+(Error|Exception): ", lines[0]):  # the last line names its type already
+            return lines[0]
+    return f"{type(exc).__name__}: {'; '.join(lines)}"
 
 IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".dcm", ".dicom")
 """File name suffixes (case-insensitive) taken from an image folder."""
@@ -154,7 +174,7 @@ def _read_list(path: Path) -> list[ImageItem]:
         try:
             df = pd.read_csv(path, dtype=str, keep_default_na=False)
         except (OSError, ValueError) as exc:
-            raise SchemaError(f"--images {path}: cannot be read as a CSV ({exc}).") from exc
+            raise SchemaError(f"--images {path}: cannot be read as a CSV ({exc_text(exc)}).") from exc
         if "path" not in df.columns:
             raise SchemaError(f"--images {path}: a CSV image list needs a 'path' column (and optionally "
                               f"'study_id'); its columns are {list(df.columns)}.")
@@ -165,7 +185,8 @@ def _read_list(path: Path) -> list[ImageItem]:
         try:
             lines = path.read_text().splitlines()
         except (OSError, UnicodeDecodeError) as exc:
-            raise SchemaError(f"--images {path}: cannot be read as a text list of image paths ({exc}).") from exc
+            raise SchemaError(f"--images {path}: cannot be read as a text list of image paths "
+                              f"({exc_text(exc)}).") from exc
         rows = [(s, s) for s in (ln.strip() for ln in lines) if s and not s.startswith("#")]
     items = []
     for i, (sid, p) in enumerate(rows):
@@ -234,7 +255,7 @@ def _read_pil(path: Path) -> RawImage:
             else:
                 arr = np.asarray(im)
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise ImageReadError(f"{path}: cannot be read as an image ({type(exc).__name__}: {exc}).") from exc
+        raise ImageReadError(f"{path}: cannot be read as an image ({exc_text(exc)}).") from exc
     if png is not None:
         if png[0] < 8:
             raise ImageReadError(f"{path}: a {png[0]}-bit PNG is not supported; expected 8 or 16 bits per sample.")
@@ -260,7 +281,7 @@ def _read_tiff(path: Path) -> RawImage:
     try:
         arr = tifffile.imread(path)
     except Exception as exc:  # tifffile raises many types for a broken file
-        raise ImageReadError(f"{path}: cannot be read as a TIFF ({type(exc).__name__}: {exc}).") from exc
+        raise ImageReadError(f"{path}: cannot be read as a TIFF ({exc_text(exc)}).") from exc
     if arr.dtype not in (np.uint8, np.uint16):
         raise ImageReadError(f"{path}: TIFF samples are {arr.dtype}; expected 8- or 16-bit unsigned integers.")
     if arr.ndim == 3 and arr.shape[2] == 4:
@@ -295,7 +316,7 @@ def _read_dicom(path: Path, *, window: str) -> RawImage:
     except ImageReadError:
         raise
     except Exception as exc:  # pydicom raises many types for a broken file
-        raise ImageReadError(f"{path}: cannot be read as a DICOM image ({type(exc).__name__}: {exc}).") from exc
+        raise ImageReadError(f"{path}: cannot be read as a DICOM image ({exc_text(exc)}).") from exc
     maxval = (1 << bits) - 1
     data = np.asarray(data)
     if int(getattr(ds, "PixelRepresentation", 0)) == 1 and window == "none":

@@ -49,6 +49,7 @@ import pandas as pd
 
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from ..findings import canonical_finding
+from .images import exc_text
 from .preprocess import Preprocessing
 
 __all__ = ["XRV_WEIGHTS", "XRV_VERSION", "ModelSpec", "LoadedModel", "parse_model_spec", "load_model",
@@ -82,7 +83,7 @@ def require_xrv() -> Any:
     try:
         import torchxrayvision as xrv
     except ImportError as exc:
-        raise DataUnavailableError(f"torchxrayvision is not importable ({exc}); pip install 'cxreval[models]' "
+        raise DataUnavailableError(f"torchxrayvision is not importable ({exc_text(exc)}); pip install 'cxreval[models]' "
                                    f"(torchxrayvision=={XRV_VERSION} and a torchvision that matches torch).") from exc
     return xrv
 
@@ -233,9 +234,9 @@ def _load_xrv(name: str, *, weights_dir: str | os.PathLike[str] | None, download
     except Exception as exc:  # download errors come as requests/OS/HTTP errors
         if not path.is_file():
             raise DataUnavailableError(_no_weights_message(
-                name, url, path, f"the download failed ({type(exc).__name__}: {exc})")) from exc
+                name, url, path, f"the download failed ({exc_text(exc)})")) from exc
         raise DataUnavailableError(f"TorchXRayVision weights {name!r}: the file {path} could not be loaded "
-                                   f"({type(exc).__name__}: {exc}); it may be truncated or not the file from {url}. "
+                                   f"({exc_text(exc)}); it may be truncated or not the file from {url}. "
                                    "Delete it and download it again.") from exc
     return module, path, url
 
@@ -280,7 +281,7 @@ def _import_callable(ref: object, *, base: Path, where: str) -> Any:
         else:
             module = importlib.import_module(mod_name)
     except ImportError as exc:
-        raise SchemaError(f"{where}: cannot import the architecture module {mod_name!r} ({exc}).") from exc
+        raise SchemaError(f"{where}: cannot import the architecture module {mod_name!r} ({exc_text(exc)}).") from exc
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise SchemaError(f"{where}: {mod_name!r} has no callable {attr!r}.")
@@ -318,9 +319,9 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
         raise SchemaError(f"model {spec}: the YAML describing it ({cfg_path}) does not exist; it must give input "
                           "size, channels, normalization and the output findings in order (see cxreval.predict.models).")
     try:
-        cfg = yaml.safe_load(cfg_path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise SchemaError(f"{where}: cannot be read as YAML ({exc}).") from exc
+        cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise SchemaError(f"{where}: cannot be read as YAML ({exc_text(exc)}).") from exc
     if not isinstance(cfg, Mapping):
         raise SchemaError(f"{where}: must be a YAML mapping.")
     unknown = set(cfg) - _YAML_KEYS
@@ -349,7 +350,7 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
                 warnings.simplefilter("ignore", DeprecationWarning)
                 module = torch.jit.load(str(ckpt), map_location="cpu")
         except (RuntimeError, ValueError) as exc:
-            raise SchemaError(f"{where}: {ckpt} is not a TorchScript file ({exc}); for a state_dict set "
+            raise SchemaError(f"{where}: {ckpt} is not a TorchScript file ({exc_text(exc)}); for a state_dict set "
                               "format: state_dict and architecture.") from exc
     else:
         if "architecture" not in cfg:
@@ -367,11 +368,11 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
             obj = torch.load(str(ckpt), map_location="cpu", weights_only=True)
         except Exception as exc:  # pickle / zip errors of many kinds
             raise SchemaError(f"{where}: cannot read checkpoint {ckpt} with torch.load(weights_only=True) "
-                              f"({type(exc).__name__}: {exc}).") from exc
+                              f"({exc_text(exc)}).") from exc
         try:
             module.load_state_dict(_state_dict(obj, where=f"{where}, checkpoint {ckpt}"), strict=True)
         except RuntimeError as exc:
-            raise SchemaError(f"{where}: checkpoint {ckpt} does not fit the architecture: {exc}") from exc
+            raise SchemaError(f"{where}: checkpoint {ckpt} does not fit the architecture: {exc_text(exc)}") from exc
     findings, notes = _map_outputs([None if f is None else str(f) for f in fl], where=where)
     name = str(cfg.get("name") or ckpt.stem)
     return LoadedModel(name, str(spec), module, prep, tuple("" if f is None else str(f) for f in fl), findings,
@@ -426,7 +427,7 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: str |
             y = lm.module(x)
     except Exception as exc:  # shape / dtype errors of the user's model
         raise SchemaError(f"model {lm.spec}: a blank input of shape {tuple(x.shape)} (from its preprocessing) "
-                          f"fails in its forward pass ({type(exc).__name__}: {exc}).") from exc
+                          f"fails in its forward pass ({exc_text(exc)}).") from exc
     if not isinstance(y, torch.Tensor) or y.ndim != 2 or y.shape[1] != len(lm.outputs):
         got = f"shape {tuple(y.shape)}" if isinstance(y, torch.Tensor) else type(y).__name__
         raise SchemaError(f"model {lm.spec}: its forward pass returns {got} for one image; expected (1, "

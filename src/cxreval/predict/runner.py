@@ -38,7 +38,7 @@ from .._validation import check_choice, check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError
 from ..labels import validate_predictions
 from ..results import ReadReport
-from .images import ImageItem, ImageList, read_image
+from .images import ImageItem, ImageList, exc_text, read_image
 from .models import LoadedModel, require_torch
 from .preprocess import Preprocessing, preprocess
 from .store import NpzWriter, PartialStore
@@ -134,7 +134,7 @@ def _load_one(item: ImageItem, prep: Preprocessing, dicom_window: str) -> np.nda
         msg = str(exc)
         return msg if str(item.path) in msg else f"{item.path}: {msg}"
     except (MemoryError, ValueError, OSError) as exc:
-        return f"{item.path}: {type(exc).__name__}: {exc}"
+        return f"{item.path}: {exc_text(exc)}"
 
 
 def _batches(items: Sequence[ImageItem], size: int) -> Iterator[list[ImageItem]]:
@@ -419,6 +419,10 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
                "device": device, "workers": workers, "dicom_window": dicom_window}
     src = Path(str(listing.source))
     inputs = [src] if src.is_file() else []          # a list file is hashed; an image folder is not read twice
+    for m in loaded:                                   # every model's YAML and weights file (run.json: SHA-256)
+        for f in (m.extra.get("yaml"), m.weights_file):
+            if f and Path(str(f)).is_file() and Path(str(f)) not in inputs:
+                inputs.append(Path(str(f)))
     # the output folder's lock is taken before any image is read: a second run into the same --out fails at once
     with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv,
                        meta={"images": listing.source, "n_images": len(listing.items),

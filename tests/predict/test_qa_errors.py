@@ -1,0 +1,64 @@
+"""`cxreval predict` errors a user meets (bad YAML, a model that fails on its input) are one clear line; run.json
+names the model files it used."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from PIL import Image
+
+from cxreval.cli.main import main
+from cxreval.exceptions import SchemaError
+from cxreval.predict import load_model
+
+
+def test_exc_text_is_one_line():
+    from cxreval.predict.images import exc_text
+
+    assert exc_text(ValueError("a\n\tb\n")) == "ValueError: a; b"
+    tb = RuntimeError("The following operation failed.\nTraceback of TorchScript (most recent call last):\n"
+                      "  File x, line 1\n    ~~~ <--- HERE\nRuntimeError: expected 1 channel, got 3\n")
+    assert exc_text(tb) == "RuntimeError: expected 1 channel, got 3"
+    try:
+        yaml.safe_load("input: {size: 64\n")
+    except yaml.YAMLError as exc:
+        text = exc_text(exc)
+    assert "\n" not in text and text.startswith("ParserError: expected ',' or '}'") and "line 2, column 1" in text
+
+
+def test_bad_yaml_model_is_one_line(tmp_path):
+    p = tmp_path / "m.yaml"
+    p.write_text("name: x\ninput: {size: 64\n")
+    with pytest.raises(SchemaError, match="cannot be read as YAML") as e:
+        load_model(f"torch:{p}")
+    assert "\n" not in str(e.value)
+    p.write_bytes(b"name: x\xff\n")
+    with pytest.raises(SchemaError, match="cannot be read as YAML .UnicodeDecodeError"):
+        load_model(f"torch:{p}")
+
+
+def test_torchscript_model_failing_on_its_input_is_one_line(tmp_path, torch_mod):
+    torch = torch_mod
+    net = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten())
+    torch.jit.script(net).save(str(tmp_path / "m.pt"))
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump({
+        "checkpoint": "m.pt", "input": {"size": 16, "channels": 3, "normalization": "xrv"},
+        "findings": ["Effusion", "Atelectasis"]}))
+    with pytest.raises(SchemaError, match="fails in its forward pass") as e:
+        load_model(f"torch:{tmp_path / 'm.yaml'}")
+    msg = str(e.value)
+    assert "\n" not in msg and "Traceback" not in msg and "RuntimeError: RuntimeError" not in msg
+    assert "channels" in msg
+
+
+def test_run_json_records_model_files(tmp_path, tiny_models):
+    d, ymls = tiny_models
+    imgs = tmp_path / "imgs"
+    imgs.mkdir()
+    Image.new("L", (40, 40), 90).save(imgs / "a.png")
+    out = tmp_path / "out"
+    assert main(["predict", "-i", str(imgs), "-m", f"torch:{ymls[0]}", "-o", str(out), "--no-progress"]) == 0
+    inputs = {i["path"]: i["sha256"] for i in json.loads((out / "run.json").read_text())["inputs"]}
+    assert set(inputs) == {str(ymls[0]), str(d / "tiny0.pt")} and all(len(h) == 64 for h in inputs.values())
