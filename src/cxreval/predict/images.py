@@ -10,7 +10,7 @@ Formats
 * PNG, 8 or 16 bits per sample, greyscale (``L``, ``I;16``) or colour (``RGB``, ``RGBA``, ``LA``): the maximum
   is ``2**bit_depth - 1`` from the PNG header (255 or 65535). Pillow cannot read 16-bit colour PNGs without
   reducing them to 8 bits, so such files are reported as an error instead of being squashed silently.
-* JPEG (8-bit, greyscale or colour): maximum 255.
+* JPEG (8-bit, greyscale or colour; CMYK and YCbCr are converted to RGB by Pillow first): maximum 255.
 * TIFF (unsigned integer samples, via tifffile): maximum from the dtype (255 or 65535).
 * DICOM (``.dcm``, ``.dicom``, or any file with the ``DICM`` preamble; needs ``pip install pydicom``):
   the stored values of ``pixel_array``; maximum ``2**BitsStored - 1``. With ``dicom_window='voi'`` the
@@ -252,6 +252,9 @@ def _read_pil(path: Path) -> RawImage:
                 arr, mode = np.asarray(im2), im2.mode
             elif mode == "1":
                 arr = np.asarray(im.convert("L"))
+            elif mode in ("CMYK", "YCbCr", "LAB", "HSV"):   # ink / other colour spaces: their samples are not grey
+                im2 = im.convert("RGB")
+                arr, mode = np.asarray(im2), f"{mode}->RGB"
             else:
                 arr = np.asarray(im)
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
@@ -260,7 +263,7 @@ def _read_pil(path: Path) -> RawImage:
         if png[0] < 8:
             raise ImageReadError(f"{path}: a {png[0]}-bit PNG is not supported; expected 8 or 16 bits per sample.")
         depth = int(png[0])
-    elif arr.dtype == np.uint8 or mode in ("L", "RGB", "RGBA", "LA", "CMYK"):
+    elif arr.dtype == np.uint8 or mode in ("L", "RGB", "RGBA", "LA"):
         depth = 8
     elif arr.dtype == np.uint16:
         depth = 16
