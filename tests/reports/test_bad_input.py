@@ -218,3 +218,22 @@ def test_bad_yaml_rules_is_one_line_with_position(tmp_path, capsys):
     with pytest.raises(SchemaError, match=r"not valid YAML \(line 2, column 1\)") as e:
         load_rules(p)
     assert "\n" not in str(e.value)
+
+
+def test_clinical_context_sections_are_not_labelled():
+    t = pd.DataFrame({"study_id": ["a", "b", "c"],
+                      "indication": ["Rule out pneumonia. History of lung nodules.", "Cough.", "Edema."],
+                      "comparison": ["Prior pneumothorax.", "", ""],
+                      "findings": ["Heart size normal. No effusion.", "", ""],
+                      "impression": ["No acute disease.", "Mild cardiomegaly.", ""]})
+    res = label_reports(t)
+    lab = res.labels.set_index(["study_id", "source", "finding"])["state"]
+    for f in ("Pneumonia", "Nodule", "Pneumothorax"):
+        assert lab["a", "report", f] == -1                       # only in the indication / comparison
+    assert lab["a", "report", "Effusion"] == 0 and lab["b", "report", "Cardiomegaly"] == 2
+    assert lab["c"].isna().all() and set(res.mentions.section) <= {"findings", "impression"}
+    assert ("c", "report", "only clinical context (indication/history/comparison/technique)") in set(
+        map(tuple, res.notes.to_numpy()))
+    text = pd.DataFrame({"study_id": ["a"], "text": ["INDICATION: ? pneumonia\nFINDINGS: Small effusion."]})
+    lab = label_reports(text, sections="whole").labels.set_index("finding")["state"]
+    assert lab["Pneumonia"] == -1 and lab["Effusion"] == 2
