@@ -209,3 +209,27 @@ def test_list_style_findings_with_colon(sentence, finding, state):
     m = eng.run([sentence])
     got = {eng.findings[f]: int(s) for f, s in zip(m.finding, m.state)}
     assert got[finding] == state
+
+
+@pytest.mark.parametrize("text", [
+    "FINDINGS\r\nSmall effusion.\r\n\r\nIMPRESSION\r\nNo pneumothorax.\r\n",
+    "FINDINGS\rSmall effusion.\rIMPRESSION\rNo pneumothorax.",
+    "FINDINGS:\r\nSmall effusion.\r\nIMPRESSION:\r\nNo pneumothorax.",
+])
+def test_windows_and_mac_line_ends(text):
+    lab = label_reports(pd.DataFrame({"study_id": ["a"], "text": [text]})).labels
+    lab = lab.set_index(["source", "finding"])["state"]
+    assert lab["report_findings", "Effusion"] == 2 and lab["report_impression", "Pneumothorax"] == 0
+    assert lab["report", "Effusion"] == 2
+
+
+def test_blank_line_with_lone_cr_ends_the_negation_scope():
+    lab = label_reports(pd.DataFrame({"study_id": ["a"], "text": ["No effusion\r\rPneumothorax"]}), sections="whole").labels
+    assert lab.set_index("finding")["state"][["Effusion", "Pneumothorax"]].tolist() == [0, 2]
+
+
+def test_spans_stay_exact_after_characters_whose_lower_case_is_longer():
+    text = "Dr \u0130\u0130\u0130 notes: small effusion. No pneumothorax."
+    m = label_reports(pd.DataFrame({"study_id": ["a"], "text": [text]}), sections="whole").mentions
+    assert [text[a:b] for a, b in zip(m.start, m.end)] == m.phrase.tolist() == ["effusion", "pneumothorax"]
+    assert m.state.tolist() == ["positive", "negative"]

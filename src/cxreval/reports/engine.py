@@ -136,6 +136,21 @@ def _tokenize(text: str, cls: np.ndarray) -> tuple[list[str], np.ndarray, np.nda
     return [text[a:b] for a, b in zip(start.tolist(), end.tolist())], start, end, is_word
 
 
+def _fold(text: str) -> str:
+    """Lower case with the same length as ``text`` (spans index both), and line ends as ``\n``.
+
+    ``str.lower`` lengthens U+0130 (İ -> i + combining dot), which would shift every later span; such
+    characters are lower-cased one by one, keeping the character when its lower case is longer. A CRLF
+    becomes `` \n`` and a lone CR ``\n``, so Windows and old Mac line ends read like Unix ones.
+    """
+    low = text.lower()
+    if len(low) != len(text):
+        low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    if "\r" in low:
+        low = low.replace("\r\n", " \n").replace("\r", "\n")
+    return low
+
+
 def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_end: np.ndarray, extra: np.ndarray
                      ) -> np.ndarray:
     """Sorted distinct sentence starts: 0, ``extra``, after '.'/'!' followed by a space, after a blank line."""
@@ -296,7 +311,7 @@ class Engine:
         if not texts:
             z = _empty()
             return MentionArrays(z, z, z, z, z, z, z, np.zeros(0, np.int8), z, z)
-        corpus = _SEP.join(texts).lower()
+        corpus = _fold(_SEP.join(texts))
         n = len(corpus)
         lens = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
         seg_start = np.concatenate([[0], np.cumsum(lens + len(_SEP))[:-1]])

@@ -66,7 +66,8 @@ def _header_regex() -> tuple[re.Pattern[str], dict[str, str]]:
             lookup[n] = canon
             alts.append((len(n), r"[ \t]+".join(_spaced(w) for w in n.split())))
     body = "|".join(a for _, a in sorted(alts, key=lambda x: -x[0]))
-    rx = re.compile(rf"(?im)^[ \t]*(?P<h>{body})[ \t]*(?::|-{{1,2}}(?=[ \t])|[ \t]*$)[ \t]*")
+    # a line ends at \n, \r\n or a lone \r (reports exported on Windows or old Macs)
+    rx = re.compile(rf"(?im)(?:^|(?<=\r))[ \t]*(?P<h>{body})[ \t]*(?::|-{{1,2}}(?=[ \t])|[ \t]*(?=\r|$))[ \t]*")
     return rx, lookup
 
 
