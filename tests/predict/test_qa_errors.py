@@ -77,3 +77,22 @@ def test_cmyk_jpeg_is_read_as_its_picture_not_its_ink_channels(tmp_path):
     assert c.pixels.shape == (20, 30, 3) and c.max_value == 255
     assert np.abs(c.pixels.astype(int) - a[..., None]).mean() < 3        # not the (all-zero) C, M, Y planes
     assert np.abs(c.pixels.astype(int) - r.pixels.astype(int)).max() <= 8
+
+
+def test_bad_batch_size_or_workers_leave_no_resume_store(tmp_path, tiny_models):
+    from cxreval.predict import partial_path
+
+    _, ymls = tiny_models
+    imgs = tmp_path / "imgs"
+    imgs.mkdir()
+    Image.new("L", (40, 40), 90).save(imgs / "a.png")
+    out = tmp_path / "out"
+    base = ["predict", "-i", str(imgs), "-m", f"torch:{ymls[0]}", "-o", str(out), "--no-progress"]
+    assert main(base + ["--batch-size", "0"]) == 2
+    assert main(base + ["--workers", "-1"]) == 2
+    assert not partial_path(out).exists() and not out.exists()
+    # a store left by a run that stopped before its first batch does not block a run with other settings
+    partial_path(out).mkdir()
+    (partial_path(out) / "config.json").write_text('{"heatmaps": true}')
+    assert main(base + ["--heatmaps"]) == 0
+    assert (out / "heatmaps").is_dir() and not partial_path(out).exists()

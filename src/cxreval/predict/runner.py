@@ -399,6 +399,9 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
 
     check_choice(dicom_window, DICOM_WINDOWS, name="dicom_window", func="predict")
     check_choice(cam, CAM_METHODS, name="cam", func="predict")
+    check_positive_int(batch_size, name="batch_size", func="predict")   # before the resume store is made
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise InvalidParameterError(f"The 'workers' parameter of predict must be an int >= 0. Got {workers!r}.")
     if not models:
         raise InvalidParameterError("predict needs at least one model (--model xrv:<weights> or torch:<path>).")
     check_output_path(out, overwrite=overwrite)

@@ -54,6 +54,8 @@ class PartialStore:
         cfg_file = self.folder / _CONFIG
         if self.folder.exists() and restart:
             shutil.rmtree(self.folder)
+        if cfg_file.is_file() and not self.shard_files():   # a run that stopped before its first batch
+            cfg_file.unlink()
         if cfg_file.is_file():
             old = json.loads(cfg_file.read_text())
             if old != self.config:
