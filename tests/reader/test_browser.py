@@ -108,8 +108,12 @@ def test_label_with_keyboard_draw_box_window_level_reload(browser, study, server
 
     order = [x["key"] for x in store.queue(Reader(alice.id, "alice", "reader"), "image")]
     drv = browser
+    drv.set_window_size(1280, 800)  # a laptop screen: the whole image and its tools fit without scrolling
     drv.get(f"{server.base}/#token={tokens['alice']}")
     _ready(drv, order[0])
+    bottom, height = drv.execute_script("return [document.getElementById('tools').getBoundingClientRect().bottom, "
+                                        "window.innerHeight]")
+    assert bottom <= height, (bottom, height)
     # window/level: invert flips the displayed grey levels
     probe = "const c = document.getElementById('canvas-image').getContext('2d'); return c.getImageData(380, 380, 1, 1).data[0];"
     before = drv.execute_script(probe)
@@ -236,8 +240,15 @@ def test_report_section_labelling_and_adjudication(browser, study, server_factor
     assert "alice: positive" in drv.find_element(By.ID, "rows").text
     assert drv.find_element(By.ID, "canvas-image").is_displayed()
     _shot(drv, "reader-adjudication.png")
-    _keys(drv, "n", "p", Keys.ENTER)
+    _keys(drv, "n", Keys.ENTER)  # one conflict of two decided: refused in words, nothing sent, item stays
+    _wait(drv, "return document.getElementById('msg').textContent.includes('Nodule')")
+    assert "every conflict" in drv.find_element(By.ID, "msg").text
+    assert drv.execute_script("return document.body.dataset.item") == "b1"
+    assert not store.latest(task="adjudication")
+    _keys(drv, "p", Keys.ENTER)
     _wait(drv, "return document.body.dataset.pending === '0' && document.getElementById('done').hidden === false")
+    # the end of a task says so and names the reader's other unfinished tasks (none for a resolver)
+    assert "all your tasks are done" in drv.find_element(By.ID, "done").text.lower()
     assert store.latest(task="adjudication")[("carol", "adjudication", "b1")]["labels"] == {
         "Effusion": "negative", "Nodule": "positive"}
     assert not _errors(drv)

@@ -94,6 +94,7 @@ async function start() {
 
 async function openTask(task) {
   S.task = task;
+  say('');
   sessionStorage.setItem('cxreval-task', task);
   for (const b of $('tasks').children) b.classList.toggle('active', b.dataset.task === task);
   let q;
@@ -129,6 +130,15 @@ async function openItem() {
   document.body.dataset.ready = '0';
   $('viewer').hidden = true; $('text').hidden = true; $('done').hidden = true;
   if (S.pos >= S.queue.length) {
+    const task = S.task;
+    let left = null;
+    try {
+      const me = await apiJSON('/api/me');
+      left = me.tasks.filter((t) => t.task !== task && t.n_done < t.n_items).map((t) => `${t.task} (${t.n_items - t.n_done} left)`);
+    } catch (e) { /* offline: say only what is known */ }
+    if (S.task !== task) return;
+    $('done').textContent = `All items of the ${task} task are done (\u2190 revisits them). ` + (left === null ? ''
+      : left.length ? `Still to do: ${left.join(', ')}; choose it at the top.` : 'All your tasks are done; you can close this page.');
     $('done').hidden = false; $('rows').innerHTML = ''; $('item-title').textContent = '';
     document.body.dataset.item = ''; document.body.dataset.ready = '1';
     return;
@@ -235,9 +245,9 @@ function payload() {
     return {ratings: Object.fromEntries(rows.map((r) => [r.name, S.ratings[r.name]]))};
   }
   if (S.task === 'adjudication') {
-    const labels = Object.fromEntries(rows.filter((r) => S.labels[r.name]).map((r) => [r.name, S.labels[r.name]]));
-    if (!Object.keys(labels).length) return 'Set at least one final label first.';
-    return {labels};
+    const open = rows.filter((r) => !S.labels[r.name]).map((r) => r.name);
+    if (open.length) return 'Set the final label of every conflict first: ' + open.join(', ');
+    return {labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]]))};
   }
   const missing = rows.filter((r) => !S.labels[r.name]).map((r) => r.name);
   if (missing.length) return 'Set every finding first (0 sets the remaining ones negative): ' + missing.join(', ');
