@@ -115,3 +115,16 @@ def test_a_partial_adjudication_is_not_done(study_file: Path, sqlite_url: str, i
     assert store.queue(rd["carol"], "adjudication") == [{"key": "b1", "done": True}]
     assert store.status().set_index(["reader", "task"]).loc[("carol", "adjudication"), "n_done"] == 1
     store.close()
+
+
+@pytest.mark.parametrize("command", ["status", "init"])
+def test_a_file_that_is_not_a_database_is_a_clear_error(study_file: Path, tmp_path: Path, command: str,
+                                                        capsys) -> None:
+    bad = tmp_path / "notes.db"
+    bad.write_text("this is not an SQLite database\n" * 10)
+    args = ["--study", str(study_file)] if command == "init" else []
+    rc = main(["reader", command, "--db", f"sqlite:///{bad}", *args])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2, err
+    assert len(err.splitlines()) == 1 and "not a database" in err and "notes.db" in err, err
+    assert bad.read_text().startswith("this is not")

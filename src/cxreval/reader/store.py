@@ -90,6 +90,12 @@ def _unreachable(engine: Any, exc: Any) -> SchemaError:
                        f"server ({reason}); check host, port, user and that the server is running.")
 
 
+def _not_a_study_db(engine: Any, exc: Any) -> SchemaError:
+    reason = " ".join(str(getattr(exc, "orig", exc)).split())
+    return SchemaError(f"--db {engine.url.render_as_string(hide_password=True)!r} cannot be used ({reason}); "
+                       "give a database made by `cxreval reader init` or a new file name.")
+
+
 class ReaderStore:
     """A study in a database (see the module docstring).
 
@@ -148,7 +154,11 @@ class ReaderStore:
         try:
             insp = sa.inspect(store.engine)
         except sa.exc.OperationalError as exc:
-            raise _unreachable(store.engine, exc) from exc
+            if store.engine.dialect.name != "sqlite":
+                raise _unreachable(store.engine, exc) from exc
+            raise _not_a_study_db(store.engine, exc) from exc
+        except sa.exc.DatabaseError as exc:
+            raise _not_a_study_db(store.engine, exc) from exc
         if insp.has_table("meta"):
             with store.engine.connect() as conn:
                 row = conn.execute(sa.select(store.t["meta"].c.value).where(store.t["meta"].c.key == "study")).first()
@@ -189,6 +199,8 @@ class ReaderStore:
             except sa.exc.ProgrammingError as exc:
                 raise SchemaError(f"The database {self.engine.url!r} holds no study; run `cxreval reader init`.") \
                     from exc
+            except sa.exc.DatabaseError as exc:  # e.g. a file that is not an SQLite database
+                raise _not_a_study_db(self.engine, exc) from exc
             if row is None:
                 raise SchemaError(f"The database {self.engine.url!r} holds no study; run `cxreval reader init`.")
             self._spec = StudySpec.from_dict(json.loads(row[0]))
