@@ -252,3 +252,11 @@ def test_report_section_labelling_and_adjudication(browser, study, server_factor
     assert store.latest(task="adjudication")[("carol", "adjudication", "b1")]["labels"] == {
         "Effusion": "negative", "Nodule": "positive"}
     assert not _errors(drv)
+
+
+def test_an_invalid_link_is_said_in_words(browser, study, server_factory) -> None:
+    _store, _tokens, url = study
+    server = server_factory(url).start()
+    browser.get(f"{server.base}/#token=not-a-valid-token-0000000000000000000000")
+    text = _wait(browser, "return document.getElementById('msg').textContent")
+    assert "link is not valid" in text and "Authorization" not in text and "retrying" not in text, text

@@ -10,6 +10,7 @@ const STATE_KEYS = {'1': 'negative', n: 'negative', '2': 'uncertain', u: 'uncert
 const SHORT = {negative: 'neg', uncertain: 'unc', positive: 'pos', not_mentioned: 'n/m'};
 const COLORS = ['#ff4d4d', '#4dd2ff', '#ffd24d', '#7dff4d', '#ff4dff', '#ff9f4d', '#4d7dff', '#b0b0b0'];
 const $ = (id) => document.getElementById(id);
+const BAD_LINK = 'This link is not valid (mistyped, or replaced by a new one): ask the study organiser for your link.';
 
 function hashString(s) { let h = 5381; for (const c of s) h = ((h * 33) ^ c.charCodeAt(0)) >>> 0; return h.toString(16); }
 const QKEY = 'cxreval-reader-queue-' + hashString(TOKEN);
@@ -24,7 +25,10 @@ async function api(path, opts = {}) {
 }
 async function apiJSON(path) {
   const r = await api(path);
-  if (!r.ok) { let d = r.statusText; try { d = (await r.json()).detail; } catch (e) { /* not JSON */ } throw new Error(d); }
+  if (!r.ok) {
+    let d = r.statusText; try { d = (await r.json()).detail; } catch (e) { /* not JSON */ }
+    const err = new Error(d); err.status = r.status; throw err;
+  }
   return r.json();
 }
 function pending() { try { return JSON.parse(localStorage.getItem(QKEY) || '[]'); } catch (e) { return []; } }
@@ -58,7 +62,8 @@ async function flush() {
         if (!r.ok) { let d = ''; try { d = (await r.json()).detail; } catch (e) { /* */ } say('refused: ' + d, true); }
         else if (document.getElementById('msg').classList.contains('error')) say('reconnected; all sent');
         setPending(pending().filter((x) => x.id !== sub.id));
-      } else { say(`server answered ${r.status}; retrying`, true); break; }
+      } else if (r.status === 401) { say(BAD_LINK + ` ${q.length} unsent submission(s) are kept in this browser.`, true); break; }
+      else { say(`server answered ${r.status}; retrying`, true); break; }
     }
   } finally { S.flushing = false; showPending(); }
 }
@@ -73,6 +78,7 @@ async function start() {
   showPending();
   flush();
   try { S.me = await apiJSON('/api/me'); } catch (e) {
+    if (e.status === 401) { say(BAD_LINK, true); return; }  // retrying cannot help
     say('Cannot open the study (' + e.message + '); retrying', true);
     setTimeout(start, 3000);
     return;
