@@ -121,6 +121,12 @@ def test_label_with_keyboard_draw_box_window_level_reload(browser, study, server
     after = drv.execute_script(probe)
     assert after == pytest.approx(255 - before, abs=1)
     _keys(drv, "i", "]", "[", "r")
+    # level steps are a tenth of the window (a step of 65535/50 jumped 30% of a 12-bit image in a 16-bit PNG)
+    ww, wc = drv.execute_script("return [S.view.ww, S.view.wc]")
+    _keys(drv, "'")
+    assert drv.execute_script("return S.view.wc") == pytest.approx(wc + ww / 10)
+    assert f"L {round(wc + ww / 10)}" in drv.find_element(By.ID, "wl-text").text
+    _keys(drv, ";")
     # keyboard: one key per state, focus moves down; Enter saves and moves on
     _keys(drv, "p", "n", "u", Keys.ENTER)
     _ready(drv, order[1])

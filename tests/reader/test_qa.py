@@ -128,3 +128,11 @@ def test_a_file_that_is_not_a_database_is_a_clear_error(study_file: Path, tmp_pa
     assert rc == 2, err
     assert len(err.splitlines()) == 1 and "not a database" in err and "notes.db" in err, err
     assert bad.read_text().startswith("this is not")
+
+
+def test_an_image_deleted_after_init_is_said_in_words(app_client, study_file: Path) -> None:
+    _store, tokens, c = app_client
+    (study_file.parent / "images" / "a1.png").unlink()
+    r = c.get("/api/pixels?task=image&key=a1", headers={"Authorization": f"Bearer {tokens['alice']}"})
+    assert r.status_code == 404
+    assert "missing" in r.json()["detail"] and "a1" in r.json()["detail"], r.json()

@@ -190,8 +190,11 @@ def create_app(store: ReaderStore | str) -> Any:
         else:
             raise SubmissionError(f"Task {task!r} has no image.", 404)
         path = (root / rel).resolve()
-        if not path.is_relative_to(root) or not path.is_file():  # the stored path must still lie inside
+        if not path.is_relative_to(root):  # the stored path must still lie inside (a symlink made since init)
             raise SubmissionError(f"Image of item {key!r} is not inside the study folder.", 404)
+        if not path.is_file():
+            raise SubmissionError(f"The image file of item {key!r} is missing from the study folder (moved or "
+                                  "deleted since `cxreval reader init`); tell the study organiser.", 404)
         data, w, h, rng_ = cache.get(path)
         return Response(data, media_type="application/octet-stream",
                         headers={"X-Width": str(w), "X-Height": str(h), "X-Data-Range": str(rng_)})

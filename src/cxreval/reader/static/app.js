@@ -314,6 +314,7 @@ async function loadImages(panes, key) {
 function applyLevels() {
   const v = S.view;
   $('ww').value = String(Math.round(v.ww)); $('wc').value = String(Math.round(v.wc));
+  $('wl-text').textContent = `W ${Math.round(v.ww)} / L ${Math.round(v.wc)}` + (v.invert ? ' (inverted)' : '');
   const lo = v.wc - v.ww / 2, scale = 255 / v.ww;
   for (const im of S.images) {
     const ctx = im.off.getContext('2d'), out = ctx.createImageData(im.w, im.h), px = out.data, d = im.data;
@@ -406,7 +407,7 @@ document.addEventListener('keydown', (ev) => {
     const f = rows[S.focus].name, i = S.boxes.map((b) => b.finding).lastIndexOf(f);
     if (i >= 0) { S.boxes.splice(i, 1); S.dirty = true; renderRows(); draw(); }
   } else if (S.view && S.images.length) {
-    const v = S.view, step = v.range / 50;
+    const v = S.view, step = Math.max(1, v.ww / 10);  // level moves by a tenth of the window: fine at any bit depth
     if (k === 'i') v.invert = !v.invert;
     else if (k === '[') v.ww = Math.max(1, v.ww / 1.2);
     else if (k === ']') v.ww = Math.min(2 * v.range, v.ww * 1.2);
