@@ -146,7 +146,11 @@ def test_label_with_keyboard_draw_box_window_level_reload(browser, study, server
         .move_by_offset(60, 40).release().perform()
     x0, y0 = to_image(-100, -60)
     x1, y1 = to_image(20, 20)
-    _keys(drv, "0", "p", Keys.ENTER)  # all negative, then Effusion positive
+    _keys(drv, "0", Keys.ENTER)  # all negative while Effusion has a box: refused in words, nothing sent
+    _wait(drv, "return document.getElementById('msg').textContent.includes('has a box')")
+    assert drv.execute_script("return document.body.dataset.item") == order[1]
+    assert order[1] not in set(store.submissions()["item"])
+    _keys(drv, "p", Keys.ENTER)  # Effusion positive
     _ready(drv, order[2])
     _shot(drv, "reader-image-labelling.png")
     # reload mid-study: the page resumes at the first item not done

@@ -136,3 +136,16 @@ def test_an_image_deleted_after_init_is_said_in_words(app_client, study_file: Pa
     r = c.get("/api/pixels?task=image&key=a1", headers={"Authorization": f"Bearer {tokens['alice']}"})
     assert r.status_code == 404
     assert "missing" in r.json()["detail"] and "a1" in r.json()["detail"], r.json()
+
+
+def test_a_box_on_a_negative_finding_is_refused_and_changes_nothing(app_client, image_submission) -> None:
+    store, tokens, c = app_client
+    box = {"finding": "Nodule", "x_min": 1, "y_min": 1, "x_max": 10, "y_max": 10}
+    h = {"Authorization": f"Bearer {tokens['alice']}"}
+    r = c.post("/api/submissions", headers=h, json=image_submission("qa-box-neg-1", "a1", boxes=[box]))
+    assert r.status_code == 422 and "Nodule" in r.json()["detail"] and "negative" in r.json()["detail"], r.text
+    assert len(store.submissions()) == 0
+    for state in ("positive", "uncertain"):
+        ok = c.post("/api/submissions", headers=h,
+                    json=image_submission(f"qa-box-{state}", "a1", {"Nodule": state}, boxes=[box]))
+        assert ok.status_code == 200, ok.text

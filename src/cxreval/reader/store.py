@@ -335,6 +335,11 @@ class ReaderStore:
                 extra = set(body) - {"labels", "boxes"}
                 payload = {"labels": self._labels(body.get("labels"), states=IMAGE_STATES, complete=True),
                            "boxes": self._boxes(body.get("boxes"), stored)}
+                contradicted = sorted({b["finding"] for b in payload["boxes"]
+                                       if payload["labels"][b["finding"]] == "negative"})
+                if contradicted:
+                    raise SubmissionError(f"Box(es) for {contradicted}, labelled negative: a box marks a positive "
+                                          "or uncertain finding; remove the box or change the label.")
             elif task == "report":
                 extra = set(body) - {"labels"}
                 payload = {"labels": self._labels(body.get("labels"), states=REPORT_STATES, complete=True)}

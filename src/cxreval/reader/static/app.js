@@ -257,6 +257,11 @@ function payload() {
   }
   const missing = rows.filter((r) => !S.labels[r.name]).map((r) => r.name);
   if (missing.length) return 'Set every finding first (0 sets the remaining ones negative): ' + missing.join(', ');
+  const contradicted = [...new Set(S.boxes.filter((b) => S.labels[b.finding] === 'negative').map((b) => b.finding))];
+  if (S.task === 'image' && contradicted.length) {
+    return `A box marks a positive or uncertain finding: ${contradicted.join(', ')} is negative but has a box ` +
+           '(select it and press Backspace, or change the label).';
+  }
   const out = {labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]]))};
   if (S.task === 'image') out.boxes = S.boxes;
   return out;
