@@ -29,7 +29,7 @@ from cxreval.agreement import (
     prevalence_table,
     uncertainty_mapping,
 )
-from cxreval.cli.agree import markdown_table
+from cxreval.tables import markdown_table
 from cxreval.datasets import google, nih
 from cxreval.datasets.vindr import read_vindr
 from cxreval.exceptions import UndefinedMetricWarning

@@ -25,7 +25,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from cxreval.cli.agree import markdown_table
+from cxreval.tables import markdown_table
 from cxreval.fusion import MACE, DawidSkene, MajorityVote
 from cxreval.fusion.diagnostics import state_share_ratios
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from .cli._common import write_summary, write_table
+from .tables import write_summary, write_table
 from .demo_data import (
     CHEXPERT_BENCH_READERS,
     CHEXPERT_COMPETITION,

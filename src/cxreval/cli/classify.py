@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from pathlib import Path
@@ -27,25 +28,15 @@ from ._common import (
     seed_option,
     split_list,
     state_encoding_option,
-    write_summary,
-    write_table,
 )
+from ..tables import markdown_table, write_summary, write_table
 
 __all__ = ["register", "load_inputs", "md_table", "run_classification"]
 
+md_table = functools.partial(markdown_table, floatfmt="{:.3f}", nan="", missing=None)
+"""The AUC tables' Markdown form: 3 decimals, NaN as an empty cell."""
+
 log = logging.getLogger(__name__)
-
-
-def md_table(df: pd.DataFrame, *, floatfmt: str = "{:.3f}") -> str:
-    """A GitHub-flavoured Markdown table (no optional dependency)."""
-    def fmt(v: object) -> str:
-        if isinstance(v, (float, np.floating)):
-            return "" if np.isnan(v) else floatfmt.format(v)
-        return str(v)
-    head = "| " + " | ".join(str(c) for c in df.columns) + " |"
-    sep = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, sep, *body])
 
 
 _TABLE_SUFFIXES = (".csv", ".parquet")

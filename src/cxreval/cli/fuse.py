@@ -28,10 +28,8 @@ from ._common import (
     seed_option,
     split_list,
     state_encoding_option,
-    write_summary,
-    write_table,
 )
-from .agree import markdown_table
+from ..tables import markdown_table, write_summary, write_table
 
 __all__ = ["register", "FUSION_AGREEMENT_COLUMNS", "fusion_agreement"]
 

@@ -19,9 +19,8 @@ from ._common import (
     out_option,
     overwrite_option,
     progress,
-    write_summary,
-    write_table,
 )
+from ..tables import write_summary, write_table
 
 __all__ = ["register", "localize", "load_heatmaps"]
 

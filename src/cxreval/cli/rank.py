@@ -23,9 +23,8 @@ from ._common import (
     seed_option,
     split_list,
     state_encoding_option,
-    write_summary,
-    write_table,
 )
+from ..tables import write_summary, write_table
 from .classify import auc_summary, md_table, run_classification
 
 __all__ = ["register", "rank_summary"]
@@ -52,9 +51,9 @@ def _read_auc_table(spec: str) -> tuple[pd.DataFrame, bool]:
     except (ValueError, OSError) as exc:
         raise SchemaError(f"Could not read AUC table {spec!r}: {exc}") from exc
     if "finding" in df.columns:
-        from ..published import _finding
+        from ..published import table_finding
 
-        df["finding"] = df["finding"].astype(str).map(_finding)
+        df["finding"] = df["finding"].astype(str).map(table_finding)
     return df, False
 
 
