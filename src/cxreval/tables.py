@@ -68,7 +68,7 @@ def markdown_table(df: Any, *, decimals: int = 2, floatfmt: str | None = None, n
     """
     import pandas as pd
 
-    fmt = floatfmt if floatfmt is not None else "{:.%df}" % int(decimals)
+    fmt = floatfmt if floatfmt is not None else "{:." + str(int(decimals)) + "f}"
 
     def cell(v: object) -> str:
         if isinstance(v, (float, np.floating)):

@@ -16,6 +16,7 @@ from ..agreement import (
     prevalence_table,
 )
 from ..exceptions import InvalidParameterError
+from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     check_inputs,
     echo_json,
@@ -27,7 +28,6 @@ from ._common import (
     split_list,
     state_encoding_option,
 )
-from ..tables import markdown_table, write_summary, write_table
 
 __all__ = ["register"]
 

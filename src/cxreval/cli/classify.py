@@ -7,7 +7,6 @@ import logging
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import typer
 
@@ -15,6 +14,7 @@ from ..classification import AUCResult, evaluate_auc
 from ..exceptions import SchemaError
 from ..executor import workers_executor
 from ..labels import read_predictions, read_wide_predictions, validate_model_groups
+from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     ProgressExecutor,
     check_inputs,
@@ -29,7 +29,6 @@ from ._common import (
     split_list,
     state_encoding_option,
 )
-from ..tables import markdown_table, write_summary, write_table
 
 __all__ = ["register", "load_inputs", "md_table", "run_classification"]
 

@@ -16,6 +16,7 @@ from ..findings import XQA_SELECTED
 from ..fusion import fuse_label_table, list_fusion
 from ..fusion.neural import load_neural_fusion
 from ..labels import state_names
+from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     check_inputs,
     echo_json,
@@ -29,7 +30,6 @@ from ._common import (
     split_list,
     state_encoding_option,
 )
-from ..tables import markdown_table, write_summary, write_table
 
 __all__ = ["register", "FUSION_AGREEMENT_COLUMNS", "fusion_agreement"]
 

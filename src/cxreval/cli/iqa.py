@@ -10,6 +10,7 @@ import pandas as pd
 import typer
 
 from ..exceptions import CxrevalError, SchemaError
+from ..tables import write_summary, write_table
 from ._common import (
     ProgressExecutor,
     check_inputs,
@@ -20,7 +21,6 @@ from ._common import (
     progress,
     seed_option,
 )
-from ..tables import write_summary, write_table
 
 __all__ = ["register"]
 

@@ -11,6 +11,7 @@ import typer
 
 from ..exceptions import SchemaError
 from ..executor import workers_executor
+from ..tables import write_summary, write_table
 from ._common import (
     ProgressExecutor,
     check_inputs,
@@ -20,7 +21,6 @@ from ._common import (
     overwrite_option,
     progress,
 )
-from ..tables import write_summary, write_table
 
 __all__ = ["register", "localize", "load_heatmaps"]
 

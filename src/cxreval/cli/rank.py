@@ -12,6 +12,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..published import attach_published, load_xqa_auc_table
 from ..rank_correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, KENDALL_VARIANTS, SPEARMAN_VARIANTS
 from ..ranking import ALL_MODELS, RankingStabilityResult, ranking_stability
+from ..tables import write_summary, write_table
 from ._common import (
     check_inputs,
     echo_json,
@@ -24,7 +25,6 @@ from ._common import (
     split_list,
     state_encoding_option,
 )
-from ..tables import write_summary, write_table
 from .classify import auc_summary, md_table, run_classification
 
 __all__ = ["register", "rank_summary"]

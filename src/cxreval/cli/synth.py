@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import typer
 
+from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     check_inputs,
     echo_json,
@@ -17,7 +18,6 @@ from ._common import (
     progress,
     seed_option,
 )
-from ..tables import markdown_table, write_summary, write_table
 
 __all__ = ["register", "synth"]
 

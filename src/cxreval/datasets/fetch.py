@@ -11,7 +11,6 @@ every function takes ``cache_dir=`` to override both.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil

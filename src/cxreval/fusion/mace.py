@@ -73,7 +73,15 @@ from scipy.special import digamma
 
 from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError
-from ._base import N_STATES, Annotations, BaseFusion, _label_series, _proba_frame, pooling_groups, register_fusion
+from ._base import (
+    N_STATES,
+    Annotations,
+    BaseFusion,
+    _label_series,
+    _proba_frame,
+    pooling_groups,
+    register_fusion,
+)
 
 __all__ = ["MACE", "mace_fit"]
 

@@ -27,7 +27,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..bootstrap import summarize_distribution
 from .._validation import (
     check_choice,
     check_columns,
@@ -35,6 +34,7 @@ from .._validation import (
     check_positive_int,
     normalize_rng,
 )
+from ..bootstrap import summarize_distribution
 from ..exceptions import SchemaError
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",

@@ -38,7 +38,14 @@ import numpy as np
 from scipy import fft as sfft
 
 from .._validation import check_choice
-from ._image import SCHARR, box_downsample, downsample_factor, gradient_magnitude, rescaled_pair, similarity_map
+from ._image import (
+    SCHARR,
+    box_downsample,
+    downsample_factor,
+    gradient_magnitude,
+    rescaled_pair,
+    similarity_map,
+)
 from ._registry import register_iqa
 
 __all__ = ["vsi", "sdsp"]
