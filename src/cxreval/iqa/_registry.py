@@ -131,4 +131,5 @@ def metric_sign(metric: str, *, where: str = "scores") -> float:
         return 1.0 if get_metric(metric).higher_is_better else -1.0
     except UnknownNameError as exc:
         raise UnknownNameError(f"{where}: the direction of metric {metric!r} is unknown ({exc.args[0]}); "
-                               "pass orient=False to correlate the values as they are.") from None
+                               "register it with register_iqa(..., higher_is_better=...), or pass "
+                               "orient=False to correlate the values as they are.") from None

@@ -232,7 +232,8 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
     confidence_level : float, default=0.95
     rng : None, int or numpy.random.Generator
     orient : bool, default=True
-        Flip the sign for metrics registered as lower-is-better.
+        Flip the sign for metrics registered as lower-is-better. A metric that is not registered has no
+        known direction and is refused (:class:`~cxreval.exceptions.UnknownNameError`) unless ``orient=False``.
     metrics : sequence of str, optional
         Restrict to these metrics.
     unscored : {'keep', 'error'}, default='keep'
@@ -255,6 +256,8 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
     SchemaError
         Missing columns, non-numeric values, a metric that scores none of the rated images, or
         (``unscored='error'``) rated images that a metric did not score (unknown ids).
+    UnknownNameError
+        ``orient=True`` and a metric that is not registered (its direction is unknown).
     """
     check_columns(scores, ["reference", "test", "metric", "value"], where="scores")
     check_columns(zmos_table, ["image", "zmos"], where="z-MOS table")
