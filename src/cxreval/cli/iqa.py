@@ -10,6 +10,7 @@ import pandas as pd
 import typer
 
 from ..exceptions import CxrevalError, SchemaError
+from ..tables import write_summary, write_table
 from ._common import (
     ProgressExecutor,
     check_inputs,
@@ -19,8 +20,6 @@ from ._common import (
     overwrite_option,
     progress,
     seed_option,
-    write_summary,
-    write_table,
 )
 
 __all__ = ["register"]
@@ -83,7 +82,7 @@ def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of ima
     \b
         cxreval iqa degrade --images pngs/ --plan plan.yaml -o degraded
     """
-    from ..iqa._image import IMAGE_SUFFIXES
+    from ..iqa import IMAGE_SUFFIXES
     from ..iqa.degrade import degrade_images, read_plan
 
     if not images.is_dir():
