@@ -35,10 +35,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cxreval.cli.agree import markdown_table
 from cxreval.datasets.vindr import read_vindr
 from cxreval.findings import VINDR
 from cxreval.fusion import MACE, DawidSkene, MajorityVote
+from cxreval.tables import markdown_table
 
 try:
     import crowdkit

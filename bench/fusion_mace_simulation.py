@@ -25,9 +25,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from cxreval.cli.agree import markdown_table
 from cxreval.fusion import MACE, DawidSkene, MajorityVote
 from cxreval.fusion.diagnostics import state_share_ratios
+from cxreval.tables import markdown_table
 
 # P(answer NEG, UNC, POS | truth); rows truth NEG, truth POS
 CONFUSIONS = {

@@ -49,10 +49,10 @@ import numpy as np
 import pandas as pd
 
 from cxreval.agreement import agreement_table, flows_table, omission_table, prevalence_table
-from cxreval.cli.agree import markdown_table
 from cxreval.datasets.openi import openi_mesh_labels, read_openi_reports
 from cxreval.findings import CHESTXRAY8, CHESTXRAY14, XQA, XQA_SELECTED
 from cxreval.reports import label_reports, load_rules, precision_recall_table, prf_markdown
+from cxreval.tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
 # XQA paper, Table 13 (MIMIC-CXR, report Findings vs Impressions): kappa_w, kappa_low, kappa_high, F1

@@ -21,18 +21,21 @@ Choices for NIH vs Google (935 images with both references):
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from pathlib import Path
 
 import pandas as pd
 
 from cxreval.classification import evaluate_auc
-from cxreval.cli.classify import md_table
 from cxreval.cli.rank import rank_summary
 from cxreval.datasets import chexpert, google, nih
 from cxreval.datasets import nih_predictions as nh
 from cxreval.findings import VocabularyMapping
 from cxreval.ranking import ALL_MODELS, ranking_stability
+from cxreval.tables import markdown_table
+
+md_table = functools.partial(markdown_table, floatfmt="{:.3f}", nan="", missing=None)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

@@ -69,7 +69,8 @@ def _reader(args: tuple[str, str, list[str], int, int, float, mp.Queue]) -> None
     for k in range(warmup + n):
         labels = {f: STATES[(k + j) % 3] for j, f in enumerate(FINDINGS)}
         body = json.dumps({"id": uuid.uuid4().hex, "task": "image", "item": items[k % len(items)], "labels": labels,
-                           "boxes": [{"finding": "Effusion", "x_min": 10, "y_min": 20, "x_max": 100, "y_max": 120}]})
+                           "boxes": [{"finding": "Effusion", "x_min": 10, "y_min": 20, "x_max": 100, "y_max": 120}]
+                           if labels["Effusion"] != "negative" else []})
         t0 = time.perf_counter()
         conn.request("POST", "/api/submissions", body=body, headers=headers)
         r = conn.getresponse()

@@ -3,7 +3,10 @@ message names the parameter, file, column or value and what was expected."""
 
 from __future__ import annotations
 
+import difflib
+import os
 from collections.abc import Iterable, Sequence, Sized
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
@@ -22,6 +25,8 @@ __all__ = [
     "check_finite",
     "check_same_shape",
     "normalize_rng",
+    "check_path",
+    "did_you_mean",
 ]
 
 
@@ -86,3 +91,20 @@ def check_same_shape(a: np.ndarray, b: np.ndarray, *, names: tuple[str, str], fu
         raise InvalidParameterError(
             f"{func}: '{names[0]}' and '{names[1]}' must have the same shape. "
             f"Got {np.shape(a)} and {np.shape(b)} instead.")
+
+
+def check_path(value: object, *, name: str, func: str, allow_none: bool = True) -> Path | None:
+    """``Path(value)``, or an :class:`InvalidParameterError` naming the parameter when it is not a path."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)):
+        none = " or None" if allow_none else ""
+        raise InvalidParameterError(f"The '{name}' parameter of {func} must be a path (str or os.PathLike){none}. "
+                                    f"Got {value!r} instead.")
+    return Path(value)
+
+
+def did_you_mean(name: str, choices: Iterable[str], *, n: int = 3, cutoff: float = 0.6) -> str:
+    """``" Did you mean 'a', 'b'?"`` for the close matches of ``name`` among ``choices``, else ``""``."""
+    close = difflib.get_close_matches(name, list(choices), n=n, cutoff=cutoff)
+    return f" Did you mean {', '.join(map(repr, close))}?" if close else ""

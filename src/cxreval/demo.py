@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from .cli._common import write_summary, write_table
 from .demo_data import (
     CHEXPERT_BENCH_READERS,
     CHEXPERT_COMPETITION,
@@ -58,6 +57,7 @@ from .demo_data import (
 )
 from .exceptions import CxrevalError, InvalidParameterError
 from .outputs import RUN_FILE, atomic_file, check_output_path, file_checksums, output_folder, sha256_file
+from .tables import write_summary, write_table
 
 if TYPE_CHECKING:
     from .ranking import RankingStabilityResult

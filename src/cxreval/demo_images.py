@@ -158,10 +158,10 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
     """
     import yaml
 
-    from .cli._common import write_table
     from .exceptions import DataUnavailableError
     from .iqa import read_image, score_pairs, write_image
     from .iqa.degrade import degrade_images, read_plan
+    from .tables import write_table
 
     sources, where = _iqa_sources(mirror, int(n_images))
     if not sources:
@@ -226,9 +226,9 @@ def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng:
         ``kind`` is ``reference``, ``detected (T_h=60)`` or ``detected (T_h=180)``. Also written to
         ``out/overlays.csv``, with ``out/overlays/<image>.png`` and ``out/overlay_heatmaps.npz``.
     """
-    from .cli._common import write_table
     from .iqa import read_image
     from .localization import ErrorModel, coverage, error_model_maps, heatmaps_to_boxes
+    from .tables import write_table
 
     model = ErrorModel()
     gen = np.random.default_rng(rng)  # type: ignore[arg-type]

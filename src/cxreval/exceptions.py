@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "CxrevalError",
     "InvalidParameterError",
+    "UnknownNameError",
     "SchemaError",
     "DataUnavailableError",
     "UndefinedMetricWarning",
@@ -22,6 +23,14 @@ class CxrevalError(Exception):
 
 class InvalidParameterError(CxrevalError, ValueError):
     """A parameter has a value outside its documented domain."""
+
+
+class UnknownNameError(InvalidParameterError, KeyError):
+    """A name that no registry holds (metric, fusion method...): a ``KeyError`` and a :class:`CxrevalError`,
+    with close names suggested in the message."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class SchemaError(CxrevalError, ValueError):

@@ -45,8 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._validation import check_choice, check_columns
-from .datasets.fetch import check_path
+from ._validation import check_choice, check_columns, check_path
 from .exceptions import InvalidParameterError, SchemaError
 from .findings import canonical_finding
 from .results import ReadReport, ReadResult

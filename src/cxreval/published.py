@@ -39,6 +39,7 @@ from .ranking import RankingStabilityResult
 
 __all__ = [
     "XQA_CITATION",
+    "table_finding",
     "load_xqa_auc_table",
     "load_xqa_rank_correlations",
     "attach_published",
@@ -55,7 +56,10 @@ _MACRO_NAMES = {"macro average", "macro avg.", "macro avg", "macro"}
 _MICRO_NAMES = {"micro average", "micro avg.", "micro avg", "micro"}
 
 
-def _finding(name: str) -> str:
+def table_finding(name: str) -> str:
+    """A finding name as published AUC tables spell it -> the canonical name, or ``macro`` / ``micro`` for the
+    average rows (``'Macro avg.'``, ``'micro average'``...); other names go through
+    :func:`~cxreval.findings.canonical_finding`."""
     key = str(name).strip().lower()
     if key in _MACRO_NAMES:
         return MACRO
@@ -77,7 +81,7 @@ def load_xqa_auc_table(*, include_mean: bool = True) -> pd.DataFrame:
     Mean row as "Macro Avg.", renamed ``Mean`` here).
     """
     t = _read("xqa_auc_tables_16_25.csv")
-    t["finding"] = t["finding"].map(_finding)
+    t["finding"] = t["finding"].map(table_finding)
     # the seed prints Table 24's mean-over-models row as "Macro Avg."; it is the "Mean" row
     t.loc[(t["group"] == "summary") & (t["model"] == "Macro Avg."), "model"] = "Mean"
     if not include_mean:
@@ -91,7 +95,7 @@ def load_xqa_rank_correlations() -> pd.DataFrame:
     parts = t["pair"].str.split(" vs ", n=1, expand=True)
     return pd.DataFrame({
         "table": t["table"], "dataset": t["dataset"], "method": t["method"],
-        "finding": t["target"].map(_finding), "group": t["group"],
+        "finding": t["target"].map(table_finding), "group": t["group"],
         "reference_a": parts[0].map(lambda r: PAIR_REFERENCES.get(r, r)),
         "reference_b": parts[1].map(lambda r: PAIR_REFERENCES.get(r, r)),
         "paper_mean": t["mean"].astype(float), "paper_sd": t["sd"].astype(float),

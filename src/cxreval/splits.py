@@ -39,8 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._validation import check_columns, normalize_rng
-from .datasets.fetch import check_path
+from ._validation import check_columns, check_path, normalize_rng
 from .exceptions import InvalidParameterError, SchemaError
 from .findings import canonical_finding
 from .labels import LabelState

@@ -241,7 +241,7 @@ def test_real_radiographs_are_served_at_full_size(shared_data, study_factory, tm
         w, hh = int(r.headers["X-Width"]), int(r.headers["X-Height"])
         assert (hh, w) == ref.shape and int(r.headers["X-Data-Range"]) == 255
         np.testing.assert_array_equal(np.frombuffer(r.content, "<u2").reshape(hh, w), ref)
-        labels = dict.fromkeys(store.spec.findings, "negative")
+        labels = dict.fromkeys(store.spec.findings, "negative") | {"Effusion": "positive"}
         box = {"finding": "Effusion", "x_min": w - 10, "y_min": hh - 10, "x_max": w, "y_max": hh}
         ok = c.post("/api/submissions", headers=h, json={"id": "nih-000001", "task": "image", "item": key,
                                                           "labels": labels, "boxes": [box]})

@@ -108,8 +108,12 @@ def test_label_with_keyboard_draw_box_window_level_reload(browser, study, server
 
     order = [x["key"] for x in store.queue(Reader(alice.id, "alice", "reader"), "image")]
     drv = browser
+    drv.set_window_size(1280, 800)  # a laptop screen: the whole image and its tools fit without scrolling
     drv.get(f"{server.base}/#token={tokens['alice']}")
     _ready(drv, order[0])
+    bottom, height = drv.execute_script("return [document.getElementById('tools').getBoundingClientRect().bottom, "
+                                        "window.innerHeight]")
+    assert bottom <= height, (bottom, height)
     # window/level: invert flips the displayed grey levels
     probe = "const c = document.getElementById('canvas-image').getContext('2d'); return c.getImageData(380, 380, 1, 1).data[0];"
     before = drv.execute_script(probe)
@@ -117,6 +121,12 @@ def test_label_with_keyboard_draw_box_window_level_reload(browser, study, server
     after = drv.execute_script(probe)
     assert after == pytest.approx(255 - before, abs=1)
     _keys(drv, "i", "]", "[", "r")
+    # level steps are a tenth of the window (a step of 65535/50 jumped 30% of a 12-bit image in a 16-bit PNG)
+    ww, wc = drv.execute_script("return [S.view.ww, S.view.wc]")
+    _keys(drv, "'")
+    assert drv.execute_script("return S.view.wc") == pytest.approx(wc + ww / 10)
+    assert f"L {round(wc + ww / 10)}" in drv.find_element(By.ID, "wl-text").text
+    _keys(drv, ";")
     # keyboard: one key per state, focus moves down; Enter saves and moves on
     _keys(drv, "p", "n", "u", Keys.ENTER)
     _ready(drv, order[1])
@@ -136,7 +146,11 @@ def test_label_with_keyboard_draw_box_window_level_reload(browser, study, server
         .move_by_offset(60, 40).release().perform()
     x0, y0 = to_image(-100, -60)
     x1, y1 = to_image(20, 20)
-    _keys(drv, "0", "p", Keys.ENTER)  # all negative, then Effusion positive
+    _keys(drv, "0", Keys.ENTER)  # all negative while Effusion has a box: refused in words, nothing sent
+    _wait(drv, "return document.getElementById('msg').textContent.includes('has a box')")
+    assert drv.execute_script("return document.body.dataset.item") == order[1]
+    assert order[1] not in set(store.submissions()["item"])
+    _keys(drv, "p", Keys.ENTER)  # Effusion positive
     _ready(drv, order[2])
     _shot(drv, "reader-image-labelling.png")
     # reload mid-study: the page resumes at the first item not done
@@ -236,8 +250,23 @@ def test_report_section_labelling_and_adjudication(browser, study, server_factor
     assert "alice: positive" in drv.find_element(By.ID, "rows").text
     assert drv.find_element(By.ID, "canvas-image").is_displayed()
     _shot(drv, "reader-adjudication.png")
-    _keys(drv, "n", "p", Keys.ENTER)
+    _keys(drv, "n", Keys.ENTER)  # one conflict of two decided: refused in words, nothing sent, item stays
+    _wait(drv, "return document.getElementById('msg').textContent.includes('Nodule')")
+    assert "every conflict" in drv.find_element(By.ID, "msg").text
+    assert drv.execute_script("return document.body.dataset.item") == "b1"
+    assert not store.latest(task="adjudication")
+    _keys(drv, "p", Keys.ENTER)
     _wait(drv, "return document.body.dataset.pending === '0' && document.getElementById('done').hidden === false")
+    # the end of a task says so and names the reader's other unfinished tasks (none for a resolver)
+    assert "all your tasks are done" in drv.find_element(By.ID, "done").text.lower()
     assert store.latest(task="adjudication")[("carol", "adjudication", "b1")]["labels"] == {
         "Effusion": "negative", "Nodule": "positive"}
     assert not _errors(drv)
+
+
+def test_an_invalid_link_is_said_in_words(browser, study, server_factory) -> None:
+    _store, _tokens, url = study
+    server = server_factory(url).start()
+    browser.get(f"{server.base}/#token=not-a-valid-token-0000000000000000000000")
+    text = _wait(browser, "return document.getElementById('msg').textContent")
+    assert "link is not valid" in text and "Authorization" not in text and "retrying" not in text, text

@@ -34,7 +34,7 @@ import pandas as pd
 from .._validation import check_choice, check_columns
 from ..exceptions import SchemaError
 from ..results import readonly
-from .pairs import _Grids, _pair_states, expand_findings, parse_pairs, prepare_labels
+from .pairs import SourceGrids, expand_findings, paired_states, parse_pairs, prepare_labels
 from .scores import NOT_MENTIONED_POLICIES, STATE_ORDER, confusion_counts
 
 __all__ = ["FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "omission_rates", "flows_table",
@@ -145,9 +145,9 @@ def flows_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] 
     rows = []
     sa = np.repeat(np.asarray(STATE_ORDER, dtype=object), 3)
     sb = np.tile(np.asarray(STATE_ORDER, dtype=object), 3)
-    grids = _Grids(labels)
+    grids = SourceGrids(labels)
     for a, b in pair_list:
-        ps = _pair_states(grids, a, b, findings=fs, studies=studies)
+        ps = paired_states(grids, a, b, findings=fs, studies=studies)
         c, _, _ = ps.confusion(not_mentioned=not_mentioned)
         for name, mat in [*zip(ps.findings, c), ("overall", c.sum(axis=0))]:
             rows.append(pd.DataFrame({"source_a": a, "source_b": b, "finding": name, "state_a": sa,

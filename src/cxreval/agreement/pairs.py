@@ -23,7 +23,8 @@ from .scores import (
     scores_from_confusion,
 )
 
-__all__ = ["PairedStates", "parse_pairs", "pair_states", "agreement_table", "expand_findings", "prepare_labels"]
+__all__ = ["PairedStates", "SourceGrids", "parse_pairs", "pair_states", "paired_states", "agreement_table",
+           "expand_findings", "prepare_labels"]
 
 @dataclass(frozen=True)
 class PairedStates:
@@ -158,10 +159,10 @@ def pair_states(labels: pd.DataFrame, source_a: str, source_b: str, *,
     """
     check_choice(studies, ("same", "intersection"), name="studies", func="pair_states")
     labels = prepare_labels(labels)
-    return _pair_states(labels, source_a, source_b, findings=expand_findings(findings), studies=studies)
+    return paired_states(labels, source_a, source_b, findings=expand_findings(findings), studies=studies)
 
 
-class _Grids:
+class SourceGrids:
     """Each source's labels as one study x finding float grid, built once per source (NaN = no label)."""
 
     def __init__(self, labels: pd.DataFrame) -> None:
@@ -185,9 +186,11 @@ class _Grids:
         return self._cache[source]
 
 
-def _pair_states(labels: pd.DataFrame | _Grids, a: str, b: str, *, findings: list[str] | None,
+def paired_states(labels: pd.DataFrame | SourceGrids, a: str, b: str, *, findings: list[str] | None,
                  studies: str) -> PairedStates:
-    grids = labels if isinstance(labels, _Grids) else _Grids(labels)
+    """:func:`pair_states` on labels already prepared (:func:`prepare_labels`) or on their :class:`SourceGrids`
+    (built once, reused across pairs), with ``findings`` already expanded (:func:`expand_findings`)."""
+    grids = labels if isinstance(labels, SourceGrids) else SourceGrids(labels)
     for s in (a, b):
         if s not in grids.present:
             raise SchemaError(f"The pair '{a}:{b}' names source {s!r}, which is not in the label table; sources "
@@ -323,9 +326,9 @@ def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
         sets = {str(k): expand_findings(v) or [] for k, v in finding_sets.items()}
     rows: list[dict[str, object]] = []
     infos: dict[str, object] = {}
-    grids = _Grids(labels)
+    grids = SourceGrids(labels)
     for a, b in pair_list:
-        ps = _pair_states(grids, a, b, findings=fs, studies=studies)
+        ps = paired_states(grids, a, b, findings=fs, studies=studies)
         r, info = _rows_for_pair(ps, finding_sets=sets, weights=weights, not_mentioned=not_mentioned,
                                  both_uncertain=both_uncertain)
         rows.extend(r)

@@ -1,5 +1,6 @@
 """Helpers shared by the command modules: the common options, atomic output folders, input checks, label
-loading with an explicit state encoding, progress bars, tidy tables, summary.md, JSON."""
+loading with an explicit state encoding, progress bars, JSON. Tables and summary.md are written by
+:mod:`cxreval.tables`."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
            "split_list", "check_inputs", "check_folder_option", "open_output", "load_label_files", "progress", "ProgressExecutor",
-           "write_table", "write_summary", "echo_json"]
+           "echo_json"]
 
 
 def out_option(help: str = "Output folder (written atomically; must not exist unless --overwrite).",
@@ -195,21 +196,6 @@ class ProgressExecutor:
             out = self.inner.map(func, items)
             self.prog.advance(task, len(items))
         return out
-
-
-def write_table(df: Any, out: Path, name: str, *, parquet: bool = True) -> Path:
-    """Write ``df`` as ``out/name.csv`` and ``out/name.parquet``; return the CSV path."""
-    csv = Path(out) / f"{name}.csv"
-    df.to_csv(csv, index=False)
-    if parquet:
-        df.to_parquet(Path(out) / f"{name}.parquet", index=False)
-    return csv
-
-
-def write_summary(out: Path, text: str) -> Path:
-    p = Path(out) / "summary.md"
-    p.write_text(text if text.endswith("\n") else text + "\n")
-    return p
 
 
 def echo_json(obj: object) -> None:

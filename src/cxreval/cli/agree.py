@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +16,7 @@ from ..agreement import (
     prevalence_table,
 )
 from ..exceptions import InvalidParameterError
+from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     check_inputs,
     echo_json,
@@ -27,25 +27,9 @@ from ._common import (
     overwrite_option,
     split_list,
     state_encoding_option,
-    write_summary,
-    write_table,
 )
 
-__all__ = ["register", "markdown_table"]
-
-
-def markdown_table(df: pd.DataFrame, *, decimals: int = 2) -> str:
-    """A plain GitHub-markdown table (no extra dependency); floats rounded, NaN shown as ``nan``."""
-    def cell(v: object) -> str:
-        if isinstance(v, float):
-            return "nan" if math.isnan(v) else f"{v:.{decimals}f}"
-        return "" if v is None or v is pd.NA else str(v)
-
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
-    return "\n".join(lines)
+__all__ = ["register"]
 
 
 def _finding_sets(specs: list[str] | None) -> dict[str, list[str]] | None:

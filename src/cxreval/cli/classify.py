@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import typer
 
@@ -14,6 +14,7 @@ from ..classification import AUCResult, evaluate_auc
 from ..exceptions import SchemaError
 from ..executor import workers_executor
 from ..labels import read_predictions, read_wide_predictions, validate_model_groups
+from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     ProgressExecutor,
     check_inputs,
@@ -27,25 +28,14 @@ from ._common import (
     seed_option,
     split_list,
     state_encoding_option,
-    write_summary,
-    write_table,
 )
 
 __all__ = ["register", "load_inputs", "md_table", "run_classification"]
 
+md_table = functools.partial(markdown_table, floatfmt="{:.3f}", nan="", missing=None)
+"""The AUC tables' Markdown form: 3 decimals, NaN as an empty cell."""
+
 log = logging.getLogger(__name__)
-
-
-def md_table(df: pd.DataFrame, *, floatfmt: str = "{:.3f}") -> str:
-    """A GitHub-flavoured Markdown table (no optional dependency)."""
-    def fmt(v: object) -> str:
-        if isinstance(v, (float, np.floating)):
-            return "" if np.isnan(v) else floatfmt.format(v)
-        return str(v)
-    head = "| " + " | ".join(str(c) for c in df.columns) + " |"
-    sep = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, sep, *body])
 
 
 _TABLE_SUFFIXES = (".csv", ".parquet")

@@ -75,7 +75,7 @@ def audit(
     \b
         cxreval data audit chestxray14 --split-dir my-split -o audit-out
     """
-    from ..datasets.audit import _summary, audit_chestxray14, write_audit
+    from ..datasets.audit import audit_chestxray14, audit_summary, write_audit
 
     if dataset not in AUDITABLE:
         raise InvalidParameterError(f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
@@ -98,7 +98,7 @@ def audit(
     if json_out:
         echo_json(res.to_dict())
     else:
-        typer.echo(_summary(res), nl=False)
+        typer.echo(audit_summary(res), nl=False)
 
 
 @data_app.command("split")
@@ -125,7 +125,7 @@ def split(
     """
     from ..datasets import nih
     from ..splits import audit_split, check_split_names, image_split, patient_split, write_split_lists
-    from ._common import write_summary, write_table
+    from ..tables import write_summary, write_table
 
     if dataset not in AUDITABLE:
         raise InvalidParameterError(f"cxreval data split: unknown dataset {dataset!r}; expected one of "

@@ -16,6 +16,7 @@ from ..findings import XQA_SELECTED
 from ..fusion import fuse_label_table, list_fusion
 from ..fusion.neural import load_neural_fusion
 from ..labels import state_names
+from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     check_inputs,
     echo_json,
@@ -28,10 +29,7 @@ from ._common import (
     seed_option,
     split_list,
     state_encoding_option,
-    write_summary,
-    write_table,
 )
-from .agree import markdown_table
 
 __all__ = ["register", "FUSION_AGREEMENT_COLUMNS", "fusion_agreement"]
 

@@ -10,6 +10,7 @@ import pandas as pd
 import typer
 
 from ..exceptions import CxrevalError, SchemaError
+from ..tables import write_summary, write_table
 from ._common import (
     ProgressExecutor,
     check_inputs,
@@ -19,8 +20,6 @@ from ._common import (
     overwrite_option,
     progress,
     seed_option,
-    write_summary,
-    write_table,
 )
 
 __all__ = ["register"]
@@ -83,7 +82,7 @@ def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of ima
     \b
         cxreval iqa degrade --images pngs/ --plan plan.yaml -o degraded
     """
-    from ..iqa._image import IMAGE_SUFFIXES
+    from ..iqa import IMAGE_SUFFIXES
     from ..iqa.degrade import degrade_images, read_plan
 
     if not images.is_dir():
@@ -98,6 +97,9 @@ def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of ima
         res = degrade_images(files, the_plan, d / "images")
         manifest = res.manifest.copy()  # paths as they will be once the folder is in place
         manifest["test"] = [str(final / Path(t).relative_to(d)) for t in manifest["test"]]
+        # absolute: pairs.csv is read relative to its own folder (iqa score) or a study folder (reader)
+        manifest["reference"] = [str(Path(r).expanduser().absolute()) for r in manifest["reference"]]
+        manifest["source"] = manifest["reference"]
         write_table(manifest, d, "manifest")
         (d / "manifest.json").write_text(json.dumps({"plan": res.plan.to_dict(),
                                                      "files": manifest.to_dict(orient="records")}, indent=1))

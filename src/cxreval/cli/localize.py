@@ -11,6 +11,7 @@ import typer
 
 from ..exceptions import SchemaError
 from ..executor import workers_executor
+from ..tables import write_summary, write_table
 from ._common import (
     ProgressExecutor,
     check_inputs,
@@ -19,8 +20,6 @@ from ._common import (
     out_option,
     overwrite_option,
     progress,
-    write_summary,
-    write_table,
 )
 
 __all__ = ["register", "localize", "load_heatmaps"]

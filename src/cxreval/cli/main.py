@@ -133,9 +133,9 @@ def _on_sigterm(signum: int, frame: object) -> None:
 def _interrupted() -> int:
     if _SIGTERMS:
         _SIGTERMS.clear()
-        typer.echo("cxreval: terminated (SIGTERM); --out was left as it was.", err=True)
+        typer.echo("cxreval: terminated (SIGTERM).", err=True)
         return 143
-    typer.echo("cxreval: interrupted; --out was left as it was.", err=True)
+    typer.echo("cxreval: interrupted.", err=True)
     return 130
 
 

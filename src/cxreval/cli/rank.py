@@ -12,6 +12,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..published import attach_published, load_xqa_auc_table
 from ..rank_correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, KENDALL_VARIANTS, SPEARMAN_VARIANTS
 from ..ranking import ALL_MODELS, RankingStabilityResult, ranking_stability
+from ..tables import write_summary, write_table
 from ._common import (
     check_inputs,
     echo_json,
@@ -23,8 +24,6 @@ from ._common import (
     seed_option,
     split_list,
     state_encoding_option,
-    write_summary,
-    write_table,
 )
 from .classify import auc_summary, md_table, run_classification
 
@@ -52,9 +51,9 @@ def _read_auc_table(spec: str) -> tuple[pd.DataFrame, bool]:
     except (ValueError, OSError) as exc:
         raise SchemaError(f"Could not read AUC table {spec!r}: {exc}") from exc
     if "finding" in df.columns:
-        from ..published import _finding
+        from ..published import table_finding
 
-        df["finding"] = df["finding"].astype(str).map(_finding)
+        df["finding"] = df["finding"].astype(str).map(table_finding)
     return df, False
 
 

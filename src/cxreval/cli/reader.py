@@ -75,10 +75,13 @@ def serve_cmd(db: str = typer.Option(None, "--db", help=_DB_HELP),
 
     Example: cxreval reader serve --db sqlite:///study.db --port 8000
     """
-    from ..reader.app import serve
+    from ..reader.app import bind, serve
+    from ..reader.store import ReaderStore
 
-    typer.echo(f"serving on http://{host}:{port}/ (Ctrl-C stops)")
-    serve(_db(db), host=host, port=port)
+    store = ReaderStore.open(_db(db))  # a missing or unreachable database is reported before listening
+    sock = bind(host, port)
+    typer.echo(f"serving study {store.spec.name!r} on http://{host}:{port}/ (Ctrl-C stops)")
+    serve(store, sock=sock)
 
 
 @reader_app.command("status")

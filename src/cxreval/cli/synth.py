@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import typer
 
+from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     check_inputs,
     echo_json,
@@ -16,8 +17,6 @@ from ._common import (
     overwrite_option,
     progress,
     seed_option,
-    write_summary,
-    write_table,
 )
 
 __all__ = ["register", "synth"]
@@ -108,16 +107,8 @@ def _write_synth(d: Path, res: Any, real: pd.DataFrame | None, *, seed: int, per
         compact = _real_table(real)
         write_table(compact, d, "real_boxes_by_finding")
         text += ["", "## Error model on the real BBox_List_2017 boxes (noisy maps, IoBB Acc)", "",
-                 compact.to_markdown(index=False, floatfmt=".3f") if _has_tabulate() else compact.to_string()]
+                 markdown_table(compact, floatfmt="{:.3f}")]
     write_summary(d, "\n".join(text))
-
-
-def _has_tabulate() -> bool:
-    try:
-        import tabulate  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def register(app: typer.Typer) -> None:

@@ -37,7 +37,7 @@ from ..splits import LeakageAudit, audit_split, read_split_lists
 from . import nih
 from .fetch import check_path, metadata_path
 
-__all__ = ["BBOX_FILE", "DatasetAudit", "audit_chestxray14", "write_audit", "count_boxes"]
+__all__ = ["BBOX_FILE", "DatasetAudit", "audit_chestxray14", "audit_summary", "write_audit", "count_boxes"]
 
 BBOX_FILE = "BBox_List_2017.csv.gz"
 NO_FINDING = "No Finding"
@@ -237,7 +237,8 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
                         int(box_table["study_id"].nunique()), split_audit, sources, tuple(notes))
 
 
-def _summary(audit: DatasetAudit) -> str:
+def audit_summary(audit: DatasetAudit) -> str:
+    """The audit as Markdown (``summary.md``): sizes, per-finding counts, the split check and notes."""
     lines = [f"# Audit of {audit.dataset}", "",
              f"- images: {audit.n_images:,}", f"- patients: {audit.n_patients:,}",
              f"- radiologist boxes: {audit.n_boxes:,} on {audit.n_boxed_images:,} images",
@@ -270,7 +271,7 @@ def write_audit(audit: DatasetAudit, out: str | os.PathLike[str]) -> dict[str, P
         df.to_parquet(d / f"{name}.parquet", index=False)
         written[name] = d / f"{name}.csv"
     (d / "audit.json").write_text(json.dumps(audit.to_dict(), indent=2, sort_keys=True, default=_json) + "\n")
-    (d / "summary.md").write_text(_summary(audit))
+    (d / "summary.md").write_text(audit_summary(audit))
     written["audit.json"] = d / "audit.json"
     written["summary.md"] = d / "summary.md"
     return written

@@ -11,7 +11,6 @@ every function takes ``cache_dir=`` to override both.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -23,7 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._validation import check_path
 from ..exceptions import DataUnavailableError, InvalidParameterError
+from ..outputs import sha256_file
 
 __all__ = [
     "WHEEL_NAME",
@@ -58,17 +59,6 @@ METADATA_FILES: tuple[str, ...] = (
 _IN_WHEEL = "torchxrayvision/data/"
 
 
-def check_path(value: object, *, name: str, func: str, allow_none: bool = True) -> Path | None:
-    """``Path(value)``, or an :class:`InvalidParameterError` naming the parameter when it is not a path."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)):
-        none = " or None" if allow_none else ""
-        raise InvalidParameterError(f"The '{name}' parameter of {func} must be a path (str or os.PathLike){none}. "
-                                    f"Got {value!r} instead.")
-    return Path(value)
-
-
 def resolve_cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """The cache directory: the argument, else ``$CXREVAL_CACHE``, else ``$XDG_CACHE_HOME/cxreval``."""
     check_path(cache_dir, name="cache_dir", func="resolve_cache_dir")
@@ -79,14 +69,6 @@ def resolve_cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "cxreval"
-
-
-def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(chunk), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 @dataclass(frozen=True)

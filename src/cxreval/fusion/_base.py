@@ -18,16 +18,17 @@ order of the input rows (crowd-kit 1.4.2's MACE does: its reader parameters foll
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..exceptions import InvalidParameterError, SchemaError
+from .._validation import did_you_mean
+from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 
 __all__ = [
+    "pooling_groups",
     "ANNOTATION_COLUMNS",
     "STATES",
     "N_STATES",
@@ -225,13 +226,12 @@ def get_fusion(name: str) -> Callable[..., object]:
 
     Raises
     ------
-    KeyError
-        For an unknown name, with a did-you-mean hint.
+    UnknownNameError
+        For an unknown name (also a ``KeyError``), with a did-you-mean hint.
     """
     if name not in _REGISTRY:
-        close = difflib.get_close_matches(name, list(_REGISTRY), n=2)
-        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise KeyError(f"Unknown fusion method {name!r}; available: {sorted(_REGISTRY)}.{hint}")
+        hint = did_you_mean(str(name), _REGISTRY, n=2)
+        raise UnknownNameError(f"Unknown fusion method {name!r}; available: {sorted(_REGISTRY)}.{hint}")
     return _REGISTRY[name]
 
 
@@ -379,7 +379,8 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     methods = list(dict.fromkeys(methods))
     unknown = [m for m in methods if m not in _REGISTRY]
     if unknown:
-        raise InvalidParameterError(f"Unknown fusion method(s) {unknown}; available: {list_fusion()}.")
+        hint = "".join(did_you_mean(str(m), _REGISTRY, n=2) for m in unknown)
+        raise UnknownNameError(f"Unknown fusion method(s) {unknown}; available: {list_fusion()}.{hint}")
     fitted = dict(fitted or {})
     both = [m for m in fitted if m in methods]
     if both:
@@ -454,3 +455,12 @@ def _init_params(cls: object) -> set[str]:
     import inspect
 
     return set(inspect.signature(cls.__init__).parameters)  # type: ignore[misc]
+
+
+def pooling_groups(ann: Annotations, pooling: str) -> list[tuple[str, np.ndarray]]:
+    """``(name, sorted item codes)`` of each group fitted separately: one per finding, or ``("*", all items)``
+    with ``pooling="joint"`` (Dawid-Skene and MACE)."""
+    if ann.finding is None or pooling == "joint":
+        return [("*", np.arange(ann.n_items))]
+    return [(f, np.flatnonzero(ann.finding == c)) for c, f in enumerate(ann.findings)
+            if (ann.finding == c).any()]

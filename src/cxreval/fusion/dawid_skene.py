@@ -63,7 +63,16 @@ import pandas as pd
 
 from .._validation import check_choice, check_positive_int
 from ..exceptions import InvalidParameterError
-from ._base import N_STATES, STATES, Annotations, BaseFusion, _label_series, _proba_frame, register_fusion
+from ._base import (
+    N_STATES,
+    STATES,
+    Annotations,
+    BaseFusion,
+    _label_series,
+    _proba_frame,
+    pooling_groups,
+    register_fusion,
+)
 from .majority_vote import vote_counts
 
 __all__ = ["DawidSkene", "dawid_skene_em"]
@@ -182,7 +191,7 @@ class DawidSkene(BaseFusion):
         self._check_params()
         proba = np.zeros((ann.n_items, N_STATES))
         priors, errors, info, history = {}, [], [], {}
-        for name, items in _groups(ann, self.pooling):
+        for name, items in pooling_groups(ann, self.pooling):
             sub = ann.subset(items)
             classes = np.unique(sub.label)
             lab = np.searchsorted(classes, sub.label)
@@ -212,11 +221,3 @@ class DawidSkene(BaseFusion):
         self.log_likelihood_history_ = history
         self.fit_info_ = pd.DataFrame(info, columns=["finding", "n_items", "n_annotations", "n_iter",
                                                      "log_likelihood", "converged"])
-
-
-def _groups(ann: Annotations, pooling: str) -> list[tuple[str, np.ndarray]]:
-    """``(name, sorted item codes)`` of each group fitted separately."""
-    if ann.finding is None or pooling == "joint":
-        return [("*", np.arange(ann.n_items))]
-    return [(f, np.flatnonzero(ann.finding == c)) for c, f in enumerate(ann.findings)
-            if (ann.finding == c).any()]

@@ -73,8 +73,15 @@ from scipy.special import digamma
 
 from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError
-from ._base import N_STATES, Annotations, BaseFusion, _label_series, _proba_frame, register_fusion
-from .dawid_skene import _groups
+from ._base import (
+    N_STATES,
+    Annotations,
+    BaseFusion,
+    _label_series,
+    _proba_frame,
+    pooling_groups,
+    register_fusion,
+)
 
 __all__ = ["MACE", "mace_fit"]
 
@@ -229,7 +236,7 @@ class MACE(BaseFusion):
         gen = self._check_params()
         proba = np.zeros((ann.n_items, N_STATES))
         comp, spam_rows, lls = [], [], {}
-        for name, items in _groups(ann, self.pooling):
+        for name, items in pooling_groups(ann, self.pooling):
             sub = ann.subset(items)
             classes = np.unique(sub.label)
             K = len(classes)

@@ -31,7 +31,7 @@ Examples
 
 from __future__ import annotations
 
-from ._image import LoadedImage, read_image, write_image
+from ._image import IMAGE_SUFFIXES, LoadedImage, read_image, write_image
 from ._registry import MetricSpec, get_metric, list_metrics, register_iqa
 from .adapters import dists, lpips, paq2piq
 from .dss import dss
@@ -47,7 +47,7 @@ from .vsi import sdsp, vsi
 
 __all__ = [
     "MetricSpec", "register_iqa", "get_metric", "list_metrics",
-    "LoadedImage", "read_image", "write_image",
+    "IMAGE_SUFFIXES", "LoadedImage", "read_image", "write_image",
     "psnr", "rmse", "uqi", "ambe",
     "ssim", "ms_ssim", "iw_ssim", "cw_ssim",
     "vif", "vifp",

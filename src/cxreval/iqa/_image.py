@@ -20,9 +20,14 @@ from pathlib import Path
 import numpy as np
 from scipy import ndimage
 
+from .._validation import check_choice
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 
 __all__ = [
+    "PREWITT",
+    "SCHARR",
+    "gradient_magnitude",
+    "similarity_map",
     "LoadedImage",
     "read_image",
     "write_image",
@@ -309,7 +314,7 @@ def imfilter(image: np.ndarray, kernel: np.ndarray, *, mode: str = "symmetric") 
     kernel = np.asarray(kernel, dtype=np.float64)
     if kernel.ndim == 1:
         kernel = kernel[None, :]
-    nd_mode = _MODES[mode]
+    nd_mode = _MODES[check_choice(mode, _MODES, name="mode", func="imfilter")]
     origin = [(k - 1) // 2 - k // 2 for k in kernel.shape]
     sep = _separate(kernel)
     if sep is not None:
@@ -388,7 +393,7 @@ def box_downsample(image: np.ndarray, f: int, *, convention: str = "matlab") -> 
     """
     if f <= 1:
         return image
-    top_of, mode = _BOX_CONVENTIONS[convention]
+    top_of, mode = _BOX_CONVENTIONS[check_choice(convention, _BOX_CONVENTIONS, name="convention", func="box_downsample")]
     h, w = image.shape
     if top_of is None:
         nh, nw = h // f, w // f
@@ -423,3 +428,27 @@ def rescaled_pair(image_true: object, image_test: object, data_range: object, *,
     if f > 1:
         x, y = box_downsample(x, f, convention=downsample), box_downsample(y, f, convention=downsample)
     return x * (255.0 / dr), y * (255.0 / dr)  # new arrays: callers may work in place
+
+
+# separable 3x3 gradient operators: (smoothing, difference)
+PREWITT = (np.array([1.0, 1.0, 1.0]) / 3.0, np.array([-1.0, 0.0, 1.0]))
+SCHARR = (np.array([3.0, 10.0, 3.0]) / 16.0, np.array([-1.0, 0.0, 1.0]))
+
+
+def gradient_magnitude(image: np.ndarray, kernel: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Gradient magnitude with a separable 3x3 operator (smoothing ⊗ difference), zero padding.
+
+    The sign convention (convolution or correlation) does not change the magnitude."""
+    smooth, _ = kernel
+    a, b, c = (float(v) for v in smooth)
+    p = np.pad(image, 1)
+    rs = a * p[:-2] + b * p[1:-1] + c * p[2:]          # smoothed along rows, shape (H, W + 2)
+    gx = rs[:, 2:] - rs[:, :-2]
+    cs = a * p[:, :-2] + b * p[:, 1:-1] + c * p[:, 2:]  # smoothed along columns, shape (H + 2, W)
+    gy = cs[2:] - cs[:-2]
+    return np.sqrt(gx * gx + gy * gy)
+
+
+def similarity_map(a: np.ndarray, b: np.ndarray, c: float) -> np.ndarray:
+    """The similarity map ``S(a, b; c) = (2ab + c) / (a^2 + b^2 + c)`` (GMSD, MDSI, FSIM, VSI)."""
+    return (2.0 * a * b + c) / (a * a + b * b + c)

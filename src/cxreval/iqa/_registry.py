@@ -17,13 +17,15 @@ Examples
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["MetricSpec", "register_iqa", "get_metric", "list_metrics"]
+from .._validation import did_you_mean
+from ..exceptions import UnknownNameError
+
+__all__ = ["MetricSpec", "register_iqa", "get_metric", "list_metrics", "metric_sign"]
 
 Reference = Literal["full", "no"]
 
@@ -99,15 +101,14 @@ def get_metric(name: str) -> MetricSpec:
 
     Raises
     ------
-    KeyError
-        For an unknown name, with close names suggested.
+    UnknownNameError
+        For an unknown name (also a ``KeyError``), with close names suggested.
     """
     _ensure_loaded()
     key = str(name).lower()
     if key not in _REGISTRY:
-        close = difflib.get_close_matches(key, list(_REGISTRY), n=3, cutoff=0.5)
-        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise KeyError(f"Unknown IQA metric {name!r}; list_metrics() gives the {len(_REGISTRY)} registered.{hint}")
+        hint = did_you_mean(key, _REGISTRY, n=3, cutoff=0.5)
+        raise UnknownNameError(f"Unknown IQA metric {name!r}; list_metrics() gives the {len(_REGISTRY)} registered.{hint}")
     return _REGISTRY[key]
 
 
@@ -116,3 +117,19 @@ def list_metrics(reference: Reference | None = None, pattern: str = "*") -> list
     _ensure_loaded()
     return sorted(k for k, s in _REGISTRY.items()
                   if (reference is None or s.reference == reference) and fnmatch.fnmatch(k, pattern))
+
+
+def metric_sign(metric: str, *, where: str = "scores") -> float:
+    """``+1.0`` for a metric registered as higher-is-better, ``-1.0`` for lower-is-better.
+
+    Raises
+    ------
+    UnknownNameError
+        A metric that is not registered: its direction is unknown (never guessed).
+    """
+    try:
+        return 1.0 if get_metric(metric).higher_is_better else -1.0
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"{where}: the direction of metric {metric!r} is unknown ({exc.args[0]}); "
+                               "register it with register_iqa(..., higher_is_better=...), or pass "
+                               "orient=False to correlate the values as they are.") from None

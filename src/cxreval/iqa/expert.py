@@ -34,10 +34,11 @@ from .._validation import (
     check_positive_int,
     normalize_rng,
 )
+from ..bootstrap import summarize_distribution
 from ..exceptions import SchemaError
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
-           "UNSCORED_CHOICES"]
+           "UNSCORED_CHOICES", "srcc_krcc"]
 
 UNSCORED_CHOICES: tuple[str, ...] = ("keep", "exclude", "error")
 """What to do with rated images that a metric did not score (see the module docstring)."""
@@ -184,7 +185,9 @@ def zscores_for_scores(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored:
     return zscores(df, scale=scale, ddof=ddof)
 
 
-def _corr(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+def srcc_krcc(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Spearman's rho (Pearson of average ranks, ``scipy.stats.spearmanr``) and Kendall's tau-b
+    (``scipy.stats.kendalltau``) of ``a`` and ``b``; NaN for fewer than 2 items or a constant input."""
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan"), float("nan")
     return float(stats.spearmanr(a, b).statistic), float(stats.kendalltau(a, b).statistic)
@@ -205,21 +208,12 @@ def rater_agreement(res: ZMOSResult) -> pd.DataFrame:
     for i, a in enumerate(raters):
         for b in raters[i + 1:]:
             both = wide[[a, b]].dropna()
-            s, k = _corr(both[a].to_numpy(), both[b].to_numpy())
+            s, k = srcc_krcc(both[a].to_numpy(), both[b].to_numpy())
             rows.append({"rater_a": a, "rater_b": b, "srcc": s, "krcc": k, "n": int(len(both))})
         col = wide[a].dropna()
-        s, k = _corr(col.to_numpy(), zm.loc[col.index].to_numpy())
+        s, k = srcc_krcc(col.to_numpy(), zm.loc[col.index].to_numpy())
         rows.append({"rater_a": a, "rater_b": "z-MOS", "srcc": s, "krcc": k, "n": int(len(col))})
     return pd.DataFrame(rows, columns=["rater_a", "rater_b", "srcc", "krcc", "n"])
-
-
-def _orientation(metric: str) -> float:
-    from ._registry import get_metric
-
-    try:
-        return 1.0 if get_metric(metric).higher_is_better else -1.0
-    except KeyError:
-        return 1.0
 
 
 def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
@@ -238,7 +232,8 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
     confidence_level : float, default=0.95
     rng : None, int or numpy.random.Generator
     orient : bool, default=True
-        Flip the sign for metrics registered as lower-is-better.
+        Flip the sign for metrics registered as lower-is-better. A metric that is not registered has no
+        known direction and is refused (:class:`~cxreval.exceptions.UnknownNameError`) unless ``orient=False``.
     metrics : sequence of str, optional
         Restrict to these metrics.
     unscored : {'keep', 'error'}, default='keep'
@@ -261,6 +256,8 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
     SchemaError
         Missing columns, non-numeric values, a metric that scores none of the rated images, or
         (``unscored='error'``) rated images that a metric did not score (unknown ids).
+    UnknownNameError
+        ``orient=True`` and a metric that is not registered (its direction is unknown).
     """
     check_columns(scores, ["reference", "test", "metric", "value"], where="scores")
     check_columns(zmos_table, ["image", "zmos"], where="z-MOS table")
@@ -283,8 +280,10 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
     unknown_metrics = sorted(set(wanted) - set(sc["metric"]))
     if unknown_metrics:
         raise SchemaError(f"scores: no values for metric(s) {unknown_metrics}; have {sorted(sc['metric'].unique())}.")
+    from ._registry import metric_sign
+
+    signs = {m: metric_sign(m, where="scores") if orient else 1.0 for m in wanted}  # before any bootstrap
     rows, dropped = [], []
-    alpha = (1.0 - cl) / 2.0
     for m in wanted:
         d = sc[sc["metric"] == m]
         missing = sorted(rated - set(d["test"]))
@@ -300,32 +299,24 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
         if d["test"].duplicated().any():
             t = d.loc[d["test"].duplicated(), "test"].iloc[0]
             raise SchemaError(f"scores: metric {m!r} has more than one value for test image {t!r}.")
-        sign = _orientation(m) if orient else 1.0
+        sign = signs[m]
         v = sign * d["value"].to_numpy()
         if not np.all(np.isfinite(v)):
             raise SchemaError(f"scores: metric {m!r} has non-finite values (e.g. PSNR of identical images); "
                               "remove those pairs or that metric.")
         z = zm.loc[d["test"]].to_numpy()
-        s, k = _corr(v, z)
+        s, k = srcc_krcc(v, z)
         refs, codes = np.unique(d["reference"].to_numpy(), return_inverse=True)
         groups = [np.flatnonzero(codes == r) for r in range(len(refs))]
         bs, bk = [], []
         for _ in range(n_resamples):
             pick = gen.integers(0, len(refs), len(refs))
             idx = np.concatenate([groups[p] for p in pick])
-            a, b = _corr(v[idx], z[idx])
+            a, b = srcc_krcc(v[idx], z[idx])
             bs.append(a)
             bk.append(b)
-        bs_arr, bk_arr = np.asarray(bs), np.asarray(bk)
-
-        def ci(arr: np.ndarray) -> tuple[float, float]:
-            ok = arr[np.isfinite(arr)]
-            if ok.size == 0:
-                return float("nan"), float("nan")
-            return float(np.quantile(ok, alpha)), float(np.quantile(ok, 1.0 - alpha))
-
-        sl, sh = ci(bs_arr)
-        kl, kh = ci(bk_arr)
+        cs, ck = (summarize_distribution(np.asarray(x, dtype=float), confidence_level=cl) for x in (bs, bk))
+        sl, sh, kl, kh = (float(c[k]) for c in (cs, ck) for k in ("ci_low", "ci_high"))
         rows.append({"metric": m, "srcc": s, "krcc": k, "srcc_ci_low": sl, "srcc_ci_high": sh,
                      "krcc_ci_low": kl, "krcc_ci_high": kh, "n": int(len(d)), "n_references": int(len(refs)),
                      "orientation": int(sign)})

@@ -34,9 +34,8 @@ import numpy as np
 from scipy import fft as sfft
 
 from .._validation import check_choice
-from ._image import rescaled_pair
+from ._image import SCHARR, gradient_magnitude, rescaled_pair, similarity_map
 from ._registry import register_iqa
-from .gradient import _SCHARR, _grad_mag, _sim
 
 __all__ = ["fsim", "phase_congruency"]
 
@@ -175,7 +174,7 @@ def fsim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t
                 sigma_f=sigma_f, delta_theta=delta_theta, k=k, epsilon=epsilon, median=median)
     pc1 = phase_congruency(x, **opts)  # type: ignore[arg-type]
     pc2 = phase_congruency(y, **opts)  # type: ignore[arg-type]
-    s_pc = _sim(pc1, pc2, t1)
-    s_g = _sim(_grad_mag(x, _SCHARR), _grad_mag(y, _SCHARR), t2)
+    s_pc = similarity_map(pc1, pc2, t1)
+    s_g = similarity_map(gradient_magnitude(x, SCHARR), gradient_magnitude(y, SCHARR), t2)
     pcm = np.maximum(pc1, pc2)
     return float(np.sum(s_pc * s_g * pcm) / np.sum(pcm))

@@ -5,8 +5,9 @@ Both compare gradient magnitudes of the reference and test images through the si
 ``data_range``; they are rescaled to the 0..255 scale the published constants were tuned for
 (``x * 255 / data_range``, no rounding), so a 16-bit radiograph keeps its precision.
 
-The private helpers here (Prewitt and Scharr gradient magnitudes with zero padding, the similarity map)
-are shared by :mod:`.fsim` and :mod:`.vsi`; the common start (validation, box downsampling with MATLAB's
+The gradient magnitudes (Prewitt and Scharr, zero padding) and the similarity map, shared with :mod:`.fsim`
+and :mod:`.vsi`, live in :mod:`._image` (:func:`._image.gradient_magnitude`, :func:`._image.similarity_map`); the
+common start (validation, box downsampling with MATLAB's
 ``conv2(..., 'same')`` alignment, rescaling to 0..255) is :func:`._image.rescaled_pair`.
 
 References
@@ -24,32 +25,10 @@ import numpy as np
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError
-from ._image import rescaled_pair
+from ._image import PREWITT, gradient_magnitude, rescaled_pair, similarity_map
 from ._registry import register_iqa
 
 __all__ = ["gmsd", "mdsi"]
-
-_PREWITT = (np.array([1.0, 1.0, 1.0]) / 3.0, np.array([-1.0, 0.0, 1.0]))
-_SCHARR = (np.array([3.0, 10.0, 3.0]) / 16.0, np.array([-1.0, 0.0, 1.0]))
-
-
-def _grad_mag(image: np.ndarray, kernel: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Gradient magnitude with a separable 3x3 operator (smoothing ⊗ difference), zero padding.
-
-    The sign convention (convolution or correlation) does not change the magnitude."""
-    smooth, _ = kernel
-    a, b, c = (float(v) for v in smooth)
-    p = np.pad(image, 1)
-    rs = a * p[:-2] + b * p[1:-1] + c * p[2:]          # smoothed along rows, shape (H, W + 2)
-    gx = rs[:, 2:] - rs[:, :-2]
-    cs = a * p[:, :-2] + b * p[:, 1:-1] + c * p[:, 2:]  # smoothed along columns, shape (H + 2, W)
-    gy = cs[2:] - cs[:-2]
-    return np.sqrt(gx * gx + gy * gy)
-
-
-def _sim(a: np.ndarray, b: np.ndarray, c: float) -> np.ndarray:
-    return (2.0 * a * b + c) / (a * a + b * b + c)
-
 
 @register_iqa("gmsd", reference="full", higher_is_better=False, value_range=(0.0, 1.0),
               description="Gradient magnitude similarity deviation (Xue et al. 2014); 0 for identical images.")
@@ -92,7 +71,7 @@ def gmsd(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t
     """
     std = check_choice(std, ("sample", "population"), name="std", func="gmsd")
     x, y = rescaled_pair(image_true, image_test, data_range, func="gmsd", min_size=2, factor=2 if downsample else 1)
-    gms = _sim(_grad_mag(x, _PREWITT), _grad_mag(y, _PREWITT), float(t))
+    gms = similarity_map(gradient_magnitude(x, PREWITT), gradient_magnitude(y, PREWITT), float(t))
     n = gms.size
     ddof = 1 if std == "sample" and n > 1 else 0
     return float(np.sqrt(np.sum((gms - gms.mean()) ** 2) / (n - ddof)))
@@ -145,9 +124,9 @@ def mdsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c
         raise InvalidParameterError(f"The 'rho' and 'o' parameters of mdsi must be > 0. Got rho={rho!r}, o={o!r}.")
     rowsum = _LHM.sum(axis=1)
     lx, ly = rowsum[0] * x, rowsum[0] * y
-    gx, gy = _grad_mag(lx, _PREWITT), _grad_mag(ly, _PREWITT)
-    gavg = _grad_mag((lx + ly) / 2.0, _PREWITT)
-    gs = _sim(gx, gy, c1) + _sim(gy, gavg, c2) - _sim(gx, gavg, c2)
+    gx, gy = gradient_magnitude(lx, PREWITT), gradient_magnitude(ly, PREWITT)
+    gavg = gradient_magnitude((lx + ly) / 2.0, PREWITT)
+    gs = similarity_map(gx, gy, c1) + similarity_map(gy, gavg, c2) - similarity_map(gx, gavg, c2)
     if grey == "replicate":
         hx, mx, hy, my = rowsum[1] * x, rowsum[2] * x, rowsum[1] * y, rowsum[2] * y
         cs = (2.0 * (hx * hy + mx * my) + c3) / (hx * hx + hy * hy + mx * mx + my * my + c3)

@@ -35,8 +35,8 @@ import pandas as pd
 from .._validation import check_columns
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ._image import LoadedImage, check_data_range, read_image
-from ._registry import get_metric, list_metrics
-from .expert import _corr
+from ._registry import get_metric, list_metrics, metric_sign
+from .expert import srcc_krcc
 
 __all__ = ["select_metrics", "score_pairs", "oriented_scores", "metric_rank_agreement"]
 
@@ -263,13 +263,7 @@ def oriented_scores(scores: pd.DataFrame) -> pd.Series:
     """
     _check_scores(scores, "oriented_scores")
     check_columns(scores, ["metric", "value"], where="scores")
-    sign = {}
-    for m in scores["metric"].unique():
-        try:
-            sign[m] = 1.0 if get_metric(m).higher_is_better else -1.0
-        except KeyError as exc:
-            raise InvalidParameterError(f"scores: the direction of metric {m!r} is unknown ({exc.args[0]}); "
-                                        "pass orient=False to correlate the values as they are.") from None
+    sign = {m: metric_sign(m, where="scores") for m in scores["metric"].unique()}
     return scores["value"].astype(float) * scores["metric"].map(sign)
 
 
@@ -337,6 +331,6 @@ def metric_rank_agreement(scores: pd.DataFrame, *, over: str = "test", metrics: 
     rows = []
     for a, b in itertools.combinations(chosen, 2):
         both = wide[[a, b]].dropna()
-        s, k = _corr(both[a].to_numpy(), both[b].to_numpy())
+        s, k = srcc_krcc(both[a].to_numpy(), both[b].to_numpy())
         rows.append({"metric_a": a, "metric_b": b, "over": over, "srcc": s, "krcc": k, "n": int(len(both))})
     return pd.DataFrame(rows, columns=["metric_a", "metric_b", "over", "srcc", "krcc", "n"])

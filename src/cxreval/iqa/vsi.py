@@ -38,9 +38,15 @@ import numpy as np
 from scipy import fft as sfft
 
 from .._validation import check_choice
-from ._image import box_downsample, downsample_factor, rescaled_pair
+from ._image import (
+    SCHARR,
+    box_downsample,
+    downsample_factor,
+    gradient_magnitude,
+    rescaled_pair,
+    similarity_map,
+)
 from ._registry import register_iqa
-from .gradient import _SCHARR, _grad_mag, _sim
 
 __all__ = ["vsi", "sdsp"]
 
@@ -184,11 +190,11 @@ def vsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c1
     down = functools.partial(box_downsample, f=downsample_factor(x.shape),
                              convention="matlab" if downsample == "matlab" else "replicate")
     vs_x, vs_y, x, y = down(vs_x), down(vs_y), down(x), down(y)
-    s_vs = _sim(vs_x, vs_y, c1)
-    s_g = _sim(_grad_mag(_LMN_ROWSUM[0] * x, _SCHARR), _grad_mag(_LMN_ROWSUM[0] * y, _SCHARR), c2)
+    s_vs = similarity_map(vs_x, vs_y, c1)
+    s_g = similarity_map(gradient_magnitude(_LMN_ROWSUM[0] * x, SCHARR), gradient_magnitude(_LMN_ROWSUM[0] * y, SCHARR), c2)
     s = s_vs * s_g ** alpha
     if colour:
-        s_c = _sim(_LMN_ROWSUM[1] * x, _LMN_ROWSUM[1] * y, c3) * _sim(_LMN_ROWSUM[2] * x, _LMN_ROWSUM[2] * y, c3)
+        s_c = similarity_map(_LMN_ROWSUM[1] * x, _LMN_ROWSUM[1] * y, c3) * similarity_map(_LMN_ROWSUM[2] * x, _LMN_ROWSUM[2] * y, c3)
         s = s * np.abs(s_c) ** beta * np.cos(beta * np.where(s_c < 0, np.pi, 0.0))
     vs_m = np.maximum(vs_x, vs_y)
     eps = np.finfo(np.float64).eps

@@ -9,7 +9,10 @@ answered only after its transaction has committed.
 """
 
 # no `from __future__ import annotations`: FastAPI must resolve the local `Request` annotations
+import contextlib
 import json
+import signal
+import socket
 import threading
 import time
 from collections import OrderedDict
@@ -19,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import CxrevalError
+from ..exceptions import CxrevalError, InvalidParameterError
 from .store import IMAGE_STATES, REPORT_STATES, Reader, ReaderStore, SubmissionError
 
-__all__ = ["MAX_BODY", "create_app", "serve", "pixels"]
+__all__ = ["MAX_BODY", "create_app", "bind", "serve", "pixels"]
 
 MAX_BODY = 64 * 1024
 _STATIC = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
@@ -187,8 +190,11 @@ def create_app(store: ReaderStore | str) -> Any:
         else:
             raise SubmissionError(f"Task {task!r} has no image.", 404)
         path = (root / rel).resolve()
-        if not path.is_relative_to(root) or not path.is_file():  # the stored path must still lie inside
+        if not path.is_relative_to(root):  # the stored path must still lie inside (a symlink made since init)
             raise SubmissionError(f"Image of item {key!r} is not inside the study folder.", 404)
+        if not path.is_file():
+            raise SubmissionError(f"The image file of item {key!r} is missing from the study folder (moved or "
+                                  "deleted since `cxreval reader init`); tell the study organiser.", 404)
         data, w, h, rng_ = cache.get(path)
         return Response(data, media_type="application/octet-stream",
                         headers={"X-Width": str(w), "X-Height": str(h), "X-Data-Range": str(rng_)})
@@ -287,15 +293,90 @@ class _Limits:
         await self.app(scope, receive, send_with_headers)
 
 
-def serve(url: str, *, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run the study's server with uvicorn until interrupted (binds 127.0.0.1 unless told otherwise)."""
+def bind(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
+    """A TCP socket bound to ``host:port``, ready for :func:`serve`.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the port is in use or the address is not this machine's: one line naming both and the fix.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # what uvicorn does: a restart may reuse the port
+    try:
+        sock.bind((host, port))
+    except (OSError, OverflowError) as exc:
+        sock.close()
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise InvalidParameterError(f"Cannot listen on {host}:{port}: {why} (another server may be using it). "
+                                    "Choose another --port, or stop the other server.") from exc
+    return sock
+
+
+def serve(url: str | ReaderStore, *, host: str = "127.0.0.1", port: int = 8000,
+          sock: socket.socket | None = None) -> None:
+    """Run the study's server with uvicorn until interrupted (binds 127.0.0.1 unless told otherwise).
+
+    Parameters
+    ----------
+    url : str or ReaderStore
+        The study database's URL, or the opened store.
+    host, port : str, int
+        Where to listen when ``sock`` is not given.
+    sock : socket.socket, optional
+        A socket from :func:`bind` (so that a busy port is reported before anything else).
+
+    Raises
+    ------
+    KeyboardInterrupt
+        After a clean shutdown on SIGINT (Ctrl-C); on SIGTERM the signal is raised again once the server
+        has stopped, so the process ends as its own handler says (the CLI: exit 143).
+    """
     _require_web()
     try:
         import uvicorn
     except ImportError as exc:  # pragma: no cover - depends on the optional extra
         raise CxrevalError("The reader study server needs uvicorn: pip install 'cxreval[reader]'.") from exc
+    sock = sock if sock is not None else bind(host, port)
     app = create_app(url)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
-    st = getattr(app, "store", None)
-    if st is not None:
-        st.close()
+    server = _server_class(uvicorn)(uvicorn.Config(app, log_level="warning", access_log=False))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        st = getattr(app, "store", None)
+        if st is not None:
+            st.close()
+    if signal.SIGTERM in server.caught:
+        signal.raise_signal(signal.SIGTERM)
+    if server.caught:
+        raise KeyboardInterrupt
+
+
+def _server_class(uvicorn: Any) -> Any:
+    """uvicorn's server, recording the signals that stopped it instead of re-raising them inside the event
+    loop (where asyncio swallows them and the process would exit 0 after Ctrl-C)."""
+
+    class _Server(uvicorn.Server):  # type: ignore[misc, name-defined]
+        def __init__(self, config: Any) -> None:
+            super().__init__(config)
+            self.caught: list[int] = []
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            self.caught.append(sig)
+            super().handle_exit(sig, frame)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Any:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            old = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in old.items():
+                    signal.signal(sig, handler)
+
+    return _Server

@@ -83,6 +83,19 @@ class SubmitResult:
         return {"id": self.id, "status": self.status, "seq": self.seq, "server_time": self.server_time}
 
 
+def _unreachable(engine: Any, exc: Any) -> SchemaError:
+    """One line naming the database (password hidden) and the driver's reason (its lines joined)."""
+    reason = " ".join(str(getattr(exc, "orig", exc)).split())
+    return SchemaError(f"--db {engine.url.render_as_string(hide_password=True)!r}: cannot connect to the database "
+                       f"server ({reason}); check host, port, user and that the server is running.")
+
+
+def _not_a_study_db(engine: Any, exc: Any) -> SchemaError:
+    reason = " ".join(str(getattr(exc, "orig", exc)).split())
+    return SchemaError(f"--db {engine.url.render_as_string(hide_password=True)!r} cannot be used ({reason}); "
+                       "give a database made by `cxreval reader init` or a new file name.")
+
+
 class ReaderStore:
     """A study in a database (see the module docstring).
 
@@ -138,7 +151,14 @@ class ReaderStore:
         items = study_items(spec)  # validate every file before touching the database
         store = cls(url)
         sa = store.sa
-        insp = sa.inspect(store.engine)
+        try:
+            insp = sa.inspect(store.engine)
+        except sa.exc.OperationalError as exc:
+            if store.engine.dialect.name != "sqlite":
+                raise _unreachable(store.engine, exc) from exc
+            raise _not_a_study_db(store.engine, exc) from exc
+        except sa.exc.DatabaseError as exc:
+            raise _not_a_study_db(store.engine, exc) from exc
         if insp.has_table("meta"):
             with store.engine.connect() as conn:
                 row = conn.execute(sa.select(store.t["meta"].c.value).where(store.t["meta"].c.key == "study")).first()
@@ -172,11 +192,15 @@ class ReaderStore:
                 with self.engine.connect() as conn:
                     row = conn.execute(sa.select(self.t["meta"].c.value).where(self.t["meta"].c.key == "study")).first()
             except sa.exc.OperationalError as exc:
-                raise SchemaError(f"Cannot read a study from {self.engine.url!r}: {exc.orig}. Run "
-                                  "`cxreval reader init` first.") from exc
+                if self.engine.dialect.name != "sqlite":
+                    raise _unreachable(self.engine, exc) from exc
+                raise SchemaError(f"Cannot read a study from {self.engine.url!r}: {' '.join(str(exc.orig).split())}. "
+                                  "Run `cxreval reader init` first.") from exc
             except sa.exc.ProgrammingError as exc:
                 raise SchemaError(f"The database {self.engine.url!r} holds no study; run `cxreval reader init`.") \
                     from exc
+            except sa.exc.DatabaseError as exc:  # e.g. a file that is not an SQLite database
+                raise _not_a_study_db(self.engine, exc) from exc
             if row is None:
                 raise SchemaError(f"The database {self.engine.url!r} holds no study; run `cxreval reader init`.")
             self._spec = StudySpec.from_dict(json.loads(row[0]))
@@ -311,6 +335,11 @@ class ReaderStore:
                 extra = set(body) - {"labels", "boxes"}
                 payload = {"labels": self._labels(body.get("labels"), states=IMAGE_STATES, complete=True),
                            "boxes": self._boxes(body.get("boxes"), stored)}
+                contradicted = sorted({b["finding"] for b in payload["boxes"]
+                                       if payload["labels"][b["finding"]] == "negative"})
+                if contradicted:
+                    raise SubmissionError(f"Box(es) for {contradicted}, labelled negative: a box marks a positive "
+                                          "or uncertain finding; remove the box or change the label.")
             elif task == "report":
                 extra = set(body) - {"labels"}
                 payload = {"labels": self._labels(body.get("labels"), states=REPORT_STATES, complete=True)}
@@ -414,10 +443,18 @@ class ReaderStore:
         """The reader's items of ``task`` in their seeded order, each ``{key, done}``."""
         if task not in self.tasks_of(reader):
             raise SubmissionError(f"Reader {reader.name!r} ({reader.role}) does not do task {task!r}.", 403)
-        keys = list(self.conflicts()) if task == "adjudication" else list(self.items.get(task, {}))
-        done = {i for (_r, _t, i) in self.latest(reader_id=reader.id, task=task)}
+        conflicts = self.conflicts() if task == "adjudication" else {}
+        keys = list(conflicts) if task == "adjudication" else list(self.items.get(task, {}))
+        done = self._done(self.latest(reader_id=reader.id, task=task), conflicts)
         order = reader_order(keys, seed=self.spec.seed, reader=reader.name, task=task)
         return [{"key": k, "done": k in done} for k in order]
+
+    @staticmethod
+    def _done(latest: Mapping[tuple[str, str, str], Any], conflicts: Mapping[str, Mapping[str, Any]]) -> set[str]:
+        """Items whose latest submission completes them: an adjudication only when it sets a final label
+        for every conflicting finding of its study (a partial one leaves the item to do)."""
+        return {i for (_r, t, i), p in latest.items()
+                if t != "adjudication" or (i in conflicts and set(conflicts[i]) <= set(p.get("labels", {})))}
 
     def status(self) -> pd.DataFrame:
         """Progress per reader and task: ``reader, role, task, n_items, n_done, n_submissions, last``."""
@@ -429,8 +466,9 @@ class ReaderStore:
             for task in self.tasks_of(reader):
                 mine = sub[(sub["reader"] == reader.name) & (sub["task"] == task)]
                 keys = set(conflicts) if task == "adjudication" else set(self.items.get(task, {}))
+                done = self._done(self.latest(reader_id=reader.id, task=task), conflicts)
                 rows.append({"reader": reader.name, "role": reader.role, "task": task, "n_items": len(keys),
-                             "n_done": len(set(mine["item"]) & keys), "n_submissions": len(mine),
+                             "n_done": len(done & keys), "n_submissions": len(mine),
                              "last": mine["server_time"].iloc[-1] if len(mine) else ""})
         return pd.DataFrame(rows, columns=["reader", "role", "task", "n_items", "n_done", "n_submissions", "last"])
 

@@ -198,8 +198,13 @@ def load_study(path: str | Path) -> StudySpec:
     readers = tuple(check_name(r) for r in _list_of_str(raw.get("readers", []) or [], where=f"{where}, 'readers'"))
     resolvers = tuple(check_name(r) for r in _list_of_str(raw.get("resolvers", []) or [],
                                                           where=f"{where}, 'resolvers'"))
-    if set(readers) & set(resolvers) or len(set(readers)) != len(readers) or len(set(resolvers)) != len(resolvers):
-        raise SchemaError(f"{where}: reader and resolver names must be distinct; got {readers} and {resolvers}.")
+    for what, names in (("reader", readers), ("resolver", resolvers)):
+        twice = sorted(n for n, k in Counter(names).items() if k > 1)
+        if twice:
+            raise SchemaError(f"{where}: {what} {twice[0]!r} is listed twice in '{what}s'; each name once.")
+    if set(readers) & set(resolvers):
+        raise SchemaError(f"{where}: reader and resolver names must be distinct; {sorted(set(readers) & set(resolvers))} "
+                          "are in both 'readers' and 'resolvers'.")
     sections = _list_of_str(raw.get("sections", ["findings", "impression"]), where=f"{where}, 'sections'")
     for s in sections:
         check_name(s, what="section name")
@@ -233,6 +238,9 @@ def load_study(path: str | Path) -> StudySpec:
     if not tasks:
         raise SchemaError(f"{where}: no task: give 'images', 'reports' and/or 'iqa'.")
     if "adjudication" in tasks:
+        if "readers" not in adj and len(readers) > 2:
+            raise SchemaError(f"{where}: adjudication compares two readers; with readers {', '.join(readers)} say which "
+                              "two in 'adjudication: {readers: [A, B]}'.")
         if len(adj_readers) != 2 or len(set(adj_readers)) != 2 or not set(adj_readers) <= set(readers):
             raise SchemaError(f"{where}: adjudication needs two distinct readers from 'readers'; got "
                               f"{list(adj_readers)} (readers: {list(readers)}).")

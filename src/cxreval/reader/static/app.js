@@ -10,6 +10,7 @@ const STATE_KEYS = {'1': 'negative', n: 'negative', '2': 'uncertain', u: 'uncert
 const SHORT = {negative: 'neg', uncertain: 'unc', positive: 'pos', not_mentioned: 'n/m'};
 const COLORS = ['#ff4d4d', '#4dd2ff', '#ffd24d', '#7dff4d', '#ff4dff', '#ff9f4d', '#4d7dff', '#b0b0b0'];
 const $ = (id) => document.getElementById(id);
+const BAD_LINK = 'This link is not valid (mistyped, or replaced by a new one): ask the study organiser for your link.';
 
 function hashString(s) { let h = 5381; for (const c of s) h = ((h * 33) ^ c.charCodeAt(0)) >>> 0; return h.toString(16); }
 const QKEY = 'cxreval-reader-queue-' + hashString(TOKEN);
@@ -24,7 +25,10 @@ async function api(path, opts = {}) {
 }
 async function apiJSON(path) {
   const r = await api(path);
-  if (!r.ok) { let d = r.statusText; try { d = (await r.json()).detail; } catch (e) { /* not JSON */ } throw new Error(d); }
+  if (!r.ok) {
+    let d = r.statusText; try { d = (await r.json()).detail; } catch (e) { /* not JSON */ }
+    const err = new Error(d); err.status = r.status; throw err;
+  }
   return r.json();
 }
 function pending() { try { return JSON.parse(localStorage.getItem(QKEY) || '[]'); } catch (e) { return []; } }
@@ -58,7 +62,8 @@ async function flush() {
         if (!r.ok) { let d = ''; try { d = (await r.json()).detail; } catch (e) { /* */ } say('refused: ' + d, true); }
         else if (document.getElementById('msg').classList.contains('error')) say('reconnected; all sent');
         setPending(pending().filter((x) => x.id !== sub.id));
-      } else { say(`server answered ${r.status}; retrying`, true); break; }
+      } else if (r.status === 401) { say(BAD_LINK + ` ${q.length} unsent submission(s) are kept in this browser.`, true); break; }
+      else { say(`server answered ${r.status}; retrying`, true); break; }
     }
   } finally { S.flushing = false; showPending(); }
 }
@@ -73,6 +78,7 @@ async function start() {
   showPending();
   flush();
   try { S.me = await apiJSON('/api/me'); } catch (e) {
+    if (e.status === 401) { say(BAD_LINK, true); return; }  // retrying cannot help
     say('Cannot open the study (' + e.message + '); retrying', true);
     setTimeout(start, 3000);
     return;
@@ -94,6 +100,7 @@ async function start() {
 
 async function openTask(task) {
   S.task = task;
+  say('');
   sessionStorage.setItem('cxreval-task', task);
   for (const b of $('tasks').children) b.classList.toggle('active', b.dataset.task === task);
   let q;
@@ -129,6 +136,15 @@ async function openItem() {
   document.body.dataset.ready = '0';
   $('viewer').hidden = true; $('text').hidden = true; $('done').hidden = true;
   if (S.pos >= S.queue.length) {
+    const task = S.task;
+    let left = null;
+    try {
+      const me = await apiJSON('/api/me');
+      left = me.tasks.filter((t) => t.task !== task && t.n_done < t.n_items).map((t) => `${t.task} (${t.n_items - t.n_done} left)`);
+    } catch (e) { /* offline: say only what is known */ }
+    if (S.task !== task) return;
+    $('done').textContent = `All items of the ${task} task are done (\u2190 revisits them). ` + (left === null ? ''
+      : left.length ? `Still to do: ${left.join(', ')}; choose it at the top.` : 'All your tasks are done; you can close this page.');
     $('done').hidden = false; $('rows').innerHTML = ''; $('item-title').textContent = '';
     document.body.dataset.item = ''; document.body.dataset.ready = '1';
     return;
@@ -235,12 +251,17 @@ function payload() {
     return {ratings: Object.fromEntries(rows.map((r) => [r.name, S.ratings[r.name]]))};
   }
   if (S.task === 'adjudication') {
-    const labels = Object.fromEntries(rows.filter((r) => S.labels[r.name]).map((r) => [r.name, S.labels[r.name]]));
-    if (!Object.keys(labels).length) return 'Set at least one final label first.';
-    return {labels};
+    const open = rows.filter((r) => !S.labels[r.name]).map((r) => r.name);
+    if (open.length) return 'Set the final label of every conflict first: ' + open.join(', ');
+    return {labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]]))};
   }
   const missing = rows.filter((r) => !S.labels[r.name]).map((r) => r.name);
   if (missing.length) return 'Set every finding first (0 sets the remaining ones negative): ' + missing.join(', ');
+  const contradicted = [...new Set(S.boxes.filter((b) => S.labels[b.finding] === 'negative').map((b) => b.finding))];
+  if (S.task === 'image' && contradicted.length) {
+    return `A box marks a positive or uncertain finding: ${contradicted.join(', ')} is negative but has a box ` +
+           '(select it and press Backspace, or change the label).';
+  }
   const out = {labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]]))};
   if (S.task === 'image') out.boxes = S.boxes;
   return out;
@@ -298,6 +319,7 @@ async function loadImages(panes, key) {
 function applyLevels() {
   const v = S.view;
   $('ww').value = String(Math.round(v.ww)); $('wc').value = String(Math.round(v.wc));
+  $('wl-text').textContent = `W ${Math.round(v.ww)} / L ${Math.round(v.wc)}` + (v.invert ? ' (inverted)' : '');
   const lo = v.wc - v.ww / 2, scale = 255 / v.ww;
   for (const im of S.images) {
     const ctx = im.off.getContext('2d'), out = ctx.createImageData(im.w, im.h), px = out.data, d = im.data;
@@ -390,7 +412,7 @@ document.addEventListener('keydown', (ev) => {
     const f = rows[S.focus].name, i = S.boxes.map((b) => b.finding).lastIndexOf(f);
     if (i >= 0) { S.boxes.splice(i, 1); S.dirty = true; renderRows(); draw(); }
   } else if (S.view && S.images.length) {
-    const v = S.view, step = v.range / 50;
+    const v = S.view, step = Math.max(1, v.ww / 10);  // level moves by a tenth of the window: fine at any bit depth
     if (k === 'i') v.invert = !v.invert;
     else if (k === '[') v.ww = Math.max(1, v.ww / 1.2);
     else if (k === ']') v.ww = Math.min(2 * v.range, v.ww * 1.2);

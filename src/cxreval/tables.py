@@ -1,0 +1,83 @@
+"""Tidy tables on disk and as Markdown: the one writer of ``name.csv`` + ``name.parquet`` and ``summary.md``,
+and the one Markdown table renderer, shared by the CLI, the demo and the bench scripts.
+
+Examples
+--------
+>>> import pandas as pd
+>>> print(markdown_table(pd.DataFrame({"finding": ["Mass"], "auc": [0.8125]})))
+| finding | auc |
+|---|---|
+| Mass | 0.81 |
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SUMMARY_FILE", "write_table", "write_summary", "markdown_table"]
+
+SUMMARY_FILE = "summary.md"
+
+
+def write_table(df: Any, out: Path, name: str, *, parquet: bool = True) -> Path:
+    """Write ``df`` as ``out/name.csv`` and (``parquet``) ``out/name.parquet``, without the index.
+
+    Returns
+    -------
+    path : pathlib.Path
+        The CSV file.
+    """
+    csv = Path(out) / f"{name}.csv"
+    df.to_csv(csv, index=False)
+    if parquet:
+        df.to_parquet(Path(out) / f"{name}.parquet", index=False)
+    return csv
+
+
+def write_summary(out: Path, text: str) -> Path:
+    """Write ``text`` (ending in a newline) as ``out/summary.md``; return the path."""
+    p = Path(out) / SUMMARY_FILE
+    p.write_text(text if text.endswith("\n") else text + "\n")
+    return p
+
+
+def markdown_table(df: Any, *, decimals: int = 2, floatfmt: str | None = None, nan: str = "nan",
+                   missing: str | None = "") -> str:
+    """A GitHub-flavoured Markdown table of ``df``'s columns (the index is not shown; ``reset_index()`` first).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    decimals : int, default=2
+        Digits after the point for float cells (``floatfmt`` overrides it).
+    floatfmt : str, optional
+        A ``str.format`` pattern for float cells, e.g. ``"{:.0f}"`` for counts.
+    nan : str, default='nan'
+        What a NaN float cell shows.
+    missing : str or None, default=''
+        What ``None`` / ``pd.NA`` cells show; ``None``: their ``str()`` (``'None'``, ``'<NA>'``).
+
+    Returns
+    -------
+    table : str
+        Header, ``|---|`` separator and one line per row, joined by newlines (no trailing newline).
+    """
+    import pandas as pd
+
+    fmt = floatfmt if floatfmt is not None else "{:." + str(int(decimals)) + "f}"
+
+    def cell(v: object) -> str:
+        if isinstance(v, (float, np.floating)):
+            return nan if math.isnan(v) else fmt.format(v)
+        if missing is not None and (v is None or v is pd.NA):
+            return missing
+        return str(v)
+
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
