@@ -179,3 +179,15 @@ def test_report_labeller_verdict_follows_its_f1(tmp_path: Path, micro, verdict) 
     assert f"micro F1 {micro[0]:.2f}" in kf.text and "weakest finding Mass (F1 0.79)" in kf.text
     sections = build_sections(tmp_path / "lab")
     assert [s.kind for s in sections] == ["report_labels"] and sections[0].n_figures == 1
+
+
+def test_agreement_summary_rows_of_several_finding_sets_are_not_counted_as_pairs(tmp_path: Path) -> None:
+    d = tmp_path / "agree"
+    d.mkdir()
+    rows = [{"pair": "A:B", "finding": f, "kappa_w": k, "kappa_low": k - 0.05, "kappa_high": k + 0.05,
+             "finding_set": fs} for f, k, fs in [("Edema", 0.5, ""), ("Effusion", 0.7, ""), ("micro", 0.55, "selected"),
+                                                 ("micro", 0.61, "all")]]
+    pd.DataFrame(rows).to_csv(d / "agreement.csv", index=False)
+    kf = key_finding("agreement", d)
+    assert kf.text.startswith("Weighted κ (micro over all findings), A:B: κ 0.61")
+    assert "source pairs" not in kf.text and kf.verdict == "substantial agreement"

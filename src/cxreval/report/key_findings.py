@@ -246,7 +246,14 @@ def _kappa_rows(df: pd.DataFrame, key: str) -> tuple[pd.DataFrame, str]:
     f = _str(df, "finding")
     for s in ("micro", "macro"):
         if (f == s).any():
-            return df[f == s], f"{s} over findings"
+            rows = df[f == s]
+            sets = _str(rows, "finding_set")
+            if sets.nunique() > 1:  # one summary row per pair and finding set: keep the set of all findings
+                keep = sets == "all"
+                if keep.any():
+                    return rows[keep], f"{s} over all findings"
+                rows = rows.assign(**{key: _str(rows, key) + " (" + sets + ")"})
+            return rows, f"{s} over findings"
     return df.groupby(key, sort=False, as_index=False)[["kappa_w", "kappa_low", "kappa_high"]].mean(), \
         "mean over findings"
 
