@@ -96,3 +96,18 @@ def test_bad_batch_size_or_workers_leave_no_resume_store(tmp_path, tiny_models):
     (partial_path(out) / "config.json").write_text('{"heatmaps": true}')
     assert main(base + ["--heatmaps"]) == 0
     assert (out / "heatmaps").is_dir() and not partial_path(out).exists()
+
+
+def test_no_readable_image_is_an_error_not_an_empty_success(tmp_path, tiny_models, capsys):
+    from cxreval.predict import partial_path
+
+    _, ymls = tiny_models
+    imgs = tmp_path / "imgs"
+    imgs.mkdir()
+    (imgs / "a.png").write_bytes(b"not a png")
+    (imgs / "b.png").write_bytes(b"")
+    out = tmp_path / "out"
+    assert main(["predict", "-i", str(imgs), "-m", f"torch:{ymls[0]}", "-o", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "none of the 2 image(s) could be read" in err and "a.png" in err
+    assert not out.exists() and not partial_path(out).exists()

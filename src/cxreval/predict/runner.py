@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_positive_int
-from ..exceptions import CxrevalError, InvalidParameterError
+from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..labels import validate_predictions
 from ..results import ReadReport
 from .images import ImageItem, ImageList, exc_text, read_image
@@ -438,5 +438,11 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
                                 dicom_window=dicom_window, progress=progress, on_batch=on_batch)
         options["resumed_images"] = {str(k): v for k, v in stats.n_resumed.items()}
         res = write_outputs(d, store, listing.items, loaded, heatmaps=heatmaps, listing=listing, options=options)
+        bad = res.image_status[res.image_status["status"] == "error"]
+        if len(bad) and not (res.image_status["status"] == "ok").any():
+            store.remove()  # nothing to resume: the next run reads every image again
+            shown = "; ".join(f"{r.path}: {r.error}" for r in bad.head(3).itertuples())
+            raise SchemaError(f"--images {listing.source}: none of the {len(bad)} image(s) could be read, so "
+                              f"nothing was predicted ({shown}{'; ...' if len(bad) > 3 else ''}).")
     store.remove()
     return res
