@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from browser_support import chromium_and_driver
 from cxreval.report import write_report
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -19,14 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 
 
-def _chromium() -> tuple[str, str]:
-    binary = next((b for b in (shutil.which("chromium"), shutil.which("chromium-browser"), "/usr/bin/chromium")
-                   if b and Path(b).exists()), None)
-    driver = next((d for d in (shutil.which("chromedriver"), "/usr/bin/chromedriver") if d and Path(d).exists()), None)
-    if binary is None or driver is None:
-        pytest.skip("Debian chromium and chromium-driver are not installed "
-                    "(apt-get install -y chromium chromium-driver); .ci/run installs them")
-    return binary, driver
+_chromium = chromium_and_driver
 
 
 _PAGE_FACTS = """
