@@ -108,3 +108,25 @@ def did_you_mean(name: str, choices: Iterable[str], *, n: int = 3, cutoff: float
     """``" Did you mean 'a', 'b'?"`` for the close matches of ``name`` among ``choices``, else ``""``."""
     close = difflib.get_close_matches(name, list(choices), n=n, cutoff=cutoff)
     return f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+
+
+def read_yaml_file(path: str | os.PathLike[str], *, what: str) -> object:
+    """Parse a user's YAML file; every failure is one :class:`SchemaError` line naming ``what`` and the path.
+
+    Missing file, bytes that are not UTF-8 (with the byte offset) and YAML syntax errors (with line and column)
+    are refused; the parsed value (``None`` for an empty file) is returned unchecked.
+    """
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        raise SchemaError(f"{what} {str(p)!r} does not exist.")
+    try:
+        return yaml.safe_load(p.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SchemaError(f"{what} {str(p)!r} is not UTF-8 text (byte {exc.start}).") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SchemaError(f"{what} {str(p)!r} is not valid YAML{at}: {problem}.") from None

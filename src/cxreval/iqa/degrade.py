@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy import ndimage
 
-from .._validation import normalize_rng
+from .._validation import normalize_rng, read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
 from ._image import check_image, read_image, write_image
 
@@ -198,15 +198,7 @@ def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
     if isinstance(source, Mapping):
         raw = dict(source)
     else:
-        import yaml
-
-        p = Path(source)
-        if not p.is_file():
-            raise SchemaError(f"Plan file {p} does not exist.")
-        try:
-            raw = yaml.safe_load(p.read_text())
-        except yaml.YAMLError as exc:
-            raise SchemaError(f"Plan file {p} is not valid YAML: {exc}") from exc
+        raw = read_yaml_file(source, what="Plan file")
     if not isinstance(raw, Mapping) or not isinstance(raw.get("degradations"), Sequence) or not raw["degradations"]:
         raise SchemaError(f"{where}: a plan is a mapping with a non-empty 'degradations' list.")
     seed = raw.get("seed", 0)

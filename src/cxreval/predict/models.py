@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._validation import read_yaml_file
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from .images import exc_text
@@ -305,7 +306,6 @@ def _state_dict(obj: object, *, where: str) -> dict[str, Any]:
 
 def _torch_model(spec: ModelSpec) -> LoadedModel:
     torch = require_torch()
-    import yaml
 
     p = Path(spec.value).expanduser()
     if p.suffix.lower() in (".yaml", ".yml"):
@@ -318,10 +318,7 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
     if not cfg_path.is_file():
         raise SchemaError(f"model {spec}: the YAML describing it ({cfg_path}) does not exist; it must give input "
                           "size, channels, normalization and the output findings in order (see cxreval.predict.models).")
-    try:
-        cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise SchemaError(f"{where}: cannot be read as YAML ({exc_text(exc)}).") from exc
+    cfg = read_yaml_file(cfg_path, what="Model YAML")
     if not isinstance(cfg, Mapping):
         raise SchemaError(f"{where}: must be a YAML mapping.")
     unknown = set(cfg) - _YAML_KEYS

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._validation import read_yaml_file
 from ..exceptions import SchemaError
 from ..findings import VOCABULARIES, canonical_finding
 
@@ -174,15 +175,8 @@ def load_study(path: str | Path) -> StudySpec:
         Unknown keys, unknown findings or vocabularies, paths outside the study folder, missing files,
         bad reader names, a task without data, an invalid scale.
     """
-    import yaml
-
     p = Path(path)
-    if not p.is_file():
-        raise SchemaError(f"Study file {p} does not exist.")
-    try:
-        raw = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as exc:
-        raise SchemaError(f"Study file {p} is not valid YAML: {exc}") from exc
+    raw = read_yaml_file(p, what="Study file")
     if not isinstance(raw, dict):
         raise SchemaError(f"Study file {p}: expected a mapping of keys; got {type(raw).__name__}.")
     unknown = sorted(set(raw) - _KEYS)

@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from .._validation import read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 
@@ -152,17 +153,7 @@ def packaged_rules_text(vocabulary: str = "chestxray14") -> str:
 
 def _read_user(path: str | os.PathLike[str]) -> dict[str, Any]:
     p = Path(path)
-    if not p.is_file():
-        raise SchemaError(f"Rules file {str(p)!r} does not exist.")
-    try:
-        data = yaml.safe_load(p.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise SchemaError(f"Rules file {str(p)!r} is not UTF-8 text (byte {exc.start}).") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SchemaError(f"Rules file {str(p)!r} is not valid YAML{at}: {problem}.") from None
+    data = read_yaml_file(p, what="Rules file")
     if data is None:
         return {}
     if not isinstance(data, dict):
