@@ -12,7 +12,7 @@ from ..datasets.openi import read_openi_reports
 from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import workers_executor
 from ..labels import state_names
-from ..outputs import check_output_path, output_folder
+from ..outputs import check_output_path
 from ..reports import (
     SECTION_CHOICES,
     VOCABULARIES,
@@ -22,7 +22,7 @@ from ..reports import (
     read_reports,
 )
 from ..results import ReadReport
-from ._common import echo_json
+from ._common import echo_json, open_output, out_option, overwrite_option, progress
 
 __all__ = ["register", "load_report_table"]
 
@@ -49,7 +49,8 @@ def label_reports_command(
     reports: Path = typer.Option(None, "--reports", help="(Required.) Reports: a CSV/Parquet with study_id, [patient_id,] and text "
                                  "or one column per section (findings, impression, ...); or the OpenI archive "
                                  "NLMCXR_reports.tgz or a folder of its XML files."),
-    out: Path = typer.Option(None, "-o", "--out", help="(Required.) Output folder (written atomically)."),
+    out: Path = out_option("(Required.) Output folder (written atomically; must not exist unless --overwrite).",
+                           default=None),
     sections: str = typer.Option("findings,impression,whole", "--sections",
                                  help="Comma-separated label sources to write: findings (report_findings), "
                                  "impression (report_impression), whole (report)."),
@@ -59,7 +60,7 @@ def label_reports_command(
     workers: int = typer.Option(1, "--workers", help="Processes labelling chunks of reports (1: in process)."),
     print_rules: bool = typer.Option(False, "--print-rules", help="Print the packaged rules of --vocabulary (YAML) "
                                      "and exit; a starting point for --rules."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out folder whole."),
+    overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
 ) -> None:
     """Label findings in report text per section; write labels.csv/.parquet, mentions.csv and notes.csv.
@@ -90,17 +91,17 @@ def label_reports_command(
     where = f"file {str(reports)!r}"
     checked = check_report_table(table, where=where)  # bad input fails before the output folder is opened
     inputs = [reports] + ([rules] if rules is not None else [])
-    with output_folder(out, overwrite=overwrite, inputs=inputs,
-                       meta={"sections": list(secs), "vocabulary": vocabulary, "rules": rs.to_dict()}) as d:
-        if len(table) >= _PROGRESS_MIN:
-            from rich.progress import Progress
+    with open_output(out, overwrite=overwrite, inputs=inputs,
+                     meta={"sections": list(secs), "vocabulary": vocabulary, "rules": rs.to_dict()}) as d, \
+            progress(enabled=None if len(table) >= _PROGRESS_MIN else False) as prog:
+        task = prog.add("labelling reports", total=len(table))
+        done = [0]
 
-            with Progress(transient=True) as bar:
-                task = bar.add_task("labelling reports", total=len(table))
-                res = label_reports(table, sections=secs, rules=rs, executor=executor, where=where,
-                                    progress=lambda k: bar.update(task, completed=k))
-        else:
-            res = label_reports(table, sections=secs, rules=rs, executor=executor, where=where)
+        def step(k: int) -> None:  # label_reports reports the cumulative count
+            prog.advance(task, k - done[0])
+            done[0] = k
+
+        res = label_reports(table, sections=secs, rules=rs, executor=executor, where=where, progress=step)
         labels = res.labels.copy()
         labels["state"] = state_names(labels["state"])  # names, so every reader needs no --state-encoding
         labels.to_parquet(d / "labels.parquet", index=False)
