@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -56,7 +55,14 @@ from .demo_data import (
     rerun_command,
 )
 from .exceptions import CxrevalError, InvalidParameterError
-from .outputs import RUN_FILE, atomic_file, check_output_path, file_checksums, output_folder, sha256_file
+from .outputs import (
+    RUN_FILE,
+    atomic_file,
+    check_output_path,
+    output_folder,
+    utc_now,
+    write_run_record,
+)
 from .tables import write_summary, write_table
 
 if TYPE_CHECKING:
@@ -436,23 +442,9 @@ SECTIONS: tuple[Section, ...] = (
 
 def _section_record(ctx: DemoContext, key: str, started: str) -> None:
     """Write ``run.json`` into each folder the section created: its inputs, parameters and files."""
-    from . import __version__
-
     for d in ctx.created:
-        files = sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file() and p.name != RUN_FILE)
-        record = {"argv": list(sys.argv), "cxreval_version": __version__, "python": sys.version.split()[0],
-                  "started": started, "ended": _now(), "status": "success",
-                  "inputs": [{"path": str(p), "sha256": sha256_file(p), "bytes": p.stat().st_size if p.is_file()
-                              else None} for p in ctx.used if p.exists()],
-                  "files": files, "sha256": file_checksums(d, files), "demo_section": key, "seed": ctx.rng,
-                  **ctx.meta}
-        (d / RUN_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n")
-
-
-def _now() -> str:
-    import datetime as dt
-
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        write_run_record(d, started=started, inputs=[p for p in ctx.used if p.exists()],
+                         meta={"demo_section": key, "seed": ctx.rng, **ctx.meta})
 
 
 def _run_section(ctx: DemoContext, key: str, title: str, build: Callable[[DemoContext], str],
@@ -465,7 +457,7 @@ def _run_section(ctx: DemoContext, key: str, title: str, build: Callable[[DemoCo
     ctx.meta.clear()
     n_missing = len(ctx.missing)
     say(f"demo: {title}")
-    t, started = time.perf_counter(), _now()
+    t, started = time.perf_counter(), utc_now()
     rerun = rerun_command(key)
     try:
         folder = Path(build(ctx))

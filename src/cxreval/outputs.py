@@ -41,7 +41,7 @@ from pathlib import Path
 
 from .exceptions import CxrevalError
 
-__all__ = ["file_checksums", "check_unchanged", "OutputError", "RUN_FILE", "check_output_path", "output_folder", "atomic_file", "sha256_file",
+__all__ = ["write_run_record", "utc_now", "file_checksums", "check_unchanged", "OutputError", "RUN_FILE", "check_output_path", "output_folder", "atomic_file", "sha256_file",
            "read_run", "run_files"]
 
 RUN_FILE = "run.json"
@@ -178,7 +178,8 @@ def _test_hold(seconds: float) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """The current UTC time as ISO 8601 (seconds), as run.json records it."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
@@ -192,6 +193,22 @@ def _inputs_record(inputs: Sequence[str | os.PathLike[str]]) -> list[dict[str, o
             entry["bytes"] = p.stat().st_size if p.is_file() else None
         rec.append(entry)
     return rec
+
+
+def write_run_record(folder: str | os.PathLike[str], *, started: str, inputs: Sequence[str | os.PathLike[str]] = (),
+                     argv: Sequence[str] | None = None, meta: dict[str, object] | None = None) -> dict[str, object]:
+    """Write ``folder/run.json`` for a successful run: argv, versions, start/end (UTC), the inputs with their
+    SHA-256, every file under ``folder`` (except run.json) with its SHA-256, and ``meta``; return the record."""
+    from . import __version__
+
+    folder = Path(folder)
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != RUN_FILE)
+    record = {"argv": list(sys.argv if argv is None else argv), "cxreval_version": __version__,
+              "python": sys.version.split()[0], "started": started, "ended": utc_now(), "status": "success",
+              "inputs": _inputs_record(inputs), "files": files, "sha256": file_checksums(folder, files),
+              **(meta or {})}
+    (folder / RUN_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n")
+    return record
 
 
 @contextlib.contextmanager
@@ -218,14 +235,13 @@ def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
     tmp : Path
         The temporary folder to write into.
     """
-    from . import __version__
 
     out = check_output_path(out, overwrite=overwrite, kind="folder")
     out.parent.mkdir(parents=True, exist_ok=True)
     lock = out.parent / f".{out.name}{_LOCK_SUFFIX}"
     _take_lock(lock, out)
     tmp = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
-    started = _now()
+    started = utc_now()
     try:
         _remove_stale_tmp(out)
         check_output_path(out, overwrite=overwrite, kind="folder")  # again: a killed run's output may be back
@@ -233,12 +249,7 @@ def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
         yield tmp
         if os.environ.get(_HOLD_ENV):
             _test_hold(float(os.environ[_HOLD_ENV]))
-        files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
-        record = {"argv": list(sys.argv if argv is None else argv), "cxreval_version": __version__,
-                  "python": sys.version.split()[0], "started": started, "ended": _now(), "status": "success",
-                  "inputs": _inputs_record(inputs), "files": files, "sha256": file_checksums(tmp, files),
-                  **(meta or {})}
-        (tmp / RUN_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n")
+        write_run_record(tmp, started=started, inputs=inputs, argv=argv, meta=meta)
         old = None
         if out.exists():
             if not overwrite and any(out.iterdir()):
