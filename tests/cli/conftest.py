@@ -21,7 +21,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "localize": "cxreval.localization.evaluate.evaluate_heatmaps",
     "synth": "cxreval.localization.synthetic.synthetic_study",
     "iqa-degrade": "cxreval.iqa.degrade.degrade_images",
-    "iqa-score": "cxreval.iqa.score_pairs",
+    "iqa-score": "cxreval.iqa.score_pair_batches",
     "iqa-agree": "cxreval.iqa.expert.zscores",
     "data-split": "cxreval.splits.patient_split",
     "data-audit": "cxreval.datasets.audit.audit_chestxray14",

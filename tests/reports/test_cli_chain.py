@@ -89,7 +89,7 @@ def test_rerun_needs_overwrite(tmp_path, capsys):
     assert main(["label-reports", "--reports", str(rp), "-o", str(out)]) == 2
     assert "already exists" in capsys.readouterr().err
     assert main(["label-reports", "--reports", str(rp), "-o", str(out), "--sections", "whole", "--overwrite",
-                 "--workers", "2"]) == 0
+                 "--executor", "process:2"]) == 0
     assert (out / "labels.csv").read_bytes() == first
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -10,11 +11,13 @@ import pandas as pd
 import typer
 
 from ..exceptions import CxrevalError, SchemaError
+from ..outputs import check_output_path
 from ..tables import write_summary, write_table
 from ._common import (
-    ProgressExecutor,
     check_inputs,
+    cli_executor,
     echo_json,
+    executor_option,
     open_output,
     out_option,
     overwrite_option,
@@ -117,38 +120,55 @@ def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of ima
 def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns reference,test (image paths)."),
               metrics: str = typer.Option("all", "--metrics", help="'all', 'full', 'no' or comma-separated names."),
               out: Path = out_option(),
+              executor: str = executor_option(),
               overwrite: bool = overwrite_option(),
               json_out: bool = typer.Option(False, "--json", help="Print a JSON summary.")) -> None:
     """Score (reference, test) pairs with the chosen metrics -> scores.csv (reference, test, metric, value).
 
     Each pair is compared in the reference's data range: a test image of another bit depth is rescaled
     (float64, no rounding). Relative paths are relative to the pairs file. Metrics needing downloaded
-    weights are skipped by 'all' and reported.
+    weights are skipped by 'all' and reported. Every image header is checked before scoring starts.
+    Pairs are scored in blocks, written as they come; with --executor, tasks carry chunks of pairs (paths)
+    and each worker opens its own images, so the images must be on storage every worker sees at the same
+    path (shared storage). The scores are identical, byte for byte, on every executor.
 
     Example:
 
     \b
-        cxreval iqa score --pairs degraded/pairs.csv --metrics psnr,ssim -o scores
+        cxreval iqa score --pairs degraded/pairs.csv --metrics psnr,ssim --executor process:2 -o scores
     """
-    from ..executor import SerialExecutor
-    from ..iqa import score_pairs, select_metrics
+    from ..iqa import score_pair_batches, select_metrics
+    from ..tables import TableWriter
 
     check_inputs(("--pairs", pairs), kind="file")
     table = _read_csv(pairs, "--pairs", ("reference", "test"))
     names, skipped = select_metrics(metrics)
-    with open_output(out, overwrite=overwrite, inputs=[pairs]) as d, progress() as prog:
-        try:
-            df = score_pairs(table, names, base_dir=pairs.parent,
-                             executor=ProgressExecutor(SerialExecutor(), prog, f"scoring pairs ({len(names)} metrics)"))
+    check_output_path(out, overwrite=overwrite)
+    with cli_executor(executor) as ex:
+        try:  # every image header is checked now, before the output folder is opened
+            blocks = _naming(score_pair_batches(table, names, base_dir=pairs.parent, executor=ex), pairs)
         except CxrevalError as exc:  # name the file: the library names the pair
             raise type(exc)(f"{pairs}: {exc}") from exc
-        write_table(df, d, "scores")
-        write_summary(d, f"# cxreval iqa score\n\n{len(table)} pair(s) x {len(names)} metric(s): "
-                         f"{', '.join(names)}.\n\nSkipped (need downloaded weights): {skipped or 'none'}.\n")
+        with open_output(out, overwrite=overwrite, inputs=[pairs], meta={"executor": executor}) as d, \
+                progress() as prog, TableWriter(d, "scores") as writer:
+            task = prog.add(f"scoring pairs ({len(names)} metrics)", total=len(table))
+            for block in blocks:
+                writer.write(block)
+                prog.advance(task, len(block) // len(names))
+            write_summary(d, f"# cxreval iqa score\n\n{len(table)} pair(s) x {len(names)} metric(s): "
+                             f"{', '.join(names)}.\n\nSkipped (need downloaded weights): {skipped or 'none'}.\n")
     if json_out:
         echo_json({"n_pairs": len(table), "metrics": names, "skipped": skipped})
     else:
-        typer.echo(f"wrote {len(df)} scores to {Path(out) / 'scores.csv'}")
+        typer.echo(f"wrote {writer.n_rows} scores to {Path(out) / 'scores.csv'}")
+
+
+def _naming(blocks: Iterator[pd.DataFrame], pairs: Path) -> Iterator[pd.DataFrame]:
+    """The blocks, with a failing pair's error naming the pairs file too."""
+    try:
+        yield from blocks
+    except CxrevalError as exc:
+        raise type(exc)(f"{pairs}: {exc}") from exc
 
 
 @iqa_app.command("agree")

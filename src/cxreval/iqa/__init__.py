@@ -4,7 +4,7 @@ metric-vs-expert analysis.
 Every metric works on single-channel float64 images with an explicit ``data_range`` (no rounding to 8
 bits) and is registered with typed metadata (:class:`MetricSpec`): ``list_metrics()`` lists them,
 ``get_metric(name)`` returns one. :func:`score_pairs` scores (reference, test) image files with chosen
-metrics into a tidy table; :func:`metric_rank_agreement` compares the metrics' rankings with each other and
+metrics into a tidy table (:func:`score_pair_batches`: block by block, on any executor); :func:`metric_rank_agreement` compares the metrics' rankings with each other and
 :mod:`cxreval.iqa.expert` compares them with expert ratings (z-MOS).
 
 **Validation.** tests/iqa/test_iqa_reference_values.py compares 17 full-reference metrics (PSNR, RMSE,
@@ -31,7 +31,7 @@ Examples
 
 from __future__ import annotations
 
-from ._image import IMAGE_SUFFIXES, LoadedImage, read_image, write_image
+from ._image import IMAGE_SUFFIXES, LoadedImage, image_size, read_image, write_image
 from ._registry import MetricSpec, get_metric, list_metrics, register_iqa
 from .adapters import dists, lpips, paq2piq
 from .dss import dss
@@ -40,19 +40,19 @@ from .full_reference import ambe, psnr, rmse, uqi
 from .gradient import gmsd, mdsi
 from .haarpsi import haarpsi, haarpsi_med
 from .no_reference import NIQEModel, load_niqe_model, niqe, piqe, snr
-from .scoring import metric_rank_agreement, oriented_scores, score_pairs, select_metrics
+from .scoring import metric_rank_agreement, oriented_scores, score_pair_batches, score_pairs, select_metrics
 from .ssim import cw_ssim, iw_ssim, ms_ssim, ssim
 from .vif import vif, vifp
 from .vsi import sdsp, vsi
 
 __all__ = [
     "MetricSpec", "register_iqa", "get_metric", "list_metrics",
-    "IMAGE_SUFFIXES", "LoadedImage", "read_image", "write_image",
+    "IMAGE_SUFFIXES", "LoadedImage", "read_image", "image_size", "write_image",
     "psnr", "rmse", "uqi", "ambe",
     "ssim", "ms_ssim", "iw_ssim", "cw_ssim",
     "vif", "vifp",
     "gmsd", "mdsi", "haarpsi", "haarpsi_med", "fsim", "phase_congruency", "vsi", "sdsp", "dss",
     "piqe", "snr", "niqe", "load_niqe_model", "NIQEModel",
     "lpips", "dists", "paq2piq",
-    "select_metrics", "score_pairs", "oriented_scores", "metric_rank_agreement",
+    "select_metrics", "score_pairs", "score_pair_batches", "oriented_scores", "metric_rank_agreement",
 ]

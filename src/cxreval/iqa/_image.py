@@ -30,6 +30,7 @@ __all__ = [
     "similarity_map",
     "LoadedImage",
     "read_image",
+    "image_size",
     "write_image",
     "check_image",
     "check_pair",
@@ -176,6 +177,63 @@ def read_image(path: str | Path) -> LoadedImage:
     if not np.all(np.isfinite(img)):
         raise SchemaError(f"Image file {p} contains non-finite pixel values.")
     return LoadedImage(img, _range_of(raw.dtype), str(raw.dtype), str(p))
+
+
+def _spatial(shape: tuple[int, ...], p: Path) -> tuple[int, int]:
+    """(H, W) of a stored array shape as :func:`to_grey` accepts it (2-D, or channels last)."""
+    if len(shape) == 2 or (len(shape) == 3 and shape[-1] in (1, 3, 4)):
+        return int(shape[0]), int(shape[1])
+    raise SchemaError(f"{p}: expected a 2-D greyscale image; got an array of shape {tuple(shape)}.")
+
+
+def image_size(path: str | Path) -> tuple[int, int]:
+    """Height and width of an image file from its header, without decoding the pixels.
+
+    A cheap check of the files a long run will read (``cxreval iqa score`` checks every pair before
+    scoring): the file exists and its header is that of an image :func:`read_image` reads.
+
+    Returns
+    -------
+    size : tuple of int
+        ``(height, width)``.
+
+    Raises
+    ------
+    DataUnavailableError
+        If the file does not exist.
+    SchemaError
+        If the header is not that of a readable 2-D image (same messages as :func:`read_image`).
+    """
+    from ..exceptions import DataUnavailableError
+
+    p = Path(path)
+    if not p.is_file():
+        raise DataUnavailableError(f"Image file {p} does not exist.")
+    suffix = p.suffix.lower()
+    try:
+        if suffix in (".dcm", ".dicom"):
+            import pydicom
+
+            ds = pydicom.dcmread(str(p), stop_before_pixels=True)
+            return int(ds.Rows), int(ds.Columns)
+        if suffix == ".npy":
+            shape = np.load(p, mmap_mode="r", allow_pickle=False).shape
+        elif suffix in (".tif", ".tiff"):
+            import tifffile
+
+            with tifffile.TiffFile(str(p)) as tf:
+                shape = tf.series[0].shape
+        else:
+            from PIL import Image
+
+            with Image.open(p) as im:
+                w, h = im.size
+                shape = (h, w) if im.mode not in ("RGB", "RGBA", "P") else (h, w, 3)
+    except CxrevalError:
+        raise
+    except Exception as exc:
+        raise SchemaError(f"Cannot read image file {p}: {exc}") from exc
+    return _spatial(tuple(shape), p)
 
 
 def write_image(path: str | Path, image: np.ndarray, *, data_range: float, dtype: str = "uint16") -> Path:

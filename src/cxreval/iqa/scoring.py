@@ -25,20 +25,20 @@ import functools
 import itertools
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
+from .._validation import check_columns, check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
-from ._image import LoadedImage, check_data_range, read_image
+from ._image import LoadedImage, check_data_range, image_size, read_image
 from ._registry import get_metric, list_metrics, metric_sign
 from .expert import srcc_krcc
 
-__all__ = ["select_metrics", "score_pairs", "oriented_scores", "metric_rank_agreement"]
+__all__ = ["select_metrics", "score_pairs", "score_pair_batches", "oriented_scores", "metric_rank_agreement"]
 
 log = logging.getLogger(__name__)
 
@@ -122,21 +122,49 @@ def _pair_items(pairs: object) -> list[tuple[object, object]]:
     return items
 
 
-def _read(path: object, base_dir: Path | None, i: int, role: str) -> LoadedImage:
+def _image_path(path: object, base_dir: Path | None, i: int, role: str) -> Path:
     if not isinstance(path, (str, os.PathLike)) or (isinstance(path, str) and not path.strip()):
         raise SchemaError(f"pairs: pair {i} has no {role} image path (got {path!r}).")
     p = Path(path)
-    if base_dir is not None and not p.is_absolute():
-        p = base_dir / p
+    return base_dir / p if base_dir is not None and not p.is_absolute() else p
+
+
+def _read(path: object, base_dir: Path | None, i: int, role: str) -> LoadedImage:
+    p = _image_path(path, base_dir, i, role)
     try:
         return read_image(p)
     except CxrevalError as exc:
         raise type(exc)(f"pairs: pair {i}, {role} image: {exc}") from exc
 
 
+def _check_pair_files(items: Sequence[tuple[object, object]], base_dir: Path | None) -> None:
+    """Every image exists, has a readable image header, and each pair's two images have one size.
+
+    Reads headers only (:func:`image_size`), so a bad file of pair 199 fails before pair 0 is scored.
+    """
+    sizes: dict[Path, tuple[int, int]] = {}
+    for i, (ref_path, test_path) in enumerate(items):
+        got = []
+        for path, role in ((ref_path, "reference"), (test_path, "test")):
+            p = _image_path(path, base_dir, i, role)
+            if p not in sizes:
+                try:
+                    sizes[p] = image_size(p)
+                except CxrevalError as exc:
+                    raise type(exc)(f"pairs: pair {i}, {role} image: {exc}") from exc
+            got.append((p, sizes[p]))
+        (rp, rs), (tp, ts) = got
+        if rs != ts:
+            raise SchemaError(f"pairs: pair {i}: reference {rp} {rs} and test {tp} {ts} differ in shape.")
+
+
 def _score_pair(item: tuple[int, object, object], *, names: Sequence[str], data_range: float | None,
                 base_dir: Path | None, options: Mapping[str, Mapping[str, Any]], n_pairs: int) -> list[dict[str, object]]:
-    """All metrics on one pair (module level, so a process or Dask executor can run it)."""
+    """All metrics on one pair (module level, so a process or Dask executor can run it).
+
+    A task carries only the pair's index and paths, the metric names and their small options; the worker
+    opens the two images itself (so the images must be on storage every worker sees at the same path).
+    """
     i, ref_path, test_path = item
     ref, tst = _read(ref_path, base_dir, i, "reference"), _read(test_path, base_dir, i, "test")
     if ref.image.shape != tst.image.shape:
@@ -160,6 +188,85 @@ def _score_pair(item: tuple[int, object, object], *, names: Sequence[str], data_
     return rows
 
 
+def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | None, base_dir: object,
+            metric_options: object, executor: object | None, batch_size: int, check_files: bool,
+            func: str) -> Iterator[pd.DataFrame]:
+    """Check everything now; return the iterator of blocks (see :func:`score_pair_batches`)."""
+    items = _pair_items(pairs)
+    names, skipped = select_metrics(metrics, func=func)
+    if skipped:
+        log.info("%s: left out metrics needing downloaded weights: %s", func, ", ".join(skipped))
+    dr = None if data_range is None else check_data_range(data_range, func=func)
+    if base_dir is not None and not isinstance(base_dir, (str, os.PathLike)):
+        raise InvalidParameterError(f"The 'base_dir' parameter of {func} must be a folder path or None. "
+                                    f"Got {base_dir!r} instead.")
+    if metric_options is not None and (not isinstance(metric_options, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, Mapping) for k, v in metric_options.items())):
+        raise InvalidParameterError(f"The 'metric_options' parameter of {func} must map metric names to keyword "
+                                    f"mappings, e.g. {{'fsim': {{'downsample': 'pool'}}}}. Got {metric_options!r} instead.")
+    options = {k.lower(): v for k, v in (metric_options or {}).items()}  # registry names are lower case
+    unused = sorted(set(options) - set(names))
+    if unused:
+        raise InvalidParameterError(f"The 'metric_options' parameter of {func} has options for {unused}, which are not "
+                                    f"among the chosen metrics {names}.")
+    batch_size = check_positive_int(batch_size, name="batch_size", func=func)
+    base = Path(base_dir if base_dir is not None else ".").absolute()
+    if check_files:
+        _check_pair_files(items, base)
+    from ..executor import get_executor
+
+    ex = get_executor(executor)
+    run = functools.partial(_score_pair, names=tuple(names), data_range=dr, base_dir=base, options=options,
+                            n_pairs=len(items))
+
+    def blocks() -> Iterator[pd.DataFrame]:
+        for start in range(0, len(items), batch_size):
+            batch = [(i, r, t) for i, (r, t) in enumerate(items[start:start + batch_size], start)]
+            rows = ex.map(run, batch)
+            yield pd.DataFrame(list(itertools.chain.from_iterable(rows)), columns=SCORE_COLUMNS)
+
+    return blocks()
+
+
+def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all",
+                       *, data_range: float | None = None, base_dir: str | os.PathLike[str] | None = None,
+                       metric_options: Mapping[str, Mapping[str, Any]] | None = None, executor: object | None = None,
+                       batch_size: int = 32, check_files: bool = True) -> Iterator[pd.DataFrame]:
+    """:func:`score_pairs` streamed: the score table in consecutive blocks of ``batch_size`` pairs.
+
+    Everything is checked when this function is called, before any pair is scored: the parameters and,
+    with ``check_files``, every image file (it exists, its header is an image's, and the two images of a
+    pair have one size; headers only). The returned iterator then hands ``batch_size`` pairs at a time to
+    ``executor.map`` (the executor cuts them into chunks of pairs, one task each: a task carries paths, metric
+    names and options, and its worker reads its own images) and yields each block's rows in input order, so
+    a caller can write them as they come; memory holds one block's rows, never the images of all pairs.
+    Concatenated, the blocks equal :func:`score_pairs` (same parameters), on every executor.
+
+    Parameters
+    ----------
+    pairs, metrics, data_range, base_dir, metric_options, executor
+        As :func:`score_pairs`. Relative paths are made absolute against ``base_dir`` (default: the working
+        directory) here, so workers elsewhere read the same files; the table keeps them as given.
+    batch_size : int, default=32
+        Pairs per ``executor.map`` call (per block).
+    check_files : bool, default=True
+        Check every image file's header first.
+
+    Returns
+    -------
+    blocks : iterator of pandas.DataFrame
+        ``reference, test, metric, value`` for ``batch_size`` pairs each (the last may be shorter).
+
+    Raises
+    ------
+    InvalidParameterError, SchemaError, DataUnavailableError
+        As :func:`score_pairs`, raised by this call (bad files included, with ``check_files``); a metric
+        that fails on a pair raises when its block is scored.
+    """
+    return _blocks(pairs, metrics, data_range=data_range, base_dir=base_dir, metric_options=metric_options,
+                   executor=executor, batch_size=batch_size, check_files=check_files, func="score_pair_batches")
+
+
 def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all", *,
                 data_range: float | None = None, base_dir: str | os.PathLike[str] | None = None,
                 metric_options: Mapping[str, Mapping[str, Any]] | None = None,
@@ -168,6 +275,8 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
 
     Each image is read with :func:`~cxreval.iqa.read_image` (float64, its stored type's data range). A
     full-reference metric compares ``(reference, test)``; a no-reference metric scores the test image.
+    Every image header is checked before the first pair is scored; :func:`score_pair_batches` streams the
+    same table block by block.
 
     Parameters
     ----------
@@ -187,7 +296,8 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
         Keyword options per metric, e.g. ``{"fsim": {"downsample": "pool"}, "niqe": {"model": path}}``.
     executor : None, str or object with ``map``, optional
         Where the pairs are scored (:func:`cxreval.executor.get_executor`; in this process by default).
-        The table is the same on every executor.
+        Tasks carry chunks of pairs (paths) and each worker reads its own images: with a process or Dask
+        executor the images must be where every worker sees them. The table is the same on every executor.
 
     Returns
     -------
@@ -220,31 +330,11 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
     0   psnr  24.819
     1   gmsd   0.001
     """
-    from ..executor import get_executor
-
-    func = "score_pairs"
-    items = _pair_items(pairs)
-    names, skipped = select_metrics(metrics, func=func)
-    if skipped:
-        log.info("%s: left out metrics needing downloaded weights: %s", func, ", ".join(skipped))
-    dr = None if data_range is None else check_data_range(data_range, func=func)
-    if base_dir is not None and not isinstance(base_dir, (str, os.PathLike)):
-        raise InvalidParameterError(f"The 'base_dir' parameter of {func} must be a folder path or None. "
-                                    f"Got {base_dir!r} instead.")
-    if metric_options is not None and (not isinstance(metric_options, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, Mapping) for k, v in metric_options.items())):
-        raise InvalidParameterError(f"The 'metric_options' parameter of {func} must map metric names to keyword "
-                                    f"mappings, e.g. {{'fsim': {{'downsample': 'pool'}}}}. Got {metric_options!r} instead.")
-    options = {k.lower(): v for k, v in (metric_options or {}).items()}  # registry names are lower case
-    unused = sorted(set(options) - set(names))
-    if unused:
-        raise InvalidParameterError(f"The 'metric_options' parameter of {func} has options for {unused}, which are not "
-                                    f"among the chosen metrics {names}.")
-    base = None if base_dir is None else Path(base_dir)
-    run = functools.partial(_score_pair, names=tuple(names), data_range=dr, base_dir=base, options=options,
-                            n_pairs=len(items))
-    results = get_executor(executor).map(run, [(i, r, t) for i, (r, t) in enumerate(items)])
-    return pd.DataFrame(list(itertools.chain.from_iterable(results)), columns=SCORE_COLUMNS)
+    blocks = list(_blocks(pairs, metrics, data_range=data_range, base_dir=base_dir, metric_options=metric_options,
+                          executor=executor, batch_size=32, check_files=True, func="score_pairs"))
+    if not blocks:
+        return pd.DataFrame(columns=SCORE_COLUMNS)
+    return pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
 
 
 def _check_scores(scores: object, func: str) -> None:
