@@ -15,7 +15,9 @@ before issue 15).
 
 Metric correlations are *oriented*: a metric registered as lower-is-better (RMSE, GMSD, ...) has its sign
 flipped so that agreement with the experts is positive, as the seed's Table 4 reports. Bootstrap CIs
-resample reference images (with all their degraded versions) with replacement, percentile intervals.
+resample reference images (with all their degraded versions) with replacement: the cluster bootstrap of
+:func:`cxreval.bootstrap.draw_plan` with the reference images as clusters, percentile intervals of
+:func:`cxreval.bootstrap.summarize_distribution`; SRCC/KRCC are :mod:`cxreval.rank_correlation`'s.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .._validation import (
     check_choice,
@@ -34,8 +35,9 @@ from .._validation import (
     check_positive_int,
     normalize_rng,
 )
-from ..bootstrap import summarize_distribution
+from ..bootstrap import draw_plan, summarize_distribution
 from ..exceptions import SchemaError
+from ..rank_correlation import kendall_tau_b, spearman_rho
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
            "UNSCORED_CHOICES", "srcc_krcc"]
@@ -186,11 +188,13 @@ def zscores_for_scores(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored:
 
 
 def srcc_krcc(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """Spearman's rho (Pearson of average ranks, ``scipy.stats.spearmanr``) and Kendall's tau-b
-    (``scipy.stats.kendalltau``) of ``a`` and ``b``; NaN for fewer than 2 items or a constant input."""
+    """Spearman's rho (Pearson of average ranks) and Kendall's tau-b of ``a`` and ``b``: the IQA convention
+    (equal to ``scipy.stats.spearmanr`` / ``kendalltau``), computed by :mod:`cxreval.rank_correlation`
+    (:func:`~cxreval.rank_correlation.spearman_rho`, :func:`~cxreval.rank_correlation.kendall_tau_b`);
+    NaN for fewer than 2 items or a constant input."""
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan"), float("nan")
-    return float(stats.spearmanr(a, b).statistic), float(stats.kendalltau(a, b).statistic)
+    return float(spearman_rho(a, b)), float(kendall_tau_b(a, b))
 
 
 def rater_agreement(res: ZMOSResult) -> pd.DataFrame:
@@ -306,18 +310,11 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
                               "remove those pairs or that metric.")
         z = zm.loc[d["test"]].to_numpy()
         s, k = srcc_krcc(v, z)
-        refs, codes = np.unique(d["reference"].to_numpy(), return_inverse=True)
-        groups = [np.flatnonzero(codes == r) for r in range(len(refs))]
-        bs, bk = [], []
-        for _ in range(n_resamples):
-            pick = gen.integers(0, len(refs), len(refs))
-            idx = np.concatenate([groups[p] for p in pick])
-            a, b = srcc_krcc(v[idx], z[idx])
-            bs.append(a)
-            bk.append(b)
-        cs, ck = (summarize_distribution(np.asarray(x, dtype=float), confidence_level=cl) for x in (bs, bk))
+        plan = draw_plan(d["reference"].to_numpy(), n_resamples=n_resamples, rng=gen)  # references are clusters
+        dist = np.array([srcc_krcc(v[idx], z[idx]) for idx in map(plan.study_indices, range(n_resamples))])
+        cs, ck = (summarize_distribution(dist[:, j], confidence_level=cl) for j in (0, 1))
         sl, sh, kl, kh = (float(c[k]) for c in (cs, ck) for k in ("ci_low", "ci_high"))
         rows.append({"metric": m, "srcc": s, "krcc": k, "srcc_ci_low": sl, "srcc_ci_high": sh,
-                     "krcc_ci_low": kl, "krcc_ci_high": kh, "n": int(len(d)), "n_references": int(len(refs)),
+                     "krcc_ci_low": kl, "krcc_ci_high": kh, "n": int(len(d)), "n_references": plan.n_patients,
                      "orientation": int(sign)})
     return pd.DataFrame(rows), pd.DataFrame(dropped, columns=["metric", "test", "reason"])
