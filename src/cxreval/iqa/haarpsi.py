@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import InvalidParameterError
-from ._image import rescaled_pair
+from ._image import rescaled_pair, similarity_map
 from ._registry import register_iqa
 
 __all__ = ["haarpsi", "haarpsi_med"]
@@ -72,8 +72,7 @@ def _haarpsi(image_true: object, image_test: object, data_range: object, *, c: f
         w = np.maximum(np.abs(cx[2][o]), np.abs(cy[2][o]))
         sim = 0.0
         for s in range(2):
-            a, b = np.abs(cx[s][o]), np.abs(cy[s][o])
-            sim = sim + (2.0 * a * b + c) / (a * a + b * b + c)
+            sim = sim + similarity_map(np.abs(cx[s][o]), np.abs(cy[s][o]), c)
         logistic = 1.0 / (1.0 + np.exp(-alpha * (sim / 2.0)))
         num += float(np.sum(logistic * w))
         den += float(np.sum(w))
