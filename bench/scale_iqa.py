@@ -6,7 +6,7 @@ gamma, blur + noise), written as 16-bit PNG. The command ``cxreval iqa score --m
 subprocess once per executor (``serial``, ``process:2``, ``dask:local:2`` by default); for each the wall
 time, the peak RSS of the command's own process and the peak of the summed RSS of its whole process tree
 (worker processes and a LocalCluster's nanny/scheduler included; psutil, sampled every 0.1 s) are
-measured, and the output files (all but run.json) are compared with the serial run's, byte for byte.
+measured, with the CPU seconds of the whole tree (``RUSAGE_CHILDREN``) and the load average when it started, and the output files (all but run.json) are compared with the serial run's, byte for byte.
 
 Run::
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -83,6 +84,8 @@ def _tree_rss(proc: psutil.Process) -> tuple[int, int]:
 def run(pairs: Path, out: Path, executor: str) -> dict[str, float]:
     cmd = [sys.executable, "-m", "cxreval", "iqa", "score", "--pairs", str(pairs), "--metrics", "all",
            "--executor", executor, "-o", str(out)]
+    load = os.getloadavg()[0]
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ps = psutil.Process(p.pid)
@@ -101,9 +104,12 @@ def run(pairs: Path, out: Path, executor: str) -> dict[str, float]:
     wall = time.perf_counter() - t0
     stop.set()
     th.join()
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         raise SystemExit(f"{executor}: exit {p.returncode}\n{err}")
-    return {"wall_s": wall, "rss_main_mib": peak[0] / 2**20, "rss_tree_mib": peak[1] / 2**20}
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)  # the whole (reaped) process tree
+    return {"wall_s": wall, "cpu_s": cpu, "load": load, "rss_main_mib": peak[0] / 2**20,
+            "rss_tree_mib": peak[1] / 2**20}
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -142,11 +148,12 @@ def main() -> None:
           f"{os.cpu_count()} cores shared by ~7 engineers working at the same time (load average at the end "
           f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}), so the wall times and speed-ups are noisy lower "
           "bounds of what a quiet machine gives.\n")
-    print("| executor | wall s | speed-up vs serial | peak RSS, command MiB | peak RSS, process tree MiB | "
-          "output == serial (bytes) |")
-    print("|---|---|---|---|---|---|")
+    print("| executor | wall s | speed-up vs serial | CPU s (process tree) | cores used (CPU s / wall s) | "
+          "load average at start | peak RSS, command MiB | peak RSS, process tree MiB | output == serial (bytes) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['executor']} | {r['wall_s']:.1f} | {base / r['wall_s']:.2f} | {r['rss_main_mib']:.0f} | "
+        print(f"| {r['executor']} | {r['wall_s']:.1f} | {base / r['wall_s']:.2f} | {r['cpu_s']:.0f} | "
+              f"{r['cpu_s'] / r['wall_s']:.2f} | {r['load']:.1f} | {r['rss_main_mib']:.0f} | "
               f"{r['rss_tree_mib']:.0f} | {'yes' if r['identical'] else 'NO'} |")
     print(f"\nPairs are streamed in blocks of 32 (the command holds one block's scores, never the images of "
           f"all pairs); each worker reads its own two images per pair. Registered metrics: {len(list_metrics())}.")
