@@ -287,7 +287,7 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
 
 def _sec_xqa(ctx: DemoContext) -> str:
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
-    pub = need("cxreval.published", "XQA published tables", "cxreval rank --published xqa")
+    pub = need("cxreval.published", "XQA published tables", "cxreval rank --auc-table xqa")
     auc = pub.load_xqa_auc_table()
     ctx.meta.update({"data": "the XQA paper's published AUC tables 16-25 and rank-correlation tables 26-29 "
                              "(shipped with cxreval)", "n_resamples": 0,
