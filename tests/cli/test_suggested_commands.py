@@ -293,3 +293,33 @@ def test_the_option_check_catches_a_wrong_option() -> None:
     path, cmd, rest = _resolve(["rank", "--published", "xqa"])
     opts = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
     assert path == ["rank"] and rest[0] not in opts and "--auc-table" in opts
+
+
+def _all_options(cmd: Any = None) -> set[str]:
+    cmd = _root() if cmd is None else cmd
+    opts = {o for p in getattr(cmd, "params", []) for o in (*p.opts, *p.secondary_opts)}
+    for name in cmd.list_commands(None) if hasattr(cmd, "list_commands") else []:
+        opts |= _all_options(cmd.get_command(None, name))
+    return opts
+
+
+NOT_CXREVAL_OPTIONS = {"--no-deps": "pip's option, in the install hint of iqa/adapters.py",
+                       "--help": "every command's help ('<command> --help' in the report)"}
+PENDING_OPTIONS = {"--executor": "issue 18: rank, fuse and iqa take --executor SPEC once the scale-* branches land; "
+                                 "cli.main already suggests it for their old --workers"}
+
+
+def test_every_option_a_message_names_exists() -> None:
+    """Every ``--option`` in a message (a string literal with a space, not an argv element) and every new name in
+    RENAMED_OPTIONS is an option of some cxreval command."""
+    from cxreval.cli.main import RENAMED_OPTIONS
+
+    known = _all_options() | set(NOT_CXREVAL_OPTIONS)
+    pending = {o for o in PENDING_OPTIONS if o not in known}
+    bad = [f"RENAMED_OPTIONS: {new}" for new in RENAMED_OPTIONS.values() if new not in known]
+    for p in sorted(SRC.rglob("*.py")):
+        for line, text in _literals(ast.parse(p.read_text(), str(p))):
+            if " " in text.strip():
+                bad += [f"{p.relative_to(SRC)}:{line}: {o} ({text[:80]!r})"
+                        for o in re.findall(r"(?<![\w-])--[a-z][\w-]*", text) if o not in known | pending]
+    assert not bad, "\n".join(bad)
