@@ -35,8 +35,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pooch
-
 from .._validation import check_path
 from ..exceptions import DataUnavailableError, InvalidParameterError
 from ..outputs import sha256_file
@@ -104,6 +102,8 @@ class FetchResult:
 @contextlib.contextmanager
 def quiet_pooch() -> Iterator[None]:
     """Silence pooch's own INFO lines ("Downloading data from ...") for the duration; cxreval logs its own."""
+    import pooch  # imported when used: importing cxreval.datasets stays cheap
+
     logger = pooch.get_logger()
     level = logger.level
     logger.setLevel(logging.WARNING)
@@ -120,6 +120,8 @@ def _mismatch(wheel: Path, got: str, expected: str) -> DataUnavailableError:
 
 
 def _verify(wheel: Path, expected: str) -> str:
+    import pooch
+
     got = pooch.file_hash(str(wheel), alg="sha256")
     if got != expected:
         raise _mismatch(wheel, got, expected)
@@ -151,6 +153,8 @@ def _pip_downloader(url: str, output_file: str, pooch_: object) -> None:
 
 def _retrieve_wheel(folder: Path, expected: str) -> Path:
     """Download the pinned wheel into ``folder`` with :func:`pooch.retrieve` (pip downloads, pooch verifies)."""
+    import pooch
+
     url = f"https://pypi.org/project/{WHEEL_NAME}/{WHEEL_VERSION}/#{WHEEL_FILE}"
     try:
         with quiet_pooch():

@@ -30,8 +30,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pooch
-
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, UnknownNameError
 from .fetch import quiet_pooch, resolve_cache_dir
@@ -255,6 +253,8 @@ def _known_hash(entry: MirrorFile) -> str:
 
 
 def _verified(path: Path, entry: MirrorFile) -> bool:
+    import pooch  # imported when used: importing cxreval.datasets stays cheap
+
     return (path.is_file() and path.stat().st_size == entry.n_bytes
             and pooch.file_hash(str(path), alg="sha256") == entry.sha256)
 
@@ -266,6 +266,8 @@ def _copy_file_url(url: str, output_file: str, pooch_: object = None) -> None:
 
 def _downloader(url: str, entry: MirrorFile, timeout: float) -> Callable[[str, str, object], None]:
     """pooch's downloader for ``url`` whose failures are one :class:`DataUnavailableError` line."""
+    import pooch
+
     scheme = urllib.parse.urlparse(url).scheme
     kinds: dict[str, Callable[[], Callable[..., object]]] = {
         "file": lambda: _copy_file_url, "http": lambda: pooch.HTTPDownloader(timeout=timeout),
@@ -291,6 +293,8 @@ def _downloader(url: str, entry: MirrorFile, timeout: float) -> Callable[[str, s
 def _download(entry: MirrorFile, dest: Path, *, base_url: str, timeout: float) -> Path:
     """Download ``entry`` to ``dest`` with :func:`pooch.retrieve`: into a temporary file next to ``dest``,
     SHA-256 checked against the pin, then moved into place (nothing partial is left on failure)."""
+    import pooch
+
     url = entry.url(base_url)
     log.info("downloading %s", url)
     try:
