@@ -51,7 +51,6 @@ from .demo_data import (
     nih_google_labels,
     nih_predictions,
     pinned,
-    plain,
     rerun_command,
 )
 from .exceptions import CxrevalError, InvalidParameterError
@@ -325,7 +324,7 @@ def _sec_localization_real(ctx: DemoContext) -> str:
     from .datasets.audit import BBOX_FILE
     from .demo_images import boxed_images, run_overlays
 
-    boxes = plain(nb.read_nih_boxes(metadata(ctx, BBOX_FILE)).table)
+    boxes = nb.read_nih_boxes(metadata(ctx, BBOX_FILE)).table
     out = ctx.folder("localization_real_boxes")
     study = ev.real_boxes_study(boxes, rng=ctx.rng)
     ctx.meta.update({"boxes": "BBox_List_2017 (radiologists' boxes)", "localizers": "heatmap bilinear (thresholds "
