@@ -9,8 +9,10 @@ Used to show that a refactoring leaves what ``cxreval demo`` / ``agree`` / ``syn
   byte-identity is reported as well. A Parquet file whose table is equal but whose embedded metadata
   differs (e.g. ``PANDAS_ATTRS``, where pandas stored ``DataFrame.attrs``) is reported as a note.
 - ``.json``: parsed and compared; ``.npz``: array by array; ``.png``: bytes.
-- Text (``.md``, ``.txt``, ``.yaml``, ``.html``...): compared after masking timestamps, durations, SHA-256
-  digests and UUIDs (the HTML report embeds run records and random element ids).
+- Text (``.md``, ``.txt``, ``.yaml``, ``.html``...): compared after masking the two folders' own paths,
+  timestamps, durations, SHA-256 digests and UUIDs (the HTML report names the folders it read and embeds
+  run records, also inside its base64 ``data:text/csv`` download links, which are decoded first), and the
+  byte size listed next to a ``.parquet`` file name (Parquet files are compared as tables).
 
 Exit status 0 when every file is equal, 1 otherwise (each difference is printed with its file).
 """
@@ -33,10 +35,28 @@ _MASKS = (
     (re.compile(r"\b[0-9a-f]{64}\b"), "<sha256>"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
     (re.compile(r"\b\d+(?:\.\d+)? ?s\b"), "<secs>"),
+    # the size of a Parquet file in a provenance listing: Parquet files are compared as tables above, and their
+    # size changes with metadata that is not part of the table (PANDAS_ATTRS)
+    (re.compile(r"(\.parquet(?:,|</td><td class=\"num\">))\d+"), r"\1<bytes>"),
 )
 
 
-def _mask(text: str) -> str:
+_DATA_URI = re.compile(r"data:(text/[a-z]+)(;charset=[\w-]+)?;base64,([A-Za-z0-9+/=]+)")
+
+
+def _decode_text_uris(text: str) -> str:
+    """Inline ``data:text/...;base64,`` payloads (the report's CSV downloads) as text, so they get masked."""
+    import base64
+
+    return _DATA_URI.sub(lambda m: f"data:{m.group(1)},{base64.b64decode(m.group(3)).decode('utf-8', 'replace')}",
+                         text)
+
+
+def _mask(text: str, root: Path | None = None) -> str:
+    text = _decode_text_uris(text)
+    if root is not None:  # the output folder's own path (the report names the folders it read)
+        for r in dict.fromkeys((str(root.resolve()), str(root), root.name)):
+            text = text.replace(r, "<out>")
     for pat, repl in _MASKS:
         text = pat.sub(repl, text)
     return text
@@ -56,7 +76,7 @@ def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> str:
     return ""
 
 
-def _compare_file(a: Path, b: Path, notes: list[str]) -> str:
+def _compare_file(a: Path, b: Path, notes: list[str], roots: tuple[Path, Path] | None = None) -> str:
     """'' when equal, else why not; equal-but-noteworthy things go to ``notes``."""
     suffix = a.suffix.lower()
     if suffix == ".csv":
@@ -77,7 +97,7 @@ def _compare_file(a: Path, b: Path, notes: list[str]) -> str:
                                                                                  else ""))
         return why
     if suffix == ".json":
-        ja, jb = json.loads(_mask(a.read_text())), json.loads(_mask(b.read_text()))
+        ja, jb = (json.loads(_mask(p.read_text(), r)) for p, r in zip((a, b), roots or (None, None)))
         return "" if ja == jb else "JSON content differs"
     if suffix == ".npz":
         with np.load(a, allow_pickle=False) as za, np.load(b, allow_pickle=False) as zb:
@@ -87,7 +107,7 @@ def _compare_file(a: Path, b: Path, notes: list[str]) -> str:
             return f"arrays differ: {bad}" if bad else ""
     if suffix in (".png", ".jpg", ".jpeg", ".npy", ".gz", ".pt"):
         return "" if a.read_bytes() == b.read_bytes() else "bytes differ"
-    ta, tb = _mask(a.read_text(errors="replace")), _mask(b.read_text(errors="replace"))
+    ta, tb = (_mask(p.read_text(errors="replace"), r) for p, r in zip((a, b), roots or (None, None)))
     if ta == tb:
         return ""
     la, lb = ta.splitlines(), tb.splitlines()
@@ -106,7 +126,7 @@ def compare_folders(a: str | Path, b: str | Path, *, out=sys.stdout) -> int:
     for rel in sorted(fa & fb):
         n_tables += rel.endswith((".csv", ".parquet"))
         file_notes: list[str] = []
-        why = _compare_file(a / rel, b / rel, file_notes)
+        why = _compare_file(a / rel, b / rel, file_notes, (a, b))
         notes += [f"{rel}: {n.split(': ', 1)[1]}" for n in file_notes]
         if why:
             problems.append(f"{rel}: {why}")
