@@ -55,7 +55,7 @@ def _decode_text_uris(text: str) -> str:
 def _mask(text: str, root: Path | None = None) -> str:
     text = _decode_text_uris(text)
     if root is not None:  # the output folder's own path (the report names the folders it read)
-        for r in dict.fromkeys((str(root.resolve()), str(root), root.name)):
+        for r in sorted({str(root.resolve()), str(root)}, key=len, reverse=True):
             text = text.replace(r, "<out>")
     for pat, repl in _MASKS:
         text = pat.sub(repl, text)
