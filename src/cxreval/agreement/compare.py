@@ -53,7 +53,7 @@ class SourceComparisonResult(TableResult):
 
     PARTS: ClassVar[tuple[type[TableResult], ...]] = _PARTS
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({k: v for p in _PARTS for k, v in p.FILES.items()})
-    COLUMNS: ClassVar[tuple[str, ...]] = AgreementTableResult.COLUMNS
+    COLUMNS: ClassVar[tuple[str, ...]] = AgreementTableResult.COLUMNS  # of ``table``; each part has its own
 
     agreement: AgreementTableResult
     prevalence: PrevalenceResult
