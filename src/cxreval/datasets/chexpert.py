@@ -105,9 +105,7 @@ def load_labels(root: str | os.PathLike[str], *, sources: tuple[str, ...] | list
     tables, n_read, notes = [], 0, []
     for s in want:
         res = read_wide_labels(files[s], source=s, id_column="Study")
-        t = res.table
-        t.attrs = {}  # attrs hold a DataFrame ('extra'), which pandas.concat cannot compare
-        tables.append(t)
+        tables.append(res.table)
         n_read += res.report.n_read
         notes += [f"{s}: {n}" for n in res.report.notes]
     digests = {s: hashlib.sha256(files[s].read_bytes()).hexdigest() for s in want}
@@ -149,7 +147,6 @@ def load_predictions(root: str | os.PathLike[str], *, models: list[str] | None =
     tables, notes, n_read = [], [], 0
     for m in want:
         res = read_wide_predictions(d / f"{m}_predictions.csv", model=m, id_column="Study")
-        res.table.attrs = {}
         tables.append(res.table)
         n_read += res.report.n_read
         notes += [f"{m}: {n}" for n in res.report.notes]

@@ -102,7 +102,6 @@ def load_predictions(directory: str | os.PathLike[str], *, models: Sequence[str]
         p = d / f"{m}.csv"
         res = read_wide_predictions(p, model=m, id_column="Image Index", prefix=PREFIX)
         t = res.table
-        t.attrs = {}
         n_read += res.report.n_read
         notes += [f"{m}: {n}" for n in res.report.notes]
         order = list(pd.unique(t["finding"]))
