@@ -5,7 +5,7 @@
    ``rng.integers(0, n_refs, n_refs)`` per replicate, ``scipy.stats.spearmanr`` / ``kendalltau`` on the
    concatenated groups, ``numpy.percentile`` CIs. Tied ratings (integer 1-4 scale), 2-25 reference images x 4
    degradations x 3 metrics x 3 raters, 1000 resamples, seed 0.
-2. ``cxreval.iqa._image.box_downsample`` (block means by ``skimage.measure.block_reduce``) against the
+2. ``cxreval.iqa.box_downsample`` (block means by ``skimage.measure.block_reduce``) against the
    reshape-and-sum block means it replaced, on 5 shapes x f = 2..8 x its 3 conventions.
 
 Run::
@@ -23,8 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from cxreval.iqa import expert, get_metric
-from cxreval.iqa._image import box_downsample
+from cxreval.iqa import box_downsample, expert, get_metric
 
 
 def loop_agreement(scores: pd.DataFrame, zm: pd.DataFrame, n_resamples: int, seed: int) -> pd.DataFrame:
