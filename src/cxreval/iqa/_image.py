@@ -14,6 +14,8 @@ kernel centre ``floor((k + 1) / 2)`` (1-based) for even sizes; :func:`filter2_va
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import numpy as np
 from scipy import ndimage
 
 from .._validation import check_choice
-from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
+from ..exceptions import CxrevalError, DataUnavailableError, InvalidParameterError, SchemaError
 
 __all__ = [
     "PREWITT",
@@ -118,6 +120,25 @@ def _read_dicom(path: Path) -> tuple[np.ndarray, float, str]:
     return to_grey(data, where=str(path)), float(2 ** bits - 1), str(arr.dtype)
 
 
+def _image_file(path: str | Path) -> Path:
+    """``path`` as a Path; :class:`DataUnavailableError` if no such file."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataUnavailableError(f"Image file {p} does not exist.")
+    return p
+
+
+@contextlib.contextmanager
+def _reading(p: Path) -> Iterator[None]:
+    """A failure to decode ``p`` (not one of ours) as a one-line :class:`SchemaError` naming the file."""
+    try:
+        yield
+    except CxrevalError:
+        raise
+    except Exception as exc:
+        raise SchemaError(f"Cannot read image file {p}: {exc}") from exc
+
+
 def read_image(path: str | Path) -> LoadedImage:
     """Read a greyscale image (PNG, TIFF, JPEG, NumPy ``.npy`` or DICOM) as float64 with its data range.
 
@@ -139,13 +160,9 @@ def read_image(path: str | Path) -> LoadedImage:
     SchemaError
         If the file is not a readable greyscale image.
     """
-    from ..exceptions import DataUnavailableError
-
-    p = Path(path)
-    if not p.is_file():
-        raise DataUnavailableError(f"Image file {p} does not exist.")
+    p = _image_file(path)
     suffix = p.suffix.lower()
-    try:
+    with _reading(p):
         if suffix in (".dcm", ".dicom"):
             img, rng_, dt = _read_dicom(p)
             return LoadedImage(img, rng_, dt, str(p))
@@ -166,10 +183,6 @@ def read_image(path: str | Path) -> LoadedImage:
                     raw = raw.astype(np.uint16)
                 elif im.mode == "I":  # 16-bit PNGs may open as 32-bit ints holding 0..65535
                     raw = raw.astype(np.uint16) if raw.min() >= 0 and raw.max() <= 65535 else raw
-    except CxrevalError:
-        raise
-    except Exception as exc:
-        raise SchemaError(f"Cannot read image file {p}: {exc}") from exc
     raw = to_grey(raw, where=str(p))
     if not (np.issubdtype(raw.dtype, np.number) or raw.dtype == np.bool_):
         raise SchemaError(f"Image file {p} has a non-numeric pixel type {raw.dtype}.")
@@ -204,13 +217,9 @@ def image_size(path: str | Path) -> tuple[int, int]:
     SchemaError
         If the header is not that of a readable 2-D image (same messages as :func:`read_image`).
     """
-    from ..exceptions import DataUnavailableError
-
-    p = Path(path)
-    if not p.is_file():
-        raise DataUnavailableError(f"Image file {p} does not exist.")
+    p = _image_file(path)
     suffix = p.suffix.lower()
-    try:
+    with _reading(p):
         if suffix in (".dcm", ".dicom"):
             import pydicom
 
@@ -229,10 +238,6 @@ def image_size(path: str | Path) -> tuple[int, int]:
             with Image.open(p) as im:
                 w, h = im.size
                 shape = (h, w) if im.mode not in ("RGB", "RGBA", "P") else (h, w, 3)
-    except CxrevalError:
-        raise
-    except Exception as exc:
-        raise SchemaError(f"Cannot read image file {p}: {exc}") from exc
     return _spatial(tuple(shape), p)
 
 
