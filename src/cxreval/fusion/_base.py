@@ -34,6 +34,7 @@ __all__ = [
     "N_STATES",
     "Annotations",
     "BaseFusion",
+    "GroupedFusion",
     "register_fusion",
     "get_fusion",
     "list_fusion",
@@ -204,6 +205,55 @@ class BaseFusion:
     def __repr__(self) -> str:
         params = {k: v for k, v in vars(self).items() if not k.endswith("_") and not k.startswith("_")}
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+
+
+GroupMap = Callable[["GroupedFusion", Annotations, list[tuple[str, np.ndarray]], list[object]],
+                    list[dict[str, np.ndarray]]]
+"""``(estimator, ann, groups, extras) -> parts``: fits every group, e.g. on an executor (:func:`fuse_label_table`)."""
+
+
+class GroupedFusion(BaseFusion):
+    """Base class of the estimators fitted independently per group of items (Dawid–Skene, MACE).
+
+    ``_fit`` splits the items into groups (:func:`pooling_groups`: one per finding, or all), draws each
+    group's random numbers in group order (``_draws``; the same stream whatever runs the groups), fits every
+    group with ``_fit_group`` (a pure function of the parameters, the group's encoded arrays and its draws,
+    so a worker process gives the same bytes) and combines the parts with ``_assemble``.
+    """
+
+    pooling: str = "finding"
+
+    def _check_params(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _draws(self, groups: list[tuple[str, np.ndarray]], subs: list[Annotations]) -> list[object]:
+        """Random numbers each group needs, drawn in group order (default: none)."""
+        return [None] * len(groups)
+
+    def _fit_group(self, item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int,
+                   extra: object = None) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _assemble(self, ann: Annotations, groups: list[tuple[str, np.ndarray]],
+                  parts: list[dict[str, np.ndarray]]) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _set_labels(self, ann: Annotations, proba: np.ndarray) -> None:
+        self.labels_ = _label_series(ann.items, proba.argmax(axis=1))
+        self.probas_ = _proba_frame(ann.items, proba)
+
+    def _fit(self, ann: Annotations, *, group_map: GroupMap | None = None) -> None:
+        self._check_params()
+        groups = pooling_groups(ann, self.pooling)
+        subs = [ann.subset(items) for _, items in groups]
+        extras = self._draws(groups, subs)
+        if group_map is None:
+            parts = [self._fit_group(s.item, s.reader, s.label, s.n_items, s.n_readers, x)
+                     for s, x in zip(subs, extras)]
+        else:
+            del subs
+            parts = group_map(self, ann, groups, extras)
+        self._assemble(ann, groups, parts)
 
 
 _REGISTRY: dict[str, Callable[..., object]] = {}
