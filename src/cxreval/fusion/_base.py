@@ -18,6 +18,9 @@ order of the input rows (crowd-kit 1.4.2's MACE does: its reader parameters foll
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -329,6 +332,9 @@ class FusionResult:
     warnings : tuple of str
         ``finding: method: ...`` for every state a method fused far more often than any reader uses it
         (:func:`cxreval.fusion.diagnostics.overfused_states`); empty when none.
+    convergence : pandas.DataFrame or None
+        The stopping rule's outcome of every iterative fit: ``method, finding, n_items, n_patterns, n_iter,
+        converged, final_change`` (the estimators' ``fit_info_``); None when no method iterates.
     """
 
     labels: pd.DataFrame
@@ -339,12 +345,16 @@ class FusionResult:
     n_items_partial: int
     readers_per_item: dict[int, int]
     warnings: tuple[str, ...] = ()
+    convergence: pd.DataFrame | None = None
 
     def to_dict(self) -> dict[str, object]:
+        conv = None if self.convergence is None else [
+            {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
+            for r in self.convergence.to_dict(orient="records")]
         return {"methods": list(self.estimators), "readers": list(self.readers), "n_items": self.n_items,
                 "n_dropped": dict(self.n_dropped), "n_items_partial": self.n_items_partial,
                 "readers_per_item": {str(k): v for k, v in self.readers_per_item.items()},
-                "n_labels": int(len(self.labels)), "warnings": list(self.warnings)}
+                "n_labels": int(len(self.labels)), "warnings": list(self.warnings), "convergence": conv}
 
 
 def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None = None,
@@ -385,7 +395,8 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
                      adjudicated: str | None = None, findings: Sequence[str] | None = None,
                      not_mentioned: str = "negative", rng: object = 0,
                      params: dict[str, dict[str, object]] | None = None,
-                     fitted: dict[str, object] | None = None) -> FusionResult:
+                     fitted: dict[str, object] | None = None, executor: object = None,
+                     spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
     """Fuse the labels of ``readers`` in a long label table with each of ``methods``.
 
     Parameters
@@ -411,6 +422,14 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         ``{method: estimator}`` of already fitted supervised models (e.g. :func:`load_neural_fusion`) applied
         with ``predict`` instead of being trained (a model trained on one dataset applied to another); their
         methods must not also be in ``methods``.
+    executor : object, optional
+        An executor (``cxreval.executor.open_executor(spec)``, anything with ``map(func, items)`` returning
+        results in order) that fits the groups of Dawid-Skene and MACE (one per finding) in parallel; the
+        other methods run here. Results are identical to the serial fit byte for byte.
+    spill_dir : path, optional
+        Folder for the per-group arrays the executor's workers read (:mod:`cxreval.fusion._spill`; default a
+        temporary folder, removed at the end). On a multi-machine cluster it must be on storage every worker
+        sees under the same path.
 
     Returns
     -------
@@ -458,35 +477,46 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
                           "label": st.to_numpy(dtype=np.int64, na_value=0)[ok]})
     from .diagnostics import overfused_states
 
+    for m in methods:
+        if getattr(_REGISTRY[m], "supervised", False) and y is None:
+            raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
+                                        f"(--adjudicated) it is trained on.")
     gen = normalize_rng(rng)
     params = params or {}
     estimators: dict[str, object] = {}
     fused = []
     warnings: list[str] = []
     by_finding = {f: g for f, g in ann.groupby("finding", sort=True)}
-    for m in methods + list(fitted):
-        if m in fitted:
-            est = fitted[m]
-            lab = est.predict(ann)  # type: ignore[attr-defined]
-        else:
-            cls = _REGISTRY[m]
-            kw = dict(params.get(m, {}))
-            if "rng" in _init_params(cls):
-                kw.setdefault("rng", gen)
-            est = cls(**kw)
-            if getattr(cls, "supervised", False):
-                if y is None:
-                    raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
-                                                f"(--adjudicated) it is trained on.")
-                lab = est.fit_predict(ann, y)  # type: ignore[attr-defined]
+    enc = encode_annotations(ann, func="fuse_label_table")  # once for every unsupervised method
+    with contextlib.ExitStack() as stack:
+        group_map = None
+        if executor is not None:
+            from ._spill import executor_group_map
+
+            if spill_dir is None:
+                spill_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="cxreval-fuse-spill-"))
+            group_map = executor_group_map(executor, spill_dir)
+        for m in methods + list(fitted):
+            if m in fitted:
+                est = fitted[m]
+                lab = est.predict(ann)  # type: ignore[attr-defined]
             else:
-                lab = est.fit_predict(ann)  # type: ignore[attr-defined]
-        estimators[m] = est
-        fin = lab.index.get_level_values("finding")
-        for f, g in by_finding.items():
-            warnings += [f"{f}: {w}" for w in overfused_states(g, lab[fin == f], method=m)]
-        fused.append(pd.DataFrame({"study_id": lab.index.get_level_values("study_id"), "finding": fin,
-                                   "source": f"fused_{m}", "state": lab.to_numpy()}))
+                cls = _REGISTRY[m]
+                kw = dict(params.get(m, {}))
+                if "rng" in _init_params(cls):
+                    kw.setdefault("rng", gen)
+                est = cls(**kw)
+                if getattr(cls, "supervised", False):
+                    lab = est.fit_predict(ann, y)  # type: ignore[attr-defined]
+                elif isinstance(est, GroupedFusion):
+                    est._fit(enc, group_map=group_map)
+                    lab = est.labels_  # type: ignore[attr-defined]
+                else:
+                    est._fit(enc)  # type: ignore[attr-defined]
+                    lab = est.labels_  # type: ignore[attr-defined]
+            estimators[m] = est
+            _collect(m, est, lab, by_finding, fused, warnings)
+    del enc
     out = pd.concat(fused, ignore_index=True)
     if "patient_id" in labels.columns:
         pmap = labels.drop_duplicates("study_id").set_index("study_id")["patient_id"]
@@ -497,8 +527,26 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     per_item = ann.groupby(["study_id", "finding"]).size()
     n_partial = int((per_item < per_item.max()).sum())
     hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}  # type: ignore[call-overload]
+    infos = [getattr(e, "fit_info_", None) for e in estimators.values()]
+    conv = None
+    if any(i is not None for i in infos):
+        cols = ["method", "finding", "n_items", "n_patterns", "n_iter", "converged", "final_change"]
+        conv = pd.concat([i.assign(method=m)[cols] for m, i in zip(estimators, infos) if i is not None],
+                         ignore_index=True)
     return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial,
-                        hist, tuple(warnings))
+                        hist, tuple(warnings), conv)
+
+
+def _collect(m: str, est: object, lab: pd.Series, by_finding: dict[str, pd.DataFrame], fused: list[pd.DataFrame],
+             warnings: list[str]) -> None:
+    """Append method ``m``'s fused labels (long) to ``fused`` and its over-fusion warnings to ``warnings``."""
+    from .diagnostics import overfused_states
+
+    fin = lab.index.get_level_values("finding")
+    for f, g in by_finding.items():
+        warnings += [f"{f}: {w}" for w in overfused_states(g, lab[fin == f], method=m)]
+    fused.append(pd.DataFrame({"study_id": lab.index.get_level_values("study_id"), "finding": fin,
+                               "source": f"fused_{m}", "state": lab.to_numpy()}))
 
 
 def _init_params(cls: object) -> set[str]:

@@ -18,9 +18,13 @@ EM stops at the first iteration where :math:`\\mathcal L` per item rises by less
 (default ``1e-9`` nats; *converged*), or after ``n_iter`` iterations (default 500; *not converged*),
 whichever comes first. ``fit_info_`` reports, per fitted group, the iterations used, ``converged`` and
 ``final_change`` (the last rise of :math:`\\mathcal L` per item); ``cxreval fuse`` prints them in its
-summary. Near a flat direction of the likelihood (e.g. a third state the truth never takes) EM can creep
-for hundreds of iterations with the labels long settled; each iteration is cheap (see below), so the
-strict default costs little.
+summary and ``--json`` output. Near a flat direction of the likelihood (e.g. a third state the truth never
+takes) EM creeps: on ``bench/fusion_mace_simulation.py``'s readers (binary truth, 5 readers answering
+NEG/UNC/POS) it needs 959 iterations at 10^5 items and 1,233 at 10^6 to reach ``tol``; stopped at 500
+it is reported as not converged (final change 6.9e-9 and 1.2e-8 per item) and 0 and 113 of the labels
+differ from the converged ones (accuracy against the truth 0.99372 both at 10^5; 0.993724 vs 0.993743 at
+10^6). Raise ``n_iter`` to converge: on answer patterns (see below) an iteration costs microseconds to
+milliseconds. The defaults are those of the tests and the published tables, which they reproduce.
 
 Speed
 -----
