@@ -14,6 +14,7 @@ peak RSS (after the simulation alone, and at the end).
 
     .venv/bin/python bench/scale_fuse.py                           # 10^5 and 10^6 items, before + after
     .venv/bin/python bench/scale_fuse.py --sizes 100000 --impl after
+    .venv/bin/python bench/scale_fuse.py --cli-methods mv     # + `cxreval fuse` wall time, RSS, output size
 
 ``main(argv)`` returns the rows (also printed as a markdown table; ``--out FILE`` writes them as JSON).
 """
@@ -86,6 +87,37 @@ def _run_child(src: Path, n: int, seed: int, methods: list[str]) -> list[dict[st
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
+def _cli_run(src: Path, n: int, seed: int, methods: str, tmp: Path, impl: str) -> dict[str, object]:
+    """``cxreval fuse`` on the simulated table (Parquet, finding 'Effusion'): wall time, peak RSS, output size."""
+    table = tmp / f"labels_{n}.parquet"
+    if not table.exists():
+        import pandas as pd
+
+        sys.path.insert(0, str(ROOT / "bench"))
+        from fusion_mace_simulation import simulate
+
+        ann, _ = simulate(n, prevalence=0.1, rng=seed)
+        pd.DataFrame({"study_id": ann["study_id"], "finding": "Effusion", "source": ann["reader"],
+                      "state": ann["label"].map({0: "negative", 1: "uncertain", 2: "positive"})}
+                     ).to_parquet(table, index=False)
+    out = tmp / f"out_{impl}_{n}"
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    cmd = [sys.executable, "-m", "cxreval", "fuse", "-l", str(table), "--readers", "R1,R2,R3,R4,R5",
+           "--methods", methods, "--seed", "0", "-o", str(out)]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    sec = time.perf_counter() - t0
+    if status != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+    files = {p.name: p.stat().st_size for p in out.iterdir() if p.is_file()}
+    return {"n": n, "impl": impl, "methods": methods, "seconds": sec, "peak_rss_gib": usage.ru_maxrss / 2**20,
+            "output_mib": sum(files.values()) / 2**20,
+            "fused_labels_mib": sum(v for k, v in files.items() if k.startswith("fused_labels")) / 2**20,
+            "files": sorted(files)}
+
+
 def _export(ref: str, dest: Path) -> Path:
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
@@ -120,6 +152,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     ap.add_argument("--methods", default="mv,ds,mace", help="comma-separated: mv, ds, mace")
     ap.add_argument("--impl", default="before,after", help="before (the baseline ref), after (this checkout), both")
     ap.add_argument("--baseline-ref", default=BASELINE_REF, help="git ref of the 'before' code")
+    ap.add_argument("--cli-methods", default=None, help="also time `cxreval fuse --methods M` on the simulated "
+                    "table (as Parquet) per size and implementation: wall time, peak RSS, output size")
     ap.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -130,7 +164,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
         print(json.dumps(rows))
         return rows
     impls = [x.strip() for x in a.impl.split(",")]
-    rows = []
+    rows: list[dict[str, object]] = []
+    cli_rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="cxreval-scale-fuse-") as tmp:
         srcs = {"after": ROOT / "src"}
         if "before" in impls:
@@ -142,7 +177,18 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
                     r["impl"] = impl
                     print(json.dumps(r), file=sys.stderr, flush=True)
                 rows += got
+                if a.cli_methods:
+                    cli = _cli_run(srcs[impl], n, a.seed, a.cli_methods, Path(tmp), impl)
+                    print(json.dumps(cli), file=sys.stderr, flush=True)
+                    cli_rows.append(cli)
     print(_markdown(rows))
+    if cli_rows:
+        print("\n| n items | impl | `cxreval fuse --methods` | s | peak RSS GiB | output MiB | fused_labels MiB |\n"
+              "|---|---|---|---|---|---|---|")
+        for c in cli_rows:
+            print(f"| {c['n']:,} | {c['impl']} | {c['methods']} | {c['seconds']:.1f} | {c['peak_rss_gib']:.2f} | "
+                  f"{c['output_mib']:.1f} | {c['fused_labels_mib']:.1f} |")
+        rows = rows + [dict(c, method="cli") for c in cli_rows]
     if a.out is not None:
         a.out.write_text(json.dumps(rows, indent=1))
     return rows
