@@ -47,9 +47,10 @@ def _child(n: int, seed: int, methods: list[str]) -> list[dict[str, object]]:
     import numpy as np
 
     sys.path.insert(0, str(ROOT / "bench"))
+    from fusion_mace_simulation import simulate
+
     import cxreval
     from cxreval.fusion import MACE, DawidSkene, MajorityVote
-    from fusion_mace_simulation import simulate
 
     t0 = time.perf_counter()
     ann, truth = simulate(n, prevalence=0.1, rng=seed)

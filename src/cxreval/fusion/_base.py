@@ -23,6 +23,7 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -474,7 +475,6 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         ok = st.notna().to_numpy() & (st != -1).fillna(False).to_numpy()
         y = pd.DataFrame({"study_id": ref["study_id"].to_numpy()[ok], "finding": ref["finding"].to_numpy()[ok],
                           "label": st.to_numpy(dtype=np.int64, na_value=0)[ok]})
-    from .diagnostics import overfused_states
 
     for m in methods:
         if getattr(_REGISTRY[m], "supervised", False) and y is None:
@@ -483,7 +483,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     gen = normalize_rng(rng)
     params = params or {}
     estimators: dict[str, object] = {}
-    fused = []
+    fused: list[pd.DataFrame] = []
     warnings: list[str] = []
     by_finding = {f: g for f, g in ann.groupby("finding", sort=True)}
     enc = encode_annotations(ann, func="fuse_label_table")  # once for every unsupervised method
@@ -494,7 +494,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
 
             if spill_dir is None:
                 spill_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="cxreval-fuse-spill-"))
-            group_map = executor_group_map(executor, spill_dir)
+            group_map = executor_group_map(executor, Path(spill_dir))
         for m in methods + list(fitted):
             if m in fitted:
                 est = fitted[m]

@@ -151,7 +151,8 @@ def mace_starts(rng: np.random.Generator, n_restarts: int, n_readers: int, K: in
 def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int, K: int, *,
              n_restarts: int, n_iter: int, method: str, alpha: float, beta: float, smoothing: float,
              rng: np.random.Generator | None = None, starts: tuple[np.ndarray, np.ndarray] | None = None,
-             weight: np.ndarray | None = None, tol: float | None = None) -> tuple[np.ndarray, ...]:
+             weight: np.ndarray | None = None, tol: float | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Fit MACE on encoded annotations.
 
     Parameters
@@ -221,9 +222,10 @@ def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: i
     if best[1] is None:
         raise CxrevalError(f"MACE: the marginal log-likelihood was not finite in any of the {n_restarts} "
                            f"restart(s) (values {lls.tolist()}); check the annotations and the smoothing.")
-    _, spam, strategy, r_best = best  # type: ignore[assignment]  # a finite restart set it
-    _, post, _, _ = _e_step(item, reader, label, n_items, K, spam, strategy, by_label, weight)
-    return post.T, spam, strategy, lls, n_iters, changes, r_best
+    _, best_spam, best_strategy, r_best = best
+    assert best_spam is not None and best_strategy is not None  # a finite restart set them
+    _, post, _, _ = _e_step(item, reader, label, n_items, K, best_spam, best_strategy, by_label, weight)
+    return post.T, best_spam, best_strategy, lls, n_iters, changes, r_best
 
 
 @register_fusion("mace")
