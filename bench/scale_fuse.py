@@ -22,6 +22,7 @@ peak RSS (after the simulation alone, and at the end).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -63,7 +64,8 @@ def _child(n: int, seed: int, methods: list[str]) -> list[dict[str, object]]:
         lab = est.fit_predict(ann)
         sec = time.perf_counter() - t0
         acc = float(np.mean(lab.reindex(truth.index).to_numpy() == truth.to_numpy()))
-        row: dict[str, object] = {"method": m, "seconds": sec, "accuracy": acc}
+        digest = hashlib.sha256(lab.reindex(truth.index).to_numpy().astype(np.int8).tobytes()).hexdigest()[:16]
+        row: dict[str, object] = {"method": m, "seconds": sec, "accuracy": acc, "labels_sha256": digest}
         info = getattr(est, "fit_info_", None)
         if m == "ds":
             hist = est.log_likelihood_history_["*"]
@@ -138,6 +140,12 @@ def _markdown(rows: list[dict[str, object]]) -> str:
         key = (int(r["n"]), str(r["impl"]))  # type: ignore[call-overload]
         tot[key] = tot.get(key, 0.0) + float(r["seconds"])  # type: ignore[arg-type]
     lines.append("")
+    digests: dict[tuple[int, str], dict[str, object]] = {}
+    for r in rows:
+        digests.setdefault((int(r["n"]), str(r["method"])), {})[str(r["impl"])] = r.get("labels_sha256")  # type: ignore[call-overload]
+    for (n, m), d in sorted(digests.items()):
+        if len(d) == 2:
+            lines.append(f"- {n:,} items, {m}: fused labels before == after: {d['before'] == d['after']}")
     for n in sorted({k[0] for k in tot}):
         b, a = tot.get((n, "before")), tot.get((n, "after"))
         parts = [f"{impl} {tot[(n, impl)]:.2f} s" for impl in ("before", "after") if (n, impl) in tot]
