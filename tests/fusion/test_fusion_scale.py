@@ -203,3 +203,5 @@ def test_fuse_label_table_executor_equals_serial():
         pd.testing.assert_frame_equal(par.estimators[m].probas_, serial.estimators[m].probas_, check_exact=True)
     pd.testing.assert_frame_equal(par.estimators["ds"].errors_, serial.estimators["ds"].errors_, check_exact=True)
     pd.testing.assert_frame_equal(par.convergence, serial.convergence, check_exact=True)
+    by_spec = fuse_label_table(t, ["Rep1", "Rep2", "CR"], ["ds", "mace", "mv"], executor="process:2", **kw)
+    pd.testing.assert_frame_equal(by_spec.labels, serial.labels, check_exact=True)

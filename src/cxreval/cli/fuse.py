@@ -255,19 +255,19 @@ def _write_fuse(d: Path, labels: list[Path], table: pd.DataFrame, res: Any, meth
 def _convergence_lines(conv: pd.DataFrame, ests: dict[str, Any]) -> list[str]:
     """The summary's section on the stopping rule of every iterative fit."""
     lines = ["## Stopping rule", ""]
+    no_tol = [m for m in conv["method"].unique() if getattr(ests[m], "tol", 0) is None]
     for m, g in conv.groupby("method", sort=False):
         est = ests[m]
-        if m == "ds":
-            rule = (f"stops when the log-likelihood per item rises by less than tol={est.tol:g}, else after "
-                    f"n_iter={est.n_iter} iterations")
-        elif est.tol is None:
-            rule = f"runs n_iter={est.n_iter} iterations per restart (no tolerance), keeps the best of {est.n_restarts}"
-        else:
-            rule = (f"stops a restart when the log-likelihood per item changes by less than tol={est.tol:g}, else "
-                    f"after n_iter={est.n_iter} iterations; keeps the best of {est.n_restarts}")
-        lines.append(f"- {m}: {rule}; {int(g['converged'].sum())}/{len(g)} fits converged, iterations "
-                     f"{int(g['n_iter'].min())}-{int(g['n_iter'].max())}")
-    show = conv.assign(converged=conv["converged"].map({True: "yes", False: "no"}))
+        span = f"iterations {int(g['n_iter'].min())}-{int(g['n_iter'].max())}"
+        if m in no_tol:
+            lines.append(f"- {m}: runs n_iter={est.n_iter} iterations per restart (no tolerance: nothing to converge "
+                         f"on), keeps the best of {est.n_restarts} restarts; {span}")
+            continue
+        what = "rises" if m == "ds" else "changes"
+        lines.append(f"- {m}: stops when the log-likelihood per item {what} by less than tol={est.tol:g}, else after "
+                     f"n_iter={est.n_iter} iterations; {int(g['converged'].sum())}/{len(g)} fits converged, {span}")
+    done = conv["converged"].map({True: "yes", False: "no"})
+    show = conv.assign(converged=done.where(~conv["method"].isin(no_tol), "no tol"))
     return [*lines, "", markdown_table(show, floatfmt="{:.3g}"), ""]
 
 

@@ -422,10 +422,11 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         ``{method: estimator}`` of already fitted supervised models (e.g. :func:`load_neural_fusion`) applied
         with ``predict`` instead of being trained (a model trained on one dataset applied to another); their
         methods must not also be in ``methods``.
-    executor : object, optional
-        An executor (``cxreval.executor.open_executor(spec)``, anything with ``map(func, items)`` returning
-        results in order) that fits the groups of Dawid-Skene and MACE (one per finding) in parallel; the
-        other methods run here. Results are identical to the serial fit byte for byte.
+    executor : str or object, optional
+        An executor spec (``'process:2'``, ``'dask://HOST:PORT'``; opened and closed here) or an open executor
+        (``cxreval.executor.open_executor(spec)``, anything with ``map(func, items)`` returning results in
+        order) that fits the groups of Dawid-Skene and MACE (one per finding) in parallel; the other methods
+        run here. Results are identical to the serial fit byte for byte.
     spill_dir : path, optional
         Folder for the per-group arrays the executor's workers read (:mod:`cxreval.fusion._spill`; default a
         temporary folder, removed at the end). On a multi-machine cluster it must be on storage every worker
@@ -489,6 +490,10 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     enc = encode_annotations(ann, func="fuse_label_table")  # once for every unsupervised method
     with contextlib.ExitStack() as stack:
         group_map = None
+        if isinstance(executor, str):  # a spec: opened here, closed at the end
+            from ..executor import open_executor
+
+            executor = None if executor == "serial" else stack.enter_context(open_executor(executor))
         if executor is not None:
             from ._spill import executor_group_map
 
