@@ -46,6 +46,14 @@ from .states import (
     parse_states,
     state_names,
 )
+from .streaming import (
+    LabelScan,
+    PredictionScan,
+    read_label_tables,
+    read_prediction_tables,
+    scan_labels,
+    scan_predictions,
+)
 from .tables import (
     LABEL_COLUMNS,
     PREDICTION_COLUMNS,
@@ -84,4 +92,10 @@ __all__ = [
     "read_predictions",
     "read_wide_predictions",
     "write_predictions",
+    "PredictionScan",
+    "LabelScan",
+    "scan_predictions",
+    "scan_labels",
+    "read_prediction_tables",
+    "read_label_tables",
 ]
