@@ -283,7 +283,7 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
                                         f"sources present: {sources}.")
     if len(set(refs)) != len(refs):
         raise InvalidParameterError(f"evaluate_auc: 'references' has duplicates: {refs}.")
-    f_first = {j: int(a[a >= 0].min()) for j, a in ps.first_row.items() if (a >= 0).any()}
+    f_first = {j: int(a.min()) for j, a in ps.first_row.items() if len(a)}
     pf = [ps.findings[j] for j in sorted(f_first, key=f_first.__getitem__)]  # in order of first appearance
     ref_codes = [ls.sources.index(r) for r in refs]
     lf = {ls.findings[j] for j in np.unique(ls.finding[np.isin(ls.source, ref_codes)])}
@@ -345,7 +345,7 @@ def _study_order(ps: PredictionScan, fcodes: list[int]) -> np.ndarray:
     first = np.full(len(ps.studies), big, dtype=np.int64)
     for j in fcodes:
         a = ps.first_row.get(j, np.zeros(0, np.int64))[: len(first)]
-        np.minimum(first[: len(a)], np.where(a >= 0, a, big), out=first[: len(a)])
+        np.minimum(first[: len(a)], a, out=first[: len(a)])
     has = np.flatnonzero(first < big)
     return has[np.argsort(first[has], kind="stable")]
 

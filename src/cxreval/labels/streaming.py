@@ -1,7 +1,7 @@
 """Long prediction and label tables read block by block into integer codes, validated once (issue 18).
 
 A 228,000-study evaluation (20 models × 14 findings) reads 63.8 M prediction rows; as pandas text columns
-they take ~20 GiB. Here every file is read with :mod:`pyarrow` in blocks (CSV in 16 MiB blocks, Parquet by
+they take ~20 GiB. Here every file is read with :mod:`pyarrow` in blocks (CSV in 4 MiB blocks, Parquet by
 row group and only the columns needed), string columns dictionary-encoded: a block's distinct values are
 converted once (ids to text, findings to canonical names, states decoded under ``state_encoding``) and its
 rows become integer codes. Scores go straight into one float array per (model, finding) indexed by study,
@@ -42,9 +42,10 @@ __all__ = ["TABLE_SUFFIXES", "PredictionScan", "LabelScan", "table_parts", "scan
            "read_prediction_tables", "read_label_tables"]
 
 TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".parquet")
-_CSV_BLOCK = 16 << 20  # bytes of CSV per block
+_CSV_BLOCK = 4 << 20  # bytes of CSV per block (larger blocks cost more read-ahead memory, no speed)
 _PARQUET_BATCH = 1 << 20  # rows per Parquet batch
 _MISSING = np.int32(-1)
+_NO_ROW = np.iinfo(np.int64).max
 
 
 class _Unusual(Exception):
@@ -128,11 +129,11 @@ def _blocks(files: Sequence[Path], columns: Sequence[str], numeric: Sequence[str
             raise _Unusual(str(exc)) from exc
 
 
-def _factorize(arr: object) -> tuple[np.ndarray, list]:
+def _factorize(arr: object) -> tuple[np.ndarray, np.ndarray]:
     """Codes (-1 = null) and distinct values of an Arrow array or a pandas Series."""
     if isinstance(arr, pd.Series):
         codes, uniq = pd.factorize(arr, use_na_sentinel=True)
-        return codes.astype(np.int32, copy=False), list(uniq)
+        return codes.astype(np.int32, copy=False), np.asarray(uniq, dtype=object)
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -141,7 +142,11 @@ def _factorize(arr: object) -> tuple[np.ndarray, list]:
     if not pa.types.is_dictionary(arr.type):
         arr = pc.dictionary_encode(arr)
     idx = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    return idx, arr.dictionary.to_pylist()
+    d = arr.dictionary
+    if pa.types.is_string(d.type) or pa.types.is_large_string(d.type):
+        blank = len(d) and pc.any(pc.equal(pc.utf8_trim_whitespace(d), "")).as_py()
+        return idx, (_Text if not blank else np.asarray)(d.to_numpy(zero_copy_only=False))  # str objects
+    return idx, np.asarray(d.to_pylist() + [None], dtype=object)[:-1]
 
 
 def _as_text(v: object) -> str:
@@ -160,13 +165,18 @@ def _id_text(v: object) -> str | None:
 
 
 class _Vocab:
-    """Distinct converted values in first-seen order; ``codes`` maps a block's column to their positions."""
+    """Distinct converted values in first-seen order; ``codes`` maps a block's column to their positions.
+
+    Text blocks are looked up in C (a pandas index of the values, rebuilt as the vocabulary grows by a quarter);
+    only values not yet indexed go through Python, so each distinct value is converted about once.
+    """
 
     def __init__(self, convert: object) -> None:
         self.index: dict[object, int] = {}
         self.values: list[object] = []
         self._convert = convert
         self._cache: dict[object, int] = {}
+        self._fast: pd.Index | None = None
 
     def code_of(self, value: object) -> int:
         c = self.index.get(value)
@@ -179,7 +189,10 @@ class _Vocab:
         idx, uniq = _factorize(arr)
         lut = np.empty(len(uniq) + 1, dtype=np.int32)
         lut[-1] = _MISSING
-        for k, v in enumerate(uniq):
+        if not cache and self._convert in (_as_text, _id_text) and _all_text(uniq):
+            lut[:-1] = self._lookup(np.asarray(uniq).view(np.ndarray))
+            return lut[idx]
+        for k, v in enumerate(uniq.tolist() if isinstance(uniq, np.ndarray) else uniq):
             c = self._cache.get(v) if cache else None
             if c is None:
                 t = self._convert(v)  # type: ignore[operator]
@@ -188,6 +201,26 @@ class _Vocab:
                     self._cache[v] = c
             lut[k] = c
         return lut[idx]
+
+    def _lookup(self, uniq: np.ndarray) -> np.ndarray:
+        pos = (self._fast.get_indexer(uniq) if self._fast is not None else np.full(len(uniq), -1)).astype(np.int32)
+        for k in np.flatnonzero(pos < 0).tolist():
+            pos[k] = self.code_of(uniq[k])
+        n_fast = 0 if self._fast is None else len(self._fast)
+        if len(self.values) - n_fast > max(4096, n_fast // 4):
+            self._fast = pd.Index(np.asarray(self.values, dtype=object))
+        return pos
+
+
+class _Text(np.ndarray):
+    """An object array of non-blank ``str`` (the distinct values of an Arrow text block)."""
+
+    def __new__(cls, a: np.ndarray) -> _Text:
+        return np.asarray(a, dtype=object).view(cls)
+
+
+def _all_text(uniq: object) -> bool:
+    return isinstance(uniq, _Text)
 
 
 def _canonical(v: object) -> str:
@@ -220,7 +253,8 @@ class PredictionScan:
         ``(model code, finding code) -> float64 array`` indexed by study code (NaN where the model has no
         score; arrays may be shorter than ``len(studies)``, the rest being NaN).
     first_row : dict
-        ``finding code -> int64 array``: each study's first row with that finding (-1: none).
+        ``finding code -> int64 array``: each study's first row with that finding (``2**63 - 1``: none; arrays
+        may be shorter than ``len(studies)``).
     slot_first : dict
         ``(model code, finding code) -> (row, study code)`` of the first row of that pair.
     n_rows : int
@@ -262,22 +296,19 @@ class PredictionScan:
         cuts = np.flatnonzero(np.diff(ks)) + 1
         for part in np.split(order, cuts):
             slot = (int(m[part[0]]), int(f[part[0]]))
+            sp = s[part]
             a = self.scores.get(slot)
-            a = _grow(np.full(0, np.nan) if a is None else a, int(s[part].max()) + 1, np.nan)
-            a[s[part]] = score[part]
+            a = _grow(np.full(0, np.nan) if a is None else a, int(sp.max()) + 1, np.nan)
+            a[sp] = score[part]
             self.scores[slot] = a
             if slot not in self.slot_first:
-                self.slot_first[slot] = (int(rows[part[0]]), int(s[part[0]]))
-        # first row of each study per finding (rows are increasing: the first occurrence in a block wins)
-        order_f = np.argsort(f, kind="stable")
-        fs_sorted = f[order_f]
-        for part in np.split(order_f, np.flatnonzero(np.diff(fs_sorted)) + 1):
-            j = int(f[part[0]])
+                self.slot_first[slot] = (int(rows[part[0]]), int(sp[0]))
+            # each study's first row with this finding (a study appears once per slot unless duplicated, an
+            # error found by check_unique)
+            j = slot[1]
             first = self.first_row.get(j)
-            first = _grow(np.full(0, -1, dtype=np.int64) if first is None else first, len(self.studies), -1)
-            u, at = np.unique(s[part], return_index=True)
-            new = first[u] < 0
-            first[u[new]] = rows[part[at[new]]]
+            first = _grow(np.full(0, _NO_ROW, dtype=np.int64) if first is None else first, len(self.studies), _NO_ROW)
+            first[sp] = np.minimum(first[sp], rows[part])
             self.first_row[j] = first
         self.n_rows += n
 
@@ -403,12 +434,14 @@ class LabelScan:
         if (self.study < 0).any():
             raise _Unusual("missing study")
         nf, ns = max(len(self.findings), 1), max(len(self.sources), 1)
-        key = (self.study.astype(np.int64) * nf + self.finding) * ns + self.source
-        if len(np.unique(key)) != len(key):
+        key = np.sort((self.study.astype(np.int64) * nf + self.finding) * ns + self.source)
+        if (key[1:] == key[:-1]).any():
             raise _Unusual("duplicates")
+        del key
         has = self.patient >= 0
-        pairs = np.unique(self.study[has].astype(np.int64) * (len(self.patients) + 1) + self.patient[has])
-        if len(np.unique(pairs // (len(self.patients) + 1))) != len(pairs):
+        pairs = np.sort(self.study[has].astype(np.int64) * (len(self.patients) + 1) + self.patient[has])
+        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] // (len(self.patients) + 1)  # distinct pairs' studies
+        if (pairs[1:] == pairs[:-1]).any():
             raise _Unusual("two patients")
 
     @classmethod
