@@ -24,6 +24,7 @@ pandas readers, and no row is ever dropped or coerced silently.
 from __future__ import annotations
 
 import contextlib
+import mmap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,7 @@ __all__ = ["TABLE_SUFFIXES", "PredictionScan", "LabelScan", "table_parts", "scan
 
 TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".parquet")
 _CSV_BLOCK = 4 << 20  # bytes of CSV per block (larger blocks cost more read-ahead memory, no speed)
-_PARQUET_BATCH = 1 << 20  # rows per Parquet batch
+_PARQUET_BATCH = 1 << 18  # rows per Parquet batch
 _MISSING = np.int32(-1)
 _NO_ROW = np.iinfo(np.int64).max
 
@@ -125,6 +126,8 @@ def _blocks(files: Sequence[Path], columns: Sequence[str], numeric: Sequence[str
                 for c in numeric:
                     out[c] = out[c].cast(pa.float64())
                 yield out
+            del batches
+            pa.default_memory_pool().release_unused()  # the reader's buffers, back to the system
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise _Unusual(str(exc)) from exc
 
@@ -233,10 +236,16 @@ def _canonical(v: object) -> str:
 
 
 def _grow(a: np.ndarray, n: int, fill: float | int) -> np.ndarray:
+    """``a`` grown to at least ``n`` entries (by a quarter), the new ones ``fill``.
+
+    The arrays live in their own anonymous memory maps, returned to the system as soon as they are dropped
+    (from the C heap, the freed arrays of a growing table stay in the process and the peak doubles)."""
     if len(a) >= n:
         return a
-    b = np.full(max(n, int(len(a) * 1.25) + 1024), fill, dtype=a.dtype)
+    size = max(n, int(len(a) * 1.25) + 1024)
+    b = np.frombuffer(mmap.mmap(-1, size * a.dtype.itemsize), dtype=a.dtype, count=size)
     b[: len(a)] = a
+    b[len(a):] = fill
     return b
 
 
