@@ -40,6 +40,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -274,7 +275,13 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
     a chosen finding) and the dropped studies."""
     check_choice(unlabeled, ("error", "drop"), name="unlabeled", func="evaluate_auc")
     sources = sorted(ls.sources[k] for k in np.unique(ls.source))
-    refs = list(references) if references is not None else sources
+    try:
+        refs = list(references) if references is not None and not isinstance(references, str) else sources
+    except TypeError:
+        refs = [references]  # type: ignore[list-item]
+    if references is not None and (isinstance(references, str) or not all(isinstance(r, str) for r in refs)):
+        raise InvalidParameterError(f"The 'references' parameter of evaluate_auc must be a sequence of str. Got "
+                                    f"{references!r} instead.")
     if not refs:
         raise InvalidParameterError("evaluate_auc: no references; the label table is empty.")
     for r in refs:
@@ -544,9 +551,9 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
 
 
 def _paths(value: object, name: str) -> list[Path]:
-    items = [value] if isinstance(value, (str, Path)) else value
+    items: Any = [value] if isinstance(value, (str, Path)) else value
     try:
-        out = [Path(p) for p in items]  # type: ignore[union-attr]
+        out = [Path(p) for p in items]
     except TypeError:
         raise InvalidParameterError(f"The '{name}' parameter of prepare_from_files must be a path or a sequence of "
                                     f"paths. Got {value!r} instead.") from None

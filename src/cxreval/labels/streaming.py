@@ -28,6 +28,7 @@ import mmap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -132,7 +133,7 @@ def _blocks(files: Sequence[Path], columns: Sequence[str], numeric: Sequence[str
             raise _Unusual(str(exc)) from exc
 
 
-def _factorize(arr: object) -> tuple[np.ndarray, np.ndarray]:
+def _factorize(arr: Any) -> tuple[np.ndarray, np.ndarray]:
     """Codes (-1 = null) and distinct values of an Arrow array or a pandas Series."""
     if isinstance(arr, pd.Series):
         codes, uniq = pd.factorize(arr, use_na_sentinel=True)
@@ -146,6 +147,13 @@ def _factorize(arr: object) -> tuple[np.ndarray, np.ndarray]:
         arr = pc.dictionary_encode(arr)
     idx = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
     d = arr.dictionary
+    if len(d) > 1024:  # a Parquet batch carries its row group's whole dictionary: keep the values it uses
+        used = np.flatnonzero(np.bincount(idx[idx >= 0], minlength=len(d)))
+        if len(used) < len(d):
+            remap = np.full(len(d) + 1, -1, dtype=np.int32)
+            remap[used] = np.arange(len(used), dtype=np.int32)
+            idx = remap[idx]  # -1 (null) picks the last entry, -1
+            d = d.take(pa.array(used))
     if pa.types.is_string(d.type) or pa.types.is_large_string(d.type):
         blank = len(d) and pc.any(pc.equal(pc.utf8_trim_whitespace(d), "")).as_py()
         return idx, (_Text if not blank else np.asarray)(d.to_numpy(zero_copy_only=False))  # str objects
@@ -307,7 +315,7 @@ class PredictionScan:
             slot = (int(m[part[0]]), int(f[part[0]]))
             sp = s[part]
             a = self.scores.get(slot)
-            a = _grow(np.full(0, np.nan) if a is None else a, int(sp.max()) + 1, np.nan)
+            a = _grow(np.full(0, np.nan) if a is None else a, max(int(sp.max()) + 1, len(self.studies)), np.nan)
             a[sp] = score[part]
             self.scores[slot] = a
             if slot not in self.slot_first:
