@@ -12,7 +12,7 @@ laid out as the arrays the AUC computation uses (``classification._Prepared``), 
 Usage::
 
     python bench/scale_read.py --sizes 10000,50000 --impl new --fmt csv --data /tmp/scale
-    python bench/scale_read.py --sizes 10000 --impl old --old-src /tmp/old/src --data /tmp/scale
+    python bench/scale_read.py --sizes 10000,50000 --impl both --old-src /tmp/old/src --data /tmp/scale
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def measure(impl: str, pred: Path, lab: Path, *, old_src: str | None = None) -> 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,50000")
-    ap.add_argument("--impl", choices=("new", "old"), default="new")
+    ap.add_argument("--impl", choices=("new", "old", "both"), default="new",
+                    help="both: old then new on each size, with the ratios (side by side in one run).")
     ap.add_argument("--fmt", choices=("csv", "parquet"), default="csv")
     ap.add_argument("--data", default="/tmp/cxreval-scale", help="Folder of the generated inputs (reused).")
     ap.add_argument("--old-src", default=None)
@@ -71,8 +72,13 @@ def main() -> None:
         pred, lab = folder / f"predictions.{a.fmt}", folder / f"labels.{a.fmt}"
         if not (pred.exists() and lab.exists()):
             write_scale_inputs(folder, n, fmt=a.fmt)
-        r = measure(a.impl, pred, lab, old_src=a.old_src)
-        print(json.dumps({"impl": a.impl, "fmt": a.fmt, "studies": n, **r}), flush=True)
+        res = {}
+        for impl in (("old", "new") if a.impl == "both" else (a.impl,)):
+            res[impl] = r = measure(impl, pred, lab, old_src=a.old_src)
+            print(json.dumps({"impl": impl, "fmt": a.fmt, "studies": n, **r}), flush=True)
+        if len(res) == 2:
+            print(f"{n} studies ({a.fmt}): peak RSS old/new = {res['old']['peak_rss_gib'] / res['new']['peak_rss_gib']:.1f}x, "
+                  f"wall old/new = {res['old']['wall_s'] / res['new']['wall_s']:.1f}x", flush=True)
 
 
 if __name__ == "__main__":
