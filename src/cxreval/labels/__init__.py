@@ -19,6 +19,11 @@ state          Int8, one of :class:`LabelState` (or <NA> for missing)
 The **prediction table** is long, ``study_id, model, finding, score``, one row per
 ``(study_id, model, finding)``; a model → group table (``model, group``) is optional.
 
+Modules: :mod:`~cxreval.labels.states` (states, encodings, binarisation), :mod:`~cxreval.labels.tables`
+(validation, long CSV/Parquet files), :mod:`~cxreval.labels.wide` (wide CheXpert-style files) and
+:mod:`~cxreval.labels.streaming` (large inputs read block by block into integer codes, validated once; a folder
+of files with the same columns is one table).
+
 Examples
 --------
 >>> import pandas as pd
