@@ -80,7 +80,7 @@ def test_files_give_the_arrays_of_the_pandas_reading(tmp_path, fmt, opts, blocks
               unlabeled="drop") | opts
     ref = reference_prepare(rp, rl, **kw)
     assert len(ref["dropped"]) == 3
-    _assert_same(prepare_from_files(p, lab, **kw), ref)
+    _assert_same(_from_files_only(p, lab, **kw), ref)
     _assert_same(_prepare(rp, rl, **kw), ref)  # the DataFrame path of evaluate_auc
 
 
@@ -94,7 +94,7 @@ def test_folder_of_parquet_parts_is_one_table(tmp_path, blocks):
     labels.iloc[len(labels) // 2:].to_csv(tmp_path / "l" / "b.csv", index=False)
     ref = reference_prepare(preds, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
                             model_groups=None, unlabeled="drop")
-    _assert_same(prepare_from_files(tmp_path / "p", tmp_path / "l", unlabeled="drop"), ref)
+    _assert_same(_from_files_only(tmp_path / "p", tmp_path / "l", unlabeled="drop"), ref)
     # the pandas reading of a folder of parts agrees (it is what errors are raised from)
     df, _ = read_prediction_tables([tmp_path / "p"])
     _assert_same(_prepare(df, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
@@ -111,23 +111,39 @@ def test_several_files_and_chexpert_states(tmp_path, blocks):
     rl, _ = read_label_tables([l1, l2], state_encoding="chexpert")
     ref = reference_prepare(preds, rl, references=None, findings=None, policy="exclude", not_mentioned="negative",
                             model_groups={"m0": "a", "m1": "b", "m2": "a"}, unlabeled="error")
-    got = prepare_from_files([p1, p2], [l1, l2], state_encoding="chexpert", model_groups={"m0": "a", "m1": "b", "m2": "a"})
+    got = _from_files_only([p1, p2], [l1, l2], state_encoding="chexpert",
+                           model_groups={"m0": "a", "m1": "b", "m2": "a"})
     _assert_same(got, ref)
     with pytest.raises(SchemaError, match="can be read two ways"):
         prepare_from_files([p1, p2], [l1, l2])
 
 
-def test_wide_model_folder(tmp_path):
+def _from_files_only(*args, **kwargs):
+    """prepare_from_files with the pandas readers (the fallback for bad input) disabled."""
+    with pytest.MonkeyPatch.context() as mp:
+        def fail(*a, **k):
+            raise AssertionError("the pandas readers were used for a valid input")
+
+        mp.setattr(streaming, "read_prediction_tables", fail)
+        mp.setattr(streaming, "read_label_tables", fail)
+        return prepare_from_files(*args, **kwargs)
+
+
+def test_wide_model_folder(tmp_path, blocks):
     preds, labels = _tables(seed=3, unlabeled=0)
     (tmp_path / "w").mkdir()
     for m, g in preds.groupby("model"):
-        wide = g.pivot(index="study_id", columns="finding", values="score").add_prefix("prob_").reset_index()
-        _write(wide.rename(columns={"study_id": "Study"}), tmp_path / "w" / m, "csv" if m != "m1" else "parquet")
+        wide = g.pivot(index="study_id", columns="finding", values="score")
+        wide = (wide.add_prefix("prob_") if m != "m2" else wide).reset_index().rename(columns={"study_id": "Study"})
+        wide.insert(1, "Age", 50)  # not a finding: ignored, with a note
+        _write(wide, tmp_path / "w" / m, "csv" if m != "m1" else "parquet")
+    (tmp_path / "w" / "README.txt").write_text("not read")
     lab = _write(labels, tmp_path / "labels", "csv")
     rp, notes = read_prediction_tables([tmp_path / "w"])
+    assert len(notes) == 4
     ref = reference_prepare(rp, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
                             model_groups=None, unlabeled="error")
-    got = prepare_from_files(tmp_path / "w", lab)
+    got = _from_files_only(tmp_path / "w", lab)
     _assert_same(got, ref)
     assert list(got.notes) == notes
 
@@ -215,5 +231,5 @@ def test_model_order_over_kept_rows(tmp_path, fmt):
     ref = reference_prepare(preds, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
                             model_groups=None, unlabeled="drop")
     assert ref["models"] == ["m0", "m1"] and list(ref["groups"]) == ["m1", "m0"]
-    got = prepare_from_files(_write(preds, tmp_path / "p", fmt), _write(labels, tmp_path / "l", fmt), unlabeled="drop")
+    got = _from_files_only(_write(preds, tmp_path / "p", fmt), _write(labels, tmp_path / "l", fmt), unlabeled="drop")
     _assert_same(got, ref)

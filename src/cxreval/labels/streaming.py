@@ -296,9 +296,10 @@ class PredictionScan:
 
     def add(self, study: object, model: object, finding: object, score: np.ndarray) -> None:
         """Add one block (Arrow arrays or pandas Series of the four columns)."""
-        s = self._s.codes(study)
-        m = self._m.codes(model, cache=True)
-        f = self._f.codes(finding, cache=True)
+        self._add_codes(self._s.codes(study), self._m.codes(model, cache=True), self._f.codes(finding, cache=True),
+                        score)
+
+    def _add_codes(self, s: np.ndarray, m: np.ndarray, f: np.ndarray, score: np.ndarray) -> None:
         n = len(s)
         if n == 0:
             return
@@ -402,10 +403,8 @@ def scan_predictions(paths: Sequence[str | Path]) -> PredictionScan:
             if not pp.exists():
                 raise _Unusual("absent")
             parts = table_parts(pp, PREDICTION_COLUMNS)
-            if parts is None:  # a folder of wide per-model files: their pandas reader, one file at a time
-                t, notes = _read_prediction_path(pp)
-                scan.notes += notes
-                scan.add(t["study_id"], t["model"], t["finding"], t["score"].to_numpy(dtype=float))
+            if parts is None:  # a folder of wide per-model files
+                _scan_wide_folder(scan, pp)
                 continue
             for b in _blocks(parts, PREDICTION_COLUMNS, numeric=("score",)):
                 score = b["score"].to_numpy(zero_copy_only=False)
@@ -417,6 +416,47 @@ def scan_predictions(paths: Sequence[str | Path]) -> PredictionScan:
         scan = PredictionScan.from_frame(df)
         scan.notes = notes
         return scan
+
+
+def _scan_wide_folder(scan: PredictionScan, p: Path) -> None:
+    """Wide ``<model>.csv``/``.parquet`` files (an id column, one score column per finding) into ``scan``, as
+    :func:`read_prediction_tables` reads them (rows: each study's findings in column order)."""
+    files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in TABLE_SUFFIXES)
+    others = sorted(f.name for f in p.iterdir() if f.is_file() and f.suffix.lower() not in TABLE_SUFFIXES
+                    and not f.name.startswith("."))
+    stems = [f.stem for f in files]
+    if not files or len(set(stems)) != len(stems):
+        raise _Unusual("no files, or two files of a model")
+    if others:
+        scan.notes.append(f"{p.name}: files that are not .csv/.parquet were not read: {others}")
+    for f in files:
+        names = _column_names(f)
+        if len(set(names)) != len(names) or not names:
+            raise _Unusual("repeated column names")
+        prefix = "prob_" if any(str(c).startswith("prob_") for c in names) else ""
+        id_column = next((c for c in ("Study", "Image Index", "Path", "study_id") if c in names), names[0])
+        cols, fcodes, ignored = [], [], []
+        for c in names:
+            if c == id_column:
+                continue
+            try:
+                fcodes.append(scan._f.code_of(canonical_finding(c[len(prefix):] if prefix and c.startswith(prefix)
+                                                                else c)))
+                cols.append(c)
+            except SchemaError:
+                ignored.append(c)
+        if not cols:
+            raise _Unusual("no score columns")
+        model = scan._m.code_of(f.stem)
+        k = len(cols)
+        for b in _blocks([f], [id_column, *cols], numeric=cols):
+            s = scan._s.codes(b[id_column])
+            score = np.column_stack([np.asarray(b[c].to_numpy(zero_copy_only=False), dtype=float) for c in cols])
+            n = len(s)
+            scan._add_codes(np.repeat(s, k), np.full(n * k, model, dtype=np.int32),
+                            np.tile(np.asarray(fcodes, dtype=np.int32), n), score.ravel())
+        if ignored:
+            scan.notes.append(f"{f.name}: ignored non-finding columns: {ignored}")
 
 
 # ------------------------------------------------------------------------------------------ labels
