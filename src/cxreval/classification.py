@@ -59,8 +59,18 @@ from .bootstrap import (
 from .exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
 from .executor import get_executor
 from .findings import canonical_finding
-from .labels import POLICIES, binarize, validate_label_table, validate_model_groups, validate_predictions
-from .labels.streaming import LabelScan, PredictionScan, read_prediction_tables, scan_labels, scan_predictions
+from .labels import (
+    POLICIES,
+    LabelScan,
+    PredictionScan,
+    binarize,
+    read_prediction_tables,
+    scan_labels,
+    scan_predictions,
+    validate_label_table,
+    validate_model_groups,
+    validate_predictions,
+)
 from .results import readonly
 
 __all__ = [

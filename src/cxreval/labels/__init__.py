@@ -41,6 +41,7 @@ Examples
 
 from __future__ import annotations
 
+from ._files import TABLE_SUFFIXES, read_label_tables, read_prediction_tables, table_parts
 from .states import (
     POLICIES,
     STATE_ENCODINGS,
@@ -51,14 +52,7 @@ from .states import (
     parse_states,
     state_names,
 )
-from .streaming import (
-    LabelScan,
-    PredictionScan,
-    read_label_tables,
-    read_prediction_tables,
-    scan_labels,
-    scan_predictions,
-)
+from .streaming import LabelScan, PredictionScan, scan_labels, scan_predictions
 from .tables import (
     LABEL_COLUMNS,
     PREDICTION_COLUMNS,
@@ -103,4 +97,6 @@ __all__ = [
     "scan_labels",
     "read_prediction_tables",
     "read_label_tables",
+    "TABLE_SUFFIXES",
+    "table_parts",
 ]
