@@ -20,6 +20,7 @@ from cxreval.executor import (
     SerialExecutor,
     chunk_items,
     get_executor,
+    open_executor,
     workers_executor,
 )
 from cxreval.findings import canonical_finding
@@ -127,7 +128,10 @@ def test_get_executor_specs():
     ("process:two", r"must be a positive int \(e.g. 'process:4'\). Got 'two' instead"),
     ("process:2.5", r"Got '2.5' instead"),
     ("process:", r"Got '' instead"),
-    ("threads", r"Unknown executor spec 'threads'; expected None, 'serial', 'process', 'process:N', 'dask'"),
+    ("threads", r"Unknown executor spec 'threads'; expected serial, process:N, dask:local:N or dask://HOST:PORT"),
+    ("dask:local:0", r"the number of workers after 'dask:local:' must be a positive int"),
+    ("dask:localhost", r"expected 'dask:local:N'"),
+    ("dask://", r"give HOST:PORT after 'dask://'"),
     ("serial:2", r"Unknown executor spec 'serial:2'"),
     ("dask:", r"Executor spec 'dask:': give a scheduler address after 'dask:'"),
 ])
@@ -294,3 +298,62 @@ def test_dask_executor_identical_results():
             ex.map(int, ["1", "x"])
         # 'dask' uses the current default client
         assert get_executor("dask").client is client
+
+
+def test_dask_specs_parse_without_starting_anything():
+    pytest.importorskip("dask.distributed", reason="the optional 'dask' extra is not installed")
+    ex = get_executor("dask:local:3")
+    assert ex.n_workers == 3 and ex._client is None  # started on first map only
+    assert get_executor("dask://10.0.0.1:8786").address == "tcp://10.0.0.1:8786"
+    assert get_executor("dask:tcp://10.0.0.1:8786").address == "tcp://10.0.0.1:8786"
+    with pytest.raises(InvalidParameterError, match="cannot be combined"):
+        DaskExecutor(address="tcp://x:1", n_workers=2)
+
+
+def _children() -> set[int]:
+    import psutil
+
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+@pytest.mark.slow
+def test_open_executor_closes_its_local_cluster():
+    pytest.importorskip("dask.distributed", reason="the optional 'dask' extra is not installed")
+    before = _children()
+    with open_executor("dask:local:2") as ex:
+        assert ex.map(abs, [-3, 2, -1]) == [3, 2, 1]
+        assert len(_children() - before) >= 2  # two worker processes (and their nannies)
+    import time
+
+    deadline = time.monotonic() + 10
+    while _children() - before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _children() - before, "worker processes left behind"
+    # closed on an error as well
+    with pytest.raises(ValueError), open_executor("dask:local:1") as ex:
+        ex.map(int, ["x"])
+    deadline = time.monotonic() + 10
+    while _children() - before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _children() - before
+
+
+def test_dask_cluster_fixture_runs_tasks(dask_cluster):
+    with open_executor(f"dask:{dask_cluster}") as ex:
+        assert ex.map(abs, range(-4, 4)) == [abs(x) for x in range(-4, 4)]
+        assert sum(ex.client.nthreads().values()) == 2
+
+
+def test_cli_refuses_workers_on_executor_commands(capsys):
+    from cxreval.cli.main import EXECUTOR_COMMANDS
+
+    for cmd in EXECUTOR_COMMANDS:
+        assert main([cmd, "--workers", "2"]) == 2
+        assert "no such option --workers; did you mean --executor process:N?" in capsys.readouterr().err
+
+
+def test_cli_bad_executor_spec_is_exit_2():
+    from cxreval.cli._common import cli_executor
+
+    with pytest.raises(InvalidParameterError, match="Unknown executor spec 'gpu'"), cli_executor("gpu"):
+        pass

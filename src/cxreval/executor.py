@@ -7,12 +7,23 @@ executor's business and nobody else's:
 * :class:`SerialExecutor` (the default everywhere): in this process, in order.
 * :class:`ProcessExecutor`: a ``concurrent.futures.ProcessPoolExecutor`` on this machine; ``func`` (with
   its bound data) goes to each worker once, and the items are cut into contiguous chunks, one task each.
-* :class:`DaskExecutor`: a ``dask.distributed`` client (a local cluster or a scheduler address); the
-  optional ``dask`` extra (``pip install cxreval[dask]``).
+* :class:`DaskExecutor`: a ``dask.distributed`` client (a local cluster of ``N`` worker processes or a
+  scheduler address); the optional ``dask`` extra (``pip install cxreval[dask]``).
 
 Any object with a ``map(func, items)`` method returning the results in the order of ``items`` (the
-:class:`Executor` protocol) plugs in the same way; :func:`get_executor` turns a spec
-(``None``, ``'serial'``, ``'process:4'``, ``'dask:tcp://host:8786'``) into one.
+:class:`Executor` protocol) plugs in the same way; :func:`get_executor` turns a spec into one and
+:func:`open_executor` does the same as a context manager that closes whatever the executor started (a Dask
+``LocalCluster`` and its worker processes), also on an error or Ctrl-C. The specs, as the CLI's ``--executor``:
+
+=========================  ==========================================================================
+``serial`` (or ``None``)   in this process
+``process`` / ``process:N``  worker processes on this machine (all CPUs / ``N``)
+``dask:local:N``           a ``distributed.LocalCluster`` of ``N`` single-threaded worker processes,
+                           started on first use and closed when the executor is closed
+``dask://HOST:PORT``       the Dask scheduler at ``tcp://HOST:PORT`` (also ``dask:tcp://HOST:PORT``);
+                           the workers must see the input paths (shared storage)
+``dask``                   the current default client, else a new LocalCluster
+=========================  ==========================================================================
 
 Randomness never depends on the executor: every random draw happens before mapping (the bootstrap draws
 its whole resampling plan with ``rng`` first; each shard only reads rows of it), so the same inputs and
@@ -32,25 +43,31 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Protocol, runtime_checkable
 
 from .exceptions import DataUnavailableError, InvalidParameterError
 
 __all__ = [
+    "EXECUTOR_SPECS",
     "Executor",
     "SerialExecutor",
     "ProcessExecutor",
     "DaskExecutor",
     "get_executor",
+    "open_executor",
     "workers_executor",
     "chunk_items",
 ]
 
 _CHUNKS_PER_WORKER = 4
+
+#: The spec forms :func:`get_executor` accepts, as written in error messages and the CLI's help.
+EXECUTOR_SPECS = "serial, process:N, dask:local:N or dask://HOST:PORT"
 
 
 @runtime_checkable
@@ -226,6 +243,9 @@ class DaskExecutor:
         creates is closed by :meth:`close` (or on leaving a ``with`` block).
     address : str, optional
         Scheduler address (``'tcp://host:8786'``) used when ``client`` is not given.
+    n_workers : int, optional
+        Start a new ``distributed.LocalCluster`` of ``n_workers`` single-threaded worker processes (on first use)
+        instead of using the default client; closed by :meth:`close`. Not with ``client`` or ``address``.
     chunks_per_worker : int, default=4
         Tasks per worker thread; items are cut into contiguous chunks as in :class:`ProcessExecutor`.
 
@@ -240,12 +260,16 @@ class DaskExecutor:
     the results are gathered in item order. A task's exception is re-raised here.
     """
 
-    def __init__(self, client: Any = None, *, address: str | None = None,
+    def __init__(self, client: Any = None, *, address: str | None = None, n_workers: int | None = None,
                  chunks_per_worker: int = _CHUNKS_PER_WORKER) -> None:
         self._distributed = _import_distributed()
         if address is not None and (not isinstance(address, str) or not address.strip()):
             raise InvalidParameterError(f"The 'address' parameter of DaskExecutor must be a non-empty str. "
                                         f"Got {address!r} instead.")
+        self.n_workers = _check_workers(n_workers, name="n_workers", func="DaskExecutor")
+        if self.n_workers is not None and (client is not None or address is not None):
+            raise InvalidParameterError("DaskExecutor: 'n_workers' starts a local cluster; it cannot be combined with "
+                                        "'client' or 'address'.")
         cpw = _check_workers(chunks_per_worker, name="chunks_per_worker", func="DaskExecutor")
         self.chunks_per_worker = _CHUNKS_PER_WORKER if cpw is None else cpw
         self.address = address
@@ -253,6 +277,8 @@ class DaskExecutor:
         self._owned = False
 
     def __repr__(self) -> str:
+        if self.n_workers is not None:
+            return f"DaskExecutor(n_workers={self.n_workers})"
         return f"DaskExecutor(address={self.address!r})" if self._client is None else f"DaskExecutor({self._client!r})"
 
     @property
@@ -260,6 +286,10 @@ class DaskExecutor:
         """The client used (created on first use when none was given)."""
         if self._client is None:
             dist = self._distributed
+            if self.n_workers is not None:
+                self._client = _local_client(dist, self.n_workers)
+                self._owned = True
+                return self._client
             if self.address is None:
                 try:
                     self._client = dist.default_client()
@@ -295,12 +325,14 @@ class DaskExecutor:
         return [r for part in parts for r in part]
 
     def close(self) -> None:
-        """Close the client if this executor created it."""
+        """Close the client if this executor created it, and the local cluster (its worker processes) with it."""
         if self._owned and self._client is not None:
             cluster = getattr(self._client, "cluster", None)
-            self._client.close()
-            if cluster is not None:
-                cluster.close()
+            try:
+                self._client.close()
+            finally:
+                if cluster is not None:
+                    cluster.close()
         self._client = None
         self._owned = False
 
@@ -311,14 +343,27 @@ class DaskExecutor:
         self.close()
 
 
-def _spec_count(spec: str, arg: str) -> int:
+def _local_client(dist: Any, n_workers: int) -> Any:
+    """A client of a new LocalCluster: ``n_workers`` processes of one thread each, no dashboard, quiet logs."""
+    import logging
+
+    cluster = dist.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                silence_logs=logging.ERROR)
+    try:
+        return dist.Client(cluster)
+    except BaseException:
+        cluster.close()
+        raise
+
+
+def _spec_count(spec: str, arg: str, prefix: str = "process:") -> int:
     try:
         n = int(arg)
     except ValueError:
         n = 0
     if n < 1 or str(n) != arg.strip():
-        raise InvalidParameterError(f"Executor spec {spec!r}: the number of workers after 'process:' must be a "
-                                    f"positive int (e.g. 'process:4'). Got {arg!r} instead.")
+        raise InvalidParameterError(f"Executor spec {spec!r}: the number of workers after {prefix!r} must be a "
+                                    f"positive int (e.g. '{prefix}4'). Got {arg!r} instead.")
     return n
 
 
@@ -329,9 +374,10 @@ def get_executor(spec: object = None) -> Executor:
     ----------
     spec : None, str or object with ``map``
         ``None`` or ``'serial'``: :class:`SerialExecutor`; ``'process'`` or ``'process:N'``:
-        :class:`ProcessExecutor` with all CPUs or ``N`` workers; ``'dask'`` or ``'dask:ADDRESS'``:
-        :class:`DaskExecutor` on the default client / a new local cluster, or the scheduler at
-        ``ADDRESS`` (``'dask:tcp://10.0.0.1:8786'``); an object with a callable ``map`` is returned as is.
+        :class:`ProcessExecutor` with all CPUs or ``N`` workers; ``'dask:local:N'``: :class:`DaskExecutor` on a
+        new LocalCluster of ``N`` worker processes; ``'dask://HOST:PORT'`` or ``'dask:ADDRESS'``: the scheduler
+        at ``tcp://HOST:PORT`` / ``ADDRESS`` (``'dask:tcp://10.0.0.1:8786'``); ``'dask'``: the default client or
+        a new local cluster; an object with a callable ``map`` is returned as is.
 
     Returns
     -------
@@ -351,8 +397,9 @@ def get_executor(spec: object = None) -> Executor:
     >>> get_executor("threads")
     Traceback (most recent call last):
     ...
-    cxreval.exceptions.InvalidParameterError: Unknown executor spec 'threads'; expected None, 'serial', 'process', \
-'process:N', 'dask', 'dask:ADDRESS' or an object with a map(func, items) method.
+    cxreval.exceptions.InvalidParameterError: Unknown executor spec 'threads'; expected serial, process:N, \
+dask:local:N or dask://HOST:PORT (or 'process', 'dask', 'dask:tcp://HOST:PORT', or an object with a map(func, items) \
+method).
     """
     if spec is None:
         return SerialExecutor()
@@ -368,12 +415,47 @@ def get_executor(spec: object = None) -> Executor:
     if kind == "process":
         return ProcessExecutor(_spec_count(spec, arg) if sep else None)
     if kind == "dask":
-        if sep and not arg.strip():
+        arg = arg.strip()
+        if sep and not arg:
             raise InvalidParameterError(f"Executor spec {spec!r}: give a scheduler address after 'dask:' "
-                                        "(e.g. 'dask:tcp://127.0.0.1:8786') or use 'dask'.")
-        return DaskExecutor(address=arg.strip() if sep else None)
-    raise InvalidParameterError(f"Unknown executor spec {spec!r}; expected None, 'serial', 'process', 'process:N', "
-                                "'dask', 'dask:ADDRESS' or an object with a map(func, items) method.")
+                                        "(e.g. 'dask://127.0.0.1:8786') or a local cluster ('dask:local:2').")
+        if arg.startswith("local"):
+            _, sep2, n = arg.partition(":")
+            if arg != "local" and not sep2:
+                raise InvalidParameterError(f"Executor spec {spec!r}: expected 'dask:local:N' (e.g. 'dask:local:2').")
+            return DaskExecutor(n_workers=_spec_count(spec, n, "dask:local:") if sep2 else _default_workers())
+        if arg.startswith("//"):
+            if not arg[2:].strip():
+                raise InvalidParameterError(f"Executor spec {spec!r}: give HOST:PORT after 'dask://' "
+                                            "(e.g. 'dask://127.0.0.1:8786').")
+            arg = "tcp:" + arg
+        return DaskExecutor(address=arg if sep else None)
+    raise InvalidParameterError(f"Unknown executor spec {spec!r}; expected {EXECUTOR_SPECS} (or 'process', 'dask', "
+                                "'dask:tcp://HOST:PORT', or an object with a map(func, items) method).")
+
+
+@contextlib.contextmanager
+def open_executor(spec: object = None) -> Iterator[Executor]:
+    """:func:`get_executor` as a context manager: the executor, closed on leaving (error and Ctrl-C included).
+
+    Whatever the executor started is stopped on exit: the LocalCluster of ``'dask:local:N'`` (and ``'dask'``
+    when it had to start one) with its worker processes, and the client of ``'dask://HOST:PORT'`` (the
+    remote cluster itself keeps running). A bad spec raises before anything starts; a Dask cluster starts on
+    the first ``map``, so a command that fails its input checks never starts one.
+
+    Examples
+    --------
+    >>> with open_executor("process:2") as ex:
+    ...     ex.map(abs, [-1, 2])
+    [1, 2]
+    """
+    ex = get_executor(spec)
+    try:
+        yield ex
+    finally:
+        close = getattr(ex, "close", None)
+        if callable(close) and ex is not spec:
+            close()
 
 
 def workers_executor(n_workers: object) -> Executor:

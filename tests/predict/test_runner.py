@@ -97,9 +97,11 @@ def test_resume_after_interrupt(tmp_path, blob_folder, tiny_models, torch_mod):
     # other settings: refused, not mixed
     with pytest.raises(SchemaError, match=r"other settings \(\['cam', 'heatmaps', 'models'\]\).*--restart"):
         predict(d, specs[:1], out=out, batch_size=3)
-    counts = []
-    res = predict(d, specs, out=out, heatmaps=True, batch_size=3, workers=2, on_batch=counts.append)
+    counts, calls = [], []
+    res = predict(d, specs, out=out, heatmaps=True, batch_size=3, workers=2, on_batch=counts.append,
+                  progress=lambda n, total: calls.append((n, total)))
     assert sum(counts) == 10 - 6                                    # only the images not yet predicted
+    assert calls == [(n, 10 - 6) for n in counts]                   # the progress callback: per batch, with the total
     pd.testing.assert_frame_equal(res.predictions, full.predictions)
     for name in ("tiny0", "tiny1"):
         with np.load(out / "heatmaps" / f"{name}.npz") as a, np.load(tmp_path / "full" / "heatmaps" / f"{name}.npz") as b:

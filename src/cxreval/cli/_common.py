@@ -17,7 +17,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
            "split_list", "check_inputs", "check_folder_option", "open_output", "load_label_files", "progress", "ProgressExecutor",
-           "echo_json"]
+           "echo_json", "executor_option", "cli_executor"]
 
 
 def out_option(help: str = "Output folder (written atomically; must not exist unless --overwrite).",
@@ -44,6 +44,25 @@ def state_encoding_option() -> Any:
                              "1 uncertain, 2 positive), chexpert (1 positive, 0 negative, -1 uncertain, blank "
                              "not mentioned) or binary (1 positive, 0 negative). Default: state names only; "
                              "ambiguous numeric states are refused.")
+
+
+def executor_option() -> Any:
+    """The ``--executor SPEC`` option of every heavy command (see :mod:`cxreval.executor`)."""
+    return typer.Option("serial", "--executor", metavar="SPEC",
+                        help="Where the work runs: serial (this process), process:N (N worker processes), "
+                             "dask:local:N (a Dask LocalCluster of N workers, closed at the end) or "
+                             "dask://HOST:PORT (a running Dask scheduler; its workers must see the input "
+                             "and output paths: shared storage). Results are identical on every executor.")
+
+
+@contextlib.contextmanager
+def cli_executor(spec: str | None) -> Iterator[Any]:
+    """The executor of ``--executor SPEC``: a bad spec is refused (exit 2) before any work; whatever it started
+    (a LocalCluster and its worker processes) is closed when the command ends, Ctrl-C included."""
+    from ..executor import open_executor
+
+    with open_executor(spec or "serial") as ex:
+        yield ex
 
 
 def split_list(values: str | Sequence[str] | None, *, option: str) -> list[str] | None:

@@ -32,6 +32,9 @@ __all__ = ["app", "main", "run", "RENAMED_OPTIONS"]
 RENAMED_OPTIONS: dict[str, str] = {"--rng": "--seed", "--T": "--t-value", "--inclusive-T": "--inclusive-t"}
 """Old option spellings, refused with a 'did you mean' naming the current one."""
 
+EXECUTOR_COMMANDS = ("rank", "fuse", "iqa")
+"""Commands whose parallelism is ``--executor SPEC``; their old ``--workers N`` is refused with a 'did you mean'."""
+
 _ARGS: list[list[str]] = []  # the command line of the run in progress (read by run.json)
 _LOADED: dict[str, object] = {}  # command name -> click command, filled as command modules are imported
 _IMPORTED: set[str] = set()
@@ -140,10 +143,14 @@ def _interrupted() -> int:
 
 
 def _renamed(args: Sequence[str]) -> str | None:
+    command = next((a for a in args if not a.startswith("-")), None)
+    renamed = dict(RENAMED_OPTIONS)
+    if command in EXECUTOR_COMMANDS:
+        renamed["--workers"] = "--executor process:N"
     for a in args:
         if a == "--":
             break
-        for old, new in RENAMED_OPTIONS.items():
+        for old, new in renamed.items():
             if a == old or a.startswith(old + "="):
                 return f"no such option {old}; did you mean {new}?"
     return None

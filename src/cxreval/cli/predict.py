@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
 
 from ._common import echo_json
+from ._common import progress as progress_bar
 
 __all__ = ["register", "predict"]
 
@@ -35,7 +35,7 @@ def predict(
     restart: bool = typer.Option(False, "--restart", help="Discard the stored batches of an unfinished run into "
                                  "--out instead of resuming it."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out folder whole."),
-    progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: when "
+    show_progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: when "
                                   "stderr is a terminal)."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
@@ -48,10 +48,17 @@ def predict(
     """
     from ..predict import predict as run
 
-    res = run(images, model, out=out, overwrite=overwrite, heatmaps=heatmaps, cam=cam, target_layer=target_layer,
-              batch_size=batch_size, device=device, workers=workers, weights_dir=weights_dir,
-              download=not no_download, dicom_window=dicom_window, restart=restart,
-              progress=sys.stderr.isatty() if progress is None else progress)
+    with progress_bar(enabled=show_progress) as prog:
+        task: list[int] = []
+
+        def step(n: int, total: int) -> None:
+            if not task:
+                task.append(prog.add("cxreval predict (images)", total=total))
+            prog.advance(task[0], n)
+
+        res = run(images, model, out=out, overwrite=overwrite, heatmaps=heatmaps, cam=cam, target_layer=target_layer,
+                  batch_size=batch_size, device=device, workers=workers, weights_dir=weights_dir,
+                  download=not no_download, dicom_window=dicom_window, restart=restart, progress=step)
     if json_out:
         echo_json(res.to_dict())
         return

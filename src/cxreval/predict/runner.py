@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -163,18 +161,10 @@ def _loaded_batches(items: Sequence[ImageItem], prep: Preprocessing, *, batch_si
             yield b, [f.result() for f in futs]
 
 
-def _progress(enabled: bool, total: int) -> Any:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("{task.fields[rate]}"), TimeRemainingColumn(),
-                    console=Console(file=sys.stderr), disable=not enabled, transient=False)
-
-
 def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *, store: PartialStore,
                     heatmaps: bool = False, cam: str = "cam", target_layer: str | None = None, batch_size: int = 16,
-                    workers: int = 0, dicom_window: str = "none", progress: bool = False,
+                    workers: int = 0, dicom_window: str = "none",
+                    progress: Callable[[int, int], None] | None = None,
                     on_batch: Callable[[int], None] | None = None) -> RunStats:
     """Predict every image not yet in ``store`` with every model; store each batch as it is done.
 
@@ -195,8 +185,9 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
     workers : int, default=0
         Threads reading and preprocessing images one batch ahead of the model (0: in the main thread).
     dicom_window : {'none', 'voi'}
-    progress : bool, default=False
-        A progress bar on stderr.
+    progress : callable, optional
+        Called as ``progress(n_images, total)`` after each stored batch (``n_images`` tried in the batch,
+        ``total`` images to try in this run); the CLI draws its progress bar from it. Library code draws nothing.
     on_batch : callable, optional
         Called with the number of images after each stored batch (used by tests to interrupt a run).
 
@@ -221,42 +212,39 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
         todo.append([it for it in items if it.study_id not in done])
     total = sum(len(t) for t in todo)
     n_read = n_err = 0
-    with _progress(progress, total) as bar:
-        task = bar.add_task("cxreval predict", total=total, rate="")
-        for g, (prep, idx) in enumerate(groups):
-            for batch, loaded in _loaded_batches(todo[g], prep, batch_size=batch_size, workers=workers,
-                                                 dicom_window=dicom_window):
-                ok = [i for i, v in enumerate(loaded) if not isinstance(v, str)]
-                errors = [(batch[i].study_id, str(batch[i].path), str(loaded[i])) for i in range(len(batch))
-                          if isinstance(loaded[i], str)]
-                scores, maps = {}, {}
-                if ok:
-                    xb = torch.from_numpy(np.stack([loaded[i] for i in ok]))  # type: ignore[misc]
-                    for mi in idx:
-                        m = models[mi]
-                        dev = next(iter(m.module.parameters()), xb).device
-                        used = m.used
-                        with torch.inference_mode():
-                            y = m.module(xb.to(dev))
-                            if m.apply_sigmoid:
-                                y = torch.sigmoid(y)
-                        scores[mi] = y[:, torch.as_tensor(used, device=y.device)].double().cpu().numpy()
-                        if heatmaps:
-                            if cam == "cam":
-                                maps[mi] = class_activation_maps(m.module, xb, target_layer=str(layers[mi]),
-                                                                 classifier=m.classifier, classes=used.tolist(),
-                                                                 batch_size=len(ok), device=dev)
-                            else:
-                                maps[mi] = grad_cam(m.module, xb, target_layer=str(layers[mi]), classes=used.tolist(),
-                                                    batch_size=len(ok), device=dev)
-                store.write(g, [batch[i].study_id for i in ok], scores, maps, errors)
-                n_read += len(ok)
-                n_err += len(errors)
-                bar.advance(task, len(batch))
-                el = bar.tasks[0].elapsed or 0.0
-                bar.update(task, rate=f"{bar.tasks[0].completed / el:.1f} img/s" if el > 0 else "")
-                if on_batch is not None:
-                    on_batch(len(batch))
+    for g, (prep, idx) in enumerate(groups):
+        for batch, loaded in _loaded_batches(todo[g], prep, batch_size=batch_size, workers=workers,
+                                             dicom_window=dicom_window):
+            ok = [i for i, v in enumerate(loaded) if not isinstance(v, str)]
+            errors = [(batch[i].study_id, str(batch[i].path), str(loaded[i])) for i in range(len(batch))
+                      if isinstance(loaded[i], str)]
+            scores, maps = {}, {}
+            if ok:
+                xb = torch.from_numpy(np.stack([loaded[i] for i in ok]))  # type: ignore[misc]
+                for mi in idx:
+                    m = models[mi]
+                    dev = next(iter(m.module.parameters()), xb).device
+                    used = m.used
+                    with torch.inference_mode():
+                        y = m.module(xb.to(dev))
+                        if m.apply_sigmoid:
+                            y = torch.sigmoid(y)
+                    scores[mi] = y[:, torch.as_tensor(used, device=y.device)].double().cpu().numpy()
+                    if heatmaps:
+                        if cam == "cam":
+                            maps[mi] = class_activation_maps(m.module, xb, target_layer=str(layers[mi]),
+                                                             classifier=m.classifier, classes=used.tolist(),
+                                                             batch_size=len(ok), device=dev)
+                        else:
+                            maps[mi] = grad_cam(m.module, xb, target_layer=str(layers[mi]), classes=used.tolist(),
+                                                batch_size=len(ok), device=dev)
+            store.write(g, [batch[i].study_id for i in ok], scores, maps, errors)
+            n_read += len(ok)
+            n_err += len(errors)
+            if progress is not None:
+                progress(len(batch), total)
+            if on_batch is not None:
+                on_batch(len(batch))
     return RunStats(len(items), resumed, n_read, n_err)
 
 
@@ -367,8 +355,8 @@ def write_outputs(folder: str | Path, store: PartialStore, items: Sequence[Image
 def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *, out: str | Path,
             overwrite: bool = False, heatmaps: bool = False, cam: str = "cam", target_layer: str | None = None,
             batch_size: int = 16, device: str = "cpu", workers: int = 0, weights_dir: str | Path | None = None,
-            download: bool = True, dicom_window: str = "none", restart: bool = False, progress: bool = False,
-            argv: Sequence[str] | None = None, on_batch: Callable[[int], None] | None = None) -> PredictResult:
+            download: bool = True, dicom_window: str = "none", restart: bool = False,
+            progress: Callable[[int, int], None] | None = None, argv: Sequence[str] | None = None, on_batch: Callable[[int], None] | None = None) -> PredictResult:
     """List the images, load the models, predict (resuming an unfinished run) and write ``out`` atomically.
 
     Everything that can be checked is checked before the first image is read: the output path, the
