@@ -6,9 +6,11 @@ turn); the reference box of each map is the blob's 2-sigma square in pixels of t
 The maps are written once into one ``.npz`` (NumPy's ``savez`` layout, stored, as ``np.savez`` writes
 it) and a ``BBox_List_2017``-style CSV.
 
-Each measured run is a fresh ``python -m cxreval localize ...`` subprocess; wall time and the peak RSS
-of the process tree (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`` of a fresh wrapper, i.e. the
-largest single process) are recorded. Compared side by side in one run:
+Each measured run is a fresh ``python -m cxreval localize ...`` subprocess started by a fresh wrapper;
+recorded: wall time, the peak RSS of the largest single process (``getrusage(RUSAGE_CHILDREN).ru_maxrss``
+of the wrapper: the command, or its biggest worker), the peak of the whole process tree's summed RSS
+(sampled every 50 ms with psutil: command + pool / Dask workers and scheduler), and the processes left
+behind when the command has exited. Compared side by side in one run:
 
 * ``this``: the working tree's ``cxreval`` (streamed maps), with ``--executor serial``, ``process:2``
   and ``dask:local:2``;
@@ -46,11 +48,31 @@ SIDE = 32
 
 _WRAPPER = r"""
 import os, resource, subprocess, sys, time, json
+try:
+    import psutil
+except ImportError:
+    psutil = None
 t0 = time.perf_counter()
-rc = subprocess.call(sys.argv[2:], env=dict(os.environ, PYTHONPATH=sys.argv[1]) if sys.argv[1] else None,
-                     stdout=subprocess.DEVNULL)
+env = dict(os.environ, PYTHONPATH=sys.argv[1]) if sys.argv[1] else None
+proc = subprocess.Popen(sys.argv[2:], env=env, stdout=subprocess.DEVNULL)
+tree = 0.0
+while proc.poll() is None:
+    if psutil is not None:
+        try:
+            p = psutil.Process(proc.pid)
+            rss = p.memory_info().rss
+            for c in p.children(recursive=True):
+                try:
+                    rss += c.memory_info().rss
+                except psutil.Error:
+                    pass
+            tree = max(tree, rss / 2**20)
+        except psutil.Error:
+            pass
+    time.sleep(0.05)
 wall = time.perf_counter() - t0
-print(json.dumps({"rc": rc, "wall_s": wall,
+left = [c.pid for c in psutil.Process().children(recursive=True)] if psutil is not None else []
+print(json.dumps({"rc": proc.returncode, "wall_s": wall, "tree_rss_mib": tree, "left_behind": len(left),
                   "peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 """
 
@@ -145,9 +167,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     finally:
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)
-    print("\n| maps | code | options | wall (s) | peak RSS (MiB) | output = first run |\n|---|---|---|---|---|---|")
+    print("\n| maps | code | options | wall (s) | peak RSS, largest process (MiB) | peak RSS, process tree (MiB) | "
+          "left behind | output = first run |\n|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['maps']:,} | {r['code']} | `{r['options']}` | {r['wall_s']:.1f} | {r['peak_rss_mib']:.0f} | "
+              f"{r['tree_rss_mib']:.0f} | {r['left_behind']} | "
               f"{'rc ' + str(r['rc']) if r['rc'] else ('first' if r['same_as_first'] is None else r['same_as_first'])} |")
     return rows
 
