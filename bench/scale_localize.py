@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--sizes", default="10000,100000", help="comma-separated numbers of maps")
     ap.add_argument("--executors", default="serial,process:2,dask:local:2",
                     help="comma-separated --executor specs for this tree's runs")
+    ap.add_argument("--this-src", default="", help="src folder of this code (default: the installed cxreval)")
     ap.add_argument("--base-src", default="", help="src folder of the code to compare with (e.g. /work/main/src)")
     ap.add_argument("--base-options", default="--workers 1",
                     help="options for the base runs, e.g. '--workers 1' (main before issue 18)")
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
             print(f"# {n} maps: inputs written in {time.perf_counter() - t0:.1f} s "
                   f"({npz.stat().st_size / 2**20:.0f} MiB npz)", flush=True)
             first: Path | None = None
-            runs = [("this", "", ["--executor", e]) for e in args.executors.split(",") if e]
+            runs = [("this", args.this_src, ["--executor", e]) for e in args.executors.split(",") if e]
             if args.base_src and n <= args.base_max:
                 runs.insert(0, ("base", args.base_src, args.base_options.split()))
             for who, src, extra in runs:
