@@ -9,8 +9,8 @@ it) and a ``BBox_List_2017``-style CSV.
 Each measured run is a fresh ``python -m cxreval localize ...`` subprocess started by a fresh wrapper;
 recorded: wall time, the peak RSS of the largest single process (``getrusage(RUSAGE_CHILDREN).ru_maxrss``
 of the wrapper: the command, or its biggest worker), the peak of the whole process tree's summed RSS
-(sampled every 50 ms with psutil: command + pool / Dask workers and scheduler), and the processes left
-behind when the command has exited. Compared side by side in one run:
+(sampled every 50 ms with psutil: command + pool / Dask workers and scheduler), and how many of the
+processes it started are still alive one second after it exited (left behind). Compared side by side in one run:
 
 * ``this``: the working tree's ``cxreval`` (streamed maps), with ``--executor serial``, ``process:2``
   and ``dask:local:2``;
@@ -55,7 +55,7 @@ except ImportError:
 t0 = time.perf_counter()
 env = dict(os.environ, PYTHONPATH=sys.argv[1]) if sys.argv[1] else None
 proc = subprocess.Popen(sys.argv[2:], env=env, stdout=subprocess.DEVNULL)
-tree = 0.0
+tree, seen = 0.0, {}
 while proc.poll() is None:
     if psutil is not None:
         try:
@@ -64,6 +64,7 @@ while proc.poll() is None:
             for c in p.children(recursive=True):
                 try:
                     rss += c.memory_info().rss
+                    seen[c.pid] = c
                 except psutil.Error:
                     pass
             tree = max(tree, rss / 2**20)
@@ -71,7 +72,14 @@ while proc.poll() is None:
             pass
     time.sleep(0.05)
 wall = time.perf_counter() - t0
-left = [c.pid for c in psutil.Process().children(recursive=True)] if psutil is not None else []
+time.sleep(1.0)
+left = []
+for c in seen.values():   # every process the command started, still alive a second after it exited?
+    try:
+        if c.is_running() and c.status() != psutil.STATUS_ZOMBIE:
+            left.append(c.pid)
+    except psutil.Error:
+        pass
 print(json.dumps({"rc": proc.returncode, "wall_s": wall, "tree_rss_mib": tree, "left_behind": len(left),
                   "peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 """

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_columns, normalize_rng
-from ..exceptions import SchemaError
+from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import get_executor
 from ..findings import canonical_finding
 from .boxes import check_boxes, iobb, iou
@@ -140,21 +140,25 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
     maps: dict[tuple[str, str], np.ndarray] = {}
     shapes: dict[tuple[str, str], tuple[int, int]] = {}
     entry: dict[tuple[str, str], int] = {}
-    if files is not None:
-        for i, key in enumerate(files.keys):
+    if isinstance(heatmaps, HeatmapFiles):
+        for i, key in enumerate(heatmaps.keys):
             k = split_key(key)
             if k in entry:
                 raise SchemaError(f"two heatmaps for image {k[0]!r} and finding {k[1]!r} (key {key!r}, in "
-                                  f"{files.where(entry[k])} and {files.where(i)}).")
+                                  f"{heatmaps.where(entry[k])} and {heatmaps.where(i)}).")
             entry[k] = i
-            shapes[k] = (int(files.shape[i, 0]), int(files.shape[i, 1]))
-    else:
+            shapes[k] = (int(heatmaps.shape[i, 0]), int(heatmaps.shape[i, 1]))
+    elif isinstance(heatmaps, Mapping):
         for key, m in heatmaps.items():
             k = split_key(key)
             if k in maps:
                 raise SchemaError(f"two heatmaps for image {k[0]!r} and finding {k[1]!r} (key {key!r}).")
             maps[k] = check_heatmaps(m, name=f"heatmap {key!r}")
             shapes[k] = maps[k].shape
+    else:
+        raise InvalidParameterError(f"The 'heatmaps' parameter of evaluate_heatmaps must be a mapping of "
+                                    f"'<image id>/<finding>' to maps or a HeatmapFiles index (scan_heatmaps). Got "
+                                    f"{type(heatmaps).__name__} instead.")
     for k, (h, w) in shapes.items():
         if h * W != w * H:
             where = f" ({files.where(entry[k])})" if files is not None else ""
