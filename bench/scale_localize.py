@@ -7,7 +7,7 @@ The maps are written once into one ``.npz`` (NumPy's ``savez`` layout, stored, a
 it) and a ``BBox_List_2017``-style CSV.
 
 Each measured run is a fresh ``python -m cxreval localize ...`` subprocess started by a fresh wrapper;
-recorded: wall time, the peak RSS of the largest single process (``getrusage(RUSAGE_CHILDREN).ru_maxrss``
+recorded: wall time, CPU time (user + system of the command and the processes it waited for), the peak RSS of the largest single process (``getrusage(RUSAGE_CHILDREN).ru_maxrss``
 of the wrapper: the command, or its biggest worker), the peak of the whole process tree's summed RSS
 (sampled every 50 ms with psutil: command + pool / Dask workers and scheduler), and how many of the
 processes it started are still alive one second after it exited (left behind). Compared side by side in one run:
@@ -80,8 +80,9 @@ for c in seen.values():   # every process the command started, still alive a sec
             left.append(c.pid)
     except psutil.Error:
         pass
-print(json.dumps({"rc": proc.returncode, "wall_s": wall, "tree_rss_mib": tree, "left_behind": len(left),
-                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": proc.returncode, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "tree_rss_mib": tree,
+                  "left_behind": len(left), "peak_rss_mib": ru.ru_maxrss / 1024}))
 """
 
 
@@ -176,10 +177,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     finally:
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)
-    print("\n| maps | code | options | wall (s) | peak RSS, largest process (MiB) | peak RSS, process tree (MiB) | "
-          "left behind | output = first run |\n|---|---|---|---|---|---|---|---|")
+    print("\n| maps | code | options | wall (s) | CPU (s) | peak RSS, largest process (MiB) | peak RSS, process tree "
+          "(MiB) | left behind | output = first run |\n|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['maps']:,} | {r['code']} | `{r['options']}` | {r['wall_s']:.1f} | {r['peak_rss_mib']:.0f} | "
+        print(f"| {r['maps']:,} | {r['code']} | `{r['options']}` | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | "
+              f"{r['peak_rss_mib']:.0f} | "
               f"{r['tree_rss_mib']:.0f} | {r['left_behind']} | "
               f"{'rc ' + str(r['rc']) if r['rc'] else ('first' if r['same_as_first'] is None else r['same_as_first'])} |")
     return rows
