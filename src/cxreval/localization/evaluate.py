@@ -121,6 +121,10 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
     res : LocalizationResult
     """
     check_choice(missing_maps, ("error", "miss"), name="missing_maps", func="evaluate_heatmaps")
+    if not isinstance(heatmaps, (HeatmapFiles, Mapping)):
+        raise InvalidParameterError(f"The 'heatmaps' parameter of evaluate_heatmaps must be a mapping of "
+                                    f"'<image id>/<finding>' to maps or a HeatmapFiles index (scan_heatmaps). Got "
+                                    f"{type(heatmaps).__name__} instead.")
     ex = None if executor is None else get_executor(executor)
     check_columns(boxes, _BOX_COLS, where="the boxes table")
     if len(boxes) == 0:
@@ -155,10 +159,6 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
                 raise SchemaError(f"two heatmaps for image {k[0]!r} and finding {k[1]!r} (key {key!r}).")
             maps[k] = check_heatmaps(m, name=f"heatmap {key!r}")
             shapes[k] = maps[k].shape
-    else:
-        raise InvalidParameterError(f"The 'heatmaps' parameter of evaluate_heatmaps must be a mapping of "
-                                    f"'<image id>/<finding>' to maps or a HeatmapFiles index (scan_heatmaps). Got "
-                                    f"{type(heatmaps).__name__} instead.")
     for k, (h, w) in shapes.items():
         if h * W != w * H:
             where = f" ({files.where(entry[k])})" if files is not None else ""

@@ -14,8 +14,9 @@ unreadable file, an encrypted or unsupported zip member, a pickled, non-numeric 
 naming the file and member, before any map is read. The index it returns
 (:class:`HeatmapFiles`) says where each map's bytes are; :func:`read_maps` reads the maps of any slice of it
 with one ``open`` per file, seeking straight to each map (stored members and ``.npy`` files are read
-in place, compressed members inflated one by one), so a task that carries a slice of the index and the
-file paths reads its own maps, on any machine that sees the same paths (shared storage). Values are
+in place by byte offset, which is what a memory map would page in, without the cost of mapping every
+small file; compressed members are inflated one by one), so a task that carries a slice of the index and
+the file paths reads its own maps, on any machine that sees the same paths (shared storage). Values are
 checked to be finite as they are read.
 
 Examples
@@ -44,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..exceptions import SchemaError
+from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = ["HEATMAP_INPUTS", "HeatmapFiles", "scan_heatmaps", "read_maps"]
 
@@ -57,7 +58,7 @@ _LOCAL_SIG = b"PK\x03\x04"
 _HEAD = 1024                                  # bytes read to find a member's .npy header
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HeatmapFiles:
     """Where each map of a set of heatmap files is: one entry per map, in file order.
 
@@ -223,6 +224,9 @@ def scan_heatmaps(paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[st
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    if not isinstance(paths, Sequence) or not all(isinstance(p, (str, os.PathLike)) for p in paths):
+        raise InvalidParameterError(f"The 'paths' parameter of scan_heatmaps must be a path or a sequence of paths "
+                                    f"(.npz files, folders of .npy). Got {paths!r} instead.")
     files: list[str] = []
     rows: list[tuple] = []
     for p in map(Path, paths):
@@ -270,6 +274,9 @@ def read_maps(index: HeatmapFiles) -> list[np.ndarray]:
     SchemaError
         A map holding NaN or inf, or bytes that cannot be read; the message names the file and key.
     """
+    if not isinstance(index, HeatmapFiles):
+        raise InvalidParameterError(f"The 'index' parameter of read_maps must be a HeatmapFiles (from scan_heatmaps). "
+                                    f"Got {index!r} instead.")
     out: list[np.ndarray] = []
     handles: dict[int, io.BufferedReader] = {}
     try:
