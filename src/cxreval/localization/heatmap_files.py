@@ -49,9 +49,9 @@ from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = ["HEATMAP_INPUTS", "HeatmapFiles", "scan_heatmaps", "read_maps"]
 
-HEATMAP_INPUTS = ("a .npz of maps keyed '<image id>/<finding>' (numpy.savez[_compressed], cxreval predict "
-                  "--heatmaps' heatmaps/<model>.npz), or a folder of DIR/<image id>/<finding>.npy files; "
-                  "repeat for several (keys must not repeat)")
+HEATMAP_INPUTS = ("a .npz of maps keyed '<image id>/<finding>' (numpy.savez[_compressed]; the heatmaps/<model>.npz "
+                  "that predict --heatmaps writes), or a folder of DIR/<image id>/<finding>.npy files; repeat for "
+                  "several (keys must not repeat)")
 
 _LOCAL = struct.Struct("<4s2B4HL2L2H")       # zip local file header (30 bytes)
 _LOCAL_SIG = b"PK\x03\x04"
