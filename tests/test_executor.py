@@ -267,14 +267,14 @@ def test_cli_localize_workers(tmp_path, capsys):
     bbox = tmp_path / "bbox.csv"
     bbox.write_text("Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
                     + "".join(f"im{i}.png,Atelectasis,{100 + 10 * i},{200 + 5 * i},300,250\n" for i in range(20)))
-    for w in ("1", "2"):
-        assert main(["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "--workers", w,
-                     "--out", str(tmp_path / f"out{w}")]) == 0
+    for w in ("serial", "process:2"):
+        assert main(["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "--executor", w,
+                     "--out", str(tmp_path / f"out{w[-1]}")]) == 0
     for name in ("localization.csv", "boxes.csv"):
-        assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes()
-    assert main(["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "--workers", "-3",
+        assert (tmp_path / "outl" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes()
+    assert main(["localize", "--heatmaps", str(npz), "--boxes", str(bbox), "--executor", "process:-3",
                  "--out", str(tmp_path / "bad")]) == 2
-    assert "Got -3 instead" in capsys.readouterr().err
+    assert "process:-3" in capsys.readouterr().err and not (tmp_path / "bad").exists()
 
 
 # ---------------------------------------------------------------- Dask (optional extra)

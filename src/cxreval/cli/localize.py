@@ -10,12 +10,14 @@ import numpy as np
 import typer
 
 from ..exceptions import SchemaError
-from ..executor import workers_executor
+from ..localization.heatmap_files import HEATMAP_INPUTS
 from ..tables import write_summary, write_table
 from ._common import (
     ProgressExecutor,
     check_inputs,
+    cli_executor,
     echo_json,
+    executor_option,
     open_output,
     out_option,
     overwrite_option,
@@ -26,7 +28,10 @@ __all__ = ["register", "localize", "load_heatmaps"]
 
 
 def load_heatmaps(path: Path) -> dict[str, np.ndarray]:
-    """Read ``MAPS.npz`` (keys ``"<image id>/<finding>"``) without pickles."""
+    """Read ``MAPS.npz`` (keys ``"<image id>/<finding>"``) into memory without pickles.
+
+    ``cxreval localize`` itself streams the maps (:func:`cxreval.localization.heatmap_files.scan_heatmaps`).
+    """
     try:
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
@@ -35,7 +40,8 @@ def load_heatmaps(path: Path) -> dict[str, np.ndarray]:
 
 
 def localize(
-    heatmaps: Path = typer.Option(..., "--heatmaps", help="MAPS.npz keyed '<image id>/<finding>'."),
+    heatmaps: list[Path] = typer.Option(..., "--heatmaps", help=f"Heatmaps: {HEATMAP_INPUTS}. Read map by map, "
+                                        "never all at once."),
     boxes: Path = typer.Option(..., "--boxes", help="BBox_List_2017.csv[.gz] (reference boxes)."),
     out: Path = out_option(),
     upsampling: str = typer.Option("bilinear", "--upsampling", help="bilinear or nearest."),
@@ -53,8 +59,7 @@ def localize(
                                         "(all images with a box) or 'boxes' (all boxes)."),
     image_size: int = typer.Option(1024, "--image-size", help="Image height and width in pixels."),
     missing_maps: str = typer.Option("error", "--missing-maps", help="error, or miss: score as missed."),
-    workers: int = typer.Option(1, "--workers", help="Processes for heatmaps -> boxes (1: in process, 0: one per "
-                                "CPU); the result is identical."),
+    executor: str = executor_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
@@ -62,41 +67,50 @@ def localize(
 
     Writes localization and boxes (CSV + Parquet), summary.md and run.json.
 
+    The maps are indexed from the files' headers (a bad file is refused, naming it, before any work) and
+    read in chunks of 1,024 maps by the tasks themselves: memory holds one chunk of maps per worker and
+    the boxes, not the maps. On a Dask cluster every worker must see the heatmap files at the same paths
+    (shared storage).
+
     Example:
 
     \b
         cxreval localize --heatmaps maps.npz --boxes BBox_List_2017.csv -t 0.1 -t 0.5 -o loc-out
+        cxreval localize --heatmaps preds/heatmaps/densenet.npz --boxes BBox_List_2017.csv --executor process:2 -o loc
     """
     from ..datasets.nih_boxes import read_nih_boxes
     from ..localization.evaluate import evaluate_heatmaps
+    from ..localization.heatmap_files import scan_heatmaps
     from ..localization.protocol import LocalizationProtocol
 
-    check_inputs(("--heatmaps", heatmaps), ("--boxes", boxes), kind="file")
-    executor = workers_executor(workers)
+    check_inputs(*(("--heatmaps", h) for h in heatmaps))
+    check_inputs(("--boxes", boxes), kind="file")
     proto = LocalizationProtocol(upsampling=upsampling, thresholds=tuple(threshold),
                                  strict_threshold=not inclusive_threshold, connectivity=connectivity,
                                  rules=tuple(rule), T_values=tuple(t_values), strict_T=not inclusive_t,  # type: ignore[arg-type]
                                  image_shape=(image_size, image_size), T_iou=tuple(t_iou) if t_iou else None,  # type: ignore[arg-type]
                                  afp_denominator=afp_denominator)
-    with open_output(out, overwrite=overwrite, inputs=[heatmaps, boxes]) as d, progress() as prog:
+    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=[*heatmaps, boxes]) as d, \
+            progress() as prog:
+        index = scan_heatmaps(heatmaps)
         refs = read_nih_boxes(boxes, image_shape=(image_size, image_size))
-        res = evaluate_heatmaps(load_heatmaps(heatmaps), refs.table, protocol=proto, missing_maps=missing_maps,
-                                executor=ProgressExecutor(executor, prog, "heatmaps -> boxes"))
-        t4 = _write_localize(d, heatmaps, boxes, proto, refs, res)
+        res = evaluate_heatmaps(index, refs.table, protocol=proto, missing_maps=missing_maps,
+                                executor=ProgressExecutor(ex, prog, "heatmaps -> boxes"))
+        t4 = _write_localize(d, ", ".join(h.name for h in heatmaps), boxes, proto, refs, res)
     if json_out:
         echo_json(res.to_dict())
     else:
         typer.echo(t4.round(4).to_string())
 
 
-def _write_localize(d: Path, heatmaps: Path, boxes: Path, proto: Any, refs: Any, res: Any) -> Any:
+def _write_localize(d: Path, heatmaps: str, boxes: Path, proto: Any, refs: Any, res: Any) -> Any:
     cols = ["finding", "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images", "hits", "false_positives",
             "T_iou", "n_afp", "fp_without_box"]
     write_table(res.summary[cols], d, "localization")
     write_table(res.detail, d, "boxes")
     t4 = res.summary[res.summary.rule == proto.rules[0]].pivot_table(
         index="finding", columns=["threshold", "T"], values=["acc", "afp"])
-    lines = [f"# cxreval localize: {heatmaps.name} vs {boxes.name}", "",
+    lines = [f"# cxreval localize: {heatmaps} vs {boxes.name}", "",
              f"Protocol: {proto.to_dict()}", "", f"Reference boxes read: {refs.report.n_read}; "
              f"notes: {list(refs.report.notes) + list(res.notes)}", "",
              f"Table 4 style ({proto.rules[0]}):", "", "```", t4.round(4).to_string(), "```"]

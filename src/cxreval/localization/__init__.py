@@ -1,6 +1,7 @@
 """Weakly supervised localization: the ChestX-ray8 protocol, exact and vectorised.
 
-Heatmaps become boxes (:mod:`.heatmaps`), boxes are scored with IoU / IoBB decided exactly
+Heatmaps (in memory, or streamed from ``.npz`` files and folders of ``.npy`` by :mod:`.heatmap_files`)
+become boxes (:mod:`.heatmaps`), boxes are scored with IoU / IoBB decided exactly
 (:mod:`.boxes`) into Acc. and AFP (:mod:`.protocol`); :mod:`.synthetic` runs the seed's synthetic
 error-model study and :mod:`.table4` the arithmetic of the paper's Table 4.
 
@@ -26,6 +27,7 @@ from .boxes import (
     iou_exact,
 )
 from .cam import class_activation_maps, grad_cam, heatmap_dict, save_heatmaps
+from .heatmap_files import HeatmapFiles, read_maps, scan_heatmaps
 from .heatmaps import (
     heatmap_boxes,
     heatmap_peaks,
@@ -51,4 +53,5 @@ __all__ = [
     "ErrorModel", "SynthResult", "coverage", "error_model_maps", "synthetic_cases", "synthetic_study",
     "TABLE4_ACC", "TABLE4_T", "denominators", "table4_denominators",
     "class_activation_maps", "grad_cam", "heatmap_dict", "save_heatmaps",
+    "HeatmapFiles", "scan_heatmaps", "read_maps",
 ]

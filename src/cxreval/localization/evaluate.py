@@ -11,6 +11,7 @@ findings of each size.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import SupportsFloat
@@ -19,17 +20,19 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_columns, normalize_rng
-from ..exceptions import SchemaError
+from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import get_executor
 from ..findings import canonical_finding
 from .boxes import check_boxes, iobb, iou
+from .heatmap_files import HeatmapFiles, read_maps
 from .heatmaps import check_heatmaps, heatmap_peaks, heatmaps_to_boxes
 from .protocol import DEFAULT_T, LocalizationProtocol, score_images
 from .synthetic import ErrorModel, coverage, error_model_maps
 
-__all__ = ["LocalizationResult", "evaluate_heatmaps", "split_key", "real_boxes_study"]
+__all__ = ["LocalizationResult", "evaluate_heatmaps", "split_key", "real_boxes_study", "file_chunk_boxes", "FILE_CHUNK"]
 
 _BOX_COLS = ("image_id", "finding", "x_min", "y_min", "x_max", "y_max")
+FILE_CHUNK = 1024   # maps per task when the maps are read from files
 
 
 def split_key(key: str) -> tuple[str, str]:
@@ -83,15 +86,20 @@ def _col(rule: str, T: SupportsFloat, strict: bool, T_iou: SupportsFloat | None 
     return f"IoU{op}{float(T_iou):g} or IoBB{op}{float(T):g}"
 
 
-def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
+def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.DataFrame, *,
                       protocol: LocalizationProtocol = LocalizationProtocol(),
                       missing_maps: str = "error", executor: object = None) -> LocalizationResult:
     """Score heatmaps against reference boxes under the ChestX-ray8 protocol.
 
     Parameters
     ----------
-    heatmaps : mapping of str to array-like of shape (h, w)
+    heatmaps : mapping of str to array-like of shape (h, w), or HeatmapFiles
         Keys ``"<image id>/<finding>"``; findings go through :func:`cxreval.findings.canonical_finding`.
+        A :class:`~cxreval.localization.heatmap_files.HeatmapFiles` index
+        (:func:`~cxreval.localization.heatmap_files.scan_heatmaps` of ``.npz`` files or folders of
+        ``.npy``) streams the maps: they are read in chunks of :data:`FILE_CHUNK` maps, each task reading
+        its own maps from the files (on an executor, every worker must see the files at the same paths),
+        and only their boxes are kept. The result is the same as for the maps in memory.
     boxes : pandas.DataFrame
         ``image_id, finding, x_min, y_min, x_max, y_max`` (e.g. from
         :func:`cxreval.datasets.nih_boxes.read_nih_boxes`).
@@ -105,12 +113,18 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
     executor : None, str or Executor, optional
         Runs heatmaps → boxes in chunks of maps (see :func:`~cxreval.localization.heatmaps.heatmaps_to_boxes`
         and :func:`cxreval.executor.get_executor`); default in this process. The result is identical.
+        With files, a task carries the file paths, the byte offsets of its maps and the protocol's
+        parameters, never the maps.
 
     Returns
     -------
     res : LocalizationResult
     """
     check_choice(missing_maps, ("error", "miss"), name="missing_maps", func="evaluate_heatmaps")
+    if not isinstance(heatmaps, (HeatmapFiles, Mapping)):
+        raise InvalidParameterError(f"The 'heatmaps' parameter of evaluate_heatmaps must be a mapping of "
+                                    f"'<image id>/<finding>' to maps or a HeatmapFiles index (scan_heatmaps). Got "
+                                    f"{type(heatmaps).__name__} instead.")
     ex = None if executor is None else get_executor(executor)
     check_columns(boxes, _BOX_COLS, where="the boxes table")
     if len(boxes) == 0:
@@ -126,21 +140,36 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
         raise SchemaError(f"the boxes table repeats the same box in rows {rows} (image {r['image_id']!r}, finding "
                           f"{r['finding']!r}); a repeated row would be counted twice. Remove the duplicates.")
     H, W = protocol.image_shape
+    files = heatmaps if isinstance(heatmaps, HeatmapFiles) else None
     maps: dict[tuple[str, str], np.ndarray] = {}
-    for key, m in heatmaps.items():
-        k = split_key(key)
-        if k in maps:
-            raise SchemaError(f"two heatmaps for image {k[0]!r} and finding {k[1]!r} (key {key!r}).")
-        maps[k] = check_heatmaps(m, name=f"heatmap {key!r}")
-        h, w = maps[k].shape[-2:]
+    shapes: dict[tuple[str, str], tuple[int, int]] = {}
+    entry: dict[tuple[str, str], int] = {}
+    if isinstance(heatmaps, HeatmapFiles):
+        for i, key in enumerate(heatmaps.keys):
+            k = split_key(key)
+            if k in entry:
+                raise SchemaError(f"two heatmaps for image {k[0]!r} and finding {k[1]!r} (key {key!r}, in "
+                                  f"{heatmaps.where(entry[k])} and {heatmaps.where(i)}).")
+            entry[k] = i
+            shapes[k] = (int(heatmaps.shape[i, 0]), int(heatmaps.shape[i, 1]))
+    elif isinstance(heatmaps, Mapping):
+        for key, m in heatmaps.items():
+            k = split_key(key)
+            if k in maps:
+                raise SchemaError(f"two heatmaps for image {k[0]!r} and finding {k[1]!r} (key {key!r}).")
+            maps[k] = check_heatmaps(m, name=f"heatmap {key!r}")
+            shapes[k] = maps[k].shape
+    for k, (h, w) in shapes.items():
         if h * W != w * H:
-            raise SchemaError(f"heatmap {key!r} is {h} x {w} but the image is {H} x {W}: upsampling would stretch it "
-                              "(a different aspect ratio). Give heatmaps with the image's aspect ratio.")
+            where = f" ({files.where(entry[k])})" if files is not None else ""
+            raise SchemaError(f"heatmap {'/'.join(k)!r}{where} is {h} x {w} but the image is {H} x {W}: upsampling "
+                              "would stretch it (a different aspect ratio). Give heatmaps with the image's aspect "
+                              "ratio.")
     groups: dict[tuple[str, str], list[int]] = {}
     for i, (im, f) in enumerate(zip(refs["image_id"], refs["finding"])):
         groups.setdefault((str(im), f), []).append(i)
     notes = []
-    no_map = [k for k in groups if k not in maps]
+    no_map = [k for k in groups if k not in shapes]
     if no_map and missing_maps == "error":
         raise SchemaError(f"{len(no_map)} (image, finding) pair(s) with reference boxes have no heatmap, e.g. "
                           f"{'/'.join(no_map[0])!r}; pass missing_maps='miss' (--missing-maps miss) to score "
@@ -150,28 +179,16 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
     box_images = set(refs["image_id"].astype(str))
     afp_only: list[tuple[str, str]] = []
     if protocol.afp_denominator != "pairs":
-        afp_only = [k for k in maps if k not in groups and k[0] in box_images]
+        afp_only = [k for k in shapes if k not in groups and k[0] in box_images]
         if afp_only:
             notes.append(f"{len(afp_only)} heatmap(s) of box images without a box of their finding scored for AFP "
                          f"only (afp_denominator={protocol.afp_denominator!r}): all their boxes are false positives")
-    unscored = [k for k in maps if k not in groups and k not in set(afp_only)]
+    unscored = [k for k in shapes if k not in groups and k not in set(afp_only)]
     if unscored:
         notes.append(f"{len(unscored)} heatmap(s) without a reference box not scored, e.g. {'/'.join(unscored[0])!r}")
     n_afp = {"pairs": None, "box_images": len(box_images), "boxes": len(refs)}[protocol.afp_denominator]
     keys = list(groups)
-    # boxes for every scored map, batched by map shape
-    pred: dict[float, dict[tuple[str, str], np.ndarray]] = {t: {} for t in protocol.thresholds}
-    by_shape: dict[tuple[int, int], list[tuple[str, str]]] = {}
-    for k in keys + afp_only:
-        if k in maps:
-            by_shape.setdefault(maps[k].shape, []).append(k)
-    for ks in by_shape.values():
-        res = heatmaps_to_boxes(np.stack([maps[k] for k in ks]), image_shape=protocol.image_shape,
-                                upsampling=protocol.upsampling, thresholds=protocol.thresholds,
-                                strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex)
-        for t, per in zip(protocol.thresholds, res):
-            for k, b in zip(ks, per):
-                pred[t][k] = b
+    pred = _predicted_boxes(maps, files, entry, [k for k in keys + afp_only if k in shapes], protocol, ex)
     empty = np.zeros((0, 4), dtype=np.int64)
     rows, details = [], []
     findings = sorted({k[1] for k in keys})
@@ -207,8 +224,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
             if sum(len(p) for p in P):
                 img_idx = np.repeat(np.arange(len(fk)), [len(p) for p in P])
                 Pc = np.concatenate(P).astype(float)
-                best_iou = np.array([iou(Pc[j], G[img_idx[j]]).max() for j in range(len(Pc))])
-                best_iobb = np.array([iobb(Pc[j], G[img_idx[j]]).max() for j in range(len(Pc))])
+                best_iou, best_iobb = _best_overlaps(Pc, img_idx, G)
                 det = pd.DataFrame({"image_id": [fk[i][0] for i in img_idx], "finding": f, "threshold": thr,
                                     "box": np.concatenate([np.arange(len(p)) for p in P]),
                                     "x_min": Pc[:, 0].astype(int), "y_min": Pc[:, 1].astype(int),
@@ -228,6 +244,72 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object], boxes: pd.DataFrame, *,
     detail = pd.concat(details, ignore_index=True) if details else pd.DataFrame(
         columns=["image_id", "finding", "threshold", "box", "x_min", "y_min", "x_max", "y_max", "iou", "iobb"])
     return LocalizationResult(summary, detail, protocol, tuple(notes))
+
+
+def _best_overlaps(Pc: np.ndarray, img_idx: np.ndarray, G: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Best IoU and IoBB of each detected box ``Pc[j]`` over the reference boxes ``G[img_idx[j]]``.
+
+    Vectorised over all (detected, reference) pairs; each pair's value is the same float as
+    ``iou(Pc[j], G[i])`` row by row, and the maximum is exact.
+    """
+    n_r = np.array([len(g) for g in G], dtype=np.int64)
+    r_off = np.cumsum(n_r) - n_r
+    cnt = n_r[img_idx]
+    pj = np.repeat(np.arange(len(Pc)), cnt)
+    ri = np.repeat(r_off[img_idx], cnt) + np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    Gc = np.concatenate([np.asarray(g, float).reshape(-1, 4) for g in G])
+    starts = np.cumsum(cnt) - cnt
+    return (np.maximum.reduceat(iou(Pc[pj], Gc[ri]), starts), np.maximum.reduceat(iobb(Pc[pj], Gc[ri]), starts))
+
+
+def _predicted_boxes(maps: dict[tuple[str, str], np.ndarray], files: HeatmapFiles | None,
+                     entry: dict[tuple[str, str], int], order: list[tuple[str, str]],
+                     protocol: LocalizationProtocol, ex: object) -> dict[float, dict[tuple[str, str], np.ndarray]]:
+    """Boxes of the maps ``order`` at each threshold: in memory batched by map shape, from files in chunks."""
+    pred: dict[float, dict[tuple[str, str], np.ndarray]] = {t: {} for t in protocol.thresholds}
+    params = (protocol.image_shape, protocol.upsampling, protocol.thresholds, protocol.strict_threshold,
+              protocol.connectivity)
+    if files is not None:
+        idx = np.array([entry[k] for k in order], dtype=np.int64)
+        items = [files.take(idx[b0:b0 + FILE_CHUNK]) for b0 in range(0, idx.size, FILE_CHUNK)]
+        func = functools.partial(file_chunk_boxes, params)
+        parts = ex.map(func, items) if ex is not None else [func(x) for x in items]  # type: ignore[attr-defined]
+        for ti, t in enumerate(protocol.thresholds):
+            pred[t] = dict(zip(order, (b for part in parts for b in part[ti])))
+        return pred
+    by_shape: dict[tuple[int, int], list[tuple[str, str]]] = {}
+    for k in order:
+        by_shape.setdefault(maps[k].shape, []).append(k)
+    for ks in by_shape.values():
+        res = heatmaps_to_boxes(np.stack([maps[k] for k in ks]), image_shape=protocol.image_shape,
+                                upsampling=protocol.upsampling, thresholds=protocol.thresholds,
+                                strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex)
+        for t, per in zip(protocol.thresholds, res):
+            for k, b in zip(ks, per):
+                pred[t][k] = b
+    return pred
+
+
+def file_chunk_boxes(params: tuple, part: HeatmapFiles) -> list[list[np.ndarray]]:
+    """Boxes of the maps of one chunk of a :class:`HeatmapFiles` index, per threshold, in the chunk's order.
+
+    The task of :func:`evaluate_heatmaps` on files: it reads its own maps (:func:`read_maps`), so only
+    the file paths and offsets travel with it. ``params`` is ``(image_shape, upsampling, thresholds,
+    strict, connectivity)``.
+    """
+    image_shape, upsampling, thresholds, strict, connectivity = params
+    maps = read_maps(part)
+    out: list[list[np.ndarray]] = [[np.zeros((0, 4), np.int64)] * len(maps) for _ in thresholds]
+    by_shape: dict[tuple[int, int], list[int]] = {}
+    for i, m in enumerate(maps):
+        by_shape.setdefault(m.shape, []).append(i)
+    for ii in by_shape.values():
+        res = heatmaps_to_boxes(np.stack([maps[i] for i in ii]), image_shape=image_shape, upsampling=upsampling,
+                                thresholds=thresholds, strict=strict, connectivity=connectivity)
+        for ti, per in enumerate(res):
+            for i, b in zip(ii, per):
+                out[ti][i] = b
+    return out
 
 
 def real_boxes_study(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
