@@ -135,6 +135,7 @@ def test_policy_binarize_equals_the_string_parameters(uncertain, nm):
     got = LabelPolicy(uncertain=uncertain, not_mentioned=nm).binarize(STATES)
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(got, binarize(STATES, policy=uncertain, not_mentioned=nm))
+    np.testing.assert_array_equal(got, binarize(STATES, policy=LabelPolicy(uncertain, nm)))
 
 
 def test_resolve_not_mentioned():
@@ -158,6 +159,10 @@ def test_policy_of_and_bad_values():
         LabelPolicy.of(not_mentioned="drop", func="compute_flows")
     with pytest.raises(InvalidParameterError, match="'uncertain' parameter of LabelPolicy"):
         LabelPolicy(uncertain="maybe")
+    with pytest.raises(InvalidParameterError, match="'policy' parameter of binarize"):
+        binarize(STATES, policy="drop")
+    with pytest.raises(InvalidParameterError, match="contradicts"):
+        binarize(STATES, policy=p, not_mentioned="negative")
     with pytest.raises(AttributeError):
         p.uncertain = "ones"  # type: ignore[misc]
 

@@ -197,33 +197,34 @@ def state_names(states: pd.Series) -> pd.Series:
     return pd.Series(out, index=s.index, name=s.name, dtype=object)
 
 
-def binarize(states: Sequence[object] | pd.Series, *, policy: str = "exclude",
-             not_mentioned: str = "negative") -> np.ndarray:
+def binarize(states: Sequence[object] | pd.Series, *, policy: str | LabelPolicy = "exclude",
+             not_mentioned: str | None = None) -> np.ndarray:
     """Turn label states into 0/1 floats for a metric; excluded labels become NaN.
 
     Parameters
     ----------
     states : array-like of label states (``Int8`` codes or state names)
-    policy : {'exclude', 'zeros', 'ones'}, default='exclude'
-        What an uncertain label becomes: dropped (NaN), 0 or 1. Missing labels are always NaN.
-    not_mentioned : {'negative', 'exclude'}, default='negative'
-        What ``NOT_MENTIONED`` becomes: 0 (CheXpert practice for report labelers) or NaN.
+    policy : {'exclude', 'zeros', 'ones'} or LabelPolicy, default='exclude'
+        What an uncertain label becomes: dropped (NaN), 0 or 1. Missing labels are always NaN. A
+        :class:`LabelPolicy` gives both choices.
+    not_mentioned : {'negative', 'exclude'} or None, default=None
+        What ``NOT_MENTIONED`` becomes: 0 (CheXpert practice for report labelers) or NaN; None means
+        ``'negative'`` (or the ``not_mentioned`` of a :class:`LabelPolicy` given as ``policy``).
 
     Returns
     -------
     y : ndarray of float, shape (n,)
         1.0, 0.0 or NaN.
     """
-    check_choice(policy, POLICIES, name="policy", func="binarize")
-    check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="binarize")
+    pol = LabelPolicy.of(policy, not_mentioned=not_mentioned, func="binarize")
     s = states if isinstance(states, pd.Series) and str(states.dtype) == "Int8" else parse_states(states)
     codes = s.to_numpy(dtype=float, na_value=np.nan)
     y = np.full(codes.shape, np.nan)
     y[codes == 2] = 1.0
     y[codes == 0] = 0.0
-    if policy != "exclude":
-        y[codes == 1] = 0.0 if policy == "zeros" else 1.0
-    if not_mentioned == "negative":
+    if pol.uncertain != "exclude":
+        y[codes == 1] = 0.0 if pol.uncertain == "zeros" else 1.0
+    if pol.not_mentioned == "negative":
         y[codes == -1] = 0.0
     return y
 
