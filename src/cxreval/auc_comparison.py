@@ -18,7 +18,19 @@ from ._auc_kernel import binary_labels, finite_scores
 from ._validation import check_choice
 from .bootstrap import BootstrapResult, percentile_ci
 from .exceptions import InvalidParameterError
-from .labels import binarize, validate_label_table, validate_predictions
+from .labels import (
+    FINDING,
+    MACRO,
+    MICRO,
+    MODEL,
+    SCORE,
+    SOURCE,
+    STATE,
+    STUDY_ID,
+    LabelPolicy,
+    validate_label_table,
+    validate_predictions,
+)
 
 if TYPE_CHECKING:
     from .classification import AUCResult
@@ -141,8 +153,6 @@ def compare_auc(result: AUCResult, a: tuple[str, str, str], b: tuple[str, str, s
     res : PairedComparisonResult
         The bootstrap difference always; the DeLong test when asked.
     """
-    from .classification import MACRO, MICRO
-
     check_choice(method, ("bootstrap", "delong"), name="method", func="compare_auc")
     ia, ib = result._pos(*a), result._pos(*b)
     d = result.distribution[ia] - result.distribution[ib]
@@ -160,10 +170,11 @@ def compare_auc(result: AUCResult, a: tuple[str, str, str], b: tuple[str, str, s
         preds = validate_predictions(predictions)
         labs = validate_label_table(labels, require_patient=False)
         f = result.findings[ia[1]]
-        lab = labs[(labs["finding"] == f) & (labs["source"] == a[2])]
-        y = pd.Series(binarize(lab["state"], policy=result.policy, not_mentioned=result.not_mentioned), index=lab["study_id"].to_numpy()).dropna()
-        sa = preds[(preds["model"] == a[0]) & (preds["finding"] == f)].set_index("study_id")["score"]
-        sb = preds[(preds["model"] == b[0]) & (preds["finding"] == f)].set_index("study_id")["score"]
+        lab = labs[(labs[FINDING] == f) & (labs[SOURCE] == a[2])]
+        policy = LabelPolicy(uncertain=result.policy, not_mentioned=result.not_mentioned)
+        y = pd.Series(policy.binarize(lab[STATE]), index=lab[STUDY_ID].to_numpy()).dropna()
+        sa = preds[(preds[MODEL] == a[0]) & (preds[FINDING] == f)].set_index(STUDY_ID)[SCORE]
+        sb = preds[(preds[MODEL] == b[0]) & (preds[FINDING] == f)].set_index(STUDY_ID)[SCORE]
         ids = y.index.intersection(sa.index).intersection(sb.index)
         dl = delong_test(y.loc[ids].to_numpy().astype(int), sa.loc[ids].to_numpy(), sb.loc[ids].to_numpy())
         p = dl.pvalue

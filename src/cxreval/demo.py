@@ -54,6 +54,7 @@ from .demo_data import (
     rerun_command,
 )
 from .exceptions import CxrevalError, InvalidParameterError
+from .labels import MACRO, MICRO
 from .outputs import (
     RUN_FILE,
     atomic_file,
@@ -262,7 +263,7 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
         df["method"] = name
         fused.append(df)
         joined = df.set_index(["study_id", "finding"])["state"].rename("fused").to_frame().join(ref, how="inner")
-        for finding, sub in [*joined.groupby(level="finding"), ("micro", joined)]:
+        for finding, sub in [*joined.groupby(level="finding"), (MICRO, joined)]:
             r = ag.agreement_scores(sub["state"].to_numpy(), sub["fused"].to_numpy())
             rows.append({"method": name, "finding": finding, "kappa_w": r.kappa_w, "kappa_low": r.kappa_low,
                          "kappa_high": r.kappa_high, "f1_w": r.f1_w, "f1_low": r.f1_low, "f1_high": r.f1_high,
@@ -271,9 +272,9 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
                      "vocabulary": "CheXpert competition findings"})
     out = ctx.folder("chexpert_fusion")
     fa = pd.DataFrame(rows)
-    per = fa[fa["finding"] != "micro"]
+    per = fa[fa["finding"] != MICRO]
     macro = per.groupby("method", sort=False)[["kappa_w", "kappa_low", "kappa_high", "f1_w", "f1_low", "f1_high"]].mean()
-    macro = macro.assign(finding="macro", n=per.groupby("method", sort=False)["n"].sum()).reset_index()
+    macro = macro.assign(finding=MACRO, n=per.groupby("method", sort=False)["n"].sum()).reset_index()
     write_table(pd.concat([fa, macro[fa.columns]], ignore_index=True), out, "fusion_agreement")
     write_table(pd.concat(fused, ignore_index=True), out, "fused_labels")
     if warns:

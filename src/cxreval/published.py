@@ -32,9 +32,9 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from .classification import MACRO, MICRO
 from .exceptions import SchemaError
 from .findings import canonical_finding
+from .labels import MACRO, MICRO
 from .ranking import RankingStabilityResult
 
 __all__ = [
@@ -52,8 +52,8 @@ XQA_CITATION = ("Rethinking Clinical Relevance in Chest X-ray Machine Learning: 
 PAIR_REFERENCES = {"Find.": "Findings", "Impr.": "Impression"}
 """Abbreviations the rank-correlation tables use for references."""
 
-_MACRO_NAMES = {"macro average", "macro avg.", "macro avg", "macro"}
-_MICRO_NAMES = {"micro average", "micro avg.", "micro avg", "micro"}
+_MACRO_NAMES = {"macro average", "macro avg.", "macro avg", MACRO}
+_MICRO_NAMES = {"micro average", "micro avg.", "micro avg", MICRO}
 
 
 def table_finding(name: str) -> str:

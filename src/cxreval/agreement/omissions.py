@@ -35,10 +35,11 @@ import pandas as pd
 
 from .._validation import check_choice, check_columns
 from ..exceptions import SchemaError
+from ..labels import FINDING, LabelPolicy
 from ..results import TableResult, readonly
 from ..tables import markdown_table
 from .pairs import SourceGrids, expand_findings, paired_states, parse_pairs, prepare_labels
-from .scores import NOT_MENTIONED_POLICIES, STATE_ORDER, confusion_counts
+from .scores import STATE_ORDER, confusion_counts
 
 __all__ = ["FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "FlowsResult", "OmissionsResult", "omission_rates",
            "compute_flows", "compute_omissions", "flows_table", "omission_table"]
@@ -98,7 +99,8 @@ class OmissionResult:
                 "rate_b_not_a": float(self.rate_b_not_a)}
 
 
-def omission_rates(states_a: object, states_b: object, *, not_mentioned: str = "negative") -> OmissionResult:
+def omission_rates(states_a: object, states_b: object, *, not_mentioned: str | LabelPolicy = "negative"
+                   ) -> OmissionResult:
     """Transitions and omission rates of two aligned state arrays (see the module docstring).
 
     Parameters
@@ -181,7 +183,7 @@ class FlowsResult(TableResult):
 
 
 def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
-                  not_mentioned: str = "negative", studies: str = "same") -> FlowsResult:
+                  not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> FlowsResult:
     """3x3 state transitions per pair of sources and finding, plus ``finding='overall'`` pooled.
 
     Parameters
@@ -192,7 +194,9 @@ def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str
         ``"A:B,C:D"`` or ``[("A", "B"), ...]``.
     findings : sequence of str or vocabulary name, optional
         Default: the findings both sources of a pair label.
-    not_mentioned : {'negative', 'exclude'}, default='negative'
+    not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
+        ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.labels.LabelPolicy` gives its
+        ``not_mentioned``).
     studies : {'same', 'intersection'}, default='same'
         See :func:`cxreval.agreement.pair_states`.
 
@@ -207,7 +211,7 @@ def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str
     SchemaError
         As :func:`cxreval.agreement.agreement_table`.
     """
-    check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="compute_flows")
+    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="compute_flows").not_mentioned
     check_choice(studies, ("same", "intersection"), name="studies", func="compute_flows")
     pair_list = parse_pairs(pairs)
     labels = prepare_labels(labels)
@@ -220,14 +224,14 @@ def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str
         ps = paired_states(grids, a, b, findings=fs, studies=studies)
         c, _, _ = ps.confusion(not_mentioned=not_mentioned)
         for name, mat in [*zip(ps.findings, c), ("overall", c.sum(axis=0))]:
-            rows.append(pd.DataFrame({"source_a": a, "source_b": b, "finding": name, "state_a": sa,
+            rows.append(pd.DataFrame({"source_a": a, "source_b": b, FINDING: name, "state_a": sa,
                                       "state_b": sb, "count": mat.ravel().astype(np.int64)}))
     out = pd.concat(rows, ignore_index=True)[list(FLOW_COLUMNS)]
     return FlowsResult(out, tuple(f"{a}:{b}" for a, b in pair_list), not_mentioned, studies)
 
 
 def flows_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
-                not_mentioned: str = "negative", studies: str = "same") -> pd.DataFrame:
+                not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> pd.DataFrame:
     """The table of :func:`compute_flows` alone."""
     return compute_flows(labels, pairs, findings=findings, not_mentioned=not_mentioned, studies=studies).table
 

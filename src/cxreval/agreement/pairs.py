@@ -14,13 +14,22 @@ import pandas as pd
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
 from ..findings import VOCABULARIES, canonical_finding
-from ..labels import validate_label_table
+from ..labels import (
+    FINDING,
+    MACRO,
+    MICRO,
+    SOURCE,
+    STATE,
+    STUDY_ID,
+    LabelPolicy,
+    resolve_not_mentioned,
+    validate_label_table,
+)
 from ..results import TableResult, readonly
 from ..tables import markdown_table
 from .scores import (
     AGREEMENT_COLUMNS,
     BOTH_UNCERTAIN_RULES,
-    NOT_MENTIONED_POLICIES,
     SCORE_NAMES,
     WEIGHTS,
     scores_from_confusion,
@@ -61,15 +70,17 @@ class PairedStates:
     def pair(self) -> str:
         return f"{self.source_a}:{self.source_b}"
 
-    def confusion(self, *, not_mentioned: str = "negative") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def confusion(self, *, not_mentioned: str | LabelPolicy = "negative"
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per-finding 3x3 confusion matrices ``(n_findings, 3, 3)``, missing and not-mentioned drops."""
-        check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="PairedStates.confusion")
+        func = "PairedStates.confusion"
+        not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func=func).not_mentioned
         a, b = self.states_a, self.states_b
         missing = np.isnan(a) | np.isnan(b)
-        nm = ~missing & ((a == -1) | (b == -1))
+        a, nm_a = resolve_not_mentioned(a, not_mentioned=not_mentioned, func=func)
+        b, nm_b = resolve_not_mentioned(b, not_mentioned=not_mentioned, func=func)
+        nm = ~missing & (nm_a | nm_b)
         if not_mentioned == "negative":
-            a = np.where(a == -1, 0.0, a)
-            b = np.where(b == -1, 0.0, b)
             keep, n_nm = ~missing, np.zeros(a.shape[1], dtype=np.int64)
         else:
             keep, n_nm = ~missing & ~nm, nm.sum(axis=0)
@@ -131,9 +142,9 @@ def expand_findings(findings: Sequence[str] | str | None) -> list[str] | None:
 
 
 def prepare_labels(labels: pd.DataFrame) -> pd.DataFrame:
-    if isinstance(labels, pd.DataFrame) and str(labels.get("state", pd.Series(dtype=object)).dtype) == "Int8" \
-            and {"study_id", "finding", "source"} <= set(labels.columns):
-        dup = labels.duplicated(["study_id", "finding", "source"])
+    if isinstance(labels, pd.DataFrame) and str(labels.get(STATE, pd.Series(dtype=object)).dtype) == "Int8" \
+            and {STUDY_ID, FINDING, SOURCE} <= set(labels.columns):
+        dup = labels.duplicated([STUDY_ID, FINDING, SOURCE])
         if not dup.any():
             return labels
     return validate_label_table(labels, require_patient=False)
@@ -170,19 +181,19 @@ class SourceGrids:
 
     def __init__(self, labels: pd.DataFrame) -> None:
         self.labels = labels
-        self.present = list(pd.unique(labels["source"]))
+        self.present = list(pd.unique(labels[SOURCE]))
         self._cache: dict[str, tuple[pd.Index, pd.Index, np.ndarray]] = {}
         self._groups: dict[str, np.ndarray] | None = None
 
     def get(self, source: str) -> tuple[pd.Index, pd.Index, np.ndarray]:
         if source not in self._cache:
             if self._groups is None:
-                self._groups = {str(k): v for k, v in self.labels.groupby("source", sort=False).indices.items()}  # type: ignore[misc]
+                self._groups = {str(k): v for k, v in self.labels.groupby(SOURCE, sort=False).indices.items()}  # type: ignore[misc]
             sub = self.labels.iloc[self._groups[source]]
-            si, studies = pd.factorize(sub["study_id"], sort=False)
-            fi, findings = pd.factorize(sub["finding"], sort=False)
+            si, studies = pd.factorize(sub[STUDY_ID], sort=False)
+            fi, findings = pd.factorize(sub[FINDING], sort=False)
             grid = np.full((len(studies), len(findings)), np.nan)
-            grid[si, fi] = sub["state"].to_numpy(dtype=float, na_value=np.nan)
+            grid[si, fi] = sub[STATE].to_numpy(dtype=float, na_value=np.nan)
             # object (not Arrow-string) indexes: isin / get_indexer use a hash table
             self._cache[source] = (pd.Index(np.asarray(studies, dtype=object), dtype=object),
                                    pd.Index(np.asarray(findings, dtype=object), dtype=object), grid)
@@ -336,7 +347,7 @@ def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]
     per = scores_from_confusion(c, weights=weights, both_uncertain=both_uncertain)
     rows: list[dict[str, object]] = []
     for j, f in enumerate(ps.findings):
-        rows.append({"pair": ps.pair, "finding": f, **{k: float(per[k][j]) for k in SCORE_NAMES},
+        rows.append({"pair": ps.pair, FINDING: f, **{k: float(per[k][j]) for k in SCORE_NAMES},
                      "n": int(per["n"][j]), "finding_set": None})
     sets = finding_sets if finding_sets is not None else {"all": ps.findings}
     for name, fs in sets.items():
@@ -353,10 +364,10 @@ def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]
         if undefined:
             warnings.warn(f"Pair '{ps.pair}', finding set {name!r}: undefined per-finding values {undefined} are "
                           "left out of the macro average.", UndefinedMetricWarning, stacklevel=3)
-        rows.append({"pair": ps.pair, "finding": "macro", **macro, "n": int(per["n"][idx].sum()),
+        rows.append({"pair": ps.pair, FINDING: MACRO, **macro, "n": int(per["n"][idx].sum()),
                      "finding_set": name})
         pooled = scores_from_confusion(c[idx].sum(axis=0), weights=weights, both_uncertain=both_uncertain)
-        rows.append({"pair": ps.pair, "finding": "micro", **{k: float(pooled[k]) for k in SCORE_NAMES},
+        rows.append({"pair": ps.pair, FINDING: MICRO, **{k: float(pooled[k]) for k in SCORE_NAMES},
                      "n": int(pooled["n"]), "finding_set": name})
     info = PairCoverage(ps.source_a, ps.source_b, len(ps.studies), ps.findings, ps.n_only_a, ps.n_only_b,
                         ps.findings_only_a, ps.findings_only_b,
@@ -367,7 +378,8 @@ def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]
 
 def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
                       finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
-                      not_mentioned: str = "negative", studies: str = "same", both_uncertain: str = "agree"
+                      not_mentioned: str | LabelPolicy = "negative", studies: str = "same",
+                      both_uncertain: str = "agree"
                       ) -> AgreementTableResult:
     """Agreement of each pair of sources per finding, with macro and micro averages (Tables 9-15).
 
@@ -383,7 +395,9 @@ def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence
         Sets to macro/micro-average over, e.g. ``{"selected": XQA_SELECTED, "all": XQA}``; default one
         set ``'all'`` = every compared finding.
     weights : {None, 'linear', 'quadratic'}, default='quadratic'
-    not_mentioned : {'negative', 'exclude'}, default='negative'
+    not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
+        ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.labels.LabelPolicy` gives its
+        ``not_mentioned``).
     studies : {'same', 'intersection'}, default='same'
         See :func:`pair_states`.
     both_uncertain : {'agree', 'disagree'}, default='agree'
@@ -418,7 +432,7 @@ def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence
     2   micro      0.8        0.4         1.0  3
     """
     check_choice(weights, WEIGHTS, name="weights", func="compute_agreement")
-    check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="compute_agreement")
+    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="compute_agreement").not_mentioned
     check_choice(studies, ("same", "intersection"), name="studies", func="compute_agreement")
     check_choice(both_uncertain, BOTH_UNCERTAIN_RULES, name="both_uncertain", func="compute_agreement")
     pair_list = parse_pairs(pairs)
@@ -443,8 +457,8 @@ def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence
 
 def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
                     finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
-                    not_mentioned: str = "negative", studies: str = "same", both_uncertain: str = "agree"
-                    ) -> pd.DataFrame:
+                    not_mentioned: str | LabelPolicy = "negative", studies: str = "same",
+                    both_uncertain: str = "agree") -> pd.DataFrame:
     """The table of :func:`compute_agreement` alone (its choices and per-pair drops are on the
     :class:`AgreementTableResult` that :func:`compute_agreement` returns)."""
     return compute_agreement(labels, pairs, findings=findings, finding_sets=finding_sets, weights=weights,

@@ -33,6 +33,7 @@ import pandas as pd
 
 from .._validation import check_columns
 from ..exceptions import SchemaError
+from ..labels import FINDING, ORDINAL_STATES, SOURCE, STATE, STATE_NAMES, STUDY_ID, LabelState
 from ..results import TableResult
 from ..tables import markdown_table
 from .pairs import expand_findings, prepare_labels
@@ -40,11 +41,10 @@ from .pairs import expand_findings, prepare_labels
 __all__ = ["PREVALENCE_COLUMNS", "PREVALENCE_STATES", "PrevalenceResult", "compute_prevalence", "prevalence_table",
            "positive_prevalence", "label_distribution"]
 
-PREVALENCE_COLUMNS: tuple[str, ...] = ("source", "finding", "state", "count", "percent")
+PREVALENCE_COLUMNS: tuple[str, ...] = (SOURCE, FINDING, STATE, "count", "percent")
 """Columns of :func:`prevalence_table` (``prevalence.csv``)."""
 
-PREVALENCE_STATES: tuple[str, ...] = ("negative", "uncertain", "positive", "not_mentioned", "missing")
-_CODE = {"negative": 0, "uncertain": 1, "positive": 2, "not_mentioned": -1}
+PREVALENCE_STATES: tuple[str, ...] = (*STATE_NAMES, "missing")
 
 
 @dataclass(frozen=True)
@@ -121,20 +121,20 @@ def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = 
     want = expand_findings(findings)
     rows = []
     for s in srcs:
-        sub = labels[labels["source"] == s]
-        n_studies = sub["study_id"].nunique()
-        fs = list(pd.unique(sub["finding"])) if want is None else want
+        sub = labels[labels[SOURCE] == s]
+        n_studies = sub[STUDY_ID].nunique()
+        fs = list(pd.unique(sub[FINDING])) if want is None else want
         if want is not None:
-            absent = [f for f in want if f not in set(sub["finding"])]
+            absent = [f for f in want if f not in set(sub[FINDING])]
             if absent:
                 raise SchemaError(f"Source {s!r} has no labels for finding(s) {absent}.")
-        codes = sub["state"].to_numpy(dtype=float, na_value=np.nan)
+        codes = sub[STATE].to_numpy(dtype=float, na_value=np.nan)
         for f in fs:
-            c = codes[(sub["finding"] == f).to_numpy()]
-            counts = {name: int((c == code).sum()) for name, code in _CODE.items()}
+            c = codes[(sub[FINDING] == f).to_numpy()]
+            counts = {name: int((c == code).sum()) for name, code in STATE_NAMES.items()}
             counts["missing"] = n_studies - sum(counts.values())
             for state in PREVALENCE_STATES:
-                rows.append({"source": s, "finding": f, "state": state, "count": counts[state],
+                rows.append({SOURCE: s, FINDING: f, STATE: state, "count": counts[state],
                              "percent": 100.0 * counts[state] / n_studies})
     return PrevalenceResult(pd.DataFrame(rows, columns=list(PREVALENCE_COLUMNS)), tuple(map(str, srcs)),
                             None if want is None else tuple(want))
@@ -160,7 +160,7 @@ def positive_prevalence(prev: pd.DataFrame, *, decimals: int = 1) -> pd.DataFram
     ``prev`` is the output of :func:`prevalence_table`; the numbers stay available there.
     """
     _check_prev(prev)
-    pos = prev[prev["state"] == "positive"]
+    pos = prev[prev[STATE] == ORDINAL_STATES[LabelState.POS]]
     text = [_fmt(c, p, decimals) for c, p in zip(pos["count"], pos["percent"])]
     wide = pos.assign(text=text).pivot(index="finding", columns="source", values="text")
     wide = wide.reindex(index=list(pd.unique(pos["finding"])), columns=list(pd.unique(pos["source"])))
@@ -176,8 +176,8 @@ def label_distribution(prev: pd.DataFrame, *, decimals: int = 1) -> pd.DataFrame
     has such labels.
     """
     _check_prev(prev)
-    states = ["negative", "uncertain", "positive"] + [
-        s for s in ("not_mentioned", "missing") if (prev.loc[prev["state"] == s, "count"] > 0).any()]
+    states = [*ORDINAL_STATES] + [
+        s for s in PREVALENCE_STATES[len(ORDINAL_STATES):] if (prev.loc[prev[STATE] == s, "count"] > 0).any()]
     sub = prev[prev["state"].isin(states)]
     text = [_fmt(c, p, decimals) for c, p in zip(sub["count"], sub["percent"])]
     wide = sub.assign(text=text).pivot(index=["finding", "source"], columns="state", values="text")

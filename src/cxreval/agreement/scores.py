@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._validation import check_choice, check_consistent_length
 from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
-from ..labels import STATE_NAMES
+from ..labels import NOT_MENTIONED_POLICIES, ORDINAL_STATES, STATE_NAMES, LabelPolicy, resolve_not_mentioned
 from ..results import readonly
 
 __all__ = [
@@ -37,10 +37,9 @@ AGREEMENT_COLUMNS: tuple[str, ...] = ("pair", "finding", "kappa_w", "kappa_low",
                                       "f1_w", "f1_low", "f1_high", "n", "finding_set")
 """Columns of :func:`agreement_table` (``agreement.csv``)."""
 
-STATE_ORDER: tuple[str, ...] = ("negative", "uncertain", "positive")
+STATE_ORDER: tuple[str, ...] = ORDINAL_STATES
 """The three ordinal states, index = code (``NEG=0 < UNC=1 < POS=2``)."""
 
-NOT_MENTIONED_POLICIES: tuple[str, ...] = ("negative", "exclude")
 BOTH_UNCERTAIN_RULES: tuple[str, ...] = ("agree", "disagree")
 """How a (UNC, UNC) pair enters the pessimistic mapping (see :mod:`cxreval.agreement`): ``'agree'`` (default,
 the reading of the seed's Table 30: identical labels always agree) or ``'disagree'`` (half in each disagreeing
@@ -266,7 +265,8 @@ def cohen_kappa(y_a: object, y_b: object, *, weights: str | None = None,
     return kappa
 
 
-def uncertainty_mapping(states_a: object, states_b: object, *, mapping: str, not_mentioned: str = "negative",
+def uncertainty_mapping(states_a: object, states_b: object, *, mapping: str,
+                        not_mentioned: str | LabelPolicy = "negative",
                         both_uncertain: str = "agree") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Map a pair of state arrays to binary labels under the pessimistic or optimistic mapping.
 
@@ -339,17 +339,17 @@ def weighted_f1(y_true: object, y_pred: object, *, labels: Sequence[object] = (0
     return float(_weighted_f1_from_confusion(c))
 
 
-def _clean_pair(states_a: object, states_b: object, *, not_mentioned: str, func: str
+def _clean_pair(states_a: object, states_b: object, *, not_mentioned: str | LabelPolicy, func: str
                 ) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
-    check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func=func)
+    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func=func).not_mentioned
     a = _as_codes(states_a, name="states_a", func=func)
     b = _as_codes(states_b, name="states_b", func=func)
     check_consistent_length(a, b, names=("states_a", "states_b"))
     missing = np.isnan(a) | np.isnan(b)
-    nm = (~missing) & ((a == -1) | (b == -1))
+    a, nm_a = resolve_not_mentioned(a, not_mentioned=not_mentioned, func=func)
+    b, nm_b = resolve_not_mentioned(b, not_mentioned=not_mentioned, func=func)
+    nm = (~missing) & (nm_a | nm_b)
     if not_mentioned == "negative":
-        a = np.where(a == -1, 0.0, a)
-        b = np.where(b == -1, 0.0, b)
         keep = ~missing
         n_nm = 0
     else:
@@ -358,7 +358,8 @@ def _clean_pair(states_a: object, states_b: object, *, not_mentioned: str, func:
     return a[keep], b[keep], {"n_missing": int(missing.sum()), "n_not_mentioned": n_nm}
 
 
-def confusion_counts(states_a: object, states_b: object, *, not_mentioned: str = "negative") -> np.ndarray:
+def confusion_counts(states_a: object, states_b: object, *, not_mentioned: str | LabelPolicy = "negative"
+                     ) -> np.ndarray:
     """The 3x3 state confusion matrix (rows A, columns B, order NEG, UNC, POS) of two aligned arrays.
 
     Missing labels drop the pair; ``NOT_MENTIONED`` becomes NEG or drops the pair (``not_mentioned``).
@@ -419,7 +420,7 @@ class AgreementResult:
 
 
 def agreement_scores(states_a: object, states_b: object, *, weights: str | None = "quadratic",
-                     not_mentioned: str = "negative", both_uncertain: str = "agree") -> AgreementResult:
+                     not_mentioned: str | LabelPolicy = "negative", both_uncertain: str = "agree") -> AgreementResult:
     """kappa_w, kappa_low, kappa_high, f1_w, f1_low, f1_high and n for two aligned state arrays.
 
     Parameters
@@ -432,8 +433,9 @@ def agreement_scores(states_a: object, states_b: object, *, weights: str | None 
         Source B's states for the same studies, in the same order.
     weights : {None, 'linear', 'quadratic'}, default='quadratic'
         Weighting of ``kappa_w`` (the seed's central estimate is quadratic).
-    not_mentioned : {'negative', 'exclude'}, default='negative'
-        ``NOT_MENTIONED`` as negative, or the pair dropped.
+    not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
+        ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.labels.LabelPolicy` gives its
+        ``not_mentioned``).
     both_uncertain : {'agree', 'disagree'}, default='agree'
         A pair where both labels are uncertain counts as agreement under both mappings (``'agree'``: two
         identical label sets always have ``kappa_low = kappa_high = 1``, as the seed's Table 30 prints), or as
@@ -457,6 +459,7 @@ def agreement_scores(states_a: object, states_b: object, *, weights: str | None 
     """
     check_choice(weights, WEIGHTS, name="weights", func="agreement_scores")
     check_choice(both_uncertain, BOTH_UNCERTAIN_RULES, name="both_uncertain", func="agreement_scores")
+    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="agreement_scores").not_mentioned
     a, b, drops = _clean_pair(states_a, states_b, not_mentioned=not_mentioned, func="agreement_scores")
     c = np.bincount(a.astype(np.int64) * 3 + b.astype(np.int64), minlength=9).reshape(3, 3)
     s = scores_from_confusion(c, weights=weights, both_uncertain=both_uncertain)

@@ -16,7 +16,7 @@ from ..exceptions import CxrevalWarning, InvalidParameterError
 from ..findings import XQA_SELECTED
 from ..fusion import fuse_label_table, list_fusion
 from ..fusion.neural import load_neural_fusion
-from ..labels import state_names
+from ..labels import SUMMARY_ROWS, state_names
 from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     check_inputs,
@@ -243,11 +243,11 @@ def _write_fuse(d: Path, labels: list[Path], table: pd.DataFrame, res: Any, meth
         lines += ["## Warnings: states fused far more often than any reader uses them", "",
                   *[f"- {w}" for w in res.warnings], ""]
     if agr is not None:
-        show = agr[agr["finding"].isin(["macro", "micro"]) | agr["finding"].isin(XQA_SELECTED)]
+        show = agr[agr["finding"].isin(SUMMARY_ROWS) | agr["finding"].isin(XQA_SELECTED)]
         lines += [f"## Agreement with {adjudicated} (Table 30 style)", "", markdown_table(show), ""]
     if between is not None:
         lines += ["## Agreement between methods (macro/micro over all findings)", "",
-                  markdown_table(between[between["finding"].isin(["macro", "micro"])]), ""]
+                  markdown_table(between[between["finding"].isin(SUMMARY_ROWS)]), ""]
     write_summary(d, "\n".join(lines))
     return written, agr
 

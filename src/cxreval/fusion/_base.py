@@ -30,6 +30,16 @@ import pandas as pd
 
 from .._validation import did_you_mean
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
+from ..labels import (
+    FINDING,
+    SOURCE,
+    STATE,
+    STATE_NAMES,
+    STUDY_ID,
+    LabelPolicy,
+    LabelState,
+    resolve_not_mentioned,
+)
 
 __all__ = [
     "pooling_groups",
@@ -49,7 +59,7 @@ __all__ = [
 ]
 
 ANNOTATION_COLUMNS: tuple[str, ...] = ("study_id", "reader", "label")
-STATES: tuple[int, ...] = (0, 1, 2)
+STATES: tuple[int, ...] = (int(LabelState.NEG), int(LabelState.UNC), int(LabelState.POS))
 """The label states fused: ``NEG=0``, ``UNC=1``, ``POS=2`` (:class:`cxreval.labels.LabelState`)."""
 N_STATES = 3
 
@@ -154,13 +164,10 @@ def encode_annotations(data: object, *, func: str, allow_finding: bool = True) -
                        label, item_finding, tuple(str(f) for f in findings))
 
 
-_NAMES = {"negative": 0, "uncertain": 1, "positive": 2}
-
-
 def _parse_labels(values: pd.Series, *, where: str) -> np.ndarray:
     v = values.reset_index(drop=True)
     if v.dtype == object or pd.api.types.is_string_dtype(v):
-        v = v.map(lambda x: _NAMES.get(x.strip().lower(), x) if isinstance(x, str) else x)
+        v = v.map(lambda x: STATE_NAMES.get(x.strip().lower(), x) if isinstance(x, str) else x)
     num = pd.to_numeric(v, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     ok = np.isin(num, STATES)
     if not ok.all():
@@ -358,42 +365,39 @@ class FusionResult:
 
 
 def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None = None,
-                            not_mentioned: str = "negative", where: str = "label table"
+                            not_mentioned: str | LabelPolicy = "negative", where: str = "label table"
                             ) -> tuple[pd.DataFrame, dict[str, int]]:
     """The annotation table (``study_id, finding, reader, label``) of ``readers`` in a long label table.
 
     Missing states are dropped; ``NOT_MENTIONED`` becomes negative (``not_mentioned='negative'``, CheXpert
     practice) or is dropped (``'exclude'``). Returns the table and the number of labels dropped per reason.
     """
-    from .._validation import check_choice
-
-    check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="fuse_label_table")
+    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_label_table").not_mentioned
     readers = _check_readers(labels, readers, where=where)
-    sub = labels[labels["source"].isin(readers)]
+    sub = labels[labels[SOURCE].isin(readers)]
     if findings is not None:
         absent = [f for f in findings if f not in set(sub["finding"])]
         if absent:
             raise SchemaError(f"Finding(s) {absent} are not labelled by the readers {readers} in {where}.")
         sub = sub[sub["finding"].isin(list(findings))]
-    state = sub["state"].astype("Int8")
-    missing = state.isna().to_numpy()
-    nm = (state == -1).fillna(False).to_numpy()
+    codes = sub[STATE].astype("Int8").to_numpy(dtype=float, na_value=np.nan)
+    missing = np.isnan(codes)
+    codes, nm = resolve_not_mentioned(codes, not_mentioned=not_mentioned, func="fuse_label_table")
     dropped = {"missing": int(missing.sum())}
     if not_mentioned == "exclude":
         dropped["not_mentioned"] = int(nm.sum())
         keep = ~missing & ~nm
     else:
         keep = ~missing
-    lab = state.to_numpy(dtype=float, na_value=np.nan)[keep]
-    lab[lab == -1] = 0
-    ann = pd.DataFrame({"study_id": sub["study_id"].to_numpy()[keep], "finding": sub["finding"].to_numpy()[keep],
-                        "reader": sub["source"].to_numpy()[keep], "label": lab.astype(np.int64)})
+    lab = codes[keep]
+    ann = pd.DataFrame({STUDY_ID: sub[STUDY_ID].to_numpy()[keep], FINDING: sub[FINDING].to_numpy()[keep],
+                        "reader": sub[SOURCE].to_numpy()[keep], "label": lab.astype(np.int64)})
     return ann, dropped
 
 
 def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
                      adjudicated: str | None = None, findings: Sequence[str] | None = None,
-                     not_mentioned: str = "negative", rng: object = 0,
+                     not_mentioned: str | LabelPolicy = "negative", rng: object = 0,
                      params: dict[str, dict[str, object]] | None = None,
                      fitted: dict[str, object] | None = None, executor: object = None,
                      spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
@@ -412,8 +416,9 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     findings : sequence of str, optional
         Findings to fuse (default: every finding the readers label): canonical names, aliases
         (``Pleural effusion``) or vocabulary names (``xqa_selected``), as for :func:`~cxreval.agreement.agreement_table`.
-    not_mentioned : {'negative', 'exclude'}, default='negative'
-        What a reader's ``NOT_MENTIONED`` becomes.
+    not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
+        What a reader's ``NOT_MENTIONED`` becomes (a :class:`~cxreval.labels.LabelPolicy` gives its
+        ``not_mentioned``).
     rng : None, int or Generator, default=0
         Seed of the randomised methods (one generator, used in method order).
     params : dict, optional
@@ -473,7 +478,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
                               f"{sorted(labels['source'].astype(str).unique())}.")
         ref = labels[(labels["source"] == adjudicated)]
         st = ref["state"].astype("Int8")
-        ok = st.notna().to_numpy() & (st != -1).fillna(False).to_numpy()
+        ok = st.notna().to_numpy() & (st != LabelState.NOT_MENTIONED).fillna(False).to_numpy()
         y = pd.DataFrame({"study_id": ref["study_id"].to_numpy()[ok], "finding": ref["finding"].to_numpy()[ok],
                           "label": st.to_numpy(dtype=np.int64, na_value=0)[ok]})
 

@@ -21,6 +21,7 @@ The **prediction table** is long, ``study_id, model, finding, score``, one row p
 
 Modules: :mod:`~cxreval.labels.states` (states, encodings, binarisation), :mod:`~cxreval.labels.tables`
 (validation, long CSV/Parquet files), :mod:`~cxreval.labels.wide` (wide CheXpert-style files) and
+:mod:`~cxreval.labels.schema` (column and summary-row names, typed once),
 :mod:`~cxreval.labels.streaming` (large inputs read block by block into integer codes, validated once; a folder
 of files with the same columns is one table).
 
@@ -42,14 +43,32 @@ Examples
 from __future__ import annotations
 
 from ._files import TABLE_SUFFIXES, read_label_tables, read_prediction_tables, table_parts
+from .schema import (
+    FINDING,
+    MACRO,
+    MEAN,
+    MICRO,
+    MODEL,
+    PATIENT_ID,
+    SCORE,
+    SOURCE,
+    STATE,
+    STUDY_ID,
+    SUMMARY_ROWS,
+)
 from .states import (
+    NOT_MENTIONED_POLICIES,
+    ORDINAL_STATES,
     POLICIES,
+    REPORT_STATES,
     STATE_ENCODINGS,
     STATE_NAMES,
+    LabelPolicy,
     LabelState,
     binarize,
     decode_states,
     parse_states,
+    resolve_not_mentioned,
     state_names,
 )
 from .streaming import LabelScan, PredictionScan, scan_labels, scan_predictions
@@ -73,6 +92,11 @@ __all__ = [
     "LABEL_COLUMNS",
     "PREDICTION_COLUMNS",
     "POLICIES",
+    "NOT_MENTIONED_POLICIES",
+    "ORDINAL_STATES",
+    "REPORT_STATES",
+    "LabelPolicy",
+    "resolve_not_mentioned",
     "STATE_ENCODINGS",
     "parse_states",
     "decode_states",
@@ -99,4 +123,15 @@ __all__ = [
     "read_label_tables",
     "TABLE_SUFFIXES",
     "table_parts",
+    "STUDY_ID",
+    "PATIENT_ID",
+    "SOURCE",
+    "FINDING",
+    "STATE",
+    "MODEL",
+    "SCORE",
+    "MACRO",
+    "MICRO",
+    "MEAN",
+    "SUMMARY_ROWS",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -18,8 +19,8 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ._common import _NUMERIC_READING, _READING_TEXT, _as_number, _where
 
-__all__ = ["LabelState", "STATE_NAMES", "POLICIES", "STATE_ENCODINGS", "parse_states", "decode_states",
-           "state_names", "binarize"]
+__all__ = ["LabelState", "STATE_NAMES", "ORDINAL_STATES", "REPORT_STATES", "POLICIES", "NOT_MENTIONED_POLICIES", "STATE_ENCODINGS", "LabelPolicy",
+           "parse_states", "decode_states", "state_names", "binarize", "resolve_not_mentioned"]
 
 
 class LabelState(enum.IntEnum):
@@ -33,7 +34,14 @@ class LabelState(enum.IntEnum):
 
 STATE_NAMES: dict[str, int] = {"negative": 0, "uncertain": 1, "positive": 2, "not_mentioned": -1}
 _NAME_OF = {v: k for k, v in STATE_NAMES.items()}
+ORDINAL_STATES: tuple[str, ...] = tuple(_NAME_OF[int(c)] for c in (LabelState.NEG, LabelState.UNC, LabelState.POS))
+"""The names of the three ordinal states, index = code (``negative, uncertain, positive``)."""
+REPORT_STATES: tuple[str, ...] = (*ORDINAL_STATES, _NAME_OF[int(LabelState.NOT_MENTIONED)])
+"""The names a report-derived source may give (the ordinal states and ``not_mentioned``)."""
 POLICIES: tuple[str, ...] = ("exclude", "zeros", "ones")
+"""What an uncertain label becomes when states are binarised: dropped, 0 or 1 (:func:`binarize`)."""
+NOT_MENTIONED_POLICIES: tuple[str, ...] = ("negative", "exclude")
+"""What a ``NOT_MENTIONED`` label becomes: negative (CheXpert practice for report labelers) or dropped."""
 STATE_ENCODINGS: tuple[str, ...] = ("cxreval", "chexpert", "binary")
 """How numeric states in a file are read (:func:`decode_states`); state names read the same under all three."""
 
@@ -189,32 +197,124 @@ def state_names(states: pd.Series) -> pd.Series:
     return pd.Series(out, index=s.index, name=s.name, dtype=object)
 
 
-def binarize(states: Sequence[object] | pd.Series, *, policy: str = "exclude",
-             not_mentioned: str = "negative") -> np.ndarray:
+def binarize(states: Sequence[object] | pd.Series, *, policy: str | LabelPolicy = "exclude",
+             not_mentioned: str | None = None) -> np.ndarray:
     """Turn label states into 0/1 floats for a metric; excluded labels become NaN.
 
     Parameters
     ----------
     states : array-like of label states (``Int8`` codes or state names)
-    policy : {'exclude', 'zeros', 'ones'}, default='exclude'
-        What an uncertain label becomes: dropped (NaN), 0 or 1. Missing labels are always NaN.
-    not_mentioned : {'negative', 'exclude'}, default='negative'
-        What ``NOT_MENTIONED`` becomes: 0 (CheXpert practice for report labelers) or NaN.
+    policy : {'exclude', 'zeros', 'ones'} or LabelPolicy, default='exclude'
+        What an uncertain label becomes: dropped (NaN), 0 or 1. Missing labels are always NaN. A
+        :class:`LabelPolicy` gives both choices.
+    not_mentioned : {'negative', 'exclude'} or None, default=None
+        What ``NOT_MENTIONED`` becomes: 0 (CheXpert practice for report labelers) or NaN; None means
+        ``'negative'`` (or the ``not_mentioned`` of a :class:`LabelPolicy` given as ``policy``).
 
     Returns
     -------
     y : ndarray of float, shape (n,)
         1.0, 0.0 or NaN.
     """
-    check_choice(policy, POLICIES, name="policy", func="binarize")
-    check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="binarize")
+    pol = LabelPolicy.of(policy, not_mentioned=not_mentioned, func="binarize")
     s = states if isinstance(states, pd.Series) and str(states.dtype) == "Int8" else parse_states(states)
     codes = s.to_numpy(dtype=float, na_value=np.nan)
     y = np.full(codes.shape, np.nan)
     y[codes == 2] = 1.0
     y[codes == 0] = 0.0
-    if policy != "exclude":
-        y[codes == 1] = 0.0 if policy == "zeros" else 1.0
-    if not_mentioned == "negative":
+    if pol.uncertain != "exclude":
+        y[codes == 1] = 0.0 if pol.uncertain == "zeros" else 1.0
+    if pol.not_mentioned == "negative":
         y[codes == -1] = 0.0
     return y
+
+
+def resolve_not_mentioned(codes: np.ndarray, *, not_mentioned: str = "negative", func: str = "resolve_not_mentioned"
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """Apply the not-mentioned policy to float state codes, keeping the three ordinal states.
+
+    Parameters
+    ----------
+    codes : ndarray of float
+        State codes ``-1, 0, 1, 2`` (NaN = missing).
+    not_mentioned : {'negative', 'exclude'}, default='negative'
+        ``'negative'``: ``NOT_MENTIONED`` becomes ``NEG`` (code 0); ``'exclude'``: codes are returned unchanged and
+        the caller drops the rows flagged in the mask.
+    func : str
+        Named in the error message for a bad ``not_mentioned``.
+
+    Returns
+    -------
+    codes : ndarray of float
+        The codes after the policy (a new array when anything changed).
+    not_mentioned_mask : ndarray of bool
+        Where the input was ``NOT_MENTIONED``.
+    """
+    check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func=func)
+    nm = codes == LabelState.NOT_MENTIONED
+    if not_mentioned == "negative":
+        codes = np.where(nm, float(LabelState.NEG), codes)
+    return codes, nm
+
+
+@dataclass(frozen=True)
+class LabelPolicy:
+    """The one policy for uncertain and not-mentioned labels, accepted by AUC, agreement, flows and fusion.
+
+    Parameters
+    ----------
+    uncertain : {'exclude', 'zeros', 'ones'}, default='exclude'
+        What an uncertain label becomes when states are binarised (:data:`POLICIES`).
+    not_mentioned : {'negative', 'exclude'}, default='negative'
+        What a ``NOT_MENTIONED`` label becomes (:data:`NOT_MENTIONED_POLICIES`).
+
+    Examples
+    --------
+    >>> LabelPolicy(uncertain="ones").binarize(["positive", "uncertain", "not_mentioned"]).tolist()
+    [1.0, 1.0, 0.0]
+    >>> LabelPolicy(not_mentioned="exclude").binarize(["not_mentioned", "negative"]).tolist()
+    [nan, 0.0]
+    """
+
+    uncertain: str = "exclude"
+    not_mentioned: str = "negative"
+
+    def __post_init__(self) -> None:
+        check_choice(self.uncertain, POLICIES, name="uncertain", func="LabelPolicy")
+        check_choice(self.not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="LabelPolicy")
+
+    @classmethod
+    def of(cls, policy: LabelPolicy | str | None = None, *, not_mentioned: LabelPolicy | str | None = None,
+           func: str = "LabelPolicy") -> LabelPolicy:
+        """The policy meant by a function's ``policy=`` / ``not_mentioned=`` arguments.
+
+        ``policy`` is a :class:`LabelPolicy` (returned as is; ``not_mentioned`` must then be None or agree
+        with it) or the uncertain policy as a string; ``not_mentioned`` is a string or a :class:`LabelPolicy`
+        (whose ``not_mentioned`` is used). None means the default.
+        """
+        if isinstance(not_mentioned, LabelPolicy):
+            if policy is not None and not isinstance(policy, LabelPolicy):
+                return cls(policy, not_mentioned.not_mentioned)
+            if isinstance(policy, LabelPolicy) and policy != not_mentioned:
+                raise InvalidParameterError(f"{func}: two different label policies given ({policy} and "
+                                            f"{not_mentioned}); pass one.")
+            return not_mentioned if policy is None else policy
+        if isinstance(policy, LabelPolicy):
+            if not_mentioned is not None and not_mentioned != policy.not_mentioned:
+                raise InvalidParameterError(f"{func}: not_mentioned={not_mentioned!r} contradicts {policy}; pass "
+                                            f"one of them.")
+            return policy
+        uncertain = "exclude" if policy is None else policy
+        nm = "negative" if not_mentioned is None else not_mentioned
+        check_choice(uncertain, POLICIES, name="policy", func=func)
+        check_choice(nm, NOT_MENTIONED_POLICIES, name="not_mentioned", func=func)
+        return cls(uncertain, nm)
+
+    def binarize(self, states: Sequence[object] | pd.Series) -> np.ndarray:
+        """:func:`binarize` under this policy: 1.0, 0.0 or NaN (excluded or missing)."""
+        return binarize(states, policy=self.uncertain, not_mentioned=self.not_mentioned)
+
+    def resolve_not_mentioned(self, codes: np.ndarray, *, func: str = "LabelPolicy.resolve_not_mentioned"
+                              ) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`resolve_not_mentioned` under this policy's ``not_mentioned``."""
+        return resolve_not_mentioned(codes, not_mentioned=self.not_mentioned, func=func)

@@ -17,14 +17,15 @@ from .._validation import check_columns
 from ..exceptions import SchemaError
 from ..results import ReadReport, ReadResult
 from ._common import _canonical_column, _id_column, _read_table, _where
+from .schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STATE, STUDY_ID
 from .states import STATE_NAMES, decode_states, parse_states, state_names
 
 __all__ = ["LABEL_COLUMNS", "PREDICTION_COLUMNS", "validate_label_table", "validate_predictions",
            "validate_model_groups", "label_matrix", "read_labels", "write_labels", "read_predictions",
            "write_predictions"]
 
-LABEL_COLUMNS: tuple[str, ...] = ("study_id", "patient_id", "finding", "source", "state")
-PREDICTION_COLUMNS: tuple[str, ...] = ("study_id", "model", "finding", "score")
+LABEL_COLUMNS: tuple[str, ...] = (STUDY_ID, PATIENT_ID, FINDING, SOURCE, STATE)
+PREDICTION_COLUMNS: tuple[str, ...] = (STUDY_ID, MODEL, FINDING, SCORE)
 
 
 def validate_label_table(df: pd.DataFrame, *, where: str = "label table", require_patient: bool = True

@@ -28,6 +28,8 @@ from typing import Any
 import pandas as pd
 
 from ..exceptions import CxrevalError, SchemaError
+from ..labels import ORDINAL_STATES, LabelState
+from ..labels import REPORT_STATES as _REPORT_STATES
 from .commit import GroupCommitter
 from .db import SCHEMA_VERSION, check_integrity, make_engine, metadata, require_sqlalchemy, tables
 from .study import StudySpec, check_name, reader_order, study_items
@@ -36,8 +38,10 @@ __all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "AUTH_TTL", "S
            "ReaderStore", "hash_token", "now"]
 
 ROLES: tuple[str, ...] = ("reader", "resolver")
-IMAGE_STATES: tuple[str, ...] = ("negative", "uncertain", "positive")
-REPORT_STATES: tuple[str, ...] = ("negative", "uncertain", "positive", "not_mentioned")
+IMAGE_STATES: tuple[str, ...] = ORDINAL_STATES
+"""The states a reader gives on an image (:data:`cxreval.labels.ORDINAL_STATES`)."""
+REPORT_STATES: tuple[str, ...] = _REPORT_STATES
+"""The states a reader gives on a report (adds ``not_mentioned``; :data:`cxreval.labels.REPORT_STATES`)."""
 MAX_BOXES = 64
 AUTH_TTL = 5.0
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
@@ -336,7 +340,7 @@ class ReaderStore:
                 payload = {"labels": self._labels(body.get("labels"), states=IMAGE_STATES, complete=True),
                            "boxes": self._boxes(body.get("boxes"), stored)}
                 contradicted = sorted({b["finding"] for b in payload["boxes"]
-                                       if payload["labels"][b["finding"]] == "negative"})
+                                       if payload["labels"][b["finding"]] == ORDINAL_STATES[LabelState.NEG]})
                 if contradicted:
                     raise SubmissionError(f"Box(es) for {contradicted}, labelled negative: a box marks a positive "
                                           "or uncertain finding; remove the box or change the label.")

@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..labels import ORDINAL_STATES, REPORT_STATES, SUMMARY_ROWS
+
 __all__ = ["OKABE_ITO", "TOL_MUTED", "PALETTE", "SYMBOLS", "STATE_COLORS", "STATE_ORDER", "SUMMARY_ROWS",
            "reference_colors", "ref_color", "ref_symbol", "palette_color", "rgba", "ordered", "base_layout",
            "dropdown", "num"]
@@ -60,8 +62,8 @@ def ref_symbol(name: str) -> str:
     cmap = _REF_COLORS.get() or {}
     i = list(cmap).index(name) if name in cmap else 0
     return SYMBOLS[(i // len(PALETTE)) % len(SYMBOLS)]  # a second round of colours gets another symbol
-STATE_ORDER = ("positive", "uncertain", "negative", "not_mentioned", "missing")
-SUMMARY_ROWS = ("macro", "micro")
+STATE_ORDER = (*reversed(ORDINAL_STATES), *REPORT_STATES[len(ORDINAL_STATES):], "missing")
+"""States in the order figures stack them: positive, uncertain, negative, not_mentioned, missing."""
 
 
 def palette_color(i: int) -> str:

@@ -22,12 +22,13 @@ import numpy as np
 import pandas as pd
 
 from ..agreement import AgreementTableResult
+from ..labels import MACRO, MEAN, MICRO, SUMMARY_ROWS
 from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
 
 __all__ = ["KeyFinding", "key_finding", "confidence_level", "fmt", "ordinal", "FINDERS"]
 
-_SUMMARY = ("macro", "micro")
+_SUMMARY = SUMMARY_ROWS
 _ALL_GROUPS = ("all models", "all")
 
 
@@ -207,7 +208,7 @@ def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     auc = _load(folder, "auc.csv", ("model", "finding", "reference", "auc"))
     if auc is None:
         return None
-    keep = ~_str(auc, "model").str.lower().isin(("mean", "average")) & (_str(auc, "group").str.lower() != "summary")
+    keep = ~_str(auc, "model").str.lower().isin((MEAN, "average")) & (_str(auc, "group").str.lower() != "summary")
     auc = auc[keep].assign(_a=lambda d: _num(d, "auc")).dropna(subset=["_a"])
     if "dataset" in auc.columns and not auc.empty:
         auc = auc[_str(auc, "dataset") == _str(auc, "dataset").iloc[0]]
@@ -245,7 +246,7 @@ def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 def _kappa_rows(df: pd.DataFrame, key: str) -> tuple[pd.DataFrame, str]:
     f = _str(df, "finding")
-    for s in ("micro", "macro"):
+    for s in (MICRO, MACRO):
         if (f == s).any():
             rows = df[f == s]
             sets = _str(rows, "finding_set")
@@ -459,7 +460,7 @@ def report_labels_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     if df is None:
         return None
     f = _str(df, "finding")
-    micro = df[f == "micro"]
+    micro = df[f == MICRO]
     per = df[~f.isin(_SUMMARY)].assign(f1=lambda d: _num(d, "f1")).dropna(subset=["f1"])
     if micro.empty or per.empty:
         return None

@@ -40,6 +40,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
+from ..labels import SUMMARY_ROWS
 from ..results import TableResult
 from . import plots
 from .key_findings import KeyFinding, key_finding
@@ -507,7 +508,7 @@ _PRF = (("f1", "f1_low", "f1_high", "F1"), ("precision", "precision_low", "preci
 def _labeller_long(df: pd.DataFrame) -> pd.DataFrame | None:
     """The labeller's precision/recall/F1 per finding, with the published labeller's figures as a second
     series where the table gives them (``nih_*`` columns; no interval)."""
-    per = df[~df["finding"].astype(str).isin(("macro", "micro"))]
+    per = df[~df["finding"].astype(str).isin(SUMMARY_ROWS)]
     parts = [per.assign(labeller="this labeller")]
     pub = {f"nih_{m}" for m, *_ in _PRF} & set(df.columns)
     if pub:

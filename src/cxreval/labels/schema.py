@@ -1,0 +1,36 @@
+"""Names typed once: the columns of the long tables and the summary rows of result tables.
+
+The long **label table** has the columns ``study_id, patient_id, finding, source, state``; the long
+**prediction table** ``study_id, model, finding, score``. A per-finding result table ends with summary rows
+whose ``finding`` is :data:`MACRO` (the mean over findings) or :data:`MICRO` (all findings pooled); a per-model
+table may add a :data:`MEAN` row (the mean over models).
+"""
+
+from __future__ import annotations
+
+__all__ = ["STUDY_ID", "PATIENT_ID", "SOURCE", "FINDING", "STATE", "MODEL", "SCORE", "MACRO", "MICRO", "MEAN",
+           "SUMMARY_ROWS"]
+
+STUDY_ID = "study_id"
+"""The unit a label or score belongs to (an image or a study)."""
+PATIENT_ID = "patient_id"
+"""The unit the bootstrap resamples."""
+SOURCE = "source"
+"""Who gave a label (a reference standard, a reader, a report labeller)."""
+FINDING = "finding"
+"""A canonical finding name (:mod:`cxreval.findings`)."""
+STATE = "state"
+"""A label state (:class:`cxreval.labels.LabelState`)."""
+MODEL = "model"
+"""The model that gave a score."""
+SCORE = "score"
+"""A model's score for a finding."""
+
+MACRO = "macro"
+"""Summary row: the unweighted mean over findings."""
+MICRO = "micro"
+"""Summary row: all findings pooled."""
+MEAN = "mean"
+"""Summary row: the mean over models."""
+SUMMARY_ROWS: tuple[str, ...] = (MACRO, MICRO)
+"""The per-finding summary rows, in the order they are written."""
