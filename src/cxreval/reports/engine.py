@@ -40,13 +40,14 @@ from functools import lru_cache
 import numpy as np
 
 from ..exceptions import InvalidParameterError
+from ..labels import LabelState
 from .rules import CATEGORIES, RuleSet
 
 __all__ = ["MentionArrays", "Engine", "get_engine", "tokenize", "split_sentences"]
 
 _SEP = "\n\n"  # joins segments: always a sentence boundary
 _L, _R = r"(?<![a-z0-9])", r"(?![a-z0-9])"
-_STATE = {"uncertain_pre_negation": 1, "negation": 0, "uncertain": 1}
+_STATE = {"uncertain_pre_negation": int(LabelState.UNC), "negation": int(LabelState.NEG), "uncertain": int(LabelState.UNC)}
 _NO_BREAK_BEFORE_DOT = frozenset({"vs", "dr", "mr", "ms", "st", "approx", "e", "i"})
 # character classes of the lower-cased text (code points; anything >= 128 that is not a space is a letter)
 _CLASS = np.full(128, 2, dtype=np.int8)  # 0 space, 1 letter/digit, 2 punctuation, 3 hyphen (a separator)
@@ -282,7 +283,7 @@ class Engine:
         f_index = {f: i for i, f in enumerate(self.findings)}
         self._m_finding = np.array([f_index.get(r.finding, -1) for r in self.mention_rules], dtype=np.int64)
         # the fixed state of 'normal' (negative) and 'uncertain' (uncertain) mention rules; -1: context decides
-        self._m_fixed = np.array([{"normal": 0, "uncertain": 1}.get(r.kind, -1) for r in self.mention_rules],
+        self._m_fixed = np.array([{"normal": int(LabelState.NEG), "uncertain": int(LabelState.UNC)}.get(r.kind, -1) for r in self.mention_rules],
                                  dtype=np.int8)
         self._mentions = _PhraseIndex([(r.text, r.regex) for r in self.mention_rules])
         # one entry per distinct context phrase; a phrase may hold several roles

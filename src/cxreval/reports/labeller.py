@@ -45,7 +45,7 @@ import pandas as pd
 
 from ..exceptions import InvalidParameterError
 from ..executor import Executor, SerialExecutor
-from ..labels import STATE_NAMES
+from ..labels import ORDINAL_STATES, STATE_NAMES
 from .engine import MentionArrays, get_engine
 from .io import check_report_table
 from .rules import RuleSet, load_rules
@@ -61,7 +61,7 @@ MENTION_COLUMNS: tuple[str, ...] = ("study_id", "section", "field", "sentence", 
                                     "state", "mention_rule", "state_rule", "sentence_text")
 SENTENCE_TEXT_MAX = 400
 """Longest ``sentence_text`` written whole in the mention table; longer sentences are cut around the mention."""
-_NAME_OF = np.array(["negative", "uncertain", "positive"], dtype=object)
+_NAME_OF = np.array(ORDINAL_STATES, dtype=object)  # indexed by state code 0, 1, 2
 
 
 @dataclass(frozen=True)

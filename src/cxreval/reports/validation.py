@@ -34,13 +34,13 @@ import pandas as pd
 from .._validation import check_choice, check_positive_int
 from ..bootstrap import draw_plan
 from ..exceptions import InvalidParameterError, SchemaError
-from ..labels import validate_label_table
+from ..labels import MACRO, MICRO, validate_label_table
 from ..tables import markdown_table
 
 __all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "precision_recall_table", "prf_markdown"]
 
 NIH_LABELLER_OPENI: dict[tuple[str, str], float] = {
-    ("micro", "precision"): 0.90, ("micro", "recall"): 0.91, ("micro", "f1"): 0.90,
+    (MICRO, "precision"): 0.90, (MICRO, "recall"): 0.91, (MICRO, "f1"): 0.90,
     ("Mass", "f1"): 0.52, ("Mass", "recall"): 0.40, ("Pneumonia", "precision"): 0.66,
 }
 """The NIH (ChestX-ray8) labeller on OpenI, Wang et al. (2017) Table 2 as quoted by seed 000; ``micro`` is the
@@ -137,7 +137,7 @@ def precision_recall_table(labels: pd.DataFrame, *, reference: str, predicted: s
     dist = _scores(w @ tp, w @ fp, w @ fn)
     alpha = (1 - confidence_level) / 2 * 100
     rows = []
-    for j, name in enumerate([*fs, "micro", "macro"]):
+    for j, name in enumerate([*fs, MICRO, MACRO]):
         sl = slice(j, j + 1) if j < len(fs) else slice(None)
         row: dict[str, object] = {"finding": name, "n_pos": int(gold[:, sl].sum()), "TP": int(tp[:, sl].sum()),
                                   "FP": int(fp[:, sl].sum()), "FN": int(fn[:, sl].sum())}
