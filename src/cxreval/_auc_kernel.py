@@ -131,7 +131,9 @@ class AUCIndex:
         seg = self._seg
         if seg is None:
             nn = self.neg.size
-            bp = np.unique(np.concatenate([self.lo, self.hi]))
+            bp = np.concatenate([self.lo, self.hi])  # each ascending: the positives are sorted by score
+            bp.sort(kind="stable")
+            bp = bp[np.concatenate([[True], bp[1:] != bp[:-1]])] if bp.size else bp
             starts = np.concatenate([[0], bp[(bp > 0) & (bp < nn)]]).astype(np.intp)
             bounds = np.concatenate([starts, [nn]])
             seg = (starts, np.searchsorted(bounds, self.lo), np.searchsorted(bounds, self.hi))
@@ -152,22 +154,41 @@ class AUCIndex:
             return hit[1], hit[2]
         starts, lo_s, hi_s = self._segments()
         ns = starts.size
-        g = (lambda ix: ix) if group is None else (lambda ix: group[ix])
-        gp = g(self.pos)
-        rows = np.concatenate([np.repeat(np.arange(1, ns + 1), np.diff(np.append(starts, self.neg.size))),
-                               ns + 1 + lo_s, ns + 1 + hi_s])
-        cols = np.concatenate([g(self.neg), gp, gp])
-        mat = sparse.coo_array((np.ones(rows.size, dtype=np.int32), (rows, cols)),
-                               shape=(2 * ns + 2, n_groups)).tocsr()
-        row_max = int(np.bincount(rows, minlength=2 * ns + 2).max(initial=0))
+        gn = self.neg if group is None else group[self.neg]
+        gp = self.pos if group is None else group[self.pos]
+        # built directly as CSR, rows in order (a patient twice in a row is summed by the product). A positive
+        # without tied negatives reads one break twice: one entry of value 2; else one entry at lo and one at hi.
+        n_per_seg = np.diff(np.append(starts, self.neg.size))
+        two = lo_s == hi_s
+        hi_t = hi_s[~two]
+        # merge the ascending lo_s (all positives) and hi_t (tied ones) by row: a stable merge by searchsorted
+        at_lo = np.arange(lo_s.size) + np.searchsorted(hi_t, lo_s, side="left")
+        at_hi = np.arange(hi_t.size) + np.searchsorted(lo_s, hi_t, side="right")
+        pos_cols = np.empty(lo_s.size + hi_t.size, dtype=gp.dtype)
+        pos_vals = np.ones(pos_cols.size, dtype=np.int32)
+        pos_cols[at_lo] = gp
+        pos_vals[at_lo] = np.where(two, 2, 1)
+        pos_cols[at_hi] = gp[~two]
+        per_row = np.concatenate([[0], n_per_seg, np.bincount(lo_s, minlength=ns + 1)
+                                  + np.bincount(hi_t, minlength=ns + 1)])
+        row_sum = np.concatenate([[0], n_per_seg, 2 * np.bincount(lo_s, minlength=ns + 1)])
+        indptr = np.zeros(per_row.size + 1, dtype=np.int64)
+        np.cumsum(per_row, out=indptr[1:])
+        indices = np.concatenate([gn, pos_cols])
+        data = np.concatenate([np.ones(gn.size, dtype=np.int32), pos_vals])
+        idx_t = np.int32 if max(n_groups, indices.size) < _I32 else np.int64
+        mat = sparse.csr_array((data, indices.astype(idx_t), indptr.astype(idx_t)), shape=(2 * ns + 2, n_groups))
+        row_max = int(row_sum.max(initial=0))
         self._mats[key] = (group, mat, row_max)
         return mat, row_max
 
     def positive_weight(self, ct: np.ndarray, group: np.ndarray | None) -> np.ndarray:
         """Total weight of the positives in each column of ``ct`` (int64, shape ``(B,)``)."""
         gp = self.pos if group is None else group[self.pos]
+        if ct.shape[1] <= 8:
+            return ct[gp].sum(axis=0, dtype=np.int64)
         w = np.bincount(gp, minlength=ct.shape[0]).astype(np.float64)
-        return np.rint(w @ ct.astype(np.float64)).astype(np.int64) if ct.size else np.zeros(ct.shape[1], np.int64)
+        return np.rint(w @ ct.astype(np.float64)).astype(np.int64)
 
     def auc_t(self, wt: np.ndarray) -> np.ndarray:
         """AUC for each *column* of integer weights ``wt`` (shape ``(n_studies, B)``, C-contiguous)."""
@@ -215,8 +236,9 @@ class AUCIndex:
             ct = ct.astype(prod)
         key = ("mat", np.dtype(prod).str)
         m = self._typed.get(key)
-        if m is None or m[0] is not mat:
-            m = (mat, mat if prod == np.int32 else mat.astype(prod))
+        if m is None or m[0] is not mat:  # (scipy's astype would sort and merge the entries: not needed here)
+            m = (mat, mat if prod == np.int32 else sparse.csr_array((mat.data.astype(prod), mat.indices, mat.indptr),
+                                                                    shape=mat.shape))
             self._typed[key] = m
         out = m[1] @ ct  # (2 ns + 2, B)
         acc = np.int32 if top_ct * self.neg.size < _I32 else np.int64
@@ -340,7 +362,9 @@ def block_indices(inputs: BlockInputs, model: int, finding: int) -> list[tuple[A
         s = np.array(S[model], dtype=float).ravel()  # type: ignore[index]
         ys = [np.asarray(Y[:, k, :]).ravel() for k in range(Y.shape[1])]  # type: ignore[index,union-attr]
         group = None if sp is None else np.tile(np.asarray(sp), n_f)
-    order = np.argsort(s, kind="stable")  # NaN scores (unlabelled studies) sort last
+    # the order within tied scores changes no segment (breaks fall between distinct scores), so the fast unstable
+    # sort gives the same matrices; NaN scores (unlabelled studies) sort last and are masked out
+    order = np.argsort(s)
     out = []
     for y in ys:
         ok = np.isfinite(y)
