@@ -191,8 +191,8 @@ def cli_rows(n: int, executors: list[str], n_resamples: int, fmt: str, data_dir:
                    str(folder / f"labels.{fmt}"), "--n-resamples", str(n_resamples), "--seed", "0", "--executor",
                    ex, "-o", str(Path(tmp) / "out")]
             # each run in its own measuring process, so that RUSAGE_CHILDREN is that run's alone
-            code = ("import json,sys; sys.path.insert(0, %r); from scale import run_measured; "
-                    "w, r, t, _ = run_measured(%r); print(json.dumps([w, r, t]))" % (str(HERE), cmd))
+            code = (f"import json,sys; sys.path.insert(0, {str(HERE)!r}); from scale import run_measured; "
+                    f"w, r, t, _ = run_measured({cmd!r}); print(json.dumps([w, r, t]))")
             res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
             if res.returncode != 0:
                 raise SystemExit(res.stdout + res.stderr)

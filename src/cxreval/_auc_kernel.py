@@ -1,16 +1,19 @@
 """Count-weighted AUC kernel of :mod:`cxreval.classification` (private).
 
 :class:`AUCIndex` holds the positions fixed by one sort of the scores. Its sparse ``(segments, groups)`` count
-matrix turns ``(patients, replicates)`` bootstrap counts into every replicate's AUC with one sparse-dense product,
-a blocked in-place cumulative sum (:func:`cumsum_rows_inplace`) and a dot product, in exact integer arithmetic
-(int32 where it cannot overflow, else int64, else Python integers). :func:`auc_block` runs every replicate of one block (a
-model × finding, or a model's micro average) for an executor, from :class:`BlockInputs` in memory or memory-mapped
-from ``.npy`` files (:func:`spill_inputs`); :func:`weighted_auc_float` is the floating-point path for non-integer weights. The
+matrix turns ``(patients, replicates)`` bootstrap counts into every replicate's AUC with one sparse-dense product
+(int16 where no row can overflow), a cumulative sum along the segments and a dot product, in exact integer
+arithmetic (int32/int64, Python integers past ``2**62``). :func:`auc_block` runs every replicate of one block (a
+model × finding, or a model's micro average, with every reference) for an executor, from :class:`BlockInputs` in
+memory or memory-mapped from ``.npy`` files (:func:`spill_inputs`); :func:`cumsum_rows_inplace` is a blocked
+cumulative sum down rows; :func:`weighted_auc_float` is the floating-point path for non-integer weights. The
 formula and the public functions are documented in :mod:`cxreval.classification`.
 """
 
 from __future__ import annotations
 
+import functools
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,9 +23,10 @@ import pandas as pd
 from scipy import sparse
 
 from .exceptions import InvalidParameterError, SchemaError
+from .executor import SerialExecutor
 
 __all__ = ["AUCIndex", "BlockInputs", "auc_block", "binary_labels", "block_indices", "cumsum_rows_inplace",
-           "finite_scores", "positive_weights", "spill_inputs", "weighted_auc_float"]
+           "finite_scores", "map_blocks", "positive_weights", "spill_inputs", "weighted_auc_float"]
 
 _I32 = int(np.iinfo(np.int32).max)
 _I16 = int(np.iinfo(np.int16).max)
@@ -185,7 +189,7 @@ class AUCIndex:
     def positive_weight(self, ct: np.ndarray, group: np.ndarray | None) -> np.ndarray:
         """Total weight of the positives in each column of ``ct`` (int64, shape ``(B,)``)."""
         gp = self.pos if group is None else group[self.pos]
-        if ct.shape[1] <= 8:
+        if ct.shape[1] <= 8 or int(ct.max(initial=0)) * max(gp.size, 1) >= 2**53:  # narrow, or past float64
             return ct[gp].sum(axis=0, dtype=np.int64)
         w = np.bincount(gp, minlength=ct.shape[0]).astype(np.float64)
         return np.rint(w @ ct.astype(np.float64)).astype(np.int64)
@@ -404,3 +408,23 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
                                   ct_max=inp.ct_max)
             dist[k, lo:hi] = res[: hi - lo]
     return (int(model), int(finding)), point, dist
+
+
+def _in_process(ex: object) -> bool:
+    """Whether ``ex`` runs its map in this process (the serial executor, possibly wrapped by a progress display)."""
+    while not isinstance(ex, SerialExecutor) and getattr(ex, "inner", None) is not None:
+        ex = ex.inner  # type: ignore[attr-defined]
+    return isinstance(ex, SerialExecutor)
+
+
+def map_blocks(ex: object, inputs: BlockInputs, blocks: list[tuple[int, int]], spill_dir: str | Path | None
+               ) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray]]:
+    """:func:`auc_block` over ``blocks`` on ``ex``: in process on the arrays themselves;
+    elsewhere each task carries a block id and the paths of the arrays, written once as ``.npy`` into a
+    temporary folder under ``spill_dir`` (removed at the end), which every worker memory-maps."""
+    if _in_process(ex):
+        return ex.map(functools.partial(auc_block, inputs), blocks)  # type: ignore[attr-defined]
+    if spill_dir is not None:
+        Path(spill_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cxreval-spill-", dir=spill_dir) as tmp:
+        return ex.map(functools.partial(auc_block, spill_inputs(inputs, tmp)), blocks)  # type: ignore[attr-defined]

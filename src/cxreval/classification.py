@@ -35,9 +35,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
-import tempfile
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -49,12 +47,11 @@ import pandas as pd
 from ._auc_kernel import (
     AUCIndex,
     BlockInputs,
-    auc_block,
     binary_labels,
     block_indices,
     finite_scores,
+    map_blocks,
     positive_weights,
-    spill_inputs,
     weighted_auc_float,
 )
 from ._validation import check_choice, check_confidence_level, check_positive_int
@@ -68,7 +65,7 @@ from .bootstrap import (
     summarize_distribution,
 )
 from .exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
-from .executor import SerialExecutor, get_executor
+from .executor import get_executor
 from .findings import canonical_finding
 from .labels import POLICIES, binarize, validate_label_table, validate_model_groups, validate_predictions
 from .results import readonly
@@ -530,7 +527,7 @@ def _evaluate_prepared(prep: _Prepared, *, n_resamples: int, confidence_level: f
     blocks = [(i, j) for i in range(len(models)) for j in range(n_f)]
     point = np.full((len(models), n_f, len(refs)), np.nan)
     dist = np.full((len(models), n_f, len(refs), B), np.nan)
-    for (i, j), pt, ds in _map_blocks(get_executor(executor), inputs, blocks, spill_dir):
+    for (i, j), pt, ds in map_blocks(get_executor(executor), inputs, blocks, spill_dir):
         point[i, j] = pt
         dist[i, j] = ds
     counts = pd.DataFrame(counts_rows)
@@ -546,25 +543,6 @@ def _evaluate_prepared(prep: _Prepared, *, n_resamples: int, confidence_level: f
     return AUCResult(table, tuple(models), tuple(fnames), tuple(refs), groups, point, dist, counts, plan, policy,
                      confidence_level, not_mentioned, dropped, BlockInputs(S, Y, inputs.study_patient))
 
-
-def _in_process(ex: object) -> bool:
-    """Whether ``ex`` runs its map in this process (the serial executor, possibly wrapped by a progress display)."""
-    while not isinstance(ex, SerialExecutor) and getattr(ex, "inner", None) is not None:
-        ex = ex.inner  # type: ignore[attr-defined]
-    return isinstance(ex, SerialExecutor)
-
-
-def _map_blocks(ex: object, inputs: BlockInputs, blocks: list[tuple[int, int]], spill_dir: str | Path | None
-                ) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray]]:
-    """:func:`~cxreval._auc_kernel.auc_block` over ``blocks`` on ``ex``: in process on the arrays themselves;
-    elsewhere each task carries a block id and the paths of the arrays, written once as ``.npy`` into a
-    temporary folder under ``spill_dir`` (removed at the end), which every worker memory-maps."""
-    if _in_process(ex):
-        return ex.map(functools.partial(auc_block, inputs), blocks)  # type: ignore[attr-defined]
-    if spill_dir is not None:
-        Path(spill_dir).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="cxreval-spill-", dir=spill_dir) as tmp:
-        return ex.map(functools.partial(auc_block, spill_inputs(inputs, tmp)), blocks)  # type: ignore[attr-defined]
 
 
 def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: dict[str, str], point: np.ndarray,
