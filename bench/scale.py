@@ -22,7 +22,8 @@ Two parts, each size and executor in a fresh subprocess (so that peak RSS is tha
   indices (uncertain/missing excluded), and for every model x reference the micro average (``roc_auc_score`` of
   the pooled (finding, study) pairs) -- timed on ``--sklearn-replicates`` replicates for ``--sklearn-models``
   models and scaled linearly to every model and replicate (each does the same work). Its AUCs are checked
-  against cxreval's to 1e-12 on those replicates.
+  against cxreval's to 1e-12 on those replicates. ``ratio`` compares wall times, ``ratio_cpu`` the CPU times of
+  both (``time.process_time``; fairer on a shared, loaded machine, serial only).
 * ``cli``: the whole ``cxreval classify`` command (read the files, validate, evaluate, write) on files written
   by ``bench/_scale_data.py``; wall time, and peak RSS from ``resource.getrusage(RUSAGE_CHILDREN)`` (the largest
   process of the run: with ``process:N`` or ``dask:local:N`` each worker counts separately) and the sampled sum
@@ -85,16 +86,17 @@ def prepared_arrays(n_studies: int, *, n_models: int = MODELS, n_findings: int =
                      patient_of, "exclude", "negative")
 
 
-def sklearn_loop(prep, plan, n_rep: int, n_models: int) -> tuple[float, np.ndarray, np.ndarray]:
+def sklearn_loop(prep, plan, n_rep: int, n_models: int) -> tuple[float, float, np.ndarray, np.ndarray]:
     """roc_auc_score over ``n_rep`` replicates of ``plan`` for the first ``n_models`` models: per finding and
-    reference, and the micro average. Returns (seconds, per-finding AUCs (m, f, r, b), micro AUCs (m, r, b))."""
+    reference, and the micro average. Returns (wall s, CPU s, per-finding AUCs (m, f, r, b), micro AUCs (m, r,
+    b))."""
     from sklearn.metrics import roc_auc_score
 
     S, Y = prep.S, prep.Y
     n_f, n_r, n = Y.shape
     per = np.full((n_models, n_f, n_r, n_rep), np.nan)
     mic = np.full((n_models, n_r, n_rep), np.nan)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for b in range(n_rep):
         idx = plan.study_indices(b)
         for k in range(n_r):
@@ -109,7 +111,7 @@ def sklearn_loop(prep, plan, n_rep: int, n_models: int) -> tuple[float, np.ndarr
             yy = np.concatenate(ys)
             for i in range(n_models):
                 mic[i, k, b] = roc_auc_score(yy, np.concatenate([S[i, j][iis[j]] for j in range(n_f)]))
-    return time.perf_counter() - t0, per, mic
+    return time.perf_counter() - t0, time.process_time() - c0, per, mic
 
 
 # ---------------------------------------------------------------------------------- engine (child)
@@ -130,14 +132,15 @@ def engine_child(n: int, executor: str, n_resamples: int, sk_rep: int, sk_models
            "engine_cpu_s": cpu, "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
            "load": os.getloadavg()[0]}
     if sk_rep:
-        t_loop, per, mic = sklearn_loop(prep, res.plan, sk_rep, sk_models)
+        t_loop, c_loop, per, mic = sklearn_loop(prep, res.plan, sk_rep, sk_models)
         mine = res.distribution[:sk_models, :FINDINGS, :, :sk_rep]
         mine_micro = res.distribution[:sk_models, res.findings.index("micro"), :, :sk_rep]
         diff = max(float(np.nanmax(np.abs(mine - per))), float(np.nanmax(np.abs(mine_micro - mic))))
         if not diff < 1e-12:
             raise SystemExit(f"cxreval and the scikit-learn loop disagree at {n} studies: {diff}")
-        full = t_loop * (MODELS / sk_models) * (n_resamples / sk_rep)
-        row.update(sklearn_timed_s=t_loop, sklearn_full_s=full, ratio=full / wall, max_abs_diff=diff)
+        scale = (MODELS / sk_models) * (n_resamples / sk_rep)
+        row.update(sklearn_timed_s=t_loop, sklearn_full_s=t_loop * scale, ratio=t_loop * scale / wall,
+                   sklearn_full_cpu_s=c_loop * scale, ratio_cpu=c_loop * scale / cpu, max_abs_diff=diff)
     return row
 
 
@@ -285,7 +288,7 @@ def main(argv: list[str] | None = None) -> None:
                 r["vs_serial"] = serial[r["studies"]] / r["engine_s"]
         print("### Bootstrap engine (`_evaluate_prepared`)\n")
         print(table(eng, ["studies", "patients", "executor", "engine_s", "engine_cpu_s", "peak_rss_gib",
-                          "vs_serial", "sklearn_full_s", "ratio", "load"]))
+                          "vs_serial", "sklearn_full_s", "ratio", "sklearn_full_cpu_s", "ratio_cpu", "load"]))
         print("\nGrowth exponents (serial engine time): " + "; ".join(
             exponents([r for r in eng if r["executor"] == "serial"], "engine_s")) + "\n")
     if cli:
