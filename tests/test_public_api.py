@@ -51,6 +51,12 @@ def _long(tmp_path):
     return p
 
 
+def _pred_file(tmp_path):
+    p = tmp_path / "preds.csv"
+    _preds().to_csv(p, index=False)
+    return p
+
+
 def _split_dir(tmp_path):
     (tmp_path / "a_list.txt").write_text("a\n")
     return tmp_path
@@ -68,6 +74,8 @@ CASES = [
     ("cxreval.labels:parse_states", {"values": lambda t: ["positive"]}, {}, ["values"]),
     ("cxreval.labels:read_labels", {"path": _long}, {}, ["path"]),
     ("cxreval.labels:read_predictions", {"path": lambda t: t / "p.csv"}, {}, ["path"]),
+    ("cxreval.classification:prepare_from_files", {"predictions": _pred_file, "labels": _long}, {},
+     ["predictions", "labels", "state_encoding", "references", "policy"]),
     ("cxreval.labels:read_wide_labels", {"path": _wide}, {"source": lambda t: "x"}, ["path", "source"]),
     ("cxreval.splits:patient_split", {"table": lambda t: _meta()},
      {"fractions": lambda t: (0.5, 0.5), "names": lambda t: ("a", "b"), "rng": lambda t: 0,

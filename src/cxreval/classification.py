@@ -37,9 +37,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,7 +68,18 @@ from .bootstrap import (
 from .exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
 from .executor import get_executor
 from .findings import canonical_finding
-from .labels import POLICIES, binarize, validate_label_table, validate_model_groups, validate_predictions
+from .labels import (
+    POLICIES,
+    LabelScan,
+    PredictionScan,
+    binarize,
+    read_prediction_tables,
+    scan_labels,
+    scan_predictions,
+    validate_label_table,
+    validate_model_groups,
+    validate_predictions,
+)
 from .results import readonly
 
 __all__ = [
@@ -75,6 +87,8 @@ __all__ = [
     "weighted_auc",
     "AUCResult",
     "evaluate_auc",
+    "PreparedInputs",
+    "prepare_from_files",
     "PairedComparisonResult",
     "compare_auc",
     "DeLongResult",
@@ -270,16 +284,22 @@ class AUCResult:
                 "n_dropped_studies": int(len(self.dropped)), "auc": self.table.to_dict(orient="records")}
 
 
-def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references: Sequence[str] | None,
+def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str] | None,
                      findings: Sequence[str] | None, model_groups: pd.DataFrame | dict[str, str] | None,
-                     unlabeled: str) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list[str], dict[str, str],
-                                              pd.DataFrame, pd.Series]:
-    preds = validate_predictions(predictions)
-    labs_all = validate_label_table(labels, require_patient=False)
-    labs = labs_all
+                     unlabeled: str) -> tuple[list[str], list[str], list[int], dict[str, str], pd.DataFrame]:
+    """Choose references and findings, check model groups and unlabelled studies, on validated codes.
+
+    Returns the references, the findings, their codes in ``ps``, the model → group map (models with a score for
+    a chosen finding) and the dropped studies."""
     check_choice(unlabeled, ("error", "drop"), name="unlabeled", func="evaluate_auc")
-    sources = sorted(labs["source"].unique())
-    refs = list(references) if references is not None else sources
+    sources = sorted(ls.sources[k] for k in np.unique(ls.source))
+    try:
+        refs = list(references) if references is not None and not isinstance(references, str) else sources
+    except TypeError:
+        refs = [references]  # type: ignore[list-item]
+    if references is not None and (isinstance(references, str) or not all(isinstance(r, str) for r in refs)):
+        raise InvalidParameterError(f"The 'references' parameter of evaluate_auc must be a sequence of str. Got "
+                                    f"{references!r} instead.")
     if not refs:
         raise InvalidParameterError("evaluate_auc: no references; the label table is empty.")
     for r in refs:
@@ -288,8 +308,10 @@ def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references
                                         f"sources present: {sources}.")
     if len(set(refs)) != len(refs):
         raise InvalidParameterError(f"evaluate_auc: 'references' has duplicates: {refs}.")
-    pf = list(pd.unique(preds["finding"]))
-    lf = set(labs.loc[labs["source"].isin(refs), "finding"].unique())
+    f_first = {j: int(a.min()) for j, a in ps.first_row.items() if len(a)}
+    pf = [ps.findings[j] for j in sorted(f_first, key=f_first.__getitem__)]  # in order of first appearance
+    ref_codes = [ls.sources.index(r) for r in refs]
+    lf = {ls.findings[j] for j in np.unique(ls.finding[np.isin(ls.source, ref_codes)])}
     if findings is None:
         fs = [f for f in pf if f in lf]
         if not fs:
@@ -305,9 +327,8 @@ def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references
                                             f"labelled: {sorted(lf)}.")
         if len(set(fs)) != len(fs):
             raise InvalidParameterError(f"evaluate_auc: 'findings' has duplicates: {fs}.")
-    preds = preds[preds["finding"].isin(fs)]
-    labs = labs[labs["source"].isin(refs) & labs["finding"].isin(fs)]
-    models = list(pd.unique(preds["model"]))
+    fcodes = [ps.findings.index(f) for f in fs]
+    models = _model_order(ps, fcodes)
     if model_groups is None:
         groups = {m: DEFAULT_GROUP for m in models}
     else:
@@ -319,27 +340,42 @@ def _validate_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, references
         if missing:
             raise SchemaError(f"Model(s) {missing} have predictions but no group in the model group table.")
         groups = {m: gmap[m] for m in models}
-    # studies with predictions but no label row at all in the label table
-    pstudies = pd.unique(preds["study_id"])
-    absent = list(pstudies[pd.Index(labs_all["study_id"].unique()).get_indexer(pstudies) < 0])
+    # studies with predictions but no label row at all in the label table, in order of first appearance
+    pstudies = _study_order(ps, fcodes)
+    texts = np.asarray(ps.studies, dtype=object)
+    labelled = pd.Index(ls.studies).get_indexer(texts[pstudies]) >= 0
+    absent = list(texts[pstudies[~labelled]])
     dropped = pd.DataFrame({"study_id": absent, "reason": "no label in the label table"})
     if absent and unlabeled == "error":
         raise SchemaError(f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
                           "pass unlabeled='drop' (CLI: --unlabeled drop) to drop them with a report.")
-    if absent:
-        preds = preds[pd.Index(absent).get_indexer(preds["study_id"]) < 0]
-    known = labs_all.dropna(subset=["patient_id"]).drop_duplicates("study_id")
-    patients = pd.Series(known["patient_id"].to_numpy(), index=known["study_id"].to_numpy())
-    return preds, labs, refs, fs, groups, dropped, patients
+    return refs, fs, fcodes, groups, dropped
 
 
-def _codes(values: pd.Series, categories: Sequence[str] | np.ndarray) -> np.ndarray:
-    """Positions of ``values`` in ``categories`` (all present), without a per-element Python map."""
-    codes, uniques = pd.factorize(values)
-    return pd.Index(list(categories)).get_indexer(uniques).astype(np.intp)[codes]
+def _model_order(ps: PredictionScan, fcodes: list[int], keep: np.ndarray | None = None) -> list[str]:
+    """Models with a row of a chosen finding, in order of their first such row (``keep``: over the rows of the
+    kept study codes only; ``None`` when that cannot be decided from the first rows)."""
+    first: dict[int, tuple[int, int]] = {}
+    for (m, j), (row, s) in ps.slot_first.items():
+        if j in fcodes and (m not in first or row < first[m][0]):
+            first[m] = (row, s)
+    if keep is not None and not all(keep[s] for _, s in first.values()):
+        raise LookupError("a model's first row is on a dropped study")
+    return [ps.models[m] for m in sorted(first, key=lambda m: first[m][0])]
 
 
-def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
+def _study_order(ps: PredictionScan, fcodes: list[int]) -> np.ndarray:
+    """Codes of the studies with a row of a chosen finding, in order of their first such row."""
+    big = np.iinfo(np.int64).max
+    first = np.full(len(ps.studies), big, dtype=np.int64)
+    for j in fcodes:
+        a = ps.first_row.get(j, np.zeros(0, np.int64))[: len(first)]
+        np.minimum(first[: len(a)], a, out=first[: len(a)])
+    has = np.flatnonzero(first < big)
+    return has[np.argsort(first[has], kind="stable")]
+
+
+def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFrame | None = None, *, references: Sequence[str] | None = None,
                  findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
                  model_groups: pd.DataFrame | dict[str, str] | None = None, n_resamples: int = 1000,
                  confidence_level: float = 0.95, macro: bool = True, micro: bool = True, mean_over_models: bool = True,
@@ -350,8 +386,11 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
 
     Parameters
     ----------
-    predictions : pandas.DataFrame
-        Long prediction table ``study_id, model, finding, score``.
+    predictions : pandas.DataFrame or PreparedInputs
+        Long prediction table ``study_id, model, finding, score``; or the inputs read and laid out by
+        :func:`prepare_from_files` (then ``labels`` is None and the selection options ``references``,
+        ``findings``, ``policy``, ``not_mentioned``, ``model_groups``, ``unlabeled`` are those given there: leave
+        them at their defaults here).
     labels : pandas.DataFrame
         Long label table ``study_id, patient_id, finding, source, state``; ``source`` names the reference.
     references : sequence of str, optional
@@ -420,17 +459,51 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, references:
     if plan is None:
         n_resamples = check_positive_int(n_resamples, name="n_resamples", func="evaluate_auc", minimum=0)
     executor = get_executor(executor)
-    prep = _prepare(predictions, labels, references=references, findings=findings, policy=policy,
-                    not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled)
+    if isinstance(predictions, PreparedInputs):
+        given = [k for k, v in (("labels", labels), ("references", references), ("findings", findings),
+                                ("model_groups", model_groups)) if v is not None]
+        given += [k for k, v, d in (("unlabeled", unlabeled, "error"), ("policy", policy, predictions.policy),
+                                    ("not_mentioned", not_mentioned, predictions.not_mentioned)) if v != d]
+        if given:
+            raise InvalidParameterError(f"evaluate_auc: with prepared inputs, {given} are those given to "
+                                        "prepare_from_files; leave them at their defaults here.")
+        prep = predictions
+    else:
+        prep = _prepare(predictions, labels, references=references, findings=findings, policy=policy,
+                        not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled)
     return _evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro, micro=micro,
                               mean_over_models=mean_over_models, rng=rng, plan=plan, shard_size=shard_size,
                               executor=executor, spill_dir=spill_dir)
 
 
 @dataclass(frozen=True)
-class _Prepared:
+class PreparedInputs:
     """Validated inputs of :func:`evaluate_auc` as arrays: scores ``S`` (model, finding, study), 0/1/NaN labels
-    ``Y`` (finding, reference, study), studies sorted, and each study's patient."""
+    ``Y`` (finding, reference, study), studies sorted, and each study's patient.
+
+    Made by :func:`prepare_from_files` (or inside :func:`evaluate_auc` from DataFrames); pass it to
+    :func:`evaluate_auc` in place of the tables.
+
+    Attributes
+    ----------
+    models, findings, references : list of str
+        Axis labels of ``S`` and ``Y`` (models in order of first appearance, findings as chosen).
+    groups : dict
+        Model → group.
+    dropped : pandas.DataFrame
+        Prediction studies absent from the labels (``unlabeled='drop'``): ``study_id, reason``.
+    studies : ndarray of str (object)
+        Study ids, sorted.
+    S : ndarray of float64, shape (n_models, n_findings, n_studies)
+        Scores (NaN: no score, only where no reference labels the study).
+    Y : ndarray of float64, shape (n_findings, n_references, n_studies)
+        1.0, 0.0 or NaN (missing or excluded label) under ``policy`` and ``not_mentioned``.
+    patient_of : pandas.Series
+        Each study's patient id (object; NaN: none).
+    policy, not_mentioned : str
+    notes : tuple of str
+        What the readers recorded (files not read, renamed columns).
+    """
 
     models: list[str]
     findings: list[str]
@@ -443,28 +516,124 @@ class _Prepared:
     patient_of: pd.Series
     policy: str
     not_mentioned: str
+    notes: tuple[str, ...] = ()
+
+
+_Prepared = PreparedInputs
 
 
 def _prepare(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None,
              findings: Sequence[str] | None, policy: str, not_mentioned: str,
-             model_groups: pd.DataFrame | dict[str, str] | None, unlabeled: str) -> _Prepared:
-    """Validate the tables (:func:`_validate_inputs`) and lay them out as arrays."""
-    preds, labs, refs, fs, groups, dropped, pat = _validate_inputs(predictions, labels, references, findings,
-                                                                   model_groups, unlabeled)
-    models = list(pd.unique(preds["model"]))
-    studies = np.asarray(sorted(pd.unique(preds["study_id"])), dtype=object)
+             model_groups: pd.DataFrame | dict[str, str] | None, unlabeled: str) -> PreparedInputs:
+    """Validate the tables (:func:`~cxreval.labels.validate_predictions`,
+    :func:`~cxreval.labels.validate_label_table`) and lay them out as arrays (:func:`_prepare_scans`)."""
+    preds = validate_predictions(predictions)
+    labs = validate_label_table(labels, require_patient=False)
+    return _prepare_scans(PredictionScan.from_frame(preds), LabelScan.from_frame(labs), references=references,
+                          findings=findings, policy=policy, not_mentioned=not_mentioned, model_groups=model_groups,
+                          unlabeled=unlabeled, frame=lambda: preds)
+
+
+def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path], *,
+                       state_encoding: str | None = None, references: Sequence[str] | None = None,
+                       findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
+                       model_groups: pd.DataFrame | dict[str, str] | None = None,
+                       unlabeled: str = "error") -> PreparedInputs:
+    """Read prediction and label files straight into the arrays :func:`evaluate_auc` computes on.
+
+    Each file is read once, block by block, with its text columns as integer codes
+    (:func:`cxreval.labels.scan_predictions`, :func:`cxreval.labels.scan_labels`): memory is about that of the
+    score array ``S`` (8 bytes × models × findings × studies) plus one block, not that of the long tables.
+    ``evaluate_auc(prepare_from_files(p, l, ...))`` equals ``evaluate_auc(read(p), read(l), ...)``.
+
+    Parameters
+    ----------
+    predictions : path or sequence of paths
+        Long prediction tables ``study_id, model, finding, score`` (CSV or Parquet file, or a folder of such
+        files read as one table), or folders of wide ``<model>.csv``/``.parquet`` files.
+    labels : path or sequence of paths
+        Long label tables ``study_id, patient_id, finding, source, state`` (file, or folder of parts).
+    state_encoding : {'cxreval', 'chexpert', 'binary'} or None
+        How numeric states are read (:func:`~cxreval.labels.decode_states`).
+    references, findings, policy, not_mentioned, model_groups, unlabeled
+        As for :func:`evaluate_auc`.
+
+    Returns
+    -------
+    PreparedInputs
+
+    Raises
+    ------
+    SchemaError
+        Anything the readers and :func:`evaluate_auc` refuse, with the same messages (file, row, value).
+    """
+    check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
+    check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
+    ppaths, lpaths = _paths(predictions, "predictions"), _paths(labels, "labels")
+    ps = scan_predictions(ppaths)
+    ls, lnotes = scan_labels(lpaths, state_encoding=state_encoding)
+    return _prepare_scans(ps, ls, references=references, findings=findings, policy=policy,
+                          not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled,
+                          frame=lambda: read_prediction_tables(ppaths)[0], notes=(*ps.notes, *lnotes))
+
+
+def _paths(value: object, name: str) -> list[Path]:
+    items: Any = [value] if isinstance(value, (str, Path)) else value
+    try:
+        out = [Path(p) for p in items]
+    except TypeError:
+        raise InvalidParameterError(f"The '{name}' parameter of prepare_from_files must be a path or a sequence of "
+                                    f"paths. Got {value!r} instead.") from None
+    if not out:
+        raise InvalidParameterError(f"prepare_from_files: '{name}' is empty.")
+    return out
+
+
+def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[str] | None,
+                   findings: Sequence[str] | None, policy: str, not_mentioned: str,
+                   model_groups: pd.DataFrame | dict[str, str] | None, unlabeled: str,
+                   frame: Callable[[], pd.DataFrame], notes: tuple[str, ...] = ()) -> PreparedInputs:
+    """Lay validated codes out as arrays; the score arrays of ``ps`` are moved into ``S`` (``ps`` is emptied)."""
+    refs, fs, fcodes, groups, dropped = _validate_inputs(ps, ls, references, findings, model_groups, unlabeled)
+    texts = np.asarray(ps.studies, dtype=object)
+    pstudies = _study_order(ps, fcodes)
+    kept_mask = np.zeros(len(texts), dtype=bool)
+    kept_mask[pstudies] = True
+    if len(dropped):
+        kept_mask[pd.Index(texts).get_indexer(dropped["study_id"].to_numpy(dtype=object))] = False
+    kept = np.flatnonzero(kept_mask)
+    kept = kept[np.argsort(texts[kept], kind="stable")]  # sorted study ids
+    studies = texts[kept]
+    try:
+        models = _model_order(ps, fcodes, keep=kept_mask)
+    except LookupError:  # a model's first row is a dropped study: the order over the kept rows, from the table
+        df = frame()
+        rows = df["finding"].isin(fs).to_numpy() & ~df["study_id"].isin(dropped["study_id"]).to_numpy()
+        models = list(pd.unique(df.loc[rows, "model"]))
     n = len(studies)
-    # scores: (model, finding, study)
-    S = np.full((len(models), len(fs), n), np.nan)
-    mi = _codes(preds["model"], models)
-    fi = _codes(preds["finding"], fs)
-    si = _codes(preds["study_id"], studies)
-    S[mi, fi, si] = preds["score"].to_numpy()
+    # scores: (model, finding, study), each (model, finding) array moved out of the scan as it is copied
+    S = np.empty((len(models), len(fs), n))
+    mcode = {m: k for k, m in enumerate(ps.models)}
+    for i, m in enumerate(models):
+        for jj, j in enumerate(fcodes):
+            a = ps.scores.pop((mcode[m], j), None)
+            S[i, jj] = np.nan
+            if a is not None:
+                inside = kept < len(a)
+                S[i, jj, inside] = a[kept[inside]]
+    ps.scores.clear()
     # labels: (finding, reference, study)
     Y = np.full((len(fs), len(refs), n), np.nan)
-    lab = labs[pd.Index(studies).get_indexer(labs["study_id"]) >= 0]
-    yb = binarize(lab["state"], policy=policy, not_mentioned=not_mentioned)
-    Y[_codes(lab["finding"], fs), _codes(lab["source"], refs), _codes(lab["study_id"], studies)] = yb
+    pos = pd.Index(studies).get_indexer(np.asarray(ls.studies, dtype=object)) if n else np.full(len(ls.studies), -1)
+    f_of = pd.Index(fs).get_indexer(ls.findings)
+    r_of = pd.Index(refs).get_indexer(ls.sources)
+    row_pos = pos[ls.study] if len(ls.study) else np.zeros(0, np.intp)
+    sel = (row_pos >= 0) & (f_of[ls.finding] >= 0) & (r_of[ls.source] >= 0)
+    domain = pd.Series(pd.array([-1, 0, 1, 2, pd.NA], dtype="Int8"))
+    yb = binarize(domain, policy=policy, not_mentioned=not_mentioned)  # the value of each state, missing last
+    st = ls.state[sel].astype(np.int16)
+    Y[f_of[ls.finding[sel]], r_of[ls.source[sel]], row_pos[sel]] = yb[np.where(st == LabelScan.MISSING_STATE, 4,
+                                                                                st + 1)]
     # every labelled (study, finding) needs a score from every model
     labelled = np.isfinite(Y).any(axis=1)  # (finding, study)
     for j, f in enumerate(fs):
@@ -474,8 +643,15 @@ def _prepare(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Seq
             raise SchemaError(f"Model {models[m]!r} has no score for study {studies[s]!r}, finding {f!r}, which the "
                               f"references label ({int(miss.sum())} such (model, study) pairs); every model must "
                               "score every labelled study.")
-    patient_of = pd.Series(pat.reindex(studies).to_numpy(dtype=object))
-    return _Prepared(models, fs, refs, groups, dropped, studies, S, Y, patient_of, policy, not_mentioned)
+    # each study's patient (one per study, checked by the readers)
+    pat = np.full(len(ls.studies), -1, dtype=np.int64)
+    has = ls.patient >= 0
+    pat[ls.study[has]] = ls.patient[has]
+    pcode = pat[pd.Index(ls.studies).get_indexer(studies)] if n else np.zeros(0, np.int64)
+    patients = np.asarray(ls.patients + [np.nan], dtype=object)
+    patient_of = pd.Series(patients[np.where(pcode >= 0, pcode, len(ls.patients))])
+    return PreparedInputs(models, fs, refs, groups, dropped, studies, S, Y, patient_of, policy, not_mentioned,
+                          tuple(notes))
 
 
 def _evaluate_prepared(prep: _Prepared, *, n_resamples: int, confidence_level: float, macro: bool, micro: bool,

@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import typer
 
-from ..classification import AUCResult, evaluate_auc
+from ..classification import AUCResult, evaluate_auc, prepare_from_files
 from ..exceptions import SchemaError
-from ..labels import read_predictions, read_wide_predictions, validate_model_groups
+from ..labels import read_label_tables, read_prediction_tables, validate_model_groups
 from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     ProgressExecutor,
@@ -21,7 +21,6 @@ from ._common import (
     echo_json,
     executor_option,
     findings_option,
-    load_label_files,
     open_output,
     out_option,
     overwrite_option,
@@ -39,58 +38,24 @@ md_table = functools.partial(markdown_table, floatfmt="{:.3f}", nan="", missing=
 log = logging.getLogger(__name__)
 
 
-_TABLE_SUFFIXES = (".csv", ".parquet")
-
-
-def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
-    if p.is_dir():
-        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in _TABLE_SUFFIXES)
-        others = sorted(f.name for f in p.iterdir() if f.is_file() and f.suffix.lower() not in _TABLE_SUFFIXES
-                        and not f.name.startswith("."))
-        if not files:
-            raise SchemaError(f"Prediction folder {str(p)!r} has no '*.csv' or '*.parquet' file.")
-        stems = [f.stem for f in files]
-        dup = sorted({s for s in stems if stems.count(s) > 1})
-        if dup:
-            raise SchemaError(f"Prediction folder {str(p)!r} has more than one file for model(s) {dup} (e.g. "
-                              "both .csv and .parquet); keep one file per model.")
-        tables, notes = [], []
-        if others:
-            notes.append(f"{p.name}: files that are not .csv/.parquet were not read: {others}")
-        for f in files:
-            head = (pd.read_parquet(f).columns if f.suffix.lower() == ".parquet"
-                    else pd.read_csv(f, nrows=0).columns)
-            prefix = "prob_" if any(str(c).startswith("prob_") for c in head) else ""
-            res = read_wide_predictions(f, model=f.stem, prefix=prefix)
-            res.table.attrs = {}
-            tables.append(res.table)
-            notes += [f"{f.name}: {n}" for n in res.report.notes]
-        return pd.concat(tables, ignore_index=True), notes
-    res = read_predictions(p)
-    return res.table, list(res.report.notes)
-
-
 def load_inputs(predictions: list[Path], labels: list[Path], model_groups: Path | None, *,
                 state_encoding: str | None = None
                 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, list[str]]:
-    """Read prediction files/folders (long table, or a folder of wide ``<model>.csv``/``.parquet``), label
-    files (states read under ``state_encoding``) and groups."""
-    notes: list[str] = []
-    ptabs = []
-    for p in predictions:
-        t, n = _read_prediction_path(Path(p))
-        ptabs.append(t)
-        notes += n
-    preds = pd.concat(ptabs, ignore_index=True)
-    labs, lnotes = load_label_files(labels, state_encoding=state_encoding)
-    notes += lnotes
-    groups = None
-    if model_groups is not None:
-        gp = Path(model_groups)
-        if not gp.exists():
-            raise SchemaError(f"File {str(gp)!r} does not exist.")
-        groups = validate_model_groups(pd.read_csv(gp, dtype=str), where=f"file {str(gp)!r}")
-    return preds, labs, groups, notes
+    """Read prediction files/folders (long table, folder of long Parquet/CSV parts, or a folder of wide
+    ``<model>.csv``/``.parquet``), label files (states read under ``state_encoding``) and groups as DataFrames.
+    ``cxreval classify`` itself reads them straight into arrays (:func:`~cxreval.classification.prepare_from_files`)."""
+    preds, notes = read_prediction_tables(predictions)
+    labs, lnotes = read_label_tables(labels, state_encoding=state_encoding)
+    return preds, labs, _read_groups(model_groups), notes + lnotes
+
+
+def _read_groups(model_groups: Path | None) -> pd.DataFrame | None:
+    if model_groups is None:
+        return None
+    gp = Path(model_groups)
+    if not gp.exists():
+        raise SchemaError(f"File {str(gp)!r} does not exist.")
+    return validate_model_groups(pd.read_csv(gp, dtype=str), where=f"file {str(gp)!r}")
 
 
 def run_classification(predictions: list[Path], labels: list[Path], *, model_groups: Path | None,
@@ -103,14 +68,15 @@ def run_classification(predictions: list[Path], labels: list[Path], *, model_gro
     multi-machine cluster)."""
     with progress() as prog:
         task = prog.add("reading predictions and labels")
-        preds, labs, groups, notes = load_inputs(predictions, labels, model_groups, state_encoding=state_encoding)
+        prep = prepare_from_files(predictions, labels, state_encoding=state_encoding, references=references or None,
+                                  findings=findings or None, policy=policy, not_mentioned=not_mentioned,
+                                  model_groups=_read_groups(model_groups), unlabeled=unlabeled)
+        notes = list(prep.notes)
         prog.done(task)
         executor = ProgressExecutor(executor, prog, "AUC blocks (model x finding, every replicate)")
         t0 = time.perf_counter()
-        res = evaluate_auc(preds, labs, references=references or None, findings=findings or None, policy=policy,
-                           not_mentioned=not_mentioned, model_groups=groups, n_resamples=n_resamples,
-                           confidence_level=confidence_level, unlabeled=unlabeled, rng=seed, executor=executor,
-                           spill_dir=spill_dir)
+        res = evaluate_auc(prep, n_resamples=n_resamples, confidence_level=confidence_level, rng=seed,
+                           executor=executor, spill_dir=spill_dir)
     log.info("AUC of %d models x %d findings x %d references, %d replicates: %.2f s", len(res.models),
              len(res.findings), len(res.references), res.n_resamples, time.perf_counter() - t0)
     return res, notes
@@ -137,10 +103,12 @@ def auc_summary(res: AUCResult, notes: list[str], *, seed: int) -> str:
 
 def classify(
     predictions: list[Path] = typer.Option(..., "--predictions", "-p", help="Long prediction table (CSV/Parquet: "
-                                           "study_id, model, finding, score) or a folder of wide <model>.csv/.parquet "
+                                           "study_id, model, finding, score), a folder of such files read as one "
+                                           "table (e.g. Parquet parts), or a folder of wide <model>.csv/.parquet "
                                            "files (repeatable)."),
     labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table: study_id, patient_id, finding, "
-                                      "source, state (CSV/Parquet; repeatable)."),
+                                      "source, state (CSV/Parquet, or a folder of such files read as one table; "
+                                      "repeatable)."),
     out: Path = out_option(),
     references: list[str] = typer.Option(None, "--references", "-r", help="Label sources to evaluate against, "
                                          "comma-separated or repeated (default all)."),

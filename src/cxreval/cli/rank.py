@@ -110,8 +110,11 @@ def rank(
     out: Path = out_option(),
     auc_table: str = typer.Option(None, "--auc-table", help="AUC table (model, group, finding, reference, auc[, dataset]) "
                                   "as CSV/Parquet, or 'xqa' for the packaged XQA Tables 16-25. Point estimates only."),
-    predictions: list[Path] = typer.Option(None, "--predictions", "-p", help="As for `cxreval classify` (repeatable)."),
-    labels: list[Path] = typer.Option(None, "--labels", "-l", help="As for `cxreval classify` (repeatable)."),
+    predictions: list[Path] = typer.Option(None, "--predictions", "-p", help="As for `cxreval classify`: a long "
+                                           "table, a folder of its parts, or a folder of wide <model> files "
+                                           "(repeatable)."),
+    labels: list[Path] = typer.Option(None, "--labels", "-l", help="As for `cxreval classify`: a long label table "
+                                      "or a folder of its parts (repeatable)."),
     references: list[str] = typer.Option(None, "--references", "-r", help="Label sources to rank under, "
                                          "comma-separated or repeated (default all)."),
     findings: list[str] = findings_option(),

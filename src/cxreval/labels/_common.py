@@ -1,0 +1,84 @@
+"""Helpers shared by the modules of :mod:`cxreval.labels` (private to the package)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_path
+from ..exceptions import SchemaError
+from ..findings import canonical_finding
+
+__all__: list[str] = []
+
+_WIDE_CODES = {1.0: 2, 0.0: 0, -1.0: 1}
+_WIDE_OF = {2: 1.0, 0: 0.0, 1: -1.0}
+
+_NUMERIC_READING: dict[str, dict[float, int]] = {
+    "cxreval": {-1.0: -1, 0.0: 0, 1.0: 1, 2.0: 2},
+    "chexpert": _WIDE_CODES,
+    "binary": {1.0: 2, 0.0: 0},
+}
+_READING_TEXT = {
+    "cxreval": "-1 = not_mentioned, 0 = negative, 1 = uncertain, 2 = positive, blank = missing",
+    "chexpert": "1 = positive, 0 = negative, -1 = uncertain, blank = not_mentioned",
+    "binary": "1 = positive, 0 = negative, blank = missing",
+}
+
+
+def _where(where: str, row: int | None = None, column: str | None = None) -> str:
+    parts = [where]
+    if row is not None:
+        parts.append(f"row {row}")
+    if column is not None:
+        parts.append(f"column {column!r}")
+    return ", ".join(parts)
+
+
+def _as_number(v: object) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, np.integer, float, np.floating)):
+        return float(v)
+    try:
+        return float(str(v).strip())
+    except ValueError:
+        return None
+
+
+def _canonical_column(values: pd.Series, *, where: str) -> pd.Series:
+    codes, uniq = pd.factorize(values.reset_index(drop=True), use_na_sentinel=True)
+    if (codes < 0).any():
+        i = int(np.flatnonzero(codes < 0)[0])
+        raise SchemaError(f"Missing finding name in {_where(where, i, 'finding')}.")
+    first = np.unique(codes, return_index=True)[1]  # first row of each distinct name
+    canon = [canonical_finding(u, where=_where(where, int(first[k]), "finding")) for k, u in enumerate(uniq)]
+    return pd.Series(np.asarray(canon, dtype=object)[codes] if len(canon) else np.array([], dtype=object),
+                     dtype="str")
+
+
+def _id_column(values: pd.Series | np.ndarray) -> pd.Series:
+    """Ids as text; blank and NaN become missing. Float columns of whole numbers (an int column with NaN)
+    are written without ``.0``."""
+    s = pd.Series(values).reset_index(drop=True)
+    if s.dtype.kind == "f":
+        whole = s.dropna()
+        if (whole == np.floor(whole)).all():
+            s = s.astype("Int64")
+    s = s.astype("str")
+    return s.where(s.str.strip() != "", np.nan)
+
+
+def _read_table(path: str | Path, func: str = "read_labels") -> pd.DataFrame:
+    check_path(path, name="path", func=func, allow_none=False)
+    p = Path(path)
+    if not p.exists():
+        raise SchemaError(f"File {str(p)!r} does not exist.")
+    try:
+        if p.suffix.lower() == ".parquet":
+            return pd.read_parquet(p)
+        return pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
+    except (ValueError, OSError) as exc:
+        raise SchemaError(f"Could not read {str(p)!r} as {'Parquet' if p.suffix == '.parquet' else 'CSV'}: {exc}") from exc

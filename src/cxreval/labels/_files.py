@@ -1,0 +1,145 @@
+"""Inputs given as paths: a long table is a CSV or Parquet file or a folder of such files with the same columns
+(one table, files in name order); predictions may also be a folder of wide ``<model>.csv``/``.parquet`` files.
+The pandas reading of such inputs (:func:`read_prediction_tables`, :func:`read_label_tables`) is the reference
+the block-wise reader (:mod:`cxreval.labels.streaming`) falls back on to raise an error with its file, row and
+value."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ..exceptions import InvalidParameterError, SchemaError
+from ._common import _read_table
+from .states import STATE_ENCODINGS, decode_states
+from .tables import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
+from .wide import read_wide_predictions
+
+__all__ = ["TABLE_SUFFIXES", "table_parts", "read_prediction_tables", "read_label_tables"]
+
+TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".parquet")
+
+
+class _Unusual(Exception):
+    """Something the vectorised reader leaves to the pandas readers (which raise the exact error)."""
+
+
+def table_parts(path: str | Path, columns: Sequence[str]) -> list[Path] | None:
+    """The files of one long table: ``[path]`` for a file; for a folder, its ``.csv``/``.parquet`` files in
+    name order when every one has ``columns`` (a partitioned table), else ``None``."""
+    p = Path(path)
+    if not p.is_dir():
+        return [p]
+    files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in TABLE_SUFFIXES)
+    if not files:
+        return None
+    for f in files:
+        try:
+            names = _column_names(f)
+        except _Unusual:
+            return None
+        if not set(columns) <= set(names):
+            return None
+    return files
+
+
+def _column_names(f: Path) -> list[str]:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    try:
+        if f.suffix.lower() == ".parquet":
+            return list(pq.read_schema(f).names)
+        with contextlib.closing(pacsv.open_csv(f, read_options=pacsv.ReadOptions(block_size=1 << 16),
+                                               convert_options=pacsv.ConvertOptions(include_columns=[]))) as r:
+            return list(r.schema.names) or _csv_header(f)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _Unusual(str(exc)) from exc
+
+
+def _csv_header(f: Path) -> list[str]:
+    import csv
+
+    with open(f, newline="", encoding="utf-8-sig") as fh:
+        return next(csv.reader(fh), [])
+
+
+def read_prediction_tables(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, list[str]]:
+    """Prediction inputs as one validated long DataFrame (the pandas reading; exact errors), and notes.
+
+    Each path is a long table (file, or folder of parts), or a folder of wide ``<model>.csv``/``.parquet``
+    files (one model per file; a ``prob_`` prefix on the score columns is recognised).
+    """
+    tables, notes = [], []
+    for p in paths:
+        t, n = _read_prediction_path(Path(p))
+        tables.append(t)
+        notes += n
+    return validate_predictions(pd.concat(tables, ignore_index=True)), notes
+
+
+def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
+    from .tables import read_predictions
+
+    if not p.is_dir():
+        res = read_predictions(p)
+        return res.table, list(res.report.notes)
+    parts = table_parts(p, PREDICTION_COLUMNS)
+    if parts is not None:
+        where = f"folder {str(p)!r}"
+        return validate_predictions(pd.concat([_read_table(f, "read_predictions") for f in parts],
+                                              ignore_index=True), where=where), []
+    files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in TABLE_SUFFIXES)
+    others = sorted(f.name for f in p.iterdir() if f.is_file() and f.suffix.lower() not in TABLE_SUFFIXES
+                    and not f.name.startswith("."))
+    if not files:
+        raise SchemaError(f"Prediction folder {str(p)!r} has no '*.csv' or '*.parquet' file.")
+    stems = [f.stem for f in files]
+    dup = sorted({s for s in stems if stems.count(s) > 1})
+    if dup:
+        raise SchemaError(f"Prediction folder {str(p)!r} has more than one file for model(s) {dup} (e.g. "
+                          "both .csv and .parquet); keep one file per model.")
+    tables, notes = [], []
+    if others:
+        notes.append(f"{p.name}: files that are not .csv/.parquet were not read: {others}")
+    for f in files:
+        head = pd.read_parquet(f).columns if f.suffix.lower() == ".parquet" else pd.read_csv(f, nrows=0).columns
+        prefix = "prob_" if any(str(c).startswith("prob_") for c in head) else ""
+        res = read_wide_predictions(f, model=f.stem, prefix=prefix)
+        res.table.attrs = {}
+        tables.append(res.table)
+        notes += [f"{f.name}: {n}" for n in res.report.notes]
+    return pd.concat(tables, ignore_index=True), notes
+
+
+def read_label_tables(paths: Sequence[str | Path], *, state_encoding: str | None = None,
+                      require_patient: bool = False) -> tuple[pd.DataFrame, list[str]]:
+    """Label inputs as one validated long DataFrame (the pandas reading; exact errors), and notes.
+
+    Each path is a long table (file, or folder of parts) with states read under ``state_encoding``.
+    """
+    if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
+        raise InvalidParameterError(f"--state-encoding must be one of {', '.join(STATE_ENCODINGS)}. "
+                                    f"Got {state_encoding!r}.")
+    tables, notes = [], []
+    for p in paths:
+        parts = table_parts(p, LABEL_COLUMNS[:1]) if Path(p).is_dir() else None
+        if parts is not None:
+            where = f"folder {str(p)!r}"
+            df = pd.concat([_read_table(f, "read_labels") for f in parts], ignore_index=True)
+            if "state" in df.columns:
+                df = df.assign(state=decode_states(df["state"], encoding=state_encoding, where=where))
+            tables.append(validate_label_table(df, where=where, require_patient=require_patient))
+            continue
+        res = read_labels(p, require_patient=require_patient, state_encoding=state_encoding)
+        tables.append(res.table)
+        notes += list(res.report.notes)
+    if len(tables) == 1:
+        return tables[0], notes
+    where = "the --labels files " + ", ".join(str(p) for p in paths)
+    return validate_label_table(pd.concat(tables, ignore_index=True), where=where,
+                                require_patient=require_patient), notes

@@ -1,0 +1,220 @@
+"""Label states: the ordinal codes, their names in files, numeric state encodings and binarisation policies.
+
+Label states are ordinal, ``NEG = 0 < UNC = 1 < POS = 2``; report-derived sources add
+``NOT_MENTIONED = -1``, and a missing label is ``<NA>``. In files a state is written ``negative``,
+``uncertain``, ``positive`` or ``not_mentioned``, or as a numeric code read under an explicit encoding
+(:data:`STATE_ENCODINGS`, :func:`decode_states`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_choice
+from ..exceptions import InvalidParameterError, SchemaError
+from ._common import _NUMERIC_READING, _READING_TEXT, _as_number, _where
+
+__all__ = ["LabelState", "STATE_NAMES", "POLICIES", "STATE_ENCODINGS", "parse_states", "decode_states",
+           "state_names", "binarize"]
+
+
+class LabelState(enum.IntEnum):
+    """Ordinal label states; ``NOT_MENTIONED`` is only produced by report-derived sources."""
+
+    NOT_MENTIONED = -1
+    NEG = 0
+    UNC = 1
+    POS = 2
+
+
+STATE_NAMES: dict[str, int] = {"negative": 0, "uncertain": 1, "positive": 2, "not_mentioned": -1}
+_NAME_OF = {v: k for k, v in STATE_NAMES.items()}
+POLICIES: tuple[str, ...] = ("exclude", "zeros", "ones")
+STATE_ENCODINGS: tuple[str, ...] = ("cxreval", "chexpert", "binary")
+"""How numeric states in a file are read (:func:`decode_states`); state names read the same under all three."""
+
+
+def parse_states(values: Iterable[object], *, where: str = "label table", column: str = "state") -> pd.Series:
+    """Parse state names (or their integer codes) into an ``Int8`` series; blank/NaN become ``<NA>``.
+
+    Parsing is vectorised over the distinct values, so a table of millions of rows is fast.
+
+    Raises
+    ------
+    SchemaError
+        Naming the row and value of the first state outside the domain.
+    """
+    if isinstance(values, pd.Series):
+        s = values.reset_index(drop=True)
+    else:
+        try:
+            s = pd.Series(list(values), dtype=object)  # type: ignore[call-overload]
+        except TypeError:
+            raise InvalidParameterError(f"The 'values' parameter of parse_states must be an iterable of label states. "
+                                        f"Got {values!r} instead.") from None
+    codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
+    lut = np.full(len(uniq) + 1, -99, dtype=np.int16)  # last slot: missing
+    bad: list[int] = []
+    for k, v in enumerate(uniq):
+        if isinstance(v, str):
+            key = v.strip().lower()
+            code = -99 if key == "" else STATE_NAMES.get(key)
+        elif isinstance(v, (int, np.integer, float, np.floating)) and not isinstance(v, bool) \
+                and float(v) in (-1.0, 0.0, 1.0, 2.0):
+            code = int(v)
+        else:
+            code = None
+        if code is None:
+            bad.append(k)
+        else:
+            lut[k] = code
+    if bad:
+        i = int(np.flatnonzero(np.isin(codes, bad))[0])
+        raise SchemaError(f"State {s.iloc[i]!r} outside the domain in {_where(where, i, column)}; expected one of "
+                          f"{list(STATE_NAMES)} (or the codes -1, 0, 1, 2).")
+    out = lut[codes]  # codes == -1 (NaN) picks the last slot
+    missing = out == -99
+    res = pd.array(np.where(missing, 0, out).astype(np.int8), dtype="Int8")
+    res[missing] = pd.NA
+    index = values.index if isinstance(values, pd.Series) else None
+    return pd.Series(res, index=index, name=column)
+
+
+def decode_states(values: pd.Series, *, encoding: str | None = None, where: str = "label table",
+                  column: str = "state") -> pd.Series:
+    """Read a file's state column (names or numeric codes) into ``Int8`` states under an explicit encoding.
+
+    State names (``positive``, ``uncertain``, ``negative``, ``not_mentioned``) mean the same under every
+    encoding. Numeric codes (numbers, or numeric text as in a CSV) are read by ``encoding``:
+
+    * ``'cxreval'``: -1 = not_mentioned, 0 = negative, 1 = uncertain, 2 = positive, blank = missing;
+    * ``'chexpert'``: 1 = positive, 0 = negative, -1 = uncertain, blank = not_mentioned (as the wide
+      CheXpert reader :func:`read_wide_labels` reads a cell);
+    * ``'binary'``: 1 = positive, 0 = negative, blank = missing;
+    * ``None`` (default): numeric codes are refused when they can be read two ways (1 or -1 present),
+      with a message naming both readings; codes 0 and 2 alone can only be cxreval codes and are accepted.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The state column as read (object, string, integer, float or ``Int8``).
+    encoding : {'cxreval', 'chexpert', 'binary'} or None, default=None
+    where, column : str
+        Named in error messages.
+
+    Returns
+    -------
+    states : pandas.Series of Int8
+
+    Raises
+    ------
+    SchemaError
+        An ambiguous numeric column without ``encoding``, or a value outside the encoding's domain (naming
+        the row and value).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> decode_states(pd.Series(["1", "0", "-1", ""]), encoding="chexpert").tolist()
+    [2, 0, 1, -1]
+    >>> decode_states(pd.Series([1, 0, -1]), encoding="cxreval").tolist()
+    [1, 0, -1]
+    """
+    if encoding is not None:
+        check_choice(encoding, STATE_ENCODINGS, name="state_encoding", func="decode_states")
+    s = pd.Series(values).reset_index(drop=True)
+    codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
+    kinds: list[tuple[str, object]] = []  # ("name", code) | ("num", float) | ("blank", None) | ("bad", None)
+    for v in uniq:
+        if isinstance(v, str) and v.strip() == "":
+            kinds.append(("blank", None))
+        elif isinstance(v, str) and v.strip().lower() in STATE_NAMES:
+            kinds.append(("name", STATE_NAMES[v.strip().lower()]))
+        else:
+            x = _as_number(v)
+            kinds.append(("bad", None) if x is None or not np.isfinite(x) else ("num", x))
+
+    def first_row(ks: list[int]) -> int:
+        return int(np.flatnonzero(np.isin(codes, ks))[0])
+
+    bad = [k for k, (kind, _) in enumerate(kinds) if kind == "bad"]
+    if bad:
+        i = first_row(bad)
+        raise SchemaError(f"State {s.iloc[i]!r} outside the domain in {_where(where, i, column)}; expected one of "
+                          f"{list(STATE_NAMES)}, or numeric codes read by an explicit --state-encoding "
+                          f"(state_encoding=) {list(STATE_ENCODINGS)}.")
+    nums = sorted({float(x) for kind, x in kinds if kind == "num"})  # type: ignore[arg-type]
+    enc = encoding
+    if enc is None and nums:
+        if set(nums) <= {0.0, 2.0}:
+            enc = "cxreval"
+        else:
+            shown = ", ".join(f"{x:g}" for x in nums)
+            raise SchemaError(
+                f"The states in {_where(where, None, column)} are numeric codes ({shown}) that can be read two ways: "
+                f"as cxreval codes ({_READING_TEXT['cxreval']}) or as CheXpert codes ({_READING_TEXT['chexpert']}). "
+                f"Pass --state-encoding cxreval, chexpert or binary (state_encoding=), or write state names.")
+    reading = _NUMERIC_READING.get(enc or "cxreval", {})
+    outside = [k for k, (kind, x) in enumerate(kinds) if kind == "num" and x not in reading]
+    if outside:
+        i = first_row(outside)
+        v = s.iloc[i]
+        raise SchemaError(f"State {(v.item() if isinstance(v, np.generic) else v)!r} outside the domain in "
+                          f"{_where(where, i, column)} under --state-encoding {enc} ({_READING_TEXT[enc or 'cxreval']}).")
+    blank_code = -1 if enc == "chexpert" else -99
+    lut = np.full(len(uniq) + 1, blank_code, dtype=np.int16)  # last slot: NaN / None
+    for k, (kind, x) in enumerate(kinds):
+        if kind == "name":
+            lut[k] = int(x)  # type: ignore[call-overload]
+        elif kind == "num":
+            lut[k] = reading[float(x)]  # type: ignore[arg-type]
+    out = lut[codes]
+    missing = out == -99
+    res = pd.array(np.where(missing, 0, out).astype(np.int8), dtype="Int8")
+    res[missing] = pd.NA
+    return pd.Series(res, index=values.index if isinstance(values, pd.Series) else None, name=column)
+
+
+def state_names(states: pd.Series) -> pd.Series:
+    """The file spelling of each state (a missing state becomes ``None``)."""
+    s = states if isinstance(states, pd.Series) and str(states.dtype) == "Int8" else parse_states(states)
+    codes = s.to_numpy(dtype=float, na_value=np.nan)
+    out = np.full(len(codes), None, dtype=object)
+    for code, name in _NAME_OF.items():
+        out[codes == code] = name
+    return pd.Series(out, index=s.index, name=s.name, dtype=object)
+
+
+def binarize(states: Sequence[object] | pd.Series, *, policy: str = "exclude",
+             not_mentioned: str = "negative") -> np.ndarray:
+    """Turn label states into 0/1 floats for a metric; excluded labels become NaN.
+
+    Parameters
+    ----------
+    states : array-like of label states (``Int8`` codes or state names)
+    policy : {'exclude', 'zeros', 'ones'}, default='exclude'
+        What an uncertain label becomes: dropped (NaN), 0 or 1. Missing labels are always NaN.
+    not_mentioned : {'negative', 'exclude'}, default='negative'
+        What ``NOT_MENTIONED`` becomes: 0 (CheXpert practice for report labelers) or NaN.
+
+    Returns
+    -------
+    y : ndarray of float, shape (n,)
+        1.0, 0.0 or NaN.
+    """
+    check_choice(policy, POLICIES, name="policy", func="binarize")
+    check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="binarize")
+    s = states if isinstance(states, pd.Series) and str(states.dtype) == "Int8" else parse_states(states)
+    codes = s.to_numpy(dtype=float, na_value=np.nan)
+    y = np.full(codes.shape, np.nan)
+    y[codes == 2] = 1.0
+    y[codes == 0] = 0.0
+    if policy != "exclude":
+        y[codes == 1] = 0.0 if policy == "zeros" else 1.0
+    if not_mentioned == "negative":
+        y[codes == -1] = 0.0
+    return y
