@@ -23,6 +23,7 @@ import pandas as pd
 
 from cxreval.agreement import (
     agreement_table,
+    compute_agreement,
     flows_table,
     omission_table,
     positive_prevalence,
@@ -49,7 +50,7 @@ def nih_vs_google(out: Path | None) -> None:
     mapped = google.map_nih_to_google(n_sub)
     labels = pd.concat([g.drop(columns="split"), mapped], ignore_index=True)
     print(f"## NIH text-mined vs Google expert ({len(ids)} images; {g['patient_id'].nunique()} patients)\n")
-    print(f"mapping: {mapped.attrs['mapping']}\n")
+    print(f"mapping: {google.NIH_TO_GOOGLE.to_dict()}\n")
     prev = prevalence_table(labels)
     print("### Positive prevalence\n")
     print(markdown_table(positive_prevalence(prev).reset_index()), "\n")
@@ -66,10 +67,10 @@ def nih_vs_google(out: Path | None) -> None:
     agr_all, om_all = [], []
     for name, keep in subsets.items():
         sub = labels[labels["study_id"].isin(keep)]
-        agr = agreement_table(sub, "google_expert:nih_textmined")
+        res = compute_agreement(sub, "google_expert:nih_textmined")
+        agr = res.table
         om = omission_table(flows_table(sub, "google_expert:nih_textmined"))
-        info = agr.attrs["pairs"]["google_expert:nih_textmined"]
-        print(f"### Subset {name}: {len(keep)} images; findings only in Google: {info['findings_only_a']}\n")
+        print(f"### Subset {name}: {len(keep)} images; findings only in Google: {list(res.pairs[0].findings_only_a)}\n")
         print(markdown_table(agr[COLS]), "\n")
         print(markdown_table(om[OCOLS]), "\n")
         agr_all.append(agr.assign(subset=name))

@@ -16,6 +16,7 @@ from cxreval.agreement import (
     agreement_scores,
     agreement_table,
     cohen_kappa,
+    compute_agreement,
     confusion_counts,
     pair_states,
     scores_from_confusion,
@@ -305,10 +306,13 @@ def test_agreement_table_macro_micro_against_direct_computation():
 def test_agreement_table_several_pairs_and_records_choices():
     rng = np.random.default_rng(4)
     t = _table(rng, n=40, findings=XQA_SELECTED, sources=("Img1", "Img2", "CR"))
-    out = agreement_table(t, [("Img1", "Img2"), "CR:Img1"], weights="linear")
+    res = compute_agreement(t, [("Img1", "Img2"), "CR:Img1"], weights="linear")
+    out = res.table
+    pd.testing.assert_frame_equal(out, agreement_table(t, [("Img1", "Img2"), "CR:Img1"], weights="linear"))
     assert list(pd.unique(out["pair"])) == ["Img1:Img2", "CR:Img1"]
     assert len(out) == 2 * (4 + 2)
-    assert out.attrs["weights"] == "linear" and out.attrs["not_mentioned"] == "negative"
+    assert res.weights == "linear" and res.not_mentioned == "negative"
+    assert [p.pair for p in res.pairs] == ["Img1:Img2", "CR:Img1"] and not out.attrs
     row = out[(out.pair == "CR:Img1") & (out.finding == "Atelectasis")].iloc[0]
     wide = {s: t[t.source == s].pivot(index="study_id", columns="finding", values="state") for s in ("CR", "Img1")}
     assert row["kappa_w"] == pytest.approx(cohen_kappa_score(wide["CR"]["Atelectasis"], wide["Img1"]["Atelectasis"],
@@ -326,8 +330,9 @@ def test_pair_states_intersection_and_unmatched_findings():
     assert ps.studies == ("s1", "s2") and ps.findings == ("Edema",)
     assert (ps.n_only_a, ps.n_only_b) == (1, 1)
     assert ps.findings_only_a == ("Fracture",)
-    out = agreement_table(t, "A:B", studies="intersection")
-    assert out.attrs["pairs"]["A:B"]["n_only_a"] == 1
+    res = compute_agreement(t, "A:B", studies="intersection")
+    out = res.table
+    assert res.pairs[0].n_only_a == 1 and res.pairs[0].pair == "A:B"
     assert out.loc[0, "n"] == 2
 
 
@@ -354,8 +359,9 @@ def test_nih_vs_google_real_data_equals_direct_sklearn(metadata_dir):
     g = google.load_labels().table
     n = nih.load_labels().table
     labels = pd.concat([g.drop(columns="split"), google.map_nih_to_google(n[n.study_id.isin(set(g.study_id))])])
-    out = agreement_table(labels, "google_expert:nih_textmined").set_index("finding")
-    assert out.attrs["pairs"]["google_expert:nih_textmined"]["findings_only_a"] == ["Fracture"]
+    res = compute_agreement(labels, "google_expert:nih_textmined")
+    out = res.table.set_index("finding")
+    assert res.pairs[0].findings_only_a == ("Fracture",)
     raw_g = pd.read_csv(metadata_dir / "google2019_nih-chest-xray-labels.csv.gz").set_index("Image Index")
     raw_n = pd.read_csv(metadata_dir / "Data_Entry_2017_v2020.csv.gz").set_index("Image Index")
     fl = raw_n.loc[raw_g.index, "Finding Labels"].str.split("|")

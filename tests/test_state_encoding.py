@@ -173,7 +173,7 @@ def test_every_label_reading_command_refuses_ambiguity_and_takes_the_flag(tmp_pa
     args = {"classify": ["classify", "-p", str(pp), "-l", str(lp), "--n-resamples", "5"],
             "rank": ["rank", "-p", str(pp), "-l", str(lp), "--n-resamples", "5", "--min-models", "1"],
             "agree": ["agree", "-l", str(lp), "--pairs", "A:B"],
-            "fuse": ["fuse", "-l", str(lp), "--readers", "A,B", "--methods", "mv"]}[command]
+            "fuse": ["fuse", "-l", str(lp), "--readers", "A,B", "--methods", "mv", "--write-inputs"]}[command]
     assert main([*args, "-o", str(tmp_path / "o1")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "can be read two ways" in err[0]

@@ -51,7 +51,6 @@ from .demo_data import (
     nih_google_labels,
     nih_predictions,
     pinned,
-    plain,
     rerun_command,
 )
 from .exceptions import CxrevalError, InvalidParameterError
@@ -66,6 +65,7 @@ from .outputs import (
 from .tables import write_summary, write_table
 
 if TYPE_CHECKING:
+    from .agreement import AgreementTableResult
     from .ranking import RankingStabilityResult
 
 __all__ = ["DemoContext", "DemoSection", "DemoResult", "SECTIONS", "run_demo", "NotBuilt", "rerun_command",
@@ -127,12 +127,12 @@ def _write_ranking(res: RankingStabilityResult, out: Path) -> None:
     write_table(res.top_changes, out, "top_changes")
 
 
-def _pair_drops(table: pd.DataFrame) -> str:
+def _pair_drops(res: AgreementTableResult) -> str:
     """Markdown lines saying, per pair, how many studies only one source labels (not compared)."""
     lines = ["Sources are compared on the studies both label (studies='intersection', CLI `--intersect`):", ""]
-    for pair, info in table.attrs.get("pairs", {}).items():
-        lines.append(f"- {pair}: {info['n_studies']} common studies; {info['n_only_a']} only in "
-                     f"{info['source_a']}, {info['n_only_b']} only in {info['source_b']} (not compared)")
+    for p in res.pairs:
+        lines.append(f"- {p.pair}: {p.n_studies} common studies; {p.n_only_a} only in "
+                     f"{p.source_a}, {p.n_only_b} only in {p.source_b} (not compared)")
     return "\n".join(lines) + "\n"
 
 
@@ -165,18 +165,18 @@ def _sec_nih_google_agreement(ctx: DemoContext) -> str:
     labels, _ = nih_google_labels(ctx)
     out = ctx.folder("nih_vs_google_agreement")
     pairs = [("google_expert", "nih_textmined")]
-    table = ag.agreement_table(labels, pairs, studies="intersection")
+    agr = ag.compute_agreement(labels, pairs, studies="intersection")
     ctx.meta.update({"label_policy": "weighted κ over the ordered states; Low/High κ resolve uncertain labels "
                                      "pessimistically/optimistically", "studies": "intersection of each pair",
                      "vocabulary": "Google's expert findings (NIH mapped by NIH_TO_GOOGLE)"})
-    write_table(table, out, "agreement")
-    write_table(ag.prevalence_table(labels), out, "prevalence")
-    write_table(ag.flows_table(labels, pairs, studies="intersection"), out, "flows")
+    agr.save(out)
+    ag.compute_prevalence(labels).save(out)
+    ag.compute_flows(labels, pairs, studies="intersection").save(out)
     n = labels["study_id"].nunique()
     write_summary(out, f"# NIH text-mined vs Google expert labels\n\n{n} ChestX-ray14 images with Google's "
                        "adjudicated expert labels; NIH labels mapped to Google's findings with "
                        "cxreval.datasets.google.NIH_TO_GOOGLE (OR of the NIH findings).\n\n"
-                       + _pair_drops(table))
+                       + _pair_drops(agr))
     return str(out)
 
 
@@ -228,14 +228,13 @@ def _sec_chexpert_agreement(ctx: DemoContext) -> str:
                                      "Low/High κ over uncertain labels", "studies": "intersection of each pair",
                      "vocabulary": "CheXpert competition findings", "findings": list(CHEXPERT_COMPETITION)})
     out = ctx.folder("chexpert_agreement")
-    table = ag.agreement_table(labels, pairs, studies="intersection")
-    write_table(table, out, "agreement")
-    write_table(ag.prevalence_table(labels), out, "prevalence")
-    write_table(ag.flows_table(labels, [("consensus", "chexpert_labeler"), ("consensus", "bc4")],
-                               studies="intersection"), out, "flows")
+    agr = ag.compute_agreement(labels, pairs, studies="intersection")
+    agr.save(out)
+    ag.compute_prevalence(labels).save(out)
+    ag.compute_flows(labels, [("consensus", "chexpert_labeler"), ("consensus", "bc4")], studies="intersection").save(out)
     write_summary(out, "# CheXpert test set: reader and labeler agreement with the consensus\n\n"
                        "5 competition findings; report labelers' blanks count as negative (not mentioned).\n\n"
-                       + _pair_drops(table))
+                       + _pair_drops(agr))
     return str(out)
 
 
@@ -287,7 +286,7 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
 
 def _sec_xqa(ctx: DemoContext) -> str:
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
-    pub = need("cxreval.published", "XQA published tables", "cxreval rank --published xqa")
+    pub = need("cxreval.published", "XQA published tables", "cxreval rank --auc-table xqa")
     auc = pub.load_xqa_auc_table()
     ctx.meta.update({"data": "the XQA paper's published AUC tables 16-25 and rank-correlation tables 26-29 "
                              "(shipped with cxreval)", "n_resamples": 0,
@@ -325,7 +324,7 @@ def _sec_localization_real(ctx: DemoContext) -> str:
     from .datasets.audit import BBOX_FILE
     from .demo_images import boxed_images, run_overlays
 
-    boxes = plain(nb.read_nih_boxes(metadata(ctx, BBOX_FILE)).table)
+    boxes = nb.read_nih_boxes(metadata(ctx, BBOX_FILE)).table
     out = ctx.folder("localization_real_boxes")
     study = ev.real_boxes_study(boxes, rng=ctx.rng)
     ctx.meta.update({"boxes": "BBox_List_2017 (radiologists' boxes)", "localizers": "heatmap bilinear (thresholds "
@@ -405,11 +404,11 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
     pair = [("report_findings", "report_impression")]
     out = ctx.folder("openi_report_labels")
     write_table(val, out, "labeller_validation")
-    table = ag.agreement_table(fi, pair, findings=list(XQA), finding_sets={"selected": list(XQA_SELECTED),
+    agr = ag.compute_agreement(fi, pair, findings=list(XQA), finding_sets={"selected": list(XQA_SELECTED),
                                                                           "all": list(XQA)})
-    write_table(table, out, "agreement")
-    write_table(ag.prevalence_table(fi, findings=list(XQA)), out, "prevalence")
-    write_table(ag.flows_table(fi, pair, findings=list(XQA)), out, "flows")
+    agr.save(out)
+    ag.compute_prevalence(fi, findings=list(XQA)).save(out)
+    ag.compute_flows(fi, pair, findings=list(XQA)).save(out)
     write_summary(out, f"# OpenI: report-derived labels\n\ncxreval.reports on {lab['study_id'].nunique()} OpenI "
                        "reports (FINDINGS + IMPRESSION) against the human MeSH major codes (`openi_mesh`), uncertain "
                        f"-> negative, {ctx.n_resamples} report-bootstrap resamples; `nih_*`: the NIH labeller's "

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .exceptions import CxrevalError
 
-__all__ = ["RERUN", "rerun_command", "NotBuilt", "DemoContext", "need", "metadata", "pinned", "mirror_only", "plain",
+__all__ = ["RERUN", "rerun_command", "NotBuilt", "DemoContext", "need", "metadata", "pinned", "mirror_only",
            "NIH_MODELS", "CHEXPERT_MODELS", "CHEXPERT_GT_READERS", "CHEXPERT_BENCH_READERS", "CHEXPERT_COMPETITION",
            "nih_google_labels", "nih_predictions", "chexpert_labels", "chexpert_predictions"]
 
@@ -129,13 +129,6 @@ def mirror_only(ctx: DemoContext, relative: str) -> Path:
                        "$CXREVAL_DATA_MIRROR, a folder laid out like shared/data)") from exc
 
 
-def plain(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` without ``attrs`` (readers keep DataFrames there, which ``pd.concat`` cannot compare)."""
-    df = df.copy()
-    df.attrs = {}
-    return df
-
-
 NIH_MODELS = ("jrzech_densenet121", "dd_densenet201", "dd_mobilenet_v2", "dd_resnet50", "dd_resnet152",
               "dd_densenet121_v2_logits", "hy_densenet121_nih25", "hy_densenet121_nih25_lrdecay033",
               "hy_densenet121_test1", "hy_densenet121_results")
@@ -170,8 +163,7 @@ def nih_predictions(ctx: DemoContext, studies: set[str]) -> pd.DataFrame:
     needed = sorted({f for sources in NIH_TO_GOOGLE.targets.values() for f in sources})
     for model in NIH_MODELS:
         p = pinned(ctx, f"nih_fold_predictions/{model}.csv")
-        pr = plain(read_wide_predictions(p, model=model, id_column="Image Index", prefix="prob_",
-                                          findings=needed).table)
+        pr = read_wide_predictions(p, model=model, id_column="Image Index", prefix="prob_", findings=needed).table
         pr = pr[pr["study_id"].isin(studies)]
         wide = pr.pivot(index="study_id", columns="finding", values="score")
         for target, sources in NIH_TO_GOOGLE.targets.items():
@@ -189,8 +181,7 @@ def chexpert_labels(ctx: DemoContext) -> pd.DataFrame:
     files.update({r: f"chexpert_test/radiologists/benchmark_radiologists/{r}.csv" for r in CHEXPERT_BENCH_READERS})
     files.update({"chexpert_labeler": "chexpert_test/labeler/chexpert_labels.csv",
                   "chexbert": "chexpert_test/labeler/chexbert_labels.csv"})
-    parts = [plain(read_wide_labels(pinned(ctx, p), source=src, id_column="Study").table)
-             for src, p in files.items()]
+    parts = [read_wide_labels(pinned(ctx, p), source=src, id_column="Study").table for src, p in files.items()]
     return pd.concat(parts, ignore_index=True)
 
 
@@ -198,7 +189,7 @@ def chexpert_predictions(ctx: DemoContext) -> pd.DataFrame:
     """The 10 CheXpert leaderboard models' test-set predictions, as one long table."""
     from .labels import read_wide_predictions
 
-    parts = [plain(read_wide_predictions(
+    parts = [read_wide_predictions(
         pinned(ctx, f"chexpert_test/example_models/predictions/standard/{m}_predictions.csv"),
-        model=m, id_column="Study").table) for m in CHEXPERT_MODELS]
+        model=m, id_column="Study").table for m in CHEXPERT_MODELS]
     return pd.concat(parts, ignore_index=True)

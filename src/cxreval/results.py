@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -82,3 +87,33 @@ class ReadResult:
 
 
 __all__ += ["ReadResult", "readonly"]
+
+
+class TableResult:
+    """Mixin for a frozen result that owns its files: ``FILES`` and ``COLUMNS`` are class constants.
+
+    A subclass sets ``FILES`` (``{name: "name.csv"}``: what :meth:`save` writes, each with its Parquet twin,
+    through :func:`cxreval.tables.write_table`) and ``COLUMNS`` (the columns of its ``table``), and implements
+    :meth:`tables` (``{name: DataFrame}`` for every name of ``FILES``) and ``summary()`` (Markdown). The CLI
+    saves with :meth:`save` and the report reads ``FILES`` and ``COLUMNS``; neither re-types a file or column
+    name.
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    COLUMNS: ClassVar[tuple[str, ...]] = ()
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables :meth:`save` writes, by the names of ``FILES``."""
+        raise NotImplementedError
+
+    def save(self, folder: str | PathLike[str]) -> dict[str, Path]:
+        """Write every table of ``FILES`` into ``folder`` (CSV + Parquet); return ``{name: csv path}``."""
+        from .tables import write_table
+
+        tabs = self.tables()
+        if set(tabs) != set(self.FILES):
+            raise RuntimeError(f"{type(self).__name__}.tables() gives {sorted(tabs)}, FILES names {sorted(self.FILES)}")
+        return {name: write_table(tabs[name], Path(folder), Path(file).stem) for name, file in self.FILES.items()}
+
+
+__all__ += ["TableResult"]

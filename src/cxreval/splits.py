@@ -44,6 +44,7 @@ from .exceptions import InvalidParameterError, SchemaError
 from .findings import canonical_finding
 from .labels import LabelState
 from .results import ReadReport, ReadResult
+from .tables import markdown_table
 
 __all__ = [
     "DEFAULT_FRACTIONS",
@@ -142,6 +143,16 @@ class LeakageAudit:
     def leaks(self) -> bool:
         """True when any patient or study lies on more than one side."""
         return self.n_shared_patients > 0 or self.n_shared_studies > 0
+
+    def sizes_markdown(self, *, unknown: bool = True) -> str:
+        """:attr:`sizes` as a Markdown table: ``split | images | patients`` (counts right-aligned, with
+        thousands separators), and ``not in metadata`` when ``unknown``."""
+        cols = {"split": "split", "n_studies": "images", "n_patients": "patients"}
+        if unknown:
+            cols["n_unknown"] = "not in metadata"
+        t = pd.DataFrame({name: self.sizes[c].map(str if c == "split" else "{:,}".format)
+                          for c, name in cols.items()})
+        return markdown_table(t, right=list(t.columns[1:]))
 
     def to_dict(self) -> dict[str, object]:
         return {

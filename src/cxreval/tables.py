@@ -13,10 +13,13 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .exceptions import InvalidParameterError
 
 __all__ = ["SUMMARY_FILE", "write_table", "write_summary", "markdown_table"]
 
@@ -46,7 +49,7 @@ def write_summary(out: Path, text: str) -> Path:
 
 
 def markdown_table(df: Any, *, decimals: int = 2, floatfmt: str | None = None, nan: str = "nan",
-                   missing: str | None = "") -> str:
+                   missing: str | None = "", right: Sequence[str] = ()) -> str:
     """A GitHub-flavoured Markdown table of ``df``'s columns (the index is not shown; ``reset_index()`` first).
 
     Parameters
@@ -60,6 +63,8 @@ def markdown_table(df: Any, *, decimals: int = 2, floatfmt: str | None = None, n
         What a NaN float cell shows.
     missing : str or None, default=''
         What ``None`` / ``pd.NA`` cells show; ``None``: their ``str()`` (``'None'``, ``'<NA>'``).
+    right : sequence of str, default=()
+        Columns aligned right (separator ``---:``, e.g. counts); the others have the plain ``---``.
 
     Returns
     -------
@@ -78,6 +83,11 @@ def markdown_table(df: Any, *, decimals: int = 2, floatfmt: str | None = None, n
         return str(v)
 
     cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    unknown = [c for c in right if str(c) not in cols]
+    if unknown:
+        raise InvalidParameterError(f"The 'right' parameter of markdown_table names column(s) {unknown} that the "
+                                    f"table does not have; it has {cols}.")
+    rset = {str(c) for c in right}
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---:" if c in rset else "---" for c in cols) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join(lines)

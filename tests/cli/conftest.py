@@ -16,7 +16,7 @@ WRITING_COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "i
 COMPUTE = {  # the first expensive library call of each command: must not run when --out is unusable
     "classify": "cxreval.cli.classify.evaluate_auc",
     "rank": "cxreval.cli.rank.ranking_stability",
-    "agree": "cxreval.cli.agree.agreement_table",
+    "agree": "cxreval.cli.agree.compare_sources",
     "fuse": "cxreval.cli.fuse.fuse_label_table",
     "localize": "cxreval.localization.evaluate.evaluate_heatmaps",
     "synth": "cxreval.localization.synthetic.synthetic_study",

@@ -174,3 +174,19 @@ def test_cli_fetch_from_wheel(tmp_path, monkeypatch, capsys):
 
 def test_errors_are_cxreval_errors():
     assert issubclass(DataUnavailableError, CxrevalError) and issubclass(DataUnavailableError, OSError)
+
+
+def test_downloaded_wheel_with_wrong_checksum_is_refused_and_not_kept(tmp_path, monkeypatch):
+    """pooch verifies the wheel pip downloaded; a mismatch is one clear error and leaves no wheel behind."""
+    whl, sha = _fake_wheel(tmp_path)
+
+    def fake_pip(cmd, **kwargs):
+        shutil.copy(whl, f"{cmd[cmd.index('-d') + 1]}/{WHEEL_FILE}")
+        return subprocess.CompletedProcess(cmd, 0, stdout="Saved\n", stderr="")
+
+    monkeypatch.setattr(fetch.subprocess, "run", fake_pip)
+    with pytest.raises(DataUnavailableError, match=rf"Checksum mismatch for wheel '.*{re.escape(WHEEL_FILE)}': "
+                                                   rf"SHA-256 {sha}, expected {WHEEL_SHA256} \(torchxrayvision"):
+        fetch_metadata(cache_dir=tmp_path / "c")
+    assert not list((tmp_path / "c").rglob("*.whl"))
+    assert not (tmp_path / "c" / "torchxrayvision-data" / ".wheel_sha256").exists()

@@ -33,7 +33,9 @@ def test_small_file(tmp_path):
                    ["00000020_000.png", "Fracture"], ["00000020_000.png", "Nodule or Mass"]]
     assert set(t["state"].unique()) == {0, 2}
     assert t.drop_duplicates("study_id")["patient_id"].tolist() == ["13", "13", "20"]
-    assert t.attrs["split"] == {"00000013_008.png": "test", "00000013_026.png": "test", "00000020_000.png": "val"}
+    assert t.drop_duplicates("study_id").set_index("study_id")["split"].to_dict() == {
+        "00000013_008.png": "test", "00000013_026.png": "test", "00000020_000.png": "val"}
+    assert not t.attrs  # no metadata hidden in DataFrame.attrs
 
 
 def test_bad_value_names_file_row_column(tmp_path):
@@ -65,7 +67,7 @@ def test_map_nih_to_google_is_any_of_sources():
     got = out.set_index(["study_id", "finding"])["state"].to_dict()
     assert got == {("a", "Pneumothorax"): 0, ("b", "Pneumothorax"): 2, ("a", "Nodule or Mass"): 2,
                    ("b", "Nodule or Mass"): 0, ("a", "Airspace Opacity"): 2, ("b", "Airspace Opacity"): 0}
-    assert out.attrs["mapping"]["name"] == "nih_to_google" and out.attrs["mapping"]["unmapped"] == ["Fracture"]
+    assert not out.attrs and NIH_TO_GOOGLE.to_dict()["unmapped"] == ["Fracture"]
     assert "Fracture" not in set(out["finding"])
     with pytest.raises(SchemaError, match=r"Mapping 'nih_to_google' needs NIH finding\(s\) \['Pneumonia', "
                                           r"'Infiltration'\] absent from the label table"):
@@ -81,4 +83,5 @@ def test_real_google_labels(metadata_dir):
     t = res.table
     for raw_name, canon in zip(("Fracture", "Pneumothorax", "Airspace opacity", "Nodule or mass"), GOOGLE_NIH):
         assert (t[(t.finding == canon) & (t.state == 2)]["study_id"].nunique() == (raw[raw_name] == "YES").sum())
-    assert pd.Series(t.attrs["split"]).value_counts().to_dict() == raw["Set Id"].value_counts().to_dict()
+    split = t.drop_duplicates("study_id")["split"]
+    assert split.value_counts().to_dict() == raw["Set Id"].value_counts().to_dict()

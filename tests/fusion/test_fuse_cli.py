@@ -40,7 +40,7 @@ def labels_csv(tmp_path):
 def test_fuse_cli_outputs(labels_csv, tmp_path, capsys):
     out = tmp_path / "out"
     rc = main(["fuse", "--labels", str(labels_csv), "--readers", "Rep1,Rep2", "--methods", "mv,or,and,ds,mace",
-               "--adjudicated", "CR", "--out", str(out), "--json"])
+               "--adjudicated", "CR", "--out", str(out), "--json", "--write-inputs"])
     assert rc == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["n_items"] == 180 and payload["n_items_partial"] == 0
@@ -141,7 +141,7 @@ def test_nn_model_round_trip_on_another_dataset(tmp_path):
                  "--adjudicated", "CR", "--save-model", "--out", str(tmp_path / "fit")]) == 0
     assert main(["fuse", "--labels", str(tmp_path / "other.csv"), "--readers", "A,B", "--methods", "mv",
                  "--load-model", str(tmp_path / "fit" / "nn_model.npz"), "--adjudicated", "CR",
-                 "--out", str(tmp_path / "apply")]) == 0
+                 "--out", str(tmp_path / "apply"), "--write-inputs"]) == 0
     fused = read_labels(tmp_path / "apply" / "fused_labels.csv").table
     assert {"A", "B", "CR", "fused_mv", "fused_nn"} == set(fused.source)
     cli_model = load_neural_fusion(tmp_path / "fit" / "nn_model.npz")

@@ -28,7 +28,7 @@ def test_exc_text_is_one_line():
     assert "\n" not in text and text.startswith("ParserError: expected ',' or '}'") and "line 2, column 1" in text
 
 
-def test_bad_yaml_model_is_one_line(tmp_path):
+def test_bad_yaml_model_is_one_line(tmp_path, torch_mod):  # load_model needs torch first
     p = tmp_path / "m.yaml"
     p.write_text("name: x\ninput: {size: 64\n")
     with pytest.raises(SchemaError, match=r"is not valid YAML \(line 3, column 1\)") as e:

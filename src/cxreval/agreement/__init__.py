@@ -47,13 +47,16 @@ Everything here follows the XQA paper (seed ``002``, sections 2.1.2 and 3.1.1, T
 practice: a finding the report does not mention is negative) or ``'exclude'`` (the pair is dropped).
 Missing labels (``<NA>``) always drop the pair; every drop is counted on the result.
 
-Aggregation (:func:`agreement_table`): one row per finding; ``macro`` is the unweighted mean of the
+Aggregation (:func:`compute_agreement`, an :class:`AgreementTableResult`): one row per finding; ``macro`` is the unweighted mean of the
 per-finding values over a finding set (the seed's "four selected" and "all 12"), ``micro`` pools every
 (study, finding) pair of the set into one confusion matrix.
 
 Modules: :mod:`~cxreval.agreement.scores` (array level), :mod:`~cxreval.agreement.pairs` (label
-tables, ``agreement.csv``), :mod:`~cxreval.agreement.prevalence` (Tables 5-8, ``prevalence.csv``) and
-:mod:`~cxreval.agreement.omissions` (3x3 flows and omission rates, ``flows.csv`` / ``omissions.csv``).
+tables, ``agreement.csv``), :mod:`~cxreval.agreement.prevalence` (Tables 5-8, ``prevalence.csv``),
+:mod:`~cxreval.agreement.omissions` (3x3 flows and omission rates, ``flows.csv`` / ``omissions.csv``) and
+:mod:`~cxreval.agreement.compare` (all four, as ``cxreval agree`` writes them). Each table-level function
+returns a frozen result that owns its file (``FILES``, ``COLUMNS``, ``save(folder)``, ``summary()``);
+``agreement_table``, ``prevalence_table``, ``flows_table`` and ``omission_table`` return the bare table.
 
 Hand-worked example (also a test)
 ---------------------------------
@@ -95,16 +98,36 @@ References
 
 from __future__ import annotations
 
+from .compare import SourceComparisonResult, compare_sources
 from .omissions import (
     FLOW_COLUMNS,
     OMISSION_COLUMNS,
+    FlowsResult,
     OmissionResult,
+    OmissionsResult,
+    compute_flows,
+    compute_omissions,
     flows_table,
     omission_rates,
     omission_table,
 )
-from .pairs import PairedStates, agreement_table, pair_states, parse_pairs
-from .prevalence import PREVALENCE_COLUMNS, label_distribution, positive_prevalence, prevalence_table
+from .pairs import (
+    AgreementTableResult,
+    PairCoverage,
+    PairedStates,
+    agreement_table,
+    compute_agreement,
+    pair_states,
+    parse_pairs,
+)
+from .prevalence import (
+    PREVALENCE_COLUMNS,
+    PrevalenceResult,
+    compute_prevalence,
+    label_distribution,
+    positive_prevalence,
+    prevalence_table,
+)
 from .scores import (
     AGREEMENT_COLUMNS,
     BOTH_UNCERTAIN_RULES,
@@ -134,8 +157,13 @@ __all__ = [
     "PairedStates",
     "parse_pairs",
     "pair_states",
+    "PairCoverage",
+    "AgreementTableResult",
+    "compute_agreement",
     "agreement_table",
     "PREVALENCE_COLUMNS",
+    "PrevalenceResult",
+    "compute_prevalence",
     "prevalence_table",
     "positive_prevalence",
     "label_distribution",
@@ -143,6 +171,12 @@ __all__ = [
     "OMISSION_COLUMNS",
     "OmissionResult",
     "omission_rates",
+    "FlowsResult",
+    "OmissionsResult",
+    "compute_flows",
+    "compute_omissions",
     "flows_table",
     "omission_table",
+    "SourceComparisonResult",
+    "compare_sources",
 ]

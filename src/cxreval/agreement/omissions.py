@@ -25,28 +25,31 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_columns
 from ..exceptions import SchemaError
-from ..results import readonly
+from ..results import TableResult, readonly
+from ..tables import markdown_table
 from .pairs import SourceGrids, expand_findings, paired_states, parse_pairs, prepare_labels
 from .scores import NOT_MENTIONED_POLICIES, STATE_ORDER, confusion_counts
 
-__all__ = ["FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "omission_rates", "flows_table",
-           "omission_table"]
+__all__ = ["FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "FlowsResult", "OmissionsResult", "omission_rates",
+           "compute_flows", "compute_omissions", "flows_table", "omission_table"]
 
 FLOW_COLUMNS: tuple[str, ...] = ("source_a", "source_b", "finding", "state_a", "state_b", "count")
-"""Columns of :func:`flows_table` (``flows.csv``)."""
+"""Columns of :func:`compute_flows` (``flows.csv``, :class:`FlowsResult`)."""
 
 OMISSION_COLUMNS: tuple[str, ...] = ("source_a", "source_b", "finding", "n", "pos_a_neg_b", "rate_a_not_b",
                                      "pos_b_neg_a", "rate_b_not_a", "pos_a", "pos_b", "pos_a_unc_b",
                                      "pos_b_unc_a")
-"""Columns of :func:`omission_table` (``omissions.csv``); the first eight are the report contract."""
+"""Columns of :func:`compute_omissions` (``omissions.csv``, :class:`OmissionsResult`)."""
 
 
 @dataclass(frozen=True)
@@ -111,8 +114,74 @@ def omission_rates(states_a: object, states_b: object, *, not_mentioned: str = "
     return OmissionResult.from_transitions(confusion_counts(states_a, states_b, not_mentioned=not_mentioned))
 
 
-def flows_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
-                not_mentioned: str = "negative", studies: str = "same") -> pd.DataFrame:
+@dataclass(frozen=True)
+class OmissionsResult(TableResult):
+    """Omission counts and rates per pair of sources and finding (``omissions.csv``).
+
+    Attributes
+    ----------
+    table : DataFrame
+        Columns :data:`COLUMNS` (see :func:`compute_omissions`).
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"omissions": "omissions.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = OMISSION_COLUMNS
+
+    table: pd.DataFrame
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"omissions": self.table}
+
+    def summary(self) -> str:
+        """The omission table as Markdown."""
+        return "\n".join(["## Omissions", "", markdown_table(self.table)])
+
+    def to_dict(self) -> dict[str, object]:
+        return {"table": self.table.to_dict(orient="records")}
+
+
+@dataclass(frozen=True)
+class FlowsResult(TableResult):
+    """3x3 state transitions per pair of sources and finding (``flows.csv``).
+
+    Attributes
+    ----------
+    table : DataFrame
+        Columns :data:`COLUMNS` (see :func:`compute_flows`).
+    pairs : tuple of str
+        The pairs ``"A:B"``, in order.
+    not_mentioned : {'negative', 'exclude'}
+    studies : {'same', 'intersection'}
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"flows": "flows.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = FLOW_COLUMNS
+
+    table: pd.DataFrame
+    pairs: tuple[str, ...]
+    not_mentioned: str
+    studies: str
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"flows": self.table}
+
+    def omissions(self) -> OmissionsResult:
+        """:func:`compute_omissions` of these flows."""
+        return compute_omissions(self.table)
+
+    def summary(self) -> str:
+        """The pooled (``finding='overall'``) flows of each pair as Markdown."""
+        overall = self.table[self.table["finding"] == "overall"]
+        return "\n".join([f"## Flows (not_mentioned: {self.not_mentioned}; studies: {self.studies})", "",
+                          markdown_table(overall)])
+
+    def to_dict(self) -> dict[str, object]:
+        return {"pairs": list(self.pairs), "not_mentioned": self.not_mentioned, "studies": self.studies,
+                "table": self.table.to_dict(orient="records")}
+
+
+def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+                  not_mentioned: str = "negative", studies: str = "same") -> FlowsResult:
     """3x3 state transitions per pair of sources and finding, plus ``finding='overall'`` pooled.
 
     Parameters
@@ -129,16 +198,17 @@ def flows_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] 
 
     Returns
     -------
-    flows : DataFrame
-        Columns :data:`FLOW_COLUMNS`; nine rows (every state pair, zeros included) per pair and finding.
+    res : FlowsResult
+        ``res.table`` has the columns :data:`FLOW_COLUMNS`; nine rows (every state pair, zeros included) per
+        pair and finding.
 
     Raises
     ------
     SchemaError
         As :func:`cxreval.agreement.agreement_table`.
     """
-    check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="flows_table")
-    check_choice(studies, ("same", "intersection"), name="studies", func="flows_table")
+    check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="compute_flows")
+    check_choice(studies, ("same", "intersection"), name="studies", func="compute_flows")
     pair_list = parse_pairs(pairs)
     labels = prepare_labels(labels)
     fs = expand_findings(findings)
@@ -153,17 +223,23 @@ def flows_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] 
             rows.append(pd.DataFrame({"source_a": a, "source_b": b, "finding": name, "state_a": sa,
                                       "state_b": sb, "count": mat.ravel().astype(np.int64)}))
     out = pd.concat(rows, ignore_index=True)[list(FLOW_COLUMNS)]
-    out.attrs["not_mentioned"] = not_mentioned
-    return out
+    return FlowsResult(out, tuple(f"{a}:{b}" for a, b in pair_list), not_mentioned, studies)
 
 
-def omission_table(flows: pd.DataFrame) -> pd.DataFrame:
-    """Omission counts and rates per pair and finding from :func:`flows_table` output.
+def flows_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+                not_mentioned: str = "negative", studies: str = "same") -> pd.DataFrame:
+    """The table of :func:`compute_flows` alone."""
+    return compute_flows(labels, pairs, findings=findings, not_mentioned=not_mentioned, studies=studies).table
+
+
+def compute_omissions(flows: pd.DataFrame | FlowsResult) -> OmissionsResult:
+    """Omission counts and rates per pair and finding from :func:`compute_flows` output (or its table).
 
     Returns
     -------
-    table : DataFrame
-        Columns :data:`OMISSION_COLUMNS`, one row per (source_a, source_b, finding), in flow order.
+    res : OmissionsResult
+        ``res.table`` has the columns :data:`OMISSION_COLUMNS`, one row per (source_a, source_b, finding), in
+        flow order.
 
     Raises
     ------
@@ -171,6 +247,8 @@ def omission_table(flows: pd.DataFrame) -> pd.DataFrame:
         Missing flow columns, a state outside negative/uncertain/positive, or a (pair, finding) whose
         flows do not cover the nine state pairs exactly once.
     """
+    if isinstance(flows, FlowsResult):
+        flows = flows.table
     check_columns(flows, FLOW_COLUMNS, where="flows table")
     idx = {s: i for i, s in enumerate(STATE_ORDER)}
     bad = ~flows["state_a"].isin(STATE_ORDER) | ~flows["state_b"].isin(STATE_ORDER)
@@ -189,5 +267,10 @@ def omission_table(flows: pd.DataFrame) -> pd.DataFrame:
                      "pos_a_neg_b": r.pos_a_neg_b, "rate_a_not_b": float(r.rate_a_not_b),
                      "pos_b_neg_a": r.pos_b_neg_a, "rate_b_not_a": float(r.rate_b_not_a), "pos_a": r.pos_a,
                      "pos_b": r.pos_b, "pos_a_unc_b": r.pos_a_unc_b, "pos_b_unc_a": r.pos_b_unc_a})
-    return pd.DataFrame(rows, columns=list(OMISSION_COLUMNS))
+    return OmissionsResult(pd.DataFrame(rows, columns=list(OMISSION_COLUMNS)))
+
+
+def omission_table(flows: pd.DataFrame) -> pd.DataFrame:
+    """The table of :func:`compute_omissions` alone."""
+    return compute_omissions(flows).table
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -13,7 +15,8 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
 from ..findings import VOCABULARIES, canonical_finding
 from ..labels import validate_label_table
-from ..results import readonly
+from ..results import TableResult, readonly
+from ..tables import markdown_table
 from .scores import (
     AGREEMENT_COLUMNS,
     BOTH_UNCERTAIN_RULES,
@@ -23,8 +26,8 @@ from .scores import (
     scores_from_confusion,
 )
 
-__all__ = ["PairedStates", "SourceGrids", "parse_pairs", "pair_states", "paired_states", "agreement_table",
-           "expand_findings", "prepare_labels"]
+__all__ = ["PairedStates", "SourceGrids", "PairCoverage", "AgreementTableResult", "parse_pairs", "pair_states",
+           "paired_states", "compute_agreement", "agreement_table", "expand_findings", "prepare_labels"]
 
 @dataclass(frozen=True)
 class PairedStates:
@@ -229,8 +232,106 @@ def paired_states(labels: pd.DataFrame | SourceGrids, a: str, b: str, *, finding
                         tuple(f for f in fa if f not in set(fb)), tuple(f for f in fb if f not in set(fa)))
 
 
+@dataclass(frozen=True)
+class PairCoverage:
+    """What one pair of sources compared, and what it left out.
+
+    Attributes
+    ----------
+    source_a, source_b : str
+    n_studies : int
+        Studies both sources label (the ones compared).
+    findings : tuple of str
+        Findings compared.
+    n_only_a, n_only_b : int
+        Studies labelled by only one source (not compared; only with ``studies='intersection'``).
+    findings_only_a, findings_only_b : tuple of str
+        Findings labelled by only one source (not compared).
+    n_missing : dict {finding: int}
+        Pairs dropped because a label was missing.
+    n_not_mentioned_excluded : dict {finding: int}
+        Pairs dropped as not mentioned (``not_mentioned='exclude'``).
+    """
+
+    source_a: str
+    source_b: str
+    n_studies: int
+    findings: tuple[str, ...]
+    n_only_a: int
+    n_only_b: int
+    findings_only_a: tuple[str, ...]
+    findings_only_b: tuple[str, ...]
+    n_missing: dict[str, int]
+    n_not_mentioned_excluded: dict[str, int]
+
+    @property
+    def pair(self) -> str:
+        return f"{self.source_a}:{self.source_b}"
+
+    def summary_line(self) -> str:
+        """One Markdown list item: studies compared and everything dropped."""
+        miss = {k: v for k, v in self.n_missing.items() if v}
+        nm = {k: v for k, v in self.n_not_mentioned_excluded.items() if v}
+        return (f"- {self.pair}: {self.n_studies} common studies; only in A: {self.n_only_a}, only in B: "
+                f"{self.n_only_b}; findings only in A: {list(self.findings_only_a) or 'none'}, only in B: "
+                f"{list(self.findings_only_b) or 'none'}; missing pairs: {miss or 'none'}; not-mentioned "
+                f"excluded: {nm or 'none'}")
+
+    def to_dict(self) -> dict[str, object]:
+        return {"source_a": self.source_a, "source_b": self.source_b, "n_studies": self.n_studies,
+                "findings": list(self.findings), "n_only_a": self.n_only_a, "n_only_b": self.n_only_b,
+                "findings_only_a": list(self.findings_only_a), "findings_only_b": list(self.findings_only_b),
+                "n_missing": dict(self.n_missing), "n_not_mentioned_excluded": dict(self.n_not_mentioned_excluded)}
+
+
+@dataclass(frozen=True)
+class AgreementTableResult(TableResult):
+    """Agreement of pairs of label sources per finding, with macro and micro averages (``agreement.csv``).
+
+    Attributes
+    ----------
+    table : DataFrame
+        Columns :data:`COLUMNS` (see :func:`compute_agreement`).
+    pairs : tuple of PairCoverage
+        Per pair, in order: the studies compared and every drop.
+    weights : {None, 'linear', 'quadratic'}
+    not_mentioned : {'negative', 'exclude'}
+    studies : {'same', 'intersection'}
+    both_uncertain : {'agree', 'disagree'}
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"agreement": "agreement.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = AGREEMENT_COLUMNS
+
+    table: pd.DataFrame
+    pairs: tuple[PairCoverage, ...]
+    weights: str | None
+    not_mentioned: str
+    studies: str
+    both_uncertain: str
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"agreement": self.table}
+
+    def summary(self) -> str:
+        """The choices, one line per pair (what was compared and dropped) and the table, as Markdown."""
+        lines = [f"- pairs: {', '.join(p.pair for p in self.pairs)} (first source = F1 reference)",
+                 f"- kappa_w weighting: {self.weights or 'none'}; Low/High kappa: unweighted kappa under the "
+                 "pessimistic/optimistic uncertainty mappings (see cxreval.agreement); both-uncertain pairs: "
+                 f"{self.both_uncertain}",
+                 f"- not_mentioned: {self.not_mentioned}; studies: {self.studies}", ""]
+        lines += [p.summary_line() for p in self.pairs]
+        lines += ["", "## Agreement", "", markdown_table(self.table)]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"pairs": [p.to_dict() for p in self.pairs], "weights": self.weights,
+                "not_mentioned": self.not_mentioned, "studies": self.studies, "both_uncertain": self.both_uncertain,
+                "table": self.table.to_dict(orient="records")}
+
+
 def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]] | None, weights: str | None,
-                   not_mentioned: str, both_uncertain: str) -> tuple[list[dict[str, object]], dict[str, object]]:
+                   not_mentioned: str, both_uncertain: str) -> tuple[list[dict[str, object]], PairCoverage]:
     c, n_missing, n_nm = ps.confusion(not_mentioned=not_mentioned)
     per = scores_from_confusion(c, weights=weights, both_uncertain=both_uncertain)
     rows: list[dict[str, object]] = []
@@ -257,15 +358,17 @@ def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]
         pooled = scores_from_confusion(c[idx].sum(axis=0), weights=weights, both_uncertain=both_uncertain)
         rows.append({"pair": ps.pair, "finding": "micro", **{k: float(pooled[k]) for k in SCORE_NAMES},
                      "n": int(pooled["n"]), "finding_set": name})
-    info = {**ps.to_dict(), "n_missing": {f: int(m) for f, m in zip(ps.findings, n_missing)},
-            "n_not_mentioned_excluded": {f: int(m) for f, m in zip(ps.findings, n_nm)}}
+    info = PairCoverage(ps.source_a, ps.source_b, len(ps.studies), ps.findings, ps.n_only_a, ps.n_only_b,
+                        ps.findings_only_a, ps.findings_only_b,
+                        {f: int(m) for f, m in zip(ps.findings, n_missing)},
+                        {f: int(m) for f, m in zip(ps.findings, n_nm)})
     return rows, info
 
 
-def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
-                    finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
-                    not_mentioned: str = "negative", studies: str = "same", both_uncertain: str = "agree"
-                    ) -> pd.DataFrame:
+def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+                      finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
+                      not_mentioned: str = "negative", studies: str = "same", both_uncertain: str = "agree"
+                      ) -> AgreementTableResult:
     """Agreement of each pair of sources per finding, with macro and micro averages (Tables 9-15).
 
     Parameters
@@ -289,13 +392,13 @@ def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
 
     Returns
     -------
-    table : DataFrame
-        Columns :data:`AGREEMENT_COLUMNS`: ``pair`` (``"A:B"``), ``finding`` (a finding name,
-        ``'macro'`` or ``'micro'``), the six scores, ``n`` (pairs used; for ``macro``/``micro`` the pooled
-        count) and ``finding_set`` (the set a ``macro``/``micro`` row averages over; empty otherwise).
-        ``table.attrs['pairs']`` records, per pair, the studies/findings dropped and the per-finding
-        missing and not-mentioned exclusions; ``attrs['not_mentioned']``, ``attrs['weights']`` and
-        ``attrs['both_uncertain']`` the choices.
+    res : AgreementTableResult
+        ``res.table`` has the columns :data:`AGREEMENT_COLUMNS`: ``pair`` (``"A:B"``), ``finding`` (a finding
+        name, ``'macro'`` or ``'micro'``), the six scores, ``n`` (pairs used; for ``macro``/``micro`` the
+        pooled count) and ``finding_set`` (the set a ``macro``/``micro`` row averages over; empty otherwise).
+        ``res.pairs`` records, per pair, the studies/findings dropped and the per-finding missing and
+        not-mentioned exclusions (:class:`PairCoverage`); ``res.weights``, ``res.not_mentioned``,
+        ``res.studies`` and ``res.both_uncertain`` the choices. ``res.save(folder)`` writes ``agreement.csv``.
 
     Raises
     ------
@@ -308,16 +411,16 @@ def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
     >>> t = pd.DataFrame({"study_id": ["s1", "s2", "s3", "s1", "s2", "s3"], "finding": "Edema",
     ...                   "source": ["A"] * 3 + ["B"] * 3,
     ...                   "state": ["positive", "negative", "uncertain", "positive", "negative", "negative"]})
-    >>> agreement_table(t, "A:B")[["finding", "kappa_w", "kappa_low", "kappa_high", "n"]].round(3)
+    >>> compute_agreement(t, "A:B").table[["finding", "kappa_w", "kappa_low", "kappa_high", "n"]].round(3)
       finding  kappa_w  kappa_low  kappa_high  n
     0   Edema      0.8        0.4         1.0  3
     1   macro      0.8        0.4         1.0  3
     2   micro      0.8        0.4         1.0  3
     """
-    check_choice(weights, WEIGHTS, name="weights", func="agreement_table")
-    check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="agreement_table")
-    check_choice(studies, ("same", "intersection"), name="studies", func="agreement_table")
-    check_choice(both_uncertain, BOTH_UNCERTAIN_RULES, name="both_uncertain", func="agreement_table")
+    check_choice(weights, WEIGHTS, name="weights", func="compute_agreement")
+    check_choice(not_mentioned, NOT_MENTIONED_POLICIES, name="not_mentioned", func="compute_agreement")
+    check_choice(studies, ("same", "intersection"), name="studies", func="compute_agreement")
+    check_choice(both_uncertain, BOTH_UNCERTAIN_RULES, name="both_uncertain", func="compute_agreement")
     pair_list = parse_pairs(pairs)
     labels = prepare_labels(labels)
     fs = expand_findings(findings)
@@ -325,16 +428,24 @@ def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
     if finding_sets is not None:
         sets = {str(k): expand_findings(v) or [] for k, v in finding_sets.items()}
     rows: list[dict[str, object]] = []
-    infos: dict[str, object] = {}
+    infos: list[PairCoverage] = []
     grids = SourceGrids(labels)
     for a, b in pair_list:
         ps = paired_states(grids, a, b, findings=fs, studies=studies)
         r, info = _rows_for_pair(ps, finding_sets=sets, weights=weights, not_mentioned=not_mentioned,
                                  both_uncertain=both_uncertain)
         rows.extend(r)
-        infos[ps.pair] = info
+        infos.append(info)
     table = pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
     table["n"] = table["n"].astype(np.int64)
-    table.attrs.update({"pairs": infos, "weights": weights, "not_mentioned": not_mentioned, "studies": studies,
-                        "both_uncertain": both_uncertain})
-    return table
+    return AgreementTableResult(table, tuple(infos), weights, not_mentioned, studies, both_uncertain)
+
+
+def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+                    finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
+                    not_mentioned: str = "negative", studies: str = "same", both_uncertain: str = "agree"
+                    ) -> pd.DataFrame:
+    """The table of :func:`compute_agreement` alone (its choices and per-pair drops are on the
+    :class:`AgreementTableResult` that :func:`compute_agreement` returns)."""
+    return compute_agreement(labels, pairs, findings=findings, finding_sets=finding_sets, weights=weights,
+                             not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain).table

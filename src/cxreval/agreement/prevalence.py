@@ -1,6 +1,6 @@
 """Label prevalence per source: count and percentage of each state per finding (seed Tables 5-8).
 
-:func:`prevalence_table` is the tidy table (``prevalence.csv``); :func:`positive_prevalence` lays the
+:func:`compute_prevalence` gives the tidy table (``prevalence.csv``, :class:`PrevalenceResult`); :func:`positive_prevalence` lays the
 positive counts out side by side, one column per source (Tables 5 and 6), and :func:`label_distribution`
 one row per (finding, source) with a column per state (Tables 7 and 8).
 
@@ -14,7 +14,7 @@ Examples
 >>> import pandas as pd
 >>> t = pd.DataFrame({"study_id": ["s1", "s2", "s3", "s4"], "finding": "Edema", "source": "CR",
 ...                   "state": ["positive", "negative", "negative", "uncertain"]})
->>> p = prevalence_table(t)
+>>> p = compute_prevalence(t).table
 >>> p[["state", "count", "percent"]].head(3).to_string(index=False)
 '    state  count  percent\\n negative      2     50.0\\nuncertain      1     25.0\\n positive      1     25.0'
 >>> positive_prevalence(p).loc["Edema", "CR"]
@@ -23,17 +23,22 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
 from .._validation import check_columns
 from ..exceptions import SchemaError
+from ..results import TableResult
+from ..tables import markdown_table
 from .pairs import expand_findings, prepare_labels
 
-__all__ = ["PREVALENCE_COLUMNS", "PREVALENCE_STATES", "prevalence_table", "positive_prevalence",
-           "label_distribution"]
+__all__ = ["PREVALENCE_COLUMNS", "PREVALENCE_STATES", "PrevalenceResult", "compute_prevalence", "prevalence_table",
+           "positive_prevalence", "label_distribution"]
 
 PREVALENCE_COLUMNS: tuple[str, ...] = ("source", "finding", "state", "count", "percent")
 """Columns of :func:`prevalence_table` (``prevalence.csv``)."""
@@ -42,8 +47,49 @@ PREVALENCE_STATES: tuple[str, ...] = ("negative", "uncertain", "positive", "not_
 _CODE = {"negative": 0, "uncertain": 1, "positive": 2, "not_mentioned": -1}
 
 
-def prevalence_table(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,
-                     findings: Sequence[str] | str | None = None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class PrevalenceResult(TableResult):
+    """Count and percentage of each state per source and finding (``prevalence.csv``).
+
+    Attributes
+    ----------
+    table : DataFrame
+        Columns :data:`COLUMNS` (see :func:`compute_prevalence`).
+    sources : tuple of str
+        The sources tabulated, in order.
+    findings : tuple of str or None
+        The findings asked for (None: every finding a source labels).
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"prevalence": "prevalence.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = PREVALENCE_COLUMNS
+
+    table: pd.DataFrame
+    sources: tuple[str, ...]
+    findings: tuple[str, ...] | None = None
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"prevalence": self.table}
+
+    def positive(self, *, decimals: int = 1) -> pd.DataFrame:
+        """:func:`positive_prevalence` of the table (Tables 5-6)."""
+        return positive_prevalence(self.table, decimals=decimals)
+
+    def distribution(self, *, decimals: int = 1) -> pd.DataFrame:
+        """:func:`label_distribution` of the table (Tables 7-8)."""
+        return label_distribution(self.table, decimals=decimals)
+
+    def summary(self) -> str:
+        """The positive labels per finding and source, as Markdown."""
+        return "\n".join(["## Positive prevalence", "", markdown_table(self.positive().reset_index())])
+
+    def to_dict(self) -> dict[str, object]:
+        return {"sources": list(self.sources), "findings": None if self.findings is None else list(self.findings),
+                "table": self.table.to_dict(orient="records")}
+
+
+def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,
+                       findings: Sequence[str] | str | None = None) -> PrevalenceResult:
     """Count and percentage of each state per source and finding.
 
     Parameters
@@ -57,9 +103,9 @@ def prevalence_table(labels: pd.DataFrame, *, sources: Sequence[str] | None = No
 
     Returns
     -------
-    table : DataFrame
-        Columns :data:`PREVALENCE_COLUMNS`; one row per (source, finding, state) for the five states
-        :data:`PREVALENCE_STATES`; ``percent`` is ``100 * count / n_studies(source)``.
+    res : PrevalenceResult
+        ``res.table`` has the columns :data:`PREVALENCE_COLUMNS`; one row per (source, finding, state) for the
+        five states :data:`PREVALENCE_STATES`; ``percent`` is ``100 * count / n_studies(source)``.
 
     Raises
     ------
@@ -90,7 +136,14 @@ def prevalence_table(labels: pd.DataFrame, *, sources: Sequence[str] | None = No
             for state in PREVALENCE_STATES:
                 rows.append({"source": s, "finding": f, "state": state, "count": counts[state],
                              "percent": 100.0 * counts[state] / n_studies})
-    return pd.DataFrame(rows, columns=list(PREVALENCE_COLUMNS))
+    return PrevalenceResult(pd.DataFrame(rows, columns=list(PREVALENCE_COLUMNS)), tuple(map(str, srcs)),
+                            None if want is None else tuple(want))
+
+
+def prevalence_table(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,
+                     findings: Sequence[str] | str | None = None) -> pd.DataFrame:
+    """The table of :func:`compute_prevalence` alone."""
+    return compute_prevalence(labels, sources=sources, findings=findings).table
 
 
 def _check_prev(prev: pd.DataFrame) -> None:

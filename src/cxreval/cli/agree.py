@@ -4,19 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import typer
 
-from ..agreement import (
-    agreement_table,
-    flows_table,
-    omission_table,
-    parse_pairs,
-    positive_prevalence,
-    prevalence_table,
-)
+from ..agreement import compare_sources, parse_pairs
 from ..exceptions import InvalidParameterError
-from ..tables import markdown_table, write_summary, write_table
+from ..tables import SUMMARY_FILE, write_summary
 from ._common import (
     check_inputs,
     echo_json,
@@ -85,41 +77,16 @@ def agree(
     check_inputs(*[("--labels", p) for p in labels])
     with open_output(out, overwrite=overwrite, inputs=labels) as d:
         table, _ = load_label_files(labels, state_encoding=state_encoding)
-        studies = "intersection" if intersect else "same"
-        agr = agreement_table(table, pair_list, findings=fs, finding_sets=fsets, weights=w,
-                              not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain)
-        sources = list(dict.fromkeys(s for p in pair_list for s in p))
-        prev = prevalence_table(table, sources=sources, findings=fs)
-        flows = flows_table(table, pair_list, findings=fs, not_mentioned=not_mentioned, studies=studies)
-        om = omission_table(flows)
-        paths = {name: str(Path(out) / write_table(df, d, name).name) for name, df in
-                 (("agreement", agr), ("prevalence", prev), ("flows", flows), ("omissions", om))}
-        _write_agree_summary(d, labels, pair_list, weights, not_mentioned, studies, agr, om, prev, both_uncertain)
+        res = compare_sources(table, pair_list, findings=fs, finding_sets=fsets, weights=w,
+                              not_mentioned=not_mentioned, studies="intersection" if intersect else "same",
+                              both_uncertain=both_uncertain)
+        paths = {name: str(Path(out) / p.name) for name, p in res.save(d).items()}
+        write_summary(d, res.summary(f"cxreval agree: {', '.join(str(p) for p in labels)}"))
     if json_out:
-        echo_json({"files": paths, "agreement": agr.to_dict(orient="records"),
-                   "omissions": om.to_dict(orient="records")})
+        echo_json({"files": paths, "agreement": res.agreement.table.to_dict(orient="records"),
+                   "omissions": res.omissions.table.to_dict(orient="records")})
     else:
-        typer.echo(f"wrote {', '.join(Path(p).name for p in paths.values())} and summary.md to {out}")
-
-
-def _write_agree_summary(d: Path, labels: list[Path], pair_list: list[tuple[str, str]], weights: str,
-                         not_mentioned: str, studies: str, agr: pd.DataFrame, om: pd.DataFrame,
-                         prev: pd.DataFrame, both_uncertain: str) -> None:
-    lines = [f"# cxreval agree: {', '.join(str(p) for p in labels)}", "",
-             f"- pairs: {', '.join(f'{a}:{b}' for a, b in pair_list)} (first source = F1 reference)",
-             f"- kappa_w weighting: {weights}; Low/High kappa: unweighted kappa under the pessimistic/optimistic "
-             f"uncertainty mappings (see cxreval.agreement); both-uncertain pairs: {both_uncertain}",
-             f"- not_mentioned: {not_mentioned}; studies: {studies}", ""]
-    for pair, info in agr.attrs["pairs"].items():
-        miss = {k: v for k, v in info["n_missing"].items() if v}
-        nm = {k: v for k, v in info["n_not_mentioned_excluded"].items() if v}
-        lines.append(f"- {pair}: {info['n_studies']} common studies; only in A: {info['n_only_a']}, only in B: "
-                     f"{info['n_only_b']}; findings only in A: {info['findings_only_a'] or 'none'}, only in B: "
-                     f"{info['findings_only_b'] or 'none'}; missing pairs: {miss or 'none'}; not-mentioned "
-                     f"excluded: {nm or 'none'}")
-    lines += ["", "## Agreement", "", markdown_table(agr), "", "## Omissions", "", markdown_table(om), "",
-              "## Positive prevalence", "", markdown_table(positive_prevalence(prev).reset_index()), ""]
-    write_summary(d, "\n".join(lines))
+        typer.echo(f"wrote {', '.join(Path(p).name for p in paths.values())} and {SUMMARY_FILE} to {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -161,8 +161,7 @@ def split(
     leak = audit_split(res, meta)
     lines = [f"# {by}-level split of {dataset}", "", f"fractions {list(res.fractions)}, seed {seed}"
              + (f", stratified by {list(res.stratify)}" if res.stratify else ""), "",
-             "| split | images | patients |", "|---|---:|---:|"]
-    lines += [f"| {r.split} | {r.n_studies:,} | {r.n_patients:,} |" for r in leak.sizes.itertuples()]
+             leak.sizes_markdown(unknown=False)]
     lines += ["", f"Patients on more than one side: {leak.n_shared_patients:,}."]
     with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta={"seed": seed}) as d:
         write_split_lists(res.assignments, d)

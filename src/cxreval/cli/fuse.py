@@ -3,6 +3,7 @@ adjudicated source (the XQA paper's Table 30 / Figure 6)."""
 
 from __future__ import annotations
 
+import shutil
 import warnings
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,9 @@ from ..labels import state_names
 from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     check_inputs,
+    cli_executor,
     echo_json,
+    executor_option,
     findings_option,
     load_label_files,
     open_output,
@@ -36,6 +39,7 @@ __all__ = ["register", "FUSION_AGREEMENT_COLUMNS", "fusion_agreement"]
 FUSION_AGREEMENT_COLUMNS: tuple[str, ...] = ("method", "finding", "kappa_w", "kappa_low", "kappa_high",
                                              "f1_w", "f1_low", "f1_high", "n", "finding_set")
 DEFAULT_METHODS = "mv,or,and,ds,mace"
+LABELS_FORMATS = ("csv", "parquet", "both")
 
 
 def _split(value: str, *, option: str) -> list[str]:
@@ -89,15 +93,31 @@ def fuse(
     load_model: Path = typer.Option(None, "--load-model", help="Apply a saved nn/nn_ps model (from --save-model) "
                                     "instead of training it; --readers are mapped onto the model's readers by name, "
                                     "else in the model's (sorted) reader order."),
+    write_inputs: bool = typer.Option(False, "--write-inputs", help="Also write the input labels (every source of "
+                                      "--labels) into fused_labels, before the fused sources (default: the fused "
+                                      "sources only)."),
+    labels_format: str = typer.Option("csv", "--labels-format", help="Format of fused_labels: csv, parquet or "
+                                      "both."),
+    executor: str = executor_option(),
 ) -> None:
     """Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into new sources.
 
-    Writes fused_labels (CSV + Parquet), per-method diagnostics, agreement tables, summary.md and run.json.
+    Writes fused_labels (the fused sources; --write-inputs adds the input labels; --labels-format csv, parquet
+    or both), per-method diagnostics, agreement tables, summary.md (with each Dawid-Skene / MACE fit's
+    iterations and whether it converged) and run.json. With --executor, Dawid-Skene and MACE are fitted one
+    finding per task; each task reads its finding's arrays from a spill folder inside the output folder
+    (removed at the end; on a multi-machine cluster the output folder must be on shared storage). The
+    output is identical to the serial run's, byte for byte.
 
     Example:
 
     \b
         cxreval fuse -l labels.csv --readers Rep1,Rep2,Rep3 --adjudicated CR --seed 0 -o fuse-out
+
+    At scale: Parquet output, two worker processes:
+
+    \b
+        cxreval fuse -l big.parquet --readers R1,R2,R3,R4,R5 --labels-format parquet --executor process:2 -o big
 
     Train NN Fusion on one dataset and apply it to another (the XQA paper's Tables 14-15):
 
@@ -109,8 +129,11 @@ def fuse(
     method_list = _split(methods, option="--methods")
     finding_list = split_list(findings, option="--findings")
     check_inputs(*[("--labels", p) for p in labels], *([("--load-model", load_model)] if load_model else []))
+    if labels_format not in LABELS_FORMATS:
+        raise InvalidParameterError(f"--labels-format must be one of {list(LABELS_FORMATS)}; got {labels_format!r}.")
     inputs = [*labels, *([load_model] if load_model else [])]
-    with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
+    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs,
+                                                   meta={"seed": seed}) as d:
         table, _ = load_label_files(labels, state_encoding=state_encoding)
         fitted: dict[str, object] = {}
         fuse_table, mapping = table, ""
@@ -135,15 +158,20 @@ def fuse(
             fitted[name] = model
         with progress() as prog:
             task = prog.add(f"fusing {len(reader_list)} readers with {', '.join(method_list) or 'the loaded model'}")
+            parallel = executor not in (None, "", "serial")
+            spill = d / ".fuse-spill"
             res = fuse_label_table(fuse_table, reader_list, method_list, adjudicated=adjudicated,
-                                   findings=finding_list, not_mentioned=not_mentioned, rng=seed, fitted=fitted)
+                                   findings=finding_list, not_mentioned=not_mentioned, rng=seed, fitted=fitted,
+                                   executor=ex if parallel else None, spill_dir=spill if parallel else None)
+            shutil.rmtree(spill, ignore_errors=True)
             method_list = list(res.estimators)
             prog.done(task)
             task = prog.add("agreement tables and writing")
             loaded = [f"- {m}: loaded from {load_model} (readers {list(e.readers_)}, findings "  # type: ignore[attr-defined]
                       f"{list(e.findings_)}), applied without refitting{mapping}" for m, e in fitted.items()]
             written, agr = _write_fuse(d, labels, table, res, method_list, adjudicated, not_mentioned, seed,
-                                       save_model=save_model, fitted=fitted, loaded=loaded)
+                                       save_model=save_model, fitted=fitted, loaded=loaded,
+                                       write_inputs=write_inputs, labels_format=labels_format)
             prog.done(task)
     for w in res.warnings:  # summarised once per run with the other warnings (cli.main)
         warnings.warn(w, CxrevalWarning, stacklevel=1)
@@ -161,13 +189,19 @@ def fuse(
 def _write_fuse(d: Path, labels: list[Path], table: pd.DataFrame, res: Any, method_list: list[str],
                 adjudicated: str | None, not_mentioned: str, seed: int, *, save_model: bool = False,
                 fitted: dict[str, object] | None = None,
-                loaded: list[str] | None = None) -> tuple[dict[str, Path], pd.DataFrame | None]:
+                loaded: list[str] | None = None, write_inputs: bool = False,
+                labels_format: str = "csv") -> tuple[dict[str, Path], pd.DataFrame | None]:
     fitted = fitted or {}
     fused = res.labels
     written = {}
-    file_labels = pd.concat([table, fused], ignore_index=True)
+    file_labels = pd.concat([table, fused], ignore_index=True) if write_inputs else fused.copy()
     file_labels["state"] = state_names(file_labels["state"].astype("Int8"))
-    written["fused_labels"] = write_table(file_labels, d, "fused_labels")
+    if labels_format in ("csv", "both"):
+        written["fused_labels"] = write_table(file_labels, d, "fused_labels", parquet=labels_format == "both")
+    else:
+        file_labels.to_parquet(d / "fused_labels.parquet", index=False)
+        written["fused_labels"] = d / "fused_labels.parquet"
+    del file_labels
     ests = res.estimators
     if "ds" in ests:
         written["ds_confusion"] = write_table(ests["ds"].errors_, d, "ds_confusion")  # type: ignore[attr-defined]
@@ -203,10 +237,8 @@ def _write_fuse(d: Path, labels: list[Path], table: pd.DataFrame, res: Any, meth
              "- MV ties -> uncertain; FUSE_OR = largest state; FUSE_AND = smallest state; nn/nn_ps labels for studies "
              "with a reference are out-of-fold (5-fold CV) predictions", "",
              "## Fused label counts", "", markdown_table(counts.reset_index()), ""]
-    if "ds" in ests:
-        info = ests["ds"].fit_info_  # type: ignore[attr-defined]
-        lines += [f"- Dawid-Skene: {int(info['converged'].sum())}/{len(info)} fits converged "
-                  f"(max {int(info['n_iter'].max())} iterations)", ""]
+    if res.convergence is not None:
+        lines += _convergence_lines(res.convergence, ests)
     if res.warnings:
         lines += ["## Warnings: states fused far more often than any reader uses them", "",
                   *[f"- {w}" for w in res.warnings], ""]
@@ -218,6 +250,25 @@ def _write_fuse(d: Path, labels: list[Path], table: pd.DataFrame, res: Any, meth
                   markdown_table(between[between["finding"].isin(["macro", "micro"])]), ""]
     write_summary(d, "\n".join(lines))
     return written, agr
+
+
+def _convergence_lines(conv: pd.DataFrame, ests: dict[str, Any]) -> list[str]:
+    """The summary's section on the stopping rule of every iterative fit."""
+    lines = ["## Stopping rule", ""]
+    no_tol = [m for m in conv["method"].unique() if getattr(ests[m], "tol", 0) is None]
+    for m, g in conv.groupby("method", sort=False):
+        est = ests[m]
+        span = f"iterations {int(g['n_iter'].min())}-{int(g['n_iter'].max())}"
+        if m in no_tol:
+            lines.append(f"- {m}: runs n_iter={est.n_iter} iterations per restart (no tolerance: nothing to converge "
+                         f"on), keeps the best of {est.n_restarts} restarts; {span}")
+            continue
+        what = "rises" if m == "ds" else "changes"
+        lines.append(f"- {m}: stops when the log-likelihood per item {what} by less than tol={est.tol:g}, else after "
+                     f"n_iter={est.n_iter} iterations; {int(g['converged'].sum())}/{len(g)} fits converged, {span}")
+    done = conv["converged"].map({True: "yes", False: "no"})
+    show = conv.assign(converged=done.where(~conv["method"].isin(no_tol), "no tol"))
+    return [*lines, "", markdown_table(show, floatfmt="{:.3g}"), ""]
 
 
 def register(app: typer.Typer) -> None:

@@ -15,8 +15,8 @@ __all__ = ["register"]
 reader_app = typer.Typer(no_args_is_help=True, help="Reader study: label, rate and adjudicate in the browser; "
                          "export into cxreval tables.")
 
-_DB_HELP = "SQLAlchemy URL of the study database: sqlite:///study.db (default, env CXREVAL_READER_DB) or " \
-           "postgresql://user@host/db."
+_DB_HELP = (f"SQLAlchemy URL of the study database, e.g. sqlite:///study.db or postgresql://user@host/db "
+            f"(default $CXREVAL_READER_DB, else {DEFAULT_URL}).")
 
 
 def _db(db: str | None) -> str:

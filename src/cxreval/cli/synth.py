@@ -9,15 +9,7 @@ import pandas as pd
 import typer
 
 from ..tables import markdown_table, write_summary, write_table
-from ._common import (
-    check_inputs,
-    echo_json,
-    open_output,
-    out_option,
-    overwrite_option,
-    progress,
-    seed_option,
-)
+from ._common import check_inputs, echo_json, open_output, out_option, overwrite_option, progress, seed_option
 
 __all__ = ["register", "synth"]
 

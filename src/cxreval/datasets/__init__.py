@@ -18,7 +18,6 @@ True
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import importlib
 import os
@@ -28,7 +27,8 @@ from types import MappingProxyType
 
 import pandas as pd
 
-from ..exceptions import DataUnavailableError, InvalidParameterError
+from .._validation import did_you_mean
+from ..exceptions import DataUnavailableError, InvalidParameterError, UnknownNameError
 from ..results import ReadReport, ReadResult
 from .fetch import METADATA_FILES, FetchResult, fetch_metadata, metadata_path, resolve_cache_dir
 
@@ -46,11 +46,9 @@ __all__ = [
 ]
 
 
-class UnknownDatasetError(InvalidParameterError, KeyError):
-    """An unknown dataset name (a ``KeyError`` and a :class:`~cxreval.exceptions.CxrevalError`)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
+class UnknownDatasetError(UnknownNameError):
+    """An unknown dataset name: an :class:`~cxreval.exceptions.UnknownNameError` (so also a ``KeyError`` and
+    a :class:`~cxreval.exceptions.CxrevalError`) whose message suggests close names."""
 
 
 @dataclass(frozen=True)
@@ -167,8 +165,7 @@ def list_datasets(pattern: str = "*", *, kind: str | None = None) -> list[str]:
 def get_spec(name: object) -> DatasetSpec:
     """The :class:`DatasetSpec` of ``name``; an unknown name raises with a did-you-mean hint."""
     if not isinstance(name, str) or name not in DATA_LOADERS:
-        close = difflib.get_close_matches(str(name), list(DATA_LOADERS), n=3)
-        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        hint = did_you_mean(str(name), DATA_LOADERS)
         raise UnknownDatasetError(f"Unknown dataset {name!r}; registered datasets are {sorted(DATA_LOADERS)}.{hint}")
     return DATA_LOADERS[name]
 

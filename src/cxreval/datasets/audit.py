@@ -34,6 +34,7 @@ from .._validation import check_columns
 from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
 from ..splits import LeakageAudit, audit_split, read_split_lists
+from ..tables import markdown_table
 from . import nih
 from .fetch import check_path, metadata_path
 
@@ -237,22 +238,25 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
                         int(box_table["study_id"].nunique()), split_audit, sources, tuple(notes))
 
 
+_FINDING_COLUMNS = ("finding", "images", "patients", "boxes", "boxed images")
+
+
 def audit_summary(audit: DatasetAudit) -> str:
     """The audit as Markdown (``summary.md``): sizes, per-finding counts, the split check and notes."""
     lines = [f"# Audit of {audit.dataset}", "",
              f"- images: {audit.n_images:,}", f"- patients: {audit.n_patients:,}",
              f"- radiologist boxes: {audit.n_boxes:,} on {audit.n_boxed_images:,} images",
-             "- views: " + ", ".join(f"{r.view} {r.n_images:,}" for r in audit.views.itertuples()), "",
-             "| finding | images | patients | boxes | boxed images |", "|---|---:|---:|---:|---:|"]
+             "- views: " + ", ".join(f"{r.view} {r.n_images:,}" for r in audit.views.itertuples()), ""]
     bx = audit.boxes.set_index("finding")
-    for r in audit.findings.itertuples():
-        nb = bx["n_boxes"].get(r.finding, 0) if len(bx) else 0
-        ni = bx["n_images"].get(r.finding, 0) if len(bx) else 0
-        lines.append(f"| {r.finding} | {r.n_images:,} | {r.n_patients:,} | {nb:,} | {ni:,} |")
+    rows = [{"finding": r.finding, "images": f"{r.n_images:,}", "patients": f"{r.n_patients:,}",
+             "boxes": f"{(bx['n_boxes'].get(r.finding, 0) if len(bx) else 0):,}",
+             "boxed images": f"{(bx['n_images'].get(r.finding, 0) if len(bx) else 0):,}"}
+            for r in audit.findings.itertuples()]
+    lines.append(markdown_table(pd.DataFrame(rows, columns=list(_FINDING_COLUMNS)),
+                                right=_FINDING_COLUMNS[1:]))
     if audit.split is not None:
         s = audit.split
-        lines += ["", "## Split", "", "| split | images | patients | not in metadata |", "|---|---:|---:|---:|"]
-        lines += [f"| {r.split} | {r.n_studies:,} | {r.n_patients:,} | {r.n_unknown:,} |" for r in s.sizes.itertuples()]
+        lines += ["", "## Split", "", s.sizes_markdown()]
         verdict = "**leaks**" if s.leaks else "does not leak"
         lines += ["", f"Patients on more than one side: {s.n_shared_patients:,}; studies in more than one part: "
                       f"{s.n_shared_studies:,}. The split {verdict}."]

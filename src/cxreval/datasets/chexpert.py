@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..exceptions import DataUnavailableError, InvalidParameterError
+from .._validation import did_you_mean
+from ..exceptions import DataUnavailableError, InvalidParameterError, UnknownNameError
 from ..findings import CHEXPERT_COMPETITION
 from ..labels import read_wide_labels, read_wide_predictions
 from ..results import ReadReport, ReadResult
@@ -97,15 +98,14 @@ def load_labels(root: str | os.PathLike[str], *, sources: tuple[str, ...] | list
     want = list(sources) if sources is not None else list(files)
     for s in want:
         if s not in SOURCES:
-            raise InvalidParameterError(f"Unknown CheXpert test-set source {s!r}; expected one of {list(SOURCES)}.")
+            raise UnknownNameError(f"Unknown CheXpert test-set source {s!r}; expected one of {list(SOURCES)}."
+                                   f"{did_you_mean(str(s), SOURCES)}")
         if s not in files:
             raise InvalidParameterError(f"Source {s!r} has no file under {str(root)!r}; present: {list(files)}.")
     tables, n_read, notes = [], 0, []
     for s in want:
         res = read_wide_labels(files[s], source=s, id_column="Study")
-        t = res.table
-        t.attrs = {}  # attrs hold a DataFrame ('extra'), which pandas.concat cannot compare
-        tables.append(t)
+        tables.append(res.table)
         n_read += res.report.n_read
         notes += [f"{s}: {n}" for n in res.report.notes]
     digests = {s: hashlib.sha256(files[s].read_bytes()).hexdigest() for s in want}
@@ -140,13 +140,13 @@ def load_predictions(root: str | os.PathLike[str], *, models: list[str] | None =
     want = list(models) if models is not None else avail
     for m in want:
         if m not in avail:
-            raise InvalidParameterError(f"Unknown CheXpert leaderboard model {m!r}; available: {avail}.")
+            raise UnknownNameError(f"Unknown CheXpert leaderboard model {m!r}; available: {avail}."
+                                   f"{did_you_mean(str(m), avail)}")
     if not want:
         raise DataUnavailableError(f"No '*_predictions.csv' file in {str(d)!r}.")
     tables, notes, n_read = [], [], 0
     for m in want:
         res = read_wide_predictions(d / f"{m}_predictions.csv", model=m, id_column="Study")
-        res.table.attrs = {}
         tables.append(res.table)
         n_read += res.report.n_read
         notes += [f"{m}: {n}" for n in res.report.notes]

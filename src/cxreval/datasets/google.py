@@ -54,7 +54,7 @@ def load_labels(path: str | os.PathLike[str] | None = None, *,
 
     ``study_id`` is the NIH image name and ``patient_id`` the NIH patient id (as text, no leading zeros),
     so the table joins :func:`cxreval.datasets.nih.load_labels`. Google's split is the column ``split``
-    (``test`` / ``val``) and ``table.attrs['split']`` maps study → split.
+    (``test`` / ``val``).
     """
     p = metadata_path(GOOGLE_FILE, cache_dir=cache_dir, path=path)
     where = f"file {str(p)!r}"
@@ -79,7 +79,6 @@ def load_labels(path: str | os.PathLike[str] | None = None, *,
         "state": pd.array(states.ravel(), dtype="Int8"),
     })
     table["split"] = np.repeat(df["Set Id"].to_numpy(), len(_RAW))
-    table.attrs["split"] = dict(zip(df["Image Index"], df["Set Id"]))
     return ReadResult(table, ReadReport(str(p), n, n))
 
 
@@ -88,7 +87,8 @@ def map_nih_to_google(nih_labels: pd.DataFrame, *, mapping: VocabularyMapping = 
     """Re-express NIH text-mined labels in Google's findings with an explicit mapping.
 
     Each target finding is positive if any of its NIH sources is positive (``combine='any'``), else
-    negative; the result's ``attrs['mapping']`` records the mapping. Unmapped targets get no rows.
+    negative. Unmapped targets get no rows. The table carries no metadata: the mapping applied is the
+    ``mapping`` argument (``mapping.to_dict()`` records it).
     """
     if mapping.combine != "any":
         raise SchemaError(f"Unsupported combine rule {mapping.combine!r}; only 'any' is implemented.")
@@ -107,6 +107,4 @@ def map_nih_to_google(nih_labels: pd.DataFrame, *, mapping: VocabularyMapping = 
         state[~known & ~pos] = pd.NA
         parts.append(pd.DataFrame({"study_id": wide.index.to_numpy(), "patient_id": patients.to_numpy(),
                                    "finding": target, "source": src["source"].iloc[0], "state": state}))
-    out = pd.concat(parts, ignore_index=True)
-    out.attrs["mapping"] = mapping.to_dict()
-    return out
+    return pd.concat(parts, ignore_index=True)

@@ -5,8 +5,9 @@ Each file is identified by its path in a mirror folder laid out like the project
 (e.g. ``chexpert_test/groundtruth.csv``). :data:`PINNED` gives, for every such file, the repository,
 the full commit, the path in the repository, the size and the SHA-256; the raw URL is
 ``https://raw.githubusercontent.com/<repo>/<commit>/<path>``. :func:`fetch_file` looks in the mirror
-first, then in the cache (``resolve_cache_dir()/mirror``), then downloads into the cache; every copy is checked
-against the pinned SHA-256 before it is used. Being offline raises
+first, then in the cache (``resolve_cache_dir()/mirror``), then downloads into the cache with
+:func:`pooch.retrieve` (download to a temporary file, SHA-256 check against the pin, move into place);
+every copy is checked against the pinned SHA-256 (``pooch.file_hash``) before it is used. Being offline raises
 :class:`~cxreval.exceptions.DataUnavailableError` (callers such as ``cxreval demo`` then mark a section
 as unavailable), never a crash.
 
@@ -19,18 +20,19 @@ relative to the working directory when it exists (:func:`default_mirror`).
 
 from __future__ import annotations
 
-import difflib
 import logging
 import os
-import tempfile
-import urllib.error
+import re
+import shutil
+import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..exceptions import DataUnavailableError, InvalidParameterError
-from .fetch import resolve_cache_dir, sha256_file
+from .._validation import did_you_mean
+from ..exceptions import DataUnavailableError, UnknownNameError
+from .fetch import quiet_pooch, resolve_cache_dir
 
 __all__ = [
     "RAW_BASE_URL",
@@ -231,15 +233,14 @@ def pinned_file(local_path: str, *, files: Sequence[MirrorFile] = PINNED) -> Mir
 
     Raises
     ------
-    InvalidParameterError
-        If no entry has that path (with a did-you-mean hint).
+    UnknownNameError
+        If no entry has that path (with a did-you-mean hint; also an ``InvalidParameterError``).
     """
     by = _BY_PATH if files is PINNED else {f.local_path: f for f in files}
     if local_path in by:
         return by[local_path]
-    close = difflib.get_close_matches(local_path, list(by), n=3, cutoff=0.5)
-    hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-    raise InvalidParameterError(f"No pinned reference file {local_path!r}; see cxreval.datasets.mirror.PINNED.{hint}")
+    hint = did_you_mean(str(local_path), by, cutoff=0.5)
+    raise UnknownNameError(f"No pinned reference file {local_path!r}; see cxreval.datasets.mirror.PINNED.{hint}")
 
 
 def pinned_files(prefix: str, *, files: Sequence[MirrorFile] = PINNED) -> tuple[MirrorFile, ...]:
@@ -247,35 +248,65 @@ def pinned_files(prefix: str, *, files: Sequence[MirrorFile] = PINNED) -> tuple[
     return tuple(f for f in files if f.local_path.startswith(prefix))
 
 
+def _known_hash(entry: MirrorFile) -> str:
+    return f"sha256:{entry.sha256}"
+
+
 def _verified(path: Path, entry: MirrorFile) -> bool:
-    return path.is_file() and path.stat().st_size == entry.n_bytes and sha256_file(path) == entry.sha256
+    import pooch  # imported when used: importing cxreval.datasets stays cheap
+
+    return (path.is_file() and path.stat().st_size == entry.n_bytes
+            and pooch.file_hash(str(path), alg="sha256") == entry.sha256)
+
+
+def _copy_file_url(url: str, output_file: str, pooch_: object = None) -> None:
+    """A pooch downloader for ``file://`` URLs (tests and offline copies laid out like raw.githubusercontent.com)."""
+    shutil.copyfile(urllib.request.url2pathname(urllib.parse.urlparse(url).path), output_file)
+
+
+def _downloader(url: str, entry: MirrorFile, timeout: float) -> Callable[[str, str, object], None]:
+    """pooch's downloader for ``url`` whose failures are one :class:`DataUnavailableError` line."""
+    import pooch
+
+    scheme = urllib.parse.urlparse(url).scheme
+    kinds: dict[str, Callable[[], Callable[..., object]]] = {
+        "file": lambda: _copy_file_url, "http": lambda: pooch.HTTPDownloader(timeout=timeout),
+        "https": lambda: pooch.HTTPDownloader(timeout=timeout), "ftp": lambda: pooch.FTPDownloader(timeout=timeout)}
+    if scheme not in kinds:
+        raise DataUnavailableError(f"Cannot download {entry.local_path!r} from {url}: the URL scheme must be one "
+                                   f"of {sorted(kinds)}.")
+    inner = kinds[scheme]()
+
+    def download(url: str, output_file: str, pooch_: object) -> None:
+        import requests
+
+        try:
+            inner(url, output_file, pooch_)
+        except (requests.RequestException, OSError, ValueError) as exc:
+            raise DataUnavailableError(
+                f"Could not download {entry.local_path!r} from {url} (offline?): {exc}. Pass a local copy "
+                f"with --data-mirror DIR (a folder holding {entry.local_path}).") from exc
+
+    return download
 
 
 def _download(entry: MirrorFile, dest: Path, *, base_url: str, timeout: float) -> Path:
+    """Download ``entry`` to ``dest`` with :func:`pooch.retrieve`: into a temporary file next to ``dest``,
+    SHA-256 checked against the pin, then moved into place (nothing partial is left on failure)."""
+    import pooch
+
     url = entry.url(base_url)
-    dest.parent.mkdir(parents=True, exist_ok=True)
     log.info("downloading %s", url)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".part-")
     try:
-        with os.fdopen(fd, "wb") as out:
-            try:
-                with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (pinned https/file URL)
-                    while block := resp.read(1 << 20):
-                        out.write(block)
-            except (urllib.error.URLError, OSError, ValueError) as exc:
-                raise DataUnavailableError(
-                    f"Could not download {entry.local_path!r} from {url} (offline?): {exc}. Pass a local copy "
-                    f"with --data-mirror DIR (a folder holding {entry.local_path}).") from exc
-        got = sha256_file(tmp)
-        if got != entry.sha256:
-            raise DataUnavailableError(
-                f"Checksum mismatch for {url}: SHA-256 {got}, expected {entry.sha256} ({entry.local_path}). "
-                "The download is corrupt or not the pinned file.")
-        os.replace(tmp, dest)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return dest
+        with quiet_pooch():
+            got = pooch.retrieve(url, known_hash=_known_hash(entry), fname=dest.name, path=dest.parent,
+                                 downloader=_downloader(url, entry, timeout), progressbar=False)
+    except ValueError as exc:  # pooch: the downloaded file's hash differs from the known one
+        found = re.search(r"but got ([0-9a-fA-F]+)", str(exc))
+        raise DataUnavailableError(
+            f"Checksum mismatch for {url}: SHA-256 {found.group(1) if found else 'of another file'}, expected "
+            f"{entry.sha256} ({entry.local_path}). The download is corrupt or not the pinned file.") from exc
+    return Path(got)
 
 
 def fetch_file(local_path: str, *, mirror: str | os.PathLike[str] | None = None,

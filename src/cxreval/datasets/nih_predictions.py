@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from .._validation import check_choice
-from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
+from .._validation import check_choice, did_you_mean
+from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import canonical_finding
 from ..labels import read_wide_predictions, validate_predictions
 from ..results import ReadReport, ReadResult
@@ -94,14 +94,14 @@ def load_predictions(directory: str | os.PathLike[str], *, models: Sequence[str]
     want = list(models) if models is not None else avail
     for m in want:
         if m not in avail:
-            raise InvalidParameterError(f"Unknown model {m!r}: no {m}.csv in {str(d)!r}; available: {avail}.")
+            raise UnknownNameError(f"Unknown model {m!r}: no {m}.csv in {str(d)!r}; available: {avail}."
+                                   f"{did_you_mean(str(m), avail)}")
     tables, notes, n_read = [], [], 0
     first_order: list[str] | None = None
     for m in want:
         p = d / f"{m}.csv"
         res = read_wide_predictions(p, model=m, id_column="Image Index", prefix=PREFIX)
         t = res.table
-        t.attrs = {}
         n_read += res.report.n_read
         notes += [f"{m}: {n}" for n in res.report.notes]
         order = list(pd.unique(t["finding"]))

@@ -18,8 +18,12 @@ order of the input rows (crowd-kit 1.4.2's MACE does: its reader parameters foll
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,6 +38,7 @@ __all__ = [
     "N_STATES",
     "Annotations",
     "BaseFusion",
+    "GroupedFusion",
     "register_fusion",
     "get_fusion",
     "list_fusion",
@@ -122,12 +127,11 @@ def encode_annotations(data: object, *, func: str, allow_finding: bool = True) -
             i = int(np.flatnonzero(na)[0])
             raise SchemaError(f"Missing {c!r} in {where}, row {i}.")
     label = _parse_labels(data["label"], where=where)
-    study = data["study_id"].astype(str).to_numpy()
-    reader_names = data["reader"].astype(str).to_numpy()
-    reader, readers = pd.factorize(reader_names, sort=True)
-    study_code, studies = pd.factorize(study, sort=True)
+    # factorize the string columns as they are (Arrow-backed strings stay in Arrow): ~2x faster at 5M rows
+    reader, readers = pd.factorize(data["reader"].astype(str), sort=True)
+    study_code, studies = pd.factorize(data["study_id"].astype(str), sort=True)
     if has_finding:
-        fcode, findings = pd.factorize(data["finding"].astype(str).to_numpy(), sort=True)
+        fcode, findings = pd.factorize(data["finding"].astype(str), sort=True)
         pair = study_code.astype(np.int64) * len(findings) + fcode
         pairs, item = np.unique(pair, return_inverse=True)
         items = pd.MultiIndex.from_arrays([np.asarray(studies, dtype=object)[pairs // len(findings)],
@@ -138,7 +142,7 @@ def encode_annotations(data: object, *, func: str, allow_finding: bool = True) -
         item = study_code
         items = pd.Index(np.asarray(studies, dtype=object), name="study_id")
         findings, item_finding = np.array([], dtype=str), None
-    order = np.lexsort((reader, item))
+    order = np.argsort(item.astype(np.int64) * len(readers) + reader, kind="stable")  # == lexsort((reader, item))
     item, reader, label = item[order], reader[order], label[order]
     dup = (np.diff(item) == 0) & (np.diff(reader) == 0)
     if dup.any():
@@ -204,6 +208,55 @@ class BaseFusion:
     def __repr__(self) -> str:
         params = {k: v for k, v in vars(self).items() if not k.endswith("_") and not k.startswith("_")}
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+
+
+GroupMap = Callable[["GroupedFusion", Annotations, list[tuple[str, np.ndarray]], list[object]],
+                    list[dict[str, np.ndarray]]]
+"""``(estimator, ann, groups, extras) -> parts``: fits every group, e.g. on an executor (:func:`fuse_label_table`)."""
+
+
+class GroupedFusion(BaseFusion):
+    """Base class of the estimators fitted independently per group of items (Dawid–Skene, MACE).
+
+    ``_fit`` splits the items into groups (:func:`pooling_groups`: one per finding, or all), draws each
+    group's random numbers in group order (``_draws``; the same stream whatever runs the groups), fits every
+    group with ``_fit_group`` (a pure function of the parameters, the group's encoded arrays and its draws,
+    so a worker process gives the same bytes) and combines the parts with ``_assemble``.
+    """
+
+    pooling: str = "finding"
+
+    def _check_params(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _draws(self, groups: list[tuple[str, np.ndarray]], subs: list[Annotations]) -> list[object]:
+        """Random numbers each group needs, drawn in group order (default: none)."""
+        return [None] * len(groups)
+
+    def _fit_group(self, item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int,
+                   extra: object = None) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _assemble(self, ann: Annotations, groups: list[tuple[str, np.ndarray]],
+                  parts: list[dict[str, np.ndarray]]) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _set_labels(self, ann: Annotations, proba: np.ndarray) -> None:
+        self.labels_ = _label_series(ann.items, proba.argmax(axis=1))
+        self.probas_ = _proba_frame(ann.items, proba)
+
+    def _fit(self, ann: Annotations, *, group_map: GroupMap | None = None) -> None:
+        self._check_params()
+        groups = pooling_groups(ann, self.pooling)
+        subs = [ann.subset(items) for _, items in groups]
+        extras = self._draws(groups, subs)
+        if group_map is None:
+            parts = [self._fit_group(s.item, s.reader, s.label, s.n_items, s.n_readers, x)
+                     for s, x in zip(subs, extras)]
+        else:
+            del subs
+            parts = group_map(self, ann, groups, extras)
+        self._assemble(ann, groups, parts)
 
 
 _REGISTRY: dict[str, Callable[..., object]] = {}
@@ -279,6 +332,9 @@ class FusionResult:
     warnings : tuple of str
         ``finding: method: ...`` for every state a method fused far more often than any reader uses it
         (:func:`cxreval.fusion.diagnostics.overfused_states`); empty when none.
+    convergence : pandas.DataFrame or None
+        The stopping rule's outcome of every iterative fit: ``method, finding, n_items, n_patterns, n_iter,
+        converged, final_change`` (the estimators' ``fit_info_``); None when no method iterates.
     """
 
     labels: pd.DataFrame
@@ -289,12 +345,16 @@ class FusionResult:
     n_items_partial: int
     readers_per_item: dict[int, int]
     warnings: tuple[str, ...] = ()
+    convergence: pd.DataFrame | None = None
 
     def to_dict(self) -> dict[str, object]:
+        conv = None if self.convergence is None else [
+            {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
+            for r in self.convergence.to_dict(orient="records")]
         return {"methods": list(self.estimators), "readers": list(self.readers), "n_items": self.n_items,
                 "n_dropped": dict(self.n_dropped), "n_items_partial": self.n_items_partial,
                 "readers_per_item": {str(k): v for k, v in self.readers_per_item.items()},
-                "n_labels": int(len(self.labels)), "warnings": list(self.warnings)}
+                "n_labels": int(len(self.labels)), "warnings": list(self.warnings), "convergence": conv}
 
 
 def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None = None,
@@ -335,7 +395,8 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
                      adjudicated: str | None = None, findings: Sequence[str] | None = None,
                      not_mentioned: str = "negative", rng: object = 0,
                      params: dict[str, dict[str, object]] | None = None,
-                     fitted: dict[str, object] | None = None) -> FusionResult:
+                     fitted: dict[str, object] | None = None, executor: object = None,
+                     spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
     """Fuse the labels of ``readers`` in a long label table with each of ``methods``.
 
     Parameters
@@ -361,6 +422,15 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         ``{method: estimator}`` of already fitted supervised models (e.g. :func:`load_neural_fusion`) applied
         with ``predict`` instead of being trained (a model trained on one dataset applied to another); their
         methods must not also be in ``methods``.
+    executor : str or object, optional
+        An executor spec (``'process:2'``, ``'dask://HOST:PORT'``; opened and closed here) or an open executor
+        (``cxreval.executor.open_executor(spec)``, anything with ``map(func, items)`` returning results in
+        order) that fits the groups of Dawid-Skene and MACE (one per finding) in parallel; the other methods
+        run here. Results are identical to the serial fit byte for byte.
+    spill_dir : path, optional
+        Folder for the per-group arrays the executor's workers read (:mod:`cxreval.fusion._spill`; default a
+        temporary folder, removed at the end). On a multi-machine cluster it must be on storage every worker
+        sees under the same path.
 
     Returns
     -------
@@ -406,37 +476,51 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         ok = st.notna().to_numpy() & (st != -1).fillna(False).to_numpy()
         y = pd.DataFrame({"study_id": ref["study_id"].to_numpy()[ok], "finding": ref["finding"].to_numpy()[ok],
                           "label": st.to_numpy(dtype=np.int64, na_value=0)[ok]})
-    from .diagnostics import overfused_states
 
+    for m in methods:
+        if getattr(_REGISTRY[m], "supervised", False) and y is None:
+            raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
+                                        f"(--adjudicated) it is trained on.")
     gen = normalize_rng(rng)
     params = params or {}
     estimators: dict[str, object] = {}
-    fused = []
+    fused: list[pd.DataFrame] = []
     warnings: list[str] = []
     by_finding = {f: g for f, g in ann.groupby("finding", sort=True)}
-    for m in methods + list(fitted):
-        if m in fitted:
-            est = fitted[m]
-            lab = est.predict(ann)  # type: ignore[attr-defined]
-        else:
-            cls = _REGISTRY[m]
-            kw = dict(params.get(m, {}))
-            if "rng" in _init_params(cls):
-                kw.setdefault("rng", gen)
-            est = cls(**kw)
-            if getattr(cls, "supervised", False):
-                if y is None:
-                    raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
-                                                f"(--adjudicated) it is trained on.")
-                lab = est.fit_predict(ann, y)  # type: ignore[attr-defined]
+    enc = encode_annotations(ann, func="fuse_label_table")  # once for every unsupervised method
+    with contextlib.ExitStack() as stack:
+        group_map = None
+        if isinstance(executor, str):  # a spec: opened here, closed at the end
+            from ..executor import open_executor
+
+            executor = None if executor == "serial" else stack.enter_context(open_executor(executor))
+        if executor is not None:
+            from ._spill import executor_group_map
+
+            if spill_dir is None:
+                spill_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="cxreval-fuse-spill-"))
+            group_map = executor_group_map(executor, Path(spill_dir))
+        for m in methods + list(fitted):
+            if m in fitted:
+                est = fitted[m]
+                lab = est.predict(ann)  # type: ignore[attr-defined]
             else:
-                lab = est.fit_predict(ann)  # type: ignore[attr-defined]
-        estimators[m] = est
-        fin = lab.index.get_level_values("finding")
-        for f, g in by_finding.items():
-            warnings += [f"{f}: {w}" for w in overfused_states(g, lab[fin == f], method=m)]
-        fused.append(pd.DataFrame({"study_id": lab.index.get_level_values("study_id"), "finding": fin,
-                                   "source": f"fused_{m}", "state": lab.to_numpy()}))
+                cls = _REGISTRY[m]
+                kw = dict(params.get(m, {}))
+                if "rng" in _init_params(cls):
+                    kw.setdefault("rng", gen)
+                est = cls(**kw)
+                if getattr(cls, "supervised", False):
+                    lab = est.fit_predict(ann, y)  # type: ignore[attr-defined]
+                elif isinstance(est, GroupedFusion):
+                    est._fit(enc, group_map=group_map)
+                    lab = est.labels_  # type: ignore[attr-defined]
+                else:
+                    est._fit(enc)  # type: ignore[attr-defined]
+                    lab = est.labels_  # type: ignore[attr-defined]
+            estimators[m] = est
+            _collect(m, est, lab, by_finding, fused, warnings)
+    del enc
     out = pd.concat(fused, ignore_index=True)
     if "patient_id" in labels.columns:
         pmap = labels.drop_duplicates("study_id").set_index("study_id")["patient_id"]
@@ -447,8 +531,26 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     per_item = ann.groupby(["study_id", "finding"]).size()
     n_partial = int((per_item < per_item.max()).sum())
     hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}  # type: ignore[call-overload]
+    infos = [getattr(e, "fit_info_", None) for e in estimators.values()]
+    conv = None
+    if any(i is not None for i in infos):
+        cols = ["method", "finding", "n_items", "n_patterns", "n_iter", "converged", "final_change"]
+        conv = pd.concat([i.assign(method=m)[cols] for m, i in zip(estimators, infos) if i is not None],
+                         ignore_index=True)
     return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial,
-                        hist, tuple(warnings))
+                        hist, tuple(warnings), conv)
+
+
+def _collect(m: str, est: object, lab: pd.Series, by_finding: dict[str, pd.DataFrame], fused: list[pd.DataFrame],
+             warnings: list[str]) -> None:
+    """Append method ``m``'s fused labels (long) to ``fused`` and its over-fusion warnings to ``warnings``."""
+    from .diagnostics import overfused_states
+
+    fin = lab.index.get_level_values("finding")
+    for f, g in by_finding.items():
+        warnings += [f"{f}: {w}" for w in overfused_states(g, lab[fin == f], method=m)]
+    fused.append(pd.DataFrame({"study_id": lab.index.get_level_values("study_id"), "finding": fin,
+                               "source": f"fused_{m}", "state": lab.to_numpy()}))
 
 
 def _init_params(cls: object) -> set[str]:

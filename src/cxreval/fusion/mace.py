@@ -25,7 +25,14 @@ Differences from crowd-kit 1.4.2
   cxreval sorts readers, items and labels before fitting and gives the same output for any row order.
 
 As for Dawid–Skene, the state space of a fit is the set of states used; ``pooling`` chooses one model
-per finding or one joint model.
+per finding or one joint model, and EM runs on the distinct answer patterns weighted by their counts
+(:mod:`cxreval.fusion._patterns`; equal to the item-by-item sums to rounding).
+
+Stopping rule: each restart runs ``n_iter`` iterations (the reference implementation's and crowd-kit's
+rule; default). With ``tol`` set, a restart stops earlier, at the first iteration where the marginal
+log-likelihood per item changes by less than ``tol`` in absolute value (VB does not maximise that
+likelihood, so it may also fall). ``fit_info_`` reports the kept restart's iterations, whether it stopped
+on ``tol`` (``converged``) and its last change per item.
 
 Binary truth, readers who also answer "uncertain": a property of the model, not a defect
 ---------------------------------------------------------------------------------------
@@ -76,24 +83,23 @@ from ..exceptions import CxrevalError, InvalidParameterError
 from ._base import (
     N_STATES,
     Annotations,
-    BaseFusion,
-    _label_series,
-    _proba_frame,
-    pooling_groups,
+    GroupedFusion,
     register_fusion,
 )
+from ._patterns import answer_patterns
 
-__all__ = ["MACE", "mace_fit"]
+__all__ = ["MACE", "mace_fit", "mace_starts"]
 
 
 def _e_step(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, K: int,
-            spam: np.ndarray, strategy: np.ndarray, by_label: list[np.ndarray] | None = None
-            ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+            spam: np.ndarray, strategy: np.ndarray, by_label: list[np.ndarray] | None = None,
+            weight: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """Posteriors of the true states, expected spamming/knowing counts and the marginal log-likelihood.
 
     With ``s = (1 - θ_j) ξ_j[l]`` and ``c = θ_j`` for an annotation ``l`` by reader ``j``,
     ``P(y | T = k) = s + c [k = l]``, so ``log P(y_i | T_i = k) = Σ log s + Σ_{l = k} log(1 + c / s)``;
     ``P(know | data) = P(T = l | data) c / (s + c)`` and ``P(spam | data) = 1 - P(know | data)``.
+    ``weight`` (default 1) is the number of items each ``item`` stands for (answer patterns).
 
     Returns ``(log-likelihood, posteriors (K, n_items), P(spam) and P(know) per annotation)``.
     """
@@ -110,7 +116,10 @@ def _e_step(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: in
     g = np.exp(logg - top)
     tot = g.sum(axis=0)
     post = g / tot
-    ll = float((np.log(tot) + top).sum() - n_items * np.log(K))
+    if weight is None:
+        ll = float((np.log(tot) + top).sum() - n_items * np.log(K))
+    else:
+        ll = float(weight @ (np.log(tot) + top) - weight.sum() * np.log(K))
     p_know = post.ravel()[label * n_items + item] * know / (s_xi + know)
     return ll, post, 1.0 - p_know, p_know
 
@@ -125,10 +134,36 @@ def _em_normalize(counts: np.ndarray, smoothing: float) -> np.ndarray:
     return x / x.sum(axis=1, keepdims=True)
 
 
+def mace_starts(rng: np.random.Generator, n_restarts: int, n_readers: int, K: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The random starts of ``n_restarts`` runs, drawn from ``rng`` in run order: spamming/knowing
+    parameters ``(n_restarts, n_readers, 2)`` and spamming distributions ``(n_restarts, n_readers, K)``
+    (uniform on ``[1, 2.5]``, normalised)."""
+    spams, strategies = np.empty((n_restarts, n_readers, 2)), np.empty((n_restarts, n_readers, K))
+    for r in range(n_restarts):
+        spam = rng.uniform(1.0, 2.5, size=(n_readers, 2))
+        strategy = rng.uniform(1.0, 2.5, size=(n_readers, K))
+        spams[r] = spam / spam.sum(axis=1, keepdims=True)
+        strategies[r] = strategy / strategy.sum(axis=1, keepdims=True)
+    return spams, strategies
+
+
 def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int, K: int, *,
              n_restarts: int, n_iter: int, method: str, alpha: float, beta: float, smoothing: float,
-             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+             rng: np.random.Generator | None = None, starts: tuple[np.ndarray, np.ndarray] | None = None,
+             weight: np.ndarray | None = None, tol: float | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Fit MACE on encoded annotations.
+
+    Parameters
+    ----------
+    rng, starts
+        The random starts: drawn from ``rng`` (:func:`mace_starts`) unless given as ``starts``.
+    weight : ndarray of shape (n_items,), optional
+        Number of items each ``item`` stands for (answer patterns); default 1 each.
+    tol : float, optional
+        Stop a restart when the log-likelihood per item changes by less than ``tol``; default: run
+        ``n_iter`` iterations.
 
     Returns
     -------
@@ -139,19 +174,32 @@ def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: i
         Spamming distributions of the best run.
     log_likelihoods : ndarray (n_restarts,)
         Final marginal log-likelihood of every run.
+    n_iters : ndarray of int (n_restarts,)
+        Iterations each run used.
+    changes : ndarray (n_restarts,)
+        Last change of the log-likelihood per item of each run (NaN without iterations).
+    best : int
+        Index of the kept run.
     """
+    if starts is None:
+        if rng is None:
+            raise InvalidParameterError("mace_fit needs either rng or starts.")
+        starts = mace_starts(rng, n_restarts, n_readers, K)
+    w_ann = None if weight is None else np.asarray(weight, dtype=np.float64)[item]
+    total = float(n_items if weight is None else np.sum(weight))
     key = reader * K + label
     by_label = [np.flatnonzero(label == k) for k in range(K)]
-    best: tuple[float, np.ndarray | None, np.ndarray | None] = (-np.inf, None, None)
+    best: tuple[float, np.ndarray | None, np.ndarray | None, int] = (-np.inf, None, None, -1)
     lls = np.empty(n_restarts)
+    n_iters = np.zeros(n_restarts, dtype=np.int64)
+    changes = np.full(n_restarts, np.nan)
     theta_prior = np.array([alpha, beta])
     for r in range(n_restarts):
-        spam = rng.uniform(1.0, 2.5, size=(n_readers, 2))
-        strategy = rng.uniform(1.0, 2.5, size=(n_readers, K))
-        spam /= spam.sum(axis=1, keepdims=True)
-        strategy /= strategy.sum(axis=1, keepdims=True)
-        ll, post, p_spam, p_know = _e_step(item, reader, label, n_items, K, spam, strategy, by_label)
-        for _ in range(n_iter):
+        spam, strategy = starts[0][r], starts[1][r]
+        ll, post, p_spam, p_know = _e_step(item, reader, label, n_items, K, spam, strategy, by_label, weight)
+        for it in range(n_iter):
+            if w_ann is not None:
+                p_spam, p_know = p_spam * w_ann, p_know * w_ann
             strat_counts = np.bincount(key, weights=p_spam, minlength=n_readers * K).reshape(n_readers, K)
             know_counts = np.stack([np.bincount(reader, weights=p_spam, minlength=n_readers),
                                     np.bincount(reader, weights=p_know, minlength=n_readers)], axis=1)
@@ -162,20 +210,26 @@ def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: i
             else:
                 spam = _em_normalize(know_counts, smoothing)
                 strategy = _em_normalize(strat_counts, smoothing)
-            ll, post, p_spam, p_know = _e_step(item, reader, label, n_items, K, spam, strategy, by_label)
+            prev = ll
+            ll, post, p_spam, p_know = _e_step(item, reader, label, n_items, K, spam, strategy, by_label, weight)
+            n_iters[r] = it + 1
+            changes[r] = (ll - prev) / total
+            if tol is not None and abs(changes[r]) < tol:
+                break
         lls[r] = ll
         if ll > best[0]:
-            best = (ll, spam, strategy)
+            best = (ll, spam, strategy, r)
     if best[1] is None:
         raise CxrevalError(f"MACE: the marginal log-likelihood was not finite in any of the {n_restarts} "
                            f"restart(s) (values {lls.tolist()}); check the annotations and the smoothing.")
-    _, spam, strategy = best  # type: ignore[assignment]  # a finite restart set it
-    _, post, _, _ = _e_step(item, reader, label, n_items, K, spam, strategy, by_label)
-    return post.T, spam, strategy, lls
+    _, best_spam, best_strategy, r_best = best
+    assert best_spam is not None and best_strategy is not None  # a finite restart set them
+    _, post, _, _ = _e_step(item, reader, label, n_items, K, best_spam, best_strategy, by_label, weight)
+    return post.T, best_spam, best_strategy, lls, n_iters, changes, r_best
 
 
 @register_fusion("mace")
-class MACE(BaseFusion):
+class MACE(GroupedFusion):
     """MACE label fusion with reader competence and spamming distributions (see the module docstring).
 
     Parameters
@@ -183,7 +237,7 @@ class MACE(BaseFusion):
     n_restarts : int, default=10
         Number of runs, each from its own random start; the best marginal log-likelihood is kept.
     n_iter : int, default=50
-        Iterations per run.
+        Iterations per run (the most, when ``tol`` is set).
     method : {'vb', 'em'}, default='vb'
         Variational Bayes with Beta/Dirichlet priors, or plain EM with additive ``smoothing``.
     alpha, beta : float, default=0.5
@@ -192,6 +246,9 @@ class MACE(BaseFusion):
         Additive smoothing of the EM counts; ``None`` means ``0.01 / K`` (``em``).
     pooling : {'finding', 'joint'}, default='finding'
         One model per finding, or one model over all findings.
+    tol : float or None, default=None
+        Stop a run when the marginal log-likelihood per item changes by less than ``tol``; ``None``: run
+        ``n_iter`` iterations (the reference implementation's rule).
     rng : None, int or numpy.random.Generator, default=None
         Source of the random starts.
 
@@ -207,11 +264,15 @@ class MACE(BaseFusion):
         ``finding, reader, label, probability``: the spamming distributions ``ξ_j``.
     log_likelihoods_ : dict of str to ndarray
         Final marginal log-likelihood of each restart, per group (``'*'`` when not per finding).
+    fit_info_ : pandas.DataFrame
+        Per group: ``finding, n_items, n_annotations, n_patterns, n_iter, log_likelihood, converged,
+        final_change`` of the kept run (iterations used, whether it stopped on ``tol``, last change of the
+        log-likelihood per item).
     """
 
     def __init__(self, *, n_restarts: int = 10, n_iter: int = 50, method: str = "vb", alpha: float = 0.5,
                  beta: float = 0.5, smoothing: float | None = None, pooling: str = "finding",
-                 rng: object = None) -> None:
+                 tol: float | None = None, rng: object = None) -> None:
         self.n_restarts = n_restarts
         self.n_iter = n_iter
         self.method = method
@@ -219,9 +280,10 @@ class MACE(BaseFusion):
         self.beta = beta
         self.smoothing = smoothing
         self.pooling = pooling
+        self.tol = tol
         self.rng = rng
 
-    def _check_params(self) -> np.random.Generator:
+    def _check_params(self) -> None:
         check_positive_int(self.n_restarts, name="n_restarts", func="MACE")
         check_positive_int(self.n_iter, name="n_iter", func="MACE", minimum=0)
         check_choice(self.method, ("vb", "em"), name="method", func="MACE")
@@ -230,31 +292,48 @@ class MACE(BaseFusion):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
                 raise InvalidParameterError(f"The '{name}' parameter of MACE must be a float > 0. Got {v!r} instead.")
-        return normalize_rng(self.rng)
+        t = self.tol
+        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not t >= 0):
+            raise InvalidParameterError(f"The 'tol' parameter of MACE must be None or a float >= 0. Got {t!r} instead.")
+        self._gen = normalize_rng(self.rng)
 
-    def _fit(self, ann: Annotations) -> None:
-        gen = self._check_params()
+    def _draws(self, groups: list[tuple[str, np.ndarray]], subs: list[Annotations]) -> list[object]:
+        return [mace_starts(self._gen, self.n_restarts, s.n_readers, len(np.unique(s.label))) for s in subs]
+
+    def _fit_group(self, item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int,
+                   extra: object = None) -> dict[str, np.ndarray]:
+        classes = np.unique(label)
+        K = len(classes)
+        lab = np.searchsorted(classes, label)
+        smoothing = 0.01 / K if self.smoothing is None else float(self.smoothing)
+        pat = answer_patterns(item, reader, lab, n_items, n_readers, K)
+        post, spam, strategy, ll, n_iters, changes, r = mace_fit(
+            pat.item, pat.reader, pat.label, pat.n_patterns, n_readers, K, n_restarts=self.n_restarts,
+            n_iter=self.n_iter, method=self.method, alpha=float(self.alpha), beta=float(self.beta),
+            smoothing=smoothing, starts=extra, weight=pat.weight,  # type: ignore[arg-type]
+            tol=None if self.tol is None else float(self.tol))
+        return {"classes": classes, "proba": post[pat.inverse], "spam": spam, "strategy": strategy, "ll": ll,
+                "n_ann": np.bincount(reader, minlength=n_readers), "n_iter": n_iters[r], "change": changes[r],
+                "converged": np.bool_(self.tol is not None and n_iters[r] < self.n_iter),
+                "n_patterns": np.int64(pat.n_patterns)}
+
+    def _assemble(self, ann: Annotations, groups: list[tuple[str, np.ndarray]], parts: list[dict[str, np.ndarray]]
+                  ) -> None:
         proba = np.zeros((ann.n_items, N_STATES))
-        comp, spam_rows, lls = [], [], {}
-        for name, items in pooling_groups(ann, self.pooling):
-            sub = ann.subset(items)
-            classes = np.unique(sub.label)
-            K = len(classes)
-            lab = np.searchsorted(classes, sub.label)
-            smoothing = 0.01 / K if self.smoothing is None else float(self.smoothing)
-            post, spam, strategy, ll = mace_fit(sub.item, sub.reader, lab, sub.n_items, sub.n_readers, K,
-                                                n_restarts=self.n_restarts, n_iter=self.n_iter, method=self.method,
-                                                alpha=float(self.alpha), beta=float(self.beta),
-                                                smoothing=smoothing, rng=gen)
-            proba[np.ix_(items, classes)] = post
-            n_ann = np.bincount(sub.reader, minlength=sub.n_readers)
+        comp, spam_rows, lls, info = [], [], {}, []
+        for (name, items), part in zip(groups, parts):
+            classes, spam, strategy, n_ann = part["classes"], part["spam"], part["strategy"], part["n_ann"]
+            proba[np.ix_(items, classes)] = part["proba"]
             for j in np.flatnonzero(n_ann):
                 comp.append((name, ann.readers[j], float(spam[j, 1]), int(n_ann[j])))
                 for a, k in enumerate(classes):
                     spam_rows.append((name, ann.readers[j], int(k), float(strategy[j, a])))
-            lls[name] = ll
-        self.labels_ = _label_series(ann.items, proba.argmax(axis=1))
-        self.probas_ = _proba_frame(ann.items, proba)
+            lls[name] = part["ll"]
+            info.append((name, len(items), int(n_ann.sum()), int(part["n_patterns"]), int(part["n_iter"]),
+                         float(part["ll"].max()), bool(part["converged"]), float(part["change"])))
+        self._set_labels(ann, proba)
         self.competence_ = pd.DataFrame(comp, columns=["finding", "reader", "competence", "n_annotations"])
         self.spamming_ = pd.DataFrame(spam_rows, columns=["finding", "reader", "label", "probability"])
         self.log_likelihoods_ = lls
+        self.fit_info_ = pd.DataFrame(info, columns=["finding", "n_items", "n_annotations", "n_patterns", "n_iter",
+                                                     "log_likelihood", "converged", "final_change"])

@@ -110,7 +110,6 @@ def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
         head = pd.read_parquet(f).columns if f.suffix.lower() == ".parquet" else pd.read_csv(f, nrows=0).columns
         prefix = "prob_" if any(str(c).startswith("prob_") for c in head) else ""
         res = read_wide_predictions(f, model=f.stem, prefix=prefix)
-        res.table.attrs = {}
         tables.append(res.table)
         notes += [f"{f.name}: {n}" for n in res.report.notes]
     return pd.concat(tables, ignore_index=True), notes

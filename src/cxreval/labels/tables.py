@@ -176,7 +176,6 @@ def write_labels(labels: pd.DataFrame, path: str | Path) -> Path:
     """Write a long label table with states as names (CSV or Parquet by suffix)."""
     p = Path(path)
     out = labels.copy()
-    out.attrs = {}  # reader bookkeeping (wide-file layout) is not part of the long table
     out["state"] = state_names(out["state"])
     if p.suffix == ".parquet":
         out.to_parquet(p, index=False)
@@ -196,6 +195,5 @@ def write_predictions(predictions: pd.DataFrame, path: str | Path) -> Path:
     """Write a long prediction table (CSV or Parquet by suffix)."""
     p = Path(path)
     out = predictions.copy()
-    out.attrs = {}
     (out.to_parquet if p.suffix == ".parquet" else out.to_csv)(p, index=False)
     return p

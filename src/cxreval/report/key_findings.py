@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..agreement import AgreementTableResult
 from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
 
@@ -259,7 +260,7 @@ def _kappa_rows(df: pd.DataFrame, key: str) -> tuple[pd.DataFrame, str]:
 
 
 def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    ag = _load(folder, "agreement.csv", ("pair", "finding", "kappa_w"))
+    ag = _load(folder, AgreementTableResult.FILES["agreement"], AgreementTableResult.COLUMNS[:3])  # pair, finding, kappa_w
     if ag is None:
         return None
     ag = ag.assign(kappa_w=_num(ag, "kappa_w"), kappa_low=_num(ag, "kappa_low"),

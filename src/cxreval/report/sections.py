@@ -39,12 +39,14 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
+from ..results import TableResult
 from . import plots
 from .key_findings import KeyFinding, key_finding
 from .tables import find_result_file, html_table, missing_columns, read_result_table, result_path
 from .thresholds import Thresholds
 
-__all__ = ["KINDS", "Kind", "Block", "Section", "Unavailable", "detect_kinds", "build_sections"]
+__all__ = ["KINDS", "Kind", "Block", "Section", "Unavailable", "detect_kinds", "build_sections", "result_files"]
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,11 @@ class Section:
 
 @dataclass(frozen=True)
 class Kind:
-    """An analysis kind: its files, the demo section that computes it on public data, its own command."""
+    """An analysis kind: its files, the demo section that computes it on public data, its own command.
+
+    ``results`` are the result classes whose files the kind shows; for such a kind ``files`` is the union of
+    their ``FILES`` (:func:`result_files`), so that the report never re-types a file name an analysis owns.
+    """
 
     name: str
     title: str
@@ -109,12 +115,18 @@ class Kind:
     demo_section: str
     own_command: str
     build: Callable[[Path], list[Block]]
+    results: tuple[type[TableResult], ...] = ()
 
     @property
     def commands(self) -> tuple[str, str]:
         """Two exact, runnable commands: this analysis on public data, and the help of its command."""
         return (f"cxreval demo --out cxreval-demo-{self.name} --section {self.demo_section}",
                 f"{self.own_command} --help")
+
+
+def result_files(*results: type[TableResult]) -> tuple[str, ...]:
+    """The file names the result classes own (their ``FILES`` values), in order, without repeats."""
+    return tuple(dict.fromkeys(f for r in results for f in r.FILES.values()))
 
 
 def _load(folder: Path, name: str, required: tuple[str, ...]) -> tuple[pd.DataFrame | None, Path | None, str]:
@@ -242,24 +254,29 @@ def _build_ranking(folder: Path) -> list[Block]:
 _KAPPA = (("kappa_w", "kappa_low", "kappa_high", "κ"), ("f1_w", "f1_low", "f1_high", "weighted F1"))
 
 
+_AGREEMENT_RESULTS = (AgreementTableResult, PrevalenceResult, FlowsResult)
+
+
 def _build_agreement(folder: Path) -> list[Block]:
     out = []
-    b = _table_block("Agreement: weighted κ with Low-High κ", folder, "agreement.csv",
-                     ("pair", "finding", "kappa_w"),
+    agr, prev, flows = _AGREEMENT_RESULTS
+    b = _table_block("Agreement: weighted κ with Low-High κ", folder, agr.FILES["agreement"],
+                     agr.COLUMNS[:3],  # pair, finding, kappa_w
                      figure=lambda d: plots.interval_plot(d, series="pair", metrics=_KAPPA,
                                                           title="Agreement per finding and pair"),
                      how="Each diamond is the weighted κ between two label sources for one finding; its bar runs "
                          "from the pessimistic (Low) to the optimistic (High) κ over the uncertain labels.")
     if b:
         out.append(b)
-    b = _table_block("Prevalence per source", folder, "prevalence.csv", ("source", "finding", "state"),
-                     figure=lambda d: plots.prevalence_bars(d) if {"count", "percent"} & set(d.columns) else None,
+    b = _table_block("Prevalence per source", folder, prev.FILES["prevalence"],
+                     prev.COLUMNS[:3],  # source, finding, state
+                     figure=lambda d: plots.prevalence_bars(d) if set(prev.COLUMNS[3:]) & set(d.columns) else None,
                      how="Each bar splits one source's labels of one finding into states; a 'positive' share that "
                          "differs between sources is a prevalence shift.")
     if b:
         out.append(b)
-    b = _table_block("Label flows between sources (omissions)", folder, "flows.csv",
-                     ("source_a", "source_b", "finding", "state_a", "state_b", "count"), figure=plots.sankey_flows,
+    b = _table_block("Label flows between sources (omissions)", folder, flows.FILES["flows"], flows.COLUMNS,
+                     figure=plots.sankey_flows,
                      how="Each band carries the studies one source labels one way (left) and the other source "
                          "another way (right): grey bands agree, coloured bands change state.")
     if b:
@@ -522,8 +539,8 @@ KINDS: tuple[Kind, ...] = (
          "cxreval classify", _build_classification),
     Kind("ranking", "Ranking stability across references",
          ("rankings.csv", "rank_correlation.csv", "top_changes.csv"), "xqa_published", "cxreval rank", _build_ranking),
-    Kind("agreement", "Agreement between label sources", ("agreement.csv", "prevalence.csv", "flows.csv"),
-         "chexpert_agreement", "cxreval agree", _build_agreement),
+    Kind("agreement", "Agreement between label sources", result_files(*_AGREEMENT_RESULTS),
+         "chexpert_agreement", "cxreval agree", _build_agreement, results=_AGREEMENT_RESULTS),
     Kind("fusion", "Label fusion", ("fusion_agreement.csv", "fused_labels.csv"), "chexpert_fusion", "cxreval fuse",
          _build_fusion),
     Kind("localization", "Localization", ("localization.csv", "synth_output.txt", "overlays.csv"), "localization",

@@ -35,6 +35,7 @@ from .._validation import check_choice, check_positive_int
 from ..bootstrap import draw_plan
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import validate_label_table
+from ..tables import markdown_table
 
 __all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "precision_recall_table", "prf_markdown"]
 
@@ -151,6 +152,10 @@ def precision_recall_table(labels: pd.DataFrame, *, reference: str, predicted: s
     return pd.DataFrame(rows, columns=list(PRF_COLUMNS))
 
 
+_PRF_MARKDOWN_COLUMNS = ("finding", "n_pos", "TP", "FP", "FN", "precision [95% CI]", "recall [95% CI]", "F1 [95% CI]",
+                         "NIH P / R / F1")
+
+
 def prf_markdown(table: pd.DataFrame, *, decimals: int = 3) -> str:
     """A markdown table of :func:`precision_recall_table`'s result: estimates with CIs beside the NIH figures."""
     missing = [c for c in PRF_COLUMNS if c not in getattr(table, "columns", ())]
@@ -161,10 +166,10 @@ def prf_markdown(table: pd.DataFrame, *, decimals: int = 3) -> str:
     def ci(r: pd.Series, m: str) -> str:
         return f"{r[m]:.{decimals}f} [{r[m + '_low']:.{decimals}f}, {r[m + '_high']:.{decimals}f}]"
 
-    lines = ["| finding | n_pos | TP | FP | FN | precision [95% CI] | recall [95% CI] | F1 [95% CI] | NIH P / R / F1 |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for _, r in table.iterrows():
-        nih = " / ".join("–" if np.isnan(r[f"nih_{m}"]) else f"{r[f'nih_{m}']:.2f}" for m in ("precision", "recall", "f1"))
-        lines.append(f"| {r['finding']} | {r['n_pos']} | {r['TP']} | {r['FP']} | {r['FN']} | {ci(r, 'precision')} | "
-                     f"{ci(r, 'recall')} | {ci(r, 'f1')} | {nih} |")
-    return "\n".join(lines)
+    def nih(r: pd.Series) -> str:
+        return " / ".join("–" if np.isnan(r[f"nih_{m}"]) else f"{r[f'nih_{m}']:.2f}" for m in ("precision", "recall", "f1"))
+
+    cells = [{"finding": f"{r['finding']}", "n_pos": f"{r['n_pos']}", "TP": f"{r['TP']}", "FP": f"{r['FP']}",
+              "FN": f"{r['FN']}", "precision [95% CI]": ci(r, "precision"), "recall [95% CI]": ci(r, "recall"),
+              "F1 [95% CI]": ci(r, "f1"), "NIH P / R / F1": nih(r)} for _, r in table.iterrows()]
+    return markdown_table(pd.DataFrame(cells, columns=list(_PRF_MARKDOWN_COLUMNS)))

@@ -1,0 +1,325 @@
+"""Every command that the report or an error message suggests runs (issue 13).
+
+Two checks over the source of :mod:`cxreval` (string literals that are not docstrings, f-strings included):
+
+* every mention ``cxreval <command> [options...]`` names a command that exists, and every option it names is
+  an option of that command (so a renamed option cannot linger in a message);
+* every mention that tells the user to run something is listed in :data:`RUNS` and is run here, as written
+  (placeholders such as ``PATH``, ``S``, ``R``, ``OUT`` replaced by small inputs), exit 0 with the expected
+  output. :func:`test_every_suggestion_is_run` fails when a new suggestion appears without a run.
+
+The demo commands the report suggests for a missing analysis
+(``cxreval demo --out cxreval-demo-KIND --section SECTION``, one per report kind) are each run, with real data,
+by ``tests/test_demo.py::test_suggested_commands_run_as_written`` (slow); here one of them runs and the
+others are checked to parse.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+import zipfile
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import typer
+
+import cxreval
+from cxreval.cli.main import app, main
+
+SRC = Path(cxreval.__file__).parent
+
+_TOKEN = r"(?:--?[a-z][\w-]*|(?:[a-z0-9]|\{\})(?:[\w.-]|\{\})*|[A-Z][A-Z_]*|\.\.\.)"
+MENTION = re.compile(rf"cxreval((?: {_TOKEN})+)")
+"""``cxreval`` then words, options, PLACEHOLDERS, ``{}`` (an f-string field) or ``...``, space-separated."""
+
+
+def _root() -> Any:
+    return typer.main.get_command(app)
+
+
+def _resolve(words: list[str]) -> tuple[list[str], Any, list[str]]:
+    """Split ``words`` into the command path, its (click) command (None: not a command) and the rest."""
+    cmd = _root()
+    path: list[str] = []
+    for i, w in enumerate(words):
+        if not hasattr(cmd, "get_command"):  # a command, not a group (typer vendors click: no isinstance)
+            return path, cmd, words[i:]
+        sub = cmd.get_command(None, w)
+        if sub is None:
+            return path, (cmd if path else None), words[i:]
+        path.append(w)
+        cmd = sub
+    return path, cmd, []
+
+
+def _literals(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """(line, text) of every string literal that is not a docstring; f-string fields become ``{}``."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            skip.add(id(node.value))  # docstrings and attribute docstrings
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(v) for v in node.values)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            yield node.lineno, "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            yield node.lineno, node.value
+
+
+def _command_words(words: list[str]) -> list[str] | None:
+    """The words of ``words`` that form a command line: the command path, then options (with their value when
+    they take one) and the command's positional arguments; None when ``words`` names no command."""
+    path, cmd, rest = _resolve(words)
+    if cmd is None or cmd is _root():
+        return None
+    params = list(getattr(cmd, "params", []))
+    opts = {o: p for p in params for o in (*p.opts, *p.secondary_opts)}
+    n_args = sum(1 for p in params if p.param_type_name == "argument")
+    out, i = list(path), 0
+    while i < len(rest):
+        w = rest[i]
+        if w.startswith("-"):
+            out.append(w)
+            p = opts.get(w)
+            takes_value = p is None or not (getattr(p, "is_flag", False) or getattr(p, "count", False))
+            if takes_value and i + 1 < len(rest) and not rest[i + 1].startswith("-"):
+                out.append(rest[i + 1])
+                i += 1
+        elif n_args > 0:
+            out.append(w)
+            n_args -= 1
+        else:
+            break
+        i += 1
+    return out
+
+
+def mentions() -> dict[str, list[str]]:
+    """``{mention: [file:line, ...]}`` for every command mentioned in a string literal of cxreval."""
+    out: dict[str, list[str]] = {}
+    for p in sorted(SRC.rglob("*.py")):
+        for line, text in _literals(ast.parse(p.read_text(), str(p))):
+            for m in MENTION.finditer(text):
+                words = _command_words(m.group(1).split())
+                if words is not None:
+                    out.setdefault(" ".join(["cxreval", *words]), []).append(f"{p.relative_to(SRC)}:{line}")
+    return out
+
+
+# --- the runs ------------------------------------------------------------------------------------------------------
+
+
+def _fake_wheel(d: Path) -> tuple[Path, str]:
+    from cxreval.datasets.fetch import METADATA_FILES, WHEEL_FILE
+
+    p = d / WHEEL_FILE
+    with zipfile.ZipFile(p, "w") as zf:
+        for n in METADATA_FILES:
+            zf.writestr(f"torchxrayvision/data/{n}", f"content of {n}\n")
+    return p, hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def run_data_fetch(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+    mp.setenv("CXREVAL_CACHE", str(request.getfixturevalue("metadata_dir").parent))
+    assert main(["data", "fetch"]) == 0
+    assert capsys.readouterr().out.startswith("cached: 7 metadata files in ")
+
+
+def run_data_fetch_from_wheel(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                              request: pytest.FixtureRequest) -> None:
+    import cxreval.cli.data as cli_data
+    from cxreval.datasets.fetch import fetch_metadata
+
+    whl, sha = _fake_wheel(tmp)  # a small wheel with the real layout; its own checksum stands in for the pin
+    mp.setattr(cli_data, "fetch_metadata", partial(fetch_metadata, expected_sha256=sha))
+    mp.setenv("CXREVAL_CACHE", str(tmp / "cache"))
+    assert main(["data", "fetch", "--from-wheel", str(whl)]) == 0
+    assert capsys.readouterr().out.startswith("extracted: 7 metadata files in ")
+
+
+def run_audit_json(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+    mp.setenv("CXREVAL_CACHE", str(request.getfixturevalue("metadata_dir").parent))
+    assert main(["data", "audit", "chestxray14", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_images"] == 112_120
+
+
+def run_rank_xqa(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+    mp.chdir(tmp)
+    assert main(["rank", "--auc-table", "xqa", "--out", "xqa"]) == 0
+    assert (tmp / "xqa" / "rank_correlation.csv").exists()
+
+
+def run_rank_predictions(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                         request: pytest.FixtureRequest) -> None:
+    args = request.getfixturevalue("make_args")("rank", tmp / "in")  # tests/cli/conftest.py: small inputs
+    assert main(args + ["--out", str(tmp / "rank")]) == 0
+    assert len(pd.read_csv(tmp / "rank" / "rank_correlation.csv")) > 0
+
+
+def run_iqa_agree(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+    args = request.getfixturevalue("make_args")("iqa-agree", tmp / "in")
+    s, r = args[args.index("--scores") + 1], args[args.index("--ratings") + 1]
+    assert main(["iqa", "agree", "--scores", s, "--ratings", r, "--out", str(tmp / "OUT")]) == 0
+    assert len(pd.read_csv(tmp / "OUT" / "metric_agreement.csv")) > 0
+
+
+def run_reader_init(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+    pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
+    args = request.getfixturevalue("make_args")("iqa-degrade", tmp)  # writes two small PNGs into tmp/imgs
+    imgs = Path(args[args.index("--images") + 1])
+    (tmp / "study.yaml").write_text(f"findings: [Effusion]\nimages: {imgs.name}\nreaders: [r1, r2]\n")
+    mp.chdir(tmp)
+    mp.delenv("CXREVAL_READER_DB", raising=False)
+    assert main(["reader", "init", "--study", str(tmp / "study.yaml")]) == 0
+    from cxreval.reader.db import DEFAULT_URL
+
+    assert (tmp / DEFAULT_URL.removeprefix("sqlite:///")).exists() and "r1: http" in capsys.readouterr().out
+
+
+def run_label_reports(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                      request: pytest.FixtureRequest) -> None:
+    assert main(request.getfixturevalue("make_args")("label-reports", tmp / "in") + ["--out", str(tmp / "lab")]) == 0
+    assert (tmp / "lab" / "run.json").exists()
+
+
+def run_report_thresholds(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                          request: pytest.FixtureRequest) -> None:
+    assert main(request.getfixturevalue("make_args")("classify", tmp / "in") + ["--out", str(tmp / "cls")]) == 0
+    thr = tmp / "FILE"
+    thr.write_text(json.dumps({"srcc": {"stable": 0.95, "moderately stable": 0.8, "unstable": -1}}))
+    assert main(["report", str(tmp / "cls"), "--thresholds", str(thr), "--out", str(tmp / "r.html")]) == 0
+    assert "stable" in (tmp / "r.html").read_text()
+
+
+def run_demo_section(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                     request: pytest.FixtureRequest) -> None:
+    """The report's command for a missing analysis, run for the audit kind (the others: tests/test_demo.py);
+    for every kind, the demo command parses to a demo section and '<its own command> --help' runs."""
+    from cxreval.demo import SECTIONS
+    from cxreval.report import KINDS
+
+    mp.chdir(tmp)
+    mp.setenv("CXREVAL_DATA_MIRROR", str(request.getfixturevalue("shared_data")))
+    mp.setenv("CXREVAL_CACHE", str(request.getfixturevalue("metadata_dir").parent))
+    audit = next(k for k in KINDS if k.name == "audit")
+    assert main(audit.commands[0].split()[1:]) == 0
+    assert (tmp / "cxreval-demo-audit" / "report.html").exists()
+    capsys.readouterr()
+    for kind in KINDS:
+        demo_cmd, help_cmd = kind.commands
+        words = demo_cmd.split()[1:]
+        _, cmd, _ = _resolve(words)
+        ctx = cmd.make_context("demo", words[1:])
+        assert ctx.params["section"] == [kind.demo_section] and kind.demo_section in {k for k, _, _ in SECTIONS}
+        assert main(help_cmd.split()[1:]) == 0, help_cmd
+        assert capsys.readouterr().out.startswith("Usage: ")
+
+
+def run_help(command: str) -> Callable[..., None]:
+    """For a command named without its arguments (a heading, an error prefix, a help text, a report kind's
+    own command): ``<command> --help`` runs and lists every option the mention names."""
+
+    def run(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+            request: pytest.FixtureRequest) -> None:
+        path, _, rest = _resolve(command.split()[1:])
+        assert main([*path, "--help"]) == 0, command
+        out = capsys.readouterr().out
+        assert out.startswith("Usage: cxreval " + " ".join(path))
+        assert all(w in out for w in rest if w.startswith("-")), (command, out)
+
+    return run
+
+
+RUNS: dict[str, Callable[..., None]] = {
+    "cxreval data fetch": run_data_fetch,
+    "cxreval data fetch --from-wheel PATH": run_data_fetch_from_wheel,
+    "cxreval data audit chestxray14 --json": run_audit_json,
+    "cxreval rank --auc-table xqa": run_rank_xqa,
+    "cxreval rank --predictions ... --labels ...": run_rank_predictions,
+    "cxreval iqa agree --scores S --ratings R --out OUT": run_iqa_agree,
+    "cxreval reader init": run_reader_init,
+    "cxreval label-reports": run_label_reports,
+    "cxreval report --thresholds FILE": run_report_thresholds,
+    "cxreval demo --out cxreval-demo-{} --section {}": run_demo_section,
+    **{c: run_help(c) for c in (
+        "cxreval agree", "cxreval classify", "cxreval data audit", "cxreval data split",
+        "cxreval data split --names", "cxreval demo", "cxreval fuse", "cxreval iqa agree", "cxreval iqa degrade",
+        "cxreval iqa score", "cxreval localize", "cxreval localize --heatmaps", "cxreval predict", "cxreval rank",
+        "cxreval reader", "cxreval report", "cxreval synth")},
+}
+"""Every command mentioned in cxreval's messages and report (as it stands in the source) and its test run."""
+
+
+# --- the tests -----------------------------------------------------------------------------------------------------
+
+
+def test_every_mentioned_command_and_option_exists() -> None:
+    found = mentions()
+    assert len(found) > 20, found  # the scan sees the messages
+    bad = []
+    for mention, where in found.items():
+        path, cmd, rest = _resolve(mention.split()[1:])
+        opts = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+        unknown = [w for w in rest if w.startswith("-") and w not in opts]
+        if unknown:
+            bad.append(f"{where}: {mention!r}: 'cxreval {' '.join(path)}' has no option {unknown}")
+    assert not bad, "\n".join(bad)
+
+
+def test_every_mention_has_a_run() -> None:
+    """RUNS is complete (a new suggestion without a run fails here) and has no stale entry."""
+    found = mentions()
+    assert set(found) - set(RUNS) == set(), {m: found[m] for m in set(found) - set(RUNS)}
+    assert set(RUNS) - set(found) == set(), f"RUNS lists commands no longer mentioned: {set(RUNS) - set(found)}"
+
+
+@pytest.mark.parametrize("command", sorted(RUNS))
+def test_suggested_command_runs(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest) -> None:
+    RUNS[command](tmp_path, monkeypatch, capsys, request)
+
+
+def test_the_option_check_catches_a_wrong_option() -> None:
+    """The check fails on a deliberate violation: the demo once suggested `cxreval rank --published xqa`."""
+    assert _command_words("rank --published xqa".split()) == ["rank", "--published", "xqa"]
+    path, cmd, rest = _resolve(["rank", "--published", "xqa"])
+    opts = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+    assert path == ["rank"] and rest[0] not in opts and "--auc-table" in opts
+
+
+def _all_options(cmd: Any = None) -> set[str]:
+    cmd = _root() if cmd is None else cmd
+    opts = {o for p in getattr(cmd, "params", []) for o in (*p.opts, *p.secondary_opts)}
+    for name in cmd.list_commands(None) if hasattr(cmd, "list_commands") else []:
+        opts |= _all_options(cmd.get_command(None, name))
+    return opts
+
+
+NOT_CXREVAL_OPTIONS = {"--no-deps": "pip's option, in the install hint of iqa/adapters.py",
+                       "--help": "every command's help ('<command> --help' in the report)"}
+PENDING_OPTIONS = {"--executor": "issue 18: rank, fuse and iqa take --executor SPEC once the scale-* branches land; "
+                                 "cli.main already suggests it for their old --workers"}
+
+
+def test_every_option_a_message_names_exists() -> None:
+    """Every ``--option`` in a message (a string literal with a space, not an argv element) and every new name in
+    RENAMED_OPTIONS is an option of some cxreval command."""
+    from cxreval.cli.main import RENAMED_OPTIONS
+
+    known = _all_options() | set(NOT_CXREVAL_OPTIONS)
+    pending = {o for o in PENDING_OPTIONS if o not in known}
+    bad = [f"RENAMED_OPTIONS: {new}" for new in RENAMED_OPTIONS.values() if new not in known]
+    for p in sorted(SRC.rglob("*.py")):
+        for line, text in _literals(ast.parse(p.read_text(), str(p))):
+            if " " in text.strip():
+                bad += [f"{p.relative_to(SRC)}:{line}: {o} ({text[:80]!r})"
+                        for o in re.findall(r"(?<![\w-])--[a-z][\w-]*", text) if o not in known | pending]
+    assert not bad, "\n".join(bad)
