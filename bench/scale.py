@@ -15,8 +15,8 @@ scores a logistic of a noisy truth rounded to 5 decimals (ties) -- the model of 
 
 Two parts, each size and executor in a fresh subprocess (so that peak RSS is that run's alone):
 
-* ``engine``: the bootstrap itself, ``classification._evaluate_prepared`` on arrays generated in memory (plan,
-  every block, CIs, the table), timed with ``time.perf_counter``; for ``dask:local:N`` the cluster is started
+* ``engine``: the bootstrap itself, ``evaluate_auc`` on ``PreparedInputs`` generated in memory (plan, every
+  block, CIs, the table), timed with ``time.perf_counter``; for ``dask:local:N`` the cluster is started
   (and warmed with one trivial map) before the clock starts. The scikit-learn loop does the same work per
   replicate -- for every reference x finding, ``roc_auc_score`` of every model on the plan's resampled study
   indices (uncertain/missing excluded), and for every model x reference the micro average (``roc_auc_score`` of
@@ -53,13 +53,13 @@ MODELS, FINDINGS, REFS = 20, 14, 2
 
 # ------------------------------------------------------------------------------------------- inputs
 def prepared_arrays(n_studies: int, *, n_models: int = MODELS, n_findings: int = FINDINGS, seed: int = 0):
-    """A ``classification._Prepared`` of ``n_studies`` drawn like ``bench/_scale_data.py`` (in memory)."""
+    """A ``classification.PreparedInputs`` of ``n_studies`` drawn like ``bench/_scale_data.py`` (in memory)."""
     import pandas as pd
 
     sys.path.insert(0, str(HERE))
     from _scale_data import patient_sizes
 
-    from cxreval.classification import _Prepared
+    from cxreval.classification import PreparedInputs
 
     rng = np.random.default_rng(seed)
     sizes = patient_sizes(n_studies, rng=rng)
@@ -81,7 +81,7 @@ def prepared_arrays(n_studies: int, *, n_models: int = MODELS, n_findings: int =
     models = [f"model_{m:02d}" for m in range(n_models)]
     studies = np.char.add("s", (50_000_000 + np.arange(n_studies)).astype(str)).astype(object)
     patient_of = pd.Series(np.char.add("p", (10_000_000 + pat).astype(str)).astype(object))
-    return _Prepared(models, [f"F{j}" for j in range(n_findings)], ["chexpert", "negbio"],
+    return PreparedInputs(models, [f"F{j}" for j in range(n_findings)], ["chexpert", "negbio"],
                      {m: "default" for m in models}, pd.DataFrame(columns=["study_id", "reason"]), studies, S, Y,
                      patient_of, "exclude", "negative")
 
@@ -116,7 +116,7 @@ def sklearn_loop(prep, plan, n_rep: int, n_models: int) -> tuple[float, float, n
 
 # ---------------------------------------------------------------------------------- engine (child)
 def engine_child(n: int, executor: str, n_resamples: int, sk_rep: int, sk_models: int) -> dict:
-    from cxreval.classification import _evaluate_prepared
+    from cxreval.classification import evaluate_auc
     from cxreval.executor import open_executor
 
     prep = prepared_arrays(n)
@@ -125,8 +125,7 @@ def engine_child(n: int, executor: str, n_resamples: int, sk_rep: int, sk_models
             ex.map(abs, [-1, 1])  # start the cluster before the clock
         t0 = time.perf_counter()
         c0 = time.process_time()
-        res = _evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=0.95, macro=True, micro=True,
-                                 mean_over_models=True, rng=0, plan=None, shard_size=None, executor=ex)
+        res = evaluate_auc(prep, n_resamples=n_resamples, rng=0, executor=ex)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     row = {"studies": n, "patients": res.plan.n_patients, "executor": executor, "engine_s": wall,
            "engine_cpu_s": cpu, "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
@@ -286,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
         for r in eng:
             if r["studies"] in serial and r["executor"] != "serial":
                 r["vs_serial"] = serial[r["studies"]] / r["engine_s"]
-        print("### Bootstrap engine (`_evaluate_prepared`)\n")
+        print("### Bootstrap engine (`evaluate_auc` on prepared arrays)\n")
         print(table(eng, ["studies", "patients", "executor", "engine_s", "engine_cpu_s", "peak_rss_gib",
                           "vs_serial", "sklearn_full_s", "ratio", "sklearn_full_cpu_s", "ratio_cpu", "load"]))
         print("\nGrowth exponents (serial engine time): " + "; ".join(
