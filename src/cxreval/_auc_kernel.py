@@ -393,9 +393,9 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
     pairs = block_indices(inp, model, finding)
     point = np.empty(len(pairs))
     dist = np.full((len(pairs), B), np.nan)
+    n_items = inp.labels.shape[2] * (1 if finding < n_f else n_f)  # type: ignore[union-attr]
     for k, (idx, group) in enumerate(pairs):
-        n_groups = inp.n_patients if group is not None else (len(inp.labels[0, 0]) * (1 if finding < n_f else n_f))  # type: ignore[index]
-        ones = np.ones((n_groups, 1), dtype=np.int32)
+        ones = np.ones((n_items if group is None else inp.n_patients, 1), dtype=np.int32)  # point: weight 1 each
         point[k] = idx.auc_grouped(ones, group)[0]
         if not B or inp.shards is None:
             continue
