@@ -244,19 +244,20 @@ def test_evaluate_heatmaps_identical_serial_vs_process():
 
 # ---------------------------------------------------------------- CLI --workers
 
-def test_cli_classify_workers(tmp_path, capsys):
+def test_cli_classify_executor(tmp_path, capsys):
     preds, labels = _auc_problem(n_studies=60, n_models=2)
     lp, pp = tmp_path / "labels.csv", tmp_path / "preds.csv"
     write_labels(labels, lp)
     write_predictions(preds, pp)
     outs = {}
-    for w in ("1", "2"):
-        outs[w] = tmp_path / f"out{w}"
+    for w in ("serial", "process:2"):
+        outs[w] = tmp_path / f"out{w[0]}"
         assert main(["classify", "-p", str(pp), "-l", str(lp), "--n-resamples", "40", "--seed", "5",
-                     "--workers", w, "--out", str(outs[w])]) == 0
-    assert (outs["1"] / "auc.csv").read_bytes() == (outs["2"] / "auc.csv").read_bytes()
-    assert main(["classify", "-p", str(pp), "-l", str(lp), "--workers", "-1", "--out", str(tmp_path / "bad")]) == 2
-    assert "The number of workers must be an int >= 0" in capsys.readouterr().err
+                     "--executor", w, "--out", str(outs[w])]) == 0
+    assert (outs["serial"] / "auc.csv").read_bytes() == (outs["process:2"] / "auc.csv").read_bytes()
+    assert main(["classify", "-p", str(pp), "-l", str(lp), "--executor", "process:-1",
+                 "--out", str(tmp_path / "bad")]) == 2
+    assert "Got '-1' instead" in capsys.readouterr().err
 
 
 def test_cli_localize_workers(tmp_path, capsys):

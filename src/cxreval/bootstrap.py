@@ -45,7 +45,11 @@ __all__ = [
     "bca_ci",
     "summarize_distribution",
     "iter_shards",
+    "shard_size_for",
 ]
+
+_SHARD_BYTES = 8 << 20
+_DRAW_CHUNK = 1 << 22  # draws per chunk of draw_plan (32 MiB of int64)
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,24 @@ class ResamplingPlan:
         ids = None if self.study_ids is None else tuple(self.study_ids[i] for i in idx)
         return ResamplingPlan(self.patients, self.counts, self.study_patient[idx].copy(), ids, self.seed)
 
+    def count_shards(self, shard_size: int) -> np.ndarray:
+        """The counts cut into shards of replicates, each transposed for the AUC kernel.
+
+        Returns
+        -------
+        shards : ndarray of shape (n_shards, n_patients, shard_size)
+            ``shards[t, p, r] = counts[t * shard_size + r, p]``, zero past the last replicate; int16 when every
+            count fits (always in practice: a count exceeds 32,767 only with more patients than that drawn
+            that often), else int32. Each ``shards[t]`` is C-contiguous.
+        """
+        shard_size = max(1, min(int(shard_size), max(self.n_resamples, 1)))
+        n_sh = -(-self.n_resamples // shard_size)
+        dt = np.int16 if int(self.counts.max(initial=0)) <= np.iinfo(np.int16).max else np.int32
+        out = np.zeros((n_sh, self.n_patients, shard_size), dtype=dt)
+        for t, sl in enumerate(iter_shards(self.n_resamples, shard_size)):
+            out[t, :, : sl.stop - sl.start] = self.counts[sl].T
+        return out
+
     def to_dict(self) -> dict[str, object]:
         return {"n_resamples": self.n_resamples, "n_patients": self.n_patients, "n_studies": self.n_studies,
                 "seed": self.seed if isinstance(self.seed, (int, type(None))) else repr(self.seed)}
@@ -167,9 +189,15 @@ def draw_plan(patient_ids: Sequence[object] | pd.Series | np.ndarray, *, n_resam
     codes, uniques = pd.factorize(pid.astype(str), sort=True)
     gen = normalize_rng(rng)
     n = len(uniques)
-    draws = gen.integers(0, n, size=(n_resamples, n))
-    counts = np.bincount((draws + n * np.arange(n_resamples)[:, None]).ravel(),
-                         minlength=n_resamples * n).reshape(n_resamples, n).astype(np.int32)
+    # drawn in chunks of replicates (the same stream as one (n_resamples, n) draw), so that memory stays at the
+    # int32 counts rather than 2-3 int64 copies of every draw
+    counts = np.empty((n_resamples, n), dtype=np.int32)
+    rows = max(1, _DRAW_CHUNK // n)
+    for start in range(0, n_resamples, rows):
+        stop = min(n_resamples, start + rows)
+        draws = gen.integers(0, n, size=(stop - start, n))
+        draws += n * np.arange(stop - start)[:, None]
+        counts[start:stop] = np.bincount(draws.ravel(), minlength=(stop - start) * n).reshape(stop - start, n)
     seed = rng if isinstance(rng, (int, np.integer, type(None))) else None
     ids = None if study_ids is None else tuple(str(s) for s in study_ids)
     return ResamplingPlan(tuple(str(u) for u in uniques), counts, codes.astype(np.intp), ids,
@@ -322,6 +350,25 @@ def iter_shards(n: int, shard_size: int) -> Iterator[slice]:
     shard_size = max(1, int(shard_size))
     for start in range(0, n, shard_size):
         yield slice(start, min(n, start + shard_size))
+
+
+def shard_size_for(n_patients: int, n_items: int, n_resamples: int) -> int:
+    """Replicates per shard of the AUC kernel, chosen from the problem.
+
+    A shard's counts (``n_patients`` x shard, 2 bytes each) and the kernel's product (about ``n_items`` rows x
+    shard) stay near ``8 MiB`` together, so that per-replicate cost stays flat as studies grow (the kernel
+    streams them from cache, not memory), while each sparse matrix is read ``n_resamples / shard`` times; a
+    power of two between 8 and 512, at most ``n_resamples``. Results do not depend on it.
+
+    Examples
+    --------
+    >>> shard_size_for(65_000, 228_000, 1000), shard_size_for(2_830, 10_000, 1000)
+    (16, 256)
+    """
+    per_rep = 2 * (max(int(n_patients), 1) + max(int(n_items), 1))
+    raw = max(1, _SHARD_BYTES // per_rep)
+    size = 1 << int(round(np.log2(raw)))
+    return int(max(1, min(max(int(n_resamples), 1), min(512, max(8, size)))))
 
 
 def _check_method(method: str, func: str) -> str:

@@ -34,7 +34,7 @@ Examples
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import logging
 import warnings
 from collections.abc import Callable, Sequence
@@ -45,15 +45,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._auc_kernel import AUCIndex, auc_shard, binary_labels, finite_scores, weighted_auc_float
+from ._auc_kernel import (
+    AUCIndex,
+    BlockInputs,
+    binary_labels,
+    block_indices,
+    finite_scores,
+    map_blocks,
+    positive_weights,
+    weighted_auc_float,
+)
 from ._validation import check_choice, check_confidence_level, check_positive_int
 from .bootstrap import (
     BootstrapResult,
     ResamplingPlan,
     bca_ci,
     draw_plan,
-    iter_shards,
     percentile_ci,
+    shard_size_for,
     summarize_distribution,
 )
 from .exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
@@ -101,7 +110,6 @@ MICRO = "micro"
 MEAN_MODEL = "Mean"
 """The ``model`` value of the mean-over-models rows (their ``group`` is ``'summary'``)."""
 DEFAULT_GROUP = "default"
-_SHARD_BYTES = 1 << 20
 
 
 # --------------------------------------------------------------------------------------------- core
@@ -212,7 +220,7 @@ class AUCResult:
     confidence_level: float = 0.95
     not_mentioned: str = "negative"
     dropped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["study_id", "reason"]), repr=False)
-    _indices: dict[tuple[int, int, int], AUCIndex] = field(default_factory=dict, repr=False, compare=False)
+    _inputs: BlockInputs | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         readonly(self.point)
@@ -247,7 +255,7 @@ class AUCResult:
     def jackknife(self, model: str, finding: str, reference: str, *, block: int = 256) -> np.ndarray:
         """Leave-one-patient-out values of one AUC (the macro average: of the mean over findings; the micro
         average: of the pooled AUC)."""
-        if self.plan is None or not self._indices:
+        if self.plan is None or self._inputs is None:
             raise InvalidParameterError("jackknife needs a result computed with a resampling plan (n_resamples > 0).")
         i, j, k = self._pos(model, finding, reference)
         per = [q for q, f in enumerate(self.findings) if f not in (MACRO, MICRO)]
@@ -256,8 +264,8 @@ class AUCResult:
         # a pooled (micro) index holds the pairs of every finding, finding-major: their patients repeat
         sp = np.tile(self.plan.study_patient, len(per)) if self.findings[j] == MICRO else self.plan.study_patient
         out = np.zeros(n_pat)
-        for q in js:
-            idx = self._indices[(i, q, k)]
+        for q in js:  # rebuilt on demand (one sort): the result keeps the arrays, not every index
+            idx = block_indices(self._inputs, i, len(per) if self.findings[q] == MICRO else q)[k][0]
             vals = np.empty(n_pat)
             for start in range(0, n_pat, block):
                 cols = np.arange(start, min(n_pat, start + block))
@@ -372,7 +380,8 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
                  model_groups: pd.DataFrame | dict[str, str] | None = None, n_resamples: int = 1000,
                  confidence_level: float = 0.95, macro: bool = True, micro: bool = True, mean_over_models: bool = True,
                  unlabeled: str = "error", rng: object = None, plan: ResamplingPlan | None = None,
-                 shard_size: int | None = None, executor: object | None = None) -> AUCResult:
+                 shard_size: int | None = None, executor: object | None = None,
+                 spill_dir: str | Path | None = None) -> AUCResult:
     """ROC-AUC per model × finding × reference with patient-level bootstrap percentile CIs.
 
     Parameters
@@ -411,12 +420,20 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
         A plan drawn beforehand over exactly the evaluated studies (``plan.study_ids`` in the order of
         ``result.plan.study_ids``); reuse it to pair results across calls.
     shard_size : int, optional
-        Replicates per shard (default: about 1 MiB of int32 patient counts per shard). Memory per shard is
-        about ``shard_size × (4 n_patients + 24 max_segments)`` bytes, ``max_segments <= 2 n_positives + 1``.
+        Replicates per shard of the kernel (default :func:`~cxreval.bootstrap.shard_size_for`: a power of two
+        keeping a shard's counts and product near 8 MiB, so that time stays linear in studies). The result
+        does not depend on it.
     executor : None, str or Executor, optional
-        Runs the shards of replicates (see :func:`cxreval.executor.get_executor`: ``None``/``'serial'`` in
-        process, ``'process:N'``, ``'dask[:ADDRESS]'``, or any object with ``map(func, items)``). The plan is
-        drawn before mapping, so the result is identical on every executor.
+        Runs the blocks (see :func:`cxreval.executor.get_executor`: ``None``/``'serial'`` in process,
+        ``'process:N'``, ``'dask:local:N'``, ``'dask://HOST:PORT'``, or any object with ``map(func, items)``).
+        The work is split into blocks of (model, finding) and (model, micro average), each with every reference
+        and every replicate; a block's indices are built, run and dropped, so memory is the arrays, the plan and
+        one block per worker. The plan is drawn before mapping, so the result is identical on every executor.
+    spill_dir : str or Path, optional
+        Off-process executors only: the folder under which the arrays (scores, labels, the plan's count
+        shards) are written once as ``.npy`` in a temporary folder, removed at the end; each task carries
+        a block id and these paths and memory-maps them. Every worker must see it (shared storage for a
+        multi-machine Dask cluster). Default: the system temporary folder.
 
     Returns
     -------
@@ -456,7 +473,7 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
                         not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled)
     return _evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro, micro=micro,
                               mean_over_models=mean_over_models, rng=rng, plan=plan, shard_size=shard_size,
-                              executor=executor)
+                              executor=executor, spill_dir=spill_dir)
 
 
 @dataclass(frozen=True)
@@ -639,9 +656,9 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
 
 def _evaluate_prepared(prep: _Prepared, *, n_resamples: int, confidence_level: float, macro: bool, micro: bool,
                        mean_over_models: bool, rng: object, plan: ResamplingPlan | None, shard_size: int | None,
-                       executor: object | None) -> AUCResult:
-    """The computation of :func:`evaluate_auc` on validated arrays: plan, one sort per model × finding, point AUCs,
-    every replicate, CIs and the table."""
+                       executor: object | None, spill_dir: str | Path | None = None) -> AUCResult:
+    """The computation of :func:`evaluate_auc` on validated arrays: plan, then per block (model × finding, model ×
+    micro) one sort, point AUCs and every replicate; CIs and the table."""
     models, fs, refs, groups, dropped = prep.models, prep.findings, prep.references, prep.groups, prep.dropped
     studies, S, Y, patient_of = prep.studies, prep.S, prep.Y, prep.patient_of
     policy, not_mentioned = prep.policy, prep.not_mentioned
@@ -657,8 +674,6 @@ def _evaluate_prepared(prep: _Prepared, *, n_resamples: int, confidence_level: f
             raise InvalidParameterError(f"evaluate_auc: the given plan covers {plan.n_studies} studies; the evaluation "
                                         f"needs the {n} studies of the predictions, sorted.")
     B = 0 if plan is None else plan.n_resamples
-    # one sort per (model, finding); one AUCIndex per (model, finding, reference)
-    jobs: list[tuple[int, int, int, AUCIndex]] = []
     undefined_point: list[tuple[str, str]] = []
     counts_rows = []
     for j, f in enumerate(fs):
@@ -670,58 +685,27 @@ def _evaluate_prepared(prep: _Prepared, *, n_resamples: int, confidence_level: f
                                 "n_dropped": int(n - ok.sum())})
             if npos == 0 or nneg == 0:
                 undefined_point.append((f, r))
-    for i in range(len(models)):
-        for j in range(len(fs)):
-            order = np.argsort(S[i, j], kind="stable")  # NaN scores (unlabelled studies) sort last
-            for k in range(len(refs)):
-                y = Y[j, k]
-                ok = np.isfinite(y)
-                sub_order = order[ok[order]]
-                yy = np.zeros(n, dtype=bool)
-                yy[ok] = y[ok] == 1
-                yo = yy[sub_order]
-                jobs.append((i, j, k, AUCIndex.from_sorted(sub_order[~yo], sub_order[yo], S[i, j])))
-    # micro average: every (finding, study) pair pooled; pair q = j * n + s, its patient that of study s
-    pooled = micro and len(fs) > 1
-    micro_jobs: list[tuple[int, int, int, AUCIndex]] = []
-    if pooled:
-        for i in range(len(models)):
-            flat = S[i].ravel()
-            order = np.argsort(flat, kind="stable")
-            for k in range(len(refs)):
-                y = Y[:, k, :].ravel()
-                ok = np.isfinite(y)
-                sub_order = order[ok[order]]
-                yo = y[sub_order] == 1
-                micro_jobs.append((i, len(fs), k, AUCIndex.from_sorted(sub_order[~yo], sub_order[yo], flat)))
     for f, r in undefined_point:
         warnings.warn(f"Reference {r!r} has only one class for finding {f!r} on the evaluated studies; its AUC is "
                       "NaN.", UndefinedMetricWarning, stacklevel=2)
+    # micro average: every (finding, study) pair pooled; pair q = j * n + s, its patient that of study s
+    pooled = micro and len(fs) > 1
     n_f = len(fs) + int(pooled)
-    point = np.full((len(models), n_f, len(refs)), np.nan)
-    # point AUCs: weight 1 per study (as weight 1 per patient), reusing the per-patient matrices of the bootstrap
-    grp = None if plan is None else plan.study_patient
-    grp_pooled = None if plan is None else np.tile(plan.study_patient, len(fs))
-    ones = np.ones((n if plan is None else plan.n_patients, 1), dtype=np.int32)
-    ones_pooled = np.ones((n * len(fs), 1), dtype=np.int32) if plan is None else ones
-    for i, j, k, idx in jobs:
-        point[i, j, k] = idx.auc_grouped(ones, grp)[0]
-    for i, j, k, idx in micro_jobs:
-        point[i, j, k] = idx.auc_grouped(ones_pooled, grp_pooled)[0]
-    if shard_size is None:  # a shard's (patients x replicates) int32 counts stay cache-sized
-        shard_size = max(1, min(B, _SHARD_BYTES // (4 * max(1 if plan is None else plan.n_patients, 1))))
-    dist = np.full((len(models), n_f, len(refs), B), np.nan)
-
-    ex = get_executor(executor)
-    every = jobs + micro_jobs
+    inputs = BlockInputs(S, Y, None if plan is None else plan.study_patient, n_resamples=B,
+                         n_patients=0 if plan is None else plan.n_patients)
     if B and plan is not None:
-        shard = functools.partial(auc_shard, [idx for *_, idx in every],
-                                  [plan.study_patient] * len(jobs)
-                                  + ([] if grp_pooled is None else [grp_pooled] * len(micro_jobs)))
-        items = [(sl, plan.counts[sl]) for sl in iter_shards(B, shard_size)]
-        for sl, out in ex.map(shard, items):
-            for q, (i, j, k, _) in enumerate(every):
-                dist[i, j, k, sl] = out[q]
+        if shard_size is None:
+            shard_size = shard_size_for(plan.n_patients, n, B)
+        shards = plan.count_shards(check_positive_int(shard_size, name="shard_size", func="evaluate_auc"))
+        inputs = dataclasses.replace(inputs, shards=shards, wpos=positive_weights(Y, plan.study_patient, shards),
+                                     ct_max=max(1, int(plan.counts.max(initial=0))))
+    # blocks: (model, finding) and (model, micro), model-major so that every chunk of an executor mixes both
+    blocks = [(i, j) for i in range(len(models)) for j in range(n_f)]
+    point = np.full((len(models), n_f, len(refs)), np.nan)
+    dist = np.full((len(models), n_f, len(refs), B), np.nan)
+    for (i, j), pt, ds in map_blocks(get_executor(executor), inputs, blocks, spill_dir):
+        point[i, j] = pt
+        dist[i, j] = ds
     counts = pd.DataFrame(counts_rows)
     fnames = list(fs)
     per_point, per_dist = point[:, : len(fs)], dist[:, : len(fs)]
@@ -731,10 +715,10 @@ def _evaluate_prepared(prep: _Prepared, *, n_resamples: int, confidence_level: f
         dist = np.concatenate([per_dist, per_dist.mean(axis=1, keepdims=True), dist[:, len(fs):]], axis=1)
     if pooled:
         fnames.append(MICRO)
-        micro_jobs = [(i, len(fnames) - 1, k, idx) for i, _, k, idx in micro_jobs]
     table = _auc_table(models, fnames, refs, groups, point, dist, counts, confidence_level, mean_over_models)
     return AUCResult(table, tuple(models), tuple(fnames), tuple(refs), groups, point, dist, counts, plan, policy,
-                     confidence_level, not_mentioned, dropped, {(i, j, k): idx for i, j, k, idx in jobs + micro_jobs})
+                     confidence_level, not_mentioned, dropped, BlockInputs(S, Y, inputs.study_patient))
+
 
 
 def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: dict[str, str], point: np.ndarray,

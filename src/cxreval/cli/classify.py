@@ -12,13 +12,14 @@ import typer
 
 from ..classification import AUCResult, evaluate_auc, prepare_from_files
 from ..exceptions import SchemaError
-from ..executor import workers_executor
 from ..labels import read_label_tables, read_prediction_tables, validate_model_groups
 from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     ProgressExecutor,
     check_inputs,
+    cli_executor,
     echo_json,
+    executor_option,
     findings_option,
     open_output,
     out_option,
@@ -60,8 +61,11 @@ def _read_groups(model_groups: Path | None) -> pd.DataFrame | None:
 def run_classification(predictions: list[Path], labels: list[Path], *, model_groups: Path | None,
                        references: list[str] | None, findings: list[str] | None, policy: str, not_mentioned: str,
                        unlabeled: str, n_resamples: int, seed: int, confidence_level: float,
-                       workers: int = 1, state_encoding: str | None = None) -> tuple[AUCResult, list[str]]:
-    executor = workers_executor(workers)
+                       executor: object = None, spill_dir: Path | None = None,
+                       state_encoding: str | None = None) -> tuple[AUCResult, list[str]]:
+    """Read the inputs and evaluate; ``executor`` runs the blocks (off-process executors memory-map the arrays
+    from a temporary folder under ``spill_dir``, e.g. the output's temporary folder: shared storage for a
+    multi-machine cluster)."""
     with progress() as prog:
         task = prog.add("reading predictions and labels")
         prep = prepare_from_files(predictions, labels, state_encoding=state_encoding, references=references or None,
@@ -69,10 +73,10 @@ def run_classification(predictions: list[Path], labels: list[Path], *, model_gro
                                   model_groups=_read_groups(model_groups), unlabeled=unlabeled)
         notes = list(prep.notes)
         prog.done(task)
-        executor = ProgressExecutor(executor, prog, "bootstrap replicates (shards)")
+        executor = ProgressExecutor(executor, prog, "AUC blocks (model x finding, every replicate)")
         t0 = time.perf_counter()
         res = evaluate_auc(prep, n_resamples=n_resamples, confidence_level=confidence_level, rng=seed,
-                           executor=executor)
+                           executor=executor, spill_dir=spill_dir)
     log.info("AUC of %d models x %d findings x %d references, %d replicates: %.2f s", len(res.models),
              len(res.findings), len(res.references), res.n_resamples, time.perf_counter() - t0)
     return res, notes
@@ -117,8 +121,7 @@ def classify(
     n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates (0: point estimates only)."),
     seed: int = seed_option("Seed of the resampling plan."),
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Confidence level of the percentile CIs."),
-    workers: int = typer.Option(1, "--workers", help="Processes for the bootstrap replicates (1: in process, "
-                                "0: one per CPU); the result is identical."),
+    executor: str = executor_option(),
     state_encoding: str = state_encoding_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the AUC table as JSON."),
@@ -133,16 +136,22 @@ def classify(
 
     \b
         cxreval classify -p preds.csv -l labels.csv -f Effusion,Edema --seed 0 -o auc-out
+        cxreval classify -p preds.parquet -l labels.parquet --executor dask:local:2 -o auc-out
+
+    The work is split into blocks (model x finding, model x micro average), each with every reference and
+    every replicate; off-process executors memory-map the arrays from the output's temporary folder (for a
+    Dask cluster on several machines, put -o on storage every worker sees).
     """
     check_inputs(*[("--predictions", p) for p in predictions], *[("--labels", p) for p in labels],
                  ("--model-groups", model_groups))
-    with open_output(out, overwrite=overwrite, inputs=[*predictions, *labels, model_groups],
-                     meta={"seed": seed}) as d:
+    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=[*predictions, *labels,
+                                                                                   model_groups],
+                                                   meta={"seed": seed}) as d:
         res, notes = run_classification(predictions, labels, model_groups=model_groups,
                                         references=split_list(references, option="--references"),
                                         findings=split_list(findings, option="--findings"), policy=policy,
                                         not_mentioned=not_mentioned, unlabeled=unlabeled, n_resamples=n_resamples,
-                                        seed=seed, confidence_level=confidence_level, workers=workers,
+                                        seed=seed, confidence_level=confidence_level, executor=ex, spill_dir=d,
                                         state_encoding=state_encoding)
         write_table(res.table, d, "auc")
         write_table(res.counts, d, "counts")

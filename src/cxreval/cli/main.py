@@ -32,7 +32,7 @@ __all__ = ["app", "main", "run", "RENAMED_OPTIONS"]
 RENAMED_OPTIONS: dict[str, str] = {"--rng": "--seed", "--T": "--t-value", "--inclusive-T": "--inclusive-t"}
 """Old option spellings, refused with a 'did you mean' naming the current one."""
 
-EXECUTOR_COMMANDS = ("rank", "fuse", "iqa", "localize", "label-reports")
+EXECUTOR_COMMANDS = ("classify", "rank", "fuse", "iqa", "localize", "label-reports")
 """Commands whose parallelism is ``--executor SPEC``; their old ``--workers N`` is refused with a 'did you mean'."""
 
 _ARGS: list[list[str]] = []  # the command line of the run in progress (read by run.json)

@@ -15,7 +15,9 @@ from ..ranking import ALL_MODELS, RankingStabilityResult, ranking_stability
 from ..tables import write_summary, write_table
 from ._common import (
     check_inputs,
+    cli_executor,
     echo_json,
+    executor_option,
     findings_option,
     open_output,
     out_option,
@@ -133,6 +135,7 @@ def rank(
                                  "paper's 1 - 6 sum d^2 / (n(n^2-1)) on average ranks) or pearson (Pearson "
                                  "correlation of average ranks, scipy.stats.spearmanr). Equal without ties."),
     state_encoding: str = state_encoding_option(),
+    executor: str = executor_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the rank correlations as JSON."),
 ) -> None:
@@ -148,6 +151,7 @@ def rank(
     \b
         cxreval rank --auc-table xqa --kendall tau-b --spearman pearson -o rank-xqa
         cxreval rank -p preds.csv -l labels.csv --n-resamples 1000 --seed 0 -o rank-out
+        cxreval rank -p preds.csv -l labels.csv --executor process:2 -o rank-out
     """
     if kendall not in KENDALL_VARIANTS:
         raise InvalidParameterError(f"--kendall must be one of {', '.join(KENDALL_VARIANTS)}. Got {kendall!r}.")
@@ -165,7 +169,7 @@ def rank(
     inputs = [*(predictions or []), *(labels or []), model_groups]
     if auc_table is not None and auc_table.lower() != "xqa":
         inputs.append(Path(auc_table))
-    with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
+    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
         if auc_table is not None:
             table, is_xqa = _read_auc_table(auc_table)
             res = ranking_stability(table, groups=groups, min_models=min_models, kendall=kendall,
@@ -180,7 +184,7 @@ def rank(
                                             findings=split_list(findings, option="--findings"), policy=policy,
                                             not_mentioned=not_mentioned, unlabeled=unlabeled,
                                             n_resamples=n_resamples, seed=seed, confidence_level=confidence_level,
-                                            state_encoding=state_encoding)
+                                            executor=ex, spill_dir=d, state_encoding=state_encoding)
             write_table(auc.table, d, "auc")
             (d / "auc_summary.md").write_text(auc_summary(auc, notes, seed=seed) + "\n")
             with progress() as prog:
