@@ -164,10 +164,12 @@ def test_cli_process_executor_equals_serial_byte_for_byte(tmp_path, command):
     _same_outputs(tmp_path / "serial", tmp_path / "process_2")
 
 
-def test_cli_dask_cluster_equals_serial_byte_for_byte(tmp_path, dask_cluster):
+@pytest.mark.parametrize("command", ["classify", "rank"])
+def test_cli_dask_cluster_equals_serial_byte_for_byte(tmp_path, dask_cluster, command):
     pp, lp = _write(tmp_path)
+    extra = ["--min-models", "2"] if command == "rank" else []
     for ex in ("serial", dask_cluster.replace("tcp://", "dask://")):
-        assert main(["classify", "-p", str(pp), "-l", str(lp), "--n-resamples", "30", "--seed", "3",
+        assert main([command, "-p", str(pp), "-l", str(lp), "--n-resamples", "30", "--seed", "3", *extra,
                      "--executor", ex, "-o", str(tmp_path / ("serial" if ex == "serial" else "dask"))]) == 0
     _same_outputs(tmp_path / "serial", tmp_path / "dask")
 
