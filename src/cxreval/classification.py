@@ -69,6 +69,8 @@ from .exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarni
 from .executor import get_executor
 from .findings import canonical_finding
 from .labels import (
+    MACRO,
+    MICRO,
     POLICIES,
     LabelScan,
     PredictionScan,
@@ -103,10 +105,7 @@ log = logging.getLogger(__name__)
 
 AUC_COLUMNS: tuple[str, ...] = ("model", "group", "finding", "reference", "auc", "ci_low", "ci_high",
                                 "n_pos", "n_neg", "n_dropped")
-MACRO = "macro"
-"""The ``finding`` value of macro-average rows."""
-MICRO = "micro"
-"""The ``finding`` value of micro-average rows (every (study, finding) pair pooled into one AUC)."""
+# MACRO / MICRO: the ``finding`` value of macro- and micro-average rows, owned by cxreval.labels (re-exported here)
 MEAN_MODEL = "Mean"
 """The ``model`` value of the mean-over-models rows (their ``group`` is ``'summary'``)."""
 DEFAULT_GROUP = "default"

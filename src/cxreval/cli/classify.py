@@ -12,7 +12,7 @@ import typer
 
 from ..classification import AUCResult, evaluate_auc, prepare_from_files
 from ..exceptions import SchemaError
-from ..labels import read_label_tables, read_prediction_tables, validate_model_groups
+from ..labels import MACRO, read_label_tables, read_prediction_tables, validate_model_groups
 from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     ProgressExecutor,
@@ -93,7 +93,7 @@ def auc_summary(res: AUCResult, notes: list[str], *, seed: int) -> str:
     if len(res.dropped):
         lines.append(f"Dropped {len(res.dropped)} prediction studies without any label (see dropped.csv).")
     lines += ["", "## Counts per finding and reference", "", md_table(res.counts, floatfmt="{:.0f}"), ""]
-    f = "macro" if "macro" in res.findings else res.findings[0]
+    f = MACRO if MACRO in res.findings else res.findings[0]
     wide = t[t.finding == f].pivot(index="model", columns="reference", values="auc")
     lines += [f"## AUC ({f})", "", md_table(wide.reset_index()), ""]
     if notes:
