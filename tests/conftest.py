@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
+
+# Started in the background (`nohup ... &`, some CI runners), the test process inherits SIGINT ignored, and so would
+# every cxreval it starts: the Ctrl-C tests (run matrix, reader) would wait for an exit that never comes.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("CXREVAL_SHARED_DATA", ROOT.parent / "shared" / "data"))
