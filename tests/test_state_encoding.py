@@ -14,10 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cxreval.cli._common import load_label_files
 from cxreval.cli.main import main
 from cxreval.exceptions import SchemaError
-from cxreval.labels import decode_states, read_labels, read_wide_labels
+from cxreval.labels import decode_states, read_label_tables, read_labels, read_wide_labels
 
 FINDINGS = ["Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Pleural Effusion"]
 
@@ -147,7 +146,7 @@ def test_chexpert_long_table_through_every_entry_point_equals_the_wide_reader(tm
 
     lib = _canon(read_labels(p, state_encoding="chexpert").table)
     pd.testing.assert_frame_equal(lib, reference)
-    cli, _ = load_label_files([p], state_encoding="chexpert")  # what every command's --labels goes through
+    cli, _ = read_label_tables([p], state_encoding="chexpert")  # what every command's --labels goes through
     pd.testing.assert_frame_equal(_canon(cli), reference)
 
 

@@ -16,7 +16,7 @@ import typer
 from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
-           "split_list", "check_inputs", "check_folder_option", "open_output", "load_label_files", "progress", "ProgressExecutor",
+           "split_list", "check_inputs", "check_folder_option", "open_output", "progress", "ProgressExecutor",
            "echo_json", "executor_option", "cli_executor"]
 
 
@@ -119,28 +119,6 @@ def open_output(out: Path, *, overwrite: bool, inputs: Iterable[Path | None] = (
     files = [Path(p).expanduser().absolute() for p in inputs if p is not None]
     with output_folder(out, overwrite=overwrite, inputs=files, argv=argv, meta=meta) as d:
         yield d
-
-
-def load_label_files(paths: Sequence[Path], *, state_encoding: str | None, require_patient: bool = False
-                     ) -> tuple[Any, list[str]]:
-    """Read and concatenate long label tables (``--labels``, repeatable) under one ``--state-encoding``."""
-    import pandas as pd
-
-    from ..labels import STATE_ENCODINGS, read_labels, validate_label_table
-
-    if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
-        raise InvalidParameterError(f"--state-encoding must be one of {', '.join(STATE_ENCODINGS)}. "
-                                    f"Got {state_encoding!r}.")
-    tables, notes = [], []
-    for p in paths:
-        res = read_labels(p, require_patient=require_patient, state_encoding=state_encoding)
-        tables.append(res.table)
-        notes += list(res.report.notes)
-    if len(tables) == 1:
-        return tables[0], notes
-    where = "the --labels files " + ", ".join(str(p) for p in paths)
-    return validate_label_table(pd.concat(tables, ignore_index=True), where=where,
-                                require_patient=require_patient), notes
 
 
 class _NoProgress:

@@ -8,12 +8,12 @@ import typer
 
 from ..agreement import compare_sources, parse_pairs
 from ..exceptions import InvalidParameterError
+from ..labels import read_label_tables
 from ..tables import SUMMARY_FILE, write_summary
 from ._common import (
     check_inputs,
     echo_json,
     findings_option,
-    load_label_files,
     open_output,
     out_option,
     overwrite_option,
@@ -76,7 +76,7 @@ def agree(
     fsets = _finding_sets(finding_set)
     check_inputs(*[("--labels", p) for p in labels])
     with open_output(out, overwrite=overwrite, inputs=labels) as d:
-        table, _ = load_label_files(labels, state_encoding=state_encoding)
+        table, _ = read_label_tables(labels, state_encoding=state_encoding)
         res = compare_sources(table, pair_list, findings=fs, finding_sets=fsets, weights=w,
                               not_mentioned=not_mentioned, studies="intersection" if intersect else "same",
                               both_uncertain=both_uncertain)

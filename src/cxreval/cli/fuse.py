@@ -16,7 +16,7 @@ from ..exceptions import CxrevalWarning, InvalidParameterError
 from ..findings import XQA_SELECTED
 from ..fusion import fuse_label_table, list_fusion
 from ..fusion.neural import load_neural_fusion
-from ..labels import SUMMARY_ROWS, state_names
+from ..labels import SUMMARY_ROWS, read_label_tables, state_names
 from ..tables import markdown_table, write_summary, write_table
 from ._common import (
     check_inputs,
@@ -24,7 +24,6 @@ from ._common import (
     echo_json,
     executor_option,
     findings_option,
-    load_label_files,
     open_output,
     out_option,
     overwrite_option,
@@ -134,7 +133,7 @@ def fuse(
     inputs = [*labels, *([load_model] if load_model else [])]
     with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs,
                                                    meta={"seed": seed}) as d:
-        table, _ = load_label_files(labels, state_encoding=state_encoding)
+        table, _ = read_label_tables(labels, state_encoding=state_encoding)
         fitted: dict[str, object] = {}
         fuse_table, mapping = table, ""
         if load_model is not None:
