@@ -14,6 +14,14 @@ Used to show that a refactoring leaves what ``cxreval demo`` / ``agree`` / ``syn
   run records, also inside its base64 ``data:text/csv`` download links, which are decoded first), and the
   byte size listed next to a ``.parquet`` file name (Parquet files are compared as tables).
 
+Two options declare an intended change, so that everything else is still compared exactly:
+
+- ``--rename OLD=NEW`` (repeatable): a column renamed in a table of ``A`` (the vocabulary pass of issue 13:
+  ``image_id`` -> ``study_id``); ``A``'s tables are renamed before the comparison, and each rename actually
+  applied is printed as a note.
+- ``--allow-new``: files only in ``B`` (a result that now writes every file of its ``FILES``) are notes, not
+  differences; a file only in ``A`` is always a difference.
+
 Exit status 0 when every file is equal, 1 otherwise (each difference is printed with its file).
 """
 
@@ -66,9 +74,15 @@ def _files(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.name not in IGNORED}
 
 
-def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> str:
+def _frames_equal(a: pd.DataFrame, b: pd.DataFrame, renames: dict[str, str] | None = None,
+                  notes: list[str] | None = None, name: str = "") -> str:
     a, b = a.copy(), b.copy()
     a.attrs, b.attrs = {}, {}
+    hit = {k: v for k, v in (renames or {}).items() if k in a.columns}
+    if hit:
+        a = a.rename(columns=hit)
+        if notes is not None:
+            notes.append(f"{name}: renamed " + ", ".join(f"{k} -> {v}" for k, v in hit.items()))
     try:
         pd.testing.assert_frame_equal(a, b, check_exact=True)
     except AssertionError as exc:
@@ -76,18 +90,19 @@ def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> str:
     return ""
 
 
-def _compare_file(a: Path, b: Path, notes: list[str], roots: tuple[Path, Path] | None = None) -> str:
+def _compare_file(a: Path, b: Path, notes: list[str], roots: tuple[Path, Path] | None = None,
+                  renames: dict[str, str] | None = None) -> str:
     """'' when equal, else why not; equal-but-noteworthy things go to ``notes``."""
     suffix = a.suffix.lower()
     if suffix == ".csv":
         if a.read_bytes() == b.read_bytes():
             return ""
-        why = _frames_equal(pd.read_csv(a), pd.read_csv(b))
+        why = _frames_equal(pd.read_csv(a), pd.read_csv(b), renames, notes, a.name)
         if not why:
             notes.append(f"{a.name}: equal tables, different bytes")
         return why
     if suffix == ".parquet":
-        why = _frames_equal(pd.read_parquet(a), pd.read_parquet(b))
+        why = _frames_equal(pd.read_parquet(a), pd.read_parquet(b), renames, notes, a.name)
         if not why and a.read_bytes() != b.read_bytes():
             import pyarrow.parquet as pq
 
@@ -116,17 +131,26 @@ def _compare_file(a: Path, b: Path, notes: list[str], roots: tuple[Path, Path] |
             f"{lb[i][:160] if i < len(lb) else '<end>'!r}")
 
 
-def compare_folders(a: str | Path, b: str | Path, *, out=sys.stdout) -> int:
-    """Print every difference between folders ``a`` and ``b``; return the number of differences."""
+def compare_folders(a: str | Path, b: str | Path, *, out=sys.stdout, renames: dict[str, str] | None = None,
+                    allow_new: bool = False) -> int:
+    """Print every difference between folders ``a`` and ``b``; return the number of differences.
+
+    ``renames`` ``{old: new}``: columns of ``a``'s tables renamed before comparing; ``allow_new``: files only
+    in ``b`` are notes instead of differences.
+    """
     a, b = Path(a), Path(b)
     fa, fb = _files(a), _files(b)
-    problems = [f"only in {a}: {f}" for f in sorted(fa - fb)] + [f"only in {b}: {f}" for f in sorted(fb - fa)]
+    problems = [f"only in {a}: {f}" for f in sorted(fa - fb)]
     notes: list[str] = []
+    if allow_new:
+        notes += [f"{f}: new in {b}" for f in sorted(fb - fa)]
+    else:
+        problems += [f"only in {b}: {f}" for f in sorted(fb - fa)]
     n_tables = 0
     for rel in sorted(fa & fb):
         n_tables += rel.endswith((".csv", ".parquet"))
         file_notes: list[str] = []
-        why = _compare_file(a / rel, b / rel, file_notes, (a, b))
+        why = _compare_file(a / rel, b / rel, file_notes, (a, b), renames)
         notes += [f"{rel}: {n.split(': ', 1)[1]}" for n in file_notes]
         if why:
             problems.append(f"{rel}: {why}")
@@ -140,11 +164,28 @@ def compare_folders(a: str | Path, b: str | Path, *, out=sys.stdout) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2 or not all(Path(x).is_dir() for x in args):
-        print("usage: python bench/compare_outputs.py FOLDER_A FOLDER_B (two existing folders)", file=sys.stderr)
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python bench/compare_outputs.py",
+                                 description="Compare two cxreval output folders table by table.")
+    ap.add_argument("a", type=Path, help="the folder written by the old code")
+    ap.add_argument("b", type=Path, help="the folder written by the new code")
+    ap.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
+                    help="a column renamed on purpose (applied to A's tables); repeatable")
+    ap.add_argument("--allow-new", action="store_true", help="files only in B are notes, not differences")
+    try:
+        args = ap.parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exc:  # usage error: argparse has printed why
+        return int(exc.code or 0)
+    if not (args.a.is_dir() and args.b.is_dir()):
+        print("compare_outputs: FOLDER_A and FOLDER_B must be existing folders", file=sys.stderr)
         return 2
-    return 1 if compare_folders(*args) else 0
+    bad = [r for r in args.rename if r.count("=") != 1 or not all(r.split("="))]
+    if bad:
+        print(f"compare_outputs: --rename takes OLD=NEW, got {bad}", file=sys.stderr)
+        return 2
+    renames = dict(r.split("=") for r in args.rename)
+    return 1 if compare_folders(args.a, args.b, renames=renames, allow_new=args.allow_new) else 0
 
 
 if __name__ == "__main__":

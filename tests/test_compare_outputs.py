@@ -53,3 +53,24 @@ def test_a_changed_number_or_a_missing_file_is_a_difference(cmp, tmp_path):
     assert "DIFF  auc.csv:" in out and "DIFF  auc.parquet:" in out and f"only in {b}: extra.md" in out
     assert cmp.main([str(a), str(b)]) == 1
     assert cmp.main([str(a)]) == 2
+
+
+def test_declared_renames_and_new_files(cmp, tmp_path):
+    """--rename OLD=NEW compares A's renamed column with B's; --allow-new lists B's extra files as notes."""
+    a = _folder(tmp_path / "a")
+    b = _folder(tmp_path / "b")
+    for root in (a, b):
+        for ext in ("csv", "parquet"):
+            (root / f"auc.{ext}").unlink()
+    write_table(pd.DataFrame({"image_id": ["x", "y"], "auc": [0.8, 0.7]}), a, "auc")
+    write_table(pd.DataFrame({"study_id": ["x", "y"], "auc": [0.8, 0.7]}), b, "auc")
+    write_table(pd.DataFrame({"n": [1]}), b, "counts")
+    assert cmp.main([str(a), str(b)]) == 1
+    assert cmp.main([str(a), str(b), "--rename", "image_id=study_id"]) == 1  # counts.* only in B
+    buf = io.StringIO()
+    assert cmp.compare_folders(a, b, renames={"image_id": "study_id"}, allow_new=True, out=buf) == 0
+    assert "renamed image_id -> study_id" in buf.getvalue() and "counts.csv: new in" in buf.getvalue()
+    assert cmp.main([str(a), str(b), "--rename", "image_id=study_id", "--allow-new"]) == 0
+    write_table(pd.DataFrame({"study_id": ["x", "y"], "auc": [0.8, 0.71]}), b, "auc")
+    assert cmp.main([str(a), str(b), "--rename", "image_id=study_id", "--allow-new"]) == 1
+    assert cmp.main([str(a), str(b), "--rename", "image_id"]) == 2
