@@ -219,3 +219,21 @@ def test_fusion_accepts_the_policy_object(nm):
     n_nm = int((sub["state"] == -1).sum())
     assert a.n_dropped == ({"missing": int(sub["state"].isna().sum())}
                            | ({"not_mentioned": n_nm} if nm == "exclude" else {}))
+
+
+def test_old_column_spellings_are_refused_with_did_you_mean() -> None:
+    """A label table with crowd-kit's / old cxreval's column names is refused naming the vocabulary's name,
+    never renamed silently."""
+    import pandas as pd
+    import pytest
+
+    from cxreval.exceptions import SchemaError
+    from cxreval.labels import validate_label_table
+
+    old = pd.DataFrame({"image_id": ["a"], "patient_id": ["p"], "finding": ["Edema"], "reader": ["r1"], "label": [1]})
+    with pytest.raises(SchemaError) as exc:
+        validate_label_table(old, where="file 'x.csv'")
+    msg = str(exc.value)
+    for old_name, new_name in (("image_id", "study_id"), ("reader", "source"), ("label", "state")):
+        assert f"Column {old_name!r}: did you mean {new_name!r}?" in msg
+    assert msg.startswith("file 'x.csv' is missing required column(s)")

@@ -49,7 +49,12 @@ def check_consistent_length(*arrays: Sized, names: Sequence[str] | None = None) 
 def check_columns(df: pd.DataFrame, required: Iterable[str], *, where: str) -> None:
     missing = [c for c in required if c not in df.columns]
     if missing:
-        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {list(df.columns)}.")
+        from .labels.schema import RENAMED_COLUMNS
+
+        hints = [f"Column {old!r}: did you mean {new!r}?"
+                 for old, new in RENAMED_COLUMNS.items() if new in missing and old in df.columns]
+        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {list(df.columns)}."
+                          + (" " + " ".join(hints) if hints else ""))
 
 
 def check_confidence_level(value: object, *, func: str) -> float:

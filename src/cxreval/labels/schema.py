@@ -9,7 +9,7 @@ table may add a :data:`MEAN` row (the mean over models).
 from __future__ import annotations
 
 __all__ = ["STUDY_ID", "PATIENT_ID", "SOURCE", "FINDING", "STATE", "MODEL", "SCORE", "MACRO", "MICRO", "MEAN",
-           "SUMMARY_ROWS"]
+           "SUMMARY_ROWS", "RENAMED_COLUMNS"]
 
 STUDY_ID = "study_id"
 """The unit a label or score belongs to (an image or a study)."""
@@ -34,3 +34,9 @@ MEAN = "mean"
 """Summary row: the mean over models."""
 SUMMARY_ROWS: tuple[str, ...] = (MACRO, MICRO)
 """The per-finding summary rows, in the order they are written."""
+
+RENAMED_COLUMNS: dict[str, str] = {"reader": SOURCE, "rater": SOURCE, "reference": SOURCE, "label": STATE,
+                                   "image_id": STUDY_ID, "image": STUDY_ID, "study": STUDY_ID}
+"""Other spellings of the vocabulary's column names (old cxreval tables, crowd-kit's annotations, box lists):
+a table that lacks a required column but has one of these is refused with a "did you mean"
+(:func:`cxreval._validation.check_columns`), never renamed silently."""
