@@ -42,7 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["GROUPS", "Group", "Outcome", "compare", "main", "markdown_tables", "run_group", "table_figures"]
+__all__ = ["GROUPS", "Group", "Outcome", "compare", "main", "markdown_tables", "new_figures", "run_group",
+           "table_figures"]
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "RESULTS.md"
@@ -421,8 +422,9 @@ def run_group(group: Group, *, timeout: float = 1800) -> tuple[Figures | None, s
 
 
 def _as_float(s: str) -> float:
-    m = re.search(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?", s.replace(",", ""))
-    return float(m.group(0)) if m else math.nan
+    """The number of a rounding-level cell (``3.3e-16``, ``diff 1.1e-16``); NaN when it says anything else."""
+    m = re.fullmatch(r"(diff )?([-+]?\d+(\.\d+)?(e[-+]?\d+)?)", s.strip())
+    return float(m.group(2)) if m else math.nan
 
 
 def compare(expected: Figures, got: Figures) -> list[str]:
@@ -440,9 +442,12 @@ def compare(expected: Figures, got: Figures) -> list[str]:
                 diffs.append(f"{key}: {seen} > {want['at_most']:g} (stored run: {want['observed']})")
         elif isinstance(have, dict) or str(have) != str(want):
             diffs.append(f"{key}: expected {want!r}, got {have['observed'] if isinstance(have, dict) else have!r}")
-    for key in got.keys() - expected.keys():
-        diffs.append(f"{key}: new figure {got[key]!r} (not in the stored file: rerun with --update if intended)")
     return diffs
+
+
+def new_figures(expected: Figures, got: Figures) -> list[str]:
+    """Figures this run printed that the stored file lacks (notes, not failures: nothing changed)."""
+    return [f"{k}: {got[k]!r}" for k in sorted(got.keys() - expected.keys())]
 
 
 def expected_path(group: Group, folder: Path = EXPECTED) -> Path:
@@ -537,14 +542,20 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if not expected_path(g, a.expected).exists():
             outcomes.append(Outcome(g.name, "failed", seconds, reason=f"no {expected_path(g, a.expected)}"))
-            print(f"  failed: no stored figures (run with --update)", flush=True)
+            print("  failed: no stored figures (run with --update)", flush=True)
             continue
-        diffs = compare(load_expected(g, a.expected), figs)
+        stored = load_expected(g, a.expected)
+        diffs = compare(stored, figs)
+        notes = new_figures(stored, figs)
         outcomes.append(Outcome(g.name, "differ" if diffs else "ok", seconds, tuple(diffs), figures=len(figs)))
         print(f"  {'DIFFERENT' if diffs else 'ok'}: {len(figs)} figures, {len(diffs)} differ ({seconds:.0f} s)",
               flush=True)
         for d in diffs:
             print(f"    {d}")
+        if notes:
+            print(f"  note: {len(notes)} figure(s) not in the stored file (rerun with --update to keep them):")
+            for d in notes:
+                print(f"    {d}")
     bad = [o for o in outcomes if o.status in ("differ", "failed")]
     print("\nsummary: " + ", ".join(f"{o.group} {o.status}" for o in outcomes))
     if bad:

@@ -65,15 +65,18 @@ def test_compare_flags_a_changed_figure_a_missing_one_and_a_broken_bound(rep):
     assert "a | x | k: expected '0.677', got '0.678'" in diffs
     assert any(d.startswith("a | y | k: missing") for d in diffs)
     assert any(d.startswith("b | d: 2.0e-06 > 1e-12") for d in diffs)
-    assert any(d.startswith("c: new figure") for d in diffs)
+    nan_note = {**want, "b | d": {"at_most": 1e-12, "observed": "1.1e-16 (NaN differ!)"}}
+    assert rep.compare(want, nan_note) == ["b | d: 1.1e-16 (NaN differ!) > 1e-12 (stored run: 3.3e-16)"]
+    assert len(diffs) == 3  # a figure the stored file lacks is a note, not a difference
+    assert rep.new_figures(want, got) == ["c: '1'"]
 
 
 def test_results_md_cross_check_finds_the_same_cells(rep):
     figs = rep.table_figures(rep.markdown_tables(SAMPLE)[1])
     found, diffs = rep.results_md_check(figs, SAMPLE)
     assert (found, diffs) == (6, [])
-    figs["Per finding | Edema | kappa"] = "0.600"
-    assert rep.results_md_check(figs, SAMPLE)[1] == ["Per finding | Edema | kappa: RESULTS.md '0.677', this run '0.600'"]
+    figs["Per finding | Edema / 31 | kappa"] = "0.600"
+    assert rep.results_md_check(figs, SAMPLE)[1] == ["Per finding | Edema / 31 | kappa: RESULTS.md '0.677', this run '0.600'"]
 
 
 def test_every_group_has_stored_figures_and_a_listed_command(rep, capsys):
