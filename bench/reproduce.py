@@ -196,7 +196,9 @@ def parse_mace_simulation(stdout: str, out: Path) -> Figures:
     figs: Figures = {"simulation": head}
     figs.update(_all_tables(stdout, drop=r"^seconds$"))
     shares = _search(r"readers' answer shares.*?\n((?:.*\n)+?)\n", stdout, "answer shares").group(1)
-    figs["readers' answer shares"] = " ; ".join(" ".join(ln.split()) for ln in shares.strip().splitlines())
+    # the reader rows only: the axis names (reader/label, source/state) are vocabulary, not figures
+    figs["readers' answer shares (NEG, UNC, POS)"] = " ; ".join(
+        " ".join(ln.split()) for ln in shares.strip().splitlines() if re.match(r"\s*R\d", ln))
     return figs
 
 
