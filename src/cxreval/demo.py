@@ -54,7 +54,6 @@ from .demo_data import (
     rerun_command,
 )
 from .exceptions import CxrevalError, InvalidParameterError
-from .labels import MACRO, MICRO
 from .outputs import (
     RUN_FILE,
     atomic_file,
@@ -241,47 +240,18 @@ def _sec_chexpert_agreement(ctx: DemoContext) -> str:
 
 def _sec_chexpert_fusion(ctx: DemoContext) -> str:
     fu = need("cxreval.fusion", "fusion", "cxreval fuse")
-    ag = need("cxreval.agreement", "agreement", "cxreval agree")
-    labels = chexpert_labels(ctx)
-    labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
-    readers = labels[labels["source"].isin(CHEXPERT_GT_READERS) & labels["state"].notna()]
-    ann = pd.DataFrame({"study_id": readers["study_id"].astype(str), "reader": readers["source"].astype(str),
-                        "finding": readers["finding"].astype(str), "label": readers["state"].astype(int)})
-    ref = labels[labels["source"] == "consensus"].set_index(["study_id", "finding"])["state"]
-    from .fusion.diagnostics import overfused_states
-
-    fused, rows, warns = [], [], []
-    # the unsupervised methods (the neural fusion is supervised: it needs the reference it is compared with)
-    for name in [m for m in ("mv", "or", "and", "ds", "mace") if m in fu.list_fusion()]:
-        est = fu.get_fusion(name)()
-        lab = est.fit_predict(ann)
-        fin = lab.index.get_level_values("finding")
-        for f, g in ann.groupby("finding"):  # states fused far more often than any reader uses them (issue 15)
-            warns += [(f, name, w) for w in overfused_states(g, lab[fin == f], method=name)]
-        df = lab.rename("state").reset_index()
-        df.columns = ["study_id", "finding", "state"]
-        df["method"] = name
-        fused.append(df)
-        joined = df.set_index(["study_id", "finding"])["state"].rename("fused").to_frame().join(ref, how="inner")
-        for finding, sub in [*joined.groupby(level="finding"), (MICRO, joined)]:
-            r = ag.agreement_scores(sub["state"].to_numpy(), sub["fused"].to_numpy())
-            rows.append({"method": name, "finding": finding, "kappa_w": r.kappa_w, "kappa_low": r.kappa_low,
-                         "kappa_high": r.kappa_high, "f1_w": r.f1_w, "f1_low": r.f1_low, "f1_high": r.f1_high,
-                         "n": r.n})
+    # the unsupervised methods (the neural fusion is supervised: it needs the reference it is compared with);
+    # the same call as `cxreval fuse -l LABELS --readers bc1,...,bc7 --adjudicated consensus --findings ...`
+    methods = [m for m in ("mv", "or", "and", "ds", "mace") if m in fu.list_fusion()]
+    res = fu.fuse_and_compare(chexpert_labels(ctx), list(CHEXPERT_GT_READERS), methods, adjudicated="consensus",
+                              findings=list(CHEXPERT_COMPETITION), rng=ctx.rng)
     ctx.meta.update({"readers": list(CHEXPERT_GT_READERS), "reference": "consensus (groundtruth.csv)",
-                     "vocabulary": "CheXpert competition findings"})
+                     "vocabulary": "CheXpert competition findings", "methods": methods})
     out = ctx.folder("chexpert_fusion")
-    fa = pd.DataFrame(rows)
-    per = fa[fa["finding"] != MICRO]
-    macro = per.groupby("method", sort=False)[["kappa_w", "kappa_low", "kappa_high", "f1_w", "f1_low", "f1_high"]].mean()
-    macro = macro.assign(finding=MACRO, n=per.groupby("method", sort=False)["n"].sum()).reset_index()
-    write_table(pd.concat([fa, macro[fa.columns]], ignore_index=True), out, "fusion_agreement")
-    write_table(pd.concat(fused, ignore_index=True), out, "fused_labels")
-    if warns:
-        write_table(pd.DataFrame(warns, columns=["finding", "method", "warning"]), out, "fusion_warnings")
-    write_summary(out, "# CheXpert test set: fusing the 5 ground-truth readers\n\nEach method fuses readers "
-                       f"{', '.join(CHEXPERT_GT_READERS)}; agreement with the published majority vote "
-                       "(groundtruth.csv).")
+    res.save(out)
+    write_summary(out, res.summary("CheXpert test set: fusing the 5 ground-truth readers") + "\n\nEach method "
+                  f"fuses readers {', '.join(CHEXPERT_GT_READERS)}; agreement with the published majority vote "
+                  "(groundtruth.csv).")
     return str(out)
 
 
