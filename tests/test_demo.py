@@ -122,7 +122,8 @@ def test_demo_real_data_matches_independent_computation(demo_out: Path, shared_d
     fa = pd.read_csv(demo_out / "chexpert_fusion" / "fusion_agreement.csv")
     assert np.allclose(fa.loc[fa["method"] == "mv", "kappa_w"], 1.0)
     fused = pd.read_csv(demo_out / "chexpert_fusion" / "fused_labels.csv")
-    ds = fused[(fused["method"] == "ds") & (fused["finding"] == "Edema")].set_index("study_id")["state"]
+    ds = fused[(fused["source"] == "fused_ds") & (fused["finding"] == "Edema")].set_index("study_id")["state"]
+    ds = ds.map({"negative": 0, "uncertain": 1, "positive": 2})
     want = cohen_kappa_score(gt.loc[ds.index, "Edema"] * 2, ds, weights="quadratic")
     got = fa.query("method == 'ds' and finding == 'Edema'")["kappa_w"].item()
     assert got == pytest.approx(want, abs=1e-12)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..agreement import AgreementTableResult
+from ..fusion import FusionResult
 from ..labels import MACRO, MEAN, MICRO, SUMMARY_ROWS
 from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
@@ -291,7 +292,7 @@ def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 def fusion_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    fa = _load(folder, "fusion_agreement.csv", ("method", "finding", "kappa_w"))
+    fa = _load(folder, FusionResult.FILES["fusion_agreement"], FusionResult.COLUMNS[:3])  # method, finding, kappa_w
     if fa is None:
         return None
     fa = fa.assign(kappa_w=_num(fa, "kappa_w"), kappa_low=_num(fa, "kappa_low"),

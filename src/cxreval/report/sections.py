@@ -40,6 +40,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
+from ..fusion import FusionResult
 from ..labels import SUMMARY_ROWS
 from ..results import TableResult
 from . import plots
@@ -285,24 +286,33 @@ def _build_agreement(folder: Path) -> list[Block]:
     return out
 
 
+def _fusion_figure(d: pd.DataFrame) -> go.Figure | None:
+    """κ of each fusion method per finding, with the macro/micro over all findings (not over a subset)."""
+    if "finding_set" in d.columns:
+        sets = d["finding_set"].fillna("").astype(str)
+        d = d[sets.isin(("", "all"))]
+    return plots.interval_plot(d, series=FusionResult.COLUMNS[0], metrics=_KAPPA, kind="bar",
+                               title="Fusion methods vs reference")
+
+
 def _build_fusion(folder: Path) -> list[Block]:
     out = []
-    b = _table_block("Agreement of each fusion method with the reference", folder, "fusion_agreement.csv",
-                     ("method", "finding", "kappa_w"),
-                     figure=lambda d: plots.interval_plot(d, series="method", metrics=_KAPPA, kind="bar",
-                                                          title="Fusion methods vs reference"),
+    files, cols = FusionResult.FILES, FusionResult.FILE_COLUMNS
+    b = _table_block("Agreement of each fusion method with the reference", folder, files["fusion_agreement"],
+                     FusionResult.COLUMNS[:3],  # method, finding, kappa_w
+                     figure=_fusion_figure,
                      how="Each bar is one fusion method's weighted κ with the reference for one finding; the dark "
                          "bar is its Low–High interval.")
     if b:
         out.append(b)
     b = _table_block("Warnings: states fused far more often than any reader uses them", folder,
-                     "fusion_warnings.csv", ("finding", "method", "warning"),
+                     files["fusion_warnings"], cols["fusion_warnings"],
                      caption="A state fused more than 1.5x as often as any reader gives it. For MACE this is its "
                              "model (no class prior, truth-independent spam), not a fitting defect: see "
                              "cxreval.fusion.mace; prefer Dawid-Skene there.")
     if b:
         out.append(b)
-    b = _table_block("Fused labels", folder, "fused_labels.csv", (),
+    b = _table_block("Fused labels", folder, files["fused_labels"], (),
                      how="The fused label of every study, finding and method.")
     if b:
         out.append(b)
@@ -542,8 +552,8 @@ KINDS: tuple[Kind, ...] = (
          ("rankings.csv", "rank_correlation.csv", "top_changes.csv"), "xqa_published", "cxreval rank", _build_ranking),
     Kind("agreement", "Agreement between label sources", result_files(*_AGREEMENT_RESULTS),
          "chexpert_agreement", "cxreval agree", _build_agreement, results=_AGREEMENT_RESULTS),
-    Kind("fusion", "Label fusion", ("fusion_agreement.csv", "fused_labels.csv"), "chexpert_fusion", "cxreval fuse",
-         _build_fusion),
+    Kind("fusion", "Label fusion", result_files(FusionResult), "chexpert_fusion", "cxreval fuse", _build_fusion,
+         results=(FusionResult,)),
     Kind("localization", "Localization", ("localization.csv", "synth_output.txt", "overlays.csv"), "localization",
          "cxreval synth", _build_localization),
     Kind("iqa", "Image quality assessment", ("scores.csv", "metric_agreement.csv", "zmos.csv",
