@@ -47,6 +47,7 @@ __all__ = [
     "encode_annotations",
     "parse_fused_states",
     "check_float",
+    "store_params",
     "label_series",
     "proba_frame",
 ]
@@ -167,9 +168,9 @@ def parse_fused_states(values: pd.Series, *, where: str) -> np.ndarray:
         or maps the others by the label policy).
     """
     codes = parse_states(values, where=where, column=STATE).to_numpy(dtype=np.int64, na_value=-2)
-    bad = codes < 0
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    bad = np.flatnonzero(codes < 0)  # missing (-2) or not mentioned (-1)
+    if len(bad):
+        i = int(bad[0])
         raise SchemaError(f"State {values.iloc[i]!r} outside the fused states in {where}, row {i}, column "
                           f"{STATE!r}; expected 0 (negative), 1 (uncertain) or 2 (positive). Drop missing or "
                           f"not-mentioned labels before fusing.")
@@ -184,6 +185,14 @@ def label_series(items: pd.Index, labels: np.ndarray) -> pd.Series:
 def proba_frame(items: pd.Index, proba: np.ndarray) -> pd.DataFrame:
     """The probability of every state for every item (an estimator's ``probas_``), columns ``[0, 1, 2]``."""
     return pd.DataFrame(proba, index=items.copy(), columns=pd.Index(list(STATES), name=STATE))
+
+
+def store_params(est: object, params: dict[str, object]) -> None:
+    """Store an estimator's constructor arguments (``locals()`` first thing in ``__init__``) as attributes of the
+    same names: hyper-parameters kept as given and checked when fitting (crowd-kit's and scikit-learn's rule)."""
+    for k, v in params.items():
+        if k not in ("self", "__class__"):
+            setattr(est, k, v)
 
 
 def check_float(value: object, *, name: str, func: str, minimum: float = 0.0, strict: bool = False,

@@ -67,6 +67,7 @@ from ._base import (
     parse_fused_states,
     proba_frame,
     register_fusion,
+    store_params,
 )
 
 __all__ = ["NeuralFusion", "NeuralFusionPS", "macro_f1", "load_neural_fusion", "MODEL_FORMAT"]
@@ -205,14 +206,8 @@ class NeuralFusion:
     def __init__(self, *, hidden: int = 32, max_epochs: int = 300, eval_every: int = 10, learning_rate: float = 0.01,
                  weight_decay: float = 1e-4, n_folds: int = 5,
                  selection_findings: Sequence[str] = XQA_SELECTED, rng: object = None) -> None:
-        self.hidden = hidden
-        self.max_epochs = max_epochs
-        self.eval_every = eval_every
-        self.learning_rate = learning_rate
-        self.weight_decay = weight_decay
-        self.n_folds = n_folds
+        store_params(self, locals())
         self.selection_findings = tuple(selection_findings)
-        self.rng = rng
 
     # -- inputs -----------------------------------------------------------------------------------
     def _check_params(self) -> np.random.Generator:
