@@ -73,8 +73,10 @@ def fuse(
     """Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into new sources.
 
     Writes fused_labels (the fused sources; --write-inputs adds the input labels; --labels-format csv, parquet
-    or both), per-method diagnostics, agreement tables, summary.md (with each Dawid-Skene / MACE fit's
-    iterations and whether it converged) and run.json. With --executor, Dawid-Skene and MACE are fitted one
+    or both), per-method diagnostics (ds_confusion, mace_competence, fusion_convergence: each Dawid-Skene /
+    MACE fit's iterations and whether it converged, fusion_warnings), agreement tables (fusion_agreement with
+    --adjudicated, method_agreement), summary.md and run.json: the files of cxreval.fusion.FusionResult, the same
+    the demo's fusion section writes. With --executor, Dawid-Skene and MACE are fitted one
     finding per task; each task reads its finding's arrays from a spill folder inside the output folder
     (removed at the end; on a multi-machine cluster the output folder must be on shared storage). The
     output is identical to the serial run's, byte for byte.
