@@ -22,21 +22,15 @@ reference and detected boxes, ``overlays/`` holds the downsampled radiographs (P
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from os import PathLike
+from collections.abc import Sequence
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .results import TableResult
-
 __all__ = ["IQA_METRICS", "IQA_PLAN", "IQA_SIZE", "IQA_N_IMAGES", "OVERLAY_SIZE", "block_downsample",
-           "degradation_ranking", "metric_vs_metric", "run_iqa", "boxed_images", "run_overlays",
-           "OVERLAY_COLUMNS", "OverlayResult", "overlay_boxes"]
+           "degradation_ranking", "metric_vs_metric", "run_iqa", "boxed_images", "run_overlays", "overlay_boxes"]
 
 IQA_METRICS: tuple[str, ...] = ("psnr", "ssim", "ms_ssim", "gmsd", "mdsi", "haarpsi", "dss")
 """Full-reference metrics the demo scores with: the fast ones (each under ~0.3 s on a 512 x 512 pair here;
@@ -219,60 +213,7 @@ def _png_bytes(image: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-OVERLAY_COLUMNS: tuple[str, ...] = ("study_id", "finding", "kind", "x_min", "y_min", "x_max", "y_max", "image_file",
-                                    "image_size", "heatmap_key")
-"""Columns of ``overlays.csv``: the box schema (:data:`cxreval.localization.schema.BOX_COLUMNS`) with ``kind``
-(who drew the box: ``reference``, ``detected (T_h=60)``, ``detected (T_h=180)``) in the optional third place,
-then the radiograph's file, its size in pixels and the key of its map in ``overlay_heatmaps.npz``."""
-
-
-@dataclass(frozen=True)
-class OverlayResult(TableResult):
-    """Reference and detected boxes on real radiographs: ``overlays.csv``, ``overlay_heatmaps.npz`` (the maps,
-    keyed ``"<study_id>|<finding>"``) and ``overlays/<image>.png`` (the downsampled radiographs).
-
-    Attributes
-    ----------
-    table : pandas.DataFrame
-        Columns :data:`OVERLAY_COLUMNS`.
-    keys : tuple of str
-        ``heatmap_key`` of each map, in the order of ``maps``.
-    maps : numpy.ndarray, shape (n_maps, h, w)
-        The noisy error-model maps.
-    images : tuple of (str, bytes)
-        ``(image_file, PNG bytes)`` of each downsampled radiograph.
-    """
-
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"overlays": "overlays.csv"})
-    MAPS_FILE: ClassVar[str] = "overlay_heatmaps.npz"
-    IMAGES_FOLDER: ClassVar[str] = "overlays"
-    COLUMNS: ClassVar[tuple[str, ...]] = OVERLAY_COLUMNS
-
-    table: pd.DataFrame
-    keys: tuple[str, ...]
-    maps: np.ndarray
-    images: tuple[tuple[str, bytes], ...]
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"overlays": self.table}
-
-    def save(self, folder: str | PathLike[str]) -> dict[str, Path]:
-        """Write ``overlays.csv`` (+ Parquet), ``overlay_heatmaps.npz`` and ``overlays/*.png``."""
-        out = Path(folder)
-        (out / self.IMAGES_FOLDER).mkdir(parents=True, exist_ok=True)
-        for name, data in self.images:
-            (out / name).write_bytes(data)
-        paths = super().save(out)
-        np.savez_compressed(out / self.MAPS_FILE, keys=np.array(list(self.keys), dtype=str), maps=self.maps)
-        return {**paths, "maps": out / self.MAPS_FILE}
-
-    def summary(self) -> str:
-        n_det = int((self.table["kind"] != "reference").sum())
-        return (f"Box overlays: {len(self.images)} real radiographs from the data mirror (downsampled for the report); reference boxes and "
-                f"the boxes the protocol finds on a noisy error-model map made from them ({n_det} detected boxes).")
-
-
-def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 0) -> OverlayResult:
+def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 0) -> Any:
     """Error-model heat maps from the real boxes of ``images``, the protocol's boxes on them, and the
     downsampled radiographs.
 
@@ -288,9 +229,14 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 
     boxes : pandas.DataFrame
         A box table (:data:`cxreval.localization.schema.BOX_COLUMNS`).
     rng : int, Generator or None, default=0
+
+    Returns
+    -------
+    res : cxreval.localization.overlays.OverlayResult
     """
     from .iqa import read_image
     from .localization import ErrorModel, check_box_table, coverage, error_model_maps, heatmaps_to_boxes
+    from .localization.overlays import OVERLAY_COLUMNS, OverlayResult
     from .localization.schema import BOX_COORDS
 
     boxes = check_box_table(boxes)
@@ -325,7 +271,8 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 
         for t, kind in ((0, "detected (T_h=60)"), (1, "detected (T_h=180)")):
             for b in det[t][j]:
                 rows.append({**common, "kind": kind, **dict(zip(BOX_COORDS, map(float, b)))})
-    return OverlayResult(pd.DataFrame(rows, columns=list(OVERLAY_COLUMNS)), tuple(keys), stack, tuple(pngs.items()))
+    return OverlayResult(pd.DataFrame(rows, columns=list(OVERLAY_COLUMNS)), tuple(keys), stack, tuple(pngs.items()),
+                         origin="from the data mirror")
 
 
 def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng: object = 0) -> pd.DataFrame:

@@ -17,13 +17,35 @@ torch is optional (``pip install cxreval[torch]``) and imported only when those 
 
 from __future__ import annotations
 
-from .boxes import area_exact, as_threshold, box_area, check_boxes, contains, exceeds, intersection_area
-from .boxes import iobb, iobb_exact, iou, iou_exact
+from .boxes import (
+    area_exact,
+    as_threshold,
+    box_area,
+    check_boxes,
+    contains,
+    exceeds,
+    intersection_area,
+    iobb,
+    iobb_exact,
+    iou,
+    iou_exact,
+)
 from .cam import class_activation_maps, grad_cam, heatmap_dict, save_heatmaps
 from .evaluate import DETAIL_COLUMNS, LocalizationResult, evaluate_heatmaps
 from .heatmap_files import HeatmapFiles, read_maps, scan_heatmaps
-from .heatmaps import heatmap_boxes, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, interpolation_matrix
-from .heatmaps import mask_boxes, normalize_heatmap, runs_to_boxes, threshold_mask, upsample
+from .heatmaps import (
+    heatmap_boxes,
+    heatmap_peaks,
+    heatmap_runs,
+    heatmaps_to_boxes,
+    interpolation_matrix,
+    mask_boxes,
+    normalize_heatmap,
+    runs_to_boxes,
+    threshold_mask,
+    upsample,
+)
+from .overlays import OVERLAY_COLUMNS, OverlayResult
 from .protocol import DEFAULT_T, RULES, ImageScores, LocalizationProtocol, correct_matrix, score_images
 from .real_boxes import RealBoxesResult, error_model_on_boxes, real_boxes_study
 from .schema import BOX_COLUMNS, BOX_COORDS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS, check_box_table
@@ -42,4 +64,5 @@ __all__ = [
     "HeatmapFiles", "scan_heatmaps", "read_maps",
     "LocalizationResult", "DETAIL_COLUMNS", "evaluate_heatmaps", "RealBoxesResult", "error_model_on_boxes",
     "real_boxes_study", "BOX_COLUMNS", "BOX_COORDS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "check_box_table",
+    "OVERLAY_COLUMNS", "OverlayResult",
 ]

@@ -39,9 +39,10 @@ SOURCED_BOX_COLUMNS: tuple[str, ...] = (STUDY_ID, FINDING, SOURCE, *BOX_COORDS)
 ``source`` after ``finding``."""
 
 LOCALIZATION_COLUMNS: tuple[str, ...] = (
-    "variant", "localizer", "upsampling", "threshold", FINDING, "rule", "T", "T_iou", "acc", "afp", "hits",
-    "false_positives", "n_boxes", "n_images", "n_afp", "fp_without_box", "median_area_fraction")
-"""The columns of every ``localization.csv``.
+    FINDING, "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images", "hits", "false_positives", "T_iou",
+    "n_afp", "fp_without_box", "variant", "localizer", "upsampling", "median_area_fraction")
+"""The columns of every ``localization.csv`` (the first eight are those ``cxreval localize`` and ``synth``
+always wrote first).
 
 ``variant`` the maps scored (``heatmaps`` for given maps; ``noise-free`` / ``noisy`` error-model maps),
 ``localizer`` what made the boxes (``heatmap``: the protocol's threshold-and-box pipeline; ``tiny box``: a
