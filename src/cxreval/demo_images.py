@@ -235,27 +235,18 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 
     res : cxreval.localization.overlays.OverlayResult
     """
     from .iqa import read_image
-    from .localization import ErrorModel, check_box_table, coverage, error_model_maps, heatmaps_to_boxes
+    from .localization import ErrorModel, check_box_table, heatmaps_to_boxes
     from .localization.overlays import OVERLAY_COLUMNS, OverlayResult
+    from .localization.real_boxes import box_maps
     from .localization.schema import BOX_COORDS
 
     boxes = check_box_table(boxes)
     model = ErrorModel()
-    gen = np.random.default_rng(rng)  # type: ignore[arg-type]
     size = model.image_size
     names = {p.name: p for p in images}
-    sub = boxes[boxes["study_id"].astype(str).isin(names)]
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, (im, f) in enumerate(zip(sub["study_id"].astype(str), sub["finding"].astype(str))):
-        groups.setdefault((im, f), []).append(i)
-    coords = sub[list(BOX_COORDS)].to_numpy(float)
-    maps = []
-    for idx in groups.values():
-        cov = np.max([coverage(coords[i], model) for i in idx], axis=0)
-        _, noisy, _ = error_model_maps(tuple(coords[idx[0]]), gen, model, cover=cov)
-        maps.append(noisy)
-    stack = np.stack(maps) if maps else np.zeros((0, model.map_size, model.map_size))
-    det = heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)) if maps else [[], []]
+    bm = box_maps(boxes[boxes["study_id"].astype(str).isin(names)], rng=rng, model=model)
+    groups, coords, stack = bm.groups, bm.coords, bm.noisy
+    det = heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)) if len(stack) else [[], []]
     rows, keys, pngs = [], [], {}
     for j, ((im, f), idx) in enumerate(groups.items()):
         file = f"{OverlayResult.IMAGES_FOLDER}/{Path(im).stem}.png"

@@ -28,7 +28,7 @@ from .protocol import DEFAULT_T, score_images
 from .schema import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
 from .synthetic import ErrorModel, coverage, error_model_maps
 
-__all__ = ["RealBoxesResult", "error_model_on_boxes", "real_boxes_study", "by_finding_view"]
+__all__ = ["RealBoxesResult", "BoxMaps", "box_maps", "error_model_on_boxes", "real_boxes_study", "by_finding_view"]
 
 _THRESHOLDS = (60.0, 180.0)
 _BY_FINDING_T = (0.1, 0.5, 0.9)
@@ -91,6 +91,49 @@ def by_finding_view(table: pd.DataFrame, *, T_values: Sequence[float] = _BY_FIND
     return meta.join(wide).reset_index()
 
 
+@dataclass(frozen=True)
+class BoxMaps:
+    """Error-model maps made from real boxes, one per (study, finding) in order of first appearance.
+
+    Attributes
+    ----------
+    groups : dict of (str, str) to list of int
+        ``(study_id, finding)`` -> rows of the box table.
+    coords : numpy.ndarray, shape (n_boxes, 4)
+    clean, noisy : numpy.ndarray, shape (n_maps, map_size, map_size)
+    """
+
+    groups: dict[tuple[str, str], list[int]]
+    coords: np.ndarray
+    clean: np.ndarray
+    noisy: np.ndarray
+
+
+def box_maps(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel()) -> BoxMaps:
+    """One clean and one noisy error-model map per (study, finding) of a box table.
+
+    Each map is the coverage of its boxes (their maximum where boxes overlap) with the seed's distractor,
+    kept away from the first box, and noise (:func:`~cxreval.localization.synthetic.error_model_maps`),
+    drawing from ``rng`` map by map in order of first appearance.
+    """
+    boxes = check_box_table(boxes)
+    gen = normalize_rng(rng)
+    img = model.image_size
+    coords = check_boxes(boxes[list(BOX_COORDS)].to_numpy(float), name="reference boxes",
+                         image_shape=(img, img), where="the boxes table")
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, (im, f) in enumerate(zip(boxes[STUDY_ID], boxes[FINDING])):
+        groups.setdefault((str(im), str(f)), []).append(i)
+    clean, noisy = [], []
+    for idx in groups.values():
+        cov = np.max([coverage(coords[i], model) for i in idx], axis=0)
+        c, nz, _ = error_model_maps(tuple(coords[idx[0]]), gen, model, cover=cov)
+        clean.append(c)
+        noisy.append(nz)
+    empty = np.zeros((0, model.map_size, model.map_size))
+    return BoxMaps(groups, coords, np.stack(clean) if clean else empty, np.stack(noisy) if noisy else empty)
+
+
 def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
                          T_values: Sequence[object] = DEFAULT_T) -> RealBoxesResult:
     """The seed's error model on real reference boxes, scored per finding.
@@ -117,21 +160,10 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorMo
     if len(boxes) == 0:
         raise SchemaError("the boxes table is empty (a header without rows?); the error model needs boxes.")
     seed = int(rng) if isinstance(rng, (int, np.integer)) else None
-    gen = normalize_rng(rng)
     img = model.image_size
-    coords = check_boxes(boxes[list(BOX_COORDS)].to_numpy(float), name="reference boxes",
-                         image_shape=(img, img), where="the boxes table")
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, (im, f) in enumerate(zip(boxes[STUDY_ID], boxes[FINDING])):
-        groups.setdefault((str(im), str(f)), []).append(i)
-    keys = list(groups)
-    clean, noisy = [], []
-    for k in keys:
-        cov = np.max([coverage(coords[i], model) for i in groups[k]], axis=0)
-        c, nz, _ = error_model_maps(tuple(coords[groups[k][0]]), gen, model, cover=cov)
-        clean.append(c)
-        noisy.append(nz)
-    stacks = {"noise-free": np.stack(clean), "noisy": np.stack(noisy)}
+    bm = box_maps(boxes, rng=rng, model=model)
+    groups, keys, coords = bm.groups, list(bm.groups), bm.coords
+    stacks = {"noise-free": bm.clean, "noisy": bm.noisy}
     preds: dict[tuple[str, str, str, str], list[np.ndarray]] = {}
     for variant, st in stacks.items():
         b = heatmaps_to_boxes(st, image_shape=(img, img), thresholds=_THRESHOLDS)
