@@ -32,6 +32,7 @@ from cxreval.localization import (
     synthetic_study,
 )
 from cxreval.localization.synthetic import coverage
+from cxreval.report.sections import detect_kinds
 
 VINDR = ("image_id,class_name,class_id,rad_id,x_min,y_min,x_max,y_max\n"
          "a,Cardiomegaly,3,R8,100,200,300,500\n"
@@ -129,5 +130,7 @@ def test_results_own_their_files(tmp_path, vindr_case):
                                                 | {f.replace(".csv", ".parquet") for f in res.FILES.values()})
         assert tuple(pd.read_csv(d / "localization.csv").columns) == res.COLUMNS == LOCALIZATION_COLUMNS
         assert isinstance(res.summary(), str) and res.summary()
+    assert len({r.FILES["localization"] for r in results.values()}) == 1
+    assert [[k.name for k in detect_kinds(tmp_path / name)] for name in results] == [["localization"]] * 3
     assert "vinbigdata-train.csv" in results["localize"].summary()
     assert (tmp_path / "synth" / "synth_output.txt").read_text() == results["synth"].text

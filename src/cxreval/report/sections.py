@@ -313,44 +313,30 @@ def _build_fusion(folder: Path) -> list[Block]:
     return out
 
 
-_LOCALIZATION_RESULTS = (LocalizationResult, SynthResult, RealBoxesResult, OverlayResult)
-_LOC = LocalizationResult.FILES["localization"]
+# The kind is recognised by the files of these results; LocalizationResult and SynthResult write the same
+# localization.csv, and their boxes.csv (a name the audit also writes) is shown but recognises nothing.
+_LOCALIZATION_RESULTS = (RealBoxesResult, OverlayResult)
 _BOXES = LocalizationResult.FILES["boxes"]
-_LOCALIZATION_FILES = (*(f for f in result_files(*_LOCALIZATION_RESULTS) if f != _BOXES),
-                       *SynthResult.TEXT_FILES.values())
-"""The files that make a folder a localization one: every file of the results but ``boxes.csv``, a name other
-analyses also write (the audit's per-finding box counts), which is shown when present."""
 
 
 def _build_localization(folder: Path) -> list[Block]:
-    out = []
-    b = _table_block("Acc. and AFP against T", folder, _LOC, (FINDING, "T"),
-                     figure=lambda d: plots.localization_curves(d) if {"acc", "afp"} & set(d.columns) else None,
-                     how="Left: the share of reference boxes found at each overlap threshold T; right: false "
-                         "positives per image; one line per finding, the menu switches localizer and variant.")
-    if b:
-        out.append(b)
+    out = [_table_block("Acc. and AFP against T", folder, LocalizationResult.FILES["localization"], (FINDING, "T"),
+                        figure=lambda d: plots.localization_curves(d) if {"acc", "afp"} & set(d.columns) else None,
+                        how="Left: the share of reference boxes found at each overlap threshold T; right: false "
+                            "positives per image; one line per finding, the menu switches localizer and variant.")]
     synth = result_path(folder, SynthResult.TEXT_FILES["output"])
     if synth is not None:
         out.append(Block("Synthetic localization study (printed output)", None,
                          f'<pre class="output">{html.escape(synth.read_text(errors="replace"))}</pre>',
                          how="The protocol's printed output, verbatim."))
-    b = _overlay_block(folder)
-    if b:
-        out.append(b)
-    b = _table_block("Per finding", folder, RealBoxesResult.FILES["by_finding"], (FINDING,),
-                     how="IoBB accuracy of each localizer on the noisy maps at T = 0.1, 0.5 and 0.9, beside the number "
-                         "of boxes and their median area (a fraction of the image).")
-    if b:
-        out.append(b)
-    b = _table_block("AFP denominators", folder, SynthResult.FILES["afp_denominators"], (),
-                     how="Which AFP denominator reproduces the printed AFPs (cxreval localize --afp-denominator).")
-    if b:
-        out.append(b)
-    b = _table_block("Boxes", folder, _BOXES, (), how="Every box of the study.")
-    if b:
-        out.append(b)
-    return out
+    out += [_overlay_block(folder),
+            _table_block("Per finding", folder, RealBoxesResult.FILES["by_finding"], (FINDING,),
+                         how="IoBB Acc. of each localizer on the noisy maps at T = 0.1, 0.5 and 0.9, beside the "
+                             "number of boxes and their median area (a fraction of the image)."),
+            _table_block("AFP denominators", folder, SynthResult.FILES["afp_denominators"], (),
+                         how="Which AFP denominator reproduces the printed AFPs (localize --afp-denominator)."),
+            _table_block("Boxes", folder, _BOXES, (), how="Every box of the study.")]
+    return [b for b in out if b]
 
 
 _OVERLAY_COLS = (STUDY_ID, "kind", *BOX_COORDS, "image_file")
@@ -566,8 +552,8 @@ KINDS: tuple[Kind, ...] = (
          "chexpert_agreement", "cxreval agree", _build_agreement, results=_AGREEMENT_RESULTS),
     Kind("fusion", "Label fusion", ("fusion_agreement.csv", "fused_labels.csv"), "chexpert_fusion", "cxreval fuse",
          _build_fusion),
-    Kind("localization", "Localization", _LOCALIZATION_FILES, "localization", "cxreval synth", _build_localization,
-         results=_LOCALIZATION_RESULTS),
+    Kind("localization", "Localization", result_files(*_LOCALIZATION_RESULTS), "localization", "cxreval synth",
+         _build_localization, results=_LOCALIZATION_RESULTS),
     Kind("iqa", "Image quality assessment", ("scores.csv", "metric_agreement.csv", "zmos.csv",
                                              "degradation_ranking.csv", "metric_vs_metric.csv"), "iqa",
          "cxreval iqa score", _build_iqa),
