@@ -31,7 +31,7 @@ from .boxes import check_boxes, iobb, iou
 from .heatmap_files import HeatmapFiles, read_maps
 from .heatmaps import check_heatmaps, heatmaps_to_boxes
 from .protocol import LocalizationProtocol, score_images
-from .schema import BOX_COLUMNS, BOX_COORDS, LOCALIZATION_COLUMNS, check_box_table, threshold_label
+from .schema import BOX_COLUMNS, BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table, threshold_label
 
 __all__ = ["LocalizationResult", "evaluate_heatmaps", "split_key", "file_chunk_boxes", "FILE_CHUNK",
            "DETAIL_COLUMNS", "table4_view"]
@@ -112,7 +112,8 @@ class LocalizationResult(TableResult):
 def table4_view(table: pd.DataFrame, *, rule: str) -> pd.DataFrame:
     """Acc. and AFP of one rule as the paper's Table 4 lays them out: a row per finding, a column per
     (measure, threshold, T)."""
-    return table[table.rule == rule].pivot_table(index=FINDING, columns=["threshold", "T"], values=["acc", "afp"])
+    t4 = table[table.rule == rule].pivot_table(index=FINDING, columns=["threshold", "T"], values=["acc", "afp"])
+    return t4[sorted(t4.columns, key=lambda c: (c[0], float(c[1]) if c[1] != NO_THRESHOLD else np.inf, c[2]))]
 
 
 def _col(rule: str, T: SupportsFloat, strict: bool, T_iou: SupportsFloat | None = None) -> str:
