@@ -9,7 +9,7 @@
   the registered ``vindr_boxes`` dataset;
 - a box table in cxreval's schema (``.csv`` or ``.parquet``): the columns
   :data:`cxreval.localization.schema.BOX_COLUMNS` ``study_id, finding, [source,] x_min, y_min, x_max, y_max``,
-  e.g. a ``boxes.csv`` of ``cxreval reader export`` or a table saved from :func:`read_nih_boxes`.
+  e.g. a table saved from :func:`read_nih_boxes` or :func:`read_vindr_boxes`.
 
 Every format becomes the same table (:func:`cxreval.localization.schema.check_box_table`).
 """
@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
 from ..labels.schema import FINDING
@@ -124,7 +123,6 @@ def read_box_file(path: str | os.PathLike[str], *, image_shape: tuple[int, int] 
         res = read_vindr_boxes(p)
     else:
         res = read_box_table(p)
-    check_columns(res.table, ("study_id",), where=str(p))
     report = res.report
     notes = (f"format: {fmt}",) + tuple(report.notes)
     return ReadResult(res.table, ReadReport(report.source, report.n_read, report.n_kept, report.dropped, notes))
