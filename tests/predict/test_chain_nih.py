@@ -56,7 +56,7 @@ def test_predict_localize_classify_rank(tmp_path, shared_data, metadata_dir, tin
     loc = tmp_path / "loc"
     assert main(["localize", "--heatmaps", str(pred / "heatmaps" / "blob0.npz"), "--boxes", str(bpath),
                  "--out", str(loc)]) == 0
-    lt = pd.read_csv(loc / "localization.csv")
+    lt = pd.read_csv(loc / "localization.csv", dtype={"threshold": str})  # the threshold column is text
     assert set(lt.finding) >= set(FINDINGS)
     assert (lt[lt.finding.isin(FINDINGS)].n_boxes == 3).all()
     assert lt.acc.between(0, 1).all()
