@@ -246,11 +246,11 @@ def test_demo_box_overlays_on_real_radiographs(demo_out: Path, metadata_dir: Pat
 
     d = demo_out / "localization_real_boxes"
     ov = pd.read_csv(d / "overlays.csv")
-    assert ov["image_id"].nunique() == 12
+    assert ov["study_id"].nunique() == 12
     # reference boxes are BBox_List_2017's x, y, x + w, y + h, read independently
     raw = pd.read_csv(metadata_dir / "BBox_List_2017.csv.gz").iloc[:, :6]
     raw.columns = ["image_id", "finding", "x", "y", "w", "h"]
-    raw = raw[raw["image_id"].isin(set(ov["image_id"]))]
+    raw = raw[raw["image_id"].isin(set(ov["study_id"]))]
     ref = ov[ov["kind"] == "reference"]
     assert len(ref) == len(raw)
     np.testing.assert_allclose(np.sort(ref["x_max"].to_numpy()), np.sort((raw["x"] + raw["w"]).to_numpy()))
@@ -271,7 +271,8 @@ def test_demo_box_overlays_on_real_radiographs(demo_out: Path, metadata_dir: Pat
     page = (demo_out / "report.html").read_text()
     assert page.count("data:image\\u002fpng;base64,") >= 12  # Plotly's JSON escapes "/"
     loc = pd.read_csv(d / "localization.csv")
-    assert set(loc["localizer"]) == {"heatmap bilinear", "tiny box", "whole image"}
+    assert set(loc["localizer"]) == {"heatmap", "tiny box", "whole image"}
+    assert set(loc.loc[loc["localizer"] == "heatmap", "upsampling"]) == {"bilinear"}
 
 
 def _browser():  # the committed browser helpers of tests/report

@@ -276,35 +276,30 @@ def _sec_xqa(ctx: DemoContext) -> str:
 
 def _sec_localization(ctx: DemoContext) -> str:
     syn = need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
-    res = syn.synthetic_study(0)
+    res = syn.synthetic_study(0, per_size=60)  # what `cxreval synth --seed 0 --per-size 60` runs
     ctx.meta.update({"seed": 0, "study": "the localization seed's synthetic study"})
-    sc = res.scores.copy()
-    sc.insert(0, "finding", sc["size"].astype(str) + " boxes" if "size" in sc.columns else "synthetic")
     out = ctx.folder("localization_synthetic")
-    write_table(sc, out, "localization")
-    write_table(res.boxes, out, "boxes")
-    (out / "synth_output.txt").write_text("\n".join(res.lines) + "\n")
+    res.save(out)
     write_summary(out, "# Localization protocol: the seed's synthetic study\n\nSeed 0, "
                        f"{res.per_size} images per size class; 'finding' is the size class of the reference boxes.")
     return str(out)
 
 
 def _sec_localization_real(ctx: DemoContext) -> str:
-    ev = need("cxreval.localization.evaluate", "localization on real boxes", "cxreval localize")
-    nb = need("cxreval.datasets.nih_boxes", "ChestX-ray14 box reader", "cxreval data fetch")
+    rb = need("cxreval.localization.real_boxes", "localization on real boxes", "cxreval synth")
+    bf = need("cxreval.datasets.boxes", "box file reader", "cxreval data fetch")
     from .datasets.audit import BBOX_FILE
-    from .demo_images import boxed_images, run_overlays
+    from .demo_images import boxed_images, overlay_boxes
 
-    boxes = nb.read_nih_boxes(metadata(ctx, BBOX_FILE)).table
+    boxes = bf.read_box_file(metadata(ctx, BBOX_FILE)).table  # what `cxreval synth --real-boxes` reads
     out = ctx.folder("localization_real_boxes")
-    study = ev.real_boxes_study(boxes, rng=ctx.rng)
+    study = rb.error_model_on_boxes(boxes, rng=ctx.rng)
     ctx.meta.update({"boxes": "BBox_List_2017 (radiologists' boxes)", "localizers": "heatmap bilinear (thresholds "
                      "60, 180), tiny box at the peak, whole image", "overlap rules": "IoBB, IoU"})
-    write_table(study, out, "localization")
-    n_img = boxes["image_id"].nunique()
-    lines = [f"# Localization protocol: the error model on the {len(boxes)} real BBox_List_2017 boxes",
-             "", f"{len(boxes)} radiologist boxes on {n_img} ChestX-ray14 images; one error-model heat map per "
-             f"(image, finding) from its real boxes (seed {ctx.rng}); localizers: the protocol's pipeline "
+    study.save(out)
+    lines = [f"# Localization protocol: the error model on the {study.n_boxes} real BBox_List_2017 boxes",
+             "", f"{study.n_boxes} radiologist boxes on {study.n_images} ChestX-ray14 images; one error-model heat "
+             f"map per (image, finding) from its real boxes (seed {ctx.rng}); localizers: the protocol's pipeline "
              "(bilinear upsampling, thresholds 60 and 180) on the noise-free and the noisy map, a 6 x 6 box "
              "at the peak, the whole image. Acc./AFP per finding at each T, IoBB and IoU."]
     try:
@@ -315,10 +310,9 @@ def _sec_localization_real(ctx: DemoContext) -> str:
     else:
         why = "" if images else "the data mirror's images/nih holds no radiograph with a BBox_List_2017 box"
     if images:
-        ov = run_overlays(images, boxes, out, rng=ctx.rng)
-        lines += ["", f"Box overlays: {len(images)} real radiographs from the data mirror (downsampled for the "
-                  "report); reference boxes and the boxes the protocol finds on a noisy error-model map made "
-                  f"from them ({int((ov['kind'] != 'reference').sum())} detected boxes)."]
+        ov = overlay_boxes(images, boxes, rng=ctx.rng)
+        ov.save(out)
+        lines += ["", ov.summary()]
     else:
         ctx.missing.append(("Localization: box overlays on real radiographs", why, RERUN,
                             "needs radiographs with BBox_List_2017 boxes in a data mirror's images/nih/*.png "

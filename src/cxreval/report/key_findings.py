@@ -330,7 +330,9 @@ def _fractions(s: pd.Series) -> pd.Series:
 
 
 def localization_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    loc = _load(folder, "localization.csv", ("finding", "T", "acc"))
+    from ..localization import LocalizationResult
+
+    loc = _load(folder, LocalizationResult.FILES["localization"], ("finding", "T", "acc"))
     if loc is None:
         return None
     loc = loc.assign(_t=_fractions(loc["T"]), _acc=_num(loc, "acc"), _afp=_num(loc, "afp")).dropna(
