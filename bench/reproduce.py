@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib.util
 import json
 import math
 import os
@@ -346,8 +347,16 @@ class Outcome:
     figures: int = 0
 
 
+def _python() -> str:
+    """This interpreter if it has cxreval (looked up, not imported), else the project's ``.venv``."""
+    venv = ROOT / ".venv" / "bin" / "python"
+    if importlib.util.find_spec("cxreval") is None and venv.exists():
+        return str(venv)
+    return sys.executable
+
+
 def _fill(item: str, out: Path) -> str:
-    return item.format(python=sys.executable, out=out, crowdkit=CROWDKIT_PY, medspacy=MEDSPACY_PY)
+    return item.format(python=_python(), out=out, crowdkit=CROWDKIT_PY, medspacy=MEDSPACY_PY)
 
 
 def command_line(group: Group) -> str:
@@ -432,9 +441,15 @@ def _as_float(s: str) -> float:
 def compare(expected: Figures, got: Figures) -> list[str]:
     """Differences between stored and current figures, one line each (empty: everything reproduces)."""
     diffs = []
+    fresh = got.keys() - expected.keys()
     for key, want in expected.items():
         if key not in got:
-            diffs.append(f"{key}: missing (expected {want if not isinstance(want, dict) else want['observed']})")
+            line = f"{key}: missing (expected {want if not isinstance(want, dict) else want['observed']})"
+            # a column or row renamed (issue 13's vocabulary) shows the same value under a new key: say where
+            same = [k for k in fresh if got[k] == want and k.rsplit(" | ", 1)[0] == key.rsplit(" | ", 1)[0]]
+            if len(same) == 1:
+                line += f"; the same value is now under {same[0]!r} (renamed? check, then --update)"
+            diffs.append(line)
             continue
         have = got[key]
         if isinstance(want, dict):

@@ -65,6 +65,9 @@ def test_compare_flags_a_changed_figure_a_missing_one_and_a_broken_bound(rep):
     assert "a | x | k: expected '0.677', got '0.678'" in diffs
     assert any(d.startswith("a | y | k: missing") for d in diffs)
     assert any(d.startswith("b | d: 2.0e-06 > 1e-12") for d in diffs)
+    renamed = rep.compare(want, {"a | x | kappa": "0.677", "a | y | k": "0.516", "b | d": want["b | d"]})
+    assert renamed == ["a | x | k: missing (expected 0.677); the same value is now under 'a | x | kappa' "
+                       "(renamed? check, then --update)"]
     nan_note = {**want, "b | d": {"at_most": 1e-12, "observed": "1.1e-16 (NaN differ!)"}}
     assert rep.compare(want, nan_note) == ["b | d: 1.1e-16 (NaN differ!) > 1e-12 (stored run: 3.3e-16)"]
     assert len(diffs) == 3  # a figure the stored file lacks is a note, not a difference
