@@ -14,7 +14,7 @@ lines, JSON), and compares them with the values stored in ``bench/expected/<grou
 
 Usage::
 
-    .venv/bin/python bench/reproduce.py                 # every default group (about 3 min on 2 cores)
+    .venv/bin/python bench/reproduce.py                 # the default groups (~6 min, 2 busy cores)
     .venv/bin/python bench/reproduce.py --list          # groups, their commands and what they need
     .venv/bin/python bench/reproduce.py --only xqa_fidelity,iqa_defaults
     .venv/bin/python bench/reproduce.py --slow          # also the slow groups (crowd-kit, medspacy peers)
