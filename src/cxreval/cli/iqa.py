@@ -36,11 +36,9 @@ _PLAN_HELP = ("Degradation plan, YAML: 'seed: 0', 'output_dtype: same|uint8|uint
 
 
 def _read_csv(path: Path, option: str, columns: tuple[str, ...], dtype: object = None) -> pd.DataFrame:
-    """Read a CSV input; an empty file, a header without rows or a missing column is a one-line error.
-
-    Floats are read back exactly as written (``float_precision='round_trip'``)."""
+    """Read a CSV input; an empty file, a header without rows or a missing column is a one-line error."""
     try:
-        df = pd.read_csv(path, dtype=dtype, float_precision="round_trip")  # type: ignore[call-overload]
+        df = pd.read_csv(path, dtype=dtype)  # type: ignore[call-overload]
     except pd.errors.EmptyDataError:
         raise SchemaError(f"{option} file {path} is empty; expected a header with columns "
                           f"{', '.join(columns)} and at least one row.") from None
