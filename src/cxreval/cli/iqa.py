@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import typer
@@ -33,6 +34,20 @@ _PLAN_HELP = ("Degradation plan, YAML: 'seed: 0', 'output_dtype: same|uint8|uint
               "{sigma: [1, 2]}}' (a list expands to one entry each). Transforms: window (level, width), "
               "contrast_stretch (low, high), gamma (gamma), unsharp_mask (sigma, amount), gaussian_blur (sigma), "
               "gaussian_noise (sigma), poisson_noise (peak), resample (factor, order), jpeg (quality).")
+
+
+def _save(res: Any, folder: Path) -> None:
+    """Write the result's files and its summary.md into the output folder."""
+    res.save(folder)
+    write_summary(folder, res.summary())
+
+
+def _echo(res: Any, json_out: bool, line: str) -> None:
+    """Print the result as JSON (``--json``) or one line."""
+    if json_out:
+        echo_json(res.to_dict())
+    else:
+        typer.echo(line)
 
 
 def _read_csv(path: Path, option: str, columns: tuple[str, ...], dtype: object = None) -> pd.DataFrame:
@@ -91,12 +106,8 @@ def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of ima
     the_plan = read_plan(plan)
     with open_output(out, overwrite=overwrite, inputs=[images, plan]) as d:
         res = degrade_folder(images, the_plan, d)
-        res.save(d)
-        write_summary(d, res.summary())
-    if json_out:
-        echo_json(res.to_dict())
-    else:
-        typer.echo(f"wrote {len(res.manifest)} degraded images to {Path(out) / IMAGES_DIR}")
+        _save(res, d)
+    _echo(res, json_out, f"wrote {len(res.manifest)} degraded images to {Path(out) / IMAGES_DIR}")
 
 
 @iqa_app.command("score")
@@ -174,12 +185,8 @@ def compare_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv of
                           dtype={"reference": str, "test": str, "metric": str, "degradation": str, "image": str})
     with open_output(out, overwrite=overwrite, inputs=[scores]) as d:
         res = compare_metrics(scores_df)
-        res.save(d)
-        write_summary(d, res.summary())
-    if json_out:
-        echo_json(res.to_dict())
-    else:
-        typer.echo(f"wrote {', '.join(res.FILES.values())} to {out}")
+        _save(res, d)
+    _echo(res, json_out, f"wrote {', '.join(res.FILES.values())} to {out}")
 
 
 @iqa_app.command("agree")
@@ -212,12 +219,8 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
     with open_output(out, overwrite=overwrite, inputs=[scores, ratings], meta={"seed": seed}) as d:
         res = expert_agreement(ratings_df, scores_df, unscored=unscored, scale=(scale_min, scale_max),
                                n_resamples=n_resamples, confidence_level=confidence_level, rng=seed)
-        res.save(d)
-        write_summary(d, res.summary())
-    if json_out:
-        echo_json(res.to_dict())
-    else:
-        typer.echo(f"wrote z-MOS, rater and metric agreement tables to {out}")
+        _save(res, d)
+    _echo(res, json_out, f"wrote z-MOS, rater and metric agreement tables to {out}")
 
 
 def register(app: typer.Typer) -> None:
