@@ -13,6 +13,10 @@ and correlates only the scored images, listing the others in the ``dropped`` tab
 (:func:`zscores_for_scores`) removes their ratings before z-scoring; ``'error'`` refuses them (cxreval
 before issue 15).
 
+Names: the unit is an image file (``image``; there is no study), and ``rater`` is the person who gave a
+quality rating on a Likert scale (a rating table's own column, as in the seed's Table 3), not a label
+``source`` of the label vocabulary (:mod:`cxreval.labels.schema`).
+
 Metric correlations are *oriented*: a metric registered as lower-is-better (RMSE, GMSD, ...) has its sign
 flipped so that agreement with the experts is positive, as the seed's Table 4 reports. Bootstrap CIs
 resample reference images (with all their degraded versions) with replacement: the cluster bootstrap of
