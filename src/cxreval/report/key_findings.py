@@ -23,6 +23,7 @@ import pandas as pd
 
 from ..agreement import AgreementTableResult
 from ..fusion import FusionResult
+from ..iqa import MetricAgreementResult, MetricComparisonResult
 from ..labels import MACRO, MEAN, MICRO, SUMMARY_ROWS
 from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
@@ -379,7 +380,7 @@ def localization_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 def iqa_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    ma = _load(folder, "metric_agreement.csv", ("metric", "srcc"))
+    ma = _load(folder, MetricAgreementResult.FILES["metric_agreement"], ("metric", "srcc"))
     if ma is not None:
         ma = ma.assign(_s=_num(ma, "srcc")).dropna(subset=["_s"])
     if ma is not None and not ma.empty:
@@ -392,7 +393,7 @@ def iqa_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         if len(ma) > 1:
             text += f"; farthest: {worst['metric']} (SRCC {fmt(worst['_s'])}) of {len(ma)} metrics"
         return KeyFinding("iqa", text + ".", f"best metric {best['metric']}")
-    mvm = _load(folder, "metric_vs_metric.csv", ("metric_a", "metric_b", "srcc"))
+    mvm = _load(folder, MetricComparisonResult.FILES["metric_vs_metric"], ("metric_a", "metric_b", "srcc"))
     if mvm is None:
         return None
     mvm = mvm.assign(_s=_num(mvm, "srcc")).dropna(subset=["_s"])
@@ -411,7 +412,7 @@ def iqa_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
             f"{fmt(lo['_s'])} ({lo['metric_a']} vs {lo['metric_b']}) to {fmt(hi['_s'])} "
             f"({hi['metric_a']} vs {hi['metric_b']}); {n_low} of {len(mvm)} metric pairs fall below "
             f"{top[1]:g} ({top[0]})")
-    dr = _load(folder, "degradation_ranking.csv", ("metric", "degradation", "rank"))
+    dr = _load(folder, MetricComparisonResult.FILES["degradation_ranking"], ("metric", "degradation", "rank"))
     if dr is not None:
         dr = dr.assign(_r=_num(dr, "rank"))
         firsts = dr[dr["_r"] == dr.groupby("metric")["_r"].transform("min")].drop_duplicates("metric")

@@ -15,7 +15,8 @@ localization    ``localization.csv``, ``synth_output.txt``,            ``cxreval
                 ``overlays.csv``, ... (the ``FILES`` of the results     / ``cxreval demo``
                 of :mod:`cxreval.localization`; ``boxes.csv`` shown)
 iqa             ``scores.csv``, ``metric_agreement.csv``, ``zmos.csv``  ``cxreval iqa score|agree``
-                ``degradation_ranking.csv``, ``metric_vs_metric.csv``  / ``cxreval demo``
+                (``zscores.csv``), ``degradation_ranking.csv``,        / ``compare`` / ``cxreval demo``
+                ``metric_vs_metric.csv``
 report_labels   ``labeller_validation.csv``                            ``cxreval demo`` (OpenI section)
 ==============  =====================================================  =============================
 
@@ -42,6 +43,7 @@ import plotly.graph_objects as go
 
 from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
 from ..fusion import FusionResult
+from ..iqa import MetricAgreementResult, MetricComparisonResult, ScoresResult, ZMOSResult
 from ..labels import SUMMARY_ROWS
 from ..labels.schema import FINDING, STUDY_ID
 from ..localization import LocalizationResult, OverlayResult, RealBoxesResult, SynthResult
@@ -406,24 +408,28 @@ _KEYS = ("reference", "test", "image", "study_id", "image_id")
 
 
 def _iqa_merge(scores: pd.DataFrame, zmos: pd.DataFrame) -> tuple[pd.DataFrame | None, str]:
+    zfile = ZMOSResult.FILES["zmos"]
     zcol = next((c for c in _ZMOS_COLUMNS if c in zmos.columns), None)
     if zcol is None:
-        return None, f"zmos.csv has no z-MOS column (one of {list(_ZMOS_COLUMNS)}); it has {list(zmos.columns)}"
+        return None, f"{zfile} has no z-MOS column (one of {list(_ZMOS_COLUMNS)}); it has {list(zmos.columns)}"
     keys = [k for k in _KEYS if k in scores.columns and k in zmos.columns]
     if not keys:
-        return None, (f"scores.csv and zmos.csv share no key column (one of {list(_KEYS)}); "
+        return None, (f"{ScoresResult.FILES['scores']} and {zfile} share no key column (one of {list(_KEYS)}); "
                       f"scores has {list(scores.columns)}, zmos has {list(zmos.columns)}")
     z = zmos[keys + [zcol]].rename(columns={zcol: "zmos"})
     return scores.merge(z, on=keys, how="inner"), ""
 
 
 _AGREE_CMD = "cxreval iqa agree --scores S --ratings R --out OUT"
+_IQA_RESULTS: tuple[type[TableResult], ...] = (ScoresResult, ZMOSResult, MetricAgreementResult, MetricComparisonResult)
+"""The results whose files the IQA section shows (``cxreval iqa score``, ``agree`` and ``compare``)."""
 
 
 def _build_iqa(folder: Path) -> list[Block]:
     out = []
-    scores, spath, why_s = _load(folder, "scores.csv", ("metric", "value"))
-    zmos, zpath, why_z = _load(folder, "zmos.csv", ())
+    zfile = ZMOSResult.FILES["zmos"]
+    scores, spath, why_s = _load(folder, ScoresResult.FILES["scores"], ("metric", "value"))
+    zmos, zpath, why_z = _load(folder, zfile, ())
     if spath is not None:
         fig, missing, heading = None, why_s, "Metric scores vs expert z-MOS"
         if not why_s and zpath is not None and not why_z:
@@ -433,7 +439,7 @@ def _build_iqa(folder: Path) -> list[Block]:
             elif merged is not None:
                 fig = plots.iqa_scatter(merged)
         elif not why_s:
-            missing = (f"metric vs expert z-MOS: no zmos.csv (expert ratings) in this folder; with ratings, "
+            missing = (f"metric vs expert z-MOS: no {zfile} (expert ratings) in this folder; with ratings, "
                        f"`{_AGREE_CMD}` produces it")
             if "degradation" in scores.columns:  # type: ignore[union-attr]  # loaded: why_s is empty
                 heading = "Metric scores per degradation"
@@ -446,14 +452,16 @@ def _build_iqa(folder: Path) -> list[Block]:
     if zpath is not None and zmos is not None and not zmos.empty:
         out.append(Block("Expert z-MOS", None, html_table(zmos, name=zpath.stem, source=zpath),
                          how="The experts' standardised mean opinion score of each image."))
-    b = _table_block("Metric agreement with experts", folder, "metric_agreement.csv", ("metric",),
+    b = _table_block("Metric agreement with experts", folder, MetricAgreementResult.FILES["metric_agreement"],
+                     ("metric",),
                      figure=lambda d: plots.iqa_correlation_bars(d) if {"srcc", "krcc"} & set(d.columns) else None,
                      how="Each bar is one metric's rank correlation with the experts' z-MOS: higher is closer to "
                          "the experts.")
     if b:
         out.append(b)
-    b = _table_block("How each metric ranks the degradations (metric vs metric)", folder, "degradation_ranking.csv",
-                     ("metric", "degradation", "rank"), figure=plots.degradation_rank_heatmap,
+    b = _table_block("How each metric ranks the degradations (metric vs metric)", folder,
+                     MetricComparisonResult.FILES["degradation_ranking"], ("metric", "degradation", "rank"),
+                     figure=plots.degradation_rank_heatmap,
                      caption="Rank 1 = the degradation the metric judges least harmful (mean over images, "
                              "oriented so that higher is better).",
                      how="Each column is one metric's ranking of the degradations (1 = judged least harmful): a row "
@@ -461,7 +469,7 @@ def _build_iqa(folder: Path) -> list[Block]:
     if b:
         out.append(b)
     b = _table_block("Agreement between metrics: SRCC / KRCC (metric vs metric, not vs experts)", folder,
-                     "metric_vs_metric.csv", ("metric_a", "metric_b"),
+                     MetricComparisonResult.FILES["metric_vs_metric"], ("metric_a", "metric_b"),
                      figure=lambda d: plots.metric_correlation_matrix(d) if {"srcc", "krcc"} & set(d.columns)
                      else None,
                      caption="Rank correlation between two metrics' oriented scores: over the degradations "
@@ -564,9 +572,8 @@ KINDS: tuple[Kind, ...] = (
          results=(FusionResult,)),
     Kind("localization", "Localization", result_files(*_LOCALIZATION_RESULTS), "localization", "cxreval synth",
          _build_localization, results=_LOCALIZATION_RESULTS),
-    Kind("iqa", "Image quality assessment", ("scores.csv", "metric_agreement.csv", "zmos.csv",
-                                             "degradation_ranking.csv", "metric_vs_metric.csv"), "iqa",
-         "cxreval iqa score", _build_iqa),
+    Kind("iqa", "Image quality assessment", result_files(*_IQA_RESULTS), "iqa", "cxreval iqa score", _build_iqa,
+         results=_IQA_RESULTS),
     Kind("report_labels", "Report-derived labels", ("labeller_validation.csv",), "openi_report_labels",
          "cxreval label-reports", _build_report_labels),
 )
