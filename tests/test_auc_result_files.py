@@ -19,7 +19,7 @@ from cxreval.classification import (
     evaluate_auc_files,
     read_model_groups,
 )
-from cxreval.exceptions import SchemaError
+from cxreval.exceptions import CxrevalError, SchemaError
 from cxreval.labels import write_labels, write_predictions
 from cxreval.published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
 from cxreval.ranking import (
@@ -132,3 +132,19 @@ def test_report_reads_what_the_results_save(auc, tmp_path):
     secs = build_sections(tmp_path)
     assert [s.kind for s in secs] == ["classification", "ranking"]
     assert all(b.missing == "" for s in secs for b in s.blocks) and sum(len(s.blocks) for s in secs) >= 4
+
+
+class _BadType:
+    def __repr__(self) -> str:
+        return "BadType()"
+
+
+@pytest.mark.parametrize(("func", "kw", "name"), [
+    (read_auc_table, {"spec": _BadType()}, "spec"),
+    (rank_auc_table, {"auc": _BadType()}, "auc"),
+    (read_model_groups, {"path": _BadType()}, "path"),
+    (evaluate_auc_files, {"predictions": "p.csv", "labels": "l.csv", "model_groups": _BadType()}, "model_groups"),
+])
+def test_new_public_functions_reject_bad_types(func, kw, name):
+    with pytest.raises(CxrevalError, match=f"'{name}' parameter of {func.__name__}"):
+        func(**kw)

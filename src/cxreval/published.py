@@ -31,13 +31,13 @@ import dataclasses
 from collections.abc import Sequence
 from importlib import resources
 from os import PathLike
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ._validation import check_path
 from .classification import AUCTableResult
-from .exceptions import SchemaError
+from .exceptions import InvalidParameterError, SchemaError
 from .findings import canonical_finding
 from .labels import MACRO, MICRO
 from .rank_correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
@@ -199,9 +199,10 @@ def read_auc_table(spec: str | PathLike[str]) -> AUCTableResult:
     SchemaError
         The file does not exist or cannot be read; a finding name is unknown.
     """
+    p = check_path(spec, name="spec", func="read_auc_table", allow_none=False)
+    assert p is not None
     if str(spec).lower() == XQA_AUC_TABLES:
         return AUCTableResult(load_xqa_auc_table(), "XQA Tables 16-25 (packaged)", published=True)
-    p = Path(spec)
     if not p.exists():
         raise SchemaError(f"AUC table {str(spec)!r} does not exist (give a CSV/Parquet file, or "
                           f"{XQA_AUC_TABLES!r} for the packaged XQA tables).")
@@ -232,6 +233,9 @@ def rank_auc_table(auc: AUCTableResult, *, pairs: Sequence[tuple[str, str]] | No
     res : RankingStabilityResult
         ``source`` names the table.
     """
+    if not isinstance(auc, AUCTableResult):
+        raise InvalidParameterError(f"The 'auc' parameter of rank_auc_table must be an AUCTableResult (from "
+                                    f"read_auc_table). Got {auc!r} instead.")
     res = ranking_stability(auc.table, pairs=pairs, groups=groups, min_models=min_models, kendall=kendall,
                             spearman=spearman)
     source = (f"From the AUC table {auc.name}: point estimates (no bootstrap); ties from 2-decimal rounding share "

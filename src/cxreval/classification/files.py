@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..exceptions import SchemaError
+from .._validation import check_path
+from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import validate_model_groups
 from .evaluate import evaluate_auc
 from .inputs import PreparedInputs, prepare_from_files
@@ -35,7 +36,8 @@ def read_model_groups(path: str | PathLike[str]) -> pd.DataFrame:
     SchemaError
         The file does not exist, or lacks a column / holds an empty or repeated model (named with the file).
     """
-    p = Path(path)
+    p = check_path(path, name="path", func="read_model_groups", allow_none=False)
+    assert p is not None
     if not p.exists():
         raise SchemaError(f"File {str(p)!r} does not exist.")
     return validate_model_groups(pd.read_csv(p, dtype=str), where=f"file {str(p)!r}")
@@ -77,7 +79,13 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
         As :func:`~cxreval.classification.prepare_from_files` and :func:`~cxreval.classification.evaluate_auc`,
         before the computation.
     """
-    groups = read_model_groups(model_groups) if isinstance(model_groups, (str, PathLike)) else model_groups
+    if isinstance(model_groups, (str, PathLike)):
+        groups = read_model_groups(model_groups)
+    elif model_groups is None or isinstance(model_groups, (pd.DataFrame, dict)):
+        groups = model_groups
+    else:
+        raise InvalidParameterError(f"The 'model_groups' parameter of evaluate_auc_files must be a path, a DataFrame "
+                                    f"(model, group), a dict or None. Got {model_groups!r} instead.")
     prep = prepare_from_files(predictions, labels, state_encoding=state_encoding, references=references or None,
                               findings=findings or None, policy=policy, not_mentioned=not_mentioned,
                               model_groups=groups, unlabeled=unlabeled)
