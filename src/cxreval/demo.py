@@ -66,6 +66,7 @@ from .tables import write_summary, write_table
 
 if TYPE_CHECKING:
     from .agreement import AgreementTableResult
+    from .classification import AUCResult, AUCTableResult
     from .ranking import RankingStabilityResult
 
 __all__ = ["DemoContext", "DemoSection", "DemoResult", "SECTIONS", "run_demo", "NotBuilt", "rerun_command",
@@ -112,19 +113,18 @@ class DemoResult:
 # sections
 # ------------------------------------------------------------------------------------------------
 
-def _auc_meta(res: object, *, vocabulary: str) -> dict[str, object]:
+def _auc_meta(res: AUCResult, *, vocabulary: str) -> dict[str, object]:
     """run.json parameters of an AUC evaluation (bootstrap, CI, label policy, vocabulary)."""
-    return {"n_resamples": getattr(res, "n_resamples", None), "confidence_level": getattr(res, "confidence_level", None),
+    return {"n_resamples": res.n_resamples, "confidence_level": res.confidence_level,
             "ci_method": "percentile", "bootstrap_unit": "patient",
-            "label_policy": f"uncertain labels: {getattr(res, 'policy', 'exclude')}; not mentioned counts as negative",
-            "vocabulary": vocabulary, "findings": list(getattr(res, "findings", [])),
-            "references": list(getattr(res, "references", []))}
+            "label_policy": f"uncertain labels: {res.policy}; not mentioned counts as negative",
+            "vocabulary": vocabulary, "findings": list(res.findings), "references": list(res.references)}
 
 
-def _write_ranking(res: RankingStabilityResult, out: Path) -> None:
-    write_table(res.correlations, out, "rank_correlation")
-    write_table(res.rankings, out, "rankings")
-    write_table(res.top_changes, out, "top_changes")
+def _write_ranking(auc: AUCResult | AUCTableResult, res: RankingStabilityResult, out: Path) -> None:
+    """The files of ``cxreval rank`` on the same inputs: the AUCs ranked and the ranking stability."""
+    auc.save(out)
+    res.save(out)
 
 
 def _pair_drops(res: AgreementTableResult) -> str:
@@ -190,8 +190,7 @@ def _sec_nih_models(ctx: DemoContext) -> str:
                           n_resamples=ctx.n_resamples, rng=ctx.rng)
     ctx.meta.update(_auc_meta(res, vocabulary="Google's 4 expert findings (NIH findings mapped by NIH_TO_GOOGLE)"))
     out = ctx.folder("nih_models")
-    write_table(res.table, out, "auc")
-    _write_ranking(rk.ranking_stability(res), out)
+    _write_ranking(res, rk.ranking_stability(res), out)
     n = preds["study_id"].nunique()
     write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{n} images "
                        f"({labels['patient_id'].nunique()} patients) carrying both references; "
@@ -210,8 +209,7 @@ def _sec_chexpert(ctx: DemoContext) -> str:
                           n_resamples=ctx.n_resamples, rng=ctx.rng)
     ctx.meta.update(_auc_meta(res, vocabulary="CheXpert competition findings"))
     out = ctx.folder("chexpert_models")
-    write_table(res.table, out, "auc")
-    _write_ranking(rk.ranking_stability(res, pairs=[("consensus", r) for r in refs[1:]]), out)
+    _write_ranking(res, rk.ranking_stability(res, pairs=[("consensus", r) for r in refs[1:]]), out)
     write_summary(out, f"# CheXpert test set: 10 leaderboard models, {len(refs)} references\n\n"
                        f"{preds['study_id'].nunique()} studies; references: {', '.join(refs)}; "
                        f"{ctx.n_resamples} patient-bootstrap resamples, seed {ctx.rng}.")
@@ -256,19 +254,15 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
 
 
 def _sec_xqa(ctx: DemoContext) -> str:
-    rk = need("cxreval.ranking", "ranking", "cxreval rank")
+    need("cxreval.ranking", "ranking", "cxreval rank")
     pub = need("cxreval.published", "XQA published tables", "cxreval rank --auc-table xqa")
-    auc = pub.load_xqa_auc_table()
     ctx.meta.update({"data": "the XQA paper's published AUC tables 16-25 and rank-correlation tables 26-29 "
                              "(shipped with cxreval)", "n_resamples": 0,
                      "ci_method": "none here (point values from published AUCs; the paper's bootstrap mean and sd "
                                   "are shown beside them)"})
-    res = rk.ranking_stability(auc[["dataset", "model", "group", "finding", "reference", "auc"]])
+    auc = pub.read_auc_table(pub.XQA_AUC_TABLES)  # what `cxreval rank --auc-table xqa` ranks
     out = ctx.folder("xqa_published")
-    write_table(pub.attach_published(res), out, "rank_correlation")
-    write_table(res.rankings, out, "rankings")
-    write_table(res.top_changes, out, "top_changes")
-    write_table(auc, out, "auc")
+    _write_ranking(auc, pub.rank_auc_table(auc), out)
     write_summary(out, "# XQA paper's published tables (16-29)\n\nRankings and point SRCC/KRCC recomputed from "
                        "the published AUCs (Tables 16-25), beside the paper's bootstrap mean and sd (Tables 26-29).")
     return str(out)

@@ -22,9 +22,11 @@ import numpy as np
 import pandas as pd
 
 from ..agreement import AgreementTableResult
+from ..classification import AUCTableResult
 from ..fusion import FusionResult
 from ..iqa import MetricAgreementResult, MetricComparisonResult
 from ..labels import MACRO, MEAN, MICRO, SUMMARY_ROWS
+from ..ranking import RankingStabilityResult
 from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
 
@@ -146,7 +148,7 @@ def _where(row: pd.Series) -> str:
 
 def _rank_of_best(folder: Path, row: pd.Series) -> str:
     """'the best model under B (m) ranks 4th of 10 under A' from rankings.csv, or ''."""
-    rk = _load(folder, "rankings.csv", ("finding", "reference", "model", "rank"))
+    rk = _load(folder, RankingStabilityResult.FILES["rankings"], ("finding", "reference", "model", "rank"))
     if rk is None:
         return ""
     keep = _str(rk, "finding") == str(row["finding"])
@@ -172,7 +174,8 @@ def _rank_of_best(folder: Path, row: pd.Series) -> str:
 
 
 def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    rc = _load(folder, "rank_correlation.csv", ("finding", "reference_a", "reference_b", "statistic"))
+    rc = _load(folder, RankingStabilityResult.FILES["rank_correlation"],
+               ("finding", "reference_a", "reference_b", "statistic"))
     if rc is None:
         return None
     if "method" in rc.columns:
@@ -207,7 +210,7 @@ def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    auc = _load(folder, "auc.csv", ("model", "finding", "reference", "auc"))
+    auc = _load(folder, AUCTableResult.FILES["auc"], AUCTableResult.COLUMNS)
     if auc is None:
         return None
     keep = ~_str(auc, "model").str.lower().isin((MEAN, "average")) & (_str(auc, "group").str.lower() != "summary")

@@ -6,9 +6,9 @@ A result folder is recognised by the file names the analysis commands write:
 kind            files (any of)                                         written by
 ==============  =====================================================  =============================
 audit           ``audit.json``                                         ``cxreval data audit``
-classification  ``auc.csv``                                            ``cxreval classify``
-ranking         ``rankings.csv``, ``rank_correlation.csv``,            ``cxreval rank``
-                ``top_changes.csv``
+classification  ``auc.csv`` (``AUCTableResult.FILES``)                 ``cxreval classify``
+ranking         ``rank_correlation.csv``, ``rankings.csv``,            ``cxreval rank``
+                ``top_changes.csv`` (``RankingStabilityResult``)
 agreement       ``agreement.csv``, ``prevalence.csv``, ``flows.csv``   ``cxreval agree``
 fusion          ``fusion_agreement.csv``, ``fused_labels.csv``         ``cxreval fuse``
 localization    ``localization.csv``, ``synth_output.txt``,            ``cxreval localize`` / ``synth``
@@ -42,12 +42,14 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
+from ..classification import AUCTableResult
 from ..fusion import FusionResult
 from ..iqa import MetricAgreementResult, MetricComparisonResult, ScoresResult, ZMOSResult
 from ..labels import SUMMARY_ROWS
 from ..labels.schema import FINDING, STUDY_ID
 from ..localization import LocalizationResult, OverlayResult, RealBoxesResult, SynthResult
 from ..localization.schema import BOX_COORDS
+from ..ranking import RankingStabilityResult
 from ..results import TableResult
 from . import plots
 from .key_findings import KeyFinding, key_finding
@@ -198,8 +200,12 @@ def _by_dataset(fig: Callable[[pd.DataFrame], go.Figure | None]) -> Callable[[pd
     return wrapped
 
 
+_CLASSIFICATION_RESULTS = (AUCTableResult,)  # auc.csv: the AUC table every AUC result writes (AUCResult too)
+
+
 def _build_classification(folder: Path) -> list[Block]:
-    b = _table_block("AUC per model and reference", folder, "auc.csv", ("model", "finding", "reference", "auc"),
+    (auc,) = _CLASSIFICATION_RESULTS
+    b = _table_block("AUC per model and reference", folder, auc.FILES["auc"], auc.COLUMNS,
                      figure=_by_dataset(plots.auc_forest), extra=_by_dataset_html(_auc_pivot),
                      how="Each marker is one model's ROC-AUC under one reference (one colour per reference), the "
                          "bar its bootstrap confidence interval; models are sorted by mean AUC and the menu "
@@ -229,21 +235,25 @@ def _top_per_reference(df: pd.DataFrame) -> str:
     return html_table(t, name="top_model_per_reference", caption="Top-ranked model under each reference")
 
 
+_RANKING_RESULTS = (RankingStabilityResult,)
+
+
 def _build_ranking(folder: Path) -> list[Block]:
     out = []
-    b = _table_block("Model ranks across references", folder, "rankings.csv",
+    (rk,) = _RANKING_RESULTS
+    b = _table_block("Model ranks across references", folder, rk.FILES["rankings"],
                      ("finding", "reference", "model", "rank"), figure=_by_dataset(plots.bump_chart),
                      extra=_by_dataset_html(_top_per_reference),
                      how="Each line follows one model from reference to reference: crossing lines are rank "
                          "changes, thick lines are models ranked first under some reference.")
     if b:
         out.append(b)
-    b = _table_block("Top-rank changes", folder, "top_changes.csv", (),
+    b = _table_block("Top-rank changes", folder, rk.FILES["top_changes"], (),
                      how="The best model under each reference, with its AUC and rank under every other "
                          "reference.")
     if b:
         out.append(b)
-    b = _table_block("Rank correlation between references (SRCC / KRCC)", folder, "rank_correlation.csv",
+    b = _table_block("Rank correlation between references (SRCC / KRCC)", folder, rk.FILES["rank_correlation"],
                      ("finding", "reference_a", "reference_b", "statistic"),
                      figure=_by_dataset(plots.rank_correlation_heatmap),
                      how="Each cell is the rank correlation between two references' model rankings for one finding "
@@ -251,7 +261,7 @@ def _build_ranking(folder: Path) -> list[Block]:
                          "interval when there is one.")
     if b:
         out.append(b)
-        df, path, why = _load(folder, "rank_correlation.csv", ("statistic", "paper_mean"))
+        df, path, why = _load(folder, rk.FILES["rank_correlation"], ("statistic", "paper_mean"))
         if not why and df is not None and pd.to_numeric(df["paper_mean"], errors="coerce").notna().any():
             out.append(Block("Recomputed vs published rank correlations", plots.rank_correlation_vs_paper(df),
                              how="Each point is one correlation: on the dotted line the value recomputed here "
@@ -562,10 +572,10 @@ def _build_report_labels(folder: Path) -> list[Block]:
 
 KINDS: tuple[Kind, ...] = (
     Kind("audit", "Dataset audit", ("audit.json",), "audit", "cxreval data audit", _build_audit),
-    Kind("classification", "Classification: ROC-AUC per model and reference", ("auc.csv",), "chexpert_models",
-         "cxreval classify", _build_classification),
-    Kind("ranking", "Ranking stability across references",
-         ("rankings.csv", "rank_correlation.csv", "top_changes.csv"), "xqa_published", "cxreval rank", _build_ranking),
+    Kind("classification", "Classification: ROC-AUC per model and reference", result_files(*_CLASSIFICATION_RESULTS),
+         "chexpert_models", "cxreval classify", _build_classification, results=_CLASSIFICATION_RESULTS),
+    Kind("ranking", "Ranking stability across references", result_files(*_RANKING_RESULTS), "xqa_published",
+         "cxreval rank", _build_ranking, results=_RANKING_RESULTS),
     Kind("agreement", "Agreement between label sources", result_files(*_AGREEMENT_RESULTS),
          "chexpert_agreement", "cxreval agree", _build_agreement, results=_AGREEMENT_RESULTS),
     Kind("fusion", "Label fusion", result_files(FusionResult), "chexpert_fusion", "cxreval fuse", _build_fusion,
