@@ -157,7 +157,8 @@ def _sec_audit(ctx: DemoContext) -> str:
                                cache_dir=ctx.cache_dir)
     ctx.meta.update({"split_lists": "official (train_val_list / test_list)" if split_dir else "not available"})
     out = ctx.folder("chestxray14_audit")
-    au.write_audit(res, out)
+    res.save(out)
+    write_summary(out, res.summary())
     return str(out)
 
 

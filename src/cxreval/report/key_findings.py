@@ -22,7 +22,9 @@ import numpy as np
 import pandas as pd
 
 from ..agreement import AgreementTableResult
+from ..datasets.audit import DatasetAudit
 from ..labels import MACRO, MEAN, MICRO, SUMMARY_ROWS
+from ..reports import LabellerValidationResult
 from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
 
@@ -260,13 +262,20 @@ def _kappa_rows(df: pd.DataFrame, key: str) -> tuple[pd.DataFrame, str]:
         "mean over findings"
 
 
-def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    ag = _load(folder, AgreementTableResult.FILES["agreement"], AgreementTableResult.COLUMNS[:3])  # pair, finding, kappa_w
-    if ag is None:
+def _kappa_table(df: pd.DataFrame | None) -> pd.DataFrame | None:
+    """``df`` with numeric ``kappa_w``/``kappa_low``/``kappa_high`` and no row lacking ``kappa_w`` (None if none
+    is left): the rows the κ key findings (agreement, fusion) are written from."""
+    if df is None:
         return None
-    ag = ag.assign(kappa_w=_num(ag, "kappa_w"), kappa_low=_num(ag, "kappa_low"),
-                   kappa_high=_num(ag, "kappa_high")).dropna(subset=["kappa_w"])
-    if ag.empty:
+    df = df.assign(kappa_w=_num(df, "kappa_w"), kappa_low=_num(df, "kappa_low"),
+                   kappa_high=_num(df, "kappa_high")).dropna(subset=["kappa_w"])
+    return None if df.empty else df
+
+
+def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
+    ag = _kappa_table(_load(folder, AgreementTableResult.FILES["agreement"],
+                            AgreementTableResult.COLUMNS[:3]))  # pair, finding, kappa_w
+    if ag is None:
         return None
     rows, how = _kappa_rows(ag, "pair")
     lo_r = rows.loc[rows["kappa_w"].idxmin()]
@@ -291,12 +300,8 @@ def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 def fusion_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    fa = _load(folder, "fusion_agreement.csv", ("method", "finding", "kappa_w"))
+    fa = _kappa_table(_load(folder, "fusion_agreement.csv", ("method", "finding", "kappa_w")))
     if fa is None:
-        return None
-    fa = fa.assign(kappa_w=_num(fa, "kappa_w"), kappa_low=_num(fa, "kappa_low"),
-                   kappa_high=_num(fa, "kappa_high")).dropna(subset=["kappa_w"])
-    if fa.empty:
         return None
     rows, how = _kappa_rows(fa, "method")
     best = rows.loc[rows["kappa_w"].idxmax()]
@@ -414,7 +419,7 @@ def iqa_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 def audit_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    p = find_result_file(folder, "audit.json")
+    p = find_result_file(folder, DatasetAudit.FILES["audit"])
     if p is None:
         return None
     try:
@@ -434,7 +439,7 @@ def audit_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     split = a.get("split")
     if not isinstance(split, dict):
         verdict = "split and leakage not checked"
-        parts.append('official split: not checked, no split lists were available (audit.json has "split": null), '
+        parts.append(f'official split: not checked, no split lists were available ({p.name} has "split": null), '
                      "so patient leakage between splits is unknown")
     else:
         sizes = split.get("sizes")
@@ -456,7 +461,7 @@ def audit_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 def report_labels_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     """Report labeller against a human-coded reference: micro F1 with its interval, the published
     labeller's figure when the table carries it (``nih_f1``), and the weakest finding."""
-    df = _load(folder, "labeller_validation.csv", ("finding", "f1"))
+    df = _load(folder, LabellerValidationResult.FILES["labeller_validation"], ("finding", "f1"))
     if df is None:
         return None
     f = _str(df, "finding")

@@ -15,7 +15,8 @@ localization    ``localization.csv``, ``synth_output.txt``,            ``cxreval
                 ``overlays.csv`` (``boxes.csv`` shown when present)    / ``cxreval demo``
 iqa             ``scores.csv``, ``metric_agreement.csv``, ``zmos.csv``  ``cxreval iqa score|agree``
                 ``degradation_ranking.csv``, ``metric_vs_metric.csv``  / ``cxreval demo``
-report_labels   ``labeller_validation.csv``                            ``cxreval demo`` (OpenI section)
+report_labels   ``labeller_validation.csv``                            ``cxreval label-reports
+                                                                       --validate-against``
 ==============  =====================================================  =============================
 
 (each ``.csv`` may be its ``.parquet`` twin). A part whose file lacks a column it needs is shown as
@@ -40,7 +41,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
+from ..datasets.audit import DatasetAudit
 from ..labels import SUMMARY_ROWS
+from ..reports import PRF_COLUMNS, LabellerValidationResult
 from ..results import TableResult
 from . import plots
 from .key_findings import KeyFinding, key_finding
@@ -477,25 +480,26 @@ def _json_html(obj: object, name: str, depth: int = 0) -> str:
 
 
 def _build_audit(folder: Path) -> list[Block]:
-    p = result_path(folder, "audit.json")
+    name = DatasetAudit.FILES["audit"]
+    p = result_path(folder, name)
     if p is None:
         return []
     try:
         obj = json.loads(p.read_text())
     except json.JSONDecodeError as exc:
-        return [Block("Audit", None, "", f"audit.json is not valid JSON: {exc}")]
+        return [Block("Audit", None, "", f"{name} is not valid JSON: {exc}")]
     if isinstance(obj, dict) and "split" in obj and not isinstance(obj.get("split"), dict):
         missing = ('official split and patient leakage: not checked; no split lists were available '
-                   '(audit.json has "split": null)')
+                   f'({name} has "split": null)')
     else:
         missing = ""
     out = [Block("Dataset audit", None, _json_html(obj, "audit"), missing,
-                 how="The audit's counts as audit.json records them.")]
-    for csv in sorted(folder.glob("*.csv")):  # the tables `cxreval data audit --out` writes beside audit.json
-        if result_path(folder, csv.name) is None:
+                 how=f"The audit's counts as {name} records them.")]
+    for key, csv in DatasetAudit.FILES.items():  # the tables DatasetAudit.save writes beside audit.json
+        if key == "audit" or result_path(folder, csv) is None:
             continue
-        b = _table_block(csv.stem.replace("_", " ").capitalize(), folder, csv.name, (),
-                         how="A table of the audit, as written beside audit.json.")
+        b = _table_block(key.replace("_", " ").capitalize(), folder, csv, (),
+                         how=f"A table of the audit, as written beside {name}.")
         if b:
             out.append(b)
     return out
@@ -526,8 +530,9 @@ def _build_report_labels(folder: Path) -> list[Block]:
         long = _labeller_long(d)
         return None if long is None else plots.interval_plot(long, series="labeller", metrics=_PRF, kind="bar",
                                                                title="Report labeller vs human codes")
-    b = _table_block("Report labeller against human-coded labels", folder, "labeller_validation.csv",
-                     ("finding", "f1"), figure=fig,
+    b = _table_block("Report labeller against human-coded labels", folder,
+                     LabellerValidationResult.FILES["labeller_validation"],
+                     (PRF_COLUMNS[0], "f1"), figure=fig,
                      how="Each bar is the labeller's F1 (menu: precision, recall) for one finding against the human "
                          "codes, with its bootstrap interval; the second series gives the published labeller's "
                          "figures where they exist.")
@@ -535,7 +540,7 @@ def _build_report_labels(folder: Path) -> list[Block]:
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind("audit", "Dataset audit", ("audit.json",), "audit", "cxreval data audit", _build_audit),
+    Kind("audit", "Dataset audit", (DatasetAudit.FILES["audit"],), "audit", "cxreval data audit", _build_audit),
     Kind("classification", "Classification: ROC-AUC per model and reference", ("auc.csv",), "chexpert_models",
          "cxreval classify", _build_classification),
     Kind("ranking", "Ranking stability across references",
@@ -549,8 +554,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("iqa", "Image quality assessment", ("scores.csv", "metric_agreement.csv", "zmos.csv",
                                              "degradation_ranking.csv", "metric_vs_metric.csv"), "iqa",
          "cxreval iqa score", _build_iqa),
-    Kind("report_labels", "Report-derived labels", ("labeller_validation.csv",), "openi_report_labels",
-         "cxreval label-reports", _build_report_labels),
+    Kind("report_labels", "Report-derived labels", result_files(LabellerValidationResult), "openi_report_labels",
+         "cxreval label-reports", _build_report_labels, results=(LabellerValidationResult,)),
 )
 
 
