@@ -495,8 +495,9 @@ def _build_audit(folder: Path) -> list[Block]:
         missing = ""
     out = [Block("Dataset audit", None, _json_html(obj, "audit"), missing,
                  how=f"The audit's counts as {name} records them.")]
-    for key, csv in DatasetAudit.FILES.items():  # the tables DatasetAudit.save writes beside audit.json
-        if key == "audit" or result_path(folder, csv) is None:
+    tables = sorted((csv, key) for key, csv in DatasetAudit.FILES.items() if key != "audit")
+    for csv, key in tables:  # the tables DatasetAudit.save writes beside audit.json, by file name
+        if result_path(folder, csv) is None:
             continue
         b = _table_block(key.replace("_", " ").capitalize(), folder, csv, (),
                          how=f"A table of the audit, as written beside {name}.")
