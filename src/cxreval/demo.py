@@ -163,14 +163,17 @@ def _sec_audit(ctx: DemoContext) -> str:
 
 
 def _agreement_section(ctx: DemoContext, name: str, labels: pd.DataFrame, pairs: list[tuple[str, str]], *,
-                       flow_pairs: list[tuple[str, str]] | None = None, **options: object
-                       ) -> tuple[Path, AgreementTableResult]:
+                       flow_pairs: list[tuple[str, str]] | None = None, title: str = "",
+                       meta: dict[str, object] | None = None, **options: object) -> str:
     """Save what ``cxreval agree --labels L --pairs PAIRS [options]`` writes into the section folder ``name``.
 
     With ``flow_pairs``, the flows and omissions are those of a second ``cxreval agree`` run on ``flow_pairs``
-    (the agreement and prevalence those of ``pairs``). Returns the folder and the agreement result.
+    (the agreement and prevalence those of ``pairs``). ``meta`` goes to the section's run.json; with ``title``
+    (Markdown), ``summary.md`` is the title followed by the studies each pair compared (:func:`_pair_drops`).
+    Returns the folder.
     """
     ag = need("cxreval.agreement", "agreement", "cxreval agree")
+    ctx.meta.update(meta or {})
     res = ag.compare_sources(labels, pairs, **options)
     out = ctx.folder(name)
     if flow_pairs is None:
@@ -181,22 +184,22 @@ def _agreement_section(ctx: DemoContext, name: str, labels: pd.DataFrame, pairs:
         flows = ag.compare_sources(labels, flow_pairs, **options)
         flows.flows.save(out)
         flows.omissions.save(out)
-    return out, res.agreement
+    if title:
+        write_summary(out, title + _pair_drops(res.agreement))
+    return str(out)
 
 
 def _sec_nih_google_agreement(ctx: DemoContext) -> str:
     labels, _ = nih_google_labels(ctx)
-    ctx.meta.update({"label_policy": "weighted κ over the ordered states; Low/High κ resolve uncertain labels "
-                                     "pessimistically/optimistically", "studies": "intersection of each pair",
-                     "vocabulary": "Google's expert findings (NIH mapped by NIH_TO_GOOGLE)"})
-    out, agr = _agreement_section(ctx, "nih_vs_google_agreement", labels, [("google_expert", "nih_textmined")],
-                                  studies="intersection")
     n = labels["study_id"].nunique()
-    write_summary(out, f"# NIH text-mined vs Google expert labels\n\n{n} ChestX-ray14 images with Google's "
-                       "adjudicated expert labels; NIH labels mapped to Google's findings with "
-                       "cxreval.datasets.google.NIH_TO_GOOGLE (OR of the NIH findings).\n\n"
-                       + _pair_drops(agr))
-    return str(out)
+    return _agreement_section(
+        ctx, "nih_vs_google_agreement", labels, [("google_expert", "nih_textmined")], studies="intersection",
+        meta={"label_policy": "weighted κ over the ordered states; Low/High κ resolve uncertain labels "
+                              "pessimistically/optimistically", "studies": "intersection of each pair",
+              "vocabulary": "Google's expert findings (NIH mapped by NIH_TO_GOOGLE)"},
+        title=f"# NIH text-mined vs Google expert labels\n\n{n} ChestX-ray14 images with Google's adjudicated "
+              "expert labels; NIH labels mapped to Google's findings with cxreval.datasets.google.NIH_TO_GOOGLE "
+              "(OR of the NIH findings).\n\n")
 
 
 def _sec_nih_models(ctx: DemoContext) -> str:
@@ -241,16 +244,14 @@ def _sec_chexpert_agreement(ctx: DemoContext) -> str:
     labels = chexpert_labels(ctx)
     labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
     others = [s for s in dict.fromkeys(labels["source"]) if s != "consensus"]
-    ctx.meta.update({"label_policy": "report labelers' blanks count as negative (not mentioned); weighted κ, "
-                                     "Low/High κ over uncertain labels", "studies": "intersection of each pair",
-                     "vocabulary": "CheXpert competition findings", "findings": list(CHEXPERT_COMPETITION)})
-    out, agr = _agreement_section(ctx, "chexpert_agreement", labels, [("consensus", s) for s in others],
-                                  flow_pairs=[("consensus", "chexpert_labeler"), ("consensus", "bc4")],
-                                  studies="intersection")
-    write_summary(out, "# CheXpert test set: reader and labeler agreement with the consensus\n\n"
-                       "5 competition findings; report labelers' blanks count as negative (not mentioned).\n\n"
-                       + _pair_drops(agr))
-    return str(out)
+    return _agreement_section(
+        ctx, "chexpert_agreement", labels, [("consensus", s) for s in others],
+        flow_pairs=[("consensus", "chexpert_labeler"), ("consensus", "bc4")], studies="intersection",
+        meta={"label_policy": "report labelers' blanks count as negative (not mentioned); weighted κ, "
+                              "Low/High κ over uncertain labels", "studies": "intersection of each pair",
+              "vocabulary": "CheXpert competition findings", "findings": list(CHEXPERT_COMPETITION)},
+        title="# CheXpert test set: reader and labeler agreement with the consensus\n\n5 competition findings; "
+              "report labelers' blanks count as negative (not mentioned).\n\n")
 
 
 def _sec_chexpert_fusion(ctx: DemoContext) -> str:
