@@ -96,14 +96,20 @@ def test_label_reports_validate_against(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--sections", "findings,impression"], "--validate-against scores one source"),
-    (["--sections", "whole"], "2 sources"),
+    (["--sections", "findings,impression", "--validate-against", "REF"], "--validate-against scores one source"),
+    (["--sections", "whole", "--validate-against", "REF"], "2 sources"),
+    (["--sections", "whole", "--findings", "Mass"], "give --validate-against LABELS too"),
 ])
-def test_label_reports_validate_against_refuses_before_writing(tmp_path, capsys, args, message):
+def test_label_reports_validate_against_refuses_before_labelling(tmp_path, capsys, monkeypatch, args, message):
     rp, _ = _reports(tmp_path, n=6)
     t = label_reports(pd.read_csv(rp), sections="findings,impression").labels
     ref_path = write_labels(t, tmp_path / "two_sources.csv")
+
+    def not_reached(*a, **k):
+        raise AssertionError("labelled before refusing the options")
+
+    monkeypatch.setattr("cxreval.cli.label_reports.label_reports", not_reached)
     out = tmp_path / "out"
-    assert main(["label-reports", "--reports", str(rp), *args, "--validate-against", str(ref_path), "-o",
-                 str(out)]) == 2
+    args = [str(ref_path) if a == "REF" else a for a in args]
+    assert main(["label-reports", "--reports", str(rp), *args, "-o", str(out)]) == 2
     assert message in capsys.readouterr().err and not out.exists()

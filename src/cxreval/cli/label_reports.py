@@ -19,6 +19,7 @@ from ..reports import (
     compute_precision_recall,
     label_reports,
     load_rules,
+    resolve_reference,
 )
 from ..tables import write_summary
 from ._common import (
@@ -104,6 +105,9 @@ def label_reports_command(
         raise InvalidParameterError(f"--validate-against scores one source: the 'whole' source, or the only one of "
                                     f"--sections. Got --sections {sections!r}; add 'whole' or give one section.")
     fs = split_list(findings, option="--findings")
+    if validate_against is None and (fs or reference_source is not None):
+        raise InvalidParameterError("--findings and --reference-source choose what --validate-against scores; "
+                                    "give --validate-against LABELS too (or leave them out).")
     if not Path(reports).exists():
         raise SchemaError(f"File {str(reports)!r} does not exist.")
     check_inputs(("--validate-against", validate_against))
@@ -112,6 +116,8 @@ def label_reports_command(
         rs = load_rules(rules, vocabulary=vocabulary)
         ref = None if validate_against is None else read_label_tables([validate_against],
                                                                       state_encoding=state_encoding)[0]
+        if ref is not None:  # a wrong reference source fails before any labelling
+            reference_source = resolve_reference(ref, reference_source)
         read = read_report_file(reports)
         check_report_table(read.table, where=f"file {str(reports)!r}")  # bad input fails before the folder opens
         inputs = [reports] + [p for p in (rules, validate_against) if p is not None]

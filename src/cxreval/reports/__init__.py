@@ -36,6 +36,7 @@ from .validation import (
     compute_precision_recall,
     precision_recall_table,
     prf_markdown,
+    resolve_reference,
 )
 
 __all__ = [
@@ -45,5 +46,5 @@ __all__ = [
     "CATEGORIES", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",
     "HEADERS", "LABELLED_SECTIONS", "Section", "split_sections",
     "NIH_LABELLER_OPENI", "PRF_COLUMNS", "LabellerValidationResult", "compute_precision_recall",
-    "precision_recall_table", "prf_markdown",
+    "precision_recall_table", "prf_markdown", "resolve_reference",
 ]

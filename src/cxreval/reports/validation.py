@@ -43,7 +43,7 @@ from ..results import TableResult
 from ..tables import markdown_table
 
 __all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "LabellerValidationResult", "compute_precision_recall",
-           "precision_recall_table", "prf_markdown"]
+           "precision_recall_table", "prf_markdown", "resolve_reference"]
 
 NIH_LABELLER_OPENI: dict[tuple[str, str], float] = {
     (MICRO, "precision"): 0.90, (MICRO, "recall"): 0.91, (MICRO, "f1"): 0.90,
@@ -112,14 +112,30 @@ class LabellerValidationResult(TableResult):
                 "confidence_level": self.confidence_level, "table": self.table.to_dict(orient="records")}
 
 
-def _reference_source(reference_labels: pd.DataFrame | None, reference: str | None, func: str) -> str:
-    """``reference``, or the one source of ``reference_labels`` when ``reference`` is None."""
+def resolve_reference(reference_labels: pd.DataFrame | None, reference: str | None = None, *,
+                      func: str = "resolve_reference") -> str:
+    """The reference source: ``reference`` (checked to be in ``reference_labels`` when that is given), or the one
+    source of ``reference_labels``. The CLI calls it before labelling, so a wrong reference fails first.
+
+    Raises
+    ------
+    InvalidParameterError
+        Neither a reference name nor a reference table.
+    SchemaError
+        ``reference`` is not in ``reference_labels``, or ``reference_labels`` holds several sources and no
+        ``reference`` names one.
+    """
+    if reference_labels is not None and SOURCE not in getattr(reference_labels, "columns", ()):
+        raise SchemaError(f"The reference label table has no {SOURCE!r} column; columns: "
+                          f"{list(getattr(reference_labels, 'columns', []))}.")
+    names = None if reference_labels is None else list(dict.fromkeys(reference_labels[SOURCE].astype(str)))
     if reference is not None:
+        if names is not None and reference not in names:
+            raise SchemaError(f"Source {reference!r} is not in the reference label table; sources: {names[:10]}.")
         return reference
-    if reference_labels is None or SOURCE not in getattr(reference_labels, "columns", ()):
+    if names is None:
         raise InvalidParameterError(f"The 'reference' parameter of {func} names the reference source; it may be "
                                     "left out only when 'reference_labels' is a label table of one source.")
-    names = list(dict.fromkeys(reference_labels[SOURCE].astype(str)))
     if len(names) != 1:
         raise SchemaError(f"The reference label table holds {len(names)} sources {names[:10]}; name the reference "
                           "source (the 'reference' parameter; `--reference-source` of `cxreval label-reports`).")
@@ -167,7 +183,7 @@ def compute_precision_recall(labels: pd.DataFrame, *, reference: str | None = No
         An absent source or finding, or reference studies missing from ``predicted``.
     """
     func = "compute_precision_recall"
-    reference = _reference_source(reference_labels, reference, func)
+    reference = resolve_reference(reference_labels, reference, func=func)
     if reference_labels is not None:
         if not isinstance(reference_labels, pd.DataFrame) or not isinstance(labels, pd.DataFrame):
             raise InvalidParameterError(f"The 'labels' and 'reference_labels' parameters of {func} must be pandas "
