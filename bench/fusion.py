@@ -73,9 +73,9 @@ def main() -> None:
     agreeing = {k: [0, 0] for k in ("ds_conv", "ds_default", "ds_ours_vs_ck_default", "mace", "mv")}
     for f in findings:
         g = table[table["finding"] == f]
-        d = pd.DataFrame({"study_id": g["study_id"].to_numpy(), "reader": g["source"].to_numpy(),
-                          "label": g["state"].astype(int).to_numpy()})
-        ck = d.rename(columns={"study_id": "task", "reader": "worker"})
+        d = pd.DataFrame({"study_id": g["study_id"].to_numpy(), "source": g["source"].to_numpy(),
+                          "state": g["state"].astype(int).to_numpy()})
+        ck = d.rename(columns={"study_id": "task", "source": "worker", "state": "label"})
         ck_sorted = ck.sort_values(["worker", "label", "task"], kind="stable").reset_index(drop=True)
         ds, t_ds = timed(DawidSkene().fit, d)
         ck_def, t_ck_def = timed(CKDawidSkene().fit, ck)
@@ -96,7 +96,7 @@ def main() -> None:
             agreeing[k][1] += a[1]
         hist = ds.log_likelihood_history_["*"]
         rows.append({
-            "finding": f, "positives (any reader)": int((d.label == 2).groupby(d.study_id).any().sum()),
+            "finding": f, "positives (any reader)": int((d.state == 2).groupby(d.study_id).any().sum()),
             "ds_iter": int(ds.fit_info_["n_iter"].iloc[0]), "ck_ds_default_iter": len(ck_def.loss_history_),
             "ll_gain_after_iter2": float(hist[-1] - hist[min(1, len(hist) - 1)]),
             "ds_vs_ck_conv": a_conv[0] / a_conv[1], "ck_default_vs_ck_conv": a_def[0] / a_def[1],
@@ -109,9 +109,9 @@ def main() -> None:
 
     # crowd-kit defects on one finding
     g = table[table["finding"] == args.defects_finding]
-    d = pd.DataFrame({"study_id": g["study_id"].to_numpy(), "reader": g["source"].to_numpy(),
-                      "label": g["state"].astype(int).to_numpy()})
-    ck = d.rename(columns={"study_id": "task", "reader": "worker"})
+    d = pd.DataFrame({"study_id": g["study_id"].to_numpy(), "source": g["source"].to_numpy(),
+                      "state": g["state"].astype(int).to_numpy()})
+    ck = d.rename(columns={"study_id": "task", "source": "worker", "state": "label"})
     ck_sorted = ck.sort_values(["worker", "label", "task"], kind="stable").reset_index(drop=True)
     shuffled = ck.sample(frac=1.0, random_state=1).reset_index(drop=True)
     r1 = CKMACE(n_restarts=1).fit(ck_sorted).probas_

@@ -40,7 +40,7 @@ CONFUSIONS = {
 
 
 def simulate(n: int, *, prevalence: float = 0.3, rng: object = 0) -> tuple[pd.DataFrame, pd.Series]:
-    """The annotation table (``study_id, reader, label``) and the binary truth (0/2) of ``n`` items."""
+    """The annotation table (``study_id, source, state``) and the binary truth (0/2) of ``n`` items."""
     gen = np.random.default_rng(rng)
     truth = np.where(gen.random(n) < prevalence, 2, 0)
     ids = np.array([f"s{i:07d}" for i in range(n)])
@@ -49,7 +49,7 @@ def simulate(n: int, *, prevalence: float = 0.3, rng: object = 0) -> tuple[pd.Da
         conf = np.asarray(conf)
         p = conf[(truth == 2).astype(int)]
         lab = (gen.random(n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
-        frames.append(pd.DataFrame({"study_id": ids, "reader": r, "label": lab}))
+        frames.append(pd.DataFrame({"study_id": ids, "source": r, "state": lab}))
     ann = pd.concat(frames, ignore_index=True)
     return ann, pd.Series(truth, index=pd.Index(ids, name="study_id"))
 
@@ -82,14 +82,15 @@ def main() -> None:
         from crowdkit.aggregation import MACE as CKMACE
         from crowdkit.aggregation import DawidSkene as CKDawidSkene
 
-        ck = ann.rename(columns={"study_id": "task", "reader": "worker"}).sort_values(["worker", "label", "task"])
+        ck = ann.rename(columns={"study_id": "task", "source": "worker", "state": "label"}).sort_values(
+            ["worker", "label", "task"])
         for name, est in (("DS", CKDawidSkene()), ("MACE", CKMACE())):
             t0 = time.perf_counter()
             got = est.fit_predict(ck)
             got.index.name = "study_id"
             fused[f"ck {name}"] = got
             rows.append(summary(f"crowd-kit {name}", got, truth, ann, time.perf_counter() - t0))
-    use = ann.groupby("reader")["label"].value_counts(normalize=True).unstack(fill_value=0.0)
+    use = ann.groupby("source")["state"].value_counts(normalize=True).unstack(fill_value=0.0)
     print(f"n = {a.n} items x {len(CONFUSIONS)} readers, prevalence {a.prevalence}, seed {a.seed}")
     print("\nreaders' answer shares (NEG, UNC, POS):\n" + use.round(3).to_string())
     table = pd.DataFrame(rows)

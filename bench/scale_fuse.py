@@ -51,10 +51,12 @@ def _child(n: int, seed: int, methods: list[str]) -> list[dict[str, object]]:
     from fusion_mace_simulation import simulate
 
     import cxreval
-    from cxreval.fusion import MACE, DawidSkene, MajorityVote
+    from cxreval.fusion import ANNOTATION_COLUMNS, MACE, DawidSkene, MajorityVote
 
     t0 = time.perf_counter()
     ann, truth = simulate(n, prevalence=0.1, rng=seed)
+    if "reader" in ANNOTATION_COLUMNS:  # a baseline commit before issue 13 reads the old column names
+        ann = ann.rename(columns={"source": "reader", "state": "label"})
     sim_s, sim_rss = time.perf_counter() - t0, _peak_rss_gib()
     make = {"mv": MajorityVote, "ds": DawidSkene, "mace": lambda: MACE(rng=0)}
     rows = []
@@ -100,8 +102,8 @@ def _cli_run(src: Path, n: int, seed: int, methods: str, tmp: Path, impl: str) -
         from fusion_mace_simulation import simulate
 
         ann, _ = simulate(n, prevalence=0.1, rng=seed)
-        pd.DataFrame({"study_id": ann["study_id"], "finding": "Effusion", "source": ann["reader"],
-                      "state": ann["label"].map({0: "negative", 1: "uncertain", 2: "positive"})}
+        pd.DataFrame({"study_id": ann["study_id"], "finding": "Effusion", "source": ann["source"],
+                      "state": ann["state"].map({0: "negative", 1: "uncertain", 2: "positive"})}
                      ).to_parquet(table, index=False)
     out = tmp / f"out_{impl}_{n}"
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",

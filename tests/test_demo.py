@@ -122,7 +122,8 @@ def test_demo_real_data_matches_independent_computation(demo_out: Path, shared_d
     fa = pd.read_csv(demo_out / "chexpert_fusion" / "fusion_agreement.csv")
     assert np.allclose(fa.loc[fa["method"] == "mv", "kappa_w"], 1.0)
     fused = pd.read_csv(demo_out / "chexpert_fusion" / "fused_labels.csv")
-    ds = fused[(fused["method"] == "ds") & (fused["finding"] == "Edema")].set_index("study_id")["state"]
+    ds = fused[(fused["source"] == "fused_ds") & (fused["finding"] == "Edema")].set_index("study_id")["state"]
+    ds = ds.map({"negative": 0, "uncertain": 1, "positive": 2})
     want = cohen_kappa_score(gt.loc[ds.index, "Edema"] * 2, ds, weights="quadratic")
     got = fa.query("method == 'ds' and finding == 'Edema'")["kappa_w"].item()
     assert got == pytest.approx(want, abs=1e-12)
@@ -245,11 +246,11 @@ def test_demo_box_overlays_on_real_radiographs(demo_out: Path, metadata_dir: Pat
 
     d = demo_out / "localization_real_boxes"
     ov = pd.read_csv(d / "overlays.csv")
-    assert ov["image_id"].nunique() == 12
+    assert ov["study_id"].nunique() == 12
     # reference boxes are BBox_List_2017's x, y, x + w, y + h, read independently
     raw = pd.read_csv(metadata_dir / "BBox_List_2017.csv.gz").iloc[:, :6]
     raw.columns = ["image_id", "finding", "x", "y", "w", "h"]
-    raw = raw[raw["image_id"].isin(set(ov["image_id"]))]
+    raw = raw[raw["image_id"].isin(set(ov["study_id"]))]
     ref = ov[ov["kind"] == "reference"]
     assert len(ref) == len(raw)
     np.testing.assert_allclose(np.sort(ref["x_max"].to_numpy()), np.sort((raw["x"] + raw["w"]).to_numpy()))
@@ -270,7 +271,8 @@ def test_demo_box_overlays_on_real_radiographs(demo_out: Path, metadata_dir: Pat
     page = (demo_out / "report.html").read_text()
     assert page.count("data:image\\u002fpng;base64,") >= 12  # Plotly's JSON escapes "/"
     loc = pd.read_csv(d / "localization.csv")
-    assert set(loc["localizer"]) == {"heatmap bilinear", "tiny box", "whole image"}
+    assert set(loc["localizer"]) == {"heatmap", "tiny box", "whole image"}
+    assert set(loc.loc[loc["localizer"] == "heatmap", "upsampling"]) == {"bilinear"}
 
 
 def _browser():  # the committed browser helpers of tests/report

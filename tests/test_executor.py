@@ -228,14 +228,14 @@ def test_evaluate_heatmaps_identical_serial_vs_process():
         for _ in range(g.integers(1, 3)):
             x, y = g.integers(0, 180, 2)
             w, h = g.integers(10, 76, 2)
-            rows.append({"image_id": f"img{i:03d}.png", "finding": f, "x_min": x, "y_min": y,
+            rows.append({"study_id": f"img{i:03d}.png", "finding": f, "x_min": x, "y_min": y,
                          "x_max": x + w, "y_max": y + h})
     boxes = pd.DataFrame(rows)
     proto = LocalizationProtocol(image_shape=(256, 256))
     a = evaluate_heatmaps(heat, boxes, protocol=proto)
     b = evaluate_heatmaps(heat, boxes, protocol=proto, executor=ProcessExecutor(2))
-    assert len(a.detail) > 90 and a.summary.hits.sum() > 0
-    pd.testing.assert_frame_equal(a.summary, b.summary)
+    assert len(a.detail) > 90 and a.table.hits.sum() > 0
+    pd.testing.assert_frame_equal(a.table, b.table)
     pd.testing.assert_frame_equal(a.detail, b.detail)
     assert a.notes == b.notes
     with pytest.raises(InvalidParameterError, match="Unknown executor spec 'gpu'"):

@@ -54,7 +54,6 @@ from .demo_data import (
     rerun_command,
 )
 from .exceptions import CxrevalError, InvalidParameterError
-from .labels import MACRO, MICRO
 from .outputs import (
     RUN_FILE,
     atomic_file,
@@ -256,47 +255,18 @@ def _sec_chexpert_agreement(ctx: DemoContext) -> str:
 
 def _sec_chexpert_fusion(ctx: DemoContext) -> str:
     fu = need("cxreval.fusion", "fusion", "cxreval fuse")
-    ag = need("cxreval.agreement", "agreement", "cxreval agree")
-    labels = chexpert_labels(ctx)
-    labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
-    readers = labels[labels["source"].isin(CHEXPERT_GT_READERS) & labels["state"].notna()]
-    ann = pd.DataFrame({"study_id": readers["study_id"].astype(str), "reader": readers["source"].astype(str),
-                        "finding": readers["finding"].astype(str), "label": readers["state"].astype(int)})
-    ref = labels[labels["source"] == "consensus"].set_index(["study_id", "finding"])["state"]
-    from .fusion.diagnostics import overfused_states
-
-    fused, rows, warns = [], [], []
-    # the unsupervised methods (the neural fusion is supervised: it needs the reference it is compared with)
-    for name in [m for m in ("mv", "or", "and", "ds", "mace") if m in fu.list_fusion()]:
-        est = fu.get_fusion(name)()
-        lab = est.fit_predict(ann)
-        fin = lab.index.get_level_values("finding")
-        for f, g in ann.groupby("finding"):  # states fused far more often than any reader uses them (issue 15)
-            warns += [(f, name, w) for w in overfused_states(g, lab[fin == f], method=name)]
-        df = lab.rename("state").reset_index()
-        df.columns = ["study_id", "finding", "state"]
-        df["method"] = name
-        fused.append(df)
-        joined = df.set_index(["study_id", "finding"])["state"].rename("fused").to_frame().join(ref, how="inner")
-        for finding, sub in [*joined.groupby(level="finding"), (MICRO, joined)]:
-            r = ag.agreement_scores(sub["state"].to_numpy(), sub["fused"].to_numpy())
-            rows.append({"method": name, "finding": finding, "kappa_w": r.kappa_w, "kappa_low": r.kappa_low,
-                         "kappa_high": r.kappa_high, "f1_w": r.f1_w, "f1_low": r.f1_low, "f1_high": r.f1_high,
-                         "n": r.n})
+    # the unsupervised methods (the neural fusion is supervised: it needs the reference it is compared with);
+    # the same call as `cxreval fuse -l LABELS --readers bc1,...,bc7 --adjudicated consensus --findings ...`
+    methods = [m for m in ("mv", "or", "and", "ds", "mace") if m in fu.list_fusion()]
+    res = fu.fuse_and_compare(chexpert_labels(ctx), list(CHEXPERT_GT_READERS), methods, adjudicated="consensus",
+                              findings=list(CHEXPERT_COMPETITION), rng=ctx.rng)
     ctx.meta.update({"readers": list(CHEXPERT_GT_READERS), "reference": "consensus (groundtruth.csv)",
-                     "vocabulary": "CheXpert competition findings"})
+                     "vocabulary": "CheXpert competition findings", "methods": methods})
     out = ctx.folder("chexpert_fusion")
-    fa = pd.DataFrame(rows)
-    per = fa[fa["finding"] != MICRO]
-    macro = per.groupby("method", sort=False)[["kappa_w", "kappa_low", "kappa_high", "f1_w", "f1_low", "f1_high"]].mean()
-    macro = macro.assign(finding=MACRO, n=per.groupby("method", sort=False)["n"].sum()).reset_index()
-    write_table(pd.concat([fa, macro[fa.columns]], ignore_index=True), out, "fusion_agreement")
-    write_table(pd.concat(fused, ignore_index=True), out, "fused_labels")
-    if warns:
-        write_table(pd.DataFrame(warns, columns=["finding", "method", "warning"]), out, "fusion_warnings")
-    write_summary(out, "# CheXpert test set: fusing the 5 ground-truth readers\n\nEach method fuses readers "
-                       f"{', '.join(CHEXPERT_GT_READERS)}; agreement with the published majority vote "
-                       "(groundtruth.csv).")
+    res.save(out)
+    write_summary(out, res.summary("CheXpert test set: fusing the 5 ground-truth readers") + "\n\nEach method "
+                  f"fuses readers {', '.join(CHEXPERT_GT_READERS)}; agreement with the published majority vote "
+                  "(groundtruth.csv).")
     return str(out)
 
 
@@ -321,35 +291,30 @@ def _sec_xqa(ctx: DemoContext) -> str:
 
 def _sec_localization(ctx: DemoContext) -> str:
     syn = need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
-    res = syn.synthetic_study(0)
+    res = syn.synthetic_study(0, per_size=60)  # what `cxreval synth --seed 0 --per-size 60` runs
     ctx.meta.update({"seed": 0, "study": "the localization seed's synthetic study"})
-    sc = res.scores.copy()
-    sc.insert(0, "finding", sc["size"].astype(str) + " boxes" if "size" in sc.columns else "synthetic")
     out = ctx.folder("localization_synthetic")
-    write_table(sc, out, "localization")
-    write_table(res.boxes, out, "boxes")
-    (out / "synth_output.txt").write_text("\n".join(res.lines) + "\n")
+    res.save(out)
     write_summary(out, "# Localization protocol: the seed's synthetic study\n\nSeed 0, "
                        f"{res.per_size} images per size class; 'finding' is the size class of the reference boxes.")
     return str(out)
 
 
 def _sec_localization_real(ctx: DemoContext) -> str:
-    ev = need("cxreval.localization.evaluate", "localization on real boxes", "cxreval localize")
-    nb = need("cxreval.datasets.nih_boxes", "ChestX-ray14 box reader", "cxreval data fetch")
+    rb = need("cxreval.localization.real_boxes", "localization on real boxes", "cxreval synth")
+    bf = need("cxreval.datasets.boxes", "box file reader", "cxreval data fetch")
     from .datasets.audit import BBOX_FILE
-    from .demo_images import boxed_images, run_overlays
+    from .demo_images import boxed_images, overlay_boxes
 
-    boxes = nb.read_nih_boxes(metadata(ctx, BBOX_FILE)).table
+    boxes = bf.read_box_file(metadata(ctx, BBOX_FILE)).table  # what `cxreval synth --real-boxes` reads
     out = ctx.folder("localization_real_boxes")
-    study = ev.real_boxes_study(boxes, rng=ctx.rng)
+    study = rb.error_model_on_boxes(boxes, rng=ctx.rng)
     ctx.meta.update({"boxes": "BBox_List_2017 (radiologists' boxes)", "localizers": "heatmap bilinear (thresholds "
                      "60, 180), tiny box at the peak, whole image", "overlap rules": "IoBB, IoU"})
-    write_table(study, out, "localization")
-    n_img = boxes["image_id"].nunique()
-    lines = [f"# Localization protocol: the error model on the {len(boxes)} real BBox_List_2017 boxes",
-             "", f"{len(boxes)} radiologist boxes on {n_img} ChestX-ray14 images; one error-model heat map per "
-             f"(image, finding) from its real boxes (seed {ctx.rng}); localizers: the protocol's pipeline "
+    study.save(out)
+    lines = [f"# Localization protocol: the error model on the {study.n_boxes} real BBox_List_2017 boxes",
+             "", f"{study.n_boxes} radiologist boxes on {study.n_images} ChestX-ray14 images; one error-model heat "
+             f"map per (image, finding) from its real boxes (seed {ctx.rng}); localizers: the protocol's pipeline "
              "(bilinear upsampling, thresholds 60 and 180) on the noise-free and the noisy map, a 6 x 6 box "
              "at the peak, the whole image. Acc./AFP per finding at each T, IoBB and IoU."]
     try:
@@ -360,10 +325,9 @@ def _sec_localization_real(ctx: DemoContext) -> str:
     else:
         why = "" if images else "the data mirror's images/nih holds no radiograph with a BBox_List_2017 box"
     if images:
-        ov = run_overlays(images, boxes, out, rng=ctx.rng)
-        lines += ["", f"Box overlays: {len(images)} real radiographs from the data mirror (downsampled for the "
-                  "report); reference boxes and the boxes the protocol finds on a noisy error-model map made "
-                  f"from them ({int((ov['kind'] != 'reference').sum())} detected boxes)."]
+        ov = overlay_boxes(images, boxes, rng=ctx.rng)
+        ov.save(out)
+        lines += ["", ov.summary()]
     else:
         ctx.missing.append(("Localization: box overlays on real radiographs", why, RERUN,
                             "needs radiographs with BBox_List_2017 boxes in a data mirror's images/nih/*.png "

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["IQA_METRICS", "IQA_PLAN", "IQA_SIZE", "IQA_N_IMAGES", "OVERLAY_SIZE", "block_downsample",
-           "degradation_ranking", "metric_vs_metric", "run_iqa", "boxed_images", "run_overlays"]
+           "degradation_ranking", "metric_vs_metric", "run_iqa", "boxed_images", "run_overlays", "overlay_boxes"]
 
 IQA_METRICS: tuple[str, ...] = ("psnr", "ssim", "ms_ssim", "gmsd", "mdsi", "haarpsi", "dss")
 """Full-reference metrics the demo scores with: the fast ones (each under ~0.3 s on a 512 x 512 pair here;
@@ -193,9 +193,11 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
 # --------------------------------------------------------------------------------------------------
 
 def boxed_images(mirror: Path, boxes: pd.DataFrame) -> list[Path]:
-    """The mirror's ChestX-ray14 radiographs that carry radiologist boxes, by name."""
+    """The mirror's ChestX-ray14 radiographs that carry radiologist boxes, by name (``study_id``)."""
+    from .labels.schema import STUDY_ID
+
     nih = mirror / "images" / "nih"
-    ids = set(boxes["image_id"].astype(str))
+    ids = set(boxes[STUDY_ID].astype(str))
     return sorted(p for p in nih.glob("*.png") if p.name in ids) if nih.is_dir() else []
 
 
@@ -211,64 +213,61 @@ def _png_bytes(image: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng: object = 0) -> pd.DataFrame:
-    """Error-model heat maps from the real boxes of ``images``, the protocol's boxes, and the overlay files.
+def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 0) -> Any:
+    """Error-model heat maps from the real boxes of ``images``, the protocol's boxes on them, and the
+    downsampled radiographs.
 
     For each (image, finding) in ``boxes`` order, the clean coverage map of its boxes (their maximum)
     gets the seed's distractor and noise (:func:`cxreval.localization.error_model_maps`, drawn from
     ``rng`` in that order); the noisy map is turned into boxes at thresholds 60 and 180 (bilinear
     upsampling to 1024 x 1024, 8-connectivity).
 
+    Parameters
+    ----------
+    images : sequence of path
+        Radiographs named by their ``study_id`` (``00004296_000.png``).
+    boxes : pandas.DataFrame
+        A box table (:data:`cxreval.localization.schema.BOX_COLUMNS`).
+    rng : int, Generator or None, default=0
+
     Returns
     -------
-    overlays : DataFrame
-        ``image_id, finding, kind, x_min, y_min, x_max, y_max, image_file, image_size, heatmap_key``;
-        ``kind`` is ``reference``, ``detected (T_h=60)`` or ``detected (T_h=180)``. Also written to
-        ``out/overlays.csv``, with ``out/overlays/<image>.png`` and ``out/overlay_heatmaps.npz``.
+    res : cxreval.localization.overlays.OverlayResult
     """
     from .iqa import read_image
-    from .localization import ErrorModel, coverage, error_model_maps, heatmaps_to_boxes
-    from .tables import write_table
+    from .localization import ErrorModel, check_box_table, heatmaps_to_boxes
+    from .localization.overlays import OVERLAY_COLUMNS, OverlayResult
+    from .localization.real_boxes import box_maps
+    from .localization.schema import BOX_COORDS
 
+    boxes = check_box_table(boxes)
     model = ErrorModel()
-    gen = np.random.default_rng(rng)  # type: ignore[arg-type]
     size = model.image_size
     names = {p.name: p for p in images}
-    sub = boxes[boxes["image_id"].astype(str).isin(names)]
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, (im, f) in enumerate(zip(sub["image_id"].astype(str), sub["finding"].astype(str))):
-        groups.setdefault((im, f), []).append(i)
-    coords = sub[["x_min", "y_min", "x_max", "y_max"]].to_numpy(float)
-    maps = []
-    for idx in groups.values():
-        cov = np.max([coverage(coords[i], model) for i in idx], axis=0)
-        _, noisy, _ = error_model_maps(tuple(coords[idx[0]]), gen, model, cover=cov)
-        maps.append(noisy)
-    stack = np.stack(maps) if maps else np.zeros((0, model.map_size, model.map_size))
-    det = heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)) if maps else [[], []]
-    (out / "overlays").mkdir(parents=True, exist_ok=True)
-    rows, heat = [], {}
-    written: set[str] = set()
+    bm = box_maps(boxes[boxes["study_id"].astype(str).isin(names)], rng=rng, model=model)
+    groups, coords, stack = bm.groups, bm.coords, bm.noisy
+    det = heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)) if len(stack) else [[], []]
+    rows, keys, pngs = [], [], {}
     for j, ((im, f), idx) in enumerate(groups.items()):
-        stem = Path(im).stem
-        if im not in written:
+        file = f"{OverlayResult.IMAGES_FOLDER}/{Path(im).stem}.png"
+        if file not in pngs:
             img = read_image(names[im]).image
             small = block_downsample(img, max(1, int(np.ceil(max(img.shape) / OVERLAY_SIZE))))
-            (out / "overlays" / f"{stem}.png").write_bytes(_png_bytes(small))
-            written.add(im)
+            pngs[file] = _png_bytes(small)
         key = f"{im}|{f}"
-        heat[key] = stack[j]
-        common = {"image_id": im, "finding": f, "image_file": f"overlays/{stem}.png", "image_size": size,
-                  "heatmap_key": key}
+        keys.append(key)
+        common = {"study_id": im, "finding": f, "image_file": file, "image_size": size, "heatmap_key": key}
         for i in idx:
-            rows.append({**common, "kind": "reference", **dict(zip(("x_min", "y_min", "x_max", "y_max"), coords[i]))})
+            rows.append({**common, "kind": "reference", **dict(zip(BOX_COORDS, coords[i]))})
         for t, kind in ((0, "detected (T_h=60)"), (1, "detected (T_h=180)")):
             for b in det[t][j]:
-                rows.append({**common, "kind": kind, **dict(zip(("x_min", "y_min", "x_max", "y_max"), map(float, b)))})
-    cols = ["image_id", "finding", "kind", "x_min", "y_min", "x_max", "y_max", "image_file", "image_size",
-            "heatmap_key"]
-    table = pd.DataFrame(rows, columns=cols)
-    write_table(table, out, "overlays", parquet=False)
-    np.savez_compressed(out / "overlay_heatmaps.npz", keys=np.array(list(heat), dtype=str),
-                        maps=stack)
-    return table
+                rows.append({**common, "kind": kind, **dict(zip(BOX_COORDS, map(float, b)))})
+    return OverlayResult(pd.DataFrame(rows, columns=list(OVERLAY_COLUMNS)), tuple(keys), stack, tuple(pngs.items()),
+                         origin="from the data mirror")
+
+
+def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng: object = 0) -> pd.DataFrame:
+    """:func:`overlay_boxes` saved into ``out`` (:meth:`OverlayResult.save`); returns ``overlays.csv``'s table."""
+    res = overlay_boxes(images, boxes, rng=rng)
+    res.save(out)
+    return res.table

@@ -17,7 +17,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "classify": "cxreval.cli.classify.evaluate_auc",
     "rank": "cxreval.cli.rank.ranking_stability",
     "agree": "cxreval.cli.agree.compare_sources",
-    "fuse": "cxreval.cli.fuse.fuse_label_table",
+    "fuse": "cxreval.cli.fuse.fuse_and_compare",
     "localize": "cxreval.localization.evaluate.evaluate_heatmaps",
     "synth": "cxreval.localization.synthetic.synthetic_study",
     "iqa-degrade": "cxreval.iqa.degrade.degrade_images",

@@ -30,8 +30,8 @@ def simulate(n_items=3000, seed=0, p_missing=0.0, confusion=CONFUSION, prior=PRI
     labels = (u[:, :, None] > cum[np.arange(n_readers)[None, :], z[:, None], :]).sum(axis=2)
     keep = rng.random((n_items, n_readers)) >= p_missing
     ii, jj = np.nonzero(keep)
-    d = pd.DataFrame({"study_id": [f"s{i:05d}" for i in ii], "reader": [f"r{j}" for j in jj],
-                      "label": labels[ii, jj]})
+    d = pd.DataFrame({"study_id": [f"s{i:05d}" for i in ii], "source": [f"r{j}" for j in jj],
+                      "state": labels[ii, jj]})
     return d, z
 
 
@@ -45,7 +45,7 @@ def test_recovers_confusion_and_truth(sim):
     ds = DawidSkene(n_iter=500).fit(d)
     est = np.zeros_like(CONFUSION)
     for r in ds.errors_.itertuples():
-        est[int(r.reader[1:]), r.true_label, r.observed_label] = r.probability
+        est[int(r.source[1:]), r.true_state, r.observed_state] = r.probability
     # stated tolerance: every confusion entry within 0.04 (20,000 items, ~3,000 of the rarest class)
     assert np.abs(est - CONFUSION).max() < 0.04
     np.testing.assert_allclose(ds.priors_.loc["*"].to_numpy(), PRIOR, atol=0.03)
@@ -58,13 +58,13 @@ def test_recovers_confusion_and_truth(sim):
 def _true_loglik(d, ds):
     """Independent brute-force marginal log-likelihood of the fitted parameters."""
     prior = ds.priors_.loc["*"].to_numpy()
-    conf = {(r.reader, r.true_label, r.observed_label): r.probability for r in ds.errors_.itertuples()}
+    conf = {(r.source, r.true_state, r.observed_state): r.probability for r in ds.errors_.itertuples()}
     total = 0.0
     for _, g in d.groupby("study_id"):
         terms = []
         for k in range(3):
             lp = np.log(prior[k]) if prior[k] > 0 else -np.inf
-            for r, lab in zip(g.reader, g.label):
+            for r, lab in zip(g.source, g.state):
                 p = conf[(r, k, lab)]
                 lp += np.log(p) if p > 0 else -np.inf
             terms.append(lp)
@@ -110,11 +110,11 @@ def test_per_finding_and_joint():
 
 
 def test_unused_state_is_impossible():
-    d = pd.DataFrame({"study_id": np.repeat(["a", "b", "c", "d"], 2), "reader": ["x", "y"] * 4,
-                      "label": [0, 0, 2, 2, 0, 2, 2, 2]})
+    d = pd.DataFrame({"study_id": np.repeat(["a", "b", "c", "d"], 2), "source": ["x", "y"] * 4,
+                      "state": [0, 0, 2, 2, 0, 2, 2, 2]})
     ds = DawidSkene().fit(d)
     assert (ds.probas_[1] == 0).all()
-    assert set(ds.errors_["true_label"]) == {0, 2}
+    assert set(ds.errors_["true_state"]) == {0, 2}
 
 
 def test_bad_params():
@@ -134,5 +134,5 @@ def test_against_crowdkit_converged(sim):
     d, _ = sim
     ours = DawidSkene(n_iter=100, tol=0).fit_predict(d)
     theirs = ck.DawidSkene(n_iter=100, tol=-np.inf).fit_predict(
-        d.rename(columns={"study_id": "task", "reader": "worker"}))
+        d.rename(columns={"study_id": "task", "source": "worker", "state": "label"}))
     assert (ours.to_numpy() == theirs.reindex(ours.index).to_numpy()).mean() > 0.995

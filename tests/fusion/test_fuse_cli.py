@@ -125,7 +125,7 @@ def test_nn_model_round_trip_on_another_dataset(tmp_path):
 
     train, other = make_table(n=80, seed=1), make_table(n=50, seed=2)
     ann_t, _ = annotations_from_labels(coded(train), ["Rep1", "Rep2"])
-    ref = coded(train).query("source == 'CR'").assign(label=lambda d: d.state.astype(int))
+    ref = coded(train).query("source == 'CR'").assign(state=lambda d: d.state.astype(int))
     nn = NeuralFusionPS(rng=0, max_epochs=40, selection_findings=("Atelectasis",)).fit(ann_t, ref)
     nn.save(tmp_path / "m.npz")
     loaded = load_neural_fusion(tmp_path / "m.npz")

@@ -33,10 +33,10 @@ def test_vindr_competence_reflects_assignment(metadata_dir):
                            params={"mace": {"n_restarts": 2, "n_iter": 20}})
     assert res.readers_per_item == {3: 15000}
     err = res.estimators["ds"].errors_
-    sens = err[(err.true_label == 2) & (err.observed_label == 2)].set_index("reader")["probability"]
+    sens = err[(err.true_state == 2) & (err.observed_state == 2)].set_index("source")["probability"]
     assert (sens[[f"R{i}" for i in range(1, 8)]] == 0).all()        # never mark a finding
     assert (sens[["R8", "R9", "R10"]] > 0.6).all()                    # read the abnormal block
-    comp = res.estimators["mace"].competence_.set_index("reader")["competence"]
+    comp = res.estimators["mace"].competence_.set_index("source")["competence"]
     assert comp[["R8", "R9", "R10"]].min() > comp[[f"R{i}" for i in range(1, 8)]].max()
 
 
@@ -47,8 +47,7 @@ def test_vindr_ds_smoothed_start_escapes_zero_trap(metadata_dir):
 
     t = read_vindr(metadata_dir / "vinbigdata-train.csv.gz").table
     g = t[t.finding == "ILD"]
-    d = g.rename(columns={"source": "reader", "state": "label"})[["study_id", "reader", "label"]]
-    d["label"] = d["label"].astype(int)
+    d = g[["study_id", "source", "state"]].assign(state=g["state"].astype(int))
     plain = DawidSkene(init_smoothing=0.0).fit(d).log_likelihood_history_["*"]
     smooth = DawidSkene().fit(d).log_likelihood_history_["*"]
     assert plain[-1] == pytest.approx(-2344.02, abs=0.01)

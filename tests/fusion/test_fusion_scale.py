@@ -35,8 +35,8 @@ def simulate_ds(n_items, seed, p_missing=0.0, prior=(0.55, 0.15, 0.30)):
     u = rng.random((n_items, 5))
     labels = (u[:, :, None] > cum[np.arange(5)[None, :], z[:, None], :]).sum(axis=2)
     ii, jj = np.nonzero(rng.random((n_items, 5)) >= p_missing)
-    return pd.DataFrame({"study_id": [f"s{i:05d}" for i in ii], "reader": [f"r{j}" for j in jj],
-                         "label": labels[ii, jj]}), z
+    return pd.DataFrame({"study_id": [f"s{i:05d}" for i in ii], "source": [f"r{j}" for j in jj],
+                         "state": labels[ii, jj]}), z
 
 
 def make_table(n, seed):

@@ -19,8 +19,8 @@ def simulate(n_items=2000, competence=(0.9, 0.8, 0.7, 0.1, 0.1), seed=0, n_class
     spam = rng.integers(0, n_classes, (n_items, len(comp)))
     labels = np.where(knows, z[:, None], spam)
     ii, jj = np.indices(labels.shape)
-    d = pd.DataFrame({"study_id": [f"s{i:05d}" for i in ii.ravel()], "reader": [f"r{j}" for j in jj.ravel()],
-                      "label": labels.ravel()})
+    d = pd.DataFrame({"study_id": [f"s{i:05d}" for i in ii.ravel()], "source": [f"r{j}" for j in jj.ravel()],
+                      "state": labels.ravel()})
     return d, z
 
 
@@ -32,12 +32,12 @@ def sim():
 def test_competence_and_truth(sim):
     d, z = sim
     m = MACE(rng=0).fit(d)
-    comp = m.competence_.set_index("reader")["competence"]
+    comp = m.competence_.set_index("source")["competence"]
     np.testing.assert_allclose(comp.to_numpy(), [0.9, 0.8, 0.7, 0.1, 0.1], atol=0.05)
     acc = (m.labels_.to_numpy() == z).mean()
     acc_mv = (MajorityVote().fit_predict(d).to_numpy() == z).mean()
     assert acc > acc_mv + 0.02, (acc, acc_mv)
-    sp = m.spamming_.groupby("reader")["probability"].sum()
+    sp = m.spamming_.groupby("source")["probability"].sum()
     assert np.all(sp <= 1.0 + 1e-12)  # VB parameters exp(E[log xi]) are sub-normalised
 
 
@@ -65,7 +65,7 @@ def test_deterministic_and_permutation_invariant(sim):
 
 def test_em_method_and_states():
     d, z = simulate(n_items=600, competence=(0.9, 0.8, 0.2), seed=3, n_classes=2)
-    d["label"] = d["label"] * 2              # states NEG / POS only
+    d["state"] = d["state"] * 2              # states NEG / POS only
     m = MACE(method="em", rng=0).fit(d)
     assert (m.probas_[1] == 0).all()
     assert set(m.labels_.unique()) <= {0, 2}
@@ -89,6 +89,6 @@ def test_against_crowdkit_sorted(sim):
     d, _ = sim
     d = d.iloc[:3000]
     ours = MACE(rng=0).fit_predict(d)
-    c = d.rename(columns={"study_id": "task", "reader": "worker"}).sort_values(["worker", "label", "task"])
+    c = d.rename(columns={"study_id": "task", "source": "worker", "state": "label"}).sort_values(["worker", "label", "task"])
     theirs = ck.MACE().fit_predict(c)
     assert (ours.to_numpy() == theirs.reindex(ours.index).to_numpy()).mean() > 0.99

@@ -32,8 +32,8 @@ def simulate(n: int, prevalence: float, seed: int) -> tuple[pd.DataFrame, np.nda
     for j, conf in enumerate(CONFUSIONS):
         p = np.asarray(conf)[(truth == 2).astype(int)]
         lab = (gen.random(n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
-        frames.append(pd.DataFrame({"study_id": [f"s{i:05d}" for i in range(n)], "reader": f"R{j + 1}",
-                                    "label": lab}))
+        frames.append(pd.DataFrame({"study_id": [f"s{i:05d}" for i in range(n)], "source": f"R{j + 1}",
+                                    "state": lab}))
     return pd.concat(frames, ignore_index=True), truth
 
 
@@ -58,8 +58,8 @@ def test_mace_fuses_negatives_to_rare_states_by_its_model(low_prevalence):
     lls = next(iter(m.log_likelihoods_.values()))
     assert np.ptp(lls) < 1e-3 * abs(lls.max())
     # the optimum: NEG answers are spam (xi[NEG] large), competence low, so one POS answer outweighs four NEG
-    comp = m.competence_.set_index("reader")["competence"]
-    xi = m.spamming_.pivot(index="reader", columns="label", values="probability")
+    comp = m.competence_.set_index("source")["competence"]
+    xi = m.spamming_.pivot(index="source", columns="state", values="probability")
     assert comp.max() < 0.4 and (xi[0] > 0.65).all()
     ev = np.log1p(comp / ((1 - comp) * xi[0])), np.log1p(comp / ((1 - comp) * xi[2]))
     assert ev[1]["R1"] > ev[0].drop("R1").sum()
@@ -78,7 +78,7 @@ def test_overfusion_warning(low_prevalence):
 
 def test_fuse_label_table_reports_the_warning(low_prevalence):
     ann, _ = low_prevalence
-    table = ann.rename(columns={"reader": "source", "label": "state"}).assign(finding="Nodule")
+    table = ann.assign(finding="Nodule")
     res = fuse_label_table(table, [f"R{j}" for j in range(1, 6)], ["mv", "mace"],
                            params={"mace": {"n_restarts": 2}})
     assert res.warnings and all(w.startswith("Nodule: mace: ") for w in res.warnings)
@@ -86,7 +86,7 @@ def test_fuse_label_table_reports_the_warning(low_prevalence):
 
 
 def test_state_share_ratios_by_hand():
-    ann = pd.DataFrame({"study_id": list("aabbcc"), "reader": ["r1", "r2"] * 3, "label": [0, 0, 0, 1, 2, 2]})
+    ann = pd.DataFrame({"study_id": list("aabbcc"), "source": ["r1", "r2"] * 3, "state": [0, 0, 0, 1, 2, 2]})
     got = state_share_ratios(ann, pd.Series([1, 1, 2], index=list("abc")))
     # readers: r1 (0, 0, 2) -> NEG 2/3, POS 1/3; r2 (0, 1, 2) -> 1/3 each. fused: UNC 2/3, POS 1/3
     assert got.to_dict("list") == {"state": [0, 1, 2], "fused_share": [0.0, 2 / 3, 1 / 3],
@@ -99,7 +99,7 @@ def test_fuse_cli_writes_warnings_and_report_shows_them(low_prevalence, tmp_path
     from cxreval.report.html import render_report
 
     ann, _ = low_prevalence
-    table = ann.rename(columns={"reader": "source", "label": "state"}).assign(finding="Nodule")
+    table = ann.assign(finding="Nodule")
     table["state"] = table["state"].astype("Int8")
     write_labels(table, tmp_path / "l.parquet")
     out = tmp_path / "f"

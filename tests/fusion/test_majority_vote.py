@@ -31,7 +31,7 @@ def _table(cases):
     for i, labels in enumerate(cases):
         for j, lab in enumerate(labels):
             rows.append((f"s{i:02d}", f"r{j}", lab))
-    return pd.DataFrame(rows, columns=["study_id", "reader", "label"])
+    return pd.DataFrame(rows, columns=["study_id", "source", "state"])
 
 
 @pytest.mark.parametrize("cases", [PAIRS, TRIPLES], ids=["two_readers", "three_readers"])
@@ -62,7 +62,7 @@ def test_probas_and_ties():
 
 def test_state_names_and_finding_column():
     d = pd.DataFrame({"study_id": ["a", "a", "a", "a"], "finding": ["Edema", "Edema", "Effusion", "Effusion"],
-                      "reader": ["x", "y", "x", "y"], "label": ["positive", "negative", "positive", "positive"]})
+                      "source": ["x", "y", "x", "y"], "state": ["positive", "negative", "positive", "positive"]})
     got = MajorityVote().fit_predict(d)
     assert got.index.names == ["study_id", "finding"]
     assert got.to_dict() == {("a", "Edema"): UNC, ("a", "Effusion"): POS}
@@ -71,7 +71,7 @@ def test_state_names_and_finding_column():
 def test_permutation_invariance():
     rng = np.random.default_rng(0)
     d = pd.DataFrame({"study_id": np.repeat([f"s{i}" for i in range(60)], 3),
-                      "reader": np.tile(["a", "b", "c"], 60), "label": rng.integers(0, 3, 180)})
+                      "source": np.tile(["a", "b", "c"], 60), "state": rng.integers(0, 3, 180)})
     for name in ("mv", "or", "and"):
         ref = get_fusion(name)().fit_predict_proba(d)
         for _ in range(3):
@@ -83,16 +83,19 @@ def test_bad_input():
     good = _table([(NEG, POS)])
     with pytest.raises(SchemaError, match="must be a pandas DataFrame"):
         MajorityVote().fit([[0, 1]])
-    with pytest.raises(SchemaError, match=r"missing required column\(s\) \['label'\]"):
-        MajorityVote().fit(good.drop(columns="label"))
+    with pytest.raises(SchemaError, match=r"missing required column\(s\) \['state'\]"):
+        MajorityVote().fit(good.drop(columns="state"))
+    # crowd-kit's / earlier cxreval's column names are refused naming the vocabulary's
+    with pytest.raises(SchemaError, match="Column 'reader': did you mean 'source'\\? Column 'label': did you mean 'state'"):
+        MajorityVote().fit(good.rename(columns={"source": "reader", "state": "label"}))
     for bad in (-1, 3, "maybe", np.nan, 1.5):
         d = good.copy()
-        d["label"] = d["label"].astype(object)
-        d.loc[1, "label"] = bad
-        with pytest.raises(SchemaError, match=r"Label .* outside the states .* row 1, column 'label'"):
+        d["state"] = d["state"].astype(object)
+        d.loc[1, "state"] = bad
+        with pytest.raises(SchemaError, match=r"State .* outside the .* row 1, column 'state'"):
             FuseOr().fit(d)
     dup = pd.concat([good, good.iloc[[0]]], ignore_index=True)
-    with pytest.raises(SchemaError, match=r"Reader 'r0' labels item 's00' more than once .*rows \[0, 2\]"):
+    with pytest.raises(SchemaError, match=r"Source 'r0' labels item 's00' more than once .*rows \[0, 2\]"):
         FuseAnd().fit(dup)
     with pytest.raises(SchemaError, match="is empty"):
         MajorityVote().fit(good.iloc[:0])

@@ -25,8 +25,8 @@ def simulate(n=240, seed=0):
             b = 0 if t == 0 else 2
             rows += [(f"s{i:03d}", f, "A", a), (f"s{i:03d}", f, "B", b)]
             ref.append((f"s{i:03d}", f, t))
-    return (pd.DataFrame(rows, columns=["study_id", "finding", "reader", "label"]),
-            pd.DataFrame(ref, columns=["study_id", "finding", "label"]))
+    return (pd.DataFrame(rows, columns=["study_id", "finding", "source", "state"]),
+            pd.DataFrame(ref, columns=["study_id", "finding", "state"]))
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def sim():
 
 
 def _acc(pred, ref):
-    y = ref.set_index(["study_id", "finding"])["label"].reindex(pred.index)
+    y = ref.set_index(["study_id", "finding"])["state"].reindex(pred.index)
     return float((pred == y).mean())
 
 
@@ -44,7 +44,7 @@ def test_learns_better_than_majority_vote(sim):
     nn = NeuralFusion(max_epochs=150, rng=0).fit(d, ref)
     oof = nn.labels_
     assert _acc(oof, ref) > _acc(MajorityVote().fit_predict(d), ref) + 0.03
-    reader_a = d[d.reader == "A"].set_index(["study_id", "finding"])["label"]
+    reader_a = d[d.source == "A"].set_index(["study_id", "finding"])["state"]
     assert _acc(oof, ref) > _acc(reader_a, ref) + 0.05
     assert set(nn.cv_scores_["fold"]) == set(range(5)) and nn.n_epochs_["shared"] % 10 == 0
     # in-sample predictions of the final model are at least as good as out-of-fold ones
@@ -81,8 +81,8 @@ def test_errors(sim):
     d, ref = sim
     with pytest.raises(SchemaError, match="needs a 'finding' column"):
         NeuralFusion().fit(d.drop(columns="finding"), ref)
-    with pytest.raises(SchemaError, match=r"missing required column\(s\) \['label'\]"):
-        NeuralFusion().fit(d, ref.drop(columns="label"))
+    with pytest.raises(SchemaError, match=r"missing required column\(s\) \['state'\]"):
+        NeuralFusion().fit(d, ref.drop(columns="state"))
     with pytest.raises(SchemaError, match="repeats \\(study_id, finding\\)"):
         NeuralFusion().fit(d, pd.concat([ref, ref.iloc[[0]]]))
     with pytest.raises(SchemaError, match="shares no"):

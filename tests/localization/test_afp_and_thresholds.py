@@ -40,9 +40,9 @@ def test_nodule_afp_0772_arithmetic():
 
 def test_bbox_2017_counts(metadata_dir):
     t = read_nih_boxes(metadata_dir / "BBox_List_2017.csv.gz").table
-    assert BBOX_2017_COUNTS == {"pairs": int((t.finding == "Nodule").sum()), "box_images": t.image_id.nunique(),
+    assert BBOX_2017_COUNTS == {"pairs": int((t.finding == "Nodule").sum()), "box_images": t.study_id.nunique(),
                                 "boxes": len(t)}
-    assert t[t.finding == "Nodule"].image_id.nunique() == 79
+    assert t[t.finding == "Nodule"].study_id.nunique() == 79
 
 
 def test_synthetic_study_shows_which_denominators_fit():
@@ -81,12 +81,12 @@ def test_afp_denominators_in_evaluate(afp_case):
            for d in ("pairs", "box_images", "boxes")}
     # boxes the extra Atelectasis map on im2 gives, per threshold (all false positives)
     extra = heatmaps_to_boxes(maps["im2.png/Atelectasis"][None], thresholds=(60.0, 180.0))
-    n_extra = {60.0: len(extra[0][0]), 180.0: len(extra[1][0])}
+    n_extra = {"60": len(extra[0][0]), "180": len(extra[1][0])}  # the threshold column is text (localization.schema)
     assert min(n_extra.values()) >= 1
     key = ["finding", "threshold", "T"]
-    p = res["pairs"].summary.set_index(key)
+    p = res["pairs"].table.set_index(key)
     for d, n in (("box_images", 3), ("boxes", 4)):
-        s = res[d].summary.set_index(key)
+        s = res[d].table.set_index(key)
         pd.testing.assert_series_equal(s.acc, p.acc)  # Acc. does not change
         at = s.loc["Atelectasis"]
         fx = at.index.get_level_values("threshold").map(n_extra).to_numpy()
@@ -98,7 +98,7 @@ def test_afp_denominators_in_evaluate(afp_case):
         assert any("1 heatmap(s) without a reference box not scored, e.g. 'im9.png/Atelectasis'" in x
                    for x in res[d].notes)
         det = res[d].detail
-        assert det[det.image_id == "im2.png"].query("finding == 'Atelectasis'").iobb.isna().all()
+        assert det[det.study_id == "im2.png"].query("finding == 'Atelectasis'").iobb.isna().all()
     np.testing.assert_allclose(p.afp, p.false_positives / p.n_images)
     assert (p.fp_without_box == 0).all()
     assert any("2 heatmap(s) without a reference box not scored" in x for x in res["pairs"].notes)
@@ -145,6 +145,6 @@ def test_separate_t_iou_by_hand():
 
 def test_default_t_iou_is_todays_behaviour(afp_case):
     maps, boxes, _ = afp_case
-    a = evaluate_heatmaps(maps, boxes).summary
-    b = evaluate_heatmaps(maps, boxes, protocol=LocalizationProtocol(T_iou=LocalizationProtocol().T_values)).summary
+    a = evaluate_heatmaps(maps, boxes).table
+    b = evaluate_heatmaps(maps, boxes, protocol=LocalizationProtocol(T_iou=LocalizationProtocol().T_values)).table
     pd.testing.assert_frame_equal(a, b)

@@ -264,7 +264,7 @@ def test_end_to_end_cxreval_localize(tmp_path):
     row = loc[(loc.finding == "Atelectasis") & (loc.threshold == 180) & (loc.rule == "IoBB") & (loc["T"] == 0.9)]
     assert row[["acc", "afp", "n_boxes", "n_images"]].iloc[0].tolist() == [0.5, 0.5, 2, 2]
     det = pd.read_csv(out / "boxes.csv")
-    hit = det[(det.image_id == "hit.png") & (det.threshold == 180)]
+    hit = det[(det.study_id == "hit.png") & (det.threshold == 180)]
     assert len(hit) == 1 and hit.iobb.item() == 1.0                # detected box inside the reference box
     assert (det.finding == "Atelectasis").all()                    # the Pleural Thickening maps have no boxes
     assert "without a reference box not scored" in (out / "summary.md").read_text()

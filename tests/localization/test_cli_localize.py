@@ -32,7 +32,7 @@ def _map_for(box):
 def test_reader(tmp_path):
     p = _csv(tmp_path, ["a.png,Infiltrate,10,20,30.5,40\n", "b.png,Nodule,0,0,5,5,,,\n"])
     r = read_nih_boxes(p)
-    assert r.table.columns.tolist() == ["image_id", "finding", "x_min", "y_min", "x_max", "y_max"]
+    assert r.table.columns.tolist() == ["study_id", "finding", "x_min", "y_min", "x_max", "y_max"]
     assert r.table.iloc[0].tolist() == ["a.png", "Infiltration", 10.0, 20.0, 40.5, 60.0]
     assert r.report.n_read == r.report.n_kept == 2 and "Infiltrate" in r.report.notes[0]
     with pytest.raises(SchemaError, match=r"data row 0 \(image 'a.png'\) has a box of non-positive size"):
@@ -46,7 +46,7 @@ def test_reader(tmp_path):
 def test_real_file(metadata_dir):
     r = read_nih_boxes(metadata_dir / "BBox_List_2017.csv.gz")
     counts = r.table.finding.value_counts().to_dict()
-    assert len(r.table) == 984 and r.table.image_id.nunique() == 880
+    assert len(r.table) == 984 and r.table.study_id.nunique() == 880
     t4 = table4_denominators(box_counts=counts)
     assert t4.n_boxes_fits.all()           # Table 4's truncation denominators are the public box counts
 
@@ -73,8 +73,8 @@ def test_evaluate_and_cli(tmp_path):
     npz = tmp_path / "maps.npz"
     np.savez(npz, **maps)
     res = evaluate_heatmaps(maps, read_nih_boxes(p).table, protocol=LocalizationProtocol(rules=("IoBB",)))
-    s = res.summary
-    assert s[(s.finding == "Atelectasis") & (s.threshold == 180) & (s["T"] == 0.9)].acc.item() == 1.0
+    s = res.table
+    assert s[(s.finding == "Atelectasis") & (s.threshold == "180") & (s["T"] == 0.9)].acc.item() == 1.0
     out = tmp_path / "out"
     assert main(["localize", "--heatmaps", str(npz), "--boxes", str(p), "--out", str(out)]) == 0
     loc = pd.read_csv(out / "localization.csv")
@@ -89,7 +89,7 @@ def test_evaluate_and_cli(tmp_path):
         evaluate_heatmaps({"im1.png/Atelectasis": maps["im1.png/Atelectasis"]}, read_nih_boxes(p).table)
     r2 = evaluate_heatmaps({"im1.png/Atelectasis": maps["im1.png/Atelectasis"]}, read_nih_boxes(p).table,
                            missing_maps="miss")
-    assert r2.summary[r2.summary.finding == "Nodule"].acc.max() == 0.0
+    assert r2.table[r2.table.finding == "Nodule"].acc.max() == 0.0
     with pytest.raises(SchemaError, match=r"must be a 2-D array"):
         evaluate_heatmaps({"im1.png/Atelectasis": np.zeros((2, 2, 2))}, read_nih_boxes(p).table)
 

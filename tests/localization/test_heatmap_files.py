@@ -98,11 +98,11 @@ def test_streamed_equals_in_memory(tmp_path, case, monkeypatch):
     refs = read_nih_boxes(csv).table
     proto = LocalizationProtocol(afp_denominator="box_images")
     mem = evaluate_heatmaps(maps, refs, protocol=proto)
-    assert len(mem.detail) > 10 and mem.summary.fp_without_box.max() > 0
+    assert len(mem.detail) > 10 and mem.table.fp_without_box.max() > 0
     outs = {}
     for name, paths in _write_all(tmp_path, maps).items():
         res = evaluate_heatmaps(scan_heatmaps(paths), refs, protocol=proto)
-        pd.testing.assert_frame_equal(res.summary, mem.summary, check_exact=True)
+        pd.testing.assert_frame_equal(res.table, mem.table, check_exact=True)
         pd.testing.assert_frame_equal(res.detail, mem.detail, check_exact=True)
         out = tmp_path / f"out-{name.replace(' ', '-')}"
         assert _localize(paths, csv, out) == 0

@@ -119,7 +119,7 @@ def test_submit_export_agree_fuse_iqa(app_client, image_submission, tmp_path: Pa
     from cxreval.datasets.nih_boxes import read_nih_boxes
 
     boxes = read_nih_boxes(out / "boxes" / "img_alice.csv", image_shape=(48, 64)).table
-    assert boxes.to_dict(orient="records") == [{"image_id": "a1", "finding": "Effusion", "x_min": 2.0, "y_min": 3.0,
+    assert boxes.to_dict(orient="records") == [{"study_id": "a1", "finding": "Effusion", "x_min": 2.0, "y_min": 3.0,
                                                 "x_max": 30.5, "y_max": 40.0}]
 
 

@@ -135,7 +135,7 @@ def _overlays(d: Path, rng: np.random.Generator) -> None:
         for kind, box in (("reference", (10, 12, 30, 40)), ("detected (T_h=60)", (8, 10, 33, 44)),
                           ("detected (T_h=180)", (12, 14, 28, 36))):
             rows.append((f"im{k}.png", "Effusion", kind, *box, f"overlays/im{k}.png", 64, f"im{k}.png|Effusion"))
-    pd.DataFrame(rows, columns=["image_id", "finding", "kind", "x_min", "y_min", "x_max", "y_max", "image_file",
+    pd.DataFrame(rows, columns=["study_id", "finding", "kind", "x_min", "y_min", "x_max", "y_max", "image_file",
                                 "image_size", "heatmap_key"]).to_csv(d / "overlays.csv", index=False)
     np.savez_compressed(d / "overlay_heatmaps.npz", keys=np.array(["im0.png|Effusion", "im1.png|Effusion"]),
                         maps=rng.random((2, 8, 8)))

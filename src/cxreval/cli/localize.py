@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import typer
 
-from ..exceptions import SchemaError
 from ..localization.heatmap_files import HEATMAP_INPUTS
-from ..tables import write_summary, write_table
+from ..tables import write_summary
 from ._common import (
     ProgressExecutor,
     check_inputs,
@@ -24,25 +20,16 @@ from ._common import (
     progress,
 )
 
-__all__ = ["register", "localize", "load_heatmaps"]
-
-
-def load_heatmaps(path: Path) -> dict[str, np.ndarray]:
-    """Read ``MAPS.npz`` (keys ``"<image id>/<finding>"``) into memory without pickles.
-
-    ``cxreval localize`` itself streams the maps (:func:`cxreval.localization.heatmap_files.scan_heatmaps`).
-    """
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise SchemaError(f"{path}: cannot be read as a NumPy .npz of heatmaps ({exc}).") from exc
+__all__ = ["register", "localize"]
 
 
 def localize(
     heatmaps: list[Path] = typer.Option(..., "--heatmaps", help=f"Heatmaps: {HEATMAP_INPUTS}. Read map by map, "
                                         "never all at once."),
-    boxes: Path = typer.Option(..., "--boxes", help="BBox_List_2017.csv[.gz] (reference boxes)."),
+    boxes: Path = typer.Option(..., "--boxes", help="Reference boxes: BBox_List_2017.csv[.gz], VinDr-CXR's "
+                               "vinbigdata-train.csv[.gz] (the vindr_boxes dataset; every reader's box is a "
+                               "reference) or a box table (study_id, finding, [source,] x_min, y_min, x_max, y_max; "
+                               ".csv or .parquet)."),
     out: Path = out_option(),
     upsampling: str = typer.Option("bilinear", "--upsampling", help="bilinear or nearest."),
     threshold: list[float] = typer.Option([60.0, 180.0], "--threshold", help="Thresholds on [0, 255] (repeat)."),
@@ -78,7 +65,7 @@ def localize(
         cxreval localize --heatmaps maps.npz --boxes BBox_List_2017.csv -t 0.1 -t 0.5 -o loc-out
         cxreval localize --heatmaps preds/heatmaps/densenet.npz --boxes BBox_List_2017.csv --executor process:2 -o loc
     """
-    from ..datasets.nih_boxes import read_nih_boxes
+    from ..datasets.boxes import read_box_file
     from ..localization.evaluate import evaluate_heatmaps
     from ..localization.heatmap_files import scan_heatmaps
     from ..localization.protocol import LocalizationProtocol
@@ -93,29 +80,15 @@ def localize(
     with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=[*heatmaps, boxes]) as d, \
             progress() as prog:
         index = scan_heatmaps(heatmaps)
-        refs = read_nih_boxes(boxes, image_shape=(image_size, image_size))
-        res = evaluate_heatmaps(index, refs.table, protocol=proto, missing_maps=missing_maps,
+        refs = read_box_file(boxes, image_shape=(image_size, image_size))
+        res = evaluate_heatmaps(index, refs, protocol=proto, missing_maps=missing_maps,
                                 executor=ProgressExecutor(ex, prog, "heatmaps -> boxes"))
-        t4 = _write_localize(d, ", ".join(h.name for h in heatmaps), boxes, proto, refs, res)
+        res.save(d)
+        write_summary(d, res.summary())
     if json_out:
         echo_json(res.to_dict())
     else:
-        typer.echo(t4.round(4).to_string())
-
-
-def _write_localize(d: Path, heatmaps: str, boxes: Path, proto: Any, refs: Any, res: Any) -> Any:
-    cols = ["finding", "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images", "hits", "false_positives",
-            "T_iou", "n_afp", "fp_without_box"]
-    write_table(res.summary[cols], d, "localization")
-    write_table(res.detail, d, "boxes")
-    t4 = res.summary[res.summary.rule == proto.rules[0]].pivot_table(
-        index="finding", columns=["threshold", "T"], values=["acc", "afp"])
-    lines = [f"# cxreval localize: {heatmaps} vs {boxes.name}", "",
-             f"Protocol: {proto.to_dict()}", "", f"Reference boxes read: {refs.report.n_read}; "
-             f"notes: {list(refs.report.notes) + list(res.notes)}", "",
-             f"Table 4 style ({proto.rules[0]}):", "", "```", t4.round(4).to_string(), "```"]
-    write_summary(d, "\n".join(lines))
-    return t4
+        typer.echo(res.table4().round(4).to_string())
 
 
 def register(app: typer.Typer) -> None:

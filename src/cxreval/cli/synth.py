@@ -5,32 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import typer
 
-from ..tables import markdown_table, write_summary, write_table
+from ..tables import write_summary
 from ._common import check_inputs, echo_json, open_output, out_option, overwrite_option, progress, seed_option
 
 __all__ = ["register", "synth"]
-
-
-def _tidy(scores: pd.DataFrame) -> pd.DataFrame:
-    df = scores.copy()
-    df["finding"] = "synthetic " + df["size"]
-    df["n_boxes"] = df["n_images"]
-    df["T"] = [float(__import__("fractions").Fraction(t)) for t in df["T"]]
-    cols = ["finding", "T", "threshold", "rule", "acc", "afp", "n_boxes", "n_images", "variant", "localizer",
-            "upsampling", "size", "hits", "false_positives"]
-    return df[cols]
-
-
-def _real_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Compact per-finding view: IoBB Acc at T = 0.1 / 0.5 / 0.9 for each localizer on noisy maps."""
-    d = df[(df.variant == "noisy") & (df.rule == "IoBB") & (df["T"].isin([0.1, 0.5, 0.9]))].copy()
-    d["col"] = d["localizer"] + " " + d["threshold"].astype(str) + " @" + d["T"].map(lambda t: f"{t:g}")
-    wide = d.pivot_table(index="finding", columns="col", values="acc", sort=False)
-    meta = df.groupby("finding", sort=False)[["n_boxes", "median_area_fraction"]].first()
-    return meta.join(wide).reset_index()
 
 
 def synth(
@@ -39,7 +19,8 @@ def synth(
     out: Path = out_option("Write synth_output.txt, tidy tables, summary.md and run.json into this folder "
                            "(atomically; must not exist unless --overwrite).", default=None),
     real_boxes: str = typer.Option(None, "--real-boxes", help="Also run the error model on real boxes: a "
-                                   "BBox_List_2017.csv[.gz] path, or 'auto' for the fetched metadata copy."),
+                                   "BBox_List_2017.csv[.gz] path (or any box file cxreval localize reads), or "
+                                   "'auto' for the fetched metadata copy; saved into OUT/real_boxes/."),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the checks as JSON instead of the text."),
 ) -> None:
@@ -61,14 +42,20 @@ def synth(
     else:
         with open_output(out, overwrite=overwrite, inputs=[path], meta={"seed": seed}) as d:
             res, real = _run(seed, per_size, path)
-            _write_synth(d, res, real, seed=seed, per_size=per_size)
+            res.save(d)
+            text = res.summary()
+            if real is not None:
+                (d / real.FOLDER).mkdir()
+                real.save(d / real.FOLDER)
+                text += f"\n\n{real.summary()}\n\nTables: {real.FOLDER}/."
+            write_summary(d, text)
     if json_out:
         echo_json(res.to_dict())
     else:
         typer.echo(res.text, nl=False)
 
 
-def _run(seed: int, per_size: int, path: Path | None) -> tuple[object, pd.DataFrame | None]:
+def _run(seed: int, per_size: int, path: Path | None) -> tuple[Any, Any]:
     from ..localization.synthetic import synthetic_study
 
     with progress() as prog:
@@ -77,30 +64,13 @@ def _run(seed: int, per_size: int, path: Path | None) -> tuple[object, pd.DataFr
         prog.done(task)
         real = None
         if path is not None:
-            from ..datasets.nih_boxes import read_nih_boxes
-            from ..localization.evaluate import real_boxes_study
+            from ..datasets.boxes import read_box_file
+            from ..localization.real_boxes import error_model_on_boxes
 
             task = prog.add("error model on the real boxes")
-            real = real_boxes_study(read_nih_boxes(path).table, rng=seed)
+            real = error_model_on_boxes(read_box_file(path).table, rng=seed)
             prog.done(task)
     return res, real
-
-
-def _write_synth(d: Path, res: Any, real: pd.DataFrame | None, *, seed: int, per_size: int) -> None:
-    (d / "synth_output.txt").write_text(res.text)
-    write_table(_tidy(res.scores), d, "localization")
-    write_table(res.boxes, d, "boxes")
-    write_table(res.afp_denominators, d, "afp_denominators")
-    text = [f"# cxreval synth (seed {seed}, {per_size} images per size class)", "", "```", res.text.rstrip(),
-            "```", "", "## AFP denominators (localize --afp-denominator): which choice gives the seed's AFPs", "",
-            "```", res.afp_denominators.to_string(index=False), "```"]
-    if real is not None:
-        write_table(real, d, "real_boxes")
-        compact = _real_table(real)
-        write_table(compact, d, "real_boxes_by_finding")
-        text += ["", "## Error model on the real BBox_List_2017 boxes (noisy maps, IoBB Acc)", "",
-                 markdown_table(compact, floatfmt="{:.3f}")]
-    write_summary(d, "\n".join(text))
 
 
 def register(app: typer.Typer) -> None:

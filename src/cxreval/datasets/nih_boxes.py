@@ -6,7 +6,8 @@ float columns ``x, y, w, h`` in pixels of the 1024 x 1024 image; its header ends
 the eight ChestX-ray8 findings (Wang et al., CVPR 2017). Findings are canonicalised through
 :mod:`cxreval.findings` (``Infiltrate`` -> ``Infiltration``) and the rename is recorded.
 
-Boxes become cxreval's half-open ``(x_min, y_min, x_max, y_max) = (x, y, x + w, y + h)`` floats.
+Boxes become cxreval's half-open ``(x_min, y_min, x_max, y_max) = (x, y, x + w, y + h)`` floats in the
+box schema :data:`cxreval.localization.schema.BOX_COLUMNS` (``Image Index`` is the ``study_id``).
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ import pandas as pd
 
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
+from ..localization.schema import BOX_COLUMNS
 from ..results import ReadReport, ReadResult
 
-__all__ = ["BOX_COLUMNS", "read_nih_boxes"]
+__all__ = ["BOX_COLUMNS", "NIH_HEADER", "read_nih_boxes"]
 
-BOX_COLUMNS: tuple[str, ...] = ("image_id", "finding", "x_min", "y_min", "x_max", "y_max")
+NIH_HEADER = ("Image Index", "Finding Label")
+"""The first two header fields of ``BBox_List_2017.csv`` (the third starts with ``Bbox``)."""
 
 
 def read_nih_boxes(path: str | os.PathLike[str], *, image_shape: tuple[int, int] | None = (1024, 1024)) -> ReadResult:
@@ -38,8 +41,8 @@ def read_nih_boxes(path: str | os.PathLike[str], *, image_shape: tuple[int, int]
     Returns
     -------
     res : ReadResult
-        ``res.table`` has columns ``image_id, finding, x_min, y_min, x_max, y_max`` (one row per box, in
-        file order); ``res.report`` records the rows read and the finding renames. No row is dropped:
+        ``res.table`` has the columns :data:`BOX_COLUMNS` ``study_id, finding, x_min, y_min, x_max, y_max``
+        (one row per box, in file order); ``res.report`` records the rows read and the finding renames. No row is dropped:
         a bad row is an error.
 
     Raises
@@ -58,7 +61,7 @@ def read_nih_boxes(path: str | os.PathLike[str], *, image_shape: tuple[int, int]
     if raw.empty:
         raise SchemaError(f"{p}: the file is empty; expected the BBox_List_2017 header and rows.")
     head = [str(v).strip() for v in raw.iloc[0]]
-    if head[0] != "Image Index" or head[1] != "Finding Label" or not head[2].startswith("Bbox"):
+    if tuple(head[:2]) != NIH_HEADER or not head[2].startswith("Bbox"):
         raise SchemaError(f"{p}: the header {','.join(h for h in head if h)!r} is not BBox_List_2017's; "
                           "expected 'Image Index,Finding Label,Bbox [x,y,w,h],,,'.")
     body = raw.iloc[1:].reset_index(drop=True)
@@ -98,7 +101,6 @@ def read_nih_boxes(path: str | os.PathLike[str], *, image_shape: tuple[int, int]
     labels = body[1].str.strip()
     canon = {lab: canonical_finding(lab, where=f"{p}, column 'Finding Label'") for lab in labels.unique()}
     renamed = {k: v for k, v in canon.items() if k != v}
-    table = pd.DataFrame({"image_id": body[0].str.strip(), "finding": labels.map(canon),
-                          "x_min": x0, "y_min": y0, "x_max": x1, "y_max": y1})
+    table = pd.DataFrame(dict(zip(BOX_COLUMNS, (body[0].str.strip(), labels.map(canon), x0, y0, x1, y1))))
     notes = tuple(f"renamed finding {k!r} -> {v!r}" for k, v in sorted(renamed.items()))
     return ReadResult(table, ReadReport(str(p), len(body), len(body), notes=notes))

@@ -73,6 +73,7 @@ from .._validation import check_columns
 from ..exceptions import SchemaError
 from ..findings import VINDR, canonical_finding
 from ..labels import validate_label_table
+from ..localization.schema import BOX_COORDS, SOURCED_BOX_COLUMNS
 from ..results import ReadReport, ReadResult
 from .fetch import metadata_path
 
@@ -81,7 +82,6 @@ __all__ = ["VINDR_FILE", "VINDR_COLUMNS", "read_vindr", "read_vindr_boxes"]
 VINDR_FILE = "vinbigdata-train.csv.gz"
 VINDR_COLUMNS: tuple[str, ...] = ("image_id", "class_name", "class_id", "rad_id",
                                   "x_min", "y_min", "x_max", "y_max")
-BOX_COLUMNS: tuple[str, ...] = ("study_id", "finding", "source", "x_min", "y_min", "x_max", "y_max")
 _READER_RE = re.compile(r"^R(\d+)$")
 
 
@@ -185,7 +185,11 @@ def read_vindr(path: str | os.PathLike[str] | None = None, *,
 
 def read_vindr_boxes(path: str | os.PathLike[str] | None = None, *,
                      cache_dir: str | os.PathLike[str] | None = None) -> ReadResult:
-    """Read VinDr-CXR's reader boxes: ``study_id, finding, source, x_min, y_min, x_max, y_max``.
+    """Read VinDr-CXR's reader boxes in the box schema: ``study_id, finding, source, x_min, y_min, x_max, y_max``.
+
+    The columns are :data:`cxreval.localization.schema.SOURCED_BOX_COLUMNS` (``source`` is the reader id),
+    so the table can be scored by ``cxreval localize`` (``--boxes vinbigdata-train.csv.gz``) and
+    :func:`cxreval.localization.evaluate.evaluate_heatmaps`.
 
     ``No finding`` rows carry no box and are not boxes; they are counted in the report as
     ``no finding (no box)``. Boxes with missing coordinates or non-positive width/height are dropped
@@ -197,7 +201,7 @@ def read_vindr_boxes(path: str | os.PathLike[str] | None = None, *,
         One row per box, in file order; ``res.report.dropped`` lists every row not returned.
     """
     p, df, codes = _load(path, cache_dir)
-    coords = df[["x_min", "y_min", "x_max", "y_max"]].apply(pd.to_numeric, errors="coerce").to_numpy(float)
+    coords = df[list(BOX_COORDS)].apply(pd.to_numeric, errors="coerce").to_numpy(float)
     nofind = codes == VINDR.index("No Finding")
     missing = ~np.isfinite(coords).all(axis=1)
     degenerate = ~missing & ((coords[:, 2] <= coords[:, 0]) | (coords[:, 3] <= coords[:, 1]))
@@ -209,11 +213,7 @@ def read_vindr_boxes(path: str | os.PathLike[str] | None = None, *,
     drop_idx = np.flatnonzero(~keep)
     dropped = pd.DataFrame({"row": drop_idx, "reason": reasons[drop_idx],
                             "value": df["class_name"].to_numpy(dtype=object)[drop_idx]})
-    boxes = pd.DataFrame({
-        "study_id": df["image_id"].to_numpy(dtype=object)[keep],
-        "finding": np.asarray(VINDR, dtype=object)[codes[keep]],
-        "source": df["rad_id"].to_numpy(dtype=object)[keep],
-        "x_min": coords[keep, 0], "y_min": coords[keep, 1],
-        "x_max": coords[keep, 2], "y_max": coords[keep, 3],
-    })
+    boxes = pd.DataFrame(dict(zip(SOURCED_BOX_COLUMNS, (
+        df["image_id"].to_numpy(dtype=object)[keep], np.asarray(VINDR, dtype=object)[codes[keep]],
+        df["rad_id"].to_numpy(dtype=object)[keep], *(coords[keep, j] for j in range(4))))))
     return ReadResult(boxes.reset_index(drop=True), ReadReport(str(p), len(df), int(keep.sum()), dropped=dropped))

@@ -2,7 +2,8 @@
 
 Estimators follow crowd-kit's API (hyper-parameters in the constructor; ``fit``, ``fit_predict``,
 ``fit_predict_proba``; fitted state in attributes ending in ``_``) on the long annotation table
-``study_id, reader, label`` (optionally ``finding``) with the 3-state labels ``NEG=0 / UNC=1 / POS=2``:
+``study_id, source, state`` (optionally ``finding``) with the 3-state labels ``NEG=0 / UNC=1 / POS=2``
+(:mod:`cxreval.fusion._base`; the sources fused are the *readers*):
 
 =========  =========================  ===================================================
 name       estimator                  rule
@@ -17,7 +18,9 @@ name       estimator                  rule
 =========  =========================  ===================================================
 
 Every estimator gives the same output for any order of the input rows, and the same output for the
-same ``rng``. :func:`fuse_label_table` runs several methods on a long label table (``cxreval fuse``).
+same ``rng``. :func:`fuse_label_table` runs several methods on a long label table and
+:func:`fuse_and_compare` also scores them against a reference source (``cxreval fuse``, the demo); both
+return a :class:`FusionResult`, which owns the files written (``FusionResult.FILES``, ``save(folder)``).
 
 Per-reader estimates on VinDr-CXR (a caveat, not reader skill)
 -------------------------------------------------------------
@@ -36,26 +39,37 @@ from ._base import (
     ANNOTATION_COLUMNS,
     STATES,
     BaseFusion,
-    FusionResult,
-    annotations_from_labels,
     encode_annotations,
-    fuse_label_table,
     get_fusion,
     list_fusion,
     register_fusion,
 )
 from .dawid_skene import DawidSkene
+from .label_table import annotations_from_labels, fuse_and_compare, fuse_label_table, fusion_agreement
 from .mace import MACE
 from .majority_vote import FuseAnd, FuseOr, MajorityVote
 from .neural import NeuralFusion, NeuralFusionPS, load_neural_fusion
+from .result import (
+    CONVERGENCE_COLUMNS,
+    FUSION_AGREEMENT_COLUMNS,
+    LABELS_FORMATS,
+    WARNING_COLUMNS,
+    FusionResult,
+)
 
 __all__ = [
     "ANNOTATION_COLUMNS",
     "STATES",
     "BaseFusion",
     "FusionResult",
+    "FUSION_AGREEMENT_COLUMNS",
+    "CONVERGENCE_COLUMNS",
+    "WARNING_COLUMNS",
+    "LABELS_FORMATS",
     "annotations_from_labels",
     "fuse_label_table",
+    "fuse_and_compare",
+    "fusion_agreement",
     "encode_annotations",
     "get_fusion",
     "list_fusion",

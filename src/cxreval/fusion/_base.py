@@ -1,15 +1,19 @@
 """Shared machinery of the label-fusion estimators: input validation and encoding, the estimator base
-class, the method registry and :func:`fuse_label_table` (fusion on the long label table).
+classes and the method registry. Fusion on a long label table is :mod:`cxreval.fusion.label_table`.
 
-The fusion input (the *annotation table*) is long, one row per ``(study_id, reader)`` and, optionally,
-``finding``:
+The fusion input (the *annotation table*) is long, one row per ``(study_id, source)`` and, optionally,
+``finding``, in the label vocabulary (:mod:`cxreval.labels.schema`):
 
 =========  ===============================================================
 study_id   str, the item a consensus label is derived for
-reader     str, who gave the label (a label source, a radiologist id)
+source     str, who gave the label (a reader: a radiologist id, a labeller)
 finding    str, optional; when present, items are ``(study_id, finding)``
-label      int, a :class:`~cxreval.labels.LabelState`: ``NEG=0``, ``UNC=1``, ``POS=2``
+state      a :class:`~cxreval.labels.LabelState` (code or name): ``NEG=0``, ``UNC=1``, ``POS=2``
 =========  ===============================================================
+
+crowd-kit's and earlier cxreval's ``reader`` / ``label`` columns are refused with a "did you mean"
+(:data:`cxreval.labels.schema.RENAMED_COLUMNS`). Inside the estimators the label sources being fused are
+called *readers* (``readers_``, ``--readers``): a role, the sources fused, not another name for ``source``.
 
 Every estimator encodes studies, findings and readers by their *sorted* unique values and sorts the
 annotations by ``(item, reader)`` before computing anything, so the output does not depend on the
@@ -18,28 +22,15 @@ order of the input rows (crowd-kit 1.4.2's MACE does: its reader parameters foll
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .._validation import did_you_mean
+from .._validation import check_columns, did_you_mean
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
-from ..labels import (
-    FINDING,
-    SOURCE,
-    STATE,
-    STATE_NAMES,
-    STUDY_ID,
-    LabelPolicy,
-    LabelState,
-    resolve_not_mentioned,
-)
+from ..labels import FINDING, SOURCE, STATE, STUDY_ID, LabelState, parse_states
 
 __all__ = [
     "pooling_groups",
@@ -49,16 +40,20 @@ __all__ = [
     "Annotations",
     "BaseFusion",
     "GroupedFusion",
+    "FIT_INFO_COLUMNS",
     "register_fusion",
     "get_fusion",
     "list_fusion",
     "encode_annotations",
-    "FusionResult",
-    "annotations_from_labels",
-    "fuse_label_table",
+    "parse_fused_states",
+    "check_float",
+    "store_params",
+    "label_series",
+    "proba_frame",
 ]
 
-ANNOTATION_COLUMNS: tuple[str, ...] = ("study_id", "reader", "label")
+ANNOTATION_COLUMNS: tuple[str, ...] = (STUDY_ID, SOURCE, STATE)
+"""Required columns of the annotation table (``finding`` optional); see the module docstring."""
 STATES: tuple[int, ...] = (int(LabelState.NEG), int(LabelState.UNC), int(LabelState.POS))
 """The label states fused: ``NEG=0``, ``UNC=1``, ``POS=2`` (:class:`cxreval.labels.LabelState`)."""
 N_STATES = 3
@@ -112,45 +107,43 @@ class Annotations:
 
 
 def encode_annotations(data: object, *, func: str, allow_finding: bool = True) -> Annotations:
-    """Validate an annotation table and encode it (see the module docstring).
+    """Validate an annotation table (columns :data:`ANNOTATION_COLUMNS`, optionally ``finding``) and encode it.
 
     Raises
     ------
     SchemaError
-        Not a DataFrame; a missing column; a missing id or label; a label outside ``{0, 1, 2}``
-        (names ``negative``/``uncertain``/``positive`` are accepted); one reader labelling one item twice.
+        Not a DataFrame; a missing column (``reader`` / ``label`` are refused with a "did you mean"); a
+        missing id or state; a state other than negative, uncertain, positive (names or the codes 0, 1, 2);
+        one source labelling one item twice.
     """
     where = f"the annotation table passed to {func}"
     if not isinstance(data, pd.DataFrame):
         raise SchemaError(f"{where} must be a pandas DataFrame with columns {list(ANNOTATION_COLUMNS)} "
-                          f"(and optionally 'finding'). Got {type(data).__name__} instead.")
-    missing = [c for c in ANNOTATION_COLUMNS if c not in data.columns]
-    if missing:
-        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {list(data.columns)}.")
+                          f"(and optionally {FINDING!r}). Got {type(data).__name__} instead.")
+    check_columns(data, ANNOTATION_COLUMNS, where=where)
     if len(data) == 0:
         raise SchemaError(f"{where} is empty; at least one annotation is needed.")
-    has_finding = allow_finding and "finding" in data.columns
-    id_cols = ["study_id", "reader"] + (["finding"] if has_finding else [])
-    for c in id_cols:
+    has_finding = allow_finding and FINDING in data.columns
+    for c in [STUDY_ID, SOURCE] + ([FINDING] if has_finding else []):
         na = data[c].isna().to_numpy()
         if na.any():
             i = int(np.flatnonzero(na)[0])
             raise SchemaError(f"Missing {c!r} in {where}, row {i}.")
-    label = _parse_labels(data["label"], where=where)
+    label = parse_fused_states(data[STATE], where=where)
     # factorize the string columns as they are (Arrow-backed strings stay in Arrow): ~2x faster at 5M rows
-    reader, readers = pd.factorize(data["reader"].astype(str), sort=True)
-    study_code, studies = pd.factorize(data["study_id"].astype(str), sort=True)
+    reader, readers = pd.factorize(data[SOURCE].astype(str), sort=True)
+    study_code, studies = pd.factorize(data[STUDY_ID].astype(str), sort=True)
     if has_finding:
-        fcode, findings = pd.factorize(data["finding"].astype(str), sort=True)
+        fcode, findings = pd.factorize(data[FINDING].astype(str), sort=True)
         pair = study_code.astype(np.int64) * len(findings) + fcode
         pairs, item = np.unique(pair, return_inverse=True)
         items = pd.MultiIndex.from_arrays([np.asarray(studies, dtype=object)[pairs // len(findings)],
                                            np.asarray(findings, dtype=object)[pairs % len(findings)]],
-                                          names=["study_id", "finding"])
+                                          names=[STUDY_ID, FINDING])
         item_finding = pairs % len(findings)
     else:
         item = study_code
-        items = pd.Index(np.asarray(studies, dtype=object), name="study_id")
+        items = pd.Index(np.asarray(studies, dtype=object), name=STUDY_ID)
         findings, item_finding = np.array([], dtype=str), None
     order = np.argsort(item.astype(np.int64) * len(readers) + reader, kind="stable")  # == lexsort((reader, item))
     item, reader, label = item[order], reader[order], label[order]
@@ -158,32 +151,62 @@ def encode_annotations(data: object, *, func: str, allow_finding: bool = True) -
     if dup.any():
         k = int(np.flatnonzero(dup)[0])
         rows = np.sort(order[k:k + 2]).tolist()
-        raise SchemaError(f"Reader {str(readers[reader[k]])!r} labels item {items[item[k]]!r} more than once in "
-                          f"{where} (rows {rows}); each reader gives at most one label per item.")
+        raise SchemaError(f"Source {str(readers[reader[k]])!r} labels item {items[item[k]]!r} more than once in "
+                          f"{where} (rows {rows}); each source gives at most one label per item.")
     return Annotations(items, tuple(str(r) for r in readers), item.astype(np.int64), reader.astype(np.int64),
                        label, item_finding, tuple(str(f) for f in findings))
 
 
-def _parse_labels(values: pd.Series, *, where: str) -> np.ndarray:
-    v = values.reset_index(drop=True)
-    if v.dtype == object or pd.api.types.is_string_dtype(v):
-        v = v.map(lambda x: STATE_NAMES.get(x.strip().lower(), x) if isinstance(x, str) else x)
-    num = pd.to_numeric(v, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    ok = np.isin(num, STATES)
-    if not ok.all():
-        i = int(np.flatnonzero(~ok)[0])
-        raise SchemaError(f"Label {values.iloc[i]!r} outside the states in {where}, row {i}, column 'label'; "
-                          f"expected 0 (negative), 1 (uncertain) or 2 (positive). Drop missing or "
+def parse_fused_states(values: pd.Series, *, where: str) -> np.ndarray:
+    """The states of ``values`` as codes ``0, 1, 2`` (names or codes, parsed by :func:`cxreval.labels.parse_states`).
+
+    Raises
+    ------
+    SchemaError
+        A value outside the states, a missing state or ``not_mentioned`` (naming the row): fusion needs one of
+        negative / uncertain / positive per annotation (:func:`~cxreval.fusion.annotations_from_labels` drops
+        or maps the others by the label policy).
+    """
+    codes = parse_states(values, where=where, column=STATE).to_numpy(dtype=np.int64, na_value=-2)
+    bad = np.flatnonzero(codes < 0)  # missing (-2) or not mentioned (-1)
+    if len(bad):
+        i = int(bad[0])
+        raise SchemaError(f"State {values.iloc[i]!r} outside the fused states in {where}, row {i}, column "
+                          f"{STATE!r}; expected 0 (negative), 1 (uncertain) or 2 (positive). Drop missing or "
                           f"not-mentioned labels before fusing.")
-    return num.astype(np.int64)
+    return codes
 
 
-def _label_series(items: pd.Index, labels: np.ndarray) -> pd.Series:
-    return pd.Series(labels.astype(np.int64), index=items.copy(), name="label")
+def label_series(items: pd.Index, labels: np.ndarray) -> pd.Series:
+    """The fused state of every item (an estimator's ``labels_``), named ``state``."""
+    return pd.Series(labels.astype(np.int64), index=items.copy(), name=STATE)
 
 
-def _proba_frame(items: pd.Index, proba: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame(proba, index=items.copy(), columns=pd.Index(list(STATES), name="label"))
+def proba_frame(items: pd.Index, proba: np.ndarray) -> pd.DataFrame:
+    """The probability of every state for every item (an estimator's ``probas_``), columns ``[0, 1, 2]``."""
+    return pd.DataFrame(proba, index=items.copy(), columns=pd.Index(list(STATES), name=STATE))
+
+
+def store_params(est: object, params: dict[str, object]) -> None:
+    """Store an estimator's constructor arguments (``locals()`` first thing in ``__init__``) as attributes of the
+    same names: hyper-parameters kept as given and checked when fitting (crowd-kit's and scikit-learn's rule)."""
+    for k, v in params.items():
+        if k not in ("self", "__class__"):
+            setattr(est, k, v)
+
+
+def check_float(value: object, *, name: str, func: str, minimum: float = 0.0, strict: bool = False,
+                allow_none: bool = False) -> float | None:
+    """A float hyper-parameter ``>= minimum`` (``> minimum`` when ``strict``; ``None`` allowed with
+    ``allow_none``), else :class:`~cxreval.exceptions.InvalidParameterError` naming it and ``func``."""
+    if value is None and allow_none:
+        return None
+    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+    if not ok or not (float(value) > minimum if strict else float(value) >= minimum):  # type: ignore[arg-type]
+        what = f"a float {'>' if strict else '>='} {minimum:g}"
+        raise InvalidParameterError(f"The {name!r} parameter of {func} must be {'None or ' if allow_none else ''}"
+                                    f"{what}. Got {value!r} instead.")
+    return float(value)  # type: ignore[arg-type]
 
 
 class BaseFusion:
@@ -196,7 +219,7 @@ class BaseFusion:
     name: str = ""
 
     def fit(self, data: pd.DataFrame) -> BaseFusion:
-        """Fit to an annotation table (columns ``study_id, reader, label`` [, ``finding``]); return self."""
+        """Fit to an annotation table (columns ``study_id, source, state`` [, ``finding``]); return self."""
         ann = encode_annotations(data, func=f"{type(self).__name__}.fit")
         self._fit(ann)
         return self
@@ -216,6 +239,12 @@ class BaseFusion:
         params = {k: v for k, v in vars(self).items() if not k.endswith("_") and not k.startswith("_")}
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
 
+
+FIT_INFO_COLUMNS: tuple[str, ...] = ("finding", "n_items", "n_annotations", "n_patterns", "n_iter", "log_likelihood",
+                                     "converged", "final_change")
+"""Columns of ``fit_info_`` of a :class:`GroupedFusion` (one row per fitted group)."""
+_FIT_INFO_TYPES = (("n_annotations", int), ("n_patterns", int), ("n_iter", int), ("log_likelihood", float),
+                   ("converged", bool), ("final_change", float))
 
 GroupMap = Callable[["GroupedFusion", Annotations, list[tuple[str, np.ndarray]], list[object]],
                     list[dict[str, np.ndarray]]]
@@ -244,13 +273,30 @@ class GroupedFusion(BaseFusion):
                    extra: object = None) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _assemble(self, ann: Annotations, groups: list[tuple[str, np.ndarray]],
-                  parts: list[dict[str, np.ndarray]]) -> None:  # pragma: no cover - abstract
+    def _group_tables(self, ann: Annotations, groups: list[tuple[str, np.ndarray]],
+                      parts: list[dict[str, np.ndarray]]) -> None:  # pragma: no cover - abstract
+        """Set the method's own fitted tables (confusion matrices, competences) from the parts."""
         raise NotImplementedError
 
+    def _assemble(self, ann: Annotations, groups: list[tuple[str, np.ndarray]],
+                  parts: list[dict[str, np.ndarray]]) -> None:
+        """Combine the groups' parts: ``labels_``, ``probas_``, ``fit_info_`` and the method's tables.
+
+        Every part holds ``classes`` (the states used), ``proba`` (items × classes), ``n_annotations``,
+        ``n_patterns``, ``n_iter``, ``log_likelihood``, ``converged`` and ``final_change``.
+        """
+        proba = np.zeros((ann.n_items, N_STATES))
+        info = []
+        for (name, items), part in zip(groups, parts):
+            proba[np.ix_(items, part["classes"])] = part["proba"]
+            info.append((name, len(items), *(t(part[k]) for k, t in _FIT_INFO_TYPES)))
+        self._set_labels(ann, proba)
+        self._group_tables(ann, groups, parts)
+        self.fit_info_ = pd.DataFrame(info, columns=list(FIT_INFO_COLUMNS))
+
     def _set_labels(self, ann: Annotations, proba: np.ndarray) -> None:
-        self.labels_ = _label_series(ann.items, proba.argmax(axis=1))
-        self.probas_ = _proba_frame(ann.items, proba)
+        self.labels_ = label_series(ann.items, proba.argmax(axis=1))
+        self.probas_ = proba_frame(ann.items, proba)
 
     def _fit(self, ann: Annotations, *, group_map: GroupMap | None = None) -> None:
         self._check_params()
@@ -298,270 +344,6 @@ def get_fusion(name: str) -> Callable[..., object]:
 def list_fusion() -> list[str]:
     """Names of the registered fusion methods, sorted."""
     return sorted(_REGISTRY)
-
-
-def _check_readers(table: pd.DataFrame, readers: Sequence[str], *, where: str) -> list[str]:
-    readers = [str(r) for r in readers]
-    if len(readers) < 2:
-        raise InvalidParameterError(f"Fusion needs at least two readers; got {readers}.")
-    if len(set(readers)) != len(readers):
-        raise InvalidParameterError(f"Readers {readers} repeat a name; give each reader once.")
-    present = set(table["source"].astype(str).unique())
-    absent = [r for r in readers if r not in present]
-    if absent:
-        raise SchemaError(f"Reader(s) {absent} are not sources of {where}; sources present: {sorted(present)}.")
-    return readers
-
-
-@dataclass(frozen=True)
-class FusionResult:
-    """Fused labels of several methods on a long label table, with the fitted estimators.
-
-    Attributes
-    ----------
-    labels : pandas.DataFrame
-        Long label table (``study_id, patient_id, finding, source, state``) of the fused labels only,
-        one source ``fused_<method>`` per method.
-    estimators : dict of str to object
-        The fitted estimator of each method (per-reader estimates live on them: ``errors_``,
-        ``competence_``).
-    readers : tuple of str
-        The sources fused.
-    n_items : int
-        (study, finding) items fused.
-    n_dropped : dict of str to int
-        Reader labels left out, by reason (``missing``, ``not_mentioned``).
-    n_items_partial : int
-        Items labelled by fewer readers than the most-read item (fused from the readers present).
-    readers_per_item : dict of int to int
-        Number of items by number of readers who labelled them (e.g. ``{3: 225000}`` on VinDr-CXR,
-        where each image has 3 of the 17 readers).
-    warnings : tuple of str
-        ``finding: method: ...`` for every state a method fused far more often than any reader uses it
-        (:func:`cxreval.fusion.diagnostics.overfused_states`); empty when none.
-    convergence : pandas.DataFrame or None
-        The stopping rule's outcome of every iterative fit: ``method, finding, n_items, n_patterns, n_iter,
-        converged, final_change`` (the estimators' ``fit_info_``); None when no method iterates.
-    """
-
-    labels: pd.DataFrame
-    estimators: dict[str, object]
-    readers: tuple[str, ...]
-    n_items: int
-    n_dropped: dict[str, int]
-    n_items_partial: int
-    readers_per_item: dict[int, int]
-    warnings: tuple[str, ...] = ()
-    convergence: pd.DataFrame | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        conv = None if self.convergence is None else [
-            {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
-            for r in self.convergence.to_dict(orient="records")]
-        return {"methods": list(self.estimators), "readers": list(self.readers), "n_items": self.n_items,
-                "n_dropped": dict(self.n_dropped), "n_items_partial": self.n_items_partial,
-                "readers_per_item": {str(k): v for k, v in self.readers_per_item.items()},
-                "n_labels": int(len(self.labels)), "warnings": list(self.warnings), "convergence": conv}
-
-
-def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None = None,
-                            not_mentioned: str | LabelPolicy = "negative", where: str = "label table"
-                            ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """The annotation table (``study_id, finding, reader, label``) of ``readers`` in a long label table.
-
-    Missing states are dropped; ``NOT_MENTIONED`` becomes negative (``not_mentioned='negative'``, CheXpert
-    practice) or is dropped (``'exclude'``). Returns the table and the number of labels dropped per reason.
-    """
-    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_label_table").not_mentioned
-    readers = _check_readers(labels, readers, where=where)
-    sub = labels[labels[SOURCE].isin(readers)]
-    if findings is not None:
-        absent = [f for f in findings if f not in set(sub["finding"])]
-        if absent:
-            raise SchemaError(f"Finding(s) {absent} are not labelled by the readers {readers} in {where}.")
-        sub = sub[sub["finding"].isin(list(findings))]
-    codes = sub[STATE].astype("Int8").to_numpy(dtype=float, na_value=np.nan)
-    missing = np.isnan(codes)
-    codes, nm = resolve_not_mentioned(codes, not_mentioned=not_mentioned, func="fuse_label_table")
-    dropped = {"missing": int(missing.sum())}
-    if not_mentioned == "exclude":
-        dropped["not_mentioned"] = int(nm.sum())
-        keep = ~missing & ~nm
-    else:
-        keep = ~missing
-    lab = codes[keep]
-    ann = pd.DataFrame({STUDY_ID: sub[STUDY_ID].to_numpy()[keep], FINDING: sub[FINDING].to_numpy()[keep],
-                        "reader": sub[SOURCE].to_numpy()[keep], "label": lab.astype(np.int64)})
-    return ann, dropped
-
-
-def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
-                     adjudicated: str | None = None, findings: Sequence[str] | None = None,
-                     not_mentioned: str | LabelPolicy = "negative", rng: object = 0,
-                     params: dict[str, dict[str, object]] | None = None,
-                     fitted: dict[str, object] | None = None, executor: object = None,
-                     spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
-    """Fuse the labels of ``readers`` in a long label table with each of ``methods``.
-
-    Parameters
-    ----------
-    labels : pandas.DataFrame
-        Long label table (``study_id, [patient_id,] finding, source, state``).
-    readers : sequence of str
-        The sources to fuse (at least two).
-    methods : sequence of str
-        Registered method names (:func:`list_fusion`), e.g. ``['mv', 'or', 'and', 'ds', 'mace']``.
-    adjudicated : str, optional
-        A reference source; required by the supervised methods (``nn``, ``nn_ps``), which are trained on it.
-    findings : sequence of str, optional
-        Findings to fuse (default: every finding the readers label): canonical names, aliases
-        (``Pleural effusion``) or vocabulary names (``xqa_selected``), as for :func:`~cxreval.agreement.agreement_table`.
-    not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
-        What a reader's ``NOT_MENTIONED`` becomes (a :class:`~cxreval.labels.LabelPolicy` gives its
-        ``not_mentioned``).
-    rng : None, int or Generator, default=0
-        Seed of the randomised methods (one generator, used in method order).
-    params : dict, optional
-        ``{method: {parameter: value}}`` passed to the estimators' constructors.
-    fitted : dict, optional
-        ``{method: estimator}`` of already fitted supervised models (e.g. :func:`load_neural_fusion`) applied
-        with ``predict`` instead of being trained (a model trained on one dataset applied to another); their
-        methods must not also be in ``methods``.
-    executor : str or object, optional
-        An executor spec (``'process:2'``, ``'dask://HOST:PORT'``; opened and closed here) or an open executor
-        (``cxreval.executor.open_executor(spec)``, anything with ``map(func, items)`` returning results in
-        order) that fits the groups of Dawid-Skene and MACE (one per finding) in parallel; the other methods
-        run here. Results are identical to the serial fit byte for byte.
-    spill_dir : path, optional
-        Folder for the per-group arrays the executor's workers read (:mod:`cxreval.fusion._spill`; default a
-        temporary folder, removed at the end). On a multi-machine cluster it must be on storage every worker
-        sees under the same path.
-
-    Returns
-    -------
-    res : FusionResult
-
-    Raises
-    ------
-    SchemaError
-        A reader or the adjudicated source absent from the table; a finding not labelled.
-    InvalidParameterError
-        Fewer than two readers; an unknown method; a supervised method without ``adjudicated``.
-    """
-    from .._validation import normalize_rng
-    from ..agreement.pairs import expand_findings
-
-    methods = list(dict.fromkeys(methods))
-    unknown = [m for m in methods if m not in _REGISTRY]
-    if unknown:
-        hint = "".join(did_you_mean(str(m), _REGISTRY, n=2) for m in unknown)
-        raise UnknownNameError(f"Unknown fusion method(s) {unknown}; available: {list_fusion()}.{hint}")
-    fitted = dict(fitted or {})
-    both = [m for m in fitted if m in methods]
-    if both:
-        raise InvalidParameterError(f"Fusion method(s) {both} are given both as fitted models and as methods to "
-                                    f"train; the fused sources would collide (fused_{both[0]}).")
-    for m, est in fitted.items():
-        if not callable(getattr(est, "predict", None)) or not hasattr(est, "readers_"):
-            raise InvalidParameterError(f"The fitted model given for {m!r} is not a fitted estimator with predict "
-                                        f"(got {type(est).__name__}).")
-    if not methods and not fitted:
-        raise InvalidParameterError(f"No fusion method given; available: {list_fusion()}.")
-    ann, dropped = annotations_from_labels(labels, readers, findings=expand_findings(findings),
-                                           not_mentioned=not_mentioned)
-    if ann.empty:
-        raise SchemaError(f"The readers {list(readers)} have no label in the states negative/uncertain/positive.")
-    y = None
-    if adjudicated is not None:
-        if adjudicated not in set(labels["source"].astype(str)):
-            raise SchemaError(f"Adjudicated source {adjudicated!r} is not in the label table; sources present: "
-                              f"{sorted(labels['source'].astype(str).unique())}.")
-        ref = labels[(labels["source"] == adjudicated)]
-        st = ref["state"].astype("Int8")
-        ok = st.notna().to_numpy() & (st != LabelState.NOT_MENTIONED).fillna(False).to_numpy()
-        y = pd.DataFrame({"study_id": ref["study_id"].to_numpy()[ok], "finding": ref["finding"].to_numpy()[ok],
-                          "label": st.to_numpy(dtype=np.int64, na_value=0)[ok]})
-
-    for m in methods:
-        if getattr(_REGISTRY[m], "supervised", False) and y is None:
-            raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
-                                        f"(--adjudicated) it is trained on.")
-    gen = normalize_rng(rng)
-    params = params or {}
-    estimators: dict[str, object] = {}
-    fused: list[pd.DataFrame] = []
-    warnings: list[str] = []
-    by_finding = {f: g for f, g in ann.groupby("finding", sort=True)}
-    enc = encode_annotations(ann, func="fuse_label_table")  # once for every unsupervised method
-    with contextlib.ExitStack() as stack:
-        group_map = None
-        if isinstance(executor, str):  # a spec: opened here, closed at the end
-            from ..executor import open_executor
-
-            executor = None if executor == "serial" else stack.enter_context(open_executor(executor))
-        if executor is not None:
-            from ._spill import executor_group_map
-
-            if spill_dir is None:
-                spill_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="cxreval-fuse-spill-"))
-            group_map = executor_group_map(executor, Path(spill_dir))
-        for m in methods + list(fitted):
-            if m in fitted:
-                est = fitted[m]
-                lab = est.predict(ann)  # type: ignore[attr-defined]
-            else:
-                cls = _REGISTRY[m]
-                kw = dict(params.get(m, {}))
-                if "rng" in _init_params(cls):
-                    kw.setdefault("rng", gen)
-                est = cls(**kw)
-                if getattr(cls, "supervised", False):
-                    lab = est.fit_predict(ann, y)  # type: ignore[attr-defined]
-                elif isinstance(est, GroupedFusion):
-                    est._fit(enc, group_map=group_map)
-                    lab = est.labels_  # type: ignore[attr-defined]
-                else:
-                    est._fit(enc)  # type: ignore[attr-defined]
-                    lab = est.labels_  # type: ignore[attr-defined]
-            estimators[m] = est
-            _collect(m, est, lab, by_finding, fused, warnings)
-    del enc
-    out = pd.concat(fused, ignore_index=True)
-    if "patient_id" in labels.columns:
-        pmap = labels.drop_duplicates("study_id").set_index("study_id")["patient_id"]
-        out.insert(1, "patient_id", pmap.reindex(out["study_id"]).to_numpy())
-    else:
-        out.insert(1, "patient_id", pd.NA)
-    out["state"] = pd.array(out["state"].to_numpy(), dtype="Int8")
-    per_item = ann.groupby(["study_id", "finding"]).size()
-    n_partial = int((per_item < per_item.max()).sum())
-    hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}  # type: ignore[call-overload]
-    infos = [getattr(e, "fit_info_", None) for e in estimators.values()]
-    conv = None
-    if any(i is not None for i in infos):
-        cols = ["method", "finding", "n_items", "n_patterns", "n_iter", "converged", "final_change"]
-        conv = pd.concat([i.assign(method=m)[cols] for m, i in zip(estimators, infos) if i is not None],
-                         ignore_index=True)
-    return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial,
-                        hist, tuple(warnings), conv)
-
-
-def _collect(m: str, est: object, lab: pd.Series, by_finding: dict[str, pd.DataFrame], fused: list[pd.DataFrame],
-             warnings: list[str]) -> None:
-    """Append method ``m``'s fused labels (long) to ``fused`` and its over-fusion warnings to ``warnings``."""
-    from .diagnostics import overfused_states
-
-    fin = lab.index.get_level_values("finding")
-    for f, g in by_finding.items():
-        warnings += [f"{f}: {w}" for w in overfused_states(g, lab[fin == f], method=m)]
-    fused.append(pd.DataFrame({"study_id": lab.index.get_level_values("study_id"), "finding": fin,
-                               "source": f"fused_{m}", "state": lab.to_numpy()}))
-
-
-def _init_params(cls: object) -> set[str]:
-    import inspect
-
-    return set(inspect.signature(cls.__init__).parameters)  # type: ignore[misc]
 
 
 def pooling_groups(ann: Annotations, pooling: str) -> list[tuple[str, np.ndarray]]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AnswerPatterns", "answer_patterns"]
+__all__ = ["AnswerPatterns", "answer_patterns", "group_patterns"]
 
 
 @dataclass(frozen=True)
@@ -82,3 +82,12 @@ def answer_patterns(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_i
     order = np.lexsort((p_reader, p_item))
     return AnswerPatterns(p_item[order], p_reader[order], p_label[order], counts.astype(np.float64),
                           inverse.reshape(-1).astype(np.int64))
+
+
+def group_patterns(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int
+                   ) -> tuple[np.ndarray, AnswerPatterns]:
+    """The states a group uses (``classes``, sorted) and its answer patterns with labels re-coded
+    ``0 .. len(classes)-1`` (the state space of a Dawid-Skene or MACE fit is the states used)."""
+    classes = np.unique(label)
+    lab = np.searchsorted(classes, label)
+    return classes, answer_patterns(item, reader, lab, n_items, n_readers, len(classes))

@@ -70,8 +70,8 @@ Examples
 --------
 >>> import pandas as pd
 >>> d = pd.DataFrame({"study_id": ["s1"] * 3 + ["s2"] * 3 + ["s3"] * 3,
-...                   "reader": ["A", "B", "C"] * 3,
-...                   "label": [2, 2, 0, 0, 0, 0, 2, 2, 2]})
+...                   "source": ["A", "B", "C"] * 3,
+...                   "state": [2, 2, 0, 0, 0, 0, 2, 2, 2]})
 >>> DawidSkene().fit_predict(d).tolist()
 [2, 0, 2]
 """
@@ -82,17 +82,14 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_positive_int
-from ..exceptions import InvalidParameterError
-from ._base import (
-    N_STATES,
-    STATES,
-    Annotations,
-    GroupedFusion,
-    register_fusion,
-)
-from ._patterns import answer_patterns
+from ..labels import FINDING, SOURCE
+from ._base import STATES, Annotations, GroupedFusion, check_float, register_fusion, store_params
+from ._patterns import group_patterns
 
-__all__ = ["DawidSkene", "dawid_skene_em"]
+__all__ = ["DawidSkene", "dawid_skene_em", "ERRORS_COLUMNS"]
+
+ERRORS_COLUMNS: tuple[str, ...] = (FINDING, SOURCE, "true_state", "observed_state", "probability", "weight")
+"""Columns of :attr:`DawidSkene.errors_` (``ds_confusion.csv``)."""
 
 
 def dawid_skene_em(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int,
@@ -190,9 +187,10 @@ class DawidSkene(GroupedFusion):
         Estimated prior per fitted group (index ``finding``; ``'*'`` for a joint or finding-less fit) ×
         ``[0, 1, 2]``.
     errors_ : pandas.DataFrame
-        Long table ``finding, reader, true_label, observed_label, probability, weight``: the confusion
-        matrices; ``weight`` is the expected number of items of ``true_label`` the reader labelled
-        (a row with weight 0 is uniform by convention).
+        Long table ``finding, source, true_state, observed_state, probability, weight``
+        (:data:`ERRORS_COLUMNS`): the confusion matrix of every reader (``source``); ``weight`` is the
+        expected number of items of ``true_state`` the reader labelled (a row with weight 0 is uniform by
+        convention).
     log_likelihood_history_ : dict of str to ndarray
         True log-likelihood after each EM iteration, per group.
     fit_info_ : pandas.DataFrame
@@ -203,27 +201,18 @@ class DawidSkene(GroupedFusion):
 
     def __init__(self, *, n_iter: int = 500, tol: float = 1e-9, pooling: str = "finding",
                  init_smoothing: float = 0.01) -> None:
-        self.n_iter = n_iter
-        self.tol = tol
-        self.pooling = pooling
-        self.init_smoothing = init_smoothing
+        store_params(self, locals())
 
     def _check_params(self) -> None:
         check_positive_int(self.n_iter, name="n_iter", func="DawidSkene")
-        if isinstance(self.tol, bool) or not isinstance(self.tol, (int, float)) or not self.tol >= 0:
-            raise InvalidParameterError(f"The 'tol' parameter of DawidSkene must be a float >= 0. Got {self.tol!r} instead.")
+        check_float(self.tol, name="tol", func="DawidSkene")
         check_choice(self.pooling, ("finding", "joint"), name="pooling", func="DawidSkene")
-        v = self.init_smoothing
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
-            raise InvalidParameterError(f"The 'init_smoothing' parameter of DawidSkene must be a float >= 0. "
-                                        f"Got {v!r} instead.")
+        check_float(self.init_smoothing, name="init_smoothing", func="DawidSkene")
 
     def _fit_group(self, item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int,
                    extra: object = None) -> dict[str, np.ndarray]:
-        classes = np.unique(label)
-        lab = np.searchsorted(classes, label)
+        classes, pat = group_patterns(item, reader, label, n_items, n_readers)
         K = len(classes)
-        pat = answer_patterns(item, reader, lab, n_items, n_readers, K)
         init = np.bincount(pat.item * K + pat.label, minlength=pat.n_patterns * K).reshape(-1, K).astype(np.float64)
         init += self.init_smoothing
         init /= init.sum(axis=1, keepdims=True)
@@ -232,32 +221,25 @@ class DawidSkene(GroupedFusion):
         w_ann = pat.weight[pat.item]
         weight = np.stack([np.bincount(pat.reader, weights=T[pat.item, k] * w_ann, minlength=n_readers)
                            for k in range(K)], axis=1)
+        change = float(hist[-1] - hist[-2]) / n_items if len(hist) > 1 else float("nan")
         return {"classes": classes, "proba": T[pat.inverse], "prior": prior, "errors": err, "weight": weight,
                 "history": hist, "converged": np.bool_(conv), "seen": np.unique(reader),
-                "n_annotations": np.int64(len(item)), "n_patterns": np.int64(pat.n_patterns)}
+                "n_annotations": np.int64(len(item)), "n_patterns": np.int64(pat.n_patterns),
+                "n_iter": np.int64(len(hist)), "log_likelihood": np.float64(hist[-1]), "final_change": change}
 
-    def _assemble(self, ann: Annotations, groups: list[tuple[str, np.ndarray]], parts: list[dict[str, np.ndarray]]
-                  ) -> None:
-        proba = np.zeros((ann.n_items, N_STATES))
-        priors, errors, info, history = {}, [], [], {}
-        for (name, items), part in zip(groups, parts):
-            classes, err, weight, hist = part["classes"], part["errors"], part["weight"], part["history"]
-            proba[np.ix_(items, classes)] = part["proba"]
-            p = np.zeros(N_STATES)
+    def _group_tables(self, ann: Annotations, groups: list[tuple[str, np.ndarray]],
+                      parts: list[dict[str, np.ndarray]]) -> None:
+        priors, errors, history = {}, [], {}
+        for (name, _), part in zip(groups, parts):
+            classes, err, weight = part["classes"], part["errors"], part["weight"]
+            p = np.zeros(len(STATES))
             p[classes] = part["prior"]
             priors[name] = p
             for j in part["seen"]:
                 for a, k in enumerate(classes):
                     for b, m in enumerate(classes):
                         errors.append((name, ann.readers[j], int(k), int(m), float(err[j, a, b]), float(weight[j, a])))
-            history[name] = hist
-            change = float(hist[-1] - hist[-2]) / len(items) if len(hist) > 1 else float("nan")
-            info.append((name, len(items), int(part["n_annotations"]), int(part["n_patterns"]), len(hist),
-                         float(hist[-1]), bool(part["converged"]), change))
-        self._set_labels(ann, proba)
-        self.priors_ = pd.DataFrame.from_dict(priors, orient="index", columns=list(STATES)).rename_axis("finding")
-        self.errors_ = pd.DataFrame(errors, columns=["finding", "reader", "true_label", "observed_label",
-                                                     "probability", "weight"])
+            history[name] = part["history"]
+        self.priors_ = pd.DataFrame.from_dict(priors, orient="index", columns=list(STATES)).rename_axis(FINDING)
+        self.errors_ = pd.DataFrame(errors, columns=list(ERRORS_COLUMNS))
         self.log_likelihood_history_ = history
-        self.fit_info_ = pd.DataFrame(info, columns=["finding", "n_items", "n_annotations", "n_patterns", "n_iter",
-                                                     "log_likelihood", "converged", "final_change"])

@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._validation import check_columns
 from ..exceptions import InvalidParameterError
+from ..labels import SOURCE, STATE
 
 __all__ = ["state_share_ratios", "overfused_states", "OVERFUSED_FACTOR", "OVERFUSED_MIN_SHARE", "RULE_METHODS"]
 
@@ -31,7 +33,7 @@ def state_share_ratios(annotations: pd.DataFrame, fused: pd.Series) -> pd.DataFr
     Parameters
     ----------
     annotations : pandas.DataFrame
-        The annotation table (``study_id, reader, label`` and optionally ``finding``).
+        The annotation table (``study_id, source, state`` and optionally ``finding``; states as codes 0, 1, 2).
     fused : pandas.Series
         The fused label of each item (an estimator's ``labels_`` / ``fit_predict`` output).
 
@@ -44,20 +46,17 @@ def state_share_ratios(annotations: pd.DataFrame, fused: pd.Series) -> pd.DataFr
     Examples
     --------
     >>> import pandas as pd
-    >>> ann = pd.DataFrame({"study_id": ["a", "a", "b", "b"], "reader": ["r1", "r2"] * 2, "label": [0, 1, 2, 2]})
+    >>> ann = pd.DataFrame({"study_id": ["a", "a", "b", "b"], "source": ["r1", "r2"] * 2, "state": [0, 1, 2, 2]})
     >>> state_share_ratios(ann, pd.Series([1, 2], index=["a", "b"])).to_dict("records")[1]
     {'state': 1, 'fused_share': 0.5, 'reader_max_share': 0.5, 'ratio': 1.0}
     """
     if not isinstance(annotations, pd.DataFrame):
-        raise InvalidParameterError(f"state_share_ratios: 'annotations' must be a DataFrame with columns 'reader' and "
-                                    f"'label'. Got {type(annotations).__name__}.")
-    for col in ("reader", "label"):
-        if col not in annotations.columns:
-            raise InvalidParameterError(f"state_share_ratios: the annotation table has no {col!r} column; "
-                                        f"columns: {list(annotations.columns)}.")
+        raise InvalidParameterError(f"state_share_ratios: 'annotations' must be a DataFrame with columns {SOURCE!r} and "
+                                    f"{STATE!r}. Got {type(annotations).__name__}.")
+    check_columns(annotations, (SOURCE, STATE), where="the annotation table passed to state_share_ratios")
     if len(fused) == 0:
         raise InvalidParameterError("state_share_ratios: no fused labels.")
-    use = annotations.groupby("reader")["label"].value_counts(normalize=True).unstack(fill_value=0.0)
+    use = annotations.groupby(SOURCE)[STATE].value_counts(normalize=True).unstack(fill_value=0.0)
     fshare = pd.Series(np.asarray(fused)).value_counts(normalize=True)
     states = sorted(set(int(s) for s in use.columns) | set(int(s) for s in fshare.index))
     rows = []

@@ -66,8 +66,8 @@ Examples
 --------
 >>> import pandas as pd
 >>> d = pd.DataFrame({"study_id": ["s1"] * 3 + ["s2"] * 3 + ["s3"] * 3 + ["s4"] * 3,
-...                   "reader": ["A", "B", "C"] * 4,
-...                   "label": [2, 2, 0, 0, 0, 0, 2, 2, 2, 0, 0, 2]})
+...                   "source": ["A", "B", "C"] * 4,
+...                   "state": [2, 2, 0, 0, 0, 0, 2, 2, 2, 0, 0, 2]})
 >>> MACE(rng=0).fit_predict(d).tolist()
 [2, 0, 2, 0]
 """
@@ -80,15 +80,16 @@ from scipy.special import digamma
 
 from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError
-from ._base import (
-    N_STATES,
-    Annotations,
-    GroupedFusion,
-    register_fusion,
-)
-from ._patterns import answer_patterns
+from ..labels import FINDING, SOURCE, STATE
+from ._base import Annotations, GroupedFusion, check_float, register_fusion, store_params
+from ._patterns import group_patterns
 
-__all__ = ["MACE", "mace_fit", "mace_starts"]
+__all__ = ["MACE", "mace_fit", "mace_starts", "COMPETENCE_COLUMNS", "SPAMMING_COLUMNS"]
+
+COMPETENCE_COLUMNS: tuple[str, ...] = (FINDING, SOURCE, "competence", "n_annotations")
+"""Columns of :attr:`MACE.competence_` (``mace_competence.csv``)."""
+SPAMMING_COLUMNS: tuple[str, ...] = (FINDING, SOURCE, STATE, "probability")
+"""Columns of :attr:`MACE.spamming_`."""
 
 
 def _e_step(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, K: int,
@@ -259,9 +260,10 @@ class MACE(GroupedFusion):
     probas_ : pandas.DataFrame
         Posterior of each state, items × ``[0, 1, 2]``.
     competence_ : pandas.DataFrame
-        ``finding, reader, competence, n_annotations``: the knowing parameter ``θ_j`` of each reader.
+        ``finding, source, competence, n_annotations`` (:data:`COMPETENCE_COLUMNS`): the knowing parameter
+        ``θ_j`` of each reader (``source``).
     spamming_ : pandas.DataFrame
-        ``finding, reader, label, probability``: the spamming distributions ``ξ_j``.
+        ``finding, source, state, probability`` (:data:`SPAMMING_COLUMNS`): the spamming distributions ``ξ_j``.
     log_likelihoods_ : dict of str to ndarray
         Final marginal log-likelihood of each restart, per group (``'*'`` when not per finding).
     fit_info_ : pandas.DataFrame
@@ -273,28 +275,16 @@ class MACE(GroupedFusion):
     def __init__(self, *, n_restarts: int = 10, n_iter: int = 50, method: str = "vb", alpha: float = 0.5,
                  beta: float = 0.5, smoothing: float | None = None, pooling: str = "finding",
                  tol: float | None = None, rng: object = None) -> None:
-        self.n_restarts = n_restarts
-        self.n_iter = n_iter
-        self.method = method
-        self.alpha = alpha
-        self.beta = beta
-        self.smoothing = smoothing
-        self.pooling = pooling
-        self.tol = tol
-        self.rng = rng
+        store_params(self, locals())
 
     def _check_params(self) -> None:
         check_positive_int(self.n_restarts, name="n_restarts", func="MACE")
         check_positive_int(self.n_iter, name="n_iter", func="MACE", minimum=0)
         check_choice(self.method, ("vb", "em"), name="method", func="MACE")
         check_choice(self.pooling, ("finding", "joint"), name="pooling", func="MACE")
-        for name in ("alpha", "beta") + (("smoothing",) if self.smoothing is not None else ()):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-                raise InvalidParameterError(f"The '{name}' parameter of MACE must be a float > 0. Got {v!r} instead.")
-        t = self.tol
-        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not t >= 0):
-            raise InvalidParameterError(f"The 'tol' parameter of MACE must be None or a float >= 0. Got {t!r} instead.")
+        for name in ("alpha", "beta", "smoothing"):
+            check_float(getattr(self, name), name=name, func="MACE", strict=True, allow_none=name == "smoothing")
+        check_float(self.tol, name="tol", func="MACE", allow_none=True)
         self._gen = normalize_rng(self.rng)
 
     def _draws(self, groups: list[tuple[str, np.ndarray]], subs: list[Annotations]) -> list[object]:
@@ -302,38 +292,30 @@ class MACE(GroupedFusion):
 
     def _fit_group(self, item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int,
                    extra: object = None) -> dict[str, np.ndarray]:
-        classes = np.unique(label)
+        classes, pat = group_patterns(item, reader, label, n_items, n_readers)
         K = len(classes)
-        lab = np.searchsorted(classes, label)
         smoothing = 0.01 / K if self.smoothing is None else float(self.smoothing)
-        pat = answer_patterns(item, reader, lab, n_items, n_readers, K)
         post, spam, strategy, ll, n_iters, changes, r = mace_fit(
             pat.item, pat.reader, pat.label, pat.n_patterns, n_readers, K, n_restarts=self.n_restarts,
             n_iter=self.n_iter, method=self.method, alpha=float(self.alpha), beta=float(self.beta),
             smoothing=smoothing, starts=extra, weight=pat.weight,  # type: ignore[arg-type]
             tol=None if self.tol is None else float(self.tol))
+        n_ann = np.bincount(reader, minlength=n_readers)
         return {"classes": classes, "proba": post[pat.inverse], "spam": spam, "strategy": strategy, "ll": ll,
-                "n_ann": np.bincount(reader, minlength=n_readers), "n_iter": n_iters[r], "change": changes[r],
+                "n_ann": n_ann, "n_iter": n_iters[r], "final_change": changes[r],
                 "converged": np.bool_(self.tol is not None and n_iters[r] < self.n_iter),
-                "n_patterns": np.int64(pat.n_patterns)}
+                "n_patterns": np.int64(pat.n_patterns), "n_annotations": n_ann.sum(), "log_likelihood": ll.max()}
 
-    def _assemble(self, ann: Annotations, groups: list[tuple[str, np.ndarray]], parts: list[dict[str, np.ndarray]]
-                  ) -> None:
-        proba = np.zeros((ann.n_items, N_STATES))
-        comp, spam_rows, lls, info = [], [], {}, []
-        for (name, items), part in zip(groups, parts):
+    def _group_tables(self, ann: Annotations, groups: list[tuple[str, np.ndarray]],
+                      parts: list[dict[str, np.ndarray]]) -> None:
+        comp, spam_rows, lls = [], [], {}
+        for (name, _), part in zip(groups, parts):
             classes, spam, strategy, n_ann = part["classes"], part["spam"], part["strategy"], part["n_ann"]
-            proba[np.ix_(items, classes)] = part["proba"]
             for j in np.flatnonzero(n_ann):
                 comp.append((name, ann.readers[j], float(spam[j, 1]), int(n_ann[j])))
                 for a, k in enumerate(classes):
                     spam_rows.append((name, ann.readers[j], int(k), float(strategy[j, a])))
             lls[name] = part["ll"]
-            info.append((name, len(items), int(n_ann.sum()), int(part["n_patterns"]), int(part["n_iter"]),
-                         float(part["ll"].max()), bool(part["converged"]), float(part["change"])))
-        self._set_labels(ann, proba)
-        self.competence_ = pd.DataFrame(comp, columns=["finding", "reader", "competence", "n_annotations"])
-        self.spamming_ = pd.DataFrame(spam_rows, columns=["finding", "reader", "label", "probability"])
+        self.competence_ = pd.DataFrame(comp, columns=list(COMPETENCE_COLUMNS))
+        self.spamming_ = pd.DataFrame(spam_rows, columns=list(SPAMMING_COLUMNS))
         self.log_likelihoods_ = lls
-        self.fit_info_ = pd.DataFrame(info, columns=["finding", "n_items", "n_annotations", "n_patterns", "n_iter",
-                                                     "log_likelihood", "converged", "final_change"])

@@ -26,7 +26,7 @@ Examples
 --------
 >>> import pandas as pd
 >>> d = pd.DataFrame({"study_id": ["s1", "s1", "s2", "s2", "s3", "s3"],
-...                   "reader": ["A", "B"] * 3, "label": [0, 2, 1, 2, 0, 0]})
+...                   "source": ["A", "B"] * 3, "state": [0, 2, 1, 2, 0, 0]})
 >>> MajorityVote().fit_predict(d).tolist()
 [1, 1, 0]
 >>> FuseOr().fit_predict(d).tolist()
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import N_STATES, Annotations, BaseFusion, _label_series, _proba_frame, register_fusion
+from ._base import N_STATES, Annotations, BaseFusion, label_series, proba_frame, register_fusion
 
 __all__ = ["MajorityVote", "FuseOr", "FuseAnd", "vote_counts"]
 
@@ -71,46 +71,42 @@ class MajorityVote(BaseFusion):
         tie = is_top.sum(axis=1) > 1
         labels = np.where(tie, 1, counts.argmax(axis=1))
         self.n_ties_ = int(tie.sum())
-        self.labels_ = _label_series(ann.items, labels)
-        self.probas_ = _proba_frame(ann.items, counts / counts.sum(axis=1, keepdims=True))
+        self.labels_ = label_series(ann.items, labels)
+        self.probas_ = proba_frame(ann.items, counts / counts.sum(axis=1, keepdims=True))
 
 
 class _ExtremeRule(BaseFusion):
+    """The largest (FUSE_OR) or smallest (FUSE_AND) state among an item's readers.
+
+    Attributes
+    ----------
+    labels_ : pandas.Series
+        Fused state per item.
+    probas_ : pandas.DataFrame
+        One-hot fused state, items × ``[0, 1, 2]``.
+    """
+
     _reduce = staticmethod(np.maximum)
 
     def _fit(self, ann: Annotations) -> None:
         init = -1 if self._reduce is np.maximum else N_STATES
         out = np.full(ann.n_items, init, dtype=np.int64)
         self._reduce.at(out, ann.item, ann.label)  # type: ignore[attr-defined]
-        self.labels_ = _label_series(ann.items, out)
-        self.probas_ = _proba_frame(ann.items, np.eye(N_STATES)[out])
+        self.labels_ = label_series(ann.items, out)
+        self.probas_ = proba_frame(ann.items, np.eye(N_STATES)[out])
 
 
 @register_fusion("or")
 class FuseOr(_ExtremeRule):
-    """FUSE_OR: the largest state among the readers (any positive → positive).
-
-    Attributes
-    ----------
-    labels_ : pandas.Series
-        Fused state per item.
-    probas_ : pandas.DataFrame
-        One-hot fused state, items × ``[0, 1, 2]``.
-    """
+    """FUSE_OR: the largest state among the readers (any positive → positive); ``labels_`` and the one-hot
+    ``probas_`` as for every rule (see the module docstring)."""
 
     _reduce = staticmethod(np.maximum)
 
 
 @register_fusion("and")
 class FuseAnd(_ExtremeRule):
-    """FUSE_AND: the smallest state among the readers (positive only if all are positive).
-
-    Attributes
-    ----------
-    labels_ : pandas.Series
-        Fused state per item.
-    probas_ : pandas.DataFrame
-        One-hot fused state, items × ``[0, 1, 2]``.
-    """
+    """FUSE_AND: the smallest state among the readers (positive only if all are positive); ``labels_`` and
+    the one-hot ``probas_`` as for every rule (see the module docstring)."""
 
     _reduce = staticmethod(np.minimum)

@@ -35,11 +35,11 @@ Examples
 >>> truth = rng.integers(0, 3, 200)
 >>> rows = [(f"s{i}", "Atelectasis", r, int(t if rng.random() < .8 else rng.integers(0, 3)))
 ...         for i, t in enumerate(truth) for r in ("A", "B")]
->>> data = pd.DataFrame(rows, columns=["study_id", "finding", "reader", "label"])
->>> ref = pd.DataFrame({"study_id": [f"s{i}" for i in range(200)], "finding": "Atelectasis", "label": truth})
+>>> data = pd.DataFrame(rows, columns=["study_id", "finding", "source", "state"])
+>>> ref = pd.DataFrame({"study_id": [f"s{i}" for i in range(200)], "finding": "Atelectasis", "state": truth})
 >>> nn = NeuralFusion(rng=0).fit(data, ref)
 >>> fused = nn.fit_predict(data, ref)                 # out-of-fold, indexed (study_id, finding)
->>> y = ref.set_index(["study_id", "finding"])["label"].reindex(fused.index)
+>>> y = ref.set_index(["study_id", "finding"])["state"].reindex(fused.index)
 >>> float((fused == y).mean()) > 0.75
 True
 """
@@ -53,18 +53,21 @@ from os import PathLike
 import numpy as np
 import pandas as pd
 
-from .._validation import check_positive_int, normalize_rng
+from .._validation import check_columns, check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import XQA_SELECTED
+from ..labels import FINDING, STATE, STUDY_ID
 from ._base import (
     N_STATES,
     STATES,
     Annotations,
-    _label_series,
-    _parse_labels,
-    _proba_frame,
+    check_float,
     encode_annotations,
+    label_series,
+    parse_fused_states,
+    proba_frame,
     register_fusion,
+    store_params,
 )
 
 __all__ = ["NeuralFusion", "NeuralFusionPS", "macro_f1", "load_neural_fusion", "MODEL_FORMAT"]
@@ -203,14 +206,8 @@ class NeuralFusion:
     def __init__(self, *, hidden: int = 32, max_epochs: int = 300, eval_every: int = 10, learning_rate: float = 0.01,
                  weight_decay: float = 1e-4, n_folds: int = 5,
                  selection_findings: Sequence[str] = XQA_SELECTED, rng: object = None) -> None:
-        self.hidden = hidden
-        self.max_epochs = max_epochs
-        self.eval_every = eval_every
-        self.learning_rate = learning_rate
-        self.weight_decay = weight_decay
-        self.n_folds = n_folds
+        store_params(self, locals())
         self.selection_findings = tuple(selection_findings)
-        self.rng = rng
 
     # -- inputs -----------------------------------------------------------------------------------
     def _check_params(self) -> np.random.Generator:
@@ -219,11 +216,8 @@ class NeuralFusion:
         check_positive_int(self.max_epochs, name="max_epochs", func=func)
         check_positive_int(self.eval_every, name="eval_every", func=func)
         check_positive_int(self.n_folds, name="n_folds", func=func, minimum=2)
-        for name in ("learning_rate", "weight_decay"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (name == "learning_rate" and v == 0):
-                raise InvalidParameterError(f"The '{name}' parameter of {func} must be a float "
-                                            f"{'> 0' if name == 'learning_rate' else '>= 0'}. Got {v!r} instead.")
+        check_float(self.learning_rate, name="learning_rate", func=func, strict=True)
+        check_float(self.weight_decay, name="weight_decay", func=func)
         return normalize_rng(self.rng)
 
     def _encode(self, data: pd.DataFrame, *, func: str) -> tuple[Annotations, pd.Index, np.ndarray]:
@@ -247,15 +241,14 @@ class NeuralFusion:
 
     def _targets(self, y_true: pd.DataFrame, studies: pd.Index, *, func: str) -> np.ndarray:
         where = f"the reference table passed to {func}"
+        cols = (STUDY_ID, FINDING, STATE)
         if not isinstance(y_true, pd.DataFrame):
-            raise SchemaError(f"{where} must be a DataFrame with columns ['study_id', 'finding', 'label']. "
+            raise SchemaError(f"{where} must be a DataFrame with columns {list(cols)}. "
                               f"Got {type(y_true).__name__} instead.")
-        miss = [c for c in ("study_id", "finding", "label") if c not in y_true.columns]
-        if miss:
-            raise SchemaError(f"{where} is missing required column(s) {miss}; it has {list(y_true.columns)}.")
-        lab = _parse_labels(y_true["label"], where=where)
-        s = y_true["study_id"].astype(str).to_numpy()
-        f = y_true["finding"].astype(str).to_numpy()
+        check_columns(y_true, cols, where=where)
+        lab = parse_fused_states(y_true[STATE], where=where)
+        s = y_true[STUDY_ID].astype(str).to_numpy()
+        f = y_true[FINDING].astype(str).to_numpy()
         key = pd.MultiIndex.from_arrays([s, f])
         if key.duplicated().any():
             i = int(np.flatnonzero(key.duplicated())[0])
@@ -317,7 +310,7 @@ class NeuralFusion:
         return (best + 1) * self.eval_every, oof[:, best], rows
 
     def fit(self, data: pd.DataFrame, y_true: pd.DataFrame) -> NeuralFusion:
-        """Fit on an annotation table (with ``finding``) and the reference ``study_id, finding, label``."""
+        """Fit on an annotation table (with ``finding``) and the reference ``study_id, finding, state``."""
         func = f"{type(self).__name__}.fit"
         rng = self._check_params()
         ann, studies, study_code = self._encode(data, func=func)
@@ -357,12 +350,12 @@ class NeuralFusion:
         ref_pos[np.flatnonzero(has_ref)] = np.arange(n_ref)
         in_ref = (ref_pos[item_s] >= 0) & (Y[item_s, item_f] >= 0)
         proba[in_ref] = oof[ref_pos[item_s[in_ref]], item_f[in_ref]]  # type: ignore[index]
-        self.probas_ = _proba_frame(ann.items, proba)
-        self.labels_ = _label_series(ann.items, proba.argmax(axis=1))
+        self.probas_ = proba_frame(ann.items, proba)
+        self.labels_ = label_series(ann.items, proba.argmax(axis=1))
         ref_items = pd.MultiIndex.from_arrays([np.repeat(studies[has_ref], F), np.tile(list(self.findings_), n_ref)],  # type: ignore[index]
                                               names=["study_id", "finding"])
         self.oof_probas_ = pd.DataFrame(oof.reshape(-1, N_STATES), index=ref_items,
-                                        columns=pd.Index(list(STATES), name="label"))
+                                        columns=pd.Index(list(STATES), name=STATE))
         return self
 
     def save(self, path: str | PathLike[str]) -> None:
@@ -414,12 +407,12 @@ class NeuralFusion:
             bad = ann.findings[int(ann.finding[np.flatnonzero(item_f < 0)[0]])]  # type: ignore[index]
             raise SchemaError(f"{func}: finding {bad!r} was not in the data the model was fitted on "
                               f"{list(self.findings_)}.")
-        return _proba_frame(ann.items, out[study_code, item_f])
+        return proba_frame(ann.items, out[study_code, item_f])
 
     def predict(self, data: pd.DataFrame) -> pd.Series:
         """Most probable state of every (study, finding) item of ``data`` from the final network(s)."""
         p = self.predict_proba(data)
-        return _label_series(p.index, p.to_numpy().argmax(axis=1))
+        return label_series(p.index, p.to_numpy().argmax(axis=1))
 
     def fit_predict(self, data: pd.DataFrame, y_true: pd.DataFrame) -> pd.Series:
         """Fit; return out-of-fold predictions for studies with a reference, the final model's otherwise."""

@@ -2,8 +2,12 @@
 
 Heatmaps (in memory, or streamed from ``.npz`` files and folders of ``.npy`` by :mod:`.heatmap_files`)
 become boxes (:mod:`.heatmaps`), boxes are scored with IoU / IoBB decided exactly
-(:mod:`.boxes`) into Acc. and AFP (:mod:`.protocol`); :mod:`.synthetic` runs the seed's synthetic
-error-model study and :mod:`.table4` the arithmetic of the paper's Table 4.
+(:mod:`.boxes`) into Acc. and AFP (:mod:`.protocol`; a set of maps against reference boxes:
+:mod:`.evaluate`); :mod:`.synthetic` runs the seed's synthetic error-model study, :mod:`.real_boxes` the
+error model on real boxes, and :mod:`.table4` the arithmetic of the paper's Table 4. :mod:`.schema` owns
+the box schema (``study_id, finding, [source,] x_min, y_min, x_max, y_max``) and the columns of every
+``localization.csv``; the results (:class:`~.evaluate.LocalizationResult`, :class:`~.synthetic.SynthResult`,
+:class:`~.real_boxes.RealBoxesResult`) own their files.
 
 :mod:`.cam` makes the maps from a torch model: CAM (the paper's "transition layer activations weighted
 by the prediction layer's weights") and Grad-CAM at a named layer, at the feature-map size, and
@@ -27,6 +31,7 @@ from .boxes import (
     iou_exact,
 )
 from .cam import class_activation_maps, grad_cam, heatmap_dict, save_heatmaps
+from .evaluate import DETAIL_COLUMNS, LocalizationResult, evaluate_heatmaps
 from .heatmap_files import HeatmapFiles, read_maps, scan_heatmaps
 from .heatmaps import (
     heatmap_boxes,
@@ -40,7 +45,10 @@ from .heatmaps import (
     threshold_mask,
     upsample,
 )
+from .overlays import OVERLAY_COLUMNS, OverlayResult
 from .protocol import DEFAULT_T, RULES, ImageScores, LocalizationProtocol, correct_matrix, score_images
+from .real_boxes import RealBoxesResult, error_model_on_boxes, real_boxes_study
+from .schema import BOX_COLUMNS, BOX_COORDS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS, check_box_table
 from .synthetic import ErrorModel, SynthResult, coverage, error_model_maps, synthetic_cases, synthetic_study
 from .table4 import TABLE4_ACC, TABLE4_T, denominators, table4_denominators
 
@@ -54,4 +62,7 @@ __all__ = [
     "TABLE4_ACC", "TABLE4_T", "denominators", "table4_denominators",
     "class_activation_maps", "grad_cam", "heatmap_dict", "save_heatmaps",
     "HeatmapFiles", "scan_heatmaps", "read_maps",
+    "LocalizationResult", "DETAIL_COLUMNS", "evaluate_heatmaps", "RealBoxesResult", "error_model_on_boxes",
+    "real_boxes_study", "BOX_COLUMNS", "BOX_COORDS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "check_box_table",
+    "OVERLAY_COLUMNS", "OverlayResult",
 ]

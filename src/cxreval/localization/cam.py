@@ -63,7 +63,8 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -180,6 +181,21 @@ class _Capture:
         return a
 
 
+@contextmanager
+def _hooked(model: Any, target_layer: str, *, func: str) -> Iterator[_Capture]:
+    """``model`` in evaluation mode with a :class:`_Capture` on ``target_layer``; on exit the hook is removed
+    and the model's training mode restored (also when an error is raised)."""
+    layer = _named_module(model, target_layer, param="target_layer", func=func)
+    cap = _Capture(layer, name=target_layer, func=func)
+    was_training = model.training
+    try:
+        model.eval()
+        yield cap
+    finally:
+        cap.handle.remove()
+        model.train(was_training)
+
+
 def _scores(y: Any, n: int, *, func: str) -> Any:
     torch = _torch()
     if not isinstance(y, torch.Tensor) or y.ndim != 2 or y.shape[0] != n:
@@ -254,27 +270,19 @@ def class_activation_maps(model: Any, images: object, *, target_layer: str, clas
     torch = _torch()
     func = "class_activation_maps"
     x, dev, dtype = _validate(model, images, func=func, batch_size=batch_size, device=device)
-    layer = _named_module(model, target_layer, param="target_layer", func=func)
     cname, W = _classifier_weights(model, classifier, func=func)
     cls = _classes(classes, W.shape[0], func=func, what=f"classifier {cname!r}")
     Wc = W[cls]
-    cap = _Capture(layer, name=target_layer, func=func)
-    was_training = model.training
     out = []
-    try:
-        model.eval()
-        with torch.no_grad():
-            for i in range(0, x.shape[0], int(batch_size)):
-                model(x[i:i + batch_size].to(dev, dtype))
-                a = cap.take().to("cpu", torch.float64).numpy()
-                if a.shape[1] != W.shape[1]:
-                    raise InvalidParameterError(
-                        f"target layer {target_layer!r} outputs {a.shape[1]} channels but the classifier has "
-                        f"{W.shape[1]} inputs; name the layer whose (pooled) output the classifier reads.")
-                out.append(np.einsum("kc,nchw->nkhw", Wc, a))
-    finally:
-        cap.handle.remove()
-        model.train(was_training)
+    with _hooked(model, target_layer, func=func) as cap, torch.no_grad():
+        for i in range(0, x.shape[0], int(batch_size)):
+            model(x[i:i + batch_size].to(dev, dtype))
+            a = cap.take().to("cpu", torch.float64).numpy()
+            if a.shape[1] != W.shape[1]:
+                raise InvalidParameterError(
+                    f"target layer {target_layer!r} outputs {a.shape[1]} channels but the classifier has "
+                    f"{W.shape[1]} inputs; name the layer whose (pooled) output the classifier reads.")
+            out.append(np.einsum("kc,nchw->nkhw", Wc, a))
     return np.concatenate(out)
 
 
@@ -319,33 +327,24 @@ def grad_cam(model: Any, images: object, *, target_layer: str, classes: Sequence
     torch = _torch()
     func = "grad_cam"
     x, dev, dtype = _validate(model, images, func=func, batch_size=batch_size, device=device)
-    layer = _named_module(model, target_layer, param="target_layer", func=func)
-    cap = _Capture(layer, name=target_layer, func=func)
-    was_training = model.training
     out = []
-    try:
-        model.eval()
-        with torch.enable_grad():
-            for i in range(0, x.shape[0], int(batch_size)):
-                xb = x[i:i + batch_size].to(dev, dtype).requires_grad_(True)
-                y = _scores(model(xb), xb.shape[0], func=func)
-                a = cap.take()
-                cls = _classes(classes, y.shape[1], func=func, what="the model's output")
-                A = a.detach().to("cpu", torch.float64)
-                maps = torch.empty((A.shape[0], cls.size) + tuple(A.shape[2:]), dtype=torch.float64)
-                for j, c in enumerate(cls):
-                    (g,) = torch.autograd.grad(y[:, int(c)].sum(), a, retain_graph=j < cls.size - 1,
-                                               allow_unused=True)
-                    if g is None:
-                        raise InvalidParameterError(f"the model's scores do not depend on target layer "
-                                                    f"{target_layer!r}; name a layer on the path to the output.")
-                    alpha = g.detach().to("cpu", torch.float64).mean(dim=(2, 3))
-                    maps[:, j] = torch.relu(torch.einsum("nc,nchw->nhw", alpha, A))
-                out.append(maps.numpy())
-                del y, a
-    finally:
-        cap.handle.remove()
-        model.train(was_training)
+    with _hooked(model, target_layer, func=func) as cap, torch.enable_grad():
+        for i in range(0, x.shape[0], int(batch_size)):
+            xb = x[i:i + batch_size].to(dev, dtype).requires_grad_(True)
+            y = _scores(model(xb), xb.shape[0], func=func)
+            a = cap.take()
+            cls = _classes(classes, y.shape[1], func=func, what="the model's output")
+            A = a.detach().to("cpu", torch.float64)
+            maps = torch.empty((A.shape[0], cls.size) + tuple(A.shape[2:]), dtype=torch.float64)
+            for j, c in enumerate(cls):
+                (g,) = torch.autograd.grad(y[:, int(c)].sum(), a, retain_graph=j < cls.size - 1, allow_unused=True)
+                if g is None:
+                    raise InvalidParameterError(f"the model's scores do not depend on target layer "
+                                                f"{target_layer!r}; name a layer on the path to the output.")
+                alpha = g.detach().to("cpu", torch.float64).mean(dim=(2, 3))
+                maps[:, j] = torch.relu(torch.einsum("nc,nchw->nhw", alpha, A))
+            out.append(maps.numpy())
+            del y, a
     return np.concatenate(out)
 
 

@@ -14,24 +14,30 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import SupportsFloat
+from pathlib import Path
+from types import MappingProxyType
+from typing import ClassVar, SupportsFloat
 
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_columns, normalize_rng
+from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import get_executor
 from ..findings import canonical_finding
+from ..labels.schema import FINDING, STUDY_ID
+from ..results import ReadResult, TableResult
 from .boxes import check_boxes, iobb, iou
 from .heatmap_files import HeatmapFiles, read_maps
-from .heatmaps import check_heatmaps, heatmap_peaks, heatmaps_to_boxes
-from .protocol import DEFAULT_T, LocalizationProtocol, score_images
-from .synthetic import ErrorModel, coverage, error_model_maps
+from .heatmaps import check_heatmaps, heatmaps_to_boxes
+from .protocol import LocalizationProtocol, score_images
+from .schema import BOX_COLUMNS, BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table, threshold_label
 
-__all__ = ["LocalizationResult", "evaluate_heatmaps", "split_key", "real_boxes_study", "file_chunk_boxes", "FILE_CHUNK"]
+__all__ = ["LocalizationResult", "evaluate_heatmaps", "split_key", "file_chunk_boxes", "FILE_CHUNK",
+           "DETAIL_COLUMNS", "table4_view"]
 
-_BOX_COLS = ("image_id", "finding", "x_min", "y_min", "x_max", "y_max")
+DETAIL_COLUMNS: tuple[str, ...] = (*BOX_COLUMNS, "threshold", "box", "iou", "iobb")
+"""The first columns of ``boxes.csv`` (one per detected box); one boolean column per rule and T follows."""
 FILE_CHUNK = 1024   # maps per task when the maps are read from files
 
 
@@ -46,34 +52,68 @@ def split_key(key: str) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class LocalizationResult:
-    """Acc. and AFP per finding, threshold, rule and T, with the per-box detail.
+class LocalizationResult(TableResult):
+    """Acc. and AFP per finding, threshold, rule and T (``localization.csv``), with the per-box detail
+    (``boxes.csv``).
 
     Attributes
     ----------
-    summary : pandas.DataFrame
-        ``finding, T, threshold, rule, acc, afp, hits, false_positives, n_boxes, n_images, T_iou, n_afp,
-        fp_without_box``: ``T`` is the column's T (T(IoBB)), ``T_iou`` the IoU threshold of the row's rule
-        (= ``T`` unless the protocol sets ``T_iou``), ``n_afp`` the AFP denominator
-        (:attr:`LocalizationProtocol.afp_denominator`), ``fp_without_box`` the false positives (included in
-        ``false_positives``) on maps of box images without a box of the finding (0 under ``'pairs'``).
+    table : pandas.DataFrame
+        Columns :data:`~cxreval.localization.schema.LOCALIZATION_COLUMNS`: ``variant`` is ``heatmaps``,
+        ``localizer`` ``heatmap``, ``upsampling`` the protocol's; ``T`` is the column's T (T(IoBB)),
+        ``T_iou`` the IoU threshold of the row's rule (= ``T`` unless the protocol sets ``T_iou``),
+        ``n_afp`` the AFP denominator (:attr:`LocalizationProtocol.afp_denominator`), ``fp_without_box``
+        the false positives (included in ``false_positives``) on maps of box images without a box of the
+        finding (0 under ``'pairs'``), ``median_area_fraction`` the median reference box area of the
+        finding over the image area.
     detail : pandas.DataFrame
-        One row per detected box: ``image_id, finding, threshold, box, x_min, y_min, x_max, y_max, iou,
-        iobb`` (best over the image's reference boxes of the finding) and one boolean column per rule
-        and T (``"IoBB>0.1"``...).
+        One row per detected box: :data:`DETAIL_COLUMNS` ``study_id, finding, x_min, y_min, x_max, y_max,
+        threshold, box, iou, iobb`` (best over the image's reference boxes of the finding) and one boolean
+        column per rule and T (``"IoBB>0.1"``...).
     protocol : LocalizationProtocol
     notes : tuple of str
-        Maps without reference boxes, references without maps, renames.
+        Maps without reference boxes, references without maps, renames, and the reading of the boxes.
+    heatmaps, boxes : str
+        What was scored: the heatmap files (or ``"maps in memory"``) and the reference boxes' file.
+    n_reference_boxes : int
     """
 
-    summary: pd.DataFrame
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"localization": "localization.csv", "boxes": "boxes.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = LOCALIZATION_COLUMNS
+
+    table: pd.DataFrame
     detail: pd.DataFrame
     protocol: LocalizationProtocol
     notes: tuple[str, ...] = field(default=())
+    heatmaps: str = "maps in memory"
+    boxes: str = "a boxes table"
+    n_reference_boxes: int = 0
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"localization": self.table, "boxes": self.detail}
+
+    def table4(self) -> pd.DataFrame:
+        """Table 4 of the paper's layout for the protocol's first rule (:func:`table4_view`)."""
+        return table4_view(self.table, rule=self.protocol.rules[0])
+
+    def summary(self) -> str:
+        """What was scored, the protocol, the notes and the Table-4 view, as Markdown."""
+        t4 = self.table4()
+        return "\n".join([f"# cxreval localize: {self.heatmaps} vs {self.boxes}", "",
+                          f"Protocol: {self.protocol.to_dict()}", "",
+                          f"Reference boxes read: {self.n_reference_boxes}; notes: {list(self.notes)}", "",
+                          f"Table 4 style ({self.protocol.rules[0]}):", "", "```", t4.round(4).to_string(), "```"])
 
     def to_dict(self) -> dict[str, object]:
-        return {"protocol": self.protocol.to_dict(), "notes": list(self.notes),
-                "summary": self.summary.to_dict(orient="records")}
+        return {"protocol": self.protocol.to_dict(), "notes": list(self.notes), "heatmaps": self.heatmaps,
+                "boxes": self.boxes, "summary": self.table.to_dict(orient="records")}
+
+
+def table4_view(table: pd.DataFrame, *, rule: str) -> pd.DataFrame:
+    """Acc. and AFP of one rule as the paper's Table 4 lays them out: a row per finding, a column per
+    (measure, threshold, T)."""
+    t4 = table[table.rule == rule].pivot_table(index=FINDING, columns=["threshold", "T"], values=["acc", "afp"])
+    return t4[sorted(t4.columns, key=lambda c: (c[0], float(c[1]) if c[1] != NO_THRESHOLD else np.inf, c[2]))]
 
 
 def _col(rule: str, T: SupportsFloat, strict: bool, T_iou: SupportsFloat | None = None) -> str:
@@ -86,7 +126,7 @@ def _col(rule: str, T: SupportsFloat, strict: bool, T_iou: SupportsFloat | None 
     return f"IoU{op}{float(T_iou):g} or IoBB{op}{float(T):g}"
 
 
-def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.DataFrame, *,
+def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.DataFrame | ReadResult, *,
                       protocol: LocalizationProtocol = LocalizationProtocol(),
                       missing_maps: str = "error", executor: object = None) -> LocalizationResult:
     """Score heatmaps against reference boxes under the ChestX-ray8 protocol.
@@ -100,9 +140,13 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
         ``.npy``) streams the maps: they are read in chunks of :data:`FILE_CHUNK` maps, each task reading
         its own maps from the files (on an executor, every worker must see the files at the same paths),
         and only their boxes are kept. The result is the same as for the maps in memory.
-    boxes : pandas.DataFrame
-        ``image_id, finding, x_min, y_min, x_max, y_max`` (e.g. from
-        :func:`cxreval.datasets.nih_boxes.read_nih_boxes`).
+    boxes : pandas.DataFrame or ReadResult
+        A box table (:data:`~cxreval.localization.schema.BOX_COLUMNS` ``study_id, finding, [source,] x_min,
+        y_min, x_max, y_max``), or the :class:`~cxreval.results.ReadResult` of a box reader
+        (:func:`cxreval.datasets.boxes.read_box_file`, :func:`~cxreval.datasets.nih_boxes.read_nih_boxes`,
+        :func:`~cxreval.datasets.vindr.read_vindr_boxes`), whose file and notes the result records. With a
+        ``source`` column (VinDr-CXR's readers) every source's boxes are references: a detected box is
+        correct when it matches any of them, and Acc. counts each source's box.
     protocol : LocalizationProtocol
     missing_maps : {'error', 'miss'}, default='error'
         What to do with reference boxes of an (image, finding) that has no map: raise, or score them
@@ -126,19 +170,26 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
                                     f"'<image id>/<finding>' to maps or a HeatmapFiles index (scan_heatmaps). Got "
                                     f"{type(heatmaps).__name__} instead.")
     ex = None if executor is None else get_executor(executor)
-    check_columns(boxes, _BOX_COLS, where="the boxes table")
-    if len(boxes) == 0:
+    read_notes: tuple[str, ...] = ()
+    boxes_name = "a boxes table"
+    if isinstance(boxes, ReadResult):
+        read_notes, boxes_name = tuple(boxes.report.notes), Path(boxes.report.source).name
+        boxes = boxes.table
+    if not isinstance(boxes, pd.DataFrame):
+        raise InvalidParameterError(f"The 'boxes' parameter of evaluate_heatmaps must be a box table (DataFrame) or "
+                                    f"a ReadResult of one. Got {type(boxes).__name__} instead.")
+    refs = check_box_table(boxes).copy()
+    if len(refs) == 0:
         raise SchemaError("the boxes table is empty; nothing to score.")
-    refs = boxes.loc[:, list(_BOX_COLS)].copy()
-    refs["finding"] = [canonical_finding(f, where="the boxes table, column 'finding'") for f in refs["finding"]]
-    coords = check_boxes(refs[["x_min", "y_min", "x_max", "y_max"]].to_numpy(float), name="reference boxes",
+    refs[FINDING] = [canonical_finding(f, where="the boxes table, column 'finding'") for f in refs[FINDING]]
+    coords = check_boxes(refs[list(BOX_COORDS)].to_numpy(float), name="reference boxes",
                          image_shape=protocol.image_shape, where="the boxes table")
     dup = refs.duplicated(keep=False).to_numpy()
     if dup.any():
         rows = np.flatnonzero(dup)[:4].tolist()
         r = refs.iloc[rows[0]]
-        raise SchemaError(f"the boxes table repeats the same box in rows {rows} (image {r['image_id']!r}, finding "
-                          f"{r['finding']!r}); a repeated row would be counted twice. Remove the duplicates.")
+        raise SchemaError(f"the boxes table repeats the same box in rows {rows} (image {r[STUDY_ID]!r}, finding "
+                          f"{r[FINDING]!r}); a repeated row would be counted twice. Remove the duplicates.")
     H, W = protocol.image_shape
     files = heatmaps if isinstance(heatmaps, HeatmapFiles) else None
     maps: dict[tuple[str, str], np.ndarray] = {}
@@ -166,9 +217,9 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
                               "would stretch it (a different aspect ratio). Give heatmaps with the image's aspect "
                               "ratio.")
     groups: dict[tuple[str, str], list[int]] = {}
-    for i, (im, f) in enumerate(zip(refs["image_id"], refs["finding"])):
+    for i, (im, f) in enumerate(zip(refs[STUDY_ID], refs[FINDING])):
         groups.setdefault((str(im), f), []).append(i)
-    notes = []
+    notes = list(read_notes)
     no_map = [k for k in groups if k not in shapes]
     if no_map and missing_maps == "error":
         raise SchemaError(f"{len(no_map)} (image, finding) pair(s) with reference boxes have no heatmap, e.g. "
@@ -176,7 +227,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
                           "them as missed.")
     if no_map:
         notes.append(f"{len(no_map)} (image, finding) pair(s) without a heatmap scored as missed")
-    box_images = set(refs["image_id"].astype(str))
+    box_images = set(refs[STUDY_ID].astype(str))
     afp_only: list[tuple[str, str]] = []
     if protocol.afp_denominator != "pairs":
         afp_only = [k for k in shapes if k not in groups and k[0] in box_images]
@@ -193,6 +244,10 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
     rows, details = [], []
     findings = sorted({k[1] for k in keys})
     t_iou = protocol.T_iou
+    H, W = protocol.image_shape
+    area = (coords[:, 2] - coords[:, 0]) * (coords[:, 3] - coords[:, 1]) / (H * W)
+    med_area = {f: float(np.median(area[(refs[FINDING] == f).to_numpy()])) for f in findings}
+    case = {"variant": "heatmaps", "localizer": "heatmap", "upsampling": protocol.upsampling}
     for thr in protocol.thresholds:
         det_parts = []
         for f in findings:
@@ -207,12 +262,14 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
                 sc = score_images(P, G, rule=rule, T_values=protocol.T_values, strict=protocol.strict_T, T_iou=t_iou)
                 for ti, T in enumerate(protocol.T_values):
                     fp = int(sc.false_positives[ti].sum()) + fp_extra
-                    rows.append({"finding": f, "T": float(T), "threshold": thr, "rule": rule,
+                    rows.append({**case, "threshold": threshold_label(thr), "finding": f, "rule": rule,
+                                 "T": float(T),
+                                 "T_iou": float(protocol.T_iou_values[ti]) if rule != "IoBB" else float(T),
                                  "acc": float(sc.acc()[ti]), "afp": fp / max(denom, 1),
                                  "hits": int(sc.hits[ti].sum()), "false_positives": fp,
                                  "n_boxes": int(sc.n_refs.sum()), "n_images": len(fk),
-                                 "T_iou": float(protocol.T_iou_values[ti]) if rule != "IoBB" else float(T),
-                                 "n_afp": int(denom), "fp_without_box": fp_extra})
+                                 "n_afp": int(denom), "fp_without_box": fp_extra,
+                                 "median_area_fraction": med_area[f]})
                 # per detected box: correct for any reference of its image
                 n_p = sc.n_preds
                 n_r = sc.n_refs
@@ -225,25 +282,35 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
                 img_idx = np.repeat(np.arange(len(fk)), [len(p) for p in P])
                 Pc = np.concatenate(P).astype(float)
                 best_iou, best_iobb = _best_overlaps(Pc, img_idx, G)
-                det = pd.DataFrame({"image_id": [fk[i][0] for i in img_idx], "finding": f, "threshold": thr,
-                                    "box": np.concatenate([np.arange(len(p)) for p in P]),
+                det = pd.DataFrame({STUDY_ID: [fk[i][0] for i in img_idx], FINDING: f,
                                     "x_min": Pc[:, 0].astype(int), "y_min": Pc[:, 1].astype(int),
                                     "x_max": Pc[:, 2].astype(int), "y_max": Pc[:, 3].astype(int),
+                                    "threshold": threshold_label(thr),
+                                    "box": np.concatenate([np.arange(len(p)) for p in P]),
                                     "iou": best_iou, "iobb": best_iobb, **cols})
                 det_parts.append(det)
             if fp_extra:
                 xk = [k for k in afp_only if k[1] == f]
                 Pc = np.concatenate(extra).astype(int)
                 det_parts.append(pd.DataFrame({
-                    "image_id": np.repeat([k[0] for k in xk], [len(b) for b in extra]), "finding": f, "threshold": thr,
-                    "box": np.concatenate([np.arange(len(b)) for b in extra]), "x_min": Pc[:, 0], "y_min": Pc[:, 1],
-                    "x_max": Pc[:, 2], "y_max": Pc[:, 3], "iou": np.nan, "iobb": np.nan,
+                    STUDY_ID: np.repeat([k[0] for k in xk], [len(b) for b in extra]), FINDING: f,
+                    "x_min": Pc[:, 0], "y_min": Pc[:, 1], "x_max": Pc[:, 2], "y_max": Pc[:, 3],
+                    "threshold": threshold_label(thr), "box": np.concatenate([np.arange(len(b)) for b in extra]),
+                    "iou": np.nan, "iobb": np.nan,
                     **{c: np.zeros(len(Pc), dtype=bool) for c in cols}}))
         details += det_parts
-    summary = pd.DataFrame(rows)
-    detail = pd.concat(details, ignore_index=True) if details else pd.DataFrame(
-        columns=["image_id", "finding", "threshold", "box", "x_min", "y_min", "x_max", "y_max", "iou", "iobb"])
-    return LocalizationResult(summary, detail, protocol, tuple(notes))
+    table = pd.DataFrame(rows, columns=list(LOCALIZATION_COLUMNS))
+    detail = pd.concat(details, ignore_index=True) if details else pd.DataFrame(columns=list(DETAIL_COLUMNS))
+    return LocalizationResult(table, detail, protocol, tuple(notes), heatmaps=_describe(heatmaps),
+                              boxes=boxes_name, n_reference_boxes=len(refs))
+
+
+def _describe(heatmaps: object) -> str:
+    """The heatmap files' names (``"maps in memory"`` for a mapping)."""
+    if isinstance(heatmaps, HeatmapFiles):
+        return ", ".join(dict.fromkeys(Path(f).name if f.endswith(".npz") else f"{Path(f).parent.name}/"
+                                       for f in heatmaps.files))
+    return "maps in memory"
 
 
 def _best_overlaps(Pc: np.ndarray, img_idx: np.ndarray, G: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -312,60 +379,6 @@ def file_chunk_boxes(params: tuple, part: HeatmapFiles) -> list[list[np.ndarray]
     return out
 
 
-def real_boxes_study(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
-                     T_values: Sequence[object] = DEFAULT_T) -> pd.DataFrame:
-    """The seed's error model on real reference boxes, scored per finding.
+from .real_boxes import real_boxes_study  # noqa: E402  (kept importable from here)
 
-    For every (image, finding) of ``boxes`` (in order of first appearance) a clean and a noisy map are
-    made from the coverage of its boxes (their maximum where boxes overlap), with the distractor kept
-    away from the first box, drawing from ``rng`` in that order. Localizers: the bilinear pipeline at
-    60 and 180 on both maps, the 6 x 6 peak box and the whole image on the noisy map.
-
-    Returns
-    -------
-    df : pandas.DataFrame
-        ``variant, localizer, threshold, finding, rule, T, acc, afp, n_boxes, n_images,
-        median_area_fraction`` (median box area over the image area).
-    """
-    check_columns(boxes, _BOX_COLS, where="the boxes table")
-    if len(boxes) == 0:
-        raise SchemaError("the boxes table is empty (a header without rows?); the error model needs boxes.")
-    gen = normalize_rng(rng)
-    img = model.image_size
-    coords = check_boxes(boxes[["x_min", "y_min", "x_max", "y_max"]].to_numpy(float), name="reference boxes",
-                         image_shape=(img, img), where="the boxes table")
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, (im, f) in enumerate(zip(boxes["image_id"], boxes["finding"])):
-        groups.setdefault((str(im), str(f)), []).append(i)
-    keys = list(groups)
-    clean, noisy = [], []
-    for k in keys:
-        cov = np.max([coverage(coords[i], model) for i in groups[k]], axis=0)
-        c, nz, _ = error_model_maps(tuple(coords[groups[k][0]]), gen, model, cover=cov)
-        clean.append(c)
-        noisy.append(nz)
-    stacks = {"noise-free": np.stack(clean), "noisy": np.stack(noisy)}
-    preds: dict[tuple[str, str, str], list[np.ndarray]] = {}
-    for variant, st in stacks.items():
-        b = heatmaps_to_boxes(st, image_shape=(img, img), thresholds=(60.0, 180.0))
-        preds[(variant, "heatmap bilinear", "60")] = b[0]
-        preds[(variant, "heatmap bilinear", "180")] = b[1]
-    pk = heatmap_peaks(stacks["noisy"], (img, img))
-    preds[("noisy", "tiny box", "-")] = [np.array([[c - 3, r - 3, c + 3, r + 3]]) for r, c in pk]
-    preds[("noisy", "whole image", "-")] = [np.array([[0, 0, img, img]]) for _ in keys]
-    area = (coords[:, 2] - coords[:, 0]) * (coords[:, 3] - coords[:, 1]) / (img * img)
-    rows = []
-    findings = list(dict.fromkeys(k[1] for k in keys))
-    for (variant, lname, thr), P in preds.items():
-        for f in findings:
-            idx = [j for j, k in enumerate(keys) if k[1] == f]
-            G = [coords[groups[keys[j]]] for j in idx]
-            med = float(np.median(np.concatenate([area[groups[keys[j]]] for j in idx])))
-            for rule in ("IoBB", "IoU"):
-                sc = score_images([P[j] for j in idx], G, rule=rule, T_values=T_values)
-                for ti, T in enumerate(T_values):
-                    rows.append({"variant": variant, "localizer": lname, "threshold": thr, "finding": f,
-                                 "rule": rule, "T": float(T), "acc": float(sc.acc()[ti]), "afp": float(sc.afp()[ti]),  # type: ignore[arg-type]
-                                 "n_boxes": int(sc.n_refs.sum()), "n_images": len(idx),
-                                 "median_area_fraction": med})
-    return pd.DataFrame(rows)
+__all__ += ["real_boxes_study"]

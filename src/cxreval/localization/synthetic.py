@@ -18,6 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from os import PathLike
+from pathlib import Path
+from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -25,9 +29,12 @@ from scipy import ndimage
 
 from .._validation import check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError
+from ..labels.schema import FINDING, STUDY_ID
+from ..results import TableResult
 from .boxes import box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
 from .heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
 from .protocol import DEFAULT_T, score_images
+from .schema import LOCALIZATION_COLUMNS
 from .table4 import TABLE4_ACC, afp_denominators, denominators
 
 __all__ = ["SIZES", "ErrorModel", "SyntheticCase", "coverage", "error_model_maps", "synthetic_cases",
@@ -167,8 +174,12 @@ def part_c_lines(table: Mapping[str, Sequence[float]] = TABLE4_ACC, *, n_max: in
 
 
 @dataclass(frozen=True)
-class SynthResult:
+class SynthResult(TableResult):
     """The synthetic study's printed output and tidy tables.
+
+    :meth:`save` writes ``localization.csv`` (:attr:`table`), ``boxes.csv`` (:attr:`boxes`) and
+    ``afp_denominators.csv`` (``FILES``, each with its Parquet twin) and the printed output
+    ``synth_output.txt`` (``TEXT_FILES``).
 
     Attributes
     ----------
@@ -176,10 +187,11 @@ class SynthResult:
         The printed output, line by line (blank lines included), as the seed's script prints it.
     scores : pandas.DataFrame
         ``variant, localizer, upsampling, threshold, size, rule, T, acc, afp, hits, false_positives,
-        n_images``: every Part B cell.
+        n_images``: every Part B cell, ``T`` as the exact fraction (``'1/10'``).
     boxes : pandas.DataFrame
-        Every scored box: ``variant, localizer, upsampling, threshold, size, image, x_min, y_min, x_max,
-        y_max, ref_x_min, ..., iou, iobb``.
+        Every scored box, in the box schema: ``study_id`` (``'<size>_<image number>'``, e.g. ``large_007``),
+        ``finding`` (``synthetic <size>``), ``x_min, y_min, x_max, y_max``, then ``variant, localizer,
+        upsampling, threshold, ref_x_min, ref_y_min, ref_x_max, ref_y_max, iou, iobb``.
     checks : dict
         The values of the checks.
     seed, per_size : int
@@ -189,7 +201,16 @@ class SynthResult:
         synthetic AFPs (0.300 / 0.433) need ``'pairs'`` (60 images per size class; ``'box_images'`` and
         ``'boxes'`` give 180); Table 4's Nodule 0.0772 needs ``'box_images'`` (68/880, truncated) or
         ``'boxes'`` (76/984), never ``'pairs'`` (k/79). Not part of :attr:`lines`, which stay the seed's output.
+    table : pandas.DataFrame
+        The Part B cells as the one localization table
+        (:data:`~cxreval.localization.schema.LOCALIZATION_COLUMNS`): ``finding`` is ``synthetic <size>``,
+        ``T`` a float, AFP per image (``n_afp = n_images``).
     """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"localization": "localization.csv", "boxes": "boxes.csv",
+                                                           "afp_denominators": "afp_denominators.csv"})
+    TEXT_FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"output": "synth_output.txt"})
+    COLUMNS: ClassVar[tuple[str, ...]] = LOCALIZATION_COLUMNS
 
     lines: tuple[str, ...]
     scores: pd.DataFrame
@@ -198,10 +219,28 @@ class SynthResult:
     seed: int | None = 0
     per_size: int = 60
     afp_denominators: pd.DataFrame = field(default_factory=pd.DataFrame)
+    table: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(LOCALIZATION_COLUMNS)))
 
     @property
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"localization": self.table, "boxes": self.boxes, "afp_denominators": self.afp_denominators}
+
+    def save(self, folder: str | PathLike[str]) -> dict[str, Path]:
+        """Write the tables of ``FILES`` (CSV + Parquet) and ``synth_output.txt``; return ``{name: path}``."""
+        paths = super().save(folder)
+        out = Path(folder) / self.TEXT_FILES["output"]
+        out.write_text(self.text)
+        return {**paths, "output": out}
+
+    def summary(self) -> str:
+        """The printed output and the AFP-denominator check, as Markdown."""
+        return "\n".join([f"# cxreval synth (seed {self.seed}, {self.per_size} images per size class)", "", "```",
+                          self.text.rstrip(), "```", "",
+                          "## AFP denominators (localize --afp-denominator): which choice gives the seed's AFPs", "",
+                          "```", self.afp_denominators.to_string(index=False), "```"])
 
     def to_dict(self) -> dict[str, object]:
         return {"seed": self.seed, "per_size": self.per_size, "checks": dict(self.checks),
@@ -310,11 +349,13 @@ def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = 
     P_parts: list[np.ndarray] = []
     G_parts: list[np.ndarray] = []
     run_id: list[np.ndarray] = []
+    image_no: list[np.ndarray] = []
     for ri, key in enumerate(order):
         for k, pb in enumerate(runs_b[key]):
             P_parts.append(pb.reshape(-1, 4))
             G_parts.append(np.repeat(refs_by_size[key[4]][k:k + 1], len(pb), axis=0))
             run_id.append(np.full(len(pb), ri))
+            image_no.append(np.full(len(pb), k))
     P = np.concatenate(P_parts).astype(np.int64)
     G = np.concatenate(G_parts).astype(np.int64)
 
@@ -389,12 +430,14 @@ def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = 
 
     run_keys = np.array(order, dtype=object)
     rid = np.concatenate(run_id)
+    ino = np.concatenate(image_no)
     with np.errstate(divide="ignore", invalid="ignore"):
         boxes = pd.DataFrame({
+            STUDY_ID: [f"{k[4]}_{i:03d}" for k, i in zip(run_keys[rid], ino)],
+            FINDING: [f"synthetic {k[4]}" for k in run_keys[rid]],
+            "x_min": P[:, 0], "y_min": P[:, 1], "x_max": P[:, 2], "y_max": P[:, 3],
             "variant": [k[0] for k in run_keys[rid]], "localizer": [k[1] for k in run_keys[rid]],
             "upsampling": [k[2] for k in run_keys[rid]], "threshold": [str(k[3]) for k in run_keys[rid]],
-            "size": [k[4] for k in run_keys[rid]],
-            "x_min": P[:, 0], "y_min": P[:, 1], "x_max": P[:, 2], "y_max": P[:, 3],
             "ref_x_min": G[:, 0], "ref_y_min": G[:, 1], "ref_x_max": G[:, 2], "ref_y_max": G[:, 3],
             "iou": inter / union, "iobb": inter / ap})
     checks: dict[str, object] = {"bilinear_max_abs_diff": float(d_bil), "cxreval_bilinear_max_abs_diff": d_cx, "nearest_differing_pixels": d_nn,
@@ -418,6 +461,22 @@ def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = 
         afp_rows.append({"case": "Table 4 Nodule, T >= 0.5 (BBox_List_2017 counts)", "afp_denominator": r.afp_denominator,
                          "n": r.n, "false_positives": ks, "afp": int(ks.split(",")[0]) / r.n if ks else float("nan"),
                          "printed": f"{r.value:.4f}", "reproduces": bool(r.fits)})
+    areas = {s: float(np.median(box_area(refs_by_size[s]))) / (img * img) for s in SIZES}
     return SynthResult(tuple(lines), scores, boxes, checks, None if seed is None else int(seed), N,
-                       pd.DataFrame(afp_rows))
+                       pd.DataFrame(afp_rows), _localization_table(scores, areas))
+
+
+def _localization_table(scores: pd.DataFrame, median_area: Mapping[str, float]) -> pd.DataFrame:
+    """Part B's cells as the one localization table: one reference box per image, AFP per image."""
+    t = pd.DataFrame({
+        "variant": scores["variant"], "localizer": scores["localizer"], "upsampling": scores["upsampling"],
+        "threshold": scores["threshold"], FINDING: "synthetic " + scores["size"], "rule": scores["rule"],
+        "T": [float(Fraction(t)) for t in scores["T"]]})
+    t["T_iou"] = t["T"]
+    for col in ("acc", "afp", "hits", "false_positives"):
+        t[col] = scores[col]
+    t["n_boxes"] = t["n_images"] = t["n_afp"] = scores["n_images"]
+    t["fp_without_box"] = 0
+    t["median_area_fraction"] = scores["size"].map(median_area)
+    return t[list(LOCALIZATION_COLUMNS)]
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 from ..agreement import AgreementTableResult
 from ..datasets.audit import DatasetAudit
+from ..fusion import FusionResult
 from ..labels import MACRO, MEAN, MICRO, SUMMARY_ROWS
 from ..reports import LabellerValidationResult
 from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
@@ -262,29 +263,36 @@ def _kappa_rows(df: pd.DataFrame, key: str) -> tuple[pd.DataFrame, str]:
         "mean over findings"
 
 
-def _kappa_table(df: pd.DataFrame | None) -> pd.DataFrame | None:
-    """``df`` with numeric ``kappa_w``/``kappa_low``/``kappa_high`` and no row lacking ``kappa_w`` (None if none
-    is left): the rows the κ key findings (agreement, fusion) are written from."""
+def _kappa_table(folder: Path, name: str, required: tuple[str, ...], key: str
+                 ) -> tuple[pd.DataFrame, pd.DataFrame, str, pd.Series, pd.Series] | None:
+    """The agreement table ``name`` (``required`` columns; numeric κ, rows without a κ left out), its summary
+    rows per ``key``, how they summarise (:func:`_kappa_rows`) and the summary rows of lowest and highest κ;
+    None when absent or empty."""
+    df = _load(folder, name, required)
     if df is None:
         return None
     df = df.assign(kappa_w=_num(df, "kappa_w"), kappa_low=_num(df, "kappa_low"),
                    kappa_high=_num(df, "kappa_high")).dropna(subset=["kappa_w"])
-    return None if df.empty else df
+    if df.empty:
+        return None
+    rows, how = _kappa_rows(df, key)
+    return df, rows, how, rows.loc[rows["kappa_w"].idxmin()], rows.loc[rows["kappa_w"].idxmax()]
+
+
+def _low_high(r: pd.Series, sep: str) -> str:
+    """``sep`` + "Low–High κ a to b" for a row with a finite Low–High interval, else ''."""
+    return (f"{sep}Low–High κ {fmt(r['kappa_low'])} to {fmt(r['kappa_high'])}"
+            if math.isfinite(r["kappa_low"]) and math.isfinite(r["kappa_high"]) else "")
 
 
 def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    ag = _kappa_table(_load(folder, AgreementTableResult.FILES["agreement"],
-                            AgreementTableResult.COLUMNS[:3]))  # pair, finding, kappa_w
-    if ag is None:
+    got = _kappa_table(folder, AgreementTableResult.FILES["agreement"], AgreementTableResult.COLUMNS[:3], "pair")
+    if got is None:
         return None
-    rows, how = _kappa_rows(ag, "pair")
-    lo_r = rows.loc[rows["kappa_w"].idxmin()]
-    hi_r = rows.loc[rows["kappa_w"].idxmax()]
+    ag, rows, how, lo_r, hi_r = got
 
     def one(r: pd.Series) -> str:
-        iv = (f"; Low–High κ {fmt(r['kappa_low'])} to {fmt(r['kappa_high'])}"
-              if math.isfinite(r["kappa_low"]) and math.isfinite(r["kappa_high"]) else "")
-        return f"{r['pair']}: κ {fmt(r['kappa_w'])}, {th.kappa_band(r['kappa_w'])} agreement{iv}"
+        return f"{r['pair']}: κ {fmt(r['kappa_w'])}, {th.kappa_band(r['kappa_w'])} agreement{_low_high(r, '; ')}"
 
     if len(rows) == 1:
         text = f"Weighted κ ({how}), {one(lo_r)}"
@@ -300,14 +308,11 @@ def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 def fusion_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    fa = _kappa_table(_load(folder, "fusion_agreement.csv", ("method", "finding", "kappa_w")))
-    if fa is None:
+    got = _kappa_table(folder, FusionResult.FILES["fusion_agreement"], FusionResult.COLUMNS[:3], "method")
+    if got is None:
         return None
-    rows, how = _kappa_rows(fa, "method")
-    best = rows.loc[rows["kappa_w"].idxmax()]
-    worst = rows.loc[rows["kappa_w"].idxmin()]
-    iv = (f", Low–High κ {fmt(best['kappa_low'])} to {fmt(best['kappa_high'])}"
-          if math.isfinite(best["kappa_low"]) and math.isfinite(best["kappa_high"]) else "")
+    _, rows, how, worst, best = got
+    iv = _low_high(best, ", ")
     text = (f"Against the reference, the best of {len(rows)} fusion method(s) is {best['method']} (κ {how} "
             f"{fmt(best['kappa_w'])}{iv}: {th.kappa_band(best['kappa_w'])} agreement)")
     if len(rows) > 1:
@@ -327,7 +332,9 @@ def _fractions(s: pd.Series) -> pd.Series:
 
 
 def localization_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    loc = _load(folder, "localization.csv", ("finding", "T", "acc"))
+    from ..localization import LocalizationResult
+
+    loc = _load(folder, LocalizationResult.FILES["localization"], ("finding", "T", "acc"))
     if loc is None:
         return None
     loc = loc.assign(_t=_fractions(loc["T"]), _acc=_num(loc, "acc"), _afp=_num(loc, "afp")).dropna(

@@ -12,7 +12,8 @@ ranking         ``rankings.csv``, ``rank_correlation.csv``,            ``cxreval
 agreement       ``agreement.csv``, ``prevalence.csv``, ``flows.csv``   ``cxreval agree``
 fusion          ``fusion_agreement.csv``, ``fused_labels.csv``         ``cxreval fuse``
 localization    ``localization.csv``, ``synth_output.txt``,            ``cxreval localize`` / ``synth``
-                ``overlays.csv`` (``boxes.csv`` shown when present)    / ``cxreval demo``
+                ``overlays.csv``, ... (the ``FILES`` of the results     / ``cxreval demo``
+                of :mod:`cxreval.localization`; ``boxes.csv`` shown)
 iqa             ``scores.csv``, ``metric_agreement.csv``, ``zmos.csv``  ``cxreval iqa score|agree``
                 ``degradation_ranking.csv``, ``metric_vs_metric.csv``  / ``cxreval demo``
 report_labels   ``labeller_validation.csv``                            ``cxreval label-reports
@@ -42,7 +43,11 @@ import plotly.graph_objects as go
 
 from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
 from ..datasets.audit import DatasetAudit
+from ..fusion import FusionResult
 from ..labels import SUMMARY_ROWS
+from ..labels.schema import FINDING, STUDY_ID
+from ..localization import LocalizationResult, OverlayResult, RealBoxesResult, SynthResult
+from ..localization.schema import BOX_COORDS
 from ..reports import PRF_COLUMNS, LabellerValidationResult
 from ..results import TableResult
 from . import plots
@@ -288,53 +293,66 @@ def _build_agreement(folder: Path) -> list[Block]:
     return out
 
 
+def _fusion_figure(d: pd.DataFrame) -> go.Figure | None:
+    """κ of each fusion method per finding, with the macro/micro over all findings (not over a subset)."""
+    if "finding_set" in d.columns:
+        sets = d["finding_set"].fillna("").astype(str)
+        d = d[sets.isin(("", "all"))]
+    return plots.interval_plot(d, series=FusionResult.COLUMNS[0], metrics=_KAPPA, kind="bar",
+                               title="Fusion methods vs reference")
+
+
 def _build_fusion(folder: Path) -> list[Block]:
     out = []
-    b = _table_block("Agreement of each fusion method with the reference", folder, "fusion_agreement.csv",
-                     ("method", "finding", "kappa_w"),
-                     figure=lambda d: plots.interval_plot(d, series="method", metrics=_KAPPA, kind="bar",
-                                                          title="Fusion methods vs reference"),
+    files, cols = FusionResult.FILES, FusionResult.FILE_COLUMNS
+    b = _table_block("Agreement of each fusion method with the reference", folder, files["fusion_agreement"],
+                     FusionResult.COLUMNS[:3],  # method, finding, kappa_w
+                     figure=_fusion_figure,
                      how="Each bar is one fusion method's weighted κ with the reference for one finding; the dark "
                          "bar is its Low–High interval.")
     if b:
         out.append(b)
     b = _table_block("Warnings: states fused far more often than any reader uses them", folder,
-                     "fusion_warnings.csv", ("finding", "method", "warning"),
+                     files["fusion_warnings"], cols["fusion_warnings"],
                      caption="A state fused more than 1.5x as often as any reader gives it. For MACE this is its "
                              "model (no class prior, truth-independent spam), not a fitting defect: see "
                              "cxreval.fusion.mace; prefer Dawid-Skene there.")
     if b:
         out.append(b)
-    b = _table_block("Fused labels", folder, "fused_labels.csv", (),
+    b = _table_block("Fused labels", folder, files["fused_labels"], (),
                      how="The fused label of every study, finding and method.")
     if b:
         out.append(b)
     return out
 
 
+# The kind is recognised by the files of these results; LocalizationResult and SynthResult write the same
+# localization.csv, and their boxes.csv (a name the audit also writes) is shown but recognises nothing.
+_LOCALIZATION_RESULTS = (RealBoxesResult, OverlayResult)
+_BOXES = LocalizationResult.FILES["boxes"]
+
+
 def _build_localization(folder: Path) -> list[Block]:
-    out = []
-    b = _table_block("Acc. and AFP against T", folder, "localization.csv", ("finding", "T"),
-                     figure=lambda d: plots.localization_curves(d) if {"acc", "afp"} & set(d.columns) else None,
-                     how="Left: the share of reference boxes found at each overlap threshold T; right: false "
-                         "positives per image; one line per finding, the menu switches localizer and variant.")
-    if b:
-        out.append(b)
-    synth = result_path(folder, "synth_output.txt")
+    out = [_table_block("Acc. and AFP against T", folder, LocalizationResult.FILES["localization"], (FINDING, "T"),
+                        figure=lambda d: plots.localization_curves(d) if {"acc", "afp"} & set(d.columns) else None,
+                        how="Left: the share of reference boxes found at each overlap threshold T; right: false "
+                            "positives per image; one line per finding, the menu switches localizer and variant.")]
+    synth = result_path(folder, SynthResult.TEXT_FILES["output"])
     if synth is not None:
         out.append(Block("Synthetic localization study (printed output)", None,
                          f'<pre class="output">{html.escape(synth.read_text(errors="replace"))}</pre>',
                          how="The protocol's printed output, verbatim."))
-    b = _overlay_block(folder)
-    if b:
-        out.append(b)
-    b = _table_block("Boxes", folder, "boxes.csv", (), how="Every box of the study.")
-    if b:
-        out.append(b)
-    return out
+    out += [_overlay_block(folder),
+            _table_block("Per finding", folder, RealBoxesResult.FILES["by_finding"], (FINDING,),
+                         how="IoBB Acc. of each localizer on the noisy maps at T = 0.1, 0.5 and 0.9, beside the "
+                             "number of boxes and their median area (a fraction of the image)."),
+            _table_block("AFP denominators", folder, SynthResult.FILES["afp_denominators"], (),
+                         how="Which AFP denominator reproduces the printed AFPs (localize --afp-denominator)."),
+            _table_block("Boxes", folder, _BOXES, (), how="Every box of the study.")]
+    return [b for b in out if b]
 
 
-_OVERLAY_COLS = ("image_id", "kind", "x_min", "y_min", "x_max", "y_max", "image_file")
+_OVERLAY_COLS = (STUDY_ID, "kind", *BOX_COORDS, "image_file")
 
 
 def _png_side(data: bytes) -> int:
@@ -350,21 +368,21 @@ def _overlay_block(folder: Path) -> Block | None:
 
     import numpy as np
 
-    df, path, why = _load(folder, "overlays.csv", _OVERLAY_COLS)
+    df, path, why = _load(folder, OverlayResult.FILES["overlays"], _OVERLAY_COLS)
     if path is None:
         return None
     heading = "Reference and detected boxes on real radiographs"
     if df is None or why:
         return Block(heading, None, "", why)
     maps: dict[str, object] = {}
-    npz = result_path(folder, "overlay_heatmaps.npz")
+    npz = result_path(folder, OverlayResult.MAPS_FILE)
     if npz is not None and "heatmap_key" in df.columns:
         with np.load(npz, allow_pickle=False) as z:
             maps = dict(zip(z["keys"].tolist(), z["maps"]))
     if "finding" not in df.columns:
         df = df.assign(finding="")
     panels, problems = [], []
-    for (im, f), sub in df.groupby(["image_id", "finding"], sort=False):
+    for (im, f), sub in df.groupby([STUDY_ID, FINDING], sort=False):
         img = folder / str(sub["image_file"].iloc[0])
         data = img.read_bytes() if result_path(folder, str(sub["image_file"].iloc[0])) is not None else b""
         side = _png_side(data)
@@ -548,10 +566,10 @@ KINDS: tuple[Kind, ...] = (
          ("rankings.csv", "rank_correlation.csv", "top_changes.csv"), "xqa_published", "cxreval rank", _build_ranking),
     Kind("agreement", "Agreement between label sources", result_files(*_AGREEMENT_RESULTS),
          "chexpert_agreement", "cxreval agree", _build_agreement, results=_AGREEMENT_RESULTS),
-    Kind("fusion", "Label fusion", ("fusion_agreement.csv", "fused_labels.csv"), "chexpert_fusion", "cxreval fuse",
-         _build_fusion),
-    Kind("localization", "Localization", ("localization.csv", "synth_output.txt", "overlays.csv"), "localization",
-         "cxreval synth", _build_localization),
+    Kind("fusion", "Label fusion", result_files(FusionResult), "chexpert_fusion", "cxreval fuse", _build_fusion,
+         results=(FusionResult,)),
+    Kind("localization", "Localization", result_files(*_LOCALIZATION_RESULTS), "localization", "cxreval synth",
+         _build_localization, results=_LOCALIZATION_RESULTS),
     Kind("iqa", "Image quality assessment", ("scores.csv", "metric_agreement.csv", "zmos.csv",
                                              "degradation_ranking.csv", "metric_vs_metric.csv"), "iqa",
          "cxreval iqa score", _build_iqa),

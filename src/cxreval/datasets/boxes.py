@@ -1,0 +1,128 @@
+"""Read a file of reference boxes in any of the formats cxreval knows, into the box schema.
+
+``cxreval localize --boxes FILE`` accepts
+
+- ChestX-ray14's ``BBox_List_2017.csv[.gz]`` (header ``Image Index,Finding Label,Bbox [x,y,w,h]``;
+  :func:`cxreval.datasets.nih_boxes.read_nih_boxes`);
+- VinDr-CXR's ``vinbigdata-train.csv[.gz]`` (columns ``image_id, class_name, class_id, rad_id, x_min, ...``;
+  :func:`cxreval.datasets.vindr.read_vindr_boxes`: one box per reader, ``source`` = reader id), the file of
+  the registered ``vindr_boxes`` dataset;
+- a box table in cxreval's schema (``.csv`` or ``.parquet``): the columns
+  :data:`cxreval.localization.schema.BOX_COLUMNS` ``study_id, finding, [source,] x_min, y_min, x_max, y_max``,
+  e.g. a table saved from :func:`read_nih_boxes` or :func:`read_vindr_boxes`.
+
+Every format becomes the same table (:func:`cxreval.localization.schema.check_box_table`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import SchemaError
+from ..findings import canonical_finding
+from ..labels.schema import FINDING
+from ..localization.schema import BOX_COORDS, check_box_table
+from ..results import ReadReport, ReadResult
+from .nih_boxes import NIH_HEADER, read_nih_boxes
+from .vindr import VINDR_COLUMNS, read_vindr_boxes
+
+__all__ = ["BOX_FORMATS", "box_file_format", "read_box_file", "read_box_table"]
+
+BOX_FORMATS: tuple[str, ...] = ("nih", "vindr", "table")
+"""The formats :func:`read_box_file` reads: ``BBox_List_2017``, VinDr-CXR's CSV, a cxreval box table."""
+
+
+def _header(p: Path) -> list[str]:
+    if p.suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(p).names)
+        except (OSError, ValueError) as exc:
+            raise SchemaError(f"{p}: cannot be read as a Parquet file ({exc}).") from exc
+    try:
+        head = pd.read_csv(p, nrows=0, dtype=str)
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise SchemaError(f"{p}: cannot be read as a CSV file ({exc}).") from exc
+    return [str(c).strip() for c in head.columns]
+
+
+def box_file_format(path: str | os.PathLike[str]) -> str:
+    """Which of :data:`BOX_FORMATS` the file at ``path`` is, from its header."""
+    p = Path(path)
+    cols = _header(p)
+    if tuple(cols[:2]) == NIH_HEADER:
+        return "nih"
+    if set(VINDR_COLUMNS) <= set(cols):
+        return "vindr"
+    return "table"
+
+
+def read_box_table(path: str | os.PathLike[str]) -> ReadResult:
+    """Read a box table in cxreval's schema (``.csv`` or ``.parquet``); findings canonicalised.
+
+    Raises
+    ------
+    SchemaError
+        A missing box column (``image_id`` is refused with "did you mean 'study_id'"), an empty
+        ``study_id`` or ``finding``, a non-numeric or non-finite coordinate, an unknown finding.
+    """
+    p = Path(path)
+    where = f"the box table {str(p)!r}"
+    try:
+        raw = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p, dtype={"study_id": str, "source": str})
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise SchemaError(f"{p}: cannot be read as a box table ({exc}).") from exc
+    table = check_box_table(raw, where=where).copy()
+    for col in table.columns[: len(table.columns) - len(BOX_COORDS)]:
+        empty = table[col].isna().to_numpy() | (table[col].astype(str).str.strip() == "").to_numpy()
+        if empty.any():
+            i = int(np.flatnonzero(empty)[0])
+            raise SchemaError(f"{where}: row {i} has an empty {col!r}.")
+        table[col] = table[col].astype(str).str.strip()
+    for col in BOX_COORDS:
+        vals = pd.to_numeric(table[col], errors="coerce").to_numpy(float)
+        bad = ~np.isfinite(vals)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise SchemaError(f"{where}: row {i} has {col} = {table[col].iloc[i]!r}; expected a finite number.")
+        table[col] = vals
+    canon = {f: canonical_finding(f, where=f"{where}, column 'finding'") for f in pd.unique(table[FINDING])}
+    renamed = {k: v for k, v in canon.items() if k != v}
+    table[FINDING] = table[FINDING].map(canon)
+    notes = tuple(f"renamed finding {k!r} -> {v!r}" for k, v in sorted(renamed.items()))
+    return ReadResult(table.reset_index(drop=True), ReadReport(str(p), len(raw), len(raw), notes=notes))
+
+
+def read_box_file(path: str | os.PathLike[str], *, image_shape: tuple[int, int] | None = None) -> ReadResult:
+    """Read reference boxes from ``BBox_List_2017``, VinDr-CXR's CSV or a cxreval box table.
+
+    Parameters
+    ----------
+    path : path-like
+    image_shape : (height, width) or None
+        Passed to :func:`~cxreval.datasets.nih_boxes.read_nih_boxes` (boxes must lie inside the image);
+        the other formats are checked against the image by the scoring
+        (:func:`cxreval.localization.evaluate.evaluate_heatmaps`).
+
+    Returns
+    -------
+    res : ReadResult
+        ``res.table`` in the box schema (``study_id, finding, [source,] x_min, y_min, x_max, y_max``); the
+        report says which format was read.
+    """
+    p = Path(path)
+    fmt = box_file_format(p)
+    if fmt == "nih":
+        res = read_nih_boxes(p, image_shape=image_shape)
+    elif fmt == "vindr":
+        res = read_vindr_boxes(p)
+    else:
+        res = read_box_table(p)
+    report = res.report
+    notes = (f"format: {fmt}",) + tuple(report.notes)
+    return ReadResult(res.table, ReadReport(report.source, report.n_read, report.n_kept, report.dropped, notes))

@@ -1,0 +1,356 @@
+"""Fusion on a long label table: the readers' labels of every finding fused by several methods into new
+sources ``fused_<method>`` (:func:`fuse_label_table`), and each method scored against a reference source
+(:func:`fuse_and_compare`, what ``cxreval fuse`` and the demo run). Both return a
+:class:`~cxreval.fusion.result.FusionResult`, which owns the files written.
+
+Examples
+--------
+>>> import pandas as pd
+>>> t = pd.DataFrame({"study_id": ["s1", "s2", "s3"] * 3, "patient_id": ["p1", "p2", "p3"] * 3, "finding": "Edema",
+...                   "source": ["A"] * 3 + ["B"] * 3 + ["CR"] * 3,
+...                   "state": ["positive", "negative", "uncertain", "positive", "negative", "negative",
+...                             "positive", "negative", "negative"]})
+>>> from cxreval.labels import validate_label_table
+>>> res = fuse_and_compare(validate_label_table(t), ["A", "B"], ["mv", "and"], adjudicated="CR")
+>>> res.labels.query("source == 'fused_and'")["state"].tolist()
+[2, 0, 0]
+>>> res.agreement.query("finding == 'Edema'")[["method", "kappa_w", "n"]]
+  method  kappa_w  n
+0     mv      0.8  3
+3    and      1.0  3
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._validation import did_you_mean, normalize_rng
+from ..agreement import agreement_table
+from ..agreement.pairs import expand_findings
+from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
+from ..findings import XQA_SELECTED
+from ..labels import (
+    FINDING,
+    PATIENT_ID,
+    SOURCE,
+    STATE,
+    STUDY_ID,
+    LabelPolicy,
+    LabelState,
+    resolve_not_mentioned,
+)
+from ._base import _REGISTRY, GroupedFusion, encode_annotations, list_fusion
+from .diagnostics import overfused_states
+from .result import FUSION_AGREEMENT_COLUMNS, METHOD, FusionResult, convergence_table
+
+__all__ = ["annotations_from_labels", "fuse_label_table", "fuse_and_compare", "fusion_agreement"]
+
+
+def _check_readers(table: pd.DataFrame, readers: Sequence[str], *, where: str) -> list[str]:
+    readers = [str(r) for r in readers]
+    if len(readers) < 2:
+        raise InvalidParameterError(f"Fusion needs at least two readers; got {readers}.")
+    if len(set(readers)) != len(readers):
+        raise InvalidParameterError(f"Readers {readers} repeat a name; give each reader once.")
+    present = set(table[SOURCE].astype(str).unique())
+    absent = [r for r in readers if r not in present]
+    if absent:
+        raise SchemaError(f"Reader(s) {absent} are not sources of {where}; sources present: {sorted(present)}.")
+    return readers
+
+
+def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None = None,
+                            not_mentioned: str | LabelPolicy = "negative", where: str = "label table"
+                            ) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The annotation table (``study_id, finding, source, state``; states 0, 1, 2) of ``readers`` in a long
+    label table.
+
+    Missing states are dropped; ``NOT_MENTIONED`` becomes negative (``not_mentioned='negative'``, CheXpert
+    practice) or is dropped (``'exclude'``). Returns the table and the number of labels dropped per reason.
+    """
+    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_label_table").not_mentioned
+    readers = _check_readers(labels, readers, where=where)
+    sub = labels[labels[SOURCE].isin(readers)]
+    if findings is not None:
+        absent = [f for f in findings if f not in set(sub[FINDING])]
+        if absent:
+            raise SchemaError(f"Finding(s) {absent} are not labelled by the readers {readers} in {where}.")
+        sub = sub[sub[FINDING].isin(list(findings))]
+    codes = sub[STATE].astype("Int8").to_numpy(dtype=float, na_value=np.nan)
+    missing = np.isnan(codes)
+    codes, nm = resolve_not_mentioned(codes, not_mentioned=not_mentioned, func="fuse_label_table")
+    dropped = {"missing": int(missing.sum())}
+    if not_mentioned == "exclude":
+        dropped["not_mentioned"] = int(nm.sum())
+        keep = ~missing & ~nm
+    else:
+        keep = ~missing
+    ann = pd.DataFrame({STUDY_ID: sub[STUDY_ID].to_numpy()[keep], FINDING: sub[FINDING].to_numpy()[keep],
+                        SOURCE: sub[SOURCE].to_numpy()[keep], STATE: codes[keep].astype(np.int64)})
+    return ann, dropped
+
+
+def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
+                     adjudicated: str | None = None, findings: Sequence[str] | None = None,
+                     not_mentioned: str | LabelPolicy = "negative", rng: object = 0,
+                     params: dict[str, dict[str, object]] | None = None,
+                     fitted: dict[str, object] | None = None, executor: object = None,
+                     spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
+    """Fuse the labels of ``readers`` in a long label table with each of ``methods``.
+
+    Parameters
+    ----------
+    labels : pandas.DataFrame
+        Long label table (``study_id, [patient_id,] finding, source, state``).
+    readers : sequence of str
+        The sources to fuse (at least two).
+    methods : sequence of str
+        Registered method names (:func:`list_fusion`), e.g. ``['mv', 'or', 'and', 'ds', 'mace']``.
+    adjudicated : str, optional
+        A reference source; required by the supervised methods (``nn``, ``nn_ps``), which are trained on it.
+    findings : sequence of str, optional
+        Findings to fuse (default: every finding the readers label): canonical names, aliases
+        (``Pleural effusion``) or vocabulary names (``xqa_selected``), as for :func:`~cxreval.agreement.agreement_table`.
+    not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
+        What a reader's ``NOT_MENTIONED`` becomes (a :class:`~cxreval.labels.LabelPolicy` gives its
+        ``not_mentioned``).
+    rng : None, int or Generator, default=0
+        Seed of the randomised methods (one generator, used in method order).
+    params : dict, optional
+        ``{method: {parameter: value}}`` passed to the estimators' constructors.
+    fitted : dict, optional
+        ``{method: estimator}`` of already fitted supervised models (e.g. :func:`load_neural_fusion`) applied
+        with ``predict`` instead of being trained (a model trained on one dataset applied to another); their
+        methods must not also be in ``methods``.
+    executor : str or object, optional
+        An executor spec (``'process:2'``, ``'dask://HOST:PORT'``; opened and closed here) or an open executor
+        (``cxreval.executor.open_executor(spec)``, anything with ``map(func, items)`` returning results in
+        order) that fits the groups of Dawid-Skene and MACE (one per finding) in parallel; the other methods
+        run here. Results are identical to the serial fit byte for byte.
+    spill_dir : path, optional
+        Folder for the per-group arrays the executor's workers read (:mod:`cxreval.fusion._spill`; default a
+        temporary folder, removed at the end). On a multi-machine cluster it must be on storage every worker
+        sees under the same path.
+
+    Returns
+    -------
+    res : FusionResult
+
+    Raises
+    ------
+    SchemaError
+        A reader or the adjudicated source absent from the table; a finding not labelled.
+    InvalidParameterError
+        Fewer than two readers; an unknown method; a supervised method without ``adjudicated``.
+    """
+    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_label_table").not_mentioned
+    methods = list(dict.fromkeys(methods))
+    unknown = [m for m in methods if m not in _REGISTRY]
+    if unknown:
+        hint = "".join(did_you_mean(str(m), _REGISTRY, n=2) for m in unknown)
+        raise UnknownNameError(f"Unknown fusion method(s) {unknown}; available: {list_fusion()}.{hint}")
+    fitted = dict(fitted or {})
+    both = [m for m in fitted if m in methods]
+    if both:
+        raise InvalidParameterError(f"Fusion method(s) {both} are given both as fitted models and as methods to "
+                                    f"train; the fused sources would collide (fused_{both[0]}).")
+    for m, est in fitted.items():
+        if not callable(getattr(est, "predict", None)) or not hasattr(est, "readers_"):
+            raise InvalidParameterError(f"The fitted model given for {m!r} is not a fitted estimator with predict "
+                                        f"(got {type(est).__name__}).")
+    if not methods and not fitted:
+        raise InvalidParameterError(f"No fusion method given; available: {list_fusion()}.")
+    ann, dropped = annotations_from_labels(labels, readers, findings=expand_findings(findings),
+                                           not_mentioned=not_mentioned)
+    if ann.empty:
+        raise SchemaError(f"The readers {list(readers)} have no label in the states negative/uncertain/positive.")
+    y = None
+    if adjudicated is not None:
+        if adjudicated not in set(labels[SOURCE].astype(str)):
+            raise SchemaError(f"Adjudicated source {adjudicated!r} is not in the label table; sources present: "
+                              f"{sorted(labels[SOURCE].astype(str).unique())}.")
+        ref = labels[(labels[SOURCE] == adjudicated)]
+        st = ref[STATE].astype("Int8")
+        ok = st.notna().to_numpy() & (st != LabelState.NOT_MENTIONED).fillna(False).to_numpy()
+        y = pd.DataFrame({STUDY_ID: ref[STUDY_ID].to_numpy()[ok], FINDING: ref[FINDING].to_numpy()[ok],
+                          STATE: st.to_numpy(dtype=np.int64, na_value=0)[ok]})
+
+    for m in methods:
+        if getattr(_REGISTRY[m], "supervised", False) and y is None:
+            raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
+                                        f"(--adjudicated) it is trained on.")
+    gen = normalize_rng(rng)
+    params = params or {}
+    estimators: dict[str, object] = {}
+    fused: list[pd.DataFrame] = []
+    warnings: list[str] = []
+    by_finding = {f: g for f, g in ann.groupby(FINDING, sort=True)}
+    enc = encode_annotations(ann, func="fuse_label_table")  # once for every unsupervised method
+    with contextlib.ExitStack() as stack:
+        group_map = None
+        if isinstance(executor, str):  # a spec: opened here, closed at the end
+            from ..executor import open_executor
+
+            executor = None if executor == "serial" else stack.enter_context(open_executor(executor))
+        if executor is not None:
+            from ._spill import executor_group_map
+
+            if spill_dir is None:
+                spill_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="cxreval-fuse-spill-"))
+            group_map = executor_group_map(executor, Path(spill_dir))
+        for m in methods + list(fitted):
+            if m in fitted:
+                est = fitted[m]
+                lab = est.predict(ann)  # type: ignore[attr-defined]
+            else:
+                cls = _REGISTRY[m]
+                kw = dict(params.get(m, {}))
+                if "rng" in _init_params(cls):
+                    kw.setdefault("rng", gen)
+                est = cls(**kw)
+                if getattr(cls, "supervised", False):
+                    lab = est.fit_predict(ann, y)  # type: ignore[attr-defined]
+                elif isinstance(est, GroupedFusion):
+                    est._fit(enc, group_map=group_map)
+                    lab = est.labels_  # type: ignore[attr-defined]
+                else:
+                    est._fit(enc)  # type: ignore[attr-defined]
+                    lab = est.labels_  # type: ignore[attr-defined]
+            estimators[m] = est
+            _collect(m, est, lab, by_finding, fused, warnings)
+    del enc
+    out = pd.concat(fused, ignore_index=True)
+    if PATIENT_ID in labels.columns:
+        pmap = labels.drop_duplicates(STUDY_ID).set_index(STUDY_ID)[PATIENT_ID]
+        out.insert(1, PATIENT_ID, pmap.reindex(out[STUDY_ID]).to_numpy())
+    else:
+        out.insert(1, PATIENT_ID, pd.NA)
+    out[STATE] = pd.array(out[STATE].to_numpy(), dtype="Int8")
+    per_item = ann.groupby([STUDY_ID, FINDING]).size()
+    n_partial = int((per_item < per_item.max()).sum())
+    hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}  # type: ignore[call-overload]
+    return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial,
+                        hist, tuple(warnings), convergence_table(estimators), adjudicated=adjudicated,
+                        not_mentioned=not_mentioned, seed=rng if isinstance(rng, int) else None,
+                        applied=tuple(fitted))
+
+
+def _collect(m: str, est: object, lab: pd.Series, by_finding: dict[str, pd.DataFrame], fused: list[pd.DataFrame],
+             warnings: list[str]) -> None:
+    """Append method ``m``'s fused labels (long) to ``fused`` and its over-fusion warnings to ``warnings``."""
+    fin = lab.index.get_level_values(FINDING)
+    for f, g in by_finding.items():
+        warnings += [f"{f}: {w}" for w in overfused_states(g, lab[fin == f], method=m)]
+    fused.append(pd.DataFrame({STUDY_ID: lab.index.get_level_values(STUDY_ID), FINDING: fin,
+                               SOURCE: f"fused_{m}", STATE: lab.to_numpy()}))
+
+
+def _init_params(cls: object) -> set[str]:
+    return set(inspect.signature(cls.__init__).parameters)  # type: ignore[misc]
+
+
+def _finding_sets(findings: list[str]) -> dict[str, list[str]]:
+    selected = [f for f in XQA_SELECTED if f in findings]
+    return {"selected": selected, "all": findings} if selected else {"all": findings}
+
+
+def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str, methods: Sequence[str]
+                     ) -> pd.DataFrame:
+    """Agreement of each ``fused_<method>`` source with ``adjudicated`` (the reference = F1 ``y_true``) on the
+    studies both label, per finding plus macro/micro over the XQA selected findings present and over all;
+    columns :data:`~cxreval.fusion.result.FUSION_AGREEMENT_COLUMNS`."""
+    ref = labels[labels[SOURCE] == adjudicated]
+    cols = [STUDY_ID, FINDING, SOURCE, STATE]
+    table = pd.concat([ref[cols], fused[cols]], ignore_index=True)
+    findings = sorted(set(fused[FINDING]) & set(ref[FINDING]))
+    if not findings:
+        raise InvalidParameterError(f"The adjudicated source {adjudicated!r} labels none of the fused findings.")
+    agr = agreement_table(table, [(adjudicated, f"fused_{m}") for m in methods], findings=findings,
+                          finding_sets=_finding_sets(findings), studies="intersection")
+    agr.insert(0, METHOD, agr.pop("pair").str.split(":").str[1].str.removeprefix("fused_"))
+    agr["finding_set"] = agr["finding_set"].fillna("")
+    return agr[list(FUSION_AGREEMENT_COLUMNS)]
+
+
+def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str], model: object
+                 ) -> tuple[pd.DataFrame, list[str], list[str], dict[str, object], str]:
+    """Map ``readers`` onto a fitted neural model's readers: ``(labels, readers, methods, fitted, note)``."""
+    from .neural import load_neural_fusion
+
+    where, origin = "the fitted model", "given fitted"
+    if isinstance(model, (str, os.PathLike)):
+        where, origin = f"the model {model}", f"loaded from {model}"
+        model = load_neural_fusion(model)
+    model_readers = list(getattr(model, "readers_", ()))
+    name = "nn_ps" if getattr(model, "specialists", False) else "nn"
+    if len(readers) != len(model_readers):
+        raise InvalidParameterError(f"{where}: it was fitted on {len(model_readers)} readers {model_readers}; "
+                                    f"the readers fused are {len(readers)}.")
+    mapping = ""
+    if set(readers) != set(model_readers):
+        rename = dict(zip(readers, model_readers))
+        clash = sorted(set(model_readers) & (set(labels[SOURCE].astype(str)) - set(readers)))
+        if clash:
+            raise InvalidParameterError(f"{where}: the label table already has source(s) {clash} named like the "
+                                        f"model's readers; fuse them as readers.")
+        labels = labels.assign(**{SOURCE: labels[SOURCE].astype(str).replace(rename)})
+        mapping = "; sources mapped onto the model's readers: " + ", ".join(f"{a} -> {b}" for a, b in rename.items())
+    note = (f"- {name}: {origin} (readers {model_readers}, findings {list(getattr(model, 'findings_', ()))}), "
+            f"applied without refitting{mapping}")
+    return labels, model_readers, [m for m in methods if m != name], {name: model}, note
+
+
+def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
+                     adjudicated: str | None = None, findings: Sequence[str] | str | None = None,
+                     not_mentioned: str | LabelPolicy = "negative", rng: object = 0,
+                     params: dict[str, dict[str, object]] | None = None, model: object = None,
+                     include_inputs: bool = False, executor: object = None,
+                     spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
+    """Fuse ``readers`` with each of ``methods`` (:func:`fuse_label_table`) and score the fused sources: each
+    against ``adjudicated`` (``fusion_agreement``) and against each other (``method_agreement``).
+
+    This is what ``cxreval fuse`` and the demo's fusion section run; ``res.save(folder)`` writes the files.
+
+    Parameters
+    ----------
+    labels, readers, methods, adjudicated, findings, not_mentioned, rng, params, executor, spill_dir
+        As :func:`fuse_label_table`; ``adjudicated`` (a reference source) is also the source every method is
+        scored against.
+    model : NeuralFusion, path or None
+        A fitted ``nn`` / ``nn_ps`` model, or the ``.npz`` file of one (:meth:`NeuralFusion.save`), applied
+        instead of trained (its method is dropped from ``methods``). ``readers`` are mapped onto the model's
+        readers by name, else in the model's (sorted) reader order (the sources of ``labels`` are renamed).
+    include_inputs : bool, default=False
+        Keep the input label table on the result, written before the fused sources into ``fused_labels``.
+
+    Returns
+    -------
+    res : FusionResult
+        With ``agreement`` when ``adjudicated`` is given and ``method_agreement`` with two or more methods.
+    """
+    readers, methods = [str(r) for r in readers], list(methods)
+    fuse_table, fitted, notes = labels, None, ()
+    if model is not None:
+        fuse_table, readers, methods, fitted, note = _apply_model(labels, readers, methods, model)
+        notes = (note,)
+    res = fuse_label_table(fuse_table, readers, methods, adjudicated=adjudicated, findings=findings,
+                           not_mentioned=not_mentioned, rng=rng, params=params, fitted=fitted, executor=executor,
+                           spill_dir=spill_dir)
+    fused, done = res.labels, res.methods
+    between = None
+    if len(done) > 1:
+        pairs = [(f"fused_{a}", f"fused_{b}") for i, a in enumerate(done) for b in done[i + 1:]]
+        fs = sorted(set(fused[FINDING]))
+        between = agreement_table(fused, pairs, findings=fs, finding_sets={"all": fs}, studies="same")
+    agr = None if adjudicated is None else fusion_agreement(labels, fused, adjudicated, done)
+    return replace(res, agreement=agr, method_agreement=between, notes=notes,
+                   inputs=labels if include_inputs else None)

@@ -1,0 +1,99 @@
+"""FusionResult owns the files of a fusion run (issue 13): ``save`` writes the tables the run has with the
+columns ``FILE_COLUMNS`` declares, ``fused_labels`` in the chosen format, and ``summary`` renders Markdown."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+import pytest
+
+from cxreval.agreement import AGREEMENT_COLUMNS, agreement_scores
+from cxreval.exceptions import InvalidParameterError
+from cxreval.fusion import FUSION_AGREEMENT_COLUMNS, FusionResult, fuse_and_compare, fuse_label_table
+from cxreval.labels import LABEL_COLUMNS, read_labels
+
+from .test_fuse_cli import coded, make_table
+
+
+@pytest.fixture(scope="module")
+def res() -> FusionResult:
+    return fuse_and_compare(coded(make_table()), ["Rep1", "Rep2"], ["mv", "or", "ds", "mace"], adjudicated="CR",
+                            params={"mace": {"n_restarts": 2}})
+
+
+def test_save_writes_the_run_tables_with_their_columns(res, tmp_path):
+    written = res.save(tmp_path)
+    # two readers who disagree often: MV's ties (-> uncertain) over-fuse 'uncertain', so there are warnings
+    assert res.warnings and all(w.split(": ")[1] != "or" for w in res.warnings)
+    have = {"fused_labels", "fusion_agreement", "method_agreement", "ds_confusion", "mace_competence",
+            "fusion_convergence", "fusion_warnings"}
+    assert have == set(FusionResult.FILES)
+    assert set(written) == have == set(res.tables())
+    assert {p.name for p in tmp_path.iterdir()} == {f"{n}.{e}" for n in have for e in ("csv", "parquet")}
+    for name in have:
+        csv = pd.read_csv(tmp_path / FusionResult.FILES[name])
+        assert tuple(csv.columns) == FusionResult.FILE_COLUMNS[name], name
+        pq = pd.read_parquet(tmp_path / FusionResult.FILES[name].replace(".csv", ".parquet"))
+        assert tuple(pq.columns) == FusionResult.FILE_COLUMNS[name] and not pq.attrs and len(pq) == len(csv) > 0
+    assert FusionResult.COLUMNS == FUSION_AGREEMENT_COLUMNS == ("method", *AGREEMENT_COLUMNS[1:])
+    assert FusionResult.FILE_COLUMNS["fused_labels"] == LABEL_COLUMNS
+    # fused_labels is a long label table of the fused sources (state names), readable by every command
+    fused = read_labels(tmp_path / "fused_labels.csv").table
+    assert set(fused.source) == {"fused_mv", "fused_or", "fused_ds", "fused_mace"} and len(fused) == 4 * 180
+    # the convergence table: one row per (iterative method, finding)
+    conv = pd.read_csv(tmp_path / "fusion_convergence.csv")
+    assert sorted(zip(conv.method, conv.finding)) == sorted((m, f) for m in ("ds", "mace")
+                                                            for f in ("Atelectasis", "Edema", "Effusion"))
+
+
+def test_agreement_rows_by_hand(res):
+    """One per-finding row recomputed from the two label columns with agreement_scores."""
+    t = coded(make_table())
+    cr = t[(t.source == "CR") & (t.finding == "Edema")].set_index("study_id")["state"].astype(int)
+    ds = res.labels[(res.labels.source == "fused_ds") & (res.labels.finding == "Edema")]
+    ds = ds.set_index("study_id")["state"].astype(int).reindex(cr.index)
+    want = agreement_scores(cr.to_numpy(), ds.to_numpy())
+    row = res.agreement.query("method == 'ds' and finding == 'Edema'").iloc[0]
+    assert row.kappa_w == pytest.approx(want.kappa_w, abs=1e-12) and row.f1_w == pytest.approx(want.f1_w, abs=1e-12)
+    assert row.n == 60 and row.finding_set == ""
+    assert set(res.agreement.loc[res.agreement.finding == "macro", "finding_set"]) == {"selected", "all"}
+
+
+def test_labels_format_and_optional_files(res, tmp_path):
+    (tmp_path / "p").mkdir()
+    assert res.save(tmp_path / "p", labels_format="parquet")["fused_labels"].name == "fused_labels.parquet"
+    assert not (tmp_path / "p" / "fused_labels.csv").exists()
+    (tmp_path / "c").mkdir()
+    res.save(tmp_path / "c", labels_format="csv")
+    assert not (tmp_path / "c" / "fused_labels.parquet").exists() and (tmp_path / "c" / "ds_confusion.parquet").exists()
+    with pytest.raises(InvalidParameterError, match="labels_format"):
+        res.save(tmp_path, labels_format="xlsx")
+    one = fuse_label_table(coded(make_table(n=10)), ["Rep1", "Rep2"], ["mv"])
+    # no reference, one rule: no agreement, confusion matrix or convergence table
+    assert set(one.tables()) == {"fused_labels"} | ({"fusion_warnings"} if one.warnings else set())
+    assert one.agreement is None and one.table is None and one.convergence is None
+
+
+def test_summary_and_frozen(res):
+    text = res.summary("cxreval fuse: labels.csv")
+    assert text.startswith("# cxreval fuse: labels.csv\n\n- readers fused: Rep1, Rep2; methods: mv, or, ds, mace (seed=0)")
+    for heading in ("## Fused label counts", "## Stopping rule", "## Agreement with CR (Table 30 style)",
+                    "## Agreement between methods"):
+        assert heading in text
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.labels = None  # type: ignore[misc]
+    assert res.to_dict()["methods"] == ["mv", "or", "ds", "mace"]
+
+
+def test_old_annotation_columns_are_refused_with_did_you_mean():
+    from cxreval.exceptions import SchemaError
+    from cxreval.fusion import DawidSkene, NeuralFusion
+
+    old = pd.DataFrame({"study_id": ["a", "a"], "reader": ["x", "y"], "label": [0, 2]})
+    with pytest.raises(SchemaError, match="Column 'reader': did you mean 'source'"):
+        DawidSkene().fit(old)
+    ann = pd.DataFrame({"study_id": ["a", "a"], "finding": "Edema", "source": ["x", "y"], "state": [0, 2]})
+    ref = pd.DataFrame({"study_id": ["a"], "finding": ["Edema"], "label": [2]})
+    with pytest.raises(SchemaError, match="Column 'label': did you mean 'state'"):
+        NeuralFusion().fit(ann, ref)
