@@ -156,28 +156,49 @@ def _sec_audit(ctx: DemoContext) -> str:
                                cache_dir=ctx.cache_dir)
     ctx.meta.update({"split_lists": "official (train_val_list / test_list)" if split_dir else "not available"})
     out = ctx.folder("chestxray14_audit")
-    au.write_audit(res, out)
+    res.save(out)
+    write_summary(out, res.summary())
+    return str(out)
+
+
+def _agreement_section(ctx: DemoContext, name: str, labels: pd.DataFrame, pairs: list[tuple[str, str]], *,
+                       flow_pairs: list[tuple[str, str]] | None = None, title: str = "",
+                       meta: dict[str, object] | None = None, **options: object) -> str:
+    """Save what ``cxreval agree --labels L --pairs PAIRS [options]`` writes into the section folder ``name``.
+
+    With ``flow_pairs``, the flows and omissions are those of a second ``cxreval agree`` run on ``flow_pairs``
+    (the agreement and prevalence those of ``pairs``). ``meta`` goes to the section's run.json; with ``title``
+    (Markdown), ``summary.md`` is the title followed by the studies each pair compared (:func:`_pair_drops`).
+    Returns the folder.
+    """
+    ag = need("cxreval.agreement", "agreement", "cxreval agree")
+    ctx.meta.update(meta or {})
+    res = ag.compare_sources(labels, pairs, **options)
+    out = ctx.folder(name)
+    if flow_pairs is None:
+        res.save(out)
+    else:
+        res.agreement.save(out)
+        res.prevalence.save(out)
+        flows = ag.compare_sources(labels, flow_pairs, **options)
+        flows.flows.save(out)
+        flows.omissions.save(out)
+    if title:
+        write_summary(out, title + _pair_drops(res.agreement))
     return str(out)
 
 
 def _sec_nih_google_agreement(ctx: DemoContext) -> str:
-    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     labels, _ = nih_google_labels(ctx)
-    out = ctx.folder("nih_vs_google_agreement")
-    pairs = [("google_expert", "nih_textmined")]
-    agr = ag.compute_agreement(labels, pairs, studies="intersection")
-    ctx.meta.update({"label_policy": "weighted κ over the ordered states; Low/High κ resolve uncertain labels "
-                                     "pessimistically/optimistically", "studies": "intersection of each pair",
-                     "vocabulary": "Google's expert findings (NIH mapped by NIH_TO_GOOGLE)"})
-    agr.save(out)
-    ag.compute_prevalence(labels).save(out)
-    ag.compute_flows(labels, pairs, studies="intersection").save(out)
     n = labels["study_id"].nunique()
-    write_summary(out, f"# NIH text-mined vs Google expert labels\n\n{n} ChestX-ray14 images with Google's "
-                       "adjudicated expert labels; NIH labels mapped to Google's findings with "
-                       "cxreval.datasets.google.NIH_TO_GOOGLE (OR of the NIH findings).\n\n"
-                       + _pair_drops(agr))
-    return str(out)
+    return _agreement_section(
+        ctx, "nih_vs_google_agreement", labels, [("google_expert", "nih_textmined")], studies="intersection",
+        meta={"label_policy": "weighted κ over the ordered states; Low/High κ resolve uncertain labels "
+                              "pessimistically/optimistically", "studies": "intersection of each pair",
+              "vocabulary": "Google's expert findings (NIH mapped by NIH_TO_GOOGLE)"},
+        title=f"# NIH text-mined vs Google expert labels\n\n{n} ChestX-ray14 images with Google's adjudicated "
+              "expert labels; NIH labels mapped to Google's findings with cxreval.datasets.google.NIH_TO_GOOGLE "
+              "(OR of the NIH findings).\n\n")
 
 
 def _sec_nih_models(ctx: DemoContext) -> str:
@@ -217,23 +238,17 @@ def _sec_chexpert(ctx: DemoContext) -> str:
 
 
 def _sec_chexpert_agreement(ctx: DemoContext) -> str:
-    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     labels = chexpert_labels(ctx)
     labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
     others = [s for s in dict.fromkeys(labels["source"]) if s != "consensus"]
-    pairs = [("consensus", s) for s in others]
-    ctx.meta.update({"label_policy": "report labelers' blanks count as negative (not mentioned); weighted κ, "
-                                     "Low/High κ over uncertain labels", "studies": "intersection of each pair",
-                     "vocabulary": "CheXpert competition findings", "findings": list(CHEXPERT_COMPETITION)})
-    out = ctx.folder("chexpert_agreement")
-    agr = ag.compute_agreement(labels, pairs, studies="intersection")
-    agr.save(out)
-    ag.compute_prevalence(labels).save(out)
-    ag.compute_flows(labels, [("consensus", "chexpert_labeler"), ("consensus", "bc4")], studies="intersection").save(out)
-    write_summary(out, "# CheXpert test set: reader and labeler agreement with the consensus\n\n"
-                       "5 competition findings; report labelers' blanks count as negative (not mentioned).\n\n"
-                       + _pair_drops(agr))
-    return str(out)
+    return _agreement_section(
+        ctx, "chexpert_agreement", labels, [("consensus", s) for s in others],
+        flow_pairs=[("consensus", "chexpert_labeler"), ("consensus", "bc4")], studies="intersection",
+        meta={"label_policy": "report labelers' blanks count as negative (not mentioned); weighted κ, "
+                              "Low/High κ over uncertain labels", "studies": "intersection of each pair",
+              "vocabulary": "CheXpert competition findings", "findings": list(CHEXPERT_COMPETITION)},
+        title="# CheXpert test set: reader and labeler agreement with the consensus\n\n5 competition findings; "
+              "report labelers' blanks count as negative (not mentioned).\n\n")
 
 
 def _sec_chexpert_fusion(ctx: DemoContext) -> str:
@@ -346,7 +361,6 @@ def _sec_iqa(ctx: DemoContext) -> str:
 
 def _sec_openi_reports(ctx: DemoContext) -> str:
     rp = need("cxreval.reports", "report labeller", "cxreval label-reports")
-    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     from .datasets.openi import openi_mesh_labels, read_openi_reports
     from .findings import CHESTXRAY8, XQA, XQA_SELECTED
 
@@ -355,25 +369,22 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
                          "impression": rep["impression"].fillna("")})
     mesh = openi_mesh_labels(reports=rep).table
     mesh = mesh[mesh["study_id"].isin(set(rep.loc[rep["n_images"] > 0, "report_id"]))]
+    # as `cxreval label-reports --sections whole --validate-against MESH --findings chestxray8`
     lab = rp.label_reports(text[text["study_id"].isin(set(mesh["study_id"]))], sections="whole").labels
-    val = rp.precision_recall_table(pd.concat([mesh, lab], ignore_index=True), reference="openi_mesh",
-                                    predicted="report", findings=CHESTXRAY8, n_resamples=ctx.n_resamples, rng=ctx.rng)
+    val = rp.compute_precision_recall(lab, reference_labels=mesh, reference="openi_mesh", predicted="report",
+                                      findings=CHESTXRAY8, n_resamples=ctx.n_resamples, rng=ctx.rng)
     both = text[(text["findings"].str.strip() != "") & (text["impression"].str.strip() != "")]
     fi = rp.label_reports(both, sections="findings,impression", vocabulary="chexpert").labels
-    pair = [("report_findings", "report_impression")]
     out = ctx.folder("openi_report_labels")
-    write_table(val, out, "labeller_validation")
-    agr = ag.compute_agreement(fi, pair, findings=list(XQA), finding_sets={"selected": list(XQA_SELECTED),
-                                                                          "all": list(XQA)})
-    agr.save(out)
-    ag.compute_prevalence(fi, findings=list(XQA)).save(out)
-    ag.compute_flows(fi, pair, findings=list(XQA)).save(out)
+    val.save(out)
+    _agreement_section(ctx, "openi_report_labels", fi, [("report_findings", "report_impression")], findings=list(XQA),
+                       finding_sets={"selected": list(XQA_SELECTED), "all": list(XQA)})
     write_summary(out, f"# OpenI: report-derived labels\n\ncxreval.reports on {lab['study_id'].nunique()} OpenI "
                        "reports (FINDINGS + IMPRESSION) against the human MeSH major codes (`openi_mesh`), uncertain "
                        f"-> negative, {ctx.n_resamples} report-bootstrap resamples; `nih_*`: the NIH labeller's "
                        "published figures (Wang et al. 2017). The rules were tuned on a seeded half of these reports; "
                        "bench/labeller_openi.py reports the held-out half.\n\n"
-                       + rp.prf_markdown(val)
+                       + val.summary()
                        + f"\n\nFindings vs Impression: {len(both)} reports with both sections, CheXpert vocabulary; "
                        "the XQA paper's MIMIC-CXR values (Table 13): macro kappa_w 0.34 over its four selected "
                        "findings, Atelectasis 0.20, Pleural effusion 0.33.\n")

@@ -75,7 +75,8 @@ def audit(
     \b
         cxreval data audit chestxray14 --split-dir my-split -o audit-out
     """
-    from ..datasets.audit import audit_chestxray14, audit_summary, write_audit
+    from ..datasets.audit import audit_chestxray14
+    from ..tables import write_summary
 
     if dataset not in AUDITABLE:
         raise InvalidParameterError(f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
@@ -93,12 +94,14 @@ def audit(
         with open_output(out, overwrite=overwrite, inputs=[p for p in (path, bbox_path, split_dir) if p]) as d:
             with console.status(f"auditing {dataset}"):
                 res = audit_chestxray14(path=path, bbox_path=bbox_path, split_dir=split_dir, cache_dir=cache_dir)
-            written = write_audit(res, d)
-        console.print(f"wrote audit.json, summary.md and {len(written) - 2} tables (CSV + Parquet) to {out}")
+            written = res.save(d)
+            write_summary(d, res.summary())
+        console.print(f"wrote {', '.join(Path(p).name for p in written.values())}, summary.md (tables also as "
+                      f"Parquet) to {out}")
     if json_out:
         echo_json(res.to_dict())
     else:
-        typer.echo(audit_summary(res), nl=False)
+        typer.echo(res.summary(), nl=False)
 
 
 @data_app.command("split")

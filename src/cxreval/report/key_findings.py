@@ -23,10 +23,12 @@ import pandas as pd
 
 from ..agreement import AgreementTableResult
 from ..classification import AUCTableResult
+from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..iqa import MetricAgreementResult, MetricComparisonResult
 from ..labels import MACRO, MEAN, MICRO, SUMMARY_ROWS
 from ..ranking import RankingStabilityResult
+from ..reports import LabellerValidationResult
 from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
 
@@ -428,7 +430,7 @@ def iqa_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 def audit_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    p = find_result_file(folder, "audit.json")
+    p = find_result_file(folder, DatasetAudit.FILES["audit"])
     if p is None:
         return None
     try:
@@ -448,7 +450,7 @@ def audit_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     split = a.get("split")
     if not isinstance(split, dict):
         verdict = "split and leakage not checked"
-        parts.append('official split: not checked, no split lists were available (audit.json has "split": null), '
+        parts.append(f'official split: not checked, no split lists were available ({p.name} has "split": null), '
                      "so patient leakage between splits is unknown")
     else:
         sizes = split.get("sizes")
@@ -470,7 +472,7 @@ def audit_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 def report_labels_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     """Report labeller against a human-coded reference: micro F1 with its interval, the published
     labeller's figure when the table carries it (``nih_f1``), and the weakest finding."""
-    df = _load(folder, "labeller_validation.csv", ("finding", "f1"))
+    df = _load(folder, LabellerValidationResult.FILES["labeller_validation"], ("finding", "f1"))
     if df is None:
         return None
     f = _str(df, "finding")

@@ -17,7 +17,8 @@ localization    ``localization.csv``, ``synth_output.txt``,            ``cxreval
 iqa             ``scores.csv``, ``metric_agreement.csv``, ``zmos.csv``  ``cxreval iqa score|agree``
                 (``zscores.csv``), ``degradation_ranking.csv``,        / ``compare`` / ``cxreval demo``
                 ``metric_vs_metric.csv``
-report_labels   ``labeller_validation.csv``                            ``cxreval demo`` (OpenI section)
+report_labels   ``labeller_validation.csv``                            ``cxreval label-reports
+                                                                       --validate-against``
 ==============  =====================================================  =============================
 
 (each ``.csv`` may be its ``.parquet`` twin). A part whose file lacks a column it needs is shown as
@@ -43,6 +44,7 @@ import plotly.graph_objects as go
 
 from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
 from ..classification import AUCTableResult
+from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..iqa import MetricAgreementResult, MetricComparisonResult, ScoresResult, ZMOSResult
 from ..labels import SUMMARY_ROWS
@@ -50,6 +52,7 @@ from ..labels.schema import FINDING, STUDY_ID
 from ..localization import LocalizationResult, OverlayResult, RealBoxesResult, SynthResult
 from ..localization.schema import BOX_COORDS
 from ..ranking import RankingStabilityResult
+from ..reports import PRF_COLUMNS, LabellerValidationResult
 from ..results import TableResult
 from . import plots
 from .key_findings import KeyFinding, key_finding
@@ -513,25 +516,27 @@ def _json_html(obj: object, name: str, depth: int = 0) -> str:
 
 
 def _build_audit(folder: Path) -> list[Block]:
-    p = result_path(folder, "audit.json")
+    name = DatasetAudit.FILES["audit"]
+    p = result_path(folder, name)
     if p is None:
         return []
     try:
         obj = json.loads(p.read_text())
     except json.JSONDecodeError as exc:
-        return [Block("Audit", None, "", f"audit.json is not valid JSON: {exc}")]
+        return [Block("Audit", None, "", f"{name} is not valid JSON: {exc}")]
     if isinstance(obj, dict) and "split" in obj and not isinstance(obj.get("split"), dict):
         missing = ('official split and patient leakage: not checked; no split lists were available '
-                   '(audit.json has "split": null)')
+                   f'({name} has "split": null)')
     else:
         missing = ""
     out = [Block("Dataset audit", None, _json_html(obj, "audit"), missing,
-                 how="The audit's counts as audit.json records them.")]
-    for csv in sorted(folder.glob("*.csv")):  # the tables `cxreval data audit --out` writes beside audit.json
-        if result_path(folder, csv.name) is None:
+                 how=f"The audit's counts as {name} records them.")]
+    tables = sorted((csv, key) for key, csv in DatasetAudit.FILES.items() if key != "audit")
+    for csv, key in tables:  # the tables DatasetAudit.save writes beside audit.json, by file name
+        if result_path(folder, csv) is None:
             continue
-        b = _table_block(csv.stem.replace("_", " ").capitalize(), folder, csv.name, (),
-                         how="A table of the audit, as written beside audit.json.")
+        b = _table_block(key.replace("_", " ").capitalize(), folder, csv, (),
+                         how=f"A table of the audit, as written beside {name}.")
         if b:
             out.append(b)
     return out
@@ -562,8 +567,9 @@ def _build_report_labels(folder: Path) -> list[Block]:
         long = _labeller_long(d)
         return None if long is None else plots.interval_plot(long, series="labeller", metrics=_PRF, kind="bar",
                                                                title="Report labeller vs human codes")
-    b = _table_block("Report labeller against human-coded labels", folder, "labeller_validation.csv",
-                     ("finding", "f1"), figure=fig,
+    b = _table_block("Report labeller against human-coded labels", folder,
+                     LabellerValidationResult.FILES["labeller_validation"],
+                     (PRF_COLUMNS[0], "f1"), figure=fig,
                      how="Each bar is the labeller's F1 (menu: precision, recall) for one finding against the human "
                          "codes, with its bootstrap interval; the second series gives the published labeller's "
                          "figures where they exist.")
@@ -571,7 +577,7 @@ def _build_report_labels(folder: Path) -> list[Block]:
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind("audit", "Dataset audit", ("audit.json",), "audit", "cxreval data audit", _build_audit),
+    Kind("audit", "Dataset audit", (DatasetAudit.FILES["audit"],), "audit", "cxreval data audit", _build_audit),
     Kind("classification", "Classification: ROC-AUC per model and reference", result_files(*_CLASSIFICATION_RESULTS),
          "chexpert_models", "cxreval classify", _build_classification, results=_CLASSIFICATION_RESULTS),
     Kind("ranking", "Ranking stability across references", result_files(*_RANKING_RESULTS), "xqa_published",
@@ -584,8 +590,8 @@ KINDS: tuple[Kind, ...] = (
          _build_localization, results=_LOCALIZATION_RESULTS),
     Kind("iqa", "Image quality assessment", result_files(*_IQA_RESULTS), "iqa", "cxreval iqa score", _build_iqa,
          results=_IQA_RESULTS),
-    Kind("report_labels", "Report-derived labels", ("labeller_validation.csv",), "openi_report_labels",
-         "cxreval label-reports", _build_report_labels),
+    Kind("report_labels", "Report-derived labels", result_files(LabellerValidationResult), "openi_report_labels",
+         "cxreval label-reports", _build_report_labels, results=(LabellerValidationResult,)),
 )
 
 
