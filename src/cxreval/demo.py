@@ -62,7 +62,7 @@ from .outputs import (
     utc_now,
     write_run_record,
 )
-from .tables import write_summary, write_table
+from .tables import write_summary
 
 if TYPE_CHECKING:
     from .agreement import AgreementTableResult

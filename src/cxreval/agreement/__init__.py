@@ -98,6 +98,7 @@ References
 
 from __future__ import annotations
 
+from . import scores
 from .compare import SourceComparisonResult, compare_sources
 from .omissions import (
     FLOW_COLUMNS,
@@ -128,7 +129,6 @@ from .prevalence import (
     positive_prevalence,
     prevalence_table,
 )
-from . import scores
 from .scores import (
     AGREEMENT_COLUMNS,
     BOTH_UNCERTAIN_RULES,
