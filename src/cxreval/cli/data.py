@@ -1,4 +1,4 @@
-"""``cxreval data fetch``, ``cxreval data audit``, ``cxreval data split`` and ``cxreval data list``."""
+"""``cxreval data fetch``, ``audit``, ``split``, ``export`` and ``list``."""
 
 from __future__ import annotations
 
@@ -175,6 +175,47 @@ def split(
         echo_json({"split": res.to_dict(), "leakage": leak.to_dict()})
     else:
         typer.echo("\n".join(lines))
+
+
+@data_app.command("export")
+def export(
+    dataset: str = typer.Argument(..., help="A registered dataset (`cxreval data list`), e.g. openi_mesh."),
+    out: Path = out_option("Folder for <kind>.csv + .parquet (labels, boxes, reports or metadata), dropped.csv when "
+                           "the reader dropped rows, summary.md and run.json (atomically; must not exist unless "
+                           "--overwrite)."),
+    path: Path = typer.Option(None, "--path", help="Your own copy of the dataset's file or folder (default: the "
+                              "fetched copy, `cxreval data fetch`)."),
+    cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
+    overwrite: bool = overwrite_option(),
+    json_out: bool = typer.Option(False, "--json", help="Print the read report as JSON."),
+) -> None:
+    """Write a registered dataset as cxreval's long table, the input of agree, classify, fuse, localize and
+    label-reports --validate-against.
+
+    Example:
+
+    \b
+        cxreval data export openi_mesh -o openi-mesh
+        cxreval label-reports --reports NLMCXR_reports.tgz --sections whole --validate-against openi-mesh/labels.csv -o out
+    """
+    from ..datasets import export_dataset, get_spec
+    from ..outputs import check_output_path
+
+    spec = get_spec(dataset)  # an unknown name: exit 2 with a did-you-mean, before any reading
+    _check_cache_dir(cache_dir, write=False)
+    if path is not None and not Path(path).exists():
+        raise SchemaError(f"--path {str(path)!r} does not exist.")
+    check_output_path(out, overwrite=overwrite)
+    res = export_dataset(spec.name, path, cache_dir=cache_dir)
+    from ..tables import write_summary
+
+    with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta={"dataset": spec.name}) as d:
+        res.save(d)
+        write_summary(d, res.summary())
+    if json_out:
+        echo_json(res.to_dict())
+    else:
+        typer.echo(res.summary(), nl=False)
 
 
 @data_app.command("list")

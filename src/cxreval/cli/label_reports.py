@@ -58,7 +58,8 @@ def label_reports_command(
                                           "study_id, [patient_id,] finding, source, state) of a reference source, "
                                           "e.g. human codes: write labeller_validation.csv (precision, recall, F1 "
                                           "with bootstrap CIs) of the 'whole' source (or of the one --sections "
-                                          "source) against it, on the reference's studies."),
+                                          "source) against it, on the reference's studies. OpenI's human MeSH "
+                                          "codes: `cxreval data export openi_mesh -o DIR` writes DIR/labels.csv."),
     reference_source: str = typer.Option(None, "--reference-source", help="The reference source in "
                                          "--validate-against (default: its only source)."),
     findings: list[str] = findings_option("With --validate-against: findings to score, comma-separated or a "

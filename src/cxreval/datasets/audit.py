@@ -160,8 +160,7 @@ def _read_boxes(bbox_path: str | os.PathLike[str] | None, cache_dir: str | os.Pa
         p = metadata_path(BBOX_FILE, cache_dir=cache_dir, path=bbox_path)
         res = reader(p)
         table = res.table if hasattr(res, "table") else res
-        sid = "image_id" if "image_id" in table.columns else "study_id"
-        out = pd.DataFrame({"study_id": table[sid].astype("str").to_numpy(),
+        out = pd.DataFrame({"study_id": table["study_id"].astype("str").to_numpy(),
                             "finding": table["finding"].astype("str").to_numpy()})
         return out, str(p), f"boxes read with cxreval.datasets.nih_boxes.{reader.__name__}"
     p = metadata_path(BBOX_FILE, cache_dir=cache_dir, path=bbox_path)
