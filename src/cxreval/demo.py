@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from .classification import AUCResult, AUCTableResult
     from .ranking import RankingStabilityResult
 
-__all__ = ["DemoContext", "DemoSection", "DemoResult", "SECTIONS", "run_demo", "NotBuilt", "rerun_command",
+__all__ = ["DemoContext", "DemoSection", "DemoResult", "DemoSpec", "SECTIONS", "run_demo", "NotBuilt", "rerun_command",
            "NIH_MODELS", "CHEXPERT_MODELS", "CHEXPERT_GT_READERS", "CHEXPERT_BENCH_READERS", "CHEXPERT_COMPETITION"]
 
 log = logging.getLogger(__name__)
@@ -391,36 +391,56 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
     return str(out)
 
 
-Section = tuple[str, str, Callable[[DemoContext], str]]
-SECTIONS: tuple[Section, ...] = (
-    ("audit", "ChestX-ray14 audit (counts; official split and leakage when the split lists are available)",
-     _sec_audit),
-    ("nih_vs_google_agreement", "NIH text-mined vs Google expert labels", _sec_nih_google_agreement),
-    ("nih_models", "10 NIH models against text-mined and expert references", _sec_nih_models),
-    ("chexpert_models", "CheXpert test set: 10 models against 11 references", _sec_chexpert),
-    ("chexpert_agreement", "CheXpert test set: reader agreement", _sec_chexpert_agreement),
-    ("chexpert_fusion", "CheXpert test set: fusion of the 5 ground-truth readers", _sec_chexpert_fusion),
-    ("xqa_published", "XQA paper's published tables", _sec_xqa),
-    ("openi_report_labels", "OpenI: report labeller vs MeSH codes; Findings vs Impression", _sec_openi_reports),
-    ("localization", "Localization protocol study", _sec_localization),
-    ("localization_real", "Localization: the error model on real boxes, with box overlays", _sec_localization_real),
-    ("iqa", "Image quality assessment", _sec_iqa),
+@dataclass(frozen=True)
+class DemoSpec:
+    """One section of the demo, declared: its key and title, the function that computes it (library calls and
+    ``Result.save``, nothing else) and the ``cxreval`` commands that write the same files from the same inputs
+    written to files (each pair is checked by a test in ``tests/demo_cli``)."""
+
+    key: str
+    title: str
+    build: Callable[[DemoContext], str]
+    commands: tuple[str, ...]
+
+
+SECTIONS: tuple[DemoSpec, ...] = (
+    DemoSpec("audit", "ChestX-ray14 audit (counts; official split and leakage when the split lists are available)",
+             _sec_audit, ("cxreval data audit",)),
+    DemoSpec("nih_vs_google_agreement", "NIH text-mined vs Google expert labels", _sec_nih_google_agreement,
+             ("cxreval agree",)),
+    DemoSpec("nih_models", "10 NIH models against text-mined and expert references", _sec_nih_models,
+             ("cxreval classify", "cxreval rank")),
+    DemoSpec("chexpert_models", "CheXpert test set: 10 models against 11 references", _sec_chexpert,
+             ("cxreval classify", "cxreval rank")),
+    DemoSpec("chexpert_agreement", "CheXpert test set: reader agreement", _sec_chexpert_agreement, ("cxreval agree",)),
+    DemoSpec("chexpert_fusion", "CheXpert test set: fusion of the 5 ground-truth readers", _sec_chexpert_fusion,
+             ("cxreval fuse",)),
+    DemoSpec("xqa_published", "XQA paper's published tables", _sec_xqa, ("cxreval rank",)),
+    DemoSpec("openi_report_labels", "OpenI: report labeller vs MeSH codes; Findings vs Impression",
+             _sec_openi_reports, ("cxreval label-reports", "cxreval agree")),
+    DemoSpec("localization", "Localization protocol study", _sec_localization, ("cxreval synth",)),
+    DemoSpec("localization_real", "Localization: the error model on real boxes, with box overlays",
+             _sec_localization_real, ("cxreval synth",)),
+    DemoSpec("iqa", "Image quality assessment", _sec_iqa,
+             ("cxreval iqa degrade", "cxreval iqa score", "cxreval iqa compare")),
 )
-"""The demo's sections: ``(key, title, builder)``."""
+"""The demo's sections, in the order they run and appear in the report."""
 
 
-def _section_record(ctx: DemoContext, key: str, started: str) -> None:
-    """Write ``run.json`` into each folder the section created: its inputs, parameters and files."""
+def _section_record(ctx: DemoContext, spec: DemoSpec, started: str) -> None:
+    """Write ``run.json`` into each folder the section created: its inputs, parameters, files and the commands
+    that write the same files."""
     for d in ctx.created:
         write_run_record(d, started=started, inputs=[p for p in ctx.used if p.exists()],
-                         meta={"demo_section": key, "seed": ctx.rng, **ctx.meta})
+                         meta={"demo_section": spec.key, "seed": ctx.rng, "same_files_as": list(spec.commands),
+                               **ctx.meta})
 
 
-def _run_section(ctx: DemoContext, key: str, title: str, build: Callable[[DemoContext], str],
-                 say: Callable[[str], None]) -> DemoSection:
+def _run_section(ctx: DemoContext, spec: DemoSpec, say: Callable[[str], None]) -> DemoSection:
     """Run one section; on failure remove what it wrote and say why, with an exact command."""
     import shutil
 
+    key, title = spec.key, spec.title
     ctx.used.clear()
     ctx.created.clear()
     ctx.meta.clear()
@@ -429,8 +449,8 @@ def _run_section(ctx: DemoContext, key: str, title: str, build: Callable[[DemoCo
     t, started = time.perf_counter(), utc_now()
     rerun = rerun_command(key)
     try:
-        folder = Path(build(ctx))
-        _section_record(ctx, key, started)
+        folder = Path(spec.build(ctx))
+        _section_record(ctx, spec, started)
         parts = [m[0] for m in ctx.missing[n_missing:]]
         ctx.missing[n_missing:] = [(a, b, rerun if c == RERUN else c, d) for a, b, c, d in ctx.missing[n_missing:]]
         res = DemoSection(key, title, "built", time.perf_counter() - t, folder,
@@ -503,7 +523,7 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
     from .demo_images import IQA_METRICS, IQA_N_IMAGES
     from .report import Unavailable, write_report
 
-    keys = [k for k, _, _ in SECTIONS]
+    keys = [spec.key for spec in SECTIONS]
     if sections is not None:
         unknown = [s for s in sections if s not in keys]
         if unknown:
@@ -530,10 +550,10 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
         ctx = DemoContext(tmp, mirror, None if cache_dir is None else Path(cache_dir), int(n_resamples), int(rng),
                           bool(download), tuple(IQA_METRICS if iqa_metrics is None else iqa_metrics),
                           IQA_N_IMAGES if iqa_images is None else int(iqa_images))
-        for key, title, build in SECTIONS:
-            if sections is not None and key not in sections:
+        for spec in SECTIONS:
+            if sections is not None and spec.key not in sections:
                 continue
-            done.append(_run_section(ctx, key, title, build, say))
+            done.append(_run_section(ctx, spec, say))
         missing = list(ctx.missing)
     done = [s if s.folder is None else replace(s, folder=out / s.folder.relative_to(tmp)) for s in done]
     built = [s.folder for s in done if s.folder is not None]
