@@ -108,7 +108,7 @@ def main() -> None:
         t0 = time.perf_counter()
         old = loop_agreement(scores, zm, 1000, 0)
         t1 = time.perf_counter()
-        new, _ = expert.metric_agreement(scores, zm, n_resamples=1000, rng=0)
+        new = expert.metric_agreement(scores, zm, n_resamples=1000, rng=0).table
         t2 = time.perf_counter()
         diff = np.nanmax(np.abs(old[cols].to_numpy(float) - new[cols].to_numpy(float)))
         same_nan = bool((np.isnan(old[cols].to_numpy(float)) == np.isnan(new[cols].to_numpy(float))).all())

@@ -6,7 +6,8 @@ Usage::
     python bench/ranking_real_data.py --out /tmp/cxreval_real [--n-resamples 1000] [--seed 0]
 
 Needs ../shared/data (nih_fold_predictions, chexpert_test) and the metadata cache (`cxreval data fetch`).
-Writes, per study, auc.csv, rank_correlation.csv, rankings.csv, top_changes.csv and summary.md under --out,
+Writes, per study, the files of ``cxreval rank`` (auc, counts, dropped, rank_correlation, rankings, top_changes as
+CSV + Parquet, through the results' ``save``) and summary.md (``RankingStabilityResult.summary``) under --out,
 and prints the headline tables (Markdown).
 
 Choices for NIH vs Google (935 images with both references):
@@ -21,21 +22,19 @@ Choices for NIH vs Google (935 images with both references):
 from __future__ import annotations
 
 import argparse
-import functools
+import dataclasses
 import time
 from pathlib import Path
 
 import pandas as pd
 
 from cxreval.classification import evaluate_auc
-from cxreval.cli.rank import rank_summary
+from cxreval.classification import markdown_auc_table as md_table
 from cxreval.datasets import chexpert, google, nih
 from cxreval.datasets import nih_predictions as nh
 from cxreval.findings import VocabularyMapping
 from cxreval.ranking import ALL_MODELS, ranking_stability
-from cxreval.tables import markdown_table
-
-md_table = functools.partial(markdown_table, floatfmt="{:.3f}", nan="", missing=None)
+from cxreval.tables import write_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -50,12 +49,9 @@ AIRSPACE = VocabularyMapping("nih_to_google_airspace",
 
 def _write(out: Path, auc, rs, source: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    auc.table.to_csv(out / "auc.csv", index=False)
-    rs.correlations.to_csv(out / "rank_correlation.csv", index=False)
-    rs.rankings.to_csv(out / "rankings.csv", index=False)
-    rs.top_changes.to_csv(out / "top_changes.csv", index=False)
-    (out / "summary.md").write_text(rank_summary(rs, rs.correlations.assign(paper_mean=float("nan"),
-                                                                          paper_sd=float("nan")), source=source))
+    auc.save(out)
+    rs.save(out)
+    write_summary(out, dataclasses.replace(rs, source=source).summary("cxreval rank"))
 
 
 def _group(model: str) -> str:

@@ -122,7 +122,8 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--executors", default="serial,process:2,dask:local:2")
     args = ap.parse_args()
-    names, skipped = select_metrics("all")
+    selection = select_metrics("all")
+    names, skipped = list(selection.names), list(selection.skipped)
     with tempfile.TemporaryDirectory(prefix="cxreval-scale-iqa-") as tmp:
         d = Path(tmp)
         (d / "img").mkdir()

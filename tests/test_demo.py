@@ -32,14 +32,14 @@ def test_demo_without_any_data_lists_every_section(tmp_path: Path, capsys: pytes
                  "--cache-dir", str(tmp_path / "empty-cache"), "--offline", "--json"])
     assert code == 0
     res = json.loads(capsys.readouterr().out)
-    assert [s["key"] for s in res["sections"]] == [k for k, _, _ in SECTIONS]
+    assert [s["key"] for s in res["sections"]] == [s.key for s in SECTIONS]
     status = {s["key"]: s["status"] for s in res["sections"]}
     # the XQA tables ship with the package and the synthetic study needs no data; the rest needs data
     assert {k for k, v in status.items() if v == "built"} == {"xqa_published", "localization"}
     assert "error" not in status.values()
     assert all(s["reason"] and s["command"] for s in res["sections"] if s["status"] == "not built")
     page = (tmp_path / "out" / "report.html").read_text()
-    for key, title, _ in SECTIONS:
+    for key, title in ((s.key, s.title) for s in SECTIONS):
         if status[key] == "not built":
             assert html.escape(title) in page
     assert "cxreval data fetch" in page and "--data-mirror" in page

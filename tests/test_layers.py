@@ -128,13 +128,9 @@ def test_checker_catches_a_deliberate_violation(tmp_path, files, expected):
 
 BENCH = SRC.parents[1] / "bench"
 
-# bench scripts still importing the CLI or a private name; their owners' files (classification.py, cli/rank.py)
-# are being reshaped by issue 13's other parts. The list may only shrink (a fixed entry fails the next test).
-BENCH_PENDING: frozenset[str] = frozenset({
-    "cli: bench/ranking_real_data.py -> cxreval.cli.rank.rank_summary",  # awaits a public ranking summary
-    "private: bench/bootstrap_auc.py -> cxreval.classification._evaluate_prepared",  # awaits a public split of
-    "private: bench/bootstrap_auc.py -> cxreval.classification._prepare",  # evaluate_auc (validate | compute)
-})
+# bench scripts still importing the CLI or a private name; issue 13 emptied it (bench/bootstrap_auc.py uses
+# prepare_inputs + evaluate_auc, bench/ranking_real_data.py RankingStabilityResult.summary). Never add to it.
+BENCH_PENDING: frozenset[str] = frozenset()
 
 
 def bench_violations(bench: Path = BENCH) -> list[str]:

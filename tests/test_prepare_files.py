@@ -1,4 +1,4 @@
-"""Inputs read block by block (issue 18): ``prepare_from_files`` and ``_prepare`` lay out the same arrays as
+"""Inputs read block by block (issue 18): ``prepare_from_files`` and ``prepare_inputs`` lay out the same arrays as
 the pandas reading of cxreval before issue 18 (``_reference_prepare``), on CSV, Parquet, a folder of Parquet
 parts, CheXpert-coded states and wide per-model folders, across block boundaries; ``evaluate_auc`` gives the
 same table; every bad input is refused with the pandas readers' message."""
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from _reference_prepare import reference_prepare
-from cxreval.classification import PreparedInputs, _prepare, evaluate_auc, prepare_from_files
+from cxreval.classification import PreparedInputs, evaluate_auc, prepare_from_files, prepare_inputs
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.labels import read_label_tables, read_prediction_tables, streaming
 
@@ -81,7 +81,7 @@ def test_files_give_the_arrays_of_the_pandas_reading(tmp_path, fmt, opts, blocks
     ref = reference_prepare(rp, rl, **kw)
     assert len(ref["dropped"]) == 3
     _assert_same(_from_files_only(p, lab, **kw), ref)
-    _assert_same(_prepare(rp, rl, **kw), ref)  # the DataFrame path of evaluate_auc
+    _assert_same(prepare_inputs(rp, rl, **kw), ref)  # the DataFrame path of evaluate_auc
 
 
 def test_folder_of_parquet_parts_is_one_table(tmp_path, blocks):
@@ -97,7 +97,7 @@ def test_folder_of_parquet_parts_is_one_table(tmp_path, blocks):
     _assert_same(_from_files_only(tmp_path / "p", tmp_path / "l", unlabeled="drop"), ref)
     # the pandas reading of a folder of parts agrees (it is what errors are raised from)
     df, _ = read_prediction_tables([tmp_path / "p"])
-    _assert_same(_prepare(df, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
+    _assert_same(prepare_inputs(df, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
                           model_groups=None, unlabeled="drop"), ref)
 
 

@@ -62,13 +62,14 @@ from .outputs import (
     utc_now,
     write_run_record,
 )
-from .tables import write_summary, write_table
+from .tables import write_summary
 
 if TYPE_CHECKING:
     from .agreement import AgreementTableResult
+    from .classification import AUCResult, AUCTableResult
     from .ranking import RankingStabilityResult
 
-__all__ = ["DemoContext", "DemoSection", "DemoResult", "SECTIONS", "run_demo", "NotBuilt", "rerun_command",
+__all__ = ["DemoContext", "DemoSection", "DemoResult", "DemoSpec", "SECTIONS", "run_demo", "NotBuilt", "rerun_command",
            "NIH_MODELS", "CHEXPERT_MODELS", "CHEXPERT_GT_READERS", "CHEXPERT_BENCH_READERS", "CHEXPERT_COMPETITION"]
 
 log = logging.getLogger(__name__)
@@ -112,19 +113,18 @@ class DemoResult:
 # sections
 # ------------------------------------------------------------------------------------------------
 
-def _auc_meta(res: object, *, vocabulary: str) -> dict[str, object]:
+def _auc_meta(res: AUCResult, *, vocabulary: str) -> dict[str, object]:
     """run.json parameters of an AUC evaluation (bootstrap, CI, label policy, vocabulary)."""
-    return {"n_resamples": getattr(res, "n_resamples", None), "confidence_level": getattr(res, "confidence_level", None),
+    return {"n_resamples": res.n_resamples, "confidence_level": res.confidence_level,
             "ci_method": "percentile", "bootstrap_unit": "patient",
-            "label_policy": f"uncertain labels: {getattr(res, 'policy', 'exclude')}; not mentioned counts as negative",
-            "vocabulary": vocabulary, "findings": list(getattr(res, "findings", [])),
-            "references": list(getattr(res, "references", []))}
+            "label_policy": f"uncertain labels: {res.policy}; not mentioned counts as negative",
+            "vocabulary": vocabulary, "findings": list(res.findings), "references": list(res.references)}
 
 
-def _write_ranking(res: RankingStabilityResult, out: Path) -> None:
-    write_table(res.correlations, out, "rank_correlation")
-    write_table(res.rankings, out, "rankings")
-    write_table(res.top_changes, out, "top_changes")
+def _write_ranking(auc: AUCResult | AUCTableResult, res: RankingStabilityResult, out: Path) -> None:
+    """The files of ``cxreval rank`` on the same inputs: the AUCs ranked and the ranking stability."""
+    auc.save(out)
+    res.save(out)
 
 
 def _pair_drops(res: AgreementTableResult) -> str:
@@ -156,28 +156,49 @@ def _sec_audit(ctx: DemoContext) -> str:
                                cache_dir=ctx.cache_dir)
     ctx.meta.update({"split_lists": "official (train_val_list / test_list)" if split_dir else "not available"})
     out = ctx.folder("chestxray14_audit")
-    au.write_audit(res, out)
+    res.save(out)
+    write_summary(out, res.summary())
+    return str(out)
+
+
+def _agreement_section(ctx: DemoContext, name: str, labels: pd.DataFrame, pairs: list[tuple[str, str]], *,
+                       flow_pairs: list[tuple[str, str]] | None = None, title: str = "",
+                       meta: dict[str, object] | None = None, **options: object) -> str:
+    """Save what ``cxreval agree --labels L --pairs PAIRS [options]`` writes into the section folder ``name``.
+
+    With ``flow_pairs``, the flows and omissions are those of a second ``cxreval agree`` run on ``flow_pairs``
+    (the agreement and prevalence those of ``pairs``). ``meta`` goes to the section's run.json; with ``title``
+    (Markdown), ``summary.md`` is the title followed by the studies each pair compared (:func:`_pair_drops`).
+    Returns the folder.
+    """
+    ag = need("cxreval.agreement", "agreement", "cxreval agree")
+    ctx.meta.update(meta or {})
+    res = ag.compare_sources(labels, pairs, **options)
+    out = ctx.folder(name)
+    if flow_pairs is None:
+        res.save(out)
+    else:
+        res.agreement.save(out)
+        res.prevalence.save(out)
+        flows = ag.compare_sources(labels, flow_pairs, **options)
+        flows.flows.save(out)
+        flows.omissions.save(out)
+    if title:
+        write_summary(out, title + _pair_drops(res.agreement))
     return str(out)
 
 
 def _sec_nih_google_agreement(ctx: DemoContext) -> str:
-    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     labels, _ = nih_google_labels(ctx)
-    out = ctx.folder("nih_vs_google_agreement")
-    pairs = [("google_expert", "nih_textmined")]
-    agr = ag.compute_agreement(labels, pairs, studies="intersection")
-    ctx.meta.update({"label_policy": "weighted κ over the ordered states; Low/High κ resolve uncertain labels "
-                                     "pessimistically/optimistically", "studies": "intersection of each pair",
-                     "vocabulary": "Google's expert findings (NIH mapped by NIH_TO_GOOGLE)"})
-    agr.save(out)
-    ag.compute_prevalence(labels).save(out)
-    ag.compute_flows(labels, pairs, studies="intersection").save(out)
     n = labels["study_id"].nunique()
-    write_summary(out, f"# NIH text-mined vs Google expert labels\n\n{n} ChestX-ray14 images with Google's "
-                       "adjudicated expert labels; NIH labels mapped to Google's findings with "
-                       "cxreval.datasets.google.NIH_TO_GOOGLE (OR of the NIH findings).\n\n"
-                       + _pair_drops(agr))
-    return str(out)
+    return _agreement_section(
+        ctx, "nih_vs_google_agreement", labels, [("google_expert", "nih_textmined")], studies="intersection",
+        meta={"label_policy": "weighted κ over the ordered states; Low/High κ resolve uncertain labels "
+                              "pessimistically/optimistically", "studies": "intersection of each pair",
+              "vocabulary": "Google's expert findings (NIH mapped by NIH_TO_GOOGLE)"},
+        title=f"# NIH text-mined vs Google expert labels\n\n{n} ChestX-ray14 images with Google's adjudicated "
+              "expert labels; NIH labels mapped to Google's findings with cxreval.datasets.google.NIH_TO_GOOGLE "
+              "(OR of the NIH findings).\n\n")
 
 
 def _sec_nih_models(ctx: DemoContext) -> str:
@@ -190,8 +211,7 @@ def _sec_nih_models(ctx: DemoContext) -> str:
                           n_resamples=ctx.n_resamples, rng=ctx.rng)
     ctx.meta.update(_auc_meta(res, vocabulary="Google's 4 expert findings (NIH findings mapped by NIH_TO_GOOGLE)"))
     out = ctx.folder("nih_models")
-    write_table(res.table, out, "auc")
-    _write_ranking(rk.ranking_stability(res), out)
+    _write_ranking(res, rk.ranking_stability(res), out)
     n = preds["study_id"].nunique()
     write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{n} images "
                        f"({labels['patient_id'].nunique()} patients) carrying both references; "
@@ -210,8 +230,7 @@ def _sec_chexpert(ctx: DemoContext) -> str:
                           n_resamples=ctx.n_resamples, rng=ctx.rng)
     ctx.meta.update(_auc_meta(res, vocabulary="CheXpert competition findings"))
     out = ctx.folder("chexpert_models")
-    write_table(res.table, out, "auc")
-    _write_ranking(rk.ranking_stability(res, pairs=[("consensus", r) for r in refs[1:]]), out)
+    _write_ranking(res, rk.ranking_stability(res, pairs=[("consensus", r) for r in refs[1:]]), out)
     write_summary(out, f"# CheXpert test set: 10 leaderboard models, {len(refs)} references\n\n"
                        f"{preds['study_id'].nunique()} studies; references: {', '.join(refs)}; "
                        f"{ctx.n_resamples} patient-bootstrap resamples, seed {ctx.rng}.")
@@ -219,23 +238,17 @@ def _sec_chexpert(ctx: DemoContext) -> str:
 
 
 def _sec_chexpert_agreement(ctx: DemoContext) -> str:
-    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     labels = chexpert_labels(ctx)
     labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
     others = [s for s in dict.fromkeys(labels["source"]) if s != "consensus"]
-    pairs = [("consensus", s) for s in others]
-    ctx.meta.update({"label_policy": "report labelers' blanks count as negative (not mentioned); weighted κ, "
-                                     "Low/High κ over uncertain labels", "studies": "intersection of each pair",
-                     "vocabulary": "CheXpert competition findings", "findings": list(CHEXPERT_COMPETITION)})
-    out = ctx.folder("chexpert_agreement")
-    agr = ag.compute_agreement(labels, pairs, studies="intersection")
-    agr.save(out)
-    ag.compute_prevalence(labels).save(out)
-    ag.compute_flows(labels, [("consensus", "chexpert_labeler"), ("consensus", "bc4")], studies="intersection").save(out)
-    write_summary(out, "# CheXpert test set: reader and labeler agreement with the consensus\n\n"
-                       "5 competition findings; report labelers' blanks count as negative (not mentioned).\n\n"
-                       + _pair_drops(agr))
-    return str(out)
+    return _agreement_section(
+        ctx, "chexpert_agreement", labels, [("consensus", s) for s in others],
+        flow_pairs=[("consensus", "chexpert_labeler"), ("consensus", "bc4")], studies="intersection",
+        meta={"label_policy": "report labelers' blanks count as negative (not mentioned); weighted κ, "
+                              "Low/High κ over uncertain labels", "studies": "intersection of each pair",
+              "vocabulary": "CheXpert competition findings", "findings": list(CHEXPERT_COMPETITION)},
+        title="# CheXpert test set: reader and labeler agreement with the consensus\n\n5 competition findings; "
+              "report labelers' blanks count as negative (not mentioned).\n\n")
 
 
 def _sec_chexpert_fusion(ctx: DemoContext) -> str:
@@ -256,19 +269,15 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
 
 
 def _sec_xqa(ctx: DemoContext) -> str:
-    rk = need("cxreval.ranking", "ranking", "cxreval rank")
+    need("cxreval.ranking", "ranking", "cxreval rank")
     pub = need("cxreval.published", "XQA published tables", "cxreval rank --auc-table xqa")
-    auc = pub.load_xqa_auc_table()
     ctx.meta.update({"data": "the XQA paper's published AUC tables 16-25 and rank-correlation tables 26-29 "
                              "(shipped with cxreval)", "n_resamples": 0,
                      "ci_method": "none here (point values from published AUCs; the paper's bootstrap mean and sd "
                                   "are shown beside them)"})
-    res = rk.ranking_stability(auc[["dataset", "model", "group", "finding", "reference", "auc"]])
+    auc = pub.read_auc_table(pub.XQA_AUC_TABLES)  # what `cxreval rank --auc-table xqa` ranks
     out = ctx.folder("xqa_published")
-    write_table(pub.attach_published(res), out, "rank_correlation")
-    write_table(res.rankings, out, "rankings")
-    write_table(res.top_changes, out, "top_changes")
-    write_table(auc, out, "auc")
+    _write_ranking(auc, pub.rank_auc_table(auc), out)
     write_summary(out, "# XQA paper's published tables (16-29)\n\nRankings and point SRCC/KRCC recomputed from "
                        "the published AUCs (Tables 16-25), beside the paper's bootstrap mean and sd (Tables 26-29).")
     return str(out)
@@ -352,7 +361,6 @@ def _sec_iqa(ctx: DemoContext) -> str:
 
 def _sec_openi_reports(ctx: DemoContext) -> str:
     rp = need("cxreval.reports", "report labeller", "cxreval label-reports")
-    ag = need("cxreval.agreement", "agreement", "cxreval agree")
     from .datasets.openi import openi_mesh_labels, read_openi_reports
     from .findings import CHESTXRAY8, XQA, XQA_SELECTED
 
@@ -361,61 +369,78 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
                          "impression": rep["impression"].fillna("")})
     mesh = openi_mesh_labels(reports=rep).table
     mesh = mesh[mesh["study_id"].isin(set(rep.loc[rep["n_images"] > 0, "report_id"]))]
+    # as `cxreval label-reports --sections whole --validate-against MESH --findings chestxray8`
     lab = rp.label_reports(text[text["study_id"].isin(set(mesh["study_id"]))], sections="whole").labels
-    val = rp.precision_recall_table(pd.concat([mesh, lab], ignore_index=True), reference="openi_mesh",
-                                    predicted="report", findings=CHESTXRAY8, n_resamples=ctx.n_resamples, rng=ctx.rng)
+    val = rp.compute_precision_recall(lab, reference_labels=mesh, reference="openi_mesh", predicted="report",
+                                      findings=CHESTXRAY8, n_resamples=ctx.n_resamples, rng=ctx.rng)
     both = text[(text["findings"].str.strip() != "") & (text["impression"].str.strip() != "")]
     fi = rp.label_reports(both, sections="findings,impression", vocabulary="chexpert").labels
-    pair = [("report_findings", "report_impression")]
     out = ctx.folder("openi_report_labels")
-    write_table(val, out, "labeller_validation")
-    agr = ag.compute_agreement(fi, pair, findings=list(XQA), finding_sets={"selected": list(XQA_SELECTED),
-                                                                          "all": list(XQA)})
-    agr.save(out)
-    ag.compute_prevalence(fi, findings=list(XQA)).save(out)
-    ag.compute_flows(fi, pair, findings=list(XQA)).save(out)
+    val.save(out)
+    _agreement_section(ctx, "openi_report_labels", fi, [("report_findings", "report_impression")], findings=list(XQA),
+                       finding_sets={"selected": list(XQA_SELECTED), "all": list(XQA)})
     write_summary(out, f"# OpenI: report-derived labels\n\ncxreval.reports on {lab['study_id'].nunique()} OpenI "
                        "reports (FINDINGS + IMPRESSION) against the human MeSH major codes (`openi_mesh`), uncertain "
                        f"-> negative, {ctx.n_resamples} report-bootstrap resamples; `nih_*`: the NIH labeller's "
                        "published figures (Wang et al. 2017). The rules were tuned on a seeded half of these reports; "
                        "bench/labeller_openi.py reports the held-out half.\n\n"
-                       + rp.prf_markdown(val)
+                       + val.summary()
                        + f"\n\nFindings vs Impression: {len(both)} reports with both sections, CheXpert vocabulary; "
                        "the XQA paper's MIMIC-CXR values (Table 13): macro kappa_w 0.34 over its four selected "
                        "findings, Atelectasis 0.20, Pleural effusion 0.33.\n")
     return str(out)
 
 
-Section = tuple[str, str, Callable[[DemoContext], str]]
-SECTIONS: tuple[Section, ...] = (
-    ("audit", "ChestX-ray14 audit (counts; official split and leakage when the split lists are available)",
-     _sec_audit),
-    ("nih_vs_google_agreement", "NIH text-mined vs Google expert labels", _sec_nih_google_agreement),
-    ("nih_models", "10 NIH models against text-mined and expert references", _sec_nih_models),
-    ("chexpert_models", "CheXpert test set: 10 models against 11 references", _sec_chexpert),
-    ("chexpert_agreement", "CheXpert test set: reader agreement", _sec_chexpert_agreement),
-    ("chexpert_fusion", "CheXpert test set: fusion of the 5 ground-truth readers", _sec_chexpert_fusion),
-    ("xqa_published", "XQA paper's published tables", _sec_xqa),
-    ("openi_report_labels", "OpenI: report labeller vs MeSH codes; Findings vs Impression", _sec_openi_reports),
-    ("localization", "Localization protocol study", _sec_localization),
-    ("localization_real", "Localization: the error model on real boxes, with box overlays", _sec_localization_real),
-    ("iqa", "Image quality assessment", _sec_iqa),
+@dataclass(frozen=True)
+class DemoSpec:
+    """One section of the demo, declared: its key and title, the function that computes it (library calls and
+    ``Result.save``, nothing else) and the ``cxreval`` commands that write the same files from the same inputs
+    written to files (each pair is checked by a test in ``tests/demo_cli``)."""
+
+    key: str
+    title: str
+    build: Callable[[DemoContext], str]
+    commands: tuple[str, ...]
+
+
+SECTIONS: tuple[DemoSpec, ...] = (
+    DemoSpec("audit", "ChestX-ray14 audit (counts; official split and leakage when the split lists are available)",
+             _sec_audit, ("cxreval data audit",)),
+    DemoSpec("nih_vs_google_agreement", "NIH text-mined vs Google expert labels", _sec_nih_google_agreement,
+             ("cxreval agree",)),
+    DemoSpec("nih_models", "10 NIH models against text-mined and expert references", _sec_nih_models,
+             ("cxreval classify", "cxreval rank")),
+    DemoSpec("chexpert_models", "CheXpert test set: 10 models against 11 references", _sec_chexpert,
+             ("cxreval classify", "cxreval rank")),
+    DemoSpec("chexpert_agreement", "CheXpert test set: reader agreement", _sec_chexpert_agreement, ("cxreval agree",)),
+    DemoSpec("chexpert_fusion", "CheXpert test set: fusion of the 5 ground-truth readers", _sec_chexpert_fusion,
+             ("cxreval fuse",)),
+    DemoSpec("xqa_published", "XQA paper's published tables", _sec_xqa, ("cxreval rank",)),
+    DemoSpec("openi_report_labels", "OpenI: report labeller vs MeSH codes; Findings vs Impression",
+             _sec_openi_reports, ("cxreval label-reports", "cxreval agree")),
+    DemoSpec("localization", "Localization protocol study", _sec_localization, ("cxreval synth",)),
+    DemoSpec("localization_real", "Localization: the error model on real boxes, with box overlays",
+             _sec_localization_real, ("cxreval synth",)),
+    DemoSpec("iqa", "Image quality assessment", _sec_iqa,
+             ("cxreval iqa degrade", "cxreval iqa score", "cxreval iqa compare")),
 )
-"""The demo's sections: ``(key, title, builder)``."""
+"""The demo's sections, in the order they run and appear in the report."""
 
 
-def _section_record(ctx: DemoContext, key: str, started: str) -> None:
-    """Write ``run.json`` into each folder the section created: its inputs, parameters and files."""
+def _section_record(ctx: DemoContext, spec: DemoSpec, started: str) -> None:
+    """Write ``run.json`` into each folder the section created: its inputs, parameters, files and the commands
+    that write the same files."""
     for d in ctx.created:
         write_run_record(d, started=started, inputs=[p for p in ctx.used if p.exists()],
-                         meta={"demo_section": key, "seed": ctx.rng, **ctx.meta})
+                         meta={"demo_section": spec.key, "seed": ctx.rng, "same_files_as": list(spec.commands),
+                               **ctx.meta})
 
 
-def _run_section(ctx: DemoContext, key: str, title: str, build: Callable[[DemoContext], str],
-                 say: Callable[[str], None]) -> DemoSection:
+def _run_section(ctx: DemoContext, spec: DemoSpec, say: Callable[[str], None]) -> DemoSection:
     """Run one section; on failure remove what it wrote and say why, with an exact command."""
     import shutil
 
+    key, title = spec.key, spec.title
     ctx.used.clear()
     ctx.created.clear()
     ctx.meta.clear()
@@ -424,8 +449,8 @@ def _run_section(ctx: DemoContext, key: str, title: str, build: Callable[[DemoCo
     t, started = time.perf_counter(), utc_now()
     rerun = rerun_command(key)
     try:
-        folder = Path(build(ctx))
-        _section_record(ctx, key, started)
+        folder = Path(spec.build(ctx))
+        _section_record(ctx, spec, started)
         parts = [m[0] for m in ctx.missing[n_missing:]]
         ctx.missing[n_missing:] = [(a, b, rerun if c == RERUN else c, d) for a, b, c, d in ctx.missing[n_missing:]]
         res = DemoSection(key, title, "built", time.perf_counter() - t, folder,
@@ -498,7 +523,7 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
     from .demo_images import IQA_METRICS, IQA_N_IMAGES
     from .report import Unavailable, write_report
 
-    keys = [k for k, _, _ in SECTIONS]
+    keys = [spec.key for spec in SECTIONS]
     if sections is not None:
         unknown = [s for s in sections if s not in keys]
         if unknown:
@@ -525,10 +550,10 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
         ctx = DemoContext(tmp, mirror, None if cache_dir is None else Path(cache_dir), int(n_resamples), int(rng),
                           bool(download), tuple(IQA_METRICS if iqa_metrics is None else iqa_metrics),
                           IQA_N_IMAGES if iqa_images is None else int(iqa_images))
-        for key, title, build in SECTIONS:
-            if sections is not None and key not in sections:
+        for spec in SECTIONS:
+            if sections is not None and spec.key not in sections:
                 continue
-            done.append(_run_section(ctx, key, title, build, say))
+            done.append(_run_section(ctx, spec, say))
         missing = list(ctx.missing)
     done = [s if s.folder is None else replace(s, folder=out / s.folder.relative_to(tmp)) for s in done]
     built = [s.folder for s in done if s.folder is not None]

@@ -6,11 +6,11 @@ them as not built, with the reason, when the images are absent.
 
 IQA. A few radiographs (downsampled to at most :data:`IQA_SIZE` pixels by block averaging) are degraded
 with :data:`IQA_PLAN` through :func:`cxreval.iqa.degrade.degrade_images` and scored with the fast
-full-reference metrics :data:`IQA_METRICS` by :func:`cxreval.iqa.score_pairs`, as ``cxreval iqa score``
-does. There are no public expert ratings of these images, so no z-MOS is invented: the section reports how
-each metric *ranks the degradations* (:func:`degradation_ranking`) and how far the metrics agree with each
-other (:func:`metric_vs_metric`, SRCC/KRCC between metrics by :func:`cxreval.iqa.metric_rank_agreement`,
-clearly metric-vs-metric). ``cxreval iqa agree --scores S --ratings R`` gives metric-vs-expert z-MOS once
+full-reference metrics :data:`IQA_METRICS` by :func:`cxreval.iqa.score_pairs`, as ``cxreval iqa degrade``
+and ``cxreval iqa score`` do. There are no public expert ratings of these images, so no z-MOS is invented:
+the section reports how each metric *ranks the degradations* and how far the metrics agree with each other
+(:func:`cxreval.iqa.compare_metrics`, as ``cxreval iqa compare``; SRCC/KRCC between metrics, clearly
+metric-vs-metric). ``cxreval iqa agree --scores S --ratings R`` gives metric-vs-expert z-MOS once
 ratings exist.
 
 Localization. For each boxed radiograph, the seed's error model (:mod:`cxreval.localization.synthetic`)
@@ -76,49 +76,17 @@ def block_downsample(image: np.ndarray, factor: int) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 
 def degradation_ranking(scores: pd.DataFrame) -> pd.DataFrame:
-    """How each metric ranks the degradations: mean score over images, rank 1 = judged least harmful.
+    """:func:`cxreval.iqa.degradation_ranking` (its owner; kept here for callers of the demo module)."""
+    from .iqa import degradation_ranking as ranking
 
-    Parameters
-    ----------
-    scores : DataFrame
-        ``metric, degradation, value`` (one row per scored test image).
-
-    Returns
-    -------
-    table : DataFrame
-        ``metric, degradation, mean_value, n_images, rank`` (average ranks for ties), ordered by metric
-        and rank. Ranks use the metric's orientation (a lower GMSD is better).
-    """
-    from .iqa import oriented_scores
-
-    d = scores.assign(_q=oriented_scores(scores))
-    g = d.groupby(["metric", "degradation"], sort=False)
-    t = g["value"].mean().rename("mean_value").to_frame()
-    t["n_images"] = g["value"].size()
-    t["_q"] = g["_q"].mean()
-    t = t.reset_index()
-    t["rank"] = t.groupby("metric", sort=False)["_q"].rank(ascending=False, method="average")
-    return t.drop(columns="_q").sort_values(["metric", "rank"], kind="stable").reset_index(drop=True)
+    return ranking(scores)
 
 
 def metric_vs_metric(scores: pd.DataFrame) -> pd.DataFrame:
-    """SRCC and KRCC between every two metrics (metric-vs-metric, not metric-vs-expert).
+    """:func:`cxreval.iqa.metric_vs_metric` (its owner; kept here for callers of the demo module)."""
+    from .iqa import metric_vs_metric as mvm
 
-    Two levels (:func:`cxreval.iqa.metric_rank_agreement`): ``over='degradations'`` correlates the metrics'
-    mean scores per degradation (their rankings of the degradations); ``over='test images'`` correlates their
-    scores of each test image. Scores are oriented (higher = better) so a positive correlation means the
-    metrics agree.
-
-    Returns
-    -------
-    table : DataFrame
-        ``metric_a, metric_b, over, srcc, krcc, n``.
-    """
-    from .iqa import metric_rank_agreement
-
-    return pd.concat([metric_rank_agreement(scores, over=col).assign(over=label)
-                      for col, label in (("degradation", "degradations"), ("test", "test images"))],
-                     ignore_index=True)
+    return mvm(scores)
 
 
 def _iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str]:
@@ -134,22 +102,17 @@ def _iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str]:
     return refs[:n_images], f"{fx} (reference images of the IQA fixture, 16-bit)"
 
 
-def _relative_paths(df: pd.DataFrame, out: Path) -> pd.DataFrame:
-    """Image paths under ``out`` written relative to it (the folder moves into place after the run; ``cxreval
-    iqa score`` reads relative paths from the pairs file's folder)."""
-    df = df.copy()
-    root = Path(out).resolve()
-    for col in ("source", "reference", "test"):
-        if col in df.columns:
-            df[col] = [str(Path(v).resolve().relative_to(root)) if Path(str(v)).resolve().is_relative_to(root) else v
-                       for v in df[col]]
-    return df
-
-
 def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
             n_images: int = IQA_N_IMAGES) -> dict[str, Any]:
-    """Degrade, score and compare metrics into ``out`` (``scores.csv``, ``degradation_ranking.csv``,
-    ``metric_vs_metric.csv``, ``manifest.csv``, ``plan.yaml``). Returns facts for the summary.
+    """Degrade, score and compare metrics into ``out``, as the commands would.
+
+    The radiographs are block-averaged to at most :data:`IQA_SIZE` pixels into ``out/references/`` (16-bit
+    PNG) and :data:`IQA_PLAN` is written as ``plan.yaml``; then, as ``cxreval iqa degrade --images
+    out/references --plan plan.yaml``, ``cxreval iqa score --pairs pairs.csv --metrics ...`` and ``cxreval iqa
+    compare --scores scores.csv`` do: :func:`cxreval.iqa.degrade_folder` (``manifest``, ``pairs``,
+    ``images/``), :func:`cxreval.iqa.score_pairs` (``scores``) and :func:`cxreval.iqa.compare_metrics`
+    (``degradation_ranking``, ``metric_vs_metric``), each saved by its result's ``save``. Returns facts for the
+    summary.
 
     Raises
     ------
@@ -159,33 +122,37 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
     import yaml
 
     from .exceptions import DataUnavailableError
-    from .iqa import read_image, score_pairs, write_image
-    from .iqa.degrade import degrade_images, read_plan
-    from .tables import write_table
+    from .iqa import (
+        ScoresResult,
+        compare_metrics,
+        degrade_folder,
+        read_image,
+        score_pairs,
+        select_metrics,
+        write_image,
+    )
+    from .iqa.degrade import REFERENCES_DIR, read_plan
 
     sources, where = _iqa_sources(mirror, int(n_images))
     if not sources:
         raise DataUnavailableError(f"no radiographs in {mirror / 'images' / 'nih'} or {mirror / 'iqa_fixture'}")
-    plan = read_plan(IQA_PLAN)
     (out / "plan.yaml").write_text(yaml.safe_dump(IQA_PLAN, sort_keys=False))
-    refs = []
+    plan = read_plan(out / "plan.yaml")
     for p in sources:
         img = read_image(p)
         f = max(1, int(np.ceil(max(img.image.shape) / IQA_SIZE)))
         stem = p.stem.replace("__reference", "")
-        refs.append(write_image(out / "references" / f"{stem}.png", block_downsample(img.image, f),
-                                data_range=img.data_range, dtype="uint16"))
-    deg = degrade_images(refs, plan, out / "images")
-    man = _relative_paths(deg.manifest, out)
-    write_table(man, out, "manifest", parquet=False)
-    scores = _relative_paths(score_pairs(deg.pairs(), metrics), out)
-    scores = scores.merge(man[["test", "degradation"]], on="test", how="left")
-    scores.insert(0, "image", scores["reference"].map(lambda s: Path(s).stem))
-    write_table(scores, out, "scores")
-    write_table(degradation_ranking(scores), out, "degradation_ranking")
-    write_table(metric_vs_metric(scores), out, "metric_vs_metric")
-    return {"sources": where, "images": [p.stem for p in sources], "n_pairs": len(man), "metrics": list(metrics),
-            "degradations": [e[0] for e in plan.entries], "size": IQA_SIZE}
+        write_image(out / REFERENCES_DIR / f"{stem}.png", block_downsample(img.image, f),
+                    data_range=img.data_range, dtype="uint16")
+    deg = degrade_folder(out / REFERENCES_DIR, plan, out)
+    deg.save(out)
+    selection = select_metrics(list(metrics))
+    pairs = deg.pairs()
+    scores = ScoresResult(score_pairs(pairs, selection.names, base_dir=out), selection, len(pairs))
+    scores.save(out)
+    compare_metrics(scores.table).save(out)
+    return {"sources": where, "images": [p.stem for p in sources], "n_pairs": len(pairs),
+            "metrics": list(selection.names), "degradations": [e[0] for e in plan.entries], "size": IQA_SIZE}
 
 
 # --------------------------------------------------------------------------------------------------

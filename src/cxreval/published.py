@@ -27,15 +27,21 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from importlib import resources
+from os import PathLike
 
 import numpy as np
 import pandas as pd
 
-from .exceptions import SchemaError
+from ._validation import check_path
+from .classification import AUCTableResult
+from .exceptions import InvalidParameterError, SchemaError
 from .findings import canonical_finding
 from .labels import MACRO, MICRO
-from .ranking import RankingStabilityResult
+from .rank_correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
+from .ranking import RankingStabilityResult, ranking_stability
 
 __all__ = [
     "XQA_CITATION",
@@ -43,11 +49,18 @@ __all__ = [
     "load_xqa_auc_table",
     "load_xqa_rank_correlations",
     "attach_published",
+    "compare_with_published",
+    "read_auc_table",
+    "rank_auc_table",
     "PAIR_REFERENCES",
+    "XQA_AUC_TABLES",
 ]
 
 XQA_CITATION = ("Rethinking Clinical Relevance in Chest X-ray Machine Learning: How Evaluation References Define "
                 "Performance (XQA-Chest; University of Cambridge). Appendix Tables 16-29.")
+
+XQA_AUC_TABLES = "xqa"
+"""The name that :func:`read_auc_table` (``cxreval rank --auc-table xqa``) reads as the packaged Tables 16-25."""
 
 PAIR_REFERENCES = {"Find.": "Findings", "Impr.": "Impression"}
 """Abbreviations the rank-correlation tables use for references."""
@@ -167,3 +180,65 @@ def _unmatched(out: pd.DataFrame, pub: pd.DataFrame, result: RankingStabilityRes
 
     extra["note"] = [why(str(d), str(f)) for d, f in zip(extra["dataset"], extra["finding"])]
     return extra[[c for c in out.columns if c in extra.columns] + ["note"]]
+
+
+def compare_with_published(result: RankingStabilityResult, published: pd.DataFrame | None = None
+                           ) -> RankingStabilityResult:
+    """``result`` with its rank correlations compared with the paper's (:func:`attach_published`: columns
+    ``paper_mean``, ``paper_sd``, ``note`` and ``diff_vs_paper``, and every published row without a recomputed
+    counterpart)."""
+    return dataclasses.replace(result, correlations=attach_published(result, published))
+
+
+def read_auc_table(spec: str | PathLike[str]) -> AUCTableResult:
+    """A table of point AUCs: ``'xqa'`` (:data:`XQA_AUC_TABLES`) -> the packaged XQA Tables 16-25
+    (:func:`load_xqa_auc_table`); otherwise a CSV or Parquet file, its findings read with :func:`table_finding`.
+
+    Raises
+    ------
+    SchemaError
+        The file does not exist or cannot be read; a finding name is unknown.
+    """
+    p = check_path(spec, name="spec", func="read_auc_table", allow_none=False)
+    assert p is not None
+    if str(spec).lower() == XQA_AUC_TABLES:
+        return AUCTableResult(load_xqa_auc_table(), "XQA Tables 16-25 (packaged)", published=True)
+    if not p.exists():
+        raise SchemaError(f"AUC table {str(spec)!r} does not exist (give a CSV/Parquet file, or "
+                          f"{XQA_AUC_TABLES!r} for the packaged XQA tables).")
+    try:
+        df = pd.read_parquet(p) if p.suffix.lower() == ".parquet" else pd.read_csv(p)
+    except (ValueError, OSError) as exc:
+        raise SchemaError(f"Could not read AUC table {str(spec)!r}: {exc}") from exc
+    if "finding" in df.columns:
+        df["finding"] = df["finding"].astype(str).map(table_finding)
+    return AUCTableResult(df, str(spec))
+
+
+def rank_auc_table(auc: AUCTableResult, *, pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
+                   min_models: int = 3, kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN
+                   ) -> RankingStabilityResult:
+    """Ranking stability of a point AUC table (:func:`~cxreval.ranking.ranking_stability`), its correlations
+    beside the XQA paper's bootstrap mean ± sd (:func:`compare_with_published`): ``cxreval rank --auc-table``.
+
+    Parameters
+    ----------
+    auc : AUCTableResult
+        From :func:`read_auc_table`.
+    pairs, groups, min_models, kendall, spearman
+        As for :func:`~cxreval.ranking.ranking_stability`.
+
+    Returns
+    -------
+    res : RankingStabilityResult
+        ``source`` names the table.
+    """
+    if not isinstance(auc, AUCTableResult):
+        raise InvalidParameterError(f"The 'auc' parameter of rank_auc_table must be an AUCTableResult (from "
+                                    f"read_auc_table). Got {auc!r} instead.")
+    res = ranking_stability(auc.table, pairs=pairs, groups=groups, min_models=min_models, kendall=kendall,
+                            spearman=spearman)
+    source = (f"From the AUC table {auc.name}: point estimates (no bootstrap); ties from 2-decimal rounding share "
+              "the average rank (rank_min/rank_max give the range). `paper` = the XQA paper's bootstrap mean ± sd "
+              "(Tables 26-29).")
+    return dataclasses.replace(compare_with_published(res), source=source)

@@ -30,9 +30,11 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -40,7 +42,7 @@ from scipy.stats import rankdata
 
 from ._validation import check_choice, check_columns, check_confidence_level
 from .bootstrap import summarize_distribution
-from .classification import MACRO, MEAN_MODEL, MICRO, AUCResult
+from .classification import DEFAULT_GROUP, MEAN_MODEL, AUCResult, markdown_auc_table
 from .exceptions import InvalidParameterError, SchemaError
 from .rank_correlation import (
     DEFAULT_KENDALL,
@@ -53,6 +55,7 @@ from .rank_correlation import (
     spearman_rho,
     spearman_rho_d2,
 )
+from .results import TableResult
 
 __all__ = [
     "rank_desc",
@@ -68,6 +71,7 @@ __all__ = [
     "CORRELATION_COLUMNS",
     "RANKING_COLUMNS",
     "TOP_COLUMNS",
+    "VARIANT_TEXT",
 ]
 
 ALL_MODELS = "All Models"
@@ -79,6 +83,14 @@ RANKING_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference", 
                                     "rank_min", "rank_max")
 TOP_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "best_under", "model", "reference", "auc", "rank",
                                 "rank_min", "rank_max", "is_best", "prob_best")
+
+
+VARIANT_TEXT: Mapping[str, str] = MappingProxyType({
+    "formula": "SRCC = 1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks (the seed's formula)",
+    "pearson": "SRCC = Pearson correlation of average ranks (scipy.stats.spearmanr)",
+    "tau-a": "KRCC = tau-a = (C - D) / (n (n - 1) / 2) (the seed's formula)",
+    "tau-b": "KRCC = tau-b = (C - D) / sqrt((n0 - n1)(n0 - n2)) (scipy.stats.kendalltau)"})
+"""Each SRCC/KRCC variant's formula in words (the summary states the variants used)."""
 
 
 def rank_desc(values: np.ndarray, *, axis: int = -1) -> np.ndarray:
@@ -96,8 +108,11 @@ def _n_tied(v: np.ndarray) -> int:
 
 
 @dataclass(frozen=True)
-class RankingStabilityResult:
+class RankingStabilityResult(TableResult):
     """Rank correlations between references, the rankings and the top-rank changes.
+
+    ``FILES``: ``rank_correlation`` (``correlations``), ``rankings`` and ``top_changes``; ``COLUMNS`` are
+    those of ``correlations`` (:data:`CORRELATION_COLUMNS`, the table of :attr:`table`).
 
     Attributes
     ----------
@@ -117,7 +132,15 @@ class RankingStabilityResult:
     confidence_level : float
     kendall, spearman : str
         The KRCC and SRCC variants used.
+    source : str
+        What was ranked, in words (the AUCs' origin, bootstrap or point values): the first paragraph of
+        :meth:`summary`.
     """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"rank_correlation": "rank_correlation.csv",
+                                                           "rankings": "rankings.csv",
+                                                           "top_changes": "top_changes.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = CORRELATION_COLUMNS
 
     correlations: pd.DataFrame
     rankings: pd.DataFrame
@@ -127,6 +150,20 @@ class RankingStabilityResult:
     distributions: dict[tuple[str, str, str, str, str, str], np.ndarray] = field(default_factory=dict, repr=False)
     kendall: str = DEFAULT_KENDALL
     spearman: str = DEFAULT_SPEARMAN
+    source: str = ""
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The rank correlations (the other tables are ``rankings`` and ``top_changes``)."""
+        return self.correlations
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"rank_correlation": self.correlations, "rankings": self.rankings, "top_changes": self.top_changes}
+
+    def summary(self, title: str = "Ranking stability across references") -> str:
+        """``# title``, :attr:`source`, the variants, the rank correlations of all models per dataset (with the
+        bootstrap and the published values when present) and the top-rank changes, as Markdown."""
+        return _summary(self, title)
 
     def to_dict(self) -> dict[str, object]:
         return {"n_resamples": self.n_resamples, "confidence_level": self.confidence_level,
@@ -151,7 +188,7 @@ def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[_
     check_columns(df, ("model", "finding", "reference", "auc"), where="AUC table")
     t = df.copy()
     if "group" not in t.columns:
-        t["group"] = "default"
+        t["group"] = DEFAULT_GROUP
     if "dataset" not in t.columns:
         t["dataset"] = ""
     t = t[~t["model"].astype(str).isin(list(exclude_models)) & (t["group"].astype(str) != "summary")]
@@ -307,10 +344,58 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
     corr = pd.DataFrame(corr_rows, columns=list(CORRELATION_COLUMNS))
     rankings = pd.DataFrame(rank_rows, columns=list(RANKING_COLUMNS))
     top = pd.DataFrame(top_rows, columns=list(TOP_COLUMNS))
-    return RankingStabilityResult(corr, rankings, top, n_res, cl, dists, kendall, spearman)
+    if isinstance(auc, AUCResult):
+        source = (f"From predictions + labels: {len(auc.models)} models, references {list(auc.references)}, "
+                  f"{auc.n_resamples} patient-bootstrap replicates (seed {auc.seed}); boot = mean ± sd of the "
+                  f"replicate correlations, CI = {int(auc.confidence_level * 100)}% percentile.")
+    else:
+        source = "From an AUC table: point estimates (no bootstrap); tied AUCs share the average rank."
+    return RankingStabilityResult(corr, rankings, top, n_res, cl, dists, kendall, spearman, source)
 
 
-def _order_findings(values: Sequence[str]) -> list[str]:
-    """Findings in first-seen order with the macro and micro averages last."""
-    vals = list(dict.fromkeys(values))
-    return [v for v in vals if v not in (MACRO, MICRO)] + [v for v in (MACRO, MICRO) if v in vals]
+def _pm(m: float, s: float) -> str:
+    return "" if np.isnan(m) else f"{m:.2f} ± {s:.2f}"
+
+
+def _summary(res: RankingStabilityResult, title: str) -> str:
+    md = markdown_auc_table
+    corr = res.correlations
+    lines = [f"# {title}", "", res.source, "",
+             f"Rank correlations: {VARIANT_TEXT[res.spearman]}; {VARIANT_TEXT[res.kendall]}. Tied AUCs share "
+             f"the average rank (column `variant` of {res.FILES['rank_correlation']}).", ""]
+    if "note" in corr.columns and (corr["note"].fillna("") != "").any():
+        notes = corr.loc[corr["note"].fillna("") != "", "note"]
+        lines += [f"{len(notes)} published rows have no recomputed value: "
+                  + "; ".join(f"{k} ({v} rows)" for k, v in notes.value_counts().items()), ""]
+    boot = res.n_resamples > 0
+    c = corr[corr.group == ALL_MODELS] if (corr.group == ALL_MODELS).any() else corr
+    for ds in pd.unique(c.dataset):
+        sub = c[c.dataset == ds]
+        rows = []
+        for (f, ra, rb), g in sub.groupby(["finding", "reference_a", "reference_b"], sort=False):
+            row = {"finding": f, "pair": f"{ra} vs {rb}"}
+            for m in METHODS:
+                r = g[g.method == m]
+                if r.empty:
+                    continue
+                r = r.iloc[0]
+                row[m] = r.statistic
+                if boot:
+                    row[f"{m} boot"] = _pm(r.boot_mean, r.boot_sd)
+                    row[f"{m} CI"] = "" if np.isnan(r.ci_low) else f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
+                if "paper_mean" in g.columns and not np.isnan(r.paper_mean):
+                    row[f"{m} paper"] = _pm(r.paper_mean, r.paper_sd)
+            row["tied a/b"] = f"{int(g.n_tied_a.iloc[0])}/{int(g.n_tied_b.iloc[0])} of {int(g.n_models.iloc[0])}"
+            rows.append(row)
+        lines += [f"## Rank correlations, all models{f' ({ds})' if ds else ''}", "", md(pd.DataFrame(rows)), ""]
+    t = res.top_changes
+    t = t[t.group == ALL_MODELS] if (t.group == ALL_MODELS).any() else t
+    if len(t):
+        rows = []
+        for (ds, f, bu, m), g in t.groupby(["dataset", "finding", "best_under", "model"], sort=False):  # type: ignore[assignment]
+            ranks = ", ".join(f"{r}: {rk:g}" + (f" ({lo}-{hi})" if lo != hi else "")
+                              for r, rk, lo, hi in zip(g.reference, g["rank"], g.rank_min, g.rank_max))
+            rows.append({"dataset": ds, "finding": f, "best under": bu, "model": m, "rank under each reference": ranks})
+        lines += ["## Top-rank changes (best model under each reference, its rank under all; tie range in brackets)",
+                  "", md(pd.DataFrame(rows)), ""]
+    return "\n".join(lines)

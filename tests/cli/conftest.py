@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 WRITING_COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "iqa-degrade", "iqa-score",
-                    "iqa-agree", "data-split", "data-audit", "demo", "label-reports", "reader-export", "predict")
+                    "iqa-agree", "iqa-compare", "data-split", "data-audit", "data-export", "demo", "label-reports", "reader-export", "predict")
 """Every command that writes an output folder (ids: the command words joined by '-')."""
 
 COMPUTE = {  # the first expensive library call of each command: must not run when --out is unusable
@@ -23,8 +23,10 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "iqa-degrade": "cxreval.iqa.degrade.degrade_images",
     "iqa-score": "cxreval.iqa.score_pair_batches",
     "iqa-agree": "cxreval.iqa.expert.zscores",
+    "iqa-compare": "cxreval.iqa.compare_metrics",
     "data-split": "cxreval.splits.patient_split",
     "data-audit": "cxreval.datasets.audit.audit_chestxray14",
+    "data-export": "cxreval.datasets.load_dataset",
     "demo": "cxreval.demo.run_demo",
     "label-reports": "cxreval.cli.label_reports.label_reports",
     "reader-export": "cxreval.reader.export.export_tables",
@@ -140,11 +142,19 @@ def command_args(name: str, d: Path) -> list[str]:
         ratings.to_csv(d / "ratings.csv", index=False)
         return ["iqa", "agree", "--scores", str(d / "scores.csv"), "--ratings", str(d / "ratings.csv"),
                 "--n-resamples", "20"]
+    if name == "iqa-compare":
+        scores = pd.DataFrame([{"test": f"/x/t{i}_{g}.png", "degradation": g, "metric": m, "value": float(i + k + j)}
+                               for k, m in enumerate(("psnr", "rmse")) for i in range(3)
+                               for j, g in enumerate(("blur", "noise"))])
+        scores.to_csv(d / "scores.csv", index=False)
+        return ["iqa", "compare", "--scores", str(d / "scores.csv")]
     if name == "data-split":
         return ["data", "split", "chestxray14", "--data-entry", str(_data_entry(d)), "--fractions", "0.5,0.5",
                 "--names", "train,test"]
     if name == "data-audit":
         return ["data", "audit", "chestxray14", "--data-entry", str(_data_entry(d)), "--bbox-list", str(_bbox(d))]
+    if name == "data-export":
+        return ["data", "export", "chestxray14", "--path", str(_data_entry(d))]
     if name == "demo":
         return ["demo", "--offline", "--data-mirror", str(d / "no-mirror"), "--cache-dir", str(d / "no-cache"),
                 "--section", "xqa_published"]

@@ -238,6 +238,17 @@ def run_help(command: str) -> Callable[..., None]:
     return run
 
 
+def run_export_openi_mesh(tmp_path, monkeypatch, capsys, request) -> None:
+    monkeypatch.setenv("CXREVAL_CACHE", str(request.getfixturevalue("metadata_dir").parent))
+    assert main(["data", "export", "openi_mesh", "-o", str(tmp_path / "DIR")]) == 0
+    assert set(pd.read_csv(tmp_path / "DIR" / "labels.csv")["source"]) == {"openi_mesh"}
+
+
+def run_data_list(tmp_path, monkeypatch, capsys, request) -> None:
+    assert main(["data", "list"]) == 0
+    assert "openi_mesh" in capsys.readouterr().out
+
+
 RUNS: dict[str, Callable[..., None]] = {
     "cxreval data fetch": run_data_fetch,
     "cxreval data fetch --from-wheel PATH": run_data_fetch_from_wheel,
@@ -247,11 +258,14 @@ RUNS: dict[str, Callable[..., None]] = {
     "cxreval iqa agree --scores S --ratings R --out OUT": run_iqa_agree,
     "cxreval reader init": run_reader_init,
     "cxreval label-reports": run_label_reports,
+    "cxreval data list": run_data_list,
+    "cxreval data export openi_mesh -o DIR": run_export_openi_mesh,
     "cxreval report --thresholds FILE": run_report_thresholds,
     "cxreval demo --out cxreval-demo-{} --section {}": run_demo_section,
     **{c: run_help(c) for c in (
         "cxreval agree", "cxreval classify", "cxreval data audit", "cxreval data split",
-        "cxreval data split --names", "cxreval demo", "cxreval fuse", "cxreval iqa agree", "cxreval iqa degrade",
+        "cxreval data split --names", "cxreval demo", "cxreval fuse", "cxreval iqa agree", "cxreval iqa compare",
+        "cxreval iqa degrade",
         "cxreval iqa score", "cxreval localize", "cxreval localize --heatmaps", "cxreval predict", "cxreval rank",
         "cxreval reader", "cxreval report", "cxreval synth")},
 }

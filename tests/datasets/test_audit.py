@@ -181,3 +181,30 @@ def test_acceptance_cli_json(metadata_dir, shared_data, capsys):
     assert (d["boxes"]["n_boxes"], d["boxes"]["n_boxed_images"]) == (984, 880)
     assert sorted(s["n_studies"] for s in d["split"]["sizes"]) == [25_596, 86_524]
     assert d["split"]["n_shared_patients"] == 0
+
+
+@pytest.mark.parametrize("with_split", [True, False])
+def test_dataset_audit_owns_its_files(small, tmp_path, with_split):
+    """``save`` writes ``FILES`` (the split tables only with a split); ``summary()`` is ``summary.md``; the
+    command writes exactly what ``save`` writes."""
+    from cxreval.datasets.audit import DatasetAudit, audit_summary
+
+    de, bb, splits = small
+    res = audit_chestxray14(path=de, bbox_path=bb, split_dir=splits if with_split else None)
+    (tmp_path / "lib").mkdir()
+    paths = res.save(tmp_path / "lib")
+    want = dict(DatasetAudit.FILES) if with_split else {k: v for k, v in DatasetAudit.FILES.items()
+                                                        if k not in DatasetAudit.SPLIT_FILES}
+    assert {k: p.name for k, p in paths.items()} == want
+    assert tuple(pd.read_csv(paths["findings"]).columns) == DatasetAudit.COLUMNS
+    assert tuple(pd.read_csv(paths["views"]).columns) == DatasetAudit.VIEW_COLUMNS
+    assert tuple(pd.read_csv(paths["boxes"]).columns) == DatasetAudit.BOX_COLUMNS
+    assert json.loads(paths["audit"].read_text()) == json.loads(json.dumps(res.to_dict(), default=str))
+    assert res.summary() == audit_summary(res)
+    out = tmp_path / "cli"
+    args = ["--split-dir", str(splits)] if with_split else []
+    assert main(["data", "audit", "chestxray14", "--data-entry", str(de), "--bbox-list", str(bb), *args,
+                 "--out", str(out)]) == 0
+    for p in (tmp_path / "lib").iterdir():
+        assert (out / p.name).read_bytes() == p.read_bytes(), p.name
+    assert (out / "summary.md").read_text() == res.summary()

@@ -1,6 +1,7 @@
-"""pairs.csv written by `iqa degrade` names images by absolute paths, so `iqa score --pairs` works from any
-working directory (before: the reference path stayed relative to where degrade ran, and score - which reads
-relative paths against the pairs file's folder - could not find it)."""
+"""pairs.csv written by `iqa degrade` names images inside its own folder (the sources copied to references/)
+by paths relative to it, so `iqa score --pairs` works from any working directory (score reads relative paths
+against the pairs file's folder; before issue 13 they were absolute, and earlier the reference path stayed
+relative to where degrade ran, which score could not find), and the folder can be moved."""
 
 from __future__ import annotations
 
@@ -22,7 +23,13 @@ def test_degrade_then_score_from_another_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(work)
     assert main(["iqa", "degrade", "--images", "src", "--plan", "plan.yaml", "-o", "deg"]) == 0
     pairs = pd.read_csv(work / "deg" / "pairs.csv")
-    assert all(Path(p).is_absolute() and Path(p).is_file() for p in pairs[["reference", "test"]].to_numpy().ravel())
+    assert list(pairs.columns) == ["image", "reference", "test", "degradation"]
+    assert pairs.loc[0, "reference"] == "references/a.png"
+    assert (work / "deg" / "references" / "a.png").read_bytes() == (work / "src" / "a.png").read_bytes()
+    assert all(not Path(p).is_absolute() and (work / "deg" / p).is_file()
+               for p in pairs[["reference", "test"]].to_numpy().ravel())
     monkeypatch.chdir(tmp_path)
-    assert main(["iqa", "score", "--pairs", "work/deg/pairs.csv", "--metrics", "psnr", "-o", "scores"]) == 0
-    assert len(pd.read_csv(tmp_path / "scores" / "scores.csv")) == 1
+    (work / "deg").rename(tmp_path / "moved")  # self-contained: still scores after a move
+    assert main(["iqa", "score", "--pairs", "moved/pairs.csv", "--metrics", "psnr", "-o", "scores"]) == 0
+    scores = pd.read_csv(tmp_path / "scores" / "scores.csv")
+    assert len(scores) == 1 and scores.loc[0, "degradation"] == "gaussian_blur_sigma1.0"

@@ -29,7 +29,8 @@ def test_degrade_score_agree(tmp_path):
     assert main(["iqa", "score", "--pairs", str(pairs), "--metrics", "psnr,ssim,rmse", "--out",
                  str(tmp_path / "s")]) == 0
     scores = pd.read_csv(tmp_path / "s" / "scores.csv")
-    assert list(scores.columns) == ["reference", "test", "metric", "value"] and len(scores) == 27
+    # the pairs' image and degradation are carried (issue 13); metric, value follow test
+    assert list(scores.columns) == ["image", "reference", "test", "metric", "value", "degradation"] and len(scores) == 27
     tests = sorted(man["test"])
     ratings = pd.DataFrame([{"image": t.rsplit("/", 1)[-1][:-4], "rater": r,
                              "rating": 1 + (k * (j + 1) + j) % 4} for k, t in enumerate(tests) for j, r in

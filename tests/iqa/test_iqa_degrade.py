@@ -51,7 +51,8 @@ def test_deterministic_and_manifest(tmp_path):
     assert len(a.manifest) == 10 and set(a.manifest["dtype"]) == {"uint16"}
     assert a.manifest.loc[0, "degradation"] == "gaussian_noise_sigma0.01"
     assert a.manifest.loc[0, "seed"] == "[3, 0, 0]"
-    assert list(a.pairs().columns) == ["reference", "test"]
+    assert list(a.pairs().columns) == ["image", "reference", "test", "degradation"]
+    assert a.pairs()["image"].tolist()[:5] == ["im0"] * 5
 
 
 def test_transforms_in_float64_and_range():

@@ -56,7 +56,8 @@ def _scores():
 
 def test_table4_point_and_orientation_and_bootstrap():
     res = zscores(RATINGS)
-    t4, dropped = metric_agreement(_scores(), res.zmos, n_resamples=200, rng=0)
+    ma = metric_agreement(_scores(), res.zmos, n_resamples=200, rng=0)
+    t4, dropped = ma.table, ma.dropped
     zm = res.zmos["zmos"].to_numpy()
     row = t4.set_index("metric").loc["ssim"]
     assert row.srcc == pytest.approx(stats.spearmanr([0.1, 0.5, 0.4, 0.9], zm).statistic)
@@ -65,7 +66,8 @@ def test_table4_point_and_orientation_and_bootstrap():
     assert t4.set_index("metric").loc["rmse"].srcc == pytest.approx(row.srcc)
     assert row.srcc_ci_low <= row.srcc_ci_high and row.n == 4 and row.n_references == 2
     assert dropped.empty
-    again, _ = metric_agreement(_scores(), res.zmos, n_resamples=200, rng=0)
+    ma = metric_agreement(_scores(), res.zmos, n_resamples=200, rng=0)
+    again, _ = ma.table, ma.dropped
     pd.testing.assert_frame_equal(t4, again)
 
 
@@ -88,7 +90,8 @@ def test_errors():
 def test_unrated_scores_are_reported():
     res = zscores(RATINGS)
     sc = pd.concat([_scores(), pd.DataFrame([{"reference": "R2", "test": "out/e.png", "metric": "ssim", "value": 1}])])
-    t4, dropped = metric_agreement(sc, res.zmos, n_resamples=10, rng=0, metrics=["ssim"])
+    ma = metric_agreement(sc, res.zmos, n_resamples=10, rng=0, metrics=["ssim"])
+    t4, dropped = ma.table, ma.dropped
     assert dropped["test"].tolist() == ["e"] and t4.iloc[0].n == 4
 
 
@@ -113,7 +116,8 @@ def test_rated_reference_kept_in_mean_and_sd():
     assert zm["t2"] == pytest.approx((5 / (3 * s3) - np.sqrt(2)) / 2, abs=1e-12)
     assert zm["t3"] == pytest.approx(-1 / (2 * s3), abs=1e-12)
     assert res.rater_stats.set_index("rater")["mean"].tolist() == [2.75, 3.0]
-    t4, dropped = metric_agreement(REF_SCORES, res.zmos, n_resamples=5, rng=0)
+    ma = metric_agreement(REF_SCORES, res.zmos, n_resamples=5, rng=0)
+    t4, dropped = ma.table, ma.dropped
     assert (t4.srcc.item(), t4.krcc.item(), t4.n.item()) == (pytest.approx(1.0), pytest.approx(1.0), 3)
     assert dropped.to_dict("records") == [{"metric": "ssim", "test": "ref",
                                            "reason": "rated, not scored: in the raters' mean/SD, not correlated"}]
@@ -122,7 +126,8 @@ def test_rated_reference_kept_in_mean_and_sd():
 def test_rated_reference_excluded_or_refused():
     res = zscores_for_scores(REF_RATINGS, REF_SCORES, unscored="exclude")
     assert "ref" not in set(res.zmos.image) and res.rater_stats["n"].tolist() == [3, 3]
-    t4, dropped = metric_agreement(REF_SCORES, res.zmos, n_resamples=5, rng=0)
+    ma = metric_agreement(REF_SCORES, res.zmos, n_resamples=5, rng=0)
+    t4, dropped = ma.table, ma.dropped
     assert t4.srcc.item() == pytest.approx(0.5) and t4.krcc.item() == pytest.approx(1 / 3) and dropped.empty
     with pytest.raises(SchemaError, match=r"1 rated image\(s\) have no metric score, e.g. \['ref'\]"):
         zscores_for_scores(REF_RATINGS, REF_SCORES, unscored="error")

@@ -10,6 +10,7 @@ from scipy.stats import kendalltau, spearmanr
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from cxreval.executor import SerialExecutor
 from cxreval.iqa import (
+    MetricSelection,
     fsim,
     get_metric,
     gmsd,
@@ -88,12 +89,13 @@ def test_executor_is_the_seam(images):
 
 def test_select_metrics():
     every = list_metrics()
-    names, skipped = select_metrics("all")
+    sel = select_metrics("all")  # a MetricSelection (issue 13: results, not tuples)
+    names, skipped = list(sel.names), list(sel.skipped)
     assert names == [n for n in every if not get_metric(n).needs_weights]
     assert skipped == [n for n in every if get_metric(n).needs_weights] and "lpips" in skipped
-    assert select_metrics("full")[0] == [n for n in names if get_metric(n).reference == "full"]
-    assert select_metrics(" psnr , SSIM,") == (["psnr", "ssim"], [])
-    assert select_metrics(["lpips"]) == (["lpips"], [])  # named explicitly: used
+    assert list(select_metrics("full").names) == [n for n in names if get_metric(n).reference == "full"]
+    assert select_metrics(" psnr , SSIM,") == MetricSelection(("psnr", "ssim"), ())
+    assert select_metrics(["lpips"]) == MetricSelection(("lpips",), ())  # named explicitly: used
     with pytest.raises(InvalidParameterError, match=r"Unknown IQA metric 'psnrr'.*Did you mean 'psnr'"):
         select_metrics("psnrr")
     with pytest.raises(InvalidParameterError, match=r"names \['psnr'\] more than once"):

@@ -121,6 +121,12 @@ def test_submit_export_agree_fuse_iqa(app_client, image_submission, tmp_path: Pa
     boxes = read_nih_boxes(out / "boxes" / "img_alice.csv", image_shape=(48, 64)).table
     assert boxes.to_dict(orient="records") == [{"study_id": "a1", "finding": "Effusion", "x_min": 2.0, "y_min": 3.0,
                                                 "x_max": 30.5, "y_max": 40.0}]
+    # and the combined boxes.csv is a box table in the one box schema (every reader a source)
+    from cxreval.datasets.boxes import read_box_file
+
+    both = read_box_file(out / "boxes.csv", image_shape=(48, 64)).table
+    assert list(both.columns[:3]) == ["study_id", "finding", "source"]
+    assert set(both["source"]) >= {"img_alice"} and set(both["study_id"]) == {"a1"}
 
 
 def test_cli_init_add_reader_status(study_file: Path, tmp_path: Path, capsys) -> None:

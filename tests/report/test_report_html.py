@@ -291,7 +291,7 @@ def test_suggested_help_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
             assert argv[1:3] == ["demo", "--out"] and argv[4] == "--section"
             from cxreval.demo import SECTIONS
 
-            assert argv[5] in [k for k, _, _ in SECTIONS]
+            assert argv[5] in [s.key for s in SECTIONS]
 
 
 def test_figures_have_no_empty_categories() -> None:

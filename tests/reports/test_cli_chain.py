@@ -49,8 +49,11 @@ def test_label_reports_then_agree_classify_rank(tmp_path, capsys):
     assert main(["label-reports", "--reports", str(rp), "-o", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["n_reports"] == 60 and summary["notes"] == {}
+    from cxreval.reports import ReportLabelsResult
+
     assert {p.name for p in out.iterdir()} == {"labels.csv", "labels.parquet", "mentions.csv", "notes.csv",
-                                                "summary.json", "run.json"}
+                                                "summary.json", "summary.md", "run.json"}
+    assert set(ReportLabelsResult.FILES.values()) <= {p.name for p in out.iterdir()}
     lab = read_labels(out / "labels.csv").table
     assert set(lab.source) == {"report_findings", "report_impression", "report"}
     pq = read_labels(out / "labels.parquet").table

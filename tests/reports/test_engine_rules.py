@@ -81,7 +81,7 @@ def test_labels_are_a_valid_label_table_in_input_order():
     assert set(lab.source) == {"report_findings", "report_impression", "report"}
     assert len(lab) == 5 * 3 * 14
     assert set(lab.state.dropna().astype(int)) <= {-1, 0, 1, 2}
-    s = res.summary()
+    s = res.counts()
     assert s["n_reports"] == 5 and s["states"]["missing"] == int(lab.state.isna().sum())
 
 

@@ -98,6 +98,7 @@ References
 
 from __future__ import annotations
 
+from . import scores
 from .compare import SourceComparisonResult, compare_sources
 from .omissions import (
     FLOW_COLUMNS,
@@ -132,7 +133,9 @@ from .scores import (
     AGREEMENT_COLUMNS,
     BOTH_UNCERTAIN_RULES,
     NOT_MENTIONED_POLICIES,
+    SCORE_NAMES,
     STATE_ORDER,
+    WEIGHTS,
     AgreementResult,
     agreement_scores,
     cohen_kappa,
@@ -143,17 +146,7 @@ from .scores import (
 )
 
 __all__ = [
-    "AGREEMENT_COLUMNS",
-    "STATE_ORDER",
-    "NOT_MENTIONED_POLICIES",
-    "BOTH_UNCERTAIN_RULES",
-    "cohen_kappa",
-    "uncertainty_mapping",
-    "weighted_f1",
-    "confusion_counts",
-    "scores_from_confusion",
-    "AgreementResult",
-    "agreement_scores",
+    *scores.__all__,  # the two-rater scores, every public name of cxreval.agreement.scores
     "PairedStates",
     "parse_pairs",
     "pair_states",

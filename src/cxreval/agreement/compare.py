@@ -1,7 +1,8 @@
 """Everything ``cxreval agree`` computes on a label table, as one result that owns its four files.
 
 :func:`compare_sources` runs :func:`~cxreval.agreement.compute_agreement`,
-:func:`~cxreval.agreement.compute_prevalence` (on the sources of the pairs),
+:func:`~cxreval.agreement.compute_prevalence` (on the sources of the pairs, in their order in the label
+table),
 :func:`~cxreval.agreement.compute_flows` and :func:`~cxreval.agreement.compute_omissions` with the same
 choices; :meth:`SourceComparisonResult.save` writes ``agreement``, ``prevalence``, ``flows`` and
 ``omissions`` (CSV + Parquet) and :meth:`SourceComparisonResult.summary` the Markdown of ``summary.md``.
@@ -28,6 +29,7 @@ from typing import ClassVar
 
 import pandas as pd
 
+from ..labels import SOURCE
 from ..results import TableResult
 from .omissions import FlowsResult, OmissionsResult, compute_flows
 from .pairs import AgreementTableResult, compute_agreement, parse_pairs
@@ -46,7 +48,7 @@ class SourceComparisonResult(TableResult):
     ----------
     agreement : AgreementTableResult
     prevalence : PrevalenceResult
-        Of the sources of the pairs.
+        Of the sources of the pairs, in the order they appear in the label table.
     flows : FlowsResult
     omissions : OmissionsResult
     """
@@ -101,7 +103,8 @@ def compare_sources(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
     pair_list = parse_pairs(pairs)
     agr = compute_agreement(labels, pair_list, findings=findings, finding_sets=finding_sets, weights=weights,
                             not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain)
-    sources = list(dict.fromkeys(s for p in pair_list for s in p))
+    wanted = {s for p in pair_list for s in p}  # compute_agreement checked that each is in the table
+    sources = [s for s in pd.unique(labels[SOURCE].astype(str)) if s in wanted]
     prev = compute_prevalence(labels, sources=sources, findings=findings)
     flows = compute_flows(labels, pair_list, findings=findings, not_mentioned=not_mentioned, studies=studies)
     return SourceComparisonResult(agr, prev, flows, flows.omissions())

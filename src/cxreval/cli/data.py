@@ -1,4 +1,4 @@
-"""``cxreval data fetch``, ``cxreval data audit``, ``cxreval data split`` and ``cxreval data list``."""
+"""``cxreval data fetch``, ``audit``, ``split``, ``export`` and ``list``."""
 
 from __future__ import annotations
 
@@ -75,7 +75,8 @@ def audit(
     \b
         cxreval data audit chestxray14 --split-dir my-split -o audit-out
     """
-    from ..datasets.audit import audit_chestxray14, audit_summary, write_audit
+    from ..datasets.audit import audit_chestxray14
+    from ..tables import write_summary
 
     if dataset not in AUDITABLE:
         raise InvalidParameterError(f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
@@ -93,12 +94,14 @@ def audit(
         with open_output(out, overwrite=overwrite, inputs=[p for p in (path, bbox_path, split_dir) if p]) as d:
             with console.status(f"auditing {dataset}"):
                 res = audit_chestxray14(path=path, bbox_path=bbox_path, split_dir=split_dir, cache_dir=cache_dir)
-            written = write_audit(res, d)
-        console.print(f"wrote audit.json, summary.md and {len(written) - 2} tables (CSV + Parquet) to {out}")
+            written = res.save(d)
+            write_summary(d, res.summary())
+        console.print(f"wrote {', '.join(Path(p).name for p in written.values())}, summary.md (tables also as "
+                      f"Parquet) to {out}")
     if json_out:
         echo_json(res.to_dict())
     else:
-        typer.echo(audit_summary(res), nl=False)
+        typer.echo(res.summary(), nl=False)
 
 
 @data_app.command("split")
@@ -172,6 +175,47 @@ def split(
         echo_json({"split": res.to_dict(), "leakage": leak.to_dict()})
     else:
         typer.echo("\n".join(lines))
+
+
+@data_app.command("export")
+def export(
+    dataset: str = typer.Argument(..., help="A registered dataset (`cxreval data list`), e.g. openi_mesh."),
+    out: Path = out_option("Folder for <kind>.csv + .parquet (labels, boxes, reports or metadata), dropped.csv when "
+                           "the reader dropped rows, summary.md and run.json (atomically; must not exist unless "
+                           "--overwrite)."),
+    path: Path = typer.Option(None, "--path", help="Your own copy of the dataset's file or folder (default: the "
+                              "fetched copy, `cxreval data fetch`)."),
+    cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
+    overwrite: bool = overwrite_option(),
+    json_out: bool = typer.Option(False, "--json", help="Print the read report as JSON."),
+) -> None:
+    """Write a registered dataset as cxreval's long table, the input of agree, classify, fuse, localize and
+    label-reports --validate-against.
+
+    Example:
+
+    \b
+        cxreval data export openi_mesh -o openi-mesh
+        cxreval label-reports --reports NLMCXR_reports.tgz --sections whole --validate-against openi-mesh/labels.csv -o out
+    """
+    from ..datasets import export_dataset, get_spec
+    from ..outputs import check_output_path
+
+    spec = get_spec(dataset)  # an unknown name: exit 2 with a did-you-mean, before any reading
+    _check_cache_dir(cache_dir, write=False)
+    if path is not None and not Path(path).exists():
+        raise SchemaError(f"--path {str(path)!r} does not exist.")
+    check_output_path(out, overwrite=overwrite)
+    res = export_dataset(spec.name, path, cache_dir=cache_dir)
+    from ..tables import write_summary
+
+    with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta={"dataset": spec.name}) as d:
+        res.save(d)
+        write_summary(d, res.summary())
+    if json_out:
+        echo_json(res.to_dict())
+    else:
+        typer.echo(res.summary(), nl=False)
 
 
 @data_app.command("list")

@@ -24,7 +24,7 @@ def demo(
     seed: int = seed_option(),
     offline: bool = typer.Option(False, "--offline", help="Never download pinned files."),
     section: list[str] = typer.Option(None, "--section", help="Run only these sections (comma-separated or "
-                                      f"repeated): {', '.join(k for k, _, _ in SECTIONS)}."),
+                                      f"repeated): {', '.join(s.key for s in SECTIONS)}."),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
 ) -> None:
@@ -39,7 +39,7 @@ def demo(
     from ..exceptions import InvalidParameterError
     from ._common import split_list
 
-    keys = [k for k, _, _ in SECTIONS]
+    keys = [s.key for s in SECTIONS]
     sections = split_list(section, option="--section")
     unknown = [x for x in sections or [] if x not in keys]
     if unknown:

@@ -1,55 +1,45 @@
-"""``cxreval label-reports``: report text -> a long label table per report section, traced to its sentences."""
+"""``cxreval label-reports``: report text -> a long label table per report section, traced to its sentences;
+optionally scored against a reference label source (``labeller_validation.csv``)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import pandas as pd
 import typer
 
-from ..datasets.openi import read_openi_reports
+from ..datasets.report_files import read_report_file
 from ..exceptions import InvalidParameterError, SchemaError
-from ..labels import state_names
+from ..labels import read_label_tables
 from ..outputs import check_output_path
 from ..reports import (
     SECTION_CHOICES,
+    SOURCE_NAMES,
     VOCABULARIES,
     check_report_table,
+    compute_precision_recall,
     label_reports,
     load_rules,
-    read_reports,
+    resolve_reference,
 )
-from ..results import ReadReport
+from ..tables import write_summary
 from ._common import (
+    check_inputs,
     cli_executor,
     echo_json,
     executor_option,
+    findings_option,
     open_output,
     out_option,
     overwrite_option,
     progress,
+    seed_option,
+    split_list,
+    state_encoding_option,
 )
 
-__all__ = ["register", "load_report_table"]
+__all__ = ["register"]
 
 _PROGRESS_MIN = 5000  # reports; below this no progress bar
-
-
-def load_report_table(path: Path) -> tuple[pd.DataFrame, ReadReport]:
-    """A report table from a CSV/Parquet file, or from the OpenI archive / a folder of its XML files."""
-    p = Path(path)
-    if not p.exists():
-        raise SchemaError(f"File {str(p)!r} does not exist.")
-    if p.is_dir() or p.name.lower().endswith((".tgz", ".tar.gz", ".tar")):
-        res = read_openi_reports(p)
-        t = res.table
-        table = pd.DataFrame({"study_id": t["report_id"], "patient_id": t["report_id"]})
-        for c in ("comparison", "indication", "findings", "impression"):
-            table[c] = t[c].fillna("").astype(str).to_numpy(dtype=object)
-        return table, res.report
-    res = read_reports(p)
-    return res.table, res.report
 
 
 def label_reports_command(
@@ -64,6 +54,22 @@ def label_reports_command(
     vocabulary: str = typer.Option("chestxray14", "--vocabulary", help="Findings to label: chestxray14 or chexpert."),
     rules: Path = typer.Option(None, "--rules", help="A YAML rules file merged over the packaged rules (see "
                                "--print-rules)."),
+    validate_against: Path = typer.Option(None, "--validate-against", help="A long label table (CSV/Parquet: "
+                                          "study_id, [patient_id,] finding, source, state) of a reference source, "
+                                          "e.g. human codes: write labeller_validation.csv (precision, recall, F1 "
+                                          "with bootstrap CIs) of the 'whole' source (or of the one --sections "
+                                          "source) against it, on the reference's studies. OpenI's human MeSH "
+                                          "codes: `cxreval data export openi_mesh -o DIR` writes DIR/labels.csv."),
+    reference_source: str = typer.Option(None, "--reference-source", help="The reference source in "
+                                         "--validate-against (default: its only source)."),
+    findings: list[str] = findings_option("With --validate-against: findings to score, comma-separated or a "
+                                          "vocabulary name (chestxray8, ...); default those the reference labels."),
+    uncertain: str = typer.Option("negative", "--uncertain", help="With --validate-against: an uncertain label "
+                                  "counts as 'negative' (default) or 'positive', on both sides."),
+    n_resamples: int = typer.Option(1000, "--n-resamples", min=1, help="With --validate-against: patient-bootstrap "
+                                    "replicates of the CIs."),
+    seed: int = seed_option(),
+    state_encoding: str = state_encoding_option(),
     executor: str = executor_option(),
     chunk_size: int = typer.Option(2000, "--chunk-size", min=1, help="Reports per task (one chunk of their text "
                                    "each); the output does not depend on it."),
@@ -72,10 +78,11 @@ def label_reports_command(
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
 ) -> None:
-    """Label findings in report text per section; write labels.csv/.parquet, mentions.csv and notes.csv.
+    """Label findings in report text per section; write labels.csv/.parquet, mentions.csv, notes.csv, summary.json.
 
     With --executor, each task carries one chunk of --chunk-size reports' text (no file is read by the workers); the
-    output files are identical, byte for byte, on every executor.
+    output files are identical, byte for byte, on every executor. With --validate-against, also
+    labeller_validation.csv/.parquet: the labeller scored against a reference label source.
 
     Example: cxreval label-reports --reports NLMCXR_reports.tgz --sections findings,impression,whole -o openi-labels
     """
@@ -94,45 +101,58 @@ def label_reports_command(
     if bad or not secs:
         raise InvalidParameterError(f"--sections must be a comma-separated subset of {list(SECTION_CHOICES)}. "
                                     f"Got {sections!r}.")
+    predicted = SOURCE_NAMES["whole" if "whole" in secs or len(secs) > 1 else secs[0]]
+    if validate_against is not None and "whole" not in secs and len(secs) > 1:
+        raise InvalidParameterError(f"--validate-against scores one source: the 'whole' source, or the only one of "
+                                    f"--sections. Got --sections {sections!r}; add 'whole' or give one section.")
+    fs = split_list(findings, option="--findings")
+    if validate_against is None and (fs or reference_source is not None):
+        raise InvalidParameterError("--findings and --reference-source choose what --validate-against scores; "
+                                    "give --validate-against LABELS too (or leave them out).")
     if not Path(reports).exists():
         raise SchemaError(f"File {str(reports)!r} does not exist.")
+    check_inputs(("--validate-against", validate_against))
     with cli_executor(executor) as ex:  # a bad --executor fails here, before any input is read
         check_output_path(out, overwrite=overwrite)
         rs = load_rules(rules, vocabulary=vocabulary)
-        table, read = load_report_table(reports)
-        where = f"file {str(reports)!r}"
-        checked = check_report_table(table, where=where)  # bad input fails before the output folder is opened
-        inputs = [reports] + ([rules] if rules is not None else [])
+        ref = None if validate_against is None else read_label_tables([validate_against],
+                                                                      state_encoding=state_encoding)[0]
+        if ref is not None:  # a wrong reference source fails before any labelling
+            reference_source = resolve_reference(ref, reference_source)
+        read = read_report_file(reports)
+        check_report_table(read.table, where=f"file {str(reports)!r}")  # bad input fails before the folder opens
+        inputs = [reports] + [p for p in (rules, validate_against) if p is not None]
         with open_output(out, overwrite=overwrite, inputs=inputs,
                          meta={"sections": list(secs), "vocabulary": vocabulary, "rules": rs.to_dict()}) as d, \
-                progress(enabled=None if len(table) >= _PROGRESS_MIN else False) as prog:
-            task = prog.add("labelling reports", total=len(table))
+                progress(enabled=None if len(read.table) >= _PROGRESS_MIN else False) as prog:
+            task = prog.add("labelling reports", total=len(read.table))
             done = [0]
 
             def step(k: int) -> None:  # label_reports reports the cumulative count
                 prog.advance(task, k - done[0])
                 done[0] = k
 
-            res = label_reports(table, sections=secs, rules=rs, executor=ex, chunk_size=chunk_size, where=where,
-                                progress=step)
-            labels = res.labels.copy()
-            labels["state"] = state_names(labels["state"])  # names, so every reader needs no --state-encoding
-            labels.to_parquet(d / "labels.parquet", index=False)
-            labels.to_csv(d / "labels.csv", index=False)
-            res.mentions.to_csv(d / "mentions.csv", index=False)
-            res.notes.to_csv(d / "notes.csv", index=False)
-            summary = {"reports": str(reports), "read": read.to_dict(), **res.summary(),
-                       "ignored_columns": list(checked.ignored_columns)}
-            (d / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+            res = label_reports(read.table, sections=secs, rules=rs, executor=ex, chunk_size=chunk_size,
+                                where=f"file {str(reports)!r}", progress=step, read=read.report)
+            res.save(d)
+            val = None
+            if ref is not None:
+                val = compute_precision_recall(res.labels, reference_labels=ref, reference=reference_source,
+                                               predicted=predicted, findings=fs, uncertain=uncertain,
+                                               n_resamples=n_resamples, rng=seed)
+                val.save(d)
+            write_summary(d, res.summary() + ("" if val is None else "\n## Against " + val.reference + "\n\n"
+                                              + val.summary() + "\n"))
     if json_out:
-        echo_json(summary)
+        echo_json(res.to_dict() | ({} if val is None else {"validation": val.to_dict()}))
     else:
-        counts = res.notes["note"].value_counts().to_dict() if len(res.notes) else {}
-        if checked.ignored_columns:
-            typer.echo(f"note: columns not labelled (neither ids nor report text): {list(checked.ignored_columns)}")
+        counts = res.counts()["notes"]
+        if res.ignored_columns:
+            typer.echo(f"note: columns not labelled (neither ids nor report text): {list(res.ignored_columns)}")
+        files = [*res.FILES.values(), *(() if val is None else val.FILES.values())]
         typer.echo(f"labelled {res.n_reports} reports ({len(res.mentions)} mentions, sources "
-                   f"{', '.join(sorted(res.labels['source'].unique()))}); notes: {counts or 'none'}; wrote labels.csv, "
-                   f"labels.parquet, mentions.csv, notes.csv, summary.json to {out}")
+                   f"{', '.join(sorted(res.labels['source'].unique()))}); notes: {counts or 'none'}; wrote "
+                   f"{', '.join(files)} (+ Parquet twins of the tables) and summary.md to {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -216,3 +216,8 @@ def load_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
     if isinstance(res, pd.DataFrame):
         return ReadResult(res, ReadReport(str(path), len(res), len(res)))
     raise TypeError(f"Loader of {name!r} returned {type(res).__name__}, expected a ReadResult or DataFrame.")
+
+
+from .export import DatasetExport, export_dataset  # noqa: E402  (needs the registry above)
+
+__all__ += ["DatasetExport", "export_dataset"]

@@ -9,8 +9,10 @@
 - optionally a split (a folder of ``*list.txt`` files, or a ``study_id, split`` table): images and
   patients per part and patients shared between parts (see :func:`cxreval.splits.audit_split`).
 
-:func:`write_audit` writes ``audit.json`` (read by the report builder), one CSV + Parquet table per
-section and ``summary.md``; ``cxreval data audit chestxray14`` runs both.
+:meth:`DatasetAudit.save` writes its :data:`~DatasetAudit.FILES`: ``audit.json`` (read by the report
+builder) and one CSV + Parquet table per section (the split tables only when a split was audited);
+:meth:`DatasetAudit.summary` is ``summary.md``. ``cxreval data audit chestxray14 -o OUT`` and the demo's
+audit section both call :func:`audit_chestxray14` and save with :meth:`DatasetAudit.save`.
 
 Examples
 --------
@@ -24,8 +26,11 @@ from __future__ import annotations
 import importlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -33,8 +38,9 @@ import pandas as pd
 from .._validation import check_columns
 from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
+from ..results import TableResult
 from ..splits import LeakageAudit, audit_split, read_split_lists
-from ..tables import markdown_table
+from ..tables import markdown_table, write_summary, write_table
 from . import nih
 from .fetch import check_path, metadata_path
 
@@ -44,9 +50,16 @@ BBOX_FILE = "BBox_List_2017.csv.gz"
 NO_FINDING = "No Finding"
 
 
+_SPLIT_FILES = {"split_sizes": "split_sizes.csv", "split_pairs": "split_pairs.csv",
+                "shared_patients": "shared_patients.csv"}
+
+
 @dataclass(frozen=True)
-class DatasetAudit:
+class DatasetAudit(TableResult):
     """Counts describing a dataset and (optionally) one split of it.
+
+    Files (:data:`FILES`): ``audit.json`` (:meth:`to_dict`), ``findings``, ``views``, ``boxes`` and, when a split
+    was audited (:data:`SPLIT_FILES`), ``split_sizes``, ``split_pairs`` and ``shared_patients`` (CSV + Parquet).
 
     Attributes
     ----------
@@ -83,6 +96,21 @@ class DatasetAudit:
     sources: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"audit": "audit.json", "findings": "findings.csv",
+                                                           "views": "views.csv", "boxes": "boxes.csv",
+                                                           **_SPLIT_FILES})
+    SPLIT_FILES: ClassVar[Mapping[str, str]] = MappingProxyType(_SPLIT_FILES)
+    """The files written only when a split was audited."""
+    COLUMNS: ClassVar[tuple[str, ...]] = ("finding", "n_images", "n_patients", "image_fraction")
+    """Columns of ``table`` (``findings.csv``)."""
+    VIEW_COLUMNS: ClassVar[tuple[str, ...]] = ("view", "n_images", "n_patients")
+    BOX_COLUMNS: ClassVar[tuple[str, ...]] = ("finding", "n_boxes", "n_images", "n_images_labelled")
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The per-finding counts (``findings.csv``)."""
+        return self.findings
+
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tidy tables of this audit, by name (``findings``, ``views``, ``boxes``, split tables)."""
         out = {"findings": self.findings, "views": self.views, "boxes": self.boxes}
@@ -90,6 +118,19 @@ class DatasetAudit:
             out.update({"split_sizes": self.split.sizes, "split_pairs": self.split.pairs,
                         "shared_patients": self.split.shared_patients})
         return out
+
+    def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+        """Write ``audit.json`` and every table of :meth:`tables` (CSV + Parquet) into ``folder``; return
+        ``{name: path}`` (the split files only when a split was audited)."""
+        d = Path(folder)
+        written = {name: write_table(df, d, Path(self.FILES[name]).stem) for name, df in self.tables().items()}
+        written["audit"] = d / self.FILES["audit"]
+        written["audit"].write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True, default=_json) + "\n")
+        return written
+
+    def summary(self) -> str:
+        """The audit as Markdown (``summary.md``): sizes, per-finding counts, the split check and notes."""
+        return audit_summary(self)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -119,8 +160,7 @@ def _read_boxes(bbox_path: str | os.PathLike[str] | None, cache_dir: str | os.Pa
         p = metadata_path(BBOX_FILE, cache_dir=cache_dir, path=bbox_path)
         res = reader(p)
         table = res.table if hasattr(res, "table") else res
-        sid = "image_id" if "image_id" in table.columns else "study_id"
-        out = pd.DataFrame({"study_id": table[sid].astype("str").to_numpy(),
+        out = pd.DataFrame({"study_id": table["study_id"].astype("str").to_numpy(),
                             "finding": table["finding"].astype("str").to_numpy()})
         return out, str(p), f"boxes read with cxreval.datasets.nih_boxes.{reader.__name__}"
     p = metadata_path(BBOX_FILE, cache_dir=cache_dir, path=bbox_path)
@@ -266,18 +306,13 @@ def audit_summary(audit: DatasetAudit) -> str:
 
 
 def write_audit(audit: DatasetAudit, out: str | os.PathLike[str]) -> dict[str, Path]:
-    """Write ``audit.json``, one CSV + Parquet table per section and ``summary.md`` into ``out``."""
+    """:meth:`DatasetAudit.save` and ``summary.md`` into ``out`` (created when absent); return ``{name: path}``
+    (``audit.json`` under ``"audit.json"``, ``summary.md`` under ``"summary.md"``, tables by name)."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
-    written = {}
-    for name, df in audit.tables().items():
-        df.to_csv(d / f"{name}.csv", index=False)
-        df.to_parquet(d / f"{name}.parquet", index=False)
-        written[name] = d / f"{name}.csv"
-    (d / "audit.json").write_text(json.dumps(audit.to_dict(), indent=2, sort_keys=True, default=_json) + "\n")
-    (d / "summary.md").write_text(audit_summary(audit))
-    written["audit.json"] = d / "audit.json"
-    written["summary.md"] = d / "summary.md"
+    written = audit.save(d)
+    written["audit.json"] = written.pop("audit")
+    written["summary.md"] = write_summary(d, audit.summary())
     return written
 
 

@@ -4,8 +4,12 @@ metric-vs-expert analysis.
 Every metric works on single-channel float64 images with an explicit ``data_range`` (no rounding to 8
 bits) and is registered with typed metadata (:class:`MetricSpec`): ``list_metrics()`` lists them,
 ``get_metric(name)`` returns one. :func:`score_pairs` scores (reference, test) image files with chosen
-metrics into a tidy table (:func:`score_pair_batches`: block by block, on any executor); :func:`metric_rank_agreement` compares the metrics' rankings with each other and
-:mod:`cxreval.iqa.expert` compares them with expert ratings (z-MOS).
+metrics into a tidy table (:func:`score_pair_batches`: block by block, on any executor);
+:func:`degrade_folder` degrades images by a plan into a self-contained folder; :func:`compare_metrics` ranks
+the degradations by each metric and compares the metrics with each other (:func:`metric_rank_agreement`),
+and :func:`expert_agreement` compares them with expert ratings (z-MOS). Each analysis returns a frozen
+result that owns its files (``FILES``, ``COLUMNS``, ``save(folder)``, ``summary()``): :class:`DegradeResult`,
+:class:`ScoresResult`, :class:`MetricComparisonResult`, :class:`ExpertAgreementResult`.
 
 **Validation.** tests/iqa/test_iqa_reference_values.py compares 17 full-reference metrics (PSNR, RMSE,
 SSIM, MS-SSIM, IW-SSIM, CW-SSIM, GMSD, HaarPSI, HaarPSImed, FSIM, VSI, MDSI, DSS, VIF, VIFp, UQI, AMBE)
@@ -34,13 +38,24 @@ from __future__ import annotations
 from ._image import IMAGE_SUFFIXES, LoadedImage, box_downsample, image_size, read_image, write_image
 from ._registry import MetricSpec, get_metric, list_metrics, register_iqa
 from .adapters import dists, lpips, paq2piq
+from .comparison import MetricComparisonResult, compare_metrics, degradation_ranking, metric_vs_metric
+from .degrade import DegradeResult, degrade_folder
 from .dss import dss
+from .expert import ExpertAgreementResult, MetricAgreementResult, ZMOSResult, expert_agreement
 from .fsim import fsim, phase_congruency
 from .full_reference import ambe, psnr, rmse, uqi
 from .gradient import gmsd, mdsi
 from .haarpsi import haarpsi, haarpsi_med
 from .no_reference import NIQEModel, load_niqe_model, niqe, piqe, snr
-from .scoring import metric_rank_agreement, oriented_scores, score_pair_batches, score_pairs, select_metrics
+from .scoring import (
+    MetricSelection,
+    ScoresResult,
+    metric_rank_agreement,
+    oriented_scores,
+    score_pair_batches,
+    score_pairs,
+    select_metrics,
+)
 from .ssim import cw_ssim, iw_ssim, ms_ssim, ssim
 from .vif import vif, vifp
 from .vsi import sdsp, vsi
@@ -55,4 +70,7 @@ __all__ = [
     "piqe", "snr", "niqe", "load_niqe_model", "NIQEModel",
     "lpips", "dists", "paq2piq",
     "select_metrics", "score_pairs", "score_pair_batches", "oriented_scores", "metric_rank_agreement",
+    "MetricSelection", "ScoresResult", "DegradeResult", "degrade_folder",
+    "MetricComparisonResult", "compare_metrics", "degradation_ranking", "metric_vs_metric",
+    "ExpertAgreementResult", "MetricAgreementResult", "ZMOSResult", "expert_agreement",
 ]

@@ -25,7 +25,7 @@ from typing import Literal
 from .._validation import did_you_mean
 from ..exceptions import UnknownNameError
 
-__all__ = ["MetricSpec", "register_iqa", "get_metric", "list_metrics", "metric_sign"]
+__all__ = ["MetricSpec", "register_iqa", "get_metric", "list_metrics", "metric_sign", "identity_sections"]
 
 Reference = Literal["full", "no"]
 
@@ -72,14 +72,36 @@ class MetricSpec:
 _REGISTRY: dict[str, MetricSpec] = {}
 
 
+def identity_sections(func_name: str, identical: float, higher_is_better: bool, *, scale: float = 1.0,
+                      size: int = 64) -> str:
+    """The ``Returns`` and ``Examples`` docstring sections of a full-reference metric that gives ``identical``
+    for an image compared with itself: its value, its direction, and a doctest on a random ``size x size``
+    image in ``[0, scale]`` (:func:`register_iqa` appends them; one owner for the sections every such metric
+    shares)."""
+    better = "higher" if higher_is_better else "lower"
+    return (f"\n\n    Returns\n    -------\n    value : float\n        {identical:g} for identical images; {better} is "
+            f"better.\n\n    Examples\n    --------\n    >>> import numpy as np\n"
+            f"    >>> x = np.random.default_rng(0).uniform(0, {scale:g}, ({size}, {size}))\n"
+            f"    >>> round({func_name}(x, x, data_range={scale!r}), 6)\n    {float(identical)!r}\n")
+
+
 def register_iqa(name: str, *, reference: Reference, higher_is_better: bool,
                  value_range: tuple[float, float] = (0.0, float("inf")), description: str = "",
-                 needs_weights: bool = False) -> Callable[[Callable[..., float]], Callable[..., float]]:
-    """Decorator registering an IQA metric under ``name`` (a duplicate name is a programming error)."""
+                 needs_weights: bool = False, identical: float | None = None, example_scale: float = 1.0,
+                 example_size: int = 64) -> Callable[[Callable[..., float]], Callable[..., float]]:
+    """Decorator registering an IQA metric under ``name`` (a duplicate name is a programming error).
+
+    With ``identical`` (the value of an image compared with itself), the function's docstring gets the
+    ``Returns`` and ``Examples`` sections of :func:`identity_sections` (``example_scale``, ``example_size``:
+    the example image's range and size).
+    """
     if reference not in ("full", "no"):
         raise ValueError(f"reference must be 'full' or 'no', got {reference!r}")
 
     def deco(func: Callable[..., float]) -> Callable[..., float]:
+        if identical is not None:
+            func.__doc__ = (func.__doc__ or "").rstrip() + identity_sections(
+                func.__name__, identical, higher_is_better, scale=example_scale, size=example_size)
         key = name.lower()
         if key in _REGISTRY and _REGISTRY[key].func is not func:
             raise ValueError(f"IQA metric {key!r} is registered twice")

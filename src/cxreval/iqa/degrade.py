@@ -29,6 +29,12 @@ A plan is YAML (or JSON)::
 
 Noise draws use ``numpy.random.default_rng([seed, image_index, degradation_index])`` unless an entry
 gives its own ``seed`` (then ``default_rng(seed + image_index)``); the manifest records it.
+
+:func:`degrade_folder` (what ``cxreval iqa degrade`` and the demo run) makes a self-contained folder: the
+sources copied byte for byte into ``references/``, the degraded images in ``images/``, and a
+:class:`DegradeResult` whose tables name both by paths relative to that folder; :meth:`DegradeResult.save`
+writes ``manifest`` and ``pairs`` (the input of ``cxreval iqa score``, whose relative paths are read against
+the pairs file's folder).
 """
 
 from __future__ import annotations
@@ -37,9 +43,13 @@ import hashlib
 import io
 import itertools
 import json
+import os
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -47,9 +57,25 @@ from scipy import ndimage
 
 from .._validation import normalize_rng, read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
-from ._image import check_image, read_image, write_image
+from ..results import TableResult
+from ._image import IMAGE_SUFFIXES, check_image, read_image, write_image
 
-__all__ = ["TRANSFORMS", "apply_degradation", "read_plan", "DegradationPlan", "DegradeResult", "degrade_images"]
+__all__ = ["TRANSFORMS", "apply_degradation", "read_plan", "DegradationPlan", "DegradeResult", "degrade_images",
+           "degrade_folder", "MANIFEST_COLUMNS", "PAIR_COLUMNS", "REFERENCES_DIR", "IMAGES_DIR"]
+
+MANIFEST_COLUMNS: tuple[str, ...] = ("source", "source_sha256", "reference", "test", "degradation", "transform",
+                                     "params", "seed", "dtype", "data_range", "sha256")
+"""Columns of the manifest (one row per degraded image)."""
+
+PAIR_COLUMNS: tuple[str, ...] = ("image", "reference", "test", "degradation")
+"""Columns of the pairs table (``image``: the reference's file stem); :func:`cxreval.iqa.score_pairs` carries
+``image`` and ``degradation`` onto every score row."""
+
+REFERENCES_DIR = "references"
+"""Sub-folder of :func:`degrade_folder`'s output holding the copies of the source images."""
+
+IMAGES_DIR = "images"
+"""Sub-folder of :func:`degrade_folder`'s output holding the degraded images."""
 
 
 def _clip(x: np.ndarray, r: float) -> np.ndarray:
@@ -238,27 +264,58 @@ def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
 
 
 @dataclass(frozen=True)
-class DegradeResult:
-    """What :func:`degrade_images` wrote.
+class DegradeResult(TableResult):
+    """What :func:`degrade_images` / :func:`degrade_folder` wrote.
 
     Attributes
     ----------
     manifest : pandas.DataFrame
-        One row per written image: ``source, source_sha256, reference, test, degradation, transform,
-        params`` (JSON), ``seed``, ``dtype``, ``data_range``, ``sha256``.
+        One row per written image, columns :data:`MANIFEST_COLUMNS`: ``source, source_sha256, reference, test,
+        degradation, transform, params`` (JSON), ``seed``, ``dtype``, ``data_range``, ``sha256``.
     plan : DegradationPlan
+    skipped : tuple of str
+        Files of the input folder that are not images (:func:`degrade_folder`), left alone.
     """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"manifest": "manifest.csv", "pairs": "pairs.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = MANIFEST_COLUMNS
 
     manifest: pd.DataFrame
     plan: DegradationPlan
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The manifest."""
+        return self.manifest
 
     def pairs(self) -> pd.DataFrame:
-        """The (reference, test) table for ``cxreval iqa score``."""
-        return self.manifest[["reference", "test"]].copy()
+        """The (reference, test) table for ``cxreval iqa score``: columns :data:`PAIR_COLUMNS`."""
+        m = self.manifest
+        return pd.DataFrame({"image": [Path(str(r)).stem for r in m["reference"]], "reference": m["reference"],
+                             "test": m["test"], "degradation": m["degradation"]}, columns=list(PAIR_COLUMNS))
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"manifest": self.manifest, "pairs": self.pairs()}
+
+    def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+        """Write ``manifest`` and ``pairs`` (CSV + Parquet) and ``manifest.json`` (the plan and every row)."""
+        paths = super().save(folder)
+        (Path(folder) / "manifest.json").write_text(json.dumps({"plan": self.plan.to_dict(),
+                                                                "files": self.manifest.to_dict(orient="records")},
+                                                               indent=1))
+        return paths
+
+    def summary(self, title: str = "cxreval iqa degrade") -> str:
+        """What was written, as Markdown (``summary.md`` of ``cxreval iqa degrade``)."""
+        n_src = int(self.manifest["source"].nunique()) if len(self.manifest) else 0
+        return (f"# {title}\n\n{n_src} source image(s) x {len(self.plan.entries)} degradation(s) = "
+                f"{len(self.manifest)} image(s) in `{IMAGES_DIR}/`.\n\n"
+                f"Skipped non-image files: {list(self.skipped) or 'none'}.\n")
 
     def to_dict(self) -> dict[str, object]:
         return {"n_images": int(self.manifest["source"].nunique()), "n_written": int(len(self.manifest)),
-                "plan": self.plan.to_dict()}
+                "plan": self.plan.to_dict(), "skipped": list(self.skipped)}
 
 
 def _sha256(path: Path) -> str:
@@ -299,3 +356,74 @@ def degrade_images(images: Sequence[str | Path], plan: DegradationPlan | str | P
                          "seed": json.dumps(seed_used) if transform in _RANDOM else "",
                          "dtype": dtype, "data_range": img.data_range, "sha256": _sha256(target)})
     return DegradeResult(pd.DataFrame(rows), plan)
+
+
+def _image_files(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
+    """The image files of a folder (by suffix, sorted) and the names of its other files; or the given paths."""
+    if isinstance(images, (str, os.PathLike)):
+        folder = Path(images)
+        if not folder.is_dir():
+            raise SchemaError(f"images: {folder} is not a folder.")
+        files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+        skipped = sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix.lower() not in IMAGE_SUFFIXES)
+        if not files:
+            raise SchemaError(f"images: {folder} holds no image files ({', '.join(IMAGE_SUFFIXES)}).")
+        return files, skipped
+    files = sorted(Path(p) for p in images)
+    if not files:
+        raise SchemaError("images: no image files given.")
+    names = [p.name for p in files]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise SchemaError(f"images: file name(s) {twice} appear more than once; the copies in "
+                          f"{REFERENCES_DIR}/ need distinct names.")
+    return files, []
+
+
+def degrade_folder(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+                   plan: DegradationPlan | str | Path | Mapping[str, object], out: str | os.PathLike[str]
+                   ) -> DegradeResult:
+    """Degrade images into a self-contained folder: ``out/references/`` and ``out/images/``.
+
+    Each source image is copied byte for byte to ``out/references/<name>`` (left as is when it already lies
+    there) and degraded by :func:`degrade_images` into ``out/images/<stem>__<degradation>.<png|tif>``. The
+    result's tables name images by paths relative to ``out`` (``source`` and ``reference`` are the copy), so
+    the folder can be moved, mounted elsewhere or opened as a reader study; save them with
+    :meth:`DegradeResult.save` into ``out``.
+
+    Parameters
+    ----------
+    images : path or sequence of paths
+        A folder (its files with an image suffix, :data:`~cxreval.iqa.IMAGE_SUFFIXES`, are used and the
+        others listed in ``skipped``) or image files with distinct names.
+    plan : DegradationPlan, path or mapping
+        See :func:`read_plan`.
+    out : path
+        The folder to write into (created if needed).
+
+    Returns
+    -------
+    res : DegradeResult
+
+    Raises
+    ------
+    SchemaError
+        Not a folder, no image files, repeated file names, a bad plan, or a float image outside [0, 1].
+    """
+    plan = plan if isinstance(plan, DegradationPlan) else read_plan(plan)
+    files, skipped = _image_files(images)
+    out = Path(out)
+    refs = out / REFERENCES_DIR
+    refs.mkdir(parents=True, exist_ok=True)
+    copies = []
+    for p in files:
+        target = refs / p.name
+        if not (target.exists() and target.resolve() == p.resolve()):
+            shutil.copyfile(p, target)
+        copies.append(target)
+    res = degrade_images(copies, plan, out / IMAGES_DIR)
+    root = out.resolve()
+    manifest = res.manifest.copy()
+    for col in ("source", "reference", "test"):
+        manifest[col] = [str(Path(v).resolve().relative_to(root)) for v in manifest[col]]
+    return DegradeResult(manifest, res.plan, tuple(skipped))

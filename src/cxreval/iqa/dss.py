@@ -51,7 +51,8 @@ def _subbands(image: np.ndarray, n: int) -> np.ndarray:
 
 
 @register_iqa("dss", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="DCT subband similarity index (Balanov et al. 2015).")
+              description="DCT subband similarity index (Balanov et al. 2015).",
+              identical=1.0)
 def dss(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, dct_size: int = 8,
         sigma_weight: float = 1.55, kernel_size: int = 3, sigma_similarity: float = 1.5,
         percentile: float = 0.05) -> float:
@@ -72,18 +73,6 @@ def dss(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, dc
         Its standard deviation.
     percentile : float in (0, 1], default=0.05
         Fraction of worst local similarities averaged per subband.
-
-    Returns
-    -------
-    value : float
-        1 for identical images; higher is better.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.random.default_rng(0).uniform(0, 1, (64, 64))
-    >>> round(dss(x, x, data_range=1.0), 6)
-    1.0
     """
     func = "dss"
     n = check_positive_int(dct_size, name="dct_size", func=func)

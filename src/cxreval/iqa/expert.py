@@ -13,6 +13,10 @@ and correlates only the scored images, listing the others in the ``dropped`` tab
 (:func:`zscores_for_scores`) removes their ratings before z-scoring; ``'error'`` refuses them (cxreval
 before issue 15).
 
+Names: the unit is an image file (``image``; there is no study), and ``rater`` is the person who gave a
+quality rating on a Likert scale (a rating table's own column, as in the seed's Table 3), not a label
+``source`` of the label vocabulary (:mod:`cxreval.labels.schema`).
+
 Metric correlations are *oriented*: a metric registered as lower-is-better (RMSE, GMSD, ...) has its sign
 flipped so that agreement with the experts is positive, as the seed's Table 4 reports. Bootstrap CIs
 resample reference images (with all their degraded versions) with replacement: the cluster bootstrap of
@@ -22,8 +26,10 @@ resample reference images (with all their degraded versions) with replacement: t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -38,16 +44,33 @@ from .._validation import (
 from ..bootstrap import draw_plan, summarize_distribution
 from ..exceptions import SchemaError
 from ..rank_correlation import kendall_tau_b, spearman_rho
+from ..results import TableResult
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
-           "UNSCORED_CHOICES", "srcc_krcc"]
+           "UNSCORED_CHOICES", "srcc_krcc", "MetricAgreementResult", "ExpertAgreementResult", "expert_agreement",
+           "ZMOS_COLUMNS", "RATER_AGREEMENT_COLUMNS", "METRIC_AGREEMENT_COLUMNS", "DROPPED_COLUMNS"]
+
+ZMOS_COLUMNS: tuple[str, ...] = ("image", "zmos", "n_raters")
+"""Columns of the z-MOS table (one row per rated image)."""
+
+RATER_AGREEMENT_COLUMNS: tuple[str, ...] = ("rater_a", "rater_b", "srcc", "krcc", "n")
+"""Columns of :func:`rater_agreement` (Table 3)."""
+
+METRIC_AGREEMENT_COLUMNS: tuple[str, ...] = ("metric", "srcc", "krcc", "srcc_ci_low", "srcc_ci_high", "krcc_ci_low",
+                                             "krcc_ci_high", "n", "n_references", "orientation")
+"""Columns of :func:`metric_agreement` (Table 4)."""
+
+DROPPED_COLUMNS: tuple[str, ...] = ("metric", "test", "reason")
+"""Columns of the table of (metric, image) pairs :func:`metric_agreement` reports rather than uses."""
+
+_NO_RATINGS = "no ratings for this image"
 
 UNSCORED_CHOICES: tuple[str, ...] = ("keep", "exclude", "error")
 """What to do with rated images that a metric did not score (see the module docstring)."""
 
 
 @dataclass(frozen=True)
-class ZMOSResult:
+class ZMOSResult(TableResult):
     """Standardised ratings.
 
     Attributes
@@ -55,14 +78,28 @@ class ZMOSResult:
     zscores : pandas.DataFrame
         ``image, rater, rating, z``.
     zmos : pandas.DataFrame
-        ``image, zmos, n_raters``, one row per image, sorted by image.
+        :data:`ZMOS_COLUMNS`: ``image, zmos, n_raters``, one row per image, sorted by image.
     rater_stats : pandas.DataFrame
         ``rater, mean, std, n``.
     """
 
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"zscores": "zscores.csv", "zmos": "zmos.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = ZMOS_COLUMNS
+
     zscores: pd.DataFrame
     zmos: pd.DataFrame
     rater_stats: pd.DataFrame
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The z-MOS table."""
+        return self.zmos
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"zscores": self.zscores, "zmos": self.zmos}
+
+    def summary(self) -> str:
+        return f"{len(self.zmos)} rated image(s), {len(self.rater_stats)} rater(s)."
 
     def to_dict(self) -> dict[str, object]:
         return {"n_images": int(len(self.zmos)), "n_raters": int(len(self.rater_stats)),
@@ -217,12 +254,46 @@ def rater_agreement(res: ZMOSResult) -> pd.DataFrame:
         col = wide[a].dropna()
         s, k = srcc_krcc(col.to_numpy(), zm.loc[col.index].to_numpy())
         rows.append({"rater_a": a, "rater_b": "z-MOS", "srcc": s, "krcc": k, "n": int(len(col))})
-    return pd.DataFrame(rows, columns=["rater_a", "rater_b", "srcc", "krcc", "n"])
+    return pd.DataFrame(rows, columns=list(RATER_AGREEMENT_COLUMNS))
+
+
+@dataclass(frozen=True)
+class MetricAgreementResult(TableResult):
+    """Table 4: each metric's SRCC/KRCC with z-MOS (:func:`metric_agreement`).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        :data:`METRIC_AGREEMENT_COLUMNS`.
+    dropped : pandas.DataFrame
+        :data:`DROPPED_COLUMNS`: scored test images without ratings, and rated images a metric did not score;
+        reported rather than used (``dropped.csv`` of :class:`ExpertAgreementResult`).
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"metric_agreement": "metric_agreement.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = METRIC_AGREEMENT_COLUMNS
+
+    table: pd.DataFrame
+    dropped: pd.DataFrame
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"metric_agreement": self.table}
+
+    def summary(self) -> str:
+        """The metrics by SRCC with their intervals (the seed's Table 4), as Markdown."""
+        lines = ["## Metrics vs z-MOS (Table 4)", "", "| metric | SRCC [CI] | KRCC [CI] | n |", "|---|---|---|---|"]
+        for _, r in self.table.sort_values("srcc", ascending=False).iterrows():
+            lines.append(f"| {r.metric} | {r.srcc:.2f} [{r.srcc_ci_low:.2f}, {r.srcc_ci_high:.2f}] | "
+                         f"{r.krcc:.2f} [{r.krcc_ci_low:.2f}, {r.krcc_ci_high:.2f}] | {r.n} |")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"metric_agreement": self.table.to_dict(orient="records"), "n_dropped": int(len(self.dropped))}
 
 
 def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
                      confidence_level: float = 0.95, rng: object = None, orient: bool = True,
-                     metrics: Sequence[str] | None = None, unscored: str = "keep") -> tuple[pd.DataFrame, pd.DataFrame]:
+                     metrics: Sequence[str] | None = None, unscored: str = "keep") -> MetricAgreementResult:
     """Table 4: SRCC/KRCC between each metric and z-MOS, with bootstrap CIs over reference images.
 
     Parameters
@@ -248,12 +319,10 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
 
     Returns
     -------
-    table : pandas.DataFrame
-        ``metric, srcc, krcc, srcc_ci_low, srcc_ci_high, krcc_ci_low, krcc_ci_high, n, n_references,
-        orientation``.
-    dropped : pandas.DataFrame
-        ``metric, test, reason``: scored test images without ratings, and (``unscored='keep'``) rated images
-        the metric did not score; reported rather than used.
+    res : MetricAgreementResult
+        ``res.table``: ``metric, srcc, krcc, srcc_ci_low, srcc_ci_high, krcc_ci_low, krcc_ci_high, n,
+        n_references, orientation``; ``res.dropped``: ``metric, test, reason``: scored test images without
+        ratings, and (``unscored='keep'``) rated images the metric did not score; reported rather than used.
 
     Raises
     ------
@@ -298,7 +367,7 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
         dropped += [{"metric": m, "test": t, "reason": "rated, not scored: in the raters' mean/SD, not correlated"}
                     for t in missing]
         extra = d[~d["test"].isin(rated)]
-        dropped += [{"metric": m, "test": t, "reason": "no ratings for this image"} for t in extra["test"]]
+        dropped += [{"metric": m, "test": t, "reason": _NO_RATINGS} for t in extra["test"]]
         d = d[d["test"].isin(rated)]
         if d["test"].duplicated().any():
             t = d.loc[d["test"].duplicated(), "test"].iloc[0]
@@ -317,4 +386,87 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
         rows.append({"metric": m, "srcc": s, "krcc": k, "srcc_ci_low": sl, "srcc_ci_high": sh,
                      "krcc_ci_low": kl, "krcc_ci_high": kh, "n": int(len(d)), "n_references": plan.n_patients,
                      "orientation": int(sign)})
-    return pd.DataFrame(rows), pd.DataFrame(dropped, columns=["metric", "test", "reason"])
+    return MetricAgreementResult(pd.DataFrame(rows), pd.DataFrame(dropped, columns=list(DROPPED_COLUMNS)))
+
+
+@dataclass(frozen=True)
+class ExpertAgreementResult(TableResult):
+    """Everything ``cxreval iqa agree`` computes: z-scores and z-MOS, Table 3 and Table 4.
+
+    Attributes
+    ----------
+    zmos : ZMOSResult
+    raters : pandas.DataFrame
+        :func:`rater_agreement` (:data:`RATER_AGREEMENT_COLUMNS`).
+    metrics : MetricAgreementResult
+    unscored : str
+        How rated images no metric scored were handled (``'keep'``, ``'exclude'`` or ``'error'``).
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({
+        **ZMOSResult.FILES, "rater_agreement": "rater_agreement.csv", **MetricAgreementResult.FILES,
+        "dropped": "dropped.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = METRIC_AGREEMENT_COLUMNS
+
+    zmos: ZMOSResult
+    raters: pd.DataFrame
+    metrics: MetricAgreementResult
+    unscored: str = "keep"
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """Table 4 (metric vs z-MOS)."""
+        return self.metrics.table
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {**self.zmos.tables(), "rater_agreement": self.raters, **self.metrics.tables(),
+                "dropped": self.metrics.dropped}
+
+    def summary(self, title: str = "cxreval iqa agree") -> str:
+        """Tables 3 and 4 and what was left out, as Markdown (``summary.md`` of ``cxreval iqa agree``)."""
+        lines = [f"# {title}", "", self.zmos.summary(), "",
+                 "## Raters vs z-MOS (Table 3)", "", "| rater | SRCC | KRCC | n |", "|---|---|---|---|"]
+        for _, r in self.raters[self.raters["rater_b"] == "z-MOS"].iterrows():
+            lines.append(f"| {r.rater_a} | {r.srcc:.2f} | {r.krcc:.2f} | {r.n} |")
+        dropped = self.metrics.dropped
+        n_unscored = int((dropped["reason"] != _NO_RATINGS).sum()) if len(dropped) else 0
+        lines += ["", self.metrics.summary(), "", f"Scored images without ratings (not used): {len(dropped) - n_unscored}.",
+                  f"Rated images no metric scored: --unscored {self.unscored} "
+                  + ("(their ratings are in the raters' mean/SD)." if self.unscored == "keep"
+                     else "(removed before z-scoring)."),
+                  f"(image, metric) pairs rated but not scored by that metric, kept in the mean/SD and not "
+                  f"correlated: {n_unscored}."]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"rater_agreement": self.raters.to_dict(orient="records"), **self.metrics.to_dict()}
+
+
+def expert_agreement(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
+                     scale: tuple[float, float] | None = (1, 4), n_resamples: int = 1000,
+                     confidence_level: float = 0.95, rng: object = None) -> ExpertAgreementResult:
+    """z-MOS of ``ratings`` (:func:`zscores_for_scores`), Table 3 (:func:`rater_agreement`) and Table 4
+    (:func:`metric_agreement`) of ``scores``, with one choice of ``unscored`` for both.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        ``image, rater, rating``.
+    scores : pandas.DataFrame
+        ``reference, test, metric, value`` (``scores.csv`` of ``cxreval iqa score``).
+    unscored : {'keep', 'exclude', 'error'}, default='keep'
+        See :func:`zscores_for_scores`; ``'exclude'`` removes the ratings before z-scoring, so Table 4 then
+        keeps (lists in ``dropped``) nothing more.
+    scale : tuple of float or None, default=(1, 4)
+    n_resamples, confidence_level, rng
+        As :func:`metric_agreement`.
+
+    Returns
+    -------
+    res : ExpertAgreementResult
+    """
+    z = zscores_for_scores(ratings, scores, unscored=unscored, scale=scale)
+    raters = rater_agreement(z)
+    metrics = metric_agreement(scores, z.zmos, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
+                               unscored="error" if unscored == "error" else "keep")
+    return ExpertAgreementResult(z, raters, metrics, unscored)

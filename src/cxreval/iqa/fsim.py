@@ -132,7 +132,8 @@ def phase_congruency(image: np.ndarray, *, scales: int = 4, orientations: int = 
 
 
 @register_iqa("fsim", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="Feature similarity index from phase congruency and gradients (Zhang et al. 2011).")
+              description="Feature similarity index from phase congruency and gradients (Zhang et al. 2011).",
+              identical=1.0)
 def fsim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t1: float = 0.85,
          t2: float = 160.0, downsample: str = "matlab", median: str = "matlab", epsilon: float = 1e-4,
          scales: int = 4, orientations: int = 4, min_wavelength: float = 6, mult: float = 2,
@@ -152,18 +153,6 @@ def fsim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t
         Median of the smallest-scale energies in the noise estimate.
     epsilon, scales, orientations, min_wavelength, mult, sigma_f, delta_theta, k
         Phase-congruency parameters, see :func:`phase_congruency`.
-
-    Returns
-    -------
-    value : float
-        1 for identical images; higher is better.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.random.default_rng(0).uniform(0, 1, (64, 64))
-    >>> round(fsim(x, x, data_range=1.0), 6)
-    1.0
     """
     func = "fsim"
     downsample = check_choice(downsample, ("matlab", "pool"), name="downsample", func=func)

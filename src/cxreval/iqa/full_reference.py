@@ -13,6 +13,8 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy import ndimage
 
@@ -88,8 +90,15 @@ def rmse(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, n
     -------
     value : float
     """
-    x, y, dr = check_pair(image_true, image_test, data_range, func="rmse")
-    v = float(np.sqrt(np.mean((x - y) ** 2)))
+    return _in_range_units(image_true, image_test, data_range, normalize, "rmse",
+                           lambda x, y: np.sqrt(np.mean((x - y) ** 2)))
+
+
+def _in_range_units(image_true: np.ndarray, image_test: np.ndarray, data_range: float, normalize: bool, func: str,
+                    error: Callable[[np.ndarray, np.ndarray], float]) -> float:
+    """``error`` of the checked pair in grey levels, divided by ``data_range`` when ``normalize``."""
+    x, y, dr = check_pair(image_true, image_test, data_range, func=func)
+    v = float(error(x, y))
     return v / dr if normalize else v
 
 
@@ -98,20 +107,11 @@ def rmse(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, n
 def ambe(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, normalize: bool = True) -> float:
     """Absolute mean brightness error ``|mean(x) - mean(y)|`` [2]_.
 
-    Parameters
-    ----------
-    image_true, image_test : array-like of shape (H, W)
-    data_range : float
-    normalize : bool, default=True
-        Divide by ``data_range`` (``False``: grey levels, as the original definition on 8-bit images).
-
-    Returns
-    -------
-    value : float
+    Parameters are those of :func:`rmse` (``normalize=False`` gives grey levels, as the original definition on
+    8-bit images). Returns a float.
     """
-    x, y, dr = check_pair(image_true, image_test, data_range, func="ambe")
-    v = float(abs(np.mean(x) - np.mean(y)))
-    return v / dr if normalize else v
+    return _in_range_units(image_true, image_test, data_range, normalize, "ambe",
+                           lambda x, y: abs(np.mean(x) - np.mean(y)))
 
 
 def _box_sum_valid(a: np.ndarray, b: int) -> np.ndarray:

@@ -31,7 +31,8 @@ from ._registry import register_iqa
 __all__ = ["gmsd", "mdsi"]
 
 @register_iqa("gmsd", reference="full", higher_is_better=False, value_range=(0.0, 1.0),
-              description="Gradient magnitude similarity deviation (Xue et al. 2014); 0 for identical images.")
+              description="Gradient magnitude similarity deviation (Xue et al. 2014); 0 for identical images.",
+              identical=0.0, example_scale=255.0, example_size=8)
 def gmsd(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t: float = 170.0,
          downsample: bool = True, std: str = "sample") -> float:
     """Gradient magnitude similarity deviation (GMSD).
@@ -56,18 +57,6 @@ def gmsd(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, t
     std : {'sample', 'population'}, default='sample'
         ``'sample'``: divide by ``N - 1`` (MATLAB ``std2``, the original code; pyiqa); ``'population'``:
         divide by ``N`` (piq, the paper's equation).
-
-    Returns
-    -------
-    value : float
-        0 for identical images; lower is better.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.arange(64.0).reshape(8, 8)
-    >>> gmsd(x, x, data_range=255)
-    0.0
     """
     std = check_choice(std, ("sample", "population"), name="std", func="gmsd")
     x, y = rescaled_pair(image_true, image_test, data_range, func="gmsd", min_size=2, factor=2 if downsample else 1)

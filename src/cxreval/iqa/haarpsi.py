@@ -82,7 +82,8 @@ def _haarpsi(image_true: object, image_test: object, data_range: object, *, c: f
 
 
 @register_iqa("haarpsi", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="Haar wavelet-based perceptual similarity index (Reisenhofer et al. 2018), C=30, a=4.2.")
+              description="Haar wavelet-based perceptual similarity index (Reisenhofer et al. 2018), C=30, a=4.2.",
+              identical=1.0, example_scale=255.0, example_size=32)
 def haarpsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c: float = 30.0,
             alpha: float = 4.2, subsample: bool = True) -> float:
     """Haar wavelet-based perceptual similarity index (HaarPSI) of single-channel images.
@@ -98,40 +99,16 @@ def haarpsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float
         Slope of the logistic function.
     subsample : bool, default=True
         2x2 average and subsample first, as the original.
-
-    Returns
-    -------
-    value : float
-        In (0, 1]; 1 for identical images.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.random.default_rng(0).uniform(0, 255, (32, 32))
-    >>> round(haarpsi(x, x, data_range=255), 6)
-    1.0
     """
     return _haarpsi(image_true, image_test, data_range, c=c, alpha=alpha, subsample=subsample, func="haarpsi")
 
 
 @register_iqa("haarpsi_med", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="HaarPSI with the medical-image calibration C=5, a=4.9 (Karner et al. 2025).")
+              description="HaarPSI with the medical-image calibration C=5, a=4.9 (Karner et al. 2025).",
+              identical=1.0, example_scale=255.0, example_size=32)
 def haarpsi_med(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c: float = 5.0,
                 alpha: float = 4.9, subsample: bool = True) -> float:
-    """HaarPSImed: :func:`haarpsi` with ``C = 5`` and ``alpha = 4.9`` (Karner et al. 2025).
-
-    Parameters
-    ----------
-    image_true, image_test : array-like of shape (H, W), H, W >= 16
-    data_range : float
-    c : float, default=5.0
-    alpha : float, default=4.9
-    subsample : bool, default=True
-
-    Returns
-    -------
-    value : float
-        In (0, 1]; 1 for identical images.
-    """
+    """HaarPSImed: :func:`haarpsi` with ``C = 5`` and ``alpha = 4.9`` (Karner et al. 2025), the calibration
+    for medical images; the parameters are those of :func:`haarpsi`, with these defaults."""
     return _haarpsi(image_true, image_test, data_range, c=c, alpha=alpha, subsample=subsample,
                     func="haarpsi_med")

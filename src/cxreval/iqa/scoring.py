@@ -25,28 +25,52 @@ import functools
 import itertools
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from .._validation import check_columns, check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
+from ..results import TableResult
 from ._image import LoadedImage, check_data_range, image_size, read_image
 from ._registry import get_metric, list_metrics, metric_sign
 from .expert import srcc_krcc
 
-__all__ = ["select_metrics", "score_pairs", "score_pair_batches", "oriented_scores", "metric_rank_agreement"]
+__all__ = ["select_metrics", "score_pairs", "score_pair_batches", "oriented_scores", "metric_rank_agreement",
+           "MetricSelection", "ScoresResult", "SCORE_COLUMNS"]
 
 log = logging.getLogger(__name__)
 
-SCORE_COLUMNS = ["reference", "test", "metric", "value"]
+SCORE_COLUMNS: tuple[str, ...] = ("reference", "test", "metric", "value")
+"""Columns of every score table; the other columns of a pairs table are carried (``metric, value`` follow ``test``)."""
 _SELECTORS = ("all", "full", "no")
 
 
-def select_metrics(metrics: str | Sequence[str] = "all", *, func: str = "select_metrics") -> tuple[list[str], list[str]]:
+@dataclass(frozen=True)
+class MetricSelection:
+    """A resolved metric selection (:func:`select_metrics`).
+
+    Attributes
+    ----------
+    names : tuple of str
+        The metrics to score with, as the registry spells them.
+    skipped : tuple of str
+        Metrics a selector (``'all'``, ``'full'``, ``'no'``) left out because they need downloaded weights.
+    """
+
+    names: tuple[str, ...]
+    skipped: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"metrics": list(self.names), "skipped": list(self.skipped)}
+
+
+def select_metrics(metrics: str | Sequence[str] = "all", *, func: str = "select_metrics") -> MetricSelection:
     """Registry names of a metric selection, and the registered metrics a selector left out.
 
     Parameters
@@ -61,10 +85,9 @@ def select_metrics(metrics: str | Sequence[str] = "all", *, func: str = "select_
 
     Returns
     -------
-    names : list of str
-        The metrics to score with.
-    skipped : list of str
-        Metrics a selector left out because they need downloaded weights (empty for explicit names).
+    selection : MetricSelection
+        ``names``: the metrics to score with; ``skipped``: metrics a selector left out because they need
+        downloaded weights (empty for explicit names).
 
     Raises
     ------
@@ -73,16 +96,16 @@ def select_metrics(metrics: str | Sequence[str] = "all", *, func: str = "select_
 
     Examples
     --------
-    >>> select_metrics("psnr, SSIM")
-    (['psnr', 'ssim'], [])
+    >>> select_metrics("psnr, SSIM").names
+    ('psnr', 'ssim')
     >>> select_metrics("no")
-    (['piqe', 'snr'], ['niqe', 'paq2piq'])
+    MetricSelection(names=('piqe', 'snr'), skipped=('niqe', 'paq2piq'))
     """
     if isinstance(metrics, str) and metrics.strip().lower() in _SELECTORS:
         kind = metrics.strip().lower()
         every = list_metrics(reference=None if kind == "all" else kind)  # type: ignore[arg-type]
-        return ([n for n in every if not get_metric(n).needs_weights],
-                [n for n in every if get_metric(n).needs_weights])
+        return MetricSelection(tuple(n for n in every if not get_metric(n).needs_weights),
+                               tuple(n for n in every if get_metric(n).needs_weights))
     given = metrics.split(",") if isinstance(metrics, str) else metrics
     if isinstance(given, (bytes, Mapping)) or not isinstance(given, Sequence):
         raise InvalidParameterError(f"The 'metrics' parameter of {func} must be 'all', 'full', 'no', a comma-separated "
@@ -104,7 +127,22 @@ def select_metrics(metrics: str | Sequence[str] = "all", *, func: str = "select_
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise InvalidParameterError(f"The 'metrics' parameter of {func} names {twice} more than once.")
-    return names, []
+    return MetricSelection(tuple(names))
+
+
+def _carried(pairs: object) -> tuple[pd.DataFrame | None, list[str]]:
+    """The columns of a pairs table carried onto its score rows, and the score table's column order."""
+    if not isinstance(pairs, pd.DataFrame):
+        return None, list(SCORE_COLUMNS)
+    cols = [str(c) for c in pairs.columns]
+    clash = [c for c in ("metric", "value") if c in cols]
+    if clash:
+        raise SchemaError(f"pairs: column(s) {clash} would be overwritten by the scores; rename them.")
+    extra = [c for c in cols if c not in ("reference", "test")]
+    if not extra:
+        return None, list(SCORE_COLUMNS)
+    i = cols.index("test")
+    return pairs[extra].reset_index(drop=True), cols[:i + 1] + ["metric", "value"] + cols[i + 1:]
 
 
 def _pair_items(pairs: object) -> list[tuple[object, object]]:
@@ -193,7 +231,9 @@ def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | 
             func: str) -> Iterator[pd.DataFrame]:
     """Check everything now; return the iterator of blocks (see :func:`score_pair_batches`)."""
     items = _pair_items(pairs)
-    names, skipped = select_metrics(metrics, func=func)
+    extra, order = _carried(pairs)
+    selection = select_metrics(metrics, func=func)
+    names, skipped = selection.names, selection.skipped
     if skipped:
         log.info("%s: left out metrics needing downloaded weights: %s", func, ", ".join(skipped))
     dr = None if data_range is None else check_data_range(data_range, func=func)
@@ -223,7 +263,11 @@ def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | 
         for start in range(0, len(items), batch_size):
             batch = [(i, r, t) for i, (r, t) in enumerate(items[start:start + batch_size], start)]
             rows = ex.map(run, batch)
-            yield pd.DataFrame(list(itertools.chain.from_iterable(rows)), columns=SCORE_COLUMNS)
+            block = pd.DataFrame(list(itertools.chain.from_iterable(rows)), columns=list(SCORE_COLUMNS))
+            if extra is not None:  # each pair gave one row per metric, in pair order
+                part = extra.iloc[np.repeat(np.arange(start, start + len(batch)), len(names))]
+                block = pd.concat([block, part.reset_index(drop=True)], axis=1)[order]
+            yield block
 
     return blocks()
 
@@ -281,8 +325,9 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
     Parameters
     ----------
     pairs : pandas.DataFrame or sequence of (path, path)
-        A table with columns ``reference`` and ``test`` (other columns are ignored), as ``pairs.csv`` of
-        ``cxreval iqa degrade``, or ``(reference, test)`` tuples of image paths.
+        A table with columns ``reference`` and ``test``, as ``pairs.csv`` of ``cxreval iqa degrade`` (its
+        other columns, e.g. ``image`` and ``degradation``, are carried onto each of the pair's score rows), or
+        ``(reference, test)`` tuples of image paths.
     metrics : {'all', 'full', 'no'}, str or sequence of str, default='all'
         See :func:`select_metrics`; selectors leave out the metrics that need downloaded weights.
     data_range : float, optional
@@ -303,7 +348,9 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
     -------
     scores : pandas.DataFrame
         ``reference, test, metric, value``: one row per pair and metric, pairs in input order and metrics in
-        the order chosen; ``reference`` and ``test`` are the paths as given.
+        the order chosen; ``reference`` and ``test`` are the paths as given. The other columns of a pairs
+        table keep their place, with ``metric, value`` right after ``test`` (pairs ``image, reference, test,
+        degradation`` give ``image, reference, test, metric, value, degradation``).
 
     Raises
     ------
@@ -333,8 +380,60 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
     blocks = list(_blocks(pairs, metrics, data_range=data_range, base_dir=base_dir, metric_options=metric_options,
                           executor=executor, batch_size=32, check_files=True, func="score_pairs"))
     if not blocks:
-        return pd.DataFrame(columns=SCORE_COLUMNS)
+        return pd.DataFrame(columns=_carried(pairs)[1])
     return pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
+
+
+@dataclass(frozen=True)
+class ScoresResult(TableResult):
+    """The scores of image pairs: the table ``cxreval iqa score`` writes as ``scores.csv``.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        :data:`SCORE_COLUMNS` and the columns carried from the pairs table (see :func:`score_pairs`).
+    selection : MetricSelection
+        The metrics scored and those a selector left out.
+    n_pairs : int
+        Pairs scored.
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"scores": "scores.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = SCORE_COLUMNS
+
+    table: pd.DataFrame
+    selection: MetricSelection
+    n_pairs: int
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"scores": self.table}
+
+    def summary(self, title: str = "cxreval iqa score") -> str:
+        """Pairs, metrics and skipped metrics, as Markdown (``summary.md`` of ``cxreval iqa score``)."""
+        return self.describe(self.n_pairs, self.selection, title=title)
+
+    @staticmethod
+    def describe(n_pairs: int, selection: MetricSelection, *, title: str = "cxreval iqa score") -> str:
+        """:meth:`summary` of a score table written by :meth:`save_batches` (never held in memory)."""
+        return (f"# {title}\n\n{n_pairs} pair(s) x {len(selection.names)} metric(s): {', '.join(selection.names)}."
+                f"\n\nSkipped (need downloaded weights): {list(selection.skipped) or 'none'}.\n")
+
+    @classmethod
+    def save_batches(cls, folder: str | os.PathLike[str], blocks: Iterable[pd.DataFrame], *,
+                     on_block: Callable[[pd.DataFrame], object] | None = None) -> int:
+        """Write the blocks of :func:`score_pair_batches` into ``folder`` as they come (the same files as
+        :meth:`save` of the whole table); call ``on_block(block)`` after each. Returns the rows written."""
+        from ..tables import TableWriter
+
+        with TableWriter(Path(folder), Path(cls.FILES["scores"]).stem) as writer:
+            for block in blocks:
+                writer.write(block)
+                if on_block is not None:
+                    on_block(block)
+        return int(writer.n_rows)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"n_pairs": int(self.n_pairs), "n_scores": int(len(self.table)), **self.selection.to_dict()}
 
 
 def _check_scores(scores: object, func: str) -> None:

@@ -72,12 +72,8 @@ def vifp(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, s
 
     Parameters
     ----------
-    image_true, image_test : array-like of shape (H, W)
-        At least 41x41.
-    data_range : float
-        Images are rescaled by ``255 / data_range``.
-    sigma_nsq : float, default=2.0
-        HVS noise variance (0..255 units).
+    image_true, image_test, data_range, sigma_nsq
+        As :func:`vif` (at least 41x41 here; ``sigma_nsq`` defaults to 2.0).
 
     Returns
     -------

@@ -145,7 +145,8 @@ def sdsp(image: np.ndarray, *, omega_0: float = 0.021, sigma_f: float = 1.34, si
 
 
 @register_iqa("vsi", reference="full", higher_is_better=True, value_range=(0.0, 1.0),
-              description="Visual saliency-induced index (Zhang et al. 2014).")
+              description="Visual saliency-induced index (Zhang et al. 2014).",
+              identical=1.0)
 def vsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c1: float = 1.27,
         c2: float = 386.0, c3: float = 130.0, alpha: float = 0.4, beta: float = 0.02, omega_0: float = 0.021,
         sigma_f: float = 1.34, sigma_d: float = 145.0, sigma_c: float = 0.001, grey: str = "replicate",
@@ -167,18 +168,6 @@ def vsi(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, c1
         See the module notes.
     downsample : {'matlab', 'piq'}, default='matlab'
         See the module notes.
-
-    Returns
-    -------
-    value : float
-        1 for identical images; higher is better.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.random.default_rng(0).uniform(0, 1, (64, 64))
-    >>> round(vsi(x, x, data_range=1.0), 6)
-    1.0
     """
     func = "vsi"
     x, y = rescaled_pair(image_true, image_test, data_range, func=func, min_size=8)  # saliency at full size

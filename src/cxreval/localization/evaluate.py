@@ -31,7 +31,14 @@ from .boxes import check_boxes, iobb, iou
 from .heatmap_files import HeatmapFiles, read_maps
 from .heatmaps import check_heatmaps, heatmaps_to_boxes
 from .protocol import LocalizationProtocol, score_images
-from .schema import BOX_COLUMNS, BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table, threshold_label
+from .schema import (
+    BOX_COLUMNS,
+    BOX_COORDS,
+    LOCALIZATION_COLUMNS,
+    NO_THRESHOLD,
+    check_box_table,
+    threshold_label,
+)
 
 __all__ = ["LocalizationResult", "evaluate_heatmaps", "split_key", "file_chunk_boxes", "FILE_CHUNK",
            "DETAIL_COLUMNS", "table4_view"]

@@ -4,9 +4,9 @@
   :func:`cxreval.labels.read_labels`; one source per reader and task: ``img_<reader>``,
   ``rep_<section>_<reader>``, and ``conflict_resolved`` (the adjudicated readers' label where they agree,
   the resolver's where they conflict; conflicts not yet resolved are left out and counted);
-* ``boxes.csv`` (``image_id, finding, source, x_min, y_min, x_max, y_max``) and, per image reader,
-  ``boxes/img_<reader>.csv`` in the ChestX-ray14 ``BBox_List_2017.csv`` layout that ``cxreval localize
-  --boxes`` reads;
+* ``boxes.csv`` (the box schema with sources, :data:`cxreval.localization.schema.SOURCED_BOX_COLUMNS`:
+  ``study_id, finding, source, x_min, y_min, x_max, y_max``), read by ``cxreval localize --boxes``, and, per
+  image reader, ``boxes/img_<reader>.csv`` in the ChestX-ray14 ``BBox_List_2017.csv`` layout;
 * ``iqa_ratings.csv`` (``image, reference, rater, criterion, rating`` + the pairs file's hidden columns) and,
   per criterion, ``iqa_ratings_<criterion>.csv`` (``image, rater, rating``) for ``cxreval iqa agree``
   (``image`` is the pairs file's ``test`` path, as ``cxreval iqa score`` names it);
@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..labels import LABEL_COLUMNS
+from ..localization.schema import SOURCED_BOX_COLUMNS
 from .store import ReaderStore
 
 __all__ = ["ExportResult", "export_tables", "write_export"]
@@ -93,7 +94,7 @@ def export_tables(store: ReaderStore) -> ExportResult:
             src = f"img_{reader}"
             rows += [{"study_id": meta["study_id"], "patient_id": meta["patient_id"], "finding": f, "source": src,
                       "state": s} for f, s in payload["labels"].items()]
-            boxes += [{"image_id": meta["study_id"], "finding": b["finding"], "source": src,
+            boxes += [{"study_id": meta["study_id"], "finding": b["finding"], "source": src,
                        **{k: b[k] for k in ("x_min", "y_min", "x_max", "y_max")}} for b in payload["boxes"]]
         elif task == "report":
             meta = items["report"][item]
@@ -109,7 +110,7 @@ def export_tables(store: ReaderStore) -> ExportResult:
     order = {f: k for k, f in enumerate(spec.findings)}
     labels = labels.sort_values(["source", "study_id", "finding"], key=lambda c: c.map(order) if c.name == "finding"
                                 else c, kind="stable").reset_index(drop=True)
-    box_df = pd.DataFrame(boxes, columns=["image_id", "finding", "source", "x_min", "y_min", "x_max", "y_max"])
+    box_df = pd.DataFrame(boxes, columns=list(SOURCED_BOX_COLUMNS))
     iqa = pd.DataFrame(ratings)
     if iqa.empty:
         iqa = pd.DataFrame(columns=["image", "reference", "rater", "criterion", "rating"])
@@ -136,7 +137,7 @@ def write_export(res: ExportResult, folder: str | Path, *, criteria: tuple[str, 
         for src, g in res.boxes.groupby("source", sort=True):
             lines = ["Image Index,Finding Label,Bbox [x,y,w,h],,,"]
             for r in g.itertuples():
-                lines.append(f"{r.image_id},{r.finding},{r.x_min:g},{r.y_min:g},{r.x_max - r.x_min:g},"
+                lines.append(f"{r.study_id},{r.finding},{r.x_min:g},{r.y_min:g},{r.x_max - r.x_min:g},"
                              f"{r.y_max - r.y_min:g}")
             p = d / "boxes" / f"{src}.csv"
             p.write_text("\n".join(lines) + "\n")

@@ -22,8 +22,13 @@ import numpy as np
 import pandas as pd
 
 from ..agreement import AgreementTableResult
+from ..classification import AUCTableResult
+from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
+from ..iqa import MetricAgreementResult, MetricComparisonResult
 from ..labels import MACRO, MEAN, MICRO, SUMMARY_ROWS
+from ..ranking import RankingStabilityResult
+from ..reports import LabellerValidationResult
 from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
 
@@ -145,7 +150,7 @@ def _where(row: pd.Series) -> str:
 
 def _rank_of_best(folder: Path, row: pd.Series) -> str:
     """'the best model under B (m) ranks 4th of 10 under A' from rankings.csv, or ''."""
-    rk = _load(folder, "rankings.csv", ("finding", "reference", "model", "rank"))
+    rk = _load(folder, RankingStabilityResult.FILES["rankings"], ("finding", "reference", "model", "rank"))
     if rk is None:
         return ""
     keep = _str(rk, "finding") == str(row["finding"])
@@ -171,7 +176,8 @@ def _rank_of_best(folder: Path, row: pd.Series) -> str:
 
 
 def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    rc = _load(folder, "rank_correlation.csv", ("finding", "reference_a", "reference_b", "statistic"))
+    rc = _load(folder, RankingStabilityResult.FILES["rank_correlation"],
+               ("finding", "reference_a", "reference_b", "statistic"))
     if rc is None:
         return None
     if "method" in rc.columns:
@@ -206,7 +212,7 @@ def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    auc = _load(folder, "auc.csv", ("model", "finding", "reference", "auc"))
+    auc = _load(folder, AUCTableResult.FILES["auc"], AUCTableResult.COLUMNS)
     if auc is None:
         return None
     keep = ~_str(auc, "model").str.lower().isin((MEAN, "average")) & (_str(auc, "group").str.lower() != "summary")
@@ -379,7 +385,7 @@ def localization_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 def iqa_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    ma = _load(folder, "metric_agreement.csv", ("metric", "srcc"))
+    ma = _load(folder, MetricAgreementResult.FILES["metric_agreement"], ("metric", "srcc"))
     if ma is not None:
         ma = ma.assign(_s=_num(ma, "srcc")).dropna(subset=["_s"])
     if ma is not None and not ma.empty:
@@ -392,7 +398,7 @@ def iqa_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         if len(ma) > 1:
             text += f"; farthest: {worst['metric']} (SRCC {fmt(worst['_s'])}) of {len(ma)} metrics"
         return KeyFinding("iqa", text + ".", f"best metric {best['metric']}")
-    mvm = _load(folder, "metric_vs_metric.csv", ("metric_a", "metric_b", "srcc"))
+    mvm = _load(folder, MetricComparisonResult.FILES["metric_vs_metric"], ("metric_a", "metric_b", "srcc"))
     if mvm is None:
         return None
     mvm = mvm.assign(_s=_num(mvm, "srcc")).dropna(subset=["_s"])
@@ -411,7 +417,7 @@ def iqa_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
             f"{fmt(lo['_s'])} ({lo['metric_a']} vs {lo['metric_b']}) to {fmt(hi['_s'])} "
             f"({hi['metric_a']} vs {hi['metric_b']}); {n_low} of {len(mvm)} metric pairs fall below "
             f"{top[1]:g} ({top[0]})")
-    dr = _load(folder, "degradation_ranking.csv", ("metric", "degradation", "rank"))
+    dr = _load(folder, MetricComparisonResult.FILES["degradation_ranking"], ("metric", "degradation", "rank"))
     if dr is not None:
         dr = dr.assign(_r=_num(dr, "rank"))
         firsts = dr[dr["_r"] == dr.groupby("metric")["_r"].transform("min")].drop_duplicates("metric")
@@ -424,7 +430,7 @@ def iqa_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 def audit_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    p = find_result_file(folder, "audit.json")
+    p = find_result_file(folder, DatasetAudit.FILES["audit"])
     if p is None:
         return None
     try:
@@ -444,7 +450,7 @@ def audit_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     split = a.get("split")
     if not isinstance(split, dict):
         verdict = "split and leakage not checked"
-        parts.append('official split: not checked, no split lists were available (audit.json has "split": null), '
+        parts.append(f'official split: not checked, no split lists were available ({p.name} has "split": null), '
                      "so patient leakage between splits is unknown")
     else:
         sizes = split.get("sizes")
@@ -466,7 +472,7 @@ def audit_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 def report_labels_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     """Report labeller against a human-coded reference: micro F1 with its interval, the published
     labeller's figure when the table carries it (``nih_f1``), and the weakest finding."""
-    df = _load(folder, "labeller_validation.csv", ("finding", "f1"))
+    df = _load(folder, LabellerValidationResult.FILES["labeller_validation"], ("finding", "f1"))
     if df is None:
         return None
     f = _str(df, "finding")

@@ -29,7 +29,15 @@ from .rules import (
     packaged_rules_text,
 )
 from .sections import HEADERS, LABELLED_SECTIONS, Section, split_sections
-from .validation import NIH_LABELLER_OPENI, PRF_COLUMNS, precision_recall_table, prf_markdown
+from .validation import (
+    NIH_LABELLER_OPENI,
+    PRF_COLUMNS,
+    LabellerValidationResult,
+    compute_precision_recall,
+    precision_recall_table,
+    prf_markdown,
+    resolve_reference,
+)
 
 __all__ = [
     "Engine", "MentionArrays", "get_engine", "split_sentences", "tokenize",
@@ -37,5 +45,6 @@ __all__ = [
     "MENTION_COLUMNS", "SECTION_CHOICES", "SOURCE_NAMES", "ReportLabelsResult", "label_reports",
     "CATEGORIES", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",
     "HEADERS", "LABELLED_SECTIONS", "Section", "split_sections",
-    "NIH_LABELLER_OPENI", "PRF_COLUMNS", "precision_recall_table", "prf_markdown",
+    "NIH_LABELLER_OPENI", "PRF_COLUMNS", "LabellerValidationResult", "compute_precision_recall",
+    "precision_recall_table", "prf_markdown", "resolve_reference",
 ]

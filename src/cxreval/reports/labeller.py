@@ -35,17 +35,23 @@ Examples
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
+from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError
 from ..executor import Executor, SerialExecutor
-from ..labels import ORDINAL_STATES, STATE_NAMES
+from ..labels import LABEL_COLUMNS, ORDINAL_STATES, STATE, STATE_NAMES, state_names
+from ..results import ReadReport, TableResult
+from ..tables import markdown_table, write_table
 from .engine import MentionArrays, get_engine
 from .io import check_report_table
 from .rules import RuleSet, load_rules
@@ -65,8 +71,12 @@ _NAME_OF = np.array(ORDINAL_STATES, dtype=object)  # indexed by state code 0, 1,
 
 
 @dataclass(frozen=True)
-class ReportLabelsResult:
-    """Labels read from report text.
+class ReportLabelsResult(TableResult):
+    """Labels read from report text; :meth:`save` writes what ``cxreval label-reports`` writes.
+
+    Files (:data:`FILES`): ``labels.csv`` + ``labels.parquet`` (states by name, so every reader needs no
+    ``--state-encoding``), ``mentions.csv`` and ``notes.csv`` (CSV only: the mention table of a large corpus is
+    large and is read by people), and ``summary.json`` (:meth:`to_dict`).
 
     Attributes
     ----------
@@ -84,20 +94,73 @@ class ReportLabelsResult:
         ``study_id, source, note``: per-report notes (empty text, a requested section missing).
     rules : RuleSet
     n_reports : int
+    ignored_columns : tuple of str
+        Input columns that are neither ids nor report text (not labelled).
+    read : ReadReport or None
+        How the report file was read, when the table came from one (recorded in ``summary.json``).
     """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"labels": "labels.csv", "mentions": "mentions.csv",
+                                                           "notes": "notes.csv", "summary": "summary.json"})
+    COLUMNS: ClassVar[tuple[str, ...]] = LABEL_COLUMNS
+    PARQUET: ClassVar[tuple[str, ...]] = ("labels",)
+    """The tables also written as Parquet."""
 
     labels: pd.DataFrame
     mentions: pd.DataFrame
     notes: pd.DataFrame
     rules: RuleSet
     n_reports: int
+    ignored_columns: tuple[str, ...] = ()
+    read: ReadReport | None = None
 
-    def summary(self) -> dict[str, object]:
-        s = self.labels["state"]
+    @property
+    def table(self) -> pd.DataFrame:
+        """The label table (``state`` as codes; :meth:`tables` gives it with state names)."""
+        return self.labels
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """``labels`` (states by name), ``mentions`` and ``notes``: the tables :meth:`save` writes."""
+        labels = self.labels.copy()
+        labels[STATE] = state_names(labels[STATE])
+        return {"labels": labels, "mentions": self.mentions, "notes": self.notes}
+
+    def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+        """Write :data:`FILES` into ``folder`` (``labels`` also as Parquet); return ``{name: path}``."""
+        d = Path(folder)
+        out = {name: write_table(df, d, Path(self.FILES[name]).stem, parquet=name in self.PARQUET)
+               for name, df in self.tables().items()}
+        out["summary"] = d / self.FILES["summary"]
+        out["summary"].write_text(json.dumps(self.to_dict(), indent=2, default=str) + "\n")
+        return out
+
+    def counts(self) -> dict[str, object]:
+        """Reports, mentions, notes (per kind) and states (per name, and missing)."""
+        s = self.labels[STATE]
         return {"n_reports": self.n_reports, "n_mentions": int(len(self.mentions)),
                 "n_notes": int(len(self.notes)), "notes": self.notes["note"].value_counts().to_dict(),
-                "states": {k: int((s == v).sum()) for k, v in STATE_NAMES.items()} | {"missing": int(s.isna().sum())},
-                "rules": self.rules.to_dict()}
+                "states": {k: int((s == v).sum()) for k, v in STATE_NAMES.items()} | {"missing": int(s.isna().sum())}}
+
+    def to_dict(self) -> dict[str, object]:
+        """``summary.json``: the input file and how it was read, the counts, the rules and the ignored columns."""
+        head = {} if self.read is None else {"reports": self.read.source, "read": self.read.to_dict()}
+        return {**head, **self.counts(), "rules": self.rules.to_dict(), "ignored_columns": list(self.ignored_columns)}
+
+    def summary(self) -> str:
+        """Markdown: the counts, then the states per source and finding."""
+        c = self.counts()
+        lines = ["# Report-derived labels", "", f"- reports: {c['n_reports']:,}", f"- mentions: {c['n_mentions']:,}",
+                 f"- notes: {c['n_notes']:,}" + (f" ({', '.join(f'{k}: {v}' for k, v in c['notes'].items())})"
+                                                  if c["notes"] else "")]
+        if self.ignored_columns:
+            lines.append(f"- columns not labelled (neither ids nor report text): {list(self.ignored_columns)}")
+        lab = self.tables()["labels"]
+        tab = (lab.assign(state=lab[STATE].fillna("missing")).groupby(["source", "finding", STATE], sort=False)
+               .size().unstack(STATE, fill_value=0))
+        cols = [c for c in (*STATE_NAMES, "missing") if c in tab.columns]
+        tab = tab[cols].reset_index()
+        lines += ["", markdown_table(tab, right=tuple(cols))]
+        return "\n".join(lines) + "\n"
 
 
 def _run_chunk(rules: RuleSet, texts: list[str]) -> MentionArrays:
@@ -170,8 +233,8 @@ def _concat(parts: list[MentionArrays], sizes: list[int]) -> MentionArrays:
 def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECTION_CHOICES,
                   vocabulary: str = "chestxray14", rules: RuleSet | str | os.PathLike[str] | None = None,
                   executor: Executor | None = None, chunk_size: int = 2000,
-                  progress: Callable[[int], None] | None = None, where: str = "report table"
-                  ) -> ReportLabelsResult:
+                  progress: Callable[[int], None] | None = None, where: str = "report table",
+                  read: ReadReport | None = None) -> ReportLabelsResult:
     """Label findings in report text, per section.
 
     Parameters
@@ -191,6 +254,9 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
         Called with the number of reports done after each chunk.
     where : str, default='report table'
         How errors name the input (the CLI passes the file).
+    read : ReadReport, optional
+        How the table was read from its file (:func:`cxreval.datasets.report_files.read_report_file`); kept on
+        the result for ``summary.json``.
 
     Returns
     -------
@@ -211,6 +277,9 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
     if progress is not None and not callable(progress):
         raise InvalidParameterError(f"The 'progress' parameter of label_reports must be callable or None. "
                                     f"Got {progress!r} instead.")
+    if read is not None and not isinstance(read, ReadReport):
+        raise InvalidParameterError(f"The 'read' parameter of label_reports must be a ReadReport or None. "
+                                    f"Got {read!r} instead.")
     if not isinstance(where, str):
         raise InvalidParameterError(f"The 'where' parameter of label_reports must be a str. Got {where!r} instead.")
     rs = rules if isinstance(rules, RuleSet) else load_rules(rules, vocabulary=vocabulary)
@@ -235,7 +304,7 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
     m = _concat(list(parts), [len(c) for c in chunks])
     labels, notes = _aggregate(rs, table, secs, m, seg_row, seg_sec, any_text)
     mentions = _mention_table(rs, table, texts, m, seg_row, seg_sec, seg_field, seg_off)
-    return ReportLabelsResult(labels, mentions, notes, rs, n)
+    return ReportLabelsResult(labels, mentions, notes, rs, n, rt.ignored_columns, read)
 
 
 def _aggregate(rs: RuleSet, table: pd.DataFrame, secs: tuple[str, ...], m: MentionArrays, seg_row: np.ndarray,

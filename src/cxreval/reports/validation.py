@@ -26,18 +26,24 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_positive_int
+from ..agreement.pairs import expand_findings
 from ..bootstrap import draw_plan
 from ..exceptions import InvalidParameterError, SchemaError
-from ..labels import MACRO, MICRO, validate_label_table
+from ..labels import MACRO, MICRO, SOURCE, validate_label_table
+from ..results import TableResult
 from ..tables import markdown_table
 
-__all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "precision_recall_table", "prf_markdown"]
+__all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "LabellerValidationResult", "compute_precision_recall",
+           "precision_recall_table", "prf_markdown", "resolve_reference"]
 
 NIH_LABELLER_OPENI: dict[tuple[str, str], float] = {
     (MICRO, "precision"): 0.90, (MICRO, "recall"): 0.91, (MICRO, "f1"): 0.90,
@@ -64,20 +70,99 @@ def _scores(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> dict[str, np.ndar
     return out
 
 
-def precision_recall_table(labels: pd.DataFrame, *, reference: str, predicted: str,
-                           findings: Sequence[str] | None = None, uncertain: str = "negative",
-                           n_resamples: int = 1000, confidence_level: float = 0.95,
-                           rng: int | np.random.Generator | None = None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class LabellerValidationResult(TableResult):
+    """A report labeller scored against a reference label source (``labeller_validation.csv``).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        :data:`PRF_COLUMNS` (see :func:`compute_precision_recall`).
+    reference, predicted : str
+        The reference source and the scored (labeller's) source.
+    findings : tuple of str
+        The findings scored, in table order.
+    uncertain : str
+        What an uncertain label counted as (``negative`` or ``positive``), on both sides.
+    n_resamples : int
+    confidence_level : float
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"labeller_validation": "labeller_validation.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = PRF_COLUMNS
+
+    table: pd.DataFrame
+    reference: str
+    predicted: str
+    findings: tuple[str, ...]
+    uncertain: str
+    n_resamples: int
+    confidence_level: float
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"labeller_validation": self.table}
+
+    def summary(self, *, decimals: int = 3) -> str:
+        """The table as Markdown (:func:`prf_markdown`): estimates with CIs beside the published figures."""
+        return prf_markdown(self.table, decimals=decimals)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"reference": self.reference, "predicted": self.predicted, "findings": list(self.findings),
+                "uncertain": self.uncertain, "n_resamples": self.n_resamples,
+                "confidence_level": self.confidence_level, "table": self.table.to_dict(orient="records")}
+
+
+def resolve_reference(reference_labels: pd.DataFrame | None, reference: str | None = None, *,
+                      func: str = "resolve_reference") -> str:
+    """The reference source: ``reference`` (checked to be in ``reference_labels`` when that is given), or the one
+    source of ``reference_labels``. The CLI calls it before labelling, so a wrong reference fails first.
+
+    Raises
+    ------
+    InvalidParameterError
+        Neither a reference name nor a reference table.
+    SchemaError
+        ``reference`` is not in ``reference_labels``, or ``reference_labels`` holds several sources and no
+        ``reference`` names one.
+    """
+    if reference_labels is not None and SOURCE not in getattr(reference_labels, "columns", ()):
+        raise SchemaError(f"The reference label table has no {SOURCE!r} column; columns: "
+                          f"{list(getattr(reference_labels, 'columns', []))}.")
+    names = None if reference_labels is None else list(dict.fromkeys(reference_labels[SOURCE].astype(str)))
+    if reference is not None:
+        if names is not None and reference not in names:
+            raise SchemaError(f"Source {reference!r} is not in the reference label table; sources: {names[:10]}.")
+        return reference
+    if names is None:
+        raise InvalidParameterError(f"The 'reference' parameter of {func} names the reference source; it may be "
+                                    "left out only when 'reference_labels' is a label table of one source.")
+    if len(names) != 1:
+        raise SchemaError(f"The reference label table holds {len(names)} sources {names[:10]}; name the reference "
+                          "source (the 'reference' parameter; `--reference-source` of `cxreval label-reports`).")
+    return names[0]
+
+
+def compute_precision_recall(labels: pd.DataFrame, *, reference: str | None = None, predicted: str,
+                             reference_labels: pd.DataFrame | None = None, findings: Sequence[str] | None = None,
+                             uncertain: str = "negative", n_resamples: int = 1000, confidence_level: float = 0.95,
+                             rng: int | np.random.Generator | None = None) -> LabellerValidationResult:
     """Precision, recall and F1 of ``predicted`` against ``reference`` per finding, micro and macro, with CIs.
 
     Parameters
     ----------
     labels : pandas.DataFrame
-        A long label table holding both sources (``study_id, patient_id, finding, source, state``).
-    reference, predicted : str
-        Source names; the studies compared are those of ``reference`` (each must be in ``predicted``).
-    findings : sequence of str, optional
-        Default: the findings ``reference`` labels, in order of appearance.
+        A long label table (``study_id, patient_id, finding, source, state``) holding ``predicted`` (and
+        ``reference``, unless ``reference_labels`` holds it).
+    reference : str, optional
+        The reference source; the studies compared are its studies (each must be in ``predicted``). Default:
+        the one source of ``reference_labels``.
+    predicted : str
+        The scored source (the labeller's: ``report``, ``report_findings``...).
+    reference_labels : pandas.DataFrame, optional
+        A second long label table (the reference's), appended to ``labels``.
+    findings : sequence of str or str, optional
+        Findings (or vocabulary names: ``chestxray8``...); default the findings ``reference`` labels, in order of
+        appearance.
     uncertain : {'negative', 'positive'}, default='negative'
         What an uncertain label counts as, on both sides.
     n_resamples : int, default=1000
@@ -87,21 +172,29 @@ def precision_recall_table(labels: pd.DataFrame, *, reference: str, predicted: s
 
     Returns
     -------
-    table : pandas.DataFrame
-        :data:`PRF_COLUMNS`, one row per finding then ``micro`` and ``macro`` (``n_pos``, ``TP``, ``FP``, ``FN``
-        summed); ``nih_*`` the published NIH-labeller figure where :data:`NIH_LABELLER_OPENI` has one.
+    res : LabellerValidationResult
+        ``res.table``: :data:`PRF_COLUMNS`, one row per finding then ``micro`` and ``macro`` (``n_pos``, ``TP``,
+        ``FP``, ``FN`` summed); ``nih_*`` the published NIH-labeller figure where :data:`NIH_LABELLER_OPENI` has
+        one.
 
     Raises
     ------
     SchemaError
         An absent source or finding, or reference studies missing from ``predicted``.
     """
-    func = "precision_recall_table"
+    func = "compute_precision_recall"
+    reference = resolve_reference(reference_labels, reference, func=func)
+    if reference_labels is not None:
+        if not isinstance(reference_labels, pd.DataFrame) or not isinstance(labels, pd.DataFrame):
+            raise InvalidParameterError(f"The 'labels' and 'reference_labels' parameters of {func} must be pandas "
+                                        f"DataFrames (long label tables). Got {type(labels).__name__} and "
+                                        f"{type(reference_labels).__name__}.")
+        labels = pd.concat([reference_labels, labels], ignore_index=True)
     check_choice(uncertain, ("negative", "positive"), name="uncertain", func=func)
     n_resamples = check_positive_int(n_resamples, name="n_resamples", func=func)
-    if isinstance(findings, str) or (findings is not None and not isinstance(findings, Sequence)):
-        raise InvalidParameterError(f"The 'findings' parameter of {func} must be a sequence of finding names or None. "
-                                    f"Got {findings!r} instead.")
+    if findings is not None and not isinstance(findings, Sequence):
+        raise InvalidParameterError(f"The 'findings' parameter of {func} must be a sequence of finding names, a "
+                                    f"vocabulary name or None. Got {findings!r} instead.")
     if not isinstance(confidence_level, float) or not 0 < confidence_level < 1:
         raise InvalidParameterError(f"The 'confidence_level' parameter of {func} must be in (0, 1). "
                                     f"Got {confidence_level!r} instead.")
@@ -112,7 +205,7 @@ def precision_recall_table(labels: pd.DataFrame, *, reference: str, predicted: s
         if s not in set(lab["source"]):
             raise SchemaError(f"Source {s!r} is not in the label table; sources: {sorted(set(lab['source']))}.")
     ref = lab[lab["source"] == reference]
-    fs = list(dict.fromkeys(ref["finding"])) if findings is None else list(findings)
+    fs = list(dict.fromkeys(ref["finding"])) if findings is None else expand_findings(findings)
     studies = list(dict.fromkeys(ref["study_id"]))
 
     def grid(src: str) -> np.ndarray:
@@ -149,7 +242,23 @@ def precision_recall_table(labels: pd.DataFrame, *, reference: str, predicted: s
         for m in ("precision", "recall", "f1"):
             row[f"nih_{m}"] = NIH_LABELLER_OPENI.get((name, m), np.nan)
         rows.append(row)
-    return pd.DataFrame(rows, columns=list(PRF_COLUMNS))
+    return LabellerValidationResult(pd.DataFrame(rows, columns=list(PRF_COLUMNS)), reference, predicted, tuple(fs),
+                                    uncertain, n_resamples, confidence_level)
+
+
+def precision_recall_table(labels: pd.DataFrame, *, reference: str, predicted: str,
+                           findings: Sequence[str] | None = None, uncertain: str = "negative",
+                           n_resamples: int = 1000, confidence_level: float = 0.95,
+                           rng: int | np.random.Generator | None = None) -> pd.DataFrame:
+    """The table of :func:`compute_precision_recall` (:data:`PRF_COLUMNS`) on one label table holding both sources.
+
+    Examples
+    --------
+    See the module docstring.
+    """
+    return compute_precision_recall(labels, reference=reference, predicted=predicted, findings=findings,
+                                    uncertain=uncertain, n_resamples=n_resamples, confidence_level=confidence_level,
+                                    rng=rng).table
 
 
 _PRF_MARKDOWN_COLUMNS = ("finding", "n_pos", "TP", "FP", "FN", "precision [95% CI]", "recall [95% CI]", "F1 [95% CI]",

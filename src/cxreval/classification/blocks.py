@@ -1,0 +1,127 @@
+"""The block driver of :func:`~cxreval.classification.evaluate_auc`: from validated arrays to the result.
+
+:func:`evaluate_prepared` draws (or checks) the patient-level resampling plan, counts the labels, splits the
+work into blocks of (model, finding) and (model, micro average), each with every reference and every replicate,
+runs them on an executor (``cxreval._auc_kernel.map_blocks``: one sort per block, every replicate at once),
+and assembles the point AUCs, the bootstrap distributions, the macro average and the table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._auc_kernel import BlockInputs, map_blocks, positive_weights
+from .._validation import check_positive_int
+from ..bootstrap import ResamplingPlan, draw_plan, shard_size_for, summarize_distribution
+from ..exceptions import InvalidParameterError, UndefinedMetricWarning
+from ..executor import get_executor
+from ..labels import MACRO, MICRO
+from .inputs import PreparedInputs
+from .result import AUC_COLUMNS, COUNT_COLUMNS, MEAN_MODEL, AUCResult
+
+__all__ = ["evaluate_prepared"]
+
+
+def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_level: float, macro: bool, micro: bool,
+                      mean_over_models: bool, rng: object, plan: ResamplingPlan | None, shard_size: int | None,
+                      executor: object | None, spill_dir: str | Path | None = None) -> AUCResult:
+    """The computation of :func:`~cxreval.classification.evaluate_auc` on validated arrays (options already
+    checked by it): plan, then per block (model × finding, model × micro) one sort, point AUCs and every replicate;
+    CIs and the table. Call :func:`~cxreval.classification.evaluate_auc` with the :class:`PreparedInputs`
+    instead: it checks the options first."""
+    models, fs, refs, groups, dropped = prep.models, prep.findings, prep.references, prep.groups, prep.dropped
+    studies, S, Y, patient_of = prep.studies, prep.S, prep.Y, prep.patient_of
+    policy, not_mentioned = prep.policy, prep.not_mentioned
+    n = len(studies)
+    # patients
+    if plan is None and n_resamples == 0:
+        if patient_of.isna().any():  # the same check draw_plan makes
+            draw_plan(patient_of.to_numpy(), n_resamples=1, study_ids=list(studies))
+    elif plan is None:
+        plan = draw_plan(patient_of.to_numpy(), n_resamples=n_resamples, rng=rng, study_ids=list(studies))
+    else:
+        if plan.n_studies != n or (plan.study_ids is not None and tuple(plan.study_ids) != tuple(studies)):
+            raise InvalidParameterError(f"evaluate_auc: the given plan covers {plan.n_studies} studies; the evaluation "
+                                        f"needs the {n} studies of the predictions, sorted.")
+    B = 0 if plan is None else plan.n_resamples
+    undefined_point: list[tuple[str, str]] = []
+    counts_rows = []
+    for j, f in enumerate(fs):
+        for k, r in enumerate(refs):
+            y = Y[j, k]
+            ok = np.isfinite(y)
+            npos, nneg = int((y[ok] == 1).sum()), int((y[ok] == 0).sum())
+            counts_rows.append({"finding": f, "reference": r, "n_pos": npos, "n_neg": nneg,
+                                "n_dropped": int(n - ok.sum())})
+            if npos == 0 or nneg == 0:
+                undefined_point.append((f, r))
+    for f, r in undefined_point:
+        warnings.warn(f"Reference {r!r} has only one class for finding {f!r} on the evaluated studies; its AUC is "
+                      "NaN.", UndefinedMetricWarning, stacklevel=2)
+    # micro average: every (finding, study) pair pooled; pair q = j * n + s, its patient that of study s
+    pooled = micro and len(fs) > 1
+    n_f = len(fs) + int(pooled)
+    inputs = BlockInputs(S, Y, None if plan is None else plan.study_patient, n_resamples=B,
+                         n_patients=0 if plan is None else plan.n_patients)
+    if B and plan is not None:
+        if shard_size is None:
+            shard_size = shard_size_for(plan.n_patients, n, B)
+        shards = plan.count_shards(check_positive_int(shard_size, name="shard_size", func="evaluate_auc"))
+        inputs = dataclasses.replace(inputs, shards=shards, wpos=positive_weights(Y, plan.study_patient, shards),
+                                     ct_max=max(1, int(plan.counts.max(initial=0))))
+    # blocks: (model, finding) and (model, micro), model-major so that every chunk of an executor mixes both
+    blocks = [(i, j) for i in range(len(models)) for j in range(n_f)]
+    point = np.full((len(models), n_f, len(refs)), np.nan)
+    dist = np.full((len(models), n_f, len(refs), B), np.nan)
+    for (i, j), pt, ds in map_blocks(get_executor(executor), inputs, blocks, spill_dir):
+        point[i, j] = pt
+        dist[i, j] = ds
+    counts = pd.DataFrame(counts_rows, columns=list(COUNT_COLUMNS))
+    fnames = list(fs)
+    per_point, per_dist = point[:, : len(fs)], dist[:, : len(fs)]
+    if macro and len(fs) > 1:
+        fnames.append(MACRO)
+        point = np.concatenate([per_point, per_point.mean(axis=1, keepdims=True), point[:, len(fs):]], axis=1)
+        dist = np.concatenate([per_dist, per_dist.mean(axis=1, keepdims=True), dist[:, len(fs):]], axis=1)
+    if pooled:
+        fnames.append(MICRO)
+    table = _auc_table(models, fnames, refs, groups, point, dist, counts, confidence_level, mean_over_models)
+    seed = rng if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
+    return AUCResult(table, tuple(models), tuple(fnames), tuple(refs), groups, point, dist, counts, plan, policy,
+                     confidence_level, not_mentioned, dropped, notes=tuple(prep.notes),
+                     seed=None if seed is None else int(seed), _inputs=BlockInputs(S, Y, inputs.study_patient))
+
+
+def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: dict[str, str], point: np.ndarray,
+               dist: np.ndarray, counts: pd.DataFrame, confidence_level: float, mean_over_models: bool) -> pd.DataFrame:
+    summ = summarize_distribution(dist, confidence_level=confidence_level)
+    cnt = counts.set_index(["finding", "reference"])
+    macro_cnt = counts.groupby("reference")[["n_pos", "n_neg", "n_dropped"]].sum()
+    rows = []
+
+    def cn(f: str, r: str) -> tuple[int, int, int]:
+        c = macro_cnt.loc[r] if f in (MACRO, MICRO) else cnt.loc[(f, r)]
+        return int(c["n_pos"]), int(c["n_neg"]), int(c["n_dropped"])
+
+    for i, m in enumerate(models):
+        for j, f in enumerate(fnames):
+            for k, r in enumerate(refs):
+                p, q, d = cn(f, r)
+                rows.append((m, groups[m], f, r, point[i, j, k], summ["ci_low"][i, j, k], summ["ci_high"][i, j, k],
+                             p, q, d))
+    if mean_over_models and len(models) > 1:
+        mp = point.mean(axis=0)
+        ms = summarize_distribution(dist.mean(axis=0), confidence_level=confidence_level)
+        for j, f in enumerate(fnames):
+            for k, r in enumerate(refs):
+                p, q, d = cn(f, r)
+                rows.append((MEAN_MODEL, "summary", f, r, mp[j, k], ms["ci_low"][j, k], ms["ci_high"][j, k], p, q, d))
+    t = pd.DataFrame(rows, columns=list(AUC_COLUMNS))
+    for c in ("n_pos", "n_neg", "n_dropped"):
+        t[c] = t[c].astype(np.int64)
+    return t

@@ -1,0 +1,127 @@
+""":func:`evaluate_auc`: ROC-AUC per model × finding × reference with patient-bootstrap confidence intervals.
+
+It checks the options, validates and lays out the tables (:func:`~cxreval.classification.prepare_inputs`, or
+takes a :class:`~cxreval.classification.PreparedInputs` made by
+:func:`~cxreval.classification.prepare_from_files`) and runs the block driver
+(:func:`~cxreval.classification.blocks.evaluate_prepared`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from .._validation import check_choice, check_confidence_level, check_positive_int
+from ..bootstrap import ResamplingPlan
+from ..exceptions import InvalidParameterError
+from ..executor import get_executor
+from ..labels import POLICIES
+from .blocks import evaluate_prepared
+from .inputs import PreparedInputs, prepare_inputs
+from .result import AUCResult
+
+__all__ = ["evaluate_auc"]
+
+
+def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFrame | None = None, *,
+                 references: Sequence[str] | None = None,
+                 findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
+                 model_groups: pd.DataFrame | dict[str, str] | None = None, n_resamples: int = 1000,
+                 confidence_level: float = 0.95, macro: bool = True, micro: bool = True, mean_over_models: bool = True,
+                 unlabeled: str = "error", rng: object = None, plan: ResamplingPlan | None = None,
+                 shard_size: int | None = None, executor: object | None = None,
+                 spill_dir: str | Path | None = None) -> AUCResult:
+    """ROC-AUC per model × finding × reference with patient-level bootstrap percentile CIs.
+
+    Parameters
+    ----------
+    predictions : pandas.DataFrame or PreparedInputs
+        Long prediction table ``study_id, model, finding, score``; or the inputs read and laid out by
+        :func:`prepare_from_files` (then ``labels`` is None and the selection options ``references``,
+        ``findings``, ``policy``, ``not_mentioned``, ``model_groups``, ``unlabeled`` are those given there: leave
+        them at their defaults here).
+    labels : pandas.DataFrame
+        Long label table ``study_id, patient_id, finding, source, state``; ``source`` names the reference.
+    references : sequence of str, optional
+        Sources to evaluate against (default: all sources in ``labels``).
+    findings : sequence of str, optional
+        Findings (default: every predicted finding some reference labels).
+    policy : {'exclude', 'zeros', 'ones'}, default='exclude'
+        Binarisation of uncertain labels; missing labels are always excluded.
+    not_mentioned : {'negative', 'exclude'}, default='negative'
+    model_groups : DataFrame (``model, group``) or dict, optional
+    n_resamples : int, default=1000
+        Bootstrap replicates; 0 gives point estimates only (CI columns NaN).
+    confidence_level : float, default=0.95
+    macro : bool, default=True
+        Add ``finding='macro'`` rows: the mean AUC over ``findings`` (per replicate; undefined if any is).
+    micro : bool, default=True
+        Add ``finding='micro'`` rows: one AUC of all (study, finding) pairs of ``findings`` pooled (pairs with a
+        missing or excluded label left out), with the same patient bootstrap. Only with two or more findings.
+    mean_over_models : bool, default=True
+        Add ``model='Mean'`` rows (group ``'summary'``): the mean AUC over models.
+    unlabeled : {'error', 'drop'}, default='error'
+        Prediction studies absent from the whole label table: an error, or dropped and reported in
+        ``result.dropped``.
+    rng : None, int or Generator
+        Seeds the resampling plan (ignored when ``plan`` is given).
+    plan : ResamplingPlan, optional
+        A plan drawn beforehand over exactly the evaluated studies (``plan.study_ids`` in the order of
+        ``result.plan.study_ids``); reuse it to pair results across calls.
+    shard_size : int, optional
+        Replicates per shard of the kernel (default :func:`~cxreval.bootstrap.shard_size_for`: a power of two
+        keeping a shard's counts and product near 8 MiB, so that time stays linear in studies). The result
+        does not depend on it.
+    executor : None, str or Executor, optional
+        Runs the blocks (see :func:`cxreval.executor.get_executor`: ``None``/``'serial'`` in process,
+        ``'process:N'``, ``'dask:local:N'``, ``'dask://HOST:PORT'``, or any object with ``map(func, items)``).
+        The work is split into blocks of (model, finding) and (model, micro average), each with every reference
+        and every replicate; a block's indices are built, run and dropped, so memory is the arrays, the plan and
+        one block per worker. The plan is drawn before mapping, so the result is identical on every executor.
+    spill_dir : str or Path, optional
+        Off-process executors only: the folder under which the arrays (scores, labels, the plan's count
+        shards) are written once as ``.npy`` in a temporary folder, removed at the end; each task carries
+        a block id and these paths and memory-maps them. Every worker must see it (shared storage for a
+        multi-machine Dask cluster). Default: the system temporary folder.
+
+    Returns
+    -------
+    res : AUCResult
+
+    Raises
+    ------
+    SchemaError
+        Bad tables (see :func:`~cxreval.labels.validate_predictions` and
+        :func:`~cxreval.labels.validate_label_table`); a prediction study absent from the labels (unless
+        ``unlabeled='drop'``); a labelled study a model has no score for; a study without patient id.
+    InvalidParameterError
+        Unknown reference or finding; bad option values.
+
+    Warns
+    -----
+    UndefinedMetricWarning
+        A reference with one class only for a finding: its AUC is NaN.
+    """
+    check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
+    check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
+    confidence_level = check_confidence_level(confidence_level, func="evaluate_auc")
+    if plan is None:
+        n_resamples = check_positive_int(n_resamples, name="n_resamples", func="evaluate_auc", minimum=0)
+    executor = get_executor(executor)
+    if isinstance(predictions, PreparedInputs):
+        given = [k for k, v in (("labels", labels), ("references", references), ("findings", findings),
+                                ("model_groups", model_groups)) if v is not None]
+        given += [k for k, v, d in (("unlabeled", unlabeled, "error"), ("policy", policy, predictions.policy),
+                                    ("not_mentioned", not_mentioned, predictions.not_mentioned)) if v != d]
+        if given:
+            raise InvalidParameterError(f"evaluate_auc: with prepared inputs, {given} are those given to "
+                                        "prepare_from_files; leave them at their defaults here.")
+        prep = predictions
+    else:
+        prep = prepare_inputs(predictions, labels, references=references, findings=findings, policy=policy,
+                              not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled)
+    return evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro,
+                             micro=micro, mean_over_models=mean_over_models, rng=rng, plan=plan,
+                             shard_size=shard_size, executor=executor, spill_dir=spill_dir)

@@ -1,0 +1,99 @@
+"""AUC straight from files: what ``cxreval classify`` and ``cxreval rank --predictions`` both run.
+
+:func:`evaluate_auc_files` reads the prediction and label files into arrays
+(:func:`~cxreval.classification.prepare_from_files`), the model-group table (:func:`read_model_groups`), and
+evaluates (:func:`~cxreval.classification.evaluate_auc`); the demo calls :func:`evaluate_auc` with the same
+options on the same tables held in memory, so their files are equal.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from os import PathLike
+from pathlib import Path
+
+import pandas as pd
+
+from .._validation import check_path
+from ..exceptions import InvalidParameterError, SchemaError
+from ..labels import validate_model_groups
+from .evaluate import evaluate_auc
+from .inputs import PreparedInputs, prepare_from_files
+from .result import AUCResult
+
+__all__ = ["read_model_groups", "evaluate_auc_files"]
+
+log = logging.getLogger(__name__)
+
+
+def read_model_groups(path: str | PathLike[str]) -> pd.DataFrame:
+    """Read a model-group CSV (``model, group``), validated by :func:`~cxreval.labels.validate_model_groups`.
+
+    Raises
+    ------
+    SchemaError
+        The file does not exist, or lacks a column / holds an empty or repeated model (named with the file).
+    """
+    p = check_path(path, name="path", func="read_model_groups", allow_none=False)
+    assert p is not None
+    if not p.exists():
+        raise SchemaError(f"File {str(p)!r} does not exist.")
+    return validate_model_groups(pd.read_csv(p, dtype=str), where=f"file {str(p)!r}")
+
+
+def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path], *,
+                       model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None = None,
+                       state_encoding: str | None = None, references: Sequence[str] | None = None,
+                       findings: Sequence[str] | None = None, policy: str = "exclude",
+                       not_mentioned: str = "negative", unlabeled: str = "error", n_resamples: int = 1000,
+                       confidence_level: float = 0.95, rng: object = None, executor: object | None = None,
+                       spill_dir: str | Path | None = None,
+                       on_read: Callable[[PreparedInputs], object] | None = None) -> AUCResult:
+    """ROC-AUC with patient-bootstrap CIs of prediction files against label files.
+
+    Parameters
+    ----------
+    predictions, labels, state_encoding
+        As for :func:`~cxreval.classification.prepare_from_files`.
+    model_groups : path, DataFrame or dict, optional
+        A model-group CSV (:func:`read_model_groups`) or table.
+    references, findings : sequence of str, optional
+        Default (None or empty): every source / every predicted and labelled finding.
+    policy, not_mentioned, unlabeled, n_resamples, confidence_level, rng, executor, spill_dir
+        As for :func:`~cxreval.classification.evaluate_auc`. ``spill_dir``: e.g. the output's temporary folder
+        (shared storage for a multi-machine cluster).
+    on_read : callable, optional
+        Called with the :class:`~cxreval.classification.PreparedInputs` once the files are read and validated,
+        before the computation (e.g. to close a progress bar).
+
+    Returns
+    -------
+    res : AUCResult
+        ``res.notes`` holds what the readers recorded.
+
+    Raises
+    ------
+    SchemaError, InvalidParameterError
+        As :func:`~cxreval.classification.prepare_from_files` and :func:`~cxreval.classification.evaluate_auc`,
+        before the computation.
+    """
+    if isinstance(model_groups, (str, PathLike)):
+        groups = read_model_groups(model_groups)
+    elif model_groups is None or isinstance(model_groups, (pd.DataFrame, dict)):
+        groups = model_groups
+    else:
+        raise InvalidParameterError(f"The 'model_groups' parameter of evaluate_auc_files must be a path, a DataFrame "
+                                    f"(model, group), a dict or None. Got {model_groups!r} instead.")
+    prep = prepare_from_files(predictions, labels, state_encoding=state_encoding, references=references or None,
+                              findings=findings or None, policy=policy, not_mentioned=not_mentioned,
+                              model_groups=groups, unlabeled=unlabeled)
+    if on_read is not None:
+        on_read(prep)
+    t0 = time.perf_counter()
+    res = evaluate_auc(prep, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng, executor=executor,
+                       spill_dir=spill_dir)
+    log.info("AUC of %d models x %d findings x %d references, %d replicates: %.2f s", len(res.models),
+             len(res.findings), len(res.references), res.n_resamples, time.perf_counter() - t0)
+    return res

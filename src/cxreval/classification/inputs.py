@@ -1,0 +1,325 @@
+"""The inputs of :func:`~cxreval.classification.evaluate_auc`, validated and laid out as arrays.
+
+:func:`prepare_inputs` does it from prediction and label DataFrames, :func:`prepare_from_files` straight from
+files (each read once, block by block, as integer codes); both give a :class:`PreparedInputs` (scores ``S``,
+0/1/NaN labels ``Y``, sorted studies, each study's patient) that ``evaluate_auc(prep, ...)`` computes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_choice
+from ..exceptions import InvalidParameterError, SchemaError
+from ..findings import canonical_finding
+from ..labels import (
+    POLICIES,
+    LabelScan,
+    PredictionScan,
+    binarize,
+    read_prediction_tables,
+    scan_labels,
+    scan_predictions,
+    validate_label_table,
+    validate_model_groups,
+    validate_predictions,
+)
+from .result import DEFAULT_GROUP
+
+__all__ = ["PreparedInputs", "prepare_inputs", "prepare_from_files"]
+
+
+@dataclass(frozen=True)
+class PreparedInputs:
+    """Validated inputs of :func:`evaluate_auc` as arrays: scores ``S`` (model, finding, study), 0/1/NaN labels
+    ``Y`` (finding, reference, study), studies sorted, and each study's patient.
+
+    Made by :func:`prepare_from_files` (or inside :func:`evaluate_auc` from DataFrames); pass it to
+    :func:`evaluate_auc` in place of the tables.
+
+    Attributes
+    ----------
+    models, findings, references : list of str
+        Axis labels of ``S`` and ``Y`` (models in order of first appearance, findings as chosen).
+    groups : dict
+        Model → group.
+    dropped : pandas.DataFrame
+        Prediction studies absent from the labels (``unlabeled='drop'``): ``study_id, reason``.
+    studies : ndarray of str (object)
+        Study ids, sorted.
+    S : ndarray of float64, shape (n_models, n_findings, n_studies)
+        Scores (NaN: no score, only where no reference labels the study).
+    Y : ndarray of float64, shape (n_findings, n_references, n_studies)
+        1.0, 0.0 or NaN (missing or excluded label) under ``policy`` and ``not_mentioned``.
+    patient_of : pandas.Series
+        Each study's patient id (object; NaN: none).
+    policy, not_mentioned : str
+    notes : tuple of str
+        What the readers recorded (files not read, renamed columns).
+    """
+
+    models: list[str]
+    findings: list[str]
+    references: list[str]
+    groups: dict[str, str]
+    dropped: pd.DataFrame
+    studies: np.ndarray
+    S: np.ndarray
+    Y: np.ndarray
+    patient_of: pd.Series
+    policy: str
+    not_mentioned: str
+    notes: tuple[str, ...] = ()
+
+
+def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
+                   findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
+                   model_groups: pd.DataFrame | dict[str, str] | None = None,
+                   unlabeled: str = "error") -> PreparedInputs:
+    """Validate prediction and label tables and lay them out as the arrays :func:`evaluate_auc` computes on.
+
+    ``evaluate_auc(predictions, labels, **options)`` is ``evaluate_auc(prepare_inputs(predictions, labels,
+    **selection), **computation)``; the split lets the validation and the computation be timed or reused apart.
+
+    Parameters
+    ----------
+    predictions, labels : pandas.DataFrame
+        As for :func:`evaluate_auc` (validated by :func:`~cxreval.labels.validate_predictions` and
+        :func:`~cxreval.labels.validate_label_table`).
+    references, findings, policy, not_mentioned, model_groups, unlabeled
+        As for :func:`evaluate_auc`.
+
+    Returns
+    -------
+    PreparedInputs
+
+    Raises
+    ------
+    SchemaError, InvalidParameterError
+        As :func:`evaluate_auc`, before any computation.
+    """
+    check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
+    check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
+    preds = validate_predictions(predictions)
+    labs = validate_label_table(labels, require_patient=False)
+    return _prepare_scans(PredictionScan.from_frame(preds), LabelScan.from_frame(labs), references=references,
+                          findings=findings, policy=policy, not_mentioned=not_mentioned, model_groups=model_groups,
+                          unlabeled=unlabeled, frame=lambda: preds)
+
+
+def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path], *,
+                       state_encoding: str | None = None, references: Sequence[str] | None = None,
+                       findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
+                       model_groups: pd.DataFrame | dict[str, str] | None = None,
+                       unlabeled: str = "error") -> PreparedInputs:
+    """Read prediction and label files straight into the arrays :func:`evaluate_auc` computes on.
+
+    Each file is read once, block by block, with its text columns as integer codes
+    (:func:`cxreval.labels.scan_predictions`, :func:`cxreval.labels.scan_labels`): memory is about that of the
+    score array ``S`` (8 bytes × models × findings × studies) plus one block, not that of the long tables.
+    ``evaluate_auc(prepare_from_files(p, l, ...))`` equals ``evaluate_auc(read(p), read(l), ...)``.
+
+    Parameters
+    ----------
+    predictions : path or sequence of paths
+        Long prediction tables ``study_id, model, finding, score`` (CSV or Parquet file, or a folder of such
+        files read as one table), or folders of wide ``<model>.csv``/``.parquet`` files.
+    labels : path or sequence of paths
+        Long label tables ``study_id, patient_id, finding, source, state`` (file, or folder of parts).
+    state_encoding : {'cxreval', 'chexpert', 'binary'} or None
+        How numeric states are read (:func:`~cxreval.labels.decode_states`).
+    references, findings, policy, not_mentioned, model_groups, unlabeled
+        As for :func:`evaluate_auc`.
+
+    Returns
+    -------
+    PreparedInputs
+
+    Raises
+    ------
+    SchemaError
+        Anything the readers and :func:`evaluate_auc` refuse, with the same messages (file, row, value).
+    """
+    check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
+    check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
+    ppaths, lpaths = _paths(predictions, "predictions"), _paths(labels, "labels")
+    ps = scan_predictions(ppaths)
+    ls, lnotes = scan_labels(lpaths, state_encoding=state_encoding)
+    return _prepare_scans(ps, ls, references=references, findings=findings, policy=policy,
+                          not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled,
+                          frame=lambda: read_prediction_tables(ppaths)[0], notes=(*ps.notes, *lnotes))
+
+
+def _paths(value: object, name: str) -> list[Path]:
+    items: Any = [value] if isinstance(value, (str, Path)) else value
+    try:
+        out = [Path(p) for p in items]
+    except TypeError:
+        raise InvalidParameterError(f"The '{name}' parameter of prepare_from_files must be a path or a sequence of "
+                                    f"paths. Got {value!r} instead.") from None
+    if not out:
+        raise InvalidParameterError(f"prepare_from_files: '{name}' is empty.")
+    return out
+
+
+def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[str] | None,
+                   findings: Sequence[str] | None, policy: str, not_mentioned: str,
+                   model_groups: pd.DataFrame | dict[str, str] | None, unlabeled: str,
+                   frame: Callable[[], pd.DataFrame], notes: tuple[str, ...] = ()) -> PreparedInputs:
+    """Lay validated codes out as arrays; the score arrays of ``ps`` are moved into ``S`` (``ps`` is emptied)."""
+    refs, fs, fcodes, groups, dropped = _validate_inputs(ps, ls, references, findings, model_groups, unlabeled)
+    texts = np.asarray(ps.studies, dtype=object)
+    pstudies = _study_order(ps, fcodes)
+    kept_mask = np.zeros(len(texts), dtype=bool)
+    kept_mask[pstudies] = True
+    if len(dropped):
+        kept_mask[pd.Index(texts).get_indexer(dropped["study_id"].to_numpy(dtype=object))] = False
+    kept = np.flatnonzero(kept_mask)
+    kept = kept[np.argsort(texts[kept], kind="stable")]  # sorted study ids
+    studies = texts[kept]
+    try:
+        models = _model_order(ps, fcodes, keep=kept_mask)
+    except LookupError:  # a model's first row is a dropped study: the order over the kept rows, from the table
+        df = frame()
+        rows = df["finding"].isin(fs).to_numpy() & ~df["study_id"].isin(dropped["study_id"]).to_numpy()
+        models = list(pd.unique(df.loc[rows, "model"]))
+    n = len(studies)
+    # scores: (model, finding, study), each (model, finding) array moved out of the scan as it is copied
+    S = np.empty((len(models), len(fs), n))
+    mcode = {m: k for k, m in enumerate(ps.models)}
+    for i, m in enumerate(models):
+        for jj, j in enumerate(fcodes):
+            a = ps.scores.pop((mcode[m], j), None)
+            S[i, jj] = np.nan
+            if a is not None:
+                inside = kept < len(a)
+                S[i, jj, inside] = a[kept[inside]]
+    ps.scores.clear()
+    # labels: (finding, reference, study)
+    Y = np.full((len(fs), len(refs), n), np.nan)
+    pos = pd.Index(studies).get_indexer(np.asarray(ls.studies, dtype=object)) if n else np.full(len(ls.studies), -1)
+    f_of = pd.Index(fs).get_indexer(ls.findings)
+    r_of = pd.Index(refs).get_indexer(ls.sources)
+    row_pos = pos[ls.study] if len(ls.study) else np.zeros(0, np.intp)
+    sel = (row_pos >= 0) & (f_of[ls.finding] >= 0) & (r_of[ls.source] >= 0)
+    domain = pd.Series(pd.array([-1, 0, 1, 2, pd.NA], dtype="Int8"))
+    yb = binarize(domain, policy=policy, not_mentioned=not_mentioned)  # the value of each state, missing last
+    st = ls.state[sel].astype(np.int16)
+    Y[f_of[ls.finding[sel]], r_of[ls.source[sel]], row_pos[sel]] = yb[np.where(st == LabelScan.MISSING_STATE, 4,
+                                                                                st + 1)]
+    # every labelled (study, finding) needs a score from every model
+    labelled = np.isfinite(Y).any(axis=1)  # (finding, study)
+    for j, f in enumerate(fs):
+        miss = np.isnan(S[:, j, :]) & labelled[j][None, :]
+        if miss.any():
+            m, s = np.argwhere(miss)[0]
+            raise SchemaError(f"Model {models[m]!r} has no score for study {studies[s]!r}, finding {f!r}, which the "
+                              f"references label ({int(miss.sum())} such (model, study) pairs); every model must "
+                              "score every labelled study.")
+    # each study's patient (one per study, checked by the readers)
+    pat = np.full(len(ls.studies), -1, dtype=np.int64)
+    has = ls.patient >= 0
+    pat[ls.study[has]] = ls.patient[has]
+    pcode = pat[pd.Index(ls.studies).get_indexer(studies)] if n else np.zeros(0, np.int64)
+    patients = np.asarray(ls.patients + [np.nan], dtype=object)
+    patient_of = pd.Series(patients[np.where(pcode >= 0, pcode, len(ls.patients))])
+    return PreparedInputs(models, fs, refs, groups, dropped, studies, S, Y, patient_of, policy, not_mentioned,
+                          tuple(notes))
+
+
+def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str] | None,
+                     findings: Sequence[str] | None, model_groups: pd.DataFrame | dict[str, str] | None,
+                     unlabeled: str) -> tuple[list[str], list[str], list[int], dict[str, str], pd.DataFrame]:
+    """Choose references and findings, check model groups and unlabelled studies, on validated codes.
+
+    Returns the references, the findings, their codes in ``ps``, the model → group map (models with a score for
+    a chosen finding) and the dropped studies."""
+    check_choice(unlabeled, ("error", "drop"), name="unlabeled", func="evaluate_auc")
+    sources = sorted(ls.sources[k] for k in np.unique(ls.source))
+    try:
+        refs = list(references) if references is not None and not isinstance(references, str) else sources
+    except TypeError:
+        refs = [references]  # type: ignore[list-item]
+    if references is not None and (isinstance(references, str) or not all(isinstance(r, str) for r in refs)):
+        raise InvalidParameterError(f"The 'references' parameter of evaluate_auc must be a sequence of str. Got "
+                                    f"{references!r} instead.")
+    if not refs:
+        raise InvalidParameterError("evaluate_auc: no references; the label table is empty.")
+    for r in refs:
+        if r not in sources:
+            raise InvalidParameterError(f"Unknown reference {r!r}: it is not a source of the label table; "
+                                        f"sources present: {sources}.")
+    if len(set(refs)) != len(refs):
+        raise InvalidParameterError(f"evaluate_auc: 'references' has duplicates: {refs}.")
+    f_first = {j: int(a.min()) for j, a in ps.first_row.items() if len(a)}
+    pf = [ps.findings[j] for j in sorted(f_first, key=f_first.__getitem__)]  # in order of first appearance
+    ref_codes = [ls.sources.index(r) for r in refs]
+    lf = {ls.findings[j] for j in np.unique(ls.finding[np.isin(ls.source, ref_codes)])}
+    if findings is None:
+        fs = [f for f in pf if f in lf]
+        if not fs:
+            raise SchemaError(f"No finding is both predicted {pf} and labelled by the references {refs} "
+                              f"{sorted(lf)}.")
+    else:
+        fs = [canonical_finding(f, where="evaluate_auc 'findings'") for f in findings]
+        for f in fs:
+            if f not in pf:
+                raise InvalidParameterError(f"Unknown finding {f!r}: no model has predictions for it; predicted: {pf}.")
+            if f not in lf:
+                raise InvalidParameterError(f"Unknown finding {f!r}: no reference among {refs} labels it; "
+                                            f"labelled: {sorted(lf)}.")
+        if len(set(fs)) != len(fs):
+            raise InvalidParameterError(f"evaluate_auc: 'findings' has duplicates: {fs}.")
+    fcodes = [ps.findings.index(f) for f in fs]
+    models = _model_order(ps, fcodes)
+    if model_groups is None:
+        groups = {m: DEFAULT_GROUP for m in models}
+    else:
+        mg = (pd.DataFrame({"model": list(model_groups), "group": list(model_groups.values())})
+              if isinstance(model_groups, dict) else model_groups)
+        mg = validate_model_groups(mg)
+        gmap = dict(zip(mg["model"], mg["group"]))
+        missing = [m for m in models if m not in gmap]
+        if missing:
+            raise SchemaError(f"Model(s) {missing} have predictions but no group in the model group table.")
+        groups = {m: gmap[m] for m in models}
+    # studies with predictions but no label row at all in the label table, in order of first appearance
+    pstudies = _study_order(ps, fcodes)
+    texts = np.asarray(ps.studies, dtype=object)
+    labelled = pd.Index(ls.studies).get_indexer(texts[pstudies]) >= 0
+    absent = list(texts[pstudies[~labelled]])
+    dropped = pd.DataFrame({"study_id": absent, "reason": "no label in the label table"})
+    if absent and unlabeled == "error":
+        raise SchemaError(f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
+                          "pass unlabeled='drop' (CLI: --unlabeled drop) to drop them with a report.")
+    return refs, fs, fcodes, groups, dropped
+
+
+def _model_order(ps: PredictionScan, fcodes: list[int], keep: np.ndarray | None = None) -> list[str]:
+    """Models with a row of a chosen finding, in order of their first such row (``keep``: over the rows of the
+    kept study codes only; ``None`` when that cannot be decided from the first rows)."""
+    first: dict[int, tuple[int, int]] = {}
+    for (m, j), (row, s) in ps.slot_first.items():
+        if j in fcodes and (m not in first or row < first[m][0]):
+            first[m] = (row, s)
+    if keep is not None and not all(keep[s] for _, s in first.values()):
+        raise LookupError("a model's first row is on a dropped study")
+    return [ps.models[m] for m in sorted(first, key=lambda m: first[m][0])]
+
+
+def _study_order(ps: PredictionScan, fcodes: list[int]) -> np.ndarray:
+    """Codes of the studies with a row of a chosen finding, in order of their first such row."""
+    big = np.iinfo(np.int64).max
+    first = np.full(len(ps.studies), big, dtype=np.int64)
+    for j in fcodes:
+        a = ps.first_row.get(j, np.zeros(0, np.int64))[: len(first)]
+        np.minimum(first[: len(a)], a, out=first[: len(a)])
+    has = np.flatnonzero(first < big)
+    return has[np.argsort(first[has], kind="stable")]
+

@@ -1,0 +1,229 @@
+"""The result of :func:`~cxreval.classification.evaluate_auc` and the point AUC table, each owning its files.
+
+:class:`AUCResult` writes ``auc``, ``counts`` and ``dropped`` (CSV + Parquet, :meth:`AUCResult.save`) and renders
+the Markdown of ``cxreval classify``'s ``summary.md`` (:meth:`AUCResult.summary`); :class:`AUCTableResult` is a
+table of point AUCs without bootstrap (read from a file or published, see :func:`cxreval.published.read_auc_table`)
+and writes ``auc``. The report reads these ``FILES`` and ``COLUMNS`` (:mod:`cxreval.report.sections`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from .._auc_kernel import BlockInputs, block_indices
+from .._validation import check_choice
+from ..bootstrap import BootstrapResult, ResamplingPlan, bca_ci, percentile_ci
+from ..exceptions import InvalidParameterError
+from ..findings import canonical_finding
+from ..labels import FINDING, MACRO, MICRO, STUDY_ID
+from ..results import TableResult, readonly
+from ..tables import markdown_table
+
+__all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP",
+           "AUC_SUMMARY_FILE", "AUCResult", "AUCTableResult", "markdown_auc_table"]
+
+AUC_COLUMNS: tuple[str, ...] = ("model", "group", FINDING, "reference", "auc", "ci_low", "ci_high",
+                                "n_pos", "n_neg", "n_dropped")
+"""Columns of ``auc.csv``. ``reference`` names the label source that served as the reference of an AUC: a role,
+not the ``source`` column of a label table (whose values it takes)."""
+COUNT_COLUMNS: tuple[str, ...] = (FINDING, "reference", "n_pos", "n_neg", "n_dropped")
+"""Columns of ``counts.csv``: the labels each reference gives each finding on the evaluated studies."""
+DROPPED_COLUMNS: tuple[str, ...] = (STUDY_ID, "reason")
+"""Columns of ``dropped.csv``: the studies dropped before evaluation."""
+POINT_AUC_COLUMNS: tuple[str, ...] = ("model", FINDING, "reference", "auc")
+"""The columns every AUC table has (``auc.csv`` of ``classify``, or a published table of point AUCs)."""
+# MACRO / MICRO: the ``finding`` value of macro- and micro-average rows, owned by cxreval.labels
+MEAN_MODEL = "Mean"
+"""The ``model`` value of the mean-over-models rows (their ``group`` is ``'summary'``)."""
+DEFAULT_GROUP = "default"
+"""The ``group`` of every model when no model-group table is given."""
+AUC_SUMMARY_FILE = "auc_summary.md"
+"""The name of :meth:`AUCResult.summary` written beside another analysis' ``summary.md`` (``cxreval rank``)."""
+
+markdown_auc_table = functools.partial(markdown_table, floatfmt="{:.3f}", nan="", missing=None)
+"""The Markdown form of AUC and rank tables: 3 decimals, NaN as an empty cell."""
+
+
+@dataclass(frozen=True)
+class AUCResult(TableResult):
+    """AUC of every model × finding × reference, with patient-bootstrap distributions.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Columns :data:`AUC_COLUMNS`; ``finding == 'macro'`` rows hold the macro average over
+        ``findings``, ``finding == 'micro'`` the micro average (pooled pairs; ``n_pos``/``n_neg`` count the
+        pooled pairs); ``model == 'Mean'`` (group ``'summary'``) rows the mean over models.
+    models, findings, references : tuple of str
+        Axis labels of ``point`` and ``distribution`` (``findings`` then ``'macro'`` and ``'micro'`` when
+        computed).
+    groups : dict
+        Model → group.
+    point : ndarray of shape (n_models, n_findings[+1], n_references)
+    distribution : ndarray of shape (n_models, n_findings[+1], n_references, n_resamples)
+        NaN where undefined in a replicate.
+    counts : pandas.DataFrame
+        ``finding, reference, n_pos, n_neg, n_dropped`` per finding and reference.
+    plan : ResamplingPlan
+    policy : str
+    confidence_level : float
+    dropped : pandas.DataFrame
+        Studies dropped before evaluation (``study_id, reason``).
+    notes : tuple of str
+        What the readers recorded (files not read, renamed columns; :func:`prepare_from_files`).
+    seed : int or None
+        The integer seed of the resampling plan (``rng`` of :func:`evaluate_auc`), None when not an integer.
+
+    ``FILES``: ``auc`` (``table``, :data:`AUC_COLUMNS`), ``counts`` (:data:`COUNT_COLUMNS`) and ``dropped``
+    (:data:`DROPPED_COLUMNS`, as text).
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"auc": "auc.csv", "counts": "counts.csv",
+                                                           "dropped": "dropped.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = AUC_COLUMNS
+
+    table: pd.DataFrame
+    models: tuple[str, ...]
+    findings: tuple[str, ...]
+    references: tuple[str, ...]
+    groups: dict[str, str]
+    point: np.ndarray = field(repr=False)
+    distribution: np.ndarray = field(repr=False)
+    counts: pd.DataFrame = field(repr=False)
+    plan: ResamplingPlan | None = field(repr=False)
+    policy: str = "exclude"
+    confidence_level: float = 0.95
+    not_mentioned: str = "negative"
+    dropped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(DROPPED_COLUMNS)), repr=False)
+    notes: tuple[str, ...] = ()
+    seed: int | None = None
+    _inputs: BlockInputs | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        readonly(self.point)
+        readonly(self.distribution)
+
+    @property
+    def n_resamples(self) -> int:
+        return int(self.distribution.shape[-1])
+
+    def _pos(self, model: str, finding: str, reference: str) -> tuple[int, int, int]:
+        f = finding if finding in (MACRO, MICRO) else canonical_finding(finding)
+        for name, val, seq in (("model", model, self.models), ("finding", f, self.findings),
+                               ("reference", reference, self.references)):
+            if val not in seq:
+                raise InvalidParameterError(f"Unknown {name} {val!r}; known: {list(seq)}.")
+        return self.models.index(model), self.findings.index(f), self.references.index(reference)
+
+    def bootstrap(self, model: str, finding: str, reference: str, *, ci_method: str = "percentile") -> BootstrapResult:
+        """The :class:`~cxreval.bootstrap.BootstrapResult` of one AUC.
+
+        ``ci_method='bca'`` gives the BCa interval, with the acceleration from a leave-one-patient-out
+        jackknife (:meth:`jackknife`).
+        """
+        check_choice(ci_method, ("percentile", "bca"), name="ci_method", func="AUCResult.bootstrap")
+        i, j, k = self._pos(model, finding, reference)
+        if ci_method == "bca":
+            return bca_ci(self.distribution[i, j, k], estimate=self.point[i, j, k],
+                          jackknife=self.jackknife(model, finding, reference), confidence_level=self.confidence_level)
+        return percentile_ci(self.distribution[i, j, k], estimate=self.point[i, j, k],
+                             confidence_level=self.confidence_level)
+
+    def jackknife(self, model: str, finding: str, reference: str, *, block: int = 256) -> np.ndarray:
+        """Leave-one-patient-out values of one AUC (the macro average: of the mean over findings; the micro
+        average: of the pooled AUC)."""
+        if self.plan is None or self._inputs is None:
+            raise InvalidParameterError("jackknife needs a result computed with a resampling plan (n_resamples > 0).")
+        i, j, k = self._pos(model, finding, reference)
+        per = [q for q, f in enumerate(self.findings) if f not in (MACRO, MICRO)]
+        js = per if self.findings[j] == MACRO else [j]
+        n_pat = self.plan.n_patients
+        # a pooled (micro) index holds the pairs of every finding, finding-major: their patients repeat
+        sp = np.tile(self.plan.study_patient, len(per)) if self.findings[j] == MICRO else self.plan.study_patient
+        out = np.zeros(n_pat)
+        for q in js:  # rebuilt on demand (one sort): the result keeps the arrays, not every index
+            idx = block_indices(self._inputs, i, len(per) if self.findings[q] == MICRO else q)[k][0]
+            vals = np.empty(n_pat)
+            for start in range(0, n_pat, block):
+                cols = np.arange(start, min(n_pat, start + block))
+                wt = (sp[:, None] != cols[None, :]).astype(np.int32)  # (n_studies, block)
+                vals[cols] = idx.auc_t(wt)
+            out += vals
+        return out / len(js)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"auc": self.table, "counts": self.counts, "dropped": self.dropped.astype(str)}
+
+    def summary(self, title: str = "AUC per model, finding and reference") -> str:
+        """``# title``, the choices (models, findings, references, label policy, bootstrap), the label counts,
+        the AUC of the macro average (else of the first finding) per model and reference, and the readers'
+        notes, as Markdown."""
+        md = markdown_auc_table
+        lines = [f"# {title}", "",
+                 f"{len(self.models)} models, findings {list(self.findings)}, references {list(self.references)}; "
+                 f"policy `{self.policy}` (not mentioned → {self.not_mentioned}); {self.n_resamples} patient-level "
+                 f"bootstrap replicates (seed {self.seed}), {int(self.confidence_level * 100)}% percentile CIs.", ""]
+        if self.plan is not None:
+            lines.append(f"Studies: {self.plan.n_studies}; patients: {self.plan.n_patients}.")
+        if len(self.dropped):
+            lines.append(f"Dropped {len(self.dropped)} prediction studies without any label (see "
+                         f"{self.FILES['dropped']}).")
+        lines += ["", "## Counts per finding and reference", "", md(self.counts, floatfmt="{:.0f}"), ""]
+        f = MACRO if MACRO in self.findings else self.findings[0]
+        t = self.table
+        wide = t[t[FINDING] == f].pivot(index="model", columns="reference", values="auc")
+        lines += [f"## AUC ({f})", "", md(wide.reset_index()), ""]
+        if self.notes:
+            lines += ["## Notes", ""] + [f"- {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.table.copy()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"models": list(self.models), "findings": list(self.findings), "references": list(self.references),
+                "groups": dict(self.groups), "policy": self.policy, "confidence_level": self.confidence_level,
+                "n_resamples": self.n_resamples, "plan": None if self.plan is None else self.plan.to_dict(),
+                "n_dropped_studies": int(len(self.dropped)), "auc": self.table.to_dict(orient="records")}
+
+
+@dataclass(frozen=True)
+class AUCTableResult(TableResult):
+    """A table of point AUCs (no bootstrap): ``model, finding, reference, auc`` and optionally ``group``,
+    ``dataset``, ``ci_low``, ``ci_high``... (a published table, or a user's ``auc.csv``).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        At least :data:`POINT_AUC_COLUMNS`; findings canonical, ``macro``/``micro`` for the averages.
+    name : str
+        Where it came from, in words (a path, or ``XQA Tables 16-25 (packaged)``).
+    published : bool
+        The packaged published tables (:func:`cxreval.published.load_xqa_auc_table`).
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"auc": "auc.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = POINT_AUC_COLUMNS
+
+    table: pd.DataFrame
+    name: str
+    published: bool = False
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"auc": self.table}
+
+    def summary(self) -> str:
+        """One line on the table (its origin, models, findings, references) as Markdown."""
+        t = self.table
+        return (f"AUC table {self.name}: {len(t)} rows, {t['model'].nunique()} models, findings "
+                f"{list(pd.unique(t[FINDING]))}, references {list(pd.unique(t['reference']))}.")
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "published": self.published, "auc": self.table.to_dict(orient="records")}

@@ -1,0 +1,99 @@
+"""A registered dataset written as cxreval's own long table (``cxreval data export``).
+
+The loaders of :mod:`cxreval.datasets` read each public file in its own layout; exporting one writes what the
+loader returns — a label table (``study_id, patient_id, finding, source, state``), a box table, a report table
+or per-image metadata — as CSV + Parquet, beside the rows the reader dropped and why, so that a user can feed
+``agree``, ``classify``, ``fuse``, ``localize`` or ``label-reports --validate-against`` with the same table
+the demo uses (for instance the OpenI MeSH codes, ``openi_mesh``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import ClassVar
+
+import pandas as pd
+
+from ..results import ReadReport, TableResult
+from ..tables import markdown_table, write_table
+
+__all__ = ["DatasetExport", "export_dataset"]
+
+
+@dataclass(frozen=True)
+class DatasetExport(TableResult):
+    """A dataset's table as its loader reads it, and the read report.
+
+    ``save`` writes ``<kind>.csv`` (+ Parquet) — ``kind`` is the dataset's kind (``labels``, ``boxes``,
+    ``reports``, ``metadata``) — and ``dropped.csv`` when the reader dropped rows.
+    """
+
+    name: str
+    kind: str
+    table: pd.DataFrame
+    report: ReadReport
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({
+        "labels": "labels.csv", "boxes": "boxes.csv", "reports": "reports.csv", "metadata": "metadata.csv",
+        "dropped": "dropped.csv"})
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The dataset's table under its kind, and ``dropped`` when rows were dropped."""
+        out = {self.kind: self.table}
+        if self.report.n_dropped:
+            out["dropped"] = self.report.dropped
+        return out
+
+    def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+        """Write the tables of :meth:`tables` into ``folder``; return ``{name: csv path}``."""
+        return {k: write_table(t, Path(folder), Path(self.FILES[k]).stem) for k, t in self.tables().items()}
+
+    def summary(self) -> str:
+        """Markdown: what was read, kept and dropped."""
+        rows = pd.DataFrame({"": ["rows read", "rows kept", "rows dropped"],
+                             "n": [self.report.n_read, self.report.n_kept, self.report.n_dropped]})
+        lines = [f"# {self.name} ({self.kind})", "", f"Read from {self.report.source}.", "",
+                 markdown_table(rows, right=("n",))]
+        for reason, n in self.report.reasons().items():
+            lines.append(f"- dropped, {reason}: {n}")
+        lines += [f"- {n}" for n in self.report.notes]
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"dataset": self.name, "kind": self.kind, "n_rows": int(len(self.table)),
+                "columns": [str(c) for c in self.table.columns], **self.report.to_dict()}
+
+
+def export_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
+                   cache_dir: str | os.PathLike[str] | None = None) -> DatasetExport:
+    """Load the registered dataset ``name`` (:func:`cxreval.datasets.load_dataset`) for writing.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`cxreval.datasets.list_datasets`.
+    path : path, optional
+        The user's own copy of the file or folder; default the fetched copy.
+    cache_dir : path, optional
+        Cache directory of ``cxreval data fetch``.
+
+    Returns
+    -------
+    res : DatasetExport
+
+    Raises
+    ------
+    UnknownDatasetError
+        Unknown name, with a did-you-mean.
+    DataUnavailableError
+        Not fetched, or a folder dataset without ``path``.
+    """
+    from . import get_spec, load_dataset
+
+    spec = get_spec(name)
+    res = load_dataset(spec.name, path, cache_dir=cache_dir)
+    return DatasetExport(spec.name, spec.kind, res.table, res.report)

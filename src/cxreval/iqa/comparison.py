@@ -1,0 +1,161 @@
+"""How full-reference metrics rank controlled degradations, and how far they agree with each other.
+
+Without expert ratings there is no z-MOS to compare a metric with; what can be measured is how each metric
+*ranks the degradations* of a plan (:func:`degradation_ranking`) and how far the metrics agree with each
+other (:func:`metric_vs_metric`: SRCC/KRCC between metrics by :func:`cxreval.iqa.metric_rank_agreement`,
+clearly metric-vs-metric). :func:`compare_metrics` runs both on a score table whose pairs carry their
+``degradation`` (``pairs.csv`` of ``cxreval iqa degrade``, scored by ``cxreval iqa score``) and returns
+a :class:`MetricComparisonResult` that owns ``degradation_ranking.csv`` and ``metric_vs_metric.csv``
+(``cxreval iqa compare`` and the demo's IQA section write them).
+
+Examples
+--------
+>>> import pandas as pd
+>>> scores = pd.DataFrame({"test": ["a", "b", "c", "d"] * 2, "degradation": ["blur", "noise"] * 4,
+...                        "metric": ["psnr"] * 4 + ["gmsd"] * 4,
+...                        "value": [30.0, 25.0, 32.0, 26.0, 0.05, 0.09, 0.04, 0.08]})
+>>> res = compare_metrics(scores)
+>>> res.ranking[["metric", "degradation", "rank"]]
+  metric degradation  rank
+0   gmsd        blur   1.0
+1   gmsd       noise   2.0
+2   psnr        blur   1.0
+3   psnr       noise   2.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_columns
+from ..exceptions import SchemaError
+from ..results import TableResult
+from ..tables import markdown_table
+from .scoring import metric_rank_agreement, oriented_scores
+
+__all__ = ["RANKING_COLUMNS", "METRIC_VS_METRIC_COLUMNS", "MetricComparisonResult", "compare_metrics",
+           "degradation_ranking", "metric_vs_metric"]
+
+RANKING_COLUMNS: tuple[str, ...] = ("metric", "degradation", "mean_value", "n_images", "rank")
+"""Columns of :func:`degradation_ranking`."""
+
+METRIC_VS_METRIC_COLUMNS: tuple[str, ...] = ("metric_a", "metric_b", "over", "srcc", "krcc", "n")
+"""Columns of :func:`metric_vs_metric`."""
+
+_LEVELS = (("degradation", "degradations"), ("test", "test images"))
+"""The units ranked by :func:`metric_vs_metric`: (column, label written in ``over``)."""
+
+
+def degradation_ranking(scores: pd.DataFrame) -> pd.DataFrame:
+    """How each metric ranks the degradations: mean score over images, rank 1 = judged least harmful.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        ``metric, degradation, value`` (one row per scored test image).
+
+    Returns
+    -------
+    table : DataFrame
+        :data:`RANKING_COLUMNS`: ``metric, degradation, mean_value, n_images, rank`` (average ranks for ties),
+        ordered by metric and rank. Ranks use the metric's orientation (a lower GMSD is better).
+    """
+    d = scores.assign(_q=oriented_scores(scores))
+    g = d.groupby(["metric", "degradation"], sort=False)
+    t = g["value"].mean().rename("mean_value").to_frame()
+    t["n_images"] = g["value"].size()
+    t["_q"] = g["_q"].mean()
+    t = t.reset_index()
+    t["rank"] = t.groupby("metric", sort=False)["_q"].rank(ascending=False, method="average")
+    return t.drop(columns="_q").sort_values(["metric", "rank"], kind="stable").reset_index(drop=True)
+
+
+def metric_vs_metric(scores: pd.DataFrame) -> pd.DataFrame:
+    """SRCC and KRCC between every two metrics (metric-vs-metric, not metric-vs-expert).
+
+    Two levels (:func:`cxreval.iqa.metric_rank_agreement`): ``over='degradations'`` correlates the metrics'
+    mean scores per degradation (their rankings of the degradations); ``over='test images'`` correlates their
+    scores of each test image. Scores are oriented (higher = better) so a positive correlation means the
+    metrics agree.
+
+    Returns
+    -------
+    table : DataFrame
+        :data:`METRIC_VS_METRIC_COLUMNS`: ``metric_a, metric_b, over, srcc, krcc, n``.
+    """
+    return pd.concat([metric_rank_agreement(scores, over=col).assign(over=label) for col, label in _LEVELS],
+                     ignore_index=True)
+
+
+@dataclass(frozen=True)
+class MetricComparisonResult(TableResult):
+    """The metrics' rankings of the degradations and their agreement with each other.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Metric vs metric (:data:`METRIC_VS_METRIC_COLUMNS`).
+    ranking : pandas.DataFrame
+        Each metric's ranking of the degradations (:data:`RANKING_COLUMNS`).
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"degradation_ranking": "degradation_ranking.csv",
+                                                           "metric_vs_metric": "metric_vs_metric.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = METRIC_VS_METRIC_COLUMNS
+    RANKING_COLUMNS: ClassVar[tuple[str, ...]] = RANKING_COLUMNS
+
+    table: pd.DataFrame
+    ranking: pd.DataFrame
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"degradation_ranking": self.ranking, "metric_vs_metric": self.table}
+
+    def summary(self, title: str = "cxreval iqa compare") -> str:
+        """The rank-1 degradation of each metric and the metric-vs-metric table, as Markdown."""
+        first = self.ranking[self.ranking["rank"] == self.ranking.groupby("metric")["rank"].transform("min")]
+        return "\n".join([f"# {title}", "", "Metric vs metric, not metric vs experts (no ratings are used).", "",
+                          "## Degradation each metric judges least harmful", "",
+                          markdown_table(first[["metric", "degradation", "mean_value", "rank"]]), "",
+                          "## Agreement between metrics (SRCC / KRCC)", "", markdown_table(self.table), ""])
+
+    def to_dict(self) -> dict[str, object]:
+        return {"degradation_ranking": self.ranking.to_dict(orient="records"),
+                "metric_vs_metric": self.table.to_dict(orient="records")}
+
+
+def compare_metrics(scores: pd.DataFrame) -> MetricComparisonResult:
+    """:func:`degradation_ranking` and :func:`metric_vs_metric` of a score table.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        ``test, metric, value, degradation``: the :func:`cxreval.iqa.score_pairs` table of pairs that carry
+        their degradation (``pairs.csv`` of ``cxreval iqa degrade``).
+
+    Returns
+    -------
+    res : MetricComparisonResult
+
+    Raises
+    ------
+    SchemaError
+        A missing column or a non-numeric value.
+    InvalidParameterError
+        A metric that is not registered (its direction is unknown).
+    """
+    if not isinstance(scores, pd.DataFrame):
+        raise SchemaError(f"compare_metrics: 'scores' must be a DataFrame. Got {type(scores).__name__}.")
+    check_columns(scores, ["test", "metric", "value", "degradation"], where="scores (pairs.csv of "
+                  "`cxreval iqa degrade` carries the degradation)")
+    values = pd.to_numeric(scores["value"], errors="coerce")
+    bad = values.isna() & scores["value"].notna()
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise SchemaError(f"scores: column 'value' must be numeric; row {i} has {scores['value'].iloc[i]!r}.")
+    return MetricComparisonResult(metric_vs_metric(scores), degradation_ranking(scores))

@@ -1,0 +1,56 @@
+"""The inputs of the demo's AUC sections (nih_models, chexpert_models) written to files, for the demo == CLI
+tests of ``cxreval classify`` (test_classification.py) and ``cxreval rank`` (test_ranking.py).
+
+The tables are those the demo sections evaluate, loaded by the same loaders (:mod:`cxreval.demo_data`) and
+written as a user would hand them to the commands: predictions as Parquet (exact scores), labels with
+:func:`cxreval.labels.write_labels`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cxreval.demo import CHEXPERT_COMPETITION
+from cxreval.demo_data import (
+    DemoContext,
+    chexpert_labels,
+    chexpert_predictions,
+    nih_google_labels,
+    nih_predictions,
+)
+from cxreval.labels import write_labels, write_predictions
+
+from .conftest import N_RESAMPLES
+
+NIH_REFERENCES = ("nih_textmined", "google_expert")
+"""The references of the demo's nih_models section."""
+
+
+def _context(tmp: Path, shared_data: Path, metadata_dir: Path) -> DemoContext:
+    return DemoContext(tmp, shared_data, metadata_dir.parent, N_RESAMPLES, 0, False)
+
+
+def nih_inputs(tmp: Path, shared_data: Path, metadata_dir: Path) -> list[str]:
+    """``-p PRED -l LABELS -r REFS`` of the nih_models section (labels kept on the predicted studies)."""
+    ctx = _context(tmp / "ctx", shared_data, metadata_dir)
+    labels, g = nih_google_labels(ctx)
+    preds = nih_predictions(ctx, set(g["study_id"]))
+    labels = labels[labels["study_id"].isin(set(preds["study_id"]))]
+    p = write_predictions(preds, tmp / "nih_preds.parquet")
+    lab = write_labels(labels, tmp / "nih_labels.csv")
+    return ["-p", str(p), "-l", str(lab), "-r", ",".join(NIH_REFERENCES)]
+
+
+def chexpert_inputs(tmp: Path, shared_data: Path, metadata_dir: Path) -> tuple[list[str], list[str]]:
+    """``-p PRED -l LABELS -r REFS -f FINDINGS`` of the chexpert_models section, and its references in order."""
+    ctx = _context(tmp / "ctx", shared_data, metadata_dir)
+    labels = chexpert_labels(ctx)
+    refs = list(dict.fromkeys(labels["source"]))
+    p = write_predictions(chexpert_predictions(ctx), tmp / "chexpert_preds.parquet")
+    lab = write_labels(labels, tmp / "chexpert_labels.csv")
+    return ["-p", str(p), "-l", str(lab), "-r", ",".join(refs), "-f", ",".join(CHEXPERT_COMPETITION)], refs
+
+
+def common() -> list[str]:
+    """The bootstrap options of the demo sections run by the demo == CLI tests."""
+    return ["--n-resamples", str(N_RESAMPLES), "--seed", "0"]

@@ -1,0 +1,57 @@
+"""The demo's agreement sections write what ``cxreval agree`` writes on the same label table (issue 13).
+
+Each section's label table (built by :mod:`cxreval.demo_data` from the reference data, as the demo builds it) is
+written to a file with :func:`cxreval.labels.write_labels`; ``cxreval agree`` on that file, with the options the
+demo's call corresponds to, must write the same agreement, prevalence, flows and omissions tables, exactly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cxreval.agreement import (
+    AgreementTableResult,
+    FlowsResult,
+    OmissionsResult,
+    PrevalenceResult,
+    SourceComparisonResult,
+)
+from cxreval.cli.main import main
+from cxreval.demo_data import CHEXPERT_COMPETITION, DemoContext, chexpert_labels, nih_google_labels
+from cxreval.labels import write_labels
+
+from .conftest import N_RESAMPLES, assert_same_tables
+
+
+def _context(tmp_path: Path, shared_data: Path, metadata_dir: Path) -> DemoContext:
+    """The context the demo sections of ``run_demo_section`` get (same mirror, cache, seed)."""
+    return DemoContext(tmp_path / "ctx", shared_data, metadata_dir.parent, N_RESAMPLES, 0, False)
+
+
+def _agree(tmp_path: Path, labels: Path, name: str, *options: str) -> Path:
+    out = tmp_path / name
+    assert main(["agree", "--labels", str(labels), "--out", str(out), *options]) == 0
+    return out
+
+
+def test_nih_vs_google_agreement_equals_cxreval_agree(demo_section, shared_data, metadata_dir, tmp_path):
+    demo = demo_section("nih_vs_google_agreement")
+    labels, _ = nih_google_labels(_context(tmp_path, shared_data, metadata_dir))
+    lp = write_labels(labels, tmp_path / "nih_google_labels.csv")
+    cli = _agree(tmp_path, lp, "agree", "--pairs", "google_expert:nih_textmined", "--intersect")
+    assert_same_tables(demo, cli, SourceComparisonResult.FILES.values())
+
+
+def test_chexpert_agreement_equals_cxreval_agree(demo_section, shared_data, metadata_dir, tmp_path):
+    """Agreement and prevalence of every reader and labeler with the consensus; flows (and omissions) of a second
+    run on the two pairs the demo draws."""
+    demo = demo_section("chexpert_agreement")
+    labels = chexpert_labels(_context(tmp_path, shared_data, metadata_dir))
+    labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
+    lp = write_labels(labels, tmp_path / "chexpert_labels.parquet")
+    others = [s for s in dict.fromkeys(labels["source"]) if s != "consensus"]
+    assert len(others) == 10
+    cli = _agree(tmp_path, lp, "agree", "--pairs", ",".join(f"consensus:{s}" for s in others), "--intersect")
+    assert_same_tables(demo, cli, [*AgreementTableResult.FILES.values(), *PrevalenceResult.FILES.values()])
+    cli = _agree(tmp_path, lp, "flows", "--pairs", "consensus:chexpert_labeler,consensus:bc4", "--intersect")
+    assert_same_tables(demo, cli, [*FlowsResult.FILES.values(), *OmissionsResult.FILES.values()])

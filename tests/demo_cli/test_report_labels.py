@@ -1,0 +1,64 @@
+"""The demo's OpenI section writes what ``cxreval label-reports`` and ``cxreval agree`` write (issue 13).
+
+- ``labeller_validation``: ``cxreval label-reports --reports NLMCXR_reports.tgz --sections whole
+  --validate-against MESH --findings chestxray8`` (MESH: the OpenI MeSH labels of the reports with images, as the
+  demo takes them, written to a file);
+- the Findings-vs-Impression agreement, prevalence and flows: ``cxreval label-reports --sections
+  findings,impression --vocabulary chexpert`` on the reports with both sections (written to a file), then
+  ``cxreval agree`` on its ``labels.csv`` with the XQA finding sets.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cxreval.agreement import SourceComparisonResult
+from cxreval.cli.main import main
+from cxreval.datasets.openi import openi_mesh_labels, read_openi_reports
+from cxreval.labels import write_labels
+from cxreval.reports import LabellerValidationResult, ReportLabelsResult
+
+from .conftest import N_RESAMPLES, assert_same_tables, run_demo_section
+
+
+@pytest.fixture(scope="module")
+def demo(shared_data: Path, metadata_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's OpenI section, built once for both tests."""
+    return run_demo_section("openi_report_labels", tmp_path_factory.mktemp("demo") / "out", shared_data, metadata_dir)
+
+
+def _reports(metadata_dir: Path) -> tuple[Path, pd.DataFrame]:
+    tgz = metadata_dir / "NLMCXR_reports.tgz"
+    assert tgz.is_file(), f"{tgz} missing from the fetched metadata"
+    return tgz, read_openi_reports(tgz).table
+
+
+def test_openi_labeller_validation_equals_label_reports(demo, metadata_dir, tmp_path):
+    tgz, rep = _reports(metadata_dir)
+    mesh = openi_mesh_labels(reports=rep).table
+    mesh = mesh[mesh["study_id"].isin(set(rep.loc[rep["n_images"] > 0, "report_id"]))]
+    ref = write_labels(mesh, tmp_path / "openi_mesh.csv")
+    cli = tmp_path / "labels"
+    assert main(["label-reports", "--reports", str(tgz), "--sections", "whole", "--validate-against", str(ref),
+                 "--findings", "chestxray8", "--n-resamples", str(N_RESAMPLES), "--seed", "0", "-o", str(cli)]) == 0
+    assert_same_tables(demo, cli, LabellerValidationResult.FILES.values())
+    assert set(ReportLabelsResult.FILES.values()) <= {p.name for p in cli.iterdir()}
+
+
+def test_openi_findings_vs_impression_equals_label_reports_then_agree(demo, metadata_dir, tmp_path):
+    _, rep = _reports(metadata_dir)
+    text = pd.DataFrame({"study_id": rep["report_id"], "findings": rep["findings"].fillna(""),
+                         "impression": rep["impression"].fillna("")})
+    both = text[(text["findings"].str.strip() != "") & (text["impression"].str.strip() != "")]
+    both.to_parquet(tmp_path / "both_sections.parquet", index=False)
+    lab = tmp_path / "labels"
+    assert main(["label-reports", "--reports", str(tmp_path / "both_sections.parquet"), "--sections",
+                 "findings,impression", "--vocabulary", "chexpert", "-o", str(lab)]) == 0
+    cli = tmp_path / "agree"
+    assert main(["agree", "--labels", str(lab / ReportLabelsResult.FILES["labels"]), "--pairs",
+                 "report_findings:report_impression", "--findings", "xqa", "--finding-set", "selected=xqa_selected",
+                 "--finding-set", "all=xqa", "-o", str(cli)]) == 0
+    assert_same_tables(demo, cli, SourceComparisonResult.FILES.values())
