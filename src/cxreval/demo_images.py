@@ -62,13 +62,11 @@ integer factor: a 1024-pixel radiograph becomes 512 pixels, about 100 kB as PNG)
 
 
 def block_downsample(image: np.ndarray, factor: int) -> np.ndarray:
-    """Mean over ``factor x factor`` blocks (the image is cropped to a multiple of ``factor``)."""
-    f = int(factor)
-    if f <= 1:
-        return np.asarray(image, dtype=np.float64)
-    h, w = (image.shape[0] // f) * f, (image.shape[1] // f) * f
-    x = np.asarray(image[:h, :w], dtype=np.float64)
-    return x.reshape(h // f, f, w // f, f).mean(axis=(1, 3))
+    """Mean over ``factor x factor`` blocks, the remainder cropped: :func:`cxreval.iqa.box_downsample`'s
+    ``'pool'`` alignment (``skimage.measure.block_reduce``), in float64."""
+    from .iqa import box_downsample
+
+    return box_downsample(np.asarray(image, dtype=np.float64), int(factor), convention="pool")
 
 
 # --------------------------------------------------------------------------------------------------
