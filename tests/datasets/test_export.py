@@ -48,3 +48,16 @@ def test_export_openi_mesh_is_the_demo_reference(metadata_dir: Path, tmp_path: P
     dropped = pd.read_csv(tmp_path / "o" / "dropped.csv")
     assert labels["study_id"].nunique() + len(dropped) == 3955 and set(labels["source"]) == {"openi_mesh"}
     assert set(dropped["reason"]) == {"only unusable MeSH major codes ['No Indexing']"}
+    assert set(labels["state"]) <= {"negative", "uncertain", "positive"}  # names: read back without an encoding
+
+
+def test_exported_labels_feed_label_reports_validation(metadata_dir: Path, tmp_path: Path) -> None:
+    """The README's chain: export OpenI's MeSH codes, validate the report labeller against them."""
+    cache = str(metadata_dir.parent)
+    assert main(["data", "export", "openi_mesh", "--cache-dir", cache, "-o", str(tmp_path / "om")]) == 0
+    reports = metadata_dir / "NLMCXR_reports.tgz"
+    assert main(["label-reports", "--reports", str(reports), "--sections", "whole", "--validate-against",
+                 str(tmp_path / "om" / "labels.csv"), "--findings", "Cardiomegaly,Effusion", "--n-resamples", "20",
+                 "-o", str(tmp_path / "lr")]) == 0
+    val = pd.read_csv(tmp_path / "lr" / "labeller_validation.csv").set_index("finding")
+    assert {"Cardiomegaly", "Effusion"} <= set(val.index) and (val.loc[["Cardiomegaly", "Effusion"], "f1"] > 0.5).all()

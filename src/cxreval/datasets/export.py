@@ -18,6 +18,8 @@ from typing import ClassVar
 
 import pandas as pd
 
+from ..labels import state_names
+from ..labels.schema import STATE
 from ..results import ReadReport, TableResult
 from ..tables import markdown_table, write_table
 
@@ -42,8 +44,12 @@ class DatasetExport(TableResult):
         "dropped": "dropped.csv"})
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The dataset's table under its kind, and ``dropped`` when rows were dropped."""
-        out = {self.kind: self.table}
+        """The dataset's table under its kind (a label table with its states as names, which read back
+        without a ``--state-encoding``), and ``dropped`` when rows were dropped."""
+        table = self.table
+        if self.kind == "labels" and STATE in table.columns:
+            table = table.assign(**{STATE: state_names(table[STATE])})
+        out = {self.kind: table}
         if self.report.n_dropped:
             out["dropped"] = self.report.dropped
         return out
