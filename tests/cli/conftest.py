@@ -14,8 +14,8 @@ WRITING_COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "i
 """Every command that writes an output folder (ids: the command words joined by '-')."""
 
 COMPUTE = {  # the first expensive library call of each command: must not run when --out is unusable
-    "classify": "cxreval.cli.classify.evaluate_auc",
-    "rank": "cxreval.cli.rank.ranking_stability",
+    "classify": "cxreval.classification.evaluate_auc_files",
+    "rank": "cxreval.classification.evaluate_auc_files",
     "agree": "cxreval.cli.agree.compare_sources",
     "fuse": "cxreval.cli.fuse.fuse_and_compare",
     "localize": "cxreval.localization.evaluate.evaluate_heatmaps",

@@ -17,7 +17,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
            "split_list", "check_inputs", "check_folder_option", "open_output", "progress", "ProgressExecutor",
-           "echo_json", "executor_option", "cli_executor"]
+           "echo_json", "executor_option", "cli_executor", "auc_from_files"]
 
 
 def out_option(help: str = "Output folder (written atomically; must not exist unless --overwrite).",
@@ -193,6 +193,22 @@ class ProgressExecutor:
             out = self.inner.map(func, items)
             self.prog.advance(task, len(items))
         return out
+
+
+def auc_from_files(prog: _NoProgress, executor: Any, spill_dir: Path, *, predictions: Sequence[Path],
+                   labels: Sequence[Path], references: str | Sequence[str] | None,
+                   findings: str | Sequence[str] | None, seed: int, **options: Any) -> Any:
+    """``classify`` and ``rank -p``: read the files and bootstrap the AUCs
+    (:func:`cxreval.classification.evaluate_auc_files`), with a progress task for the reading and one for the
+    AUC blocks; ``options`` are passed through (model groups, state encoding, policy, ...)."""
+    from ..classification import evaluate_auc_files
+
+    task = prog.add("reading predictions and labels")
+    return evaluate_auc_files(predictions, labels, references=split_list(references, option="--references"),
+                              findings=split_list(findings, option="--findings"), rng=seed, spill_dir=spill_dir,
+                              executor=ProgressExecutor(executor, prog, "AUC blocks (model x finding, every "
+                                                        "replicate)"),
+                              on_read=lambda _: prog.done(task), **options)
 
 
 def echo_json(obj: object) -> None:

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import typer
 
-from ..classification import evaluate_auc_files
 from ..tables import write_summary
 from ._common import (
-    ProgressExecutor,
+    auc_from_files,
     check_inputs,
     cli_executor,
     echo_json,
@@ -20,7 +19,6 @@ from ._common import (
     overwrite_option,
     progress,
     seed_option,
-    split_list,
     state_encoding_option,
 )
 
@@ -74,15 +72,10 @@ def classify(
                                                                                    model_groups],
                                                    meta={"seed": seed}) as d:
         with progress() as prog:
-            task = prog.add("reading predictions and labels")
-            res = evaluate_auc_files(predictions, labels, model_groups=model_groups, state_encoding=state_encoding,
-                                     references=split_list(references, option="--references"),
-                                     findings=split_list(findings, option="--findings"), policy=policy,
-                                     not_mentioned=not_mentioned, unlabeled=unlabeled, n_resamples=n_resamples,
-                                     confidence_level=confidence_level, rng=seed, spill_dir=d,
-                                     executor=ProgressExecutor(ex, prog, "AUC blocks (model x finding, every "
-                                                               "replicate)"),
-                                     on_read=lambda _: prog.done(task))
+            res = auc_from_files(prog, ex, d, predictions=predictions, labels=labels, references=references,
+                                 findings=findings, seed=seed, model_groups=model_groups,
+                                 state_encoding=state_encoding, policy=policy, not_mentioned=not_mentioned,
+                                 unlabeled=unlabeled, n_resamples=n_resamples, confidence_level=confidence_level)
         paths = res.save(d)
         write_summary(d, res.summary("cxreval classify"))
     if json_out:

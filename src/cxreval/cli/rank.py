@@ -7,14 +7,14 @@ from pathlib import Path
 import typer
 
 from ..agreement import parse_pairs
-from ..classification import AUC_SUMMARY_FILE, evaluate_auc_files
+from ..classification import AUC_SUMMARY_FILE
 from ..exceptions import InvalidParameterError, SchemaError
 from ..published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
 from ..rank_correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, KENDALL_VARIANTS, SPEARMAN_VARIANTS
 from ..ranking import ranking_stability
 from ..tables import write_summary
 from ._common import (
-    ProgressExecutor,
+    auc_from_files,
     check_inputs,
     cli_executor,
     echo_json,
@@ -25,7 +25,6 @@ from ._common import (
     overwrite_option,
     progress,
     seed_option,
-    split_list,
     state_encoding_option,
 )
 
@@ -106,16 +105,11 @@ def rank(
                                  spearman=spearman)
         else:
             with progress() as prog:
-                task = prog.add("reading predictions and labels")
-                auc = evaluate_auc_files(predictions, labels, model_groups=model_groups,
-                                         state_encoding=state_encoding,
-                                         references=split_list(references, option="--references"),
-                                         findings=split_list(findings, option="--findings"), policy=policy,
-                                         not_mentioned=not_mentioned, unlabeled=unlabeled, n_resamples=n_resamples,
-                                         confidence_level=confidence_level, rng=seed, spill_dir=d,
-                                         executor=ProgressExecutor(ex, prog, "AUC blocks (model x finding, every "
-                                                                   "replicate)"),
-                                         on_read=lambda _: prog.done(task))
+                auc = auc_from_files(prog, ex, d, predictions=predictions, labels=labels, references=references,
+                                     findings=findings, seed=seed, model_groups=model_groups,
+                                     state_encoding=state_encoding, policy=policy, not_mentioned=not_mentioned,
+                                     unlabeled=unlabeled, n_resamples=n_resamples,
+                                     confidence_level=confidence_level)
                 task = prog.add("rank correlations over the replicates")
                 res = ranking_stability(auc, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset,
                                         kendall=kendall, spearman=spearman)
