@@ -61,3 +61,9 @@ def test_exported_labels_feed_label_reports_validation(metadata_dir: Path, tmp_p
                  "-o", str(tmp_path / "lr")]) == 0
     val = pd.read_csv(tmp_path / "lr" / "labeller_validation.csv").set_index("finding")
     assert {"Cardiomegaly", "Effusion"} <= set(val.index) and (val.loc[["Cardiomegaly", "Effusion"], "f1"] > 0.5).all()
+
+
+def test_export_of_a_dataset_outside_the_metadata_asks_for_path(tmp_path: Path, capsys) -> None:
+    assert main(["data", "export", "chexpert_test", "-o", str(tmp_path / "o")]) == 2
+    assert "pass --path (your copy: a folder)" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

@@ -202,6 +202,9 @@ def export(
     from ..outputs import check_output_path
 
     spec = get_spec(dataset)  # an unknown name: exit 2 with a did-you-mean, before any reading
+    if spec.default is None and path is None:
+        raise InvalidParameterError(f"cxreval data export {spec.name}: this dataset is not part of the fetched "
+                                    f"metadata; pass --path (your copy: a {spec.path}).")
     _check_cache_dir(cache_dir, write=False)
     if path is not None and not Path(path).exists():
         raise SchemaError(f"--path {str(path)!r} does not exist.")
