@@ -203,8 +203,8 @@ def export(
 
     spec = get_spec(dataset)  # an unknown name: exit 2 with a did-you-mean, before any reading
     if spec.default is None and path is None:
-        raise InvalidParameterError(f"cxreval data export {spec.name}: this dataset is not part of the fetched "
-                                    f"metadata; pass --path (your copy: a {spec.path}).")
+        raise InvalidParameterError(f"Dataset {spec.name!r} is not part of the fetched metadata; pass --path "
+                                    f"(your copy: a {spec.path}).")
     _check_cache_dir(cache_dir, write=False)
     if path is not None and not Path(path).exists():
         raise SchemaError(f"--path {str(path)!r} does not exist.")
