@@ -96,3 +96,53 @@ def test_agree_unscored_option(tmp_path, capsys):
     assert main(base + ["--unscored", "error", "--out", str(tmp_path / "e")]) == 2
     assert "have no metric score" in capsys.readouterr().err
     assert main(base + ["--unscored", "drop", "--out", str(tmp_path / "e2")]) == 2
+
+
+def test_agree_variants_and_ddof_from_the_cli(tmp_path, capsys):
+    """--spearman/--kendall/--ddof reach the tables (scipy and the seed's formulas, hand-computed z-scores) and are
+    recorded in run.json, summary.md and --json; the defaults are pearson, tau-b and ddof 0."""
+    import json
+
+    from scipy import stats
+
+    ratings = pd.DataFrame({"image": list("abcdef") * 2, "rater": ["A"] * 6 + ["B"] * 6,
+                            "rating": [1, 2, 2, 3, 4, 4, 1, 1, 3, 2, 4, 3]})
+    scores = pd.DataFrame({"reference": ["R1"] * 3 + ["R2"] * 3, "test": [f"d/{i}.png" for i in "abcdef"],
+                           "metric": "ssim", "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7]})
+    ratings.to_csv(tmp_path / "r.csv", index=False)
+    scores.to_csv(tmp_path / "s.csv", index=False)
+    base = ["iqa", "agree", "--scores", str(tmp_path / "s.csv"), "--ratings", str(tmp_path / "r.csv"),
+            "--n-resamples", "5"]
+    assert main(base + ["--out", str(tmp_path / "default")]) == 0
+    capsys.readouterr()
+    assert main(base + ["--spearman", "formula", "--kendall", "tau-a", "--ddof", "1", "--json",
+                        "--out", str(tmp_path / "seed")]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["spearman"], printed["kendall"], printed["ddof"]) == ("formula", "tau-a", 1)
+    a, b = ratings.rating[:6].to_numpy(float), ratings.rating[6:].to_numpy(float)
+    # z-scores with the sample SD, by hand
+    z = pd.read_csv(tmp_path / "seed" / "zscores.csv").sort_values(["rater", "image"])
+    np.testing.assert_allclose(z["z"], np.concatenate([(a - a.mean()) / a.std(ddof=1), (b - b.mean()) / b.std(ddof=1)]),
+                               atol=1e-12)
+    z0 = pd.read_csv(tmp_path / "default" / "zscores.csv").sort_values(["rater", "image"])
+    np.testing.assert_allclose(z0["z"], np.concatenate([stats.zscore(a), stats.zscore(b)]), atol=1e-12)
+    pair = {k: pd.read_csv(tmp_path / k / "rater_agreement.csv").query("rater_b == 'B'").iloc[0]
+            for k in ("default", "seed")}
+    assert pair["default"].srcc == pytest.approx(stats.spearmanr(a, b).statistic, abs=1e-12)
+    assert pair["default"].krcc == pytest.approx(stats.kendalltau(a, b).statistic, abs=1e-12)
+    assert pair["seed"].srcc == pytest.approx(1 - 6 * 7.5 / (6 * 35), abs=1e-12)  # the seed's d^2 formula
+    assert pair["seed"].krcc == pytest.approx(9 / 15, abs=1e-12)  # tau-a: C - D = 9 of 15 pairs
+    meta = {k: json.loads((tmp_path / k / "run.json").read_text()) for k in ("default", "seed")}
+    flat = {k: json.dumps(v) for k, v in meta.items()}
+    for key, want in (("spearman", "pearson"), ("kendall", "tau-b"), ("ddof", 0)):
+        assert f'"{key}": {json.dumps(want)}' in flat["default"], key
+    for key, want in (("spearman", "formula"), ("kendall", "tau-a"), ("ddof", 1)):
+        assert f'"{key}": {json.dumps(want)}' in flat["seed"], key
+    assert "ddof=1" in (tmp_path / "seed" / "summary.md").read_text()
+    assert "ddof=0" in (tmp_path / "default" / "summary.md").read_text()
+    capsys.readouterr()
+    assert main(base + ["--kendall", "tau-c", "--out", str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err
+    assert "--kendall must be one of ['tau-a', 'tau-b']" in err and not (tmp_path / "bad").exists()
+    assert main(base + ["--ddof", "2", "--out", str(tmp_path / "bad")]) == 2
+    assert "--ddof must be one of [0, 1]" in capsys.readouterr().err and not (tmp_path / "bad").exists()

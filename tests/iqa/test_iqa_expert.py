@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from cxreval.exceptions import SchemaError
-from cxreval.iqa.expert import metric_agreement, rater_agreement, zscores, zscores_for_scores
+from cxreval.exceptions import InvalidParameterError, SchemaError
+from cxreval.iqa.expert import expert_agreement, metric_agreement, rater_agreement, zscores, zscores_for_scores
 
 # 2 raters x 4 images (hand-worked below)
 RATINGS = pd.DataFrame({
@@ -133,3 +133,110 @@ def test_rated_reference_excluded_or_refused():
         zscores_for_scores(REF_RATINGS, REF_SCORES, unscored="error")
     with pytest.raises(SchemaError, match="has no value for 1 rated image"):
         metric_agreement(REF_SCORES, zscores(REF_RATINGS).zmos, n_resamples=5, rng=0, unscored="error")
+
+
+# --- SRCC/KRCC variants and the z-score divisor, against scipy and hand-worked values -------------------------------
+
+TIED_RATINGS = pd.DataFrame({  # 3 raters x 6 images on the 4-point scale: many ties
+    "image": list("abcdef") * 3,
+    "rater": ["r1"] * 6 + ["r2"] * 6 + ["r3"] * 6,
+    "rating": [1, 2, 2, 3, 4, 4, 1, 1, 3, 2, 4, 3, 2, 1, 2, 4, 3, 4],
+})
+
+
+def _rho_formula(x, y):
+    """The seed's 1 - 6 sum d^2 / (n (n^2 - 1)) on scipy's average ranks."""
+    d = stats.rankdata(x) - stats.rankdata(y)
+    n = len(x)
+    return 1 - 6 * float((d * d).sum()) / (n * (n * n - 1))
+
+
+def _tau_a(x, y):
+    """(C - D) / (n (n - 1) / 2), counted pair by pair (a tied pair is neither)."""
+    n, s = len(x), 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            s += np.sign(x[i] - x[j]) * np.sign(y[i] - y[j])
+    return s / (n * (n - 1) / 2)
+
+
+@pytest.mark.parametrize(("spearman", "kendall"), [("pearson", "tau-b"), ("formula", "tau-a"),
+                                                    ("formula", "tau-b"), ("pearson", "tau-a")])
+def test_table3_variants_match_references(spearman, kendall):
+    res = zscores(TIED_RATINGS)
+    t3 = rater_agreement(res, spearman=spearman, kendall=kendall)
+    wide = TIED_RATINGS.pivot(index="image", columns="rater", values="rating")
+    zm = res.zmos.set_index("image")["zmos"]
+    ref_s = {"pearson": lambda x, y: stats.spearmanr(x, y).statistic, "formula": _rho_formula}[spearman]
+    ref_k = {"tau-b": lambda x, y: stats.kendalltau(x, y).statistic, "tau-a": _tau_a}[kendall]
+    for r in t3.itertuples():
+        x = wide[r.rater_a].to_numpy(float)
+        y = zm.to_numpy() if r.rater_b == "z-MOS" else wide[r.rater_b].to_numpy(float)
+        assert r.srcc == pytest.approx(ref_s(x, y), abs=1e-12), (r.rater_a, r.rater_b)
+        assert r.krcc == pytest.approx(ref_k(x, y), abs=1e-12), (r.rater_a, r.rater_b)
+    # r1 vs r2 by hand: ranks [1, 2.5, 2.5, 4, 5.5, 5.5] and [1.5, 1.5, 4.5, 3, 6, 4.5], sum d^2 = 7.5;
+    # of the 15 pairs, C - D = 9
+    pair = t3[(t3.rater_a == "r1") & (t3.rater_b == "r2")].iloc[0]
+    if spearman == "formula":
+        assert pair.srcc == pytest.approx(1 - 6 * 7.5 / (6 * 35), abs=1e-12)
+    if kendall == "tau-a":
+        assert pair.krcc == pytest.approx(9 / 15, abs=1e-12)
+
+
+def test_table4_variants_point_and_bootstrap_match_references():
+    res = zscores(TIED_RATINGS)
+    scores = pd.DataFrame({"reference": ["R1", "R1", "R1", "R2", "R2", "R2"], "test": list("abcdef"),
+                           "metric": "ssim", "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7]})
+    v, z = scores["value"].to_numpy(), res.zmos.set_index("image").loc[list("abcdef"), "zmos"].to_numpy()
+    default = metric_agreement(scores, res.zmos, n_resamples=30, rng=0)
+    seed = metric_agreement(scores, res.zmos, n_resamples=30, rng=0, spearman="formula", kendall="tau-a")
+    row, row_d2 = default.table.iloc[0], seed.table.iloc[0]
+    assert row.srcc == pytest.approx(stats.spearmanr(v, z).statistic, abs=1e-12)
+    assert row.krcc == pytest.approx(stats.kendalltau(v, z).statistic, abs=1e-12)
+    assert row_d2.srcc == pytest.approx(_rho_formula(v, z), abs=1e-12)
+    assert row_d2.krcc == pytest.approx(_tau_a(v, z), abs=1e-12)
+    assert row_d2.krcc != pytest.approx(row.krcc)  # the tie in ssim makes tau-a smaller than tau-b
+    assert (default.spearman, default.kendall, seed.spearman, seed.kendall) == ("pearson", "tau-b", "formula", "tau-a")
+    # the same resampling plan (same rng) under both variants: the intervals are the variants' own
+    assert row_d2.krcc_ci_high <= row.krcc_ci_high + 1e-12
+
+
+def test_variant_and_ddof_errors_name_the_parameter():
+    res = zscores(TIED_RATINGS)
+    with pytest.raises(InvalidParameterError, match="'kendall' parameter of rater_agreement must be one of"):
+        rater_agreement(res, kendall="tau-c")
+    with pytest.raises(InvalidParameterError, match="'spearman' parameter of metric_agreement must be one of"):
+        metric_agreement(_scores(), res.zmos, spearman="d2")
+    with pytest.raises(InvalidParameterError, match=r"'ddof' parameter of zscores must be one of \[0, 1\]"):
+        zscores(RATINGS, ddof=2)
+    with pytest.raises(InvalidParameterError, match="'ddof' parameter of expert_agreement"):
+        expert_agreement(RATINGS, _scores(), ddof=True)
+
+
+def test_zscores_ddof_hand_worked():
+    """ddof=1: r1 = [1, 2, 3, 4] has sample SD sqrt(5/3); r2 = [2, 2, 4, 4] has sqrt(4/3)."""
+    res = zscores(RATINGS, ddof=1)
+    z1 = np.array([-1.5, -0.5, 0.5, 1.5]) / np.sqrt(5 / 3)
+    z2 = np.array([-1.0, -1.0, 1.0, 1.0]) / np.sqrt(4 / 3)
+    np.testing.assert_allclose(res.zscores.query("rater == 'r1'")["z"], z1, atol=1e-15)
+    np.testing.assert_allclose(res.zscores.query("rater == 'r2'")["z"], z2, atol=1e-15)
+    np.testing.assert_allclose(res.zmos["zmos"], (z1 + z2) / 2, atol=1e-15)
+    np.testing.assert_allclose(res.zscores.query("rater == 'r1'")["z"], stats.zscore([1, 2, 3, 4], ddof=1), atol=1e-15)
+    # ddof rescales each rater's z-scores by sqrt((n - 1) / n) only: with equal n, ranks and correlations agree
+    np.testing.assert_allclose(zscores(RATINGS, ddof=0).zmos["zmos"] * np.sqrt(3 / 4), res.zmos["zmos"], atol=1e-15)
+
+
+def test_expert_agreement_records_its_choices():
+    res = expert_agreement(TIED_RATINGS, pd.DataFrame({"reference": "R", "test": list("abcdef"), "metric": "ssim",
+                                                       "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7]}),
+                           n_resamples=5, rng=0, ddof=1, spearman="formula", kendall="tau-a")
+    assert (res.ddof, res.spearman, res.kendall) == (1, "formula", "tau-a")
+    d = res.to_dict()
+    assert (d["ddof"], d["spearman"], d["kendall"]) == (1, "formula", "tau-a")
+    text = res.summary()
+    assert "ddof=1" in text and "the seed's formula" in text and "tau-a" in text
+    default = expert_agreement(TIED_RATINGS, pd.DataFrame({"reference": "R", "test": list("abcdef"), "metric": "ssim",
+                                                           "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7]}),
+                               n_resamples=5, rng=0)
+    assert (default.ddof, default.spearman, default.kendall) == (0, "pearson", "tau-b")
+    assert "scipy.stats.spearmanr" in default.summary() and "ddof=0" in default.summary()

@@ -10,6 +10,7 @@ import pandas as pd
 import typer
 
 from ..exceptions import CxrevalError, SchemaError
+from ..iqa.expert import IQA_KENDALL, IQA_SPEARMAN
 from ..outputs import check_output_path
 from ..tables import write_summary
 from ._common import (
@@ -203,22 +204,40 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
               unscored: str = typer.Option("keep", "--unscored", help="Rated images no metric scored (e.g. the "
                                            "undegraded references): 'keep' their ratings in each rater's mean/SD "
                                            "and correlate only scored images, 'exclude' them before z-scoring, or "
-                                           "'error'.")) -> None:
+                                           "'error'."),
+              ddof: int = typer.Option(0, "--ddof", help="Delta degrees of freedom of each rater's standard "
+                                       "deviation in the z-scores: 0 (default; population SD, divisor n, as "
+                                       "scipy.stats.zscore) or 1 (sample SD, divisor n - 1). The XQA paper does "
+                                       "not name the divisor."),
+              spearman: str = typer.Option(IQA_SPEARMAN, "--spearman", help="SRCC variant: pearson (default; "
+                                           "Pearson correlation of average ranks, scipy.stats.spearmanr) or "
+                                           "formula (the XQA paper's 1 - 6 sum d^2 / (n(n^2-1)) on average "
+                                           "ranks). Equal without ties; the names rank uses."),
+              kendall: str = typer.Option(IQA_KENDALL, "--kendall", help="KRCC variant: tau-b (default; "
+                                          "tie-corrected, scipy.stats.kendalltau) or tau-a (the XQA paper's "
+                                          "(C - D) / (n(n-1)/2)). Equal without ties; the names rank uses.")
+              ) -> None:
     """z-scores and z-MOS, inter-rater SRCC/KRCC (Table 3) and metric-vs-z-MOS SRCC/KRCC with CIs (Table 4).
+
+    The z-score divisor (--ddof) and the SRCC/KRCC variants (--spearman, --kendall) are written in
+    summary.md, run.json and the --json output.
 
     Example:
 
     \b
         cxreval iqa agree --scores scores/scores.csv --ratings ratings.csv --unscored keep --seed 0 -o iqa-agree
+        cxreval iqa agree --scores scores/scores.csv --ratings ratings.csv --spearman formula --kendall tau-a --ddof 1 -o iqa-agree-formulas
     """
     from ..iqa import expert_agreement
 
     check_inputs(("--scores", scores), ("--ratings", ratings), kind="file")
     ratings_df = _read_csv(ratings, "--ratings", ("image", "rater", "rating"))
     scores_df = _read_csv(scores, "--scores", ("reference", "test", "metric", "value"))
-    with open_output(out, overwrite=overwrite, inputs=[scores, ratings], meta={"seed": seed}) as d:
+    meta = {"seed": seed, "ddof": ddof, "spearman": spearman, "kendall": kendall, "unscored": unscored}
+    with open_output(out, overwrite=overwrite, inputs=[scores, ratings], meta=meta) as d:
         res = expert_agreement(ratings_df, scores_df, unscored=unscored, scale=(scale_min, scale_max),
-                               n_resamples=n_resamples, confidence_level=confidence_level, rng=seed)
+                               n_resamples=n_resamples, confidence_level=confidence_level, rng=seed, ddof=ddof,
+                               spearman=spearman, kendall=kendall)
         _save(res, d)
     _echo(res, json_out, f"wrote z-MOS, rater and metric agreement tables to {out}")
 

@@ -2,9 +2,15 @@
 metric-vs-z-MOS rank correlation with bootstrap CIs over reference images (Table 4).
 
 For rater ``a`` and image ``i``, ``z_ia = (r_ia - mu_a) / sigma_a`` with ``mu_a`` and ``sigma_a`` the mean
-and standard deviation (``ddof``, default 0 as ``scipy.stats.zscore``) of rater ``a``'s ratings over all
-images they rated; ``z-MOS_i`` is the mean of ``z_ia`` over the raters of image ``i``. SRCC is Spearman's
-rho (average ranks for ties) and KRCC Kendall's tau-b, as ``scipy.stats.spearmanr``/``kendalltau``.
+and standard deviation (``ddof``, default 0 as ``scipy.stats.zscore``; the seed says "the mean and standard
+deviation of annotator a's ratings across all images" without naming the divisor, ``ddof=1`` gives the sample
+standard deviation) of rater ``a``'s ratings over all images they rated; ``z-MOS_i`` is the mean of ``z_ia``
+over the raters of image ``i``. By default SRCC is Spearman's rho as the Pearson correlation of average ranks
+and KRCC Kendall's tau-b, as ``scipy.stats.spearmanr``/``kendalltau`` (``spearman='pearson'``,
+``kendall='tau-b'``); the seed's section 2.3 formulas, ``1 - 6 sum d² / (n (n² - 1))`` and
+``(C - D) / (n (n - 1) / 2)``, are ``spearman='formula'`` and ``kendall='tau-a'``. The four functions and their
+names are :mod:`cxreval.rank_correlation`'s (:func:`~cxreval.rank_correlation.correlation_function`), as for
+``cxreval rank``; they differ only with ties, which a 4-point Likert scale has many of.
 
 Rated images that no metric scores (e.g. the undegraded reference images, rated by the experts but not
 comparable with a full-reference metric) are handled by ``unscored``: ``'keep'`` (default) keeps their
@@ -42,12 +48,13 @@ from .._validation import (
     normalize_rng,
 )
 from ..bootstrap import draw_plan, summarize_distribution
-from ..exceptions import SchemaError
-from ..rank_correlation import kendall_tau_b, spearman_rho
+from ..exceptions import InvalidParameterError, SchemaError
+from ..rank_correlation import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
 from ..results import TableResult
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
-           "UNSCORED_CHOICES", "srcc_krcc", "MetricAgreementResult", "ExpertAgreementResult", "expert_agreement",
+           "UNSCORED_CHOICES", "srcc_krcc", "IQA_SPEARMAN", "IQA_KENDALL", "DDOF_CHOICES",
+           "MetricAgreementResult", "ExpertAgreementResult", "expert_agreement",
            "ZMOS_COLUMNS", "RATER_AGREEMENT_COLUMNS", "METRIC_AGREEMENT_COLUMNS", "DROPPED_COLUMNS"]
 
 ZMOS_COLUMNS: tuple[str, ...] = ("image", "zmos", "n_raters")
@@ -67,6 +74,27 @@ _NO_RATINGS = "no ratings for this image"
 
 UNSCORED_CHOICES: tuple[str, ...] = ("keep", "exclude", "error")
 """What to do with rated images that a metric did not score (see the module docstring)."""
+
+IQA_SPEARMAN = "pearson"
+"""Default SRCC variant of the IQA tables: the Pearson correlation of average ranks (``scipy.stats.spearmanr``);
+one of :data:`cxreval.rank_correlation.SPEARMAN_VARIANTS`."""
+IQA_KENDALL = "tau-b"
+"""Default KRCC variant of the IQA tables: tau-b (``scipy.stats.kendalltau``); one of
+:data:`cxreval.rank_correlation.KENDALL_VARIANTS`."""
+DDOF_CHOICES: tuple[int, ...] = (0, 1)
+"""Divisors of the raters' standard deviation: ``n - ddof`` (0: population, as ``scipy.stats.zscore``; 1: sample)."""
+
+
+def _check_variants(spearman: object, kendall: object, func: str) -> None:
+    check_choice(spearman, SPEARMAN_VARIANTS, name="spearman", func=func)
+    check_choice(kendall, KENDALL_VARIANTS, name="kendall", func=func)
+
+
+def _check_ddof(ddof: object, func: str) -> int:
+    if isinstance(ddof, bool) or ddof not in DDOF_CHOICES:
+        raise InvalidParameterError(f"The 'ddof' parameter of {func} must be one of {list(DDOF_CHOICES)}. "
+                                    f"Got {ddof!r} instead.")
+    return int(ddof)  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True)
@@ -144,6 +172,8 @@ def zscores(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = (1, 4)
     scale : tuple of float or None, default=(1, 4)
         Inclusive rating scale (the seed's 4-point Likert); ratings outside it raise.
     ddof : {0, 1}, default=0
+        Delta degrees of freedom of each rater's standard deviation (divisor ``n - ddof``): 0 the population
+        SD (``scipy.stats.zscore``), 1 the sample SD. The seed does not name the divisor.
 
     Returns
     -------
@@ -155,6 +185,7 @@ def zscores(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = (1, 4)
         Missing columns, non-numeric or out-of-scale ratings, repeated (image, rater), or a rater whose
         ratings have zero variance (their z-scores are undefined).
     """
+    ddof = _check_ddof(ddof, "zscores")
     df = _check_ratings(ratings, scale)
     g = df.groupby("rater", sort=True)["rating"]
     st = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=ddof), "n": g.size()}).reset_index()
@@ -208,6 +239,7 @@ def zscores_for_scores(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored:
     res : ZMOSResult
     """
     check_choice(unscored, UNSCORED_CHOICES, name="unscored", func="zscores_for_scores")
+    ddof = _check_ddof(ddof, "zscores_for_scores")
     for name, table in (("ratings", ratings), ("scores", scores)):
         if not isinstance(table, pd.DataFrame):
             raise SchemaError(f"zscores_for_scores: '{name}' must be a DataFrame. Got {type(table).__name__}.")
@@ -224,24 +256,37 @@ def zscores_for_scores(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored:
     return zscores(df, scale=scale, ddof=ddof)
 
 
-def srcc_krcc(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """Spearman's rho (Pearson of average ranks) and Kendall's tau-b of ``a`` and ``b``: the IQA convention
-    (equal to ``scipy.stats.spearmanr`` / ``kendalltau``), computed by :mod:`cxreval.rank_correlation`
-    (:func:`~cxreval.rank_correlation.spearman_rho`, :func:`~cxreval.rank_correlation.kendall_tau_b`);
-    NaN for fewer than 2 items or a constant input."""
+def srcc_krcc(a: np.ndarray, b: np.ndarray, *, spearman: str = IQA_SPEARMAN,
+              kendall: str = IQA_KENDALL) -> tuple[float, float]:
+    """SRCC and KRCC of ``a`` and ``b`` by :mod:`cxreval.rank_correlation` (NaN for fewer than 2 items or a
+    constant input).
+
+    ``spearman='pearson'`` (default) is the Pearson correlation of average ranks (``scipy.stats.spearmanr``),
+    ``'formula'`` the seed's ``1 - 6 sum d² / (n (n² - 1))``; ``kendall='tau-b'`` (default) is
+    ``scipy.stats.kendalltau``, ``'tau-a'`` the seed's ``(C - D) / (n (n - 1) / 2)``
+    (:func:`~cxreval.rank_correlation.correlation_function`). The caller checks the variant names."""
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan"), float("nan")
-    return float(spearman_rho(a, b)), float(kendall_tau_b(a, b))
+    return (float(correlation_function("SRCC", spearman)(a, b)),
+            float(correlation_function("KRCC", kendall)(a, b)))
 
 
-def rater_agreement(res: ZMOSResult) -> pd.DataFrame:
+def rater_agreement(res: ZMOSResult, *, spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL) -> pd.DataFrame:
     """Table 3: SRCC/KRCC of every pair of raters (on the images both rated) and of each rater with z-MOS.
+
+    Parameters
+    ----------
+    res : ZMOSResult
+    spearman : {'pearson', 'formula'}, default='pearson'
+    kendall : {'tau-b', 'tau-a'}, default='tau-b'
+        The SRCC / KRCC variants (:func:`srcc_krcc`).
 
     Returns
     -------
     table : pandas.DataFrame
         ``rater_a, rater_b, srcc, krcc, n`` for ``a < b`` and for ``(a, 'z-MOS')``.
     """
+    _check_variants(spearman, kendall, "rater_agreement")
     wide = res.zscores.pivot(index="image", columns="rater", values="rating")
     zm = res.zmos.set_index("image")["zmos"]
     raters = list(wide.columns)
@@ -249,10 +294,10 @@ def rater_agreement(res: ZMOSResult) -> pd.DataFrame:
     for i, a in enumerate(raters):
         for b in raters[i + 1:]:
             both = wide[[a, b]].dropna()
-            s, k = srcc_krcc(both[a].to_numpy(), both[b].to_numpy())
+            s, k = srcc_krcc(both[a].to_numpy(), both[b].to_numpy(), spearman=spearman, kendall=kendall)
             rows.append({"rater_a": a, "rater_b": b, "srcc": s, "krcc": k, "n": int(len(both))})
         col = wide[a].dropna()
-        s, k = srcc_krcc(col.to_numpy(), zm.loc[col.index].to_numpy())
+        s, k = srcc_krcc(col.to_numpy(), zm.loc[col.index].to_numpy(), spearman=spearman, kendall=kendall)
         rows.append({"rater_a": a, "rater_b": "z-MOS", "srcc": s, "krcc": k, "n": int(len(col))})
     return pd.DataFrame(rows, columns=list(RATER_AGREEMENT_COLUMNS))
 
@@ -268,6 +313,8 @@ class MetricAgreementResult(TableResult):
     dropped : pandas.DataFrame
         :data:`DROPPED_COLUMNS`: scored test images without ratings, and rated images a metric did not score;
         reported rather than used (``dropped.csv`` of :class:`ExpertAgreementResult`).
+    spearman, kendall : str
+        The SRCC / KRCC variants (:func:`srcc_krcc`).
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"metric_agreement": "metric_agreement.csv"})
@@ -275,6 +322,8 @@ class MetricAgreementResult(TableResult):
 
     table: pd.DataFrame
     dropped: pd.DataFrame
+    spearman: str = IQA_SPEARMAN
+    kendall: str = IQA_KENDALL
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"metric_agreement": self.table}
@@ -288,12 +337,14 @@ class MetricAgreementResult(TableResult):
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, object]:
-        return {"metric_agreement": self.table.to_dict(orient="records"), "n_dropped": int(len(self.dropped))}
+        return {"metric_agreement": self.table.to_dict(orient="records"), "n_dropped": int(len(self.dropped)),
+                "spearman": self.spearman, "kendall": self.kendall}
 
 
 def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
                      confidence_level: float = 0.95, rng: object = None, orient: bool = True,
-                     metrics: Sequence[str] | None = None, unscored: str = "keep") -> MetricAgreementResult:
+                     metrics: Sequence[str] | None = None, unscored: str = "keep", spearman: str = IQA_SPEARMAN,
+                     kendall: str = IQA_KENDALL) -> MetricAgreementResult:
     """Table 4: SRCC/KRCC between each metric and z-MOS, with bootstrap CIs over reference images.
 
     Parameters
@@ -316,6 +367,9 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
         list the others in ``dropped`` (their ratings stay in the raters' mean/SD, as the z-MOS table was made);
         ``'error'``: raise (the behaviour before issue 15). To take them out of the mean/SD too, make the
         z-MOS table with :func:`zscores_for_scores` (``unscored='exclude'``).
+    spearman : {'pearson', 'formula'}, default='pearson'
+    kendall : {'tau-b', 'tau-a'}, default='tau-b'
+        The SRCC / KRCC variants (:func:`srcc_krcc`), for the point values and every bootstrap replicate.
 
     Returns
     -------
@@ -337,6 +391,7 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
     n_resamples = check_positive_int(n_resamples, name="n_resamples", func="metric_agreement")
     cl = check_confidence_level(confidence_level, func="metric_agreement")
     check_choice(unscored, ("keep", "error"), name="unscored", func="metric_agreement")
+    _check_variants(spearman, kendall, "metric_agreement")
     gen = normalize_rng(rng)
     sc = scores[["reference", "test", "metric", "value"]].copy()
     for c in ("reference", "test", "metric"):
@@ -378,15 +433,17 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
             raise SchemaError(f"scores: metric {m!r} has non-finite values (e.g. PSNR of identical images); "
                               "remove those pairs or that metric.")
         z = zm.loc[d["test"]].to_numpy()
-        s, k = srcc_krcc(v, z)
+        s, k = srcc_krcc(v, z, spearman=spearman, kendall=kendall)
         plan = draw_plan(d["reference"].to_numpy(), n_resamples=n_resamples, rng=gen)  # references are clusters
-        dist = np.array([srcc_krcc(v[idx], z[idx]) for idx in map(plan.study_indices, range(n_resamples))])
+        dist = np.array([srcc_krcc(v[idx], z[idx], spearman=spearman, kendall=kendall)
+                         for idx in map(plan.study_indices, range(n_resamples))])
         cs, ck = (summarize_distribution(dist[:, j], confidence_level=cl) for j in (0, 1))
         sl, sh, kl, kh = (float(c[k]) for c in (cs, ck) for k in ("ci_low", "ci_high"))
         rows.append({"metric": m, "srcc": s, "krcc": k, "srcc_ci_low": sl, "srcc_ci_high": sh,
                      "krcc_ci_low": kl, "krcc_ci_high": kh, "n": int(len(d)), "n_references": plan.n_patients,
                      "orientation": int(sign)})
-    return MetricAgreementResult(pd.DataFrame(rows), pd.DataFrame(dropped, columns=list(DROPPED_COLUMNS)))
+    return MetricAgreementResult(pd.DataFrame(rows), pd.DataFrame(dropped, columns=list(DROPPED_COLUMNS)),
+                                 spearman, kendall)
 
 
 @dataclass(frozen=True)
@@ -401,6 +458,10 @@ class ExpertAgreementResult(TableResult):
     metrics : MetricAgreementResult
     unscored : str
         How rated images no metric scored were handled (``'keep'``, ``'exclude'`` or ``'error'``).
+    spearman, kendall : str
+        The SRCC / KRCC variants of Tables 3 and 4 (:func:`srcc_krcc`).
+    ddof : int
+        Delta degrees of freedom of the raters' standard deviations (:func:`zscores`).
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({
@@ -412,6 +473,9 @@ class ExpertAgreementResult(TableResult):
     raters: pd.DataFrame
     metrics: MetricAgreementResult
     unscored: str = "keep"
+    spearman: str = IQA_SPEARMAN
+    kendall: str = IQA_KENDALL
+    ddof: int = 0
 
     @property
     def table(self) -> pd.DataFrame:
@@ -424,7 +488,12 @@ class ExpertAgreementResult(TableResult):
 
     def summary(self, title: str = "cxreval iqa agree") -> str:
         """Tables 3 and 4 and what was left out, as Markdown (``summary.md`` of ``cxreval iqa agree``)."""
-        lines = [f"# {title}", "", self.zmos.summary(), "",
+        from ..ranking import VARIANT_TEXT
+
+        lines = [f"# {title}", "", self.zmos.summary(),
+                 f"z-scores: each rater's mean and standard deviation with ddof={self.ddof} "
+                 f"({'population' if self.ddof == 0 else 'sample'} SD, divisor n - {self.ddof}). Rank correlations: "
+                 f"{VARIANT_TEXT[self.spearman]}; {VARIANT_TEXT[self.kendall]}.", "",
                  "## Raters vs z-MOS (Table 3)", "", "| rater | SRCC | KRCC | n |", "|---|---|---|---|"]
         for _, r in self.raters[self.raters["rater_b"] == "z-MOS"].iterrows():
             lines.append(f"| {r.rater_a} | {r.srcc:.2f} | {r.krcc:.2f} | {r.n} |")
@@ -439,12 +508,14 @@ class ExpertAgreementResult(TableResult):
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, object]:
-        return {"rater_agreement": self.raters.to_dict(orient="records"), **self.metrics.to_dict()}
+        return {"rater_agreement": self.raters.to_dict(orient="records"), **self.metrics.to_dict(),
+                "ddof": self.ddof, "unscored": self.unscored}
 
 
 def expert_agreement(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
                      scale: tuple[float, float] | None = (1, 4), n_resamples: int = 1000,
-                     confidence_level: float = 0.95, rng: object = None) -> ExpertAgreementResult:
+                     confidence_level: float = 0.95, rng: object = None, ddof: int = 0,
+                     spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL) -> ExpertAgreementResult:
     """z-MOS of ``ratings`` (:func:`zscores_for_scores`), Table 3 (:func:`rater_agreement`) and Table 4
     (:func:`metric_agreement`) of ``scores``, with one choice of ``unscored`` for both.
 
@@ -460,13 +531,22 @@ def expert_agreement(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: s
     scale : tuple of float or None, default=(1, 4)
     n_resamples, confidence_level, rng
         As :func:`metric_agreement`.
+    ddof : {0, 1}, default=0
+        As :func:`zscores` (0: population SD, as ``scipy.stats.zscore``; 1: sample SD).
+    spearman : {'pearson', 'formula'}, default='pearson'
+    kendall : {'tau-b', 'tau-a'}, default='tau-b'
+        The SRCC / KRCC variants of Tables 3 and 4 (:func:`srcc_krcc`; ``'formula'`` / ``'tau-a'`` are the
+        seed's section 2.3 formulas).
 
     Returns
     -------
     res : ExpertAgreementResult
     """
-    z = zscores_for_scores(ratings, scores, unscored=unscored, scale=scale)
-    raters = rater_agreement(z)
+    _check_variants(spearman, kendall, "expert_agreement")
+    ddof = _check_ddof(ddof, "expert_agreement")
+    z = zscores_for_scores(ratings, scores, unscored=unscored, scale=scale, ddof=ddof)
+    raters = rater_agreement(z, spearman=spearman, kendall=kendall)
     metrics = metric_agreement(scores, z.zmos, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
-                               unscored="error" if unscored == "error" else "keep")
-    return ExpertAgreementResult(z, raters, metrics, unscored)
+                               unscored="error" if unscored == "error" else "keep", spearman=spearman,
+                               kendall=kendall)
+    return ExpertAgreementResult(z, raters, metrics, unscored, spearman, kendall, ddof)
