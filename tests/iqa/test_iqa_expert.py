@@ -8,7 +8,13 @@ import pytest
 from scipy import stats
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.iqa.expert import expert_agreement, metric_agreement, rater_agreement, zscores, zscores_for_scores
+from cxreval.iqa.expert import (
+    expert_agreement,
+    metric_agreement,
+    rater_agreement,
+    zscores,
+    zscores_for_scores,
+)
 
 # 2 raters x 4 images (hand-worked below)
 RATINGS = pd.DataFrame({
