@@ -146,3 +146,82 @@ def test_agree_variants_and_ddof_from_the_cli(tmp_path, capsys):
     assert "--kendall must be one of ['tau-a', 'tau-b']" in err and not (tmp_path / "bad").exists()
     assert main(base + ["--ddof", "2", "--out", str(tmp_path / "bad")]) == 2
     assert "--ddof must be one of [0, 1]" in capsys.readouterr().err and not (tmp_path / "bad").exists()
+
+
+def _nr_pairs(tmp_path):
+    rng = np.random.default_rng(3)
+    d = tmp_path / "imgs"
+    d.mkdir()
+    yy, xx = np.mgrid[0:200, 0:200]
+    base = 100 + 60 * np.sin(xx / 9.0) * np.cos(yy / 13.0)
+    for name, noise in (("ref", 0.0), ("t1", 8.0), ("t2", 25.0)):
+        img = np.clip(base + rng.normal(0, noise if noise else 1e-9, base.shape), 0, 255).astype(np.uint8)
+        Image.fromarray(img).save(d / f"{name}.png")
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("reference,test\nimgs/ref.png,imgs/t1.png\nimgs/ref.png,imgs/t2.png\n")
+    return pairs, d
+
+
+def test_score_niqe_model_file_round_trip(tmp_path, capsys, niqe_test_model, niqe_model_file):
+    """--niqe-model: the .npz and the .mat form of one model give the library's NIQE values; the file is in
+    run.json (SHA-256) and summary.md; with it 'no' includes niqe, without it niqe is skipped."""
+    import json
+
+    from scipy.io import savemat
+
+    from cxreval.iqa import read_image
+    from cxreval.iqa.no_reference import NIQEModel, niqe
+    from cxreval.outputs import sha256_file
+
+    pairs, imgs = _nr_pairs(tmp_path)
+    mu, cov = niqe_test_model
+    mat = tmp_path / "modelparameters.mat"
+    savemat(mat, {"mu_prisparam": mu[None], "cov_prisparam": cov})
+    model = NIQEModel(mu, cov)
+    want = [niqe(read_image(imgs / f"{t}.png").image, data_range=255, model=model) for t in ("t1", "t2")]
+    got = {}
+    for name, path in (("npz", niqe_model_file), ("mat", mat)):
+        assert main(["iqa", "score", "--pairs", str(pairs), "--metrics", "niqe,psnr", "--niqe-model", str(path),
+                     "--out", str(tmp_path / name)]) == 0
+        sc = pd.read_csv(tmp_path / name / "scores.csv")
+        got[name] = sc.loc[sc.metric == "niqe", "value"].to_numpy()
+        run = json.loads((tmp_path / name / "run.json").read_text())
+        assert sha256_file(path) in json.dumps(run) and str(path) in (tmp_path / name / "summary.md").read_text()
+    np.testing.assert_allclose(got["npz"], want, rtol=1e-12)
+    np.testing.assert_array_equal(got["npz"], got["mat"])
+    assert want[1] != pytest.approx(want[0])  # the noisier image scores differently
+    capsys.readouterr()
+    assert main(["iqa", "score", "--pairs", str(pairs), "--metrics", "no", "--niqe-model", str(niqe_model_file),
+                 "--json", "--out", str(tmp_path / "no")]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert "niqe" in printed["metrics"] and "niqe" not in printed["skipped"]
+    assert main(["iqa", "score", "--pairs", str(pairs), "--metrics", "no", "--json",
+                 "--out", str(tmp_path / "no-model")]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert "niqe" not in printed["metrics"] and "niqe" in printed["skipped"]
+
+
+def test_score_bad_niqe_model_file(tmp_path, capsys, niqe_test_model, niqe_model_file):
+    """A bad model file: one line naming it, exit 2, no output folder, before any image is scored."""
+    pairs, _ = _nr_pairs(tmp_path)
+    mu, cov = niqe_test_model
+    wrong_keys, short, asym, text = (tmp_path / n for n in ("keys.npz", "short.npz", "asym.npz", "text.npz"))
+    np.savez(wrong_keys, means=mu, covariance=cov)
+    np.savez(short, mu=mu[:30], cov=cov[:30, :30])
+    bad_cov = np.array(cov)
+    bad_cov[0, 1] += 1.0
+    np.savez(asym, mu=mu, cov=bad_cov)
+    text.write_text("not a model\n")
+    cases = {wrong_keys: "must hold 'mu_prisparam' and 'cov_prisparam'", short: "expected finite mu of 36 values",
+             asym: "cov must be a symmetric", text: "Cannot read NIQE model file",
+             tmp_path / "missing.mat": "does not exist"}
+    for path, msg in cases.items():
+        out = tmp_path / f"o-{path.stem}"
+        assert main(["iqa", "score", "--pairs", str(pairs), "--metrics", "niqe", "--niqe-model", str(path),
+                     "--out", str(out)]) == 2, path
+        err = capsys.readouterr().err
+        assert msg in err and str(path) in err and len(err.strip().splitlines()) == 1, err
+        assert not out.exists()
+    assert main(["iqa", "score", "--pairs", str(pairs), "--metrics", "psnr", "--niqe-model", str(niqe_model_file),
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "does not include niqe" in capsys.readouterr().err and not (tmp_path / "o").exists()

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import typer
 
-from ..exceptions import CxrevalError, SchemaError
+from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..iqa.expert import IQA_KENDALL, IQA_SPEARMAN
 from ..outputs import check_output_path
 from ..tables import write_summary
@@ -115,6 +115,11 @@ def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of ima
 def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns reference,test (image paths); "
                                          "other columns (image, degradation) are carried onto the scores."),
               metrics: str = typer.Option("all", "--metrics", help="'all', 'full', 'no' or comma-separated names."),
+              niqe_model: Path = typer.Option(None, "--niqe-model", help="NIQE's pristine model: a .mat with "
+                                              "mu_prisparam and cov_prisparam (the authors' modelparameters.mat) or "
+                                              "an .npz with mu (36) and cov (36x36); read and checked before "
+                                              "scoring. With it 'all' and 'no' include niqe; without it (default) "
+                                              "niqe is skipped, as no model is bundled."),
               out: Path = out_option(),
               executor: str = executor_option(),
               overwrite: bool = overwrite_option(),
@@ -128,31 +133,45 @@ def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns 
     before scoring starts. Pairs are scored in blocks, written as they come; with --executor, tasks carry
     chunks of pairs (paths) and each worker opens its own images, so the images must be on storage every
     worker sees at the same path (shared storage). The scores are identical, byte for byte, on every executor.
+    NIQE needs a pristine model file (--niqe-model); the file is named in run.json (with its SHA-256) and in
+    summary.md.
 
     Example:
 
     \b
         cxreval iqa score --pairs degraded/pairs.csv --metrics psnr,ssim --executor process:2 -o scores
+        cxreval iqa score --pairs degraded/pairs.csv --metrics niqe,piqe --niqe-model modelparameters.mat -o nr
     """
-    from ..iqa import ScoresResult, score_pair_batches, select_metrics
+    from ..iqa import ScoresResult, load_niqe_model, score_pair_batches, select_metrics
 
-    check_inputs(("--pairs", pairs), kind="file")
+    check_inputs(("--pairs", pairs), ("--niqe-model", niqe_model), kind="file")
+    model = None if niqe_model is None else load_niqe_model(niqe_model)  # a bad file: one line naming it
     table = _read_csv(pairs, "--pairs", ("reference", "test"), dtype=str)
-    selection = select_metrics(metrics)
+    selection = select_metrics(metrics, supplied=("niqe",) if model is not None else ())
+    if model is not None and "niqe" not in selection.names:
+        raise InvalidParameterError(f"--niqe-model {niqe_model} is given but --metrics {metrics!r} does not "
+                                    "include niqe; add niqe to --metrics or leave out --niqe-model.")
+    options = None if model is None else {"niqe": {"model": model}}
+    notes = () if model is None else (f"NIQE pristine model: {niqe_model}",)
     check_output_path(out, overwrite=overwrite)
     with cli_executor(executor) as ex:
         try:  # every image header is checked now, before the output folder is opened
-            blocks = _naming(score_pair_batches(table, selection.names, base_dir=pairs.parent, executor=ex), pairs)
+            blocks = _naming(score_pair_batches(table, selection.names, base_dir=pairs.parent, executor=ex,
+                                                metric_options=options), pairs)
         except CxrevalError as exc:  # name the file: the library names the pair
             raise type(exc)(f"{pairs}: {exc}") from exc
-        with open_output(out, overwrite=overwrite, inputs=[pairs], meta={"executor": executor}) as d, \
+        meta: dict[str, object] = {"executor": executor}
+        if niqe_model is not None:
+            meta["niqe_model"] = str(niqe_model)
+        with open_output(out, overwrite=overwrite, inputs=[pairs, niqe_model], meta=meta) as d, \
                 progress() as prog:
             task = prog.add(f"scoring pairs ({len(selection.names)} metrics)", total=len(table))
             n_rows = ScoresResult.save_batches(d, blocks, on_block=lambda b: prog.advance(
                 task, len(b) // len(selection.names)))
-            write_summary(d, ScoresResult.describe(len(table), selection))
+            write_summary(d, ScoresResult.describe(len(table), selection, notes=notes))
     if json_out:
-        echo_json({"n_pairs": len(table), **selection.to_dict()})
+        echo_json({"n_pairs": len(table), **selection.to_dict(),
+                   **({"niqe_model": str(niqe_model)} if niqe_model is not None else {})})
     else:
         typer.echo(f"wrote {n_rows} scores to {Path(out) / ScoresResult.FILES['scores']}")
 

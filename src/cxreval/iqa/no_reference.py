@@ -179,6 +179,9 @@ class NIQEModel:
         if mu.shape != (36,) or cov.shape != (36, 36) or not (np.all(np.isfinite(mu)) and np.all(np.isfinite(cov))):
             raise CxrevalError(f"NIQE model {source or ''}: expected finite mu of 36 values and a 36x36 cov; "
                                f"got shapes {mu.shape} and {cov.shape}.")
+        if not np.allclose(cov, cov.T, rtol=1e-10, atol=1e-12):
+            raise CxrevalError(f"NIQE model {source or ''}: cov must be a symmetric 36x36 covariance matrix; "
+                               f"its largest asymmetry is {float(np.abs(cov - cov.T).max()):.3g}.")
         self.mu, self.cov, self.source = mu, cov, source
 
 

@@ -70,7 +70,8 @@ class MetricSelection:
         return {"metrics": list(self.names), "skipped": list(self.skipped)}
 
 
-def select_metrics(metrics: str | Sequence[str] = "all", *, func: str = "select_metrics") -> MetricSelection:
+def select_metrics(metrics: str | Sequence[str] = "all", *, supplied: Sequence[str] = (),
+                   func: str = "select_metrics") -> MetricSelection:
     """Registry names of a metric selection, and the registered metrics a selector left out.
 
     Parameters
@@ -80,6 +81,9 @@ def select_metrics(metrics: str | Sequence[str] = "all", *, func: str = "select_
         downloaded network weights or model files (``needs_weights``: LPIPS, DISTS, PaQ-2-PiQ, NIQE), which
         are returned as skipped. Otherwise metric names, as a sequence or one comma-separated string; they are
         used as given (an adapter named explicitly is used), in that order, spelled as the registry spells them.
+    supplied : sequence of str, default=()
+        Metrics needing weights or a model file that the caller supplies (e.g. ``('niqe',)`` with a NIQE model
+        in ``metric_options``): a selector includes them instead of skipping them.
     func : str, default='select_metrics'
         The function named in error messages.
 
@@ -100,12 +104,22 @@ def select_metrics(metrics: str | Sequence[str] = "all", *, func: str = "select_
     ('psnr', 'ssim')
     >>> select_metrics("no")
     MetricSelection(names=('piqe', 'snr'), skipped=('niqe', 'paq2piq'))
+    >>> select_metrics("no", supplied=["niqe"])
+    MetricSelection(names=('niqe', 'piqe', 'snr'), skipped=('paq2piq',))
     """
+    if isinstance(supplied, str) or not isinstance(supplied, Sequence) or not all(
+            isinstance(m, str) for m in supplied):
+        raise InvalidParameterError(f"The 'supplied' parameter of {func} must be a sequence of metric names. "
+                                    f"Got {supplied!r} instead.")
+    try:
+        given_models = {get_metric(m).name for m in supplied}
+    except KeyError as exc:
+        raise InvalidParameterError(f"The 'supplied' parameter of {func}: {exc.args[0]}") from None
     if isinstance(metrics, str) and metrics.strip().lower() in _SELECTORS:
         kind = metrics.strip().lower()
         every = list_metrics(reference=None if kind == "all" else kind)  # type: ignore[arg-type]
-        return MetricSelection(tuple(n for n in every if not get_metric(n).needs_weights),
-                               tuple(n for n in every if get_metric(n).needs_weights))
+        usable = [n for n in every if not get_metric(n).needs_weights or n in given_models]
+        return MetricSelection(tuple(usable), tuple(n for n in every if n not in usable))
     given = metrics.split(",") if isinstance(metrics, str) else metrics
     if isinstance(given, (bytes, Mapping)) or not isinstance(given, Sequence):
         raise InvalidParameterError(f"The 'metrics' parameter of {func} must be 'all', 'full', 'no', a comma-separated "
@@ -413,10 +427,14 @@ class ScoresResult(TableResult):
         return self.describe(self.n_pairs, self.selection, title=title)
 
     @staticmethod
-    def describe(n_pairs: int, selection: MetricSelection, *, title: str = "cxreval iqa score") -> str:
-        """:meth:`summary` of a score table written by :meth:`save_batches` (never held in memory)."""
+    def describe(n_pairs: int, selection: MetricSelection, *, title: str = "cxreval iqa score",
+                 notes: Sequence[str] = ()) -> str:
+        """:meth:`summary` of a score table written by :meth:`save_batches` (never held in memory); ``notes``
+        (e.g. the NIQE model file used) are listed after the metrics."""
+        extra = "".join(f"\n- {n}" for n in notes)
         return (f"# {title}\n\n{n_pairs} pair(s) x {len(selection.names)} metric(s): {', '.join(selection.names)}."
-                f"\n\nSkipped (need downloaded weights): {list(selection.skipped) or 'none'}.\n")
+                f"\n\nSkipped (need downloaded weights): {list(selection.skipped) or 'none'}.\n{extra}"
+                + ("\n" if extra else ""))
 
     @classmethod
     def save_batches(cls, folder: str | os.PathLike[str], blocks: Iterable[pd.DataFrame], *,
