@@ -12,6 +12,7 @@ import pytest
 from cxreval.cli.main import main
 from cxreval.datasets.audit import audit_chestxray14, count_boxes, write_audit
 from cxreval.exceptions import SchemaError
+from cxreval.findings import CHESTXRAY14
 
 DATA_ENTRY = (
     "Image Index,Finding Labels,Follow-up #,Patient ID,Patient Age,Patient Gender,View Position\n"
@@ -208,3 +209,63 @@ def test_dataset_audit_owns_its_files(small, tmp_path, with_split):
     for p in (tmp_path / "lib").iterdir():
         assert (out / p.name).read_bytes() == p.read_bytes(), p.name
     assert (out / "summary.md").read_text() == res.summary()
+
+
+# ---- ChestX-ray8's published counts beside the audit -------------------------------------------------------------
+
+# the ChestX-ray8 paper's counts as the seed article (000, "Dataset Size") quotes them, typed here from that text
+PAPER_TOTALS = {"images": 108_948, "patients": 32_717, "images with a finding": 24_636,
+                "images without a finding": 84_312}
+PAPER_TABLE_1 = {"Atelectasis": 5_789, "Cardiomegaly": 1_010, "Effusion": 6_331, "Infiltration": 10_317,
+                 "Mass": 6_046, "Nodule": 1_971, "Pneumonia": 1_062, "Pneumothorax": 2_793}
+
+
+def test_published_counts_equal_the_paper():
+    from cxreval.datasets.audit import CHESTXRAY8_PUBLISHED as P
+
+    assert (P.n_images, P.n_patients, P.n_abnormal, P.n_normal) == tuple(PAPER_TOTALS.values())
+    assert dict(P.images) == PAPER_TABLE_1
+    assert sum(P.images.values()) == 35_319  # the article: "These counts sum to 35,319"
+    assert P.n_abnormal + P.n_normal == P.n_images
+    assert tuple(P.images) == CHESTXRAY14[:8]  # the eight findings, in ChestX-ray14's order
+
+
+def test_published_counts_beside_the_small_audit(small, tmp_path, capsys):
+    from cxreval.datasets.audit import PUBLISHED_COLUMNS, DatasetAudit
+
+    de, bb, _ = small
+    res = audit_chestxray14(path=de, bbox_path=bb)
+    pub = res.published
+    assert tuple(pub.columns) == PUBLISHED_COLUMNS
+    totals = pub[pub["finding"] == ""].set_index("quantity")
+    assert totals["published"].to_dict() == PAPER_TOTALS
+    # audited by hand from DATA_ENTRY: 6 images, 4 patients, 2 "No Finding"
+    assert totals["audited"].to_dict() == {"images": 6, "patients": 4, "images with a finding": 4,
+                                           "images without a finding": 2}
+    per = pub[pub["finding"] != ""].set_index("finding")
+    assert per["published"].to_dict() == PAPER_TABLE_1
+    assert per["audited"].to_dict() == {**dict.fromkeys(PAPER_TABLE_1, 0), "Cardiomegaly": 2, "Infiltration": 1}
+    assert set(per["published_in"]) == {"Wang et al., ChestX-ray8, CVPR 2017 (doi:10.1109/CVPR.2017.369), Table 1"}
+    # the command: published_counts.csv, the JSON and summary.md (a table beside the audit's)
+    out = tmp_path / "cli"
+    assert main(["data", "audit", "chestxray14", "--data-entry", str(de), "--bbox-list", str(bb), "--json",
+                 "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert {(r["quantity"], r["finding"]): r["published"] for r in printed["published"]}[("images", "")] == 108_948
+    csv = pd.read_csv(out / DatasetAudit.FILES["published_counts"], keep_default_na=False)
+    assert csv["published"].tolist() == pub["published"].tolist() and csv["audited"].tolist() == pub["audited"].tolist()
+    summary = (out / "summary.md").read_text()
+    assert "## As published: Wang et al., ChestX-ray8, CVPR 2017" in summary
+    assert "108,948" in summary and "32,717" in summary and "10,317" in summary
+    assert main(["data", "audit", "chestxray14", "--data-entry", str(de), "--bbox-list", str(bb)]) == 0
+    assert "| images with a finding |" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_published_counts_beside_the_real_audit(real):
+    per = real.published.set_index(["quantity", "finding"])
+    assert per.loc[("images", ""), ["published", "audited"]].tolist() == [108_948, 112_120]
+    assert per.loc[("patients", ""), ["published", "audited"]].tolist() == [32_717, 30_805]
+    audited = real.findings.set_index("finding")["n_images"]
+    for f, n in PAPER_TABLE_1.items():
+        assert per.loc[("images", f), ["published", "audited"]].tolist() == [n, audited[f]]

@@ -67,6 +67,10 @@ def audit(
 ) -> None:
     """Images, patients, findings, views, boxes and split leakage of a dataset.
 
+    Beside the ChestX-ray14 counts, ChestX-ray8's published ones (Wang et al., CVPR 2017: 108,948 images,
+    32,717 patients, Table 1 per finding) are printed in the summary and the JSON and written as
+    published_counts.csv: the files audited are the extended release, not the paper's.
+
     With --split-dir, only the *list.txt files listed in a run.json (when the folder has one, as written by
     `cxreval data split`) are read, so stale lists from an earlier run are never audited.
 

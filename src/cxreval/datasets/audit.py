@@ -7,22 +7,36 @@
 - radiologist boxes per finding and the images that carry them (and how many of those images carry the
   boxed finding in the text-mined labels);
 - optionally a split (a folder of ``*list.txt`` files, or a ``study_id, split`` table): images and
-  patients per part and patients shared between parts (see :func:`cxreval.splits.audit_split`).
+  patients per part and patients shared between parts (see :func:`cxreval.splits.audit_split`);
+- beside these, ChestX-ray8's published counts (:data:`CHESTXRAY8_PUBLISHED`, the CVPR 2017 paper [1]_:
+  108,948 images of 32,717 patients, 24,636 with one of the eight findings, 84,312 normal, and its Table 1
+  images per finding), in ``published_counts`` (:func:`published_counts`): the dataset was released as
+  ChestX-ray8 and extended to ChestX-ray14 (112,120 images of 30,805 patients), and the published numbers
+  are not those of the files audited.
 
 :meth:`DatasetAudit.save` writes its :data:`~DatasetAudit.FILES`: ``audit.json`` (read by the report
 builder) and one CSV + Parquet table per section (the split tables only when a split was audited);
 :meth:`DatasetAudit.summary` is ``summary.md``. ``cxreval data audit chestxray14 -o OUT`` and the demo's
 audit section both call :func:`audit_chestxray14` and save with :meth:`DatasetAudit.save`.
 
+References
+----------
+.. [1] X. Wang, Y. Peng, L. Lu, Z. Lu, M. Bagheri and R. M. Summers, "ChestX-ray8: Hospital-scale chest
+   X-ray database and benchmarks on weakly-supervised classification and localization of common thorax
+   diseases", Proc. IEEE CVPR 2017, 3462-3471. https://doi.org/10.1109/CVPR.2017.369
+
 Examples
 --------
 >>> res = audit_chestxray14()                          # doctest: +SKIP
 >>> res.n_images, res.n_patients, res.n_boxes, res.n_boxed_images   # doctest: +SKIP
 (112120, 30805, 984, 880)
+>>> CHESTXRAY8_PUBLISHED.n_images, CHESTXRAY8_PUBLISHED.n_patients, CHESTXRAY8_PUBLISHED.images["Effusion"]
+(108948, 32717, 6331)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -44,14 +58,76 @@ from ..tables import markdown_table, write_summary, write_table
 from . import nih
 from .fetch import check_path, metadata_path
 
-__all__ = ["BBOX_FILE", "DatasetAudit", "audit_chestxray14", "audit_summary", "write_audit", "count_boxes"]
+__all__ = ["BBOX_FILE", "DatasetAudit", "audit_chestxray14", "audit_summary", "write_audit", "count_boxes",
+           "PublishedCounts", "CHESTXRAY8_PUBLISHED", "PUBLISHED_COLUMNS", "published_counts"]
 
 BBOX_FILE = "BBox_List_2017.csv.gz"
 NO_FINDING = "No Finding"
 
 
+@dataclass(frozen=True)
+class PublishedCounts:
+    """A dataset's counts as its paper publishes them.
+
+    Attributes
+    ----------
+    dataset : str
+    citation : str
+    n_images, n_patients, n_abnormal, n_normal : int
+        Images, patients, images with at least one finding, images labelled normal.
+    images : Mapping of str to int
+        Images per finding (canonical names), the paper's table.
+    table : str
+        Where the per-finding counts are in the paper.
+    """
+
+    dataset: str
+    citation: str
+    n_images: int
+    n_patients: int
+    n_abnormal: int
+    n_normal: int
+    images: Mapping[str, int]
+    table: str
+
+
+CHESTXRAY8_PUBLISHED = PublishedCounts(
+    dataset="ChestX-ray8",
+    citation="Wang et al., ChestX-ray8, CVPR 2017 (doi:10.1109/CVPR.2017.369)",
+    n_images=108_948, n_patients=32_717, n_abnormal=24_636, n_normal=84_312,
+    images=MappingProxyType({"Atelectasis": 5_789, "Cardiomegaly": 1_010, "Effusion": 6_331,
+                             "Infiltration": 10_317, "Mass": 6_046, "Nodule": 1_971, "Pneumonia": 1_062,
+                             "Pneumothorax": 2_793}),
+    table="Table 1")
+"""ChestX-ray8's counts as its CVPR 2017 paper gives them (the seed article's "Dataset Size"): 108,948 frontal
+images of 32,717 patients, 24,636 with one or more of the eight findings, 84,312 normal; Table 1's images per
+finding (they sum to 35,319, more than 24,636: an image can carry several labels)."""
+
+PUBLISHED_COLUMNS: tuple[str, ...] = ("quantity", "finding", "published", "audited", "published_in")
+"""Columns of ``published_counts.csv``: each published count beside the same count of the files audited
+(``finding`` empty for the totals)."""
+
+
 _SPLIT_FILES = {"split_sizes": "split_sizes.csv", "split_pairs": "split_pairs.csv",
                 "shared_patients": "shared_patients.csv"}
+
+
+def published_counts(audit: DatasetAudit, published: PublishedCounts = CHESTXRAY8_PUBLISHED) -> pd.DataFrame:
+    """The ``published`` counts beside the same counts of ``audit`` (:data:`PUBLISHED_COLUMNS`).
+
+    Rows: ``images``, ``patients``, ``images with a finding``, ``images without a finding`` (the paper's
+    "normal", the audit's ``No Finding``), then ``images`` of each finding of the paper's table.
+    """
+    f = audit.findings.set_index("finding")["n_images"]
+    no_finding = int(f.get(NO_FINDING, 0))
+    src = published.citation
+    rows = [("images", "", published.n_images, audit.n_images, src),
+            ("patients", "", published.n_patients, audit.n_patients, src),
+            ("images with a finding", "", published.n_abnormal, audit.n_images - no_finding, src),
+            ("images without a finding", "", published.n_normal, no_finding, src)]
+    rows += [("images", name, n, int(f.get(name, 0)), f"{src}, {published.table}")
+             for name, n in published.images.items()]
+    return pd.DataFrame(rows, columns=list(PUBLISHED_COLUMNS))
 
 
 @dataclass(frozen=True)
@@ -82,6 +158,9 @@ class DatasetAudit(TableResult):
         The files read.
     notes : tuple of str
         Anything worth recording (how boxes were read, studies outside the metadata).
+    published : pandas.DataFrame or None
+        :data:`PUBLISHED_COLUMNS`: the dataset's published counts beside the audited ones
+        (:func:`published_counts`; ChestX-ray8's for ChestX-ray14), ``published_counts.csv``.
     """
 
     dataset: str
@@ -95,10 +174,12 @@ class DatasetAudit(TableResult):
     split: LeakageAudit | None = None
     sources: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    published: pd.DataFrame | None = None
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"audit": "audit.json", "findings": "findings.csv",
                                                            "views": "views.csv", "boxes": "boxes.csv",
-                                                           **_SPLIT_FILES})
+                                                           **_SPLIT_FILES,
+                                                           "published_counts": "published_counts.csv"})
     SPLIT_FILES: ClassVar[Mapping[str, str]] = MappingProxyType(_SPLIT_FILES)
     """The files written only when a split was audited."""
     COLUMNS: ClassVar[tuple[str, ...]] = ("finding", "n_images", "n_patients", "image_fraction")
@@ -117,6 +198,8 @@ class DatasetAudit(TableResult):
         if self.split is not None:
             out.update({"split_sizes": self.split.sizes, "split_pairs": self.split.pairs,
                         "shared_patients": self.split.shared_patients})
+        if self.published is not None:
+            out["published_counts"] = self.published
         return out
 
     def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
@@ -144,6 +227,7 @@ class DatasetAudit(TableResult):
             "split": None if self.split is None else self.split.to_dict(),
             "sources": dict(self.sources),
             "notes": list(self.notes),
+            "published": None if self.published is None else self.published.to_dict(orient="records"),
         }
 
 
@@ -274,8 +358,9 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
     if splits is not None:
         split_audit = audit_split(splits, meta[["study_id", "patient_id"]])
         notes.extend(split_audit.notes)
-    return DatasetAudit("chestxray14", n_images, n_patients, findings, views, boxes, int(len(box_table)),
-                        int(box_table["study_id"].nunique()), split_audit, sources, tuple(notes))
+    res = DatasetAudit("chestxray14", n_images, n_patients, findings, views, boxes, int(len(box_table)),
+                       int(box_table["study_id"].nunique()), split_audit, sources, tuple(notes))
+    return dataclasses.replace(res, published=published_counts(res))
 
 
 _FINDING_COLUMNS = ("finding", "images", "patients", "boxes", "boxed images")
@@ -300,6 +385,14 @@ def audit_summary(audit: DatasetAudit) -> str:
         verdict = "**leaks**" if s.leaks else "does not leak"
         lines += ["", f"Patients on more than one side: {s.n_shared_patients:,}; studies in more than one part: "
                       f"{s.n_shared_studies:,}. The split {verdict}."]
+    if audit.published is not None:
+        pub = audit.published.assign(published=audit.published["published"].map("{:,}".format),
+                                     audited=audit.published["audited"].map("{:,}".format))
+        lines += ["", f"## As published: {CHESTXRAY8_PUBLISHED.citation}", "",
+                  f"The dataset was released as {CHESTXRAY8_PUBLISHED.dataset} (eight findings) and extended to "
+                  f"ChestX-ray14; the paper's counts are not those of the files audited.", "",
+                  markdown_table(pub[["quantity", "finding", "published", "audited"]],
+                                 right=("published", "audited"))]
     if audit.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in audit.notes]
     return "\n".join(lines) + "\n"
