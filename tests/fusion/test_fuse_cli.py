@@ -180,3 +180,96 @@ def test_fuse_findings_accept_aliases_and_vocabularies(labels_csv, tmp_path):
                  "--findings", "Pleural_Effusion,atelectasis", "--out", str(tmp_path / "o")]) == 0
     assert set(read_labels(tmp_path / "o" / "fused_labels.csv").table.query("source == 'fused_mv'").finding) == \
         {"Effusion", "Atelectasis"}
+
+
+def _noisy_labels(path, n=80, seed=0):
+    """CR and four readers, each right 60% of the time (as tests/fusion/test_neural.py::_noisy)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        for f in ("Atelectasis", "Effusion", "Edema"):
+            t = int(rng.choice(3, p=[.5, .2, .3]))
+            rows.append((f"s{i:03d}", f"p{i:03d}", f, "CR", NAMES[t]))
+            rows += [(f"s{i:03d}", f"p{i:03d}", f, f"R{r}", NAMES[t if rng.random() < .6 else int(rng.integers(0, 3))])
+                     for r in range(4)]
+    pd.DataFrame(rows, columns=["study_id", "patient_id", "finding", "source", "state"]).to_csv(path, index=False)
+    return path
+
+
+def test_fuse_cli_nn_hyperparameters_scoring_and_mace_method(tmp_path, capsys):
+    """--nn-hidden/--nn-epochs/--nn-folds/--nn-scoring and --mace-method reach the estimators (the fused labels equal
+    the library's, fitted with the same values and seed), are recorded in run.json, --json and summary.md; in-sample
+    scoring differs from out-of-fold and is the optimistic one; a rerun with the same seed is byte-identical."""
+    from cxreval.fusion import MACE, NeuralFusion
+
+    labels = _noisy_labels(tmp_path / "labels.csv")
+    readers = "R0,R1,R2,R3"
+    base = ["fuse", "-l", str(labels), "--readers", readers, "--adjudicated", "CR", "--seed", "0",
+            "--nn-hidden", "16", "--nn-epochs", "100", "--nn-folds", "4"]
+    kappa, fused = {}, {}
+    for scoring in ("out-of-fold", "in-sample"):
+        out = tmp_path / scoring
+        assert main(base + ["--methods", "nn", "--nn-scoring", scoring, "--json", "--out", str(out)]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert printed["settings"]["nn"] == {"hidden": 16, "max_epochs": 100, "eval_every": 10, "n_folds": 4,
+                                             "labels_from": scoring}
+        run = json.loads((out / "run.json").read_text())
+        assert run["method_params"] == {"nn": {"hidden": 16, "max_epochs": 100, "n_folds": 4, "labels_from": scoring}}
+        summary = (out / "summary.md").read_text()
+        assert "nn: hidden=16, max_epochs=100, eval_every=10, n_folds=4" in summary
+        assert ("in-sample (the final network" in summary) == (scoring == "in-sample")
+        agr = pd.read_csv(out / "fusion_agreement.csv")
+        kappa[scoring] = agr.query("method == 'nn' and finding == 'macro' and finding_set == 'all'")["kappa_w"].item()
+        fused[scoring] = read_labels(out / "fused_labels.csv").table.set_index(["study_id", "finding"])["state"]
+    # the library with the same values and seed
+    table = read_labels(labels).table
+    ann, _ = annotations_from_labels(table, readers.split(","))
+    ref = table[table.source == "CR"][["study_id", "finding", "state"]].astype({"state": int})
+    for scoring in ("out-of-fold", "in-sample"):
+        lib = NeuralFusion(hidden=16, max_epochs=100, n_folds=4, labels_from=scoring, rng=0).fit_predict(ann, ref)
+        got = fused[scoring].reindex(lib.index).astype(int)
+        np.testing.assert_array_equal(got.to_numpy(), lib.to_numpy())
+    assert int((fused["in-sample"] != fused["out-of-fold"]).sum()) > 20
+    assert kappa["in-sample"] > kappa["out-of-fold"] + 0.1
+    assert main(base + ["--methods", "nn", "--nn-scoring", "in-sample", "--out", str(tmp_path / "again")]) == 0
+    assert (tmp_path / "again" / "fused_labels.csv").read_bytes() == (tmp_path / "in-sample" / "fused_labels.csv").read_bytes()
+    # MACE's variant
+    comp = {}
+    for method in ("vb", "em"):
+        out = tmp_path / f"mace-{method}"
+        assert main(["fuse", "-l", str(labels), "--readers", readers, "--methods", "mace", "--mace-method", method,
+                     "--seed", "0", "--out", str(out)]) == 0
+        assert json.loads((out / "run.json").read_text())["method_params"] == {"mace": {"method": method}}
+        assert f"mace: method={method}" in (out / "summary.md").read_text()
+        lib = MACE(method=method, rng=0).fit(ann)
+        got = read_labels(out / "fused_labels.csv").table.set_index(["study_id", "finding"])["state"]
+        np.testing.assert_array_equal(got.reindex(lib.labels_.index).astype(int).to_numpy(), lib.labels_.to_numpy())
+        comp[method] = pd.read_csv(out / "mace_competence.csv")["competence"].to_numpy()
+    assert not np.allclose(comp["vb"], comp["em"])
+    capsys.readouterr()
+
+
+def test_fuse_cli_nn_and_mace_option_errors(labels_csv, tmp_path, capsys):
+    base = ["fuse", "-l", str(labels_csv), "--readers", "Rep1,Rep2", "--adjudicated", "CR"]
+    for args, msg in ((["--methods", "nn", "--nn-scoring", "oof"], "--nn-scoring must be one of ['out-of-fold', 'in-sample']"),
+                      (["--methods", "mace", "--mace-method", "gibbs"], "--mace-method must be one of ['vb', 'em']"),
+                      (["--methods", "nn", "--nn-hidden", "0"], "--nn-hidden"),
+                      (["--methods", "nn", "--nn-folds", "1"], "--nn-folds")):
+        out = tmp_path / "o"
+        assert main(base + args + ["--out", str(out)]) == 2, args
+        assert msg in capsys.readouterr().err and not out.exists()
+    assert main(base + ["--methods", "nn", "--save-model", "--out", str(tmp_path / "fit")]) == 0
+    capsys.readouterr()
+    assert main(base + ["--methods", "mv", "--load-model", str(tmp_path / "fit" / "nn_model.npz"), "--nn-hidden", "8",
+                        "--out", str(tmp_path / "x")]) == 2
+    assert "--load-model" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_fuse_label_table_checks_params_before_fitting(labels_csv):
+    table = read_labels(labels_csv).table
+    with pytest.raises(InvalidParameterError, match=r"method 'nn' has no parameter 'hiden'.*Did you mean 'hidden'"):
+        fuse_label_table(table, ["Rep1", "Rep2"], ["nn"], adjudicated="CR", params={"nn": {"hiden": 8}})
+    with pytest.raises(InvalidParameterError, match=r"parameters for method\(s\) \['mace'\], which are not among"):
+        fuse_label_table(table, ["Rep1", "Rep2"], ["mv"], params={"mace": {"method": "em"}})
+    with pytest.raises(InvalidParameterError, match="'method' parameter of MACE must be one of"):
+        fuse_label_table(table, ["Rep1", "Rep2"], ["mv", "mace"], params={"mace": {"method": "gibbs"}})

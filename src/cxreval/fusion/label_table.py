@@ -26,7 +26,7 @@ import contextlib
 import inspect
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -188,8 +188,8 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         if getattr(_REGISTRY[m], "supervised", False) and y is None:
             raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
                                         f"(--adjudicated) it is trained on.")
+    params = _check_method_params(params, methods)  # every estimator's parameters, before any fit
     gen = normalize_rng(rng)
-    params = params or {}
     estimators: dict[str, object] = {}
     fused: list[pd.DataFrame] = []
     warnings: list[str] = []
@@ -256,6 +256,33 @@ def _collect(m: str, est: object, lab: pd.Series, by_finding: dict[str, pd.DataF
 
 def _init_params(cls: object) -> set[str]:
     return set(inspect.signature(cls.__init__).parameters)  # type: ignore[misc]
+
+
+def _check_method_params(params: object, methods: Sequence[str]) -> dict[str, dict[str, object]]:
+    """``params`` checked: a mapping of methods being trained to their constructor's keyword arguments, each
+    estimator built and its values checked (``_check_params``) now, so a bad value fails before any fit."""
+    func = "fuse_label_table"
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping) or not all(isinstance(v, Mapping) for v in params.values()):
+        raise InvalidParameterError(f"The 'params' parameter of {func} must map method names to keyword mappings, "
+                                    f"e.g. {{'nn': {{'hidden': 64}}}}. Got {params!r} instead.")
+    extra = [m for m in params if m not in methods]
+    if extra:
+        raise InvalidParameterError(f"The 'params' parameter of {func} has parameters for method(s) {extra}, which "
+                                    f"are not among the methods trained {list(methods)}.")
+    out = {}
+    for m, kw in params.items():
+        allowed = sorted(_init_params(_REGISTRY[m]) - {"self", "rng"})
+        for k in kw:
+            if k not in allowed:
+                raise InvalidParameterError(f"The 'params' parameter of {func}: method {m!r} has no parameter {k!r}; "
+                                            f"its parameters are {allowed}.{did_you_mean(str(k), allowed, n=1)}")
+        check = getattr(_REGISTRY[m](**kw), "_check_params", None)
+        if callable(check):
+            check()
+        out[str(m)] = dict(kw)
+    return out
 
 
 def _finding_sets(findings: list[str]) -> dict[str, list[str]]:

@@ -84,7 +84,11 @@ from ..labels import FINDING, SOURCE, STATE
 from ._base import Annotations, GroupedFusion, check_float, register_fusion, store_params
 from ._patterns import group_patterns
 
-__all__ = ["MACE", "mace_fit", "mace_starts", "COMPETENCE_COLUMNS", "SPAMMING_COLUMNS"]
+__all__ = ["MACE", "mace_fit", "mace_starts", "COMPETENCE_COLUMNS", "SPAMMING_COLUMNS", "METHODS"]
+
+METHODS: tuple[str, ...] = ("vb", "em")
+"""MACE's fitting variants (``MACE(method=...)``): variational Bayes with Beta/Dirichlet priors (default, as the
+reference implementation) or plain EM with additive smoothing."""
 
 COMPETENCE_COLUMNS: tuple[str, ...] = (FINDING, SOURCE, "competence", "n_annotations")
 """Columns of :attr:`MACE.competence_` (``mace_competence.csv``)."""
@@ -280,7 +284,7 @@ class MACE(GroupedFusion):
     def _check_params(self) -> None:
         check_positive_int(self.n_restarts, name="n_restarts", func="MACE")
         check_positive_int(self.n_iter, name="n_iter", func="MACE", minimum=0)
-        check_choice(self.method, ("vb", "em"), name="method", func="MACE")
+        check_choice(self.method, METHODS, name="method", func="MACE")
         check_choice(self.pooling, ("finding", "joint"), name="pooling", func="MACE")
         for name in ("alpha", "beta", "smoothing"):
             check_float(getattr(self, name), name=name, func="MACE", strict=True, allow_none=name == "smoothing")

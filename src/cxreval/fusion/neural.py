@@ -23,7 +23,9 @@ cxreval's implementation (no torch; full-batch Adam in NumPy):
   best mean over folds is chosen, and the final network is retrained on all studies for that many epochs.
 - **Out-of-fold predictions**: ``fit_predict`` returns, for each study with a reference, the prediction of
   the fold model that did not see it (at the chosen epoch), because a supervised model's in-sample
-  agreement with its own training reference overstates it. ``predict`` uses the final network.
+  agreement with its own training reference overstates it (``labels_from='out-of-fold'``, default). With
+  ``labels_from='in-sample'`` it returns the final network's predictions (trained on every study with a
+  reference, that study included), the in-sample figure a paper may report. ``predict`` uses the final network.
 - **NN Fusion PS** (:class:`NeuralFusionPS`): the shared network plus one specialist per selection
   finding (same input, that finding's head only, selected on that finding's macro-F1); specialists
   replace the shared predictions for their findings.
@@ -53,7 +55,7 @@ from os import PathLike
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns, check_positive_int, normalize_rng
+from .._validation import check_choice, check_columns, check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import XQA_SELECTED
 from ..labels import FINDING, STATE, STUDY_ID
@@ -70,11 +72,14 @@ from ._base import (
     store_params,
 )
 
-__all__ = ["NeuralFusion", "NeuralFusionPS", "macro_f1", "load_neural_fusion", "MODEL_FORMAT"]
+__all__ = ["NeuralFusion", "NeuralFusionPS", "macro_f1", "load_neural_fusion", "MODEL_FORMAT", "LABELS_FROM"]
 
 MODEL_FORMAT = "cxreval-nn-fusion-1"
 """Format tag of a saved NN Fusion model (:meth:`NeuralFusion.save`)."""
 _HYPER = ("hidden", "max_epochs", "eval_every", "learning_rate", "weight_decay", "n_folds")
+LABELS_FROM: tuple[str, ...] = ("out-of-fold", "in-sample")
+"""What :meth:`NeuralFusion.fit_predict` gives for a study with a reference: the prediction of the fold model that
+did not see it, or the final network's (in-sample)."""
 
 
 def macro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -182,6 +187,10 @@ class NeuralFusion:
     selection_findings : sequence of str, default=XQA_SELECTED
         Findings whose mean macro-F1 selects the epoch (Consolidation, Effusion, Lung Opacity,
         Atelectasis); those absent from the data are ignored, and all findings are used if none is present.
+    labels_from : {'out-of-fold', 'in-sample'}, default='out-of-fold'
+        ``labels_`` / ``fit_predict`` for the studies with a reference: the prediction of the fold model that
+        did not see the study, or the final network's (trained on it too: in-sample, optimistic when scored
+        against the reference it was trained on). Other studies always get the final network's.
     rng : None, int or numpy.random.Generator
         Initialisation and fold assignment.
 
@@ -196,8 +205,8 @@ class NeuralFusion:
     oof_probas_ : pandas.DataFrame
         Out-of-fold state probabilities of the studies with a reference, (study, finding) × ``[0, 1, 2]``.
     labels_, probas_ : pandas.Series, pandas.DataFrame
-        Out-of-fold predictions where available, else the final model's, for every (study, finding) item
-        of the fitted data.
+        Out-of-fold predictions where available (``labels_from='out-of-fold'``), else the final model's, for
+        every (study, finding) item of the fitted data.
     """
 
     supervised = True
@@ -205,7 +214,8 @@ class NeuralFusion:
 
     def __init__(self, *, hidden: int = 32, max_epochs: int = 300, eval_every: int = 10, learning_rate: float = 0.01,
                  weight_decay: float = 1e-4, n_folds: int = 5,
-                 selection_findings: Sequence[str] = XQA_SELECTED, rng: object = None) -> None:
+                 selection_findings: Sequence[str] = XQA_SELECTED, labels_from: str = "out-of-fold",
+                 rng: object = None) -> None:
         store_params(self, locals())
         self.selection_findings = tuple(selection_findings)
 
@@ -218,6 +228,7 @@ class NeuralFusion:
         check_positive_int(self.n_folds, name="n_folds", func=func, minimum=2)
         check_float(self.learning_rate, name="learning_rate", func=func, strict=True)
         check_float(self.weight_decay, name="weight_decay", func=func)
+        check_choice(self.labels_from, LABELS_FROM, name="labels_from", func=func)
         return normalize_rng(self.rng)
 
     def _encode(self, data: pd.DataFrame, *, func: str) -> tuple[Annotations, pd.Index, np.ndarray]:
@@ -349,7 +360,8 @@ class NeuralFusion:
         ref_pos = np.full(len(studies), -1)
         ref_pos[np.flatnonzero(has_ref)] = np.arange(n_ref)
         in_ref = (ref_pos[item_s] >= 0) & (Y[item_s, item_f] >= 0)
-        proba[in_ref] = oof[ref_pos[item_s[in_ref]], item_f[in_ref]]  # type: ignore[index]
+        if self.labels_from == "out-of-fold":
+            proba[in_ref] = oof[ref_pos[item_s[in_ref]], item_f[in_ref]]  # type: ignore[index]
         self.probas_ = proba_frame(ann.items, proba)
         self.labels_ = label_series(ann.items, proba.argmax(axis=1))
         ref_items = pd.MultiIndex.from_arrays([np.repeat(studies[has_ref], F), np.tile(list(self.findings_), n_ref)],  # type: ignore[index]
@@ -415,7 +427,8 @@ class NeuralFusion:
         return label_series(p.index, p.to_numpy().argmax(axis=1))
 
     def fit_predict(self, data: pd.DataFrame, y_true: pd.DataFrame) -> pd.Series:
-        """Fit; return out-of-fold predictions for studies with a reference, the final model's otherwise."""
+        """Fit; return out-of-fold predictions for studies with a reference (the final model's with
+        ``labels_from='in-sample'``), the final model's otherwise."""
         return self.fit(data, y_true).labels_
 
     def fit_predict_proba(self, data: pd.DataFrame, y_true: pd.DataFrame) -> pd.DataFrame:

@@ -32,7 +32,7 @@ from .dawid_skene import ERRORS_COLUMNS
 from .mace import COMPETENCE_COLUMNS
 
 __all__ = ["FusionResult", "FUSION_AGREEMENT_COLUMNS", "CONVERGENCE_COLUMNS", "WARNING_COLUMNS",
-           "LABELS_FORMATS", "METHOD", "convergence_table"]
+           "LABELS_FORMATS", "METHOD", "convergence_table", "method_settings"]
 
 METHOD = "method"
 """Column naming the fusion method (``mv``, ``ds``, ...) in the agreement, convergence and warning tables."""
@@ -201,8 +201,9 @@ class FusionResult(TableResult):
                  f"- items (study, finding): {self.n_items}; readers per item: {self.readers_per_item}; fused from "
                  f"fewer readers than the most-read item: {self.n_items_partial}",
                  f"- reader labels left out: {self.n_dropped} (not_mentioned -> {self.not_mentioned})",
-                 "- MV ties -> uncertain; FUSE_OR = largest state; FUSE_AND = smallest state; nn/nn_ps labels for "
-                 "studies with a reference are out-of-fold (5-fold CV) predictions", "",
+                 "- MV ties -> uncertain; FUSE_OR = largest state; FUSE_AND = smallest state; " + _nn_labels_text(
+                     self.estimators, self.applied),
+                 *_settings_lines(self.estimators, self.applied), "",
                  "## Fused label counts", "", markdown_table(counts.reset_index()), ""]
         if self.convergence is not None:
             lines += _convergence_lines(self.convergence, self.estimators)
@@ -226,7 +227,44 @@ class FusionResult(TableResult):
         return {"methods": self.methods, "readers": list(self.readers), "n_items": self.n_items,
                 "n_dropped": dict(self.n_dropped), "n_items_partial": self.n_items_partial,
                 "readers_per_item": {str(k): v for k, v in self.readers_per_item.items()},
-                "n_labels": int(len(self.labels)), "warnings": list(self.warnings), "convergence": conv}
+                "n_labels": int(len(self.labels)), "warnings": list(self.warnings), "convergence": conv,
+                "settings": method_settings(self.estimators, self.applied)}
+
+
+_SETTINGS = {"nn": ("hidden", "max_epochs", "eval_every", "n_folds", "labels_from"),
+             "nn_ps": ("hidden", "max_epochs", "eval_every", "n_folds", "labels_from"),
+             "mace": ("method", "n_restarts", "n_iter", "alpha", "beta", "pooling"),
+             "ds": ("n_iter", "tol", "pooling")}
+
+
+def method_settings(estimators: Mapping[str, object], applied: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    """The hyper-parameters of the trained NN Fusion, MACE and Dawid-Skene estimators that the summary and
+    ``to_dict`` record (``{method: {parameter: value}}``; a model applied from a file is left out)."""
+    out = {}
+    for m, est in estimators.items():
+        if m in _SETTINGS and m not in applied:
+            out[m] = {k: getattr(est, k) for k in _SETTINGS[m] if hasattr(est, k)}
+    return out
+
+
+def _nn_labels_text(estimators: Mapping[str, Any], applied: tuple[str, ...]) -> str:
+    trained = [m for m in ("nn", "nn_ps") if m in estimators and m not in applied]
+    if not trained or all(estimators[m].labels_from == "out-of-fold" for m in trained):
+        k = {int(estimators[m].n_folds) for m in trained} or {5}
+        return (f"nn/nn_ps labels for studies with a reference are out-of-fold "
+                f"({'/'.join(map(str, sorted(k)))}-fold CV) predictions")
+    kind = {"in-sample": "in-sample (the final network, trained on those studies: optimistic)",
+            "out-of-fold": "out-of-fold"}
+    return ("nn/nn_ps labels for studies with a reference: "
+            + "; ".join(f"{m} {kind[estimators[m].labels_from]}" for m in trained))
+
+
+def _settings_lines(estimators: Mapping[str, object], applied: tuple[str, ...]) -> list[str]:
+    settings = method_settings(estimators, applied)
+    if not any(m in settings for m in ("nn", "nn_ps", "mace")):
+        return []
+    return ["- method settings: " + "; ".join(f"{m}: " + ", ".join(f"{k}={v}" for k, v in kw.items())
+                                              for m, kw in settings.items() if m in ("nn", "nn_ps", "mace"))]
 
 
 def convergence_table(estimators: Mapping[str, object]) -> pd.DataFrame | None:
