@@ -10,9 +10,9 @@
   patients per part and patients shared between parts (see :func:`cxreval.splits.audit_split`);
 - beside these, ChestX-ray8's published counts (:data:`CHESTXRAY8_PUBLISHED`, the CVPR 2017 paper [1]_:
   108,948 images of 32,717 patients, 24,636 with one of the eight findings, 84,312 normal, and its Table 1
-  images per finding), in ``published_counts`` (:func:`published_counts`): the dataset was released as
-  ChestX-ray8 and extended to ChestX-ray14 (112,120 images of 30,805 patients), and the published numbers
-  are not those of the files audited.
+  images per finding), in ``published_counts``, beside the audited counts on the same eight findings: the
+  dataset was released as ChestX-ray8 and extended to ChestX-ray14 (112,120 images of 30,805 patients), and
+  the published numbers are not those of the files audited.
 
 :meth:`DatasetAudit.save` writes its :data:`~DatasetAudit.FILES`: ``audit.json`` (read by the report
 builder) and one CSV + Parquet table per section (the split tables only when a split was audited);
@@ -59,7 +59,7 @@ from . import nih
 from .fetch import check_path, metadata_path
 
 __all__ = ["BBOX_FILE", "DatasetAudit", "audit_chestxray14", "audit_summary", "write_audit", "count_boxes",
-           "PublishedCounts", "CHESTXRAY8_PUBLISHED", "PUBLISHED_COLUMNS", "published_counts"]
+           "PublishedCounts", "CHESTXRAY8_PUBLISHED", "PUBLISHED_COLUMNS"]
 
 BBOX_FILE = "BBox_List_2017.csv.gz"
 NO_FINDING = "No Finding"
@@ -112,19 +112,22 @@ _SPLIT_FILES = {"split_sizes": "split_sizes.csv", "split_pairs": "split_pairs.cs
                 "shared_patients": "shared_patients.csv"}
 
 
-def published_counts(audit: DatasetAudit, published: PublishedCounts = CHESTXRAY8_PUBLISHED) -> pd.DataFrame:
-    """The ``published`` counts beside the same counts of ``audit`` (:data:`PUBLISHED_COLUMNS`).
+def _published_table(audit: DatasetAudit, n_with: int, published: PublishedCounts) -> pd.DataFrame:
+    """``published``'s counts beside the same counts of ``audit`` (:data:`PUBLISHED_COLUMNS`); ``n_with``: the
+    audited images carrying one of the findings of the paper's table.
 
-    Rows: ``images``, ``patients``, ``images with a finding``, ``images without a finding`` (the paper's
-    "normal", the audit's ``No Finding``), then ``images`` of each finding of the paper's table.
+    Rows: ``images``, ``patients``, ``images with one of its findings``, ``images with none of them`` (the
+    paper's "normal"), then ``images`` of each finding of the paper's table. The audited counts are on the
+    same findings (the eight of ChestX-ray8), so an image with only a ChestX-ray14 addition (e.g. Hernia)
+    counts as having none of them.
     """
     f = audit.findings.set_index("finding")["n_images"]
-    no_finding = int(f.get(NO_FINDING, 0))
+    k = len(published.images)
     src = published.citation
     rows = [("images", "", published.n_images, audit.n_images, src),
             ("patients", "", published.n_patients, audit.n_patients, src),
-            ("images with a finding", "", published.n_abnormal, audit.n_images - no_finding, src),
-            ("images without a finding", "", published.n_normal, no_finding, src)]
+            (f"images with one of the {k} findings", "", published.n_abnormal, n_with, src),
+            (f"images with none of the {k} findings", "", published.n_normal, audit.n_images - n_with, src)]
     rows += [("images", name, n, int(f.get(name, 0)), f"{src}, {published.table}")
              for name, n in published.images.items()]
     return pd.DataFrame(rows, columns=list(PUBLISHED_COLUMNS))
@@ -160,7 +163,7 @@ class DatasetAudit(TableResult):
         Anything worth recording (how boxes were read, studies outside the metadata).
     published : pandas.DataFrame or None
         :data:`PUBLISHED_COLUMNS`: the dataset's published counts beside the audited ones
-        (:func:`published_counts`; ChestX-ray8's for ChestX-ray14), ``published_counts.csv``.
+        (ChestX-ray8's for ChestX-ray14, the audited counts on its eight findings), ``published_counts.csv``.
     """
 
     dataset: str
@@ -360,7 +363,9 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
         notes.extend(split_audit.notes)
     res = DatasetAudit("chestxray14", n_images, n_patients, findings, views, boxes, int(len(box_table)),
                        int(box_table["study_id"].nunique()), split_audit, sources, tuple(notes))
-    return dataclasses.replace(res, published=published_counts(res))
+    pub = CHESTXRAY8_PUBLISHED
+    n_with = int(mat[list(pub.images)].to_numpy().any(axis=1).sum())
+    return dataclasses.replace(res, published=_published_table(res, n_with, pub))
 
 
 _FINDING_COLUMNS = ("finding", "images", "patients", "boxes", "boxed images")
