@@ -49,13 +49,16 @@ __all__ = ["MentionArrays", "Engine", "get_engine", "tokenize", "split_sentences
 _SEP = "\n\n"  # joins segments: always a sentence boundary
 _L, _R = r"(?<![a-z0-9])", r"(?![a-z0-9])"
 _STATE = {"uncertain_pre_negation": int(LabelState.UNC), "negation": int(LabelState.NEG), "uncertain": int(LabelState.UNC)}
-_NO_BREAK_BEFORE_DOT = frozenset({"vs", "dr", "mr", "ms", "mrs", "st", "approx", "e", "i", "fig", "prof"})
+_NO_BREAK_BEFORE_DOT = frozenset({"vs", "dr", "mr", "ms", "mrs", "st", "approx", "e", "g", "i", "fig", "prof"})
 # a full stop between two words without a space ("normal.No"); the word before it is group 1
 _NO_SPACE_DOT = re.compile(r"(?<![a-z0-9.])([a-z]{2,})\.(?=[a-z]{2})")
 # a line that starts with a bullet, a list number or a capitalised word (case of the original text)
 _LINE_MARK = re.compile(r"\n[ \t]*(?=[-*\u2022\u00b7\u2013]|\d{1,2}[.)]|[A-Z][a-z])")
 SHORT_LINE_CHARS = 32
 """Default of ``short_line_chars`` in :func:`split_sentences` (the packaged rules' ``segmentation`` value)."""
+JOINING_WORDS = frozenset({"no", "not", "without", "of", "the", "a", "an", "and", "or", "with", "in", "at", "to",
+                           "for", "is", "are", "was", "were", "by", "from", "on", "as"})
+"""Words :func:`split_sentences` reads as continuing onto the next line (the packaged rules' value)."""
 # character classes of the lower-cased text (code points; anything >= 128 that is not a space is a letter)
 _CLASS = np.full(128, 2, dtype=np.int8)  # 0 space, 1 letter/digit, 2 punctuation, 3 hyphen (a separator)
 _CLASS[[9, 10, 11, 12, 13, 32]] = 0
@@ -159,8 +162,8 @@ def _fold(text: str) -> str:
     return low
 
 
-def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_end: np.ndarray, extra: np.ndarray
-                     ) -> np.ndarray:
+def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_start: np.ndarray, tok_end: np.ndarray,
+                     extra: np.ndarray) -> np.ndarray:
     """Sorted distinct sentence starts: 0, ``extra``, after '.'/'!' followed by a space, after a blank line."""
     n = len(text)
     starts = [np.zeros(1, np.int64), np.asarray(extra, dtype=np.int64)]
@@ -172,7 +175,14 @@ def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_end: np.nd
         if len(j):
             prev_ok = np.fromiter((i == 0 or toks[i - 1].lower() not in _NO_BREAK_BEFORE_DOT for i in j.tolist()),
                                   dtype=bool, count=len(j))
-            starts.append(tok_end[j[prev_ok]])
+            j = j[prev_ok]
+            # a list number ("2. No effusion"): the item starts at the number, not after its full stop
+            num = np.fromiter((i > 0 and len(toks[i - 1]) <= 2 and toks[i - 1].isdigit() for i in j.tolist()),
+                              dtype=bool, count=len(j))
+            if num.any():
+                ns = tok_start[j[num] - 1]
+                num[num] = (ns == 0) | (cls[np.maximum(ns - 1, 0)] == 0)
+            starts.append(np.where(num, tok_start[np.maximum(j - 1, 0)], tok_end[j]))
         nl = np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == 10)
         if len(nl) > 1:
             # a blank line: two newlines with only spaces between them
@@ -184,15 +194,17 @@ def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_end: np.nd
 
 
 def _break_starts(raw: str, corpus: str, cls: np.ndarray, seg_start: np.ndarray, leads: np.ndarray,
-                  short_line_chars: int) -> np.ndarray:
+                  short_line_chars: int, toks: list[str], tok_start: np.ndarray,
+                  joining: frozenset[str] = frozenset()) -> np.ndarray:
     """Sentence starts other than at '.'/'!' + space and blank lines (``raw``: the text before lower-casing).
 
     * after a full stop between two words without a space ("normal.No pneumothorax"), unless the word
       before it is an abbreviation (dr., vs.);
     * at a line that starts with a bullet, a list number ("2.", "3)") or a capitalised word;
     * at a line after a short line (fewer than ``short_line_chars`` non-space characters, the first line
-      of a segment counting its ``leads`` characters before the segment): a list-like report. Longer
-      lines followed by a lower-case or upper-case word read as hard-wrapped text.
+      of a segment counting its ``leads`` characters before the segment) that does not end in a
+      ``joining`` word ("no", "of", "and"): a list-like report. Longer lines followed by a lower-case or
+      upper-case word read as hard-wrapped text.
     """
     out = [np.asarray([m.end() for m in _NO_SPACE_DOT.finditer(corpus) if m.group(1) not in _NO_BREAK_BEFORE_DOT],
                       dtype=np.int64)]
@@ -207,7 +219,11 @@ def _break_starts(raw: str, corpus: str, cls: np.ndarray, seg_start: np.ndarray,
         first = np.searchsorted(seg_start, line_start, side="right") - 1
         is_first = (first >= 0) & (seg_start[np.maximum(first, 0)] == line_start)
         count = count + np.where(is_first, leads[np.maximum(first, 0)], 0)
-        out.append(nl[(count > 0) & (count < short_line_chars)] + 1)
+        brk = (count > 0) & (count < short_line_chars)
+        if joining and brk.any():
+            last = np.searchsorted(tok_start, nl[brk], side="left") - 1
+            brk[np.flatnonzero(brk)] = [k < 0 or toks[k] not in joining for k in last.tolist()]
+        out.append(nl[brk] + 1)
     return np.concatenate(out)
 
 
@@ -229,10 +245,10 @@ def split_sentences(text: str, *, short_line_chars: int = SHORT_LINE_CHARS) -> l
         raise InvalidParameterError(f"The 'text' parameter of split_sentences must be a str. Got {text!r} instead.")
     corpus = _fold(text)
     cls = _classes(corpus)
-    toks, _, tok_end, _ = _tokenize(corpus, cls)
+    toks, tok_start, tok_end, _ = _tokenize(corpus, cls)
     extra = _break_starts(text.replace("\r\n", " \n").replace("\r", "\n"), corpus, cls, np.zeros(1, np.int64),
-                          np.zeros(1, np.int64), short_line_chars)
-    ss = _sentence_starts(corpus, cls, toks, tok_end, extra)
+                          np.zeros(1, np.int64), short_line_chars, toks, tok_start, JOINING_WORDS)
+    ss = _sentence_starts(corpus, cls, toks, tok_start, tok_end, extra)
     out = []
     for a, b in zip(ss.tolist(), [*ss[1:].tolist(), len(text)]):
         seg = text[a:b]
@@ -348,6 +364,7 @@ class Engine:
         for (text, is_rx), k in texts.items():
             self._copula[k] = not is_rx and text in rules.copulas
             self._symmetric[k] = not is_rx and text in rules.symmetric_hedges
+        self._joining = frozenset(rules.joining_words)
         self._m_hedged = np.array([r.kind == "hedged" for r in self.mention_rules], dtype=bool)
         self._speller = None
         if rules.spelling_min_length > 0:
@@ -383,8 +400,9 @@ class Engine:
         seg_start = np.concatenate([[0], np.cumsum(lens + len(_SEP))[:-1]])
         cls = _classes(corpus)
         toks, tok_start, tok_end, is_word = _tokenize(corpus, cls)
-        extra = _break_starts(raw, corpus, cls, seg_start, lead, self.rules.short_line_chars)
-        ss = _sentence_starts(corpus, cls, toks, tok_end, np.concatenate([seg_start[1:], extra]))
+        extra = _break_starts(raw, corpus, cls, seg_start, lead, self.rules.short_line_chars, toks, tok_start,
+                              self._joining)
+        ss = _sentence_starts(corpus, cls, toks, tok_start, tok_end, np.concatenate([seg_start[1:], extra]))
         tok_sent = np.searchsorted(ss, tok_start, side="right") - 1
         wc = np.concatenate([[0], np.cumsum(is_word)])  # words in tokens [a, b): wc[b] - wc[a]
         # mentions (a match must not cross a sentence boundary), misspelt finding words read as spelt

@@ -137,7 +137,9 @@ class RuleSet:
     short_line_chars : int
         A line break after a line with fewer non-space characters than this is a sentence boundary
         (list-like reports); longer lines are read as hard-wrapped text unless the next line starts
-        with a bullet, a number or a capitalised word.
+        with a bullet, a number or a capitalised word, or the short line ends in one of ``joining_words``.
+    joining_words : tuple of str
+        Words that continue a sentence onto the next line ("no", "of", "and").
     copulas : tuple of str
         Clause boundaries ("is", "are") that a trailing trigger right after them reaches across
         ("Pneumonia is not ruled out").
@@ -167,6 +169,7 @@ class RuleSet:
     sources: tuple[str, ...] = ()
     hedge_object_words: int = 0
     short_line_chars: int = 0
+    joining_words: tuple[str, ...] = ()
     copulas: tuple[str, ...] = ()
     symmetric_hedges: tuple[str, ...] = ()
     spelling_min_length: int = 0
@@ -376,7 +379,7 @@ def _build(data: dict[str, Any], sources: tuple[str, ...], conventions: str = DE
                    mentions=tuple(mentions), triggers=tuple(triggers), before_words=before_words,
                    after_words=after_words, no_finding=no_finding, sources=sources,
                    hedge_object_words=hedge_object_words, short_line_chars=short_line,
-                   copulas=_phrases(data, "copulas"), symmetric_hedges=_phrases(data, "symmetric_hedges"),
+                   joining_words=_phrases(seg, "joining_words"), copulas=_phrases(data, "copulas"), symmetric_hedges=_phrases(data, "symmetric_hedges"),
                    spelling_min_length=spell_min, spelling_exclude=_phrases(spell, "exclude"),
                    conventions=conventions)
 
