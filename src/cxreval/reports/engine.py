@@ -47,7 +47,7 @@ from .rules import CATEGORIES, RuleSet
 __all__ = ["MentionArrays", "Engine", "get_engine", "tokenize", "split_sentences"]
 
 _SEP = "\n\n"  # joins segments: always a sentence boundary
-_L, _R = r"(?<![a-z0-9])", r"(?![a-z0-9])"
+_R = r"(?![a-z0-9])"
 _STATE = {"uncertain_pre_negation": int(LabelState.UNC), "negation": int(LabelState.NEG), "uncertain": int(LabelState.UNC)}
 _NO_BREAK_BEFORE_DOT = frozenset({"vs", "dr", "mr", "ms", "mrs", "st", "approx", "e", "g", "i", "fig", "prof"})
 # a full stop between two words without a space ("normal.No"); the word before it is group 1
@@ -258,6 +258,23 @@ def split_sentences(text: str, *, short_line_chars: int = SHORT_LINE_CHARS) -> l
     return out
 
 
+def _word_matches(rx: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """Spans of the matches of ``rx`` that start at a word start (not after a letter or digit), left to right."""
+    out = []
+    pos = 0
+    search = rx.search
+    while True:
+        m = search(text, pos)
+        if m is None:
+            return out
+        a = m.start()
+        if a and (text[a - 1].isalnum() and text[a - 1].isascii()):
+            pos = a + 1
+            continue
+        out.append((a, m.end()))
+        pos = max(m.end(), a + 1)
+
+
 class _PhraseIndex:
     """Leftmost-longest lookup of token-sequence phrases (first-token index), plus regex rules."""
 
@@ -266,7 +283,9 @@ class _PhraseIndex:
         rx = []
         for k, (text, is_rx) in enumerate(items):
             if is_rx:
-                rx.append((k, re.compile(_L + "(?:" + text + ")" + _R)))
+                # no leading look-behind: it would disable the regex engine's first-character scan (several
+                # times slower); a match that starts inside a word is skipped in _word_matches instead
+                rx.append((k, re.compile("(?:" + text + ")" + _R)))
                 continue
             toks = tuple(tokenize(text)[0])
             if toks:
@@ -299,7 +318,7 @@ class _PhraseIndex:
             return s, e, k
         rs, re_, rk = [s], [e], [k]
         for item, rx in self.regexes:
-            spans = [(m.start(), m.end()) for m in rx.finditer(corpus)]
+            spans = _word_matches(rx, corpus)
             if spans:
                 a = np.asarray(spans, dtype=np.int64)
                 rs.append(np.searchsorted(tok_start, a[:, 0], side="left"))
