@@ -44,6 +44,12 @@ def test_case_set_covers_every_style_and_category(bench):
         assert sum(len(c["expect"]) for c in cases if c["style"] == s) >= 30, s
 
 
+def test_holdout_cases_are_well_formed(bench):
+    """The second set (written after the rules were frozen; its accuracy is reported, not a target) parses."""
+    cases = bench.load_cases(BENCH.parents[1] / "tests" / "reports" / "style_cases_holdout.yaml")
+    assert {c["style"] for c in cases} == set(STYLES) and len(cases) >= 20
+
+
 def test_accuracy_overall_per_style_and_on_uncertain_cases(checks):
     bad = checks[~checks["correct"]]
     detail = bad[["id", "finding", "vocabulary", "conventions", "expected", "got"]].to_string(index=False)
