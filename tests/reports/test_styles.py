@@ -176,6 +176,13 @@ def test_scope_rules(text, finding, expected):
     assert _state(text, finding) == expected
 
 
+def test_hedged_sign_traced_to_its_rule():
+    t = pd.DataFrame({"study_id": ["s"], "text": ["Mild vascular congestion. No pulmonary vascular congestion."]})
+    m = label_reports(t, sections="whole", vocabulary="chexpert").mentions
+    assert m[["state", "state_rule"]].values.tolist() == [["uncertain", "hedged:vascular congestion"],
+                                                          ["negative", "negation:before:no"]]
+
+
 def test_scope_rules_are_data(tmp_path):
     """The packaged scope values come from common.yaml; a rules file changes them without code."""
     rs = load_rules()

@@ -385,6 +385,8 @@ def _mention_table(rs: RuleSet, table: pd.DataFrame, texts: list[str], m: Mentio
     t_names = np.asarray([r.name for r in rs.triggers] + ["no trigger: positive"], dtype=object)
     state_rule = t_names[np.where(m.context_rule >= 0, m.context_rule, len(rs.triggers))]
     is_normal = np.asarray([r.kind in ("normal", "uncertain") for r in rs.mentions])[m.mention_rule]
+    # a hedged sign no trigger decided is uncertain by its own rule ("hedged:vascular congestion")
+    is_normal |= np.asarray([r.kind == "hedged" for r in rs.mentions])[m.mention_rule] & (m.context_rule < 0)
     state_rule = np.where(is_normal, m_names[m.mention_rule], state_rule)
     return pd.DataFrame({
         "study_id": table["study_id"].to_numpy(dtype=object)[seg_row[m.segment]],
