@@ -12,6 +12,8 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import read_label_tables
 from ..outputs import check_output_path
 from ..reports import (
+    CONVENTIONS,
+    DEFAULT_CONVENTIONS,
     SECTION_CHOICES,
     SOURCE_NAMES,
     VOCABULARIES,
@@ -52,6 +54,10 @@ def label_reports_command(
                                  help="Comma-separated label sources to write: findings (report_findings), "
                                  "impression (report_impression), whole (report)."),
     vocabulary: str = typer.Option("chestxray14", "--vocabulary", help="Findings to label: chestxray14 or chexpert."),
+    conventions: str = typer.Option(DEFAULT_CONVENTIONS, "--conventions", help="How 'No definite X' and 'No new X' "
+                                    "read: cxreval (default; 'No definite X' uncertain, 'No new X' negative) or "
+                                    "chexpert (the CheXpert labeller's: 'No definite X' negative, 'No new X' "
+                                    "uncertain). Recorded in summary.json (rules.conventions)."),
     rules: Path = typer.Option(None, "--rules", help="A YAML rules file merged over the packaged rules (see "
                                "--print-rules)."),
     validate_against: Path = typer.Option(None, "--validate-against", help="A long label table (CSV/Parquet: "
@@ -88,6 +94,8 @@ def label_reports_command(
     """
     if vocabulary not in VOCABULARIES:
         raise InvalidParameterError(f"--vocabulary must be one of {list(VOCABULARIES)}. Got {vocabulary!r}.")
+    if conventions not in CONVENTIONS:
+        raise InvalidParameterError(f"--conventions must be one of {list(CONVENTIONS)}. Got {conventions!r}.")
     if print_rules:
         from ..reports import packaged_rules_text
 
@@ -114,7 +122,7 @@ def label_reports_command(
     check_inputs(("--validate-against", validate_against))
     with cli_executor(executor) as ex:  # a bad --executor fails here, before any input is read
         check_output_path(out, overwrite=overwrite)
-        rs = load_rules(rules, vocabulary=vocabulary)
+        rs = load_rules(rules, vocabulary=vocabulary, conventions=conventions)
         ref = None if validate_against is None else read_label_tables([validate_against],
                                                                       state_encoding=state_encoding)[0]
         if ref is not None:  # a wrong reference source fails before any labelling
@@ -123,7 +131,8 @@ def label_reports_command(
         check_report_table(read.table, where=f"file {str(reports)!r}")  # bad input fails before the folder opens
         inputs = [reports] + [p for p in (rules, validate_against) if p is not None]
         with open_output(out, overwrite=overwrite, inputs=inputs,
-                         meta={"sections": list(secs), "vocabulary": vocabulary, "rules": rs.to_dict()}) as d, \
+                         meta={"sections": list(secs), "vocabulary": vocabulary, "conventions": conventions,
+                               "rules": rs.to_dict()}) as d, \
                 progress(enabled=None if len(read.table) >= _PROGRESS_MIN else False) as prog:
             task = prog.add("labelling reports", total=len(read.table))
             done = [0]

@@ -21,6 +21,8 @@ from .io import ReportTable, check_report_table, read_reports
 from .labeller import MENTION_COLUMNS, SECTION_CHOICES, SOURCE_NAMES, ReportLabelsResult, label_reports
 from .rules import (
     CATEGORIES,
+    CONVENTIONS,
+    DEFAULT_CONVENTIONS,
     VOCABULARIES,
     MentionRule,
     RuleSet,
@@ -31,9 +33,11 @@ from .rules import (
 from .sections import HEADERS, LABELLED_SECTIONS, Section, split_sections
 from .validation import (
     NIH_LABELLER_OPENI,
+    OPENI_TUNING_SEED,
     PRF_COLUMNS,
     LabellerValidationResult,
     compute_precision_recall,
+    openi_tuning_split,
     precision_recall_table,
     prf_markdown,
     resolve_reference,
@@ -43,8 +47,9 @@ __all__ = [
     "Engine", "MentionArrays", "get_engine", "split_sentences", "tokenize",
     "ReportTable", "check_report_table", "read_reports",
     "MENTION_COLUMNS", "SECTION_CHOICES", "SOURCE_NAMES", "ReportLabelsResult", "label_reports",
-    "CATEGORIES", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",
+    "CATEGORIES", "CONVENTIONS", "DEFAULT_CONVENTIONS", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",
     "HEADERS", "LABELLED_SECTIONS", "Section", "split_sections",
-    "NIH_LABELLER_OPENI", "PRF_COLUMNS", "LabellerValidationResult", "compute_precision_recall",
+    "NIH_LABELLER_OPENI", "OPENI_TUNING_SEED", "PRF_COLUMNS", "LabellerValidationResult", "compute_precision_recall",
+    "openi_tuning_split",
     "precision_recall_table", "prf_markdown", "resolve_reference",
 ]

@@ -41,14 +41,24 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 from ..labels import LabelState
+from ._spelling import Speller
 from .rules import CATEGORIES, RuleSet
 
 __all__ = ["MentionArrays", "Engine", "get_engine", "tokenize", "split_sentences"]
 
 _SEP = "\n\n"  # joins segments: always a sentence boundary
-_L, _R = r"(?<![a-z0-9])", r"(?![a-z0-9])"
+_R = r"(?![a-z0-9])"
 _STATE = {"uncertain_pre_negation": int(LabelState.UNC), "negation": int(LabelState.NEG), "uncertain": int(LabelState.UNC)}
-_NO_BREAK_BEFORE_DOT = frozenset({"vs", "dr", "mr", "ms", "st", "approx", "e", "i"})
+_NO_BREAK_BEFORE_DOT = frozenset({"vs", "dr", "mr", "ms", "mrs", "st", "approx", "e", "g", "i", "fig", "prof"})
+# a full stop between two words without a space ("normal.No"); the word before it is group 1
+_NO_SPACE_DOT = re.compile(r"(?<![a-z0-9.])([a-z]{2,})\.(?=[a-z]{2})")
+# a line that starts with a bullet, a list number or a capitalised word (case of the original text)
+_LINE_MARK = re.compile(r"\n[ \t]*(?=[-*\u2022\u00b7\u2013]|\d{1,2}[.)]|[A-Z][a-z])")
+SHORT_LINE_CHARS = 32
+"""Default of ``short_line_chars`` in :func:`split_sentences` (the packaged rules' ``segmentation`` value)."""
+JOINING_WORDS = frozenset({"no", "not", "without", "of", "the", "a", "an", "and", "or", "with", "in", "at", "to",
+                           "for", "is", "are", "was", "were", "by", "from", "on", "as"})
+"""Words :func:`split_sentences` reads as continuing onto the next line (the packaged rules' value)."""
 # character classes of the lower-cased text (code points; anything >= 128 that is not a space is a letter)
 _CLASS = np.full(128, 2, dtype=np.int8)  # 0 space, 1 letter/digit, 2 punctuation, 3 hyphen (a separator)
 _CLASS[[9, 10, 11, 12, 13, 32]] = 0
@@ -152,8 +162,8 @@ def _fold(text: str) -> str:
     return low
 
 
-def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_end: np.ndarray, extra: np.ndarray
-                     ) -> np.ndarray:
+def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_start: np.ndarray, tok_end: np.ndarray,
+                     extra: np.ndarray) -> np.ndarray:
     """Sorted distinct sentence starts: 0, ``extra``, after '.'/'!' followed by a space, after a blank line."""
     n = len(text)
     starts = [np.zeros(1, np.int64), np.asarray(extra, dtype=np.int64)]
@@ -165,7 +175,14 @@ def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_end: np.nd
         if len(j):
             prev_ok = np.fromiter((i == 0 or toks[i - 1].lower() not in _NO_BREAK_BEFORE_DOT for i in j.tolist()),
                                   dtype=bool, count=len(j))
-            starts.append(tok_end[j[prev_ok]])
+            j = j[prev_ok]
+            # a list number ("2. No effusion"): the item starts at the number, not after its full stop
+            num = np.fromiter((i > 0 and len(toks[i - 1]) <= 2 and toks[i - 1].isdigit() for i in j.tolist()),
+                              dtype=bool, count=len(j))
+            if num.any():
+                ns = tok_start[j[num] - 1]
+                num[num] = (ns == 0) | (cls[np.maximum(ns - 1, 0)] == 0)
+            starts.append(np.where(num, tok_start[np.maximum(j - 1, 0)], tok_end[j]))
         nl = np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == 10)
         if len(nl) > 1:
             # a blank line: two newlines with only spaces between them
@@ -176,23 +193,62 @@ def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_end: np.nd
     return ss[ss < max(n, 1)]
 
 
-def split_sentences(text: str) -> list[tuple[int, int]]:
+def _break_starts(raw: str, corpus: str, cls: np.ndarray, seg_start: np.ndarray, leads: np.ndarray,
+                  short_line_chars: int, toks: list[str], tok_start: np.ndarray,
+                  joining: frozenset[str] = frozenset()) -> np.ndarray:
+    """Sentence starts other than at '.'/'!' + space and blank lines (``raw``: the text before lower-casing).
+
+    * after a full stop between two words without a space ("normal.No pneumothorax"), unless the word
+      before it is an abbreviation (dr., vs.);
+    * at a line that starts with a bullet, a list number ("2.", "3)") or a capitalised word;
+    * at a line after a short line (fewer than ``short_line_chars`` non-space characters, the first line
+      of a segment counting its ``leads`` characters before the segment) that does not end in a
+      ``joining`` word ("no", "of", "and"): a list-like report. Longer lines followed by a lower-case or
+      upper-case word read as hard-wrapped text.
+    """
+    out = [np.asarray([m.end() for m in _NO_SPACE_DOT.finditer(corpus) if m.group(1) not in _NO_BREAK_BEFORE_DOT],
+                      dtype=np.int64)]
+    if "\n" not in corpus:
+        return out[0]
+    out.append(np.asarray([m.start() + 1 for m in _LINE_MARK.finditer(raw)], dtype=np.int64))
+    if short_line_chars > 0:
+        nl = np.flatnonzero(np.frombuffer(corpus.encode("utf-32-le"), dtype=np.uint32) == 10)
+        nonspace = np.concatenate([[0], np.cumsum(cls != 0)])
+        line_start = np.concatenate([[0], nl[:-1] + 1])
+        count = nonspace[nl] - nonspace[line_start]
+        first = np.searchsorted(seg_start, line_start, side="right") - 1
+        is_first = (first >= 0) & (seg_start[np.maximum(first, 0)] == line_start)
+        count = count + np.where(is_first, leads[np.maximum(first, 0)], 0)
+        brk = (count > 0) & (count < short_line_chars)
+        if joining and brk.any():
+            last = np.searchsorted(tok_start, nl[brk], side="left") - 1
+            brk[np.flatnonzero(brk)] = [k < 0 or toks[k] not in joining for k in last.tolist()]
+        out.append(nl[brk] + 1)
+    return np.concatenate(out)
+
+
+def split_sentences(text: str, *, short_line_chars: int = SHORT_LINE_CHARS) -> list[tuple[int, int]]:
     """Sentence spans ``[start, end)`` of ``text`` (surrounding spaces excluded; blank sentences dropped).
 
-    A sentence ends at ``.``/``!`` followed by a space (not after ``vs``, ``dr``, ``e``/``i`` as in e.g./i.e.)
-    or at a blank line; ``?`` does not end one (it is an uncertainty trigger: "? pneumonia").
+    A sentence ends at ``.``/``!`` followed by a space (not after ``vs``, ``dr``, ``e``/``i`` as in e.g./i.e.),
+    at a full stop between two words without a space, at a blank line, before a line that starts with a
+    bullet, a list number or a capitalised word, and after a short line (see :func:`_break_starts`); ``?``
+    does not end one (it is an uncertainty trigger: "? pneumonia"). A decimal ("2.5 cm") never does.
 
     Examples
     --------
-    >>> t = "No effusion. A 2.5 cm nodule vs. mass.\\n\\nStable"
+    >>> t = "No effusion. A 2.5 cm nodule vs. mass.\\n\\nStable.No pneumothorax\\nSmall effusion"
     >>> [t[a:b] for a, b in split_sentences(t)]
-    ['No effusion.', 'A 2.5 cm nodule vs. mass.', 'Stable']
+    ['No effusion.', 'A 2.5 cm nodule vs. mass.', 'Stable.', 'No pneumothorax', 'Small effusion']
     """
     if not isinstance(text, str):
         raise InvalidParameterError(f"The 'text' parameter of split_sentences must be a str. Got {text!r} instead.")
-    cls = _classes(text)
-    toks, _, tok_end, _ = _tokenize(text, cls)
-    ss = _sentence_starts(text, cls, toks, tok_end, np.zeros(0, np.int64))
+    corpus = _fold(text)
+    cls = _classes(corpus)
+    toks, tok_start, tok_end, _ = _tokenize(corpus, cls)
+    extra = _break_starts(text.replace("\r\n", " \n").replace("\r", "\n"), corpus, cls, np.zeros(1, np.int64),
+                          np.zeros(1, np.int64), short_line_chars, toks, tok_start, JOINING_WORDS)
+    ss = _sentence_starts(corpus, cls, toks, tok_start, tok_end, extra)
     out = []
     for a, b in zip(ss.tolist(), [*ss[1:].tolist(), len(text)]):
         seg = text[a:b]
@@ -200,6 +256,23 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
             lead = len(seg) - len(seg.lstrip())
             out.append((a + lead, a + len(seg.rstrip())))
     return out
+
+
+def _word_matches(rx: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """Spans of the matches of ``rx`` that start at a word start (not after a letter or digit), left to right."""
+    out = []
+    pos = 0
+    search = rx.search
+    while True:
+        m = search(text, pos)
+        if m is None:
+            return out
+        a = m.start()
+        if a and (text[a - 1].isalnum() and text[a - 1].isascii()):
+            pos = a + 1
+            continue
+        out.append((a, m.end()))
+        pos = max(m.end(), a + 1)
 
 
 class _PhraseIndex:
@@ -210,7 +283,9 @@ class _PhraseIndex:
         rx = []
         for k, (text, is_rx) in enumerate(items):
             if is_rx:
-                rx.append((k, re.compile(_L + "(?:" + text + ")" + _R)))
+                # no leading look-behind: it would disable the regex engine's first-character scan (several
+                # times slower); a match that starts inside a word is skipped in _word_matches instead
+                rx.append((k, re.compile("(?:" + text + ")" + _R)))
                 continue
             toks = tuple(tokenize(text)[0])
             if toks:
@@ -243,7 +318,7 @@ class _PhraseIndex:
             return s, e, k
         rs, re_, rk = [s], [e], [k]
         for item, rx in self.regexes:
-            spans = [(m.start(), m.end()) for m in rx.finditer(corpus)]
+            spans = _word_matches(rx, corpus)
             if spans:
                 a = np.asarray(spans, dtype=np.int64)
                 rs.append(np.searchsorted(tok_start, a[:, 0], side="left"))
@@ -302,28 +377,63 @@ class Engine:
                 self._term[k] = True
             elif r.category != "pseudo" and self._role[k, cols.index((r.category, r.side))] < 0:
                 self._role[k, cols.index((r.category, r.side))] = i
+        # boundaries a trailing trigger right after them reaches across ("is" in "X is not ruled out")
+        self._copula = np.zeros(max(len(texts), 1), dtype=bool)
+        self._symmetric = np.zeros(max(len(texts), 1), dtype=bool)
+        for (text, is_rx), k in texts.items():
+            self._copula[k] = not is_rx and text in rules.copulas
+            self._symmetric[k] = not is_rx and text in rules.symmetric_hedges
+        self._joining = frozenset(rules.joining_words)
+        self._m_hedged = np.array([r.kind == "hedged" for r in self.mention_rules], dtype=bool)
+        self._speller = None
+        if rules.spelling_min_length > 0:
+            words = {w for r in self.mention_rules if not r.regex for w in tokenize(r.text)[0]}
+            targets = {w for r in self.mention_rules if not r.regex and r.kind != "ignore" for w in tokenize(r.text)[0]}
+            words |= {w for r in self.trigger_rules if not r.regex for w in tokenize(r.text)[0]}
+            self._speller = Speller(targets, known=words, min_length=rules.spelling_min_length,
+                                    exclude=rules.spelling_exclude)
 
     # ------------------------------------------------------------------------------------------
-    def run(self, texts: Sequence[str]) -> MentionArrays:
-        """Find and classify every mention in ``texts`` (segments: section bodies or whole reports)."""
+    def run(self, texts: Sequence[str], *, leads: Sequence[int] | None = None) -> MentionArrays:
+        """Find and classify every mention in ``texts`` (segments: section bodies or whole reports).
+
+        ``leads``: per segment, the characters on its first line before it (a section header on the same
+        line), so that line's length is judged whole; default 0.
+        """
         if isinstance(texts, str) or not isinstance(texts, Sequence) or not all(isinstance(t, str) for t in texts):
             raise InvalidParameterError(f"The 'texts' parameter of Engine.run must be a sequence of str. "
                                         f"Got {texts!r} instead.")
+        lead = np.zeros(len(texts), np.int64) if leads is None else np.asarray(leads, dtype=np.int64)
+        if lead.shape != (len(texts),):
+            raise InvalidParameterError(f"The 'leads' parameter of Engine.run must give one int per text "
+                                        f"({len(texts)}). Got {len(lead)}.")
         if not texts:
             z = _empty()
             return MentionArrays(z, z, z, z, z, z, z, np.zeros(0, np.int8), z, z)
-        corpus = _fold(_SEP.join(texts))
+        raw = _SEP.join(texts)
+        corpus = _fold(raw)
+        if "\r" in raw:
+            raw = raw.replace("\r\n", " \n").replace("\r", "\n")
         n = len(corpus)
         lens = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
         seg_start = np.concatenate([[0], np.cumsum(lens + len(_SEP))[:-1]])
         cls = _classes(corpus)
         toks, tok_start, tok_end, is_word = _tokenize(corpus, cls)
-        ss = _sentence_starts(corpus, cls, toks, tok_end, seg_start[1:])
+        extra = _break_starts(raw, corpus, cls, seg_start, lead, self.rules.short_line_chars, toks, tok_start,
+                              self._joining)
+        ss = _sentence_starts(corpus, cls, toks, tok_start, tok_end, np.concatenate([seg_start[1:], extra]))
         tok_sent = np.searchsorted(ss, tok_start, side="right") - 1
         wc = np.concatenate([[0], np.cumsum(is_word)])  # words in tokens [a, b): wc[b] - wc[a]
-        # mentions (a match must not cross a sentence boundary)
-        ms, me, mr = self._mentions.find(corpus, toks, tok_start, tok_end)
-        keep = (self._m_finding[mr] >= 0) & (tok_sent[ms] == tok_sent[me - 1]) if len(mr) else np.zeros(0, bool)
+        # mentions (a match must not cross a sentence boundary), misspelt finding words read as spelt
+        m_toks = toks
+        if self._speller is not None:
+            fix = self._speller.corrections(toks)
+            if fix:
+                m_toks = [fix.get(t, t) for t in toks]
+        ms, me, mr = self._mentions.find(corpus, m_toks, tok_start, tok_end)
+        whole = tok_sent[ms] == tok_sent[me - 1] if len(mr) else np.zeros(0, bool)
+        obj_starts = np.sort(ms[whole])  # every mention, ignored ones too: the objects of hedges
+        keep = (self._m_finding[mr] >= 0) & whole if len(mr) else np.zeros(0, bool)
         ms, me, mr = ms[keep], me[keep], mr[keep]
         # context phrases
         cs, ce, cp = self._context.find(corpus, toks, tok_start, tok_end)
@@ -332,7 +442,14 @@ class Engine:
             cs, ce, cp = cs[ok], ce[ok], cp[ok]
         role = self._role[cp]
         term = self._term[cp]
-        k_start, k_end = cs[term], ce[term]
+        k_start, k_end, k_copula = cs[term], ce[term], self._copula[cp][term]
+        # a trailing hedge followed by a mention is about that mention ("opacity, likely atelectasis")
+        stop = np.concatenate([[0], np.cumsum(~is_word)])  # punctuation tokens in [a, b): stop[b] - stop[a]
+        has_obj = self._has_object(cs, ce, obj_starts, tok_sent, wc, stop, k_start)
+        has_obj &= ~self._symmetric[cp]
+        next_obj = obj_starts[np.minimum(np.searchsorted(obj_starts, me, side="left"), max(len(obj_starts) - 1, 0))] \
+            if len(obj_starts) else np.zeros(len(ms), np.int64)
+        next_obj = np.where(np.searchsorted(obj_starts, me, side="left") < len(obj_starts), next_obj, n + 1)
         state = np.full(len(ms), 2, dtype=np.int8)
         ctx = np.full(len(ms), -1, dtype=np.int64)
         fixed = self._m_fixed[mr]
@@ -341,13 +458,21 @@ class Engine:
         m_sent = tok_sent[ms]
         for c, (cat, side) in enumerate(self._cols):
             sel = role[:, c] >= 0
+            hedge_after = cat == "uncertain" and side == "after"
+            if hedge_after:
+                sel &= ~has_obj
             if not sel.any() or decided.all():
                 continue
-            hit, rule = self._scope(side, cs[sel], ce[sel], role[sel, c], ms, me, m_sent, tok_sent, wc,
-                                    k_start, k_end)
+            hit, rule, tstart = self._scope(side, cs[sel], ce[sel], role[sel, c], ms, me, m_sent, tok_sent, wc,
+                                            k_start, k_end, k_copula)
+            if hedge_after:  # a trailing hedge governs the nearest mention before it only
+                hit &= next_obj >= tstart
             new = hit & ~decided
             state[new], ctx[new] = _STATE[cat], rule[new]
             decided |= new
+        # a sign of a finding ('hedged' rules): negative when negated, otherwise uncertain
+        hedged = self._m_hedged[mr] & (state == int(LabelState.POS))
+        state[hedged] = int(LabelState.UNC)
         # back to segments, characters and sentences
         c_start, c_end = tok_start[ms], tok_end[me - 1]
         seg = np.searchsorted(seg_start, c_start, side="right") - 1
@@ -360,15 +485,34 @@ class Engine:
                              sentence_start=lo, sentence_end=hi, finding=self._m_finding[mr],
                              state=state, mention_rule=mr, context_rule=ctx)
 
-    def _scope(self, side: str, ts: np.ndarray, te: np.ndarray, tr: np.ndarray, ms: np.ndarray, me: np.ndarray,
-               m_sent: np.ndarray, tok_sent: np.ndarray, wc: np.ndarray, k_start: np.ndarray, k_end: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
-        """Whether the nearest trigger on ``side`` of each mention governs it, and that trigger's rule.
+    def _has_object(self, cs: np.ndarray, ce: np.ndarray, obj_starts: np.ndarray, tok_sent: np.ndarray,
+                    wc: np.ndarray, stop: np.ndarray, k_start: np.ndarray) -> np.ndarray:
+        """Per context phrase: a mention starts within ``hedge_object_words`` words after it, in its sentence,
+        with no punctuation and no clause boundary between."""
+        w = self.rules.hedge_object_words
+        if not len(cs) or not len(obj_starts) or w <= 0:
+            return np.zeros(len(cs), bool)
+        j = np.searchsorted(obj_starts, ce, side="left")
+        ok = j < len(obj_starts)
+        b = obj_starts[np.minimum(j, len(obj_starts) - 1)]
+        b = np.where(ok, b, ce)
+        ok &= (tok_sent[np.minimum(b, len(tok_sent) - 1)] == tok_sent[ce - 1]) & (wc[b] - wc[ce] <= w)
+        ok &= stop[b] == stop[ce]
+        if len(k_start):
+            k = np.searchsorted(k_start, ce, side="left")
+            ok &= ~((k < len(k_start)) & (k_start[np.minimum(k, len(k_start) - 1)] < b))
+        return ok
 
-        Positions are token indices; trigger ``[ts, te)``, mention ``[ms, me)``.
+    def _scope(self, side: str, ts: np.ndarray, te: np.ndarray, tr: np.ndarray, ms: np.ndarray, me: np.ndarray,
+               m_sent: np.ndarray, tok_sent: np.ndarray, wc: np.ndarray, k_start: np.ndarray, k_end: np.ndarray,
+               k_copula: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Whether the nearest trigger on ``side`` of each mention governs it, that trigger's rule and start.
+
+        Positions are token indices; trigger ``[ts, te)``, mention ``[ms, me)``. A copula boundary that ends
+        where a trailing trigger starts does not separate them ("Pneumonia is not ruled out").
         """
         if not len(ts) or not len(ms):
-            return np.zeros(len(ms), bool), np.full(len(ms), -1, np.int64)
+            return np.zeros(len(ms), bool), np.full(len(ms), -1, np.int64), np.zeros(len(ms), np.int64)
         if side == "before":
             order = np.argsort(te, kind="stable")
             ts, te, tr = ts[order], te[order], tr[order]
@@ -388,9 +532,12 @@ class Engine:
         if len(k_start):
             # a clause boundary inside the gap: the first boundary starting at or after a ends at or before b
             k = np.searchsorted(k_start, a, side="left")
-            inside = (k < len(k_start)) & (k_end[np.minimum(k, len(k_end) - 1)] <= b)
+            kk = np.minimum(k, len(k_end) - 1)
+            inside = (k < len(k_start)) & (k_end[kk] <= b)
+            if side == "after":
+                inside &= ~(k_copula[kk] & (k_end[kk] == b))
             ok &= ~inside
-        return ok, np.where(ok, tr[jj], -1)
+        return ok, np.where(ok, tr[jj], -1), ts[jj]
 
 
 @lru_cache(maxsize=8)

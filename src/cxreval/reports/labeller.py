@@ -54,7 +54,7 @@ from ..results import ReadReport, TableResult
 from ..tables import markdown_table, write_table
 from .engine import MentionArrays, get_engine
 from .io import check_report_table
-from .rules import RuleSet, load_rules
+from .rules import DEFAULT_CONVENTIONS, RuleSet, load_rules
 from .sections import split_sections
 
 __all__ = ["SECTION_CHOICES", "CONTEXT_SECTIONS", "SOURCE_NAMES", "SENTENCE_TEXT_MAX", "ReportLabelsResult", "label_reports", "MENTION_COLUMNS"]
@@ -163,8 +163,9 @@ class ReportLabelsResult(TableResult):
         return "\n".join(lines) + "\n"
 
 
-def _run_chunk(rules: RuleSet, texts: list[str]) -> MentionArrays:
-    return get_engine(rules).run(texts)
+def _run_chunk(rules: RuleSet, chunk: tuple[list[str], list[int]]) -> MentionArrays:
+    texts, leads = chunk
+    return get_engine(rules).run(texts, leads=leads)
 
 
 def _check_sections(sections: object) -> tuple[str, ...]:
@@ -181,11 +182,13 @@ def _check_sections(sections: object) -> tuple[str, ...]:
 
 
 def _segments(table: pd.DataFrame, text_col: str | None, section_cols: dict[str, str]
-              ) -> tuple[list[str], np.ndarray, list[str], list[str], list[int], np.ndarray]:
-    """Segments (texts) with their row, section, field and offset in the field's text; rows with any text.
+              ) -> tuple[list[str], np.ndarray, list[str], list[str], list[int], np.ndarray, list[int]]:
+    """Segments (texts) with their row, section, field and offset in the field's text; rows with any text; and
+    per segment the characters before it on its first line (a header on the same line).
 
     Clinical-context sections (:data:`CONTEXT_SECTIONS`) are left out (they only count as text).
     """
+    leads: list[int] = []
     any_text = np.zeros(len(table), dtype=bool)
     texts: list[str] = []
     rows: list[int] = []
@@ -204,6 +207,7 @@ def _segments(table: pd.DataFrame, text_col: str | None, section_cols: dict[str,
                     secs.append(s.name)
                     fields.append(text_col)
                     offs.append(s.start)
+                    leads.append(s.start - (t.rfind("\n", 0, s.start) + 1))
     else:
         cols = list(section_cols)
         vals = [table[c].tolist() for c in cols]
@@ -218,7 +222,8 @@ def _segments(table: pd.DataFrame, text_col: str | None, section_cols: dict[str,
                     secs.append(section_cols[c])
                     fields.append(c)
                     offs.append(0)
-    return texts, np.asarray(rows, dtype=np.int64), secs, fields, offs, any_text
+                    leads.append(0)
+    return texts, np.asarray(rows, dtype=np.int64), secs, fields, offs, any_text, leads
 
 
 def _concat(parts: list[MentionArrays], sizes: list[int]) -> MentionArrays:
@@ -232,6 +237,7 @@ def _concat(parts: list[MentionArrays], sizes: list[int]) -> MentionArrays:
 
 def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECTION_CHOICES,
                   vocabulary: str = "chestxray14", rules: RuleSet | str | os.PathLike[str] | None = None,
+                  conventions: str = DEFAULT_CONVENTIONS,
                   executor: Executor | None = None, chunk_size: int = 2000,
                   progress: Callable[[int], None] | None = None, where: str = "report table",
                   read: ReadReport | None = None) -> ReportLabelsResult:
@@ -246,6 +252,9 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
     vocabulary : {'chestxray14', 'chexpert'}, default='chestxray14'
     rules : RuleSet or path, optional
         A rule set, or a YAML file merged over the packaged rules of ``vocabulary``.
+    conventions : {'cxreval', 'chexpert'}, default='cxreval'
+        How "No definite X" (cxreval: uncertain; chexpert: negative) and "No new X" (cxreval: negative;
+        chexpert: uncertain) read (:data:`~cxreval.reports.rules.CONVENTIONS`); a RuleSet carries its own.
     executor : Executor, optional
         Where the chunks run (:mod:`cxreval.executor`); default in this process.
     chunk_size : int, default=2000
@@ -282,14 +291,15 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
                                     f"Got {read!r} instead.")
     if not isinstance(where, str):
         raise InvalidParameterError(f"The 'where' parameter of label_reports must be a str. Got {where!r} instead.")
-    rs = rules if isinstance(rules, RuleSet) else load_rules(rules, vocabulary=vocabulary)
+    rs = rules if isinstance(rules, RuleSet) else load_rules(rules, vocabulary=vocabulary, conventions=conventions)
     rt = check_report_table(reports, where=where)
     table = rt.table
     n = len(table)
-    texts, seg_row, seg_sec, seg_field, seg_off, any_text = _segments(table, rt.text_column, rt.section_columns)
+    texts, seg_row, seg_sec, seg_field, seg_off, any_text, leads = _segments(table, rt.text_column,
+                                                                             rt.section_columns)
     # chunks of whole reports
     bounds = np.searchsorted(seg_row, np.arange(0, n, chunk_size), side="left").tolist() + [len(texts)]
-    chunks = [texts[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)]
+    chunks = [(texts[bounds[k]:bounds[k + 1]], leads[bounds[k]:bounds[k + 1]]) for k in range(len(bounds) - 1)]
     ex = executor if executor is not None else SerialExecutor()
     func = partial(_run_chunk, rs)
     if progress is not None and isinstance(ex, SerialExecutor):
@@ -301,7 +311,7 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
         parts = ex.map(func, chunks)
         if progress is not None:
             progress(n)
-    m = _concat(list(parts), [len(c) for c in chunks])
+    m = _concat(list(parts), [len(c[0]) for c in chunks])
     labels, notes = _aggregate(rs, table, secs, m, seg_row, seg_sec, any_text)
     mentions = _mention_table(rs, table, texts, m, seg_row, seg_sec, seg_field, seg_off)
     return ReportLabelsResult(labels, mentions, notes, rs, n, rt.ignored_columns, read)
@@ -375,6 +385,8 @@ def _mention_table(rs: RuleSet, table: pd.DataFrame, texts: list[str], m: Mentio
     t_names = np.asarray([r.name for r in rs.triggers] + ["no trigger: positive"], dtype=object)
     state_rule = t_names[np.where(m.context_rule >= 0, m.context_rule, len(rs.triggers))]
     is_normal = np.asarray([r.kind in ("normal", "uncertain") for r in rs.mentions])[m.mention_rule]
+    # a hedged sign no trigger decided is uncertain by its own rule ("hedged:vascular congestion")
+    is_normal |= np.asarray([r.kind == "hedged" for r in rs.mentions])[m.mention_rule] & (m.context_rule < 0)
     state_rule = np.where(is_normal, m_names[m.mention_rule], state_rule)
     return pd.DataFrame({
         "study_id": table["study_id"].to_numpy(dtype=object)[seg_row[m.segment]],

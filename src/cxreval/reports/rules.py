@@ -33,16 +33,30 @@ from .._validation import read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 
-__all__ = ["VOCABULARIES", "CATEGORIES", "MentionRule", "TriggerRule", "RuleSet", "load_rules", "packaged_rules_text"]
+__all__ = ["VOCABULARIES", "CATEGORIES", "CONVENTIONS", "DEFAULT_CONVENTIONS", "MentionRule", "TriggerRule",
+           "RuleSet", "load_rules", "packaged_rules_text"]
 
 VOCABULARIES: tuple[str, ...] = ("chestxray14", "chexpert")
 """Vocabularies with a packaged mention file."""
+
+CONVENTIONS: tuple[str, ...] = ("cxreval", "chexpert")
+"""Named labelling conventions (``common.yaml`` key ``conventions``) for phrasings labellers read differently.
+
+``cxreval`` (the default): "No definite X" is uncertain (the reader doubts, without excluding X) and "No new X"
+is negative (no X is reported). ``chexpert``: as the CheXpert labeller [1]_, "No definite X" is negative and
+"No new X" uncertain (an X may persist from before).
+
+.. [1] Irvin J. et al. CheXpert: a large chest radiograph dataset with uncertainty labels and expert
+   comparison. AAAI 2019. https://doi.org/10.1609/aaai.v33i01.3301590
+"""
+
+DEFAULT_CONVENTIONS = "cxreval"
 
 CATEGORIES: tuple[str, ...] = ("uncertain_pre_negation", "negation", "uncertain")
 """Trigger categories in the order they are applied: the first that applies to a mention decides it."""
 
 _OTHER = ("pseudo", "termination")
-_KINDS = ("phrase", "pattern", "normal", "uncertain", "ignore")
+_KINDS = ("phrase", "pattern", "normal", "uncertain", "hedged", "ignore")
 
 
 @dataclass(frozen=True)
@@ -58,7 +72,9 @@ class MentionRule:
     kind : {'phrase', 'pattern', 'normal', 'uncertain', 'ignore'}
         ``phrase``/``pattern``: a mention whose state the context decides; ``normal``: a statement that
         the finding is absent (negative); ``uncertain``: a hedged statement of the finding
-        ("heart is borderline enlarged"); ``ignore``: matched and dropped.
+        ("heart is borderline enlarged"); ``hedged``: a sign that suggests the finding without stating it
+        ("vascular congestion" for Edema): negative when negated, otherwise uncertain; ``ignore``: matched and
+        dropped (it still counts as the object of a hedge, "nodule, likely a granuloma").
     regex : bool
         Whether ``text`` is a regular expression.
     """
@@ -115,6 +131,27 @@ class RuleSet:
     triggers : tuple of TriggerRule
     before_words, after_words : int
         Scope widths in words.
+    hedge_object_words : int
+        A trailing hedge ("likely") followed within this many words by a mention ("opacity, likely
+        atelectasis") is about that mention, not the one before it.
+    short_line_chars : int
+        A line break after a line with fewer non-space characters than this is a sentence boundary
+        (list-like reports); longer lines are read as hard-wrapped text unless the next line starts
+        with a bullet, a number or a capitalised word, or the short line ends in one of ``joining_words``.
+    joining_words : tuple of str
+        Words that continue a sentence onto the next line ("no", "of", "and").
+    copulas : tuple of str
+        Clause boundaries ("is", "are") that a trailing trigger right after them reaches across
+        ("Pneumonia is not ruled out").
+    symmetric_hedges : tuple of str
+        Trailing hedges that govern the mention before them even when a mention follows ("atelectasis
+        versus pneumonia").
+    spelling_min_length : int
+        Shortest word corrected to a finding word one edit away ("pnuemothorax"); 0 turns correction off.
+    spelling_exclude : tuple of str
+        Words never corrected (real words one edit from a finding word).
+    conventions : str
+        The labelling convention applied (:data:`CONVENTIONS`).
     no_finding : tuple of str
         For ``No Finding``: the findings whose positive or uncertain state makes it negative
         (empty: the vocabulary has no ``No Finding``).
@@ -130,11 +167,22 @@ class RuleSet:
     after_words: int = 5
     no_finding: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    hedge_object_words: int = 0
+    short_line_chars: int = 0
+    joining_words: tuple[str, ...] = ()
+    copulas: tuple[str, ...] = ()
+    symmetric_hedges: tuple[str, ...] = ()
+    spelling_min_length: int = 0
+    spelling_exclude: tuple[str, ...] = ()
+    conventions: str = DEFAULT_CONVENTIONS
 
     def to_dict(self) -> dict[str, object]:
-        return {"vocabulary": self.vocabulary, "findings": list(self.findings), "n_mention_rules": len(self.mentions),
-                "n_trigger_rules": len(self.triggers), "before_words": self.before_words,
-                "after_words": self.after_words, "no_finding": list(self.no_finding), "sources": list(self.sources)}
+        return {"vocabulary": self.vocabulary, "conventions": self.conventions, "findings": list(self.findings),
+                "n_mention_rules": len(self.mentions), "n_trigger_rules": len(self.triggers),
+                "before_words": self.before_words, "after_words": self.after_words,
+                "hedge_object_words": self.hedge_object_words, "short_line_chars": self.short_line_chars,
+                "spelling_min_length": self.spelling_min_length, "no_finding": list(self.no_finding),
+                "sources": list(self.sources)}
 
 
 def _packaged(name: str) -> tuple[dict[str, Any], str]:
@@ -221,8 +269,41 @@ def _check_words(value: object, name: str) -> int:
     return value
 
 
-def _build(data: dict[str, Any], sources: tuple[str, ...]) -> RuleSet:
-    known = {"vocabulary", "scope", "triggers", "termination", "findings", "ignore", "no_finding", "order"}
+def _phrases(data: dict[str, Any], key: str) -> tuple[str, ...]:
+    return tuple(t for t, r in _entries(data.get(key), key) if not r)
+
+
+def _apply_conventions(data: dict[str, Any], conventions: str) -> dict[str, Any]:
+    """``data`` with the triggers of convention ``conventions`` (key ``conventions``) added to ``triggers``."""
+    conv = data.get("conventions") or {}
+    if not isinstance(conv, dict):
+        raise SchemaError(f"rules conventions must be a mapping {{name: {{category: {{before: [...]}}}}}}. Got {conv!r}.")
+    node = conv.get(conventions)
+    if node is None:
+        raise SchemaError(f"rules conventions has no entry {conventions!r}; it has {sorted(conv)}.")
+    if not isinstance(node, dict):
+        raise SchemaError(f"rules conventions.{conventions} must be a mapping of trigger categories. Got {node!r}.")
+    out = dict(data)
+    trig = {k: (dict(v) if isinstance(v, dict) else v) for k, v in (data.get("triggers") or {}).items()}
+    for cat, sides in node.items():
+        if cat not in CATEGORIES or not isinstance(sides, dict) or set(sides) - {"before", "after"}:
+            raise SchemaError(f"rules conventions.{conventions}.{cat}: expected one of {list(CATEGORIES)} with "
+                              f"'before' and/or 'after' lists.")
+        cur = dict(trig.get(cat) or {})
+        for side, lst in sides.items():
+            if not isinstance(lst, list):
+                raise SchemaError(f"rules conventions.{conventions}.{cat}.{side} must be a list of phrases.")
+            base = cur.get(side) or []
+            cur[side] = ({**base, "phrases": [*(base.get("phrases") or []), *lst]} if isinstance(base, dict)
+                         else [*base, *lst])
+        trig[cat] = cur
+    out["triggers"] = trig
+    return out
+
+
+def _build(data: dict[str, Any], sources: tuple[str, ...], conventions: str = DEFAULT_CONVENTIONS) -> RuleSet:
+    known = {"vocabulary", "scope", "triggers", "termination", "findings", "ignore", "no_finding", "order",
+             "conventions", "copulas", "symmetric_hedges", "spelling", "segmentation"}
     unknown = set(data) - known
     if unknown:
         raise SchemaError(f"rules: unknown top-level keys {sorted(unknown)}; expected {sorted(known)}.")
@@ -231,6 +312,14 @@ def _build(data: dict[str, Any], sources: tuple[str, ...]) -> RuleSet:
         raise SchemaError(f"rules scope must be a mapping with before_words and after_words. Got {scope!r}.")
     before_words = _check_words(scope.get("before_words", 8), "before_words")
     after_words = _check_words(scope.get("after_words", 5), "after_words")
+    hedge_object_words = _check_words(scope.get("hedge_object_words", 0), "hedge_object_words")
+    seg = data.get("segmentation") or {}
+    spell = data.get("spelling") or {}
+    if not isinstance(seg, dict) or not isinstance(spell, dict):
+        raise SchemaError("rules segmentation and spelling must be mappings (short_line_chars; min_length, exclude).")
+    short_line = _check_words(seg.get("short_line_chars", 0), "short_line_chars")
+    spell_min = _check_words(spell.get("min_length", 0), "min_length")
+    data = _apply_conventions(data, conventions) if data.get("conventions") is not None else data
     triggers: list[TriggerRule] = []
     trig = data.get("triggers") or {}
     if not isinstance(trig, dict):
@@ -258,7 +347,7 @@ def _build(data: dict[str, Any], sources: tuple[str, ...]) -> RuleSet:
         node = finds.get(raw)
         if node is None:
             raise SchemaError(f"rules order names {raw!r}, which has no entry under findings.")
-        allowed = {"phrases", "patterns", "normal", "normal_patterns", "uncertain", "uncertain_patterns"}
+        allowed = {"phrases", "patterns", "normal", "normal_patterns", "uncertain", "uncertain_patterns", "hedged"}
         if not isinstance(node, dict) or set(node) - allowed:
             raise SchemaError(f"rules findings.{raw} must be a mapping with keys among {sorted(allowed)}.")
         findings.append(f)
@@ -272,6 +361,7 @@ def _build(data: dict[str, Any], sources: tuple[str, ...]) -> RuleSet:
         mentions += [MentionRule(f, t, "uncertain") for t, _ in _entries(node.get("uncertain"), where + ".uncertain")]
         for p in node.get("uncertain_patterns") or []:
             mentions.append(MentionRule(f, _check_regex(str(p), where + ".uncertain_patterns"), "uncertain", True))
+        mentions += [MentionRule(f, t, "hedged") for t, _ in _entries(node.get("hedged"), where + ".hedged")]
     if len(set(findings)) != len(findings):
         raise SchemaError(f"rules findings repeat a finding after canonicalisation: {findings}.")
     mentions += [MentionRule("", t, "ignore", r) for t, r in _entries(data.get("ignore"), "ignore")]
@@ -287,10 +377,15 @@ def _build(data: dict[str, Any], sources: tuple[str, ...]) -> RuleSet:
         no_finding = tuple(f for f in findings if f != "No Finding" and f not in ex)
     return RuleSet(vocabulary=str(data.get("vocabulary", "custom")), findings=tuple(findings),
                    mentions=tuple(mentions), triggers=tuple(triggers), before_words=before_words,
-                   after_words=after_words, no_finding=no_finding, sources=sources)
+                   after_words=after_words, no_finding=no_finding, sources=sources,
+                   hedge_object_words=hedge_object_words, short_line_chars=short_line,
+                   joining_words=_phrases(seg, "joining_words"), copulas=_phrases(data, "copulas"), symmetric_hedges=_phrases(data, "symmetric_hedges"),
+                   spelling_min_length=spell_min, spelling_exclude=_phrases(spell, "exclude"),
+                   conventions=conventions)
 
 
-def load_rules(rules: str | os.PathLike[str] | None = None, *, vocabulary: str = "chestxray14") -> RuleSet:
+def load_rules(rules: str | os.PathLike[str] | None = None, *, vocabulary: str = "chestxray14",
+               conventions: str = DEFAULT_CONVENTIONS) -> RuleSet:
     """The packaged rules for ``vocabulary``, with a user YAML file merged over them.
 
     Parameters
@@ -299,6 +394,8 @@ def load_rules(rules: str | os.PathLike[str] | None = None, *, vocabulary: str =
         A YAML file with any of the keys ``scope``, ``triggers``, ``termination``, ``findings``,
         ``ignore``, ``no_finding``; each key it sets replaces the packaged value (``findings`` per finding).
     vocabulary : {'chestxray14', 'chexpert'}, default='chestxray14'
+    conventions : {'cxreval', 'chexpert'}, default='cxreval'
+        How "No definite X" and "No new X" read (:data:`CONVENTIONS`).
 
     Returns
     -------
@@ -314,6 +411,9 @@ def load_rules(rules: str | os.PathLike[str] | None = None, *, vocabulary: str =
     if not isinstance(vocabulary, str) or vocabulary not in VOCABULARIES:
         raise InvalidParameterError(f"The 'vocabulary' parameter of load_rules must be one of {list(VOCABULARIES)}. "
                                     f"Got {vocabulary!r} instead.")
+    if not isinstance(conventions, str) or conventions not in CONVENTIONS:
+        raise InvalidParameterError(f"The 'conventions' parameter of load_rules must be one of {list(CONVENTIONS)}. "
+                                    f"Got {conventions!r} instead.")
     if rules is not None and not isinstance(rules, (str, os.PathLike)):
         raise InvalidParameterError(f"The 'rules' parameter of load_rules must be a path to a YAML file or None. "
                                     f"Got {rules!r} instead.")
@@ -325,7 +425,7 @@ def load_rules(rules: str | os.PathLike[str] | None = None, *, vocabulary: str =
         user = _read_user(rules)
         try:
             data = _merge(data, user)
-            return _build(data, (*sources, str(rules)))
+            return _build(data, (*sources, str(rules)), conventions)
         except SchemaError as exc:
             raise SchemaError(f"Rules file {str(rules)!r}: {exc}") from None
-    return _build(data, sources)
+    return _build(data, sources, conventions)

@@ -30,7 +30,8 @@ LABELLED_SECTIONS: tuple[str, ...] = ("findings", "impression")
 
 HEADERS: dict[str, tuple[str, ...]] = {
     "findings": ("findings", "finding", "findings and impression", "findings and impressions",
-                 "findings/impression", "report", "description", "observations"),
+                 "findings/impression", "report", "description", "observations", "prelim", "prelim read",
+                 "preliminary", "preliminary read", "preliminary report"),
     "impression": ("impression", "impressions", "conclusion", "conclusions", "opinion", "summary",
                    "interpretation", "final impression", "diagnosis", "assessment"),
     "comparison": ("comparison", "comparisons", "prior", "priors", "comparison study", "comparison studies"),
