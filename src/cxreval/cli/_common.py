@@ -109,15 +109,18 @@ def check_folder_option(option: str, path: Path | None, *, write: bool = False) 
 
 @contextlib.contextmanager
 def open_output(out: Path, *, overwrite: bool, inputs: Iterable[Path | None] = (),
-                meta: dict[str, object] | None = None) -> Iterator[Path]:
-    """:func:`cxreval.outputs.output_folder` with the command line as typed recorded in ``run.json``."""
+                meta: dict[str, object] | None = None, protect: Iterable[Path | None] = ()) -> Iterator[Path]:
+    """:func:`cxreval.outputs.output_folder` with the command line as typed recorded in ``run.json``: ``--out``
+    is refused (before the body runs) when it is, holds or would replace something inside an input or a
+    ``protect`` path."""
     from ..outputs import output_folder
     from .main import current_args
 
     args = current_args()
     argv = ["cxreval", *(sys.argv[1:] if args is None else args)]
     files = [Path(p).expanduser().absolute() for p in inputs if p is not None]
-    with output_folder(out, overwrite=overwrite, inputs=files, argv=argv, meta=meta) as d:
+    guard = [Path(p).expanduser().absolute() for p in protect if p is not None]
+    with output_folder(out, overwrite=overwrite, inputs=files, argv=argv, meta=meta, protect=guard) as d:
         yield d
 
 

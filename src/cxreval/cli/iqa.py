@@ -138,7 +138,7 @@ def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns 
     check_inputs(("--pairs", pairs), kind="file")
     table = _read_csv(pairs, "--pairs", ("reference", "test"), dtype=str)
     selection = select_metrics(metrics)
-    check_output_path(out, overwrite=overwrite)
+    check_output_path(out, overwrite=overwrite, inputs=[pairs])
     with cli_executor(executor) as ex:
         try:  # every image header is checked now, before the output folder is opened
             blocks = _naming(score_pair_batches(table, selection.names, base_dir=pairs.parent, executor=ex), pairs)

@@ -113,7 +113,8 @@ def label_reports_command(
         raise SchemaError(f"File {str(reports)!r} does not exist.")
     check_inputs(("--validate-against", validate_against))
     with cli_executor(executor) as ex:  # a bad --executor fails here, before any input is read
-        check_output_path(out, overwrite=overwrite)
+        check_output_path(out, overwrite=overwrite,
+                          inputs=[p for p in (reports, rules, validate_against) if p is not None])
         rs = load_rules(rules, vocabulary=vocabulary)
         ref = None if validate_against is None else read_label_tables([validate_against],
                                                                       state_encoding=state_encoding)[0]
