@@ -148,7 +148,9 @@ def check_output_path(out: str | os.PathLike[str], *, overwrite: bool = False, k
     if not anc.is_dir():
         raise OutputError(f"--out {out}: {anc} is a file, so nothing can be created under it.")
     if not os.access(anc, os.W_OK | os.X_OK):
-        raise OutputError(f"--out {out}: the folder {anc} is not writable.")
+        ro = bool(os.statvfs(anc).f_flag & os.ST_RDONLY)
+        raise OutputError(f"--out {out}: the folder {anc} is not writable"
+                          + (" (read-only file system)." if ro else "."))
     return out
 
 
@@ -174,9 +176,9 @@ def write_error(out: Path, exc: OSError, *, made: Sequence[Path] = ()) -> Output
 
         if not any(ours(f) for f in names):
             return None
-    elif exc.errno not in _WRITE_ERRNOS:
-        return None
-    cause = exc.strerror or str(exc) or type(exc).__name__
+    elif exc.errno not in _WRITE_ERRNOS and not any(os.strerror(e) in str(exc) for e in _WRITE_ERRNOS):
+        return None  # (pyarrow's write errors carry the cause only in their text)
+    cause = exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     return OutputError(f"--out {out}: could not write the output ({cause}); nothing was written.")
 
 

@@ -7,6 +7,7 @@ one-line message on stderr and exit code 2.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import logging
 import os
@@ -210,6 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
             signal.signal(signal.SIGTERM, old_term)
 
 
+_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG})
+
 _PARAM_RE = re.compile(r"The '(\w+)' parameter of [\w.]+ ")
 _NP_REPR_RE = re.compile(r"np\.(?:float|int|uint|bool_)\d*\(([^()]*)\)")
 _PARAM_FLAGS = {"rng": "--seed", "T_values": "--t-value", "strict_T": "--inclusive-t"}
@@ -260,7 +263,11 @@ def _invoke(args: list[str]) -> int:
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except (KeyboardInterrupt, typer.Abort):
+    except (KeyboardInterrupt, typer.Abort) as exc:
+        if isinstance(exc.__cause__, EOFError):  # click turns EOFError (a truncated .gz) into Abort: not a Ctrl-C
+            typer.echo(f"cxreval: error: an input ended early ({exc.__cause__ or 'EOFError'}); is a file truncated?",
+                       err=True)
+            return 2
         return _interrupted()
     except Exception as exc:
         # usage errors: click's ClickException (typer >= 0.29 vendors click, older typer depends on it)
@@ -270,6 +277,9 @@ def _invoke(args: list[str]) -> int:
             return int(exit_code)
         if isinstance(exc, OSError) and exc.filename is not None:  # disk full, permission denied mid-run
             typer.echo(f"cxreval: error: {exc.strerror or exc}: {exc.filename}", err=True)
+            return 2
+        if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:  # a write error that names no file
+            typer.echo(f"cxreval: error: {exc.strerror or exc} (while writing)", err=True)
             return 2
         saved = _save_traceback()
         where = f"; traceback saved to {saved}" if saved else ""
