@@ -46,14 +46,17 @@ def check_consistent_length(*arrays: Sized, names: Sequence[str] | None = None) 
         raise InvalidParameterError(f"Found input variables with inconsistent numbers of samples: {named}.")
 
 
-def check_columns(df: pd.DataFrame, required: Iterable[str], *, where: str) -> None:
-    missing = [c for c in required if c not in df.columns]
+def check_columns(df: pd.DataFrame | Sequence[str], required: Iterable[str], *, where: str) -> None:
+    """Every ``required`` column is in ``df`` (a DataFrame, or a file's header as a list of names); the
+    message names the missing columns, the columns present and a did-you-mean for a renamed one."""
+    have = [str(c) for c in (df.columns if isinstance(df, pd.DataFrame) else df)]
+    missing = [c for c in required if c not in have]
     if missing:
         from .labels.schema import RENAMED_COLUMNS
 
         hints = [f"Column {old!r}: did you mean {new!r}?"
-                 for old, new in RENAMED_COLUMNS.items() if new in missing and old in df.columns]
-        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {list(df.columns)}."
+                 for old, new in RENAMED_COLUMNS.items() if new in missing and old in have]
+        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {have}."
                           + (" " + " ".join(hints) if hints else ""))
 
 

@@ -16,6 +16,7 @@ import typer
 from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
+           "blank_state_option",
            "split_list", "check_inputs", "check_folder_option", "open_output", "progress", "ProgressExecutor",
            "echo_json", "executor_option", "cli_executor", "auc_from_files"]
 
@@ -44,6 +45,14 @@ def state_encoding_option() -> Any:
                              "1 uncertain, 2 positive), chexpert (1 positive, 0 negative, -1 uncertain, blank "
                              "not mentioned) or binary (1 positive, 0 negative). Default: state names only; "
                              "ambiguous numeric states are refused.")
+
+
+def blank_state_option() -> Any:
+    """The ``--blank-state`` option of every command that reads label tables."""
+    return typer.Option(None, "--blank-state", metavar="missing",
+                        help="A blank state cell is refused, naming its file, row and column (or read as a numeric "
+                             "--state-encoding says); 'missing' reads it as a missing label, which the analysis "
+                             "then leaves out.")
 
 
 def executor_option() -> Any:

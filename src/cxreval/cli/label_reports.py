@@ -23,6 +23,7 @@ from ..reports import (
 )
 from ..tables import write_summary
 from ._common import (
+    blank_state_option,
     check_inputs,
     cli_executor,
     echo_json,
@@ -70,6 +71,7 @@ def label_reports_command(
                                     "replicates of the CIs."),
     seed: int = seed_option(),
     state_encoding: str = state_encoding_option(),
+    blank_state: str = blank_state_option(),
     executor: str = executor_option(),
     chunk_size: int = typer.Option(2000, "--chunk-size", min=1, help="Reports per task (one chunk of their text "
                                    "each); the output does not depend on it."),
@@ -117,7 +119,8 @@ def label_reports_command(
                           inputs=[p for p in (reports, rules, validate_against) if p is not None])
         rs = load_rules(rules, vocabulary=vocabulary)
         ref = None if validate_against is None else read_label_tables([validate_against],
-                                                                      state_encoding=state_encoding)[0]
+                                                                      state_encoding=state_encoding,
+                                                                      blank_state=blank_state)[0]
         if ref is not None:  # a wrong reference source fails before any labelling
             reference_source = resolve_reference(ref, reference_source)
         read = read_report_file(reports)
