@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cxreval.exceptions import SchemaError
+
 from cxreval.labels import (
     LabelState,
     binarize,
@@ -105,7 +107,9 @@ def test_long_table_round_trips_through_wide(tmp_path):
 def test_long_round_trip_keeps_missing_states_and_names(tmp_path, suffix):
     t = validate_label_table(_long())
     p = write_labels(t, tmp_path / f"labels{suffix}")
-    back = read_labels(p)
+    with pytest.raises(SchemaError, match=r"Blank state in file .*, row 4, column 'state'.*--blank-state missing"):
+        read_labels(p)  # a blank is refused unless it is asked to be read as missing
+    back = read_labels(p, blank_state="missing")
     assert back.report.n_read == back.report.n_kept == 6
     pd.testing.assert_frame_equal(back.table, t, check_dtype=False)
     assert back.table["state"].isna().sum() == 1

@@ -63,7 +63,7 @@ def _read_csv(path: Path, option: str, columns: tuple[str, ...], dtype: object =
     if missing:
         raise SchemaError(f"{option} file {path} has no column(s) {missing}; columns are {list(df.columns)}.")
     if len(df) == 0:
-        raise SchemaError(f"{option} file {path} has a header but no rows.")
+        raise SchemaError(f"{option} file {path} has no rows.")
     return df
 
 
