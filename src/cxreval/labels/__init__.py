@@ -65,6 +65,7 @@ from .schema import (
 )
 from .states import (
     BLANK_STATES,
+    MISSING_NAME,
     NOT_MENTIONED_POLICIES,
     ORDINAL_STATES,
     POLICIES,
@@ -107,6 +108,7 @@ __all__ = [
     "resolve_not_mentioned",
     "STATE_ENCODINGS",
     "BLANK_STATES",
+    "MISSING_NAME",
     "parse_states",
     "decode_states",
     "state_names",

@@ -432,6 +432,10 @@ class LabelScan:
         return out
 
 
+def _is_blank(v: object) -> bool:
+    return v is None or (isinstance(v, str) and v.strip() == "") or (isinstance(v, float) and v != v)
+
+
 def _decode_lut(raw: list, *, encoding: str | None, blank_state: str | None) -> np.ndarray:
     """State codes of a file's distinct raw states (last entry: null) under ``encoding``: a blank that is to be
     refused becomes a missing state here, and the caller refuses it only if a row has one."""
@@ -486,10 +490,11 @@ def scan_labels(paths: Sequence[str | Path], *, state_encoding: str | None = Non
             if not file_states or sum(len(c) for c in file_states) == 0:
                 raise _Unusual("no rows")
             lut = _decode_lut(raw_states.values, encoding=state_encoding, blank_state=blank_state)  # per file
-            states = [lut[c] for c in file_states]  # code -1 (null) picks the last entry
-            if refuse_blank and any((s == LabelScan.MISSING_STATE).any() for s in states):
-                raise _Unusual("blank state")
-            cols[4] += states
+            if refuse_blank:
+                blank = np.asarray([-1] + [k for k, v in enumerate(raw_states.values) if _is_blank(v)])
+                if any(np.isin(c, blank).any() for c in file_states):
+                    raise _Unusual("blank state")
+            cols[4] += [lut[c] for c in file_states]  # code -1 (null) picks the last entry
         out = LabelScan()
         out.studies, out.patients, out.findings, out.sources = (v.values for v in vs)
         cat = [np.concatenate(c) if c else np.zeros(0, np.int32) for c in cols]
