@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from cxreval.exceptions import SchemaError
-
 from cxreval.labels import (
     LabelState,
     binarize,
