@@ -27,6 +27,8 @@ __all__ = [
     "normalize_rng",
     "check_path",
     "did_you_mean",
+    "physical_memory",
+    "check_memory",
 ]
 
 
@@ -138,3 +140,21 @@ def read_yaml_file(path: str | os.PathLike[str], *, what: str) -> object:
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SchemaError(f"{what} {str(p)!r} is not valid YAML{at}: {problem}.") from None
+
+
+def physical_memory() -> int | None:
+    """This machine's physical memory in bytes (None where the system does not say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def check_memory(nbytes: float, *, what: str, name: str, func: str) -> None:
+    """Refuse, before allocating it, an array that cannot fit in this machine's memory: the message names the
+    parameter, the memory needed and the memory there is."""
+    total = physical_memory()
+    if total is not None and nbytes > total:
+        raise InvalidParameterError(f"The '{name}' parameter of {func} asks for {what}, which needs "
+                                    f"{nbytes / 2**30:,.1f} GiB of memory; this machine has {total / 2**30:,.1f} GiB. "
+                                    f"Choose a smaller value.")

@@ -110,9 +110,16 @@ def validate_predictions(df: pd.DataFrame, *, where: str = "prediction table") -
         raise SchemaError(f"{where} must be a pandas DataFrame with columns {list(PREDICTION_COLUMNS)}. "
                           f"Got {type(df).__name__} instead.")
     check_columns(df, PREDICTION_COLUMNS, where=where)
+    ids = {}
+    for col in (STUDY_ID, MODEL):
+        ids[col] = _id_column(df[col])
+        if ids[col].isna().any():
+            i = int(np.flatnonzero(ids[col].isna().to_numpy())[0])
+            raise SchemaError(f"Missing {'study id' if col == STUDY_ID else 'model name'} in {_where(where, i, col)} "
+                              f"({int(ids[col].isna().sum())} such rows); every prediction names its study and model.")
     out = pd.DataFrame({
-        "study_id": df["study_id"].astype(str).to_numpy(),
-        "model": df["model"].astype(str).to_numpy(),
+        "study_id": ids[STUDY_ID].to_numpy(dtype=object),
+        "model": ids[MODEL].to_numpy(dtype=object),
         "finding": _canonical_column(df["finding"].reset_index(drop=True), where=where).to_numpy(),
     })
     score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float)
