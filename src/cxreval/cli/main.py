@@ -215,7 +215,8 @@ _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG})
 
 _PARAM_RE = re.compile(r"The '(\w+)' parameter of [\w.]+ ")
 _NP_REPR_RE = re.compile(r"np\.(?:float|int|uint|bool_)\d*\(([^()]*)\)")
-_PARAM_FLAGS = {"rng": "--seed", "T_values": "--t-value", "strict_T": "--inclusive-t"}
+_PARAM_FLAGS = {"rng": "--seed", "T_values": "--t-value", "strict_T": "--inclusive-t", "T_iou": "--t-iou",
+                "image_shape": "--image-size"}
 
 
 def _command_options(args: Sequence[str]) -> set[str]:
