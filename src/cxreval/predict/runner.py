@@ -384,7 +384,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     """
     from ..outputs import check_output_path, output_folder
     from .images import DICOM_WINDOWS, is_dicom, list_images, pydicom_available
-    from .models import load_model
+    from .models import load_model, parse_model_spec
 
     check_choice(dicom_window, DICOM_WINDOWS, name="dicom_window", func="predict")
     check_choice(cam, CAM_METHODS, name="cam", func="predict")
@@ -393,6 +393,8 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
         raise InvalidParameterError(f"The 'workers' parameter of predict must be an int >= 0. Got {workers!r}.")
     if not models:
         raise InvalidParameterError("predict needs at least one model (--model xrv:<weights> or torch:<path>).")
+    for s in models:  # every --model spec read before anything else is looked at
+        parse_model_spec(s)
     guard = [images] if isinstance(images, (str, os.PathLike)) else []
     check_output_path(out, overwrite=overwrite, inputs=guard)
     listing = list_images(images)
