@@ -294,6 +294,10 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
         missing = [m for m in models if m not in gmap]
         if missing:
             raise SchemaError(f"Model(s) {missing} have predictions but no group in the model group table.")
+        unknown = [m for m in gmap if m not in set(ps.models)]
+        if unknown:
+            raise SchemaError(f"Model(s) {unknown} of the model group table have no predictions; the predicted "
+                              f"models are {list(ps.models)}.")
         groups = {m: gmap[m] for m in models}
     # studies with predictions but no label row at all in the label table, in order of first appearance
     pstudies = _study_order(ps, fcodes)
