@@ -52,6 +52,9 @@ def init_cmd(study: Path = typer.Option(..., "--study", help="Study YAML file (i
     typer.echo(f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; items {n}; findings {len(spec.findings)}")
     for name, token in tokens.items():
         typer.echo(f"{name}: {_link(url, token)}")
+    if not tokens:  # a study may start without readers: they are added one by one
+        typer.echo(f"no readers yet (the study file lists none): add each with "
+                   f"`cxreval reader add-reader NAME --db {_db(db)}`, which prints their link.")
 
 
 @reader_app.command("add-reader")
