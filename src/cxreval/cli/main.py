@@ -279,6 +279,10 @@ def _invoke(args: list[str]) -> int:
         if isinstance(exc, OSError) and exc.filename is not None:  # disk full, permission denied mid-run
             typer.echo(f"cxreval: error: {exc.strerror or exc}: {exc.filename}", err=True)
             return 2
+        if isinstance(exc, MemoryError):  # a resource limit, not a bug: say what ran out
+            typer.echo(f"cxreval: error: out of memory ({str(exc)[:160] or 'MemoryError'}); use smaller inputs or "
+                       f"options (e.g. --n-resamples), or a machine with more memory.", err=True)
+            return 2
         if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:  # a write error that names no file
             typer.echo(f"cxreval: error: {exc.strerror or exc} (while writing)", err=True)
             return 2
