@@ -6,10 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import typer
 
-from ..exceptions import CxrevalError, SchemaError
+from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..outputs import check_output_path
 from ..tables import write_summary
 from ._common import (
@@ -64,6 +65,12 @@ def _read_csv(path: Path, option: str, columns: tuple[str, ...], dtype: object =
         raise SchemaError(f"{option} file {path} has no column(s) {missing}; columns are {list(df.columns)}.")
     if len(df) == 0:
         raise SchemaError(f"{option} file {path} has no rows.")
+    for c in columns:  # a blank cell in a required column is refused, never read as the text 'nan'
+        blank = df[c].isna().to_numpy() | (df[c].astype(str).str.strip() == "").to_numpy()
+        if blank.any():
+            i = int(np.flatnonzero(blank)[0])
+            raise SchemaError(f"{option} file {path}: blank cell in row {i}, column {c!r} ({int(blank.sum())} "
+                              f"such rows); every row needs a {c}.")
     return df
 
 
@@ -73,6 +80,8 @@ def list_cmd(reference: str = typer.Option(None, "--reference", help="'full' or 
     """List the registered IQA metrics."""
     from ..iqa import get_metric, list_metrics
 
+    if reference not in (None, "full", "no"):
+        raise InvalidParameterError(f"--reference must be 'full' or 'no'. Got {reference!r}.")
     specs = [get_metric(n).to_dict() for n in list_metrics(reference=reference)]  # type: ignore[arg-type]
     if json_out:
         echo_json(specs)
@@ -214,6 +223,9 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
     from ..iqa import expert_agreement
 
     check_inputs(("--scores", scores), ("--ratings", ratings), kind="file")
+    if not (np.isfinite(scale_min) and np.isfinite(scale_max) and scale_min < scale_max):
+        raise InvalidParameterError(f"--scale-min and --scale-max must be finite with --scale-min < --scale-max. "
+                                    f"Got {scale_min} and {scale_max}.")
     ratings_df = _read_csv(ratings, "--ratings", ("image", "rater", "rating"))
     scores_df = _read_csv(scores, "--scores", ("reference", "test", "metric", "value"))
     with open_output(out, overwrite=overwrite, inputs=[scores, ratings], meta={"seed": seed}) as d:

@@ -99,6 +99,8 @@ def label_reports_command(
     if missing:
         raise InvalidParameterError(f"Missing option {' and '.join(missing)} (only --print-rules runs without them).")
     secs = tuple(x.strip() for x in sections.split(",") if x.strip())
+    if uncertain not in ("negative", "positive"):
+        raise InvalidParameterError(f"--uncertain must be 'negative' or 'positive'. Got {uncertain!r}.")
     bad = [x for x in secs if x not in SECTION_CHOICES]
     if bad or not secs:
         raise InvalidParameterError(f"--sections must be a comma-separated subset of {list(SECTION_CHOICES)}. "

@@ -260,7 +260,8 @@ def _invoke(args: list[str]) -> int:
     try:
         rv = app(args=args, prog_name="cxreval", standalone_mode=False)
     except CxrevalError as exc:
-        typer.echo(f"cxreval: error: {user_message(str(exc), args)}", err=True)
+        text = " ".join(user_message(str(exc), args).split())  # one line, whatever the library's text holds
+        typer.echo(f"cxreval: error: {text}", err=True)
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)

@@ -57,8 +57,11 @@ def validate_label_table(df: pd.DataFrame, *, where: str = "label table", requir
         "study_id": study,
         "patient_id": patient,
         "finding": _canonical_column(df["finding"], where=where),
-        "source": df["source"].reset_index(drop=True).astype("str"),
+        "source": _id_column(df["source"]),
     })
+    if out["source"].isna().any():
+        i = int(np.flatnonzero(out["source"].isna().to_numpy())[0])
+        raise SchemaError(f"Missing source in {_where(where, i, 'source')}; every label names who gave it.")
     st = df["state"].reset_index(drop=True)
     if str(st.dtype) == "Int8":
         vals = st.to_numpy(dtype=float, na_value=np.nan)
