@@ -426,3 +426,19 @@ def test_header_error_on_a_large_input_comes_before_the_run(tmp_path: Path) -> N
     t_run = time.perf_counter() - t0
     assert t_error < t_run / 10, (t_error, t_run)
     shutil.rmtree(tmp_path / "good")
+
+
+@pytest.mark.parametrize("name", ["classify", "agree", "fuse"])
+def test_folder_of_parts_with_different_columns_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           name: str) -> None:
+    args = command_args(name, tmp_path / "in")
+    lab = _table(args, "labels.csv")
+    df = pd.read_csv(lab, dtype=str)
+    parts = tmp_path / "in" / "parts"
+    parts.mkdir()
+    df.iloc[:40].to_csv(parts / "part-0.csv", index=False)
+    df.iloc[40:].assign(comment="x").to_csv(parts / "part-1.csv", index=False)
+    capsys.readouterr()
+    assert main([*_replace(args, lab, parts), "-o", str(tmp_path / "out")]) == 2
+    line = capsys.readouterr().err.strip()
+    assert f"The parts of folder {str(parts)!r} have different columns" in line and "part-1.csv" in line, line
