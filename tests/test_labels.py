@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cxreval.exceptions import SchemaError
 from cxreval.labels import (
     LabelState,
     binarize,
@@ -105,14 +106,28 @@ def test_long_table_round_trips_through_wide(tmp_path):
 def test_long_round_trip_keeps_missing_states_and_names(tmp_path, suffix):
     t = validate_label_table(_long())
     p = write_labels(t, tmp_path / f"labels{suffix}")
-    back = read_labels(p)
+    back = read_labels(p)  # a missing label is written 'missing', never a blank
     assert back.report.n_read == back.report.n_kept == 6
     pd.testing.assert_frame_equal(back.table, t, check_dtype=False)
     assert back.table["state"].isna().sum() == 1
     if suffix == ".csv":
         text = p.read_text().splitlines()
         assert text[0] == "study_id,patient_id,finding,source,state"
-        assert text[2].endswith(",uncertain") and text[4].endswith(",not_mentioned") and text[5].endswith(",")
+        assert text[2].endswith(",uncertain") and text[4].endswith(",not_mentioned") and text[5].endswith(",missing")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_blank_state_cell_is_refused_unless_read_as_missing(tmp_path, suffix):
+    t = _long()
+    t["state"] = t["state"].astype(object)
+    t.loc[4, "state"] = "" if suffix == ".csv" else None
+    p = tmp_path / f"labels{suffix}"
+    (t.to_parquet if suffix == ".parquet" else t.to_csv)(p, index=False)
+    with pytest.raises(SchemaError, match=r"Blank state in file .*labels.*, row 4, column 'state'.*--blank-state missing"):
+        read_labels(p)
+    back = read_labels(p, blank_state="missing")
+    assert back.table["state"].isna().tolist() == [False, False, False, False, True, False]
+    assert read_labels(p, state_encoding="cxreval").table["state"].isna().sum() == 1  # blank = missing (cxreval codes)
 
 
 def test_validate_canonicalises_and_casts():
@@ -158,7 +173,7 @@ def test_parse_states_and_names_are_inverse():
     names = pd.Series(["negative", "uncertain", "positive", "not_mentioned", None])
     codes = parse_states(names)
     assert codes.tolist()[:4] == [0, 1, 2, -1] and codes.isna().tolist() == [False] * 4 + [True]
-    assert state_names(codes).tolist() == ["negative", "uncertain", "positive", "not_mentioned", None]
+    assert state_names(codes).tolist() == ["negative", "uncertain", "positive", "not_mentioned", "missing"]
     assert parse_states([" Positive ", "", np.nan, 1.0]).tolist()[0] == 2
 
 

@@ -48,8 +48,8 @@ def test_failure_leaves_nothing_and_keeps_old_output(tmp_path):
 
 def test_existing_output_refused_unless_overwrite_which_replaces_whole(tmp_path):
     out = tmp_path / "res"
-    out.mkdir()
-    (out / "stale.csv").write_text("stale")
+    with output_folder(out) as d:  # an earlier cxreval run
+        (d / "stale.csv").write_text("stale")
     with pytest.raises(OutputError, match="already exists.*--overwrite"), output_folder(out):
         pytest.fail("body must not run")
     with output_folder(out, overwrite=True) as d:

@@ -15,8 +15,8 @@ from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.labels import read_label_tables, read_prediction_tables, streaming
 
 FINDINGS = ["Atelectasis", "Pleural Effusion", "Edema", "Cardiomegaly"]  # 'Pleural Effusion' -> 'Effusion'
-STATES = np.array(["negative", "uncertain", "positive", "not_mentioned", None], dtype=object)
-CHEXPERT = {"negative": "0", "uncertain": "-1", "positive": "1", "not_mentioned": None, None: None}
+STATES = np.array(["negative", "uncertain", "positive", "not_mentioned", "missing"], dtype=object)
+CHEXPERT = {"negative": "0", "uncertain": "-1", "positive": "1", "not_mentioned": None, "missing": "missing"}
 
 
 def _tables(seed: int = 0, n: int = 60, n_models: int = 3, unlabeled: int = 3):

@@ -27,6 +27,8 @@ __all__ = [
     "normalize_rng",
     "check_path",
     "did_you_mean",
+    "physical_memory",
+    "check_memory",
 ]
 
 
@@ -46,14 +48,17 @@ def check_consistent_length(*arrays: Sized, names: Sequence[str] | None = None) 
         raise InvalidParameterError(f"Found input variables with inconsistent numbers of samples: {named}.")
 
 
-def check_columns(df: pd.DataFrame, required: Iterable[str], *, where: str) -> None:
-    missing = [c for c in required if c not in df.columns]
+def check_columns(df: pd.DataFrame | Sequence[str], required: Iterable[str], *, where: str) -> None:
+    """Every ``required`` column is in ``df`` (a DataFrame, or a file's header as a list of names); the
+    message names the missing columns, the columns present and a did-you-mean for a renamed one."""
+    have = [str(c) for c in (df.columns if isinstance(df, pd.DataFrame) else df)]
+    missing = [c for c in required if c not in have]
     if missing:
         from .labels.schema import RENAMED_COLUMNS
 
         hints = [f"Column {old!r}: did you mean {new!r}?"
-                 for old, new in RENAMED_COLUMNS.items() if new in missing and old in df.columns]
-        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {list(df.columns)}."
+                 for old, new in RENAMED_COLUMNS.items() if new in missing and old in have]
+        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {have}."
                           + (" " + " ".join(hints) if hints else ""))
 
 
@@ -135,3 +140,21 @@ def read_yaml_file(path: str | os.PathLike[str], *, what: str) -> object:
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SchemaError(f"{what} {str(p)!r} is not valid YAML{at}: {problem}.") from None
+
+
+def physical_memory() -> int | None:
+    """This machine's physical memory in bytes (None where the system does not say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def check_memory(nbytes: float, *, what: str, name: str, func: str) -> None:
+    """Refuse, before allocating it, an array that cannot fit in this machine's memory: the message names the
+    parameter, the memory needed and the memory there is."""
+    total = physical_memory()
+    if total is not None and nbytes > total:
+        raise InvalidParameterError(f"The '{name}' parameter of {func} asks for {what}, which needs "
+                                    f"{nbytes / 2**30:,.1f} GiB of memory; this machine has {total / 2**30:,.1f} GiB. "
+                                    f"Choose a smaller value.")

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ._validation import check_choice, check_confidence_level, check_positive_int, normalize_rng
+from ._validation import check_choice, check_confidence_level, check_memory, check_positive_int, normalize_rng
 from .exceptions import InvalidParameterError, SchemaError
 from .results import ConfidenceInterval, readonly
 
@@ -189,6 +189,8 @@ def draw_plan(patient_ids: Sequence[object] | pd.Series | np.ndarray, *, n_resam
     codes, uniques = pd.factorize(pid.astype(str), sort=True)
     gen = normalize_rng(rng)
     n = len(uniques)
+    check_memory(4.0 * n_resamples * n, what=f"{n_resamples:,} replicates of {n:,} patients (the resampling plan)",
+                 name="n_resamples", func="draw_plan")
     # drawn in chunks of replicates (the same stream as one (n_resamples, n) draw), so that memory stays at the
     # int32 counts rather than 2-3 int64 copies of every draw
     counts = np.empty((n_resamples, n), dtype=np.int32)

@@ -545,12 +545,14 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
                                         f"full-reference metrics {known}. Got {iqa_metrics!r} instead.")
     say = progress or (lambda msg: log.info("%s", msg))
     t0 = time.perf_counter()
-    out = check_output_path(out, overwrite=overwrite)
+    guard = [p for p in (data_mirror, cache_dir) if p is not None]
+    out = check_output_path(out, overwrite=overwrite, inputs=guard)
     mirror = default_mirror(data_mirror)
     done: list[DemoSection] = []
     missing: list[tuple[str, str, str, str]] = []
     with output_folder(out, overwrite=overwrite, meta={"seed": int(rng), "n_resamples": int(n_resamples),
-                                                       "data_mirror": None if mirror is None else str(mirror)}) as tmp:
+                                                       "data_mirror": None if mirror is None else str(mirror)},
+                       protect=guard) as tmp:
         ctx = DemoContext(tmp, mirror, None if cache_dir is None else Path(cache_dir), int(n_resamples), int(rng),
                           bool(download), tuple(IQA_METRICS if iqa_metrics is None else iqa_metrics),
                           IQA_N_IMAGES if iqa_images is None else int(iqa_images))

@@ -54,6 +54,7 @@ from .exceptions import DataUnavailableError, InvalidParameterError
 
 __all__ = [
     "EXECUTOR_SPECS",
+    "DASK_CONNECT_TIMEOUT_S",
     "Executor",
     "SerialExecutor",
     "ProcessExecutor",
@@ -69,6 +70,9 @@ _DASK_CHUNKS_PER_WORKER = 16  # a Dask task costs ~1 ms: smaller chunks balance 
 
 #: The spec forms :func:`get_executor` accepts, as written in error messages and the CLI's help.
 EXECUTOR_SPECS = "serial, process:N, dask:local:N or dask://HOST:PORT"
+DASK_CONNECT_TIMEOUT_S = 5.0
+"""How long ``dask://HOST:PORT`` waits for the scheduler to answer before the run is refused (Dask's own
+default is 30 s)."""
 
 
 @runtime_checkable
@@ -298,10 +302,17 @@ class DaskExecutor:
                     return self._client
                 except ValueError:
                     pass
+            if self.address is not None:
+                _check_reachable(self.address)
             try:
-                self._client = dist.Client(self.address) if self.address is not None else dist.Client()
+                self._client = (dist.Client(self.address, timeout=DASK_CONNECT_TIMEOUT_S) if self.address is not None
+                                else dist.Client())
             except OSError as exc:
-                raise DataUnavailableError(f"Cannot connect to the Dask scheduler at {self.address!r}: {exc}") from exc
+                raise DataUnavailableError(f"Cannot connect to the Dask scheduler at {self.address!r} within "
+                                           f"{DASK_CONNECT_TIMEOUT_S:g} s: {exc}") from exc
+            except Exception as exc:  # noqa: BLE001 - something answered, but not as a Dask scheduler does
+                raise DataUnavailableError(f"{self.address!r} answered, but not as a Dask scheduler "
+                                           f"({type(exc).__name__}: {str(exc)[:120]}). Is the address right?") from exc
             self._owned = True
         return self._client
 
@@ -459,6 +470,23 @@ method).
         return DaskExecutor(address=arg if sep else None)
     raise InvalidParameterError(f"Unknown executor spec {spec!r}; expected {EXECUTOR_SPECS} (or 'process', 'dask', "
                                 "'dask:tcp://HOST:PORT', or an object with a map(func, items) method).")
+
+
+def _check_reachable(address: str) -> None:
+    """A TCP scheduler address answers within :data:`DASK_CONNECT_TIMEOUT_S` (a refused port fails at once,
+    where Dask's client would retry until its timeout)."""
+    import socket
+
+    if not address.startswith("tcp://"):
+        return
+    host, _, port = address[len("tcp://"):].rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=DASK_CONNECT_TIMEOUT_S):
+            pass
+    except (OSError, ValueError) as exc:
+        raise DataUnavailableError(f"Cannot connect to the Dask scheduler at {address!r} (waited at most "
+                                   f"{DASK_CONNECT_TIMEOUT_S:g} s): {exc}. Is it running, and is the address "
+                                   f"right?") from None
 
 
 @contextlib.contextmanager

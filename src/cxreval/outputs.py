@@ -11,13 +11,18 @@ Procedure
 ---------
 1. :func:`check_output_path` (called on entry, before any work): ``out`` must not be a file, its nearest
    existing ancestor must be a writable folder, and an existing ``out`` is refused unless ``overwrite``.
+   ``out`` may never be an input, nor hold one (at any depth), nor — when replacing it would remove
+   something — lie inside a folder input; ``overwrite`` replaces only a folder cxreval wrote (one holding
+   cxreval's ``run.json``), never a folder of other files.
 2. A lock file ``.<name>.cxreval-lock`` beside ``out`` is created with ``O_EXCL``; a second run into the same
    ``out`` fails with :class:`OutputError` while the first holds it. A lock left by a killed run (its
    process no longer exists on this host) is taken over.
 3. Files go into ``.<name>.tmp-<pid>-<random>`` beside ``out`` (same file system, so the final ``rename`` is
    atomic). On success ``run.json`` is written (argv, version, inputs with SHA-256, start/end UTC, status,
    files), an existing ``out`` is moved aside (``overwrite``), the temporary folder is renamed to ``out`` and
-   the old folder removed. On failure the temporary folder is removed and ``out`` is left as it was.
+   the old folder removed. On failure the temporary folder is removed and ``out`` is left as it was; an
+   ``OSError`` while writing (disk full, read-only file system, permission denied, quota) becomes one
+   :class:`OutputError` naming ``out`` and the cause.
 
 A SIGKILL during the run leaves only the hidden temporary folder and lock (never a partial ``out``); the
 next run into the same ``out`` removes both. A run killed in the instant between moving the previous ``out``
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import hashlib
 import json
 import os
@@ -42,7 +48,7 @@ from pathlib import Path
 from .exceptions import CxrevalError
 
 __all__ = ["write_run_record", "utc_now", "file_checksums", "check_unchanged", "OutputError", "RUN_FILE", "check_output_path", "output_folder", "atomic_file", "sha256_file",
-           "read_run", "run_files"]
+           "read_run", "run_files", "is_cxreval_folder", "write_error"]
 
 RUN_FILE = "run.json"
 _LOCK_SUFFIX = ".cxreval-lock"
@@ -66,25 +72,114 @@ def _nearest_existing(path: Path) -> Path:
     return p
 
 
-def check_output_path(out: str | os.PathLike[str], *, overwrite: bool = False, kind: str = "folder") -> Path:
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT, errno.EFBIG})
+"""The errors of a file system that cannot take the output (full, read-only, not permitted, over quota)."""
+
+
+def _normal(path: str | os.PathLike[str]) -> Path:
+    """``path`` absolute, with ``..`` resolved as the kernel does (``a/ghost/../res`` is ``a/res``, and no
+    ``ghost`` folder is ever created)."""
+    p = Path(path).expanduser().absolute()
+    if ".." in p.parts:
+        p = Path(os.path.realpath(p)) if p.name == ".." else Path(os.path.realpath(p.parent)) / p.name
+    return p
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def is_cxreval_folder(folder: str | os.PathLike[str]) -> bool:
+    """Whether ``folder`` holds the ``run.json`` of a cxreval run (so ``--overwrite`` may replace it)."""
+    p = Path(folder) / RUN_FILE
+    try:
+        rec = json.loads(p.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(rec, dict) and "cxreval_version" in rec and "files" in rec
+
+
+def _check_inputs(out: Path, inputs: Sequence[str | os.PathLike[str]], *, replaces: bool) -> None:
+    """Refuse an ``out`` that is an input, holds one, or (when writing it would remove something) lies inside
+    a folder input."""
+    real_out = _real(out)
+    for x in inputs:
+        if x is None:
+            continue
+        p = Path(x).expanduser().absolute()
+        if not p.exists():
+            continue
+        real_in = _real(p)
+        if real_in == real_out:
+            raise OutputError(f"--out {out} is the input {p}; writing there would destroy it. Choose another --out.")
+        if real_out in real_in.parents:
+            raise OutputError(f"--out {out} holds the input {p}; writing there would remove it. Choose another "
+                              f"--out.")
+        if replaces and real_in.is_dir() and real_in in real_out.parents:
+            raise OutputError(f"--out {out} lies inside the input folder {p}, and replacing it would change that "
+                              f"input. Choose an --out outside {p}.")
+
+
+def check_output_path(out: str | os.PathLike[str], *, overwrite: bool = False, kind: str = "folder",
+                      inputs: Sequence[str | os.PathLike[str]] = ()) -> Path:
     """Check that ``out`` can receive a new output (``kind`` 'folder' or 'file') before any work starts.
+
+    ``inputs`` are the run's input files and folders: ``out`` must not be one, hold one, or lie inside a
+    folder input when replacing it would remove something. With ``overwrite``, an existing non-empty folder
+    is replaced only when cxreval wrote it (it holds cxreval's ``run.json``).
 
     Returns the absolute path. Raises :class:`OutputError` naming the path and the fix.
     """
-    out = Path(out).expanduser().absolute()
-    if out.exists() or out.is_symlink():
+    out = _normal(out)
+    exists = out.exists() or out.is_symlink()
+    nonempty = exists and out.is_dir() and any(out.iterdir())
+    _check_inputs(out, inputs, replaces=nonempty or (kind == "file" and exists))
+    if exists:
         if kind == "folder" and not out.is_dir():
             raise OutputError(f"--out {out} is a file; an output folder is expected. Choose another path.")
         if kind == "file" and out.is_dir():
             raise OutputError(f"--out {out} is a folder; an output file is expected. Choose another path.")
-        if not overwrite and (kind == "file" or any(out.iterdir())):
+        if not overwrite and (kind == "file" or nonempty):
             raise OutputError(f"--out {out} already exists. Choose a new path or pass --overwrite to replace it whole.")
+        if kind == "folder" and nonempty and not is_cxreval_folder(out):
+            raise OutputError(f"--out {out} is a folder cxreval did not write (it has no cxreval {RUN_FILE}); "
+                              f"--overwrite replaces only an earlier cxreval output. Choose a new path.")
     anc = _nearest_existing(out.parent)
     if not anc.is_dir():
         raise OutputError(f"--out {out}: {anc} is a file, so nothing can be created under it.")
     if not os.access(anc, os.W_OK | os.X_OK):
-        raise OutputError(f"--out {out}: the folder {anc} is not writable.")
+        ro = bool(os.statvfs(anc).f_flag & os.ST_RDONLY)
+        raise OutputError(f"--out {out}: the folder {anc} is not writable"
+                          + (" (read-only file system)." if ro else "."))
     return out
+
+
+def write_error(out: Path, exc: OSError, *, made: Sequence[Path] = ()) -> OutputError | None:
+    """The :class:`OutputError` for an ``OSError`` raised while writing ``out`` (None when ``exc`` is not a
+    write error: it names a file that is not part of the output, or it names none and its errno is not one of
+    a file system refusing the output).
+
+    The output's files are ``out``, what lies under it, its hidden temporary folders and lock beside it (and
+    under them), and the parent folders the run creates (``made``)."""
+    if isinstance(exc, CxrevalError):
+        return None
+    names = [f for f in (exc.filename, getattr(exc, "filename2", None)) if isinstance(f, (str, bytes, os.PathLike))]
+    if names:
+        parent, mine = _real(out.parent), {_real(m) for m in made}
+
+        def ours(f: str | bytes | os.PathLike[str]) -> bool:
+            q = _real(Path(os.fsdecode(f)).absolute())
+            for a in (q, *q.parents):
+                if a in mine or (a.parent == parent and (a.name == out.name or a.name.startswith(f".{out.name}."))):
+                    return True
+            return False
+
+        if not any(ours(f) for f in names):
+            return None
+    elif exc.errno not in _WRITE_ERRNOS and not any(os.strerror(e) in str(exc) for e in _WRITE_ERRNOS):
+        return None  # (pyarrow's write errors carry the cause only in their text)
+    cause = exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return OutputError(f"--out {out}: could not write the output ({cause}); nothing was written.")
 
 
 def sha256_file(path: str | os.PathLike[str], *, chunk: int = 1 << 20) -> str:
@@ -214,7 +309,8 @@ def write_run_record(folder: str | os.PathLike[str], *, started: str, inputs: Se
 @contextlib.contextmanager
 def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
                   inputs: Sequence[str | os.PathLike[str]] = (), argv: Sequence[str] | None = None,
-                  meta: dict[str, object] | None = None) -> Iterator[Path]:
+                  meta: dict[str, object] | None = None,
+                  protect: Sequence[str | os.PathLike[str]] = ()) -> Iterator[Path]:
     """Write a run's outputs atomically into the folder ``out`` (see the module docstring).
 
     Parameters
@@ -229,6 +325,9 @@ def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
         The command line recorded in ``run.json`` (default ``sys.argv``).
     meta : dict, optional
         Extra JSON-serialisable fields for ``run.json`` (e.g. seed, parameters).
+    protect : sequence of paths
+        Further inputs (a folder of images, a cache) that ``out`` must not be, hold or replace inside, as
+        ``inputs``, but not hashed into ``run.json``.
 
     Yields
     ------
@@ -236,15 +335,25 @@ def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
         The temporary folder to write into.
     """
 
-    out = check_output_path(out, overwrite=overwrite, kind="folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    guarded = [*inputs, *protect]
+    out = check_output_path(out, overwrite=overwrite, kind="folder", inputs=guarded)
+    made = _make_parents(out)
     lock = out.parent / f".{out.name}{_LOCK_SUFFIX}"
-    _take_lock(lock, out)
+    try:
+        _take_lock(lock, out)
+    except OSError as exc:
+        _remove_made(made)
+        err = write_error(out, exc, made=made)
+        if err is None:
+            raise
+        raise err from exc
     tmp = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
     started = utc_now()
+    committed = False
     try:
         _remove_stale_tmp(out)
-        check_output_path(out, overwrite=overwrite, kind="folder")  # again: a killed run's output may be back
+        # again: a killed run's output may be back
+        check_output_path(out, overwrite=overwrite, kind="folder", inputs=guarded)
         tmp.mkdir()
         yield tmp
         if os.environ.get(_HOLD_ENV):
@@ -257,30 +366,72 @@ def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
             old = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-old-{secrets.token_hex(4)}"
             out.rename(old)
         tmp.rename(out)
+        committed = True
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        err = write_error(out, exc, made=made)
+        if err is None:
+            raise
+        raise err from exc
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
         with contextlib.suppress(FileNotFoundError):
             lock.unlink()
+        if not committed:
+            _remove_made(made)
+
+
+def _make_parents(out: Path) -> list[Path]:
+    """Create the missing parents of ``out``; return them (deepest first), for removal if the run fails."""
+    made = []
+    p = out.parent
+    while not p.exists() and p.parent != p:
+        made.append(p)
+        p = p.parent
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _remove_made(made)
+        err = write_error(out, exc, made=made)
+        if err is None:
+            raise
+        raise err from exc
+    return made
+
+
+def _remove_made(made: Sequence[Path]) -> None:
+    for p in made:  # deepest first; only while empty
+        with contextlib.suppress(OSError):
+            p.rmdir()
 
 
 @contextlib.contextmanager
 def atomic_file(out: str | os.PathLike[str], *, overwrite: bool = False) -> Iterator[Path]:
     """Write one output file atomically: yields a temporary path beside ``out``, renamed onto ``out`` on success."""
     out = check_output_path(out, overwrite=overwrite, kind="file")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    made = _make_parents(out)
     tmp = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
     try:
         yield tmp
         if not tmp.exists():
             raise OutputError(f"Internal error: nothing was written for {out}.")
         os.replace(tmp, out)
+    except OSError as exc:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        _remove_made(made)
+        err = write_error(out, exc, made=made)
+        if err is None:
+            raise
+        raise err from exc
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+        _remove_made(made)
         raise
 
 

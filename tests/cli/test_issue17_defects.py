@@ -66,7 +66,7 @@ def test_synth_real_boxes_header_only(tmp_path, capsys):
     p = tmp_path / "bbox.csv"
     p.write_text("Image Index,Finding Label,Bbox [x,y,w,h],,,\n")
     assert main(["synth", "--per-size", "1", "--real-boxes", str(p), "-o", str(tmp_path / "o")]) == 2
-    assert "boxes table is empty" in _err_line(capsys)
+    assert f"{p} has no rows" in _err_line(capsys)
     assert not (tmp_path / "o").exists()
 
 

@@ -5,7 +5,12 @@
 * SIGINT mid-write: exit 130, one line, --out exactly as before;
 * SIGKILL mid-write: no folder at --out; the next run takes over the dead run's lock and removes its
   temporary folder;
-* --out a file / under a file / unwritable: exit 2, one line, no traceback, before any computation.
+* --out a file / under a file / unwritable: exit 2, one line, no traceback, before any computation;
+* --out the folder that holds the inputs, or a user's folder without cxreval's run.json, with --overwrite:
+  refused before computing (exit 2, one line naming the input or the folder), every input intact;
+* a blank state cell, a header-only input: refused with the file (and row and column), exit 2;
+* a full disk (ENOSPC on a small tmpfs) and a read-only file system (EROFS): one line naming --out and the
+  cause, exit 2, nothing left behind.
 
 "Mid-write" is made deterministic by ``CXREVAL_TEST_HOLD_S`` (cxreval.outputs): with it set, a run stops with
 all its files written in the temporary folder, prints ``cxreval: test hold`` and waits for SIGUSR1. Runs are
@@ -217,8 +222,7 @@ def test_run_matrix_demo(tmp_path: Path, fork_server: ForkServer) -> None:
     Its successful output is checked by tests/test_demo.py."""
     args = command_args("demo", tmp_path / "in")
     out, out2 = tmp_path / "out", tmp_path / "out2"
-    out.mkdir()
-    (out / "previous.txt").write_text("an earlier run")
+    _earlier_run(out)
     a = ForkedRun(fork_server, [*args, "-o", str(out), "--overwrite"], hold=120)
     c = ForkedRun(fork_server, [*args, "-o", str(out2)], hold=120)
     a.wait_held()
@@ -228,7 +232,7 @@ def test_run_matrix_demo(tmp_path: Path, fork_server: ForkServer) -> None:
     a.send_signal(signal.SIGINT)
     rc, err = a.finish()
     assert rc == 130 and "interrupted" in _one_error_line(err), err
-    assert sorted(p.name for p in out.iterdir()) == ["previous.txt"]
+    assert sorted(p.name for p in out.iterdir()) == ["previous.txt", "run.json"]
     c.kill()
     c.finish()
     assert not out2.exists()
@@ -241,11 +245,18 @@ def test_run_matrix_real_subprocesses(tmp_path: Path) -> None:
     _matrix(tmp_path, "agree", lambda args, hold=None: Run(args, hold=hold))
 
 
+def _earlier_run(out: Path) -> None:
+    """``out`` as an earlier cxreval run left it (a file and cxreval's run.json): what --overwrite replaces."""
+    from cxreval.outputs import output_folder
+
+    with output_folder(out) as d:
+        (d / "previous.txt").write_text("an earlier run")
+
+
 def _matrix(tmp_path: Path, name: str, start) -> None:
     args = command_args(name, tmp_path / "in")
     out, out2 = tmp_path / "out", tmp_path / "out2"
-    out.mkdir()
-    (out / "previous.txt").write_text("an earlier run")
+    _earlier_run(out)
 
     # wave 1: A holds mid-write into out (--overwrite), C holds mid-write into out2
     a = start([*args, "-o", str(out), "--overwrite"], hold=120)
@@ -256,7 +267,7 @@ def _matrix(tmp_path: Path, name: str, start) -> None:
     b = start([*args, "-o", str(out), "--overwrite"])
     rc, err = b.finish()
     assert rc == 2 and "is being written by another cxreval run" in _one_error_line(err), err
-    assert sorted(p.name for p in out.iterdir()) == ["previous.txt"]  # nothing visible before the commit
+    assert sorted(p.name for p in out.iterdir()) == ["previous.txt", "run.json"]  # nothing visible before the commit
     a.send_signal(signal.SIGUSR1)  # release A: it succeeds and replaces the earlier folder whole
     rc, err = a.finish()
     assert rc == 0, err
@@ -340,3 +351,187 @@ def test_every_command_with_out_is_in_the_matrix():
     walk(typer.main.get_command(app), ())
     missing = sorted(found - set(WRITING_COMMANDS) - FILE_WRITERS)
     assert not missing, f"commands with --out not in the run matrix (tests/cli/conftest.py): {missing}"
+
+
+# --------------------------------------------------------------------------- inputs are never lost
+def _tree(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` (hidden ones included) with its SHA-256: what must survive a refused run."""
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _refused(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    capsys.readouterr()
+    assert main(argv) == 2
+    cap = capsys.readouterr()
+    line = _one_error_line(cap.err.strip().splitlines())
+    assert line.startswith("cxreval: error: "), line
+    return line
+
+
+NO_INPUT_FILES = ("synth", "demo")
+"""Writing commands whose small run reads no file of the test's (their folder is covered by the next test)."""
+
+
+@pytest.mark.parametrize("name", [n for n in WRITING_COMMANDS if n not in NO_INPUT_FILES])
+def test_out_onto_the_input_folder_with_overwrite_keeps_every_input(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """``-o`` = the folder holding the inputs, ``--overwrite``: refused before computing, naming an input (or
+    the folder, where the command's inputs are not files there), and every file in it intact."""
+    d = tmp_path / "in"
+    args = command_args(name, d)
+    before = _tree(d)
+    assert before
+    _forbid(monkeypatch, COMPUTE[name])
+    line = _refused(capsys, [*args, "-o", str(d), "--overwrite"])
+    assert "holds the input" in line or "is the input" in line or "cxreval did not write" in line, line
+    assert _tree(d) == before
+
+
+@pytest.mark.parametrize("name", WRITING_COMMANDS)
+def test_overwrite_refuses_a_folder_cxreval_did_not_write(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    args = command_args(name, tmp_path / "in")
+    user = tmp_path / "thesis"
+    user.mkdir()
+    (user / "chapter1.tex").write_text("months of work")
+    (user / "run.json").write_text('{"not": "a cxreval run record"}')
+    _forbid(monkeypatch, COMPUTE[name])
+    line = _refused(capsys, [*args, "-o", str(user), "--overwrite"])
+    assert f"--out {user} is a folder cxreval did not write" in line, line
+    assert sorted(p.name for p in user.iterdir()) == ["chapter1.tex", "run.json"]
+
+
+@pytest.mark.parametrize("name", ["classify", "agree"])
+def test_out_inside_a_folder_input_is_not_replaced(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    name: str) -> None:
+    """A folder of label parts as input and an earlier output inside it: --overwrite would change the input."""
+    d = tmp_path / "in"
+    args = command_args(name, d)
+    parts = d / "parts"
+    parts.mkdir()
+    (d / "labels.csv").rename(parts / "labels.csv")
+    args = [str(parts) if a == str(d / "labels.csv") else a for a in args]
+    inner = parts / "res"
+    assert main([*args, "-o", str(inner)]) == 0  # a new folder inside the input: nothing removed
+    before = _tree(parts)
+    line = _refused(capsys, [*args, "-o", str(inner), "--overwrite"])
+    assert f"lies inside the input folder {parts}" in line, line
+    assert _tree(parts) == before
+
+
+def test_dotdot_in_out_leaves_no_folder_behind(tmp_path: Path) -> None:
+    args = command_args("agree", tmp_path / "in")
+    assert main([*args, "-o", str(tmp_path / "a" / "ghost" / ".." / "res")]) == 0
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["res"]
+
+
+# ------------------------------------------------------------------------------- bad table inputs
+LABEL_COMMANDS = ("classify", "rank", "agree", "fuse")
+"""The writing commands that read a label table (``-l``)."""
+
+
+def _labels_arg(args: list[str]) -> Path:
+    return Path(args[args.index("-l") + 1])
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+@pytest.mark.parametrize("name", LABEL_COMMANDS)
+def test_blank_state_cell_is_refused_with_file_row_and_column(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, fmt: str) -> None:
+    args = command_args(name, tmp_path / "in")
+    lab = _labels_arg(args)
+    t = pd.read_csv(lab, dtype=str)
+    t.loc[7, "state"] = ""
+    if fmt == "parquet":
+        lab.unlink()
+        lab = lab.with_suffix(".parquet")
+        t.to_parquet(lab, index=False)
+        args[args.index("-l") + 1] = str(lab)
+    else:
+        t.to_csv(lab, index=False)
+    out = tmp_path / "out"
+    line = _refused(capsys, [*args, "-o", str(out)])
+    assert str(lab) in line and "row 7" in line and "column 'state'" in line and "--blank-state missing" in line, line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name", LABEL_COMMANDS)
+def test_blank_state_read_as_missing_only_when_asked(tmp_path: Path, name: str) -> None:
+    args = command_args(name, tmp_path / "in")
+    lab = _labels_arg(args)
+    t = pd.read_csv(lab, dtype=str)
+    t.loc[7, "state"] = ""
+    t.to_csv(lab, index=False)
+    assert main([*args, "--blank-state", "missing", "-o", str(tmp_path / "out")]) == 0
+
+
+def _table_inputs(args: list[str]) -> list[Path]:
+    """The CSV tables among a command's arguments."""
+    return [Path(a) for a in args if a.endswith(".csv") and Path(a).is_file()]
+
+
+TABLE_COMMANDS = tuple(n for n in WRITING_COMMANDS if n not in ("synth", "demo", "iqa-degrade", "reader-export",
+                                                                "predict"))
+"""The writing commands that read a CSV table (synth, demo, iqa degrade, reader export and predict read none)."""
+
+
+@pytest.mark.parametrize("name", TABLE_COMMANDS)
+def test_header_only_input_is_no_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    args = command_args(name, tmp_path / "in")
+    tables = _table_inputs(args)
+    assert tables, args
+    for t in tables:
+        original = t.read_text()
+        t.write_text(original.splitlines()[0] + "\n")
+        line = _refused(capsys, [*args, "-o", str(tmp_path / "out")])
+        assert str(t) in line and "has no rows" in line, line
+        t.write_text(original)
+    assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------------------- file system errors
+@pytest.fixture
+def small_mount(tmp_path: Path):
+    """A mount point for a tmpfs (root only); yields a function mounting one with the given options."""
+    if os.geteuid() != 0 or not sys.platform.startswith("linux"):
+        pytest.skip("mounting a tmpfs needs root on Linux")
+    point = tmp_path / "mnt"
+    point.mkdir()
+    mounted: list[Path] = []
+
+    def mount(options: str) -> Path:
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+        mounted.append(point)
+        return point
+
+    yield mount
+    for p in mounted:
+        subprocess.run(["umount", str(p)], check=False)
+
+
+@pytest.mark.parametrize("name", [n for n in WRITING_COMMANDS if n != "demo"])
+def test_disk_full_is_one_line_naming_out(tmp_path: Path, capsys: pytest.CaptureFixture[str], small_mount,
+                                          name: str) -> None:
+    """ENOSPC on a tmpfs of two pages: one line naming --out and the cause, exit 2, nothing left behind."""
+    args = command_args(name, tmp_path / "in")
+    point = small_mount("size=8k,nr_inodes=64")
+    out = point / "res"
+    line = _refused(capsys, [*args, "-o", str(out)])
+    assert line.startswith(f"cxreval: error: --out {out}") and "No space left on device" in line, line
+    assert list(point.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", WRITING_COMMANDS)
+def test_read_only_file_system_is_one_line_naming_out(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch, small_mount,
+                                                      name: str) -> None:
+    args = command_args(name, tmp_path / "in")
+    point = small_mount("ro,size=64k")
+    out = point / "sub" / "res"
+    _forbid(monkeypatch, COMPUTE[name])
+    line = _refused(capsys, [*args, "-o", str(out)])
+    assert line.startswith(f"cxreval: error: --out {out}") and "read-only file system" in line, line

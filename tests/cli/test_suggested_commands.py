@@ -184,6 +184,22 @@ def run_reader_init(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFix
     assert (tmp / DEFAULT_URL.removeprefix("sqlite:///")).exists() and "r1: http" in capsys.readouterr().out
 
 
+def run_reader_add_reader(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                          request: pytest.FixtureRequest) -> None:
+    """A study without readers: init says how to add one, and the command it names adds one and prints a link."""
+    pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
+    args = request.getfixturevalue("make_args")("iqa-degrade", tmp)
+    imgs = Path(args[args.index("--images") + 1])
+    (tmp / "study.yaml").write_text(f"findings: [Effusion]\nimages: {imgs.name}\n")
+    db = f"sqlite:///{tmp / 'study.db'}"
+    capsys.readouterr()
+    assert main(["reader", "init", "--study", str(tmp / "study.yaml"), "--db", db]) == 0
+    said = re.search(r"`(cxreval reader add-reader NAME --db \S+)`", capsys.readouterr().out)
+    assert said, "reader init without readers names the command that adds one"
+    assert main(said.group(1).replace("NAME", "carol").split()[1:]) == 0
+    assert capsys.readouterr().out.startswith("http://127.0.0.1:8000/#token=")
+
+
 def run_label_reports(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                       request: pytest.FixtureRequest) -> None:
     assert main(request.getfixturevalue("make_args")("label-reports", tmp / "in") + ["--out", str(tmp / "lab")]) == 0
@@ -257,6 +273,7 @@ RUNS: dict[str, Callable[..., None]] = {
     "cxreval rank --predictions ... --labels ...": run_rank_predictions,
     "cxreval iqa agree --scores S --ratings R --out OUT": run_iqa_agree,
     "cxreval reader init": run_reader_init,
+    "cxreval reader add-reader NAME --db {}": run_reader_add_reader,
     "cxreval label-reports": run_label_reports,
     "cxreval data list": run_data_list,
     "cxreval data export openi_mesh -o DIR": run_export_openi_mesh,

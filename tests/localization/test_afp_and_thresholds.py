@@ -119,7 +119,7 @@ def test_localize_cli_afp_and_t_iou(afp_case, tmp_path, capsys):
     assert {"IoU>0.1 or IoBB>0.5", "IoU>0.2 or IoBB>0.9"} <= set(pd.read_csv(tmp_path / "b" / "boxes.csv").columns)
     capsys.readouterr()
     assert main(base + ["--t-iou", "0.1", "--out", str(tmp_path / "c")]) == 2
-    assert "T_iou" in capsys.readouterr().err
+    assert "--t-iou must have one value per T value" in capsys.readouterr().err
     assert main(base + ["--afp-denominator", "images", "--out", str(tmp_path / "d")]) == 2
 
 

@@ -169,10 +169,10 @@ def test_other_public_functions_reject_bad_types():
 def test_header_only_csv_is_an_error_not_an_empty_output(tmp_path, capsys):
     p = tmp_path / "r.csv"
     p.write_text("study_id,text\n")
-    with pytest.raises(SchemaError, match="no reports"):
+    with pytest.raises(SchemaError, match="has no rows"):
         label_reports(read_reports(p).table)
     assert main(["label-reports", "--reports", str(p), "-o", str(tmp_path / "out")]) == 2
-    assert "no reports" in capsys.readouterr().err and not (tmp_path / "out").exists()
+    assert "has no rows" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
 def test_text_and_section_columns_together_is_an_error_not_sections_silently_ignored():

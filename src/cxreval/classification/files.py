@@ -50,12 +50,13 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
                        not_mentioned: str = "negative", unlabeled: str = "error", n_resamples: int = 1000,
                        confidence_level: float = 0.95, rng: object = None, executor: object | None = None,
                        spill_dir: str | Path | None = None,
-                       on_read: Callable[[PreparedInputs], object] | None = None) -> AUCResult:
+                       on_read: Callable[[PreparedInputs], object] | None = None,
+                       blank_state: str | None = None) -> AUCResult:
     """ROC-AUC with patient-bootstrap CIs of prediction files against label files.
 
     Parameters
     ----------
-    predictions, labels, state_encoding
+    predictions, labels, state_encoding, blank_state
         As for :func:`~cxreval.classification.prepare_from_files`.
     model_groups : path, DataFrame or dict, optional
         A model-group CSV (:func:`read_model_groups`) or table.
@@ -88,7 +89,7 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
                                     f"(model, group), a dict or None. Got {model_groups!r} instead.")
     prep = prepare_from_files(predictions, labels, state_encoding=state_encoding, references=references or None,
                               findings=findings or None, policy=policy, not_mentioned=not_mentioned,
-                              model_groups=groups, unlabeled=unlabeled)
+                              model_groups=groups, unlabeled=unlabeled, blank_state=blank_state)
     if on_read is not None:
         on_read(prep)
     t0 = time.perf_counter()

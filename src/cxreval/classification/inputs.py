@@ -23,6 +23,8 @@ from ..labels import (
     LabelScan,
     PredictionScan,
     binarize,
+    check_label_headers,
+    check_prediction_headers,
     read_prediction_tables,
     scan_labels,
     scan_predictions,
@@ -117,7 +119,7 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
                        state_encoding: str | None = None, references: Sequence[str] | None = None,
                        findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
                        model_groups: pd.DataFrame | dict[str, str] | None = None,
-                       unlabeled: str = "error") -> PreparedInputs:
+                       unlabeled: str = "error", blank_state: str | None = None) -> PreparedInputs:
     """Read prediction and label files straight into the arrays :func:`evaluate_auc` computes on.
 
     Each file is read once, block by block, with its text columns as integer codes
@@ -134,6 +136,8 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
         Long label tables ``study_id, patient_id, finding, source, state`` (file, or folder of parts).
     state_encoding : {'cxreval', 'chexpert', 'binary'} or None
         How numeric states are read (:func:`~cxreval.labels.decode_states`).
+    blank_state : {'refuse', 'missing'} or None
+        What a blank state cell is (:func:`~cxreval.labels.decode_states`; None: refused without an encoding).
     references, findings, policy, not_mentioned, model_groups, unlabeled
         As for :func:`evaluate_auc`.
 
@@ -149,8 +153,10 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
     ppaths, lpaths = _paths(predictions, "predictions"), _paths(labels, "labels")
+    check_label_headers(lpaths, require_patient=True)  # both headers before any block of either is read
+    check_prediction_headers(ppaths)
     ps = scan_predictions(ppaths)
-    ls, lnotes = scan_labels(lpaths, state_encoding=state_encoding)
+    ls, lnotes = scan_labels(lpaths, state_encoding=state_encoding, blank_state=blank_state, require_patient=True)
     return _prepare_scans(ps, ls, references=references, findings=findings, policy=policy,
                           not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled,
                           frame=lambda: read_prediction_tables(ppaths)[0], notes=(*ps.notes, *lnotes))
@@ -288,6 +294,10 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
         missing = [m for m in models if m not in gmap]
         if missing:
             raise SchemaError(f"Model(s) {missing} have predictions but no group in the model group table.")
+        unknown = [m for m in gmap if m not in set(ps.models)]
+        if unknown:
+            raise SchemaError(f"Model(s) {unknown} of the model group table have no predictions; the predicted "
+                              f"models are {list(ps.models)}.")
         groups = {m: gmap[m] for m in models}
     # studies with predictions but no label row at all in the label table, in order of first appearance
     pstudies = _study_order(ps, fcodes)

@@ -16,6 +16,7 @@ import typer
 from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
+           "blank_state_option",
            "split_list", "check_inputs", "check_folder_option", "open_output", "progress", "ProgressExecutor",
            "echo_json", "executor_option", "cli_executor", "auc_from_files"]
 
@@ -44,6 +45,14 @@ def state_encoding_option() -> Any:
                              "1 uncertain, 2 positive), chexpert (1 positive, 0 negative, -1 uncertain, blank "
                              "not mentioned) or binary (1 positive, 0 negative). Default: state names only; "
                              "ambiguous numeric states are refused.")
+
+
+def blank_state_option() -> Any:
+    """The ``--blank-state`` option of every command that reads label tables."""
+    return typer.Option(None, "--blank-state", metavar="missing",
+                        help="A blank state cell is refused, naming its file, row and column (or read as a numeric "
+                             "--state-encoding says); 'missing' reads it as a missing label, which the analysis "
+                             "then leaves out.")
 
 
 def executor_option() -> Any:
@@ -109,15 +118,18 @@ def check_folder_option(option: str, path: Path | None, *, write: bool = False) 
 
 @contextlib.contextmanager
 def open_output(out: Path, *, overwrite: bool, inputs: Iterable[Path | None] = (),
-                meta: dict[str, object] | None = None) -> Iterator[Path]:
-    """:func:`cxreval.outputs.output_folder` with the command line as typed recorded in ``run.json``."""
+                meta: dict[str, object] | None = None, protect: Iterable[Path | None] = ()) -> Iterator[Path]:
+    """:func:`cxreval.outputs.output_folder` with the command line as typed recorded in ``run.json``: ``--out``
+    is refused (before the body runs) when it is, holds or would replace something inside an input or a
+    ``protect`` path."""
     from ..outputs import output_folder
     from .main import current_args
 
     args = current_args()
     argv = ["cxreval", *(sys.argv[1:] if args is None else args)]
     files = [Path(p).expanduser().absolute() for p in inputs if p is not None]
-    with output_folder(out, overwrite=overwrite, inputs=files, argv=argv, meta=meta) as d:
+    guard = [Path(p).expanduser().absolute() for p in protect if p is not None]
+    with output_folder(out, overwrite=overwrite, inputs=files, argv=argv, meta=meta, protect=guard) as d:
         yield d
 
 

@@ -11,6 +11,7 @@ from ..exceptions import InvalidParameterError
 from ..labels import read_label_tables
 from ..tables import SUMMARY_FILE, write_summary
 from ._common import (
+    blank_state_option,
     check_inputs,
     echo_json,
     findings_option,
@@ -56,6 +57,7 @@ def agree(
     intersect: bool = typer.Option(False, "--intersect", help="Compare sources on their common studies instead of "
                                    "requiring the same studies."),
     state_encoding: str = state_encoding_option(),
+    blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the agreement and omission tables as JSON."),
 ) -> None:
@@ -76,7 +78,7 @@ def agree(
     fsets = _finding_sets(finding_set)
     check_inputs(*[("--labels", p) for p in labels])
     with open_output(out, overwrite=overwrite, inputs=labels) as d:
-        table, _ = read_label_tables(labels, state_encoding=state_encoding)
+        table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
         res = compare_sources(table, pair_list, findings=fs, finding_sets=fsets, weights=w,
                               not_mentioned=not_mentioned, studies="intersection" if intersect else "same",
                               both_uncertain=both_uncertain)

@@ -9,6 +9,7 @@ import typer
 from ..tables import write_summary
 from ._common import (
     auc_from_files,
+    blank_state_option,
     check_inputs,
     cli_executor,
     echo_json,
@@ -47,6 +48,7 @@ def classify(
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Confidence level of the percentile CIs."),
     executor: str = executor_option(),
     state_encoding: str = state_encoding_option(),
+    blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the AUC table as JSON."),
 ) -> None:
@@ -74,8 +76,8 @@ def classify(
         with progress() as prog:
             res = auc_from_files(prog, ex, d, predictions=predictions, labels=labels, references=references,
                                  findings=findings, seed=seed, model_groups=model_groups,
-                                 state_encoding=state_encoding, policy=policy, not_mentioned=not_mentioned,
-                                 unlabeled=unlabeled, n_resamples=n_resamples, confidence_level=confidence_level)
+                                 state_encoding=state_encoding, blank_state=blank_state, policy=policy,
+                                 not_mentioned=not_mentioned, unlabeled=unlabeled, n_resamples=n_resamples, confidence_level=confidence_level)
         paths = res.save(d)
         write_summary(d, res.summary("cxreval classify"))
     if json_out:

@@ -151,7 +151,7 @@ def split(
         raise SchemaError(f"File {str(path)!r} does not exist.")
     from ..outputs import check_output_path
 
-    check_output_path(out, overwrite=overwrite)
+    check_output_path(out, overwrite=overwrite, inputs=[p for p in (path, cache_dir) if p])
     if by == "patient":
         if stratify:
             table = nih.load_labels(path, cache_dir=cache_dir).table
@@ -212,7 +212,7 @@ def export(
     _check_cache_dir(cache_dir, write=False)
     if path is not None and not Path(path).exists():
         raise SchemaError(f"--path {str(path)!r} does not exist.")
-    check_output_path(out, overwrite=overwrite)
+    check_output_path(out, overwrite=overwrite, inputs=[p for p in (path, cache_dir) if p])
     res = export_dataset(spec.name, path, cache_dir=cache_dir)
     from ..tables import write_summary
 

@@ -44,7 +44,7 @@ def demo(
     unknown = [x for x in sections or [] if x not in keys]
     if unknown:
         raise InvalidParameterError(f"--section: unknown section(s) {unknown}; known: {', '.join(keys)}.")
-    check_output_path(out, overwrite=overwrite)
+    check_output_path(out, overwrite=overwrite, inputs=[p for p in (data_mirror, cache_dir) if p is not None])
     check_folder_option("--data-mirror", data_mirror)
     check_folder_option("--cache-dir", cache_dir, write=not offline)
     console = Console(stderr=True)

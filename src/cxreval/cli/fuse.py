@@ -17,6 +17,7 @@ from ..fusion.neural import LABELS_FROM as NN_LABELS_FROM
 from ..labels import read_label_tables
 from ..tables import write_summary
 from ._common import (
+    blank_state_option,
     check_inputs,
     cli_executor,
     echo_json,
@@ -58,6 +59,7 @@ def fuse(
                                       "'negative' or 'exclude'."),
     seed: int = seed_option("Seed of the randomised methods (MACE restarts, nn)."),
     state_encoding: str = state_encoding_option(),
+    blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the run summary (and agreement) as JSON."),
     save_model: bool = typer.Option(False, "--save-model", help="Save each fitted nn/nn_ps model as "
@@ -128,7 +130,7 @@ def fuse(
     inputs = [*labels, *([load_model] if load_model else [])]
     with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs,
                                                    meta={"seed": seed, "method_params": params}) as d:
-        table, _ = read_label_tables(labels, state_encoding=state_encoding)
+        table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
         with progress() as prog:
             task = prog.add(f"fusing {len(reader_list)} readers with {', '.join(method_list)}"
                             + (f" and the model {load_model}" if load_model else ""))

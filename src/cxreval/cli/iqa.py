@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import typer
 
@@ -64,7 +65,13 @@ def _read_csv(path: Path, option: str, columns: tuple[str, ...], dtype: object =
     if missing:
         raise SchemaError(f"{option} file {path} has no column(s) {missing}; columns are {list(df.columns)}.")
     if len(df) == 0:
-        raise SchemaError(f"{option} file {path} has a header but no rows.")
+        raise SchemaError(f"{option} file {path} has no rows.")
+    for c in columns:  # a blank cell in a required column is refused, never read as the text 'nan'
+        blank = df[c].isna().to_numpy() | (df[c].astype(str).str.strip() == "").to_numpy()
+        if blank.any():
+            i = int(np.flatnonzero(blank)[0])
+            raise SchemaError(f"{option} file {path}: blank cell in row {i}, column {c!r} ({int(blank.sum())} "
+                              f"such rows); every row needs a {c}.")
     return df
 
 
@@ -74,6 +81,8 @@ def list_cmd(reference: str = typer.Option(None, "--reference", help="'full' or 
     """List the registered IQA metrics."""
     from ..iqa import get_metric, list_metrics
 
+    if reference not in (None, "full", "no"):
+        raise InvalidParameterError(f"--reference must be 'full' or 'no'. Got {reference!r}.")
     specs = [get_metric(n).to_dict() for n in list_metrics(reference=reference)]  # type: ignore[arg-type]
     if json_out:
         echo_json(specs)
@@ -153,7 +162,7 @@ def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns 
                                     "include niqe; add niqe to --metrics or leave out --niqe-model.")
     options = None if model is None else {"niqe": {"model": model}}
     notes = () if model is None else (f"NIQE pristine model: {niqe_model}",)
-    check_output_path(out, overwrite=overwrite)
+    check_output_path(out, overwrite=overwrite, inputs=[p for p in (pairs, niqe_model) if p is not None])
     with cli_executor(executor) as ex:
         try:  # every image header is checked now, before the output folder is opened
             blocks = _naming(score_pair_batches(table, selection.names, base_dir=pairs.parent, executor=ex,
@@ -250,6 +259,9 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
     from ..iqa import expert_agreement
 
     check_inputs(("--scores", scores), ("--ratings", ratings), kind="file")
+    if not (np.isfinite(scale_min) and np.isfinite(scale_max) and scale_min < scale_max):
+        raise InvalidParameterError(f"--scale-min and --scale-max must be finite with --scale-min < --scale-max. "
+                                    f"Got {scale_min} and {scale_max}.")
     ratings_df = _read_csv(ratings, "--ratings", ("image", "rater", "rating"))
     scores_df = _read_csv(scores, "--scores", ("reference", "test", "metric", "value"))
     meta = {"seed": seed, "ddof": ddof, "spearman": spearman, "kendall": kendall, "unscored": unscored}

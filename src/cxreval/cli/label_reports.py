@@ -25,6 +25,7 @@ from ..reports import (
 )
 from ..tables import write_summary
 from ._common import (
+    blank_state_option,
     check_inputs,
     cli_executor,
     echo_json,
@@ -76,6 +77,7 @@ def label_reports_command(
                                     "replicates of the CIs."),
     seed: int = seed_option(),
     state_encoding: str = state_encoding_option(),
+    blank_state: str = blank_state_option(),
     executor: str = executor_option(),
     chunk_size: int = typer.Option(2000, "--chunk-size", min=1, help="Reports per task (one chunk of their text "
                                    "each); the output does not depend on it."),
@@ -105,6 +107,8 @@ def label_reports_command(
     if missing:
         raise InvalidParameterError(f"Missing option {' and '.join(missing)} (only --print-rules runs without them).")
     secs = tuple(x.strip() for x in sections.split(",") if x.strip())
+    if uncertain not in ("negative", "positive"):
+        raise InvalidParameterError(f"--uncertain must be 'negative' or 'positive'. Got {uncertain!r}.")
     bad = [x for x in secs if x not in SECTION_CHOICES]
     if bad or not secs:
         raise InvalidParameterError(f"--sections must be a comma-separated subset of {list(SECTION_CHOICES)}. "
@@ -121,10 +125,12 @@ def label_reports_command(
         raise SchemaError(f"File {str(reports)!r} does not exist.")
     check_inputs(("--validate-against", validate_against))
     with cli_executor(executor) as ex:  # a bad --executor fails here, before any input is read
-        check_output_path(out, overwrite=overwrite)
+        check_output_path(out, overwrite=overwrite,
+                          inputs=[p for p in (reports, rules, validate_against) if p is not None])
         rs = load_rules(rules, vocabulary=vocabulary, conventions=conventions)
         ref = None if validate_against is None else read_label_tables([validate_against],
-                                                                      state_encoding=state_encoding)[0]
+                                                                      state_encoding=state_encoding,
+                                                                      blank_state=blank_state)[0]
         if ref is not None:  # a wrong reference source fails before any labelling
             reference_source = resolve_reference(ref, reference_source)
         read = read_report_file(reports)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..exceptions import InvalidParameterError
 from ..localization.heatmap_files import HEATMAP_INPUTS
 from ..tables import write_summary
 from ._common import (
@@ -70,6 +71,8 @@ def localize(
     from ..localization.heatmap_files import scan_heatmaps
     from ..localization.protocol import LocalizationProtocol
 
+    if image_size < 1:
+        raise InvalidParameterError(f"--image-size must be a positive number of pixels. Got {image_size}.")
     check_inputs(*(("--heatmaps", h) for h in heatmaps))
     check_inputs(("--boxes", boxes), kind="file")
     proto = LocalizationProtocol(upsampling=upsampling, thresholds=tuple(threshold),

@@ -7,6 +7,7 @@ one-line message on stderr and exit code 2.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import logging
 import os
@@ -210,9 +211,12 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
             signal.signal(signal.SIGTERM, old_term)
 
 
+_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG})
+
 _PARAM_RE = re.compile(r"The '(\w+)' parameter of [\w.]+ ")
 _NP_REPR_RE = re.compile(r"np\.(?:float|int|uint|bool_)\d*\(([^()]*)\)")
-_PARAM_FLAGS = {"rng": "--seed", "T_values": "--t-value", "strict_T": "--inclusive-t"}
+_PARAM_FLAGS = {"rng": "--seed", "T_values": "--t-value", "strict_T": "--inclusive-t", "T_iou": "--t-iou",
+                "image_shape": "--image-size"}
 
 
 def _command_options(args: Sequence[str]) -> set[str]:
@@ -256,11 +260,16 @@ def _invoke(args: list[str]) -> int:
     try:
         rv = app(args=args, prog_name="cxreval", standalone_mode=False)
     except CxrevalError as exc:
-        typer.echo(f"cxreval: error: {user_message(str(exc), args)}", err=True)
+        text = " ".join(user_message(str(exc), args).split())  # one line, whatever the library's text holds
+        typer.echo(f"cxreval: error: {text}", err=True)
         return 2
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except (KeyboardInterrupt, typer.Abort):
+    except (KeyboardInterrupt, typer.Abort) as exc:
+        if isinstance(exc.__cause__, EOFError):  # click turns EOFError (a truncated .gz) into Abort: not a Ctrl-C
+            typer.echo(f"cxreval: error: an input ended early ({exc.__cause__ or 'EOFError'}); is a file truncated?",
+                       err=True)
+            return 2
         return _interrupted()
     except Exception as exc:
         # usage errors: click's ClickException (typer >= 0.29 vendors click, older typer depends on it)
@@ -270,6 +279,13 @@ def _invoke(args: list[str]) -> int:
             return int(exit_code)
         if isinstance(exc, OSError) and exc.filename is not None:  # disk full, permission denied mid-run
             typer.echo(f"cxreval: error: {exc.strerror or exc}: {exc.filename}", err=True)
+            return 2
+        if isinstance(exc, MemoryError):  # a resource limit, not a bug: say what ran out
+            typer.echo(f"cxreval: error: out of memory ({str(exc)[:160] or 'MemoryError'}); use smaller inputs or "
+                       f"options (e.g. --n-resamples), or a machine with more memory.", err=True)
+            return 2
+        if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:  # a write error that names no file
+            typer.echo(f"cxreval: error: {exc.strerror or exc} (while writing)", err=True)
             return 2
         saved = _save_traceback()
         where = f"; traceback saved to {saved}" if saved else ""

@@ -15,6 +15,7 @@ from ..ranking import ranking_stability
 from ..tables import write_summary
 from ._common import (
     auc_from_files,
+    blank_state_option,
     check_inputs,
     cli_executor,
     echo_json,
@@ -62,6 +63,7 @@ def rank(
                                  "paper's 1 - 6 sum d^2 / (n(n^2-1)) on average ranks) or pearson (Pearson "
                                  "correlation of average ranks, scipy.stats.spearmanr). Equal without ties."),
     state_encoding: str = state_encoding_option(),
+    blank_state: str = blank_state_option(),
     executor: str = executor_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the rank correlations as JSON."),
@@ -107,8 +109,8 @@ def rank(
             with progress() as prog:
                 auc = auc_from_files(prog, ex, d, predictions=predictions, labels=labels, references=references,
                                      findings=findings, seed=seed, model_groups=model_groups,
-                                     state_encoding=state_encoding, policy=policy, not_mentioned=not_mentioned,
-                                     unlabeled=unlabeled, n_resamples=n_resamples,
+                                     state_encoding=state_encoding, blank_state=blank_state, policy=policy,
+                                     not_mentioned=not_mentioned, unlabeled=unlabeled, n_resamples=n_resamples,
                                      confidence_level=confidence_level)
                 task = prog.add("rank correlations over the replicates")
                 res = ranking_stability(auc, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset,

@@ -23,6 +23,12 @@ def _db(db: str | None) -> str:
     return db or os.environ.get("CXREVAL_READER_DB") or DEFAULT_URL
 
 
+def _db_file(url: str) -> list[Path]:
+    """The file of a SQLite database URL (what an --out must never replace), or none."""
+    prefix = "sqlite:///"
+    return [Path(url[len(prefix):])] if url.startswith(prefix) and len(url) > len(prefix) else []
+
+
 def _link(base: str, token: str) -> str:
     return f"{base.rstrip('/')}/#token={token}"
 
@@ -46,6 +52,9 @@ def init_cmd(study: Path = typer.Option(..., "--study", help="Study YAML file (i
     typer.echo(f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; items {n}; findings {len(spec.findings)}")
     for name, token in tokens.items():
         typer.echo(f"{name}: {_link(url, token)}")
+    if not tokens:  # a study may start without readers: they are added one by one
+        typer.echo(f"no readers yet (the study file lists none): add each with "
+                   f"`cxreval reader add-reader NAME --db {_db(db)}`, which prints their link.")
 
 
 @reader_app.command("add-reader")
@@ -119,10 +128,12 @@ def export_cmd(out: Path = typer.Option(..., "--out", "-o", help="Output folder 
     from ..reader.export import export_tables, write_export
     from ..reader.store import ReaderStore
 
-    check_output_path(out, overwrite=overwrite)
+    db_file = _db_file(_db(db))
+    check_output_path(out, overwrite=overwrite, inputs=db_file)
     store = ReaderStore.open(_db(db))
     res = export_tables(store)
-    with output_folder(out, overwrite=overwrite, meta={"study": store.spec.name, **res.to_dict()}) as d:
+    with output_folder(out, overwrite=overwrite, meta={"study": store.spec.name, **res.to_dict()},
+                       protect=db_file) as d:
         write_export(res, d, criteria=store.spec.criteria)
     typer.echo(f"wrote {len(res.labels)} labels ({', '.join(res.to_dict()['sources']) or 'no source'}), "  # type: ignore[arg-type]
                f"{len(res.boxes)} boxes, {len(res.iqa)} ratings, {len(res.audit)} audited submissions to {out}"

@@ -268,6 +268,8 @@ def count_boxes(path: str | os.PathLike[str]) -> pd.DataFrame:
     except (ValueError, OSError) as exc:
         raise SchemaError(f"Could not read {str(path)!r} as a BBox_List CSV: {exc}") from exc
     check_columns(df, ("Image Index", "Finding Label"), where=where)
+    if df.empty:
+        raise SchemaError(f"{path} has no rows (a BBox_List file with a header and no box).")
     miss = df["Image Index"].isna().to_numpy()
     if miss.any():
         raise SchemaError(f"Missing image name in {where}, row {int(np.flatnonzero(miss)[0])}, column 'Image Index'.")

@@ -124,5 +124,7 @@ def read_box_file(path: str | os.PathLike[str], *, image_shape: tuple[int, int] 
     else:
         res = read_box_table(p)
     report = res.report
+    if res.table.empty:
+        raise SchemaError(f"{p} has no rows (a {fmt} box file with a header and no box).")
     notes = (f"format: {fmt}",) + tuple(report.notes)
     return ReadResult(res.table, ReadReport(report.source, report.n_read, report.n_kept, report.dropped, notes))

@@ -43,6 +43,8 @@ def _read(path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str]
     except (ValueError, OSError) as exc:
         raise SchemaError(f"Could not read {str(p)!r} as a ChestX-ray14 Data_Entry CSV: {exc}") from exc
     check_columns(df, _COLUMNS, where=f"file {str(p)!r}")
+    if df.empty:
+        raise SchemaError(f"{p} has no rows (a ChestX-ray14 Data_Entry CSV has one row per image).")
     for col in ("Image Index", "Patient ID", "Finding Labels"):
         if df[col].isna().any():
             i = int(np.flatnonzero(df[col].isna().to_numpy())[0])

@@ -65,6 +65,8 @@ def read_nih_boxes(path: str | os.PathLike[str], *, image_shape: tuple[int, int]
         raise SchemaError(f"{p}: the header {','.join(h for h in head if h)!r} is not BBox_List_2017's; "
                           "expected 'Image Index,Finding Label,Bbox [x,y,w,h],,,'.")
     body = raw.iloc[1:].reset_index(drop=True)
+    if body.empty:
+        raise SchemaError(f"{p} has no rows (the BBox_List_2017 header and no box).")
     extra = body.iloc[:, 6:].apply(lambda c: c.str.strip() != "").any(axis=1)
     if extra.any():
         i = int(np.flatnonzero(extra)[0])

@@ -248,7 +248,13 @@ def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
         combos = list(itertools.product(*grids))
         for combo in combos:
             combo_params = dict(zip(keys, combo))
+            for k, v in combo_params.items():
+                if isinstance(v, float) and not np.isfinite(v):
+                    raise SchemaError(f"{where}: degradation #{i} ({t}) has {k}: {v!r}; parameters must be finite.")
             name = str(e["name"]) if "name" in e and len(combos) == 1 else _name(t, combo_params)
+            if name.strip() in ("", ".", "..") or any(c in name for c in "/\\\0"):
+                raise SchemaError(f"{where}: degradation #{i} has the name {name!r}; a degradation name becomes a "
+                                  f"file name, so it must be non-empty, not '.' or '..', without '/', '\\' or NUL.")
             entries.append((name, t, combo_params, e.get("seed")))
     names = [n for n, *_ in entries]
     dup = sorted({n for n in names if names.count(n) > 1})

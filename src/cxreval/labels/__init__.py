@@ -42,7 +42,14 @@ Examples
 
 from __future__ import annotations
 
-from ._files import TABLE_SUFFIXES, read_label_tables, read_prediction_tables, table_parts
+from ._files import (
+    TABLE_SUFFIXES,
+    check_label_headers,
+    check_prediction_headers,
+    read_label_tables,
+    read_prediction_tables,
+    table_parts,
+)
 from .schema import (
     FINDING,
     MACRO,
@@ -57,6 +64,8 @@ from .schema import (
     SUMMARY_ROWS,
 )
 from .states import (
+    BLANK_STATES,
+    MISSING_NAME,
     NOT_MENTIONED_POLICIES,
     ORDINAL_STATES,
     POLICIES,
@@ -98,6 +107,8 @@ __all__ = [
     "LabelPolicy",
     "resolve_not_mentioned",
     "STATE_ENCODINGS",
+    "BLANK_STATES",
+    "MISSING_NAME",
     "parse_states",
     "decode_states",
     "state_names",
@@ -123,6 +134,8 @@ __all__ = [
     "read_label_tables",
     "TABLE_SUFFIXES",
     "table_parts",
+    "check_label_headers",
+    "check_prediction_headers",
     "STUDY_ID",
     "PATIENT_ID",
     "SOURCE",

@@ -80,5 +80,6 @@ def _read_table(path: str | Path, func: str = "read_labels") -> pd.DataFrame:
         if p.suffix.lower() == ".parquet":
             return pd.read_parquet(p)
         return pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError) as exc:
-        raise SchemaError(f"Could not read {str(p)!r} as {'Parquet' if p.suffix == '.parquet' else 'CSV'}: {exc}") from exc
+    except (ValueError, OSError, EOFError) as exc:  # EOFError: a truncated .gz
+        raise SchemaError(f"Could not read {str(p)!r} as {'Parquet' if p.suffix == '.parquet' else 'CSV'}: "
+                          f"{exc or type(exc).__name__}") from exc

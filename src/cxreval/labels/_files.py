@@ -12,13 +12,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._validation import check_columns
 from ..exceptions import InvalidParameterError, SchemaError
 from ._common import _read_table
-from .states import STATE_ENCODINGS, decode_states
+from .schema import PATIENT_ID
+from .states import BLANK_STATES, STATE_ENCODINGS, decode_states
 from .tables import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
 from .wide import read_wide_predictions
 
-__all__ = ["TABLE_SUFFIXES", "table_parts", "read_prediction_tables", "read_label_tables"]
+__all__ = ["TABLE_SUFFIXES", "table_parts", "read_prediction_tables", "read_label_tables", "check_label_headers",
+           "check_prediction_headers"]
 
 TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".parquet")
 
@@ -68,15 +71,68 @@ def _csv_header(f: Path) -> list[str]:
         return next(csv.reader(fh), [])
 
 
+def _table_files(p: Path) -> list[Path]:
+    if not p.is_dir():
+        return [p]
+    return sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in TABLE_SUFFIXES)
+
+
+def _check_headers(p: Path, required: Sequence[str], *, what: str) -> bool:
+    """The header of the table ``p`` (a file, or a folder of parts with the same columns) has ``required``;
+    read before any data block. Returns False when ``p`` cannot be read as a table here (the reader then
+    raises its own error)."""
+    files = _table_files(p)
+    if not files:
+        raise SchemaError(f"{what} folder {str(p)!r} has no '*.csv' or '*.parquet' file.")
+    first: list[str] | None = None
+    for f in files:
+        if not f.is_file():
+            return False
+        try:
+            names = _column_names(f)
+        except _Unusual:
+            return False
+        check_columns(names, required, where=f"file {str(f)!r}")
+        if first is not None and set(names) != set(first):
+            raise SchemaError(f"The parts of folder {str(p)!r} have different columns: {files[0].name} has "
+                              f"{first}, {f.name} has {names}; the files of one table must have the same columns.")
+        first = names
+    return True
+
+
+def check_label_headers(paths: Sequence[str | Path], *, require_patient: bool = False) -> None:
+    """Before any data is read: every label table has the label columns (``patient_id`` when
+    ``require_patient``), and a folder's parts the same columns; a missing column is named as a column."""
+    required = [c for c in LABEL_COLUMNS if c != PATIENT_ID or require_patient]
+    for p in paths:
+        if Path(p).exists():
+            _check_headers(Path(p), required, what="Label")
+
+
+def check_prediction_headers(paths: Sequence[str | Path]) -> None:
+    """Before any data is read: every long prediction table (a file, or a folder of long parts) has the
+    prediction columns; a folder of wide per-model files is left to its reader."""
+    for p in paths:
+        pp = Path(p)
+        if not pp.exists():
+            continue
+        if pp.is_dir() and table_parts(pp, PREDICTION_COLUMNS) is None:
+            continue  # wide per-model files (or parts that are neither: their reader says which)
+        _check_headers(pp, PREDICTION_COLUMNS, what="Prediction")
+
+
 def read_prediction_tables(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, list[str]]:
     """Prediction inputs as one validated long DataFrame (the pandas reading; exact errors), and notes.
 
     Each path is a long table (file, or folder of parts), or a folder of wide ``<model>.csv``/``.parquet``
     files (one model per file; a ``prob_`` prefix on the score columns is recognised).
     """
+    check_prediction_headers(paths)
     tables, notes = [], []
     for p in paths:
         t, n = _read_prediction_path(Path(p))
+        if t.empty:
+            raise SchemaError(f"{p} has no rows.")
         tables.append(t)
         notes += n
     return validate_predictions(pd.concat(tables, ignore_index=True)), notes
@@ -115,26 +171,38 @@ def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
     return pd.concat(tables, ignore_index=True), notes
 
 
+def check_blank_state(blank_state: str | None) -> None:
+    if blank_state is not None and blank_state not in BLANK_STATES:
+        raise InvalidParameterError(f"--blank-state must be one of {', '.join(BLANK_STATES)}. Got {blank_state!r}.")
+
+
 def read_label_tables(paths: Sequence[str | Path], *, state_encoding: str | None = None,
-                      require_patient: bool = False) -> tuple[pd.DataFrame, list[str]]:
+                      require_patient: bool = False, blank_state: str | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Label inputs as one validated long DataFrame (the pandas reading; exact errors), and notes.
 
-    Each path is a long table (file, or folder of parts) with states read under ``state_encoding``.
+    Each path is a long table (file, or folder of parts with the same columns, checked before any data is
+    read) with states read under ``state_encoding`` and ``blank_state`` (:func:`decode_states`). A table
+    without rows is refused ("FILE has no rows").
     """
     if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
         raise InvalidParameterError(f"--state-encoding must be one of {', '.join(STATE_ENCODINGS)}. "
                                     f"Got {state_encoding!r}.")
+    check_blank_state(blank_state)
+    check_label_headers(paths, require_patient=require_patient)
     tables, notes = [], []
     for p in paths:
         parts = table_parts(p, LABEL_COLUMNS[:1]) if Path(p).is_dir() else None
         if parts is not None:
             where = f"folder {str(p)!r}"
             df = pd.concat([_read_table(f, "read_labels") for f in parts], ignore_index=True)
+            if df.empty:
+                raise SchemaError(f"{p} has no rows.")
             if "state" in df.columns:
-                df = df.assign(state=decode_states(df["state"], encoding=state_encoding, where=where))
+                df = df.assign(state=decode_states(df["state"], encoding=state_encoding, where=where,
+                                                   blank_state=blank_state))
             tables.append(validate_label_table(df, where=where, require_patient=require_patient))
             continue
-        res = read_labels(p, require_patient=require_patient, state_encoding=state_encoding)
+        res = read_labels(p, require_patient=require_patient, state_encoding=state_encoding, blank_state=blank_state)
         tables.append(res.table)
         notes += list(res.report.notes)
     if len(tables) == 1:

@@ -19,7 +19,7 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ._common import _NUMERIC_READING, _READING_TEXT, _as_number, _where
 
-__all__ = ["LabelState", "STATE_NAMES", "ORDINAL_STATES", "REPORT_STATES", "POLICIES", "NOT_MENTIONED_POLICIES", "STATE_ENCODINGS", "LabelPolicy",
+__all__ = ["LabelState", "STATE_NAMES", "ORDINAL_STATES", "REPORT_STATES", "POLICIES", "NOT_MENTIONED_POLICIES", "STATE_ENCODINGS", "BLANK_STATES", "MISSING_NAME", "LabelPolicy",
            "parse_states", "decode_states", "state_names", "binarize", "resolve_not_mentioned"]
 
 
@@ -44,6 +44,11 @@ NOT_MENTIONED_POLICIES: tuple[str, ...] = ("negative", "exclude")
 """What a ``NOT_MENTIONED`` label becomes: negative (CheXpert practice for report labelers) or dropped."""
 STATE_ENCODINGS: tuple[str, ...] = ("cxreval", "chexpert", "binary")
 """How numeric states in a file are read (:func:`decode_states`); state names read the same under all three."""
+MISSING_NAME = "missing"
+"""How a missing label (``<NA>``) is written in a file, and read back under every encoding (never a blank)."""
+BLANK_STATES: tuple[str, ...] = ("refuse", "missing")
+"""What a blank state cell in a file is (:func:`decode_states`): refused (naming its file, row and column), or
+a missing label (``<NA>``). Without either, a blank is what the numeric encoding says, and refused without one."""
 
 
 def parse_states(values: Iterable[object], *, where: str = "label table", column: str = "state") -> pd.Series:
@@ -70,7 +75,7 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
     for k, v in enumerate(uniq):
         if isinstance(v, str):
             key = v.strip().lower()
-            code = -99 if key == "" else STATE_NAMES.get(key)
+            code = -99 if key in ("", MISSING_NAME) else STATE_NAMES.get(key)
         elif isinstance(v, (int, np.integer, float, np.floating)) and not isinstance(v, bool) \
                 and float(v) in (-1.0, 0.0, 1.0, 2.0):
             code = int(v)
@@ -93,11 +98,11 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
 
 
 def decode_states(values: pd.Series, *, encoding: str | None = None, where: str = "label table",
-                  column: str = "state") -> pd.Series:
+                  column: str = "state", blank_state: str | None = None) -> pd.Series:
     """Read a file's state column (names or numeric codes) into ``Int8`` states under an explicit encoding.
 
-    State names (``positive``, ``uncertain``, ``negative``, ``not_mentioned``) mean the same under every
-    encoding. Numeric codes (numbers, or numeric text as in a CSV) are read by ``encoding``:
+    State names (``positive``, ``uncertain``, ``negative``, ``not_mentioned``, and ``missing`` for a missing
+    label, as cxreval writes one) mean the same under every encoding. Numeric codes (numbers, or numeric text as in a CSV) are read by ``encoding``:
 
     * ``'cxreval'``: -1 = not_mentioned, 0 = negative, 1 = uncertain, 2 = positive, blank = missing;
     * ``'chexpert'``: 1 = positive, 0 = negative, -1 = uncertain, blank = not_mentioned (as the wide
@@ -105,6 +110,11 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
     * ``'binary'``: 1 = positive, 0 = negative, blank = missing;
     * ``None`` (default): numeric codes are refused when they can be read two ways (1 or -1 present),
       with a message naming both readings; codes 0 and 2 alone can only be cxreval codes and are accepted.
+      A blank cell (empty text, NaN or null) is refused, naming its row: without an encoding a blank has no
+      documented meaning, so it is never dropped silently.
+
+    ``blank_state='missing'`` reads every blank cell as a missing label (``<NA>``), under any encoding;
+    ``'refuse'`` refuses blanks under any encoding.
 
     Parameters
     ----------
@@ -113,6 +123,8 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
     encoding : {'cxreval', 'chexpert', 'binary'} or None, default=None
     where, column : str
         Named in error messages.
+    blank_state : {'refuse', 'missing'} or None, default=None
+        What a blank cell is; None: the encoding's reading (refused without an encoding).
 
     Returns
     -------
@@ -134,12 +146,16 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
     """
     if encoding is not None:
         check_choice(encoding, STATE_ENCODINGS, name="state_encoding", func="decode_states")
+    if blank_state is not None:
+        check_choice(blank_state, BLANK_STATES, name="blank_state", func="decode_states")
     s = pd.Series(values).reset_index(drop=True)
     codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
     kinds: list[tuple[str, object]] = []  # ("name", code) | ("num", float) | ("blank", None) | ("bad", None)
     for v in uniq:
         if isinstance(v, str) and v.strip() == "":
             kinds.append(("blank", None))
+        elif isinstance(v, str) and v.strip().lower() == MISSING_NAME:
+            kinds.append(("missing", None))
         elif isinstance(v, str) and v.strip().lower() in STATE_NAMES:
             kinds.append(("name", STATE_NAMES[v.strip().lower()]))
         else:
@@ -173,10 +189,21 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
         v = s.iloc[i]
         raise SchemaError(f"State {(v.item() if isinstance(v, np.generic) else v)!r} outside the domain in "
                           f"{_where(where, i, column)} under --state-encoding {enc} ({_READING_TEXT[enc or 'cxreval']}).")
-    blank_code = -1 if enc == "chexpert" else -99
+    blank = blank_state or ("refuse" if encoding is None else "encoding")
+    if blank == "refuse":
+        blanks = [k for k, (kind, _) in enumerate(kinds) if kind == "blank"]
+        rows = np.flatnonzero((codes < 0) | np.isin(codes, blanks))
+        if len(rows):
+            i = int(rows[0])
+            raise SchemaError(f"Blank state in {_where(where, i, column)} ({len(rows)} blank state cell(s)); a "
+                              f"blank is read only under a numeric --state-encoding (state_encoding=), or as a "
+                              f"missing label with --blank-state missing (blank_state='missing').")
+    blank_code = -1 if enc == "chexpert" and blank == "encoding" else -99
     lut = np.full(len(uniq) + 1, blank_code, dtype=np.int16)  # last slot: NaN / None
     for k, (kind, x) in enumerate(kinds):
-        if kind == "name":
+        if kind == "missing":
+            lut[k] = -99
+        elif kind == "name":
             lut[k] = int(x)  # type: ignore[call-overload]
         elif kind == "num":
             lut[k] = reading[float(x)]  # type: ignore[arg-type]
@@ -188,10 +215,11 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
 
 
 def state_names(states: pd.Series) -> pd.Series:
-    """The file spelling of each state (a missing state becomes ``None``)."""
+    """The file spelling of each state (a missing state becomes ``'missing'``, never a blank: a blank cell is
+    refused when read back without ``--blank-state missing``)."""
     s = states if isinstance(states, pd.Series) and str(states.dtype) == "Int8" else parse_states(states)
     codes = s.to_numpy(dtype=float, na_value=np.nan)
-    out = np.full(len(codes), None, dtype=object)
+    out = np.full(len(codes), MISSING_NAME, dtype=object)
     for code, name in _NAME_OF.items():
         out[codes == code] = name
     return pd.Series(out, index=s.index, name=s.name, dtype=object)

@@ -38,6 +38,9 @@ from ._files import (
     TABLE_SUFFIXES,
     _column_names,
     _Unusual,
+    check_blank_state,
+    check_label_headers,
+    check_prediction_headers,
     read_label_tables,
     read_prediction_tables,
     table_parts,
@@ -307,18 +310,22 @@ def scan_predictions(paths: Sequence[str | Path]) -> PredictionScan:
     """Read prediction inputs (see :func:`read_prediction_tables` for the layouts) into a
     :class:`PredictionScan`, one block at a time; errors as the pandas readers raise them."""
     scan = PredictionScan()
+    check_prediction_headers(paths)  # a missing column fails before any block is read
     try:
         for p in paths:
             pp = Path(p)
             if not pp.exists():
                 raise _Unusual("absent")
             parts = table_parts(pp, PREDICTION_COLUMNS)
+            n_before = scan.n_rows
             if parts is None:  # a folder of wide per-model files
                 _scan_wide_folder(scan, pp)
-                continue
-            for b in _blocks(parts, PREDICTION_COLUMNS, numeric=("score",)):
-                score = b["score"].to_numpy(zero_copy_only=False)
-                scan.add(b["study_id"], b["model"], b["finding"], np.asarray(score, dtype=float))
+            else:
+                for b in _blocks(parts, PREDICTION_COLUMNS, numeric=("score",)):
+                    score = b["score"].to_numpy(zero_copy_only=False)
+                    scan.add(b["study_id"], b["model"], b["finding"], np.asarray(score, dtype=float))
+            if scan.n_rows == n_before:
+                raise _Unusual("no rows")
         scan.check_unique()
         return scan
     except _Unusual:
@@ -425,22 +432,34 @@ class LabelScan:
         return out
 
 
-def _decode_lut(raw: list, *, encoding: str | None) -> np.ndarray:
-    """State codes of a file's distinct raw states (last entry: null) under ``encoding``."""
+def _is_blank(v: object) -> bool:
+    return v is None or (isinstance(v, str) and v.strip() == "") or (isinstance(v, float) and v != v)
+
+
+def _decode_lut(raw: list, *, encoding: str | None, blank_state: str | None) -> np.ndarray:
+    """State codes of a file's distinct raw states (last entry: null) under ``encoding``: a blank that is to be
+    refused becomes a missing state here, and the caller refuses it only if a row has one."""
+    refuse = blank_state == "refuse" or (blank_state is None and encoding is None)
     try:
-        dec = decode_states(pd.Series(raw + [None], dtype=object), encoding=encoding)
+        dec = decode_states(pd.Series(raw + [None], dtype=object), encoding=encoding,
+                            blank_state="missing" if refuse else blank_state)
     except SchemaError as exc:
         raise _Unusual(str(exc)) from exc
     return dec.to_numpy(dtype=np.int16, na_value=LabelScan.MISSING_STATE).astype(np.int8)
 
 
-def scan_labels(paths: Sequence[str | Path], *, state_encoding: str | None = None) -> tuple[LabelScan, list[str]]:
+def scan_labels(paths: Sequence[str | Path], *, state_encoding: str | None = None, blank_state: str | None = None,
+                require_patient: bool = False) -> tuple[LabelScan, list[str]]:
     """Read label inputs (long tables: files or folders of parts) into a :class:`LabelScan`, one block at a
-    time, states read under ``state_encoding`` per file (see :func:`~cxreval.labels.decode_states`); errors
-    as :func:`read_label_tables` raises them."""
+    time, states read under ``state_encoding`` and ``blank_state`` per file (see
+    :func:`~cxreval.labels.decode_states`); the headers are checked first (``patient_id`` a required column
+    when ``require_patient``); errors as :func:`read_label_tables` raises them."""
     if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
         raise InvalidParameterError(f"--state-encoding must be one of {', '.join(STATE_ENCODINGS)}. "
                                     f"Got {state_encoding!r}.")
+    check_blank_state(blank_state)
+    check_label_headers(paths, require_patient=require_patient)  # before any block is read
+    refuse_blank = blank_state == "refuse" or (blank_state is None and state_encoding is None)
     try:
         vs = _Vocab(_id_text), _Vocab(_id_text), _Vocab(_canonical), _Vocab(_as_text)
         cols: list[list[np.ndarray]] = [[], [], [], [], []]
@@ -468,7 +487,13 @@ def scan_labels(paths: Sequence[str | Path], *, state_encoding: str | None = Non
                 idx, uniq = _factorize(b["state"])
                 lut = np.asarray([raw_states.code_of(v) for v in uniq] + [-1], dtype=np.int32)
                 file_states.append(lut[idx])
-            lut = _decode_lut(raw_states.values, encoding=state_encoding)  # per file, as read_labels
+            if not file_states or sum(len(c) for c in file_states) == 0:
+                raise _Unusual("no rows")
+            lut = _decode_lut(raw_states.values, encoding=state_encoding, blank_state=blank_state)  # per file
+            if refuse_blank:
+                blank = np.asarray([-1] + [k for k, v in enumerate(raw_states.values) if _is_blank(v)])
+                if any(np.isin(c, blank).any() for c in file_states):
+                    raise _Unusual("blank state")
             cols[4] += [lut[c] for c in file_states]  # code -1 (null) picks the last entry
         out = LabelScan()
         out.studies, out.patients, out.findings, out.sources = (v.values for v in vs)
@@ -478,5 +503,6 @@ def scan_labels(paths: Sequence[str | Path], *, state_encoding: str | None = Non
         out.check()
         return out, []
     except _Unusual:
-        df, notes = read_label_tables(paths, state_encoding=state_encoding)  # raises the exact error
+        df, notes = read_label_tables(paths, state_encoding=state_encoding,  # raises the exact error
+                                      blank_state=blank_state)
         return LabelScan.from_frame(df), notes

@@ -57,8 +57,11 @@ def validate_label_table(df: pd.DataFrame, *, where: str = "label table", requir
         "study_id": study,
         "patient_id": patient,
         "finding": _canonical_column(df["finding"], where=where),
-        "source": df["source"].reset_index(drop=True).astype("str"),
+        "source": _id_column(df["source"]),
     })
+    if out["source"].isna().any():
+        i = int(np.flatnonzero(out["source"].isna().to_numpy())[0])
+        raise SchemaError(f"Missing source in {_where(where, i, 'source')}; every label names who gave it.")
     st = df["state"].reset_index(drop=True)
     if str(st.dtype) == "Int8":
         vals = st.to_numpy(dtype=float, na_value=np.nan)
@@ -110,9 +113,16 @@ def validate_predictions(df: pd.DataFrame, *, where: str = "prediction table") -
         raise SchemaError(f"{where} must be a pandas DataFrame with columns {list(PREDICTION_COLUMNS)}. "
                           f"Got {type(df).__name__} instead.")
     check_columns(df, PREDICTION_COLUMNS, where=where)
+    ids = {}
+    for col in (STUDY_ID, MODEL):
+        ids[col] = _id_column(df[col])
+        if ids[col].isna().any():
+            i = int(np.flatnonzero(ids[col].isna().to_numpy())[0])
+            raise SchemaError(f"Missing {'study id' if col == STUDY_ID else 'model name'} in {_where(where, i, col)} "
+                              f"({int(ids[col].isna().sum())} such rows); every prediction names its study and model.")
     out = pd.DataFrame({
-        "study_id": df["study_id"].astype(str).to_numpy(),
-        "model": df["model"].astype(str).to_numpy(),
+        "study_id": ids[STUDY_ID].to_numpy(dtype=object),
+        "model": ids[MODEL].to_numpy(dtype=object),
         "finding": _canonical_column(df["finding"].reset_index(drop=True), where=where).to_numpy(),
     })
     score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float)
@@ -156,19 +166,23 @@ def label_matrix(labels: pd.DataFrame, *, source: str, findings: Sequence[str] |
     return wide.astype("Int8")
 
 
-def read_labels(path: str | Path, *, require_patient: bool = True, state_encoding: str | None = None) -> ReadResult:
+def read_labels(path: str | Path, *, require_patient: bool = True, state_encoding: str | None = None,
+                blank_state: str | None = None) -> ReadResult:
     """Read a long label table (CSV or Parquet) and validate it.
 
     States are names, or numeric codes read under ``state_encoding`` (:func:`decode_states`; CSV text and
     Parquet numbers are read the same way). Without an encoding, numeric codes that can be read two ways
-    (cxreval's 1 = uncertain vs CheXpert's 1 = positive) are refused. Rows whose state is blank are kept as
-    missing labels (``<NA>``; ``not_mentioned`` under ``'chexpert'``); nothing is dropped. Errors name the
-    file, the row and the value.
+    (cxreval's 1 = uncertain vs CheXpert's 1 = positive) are refused. A blank state is read as a numeric
+    encoding says (missing, ``<NA>``; ``not_mentioned`` under ``'chexpert'``), refused without an encoding,
+    or a missing label under ``blank_state='missing'``; nothing is dropped. A file without rows is refused.
+    Errors name the file, the row and the value.
     """
     df = _read_table(path, "read_labels")
     where = f"file {str(path)!r}"
-    if "state" in df.columns:
-        df = df.assign(state=decode_states(df["state"], encoding=state_encoding, where=where))
+    check_columns(df, [c for c in LABEL_COLUMNS if c != PATIENT_ID or require_patient], where=where)
+    if df.empty:
+        raise SchemaError(f"{path} has no rows.")
+    df = df.assign(state=decode_states(df["state"], encoding=state_encoding, where=where, blank_state=blank_state))
     table = validate_label_table(df, where=where, require_patient=require_patient)
     return ReadResult(table, ReadReport(str(path), len(df), len(table)))
 
@@ -188,6 +202,9 @@ def write_labels(labels: pd.DataFrame, path: str | Path) -> Path:
 def read_predictions(path: str | Path) -> ReadResult:
     """Read a long prediction table ``study_id, model, finding, score`` (CSV or Parquet)."""
     df = _read_table(path, "read_predictions")
+    check_columns(df, PREDICTION_COLUMNS, where=f"file {str(path)!r}")
+    if df.empty:
+        raise SchemaError(f"{path} has no rows.")
     table = validate_predictions(df, where=f"file {str(path)!r}")
     return ReadResult(table, ReadReport(str(path), len(df), len(table)))
 

@@ -104,15 +104,20 @@ class LocalizationProtocol:
                 raise InvalidParameterError(f"The 'thresholds' of LocalizationProtocol must be numbers in [0, 255]. "
                                             f"Got {t!r} instead.")
         object.__setattr__(self, "thresholds", tuple(float(t) for t in self.thresholds))
-        object.__setattr__(self, "T_values", tuple(as_threshold(t) for t in self.T_values))
+        object.__setattr__(self, "T_values", _overlap_thresholds(self.T_values, "T_values"))
         check_choice(self.afp_denominator, AFP_DENOMINATORS, name="afp_denominator", func="LocalizationProtocol")
         if self.T_iou is not None:
             if len(self.T_iou) != len(self.T_values):
-                raise InvalidParameterError(f"The 'T_iou' of LocalizationProtocol must have one value per T value "
-                                            f"({len(self.T_values)}). Got {len(self.T_iou)}.")
-            object.__setattr__(self, "T_iou", tuple(as_threshold(t) for t in self.T_iou))
+                raise InvalidParameterError(f"The 'T_iou' parameter of LocalizationProtocol must have one value per "
+                                            f"T value ({len(self.T_values)}: {', '.join(map(str, self.T_values))}). "
+                                            f"Got {len(self.T_iou)}.")
+            object.__setattr__(self, "T_iou", _overlap_thresholds(self.T_iou, "T_iou"))
         object.__setattr__(self, "rules", tuple(self.rules))
-        object.__setattr__(self, "image_shape", (int(self.image_shape[0]), int(self.image_shape[1])))
+        shape = tuple(self.image_shape)
+        if len(shape) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in shape):
+            raise InvalidParameterError(f"The 'image_shape' parameter of LocalizationProtocol must be two positive "
+                                        f"ints (height, width) in pixels. Got {self.image_shape!r} instead.")
+        object.__setattr__(self, "image_shape", (int(shape[0]), int(shape[1])))
 
     def to_dict(self) -> dict[str, object]:
         return {"upsampling": self.upsampling, "thresholds": list(self.thresholds),
@@ -241,3 +246,19 @@ def score_images(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray], *, rul
         hits[k] = np.bincount(r_img, weights=ref_hit, minlength=n_img).astype(np.int64)
         fps[k] = np.bincount(p_img, weights=~pred_ok, minlength=n_img).astype(np.int64)
     return ImageScores(hits, fps, n_r, n_p, corr)
+
+
+def _overlap_thresholds(values: object, name: str) -> tuple[Fraction, ...]:
+    """Overlap thresholds as exact fractions, each in (0, 1] (an overlap measure lies in [0, 1])."""
+    out = []
+    for t in values:  # type: ignore[attr-defined]
+        try:
+            out.append(as_threshold(t, name=name))
+        except InvalidParameterError:
+            raise InvalidParameterError(f"The '{name}' parameter of LocalizationProtocol must be numbers in (0, 1] "
+                                        f"(decimals or fractions such as 1/3). Got {t!r} instead.") from None
+    bad = [t for t in out if not 0 < t <= 1]
+    if bad:
+        raise InvalidParameterError(f"The '{name}' parameter of LocalizationProtocol must lie in (0, 1] (an overlap "
+                                    f"threshold T). Got {bad[0]} instead.")
+    return tuple(out)

@@ -109,7 +109,10 @@ def parse_model_spec(spec: object) -> ModelSpec:
                                     f"xrv:densenet121-res224-all) or 'torch:<checkpoint or YAML path>'.")
     kind, value = spec.split(":", 1)
     kind = kind.strip().lower()
-    if kind not in ("xrv", "torch") or not value.strip():
+    if kind not in ("xrv", "torch"):
+        raise InvalidParameterError(f"--model {spec!r}: unknown model kind {kind!r}; expected 'xrv:<weights name>' "
+                                    f"or 'torch:<checkpoint or YAML path>'.")
+    if not value.strip():
         raise InvalidParameterError(f"--model {spec!r}: expected 'xrv:<weights name>' or 'torch:<path>'.")
     if kind == "xrv" and value not in XRV_WEIGHTS:
         raise InvalidParameterError(f"--model {spec!r}: unknown TorchXRayVision weights {value!r}; "
@@ -403,8 +406,8 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: str |
     InvalidParameterError
         An unknown spec or device.
     """
+    ms = parse_model_spec(spec)  # an unknown kind is named before torch is looked for
     torch = require_torch()
-    ms = parse_model_spec(spec)
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:

@@ -23,6 +23,7 @@ An image that cannot be read or preprocessed is recorded with its error and the 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -383,7 +384,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     """
     from ..outputs import check_output_path, output_folder
     from .images import DICOM_WINDOWS, is_dicom, list_images, pydicom_available
-    from .models import load_model
+    from .models import load_model, parse_model_spec
 
     check_choice(dicom_window, DICOM_WINDOWS, name="dicom_window", func="predict")
     check_choice(cam, CAM_METHODS, name="cam", func="predict")
@@ -392,7 +393,10 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
         raise InvalidParameterError(f"The 'workers' parameter of predict must be an int >= 0. Got {workers!r}.")
     if not models:
         raise InvalidParameterError("predict needs at least one model (--model xrv:<weights> or torch:<path>).")
-    check_output_path(out, overwrite=overwrite)
+    for s in models:  # every --model spec read before anything else is looked at
+        parse_model_spec(s)
+    guard = [images] if isinstance(images, (str, os.PathLike)) else []
+    check_output_path(out, overwrite=overwrite, inputs=guard)
     listing = list_images(images)
     n_dcm = sum(is_dicom(it.path) for it in listing.items if it.path.suffix.lower() in (".dcm", ".dicom"))
     if n_dcm and not pydicom_available():
@@ -415,7 +419,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
             if f and Path(str(f)).is_file() and Path(str(f)) not in inputs:
                 inputs.append(Path(str(f)))
     # the output folder's lock is taken before any image is read: a second run into the same --out fails at once
-    with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv,
+    with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv, protect=guard,
                        meta={"images": listing.source, "n_images": len(listing.items),
                              "models": [m.spec for m in loaded]}) as d:
         store = PartialStore(partial_path(out), store_config(loaded, heatmaps=heatmaps, cam=cam,

@@ -97,7 +97,7 @@ def check_report_table(reports: object, *, where: str = "report table") -> Repor
         raise SchemaError(f"{where} has both a 'text' column and section columns {list(sections)}; which to label is "
                           "ambiguous. Keep either 'text' (the whole report) or the section columns.")
     if not len(reports):
-        raise SchemaError(f"{where} has no reports (no rows under the header); columns: {cols}.")
+        raise SchemaError(f"{where} has no rows (no report under the header); columns: {cols}.")
     pid_col = lower.get("patient_id")
     ids = reports[sid_col]
     miss = ids.isna() | (ids.astype(str).str.strip() == "")
