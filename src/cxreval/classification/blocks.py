@@ -67,6 +67,11 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
                       + " on the evaluated studies; their AUCs are NaN (coverage.csv).", UndefinedMetricWarning,
                       stacklevel=2)
     covered = (coverage["status"] != NOT_LABELLED).to_numpy().reshape(len(fs), len(refs))  # finding-major rows
+    # the findings the averages are over, per reference: those it labels ('each'), those every reference labels
+    # ('common', so that the macro and micro averages of all references cover the same findings)
+    averaged = covered.copy()
+    if prep.studies_design == "common" and len(refs) > 1:
+        averaged[:] = covered.all(axis=1, keepdims=True)
     # micro average: every (finding, study) pair pooled; pair q = j * n + s, its patient that of study s
     pooled = micro and len(fs) > 1
     n_f = len(fs) + int(pooled)
@@ -82,17 +87,27 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
     blocks = [(i, j) for i in range(len(models)) for j in range(n_f)]
     point = np.full((len(models), n_f, len(refs)), np.nan)
     dist = np.full((len(models), n_f, len(refs), B), np.nan)
-    for (i, j), pt, ds in map_blocks(get_executor(executor), inputs, blocks, spill_dir):
-        point[i, j] = pt
-        dist[i, j] = ds
+    runs = [(inputs, blocks)]
+    if pooled and not (averaged == covered).all():  # the micro average pools the averaged findings only
+        Ym = Y.copy()
+        Ym[~averaged.all(axis=1)] = np.nan
+        micro_inputs = dataclasses.replace(inputs, labels=Ym)
+        if inputs.wpos is not None and plan is not None:
+            micro_inputs = dataclasses.replace(micro_inputs, wpos=positive_weights(Ym, plan.study_patient,
+                                                                                  inputs.shards))
+        runs = [(inputs, [b for b in blocks if b[1] < len(fs)]), (micro_inputs, [b for b in blocks if b[1] == len(fs)])]
+    for run_inputs, run_blocks in runs:
+        for (i, j), pt, ds in map_blocks(get_executor(executor), run_inputs, run_blocks, spill_dir):
+            point[i, j] = pt
+            dist[i, j] = ds
     fnames = list(fs)
     per_point, per_dist = point[:, : len(fs)], dist[:, : len(fs)]
     if macro and len(fs) > 1:  # each reference's macro average is over the findings it labels
         fnames.append(MACRO)
-        w = covered.sum(axis=0)  # (reference,)
+        w = averaged.sum(axis=0)  # (reference,)
         with np.errstate(invalid="ignore", divide="ignore"):
-            mp = np.where(covered[None], per_point, 0.0).sum(axis=1, keepdims=True) / w[None, None, :]
-            md = np.where(covered[None, :, :, None], per_dist, 0.0).sum(axis=1, keepdims=True) / w[None, None, :, None]
+            mp = np.where(averaged[None], per_point, 0.0).sum(axis=1, keepdims=True) / w[None, None, :]
+            md = np.where(averaged[None, :, :, None], per_dist, 0.0).sum(axis=1, keepdims=True) / w[None, None, :, None]
         mp[..., w == 0] = np.nan
         md[..., w == 0, :] = np.nan
         point = np.concatenate([per_point, mp, point[:, len(fs):]], axis=1)
@@ -100,8 +115,10 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
     if pooled:
         fnames.append(MICRO)
     chance = {(m, f) for m, f in prep.chance}
+    if pooled and not averaged.any():
+        point[:, -1], dist[:, -1] = np.nan, np.nan
     table = _auc_table(models, fnames, refs, groups, point, dist, counts, confidence_level, mean_over_models,
-                       covered, chance)
+                       covered, averaged, chance)
     seed = rng if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
     return AUCResult(table, tuple(models), tuple(fnames), tuple(refs), groups, point, dist, counts, plan, policy,
                      confidence_level, not_mentioned, dropped, notes=tuple(prep.notes),
@@ -132,11 +149,11 @@ def _counts(prep: PreparedInputs) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: dict[str, str], point: np.ndarray,
                dist: np.ndarray, counts: pd.DataFrame, confidence_level: float, mean_over_models: bool,
-               covered: np.ndarray, chance: set[tuple[str, str]]) -> pd.DataFrame:
+               covered: np.ndarray, averaged: np.ndarray, chance: set[tuple[str, str]]) -> pd.DataFrame:
     """The rows of ``auc.csv``: a (finding, reference) the reference does not label has none (see coverage)."""
     summ = summarize_distribution(dist, confidence_level=confidence_level)
     cnt = counts.set_index(["finding", "reference"])
-    macro_cnt = counts[covered.ravel()].groupby("reference")[["n_pos", "n_neg", "n_dropped"]].sum()
+    macro_cnt = counts[averaged.ravel()].groupby("reference")[["n_pos", "n_neg", "n_dropped"]].sum()
     nf = covered.shape[0]
     rows = []
 
@@ -145,12 +162,12 @@ def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: di
         return int(c["n_pos"]), int(c["n_neg"]), int(c["n_dropped"])
 
     def shown(j: int, k: int) -> bool:
-        return bool(covered[j, k]) if j < nf else bool(covered[:, k].any())
+        return bool(covered[j, k]) if j < nf else bool(averaged[:, k].any())
 
     def marked(m: str, j: int, k: int) -> bool:
         if j < nf:
             return (m, fnames[j]) in chance
-        return any((m, fnames[q]) in chance for q in range(nf) if covered[q, k])
+        return any((m, fnames[q]) in chance for q in range(nf) if averaged[q, k])
 
     for i, m in enumerate(models):
         for j, f in enumerate(fnames):

@@ -204,9 +204,17 @@ class AUCResult(TableResult):
               f"of the sources; {self.FILES['finding_map']})")
         lines = [f"Design: {st}; {fm}."]
         cov = self.coverage
+        if self.studies == "common" and len(refs) > 1 and len(cov):
+            lab = (cov["status"] != NOT_LABELLED).to_numpy().reshape(-1, len(refs)).all(axis=1)
+            fs = [f for f in self.findings if f not in (MACRO, MICRO)]
+            lines.append(f"Macro/micro averages over the findings every reference labels: "
+                         f"{[f for f, c in zip(fs, lab) if c]}.")
         nl = cov[cov["status"] == NOT_LABELLED] if len(cov) else cov
         if len(nl):
-            lines.append("Not labelled (no AUC; macro/micro of a reference are over the findings it labels): "
+            avg = ("" if self.studies == "common" and len(refs) > 1 else
+                   "; macro/micro of a reference are over the findings it labels")
+            hint = "" if self.finding_map is not None else "; --finding-map re-expresses one vocabulary in another's"
+            lines.append(f"Not labelled (no AUC row, coverage.csv{avg}{hint}): "
                          + "; ".join(f"{r} does not label {list(g[FINDING])}" for r, g in
                                      nl.groupby("reference", sort=False)) + ".")
         oc = cov[cov["status"] == ONE_CLASS] if len(cov) else cov
@@ -231,8 +239,8 @@ class AUCResult(TableResult):
         if self.plan is not None:
             lines.append(f"Studies: {self.plan.n_studies}; patients: {self.plan.n_patients}.")
         if len(self.dropped):
-            lines.append(f"Dropped {len(self.dropped)} prediction studies without any label (see "
-                         f"{self.FILES['dropped']}).")
+            why = "; ".join(f"{k}: {v}" for k, v in self.dropped["reason"].value_counts(sort=False).items())
+            lines.append(f"Dropped {len(self.dropped)} prediction studies ({why}; see {self.FILES['dropped']}).")
         lines += ["", "## Counts per finding and reference", "",
                   md(self.counts[self.coverage["status"].to_numpy() != NOT_LABELLED]
                      if len(self.coverage) == len(self.counts) else self.counts, floatfmt="{:.0f}"), ""]
