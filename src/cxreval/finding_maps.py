@@ -233,7 +233,10 @@ def map_label_table(labels: pd.DataFrame, mapping: VocabularyMapping) -> pd.Data
     target's sources when it labels all of them (a study it labels for some source: a row, missing unless a
     source is positive), else nothing. Other columns are dropped.
     """
+    from .labels import validate_label_table
+
     check_finding_map(mapping)
+    labels = validate_label_table(labels, require_patient=False)
     cols = ["study_id", "patient_id", "finding", "source", "state"]
     parts = []
     for src, sub in labels.groupby("source", sort=False):

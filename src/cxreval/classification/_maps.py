@@ -41,7 +41,7 @@ def map_prediction_scan(ps: PredictionScan, mapping: VocabularyMapping) -> None:
         for m in derive:
             cols = np.full((n, len(srcs)), np.nan)
             for q, j in enumerate(scodes):
-                a = ps.scores[(m, j)]
+                a = ps.scores[(m, j)][:n]
                 cols[: len(a), q] = a
             ps.scores[(m, tc)] = combine_scores(cols, mapping.score)
             ps.slot_first[(m, tc)] = min(ps.slot_first[(m, j)] for j in scodes)
