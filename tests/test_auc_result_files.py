@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from cxreval.classification import (
-    COUNT_COLUMNS, COVERAGE_COLUMNS,
+    COUNT_COLUMNS,
+    COVERAGE_COLUMNS,
     DROPPED_COLUMNS,
     AUCResult,
     AUCTableResult,

@@ -49,7 +49,6 @@ from .demo_data import (
     mirror_only,
     need,
     nih_google_labels,
-    nih_predictions,
     pinned,
     rerun_command,
 )
@@ -202,21 +201,41 @@ def _sec_nih_google_agreement(ctx: DemoContext) -> str:
 
 
 def _sec_nih_models(ctx: DemoContext) -> str:
+    """What ``cxreval data export chestxray14/google2019`` and ``cxreval rank --finding-map nih_to_google --studies
+    common`` write, from the same files (the exact lines are the section's ``commands`` in run.json)."""
+    import tempfile
+
     cl = need("cxreval.classification", "classification", "cxreval classify")
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
-    labels, g = nih_google_labels(ctx)
-    preds = nih_predictions(ctx, set(g["study_id"]))
-    labels = labels[labels["study_id"].isin(set(preds["study_id"]))]
-    res = cl.evaluate_auc(preds, labels, references=["nih_textmined", "google_expert"],
-                          n_resamples=ctx.n_resamples, rng=ctx.rng)
-    ctx.meta.update(_auc_meta(res, vocabulary="Google's 4 expert findings (NIH findings mapped by NIH_TO_GOOGLE)"))
+    from .datasets import export_dataset, google, nih
+
+    metadata(ctx, google.GOOGLE_FILE)
+    metadata(ctx, nih.DATA_ENTRY)
+    folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
+    for model in NIH_MODELS[1:]:
+        pinned(ctx, f"nih_fold_predictions/{model}.csv")
+    refs = "nih_textmined,google_expert"
+    opts = ["-r", refs, "--finding-map", "nih_to_google", "--studies", "common", "--n-resamples",
+            str(ctx.n_resamples), "--seed", str(ctx.rng)]
+    with tempfile.TemporaryDirectory() as tmp:
+        labels = []
+        for name, sub in (("chestxray14", "nih"), ("google2019", "google")):
+            (Path(tmp) / sub).mkdir()
+            export_dataset(name, cache_dir=ctx.cache_dir).save(Path(tmp) / sub)
+            labels.append(Path(tmp) / sub / "labels.parquet")
+        res = cl.evaluate_auc_files(folder, labels, references=refs.split(","), finding_map="nih_to_google",
+                                    studies="common", n_resamples=ctx.n_resamples, rng=ctx.rng)
+    ctx.meta.update(_auc_meta(res, vocabulary="Google's expert findings (NIH labels and scores mapped by the finding "
+                                              "map nih_to_google)"))
+    ctx.meta["commands"] = ["cxreval data export chestxray14 -o nih", "cxreval data export google2019 -o google",
+                            f"cxreval rank -p {folder} -l nih/labels.parquet -l google/labels.parquet "
+                            + " ".join(opts) + " -o nih_models"]
     out = ctx.folder("nih_models")
     _write_ranking(res, rk.ranking_stability(res), out)
-    n = preds["study_id"].nunique()
-    write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{n} images "
-                       f"({labels['patient_id'].nunique()} patients) carrying both references; "
-                       f"patient-level bootstrap, {ctx.n_resamples} resamples, seed {ctx.rng}. Model scores for a "
-                       "Google finding are the max over its NIH findings (NIH_TO_GOOGLE).")
+    write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{res.plan.n_studies if res.plan else ''} "
+                       f"images ({res.plan.n_patients if res.plan else ''} patients) carrying both references; "
+                       f"patient-level bootstrap, {ctx.n_resamples} resamples, seed {ctx.rng}. {res.design()}\n\n"
+                       "The same files: the commands in run.json (`commands`), run in an empty folder.")
     return str(out)
 
 
@@ -409,7 +428,7 @@ SECTIONS: tuple[DemoSpec, ...] = (
     DemoSpec("nih_vs_google_agreement", "NIH text-mined vs Google expert labels", _sec_nih_google_agreement,
              ("cxreval agree",)),
     DemoSpec("nih_models", "10 NIH models against text-mined and expert references", _sec_nih_models,
-             ("cxreval classify", "cxreval rank")),
+             ("cxreval data export", "cxreval rank")),
     DemoSpec("chexpert_models", "CheXpert test set: 10 models against 11 references", _sec_chexpert,
              ("cxreval classify", "cxreval rank")),
     DemoSpec("chexpert_agreement", "CheXpert test set: reader agreement", _sec_chexpert_agreement, ("cxreval agree",)),

@@ -13,18 +13,18 @@ from ._common import (
     cli_executor,
     echo_json,
     executor_option,
+    finding_map_option,
     findings_option,
+    map_score_option,
+    missing_scores_option,
     open_output,
     out_option,
     overwrite_option,
     progress,
+    resolve_finding_map,
     seed_option,
     state_encoding_option,
     studies_option,
-    finding_map_option,
-    map_score_option,
-    missing_scores_option,
-    resolve_finding_map,
 )
 
 __all__ = ["register"]

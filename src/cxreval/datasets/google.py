@@ -88,7 +88,7 @@ def map_nih_to_google(nih_labels: pd.DataFrame, *, mapping: VocabularyMapping = 
         raise SchemaError(f"Unsupported combine rule {mapping.combine!r}; only 'any' is implemented.")
     src = nih_labels if source is None else nih_labels[nih_labels["source"] == source]
     have = set(pd.unique(src["finding"]))
-    for target, sources in mapping.targets.items():
+    for sources in mapping.targets.values():
         missing = [s for s in sources if s not in have]
         if missing:
             raise SchemaError(f"Mapping {mapping.name!r} needs NIH finding(s) {missing} absent from the label table.")
