@@ -154,6 +154,8 @@ def _sec_audit(ctx: DemoContext) -> str:
     res = au.audit_chestxray14(path=entry, bbox_path=metadata(ctx, au.BBOX_FILE), split_dir=split_dir,
                                cache_dir=ctx.cache_dir)
     ctx.meta.update({"split_lists": "official (train_val_list / test_list)" if split_dir else "not available"})
+    ctx.meta["commands"] = ["cxreval data audit chestxray14" + (f" --split-dir {split_dir}" if split_dir else "")
+                            + " -o chestxray14_audit"]
     out = ctx.folder("chestxray14_audit")
     res.save(out)
     write_summary(out, res.summary())
@@ -295,6 +297,7 @@ def _sec_xqa(ctx: DemoContext) -> str:
                      "ci_method": "none here (point values from published AUCs; the paper's bootstrap mean and sd "
                                   "are shown beside them)"})
     auc = pub.read_auc_table(pub.XQA_AUC_TABLES)  # what `cxreval rank --auc-table xqa` ranks
+    ctx.meta["commands"] = ["cxreval rank --auc-table xqa -o xqa_published"]
     out = ctx.folder("xqa_published")
     _write_ranking(auc, pub.rank_auc_table(auc), out)
     write_summary(out, "# XQA paper's published tables (16-29)\n\nRankings and point SRCC/KRCC recomputed from "
@@ -305,7 +308,8 @@ def _sec_xqa(ctx: DemoContext) -> str:
 def _sec_localization(ctx: DemoContext) -> str:
     syn = need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
     res = syn.synthetic_study(0, per_size=60)  # what `cxreval synth --seed 0 --per-size 60` runs
-    ctx.meta.update({"seed": 0, "study": "the localization seed's synthetic study"})
+    ctx.meta.update({"seed": 0, "study": "the localization seed's synthetic study",
+                     "commands": ["cxreval synth --seed 0 --per-size 60 -o localization_synthetic"]})
     out = ctx.folder("localization_synthetic")
     res.save(out)
     write_summary(out, "# Localization protocol: the seed's synthetic study\n\nSeed 0, "
@@ -452,7 +456,7 @@ def _section_record(ctx: DemoContext, spec: DemoSpec, started: str) -> None:
     for d in ctx.created:
         write_run_record(d, started=started, inputs=[p for p in ctx.used if p.exists()],
                          meta={"demo_section": spec.key, "seed": ctx.rng, "same_files_as": list(spec.commands),
-                               **ctx.meta})
+                               "commands": [], **ctx.meta})
 
 
 def _run_section(ctx: DemoContext, spec: DemoSpec, say: Callable[[str], None]) -> DemoSection:
