@@ -48,7 +48,6 @@ from .demo_data import (
     metadata,
     mirror_only,
     need,
-    nih_google_labels,
     pinned,
     rerun_command,
 )
@@ -189,17 +188,56 @@ def _agreement_section(ctx: DemoContext, name: str, labels: pd.DataFrame, pairs:
     return str(out)
 
 
+_EXPORTS = (("chestxray14", "nih"), ("google2019", "google"))
+"""The datasets the NIH-vs-Google sections read, and the folder ``cxreval data export NAME -o FOLDER`` writes."""
+
+
+def _export_commands() -> list[str]:
+    return [f"cxreval data export {name} -o {sub}" for name, sub in _EXPORTS]
+
+
+def _exported_labels(ctx: DemoContext, tmp: Path) -> list[Path]:
+    """What ``cxreval data export chestxray14 -o nih`` and ``... google2019 -o google`` write, into ``tmp``: the
+    label files the NIH-vs-Google sections read."""
+    from .datasets import export_dataset, google, nih
+
+    metadata(ctx, google.GOOGLE_FILE)
+    metadata(ctx, nih.DATA_ENTRY)
+    paths = []
+    for name, sub in _EXPORTS:
+        (tmp / sub).mkdir()
+        export_dataset(name, cache_dir=ctx.cache_dir).save(tmp / sub)
+        paths.append(tmp / sub / "labels.parquet")
+    return paths
+
+
 def _sec_nih_google_agreement(ctx: DemoContext) -> str:
-    labels, _ = nih_google_labels(ctx)
-    n = labels["study_id"].nunique()
-    return _agreement_section(
-        ctx, "nih_vs_google_agreement", labels, [("google_expert", "nih_textmined")], studies="intersection",
+    """What ``cxreval agree --finding-map nih_to_google --studies common`` writes on the exported labels."""
+    import tempfile
+
+    need("cxreval.agreement", "agreement", "cxreval agree")
+    from .finding_maps import NIH_TO_GOOGLE, finding_map_table, map_label_table
+    from .labels import read_label_tables
+    from .tables import write_table
+
+    with tempfile.TemporaryDirectory() as tmp:
+        table, _ = read_label_tables(_exported_labels(ctx, Path(tmp)))
+    labels = map_label_table(table, NIH_TO_GOOGLE)
+    n = labels.loc[labels["source"] == "google_expert", "study_id"].nunique()
+    ctx.meta["commands"] = [*_export_commands(), "cxreval agree -l nih/labels.parquet -l google/labels.parquet "
+                            "--finding-map nih_to_google --studies common --pairs google_expert:nih_textmined "
+                            "-o nih_vs_google_agreement"]
+    folder = _agreement_section(
+        ctx, "nih_vs_google_agreement", labels, [("google_expert", "nih_textmined")], studies="common",
         meta={"label_policy": "weighted κ over the ordered states; Low/High κ resolve uncertain labels "
-                              "pessimistically/optimistically", "studies": "intersection of each pair",
-              "vocabulary": "Google's expert findings (NIH mapped by NIH_TO_GOOGLE)"},
+                              "pessimistically/optimistically",
+              "studies": "common: per finding, the studies both sources label",
+              "vocabulary": "Google's expert findings (NIH mapped by the finding map nih_to_google)"},
         title=f"# NIH text-mined vs Google expert labels\n\n{n} ChestX-ray14 images with Google's adjudicated "
-              "expert labels; NIH labels mapped to Google's findings with cxreval.datasets.google.NIH_TO_GOOGLE "
-              "(OR of the NIH findings).\n\n")
+              "expert labels; NIH labels mapped to Google's findings with the finding map nih_to_google "
+              "(cxreval.finding_maps.NIH_TO_GOOGLE: OR of the NIH findings).\n\n")
+    write_table(finding_map_table(NIH_TO_GOOGLE), Path(folder), "finding_map")
+    return folder
 
 
 def _sec_nih_models(ctx: DemoContext) -> str:
@@ -209,10 +247,6 @@ def _sec_nih_models(ctx: DemoContext) -> str:
 
     cl = need("cxreval.classification", "classification", "cxreval classify")
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
-    from .datasets import export_dataset, google, nih
-
-    metadata(ctx, google.GOOGLE_FILE)
-    metadata(ctx, nih.DATA_ENTRY)
     folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
     for model in NIH_MODELS[1:]:
         pinned(ctx, f"nih_fold_predictions/{model}.csv")
@@ -220,18 +254,13 @@ def _sec_nih_models(ctx: DemoContext) -> str:
     opts = ["-r", refs, "--finding-map", "nih_to_google", "--studies", "common", "--n-resamples",
             str(ctx.n_resamples), "--seed", str(ctx.rng)]
     with tempfile.TemporaryDirectory() as tmp:
-        labels = []
-        for name, sub in (("chestxray14", "nih"), ("google2019", "google")):
-            (Path(tmp) / sub).mkdir()
-            export_dataset(name, cache_dir=ctx.cache_dir).save(Path(tmp) / sub)
-            labels.append(Path(tmp) / sub / "labels.parquet")
+        labels = _exported_labels(ctx, Path(tmp))
         res = cl.evaluate_auc_files(folder, labels, references=refs.split(","), finding_map="nih_to_google",
                                     studies="common", n_resamples=ctx.n_resamples, rng=ctx.rng)
     ctx.meta.update(_auc_meta(res, vocabulary="Google's expert findings (NIH labels and scores mapped by the finding "
                                               "map nih_to_google)"))
-    ctx.meta["commands"] = ["cxreval data export chestxray14 -o nih", "cxreval data export google2019 -o google",
-                            f"cxreval rank -p {folder} -l nih/labels.parquet -l google/labels.parquet "
-                            + " ".join(opts) + " -o nih_models"]
+    ctx.meta["commands"] = [*_export_commands(), f"cxreval rank -p {folder} -l nih/labels.parquet -l "
+                            "google/labels.parquet " + " ".join(opts) + " -o nih_models"]
     out = ctx.folder("nih_models")
     _write_ranking(res, rk.ranking_stability(res), out)
     write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{res.plan.n_studies if res.plan else ''} "
