@@ -95,8 +95,9 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
         evaluation (``result.dropped``).
     missing_scores : {'refuse', 'chance'}, default='refuse'
         A model with no score at all for a finding: refused, or scored 0.5 for every study (AUC 0.5, the XQA
-        paper's convention for a model without that output), kept in rankings and the macro/micro averages and
-        marked ``chance`` in the table.
+        paper's convention for a model without that output), kept in rankings and the macro average (0.5 for
+        that finding) and marked ``chance`` in the table; in the micro average its pairs pool with the constant
+        score 0.5.
     finding_map : str, VocabularyMapping or None
         A finding map (:mod:`cxreval.finding_maps`: a built-in name such as ``'nih_to_google'``, a YAML file or
         a mapping) applied to the labels and the scores before evaluation; only its targets are evaluated.
