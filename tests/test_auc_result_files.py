@@ -77,7 +77,7 @@ def test_auc_summary_is_the_classify_summary(auc):
     text = auc.summary("cxreval classify")
     assert text.startswith("# cxreval classify\n\n4 models, findings ['Effusion', 'Atelectasis', 'macro', 'micro']")
     assert "(seed 5), 95% percentile CIs." in text
-    assert "Dropped 1 prediction studies without any label (see dropped.csv)." in text
+    assert "Dropped 1 prediction studies (no label in the label table: 1; see dropped.csv)." in text
     assert "## AUC (macro)\n\n| model | CR | Rep1 |" in text and "| finding | reference | n_pos |" in text
 
 
