@@ -12,6 +12,7 @@ import pytest
 
 from cxreval.classification import (
     COUNT_COLUMNS,
+    COVERAGE_COLUMNS,
     DROPPED_COLUMNS,
     AUCResult,
     AUCTableResult,
@@ -20,6 +21,7 @@ from cxreval.classification import (
     read_model_groups,
 )
 from cxreval.exceptions import CxrevalError, SchemaError
+from cxreval.finding_maps import FINDING_MAP_COLUMNS
 from cxreval.labels import write_labels, write_predictions
 from cxreval.published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
 from cxreval.ranking import (
@@ -57,9 +59,10 @@ def auc() -> AUCResult:
 
 def test_auc_result_saves_exactly_its_files(auc, tmp_path):
     written = auc.save(tmp_path)
-    assert {p.name for p in written.values()} == set(AUCResult.FILES.values()) == {"auc.csv", "counts.csv",
-                                                                                   "dropped.csv"}
-    cols = {"auc": AUCResult.COLUMNS, "counts": COUNT_COLUMNS, "dropped": DROPPED_COLUMNS}
+    assert {p.name for p in written.values()} == set(AUCResult.FILES.values()) == {
+        "auc.csv", "counts.csv", "coverage.csv", "finding_map.csv", "dropped.csv"}
+    cols = {"auc": AUCResult.COLUMNS, "counts": COUNT_COLUMNS, "dropped": DROPPED_COLUMNS,
+            "coverage": COVERAGE_COLUMNS, "finding_map": FINDING_MAP_COLUMNS}
     for name, file in AUCResult.FILES.items():
         for t in (pd.read_csv(tmp_path / file), pd.read_parquet(tmp_path / file.replace(".csv", ".parquet"))):
             assert tuple(t.columns) == cols[name] and not t.attrs
@@ -74,7 +77,7 @@ def test_auc_summary_is_the_classify_summary(auc):
     text = auc.summary("cxreval classify")
     assert text.startswith("# cxreval classify\n\n4 models, findings ['Effusion', 'Atelectasis', 'macro', 'micro']")
     assert "(seed 5), 95% percentile CIs." in text
-    assert "Dropped 1 prediction studies without any label (see dropped.csv)." in text
+    assert "Dropped 1 prediction studies (no label in the label table: 1; see dropped.csv)." in text
     assert "## AUC (macro)\n\n| model | CR | Rep1 |" in text and "| finding | reference | n_pos |" in text
 
 

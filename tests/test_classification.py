@@ -201,7 +201,7 @@ def test_one_class_reference_is_nan_with_warning():
     preds, labels = synthetic(n_models=2)
     labels = labels.copy()
     labels.loc[(labels.source == "R1") & (labels.finding == "Effusion"), "state"] = "negative"
-    with pytest.warns(UndefinedMetricWarning, match="Reference 'R1' has only one class for finding 'Effusion'"):
+    with pytest.warns(UndefinedMetricWarning, match=r"Reference 'R1' has only one class for finding\(s\) 'Effusion'"):
         res = evaluate_auc(preds, labels, n_resamples=10, rng=0)
     t = res.table
     assert t[(t.reference == "R1") & (t.finding == "Effusion")].auc.isna().all()

@@ -221,11 +221,32 @@ def test_ranking_errors():
     t = _toy_table()
     with pytest.raises(InvalidParameterError, match="Unknown reference 'R7' in 'pairs'"):
         ranking_stability(t, pairs=[("R0", "R7")])
-    with pytest.raises(SchemaError, match="lacks the AUC of model 'E' under reference 'R1'"):
-        ranking_stability(t[~((t.model == "E") & (t.reference == "R1"))])
+    with pytest.raises(SchemaError, match="'auc' 'high' is not a number"):
+        ranking_stability(t.astype({"auc": object}).assign(auc=lambda d: d.auc.where(d.index != 3, "high")))
     with pytest.raises(InvalidParameterError, match="'methods' parameter"):
         ranking_stability(t, methods=["pearson"])
     with pytest.raises(InvalidParameterError, match="'kendall' parameter"):
         ranking_stability(t, kendall="tau-c")
     with pytest.raises(InvalidParameterError, match="'spearman' parameter"):
         ranking_stability(t, spearman="d2")
+
+
+def test_undefined_aucs_leave_the_ranking_with_a_count():
+    """A missing or NaN AUC: the model leaves that finding's ranking (n_excluded), the others rank as without it;
+    a reference without any AUC for a finding is not ranked there."""
+    t = _toy_table()
+    without_e = ranking_stability(t[t.model != "E"], groups="overall")
+    for table in (t[~((t.model == "E") & (t.reference == "R1"))],
+                  t.assign(auc=t.auc.where(~((t.model == "E") & (t.reference == "R1")), np.nan))):
+        res = ranking_stability(table, groups="overall")
+        c = res.correlations
+        assert (c["n_excluded"] == 1).all() and (c["n_models"] == 4).all()
+        np.testing.assert_array_equal(c["statistic"], without_e.correlations["statistic"])
+        assert "E" not in set(res.rankings["model"])
+        assert any("1 model(s)" in e and "'E'" in e for e in res.excluded)
+        assert "left out of the rankings" in res.summary()
+    extra = pd.concat([t, pd.DataFrame({"model": list("ABCDE"), "group": "g1", "finding": "Effusion",
+                                        "reference": "R2", "auc": np.nan})], ignore_index=True)
+    res = ranking_stability(extra, groups="overall")
+    assert set(res.correlations["reference_b"]) == {"R1"} and set(res.rankings["reference"]) == {"R0", "R1"}
+    assert any("no AUC under ['R2']" in e for e in res.excluded)

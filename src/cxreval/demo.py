@@ -48,8 +48,6 @@ from .demo_data import (
     metadata,
     mirror_only,
     need,
-    nih_google_labels,
-    nih_predictions,
     pinned,
     rerun_command,
 )
@@ -155,6 +153,8 @@ def _sec_audit(ctx: DemoContext) -> str:
     res = au.audit_chestxray14(path=entry, bbox_path=metadata(ctx, au.BBOX_FILE), split_dir=split_dir,
                                cache_dir=ctx.cache_dir)
     ctx.meta.update({"split_lists": "official (train_val_list / test_list)" if split_dir else "not available"})
+    ctx.meta["commands"] = ["cxreval data audit chestxray14" + (f" --split-dir {split_dir}" if split_dir else "")
+                            + " -o chestxray14_audit"]
     out = ctx.folder("chestxray14_audit")
     res.save(out)
     write_summary(out, res.summary())
@@ -188,35 +188,85 @@ def _agreement_section(ctx: DemoContext, name: str, labels: pd.DataFrame, pairs:
     return str(out)
 
 
+_EXPORTS = (("chestxray14", "nih"), ("google2019", "google"))
+"""The datasets the NIH-vs-Google sections read, and the folder ``cxreval data export NAME -o FOLDER`` writes."""
+
+
+def _export_commands() -> list[str]:
+    return [f"cxreval data export {name} -o {sub}" for name, sub in _EXPORTS]
+
+
+def _exported_labels(ctx: DemoContext, tmp: Path) -> list[Path]:
+    """What ``cxreval data export chestxray14 -o nih`` and ``... google2019 -o google`` write, into ``tmp``: the
+    label files the NIH-vs-Google sections read."""
+    from .datasets import export_dataset, google, nih
+
+    metadata(ctx, google.GOOGLE_FILE)
+    metadata(ctx, nih.DATA_ENTRY)
+    paths = []
+    for name, sub in _EXPORTS:
+        (tmp / sub).mkdir()
+        export_dataset(name, cache_dir=ctx.cache_dir).save(tmp / sub)
+        paths.append(tmp / sub / "labels.parquet")
+    return paths
+
+
 def _sec_nih_google_agreement(ctx: DemoContext) -> str:
-    labels, _ = nih_google_labels(ctx)
-    n = labels["study_id"].nunique()
-    return _agreement_section(
-        ctx, "nih_vs_google_agreement", labels, [("google_expert", "nih_textmined")], studies="intersection",
+    """What ``cxreval agree --finding-map nih_to_google --studies common`` writes on the exported labels."""
+    import tempfile
+
+    need("cxreval.agreement", "agreement", "cxreval agree")
+    from .finding_maps import NIH_TO_GOOGLE, finding_map_table, map_label_table
+    from .labels import read_label_tables
+    from .tables import write_table
+
+    with tempfile.TemporaryDirectory() as tmp:
+        table, _ = read_label_tables(_exported_labels(ctx, Path(tmp)))
+    labels = map_label_table(table, NIH_TO_GOOGLE)
+    n = labels.loc[labels["source"] == "google_expert", "study_id"].nunique()
+    ctx.meta["commands"] = [*_export_commands(), "cxreval agree -l nih/labels.parquet -l google/labels.parquet "
+                            "--finding-map nih_to_google --studies common --pairs google_expert:nih_textmined "
+                            "-o nih_vs_google_agreement"]
+    folder = _agreement_section(
+        ctx, "nih_vs_google_agreement", labels, [("google_expert", "nih_textmined")], studies="common",
         meta={"label_policy": "weighted κ over the ordered states; Low/High κ resolve uncertain labels "
-                              "pessimistically/optimistically", "studies": "intersection of each pair",
-              "vocabulary": "Google's expert findings (NIH mapped by NIH_TO_GOOGLE)"},
+                              "pessimistically/optimistically",
+              "studies": "common: per finding, the studies both sources label",
+              "vocabulary": "Google's expert findings (NIH mapped by the finding map nih_to_google)"},
         title=f"# NIH text-mined vs Google expert labels\n\n{n} ChestX-ray14 images with Google's adjudicated "
-              "expert labels; NIH labels mapped to Google's findings with cxreval.datasets.google.NIH_TO_GOOGLE "
-              "(OR of the NIH findings).\n\n")
+              "expert labels; NIH labels mapped to Google's findings with the finding map nih_to_google "
+              "(cxreval.finding_maps.NIH_TO_GOOGLE: OR of the NIH findings).\n\n")
+    write_table(finding_map_table(NIH_TO_GOOGLE), Path(folder), "finding_map")
+    return folder
 
 
 def _sec_nih_models(ctx: DemoContext) -> str:
+    """What ``cxreval data export chestxray14/google2019`` and ``cxreval rank --finding-map nih_to_google --studies
+    common`` write, from the same files (the exact lines are the section's ``commands`` in run.json)."""
+    import tempfile
+
     cl = need("cxreval.classification", "classification", "cxreval classify")
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
-    labels, g = nih_google_labels(ctx)
-    preds = nih_predictions(ctx, set(g["study_id"]))
-    labels = labels[labels["study_id"].isin(set(preds["study_id"]))]
-    res = cl.evaluate_auc(preds, labels, references=["nih_textmined", "google_expert"],
-                          n_resamples=ctx.n_resamples, rng=ctx.rng)
-    ctx.meta.update(_auc_meta(res, vocabulary="Google's 4 expert findings (NIH findings mapped by NIH_TO_GOOGLE)"))
+    folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
+    for model in NIH_MODELS[1:]:
+        pinned(ctx, f"nih_fold_predictions/{model}.csv")
+    refs = "nih_textmined,google_expert"
+    opts = ["-r", refs, "--finding-map", "nih_to_google", "--studies", "common", "--n-resamples",
+            str(ctx.n_resamples), "--seed", str(ctx.rng)]
+    with tempfile.TemporaryDirectory() as tmp:
+        labels = _exported_labels(ctx, Path(tmp))
+        res = cl.evaluate_auc_files(folder, labels, references=refs.split(","), finding_map="nih_to_google",
+                                    studies="common", n_resamples=ctx.n_resamples, rng=ctx.rng)
+    ctx.meta.update(_auc_meta(res, vocabulary="Google's expert findings (NIH labels and scores mapped by the finding "
+                                              "map nih_to_google)"))
+    ctx.meta["commands"] = [*_export_commands(), f"cxreval rank -p {folder} -l nih/labels.parquet -l "
+                            "google/labels.parquet " + " ".join(opts) + " -o nih_models"]
     out = ctx.folder("nih_models")
     _write_ranking(res, rk.ranking_stability(res), out)
-    n = preds["study_id"].nunique()
-    write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{n} images "
-                       f"({labels['patient_id'].nunique()} patients) carrying both references; "
-                       f"patient-level bootstrap, {ctx.n_resamples} resamples, seed {ctx.rng}. Model scores for a "
-                       "Google finding are the max over its NIH findings (NIH_TO_GOOGLE).")
+    write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{res.plan.n_studies if res.plan else ''} "
+                       f"images ({res.plan.n_patients if res.plan else ''} patients) carrying both references; "
+                       f"patient-level bootstrap, {ctx.n_resamples} resamples, seed {ctx.rng}. {res.design()}\n\n"
+                       "The same files: the commands in run.json (`commands`), run in an empty folder.")
     return str(out)
 
 
@@ -276,6 +326,7 @@ def _sec_xqa(ctx: DemoContext) -> str:
                      "ci_method": "none here (point values from published AUCs; the paper's bootstrap mean and sd "
                                   "are shown beside them)"})
     auc = pub.read_auc_table(pub.XQA_AUC_TABLES)  # what `cxreval rank --auc-table xqa` ranks
+    ctx.meta["commands"] = ["cxreval rank --auc-table xqa -o xqa_published"]
     out = ctx.folder("xqa_published")
     _write_ranking(auc, pub.rank_auc_table(auc), out)
     write_summary(out, "# XQA paper's published tables (16-29)\n\nRankings and point SRCC/KRCC recomputed from "
@@ -286,7 +337,8 @@ def _sec_xqa(ctx: DemoContext) -> str:
 def _sec_localization(ctx: DemoContext) -> str:
     syn = need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
     res = syn.synthetic_study(0, per_size=60)  # what `cxreval synth --seed 0 --per-size 60` runs
-    ctx.meta.update({"seed": 0, "study": "the localization seed's synthetic study"})
+    ctx.meta.update({"seed": 0, "study": "the localization seed's synthetic study",
+                     "commands": ["cxreval synth --seed 0 --per-size 60 -o localization_synthetic"]})
     out = ctx.folder("localization_synthetic")
     res.save(out)
     write_summary(out, "# Localization protocol: the seed's synthetic study\n\nSeed 0, "
@@ -413,7 +465,7 @@ SECTIONS: tuple[DemoSpec, ...] = (
     DemoSpec("nih_vs_google_agreement", "NIH text-mined vs Google expert labels", _sec_nih_google_agreement,
              ("cxreval agree",)),
     DemoSpec("nih_models", "10 NIH models against text-mined and expert references", _sec_nih_models,
-             ("cxreval classify", "cxreval rank")),
+             ("cxreval data export", "cxreval rank")),
     DemoSpec("chexpert_models", "CheXpert test set: 10 models against 11 references", _sec_chexpert,
              ("cxreval classify", "cxreval rank")),
     DemoSpec("chexpert_agreement", "CheXpert test set: reader agreement", _sec_chexpert_agreement, ("cxreval agree",)),
@@ -437,7 +489,7 @@ def _section_record(ctx: DemoContext, spec: DemoSpec, started: str) -> None:
     for d in ctx.created:
         write_run_record(d, started=started, inputs=[p for p in ctx.used if p.exists()],
                          meta={"demo_section": spec.key, "seed": ctx.rng, "same_files_as": list(spec.commands),
-                               **ctx.meta})
+                               "commands": [], **ctx.meta})
 
 
 def _run_section(ctx: DemoContext, spec: DemoSpec, say: Callable[[str], None]) -> DemoSection:

@@ -190,7 +190,10 @@ class VocabularyMapping:
     targets : Mapping[str, tuple[str, ...]]
         ``{target finding: (source findings, ...)}`` in canonical names.
     combine : {'any'}
-        How several sources are combined.
+        How several source labels are combined (``'any'``: positive if any source is positive; otherwise missing
+        if any source is missing; otherwise the highest of the states not mentioned < negative < uncertain).
+    score : {'max', 'mean'}
+        How a model's scores of several source findings make its score of the target (``'max'``: the highest).
     note : str
         Free-text justification recorded with the result.
     """
@@ -200,7 +203,8 @@ class VocabularyMapping:
     combine: str = "any"
     note: str = ""
     unmapped: tuple[str, ...] = field(default=())
+    score: str = "max"
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "targets": {k: list(v) for k, v in self.targets.items()},
-                "combine": self.combine, "note": self.note, "unmapped": list(self.unmapped)}
+                "combine": self.combine, "score": self.score, "note": self.note, "unmapped": list(self.unmapped)}

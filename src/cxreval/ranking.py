@@ -78,7 +78,7 @@ ALL_MODELS = "All Models"
 METHODS = ("SRCC", "KRCC")
 CORRELATION_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference_a", "reference_b", "method",
                                         "variant", "statistic", "boot_mean", "boot_sd", "ci_low", "ci_high", "n_undefined",
-                                        "n_models", "n_tied_a", "n_tied_b")
+                                        "n_models", "n_tied_a", "n_tied_b", "n_excluded")
 RANKING_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference", "model", "auc", "rank", "tied",
                                     "rank_min", "rank_max")
 TOP_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "best_under", "model", "reference", "auc", "rank",
@@ -135,6 +135,10 @@ class RankingStabilityResult(TableResult):
     source : str
         What was ranked, in words (the AUCs' origin, bootstrap or point values): the first paragraph of
         :meth:`summary`.
+    excluded : tuple of str
+        What undefined AUCs left out, in words: references without any AUC for a finding (not labelled, or one
+        class) are not ranked on it; models without an AUC under every ranked reference leave that finding's
+        ranking (column ``n_excluded`` of the correlations).
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"rank_correlation": "rank_correlation.csv",
@@ -151,6 +155,7 @@ class RankingStabilityResult(TableResult):
     kendall: str = DEFAULT_KENDALL
     spearman: str = DEFAULT_SPEARMAN
     source: str = ""
+    excluded: tuple[str, ...] = ()
 
     @property
     def table(self) -> pd.DataFrame:
@@ -193,10 +198,11 @@ def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[_
         t["dataset"] = ""
     t = t[~t["model"].astype(str).isin(list(exclude_models)) & (t["group"].astype(str) != "summary")]
     auc = pd.to_numeric(t["auc"], errors="coerce")
-    if auc.isna().any():
-        i = int(np.flatnonzero(auc.isna().to_numpy())[0])
+    bad = auc.isna() & t["auc"].notna() & (t["auc"].astype(str).str.strip().str.lower() != "nan")
+    if bad.any():  # NaN (an undefined AUC, as classify writes it) is kept and left out of the rankings
+        i = int(np.flatnonzero(bad.to_numpy())[0])
         raise SchemaError(f"AUC table row {i}: 'auc' {t['auc'].iloc[i]!r} is not a number.")
-    outside = ~auc.between(0.0, 1.0)
+    outside = ~auc.between(0.0, 1.0) & auc.notna()
     if outside.any():
         i = int(np.flatnonzero(outside.to_numpy())[0])
         raise SchemaError(f"AUC table row {i}: 'auc' {float(auc.iloc[i]):g} is outside [0, 1] (model "
@@ -212,11 +218,7 @@ def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[_
         wide = sub.pivot(index="model", columns="reference", values="auc")
         models = list(pd.unique(sub["model"]))
         refs = list(pd.unique(sub["reference"]))
-        wide = wide.reindex(index=models, columns=refs)
-        if wide.isna().any().any():
-            m, r = wide.stack(future_stack=True).loc[lambda s: s.isna()].index[0]
-            raise SchemaError(f"AUC table lacks the AUC of model {m!r} under reference {r!r} (dataset {ds!r}, "
-                              f"finding {f!r}); every model needs every reference.")
+        wide = wide.reindex(index=models, columns=refs)  # a missing row is an undefined AUC (NaN, not ranked)
         groups = dict(zip(sub["model"].astype(str), sub["group"].astype(str)))
         out.append((str(ds), str(f), [str(m) for m in models], [str(r) for r in refs], groups,
                     wide.to_numpy(dtype=float), None))
@@ -278,16 +280,21 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
     cl = check_confidence_level(cl, func="ranking_stability")
     corr_rows, rank_rows, top_rows = [], [], []
     dists: dict[tuple[str, str, str, str, str, str], np.ndarray] = {}
-    for ds, f, models, refs, gmap, point, dist in cubes:
+    notes: list[str] = []
+    for ds, f, models, all_refs, gmap, point, dist in cubes:
         if pairs is None:
-            prs = list(combinations(refs, 2))
+            prs_all = list(combinations(all_refs, 2))
         else:
-            prs = [tuple(p) for p in pairs]  # type: ignore[misc]  # lengths are checked below
-            for p in prs:
+            prs_all = [tuple(p) for p in pairs]  # type: ignore[misc]  # lengths are checked below
+            for p in prs_all:
                 for r in p:
-                    if r not in refs:
+                    if r not in all_refs:
                         raise InvalidParameterError(f"Unknown reference {r!r} in 'pairs'; references of {ds!r} "
-                                                    f"{f!r}: {refs}.")
+                                                    f"{f!r}: {all_refs}.")
+        unranked = [r for r, dead in zip(all_refs, np.isnan(point).all(axis=0)) if dead]
+        if unranked:
+            notes.append(f"{f}{f' ({ds})' if ds else ''}: no AUC under {unranked} (not labelled or undefined); "
+                         "not ranked there")
         distinct = sorted(set(gmap[m] for m in models))
         sets: list[tuple[str, list[int]]] = []
         if groups in ("all", "overall"):
@@ -295,10 +302,21 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
         if groups == "per-group" or (groups == "all" and len(distinct) > 1):
             sets += [(g, [i for i, m in enumerate(models) if gmap[m] == g]) for g in distinct]
         for gname, idx in sets:
-            if len(idx) < min_models:
+            # undefined AUCs: a reference without any AUC for the finding is not ranked on it; a model without an
+            # AUC under a ranked reference leaves that finding's ranking (counted in n_excluded)
+            Pg = point[idx]
+            live = ~np.isnan(Pg).all(axis=0) if len(idx) else np.zeros(len(all_refs), dtype=bool)
+            ok_m = np.isfinite(Pg[:, live]).all(axis=1)
+            n_excl = int((~ok_m).sum())
+            if n_excl:
+                notes.append(f"{f}{f' ({ds})' if ds else ''}, {gname}: {n_excl} model(s) without an AUC under "
+                             f"every reference excluded from the ranking ({[models[i] for i, o in zip(idx, ok_m) if not o]})")
+            refs = [r for r, lv in zip(all_refs, live) if lv]
+            idx = [i for i, o in zip(idx, ok_m) if o]
+            if len(idx) < min_models or not refs:
                 continue
-            P = point[idx]
-            D = None if dist is None else dist[idx]
+            P = point[idx][:, live]
+            D = None if dist is None else dist[idx][:, live]
             ranks = rank_desc(P, axis=0)
             # tied AUCs (e.g. from 2-decimal rounding) can take any rank in [rank_min, rank_max]
             rmin = rankdata(-P, method="min", axis=0)
@@ -328,7 +346,9 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
                         pb = float(prob_best[q, k]) if D is not None else float("nan")
                         top_rows.append((ds, f, gname, rb, models[idx[q]], r, P[q, k], ranks[q, k],
                                          int(rmin[q, k]), int(rmax[q, k]), bool(P[q, k] == np.nanmax(P[:, k])), pb))
-            for ra, rb in prs:
+            for ra, rb in prs_all:
+                if ra not in refs or rb not in refs:
+                    continue
                 ka, kb = refs.index(ra), refs.index(rb)
                 for m in methods:
                     stat = float(corr_fn[m](P[:, ka], P[:, kb]))
@@ -340,17 +360,17 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
                     else:
                         vals = [np.nan] * 4 + [0]
                     corr_rows.append((ds, f, gname, ra, rb, m, variants[m], stat, *vals, len(idx), _n_tied(P[:, ka]),
-                                      _n_tied(P[:, kb])))
+                                      _n_tied(P[:, kb]), n_excl))
     corr = pd.DataFrame(corr_rows, columns=list(CORRELATION_COLUMNS))
     rankings = pd.DataFrame(rank_rows, columns=list(RANKING_COLUMNS))
     top = pd.DataFrame(top_rows, columns=list(TOP_COLUMNS))
     if isinstance(auc, AUCResult):
         source = (f"From predictions + labels: {len(auc.models)} models, references {list(auc.references)}, "
                   f"{auc.n_resamples} patient-bootstrap replicates (seed {auc.seed}); boot = mean ± sd of the "
-                  f"replicate correlations, CI = {int(auc.confidence_level * 100)}% percentile.")
+                  f"replicate correlations, CI = {int(auc.confidence_level * 100)}% percentile. {auc.design()}")
     else:
         source = "From an AUC table: point estimates (no bootstrap); tied AUCs share the average rank."
-    return RankingStabilityResult(corr, rankings, top, n_res, cl, dists, kendall, spearman, source)
+    return RankingStabilityResult(corr, rankings, top, n_res, cl, dists, kendall, spearman, source, tuple(notes))
 
 
 def _pm(m: float, s: float) -> str:
@@ -363,6 +383,9 @@ def _summary(res: RankingStabilityResult, title: str) -> str:
     lines = [f"# {title}", "", res.source, "",
              f"Rank correlations: {VARIANT_TEXT[res.spearman]}; {VARIANT_TEXT[res.kendall]}. Tied AUCs share "
              f"the average rank (column `variant` of {res.FILES['rank_correlation']}).", ""]
+    if res.excluded:
+        lines += ["Undefined AUCs (NaN) are left out of the rankings, never ranked:", "",
+                  *[f"- {e}" for e in res.excluded], ""]
     if "note" in corr.columns and (corr["note"].fillna("") != "").any():
         notes = corr.loc[corr["note"].fillna("") != "", "note"]
         lines += [f"{len(notes)} published rows have no recomputed value: "

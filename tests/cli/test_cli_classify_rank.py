@@ -48,7 +48,7 @@ def test_classify_writes_auc_table(tmp_path, capsys):
     assert rc == 0
     t = pd.read_csv(out / "auc.csv")
     assert list(t.columns) == ["model", "group", "finding", "reference", "auc", "ci_low", "ci_high", "n_pos",
-                               "n_neg", "n_dropped"]
+                               "n_neg", "n_dropped", "chance"]
     assert set(t.finding) == {"Effusion", "Atelectasis", "macro", "micro"}
     assert (out / "auc.parquet").is_file() and "cxreval classify" in (out / "summary.md").read_text()
     assert (t.dropna().ci_low <= t.dropna().auc).all()

@@ -285,6 +285,12 @@ RUNS: dict[str, Callable[..., None]] = {
         "cxreval iqa degrade",
         "cxreval iqa score", "cxreval localize", "cxreval localize --heatmaps", "cxreval predict", "cxreval rank",
         "cxreval reader", "cxreval report", "cxreval synth")},
+    # a demo section's run.json `commands`: run as written, in an empty folder, by
+    # tests/demo_cli/test_recorded_commands.py (real data); here their options are checked against --help
+    **{c: run_help(c) for c in (
+        "cxreval agree -l nih", "cxreval data audit chestxray14", "cxreval data export", "cxreval data export {} -o {}",
+        "cxreval rank --auc-table xqa -o xqa_published", "cxreval rank -p {} -l nih",
+        "cxreval synth --seed 0 --per-size 60 -o localization_synthetic")},
 }
 """Every command mentioned in cxreval's messages and report (as it stands in the source) and its test run."""
 

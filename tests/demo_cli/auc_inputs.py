@@ -15,30 +15,14 @@ from cxreval.demo_data import (
     DemoContext,
     chexpert_labels,
     chexpert_predictions,
-    nih_google_labels,
-    nih_predictions,
 )
 from cxreval.labels import write_labels, write_predictions
 
 from .conftest import N_RESAMPLES
 
-NIH_REFERENCES = ("nih_textmined", "google_expert")
-"""The references of the demo's nih_models section."""
-
 
 def _context(tmp: Path, shared_data: Path, metadata_dir: Path) -> DemoContext:
     return DemoContext(tmp, shared_data, metadata_dir.parent, N_RESAMPLES, 0, False)
-
-
-def nih_inputs(tmp: Path, shared_data: Path, metadata_dir: Path) -> list[str]:
-    """``-p PRED -l LABELS -r REFS`` of the nih_models section (labels kept on the predicted studies)."""
-    ctx = _context(tmp / "ctx", shared_data, metadata_dir)
-    labels, g = nih_google_labels(ctx)
-    preds = nih_predictions(ctx, set(g["study_id"]))
-    labels = labels[labels["study_id"].isin(set(preds["study_id"]))]
-    p = write_predictions(preds, tmp / "nih_preds.parquet")
-    lab = write_labels(labels, tmp / "nih_labels.csv")
-    return ["-p", str(p), "-l", str(lab), "-r", ",".join(NIH_REFERENCES)]
 
 
 def chexpert_inputs(tmp: Path, shared_data: Path, metadata_dir: Path) -> tuple[list[str], list[str]]:

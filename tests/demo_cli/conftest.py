@@ -47,6 +47,31 @@ def assert_same_tables(demo: Path, cli: Path, files: Iterable[str]) -> None:
             pd.testing.assert_frame_equal(ta, tb, check_exact=True, obj=f"{name} ({ext}): demo vs command")
 
 
+def run_recorded_commands(section: Path, cwd: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run the section's ``commands`` (its run.json) in order in the empty folder ``cwd`` with the same cache;
+    return the folder the last command wrote (the section's key)."""
+    import json
+    import shlex
+
+    from cxreval.cli.main import main
+
+    commands = json.loads((section / "run.json").read_text())["commands"]
+    assert commands and all(c.startswith("cxreval ") for c in commands), commands
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("CXREVAL_CACHE", str(cache))
+    for c in commands:
+        assert main(shlex.split(c)[1:]) == 0, c
+    return cwd / section.name
+
+
+def assert_same_bytes(demo: Path, cli: Path, files: Iterable[str]) -> None:
+    """Every CSV of ``files`` is byte for byte the same in both folders."""
+    for name in files:
+        a, b = (demo / name).read_bytes(), (cli / name).read_bytes()
+        assert a == b, f"{name}: the demo's file differs from the recorded commands' file"
+
+
 @pytest.fixture()
 def demo_section(shared_data: Path, metadata_dir: Path, tmp_path: Path):
     """``demo_section(key, **run_demo_options)`` -> the built section's folder (under ``tmp_path/demo``)."""

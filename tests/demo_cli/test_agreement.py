@@ -14,10 +14,9 @@ from cxreval.agreement import (
     FlowsResult,
     OmissionsResult,
     PrevalenceResult,
-    SourceComparisonResult,
 )
 from cxreval.cli.main import main
-from cxreval.demo_data import CHEXPERT_COMPETITION, DemoContext, chexpert_labels, nih_google_labels
+from cxreval.demo_data import CHEXPERT_COMPETITION, DemoContext, chexpert_labels
 from cxreval.labels import write_labels
 
 from .conftest import N_RESAMPLES, assert_same_tables
@@ -32,14 +31,6 @@ def _agree(tmp_path: Path, labels: Path, name: str, *options: str) -> Path:
     out = tmp_path / name
     assert main(["agree", "--labels", str(labels), "--out", str(out), *options]) == 0
     return out
-
-
-def test_nih_vs_google_agreement_equals_cxreval_agree(demo_section, shared_data, metadata_dir, tmp_path):
-    demo = demo_section("nih_vs_google_agreement")
-    labels, _ = nih_google_labels(_context(tmp_path, shared_data, metadata_dir))
-    lp = write_labels(labels, tmp_path / "nih_google_labels.csv")
-    cli = _agree(tmp_path, lp, "agree", "--pairs", "google_expert:nih_textmined", "--intersect")
-    assert_same_tables(demo, cli, SourceComparisonResult.FILES.values())
 
 
 def test_chexpert_agreement_equals_cxreval_agree(demo_section, shared_data, metadata_dir, tmp_path):

@@ -8,17 +8,8 @@ import pandas as pd
 from cxreval.classification import AUCResult
 from cxreval.cli.main import main
 
-from .auc_inputs import chexpert_inputs, common, nih_inputs
+from .auc_inputs import chexpert_inputs, common
 from .conftest import assert_same_tables
-
-
-def test_nih_models_equal_classify(demo_section, shared_data, metadata_dir, tmp_path):
-    demo = demo_section("nih_models")
-    cli = tmp_path / "classify"
-    assert main(["classify", *nih_inputs(tmp_path, shared_data, metadata_dir), *common(), "-o", str(cli)]) == 0
-    assert_same_tables(demo, cli, AUCResult.FILES.values())
-    auc = pd.read_csv(cli / AUCResult.FILES["auc"])
-    assert tuple(auc.columns) == AUCResult.COLUMNS and len(auc) == 110  # 10 models + Mean, 4 findings + 2 averages
 
 
 def test_chexpert_models_equal_classify(demo_section, shared_data, metadata_dir, tmp_path):

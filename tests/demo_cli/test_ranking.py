@@ -11,15 +11,8 @@ from cxreval.classification import AUCResult, AUCTableResult
 from cxreval.cli.main import main
 from cxreval.ranking import RankingStabilityResult
 
-from .auc_inputs import chexpert_inputs, common, nih_inputs
+from .auc_inputs import chexpert_inputs, common
 from .conftest import assert_same_tables
-
-
-def test_nih_models_equal_rank(demo_section, shared_data, metadata_dir, tmp_path):
-    demo = demo_section("nih_models")
-    cli = tmp_path / "rank"
-    assert main(["rank", *nih_inputs(tmp_path, shared_data, metadata_dir), *common(), "-o", str(cli)]) == 0
-    assert_same_tables(demo, cli, [*RankingStabilityResult.FILES.values(), *AUCResult.FILES.values()])
 
 
 def test_chexpert_models_equal_rank_with_pairs(demo_section, shared_data, metadata_dir, tmp_path):

@@ -99,7 +99,7 @@ References
 from __future__ import annotations
 
 from . import scores
-from .compare import SourceComparisonResult, compare_sources
+from .compare import SourceComparisonResult, common_study_labels, compare_sources
 from .omissions import (
     FLOW_COLUMNS,
     OMISSION_COLUMNS,
@@ -172,4 +172,5 @@ __all__ = [
     "omission_table",
     "SourceComparisonResult",
     "compare_sources",
+    "common_study_labels",
 ]

@@ -29,13 +29,14 @@ from typing import ClassVar
 
 import pandas as pd
 
+from ..exceptions import SchemaError
 from ..labels import SOURCE
 from ..results import TableResult
 from .omissions import FlowsResult, OmissionsResult, compute_flows
 from .pairs import AgreementTableResult, compute_agreement, parse_pairs
 from .prevalence import PrevalenceResult, compute_prevalence
 
-__all__ = ["SourceComparisonResult", "compare_sources"]
+__all__ = ["SourceComparisonResult", "compare_sources", "common_study_labels"]
 
 _PARTS: tuple[type[TableResult], ...] = (AgreementTableResult, PrevalenceResult, FlowsResult, OmissionsResult)
 
@@ -89,7 +90,9 @@ def compare_sources(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
     """Agreement, prevalence (of the pairs' sources), flows and omissions of pairs of label sources.
 
     Parameters are those of :func:`~cxreval.agreement.compute_agreement`; ``findings``, ``not_mentioned`` and
-    ``studies`` apply to the flows too, ``findings`` to the prevalence.
+    ``studies`` apply to the flows too, ``findings`` to the prevalence. ``studies='common'`` (the comparison
+    design of ``cxreval classify``/``rank``): per finding, only the studies that every source of the pairs
+    labelling that finding labels (a state present) are kept, for the agreement, the flows *and* the prevalence.
 
     Returns
     -------
@@ -101,6 +104,9 @@ def compare_sources(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
         As :func:`~cxreval.agreement.compute_agreement`.
     """
     pair_list = parse_pairs(pairs)
+    if studies == "common":
+        labels = common_study_labels(labels, sorted({s for p in pair_list for s in p}))
+        studies = "intersection"
     agr = compute_agreement(labels, pair_list, findings=findings, finding_sets=finding_sets, weights=weights,
                             not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain)
     wanted = {s for p in pair_list for s in p}  # compute_agreement checked that each is in the table
@@ -108,3 +114,26 @@ def compare_sources(labels: pd.DataFrame, pairs: object, *, findings: Sequence[s
     prev = compute_prevalence(labels, sources=sources, findings=findings)
     flows = compute_flows(labels, pair_list, findings=findings, not_mentioned=not_mentioned, studies=studies)
     return SourceComparisonResult(agr, prev, flows, flows.omissions())
+
+
+def common_study_labels(labels: pd.DataFrame, sources: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``sources`` on, per finding, the studies that every one of ``sources`` labelling the finding
+    labels (a state present); other sources' rows are dropped.
+
+    Raises
+    ------
+    SchemaError
+        A finding labelled by two or more of ``sources`` on no common study (named).
+    """
+    sub = labels[labels[SOURCE].astype(str).isin(list(sources))]
+    has = sub[sub["state"].notna()]
+    per_f = has.groupby("finding", sort=False)[SOURCE].nunique()
+    n = has.groupby(["finding", "study_id"], sort=False)[SOURCE].nunique()
+    need = per_f.reindex(n.index.get_level_values("finding")).to_numpy()
+    keep = n[n.to_numpy() == need].index
+    for f, k in per_f.items():
+        if k > 1 and f not in set(keep.get_level_values("finding")):
+            raise SchemaError(f"studies='common' (CLI --studies common): no study is labelled by every source "
+                              f"labelling finding {f!r}; choose --studies each.")
+    idx = pd.MultiIndex.from_frame(sub[["finding", "study_id"]])
+    return sub[idx.isin(keep)].reset_index(drop=True)

@@ -46,14 +46,16 @@ from ..labels import MACRO, MICRO
 from .auc_score import roc_auc_score, weighted_auc
 from .evaluate import evaluate_auc
 from .files import evaluate_auc_files, read_model_groups
-from .inputs import PreparedInputs, prepare_from_files, prepare_inputs
+from .inputs import MISSING_SCORES, STUDY_DESIGNS, PreparedInputs, prepare_from_files, prepare_inputs
 from .result import (
     AUC_COLUMNS,
     AUC_SUMMARY_FILE,
     COUNT_COLUMNS,
+    COVERAGE_COLUMNS,
     DEFAULT_GROUP,
     DROPPED_COLUMNS,
     MEAN_MODEL,
+    NOT_LABELLED,
     POINT_AUC_COLUMNS,
     AUCResult,
     AUCTableResult,
@@ -77,6 +79,10 @@ __all__ = [
     "delong_test",
     "AUC_COLUMNS",
     "COUNT_COLUMNS",
+    "COVERAGE_COLUMNS",
+    "NOT_LABELLED",
+    "STUDY_DESIGNS",
+    "MISSING_SCORES",
     "DROPPED_COLUMNS",
     "POINT_AUC_COLUMNS",
     "AUC_SUMMARY_FILE",

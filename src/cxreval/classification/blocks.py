@@ -22,7 +22,16 @@ from ..exceptions import InvalidParameterError, UndefinedMetricWarning
 from ..executor import get_executor
 from ..labels import MACRO, MICRO
 from .inputs import PreparedInputs
-from .result import AUC_COLUMNS, COUNT_COLUMNS, MEAN_MODEL, AUCResult
+from .result import (
+    AUC_COLUMNS,
+    COUNT_COLUMNS,
+    COVERAGE_COLUMNS,
+    LABELLED,
+    MEAN_MODEL,
+    NOT_LABELLED,
+    ONE_CLASS,
+    AUCResult,
+)
 
 __all__ = ["evaluate_prepared"]
 
@@ -49,20 +58,20 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
             raise InvalidParameterError(f"evaluate_auc: the given plan covers {plan.n_studies} studies; the evaluation "
                                         f"needs the {n} studies of the predictions, sorted.")
     B = 0 if plan is None else plan.n_resamples
-    undefined_point: list[tuple[str, str]] = []
-    counts_rows = []
-    for j, f in enumerate(fs):
-        for k, r in enumerate(refs):
-            y = Y[j, k]
-            ok = np.isfinite(y)
-            npos, nneg = int((y[ok] == 1).sum()), int((y[ok] == 0).sum())
-            counts_rows.append({"finding": f, "reference": r, "n_pos": npos, "n_neg": nneg,
-                                "n_dropped": int(n - ok.sum())})
-            if npos == 0 or nneg == 0:
-                undefined_point.append((f, r))
-    for f, r in undefined_point:
-        warnings.warn(f"Reference {r!r} has only one class for finding {f!r} on the evaluated studies; its AUC is "
-                      "NaN.", UndefinedMetricWarning, stacklevel=2)
+    counts, coverage = _counts(prep)
+    one_class = coverage[coverage["status"] == ONE_CLASS]
+    if len(one_class):
+        warnings.warn("; ".join(f"Reference {r!r} has only one class for finding(s) "
+                                + ", ".join(map(repr, g["finding"]))
+                                for r, g in one_class.groupby("reference", sort=False))
+                      + " on the evaluated studies; their AUCs are NaN (coverage.csv).", UndefinedMetricWarning,
+                      stacklevel=2)
+    covered = (coverage["status"] != NOT_LABELLED).to_numpy().reshape(len(fs), len(refs))  # finding-major rows
+    # the findings the averages are over, per reference: those it labels ('each'), those every reference labels
+    # ('common', so that the macro and micro averages of all references cover the same findings)
+    averaged = covered.copy()
+    if prep.studies_design == "common" and len(refs) > 1:
+        averaged[:] = covered.all(axis=1, keepdims=True)
     # micro average: every (finding, study) pair pooled; pair q = j * n + s, its patient that of study s
     pooled = micro and len(fs) > 1
     n_f = len(fs) + int(pooled)
@@ -78,50 +87,108 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
     blocks = [(i, j) for i in range(len(models)) for j in range(n_f)]
     point = np.full((len(models), n_f, len(refs)), np.nan)
     dist = np.full((len(models), n_f, len(refs), B), np.nan)
-    for (i, j), pt, ds in map_blocks(get_executor(executor), inputs, blocks, spill_dir):
-        point[i, j] = pt
-        dist[i, j] = ds
-    counts = pd.DataFrame(counts_rows, columns=list(COUNT_COLUMNS))
+    runs = [(inputs, blocks)]
+    if pooled and not (averaged == covered).all():  # the micro average pools the averaged findings only
+        Ym = Y.copy()
+        Ym[~averaged.all(axis=1)] = np.nan
+        micro_inputs = dataclasses.replace(inputs, labels=Ym)
+        if inputs.wpos is not None and plan is not None:
+            micro_inputs = dataclasses.replace(micro_inputs, wpos=positive_weights(Ym, plan.study_patient,
+                                                                                  inputs.shards))
+        runs = [(inputs, [b for b in blocks if b[1] < len(fs)]), (micro_inputs, [b for b in blocks if b[1] == len(fs)])]
+    for run_inputs, run_blocks in runs:
+        for (i, j), pt, ds in map_blocks(get_executor(executor), run_inputs, run_blocks, spill_dir):
+            point[i, j] = pt
+            dist[i, j] = ds
     fnames = list(fs)
     per_point, per_dist = point[:, : len(fs)], dist[:, : len(fs)]
-    if macro and len(fs) > 1:
+    if macro and len(fs) > 1:  # each reference's macro average is over the findings it labels
         fnames.append(MACRO)
-        point = np.concatenate([per_point, per_point.mean(axis=1, keepdims=True), point[:, len(fs):]], axis=1)
-        dist = np.concatenate([per_dist, per_dist.mean(axis=1, keepdims=True), dist[:, len(fs):]], axis=1)
+        w = averaged.sum(axis=0)  # (reference,)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mp = np.where(averaged[None], per_point, 0.0).sum(axis=1, keepdims=True) / w[None, None, :]
+            md = np.where(averaged[None, :, :, None], per_dist, 0.0).sum(axis=1, keepdims=True) / w[None, None, :, None]
+        mp[..., w == 0] = np.nan
+        md[..., w == 0, :] = np.nan
+        point = np.concatenate([per_point, mp, point[:, len(fs):]], axis=1)
+        dist = np.concatenate([per_dist, md, dist[:, len(fs):]], axis=1)
     if pooled:
         fnames.append(MICRO)
-    table = _auc_table(models, fnames, refs, groups, point, dist, counts, confidence_level, mean_over_models)
+    chance = {(m, f) for m, f in prep.chance}
+    if pooled and not averaged.any():
+        point[:, -1], dist[:, -1] = np.nan, np.nan
+    table = _auc_table(models, fnames, refs, groups, point, dist, counts, confidence_level, mean_over_models,
+                       covered, averaged, chance)
     seed = rng if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
     return AUCResult(table, tuple(models), tuple(fnames), tuple(refs), groups, point, dist, counts, plan, policy,
                      confidence_level, not_mentioned, dropped, notes=tuple(prep.notes),
-                     seed=None if seed is None else int(seed), _inputs=BlockInputs(S, Y, inputs.study_patient))
+                     seed=None if seed is None else int(seed), _inputs=BlockInputs(S, Y, inputs.study_patient),
+                     coverage=coverage, studies=prep.studies_design, chance=tuple(prep.chance),
+                     finding_map=prep.finding_map)
+
+
+def _counts(prep: PreparedInputs) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per finding x reference: the counts (:data:`COUNT_COLUMNS`) and the coverage (:data:`COVERAGE_COLUMNS`)."""
+    Y, n = prep.Y, len(prep.studies)
+    states = prep.states if prep.states is not None else np.where(np.isfinite(Y), 0, -128).astype(np.int8)
+    pat = prep.patient_of.to_numpy()
+    rows, cov = [], []
+    for j, f in enumerate(prep.findings):
+        for k, r in enumerate(prep.references):
+            y = Y[j, k]
+            ok = np.isfinite(y)
+            lab = states[j, k] != -128
+            npos, nneg = int((y[ok] == 1).sum()), int((y[ok] == 0).sum())
+            rows.append((f, r, npos, nneg, int(n - ok.sum()), int(lab.sum()), int(pd.unique(pat[lab]).size),
+                         int((states[j, k] == 1).sum()), int((lab & ~ok).sum())))
+            status = NOT_LABELLED if not lab.any() else (ONE_CLASS if npos == 0 or nneg == 0 else LABELLED)
+            cov.append((f, r, status))
+    return (pd.DataFrame(rows, columns=list(COUNT_COLUMNS)).astype({c: np.int64 for c in COUNT_COLUMNS[2:]}),
+            pd.DataFrame(cov, columns=list(COVERAGE_COLUMNS)))
 
 
 def _auc_table(models: list[str], fnames: list[str], refs: list[str], groups: dict[str, str], point: np.ndarray,
-               dist: np.ndarray, counts: pd.DataFrame, confidence_level: float, mean_over_models: bool) -> pd.DataFrame:
+               dist: np.ndarray, counts: pd.DataFrame, confidence_level: float, mean_over_models: bool,
+               covered: np.ndarray, averaged: np.ndarray, chance: set[tuple[str, str]]) -> pd.DataFrame:
+    """The rows of ``auc.csv``: a (finding, reference) the reference does not label has none (see coverage)."""
     summ = summarize_distribution(dist, confidence_level=confidence_level)
     cnt = counts.set_index(["finding", "reference"])
-    macro_cnt = counts.groupby("reference")[["n_pos", "n_neg", "n_dropped"]].sum()
+    macro_cnt = counts[averaged.ravel()].groupby("reference")[["n_pos", "n_neg", "n_dropped"]].sum()
+    nf = covered.shape[0]
     rows = []
 
     def cn(f: str, r: str) -> tuple[int, int, int]:
         c = macro_cnt.loc[r] if f in (MACRO, MICRO) else cnt.loc[(f, r)]
         return int(c["n_pos"]), int(c["n_neg"]), int(c["n_dropped"])
 
+    def shown(j: int, k: int) -> bool:
+        return bool(covered[j, k]) if j < nf else bool(averaged[:, k].any())
+
+    def marked(m: str, j: int, k: int) -> bool:
+        if j < nf:
+            return (m, fnames[j]) in chance
+        return any((m, fnames[q]) in chance for q in range(nf) if averaged[q, k])
+
     for i, m in enumerate(models):
         for j, f in enumerate(fnames):
             for k, r in enumerate(refs):
+                if not shown(j, k):
+                    continue
                 p, q, d = cn(f, r)
                 rows.append((m, groups[m], f, r, point[i, j, k], summ["ci_low"][i, j, k], summ["ci_high"][i, j, k],
-                             p, q, d))
+                             p, q, d, marked(m, j, k)))
     if mean_over_models and len(models) > 1:
         mp = point.mean(axis=0)
         ms = summarize_distribution(dist.mean(axis=0), confidence_level=confidence_level)
         for j, f in enumerate(fnames):
             for k, r in enumerate(refs):
+                if not shown(j, k):
+                    continue
                 p, q, d = cn(f, r)
-                rows.append((MEAN_MODEL, "summary", f, r, mp[j, k], ms["ci_low"][j, k], ms["ci_high"][j, k], p, q, d))
+                rows.append((MEAN_MODEL, "summary", f, r, mp[j, k], ms["ci_low"][j, k], ms["ci_high"][j, k], p, q, d,
+                             any(marked(m, j, k) for m in models)))
     t = pd.DataFrame(rows, columns=list(AUC_COLUMNS))
     for c in ("n_pos", "n_neg", "n_dropped"):
         t[c] = t[c].astype(np.int64)
+    t["chance"] = t["chance"].astype(bool)
     return t

@@ -17,6 +17,7 @@ from .._validation import check_choice, check_confidence_level, check_positive_i
 from ..bootstrap import ResamplingPlan
 from ..exceptions import InvalidParameterError
 from ..executor import get_executor
+from ..findings import VocabularyMapping
 from ..labels import POLICIES
 from .blocks import evaluate_prepared
 from .inputs import PreparedInputs, prepare_inputs
@@ -32,7 +33,8 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
                  confidence_level: float = 0.95, macro: bool = True, micro: bool = True, mean_over_models: bool = True,
                  unlabeled: str = "error", rng: object = None, plan: ResamplingPlan | None = None,
                  shard_size: int | None = None, executor: object | None = None,
-                 spill_dir: str | Path | None = None) -> AUCResult:
+                 spill_dir: str | Path | None = None, studies: str = "each", missing_scores: str = "refuse",
+                 finding_map: str | VocabularyMapping | None = None) -> AUCResult:
     """ROC-AUC per model × finding × reference with patient-level bootstrap percentile CIs.
 
     Parameters
@@ -85,6 +87,20 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
         shards) are written once as ``.npy`` in a temporary folder, removed at the end; each task carries
         a block id and these paths and memory-maps them. Every worker must see it (shared storage for a
         multi-machine Dask cluster). Default: the system temporary folder.
+    studies : {'each', 'common'}, default='each'
+        The study design when several references are compared. ``'each'``: every reference is scored on the
+        studies it labels; ``'common'``: per finding, on the studies that every reference labelling that finding
+        labels (a label present, whatever its state; the label policy then applies per reference), so that the
+        AUCs of one finding are computed on the same studies. Studies left without any label leave the
+        evaluation (``result.dropped``).
+    missing_scores : {'refuse', 'chance'}, default='refuse'
+        A model with no score at all for a finding: refused, or scored 0.5 for every study (AUC 0.5, the XQA
+        paper's convention for a model without that output), kept in rankings and the macro average (0.5 for
+        that finding) and marked ``chance`` in the table; in the micro average its pairs pool with the constant
+        score 0.5.
+    finding_map : str, VocabularyMapping or None
+        A finding map (:mod:`cxreval.finding_maps`: a built-in name such as ``'nih_to_google'``, a YAML file or
+        a mapping) applied to the labels and the scores before evaluation; only its targets are evaluated.
 
     Returns
     -------
@@ -102,7 +118,9 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
     Warns
     -----
     UndefinedMetricWarning
-        A reference with one class only for a finding: its AUC is NaN.
+        References with one class only for a finding they label: their AUCs are NaN (one warning listing them).
+        A reference that does not label a finding at all is *not labelled* (``result.coverage``): no AUC row, no
+        warning.
     """
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
@@ -112,16 +130,19 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
     executor = get_executor(executor)
     if isinstance(predictions, PreparedInputs):
         given = [k for k, v in (("labels", labels), ("references", references), ("findings", findings),
-                                ("model_groups", model_groups)) if v is not None]
+                                ("model_groups", model_groups), ("finding_map", finding_map)) if v is not None]
         given += [k for k, v, d in (("unlabeled", unlabeled, "error"), ("policy", policy, predictions.policy),
-                                    ("not_mentioned", not_mentioned, predictions.not_mentioned)) if v != d]
+                                    ("not_mentioned", not_mentioned, predictions.not_mentioned),
+                                    ("studies", studies, "each"), ("missing_scores", missing_scores, "refuse"))
+                  if v != d]
         if given:
             raise InvalidParameterError(f"evaluate_auc: with prepared inputs, {given} are those given to "
                                         "prepare_from_files; leave them at their defaults here.")
         prep = predictions
     else:
         prep = prepare_inputs(predictions, labels, references=references, findings=findings, policy=policy,
-                              not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled)
+                              not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled,
+                              studies=studies, missing_scores=missing_scores, finding_map=finding_map)
     return evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro,
                              micro=micro, mean_over_models=mean_over_models, rng=rng, plan=plan,
                              shard_size=shard_size, executor=executor, spill_dir=spill_dir)

@@ -51,7 +51,8 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
                        confidence_level: float = 0.95, rng: object = None, executor: object | None = None,
                        spill_dir: str | Path | None = None,
                        on_read: Callable[[PreparedInputs], object] | None = None,
-                       blank_state: str | None = None) -> AUCResult:
+                       blank_state: str | None = None, studies: str = "each",
+                       missing_scores: str = "refuse", finding_map: object = None) -> AUCResult:
     """ROC-AUC with patient-bootstrap CIs of prediction files against label files.
 
     Parameters
@@ -62,7 +63,8 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
         A model-group CSV (:func:`read_model_groups`) or table.
     references, findings : sequence of str, optional
         Default (None or empty): every source / every predicted and labelled finding.
-    policy, not_mentioned, unlabeled, n_resamples, confidence_level, rng, executor, spill_dir
+    policy, not_mentioned, unlabeled, n_resamples, confidence_level, rng, executor, spill_dir, studies,
+    missing_scores, finding_map
         As for :func:`~cxreval.classification.evaluate_auc`. ``spill_dir``: e.g. the output's temporary folder
         (shared storage for a multi-machine cluster).
     on_read : callable, optional
@@ -89,7 +91,8 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
                                     f"(model, group), a dict or None. Got {model_groups!r} instead.")
     prep = prepare_from_files(predictions, labels, state_encoding=state_encoding, references=references or None,
                               findings=findings or None, policy=policy, not_mentioned=not_mentioned,
-                              model_groups=groups, unlabeled=unlabeled, blank_state=blank_state)
+                              model_groups=groups, unlabeled=unlabeled, blank_state=blank_state, studies=studies,
+                              missing_scores=missing_scores, finding_map=finding_map)  # type: ignore[arg-type]
     if on_read is not None:
         on_read(prep)
     t0 = time.perf_counter()

@@ -17,7 +17,8 @@ import pandas as pd
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..findings import canonical_finding
+from ..finding_maps import read_finding_map
+from ..findings import VocabularyMapping, canonical_finding
 from ..labels import (
     POLICIES,
     LabelScan,
@@ -32,9 +33,15 @@ from ..labels import (
     validate_model_groups,
     validate_predictions,
 )
+from ._maps import map_label_scan, map_prediction_scan
 from .result import DEFAULT_GROUP
 
-__all__ = ["PreparedInputs", "prepare_inputs", "prepare_from_files"]
+STUDY_DESIGNS: tuple[str, ...] = ("each", "common")
+"""``studies=``: each reference on the studies it labels, or per finding the studies every reference labels."""
+MISSING_SCORES: tuple[str, ...] = ("refuse", "chance")
+"""``missing_scores=``: a model without any score for a finding is refused, or scored 0.5 (the XQA convention)."""
+
+__all__ = ["PreparedInputs", "prepare_inputs", "prepare_from_files", "STUDY_DESIGNS", "MISSING_SCORES"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,15 @@ class PreparedInputs:
     policy, not_mentioned : str
     notes : tuple of str
         What the readers recorded (files not read, renamed columns).
+    states : ndarray of int8, shape (n_findings, n_references, n_studies)
+        The label state of each study (-1..2; ``-128``: no label) under the study design.
+    studies_design : {'each', 'common'}
+        ``'each'``: every reference on the studies it labels; ``'common'``: per finding, the studies that every
+        reference labelling the finding labels.
+    chance : tuple of (model, finding)
+        The models without any score for a finding, scored 0.5 (``missing_scores='chance'``).
+    finding_map : VocabularyMapping or None
+        The finding map applied to labels and scores.
     """
 
     models: list[str]
@@ -78,12 +94,17 @@ class PreparedInputs:
     policy: str
     not_mentioned: str
     notes: tuple[str, ...] = ()
+    states: np.ndarray | None = None
+    studies_design: str = "each"
+    chance: tuple[tuple[str, str], ...] = ()
+    finding_map: VocabularyMapping | None = None
 
 
 def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
                    findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
                    model_groups: pd.DataFrame | dict[str, str] | None = None,
-                   unlabeled: str = "error") -> PreparedInputs:
+                   unlabeled: str = "error", studies: str = "each", missing_scores: str = "refuse",
+                   finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
     """Validate prediction and label tables and lay them out as the arrays :func:`evaluate_auc` computes on.
 
     ``evaluate_auc(predictions, labels, **options)`` is ``evaluate_auc(prepare_inputs(predictions, labels,
@@ -94,7 +115,7 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
     predictions, labels : pandas.DataFrame
         As for :func:`evaluate_auc` (validated by :func:`~cxreval.labels.validate_predictions` and
         :func:`~cxreval.labels.validate_label_table`).
-    references, findings, policy, not_mentioned, model_groups, unlabeled
+    references, findings, policy, not_mentioned, model_groups, unlabeled, studies, missing_scores, finding_map
         As for :func:`evaluate_auc`.
 
     Returns
@@ -108,18 +129,22 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
     """
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
+    _check_design(studies, missing_scores)
     preds = validate_predictions(predictions)
     labs = validate_label_table(labels, require_patient=False)
     return _prepare_scans(PredictionScan.from_frame(preds), LabelScan.from_frame(labs), references=references,
                           findings=findings, policy=policy, not_mentioned=not_mentioned, model_groups=model_groups,
-                          unlabeled=unlabeled, frame=lambda: preds)
+                          unlabeled=unlabeled, frame=lambda: preds, studies=studies, missing_scores=missing_scores,
+                          finding_map=finding_map)
 
 
 def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path], *,
                        state_encoding: str | None = None, references: Sequence[str] | None = None,
                        findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
                        model_groups: pd.DataFrame | dict[str, str] | None = None,
-                       unlabeled: str = "error", blank_state: str | None = None) -> PreparedInputs:
+                       unlabeled: str = "error", blank_state: str | None = None, studies: str = "each",
+                       missing_scores: str = "refuse",
+                       finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
     """Read prediction and label files straight into the arrays :func:`evaluate_auc` computes on.
 
     Each file is read once, block by block, with its text columns as integer codes
@@ -138,7 +163,7 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
         How numeric states are read (:func:`~cxreval.labels.decode_states`).
     blank_state : {'refuse', 'missing'} or None
         What a blank state cell is (:func:`~cxreval.labels.decode_states`; None: refused without an encoding).
-    references, findings, policy, not_mentioned, model_groups, unlabeled
+    references, findings, policy, not_mentioned, model_groups, unlabeled, studies, missing_scores, finding_map
         As for :func:`evaluate_auc`.
 
     Returns
@@ -152,6 +177,8 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
     """
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
+    _check_design(studies, missing_scores)
+    fmap = None if finding_map is None else read_finding_map(finding_map)
     ppaths, lpaths = _paths(predictions, "predictions"), _paths(labels, "labels")
     check_label_headers(lpaths, require_patient=True)  # both headers before any block of either is read
     check_prediction_headers(ppaths)
@@ -159,7 +186,13 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
     ls, lnotes = scan_labels(lpaths, state_encoding=state_encoding, blank_state=blank_state, require_patient=True)
     return _prepare_scans(ps, ls, references=references, findings=findings, policy=policy,
                           not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled,
-                          frame=lambda: read_prediction_tables(ppaths)[0], notes=(*ps.notes, *lnotes))
+                          frame=lambda: read_prediction_tables(ppaths)[0], notes=(*ps.notes, *lnotes),
+                          studies=studies, missing_scores=missing_scores, finding_map=fmap)
+
+
+def _check_design(studies: str, missing_scores: str) -> None:
+    check_choice(studies, STUDY_DESIGNS, name="studies", func="evaluate_auc")
+    check_choice(missing_scores, MISSING_SCORES, name="missing_scores", func="evaluate_auc")
 
 
 def _paths(value: object, name: str) -> list[Path]:
@@ -177,9 +210,18 @@ def _paths(value: object, name: str) -> list[Path]:
 def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[str] | None,
                    findings: Sequence[str] | None, policy: str, not_mentioned: str,
                    model_groups: pd.DataFrame | dict[str, str] | None, unlabeled: str,
-                   frame: Callable[[], pd.DataFrame], notes: tuple[str, ...] = ()) -> PreparedInputs:
+                   frame: Callable[[], pd.DataFrame], notes: tuple[str, ...] = (), studies: str = "each",
+                   missing_scores: str = "refuse",
+                   finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
     """Lay validated codes out as arrays; the score arrays of ``ps`` are moved into ``S`` (``ps`` is emptied)."""
-    refs, fs, fcodes, groups, dropped = _validate_inputs(ps, ls, references, findings, model_groups, unlabeled)
+    design = studies
+    fmap = None if finding_map is None else read_finding_map(finding_map)
+    if fmap is not None:
+        _check_map_findings(fmap, ps, ls)
+        map_prediction_scan(ps, fmap)
+        map_label_scan(ls, fmap)
+    refs, fs, fcodes, groups, dropped = _validate_inputs(ps, ls, references, findings, model_groups, unlabeled,
+                                                         allowed=None if fmap is None else tuple(fmap.targets))
     texts = np.asarray(ps.studies, dtype=object)
     pstudies = _study_order(ps, fcodes)
     kept_mask = np.zeros(len(texts), dtype=bool)
@@ -193,7 +235,8 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
         models = _model_order(ps, fcodes, keep=kept_mask)
     except LookupError:  # a model's first row is a dropped study: the order over the kept rows, from the table
         df = frame()
-        rows = df["finding"].isin(fs).to_numpy() & ~df["study_id"].isin(dropped["study_id"]).to_numpy()
+        used = set(fs) if fmap is None else {*fs, *(x for f in fs for x in fmap.targets.get(f, ()))}
+        rows = df["finding"].isin(used).to_numpy() & ~df["study_id"].isin(dropped["study_id"]).to_numpy()
         models = list(pd.unique(df.loc[rows, "model"]))
     n = len(studies)
     # scores: (model, finding, study), each (model, finding) array moved out of the scan as it is copied
@@ -219,15 +262,29 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
     st = ls.state[sel].astype(np.int16)
     Y[f_of[ls.finding[sel]], r_of[ls.source[sel]], row_pos[sel]] = yb[np.where(st == LabelScan.MISSING_STATE, 4,
                                                                                 st + 1)]
-    # every labelled (study, finding) needs a score from every model
+    states = np.full(Y.shape, LabelScan.MISSING_STATE, dtype=np.int8)
+    states[f_of[ls.finding[sel]], r_of[ls.source[sel]], row_pos[sel]] = ls.state[sel]
+    keep = np.ones(n, dtype=bool)
+    if design == "common":
+        keep = _common_studies(states, Y, fs, refs)
+    # every labelled (study, finding) needs a score from every model; a model with no score at all for a
+    # finding is scored 0.5 with missing_scores='chance'
     labelled = np.isfinite(Y).any(axis=1)  # (finding, study)
+    chance = []
     for j, f in enumerate(fs):
+        if missing_scores == "chance":
+            for i in np.flatnonzero(np.isnan(S[:, j, :]).all(axis=1)):
+                S[i, j, :] = 0.5
+                chance.append((models[i], f))
         miss = np.isnan(S[:, j, :]) & labelled[j][None, :]
         if miss.any():
             m, s = np.argwhere(miss)[0]
+            hint = (" (a model with no output at all for a finding can be scored AUC 0.5, the XQA convention: "
+                    "missing_scores='chance', CLI --missing-scores chance)"
+                    if np.isnan(S[m, j, :]).all() and missing_scores == "refuse" else "")
             raise SchemaError(f"Model {models[m]!r} has no score for study {studies[s]!r}, finding {f!r}, which the "
                               f"references label ({int(miss.sum())} such (model, study) pairs); every model must "
-                              "score every labelled study.")
+                              f"score every labelled study{hint}.")
     # each study's patient (one per study, checked by the readers)
     pat = np.full(len(ls.studies), -1, dtype=np.int64)
     has = ls.patient >= 0
@@ -235,13 +292,51 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
     pcode = pat[pd.Index(ls.studies).get_indexer(studies)] if n else np.zeros(0, np.int64)
     patients = np.asarray(ls.patients + [np.nan], dtype=object)
     patient_of = pd.Series(patients[np.where(pcode >= 0, pcode, len(ls.patients))])
+    if not keep.all():  # studies='common': the studies no finding's common set holds leave the evaluation
+        out = studies[~keep]
+        dropped = pd.concat([dropped, pd.DataFrame({"study_id": out, "reason": "not labelled by every reference "
+                                                    "labelling its findings (studies='common')"})], ignore_index=True)
+        studies, S, Y, states = studies[keep], S[:, :, keep], Y[:, :, keep], states[:, :, keep]
+        patient_of = patient_of[keep].reset_index(drop=True)
     return PreparedInputs(models, fs, refs, groups, dropped, studies, S, Y, patient_of, policy, not_mentioned,
-                          tuple(notes))
+                          tuple(notes), states, design, tuple(chance), fmap)
+
+
+def _common_studies(states: np.ndarray, Y: np.ndarray, fs: list[str], refs: list[str]) -> np.ndarray:
+    """``studies='common'``: per finding, keep the labels of the studies every reference labelling the finding
+    labels (``states``, ``Y`` changed in place); return the studies still labelled or never labelled."""
+    had = (states != LabelScan.MISSING_STATE).any(axis=(0, 1))
+    for j, f in enumerate(fs):
+        lab = states[j] != LabelScan.MISSING_STATE  # (reference, study)
+        cover = lab.any(axis=1)
+        if cover.sum() < 2:
+            continue
+        common = lab[cover].all(axis=0)
+        if not common.any():
+            names = [r for r, c in zip(refs, cover) if c]
+            raise SchemaError(f"studies='common' (CLI --studies common): no study is labelled by every reference "
+                              f"labelling finding {f!r} ({names}); choose --studies each or --references.")
+        states[j][:, ~common] = LabelScan.MISSING_STATE
+        Y[j][:, ~common] = np.nan
+    has = (states != LabelScan.MISSING_STATE).any(axis=(0, 1))
+    return has | ~had
+
+
+def _check_map_findings(fmap: VocabularyMapping, ps: PredictionScan, ls: LabelScan) -> None:
+    """Every finding a map names is predicted or labelled (else one line naming it, before computing)."""
+    seen = set(ps.findings) | set(ls.findings)
+    for t, srcs in fmap.targets.items():
+        absent = [f for f in srcs if f not in seen]
+        if t not in seen and absent:
+            raise SchemaError(f"Finding map {fmap.name!r}: finding {absent[0]!r} (defining {t!r}) is neither "
+                              f"predicted nor labelled, nor is {t!r} (predicted: {sorted(set(ps.findings))}; "
+                              f"labelled: {sorted(set(ls.findings))}).")
 
 
 def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str] | None,
                      findings: Sequence[str] | None, model_groups: pd.DataFrame | dict[str, str] | None,
-                     unlabeled: str) -> tuple[list[str], list[str], list[int], dict[str, str], pd.DataFrame]:
+                     unlabeled: str, allowed: tuple[str, ...] | None = None
+                     ) -> tuple[list[str], list[str], list[int], dict[str, str], pd.DataFrame]:
     """Choose references and findings, check model groups and unlabelled studies, on validated codes.
 
     Returns the references, the findings, their codes in ``ps``, the model → group map (models with a score for
@@ -265,6 +360,8 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
         raise InvalidParameterError(f"evaluate_auc: 'references' has duplicates: {refs}.")
     f_first = {j: int(a.min()) for j, a in ps.first_row.items() if len(a)}
     pf = [ps.findings[j] for j in sorted(f_first, key=f_first.__getitem__)]  # in order of first appearance
+    if allowed is not None:  # a finding map: its targets only
+        pf = [f for f in pf if f in allowed]
     ref_codes = [ls.sources.index(r) for r in refs]
     lf = {ls.findings[j] for j in np.unique(ls.finding[np.isin(ls.source, ref_codes)])}
     if findings is None:

@@ -21,20 +21,32 @@ from .._auc_kernel import BlockInputs, block_indices
 from .._validation import check_choice
 from ..bootstrap import BootstrapResult, ResamplingPlan, bca_ci, percentile_ci
 from ..exceptions import InvalidParameterError
-from ..findings import canonical_finding
+from ..finding_maps import finding_map_table
+from ..findings import VocabularyMapping, canonical_finding
 from ..labels import FINDING, MACRO, MICRO, STUDY_ID
 from ..results import TableResult, readonly
 from ..tables import markdown_table
 
-__all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP",
+__all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "COVERAGE_COLUMNS", "LABELLED", "ONE_CLASS", "NOT_LABELLED", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP",
            "AUC_SUMMARY_FILE", "AUCResult", "AUCTableResult", "markdown_auc_table"]
 
 AUC_COLUMNS: tuple[str, ...] = ("model", "group", FINDING, "reference", "auc", "ci_low", "ci_high",
-                                "n_pos", "n_neg", "n_dropped")
+                                "n_pos", "n_neg", "n_dropped", "chance")
 """Columns of ``auc.csv``. ``reference`` names the label source that served as the reference of an AUC: a role,
-not the ``source`` column of a label table (whose values it takes)."""
-COUNT_COLUMNS: tuple[str, ...] = (FINDING, "reference", "n_pos", "n_neg", "n_dropped")
-"""Columns of ``counts.csv``: the labels each reference gives each finding on the evaluated studies."""
+not the ``source`` column of a label table (whose values it takes). ``chance``: the AUC is (or, for an average,
+includes) the 0.5 of a model without any score for the finding (``missing_scores='chance'``). A finding a
+reference does not label has no row (``coverage.csv``)."""
+COUNT_COLUMNS: tuple[str, ...] = (FINDING, "reference", "n_pos", "n_neg", "n_dropped", "n_studies", "n_patients",
+                                  "n_uncertain", "n_excluded")
+"""Columns of ``counts.csv``: per finding and reference, on the evaluated studies under the study design:
+``n_pos``/``n_neg`` the positives and negatives after the label policy, ``n_dropped`` the evaluated studies without
+a usable label, ``n_studies``/``n_patients`` the studies (and their patients) the reference labels, ``n_uncertain``
+its uncertain labels, ``n_excluded`` the labelled studies the policy leaves out (uncertain or not mentioned)."""
+COVERAGE_COLUMNS: tuple[str, ...] = (FINDING, "reference", "status")
+"""Columns of ``coverage.csv``: ``status`` is ``labelled``, ``one class`` (labelled, AUC undefined) or
+``not labelled`` (the reference gives no label for the finding: no AUC row)."""
+LABELLED, ONE_CLASS, NOT_LABELLED = "labelled", "one class", "not labelled"
+"""The ``status`` values of ``coverage.csv``."""
 DROPPED_COLUMNS: tuple[str, ...] = (STUDY_ID, "reason")
 """Columns of ``dropped.csv``: the studies dropped before evaluation."""
 POINT_AUC_COLUMNS: tuple[str, ...] = ("model", FINDING, "reference", "auc")
@@ -80,12 +92,23 @@ class AUCResult(TableResult):
         What the readers recorded (files not read, renamed columns; :func:`prepare_from_files`).
     seed : int or None
         The integer seed of the resampling plan (``rng`` of :func:`evaluate_auc`), None when not an integer.
+    coverage : pandas.DataFrame
+        :data:`COVERAGE_COLUMNS`: whether each reference labels each finding.
+    studies : {'each', 'common'}
+        The study design (:func:`evaluate_auc`'s ``studies``).
+    chance : tuple of (model, finding)
+        Models without any score for a finding, scored AUC 0.5 (``missing_scores='chance'``).
+    finding_map : VocabularyMapping or None
+        The finding map applied to labels and scores.
 
-    ``FILES``: ``auc`` (``table``, :data:`AUC_COLUMNS`), ``counts`` (:data:`COUNT_COLUMNS`) and ``dropped``
-    (:data:`DROPPED_COLUMNS`, as text).
+    ``FILES``: ``auc`` (``table``, :data:`AUC_COLUMNS`), ``counts`` (:data:`COUNT_COLUMNS`), ``coverage``
+    (:data:`COVERAGE_COLUMNS`), ``finding_map`` (:data:`cxreval.finding_maps.FINDING_MAP_COLUMNS`; no rows without
+    a map) and ``dropped`` (:data:`DROPPED_COLUMNS`, as text).
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"auc": "auc.csv", "counts": "counts.csv",
+                                                           "coverage": "coverage.csv",
+                                                           "finding_map": "finding_map.csv",
                                                            "dropped": "dropped.csv"})
     COLUMNS: ClassVar[tuple[str, ...]] = AUC_COLUMNS
 
@@ -105,6 +128,10 @@ class AUCResult(TableResult):
     notes: tuple[str, ...] = ()
     seed: int | None = None
     _inputs: BlockInputs | None = field(default=None, repr=False, compare=False)
+    coverage: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(COVERAGE_COLUMNS)), repr=False)
+    studies: str = "each"
+    chance: tuple[tuple[str, str], ...] = ()
+    finding_map: VocabularyMapping | None = None
 
     def __post_init__(self) -> None:
         readonly(self.point)
@@ -159,7 +186,45 @@ class AUCResult(TableResult):
         return out / len(js)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {"auc": self.table, "counts": self.counts, "dropped": self.dropped.astype(str)}
+        return {"auc": self.table, "counts": self.counts, "coverage": self.coverage,
+                "finding_map": finding_map_table(self.finding_map), "dropped": self.dropped.astype(str)}
+
+    def design(self) -> str:
+        """The comparison design in words: study design, finding map, coverage, missing scores (Markdown)."""
+        refs = list(self.references)
+        if len(refs) > 1:
+            st = ("studies `common`: for each finding, the studies that every reference labelling it labels "
+                  "(the AUCs of a finding are computed on the same studies)" if self.studies == "common" else
+                  "studies `each`: every reference on the studies it labels (the AUCs of a finding may be computed "
+                  "on different studies; see the counts)")
+        else:
+            st = f"one reference ({refs[0]}): the studies it labels"
+        fm = ("no finding map (findings as spelt in the files)" if self.finding_map is None else
+              f"finding map `{self.finding_map.name}` (labels: any of the sources; scores: {self.finding_map.score} "
+              f"of the sources; {self.FILES['finding_map']})")
+        lines = [f"Design: {st}; {fm}."]
+        cov = self.coverage
+        if self.studies == "common" and len(refs) > 1 and len(cov):
+            lab = (cov["status"] != NOT_LABELLED).to_numpy().reshape(-1, len(refs)).all(axis=1)
+            fs = [f for f in self.findings if f not in (MACRO, MICRO)]
+            lines.append(f"Macro/micro averages over the findings every reference labels: "
+                         f"{[f for f, c in zip(fs, lab) if c]}.")
+        nl = cov[cov["status"] == NOT_LABELLED] if len(cov) else cov
+        if len(nl):
+            avg = ("" if self.studies == "common" and len(refs) > 1 else
+                   "; macro/micro of a reference are over the findings it labels")
+            hint = "" if self.finding_map is not None else "; --finding-map re-expresses one vocabulary in another's"
+            lines.append(f"Not labelled (no AUC row, coverage.csv{avg}{hint}): "
+                         + "; ".join(f"{r} does not label {list(g[FINDING])}" for r, g in
+                                     nl.groupby("reference", sort=False)) + ".")
+        oc = cov[cov["status"] == ONE_CLASS] if len(cov) else cov
+        if len(oc):
+            lines.append("One class only (AUC undefined): " + "; ".join(
+                f"{r}: {list(g[FINDING])}" for r, g in oc.groupby("reference", sort=False)) + ".")
+        if self.chance:
+            lines.append("Scored AUC 0.5 (no output for the finding; the XQA convention, column `chance`): "
+                         + ", ".join(f"{m} on {f}" for m, f in self.chance) + ".")
+        return " ".join(lines)
 
     def summary(self, title: str = "AUC per model, finding and reference") -> str:
         """``# title``, the choices (models, findings, references, label policy, bootstrap), the label counts,
@@ -170,12 +235,15 @@ class AUCResult(TableResult):
                  f"{len(self.models)} models, findings {list(self.findings)}, references {list(self.references)}; "
                  f"policy `{self.policy}` (not mentioned → {self.not_mentioned}); {self.n_resamples} patient-level "
                  f"bootstrap replicates (seed {self.seed}), {int(self.confidence_level * 100)}% percentile CIs.", ""]
+        lines += [self.design(), ""]
         if self.plan is not None:
             lines.append(f"Studies: {self.plan.n_studies}; patients: {self.plan.n_patients}.")
         if len(self.dropped):
-            lines.append(f"Dropped {len(self.dropped)} prediction studies without any label (see "
-                         f"{self.FILES['dropped']}).")
-        lines += ["", "## Counts per finding and reference", "", md(self.counts, floatfmt="{:.0f}"), ""]
+            why = "; ".join(f"{k}: {v}" for k, v in self.dropped["reason"].value_counts(sort=False).items())
+            lines.append(f"Dropped {len(self.dropped)} prediction studies ({why}; see {self.FILES['dropped']}).")
+        lines += ["", "## Counts per finding and reference", "",
+                  md(self.counts[self.coverage["status"].to_numpy() != NOT_LABELLED]
+                     if len(self.coverage) == len(self.counts) else self.counts, floatfmt="{:.0f}"), ""]
         f = MACRO if MACRO in self.findings else self.findings[0]
         t = self.table
         wide = t[t[FINDING] == f].pivot(index="model", columns="reference", values="auc")
@@ -191,7 +259,9 @@ class AUCResult(TableResult):
         return {"models": list(self.models), "findings": list(self.findings), "references": list(self.references),
                 "groups": dict(self.groups), "policy": self.policy, "confidence_level": self.confidence_level,
                 "n_resamples": self.n_resamples, "plan": None if self.plan is None else self.plan.to_dict(),
-                "n_dropped_studies": int(len(self.dropped)), "auc": self.table.to_dict(orient="records")}
+                "n_dropped_studies": int(len(self.dropped)), "studies": self.studies,
+                "finding_map": None if self.finding_map is None else self.finding_map.to_dict(),
+                "chance": [list(c) for c in self.chance], "auc": self.table.to_dict(orient="records")}
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from ..exceptions import InvalidParameterError, SchemaError
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
            "blank_state_option",
            "split_list", "check_inputs", "check_folder_option", "open_output", "progress", "ProgressExecutor",
-           "echo_json", "executor_option", "cli_executor", "auc_from_files"]
+           "echo_json", "executor_option", "cli_executor", "auc_from_files", "studies_option", "finding_map_option",
+           "missing_scores_option", "map_score_option", "resolve_finding_map"]
 
 
 def out_option(help: str = "Output folder (written atomically; must not exist unless --overwrite).",
@@ -225,3 +226,51 @@ def auc_from_files(prog: _NoProgress, executor: Any, spill_dir: Path, *, predict
 
 def echo_json(obj: object) -> None:
     typer.echo(json.dumps(obj, indent=2, sort_keys=True, default=str))
+
+
+def studies_option(default: str = "common") -> Any:
+    """``--studies common|each``: the study design when several references are compared."""
+    return typer.Option(default, "--studies", help="Study design with several references: common (default: per "
+                        "finding, only the studies every reference labelling it labels, so each finding's AUCs are "
+                        "computed on the same studies, and macro/micro averages over the findings every reference "
+                        "labels) or each (every reference on the studies and findings it labels). Stated in "
+                        "summary.md and run.json; the counts per reference and finding are in counts.csv.")
+
+
+def finding_map_option() -> Any:
+    """``--finding-map NAME|FILE.yaml``: re-express labels and scores in another vocabulary."""
+    return typer.Option(None, "--finding-map", help="Finding map applied to labels and scores before scoring: a "
+                        "built-in map (nih_to_google, nih_to_chexpert, nih_to_vindr, nih_to_padchest) or a YAML "
+                        "file ('findings: {Nodule or Mass: any(Nodule, Mass)}', optional 'score: max|mean'). "
+                        "Written to finding_map.csv and run.json.")
+
+
+def map_score_option() -> Any:
+    return typer.Option(None, "--map-score", help="Score of a merged finding from its sources' scores: max or mean "
+                        "(default: the map's, max for the built-in maps).")
+
+
+def missing_scores_option() -> Any:
+    """``--missing-scores refuse|chance``."""
+    return typer.Option("refuse", "--missing-scores", help="A model with no score at all for a finding: refuse "
+                        "(default) or chance (AUC 0.5, the XQA paper's convention: kept in rankings and macro/micro "
+                        "averages, marked in column 'chance' of auc.csv).")
+
+
+def resolve_finding_map(spec: str | None, score: str | None) -> Any:
+    """Read and check ``--finding-map`` (and ``--map-score``) before any file is read; None without a map."""
+    import dataclasses
+
+    from ..exceptions import InvalidParameterError
+    from ..finding_maps import SCORE_RULES, check_finding_map, read_finding_map
+
+    if spec is None:
+        if score is not None:
+            raise InvalidParameterError("--map-score needs --finding-map.")
+        return None
+    fmap = read_finding_map(spec)
+    if score is not None:
+        if score not in SCORE_RULES:
+            raise InvalidParameterError(f"--map-score must be one of {', '.join(SCORE_RULES)}. Got {score!r}.")
+        fmap = check_finding_map(dataclasses.replace(fmap, score=score))
+    return fmap

@@ -59,6 +59,13 @@ def agree(
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
+    studies: str = typer.Option("each", "--studies", help="Study design: each (default; with --intersect, each "
+                                "pair on its common studies) or common (per finding, only the studies every source of "
+                                "the pairs labelling it labels, for agreement, flows and prevalence alike)."),
+    finding_map: str = typer.Option(None, "--finding-map", help="Finding map applied to the labels first: a built-in "
+                                    "map (nih_to_google, nih_to_chexpert, nih_to_vindr, nih_to_padchest) or a YAML "
+                                    "file ('findings: {Nodule or Mass: any(Nodule, Mass)}'); written to "
+                                    "finding_map.csv."),
     json_out: bool = typer.Option(False, "--json", help="Print the agreement and omission tables as JSON."),
 ) -> None:
     """Weighted kappa, Low/High kappa and weighted F1 per finding (+ macro, micro), prevalence and omission flows.
@@ -69,7 +76,14 @@ def agree(
 
     \b
         cxreval agree -l labels.csv --pairs CR:nih_textmined --findings xqa_selected -o agree-out
+        cxreval agree -l nih/labels.parquet -l google/labels.parquet --finding-map nih_to_google --studies common --pairs google_expert:nih_textmined -o agree-nih-google
     """
+    from ..finding_maps import finding_map_table, map_label_table, read_finding_map
+    from ..tables import write_table
+
+    if studies not in ("each", "common"):
+        raise InvalidParameterError(f"--studies must be each or common. Got {studies!r}.")
+    fmap = None if finding_map is None else read_finding_map(finding_map)
     if weights not in ("quadratic", "linear", "none"):
         raise InvalidParameterError(f"--weights must be quadratic, linear or none. Got {weights!r}.")
     w = None if weights == "none" else weights
@@ -77,12 +91,17 @@ def agree(
     pair_list = parse_pairs(pairs)
     fsets = _finding_sets(finding_set)
     check_inputs(*[("--labels", p) for p in labels])
-    with open_output(out, overwrite=overwrite, inputs=labels) as d:
+    design = "common" if studies == "common" else "intersection" if intersect else "same"
+    meta = {"design": {"studies": design, "finding_map": None if fmap is None else fmap.to_dict()}}
+    with open_output(out, overwrite=overwrite, inputs=labels, meta=meta) as d:
         table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
+        if fmap is not None:
+            table = map_label_table(table, fmap)
         res = compare_sources(table, pair_list, findings=fs, finding_sets=fsets, weights=w,
-                              not_mentioned=not_mentioned, studies="intersection" if intersect else "same",
-                              both_uncertain=both_uncertain)
+                              not_mentioned=not_mentioned, studies=design, both_uncertain=both_uncertain)
         paths = {name: str(Path(out) / p.name) for name, p in res.save(d).items()}
+        if fmap is not None:
+            paths["finding_map"] = str(write_table(finding_map_table(fmap), d, "finding_map"))
         write_summary(d, res.summary(f"cxreval agree: {', '.join(str(p) for p in labels)}"))
     if json_out:
         echo_json({"files": paths, "agreement": res.agreement.table.to_dict(orient="records"),

@@ -14,13 +14,18 @@ from ._common import (
     cli_executor,
     echo_json,
     executor_option,
+    finding_map_option,
     findings_option,
+    map_score_option,
+    missing_scores_option,
     open_output,
     out_option,
     overwrite_option,
     progress,
+    resolve_finding_map,
     seed_option,
     state_encoding_option,
+    studies_option,
 )
 
 __all__ = ["register"]
@@ -49,6 +54,10 @@ def classify(
     executor: str = executor_option(),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
+    studies: str = studies_option(),
+    finding_map: str = finding_map_option(),
+    map_score: str = map_score_option(),
+    missing_scores: str = missing_scores_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the AUC table as JSON."),
 ) -> None:
@@ -70,21 +79,41 @@ def classify(
     """
     check_inputs(*[("--predictions", p) for p in predictions], *[("--labels", p) for p in labels],
                  ("--model-groups", model_groups))
+    fmap, design = _design(studies, finding_map, map_score, missing_scores)
     with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=[*predictions, *labels,
                                                                                    model_groups],
-                                                   meta={"seed": seed}) as d:
+                                                   meta={"seed": seed, "design": design}) as d:
         with progress() as prog:
             res = auc_from_files(prog, ex, d, predictions=predictions, labels=labels, references=references,
                                  findings=findings, seed=seed, model_groups=model_groups,
                                  state_encoding=state_encoding, blank_state=blank_state, policy=policy,
-                                 not_mentioned=not_mentioned, unlabeled=unlabeled, n_resamples=n_resamples, confidence_level=confidence_level)
+                                 not_mentioned=not_mentioned, unlabeled=unlabeled, n_resamples=n_resamples,
+                                 confidence_level=confidence_level, studies=studies, finding_map=fmap,
+                                 missing_scores=missing_scores)
         paths = res.save(d)
         write_summary(d, res.summary("cxreval classify"))
     if json_out:
         echo_json({"auc": res.table.to_dict(orient="records"), "n_resamples": res.n_resamples, "seed": seed})
     else:
+        typer.echo(res.design())
         typer.echo(f"AUC of {len(res.models)} models x {len(res.findings)} findings x {len(res.references)} "
                    f"references -> {Path(out) / paths['auc'].name}")
+
+
+def _design(studies: str, finding_map: str | None, map_score: str | None, missing_scores: str
+            ) -> tuple[object, dict[str, object]]:
+    """Check the design options before reading anything; the finding map and the run.json record."""
+    from ..classification import MISSING_SCORES, STUDY_DESIGNS
+    from ..exceptions import InvalidParameterError
+
+    if studies not in STUDY_DESIGNS:
+        raise InvalidParameterError(f"--studies must be one of {', '.join(STUDY_DESIGNS)}. Got {studies!r}.")
+    if missing_scores not in MISSING_SCORES:
+        raise InvalidParameterError(f"--missing-scores must be one of {', '.join(MISSING_SCORES)}. Got "
+                                    f"{missing_scores!r}.")
+    fmap = resolve_finding_map(finding_map, map_score)
+    return fmap, {"studies": studies, "missing_scores": missing_scores,
+                  "finding_map": None if fmap is None else fmap.to_dict()}
 
 
 def register(app: typer.Typer) -> None:

@@ -61,6 +61,9 @@ def fuse(
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
+    studies: str = typer.Option("each", "--studies", help="With --adjudicated: each (default: every study any "
+                                "reader labels) or common (per finding, only the studies every reader and the "
+                                "adjudicated reference label)."),
     json_out: bool = typer.Option(False, "--json", help="Print the run summary (and agreement) as JSON."),
     save_model: bool = typer.Option(False, "--save-model", help="Save each fitted nn/nn_ps model as "
                                     "<method>_model.npz in the output folder (apply it with --load-model)."),
@@ -127,10 +130,17 @@ def fuse(
         raise InvalidParameterError(f"--labels-format must be one of {list(LABELS_FORMATS)}; got {labels_format!r}.")
     params = _method_params(method_list, load_model, nn_hidden=nn_hidden, nn_epochs=nn_epochs, nn_folds=nn_folds,
                             nn_scoring=nn_scoring, mace_method=mace_method)
+    if studies not in ("each", "common") or (studies == "common" and adjudicated is None):
+        raise InvalidParameterError(f"--studies must be each or common (common needs --adjudicated). Got {studies!r}.")
     inputs = [*labels, *([load_model] if load_model else [])]
     with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs,
-                                                   meta={"seed": seed, "method_params": params}) as d:
+                                                   meta={"seed": seed, "method_params": params,
+                                                         "design": {"studies": studies}}) as d:
         table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
+        if studies == "common":  # the comparison design of classify/rank/agree
+            from ..agreement import common_study_labels
+
+            table = common_study_labels(table, [*reader_list, adjudicated])
         with progress() as prog:
             task = prog.add(f"fusing {len(reader_list)} readers with {', '.join(method_list)}"
                             + (f" and the model {load_model}" if load_model else ""))

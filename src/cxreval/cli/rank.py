@@ -20,13 +20,18 @@ from ._common import (
     cli_executor,
     echo_json,
     executor_option,
+    finding_map_option,
     findings_option,
+    map_score_option,
+    missing_scores_option,
     open_output,
     out_option,
     overwrite_option,
     progress,
+    resolve_finding_map,
     seed_option,
     state_encoding_option,
+    studies_option,
 )
 
 __all__ = ["register"]
@@ -64,6 +69,10 @@ def rank(
                                  "correlation of average ranks, scipy.stats.spearmanr). Equal without ties."),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
+    studies: str = studies_option(),
+    finding_map: str = finding_map_option(),
+    map_score: str = map_score_option(),
+    missing_scores: str = missing_scores_option(),
     executor: str = executor_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the rank correlations as JSON."),
@@ -95,12 +104,16 @@ def rank(
     elif not predictions or not labels:
         raise SchemaError("cxreval rank needs --auc-table, or both --predictions and --labels.")
     pair_list = parse_pairs(pairs) if pairs else None
+    fmap, design = _design(studies, finding_map, map_score, missing_scores)
+    if auc_table is not None and (finding_map is not None or missing_scores != "refuse"):
+        raise SchemaError("--finding-map and --missing-scores apply to --predictions/--labels, not to --auc-table.")
     check_inputs(*[("--predictions", p) for p in predictions or []], *[("--labels", p) for p in labels or []],
                  ("--model-groups", model_groups))
     inputs = [*(predictions or []), *(labels or []), model_groups]
     if auc_table is not None and auc_table.lower() != XQA_AUC_TABLES:
         inputs.append(Path(auc_table))
-    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
+    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs,
+                                                                  meta={"seed": seed, "design": design}) as d:
         if auc_table is not None:
             auc = read_auc_table(auc_table)
             res = rank_auc_table(auc, pairs=pair_list, groups=groups, min_models=min_models, kendall=kendall,
@@ -111,7 +124,8 @@ def rank(
                                      findings=findings, seed=seed, model_groups=model_groups,
                                      state_encoding=state_encoding, blank_state=blank_state, policy=policy,
                                      not_mentioned=not_mentioned, unlabeled=unlabeled, n_resamples=n_resamples,
-                                     confidence_level=confidence_level)
+                                     confidence_level=confidence_level, studies=studies, finding_map=fmap,
+                                     missing_scores=missing_scores)
                 task = prog.add("rank correlations over the replicates")
                 res = ranking_stability(auc, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset,
                                         kendall=kendall, spearman=spearman)
@@ -124,7 +138,25 @@ def rank(
         echo_json({"rank_correlation": res.correlations.to_dict(orient="records"), "n_resamples": res.n_resamples,
                    "kendall": res.kendall, "spearman": res.spearman})
     else:
+        if auc_table is None:
+            typer.echo(auc.design())
         typer.echo(f"{len(res.correlations)} rank correlations, {len(res.top_changes)} top-rank rows -> {out}")
+
+
+def _design(studies: str, finding_map: str | None, map_score: str | None, missing_scores: str
+            ) -> tuple[object, dict[str, object]]:
+    """Check the design options before reading anything; the finding map and the run.json record."""
+    from ..classification import MISSING_SCORES, STUDY_DESIGNS
+    from ..exceptions import InvalidParameterError
+
+    if studies not in STUDY_DESIGNS:
+        raise InvalidParameterError(f"--studies must be one of {', '.join(STUDY_DESIGNS)}. Got {studies!r}.")
+    if missing_scores not in MISSING_SCORES:
+        raise InvalidParameterError(f"--missing-scores must be one of {', '.join(MISSING_SCORES)}. Got "
+                                    f"{missing_scores!r}.")
+    fmap = resolve_finding_map(finding_map, map_score)
+    return fmap, {"studies": studies, "missing_scores": missing_scores,
+                  "finding_map": None if fmap is None else fmap.to_dict()}
 
 
 def register(app: typer.Typer) -> None:

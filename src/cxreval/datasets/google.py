@@ -28,6 +28,7 @@ import pandas as pd
 
 from .._validation import check_columns
 from ..exceptions import SchemaError
+from ..finding_maps import NIH_TO_GOOGLE, map_label_table
 from ..findings import VocabularyMapping, canonical_finding
 from ..results import ReadReport, ReadResult
 from .fetch import metadata_path
@@ -37,16 +38,6 @@ __all__ = ["SOURCE", "GOOGLE_FILE", "NIH_TO_GOOGLE", "load_labels", "map_nih_to_
 SOURCE = "google_expert"
 GOOGLE_FILE = "google2019_nih-chest-xray-labels.csv.gz"
 _RAW = ("Fracture", "Pneumothorax", "Airspace opacity", "Nodule or mass")
-
-NIH_TO_GOOGLE = VocabularyMapping(
-    name="nih_to_google",
-    targets={"Pneumothorax": ("Pneumothorax",), "Nodule or Mass": ("Nodule", "Mass"),
-             "Airspace Opacity": ("Consolidation", "Pneumonia", "Infiltration")},
-    combine="any",
-    note="NIH finding(s) whose OR defines each Google finding; Fracture has no ChestX-ray14 counterpart.",
-    unmapped=("Fracture",),
-)
-
 
 def load_labels(path: str | os.PathLike[str] | None = None, *,
                 cache_dir: str | os.PathLike[str] | None = None) -> ReadResult:
@@ -84,7 +75,10 @@ def load_labels(path: str | os.PathLike[str] | None = None, *,
 
 def map_nih_to_google(nih_labels: pd.DataFrame, *, mapping: VocabularyMapping = NIH_TO_GOOGLE,
                       source: str | None = None) -> pd.DataFrame:
-    """Re-express NIH text-mined labels in Google's findings with an explicit mapping.
+    """Re-express NIH text-mined labels in Google's findings with an explicit mapping: the finding map
+    ``mapping`` (default :data:`~cxreval.finding_maps.NIH_TO_GOOGLE`) applied by
+    :func:`cxreval.finding_maps.map_label_table` (``cxreval classify --finding-map nih_to_google`` does the
+    same to labels and scores).
 
     Each target finding is positive if any of its NIH sources is positive (``combine='any'``), else
     negative. Unmapped targets get no rows. The table carries no metadata: the mapping applied is the
@@ -93,18 +87,9 @@ def map_nih_to_google(nih_labels: pd.DataFrame, *, mapping: VocabularyMapping = 
     if mapping.combine != "any":
         raise SchemaError(f"Unsupported combine rule {mapping.combine!r}; only 'any' is implemented.")
     src = nih_labels if source is None else nih_labels[nih_labels["source"] == source]
-    wide = src.pivot(index="study_id", columns="finding", values="state")
-    patients = src.drop_duplicates("study_id").set_index("study_id")["patient_id"].reindex(wide.index)
-    parts = []
-    for target, sources in mapping.targets.items():
-        missing = [s for s in sources if s not in wide.columns]
+    have = set(pd.unique(src["finding"]))
+    for sources in mapping.targets.values():
+        missing = [s for s in sources if s not in have]
         if missing:
             raise SchemaError(f"Mapping {mapping.name!r} needs NIH finding(s) {missing} absent from the label table.")
-        vals = wide[list(sources)].to_numpy(dtype=float, na_value=np.nan)
-        pos = (vals == 2).any(axis=1)
-        known = ~np.isnan(vals).any(axis=1)
-        state = pd.array(np.where(pos, 2, 0).astype(np.int8), dtype="Int8")
-        state[~known & ~pos] = pd.NA
-        parts.append(pd.DataFrame({"study_id": wide.index.to_numpy(), "patient_id": patients.to_numpy(),
-                                   "finding": target, "source": src["source"].iloc[0], "state": state}))
-    return pd.concat(parts, ignore_index=True)
+    return map_label_table(src, mapping)

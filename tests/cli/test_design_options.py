@@ -1,0 +1,69 @@
+"""The comparison design from the CLI beyond classify/rank: ``agree --studies common --finding-map`` and
+``fuse --adjudicated --studies common`` keep, per finding, the studies every compared source labels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cxreval.agreement import common_study_labels, compare_sources
+from cxreval.cli.main import main
+from cxreval.exceptions import SchemaError
+from cxreval.labels import write_labels
+
+
+def _labels() -> pd.DataFrame:
+    g = np.random.default_rng(1)
+    rows = []
+    for src, n in (("A", 30), ("B", 20), ("C", 30)):
+        for f in ("Nodule", "Mass"):
+            st = g.choice(["positive", "negative"], size=n)
+            rows.append(pd.DataFrame({"study_id": [f"s{i:02d}" for i in range(n)], "patient_id": "p",
+                                      "finding": f, "source": src, "state": st}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_common_study_labels_keeps_the_studies_every_source_labels():
+    t = _labels()
+    c = common_study_labels(t, ["A", "B"])
+    assert set(c.source) == {"A", "B"} and c.groupby("source").study_id.nunique().tolist() == [20, 20]
+    disjoint = t.assign(study_id=t.study_id.where(t.source != "B", "b" + t.study_id))
+    with pytest.raises(SchemaError, match="no study is labelled by every source labelling finding 'Nodule'"):
+        common_study_labels(disjoint, ["A", "B"])
+
+
+def test_agree_studies_common_equals_the_library_on_common_studies(tmp_path):
+    t = _labels()
+    lp = write_labels(t, tmp_path / "l.csv")
+    out = tmp_path / "agree"
+    assert main(["agree", "-l", str(lp), "--pairs", "A:B,A:C", "--studies", "common", "-o", str(out)]) == 0
+    prev = pd.read_csv(out / "prevalence.csv")
+    lib = compare_sources(common_study_labels(t, ["A", "B", "C"]), "A:B,A:C", studies="intersection")
+    pd.testing.assert_frame_equal(prev, lib.prevalence.table.reset_index(drop=True), check_dtype=False)
+    agr = pd.read_csv(out / "agreement.csv")
+    assert set(agr.loc[~agr.finding.isin(["macro", "micro"]), "n"]) == {20}  # A:C alone would compare 30
+
+
+def test_agree_finding_map(tmp_path):
+    t = _labels()
+    lp = write_labels(t, tmp_path / "l.csv")
+    m = tmp_path / "m.yaml"
+    m.write_text("findings:\n  Nodule or Mass: any(Nodule, Mass)\n")
+    out = tmp_path / "agree"
+    assert main(["agree", "-l", str(lp), "--pairs", "A:C", "--finding-map", str(m), "-o", str(out)]) == 0
+    assert set(pd.read_csv(out / "agreement.csv")["finding"]) <= {"Nodule or Mass", "macro", "micro"}
+    assert pd.read_csv(out / "finding_map.csv")["sources"].tolist() == ["Nodule | Mass"]
+
+
+def test_fuse_studies_common_needs_adjudicated_and_restricts(tmp_path, capsys):
+    t = _labels()
+    lp = write_labels(t, tmp_path / "l.csv")
+    assert main(["fuse", "-l", str(lp), "--readers", "A,C", "--methods", "mv", "--studies", "common",
+                 "-o", str(tmp_path / "bad")]) == 2
+    assert "--adjudicated" in capsys.readouterr().err
+    out = tmp_path / "fuse"
+    assert main(["fuse", "-l", str(lp), "--readers", "A,C", "--methods", "mv", "--adjudicated", "B",
+                 "--studies", "common", "-o", str(out)]) == 0
+    fused = pd.read_csv(out / "fused_labels.csv")
+    assert fused["study_id"].nunique() == 20
