@@ -270,20 +270,65 @@ def _sec_nih_models(ctx: DemoContext) -> str:
     return str(out)
 
 
+_CHEXPERT_EXPORTS = (("chexpert_test", "chexpert"), ("chexpert_test_predictions", "chexpert_predictions"))
+"""The CheXpert datasets the CheXpert sections read, and the folder ``cxreval data export NAME --path ROOT -o
+FOLDER`` writes (labels: consensus, 8 radiologists, 2 report labelers; predictions: model ``<name>`` from
+``<name>_predictions.csv``)."""
+
+
+def _chexpert_root(ctx: DemoContext, *, predictions: bool = False) -> Path:
+    """The CheXpert test-set folder, with every file the sections read pinned (mirror, cache or GitHub)."""
+    chexpert_labels(ctx)
+    if predictions:
+        for m in CHEXPERT_MODELS:
+            pinned(ctx, f"chexpert_test/example_models/predictions/standard/{m}_predictions.csv")
+    return pinned(ctx, "chexpert_test/groundtruth.csv").parent
+
+
+def _chexpert_exports(ctx: DemoContext, tmp: Path, *, predictions: bool = False) -> tuple[list[Path], list[str]]:
+    """What ``cxreval data export chexpert_test --path ROOT -o chexpert`` (and, with ``predictions``, ``...
+    chexpert_test_predictions ... -o chexpert_predictions``) write, into ``tmp``: the written tables, and those
+    command lines."""
+    import shlex
+
+    from .datasets import export_dataset
+
+    root = _chexpert_root(ctx, predictions=predictions)
+    paths, commands = [], []
+    for name, sub in _CHEXPERT_EXPORTS[:2 if predictions else 1]:
+        res = export_dataset(name, root)
+        (tmp / sub).mkdir()
+        res.save(tmp / sub)
+        paths.append(tmp / sub / f"{res.kind}.parquet")
+        commands.append(f"cxreval data export {name} --path {shlex.quote(str(root))} -o {sub}")
+    return paths, commands
+
+
 def _sec_chexpert(ctx: DemoContext) -> str:
+    """What ``cxreval data export chexpert_test/chexpert_test_predictions`` and ``cxreval rank --studies each``
+    write, from the same files (the exact lines are the section's ``commands`` in run.json)."""
+    import tempfile
+
     cl = need("cxreval.classification", "classification", "cxreval classify")
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
-    labels = chexpert_labels(ctx)
-    preds = chexpert_predictions(ctx)
-    refs = list(dict.fromkeys(labels["source"]))
-    res = cl.evaluate_auc(preds, labels, references=refs, findings=list(CHEXPERT_COMPETITION),
-                          n_resamples=ctx.n_resamples, rng=ctx.rng)
+    refs = ["consensus", *CHEXPERT_GT_READERS, *CHEXPERT_BENCH_READERS, "chexpert_labeler", "chexbert"]
+    pairs = [("consensus", r) for r in refs[1:]]
+    with tempfile.TemporaryDirectory() as tmp:
+        (labels, preds), commands = _chexpert_exports(ctx, Path(tmp), predictions=True)
+        res = cl.evaluate_auc_files(preds, labels, references=refs, findings=list(CHEXPERT_COMPETITION),
+                                    studies="each", n_resamples=ctx.n_resamples, rng=ctx.rng)
     ctx.meta.update(_auc_meta(res, vocabulary="CheXpert competition findings"))
+    ctx.meta["commands"] = [*commands, "cxreval rank -p chexpert_predictions/predictions.parquet -l "
+                            f"chexpert/labels.parquet -r {','.join(refs)} -f {','.join(CHEXPERT_COMPETITION)} "
+                            "--studies each --pairs " + ",".join(f"{a}:{b}" for a, b in pairs)
+                            + f" --n-resamples {ctx.n_resamples} --seed {ctx.rng} -o chexpert_models"]
     out = ctx.folder("chexpert_models")
-    _write_ranking(res, rk.ranking_stability(res, pairs=[("consensus", r) for r in refs[1:]]), out)
+    _write_ranking(res, rk.ranking_stability(res, pairs=pairs), out)
+    n_studies = res.plan.n_studies if res.plan else ""
     write_summary(out, f"# CheXpert test set: 10 leaderboard models, {len(refs)} references\n\n"
-                       f"{preds['study_id'].nunique()} studies; references: {', '.join(refs)}; "
-                       f"{ctx.n_resamples} patient-bootstrap resamples, seed {ctx.rng}.")
+                       f"{n_studies} studies; references: {', '.join(refs)}; "
+                       f"{ctx.n_resamples} patient-bootstrap resamples, seed {ctx.rng}.\n\n"
+                       "The same files: the commands in run.json (`commands`), run in an empty folder.")
     return str(out)
 
 

@@ -22,7 +22,7 @@ def test_list_and_filter():
     assert list_datasets("chest*", kind="metadata") == ["chestxray14_metadata"]
     assert set(list_datasets(kind="reports")) == {"openi"}
     with pytest.raises(InvalidParameterError, match=r"The 'kind' parameter of list_datasets must be one of "
-                                                    r"\['boxes', 'labels', 'metadata', 'reports'\] or None. "
+                                                    r"\['boxes', 'labels', 'metadata', 'predictions', 'reports'\] or None. "
                                                     r"Got 'images' instead"):
         list_datasets(kind="images")
 

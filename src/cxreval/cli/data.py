@@ -184,7 +184,7 @@ def split(
 @data_app.command("export")
 def export(
     dataset: str = typer.Argument(..., help="A registered dataset (`cxreval data list`), e.g. openi_mesh."),
-    out: Path = out_option("Folder for <kind>.csv + .parquet (labels, boxes, reports or metadata), dropped.csv when "
+    out: Path = out_option("Folder for <kind>.csv + .parquet (labels, boxes, reports, metadata or predictions), dropped.csv when "
                            "the reader dropped rows, summary.md and run.json (atomically; must not exist unless "
                            "--overwrite)."),
     path: Path = typer.Option(None, "--path", help="Your own copy of the dataset's file or folder (default: the "

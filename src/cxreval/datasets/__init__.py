@@ -63,7 +63,7 @@ class DatasetSpec:
         Module (relative to :mod:`cxreval.datasets`) holding the loader.
     function : str
         Loader function name in that module.
-    kind : {'labels', 'metadata', 'boxes', 'reports'}
+    kind : {'labels', 'metadata', 'boxes', 'reports', 'predictions'}
         What the returned table holds.
     description : str
         One line for ``cxreval data list``.
@@ -141,6 +141,9 @@ _SPECS = (
                 "CheXpert train labels from the CheXpert labeler (1/0/-1/blank)", default="chexpert_train.csv.gz"),
     DatasetSpec("chexpert_test", "chexpert", "load_labels", "labels",
                 "CheXpert test set: consensus, 8 radiologists, 2 report labelers (folder)", path="folder"),
+    DatasetSpec("chexpert_test_predictions", "chexpert", "load_predictions", "predictions",
+                "CheXpert test set: the 10 leaderboard models' scores, model <name> from <name>_predictions.csv "
+                "(folder)", path="folder"),
     DatasetSpec("padchest", "padchest", "load_labels", "labels",
                 "PadChest labels: physician- and RNN-labelled reports (sources padchest_physician, padchest_rnn)",
                 default="PADCHEST_chest_x_ray_images_labels_160K_01.02.19.csv.gz"),

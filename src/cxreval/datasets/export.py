@@ -31,7 +31,7 @@ class DatasetExport(TableResult):
     """A dataset's table as its loader reads it, and the read report.
 
     ``save`` writes ``<kind>.csv`` (+ Parquet) — ``kind`` is the dataset's kind (``labels``, ``boxes``,
-    ``reports``, ``metadata``) — and ``dropped.csv`` when the reader dropped rows.
+    ``reports``, ``metadata``, ``predictions``) — and ``dropped.csv`` when the reader dropped rows.
     """
 
     name: str
@@ -41,7 +41,7 @@ class DatasetExport(TableResult):
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({
         "labels": "labels.csv", "boxes": "boxes.csv", "reports": "reports.csv", "metadata": "metadata.csv",
-        "dropped": "dropped.csv"})
+        "predictions": "predictions.csv", "dropped": "dropped.csv"})
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The dataset's table under its kind (a label table with its states as names, which read back
