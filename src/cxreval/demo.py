@@ -332,13 +332,31 @@ def _sec_chexpert(ctx: DemoContext) -> str:
     return str(out)
 
 
+def _chexpert_label_table(ctx: DemoContext) -> tuple[pd.DataFrame, list[str]]:
+    """The labels ``cxreval data export chexpert_test --path ROOT -o chexpert`` writes, as the commands read
+    ``chexpert/labels.parquet`` back; and that command line."""
+    import tempfile
+
+    from .labels import read_label_tables
+
+    with tempfile.TemporaryDirectory() as tmp:
+        (path,), commands = _chexpert_exports(ctx, Path(tmp))
+        table, _ = read_label_tables([path])
+    return table, commands
+
+
 def _sec_chexpert_agreement(ctx: DemoContext) -> str:
-    labels = chexpert_labels(ctx)
-    labels = labels[labels["finding"].isin(CHEXPERT_COMPETITION)]
-    others = [s for s in dict.fromkeys(labels["source"]) if s != "consensus"]
+    """What ``cxreval agree --intersect --flow-pairs ...`` writes on the exported CheXpert labels."""
+    labels, commands = _chexpert_label_table(ctx)
+    pairs = [("consensus", s) for s in (*CHEXPERT_GT_READERS, *CHEXPERT_BENCH_READERS, "chexpert_labeler", "chexbert")]
+    flow_pairs = [("consensus", "chexpert_labeler"), ("consensus", "bc4")]
+    ctx.meta["commands"] = [*commands, "cxreval agree -l chexpert/labels.parquet --pairs "
+                            + ",".join(f"{a}:{b}" for a, b in pairs) + " --flow-pairs "
+                            + ",".join(f"{a}:{b}" for a, b in flow_pairs)
+                            + f" -f {','.join(CHEXPERT_COMPETITION)} --intersect -o chexpert_agreement"]
     return _agreement_section(
-        ctx, "chexpert_agreement", labels, [("consensus", s) for s in others],
-        flow_pairs=[("consensus", "chexpert_labeler"), ("consensus", "bc4")], studies="intersection",
+        ctx, "chexpert_agreement", labels, pairs, flow_pairs=flow_pairs, studies="intersection",
+        findings=list(CHEXPERT_COMPETITION),
         meta={"label_policy": "report labelers' blanks count as negative (not mentioned); weighted κ, "
                               "Low/High κ over uncertain labels", "studies": "intersection of each pair",
               "vocabulary": "CheXpert competition findings", "findings": list(CHEXPERT_COMPETITION)},
@@ -347,14 +365,18 @@ def _sec_chexpert_agreement(ctx: DemoContext) -> str:
 
 
 def _sec_chexpert_fusion(ctx: DemoContext) -> str:
+    """What ``cxreval fuse --readers bc1,... --adjudicated consensus`` writes on the exported CheXpert labels."""
     fu = need("cxreval.fusion", "fusion", "cxreval fuse")
-    # the unsupervised methods (the neural fusion is supervised: it needs the reference it is compared with);
-    # the same call as `cxreval fuse -l LABELS --readers bc1,...,bc7 --adjudicated consensus --findings ...`
+    # the unsupervised methods (the neural fusion is supervised: it needs the reference it is compared with)
     methods = [m for m in ("mv", "or", "and", "ds", "mace") if m in fu.list_fusion()]
-    res = fu.fuse_and_compare(chexpert_labels(ctx), list(CHEXPERT_GT_READERS), methods, adjudicated="consensus",
+    labels, commands = _chexpert_label_table(ctx)
+    res = fu.fuse_and_compare(labels, list(CHEXPERT_GT_READERS), methods, adjudicated="consensus",
                               findings=list(CHEXPERT_COMPETITION), rng=ctx.rng)
     ctx.meta.update({"readers": list(CHEXPERT_GT_READERS), "reference": "consensus (groundtruth.csv)",
                      "vocabulary": "CheXpert competition findings", "methods": methods})
+    ctx.meta["commands"] = [*commands, f"cxreval fuse -l chexpert/labels.parquet --readers "
+                            f"{','.join(CHEXPERT_GT_READERS)} --methods {','.join(methods)} --adjudicated consensus "
+                            f"-f {','.join(CHEXPERT_COMPETITION)} --seed {ctx.rng} -o chexpert_fusion"]
     out = ctx.folder("chexpert_fusion")
     res.save(out)
     write_summary(out, res.summary("CheXpert test set: fusing the 5 ground-truth readers") + "\n\nEach method "

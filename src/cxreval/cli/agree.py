@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -42,6 +43,9 @@ def agree(
     labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, "
                                       "[patient_id,] finding, source, state (repeatable)."),
     pairs: str = typer.Option(..., "--pairs", help="Source pairs A:B[,C:D...]; A is the F1 reference."),
+    flow_pairs: str = typer.Option(None, "--flow-pairs", help="Pairs A:B[,C:D...] whose flows and omissions are "
+                                   "written (default: those of --pairs); agreement and prevalence stay those of "
+                                   "--pairs."),
     out: Path = out_option(),
     findings: list[str] = findings_option("Findings, comma-separated or repeated, or a vocabulary name (xqa, "
                                           "xqa_selected, chestxray14, ...); default those both sources label."),
@@ -76,6 +80,7 @@ def agree(
 
     \b
         cxreval agree -l labels.csv --pairs CR:nih_textmined --findings xqa_selected -o agree-out
+        cxreval agree -l labels.csv --pairs CR:Rep1,CR:Rep2,CR:Rep3 --flow-pairs CR:Rep1 --intersect -o agree-flows
         cxreval agree -l nih/labels.parquet -l google/labels.parquet --finding-map nih_to_google --studies common --pairs google_expert:nih_textmined -o agree-nih-google
     """
     from ..finding_maps import finding_map_table, map_label_table, read_finding_map
@@ -89,6 +94,7 @@ def agree(
     w = None if weights == "none" else weights
     fs = split_list(findings, option="--findings")
     pair_list = parse_pairs(pairs)
+    flow_list = parse_pairs(flow_pairs) if flow_pairs else None
     fsets = _finding_sets(finding_set)
     check_inputs(*[("--labels", p) for p in labels])
     design = "common" if studies == "common" else "intersection" if intersect else "same"
@@ -99,6 +105,10 @@ def agree(
             table = map_label_table(table, fmap)
         res = compare_sources(table, pair_list, findings=fs, finding_sets=fsets, weights=w,
                               not_mentioned=not_mentioned, studies=design, both_uncertain=both_uncertain)
+        if flow_list is not None:  # the flows and omissions of other pairs, on the same labels and design
+            flows = compare_sources(table, flow_list, findings=fs, finding_sets=fsets, weights=w,
+                                    not_mentioned=not_mentioned, studies=design, both_uncertain=both_uncertain)
+            res = replace(res, flows=flows.flows, omissions=flows.omissions)
         paths = {name: str(Path(out) / p.name) for name, p in res.save(d).items()}
         if fmap is not None:
             paths["finding_map"] = str(write_table(finding_map_table(fmap), d, "finding_map"))
