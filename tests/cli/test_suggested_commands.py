@@ -290,7 +290,9 @@ RUNS: dict[str, Callable[..., None]] = {
     **{c: run_help(c) for c in (
         "cxreval agree -l nih", "cxreval data audit chestxray14", "cxreval data export", "cxreval data export {} -o {}",
         "cxreval rank --auc-table xqa -o xqa_published", "cxreval rank -p {} -l nih",
-        "cxreval synth --seed 0 --per-size 60 -o localization_synthetic")},
+        "cxreval synth --seed 0 --per-size 60 -o localization_synthetic",
+        "cxreval data export {} --path {} -o {}", "cxreval rank -p chexpert_predictions", "cxreval agree -l chexpert",
+        "cxreval fuse -l chexpert")},
 }
 """Every command mentioned in cxreval's messages and report (as it stands in the source) and its test run."""
 
