@@ -44,7 +44,6 @@ from .demo_data import (
     DemoContext,
     NotBuilt,
     chexpert_labels,
-    chexpert_predictions,
     metadata,
     mirror_only,
     need,
@@ -416,8 +415,10 @@ def _sec_localization(ctx: DemoContext) -> str:
 def _sec_localization_real(ctx: DemoContext) -> str:
     rb = need("cxreval.localization.real_boxes", "localization on real boxes", "cxreval synth")
     bf = need("cxreval.datasets.boxes", "box file reader", "cxreval data fetch")
+    import shlex
+
     from .datasets.audit import BBOX_FILE
-    from .demo_images import boxed_images, overlay_boxes
+    from .localization.overlays import boxed_images, overlay_boxes
 
     boxes = bf.read_box_file(metadata(ctx, BBOX_FILE)).table  # what `cxreval synth --real-boxes` reads
     out = ctx.folder("localization_real_boxes")
@@ -430,13 +431,18 @@ def _sec_localization_real(ctx: DemoContext) -> str:
              f"map per (image, finding) from its real boxes (seed {ctx.rng}); localizers: the protocol's pipeline "
              "(bilinear upsampling, thresholds 60 and 180) on the noise-free and the noisy map, a 6 x 6 box "
              "at the peak, the whole image. Acc./AFP per finding at each T, IoBB and IoU."]
+    folder = None
     try:
-        images = boxed_images(mirror_only(ctx, "images/nih").parents[1], boxes)
+        folder = mirror_only(ctx, "images/nih")
+        images = boxed_images(folder, boxes)
     except NotBuilt as exc:
         images = []
         why = exc.reason
     else:
         why = "" if images else "the data mirror's images/nih holds no radiograph with a BBox_List_2017 box"
+    ctx.meta["commands"] = ["cxreval synth --no-synthetic --real-boxes auto"
+                            + (f" --images {shlex.quote(str(folder))}" if images else "")
+                            + f" --seed {ctx.rng} -o localization_real_boxes"]
     if images:
         ov = overlay_boxes(images, boxes, rng=ctx.rng)
         ov.save(out)

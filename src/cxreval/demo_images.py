@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .localization.overlays import OVERLAY_SIZE
+
 __all__ = ["IQA_METRICS", "IQA_PLAN", "IQA_SIZE", "IQA_N_IMAGES", "OVERLAY_SIZE", "block_downsample",
            "degradation_ranking", "metric_vs_metric", "run_iqa", "boxed_images", "run_overlays", "overlay_boxes"]
 
@@ -56,9 +58,6 @@ IQA_PLAN: dict[str, object] = {
 }
 """The demo's degradation plan (the format of ``cxreval iqa degrade --plan``)."""
 
-OVERLAY_SIZE = 512
-"""Largest side (pixels) of the radiographs embedded in the report's box overlays (block-averaged by an
-integer factor: a 1024-pixel radiograph becomes 512 pixels, about 100 kB as PNG)."""
 
 
 def block_downsample(image: np.ndarray, factor: int) -> np.ndarray:
@@ -158,77 +157,18 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
 # --------------------------------------------------------------------------------------------------
 
 def boxed_images(mirror: Path, boxes: pd.DataFrame) -> list[Path]:
-    """The mirror's ChestX-ray14 radiographs that carry radiologist boxes, by name (``study_id``)."""
-    from .labels.schema import STUDY_ID
+    """The mirror's ChestX-ray14 radiographs (``images/nih``) that carry radiologist boxes, by name
+    (:func:`cxreval.localization.overlays.boxed_images`)."""
+    from .localization.overlays import boxed_images as boxed
 
-    nih = mirror / "images" / "nih"
-    ids = set(boxes[STUDY_ID].astype(str))
-    return sorted(p for p in nih.glob("*.png") if p.name in ids) if nih.is_dir() else []
-
-
-def _png_bytes(image: np.ndarray) -> bytes:
-    from io import BytesIO
-
-    from PIL import Image
-
-    lo, hi = float(image.min()), float(image.max())
-    u8 = np.zeros(image.shape, np.uint8) if hi <= lo else np.rint((image - lo) / (hi - lo) * 255).astype(np.uint8)
-    buf = BytesIO()
-    Image.fromarray(u8, mode="L").save(buf, format="PNG")
-    return buf.getvalue()
+    return boxed(mirror / "images" / "nih", boxes)
 
 
 def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 0) -> Any:
-    """Error-model heat maps from the real boxes of ``images``, the protocol's boxes on them, and the
-    downsampled radiographs.
+    """:func:`cxreval.localization.overlays.overlay_boxes` (its owner; what ``cxreval synth --images`` runs)."""
+    from .localization.overlays import overlay_boxes as overlay
 
-    For each (image, finding) in ``boxes`` order, the clean coverage map of its boxes (their maximum)
-    gets the seed's distractor and noise (:func:`cxreval.localization.error_model_maps`, drawn from
-    ``rng`` in that order); the noisy map is turned into boxes at thresholds 60 and 180 (bilinear
-    upsampling to 1024 x 1024, 8-connectivity).
-
-    Parameters
-    ----------
-    images : sequence of path
-        Radiographs named by their ``study_id`` (``00004296_000.png``).
-    boxes : pandas.DataFrame
-        A box table (:data:`cxreval.localization.schema.BOX_COLUMNS`).
-    rng : int, Generator or None, default=0
-
-    Returns
-    -------
-    res : cxreval.localization.overlays.OverlayResult
-    """
-    from .iqa import read_image
-    from .localization import ErrorModel, check_box_table, heatmaps_to_boxes
-    from .localization.overlays import OVERLAY_COLUMNS, OverlayResult
-    from .localization.real_boxes import box_maps
-    from .localization.schema import BOX_COORDS
-
-    boxes = check_box_table(boxes)
-    model = ErrorModel()
-    size = model.image_size
-    names = {p.name: p for p in images}
-    bm = box_maps(boxes[boxes["study_id"].astype(str).isin(names)], rng=rng, model=model)
-    groups, coords, stack = bm.groups, bm.coords, bm.noisy
-    det = heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)) if len(stack) else [[], []]
-    rows, keys, pngs = [], [], {}
-    for j, ((im, f), idx) in enumerate(groups.items()):
-        file = f"{OverlayResult.IMAGES_FOLDER}/{Path(im).stem}.png"
-        if file not in pngs:
-            img = read_image(names[im]).image
-            small = block_downsample(img, max(1, int(np.ceil(max(img.shape) / OVERLAY_SIZE))))
-            pngs[file] = _png_bytes(small)
-        key = f"{im}|{f}"
-        keys.append(key)
-        common = {"study_id": im, "finding": f, "image_file": file, "image_size": size, "heatmap_key": key}
-        for i in idx:
-            rows.append({**common, "kind": "reference", **dict(zip(BOX_COORDS, coords[i]))})
-        for t, kind in ((0, "detected (T_h=60)"), (1, "detected (T_h=180)")):
-            for b in det[t][j]:
-                rows.append({**common, "kind": kind, **dict(zip(BOX_COORDS, map(float, b)))})
-    return OverlayResult(pd.DataFrame(rows, columns=list(OVERLAY_COLUMNS)), tuple(keys), stack, tuple(pngs.items()),
-                         origin="from the data mirror")
+    return overlay(images, boxes, rng=rng)
 
 
 def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng: object = 0) -> pd.DataFrame:

@@ -292,7 +292,7 @@ RUNS: dict[str, Callable[..., None]] = {
         "cxreval rank --auc-table xqa -o xqa_published", "cxreval rank -p {} -l nih",
         "cxreval synth --seed 0 --per-size 60 -o localization_synthetic",
         "cxreval data export {} --path {} -o {}", "cxreval rank -p chexpert_predictions", "cxreval agree -l chexpert",
-        "cxreval fuse -l chexpert")},
+        "cxreval fuse -l chexpert", "cxreval synth --no-synthetic --real-boxes auto")},
 }
 """Every command mentioned in cxreval's messages and report (as it stands in the source) and its test run."""
 

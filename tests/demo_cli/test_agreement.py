@@ -42,7 +42,10 @@ def test_chexpert_agreement_equals_cxreval_agree(demo_section, shared_data, meta
     lp = write_labels(labels, tmp_path / "chexpert_labels.parquet")
     others = [s for s in dict.fromkeys(labels["source"]) if s != "consensus"]
     assert len(others) == 10
-    cli = _agree(tmp_path, lp, "agree", "--pairs", ",".join(f"consensus:{s}" for s in others), "--intersect")
+    findings = ",".join(CHEXPERT_COMPETITION)  # in this order (the demo's run.json `commands` read the same way)
+    cli = _agree(tmp_path, lp, "agree", "--pairs", ",".join(f"consensus:{s}" for s in others), "--intersect",
+                 "-f", findings)
     assert_same_tables(demo, cli, [*AgreementTableResult.FILES.values(), *PrevalenceResult.FILES.values()])
-    cli = _agree(tmp_path, lp, "flows", "--pairs", "consensus:chexpert_labeler,consensus:bc4", "--intersect")
+    cli = _agree(tmp_path, lp, "flows", "--pairs", "consensus:chexpert_labeler,consensus:bc4", "--intersect",
+                 "-f", findings)
     assert_same_tables(demo, cli, [*FlowsResult.FILES.values(), *OmissionsResult.FILES.values()])

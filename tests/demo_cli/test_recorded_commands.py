@@ -16,8 +16,8 @@ import pytest
 from .conftest import assert_same_bytes, run_recorded_commands
 
 RECORDED: tuple[str, ...] = ("audit", "nih_vs_google_agreement", "nih_models", "xqa_published", "localization",
-                             "chexpert_models", "chexpert_agreement", "chexpert_fusion")
-PENDING: tuple[str, ...] = ("openi_report_labels", "localization_real", "iqa")
+                             "chexpert_models", "chexpert_agreement", "chexpert_fusion", "localization_real")
+PENDING: tuple[str, ...] = ("openi_report_labels", "iqa")
 
 
 @pytest.mark.parametrize("key", RECORDED)

@@ -45,7 +45,7 @@ from .heatmaps import (
     threshold_mask,
     upsample,
 )
-from .overlays import OVERLAY_COLUMNS, OverlayResult
+from .overlays import OVERLAY_COLUMNS, OverlayResult, boxed_images, overlay_boxes
 from .protocol import DEFAULT_T, RULES, ImageScores, LocalizationProtocol, correct_matrix, score_images
 from .real_boxes import RealBoxesResult, error_model_on_boxes, real_boxes_study
 from .schema import BOX_COLUMNS, BOX_COORDS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS, check_box_table
@@ -64,5 +64,5 @@ __all__ = [
     "HeatmapFiles", "scan_heatmaps", "read_maps",
     "LocalizationResult", "DETAIL_COLUMNS", "evaluate_heatmaps", "RealBoxesResult", "error_model_on_boxes",
     "real_boxes_study", "BOX_COLUMNS", "BOX_COORDS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "check_box_table",
-    "OVERLAY_COLUMNS", "OverlayResult",
+    "OVERLAY_COLUMNS", "OverlayResult", "boxed_images", "overlay_boxes",
 ]

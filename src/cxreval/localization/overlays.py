@@ -1,14 +1,14 @@
 """Box overlays: reference and detected boxes drawn over radiographs, as a result that owns its files.
 
-The demo's ``localization_real_boxes`` section (:func:`cxreval.demo_images.overlay_boxes`) makes one: an
-error-model heat map per (image, finding) from its real boxes, the boxes the protocol finds on it, and the
-radiographs downsampled for the report; the report (``report/sections.py``) draws them from the files
+:func:`overlay_boxes` makes one (``cxreval synth --real-boxes FILE --images DIR``, the demo's
+``localization_real_boxes`` section): an error-model heat map per (image, finding) from its real boxes, the
+boxes the protocol finds on it, and the radiographs downsampled for the report; the report (``report/sections.py``) draws them from the files
 :class:`OverlayResult` declares.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -21,7 +21,11 @@ import pandas as pd
 from ..results import TableResult
 from .schema import BOX_COORDS
 
-__all__ = ["OVERLAY_COLUMNS", "OverlayResult"]
+__all__ = ["OVERLAY_COLUMNS", "OVERLAY_SIZE", "OverlayResult", "boxed_images", "overlay_boxes"]
+
+OVERLAY_SIZE = 512
+"""Largest side (pixels) of the radiographs embedded in the report's box overlays (block-averaged by an
+integer factor: a 1024-pixel radiograph becomes 512 pixels, about 100 kB as PNG)."""
 
 OVERLAY_COLUMNS: tuple[str, ...] = ("study_id", "finding", "kind", *BOX_COORDS, "image_file", "image_size",
                                     "heatmap_key")
@@ -79,3 +83,82 @@ class OverlayResult(TableResult):
         return (f"Box overlays: {len(self.images)} real radiographs{origin} (downsampled for the report); reference "
                 "boxes and the boxes the protocol finds on a noisy error-model map made from them "
                 f"({n_det} detected boxes).")
+
+
+def boxed_images(folder: str | PathLike[str], boxes: pd.DataFrame) -> list[Path]:
+    """The radiographs ``folder/*.png`` named by a ``study_id`` of ``boxes`` (``00004296_000.png``), sorted; none
+    when ``folder`` is not a folder."""
+    from ..labels.schema import STUDY_ID
+
+    d = Path(folder)
+    ids = set(boxes[STUDY_ID].astype(str))
+    return sorted(p for p in d.glob("*.png") if p.name in ids) if d.is_dir() else []
+
+
+def _png_bytes(image: np.ndarray) -> bytes:
+    from io import BytesIO
+
+    from PIL import Image
+
+    lo, hi = float(image.min()), float(image.max())
+    u8 = np.zeros(image.shape, np.uint8) if hi <= lo else np.rint((image - lo) / (hi - lo) * 255).astype(np.uint8)
+    buf = BytesIO()
+    Image.fromarray(u8, mode="L").save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 0,
+                  origin: str = "from the data mirror") -> OverlayResult:
+    """Error-model heat maps from the real boxes of ``images``, the protocol's boxes on them, and the
+    downsampled radiographs.
+
+    For each (image, finding) in ``boxes`` order, the clean coverage map of its boxes (their maximum)
+    gets the seed's distractor and noise (:func:`cxreval.localization.error_model_maps`, drawn from
+    ``rng`` in that order); the noisy map is turned into boxes at thresholds 60 and 180 (bilinear
+    upsampling to 1024 x 1024, 8-connectivity).
+
+    Parameters
+    ----------
+    images : sequence of path
+        Radiographs named by their ``study_id`` (``00004296_000.png``).
+    boxes : pandas.DataFrame
+        A box table (:data:`cxreval.localization.schema.BOX_COLUMNS`).
+    rng : int, Generator or None, default=0
+    origin : str, default='from the data mirror'
+        Where the radiographs came from, for :meth:`OverlayResult.summary`.
+
+    Returns
+    -------
+    res : OverlayResult
+    """
+    from ..iqa import box_downsample, read_image
+    from .heatmaps import heatmaps_to_boxes
+    from .real_boxes import box_maps
+    from .schema import check_box_table
+    from .synthetic import ErrorModel
+
+    boxes = check_box_table(boxes)
+    model = ErrorModel()
+    size = model.image_size
+    names = {p.name: p for p in images}
+    bm = box_maps(boxes[boxes["study_id"].astype(str).isin(names)], rng=rng, model=model)
+    groups, coords, stack = bm.groups, bm.coords, bm.noisy
+    det = heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)) if len(stack) else [[], []]
+    rows, keys, pngs = [], [], {}
+    for j, ((im, f), idx) in enumerate(groups.items()):
+        file = f"{OverlayResult.IMAGES_FOLDER}/{Path(im).stem}.png"
+        if file not in pngs:
+            img = read_image(names[im]).image
+            small = box_downsample(np.asarray(img, dtype=np.float64), max(1, int(np.ceil(max(img.shape) / OVERLAY_SIZE))),
+                                   convention="pool")
+            pngs[file] = _png_bytes(small)
+        key = f"{im}|{f}"
+        keys.append(key)
+        common = {"study_id": im, "finding": f, "image_file": file, "image_size": size, "heatmap_key": key}
+        for i in idx:
+            rows.append({**common, "kind": "reference", **dict(zip(BOX_COORDS, coords[i]))})
+        for t, kind in ((0, "detected (T_h=60)"), (1, "detected (T_h=180)")):
+            for b in det[t][j]:
+                rows.append({**common, "kind": kind, **dict(zip(BOX_COORDS, map(float, b)))})
+    return OverlayResult(pd.DataFrame(rows, columns=list(OVERLAY_COLUMNS)), tuple(keys), stack, tuple(pngs.items()),
+                         origin=origin)
