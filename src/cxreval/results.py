@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -114,6 +114,23 @@ class TableResult:
         if set(tabs) != set(self.FILES):
             raise RuntimeError(f"{type(self).__name__}.tables() gives {sorted(tabs)}, FILES names {sorted(self.FILES)}")
         return {name: write_table(tabs[name], Path(folder), Path(file).stem) for name, file in self.FILES.items()}
+
+    def _figure(self) -> Any:
+        """The result's figure (a :class:`plotly.graph_objects.Figure`); each subclass draws its own."""
+        raise NotImplementedError(f"{type(self).__name__} has no figure")
+
+    def plot(self) -> Any:
+        """A Plotly :class:`~plotly.graph_objects.Figure` of the result's main table (at least one trace).
+
+        Call ``.show()`` on it in a notebook, or ``.write_html(path)`` to keep it.
+        """
+        return self._figure()
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view of the result: its title, scalar fields, table sizes and the head of ``table``."""
+        from ._plots import result_html
+
+        return result_html(self)
 
 
 __all__ += ["TableResult"]

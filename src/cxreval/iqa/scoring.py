@@ -453,6 +453,23 @@ class ScoresResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"n_pairs": int(self.n_pairs), "n_scores": int(len(self.table)), **self.selection.to_dict()}
 
+    def _figure(self) -> Any:
+        """Each metric's scores, one box per degradation (or per metric without a ``degradation`` column)."""
+        import plotly.graph_objects as go
+
+        from .._plots import bars
+
+        t = self.table
+        if t.empty:
+            return bars(t, x="metric", y="value", title="IQA scores")
+        fig = go.Figure()
+        x = t["degradation"].astype(str) if "degradation" in t.columns else None
+        for metric, g in t.groupby("metric", sort=False):
+            fig.add_trace(go.Box(x=None if x is None else x[g.index], y=g["value"], name=str(metric)))
+        fig.update_layout(title="IQA scores per metric", boxmode="group", template="plotly_white",
+                          yaxis_title="value", xaxis_title="degradation" if x is not None else "metric")
+        return fig
+
 
 def _check_scores(scores: object, func: str) -> None:
     if not isinstance(scores, pd.DataFrame):

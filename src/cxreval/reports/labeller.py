@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -161,6 +161,15 @@ class ReportLabelsResult(TableResult):
         tab = tab[cols].reset_index()
         lines += ["", markdown_table(tab, right=tuple(cols))]
         return "\n".join(lines) + "\n"
+
+    def _figure(self) -> Any:
+        """Reports per finding and label state (stacked), as the labeller read them."""
+        from .._plots import bars
+
+        counts = self.labels.groupby(["finding", "state"], sort=False).size().rename("reports").reset_index()
+        counts["state"] = counts["state"].astype(str)
+        return bars(counts, x="finding", y="reports", color="state", barmode="stack",
+                    title="Report labels per finding and state")
 
 
 def _run_chunk(rules: RuleSet, texts: list[str]) -> MentionArrays:
