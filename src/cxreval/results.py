@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+
+from ._typing import PathLike
 
 __all__ = ["ConfidenceInterval", "ReadReport"]
 
@@ -106,7 +107,7 @@ class TableResult:
         """The tables :meth:`save` writes, by the names of ``FILES``."""
         raise NotImplementedError
 
-    def save(self, folder: str | PathLike[str]) -> dict[str, Path]:
+    def save(self, folder: PathLike) -> dict[str, Path]:
         """Write every table of ``FILES`` into ``folder`` (CSV + Parquet); return ``{name: csv path}``."""
         from .tables import write_table
 
