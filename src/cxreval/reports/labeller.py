@@ -166,8 +166,11 @@ class ReportLabelsResult(TableResult):
         """Reports per finding and label state (stacked), as the labeller read them."""
         from .._plots import bars
 
-        counts = self.labels.groupby(["finding", "state"], sort=False).size().rename("reports").reset_index()
-        counts["state"] = counts["state"].astype(str)
+        from ..labels import state_names
+
+        named = self.labels.assign(state=state_names(self.labels["state"].astype("Int8")).astype(object))
+        named["state"] = named["state"].where(named["state"].notna(), "missing")
+        counts = named.groupby(["finding", "state"], sort=False).size().rename("reports").reset_index()
         return bars(counts, x="finding", y="reports", color="state", barmode="stack",
                     title="Report labels per finding and state")
 
