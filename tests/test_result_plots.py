@@ -47,6 +47,12 @@ def _labels(seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _coded_labels() -> pd.DataFrame:
+    from cxreval.labels import validate_label_table
+
+    return validate_label_table(_labels())
+
+
 def _predictions(labels: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     cr = labels[labels.source == "CR"]
@@ -136,10 +142,8 @@ def _build(name: str, tmp: Path):
                 "OmissionsResult": lambda: a.compute_flows(t, "CR:Rep1").omissions(),
                 "SourceComparisonResult": lambda: a.compare_sources(t, "CR:Rep1,CR:Rep2")}[name]()
     if name == "FusionResult":
-        from cxreval.fusion import fuse_label_table
-        codes = {"not_mentioned": -1, "negative": 0, "uncertain": 1, "positive": 2}
-        t = _labels().assign(state=lambda d: d.state.map(codes))
-        return fuse_label_table(t, ["Rep1", "Rep2"], ["mv", "ds"], adjudicated="CR", rng=0)
+        from cxreval.fusion import fuse_and_compare
+        return fuse_and_compare(_coded_labels(), ["Rep1", "Rep2"], ["mv", "ds"], adjudicated="CR", rng=0)
     if name == "DatasetExport":
         from cxreval.datasets.export import export_dataset
         return export_dataset("chestxray14", _data_entry(tmp))
@@ -249,3 +253,16 @@ def test_html_shows_the_table_head_and_is_escaped():
     html = res._repr_html_()
     assert "&lt;CR&gt;" in html and "<CR>" not in html
     assert html.count("<tr") == 1 + 5 and f"{len(res.table) - 5} more rows" in html
+
+
+def test_fusion_without_a_reference_plots_the_fused_positive_fraction():
+    from cxreval.fusion import fuse_label_table
+
+    res = fuse_label_table(_coded_labels(), ["Rep1", "Rep2"], ["mv", "or"], rng=0)
+    assert res.table is None
+    fig = res.plot()
+    lab = res.labels
+    want = lab[lab.source == "fused_or"].groupby("finding")["state"].apply(lambda s: (s == 2).mean() * 100)
+    (bar,) = [tr for tr in fig.data if tr.name == "fused_or"]
+    assert dict(zip(bar.x, bar.y)) == pytest.approx(want.to_dict())
+    assert "<table" in res._repr_html_()
