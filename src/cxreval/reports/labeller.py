@@ -165,7 +165,6 @@ class ReportLabelsResult(TableResult):
     def _figure(self) -> Any:
         """Reports per finding and label state (stacked), as the labeller read them."""
         from .._plots import bars
-
         from ..labels import state_names
 
         named = self.labels.assign(state=state_names(self.labels["state"].astype("Int8")).astype(object))
