@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .labels import MACRO, MEAN, MICRO
+
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 __all__ = ["dot_interval", "bars", "lines", "sankey", "heatmap", "box_outlines", "result_html", "first_panel",
            "localization_figure"]
 
-SUMMARY_FIRST = ("macro", "micro", "mean")
+SUMMARY_FIRST = (MACRO, MICRO, MEAN)
 """Summary rows drawn first when a figure shows one panel of several (the macro average when there is one)."""
 
 
