@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -72,6 +72,16 @@ class DatasetExport(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"dataset": self.name, "kind": self.kind, "n_rows": int(len(self.table)),
                 "columns": [str(c) for c in self.table.columns], **self.report.to_dict()}
+
+    def _figure(self) -> Any:
+        """Rows per finding (per state for a label table) of the exported table."""
+        from .._plots import bars
+
+        t = self.tables()[self.kind]
+        by = [c for c in ("finding", "state") if c in t.columns] or [t.columns[0]]
+        counts = t.groupby(by, sort=False).size().rename("rows").reset_index()
+        return bars(counts, x=by[0], y="rows", color=by[1] if len(by) > 1 else None, barmode="stack",
+                    title=f"{self.name}: rows per {' and '.join(by)}")
 
 
 def export_dataset(name: str, path: str | os.PathLike[str] | None = None, *,

@@ -230,6 +230,20 @@ class FusionResult(TableResult):
                 "n_labels": int(len(self.labels)), "warnings": list(self.warnings), "convergence": conv,
                 "settings": method_settings(self.estimators, self.applied)}
 
+    def _figure(self) -> Any:
+        """With a reference: κ of each method's fused labels against it, with intervals; without one: the
+        positive fraction of each method's fused labels per finding."""
+        from .._plots import bars, dot_interval
+
+        if self.agreement is not None and len(self.agreement):
+            return dot_interval(self.agreement, value="kappa_w", low="kappa_low", high="kappa_high",
+                                category="finding", color=METHOD, value_title="weighted κ", reference_line=0.0,
+                                title=f"Agreement of the fused labels with {self.adjudicated}")
+        lab = self.labels.assign(positive=self.labels[STATE].astype(float) == 2)
+        frac = lab.groupby([SOURCE, FINDING], sort=False)["positive"].mean().mul(100).reset_index()
+        return bars(frac, x=FINDING, y="positive", color=SOURCE, title="Positive fraction of the fused labels",
+                    y_title="positive (% of studies)")
+
 
 _SETTINGS = {"nn": ("hidden", "max_epochs", "eval_every", "n_folds", "labels_from"),
              "nn_ps": ("hidden", "max_epochs", "eval_every", "n_folds", "labels_from"),

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar, SupportsFloat
+from typing import Any, ClassVar, SupportsFloat
 
 import numpy as np
 import pandas as pd
@@ -114,6 +114,12 @@ class LocalizationResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"protocol": self.protocol.to_dict(), "notes": list(self.notes), "heatmaps": self.heatmaps,
                 "boxes": self.boxes, "summary": self.table.to_dict(orient="records")}
+
+    def _figure(self) -> Any:
+        """Acc. and AFP against the IoBB/IoU threshold T per finding (solid: Acc., dotted: AFP)."""
+        from .._plots import localization_figure
+
+        return localization_figure(self.table)
 
 
 def table4_view(table: pd.DataFrame, *, rule: str) -> pd.DataFrame:

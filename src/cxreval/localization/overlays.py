@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -79,3 +79,12 @@ class OverlayResult(TableResult):
         return (f"Box overlays: {len(self.images)} real radiographs{origin} (downsampled for the report); reference "
                 "boxes and the boxes the protocol finds on a noisy error-model map made from them "
                 f"({n_det} detected boxes).")
+
+    def _figure(self) -> Any:
+        """The reference and detected boxes of the first radiograph, one colour per kind."""
+        from .._plots import box_outlines
+
+        t = self.table
+        first = t[t["study_id"] == t["study_id"].iloc[0]] if len(t) else t
+        return box_outlines(first, color="kind",
+                            title="Reference and detected boxes" + (f" ({first['study_id'].iloc[0]})" if len(t) else ""))
