@@ -134,7 +134,7 @@ def test_malformed_payloads_get_4xx_and_change_nothing(app_client, image_submiss
     elif name == "box bad coordinate":
         body["boxes"] = [box | {"x_min": "1"}]
     elif name == "extra field":
-        body["comment"] = "hello"
+        body["colour"] = "red"
     data = raw if raw is not None else json.dumps(body).encode()
     r = c.post("/api/submissions", headers=_h(tokens["alice"]) | {"Content-Type": "application/json"}, content=data)
     assert r.status_code == status, r.text

@@ -187,11 +187,13 @@ def test_report_adjudication_becomes_conflict_resolved(study_factory, tmp_path: 
     assert store.conflicts() == {"a1": {"Cardiomegaly": {"alice": "not_mentioned", "bob": "negative"}},
                                  "b1": {"Nodule": {"alice": "uncertain", "bob": "positive"}}}
     store.submit(who("carol"), "carol-a1-0001", "adjudication", "a1", {"labels": {"Cardiomegaly": "negative"}})
-    res = export_tables(store)
-    cr = res.labels[res.labels["source"] == "conflict_resolved"]
+    (tmp_path / "out").mkdir()
+    res = export_tables(store, tmp_path / "out")
+    labels = pd.read_csv(tmp_path / "out" / "labels.csv")
+    cr = labels[labels["source"] == "conflict_resolved"]
     got = {(r.study_id, r.finding): r.state for r in cr.itertuples()}
     assert got == {("a1", "Effusion"): "positive", ("a1", "Cardiomegaly"): "negative", ("a1", "Nodule"): "negative",
                    ("b1", "Effusion"): "negative", ("b1", "Cardiomegaly"): "positive"}
     assert res.n_unresolved == 1  # b1 Nodule
-    assert set(res.labels["source"]) == {"rep_findings_alice", "rep_findings_bob", "conflict_resolved"}
+    assert set(labels["source"]) == set(res.sources) == {"rep_findings_alice", "rep_findings_bob", "conflict_resolved"}
     store.close()

@@ -129,18 +129,15 @@ def create_app(store: ReaderStore | str) -> Any:
     @app.get("/api/me")
     def me(request: Request) -> Any:
         r = auth(request)
-        tasks = []
-        for t in st.tasks_of(r):
-            q = st.queue(r, t)
-            tasks.append({"task": t, "n_items": len(q), "n_done": sum(x["done"] for x in q)})
+        tasks = st.progress(r)
         return {"reader": r.name, "role": r.role, "study": spec.name, "findings": list(spec.findings),
                 "image_states": list(IMAGE_STATES), "report_states": list(REPORT_STATES),
                 "criteria": list(spec.criteria), "scale": list(spec.scale), "tasks": tasks,
                 "adjudication_task": spec.adjudication_task}
 
     @app.get("/api/queue")
-    def queue(request: Request, task: str) -> Any:
-        return {"task": task, "items": st.queue(auth(request), task)}
+    def queue(request: Request, task: str) -> Any:  # a plain JSONResponse: thousands of items, no re-encoding
+        return JSONResponse({"task": task, "items": st.queue(auth(request), task)})
 
     def _item(task: str, key: str) -> dict[str, Any]:
         found = st.items.get(task, {}).get(key)
@@ -153,16 +150,19 @@ def create_app(store: ReaderStore | str) -> Any:
         r = auth(request)
         if task not in st.tasks_of(r):
             raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
-        mine = st.latest(reader_id=r.id, task=task).get((r.name, task, key))
+        mine = st.mine(r, task, key)
         if task == "adjudication":
-            conflicts = st.conflicts()
+            conflicts = st.conflicts(key)
             if key not in conflicts:
                 raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
             out: dict[str, Any] = {"task": task, "key": key, "conflicts": conflicts[key],
                                    "readers": list(spec.adjudication_readers), "mine": mine}
             if spec.adjudication_task == "image":
                 meta = _item("image", key)
-                out.update(width=meta["width"], height=meta["height"], image=True)
+                theirs = st.labels_of(key)
+                out.update(width=meta["width"], height=meta["height"], image=True,
+                           reader_boxes={n: p.get("boxes", []) for n, p in theirs.items()},
+                           reader_comments={n: p["comment"] for n, p in theirs.items() if p.get("comment")})
             else:
                 sec = spec.adjudication_task[7:]
                 out.update(text=_item("report", f"{sec}:{key}")["text"], section=sec, image=False)
@@ -184,7 +184,7 @@ def create_app(store: ReaderStore | str) -> Any:
                 raise SubmissionError("'which' must be 'reference' or 'test'.", 422)
             rel = _item("iqa", key)[which]
         elif task in ("image", "adjudication"):
-            if task == "adjudication" and key not in st.conflicts():
+            if task == "adjudication" and key not in st.conflicts(key):
                 raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
             rel = _item("image", key)["path"]
         else:
@@ -209,6 +209,8 @@ def create_app(store: ReaderStore | str) -> Any:
             body = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             raise SubmissionError(f"The body is not valid JSON: {exc}.", 400) from None
+        except RecursionError:
+            raise SubmissionError("The body is nested too deeply to be a submission.", 400) from None
         if not isinstance(body, dict):
             raise SubmissionError("The body must be a JSON object {id, task, item, ...}.", 400)
         for k in ("id", "task", "item"):

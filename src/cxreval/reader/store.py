@@ -5,10 +5,16 @@ the conflicts a resolver adjudicates.
 Payloads, by task (``labels`` map finding -> state name):
 
 * ``image``: ``{"labels": {...every finding...}, "boxes": [{"finding", "x_min", "y_min", "x_max", "y_max"}]}``
-  (pixels of the original image, half-open, inside it);
+  (pixels of the original image, half-open, inside it); ``"unreadable": true`` instead of labels marks an
+  image that cannot be read;
 * ``report``: ``{"labels": {...every finding...}}`` (``not_mentioned`` allowed);
 * ``iqa``: ``{"ratings": {criterion: int in the scale, ...every criterion...}}``;
-* ``adjudication``: ``{"labels": {finding: state, ...}}`` for some of the study's findings.
+* ``adjudication``: ``{"labels": {finding: state, ...}}`` for some of the study's conflicting findings, and
+  ``"conflicts": {finding: {reader_a: state, reader_b: state}}``, the pairs of states they resolve (the server
+  fills in the current ones when absent and refuses, 409, pairs that have changed since).
+
+Every task also takes ``"comment"`` (free text, at most :data:`MAX_COMMENT` characters) and ``"seconds"``
+(time the reader spent on the item, 0 to 86400).
 """
 
 from __future__ import annotations
@@ -31,11 +37,12 @@ from ..exceptions import CxrevalError, SchemaError
 from ..labels import ORDINAL_STATES, LabelState
 from ..labels import REPORT_STATES as _REPORT_STATES
 from .commit import GroupCommitter
-from .db import SCHEMA_VERSION, check_integrity, make_engine, metadata, require_sqlalchemy, tables
+from .db import DERIVED_TABLES, SCHEMA_VERSION, check_integrity, make_engine, metadata, require_sqlalchemy, tables
+from .derived import Adjudicated, Deriver, replay
 from .study import StudySpec, check_name, reader_order, study_items
 
-__all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "AUTH_TTL", "SubmissionError", "Reader", "SubmitResult",
-           "ReaderStore", "hash_token", "now"]
+__all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "MAX_COMMENT", "AUTH_TTL", "SubmissionError",
+           "Reader", "SubmitResult", "ReaderStore", "hash_token", "now", "check_client_time"]
 
 ROLES: tuple[str, ...] = ("reader", "resolver")
 IMAGE_STATES: tuple[str, ...] = ORDINAL_STATES
@@ -43,8 +50,10 @@ IMAGE_STATES: tuple[str, ...] = ORDINAL_STATES
 REPORT_STATES: tuple[str, ...] = _REPORT_STATES
 """The states a reader gives on a report (adds ``not_mentioned``; :data:`cxreval.labels.REPORT_STATES`)."""
 MAX_BOXES = 64
+MAX_COMMENT = 2000
 AUTH_TTL = 5.0
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?$")
 
 
 class SubmissionError(CxrevalError):
@@ -58,6 +67,20 @@ class SubmissionError(CxrevalError):
 def now() -> str:
     """The current UTC time, ISO 8601 with microseconds."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def check_client_time(value: object) -> str:
+    """Return ``value`` if it is an ISO 8601 date-time (``2026-01-31T12:00:00.000Z``), else raise 422."""
+    ok = isinstance(value, str) and len(value) <= 40 and _ISO_RE.match(value) is not None
+    if ok:
+        try:
+            _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))  # type: ignore[union-attr]
+        except ValueError:
+            ok = False
+    if not ok:
+        raise SubmissionError(f"'client_time' must be an ISO 8601 date-time such as 2026-01-31T12:00:00.000Z; got "
+                              f"{str(value)[:60]!r}.")
+    return value  # type: ignore[return-value]
 
 
 def hash_token(token: str) -> str:
@@ -117,6 +140,7 @@ class ReaderStore:
         self._items: dict[str, dict[str, dict[str, Any]]] | None = None
         self._writer: GroupCommitter | None = None
         self._auth_cache: dict[str, tuple[Reader, float]] = {}
+        self._orders: dict[tuple[str, str], list[str]] = {}
 
     @classmethod
     def open(cls, url: str) -> ReaderStore:
@@ -138,7 +162,36 @@ class ReaderStore:
                               "`cxreval reader init` first.")
         store = cls(url)
         _ = store.spec
+        store._ensure_derived()
         return store
+
+    def _ensure_derived(self) -> None:
+        """Create and fill the derived tables of a database made before they existed (from its log)."""
+        sa = self.sa
+        have = set(sa.inspect(self.engine).get_table_names())
+        if set(DERIVED_TABLES) <= have:
+            return
+        metadata().create_all(self.engine, tables=[self.t[n] for n in DERIVED_TABLES])
+        with self.engine.begin() as conn:
+            replay(conn, self.spec)
+            self._event(conn, "derived_tables_built", None, {"tables": list(DERIVED_TABLES)})
+
+    def check_writable(self) -> None:
+        """Raise :class:`SchemaError` (one line: the database and the reason) unless a write transaction
+        can be opened and written to; nothing is left behind (the transaction is rolled back)."""
+        sa, meta = self.sa, self.t["meta"]
+        try:
+            with self.engine.connect() as conn:
+                tx = conn.begin()
+                try:
+                    conn.execute(sa.insert(meta).values(key="write_check", value=now()))
+                finally:
+                    tx.rollback()
+        except sa.exc.DBAPIError as exc:
+            reason = " ".join(str(getattr(exc, "orig", exc)).split())
+            raise SchemaError(f"--db {self.engine.url.render_as_string(hide_password=True)!r} is not writable "
+                              f"({reason}); the server would refuse every submission. Fix the file's or folder's "
+                              "permissions (or the disk, or the database role), then start again.") from exc
 
     # -- creation -----------------------------------------------------------------------------------
     @classmethod
@@ -307,8 +360,10 @@ class ReaderStore:
                 raise SubmissionError(f"Box {k}: unknown finding {b['finding']!r}; this study's findings are "
                                       f"{list(self.spec.findings)}.")
             c = [b[n] for n in ("x_min", "y_min", "x_max", "y_max")]
-            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in c):
-                raise SubmissionError(f"Box {k}: coordinates must be finite numbers; got {c}.")
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                       and (isinstance(v, float) or abs(v) < 10 ** 9) and math.isfinite(v) for v in c):
+                shown = [str(v)[:20] for v in c]
+                raise SubmissionError(f"Box {k}: coordinates must be finite numbers of pixels; got {shown}.")
             if not (0 <= c[0] < c[2] <= w and 0 <= c[1] < c[3] <= h):
                 raise SubmissionError(f"Box {k}: {c} is empty or outside the {w} x {h} image.")
             out.append({"finding": b["finding"], "x_min": round(float(c[0]), 2), "y_min": round(float(c[1]), 2),
@@ -326,19 +381,24 @@ class ReaderStore:
         if task not in self.tasks_of(reader):
             raise SubmissionError(f"Reader {reader.name!r} ({reader.role}) does not do task {task!r}.", 403)
         if task == "adjudication":
-            if item not in self.conflicts():
-                raise SubmissionError(f"No conflict to adjudicate for study {item!r}.", 404)
-            extra = set(body) - {"labels"}
-            states = IMAGE_STATES if self.spec.adjudication_task == "image" else REPORT_STATES
-            payload: dict[str, Any] = {"labels": self._labels(body.get("labels"), states=states, complete=False)}
+            payload: dict[str, Any] = self._adjudication(item, body)
+            extra = set(body) - {"labels", "conflicts"}
         else:
             stored = self.items.get(task, {}).get(item)
             if stored is None:
                 raise SubmissionError(f"Unknown {task} item {item!r}.", 404)
             if task == "image":
-                extra = set(body) - {"labels", "boxes"}
-                payload = {"labels": self._labels(body.get("labels"), states=IMAGE_STATES, complete=True),
-                           "boxes": self._boxes(body.get("boxes"), stored)}
+                extra = set(body) - {"labels", "boxes", "unreadable"}
+                unreadable = body.get("unreadable", False)
+                if not isinstance(unreadable, bool):
+                    raise SubmissionError(f"'unreadable' must be true or false; got {unreadable!r}.")
+                if unreadable:
+                    if body.get("labels") or body.get("boxes"):
+                        raise SubmissionError("An image marked unreadable takes no labels and no boxes.")
+                    payload = {"labels": {}, "boxes": [], "unreadable": True}
+                else:
+                    payload = {"labels": self._labels(body.get("labels"), states=IMAGE_STATES, complete=True),
+                               "boxes": self._boxes(body.get("boxes"), stored)}
                 contradicted = sorted({b["finding"] for b in payload["boxes"]
                                        if payload["labels"][b["finding"]] == ORDINAL_STATES[LabelState.NEG]})
                 if contradicted:
@@ -350,9 +410,36 @@ class ReaderStore:
             else:
                 extra = set(body) - {"ratings"}
                 payload = {"ratings": self._ratings(body.get("ratings"))}
+        extra -= {"comment", "seconds"}
         if extra:
             raise SubmissionError(f"Unexpected field(s) {sorted(extra)} for task {task!r}.")
+        comment, seconds = body.get("comment"), body.get("seconds")
+        if comment is not None and comment != "":
+            if not isinstance(comment, str) or len(comment) > MAX_COMMENT:
+                raise SubmissionError(f"'comment' must be text of at most {MAX_COMMENT} characters.")
+            payload["comment"] = comment
+        if seconds is not None:
+            if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0 <= seconds <= 86400:
+                raise SubmissionError(f"'seconds' (time spent on the item) must be a number in 0..86400; got "
+                                      f"{str(seconds)[:40]}.")
+            payload["seconds"] = round(float(seconds), 1)
         return payload
+
+    def _adjudication(self, study_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        current = self.conflicts(study_id).get(study_id)
+        if not current:
+            raise SubmissionError(f"No conflict to adjudicate for study {study_id!r}.", 404)
+        states = IMAGE_STATES if self.spec.adjudication_task == "image" else REPORT_STATES
+        labels = self._labels(body.get("labels"), states=states, complete=False)
+        other = [f for f in labels if f not in current]
+        if other:
+            raise SubmissionError(f"Study {study_id!r}: {other} not in conflict (conflicts: {list(current)}).")
+        seen = body.get("conflicts")
+        if seen is not None:
+            if not isinstance(seen, dict) or any(seen.get(f) != current[f] for f in labels):
+                raise SubmissionError(f"Study {study_id!r}: the readers' labels changed since it was opened (now "
+                                      f"{ {f: current[f] for f in labels} }); reload it and adjudicate again.", 409)
+        return {"labels": labels, "conflicts": {f: current[f] for f in labels}}
 
     def _ratings(self, value: object) -> dict[str, int]:
         lo, hi = self.spec.scale
@@ -367,27 +454,36 @@ class ReaderStore:
     # -- submissions --------------------------------------------------------------------------------
     def submit(self, reader: Reader, submission_id: str, task: str, item: str, body: Mapping[str, Any], *,
                client_time: str | None = None) -> SubmitResult:
-        """Validate and append a submission; return once the transaction holding it has committed
-        (concurrent submissions share a transaction: :mod:`cxreval.reader.commit`).
+        """Validate and append a submission; return once the transaction holding it (and the derived
+        tables' update, :mod:`cxreval.reader.derived`) has committed (concurrent submissions share a
+        transaction: :mod:`cxreval.reader.commit`).
 
         A second submission with the same id from the same reader with the same content is a retry and
         is answered ``'duplicate'`` without storing anything; the same id with other content or from another
-        reader is refused (409).
+        reader is refused (409). A database that cannot store it (read-only, disk full, server gone) is
+        a :class:`SubmissionError` with status 503 and the database's reason: nothing is acknowledged.
         """
         if not isinstance(submission_id, str) or not _ID_RE.match(submission_id):
             raise SubmissionError("'id' must be 8-64 characters [A-Za-z0-9_-] (a client-generated UUID).")
-        if client_time is not None and (not isinstance(client_time, str) or len(client_time) > 40):
-            raise SubmissionError("'client_time' must be an ISO time string of at most 40 characters.")
+        if client_time is not None:
+            check_client_time(client_time)
         payload = self.validate(reader, task, item, body)
         row = {"id": submission_id, "reader_id": reader.id, "task": task, "item": item,
                "payload": json.dumps(payload, sort_keys=True), "client_time": client_time}
-        res = self._committer().append(row)
+        try:
+            res = self._committer().append(row)
+        except (self.sa.exc.OperationalError, self.sa.exc.InterfaceError, self.sa.exc.InternalError,
+                OSError) as exc:
+            reason = " ".join(str(getattr(exc, "orig", exc)).split())[:200]
+            raise SubmissionError(f"The study database cannot store submissions now ({reason}); nothing was "
+                                  "saved: your labels stay in this browser and are resent. Tell the study "
+                                  "organiser.", 503) from exc
         return SubmitResult(submission_id, res.status, res.seq, res.server_time)
 
     def _committer(self) -> GroupCommitter:
         if self._writer is None:
             self._writer = GroupCommitter(
-                self.engine, self.t["submissions"], now=now,
+                self.engine, self.t["submissions"], now=now, on_append=Deriver(self.spec),
                 conflict=lambda sid: SubmissionError(f"Submission id {sid!r} was already used for another "
                                                      "submission.", 409))
         return self._writer
@@ -400,7 +496,7 @@ class ReaderStore:
 
     def submissions(self, *, reader_id: int | None = None, task: str | None = None) -> pd.DataFrame:
         """Every stored submission (``seq, id, reader, role, task, item, payload, client_time, server_time``),
-        in commit order; optionally of one reader and/or task."""
+        in commit order; optionally of one reader and/or task (the whole log: for audits, not for serving)."""
         sa, s, r = self.sa, self.t["submissions"], self.t["readers"]
         q = (sa.select(s.c.seq, s.c.id, r.c.name, r.c.role, s.c.task, s.c.item, s.c.payload, s.c.client_time,
                        s.c.server_time).join(r, s.c.reader_id == r.c.id).order_by(s.c.seq))
@@ -414,66 +510,114 @@ class ReaderStore:
                                            "server_time"])
 
     def latest(self, *, reader_id: int | None = None, task: str | None = None) -> dict[tuple[str, str, str], dict]:
-        """``{(reader, task, item): payload}`` of the latest submission per reader, task and item."""
-        sub = self.submissions(reader_id=reader_id, task=task)
-        return {(r, t, i): json.loads(p) for r, t, i, p in zip(sub["reader"], sub["task"], sub["item"], sub["payload"])}
+        """``{(reader, task, item): payload}`` of the latest submission per reader, task and item (the
+        ``latest`` table), in commit order."""
+        sa, lt, r = self.sa, self.t["latest"], self.t["readers"]
+        q = sa.select(r.c.name, lt.c.task, lt.c.item, lt.c.payload).join(r, lt.c.reader_id == r.c.id).order_by(lt.c.seq)
+        if reader_id is not None:
+            q = q.where(lt.c.reader_id == reader_id)
+        if task is not None:
+            q = q.where(lt.c.task == task)
+        with self.engine.connect() as conn:
+            return {(n, t, i): json.loads(p) for n, t, i, p in conn.execute(q)}
+
+    def mine(self, reader: Reader, task: str, item: str) -> dict[str, Any] | None:
+        """The reader's latest payload for one item, or None (one primary-key read)."""
+        lt = self.t["latest"]
+        with self.engine.connect() as conn:
+            p = conn.execute(self.sa.select(lt.c.payload).where(lt.c.reader_id == reader.id, lt.c.task == task,
+                                                                lt.c.item == item)).scalar()
+        return None if p is None else json.loads(p)
+
+    def labels_of(self, study_id: str) -> dict[str, dict[str, Any]]:
+        """The adjudicated readers' latest payloads of a study (``{reader: payload}``), for the resolver."""
+        adj = Adjudicated.of(self.spec)
+        if adj is None:
+            return {}
+        sa, lt, r = self.sa, self.t["latest"], self.t["readers"]
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(r.c.name, lt.c.payload).join(r, lt.c.reader_id == r.c.id).where(
+                r.c.name.in_(adj.readers), lt.c.task == adj.task, lt.c.item == adj.item_of(study_id))).all()
+        return {str(n): json.loads(p) for n, p in rows}
 
     # -- queues and conflicts -----------------------------------------------------------------------
-    def conflicts(self) -> dict[str, dict[str, dict[str, str]]]:
+    def conflicts(self, study_id: str | None = None) -> dict[str, dict[str, dict[str, str]]]:
         """``{study_id: {finding: {reader_a: state, reader_b: state}}}`` where the two adjudicated readers
-        both labelled a finding and disagree (adjudication task only)."""
-        spec = self.spec
-        if "adjudication" not in spec.tasks:
+        both labelled a finding and disagree (adjudication task only); of one study when given."""
+        adj = Adjudicated.of(self.spec)
+        if adj is None:
             return {}
-        a, b = spec.adjudication_readers
-        task, section = ("image", None) if spec.adjudication_task == "image" else ("report",
-                                                                                 spec.adjudication_task[7:])
-        lab = self.latest(task=task)
+        a, b = adj.readers
+        ct = self.t["conflicts"]
+        q = self.sa.select(ct.c.study_id, ct.c.finding, ct.c.state_a, ct.c.state_b)
+        if study_id is not None:
+            q = q.where(ct.c.study_id == study_id)
+        order = {f: k for k, f in enumerate(self.spec.findings)}
         out: dict[str, dict[str, dict[str, str]]] = {}
-        for (reader, _t, item), payload in lab.items():
-            if reader != a:
-                continue
-            other = lab.get((b, _t, item))
-            if other is None or (section is not None and not item.startswith(section + ":")):
-                continue
-            sid = item if section is None else item.split(":", 1)[1]
-            diff = {f: {a: s, b: other["labels"][f]} for f, s in payload["labels"].items()
-                    if f in other["labels"] and other["labels"][f] != s}
-            if diff:
-                out[sid] = diff
-        return out
+        with self.engine.connect() as conn:
+            for sid, f, sa_, sb_ in conn.execute(q.order_by(ct.c.study_id)):
+                out.setdefault(sid, {})[f] = {a: sa_, b: sb_}
+        return {sid: dict(sorted(fs.items(), key=lambda kv: order.get(kv[0], 0))) for sid, fs in out.items()}
+
+    def _open_conflicts(self, conn: Any) -> dict[str, bool]:
+        """``{study_id: fully resolved}`` of every study in conflict (one grouped read of ``conflicts``)."""
+        sa, ct = self.sa, self.t["conflicts"]
+        n_open = sa.func.sum(sa.case((ct.c.resolution.is_(None), 1), else_=0))
+        return {sid: not int(k) for sid, k in conn.execute(sa.select(ct.c.study_id, n_open).group_by(ct.c.study_id))}
+
+    def _order(self, reader: Reader, task: str, keys: list[str] | None = None) -> list[str]:
+        if keys is not None:  # adjudication: the studies in conflict change
+            return reader_order(keys, seed=self.spec.seed, reader=reader.name, task=task)
+        hit = self._orders.get((reader.name, task))
+        if hit is None:
+            hit = self._orders[(reader.name, task)] = reader_order(list(self.items.get(task, {})), seed=self.spec.seed,
+                                                                   reader=reader.name, task=task)
+        return hit
 
     def queue(self, reader: Reader, task: str) -> list[dict[str, Any]]:
-        """The reader's items of ``task`` in their seeded order, each ``{key, done}``."""
+        """The reader's items of ``task`` in their seeded order, each ``{key, done}``. A study to adjudicate
+        is done when every conflicting finding has a resolver's label for its current pair of states (by
+        any resolver: the study is adjudicated once)."""
         if task not in self.tasks_of(reader):
             raise SubmissionError(f"Reader {reader.name!r} ({reader.role}) does not do task {task!r}.", 403)
-        conflicts = self.conflicts() if task == "adjudication" else {}
-        keys = list(conflicts) if task == "adjudication" else list(self.items.get(task, {}))
-        done = self._done(self.latest(reader_id=reader.id, task=task), conflicts)
-        order = reader_order(keys, seed=self.spec.seed, reader=reader.name, task=task)
-        return [{"key": k, "done": k in done} for k in order]
+        with self.engine.connect() as conn:
+            if task == "adjudication":
+                state = self._open_conflicts(conn)
+                return [{"key": k, "done": state[k]} for k in self._order(reader, task, list(state))]
+            lt = self.t["latest"]
+            done = {i for (i,) in conn.execute(self.sa.select(lt.c.item).where(lt.c.reader_id == reader.id,
+                                                                               lt.c.task == task))}
+        return [{"key": k, "done": k in done} for k in self._order(reader, task)]
 
-    @staticmethod
-    def _done(latest: Mapping[tuple[str, str, str], Any], conflicts: Mapping[str, Mapping[str, Any]]) -> set[str]:
-        """Items whose latest submission completes them: an adjudication only when it sets a final label
-        for every conflicting finding of its study (a partial one leaves the item to do)."""
-        return {i for (_r, t, i), p in latest.items()
-                if t != "adjudication" or (i in conflicts and set(conflicts[i]) <= set(p.get("labels", {})))}
+    def progress(self, reader: Reader) -> list[dict[str, Any]]:
+        """``[{task, n_items, n_done}]`` of a reader's tasks (counted in the database)."""
+        sa, lt = self.sa, self.t["latest"]
+        out = []
+        with self.engine.connect() as conn:
+            for task in self.tasks_of(reader):
+                if task == "adjudication":
+                    state = self._open_conflicts(conn)
+                    out.append({"task": task, "n_items": len(state), "n_done": sum(state.values())})
+                    continue
+                n = conn.execute(sa.select(sa.func.count()).select_from(lt).where(
+                    lt.c.reader_id == reader.id, lt.c.task == task)).scalar_one()
+                out.append({"task": task, "n_items": len(self.items.get(task, {})), "n_done": int(n)})
+        return out
 
     def status(self) -> pd.DataFrame:
-        """Progress per reader and task: ``reader, role, task, n_items, n_done, n_submissions, last``."""
-        sub = self.submissions()
-        conflicts = self.conflicts()
+        """Progress per reader and task: ``reader, role, task, n_items, n_done, n_submissions, last``
+        (aggregates computed by the database)."""
+        sa, s = self.sa, self.t["submissions"]
+        with self.engine.connect() as conn:
+            counts = {(int(rid), t): (int(n), str(last)) for rid, t, n, last in conn.execute(
+                sa.select(s.c.reader_id, s.c.task, sa.func.count(), sa.func.max(s.c.server_time))
+                .group_by(s.c.reader_id, s.c.task))}
         rows = []
         for rd in self.readers().itertuples():
             reader = Reader(int(rd.id), str(rd.name), str(rd.role))
-            for task in self.tasks_of(reader):
-                mine = sub[(sub["reader"] == reader.name) & (sub["task"] == task)]
-                keys = set(conflicts) if task == "adjudication" else set(self.items.get(task, {}))
-                done = self._done(self.latest(reader_id=reader.id, task=task), conflicts)
-                rows.append({"reader": reader.name, "role": reader.role, "task": task, "n_items": len(keys),
-                             "n_done": len(done & keys), "n_submissions": len(mine),
-                             "last": mine["server_time"].iloc[-1] if len(mine) else ""})
+            for p in self.progress(reader):
+                n_sub, last = counts.get((reader.id, p["task"]), (0, ""))
+                rows.append({"reader": reader.name, "role": reader.role, **p, "n_submissions": n_sub, "last": last})
         return pd.DataFrame(rows, columns=["reader", "role", "task", "n_items", "n_done", "n_submissions", "last"])
 
     def check_integrity(self) -> Any:
