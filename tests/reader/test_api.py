@@ -331,3 +331,61 @@ def test_dicom_image_is_served_at_its_bit_depth(tmp_path) -> None:
     np.testing.assert_array_equal(np.frombuffer(r.content, "<u2").reshape(40, 50), arr)
     assert pydicom.dcmread(tmp_path / "s" / "images" / "d1.dcm").BitsStored == 12
     store.close()
+
+
+@pytest.mark.parametrize("name", ["400-digit coordinate", "20000-deep JSON", "deep JSON in a label"])
+def test_overflowing_and_deeply_nested_bodies_are_4xx(app_client, image_submission, name) -> None:
+    store, tokens, c = app_client
+    body = image_submission("sub-deep-0001", "a1", {"Effusion": "positive"})
+    if name == "400-digit coordinate":
+        data = json.dumps(body | {"boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 1, "x_max": 2,
+                                             "y_max": "BIG"}]}).replace('"BIG"', "9" * 400).encode()
+        want = 422
+    elif name == "20000-deep JSON":
+        data = ("[" * 20000 + "]" * 20000).encode()
+        want = 400
+    else:
+        data = json.dumps(body).replace('"positive"', "[" * 20000 + "]" * 20000).encode()
+        want = 400
+    assert len(data) < 64 * 1024
+    r = c.post("/api/submissions", headers=_h(tokens["alice"]) | {"Content-Type": "application/json"}, content=data)
+    assert r.status_code == want, r.text
+    assert "detail" in r.json() and _count(store) == 0
+
+
+def test_a_write_failure_while_serving_is_503_with_a_reason_never_an_acknowledgement(app_client,
+                                                                                     image_submission) -> None:
+    import sqlalchemy as sa
+
+    store, tokens, c = app_client
+    store.engine.dispose()
+
+    @sa.event.listens_for(store.engine, "connect")
+    def _read_only(dbapi_conn, _record) -> None:  # the file turned read-only (or the disk full) while serving
+        dbapi_conn.execute("PRAGMA query_only=ON")
+
+    r = c.post("/api/submissions", headers=_h(tokens["alice"]), json=image_submission("sub-ro-00001", "a1"))
+    assert r.status_code == 503, r.text
+    assert "cannot store submissions" in r.json()["detail"] and "readonly" in r.json()["detail"]
+    sa.event.remove(store.engine, "connect", _read_only)
+    store.engine.dispose()
+    assert _count(store) == 0
+    r = c.post("/api/submissions", headers=_h(tokens["alice"]), json=image_submission("sub-ro-00001", "a1"))
+    assert r.status_code == 200 and _count(store) == 1  # the page's retry is stored once the disk is back
+
+
+def test_iqa_item_keys_are_random_per_study_and_stored(app_client, study_file, tmp_path) -> None:
+    import hashlib
+
+    from cxreval.reader.store import ReaderStore
+    from cxreval.reader.study import load_study
+
+    store, _tokens, _c = app_client
+    keys = set(store.items["iqa"])
+    tests = [v["test"] for v in store.items["iqa"].values()]
+    guesses = {"q" + hashlib.sha256(t.encode()).hexdigest()[:12] for t in tests}
+    assert len(keys) == 3 and not keys & guesses and all(len(k) == 17 for k in keys)
+    assert set(ReaderStore.open(str(store.engine.url)).items["iqa"]) == keys  # stored, not re-derived
+    other, _ = ReaderStore.create(f"sqlite:///{tmp_path / 'other.db'}", load_study(study_file))
+    assert not set(other.items["iqa"]) & keys  # the same study file initialised again: other keys
+    other.close()

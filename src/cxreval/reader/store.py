@@ -37,7 +37,15 @@ from ..exceptions import CxrevalError, SchemaError
 from ..labels import ORDINAL_STATES, LabelState
 from ..labels import REPORT_STATES as _REPORT_STATES
 from .commit import GroupCommitter
-from .db import DERIVED_TABLES, SCHEMA_VERSION, check_integrity, make_engine, metadata, require_sqlalchemy, tables
+from .db import (
+    DERIVED_TABLES,
+    SCHEMA_VERSION,
+    check_integrity,
+    make_engine,
+    metadata,
+    require_sqlalchemy,
+    tables,
+)
 from .derived import Adjudicated, Deriver, replay
 from .study import StudySpec, check_name, reader_order, study_items
 
@@ -156,10 +164,13 @@ class ReaderStore:
             parsed = sa.engine.make_url(str(url))
         except Exception:  # make_engine names the problem
             parsed = None
-        if parsed is not None and parsed.get_backend_name() == "sqlite" and parsed.database \
-                and not Path(parsed.database).is_file():
-            raise SchemaError(f"--db {url!r}: the SQLite file {parsed.database} does not exist; run "
-                              "`cxreval reader init` first.")
+        if parsed is not None and parsed.get_backend_name() == "sqlite" and parsed.database:
+            file = parsed.database  # sqlite:///file:PATH?mode=ro&uri=true names PATH
+            if parsed.query.get("uri") in ("true", "1") and file.startswith("file:"):
+                file = file[5:].split("?", 1)[0]
+            if not Path(file).is_file():
+                raise SchemaError(f"--db {url!r}: the SQLite file {file} does not exist; run "
+                                  "`cxreval reader init` first.")
         store = cls(url)
         _ = store.spec
         store._ensure_derived()

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import secrets
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -290,12 +291,15 @@ def _image_size(path: Path) -> tuple[int, int]:
         raise SchemaError(f"Cannot read image file {path}: {exc}") from exc
 
 
-def _opaque(text: str) -> str:
-    return "q" + hashlib.sha256(text.encode()).hexdigest()[:12]
+def _opaque() -> str:
+    """A random IQA item key (stored with the item at ``init``): nothing about the pair can be read or guessed
+    from it, unlike a hash of its path, which hashing candidate names would recover."""
+    return "q" + secrets.token_hex(8)
 
 
 def study_items(spec: StudySpec) -> list[Item]:
-    """Every item of the study's image, report and IQA tasks (adjudication items follow the labels).
+    """Every item of the study's image, report and IQA tasks (adjudication items follow the labels). IQA
+    items get random keys (a new draw on every call; the database keeps the ones drawn at ``init``).
 
     Raises
     ------
@@ -344,7 +348,7 @@ def study_items(spec: StudySpec) -> list[Item]:
                     raise SchemaError(f"{where}, 'iqa.pairs': image file {f} does not exist.")
             w, h = _image_size(inside_root(root, row["test"], where=where))
             hidden = {k: str(v) for k, v in row.items() if k not in ("reference", "test")}
-            items.append(Item("iqa", _opaque(str(row["test"])), {"reference": row["reference"], "test": row["test"],
+            items.append(Item("iqa", _opaque(), {"reference": row["reference"], "test": row["test"],
                                                                  "hidden": hidden, "width": w, "height": h}))
     return items
 
