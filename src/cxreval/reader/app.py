@@ -98,6 +98,7 @@ def create_app(store: ReaderStore | str) -> Any:
     spec = st.spec
     root = Path(spec.root).resolve()
     cache = _PixelCache()
+    from ..iqa import read_image  # noqa: F401 - imported once at start, not inside the first image request
     app = fastapi.FastAPI(title=f"cxreval reader: {spec.name}", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.exception_handler(SubmissionError)

@@ -166,8 +166,8 @@ def replay(conn: Any, spec: StudySpec) -> tuple[int, int]:
     latest: dict[tuple[int, str, str], dict[str, Any]] = {}
     labels: dict[tuple[str, str], dict[str, str]] = {}  # (reader name, study id) of the adjudicated task
     conflicts: dict[str, dict[str, dict[str, Any]]] = {}
-    rows = conn.execution_options(stream_results=True, yield_per=5000).execute(
-        sa.select(s.c.seq, s.c.reader_id, s.c.task, s.c.item, s.c.payload, s.c.server_time).order_by(s.c.seq))
+    rows = conn.execute(sa.select(s.c.seq, s.c.reader_id, s.c.task, s.c.item, s.c.payload, s.c.server_time)
+                        .order_by(s.c.seq).execution_options(stream_results=True, yield_per=5000))
     for seq, reader_id, task, item, payload, stamp in rows:
         latest[(reader_id, task, item)] = {"reader_id": reader_id, "task": task, "item": item, "seq": seq,
                                            "payload": payload, "server_time": stamp}

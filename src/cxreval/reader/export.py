@@ -268,6 +268,6 @@ def _audit(conn: Any, store: ReaderStore, table: Any) -> int:
                                 "server_time"))
     q = (sa.select(s.c.seq, s.c.id, r.c.name, r.c.role, s.c.task, s.c.item, s.c.payload, s.c.client_time,
                    s.c.server_time).join(r, s.c.reader_id == r.c.id).order_by(s.c.seq))
-    for row in conn.execution_options(stream_results=True, yield_per=5000).execute(q):
+    for row in conn.execute(q.execution_options(stream_results=True, yield_per=5000)):
         audit.row(row)
     return int(audit.n)
