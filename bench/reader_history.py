@@ -177,7 +177,8 @@ def _client(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
                 errors.append(f"resolver queue {status} {data[:200]!r}")
                 break
             lat.setdefault("resolver queue", []).append(dt)
-            open_ = [x["key"] for x in json.loads(data)["items"] if not x["done"]]
+            q = json.loads(data)
+            open_ = [k for k, d in zip(q["keys"], q["done"]) if d == "0"]
             if not open_:
                 break
             key = open_[int(rng.integers(len(open_)))]

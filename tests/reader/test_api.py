@@ -180,8 +180,8 @@ def test_out_of_range_ratings_are_refused(app_client, ratings, message) -> None:
 
 def test_iqa_item_hides_paths_and_degradation(app_client) -> None:
     store, tokens, c = app_client
-    q = c.get("/api/queue?task=iqa", headers=_h(tokens["alice"])).json()["items"]
-    item = c.get(f"/api/item?task=iqa&key={q[0]['key']}", headers=_h(tokens["alice"])).text
+    q = c.get("/api/queue?task=iqa", headers=_h(tokens["alice"])).json()["keys"]
+    item = c.get(f"/api/item?task=iqa&key={q[0]}", headers=_h(tokens["alice"])).text
     for secret in ("test", "ref", "jpeg", "noise", "blur", ".png"):
         assert secret not in item.replace('"task":"iqa"', "").replace('"task": "iqa"', ""), secret
 

@@ -46,7 +46,8 @@ def test_submit_export_agree_fuse_iqa(app_client, image_submission, tmp_path: Pa
                                           "Nodule": "not_mentioned"}})
     # the resolver sees one conflict (b1, Effusion) and resolves it negative
     h = {"Authorization": f"Bearer {tokens['carol']}"}
-    assert [x["key"] for x in c.get("/api/queue?task=adjudication", headers=h).json()["items"]] == ["b1"]
+    assert c.get("/api/queue?task=adjudication", headers=h).json() == {"task": "adjudication", "keys": ["b1"],
+                                                                         "done": "0"}
     item = c.get("/api/item?task=adjudication&key=b1", headers=h).json()
     assert item["conflicts"] == {"Effusion": {"alice": "positive", "bob": "negative"}}
     _post(c, tokens["carol"], {"id": "adj-000001", "task": "adjudication", "item": "b1",

@@ -136,9 +136,20 @@ def create_app(store: ReaderStore | str) -> Any:
                 "criteria": list(spec.criteria), "scale": list(spec.scale), "tasks": tasks,
                 "adjudication_task": spec.adjudication_task}
 
+    encoded: dict[int, tuple[list[str], bytes]] = {}
+
     @app.get("/api/queue")
-    def queue(request: Request, task: str) -> Any:  # a plain JSONResponse: thousands of items, no re-encoding
-        return JSONResponse({"task": task, "items": st.queue(auth(request), task)})
+    def queue(request: Request, task: str) -> Any:
+        """``{task, keys, done}``: the keys in the reader's order and one '0'/'1' per key (compact: a study of
+        thousands of images answers in a few kilobytes of work, the keys encoded once)."""
+        keys, flags = st.queue_flags(auth(request), task)
+        hit = encoded.get(id(keys))  # the order of a fixed task is one list per reader, kept by the store
+        if hit is None or hit[0] is not keys:
+            hit = (keys, json.dumps(keys).encode())
+            if task != "adjudication":  # the studies in conflict change: encoded afresh
+                encoded[id(keys)] = hit
+        body = b'{"task": ' + json.dumps(task).encode() + b', "keys": ' + hit[1] + b', "done": "' + flags.encode() + b'"}'
+        return Response(body, media_type="application/json")
 
     def _item(task: str, key: str) -> dict[str, Any]:
         found = st.items.get(task, {}).get(key)

@@ -149,6 +149,7 @@ class ReaderStore:
         self._writer: GroupCommitter | None = None
         self._auth_cache: dict[str, tuple[Reader, float]] = {}
         self._orders: dict[tuple[str, str], list[str]] = {}
+        self._done: dict[tuple[int, str], set[str]] = {}
 
     @classmethod
     def open(cls, url: str) -> ReaderStore:
@@ -489,6 +490,9 @@ class ReaderStore:
             raise SubmissionError(f"The study database cannot store submissions now ({reason}); nothing was "
                                   "saved: your labels stay in this browser and are resent. Tell the study "
                                   "organiser.", 503) from exc
+        done = self._done.get((reader.id, task))
+        if done is not None and task != "adjudication":
+            done.add(item)
         return SubmitResult(submission_id, res.status, res.seq, res.server_time)
 
     def _committer(self) -> GroupCommitter:
@@ -585,24 +589,42 @@ class ReaderStore:
                                                                    reader=reader.name, task=task)
         return hit
 
-    def queue(self, reader: Reader, task: str) -> list[dict[str, Any]]:
-        """The reader's items of ``task`` in their seeded order, each ``{key, done}``. A study to adjudicate
-        is done when every conflicting finding has a resolver's label for its current pair of states (by
-        any resolver: the study is adjudicated once)."""
+    def _done_items(self, conn: Any, reader: Reader, task: str) -> set[str]:
+        """The items of ``task`` the reader has labelled: kept in memory (updated by :meth:`submit`) and
+        checked against the database's count, so a write by another process is seen (the latest table
+        only grows, so an equal count means equal sets)."""
+        sa, lt = self.sa, self.t["latest"]
+        n = conn.execute(sa.select(sa.func.count()).select_from(lt).where(lt.c.reader_id == reader.id,
+                                                                          lt.c.task == task)).scalar_one()
+        hit = self._done.get((reader.id, task))
+        if hit is None or len(hit) != n:
+            hit = {i for (i,) in conn.execute(sa.select(lt.c.item).where(lt.c.reader_id == reader.id,
+                                                                         lt.c.task == task))}
+            self._done[(reader.id, task)] = hit
+        return hit
+
+    def queue_flags(self, reader: Reader, task: str) -> tuple[list[str], str]:
+        """The reader's item keys of ``task`` in their seeded order and a string of ``'0'``/``'1'``, one per
+        key, ``'1'`` where done. A study to adjudicate is done when every conflicting finding has a
+        resolver's label for its current pair of states (by any resolver: the study is adjudicated once)."""
         if task not in self.tasks_of(reader):
             raise SubmissionError(f"Reader {reader.name!r} ({reader.role}) does not do task {task!r}.", 403)
         with self.engine.connect() as conn:
             if task == "adjudication":
                 state = self._open_conflicts(conn)
-                return [{"key": k, "done": state[k]} for k in self._order(reader, task, list(state))]
-            lt = self.t["latest"]
-            done = {i for (i,) in conn.execute(self.sa.select(lt.c.item).where(lt.c.reader_id == reader.id,
-                                                                               lt.c.task == task))}
-        return [{"key": k, "done": k in done} for k in self._order(reader, task)]
+                keys = self._order(reader, task, list(state))
+                return keys, "".join("1" if state[k] else "0" for k in keys)
+            done = self._done_items(conn, reader, task)
+        keys = self._order(reader, task)
+        return keys, "".join("1" if k in done else "0" for k in keys)
+
+    def queue(self, reader: Reader, task: str) -> list[dict[str, Any]]:
+        """:meth:`queue_flags` as ``[{key, done}]``."""
+        keys, flags = self.queue_flags(reader, task)
+        return [{"key": k, "done": f == "1"} for k, f in zip(keys, flags)]
 
     def progress(self, reader: Reader) -> list[dict[str, Any]]:
         """``[{task, n_items, n_done}]`` of a reader's tasks (counted in the database)."""
-        sa, lt = self.sa, self.t["latest"]
         out = []
         with self.engine.connect() as conn:
             for task in self.tasks_of(reader):
@@ -610,9 +632,8 @@ class ReaderStore:
                     state = self._open_conflicts(conn)
                     out.append({"task": task, "n_items": len(state), "n_done": sum(state.values())})
                     continue
-                n = conn.execute(sa.select(sa.func.count()).select_from(lt).where(
-                    lt.c.reader_id == reader.id, lt.c.task == task)).scalar_one()
-                out.append({"task": task, "n_items": len(self.items.get(task, {})), "n_done": int(n)})
+                n = len(self._done_items(conn, reader, task))
+                out.append({"task": task, "n_items": len(self.items.get(task, {})), "n_done": n})
         return out
 
     def status(self) -> pd.DataFrame:

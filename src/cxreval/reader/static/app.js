@@ -110,7 +110,7 @@ async function openTask(task) {
     return;
   }
   const mine = new Set(pending().filter((p) => p.task === task).map((p) => p.item));
-  S.queue = q.items.map((x) => ({key: x.key, done: x.done || mine.has(x.key)}));
+  S.queue = q.keys.map((key, i) => ({key, done: q.done[i] === '1' || mine.has(key)}));
   const next = S.queue.findIndex((x) => !x.done);
   S.pos = next < 0 ? S.queue.length : next;
   await openItem();
