@@ -66,8 +66,9 @@ import json, resource, sys, time
 from cxreval.cli.main import main
 t0 = time.perf_counter()
 code = main(sys.argv[1:])
-print(json.dumps({"rc": code, "s": time.perf_counter() - t0,
-                  "mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), file=sys.stderr)
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"rc": code, "s": time.perf_counter() - t0, "cpu": ru.ru_utime + ru.ru_stime,
+                  "mb": ru.ru_maxrss / 1024}), file=sys.stderr)
 """
 
 
@@ -222,7 +223,7 @@ def _measured(tree: str, args: list[str], timeout: float) -> dict[str, float]:
         r = subprocess.run([sys.executable, "-c", _MEASURED, *args], env=_env(tree), capture_output=True, text=True,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"s": float("inf"), "mb": float("nan")}
+        return {"s": float("inf"), "cpu": float("nan"), "mb": float("nan")}
     got = json.loads(r.stderr.strip().splitlines()[-1])
     if got["rc"] != 0:
         raise RuntimeError(f"{args}: {r.stderr[-500:]}")
@@ -323,13 +324,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(name, backend, json.dumps(res), file=sys.stderr, flush=True)
                 rows.append((name, backend, res))
     head = ("| tree | backend | " + " | ".join(f"{e} p50 / p95 ms" for e in ENDPOINTS)
-            + " | status s / MB | export s / MB | log built s | derived built s |")
+            + " | status s (CPU s) / MB | export s (CPU s) / MB | log built s | derived built s |")
     lines = [head, "|" + "---|" * (len(ENDPOINTS) + 6)]
     for name, backend, r in rows:
         st = r["stats"]
         cells = [f"{_fmt(st[e][1])} / {_fmt(st[e][2])} (n={st[e][0]})" if e in st else "-" for e in ENDPOINTS]
-        lines.append(f"| {name} | {backend} | " + " | ".join(cells) + f" | {_fmt(r['status']['s'])} / "
-                     f"{_fmt(r['status']['mb'])} | {_fmt(r['export']['s'])} / {_fmt(r['export']['mb'])} | "
+        cli = [f"{_fmt(r[c]['s'])} ({_fmt(r[c]['cpu'])}) / {_fmt(r[c]['mb'])}" for c in ("status", "export")]
+        lines.append(f"| {name} | {backend} | " + " | ".join(cells) + f" | {cli[0]} | {cli[1]} | "
                      f"{r['history_s']:.0f} | {r['open_s']:.1f} |")
     table = "\n".join(lines)
     print(table)

@@ -389,3 +389,25 @@ def test_iqa_item_keys_are_random_per_study_and_stored(app_client, study_file, t
     other, _ = ReaderStore.create(f"sqlite:///{tmp_path / 'other.db'}", load_study(study_file))
     assert not set(other.items["iqa"]) & keys  # the same study file initialised again: other keys
     other.close()
+
+
+def test_the_queue_answers_keys_and_done_flags_that_follow_submissions(app_client, image_submission) -> None:
+    store, tokens, c = app_client
+    alice = store.authenticate(tokens["alice"])
+    q = c.get("/api/queue?task=image", headers=_h(tokens["alice"])).json()
+    assert sorted(q["keys"]) == ["a1", "a2", "b1", "c1"] and q["done"] == "0000"
+    for k, key in enumerate(q["keys"][1:3]):
+        assert c.post("/api/submissions", headers=_h(tokens["alice"]),
+                      json=image_submission(f"sub-q-{k:04d}", key)).status_code == 200
+    assert c.get("/api/queue?task=image", headers=_h(tokens["alice"])).json()["done"] == "0110"
+    # a submission written by another process (another store on the same database) is seen too
+    from cxreval.reader.store import ReaderStore
+
+    other = ReaderStore.open(str(store.engine.url))
+    other.submit(alice, "sub-q-other", "image", q["keys"][3], {k: v for k, v in image_submission(
+        "x", q["keys"][3]).items() if k in ("labels", "boxes")})
+    other.close()
+    assert c.get("/api/queue?task=image", headers=_h(tokens["alice"])).json()["done"] == "0111"
+    me = c.get("/api/me", headers=_h(tokens["alice"])).json()
+    assert {t["task"]: (t["n_done"], t["n_items"]) for t in me["tasks"]}["image"] == (3, 4)
+    assert store.queue(alice, "image") == [{"key": k, "done": f == "1"} for k, f in zip(q["keys"], "0111")]

@@ -41,6 +41,7 @@ __all__ = ["FORMULA_PREFIXES", "ExportResult", "safe_cell", "export_tables"]
 FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a cell as a formula; such cells get a leading ``'``."""
 _NIH_HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
+_STARTS = frozenset(FORMULA_PREFIXES)
 
 
 def safe_cell(value: object) -> object:
@@ -51,10 +52,13 @@ def safe_cell(value: object) -> object:
 
 
 class _Table:
-    """A CSV file written row by row through :func:`safe_cell`."""
+    """A CSV file written row by row, the cells of the columns ``text`` (those that can hold text from the
+    study's files or the readers) through :func:`safe_cell`; the others hold names the study validated
+    (findings, states, readers, sources), numbers, or JSON objects."""
 
-    def __init__(self, path: Path, header: Iterable[str] | None, *, raw_header: str = "") -> None:
-        self.path = path
+    def __init__(self, path: Path, header: Iterable[str] | None, *, raw_header: str = "",
+                 text: tuple[int, ...] = ()) -> None:
+        self.path, self.text = path, text
         self.fh = open(path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed by close()
         if raw_header:
             self.fh.write(raw_header)
@@ -64,8 +68,20 @@ class _Table:
         self.n = 0
 
     def row(self, values: Iterable[object]) -> None:
-        self.w.writerow([safe_cell(v) for v in values])
+        v = list(values)
+        for i in self.text:
+            c = v[i]
+            if c is None:
+                v[i] = ""
+            elif isinstance(c, str) and c[:1] in _STARTS:
+                v[i] = "'" + c
+        self.w.writerow(v)
         self.n += 1
+
+    def escaped(self, rows: list[tuple[object, ...]]) -> None:
+        """Write rows whose text cells the caller has already passed through :func:`safe_cell`."""
+        self.w.writerows(rows)
+        self.n += len(rows)
 
     def close(self) -> None:
         self.fh.close()
@@ -130,7 +146,8 @@ def _payloads(conn: Any, store: ReaderStore, reader_id: int, task: str, section:
     q = sa.select(lt.c.item, lt.c.payload).where(lt.c.reader_id == reader_id, lt.c.task == task)
     if section is not None:
         q = q.where(lt.c.item.startswith(section + ":", autoescape=True))
-    rows = sorted(conn.execute(q).all())
+    rows = [tuple(r) for r in conn.execute(q)]
+    rows.sort(key=lambda r: r[0])
     for item, payload in rows:
         yield item, json.loads(payload)
 
@@ -178,16 +195,17 @@ def export_tables(store: ReaderStore, folder: str | Path) -> ExportResult:
     adj = Adjudicated.of(spec)
     tables: list[_Table] = []
 
-    def table(name: str, header: Iterable[str] | None, **kw: str) -> _Table:
+    def table(name: str, header: Iterable[str] | None, **kw: Any) -> _Table:
         tables.append(_Table(d / name, header, **kw))
         return tables[-1]
 
     conn = _snapshot(store)
     try:
         names = {int(i): str(n) for i, n in conn.execute(sa.select(t["readers"].c.id, t["readers"].c.name))}
-        labels = table("labels.csv", LABEL_COLUMNS)
-        boxes = table("boxes.csv", SOURCED_BOX_COLUMNS)
-        notes = table("notes.csv", ("task", "item", "study_id", "reader", "unreadable", "comment", "seconds"))
+        labels = table("labels.csv", LABEL_COLUMNS, text=(0, 1))
+        boxes = table("boxes.csv", SOURCED_BOX_COLUMNS, text=(0,))
+        notes = table("notes.csv", ("task", "item", "study_id", "reader", "unreadable", "comment", "seconds"),
+                      text=(1, 2, 5))
         sources: list[str] = []
         n_unresolved = 0
         plan = _sources(conn, store, names)
@@ -206,30 +224,25 @@ def export_tables(store: ReaderStore, folder: str | Path) -> ExportResult:
             for item, payload in _payloads(conn, store, rid, task, section):
                 meta = items[task][item]
                 sid = meta["study_id"]
-                for f in sorted(payload["labels"], key=order.__getitem__):
-                    labels.row((sid, meta["patient_id"], f, src, payload["labels"][f]))
+                sid_e, pid_e = safe_cell(sid), safe_cell(meta["patient_id"])
+                lab = payload["labels"]
+                labels.escaped([(sid_e, pid_e, f, src, lab[f]) for f in sorted(lab, key=order.__getitem__)])
                 for b in payload.get("boxes", []):
                     if per_reader is None:
                         (d / "boxes").mkdir(exist_ok=True)
-                        per_reader = table(f"boxes/{src}.csv", None, raw_header=_NIH_HEADER)
+                        per_reader = table(f"boxes/{src}.csv", None, raw_header=_NIH_HEADER, text=(0,))
                     boxes.row((sid, b["finding"], src, b["x_min"], b["y_min"], b["x_max"], b["y_max"]))
                     per_reader.row((sid, b["finding"], f"{b['x_min']:g}", f"{b['y_min']:g}",
                                     f"{b['x_max'] - b['x_min']:g}", f"{b['y_max'] - b['y_min']:g}"))
+                if "seconds" in payload or payload.get("comment") or payload.get("unreadable"):
+                    notes.row((task, item, sid, names[rid], int(bool(payload.get("unreadable"))),
+                               payload.get("comment", ""), payload.get("seconds", "")))
             if labels.n > before:
                 sources.append(src)
-        n_ratings = _iqa(conn, store, names, d, table)
-        lt = t["latest"]
-        for rid, task, item, payload in conn.execute(sa.select(lt.c.reader_id, lt.c.task, lt.c.item, lt.c.payload)
-                                                     .where(lt.c.task != "adjudication")
-                                                     .order_by(lt.c.task, lt.c.item, lt.c.reader_id)):
-            p = json.loads(payload)
-            if "seconds" in p or p.get("comment") or p.get("unreadable"):
-                meta = items[task][item]
-                notes.row((task, item, meta.get("study_id", meta.get("test")), names[rid],
-                           int(bool(p.get("unreadable"))), p.get("comment", ""), p.get("seconds", "")))
+        n_ratings = _iqa(conn, store, names, table, notes)
         n_sub = _audit(conn, store, table)
         ev = t["events"]
-        events = table("events.csv", ("seq", "time", "kind", "reader", "detail"))
+        events = table("events.csv", ("seq", "time", "kind", "reader", "detail"), text=(3,))
         for row in conn.execute(sa.select(ev.c.seq, ev.c.time, ev.c.kind, ev.c.reader, ev.c.detail).order_by(ev.c.seq)):
             events.row(row)
     finally:
@@ -241,7 +254,7 @@ def export_tables(store: ReaderStore, folder: str | Path) -> ExportResult:
                         n_sub, n_unresolved)
 
 
-def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], d: Path, table: Any) -> int:
+def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], table: Any, notes: _Table) -> int:
     sa, lt = store.sa, store.t["latest"]
     meta = store.items.get("iqa", {})
     hidden = sorted({k for m in meta.values() for k in m["hidden"]})
@@ -249,15 +262,19 @@ def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], d: Path, table: A
     for rid, item, payload in conn.execute(sa.select(lt.c.reader_id, lt.c.item, lt.c.payload)
                                            .where(lt.c.task == "iqa")):
         m = meta[item]
-        for c, v in json.loads(payload)["ratings"].items():
+        p = json.loads(payload)
+        if "seconds" in p or p.get("comment"):
+            notes.row(("iqa", item, m["test"], names[rid], 0, p.get("comment", ""), p.get("seconds", "")))
+        for c, v in p["ratings"].items():
             rows.append((c, m["test"], names[rid], m["reference"], v, *(m["hidden"].get(k, "") for k in hidden)))
     rows.sort(key=lambda r: r[:3])
-    full = table("iqa_ratings.csv", ("image", "reference", "rater", "criterion", "rating", *hidden))
+    full = table("iqa_ratings.csv", ("image", "reference", "rater", "criterion", "rating", *hidden),
+                 text=(0, 1, *range(5, 5 + len(hidden))))
     per: dict[str, Any] = {}
     for c, image, rater, ref, v, *rest in rows:
         full.row((image, ref, rater, c, v, *rest))
         if c not in per:
-            per[c] = table(f"iqa_ratings_{c}.csv", ("image", "rater", "rating"))
+            per[c] = table(f"iqa_ratings_{c}.csv", ("image", "rater", "rating"), text=(0,))
         per[c].row((image, rater, v))
     return len(rows)
 
@@ -265,7 +282,7 @@ def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], d: Path, table: A
 def _audit(conn: Any, store: ReaderStore, table: Any) -> int:
     sa, s, r = store.sa, store.t["submissions"], store.t["readers"]
     audit = table("audit.csv", ("seq", "submission_id", "reader", "role", "task", "item", "payload", "client_time",
-                                "server_time"))
+                                "server_time"), text=(1, 5, 7))
     q = (sa.select(s.c.seq, s.c.id, r.c.name, r.c.role, s.c.task, s.c.item, s.c.payload, s.c.client_time,
                    s.c.server_time).join(r, s.c.reader_id == r.c.id).order_by(s.c.seq))
     for row in conn.execute(q.execution_options(stream_results=True, yield_per=5000)):

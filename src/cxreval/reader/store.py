@@ -150,6 +150,7 @@ class ReaderStore:
         self._auth_cache: dict[str, tuple[Reader, float]] = {}
         self._orders: dict[tuple[str, str], list[str]] = {}
         self._done: dict[tuple[int, str], set[str]] = {}
+        self._flags: dict[tuple[int, str], tuple[dict[str, int], bytearray]] = {}
 
     @classmethod
     def open(cls, url: str) -> ReaderStore:
@@ -493,6 +494,9 @@ class ReaderStore:
         done = self._done.get((reader.id, task))
         if done is not None and task != "adjudication":
             done.add(item)
+            flags = self._flags.get((reader.id, task))
+            if flags is not None and item in flags[0]:
+                flags[1][flags[0][item]] = ord("1")
         return SubmitResult(submission_id, res.status, res.seq, res.server_time)
 
     def _committer(self) -> GroupCommitter:
@@ -601,6 +605,7 @@ class ReaderStore:
             hit = {i for (i,) in conn.execute(sa.select(lt.c.item).where(lt.c.reader_id == reader.id,
                                                                          lt.c.task == task))}
             self._done[(reader.id, task)] = hit
+            self._flags.pop((reader.id, task), None)
         return hit
 
     def queue_flags(self, reader: Reader, task: str) -> tuple[list[str], str]:
@@ -616,7 +621,11 @@ class ReaderStore:
                 return keys, "".join("1" if state[k] else "0" for k in keys)
             done = self._done_items(conn, reader, task)
         keys = self._order(reader, task)
-        return keys, "".join("1" if k in done else "0" for k in keys)
+        flags = self._flags.get((reader.id, task))
+        if flags is None:  # one flag a key, kept up to date by submit()
+            flags = self._flags[(reader.id, task)] = ({k: i for i, k in enumerate(keys)},
+                                                      bytearray(49 if k in done else 48 for k in keys))  # '1', '0'
+        return keys, flags[1].decode()
 
     def queue(self, reader: Reader, task: str) -> list[dict[str, Any]]:
         """:meth:`queue_flags` as ``[{key, done}]``."""
