@@ -148,6 +148,13 @@ def _post(conn, body: dict, headers: dict[str, str]) -> tuple[int, bytes, float]
 
 def _client(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
     """One reader (``role='reader'``) or the resolver: loop its endpoints for ``seconds``."""
+    try:
+        _loop(args)
+    except Exception as exc:  # reported, so that the bench does not wait for a client that died
+        args[-1].put(({}, [f"client {args[2]} failed: {exc!r}"]))
+
+
+def _loop(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
     import http.client
 
     port, token, role, n_images, seconds, interval, out = args
@@ -179,7 +186,10 @@ def _client(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
                 break
             lat.setdefault("resolver queue", []).append(dt)
             q = json.loads(data)
-            open_ = [k for k, d in zip(q["keys"], q["done"]) if d == "0"]
+            if "keys" in q:  # keys + done flags
+                open_ = [k for k, d in zip(q["keys"], q["done"]) if d == "0"]
+            else:  # a list of {key, done}
+                open_ = [x["key"] for x in q["items"] if not x["done"]]
             if not open_:
                 break
             key = open_[int(rng.integers(len(open_)))]

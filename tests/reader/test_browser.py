@@ -109,7 +109,8 @@ def test_label_with_keyboard_draw_box_window_level_reload(browser, study, server
                                         "window.innerHeight]")
     assert bottom <= height, (bottom, height)
     # window/level: invert flips the displayed grey levels
-    probe = "const c = document.getElementById('canvas-image').getContext('2d'); return c.getImageData(380, 380, 1, 1).data[0];"
+    probe = ("const e = document.getElementById('canvas-image'); "
+             "return e.getContext('2d').getImageData(e.width >> 1, e.height >> 1, 1, 1).data[0];")
     before = drv.execute_script(probe)
     _keys(drv, "i")
     after = drv.execute_script(probe)
@@ -127,14 +128,16 @@ def test_label_with_keyboard_draw_box_window_level_reload(browser, study, server
     # draw a box for the focused finding (Effusion) by dragging on the canvas, then label
     canvas = drv.find_element(By.ID, "canvas-image")
     rect = drv.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.width, r.height];", canvas)
+    g = drv.execute_script("const c = document.getElementById('canvas-image'); "
+                           "return Object.assign(geometry(S.images[0]), {cw: c.width, ch: c.height});")
     w, h = store.items["image"][order[1]]["width"], store.items["image"][order[1]]["height"]
-    s = min(760 / w, 760 / h)  # canvas is 760 x 760 device px, the image fitted and centred
-    ox, oy = (760 - w * s) / 2, (760 - h * s) / 2
-    css = 760 / rect[0]
+    assert g["s"] == pytest.approx(min(g["cw"] / w, g["ch"] / h))  # fitted to the canvas, centred
+    assert g["ox"] == pytest.approx((g["cw"] - w * g["s"]) / 2) and g["oy"] == pytest.approx((g["ch"] - h * g["s"]) / 2)
+    css = g["cw"] / rect[0]
 
     def to_image(dx: float, dy: float) -> tuple[float, float]:  # offsets from the canvas centre, css px
         cx, cy = (rect[0] / 2 + dx) * css, (rect[1] / 2 + dy) * css
-        return (cx - ox) / s, (cy - oy) / s
+        return (cx - g["ox"]) / g["s"], (cy - g["oy"]) / g["s"]
 
     ActionChains(drv).move_to_element_with_offset(canvas, -100, -60).click_and_hold().move_by_offset(60, 40) \
         .move_by_offset(60, 40).release().perform()
@@ -199,8 +202,9 @@ def test_rate_iqa_pair_and_recover_from_lost_connection(browser, study, server_f
     _wait(drv, "return document.body.dataset.pending === '0'", timeout=30)
     _wait(drv, "return document.body.dataset.ready === '1'", timeout=30)
     latest = store.latest(task="iqa")
-    assert latest[("bob", "iqa", first)] == {"ratings": {"overall": 3}}
-    assert latest[("bob", "iqa", second)] == {"ratings": {"overall": 2}}
+    assert latest[("bob", "iqa", first)]["ratings"] == {"overall": 3}
+    assert latest[("bob", "iqa", second)]["ratings"] == {"overall": 2}
+    assert 0 <= latest[("bob", "iqa", first)]["seconds"] < 600  # time on the item, recorded by the page
     assert len(store.submissions()) == 2
     # a reload after recovery resumes at the third pair
     drv.refresh()
