@@ -131,7 +131,8 @@ def create_app(store: ReaderStore | str) -> Any:
     def me(request: Request) -> Any:
         r = auth(request)
         tasks = st.progress(r)
-        return {"reader": r.name, "role": r.role, "study": spec.name, "findings": list(spec.findings),
+        return {"reader": r.name, "role": r.role, "study": spec.name, "study_uid": st.study_uid,
+                "findings": list(spec.findings),
                 "image_states": list(IMAGE_STATES), "report_states": list(REPORT_STATES),
                 "criteria": list(spec.criteria), "scale": list(spec.scale), "tasks": tasks,
                 "adjudication_task": spec.adjudication_task}

@@ -149,6 +149,7 @@ class ReaderStore:
         self._writer: GroupCommitter | None = None
         self._auth_cache: dict[str, tuple[Reader, float]] = {}
         self._orders: dict[tuple[str, str], list[str]] = {}
+        self._uid: str | None = None
         self._done: dict[tuple[int, str], set[str]] = {}
         self._flags: dict[tuple[int, str], tuple[dict[str, int], bytearray]] = {}
 
@@ -275,6 +276,17 @@ class ReaderStore:
                 raise SchemaError(f"The database {self.engine.url!r} holds no study; run `cxreval reader init`.")
             self._spec = StudySpec.from_dict(json.loads(row[0]))
         return self._spec
+
+    @property
+    def study_uid(self) -> str:
+        """An id of this study database (its name and creation time, hashed): the page keeps its offline
+        queue per study and reader under it."""
+        if self._uid is None:
+            meta = self.t["meta"]
+            with self.engine.connect() as conn:
+                created = conn.execute(self.sa.select(meta.c.value).where(meta.c.key == "created_at")).scalar()
+            self._uid = hashlib.sha256(f"{self.spec.name}\n{created}".encode()).hexdigest()[:16]
+        return self._uid
 
     @property
     def items(self) -> dict[str, dict[str, dict[str, Any]]]:

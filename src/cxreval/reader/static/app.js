@@ -676,5 +676,6 @@ $('ww').addEventListener('input', (e) => { S.view.ww = Math.max(1, +e.target.val
 $('wc').addEventListener('input', (e) => { S.view.wc = +e.target.value; levelsSoon(); });
 $('unreadable').addEventListener('change', (e) => { S.unreadable = e.target.checked; S.dirty = true; renderRows(); e.target.blur(); });
 $('comment').addEventListener('input', (e) => { S.comment = e.target.value; S.dirty = true; });
+$('comment').addEventListener('keydown', (e) => { if (e.key === 'Escape') e.target.blur(); });
 window.addEventListener('hashchange', () => location.reload());
 start();
