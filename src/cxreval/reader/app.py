@@ -181,6 +181,8 @@ def create_app(store: ReaderStore | str) -> Any:
                 out.update(text=_item("report", f"{sec}:{key}")["text"], section=sec, image=False)
             return out
         meta = _item(task, key)
+        if key not in st.keys_of(r, task):
+            raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
         if task == "image":
             return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine}
         if task == "report":
@@ -196,10 +198,14 @@ def create_app(store: ReaderStore | str) -> Any:
             if which not in ("reference", "test"):
                 raise SubmissionError("'which' must be 'reference' or 'test'.", 422)
             rel = _item("iqa", key)[which]
+            if key not in st.keys_of(r, task):
+                raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
         elif task in ("image", "adjudication"):
             if task == "adjudication" and key not in st.conflicts(key):
                 raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
             rel = _item("image", key)["path"]
+            if task == "image" and key not in st.keys_of(r, task):
+                raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
         else:
             raise SubmissionError(f"Task {task!r} has no image.", 404)
         path = (root / rel).resolve()

@@ -67,6 +67,7 @@ class PayloadChecks:
     spec: Any
     items: Any
     tasks_of: Any
+    keys_of: Any
     conflicts: Any
 
     def _labels(self, value: object, *, states: tuple[str, ...], complete: bool) -> dict[str, str]:
@@ -124,6 +125,8 @@ class PayloadChecks:
             stored = self.items.get(task, {}).get(item)
             if stored is None:
                 raise SubmissionError(f"Unknown {task} item {item!r}.", 404)
+            if item not in self.keys_of(reader, task):
+                raise SubmissionError(f"Item {item!r} is not assigned to reader {reader.name!r}.", 403)
             if task == "image":
                 extra = set(body) - {"labels", "boxes", "unreadable"}
                 unreadable = body.get("unreadable", False)

@@ -54,7 +54,7 @@ from .payloads import (
     SubmissionError,
     check_client_time,
 )
-from .study import StudySpec, check_name, reader_order, study_items
+from .study import StudySpec, assign_images, check_name, reader_order, study_items
 
 __all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "MAX_COMMENT", "AUTH_TTL", "SubmissionError",
            "Reader", "SubmitResult", "ReaderStore", "hash_token", "now", "check_client_time"]
@@ -119,6 +119,7 @@ class ReaderStore(PayloadChecks):
         self._auth_cache: dict[str, tuple[Reader, float]] = {}
         self._orders: dict[tuple[str, str], list[str]] = {}
         self._uid: str | None = None
+        self._assigned: dict[str, set[str]] | None = None
         self._done: dict[tuple[int, str], set[str]] = {}
         self._flags: dict[tuple[int, str], tuple[dict[str, int], bytearray]] = {}
 
@@ -319,6 +320,17 @@ class ReaderStore(PayloadChecks):
             rows = conn.execute(self.sa.select(r.c.id, r.c.name, r.c.role, r.c.created_at).order_by(r.c.id)).all()
         return pd.DataFrame(rows, columns=["id", "name", "role", "created_at"])
 
+    def keys_of(self, reader: Reader, task: str) -> set[str] | dict[str, Any]:
+        """The item keys of ``task`` the reader reads: with ``assignment: {per_image: k}`` the images
+        assigned to them (readers added after ``init`` read none), otherwise every item."""
+        items = self.items.get(task, {})
+        if task != "image" or not self.spec.per_image:
+            return items
+        if self._assigned is None:
+            self._assigned = assign_images(sorted(items), self.spec.readers, per_image=self.spec.per_image,
+                                           seed=self.spec.seed)
+        return self._assigned.get(reader.name, set())
+
     def tasks_of(self, reader: Reader) -> tuple[str, ...]:
         """Tasks a reader does: resolvers adjudicate, readers do the rest."""
         if reader.role == "resolver":
@@ -450,8 +462,8 @@ class ReaderStore(PayloadChecks):
             return reader_order(keys, seed=self.spec.seed, reader=reader.name, task=task)
         hit = self._orders.get((reader.name, task))
         if hit is None:
-            hit = self._orders[(reader.name, task)] = reader_order(list(self.items.get(task, {})), seed=self.spec.seed,
-                                                                   reader=reader.name, task=task)
+            hit = self._orders[(reader.name, task)] = reader_order(sorted(self.keys_of(reader, task)),
+                                                                   seed=self.spec.seed, reader=reader.name, task=task)
         return hit
 
     def _done_items(self, conn: Any, reader: Reader, task: str) -> set[str]:
@@ -503,7 +515,7 @@ class ReaderStore(PayloadChecks):
                     out.append({"task": task, "n_items": len(state), "n_done": sum(state.values())})
                     continue
                 n = len(self._done_items(conn, reader, task))
-                out.append({"task": task, "n_items": len(self.items.get(task, {})), "n_done": n})
+                out.append({"task": task, "n_items": len(self.keys_of(reader, task)), "n_done": n})
         return out
 
     def status(self) -> pd.DataFrame:
