@@ -184,6 +184,20 @@ def run_reader_init(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFix
     assert (tmp / DEFAULT_URL.removeprefix("sqlite:///")).exists() and "r1: http" in capsys.readouterr().out
 
 
+def run_reader_add_reader(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                          request: pytest.FixtureRequest) -> None:
+    """`reader init` of a study file without readers suggests `add-reader NAME --db DB`: it adds one."""
+    pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
+    args = request.getfixturevalue("make_args")("iqa-degrade", tmp)
+    imgs = Path(args[args.index("--images") + 1])
+    (tmp / "study.yaml").write_text(f"findings: [Effusion]\nimages: {imgs.name}\n")
+    db = f"sqlite:///{tmp / 'study.db'}"
+    assert main(["reader", "init", "--study", str(tmp / "study.yaml"), "--db", db]) == 0
+    assert f"`cxreval reader add-reader NAME --db {db}`" in capsys.readouterr().out
+    assert main(["reader", "add-reader", "alice", "--db", db]) == 0
+    assert "#token=" in capsys.readouterr().out
+
+
 def run_label_reports(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                       request: pytest.FixtureRequest) -> None:
     assert main(request.getfixturevalue("make_args")("label-reports", tmp / "in") + ["--out", str(tmp / "lab")]) == 0
@@ -257,6 +271,7 @@ RUNS: dict[str, Callable[..., None]] = {
     "cxreval rank --predictions ... --labels ...": run_rank_predictions,
     "cxreval iqa agree --scores S --ratings R --out OUT": run_iqa_agree,
     "cxreval reader init": run_reader_init,
+    "cxreval reader add-reader NAME --db {}": run_reader_add_reader,
     "cxreval label-reports": run_label_reports,
     "cxreval data list": run_data_list,
     "cxreval data export openi_mesh -o DIR": run_export_openi_mesh,

@@ -411,3 +411,29 @@ def test_the_queue_answers_keys_and_done_flags_that_follow_submissions(app_clien
     me = c.get("/api/me", headers=_h(tokens["alice"])).json()
     assert {t["task"]: (t["n_done"], t["n_items"]) for t in me["tasks"]}["image"] == (3, 4)
     assert store.queue(alice, "image") == [{"key": k, "done": f == "1"} for k, f in zip(q["keys"], "0111")]
+
+
+def test_the_organiser_sees_progress_and_downloads_the_export(app_client, image_submission) -> None:
+    import io
+    import zipfile
+
+    store, tokens, c = app_client
+    org = store.add_reader("olga", role="organiser")
+    assert c.post("/api/submissions", headers=_h(tokens["alice"]),
+                  json=image_submission("sub-org-0001", "b1", {"Effusion": "positive"})).status_code == 200
+    assert c.post("/api/submissions", headers=_h(tokens["bob"]),
+                  json=image_submission("sub-org-0002", "b1")).status_code == 200
+    for who in ("alice", "carol"):
+        assert c.get("/api/organiser/status", headers=_h(tokens[who])).status_code == 403
+        assert c.get("/api/organiser/export", headers=_h(tokens[who])).status_code == 403
+    assert c.post("/api/submissions", headers=_h(org), json=image_submission("sub-org-0003", "a1")).status_code == 403
+    st = c.get("/api/organiser/status", headers=_h(org)).json()
+    prog = {(r["reader"], r["task"]): (r["n_done"], r["n_items"]) for r in st["progress"]}
+    assert prog[("alice", "image")] == (1, 4) and prog[("carol", "adjudication")] == (0, 1)
+    assert (st["n_conflicts"], st["n_resolved"], st["integrity"]["ok"]) == (1, 0, True)
+    r = c.get("/api/organiser/export", headers=_h(org))
+    assert r.status_code == 200 and r.headers["content-type"] == "application/zip"
+    zf = zipfile.ZipFile(io.BytesIO(r.content))
+    assert {"labels.csv", "audit.csv", "export.json"} <= set(zf.namelist())
+    assert json.loads(zf.read("export.json"))["n_unresolved"] == 1
+    assert zf.read("labels.csv").decode().count("img_alice") == 3

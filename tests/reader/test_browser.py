@@ -461,3 +461,21 @@ def test_boxes_move_resize_delete_one_by_one_and_the_resolver_sees_them(browser,
                      "bob": [{"finding": "Effusion", "x_min": 8.0, "y_min": 6.0, "x_max": 40.0, "y_max": 30.0}]}
     _shot(drv, "reader-adjudication-boxes.png")
     assert not _errors(drv)
+
+
+def test_the_organiser_page_shows_progress(browser, study, server_factory) -> None:
+    from selenium.webdriver.common.by import By
+
+    store, tokens, url = study
+    org = store.add_reader("olga", role="organiser")
+    alice = store.authenticate(tokens["alice"])
+    store.submit(alice, "alice-org-0001", "image", "a1", {"labels": dict.fromkeys(("Effusion", "Cardiomegaly",
+                                                                                   "Nodule"), "negative")})
+    server = server_factory(url).start()
+    browser.get(f"{server.base}/#token={org}")
+    _ready(browser)
+    rows = [tr.text for tr in browser.find_elements(By.CSS_SELECTOR, "#org-rows tr")]
+    assert any(r.startswith("alice reader image 1 / 4 1") for r in rows), rows
+    assert "Database check: ok" in browser.find_element(By.ID, "org-summary").text
+    _shot(browser, "reader-organiser.png")
+    assert not _errors(browser)

@@ -135,6 +135,7 @@ def test_cli_init_add_reader_status(study_file: Path, tmp_path: Path, capsys) ->
     assert main(["reader", "init", "--study", str(study_file), "--db", db]) == 0
     out = capsys.readouterr().out
     assert "alice: http://127.0.0.1:8000/#token=" in out and "carol: " in out
+    assert "organiser (progress and export): http://127.0.0.1:8000/#token=" in out
     assert main(["reader", "init", "--study", str(study_file), "--db", db]) == 2  # already holds a study
     assert "already holds study" in capsys.readouterr().err
     assert main(["reader", "add-reader", "dave", "--db", db]) == 0

@@ -46,6 +46,8 @@ def init_cmd(study: Path = typer.Option(..., "--study", help="Study YAML file (i
     typer.echo(f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; items {n}; findings {len(spec.findings)}")
     for name, token in tokens.items():
         typer.echo(f"{name}: {_link(url, token)}")
+    if "organiser" not in tokens:  # the organiser's page: progress, open conflicts, export download
+        typer.echo(f"organiser (progress and export): {_link(url, store.add_reader('organiser', role='organiser'))}")
     if not tokens:
         typer.echo(f"the study file names no readers yet: add readers with `cxreval reader add-reader NAME --db "
                    f"{_db(db)}` (and resolvers with `--role resolver`).")
@@ -54,8 +56,8 @@ def init_cmd(study: Path = typer.Option(..., "--study", help="Study YAML file (i
 @reader_app.command("add-reader")
 def add_reader_cmd(name: str = typer.Argument(..., help="Reader name (letters, digits, _ . -)."),
                    db: str = typer.Option(None, "--db", help=_DB_HELP),
-                   role: str = typer.Option("reader", "--role", help="'reader' (label, rate) or 'resolver' "
-                                            "(adjudicate)."),
+                   role: str = typer.Option("reader", "--role", help="'reader' (label, rate), 'resolver' "
+                                            "(adjudicate) or 'organiser' (progress, export download)."),
                    new_token: bool = typer.Option(False, "--new-token", help="Replace an existing reader's link."),
                    url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the link.")
                    ) -> None:

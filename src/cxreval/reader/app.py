@@ -189,6 +189,45 @@ def create_app(store: ReaderStore | str) -> Any:
             return {"task": task, "key": key, "section": meta["section"], "text": meta["text"], "mine": mine}
         return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine}
 
+    def organiser(request: Any) -> Reader:
+        r = auth(request)
+        if r.role != "organiser":
+            raise SubmissionError(f"Reader {r.name!r} ({r.role}) is not an organiser of this study.", 403)
+        return r
+
+    @app.get("/api/organiser/status")
+    def organiser_status(request: Request) -> Any:
+        """Progress per reader and task, open and resolved conflicts, the database's integrity check."""
+        organiser(request)
+        table = st.status()
+        table = table[table["role"] != "organiser"]
+        with st.engine.connect() as conn:
+            state = st._open_conflicts(conn)
+        return JSONResponse({"study": spec.name, "progress": table.to_dict(orient="records"),
+                             "n_conflicts": len(state), "n_resolved": sum(state.values()),
+                             "integrity": st.check_integrity().to_dict()})
+
+    @app.get("/api/organiser/export")
+    def organiser_export(request: Request) -> Any:
+        """The export (:func:`cxreval.reader.export.export_tables`) as a zip file."""
+        import io
+        import tempfile
+        import zipfile
+
+        from .export import export_tables
+
+        organiser(request)
+        buf = io.BytesIO()
+        with tempfile.TemporaryDirectory(prefix="cxreval-reader-export-") as tmp:
+            res = export_tables(st, tmp)
+            with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+                for f in res.files:
+                    zf.write(f, Path(f).relative_to(tmp).as_posix())
+                zf.writestr("export.json", json.dumps({"study": spec.name, **res.to_dict()}, indent=1))
+        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.name) or "study"
+        return Response(buf.getvalue(), media_type="application/zip",
+                        headers={"Content-Disposition": f'attachment; filename="{name}-export.zip"'})
+
     @app.get("/api/pixels")
     def image_pixels(request: Request, task: str, key: str, which: str = "image") -> Any:
         r = auth(request)

@@ -59,7 +59,8 @@ from .study import StudySpec, assign_images, check_name, reader_order, study_ite
 __all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "MAX_COMMENT", "AUTH_TTL", "SubmissionError",
            "Reader", "SubmitResult", "ReaderStore", "hash_token", "now", "check_client_time"]
 
-ROLES: tuple[str, ...] = ("reader", "resolver")
+ROLES: tuple[str, ...] = ("reader", "resolver", "organiser")
+"""Readers label and rate, resolvers adjudicate, organisers follow progress and download the export."""
 AUTH_TTL = 5.0
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 
@@ -332,7 +333,9 @@ class ReaderStore(PayloadChecks):
         return self._assigned.get(reader.name, set())
 
     def tasks_of(self, reader: Reader) -> tuple[str, ...]:
-        """Tasks a reader does: resolvers adjudicate, readers do the rest."""
+        """Tasks a reader does: resolvers adjudicate, readers do the rest, organisers none."""
+        if reader.role == "organiser":
+            return ()
         if reader.role == "resolver":
             return ("adjudication",) if "adjudication" in self.spec.tasks else ()
         return tuple(t for t in self.spec.tasks if t != "adjudication")

@@ -107,6 +107,37 @@ window.addEventListener('online', flush);
 function say(text, error = false) { const m = $('msg'); m.textContent = text; m.classList.toggle('error', error); }
 function clearRetrying() { const m = $('msg'); if (/retrying/.test(m.textContent) && !pending().length) say(''); }
 
+// ---------------------------------------------------------------- the organiser's page
+async function showOrganiser() {
+  $('organiser').hidden = false; $('view').hidden = true; document.querySelector('aside').hidden = true;
+  let st;
+  try { st = await apiJSON('/api/organiser/status'); } catch (e) {
+    say('cannot load the progress (' + e.message + '); retrying', true); setTimeout(showOrganiser, 3000); return;
+  }
+  const tb = $('org-rows');
+  tb.innerHTML = '';
+  for (const r of st.progress) {
+    const tr = document.createElement('tr');
+    for (const v of [r.reader, r.role, r.task, `${r.n_done} / ${r.n_items}`, r.n_submissions, r.last]) {
+      const td = document.createElement('td'); td.textContent = shown(v); tr.appendChild(td);
+    }
+    tb.appendChild(tr);
+  }
+  $('org-summary').textContent = `Conflicts: ${st.n_conflicts} studies, ${st.n_resolved} adjudicated, ` +
+    `${st.n_conflicts - st.n_resolved} open. Database check: ${st.integrity.ok ? 'ok' : st.integrity.problems.join('; ')}.`;
+  document.body.dataset.ready = '1';
+}
+$('org-export').addEventListener('click', async () => {
+  say('preparing the export…');
+  const r = await api('/api/organiser/export');
+  if (!r.ok) { say('export failed: ' + await detail(r), true); return; }
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(await r.blob()); a.download = (S.me.study || 'study') + '-export.zip';
+  document.body.appendChild(a); a.click(); a.remove();
+  say('export downloaded');
+});
+$('org-refresh').addEventListener('click', showOrganiser);
+
 // ---------------------------------------------------------------- tasks, queue, items
 async function start() {
   if (!TOKEN) { say('This page needs your private link (…/#token=…).', true); return; }
@@ -121,6 +152,7 @@ async function start() {
   flush();
   $('study').textContent = S.me.study;
   $('who').textContent = `${S.me.reader} (${S.me.role})`;
+  if (S.me.role === 'organiser') { await showOrganiser(); return; }
   const nav = $('tasks');
   nav.innerHTML = '';
   for (const t of S.me.tasks) {
