@@ -168,6 +168,7 @@ def test_init_without_readers_says_how_to_add_them(study_factory, tmp_path: Path
     db = f"sqlite:///{tmp_path / 'r.db'}"
     assert main(["reader", "init", "--study", str(study), "--db", db]) == 0
     out = capsys.readouterr().out
-    assert "add readers with `cxreval reader add-reader NAME --db" in out and "#token=" not in out
+    assert "add readers with `cxreval reader add-reader NAME --db" in out
+    assert out.count("#token=") == 1 and "organiser (progress and export): http" in out  # only the organiser's link
     assert main(["reader", "add-reader", "alice", "--db", db]) == 0
     assert "#token=" in capsys.readouterr().out
