@@ -204,6 +204,8 @@ def _sec_nih_google_agreement(ctx: DemoContext) -> str:
 def _sec_nih_models(ctx: DemoContext) -> str:
     cl = need("cxreval.classification", "classification", "cxreval classify")
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
+    from .auc_comparison import compare_best_models
+
     labels, g = nih_google_labels(ctx)
     preds = nih_predictions(ctx, set(g["study_id"]))
     labels = labels[labels["study_id"].isin(set(preds["study_id"]))]
@@ -212,6 +214,7 @@ def _sec_nih_models(ctx: DemoContext) -> str:
     ctx.meta.update(_auc_meta(res, vocabulary="Google's 4 expert findings (NIH findings mapped by NIH_TO_GOOGLE)"))
     out = ctx.folder("nih_models")
     _write_ranking(res, rk.ranking_stability(res), out)
+    compare_best_models(res).save(out)  # as `cxreval classify` writes auc_comparison.csv
     n = preds["study_id"].nunique()
     write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{n} images "
                        f"({labels['patient_id'].nunique()} patients) carrying both references; "
@@ -223,6 +226,8 @@ def _sec_nih_models(ctx: DemoContext) -> str:
 def _sec_chexpert(ctx: DemoContext) -> str:
     cl = need("cxreval.classification", "classification", "cxreval classify")
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
+    from .auc_comparison import compare_best_models
+
     labels = chexpert_labels(ctx)
     preds = chexpert_predictions(ctx)
     refs = list(dict.fromkeys(labels["source"]))
@@ -231,6 +236,7 @@ def _sec_chexpert(ctx: DemoContext) -> str:
     ctx.meta.update(_auc_meta(res, vocabulary="CheXpert competition findings"))
     out = ctx.folder("chexpert_models")
     _write_ranking(res, rk.ranking_stability(res, pairs=[("consensus", r) for r in refs[1:]]), out)
+    compare_best_models(res).save(out)
     write_summary(out, f"# CheXpert test set: 10 leaderboard models, {len(refs)} references\n\n"
                        f"{preds['study_id'].nunique()} studies; references: {', '.join(refs)}; "
                        f"{ctx.n_resamples} patient-bootstrap resamples, seed {ctx.rng}.")

@@ -29,6 +29,7 @@ from .. import __version__
 from ..exceptions import InvalidParameterError
 from ..outputs import atomic_file
 from . import plots
+from .key_findings import SEPARABILITY_NOTE
 from .provenance import provenance_html
 from .sections import KINDS, Section, Unavailable, build_sections, detect_kinds
 from .thresholds import Thresholds
@@ -151,7 +152,8 @@ def _key_findings_html(sections: Sequence[Section], ids: Sequence[str], missing:
             + extra + f'<p class="thresholds"><strong>How the verdicts are worded</strong> ({html.escape(src)}; '
             f"set with <code>cxreval report --thresholds FILE</code>): {html.escape(thresholds.describe())} "
             "Intervals are bootstrap confidence intervals (see Methods and provenance) unless named "
-            "Low–High κ (the pessimistic and optimistic κ over uncertain labels).</p></section>")
+            "Low–High κ (the pessimistic and optimistic κ over uncertain labels). "
+            f"{html.escape(SEPARABILITY_NOTE)}</p></section>")
 
 
 def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval report",
