@@ -29,6 +29,7 @@ from .. import __version__
 from ..exceptions import InvalidParameterError
 from ..outputs import atomic_file
 from . import plots
+from .headline import headline
 from .key_findings import SEPARABILITY_NOTE
 from .provenance import provenance_html
 from .sections import KINDS, Section, Unavailable, build_sections, detect_kinds
@@ -136,7 +137,11 @@ def _unavailable_html(items: Sequence[Unavailable]) -> str:
 def _key_findings_html(sections: Sequence[Section], ids: Sequence[str], missing: Sequence[Unavailable],
                        thresholds: Thresholds) -> str:
     lis = []
-    for sec, sid in zip(sections, ids):
+    head = headline(sections)
+    order = list(zip(sections, ids))
+    if head is not None:  # the headline comparison's lines first, then page order
+        order.sort(key=lambda p: p[0].folder != head.section.folder)
+    for sec, sid in order:
         if sec.key is None:
             body, verdict = "no headline number could be read from its files; see the section.", "see section"
         else:
@@ -148,7 +153,12 @@ def _key_findings_html(sections: Sequence[Section], ids: Sequence[str], missing:
     extra = (f'<p class="note">{len(missing)} part(s) not available: <a href="#not-available">see the list</a>.</p>'
              if missing else "")
     src = "defaults" if thresholds.source == "defaults" else f"from {thresholds.source}"
-    return ('<section id="key-findings" class="key-findings"><h2>Key findings</h2><ol>' + "".join(lis) + "</ol>"
+    fig = ""
+    if head is not None:
+        fig = (f'<figure class="headline">{figure_html(head.figure, "fig-headline")}'
+               f'<figcaption class="how">{html.escape(head.caption)}</figcaption></figure>')
+    return ('<section id="key-findings" class="key-findings"><h2>Key findings</h2>'
+            f'<div class="kf-grid{" with-figure" if fig else ""}">{fig}<ol class="kf-list">' + "".join(lis) + "</ol></div>"
             + extra + f'<p class="thresholds"><strong>How the verdicts are worded</strong> ({html.escape(src)}; '
             f"set with <code>cxreval report --thresholds FILE</code>): {html.escape(thresholds.describe())} "
             "Intervals are bootstrap confidence intervals (see Methods and provenance) unless named "
