@@ -33,7 +33,8 @@ from ..reports import LabellerValidationResult
 from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
 
-__all__ = ["KeyFinding", "key_finding", "confidence_level", "fmt", "ordinal", "separability", "SEPARABILITY_NOTE", "FINDERS"]
+__all__ = ["KeyFinding", "key_finding", "confidence_level", "fmt", "ordinal", "separability", "SEPARABILITY_NOTE", "circular_reference",
+           "FINDERS"]
 
 _SUMMARY = SUMMARY_ROWS
 _ALL_GROUPS = ("all models", "all")
@@ -410,16 +411,67 @@ def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     return KeyFinding("agreement", text + ".", verdict)
 
 
+def _fusion_readers_and_reference(folder: Path) -> tuple[list[str], str]:
+    """The readers fused and the reference named in the governing ``run.json`` (``readers``/``reference`` of the
+    demo, ``--readers``/``--adjudicated`` of ``cxreval fuse``); empty when not recorded."""
+    found = run_record(folder)
+    if found is None:
+        return [], ""
+    rec = found[0]
+    raw = rec.get("argv")
+    argv = [str(a) for a in raw] if isinstance(raw, list) else []
+
+    def opt(name: str) -> str:
+        return argv[argv.index(name) + 1] if name in argv[:-1] else ""
+    readers = rec.get("readers")
+    names = [str(r) for r in readers] if isinstance(readers, list) else [r for r in opt("--readers").split(",") if r]
+    ref = str(rec.get("reference") or opt("--adjudicated") or "")
+    return names, ref
+
+
+def circular_reference(folder: Path) -> str:
+    """Why the fusion reference of ``folder`` is built from the fused readers' own labels, or '' when it is not
+    seen to be.
+
+    Two signs, either enough: the reference is one of the fused readers (``run.json``), or a fusion method
+    reproduces the reference exactly (κ = 1 and F1 = 1 on every finding: the reference is that method's rule
+    applied to the same readers, e.g. a consensus that is their majority vote).
+    """
+    readers, ref = _fusion_readers_and_reference(folder)
+    ref_name = ref.split(" (")[0]
+    if ref_name and ref_name in readers:
+        return f"the reference {ref_name} is one of the fused readers"
+    fa = _load(folder, FusionResult.FILES["fusion_agreement"], FusionResult.COLUMNS[:3])
+    if fa is None:
+        return ""
+    per = fa[~_str(fa, "finding").isin(_SUMMARY)].assign(_k=lambda d: _num(d, "kappa_w"), _f=lambda d: _num(d, "f1_w"))
+    if per.empty:
+        return ""
+    ok = (per["_k"] >= 1 - 1e-9) & (per["_f"].isna() | (per["_f"] >= 1 - 1e-9))
+    exact = ok.groupby(_str(per, "method"), sort=False).all()
+    hits = [str(m) for m, ok in exact.items() if ok]
+    if not hits:
+        return ""
+    who = f" ({', '.join(readers)})" if readers else ""
+    return (f"{' and '.join(hits)} reproduces the reference exactly on every finding (κ 1.00), so the reference is "
+            f"that rule applied to the same readers{who}")
+
+
 def fusion_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     got = _kappa_table(folder, FusionResult.FILES["fusion_agreement"], FusionResult.COLUMNS[:3], "method")
     if got is None:
         return None
     _, rows, how, worst, best = got
+    circular = circular_reference(folder)
     iv = _low_high(best, ", ")
     text = (f"Against the reference, the best of {len(rows)} fusion method(s) is {best['method']} (κ {how} "
             f"{fmt(best['kappa_w'])}{iv}: {th.kappa_band(best['kappa_w'])} agreement)")
     if len(rows) > 1:
         text += f"; the worst is {worst['method']} (κ {fmt(worst['kappa_w'])}: {th.kappa_band(worst['kappa_w'])})"
+    if circular:
+        text = (f"Circular reference: {circular}. Agreement with it measures closeness to that rule, not accuracy. "
+                + text)
+        return KeyFinding("fusion", text + ".", "circular reference")
     return KeyFinding("fusion", text + ".", f"{th.kappa_band(best['kappa_w'])} agreement at best")
 
 
