@@ -19,7 +19,6 @@ from ._auc_kernel import binary_labels, finite_scores
 from ._validation import check_choice
 from .bootstrap import BootstrapResult, percentile_ci
 from .exceptions import InvalidParameterError
-from .results import TableResult
 from .labels import (
     FINDING,
     MACRO,
@@ -33,6 +32,7 @@ from .labels import (
     validate_label_table,
     validate_predictions,
 )
+from .results import TableResult
 
 if TYPE_CHECKING:
     from .classification import AUCResult

@@ -284,18 +284,21 @@ def _sec_xqa(ctx: DemoContext) -> str:
     auc = pub.read_auc_table(pub.XQA_AUC_TABLES)  # what `cxreval rank --auc-table xqa` ranks
     out = ctx.folder("xqa_published")
     _write_ranking(auc, pub.rank_auc_table(auc), out)
-    write_summary(out, "# XQA paper's published tables (16-29)\n\nRankings and point SRCC/KRCC recomputed from "
-                       "the published AUCs (Tables 16-25), beside the paper's bootstrap mean and sd (Tables 26-29).")
+    write_summary(out, "# The XQA paper's published AUCs and rank correlations\n\nModel rankings and rank "
+                       "correlations (SRCC/KRCC) recomputed from the AUCs the paper publishes, beside the paper's own "
+                       "bootstrap mean and sd of each correlation (tables named in Methods).")
     return str(out)
 
 
 def _sec_localization(ctx: DemoContext) -> str:
     syn = need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
     res = syn.synthetic_study(0, per_size=60)  # what `cxreval synth --seed 0 --per-size 60` runs
-    ctx.meta.update({"seed": 0, "study": "the localization seed's synthetic study"})
+    ctx.meta.update({"seed": 0, "study": "synthetic localization study: simulated heat maps scored against exact "
+                                          "reference boxes (ChestX-ray8 protocol)"})
     out = ctx.folder("localization_synthetic")
     res.save(out)
-    write_summary(out, "# Localization protocol: the seed's synthetic study\n\nSeed 0, "
+    write_summary(out, "# Localization protocol: a synthetic study with exact boxes\n\nSimulated heat maps, random "
+                       "seed 0, "
                        f"{res.per_size} images per size class; 'finding' is the size class of the reference boxes.")
     return str(out)
 
@@ -347,7 +350,7 @@ def _sec_iqa(ctx: DemoContext) -> str:
     out = ctx.folder("iqa")
     facts = run_iqa(mirror, out, metrics=ctx.iqa_metrics, n_images=ctx.iqa_images)
     cmd = "cxreval iqa agree --scores S --ratings R --out OUT"
-    ctx.missing.append(("IQA: metric vs expert z-MOS (Tables 3-4)",
+    ctx.missing.append(("IQA: metrics against expert quality ratings (z-MOS)",
                         "no public expert quality ratings exist for these radiographs; none are invented", "",
                         f"With expert ratings (image, rater, rating) of your own: {cmd} gives z-MOS and each "
                         "metric's SRCC/KRCC with it."))
@@ -361,7 +364,7 @@ def _sec_iqa(ctx: DemoContext) -> str:
                        "**Metric vs metric, not metric vs experts**: there are no public expert ratings of these "
                        "images, so the tables give each metric's ranking of the degradations and the SRCC/KRCC "
                        "between metrics. With ratings (image, rater, rating), `" + cmd + "` gives z-MOS and "
-                       "each metric's SRCC/KRCC with it (the seed's Tables 3-4).")
+                       "each metric's rank correlation (SRCC/KRCC) with it.")
     return str(out)
 
 
@@ -392,7 +395,7 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
                        "bench/labeller_openi.py reports the held-out half.\n\n"
                        + val.summary()
                        + f"\n\nFindings vs Impression: {len(both)} reports with both sections, CheXpert vocabulary; "
-                       "the XQA paper's MIMIC-CXR values (Table 13): macro kappa_w 0.34 over its four selected "
+                       "the XQA paper's MIMIC-CXR values: macro kappa_w 0.34 over its four selected "
                        "findings, Atelectasis 0.20, Pleural effusion 0.33.\n")
     return str(out)
 

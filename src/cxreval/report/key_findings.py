@@ -396,7 +396,13 @@ def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     ag, rows, how, lo_r, hi_r = got
 
     def one(r: pd.Series) -> str:
-        return f"{r['pair']}: κ {fmt(r['kappa_w'])}, {th.kappa_band(r['kappa_w'])} agreement{_low_high(r, '; ')}"
+        lo, hi, k = r["kappa_low"], r["kappa_high"], r["kappa_w"]
+        if math.isfinite(lo) and math.isfinite(hi) and not lo - 5e-3 <= k <= hi + 5e-3:
+            # two measures: the weighted κ over 3 states and the binary κ range; say which is which
+            return (f"{r['pair']}: binary κ {fmt(lo)} to {fmt(hi)} (Low–High: uncertain labels resolved "
+                    f"pessimistically to optimistically), {th.kappa_band(lo)} agreement at worst; the 3-state "
+                    f"weighted κ (negative < uncertain < positive), a different measure, is {fmt(k)}")
+        return f"{r['pair']}: κ {fmt(k)}, {th.kappa_band(k)} agreement{_low_high(r, '; ')}"
 
     if len(rows) == 1:
         text = f"Weighted κ ({how}), {one(lo_r)}"
