@@ -168,7 +168,7 @@ def _key_findings_html(sections: Sequence[Section], ids: Sequence[str], missing:
 
 def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval report",
                   unavailable: Sequence[Unavailable] = (), intro_html: str = "",
-                  list_missing_kinds: bool = True, thresholds: Thresholds | None = None,
+                  list_missing_kinds: bool = False, thresholds: Thresholds | None = None,
                   allow_empty: bool = False) -> tuple[str, list[Section], list[Unavailable]]:
     """Render the report page.
 
@@ -182,8 +182,9 @@ def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval re
         Sections the caller could not build, listed with their reason.
     intro_html : str, default=''
         Trusted HTML placed under the key findings (e.g. the demo's description).
-    list_missing_kinds : bool, default=True
-        Also list each analysis kind that no folder holds as not available, with exact commands.
+    list_missing_kinds : bool, default=False
+        Also list each analysis kind that no folder holds as not available, with exact commands (off: a report
+        of a user's own folders shows only the analyses present).
     thresholds : Thresholds, optional
         Verdict thresholds of the key findings (default :class:`~cxreval.report.thresholds.Thresholds`).
     allow_empty : bool, default=False
