@@ -49,6 +49,7 @@ from .demo_data import (
     mirror_only,
     need,
     nih_google_labels,
+    offline_hint,
     nih_predictions,
     pinned,
     rerun_command,
@@ -333,8 +334,7 @@ def _sec_localization_real(ctx: DemoContext) -> str:
         lines += ["", ov.summary()]
     else:
         ctx.missing.append(("Localization: box overlays on real radiographs", why, RERUN,
-                            "needs radiographs with BBox_List_2017 boxes in a data mirror's images/nih/*.png "
-                            "(--data-mirror DIR or $CXREVAL_DATA_MIRROR)"))
+                            offline_hint("images/nih/*.png")))
     write_summary(out, "\n".join(lines))
     return str(out)
 
@@ -502,8 +502,10 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
     out : path, default='demo-out'
         Output folder (one sub-folder per section, plus ``report.html``).
     data_mirror : path, optional
-        A folder laid out like the project's ``shared/data``; default ``$CXREVAL_DATA_MIRROR`` or
-        ``../shared/data`` when present (:func:`cxreval.datasets.mirror.default_mirror`).
+        A local copy of the demo's data (:data:`cxreval.demo_data.MIRROR_LAYOUT`: ``chexpert_test/``,
+        ``nih_fold_predictions/``, ``chestxray14/``, ``images/nih/``, ``iqa_fixture/``, each file as its pinned
+        source publishes it); default ``$CXREVAL_DATA_MIRROR`` or ``../shared/data`` when present
+        (:func:`cxreval.datasets.mirror.default_mirror`).
     cache_dir : path, optional
         Cache directory for metadata and downloads.
     n_resamples : int, default=1000

@@ -126,11 +126,11 @@ def _template(name: str) -> str:
 
 def _unavailable_html(items: Sequence[Unavailable]) -> str:
     lis = []
-    for u in items:
-        cmds = "".join(f'<br><code class="command">{html.escape(c)}</code>' for c in u.all_commands)
-        cmds = f"<br>to produce it (each command runs as written):{cmds}" if cmds else ""
-        hint = f"<br>{html.escape(u.hint)}" if u.hint else ""
-        lis.append(f"<li><strong>{html.escape(u.title)}</strong>: {html.escape(u.reason)}{hint}{cmds}</li>")
+    for u in items:  # one short line each: the reason, the command that gets it, the offline way
+        cmds = " or ".join(f'<code class="command">{html.escape(c)}</code>' for c in u.all_commands)
+        cmds = f" — to build it: {cmds}" if cmds else ""
+        hint = f"; {html.escape(u.hint)}" if u.hint else ""
+        lis.append(f"<li><strong>{html.escape(u.title)}</strong>: {html.escape(u.reason)}{cmds}{hint}</li>")
     return '<ul class="unavailable">' + "".join(lis) + "</ul>"
 
 
