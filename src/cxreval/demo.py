@@ -49,8 +49,8 @@ from .demo_data import (
     mirror_only,
     need,
     nih_google_labels,
-    offline_hint,
     nih_predictions,
+    offline_hint,
     pinned,
     rerun_command,
 )
