@@ -314,7 +314,8 @@ def _sec_localization_real(ctx: DemoContext) -> str:
     out = ctx.folder("localization_real_boxes")
     study = rb.error_model_on_boxes(boxes, rng=ctx.rng)
     ctx.meta.update({"boxes": "BBox_List_2017 (radiologists' boxes)", "localizers": "heatmap bilinear (thresholds "
-                     "60, 180), tiny box at the peak, whole image", "overlap rules": "IoBB, IoU"})
+                     "60, 180), tiny box at the peak, whole image", "overlap rules": "IoBB, IoU",
+                     "heatmaps": "simulated: the error model's map of each image's real boxes (no model ran)"})
     study.save(out)
     lines = [f"# Localization protocol: the error model on the {study.n_boxes} real BBox_List_2017 boxes",
              "", f"{study.n_boxes} radiologist boxes on {study.n_images} ChestX-ray14 images; one error-model heat "
