@@ -96,7 +96,10 @@ def headline(sections: Sequence[Section]) -> Headline | None:
         df, _, why = load_table(sec.folder, auc_file, AUCTableResult.COLUMNS)
         if df is None or why:
             continue
-        df = df[~df["model"].astype(str).isin((MEAN,))]
+        summary = df["model"].astype(str).str.lower().isin((MEAN, "mean", "average"))
+        if "group" in df.columns:
+            summary |= df["group"].astype(str).str.lower() == "summary"
+        df = df[~summary]
         if "dataset" in df.columns and df["dataset"].astype(str).nunique() > 1:
             df = df[df["dataset"].astype(str) == df["dataset"].astype(str).iloc[0]]
         refs = list(dict.fromkeys(df["reference"].astype(str)))
@@ -107,8 +110,9 @@ def headline(sections: Sequence[Section]) -> Headline | None:
         name = sec.title.split(" — ", 1)[-1]
         has_ci = {"ci_low", "ci_high"} <= set(df.columns) and np.isfinite(num(df, "ci_low")).any()
         if len(refs) <= MAX_DOT_REFERENCES and has_ci:
-            fig = auc_by_reference(df, finding=finding, title=f"{name}: {what} under each reference")
-            caption = (f"Each row is one model, ordered by its {what} under {refs[0]}; each colour is one reference "
+            fig = auc_by_reference(df, finding=finding, title=f"{what[0].upper() + what[1:]} under each reference")
+            caption = (f"{name}. Each row is one model, ordered by its {what} under {refs[0]}; each colour is one "
+                       "reference "
                        f"({', '.join(refs)}), the bar its 95% bootstrap interval. Where the orders differ, the best "
                        f"model depends on the reference. {RULE}")
             return Headline(fig, sec, caption)
@@ -119,8 +123,8 @@ def headline(sections: Sequence[Section]) -> Headline | None:
         rk = rk[rk["finding"].astype(str) == finding]
         if "group" in rk.columns and rk["group"].astype(str).nunique() > 1:
             rk = rk[rk["group"].astype(str) == rk["group"].astype(str).iloc[0]]
-        fig = plots.bump_chart(rk, title=f"{name}: model ranks ({what})")
-        caption = (f"Each line follows one model's rank by {what} from reference to reference ({len(refs)} "
+        fig = plots.bump_chart(rk, title=f"Model ranks by {what}")
+        caption = (f"{name}. Each line follows one model's rank by {what} from reference to reference ({len(refs)} "
                    f"references); crossing lines are rank changes, thick lines are models ranked first under some "
                    f"reference. {RULE}")
         return Headline(fig, sec, caption)

@@ -139,8 +139,8 @@ def _key_findings_html(sections: Sequence[Section], ids: Sequence[str], missing:
     lis = []
     head = headline(sections)
     order = list(zip(sections, ids))
-    if head is not None:  # the headline comparison's lines first, then page order
-        order.sort(key=lambda p: p[0].folder != head.section.folder)
+    if head is not None:  # the headline comparison's lines first, then the other model comparisons, then page order
+        order.sort(key=lambda p: (p[0].folder != head.section.folder, p[0].kind not in ("classification", "ranking")))
     for sec, sid in order:
         if sec.key is None:
             body, verdict = "no headline number could be read from its files; see the section.", "see section"
