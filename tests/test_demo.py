@@ -233,7 +233,7 @@ def test_demo_iqa_is_metric_vs_metric(demo_out: Path) -> None:
     # no expert ratings exist: nothing like a z-MOS is written, and the report says what would produce it
     assert not list(d.glob("zmos*")) and not list(d.glob("metric_agreement*"))
     page = (demo_out / "report.html").read_text()
-    assert "IQA: metric vs expert z-MOS (Tables 3-4)" in page
+    assert "IQA: metrics against expert quality ratings (z-MOS)" in page
     assert "cxreval iqa agree --scores S --ratings R --out OUT" in page
     assert "metric vs metric" in page
 
@@ -348,7 +348,7 @@ def test_suggested_commands_run_as_written(shared_data: Path, metadata_dir: Path
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    page, _, _ = render_report([empty], allow_empty=True)
+    page, _, _ = render_report([empty], allow_empty=True, list_missing_kinds=True)
     cmds = [html.unescape(c) for c in re.findall(r'<code class="command">([^<]+)</code>', page)
             if "cxreval demo" in c]
     assert len(cmds) == len(KINDS)

@@ -35,7 +35,8 @@ MIRROR_LAYOUT = ("DIR/chexpert_test/ (groundtruth.csv; radiologists/groundtruth/
 
 def offline_hint(relative: str) -> str:
     """'offline: use --data-mirror DIR with this layout: DIR/<relative>' (the one file or folder a part needs)."""
-    return f"offline: use --data-mirror DIR with this layout: DIR/{relative} (full layout: cxreval demo --help)"
+    return (f"offline: use --data-mirror DIR with this layout: DIR/{relative} (full layout: --data-mirror in the "
+            "demo's help)")
 
 
 def short_reason(text: str, limit: int = 160) -> str:

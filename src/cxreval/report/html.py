@@ -57,16 +57,20 @@ class ReportResult:
         The sections built, in page order.
     unavailable : tuple of Unavailable
         The sections listed as not available.
+    headline : bool
+        Whether the key-findings panel carries the headline figure (:mod:`cxreval.report.headline`).
     """
 
     path: Path
     n_bytes: int
     sections: tuple[Section, ...]
     unavailable: tuple[Unavailable, ...]
+    headline: bool = False
 
     @property
     def n_figures(self) -> int:
-        return sum(s.n_figures for s in self.sections)
+        """Every figure of the page: the sections' and the headline figure."""
+        return sum(s.n_figures for s in self.sections) + int(self.headline)
 
     def to_dict(self) -> dict[str, object]:
         return {"path": str(self.path), "n_bytes": self.n_bytes, "n_figures": self.n_figures,
@@ -240,11 +244,12 @@ def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval re
     body.append('<section class="report-section" id="methods"><h2>Methods and provenance</h2>'
                 + provenance_html(list(prov_folders.items()), thresholds=th, version=__version__,
                                   plotly_version=plotly.__version__) + "</section>")
-    n_fig = sum(s.n_figures for s in sections)
+    key_html = _key_findings_html(sections, ids, missing, th)
+    n_fig = sum(s.n_figures for s in sections) + int('id="fig-headline"' in key_html)
     page = Template(_template("report.html")).substitute(
         title=html.escape(title), version=__version__, style=_template("report.css"), plotlyjs=get_plotlyjs(),
         script=_template("report.js"), n_sections=len(sections), n_figures=n_fig, intro=intro_html,
-        key_findings=_key_findings_html(sections, ids, missing, th), toc="<ol>" + "".join(toc) + "</ol>",
+        key_findings=key_html, toc="<ol>" + "".join(toc) + "</ol>",
         body="\n".join(body))
     return page, sections, missing
 
@@ -303,4 +308,4 @@ def write_report(result_dirs: Sequence[str | Path], out: str | Path, *, overwrit
     data = page.encode("utf-8")
     with atomic_file(out, overwrite=overwrite) as tmp:
         tmp.write_bytes(data)
-    return ReportResult(Path(out), len(data), tuple(sections), tuple(missing))
+    return ReportResult(Path(out), len(data), tuple(sections), tuple(missing), headline='id="fig-headline"' in page)
