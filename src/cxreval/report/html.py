@@ -166,7 +166,10 @@ def _key_findings_html(sections: Sequence[Section], ids: Sequence[str], missing:
             + extra + f'<p class="thresholds"><strong>How the verdicts are worded</strong> ({html.escape(src)}; '
             f"set with <code>cxreval report --thresholds FILE</code>): {html.escape(thresholds.describe())} "
             "Intervals are bootstrap confidence intervals (see Methods and provenance) unless named "
-            "Low–High κ (the pessimistic and optimistic κ over uncertain labels). "
+            "Low–High κ. Weighted κ is Cohen's κ over the ordered states negative < uncertain < positive (quadratic "
+            "weights by default); Low–High κ is the κ of binary labels with the uncertain ones resolved "
+            "pessimistically (Low) or optimistically (High), a different measure: a line whose weighted κ falls "
+            "outside its Low–High range says so. "
             f"{html.escape(SEPARABILITY_NOTE)}</p></section>")
 
 
