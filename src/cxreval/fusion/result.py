@@ -213,7 +213,7 @@ class FusionResult(TableResult):
         if self.agreement is not None:
             agr = self.agreement
             show = agr[agr[FINDING].isin(SUMMARY_ROWS) | agr[FINDING].isin(XQA_SELECTED)]
-            lines += [f"## Agreement with {self.adjudicated} (Table 30 style)", "", markdown_table(show), ""]
+            lines += [f"## Agreement with {self.adjudicated} (weighted κ with Low–High κ)", "", markdown_table(show), ""]
         if self.method_agreement is not None:
             between = self.method_agreement
             lines += ["## Agreement between methods (macro/micro over all findings)", "",
