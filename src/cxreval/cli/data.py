@@ -207,9 +207,6 @@ def export(
     from ..outputs import check_output_path
 
     spec = get_spec(dataset)  # an unknown name: exit 2 with a did-you-mean, before any reading
-    if spec.default is None and path is None:
-        raise InvalidParameterError(f"Dataset {spec.name!r} is not part of the fetched metadata; pass --path "
-                                    f"(your copy: a {spec.path}).")
     if half is not None:
         from ..datasets.openi import OPENI_HALVES
 
@@ -218,6 +215,9 @@ def export(
                                         f"dataset {spec.name!r}.")
         if half not in OPENI_HALVES:
             raise InvalidParameterError(f"--half must be one of {list(OPENI_HALVES)}. Got {half!r}.")
+    if spec.default is None and path is None:
+        raise InvalidParameterError(f"Dataset {spec.name!r} is not part of the fetched metadata; pass --path "
+                                    f"(your copy: a {spec.path}).")
     _check_cache_dir(cache_dir, write=False)
     if path is not None and not Path(path).exists():
         raise SchemaError(f"--path {str(path)!r} does not exist.")
