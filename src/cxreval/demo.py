@@ -429,11 +429,10 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
     rep = read_openi_reports(metadata(ctx, "NLMCXR_reports.tgz")).table
     text = pd.DataFrame({"study_id": rep["report_id"], "findings": rep["findings"].fillna(""),
                          "impression": rep["impression"].fillna("")})
-    mesh = openi_mesh_labels(reports=rep).table
-    mesh = mesh[mesh["study_id"].isin(set(rep.loc[rep["n_images"] > 0, "report_id"]))]
-    # the held-out half: the packaged rules were tuned on the other half (reports.openi_tuning_split)
-    _, held_out = rp.openi_tuning_split(sorted(set(mesh["study_id"])))
-    mesh = mesh[mesh["study_id"].isin(set(held_out))]
+    # the held-out half, as `cxreval data export openi_mesh --half held-out`: the packaged rules were tuned on
+    # the other half (reports.openi_tuning_split)
+    mesh = openi_mesh_labels(reports=rep, half="held-out").table
+    held_out = mesh["study_id"].unique()
     # as `cxreval label-reports --sections whole --validate-against MESH --findings chestxray8`
     lab = rp.label_reports(text[text["study_id"].isin(set(mesh["study_id"]))], sections="whole").labels
     val = rp.compute_precision_recall(lab, reference_labels=mesh, reference="openi_mesh", predicted="report",
@@ -483,7 +482,8 @@ SECTIONS: tuple[DemoSpec, ...] = (
              ("cxreval fuse",)),
     DemoSpec("xqa_published", "XQA paper's published tables", _sec_xqa, ("cxreval rank",)),
     DemoSpec("openi_report_labels", "OpenI: report labeller vs MeSH codes; Findings vs Impression",
-             _sec_openi_reports, ("cxreval label-reports", "cxreval agree")),
+             _sec_openi_reports, ("cxreval data export openi_mesh --half held-out", "cxreval label-reports",
+                                  "cxreval agree")),
     DemoSpec("localization", "Localization protocol study", _sec_localization, ("cxreval synth",)),
     DemoSpec("localization_real", "Localization: the error model on real boxes, with box overlays",
              _sec_localization_real, ("cxreval synth",)),

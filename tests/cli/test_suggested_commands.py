@@ -258,6 +258,18 @@ def run_export_openi_mesh(tmp_path, monkeypatch, capsys, request) -> None:
     assert set(pd.read_csv(tmp_path / "DIR" / "labels.csv")["source"]) == {"openi_mesh"}
 
 
+def run_export_openi_mesh_held_out(tmp_path, monkeypatch, capsys, request) -> None:
+    monkeypatch.setenv("CXREVAL_CACHE", str(request.getfixturevalue("metadata_dir").parent))
+    assert main(["data", "export", "openi_mesh", "--half", "held-out", "-o", str(tmp_path / "DIR")]) == 0
+    lab = pd.read_csv(tmp_path / "DIR" / "labels.csv")
+    dropped = pd.read_csv(tmp_path / "DIR" / "dropped.csv")
+    assert set(lab["source"]) == {"openi_mesh"}
+    # one half of the reports with images and usable codes; the development half is listed as dropped
+    n_dev = int((dropped["reason"] == "in the development half (cxreval.reports.openi_tuning_split)").sum())
+    assert lab["study_id"].nunique() in (n_dev, n_dev + 1)
+    assert json.loads((tmp_path / "DIR" / "run.json").read_text())["half"] == "held-out"
+
+
 def run_data_list(tmp_path, monkeypatch, capsys, request) -> None:
     assert main(["data", "list"]) == 0
     assert "openi_mesh" in capsys.readouterr().out
@@ -275,6 +287,7 @@ RUNS: dict[str, Callable[..., None]] = {
     "cxreval label-reports": run_label_reports,
     "cxreval data list": run_data_list,
     "cxreval data export openi_mesh -o DIR": run_export_openi_mesh,
+    "cxreval data export openi_mesh --half held-out": run_export_openi_mesh_held_out,
     "cxreval report --thresholds FILE": run_report_thresholds,
     "cxreval demo --out cxreval-demo-{} --section {}": run_demo_section,
     **{c: run_help(c) for c in (

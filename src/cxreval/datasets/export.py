@@ -85,7 +85,7 @@ class DatasetExport(TableResult):
 
 
 def export_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
-                   cache_dir: str | os.PathLike[str] | None = None) -> DatasetExport:
+                   cache_dir: str | os.PathLike[str] | None = None, **kwargs: object) -> DatasetExport:
     """Load the registered dataset ``name`` (:func:`cxreval.datasets.load_dataset`) for writing.
 
     Parameters
@@ -96,6 +96,8 @@ def export_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
         The user's own copy of the file or folder; default the fetched copy.
     cache_dir : path, optional
         Cache directory of ``cxreval data fetch``.
+    **kwargs
+        Passed to the loader (e.g. ``half='held-out'`` for ``openi_mesh``).
 
     Returns
     -------
@@ -111,5 +113,5 @@ def export_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
     from . import get_spec, load_dataset
 
     spec = get_spec(name)
-    res = load_dataset(spec.name, path, cache_dir=cache_dir)
+    res = load_dataset(spec.name, path, cache_dir=cache_dir, **kwargs)
     return DatasetExport(spec.name, spec.kind, res.table, res.report)
