@@ -6,15 +6,20 @@ OUT ?= demo-out
 
 .PHONY: demo test install lint typecheck
 
+# The demo needs the package alone; tests and lint need the test extra too.
 $(BIN)/cxreval: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --disable-pip-version-check -q --upgrade pip
-	$(BIN)/pip install --disable-pip-version-check -q -e '.[test]'
+	$(BIN)/pip install --disable-pip-version-check -q -e .
 	touch $(BIN)/cxreval
 
-install: $(BIN)/cxreval
+$(VENV)/.test-extra: $(BIN)/cxreval
+	$(BIN)/pip install --disable-pip-version-check -q -e '.[test]'
+	touch $(VENV)/.test-extra
 
-demo: install
+install: $(VENV)/.test-extra
+
+demo: $(BIN)/cxreval
 	$(BIN)/cxreval demo --out $(OUT) --overwrite
 
 test: install

@@ -10,6 +10,9 @@ PostgreSQL runs when ``CXREVAL_TEST_POSTGRES_URL`` points at a server (tests/rea
 starts one); a fresh database is created and dropped.
 
     .venv/bin/python bench/reader.py --n 300 [--results bench/RESULTS.md]
+
+``bench/reader.py history ...`` runs :mod:`reader_history` instead (latency with a long history, item,
+queue, me, submission and the resolver's endpoints, side by side for several source trees).
 """
 
 from __future__ import annotations
@@ -149,6 +152,12 @@ def _postgres_db(base: str) -> tuple[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["history"]:
+        sys.path.insert(0, str(Path(__file__).parent))
+        from reader_history import main as history
+
+        return int(history(argv[1:]))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=300, help="Timed submissions per reader.")
     ap.add_argument("--readers", type=int, default=8, help="Concurrent readers (processes).")

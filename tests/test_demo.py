@@ -233,7 +233,7 @@ def test_demo_iqa_is_metric_vs_metric(demo_out: Path) -> None:
     # no expert ratings exist: nothing like a z-MOS is written, and the report says what would produce it
     assert not list(d.glob("zmos*")) and not list(d.glob("metric_agreement*"))
     page = (demo_out / "report.html").read_text()
-    assert "IQA: metric vs expert z-MOS (Tables 3-4)" in page
+    assert "IQA: metrics against expert quality ratings (z-MOS)" in page
     assert "cxreval iqa agree --scores S --ratings R --out OUT" in page
     assert "metric vs metric" in page
 
@@ -348,7 +348,7 @@ def test_suggested_commands_run_as_written(shared_data: Path, metadata_dir: Path
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    page, _, _ = render_report([empty], allow_empty=True)
+    page, _, _ = render_report([empty], allow_empty=True, list_missing_kinds=True)
     cmds = [html.unescape(c) for c in re.findall(r'<code class="command">([^<]+)</code>', page)
             if "cxreval demo" in c]
     assert len(cmds) == len(KINDS)
@@ -361,3 +361,41 @@ def test_suggested_commands_run_as_written(shared_data: Path, metadata_dir: Path
         kinds = {k.name for f in find_result_folders([out]) for k in detect_kinds(f)}
         assert kind.name in kinds, (cmd, kinds)
     assert main(["data", "fetch"]) == 0  # the command suggested when metadata is missing
+
+
+def _key_lines(page: str) -> list[tuple[str, str]]:
+    """(kind, plain text) of each key-findings line of a report page."""
+    panel = page.split('<section id="key-findings"', 1)[1].split("</section>", 1)[0]
+    return [(k, html.unescape(re.sub(r"<[^>]+>", "", t)))
+            for k, t in re.findall(r'<li class="kf" data-kind="(\w+)">(.*?)</li>', panel, re.S)]
+
+
+def test_demo_report_answers_at_a_glance(demo_out: Path) -> None:
+    page = (demo_out / "report.html").read_text()
+    assert not re.search(r"the seed", page, re.I)  # no jargon of the source documents
+    assert 'id="fig-headline"' in page.split('<section id="key-findings"', 1)[1].split("</section>", 1)[0]
+    lines = _key_lines(page)
+    assert lines[0][0] == "classification"  # the headline comparison first
+    for kind, text in lines:
+        if kind == "classification" and "best of" in text and "no replicates" not in text:
+            # every best-model statement carries a separability statement with its interval
+            n_best = len(re.findall(r"the best (?:of \d+ models )?is ", text))
+            n_sep = len(re.findall(r"(?:are not separable|is separable from) [^(]*\(ΔAUC −?\d\.\d{3}, 95% CI "
+                                   r"−?\d\.\d{3} to −?\d\.\d{3}\)", text))
+            assert n_best >= 1 and n_sep >= n_best, text
+            assert "Bonferroni" in text
+
+
+def test_demo_kappa_headline_lies_in_its_low_high_range(demo_out: Path) -> None:
+    page = (demo_out / "report.html").read_text()
+    checked = 0
+    for kind, text in _key_lines(page):
+        if kind not in ("agreement", "fusion"):
+            continue
+        # each "κ X ... Low–High κ A to B" pair of one source pair or method
+        for k, lo, hi in re.findall(r"κ (?:[a-z ]+ )?(−?\d\.\d\d)[,:;] [^.]*?Low–High κ (−?\d\.\d\d) to (−?\d\.\d\d)",
+                                    text):
+            k, lo, hi = (float(v.replace("−", "-")) for v in (k, lo, hi))
+            assert lo - 0.005 <= k <= hi + 0.005, text
+            checked += 1
+    assert checked >= 2

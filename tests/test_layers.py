@@ -14,7 +14,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"
 
 # lowest first; the first component under ``cxreval`` decides the layer
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("core", frozenset({"exceptions", "_validation", "findings", "results", "outputs", "labels", "_typing",
+    ("core", frozenset({"exceptions", "_validation", "findings", "results", "outputs", "labels", "_typing", "_plots",
                         "schema", "tables", "finding_maps"})),
     ("engines", frozenset({"bootstrap", "_auc_kernel", "executor"})),
     ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa",

@@ -51,6 +51,8 @@ _LAZY_ATTRS: dict[str, str] = {
     "patient_split": "splits", "audit_split": "splits", "read_split_lists": "splits",
     "get_executor": "executor",
     "load_xqa_auc_table": "published",
+    # type aliases of the public signatures
+    "RNGLike": "_typing", "PathLike": "_typing", "FindingsLike": "_typing",
 }
 
 _SUBMODULES: tuple[str, ...] = (
@@ -114,6 +116,9 @@ __all__ = [
     "read_split_lists",
     "get_executor",
     "load_xqa_auc_table",
+    "RNGLike",
+    "PathLike",
+    "FindingsLike",
     "agreement",
     "bootstrap",
     "classification",
@@ -149,6 +154,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         results,
         splits,
     )
+    from ._typing import FindingsLike, PathLike, RNGLike
     from .agreement import AgreementResult, agreement_scores, agreement_table, cohen_kappa
     from .bootstrap import BootstrapResult, ResamplingPlan, draw_plan
     from .classification import AUCResult, compare_auc, delong_test, evaluate_auc, roc_auc_score

@@ -47,6 +47,7 @@ from .demo_data import (
     metadata,
     mirror_only,
     need,
+    offline_hint,
     pinned,
     rerun_command,
 )
@@ -244,6 +245,8 @@ def _sec_nih_models(ctx: DemoContext) -> str:
     common`` write, from the same files (the exact lines are the section's ``commands`` in run.json)."""
     import tempfile
 
+    from .auc_comparison import compare_best_models
+
     cl = need("cxreval.classification", "classification", "cxreval classify")
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
     folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
@@ -262,6 +265,7 @@ def _sec_nih_models(ctx: DemoContext) -> str:
                             "google/labels.parquet " + " ".join(opts) + " -o nih_models"]
     out = ctx.folder("nih_models")
     _write_ranking(res, rk.ranking_stability(res), out)
+    compare_best_models(res).save(out)  # as `cxreval classify` and `cxreval rank -p` write auc_comparison.csv
     write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{res.plan.n_studies if res.plan else ''} "
                        f"images ({res.plan.n_patients if res.plan else ''} patients) carrying both references; "
                        f"patient-level bootstrap, {ctx.n_resamples} resamples, seed {ctx.rng}. {res.design()}\n\n"
@@ -310,6 +314,8 @@ def _sec_chexpert(ctx: DemoContext) -> str:
 
     cl = need("cxreval.classification", "classification", "cxreval classify")
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
+    from .auc_comparison import compare_best_models
+
     refs = ["consensus", *CHEXPERT_GT_READERS, *CHEXPERT_BENCH_READERS, "chexpert_labeler", "chexbert"]
     pairs = [("consensus", r) for r in refs[1:]]
     with tempfile.TemporaryDirectory() as tmp:
@@ -323,6 +329,7 @@ def _sec_chexpert(ctx: DemoContext) -> str:
                             + f" --n-resamples {ctx.n_resamples} --seed {ctx.rng} -o chexpert_models"]
     out = ctx.folder("chexpert_models")
     _write_ranking(res, rk.ranking_stability(res, pairs=pairs), out)
+    compare_best_models(res).save(out)  # as `cxreval rank -p` writes auc_comparison.csv
     n_studies = res.plan.n_studies if res.plan else ""
     write_summary(out, f"# CheXpert test set: 10 leaderboard models, {len(refs)} references\n\n"
                        f"{n_studies} studies; references: {', '.join(refs)}; "
@@ -395,19 +402,22 @@ def _sec_xqa(ctx: DemoContext) -> str:
     ctx.meta["commands"] = ["cxreval rank --auc-table xqa -o xqa_published"]
     out = ctx.folder("xqa_published")
     _write_ranking(auc, pub.rank_auc_table(auc), out)
-    write_summary(out, "# XQA paper's published tables (16-29)\n\nRankings and point SRCC/KRCC recomputed from "
-                       "the published AUCs (Tables 16-25), beside the paper's bootstrap mean and sd (Tables 26-29).")
+    write_summary(out, "# The XQA paper's published AUCs and rank correlations\n\nModel rankings and rank "
+                       "correlations (SRCC/KRCC) recomputed from the AUCs the paper publishes, beside the paper's own "
+                       "bootstrap mean and sd of each correlation (tables named in Methods).")
     return str(out)
 
 
 def _sec_localization(ctx: DemoContext) -> str:
     syn = need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
     res = syn.synthetic_study(0, per_size=60)  # what `cxreval synth --seed 0 --per-size 60` runs
-    ctx.meta.update({"seed": 0, "study": "the localization seed's synthetic study",
+    ctx.meta.update({"seed": 0, "study": "synthetic localization study: simulated heat maps scored against exact "
+                                          "reference boxes (ChestX-ray8 protocol)",
                      "commands": ["cxreval synth --seed 0 --per-size 60 -o localization_synthetic"]})
     out = ctx.folder("localization_synthetic")
     res.save(out)
-    write_summary(out, "# Localization protocol: the seed's synthetic study\n\nSeed 0, "
+    write_summary(out, "# Localization protocol: a synthetic study with exact boxes\n\nSimulated heat maps, random "
+                       "seed 0, "
                        f"{res.per_size} images per size class; 'finding' is the size class of the reference boxes.")
     return str(out)
 
@@ -424,7 +434,8 @@ def _sec_localization_real(ctx: DemoContext) -> str:
     out = ctx.folder("localization_real_boxes")
     study = rb.error_model_on_boxes(boxes, rng=ctx.rng)
     ctx.meta.update({"boxes": "BBox_List_2017 (radiologists' boxes)", "localizers": "heatmap bilinear (thresholds "
-                     "60, 180), tiny box at the peak, whole image", "overlap rules": "IoBB, IoU"})
+                     "60, 180), tiny box at the peak, whole image", "overlap rules": "IoBB, IoU",
+                     "heatmaps": "simulated: the error model's map of each image's real boxes (no model ran)"})
     study.save(out)
     lines = [f"# Localization protocol: the error model on the {study.n_boxes} real BBox_List_2017 boxes",
              "", f"{study.n_boxes} radiologist boxes on {study.n_images} ChestX-ray14 images; one error-model heat "
@@ -449,8 +460,7 @@ def _sec_localization_real(ctx: DemoContext) -> str:
         lines += ["", ov.summary()]
     else:
         ctx.missing.append(("Localization: box overlays on real radiographs", why, RERUN,
-                            "needs radiographs with BBox_List_2017 boxes in a data mirror's images/nih/*.png "
-                            "(--data-mirror DIR or $CXREVAL_DATA_MIRROR)"))
+                            offline_hint("images/nih/*.png")))
     write_summary(out, "\n".join(lines))
     return str(out)
 
@@ -466,7 +476,7 @@ def _sec_iqa(ctx: DemoContext) -> str:
     out = ctx.folder("iqa")
     facts = run_iqa(mirror, out, metrics=ctx.iqa_metrics, n_images=ctx.iqa_images)
     cmd = "cxreval iqa agree --scores S --ratings R --out OUT"
-    ctx.missing.append(("IQA: metric vs expert z-MOS (Tables 3-4)",
+    ctx.missing.append(("IQA: metrics against expert quality ratings (z-MOS)",
                         "no public expert quality ratings exist for these radiographs; none are invented", "",
                         f"With expert ratings (image, rater, rating) of your own: {cmd} gives z-MOS and each "
                         "metric's SRCC/KRCC with it."))
@@ -480,7 +490,7 @@ def _sec_iqa(ctx: DemoContext) -> str:
                        "**Metric vs metric, not metric vs experts**: there are no public expert ratings of these "
                        "images, so the tables give each metric's ranking of the degradations and the SRCC/KRCC "
                        "between metrics. With ratings (image, rater, rating), `" + cmd + "` gives z-MOS and "
-                       "each metric's SRCC/KRCC with it (the seed's Tables 3-4).")
+                       "each metric's rank correlation (SRCC/KRCC) with it.")
     return str(out)
 
 
@@ -492,11 +502,10 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
     rep = read_openi_reports(metadata(ctx, "NLMCXR_reports.tgz")).table
     text = pd.DataFrame({"study_id": rep["report_id"], "findings": rep["findings"].fillna(""),
                          "impression": rep["impression"].fillna("")})
-    mesh = openi_mesh_labels(reports=rep).table
-    mesh = mesh[mesh["study_id"].isin(set(rep.loc[rep["n_images"] > 0, "report_id"]))]
-    # the held-out half: the packaged rules were tuned on the other half (reports.openi_tuning_split)
-    _, held_out = rp.openi_tuning_split(sorted(set(mesh["study_id"])))
-    mesh = mesh[mesh["study_id"].isin(set(held_out))]
+    # the held-out half, as `cxreval data export openi_mesh --half held-out`: the packaged rules were tuned on
+    # the other half (reports.openi_tuning_split)
+    mesh = openi_mesh_labels(reports=rep, half="held-out").table
+    held_out = mesh["study_id"].unique()
     # as `cxreval label-reports --sections whole --validate-against MESH --findings chestxray8`
     lab = rp.label_reports(text[text["study_id"].isin(set(mesh["study_id"]))], sections="whole").labels
     val = rp.compute_precision_recall(lab, reference_labels=mesh, reference="openi_mesh", predicted="report",
@@ -515,7 +524,7 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
                        "bench/labeller_openi.py reports both halves.\n\n"
                        + val.summary()
                        + f"\n\nFindings vs Impression: {len(both)} reports with both sections, CheXpert vocabulary; "
-                       "the XQA paper's MIMIC-CXR values (Table 13): macro kappa_w 0.34 over its four selected "
+                       "the XQA paper's MIMIC-CXR values: macro kappa_w 0.34 over its four selected "
                        "findings, Atelectasis 0.20, Pleural effusion 0.33.\n")
     return str(out)
 
@@ -547,7 +556,8 @@ SECTIONS: tuple[DemoSpec, ...] = (
              ("cxreval data export", "cxreval fuse")),
     DemoSpec("xqa_published", "XQA paper's published tables", _sec_xqa, ("cxreval rank",)),
     DemoSpec("openi_report_labels", "OpenI: report labeller vs MeSH codes; Findings vs Impression",
-             _sec_openi_reports, ("cxreval label-reports", "cxreval agree")),
+             _sec_openi_reports, ("cxreval data export openi_mesh --half held-out", "cxreval label-reports",
+                                  "cxreval agree")),
     DemoSpec("localization", "Localization protocol study", _sec_localization, ("cxreval synth",)),
     DemoSpec("localization_real", "Localization: the error model on real boxes, with box overlays",
              _sec_localization_real, ("cxreval synth",)),
@@ -623,8 +633,10 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
     out : path, default='demo-out'
         Output folder (one sub-folder per section, plus ``report.html``).
     data_mirror : path, optional
-        A folder laid out like the project's ``shared/data``; default ``$CXREVAL_DATA_MIRROR`` or
-        ``../shared/data`` when present (:func:`cxreval.datasets.mirror.default_mirror`).
+        A local copy of the demo's data (:data:`cxreval.demo_data.MIRROR_LAYOUT`: ``chexpert_test/``,
+        ``nih_fold_predictions/``, ``chestxray14/``, ``images/nih/``, ``iqa_fixture/``, each file as its pinned
+        source publishes it); default ``$CXREVAL_DATA_MIRROR`` or ``../shared/data`` when present
+        (:func:`cxreval.datasets.mirror.default_mirror`).
     cache_dir : path, optional
         Cache directory for metadata and downloads.
     n_resamples : int, default=1000

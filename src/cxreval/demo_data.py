@@ -13,7 +13,7 @@ import pandas as pd
 
 from .exceptions import CxrevalError
 
-__all__ = ["RERUN", "rerun_command", "NotBuilt", "DemoContext", "need", "metadata", "pinned", "mirror_only",
+__all__ = ["RERUN", "MIRROR_LAYOUT", "offline_hint", "short_reason", "rerun_command", "NotBuilt", "DemoContext", "need", "metadata", "pinned", "mirror_only",
            "NIH_MODELS", "CHEXPERT_MODELS", "CHEXPERT_GT_READERS", "CHEXPERT_BENCH_READERS", "CHEXPERT_COMPETITION",
            "nih_google_labels", "nih_predictions", "chexpert_labels", "chexpert_predictions"]
 
@@ -22,6 +22,31 @@ log = logging.getLogger(__name__)
 
 RERUN = "<rerun this section>"
 """Placeholder command, replaced by the exact ``cxreval demo`` command that reruns the failing section."""
+
+
+MIRROR_LAYOUT = ("DIR/chexpert_test/ (groundtruth.csv; radiologists/groundtruth/bc{1,2,3,5,7}_gt.csv; "
+                 "radiologists/benchmark_radiologists/bc{4,6,8}.csv; labeler/chexpert_labels.csv, chexbert_labels.csv; "
+                 "example_models/predictions/standard/*.csv), DIR/nih_fold_predictions/<model>.csv (10 models' NIH "
+                 "predictions), DIR/chestxray14/official_test_list.txt and official_train_val_list.txt, "
+                 "DIR/images/nih/*.png (radiographs), DIR/iqa_fixture/ (reference and degraded PNGs, manifest.json); "
+                 "each file byte-identical to its pinned GitHub copy (cxreval.datasets.mirror.PINNED)")
+"""The layout of a data mirror (``--data-mirror DIR``): each path as its pinned source publishes it."""
+
+
+def offline_hint(relative: str) -> str:
+    """'offline: use --data-mirror DIR with this layout: DIR/<relative>' (the one file or folder a part needs)."""
+    return (f"offline: use --data-mirror DIR with this layout: DIR/{relative} (full layout: --data-mirror in the "
+            "demo's help)")
+
+
+def short_reason(text: str, limit: int = 160) -> str:
+    """A failure's reason on one short line: a network library's nested error text cut off at its first
+    ``: HTTP``/``(Caused by``, and anything longer than ``limit`` characters ended with '…'."""
+    for cut in (": HTTPSConnectionPool", ": HTTPConnectionPool", " (Caused by", ": <urlopen"):
+        if cut in text:
+            text = text.split(cut, 1)[0]
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def rerun_command(key: str) -> str:
@@ -102,7 +127,7 @@ def metadata(ctx: DemoContext, name: str) -> Path:
     try:
         res = fetch_metadata(cache_dir=ctx.cache_dir)
     except CxrevalError as exc:
-        raise NotBuilt(f"public metadata unavailable: {exc}", "cxreval data fetch") from exc
+        raise NotBuilt(short_reason(f"public metadata unavailable: {exc}"), "cxreval data fetch") from exc
     return ctx.use(res.files[name])
 
 
@@ -113,9 +138,9 @@ def pinned(ctx: DemoContext, local_path: str) -> Path:
     try:
         return ctx.use(fetch_file(local_path, mirror=ctx.mirror, cache_dir=ctx.cache_dir, download=ctx.download))
     except CxrevalError as exc:
-        raise NotBuilt(str(exc), RERUN, f"needs {local_path}: from a data mirror (--data-mirror DIR or "
-                       "$CXREVAL_DATA_MIRROR, a folder laid out like shared/data) or downloaded from its pinned "
-                       "GitHub commit (not with --offline)") from exc
+        where = "not in the data mirror" + (f" {ctx.mirror}" if ctx.mirror else " (none given)") + " or the cache"
+        why = "downloads are off (--offline)" if not ctx.download else "its download failed (offline?)"
+        raise NotBuilt(f"{local_path} is {where}, and {why}", RERUN, offline_hint(local_path)) from exc
 
 
 def mirror_only(ctx: DemoContext, relative: str) -> Path:
@@ -125,8 +150,9 @@ def mirror_only(ctx: DemoContext, relative: str) -> Path:
     try:
         return ctx.use(mirror_path(relative, mirror=ctx.mirror))
     except CxrevalError as exc:
-        raise NotBuilt(str(exc), RERUN, f"needs {relative} in a data mirror (--data-mirror DIR or "
-                       "$CXREVAL_DATA_MIRROR, a folder laid out like shared/data)") from exc
+        where = f"the data mirror {ctx.mirror}" if ctx.mirror else "a data mirror (none was given)"
+        raise NotBuilt(f"{relative} is not in {where}, the only place it comes from", RERUN,
+                       offline_hint(relative)) from exc
 
 
 NIH_MODELS = ("jrzech_densenet121", "dd_densenet201", "dd_mobilenet_v2", "dd_resnet50", "dd_resnet152",

@@ -13,7 +13,7 @@ the section reports how each metric *ranks the degradations* and how far the met
 metric-vs-metric). ``cxreval iqa agree --scores S --ratings R`` gives metric-vs-expert z-MOS once
 ratings exist.
 
-Localization. For each boxed radiograph, the seed's error model (:mod:`cxreval.localization.synthetic`)
+Localization. For each boxed radiograph, the synthetic study's error model (:mod:`cxreval.localization.synthetic`)
 makes a heat map from its real BBox_List_2017 boxes; the ChestX-ray8 protocol turns the map into boxes
 (:func:`cxreval.localization.heatmaps_to_boxes`, thresholds 60 and 180). ``overlays.csv`` lists the
 reference and detected boxes, ``overlays/`` holds the downsampled radiographs (PNG) and

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -175,6 +175,14 @@ class RankingStabilityResult(TableResult):
                 "kendall": self.kendall, "spearman": self.spearman,
                 "correlations": self.correlations.to_dict(orient="records"),
                 "top_changes": self.top_changes.to_dict(orient="records")}
+
+    def _figure(self) -> Any:
+        """A bump chart: each model's rank under each reference (the macro average when there is one)."""
+        from ._plots import first_panel, lines
+
+        r = first_panel(first_panel(first_panel(self.rankings, "finding"), "dataset"), "group")
+        return lines(r, x="reference", y="rank", color="model", reversed_y=True,
+                     title="Model ranks across references" + (f" ({r['finding'].iloc[0]})" if len(r) else ""))
 
 
 # (dataset, finding, models, references, model -> group, point (models x references), bootstrap cube or None)

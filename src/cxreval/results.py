@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+
+from ._typing import PathLike
 
 __all__ = ["ConfidenceInterval", "ReadReport"]
 
@@ -106,7 +107,7 @@ class TableResult:
         """The tables :meth:`save` writes, by the names of ``FILES``."""
         raise NotImplementedError
 
-    def save(self, folder: str | PathLike[str]) -> dict[str, Path]:
+    def save(self, folder: PathLike) -> dict[str, Path]:
         """Write every table of ``FILES`` into ``folder`` (CSV + Parquet); return ``{name: csv path}``."""
         from .tables import write_table
 
@@ -114,6 +115,23 @@ class TableResult:
         if set(tabs) != set(self.FILES):
             raise RuntimeError(f"{type(self).__name__}.tables() gives {sorted(tabs)}, FILES names {sorted(self.FILES)}")
         return {name: write_table(tabs[name], Path(folder), Path(file).stem) for name, file in self.FILES.items()}
+
+    def _figure(self) -> Any:
+        """The result's figure (a :class:`plotly.graph_objects.Figure`); each subclass draws its own."""
+        raise NotImplementedError(f"{type(self).__name__} has no figure")
+
+    def plot(self) -> Any:
+        """A Plotly :class:`~plotly.graph_objects.Figure` of the result's main table (at least one trace).
+
+        Call ``.show()`` on it in a notebook, or ``.write_html(path)`` to keep it.
+        """
+        return self._figure()
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view of the result: its title, scalar fields, table sizes and the head of ``table``."""
+        from ._plots import result_html
+
+        return result_html(self)
 
 
 __all__ += ["TableResult"]

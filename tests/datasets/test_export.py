@@ -63,6 +63,25 @@ def test_exported_labels_feed_label_reports_validation(metadata_dir: Path, tmp_p
     assert {"Cardiomegaly", "Effusion"} <= set(val.index) and (val.loc[["Cardiomegaly", "Effusion"], "f1"] > 0.5).all()
 
 
+def test_export_half_refuses_other_datasets_and_unknown_halves(tmp_path: Path, capsys) -> None:
+    assert main(["data", "export", "chexpert_test", "--half", "held-out", "-o", str(tmp_path / "a")]) == 2
+    assert "--half splits openi_mesh only" in capsys.readouterr().err
+    assert main(["data", "export", "openi_mesh", "--half", "heldout", "-o", str(tmp_path / "b")]) == 2
+    assert "--half must be one of ['development', 'held-out', 'all']" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_export_openi_mesh_halves_partition_the_reports_with_images(metadata_dir: Path, tmp_path: Path) -> None:
+    cache = str(metadata_dir.parent)
+    ids = {}
+    for half in ("development", "held-out", "all"):
+        assert main(["data", "export", "openi_mesh", "--half", half, "--cache-dir", cache,
+                     "-o", str(tmp_path / half)]) == 0
+        ids[half] = set(pd.read_csv(tmp_path / half / "labels.csv")["study_id"])
+    assert not ids["development"] & ids["held-out"] and ids["development"] | ids["held-out"] == ids["all"]
+    assert abs(len(ids["development"]) - len(ids["held-out"])) <= 1 and len(ids["all"]) == 3759
+
+
 def test_export_of_a_dataset_outside_the_metadata_asks_for_path(tmp_path: Path, capsys) -> None:
     assert main(["data", "export", "chexpert_test", "-o", str(tmp_path / "o")]) == 2
     assert "pass --path (your copy: a folder)" in capsys.readouterr().err

@@ -301,3 +301,24 @@ def test_real_openi_mesh_labels(metadata_dir):
     # through the registry, from the fetched archive
     via = load_dataset("openi_mesh", cache_dir=metadata_dir.parent)
     pd.testing.assert_frame_equal(via.table, t)
+
+
+def test_mesh_labels_half_of_the_tuning_split():
+    from cxreval.reports import openi_tuning_split
+
+    every = openi_mesh_labels(reports=MESH_TABLE, half="all")
+    assert every.table["study_id"].unique().tolist() == ["CXR1", "CXR2", "CXR5", "CXR6"]  # CXR7 has no image
+    assert every.report.dropped["value"].tolist() == ["CXR3", "CXR4", "CXR7"]
+    assert every.report.reasons()["no image (the tuning split holds reports with images)"] == 1
+    dev_ids, held_ids = openi_tuning_split(["CXR1", "CXR2", "CXR5", "CXR6"])
+    dev = openi_mesh_labels(reports=MESH_TABLE, half="development")
+    held = openi_mesh_labels(reports=MESH_TABLE, half="held-out")
+    assert dev.table["study_id"].unique().tolist() == dev_ids.tolist()
+    assert held.table["study_id"].unique().tolist() == held_ids.tolist()
+    assert not set(dev_ids) & set(held_ids) and dev.report.n_kept + held.report.n_kept == every.report.n_kept
+    assert held.report.reasons()["in the development half (cxreval.reports.openi_tuning_split)"] == len(dev_ids)
+    full = every.table.set_index(["study_id", "finding"])["state"]
+    part = held.table.set_index(["study_id", "finding"])["state"]
+    assert part.equals(full.loc[part.index])  # the same labels, fewer reports
+    with pytest.raises(InvalidParameterError, match="'half' parameter of openi_mesh_labels"):
+        openi_mesh_labels(reports=MESH_TABLE, half="heldout")

@@ -1,8 +1,8 @@
 """The demo's OpenI section writes what ``cxreval label-reports`` and ``cxreval agree`` write (issue 13).
 
-- ``labeller_validation``: ``cxreval label-reports --reports NLMCXR_reports.tgz --sections whole
-  --validate-against MESH --findings chestxray8`` (MESH: the OpenI MeSH labels of the held-out half of the reports
-  with images, ``openi_tuning_split``, as the demo takes them, written to a file);
+- ``labeller_validation``: ``cxreval data export openi_mesh --half held-out -o MESH`` (the OpenI MeSH labels of the
+  held-out half of the reports with images, ``openi_tuning_split``), then ``cxreval label-reports --reports
+  NLMCXR_reports.tgz --sections whole --validate-against MESH/labels.csv --findings chestxray8``;
 - the Findings-vs-Impression agreement, prevalence and flows: ``cxreval label-reports --sections
   findings,impression --vocabulary chexpert`` on the reports with both sections (written to a file), then
   ``cxreval agree`` on its ``labels.csv`` with the XQA finding sets.
@@ -17,9 +17,8 @@ import pytest
 
 from cxreval.agreement import SourceComparisonResult
 from cxreval.cli.main import main
-from cxreval.datasets.openi import openi_mesh_labels, read_openi_reports
-from cxreval.labels import write_labels
-from cxreval.reports import LabellerValidationResult, ReportLabelsResult, openi_tuning_split
+from cxreval.datasets.openi import read_openi_reports
+from cxreval.reports import LabellerValidationResult, ReportLabelsResult
 
 from .conftest import N_RESAMPLES, assert_same_tables, run_demo_section
 
@@ -37,12 +36,10 @@ def _reports(metadata_dir: Path) -> tuple[Path, pd.DataFrame]:
 
 
 def test_openi_labeller_validation_equals_label_reports(demo, metadata_dir, tmp_path):
-    tgz, rep = _reports(metadata_dir)
-    mesh = openi_mesh_labels(reports=rep).table
-    mesh = mesh[mesh["study_id"].isin(set(rep.loc[rep["n_images"] > 0, "report_id"]))]
-    _, held_out = openi_tuning_split(sorted(set(mesh["study_id"])))
-    mesh = mesh[mesh["study_id"].isin(set(held_out))]
-    ref = write_labels(mesh, tmp_path / "openi_mesh.csv")
+    tgz, _ = _reports(metadata_dir)
+    assert main(["data", "export", "openi_mesh", "--half", "held-out", "--cache-dir", str(metadata_dir.parent),
+                 "-o", str(tmp_path / "mesh")]) == 0
+    ref = tmp_path / "mesh" / "labels.csv"
     cli = tmp_path / "labels"
     assert main(["label-reports", "--reports", str(tgz), "--sections", "whole", "--validate-against", str(ref),
                  "--findings", "chestxray8", "--n-resamples", str(N_RESAMPLES), "--seed", "0", "-o", str(cli)]) == 0

@@ -78,7 +78,7 @@ def test_labels_format_and_optional_files(res, tmp_path):
 def test_summary_and_frozen(res):
     text = res.summary("cxreval fuse: labels.csv")
     assert text.startswith("# cxreval fuse: labels.csv\n\n- readers fused: Rep1, Rep2; methods: mv, or, ds, mace (seed=0)")
-    for heading in ("## Fused label counts", "## Stopping rule", "## Agreement with CR (Table 30 style)",
+    for heading in ("## Fused label counts", "## Stopping rule", "## Agreement with CR (weighted κ with Low–High κ)",
                     "## Agreement between methods"):
         assert heading in text
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -89,7 +89,12 @@ def test_evaluate_and_cli(tmp_path):
         evaluate_heatmaps({"im1.png/Atelectasis": maps["im1.png/Atelectasis"]}, read_nih_boxes(p).table)
     r2 = evaluate_heatmaps({"im1.png/Atelectasis": maps["im1.png/Atelectasis"]}, read_nih_boxes(p).table,
                            missing_maps="miss")
-    assert r2.table[r2.table.finding == "Nodule"].acc.max() == 0.0
+    assert r2.table[r2.table.finding == "Nodule"].acc.isna().all()  # no Nodule map at all: N/A, not 0
+    assert r2.not_scored == ("Nodule",)
+    # a Nodule map elsewhere (im1, no Nodule box there): im2's Nodule box has no map and is scored as missed
+    r3 = evaluate_heatmaps({"im1.png/Atelectasis": maps["im1.png/Atelectasis"], "im1.png/Nodule": maps["im2.png/Nodule"]},
+                           read_nih_boxes(p).table, missing_maps="miss")
+    assert r3.table[r3.table.finding == "Nodule"].acc.max() == 0.0 and r3.not_scored == ()
     with pytest.raises(SchemaError, match=r"must be a 2-D array"):
         evaluate_heatmaps({"im1.png/Atelectasis": np.zeros((2, 2, 2))}, read_nih_boxes(p).table)
 

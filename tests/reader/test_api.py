@@ -134,7 +134,7 @@ def test_malformed_payloads_get_4xx_and_change_nothing(app_client, image_submiss
     elif name == "box bad coordinate":
         body["boxes"] = [box | {"x_min": "1"}]
     elif name == "extra field":
-        body["comment"] = "hello"
+        body["colour"] = "red"
     data = raw if raw is not None else json.dumps(body).encode()
     r = c.post("/api/submissions", headers=_h(tokens["alice"]) | {"Content-Type": "application/json"}, content=data)
     assert r.status_code == status, r.text
@@ -180,8 +180,8 @@ def test_out_of_range_ratings_are_refused(app_client, ratings, message) -> None:
 
 def test_iqa_item_hides_paths_and_degradation(app_client) -> None:
     store, tokens, c = app_client
-    q = c.get("/api/queue?task=iqa", headers=_h(tokens["alice"])).json()["items"]
-    item = c.get(f"/api/item?task=iqa&key={q[0]['key']}", headers=_h(tokens["alice"])).text
+    q = c.get("/api/queue?task=iqa", headers=_h(tokens["alice"])).json()["keys"]
+    item = c.get(f"/api/item?task=iqa&key={q[0]}", headers=_h(tokens["alice"])).text
     for secret in ("test", "ref", "jpeg", "noise", "blur", ".png"):
         assert secret not in item.replace('"task":"iqa"', "").replace('"task": "iqa"', ""), secret
 
@@ -331,3 +331,109 @@ def test_dicom_image_is_served_at_its_bit_depth(tmp_path) -> None:
     np.testing.assert_array_equal(np.frombuffer(r.content, "<u2").reshape(40, 50), arr)
     assert pydicom.dcmread(tmp_path / "s" / "images" / "d1.dcm").BitsStored == 12
     store.close()
+
+
+@pytest.mark.parametrize("name", ["400-digit coordinate", "20000-deep JSON", "deep JSON in a label"])
+def test_overflowing_and_deeply_nested_bodies_are_4xx(app_client, image_submission, name) -> None:
+    store, tokens, c = app_client
+    body = image_submission("sub-deep-0001", "a1", {"Effusion": "positive"})
+    if name == "400-digit coordinate":
+        data = json.dumps(body | {"boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 1, "x_max": 2,
+                                             "y_max": "BIG"}]}).replace('"BIG"', "9" * 400).encode()
+        want = 422
+    elif name == "20000-deep JSON":
+        data = ("[" * 20000 + "]" * 20000).encode()
+        want = 400
+    else:
+        data = json.dumps(body).replace('"positive"', "[" * 20000 + "]" * 20000).encode()
+        want = 400
+    assert len(data) < 64 * 1024
+    r = c.post("/api/submissions", headers=_h(tokens["alice"]) | {"Content-Type": "application/json"}, content=data)
+    assert r.status_code == want, r.text
+    assert "detail" in r.json() and _count(store) == 0
+
+
+def test_a_write_failure_while_serving_is_503_with_a_reason_never_an_acknowledgement(app_client,
+                                                                                     image_submission) -> None:
+    import sqlalchemy as sa
+
+    store, tokens, c = app_client
+    store.engine.dispose()
+
+    @sa.event.listens_for(store.engine, "connect")
+    def _read_only(dbapi_conn, _record) -> None:  # the file turned read-only (or the disk full) while serving
+        dbapi_conn.execute("PRAGMA query_only=ON")
+
+    r = c.post("/api/submissions", headers=_h(tokens["alice"]), json=image_submission("sub-ro-00001", "a1"))
+    assert r.status_code == 503, r.text
+    assert "cannot store submissions" in r.json()["detail"] and "readonly" in r.json()["detail"]
+    sa.event.remove(store.engine, "connect", _read_only)
+    store.engine.dispose()
+    assert _count(store) == 0
+    r = c.post("/api/submissions", headers=_h(tokens["alice"]), json=image_submission("sub-ro-00001", "a1"))
+    assert r.status_code == 200 and _count(store) == 1  # the page's retry is stored once the disk is back
+
+
+def test_iqa_item_keys_are_random_per_study_and_stored(app_client, study_file, tmp_path) -> None:
+    import hashlib
+
+    from cxreval.reader.store import ReaderStore
+    from cxreval.reader.study import load_study
+
+    store, _tokens, _c = app_client
+    keys = set(store.items["iqa"])
+    tests = [v["test"] for v in store.items["iqa"].values()]
+    guesses = {"q" + hashlib.sha256(t.encode()).hexdigest()[:12] for t in tests}
+    assert len(keys) == 3 and not keys & guesses and all(len(k) == 17 for k in keys)
+    assert set(ReaderStore.open(str(store.engine.url)).items["iqa"]) == keys  # stored, not re-derived
+    other, _ = ReaderStore.create(f"sqlite:///{tmp_path / 'other.db'}", load_study(study_file))
+    assert not set(other.items["iqa"]) & keys  # the same study file initialised again: other keys
+    other.close()
+
+
+def test_the_queue_answers_keys_and_done_flags_that_follow_submissions(app_client, image_submission) -> None:
+    store, tokens, c = app_client
+    alice = store.authenticate(tokens["alice"])
+    q = c.get("/api/queue?task=image", headers=_h(tokens["alice"])).json()
+    assert sorted(q["keys"]) == ["a1", "a2", "b1", "c1"] and q["done"] == "0000"
+    for k, key in enumerate(q["keys"][1:3]):
+        assert c.post("/api/submissions", headers=_h(tokens["alice"]),
+                      json=image_submission(f"sub-q-{k:04d}", key)).status_code == 200
+    assert c.get("/api/queue?task=image", headers=_h(tokens["alice"])).json()["done"] == "0110"
+    # a submission written by another process (another store on the same database) is seen too
+    from cxreval.reader.store import ReaderStore
+
+    other = ReaderStore.open(str(store.engine.url))
+    other.submit(alice, "sub-q-other", "image", q["keys"][3], {k: v for k, v in image_submission(
+        "x", q["keys"][3]).items() if k in ("labels", "boxes")})
+    other.close()
+    assert c.get("/api/queue?task=image", headers=_h(tokens["alice"])).json()["done"] == "0111"
+    me = c.get("/api/me", headers=_h(tokens["alice"])).json()
+    assert {t["task"]: (t["n_done"], t["n_items"]) for t in me["tasks"]}["image"] == (3, 4)
+    assert store.queue(alice, "image") == [{"key": k, "done": f == "1"} for k, f in zip(q["keys"], "0111")]
+
+
+def test_the_organiser_sees_progress_and_downloads_the_export(app_client, image_submission) -> None:
+    import io
+    import zipfile
+
+    store, tokens, c = app_client
+    org = store.add_reader("olga", role="organiser")
+    assert c.post("/api/submissions", headers=_h(tokens["alice"]),
+                  json=image_submission("sub-org-0001", "b1", {"Effusion": "positive"})).status_code == 200
+    assert c.post("/api/submissions", headers=_h(tokens["bob"]),
+                  json=image_submission("sub-org-0002", "b1")).status_code == 200
+    for who in ("alice", "carol"):
+        assert c.get("/api/organiser/status", headers=_h(tokens[who])).status_code == 403
+        assert c.get("/api/organiser/export", headers=_h(tokens[who])).status_code == 403
+    assert c.post("/api/submissions", headers=_h(org), json=image_submission("sub-org-0003", "a1")).status_code == 403
+    st = c.get("/api/organiser/status", headers=_h(org)).json()
+    prog = {(r["reader"], r["task"]): (r["n_done"], r["n_items"]) for r in st["progress"]}
+    assert prog[("alice", "image")] == (1, 4) and prog[("carol", "adjudication")] == (0, 1)
+    assert (st["n_conflicts"], st["n_resolved"], st["integrity"]["ok"]) == (1, 0, True)
+    r = c.get("/api/organiser/export", headers=_h(org))
+    assert r.status_code == 200 and r.headers["content-type"] == "application/zip"
+    zf = zipfile.ZipFile(io.BytesIO(r.content))
+    assert {"labels.csv", "audit.csv", "export.json"} <= set(zf.namelist())
+    assert json.loads(zf.read("export.json"))["n_unresolved"] == 1
+    assert zf.read("labels.csv").decode().count("img_alice") == 3

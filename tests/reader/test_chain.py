@@ -46,7 +46,8 @@ def test_submit_export_agree_fuse_iqa(app_client, image_submission, tmp_path: Pa
                                           "Nodule": "not_mentioned"}})
     # the resolver sees one conflict (b1, Effusion) and resolves it negative
     h = {"Authorization": f"Bearer {tokens['carol']}"}
-    assert [x["key"] for x in c.get("/api/queue?task=adjudication", headers=h).json()["items"]] == ["b1"]
+    assert c.get("/api/queue?task=adjudication", headers=h).json() == {"task": "adjudication", "keys": ["b1"],
+                                                                         "done": "0"}
     item = c.get("/api/item?task=adjudication&key=b1", headers=h).json()
     assert item["conflicts"] == {"Effusion": {"alice": "positive", "bob": "negative"}}
     _post(c, tokens["carol"], {"id": "adj-000001", "task": "adjudication", "item": "b1",
@@ -134,6 +135,7 @@ def test_cli_init_add_reader_status(study_file: Path, tmp_path: Path, capsys) ->
     assert main(["reader", "init", "--study", str(study_file), "--db", db]) == 0
     out = capsys.readouterr().out
     assert "alice: http://127.0.0.1:8000/#token=" in out and "carol: " in out
+    assert "organiser (progress and export): http://127.0.0.1:8000/#token=" in out
     assert main(["reader", "init", "--study", str(study_file), "--db", db]) == 2  # already holds a study
     assert "already holds study" in capsys.readouterr().err
     assert main(["reader", "add-reader", "dave", "--db", db]) == 0
@@ -187,11 +189,13 @@ def test_report_adjudication_becomes_conflict_resolved(study_factory, tmp_path: 
     assert store.conflicts() == {"a1": {"Cardiomegaly": {"alice": "not_mentioned", "bob": "negative"}},
                                  "b1": {"Nodule": {"alice": "uncertain", "bob": "positive"}}}
     store.submit(who("carol"), "carol-a1-0001", "adjudication", "a1", {"labels": {"Cardiomegaly": "negative"}})
-    res = export_tables(store)
-    cr = res.labels[res.labels["source"] == "conflict_resolved"]
+    (tmp_path / "out").mkdir()
+    res = export_tables(store, tmp_path / "out")
+    labels = pd.read_csv(tmp_path / "out" / "labels.csv")
+    cr = labels[labels["source"] == "conflict_resolved"]
     got = {(r.study_id, r.finding): r.state for r in cr.itertuples()}
     assert got == {("a1", "Effusion"): "positive", ("a1", "Cardiomegaly"): "negative", ("a1", "Nodule"): "negative",
                    ("b1", "Effusion"): "negative", ("b1", "Cardiomegaly"): "positive"}
     assert res.n_unresolved == 1  # b1 Nodule
-    assert set(res.labels["source"]) == {"rep_findings_alice", "rep_findings_bob", "conflict_resolved"}
+    assert set(labels["source"]) == set(res.sources) == {"rep_findings_alice", "rep_findings_bob", "conflict_resolved"}
     store.close()

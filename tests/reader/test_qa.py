@@ -149,3 +149,26 @@ def test_a_box_on_a_negative_finding_is_refused_and_changes_nothing(app_client, 
         ok = c.post("/api/submissions", headers=h,
                     json=image_submission(f"qa-box-{state}", "a1", {"Nodule": state}, boxes=[box]))
         assert ok.status_code == 200, ok.text
+
+
+def test_serve_refuses_a_read_only_database_in_one_line(study_file: Path, tmp_path: Path, capsys) -> None:
+    db = tmp_path / "study.db"
+    _init(study_file, f"sqlite:///{db}")
+    ro = f"sqlite:///file:{db}?mode=ro&uri=true"
+    assert main(["reader", "serve", "--db", ro, "--port", str(free_port())]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not writable" in err and "readonly" in err and len(err.splitlines()) == 1
+    assert main(["reader", "status", "--db", ro]) == 0  # reading it is fine
+
+
+def test_init_without_readers_says_how_to_add_them(study_factory, tmp_path: Path, capsys) -> None:
+    study = study_factory(tmp_path / "s")
+    text = study.read_text()
+    study.write_text(text.replace("readers: [alice, bob]\n", "").replace("resolvers: [carol]\n", ""))
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    assert main(["reader", "init", "--study", str(study), "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "add readers with `cxreval reader add-reader NAME --db" in out
+    assert out.count("#token=") == 1 and "organiser (progress and export): http" in out  # only the organiser's link
+    assert main(["reader", "add-reader", "alice", "--db", db]) == 0
+    assert "#token=" in capsys.readouterr().out

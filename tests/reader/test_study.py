@@ -105,3 +105,37 @@ def test_serve_binds_localhost_by_default() -> None:
 
     assert inspect.signature(serve).parameters["host"].default == "127.0.0.1"
     assert inspect.signature(serve_cmd).parameters["host"].default.default == "127.0.0.1"
+
+
+def test_assignment_per_image_is_balanced_seeded_and_enforced(study_factory, tmp_path: Path) -> None:
+    from collections import Counter
+
+    from cxreval.reader.store import ReaderStore, SubmissionError
+    from cxreval.reader.study import assign_images
+
+    keys = [f"i{k:03d}" for k in range(17)]
+    readers = ("r1", "r2", "r3", "r4", "r5")
+    got = assign_images(keys, readers, per_image=3, seed=0)
+    per_image = Counter(k for ks in got.values() for k in ks)
+    assert set(per_image) == set(keys) and set(per_image.values()) == {3}  # 3 distinct readers each
+    assert sorted(len(v) for v in got.values()) == [10, 10, 10, 10, 11]  # 51 reads over 5 readers
+    assert assign_images(keys, readers, per_image=3, seed=0) == got != assign_images(keys, readers, per_image=3, seed=1)
+    assert assign_images(keys, readers, per_image=0, seed=0) == {r: set(keys) for r in readers}
+
+    study = study_factory(tmp_path / "s", readers=("alice", "bob", "dave"),
+                          extra="assignment: {per_image: 2}\nadjudication:\n  readers: [alice, bob]\n")
+    store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(study))
+    assert store.spec.per_image == 2
+    who = {n: store.authenticate(tokens[n]) for n in ("alice", "bob", "dave")}
+    mine = {n: {x["key"] for x in store.queue(who[n], "image")} for n in who}
+    assert sorted(Counter(k for ks in mine.values() for k in ks).values()) == [2, 2, 2, 2]
+    assert sorted(len(v) for v in mine.values()) == [2, 3, 3]  # 8 reads over 3 readers
+    other = next(k for k in store.items["image"] if k not in mine["dave"])
+    with pytest.raises(SubmissionError, match="not assigned") as e:
+        store.submit(who["dave"], "dave-00000001", "image", other, {"labels": {f: "negative" for f in
+                                                                               store.spec.findings}})
+    assert e.value.status == 403
+    assert ReaderStore.open(str(store.engine.url)).spec.per_image == 2  # stored with the study
+    with pytest.raises(SchemaError, match="per_image"):
+        load_study(study_factory(tmp_path / "t", extra="assignment: {per_image: 5}\n"))
+    store.close()

@@ -42,7 +42,8 @@ def test_ranking_verdict_follows_the_srcc(classify: Path) -> None:
     _set_srcc(classify, {"Effusion": 0.29})
     kf = key_finding("ranking", classify)
     assert kf.verdict == "unstable at worst"
-    assert "Least stable, Effusion: the model ranking under CR barely predicts the ranking under" in kf.text
+    assert ("Least stable, Effusion alone (one finding, not the macro average): the model ranking under CR barely "
+            "predicts the ranking under") in kf.text
     assert "SRCC 0.29, 95% CI −0.01 to 0.49" in kf.text
     _set_srcc(classify, {"Effusion": 0.8})
     assert key_finding("ranking", classify).verdict == "moderately stable at worst"
@@ -58,9 +59,9 @@ def test_ranking_best_model_rank_is_read_from_rankings(tmp_path: Path) -> None:
                   "statistic": [-1.0], "ci_low": [-1.0], "ci_high": [-0.4]}).to_csv(d / "rank_correlation.csv",
                                                                                    index=False)
     kf = key_finding("ranking", d)
-    assert kf.text == ("Pneumothorax: the model ranking under text barely predicts the ranking under expert "
-                       "(SRCC −1.00, 95% CI −1.00 to −0.40); the best model under expert (d) ranks 4th of 4 "
-                       "under text.")
+    assert kf.text == ("Pneumothorax alone (one finding, not the macro average): the model ranking under text barely "
+                       "predicts the ranking under expert (SRCC −1.00, 95% CI −1.00 to −0.40); the best model under "
+                       "expert, d, ranks 4th of 4 under text.")
     assert kf.verdict == "unstable"
 
 
@@ -90,11 +91,12 @@ def test_classification_verdict_when_best_model_changes(classify: Path) -> None:
     auc.to_csv(classify / "auc.csv", index=False)
     kf = key_finding("classification", classify)
     assert kf.verdict == "same best model under every reference"
-    assert kf.text.startswith("Macro AUC over findings: under CR the best of 4 models is m3 (AUC 0.900, 95% CI")
+    assert re.match(r"Macro AUC \(the mean of the \d per-finding AUCs\): under CR the best of 4 models is m3 \(AUC "
+                    r"0\.900, 95% CI", kf.text), kf.text
     auc.loc[macro & (auc["model"] == "m1") & (auc["reference"] == "Rep2"), "auc"] = 0.95
     auc.to_csv(classify / "auc.csv", index=False)
     kf = key_finding("classification", classify)
-    assert kf.verdict == "best model changes with the reference" and "the best is m1 under Rep2" in kf.text
+    assert kf.verdict == "best model changes with the reference" and "Under Rep2 the best is m1" in kf.text
 
 
 def test_thresholds_file_changes_the_wording(classify: Path, tmp_path: Path) -> None:
@@ -122,7 +124,14 @@ def test_panel_is_first_and_links_to_sections(synthetic_results: Path) -> None:
     assert body.lstrip().startswith('<section id="key-findings"')
     assert page.split("<header>", 1)[1].split("</header>")[0].strip().startswith("<h1>")
     lines = re.findall(r'<li class="kf" data-kind="(\w+)"><a class="kf-link" href="#([^"]+)">', page)
-    assert len(lines) == len(sections) and [k for k, _ in lines] == [s.kind for s in sections]
+    # the headline comparison's lines first, then page order
+    from cxreval.report.headline import headline
+
+    top = headline(sections)
+    assert top is not None and top.section.kind == "classification"
+    head = [s.kind for s in sections if s.folder == top.section.folder]
+    assert len(lines) == len(sections) and sorted(k for k, _ in lines) == sorted(s.kind for s in sections)
+    assert [k for k, _ in lines][:len(head)] == head
     ids = set(re.findall(r'<section class="report-section" id="([^"]+)"', page))
     assert all(sid in ids for _, sid in lines)
     assert page.index('id="methods"') > page.index('id="not-available"' if 'id="not-available"' in page else "<main>")
@@ -191,3 +200,86 @@ def test_agreement_summary_rows_of_several_finding_sets_are_not_counted_as_pairs
     kf = key_finding("agreement", d)
     assert kf.text.startswith("Weighted κ (micro over all findings), A:B: κ 0.61")
     assert "source pairs" not in kf.text and kf.verdict == "substantial agreement"
+
+
+def test_circular_fusion_reference_is_flagged(synthetic_results: Path, tmp_path: Path) -> None:
+    d = tmp_path / "fuse"
+    shutil.copytree(synthetic_results / "fuse", d)
+    kf = key_finding("fusion", d)
+    assert kf.verdict != "circular reference" and "Circular" not in kf.text  # no method reproduces the reference
+    fa = pd.read_csv(d / "fusion_agreement.csv")
+    fa.loc[fa["method"] == "MV", ["kappa_w", "kappa_low", "kappa_high", "f1_w", "f1_low", "f1_high"]] = 1.0
+    fa.to_csv(d / "fusion_agreement.csv", index=False)  # MV reproduces the reference on every finding
+    kf = key_finding("fusion", d)
+    assert kf.verdict == "circular reference"
+    assert kf.text.startswith("Circular reference: MV reproduces the reference exactly on every finding (κ 1.00)")
+    assert "closeness to that rule, not accuracy" in kf.text
+    # one finding short of exact agreement: not flagged
+    fa.loc[(fa["method"] == "MV") & (fa["finding"] == "Effusion"), "kappa_w"] = 0.97
+    fa.to_csv(d / "fusion_agreement.csv", index=False)
+    assert key_finding("fusion", d).verdict != "circular reference"
+
+
+def test_reference_that_is_one_of_the_fused_readers_is_circular(synthetic_results: Path, tmp_path: Path) -> None:
+    from cxreval.outputs import output_folder
+
+    d = tmp_path / "fuse_run"
+    with output_folder(d, argv=["cxreval", "fuse", "-l", "L.csv", "--readers", "r1,r2,r3", "--adjudicated", "r2"]
+                       ) as tmp:
+        for f in ("fusion_agreement.csv", "fused_labels.csv"):
+            shutil.copy(synthetic_results / "fuse" / f, tmp / f)
+    kf = key_finding("fusion", d)
+    assert kf.verdict == "circular reference" and "the reference r2 is one of the fused readers" in kf.text
+
+
+def _separability_folder(classify: Path, lo: float, hi: float) -> None:
+    """auc.csv with m3 best under CR and m1 best under Rep2 (macro), and an auc_comparison.csv for them."""
+    auc = pd.read_csv(classify / "auc.csv")
+    macro = auc["finding"] == "macro"
+    auc.loc[macro, "auc"] = 0.7
+    auc.loc[macro & (auc["model"] == "m3"), "auc"] = 0.9
+    auc.loc[macro & (auc["model"] == "m2"), "auc"] = 0.89
+    auc.loc[macro & (auc["model"] == "m1") & (auc["reference"] == "Rep2"), "auc"] = 0.95
+    auc.to_csv(classify / "auc.csv", index=False)
+    rows = [("macro", "CR", "m3", "m2", "runner-up", 0.9, 0.89, 0.01, lo, hi),
+            ("macro", "Rep2", "m1", "m3", "runner-up; best under CR", 0.95, 0.9, 0.05, 0.02, 0.08)]
+    pd.DataFrame(rows, columns=["finding", "reference", "model_a", "model_b", "comparison", "auc_a", "auc_b",
+                                "difference", "ci_low", "ci_high"]).assign(
+        confidence_level=0.95, n_comparisons=4, pvalue=0.3, pvalue_holm=0.6, method="bootstrap",
+        separable=lambda t: (t["ci_low"] > 0) | (t["ci_high"] < 0)).to_csv(classify / "auc_comparison.csv",
+                                                                          index=False)
+
+
+def test_best_model_lines_state_separability(classify: Path) -> None:
+    _separability_folder(classify, -0.004, 0.02)
+    kf = key_finding("classification", classify)
+    assert "under CR the best of 4 models is m3 (AUC 0.900, 95% CI" in kf.text
+    assert "it and the runner-up m2 are not separable (ΔAUC 0.010, 95% CI −0.004 to 0.020)" in kf.text
+    assert "Under Rep2 the best is m1" in kf.text
+    assert "it is separable from m3 (the best under CR) (ΔAUC 0.050, 95% CI 0.020 to 0.080)" in kf.text
+    assert "intervals simultaneous over the 4 comparisons of this finding, Bonferroni" in kf.text
+    _separability_folder(classify, 0.002, 0.02)
+    assert "it is separable from the runner-up m2 (ΔAUC 0.010, 95% CI 0.002 to 0.020)" in key_finding(
+        "classification", classify).text
+
+
+def test_without_comparisons_the_line_says_separability_was_not_assessed(classify: Path) -> None:
+    # a point-AUC table (no counts.csv: not the files of a bootstrap run), e.g. published AUCs
+    assert "no replicates: whether two models are separable cannot be assessed" in key_finding(
+        "classification", classify).text
+    pd.DataFrame({"finding": ["macro"], "reference": ["CR"], "n_pos": [1], "n_neg": [1], "n_dropped": [0]}).to_csv(
+        classify / "counts.csv", index=False)  # the files of `cxreval classify`, but no auc_comparison.csv
+    assert "separability of the best models not assessed: no auc_comparison.csv" in key_finding(
+        "classification", classify).text
+
+
+def test_kappa_outside_its_low_high_range_is_named_as_a_different_measure(synthetic_results: Path,
+                                                                           tmp_path: Path) -> None:
+    d = tmp_path / "agree"
+    shutil.copytree(synthetic_results / "agree", d)
+    ag = pd.read_csv(d / "agreement.csv")
+    ag.loc[ag["finding"] == "micro", ["kappa_w", "kappa_low", "kappa_high"]] = [0.56, 0.64, 0.64]
+    ag.to_csv(d / "agreement.csv", index=False)
+    kf = key_finding("agreement", d)
+    assert "binary κ 0.64 to 0.64 (Low–High" in kf.text and "a different measure, is 0.56" in kf.text
+    assert "κ 0.56, " not in kf.text  # never a headline κ outside the range printed beside it

@@ -45,7 +45,8 @@ def test_report_self_contained_and_complete(synthetic_results: Path) -> None:
     assert page.count("<script src=") == 0 and 'rel="stylesheet"' not in page
     assert page.count("Plotly v") <= 2  # the library is inlined once (its banner), not per figure
     n_fig = sum(s.n_figures for s in sections)
-    assert page.count('class="plotly-graph-div"') == n_fig >= 10
+    assert 'id="fig-headline"' in page  # the headline figure of the first screen, besides the sections' figures
+    assert page.count('class="plotly-graph-div"') == n_fig + 1 and n_fig >= 10
     assert "cdn.plot.ly" not in page.split("</head>")[1]  # figures never reference the CDN
     # one figure per expected type
     assert {b.figure.data[0].type for s in sections for b in s.blocks if b.figure is not None} >= {
@@ -78,12 +79,22 @@ def test_absent_kinds_listed_with_reason_and_command(synthetic_results: Path, tm
     only = tmp_path / "agree"
     shutil.copytree(synthetic_results / "agree", only)
     extra = Unavailable("CheXpert test set", "data mirror not found", "cxreval demo --data-mirror DIR")
-    page, sections, missing = render_report([only], unavailable=[extra])
+    page, sections, missing = render_report([only], unavailable=[extra], list_missing_kinds=True)
     assert [s.kind for s in sections] == ["agreement"]
     titles = [u.title for u in missing]
     assert titles[0] == "CheXpert test set"
     assert "Classification: ROC-AUC per model and reference" in titles and len(missing) == len(KINDS)
     assert "cxreval classify" in page and "data mirror not found" in page and 'id="not-available"' in page
+
+
+def test_report_of_one_agree_folder_shows_only_that_analysis(synthetic_results: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", str(synthetic_results / "agree"), "--out", str(out)]) == 0
+    assert "0 listed as not available" in capsys.readouterr().out
+    main_text = out.read_text().split("<main>", 1)[1]  # the page without the inlined Plotly library
+    assert "not available" not in main_text.lower() and 'id="not-available"' not in main_text
+    assert "cxreval demo" not in main_text and "Agreement between label sources" in main_text
 
 
 def test_missing_column_marks_part_not_available(tmp_path: Path) -> None:
@@ -275,7 +286,7 @@ def test_suggested_help_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
     data, in tests/test_demo.py)."""
     import shlex
 
-    page, _, missing = render_report([tmp_path], allow_empty=True)
+    page, _, missing = render_report([tmp_path], allow_empty=True, list_missing_kinds=True)
     cmds = [html.unescape(c) for c in re.findall(r'<code class="command">([^<]+)</code>', page)]
     assert len(cmds) == 2 * len(KINDS) == len({c for u in missing for c in u.all_commands})
     for cmd in cmds:

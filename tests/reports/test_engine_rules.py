@@ -154,3 +154,22 @@ def test_split_sentences(text, expected):
     from cxreval.reports import split_sentences
 
     assert [text[a:b] for a, b in split_sentences(text)] == expected
+
+
+@pytest.mark.parametrize(("text", "finding", "state"), [
+    # a sentence conditioned on the clinical picture hedges its finding across its copula
+    ("Right lower lobe infiltrate. In the appropriate clinical setting this appearance is compatible with "
+     "pneumonia.", "Pneumonia", 1),
+    ("Airspace disease. In the correct clinical setting, this is consistent with pneumonia.", "Pneumonia", 1),
+    ("Right lower lobe infiltrate. In the appropriate clinical setting this appearance is compatible with "
+     "pneumonia.", "Infiltration", 2),
+    ("Findings are compatible with pneumonia.", "Pneumonia", 2),
+    ("In the appropriate clinical setting, no pneumonia.", "Pneumonia", 0),
+    # "fibronodular" names nodules
+    ("Bilateral upper lobe fibronodular infiltrates.", "Nodule", 2),
+    ("No fibronodular change.", "Nodule", 0),
+])
+def test_clinical_setting_hedge_and_fibronodular(text, finding, state):
+    lab = label_reports(pd.DataFrame({"study_id": ["s0"], "text": [text]}), sections="whole").labels
+    got = lab.loc[lab["finding"] == finding, "state"]
+    assert got.tolist() == [state], (text, finding, got.tolist())

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -81,6 +81,10 @@ class SourceComparisonResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"agreement": self.agreement.to_dict(), "prevalence": self.prevalence.to_dict(),
                 "flows": self.flows.to_dict(), "omissions": self.omissions.to_dict()}
+
+    def _figure(self) -> Any:
+        """The agreement figure (:meth:`AgreementTableResult.plot`)."""
+        return self.agreement.plot()
 
 
 def compare_sources(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,

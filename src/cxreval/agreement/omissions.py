@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -141,6 +141,14 @@ class OmissionsResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"table": self.table.to_dict(orient="records")}
 
+    def _figure(self) -> Any:
+        """The rate at which source A's positives are negative in source B, per finding and pair."""
+        from .._plots import bars
+
+        t = self.table.assign(pair=self.table["source_a"].astype(str) + " not " + self.table["source_b"].astype(str))
+        return bars(t, x="finding", y="rate_a_not_b", color="pair", title="Positives of A that B calls negative",
+                    y_title="rate (A positive, B negative)")
+
 
 @dataclass(frozen=True)
 class FlowsResult(TableResult):
@@ -180,6 +188,16 @@ class FlowsResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"pairs": list(self.pairs), "not_mentioned": self.not_mentioned, "studies": self.studies,
                 "table": self.table.to_dict(orient="records")}
+
+    def _figure(self) -> Any:
+        """A Sankey diagram of the label states of the first pair, summed over the findings."""
+        from .._plots import sankey
+
+        t = self.table
+        a, b = (str(t["source_a"].iloc[0]), str(t["source_b"].iloc[0])) if len(t) else ("", "")
+        first = t[(t["source_a"] == a) & (t["source_b"] == b)]
+        return sankey(first, source="state_a", target="state_b", value="count", left=a, right=b,
+                      title=f"Label flows from {a} to {b}")
 
 
 def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,

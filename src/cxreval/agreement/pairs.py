@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -339,6 +339,14 @@ class AgreementTableResult(TableResult):
         return {"pairs": [p.to_dict() for p in self.pairs], "weights": self.weights,
                 "not_mentioned": self.not_mentioned, "studies": self.studies, "both_uncertain": self.both_uncertain,
                 "table": self.table.to_dict(orient="records")}
+
+    def _figure(self) -> Any:
+        """Weighted κ with its confidence interval per finding, one colour per pair of sources."""
+        from .._plots import dot_interval
+
+        return dot_interval(self.table, value="kappa_w", low="kappa_low", high="kappa_high", category="finding",
+                            color="pair", title="Agreement between label sources", value_title="weighted κ",
+                            reference_line=0.0)
 
 
 def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]] | None, weights: str | None,

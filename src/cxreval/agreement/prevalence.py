@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -86,6 +86,13 @@ class PrevalenceResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"sources": list(self.sources), "findings": None if self.findings is None else list(self.findings),
                 "table": self.table.to_dict(orient="records")}
+
+    def _figure(self) -> Any:
+        """Positive prevalence (percent of studies) per finding, one colour per source."""
+        from .._plots import bars
+
+        return bars(self.table[self.table["state"] == "positive"], x="finding", y="percent", color="source",
+                    title="Positive prevalence per source", y_title="positive (% of studies)")
 
 
 def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,

@@ -12,7 +12,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -263,6 +263,14 @@ class AUCResult(TableResult):
                 "finding_map": None if self.finding_map is None else self.finding_map.to_dict(),
                 "chance": [list(c) for c in self.chance], "auc": self.table.to_dict(orient="records")}
 
+    def _figure(self) -> Any:
+        """ROC-AUC with its confidence interval, one dot per model × finding, one colour per reference."""
+        from .._plots import dot_interval
+
+        return dot_interval(self.table, value="auc", low="ci_low", high="ci_high", category=["model", "finding"],
+                            color="reference", title="ROC-AUC per model and reference", value_title="ROC-AUC",
+                            reference_line=0.5)
+
 
 @dataclass(frozen=True)
 class AUCTableResult(TableResult):
@@ -297,3 +305,10 @@ class AUCTableResult(TableResult):
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "published": self.published, "auc": self.table.to_dict(orient="records")}
+
+    def _figure(self) -> Any:
+        """The point ROC-AUC of every model × finding, one colour per reference."""
+        from .._plots import dot_interval
+
+        return dot_interval(self.table, value="auc", category=["model", "finding"], color="reference",
+                            title="ROC-AUC per model and reference", value_title="ROC-AUC", reference_line=0.5)

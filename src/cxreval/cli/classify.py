@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..auc_comparison import compare_best_models
 from ..tables import write_summary
 from ._common import (
     auc_from_files,
@@ -91,6 +92,7 @@ def classify(
                                  confidence_level=confidence_level, studies=studies, finding_map=fmap,
                                  missing_scores=missing_scores)
         paths = res.save(d)
+        compare_best_models(res).save(d)  # auc_comparison.csv: is the best model separable from the next?
         write_summary(d, res.summary("cxreval classify"))
     if json_out:
         echo_json({"auc": res.table.to_dict(orient="records"), "n_resamples": res.n_resamples, "seed": seed})

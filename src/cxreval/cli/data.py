@@ -190,6 +190,10 @@ def export(
     path: Path = typer.Option(None, "--path", help="Your own copy of the dataset's file or folder (default: the "
                               "fetched copy, `cxreval data fetch`)."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
+    half: str = typer.Option(None, "--half", help="openi_mesh only: the reports with images of one half of "
+                             "cxreval.reports.openi_tuning_split, 'development' (the packaged report-labeller "
+                             "rules were tuned on it), 'held-out' (out-of-sample) or 'all' (both); the others are "
+                             "listed in dropped.csv. Default: every report with usable codes."),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the read report as JSON."),
 ) -> None:
@@ -201,11 +205,20 @@ def export(
     \b
         cxreval data export openi_mesh -o openi-mesh
         cxreval label-reports --reports NLMCXR_reports.tgz --sections whole --validate-against openi-mesh/labels.csv -o out
+        cxreval data export openi_mesh --half held-out -o openi-mesh-held-out
     """
     from ..datasets import export_dataset, get_spec
     from ..outputs import check_output_path
 
     spec = get_spec(dataset)  # an unknown name: exit 2 with a did-you-mean, before any reading
+    if half is not None:
+        from ..datasets.openi import OPENI_HALVES
+
+        if spec.name != "openi_mesh":
+            raise InvalidParameterError(f"--half splits openi_mesh only (the report-labeller tuning split); got "
+                                        f"dataset {spec.name!r}.")
+        if half not in OPENI_HALVES:
+            raise InvalidParameterError(f"--half must be one of {list(OPENI_HALVES)}. Got {half!r}.")
     if spec.default is None and path is None:
         raise InvalidParameterError(f"Dataset {spec.name!r} is not part of the fetched metadata; pass --path "
                                     f"(your copy: a {spec.path}).")
@@ -213,10 +226,11 @@ def export(
     if path is not None and not Path(path).exists():
         raise SchemaError(f"--path {str(path)!r} does not exist.")
     check_output_path(out, overwrite=overwrite, inputs=[p for p in (path, cache_dir) if p])
-    res = export_dataset(spec.name, path, cache_dir=cache_dir)
+    res = export_dataset(spec.name, path, cache_dir=cache_dir, **({"half": half} if half is not None else {}))
     from ..tables import write_summary
 
-    with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta={"dataset": spec.name}) as d:
+    meta: dict[str, object] = {"dataset": spec.name, **({"half": half} if half is not None else {})}
+    with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta=meta) as d:
         res.save(d)
         write_summary(d, res.summary())
     if json_out:

@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 
 from ..demo import SECTIONS
+from ..demo_data import MIRROR_LAYOUT
 from ..outputs import check_output_path
 from ._common import check_folder_option, echo_json, out_option, overwrite_option, seed_option
 
@@ -17,8 +18,9 @@ __all__ = ["register"]
 def demo(
     out: Path = out_option("Output folder: report.html, one folder per section and run.json (written atomically; "
                            "must not exist unless --overwrite).", default=Path("demo-out")),
-    data_mirror: Path = typer.Option(None, "--data-mirror", help="Folder laid out like shared/data (default "
-                                     "$CXREVAL_DATA_MIRROR, else ../shared/data when present)."),
+    data_mirror: Path = typer.Option(None, "--data-mirror", help="A local copy of the demo's data, used before "
+                                     "any download (default $CXREVAL_DATA_MIRROR, else ../shared/data when "
+                                     f"present). Layout: {MIRROR_LAYOUT}."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory (default $CXREVAL_CACHE)."),
     n_resamples: int = typer.Option(1000, "--n-resamples", min=1, help="Patient-bootstrap replicates."),
     seed: int = seed_option(),
@@ -57,6 +59,7 @@ def demo(
         return
     for s in res.sections:
         extra = (f": {s.reason}" if s.reason else "") + (f"  [{s.command}]" if s.command else "")
+        extra += f"; {s.hint}" if s.hint.startswith("offline:") else ""
         typer.echo(f"{s.status:>9}  {s.title} ({s.seconds:.1f} s){extra}")
     typer.echo(f"wrote {Path(out) / res.report.name} ({res.report_bytes / 1e6:.1f} MB) in {res.seconds:.0f} s")
 

@@ -43,10 +43,13 @@ def localize(
     t_iou: list[str] = typer.Option(None, "--t-iou", help="A separate T(IoU), one per --t-value (repeat), for the IoU "
                                     "and 'IoU or IoBB' rules; default: T(IoU) = T(IoBB) = --t-value."),
     afp_denominator: str = typer.Option("pairs", "--afp-denominator", help="AFP = false positives / 'pairs' "
-                                        "((image, finding) pairs with a box; the seed's reading), 'box_images' "
+                                        "((image, finding) pairs with a box; the synthetic study's reading), 'box_images' "
                                         "(all images with a box) or 'boxes' (all boxes)."),
     image_size: int = typer.Option(1024, "--image-size", help="Image height and width in pixels."),
     missing_maps: str = typer.Option("error", "--missing-maps", help="error, or miss: score as missed."),
+    studies_from_maps: bool = typer.Option(False, "--studies-from-maps", help="Score only the images that have a "
+                                           "heat map (the other images' boxes are left out, as when the maps cover a "
+                                           "subset of the box set); a finding without any map is N/A, not 0."),
     executor: str = executor_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
@@ -65,6 +68,7 @@ def localize(
     \b
         cxreval localize --heatmaps maps.npz --boxes BBox_List_2017.csv -t 0.1 -t 0.5 -o loc-out
         cxreval localize --heatmaps preds/heatmaps/densenet.npz --boxes BBox_List_2017.csv --executor process:2 -o loc
+        cxreval localize --heatmaps my12maps.npz --boxes BBox_List_2017.csv --studies-from-maps -o loc-mine
     """
     from ..datasets.boxes import read_box_file
     from ..localization.evaluate import evaluate_heatmaps
@@ -85,6 +89,7 @@ def localize(
         index = scan_heatmaps(heatmaps)
         refs = read_box_file(boxes, image_shape=(image_size, image_size))
         res = evaluate_heatmaps(index, refs, protocol=proto, missing_maps=missing_maps,
+                                studies_from_maps=studies_from_maps,
                                 executor=ProgressExecutor(ex, prog, "heatmaps -> boxes"))
         res.save(d)
         write_summary(d, res.summary())

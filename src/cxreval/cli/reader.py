@@ -52,16 +52,18 @@ def init_cmd(study: Path = typer.Option(..., "--study", help="Study YAML file (i
     typer.echo(f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; items {n}; findings {len(spec.findings)}")
     for name, token in tokens.items():
         typer.echo(f"{name}: {_link(url, token)}")
-    if not tokens:  # a study may start without readers: they are added one by one
-        typer.echo(f"no readers yet (the study file lists none): add each with "
-                   f"`cxreval reader add-reader NAME --db {_db(db)}`, which prints their link.")
+    if "organiser" not in tokens:  # the organiser's page: progress, open conflicts, export download
+        typer.echo(f"organiser (progress and export): {_link(url, store.add_reader('organiser', role='organiser'))}")
+    if not tokens:
+        typer.echo(f"the study file names no readers yet: add readers with `cxreval reader add-reader NAME --db "
+                   f"{_db(db)}` (and resolvers with `--role resolver`).")
 
 
 @reader_app.command("add-reader")
 def add_reader_cmd(name: str = typer.Argument(..., help="Reader name (letters, digits, _ . -)."),
                    db: str = typer.Option(None, "--db", help=_DB_HELP),
-                   role: str = typer.Option("reader", "--role", help="'reader' (label, rate) or 'resolver' "
-                                            "(adjudicate)."),
+                   role: str = typer.Option("reader", "--role", help="'reader' (label, rate), 'resolver' "
+                                            "(adjudicate) or 'organiser' (progress, export download)."),
                    new_token: bool = typer.Option(False, "--new-token", help="Replace an existing reader's link."),
                    url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the link.")
                    ) -> None:
@@ -88,6 +90,7 @@ def serve_cmd(db: str = typer.Option(None, "--db", help=_DB_HELP),
     from ..reader.store import ReaderStore
 
     store = ReaderStore.open(_db(db))  # a missing or unreachable database is reported before listening
+    store.check_writable()  # so is a read-only one: it would refuse every submission
     sock = bind(host, port)
     typer.echo(f"serving study {store.spec.name!r} on http://{host}:{port}/ (Ctrl-C stops)")
     serve(store, sock=sock)
@@ -120,23 +123,24 @@ def status_cmd(db: str = typer.Option(None, "--db", help=_DB_HELP),
 def export_cmd(out: Path = typer.Option(..., "--out", "-o", help="Output folder (written atomically)."),
                db: str = typer.Option(None, "--db", help=_DB_HELP),
                overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output folder.")) -> None:
-    """Export labels (long table), boxes (localize format), IQA ratings (iqa agree format) and the audit log.
+    """Export labels (long table), boxes (localize format), IQA ratings (iqa agree format), notes and the audit
+    log. Text cells that a spreadsheet would run as a formula (starting = + - @, tab or CR) get a leading '.
 
     Example: cxreval reader export --db sqlite:///study.db --out study-export
     """
     from ..outputs import check_output_path, output_folder
-    from ..reader.export import export_tables, write_export
+    from ..reader.export import export_tables
     from ..reader.store import ReaderStore
 
     db_file = _db_file(_db(db))
     check_output_path(out, overwrite=overwrite, inputs=db_file)
     store = ReaderStore.open(_db(db))
-    res = export_tables(store)
-    with output_folder(out, overwrite=overwrite, meta={"study": store.spec.name, **res.to_dict()},
-                       protect=db_file) as d:
-        write_export(res, d, criteria=store.spec.criteria)
-    typer.echo(f"wrote {len(res.labels)} labels ({', '.join(res.to_dict()['sources']) or 'no source'}), "  # type: ignore[arg-type]
-               f"{len(res.boxes)} boxes, {len(res.iqa)} ratings, {len(res.audit)} audited submissions to {out}"
+    meta: dict[str, object] = {"study": store.spec.name}
+    with output_folder(out, overwrite=overwrite, meta=meta, protect=db_file) as d:
+        res = export_tables(store, d)
+        meta.update(res.to_dict())  # recorded in run.json when the folder is complete
+    typer.echo(f"wrote {res.n_labels} labels ({', '.join(res.sources) or 'no source'}), {res.n_boxes} boxes, "
+               f"{res.n_ratings} ratings, {res.n_submissions} audited submissions to {out}"
                + (f"; {res.n_unresolved} conflict(s) not yet resolved" if res.n_unresolved else ""))
 
 

@@ -1,4 +1,4 @@
-"""``cxreval synth``: the seed's synthetic localization study (and the error model on real boxes)."""
+"""``cxreval synth``: the synthetic localization study (and the error model on real boxes)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def synth(
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the checks as JSON instead of the text."),
 ) -> None:
-    """Run the seed's synthetic study: Part A (exact boxes), checks, Part B (Acc/AFP), Part C (Table 4).
+    """Run the synthetic localization study: Part A (exact boxes), checks, Part B (Acc/AFP), Part C (the
+    published ChestX-ray8 accuracies), then a short legend of its terms (on stderr).
 
     Example:
 
@@ -75,8 +76,20 @@ def synth(
         echo_json(res.to_dict() if res is not None else {"real_boxes": real.summary()})
     elif res is not None:
         typer.echo(res.text, nl=False)
+        typer.echo(LEGEND, err=True)  # stderr: stdout stays the study's reproducible output
     else:
         typer.echo(f"{real.summary()}\n-> {out}")
+
+
+LEGEND = """
+How to read this (ChestX-ray8 localization protocol, simulated heat maps):
+  IoU   overlap / union of a predicted and a reference box; IoBB  overlap / area of the predicted box
+  T     the overlap a predicted box must exceed to hit the reference box (0.1 ... 0.9)
+  Acc   share of reference boxes hit at T;  AFP  average false-positive boxes per image
+  a/b   in Part B: Acc/AFP at each T, for: map (heatmap, 6 x 6 peak box, whole image, oracle),
+        upsampling (bilinear, nearest), threshold on the 0-255 map (60, 180), size class, overlap rule
+  Part C: the image counts n <= 200 that reproduce each published Acc. (ChestX-ray8, Table 4)"""
+"""The legend ``cxreval synth`` prints under the study's output (on stderr)."""
 
 
 def _run(seed: int, per_size: int, path: Path | None, images: Path | None, synthetic: bool) -> tuple[Any, Any, Any]:

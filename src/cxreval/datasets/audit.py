@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -232,6 +232,13 @@ class DatasetAudit(TableResult):
             "notes": list(self.notes),
             "published": None if self.published is None else self.published.to_dict(orient="records"),
         }
+
+    def _figure(self) -> Any:
+        """Images per finding (the audited counts)."""
+        from .._plots import bars
+
+        return bars(self.findings, x="finding", y="n_images", title=f"{self.dataset}: images per finding",
+                    y_title="images")
 
 
 def _read_boxes(bbox_path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None

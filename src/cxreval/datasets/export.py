@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -73,9 +73,19 @@ class DatasetExport(TableResult):
         return {"dataset": self.name, "kind": self.kind, "n_rows": int(len(self.table)),
                 "columns": [str(c) for c in self.table.columns], **self.report.to_dict()}
 
+    def _figure(self) -> Any:
+        """Rows per finding (per state for a label table) of the exported table."""
+        from .._plots import bars
+
+        t = self.tables()[self.kind]
+        by = [c for c in ("finding", "state") if c in t.columns] or [t.columns[0]]
+        counts = t.groupby(by, sort=False).size().rename("rows").reset_index()
+        return bars(counts, x=by[0], y="rows", color=by[1] if len(by) > 1 else None, barmode="stack",
+                    title=f"{self.name}: rows per {' and '.join(by)}")
+
 
 def export_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
-                   cache_dir: str | os.PathLike[str] | None = None) -> DatasetExport:
+                   cache_dir: str | os.PathLike[str] | None = None, **kwargs: object) -> DatasetExport:
     """Load the registered dataset ``name`` (:func:`cxreval.datasets.load_dataset`) for writing.
 
     Parameters
@@ -86,6 +96,8 @@ def export_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
         The user's own copy of the file or folder; default the fetched copy.
     cache_dir : path, optional
         Cache directory of ``cxreval data fetch``.
+    **kwargs
+        Passed to the loader (e.g. ``half='held-out'`` for ``openi_mesh``).
 
     Returns
     -------
@@ -101,5 +113,5 @@ def export_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
     from . import get_spec, load_dataset
 
     spec = get_spec(name)
-    res = load_dataset(spec.name, path, cache_dir=cache_dir)
+    res = load_dataset(spec.name, path, cache_dir=cache_dir, **kwargs)
     return DatasetExport(spec.name, spec.kind, res.table, res.report)

@@ -51,7 +51,7 @@ from ..results import ReadReport, ReadResult
 from .fetch import metadata_path
 
 __all__ = ["OPENI_FILE", "SECTIONS", "REPORT_COLUMNS", "read_openi_reports", "openi_images", "openi_mesh",
-           "MeshRule", "MESH_RULES", "UNUSABLE_MESH", "openi_mesh_labels"]
+           "MeshRule", "MESH_RULES", "UNUSABLE_MESH", "OPENI_HALVES", "openi_mesh_labels"]
 
 OPENI_FILE = "NLMCXR_reports.tgz"
 SECTIONS: tuple[str, ...] = ("comparison", "indication", "findings", "impression")
@@ -317,6 +317,30 @@ UNUSABLE_MESH: tuple[str, ...] = ("No Indexing",)
 _NORMAL = "normal"
 
 
+OPENI_HALVES: tuple[str, ...] = ("development", "held-out", "all")
+"""The values of ``openi_mesh_labels(half=...)`` and ``cxreval data export openi_mesh --half``."""
+
+
+def _keep_half(keep: np.ndarray, report_ids: np.ndarray, images: np.ndarray, half: str,
+               dropped: list[dict[str, object]]) -> None:
+    """Clear ``keep`` for the reports outside ``half`` of the tuning split, listing each in ``dropped``."""
+    from ..reports.validation import openi_tuning_split
+
+    for i in np.flatnonzero(keep & (images == "")).tolist():
+        dropped.append({"row": i, "reason": "no image (the tuning split holds reports with images)",
+                        "value": report_ids[i]})
+        keep[i] = False
+    if half == "all":
+        return
+    dev, held = openi_tuning_split(report_ids[keep].tolist())
+    other, name = (set(held), "held-out") if half == "development" else (set(dev), "development")
+    for i in np.flatnonzero(keep).tolist():
+        if report_ids[i] in other:
+            dropped.append({"row": i, "reason": f"in the {name} half (cxreval.reports.openi_tuning_split)",
+                            "value": report_ids[i]})
+            keep[i] = False
+
+
 def _validate_mesh_labels(findings: object, rules: object, uncertain_qualifiers: object, unit: object,
                           source: object) -> tuple[tuple[str, ...], tuple[MeshRule, ...], frozenset[str]]:
     func = "openi_mesh_labels"
@@ -354,7 +378,7 @@ def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd
                       cache_dir: str | os.PathLike[str] | None = None,
                       findings: Sequence[str] = CHESTXRAY14, rules: Sequence[MeshRule] | None = None,
                       uncertain_qualifiers: Sequence[str] = ("borderline",), unit: str = "report",
-                      source: str = "openi_mesh") -> ReadResult:
+                      source: str = "openi_mesh", half: str | None = None) -> ReadResult:
     """OpenI's human MeSH major codes as a long label table (source ``openi_mesh``).
 
     Each MeSH major code ``Heading/qualifier/...`` of a report is matched against ``rules`` (default
@@ -386,6 +410,11 @@ def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd
         reports without images are dropped.
     source : str, default='openi_mesh'
         Source name of the labels.
+    half : {'development', 'held-out', 'all'}, optional
+        One half of :func:`cxreval.reports.openi_tuning_split` of the reports with images and usable codes
+        (the packaged report-labeller rules were tuned on the development half; figures on the held-out half
+        are out-of-sample), or ``'all'``: both halves. The other reports are listed in the read report's
+        ``dropped`` with their reason. Default: every report with usable codes, with or without images.
 
     Returns
     -------
@@ -420,6 +449,9 @@ def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd
     """
     func = "openi_mesh_labels"
     fs, rules_t, unc = _validate_mesh_labels(findings, rules, uncertain_qualifiers, unit, source)
+    if half is not None and half not in OPENI_HALVES:
+        raise InvalidParameterError(f"The 'half' parameter of {func} must be one of {list(OPENI_HALVES)} or None. "
+                                    f"Got {half!r} instead.")
     notes: list[str] = []
     if reports is not None:
         if path is not None:
@@ -469,6 +501,8 @@ def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd
             for j, st in hits_c:
                 n_unc += st == 1
                 states[i, j] = max(states[i, j], st)
+    if half is not None:
+        _keep_half(keep, report_ids, images, half, dropped)
     if unit == "image":
         for i in np.flatnonzero(keep & (images == "")).tolist():
             dropped.append({"row": i, "reason": "no image (unit='image')", "value": report_ids[i]})
@@ -494,6 +528,11 @@ def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd
     notes.append(f"{len(rules_t)} MeSH rules -> {len(fs)} findings; state 2 (positive) when a rule matches, "
                  f"1 (uncertain) when every matching code has a qualifier in {sorted(unc)}, 0 otherwise")
     notes.append("patient_id = report id: OpenI has no patient identifiers linking reports")
+    if half is not None:
+        from ..reports.validation import OPENI_TUNING_SEED
+
+        notes.append(f"half {half!r} of cxreval.reports.openi_tuning_split (seed {OPENI_TUNING_SEED}) of the "
+                     "reports with images and usable codes")
     if n_unc:
         notes.append(f"{n_unc} matching codes carry an uncertain qualifier {sorted(unc)}")
     if unmapped:

@@ -213,7 +213,7 @@ class FusionResult(TableResult):
         if self.agreement is not None:
             agr = self.agreement
             show = agr[agr[FINDING].isin(SUMMARY_ROWS) | agr[FINDING].isin(XQA_SELECTED)]
-            lines += [f"## Agreement with {self.adjudicated} (Table 30 style)", "", markdown_table(show), ""]
+            lines += [f"## Agreement with {self.adjudicated} (weighted κ with Low–High κ)", "", markdown_table(show), ""]
         if self.method_agreement is not None:
             between = self.method_agreement
             lines += ["## Agreement between methods (macro/micro over all findings)", "",
@@ -229,6 +229,20 @@ class FusionResult(TableResult):
                 "readers_per_item": {str(k): v for k, v in self.readers_per_item.items()},
                 "n_labels": int(len(self.labels)), "warnings": list(self.warnings), "convergence": conv,
                 "settings": method_settings(self.estimators, self.applied)}
+
+    def _figure(self) -> Any:
+        """With a reference: κ of each method's fused labels against it, with intervals; without one: the
+        positive fraction of each method's fused labels per finding."""
+        from .._plots import bars, dot_interval
+
+        if self.agreement is not None and len(self.agreement):
+            return dot_interval(self.agreement, value="kappa_w", low="kappa_low", high="kappa_high",
+                                category="finding", color=METHOD, value_title="weighted κ", reference_line=0.0,
+                                title=f"Agreement of the fused labels with {self.adjudicated}")
+        lab = self.labels.assign(positive=self.labels[STATE].astype(float) == 2)
+        frac = lab.groupby([SOURCE, FINDING], sort=False)["positive"].mean().mul(100).reset_index()
+        return bars(frac, x=FINDING, y="positive", color=SOURCE, title="Positive fraction of the fused labels",
+                    y_title="positive (% of studies)")
 
 
 _SETTINGS = {"nn": ("hidden", "max_epochs", "eval_every", "n_folds", "labels_from"),

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -127,6 +127,14 @@ class MetricComparisonResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"degradation_ranking": self.ranking.to_dict(orient="records"),
                 "metric_vs_metric": self.table.to_dict(orient="records")}
+
+    def _figure(self) -> Any:
+        """SRCC between every two metrics (over the first grouping of ``over``), as a heat map."""
+        from .._plots import first_panel, heatmap
+
+        t = first_panel(self.table, "over")
+        return heatmap(t, x="metric_a", y="metric_b", z="srcc", zmin=-1, zmax=1, symmetric=True,
+                       title="Agreement between metrics (SRCC)")
 
 
 def compare_metrics(scores: pd.DataFrame) -> MetricComparisonResult:

@@ -49,7 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -322,6 +322,13 @@ class DegradeResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"n_images": int(self.manifest["source"].nunique()), "n_written": int(len(self.manifest)),
                 "plan": self.plan.to_dict(), "skipped": list(self.skipped)}
+
+    def _figure(self) -> Any:
+        """Test images written per degradation."""
+        from .._plots import bars
+
+        counts = self.manifest.groupby("degradation", sort=False).size().rename("images").reset_index()
+        return bars(counts, x="degradation", y="images", title="Degraded test images per degradation")
 
 
 def _sha256(path: Path) -> str:

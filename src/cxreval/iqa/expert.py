@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -132,6 +132,13 @@ class ZMOSResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"n_images": int(len(self.zmos)), "n_raters": int(len(self.rater_stats)),
                 "rater_stats": self.rater_stats.to_dict(orient="records")}
+
+    def _figure(self) -> Any:
+        """The z-scored mean opinion score of every image."""
+        from .._plots import bars
+
+        return bars(self.zmos, x="image", y="zmos", title="Expert opinion per image (z-scored MOS)",
+                    y_title="zMOS")
 
 
 def _check_ratings(ratings: pd.DataFrame, scale: tuple[float, float] | None) -> pd.DataFrame:
@@ -340,6 +347,13 @@ class MetricAgreementResult(TableResult):
         return {"metric_agreement": self.table.to_dict(orient="records"), "n_dropped": int(len(self.dropped)),
                 "spearman": self.spearman, "kendall": self.kendall}
 
+    def _figure(self) -> Any:
+        """SRCC of every metric with the experts' zMOS, with its confidence interval."""
+        from .._plots import dot_interval
+
+        return dot_interval(self.table, value="srcc", low="srcc_ci_low", high="srcc_ci_high", category="metric",
+                            title="Metric agreement with experts (SRCC)", value_title="SRCC", reference_line=0.0)
+
 
 def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
                      confidence_level: float = 0.95, rng: object = None, orient: bool = True,
@@ -510,6 +524,13 @@ class ExpertAgreementResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"rater_agreement": self.raters.to_dict(orient="records"), **self.metrics.to_dict(),
                 "ddof": self.ddof, "unscored": self.unscored}
+
+    def _figure(self) -> Any:
+        """SRCC of every metric with the experts' zMOS, with its confidence interval."""
+        from .._plots import dot_interval
+
+        return dot_interval(self.table, value="srcc", low="srcc_ci_low", high="srcc_ci_high", category="metric",
+                            title="Metric agreement with experts (SRCC)", value_title="SRCC", reference_line=0.0)
 
 
 def expert_agreement(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar, SupportsFloat
+from typing import Any, ClassVar, SupportsFloat
 
 import numpy as np
 import pandas as pd
@@ -83,6 +83,9 @@ class LocalizationResult(TableResult):
     heatmaps, boxes : str
         What was scored: the heatmap files (or ``"maps in memory"``) and the reference boxes' file.
     n_reference_boxes : int
+        The reference boxes scored (with ``studies_from_maps``: those on images with a heat map).
+    not_scored : tuple of str
+        Findings with reference boxes but no heat map at all: their Acc. and AFP are NaN (N/A).
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"localization": "localization.csv", "boxes": "boxes.csv"})
@@ -95,6 +98,7 @@ class LocalizationResult(TableResult):
     heatmaps: str = "maps in memory"
     boxes: str = "a boxes table"
     n_reference_boxes: int = 0
+    not_scored: tuple[str, ...] = ()
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"localization": self.table, "boxes": self.detail}
@@ -108,12 +112,20 @@ class LocalizationResult(TableResult):
         t4 = self.table4()
         return "\n".join([f"# cxreval localize: {self.heatmaps} vs {self.boxes}", "",
                           f"Protocol: {self.protocol.to_dict()}", "",
-                          f"Reference boxes read: {self.n_reference_boxes}; notes: {list(self.notes)}", "",
+                          f"Reference boxes scored: {self.n_reference_boxes}; notes: {list(self.notes)}", "",
+                          *([f"N/A (no heat map of the finding, not scored): {', '.join(self.not_scored)}", ""]
+                            if self.not_scored else []),
                           f"Table 4 style ({self.protocol.rules[0]}):", "", "```", t4.round(4).to_string(), "```"])
 
     def to_dict(self) -> dict[str, object]:
         return {"protocol": self.protocol.to_dict(), "notes": list(self.notes), "heatmaps": self.heatmaps,
                 "boxes": self.boxes, "summary": self.table.to_dict(orient="records")}
+
+    def _figure(self) -> Any:
+        """Acc. and AFP against the IoBB/IoU threshold T per finding (solid: Acc., dotted: AFP)."""
+        from .._plots import localization_figure
+
+        return localization_figure(self.table)
 
 
 def table4_view(table: pd.DataFrame, *, rule: str) -> pd.DataFrame:
@@ -135,7 +147,8 @@ def _col(rule: str, T: SupportsFloat, strict: bool, T_iou: SupportsFloat | None 
 
 def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.DataFrame | ReadResult, *,
                       protocol: LocalizationProtocol = LocalizationProtocol(),
-                      missing_maps: str = "error", executor: object = None) -> LocalizationResult:
+                      missing_maps: str = "error", studies_from_maps: bool = False,
+                      executor: object = None) -> LocalizationResult:
     """Score heatmaps against reference boxes under the ChestX-ray8 protocol.
 
     Parameters
@@ -161,6 +174,12 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
         scored for AFP only when ``protocol.afp_denominator`` is ``'box_images'`` or ``'boxes'`` and the
         image is in the box set (every box they give is a false positive); otherwise they are not scored
         and are listed in ``notes``.
+    studies_from_maps : bool, default=False
+        Score only the images that have at least one heat map: the reference boxes of every other image are
+        left out (counted in ``notes`` and :attr:`LocalizationResult.n_reference_boxes`), as when a model's maps
+        cover a subset of the box set. With it (or with ``missing_maps='miss'``) a finding that has no heat map
+        at all is not scored: its rows have Acc. and AFP NaN (N/A, never 0) and it is named in ``notes`` and
+        :attr:`LocalizationResult.not_scored`.
     executor : None, str or Executor, optional
         Runs heatmaps → boxes in chunks of maps (see :func:`~cxreval.localization.heatmaps.heatmaps_to_boxes`
         and :func:`cxreval.executor.get_executor`); default in this process. The result is identical.
@@ -223,11 +242,28 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
             raise SchemaError(f"heatmap {'/'.join(k)!r}{where} is {h} x {w} but the image is {H} x {W}: upsampling "
                               "would stretch it (a different aspect ratio). Give heatmaps with the image's aspect "
                               "ratio.")
+    notes = list(read_notes)
+    n_read = len(refs)
+    if studies_from_maps:
+        mapped = {k[0] for k in shapes}
+        keep = refs[STUDY_ID].astype(str).isin(mapped).to_numpy()
+        if not keep.any():
+            raise SchemaError(f"studies_from_maps: none of the {len(mapped)} image(s) with a heat map has a reference "
+                              f"box (e.g. {sorted(mapped)[:1]}); check that the maps' image ids match the boxes' "
+                              "study_id.")
+        notes.append(f"scored only the {int(refs[STUDY_ID][keep].nunique())} image(s) with a heat map: "
+                     f"{int(keep.sum())} of {n_read} reference boxes (the rest, on images without a map, left out)")
+        refs, coords = refs[keep].reset_index(drop=True), coords[keep]
     groups: dict[tuple[str, str], list[int]] = {}
     for i, (im, f) in enumerate(zip(refs[STUDY_ID], refs[FINDING])):
         groups.setdefault((str(im), f), []).append(i)
-    notes = list(read_notes)
-    no_map = [k for k in groups if k not in shapes]
+    not_scored: tuple[str, ...] = ()
+    if studies_from_maps or missing_maps == "miss":
+        mapped_findings = {k[1] for k in shapes}
+        not_scored = tuple(sorted({k[1] for k in groups} - mapped_findings))
+        if not_scored:
+            notes.append(f"finding(s) without any heat map not scored (N/A): {', '.join(not_scored)}")
+    no_map = [k for k in groups if k not in shapes and k[1] not in not_scored]
     if no_map and missing_maps == "error":
         raise SchemaError(f"{len(no_map)} (image, finding) pair(s) with reference boxes have no heatmap, e.g. "
                           f"{'/'.join(no_map[0])!r}; pass missing_maps='miss' (--missing-maps miss) to score "
@@ -259,6 +295,14 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
         det_parts = []
         for f in findings:
             fk = [k for k in keys if k[1] == f]
+            if f in not_scored:  # no map of this finding at all: N/A, not 0
+                n_box = int(sum(len(groups[k]) for k in fk))
+                rows += [{**case, "threshold": threshold_label(thr), "finding": f, "rule": rule, "T": float(T),
+                          "T_iou": float(protocol.T_iou_values[ti]) if rule != "IoBB" else float(T),
+                          "acc": np.nan, "afp": np.nan, "hits": 0, "false_positives": 0, "n_boxes": n_box,
+                          "n_images": len(fk), "n_afp": 0, "fp_without_box": 0, "median_area_fraction": med_area[f]}
+                         for rule in protocol.rules for ti, T in enumerate(protocol.T_values)]
+                continue
             P = [pred[thr].get(k, empty) for k in fk]
             G = [coords[groups[k]] for k in fk]
             extra = [pred[thr][k] for k in afp_only if k[1] == f]
@@ -309,7 +353,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
     table = pd.DataFrame(rows, columns=list(LOCALIZATION_COLUMNS))
     detail = pd.concat(details, ignore_index=True) if details else pd.DataFrame(columns=list(DETAIL_COLUMNS))
     return LocalizationResult(table, detail, protocol, tuple(notes), heatmaps=_describe(heatmaps),
-                              boxes=boxes_name, n_reference_boxes=len(refs))
+                              boxes=boxes_name, n_reference_boxes=len(refs), not_scored=not_scored)
 
 
 def _describe(heatmaps: object) -> str:

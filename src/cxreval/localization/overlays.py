@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -84,6 +84,15 @@ class OverlayResult(TableResult):
                 "boxes and the boxes the protocol finds on a noisy error-model map made from them "
                 f"({n_det} detected boxes).")
 
+    def _figure(self) -> Any:
+        """The reference and detected boxes of the first radiograph, one colour per kind."""
+        from .._plots import box_outlines
+
+        t = self.table
+        first = t[t["study_id"] == t["study_id"].iloc[0]] if len(t) else t
+        return box_outlines(first, color="kind",
+                            title="Reference and detected boxes" + (f" ({first['study_id'].iloc[0]})" if len(t) else ""))
+
 
 def boxed_images(folder: str | PathLike[str], boxes: pd.DataFrame) -> list[Path]:
     """The radiographs ``folder/*.png`` named by a ``study_id`` of ``boxes`` (``00004296_000.png``), sorted; none
@@ -113,7 +122,7 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 
     downsampled radiographs.
 
     For each (image, finding) in ``boxes`` order, the clean coverage map of its boxes (their maximum)
-    gets the seed's distractor and noise (:func:`cxreval.localization.error_model_maps`, drawn from
+    gets the synthetic study's distractor and noise (:func:`cxreval.localization.error_model_maps`, drawn from
     ``rng`` in that order); the noisy map is turned into boxes at thresholds 60 and 180 (bilinear
     upsampling to 1024 x 1024, 8-connectivity).
 

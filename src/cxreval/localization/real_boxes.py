@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -77,6 +77,12 @@ class RealBoxesResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"n_boxes": self.n_boxes, "n_images": self.n_images, "seed": self.seed,
                 "by_finding": self.by_finding.to_dict(orient="records")}
+
+    def _figure(self) -> Any:
+        """Acc. and AFP against the IoBB/IoU threshold T per finding (solid: Acc., dotted: AFP)."""
+        from .._plots import localization_figure
+
+        return localization_figure(self.table)
 
 
 def by_finding_view(table: pd.DataFrame, *, T_values: Sequence[float] = _BY_FINDING_T) -> pd.DataFrame:

@@ -21,7 +21,7 @@ from fractions import Fraction
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -245,6 +245,12 @@ class SynthResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"seed": self.seed, "per_size": self.per_size, "checks": dict(self.checks),
                 "n_scores": len(self.scores), "n_boxes": len(self.boxes)}
+
+    def _figure(self) -> Any:
+        """Acc. and AFP against the IoBB/IoU threshold T per finding (solid: Acc., dotted: AFP)."""
+        from .._plots import localization_figure
+
+        return localization_figure(self.table)
 
 
 def _hand_bilinear(hm: np.ndarray, img: int) -> np.ndarray:

@@ -98,6 +98,7 @@ def create_app(store: ReaderStore | str) -> Any:
     spec = st.spec
     root = Path(spec.root).resolve()
     cache = _PixelCache()
+    from ..iqa import read_image  # noqa: F401 - imported once at start, not inside the first image request
     app = fastapi.FastAPI(title=f"cxreval reader: {spec.name}", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.exception_handler(SubmissionError)
@@ -129,18 +130,27 @@ def create_app(store: ReaderStore | str) -> Any:
     @app.get("/api/me")
     def me(request: Request) -> Any:
         r = auth(request)
-        tasks = []
-        for t in st.tasks_of(r):
-            q = st.queue(r, t)
-            tasks.append({"task": t, "n_items": len(q), "n_done": sum(x["done"] for x in q)})
-        return {"reader": r.name, "role": r.role, "study": spec.name, "findings": list(spec.findings),
+        tasks = st.progress(r)
+        return {"reader": r.name, "role": r.role, "study": spec.name, "study_uid": st.study_uid,
+                "findings": list(spec.findings),
                 "image_states": list(IMAGE_STATES), "report_states": list(REPORT_STATES),
                 "criteria": list(spec.criteria), "scale": list(spec.scale), "tasks": tasks,
                 "adjudication_task": spec.adjudication_task}
 
+    encoded: dict[int, tuple[list[str], bytes]] = {}
+
     @app.get("/api/queue")
     def queue(request: Request, task: str) -> Any:
-        return {"task": task, "items": st.queue(auth(request), task)}
+        """``{task, keys, done}``: the keys in the reader's order and one '0'/'1' per key (compact: a study of
+        thousands of images answers in a few kilobytes of work, the keys encoded once)."""
+        keys, flags = st.queue_flags(auth(request), task)
+        hit = encoded.get(id(keys))  # the order of a fixed task is one list per reader, kept by the store
+        if hit is None or hit[0] is not keys:
+            hit = (keys, json.dumps(keys).encode())
+            if task != "adjudication":  # the studies in conflict change: encoded afresh
+                encoded[id(keys)] = hit
+        body = b'{"task": ' + json.dumps(task).encode() + b', "keys": ' + hit[1] + b', "done": "' + flags.encode() + b'"}'
+        return Response(body, media_type="application/json")
 
     def _item(task: str, key: str) -> dict[str, Any]:
         found = st.items.get(task, {}).get(key)
@@ -153,26 +163,70 @@ def create_app(store: ReaderStore | str) -> Any:
         r = auth(request)
         if task not in st.tasks_of(r):
             raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
-        mine = st.latest(reader_id=r.id, task=task).get((r.name, task, key))
+        mine = st.mine(r, task, key)
         if task == "adjudication":
-            conflicts = st.conflicts()
+            conflicts = st.conflicts(key)
             if key not in conflicts:
                 raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
             out: dict[str, Any] = {"task": task, "key": key, "conflicts": conflicts[key],
                                    "readers": list(spec.adjudication_readers), "mine": mine}
             if spec.adjudication_task == "image":
                 meta = _item("image", key)
-                out.update(width=meta["width"], height=meta["height"], image=True)
+                theirs = st.labels_of(key)
+                out.update(width=meta["width"], height=meta["height"], image=True,
+                           reader_boxes={n: p.get("boxes", []) for n, p in theirs.items()},
+                           reader_comments={n: p["comment"] for n, p in theirs.items() if p.get("comment")})
             else:
                 sec = spec.adjudication_task[7:]
                 out.update(text=_item("report", f"{sec}:{key}")["text"], section=sec, image=False)
             return out
         meta = _item(task, key)
+        if key not in st.keys_of(r, task):
+            raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
         if task == "image":
             return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine}
         if task == "report":
             return {"task": task, "key": key, "section": meta["section"], "text": meta["text"], "mine": mine}
         return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine}
+
+    def organiser(request: Any) -> Reader:
+        r = auth(request)
+        if r.role != "organiser":
+            raise SubmissionError(f"Reader {r.name!r} ({r.role}) is not an organiser of this study.", 403)
+        return r
+
+    @app.get("/api/organiser/status")
+    def organiser_status(request: Request) -> Any:
+        """Progress per reader and task, open and resolved conflicts, the database's integrity check."""
+        organiser(request)
+        table = st.status()
+        table = table[table["role"] != "organiser"]
+        with st.engine.connect() as conn:
+            state = st._open_conflicts(conn)
+        return JSONResponse({"study": spec.name, "progress": table.to_dict(orient="records"),
+                             "n_conflicts": len(state), "n_resolved": sum(state.values()),
+                             "integrity": st.check_integrity().to_dict()})
+
+    @app.get("/api/organiser/export")
+    def organiser_export(request: Request) -> Any:
+        """The export (:func:`cxreval.reader.export.export_tables`) as a zip file."""
+        import io
+        import tempfile
+        import zipfile
+
+        from .export import export_tables
+
+        organiser(request)
+        buf = io.BytesIO()
+        with tempfile.TemporaryDirectory(prefix="cxreval-reader-export-") as tmp:
+            res = export_tables(st, tmp)
+            with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+                for f in res.files:
+                    zf.write(f, Path(f).relative_to(tmp).as_posix())
+                zf.writestr("export.json", json.dumps({"study": spec.name, **res.to_dict()}, indent=1))
+        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.name) or "study"
+        return Response(buf.getvalue(), media_type="application/zip",
+                        headers={"Content-Disposition": f'attachment; filename="{name}-export.zip"'})
 
     @app.get("/api/pixels")
     def image_pixels(request: Request, task: str, key: str, which: str = "image") -> Any:
@@ -183,10 +237,14 @@ def create_app(store: ReaderStore | str) -> Any:
             if which not in ("reference", "test"):
                 raise SubmissionError("'which' must be 'reference' or 'test'.", 422)
             rel = _item("iqa", key)[which]
+            if key not in st.keys_of(r, task):
+                raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
         elif task in ("image", "adjudication"):
-            if task == "adjudication" and key not in st.conflicts():
+            if task == "adjudication" and key not in st.conflicts(key):
                 raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
             rel = _item("image", key)["path"]
+            if task == "image" and key not in st.keys_of(r, task):
+                raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
         else:
             raise SubmissionError(f"Task {task!r} has no image.", 404)
         path = (root / rel).resolve()
@@ -209,6 +267,8 @@ def create_app(store: ReaderStore | str) -> Any:
             body = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             raise SubmissionError(f"The body is not valid JSON: {exc}.", 400) from None
+        except RecursionError:
+            raise SubmissionError("The body is nested too deeply to be a submission.", 400) from None
         if not isinstance(body, dict):
             raise SubmissionError("The body must be a JSON object {id, task, item, ...}.", 400)
         for k in ("id", "task", "item"):

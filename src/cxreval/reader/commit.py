@@ -49,15 +49,20 @@ class GroupCommitter:
         ``conflict(submission_id) -> Exception`` raised for an id reused with other content.
     now : callable
         Server time stamp for a committed batch.
+    on_append : callable, optional
+        ``on_append(conn, row, seq, server_time)``, called inside the transaction after each stored row
+        (the derived tables: :class:`cxreval.reader.derived.Deriver`), so they commit with it or not at all.
     max_batch : int, default=256
     """
 
     def __init__(self, engine: Any, table: Any, *, conflict: Callable[[str], Exception], now: Callable[[], str],
+                 on_append: Callable[[Any, dict[str, Any], int, str], None] | None = None,
                  max_batch: int = 256) -> None:
         import sqlalchemy as sa
 
         self.sa, self.engine, self.t = sa, engine, table
         self.conflict, self.now, self.max_batch = conflict, now, max_batch
+        self.on_append = on_append
         self.q: queue.Queue[Any] = queue.Queue()
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
@@ -146,6 +151,8 @@ class GroupCommitter:
                                else self.conflict(r["id"]))
                     continue
                 seq = conn.execute(sa.insert(s).values(**r, server_time=stamp).returning(s.c.seq)).scalar_one()
+                if self.on_append is not None:
+                    self.on_append(conn, r, int(seq), stamp)
                 mine[r["id"]] = (seq, *key, stamp)
                 out.append(Appended("stored", int(seq), stamp))
         return out

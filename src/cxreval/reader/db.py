@@ -4,6 +4,12 @@ integrity check.
 Submissions are append-only: a row is never updated or deleted; a reader's label for an item is their
 latest submission for it. Every submission carries a client-generated id, unique in the table, so a
 retried request is stored once.
+
+Two tables are derived from that log, updated in the transaction that appends each submission, so that no
+request reads a reader's whole history: ``latest`` (the latest submission per reader, task and item) and
+``conflicts`` (per study and finding where the two adjudicated readers disagree: both states and the
+resolver's label for exactly that pair of states, if any). :func:`rebuild_derived` recomputes both from the
+log (a database made before they existed gets them on first open).
 """
 
 from __future__ import annotations
@@ -14,11 +20,13 @@ from typing import Any
 
 from ..exceptions import CxrevalError, InvalidParameterError
 
-__all__ = ["DEFAULT_URL", "SCHEMA_VERSION", "metadata", "tables", "make_engine", "IntegrityResult",
-           "check_integrity", "require_sqlalchemy"]
+__all__ = ["DEFAULT_URL", "SCHEMA_VERSION", "DERIVED_TABLES", "metadata", "tables", "make_engine",
+           "IntegrityResult", "check_integrity", "require_sqlalchemy", "insert_or_replace"]
 
 DEFAULT_URL = "sqlite:///cxreval-reader.db"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+DERIVED_TABLES: tuple[str, ...] = ("latest", "conflicts")
+"""Tables derived from the submission log (never the source of truth)."""
 
 
 def require_sqlalchemy() -> Any:
@@ -53,6 +61,19 @@ def _build() -> tuple[Any, dict[str, Any]]:
                                 sa.Column("client_time", sa.String(40)),
                                 sa.Column("server_time", sa.String(40), nullable=False),
                                 sa.Index("ix_submissions_reader_task", "reader_id", "task")),
+        "latest": sa.Table("latest", md, sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), primary_key=True),
+                           sa.Column("task", sa.String(16), primary_key=True),
+                           sa.Column("item", sa.String(512), primary_key=True),
+                           sa.Column("seq", sa.Integer, nullable=False),
+                           sa.Column("payload", sa.Text, nullable=False),
+                           sa.Column("server_time", sa.String(40), nullable=False)),
+        "conflicts": sa.Table("conflicts", md, sa.Column("study_id", sa.String(512), primary_key=True),
+                              sa.Column("finding", sa.String(64), primary_key=True),
+                              sa.Column("state_a", sa.String(16), nullable=False),
+                              sa.Column("state_b", sa.String(16), nullable=False),
+                              sa.Column("resolution", sa.String(16)),
+                              sa.Column("resolved_by", sa.Integer, sa.ForeignKey("readers.id")),
+                              sa.Column("resolved_seq", sa.Integer)),
         "events": sa.Table("events", md, sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
                            sa.Column("time", sa.String(40), nullable=False),
                            sa.Column("kind", sa.String(32), nullable=False),
@@ -73,9 +94,22 @@ def metadata() -> Any:
 
 
 def tables() -> dict[str, Any]:
-    """The schema's tables by name: meta, readers, items, submissions, events."""
+    """The schema's tables by name: meta, readers, items, submissions, latest, conflicts, events."""
     metadata()
     return _CACHE["tables"]
+
+
+def insert_or_replace(conn: Any, table: Any, row: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """Insert ``row``, or update the row with the same primary key ``keys`` (SQLite and PostgreSQL
+    ``INSERT ... ON CONFLICT DO UPDATE``)."""
+    name = conn.dialect.name
+    if name == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    else:
+        from sqlalchemy.dialects.postgresql import insert
+    stmt = insert(table).values(**row)
+    conn.execute(stmt.on_conflict_do_update(index_elements=list(keys),
+                                            set_={k: v for k, v in row.items() if k not in keys}))
 
 
 def _normalise_url(url: str) -> str:

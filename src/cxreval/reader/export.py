@@ -1,156 +1,290 @@
-"""Export a reader study into cxreval's own formats.
+"""Export a reader study into cxreval's own formats, streamed from one consistent read of the database.
 
 * ``labels.csv``: the long label table (``study_id, patient_id, finding, source, state``) read by
-  :func:`cxreval.labels.read_labels`; one source per reader and task: ``img_<reader>``,
-  ``rep_<section>_<reader>``, and ``conflict_resolved`` (the adjudicated readers' label where they agree,
-  the resolver's where they conflict; conflicts not yet resolved are left out and counted);
+  :func:`cxreval.labels.read_labels`, sorted by source, study and finding; one source per reader and task:
+  ``img_<reader>``, ``rep_<section>_<reader>``, and ``conflict_resolved`` (the adjudicated readers' label
+  where they agree, the resolver's where they conflict, for the pair of states it resolved; conflicts not
+  yet resolved, and resolutions of pairs of states the readers have since changed, are left out and counted);
 * ``boxes.csv`` (the box schema with sources, :data:`cxreval.localization.schema.SOURCED_BOX_COLUMNS`:
   ``study_id, finding, source, x_min, y_min, x_max, y_max``), read by ``cxreval localize --boxes``, and, per
   image reader, ``boxes/img_<reader>.csv`` in the ChestX-ray14 ``BBox_List_2017.csv`` layout;
 * ``iqa_ratings.csv`` (``image, reference, rater, criterion, rating`` + the pairs file's hidden columns) and,
   per criterion, ``iqa_ratings_<criterion>.csv`` (``image, rater, rating``) for ``cxreval iqa agree``
   (``image`` is the pairs file's ``test`` path, as ``cxreval iqa score`` names it);
+* ``notes.csv``: per reader and item, ``unreadable`` (the reader marked the image unreadable), the reader's
+  ``comment`` and ``seconds`` spent on it;
 * ``audit.csv``: every submission (append-only, in commit order) with server and client times, and
   ``events.csv`` (study created, readers added, tokens replaced).
+
+Every file is written with the :mod:`csv` module. A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or
+a carriage return is prefixed with a single quote (OWASP's "CSV injection" advice), so that a spreadsheet
+shows it as text instead of running it as a formula: a study id ``-12`` is exported as ``'-12``. Numbers
+are written as numbers.
 """
 
 from __future__ import annotations
 
+import csv
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import Any
 
 from ..labels import LABEL_COLUMNS
 from ..localization.schema import SOURCED_BOX_COLUMNS
+from .derived import Adjudicated
 from .store import ReaderStore
 
-__all__ = ["ExportResult", "export_tables", "write_export"]
+__all__ = ["FORMULA_PREFIXES", "ExportResult", "safe_cell", "export_tables"]
+
+FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a cell as a formula; such cells get a leading ``'``."""
+_NIH_HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
+_STARTS = frozenset(FORMULA_PREFIXES)
+
+
+def safe_cell(value: object) -> object:
+    """``value``, with ``'`` prepended when it is text starting with one of :data:`FORMULA_PREFIXES`."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return "" if value is None else value
+
+
+class _Table:
+    """A CSV file written row by row, the cells of the columns ``text`` (those that can hold text from the
+    study's files or the readers) through :func:`safe_cell`; the others hold names the study validated
+    (findings, states, readers, sources), numbers, or JSON objects."""
+
+    def __init__(self, path: Path, header: Iterable[str] | None, *, raw_header: str = "",
+                 text: tuple[int, ...] = ()) -> None:
+        self.path, self.text = path, text
+        self.fh = open(path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        if raw_header:
+            self.fh.write(raw_header)
+        self.w = csv.writer(self.fh, lineterminator="\n")
+        if header is not None:
+            self.w.writerow([safe_cell(h) for h in header])
+        self.n = 0
+
+    def row(self, values: Iterable[object]) -> None:
+        v = list(values)
+        for i in self.text:
+            c = v[i]
+            if c is None:
+                v[i] = ""
+            elif isinstance(c, str) and c[:1] in _STARTS:
+                v[i] = "'" + c
+        self.w.writerow(v)
+        self.n += 1
+
+    def escaped(self, rows: list[tuple[object, ...]]) -> None:
+        """Write rows whose text cells the caller has already passed through :func:`safe_cell`."""
+        self.w.writerows(rows)
+        self.n += len(rows)
+
+    def close(self) -> None:
+        self.fh.close()
 
 
 @dataclass(frozen=True)
 class ExportResult:
-    """The exported tables.
+    """What :func:`export_tables` wrote.
 
     Attributes
     ----------
-    labels, boxes, iqa, audit, events : pandas.DataFrame
+    files : tuple of Path
+    sources : tuple of str
+        The label sources in ``labels.csv``.
+    n_labels, n_boxes, n_ratings, n_notes, n_submissions : int
+        Rows written to labels.csv, boxes.csv, iqa_ratings.csv, notes.csv and audit.csv.
     n_unresolved : int
-        Conflicting (study, finding) pairs without a resolver's label (left out of ``conflict_resolved``).
+        Conflicting (study, finding) pairs without a resolver's label for their current pair of states
+        (left out of ``conflict_resolved``).
     """
 
-    labels: pd.DataFrame
-    boxes: pd.DataFrame
-    iqa: pd.DataFrame
-    audit: pd.DataFrame
-    events: pd.DataFrame
+    files: tuple[Path, ...]
+    sources: tuple[str, ...]
+    n_labels: int
+    n_boxes: int
+    n_ratings: int
+    n_notes: int
+    n_submissions: int
     n_unresolved: int
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_labels": len(self.labels), "sources": sorted(self.labels["source"].unique().tolist()),
-                "n_boxes": len(self.boxes), "n_ratings": len(self.iqa), "n_submissions": len(self.audit),
+        return {"n_labels": self.n_labels, "sources": list(self.sources), "n_boxes": self.n_boxes,
+                "n_ratings": self.n_ratings, "n_notes": self.n_notes, "n_submissions": self.n_submissions,
                 "n_unresolved": self.n_unresolved}
 
 
-def _resolved(store: ReaderStore, latest: dict, rows: list[dict]) -> int:
-    spec = store.spec
-    a, b = spec.adjudication_readers
-    task = "image" if spec.adjudication_task == "image" else "report"
-    src_a = f"img_{a}" if task == "image" else f"rep_{spec.adjudication_task[7:]}_{a}"
-    src_b = src_a[: -len(a)] + b
-    by = {(r["source"], r["study_id"], r["finding"]): r for r in rows}
-    final: dict[tuple[str, str], str] = {}
-    for (_reader, t, item), payload in latest.items():  # in commit order: the latest resolver wins
-        if t == "adjudication":
-            for f, s in payload["labels"].items():
-                final[(item, f)] = s
+def _snapshot(store: ReaderStore) -> Any:
+    conn = store.engine.connect()
+    if store.engine.dialect.name == "postgresql":
+        conn = conn.execution_options(isolation_level="REPEATABLE READ")
+    conn.begin()
+    return conn
+
+
+def _sources(conn: Any, store: ReaderStore, names: dict[int, str]) -> list[tuple[str, int, str, str | None]]:
+    """``(source, reader_id, task, section)`` of every reader and task with labels, sorted by source."""
+    sa, lt = store.sa, store.t["latest"]
+    out = []
+    for rid, task in conn.execute(sa.select(lt.c.reader_id, lt.c.task).where(lt.c.task.in_(("image", "report")))
+                                  .group_by(lt.c.reader_id, lt.c.task)):
+        if task == "image":
+            out.append((f"img_{names[rid]}", rid, task, None))
+        else:
+            out += [(f"rep_{sec}_{names[rid]}", rid, task, sec) for sec in store.spec.sections]
+    return sorted(out)
+
+
+def _payloads(conn: Any, store: ReaderStore, reader_id: int, task: str, section: str | None
+              ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(item, payload)`` of one reader's latest labels of a task (and section), sorted by item."""
+    sa, lt = store.sa, store.t["latest"]
+    q = sa.select(lt.c.item, lt.c.payload).where(lt.c.reader_id == reader_id, lt.c.task == task)
+    if section is not None:
+        q = q.where(lt.c.item.startswith(section + ":", autoescape=True))
+    rows = [tuple(r) for r in conn.execute(q)]
+    rows.sort(key=lambda r: r[0])
+    for item, payload in rows:
+        yield item, json.loads(payload)
+
+
+def _conflict_resolved(conn: Any, store: ReaderStore, adj: Adjudicated, names: dict[int, str],
+                       labels: _Table) -> int:
+    sa, ct = store.sa, store.t["conflicts"]
+    ids = {n: i for i, n in names.items()}
+    if not all(r in ids for r in adj.readers):
+        return 0
+    final = {(sid, f): s for sid, f, s in conn.execute(sa.select(ct.c.study_id, ct.c.finding, ct.c.resolution)
+                                                      .where(ct.c.resolution.is_not(None)))}
+    a = dict(_payloads(conn, store, ids[adj.readers[0]], adj.task, adj.section))
+    b = dict(_payloads(conn, store, ids[adj.readers[1]], adj.task, adj.section))
+    meta = store.items[adj.task]
+    order = {f: k for k, f in enumerate(store.spec.findings)}
+    rows = []
     unresolved = 0
-    for (src, sid, f), ra in by.items():
-        if src != src_a or (src_b, sid, f) not in by:
+    for item, pa in a.items():
+        pb = b.get(item)
+        if pb is None:
             continue
-        sb = by[(src_b, sid, f)]["state"]
-        state = final.get((sid, f), ra["state"] if ra["state"] == sb else None)
-        if state is None:
-            unresolved += 1
-            continue
-        rows.append({"study_id": sid, "patient_id": ra["patient_id"], "finding": f, "source": "conflict_resolved",
-                     "state": state})
+        sid = adj.study_of(adj.task, item)
+        for f in sorted(pa["labels"], key=order.__getitem__):
+            if f not in pb["labels"]:
+                continue
+            sa_, sb_ = pa["labels"][f], pb["labels"][f]
+            state = sa_ if sa_ == sb_ else final.get((sid, f))
+            if state is None:
+                unresolved += 1
+                continue
+            rows.append((sid, meta[item]["patient_id"], order[f], f, state))
+    for sid, pid, _k, f, state in sorted(rows):
+        labels.row((sid, pid, f, "conflict_resolved", state))
     return unresolved
 
 
-def export_tables(store: ReaderStore) -> ExportResult:
-    """Build every export table from the latest submission per reader, task and item."""
-    spec = store.spec
-    items = store.items
-    sub = store.submissions()
-    latest = {(r, t, i): json.loads(p) for r, t, i, p in zip(sub["reader"], sub["task"], sub["item"], sub["payload"])}
-    rows: list[dict] = []
-    boxes: list[dict] = []
-    ratings: list[dict] = []
-    for (reader, task, item), payload in latest.items():
-        if task == "image":
-            meta = items["image"][item]
-            src = f"img_{reader}"
-            rows += [{"study_id": meta["study_id"], "patient_id": meta["patient_id"], "finding": f, "source": src,
-                      "state": s} for f, s in payload["labels"].items()]
-            boxes += [{"study_id": meta["study_id"], "finding": b["finding"], "source": src,
-                       **{k: b[k] for k in ("x_min", "y_min", "x_max", "y_max")}} for b in payload["boxes"]]
-        elif task == "report":
-            meta = items["report"][item]
-            src = f"rep_{meta['section']}_{reader}"
-            rows += [{"study_id": meta["study_id"], "patient_id": meta["patient_id"], "finding": f, "source": src,
-                      "state": s} for f, s in payload["labels"].items()]
-        elif task == "iqa":
-            meta = items["iqa"][item]
-            ratings += [{"image": meta["test"], "reference": meta["reference"], "rater": reader, "criterion": c,
-                         "rating": v, **meta["hidden"]} for c, v in payload["ratings"].items()]
-    n_unresolved = _resolved(store, latest, rows) if "adjudication" in spec.tasks else 0
-    labels = pd.DataFrame(rows, columns=list(LABEL_COLUMNS))
-    order = {f: k for k, f in enumerate(spec.findings)}
-    labels = labels.sort_values(["source", "study_id", "finding"], key=lambda c: c.map(order) if c.name == "finding"
-                                else c, kind="stable").reset_index(drop=True)
-    box_df = pd.DataFrame(boxes, columns=list(SOURCED_BOX_COLUMNS))
-    iqa = pd.DataFrame(ratings)
-    if iqa.empty:
-        iqa = pd.DataFrame(columns=["image", "reference", "rater", "criterion", "rating"])
-    else:
-        iqa = iqa.sort_values(["criterion", "image", "rater"], kind="stable").reset_index(drop=True)
-    audit = sub.rename(columns={"id": "submission_id"})
-    ev = store.t["events"]
-    with store.engine.connect() as conn:
-        erows = conn.execute(store.sa.select(ev.c.seq, ev.c.time, ev.c.kind, ev.c.reader, ev.c.detail)
-                             .order_by(ev.c.seq)).all()
-    events = pd.DataFrame(erows, columns=["seq", "time", "kind", "reader", "detail"])
-    return ExportResult(labels, box_df, iqa, audit, events, n_unresolved)
-
-
-def write_export(res: ExportResult, folder: str | Path, *, criteria: tuple[str, ...] = ()) -> list[Path]:
-    """Write the export tables into ``folder`` (which must exist); return the files written."""
+def export_tables(store: ReaderStore, folder: str | Path) -> ExportResult:
+    """Write every export table into ``folder`` (which must exist), from the latest submission per reader,
+    task and item, streaming from one read transaction (a consistent snapshot while readers keep working)."""
     d = Path(folder)
-    written = []
-    res.labels.to_csv(d / "labels.csv", index=False)
-    res.boxes.to_csv(d / "boxes.csv", index=False)
-    written += [d / "labels.csv", d / "boxes.csv"]
-    if len(res.boxes):
-        (d / "boxes").mkdir()
-        for src, g in res.boxes.groupby("source", sort=True):
-            lines = ["Image Index,Finding Label,Bbox [x,y,w,h],,,"]
-            for r in g.itertuples():
-                lines.append(f"{r.study_id},{r.finding},{r.x_min:g},{r.y_min:g},{r.x_max - r.x_min:g},"
-                             f"{r.y_max - r.y_min:g}")
-            p = d / "boxes" / f"{src}.csv"
-            p.write_text("\n".join(lines) + "\n")
-            written.append(p)
-    res.iqa.to_csv(d / "iqa_ratings.csv", index=False)
-    written.append(d / "iqa_ratings.csv")
-    for c in criteria:
-        g = res.iqa[res.iqa["criterion"] == c][["image", "rater", "rating"]]
-        if len(g):
-            p = d / f"iqa_ratings_{c}.csv"
-            g.to_csv(p, index=False)
-            written.append(p)
-    res.audit.to_csv(d / "audit.csv", index=False)
-    res.events.to_csv(d / "events.csv", index=False)
-    written += [d / "audit.csv", d / "events.csv"]
-    return written
+    spec, items = store.spec, store.items
+    sa, t = store.sa, store.t
+    order = {f: k for k, f in enumerate(spec.findings)}
+    adj = Adjudicated.of(spec)
+    tables: list[_Table] = []
+
+    def table(name: str, header: Iterable[str] | None, **kw: Any) -> _Table:
+        tables.append(_Table(d / name, header, **kw))
+        return tables[-1]
+
+    conn = _snapshot(store)
+    try:
+        names = {int(i): str(n) for i, n in conn.execute(sa.select(t["readers"].c.id, t["readers"].c.name))}
+        labels = table("labels.csv", LABEL_COLUMNS, text=(0, 1))
+        boxes = table("boxes.csv", SOURCED_BOX_COLUMNS, text=(0,))
+        notes = table("notes.csv", ("task", "item", "study_id", "reader", "unreadable", "comment", "seconds"),
+                      text=(1, 2, 5))
+        sources: list[str] = []
+        n_unresolved = 0
+        plan = _sources(conn, store, names)
+        if adj is not None:
+            plan.append(("conflict_resolved", -1, "", None))
+            plan.sort()
+        for src, rid, task, section in plan:
+            if src == "conflict_resolved":
+                before = labels.n
+                n_unresolved = _conflict_resolved(conn, store, adj, names, labels)  # type: ignore[arg-type]
+                if labels.n > before:
+                    sources.append(src)
+                continue
+            per_reader = None
+            before = labels.n
+            for item, payload in _payloads(conn, store, rid, task, section):
+                meta = items[task][item]
+                sid = meta["study_id"]
+                sid_e, pid_e = safe_cell(sid), safe_cell(meta["patient_id"])
+                lab = payload["labels"]
+                labels.escaped([(sid_e, pid_e, f, src, lab[f]) for f in sorted(lab, key=order.__getitem__)])
+                for b in payload.get("boxes", []):
+                    if per_reader is None:
+                        (d / "boxes").mkdir(exist_ok=True)
+                        per_reader = table(f"boxes/{src}.csv", None, raw_header=_NIH_HEADER, text=(0,))
+                    boxes.row((sid, b["finding"], src, b["x_min"], b["y_min"], b["x_max"], b["y_max"]))
+                    per_reader.row((sid, b["finding"], f"{b['x_min']:g}", f"{b['y_min']:g}",
+                                    f"{b['x_max'] - b['x_min']:g}", f"{b['y_max'] - b['y_min']:g}"))
+                if "seconds" in payload or payload.get("comment") or payload.get("unreadable"):
+                    notes.row((task, item, sid, names[rid], int(bool(payload.get("unreadable"))),
+                               payload.get("comment", ""), payload.get("seconds", "")))
+            if labels.n > before:
+                sources.append(src)
+        n_ratings = _iqa(conn, store, names, table, notes)
+        n_sub = _audit(conn, store, table)
+        ev = t["events"]
+        events = table("events.csv", ("seq", "time", "kind", "reader", "detail"), text=(3,))
+        for row in conn.execute(sa.select(ev.c.seq, ev.c.time, ev.c.kind, ev.c.reader, ev.c.detail).order_by(ev.c.seq)):
+            events.row(row)
+    finally:
+        conn.rollback()
+        conn.close()
+        for tb in tables:
+            tb.close()
+    return ExportResult(tuple(tb.path for tb in tables), tuple(sources), labels.n, boxes.n, n_ratings, notes.n,
+                        n_sub, n_unresolved)
+
+
+def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], table: Any, notes: _Table) -> int:
+    sa, lt = store.sa, store.t["latest"]
+    meta = store.items.get("iqa", {})
+    hidden = sorted({k for m in meta.values() for k in m["hidden"]})
+    rows = []
+    for rid, item, payload in conn.execute(sa.select(lt.c.reader_id, lt.c.item, lt.c.payload)
+                                           .where(lt.c.task == "iqa")):
+        m = meta[item]
+        p = json.loads(payload)
+        if "seconds" in p or p.get("comment"):
+            notes.row(("iqa", item, m["test"], names[rid], 0, p.get("comment", ""), p.get("seconds", "")))
+        for c, v in p["ratings"].items():
+            rows.append((c, m["test"], names[rid], m["reference"], v, *(m["hidden"].get(k, "") for k in hidden)))
+    rows.sort(key=lambda r: r[:3])
+    full = table("iqa_ratings.csv", ("image", "reference", "rater", "criterion", "rating", *hidden),
+                 text=(0, 1, *range(5, 5 + len(hidden))))
+    per: dict[str, Any] = {}
+    for c, image, rater, ref, v, *rest in rows:
+        full.row((image, ref, rater, c, v, *rest))
+        if c not in per:
+            per[c] = table(f"iqa_ratings_{c}.csv", ("image", "rater", "rating"), text=(0,))
+        per[c].row((image, rater, v))
+    return len(rows)
+
+
+def _audit(conn: Any, store: ReaderStore, table: Any) -> int:
+    sa, s, r = store.sa, store.t["submissions"], store.t["readers"]
+    audit = table("audit.csv", ("seq", "submission_id", "reader", "role", "task", "item", "payload", "client_time",
+                                "server_time"), text=(1, 5, 7))
+    q = (sa.select(s.c.seq, s.c.id, r.c.name, r.c.role, s.c.task, s.c.item, s.c.payload, s.c.client_time,
+                   s.c.server_time).join(r, s.c.reader_id == r.c.id).order_by(s.c.seq))
+    for row in conn.execute(q.execution_options(stream_results=True, yield_per=5000)):
+        audit.row(row)
+    return int(audit.n)

@@ -5,10 +5,16 @@ the conflicts a resolver adjudicates.
 Payloads, by task (``labels`` map finding -> state name):
 
 * ``image``: ``{"labels": {...every finding...}, "boxes": [{"finding", "x_min", "y_min", "x_max", "y_max"}]}``
-  (pixels of the original image, half-open, inside it);
+  (pixels of the original image, half-open, inside it); ``"unreadable": true`` instead of labels marks an
+  image that cannot be read;
 * ``report``: ``{"labels": {...every finding...}}`` (``not_mentioned`` allowed);
 * ``iqa``: ``{"ratings": {criterion: int in the scale, ...every criterion...}}``;
-* ``adjudication``: ``{"labels": {finding: state, ...}}`` for some of the study's findings.
+* ``adjudication``: ``{"labels": {finding: state, ...}}`` for some of the study's conflicting findings, and
+  ``"conflicts": {finding: {reader_a: state, reader_b: state}}``, the pairs of states they resolve (the server
+  fills in the current ones when absent and refuses, 409, pairs that have changed since).
+
+Every task also takes ``"comment"`` (free text, at most :data:`MAX_COMMENT` characters) and ``"seconds"``
+(time the reader spent on the item, 0 to 86400).
 """
 
 from __future__ import annotations
@@ -16,7 +22,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import math
 import re
 import secrets
 import time
@@ -27,32 +32,37 @@ from typing import Any
 
 import pandas as pd
 
-from ..exceptions import CxrevalError, SchemaError
-from ..labels import ORDINAL_STATES, LabelState
-from ..labels import REPORT_STATES as _REPORT_STATES
+from ..exceptions import SchemaError
 from .commit import GroupCommitter
-from .db import SCHEMA_VERSION, check_integrity, make_engine, metadata, require_sqlalchemy, tables
-from .study import StudySpec, check_name, reader_order, study_items
+from .db import (
+    DERIVED_TABLES,
+    SCHEMA_VERSION,
+    check_integrity,
+    make_engine,
+    metadata,
+    require_sqlalchemy,
+    tables,
+)
+from .derived import Adjudicated, Deriver, replay
+from .payloads import (
+    IMAGE_STATES,
+    MAX_BOXES,
+    MAX_COMMENT,
+    REPORT_STATES,
+    PayloadChecks,
+    Reader,
+    SubmissionError,
+    check_client_time,
+)
+from .study import StudySpec, assign_images, check_name, reader_order, study_items
 
-__all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "AUTH_TTL", "SubmissionError", "Reader", "SubmitResult",
-           "ReaderStore", "hash_token", "now"]
+__all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "MAX_COMMENT", "AUTH_TTL", "SubmissionError",
+           "Reader", "SubmitResult", "ReaderStore", "hash_token", "now", "check_client_time"]
 
-ROLES: tuple[str, ...] = ("reader", "resolver")
-IMAGE_STATES: tuple[str, ...] = ORDINAL_STATES
-"""The states a reader gives on an image (:data:`cxreval.labels.ORDINAL_STATES`)."""
-REPORT_STATES: tuple[str, ...] = _REPORT_STATES
-"""The states a reader gives on a report (adds ``not_mentioned``; :data:`cxreval.labels.REPORT_STATES`)."""
-MAX_BOXES = 64
+ROLES: tuple[str, ...] = ("reader", "resolver", "organiser")
+"""Readers label and rate, resolvers adjudicate, organisers follow progress and download the export."""
 AUTH_TTL = 5.0
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
-
-
-class SubmissionError(CxrevalError):
-    """A request the store refuses; ``status`` is the HTTP status the server answers with."""
-
-    def __init__(self, message: str, status: int = 422) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def now() -> str:
@@ -63,15 +73,6 @@ def now() -> str:
 def hash_token(token: str) -> str:
     """SHA-256 hex of a token (tokens are 32 random bytes, so a fast hash suffices)."""
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class Reader:
-    """An authenticated reader."""
-
-    id: int
-    name: str
-    role: str
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def _not_a_study_db(engine: Any, exc: Any) -> SchemaError:
                        "give a database made by `cxreval reader init` or a new file name.")
 
 
-class ReaderStore:
+class ReaderStore(PayloadChecks):
     """A study in a database (see the module docstring).
 
     Parameters
@@ -117,6 +118,11 @@ class ReaderStore:
         self._items: dict[str, dict[str, dict[str, Any]]] | None = None
         self._writer: GroupCommitter | None = None
         self._auth_cache: dict[str, tuple[Reader, float]] = {}
+        self._orders: dict[tuple[str, str], list[str]] = {}
+        self._uid: str | None = None
+        self._assigned: dict[str, set[str]] | None = None
+        self._done: dict[tuple[int, str], set[str]] = {}
+        self._flags: dict[tuple[int, str], tuple[dict[str, int], bytearray]] = {}
 
     @classmethod
     def open(cls, url: str) -> ReaderStore:
@@ -132,13 +138,45 @@ class ReaderStore:
             parsed = sa.engine.make_url(str(url))
         except Exception:  # make_engine names the problem
             parsed = None
-        if parsed is not None and parsed.get_backend_name() == "sqlite" and parsed.database \
-                and not Path(parsed.database).is_file():
-            raise SchemaError(f"--db {url!r}: the SQLite file {parsed.database} does not exist; run "
-                              "`cxreval reader init` first.")
+        if parsed is not None and parsed.get_backend_name() == "sqlite" and parsed.database:
+            file = parsed.database  # sqlite:///file:PATH?mode=ro&uri=true names PATH
+            if parsed.query.get("uri") in ("true", "1") and file.startswith("file:"):
+                file = file[5:].split("?", 1)[0]
+            if not Path(file).is_file():
+                raise SchemaError(f"--db {url!r}: the SQLite file {file} does not exist; run "
+                                  "`cxreval reader init` first.")
         store = cls(url)
         _ = store.spec
+        store._ensure_derived()
         return store
+
+    def _ensure_derived(self) -> None:
+        """Create and fill the derived tables of a database made before they existed (from its log)."""
+        sa = self.sa
+        have = set(sa.inspect(self.engine).get_table_names())
+        if set(DERIVED_TABLES) <= have:
+            return
+        metadata().create_all(self.engine, tables=[self.t[n] for n in DERIVED_TABLES])
+        with self.engine.begin() as conn:
+            replay(conn, self.spec)
+            self._event(conn, "derived_tables_built", None, {"tables": list(DERIVED_TABLES)})
+
+    def check_writable(self) -> None:
+        """Raise :class:`SchemaError` (one line: the database and the reason) unless a write transaction
+        can be opened and written to; nothing is left behind (the transaction is rolled back)."""
+        sa, meta = self.sa, self.t["meta"]
+        try:
+            with self.engine.connect() as conn:
+                tx = conn.begin()
+                try:
+                    conn.execute(sa.insert(meta).values(key="write_check", value=now()))
+                finally:
+                    tx.rollback()
+        except sa.exc.DBAPIError as exc:
+            reason = " ".join(str(getattr(exc, "orig", exc)).split())
+            raise SchemaError(f"--db {self.engine.url.render_as_string(hide_password=True)!r} is not writable "
+                              f"({reason}); the server would refuse every submission. Fix the file's or folder's "
+                              "permissions (or the disk, or the database role), then start again.") from exc
 
     # -- creation -----------------------------------------------------------------------------------
     @classmethod
@@ -211,6 +249,17 @@ class ReaderStore:
         return self._spec
 
     @property
+    def study_uid(self) -> str:
+        """An id of this study database (its name and creation time, hashed): the page keeps its offline
+        queue per study and reader under it."""
+        if self._uid is None:
+            meta = self.t["meta"]
+            with self.engine.connect() as conn:
+                created = conn.execute(self.sa.select(meta.c.value).where(meta.c.key == "created_at")).scalar()
+            self._uid = hashlib.sha256(f"{self.spec.name}\n{created}".encode()).hexdigest()[:16]
+        return self._uid
+
+    @property
     def items(self) -> dict[str, dict[str, dict[str, Any]]]:
         """``{task: {key: payload}}`` of the stored image, report and IQA items."""
         if self._items is None:
@@ -272,122 +321,64 @@ class ReaderStore:
             rows = conn.execute(self.sa.select(r.c.id, r.c.name, r.c.role, r.c.created_at).order_by(r.c.id)).all()
         return pd.DataFrame(rows, columns=["id", "name", "role", "created_at"])
 
+    def keys_of(self, reader: Reader, task: str) -> set[str] | dict[str, Any]:
+        """The item keys of ``task`` the reader reads: with ``assignment: {per_image: k}`` the images
+        assigned to them (readers added after ``init`` read none), otherwise every item."""
+        items = self.items.get(task, {})
+        if task != "image" or not self.spec.per_image:
+            return items
+        if self._assigned is None:
+            self._assigned = assign_images(sorted(items), self.spec.readers, per_image=self.spec.per_image,
+                                           seed=self.spec.seed)
+        return self._assigned.get(reader.name, set())
+
     def tasks_of(self, reader: Reader) -> tuple[str, ...]:
-        """Tasks a reader does: resolvers adjudicate, readers do the rest."""
+        """Tasks a reader does: resolvers adjudicate, readers do the rest, organisers none."""
+        if reader.role == "organiser":
+            return ()
         if reader.role == "resolver":
             return ("adjudication",) if "adjudication" in self.spec.tasks else ()
         return tuple(t for t in self.spec.tasks if t != "adjudication")
 
-    # -- validation ---------------------------------------------------------------------------------
-    def _labels(self, value: object, *, states: tuple[str, ...], complete: bool) -> dict[str, str]:
-        findings = self.spec.findings
-        if not isinstance(value, dict) or not value:
-            raise SubmissionError("'labels' must be a non-empty object {finding: state}.")
-        for f, s in value.items():
-            if f not in findings:
-                raise SubmissionError(f"Unknown finding {f!r}; this study's findings are {list(findings)}.")
-            if s not in states:
-                raise SubmissionError(f"Finding {f!r}: state {s!r} is not one of {list(states)}.")
-        if complete and set(value) != set(findings):
-            missing = [f for f in findings if f not in value]
-            raise SubmissionError(f"Every finding needs a state; missing {missing}.")
-        return {f: value[f] for f in findings if f in value}
-
-    def _boxes(self, value: object, payload: Mapping[str, Any]) -> list[dict[str, Any]]:
-        if value is None:
-            return []
-        if not isinstance(value, list) or len(value) > MAX_BOXES:
-            raise SubmissionError(f"'boxes' must be a list of at most {MAX_BOXES} boxes.")
-        w, h = payload["width"], payload["height"]
-        out = []
-        for k, b in enumerate(value):
-            if not isinstance(b, dict) or set(b) != {"finding", "x_min", "y_min", "x_max", "y_max"}:
-                raise SubmissionError(f"Box {k} must have exactly finding, x_min, y_min, x_max, y_max.")
-            if b["finding"] not in self.spec.findings:
-                raise SubmissionError(f"Box {k}: unknown finding {b['finding']!r}; this study's findings are "
-                                      f"{list(self.spec.findings)}.")
-            c = [b[n] for n in ("x_min", "y_min", "x_max", "y_max")]
-            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in c):
-                raise SubmissionError(f"Box {k}: coordinates must be finite numbers; got {c}.")
-            if not (0 <= c[0] < c[2] <= w and 0 <= c[1] < c[3] <= h):
-                raise SubmissionError(f"Box {k}: {c} is empty or outside the {w} x {h} image.")
-            out.append({"finding": b["finding"], "x_min": round(float(c[0]), 2), "y_min": round(float(c[1]), 2),
-                        "x_max": round(float(c[2]), 2), "y_max": round(float(c[3]), 2)})
-        return out
-
-    def validate(self, reader: Reader, task: str, item: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """Check a submission of ``reader`` and return the payload to store.
-
-        Raises
-        ------
-        SubmissionError
-            403 for a task the reader does not do, 404 for an unknown item, 422 for a bad payload.
-        """
-        if task not in self.tasks_of(reader):
-            raise SubmissionError(f"Reader {reader.name!r} ({reader.role}) does not do task {task!r}.", 403)
-        if task == "adjudication":
-            if item not in self.conflicts():
-                raise SubmissionError(f"No conflict to adjudicate for study {item!r}.", 404)
-            extra = set(body) - {"labels"}
-            states = IMAGE_STATES if self.spec.adjudication_task == "image" else REPORT_STATES
-            payload: dict[str, Any] = {"labels": self._labels(body.get("labels"), states=states, complete=False)}
-        else:
-            stored = self.items.get(task, {}).get(item)
-            if stored is None:
-                raise SubmissionError(f"Unknown {task} item {item!r}.", 404)
-            if task == "image":
-                extra = set(body) - {"labels", "boxes"}
-                payload = {"labels": self._labels(body.get("labels"), states=IMAGE_STATES, complete=True),
-                           "boxes": self._boxes(body.get("boxes"), stored)}
-                contradicted = sorted({b["finding"] for b in payload["boxes"]
-                                       if payload["labels"][b["finding"]] == ORDINAL_STATES[LabelState.NEG]})
-                if contradicted:
-                    raise SubmissionError(f"Box(es) for {contradicted}, labelled negative: a box marks a positive "
-                                          "or uncertain finding; remove the box or change the label.")
-            elif task == "report":
-                extra = set(body) - {"labels"}
-                payload = {"labels": self._labels(body.get("labels"), states=REPORT_STATES, complete=True)}
-            else:
-                extra = set(body) - {"ratings"}
-                payload = {"ratings": self._ratings(body.get("ratings"))}
-        if extra:
-            raise SubmissionError(f"Unexpected field(s) {sorted(extra)} for task {task!r}.")
-        return payload
-
-    def _ratings(self, value: object) -> dict[str, int]:
-        lo, hi = self.spec.scale
-        crit = self.spec.criteria
-        if not isinstance(value, dict) or set(value) != set(crit):
-            raise SubmissionError(f"'ratings' must rate exactly the criteria {list(crit)}; got {value!r}.")
-        for c, v in value.items():
-            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-                raise SubmissionError(f"Rating {v!r} for {c!r} is outside the scale {lo}..{hi} (integers).")
-        return {c: int(value[c]) for c in crit}
-
     # -- submissions --------------------------------------------------------------------------------
     def submit(self, reader: Reader, submission_id: str, task: str, item: str, body: Mapping[str, Any], *,
                client_time: str | None = None) -> SubmitResult:
-        """Validate and append a submission; return once the transaction holding it has committed
-        (concurrent submissions share a transaction: :mod:`cxreval.reader.commit`).
+        """Validate and append a submission; return once the transaction holding it (and the derived
+        tables' update, :mod:`cxreval.reader.derived`) has committed (concurrent submissions share a
+        transaction: :mod:`cxreval.reader.commit`).
 
         A second submission with the same id from the same reader with the same content is a retry and
         is answered ``'duplicate'`` without storing anything; the same id with other content or from another
-        reader is refused (409).
+        reader is refused (409). A database that cannot store it (read-only, disk full, server gone) is
+        a :class:`SubmissionError` with status 503 and the database's reason: nothing is acknowledged.
         """
         if not isinstance(submission_id, str) or not _ID_RE.match(submission_id):
             raise SubmissionError("'id' must be 8-64 characters [A-Za-z0-9_-] (a client-generated UUID).")
-        if client_time is not None and (not isinstance(client_time, str) or len(client_time) > 40):
-            raise SubmissionError("'client_time' must be an ISO time string of at most 40 characters.")
+        if client_time is not None:
+            check_client_time(client_time)
         payload = self.validate(reader, task, item, body)
         row = {"id": submission_id, "reader_id": reader.id, "task": task, "item": item,
                "payload": json.dumps(payload, sort_keys=True), "client_time": client_time}
-        res = self._committer().append(row)
+        try:
+            res = self._committer().append(row)
+        except (self.sa.exc.OperationalError, self.sa.exc.InterfaceError, self.sa.exc.InternalError,
+                OSError) as exc:
+            reason = " ".join(str(getattr(exc, "orig", exc)).split())[:200]
+            raise SubmissionError(f"The study database cannot store submissions now ({reason}); nothing was "
+                                  "saved: your labels stay in this browser and are resent. Tell the study "
+                                  "organiser.", 503) from exc
+        done = self._done.get((reader.id, task))
+        if done is not None and task != "adjudication":
+            done.add(item)
+            flags = self._flags.get((reader.id, task))
+            if flags is not None and item in flags[0]:
+                flags[1][flags[0][item]] = ord("1")
         return SubmitResult(submission_id, res.status, res.seq, res.server_time)
 
     def _committer(self) -> GroupCommitter:
         if self._writer is None:
             self._writer = GroupCommitter(
-                self.engine, self.t["submissions"], now=now,
+                self.engine, self.t["submissions"], now=now, on_append=Deriver(self.spec),
                 conflict=lambda sid: SubmissionError(f"Submission id {sid!r} was already used for another "
                                                      "submission.", 409))
         return self._writer
@@ -400,7 +391,7 @@ class ReaderStore:
 
     def submissions(self, *, reader_id: int | None = None, task: str | None = None) -> pd.DataFrame:
         """Every stored submission (``seq, id, reader, role, task, item, payload, client_time, server_time``),
-        in commit order; optionally of one reader and/or task."""
+        in commit order; optionally of one reader and/or task (the whole log: for audits, not for serving)."""
         sa, s, r = self.sa, self.t["submissions"], self.t["readers"]
         q = (sa.select(s.c.seq, s.c.id, r.c.name, r.c.role, s.c.task, s.c.item, s.c.payload, s.c.client_time,
                        s.c.server_time).join(r, s.c.reader_id == r.c.id).order_by(s.c.seq))
@@ -414,66 +405,136 @@ class ReaderStore:
                                            "server_time"])
 
     def latest(self, *, reader_id: int | None = None, task: str | None = None) -> dict[tuple[str, str, str], dict]:
-        """``{(reader, task, item): payload}`` of the latest submission per reader, task and item."""
-        sub = self.submissions(reader_id=reader_id, task=task)
-        return {(r, t, i): json.loads(p) for r, t, i, p in zip(sub["reader"], sub["task"], sub["item"], sub["payload"])}
+        """``{(reader, task, item): payload}`` of the latest submission per reader, task and item (the
+        ``latest`` table), in commit order."""
+        sa, lt, r = self.sa, self.t["latest"], self.t["readers"]
+        q = sa.select(r.c.name, lt.c.task, lt.c.item, lt.c.payload).join(r, lt.c.reader_id == r.c.id).order_by(lt.c.seq)
+        if reader_id is not None:
+            q = q.where(lt.c.reader_id == reader_id)
+        if task is not None:
+            q = q.where(lt.c.task == task)
+        with self.engine.connect() as conn:
+            return {(n, t, i): json.loads(p) for n, t, i, p in conn.execute(q)}
+
+    def mine(self, reader: Reader, task: str, item: str) -> dict[str, Any] | None:
+        """The reader's latest payload for one item, or None (one primary-key read)."""
+        lt = self.t["latest"]
+        with self.engine.connect() as conn:
+            p = conn.execute(self.sa.select(lt.c.payload).where(lt.c.reader_id == reader.id, lt.c.task == task,
+                                                                lt.c.item == item)).scalar()
+        return None if p is None else json.loads(p)
+
+    def labels_of(self, study_id: str) -> dict[str, dict[str, Any]]:
+        """The adjudicated readers' latest payloads of a study (``{reader: payload}``), for the resolver."""
+        adj = Adjudicated.of(self.spec)
+        if adj is None:
+            return {}
+        sa, lt, r = self.sa, self.t["latest"], self.t["readers"]
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(r.c.name, lt.c.payload).join(r, lt.c.reader_id == r.c.id).where(
+                r.c.name.in_(adj.readers), lt.c.task == adj.task, lt.c.item == adj.item_of(study_id))).all()
+        return {str(n): json.loads(p) for n, p in rows}
 
     # -- queues and conflicts -----------------------------------------------------------------------
-    def conflicts(self) -> dict[str, dict[str, dict[str, str]]]:
+    def conflicts(self, study_id: str | None = None) -> dict[str, dict[str, dict[str, str]]]:
         """``{study_id: {finding: {reader_a: state, reader_b: state}}}`` where the two adjudicated readers
-        both labelled a finding and disagree (adjudication task only)."""
-        spec = self.spec
-        if "adjudication" not in spec.tasks:
+        both labelled a finding and disagree (adjudication task only); of one study when given."""
+        adj = Adjudicated.of(self.spec)
+        if adj is None:
             return {}
-        a, b = spec.adjudication_readers
-        task, section = ("image", None) if spec.adjudication_task == "image" else ("report",
-                                                                                 spec.adjudication_task[7:])
-        lab = self.latest(task=task)
+        a, b = adj.readers
+        ct = self.t["conflicts"]
+        q = self.sa.select(ct.c.study_id, ct.c.finding, ct.c.state_a, ct.c.state_b)
+        if study_id is not None:
+            q = q.where(ct.c.study_id == study_id)
+        order = {f: k for k, f in enumerate(self.spec.findings)}
         out: dict[str, dict[str, dict[str, str]]] = {}
-        for (reader, _t, item), payload in lab.items():
-            if reader != a:
-                continue
-            other = lab.get((b, _t, item))
-            if other is None or (section is not None and not item.startswith(section + ":")):
-                continue
-            sid = item if section is None else item.split(":", 1)[1]
-            diff = {f: {a: s, b: other["labels"][f]} for f, s in payload["labels"].items()
-                    if f in other["labels"] and other["labels"][f] != s}
-            if diff:
-                out[sid] = diff
-        return out
+        with self.engine.connect() as conn:
+            for sid, f, sa_, sb_ in conn.execute(q.order_by(ct.c.study_id)):
+                out.setdefault(sid, {})[f] = {a: sa_, b: sb_}
+        return {sid: dict(sorted(fs.items(), key=lambda kv: order.get(kv[0], 0))) for sid, fs in out.items()}
 
-    def queue(self, reader: Reader, task: str) -> list[dict[str, Any]]:
-        """The reader's items of ``task`` in their seeded order, each ``{key, done}``."""
+    def _open_conflicts(self, conn: Any) -> dict[str, bool]:
+        """``{study_id: fully resolved}`` of every study in conflict (one grouped read of ``conflicts``)."""
+        sa, ct = self.sa, self.t["conflicts"]
+        n_open = sa.func.sum(sa.case((ct.c.resolution.is_(None), 1), else_=0))
+        return {sid: not int(k) for sid, k in conn.execute(sa.select(ct.c.study_id, n_open).group_by(ct.c.study_id))}
+
+    def _order(self, reader: Reader, task: str, keys: list[str] | None = None) -> list[str]:
+        if keys is not None:  # adjudication: the studies in conflict change
+            return reader_order(keys, seed=self.spec.seed, reader=reader.name, task=task)
+        hit = self._orders.get((reader.name, task))
+        if hit is None:
+            hit = self._orders[(reader.name, task)] = reader_order(sorted(self.keys_of(reader, task)),
+                                                                   seed=self.spec.seed, reader=reader.name, task=task)
+        return hit
+
+    def _done_items(self, conn: Any, reader: Reader, task: str) -> set[str]:
+        """The items of ``task`` the reader has labelled: kept in memory (updated by :meth:`submit`) and
+        checked against the database's count, so a write by another process is seen (the latest table
+        only grows, so an equal count means equal sets)."""
+        sa, lt = self.sa, self.t["latest"]
+        n = conn.execute(sa.select(sa.func.count()).select_from(lt).where(lt.c.reader_id == reader.id,
+                                                                          lt.c.task == task)).scalar_one()
+        hit = self._done.get((reader.id, task))
+        if hit is None or len(hit) != n:
+            hit = {i for (i,) in conn.execute(sa.select(lt.c.item).where(lt.c.reader_id == reader.id,
+                                                                         lt.c.task == task))}
+            self._done[(reader.id, task)] = hit
+            self._flags.pop((reader.id, task), None)
+        return hit
+
+    def queue_flags(self, reader: Reader, task: str) -> tuple[list[str], str]:
+        """The reader's item keys of ``task`` in their seeded order and a string of ``'0'``/``'1'``, one per
+        key, ``'1'`` where done. A study to adjudicate is done when every conflicting finding has a
+        resolver's label for its current pair of states (by any resolver: the study is adjudicated once)."""
         if task not in self.tasks_of(reader):
             raise SubmissionError(f"Reader {reader.name!r} ({reader.role}) does not do task {task!r}.", 403)
-        conflicts = self.conflicts() if task == "adjudication" else {}
-        keys = list(conflicts) if task == "adjudication" else list(self.items.get(task, {}))
-        done = self._done(self.latest(reader_id=reader.id, task=task), conflicts)
-        order = reader_order(keys, seed=self.spec.seed, reader=reader.name, task=task)
-        return [{"key": k, "done": k in done} for k in order]
+        with self.engine.connect() as conn:
+            if task == "adjudication":
+                state = self._open_conflicts(conn)
+                keys = self._order(reader, task, list(state))
+                return keys, "".join("1" if state[k] else "0" for k in keys)
+            done = self._done_items(conn, reader, task)
+        keys = self._order(reader, task)
+        flags = self._flags.get((reader.id, task))
+        if flags is None:  # one flag a key, kept up to date by submit()
+            flags = self._flags[(reader.id, task)] = ({k: i for i, k in enumerate(keys)},
+                                                      bytearray(49 if k in done else 48 for k in keys))  # '1', '0'
+        return keys, flags[1].decode()
 
-    @staticmethod
-    def _done(latest: Mapping[tuple[str, str, str], Any], conflicts: Mapping[str, Mapping[str, Any]]) -> set[str]:
-        """Items whose latest submission completes them: an adjudication only when it sets a final label
-        for every conflicting finding of its study (a partial one leaves the item to do)."""
-        return {i for (_r, t, i), p in latest.items()
-                if t != "adjudication" or (i in conflicts and set(conflicts[i]) <= set(p.get("labels", {})))}
+    def queue(self, reader: Reader, task: str) -> list[dict[str, Any]]:
+        """:meth:`queue_flags` as ``[{key, done}]``."""
+        keys, flags = self.queue_flags(reader, task)
+        return [{"key": k, "done": f == "1"} for k, f in zip(keys, flags)]
+
+    def progress(self, reader: Reader) -> list[dict[str, Any]]:
+        """``[{task, n_items, n_done}]`` of a reader's tasks (counted in the database)."""
+        out = []
+        with self.engine.connect() as conn:
+            for task in self.tasks_of(reader):
+                if task == "adjudication":
+                    state = self._open_conflicts(conn)
+                    out.append({"task": task, "n_items": len(state), "n_done": sum(state.values())})
+                    continue
+                n = len(self._done_items(conn, reader, task))
+                out.append({"task": task, "n_items": len(self.keys_of(reader, task)), "n_done": n})
+        return out
 
     def status(self) -> pd.DataFrame:
-        """Progress per reader and task: ``reader, role, task, n_items, n_done, n_submissions, last``."""
-        sub = self.submissions()
-        conflicts = self.conflicts()
+        """Progress per reader and task: ``reader, role, task, n_items, n_done, n_submissions, last``
+        (aggregates computed by the database)."""
+        sa, s = self.sa, self.t["submissions"]
+        with self.engine.connect() as conn:
+            counts = {(int(rid), t): (int(n), str(last)) for rid, t, n, last in conn.execute(
+                sa.select(s.c.reader_id, s.c.task, sa.func.count(), sa.func.max(s.c.server_time))
+                .group_by(s.c.reader_id, s.c.task))}
         rows = []
         for rd in self.readers().itertuples():
             reader = Reader(int(rd.id), str(rd.name), str(rd.role))
-            for task in self.tasks_of(reader):
-                mine = sub[(sub["reader"] == reader.name) & (sub["task"] == task)]
-                keys = set(conflicts) if task == "adjudication" else set(self.items.get(task, {}))
-                done = self._done(self.latest(reader_id=reader.id, task=task), conflicts)
-                rows.append({"reader": reader.name, "role": reader.role, "task": task, "n_items": len(keys),
-                             "n_done": len(done & keys), "n_submissions": len(mine),
-                             "last": mine["server_time"].iloc[-1] if len(mine) else ""})
+            for p in self.progress(reader):
+                n_sub, last = counts.get((reader.id, p["task"]), (0, ""))
+                rows.append({"reader": reader.name, "role": reader.role, **p, "n_submissions": n_sub, "last": last})
         return pd.DataFrame(rows, columns=["reader", "role", "task", "n_items", "n_done", "n_submissions", "last"])
 
     def check_integrity(self) -> Any:

@@ -19,6 +19,7 @@ stay inside it. Example::
       readers: [alice, bob]
     readers: [alice, bob]
     resolvers: [carol]
+    assignment: {per_image: 2}              # optional: each image read by 2 of the readers (balanced, seeded)
 
 Tasks (``image``, ``report``, ``iqa``, ``adjudication``) are those the file gives data for, or the list
 ``tasks:``. An image's ``study_id`` is its path below ``images`` without the suffix.
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import secrets
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,12 +44,12 @@ from ..exceptions import SchemaError
 from ..findings import VOCABULARIES, canonical_finding
 
 __all__ = ["TASKS", "IMAGE_SUFFIXES", "NAME_RE", "StudySpec", "Item", "load_study", "study_items",
-           "check_name", "reader_order", "inside_root"]
+           "check_name", "reader_order", "inside_root", "assign_images"]
 
 TASKS: tuple[str, ...] = ("image", "report", "iqa", "adjudication")
 IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".tif", ".tiff", ".dcm", ".dicom", ".jpg", ".jpeg")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_KEYS = {"name", "seed", "findings", "images", "patients", "reports", "sections", "iqa", "adjudication",
+_KEYS = {"name", "seed", "findings", "images", "patients", "reports", "sections", "iqa", "adjudication", "assignment",
          "readers", "resolvers", "tasks"}
 
 
@@ -76,6 +78,8 @@ class StudySpec:
     adjudication_readers : tuple of str
         The two readers whose labels are compared.
     readers, resolvers : tuple of str
+    per_image : int
+        Readers per image (``assignment: {per_image: k}``); 0 means every reader reads every image.
     """
 
     name: str
@@ -90,6 +94,7 @@ class StudySpec:
     adjudication_readers: tuple[str, ...] = ()
     readers: tuple[str, ...] = ()
     resolvers: tuple[str, ...] = ()
+    per_image: int = 0
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, object]:
@@ -97,7 +102,7 @@ class StudySpec:
                 "tasks": list(self.tasks), "sections": list(self.sections), "criteria": list(self.criteria),
                 "scale": list(self.scale), "adjudication_task": self.adjudication_task,
                 "adjudication_readers": list(self.adjudication_readers), "readers": list(self.readers),
-                "resolvers": list(self.resolvers)}
+                "resolvers": list(self.resolvers), "per_image": self.per_image}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> StudySpec:
@@ -106,7 +111,7 @@ class StudySpec:
                    criteria=tuple(d["criteria"]), scale=(int(d["scale"][0]), int(d["scale"][1])),
                    adjudication_task=str(d["adjudication_task"]),
                    adjudication_readers=tuple(d["adjudication_readers"]), readers=tuple(d["readers"]),
-                   resolvers=tuple(d["resolvers"]))
+                   resolvers=tuple(d["resolvers"]), per_image=int(d.get("per_image", 0)))
 
 
 @dataclass(frozen=True)
@@ -240,10 +245,17 @@ def load_study(path: str | Path) -> StudySpec:
                               f"{list(adj_readers)} (readers: {list(readers)}).")
         if (adj_task == "image" and "image" not in tasks) or (adj_task != "image" and "report" not in tasks):
             raise SchemaError(f"{where}: adjudication of {adj_task!r} needs that task in the study.")
+    assignment = raw.get("assignment") or {}
+    k = assignment.get("per_image", 0) if isinstance(assignment, dict) else None
+    if (not isinstance(assignment, dict) or set(assignment) - {"per_image"} or not isinstance(k, int)
+            or isinstance(k, bool) or not 0 <= k <= len(readers) or (assignment and k < 1)):
+        raise SchemaError(f"{where}: 'assignment' must be {{per_image: k}} with k from 1 to the number of readers "
+                          f"({len(readers)}); got {assignment!r}.")
     return StudySpec(name=str(raw.get("name", p.stem)), root=str(p.parent.resolve()), seed=int(seed),
                      findings=findings, tasks=tuple(tasks), sections=sections, criteria=criteria,
                      scale=(int(scale[0]), int(scale[1])), adjudication_task=adj_task,
-                     adjudication_readers=tuple(adj_readers), readers=readers, resolvers=resolvers, raw=raw)
+                     adjudication_readers=tuple(adj_readers), readers=readers, resolvers=resolvers,
+                     per_image=int(k), raw=raw)
 
 
 def _image_files(root: Path, value: object, *, where: str) -> list[tuple[str, Path]]:
@@ -290,12 +302,15 @@ def _image_size(path: Path) -> tuple[int, int]:
         raise SchemaError(f"Cannot read image file {path}: {exc}") from exc
 
 
-def _opaque(text: str) -> str:
-    return "q" + hashlib.sha256(text.encode()).hexdigest()[:12]
+def _opaque() -> str:
+    """A random IQA item key (stored with the item at ``init``): nothing about the pair can be read or guessed
+    from it, unlike a hash of its path, which hashing candidate names would recover."""
+    return "q" + secrets.token_hex(8)
 
 
 def study_items(spec: StudySpec) -> list[Item]:
-    """Every item of the study's image, report and IQA tasks (adjudication items follow the labels).
+    """Every item of the study's image, report and IQA tasks (adjudication items follow the labels). IQA
+    items get random keys (a new draw on every call; the database keeps the ones drawn at ``init``).
 
     Raises
     ------
@@ -344,7 +359,7 @@ def study_items(spec: StudySpec) -> list[Item]:
                     raise SchemaError(f"{where}, 'iqa.pairs': image file {f} does not exist.")
             w, h = _image_size(inside_root(root, row["test"], where=where))
             hidden = {k: str(v) for k, v in row.items() if k not in ("reference", "test")}
-            items.append(Item("iqa", _opaque(str(row["test"])), {"reference": row["reference"], "test": row["test"],
+            items.append(Item("iqa", _opaque(), {"reference": row["reference"], "test": row["test"],
                                                                  "hidden": hidden, "width": w, "height": h}))
     return items
 
@@ -359,3 +374,23 @@ def reader_order(keys: list[str], *, seed: int, reader: str, task: str) -> list[
     rng = np.random.default_rng([seed, _stable_int(reader), _stable_int(task)])
     ordered = sorted(keys)
     return [ordered[i] for i in rng.permutation(len(ordered))]
+
+
+def assign_images(keys: list[str], readers: tuple[str, ...], *, per_image: int, seed: int) -> dict[str, set[str]]:
+    """``{reader: keys}``: each image read by ``per_image`` distinct readers, the load balanced (every reader
+    gets ``len(keys) * per_image // len(readers)`` images, or one more): the images in a seeded random order,
+    each given to the ``per_image`` readers with the fewest images so far, ties broken at random (so pairs of
+    readers are drawn at random, as VinDr-CXR's 3 of 17). ``per_image=0`` gives every reader every image.
+    """
+    if per_image == 0:
+        return {r: set(keys) for r in readers}
+    rng = np.random.default_rng([seed, _stable_int("assignment")])
+    order = [sorted(keys)[i] for i in rng.permutation(len(keys))]
+    load = np.zeros(len(readers), dtype=np.int64)
+    out: dict[str, set[str]] = {r: set() for r in readers}
+    for key in order:
+        chosen = np.lexsort((rng.random(len(readers)), load))[:per_image]
+        load[chosen] += 1
+        for i in chosen:
+            out[readers[int(i)]].add(key)
+    return out

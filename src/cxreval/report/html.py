@@ -29,6 +29,8 @@ from .. import __version__
 from ..exceptions import InvalidParameterError
 from ..outputs import atomic_file
 from . import plots
+from .headline import headline
+from .key_findings import SEPARABILITY_NOTE
 from .provenance import provenance_html
 from .sections import KINDS, Section, Unavailable, build_sections, detect_kinds
 from .thresholds import Thresholds
@@ -55,16 +57,20 @@ class ReportResult:
         The sections built, in page order.
     unavailable : tuple of Unavailable
         The sections listed as not available.
+    headline : bool
+        Whether the key-findings panel carries the headline figure (:mod:`cxreval.report.headline`).
     """
 
     path: Path
     n_bytes: int
     sections: tuple[Section, ...]
     unavailable: tuple[Unavailable, ...]
+    headline: bool = False
 
     @property
     def n_figures(self) -> int:
-        return sum(s.n_figures for s in self.sections)
+        """Every figure of the page: the sections' and the headline figure."""
+        return sum(s.n_figures for s in self.sections) + int(self.headline)
 
     def to_dict(self) -> dict[str, object]:
         return {"path": str(self.path), "n_bytes": self.n_bytes, "n_figures": self.n_figures,
@@ -124,18 +130,22 @@ def _template(name: str) -> str:
 
 def _unavailable_html(items: Sequence[Unavailable]) -> str:
     lis = []
-    for u in items:
-        cmds = "".join(f'<br><code class="command">{html.escape(c)}</code>' for c in u.all_commands)
-        cmds = f"<br>to produce it (each command runs as written):{cmds}" if cmds else ""
-        hint = f"<br>{html.escape(u.hint)}" if u.hint else ""
-        lis.append(f"<li><strong>{html.escape(u.title)}</strong>: {html.escape(u.reason)}{hint}{cmds}</li>")
+    for u in items:  # one short line each: the reason, the command that gets it, the offline way
+        cmds = " or ".join(f'<code class="command">{html.escape(c)}</code>' for c in u.all_commands)
+        cmds = f" — to build it: {cmds}" if cmds else ""
+        hint = f"; {html.escape(u.hint)}" if u.hint else ""
+        lis.append(f"<li><strong>{html.escape(u.title)}</strong>: {html.escape(u.reason)}{cmds}{hint}</li>")
     return '<ul class="unavailable">' + "".join(lis) + "</ul>"
 
 
 def _key_findings_html(sections: Sequence[Section], ids: Sequence[str], missing: Sequence[Unavailable],
                        thresholds: Thresholds) -> str:
     lis = []
-    for sec, sid in zip(sections, ids):
+    head = headline(sections)
+    order = list(zip(sections, ids))
+    if head is not None:  # the headline comparison's lines first, then the other model comparisons, then page order
+        order.sort(key=lambda p: (p[0].folder != head.section.folder, p[0].kind not in ("classification", "ranking")))
+    for sec, sid in order:
         if sec.key is None:
             body, verdict = "no headline number could be read from its files; see the section.", "see section"
         else:
@@ -147,16 +157,25 @@ def _key_findings_html(sections: Sequence[Section], ids: Sequence[str], missing:
     extra = (f'<p class="note">{len(missing)} part(s) not available: <a href="#not-available">see the list</a>.</p>'
              if missing else "")
     src = "defaults" if thresholds.source == "defaults" else f"from {thresholds.source}"
-    return ('<section id="key-findings" class="key-findings"><h2>Key findings</h2><ol>' + "".join(lis) + "</ol>"
+    fig = ""
+    if head is not None:
+        fig = (f'<figure class="headline">{figure_html(head.figure, "fig-headline")}'
+               f'<figcaption class="how">{html.escape(head.caption)}</figcaption></figure>')
+    return ('<section id="key-findings" class="key-findings"><h2>Key findings</h2>'
+            f'<div class="kf-grid{" with-figure" if fig else ""}">{fig}<ol class="kf-list">' + "".join(lis) + "</ol></div>"
             + extra + f'<p class="thresholds"><strong>How the verdicts are worded</strong> ({html.escape(src)}; '
             f"set with <code>cxreval report --thresholds FILE</code>): {html.escape(thresholds.describe())} "
             "Intervals are bootstrap confidence intervals (see Methods and provenance) unless named "
-            "Low–High κ (the pessimistic and optimistic κ over uncertain labels).</p></section>")
+            "Low–High κ. Weighted κ is Cohen's κ over the ordered states negative < uncertain < positive (quadratic "
+            "weights by default); Low–High κ is the κ of binary labels with the uncertain ones resolved "
+            "pessimistically (Low) or optimistically (High), a different measure: a line whose weighted κ falls "
+            "outside its Low–High range says so. "
+            f"{html.escape(SEPARABILITY_NOTE)}</p></section>")
 
 
 def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval report",
                   unavailable: Sequence[Unavailable] = (), intro_html: str = "",
-                  list_missing_kinds: bool = True, thresholds: Thresholds | None = None,
+                  list_missing_kinds: bool = False, thresholds: Thresholds | None = None,
                   allow_empty: bool = False) -> tuple[str, list[Section], list[Unavailable]]:
     """Render the report page.
 
@@ -170,8 +189,9 @@ def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval re
         Sections the caller could not build, listed with their reason.
     intro_html : str, default=''
         Trusted HTML placed under the key findings (e.g. the demo's description).
-    list_missing_kinds : bool, default=True
-        Also list each analysis kind that no folder holds as not available, with exact commands.
+    list_missing_kinds : bool, default=False
+        Also list each analysis kind that no folder holds as not available, with exact commands (off: a report
+        of a user's own folders shows only the analyses present).
     thresholds : Thresholds, optional
         Verdict thresholds of the key findings (default :class:`~cxreval.report.thresholds.Thresholds`).
     allow_empty : bool, default=False
@@ -227,11 +247,12 @@ def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval re
     body.append('<section class="report-section" id="methods"><h2>Methods and provenance</h2>'
                 + provenance_html(list(prov_folders.items()), thresholds=th, version=__version__,
                                   plotly_version=plotly.__version__) + "</section>")
-    n_fig = sum(s.n_figures for s in sections)
+    key_html = _key_findings_html(sections, ids, missing, th)
+    n_fig = sum(s.n_figures for s in sections) + int('id="fig-headline"' in key_html)
     page = Template(_template("report.html")).substitute(
         title=html.escape(title), version=__version__, style=_template("report.css"), plotlyjs=get_plotlyjs(),
         script=_template("report.js"), n_sections=len(sections), n_figures=n_fig, intro=intro_html,
-        key_findings=_key_findings_html(sections, ids, missing, th), toc="<ol>" + "".join(toc) + "</ol>",
+        key_findings=key_html, toc="<ol>" + "".join(toc) + "</ol>",
         body="\n".join(body))
     return page, sections, missing
 
@@ -290,4 +311,4 @@ def write_report(result_dirs: Sequence[str | Path], out: str | Path, *, overwrit
     data = page.encode("utf-8")
     with atomic_file(out, overwrite=overwrite) as tmp:
         tmp.write_bytes(data)
-    return ReportResult(Path(out), len(data), tuple(sections), tuple(missing))
+    return ReportResult(Path(out), len(data), tuple(sections), tuple(missing), headline='id="fig-headline"' in page)

@@ -15,7 +15,7 @@ from ..localization.schema import BOX_COORDS
 from ..results import TableResult
 from . import plots
 from .blocks import Block, load_table, table_block
-from .tables import html_table, result_path
+from .tables import html_table, result_path, run_record
 
 __all__ = ["LOCALIZATION_RESULTS", "IQA_RESULTS", "build_localization", "build_iqa"]
 
@@ -88,14 +88,20 @@ def _overlay_block(folder: Path) -> Block | None:
         panels.append({"label": f"{im} — {f}" if f else str(im), "source": "data:image/png;base64,"
                        + base64.b64encode(data).decode("ascii"), "image_size": size, "png_size": side,
                        "boxes": sub, "heatmap": maps.get(key)})
-    fig = plots.box_overlays(panels) if panels else None
+    rec = run_record(folder)
+    simulated = rec is not None and str(rec[0].get("heatmaps", "")).startswith("simulated")
+    what = "simulated heat map" if simulated else "heat map"
+    if simulated:
+        heading = "Reference boxes and boxes detected on a simulated heat map, over real radiographs"
+    fig = plots.box_overlays(panels, title=f"Reference and detected boxes ({what})") if panels else None
     missing = "; ".join(problems)
-    caption = ("Reference boxes (solid) and the boxes the protocol finds (dashed) on each heat map; "
-               "the radiographs are downsampled for the page, boxes are in full-resolution pixels.")
+    caption = (f"Reference boxes (solid) and the boxes the protocol finds (dashed) on each {what}"
+               + (" (the error model's map of the real boxes: no model ran)" if simulated else "")
+               + "; the radiographs are downsampled for the page, boxes are in full-resolution pixels.")
     return Block(heading, fig, html_table(df.drop(columns=[c for c in ("image_file", "heatmap_key") if c in df.columns]),
                                           name=path.stem, caption=caption, source=path), missing,
-                 how="Solid green boxes are the radiologists'; dashed boxes are what the protocol finds on the heat "
-                     "map drawn over the radiograph; the menu switches image.")
+                 how=f"Solid green boxes are the radiologists'; dashed boxes are what the protocol finds on the {what} "
+                     "drawn over the radiograph; the menu switches image.")
 
 
 _ZMOS_COLUMNS = ("zmos", "z_mos", "zMOS", "z-mos", "mos")

@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ..agreement import AgreementTableResult
-from ..classification import AUCTableResult
+from ..auc_comparison import SeparabilityResult
+from ..classification import AUCResult, AUCTableResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..iqa import MetricAgreementResult, MetricComparisonResult
@@ -32,7 +33,8 @@ from ..reports import LabellerValidationResult
 from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
 
-__all__ = ["KeyFinding", "key_finding", "confidence_level", "fmt", "ordinal", "FINDERS"]
+__all__ = ["KeyFinding", "key_finding", "confidence_level", "fmt", "ordinal", "separability", "SEPARABILITY_NOTE", "circular_reference",
+           "FINDERS"]
 
 _SUMMARY = SUMMARY_ROWS
 _ALL_GROUPS = ("all models", "all")
@@ -169,10 +171,12 @@ def _rank_of_best(folder: Path, row: pd.Series) -> str:
         return ""
     r = under_a[model]
     r = float(r.iloc[0]) if isinstance(r, pd.Series) else float(r)
+    sep = separability(folder, str(row["finding"]), b, model, subject="it")
+    sep = f"; {sep}" if sep else ""
     if r == 1:
-        return f"; the best model under {b} ({model}) is also best under {a}"
+        return f"; the best model under {b}, {model}, is also best under {a}{sep}"
     rank = ordinal(int(round(r))) if r == int(r) else f"{r:g}th (tied)"
-    return f"; the best model under {b} ({model}) ranks {rank} of {len(under_a)} under {a}"
+    return f"; the best model under {b}, {model}, ranks {rank} of {len(under_a)} under {a}{sep}"
 
 
 def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
@@ -205,10 +209,82 @@ def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     if len(rc) > 1:
         counts = ", ".join(f"{int((bands == label).sum())} {label}" for label, _ in th.srcc)
         head = f"{len(rc)} comparisons of the model ranking between two references: {counts}. Least stable, "
-    text = (f"{head}{_where(worst)}: the model ranking under {a} {verb} the ranking under {b} "
+    what = str(worst["finding"])
+    what = f"{_where(worst)} alone (one finding, not the macro average)" if what not in _SUMMARY else _where(worst)
+    text = (f"{head}{what}: the model ranking under {a} {verb} the ranking under {b} "
             f"(SRCC {fmt(worst['_s'])}, {interval}){_rank_of_best(folder, worst)}.")
     verdict = th.srcc_band(worst["_s"]) + (" at worst" if len(rc) > 1 else "")
     return KeyFinding("ranking", text[0].upper() + text[1:], verdict)
+
+
+def _separability_rows(folder: Path) -> pd.DataFrame | None:
+    """``auc_comparison.csv`` (:class:`~cxreval.auc_comparison.SeparabilityResult`) of ``folder``, or None."""
+    sep = _load(folder, SeparabilityResult.FILES["auc_comparison"], ("finding", "reference", "model_a", "model_b",
+                                                                     "comparison", "difference", "ci_low", "ci_high"))
+    return None if sep is None else sep.assign(_d=_num(sep, "difference"), _lo=_num(sep, "ci_low"),
+                                                _hi=_num(sep, "ci_high"))
+
+
+def _delta(row: pd.Series, level: float) -> str:
+    """'ΔAUC 0.004, 95% CI −0.010 to 0.020' of one comparison row."""
+    if not (math.isfinite(row["_lo"]) and math.isfinite(row["_hi"])):
+        return f"ΔAUC {fmt(row['_d'], 3)}, no interval"
+    return f"ΔAUC {fmt(row['_d'], 3)}, {level * 100:g}% CI {fmt(row['_lo'], 3)} to {fmt(row['_hi'], 3)}"
+
+
+def separability(folder: Path, finding: str, reference: str, model: str, *, versus: str = "",
+                 subject: str = "") -> str:
+    """One clause saying whether ``model`` (the best under ``reference`` for ``finding``) is separable from the
+    runner-up (``versus=''``) or from the best model under reference ``versus``, both scored under ``reference``,
+    read from ``auc_comparison.csv``; '' when the folder has no such comparison. ``subject`` names the model in
+    the clause (default: its name)."""
+    sep = _separability_rows(folder)
+    if sep is None:
+        return ""
+    keep = (_str(sep, "finding") == finding) & (_str(sep, "reference") == reference) & (_str(sep, "model_a") == model)
+    wanted = "runner-up" if not versus else f"best under {versus}"
+    rows = sep[keep & _str(sep, "comparison").str.split("; ").map(lambda w: wanted in w)]
+    if rows.empty:
+        return ""
+    r = rows.iloc[0]
+    who = subject or model
+    other = f"the runner-up {r['model_b']}" if not versus else f"{r['model_b']} (the best under {versus})"
+    level, _ = confidence_level(folder)
+    if not (math.isfinite(r["_lo"]) and math.isfinite(r["_hi"])):
+        return f"whether {who} and {other} are separable was not assessed ({_str(rows, 'method').iloc[0]})"
+    if r["_lo"] > 0 or r["_hi"] < 0:
+        return f"{who} is separable from {other} ({_delta(r, level)})"
+    return f"{who} and {other} are not separable ({_delta(r, level)})"
+
+
+def _separability_method(folder: Path, finding: str) -> str:
+    """' (ΔAUC intervals simultaneous over the n comparisons of this finding)', once per line."""
+    sep = _separability_rows(folder)
+    if sep is None:
+        return ""
+    rows = sep[_str(sep, "finding") == finding]
+    if rows.empty:
+        return ""
+    n = int(_num(rows, "n_comparisons").max()) if "n_comparisons" in rows.columns else len(rows)
+    how = {"bootstrap": "paired patient bootstrap", "delong": "DeLong's test"}.get(_str(rows, "method").iloc[0],
+                                                                                     "not assessed")
+    return f" (ΔAUC: {how}; intervals simultaneous over the {n} comparisons of this finding, Bonferroni)"
+
+
+SEPARABILITY_NOTE = ("ΔAUC is the difference between two models' AUCs under the same reference, computed on the same "
+                     "bootstrap resamples of patients (DeLong's test where there are no resamples); the intervals of "
+                     "one finding are simultaneous (Bonferroni over its comparisons), and two models are called "
+                     "not separable when the interval covers 0.")
+"""How the report's separability statements are made (stated once on the page)."""
+
+
+def _what(finding: str, n_findings: int) -> str:
+    """What an AUC row summarises, in words: 'macro AUC (mean of the 4 per-finding AUCs)' or 'X alone'."""
+    if finding == MACRO:
+        return f"macro AUC (the mean of the {n_findings} per-finding AUCs)"
+    if finding == MICRO:
+        return f"micro AUC (all {n_findings} findings' cases pooled)"
+    return f"{finding} alone (one finding, not the macro average)"
 
 
 def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
@@ -217,38 +293,62 @@ def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         return None
     keep = ~_str(auc, "model").str.lower().isin((MEAN, "average")) & (_str(auc, "group").str.lower() != "summary")
     auc = auc[keep].assign(_a=lambda d: _num(d, "auc")).dropna(subset=["_a"])
+    ds = ""
     if "dataset" in auc.columns and not auc.empty:
-        auc = auc[_str(auc, "dataset") == _str(auc, "dataset").iloc[0]]
+        ds = _str(auc, "dataset").iloc[0]
+        auc = auc[_str(auc, "dataset") == ds]
     if auc.empty:
         return None
     findings = list(dict.fromkeys(_str(auc, "finding")))
     finding = next((f for f in _SUMMARY if f in findings), findings[0])
+    n_per = len([f for f in findings if f not in _SUMMARY])
     sub = auc[_str(auc, "finding") == finding]
     refs = list(dict.fromkeys(_str(sub, "reference")))
     best = {r: sub[_str(sub, "reference") == r].sort_values("_a", ascending=False, kind="stable").iloc[0]
             for r in refs}
-    b0 = best[refs[0]]
-    lo, hi = float(_num(sub, "ci_low")[b0.name]), float(_num(sub, "ci_high")[b0.name])
-    interval = f", {_ci(folder, lo, hi)}" if math.isfinite(lo) and math.isfinite(hi) else ""
-    n_models = sub["model"].nunique()
-    where = _where(b0) if finding not in _SUMMARY else f"{_where(b0)} AUC over findings"
+    has_ci = _num(sub, "ci_low").notna().any()
+    sep_file = _separability_rows(folder) is not None
+
+    def stated(r: str) -> str:
+        b = best[r]
+        lo, hi = float(_num(sub, "ci_low")[b.name]), float(_num(sub, "ci_high")[b.name])
+        interval = f", {_ci(folder, lo, hi)}" if math.isfinite(lo) and math.isfinite(hi) else ""
+        return f"{b['model']} (AUC {fmt(b['_a'], 3)}{interval})"
+
+    def sep(r: str, versus: str = "") -> str:
+        got = separability(folder, finding, r, str(best[r]["model"]), versus=versus, subject="it")
+        return f"; {got}" if got else ""
+
+    where = (f"{ds}, " if ds else "") + _what(finding, n_per)
     where = where[0].upper() + where[1:]
-    text = f"{where}: under {refs[0]} the best of {n_models} models is {b0['model']} (AUC {fmt(b0['_a'], 3)}{interval})"
+    n_models = sub["model"].nunique()
+    text = f"{where}: under {refs[0]} the best of {n_models} models is {stated(refs[0])}{sep(refs[0])}"
     if len(refs) == 1:
-        return KeyFinding("classification", text + ".", "one reference")
-    others = refs[1:]
-    same = [r for r in others if str(best[r]["model"]) == str(b0["model"])]
-    if len(same) == len(others):
-        verdict = "same best model under every reference"
-        text += f"; it is also the best under all {len(others)} other reference(s)."
+        verdict = "one reference"
     else:
-        verdict = "best model changes with the reference"
-        diff = [f"{best[r]['model']} under {r}" for r in others if r not in same]
-        shown = "; ".join(diff[:3]) + (f"; and {len(diff) - 3} more" if len(diff) > 3 else "")
-        also = f"it is also the best under {len(same)} of the {len(others)} other references" if same else \
-            f"it is not the best under any of the {len(others)} other reference(s)"
-        text += f"; {also}; the best is {shown}."
-    return KeyFinding("classification", text, verdict)
+        others = refs[1:]
+        same = [r for r in others if str(best[r]["model"]) == str(best[refs[0]]["model"])]
+        diff = [r for r in others if r not in same]
+        if not diff:
+            verdict = "same best model under every reference"
+            text += f". It is also the best under all {len(others)} other reference(s)"
+        else:
+            verdict = "best model changes with the reference"
+            also = (f"it is also the best under {len(same)} of the {len(others)} other references" if same else
+                    f"it is not the best under any of the {len(others)} other reference(s)")
+            shown = [f"Under {r} the best is {stated(r)}{sep(r)}{sep(r, refs[0])}" for r in diff[:1]]
+            more = (f". {len(diff) - 1} more reference(s) have another best model (each compared in the section)"
+                    if len(diff) > 1 else "")
+            text += f"; {also}. " + ". ".join(shown) + more
+    if sep_file:
+        text += _separability_method(folder, finding)
+    elif find_result_file(folder, AUCResult.FILES["counts"]) is None:
+        text += " (published or point AUCs, no replicates: whether two models are separable cannot be assessed)"
+    elif has_ci:
+        text += " (separability of the best models not assessed: no auc_comparison.csv in this folder)"
+    else:
+        text += " (point AUCs without replicates: whether two models are separable cannot be assessed)"
+    return KeyFinding("classification", text + ".", verdict)
 
 
 def _kappa_rows(df: pd.DataFrame, key: str) -> tuple[pd.DataFrame, str]:
@@ -296,7 +396,13 @@ def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     ag, rows, how, lo_r, hi_r = got
 
     def one(r: pd.Series) -> str:
-        return f"{r['pair']}: κ {fmt(r['kappa_w'])}, {th.kappa_band(r['kappa_w'])} agreement{_low_high(r, '; ')}"
+        lo, hi, k = r["kappa_low"], r["kappa_high"], r["kappa_w"]
+        if math.isfinite(lo) and math.isfinite(hi) and not lo - 5e-3 <= k <= hi + 5e-3:
+            # two measures: the weighted κ over 3 states and the binary κ range; say which is which
+            return (f"{r['pair']}: binary κ {fmt(lo)} to {fmt(hi)} (Low–High: uncertain labels resolved "
+                    f"pessimistically to optimistically), {th.kappa_band(lo)} agreement at worst; the 3-state "
+                    f"weighted κ (negative < uncertain < positive), a different measure, is {fmt(k)}")
+        return f"{r['pair']}: κ {fmt(k)}, {th.kappa_band(k)} agreement{_low_high(r, '; ')}"
 
     if len(rows) == 1:
         text = f"Weighted κ ({how}), {one(lo_r)}"
@@ -311,16 +417,67 @@ def agreement_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     return KeyFinding("agreement", text + ".", verdict)
 
 
+def _fusion_readers_and_reference(folder: Path) -> tuple[list[str], str]:
+    """The readers fused and the reference named in the governing ``run.json`` (``readers``/``reference`` of the
+    demo, ``--readers``/``--adjudicated`` of ``cxreval fuse``); empty when not recorded."""
+    found = run_record(folder)
+    if found is None:
+        return [], ""
+    rec = found[0]
+    raw = rec.get("argv")
+    argv = [str(a) for a in raw] if isinstance(raw, list) else []
+
+    def opt(name: str) -> str:
+        return argv[argv.index(name) + 1] if name in argv[:-1] else ""
+    readers = rec.get("readers")
+    names = [str(r) for r in readers] if isinstance(readers, list) else [r for r in opt("--readers").split(",") if r]
+    ref = str(rec.get("reference") or opt("--adjudicated") or "")
+    return names, ref
+
+
+def circular_reference(folder: Path) -> str:
+    """Why the fusion reference of ``folder`` is built from the fused readers' own labels, or '' when it is not
+    seen to be.
+
+    Two signs, either enough: the reference is one of the fused readers (``run.json``), or a fusion method
+    reproduces the reference exactly (κ = 1 and F1 = 1 on every finding: the reference is that method's rule
+    applied to the same readers, e.g. a consensus that is their majority vote).
+    """
+    readers, ref = _fusion_readers_and_reference(folder)
+    ref_name = ref.split(" (")[0]
+    if ref_name and ref_name in readers:
+        return f"the reference {ref_name} is one of the fused readers"
+    fa = _load(folder, FusionResult.FILES["fusion_agreement"], FusionResult.COLUMNS[:3])
+    if fa is None:
+        return ""
+    per = fa[~_str(fa, "finding").isin(_SUMMARY)].assign(_k=lambda d: _num(d, "kappa_w"), _f=lambda d: _num(d, "f1_w"))
+    if per.empty:
+        return ""
+    ok = (per["_k"] >= 1 - 1e-9) & (per["_f"].isna() | (per["_f"] >= 1 - 1e-9))
+    exact = ok.groupby(_str(per, "method"), sort=False).all()
+    hits = [str(m) for m, ok in exact.items() if ok]
+    if not hits:
+        return ""
+    who = f" ({', '.join(readers)})" if readers else ""
+    return (f"{' and '.join(hits)} reproduces the reference exactly on every finding (κ 1.00), so the reference is "
+            f"that rule applied to the same readers{who}")
+
+
 def fusion_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     got = _kappa_table(folder, FusionResult.FILES["fusion_agreement"], FusionResult.COLUMNS[:3], "method")
     if got is None:
         return None
     _, rows, how, worst, best = got
+    circular = circular_reference(folder)
     iv = _low_high(best, ", ")
     text = (f"Against the reference, the best of {len(rows)} fusion method(s) is {best['method']} (κ {how} "
             f"{fmt(best['kappa_w'])}{iv}: {th.kappa_band(best['kappa_w'])} agreement)")
     if len(rows) > 1:
         text += f"; the worst is {worst['method']} (κ {fmt(worst['kappa_w'])}: {th.kappa_band(worst['kappa_w'])})"
+    if circular:
+        text = (f"Circular reference: {circular}. Agreement with it measures closeness to that rule, not accuracy. "
+                + text)
+        return KeyFinding("fusion", text + ".", "circular reference")
     return KeyFinding("fusion", text + ".", f"{th.kappa_band(best['kappa_w'])} agreement at best")
 
 

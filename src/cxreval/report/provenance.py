@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..outputs import sha256_file
-from .key_findings import confidence_level
+from .key_findings import SEPARABILITY_NOTE, confidence_level
 from .tables import html_table, listed_files, result_path, run_record
 from .thresholds import Thresholds
 
@@ -98,4 +98,19 @@ def provenance_html(folders: Sequence[tuple[Path, Sequence[str]]], *, thresholds
              "from the result files listed below; each folder's command, versions, parameters and input checksums "
              "come from its run.json. The verdict thresholds are stated under "
              f'<a href="#key-findings">Key findings</a> (source: {html.escape(thresholds.source)}).</p>')
-    return intro + "".join(_folder_html(f, t) for f, t in folders)
+    return intro + SOURCES_HTML + f"<p>{html.escape(SEPARABILITY_NOTE)}</p>" + "".join(
+        _folder_html(f, t) for f, t in folders)
+
+
+SOURCES_HTML = (
+    "<h3>Source papers</h3><p>The methods follow two papers, named here once. "
+    "<strong>XQA</strong>: “Rethinking Clinical Relevance in Chest X-ray Machine Learning: How Evaluation References "
+    "Define Performance” — label agreement as quadratically weighted κ over negative &lt; uncertain &lt; positive with "
+    "Low–High κ (uncertain labels resolved pessimistically / optimistically), label fusion, patient-level bootstrap "
+    "AUCs, ranking stability as Spearman (SRCC) and Kendall (KRCC) rank correlations; its published AUCs are its "
+    "Tables 16–25, its rank correlations Tables 26–29, its agreement with the consensus Table 30, its MIMIC-CXR "
+    "Findings vs Impression κ Table 13 and its image-quality metric-vs-expert correlations Tables 3–4. "
+    "<strong>ChestX-ray8</strong> (Wang et al., CVPR 2017): the localization protocol — boxes cut from a heat map "
+    "upsampled and thresholded, scored as accuracy (Acc., the share of reference boxes hit at overlap T by IoU or "
+    "IoBB) and average false positives per image (AFP); its localization results are its Table 4.</p>")
+"""The source papers and their tables, named once in Methods (the rest of the page says what a number means)."""

@@ -324,15 +324,27 @@ class _PhraseIndex:
                 rs.append(np.searchsorted(tok_start, a[:, 0], side="left"))
                 re_.append(np.searchsorted(tok_end, a[:, 1], side="left") + 1)
                 rk.append(np.full(len(a), item, dtype=np.int64))
-        s, e, k = np.concatenate(rs), np.concatenate(re_), np.concatenate(rk)
-        order = np.lexsort((-(e - s), s))
+        if len(rs) == 1:
+            return s, e, k
+        # leftmost-longest over phrase and regex matches. The phrase matches are disjoint and in order, so only
+        # those overlapping a regex match can lose; the greedy pass runs on them and the regex matches alone
+        xs, xe, xk = np.concatenate(rs[1:]), np.concatenate(re_[1:]), np.concatenate(rk[1:])
+        lo = np.searchsorted(e, xs, side="right")  # first phrase match ending after the regex match's start
+        hi = np.searchsorted(s, xe, side="left")  # first phrase match starting at or after its end
+        near = np.zeros(len(s), dtype=bool)
+        for a, b in zip(lo.tolist(), hi.tolist()):
+            near[a:b] = True
+        cs, ce, ck = np.concatenate([s[near], xs]), np.concatenate([e[near], xe]), np.concatenate([k[near], xk])
+        order = np.lexsort((-(ce - cs), cs))
         keep, last = [], -1
         for j in order.tolist():
-            if s[j] >= last:
+            if cs[j] >= last:
                 keep.append(j)
-                last = int(e[j])
+                last = int(ce[j])
         idx = np.asarray(keep, dtype=np.int64)
-        return s[idx], e[idx], k[idx]
+        s, e, k = np.concatenate([s[~near], cs[idx]]), np.concatenate([e[~near], ce[idx]]), np.concatenate([k[~near], ck[idx]])
+        order = np.lexsort((-(e - s), s))
+        return s[order], e[order], k[order]
 
 
 def _empty(n: int = 0) -> np.ndarray:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -161,6 +161,17 @@ class ReportLabelsResult(TableResult):
         tab = tab[cols].reset_index()
         lines += ["", markdown_table(tab, right=tuple(cols))]
         return "\n".join(lines) + "\n"
+
+    def _figure(self) -> Any:
+        """Reports per finding and label state (stacked), as the labeller read them."""
+        from .._plots import bars
+        from ..labels import state_names
+
+        named = self.labels.assign(state=state_names(self.labels["state"].astype("Int8")).astype(object))
+        named["state"] = named["state"].where(named["state"].notna(), "missing")
+        counts = named.groupby(["finding", "state"], sort=False).size().rename("reports").reset_index()
+        return bars(counts, x="finding", y="reports", color="state", barmode="stack",
+                    title="Report labels per finding and state")
 
 
 def _run_chunk(rules: RuleSet, chunk: tuple[list[str], list[int]]) -> MentionArrays:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -147,6 +147,16 @@ class LabellerValidationResult(TableResult):
         return {"reference": self.reference, "predicted": self.predicted, "findings": list(self.findings),
                 "uncertain": self.uncertain, "n_resamples": self.n_resamples,
                 "confidence_level": self.confidence_level, "table": self.table.to_dict(orient="records")}
+
+    def _figure(self) -> Any:
+        """Precision, recall and F1 with their intervals per finding."""
+        from .._plots import dot_interval
+
+        long = pd.concat([self.table[["finding", m, f"{m}_low", f"{m}_high"]].set_axis(
+            ["finding", "value", "low", "high"], axis=1).assign(measure=m) for m in ("precision", "recall", "f1")],
+            ignore_index=True)
+        return dot_interval(long, value="value", low="low", high="high", category="finding", color="measure",
+                            title="Labeller against the reference", value_title="precision / recall / F1")
 
 
 def resolve_reference(reference_labels: pd.DataFrame | None, reference: str | None = None, *,

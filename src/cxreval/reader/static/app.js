@@ -1,7 +1,8 @@
 // cxreval reader: plain JavaScript, no build step. The reader's token is in the URL fragment (#token=...),
 // never sent as part of a URL; every API call carries it as a Bearer header. Submissions go into a
 // localStorage queue first and leave it only when the server has acknowledged them (after commit), so a
-// reload or a lost connection loses nothing: the queue is resent until acknowledged.
+// reload or a lost connection loses nothing. The queue is kept per study and reader (not per token), so
+// labels queued under a link that was since replaced are sent with the new link, authenticated anew.
 'use strict';
 
 const TOKEN = new URLSearchParams(location.hash.slice(1)).get('token') || '';
@@ -9,14 +10,20 @@ const STATE_KEYS = {'1': 'negative', n: 'negative', '2': 'uncertain', u: 'uncert
                     p: 'positive', '4': 'not_mentioned', m: 'not_mentioned'};
 const SHORT = {negative: 'neg', uncertain: 'unc', positive: 'pos', not_mentioned: 'n/m'};
 const COLORS = ['#ff4d4d', '#4dd2ff', '#ffd24d', '#7dff4d', '#ff4dff', '#ff9f4d', '#4d7dff', '#b0b0b0'];
+const DASHES = [[8, 4], [2, 4], [12, 3, 2, 3]];
 const $ = (id) => document.getElementById(id);
 const BAD_LINK = 'This link is not valid (mistyped, or replaced by a new one): ask the study organiser for your link.';
 
 function hashString(s) { let h = 5381; for (const c of s) h = ((h * 33) ^ c.charCodeAt(0)) >>> 0; return h.toString(16); }
-const QKEY = 'cxreval-reader-queue-' + hashString(TOKEN);
+// Bidirectional-override and invisible direction marks in file names are shown as escapes, not obeyed.
+function shown(s) { return String(s).replace(/[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')); }
+
+const WHO_KEY = 'cxreval-reader-who-' + hashString(TOKEN);  // token -> "study reader", known once /api/me answered
+let QKEY = localStorage.getItem(WHO_KEY) || ('cxreval-reader-unknown-' + hashString(TOKEN));
 
 const S = {me: null, task: null, queue: [], pos: 0, item: null, labels: {}, boxes: [], ratings: {}, focus: 0,
-           dirty: false, images: [], view: null, drag: null, flushing: false};
+           dirty: false, images: [], view: null, drag: null, flushing: false, sel: -1, unreadable: false,
+           comment: '', t0: 0, pre: null, raf: 0};
 
 // ---------------------------------------------------------------- network and the pending queue
 async function api(path, opts = {}) {
@@ -32,12 +39,28 @@ async function apiJSON(path) {
   return r.json();
 }
 function pending() { try { return JSON.parse(localStorage.getItem(QKEY) || '[]'); } catch (e) { return []; } }
-function setPending(list) { localStorage.setItem(QKEY, JSON.stringify(list)); showPending(); }
+function setPending(list) {
+  if (list.length) localStorage.setItem(QKEY, JSON.stringify(list)); else localStorage.removeItem(QKEY);
+  showPending();
+}
 function showPending() {
   const n = pending().length, el = $('pending');
   el.textContent = n ? `${n} unsent` : 'all saved';
   el.className = n ? 'unsent' : '';
   document.body.dataset.pending = String(n);
+}
+function adoptQueue(me) {
+  // the queue of this study and reader, whatever link queued it; older pages kept it per token
+  const key = 'cxreval-reader-queue:' + me.study_uid + ':' + me.reader;
+  const merged = [];
+  for (const k of [key, QKEY, 'cxreval-reader-queue-' + hashString(TOKEN)]) {
+    let l = []; try { l = JSON.parse(localStorage.getItem(k) || '[]'); } catch (e) { /* unreadable */ }
+    for (const x of l) if (!merged.some((y) => y.id === x.id)) merged.push(x);
+    if (k !== key) localStorage.removeItem(k);
+  }
+  QKEY = key;
+  localStorage.setItem(WHO_KEY, key);
+  setPending(merged);
 }
 function uuid() {
   if (crypto.randomUUID) return crypto.randomUUID();
@@ -45,8 +68,9 @@ function uuid() {
   return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 function enqueue(sub) { const q = pending(); q.push(sub); setPending(q); flush(); }
+async function detail(r) { try { return (await r.json()).detail || ''; } catch (e) { return ''; } }
 async function flush() {
-  if (S.flushing) return;
+  if (S.flushing || !S.me) return;
   S.flushing = true;
   try {
     for (;;) {
@@ -57,34 +81,78 @@ async function flush() {
       try {
         r = await api('/api/submissions', {method: 'POST', headers: {'Content-Type': 'application/json'},
                                            body: JSON.stringify(sub)});
-      } catch (e) { say('offline: ' + q.length + ' submission(s) kept; retrying', true); break; }
-      if (r.ok || (r.status >= 400 && r.status < 500 && ![401, 408, 429].includes(r.status))) {
-        if (!r.ok) { let d = ''; try { d = (await r.json()).detail; } catch (e) { /* */ } say('refused: ' + d, true); }
-        else if (document.getElementById('msg').classList.contains('error')) say('reconnected; all sent');
+      } catch (e) { say('offline: ' + q.length + ' submission(s) kept in this browser; retrying', true); break; }
+      if (r.ok) {
         setPending(pending().filter((x) => x.id !== sub.id));
-      } else if (r.status === 401) { say(BAD_LINK + ` ${q.length} unsent submission(s) are kept in this browser.`, true); break; }
-      else { say(`server answered ${r.status}; retrying`, true); break; }
+        if ($('msg').classList.contains('error')) say('reconnected; all sent');
+      } else if (r.status === 401) {
+        say(`This link was replaced or is not valid: ${q.length} unsent submission(s) are kept in this browser ` +
+            'and are sent when you open your new link here.', true);
+        break;
+      } else if (r.status >= 400 && r.status < 500 && ![408, 429].includes(r.status)) {
+        // refused for good (invalid, or changed since): retrying cannot help, so it leaves the queue
+        say('refused by the server: ' + await detail(r), true);
+        setPending(pending().filter((x) => x.id !== sub.id));
+      } else {
+        const d = await detail(r);
+        say(`not saved yet (server answered ${r.status}${d ? ': ' + d : ''}); kept in this browser, retrying`, true);
+        break;
+      }
     }
   } finally { S.flushing = false; showPending(); }
 }
-setInterval(flush, 2000);
+setInterval(flush, 3000);
 window.addEventListener('online', flush);
 
 function say(text, error = false) { const m = $('msg'); m.textContent = text; m.classList.toggle('error', error); }
+function clearRetrying() { const m = $('msg'); if (/retrying/.test(m.textContent) && !pending().length) say(''); }
+
+// ---------------------------------------------------------------- the organiser's page
+async function showOrganiser() {
+  $('organiser').hidden = false; $('view').hidden = true; document.querySelector('aside').hidden = true;
+  let st;
+  try { st = await apiJSON('/api/organiser/status'); } catch (e) {
+    say('cannot load the progress (' + e.message + '); retrying', true); setTimeout(showOrganiser, 3000); return;
+  }
+  const tb = $('org-rows');
+  tb.innerHTML = '';
+  for (const r of st.progress) {
+    const tr = document.createElement('tr');
+    for (const v of [r.reader, r.role, r.task, `${r.n_done} / ${r.n_items}`, r.n_submissions, r.last]) {
+      const td = document.createElement('td'); td.textContent = shown(v); tr.appendChild(td);
+    }
+    tb.appendChild(tr);
+  }
+  $('org-summary').textContent = `Conflicts: ${st.n_conflicts} studies, ${st.n_resolved} adjudicated, ` +
+    `${st.n_conflicts - st.n_resolved} open. Database check: ${st.integrity.ok ? 'ok' : st.integrity.problems.join('; ')}.`;
+  document.body.dataset.ready = '1';
+}
+$('org-export').addEventListener('click', async () => {
+  say('preparing the export…');
+  const r = await api('/api/organiser/export');
+  if (!r.ok) { say('export failed: ' + await detail(r), true); return; }
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(await r.blob()); a.download = (S.me.study || 'study') + '-export.zip';
+  document.body.appendChild(a); a.click(); a.remove();
+  say('export downloaded');
+});
+$('org-refresh').addEventListener('click', showOrganiser);
 
 // ---------------------------------------------------------------- tasks, queue, items
 async function start() {
   if (!TOKEN) { say('This page needs your private link (…/#token=…).', true); return; }
   showPending();
-  flush();
   try { S.me = await apiJSON('/api/me'); } catch (e) {
     if (e.status === 401) { say(BAD_LINK, true); return; }  // retrying cannot help
     say('Cannot open the study (' + e.message + '); retrying', true);
     setTimeout(start, 3000);
     return;
   }
+  adoptQueue(S.me);
+  flush();
   $('study').textContent = S.me.study;
   $('who').textContent = `${S.me.reader} (${S.me.role})`;
+  if (S.me.role === 'organiser') { await showOrganiser(); return; }
   const nav = $('tasks');
   nav.innerHTML = '';
   for (const t of S.me.tasks) {
@@ -99,7 +167,7 @@ async function start() {
 }
 
 async function openTask(task) {
-  S.task = task;
+  S.task = task; S.pre = null;
   say('');
   sessionStorage.setItem('cxreval-task', task);
   for (const b of $('tasks').children) b.classList.toggle('active', b.dataset.task === task);
@@ -110,7 +178,7 @@ async function openTask(task) {
     return;
   }
   const mine = new Set(pending().filter((p) => p.task === task).map((p) => p.item));
-  S.queue = q.items.map((x) => ({key: x.key, done: x.done || mine.has(x.key)}));
+  S.queue = q.keys.map((key, i) => ({key, done: q.done[i] === '1' || mine.has(key)}));
   const next = S.queue.findIndex((x) => !x.done);
   S.pos = next < 0 ? S.queue.length : next;
   await openItem();
@@ -128,13 +196,38 @@ function latestPending(task, key) {
   return l.length ? l[l.length - 1] : null;
 }
 
+function panesOf(task) { return task === 'iqa' ? [['reference', 'reference'], ['test', 'test']] : [['image', '']]; }
+function hasImage(task, item) { return !(task === 'report' || (task === 'adjudication' && !item.image)); }
+
+async function fetchItem(task, key) {
+  const item = await apiJSON(`/api/item?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}`);
+  const images = [];
+  if (hasImage(task, item)) {
+    for (const [which] of panesOf(task)) {
+      const url = `/api/pixels?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}&which=${which}`;
+      const r = await api(url);
+      if (!r.ok) throw Object.assign(new Error('image ' + r.status + ' ' + await detail(r)), {status: r.status});
+      images.push({which, w: +r.headers.get('X-Width'), h: +r.headers.get('X-Height'),
+                   range: +r.headers.get('X-Data-Range'), data: new Uint16Array(await r.arrayBuffer())});
+    }
+  }
+  return {task, key, item, images};
+}
+
+function prefetch() {  // the next item, so that it opens at once (and when the connection drops)
+  const nxt = S.queue[S.pos + 1];
+  if (!nxt || (S.pre && S.pre.key === nxt.key && S.pre.task === S.task)) return;
+  const task = S.task;
+  fetchItem(task, nxt.key).then((got) => { if (S.task === task) S.pre = got; }).catch(() => { /* on demand */ });
+}
+
 async function openItem() {
   progress();
-  S.item = null; S.images = []; S.view = null;
-  $('rows').innerHTML = ''; $('canvases').innerHTML = ''; $('text').textContent = '';
+  S.item = null; S.images = []; S.view = null; S.sel = -1;
+  $('rows').innerHTML = ''; $('canvases').innerHTML = ''; $('text').textContent = ''; $('boxes').innerHTML = '';
   $('item-title').textContent = 'loading…';
   document.body.dataset.ready = '0';
-  $('viewer').hidden = true; $('text').hidden = true; $('done').hidden = true;
+  $('viewer').hidden = true; $('text').hidden = true; $('done').hidden = true; $('notes').hidden = true;
   if (S.pos >= S.queue.length) {
     const task = S.task;
     let left = null;
@@ -149,36 +242,39 @@ async function openItem() {
     document.body.dataset.item = ''; document.body.dataset.ready = '1';
     return;
   }
-  const key = S.queue[S.pos].key;
-  let item;
-  try {
-    item = await apiJSON(`/api/item?task=${encodeURIComponent(S.task)}&key=${encodeURIComponent(key)}`);
-  } catch (e) {  // offline: keep what is queued and try again
-    say('cannot load the next item (' + e.message + '); retrying', true);
-    setTimeout(() => { if (S.queue[S.pos] && S.queue[S.pos].key === key) openItem(); }, 2000);
-    return;
-  }
-  S.item = item;
-  const mine = latestPending(S.task, key) || item.mine || {};
-  S.labels = Object.assign({}, mine.labels || {});
-  S.boxes = (mine.boxes || []).map((b) => Object.assign({}, b));
-  S.ratings = Object.assign({}, mine.ratings || {});
-  S.focus = 0; S.dirty = false;
-  $('item-title').textContent = `${S.pos + 1} / ${S.queue.length}` + (S.task === 'iqa' ? '' : `: ${key}`);
-  document.body.dataset.item = key;
-  if (S.task === 'report' || (S.task === 'adjudication' && !item.image)) {
-    $('text').hidden = false;
-    $('text').textContent = (item.section ? item.section.toUpperCase() + ':\n\n' : '') + item.text;
-  } else {
-    const panes = S.task === 'iqa' ? [['reference', 'reference'], ['test', 'test']] : [['image', '']];
-    try { await loadImages(panes, key); } catch (e) {
-      say('cannot load the image (' + e.message + '); retrying', true);
-      setTimeout(() => { if (S.queue[S.pos] && S.queue[S.pos].key === key) openItem(); }, 2000);
+  const key = S.queue[S.pos].key, task = S.task;
+  let got;
+  if (S.pre && S.pre.key === key && S.pre.task === task) { got = S.pre; S.pre = null; } else {
+    try { got = await fetchItem(task, key); } catch (e) {  // offline: keep what is queued and try again
+      if (e.status >= 400 && e.status < 500 && e.status !== 401) { say('cannot open ' + shown(key) + ': ' + e.message, true); return; }
+      say('cannot load the next item (' + e.message + '); retrying', true);
+      setTimeout(() => { if (S.task === task && S.queue[S.pos] && S.queue[S.pos].key === key) openItem(); }, 2000);
       return;
     }
   }
+  if (S.task !== task || !S.queue[S.pos] || S.queue[S.pos].key !== key) return;
+  const item = got.item;
+  S.item = item;
+  const mine = latestPending(task, key) || item.mine || {};
+  S.labels = Object.assign({}, mine.labels || {});
+  S.boxes = (mine.boxes || []).map((b) => Object.assign({}, b));
+  S.ratings = Object.assign({}, mine.ratings || {});
+  S.unreadable = !!mine.unreadable; S.comment = mine.comment || '';
+  S.focus = 0; S.dirty = false;
+  $('item-title').textContent = `${S.pos + 1} / ${S.queue.length}` + (task === 'iqa' ? '' : `: ${shown(key)}`);
+  document.body.dataset.item = key;
+  $('notes').hidden = false;
+  $('unreadable-label').hidden = task !== 'image';
+  $('unreadable').checked = S.unreadable; $('comment').value = S.comment;
+  if (!hasImage(task, item)) {
+    $('text').hidden = false;
+    $('text').textContent = (item.section ? item.section.toUpperCase() + ':\n\n' : '') + item.text;
+  } else showImages(got.images);
   renderRows();
+  S.t0 = performance.now();
   document.body.dataset.ready = '1';
+  clearRetrying();
+  prefetch();
 }
 
 function rowsSpec() {
@@ -191,20 +287,21 @@ function statesFor() {
   if (S.task === 'adjudication' && !S.item.image) return S.me.report_states;
   return S.me.image_states;
 }
+function colorOf(finding) { return COLORS[Math.max(0, S.me.findings.indexOf(finding)) % COLORS.length]; }
 
 function renderRows() {
   const ol = $('rows');
   ol.innerHTML = '';
+  ol.classList.toggle('disabled', S.unreadable);
   rowsSpec().forEach((row, i) => {
     const li = document.createElement('li');
     li.dataset.name = row.name;
     li.className = i === S.focus ? 'focus' : '';
     const name = document.createElement('span');
     name.className = 'name';
-    const color = COLORS[S.me.findings.indexOf(row.name) % COLORS.length];
     if (row.kind === 'state' && S.task !== 'report') {
       const sw = document.createElement('span');
-      sw.textContent = '\u25A0 '; sw.style.color = color;
+      sw.textContent = '\u25A0 '; sw.style.color = colorOf(row.name);
       name.appendChild(sw);
     }
     name.appendChild(document.createTextNode(row.name));
@@ -219,19 +316,46 @@ function renderRows() {
       b.addEventListener('click', () => { S.focus = i; setValue(v, false); });
       li.appendChild(b);
     }
+    if (row.kind === 'rating') {
+      const o = document.createElement('span');
+      o.className = 'other';
+      o.textContent = `${S.me.scale[0]} = worst quality \u2026 ${S.me.scale[1]} = best (the test image, compared with the reference)`;
+      li.appendChild(o);
+    }
     if (S.task === 'adjudication') {
       const o = document.createElement('span');
       o.className = 'other';
       o.textContent = S.item.readers.map((r) => `${r}: ${S.item.conflicts[row.name][r]}`).join(' · ');
       li.appendChild(o);
     }
-    if (S.task === 'image') {
-      const n = S.boxes.filter((b) => b.finding === row.name).length;
-      if (n) { const o = document.createElement('span'); o.className = 'other'; o.textContent = `${n} box(es)`; li.appendChild(o); }
-    }
     li.addEventListener('click', () => { S.focus = i; renderRows(); });
     ol.appendChild(li);
   });
+  renderBoxes();
+}
+
+function renderBoxes() {
+  const ul = $('boxes');
+  ul.innerHTML = '';
+  if (S.task !== 'image') return;
+  S.boxes.forEach((b, i) => {
+    const li = document.createElement('li');
+    li.className = i === S.sel ? 'sel' : '';
+    li.dataset.index = String(i);
+    const t = document.createElement('span');
+    t.style.color = colorOf(b.finding);
+    t.textContent = `\u25A1 ${b.finding} ${Math.round(b.x_min)},${Math.round(b.y_min)} \u2013 ${Math.round(b.x_max)},${Math.round(b.y_max)}`;
+    t.addEventListener('click', () => { S.sel = i; renderBoxes(); draw(); });
+    const x = document.createElement('button');
+    x.type = 'button'; x.textContent = '\u00d7'; x.title = 'delete this box'; x.className = 'delete-box';
+    x.addEventListener('click', () => deleteBox(i));
+    li.append(t, x);
+    ul.appendChild(li);
+  });
+}
+function deleteBox(i) {
+  if (i < 0 || i >= S.boxes.length) return;
+  S.boxes.splice(i, 1); S.sel = -1; S.dirty = true; renderRows(); draw();
 }
 
 function setValue(v, advance = true) {
@@ -246,23 +370,27 @@ function setValue(v, advance = true) {
 
 function payload() {
   const rows = rowsSpec();
+  const extra = {seconds: Math.min(86400, Math.round((performance.now() - S.t0) / 100) / 10)};
+  if (S.comment.trim()) extra.comment = S.comment.trim().slice(0, 2000);
   if (S.task === 'iqa') {
     if (rows.some((r) => S.ratings[r.name] === undefined)) return 'Rate every criterion first.';
-    return {ratings: Object.fromEntries(rows.map((r) => [r.name, S.ratings[r.name]]))};
+    return Object.assign({ratings: Object.fromEntries(rows.map((r) => [r.name, S.ratings[r.name]]))}, extra);
   }
   if (S.task === 'adjudication') {
     const open = rows.filter((r) => !S.labels[r.name]).map((r) => r.name);
     if (open.length) return 'Set the final label of every conflict first: ' + open.join(', ');
-    return {labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]]))};
+    return Object.assign({labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]])),
+                          conflicts: S.item.conflicts}, extra);
   }
+  if (S.task === 'image' && S.unreadable) return Object.assign({unreadable: true}, extra);
   const missing = rows.filter((r) => !S.labels[r.name]).map((r) => r.name);
   if (missing.length) return 'Set every finding first (0 sets the remaining ones negative): ' + missing.join(', ');
   const contradicted = [...new Set(S.boxes.filter((b) => S.labels[b.finding] === 'negative').map((b) => b.finding))];
   if (S.task === 'image' && contradicted.length) {
     return `A box marks a positive or uncertain finding: ${contradicted.join(', ')} is negative but has a box ` +
-           '(select it and press Backspace, or change the label).';
+           '(delete it with \u00d7 or Delete, or change the label).';
   }
-  const out = {labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]]))};
+  const out = Object.assign({labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]]))}, extra);
   if (S.task === 'image') out.boxes = S.boxes;
   return out;
 }
@@ -273,46 +401,65 @@ async function saveAndMove(step) {
     const p = payload();
     if (typeof p === 'string') {
       if (step > 0) { say(p, true); return; }
-      say('not saved (incomplete): ' + S.queue[S.pos].key, true);
+      say('not saved (incomplete): ' + shown(S.queue[S.pos].key), true);
     }
     else {
       enqueue(Object.assign({id: uuid(), task: S.task, item: S.queue[S.pos].key,
                              client_time: new Date().toISOString()}, p));
       S.queue[S.pos].done = true; S.dirty = false;
-      say('saved ' + S.queue[S.pos].key);
+      say('saved ' + shown(S.queue[S.pos].key));
     }
   }
   S.pos = Math.max(0, Math.min(S.queue.length, S.pos + step));
   await openItem();
 }
 
-// ---------------------------------------------------------------- image panes: window/level, zoom, boxes
-async function loadImages(panes, key) {
+// ---------------------------------------------------------------- image panes: size, window/level, zoom, boxes
+function showImages(images) {
   $('viewer').hidden = false;
   const host = $('canvases');
   host.innerHTML = '';
   S.images = [];
-  for (const [which, caption] of panes) {
-    const url = `/api/pixels?task=${encodeURIComponent(S.task)}&key=${encodeURIComponent(key)}&which=${which}`;
-    const r = await api(url);
-    if (!r.ok) throw new Error('image ' + r.status);
-    const w = +r.headers.get('X-Width'), h = +r.headers.get('X-Height'), range = +r.headers.get('X-Data-Range');
-    const data = new Uint16Array(await r.arrayBuffer());
+  for (const [which, caption] of panesOf(S.task)) {
+    const src = images.find((x) => x.which === which);
     const pane = document.createElement('div'); pane.className = 'pane';
     const canvas = document.createElement('canvas'); canvas.id = 'canvas-' + which;
-    canvas.width = 760; canvas.height = 760;
     pane.appendChild(canvas);
     if (caption) { const c = document.createElement('span'); c.className = 'caption'; c.textContent = caption; pane.appendChild(c); }
     host.appendChild(pane);
-    const off = document.createElement('canvas'); off.width = w; off.height = h;
-    S.images.push({canvas, off, data, w, h, range});
+    const off = document.createElement('canvas'); off.width = src.w; off.height = src.h;
+    S.images.push({canvas, pane, off, data: src.data, w: src.w, h: src.h, range: src.range});
     attachMouse(canvas);
   }
-  let lo = 65535, hi = 0;
-  for (const im of S.images) for (let i = 0; i < im.data.length; i += 7) { const v = im.data[i]; if (v < lo) lo = v; if (v > hi) hi = v; }
+  const sample = [];
+  for (const im of S.images) for (let i = 0; i < im.data.length; i += 7) sample.push(im.data[i]);
+  sample.sort((a, b) => a - b);
+  const q = (p) => sample.length ? sample[Math.min(sample.length - 1, Math.floor(p * sample.length))] : 0;
   const range = Math.max(...S.images.map((im) => im.range));
-  S.view = {wc: (lo + hi) / 2, ww: Math.max(1, hi - lo), invert: false, zoom: 1, panX: 0, panY: 0, range};
+  S.auto = {wc: (q(0.005) + q(0.995)) / 2, ww: Math.max(1, q(0.995) - q(0.005)), range};
+  S.view = {wc: S.auto.wc, ww: S.auto.ww, invert: false, mode: 'fit', scale: 1, cx: 0, cy: 0, range};
   $('ww').max = String(range); $('wc').max = String(range);
+  sizeCanvases();
+  applyLevels();
+}
+
+function sizeCanvases() {  // the canvas covers its pane at the device's pixel density: one canvas pixel per screen pixel
+  const dpr = window.devicePixelRatio || 1;
+  for (const im of S.images) {
+    const r = im.pane.getBoundingClientRect();
+    const w = Math.max(1, Math.floor(r.width)), h = Math.max(1, Math.floor(r.height));
+    im.canvas.style.width = w + 'px'; im.canvas.style.height = h + 'px';
+    im.canvas.width = Math.round(w * dpr); im.canvas.height = Math.round(h * dpr);
+  }
+}
+window.addEventListener('resize', () => { if (S.view) { sizeCanvases(); draw(); } });
+
+function preset(name) {
+  if (!S.view) return;
+  const a = S.auto;
+  if (name === 'auto') Object.assign(S.view, {wc: a.wc, ww: a.ww});
+  else if (name === 'full') Object.assign(S.view, {wc: a.range / 2, ww: a.range});
+  else if (name === 'narrow') Object.assign(S.view, {wc: a.wc, ww: Math.max(1, a.ww / 2)});
   applyLevels();
 }
 
@@ -320,6 +467,8 @@ function applyLevels() {
   const v = S.view;
   $('ww').value = String(Math.round(v.ww)); $('wc').value = String(Math.round(v.wc));
   $('wl-text').textContent = `W ${Math.round(v.ww)} / L ${Math.round(v.wc)}` + (v.invert ? ' (inverted)' : '');
+  $('invert').setAttribute('aria-pressed', String(v.invert));
+  $('invert').classList.toggle('on', v.invert);
   const lo = v.wc - v.ww / 2, scale = 255 / v.ww;
   for (const im of S.images) {
     const ctx = im.off.getContext('2d'), out = ctx.createImageData(im.w, im.h), px = out.data, d = im.data;
@@ -332,68 +481,186 @@ function applyLevels() {
   }
   draw();
 }
+function levelsSoon() { if (!S.raf) S.raf = requestAnimationFrame(() => { S.raf = 0; applyLevels(); }); }
 
-function geometry(im) {
-  const c = im.canvas, s = Math.min(c.width / im.w, c.height / im.h) * S.view.zoom;
-  return {s, ox: (c.width - im.w * s) / 2 + S.view.panX, oy: (c.height - im.h * s) / 2 + S.view.panY};
+function fitScale(im) { return Math.min(im.canvas.width / im.w, im.canvas.height / im.h); }
+function geometry(im) {  // canvas pixels per image pixel, and where the image's origin lies on the canvas
+  const v = S.view, fit = v.mode === 'fit';
+  const s = fit ? fitScale(im) : v.scale, cx = fit ? im.w / 2 : v.cx, cy = fit ? im.h / 2 : v.cy;
+  let ox = im.canvas.width / 2 - cx * s, oy = im.canvas.height / 2 - cy * s;
+  if (Math.abs(s - Math.round(s)) < 1e-9) { ox = Math.round(ox); oy = Math.round(oy); }  // whole pixels at 1:1, 2:1
+  return {s, ox, oy};
+}
+function setMode(mode) {
+  if (!S.view) return;
+  const im = S.images[0], g = geometry(im);
+  const cx = (im.canvas.width / 2 - g.ox) / g.s, cy = (im.canvas.height / 2 - g.oy) / g.s;
+  if (mode === 'fit') Object.assign(S.view, {mode: 'fit'});
+  else Object.assign(S.view, {mode: 'free', scale: 1, cx, cy});  // 1:1: one image pixel per device pixel
+  draw();
+}
+function zoomAt(f, px, py) {  // zoom by f keeping the image point under (px, py) canvas pixels in place
+  if (!S.view) return;
+  const im = S.images[0], g = geometry(im);
+  px = px === undefined ? im.canvas.width / 2 : px; py = py === undefined ? im.canvas.height / 2 : py;
+  const ix = (px - g.ox) / g.s, iy = (py - g.oy) / g.s;
+  const s = Math.max(fitScale(im) / 8, Math.min(32, g.s * f));
+  const ox = px - ix * s, oy = py - iy * s;
+  Object.assign(S.view, {mode: 'free', scale: s, cx: (im.canvas.width / 2 - ox) / s, cy: (im.canvas.height / 2 - oy) / s});
+  draw();
 }
 
+function strokeBox(ctx, g, b, color, dash, width) {
+  ctx.setLineDash(dash); ctx.strokeStyle = color; ctx.lineWidth = width;
+  ctx.strokeRect(g.ox + b.x_min * g.s, g.oy + b.y_min * g.s, (b.x_max - b.x_min) * g.s, (b.y_max - b.y_min) * g.s);
+}
 function draw() {
+  if (!S.view) return;
+  const dpr = window.devicePixelRatio || 1;
   for (const im of S.images) {
     const ctx = im.canvas.getContext('2d'), g = geometry(im);
+    ctx.setLineDash([]);
     ctx.fillStyle = '#000'; ctx.fillRect(0, 0, im.canvas.width, im.canvas.height);
-    ctx.imageSmoothingEnabled = S.view.zoom < 2;
+    ctx.imageSmoothingEnabled = g.s < 1;  // shrink smoothly; enlarge pixel by pixel
     ctx.drawImage(im.off, g.ox, g.oy, im.w * g.s, im.h * g.s);
+    if (S.task === 'adjudication' && S.item && S.item.reader_boxes) {
+      S.item.readers.forEach((r, k) => {
+        for (const b of S.item.reader_boxes[r] || []) {
+          strokeBox(ctx, g, b, colorOf(b.finding), DASHES[k % DASHES.length], 2 * dpr);
+          ctx.setLineDash([]); ctx.fillStyle = colorOf(b.finding); ctx.font = `${12 * dpr}px sans-serif`;
+          ctx.fillText(`${r}: ${b.finding}`, g.ox + b.x_min * g.s + 3 * dpr, g.oy + b.y_min * g.s - 4 * dpr);
+        }
+      });
+    }
     if (S.task !== 'image') continue;
     const boxes = S.drag && S.drag.box ? S.boxes.concat([S.drag.box]) : S.boxes;
-    for (const b of boxes) {
-      ctx.strokeStyle = COLORS[S.me.findings.indexOf(b.finding) % COLORS.length]; ctx.lineWidth = 2;
-      ctx.strokeRect(g.ox + b.x_min * g.s, g.oy + b.y_min * g.s, (b.x_max - b.x_min) * g.s, (b.y_max - b.y_min) * g.s);
-    }
+    boxes.forEach((b, i) => {
+      strokeBox(ctx, g, b, colorOf(b.finding), [], (i === S.sel ? 3 : 2) * dpr);
+      if (i === S.sel) {
+        ctx.fillStyle = colorOf(b.finding);
+        for (const [x, y] of corners(b)) ctx.fillRect(g.ox + x * g.s - 4 * dpr, g.oy + y * g.s - 4 * dpr, 8 * dpr, 8 * dpr);
+      }
+    });
   }
 }
+function corners(b) { return [[b.x_min, b.y_min], [b.x_max, b.y_min], [b.x_max, b.y_max], [b.x_min, b.y_max]]; }
 
 function toImage(canvas, ev) {
   const im = S.images.find((x) => x.canvas === canvas), r = canvas.getBoundingClientRect();
   const cx = (ev.clientX - r.left) * canvas.width / r.width, cy = (ev.clientY - r.top) * canvas.height / r.height;
   const g = geometry(im);
   return {x: Math.max(0, Math.min(im.w, (cx - g.ox) / g.s)), y: Math.max(0, Math.min(im.h, (cy - g.oy) / g.s)),
-          cx, cy, im};
+          rx: (cx - g.ox) / g.s, ry: (cy - g.oy) / g.s, cx, cy, im, g};
+}
+function hitBox(p) {  // a corner of the selected box (resize), else the innermost box under the pointer (move)
+  const tol = 8 * (window.devicePixelRatio || 1) / p.g.s;
+  if (S.sel >= 0 && S.boxes[S.sel]) {
+    const k = corners(S.boxes[S.sel]).findIndex(([x, y]) => Math.abs(x - p.rx) <= tol && Math.abs(y - p.ry) <= tol);
+    if (k >= 0) return {i: S.sel, corner: k};
+  }
+  let best = -1, area = Infinity;
+  S.boxes.forEach((b, i) => {
+    const a = (b.x_max - b.x_min) * (b.y_max - b.y_min);
+    if (p.rx >= b.x_min && p.rx <= b.x_max && p.ry >= b.y_min && p.ry <= b.y_max && a < area) { best = i; area = a; }
+  });
+  return best >= 0 ? {i: best, corner: -1} : null;
 }
 
 function attachMouse(canvas) {
+  canvas.addEventListener('contextmenu', (ev) => ev.preventDefault());
   canvas.addEventListener('mousedown', (ev) => {
     ev.preventDefault();
     const p = toImage(canvas, ev);
-    const finding = rowsSpec()[S.focus] && rowsSpec()[S.focus].name;
-    const pan = ev.shiftKey || S.task !== 'image';
-    S.drag = {pan, x0: p.x, y0: p.y, cx0: p.cx, cy0: p.cy, px: S.view.panX, py: S.view.panY, finding, canvas};
+    const base = {canvas, x0: p.x, y0: p.y, rx0: p.rx, ry0: p.ry, cx0: p.cx, cy0: p.cy, view: Object.assign({}, S.view), g: p.g};
+    if (ev.button === 2) { S.drag = Object.assign(base, {kind: 'level'}); return; }
+    if (ev.button === 1 || ev.shiftKey || S.task !== 'image' || S.unreadable) { S.drag = Object.assign(base, {kind: 'pan'}); return; }
+    const hit = hitBox(p);
+    if (hit) {
+      S.sel = hit.i;
+      S.drag = Object.assign(base, {kind: hit.corner >= 0 ? 'resize' : 'move', index: hit.i, corner: hit.corner,
+                                    orig: Object.assign({}, S.boxes[hit.i])});
+      renderBoxes(); draw();
+      return;
+    }
+    const row = rowsSpec()[S.focus];
+    S.sel = -1;
+    S.drag = Object.assign(base, {kind: 'new', finding: row && row.name});
   });
-  canvas.addEventListener('wheel', (ev) => { ev.preventDefault(); zoom(ev.deltaY < 0 ? 1.25 : 0.8); }, {passive: false});
+  canvas.addEventListener('wheel', (ev) => {
+    ev.preventDefault();
+    const p = toImage(canvas, ev);
+    zoomAt(ev.deltaY < 0 ? 1.25 : 0.8, p.cx, p.cy);
+  }, {passive: false});
+}
+function clampBox(b, im) {
+  const o = {finding: b.finding};
+  o.x_min = Math.max(0, Math.min(b.x_min, b.x_max)); o.x_max = Math.min(im.w, Math.max(b.x_min, b.x_max));
+  o.y_min = Math.max(0, Math.min(b.y_min, b.y_max)); o.y_max = Math.min(im.h, Math.max(b.y_min, b.y_max));
+  for (const k of ['x_min', 'y_min', 'x_max', 'y_max']) o[k] = Math.round(o[k]);
+  return o;
 }
 window.addEventListener('mousemove', (ev) => {
   const d = S.drag;
   if (!d) return;
   const p = toImage(d.canvas, ev);
-  if (d.pan) { S.view.panX = d.px + (p.cx - d.cx0); S.view.panY = d.py + (p.cy - d.cy0); draw(); return; }
-  d.box = {finding: d.finding, x_min: Math.round(Math.min(d.x0, p.x)), y_min: Math.round(Math.min(d.y0, p.y)),
-           x_max: Math.round(Math.max(d.x0, p.x)), y_max: Math.round(Math.max(d.y0, p.y))};
+  if (d.kind === 'level') {
+    const dx = p.cx - d.cx0, dy = p.cy - d.cy0;
+    S.view.ww = Math.max(1, Math.min(2 * S.view.range, d.view.ww * Math.exp(dx / 300)));
+    S.view.wc = d.view.wc - dy * d.view.ww / 300;
+    levelsSoon();
+    return;
+  }
+  if (d.kind === 'pan') {
+    const im = S.images[0], g = d.g;
+    const cx0 = (im.canvas.width / 2 - g.ox) / g.s, cy0 = (im.canvas.height / 2 - g.oy) / g.s;
+    Object.assign(S.view, {mode: 'free', scale: g.s, cx: cx0 - (p.cx - d.cx0) / g.s, cy: cy0 - (p.cy - d.cy0) / g.s});
+    draw();
+    return;
+  }
+  if (d.kind === 'move') {
+    const o = d.orig, w = o.x_max - o.x_min, h = o.y_max - o.y_min, im = p.im;
+    const dx = Math.max(-o.x_min, Math.min(im.w - o.x_max, p.rx - d.rx0));
+    const dy = Math.max(-o.y_min, Math.min(im.h - o.y_max, p.ry - d.ry0));
+    S.boxes[d.index] = {finding: o.finding, x_min: Math.round(o.x_min + dx), y_min: Math.round(o.y_min + dy),
+                        x_max: Math.round(o.x_min + dx + w), y_max: Math.round(o.y_min + dy + h)};
+    d.moved = true; draw();
+    return;
+  }
+  if (d.kind === 'resize') {
+    const b = Object.assign({}, d.orig);
+    const [kx, ky] = [[`x_min`, `y_min`], [`x_max`, `y_min`], [`x_max`, `y_max`], [`x_min`, `y_max`]][d.corner];
+    b[kx] = p.x; b[ky] = p.y;
+    S.boxes[d.index] = clampBox(b, p.im);
+    d.moved = true; draw();
+    return;
+  }
+  d.box = clampBox({finding: d.finding, x_min: d.x0, y_min: d.y0, x_max: p.x, y_max: p.y}, p.im);
   draw();
 });
 window.addEventListener('mouseup', () => {
   const d = S.drag;
   S.drag = null;
-  if (d && d.box && d.box.x_max - d.box.x_min >= 2 && d.box.y_max - d.box.y_min >= 2) {
-    S.boxes.push(d.box); S.dirty = true; renderRows(); say(`box for ${d.box.finding}`);
+  if (!d) return;
+  if (d.kind === 'new' && d.box && d.box.x_max - d.box.x_min >= 2 && d.box.y_max - d.box.y_min >= 2) {
+    S.boxes.push(d.box); S.sel = S.boxes.length - 1; S.dirty = true; say(`box for ${d.box.finding}`);
+  } else if ((d.kind === 'move' || d.kind === 'resize') && d.moved) {
+    const b = S.boxes[d.index];
+    if (b.x_max - b.x_min < 2 || b.y_max - b.y_min < 2) S.boxes[d.index] = d.orig;
+    S.dirty = true;
   }
-  draw();
+  renderRows(); draw();
 });
 
-function zoom(f) { if (!S.view) return; S.view.zoom = Math.max(0.25, Math.min(16, S.view.zoom * f)); draw(); }
+function resetView() {  // r and the reset button: fit, automatic window, not inverted
+  if (!S.view) return;
+  Object.assign(S.view, {mode: 'fit', wc: S.auto.wc, ww: S.auto.ww, invert: false});
+  applyLevels();
+}
 
 // ---------------------------------------------------------------- keyboard and buttons
 document.addEventListener('keydown', (ev) => {
-  if (ev.target.tagName === 'INPUT' || ev.ctrlKey || ev.metaKey || ev.altKey || !S.me || !S.task) return;
+  if (['INPUT', 'TEXTAREA', 'SELECT'].includes(ev.target.tagName) || ev.ctrlKey || ev.metaKey || ev.altKey
+      || !S.me || !S.task) return;
   const k = ev.key, rows = S.item && S.pos < S.queue.length ? rowsSpec() : [];
   let handled = true;
   if (k === 'Enter' || k === 'ArrowRight') saveAndMove(1);
@@ -408,9 +675,9 @@ document.addEventListener('keydown', (ev) => {
     S.dirty = true; renderRows();
   } else if (STATE_KEYS[k] && S.task !== 'iqa' && statesFor().includes(STATE_KEYS[k])) setValue(STATE_KEYS[k]);
   else if (!rows.length) handled = false;
-  else if (k === 'Backspace' && S.task === 'image') {
-    const f = rows[S.focus].name, i = S.boxes.map((b) => b.finding).lastIndexOf(f);
-    if (i >= 0) { S.boxes.splice(i, 1); S.dirty = true; renderRows(); draw(); }
+  else if ((k === 'Backspace' || k === 'Delete') && S.task === 'image') {
+    if (S.sel >= 0) deleteBox(S.sel);
+    else { const f = rows[S.focus].name, i = S.boxes.map((b) => b.finding).lastIndexOf(f); deleteBox(i); }
   } else if (S.view && S.images.length) {
     const v = S.view, step = Math.max(1, v.ww / 10);  // level moves by a tenth of the window: fine at any bit depth
     if (k === 'i') v.invert = !v.invert;
@@ -418,9 +685,11 @@ document.addEventListener('keydown', (ev) => {
     else if (k === ']') v.ww = Math.min(2 * v.range, v.ww * 1.2);
     else if (k === ';') v.wc -= step;
     else if (k === "'") v.wc += step;
-    else if (k === '+' || k === '=') { zoom(1.25); return ev.preventDefault(); }
-    else if (k === '-') { zoom(0.8); return ev.preventDefault(); }
-    else if (k === 'r') { Object.assign(v, {zoom: 1, panX: 0, panY: 0, invert: false}); }
+    else if (k === '+' || k === '=') { zoomAt(1.25); return ev.preventDefault(); }
+    else if (k === '-') { zoomAt(0.8); return ev.preventDefault(); }
+    else if (k === 'f') { setMode('fit'); return ev.preventDefault(); }
+    else if (k === 'o') { setMode('1:1'); return ev.preventDefault(); }
+    else if (k === 'r') { resetView(); return ev.preventDefault(); }
     else handled = false;
     if (handled) applyLevels();
   } else handled = false;
@@ -429,10 +698,16 @@ document.addEventListener('keydown', (ev) => {
 $('prev').addEventListener('click', () => saveAndMove(-1));
 $('next').addEventListener('click', () => saveAndMove(1));
 $('invert').addEventListener('click', () => { if (S.view) { S.view.invert = !S.view.invert; applyLevels(); } });
-$('zoom-in').addEventListener('click', () => zoom(1.25));
-$('zoom-out').addEventListener('click', () => zoom(0.8));
-$('reset').addEventListener('click', () => { if (S.view) { Object.assign(S.view, {zoom: 1, panX: 0, panY: 0}); draw(); } });
-$('ww').addEventListener('input', (e) => { S.view.ww = Math.max(1, +e.target.value); applyLevels(); });
-$('wc').addEventListener('input', (e) => { S.view.wc = +e.target.value; applyLevels(); });
+$('zoom-in').addEventListener('click', () => zoomAt(1.25));
+$('zoom-out').addEventListener('click', () => zoomAt(0.8));
+$('fit').addEventListener('click', () => setMode('fit'));
+$('one').addEventListener('click', () => setMode('1:1'));
+$('reset').addEventListener('click', resetView);
+$('preset').addEventListener('change', (e) => { preset(e.target.value); e.target.blur(); });
+$('ww').addEventListener('input', (e) => { S.view.ww = Math.max(1, +e.target.value); levelsSoon(); });
+$('wc').addEventListener('input', (e) => { S.view.wc = +e.target.value; levelsSoon(); });
+$('unreadable').addEventListener('change', (e) => { S.unreadable = e.target.checked; S.dirty = true; renderRows(); e.target.blur(); });
+$('comment').addEventListener('input', (e) => { S.comment = e.target.value; S.dirty = true; });
+$('comment').addEventListener('keydown', (e) => { if (e.key === 'Escape') e.target.blur(); });
 window.addEventListener('hashchange', () => location.reload());
 start();

@@ -1,0 +1,364 @@
+"""Reader-study latency with a long history: item, queue, me, submission and the resolver's endpoints at
+``--images`` images x ``--subs`` submissions per reader x ``--readers`` readers (+ 1 resolver), SQLite and
+PostgreSQL, for each source tree given (``--tree NAME=PATH/src``, the server and CLI run with that
+``PYTHONPATH``), side by side in one run; then ``cxreval reader status`` and ``export`` wall time and peak
+memory (``ru_maxrss``) on the same database.
+
+The history is written straight into the append-only ``submissions`` table (the schema every tree shares)
+in one transaction; each tree then opens the study with its own code (a tree with derived tables builds
+them from the log on open, and that time is reported). During the timed phase every reader process loops
+``me, queue, item, submission`` (one round every ``--interval`` s, or back to back when slower) and the
+resolver loops ``queue, item, pixels, adjudication``, for ``--seconds`` s. Latency is the client's: request
+sent to answer read. Targets: p95 < 50 ms (reader endpoints), < 100 ms (resolver); status and export
+< 10 s and < 500 MB.
+
+PostgreSQL runs when ``CXREVAL_TEST_POSTGRES_URL`` is set (tests/reader/start_postgres.sh).
+
+    .venv/bin/python bench/reader_history.py --images 20000 --subs 20000 \\
+        --tree branch=src --tree main=/work/main/src [--results bench/RESULTS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["main"]
+
+FINDINGS = ["Effusion", "Cardiomegaly", "Nodule", "Mass"]
+STATES = ["negative", "uncertain", "positive"]
+ENDPOINTS = ["me", "queue", "item", "submission", "resolver queue", "resolver item", "resolver pixels",
+             "resolver submission"]
+_INIT = """
+import json, sys
+from cxreval.reader.store import ReaderStore
+from cxreval.reader.study import load_study
+store, tokens = ReaderStore.create(sys.argv[1], load_study(sys.argv[2]))
+print(json.dumps(tokens))
+"""
+_OPEN = """
+import sys, time
+import sqlalchemy as sa
+from cxreval.reader.store import ReaderStore
+url = sys.argv[1]
+eng = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+with eng.begin() as conn:
+    for t in ("latest", "conflicts"):  # written before the bulk history: rebuilt from the log on open
+        conn.exec_driver_sql(f"DROP TABLE IF EXISTS {t}")
+eng.dispose()
+t0 = time.perf_counter()
+ReaderStore.open(url).close()
+print(time.perf_counter() - t0)
+"""
+_MEASURED = """
+import json, resource, sys, time
+from cxreval.cli.main import main
+t0 = time.perf_counter()
+code = main(sys.argv[1:])
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"rc": code, "s": time.perf_counter() - t0, "cpu": ru.ru_utime + ru.ru_stime,
+                  "mb": ru.ru_maxrss / 1024}), file=sys.stderr)
+"""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _env(tree: str) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(Path(tree).resolve())}
+
+
+def _study(root: Path, n_images: int, n_readers: int) -> Path:
+    from PIL import Image
+
+    (root / "images").mkdir(parents=True)
+    img = Image.fromarray(np.random.default_rng(0).integers(0, 256, (64, 64)).astype(np.uint8))
+    for i in range(n_images):
+        img.save(root / "images" / f"i{i:05d}.png")
+    readers = ", ".join(f"r{i}" for i in range(n_readers))
+    (root / "study.yaml").write_text(f"name: bench\nfindings: [{', '.join(FINDINGS)}]\nimages: images\n"
+                                     f"readers: [{readers}]\nresolvers: [res]\nadjudication:\n  readers: [r0, r1]\n")
+    return root / "study.yaml"
+
+
+def _history(url: str, n_images: int, n_subs: int, n_readers: int) -> float:
+    """Append ``n_subs`` image labels per reader (items in turn, so each image is relabelled when
+    ``n_subs > n_images``); r0 and r1 disagree on about one image in five. Returns seconds."""
+    import sqlalchemy as sa
+
+    eng = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    md = sa.MetaData()
+    s = sa.Table("submissions", md, autoload_with=eng)
+    r = sa.Table("readers", md, autoload_with=eng)
+    rng = np.random.default_rng(1)
+    t0 = time.perf_counter()
+    with eng.begin() as conn:
+        ids = dict(conn.execute(sa.select(r.c.name, r.c.id)).all())
+        base = rng.choice(3, size=(n_images, len(FINDINGS)), p=[0.7, 0.15, 0.15])
+        for k in range(n_readers):
+            rows = []
+            for j in range(n_subs):
+                i = j % n_images
+                st = base[i].copy()
+                if k == 1 and rng.random() < 0.2:
+                    st[int(rng.integers(len(FINDINGS)))] = (st[0] + 1) % 3
+                labels = {f: STATES[v] for f, v in zip(FINDINGS, st)}
+                payload = {"boxes": [{"finding": "Effusion", "x_max": 40.0, "x_min": 4.0, "y_max": 50.0, "y_min": 5.0}]
+                           if labels["Effusion"] != "negative" else [], "labels": labels}
+                rows.append({"id": f"h{k}-{j:07d}-{uuid.uuid4().hex[:8]}", "reader_id": ids[f"r{k}"], "task": "image",
+                             "item": f"i{i:05d}", "payload": json.dumps(payload, sort_keys=True),
+                             "client_time": None, "server_time": f"2026-01-01T00:00:00.{j:06d}+00:00"})
+            for a in range(0, len(rows), 5000):
+                conn.execute(sa.insert(s), rows[a:a + 5000])
+    eng.dispose()
+    return time.perf_counter() - t0
+
+
+def _get(conn, path: str, headers: dict[str, str]) -> tuple[int, bytes, float]:
+    t0 = time.perf_counter()
+    conn.request("GET", path, headers=headers)
+    r = conn.getresponse()
+    data = r.read()
+    return r.status, data, time.perf_counter() - t0
+
+
+def _post(conn, body: dict, headers: dict[str, str]) -> tuple[int, bytes, float]:
+    t0 = time.perf_counter()
+    conn.request("POST", "/api/submissions", body=json.dumps(body), headers=headers)
+    r = conn.getresponse()
+    data = r.read()
+    return r.status, data, time.perf_counter() - t0
+
+
+def _client(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
+    """One reader (``role='reader'``) or the resolver: loop its endpoints for ``seconds``."""
+    try:
+        _loop(args)
+    except Exception as exc:  # reported, so that the bench does not wait for a client that died
+        args[-1].put(({}, [f"client {args[2]} failed: {exc!r}"]))
+
+
+def _loop(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
+    import http.client
+
+    port, token, role, n_images, seconds, interval, out = args
+    conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=600)
+    h = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    rng = np.random.default_rng(abs(hash(token)) % 2**32)
+    lat: dict[str, list[float]] = {}
+    errors: list[str] = []
+    end = time.perf_counter() + seconds
+    time.sleep(rng.uniform(0, interval))
+    while time.perf_counter() < end:
+        t_round = time.perf_counter()
+        if role == "reader":
+            key = f"i{int(rng.integers(n_images)):05d}"
+            labels = {f: STATES[int(v)] for f, v in zip(FINDINGS, rng.choice(3, size=len(FINDINGS), p=[.8, .1, .1]))}
+            calls = [("me", lambda: _get(conn, "/api/me", h)),
+                     ("queue", lambda: _get(conn, "/api/queue?task=image", h)),
+                     ("item", lambda k=key: _get(conn, f"/api/item?task=image&key={k}", h)),
+                     ("submission", lambda k=key, lab=labels: _post(conn, {"id": uuid.uuid4().hex, "task": "image",
+                                                                           "item": k, "labels": lab, "boxes": []}, h))]
+            for name, call in calls:
+                status, data, dt = call()
+                (lat.setdefault(name, []) if status == 200 else errors).append(dt if status == 200 else
+                                                                               f"{name} {status} {data[:200]!r}")
+        else:
+            status, data, dt = _get(conn, "/api/queue?task=adjudication", h)
+            if status != 200:
+                errors.append(f"resolver queue {status} {data[:200]!r}")
+                break
+            lat.setdefault("resolver queue", []).append(dt)
+            q = json.loads(data)
+            if "keys" in q:  # keys + done flags
+                open_ = [k for k, d in zip(q["keys"], q["done"]) if d == "0"]
+            else:  # a list of {key, done}
+                open_ = [x["key"] for x in q["items"] if not x["done"]]
+            if not open_:
+                break
+            key = open_[int(rng.integers(len(open_)))]
+            status, data, dt = _get(conn, f"/api/item?task=adjudication&key={key}", h)
+            if status != 200:
+                errors.append(f"resolver item {status} {data[:200]!r}")
+                continue
+            lat.setdefault("resolver item", []).append(dt)
+            item = json.loads(data)
+            st, _d, dt = _get(conn, f"/api/pixels?task=adjudication&key={key}", h)
+            if st == 200:
+                lat.setdefault("resolver pixels", []).append(dt)
+            body = {"id": uuid.uuid4().hex, "task": "adjudication", "item": key,
+                    "labels": {f: "negative" for f in item["conflicts"]}}
+            st, d, dt = _post(conn, body, h)
+            (lat.setdefault("resolver submission", []) if st == 200 else errors).append(
+                dt if st == 200 else f"resolver submission {st} {d[:200]!r}")
+        time.sleep(max(0.0, interval - (time.perf_counter() - t_round)))
+    conn.close()
+    out.put((lat, errors))
+
+
+def _serve(tree: str, url: str, port: int) -> subprocess.Popen:
+    import httpx
+
+    proc = subprocess.Popen([sys.executable, "-m", "cxreval", "reader", "serve", "--db", url, "--port", str(port)],
+                            env=_env(tree), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    for _ in range(1200):
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited: {proc.stderr.read().decode()[-500:]}")  # type: ignore[union-attr]
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError("server did not start")
+
+
+def _measured(tree: str, args: list[str], timeout: float) -> dict[str, float]:
+    try:
+        r = subprocess.run([sys.executable, "-c", _MEASURED, *args], env=_env(tree), capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"s": float("inf"), "cpu": float("nan"), "mb": float("nan")}
+    got = json.loads(r.stderr.strip().splitlines()[-1])
+    if got["rc"] != 0:
+        raise RuntimeError(f"{args}: {r.stderr[-500:]}")
+    return got
+
+
+def run(tree: str, url: str, study: Path, args: argparse.Namespace, tmp: Path) -> dict[str, object]:
+    init = subprocess.run([sys.executable, "-c", _INIT, url, str(study)], env=_env(tree), capture_output=True,
+                          text=True, check=True)
+    tokens = json.loads(init.stdout)
+    t_hist = _history(url, args.images, args.subs, args.readers)
+    opened = subprocess.run([sys.executable, "-c", _OPEN, url], env=_env(tree), capture_output=True, text=True)
+    if opened.returncode:
+        raise RuntimeError(f"opening the study failed: {opened.stderr[-1500:]}")
+    t_open = float(opened.stdout.strip().splitlines()[-1])
+    port = _free_port()
+    proc = _serve(tree, url, port)
+    try:
+        q: mp.Queue = mp.Queue()
+        clients = [("reader", tokens[f"r{k}"]) for k in range(args.readers)] + [("resolver", tokens["res"])]
+        procs = [mp.Process(target=_client, args=((port, tok, role, args.images, args.seconds, args.interval, q),))
+                 for role, tok in clients]
+        for p in procs:
+            p.start()
+        got = [q.get(timeout=args.seconds + 1200) for _ in procs]
+        for p in procs:
+            p.join()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    lat: dict[str, list[float]] = {}
+    errors: list[str] = []
+    for g_lat, g_err in got:
+        for k, v in g_lat.items():
+            lat.setdefault(k, []).extend(v)
+        errors += g_err
+    stats = {k: (len(v), float(np.percentile(v, 50)) * 1000, float(np.percentile(v, 95)) * 1000)
+             for k, v in lat.items() if v}
+    status = _measured(tree, ["reader", "status", "--db", url], args.cli_timeout)
+    export = _measured(tree, ["reader", "export", "--db", url, "--out", str(tmp / f"export-{uuid.uuid4().hex[:6]}")],
+                       args.cli_timeout)
+    return {"history_s": t_hist, "open_s": t_open, "stats": stats, "errors": errors[:5], "n_errors": len(errors),
+            "status": status, "export": export}
+
+
+def _postgres_db(base: str) -> tuple[str, object]:
+    import sqlalchemy as sa
+
+    name = "cxr_hist_" + uuid.uuid4().hex[:8]
+    admin = sa.create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f"CREATE DATABASE {name}"))
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        admin.dispose()
+
+    return base.rsplit("/", 1)[0] + "/" + name, drop
+
+
+def _fmt(v: float) -> str:
+    return "-" if v != v else (">limit" if v == float("inf") else f"{v:.0f}" if v >= 100 else f"{v:.1f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--images", type=int, default=2000)
+    ap.add_argument("--subs", type=int, default=2000, help="Submissions per reader in the history.")
+    ap.add_argument("--readers", type=int, default=8)
+    ap.add_argument("--seconds", type=float, default=60.0, help="Timed phase per tree and backend.")
+    ap.add_argument("--interval", type=float, default=1.0, help="Seconds per round of one client (a reader "
+                    "labelling an image a second).")
+    ap.add_argument("--cli-timeout", type=float, default=300.0, help="Limit for status and export.")
+    ap.add_argument("--tree", action="append", required=True, help="NAME=PATH of a source tree (its src/).")
+    ap.add_argument("--backends", default="sqlite,postgresql")
+    ap.add_argument("--results", type=Path, help="Append the table to this RESULTS.md.")
+    args = ap.parse_args(argv)
+    trees = [t.split("=", 1) for t in args.tree]
+    pg = os.environ.get("CXREVAL_TEST_POSTGRES_URL")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp_:
+        tmp = Path(tmp_)
+        study = _study(tmp / "study", args.images, args.readers)
+        for backend in args.backends.split(","):
+            if backend == "postgresql" and not pg:
+                print("CXREVAL_TEST_POSTGRES_URL unset: PostgreSQL skipped", file=sys.stderr)
+                continue
+            for name, tree in trees:
+                if backend == "sqlite":
+                    url, drop = f"sqlite:///{tmp / f'{name}.db'}", (lambda: None)
+                else:
+                    url, drop = _postgres_db(pg)  # type: ignore[arg-type]
+                try:
+                    res = run(tree, url, study, args, tmp)
+                finally:
+                    drop()  # type: ignore[operator]
+                print(name, backend, json.dumps(res), file=sys.stderr, flush=True)
+                rows.append((name, backend, res))
+    head = ("| tree | backend | " + " | ".join(f"{e} p50 / p95 ms" for e in ENDPOINTS)
+            + " | status s (CPU s) / MB | export s (CPU s) / MB | log built s | derived built s |")
+    lines = [head, "|" + "---|" * (len(ENDPOINTS) + 6)]
+    for name, backend, r in rows:
+        st = r["stats"]
+        cells = [f"{_fmt(st[e][1])} / {_fmt(st[e][2])} (n={st[e][0]})" if e in st else "-" for e in ENDPOINTS]
+        cli = [f"{_fmt(r[c]['s'])} ({_fmt(r[c]['cpu'])}) / {_fmt(r[c]['mb'])}" for c in ("status", "export")]
+        lines.append(f"| {name} | {backend} | " + " | ".join(cells) + f" | {cli[0]} | {cli[1]} | "
+                     f"{r['history_s']:.0f} | {r['open_s']:.1f} |")
+    table = "\n".join(lines)
+    print(table)
+    if args.results:
+        text = (f"\n## Reader study: latency with a long history\n\n"
+                f"`bench/reader_history.py --images {args.images} --subs {args.subs} --readers {args.readers} "
+                f"--seconds {args.seconds:g} --interval {args.interval:g}`: {args.images} images, {args.subs} "
+                f"submissions per reader x {args.readers} readers in the log, + 1 resolver; {args.readers} reader "
+                f"processes loop me, queue, item, submission and the resolver queue, item, pixels, adjudication "
+                f"for {args.seconds:g} s (one round per {args.interval:g} s, back to back when slower); client "
+                f"latency. {os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f} at the end (shared "
+                f"machine), Python {platform.python_version()}. Trees: "
+                + ", ".join(f"{n} = `{t}`" for n, t in trees) + ". `-`: no request finished in the timed phase.\n\n"
+                f"{table}\n")
+        with open(args.results, "a") as fh:
+            fh.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""Type aliases of cxreval's public signatures (re-exported as ``cxreval.RNGLike``, ...).
+
+- :data:`RNGLike`: what every ``rng=`` parameter accepts, normalised with :func:`numpy.random.default_rng`
+  (``None``: fresh entropy; an int or a :class:`~numpy.random.SeedSequence`: a seed; a
+  :class:`~numpy.random.Generator`: drawn from as it is).
+- :data:`PathLike`: a file or folder, as text or an :class:`os.PathLike` (:class:`pathlib.Path`).
+- :data:`FindingsLike`: a choice of findings, as ``"Atelectasis,Edema"`` or a sequence of names; ``None`` for
+  every finding of the input.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TypeAlias, Union
+
+import numpy as np
+
+__all__ = ["RNGLike", "PathLike", "FindingsLike"]
+
+RNGLike: TypeAlias = Union[int, np.integer, np.random.SeedSequence, np.random.Generator, None]
+"""A seed or generator for ``rng=`` (``np.random.default_rng(rng)`` accepts each)."""
+
+PathLike: TypeAlias = Union[str, os.PathLike[str]]
+"""A path as text or an ``os.PathLike`` object."""
+
+FindingsLike: TypeAlias = Union[str, Sequence[str], None]
+"""Findings as a comma-separated string or a sequence of names; ``None``: all of them."""

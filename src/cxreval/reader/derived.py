@@ -1,0 +1,203 @@
+"""The tables derived from the submission log, kept in step with it.
+
+Every appended submission updates, in the same transaction:
+
+* ``latest``: the reader's latest payload for (task, item), so that a reader's queue, item and progress
+  cost one indexed read whatever the length of their history;
+* ``conflicts``: when the submission is one of the two adjudicated readers' labels, the (study, finding)
+  rows where the two latest labels disagree, with both states. A resolver's label applies to exactly one
+  (study, finding, pair of states): when either reader changes their state the row is replaced and its
+  resolution dropped (the adjudication stays in the log and the audit), so the study returns to the
+  resolver's queue; when the readers come to agree the row goes.
+
+:func:`replay` recomputes both tables from the log in commit order (the same rules, in memory), for a
+database made before the tables existed and as the reference the incremental path is tested against.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .db import insert_or_replace, tables
+from .study import StudySpec
+
+__all__ = ["Adjudicated", "label_diff", "merge_conflicts", "Deriver", "replay"]
+
+
+@dataclass(frozen=True)
+class Adjudicated:
+    """Which readers' labels of which task a study's conflicts compare.
+
+    Attributes
+    ----------
+    task : str
+        ``'image'`` or ``'report'``.
+    section : str or None
+        The report section (items ``<section>:<study_id>``), None for images.
+    readers : (str, str)
+    """
+
+    task: str
+    section: str | None
+    readers: tuple[str, str]
+
+    @classmethod
+    def of(cls, spec: StudySpec) -> Adjudicated | None:
+        if "adjudication" not in spec.tasks:
+            return None
+        a, b = spec.adjudication_readers
+        if spec.adjudication_task == "image":
+            return cls("image", None, (a, b))
+        return cls("report", spec.adjudication_task[7:], (a, b))
+
+    def study_of(self, task: str, item: str) -> str | None:
+        """The study id an item of ``task`` is adjudicated as, or None when it is not adjudicated."""
+        if task != self.task:
+            return None
+        if self.section is None:
+            return item
+        prefix = self.section + ":"
+        return item[len(prefix):] if item.startswith(prefix) else None
+
+    def item_of(self, study_id: str) -> str:
+        return study_id if self.section is None else f"{self.section}:{study_id}"
+
+
+def label_diff(labels_a: Mapping[str, str], labels_b: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """``{finding: (state_a, state_b)}`` of the findings both label and disagree on."""
+    return {f: (s, labels_b[f]) for f, s in labels_a.items() if f in labels_b and labels_b[f] != s}
+
+
+def merge_conflicts(current: Mapping[str, dict[str, Any]], diff: Mapping[str, tuple[str, str]]
+                    ) -> dict[str, dict[str, Any]]:
+    """The conflict rows of a study after its readers' labels changed: a finding whose pair of states is
+    unchanged keeps its row (and resolution); a changed or new pair gets a row without resolution."""
+    out: dict[str, dict[str, Any]] = {}
+    for f, (sa, sb) in diff.items():
+        row = current.get(f)
+        if row is not None and (row["state_a"], row["state_b"]) == (sa, sb):
+            out[f] = row
+        else:
+            out[f] = {"state_a": sa, "state_b": sb, "resolution": None, "resolved_by": None, "resolved_seq": None}
+    return out
+
+
+def _resolutions(payload: Mapping[str, Any], readers: tuple[str, str]) -> Iterable[tuple[str, str, str, str]]:
+    """``(finding, label, state_a, state_b)`` of an adjudication payload (labels + the pairs they resolve)."""
+    pairs = payload.get("conflicts", {})
+    for f, s in payload.get("labels", {}).items():
+        pair = pairs.get(f)
+        if pair is not None:
+            yield f, s, pair[readers[0]], pair[readers[1]]
+
+
+class Deriver:
+    """Updates ``latest`` and ``conflicts`` for one appended submission, inside its transaction.
+
+    Parameters
+    ----------
+    spec : StudySpec
+    """
+
+    def __init__(self, spec: StudySpec) -> None:
+        import sqlalchemy as sa
+
+        self.sa, self.t, self.adj = sa, tables(), Adjudicated.of(spec)
+        self._ids: tuple[int, int] | None = None
+
+    def _reader_ids(self, conn: Any) -> tuple[int, int] | None:
+        if self._ids is None and self.adj is not None:
+            r = self.t["readers"]
+            got = dict(conn.execute(self.sa.select(r.c.name, r.c.id).where(r.c.name.in_(self.adj.readers))).all())
+            if len(got) == 2:  # both readers added (a study may add them after init)
+                self._ids = (int(got[self.adj.readers[0]]), int(got[self.adj.readers[1]]))
+        return self._ids
+
+    def __call__(self, conn: Any, row: Mapping[str, Any], seq: int, stamp: str) -> None:
+        insert_or_replace(conn, self.t["latest"], {"reader_id": row["reader_id"], "task": row["task"],
+                                                   "item": row["item"], "seq": seq, "payload": row["payload"],
+                                                   "server_time": stamp}, ("reader_id", "task", "item"))
+        if self.adj is None:
+            return
+        if row["task"] == "adjudication":
+            self._resolve(conn, row, seq)
+            return
+        sid = self.adj.study_of(row["task"], row["item"])
+        ids = self._reader_ids(conn) if sid is not None else None
+        if ids is not None and row["reader_id"] in ids:
+            self._recompute(conn, sid, row["task"], row["item"], ids)  # type: ignore[arg-type]
+
+    def _recompute(self, conn: Any, sid: str, task: str, item: str, ids: tuple[int, int]) -> None:
+        sa, lt, ct = self.sa, self.t["latest"], self.t["conflicts"]
+        got = dict(conn.execute(sa.select(lt.c.reader_id, lt.c.payload).where(
+            lt.c.reader_id.in_(ids), lt.c.task == task, lt.c.item == item)).all())
+        diff = (label_diff(json.loads(got[ids[0]])["labels"], json.loads(got[ids[1]])["labels"])
+                if len(got) == 2 else {})
+        current = {r.finding: dict(r._mapping) for r in conn.execute(sa.select(ct).where(ct.c.study_id == sid))}
+        new = merge_conflicts(current, diff)
+        gone = [f for f in current if f not in new or new[f] is not current[f]]
+        if gone:
+            conn.execute(sa.delete(ct).where(ct.c.study_id == sid, ct.c.finding.in_(gone)))
+        add = [{"study_id": sid, "finding": f, **{k: v for k, v in r.items() if k not in ("study_id", "finding")}}
+               for f, r in new.items() if f not in current or r is not current[f]]
+        if add:
+            conn.execute(sa.insert(ct), add)
+
+    def _resolve(self, conn: Any, row: Mapping[str, Any], seq: int) -> None:
+        sa, ct = self.sa, self.t["conflicts"]
+        for f, s, sa_, sb_ in _resolutions(json.loads(row["payload"]), self.adj.readers):  # type: ignore[union-attr]
+            conn.execute(sa.update(ct).where(ct.c.study_id == row["item"], ct.c.finding == f, ct.c.state_a == sa_,
+                                             ct.c.state_b == sb_)
+                         .values(resolution=s, resolved_by=row["reader_id"], resolved_seq=seq))
+
+
+def replay(conn: Any, spec: StudySpec) -> tuple[int, int]:
+    """Recompute ``latest`` and ``conflicts`` from the submission log in commit order (inside the caller's
+    transaction); return their row counts."""
+    import sqlalchemy as sa
+
+    t = tables()
+    s, lt, ct, r = t["submissions"], t["latest"], t["conflicts"], t["readers"]
+    adj = Adjudicated.of(spec)
+    names = dict(conn.execute(sa.select(r.c.id, r.c.name)).all())
+    latest: dict[tuple[int, str, str], dict[str, Any]] = {}
+    labels: dict[tuple[str, str], dict[str, str]] = {}  # (reader name, study id) of the adjudicated task
+    conflicts: dict[str, dict[str, dict[str, Any]]] = {}
+    rows = conn.execute(sa.select(s.c.seq, s.c.reader_id, s.c.task, s.c.item, s.c.payload, s.c.server_time)
+                        .order_by(s.c.seq).execution_options(stream_results=True, yield_per=5000))
+    for seq, reader_id, task, item, payload, stamp in rows:
+        latest[(reader_id, task, item)] = {"reader_id": reader_id, "task": task, "item": item, "seq": seq,
+                                           "payload": payload, "server_time": stamp}
+        if adj is None:
+            continue
+        if task == "adjudication":
+            cur = conflicts.get(item, {})
+            for f, lab, sa_, sb_ in _resolutions(json.loads(payload), adj.readers):
+                c = cur.get(f)
+                if c is not None and (c["state_a"], c["state_b"]) == (sa_, sb_):
+                    cur[f] = {**c, "resolution": lab, "resolved_by": reader_id, "resolved_seq": seq}
+            continue
+        sid = adj.study_of(task, item)
+        name = names.get(reader_id)
+        if sid is None or name not in adj.readers:
+            continue
+        labels[(name, sid)] = json.loads(payload)["labels"]
+        la, lb = labels.get((adj.readers[0], sid)), labels.get((adj.readers[1], sid))
+        diff = label_diff(la, lb) if la is not None and lb is not None else {}
+        merged = merge_conflicts(conflicts.get(sid, {}), diff)
+        if merged:
+            conflicts[sid] = merged
+        else:
+            conflicts.pop(sid, None)
+    conn.execute(sa.delete(lt))
+    conn.execute(sa.delete(ct))
+    batch = list(latest.values())
+    for k in range(0, len(batch), 5000):
+        conn.execute(sa.insert(lt), batch[k:k + 5000])
+    crow = [{"study_id": sid, "finding": f, **c} for sid, fs in conflicts.items() for f, c in fs.items()]
+    for k in range(0, len(crow), 5000):
+        conn.execute(sa.insert(ct), crow[k:k + 5000])
+    return len(batch), len(crow)

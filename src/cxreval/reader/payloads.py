@@ -1,0 +1,192 @@
+"""What a submission may hold, checked before it is stored (see :mod:`cxreval.reader.store` for the
+payload of each task): complete labels in the task's states, boxes inside the image with finite pixel
+coordinates, ratings on the scale, adjudications of the current conflicts only, a comment, seconds spent
+and an ISO 8601 client time. Every refusal is a :class:`SubmissionError` carrying its HTTP status.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..exceptions import CxrevalError
+from ..labels import ORDINAL_STATES, LabelState
+from ..labels import REPORT_STATES as _REPORT_STATES
+
+__all__ = ["IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "MAX_COMMENT", "SubmissionError", "Reader",
+           "PayloadChecks", "check_client_time"]
+
+IMAGE_STATES: tuple[str, ...] = ORDINAL_STATES
+"""The states a reader gives on an image (:data:`cxreval.labels.ORDINAL_STATES`)."""
+REPORT_STATES: tuple[str, ...] = _REPORT_STATES
+"""The states a reader gives on a report (adds ``not_mentioned``; :data:`cxreval.labels.REPORT_STATES`)."""
+MAX_BOXES = 64
+MAX_COMMENT = 2000
+_ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?$")
+
+
+class SubmissionError(CxrevalError):
+    """A request the store refuses; ``status`` is the HTTP status the server answers with."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Reader:
+    """An authenticated reader."""
+
+    id: int
+    name: str
+    role: str
+
+
+def check_client_time(value: object) -> str:
+    """Return ``value`` if it is an ISO 8601 date-time (``2026-01-31T12:00:00.000Z``), else raise 422."""
+    ok = isinstance(value, str) and len(value) <= 40 and _ISO_RE.match(value) is not None
+    if ok:
+        try:
+            _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))  # type: ignore[union-attr]
+        except ValueError:
+            ok = False
+    if not ok:
+        raise SubmissionError(f"'client_time' must be an ISO 8601 date-time such as 2026-01-31T12:00:00.000Z; got "
+                              f"{str(value)[:60]!r}.")
+    return value  # type: ignore[return-value]
+
+
+class PayloadChecks:
+    """The checks of :meth:`validate`, mixed into :class:`~cxreval.reader.store.ReaderStore` (which gives
+    ``spec``, ``items``, ``tasks_of`` and ``conflicts``)."""
+
+    spec: Any
+    items: Any
+    tasks_of: Any
+    keys_of: Any
+    conflicts: Any
+
+    def _labels(self, value: object, *, states: tuple[str, ...], complete: bool) -> dict[str, str]:
+        findings = self.spec.findings
+        if not isinstance(value, dict) or not value:
+            raise SubmissionError("'labels' must be a non-empty object {finding: state}.")
+        for f, s in value.items():
+            if f not in findings:
+                raise SubmissionError(f"Unknown finding {f!r}; this study's findings are {list(findings)}.")
+            if s not in states:
+                raise SubmissionError(f"Finding {f!r}: state {s!r} is not one of {list(states)}.")
+        if complete and set(value) != set(findings):
+            missing = [f for f in findings if f not in value]
+            raise SubmissionError(f"Every finding needs a state; missing {missing}.")
+        return {f: value[f] for f in findings if f in value}
+
+    def _boxes(self, value: object, payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+        if value is None:
+            return []
+        if not isinstance(value, list) or len(value) > MAX_BOXES:
+            raise SubmissionError(f"'boxes' must be a list of at most {MAX_BOXES} boxes.")
+        w, h = payload["width"], payload["height"]
+        out = []
+        for k, b in enumerate(value):
+            if not isinstance(b, dict) or set(b) != {"finding", "x_min", "y_min", "x_max", "y_max"}:
+                raise SubmissionError(f"Box {k} must have exactly finding, x_min, y_min, x_max, y_max.")
+            if b["finding"] not in self.spec.findings:
+                raise SubmissionError(f"Box {k}: unknown finding {b['finding']!r}; this study's findings are "
+                                      f"{list(self.spec.findings)}.")
+            c = [b[n] for n in ("x_min", "y_min", "x_max", "y_max")]
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                       and (isinstance(v, float) or abs(v) < 10 ** 9) and math.isfinite(v) for v in c):
+                shown = [str(v)[:20] for v in c]
+                raise SubmissionError(f"Box {k}: coordinates must be finite numbers of pixels; got {shown}.")
+            if not (0 <= c[0] < c[2] <= w and 0 <= c[1] < c[3] <= h):
+                raise SubmissionError(f"Box {k}: {c} is empty or outside the {w} x {h} image.")
+            out.append({"finding": b["finding"], "x_min": round(float(c[0]), 2), "y_min": round(float(c[1]), 2),
+                        "x_max": round(float(c[2]), 2), "y_max": round(float(c[3]), 2)})
+        return out
+
+    def validate(self, reader: Reader, task: str, item: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Check a submission of ``reader`` and return the payload to store.
+
+        Raises
+        ------
+        SubmissionError
+            403 for a task the reader does not do, 404 for an unknown item, 422 for a bad payload.
+        """
+        if task not in self.tasks_of(reader):
+            raise SubmissionError(f"Reader {reader.name!r} ({reader.role}) does not do task {task!r}.", 403)
+        if task == "adjudication":
+            payload: dict[str, Any] = self._adjudication(item, body)
+            extra = set(body) - {"labels", "conflicts"}
+        else:
+            stored = self.items.get(task, {}).get(item)
+            if stored is None:
+                raise SubmissionError(f"Unknown {task} item {item!r}.", 404)
+            if item not in self.keys_of(reader, task):
+                raise SubmissionError(f"Item {item!r} is not assigned to reader {reader.name!r}.", 403)
+            if task == "image":
+                extra = set(body) - {"labels", "boxes", "unreadable"}
+                unreadable = body.get("unreadable", False)
+                if not isinstance(unreadable, bool):
+                    raise SubmissionError(f"'unreadable' must be true or false; got {unreadable!r}.")
+                if unreadable:
+                    if body.get("labels") or body.get("boxes"):
+                        raise SubmissionError("An image marked unreadable takes no labels and no boxes.")
+                    payload = {"labels": {}, "boxes": [], "unreadable": True}
+                else:
+                    payload = {"labels": self._labels(body.get("labels"), states=IMAGE_STATES, complete=True),
+                               "boxes": self._boxes(body.get("boxes"), stored)}
+                contradicted = sorted({b["finding"] for b in payload["boxes"]
+                                       if payload["labels"][b["finding"]] == ORDINAL_STATES[LabelState.NEG]})
+                if contradicted:
+                    raise SubmissionError(f"Box(es) for {contradicted}, labelled negative: a box marks a positive "
+                                          "or uncertain finding; remove the box or change the label.")
+            elif task == "report":
+                extra = set(body) - {"labels"}
+                payload = {"labels": self._labels(body.get("labels"), states=REPORT_STATES, complete=True)}
+            else:
+                extra = set(body) - {"ratings"}
+                payload = {"ratings": self._ratings(body.get("ratings"))}
+        extra -= {"comment", "seconds"}
+        if extra:
+            raise SubmissionError(f"Unexpected field(s) {sorted(extra)} for task {task!r}.")
+        comment, seconds = body.get("comment"), body.get("seconds")
+        if comment is not None and comment != "":
+            if not isinstance(comment, str) or len(comment) > MAX_COMMENT:
+                raise SubmissionError(f"'comment' must be text of at most {MAX_COMMENT} characters.")
+            payload["comment"] = comment
+        if seconds is not None:
+            if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0 <= seconds <= 86400:
+                raise SubmissionError(f"'seconds' (time spent on the item) must be a number in 0..86400; got "
+                                      f"{str(seconds)[:40]}.")
+            payload["seconds"] = round(float(seconds), 1)
+        return payload
+
+    def _adjudication(self, study_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        current = self.conflicts(study_id).get(study_id)
+        if not current:
+            raise SubmissionError(f"No conflict to adjudicate for study {study_id!r}.", 404)
+        states = IMAGE_STATES if self.spec.adjudication_task == "image" else REPORT_STATES
+        labels = self._labels(body.get("labels"), states=states, complete=False)
+        other = [f for f in labels if f not in current]
+        if other:
+            raise SubmissionError(f"Study {study_id!r}: {other} not in conflict (conflicts: {list(current)}).")
+        seen = body.get("conflicts")
+        if seen is not None:
+            if not isinstance(seen, dict) or any(seen.get(f) != current[f] for f in labels):
+                raise SubmissionError(f"Study {study_id!r}: the readers' labels changed since it was opened (now "
+                                      f"{ {f: current[f] for f in labels} }); reload it and adjudicate again.", 409)
+        return {"labels": labels, "conflicts": {f: current[f] for f in labels}}
+
+    def _ratings(self, value: object) -> dict[str, int]:
+        lo, hi = self.spec.scale
+        crit = self.spec.criteria
+        if not isinstance(value, dict) or set(value) != set(crit):
+            raise SubmissionError(f"'ratings' must rate exactly the criteria {list(crit)}; got {value!r}.")
+        for c, v in value.items():
+            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+                raise SubmissionError(f"Rating {v!r} for {c!r} is outside the scale {lo}..{hi} (integers).")
+        return {c: int(value[c]) for c in crit}

@@ -1,0 +1,268 @@
+"""Every result that owns its files draws a figure (``plot()`` -> a Plotly Figure with at least one trace) and
+shows itself in Jupyter (``_repr_html_()``). The result classes are enumerated from ``TableResult``'s
+subclasses after importing every cxreval module, so a new result without a builder here fails."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from PIL import Image
+
+import cxreval
+from cxreval.results import TableResult
+
+FINDINGS = ("Atelectasis", "Edema", "Cardiomegaly")
+STATES = np.array(["negative", "uncertain", "positive", "not_mentioned"], dtype=object)
+
+
+def _all_subclasses(cls: type) -> set[type]:
+    out: set[type] = set()
+    for sub in cls.__subclasses__():
+        out |= {sub, *_all_subclasses(sub)}
+    return out
+
+
+def _result_classes() -> list[type]:
+    for mod in pkgutil.walk_packages(cxreval.__path__, "cxreval."):
+        if ".cli" in mod.name or mod.name.startswith(("cxreval.reader.app", "cxreval.reader.server")):
+            continue
+        try:
+            importlib.import_module(mod.name)
+        except ImportError:  # an optional dependency (torch, fastapi) is missing
+            continue
+    return sorted(_all_subclasses(TableResult), key=lambda c: c.__name__)
+
+
+def _labels(seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = [{"study_id": f"s{i}", "patient_id": f"p{i // 2}", "finding": f, "source": src,
+             "state": STATES[rng.integers(0, 3 if src == "CR" else 4)]}
+            for src in ("CR", "Rep1", "Rep2") for i in range(30) for f in FINDINGS]
+    return pd.DataFrame(rows)
+
+
+def _coded_labels() -> pd.DataFrame:
+    from cxreval.labels import validate_label_table
+
+    return validate_label_table(_labels())
+
+
+def _predictions(labels: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    cr = labels[labels.source == "CR"]
+    pos = (cr.state == "positive").to_numpy(float)
+    return pd.concat([pd.DataFrame({"study_id": cr.study_id, "model": m, "finding": cr.finding,
+                                    "score": pos * k + rng.random(len(cr))}) for m, k in
+                      (("m1", 1.0), ("m2", 0.5), ("m3", 0.2))], ignore_index=True)
+
+
+def _auc():
+    from cxreval.classification import evaluate_auc
+
+    t = _labels()
+    return evaluate_auc(_predictions(t), t, references=["CR", "Rep1"], n_resamples=20, rng=0)
+
+
+def _boxes() -> pd.DataFrame:
+    return pd.DataFrame({"study_id": ["a.png", "a.png", "b.png"], "finding": ["Mass", "Nodule", "Mass"],
+                         "x_min": [100.0, 500.0, 300.0], "y_min": [200.0, 400.0, 300.0],
+                         "x_max": [400.0, 600.0, 700.0], "y_max": [500.0, 520.0, 600.0]})
+
+
+def _images(tmp: Path) -> list[Path]:
+    rng = np.random.default_rng(0)
+    out = []
+    for name in ("a.png", "b.png"):
+        x = np.cumsum(rng.random((64, 64)), axis=1)
+        Image.fromarray((x / x.max() * 60000).astype(np.uint16)).save(tmp / name)
+        out.append(tmp / name)
+    return out
+
+
+RATINGS = pd.DataFrame({"image": ["a", "b", "c", "d"] * 2, "rater": ["r1"] * 4 + ["r2"] * 4,
+                        "rating": [1, 2, 3, 4, 2, 2, 4, 4]})
+
+
+def _iqa_scores() -> pd.DataFrame:
+    refs = {"a": "R1", "b": "R1", "c": "R2", "d": "R2"}
+    return pd.DataFrame([{"reference": refs[i], "test": f"out/{i}.png", "metric": m, "value": v if m == "ssim" else 1 - v}
+                         for i, v in zip("abcd", [0.1, 0.5, 0.4, 0.9]) for m in ("ssim", "rmse")])
+
+
+def _degraded(tmp: Path):
+    from cxreval.iqa import degrade_folder
+
+    src = tmp / "src"
+    src.mkdir(exist_ok=True)
+    for p in _images(src):
+        p.rename(src / p.name)
+    plan = {"seed": 1, "degradations": [{"name": "blur", "transform": "gaussian_blur", "params": {"sigma": 1.0}},
+                                        {"name": "noise", "transform": "gaussian_noise", "params": {"sigma": 0.05}}]}
+    return tmp / "deg", degrade_folder(src, plan, tmp / "deg")
+
+
+def _scores_result(tmp: Path):
+    from cxreval.iqa import ScoresResult, score_pairs, select_metrics
+
+    out, deg = _degraded(tmp)
+    sel = select_metrics("psnr,ssim,gmsd")
+    return ScoresResult(score_pairs(deg.pairs(), sel.names, base_dir=out), sel, len(deg.pairs()))
+
+
+def _data_entry(tmp: Path) -> Path:
+    p = tmp / "Data_Entry.csv"
+    p.write_text("Image Index,Finding Labels,Follow-up #,Patient ID,Patient Age,Patient Gender,View Position\n"
+                 "00000001_000.png,Cardiomegaly,0,1,57,M,PA\n00000001_001.png,Cardiomegaly|Emphysema,1,1,58,M,PA\n"
+                 "00000002_000.png,No Finding,0,2,81,M,AP\n00000003_000.png,Hernia,0,3,77,F,PA\n")
+    return p
+
+
+def _build(name: str, tmp: Path):
+    if name == "AUCResult":
+        return _auc()
+    if name == "AUCTableResult":
+        from cxreval.published import XQA_AUC_TABLES, read_auc_table
+        return read_auc_table(XQA_AUC_TABLES)
+    if name == "RankingStabilityResult":
+        from cxreval.ranking import ranking_stability
+        return ranking_stability(_auc())
+    if name in {"AgreementTableResult", "PrevalenceResult", "FlowsResult", "OmissionsResult",
+                "SourceComparisonResult"}:
+        from cxreval import agreement as a
+        t = _labels()
+        return {"AgreementTableResult": lambda: a.compute_agreement(t, "CR:Rep1,CR:Rep2"),
+                "PrevalenceResult": lambda: a.compute_prevalence(t),
+                "FlowsResult": lambda: a.compute_flows(t, "CR:Rep1"),
+                "OmissionsResult": lambda: a.compute_flows(t, "CR:Rep1").omissions(),
+                "SourceComparisonResult": lambda: a.compare_sources(t, "CR:Rep1,CR:Rep2")}[name]()
+    if name == "FusionResult":
+        from cxreval.fusion import fuse_and_compare
+        return fuse_and_compare(_coded_labels(), ["Rep1", "Rep2"], ["mv", "ds"], adjudicated="CR", rng=0)
+    if name == "DatasetExport":
+        from cxreval.datasets.export import export_dataset
+        return export_dataset("chestxray14", _data_entry(tmp))
+    if name == "DatasetAudit":
+        from cxreval.datasets.audit import audit_chestxray14
+        bb = tmp / "BBox.csv"
+        bb.write_text("Image Index,Finding Label,Bbox [x,y,w,h],,,\n00000001_000.png,Cardiomegaly,10,20,30,40\n")
+        return audit_chestxray14(path=_data_entry(tmp), bbox_path=bb)
+    if name == "LocalizationResult":
+        from cxreval.localization import LocalizationProtocol, evaluate_heatmaps
+        rng = np.random.default_rng(0)
+        maps = {f"{s}/{f}": rng.random((16, 16)) for s, f in _boxes()[["study_id", "finding"]].itertuples(index=False)}
+        return evaluate_heatmaps(maps, _boxes(), protocol=LocalizationProtocol(image_shape=(1024, 1024)))
+    if name == "SynthResult":
+        from cxreval.localization import synthetic_study
+        return synthetic_study(1, per_size=2)
+    if name == "RealBoxesResult":
+        from cxreval.localization import error_model_on_boxes
+        return error_model_on_boxes(_boxes(), rng=0)
+    if name == "OverlayResult":
+        from cxreval.demo_images import overlay_boxes
+        return overlay_boxes(_images(tmp), _boxes(), rng=0)
+    if name == "ReportLabelsResult":
+        from cxreval.reports import label_reports
+        return label_reports(pd.DataFrame({"study_id": ["a", "b", "c"], "text": [
+            "FINDINGS: Small left effusion. IMPRESSION: Effusion.", "No edema. Possible atelectasis.",
+            "Cardiomegaly."]}))
+    if name == "LabellerValidationResult":
+        from cxreval.reports import compute_precision_recall
+        t = _labels()
+        t = t[t.state != "not_mentioned"]
+        return compute_precision_recall(t, reference="CR", predicted="Rep1", n_resamples=20, rng=0)
+    if name == "ZMOSResult":
+        from cxreval.iqa.expert import zscores
+        return zscores(RATINGS)
+    if name == "MetricAgreementResult":
+        from cxreval.iqa.expert import metric_agreement, zscores
+        return metric_agreement(_iqa_scores(), zscores(RATINGS).zmos, n_resamples=20, rng=0)
+    if name == "ExpertAgreementResult":
+        from cxreval.iqa import expert_agreement
+        return expert_agreement(RATINGS, _iqa_scores(), n_resamples=20, rng=0)
+    if name == "ScoresResult":
+        return _scores_result(tmp)
+    if name == "MetricComparisonResult":
+        from cxreval.iqa import compare_metrics
+        return compare_metrics(_scores_result(tmp).table)
+    if name == "DegradeResult":
+        return _degraded(tmp)[1]
+    raise AssertionError(f"{name} is a TableResult without a builder in {__file__}: add one, with plot()")
+
+
+def _n_points(trace) -> int:
+    if isinstance(trace, go.Sankey):
+        return len(trace.link.value)
+    vals = [getattr(trace, k, None) for k in ("x", "y", "z")]
+    return max((len(v) for v in vals if v is not None), default=0)
+
+
+@pytest.mark.parametrize("cls", _result_classes(), ids=lambda c: c.__name__)
+def test_every_result_plots_and_renders_html(cls, tmp_path):
+    res = _build(cls.__name__, tmp_path)
+    assert type(res) is cls
+    fig = res.plot()
+    assert isinstance(fig, go.Figure) and len(fig.data) >= 1
+    assert any(_n_points(tr) for tr in fig.data), "every trace is empty"
+    html = res._repr_html_()
+    assert html.startswith("<div class='cxreval-result'>") and "<table" in html and cls.__name__ in html
+
+
+def test_every_result_class_is_found():
+    names = {c.__name__ for c in _result_classes()}
+    assert {"AUCResult", "RankingStabilityResult", "FusionResult", "LocalizationResult", "ScoresResult",
+            "OverlayResult", "DatasetAudit"} <= names and len(names) >= 23
+
+
+def test_auc_figure_draws_the_table_values():
+    res = _auc()
+    fig = res.plot()
+    xs = np.concatenate([np.asarray(tr.x, float) for tr in fig.data])
+    np.testing.assert_allclose(np.sort(xs), np.sort(res.table["auc"].to_numpy(float)))
+    assert {tr.name for tr in fig.data} == set(res.table["reference"])
+
+
+def test_bump_chart_draws_the_ranks():
+    from cxreval.ranking import ranking_stability
+
+    res = ranking_stability(_auc())
+    fig = res.plot()
+    r = res.rankings
+    r = r[r.finding == "macro"]
+    got = {(tr.name, x): y for tr in fig.data for x, y in zip(tr.x, tr.y)}
+    assert got == {(m, ref): rank for m, ref, rank in r[["model", "reference", "rank"]].itertuples(index=False)}
+
+
+def test_sankey_flows_sum_to_the_flow_counts():
+    from cxreval.agreement import compute_flows
+
+    res = compute_flows(_labels(), "CR:Rep1")
+    (sk,) = res.plot().data
+    assert sum(sk.link.value) == res.table["count"].sum()
+
+
+def test_html_shows_the_table_head_and_is_escaped():
+    from cxreval.agreement import compute_prevalence
+
+    res = compute_prevalence(_labels().assign(source=lambda d: d.source.replace("CR", "<CR>")))
+    html = res._repr_html_()
+    assert "&lt;CR&gt;" in html and "<CR>" not in html
+    assert html.count("<tr") == 1 + 5 and f"{len(res.table) - 5} more rows" in html
+
+
+def test_fusion_without_a_reference_plots_the_fused_positive_fraction():
+    from cxreval.fusion import fuse_label_table
+
+    res = fuse_label_table(_coded_labels(), ["Rep1", "Rep2"], ["mv", "or"], rng=0)
+    assert res.table is None
+    fig = res.plot()
+    lab = res.labels
+    want = lab[lab.source == "fused_or"].groupby("finding")["state"].apply(lambda s: (s == 2).mean() * 100)
+    (bar,) = [tr for tr in fig.data if tr.name == "fused_or"]
+    assert dict(zip(bar.x, bar.y)) == pytest.approx(want.to_dict())
+    assert "<table" in res._repr_html_()
