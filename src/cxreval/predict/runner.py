@@ -38,7 +38,7 @@ from ..labels import validate_predictions
 from ..results import ReadReport
 from .images import ImageItem, ImageList, exc_text, read_image
 from .models import LoadedModel, require_torch
-from .preprocess import Preprocessing, preprocess
+from .preprocess import Preprocessing
 from .store import NpzWriter, PartialStore
 
 __all__ = ["CAM_METHODS", "PredictResult", "RunStats", "predict", "run_predictions", "write_outputs", "store_config",
@@ -99,7 +99,7 @@ def store_config(models: Sequence[LoadedModel], *, heatmaps: bool, cam: str, tar
     """The settings that change results; a resume store is used only with identical settings."""
     return {"models": [{"spec": m.spec, "name": m.name, "weights_file": m.weights_file,
                         "preprocessing": m.preprocessing.to_dict(), "findings": [f or "" for f in m.findings],
-                        "apply_sigmoid": m.apply_sigmoid} for m in models],
+                        "apply_sigmoid": m.apply_sigmoid, "zero_shot": m.extra.get("zero_shot")} for m in models],
             "heatmaps": bool(heatmaps), "cam": cam if heatmaps else None,
             "target_layer": target_layer if heatmaps else None, "dicom_window": dicom_window}
 
@@ -127,7 +127,7 @@ def check_heatmap_models(models: Sequence[LoadedModel], *, target_layer: str | N
 
 def _load_one(item: ImageItem, prep: Preprocessing, dicom_window: str) -> np.ndarray | str:
     try:
-        return preprocess(read_image(item.path, dicom_window=dicom_window), prep)
+        return prep.apply(read_image(item.path, dicom_window=dicom_window))
     except CxrevalError as exc:
         msg = str(exc)
         return msg if str(item.path) in msg else f"{item.path}: {msg}"
@@ -356,7 +356,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
             overwrite: bool = False, heatmaps: bool = False, cam: str = "cam", target_layer: str | None = None,
             batch_size: int = 16, device: str = "cpu", workers: int = 0, weights_dir: str | Path | None = None,
             download: bool = True, dicom_window: str = "none", restart: bool = False,
-            progress: Callable[[int, int], None] | None = None, argv: Sequence[str] | None = None, on_batch: Callable[[int], None] | None = None) -> PredictResult:
+            prompts: str | Path | None = None, progress: Callable[[int, int], None] | None = None, argv: Sequence[str] | None = None, on_batch: Callable[[int], None] | None = None) -> PredictResult:
     """List the images, load the models, predict (resuming an unfinished run) and write ``out`` atomically.
 
     Everything that can be checked is checked before the first image is read: the output path, the
@@ -369,12 +369,12 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     ----------
     images : folder, list file, or sequence of image paths
     models : sequence of str
-        Model specs (``xrv:<weights>``, ``torch:<path>``).
+        Model specs (``xrv:<weights>``, ``torch:<path>``, ``clip:...``; see :mod:`cxreval.predict.clip`).
     out : path
         Output folder (see :mod:`cxreval.outputs`).
     overwrite, restart : bool
         Replace an existing ``out``; discard an unfinished run's stored batches.
-    weights_dir, download : see :func:`~cxreval.predict.models.load_model`.
+    weights_dir, download, prompts : see :func:`~cxreval.predict.models.load_model`.
     Other parameters : see :func:`run_predictions`.
 
     Returns
@@ -399,7 +399,8 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
         from ..exceptions import DataUnavailableError
         raise DataUnavailableError(f"--images {listing.source}: {n_dcm} DICOM file(s) but pydicom is not installed; "
                                    "pip install 'cxreval[dicom]'.")
-    loaded = [load_model(s, device=device, weights_dir=weights_dir, download=download) for s in models]
+    loaded = [load_model(s, device=device, weights_dir=weights_dir, download=download, prompts=prompts)
+              for s in models]
     names = [m.name for m in loaded]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
