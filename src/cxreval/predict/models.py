@@ -54,7 +54,7 @@ from .images import exc_text
 from .preprocess import Preprocessing
 
 __all__ = ["MODEL_KINDS", "XRV_WEIGHTS", "XRV_VERSION", "ModelSpec", "LoadedModel", "parse_model_spec", "load_model",
-           "xrv_weights_path", "require_torch", "require_xrv"]
+           "xrv_weights_path", "require_torch", "require_xrv", "import_callable"]
 
 XRV_VERSION = "1.5.7"
 XRV_WEIGHTS: tuple[str, ...] = (
@@ -276,7 +276,7 @@ def _xrv_model(spec: ModelSpec, *, weights_dir: str | os.PathLike[str] | None, d
                        extra={"weights_url": url, "torchxrayvision": getattr(xrv, "__version__", "")})
 
 
-def _import_callable(ref: object, *, base: Path, where: str) -> Any:
+def import_callable(ref: object, *, base: Path, where: str) -> Any:
     if not isinstance(ref, str) or ":" not in ref:
         raise SchemaError(f"{where}: 'architecture' must be 'package.module:callable' or 'file.py:callable'; "
                           f"got {ref!r}.")
@@ -363,7 +363,7 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
     else:
         if "architecture" not in cfg:
             raise SchemaError(f"{where}: format state_dict needs 'architecture' (the callable that builds the module).")
-        build = _import_callable(cfg["architecture"], base=cfg_path.parent, where=where)
+        build = import_callable(cfg["architecture"], base=cfg_path.parent, where=where)
         kwargs = cfg.get("architecture_kwargs") or {}
         if not isinstance(kwargs, Mapping):
             raise SchemaError(f"{where}: 'architecture_kwargs' must be a mapping.")
