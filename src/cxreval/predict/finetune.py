@@ -187,9 +187,6 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
         return _Net(net, prep, "cxreval.predict.recipes:chestxray8_net", kw, "classifier", "transition",
                     f"recipe chestxray8 ({arch})", weights)
     ms = parse_model_spec(model)
-    if ms.kind == "clip":
-        raise InvalidParameterError(f"--model {model}: fine-tuning clip: models is not supported yet; score them "
-                                    "zero-shot with cxreval predict, or fine-tune an xrv: or torch: model.")
     lm = load_model(ms, weights_dir=weights_dir, download=download)
     if lm.scripted:
         raise InvalidParameterError(f"--model {model}: a TorchScript model cannot be rebuilt for training; give it "
@@ -320,6 +317,12 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
         raise InvalidParameterError("finetune needs exactly one of --model (xrv:, torch:) and --recipe chestxray8.")
     if recipe is not None:
         check_choice(recipe, RECIPES, name="recipe", func=func)
+    else:
+        from .models import parse_model_spec
+
+        if parse_model_spec(model).kind == "clip":
+            raise InvalidParameterError(f"--model {model}: fine-tuning clip: models is not supported yet; score them "
+                                        "zero-shot with cxreval predict, or fine-tune an xrv: or torch: model.")
     loss = loss or ("wcel" if recipe else "bce")
     check_choice(loss, LOSSES, name="loss", func=func)
     pol = LabelPolicy(policy, not_mentioned)
@@ -356,91 +359,91 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
         raise SchemaError(f"the validation part ({len(va)} image(s) of {sp.patient_id[va].nunique()} patient(s)) has "
                           "no finding with both a positive and a negative label, so no validation AUC; use more "
                           "images or a larger val_fraction.")
-    torch.manual_seed(seed)
-    net = _build(model, recipe, arch=arch, weights=None if weights is None else str(weights), n_out=len(fnames),
-                 input_size=input_size, weights_dir=weights_dir, download=download)
-    module = net.module.to(dev)
-    head = module.get_submodule(net.head)
-    from .recipes import last_stage
-
-    trained = {"linear-probe": [net.head], "last-layer": [last_stage(module, net.head), net.head],
-               "full": [""]}[mode]
-    for p in module.parameters():
-        p.requires_grad_(mode == "full")
-    for t in trained:
-        for p in module.get_submodule(t).parameters():
-            p.requires_grad_(True)
-    data = _Images([by_id[s] for s in targets.study_id], net.prep, dicom_window=dicom_window)
-    lf = loss_function(loss)
-    y_t = torch.tensor(y_all)
-    lr = lr if lr is not None else (1e-4 if mode == "full" else 1e-3)
-    rows: list[dict[str, Any]] = []
-    best: tuple[float, int, dict[str, Any] | None, np.ndarray | None] = (-np.inf, 0, None, None)
-    stopped, interrupted = f"{epochs} epoch(s)", False
-    gen = np.random.default_rng(seed)
-    opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay)
-    try:
-        if mode == "linear-probe":
-            module.eval()
-            xf = _head_inputs(module, net.head, data, tr, batch_size=batch_size, device=dev)
-            train_loss = _fit_linear(xf, y_t[tr], head, loss=lf, weight_decay=weight_decay)
-            stopped = "converged (L-BFGS)"
-            epochs = 1
-        for epoch in range(1, epochs + 1):
-            if mode != "linear-probe":
-                module.train(mode == "full")
-                for t in trained:
-                    module.get_submodule(t).train()
-                order = gen.permutation(tr)
-                tot = 0.0
-                for i in range(0, len(order), batch_size):
-                    idx = order[i:i + batch_size]
-                    z = module(torch.from_numpy(data.batch(idx)).to(dev))
-                    v = lf(z, y_t[idx].to(z.dtype).to(dev))
-                    opt.zero_grad()
-                    v.backward()
-                    opt.step()
-                    tot += v.item() * len(idx)
-                train_loss = tot / len(tr)
-            module.eval()
-            zv = _forward(module, data, va, batch_size=batch_size, device=dev)
-            val_loss = float(lf(torch.from_numpy(zv), y_t[va]))
-            sv = 1.0 / (1.0 + np.exp(-zv))
-            aucs, npos, nneg = _aucs(y_all[va], sv)
-            rows += _rows(epoch, fnames, train_loss, val_loss, aucs, npos, nneg)
-            macro = rows[-1]["val_auc"]
-            if macro > best[0]:
-                best = (macro, epoch, copy.deepcopy({k: v.cpu() for k, v in module.state_dict().items()}), sv)
-            if progress is not None:
-                progress(epoch, epochs, macro)
-            if on_epoch is not None:
-                on_epoch(epoch)
-            if epoch - best[1] >= patience and epoch < epochs:
-                stopped = f"early stopping at epoch {epoch} ({patience} epoch(s) without a better macro validation AUC)"
-                break
-    except KeyboardInterrupt:
-        if not keep_interrupted or best[2] is None:
-            raise
-        interrupted, stopped = True, f"interrupted after epoch {best[1] if not rows else rows[-1]['epoch']}"
-    if best[2] is None:
-        raise SchemaError("no epoch gave a finite macro validation AUC; nothing to write.")
-    log = pd.DataFrame(rows, columns=list(TRAINING_COLUMNS))
-    log["best"] = log["epoch"] == best[1]
-    mname = name or (f"chestxray8-{arch}" if recipe else f"finetuned-{Path(str(net.base)).stem.split(':')[-1]}")
-    vp = pd.DataFrame({"study_id": np.repeat(targets.study_id.to_numpy()[va], len(fnames)), "model": mname,
-                       "finding": np.tile(np.asarray(fnames, dtype=object), len(va)),
-                       "score": np.asarray(best[3]).ravel()})
-    settings = {"base": net.base, "mode": mode, "loss": loss, "seed": seed, "source": source, "findings": fnames,
-                "policy": {"uncertain": pol.uncertain, "not_mentioned": pol.not_mentioned}, "lr": lr,
-                "weight_decay": weight_decay, "batch_size": batch_size, "epochs": epochs, "patience": patience,
-                "val_fraction": val_fraction, "device": str(dev), "trained_modules": trained,
-                "init_weights": net.weights, "n_train": int(len(tr)), "n_val": int(len(va)),
-                "n_labelled_without_image": int(lab[lab.source == source].study_id.nunique() - len(targets)),
-                "n_images_without_labels": int(len(listing.items) - len(targets)), "interrupted": interrupted,
-                "yaml": str(Path(out) / "model.yaml")}
-    res = FinetuneResult(log, sp, vp, best[1], float(best[0]), stopped, settings)
     inputs = [Path(labels)] + ([Path(weights)] if weights is not None else [])
     with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv, meta={"seed": seed, "mode": mode}) as d:
+        torch.manual_seed(seed)
+        net = _build(model, recipe, arch=arch, weights=None if weights is None else str(weights), n_out=len(fnames),
+                     input_size=input_size, weights_dir=weights_dir, download=download)
+        module = net.module.to(dev)
+        head = module.get_submodule(net.head)
+        from .recipes import last_stage
+
+        trained = {"linear-probe": [net.head], "last-layer": [last_stage(module, net.head), net.head],
+                   "full": [""]}[mode]
+        for p in module.parameters():
+            p.requires_grad_(mode == "full")
+        for t in trained:
+            for p in module.get_submodule(t).parameters():
+                p.requires_grad_(True)
+        data = _Images([by_id[s] for s in targets.study_id], net.prep, dicom_window=dicom_window)
+        lf = loss_function(loss)
+        y_t = torch.tensor(y_all)
+        lr = lr if lr is not None else (1e-4 if mode == "full" else 1e-3)
+        rows: list[dict[str, Any]] = []
+        best: tuple[float, int, dict[str, Any] | None, np.ndarray | None] = (-np.inf, 0, None, None)
+        stopped, interrupted = f"{epochs} epoch(s)", False
+        gen = np.random.default_rng(seed)
+        opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay)
+        try:
+            if mode == "linear-probe":
+                module.eval()
+                xf = _head_inputs(module, net.head, data, tr, batch_size=batch_size, device=dev)
+                train_loss = _fit_linear(xf, y_t[tr], head, loss=lf, weight_decay=weight_decay)
+                stopped = "converged (L-BFGS)"
+                epochs = 1
+            for epoch in range(1, epochs + 1):
+                if mode != "linear-probe":
+                    module.train(mode == "full")
+                    for t in trained:
+                        module.get_submodule(t).train()
+                    order = gen.permutation(tr)
+                    tot = 0.0
+                    for i in range(0, len(order), batch_size):
+                        idx = order[i:i + batch_size]
+                        z = module(torch.from_numpy(data.batch(idx)).to(dev))
+                        v = lf(z, y_t[idx].to(z.dtype).to(dev))
+                        opt.zero_grad()
+                        v.backward()
+                        opt.step()
+                        tot += v.item() * len(idx)
+                    train_loss = tot / len(tr)
+                module.eval()
+                zv = _forward(module, data, va, batch_size=batch_size, device=dev)
+                val_loss = float(lf(torch.from_numpy(zv), y_t[va]))
+                sv = 1.0 / (1.0 + np.exp(-zv))
+                aucs, npos, nneg = _aucs(y_all[va], sv)
+                rows += _rows(epoch, fnames, train_loss, val_loss, aucs, npos, nneg)
+                macro = rows[-1]["val_auc"]
+                if macro > best[0]:
+                    best = (macro, epoch, copy.deepcopy({k: v.cpu() for k, v in module.state_dict().items()}), sv)
+                if progress is not None:
+                    progress(epoch, epochs, macro)
+                if on_epoch is not None:
+                    on_epoch(epoch)
+                if epoch - best[1] >= patience and epoch < epochs:
+                    stopped = f"early stopping at epoch {epoch} ({patience} epoch(s) without a better macro validation AUC)"
+                    break
+        except KeyboardInterrupt:
+            if not keep_interrupted or best[2] is None:
+                raise
+            interrupted, stopped = True, f"interrupted after epoch {best[1] if not rows else rows[-1]['epoch']}"
+        if best[2] is None:
+            raise SchemaError("no epoch gave a finite macro validation AUC; nothing to write.")
+        log = pd.DataFrame(rows, columns=list(TRAINING_COLUMNS))
+        log["best"] = log["epoch"] == best[1]
+        mname = name or (f"chestxray8-{arch}" if recipe else f"finetuned-{Path(str(net.base)).stem.split(':')[-1]}")
+        vp = pd.DataFrame({"study_id": np.repeat(targets.study_id.to_numpy()[va], len(fnames)), "model": mname,
+                           "finding": np.tile(np.asarray(fnames, dtype=object), len(va)),
+                           "score": np.asarray(best[3]).ravel()})
+        settings = {"base": net.base, "mode": mode, "loss": loss, "seed": seed, "source": source, "findings": fnames,
+                    "policy": {"uncertain": pol.uncertain, "not_mentioned": pol.not_mentioned}, "lr": lr,
+                    "weight_decay": weight_decay, "batch_size": batch_size, "epochs": epochs, "patience": patience,
+                    "val_fraction": val_fraction, "device": str(dev), "trained_modules": trained,
+                    "init_weights": net.weights, "n_train": int(len(tr)), "n_val": int(len(va)),
+                    "n_labelled_without_image": int(lab[lab.source == source].study_id.nunique() - len(targets)),
+                    "n_images_without_labels": int(len(listing.items) - len(targets)), "interrupted": interrupted,
+                    "yaml": str(Path(out) / "model.yaml")}
+        res = FinetuneResult(log, sp, vp, best[1], float(best[0]), stopped, settings)
         torch.save(best[2], d / "model.pt")
         cfg = {"name": mname, "checkpoint": "model.pt", "format": "state_dict", "architecture": net.architecture,
                "architecture_kwargs": net.architecture_kwargs, "input": _input_dict(net.prep), "findings": fnames,
