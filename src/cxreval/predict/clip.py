@@ -305,8 +305,8 @@ def _load_hf(cs: ClipSpec, spec: str) -> LoadedClip:
     if not (folder / "config.json").is_file():
         raise DataUnavailableError(f"--model {spec}: {folder / 'config.json'} is not there; put the Hugging Face "
                                    "model folder (config.json, model.safetensors, the tokenizer files and "
-                                   f"preprocessor_config.json, e.g. from `hf download ORG/NAME --local-dir {folder}`) "
-                                   "there, then run again.")
+                                   f"preprocessor_config.json, e.g. huggingface_hub.snapshot_download(ORG/NAME, "
+                                   f"local_dir='{folder}') on a machine with internet access) there, then run again.")
     try:
         with _quiet():
             model = transformers.AutoModel.from_pretrained(str(folder), local_files_only=True)

@@ -87,7 +87,7 @@ class FinetuneResult(TableResult):
                  f"seed {s.get('seed')}).", "",
                  f"Stopped: {self.stopped}. Best epoch {self.best_epoch}: macro validation AUC "
                  f"{self.best_val_auc:.4f}.", "", markdown_table(best[["finding", "val_auc", "n_val_pos", "n_val_neg"]]),
-                 "", f"Load it with `cxreval predict --model torch:{s.get('yaml', 'model.yaml')}`."]
+                 "", f"The model for predict: `--model torch:{s.get('yaml', 'model.yaml')}`."]
         return "\n".join(lines) + "\n"
 
 
