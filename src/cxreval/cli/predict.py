@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import echo_json
+from ._common import cli_executor, echo_json, executor_option
 from ._common import progress as progress_bar
 
 __all__ = ["register", "predict"]
@@ -30,6 +30,7 @@ def predict(
     batch_size: int = typer.Option(16, "--batch-size", help="Images per forward pass."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N."),
     workers: int = typer.Option(0, "--workers", help="Threads reading images one batch ahead (0: none)."),
+    executor: str = executor_option(),
     weights_dir: Path = typer.Option(None, "--weights-dir", help="Folder holding TorchXRayVision weight files "
                                      "(default ~/.torchxrayvision/models_data)."),
     no_download: bool = typer.Option(False, "--no-download", help="Never download weights; fail naming where the "
@@ -53,7 +54,7 @@ def predict(
     """
     from ..predict import predict as run
 
-    with progress_bar(enabled=show_progress) as prog:
+    with cli_executor(executor) as ex, progress_bar(enabled=show_progress) as prog:
         task: list[int] = []
 
         def step(n: int, total: int) -> None:
@@ -64,7 +65,7 @@ def predict(
         res = run(images, model, out=out, overwrite=overwrite, heatmaps=heatmaps, cam=cam, target_layer=target_layer,
                   batch_size=batch_size, device=device, workers=workers, weights_dir=weights_dir,
                   download=not no_download, dicom_window=dicom_window, restart=restart, prompts=prompts,
-                  progress=step)
+                  executor=ex, progress=step)
     if json_out:
         echo_json(res.to_dict())
         return
