@@ -206,3 +206,27 @@ def test_chestxray8_recipe_tiny(task, torch_mod, capsys):
         from cxreval.predict.finetune import finetune
         finetune(task / "imgs", task / "labels.csv", out=task / "x", recipe="chestxray8", arch="resnet50",
                  weights=task / "r18.pth", input_size=64)
+
+
+@pytest.mark.slow
+def test_xrv_densenet_last_layer_reloads(task, xrv_weights, xrv):
+    """xrv:densenet121-res224-all (self-made weights file): a new head + denseblock4 trained; predict reloads it."""
+    import torch
+
+    from cxreval.predict import load_model
+    from cxreval.predict.finetune import finetune
+    res = finetune(task / "imgs", task / "labels.csv", out=task / "x", model="xrv:densenet121-res224-all",
+                   weights_dir=xrv_weights, download=False, mode="last-layer", epochs=1, batch_size=16)
+    assert res.settings["trained_modules"] == ["features.denseblock4", "classifier"]
+    cfg = yaml.safe_load((task / "x" / "model.yaml").read_text())
+    assert cfg["architecture_kwargs"]["architecture"] == "torchxrayvision.models:DenseNet"
+    assert cfg["input"]["size"] == 224 and cfg["findings"] == ["Mass", "Effusion"]
+    m = load_model(f"torch:{task / 'x' / 'model.yaml'}")
+    base = load_model("xrv:densenet121-res224-all", weights_dir=xrv_weights, download=False)
+    sd, bsd = m.module.state_dict(), base.module.state_dict()
+    assert torch.equal(sd["features.denseblock1.denselayer1.conv1.weight"],
+                       bsd["features.denseblock1.denselayer1.conv1.weight"])
+    assert not torch.equal(sd["features.denseblock4.denselayer1.conv1.weight"],
+                           bsd["features.denseblock4.denselayer1.conv1.weight"])
+    vp = pd.read_csv(task / "x" / "val_predictions.csv")
+    assert vp.model.unique().tolist() == ["finetuned-densenet121-res224-all"] and vp.score.between(0, 1).all()
