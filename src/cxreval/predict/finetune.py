@@ -202,11 +202,13 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
         from .._validation import read_yaml_file
 
         cfg = read_yaml_file(cfg_path, what="Model YAML")
-        ref = str(cfg["architecture"])  # type: ignore[index]
+        if not isinstance(cfg, dict) or "architecture" not in cfg:    # load_model has checked it already
+            raise SchemaError(f"--model {model}: {cfg_path} gives no 'architecture' to rebuild the model from.")
+        ref = str(cfg["architecture"])
         mod, _, attr = ref.rpartition(":")
         if mod.endswith(".py") and not Path(mod).is_absolute():
             ref = f"{(cfg_path.parent / mod).resolve()}:{attr}"
-        kwargs = dict(cfg.get("architecture_kwargs") or {})  # type: ignore[union-attr]
+        kwargs = dict(cfg.get("architecture_kwargs") or {})
     module = lm.module
     if hasattr(module, "op_threshs"):
         module.op_threshs = None
@@ -340,7 +342,7 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
     if weights is not None and not Path(weights).is_file():
         raise SchemaError(f"--weights {weights} does not exist.")
     check_output_path(out, overwrite=overwrite)
-    lab = read_labels(labels, state_encoding=state_encoding).table
+    lab = read_labels(Path(labels), state_encoding=state_encoding).table
     targets, fnames, source = training_targets(lab, findings=findings, source=source, policy=pol)
     listing = list_images(images)
     by_id = {it.study_id: it for it in listing.items}

@@ -11,14 +11,6 @@ label policy); excluded entries add nothing.
     ``beta_P = (|P| + |N|) / |P|`` and ``beta_N = (|P| + |N|) / |N|``, where ``|P|`` and ``|N|`` are the numbers
     of positive and negative labels in the batch (all findings together). The batch loss is the mean of the
     images' losses. A side with no label in the batch adds nothing.
-
-Examples
---------
->>> import torch
->>> z = torch.tensor([[0.0, 2.0], [1.0, -1.0]])
->>> y = torch.tensor([[1.0, 0.0], [0.0, float("nan")]])
->>> round(float(wcel_loss(z, y)), 6)    # |P| = 1, |N| = 2: beta_P = 3, beta_N = 1.5
-3.619863
 """
 
 from __future__ import annotations
