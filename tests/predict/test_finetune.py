@@ -74,6 +74,10 @@ def test_wcel_equals_hand_computed(torch_mod):
     assert float(bce_loss(z, y)) == pytest.approx((pos + neg) / 8, rel=1e-12)
     assert float(wcel_loss(z, torch.zeros_like(y))) == pytest.approx(
         (9 / 9) * sum(-ls(-v) for v in z.ravel().tolist()) / 3, rel=1e-12)      # no positive: only negatives
+    zg = z.clone().requires_grad_(True)
+    none = wcel_loss(zg, torch.full_like(y, float("nan")))                     # a batch with every label excluded
+    none.backward()
+    assert none.item() == 0.0 and zg.grad.abs().sum().item() == 0.0
 
 
 def test_full_finetune_learns_and_predict_reproduces_its_validation_auc(task, torch_mod):

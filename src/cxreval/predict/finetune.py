@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
@@ -412,7 +413,7 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
                 module.eval()
                 zv = _forward(module, data, va, batch_size=batch_size, device=dev)
                 val_loss = float(lf(torch.from_numpy(zv), y_t[va]))
-                sv = 1.0 / (1.0 + np.exp(-zv))
+                sv = expit(zv)
                 aucs, npos, nneg = _aucs(y_all[va], sv)
                 rows += _rows(epoch, fnames, train_loss, val_loss, aucs, npos, nneg)
                 macro = rows[-1]["val_auc"]
