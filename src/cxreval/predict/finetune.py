@@ -43,6 +43,7 @@ from scipy.special import expit
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
+from ..labels import MACRO
 from ..results import TableResult
 from .images import ImageItem, exc_text, read_image
 from .losses import LOSSES, loss_function
@@ -60,7 +61,7 @@ _CACHE_BYTES = 2 << 30
 
 @dataclass(frozen=True)
 class FinetuneResult(TableResult):
-    """The training log (``table``: :data:`TRAINING_COLUMNS`; ``finding`` 'macro' = the mean AUC), the split and
+    """The training log (``table``: :data:`TRAINING_COLUMNS`; ``finding`` :data:`~cxreval.labels.MACRO` = the mean AUC), the split and
     the best epoch's validation predictions."""
 
     table: pd.DataFrame
@@ -285,7 +286,7 @@ def _rows(epoch: int, findings: list[str], train_loss: float, val_loss: float, a
     rows = [{"epoch": epoch, "finding": f, "train_loss": train_loss, "val_loss": val_loss, "val_auc": a,
              "n_val_pos": p, "n_val_neg": n, "best": False} for f, a, p, n in zip(findings, aucs, npos, nneg)]
     ok = [a for a in aucs if np.isfinite(a)]
-    rows.append({"epoch": epoch, "finding": "macro", "train_loss": train_loss, "val_loss": val_loss,
+    rows.append({"epoch": epoch, "finding": MACRO, "train_loss": train_loss, "val_loss": val_loss,
                  "val_auc": float(np.mean(ok)) if ok else float("nan"), "n_val_pos": sum(npos), "n_val_neg": sum(nneg),
                  "best": False})
     return rows
