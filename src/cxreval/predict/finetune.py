@@ -92,6 +92,13 @@ class FinetuneResult(TableResult):
                  "", f"The model for predict: `--model torch:{s.get('yaml', 'model.yaml')}`."]
         return "\n".join(lines) + "\n"
 
+    def _figure(self) -> Any:
+        """Validation AUC per finding against the epoch (the training log)."""
+        from .._plots import lines
+
+        return lines(self.table, x="epoch", y="val_auc", color="finding", title="Validation AUC by epoch",
+                     y_title="validation AUC")
+
 
 def training_targets(labels: pd.DataFrame, *, findings: Sequence[str] | None, source: str | None,
                      policy: Any) -> tuple[pd.DataFrame, list[str], str]:
