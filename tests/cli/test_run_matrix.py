@@ -510,7 +510,7 @@ def small_mount(tmp_path: Path):
 
     yield mount
     for p in mounted:
-        subprocess.run(["umount", str(p)], check=False)
+        subprocess.run(["umount", "-l", str(p)], check=False)  # lazy: a busy mount still goes
 
 
 @pytest.mark.parametrize("name", [n for n in WRITING_COMMANDS if n != "demo"])
