@@ -522,7 +522,11 @@ def test_disk_full_is_one_line_naming_out(tmp_path: Path, capsys: pytest.Capture
     out = point / "res"
     line = _refused(capsys, [*args, "-o", str(out)])
     assert line.startswith(f"cxreval: error: --out {out}") and "No space left on device" in line, line
-    assert list(point.iterdir()) == []
+    left = list(point.iterdir())
+    if name == "predict":  # predict keeps its documented resume store (whole shards only) for the rerun
+        from cxreval.predict.runner import partial_path
+        left = [p for p in left if p != partial_path(out)]
+    assert left == []
 
 
 @pytest.mark.parametrize("name", WRITING_COMMANDS)
