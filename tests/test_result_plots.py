@@ -192,6 +192,17 @@ def _build(name: str, tmp: Path):
         return compare_metrics(_scores_result(tmp).table)
     if name == "DegradeResult":
         return _degraded(tmp)[1]
+    if name == "SeparabilityResult":
+        from cxreval.auc_comparison import compare_best_models
+        return compare_best_models(_auc())
+    if name == "FinetuneResult":
+        from cxreval.predict.finetune import TRAINING_COLUMNS, FinetuneResult
+        log = pd.DataFrame([{"epoch": e, "finding": f, "train_loss": 1 / e, "val_loss": 1.1 / e, "val_auc": 0.5 + e / 10,
+                             "n_val_pos": 3, "n_val_neg": 5, "best": e == 3} for e in (1, 2, 3)
+                            for f in ("Effusion", "macro")], columns=list(TRAINING_COLUMNS))
+        return FinetuneResult(log, pd.DataFrame({"study_id": ["a"], "split": ["train"]}),
+                              pd.DataFrame({"study_id": ["a"], "finding": ["Effusion"], "score": [0.3]}),
+                              best_epoch=3, best_val_auc=0.8, stopped="after the last epoch")
     raise AssertionError(f"{name} is a TableResult without a builder in {__file__}: add one, with plot()")
 
 

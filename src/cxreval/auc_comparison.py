@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -236,6 +236,15 @@ class SeparabilityResult(TableResult):
         return ("# Is the best model separable from the next?\n\n"
                 f"Paired differences of AUC on the same patients; {self.confidence_level:.0%} simultaneous intervals "
                 "(Bonferroni over each finding's comparisons).\n\n" + markdown_table(self.table, floatfmt="{:.4f}"))
+
+    def _figure(self) -> Any:
+        """Each paired difference ``auc_a - auc_b`` with its simultaneous interval (0 = not separable)."""
+        from ._plots import dot_interval
+
+        return dot_interval(self.table, value="difference", low="ci_low", high="ci_high",
+                            category=[FINDING, "model_a", "model_b"], color="reference",
+                            title="Paired AUC differences of the best model", value_title="ΔAUC",
+                            reference_line=0.0)
 
 
 def _holm(p: np.ndarray) -> np.ndarray:

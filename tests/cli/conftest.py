@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 WRITING_COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "iqa-degrade", "iqa-score",
-                    "iqa-agree", "iqa-compare", "data-split", "data-audit", "data-export", "demo", "label-reports", "reader-export", "predict")
+                    "iqa-agree", "iqa-compare", "data-split", "data-audit", "data-export", "demo", "label-reports", "reader-export", "predict",
+                    "finetune")
 """Every command that writes an output folder (ids: the command words joined by '-')."""
 
 COMPUTE = {  # the first expensive library call of each command: must not run when --out is unusable
@@ -31,6 +32,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "label-reports": "cxreval.cli.label_reports.label_reports",
     "reader-export": "cxreval.reader.export.export_tables",
     "predict": "cxreval.predict.models.load_model",
+    "finetune": "cxreval.predict.models.load_model",
 }
 
 
@@ -168,6 +170,19 @@ def command_args(name: str, d: Path) -> list[str]:
         return ["reader", "export", "--db", _reader_db(d)]
     if name == "predict":
         return ["predict", "--images", str(_images(d)), "--model", f"torch:{_tiny_model(d)}", "--heatmaps"]
+    if name == "finetune":
+        from PIL import Image
+
+        imgs = d / "ft_imgs"
+        imgs.mkdir(exist_ok=True)
+        rng = np.random.default_rng(0)
+        for i in range(4):                     # patient i // 2: one positive and one negative image each
+            Image.fromarray(rng.integers(0, 256, (16, 16), dtype=np.uint8)).save(imgs / f"im{i}.png")
+        pd.DataFrame({"study_id": [f"im{i}.png" for i in range(4)] * 2, "patient_id": [f"p{i // 2}" for i in range(4)] * 2,
+                      "finding": ["Atelectasis"] * 4 + ["Nodule"] * 4, "source": "s",
+                      "state": ["positive", "negative"] * 4}).to_csv(d / "ft_labels.csv", index=False)
+        return ["finetune", "--images", str(imgs), "--labels", str(d / "ft_labels.csv"), "--model",
+                f"torch:{_tiny_model(d)}", "--epochs", "1", "--val-fraction", "0.5", "--no-progress"]
     raise KeyError(name)
 
 

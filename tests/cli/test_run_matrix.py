@@ -510,7 +510,7 @@ def small_mount(tmp_path: Path):
 
     yield mount
     for p in mounted:
-        subprocess.run(["umount", str(p)], check=False)
+        subprocess.run(["umount", "-l", str(p)], check=False)  # lazy: a busy mount still goes
 
 
 @pytest.mark.parametrize("name", [n for n in WRITING_COMMANDS if n != "demo"])
@@ -522,7 +522,11 @@ def test_disk_full_is_one_line_naming_out(tmp_path: Path, capsys: pytest.Capture
     out = point / "res"
     line = _refused(capsys, [*args, "-o", str(out)])
     assert line.startswith(f"cxreval: error: --out {out}") and "No space left on device" in line, line
-    assert list(point.iterdir()) == []
+    left = list(point.iterdir())
+    if name == "predict":  # predict keeps its documented resume store (whole shards only) for the rerun
+        from cxreval.predict.runner import partial_path
+        left = [p for p in left if p != partial_path(out)]
+    assert left == []
 
 
 @pytest.mark.parametrize("name", WRITING_COMMANDS)

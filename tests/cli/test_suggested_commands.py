@@ -291,7 +291,7 @@ RUNS: dict[str, Callable[..., None]] = {
     "cxreval report --thresholds FILE": run_report_thresholds,
     "cxreval demo --out cxreval-demo-{} --section {}": run_demo_section,
     **{c: run_help(c) for c in (
-        "cxreval agree", "cxreval classify", "cxreval data audit", "cxreval data split",
+        "cxreval agree", "cxreval classify", "cxreval data audit", "cxreval finetune", "cxreval data split",
         "cxreval data split --names", "cxreval demo", "cxreval fuse", "cxreval iqa agree", "cxreval iqa compare",
         "cxreval iqa degrade",
         "cxreval iqa score", "cxreval localize", "cxreval localize --heatmaps", "cxreval predict", "cxreval rank",

@@ -147,3 +147,88 @@ def xrv_weights(tmp_path_factory, xrv):
     url = xrv.models.model_urls["densenet121-res224-all"]["weights_url"]
     torch.save(net, d / os.path.basename(url))
     return d
+
+
+@pytest.fixture(scope="session")
+def open_clip_mod(torch_mod):
+    try:
+        import open_clip
+    except Exception as exc:  # ImportError, or a torchvision not matching torch
+        pytest.skip(f"open_clip not importable ({type(exc).__name__}: {exc}); pip install open_clip_torch")
+    return open_clip
+
+
+@pytest.fixture(scope="session")
+def transformers_mod(torch_mod):
+    try:
+        import transformers
+    except Exception as exc:  # ImportError, or a torch it does not support
+        pytest.skip(f"transformers not importable ({type(exc).__name__}: {exc}); pip install transformers")
+    return transformers
+
+
+TINY_OPEN_CLIP = {"embed_dim": 16, "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "patch_size": 8,
+                                                  "head_width": 16},
+                  "text_cfg": {"context_length": 16, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 1}}
+
+
+@pytest.fixture(scope="session")
+def tiny_open_clip(tmp_path_factory, open_clip_mod):
+    """A random-weight open_clip model: (config .json, checkpoint file), logit_scale set to 10."""
+    import json
+
+    import torch
+
+    d = tmp_path_factory.mktemp("open_clip")
+    cfg = d / "tinyclip.json"
+    cfg.write_text(json.dumps(TINY_OPEN_CLIP))
+    open_clip_mod.add_model_config(cfg)
+    torch.manual_seed(7)
+    m = open_clip_mod.create_model("tinyclip", pretrained=None)
+    with torch.no_grad():
+        m.logit_scale.fill_(np.log(10.0))
+    torch.save(m.state_dict(), d / "tiny.pt")
+    return cfg, d / "tiny.pt"
+
+
+def _byte_vocab() -> tuple[dict[str, int], list[str]]:
+    """A character-level CLIP BPE vocabulary (every byte, alone and word-final) with no merges."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    chars = [chr(c) for c in cs]
+    tokens = chars + [c + "</w>" for c in chars] + ["<|startoftext|>", "<|endoftext|>"]
+    return {t: i for i, t in enumerate(tokens)}, ["#version: 0.2"]
+
+
+@pytest.fixture(scope="session")
+def tiny_hf_clip(tmp_path_factory, transformers_mod):
+    """A random-weight Hugging Face CLIP folder (model, tokenizer, image processor) saved with save_pretrained."""
+    import json
+
+    import torch
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPTokenizer
+
+    d = tmp_path_factory.mktemp("hf_clip")
+    vocab, merges = _byte_vocab()
+    (d / "vocab.json").write_text(json.dumps(vocab))
+    (d / "merges.txt").write_text("\n".join(merges) + "\n")
+    tok = CLIPTokenizer(str(d / "vocab.json"), str(d / "merges.txt"))
+    cfg = CLIPConfig(text_config={"vocab_size": len(vocab), "hidden_size": 32, "intermediate_size": 64,
+                                  "num_hidden_layers": 1, "num_attention_heads": 2, "max_position_embeddings": 64,
+                                  "bos_token_id": vocab["<|startoftext|>"], "eos_token_id": vocab["<|endoftext|>"],
+                                  "pad_token_id": vocab["<|endoftext|>"]},
+                     vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+                                    "num_attention_heads": 2, "image_size": 40, "patch_size": 8},
+                     projection_dim=16, logit_scale_init_value=float(np.log(20.0)))
+    torch.manual_seed(11)
+    model = CLIPModel(cfg).eval()
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    CLIPImageProcessor(size={"shortest_edge": 40}, crop_size={"height": 40, "width": 40}).save_pretrained(d)
+    return d

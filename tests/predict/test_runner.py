@@ -144,3 +144,28 @@ def test_cli(tmp_path, blob_folder, tiny_models, torch_mod, capsys):
     with pytest.raises(InvalidParameterError, match="no default CAM target layer"):
         predict(d, [f"torch:{d0 / 'nolayer.yaml'}"], out=tmp_path / "y", heatmaps=True)
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+def test_executor_shards_equal_serial(tmp_path, blob_folder, tiny_models, torch_mod, capsys):
+    """predict --executor process:2: the shards' scores and maps are the serial run's."""
+    from cxreval.executor import open_executor
+    d, _, _ = blob_folder
+    _, ymls = tiny_models
+    specs = [f"torch:{ymls[0]}", f"torch:{ymls[1]}"]
+    serial = predict(d, specs, out=tmp_path / "serial", heatmaps=True, batch_size=2)
+    with open_executor("process:2") as ex:
+        counts = []
+        par = predict(d, specs, out=tmp_path / "par", heatmaps=True, batch_size=2, executor=ex,
+                      on_batch=counts.append)
+    assert sum(counts) == 10 and max(counts) <= 2
+    pd.testing.assert_frame_equal(par.predictions, serial.predictions)
+    for name in ("tiny0", "tiny1"):
+        with np.load(tmp_path / "par" / "heatmaps" / f"{name}.npz") as a, \
+                np.load(tmp_path / "serial" / "heatmaps" / f"{name}.npz") as b:
+            assert sorted(a.files) == sorted(b.files) and all(np.array_equal(a[k], b[k]) for k in a.files)
+    assert main(["predict", "--images", str(d), "--model", specs[0], "--executor", "process:2", "--no-progress",
+                 "--out", str(tmp_path / "cli")]) == 0
+    assert "10 of 10 image(s) predicted" in capsys.readouterr().out
+    assert main(["predict", "--images", str(d), "--model", specs[0], "--executor", "threads:2",
+                 "--out", str(tmp_path / "bad")]) == 2
+    assert not (tmp_path / "bad").exists()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import echo_json
+from ._common import cli_executor, echo_json, executor_option
 from ._common import progress as progress_bar
 
 __all__ = ["register", "predict"]
@@ -15,8 +15,12 @@ __all__ = ["register", "predict"]
 def predict(
     images: Path = typer.Option(..., "--images", "-i", help="Folder of images (searched recursively; ids are paths "
                                 "relative to it) or a list file (one path per line, or a CSV with path[,study_id])."),
-    model: list[str] = typer.Option(..., "--model", "-m", help="xrv:<weights> (e.g. xrv:densenet121-res224-all) or "
-                                    "torch:<checkpoint or YAML> (repeat for several models)."),
+    model: list[str] = typer.Option(..., "--model", "-m", help="xrv:<weights> (e.g. xrv:densenet121-res224-all), "
+                                    "torch:<checkpoint or YAML>, clip:open_clip:ARCH:CHECKPOINT, "
+                                    "clip:open_clip:local-dir:FOLDER or clip:hf:FOLDER (zero-shot; repeat for "
+                                    "several models)."),
+    prompts: str = typer.Option(None, "--prompts", help="Zero-shot prompts of clip: models: chestxray14 (default), "
+                                "chexpert or a YAML file (per finding, positive and negative prompts)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (written atomically)."),
     heatmaps: bool = typer.Option(False, "--heatmaps", help="Also write CAM maps per image x finding "
                                   "(heatmaps/<model>.npz, read by `cxreval localize --heatmaps`)."),
@@ -26,6 +30,7 @@ def predict(
     batch_size: int = typer.Option(16, "--batch-size", help="Images per forward pass."),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N."),
     workers: int = typer.Option(0, "--workers", help="Threads reading images one batch ahead (0: none)."),
+    executor: str = executor_option(),
     weights_dir: Path = typer.Option(None, "--weights-dir", help="Folder holding TorchXRayVision weight files "
                                      "(default ~/.torchxrayvision/models_data)."),
     no_download: bool = typer.Option(False, "--no-download", help="Never download weights; fail naming where the "
@@ -45,10 +50,11 @@ def predict(
     are listed in read_report.csv. Example:
 
         cxreval predict --images xrays/ --model xrv:densenet121-res224-all --heatmaps --out preds/
+        cxreval predict --images xrays/ --model clip:hf:models/clip-folder --prompts chestxray14 --out zs/
     """
     from ..predict import predict as run
 
-    with progress_bar(enabled=show_progress) as prog:
+    with cli_executor(executor) as ex, progress_bar(enabled=show_progress) as prog:
         task: list[int] = []
 
         def step(n: int, total: int) -> None:
@@ -58,7 +64,8 @@ def predict(
 
         res = run(images, model, out=out, overwrite=overwrite, heatmaps=heatmaps, cam=cam, target_layer=target_layer,
                   batch_size=batch_size, device=device, workers=workers, weights_dir=weights_dir,
-                  download=not no_download, dicom_window=dicom_window, restart=restart, progress=step)
+                  download=not no_download, dicom_window=dicom_window, restart=restart, prompts=prompts,
+                  executor=ex, progress=step)
     if json_out:
         echo_json(res.to_dict())
         return

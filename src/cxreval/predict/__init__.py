@@ -2,11 +2,15 @@
 
 * :mod:`.images`: find images and read them at full bit depth (PNG/JPEG/TIFF 8/16-bit, DICOM);
 * :mod:`.preprocess`: each model's input, step by step, as the model was trained;
-* :mod:`.models`: ``xrv:<weights>`` and ``torch:<checkpoint>`` (+ YAML) specs;
-* :mod:`.runner`: batched, resumable inference and the output files; :mod:`.store`: the resume store.
+* :mod:`.models`: ``xrv:<weights>``, ``torch:<checkpoint>`` (+ YAML) and ``clip:...`` specs;
+* :mod:`.clip`, :mod:`.prompts`: zero-shot scoring of CLIP-style models with per-finding prompt files;
+* :mod:`.runner`: batched, resumable inference and the output files; :mod:`.store`: the resume store;
+  :mod:`.shards`: the same over an executor (``predict --executor``);
+* :mod:`.finetune` (with :mod:`.losses`, :mod:`.recipes`): ``cxreval finetune`` and the ChestX-ray8 baseline.
 
-torch, torchvision and torchxrayvision are optional (``pip install 'cxreval[models]'``) and imported only
-when a model is loaded; without them a clear :class:`~cxreval.exceptions.DataUnavailableError` is raised.
+torch, torchvision, torchxrayvision, open_clip_torch and transformers are optional
+(``pip install 'cxreval[models]'``) and imported only when a model is loaded; without them a clear
+:class:`~cxreval.exceptions.DataUnavailableError` is raised.
 """
 
 from __future__ import annotations
@@ -21,14 +25,23 @@ from .images import (
     list_images,
     read_image,
 )
-from .models import XRV_WEIGHTS, LoadedModel, ModelSpec, load_model, parse_model_spec, xrv_weights_path
+from .models import (
+    MODEL_KINDS,
+    XRV_WEIGHTS,
+    LoadedModel,
+    ModelSpec,
+    load_model,
+    parse_model_spec,
+    xrv_weights_path,
+)
 from .preprocess import NORMALIZATIONS, Preprocessing, preprocess
+from .prompts import PROMPT_SETS, PromptSet, load_prompts
 from .runner import CAM_METHODS, PredictResult, partial_path, predict, run_predictions, write_outputs
 from .store import NpzWriter, PartialStore
 
 __all__ = [
     "DICOM_WINDOWS", "IMAGE_SUFFIXES", "ImageItem", "ImageList", "ImageReadError", "RawImage", "list_images",
-    "read_image", "XRV_WEIGHTS", "LoadedModel", "ModelSpec", "load_model", "parse_model_spec", "xrv_weights_path",
+    "read_image", "MODEL_KINDS", "PROMPT_SETS", "PromptSet", "load_prompts", "XRV_WEIGHTS", "LoadedModel", "ModelSpec", "load_model", "parse_model_spec", "xrv_weights_path",
     "NORMALIZATIONS", "Preprocessing", "preprocess", "CAM_METHODS", "PredictResult", "partial_path", "predict",
     "run_predictions", "write_outputs", "NpzWriter", "PartialStore",
 ]

@@ -53,8 +53,8 @@ from ..findings import canonical_finding
 from .images import exc_text
 from .preprocess import Preprocessing
 
-__all__ = ["XRV_WEIGHTS", "XRV_VERSION", "ModelSpec", "LoadedModel", "parse_model_spec", "load_model",
-           "xrv_weights_path", "require_torch", "require_xrv"]
+__all__ = ["MODEL_KINDS", "XRV_WEIGHTS", "XRV_VERSION", "ModelSpec", "LoadedModel", "parse_model_spec", "load_model",
+           "xrv_weights_path", "require_torch", "require_xrv", "import_callable"]
 
 XRV_VERSION = "1.5.7"
 XRV_WEIGHTS: tuple[str, ...] = (
@@ -91,7 +91,7 @@ def require_xrv() -> Any:
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A parsed ``--model`` value: ``kind`` is ``'xrv'`` or ``'torch'``, ``value`` the rest."""
+    """A parsed ``--model`` value: ``kind`` is ``'xrv'``, ``'torch'`` or ``'clip'``, ``value`` the rest."""
 
     kind: str
     value: str
@@ -100,23 +100,31 @@ class ModelSpec:
         return f"{self.kind}:{self.value}"
 
 
+MODEL_KINDS: tuple[str, ...] = ("xrv", "torch", "clip")
+"""The ``--model KIND:VALUE`` kinds."""
+
+_SPEC_FORMS = ("'xrv:<weights name>' (e.g. xrv:densenet121-res224-all), 'torch:<checkpoint or YAML path>', "
+               "'clip:open_clip:ARCH:CHECKPOINT', 'clip:open_clip:local-dir:FOLDER' or 'clip:hf:FOLDER'")
+
+
 def parse_model_spec(spec: object) -> ModelSpec:
-    """Parse ``xrv:<weights>`` or ``torch:<path>``; unknown weight names fail with the list of known ones."""
+    """Parse ``xrv:<weights>``, ``torch:<path>`` or ``clip:...``; unknown weight names fail with the known ones."""
     if isinstance(spec, ModelSpec):
         return spec
     if not isinstance(spec, str) or ":" not in spec:
-        raise InvalidParameterError(f"--model {spec!r}: expected 'xrv:<weights name>' (e.g. "
-                                    f"xrv:densenet121-res224-all) or 'torch:<checkpoint or YAML path>'.")
+        raise InvalidParameterError(f"--model {spec!r}: expected {_SPEC_FORMS}.")
     kind, value = spec.split(":", 1)
     kind = kind.strip().lower()
-    if kind not in ("xrv", "torch"):
-        raise InvalidParameterError(f"--model {spec!r}: unknown model kind {kind!r}; expected 'xrv:<weights name>' "
-                                    f"or 'torch:<checkpoint or YAML path>'.")
+    if kind not in MODEL_KINDS:
+        raise InvalidParameterError(f"--model {spec!r}: unknown model kind {kind!r}; expected {_SPEC_FORMS}.")
     if not value.strip():
-        raise InvalidParameterError(f"--model {spec!r}: expected 'xrv:<weights name>' or 'torch:<path>'.")
+        raise InvalidParameterError(f"--model {spec!r}: nothing after '{kind}:'; expected {_SPEC_FORMS}.")
     if kind == "xrv" and value not in XRV_WEIGHTS:
         raise InvalidParameterError(f"--model {spec!r}: unknown TorchXRayVision weights {value!r}; "
                                     f"known: {list(XRV_WEIGHTS)}.")
+    if kind == "clip":
+        from .clip import parse_clip_spec
+        parse_clip_spec(value.strip(), spec=spec)
     return ModelSpec(kind, value.strip())
 
 
@@ -268,7 +276,7 @@ def _xrv_model(spec: ModelSpec, *, weights_dir: str | os.PathLike[str] | None, d
                        extra={"weights_url": url, "torchxrayvision": getattr(xrv, "__version__", "")})
 
 
-def _import_callable(ref: object, *, base: Path, where: str) -> Any:
+def import_callable(ref: object, *, base: Path, where: str) -> Any:
     if not isinstance(ref, str) or ":" not in ref:
         raise SchemaError(f"{where}: 'architecture' must be 'package.module:callable' or 'file.py:callable'; "
                           f"got {ref!r}.")
@@ -355,7 +363,7 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
     else:
         if "architecture" not in cfg:
             raise SchemaError(f"{where}: format state_dict needs 'architecture' (the callable that builds the module).")
-        build = _import_callable(cfg["architecture"], base=cfg_path.parent, where=where)
+        build = import_callable(cfg["architecture"], base=cfg_path.parent, where=where)
         kwargs = cfg.get("architecture_kwargs") or {}
         if not isinstance(kwargs, Mapping):
             raise SchemaError(f"{where}: 'architecture_kwargs' must be a mapping.")
@@ -380,8 +388,19 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
                        str(ckpt), scripted=fmt == "torchscript", extra={"format": fmt, "yaml": str(cfg_path)})
 
 
+def _clip_model(spec: ModelSpec, *, prompts: Any) -> LoadedModel:
+    require_torch()
+    from .clip import zero_shot_model
+
+    parts = zero_shot_model(str(spec), spec.value, prompts=prompts)
+    outs = tuple(parts["outputs"])
+    findings, notes = _map_outputs(list(outs), where=f"model {spec}")
+    return LoadedModel(parts["name"], str(spec), parts["module"], parts["preprocessing"], outs, findings, notes,
+                       False, None, None, parts["weights_file"], extra=parts["extra"])
+
+
 def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: str | os.PathLike[str] | None = None,
-               download: bool = True) -> LoadedModel:
+               download: bool = True, prompts: str | os.PathLike[str] | Any = None) -> LoadedModel:
     """Load a model from its spec, put it in evaluation mode on ``device`` and check it with a blank input.
 
     Parameters
@@ -394,6 +413,9 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: str |
         Folder holding TorchXRayVision weight files (default torchxrayvision's ``~/.torchxrayvision/models_data``).
     download : bool, default=True
         Let torchxrayvision download missing weights; False fails at once, naming where to put the file.
+    prompts : str, path or PromptSet, optional
+        For ``clip:`` models: a built-in prompt set (``chestxray14``, the default, or ``chexpert``) or a prompt
+        YAML (:mod:`cxreval.predict.prompts`).
 
     Raises
     ------
@@ -414,9 +436,12 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: str |
         raise InvalidParameterError(f"--device {device!r}: expected cpu, cuda or cuda:N.") from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise InvalidParameterError(f"--device {device}: CUDA is not available to torch on this machine; use cpu.")
-    lm = _xrv_model(ms, weights_dir=weights_dir, download=download) if ms.kind == "xrv" else _torch_model(ms)
+    if ms.kind == "clip":
+        lm = _clip_model(ms, prompts=prompts)
+    else:
+        lm = _xrv_model(ms, weights_dir=weights_dir, download=download) if ms.kind == "xrv" else _torch_model(ms)
     lm.module.to(dev).eval()
-    if ms.kind == "xrv":          # torchxrayvision's own architectures: output count = len(targets) by construction
+    if ms.kind in ("xrv", "clip"):          # torchxrayvision's own architectures: output count = len(targets) by construction
         return lm
     prep = lm.preprocessing
     lo, hi = (-1024.0, 1024.0) if prep.normalization == "xrv" else (0.0, 1.0)   # a ramp over the input range

@@ -139,6 +139,10 @@ class Preprocessing:
         return {"size": int(self.size), "channels": int(self.channels), "normalization": self.normalization,
                 "mean": list(self.mean), "std": list(self.std), "crop": self.crop}
 
+    def apply(self, img: RawImage) -> np.ndarray:
+        """:func:`preprocess` of ``img`` with these settings."""
+        return preprocess(img, self)
+
     def steps(self) -> list[str]:
         """The preprocessing, one line per step, as applied by :func:`preprocess`."""
         s = []

@@ -25,10 +25,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,11 +40,12 @@ from ..labels import validate_predictions
 from ..results import ReadReport
 from .images import ImageItem, ImageList, exc_text, read_image
 from .models import LoadedModel, require_torch
-from .preprocess import Preprocessing, preprocess
+from .preprocess import Preprocessing
 from .store import NpzWriter, PartialStore
 
 __all__ = ["CAM_METHODS", "PredictResult", "RunStats", "predict", "run_predictions", "write_outputs", "store_config",
-           "partial_path", "model_file_name", "check_heatmap_models"]
+           "partial_path", "model_file_name", "check_heatmap_models", "predict_batch", "model_groups",
+           "loaded_batches"]
 
 CAM_METHODS: tuple[str, ...] = ("cam", "gradcam")
 
@@ -88,7 +90,7 @@ def model_file_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", name).strip("_") or "model"
 
 
-def _groups(models: Sequence[LoadedModel]) -> list[tuple[Preprocessing, list[int]]]:
+def model_groups(models: Sequence[LoadedModel]) -> list[tuple[Preprocessing, list[int]]]:
     groups: dict[Preprocessing, list[int]] = {}
     for i, m in enumerate(models):
         groups.setdefault(m.preprocessing, []).append(i)
@@ -100,7 +102,7 @@ def store_config(models: Sequence[LoadedModel], *, heatmaps: bool, cam: str, tar
     """The settings that change results; a resume store is used only with identical settings."""
     return {"models": [{"spec": m.spec, "name": m.name, "weights_file": m.weights_file,
                         "preprocessing": m.preprocessing.to_dict(), "findings": [f or "" for f in m.findings],
-                        "apply_sigmoid": m.apply_sigmoid} for m in models],
+                        "apply_sigmoid": m.apply_sigmoid, "zero_shot": m.extra.get("zero_shot")} for m in models],
             "heatmaps": bool(heatmaps), "cam": cam if heatmaps else None,
             "target_layer": target_layer if heatmaps else None, "dicom_window": dicom_window}
 
@@ -128,7 +130,7 @@ def check_heatmap_models(models: Sequence[LoadedModel], *, target_layer: str | N
 
 def _load_one(item: ImageItem, prep: Preprocessing, dicom_window: str) -> np.ndarray | str:
     try:
-        return preprocess(read_image(item.path, dicom_window=dicom_window), prep)
+        return prep.apply(read_image(item.path, dicom_window=dicom_window))
     except CxrevalError as exc:
         msg = str(exc)
         return msg if str(item.path) in msg else f"{item.path}: {msg}"
@@ -141,7 +143,7 @@ def _batches(items: Sequence[ImageItem], size: int) -> Iterator[list[ImageItem]]
         yield list(items[i:i + size])
 
 
-def _loaded_batches(items: Sequence[ImageItem], prep: Preprocessing, *, batch_size: int, workers: int,
+def loaded_batches(items: Sequence[ImageItem], prep: Preprocessing, *, batch_size: int, workers: int,
                     dicom_window: str) -> Iterator[tuple[list[ImageItem], list[np.ndarray | str]]]:
     if workers <= 0:
         for b in _batches(items, batch_size):
@@ -166,7 +168,8 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
                     heatmaps: bool = False, cam: str = "cam", target_layer: str | None = None, batch_size: int = 16,
                     workers: int = 0, dicom_window: str = "none",
                     progress: Callable[[int, int], None] | None = None,
-                    on_batch: Callable[[int], None] | None = None) -> RunStats:
+                    on_batch: Callable[[int], None] | None = None, executor: Any = None,
+                    job_options: Mapping[str, Any] | None = None) -> RunStats:
     """Predict every image not yet in ``store`` with every model; store each batch as it is done.
 
     Parameters
@@ -191,21 +194,23 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
         ``total`` images to try in this run); the CLI draws its progress bar from it. Library code draws nothing.
     on_batch : callable, optional
         Called with the number of images after each stored batch (used by tests to interrupt a run).
+    executor : executor, optional
+        Where the batches run (:mod:`cxreval.executor`); other than serial, the images are cut into shards that
+        worker processes predict, each loading the models itself from their specs (:mod:`.shards`;
+        ``job_options``: ``device``, ``weights_dir``, ``prompts``). Results are identical to serial.
 
     Returns
     -------
     RunStats
     """
-    torch = require_torch()
-    from ..localization.cam import class_activation_maps, grad_cam
-
+    require_torch()
     func = "run_predictions"
     batch_size = check_positive_int(batch_size, name="batch_size", func=func)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise InvalidParameterError(f"The 'workers' parameter of {func} must be an int >= 0. Got {workers!r}.")
     check_choice(cam, CAM_METHODS, name="cam", func=func)
     layers = check_heatmap_models(models, target_layer=target_layer) if heatmaps else [None] * len(models)
-    groups = _groups(models)
+    groups = model_groups(models)
     todo, resumed = [], {}
     for g, (_, _idx) in enumerate(groups):
         done = store.done(g)
@@ -213,40 +218,65 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
         todo.append([it for it in items if it.study_id not in done])
     total = sum(len(t) for t in todo)
     n_read = n_err = 0
-    for g, (prep, idx) in enumerate(groups):
-        for batch, loaded in _loaded_batches(todo[g], prep, batch_size=batch_size, workers=workers,
-                                             dicom_window=dicom_window):
-            ok = [i for i, v in enumerate(loaded) if not isinstance(v, str)]
-            errors = [(batch[i].study_id, str(batch[i].path), str(loaded[i])) for i in range(len(batch))
-                      if isinstance(loaded[i], str)]
-            scores, maps = {}, {}
-            if ok:
-                xb = torch.from_numpy(np.stack([loaded[i] for i in ok]))  # type: ignore[misc]
-                for mi in idx:
-                    m = models[mi]
-                    dev = next(iter(m.module.parameters()), xb).device
-                    used = m.used
-                    with torch.inference_mode():
-                        y = m.module(xb.to(dev))
-                        if m.apply_sigmoid:
-                            y = torch.sigmoid(y)
-                    scores[mi] = y[:, torch.as_tensor(used, device=y.device)].double().cpu().numpy()
-                    if heatmaps:
-                        if cam == "cam":
-                            maps[mi] = class_activation_maps(m.module, xb, target_layer=str(layers[mi]),
-                                                             classifier=m.classifier, classes=used.tolist(),
-                                                             batch_size=len(ok), device=dev)
-                        else:
-                            maps[mi] = grad_cam(m.module, xb, target_layer=str(layers[mi]), classes=used.tolist(),
-                                                batch_size=len(ok), device=dev)
-            store.write(g, [batch[i].study_id for i in ok], scores, maps, errors)
-            n_read += len(ok)
-            n_err += len(errors)
-            if progress is not None:
-                progress(len(batch), total)
-            if on_batch is not None:
-                on_batch(len(batch))
+    job_options = job_options or {}
+    from ..executor import SerialExecutor
+
+    if executor is None or isinstance(executor, SerialExecutor):
+        records: Iterator[tuple[int, list[str], dict[int, np.ndarray], dict[int, np.ndarray], list[tuple[str, str, str]],
+                                int]] = (
+            (g, *predict_batch(models, idx, batch, loaded, heatmaps=heatmaps, cam=cam, layers=layers), len(batch))
+            for g, (prep, idx) in enumerate(groups)
+            for batch, loaded in loaded_batches(todo[g], prep, batch_size=batch_size, workers=workers,
+                                                dicom_window=dicom_window))
+    else:
+        from .shards import ShardJob, map_shards
+
+        job = ShardJob(tuple(m.spec for m in models), str(job_options.get("device", "cpu")),
+                       job_options.get("weights_dir"), job_options.get("prompts"), heatmaps, cam, target_layer,
+                       batch_size, dicom_window)
+        records = map_shards(executor, todo, job)
+    for g, ids, scores, maps, errors, n_batch in records:
+        store.write(g, ids, scores, maps, errors)
+        n_read += len(ids)
+        n_err += len(errors)
+        if progress is not None:
+            progress(n_batch, total)
+        if on_batch is not None:
+            on_batch(n_batch)
     return RunStats(len(items), resumed, n_read, n_err)
+
+
+def predict_batch(models: Sequence[LoadedModel], idx: Sequence[int], batch: Sequence[ImageItem],
+                  loaded: Sequence[np.ndarray | str], *, heatmaps: bool, cam: str, layers: Sequence[str | None]
+                  ) -> tuple[list[str], dict[int, np.ndarray], dict[int, np.ndarray], list[tuple[str, str, str]]]:
+    """Scores (and maps) of the models ``idx`` on one read batch: ``(ids predicted, scores, maps, errors)``."""
+    torch = require_torch()
+    from ..localization.cam import class_activation_maps, grad_cam
+
+    ok = [i for i, v in enumerate(loaded) if not isinstance(v, str)]
+    errors = [(batch[i].study_id, str(batch[i].path), str(loaded[i])) for i in range(len(batch))
+              if isinstance(loaded[i], str)]
+    scores, maps = {}, {}
+    if ok:
+        xb = torch.from_numpy(np.stack([loaded[i] for i in ok]))  # type: ignore[misc]
+        for mi in idx:
+            m = models[mi]
+            dev = next(iter(m.module.parameters()), xb).device
+            used = m.used
+            with torch.inference_mode():
+                y = m.module(xb.to(dev))
+                if m.apply_sigmoid:
+                    y = torch.sigmoid(y)
+            scores[mi] = y[:, torch.as_tensor(used, device=y.device)].double().cpu().numpy()
+            if heatmaps:
+                if cam == "cam":
+                    maps[mi] = class_activation_maps(m.module, xb, target_layer=str(layers[mi]),
+                                                     classifier=m.classifier, classes=used.tolist(),
+                                                     batch_size=len(ok), device=dev)
+                else:
+                    maps[mi] = grad_cam(m.module, xb, target_layer=str(layers[mi]), classes=used.tolist(),
+                                        batch_size=len(ok), device=dev)
+    return [batch[i].study_id for i in ok], scores, maps, errors
 
 
 def _read_report_table(items: Sequence[ImageItem], listing: ImageList | None, ok_ids: set[str],
@@ -271,7 +301,7 @@ def write_outputs(folder: str | Path, store: PartialStore, items: Sequence[Image
     from ..localization.cam import heatmap_dict
 
     folder = Path(folder)
-    groups = _groups(models)
+    groups = model_groups(models)
     order = {it.study_id: k for k, it in enumerate(items)}
     frames: list[pd.DataFrame] = []
     errors: dict[str, tuple[str, str]] = {}
@@ -357,7 +387,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
             overwrite: bool = False, heatmaps: bool = False, cam: str = "cam", target_layer: str | None = None,
             batch_size: int = 16, device: str = "cpu", workers: int = 0, weights_dir: str | Path | None = None,
             download: bool = True, dicom_window: str = "none", restart: bool = False,
-            progress: Callable[[int, int], None] | None = None, argv: Sequence[str] | None = None, on_batch: Callable[[int], None] | None = None) -> PredictResult:
+            prompts: str | Path | None = None, executor: Any = None, progress: Callable[[int, int], None] | None = None, argv: Sequence[str] | None = None, on_batch: Callable[[int], None] | None = None) -> PredictResult:
     """List the images, load the models, predict (resuming an unfinished run) and write ``out`` atomically.
 
     Everything that can be checked is checked before the first image is read: the output path, the
@@ -370,12 +400,12 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     ----------
     images : folder, list file, or sequence of image paths
     models : sequence of str
-        Model specs (``xrv:<weights>``, ``torch:<path>``).
+        Model specs (``xrv:<weights>``, ``torch:<path>``, ``clip:...``; see :mod:`cxreval.predict.clip`).
     out : path
         Output folder (see :mod:`cxreval.outputs`).
     overwrite, restart : bool
         Replace an existing ``out``; discard an unfinished run's stored batches.
-    weights_dir, download : see :func:`~cxreval.predict.models.load_model`.
+    weights_dir, download, prompts : see :func:`~cxreval.predict.models.load_model`.
     Other parameters : see :func:`run_predictions`.
 
     Returns
@@ -403,7 +433,8 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
         from ..exceptions import DataUnavailableError
         raise DataUnavailableError(f"--images {listing.source}: {n_dcm} DICOM file(s) but pydicom is not installed; "
                                    "pip install 'cxreval[dicom]'.")
-    loaded = [load_model(s, device=device, weights_dir=weights_dir, download=download) for s in models]
+    loaded = [load_model(s, device=device, weights_dir=weights_dir, download=download, prompts=prompts)
+              for s in models]
     names = [m.name for m in loaded]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -427,7 +458,10 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
                              restart=restart)
         stats = run_predictions(listing.items, loaded, store=store, heatmaps=heatmaps, cam=cam,
                                 target_layer=target_layer, batch_size=batch_size, workers=workers,
-                                dicom_window=dicom_window, progress=progress, on_batch=on_batch)
+                                dicom_window=dicom_window, progress=progress, on_batch=on_batch, executor=executor,
+                                job_options={"device": device, "weights_dir": None if weights_dir is None
+                                             else str(weights_dir), "prompts": None if prompts is None
+                                             else str(prompts)})
         options["resumed_images"] = {str(k): v for k, v in stats.n_resumed.items()}
         res = write_outputs(d, store, listing.items, loaded, heatmaps=heatmaps, listing=listing, options=options)
         bad = res.image_status[res.image_status["status"] == "error"]

@@ -10,8 +10,8 @@ or listed in ``exclude`` (real words one edit from a finding word: "injection", 
 Examples
 --------
 >>> sp = Speller(["pneumothorax", "effusion"], known=["no"], min_length=7)
->>> sp.corrections(["no", "pnuemothorax", "effussion", "infusion"])
-{'pnuemothorax': 'pneumothorax', 'effussion': 'effusion'}
+>>> sorted(sp.corrections(["no", "pnuemothorax", "effussion", "infusion"]).items())
+[('effussion', 'effusion'), ('pnuemothorax', 'pneumothorax')]
 """
 
 from __future__ import annotations

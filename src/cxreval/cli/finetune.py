@@ -1,0 +1,112 @@
+"""``cxreval finetune``: train a classifier on a user's labels; its output is a model ``cxreval predict`` loads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._common import (
+    echo_json,
+    findings_option,
+    out_option,
+    overwrite_option,
+    seed_option,
+    split_list,
+    state_encoding_option,
+)
+from ._common import progress as progress_bar
+
+__all__ = ["register", "finetune"]
+
+
+def finetune(
+    images: Path = typer.Option(..., "--images", "-i", help="Folder of images (ids: paths relative to it) or a list "
+                                "file, as for cxreval predict."),
+    labels: Path = typer.Option(..., "--labels", "-l", help="Long label table (study_id = image id, patient_id, "
+                                "finding, source, state)."),
+    out: Path = out_option(),
+    model: str = typer.Option(None, "--model", "-m", help="The model to start from: xrv:<DenseNet weights> or "
+                              "torch:<checkpoint or YAML> (state_dict with architecture)."),
+    recipe: str = typer.Option(None, "--recipe", help="chestxray8: the ChestX-ray8 baseline (torchvision trunk, "
+                               "transition layer, LSE pooling, prediction layer, W-CEL, 1024x1024 input)."),
+    arch: str = typer.Option("resnet50", "--arch", help="Trunk of --recipe chestxray8 (resnet18/34/50/101, vgg16, "
+                             "alexnet, densenet121)."),
+    weights: Path = typer.Option(None, "--weights", help="torchvision ImageNet weights file for --recipe (default: "
+                                 "random initialisation; never downloaded)."),
+    mode: str = typer.Option("full", "--mode", help="linear-probe (frozen features, logistic head), last-layer "
+                             "(head + last backbone stage) or full."),
+    loss: str = typer.Option(None, "--loss", help="bce or wcel (ChestX-ray8's weighted cross-entropy); default wcel "
+                             "for --recipe, else bce."),
+    findings: list[str] = findings_option("Findings to train, comma-separated or repeated (default: all labelled)."),
+    source: str = typer.Option(None, "--source", help="The label source to train on (needed when --labels has several)."),
+    policy: str = typer.Option("exclude", "--policy", help="Uncertain labels: exclude, zeros or ones."),
+    not_mentioned: str = typer.Option("negative", "--not-mentioned", help="not_mentioned labels: negative or exclude."),
+    state_encoding: str = state_encoding_option(),
+    val_fraction: float = typer.Option(0.2, "--val-fraction", help="Fraction of patients in the validation part."),
+    epochs: int = typer.Option(10, "--epochs", help="Most epochs (gradient modes)."),
+    patience: int = typer.Option(3, "--patience", help="Stop after this many epochs without a better macro "
+                                 "validation AUC."),
+    batch_size: int = typer.Option(16, "--batch-size", help="Images per step."),
+    lr: float = typer.Option(None, "--lr", help="Adam learning rate (default 1e-4 for full, 1e-3 otherwise)."),
+    weight_decay: float = typer.Option(1e-4, "--weight-decay", help="L2 penalty (Adam weight decay; the linear "
+                                       "probe's weight_decay / 2 * ||W||^2)."),
+    input_size: int = typer.Option(None, "--input-size", help="Input side for --recipe (default 1024, the paper's)."),
+    name: str = typer.Option(None, "--name", help="Model name in model.yaml (the predictions' model column)."),
+    seed: int = seed_option("Seed of the split, the initialisation and the batch order."),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N."),
+    keep_interrupted: bool = typer.Option(False, "--keep-interrupted", help="On Ctrl-C, write --out with the best "
+                                          "epoch so far (default: write nothing)."),
+    weights_dir: Path = typer.Option(None, "--weights-dir", help="Folder holding TorchXRayVision weight files."),
+    no_download: bool = typer.Option(False, "--no-download", help="Never download xrv weights."),
+    overwrite: bool = overwrite_option(),
+    show_progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: when "
+                                       "stderr is a terminal)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Fine-tune a model on your labels (patient-level train/validation split, early stopping on validation AUC).
+
+    Writes model.pt + model.yaml (load with cxreval predict --model torch:OUT/model.yaml), training.csv (epoch,
+    finding, train_loss, val_loss, val_auc), split.csv, val_predictions.csv, finetune.json and summary.md.
+    Example:
+
+    \b
+        cxreval finetune --images xrays/ --labels labels.csv --model torch:base.yaml --mode last-layer -o ft/
+        cxreval finetune --images xrays/ --labels labels.csv --recipe chestxray8 --arch resnet50 --device cuda -o cx8/
+    """
+    from ..predict.finetune import finetune as run
+
+    with progress_bar(enabled=show_progress) as prog:
+        task: list[int] = []
+
+        def step(epoch: int, total: int, auc: float) -> None:
+            if not task:
+                task.append(prog.add("cxreval finetune (epochs)", total=total))
+            prog.advance(task[0], 1)
+
+        res = run(images, labels, out=out, model=model, recipe=recipe, arch=arch, weights=weights, mode=mode,
+                  loss=loss, findings=split_list(findings, option="--findings"), source=source, policy=policy,
+                  not_mentioned=not_mentioned, state_encoding=state_encoding, val_fraction=val_fraction,
+                  epochs=epochs, patience=patience, batch_size=batch_size, lr=lr, weight_decay=weight_decay,
+                  seed=seed, device=device, input_size=input_size, name=name, keep_interrupted=keep_interrupted,
+                  overwrite=overwrite, weights_dir=weights_dir, download=not no_download, argv=_argv(),
+                  progress=step)
+    if json_out:
+        echo_json({"best_epoch": res.best_epoch, "best_val_auc": res.best_val_auc, "stopped": res.stopped,
+                   "training": res.table.to_dict(orient="records")})
+        return
+    typer.echo(f"best epoch {res.best_epoch}: macro validation AUC {res.best_val_auc:.4f} ({res.stopped}); "
+               f"model in {out}/model.yaml")
+
+
+def _argv() -> list[str]:
+    import sys
+
+    from .main import current_args
+
+    args = current_args()
+    return ["cxreval", *(sys.argv[1:] if args is None else args)]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("finetune")(finetune)

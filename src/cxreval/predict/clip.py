@@ -1,0 +1,359 @@
+"""Zero-shot scoring with CLIP-style vision-language models: ``clip:open_clip:...`` and ``clip:hf:PATH``.
+
+Specs
+-----
+``clip:open_clip:ARCH:FILE``
+    An open_clip model: ``ARCH`` is one of open_clip's built-in model names (``ViT-B-32``) or the path of an
+    open_clip model config (``.json``: ``embed_dim``, ``vision_cfg``, ``text_cfg``), ``FILE`` the checkpoint.
+``clip:open_clip:local-dir:FOLDER``
+    An open_clip model folder (``open_clip_config.json`` + weights), e.g. BiomedCLIP as downloaded from the Hub.
+``clip:hf:FOLDER``
+    A Hugging Face CLIP-style model folder (``config.json``, weights, tokenizer files,
+    ``preprocessor_config.json``), loaded with ``transformers`` (``AutoModel``, ``AutoTokenizer``,
+    ``AutoImageProcessor``) with ``local_files_only=True``.
+
+Weights are never downloaded: a missing file or folder raises :class:`~cxreval.exceptions.DataUnavailableError`
+saying what to put where.
+
+Scores (CheXzero-style)
+-----------------------
+Per finding the prompt file (:mod:`.prompts`) gives positive prompts (``"atelectasis"``) and negative prompts
+(``"no atelectasis"``). Each prompt is encoded and L2-normalised; the prompts of one side are ensembled as in
+CLIP (Radford et al., 2021): the mean of their normalised embeddings, normalised again. With ``f`` the
+normalised image embedding and ``t`` the temperature (the model's learned ``logit_scale.exp()`` unless the
+prompt file sets ``temperature``), the score is the softmax over the two sides::
+
+    score = exp(t * f.p) / (exp(t * f.p) + exp(t * f.n))
+
+Preprocessing
+-------------
+The model's own image processor (open_clip's validation transform built from the model's ``preprocess_cfg``;
+the folder's ``AutoImageProcessor`` for ``hf``) is applied to an 8-bit RGB image: the stored values are scaled
+to ``[0, 1]`` by the file's bit depth (``v / max``), averaged over colour channels, rounded to 8 bits
+(``round(255 * x)``) and repeated in three channels. These models read 8-bit RGB images, so a 16-bit
+radiograph is reduced to 8 bits here, and ``models.json`` says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
+from .images import RawImage, exc_text
+from .preprocess import scale_pixels
+from .prompts import PromptSet, load_prompts
+
+__all__ = ["CLIP_BACKENDS", "ClipSpec", "ProcessorPreprocessing", "ZeroShotCLIP", "parse_clip_spec",
+           "load_clip", "to_rgb8", "encode_prompts", "require_open_clip", "require_transformers"]
+
+CLIP_BACKENDS: tuple[str, ...] = ("open_clip", "hf")
+
+
+def require_open_clip() -> Any:
+    try:
+        import open_clip
+    except ImportError as exc:
+        raise DataUnavailableError(f"open_clip is not importable ({exc_text(exc)}); pip install open_clip_torch "
+                                   "(see the README: cxreval[models] with the CPU torch wheel).") from exc
+    return open_clip
+
+
+def require_transformers() -> Any:
+    try:
+        import transformers
+    except ImportError as exc:
+        raise DataUnavailableError(f"transformers is not importable ({exc_text(exc)}); pip install transformers "
+                                   "(see the README: cxreval[models] with the CPU torch wheel).") from exc
+    return transformers
+
+
+@dataclass(frozen=True)
+class ClipSpec:
+    """A parsed ``clip:`` value: ``backend`` (``open_clip``/``hf``), ``arch`` (open_clip only) and ``path``."""
+
+    backend: str
+    arch: str
+    path: str
+
+    def __str__(self) -> str:
+        return f"clip:{self.backend}:{self.arch}:{self.path}" if self.backend == "open_clip" else f"clip:hf:{self.path}"
+
+
+def parse_clip_spec(value: str, *, spec: str) -> ClipSpec:
+    """``open_clip:ARCH:FILE`` / ``open_clip:local-dir:FOLDER`` / ``hf:FOLDER`` (the part after ``clip:``)."""
+    backend, _, rest = value.partition(":")
+    if backend == "hf" and rest.strip():
+        return ClipSpec("hf", "", rest.strip())
+    if backend == "open_clip":
+        arch, _, path = rest.partition(":")
+        if arch.strip() and path.strip():
+            return ClipSpec("open_clip", arch.strip(), path.strip())
+    raise InvalidParameterError(f"--model {spec!r}: expected clip:open_clip:ARCH:CHECKPOINT, "
+                                "clip:open_clip:local-dir:FOLDER or clip:hf:FOLDER.")
+
+
+def to_rgb8(img: RawImage) -> Any:
+    """The 8-bit RGB PIL image a CLIP processor reads (see the module docstring)."""
+    from PIL import Image
+
+    grey = scale_pixels(img, "unit")
+    g8 = np.rint(np.clip(grey, 0.0, 1.0) * 255.0).astype(np.uint8)
+    return Image.fromarray(np.repeat(g8[:, :, None], 3, axis=2), mode="RGB")
+
+
+@dataclass(frozen=True)
+class ProcessorPreprocessing:
+    """A model's own image processor, applied to :func:`to_rgb8` of an image.
+
+    ``settings`` (the processor's configuration as ``(key, value)`` text pairs) is what makes two of these
+    equal (models with equal settings share one read of each image); ``processor`` is the callable itself.
+    """
+
+    kind: str
+    source: str
+    size: int
+    settings: tuple[tuple[str, str], ...]
+    processor: Any = field(compare=False, hash=False, repr=False)
+    channels: int = 3
+
+    def apply(self, img: RawImage) -> np.ndarray:
+        pil = to_rgb8(img)
+        if self.kind == "open_clip":
+            x = self.processor(pil).numpy()
+        else:
+            x = np.asarray(self.processor(images=pil, return_tensors="np")["pixel_values"][0])
+        return np.ascontiguousarray(x, dtype=np.float32)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"processor": self.kind, "source": self.source, "size": int(self.size), "config": dict(self.settings)}
+
+    def steps(self) -> list[str]:
+        return ["grey, 8-bit RGB: round(255 * mean over colour channels of v / max), repeated in 3 channels "
+                "(CLIP processors read 8-bit RGB; a 16-bit image loses its low bits here)",
+                f"the model's own processor ({self.kind}, {self.source}): "
+                + "; ".join(f"{k}={v}" for k, v in self.settings)]
+
+
+def _open_clip_processor(open_clip: Any, model: Any, source: str) -> ProcessorPreprocessing:
+    from open_clip.transform import PreprocessCfg, image_transform_v2
+
+    cfg = open_clip.get_model_preprocess_cfg(model)
+    pp = PreprocessCfg(**{k: v for k, v in cfg.items() if k in PreprocessCfg.__dataclass_fields__})
+    tf = image_transform_v2(pp, is_train=False)
+    size = pp.size if isinstance(pp.size, int) else int(max(pp.size))
+    return ProcessorPreprocessing("open_clip", source, size, tuple((k, str(v)) for k, v in sorted(cfg.items())), tf)
+
+
+_HF_KEYS = ("do_resize", "size", "resample", "do_center_crop", "crop_size", "do_rescale", "rescale_factor",
+            "do_normalize", "image_mean", "image_std", "do_convert_rgb")
+
+
+def _hf_processor(proc: Any, source: str) -> ProcessorPreprocessing:
+    d = proc.to_dict()
+    crop = d.get("crop_size") or d.get("size") or {}
+    size = int(crop.get("height", crop.get("shortest_edge", 0))) if isinstance(crop, Mapping) else int(crop)
+    settings = tuple((k, str(d[k])) for k in _HF_KEYS if k in d)
+    return ProcessorPreprocessing("hf", f"{type(proc).__name__} of {source}", size, settings, proc)
+
+
+def _hf_image_module(model: Any) -> Any:
+    import torch
+
+    class HFImageEncoder(torch.nn.Module):
+        """``get_image_features`` of a Hugging Face CLIP-style model as a module."""
+
+        def __init__(self, m: Any) -> None:
+            super().__init__()
+            self.model = m
+
+        def forward(self, x: Any) -> Any:
+            return _features(self.model.get_image_features(pixel_values=x))
+
+    return HFImageEncoder(model)
+
+
+def _features(out: Any) -> Any:
+    """A features tensor from ``get_*_features`` (a tensor, or an output object in newer transformers)."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out
+    for k in ("image_embeds", "text_embeds", "pooler_output"):
+        v = getattr(out, k, None)
+        if isinstance(v, torch.Tensor):
+            return v
+    raise SchemaError(f"the model's feature method returned {type(out).__name__}, not a tensor.")
+
+
+def encode_prompts(encode_text: Any, texts: Sequence[str]) -> Any:
+    """Normalised CLIP prompt-ensemble embedding of ``texts``: mean of the normalised embeddings, normalised."""
+    import torch
+
+    with torch.no_grad():
+        e = encode_text(list(texts)).float()
+        e = e / e.norm(dim=-1, keepdim=True)
+        m = e.mean(dim=0)
+        return m / m.norm()
+
+
+def _zero_shot_module(image_encoder: Any, pos: Any, neg: Any, temperature: float) -> Any:
+    import torch
+
+    class ZeroShot(torch.nn.Module):
+        """Image -> per-finding softmax of positive vs negative prompt similarity (see cxreval.predict.clip)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.image_encoder = image_encoder
+            self.register_buffer("positive", pos)
+            self.register_buffer("negative", neg)
+            self.temperature = float(temperature)
+
+        def forward(self, x: Any) -> Any:
+            f = self.image_encoder(x).float()
+            f = f / f.norm(dim=-1, keepdim=True)
+            lp, ln = self.temperature * f @ self.positive.T, self.temperature * f @ self.negative.T
+            return torch.softmax(torch.stack([lp, ln], dim=-1), dim=-1)[..., 0]
+
+    return ZeroShot()
+
+
+ZeroShotCLIP = _zero_shot_module
+"""Build the zero-shot module from an image encoder, (K, D) positive/negative embeddings and a temperature."""
+
+
+@dataclass(frozen=True)
+class LoadedClip:
+    """What :func:`load_clip` builds: the image encoder, the text encoder (a function of a list of texts),
+    the processor, the learned temperature and a description for ``models.json``."""
+
+    image_encoder: Any
+    encode_text: Any
+    preprocessing: ProcessorPreprocessing
+    logit_scale: float
+    name: str
+    weights_file: str
+    extra: Mapping[str, object]
+
+
+def _quiet() -> Any:
+    return contextlib.redirect_stdout(io.StringIO() if sys.stdout is None else sys.stderr)
+
+
+def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
+    open_clip = require_open_clip()
+    import torch
+
+    if cs.arch == "local-dir":
+        folder = Path(cs.path).expanduser()
+        if not (folder / "open_clip_config.json").is_file():
+            raise DataUnavailableError(f"--model {spec}: {folder / 'open_clip_config.json'} is not there; put the "
+                                       "open_clip model folder (open_clip_config.json and its weights file, e.g. "
+                                       "open_clip_pytorch_model.bin from the model's Hub page) at "
+                                       f"{folder}, then run again.")
+        name, pretrained, weights = f"local-dir:{folder}", None, str(folder)
+    else:
+        ckpt = Path(cs.path).expanduser()
+        if not ckpt.is_file():
+            raise DataUnavailableError(f"--model {spec}: the checkpoint {ckpt} is not there; cxreval never downloads "
+                                       f"weights: download the open_clip checkpoint for {cs.arch} and put it at "
+                                       f"{ckpt}, then run again.")
+        name = cs.arch
+        if cs.arch.endswith(".json"):
+            cfg = Path(cs.arch).expanduser()
+            if not cfg.is_file():
+                raise SchemaError(f"--model {spec}: the open_clip model config {cfg} does not exist.")
+            open_clip.add_model_config(cfg)
+            name = cfg.stem
+        elif cs.arch not in open_clip.list_models():
+            raise InvalidParameterError(f"--model {spec}: {cs.arch!r} is not an open_clip model name (open_clip."
+                                        "list_models()) nor a .json model config.")
+        pretrained, weights = str(ckpt), str(ckpt)
+    try:
+        with _quiet():
+            model = open_clip.create_model(name, pretrained=pretrained, device="cpu", pretrained_text=False)
+            tokenizer = open_clip.get_tokenizer(name)
+    except (OSError, RuntimeError, ValueError, KeyError) as exc:
+        raise DataUnavailableError(f"--model {spec}: open_clip could not build the model from local files "
+                                   f"({exc_text(exc)}); a text tower or tokenizer named by the config must be in the "
+                                   "Hugging Face cache (HF_HOME) already, since cxreval runs offline.") from exc
+    model.eval()
+    prep = _open_clip_processor(open_clip, model, weights)
+
+    def encode_text(texts: list[str]) -> Any:
+        return model.encode_text(tokenizer(texts))
+
+    scale = float(model.logit_scale.exp().item())
+    return LoadedClip(model.visual, encode_text, prep, scale, Path(weights).stem, weights,
+                      {"open_clip": getattr(open_clip, "__version__", ""), "arch": cs.arch,
+                       "torch_version": torch.__version__})
+
+
+def _load_hf(cs: ClipSpec, spec: str) -> LoadedClip:
+    transformers = require_transformers()
+    folder = Path(cs.path).expanduser()
+    if not (folder / "config.json").is_file():
+        raise DataUnavailableError(f"--model {spec}: {folder / 'config.json'} is not there; put the Hugging Face "
+                                   "model folder (config.json, model.safetensors, the tokenizer files and "
+                                   f"preprocessor_config.json, e.g. huggingface_hub.snapshot_download(ORG/NAME, "
+                                   f"local_dir='{folder}') on a machine with internet access) there, then run again.")
+    try:
+        with _quiet():
+            model = transformers.AutoModel.from_pretrained(str(folder), local_files_only=True)
+            tok = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+            proc = transformers.AutoImageProcessor.from_pretrained(str(folder), local_files_only=True)
+    except (OSError, ValueError, KeyError) as exc:
+        raise DataUnavailableError(f"--model {spec}: transformers could not load {folder} offline ({exc_text(exc)}); "
+                                   "the folder must hold the model, tokenizer and preprocessor_config.json "
+                                   "files.") from exc
+    for meth in ("get_image_features", "get_text_features"):
+        if not hasattr(model, meth):
+            raise SchemaError(f"--model {spec}: {type(model).__name__} has no {meth}; a CLIP-style model "
+                              "(image and text towers) is expected.")
+    model.eval()
+    import torch
+
+    def encode_text(texts: list[str]) -> Any:
+        t = tok(texts, padding=True, return_tensors="pt")
+        return _features(model.get_text_features(input_ids=t["input_ids"], attention_mask=t["attention_mask"]))
+
+    scale = float(model.logit_scale.exp().item()) if hasattr(model, "logit_scale") else 100.0
+    return LoadedClip(_hf_image_module(model), encode_text, _hf_processor(proc, str(folder)), scale, folder.name,
+                      str(folder), {"transformers": transformers.__version__, "model_class": type(model).__name__,
+                                    "torch_version": torch.__version__})
+
+
+def load_clip(cs: ClipSpec, *, spec: str) -> LoadedClip:
+    """Load a CLIP-style model from local files (see the module docstring)."""
+    return _load_open_clip(cs, spec) if cs.backend == "open_clip" else _load_hf(cs, spec)
+
+
+def zero_shot_model(spec: str, value: str, *, prompts: str | os.PathLike[str] | PromptSet | None) -> dict[str, Any]:
+    """The parts of a :class:`~cxreval.predict.models.LoadedModel` for a ``clip:`` spec (see the module docstring)."""
+    import torch
+
+    cs = parse_clip_spec(value, spec=spec)
+    ps = prompts if isinstance(prompts, PromptSet) else load_prompts(prompts)
+    lc = load_clip(cs, spec=spec)
+    pos = torch.stack([encode_prompts(lc.encode_text, p) for p in ps.positive])
+    neg = torch.stack([encode_prompts(lc.encode_text, n) for n in ps.negative])
+    t = ps.temperature if ps.temperature is not None else lc.logit_scale
+    module = ZeroShotCLIP(lc.image_encoder, pos, neg, t)
+    extra = {**lc.extra, "zero_shot": {"prompts": ps.to_dict(), "prompt_file": ps.source, "temperature": t,
+                                       "temperature_from": "prompt file" if ps.temperature is not None
+                                       else "model logit_scale.exp()",
+                                       "ensemble": "mean of normalised prompt embeddings, normalised",
+                                       "score": "softmax over (positive, negative) of temperature * cosine"}}
+    return {"name": lc.name, "module": module, "preprocessing": lc.preprocessing, "outputs": ps.findings,
+            "weights_file": lc.weights_file, "extra": json.loads(json.dumps(extra, default=str)),
+            "clip": lc}

@@ -1,0 +1,471 @@
+"""Fine-tuning on a user's labels (``cxreval finetune``): a ``torch:`` checkpoint that ``cxreval predict`` loads.
+
+Inputs are a folder (or list) of images, read and preprocessed exactly as ``cxreval predict`` reads them, and a
+long label table (``study_id, patient_id, finding, source, state``) whose ``study_id`` is the image id. Labels
+become targets under the usual :class:`~cxreval.labels.LabelPolicy` (uncertain: exclude / zeros / ones;
+not mentioned: negative / exclude); an excluded label adds nothing to the loss or the AUC.
+
+The studies with both an image and labels are split by patient (:func:`cxreval.splits.patient_split`, seeded
+with ``seed``) into ``train`` and ``val``. Modes:
+
+* ``linear-probe``: the network is frozen; the features entering its classifier are computed once and a new
+  linear classifier is fitted on them to convergence (full-batch L-BFGS, float64) on the loss plus
+  ``weight_decay / 2 * ||W||^2`` (the bias is not penalised): for ``bce`` this is L2 logistic regression per
+  finding (scikit-learn's ``LogisticRegression(C=1 / (n * k * weight_decay))`` with ``n`` images and ``k``
+  findings, all labelled). One row per finding in ``training.csv`` (epoch 1).
+* ``last-layer``: a new classifier and the backbone's last stage (:func:`~.recipes.last_stage`, e.g. ``layer4``
+  of a ResNet) are trained, the rest frozen (and in evaluation mode, so batch-norm statistics stay).
+* ``full``: every parameter is trained.
+
+Gradient modes use Adam (``lr``, ``weight_decay``), mini-batches of ``batch_size`` in an order drawn from
+``seed``, and stop early when the macro validation AUC (mean over findings with both classes in ``val``) has
+not improved for ``patience`` epochs; the best epoch's weights are written. ``--recipe chestxray8`` trains the
+ChestX-ray8 network (:func:`~.recipes.chestxray8_net`) with W-CEL at the paper's 1024x1024 input.
+
+Output folder: ``model.pt`` (state_dict) + ``model.yaml`` (``cxreval predict --model torch:OUT/model.yaml``),
+``training.csv`` (epoch, finding, train_loss, val_loss, val_auc, ...), ``split.csv``, ``val_predictions.csv``
+(the best epoch's validation scores, in the prediction format), ``finetune.json``, ``summary.md``, ``run.json``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from .._validation import check_choice
+from ..exceptions import InvalidParameterError, SchemaError
+from ..labels import MACRO
+from ..results import TableResult
+from .images import ImageItem, exc_text, read_image
+from .losses import LOSSES, loss_function
+from .models import require_torch
+from .preprocess import Preprocessing
+
+__all__ = ["FINETUNE_MODES", "RECIPES", "TRAINING_COLUMNS", "FinetuneResult", "finetune", "training_targets"]
+
+FINETUNE_MODES: tuple[str, ...] = ("linear-probe", "last-layer", "full")
+RECIPES: tuple[str, ...] = ("chestxray8",)
+TRAINING_COLUMNS: tuple[str, ...] = ("epoch", "finding", "train_loss", "val_loss", "val_auc", "n_val_pos",
+                                     "n_val_neg", "best")
+_CACHE_BYTES = 2 << 30
+
+
+@dataclass(frozen=True)
+class FinetuneResult(TableResult):
+    """The training log (``table``: :data:`TRAINING_COLUMNS`; ``finding`` :data:`~cxreval.labels.MACRO` = the mean AUC), the split and
+    the best epoch's validation predictions."""
+
+    table: pd.DataFrame
+    split: pd.DataFrame
+    val_predictions: pd.DataFrame
+    best_epoch: int
+    best_val_auc: float
+    stopped: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    FILES: ClassVar[dict[str, str]] = {"training": "training.csv", "split": "split.csv",
+                                       "val_predictions": "val_predictions.csv"}
+    COLUMNS: ClassVar[tuple[str, ...]] = TRAINING_COLUMNS
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"training": self.table, "split": self.split, "val_predictions": self.val_predictions}
+
+    def summary(self, title: str = "cxreval finetune") -> str:
+        from ..tables import markdown_table
+
+        best = self.table[(self.table.epoch == self.best_epoch)]
+        s = self.settings
+        lines = [f"# {title}", "", f"Model: `{s.get('base')}`, mode {s.get('mode')}, loss {s.get('loss')}; "
+                 f"{s.get('n_train')} training and {s.get('n_val')} validation images (patient-level split, "
+                 f"seed {s.get('seed')}).", "",
+                 f"Stopped: {self.stopped}. Best epoch {self.best_epoch}: macro validation AUC "
+                 f"{self.best_val_auc:.4f}.", "", markdown_table(best[["finding", "val_auc", "n_val_pos", "n_val_neg"]]),
+                 "", f"The model for predict: `--model torch:{s.get('yaml', 'model.yaml')}`."]
+        return "\n".join(lines) + "\n"
+
+    def _figure(self) -> Any:
+        """Validation AUC per finding against the epoch (the training log)."""
+        from .._plots import lines
+
+        return lines(self.table, x="epoch", y="val_auc", color="finding", title="Validation AUC by epoch",
+                     y_title="validation AUC")
+
+
+def training_targets(labels: pd.DataFrame, *, findings: Sequence[str] | None, source: str | None,
+                     policy: Any) -> tuple[pd.DataFrame, list[str], str]:
+    """``(targets, findings, source)``: one row per study (``study_id``, ``patient_id``, one 0/1/NaN column per
+    finding) from a validated long label table, under the :class:`~cxreval.labels.LabelPolicy` ``policy``."""
+    from ..findings import canonical_finding
+
+    sources = sorted(labels["source"].unique())
+    if source is None:
+        if len(sources) != 1:
+            raise InvalidParameterError(f"--labels holds the sources {sources}; choose the one to train on with "
+                                        "--source.")
+        source = sources[0]
+    elif source not in sources:
+        raise InvalidParameterError(f"--source {source!r} is not in --labels; its sources are {sources}.")
+    lab = labels[labels["source"] == source]
+    have = list(dict.fromkeys(lab["finding"]))
+    if findings:
+        want = [canonical_finding(f, where="--findings") for f in findings]
+        missing = [f for f in want if f not in have]
+        if missing:
+            raise InvalidParameterError(f"--findings {missing}: not labelled by source {source!r} (it labels {have}).")
+    else:
+        want = have
+    lab = lab[lab["finding"].isin(want)]
+    dup = lab.duplicated(["study_id", "finding"])
+    if dup.any():
+        r = lab[dup].iloc[0]
+        raise SchemaError(f"--labels: study {r.study_id!r} has two labels for {r.finding!r} from source {source!r}.")
+    y = lab.assign(y=policy.binarize(lab["state"])).pivot(index="study_id", columns="finding", values="y")
+    pid = lab.drop_duplicates("study_id").set_index("study_id")["patient_id"]
+    out = pd.DataFrame({"study_id": y.index.astype(str), "patient_id": pid.reindex(y.index).astype(str).to_numpy()})
+    for f in want:
+        out[f] = y[f].to_numpy(dtype=float) if f in y.columns else np.nan
+    return out.reset_index(drop=True), want, source
+
+
+class _Images:
+    """The preprocessed images of the chosen studies, held in memory when they fit in 2 GiB."""
+
+    def __init__(self, items: Sequence[ImageItem], prep: Any, *, dicom_window: str) -> None:
+        self.items, self.prep, self.dicom_window = list(items), prep, dicom_window
+        first = self._read(0)
+        self.cache: np.ndarray | None = None
+        if first.nbytes * len(self.items) <= _CACHE_BYTES:
+            self.cache = np.empty((len(self.items), *first.shape), dtype=np.float32)
+            self.cache[0] = first
+            for i in range(1, len(self.items)):
+                self.cache[i] = self._read(i)
+        else:                                  # check every image once before training
+            for i in range(1, len(self.items)):
+                self._read(i)
+
+    def _read(self, i: int) -> np.ndarray:
+        it = self.items[i]
+        try:
+            return self.prep.apply(read_image(it.path, dicom_window=self.dicom_window))
+        except SchemaError as exc:
+            raise SchemaError(f"--images: {it.path} cannot be used for training ({exc}).") from exc
+        except (OSError, ValueError) as exc:
+            raise SchemaError(f"--images: {it.path} cannot be used for training ({exc_text(exc)}).") from exc
+
+    def batch(self, idx: np.ndarray) -> np.ndarray:
+        if self.cache is not None:
+            return self.cache[idx]
+        return np.stack([self._read(int(i)) for i in idx])
+
+
+@dataclass
+class _Net:
+    module: Any
+    prep: Preprocessing
+    architecture: str
+    architecture_kwargs: dict[str, Any]
+    head: str
+    target_layer: str | None
+    base: str
+    weights: str | None
+
+
+def _input_dict(prep: Preprocessing) -> dict[str, Any]:
+    norm: Any = {"mean": list(prep.mean), "std": list(prep.std)} if prep.normalization == "custom" else prep.normalization
+    return {"size": int(prep.size), "channels": int(prep.channels), "normalization": norm, "crop": prep.crop}
+
+
+def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | None, n_out: int,
+           input_size: int | None, weights_dir: Any, download: bool) -> _Net:
+    from .models import load_model, parse_model_spec
+    from .recipes import chestxray8_net, find_classifier, replace_head
+
+    if recipe is not None:
+        kw = {"arch": arch, "n_out": n_out, "transition_channels": 1024, "pooling": "lse", "lse_r": 10.0}
+        net = chestxray8_net(**kw, weights=weights)  # type: ignore[arg-type]
+        prep = Preprocessing(size=input_size or 1024, channels=3, normalization="imagenet")
+        return _Net(net, prep, "cxreval.predict.recipes:chestxray8_net", kw, "classifier", "transition",
+                    f"recipe chestxray8 ({arch})", weights)
+    ms = parse_model_spec(model)
+    lm = load_model(ms, weights_dir=weights_dir, download=download)
+    if lm.scripted:
+        raise InvalidParameterError(f"--model {model}: a TorchScript model cannot be rebuilt for training; give it "
+                                    "as a state_dict with 'architecture' in its YAML.")
+    if ms.kind == "xrv":
+        import torchxrayvision as xrv
+
+        if not isinstance(lm.module, xrv.models.DenseNet):
+            raise InvalidParameterError(f"--model {model}: only the TorchXRayVision DenseNets can be fine-tuned.")
+        ref, kwargs = "torchxrayvision.models:DenseNet", {"weights": None}
+    else:
+        cfg_path = Path(str(lm.extra["yaml"]))
+        from .._validation import read_yaml_file
+
+        cfg = read_yaml_file(cfg_path, what="Model YAML")
+        if not isinstance(cfg, dict) or "architecture" not in cfg:    # load_model has checked it already
+            raise SchemaError(f"--model {model}: {cfg_path} gives no 'architecture' to rebuild the model from.")
+        ref = str(cfg["architecture"])
+        mod, _, attr = ref.rpartition(":")
+        if mod.endswith(".py") and not Path(mod).is_absolute():
+            ref = f"{(cfg_path.parent / mod).resolve()}:{attr}"
+        kwargs = dict(cfg.get("architecture_kwargs") or {})
+    module = lm.module
+    if hasattr(module, "op_threshs"):
+        module.op_threshs = None
+    head = find_classifier(module, lm.classifier)
+    replace_head(module, head, n_out)
+    return _Net(module, lm.preprocessing, "cxreval.predict.recipes:with_head",
+                {"architecture": ref, "architecture_kwargs": kwargs, "classifier": head, "n_out": n_out},
+                head, lm.target_layer, str(ms), lm.weights_file)
+
+
+def _aucs(y: np.ndarray, s: np.ndarray) -> tuple[list[float], list[int], list[int]]:
+    from ..classification import roc_auc_score
+
+    out, npos, nneg = [], [], []
+    for j in range(y.shape[1]):
+        k = ~np.isnan(y[:, j])
+        yy = y[k, j]
+        npos.append(int((yy == 1).sum()))
+        nneg.append(int((yy == 0).sum()))
+        out.append(float(roc_auc_score(yy.astype(int), s[k, j])) if npos[-1] and nneg[-1] else float("nan"))
+    return out, npos, nneg
+
+
+def _forward(module: Any, data: _Images, idx: np.ndarray, *, batch_size: int, device: Any) -> np.ndarray:
+    import torch
+
+    outs = []
+    with torch.inference_mode():
+        for i in range(0, len(idx), batch_size):
+            outs.append(module(torch.from_numpy(data.batch(idx[i:i + batch_size])).to(device)).double().cpu().numpy())
+    return np.concatenate(outs)
+
+
+def _head_inputs(module: Any, head: str, data: _Images, idx: np.ndarray, *, batch_size: int, device: Any) -> Any:
+    import torch
+
+    got: list[Any] = []
+    h = module.get_submodule(head).register_forward_hook(lambda m, a, o: got.append(a[0].detach().double().cpu()))
+    try:
+        _forward(module, data, idx, batch_size=batch_size, device=device)
+    finally:
+        h.remove()
+    return torch.cat(got)
+
+
+def _fit_linear(x: Any, y: Any, head: Any, *, loss: Callable[[Any, Any], Any], weight_decay: float) -> float:
+    """Fit ``head`` (a Linear) on features ``x`` to convergence; return the final loss (without the penalty)."""
+    import torch
+
+    w = torch.zeros(head.out_features, head.in_features, dtype=torch.float64, requires_grad=True)
+    b = torch.zeros(head.out_features, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=2000, max_eval=4000, tolerance_grad=1e-10,
+                            tolerance_change=1e-15, history_size=50, line_search_fn="strong_wolfe")
+
+    def closure() -> Any:
+        opt.zero_grad()
+        v = loss(x @ w.T + b, y) + 0.5 * weight_decay * (w * w).sum()
+        v.backward()
+        return v
+
+    with torch.enable_grad():
+        for _ in range(5):
+            opt.step(closure)
+    with torch.no_grad():
+        head.weight.copy_(w.to(head.weight.dtype))
+        if head.bias is not None:
+            head.bias.copy_(b.to(head.bias.dtype))
+        return float(loss(x @ w.T + b, y))
+
+
+def _rows(epoch: int, findings: list[str], train_loss: float, val_loss: float, aucs: list[float], npos: list[int],
+          nneg: list[int]) -> list[dict[str, Any]]:
+    rows = [{"epoch": epoch, "finding": f, "train_loss": train_loss, "val_loss": val_loss, "val_auc": a,
+             "n_val_pos": p, "n_val_neg": n, "best": False} for f, a, p, n in zip(findings, aucs, npos, nneg)]
+    ok = [a for a in aucs if np.isfinite(a)]
+    rows.append({"epoch": epoch, "finding": MACRO, "train_loss": train_loss, "val_loss": val_loss,
+                 "val_auc": float(np.mean(ok)) if ok else float("nan"), "n_val_pos": sum(npos), "n_val_neg": sum(nneg),
+                 "best": False})
+    return rows
+
+
+def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, out: str | os.PathLike[str],
+             model: str | None = None, recipe: str | None = None, arch: str = "resnet50",
+             weights: str | os.PathLike[str] | None = None, mode: str = "full", loss: str | None = None,
+             findings: Sequence[str] | None = None, source: str | None = None, policy: str = "exclude",
+             not_mentioned: str = "negative", state_encoding: str | None = None, val_fraction: float = 0.2,
+             epochs: int = 10, patience: int = 3, batch_size: int = 16, lr: float | None = None,
+             weight_decay: float = 1e-4, seed: int = 0, device: str = "cpu", input_size: int | None = None,
+             name: str | None = None, keep_interrupted: bool = False, overwrite: bool = False,
+             weights_dir: str | os.PathLike[str] | None = None, download: bool = True, dicom_window: str = "none",
+             argv: Sequence[str] | None = None, progress: Callable[[int, int, float], None] | None = None,
+             on_epoch: Callable[[int], None] | None = None) -> FinetuneResult:
+    """Fine-tune ``model`` (or train ``recipe``) on ``labels`` and write ``out`` atomically (module docstring).
+
+    ``progress(epoch, epochs, macro_val_auc)`` is called after each epoch; ``on_epoch(epoch)`` too (tests use it to
+    interrupt). On Ctrl-C the folder is written with the best epoch so far when ``keep_interrupted`` (and
+    ``finetune.json`` says it was interrupted), else nothing is written; the KeyboardInterrupt is re-raised.
+    """
+    torch = require_torch()
+    from ..labels import LabelPolicy, read_labels
+    from ..outputs import check_output_path, output_folder
+    from ..splits import patient_split
+    from .images import list_images
+
+    func = "finetune"
+    check_choice(mode, FINETUNE_MODES, name="mode", func=func)
+    if (model is None) == (recipe is None):
+        raise InvalidParameterError("finetune needs exactly one of --model (xrv:, torch:) and --recipe chestxray8.")
+    if recipe is not None:
+        check_choice(recipe, RECIPES, name="recipe", func=func)
+    else:
+        from .models import parse_model_spec
+
+        if parse_model_spec(model).kind == "clip":
+            raise InvalidParameterError(f"--model {model}: fine-tuning clip: models is not supported yet; score them "
+                                        "zero-shot with cxreval predict, or fine-tune an xrv: or torch: model.")
+    loss = loss or ("wcel" if recipe else "bce")
+    check_choice(loss, LOSSES, name="loss", func=func)
+    pol = LabelPolicy(policy, not_mentioned)
+    for n, v, lo in (("epochs", epochs, 1), ("patience", patience, 1), ("batch_size", batch_size, 1)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise InvalidParameterError(f"The '{n}' parameter of finetune must be an int >= {lo}. Got {v!r}.")
+    if not 0 < val_fraction < 1:
+        raise InvalidParameterError(f"The 'val_fraction' parameter of finetune must be in (0, 1). Got {val_fraction!r}.")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise InvalidParameterError(f"--device {device!r}: expected cpu, cuda or cuda:N.") from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InvalidParameterError(f"--device {device}: CUDA is not available to torch on this machine; use cpu.")
+    if weights is not None and not Path(weights).is_file():
+        raise SchemaError(f"--weights {weights} does not exist.")
+    check_output_path(out, overwrite=overwrite)
+    lab = read_labels(Path(labels), state_encoding=state_encoding).table
+    targets, fnames, source = training_targets(lab, findings=findings, source=source, policy=pol)
+    listing = list_images(images)
+    by_id = {it.study_id: it for it in listing.items}
+    targets = targets[targets.study_id.isin(by_id)].reset_index(drop=True)
+    if len(targets) < 2:
+        raise SchemaError(f"--images {listing.source} and --labels {labels}: {len(targets)} image id(s) are labelled "
+                          f"(image ids look like {list(by_id)[:2]}, label study_ids like "
+                          f"{lab.study_id.head(2).tolist()}); at least 2 are needed.")
+    sp = patient_split(targets[["study_id", "patient_id"]], fractions=(1 - val_fraction, val_fraction),
+                       names=("train", "val"), rng=seed).assignments
+    tr = np.flatnonzero(sp["split"].to_numpy() == "train")
+    va = np.flatnonzero(sp["split"].to_numpy() == "val")
+    y_all = targets[fnames].to_numpy(dtype=float)
+    _, npos, nneg = _aucs(y_all[va], np.zeros((len(va), len(fnames))))
+    if not len(tr) or not any(p and n for p, n in zip(npos, nneg)):
+        raise SchemaError(f"the validation part ({len(va)} image(s) of {sp.patient_id[va].nunique()} patient(s)) has "
+                          "no finding with both a positive and a negative label, so no validation AUC; use more "
+                          "images or a larger val_fraction.")
+    inputs = [Path(labels)] + ([Path(weights)] if weights is not None else [])
+    with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv, meta={"seed": seed, "mode": mode}) as d:
+        torch.manual_seed(seed)
+        net = _build(model, recipe, arch=arch, weights=None if weights is None else str(weights), n_out=len(fnames),
+                     input_size=input_size, weights_dir=weights_dir, download=download)
+        module = net.module.to(dev)
+        head = module.get_submodule(net.head)
+        from .recipes import last_stage
+
+        trained = {"linear-probe": [net.head], "last-layer": [last_stage(module, net.head), net.head],
+                   "full": [""]}[mode]
+        for p in module.parameters():
+            p.requires_grad_(mode == "full")
+        for t in trained:
+            for p in module.get_submodule(t).parameters():
+                p.requires_grad_(True)
+        data = _Images([by_id[s] for s in targets.study_id], net.prep, dicom_window=dicom_window)
+        lf = loss_function(loss)
+        y_t = torch.tensor(y_all)
+        lr = lr if lr is not None else (1e-4 if mode == "full" else 1e-3)
+        rows: list[dict[str, Any]] = []
+        best: tuple[float, int, dict[str, Any] | None, np.ndarray | None] = (-np.inf, 0, None, None)
+        stopped, interrupted = f"{epochs} epoch(s)", False
+        gen = np.random.default_rng(seed)
+        opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay)
+        try:
+            if mode == "linear-probe":
+                module.eval()
+                xf = _head_inputs(module, net.head, data, tr, batch_size=batch_size, device=dev)
+                train_loss = _fit_linear(xf, y_t[tr], head, loss=lf, weight_decay=weight_decay)
+                stopped = "converged (L-BFGS)"
+                epochs = 1
+            for epoch in range(1, epochs + 1):
+                if mode != "linear-probe":
+                    module.train(mode == "full")
+                    for t in trained:
+                        module.get_submodule(t).train()
+                    order = gen.permutation(tr)
+                    tot = 0.0
+                    for i in range(0, len(order), batch_size):
+                        idx = order[i:i + batch_size]
+                        z = module(torch.from_numpy(data.batch(idx)).to(dev))
+                        v = lf(z, y_t[idx].to(z.dtype).to(dev))
+                        opt.zero_grad()
+                        v.backward()
+                        opt.step()
+                        tot += v.item() * len(idx)
+                    train_loss = tot / len(tr)
+                module.eval()
+                zv = _forward(module, data, va, batch_size=batch_size, device=dev)
+                val_loss = float(lf(torch.from_numpy(zv), y_t[va]))
+                sv = expit(zv)
+                aucs, npos, nneg = _aucs(y_all[va], sv)
+                rows += _rows(epoch, fnames, train_loss, val_loss, aucs, npos, nneg)
+                macro = rows[-1]["val_auc"]
+                if macro > best[0]:
+                    best = (macro, epoch, copy.deepcopy({k: v.cpu() for k, v in module.state_dict().items()}), sv)
+                if progress is not None:
+                    progress(epoch, epochs, macro)
+                if on_epoch is not None:
+                    on_epoch(epoch)
+                if epoch - best[1] >= patience and epoch < epochs:
+                    stopped = f"early stopping at epoch {epoch} ({patience} epoch(s) without a better macro validation AUC)"
+                    break
+        except KeyboardInterrupt:
+            if not keep_interrupted or best[2] is None:
+                raise
+            interrupted, stopped = True, f"interrupted after epoch {best[1] if not rows else rows[-1]['epoch']}"
+        if best[2] is None:
+            raise SchemaError("no epoch gave a finite macro validation AUC; nothing to write.")
+        log = pd.DataFrame(rows, columns=list(TRAINING_COLUMNS))
+        log["best"] = log["epoch"] == best[1]
+        mname = name or (f"chestxray8-{arch}" if recipe else f"finetuned-{Path(str(net.base)).stem.split(':')[-1]}")
+        vp = pd.DataFrame({"study_id": np.repeat(targets.study_id.to_numpy()[va], len(fnames)), "model": mname,
+                           "finding": np.tile(np.asarray(fnames, dtype=object), len(va)),
+                           "score": np.asarray(best[3]).ravel()})
+        settings = {"base": net.base, "mode": mode, "loss": loss, "seed": seed, "source": source, "findings": fnames,
+                    "policy": {"uncertain": pol.uncertain, "not_mentioned": pol.not_mentioned}, "lr": lr,
+                    "weight_decay": weight_decay, "batch_size": batch_size, "epochs": epochs, "patience": patience,
+                    "val_fraction": val_fraction, "device": str(dev), "trained_modules": trained,
+                    "init_weights": net.weights, "n_train": int(len(tr)), "n_val": int(len(va)),
+                    "n_labelled_without_image": int(lab[lab.source == source].study_id.nunique() - len(targets)),
+                    "n_images_without_labels": int(len(listing.items) - len(targets)), "interrupted": interrupted,
+                    "yaml": str(Path(out) / "model.yaml")}
+        res = FinetuneResult(log, sp, vp, best[1], float(best[0]), stopped, settings)
+        torch.save(best[2], d / "model.pt")
+        cfg = {"name": mname, "checkpoint": "model.pt", "format": "state_dict", "architecture": net.architecture,
+               "architecture_kwargs": net.architecture_kwargs, "input": _input_dict(net.prep), "findings": fnames,
+               "apply_sigmoid": True, "target_layer": net.target_layer, "classifier": net.head}
+        import yaml
+
+        (d / "model.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+        res.save(d)
+        (d / "finetune.json").write_text(json.dumps({**settings, "best_epoch": best[1], "best_val_auc": best[0],
+                                                     "stopped": stopped}, indent=2, default=str) + "\n")
+        (d / "summary.md").write_text(res.summary())
+    if interrupted:
+        raise KeyboardInterrupt
+    return res
