@@ -273,9 +273,9 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
     check_choice(groups, ("all", "overall", "per-group"), name="groups", func="ranking_stability")
     check_choice(kendall, KENDALL_VARIANTS, name="kendall", func="ranking_stability")
     check_choice(spearman, SPEARMAN_VARIANTS, name="spearman", func="ranking_stability")
-    if isinstance(min_models, bool) or not isinstance(min_models, (int, np.integer)) or min_models < 2:
-        raise InvalidParameterError(f"ranking_stability: min_models must be an integer >= 2 (a ranking of fewer "
-                                    f"than two models has no correlation); got {min_models!r}.")
+    if isinstance(min_models, bool) or not isinstance(min_models, (int, np.integer)) or min_models < 1:
+        raise InvalidParameterError(f"ranking_stability: min_models must be a positive integer (the fewest models a "
+                                    f"group needs to be ranked); got {min_models!r}.")
     variants = {"SRCC": spearman, "KRCC": kendall}
     corr_fn = {m: correlation_function(m, v) for m, v in variants.items()}
     if isinstance(auc, AUCResult):

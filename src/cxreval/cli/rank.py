@@ -96,9 +96,9 @@ def rank(
         raise InvalidParameterError(f"--kendall must be one of {', '.join(KENDALL_VARIANTS)}. Got {kendall!r}.")
     if spearman not in SPEARMAN_VARIANTS:
         raise InvalidParameterError(f"--spearman must be one of {', '.join(SPEARMAN_VARIANTS)}. Got {spearman!r}.")
-    if min_models < 2:
-        raise InvalidParameterError(f"--min-models must be at least 2 (a ranking of fewer than two models has no "
-                                    f"correlation). Got {min_models}.")
+    if min_models < 1:
+        raise InvalidParameterError(f"--min-models must be a positive number of models (the fewest a group needs to "
+                                    f"be ranked). Got {min_models}.")
     if auc_table is not None:
         if predictions or labels:
             raise SchemaError("Give either --auc-table or --predictions/--labels, not both.")

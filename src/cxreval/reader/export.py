@@ -60,11 +60,15 @@ class _Table:
                  text: tuple[int, ...] = ()) -> None:
         self.path, self.text = path, text
         self.fh = open(path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed by close()
-        if raw_header:
-            self.fh.write(raw_header)
-        self.w = csv.writer(self.fh, lineterminator="\n")
-        if header is not None:
-            self.w.writerow([safe_cell(h) for h in header])
+        try:
+            if raw_header:
+                self.fh.write(raw_header)
+            self.w = csv.writer(self.fh, lineterminator="\n")
+            if header is not None:
+                self.w.writerow([safe_cell(h) for h in header])
+        except BaseException:  # a full disk at the header: the file is not left open
+            self.fh.close()
+            raise
         self.n = 0
 
     def row(self, values: Iterable[object]) -> None:
@@ -248,10 +252,21 @@ def export_tables(store: ReaderStore, folder: str | Path) -> ExportResult:
     finally:
         conn.rollback()
         conn.close()
-        for tb in tables:
-            tb.close()
+        _close_all(tables)
     return ExportResult(tuple(tb.path for tb in tables), tuple(sources), labels.n, boxes.n, n_ratings, notes.n,
                         n_sub, n_unresolved)
+
+
+def _close_all(tables: list[_Table]) -> None:
+    """Close every table even when one fails to flush (a full disk); the first error is raised after."""
+    error: BaseException | None = None
+    for tb in tables:
+        try:
+            tb.close()
+        except BaseException as exc:  # noqa: BLE001 - re-raised below, once every file is closed
+            error = error or exc
+    if error is not None:
+        raise error
 
 
 def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], table: Any, notes: _Table) -> int:
