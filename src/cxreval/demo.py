@@ -494,28 +494,53 @@ def _sec_iqa(ctx: DemoContext) -> str:
     return str(out)
 
 
+_OPENI_PAIR = "report_findings:report_impression"
+_OPENI_AGREEMENT = "findings_vs_impression"
+"""The subfolder of ``openi_report_labels`` with what ``cxreval agree`` writes (Findings vs Impression); the
+section folder itself holds what ``cxreval label-reports --validate-against`` writes."""
+
+
 def _sec_openi_reports(ctx: DemoContext) -> str:
+    """What ``cxreval label-reports --validate-against`` (the held-out MeSH codes) and ``cxreval agree --studies
+    common`` (Findings vs Impression) write (the exact lines are the section's ``commands`` in run.json)."""
+    import shlex
+
     rp = need("cxreval.reports", "report labeller", "cxreval label-reports")
     from .datasets.openi import openi_mesh_labels, read_openi_reports
     from .findings import CHESTXRAY8, XQA, XQA_SELECTED
 
-    rep = read_openi_reports(metadata(ctx, "NLMCXR_reports.tgz")).table
+    tgz = metadata(ctx, "NLMCXR_reports.tgz")
+    rep = read_openi_reports(tgz).table
     text = pd.DataFrame({"study_id": rep["report_id"], "findings": rep["findings"].fillna(""),
                          "impression": rep["impression"].fillna("")})
     # the held-out half, as `cxreval data export openi_mesh --half held-out`: the packaged rules were tuned on
     # the other half (reports.openi_tuning_split)
     mesh = openi_mesh_labels(reports=rep, half="held-out").table
     held_out = mesh["study_id"].unique()
-    # as `cxreval label-reports --sections whole --validate-against MESH --findings chestxray8`
-    lab = rp.label_reports(text[text["study_id"].isin(set(mesh["study_id"]))], sections="whole").labels
+    # as `cxreval label-reports --sections whole --validate-against MESH --findings chestxray8`: every report
+    # labelled, scored on the reference's studies
+    lab = rp.label_reports(text, sections="whole").labels
     val = rp.compute_precision_recall(lab, reference_labels=mesh, reference="openi_mesh", predicted="report",
                                       findings=CHESTXRAY8, n_resamples=ctx.n_resamples, rng=ctx.rng)
+    # as `cxreval label-reports --sections findings,impression --vocabulary chexpert` then `cxreval agree
+    # --studies common`: a report without one of the sections has it `missing`, so the pair compares (and the
+    # prevalence counts) the reports with both sections
     both = text[(text["findings"].str.strip() != "") & (text["impression"].str.strip() != "")]
-    fi = rp.label_reports(both, sections="findings,impression", vocabulary="chexpert").labels
+    fi = rp.label_reports(text, sections="findings,impression", vocabulary="chexpert").labels
+    reports = shlex.quote(str(tgz))
+    ctx.meta["commands"] = [
+        "cxreval data export openi_mesh --half held-out -o openi_mesh",
+        f"cxreval label-reports --reports {reports} --sections whole --validate-against openi_mesh/labels.csv "
+        f"--findings chestxray8 --n-resamples {ctx.n_resamples} --seed {ctx.rng} -o openi_report_labels",
+        f"cxreval label-reports --reports {reports} --sections findings,impression --vocabulary chexpert "
+        "-o openi_sections",
+        f"cxreval agree -l openi_sections/labels.parquet --pairs {_OPENI_PAIR} --findings xqa --finding-set "
+        f"selected=xqa_selected --finding-set all=xqa --studies common -o openi_report_labels/{_OPENI_AGREEMENT}"]
     out = ctx.folder("openi_report_labels")
     val.save(out)
-    _agreement_section(ctx, "openi_report_labels", fi, [("report_findings", "report_impression")], findings=list(XQA),
-                       finding_sets={"selected": list(XQA_SELECTED), "all": list(XQA)})
+    _agreement_section(ctx, f"openi_report_labels/{_OPENI_AGREEMENT}", fi, [tuple(_OPENI_PAIR.split(":"))],
+                       findings=list(XQA), finding_sets={"selected": list(XQA_SELECTED), "all": list(XQA)},
+                       studies="common")
     write_summary(out, f"# OpenI: report-derived labels\n\ncxreval.reports on the {len(held_out)} OpenI reports of "
                        "the held-out half (FINDINGS + IMPRESSION; the packaged rules were tuned on the other, "
                        "development half: `cxreval.reports.openi_tuning_split`) against the human MeSH major codes "
@@ -523,7 +548,8 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
                        "`nih_*`: the NIH labeller's published figures (Wang et al. 2017, on all OpenI reports). "
                        "bench/labeller_openi.py reports both halves.\n\n"
                        + val.summary()
-                       + f"\n\nFindings vs Impression: {len(both)} reports with both sections, CheXpert vocabulary; "
+                       + f"\n\nFindings vs Impression (`{_OPENI_AGREEMENT}/`): {len(both)} reports with both "
+                       "sections, CheXpert vocabulary; "
                        "the XQA paper's MIMIC-CXR values: macro kappa_w 0.34 over its four selected "
                        "findings, Atelectasis 0.20, Pleural effusion 0.33.\n")
     return str(out)

@@ -303,7 +303,10 @@ RUNS: dict[str, Callable[..., None]] = {
         "cxreval rank --auc-table xqa -o xqa_published", "cxreval rank -p {} -l nih",
         "cxreval synth --seed 0 --per-size 60 -o localization_synthetic",
         "cxreval data export {} --path {} -o {}", "cxreval rank -p chexpert_predictions", "cxreval agree -l chexpert",
-        "cxreval fuse -l chexpert", "cxreval synth --no-synthetic --real-boxes auto")},
+        "cxreval fuse -l chexpert", "cxreval synth --no-synthetic --real-boxes auto",
+        "cxreval data export openi_mesh --half held-out -o openi_mesh",
+        "cxreval label-reports --reports {} --sections whole --validate-against openi_mesh",
+        "cxreval label-reports --reports {} --sections findings", "cxreval agree -l openi_sections")},
 }
 """Every command mentioned in cxreval's messages and report (as it stands in the source) and its test run."""
 

@@ -3,9 +3,10 @@
 - ``labeller_validation``: ``cxreval data export openi_mesh --half held-out -o MESH`` (the OpenI MeSH labels of the
   held-out half of the reports with images, ``openi_tuning_split``), then ``cxreval label-reports --reports
   NLMCXR_reports.tgz --sections whole --validate-against MESH/labels.csv --findings chestxray8``;
-- the Findings-vs-Impression agreement, prevalence and flows: ``cxreval label-reports --sections
-  findings,impression --vocabulary chexpert`` on the reports with both sections (written to a file), then
-  ``cxreval agree`` on its ``labels.csv`` with the XQA finding sets.
+- the Findings-vs-Impression agreement, prevalence and flows (the subfolder ``findings_vs_impression``):
+  ``cxreval label-reports --sections findings,impression --vocabulary chexpert``, then ``cxreval agree
+  --studies common`` on its ``labels.csv`` with the XQA finding sets (a section a report lacks is ``missing``, so
+  the pair compares the reports with both sections).
 """
 
 from __future__ import annotations
@@ -48,16 +49,16 @@ def test_openi_labeller_validation_equals_label_reports(demo, metadata_dir, tmp_
 
 
 def test_openi_findings_vs_impression_equals_label_reports_then_agree(demo, metadata_dir, tmp_path):
-    _, rep = _reports(metadata_dir)
-    text = pd.DataFrame({"study_id": rep["report_id"], "findings": rep["findings"].fillna(""),
-                         "impression": rep["impression"].fillna("")})
-    both = text[(text["findings"].str.strip() != "") & (text["impression"].str.strip() != "")]
-    both.to_parquet(tmp_path / "both_sections.parquet", index=False)
+    tgz, rep = _reports(metadata_dir)
     lab = tmp_path / "labels"
-    assert main(["label-reports", "--reports", str(tmp_path / "both_sections.parquet"), "--sections",
-                 "findings,impression", "--vocabulary", "chexpert", "-o", str(lab)]) == 0
+    assert main(["label-reports", "--reports", str(tgz), "--sections", "findings,impression", "--vocabulary",
+                 "chexpert", "-o", str(lab)]) == 0
     cli = tmp_path / "agree"
     assert main(["agree", "--labels", str(lab / ReportLabelsResult.FILES["labels"]), "--pairs",
                  "report_findings:report_impression", "--findings", "xqa", "--finding-set", "selected=xqa_selected",
-                 "--finding-set", "all=xqa", "-o", str(cli)]) == 0
-    assert_same_tables(demo, cli, SourceComparisonResult.FILES.values())
+                 "--finding-set", "all=xqa", "--studies", "common", "-o", str(cli)]) == 0
+    assert_same_tables(demo / "findings_vs_impression", cli, SourceComparisonResult.FILES.values())
+    both = ((rep["findings"].fillna("").str.strip() != "") & (rep["impression"].fillna("").str.strip() != "")).sum()
+    prevalence = pd.read_csv(cli / "prevalence.csv")
+    # every finding's states are counted on the reports with both sections, nothing else
+    assert (prevalence.groupby(["source", "finding"])["count"].sum() == both).all()

@@ -82,7 +82,8 @@ def find_result_folders(paths: Sequence[str | Path]) -> list[Path]:
     """Expand the given paths into result folders.
 
     A path that holds result files is a result folder; otherwise its sub-folders that hold result
-    files are used (two levels deep, sorted by name), as in a ``cxreval demo`` output folder.
+    files, and their sub-folders that hold result files, are used (two levels deep, sorted by name), as in a
+    ``cxreval demo`` output folder (a section's second result in a sub-folder of the section).
 
     Raises
     ------
@@ -99,10 +100,8 @@ def find_result_folders(paths: Sequence[str | Path]) -> list[Path]:
             out.append(p)
             continue
         for sub in sorted(q for q in p.iterdir() if q.is_dir()):
-            if detect_kinds(sub):
-                out.append(sub)
-            else:
-                out.extend(q for q in sorted(sub.iterdir()) if q.is_dir() and detect_kinds(q))
+            out.extend([sub] if detect_kinds(sub) else [])
+            out.extend(q for q in sorted(sub.iterdir()) if q.is_dir() and detect_kinds(q))
     return list(dict.fromkeys(out))
 
 
