@@ -207,7 +207,7 @@ def test_demo_iqa_is_metric_vs_metric(demo_out: Path) -> None:
     from cxreval.iqa import get_metric, read_image
 
     d = demo_out / "iqa"
-    scores = pd.read_csv(d / "scores.csv")
+    scores = pd.read_csv(d / "scores" / "scores.csv")
     man = pd.read_csv(d / "manifest.csv")
     assert sorted(scores["metric"].unique()) == sorted(IQA_METRICS)
     assert len(scores) == len(man) * len(IQA_METRICS) == 2 * 6 * len(IQA_METRICS)
@@ -218,20 +218,20 @@ def test_demo_iqa_is_metric_vs_metric(demo_out: Path) -> None:
     assert ref.image.shape == (512, 512)
     assert r["value"] == get_metric(r["metric"])(ref.image, tst.image, data_range=ref.data_range)
     # each metric's ranking of the degradations: mean over images, oriented (GMSD: lower is better)
-    rk = pd.read_csv(d / "degradation_ranking.csv")
+    rk = pd.read_csv(d / "comparison" / "degradation_ranking.csv")
     for m, sign in (("psnr", -1), ("gmsd", 1)):
         mean = scores[scores["metric"] == m].groupby("degradation")["value"].mean()
         want = (sign * mean).rank(method="average")
         got = rk[rk["metric"] == m].set_index("degradation")["rank"]
         pd.testing.assert_series_equal(got.sort_index(), want.sort_index(), check_names=False)
     # metric-vs-metric correlations equal scipy's on the oriented per-degradation means
-    mvm = pd.read_csv(d / "metric_vs_metric.csv")
+    mvm = pd.read_csv(d / "comparison" / "metric_vs_metric.csv")
     wide = scores.pivot_table(index="degradation", columns="metric", values="value", aggfunc="mean")
     row = mvm.query("metric_a == 'psnr' and metric_b == 'gmsd' and over == 'degradations'")
     assert row["srcc"].item() == pytest.approx(spearmanr(wide["psnr"], -wide["gmsd"]).statistic, abs=1e-12)
     assert row["krcc"].item() == pytest.approx(kendalltau(wide["psnr"], -wide["gmsd"]).statistic, abs=1e-12)
     # no expert ratings exist: nothing like a z-MOS is written, and the report says what would produce it
-    assert not list(d.glob("zmos*")) and not list(d.glob("metric_agreement*"))
+    assert not list(d.rglob("zmos*")) and not list(d.rglob("metric_agreement*"))
     page = (demo_out / "report.html").read_text()
     assert "IQA: metrics against expert quality ratings (z-MOS)" in page
     assert "cxreval iqa agree --scores S --ratings R --out OUT" in page

@@ -466,15 +466,25 @@ def _sec_localization_real(ctx: DemoContext) -> str:
 
 
 def _sec_iqa(ctx: DemoContext) -> str:
+    import shlex
+
     need("cxreval.iqa.full_reference", "IQA metrics", "cxreval iqa score")
-    from .demo_images import run_iqa
+    from .demo_images import IQA_COMPARISON, IQA_PLAN, IQA_SCORES, run_iqa
 
     try:
         mirror = mirror_only(ctx, "images/nih").parents[1]
     except NotBuilt:
         mirror = mirror_only(ctx, "iqa_fixture").parent
     out = ctx.folder("iqa")
+    ctx.folder(f"iqa/{IQA_SCORES}")
+    ctx.folder(f"iqa/{IQA_COMPARISON}")
     facts = run_iqa(mirror, out, metrics=ctx.iqa_metrics, n_images=ctx.iqa_images)
+    if facts["images_folder"] is not None:  # the IQA fixture's folder also holds its test images
+        ctx.meta["commands"] = [
+            f"cxreval iqa degrade --images {shlex.quote(str(facts['images_folder']))} --plan {IQA_PLAN} "
+            f"--sample {len(facts['images'])} --max-size {facts['size']} -o iqa",
+            f"cxreval iqa score --pairs iqa/pairs.csv --metrics {','.join(facts['metrics'])} -o iqa/{IQA_SCORES}",
+            f"cxreval iqa compare --scores iqa/{IQA_SCORES}/scores.csv -o iqa/{IQA_COMPARISON}"]
     cmd = "cxreval iqa agree --scores S --ratings R --out OUT"
     ctx.missing.append(("IQA: metrics against expert quality ratings (z-MOS)",
                         "no public expert quality ratings exist for these radiographs; none are invented", "",
@@ -485,8 +495,10 @@ def _sec_iqa(ctx: DemoContext) -> str:
     write_summary(out, "# Image quality: how full-reference metrics rank controlled degradations\n\n"
                        f"{len(facts['images'])} radiographs from {facts['sources']}, block-averaged to at most "
                        f"{facts['size']} pixels, each degraded {len(facts['degradations'])} ways "
-                       f"({', '.join(facts['degradations'])}; plan.yaml) and scored with "
-                       f"{', '.join(facts['metrics'])} ({facts['n_pairs']} pairs, as `cxreval iqa score`).\n\n"
+                       f"({', '.join(facts['degradations'])}; the packaged plan `--plan {IQA_PLAN}`) and scored with "
+                       f"{', '.join(facts['metrics'])} ({facts['n_pairs']} pairs, `{IQA_SCORES}/`, as `cxreval iqa "
+                       f"score`; the metrics' rankings and agreement in `{IQA_COMPARISON}/`, as `cxreval iqa "
+                       "compare`). The same files: the commands in run.json (`commands`), run in an empty folder.\n\n"
                        "**Metric vs metric, not metric vs experts**: there are no public expert ratings of these "
                        "images, so the tables give each metric's ranking of the degradations and the SRCC/KRCC "
                        "between metrics. With ratings (image, rater, rating), `" + cmd + "` gives z-MOS and "

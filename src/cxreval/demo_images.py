@@ -5,7 +5,7 @@ radiologist boxes; or ``iqa_fixture/``), which a fresh machine does not have; :m
 them as not built, with the reason, when the images are absent.
 
 IQA. A few radiographs (downsampled to at most :data:`IQA_SIZE` pixels by block averaging) are degraded
-with :data:`IQA_PLAN` through :func:`cxreval.iqa.degrade.degrade_images` and scored with the fast
+with :data:`IQA_PLAN` through :func:`cxreval.iqa.degrade_folder` and scored with the fast
 full-reference metrics :data:`IQA_METRICS` by :func:`cxreval.iqa.score_pairs`, as ``cxreval iqa degrade``
 and ``cxreval iqa score`` do. There are no public expert ratings of these images, so no z-MOS is invented:
 the section reports how each metric *ranks the degradations* and how far the metrics agree with each other
@@ -31,7 +31,7 @@ import pandas as pd
 
 from .localization.overlays import OVERLAY_SIZE
 
-__all__ = ["IQA_METRICS", "IQA_PLAN", "IQA_SIZE", "IQA_N_IMAGES", "OVERLAY_SIZE", "block_downsample",
+__all__ = ["IQA_METRICS", "IQA_PLAN", "IQA_SIZE", "IQA_N_IMAGES", "IQA_SCORES", "IQA_COMPARISON", "iqa_sources", "OVERLAY_SIZE", "block_downsample",
            "degradation_ranking", "metric_vs_metric", "run_iqa", "boxed_images", "run_overlays", "overlay_boxes"]
 
 IQA_METRICS: tuple[str, ...] = ("psnr", "ssim", "ms_ssim", "gmsd", "mdsi", "haarpsi", "dss")
@@ -44,19 +44,15 @@ IQA_SIZE = 512
 IQA_N_IMAGES = 3
 """Radiographs the demo degrades."""
 
-IQA_PLAN: dict[str, object] = {
-    "seed": 0,
-    "output_dtype": "uint16",
-    "degradations": [
-        {"name": "blur_s1.5", "transform": "gaussian_blur", "params": {"sigma": 1.5}},
-        {"name": "noise_g0.02", "transform": "gaussian_noise", "params": {"sigma": 0.02}},
-        {"name": "jpeg_q20", "transform": "jpeg", "params": {"quality": 20}},
-        {"name": "resample_x2", "transform": "resample", "params": {"factor": 2}},
-        {"name": "gamma_1.3", "transform": "gamma", "params": {"gamma": 1.3}},
-        {"name": "unsharp_s1.5_a0.8", "transform": "unsharp_mask", "params": {"sigma": 1.5, "amount": 0.8}},
-    ],
-}
-"""The demo's degradation plan (the format of ``cxreval iqa degrade --plan``)."""
+IQA_PLAN = "demo"
+"""The demo's degradation plan: the packaged plan ``cxreval iqa degrade --plan demo`` reads
+(:data:`cxreval.iqa.degrade.BUILTIN_PLANS`)."""
+
+IQA_SCORES = "scores"
+"""The subfolder of ``iqa`` with what ``cxreval iqa score`` writes."""
+
+IQA_COMPARISON = "comparison"
+"""The subfolder of ``iqa`` with what ``cxreval iqa compare`` writes."""
 
 
 
@@ -86,69 +82,59 @@ def metric_vs_metric(scores: pd.DataFrame) -> pd.DataFrame:
     return mvm(scores)
 
 
-def _iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str]:
-    """The radiographs the IQA section degrades (spread over the sorted names), and where they come from."""
+def iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str, Path | None]:
+    """The radiographs the IQA section degrades (:func:`cxreval.iqa.degrade.sample_images`: spread over the
+    sorted names), where they come from, and the folder ``cxreval iqa degrade --images`` samples them from
+    (None for the IQA fixture, whose folder also holds test images)."""
+    from .iqa.degrade import sample_images
+
     nih = mirror / "images" / "nih"
     if nih.is_dir():
         files = sorted(nih.glob("*.png"))
         if files:
-            step = max(1, len(files) // n_images)
-            return files[::step][:n_images], f"{nih} (ChestX-ray14 radiographs, 1024 x 1024, 8-bit)"
+            return sample_images(files, n_images), f"{nih} (ChestX-ray14 radiographs, 1024 x 1024, 8-bit)", nih
     fx = mirror / "iqa_fixture"
     refs = sorted(fx.glob("*__reference.png")) if fx.is_dir() else []
-    return refs[:n_images], f"{fx} (reference images of the IQA fixture, 16-bit)"
+    return (sample_images(refs, n_images) if refs else []), f"{fx} (reference images of the IQA fixture, 16-bit)", None
 
 
 def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
             n_images: int = IQA_N_IMAGES) -> dict[str, Any]:
-    """Degrade, score and compare metrics into ``out``, as the commands would.
+    """Degrade into ``out``, score into ``out/scores`` and compare metrics into ``out/comparison``, as the
+    commands do.
 
-    The radiographs are block-averaged to at most :data:`IQA_SIZE` pixels into ``out/references/`` (16-bit
-    PNG) and :data:`IQA_PLAN` is written as ``plan.yaml``; then, as ``cxreval iqa degrade --images
-    out/references --plan plan.yaml``, ``cxreval iqa score --pairs pairs.csv --metrics ...`` and ``cxreval iqa
-    compare --scores scores.csv`` do: :func:`cxreval.iqa.degrade_folder` (``manifest``, ``pairs``,
-    ``images/``), :func:`cxreval.iqa.score_pairs` (``scores``) and :func:`cxreval.iqa.compare_metrics`
+    As ``cxreval iqa degrade --images DIR --plan demo --sample N --max-size 512 -o out``: the sampled
+    radiographs are block-averaged to at most :data:`IQA_SIZE` pixels into ``out/references/`` (16-bit PNG,
+    :func:`cxreval.iqa.degrade.shrink_images`) and degraded by :func:`cxreval.iqa.degrade_folder` with the
+    packaged plan :data:`IQA_PLAN` (``manifest``, ``pairs``, ``images/``); then, as ``cxreval iqa score --pairs
+    out/pairs.csv --metrics ... -o out/scores`` and ``cxreval iqa compare --scores out/scores/scores.csv -o
+    out/comparison``, :func:`cxreval.iqa.score_pairs` (``scores``) and :func:`cxreval.iqa.compare_metrics`
     (``degradation_ranking``, ``metric_vs_metric``), each saved by its result's ``save``. Returns facts for the
-    summary.
+    summary (``images_folder``: the folder the command samples, None for the fixture).
 
     Raises
     ------
     DataUnavailableError
         If the mirror holds no radiographs.
     """
-    import yaml
-
     from .exceptions import DataUnavailableError
-    from .iqa import (
-        ScoresResult,
-        compare_metrics,
-        degrade_folder,
-        read_image,
-        score_pairs,
-        select_metrics,
-        write_image,
-    )
-    from .iqa.degrade import REFERENCES_DIR, read_plan
+    from .iqa import ScoresResult, compare_metrics, degrade_folder, score_pairs, select_metrics
+    from .iqa.degrade import REFERENCES_DIR, plan_source, read_plan, shrink_images
 
-    sources, where = _iqa_sources(mirror, int(n_images))
+    sources, where, folder = iqa_sources(mirror, int(n_images))
     if not sources:
         raise DataUnavailableError(f"no radiographs in {mirror / 'images' / 'nih'} or {mirror / 'iqa_fixture'}")
-    (out / "plan.yaml").write_text(yaml.safe_dump(IQA_PLAN, sort_keys=False))
-    plan = read_plan(out / "plan.yaml")
-    for p in sources:
-        img = read_image(p)
-        f = max(1, int(np.ceil(max(img.image.shape) / IQA_SIZE)))
-        stem = p.stem.replace("__reference", "")
-        write_image(out / REFERENCES_DIR / f"{stem}.png", block_downsample(img.image, f),
-                    data_range=img.data_range, dtype="uint16")
-    deg = degrade_folder(out / REFERENCES_DIR, plan, out)
+    plan = read_plan(plan_source(IQA_PLAN))
+    refs = shrink_images(sources, out / REFERENCES_DIR, IQA_SIZE,
+                         names=[p.stem.replace("__reference", "") for p in sources])
+    deg = degrade_folder(refs, plan, out)
     deg.save(out)
     selection = select_metrics(list(metrics))
     pairs = deg.pairs()
     scores = ScoresResult(score_pairs(pairs, selection.names, base_dir=out), selection, len(pairs))
-    scores.save(out)
-    compare_metrics(scores.table).save(out)
-    return {"sources": where, "images": [p.stem for p in sources], "n_pairs": len(pairs),
+    scores.save(out / IQA_SCORES)
+    compare_metrics(scores.table).save(out / IQA_COMPARISON)
+    return {"sources": where, "images": [p.stem for p in sources], "n_pairs": len(pairs), "images_folder": folder,
             "metrics": list(selection.names), "degradations": [e[0] for e in plan.entries], "size": IQA_SIZE}
 
 

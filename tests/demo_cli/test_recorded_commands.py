@@ -17,8 +17,8 @@ from .conftest import assert_same_bytes, run_recorded_commands
 
 RECORDED: tuple[str, ...] = ("audit", "nih_vs_google_agreement", "nih_models", "xqa_published", "localization",
                              "chexpert_models", "chexpert_agreement", "chexpert_fusion", "localization_real",
-                             "openi_report_labels")
-PENDING: tuple[str, ...] = ("iqa",)
+                             "openi_report_labels", "iqa")
+PENDING: tuple[str, ...] = ()
 
 
 @pytest.mark.parametrize("key", RECORDED)

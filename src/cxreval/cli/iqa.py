@@ -94,28 +94,53 @@ def list_cmd(reference: str = typer.Option(None, "--reference", help="'full' or 
 
 @iqa_app.command("degrade")
 def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of images (PNG/TIFF/DICOM/NPY)."),
-                plan: Path = typer.Option(..., "--plan", help=_PLAN_HELP),
+                plan: str = typer.Option(..., "--plan", help=_PLAN_HELP + " Or a packaged plan's name: demo "
+                                         "(the plan of `cxreval demo`'s IQA section)."),
+                sample: int = typer.Option(None, "--sample", help="Degrade N of the folder's images, spread over "
+                                           "the sorted names (every (count // N)-th from the first); "
+                                           "deterministic. Default: all."),
+                max_size: int = typer.Option(None, "--max-size", help="Block-average each image to at most this "
+                                             "many pixels on its longest side (factor ceil(side / max-size)) and "
+                                             "write it to references/ as a 16-bit PNG. Default: copy as is."),
                 out: Path = out_option(),
                 overwrite: bool = overwrite_option(),
                 json_out: bool = typer.Option(False, "--json", help="Print a JSON summary.")) -> None:
     """Apply a degradation plan to every image; write references/, images/, manifest, pairs, run.json.
 
     Float images must hold values in [0, 1]; the plan is checked entry by entry before any image is written.
-    The output folder is self-contained: the sources are copied to references/, and pairs.csv (image,
-    reference, test, degradation) names both images by paths relative to it, as `cxreval iqa score` reads them.
+    The output folder is self-contained: the sources are copied to references/ (shrunk there with
+    --max-size), and pairs.csv (image, reference, test, degradation) names both images by paths relative to
+    it, as `cxreval iqa score` reads them.
 
     Example:
 
     \b
         cxreval iqa degrade --images pngs/ --plan plan.yaml -o degraded
+        cxreval iqa degrade --images pngs/ --plan demo --sample 3 --max-size 512 -o iqa
     """
-    from ..iqa.degrade import IMAGES_DIR, degrade_folder, read_plan
+    from ..iqa.degrade import (
+        IMAGES_DIR,
+        REFERENCES_DIR,
+        image_files,
+        degrade_folder,
+        plan_source,
+        read_plan,
+        sample_images,
+        shrink_images,
+    )
 
+    for name, value in (("--sample", sample), ("--max-size", max_size)):
+        if value is not None and value < 1:
+            raise InvalidParameterError(f"{name} must be a positive number. Got {value}.")
     if not images.is_dir():
         raise SchemaError(f"--images {images} is not a folder.")
-    the_plan = read_plan(plan)
-    with open_output(out, overwrite=overwrite, inputs=[images, plan]) as d:
-        res = degrade_folder(images, the_plan, d)
+    plan_file = plan_source(plan)
+    the_plan = read_plan(plan_file)
+    files = image_files(images)[0]
+    chosen = files if sample is None else sample_images(files, sample)
+    with open_output(out, overwrite=overwrite, inputs=[images, plan_file]) as d:
+        refs = chosen if max_size is None else shrink_images(chosen, d / REFERENCES_DIR, max_size)
+        res = degrade_folder(images if refs == files else refs, the_plan, d)
         _save(res, d)
     _echo(res, json_out, f"wrote {len(res.manifest)} degraded images to {Path(out) / IMAGES_DIR}")
 

@@ -58,10 +58,11 @@ from scipy import ndimage
 from .._validation import normalize_rng, read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
 from ..results import TableResult
-from ._image import IMAGE_SUFFIXES, check_image, read_image, write_image
+from ._image import IMAGE_SUFFIXES, box_downsample, check_image, read_image, write_image
 
 __all__ = ["TRANSFORMS", "apply_degradation", "read_plan", "DegradationPlan", "DegradeResult", "degrade_images",
-           "degrade_folder", "MANIFEST_COLUMNS", "PAIR_COLUMNS", "REFERENCES_DIR", "IMAGES_DIR"]
+           "degrade_folder", "MANIFEST_COLUMNS", "PAIR_COLUMNS", "REFERENCES_DIR", "IMAGES_DIR", "BUILTIN_PLANS",
+           "plan_source", "sample_images", "shrink_images", "image_files"]
 
 MANIFEST_COLUMNS: tuple[str, ...] = ("source", "source_sha256", "reference", "test", "degradation", "transform",
                                      "params", "seed", "dtype", "data_range", "sha256")
@@ -371,7 +372,7 @@ def degrade_images(images: Sequence[str | Path], plan: DegradationPlan | str | P
     return DegradeResult(pd.DataFrame(rows), plan)
 
 
-def _image_files(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
+def image_files(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
     """The image files of a folder (by suffix, sorted) and the names of its other files; or the given paths."""
     if isinstance(images, (str, os.PathLike)):
         folder = Path(images)
@@ -424,7 +425,7 @@ def degrade_folder(images: str | os.PathLike[str] | Sequence[str | os.PathLike[s
         Not a folder, no image files, repeated file names, a bad plan, or a float image outside [0, 1].
     """
     plan = plan if isinstance(plan, DegradationPlan) else read_plan(plan)
-    files, skipped = _image_files(images)
+    files, skipped = image_files(images)
     out = Path(out)
     refs = out / REFERENCES_DIR
     refs.mkdir(parents=True, exist_ok=True)
@@ -440,3 +441,49 @@ def degrade_folder(images: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     for col in ("source", "reference", "test"):
         manifest[col] = [str(Path(v).resolve().relative_to(root)) for v in manifest[col]]
     return DegradeResult(manifest, res.plan, tuple(skipped))
+
+
+BUILTIN_PLANS: tuple[str, ...] = ("demo",)
+"""Plans packaged with cxreval (``src/cxreval/data/iqa_plans/<name>.yaml``), named by ``--plan <name>``:
+``demo`` is the plan of ``cxreval demo``'s IQA section (blur, noise, JPEG, resampling, gamma, unsharp mask)."""
+
+
+def plan_source(value: str | os.PathLike[str]) -> Path:
+    """The plan file ``value`` names: a packaged plan (:data:`BUILTIN_PLANS`) or a YAML/JSON file's path."""
+    if str(value) in BUILTIN_PLANS:
+        return Path(__file__).resolve().parents[1] / "data" / "iqa_plans" / f"{value}.yaml"
+    return Path(value)
+
+
+def sample_images(files: Sequence[Path], n: int) -> list[Path]:
+    """``n`` of ``files`` spread over their sorted names: every ``len // n``-th name from the first (all of
+    them when there are at most ``n``); deterministic, no random choice."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InvalidParameterError(f"sample: the number of images must be a positive int. Got {n!r}.")
+    files = sorted(files)
+    step = max(1, len(files) // int(n))
+    return files[::step][:int(n)]
+
+
+def shrink_images(files: Sequence[Path], folder: str | os.PathLike[str], max_size: int,
+                  names: Sequence[str] | None = None) -> list[Path]:
+    """Block-average each image so its longest side is at most ``max_size`` pixels and write it to
+    ``folder/<name>.png`` as a 16-bit PNG in the image's data range; returns the written paths.
+
+    The factor is ``ceil(longest side / max_size)`` (1: the image is rewritten unchanged, as 16-bit); the mean is
+    over ``factor x factor`` blocks, the remainder cropped (:func:`~cxreval.iqa.box_downsample`, ``'pool'``,
+    float64). ``names`` are the output stems (default: each file's stem)."""
+    if isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer)) or max_size < 1:
+        raise InvalidParameterError(f"max_size must be a positive int (pixels). Got {max_size!r}.")
+    names = [p.stem for p in files] if names is None else list(names)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for p, name in zip(files, names):
+        img = read_image(p)
+        f = max(1, int(np.ceil(max(img.image.shape) / int(max_size))))
+        target = folder / f"{name}.png"
+        write_image(target, box_downsample(np.asarray(img.image, dtype=np.float64), f, convention="pool"),
+                    data_range=img.data_range, dtype="uint16")
+        written.append(target)
+    return written
