@@ -120,6 +120,7 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
     from .exceptions import DataUnavailableError
     from .iqa import ScoresResult, compare_metrics, degrade_folder, score_pairs, select_metrics
     from .iqa.degrade import REFERENCES_DIR, plan_source, read_plan, shrink_images
+    from .tables import write_summary
 
     sources, where, folder = iqa_sources(mirror, int(n_images))
     if not sources:
@@ -133,7 +134,10 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
     pairs = deg.pairs()
     scores = ScoresResult(score_pairs(pairs, selection.names, base_dir=out), selection, len(pairs))
     scores.save(out / IQA_SCORES)
-    compare_metrics(scores.table).save(out / IQA_COMPARISON)
+    write_summary(out / IQA_SCORES, ScoresResult.describe(len(pairs), selection))
+    comparison = compare_metrics(scores.table)
+    comparison.save(out / IQA_COMPARISON)
+    write_summary(out / IQA_COMPARISON, comparison.summary())
     return {"sources": where, "images": [p.stem for p in sources], "n_pairs": len(pairs), "images_folder": folder,
             "metrics": list(selection.names), "degradations": [e[0] for e in plan.entries], "size": IQA_SIZE}
 

@@ -306,7 +306,9 @@ RUNS: dict[str, Callable[..., None]] = {
         "cxreval fuse -l chexpert", "cxreval synth --no-synthetic --real-boxes auto",
         "cxreval data export openi_mesh --half held-out -o openi_mesh",
         "cxreval label-reports --reports {} --sections whole --validate-against openi_mesh",
-        "cxreval label-reports --reports {} --sections findings", "cxreval agree -l openi_sections")},
+        "cxreval label-reports --reports {} --sections findings", "cxreval agree -l openi_sections",
+        "cxreval iqa degrade --images {} --plan {} --sample {} --max-size {} -o iqa", "cxreval iqa score --pairs iqa",
+        "cxreval iqa compare --scores iqa")},
 }
 """Every command mentioned in cxreval's messages and report (as it stands in the source) and its test run."""
 
