@@ -121,8 +121,8 @@ def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of ima
     from ..iqa.degrade import (
         IMAGES_DIR,
         REFERENCES_DIR,
-        image_files,
         degrade_folder,
+        image_files,
         plan_source,
         read_plan,
         sample_images,
