@@ -294,7 +294,7 @@ def test_demo_report_renders_in_headless_chromium(demo_out: Path) -> None:
     assert n_figures >= 20
     browser.check_page(out, n_figures)
     analyses = [sid for sid in out["facts"]["sections"] if sid not in ("not-available", "methods")]
-    assert out["facts"]["key_lines"] == len(analyses) == len(REAL_SECTIONS) + 3  # 3 folders: AUCs and rankings
+    assert out["facts"]["key_lines"] == len(analyses) == len(REAL_SECTIONS) + 4  # AUCs and rankings; IQA scores too
     assert len(out["shots"]) == len(out["facts"]["sections"])
 
 
