@@ -342,11 +342,7 @@ def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
     try:
         _take_lock(lock, out)
     except OSError as exc:
-        _remove_made(made)
-        err = write_error(out, exc, made=made)
-        if err is None:
-            raise
-        raise err from exc
+        _raise_write_error(out, exc, made)
     tmp = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
     started = utc_now()
     committed = False
@@ -385,6 +381,16 @@ def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
             _remove_made(made)
 
 
+def _raise_write_error(out: Path, exc: OSError, made: list[Path]) -> None:
+    """Remove the parent folders this run made, then raise ``exc`` as the one-line error naming ``out`` (or as
+    it is, when it is not a writing error)."""
+    _remove_made(made)
+    err = write_error(out, exc, made=made)
+    if err is None:
+        raise exc
+    raise err from exc
+
+
 def _make_parents(out: Path) -> list[Path]:
     """Create the missing parents of ``out``; return them (deepest first), for removal if the run fails."""
     made = []
@@ -395,11 +401,7 @@ def _make_parents(out: Path) -> list[Path]:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        _remove_made(made)
-        err = write_error(out, exc, made=made)
-        if err is None:
-            raise
-        raise err from exc
+        _raise_write_error(out, exc, made)
     return made
 
 

@@ -99,7 +99,7 @@ def test_agree_unscored_option(tmp_path, capsys):
 
 
 def test_agree_variants_and_ddof_from_the_cli(tmp_path, capsys):
-    """--spearman/--kendall/--ddof reach the tables (scipy and the seed's formulas, hand-computed z-scores) and are
+    """--spearman/--kendall/--ddof reach the tables (scipy and the XQA-Chest paper's formulas, hand-computed z-scores) and are
     recorded in run.json, summary.md and --json; the defaults are pearson, tau-b and ddof 0."""
     import json
 

@@ -274,3 +274,19 @@ def resolve_finding_map(spec: str | None, score: str | None) -> Any:
             raise InvalidParameterError(f"--map-score must be one of {', '.join(SCORE_RULES)}. Got {score!r}.")
         fmap = check_finding_map(dataclasses.replace(fmap, score=score))
     return fmap
+
+
+def design_options(studies: str, finding_map: str | None, map_score: str | None, missing_scores: str
+                   ) -> tuple[Any, dict[str, object]]:
+    """``classify`` and ``rank -p``: check the design options before reading anything; the finding map and the
+    run.json record."""
+    from ..classification import MISSING_SCORES, STUDY_DESIGNS
+
+    if studies not in STUDY_DESIGNS:
+        raise InvalidParameterError(f"--studies must be one of {', '.join(STUDY_DESIGNS)}. Got {studies!r}.")
+    if missing_scores not in MISSING_SCORES:
+        raise InvalidParameterError(f"--missing-scores must be one of {', '.join(MISSING_SCORES)}. Got "
+                                    f"{missing_scores!r}.")
+    fmap = resolve_finding_map(finding_map, map_score)
+    return fmap, {"studies": studies, "missing_scores": missing_scores,
+                  "finding_map": None if fmap is None else fmap.to_dict()}

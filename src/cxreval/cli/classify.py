@@ -13,6 +13,7 @@ from ._common import (
     blank_state_option,
     check_inputs,
     cli_executor,
+    design_options,
     echo_json,
     executor_option,
     finding_map_option,
@@ -23,7 +24,6 @@ from ._common import (
     out_option,
     overwrite_option,
     progress,
-    resolve_finding_map,
     seed_option,
     state_encoding_option,
     studies_option,
@@ -80,7 +80,7 @@ def classify(
     """
     check_inputs(*[("--predictions", p) for p in predictions], *[("--labels", p) for p in labels],
                  ("--model-groups", model_groups))
-    fmap, design = _design(studies, finding_map, map_score, missing_scores)
+    fmap, design = design_options(studies, finding_map, map_score, missing_scores)
     with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=[*predictions, *labels,
                                                                                    model_groups],
                                                    meta={"seed": seed, "design": design}) as d:
@@ -101,21 +101,6 @@ def classify(
         typer.echo(f"AUC of {len(res.models)} models x {len(res.findings)} findings x {len(res.references)} "
                    f"references -> {Path(out) / paths['auc'].name}")
 
-
-def _design(studies: str, finding_map: str | None, map_score: str | None, missing_scores: str
-            ) -> tuple[object, dict[str, object]]:
-    """Check the design options before reading anything; the finding map and the run.json record."""
-    from ..classification import MISSING_SCORES, STUDY_DESIGNS
-    from ..exceptions import InvalidParameterError
-
-    if studies not in STUDY_DESIGNS:
-        raise InvalidParameterError(f"--studies must be one of {', '.join(STUDY_DESIGNS)}. Got {studies!r}.")
-    if missing_scores not in MISSING_SCORES:
-        raise InvalidParameterError(f"--missing-scores must be one of {', '.join(MISSING_SCORES)}. Got "
-                                    f"{missing_scores!r}.")
-    fmap = resolve_finding_map(finding_map, map_score)
-    return fmap, {"studies": studies, "missing_scores": missing_scores,
-                  "finding_map": None if fmap is None else fmap.to_dict()}
 
 
 def register(app: typer.Typer) -> None:

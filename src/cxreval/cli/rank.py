@@ -18,6 +18,7 @@ from ._common import (
     blank_state_option,
     check_inputs,
     cli_executor,
+    design_options,
     echo_json,
     executor_option,
     finding_map_option,
@@ -28,7 +29,6 @@ from ._common import (
     out_option,
     overwrite_option,
     progress,
-    resolve_finding_map,
     seed_option,
     state_encoding_option,
     studies_option,
@@ -107,7 +107,7 @@ def rank(
     elif not predictions or not labels:
         raise SchemaError("cxreval rank needs --auc-table, or both --predictions and --labels.")
     pair_list = parse_pairs(pairs) if pairs else None
-    fmap, design = _design(studies, finding_map, map_score, missing_scores)
+    fmap, design = design_options(studies, finding_map, map_score, missing_scores)
     if auc_table is not None and (finding_map is not None or missing_scores != "refuse"):
         raise SchemaError("--finding-map and --missing-scores apply to --predictions/--labels, not to --auc-table.")
     check_inputs(*[("--predictions", p) for p in predictions or []], *[("--labels", p) for p in labels or []],
@@ -148,21 +148,6 @@ def rank(
             typer.echo(auc.design())
         typer.echo(f"{len(res.correlations)} rank correlations, {len(res.top_changes)} top-rank rows -> {out}")
 
-
-def _design(studies: str, finding_map: str | None, map_score: str | None, missing_scores: str
-            ) -> tuple[object, dict[str, object]]:
-    """Check the design options before reading anything; the finding map and the run.json record."""
-    from ..classification import MISSING_SCORES, STUDY_DESIGNS
-    from ..exceptions import InvalidParameterError
-
-    if studies not in STUDY_DESIGNS:
-        raise InvalidParameterError(f"--studies must be one of {', '.join(STUDY_DESIGNS)}. Got {studies!r}.")
-    if missing_scores not in MISSING_SCORES:
-        raise InvalidParameterError(f"--missing-scores must be one of {', '.join(MISSING_SCORES)}. Got "
-                                    f"{missing_scores!r}.")
-    fmap = resolve_finding_map(finding_map, map_score)
-    return fmap, {"studies": studies, "missing_scores": missing_scores,
-                  "finding_map": None if fmap is None else fmap.to_dict()}
 
 
 def register(app: typer.Typer) -> None:

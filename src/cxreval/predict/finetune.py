@@ -47,7 +47,7 @@ from ..labels import MACRO
 from ..results import TableResult
 from .images import ImageItem, exc_text, read_image
 from .losses import LOSSES, loss_function
-from .models import require_torch
+from .models import require_torch, torch_device
 from .preprocess import Preprocessing
 
 __all__ = ["FINETUNE_MODES", "RECIPES", "TRAINING_COLUMNS", "FinetuneResult", "finetune", "training_targets"]
@@ -342,12 +342,7 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
             raise InvalidParameterError(f"The '{n}' parameter of finetune must be an int >= {lo}. Got {v!r}.")
     if not 0 < val_fraction < 1:
         raise InvalidParameterError(f"The 'val_fraction' parameter of finetune must be in (0, 1). Got {val_fraction!r}.")
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
-        raise InvalidParameterError(f"--device {device!r}: expected cpu, cuda or cuda:N.") from exc
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise InvalidParameterError(f"--device {device}: CUDA is not available to torch on this machine; use cpu.")
+    dev = torch_device(device)
     if weights is not None and not Path(weights).is_file():
         raise SchemaError(f"--weights {weights} does not exist.")
     check_output_path(out, overwrite=overwrite)

@@ -54,7 +54,7 @@ from .images import exc_text
 from .preprocess import Preprocessing
 
 __all__ = ["MODEL_KINDS", "XRV_WEIGHTS", "XRV_VERSION", "ModelSpec", "LoadedModel", "parse_model_spec", "load_model",
-           "xrv_weights_path", "require_torch", "require_xrv", "import_callable"]
+           "xrv_weights_path", "require_torch", "torch_device", "require_xrv", "import_callable"]
 
 XRV_VERSION = "1.5.7"
 XRV_WEIGHTS: tuple[str, ...] = (
@@ -68,6 +68,18 @@ _JF_URL = ("https://github.com/mlmed/torchxrayvision/releases/download/v1/"
            "baseline_models_jfhealthcare-DenseNet121_pre_train.pth")
 _YAML_KEYS = {"name", "checkpoint", "format", "architecture", "architecture_kwargs", "input", "findings",
               "apply_sigmoid", "target_layer", "classifier", "output"}
+
+
+def torch_device(device: str) -> Any:
+    """``torch.device(device)``, checked: an unknown name or CUDA absent -> :class:`InvalidParameterError`."""
+    torch = require_torch()
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise InvalidParameterError(f"--device {device!r}: expected cpu, cuda or cuda:N.") from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InvalidParameterError(f"--device {device}: CUDA is not available to torch on this machine; use cpu.")
+    return dev
 
 
 def require_torch() -> Any:
@@ -430,12 +442,7 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: str |
     """
     ms = parse_model_spec(spec)  # an unknown kind is named before torch is looked for
     torch = require_torch()
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
-        raise InvalidParameterError(f"--device {device!r}: expected cpu, cuda or cuda:N.") from exc
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise InvalidParameterError(f"--device {device}: CUDA is not available to torch on this machine; use cpu.")
+    dev = torch_device(device)
     if ms.kind == "clip":
         lm = _clip_model(ms, prompts=prompts)
     else:
