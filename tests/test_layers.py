@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                         "schema", "tables", "finding_maps"})),
     ("engines", frozenset({"bootstrap", "_auc_kernel", "executor"})),
     ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa",
-                            "published", "splits", "reports", "rank_correlation", "auc_comparison"})),
+                            "published", "splits", "labeller", "rank_correlation", "auc_comparison"})),
     ("datasets", frozenset({"datasets", "predict", "reader"})),
     ("report", frozenset({"report"})),
     ("demo", frozenset({"demo", "demo_images", "demo_data"})),

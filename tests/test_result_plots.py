@@ -167,12 +167,12 @@ def _build(name: str, tmp: Path):
         from cxreval.demo_images import overlay_boxes
         return overlay_boxes(_images(tmp), _boxes(), rng=0)
     if name == "ReportLabelsResult":
-        from cxreval.reports import label_reports
+        from cxreval.labeller import label_reports
         return label_reports(pd.DataFrame({"study_id": ["a", "b", "c"], "text": [
             "FINDINGS: Small left effusion. IMPRESSION: Effusion.", "No edema. Possible atelectasis.",
             "Cardiomegaly."]}))
     if name == "LabellerValidationResult":
-        from cxreval.reports import compute_precision_recall
+        from cxreval.labeller import compute_precision_recall
         t = _labels()
         t = t[t.state != "not_mentioned"]
         return compute_precision_recall(t, reference="CR", predicted="Rep1", n_resamples=20, rng=0)

@@ -517,7 +517,7 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
     common`` (Findings vs Impression) write (the exact lines are the section's ``commands`` in run.json)."""
     import shlex
 
-    rp = need("cxreval.reports", "report labeller", "cxreval label-reports")
+    rp = need("cxreval.labeller", "report labeller", "cxreval label-reports")
     from .datasets.openi import openi_mesh_labels, read_openi_reports
     from .findings import CHESTXRAY8, XQA, XQA_SELECTED
 
@@ -555,7 +555,7 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
                        studies="common")
     write_summary(out, f"# OpenI: report-derived labels\n\ncxreval.reports on the {len(held_out)} OpenI reports of "
                        "the held-out half (FINDINGS + IMPRESSION; the packaged rules were tuned on the other, "
-                       "development half: `cxreval.reports.openi_tuning_split`) against the human MeSH major codes "
+                       "development half: `cxreval.labeller.openi_tuning_split`) against the human MeSH major codes "
                        f"(`openi_mesh`), uncertain -> negative, {ctx.n_resamples} report-bootstrap resamples; "
                        "`nih_*`: the NIH labeller's published figures (Wang et al. 2017, on all OpenI reports). "
                        "bench/labeller_openi.py reports both halves.\n\n"

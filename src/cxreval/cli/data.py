@@ -191,7 +191,7 @@ def export(
                               "fetched copy, `cxreval data fetch`)."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
     half: str = typer.Option(None, "--half", help="openi_mesh only: the reports with images of one half of "
-                             "cxreval.reports.openi_tuning_split, 'development' (the packaged report-labeller "
+                             "cxreval.labeller.openi_tuning_split, 'development' (the packaged report-labeller "
                              "rules were tuned on it), 'held-out' (out-of-sample) or 'all' (both); the others are "
                              "listed in dropped.csv. Default: every report with usable codes."),
     overwrite: bool = overwrite_option(),

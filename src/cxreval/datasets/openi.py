@@ -324,7 +324,7 @@ OPENI_HALVES: tuple[str, ...] = ("development", "held-out", "all")
 def _keep_half(keep: np.ndarray, report_ids: np.ndarray, images: np.ndarray, half: str,
                dropped: list[dict[str, object]]) -> None:
     """Clear ``keep`` for the reports outside ``half`` of the tuning split, listing each in ``dropped``."""
-    from ..reports.validation import openi_tuning_split
+    from ..labeller.validation import openi_tuning_split
 
     for i in np.flatnonzero(keep & (images == "")).tolist():
         dropped.append({"row": i, "reason": "no image (the tuning split holds reports with images)",
@@ -336,7 +336,7 @@ def _keep_half(keep: np.ndarray, report_ids: np.ndarray, images: np.ndarray, hal
     other, name = (set(held), "held-out") if half == "development" else (set(dev), "development")
     for i in np.flatnonzero(keep).tolist():
         if report_ids[i] in other:
-            dropped.append({"row": i, "reason": f"in the {name} half (cxreval.reports.openi_tuning_split)",
+            dropped.append({"row": i, "reason": f"in the {name} half (cxreval.labeller.openi_tuning_split)",
                             "value": report_ids[i]})
             keep[i] = False
 
@@ -411,7 +411,7 @@ def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd
     source : str, default='openi_mesh'
         Source name of the labels.
     half : {'development', 'held-out', 'all'}, optional
-        One half of :func:`cxreval.reports.openi_tuning_split` of the reports with images and usable codes
+        One half of :func:`cxreval.labeller.openi_tuning_split` of the reports with images and usable codes
         (the packaged report-labeller rules were tuned on the development half; figures on the held-out half
         are out-of-sample), or ``'all'``: both halves. The other reports are listed in the read report's
         ``dropped`` with their reason. Default: every report with usable codes, with or without images.
@@ -529,9 +529,9 @@ def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd
                  f"1 (uncertain) when every matching code has a qualifier in {sorted(unc)}, 0 otherwise")
     notes.append("patient_id = report id: OpenI has no patient identifiers linking reports")
     if half is not None:
-        from ..reports.validation import OPENI_TUNING_SEED
+        from ..labeller.validation import OPENI_TUNING_SEED
 
-        notes.append(f"half {half!r} of cxreval.reports.openi_tuning_split (seed {OPENI_TUNING_SEED}) of the "
+        notes.append(f"half {half!r} of cxreval.labeller.openi_tuning_split (seed {OPENI_TUNING_SEED}) of the "
                      "reports with images and usable codes")
     if n_unc:
         notes.append(f"{n_unc} matching codes carry an uncertain qualifier {sorted(unc)}")

@@ -1,11 +1,11 @@
 """A report-text file of any supported kind as a report table: CSV/Parquet, or the OpenI archive.
 
 :func:`read_report_file` is what ``cxreval label-reports --reports`` (and the demo's OpenI section) read:
-a CSV or Parquet table (:func:`cxreval.reports.read_reports`), or OpenI's ``NLMCXR_reports.tgz`` / a
+a CSV or Parquet table (:func:`cxreval.labeller.read_reports`), or OpenI's ``NLMCXR_reports.tgz`` / a
 folder of its XML files (:func:`cxreval.datasets.openi.read_openi_reports`), laid out as ``study_id,
 patient_id`` (the report id: an OpenI report is its own patient) and one column per section
 (:data:`OPENI_SECTIONS`). It lives in :mod:`cxreval.datasets` because the OpenI reader does; the labeller
-(:mod:`cxreval.reports`, a layer below) reads tables only.
+(:mod:`cxreval.labeller`, a layer below) reads tables only.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
+from ..labeller import read_reports
 from ..labels import PATIENT_ID, STUDY_ID
-from ..reports import read_reports
 from ..results import ReadResult
 from .openi import read_openi_reports
 
@@ -42,7 +42,7 @@ def read_report_file(path: str | os.PathLike[str]) -> ReadResult:
     Returns
     -------
     res : ReadResult
-        ``res.table`` for :func:`cxreval.reports.label_reports`; ``res.report`` what was read and dropped.
+        ``res.table`` for :func:`cxreval.labeller.label_reports`; ``res.report`` what was read and dropped.
 
     Raises
     ------

@@ -27,9 +27,9 @@ from ..classification import AUCResult, AUCTableResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..iqa import MetricAgreementResult, MetricComparisonResult
+from ..labeller import LabellerValidationResult
 from ..labels import MACRO, MEAN, MICRO, SUMMARY_ROWS
 from ..ranking import RankingStabilityResult
-from ..reports import LabellerValidationResult
 from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
 

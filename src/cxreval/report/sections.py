@@ -45,9 +45,9 @@ from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
 from ..classification import AUCTableResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
+from ..labeller import PRF_COLUMNS, LabellerValidationResult
 from ..labels import SUMMARY_ROWS
 from ..ranking import RankingStabilityResult
-from ..reports import PRF_COLUMNS, LabellerValidationResult
 from . import plots
 from .blocks import Block, Kind, Section, Unavailable, load_table, result_files, table_block
 from .image_sections import IQA_RESULTS, LOCALIZATION_RESULTS, build_iqa, build_localization

@@ -1,6 +1,6 @@
 """Labelling rules as data: the finding phrases and the context triggers, read from YAML.
 
-The packaged rules live in ``cxreval/reports/rules/``: ``common.yaml`` (negation and uncertainty
+The packaged rules live in ``cxreval/labeller/rules/``: ``common.yaml`` (negation and uncertainty
 triggers, pseudo-triggers, clause boundaries, scope widths) and one mention file per vocabulary
 (``chestxray14.yaml``, ``chexpert.yaml``). A user file passed as ``rules=`` (``--rules FILE``) is
 merged over them key by key: a key it sets replaces the packaged value (a finding's entry replaces
@@ -186,8 +186,8 @@ class RuleSet:
 
 
 def _packaged(name: str) -> tuple[dict[str, Any], str]:
-    res = resources.files("cxreval.reports").joinpath("rules").joinpath(name)
-    return yaml.safe_load(res.read_text(encoding="utf-8")) or {}, f"cxreval/reports/rules/{name}"
+    res = resources.files("cxreval.labeller").joinpath("rules").joinpath(name)
+    return yaml.safe_load(res.read_text(encoding="utf-8")) or {}, f"cxreval/labeller/rules/{name}"
 
 
 def packaged_rules_text(vocabulary: str = "chestxray14") -> str:
@@ -195,7 +195,7 @@ def packaged_rules_text(vocabulary: str = "chestxray14") -> str:
     if vocabulary not in VOCABULARIES:
         raise InvalidParameterError(f"The 'vocabulary' parameter of packaged_rules_text must be one of "
                                     f"{list(VOCABULARIES)}. Got {vocabulary!r} instead.")
-    base = resources.files("cxreval.reports").joinpath("rules")
+    base = resources.files("cxreval.labeller").joinpath("rules")
     return "\n".join(base.joinpath(n).read_text(encoding="utf-8") for n in ("common.yaml", f"{vocabulary}.yaml"))
 
 

@@ -1,7 +1,7 @@
 """Report-level labels from report text: per section, traced to the sentences that decided them.
 
 :func:`label_reports` splits every report into segments (the section columns of the table, or the
-sections found in its ``text``), runs the :class:`~cxreval.reports.engine.Engine` over them in chunks,
+sections found in its ``text``), runs the :class:`~cxreval.labeller.engine.Engine` over them in chunks,
 and aggregates the mentions per report and label source:
 
 =====================  ===========================================================================
@@ -61,7 +61,7 @@ __all__ = ["SECTION_CHOICES", "CONTEXT_SECTIONS", "SOURCE_NAMES", "SENTENCE_TEXT
 
 SECTION_CHOICES: tuple[str, ...] = ("findings", "impression", "whole")
 CONTEXT_SECTIONS: tuple[str, ...] = ("indication", "history", "comparison", "technique")
-"""Sections (see :data:`~cxreval.reports.sections.HEADERS`) that are not labelled: the reason for the study."""
+"""Sections (see :data:`~cxreval.labeller.sections.HEADERS`) that are not labelled: the reason for the study."""
 SOURCE_NAMES: dict[str, str] = {"findings": "report_findings", "impression": "report_impression", "whole": "report"}
 MENTION_COLUMNS: tuple[str, ...] = ("study_id", "section", "field", "sentence", "start", "end", "phrase", "finding",
                                     "state", "mention_rule", "state_rule", "sentence_text")
@@ -257,7 +257,7 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
     Parameters
     ----------
     reports : pandas.DataFrame
-        ``study_id``, optional ``patient_id``, and ``text`` or section columns (see :mod:`cxreval.reports.io`).
+        ``study_id``, optional ``patient_id``, and ``text`` or section columns (see :mod:`cxreval.labeller.io`).
     sections : sequence of {'findings', 'impression', 'whole'}, default all three
         The label sources to produce (``report_findings``, ``report_impression``, ``report``).
     vocabulary : {'chestxray14', 'chexpert'}, default='chestxray14'
@@ -265,7 +265,7 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
         A rule set, or a YAML file merged over the packaged rules of ``vocabulary``.
     conventions : {'cxreval', 'chexpert'}, default='cxreval'
         How "No definite X" (cxreval: uncertain; chexpert: negative) and "No new X" (cxreval: negative;
-        chexpert: uncertain) read (:data:`~cxreval.reports.rules.CONVENTIONS`); a RuleSet carries its own.
+        chexpert: uncertain) read (:data:`~cxreval.labeller.rules.CONVENTIONS`); a RuleSet carries its own.
     executor : Executor, optional
         Where the chunks run (:mod:`cxreval.executor`); default in this process.
     chunk_size : int, default=2000

@@ -1,7 +1,7 @@
 """Reading report text: a CSV or Parquet table of reports.
 
 A report table has ``study_id``, optional ``patient_id``, and either a ``text`` column (the whole
-report; its sections are found by :func:`~cxreval.reports.sections.split_sections`) or one column per
+report; its sections are found by :func:`~cxreval.labeller.sections.split_sections`) or one column per
 section, named by a section header (``findings``, ``impression``, ``indication``, ``comparison``...,
 any case). (The OpenI archive is read by :mod:`cxreval.datasets.openi`, a layer above this one; the
 ``cxreval label-reports`` command reads both.)

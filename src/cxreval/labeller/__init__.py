@@ -1,11 +1,11 @@
 """Report-derived labels: a section-aware, rule-based labeller for radiology report text.
 
-The pipeline: :func:`~cxreval.reports.io.read_reports` (CSV/Parquet, or the OpenI archive) ->
-:func:`~cxreval.reports.sections.split_sections` (FINDINGS, IMPRESSION and their header variants) ->
-:class:`~cxreval.reports.engine.Engine` (sentences, finding mentions, scoped negation and uncertainty)
--> :func:`~cxreval.reports.labeller.label_reports` (report-level states per section source, every one
-traced to its mentions) -> :func:`~cxreval.reports.validation.precision_recall_table` (scoring against a
-reference source with bootstrap CIs). The phrases and triggers are YAML data (:mod:`cxreval.reports.rules`).
+The pipeline: :func:`~cxreval.labeller.io.read_reports` (CSV/Parquet, or the OpenI archive) ->
+:func:`~cxreval.labeller.sections.split_sections` (FINDINGS, IMPRESSION and their header variants) ->
+:class:`~cxreval.labeller.engine.Engine` (sentences, finding mentions, scoped negation and uncertainty)
+-> :func:`~cxreval.labeller.labeller.label_reports` (report-level states per section source, every one
+traced to its mentions) -> :func:`~cxreval.labeller.validation.precision_recall_table` (scoring against a
+reference source with bootstrap CIs). The phrases and triggers are YAML data (:mod:`cxreval.labeller.rules`).
 
 Examples
 --------
