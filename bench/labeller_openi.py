@@ -51,6 +51,7 @@ import pandas as pd
 from cxreval.agreement import agreement_table, flows_table, omission_table, prevalence_table
 from cxreval.datasets.openi import openi_mesh_labels, read_openi_reports
 from cxreval.findings import CHESTXRAY8, CHESTXRAY14, XQA, XQA_SELECTED
+from cxreval.io import markdown_table
 from cxreval.labeller import (
     OPENI_TUNING_SEED,
     label_reports,
@@ -59,7 +60,6 @@ from cxreval.labeller import (
     precision_recall_table,
     prf_markdown,
 )
-from cxreval.tables import markdown_table
 
 HERE = Path(__file__).resolve().parent
 # XQA paper, Table 13 (MIMIC-CXR, report Findings vs Impressions): kappa_w, kappa_low, kappa_high, F1

@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"
 # lowest first; the first component under ``cxreval`` decides the layer
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({"exceptions", "_validation", "findings", "results", "outputs", "labels", "_typing", "_plots",
-                        "schema", "tables", "finding_maps"})),
+                        "schema", "io", "finding_maps"})),
     ("engines", frozenset({"bootstrap", "_auc_kernel", "executor"})),
     ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa",
                             "published", "splits", "labeller", "rank_correlation", "auc_comparison"})),
@@ -164,7 +164,7 @@ def test_bench_imports_only_the_public_library():
 def test_bench_check_catches_a_deliberate_violation(tmp_path):
     (tmp_path / "b.py").write_text("from cxreval.cli.rank import rank_summary\nimport cxreval.iqa._image\n"
                                    "from cxreval.classification import _prepare, evaluate_auc\n"
-                                   "from cxreval.tables import markdown_table\nfrom _peer import x\n")
+                                   "from cxreval.io import markdown_table\nfrom _peer import x\n")
     assert bench_violations(tmp_path) == [f"cli: {tmp_path.name}/b.py -> cxreval.cli.rank.rank_summary",
                                           f"private: {tmp_path.name}/b.py -> cxreval.classification._prepare",
                                           f"private: {tmp_path.name}/b.py -> cxreval.iqa._image"]

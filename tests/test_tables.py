@@ -1,11 +1,11 @@
-"""cxreval.tables: the one writer of tidy tables / summary.md and the one Markdown table renderer (issue 13)."""
+"""cxreval.io: the one writer of tidy tables / summary.md and the one Markdown table renderer (issue 13)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from cxreval.tables import SUMMARY_FILE, markdown_table, write_summary, write_table
+from cxreval.io import SUMMARY_FILE, markdown_table, write_summary, write_table
 
 
 def test_markdown_table_hand_worked():

@@ -231,7 +231,7 @@ class SeparabilityResult(TableResult):
         return {"auc_comparison": self.table}
 
     def summary(self) -> str:
-        from .tables import markdown_table
+        from .io import markdown_table
 
         return ("# Is the best model separable from the next?\n\n"
                 f"Paired differences of AUC on the same patients; {self.confidence_level:.0%} simultaneous intervals "

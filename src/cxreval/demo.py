@@ -52,6 +52,7 @@ from .demo_data import (
     rerun_command,
 )
 from .exceptions import CxrevalError, InvalidParameterError
+from .io import write_summary
 from .outputs import (
     RUN_FILE,
     atomic_file,
@@ -60,7 +61,6 @@ from .outputs import (
     utc_now,
     write_run_record,
 )
-from .tables import write_summary
 
 if TYPE_CHECKING:
     from .agreement import AgreementTableResult
@@ -217,8 +217,8 @@ def _sec_nih_google_agreement(ctx: DemoContext) -> str:
 
     need("cxreval.agreement", "agreement", "cxreval agree")
     from .finding_maps import NIH_TO_GOOGLE, finding_map_table, map_label_table
+    from .io import write_table
     from .labels import read_label_tables
-    from .tables import write_table
 
     with tempfile.TemporaryDirectory() as tmp:
         table, _ = read_label_tables(_exported_labels(ctx, Path(tmp)))

@@ -118,9 +118,9 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
         If the mirror holds no radiographs.
     """
     from .exceptions import DataUnavailableError
+    from .io import write_summary
     from .iqa import ScoresResult, compare_metrics, degrade_folder, score_pairs, select_metrics
     from .iqa.degrade import REFERENCES_DIR, plan_source, read_plan, shrink_images
-    from .tables import write_summary
 
     sources, where, folder = iqa_sources(mirror, int(n_images))
     if not sources:

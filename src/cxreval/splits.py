@@ -42,9 +42,9 @@ import pandas as pd
 from ._validation import check_columns, check_path, normalize_rng
 from .exceptions import InvalidParameterError, SchemaError
 from .findings import canonical_finding
+from .io import markdown_table
 from .labels import LabelState
 from .results import ReadReport, ReadResult
-from .tables import markdown_table
 
 __all__ = [
     "DEFAULT_FRACTIONS",

@@ -8,8 +8,8 @@ import pytest
 
 from cxreval.cli.main import main
 from cxreval.executor import ProcessExecutor
+from cxreval.io import TableWriter
 from cxreval.iqa import score_pair_batches, score_pairs, write_image
-from cxreval.tables import TableWriter
 
 METRICS = "psnr,rmse,ssim,gmsd,haarpsi,piqe"
 

@@ -24,7 +24,7 @@ from cxreval.report import (
     find_result_folders,
     render_report,
 )
-from cxreval.report.tables import csv_data_uri, html_table
+from cxreval.report.html_tables import csv_data_uri, html_table
 
 
 def _downloads(page: str) -> dict[str, pd.DataFrame]:

@@ -35,9 +35,9 @@ import pandas as pd
 
 from .._validation import check_choice, check_columns
 from ..exceptions import SchemaError
+from ..io import markdown_table
 from ..labels import FINDING, LabelPolicy
 from ..results import TableResult, readonly
-from ..tables import markdown_table
 from .pairs import SourceGrids, expand_findings, paired_states, parse_pairs, prepare_labels
 from .scores import STATE_ORDER, confusion_counts
 

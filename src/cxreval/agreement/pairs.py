@@ -14,6 +14,7 @@ import pandas as pd
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
 from ..findings import VOCABULARIES, canonical_finding
+from ..io import markdown_table
 from ..labels import (
     FINDING,
     MACRO,
@@ -26,7 +27,6 @@ from ..labels import (
     validate_label_table,
 )
 from ..results import TableResult, readonly
-from ..tables import markdown_table
 from .scores import (
     AGREEMENT_COLUMNS,
     BOTH_UNCERTAIN_RULES,

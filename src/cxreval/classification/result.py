@@ -23,9 +23,9 @@ from ..bootstrap import BootstrapResult, ResamplingPlan, bca_ci, percentile_ci
 from ..exceptions import InvalidParameterError
 from ..finding_maps import finding_map_table
 from ..findings import VocabularyMapping, canonical_finding
+from ..io import markdown_table
 from ..labels import FINDING, MACRO, MICRO, STUDY_ID
 from ..results import TableResult, readonly
-from ..tables import markdown_table
 
 __all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "COVERAGE_COLUMNS", "LABELLED", "ONE_CLASS", "NOT_LABELLED", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP",
            "AUC_SUMMARY_FILE", "AUCResult", "AUCTableResult", "markdown_auc_table"]

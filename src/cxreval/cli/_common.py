@@ -1,6 +1,6 @@
 """Helpers shared by the command modules: the common options, atomic output folders, input checks, label
 loading with an explicit state encoding, progress bars, JSON. Tables and summary.md are written by
-:mod:`cxreval.tables`."""
+:mod:`cxreval.io`."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ import typer
 
 from ..agreement import compare_sources, parse_pairs
 from ..exceptions import InvalidParameterError
+from ..io import SUMMARY_FILE, write_summary
 from ..labels import read_label_tables
-from ..tables import SUMMARY_FILE, write_summary
 from ._common import (
     blank_state_option,
     check_inputs,
@@ -84,7 +84,7 @@ def agree(
         cxreval agree -l nih/labels.parquet -l google/labels.parquet --finding-map nih_to_google --studies common --pairs google_expert:nih_textmined -o agree-nih-google
     """
     from ..finding_maps import finding_map_table, map_label_table, read_finding_map
-    from ..tables import write_table
+    from ..io import write_table
 
     if studies not in ("each", "common"):
         raise InvalidParameterError(f"--studies must be each or common. Got {studies!r}.")

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from ..auc_comparison import compare_best_models
-from ..tables import write_summary
+from ..io import write_summary
 from ._common import (
     auc_from_files,
     blank_state_option,

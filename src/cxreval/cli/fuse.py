@@ -14,8 +14,8 @@ from ..exceptions import CxrevalWarning, InvalidParameterError
 from ..fusion import LABELS_FORMATS, fuse_and_compare, list_fusion
 from ..fusion.mace import METHODS as MACE_METHODS
 from ..fusion.neural import LABELS_FROM as NN_LABELS_FROM
+from ..io import write_summary
 from ..labels import read_label_tables
-from ..tables import write_summary
 from ._common import (
     blank_state_option,
     check_inputs,

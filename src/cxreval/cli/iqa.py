@@ -11,9 +11,9 @@ import pandas as pd
 import typer
 
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
+from ..io import write_summary
 from ..iqa.expert import IQA_KENDALL, IQA_SPEARMAN
 from ..outputs import check_output_path
-from ..tables import write_summary
 from ._common import (
     check_inputs,
     cli_executor,

@@ -9,6 +9,7 @@ import typer
 
 from ..datasets.report_files import read_report_file
 from ..exceptions import InvalidParameterError, SchemaError
+from ..io import write_summary
 from ..labeller import (
     CONVENTIONS,
     DEFAULT_CONVENTIONS,
@@ -23,7 +24,6 @@ from ..labeller import (
 )
 from ..labels import read_label_tables
 from ..outputs import check_output_path
-from ..tables import write_summary
 from ._common import (
     blank_state_option,
     check_inputs,

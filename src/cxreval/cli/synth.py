@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from ..exceptions import SchemaError
-from ..tables import write_summary
+from ..io import write_summary
 from ._common import check_inputs, echo_json, open_output, out_option, overwrite_option, progress, seed_option
 
 __all__ = ["register", "synth"]

@@ -52,9 +52,9 @@ import pandas as pd
 from .._validation import check_columns
 from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
+from ..io import markdown_table, write_summary, write_table
 from ..results import TableResult
 from ..splits import LeakageAudit, audit_split, read_split_lists
-from ..tables import markdown_table, write_summary, write_table
 from . import nih
 from .fetch import check_path, metadata_path
 

@@ -18,10 +18,10 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from ..io import markdown_table, write_table
 from ..labels import state_names
 from ..labels.schema import STATE
 from ..results import ReadReport, TableResult
-from ..tables import markdown_table, write_table
 
 __all__ = ["DatasetExport", "export_dataset"]
 

@@ -441,7 +441,7 @@ class ScoresResult(TableResult):
                      on_block: Callable[[pd.DataFrame], object] | None = None) -> int:
         """Write the blocks of :func:`score_pair_batches` into ``folder`` as they come (the same files as
         :meth:`save` of the whole table); call ``on_block(block)`` after each. Returns the rows written."""
-        from ..tables import TableWriter
+        from ..io import TableWriter
 
         with TableWriter(Path(folder), Path(cls.FILES["scores"]).stem) as writer:
             for block in blocks:

@@ -49,9 +49,9 @@ import pandas as pd
 
 from ..exceptions import InvalidParameterError
 from ..executor import Executor, SerialExecutor
+from ..io import markdown_table, write_table
 from ..labels import LABEL_COLUMNS, ORDINAL_STATES, STATE, STATE_NAMES, state_names
 from ..results import ReadReport, TableResult
-from ..tables import markdown_table, write_table
 from .engine import MentionArrays, get_engine
 from .io import check_report_table
 from .rules import DEFAULT_CONVENTIONS, RuleSet, load_rules

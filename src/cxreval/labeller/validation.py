@@ -38,9 +38,9 @@ from .._validation import check_choice, check_positive_int
 from ..agreement.pairs import expand_findings
 from ..bootstrap import draw_plan
 from ..exceptions import InvalidParameterError, SchemaError
+from ..io import markdown_table
 from ..labels import MACRO, MICRO, SOURCE, validate_label_table
 from ..results import TableResult
-from ..tables import markdown_table
 
 __all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "OPENI_TUNING_SEED", "LabellerValidationResult",
            "compute_precision_recall", "openi_tuning_split", "precision_recall_table", "prf_markdown",

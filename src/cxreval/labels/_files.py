@@ -15,9 +15,9 @@ import pandas as pd
 from .._validation import check_columns
 from ..exceptions import InvalidParameterError, SchemaError
 from ._common import _read_table
+from .long import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
 from .schema import PATIENT_ID
 from .states import BLANK_STATES, STATE_ENCODINGS, decode_states
-from .tables import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
 from .wide import read_wide_predictions
 
 __all__ = ["TABLE_SUFFIXES", "table_parts", "read_prediction_tables", "read_label_tables", "check_label_headers",
@@ -139,7 +139,7 @@ def read_prediction_tables(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, l
 
 
 def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
-    from .tables import read_predictions
+    from .long import read_predictions
 
     if not p.is_dir():
         res = read_predictions(p)

@@ -45,8 +45,8 @@ from ._files import (
     read_prediction_tables,
     table_parts,
 )
+from .long import LABEL_COLUMNS, PREDICTION_COLUMNS
 from .states import STATE_ENCODINGS, decode_states
-from .tables import LABEL_COLUMNS, PREDICTION_COLUMNS
 
 __all__ = ["PredictionScan", "LabelScan", "scan_predictions", "scan_labels"]
 

@@ -15,7 +15,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..results import ReadReport, ReadResult
 from ._common import _WIDE_CODES, _WIDE_OF, _read_table, _where
-from .tables import validate_label_table, validate_predictions
+from .long import validate_label_table, validate_predictions
 
 __all__ = ["WideLayout", "read_wide_labels", "to_wide", "write_wide_labels", "read_wide_predictions"]
 

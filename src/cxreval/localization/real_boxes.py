@@ -19,9 +19,9 @@ import pandas as pd
 
 from .._validation import normalize_rng
 from ..exceptions import SchemaError
+from ..io import markdown_table
 from ..labels.schema import FINDING, STUDY_ID
 from ..results import TableResult
-from ..tables import markdown_table
 from .boxes import check_boxes
 from .heatmaps import heatmap_peaks, heatmaps_to_boxes
 from .protocol import DEFAULT_T, score_images

@@ -80,7 +80,7 @@ class FinetuneResult(TableResult):
         return {"training": self.table, "split": self.split, "val_predictions": self.val_predictions}
 
     def summary(self, title: str = "cxreval finetune") -> str:
-        from ..tables import markdown_table
+        from ..io import markdown_table
 
         best = self.table[(self.table.epoch == self.best_epoch)]
         s = self.settings

@@ -15,7 +15,8 @@ from ..localization.schema import BOX_COORDS
 from ..results import TableResult
 from . import plots
 from .blocks import Block, load_table, table_block
-from .tables import html_table, result_path, run_record
+from .html_tables import html_table
+from .result_files import result_path, run_record
 
 __all__ = ["LOCALIZATION_RESULTS", "IQA_RESULTS", "build_localization", "build_iqa"]
 

@@ -30,7 +30,8 @@ from ..iqa import MetricAgreementResult, MetricComparisonResult
 from ..labeller import LabellerValidationResult
 from ..labels import MACRO, MEAN, MICRO, SUMMARY_ROWS
 from ..ranking import RankingStabilityResult
-from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
+from .html_tables import ci_columns
+from .result_files import find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
 
 __all__ = ["KeyFinding", "key_finding", "confidence_level", "fmt", "ordinal", "separability", "SEPARABILITY_NOTE", "circular_reference",

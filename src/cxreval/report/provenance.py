@@ -16,8 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from ..outputs import sha256_file
+from .html_tables import html_table
 from .key_findings import SEPARABILITY_NOTE, confidence_level
-from .tables import html_table, listed_files, result_path, run_record
+from .result_files import listed_files, result_path, run_record
 from .thresholds import Thresholds
 
 __all__ = ["provenance_html", "PARAMETER_NAMES"]
