@@ -16,9 +16,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({"exceptions", "_validation", "findings", "results", "outputs", "labels", "_typing", "_plots",
                         "schema", "io", "finding_maps"})),
-    ("engines", frozenset({"bootstrap", "_auc_kernel", "executor"})),
+    ("engines", frozenset({"bootstrap", "executor"})),
     ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa",
-                            "published", "splits", "labeller", "rank_correlation", "auc_comparison"})),
+                            "published", "splits", "labeller", "rank_correlation"})),
     ("datasets", frozenset({"datasets", "predict", "reader"})),
     ("report", frozenset({"report"})),
     ("demo", frozenset({"demo", "demo_images", "demo_data"})),

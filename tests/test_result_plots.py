@@ -193,7 +193,7 @@ def _build(name: str, tmp: Path):
     if name == "DegradeResult":
         return _degraded(tmp)[1]
     if name == "SeparabilityResult":
-        from cxreval.auc_comparison import compare_best_models
+        from cxreval.classification.comparison import compare_best_models
         return compare_best_models(_auc())
     if name == "FinetuneResult":
         from cxreval.predict.finetune import TRAINING_COLUMNS, FinetuneResult

@@ -245,7 +245,7 @@ def _sec_nih_models(ctx: DemoContext) -> str:
     common`` write, from the same files (the exact lines are the section's ``commands`` in run.json)."""
     import tempfile
 
-    from .auc_comparison import compare_best_models
+    from .classification.comparison import compare_best_models
 
     cl = need("cxreval.classification", "classification", "cxreval classify")
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
@@ -314,7 +314,7 @@ def _sec_chexpert(ctx: DemoContext) -> str:
 
     cl = need("cxreval.classification", "classification", "cxreval classify")
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
-    from .auc_comparison import compare_best_models
+    from .classification.comparison import compare_best_models
 
     refs = ["consensus", *CHEXPERT_GT_READERS, *CHEXPERT_BENCH_READERS, "chexpert_labeler", "chexbert"]
     pairs = [("consensus", r) for r in refs[1:]]

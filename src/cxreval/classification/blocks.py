@@ -2,7 +2,7 @@
 
 :func:`evaluate_prepared` draws (or checks) the patient-level resampling plan, counts the labels, splits the
 work into blocks of (model, finding) and (model, micro average), each with every reference and every replicate,
-runs them on an executor (``cxreval._auc_kernel.map_blocks``: one sort per block, every replicate at once),
+runs them on an executor (``cxreval.classification._kernel.map_blocks``: one sort per block, every replicate at once),
 and assembles the point AUCs, the bootstrap distributions, the macro average and the table.
 """
 
@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._auc_kernel import BlockInputs, map_blocks, positive_weights
 from .._validation import check_positive_int
 from ..bootstrap import ResamplingPlan, draw_plan, shard_size_for, summarize_distribution
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
 from ..executor import get_executor
 from ..labels import MACRO, MICRO
+from ._kernel import BlockInputs, map_blocks, positive_weights
 from .inputs import PreparedInputs
 from .result import (
     AUC_COLUMNS,

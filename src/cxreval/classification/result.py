@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._auc_kernel import BlockInputs, block_indices
 from .._validation import check_choice
 from ..bootstrap import BootstrapResult, ResamplingPlan, bca_ci, percentile_ci
 from ..exceptions import InvalidParameterError
@@ -26,6 +25,7 @@ from ..findings import VocabularyMapping, canonical_finding
 from ..io import markdown_table
 from ..labels import FINDING, MACRO, MICRO, STUDY_ID
 from ..results import TableResult, readonly
+from ._kernel import BlockInputs, block_indices
 
 __all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "COVERAGE_COLUMNS", "LABELLED", "ONE_CLASS", "NOT_LABELLED", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP",
            "AUC_SUMMARY_FILE", "AUCResult", "AUCTableResult", "markdown_auc_table"]

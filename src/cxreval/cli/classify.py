@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ..auc_comparison import compare_best_models
+from ..classification.comparison import compare_best_models
 from ..io import write_summary
 from ._common import (
     auc_from_files,

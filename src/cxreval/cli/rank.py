@@ -134,7 +134,7 @@ def rank(
                                         kendall=kendall, spearman=spearman)
                 prog.done(task)
             (d / AUC_SUMMARY_FILE).write_text(auc.summary("cxreval classify") + "\n")
-            from ..auc_comparison import compare_best_models
+            from ..classification.comparison import compare_best_models
 
             compare_best_models(auc).save(d)  # auc_comparison.csv, as classify writes it
         auc.save(d)

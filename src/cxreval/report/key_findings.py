@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ..agreement import AgreementTableResult
-from ..auc_comparison import SeparabilityResult
 from ..classification import AUCResult, AUCTableResult
+from ..classification.comparison import SeparabilityResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..iqa import MetricAgreementResult, MetricComparisonResult
@@ -219,7 +219,7 @@ def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 
 
 def _separability_rows(folder: Path) -> pd.DataFrame | None:
-    """``auc_comparison.csv`` (:class:`~cxreval.auc_comparison.SeparabilityResult`) of ``folder``, or None."""
+    """``auc_comparison.csv`` (:class:`~cxreval.classification.comparison.SeparabilityResult`) of ``folder``, or None."""
     sep = _load(folder, SeparabilityResult.FILES["auc_comparison"], ("finding", "reference", "model_a", "model_b",
                                                                      "comparison", "difference", "ci_low", "ci_high"))
     return None if sep is None else sep.assign(_d=_num(sep, "difference"), _lo=_num(sep, "ci_low"),

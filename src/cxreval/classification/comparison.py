@@ -15,11 +15,10 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ._auc_kernel import binary_labels, finite_scores
-from ._validation import check_choice
-from .bootstrap import BootstrapResult, percentile_ci
-from .exceptions import InvalidParameterError
-from .labels import (
+from .._validation import check_choice
+from ..bootstrap import BootstrapResult, percentile_ci
+from ..exceptions import InvalidParameterError
+from ..labels import (
     FINDING,
     MACRO,
     MICRO,
@@ -32,10 +31,11 @@ from .labels import (
     validate_label_table,
     validate_predictions,
 )
-from .results import TableResult
+from ..results import TableResult
+from ._kernel import binary_labels, finite_scores
 
 if TYPE_CHECKING:
-    from .classification import AUCResult
+    from .result import AUCResult
 
 __all__ = ["PairedComparisonResult", "DeLongResult", "delong_test", "compare_auc", "SEPARABILITY_COLUMNS",
            "SeparabilityResult", "compare_best_models"]
@@ -231,7 +231,7 @@ class SeparabilityResult(TableResult):
         return {"auc_comparison": self.table}
 
     def summary(self) -> str:
-        from .io import markdown_table
+        from ..io import markdown_table
 
         return ("# Is the best model separable from the next?\n\n"
                 f"Paired differences of AUC on the same patients; {self.confidence_level:.0%} simultaneous intervals "
@@ -239,7 +239,7 @@ class SeparabilityResult(TableResult):
 
     def _figure(self) -> Any:
         """Each paired difference ``auc_a - auc_b`` with its simultaneous interval (0 = not separable)."""
-        from ._plots import dot_interval
+        from .._plots import dot_interval
 
         return dot_interval(self.table, value="difference", low="ci_low", high="ci_high",
                             category=[FINDING, "model_a", "model_b"], color="reference",

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .exceptions import InvalidParameterError, SchemaError
-from .executor import SerialExecutor
+from ..exceptions import InvalidParameterError, SchemaError
+from ..executor import SerialExecutor
 
 __all__ = ["AUCIndex", "BlockInputs", "auc_block", "binary_labels", "block_indices", "cumsum_rows_inplace",
            "finite_scores", "map_blocks", "positive_weights", "spill_inputs", "weighted_auc_float"]
