@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                         "schema", "io", "finding_maps"})),
     ("engines", frozenset({"bootstrap", "executor"})),
     ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa",
-                            "published", "splits", "labeller", "rank_correlation"})),
+                            "splits", "labeller"})),
     ("datasets", frozenset({"datasets", "predict", "reader"})),
     ("report", frozenset({"report"})),
     ("demo", frozenset({"demo", "demo_images", "demo_data"})),

@@ -127,7 +127,7 @@ def _build(name: str, tmp: Path):
     if name == "AUCResult":
         return _auc()
     if name == "AUCTableResult":
-        from cxreval.published import XQA_AUC_TABLES, read_auc_table
+        from cxreval.ranking.published import XQA_AUC_TABLES, read_auc_table
         return read_auc_table(XQA_AUC_TABLES)
     if name == "RankingStabilityResult":
         from cxreval.ranking import ranking_stability

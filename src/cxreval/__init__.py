@@ -50,14 +50,14 @@ _LAZY_ATTRS: dict[str, str] = {
     "metadata_path": "datasets",
     "patient_split": "splits", "audit_split": "splits", "read_split_lists": "splits",
     "get_executor": "executor",
-    "load_xqa_auc_table": "published",
+    "load_xqa_auc_table": "ranking",
     # type aliases of the public signatures
     "RNGLike": "_typing", "PathLike": "_typing", "FindingsLike": "_typing",
 }
 
 _SUBMODULES: tuple[str, ...] = (
     "agreement", "bootstrap", "classification", "datasets", "exceptions", "executor", "findings", "fusion",
-    "iqa", "labels", "localization", "published", "ranking", "report", "results", "splits",
+    "iqa", "labels", "localization", "ranking", "report", "results", "splits",
 )
 
 __all__ = [
@@ -130,7 +130,6 @@ __all__ = [
     "iqa",
     "labels",
     "localization",
-    "published",
     "ranking",
     "report",
     "results",
@@ -148,7 +147,6 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         iqa,
         labels,
         localization,
-        published,
         ranking,
         report,
         results,
@@ -171,8 +169,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         validate_predictions,
     )
     from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
-    from .published import load_xqa_auc_table
-    from .ranking import RankingStabilityResult, ranking_stability
+    from .ranking import RankingStabilityResult, load_xqa_auc_table, ranking_stability
     from .report import write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
     from .splits import audit_split, patient_split, read_split_lists

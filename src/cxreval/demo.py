@@ -393,7 +393,7 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
 
 def _sec_xqa(ctx: DemoContext) -> str:
     need("cxreval.ranking", "ranking", "cxreval rank")
-    pub = need("cxreval.published", "XQA published tables", "cxreval rank --auc-table xqa")
+    pub = need("cxreval.ranking.published", "XQA published tables", "cxreval rank --auc-table xqa")
     ctx.meta.update({"data": "the XQA paper's published AUC tables 16-25 and rank-correlation tables 26-29 "
                              "(shipped with cxreval)", "n_resamples": 0,
                      "ci_method": "none here (point values from published AUCs; the paper's bootstrap mean and sd "

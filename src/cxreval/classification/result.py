@@ -2,7 +2,7 @@
 
 :class:`AUCResult` writes ``auc``, ``counts`` and ``dropped`` (CSV + Parquet, :meth:`AUCResult.save`) and renders
 the Markdown of ``cxreval classify``'s ``summary.md`` (:meth:`AUCResult.summary`); :class:`AUCTableResult` is a
-table of point AUCs without bootstrap (read from a file or published, see :func:`cxreval.published.read_auc_table`)
+table of point AUCs without bootstrap (read from a file or published, see :func:`cxreval.ranking.published.read_auc_table`)
 and writes ``auc``. The report reads these ``FILES`` and ``COLUMNS`` (:mod:`cxreval.report.sections`).
 """
 
@@ -284,7 +284,7 @@ class AUCTableResult(TableResult):
     name : str
         Where it came from, in words (a path, or ``XQA Tables 16-25 (packaged)``).
     published : bool
-        The packaged published tables (:func:`cxreval.published.load_xqa_auc_table`).
+        The packaged published tables (:func:`cxreval.ranking.published.load_xqa_auc_table`).
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"auc": "auc.csv"})

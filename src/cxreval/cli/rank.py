@@ -10,9 +10,9 @@ from ..agreement import parse_pairs
 from ..classification import AUC_SUMMARY_FILE
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io import write_summary
-from ..published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
-from ..rank_correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, KENDALL_VARIANTS, SPEARMAN_VARIANTS
 from ..ranking import ranking_stability
+from ..ranking.correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, KENDALL_VARIANTS, SPEARMAN_VARIANTS
+from ..ranking.published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
 from ._common import (
     auc_from_files,
     blank_state_option,

@@ -9,7 +9,7 @@ over the raters of image ``i``. By default SRCC is Spearman's rho as the Pearson
 and KRCC Kendall's tau-b, as ``scipy.stats.spearmanr``/``kendalltau`` (``spearman='pearson'``,
 ``kendall='tau-b'``); the seed's section 2.3 formulas, ``1 - 6 sum d² / (n (n² - 1))`` and
 ``(C - D) / (n (n - 1) / 2)``, are ``spearman='formula'`` and ``kendall='tau-a'``. The four functions and their
-names are :mod:`cxreval.rank_correlation`'s (:func:`~cxreval.rank_correlation.correlation_function`), as for
+names are :mod:`cxreval.ranking.correlation`'s (:func:`~cxreval.ranking.correlation.correlation_function`), as for
 ``cxreval rank``; they differ only with ties, which a 4-point Likert scale has many of.
 
 Rated images that no metric scores (e.g. the undegraded reference images, rated by the experts but not
@@ -27,7 +27,7 @@ Metric correlations are *oriented*: a metric registered as lower-is-better (RMSE
 flipped so that agreement with the experts is positive, as the seed's Table 4 reports. Bootstrap CIs
 resample reference images (with all their degraded versions) with replacement: the cluster bootstrap of
 :func:`cxreval.bootstrap.draw_plan` with the reference images as clusters, percentile intervals of
-:func:`cxreval.bootstrap.summarize_distribution`; SRCC/KRCC are :mod:`cxreval.rank_correlation`'s.
+:func:`cxreval.bootstrap.summarize_distribution`; SRCC/KRCC are :mod:`cxreval.ranking.correlation`'s.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from .._validation import (
 )
 from ..bootstrap import draw_plan, summarize_distribution
 from ..exceptions import InvalidParameterError, SchemaError
-from ..rank_correlation import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
+from ..ranking.correlation import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
 from ..results import TableResult
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
@@ -77,10 +77,10 @@ UNSCORED_CHOICES: tuple[str, ...] = ("keep", "exclude", "error")
 
 IQA_SPEARMAN = "pearson"
 """Default SRCC variant of the IQA tables: the Pearson correlation of average ranks (``scipy.stats.spearmanr``);
-one of :data:`cxreval.rank_correlation.SPEARMAN_VARIANTS`."""
+one of :data:`cxreval.ranking.correlation.SPEARMAN_VARIANTS`."""
 IQA_KENDALL = "tau-b"
 """Default KRCC variant of the IQA tables: tau-b (``scipy.stats.kendalltau``); one of
-:data:`cxreval.rank_correlation.KENDALL_VARIANTS`."""
+:data:`cxreval.ranking.correlation.KENDALL_VARIANTS`."""
 DDOF_CHOICES: tuple[int, ...] = (0, 1)
 """Divisors of the raters' standard deviation: ``n - ddof`` (0: population, as ``scipy.stats.zscore``; 1: sample)."""
 
@@ -265,13 +265,13 @@ def zscores_for_scores(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored:
 
 def srcc_krcc(a: np.ndarray, b: np.ndarray, *, spearman: str = IQA_SPEARMAN,
               kendall: str = IQA_KENDALL) -> tuple[float, float]:
-    """SRCC and KRCC of ``a`` and ``b`` by :mod:`cxreval.rank_correlation` (NaN for fewer than 2 items or a
+    """SRCC and KRCC of ``a`` and ``b`` by :mod:`cxreval.ranking.correlation` (NaN for fewer than 2 items or a
     constant input).
 
     ``spearman='pearson'`` (default) is the Pearson correlation of average ranks (``scipy.stats.spearmanr``),
     ``'formula'`` the seed's ``1 - 6 sum d² / (n (n² - 1))``; ``kendall='tau-b'`` (default) is
     ``scipy.stats.kendalltau``, ``'tau-a'`` the seed's ``(C - D) / (n (n - 1) / 2)``
-    (:func:`~cxreval.rank_correlation.correlation_function`). The caller checks the variant names."""
+    (:func:`~cxreval.ranking.correlation.correlation_function`). The caller checks the variant names."""
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan"), float("nan")
     return (float(correlation_function("SRCC", spearman)(a, b)),

@@ -10,7 +10,7 @@ Ranks: 1 is the highest AUC; tied AUCs share the average rank and are flagged, w
 ranks a tie-break could give (``rank_min``, ``rank_max``: published AUCs rounded to 2 decimals tie
 often).
 
-With ties the seed's formulas and scipy's differ (:mod:`cxreval.rank_correlation`); the variant is an option
+With ties the seed's formulas and scipy's differ (:mod:`cxreval.ranking.correlation`); the variant is an option
 and is written on every output row (column ``variant``). By default both are the seed's (section 2.3): SRCC by
 ``1 - 6 sum d² / (n (n² - 1))`` on average ranks (``spearman='formula'``; ``'pearson'`` = the Pearson
 correlation of average ranks, ``scipy.stats.spearmanr``) and KRCC ``= (C - D) / (n (n - 1) / 2)``, tau-a
@@ -40,11 +40,12 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from ._validation import check_choice, check_columns, check_confidence_level
-from .bootstrap import summarize_distribution
-from .classification import DEFAULT_GROUP, MEAN_MODEL, AUCResult, markdown_auc_table
-from .exceptions import InvalidParameterError, SchemaError
-from .rank_correlation import (
+from .._validation import check_choice, check_columns, check_confidence_level
+from ..bootstrap import summarize_distribution
+from ..classification import DEFAULT_GROUP, MEAN_MODEL, AUCResult, markdown_auc_table
+from ..exceptions import InvalidParameterError, SchemaError
+from ..results import TableResult
+from .correlation import (
     DEFAULT_KENDALL,
     DEFAULT_SPEARMAN,
     KENDALL_VARIANTS,
@@ -55,7 +56,6 @@ from .rank_correlation import (
     spearman_rho,
     spearman_rho_d2,
 )
-from .results import TableResult
 
 __all__ = [
     "rank_desc",
@@ -178,7 +178,7 @@ class RankingStabilityResult(TableResult):
 
     def _figure(self) -> Any:
         """A bump chart: each model's rank under each reference (the macro average when there is one)."""
-        from ._plots import first_panel, lines
+        from .._plots import first_panel, lines
 
         r = first_panel(first_panel(first_panel(self.rankings, "finding"), "dataset"), "group")
         return lines(r, x="reference", y="rank", color="model", reversed_y=True,

@@ -35,13 +35,13 @@ from os import PathLike
 import numpy as np
 import pandas as pd
 
-from ._validation import check_path
-from .classification import AUCTableResult
-from .exceptions import InvalidParameterError, SchemaError
-from .findings import canonical_finding
-from .labels import MACRO, MICRO
-from .rank_correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
-from .ranking import RankingStabilityResult, ranking_stability
+from .._validation import check_path
+from ..classification import AUCTableResult
+from ..exceptions import InvalidParameterError, SchemaError
+from ..findings import canonical_finding
+from ..labels import MACRO, MICRO
+from .correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
+from .stability import RankingStabilityResult, ranking_stability
 
 __all__ = [
     "XQA_CITATION",

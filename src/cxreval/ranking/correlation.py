@@ -56,7 +56,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.stats import rankdata
 
-from .exceptions import InvalidParameterError
+from ..exceptions import InvalidParameterError
 
 __all__ = [
     "KENDALL_VARIANTS",
