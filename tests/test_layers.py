@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                             "splits", "labeller"})),
     ("datasets", frozenset({"datasets", "predict", "reader"})),
     ("report", frozenset({"report"})),
-    ("demo", frozenset({"demo", "demo_images", "demo_data"})),
+    ("demo", frozenset({"demo"})),
     ("cli", frozenset({"cli", "__main__"})),
 )
 

@@ -164,7 +164,7 @@ def _build(name: str, tmp: Path):
         from cxreval.localization import error_model_on_boxes
         return error_model_on_boxes(_boxes(), rng=0)
     if name == "OverlayResult":
-        from cxreval.demo_images import overlay_boxes
+        from cxreval.demo.images import overlay_boxes
         return overlay_boxes(_images(tmp), _boxes(), rng=0)
     if name == "ReportLabelsResult":
         from cxreval.labeller import label_reports

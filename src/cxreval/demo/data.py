@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pandas as pd
 
-from .exceptions import CxrevalError
+from ..exceptions import CxrevalError
 
 __all__ = ["RERUN", "MIRROR_LAYOUT", "offline_hint", "short_reason", "rerun_command", "NotBuilt", "DemoContext", "need", "metadata", "pinned", "mirror_only",
            "NIH_MODELS", "CHEXPERT_MODELS", "CHEXPERT_GT_READERS", "CHEXPERT_BENCH_READERS", "CHEXPERT_COMPETITION",
@@ -119,7 +119,7 @@ def need(module: str, what: str, command: str) -> ModuleType:
 
 def metadata(ctx: DemoContext, name: str) -> Path:
     """A cached public metadata file (``cxreval data fetch``)."""
-    from .datasets.fetch import WHEEL_SHA256, fetch_metadata, resolve_cache_dir
+    from ..datasets.fetch import WHEEL_SHA256, fetch_metadata, resolve_cache_dir
 
     stamp = resolve_cache_dir(ctx.cache_dir) / "torchxrayvision-data" / ".wheel_sha256"
     if not ctx.download and not (stamp.exists() and stamp.read_text().strip() == WHEEL_SHA256):
@@ -133,7 +133,7 @@ def metadata(ctx: DemoContext, name: str) -> Path:
 
 def pinned(ctx: DemoContext, local_path: str) -> Path:
     """A pinned file, from the mirror, the cache or its pinned GitHub commit."""
-    from .datasets.mirror import fetch_file
+    from ..datasets.mirror import fetch_file
 
     try:
         return ctx.use(fetch_file(local_path, mirror=ctx.mirror, cache_dir=ctx.cache_dir, download=ctx.download))
@@ -145,7 +145,7 @@ def pinned(ctx: DemoContext, local_path: str) -> Path:
 
 def mirror_only(ctx: DemoContext, relative: str) -> Path:
     """A file that only a data mirror holds."""
-    from .datasets.mirror import mirror_path
+    from ..datasets.mirror import mirror_path
 
     try:
         return ctx.use(mirror_path(relative, mirror=ctx.mirror))
@@ -168,7 +168,7 @@ CHEXPERT_COMPETITION = ("Atelectasis", "Cardiomegaly", "Consolidation", "Edema",
 def nih_google_labels(ctx: DemoContext) -> tuple[pd.DataFrame, pd.DataFrame]:
     """NIH text-mined labels mapped to Google's findings plus Google's expert labels, on Google's images."""
     need("cxreval.datasets.google", "Google expert labels", "cxreval data fetch")
-    from .datasets import google, nih
+    from ..datasets import google, nih
 
     g = google.load_labels(metadata(ctx, google.GOOGLE_FILE), cache_dir=ctx.cache_dir).table
     n = nih.load_labels(metadata(ctx, nih.DATA_ENTRY), cache_dir=ctx.cache_dir).table
@@ -182,8 +182,8 @@ def nih_google_labels(ctx: DemoContext) -> tuple[pd.DataFrame, pd.DataFrame]:
 def nih_predictions(ctx: DemoContext, studies: set[str]) -> pd.DataFrame:
     """The 10 NIH models' scores on ``studies``, in Google's findings (max over the NIH findings that
     define each Google finding, the same mapping as the labels)."""
-    from .datasets.google import NIH_TO_GOOGLE
-    from .labels import read_wide_predictions
+    from ..datasets.google import NIH_TO_GOOGLE
+    from ..labels import read_wide_predictions
 
     parts = []
     needed = sorted({f for sources in NIH_TO_GOOGLE.targets.values() for f in sources})
@@ -200,7 +200,7 @@ def nih_predictions(ctx: DemoContext, studies: set[str]) -> pd.DataFrame:
 
 def chexpert_labels(ctx: DemoContext) -> pd.DataFrame:
     """CheXpert test labels: consensus, 8 radiologists and 2 report labelers, as one long table."""
-    from .labels import read_wide_labels
+    from ..labels import read_wide_labels
 
     files = {"consensus": "chexpert_test/groundtruth.csv"}
     files.update({r: f"chexpert_test/radiologists/groundtruth/{r}_gt.csv" for r in CHEXPERT_GT_READERS})
@@ -213,7 +213,7 @@ def chexpert_labels(ctx: DemoContext) -> pd.DataFrame:
 
 def chexpert_predictions(ctx: DemoContext) -> pd.DataFrame:
     """The 10 CheXpert leaderboard models' test-set predictions, as one long table."""
-    from .labels import read_wide_predictions
+    from ..labels import read_wide_predictions
 
     parts = [read_wide_predictions(
         pinned(ctx, f"chexpert_test/example_models/predictions/standard/{m}_predictions.csv"),

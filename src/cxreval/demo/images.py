@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .localization.overlays import OVERLAY_SIZE
+from ..localization.overlays import OVERLAY_SIZE
 
 __all__ = ["IQA_METRICS", "IQA_PLAN", "IQA_SIZE", "IQA_N_IMAGES", "IQA_SCORES", "IQA_COMPARISON", "iqa_sources", "OVERLAY_SIZE", "block_downsample",
            "degradation_ranking", "metric_vs_metric", "run_iqa", "boxed_images", "run_overlays", "overlay_boxes"]
@@ -59,7 +59,7 @@ IQA_COMPARISON = "comparison"
 def block_downsample(image: np.ndarray, factor: int) -> np.ndarray:
     """Mean over ``factor x factor`` blocks, the remainder cropped: :func:`cxreval.iqa.box_downsample`'s
     ``'pool'`` alignment (``skimage.measure.block_reduce``), in float64."""
-    from .iqa import box_downsample
+    from ..iqa import box_downsample
 
     return box_downsample(np.asarray(image, dtype=np.float64), int(factor), convention="pool")
 
@@ -70,14 +70,14 @@ def block_downsample(image: np.ndarray, factor: int) -> np.ndarray:
 
 def degradation_ranking(scores: pd.DataFrame) -> pd.DataFrame:
     """:func:`cxreval.iqa.degradation_ranking` (its owner; kept here for callers of the demo module)."""
-    from .iqa import degradation_ranking as ranking
+    from ..iqa import degradation_ranking as ranking
 
     return ranking(scores)
 
 
 def metric_vs_metric(scores: pd.DataFrame) -> pd.DataFrame:
     """:func:`cxreval.iqa.metric_vs_metric` (its owner; kept here for callers of the demo module)."""
-    from .iqa import metric_vs_metric as mvm
+    from ..iqa import metric_vs_metric as mvm
 
     return mvm(scores)
 
@@ -86,7 +86,7 @@ def iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str, Path | No
     """The radiographs the IQA section degrades (:func:`cxreval.iqa.degrade.sample_images`: spread over the
     sorted names), where they come from, and the folder ``cxreval iqa degrade --images`` samples them from
     (None for the IQA fixture, whose folder also holds test images)."""
-    from .iqa.degrade import sample_images
+    from ..iqa.degrade import sample_images
 
     nih = mirror / "images" / "nih"
     if nih.is_dir():
@@ -117,10 +117,10 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
     DataUnavailableError
         If the mirror holds no radiographs.
     """
-    from .exceptions import DataUnavailableError
-    from .io import write_summary
-    from .iqa import ScoresResult, compare_metrics, degrade_folder, score_pairs, select_metrics
-    from .iqa.degrade import REFERENCES_DIR, plan_source, read_plan, shrink_images
+    from ..exceptions import DataUnavailableError
+    from ..io import write_summary
+    from ..iqa import ScoresResult, compare_metrics, degrade_folder, score_pairs, select_metrics
+    from ..iqa.degrade import REFERENCES_DIR, plan_source, read_plan, shrink_images
 
     sources, where, folder = iqa_sources(mirror, int(n_images))
     if not sources:
@@ -149,14 +149,14 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
 def boxed_images(mirror: Path, boxes: pd.DataFrame) -> list[Path]:
     """The mirror's ChestX-ray14 radiographs (``images/nih``) that carry radiologist boxes, by name
     (:func:`cxreval.localization.overlays.boxed_images`)."""
-    from .localization.overlays import boxed_images as boxed
+    from ..localization.overlays import boxed_images as boxed
 
     return boxed(mirror / "images" / "nih", boxes)
 
 
 def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 0) -> Any:
     """:func:`cxreval.localization.overlays.overlay_boxes` (its owner; what ``cxreval synth --images`` runs)."""
-    from .localization.overlays import overlay_boxes as overlay
+    from ..localization.overlays import overlay_boxes as overlay
 
     return overlay(images, boxes, rng=rng)
 
