@@ -49,17 +49,15 @@ import numpy as np
 import pandas as pd
 
 from cxreval.agreement import agreement_table, flows_table, omission_table, prevalence_table
-from cxreval.datasets.openi import openi_mesh_labels, read_openi_reports
+from cxreval.datasets.openi import (
+    OPENI_TUNING_SEED,
+    openi_mesh_labels,
+    openi_tuning_split,
+    read_openi_reports,
+)
 from cxreval.findings import CHESTXRAY8, CHESTXRAY14, XQA, XQA_SELECTED
 from cxreval.io import markdown_table
-from cxreval.labeller import (
-    OPENI_TUNING_SEED,
-    label_reports,
-    load_rules,
-    openi_tuning_split,
-    precision_recall_table,
-    prf_markdown,
-)
+from cxreval.labeller import label_reports, load_rules, precision_recall_table, prf_markdown
 
 HERE = Path(__file__).resolve().parent
 # XQA paper, Table 13 (MIMIC-CXR, report Findings vs Impressions): kappa_w, kappa_low, kappa_high, F1

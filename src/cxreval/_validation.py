@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
-import pandas as pd
 
 from .exceptions import InvalidParameterError, SchemaError
 
@@ -18,7 +17,6 @@ _T = TypeVar("_T")
 
 __all__ = [
     "check_consistent_length",
-    "check_columns",
     "check_confidence_level",
     "check_positive_int",
     "check_choice",
@@ -46,20 +44,6 @@ def check_consistent_length(*arrays: Sized, names: Sequence[str] | None = None) 
     if len(set(lengths)) > 1:
         named = ", ".join(f"{n}={m}" for n, m in zip(names or [f"arg{i}" for i in range(len(arrays))], lengths))
         raise InvalidParameterError(f"Found input variables with inconsistent numbers of samples: {named}.")
-
-
-def check_columns(df: pd.DataFrame | Sequence[str], required: Iterable[str], *, where: str) -> None:
-    """Every ``required`` column is in ``df`` (a DataFrame, or a file's header as a list of names); the
-    message names the missing columns, the columns present and a did-you-mean for a renamed one."""
-    have = [str(c) for c in (df.columns if isinstance(df, pd.DataFrame) else df)]
-    missing = [c for c in required if c not in have]
-    if missing:
-        from .labels.schema import RENAMED_COLUMNS
-
-        hints = [f"Column {old!r}: did you mean {new!r}?"
-                 for old, new in RENAMED_COLUMNS.items() if new in missing and old in have]
-        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {have}."
-                          + (" " + " ".join(hints) if hints else ""))
 
 
 def check_confidence_level(value: object, *, func: str) -> float:

@@ -265,7 +265,7 @@ def run_export_openi_mesh_held_out(tmp_path, monkeypatch, capsys, request) -> No
     dropped = pd.read_csv(tmp_path / "DIR" / "dropped.csv")
     assert set(lab["source"]) == {"openi_mesh"}
     # one half of the reports with images and usable codes; the development half is listed as dropped
-    n_dev = int((dropped["reason"] == "in the development half (cxreval.labeller.openi_tuning_split)").sum())
+    n_dev = int((dropped["reason"] == "in the development half (cxreval.datasets.openi.openi_tuning_split)").sum())
     assert lab["study_id"].nunique() in (n_dev, n_dev + 1)
     assert json.loads((tmp_path / "DIR" / "run.json").read_text())["half"] == "held-out"
 

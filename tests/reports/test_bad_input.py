@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 
 from cxreval.cli.main import main
+from cxreval.datasets.report_files import read_reports
 from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError
-from cxreval.labeller import label_reports, load_rules, read_reports
+from cxreval.labeller import label_reports, load_rules
 from cxreval.labels import validate_label_table
 
 

@@ -33,11 +33,12 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_columns
+from .._validation import check_choice
 from ..exceptions import SchemaError
 from ..io import markdown_table
 from ..labels import FINDING, LabelPolicy
 from ..results import TableResult, readonly
+from ..schema import check_columns
 from .pairs import SourceGrids, expand_findings, paired_states, parse_pairs, prepare_labels
 from .scores import STATE_ORDER, confusion_counts
 

@@ -31,11 +31,11 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
 from ..exceptions import SchemaError
 from ..io import markdown_table
 from ..labels import FINDING, ORDINAL_STATES, SOURCE, STATE, STATE_NAMES, STUDY_ID, LabelState
 from ..results import TableResult
+from ..schema import check_columns
 from .pairs import expand_findings, prepare_labels
 
 __all__ = ["PREVALENCE_COLUMNS", "PREVALENCE_STATES", "PrevalenceResult", "compute_prevalence", "prevalence_table",

@@ -131,8 +131,14 @@ def split(
         cxreval data split chestxray14 --fractions 0.7,0.1,0.2 --stratify Edema --seed 0 -o my-split
     """
     from ..datasets import nih
+    from ..datasets.splits import (
+        audit_split,
+        check_split_names,
+        image_split,
+        patient_split,
+        write_split_lists,
+    )
     from ..io import write_summary, write_table
-    from ..splits import audit_split, check_split_names, image_split, patient_split, write_split_lists
 
     if dataset not in AUDITABLE:
         raise InvalidParameterError(f"cxreval data split: unknown dataset {dataset!r}; expected one of "
@@ -191,7 +197,7 @@ def export(
                               "fetched copy, `cxreval data fetch`)."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
     half: str = typer.Option(None, "--half", help="openi_mesh only: the reports with images of one half of "
-                             "cxreval.labeller.openi_tuning_split, 'development' (the packaged report-labeller "
+                             "cxreval.datasets.openi.openi_tuning_split, 'development' (the packaged report-labeller "
                              "rules were tuned on it), 'held-out' (out-of-sample) or 'all' (both); the others are "
                              "listed in dropped.csv. Default: every report with usable codes."),
     overwrite: bool = overwrite_option(),

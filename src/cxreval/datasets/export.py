@@ -20,8 +20,8 @@ import pandas as pd
 
 from ..io import markdown_table, write_table
 from ..labels import state_names
-from ..labels.schema import STATE
 from ..results import ReadReport, TableResult
+from ..schema.columns import STATE
 
 __all__ = ["DatasetExport", "export_dataset"]
 
@@ -110,7 +110,7 @@ def export_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
     DataUnavailableError
         Not fetched, or a folder dataset without ``path``.
     """
-    from . import get_spec, load_dataset
+    from .registry import get_spec, load_dataset
 
     spec = get_spec(name)
     res = load_dataset(spec.name, path, cache_dir=cache_dir, **kwargs)

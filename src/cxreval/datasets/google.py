@@ -26,11 +26,11 @@ import os
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
 from ..exceptions import SchemaError
 from ..finding_maps import NIH_TO_GOOGLE, map_label_table
 from ..findings import VocabularyMapping, canonical_finding
 from ..results import ReadReport, ReadResult
+from ..schema import check_columns
 from .fetch import metadata_path
 
 __all__ = ["SOURCE", "GOOGLE_FILE", "NIH_TO_GOOGLE", "load_labels", "map_nih_to_google"]

@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
 from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
 from ..results import ReadReport, ReadResult
+from ..schema import check_columns
 from .fetch import metadata_path
 
 __all__ = ["SOURCE", "DATA_ENTRY", "load_metadata", "load_labels", "finding_matrix"]

@@ -69,12 +69,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
 from ..exceptions import SchemaError
 from ..findings import VINDR, canonical_finding
 from ..labels import validate_label_table
-from ..localization.schema import BOX_COORDS, SOURCED_BOX_COLUMNS
 from ..results import ReadReport, ReadResult
+from ..schema import check_columns
+from ..schema.boxes import BOX_COORDS, SOURCED_BOX_COLUMNS
 from .fetch import metadata_path
 
 __all__ = ["VINDR_FILE", "VINDR_COLUMNS", "read_vindr", "read_vindr_boxes"]
@@ -187,7 +187,7 @@ def read_vindr_boxes(path: str | os.PathLike[str] | None = None, *,
                      cache_dir: str | os.PathLike[str] | None = None) -> ReadResult:
     """Read VinDr-CXR's reader boxes in the box schema: ``study_id, finding, source, x_min, y_min, x_max, y_max``.
 
-    The columns are :data:`cxreval.localization.schema.SOURCED_BOX_COLUMNS` (``source`` is the reader id),
+    The columns are :data:`cxreval.schema.boxes.SOURCED_BOX_COLUMNS` (``source`` is the reader id),
     so the table can be scored by ``cxreval localize`` (``--boxes vinbigdata-train.csv.gz``) and
     :func:`cxreval.localization.evaluate.evaluate_heatmaps`.
 

@@ -459,7 +459,7 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
     text = pd.DataFrame({"study_id": rep["report_id"], "findings": rep["findings"].fillna(""),
                          "impression": rep["impression"].fillna("")})
     # the held-out half, as `cxreval data export openi_mesh --half held-out`: the packaged rules were tuned on
-    # the other half (reports.openi_tuning_split)
+    # the other half (cxreval.datasets.openi.openi_tuning_split)
     mesh = openi_mesh_labels(reports=rep, half="held-out").table
     held_out = mesh["study_id"].unique()
     # as `cxreval label-reports --sections whole --validate-against MESH --findings chestxray8`: every report
@@ -486,9 +486,9 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
     _agreement_section(ctx, f"openi_report_labels/{_OPENI_AGREEMENT}", fi, [tuple(_OPENI_PAIR.split(":"))],
                        findings=list(XQA), finding_sets={"selected": list(XQA_SELECTED), "all": list(XQA)},
                        studies="common")
-    write_summary(out, f"# OpenI: report-derived labels\n\ncxreval.reports on the {len(held_out)} OpenI reports of "
+    write_summary(out, f"# OpenI: report-derived labels\n\ncxreval.labeller on the {len(held_out)} OpenI reports of "
                        "the held-out half (FINDINGS + IMPRESSION; the packaged rules were tuned on the other, "
-                       "development half: `cxreval.labeller.openi_tuning_split`) against the human MeSH major codes "
+                       "development half: `cxreval.datasets.openi.openi_tuning_split`) against the human MeSH major codes "
                        f"(`openi_mesh`), uncertain -> negative, {ctx.n_resamples} report-bootstrap resamples; "
                        "`nih_*`: the NIH labeller's published figures (Wang et al. 2017, on all OpenI reports). "
                        "bench/labeller_openi.py reports both halves.\n\n"

@@ -2,7 +2,7 @@
 classes and the method registry. Fusion on a long label table is :mod:`cxreval.fusion.label_table`.
 
 The fusion input (the *annotation table*) is long, one row per ``(study_id, source)`` and, optionally,
-``finding``, in the label vocabulary (:mod:`cxreval.labels.schema`):
+``finding``, in the label vocabulary (:mod:`cxreval.schema.columns`):
 
 =========  ===============================================================
 study_id   str, the item a consensus label is derived for
@@ -12,7 +12,7 @@ state      a :class:`~cxreval.labels.LabelState` (code or name): ``NEG=0``, ``UN
 =========  ===============================================================
 
 crowd-kit's and earlier cxreval's ``reader`` / ``label`` columns are refused with a "did you mean"
-(:data:`cxreval.labels.schema.RENAMED_COLUMNS`). Inside the estimators the label sources being fused are
+(:data:`cxreval.schema.columns.RENAMED_COLUMNS`). Inside the estimators the label sources being fused are
 called *readers* (``readers_``, ``--readers``): a role, the sources fused, not another name for ``source``.
 
 Every estimator encodes studies, findings and readers by their *sorted* unique values and sorts the
@@ -28,13 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns, did_you_mean
+from .._validation import did_you_mean
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 from ..labels import FINDING, SOURCE, STATE, STUDY_ID, LabelState, parse_states
+from ..schema import ANNOTATION_COLUMNS, check_columns
 
 __all__ = [
     "pooling_groups",
-    "ANNOTATION_COLUMNS",
     "STATES",
     "N_STATES",
     "Annotations",
@@ -52,8 +52,6 @@ __all__ = [
     "proba_frame",
 ]
 
-ANNOTATION_COLUMNS: tuple[str, ...] = (STUDY_ID, SOURCE, STATE)
-"""Required columns of the annotation table (``finding`` optional); see the module docstring."""
 STATES: tuple[int, ...] = (int(LabelState.NEG), int(LabelState.UNC), int(LabelState.POS))
 """The label states fused: ``NEG=0``, ``UNC=1``, ``POS=2`` (:class:`cxreval.labels.LabelState`)."""
 N_STATES = 3

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
 from ..exceptions import InvalidParameterError
 from ..labels import SOURCE, STATE
+from ..schema import check_columns
 
 __all__ = ["state_share_ratios", "overfused_states", "OVERFUSED_FACTOR", "OVERFUSED_MIN_SHARE", "RULE_METHODS"]
 

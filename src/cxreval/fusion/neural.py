@@ -55,10 +55,11 @@ from os import PathLike
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_columns, check_positive_int, normalize_rng
+from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import XQA_SELECTED
 from ..labels import FINDING, STATE, STUDY_ID
+from ..schema import check_columns
 from ._base import (
     N_STATES,
     STATES,

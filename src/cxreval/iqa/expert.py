@@ -21,7 +21,7 @@ before issue 15).
 
 Names: the unit is an image file (``image``; there is no study), and ``rater`` is the person who gave a
 quality rating on a Likert scale (a rating table's own column, as in the seed's Table 3), not a label
-``source`` of the label vocabulary (:mod:`cxreval.labels.schema`).
+``source`` of the label vocabulary (:mod:`cxreval.schema.columns`).
 
 Metric correlations are *oriented*: a metric registered as lower-is-better (RMSE, GMSD, ...) has its sign
 flipped so that agreement with the experts is positive, as the seed's Table 4 reports. Bootstrap CIs
@@ -42,7 +42,6 @@ import pandas as pd
 
 from .._validation import (
     check_choice,
-    check_columns,
     check_confidence_level,
     check_positive_int,
     normalize_rng,
@@ -51,6 +50,7 @@ from ..bootstrap import draw_plan, summarize_distribution
 from ..exceptions import InvalidParameterError, SchemaError
 from ..ranking.correlation import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
 from ..results import TableResult
+from ..schema import check_columns
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
            "UNSCORED_CHOICES", "srcc_krcc", "IQA_SPEARMAN", "IQA_KENDALL", "DDOF_CHOICES",

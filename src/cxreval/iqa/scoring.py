@@ -34,9 +34,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns, check_positive_int
+from .._validation import check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..results import TableResult
+from ..schema import check_columns
 from ._image import LoadedImage, check_data_range, image_size, read_image
 from ._registry import get_metric, list_metrics, metric_sign
 from .expert import srcc_krcc

@@ -1,6 +1,6 @@
 """Report-derived labels: a section-aware, rule-based labeller for radiology report text.
 
-The pipeline: :func:`~cxreval.labeller.io.read_reports` (CSV/Parquet, or the OpenI archive) ->
+The pipeline: :func:`~cxreval.datasets.report_files.read_report_file` (CSV/Parquet, or the OpenI archive) ->
 :func:`~cxreval.labeller.sections.split_sections` (FINDINGS, IMPRESSION and their header variants) ->
 :class:`~cxreval.labeller.engine.Engine` (sentences, finding mentions, scoped negation and uncertainty)
 -> :func:`~cxreval.labeller.labeller.label_reports` (report-level states per section source, every one
@@ -17,7 +17,7 @@ Examples
 """
 
 from .engine import Engine, MentionArrays, get_engine, split_sentences, tokenize
-from .io import ReportTable, check_report_table, read_reports
+from .io import ReportTable, check_report_table
 from .labeller import MENTION_COLUMNS, SECTION_CHOICES, SOURCE_NAMES, ReportLabelsResult, label_reports
 from .rules import (
     CATEGORIES,
@@ -33,11 +33,9 @@ from .rules import (
 from .sections import HEADERS, LABELLED_SECTIONS, Section, split_sections
 from .validation import (
     NIH_LABELLER_OPENI,
-    OPENI_TUNING_SEED,
     PRF_COLUMNS,
     LabellerValidationResult,
     compute_precision_recall,
-    openi_tuning_split,
     precision_recall_table,
     prf_markdown,
     resolve_reference,
@@ -45,11 +43,10 @@ from .validation import (
 
 __all__ = [
     "Engine", "MentionArrays", "get_engine", "split_sentences", "tokenize",
-    "ReportTable", "check_report_table", "read_reports",
+    "ReportTable", "check_report_table",
     "MENTION_COLUMNS", "SECTION_CHOICES", "SOURCE_NAMES", "ReportLabelsResult", "label_reports",
     "CATEGORIES", "CONVENTIONS", "DEFAULT_CONVENTIONS", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",
     "HEADERS", "LABELLED_SECTIONS", "Section", "split_sections",
-    "NIH_LABELLER_OPENI", "OPENI_TUNING_SEED", "PRF_COLUMNS", "LabellerValidationResult", "compute_precision_recall",
-    "openi_tuning_split",
+    "NIH_LABELLER_OPENI", "PRF_COLUMNS", "LabellerValidationResult", "compute_precision_recall",
     "precision_recall_table", "prf_markdown", "resolve_reference",
 ]

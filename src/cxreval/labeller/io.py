@@ -1,10 +1,10 @@
-"""Reading report text: a CSV or Parquet table of reports.
+"""Checking report text: a table of reports (read from a file by
+:func:`cxreval.datasets.report_files.read_reports`).
 
 A report table has ``study_id``, optional ``patient_id``, and either a ``text`` column (the whole
 report; its sections are found by :func:`~cxreval.labeller.sections.split_sections`) or one column per
 section, named by a section header (``findings``, ``impression``, ``indication``, ``comparison``...,
-any case). (The OpenI archive is read by :mod:`cxreval.datasets.openi`, a layer above this one; the
-``cxreval label-reports`` command reads both.)
+any case).
 
 Examples
 --------
@@ -16,19 +16,15 @@ Examples
 
 from __future__ import annotations
 
-import io
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
-from ..results import ReadReport, ReadResult
 from .sections import HEADERS
 
-__all__ = ["ReportTable", "check_report_table", "read_reports"]
+__all__ = ["ReportTable", "check_report_table"]
 
 _SECTION_OF = {name: canon for canon, names in HEADERS.items() for name in names}
 
@@ -125,50 +121,3 @@ def check_report_table(reports: object, *, where: str = "report table") -> Repor
         out[c] = _text_values(reports[c], c, where)
     ignored = tuple(c for c in cols if c not in {sid_col, pid_col, *use})
     return ReportTable(out, text_col, {} if text_col is not None else sections, ignored)
-
-
-def _decode_csv(p: Path) -> pd.DataFrame:
-    data = p.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise SchemaError(f"File {str(p)!r} is not UTF-8 text: byte {exc.start} (line {line}) is "
-                          f"{data[exc.start:exc.start + 1]!r}. Re-save the file as UTF-8.") from None
-    try:
-        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[])
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise SchemaError(f"File {str(p)!r} could not be read as CSV: {exc}") from None
-
-
-def read_reports(path: str | os.PathLike[str]) -> ReadResult:
-    """Read reports from a CSV or Parquet table (checked later by :func:`check_report_table`).
-
-    Returns
-    -------
-    res : ReadResult
-        ``res.table``: the input table (CSV cells as text, blank = ``''``).
-
-    Raises
-    ------
-    SchemaError
-        Missing file, a folder or archive, non-UTF-8 CSV, unreadable table.
-    """
-    if not isinstance(path, (str, os.PathLike)):
-        raise InvalidParameterError(f"The 'path' parameter of read_reports must be a path. Got {path!r} instead.")
-    p = Path(path)
-    if not p.exists():
-        raise SchemaError(f"File {str(p)!r} does not exist.")
-    name = p.name.lower()
-    if p.is_dir() or name.endswith((".tgz", ".tar.gz", ".tar")):
-        raise SchemaError(f"{str(p)!r} is a folder or archive; read_reports reads a CSV or Parquet table. For the OpenI "
-                          "archive use cxreval.datasets.openi.read_openi_reports (or `cxreval label-reports`, which "
-                          "reads both).")
-    if name.endswith(".parquet"):
-        try:
-            table = pd.read_parquet(p)
-        except Exception as exc:  # pyarrow raises several types for a corrupt file
-            raise SchemaError(f"File {str(p)!r} could not be read as Parquet: {exc}") from None
-    else:
-        table = _decode_csv(p)
-    return ReadResult(table, ReadReport(str(p), len(table), len(table)))

@@ -42,45 +42,10 @@ from ..io import markdown_table
 from ..labels import MACRO, MICRO, SOURCE, validate_label_table
 from ..results import TableResult
 
-__all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "OPENI_TUNING_SEED", "LabellerValidationResult",
-           "compute_precision_recall", "openi_tuning_split", "precision_recall_table", "prf_markdown",
+__all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "LabellerValidationResult",
+           "compute_precision_recall", "precision_recall_table", "prf_markdown",
            "resolve_reference"]
 
-OPENI_TUNING_SEED = 11
-"""Seed of the OpenI split whose development half the packaged rules were tuned on (:func:`openi_tuning_split`)."""
-
-
-def openi_tuning_split(study_ids: Sequence[str], *, seed: int = OPENI_TUNING_SEED) -> tuple[np.ndarray, np.ndarray]:
-    """The development half (the packaged rules were tuned on it) and the held-out half of OpenI report ids.
-
-    The ids (``CXR<n>``, those with images and usable MeSH codes) are sorted by number and permuted with
-    ``numpy.random.default_rng(seed)``; the first ``n // 2`` are the development half. Figures on the
-    held-out half are out-of-sample for the packaged rules; figures on all reports are partly in-sample.
-
-    Returns
-    -------
-    development, held_out : ndarray of str, each sorted by number
-
-    Examples
-    --------
-    >>> dev, held = openi_tuning_split(["CXR1", "CXR2", "CXR3", "CXR10"])
-    >>> len(dev), len(held), sorted([*dev, *held], key=lambda s: int(s[3:]))
-    (2, 2, ['CXR1', 'CXR2', 'CXR3', 'CXR10'])
-    """
-    ids = list(dict.fromkeys(str(s) for s in study_ids))
-    bad = [s for s in ids if not (s.startswith("CXR") and s[3:].isdigit())]
-    if bad:
-        raise InvalidParameterError(f"The 'study_ids' parameter of openi_tuning_split must hold OpenI report ids "
-                                    f"(CXR<number>). Got {bad[0]!r}.")
-    arr = np.array(sorted(ids, key=lambda s: int(s[3:])), dtype=object)
-    perm = np.random.default_rng(seed).permutation(len(arr))
-    half = len(arr) // 2
-    key = np.vectorize(lambda s: int(s[3:]), otypes=[np.int64])
-
-    def ordered(a: np.ndarray) -> np.ndarray:
-        return a[np.argsort(key(a), kind="stable")] if len(a) else a
-
-    return ordered(arr[perm[:half]]), ordered(arr[perm[half:]])
 
 NIH_LABELLER_OPENI: dict[tuple[str, str], float] = {
     (MICRO, "precision"): 0.90, (MICRO, "recall"): 0.91, (MICRO, "f1"): 0.90,

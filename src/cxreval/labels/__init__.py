@@ -21,7 +21,7 @@ The **prediction table** is long, ``study_id, model, finding, score``, one row p
 
 Modules: :mod:`~cxreval.labels.states` (states, encodings, binarisation), :mod:`~cxreval.labels.long`
 (validation, long CSV/Parquet files), :mod:`~cxreval.labels.wide` (wide CheXpert-style files) and
-:mod:`~cxreval.labels.schema` (column and summary-row names, typed once),
+:mod:`~cxreval.schema.columns` (column and summary-row names, typed once),
 :mod:`~cxreval.labels.streaming` (large inputs read block by block into integer codes, validated once; a folder
 of files with the same columns is one table).
 
@@ -42,6 +42,19 @@ Examples
 
 from __future__ import annotations
 
+from ..schema.columns import (
+    FINDING,
+    MACRO,
+    MEAN,
+    MICRO,
+    MODEL,
+    PATIENT_ID,
+    SCORE,
+    SOURCE,
+    STATE,
+    STUDY_ID,
+    SUMMARY_ROWS,
+)
 from ._files import (
     TABLE_SUFFIXES,
     check_label_headers,
@@ -61,19 +74,6 @@ from .long import (
     validate_predictions,
     write_labels,
     write_predictions,
-)
-from .schema import (
-    FINDING,
-    MACRO,
-    MEAN,
-    MICRO,
-    MODEL,
-    PATIENT_ID,
-    SCORE,
-    SOURCE,
-    STATE,
-    STUDY_ID,
-    SUMMARY_ROWS,
 )
 from .states import (
     BLANK_STATES,

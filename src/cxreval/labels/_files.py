@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._validation import check_columns
 from ..exceptions import InvalidParameterError, SchemaError
+from ..schema import check_columns
+from ..schema.columns import PATIENT_ID
 from ._common import _read_table
 from .long import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
-from .schema import PATIENT_ID
 from .states import BLANK_STATES, STATE_ENCODINGS, decode_states
 from .wide import read_wide_predictions
 

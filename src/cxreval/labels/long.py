@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
 from ..exceptions import SchemaError
 from ..results import ReadReport, ReadResult
+from ..schema import check_columns
+from ..schema.columns import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STATE, STUDY_ID
 from ._common import _canonical_column, _id_column, _read_table, _where
-from .schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STATE, STUDY_ID
 from .states import STATE_NAMES, decode_states, parse_states, state_names
 
 __all__ = ["LABEL_COLUMNS", "PREDICTION_COLUMNS", "validate_label_table", "validate_predictions",

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..results import ReadReport, ReadResult
+from ..schema import check_columns
 from ._common import _WIDE_CODES, _WIDE_OF, _read_table, _where
 from .long import validate_label_table, validate_predictions
 

@@ -3,7 +3,7 @@
 What the ChestX-ray8 protocol rewards for findings of each size: one clean and one noisy error-model map
 per (image, finding) is made from its real boxes (:mod:`.synthetic`), localized by the protocol's pipeline,
 a 6 x 6 box at the peak and the whole image, and scored per finding into the one localization table
-(:data:`~cxreval.localization.schema.LOCALIZATION_COLUMNS`). ``cxreval synth --real-boxes`` and the demo's
+(:data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`). ``cxreval synth --real-boxes`` and the demo's
 ``localization_real_boxes`` section run :func:`error_model_on_boxes` and save its result.
 """
 
@@ -20,12 +20,12 @@ import pandas as pd
 from .._validation import normalize_rng
 from ..exceptions import SchemaError
 from ..io import markdown_table
-from ..labels.schema import FINDING, STUDY_ID
 from ..results import TableResult
+from ..schema.boxes import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
+from ..schema.columns import FINDING, STUDY_ID
 from .boxes import check_boxes
 from .heatmaps import heatmap_peaks, heatmaps_to_boxes
 from .protocol import DEFAULT_T, score_images
-from .schema import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
 from .synthetic import ErrorModel, coverage, error_model_maps
 
 __all__ = ["RealBoxesResult", "BoxMaps", "box_maps", "error_model_on_boxes", "real_boxes_study", "by_finding_view"]
@@ -41,7 +41,7 @@ class RealBoxesResult(TableResult):
     Attributes
     ----------
     table : pandas.DataFrame
-        Columns :data:`~cxreval.localization.schema.LOCALIZATION_COLUMNS`; ``variant`` ``noise-free`` or
+        Columns :data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`; ``variant`` ``noise-free`` or
         ``noisy``, ``localizer`` ``heatmap`` (thresholds 60 and 180, bilinear upsampling), ``tiny box``
         (6 x 6 at the noisy map's peak) or ``whole image``; rules IoBB and IoU; AFP per (image, finding).
     by_finding : pandas.DataFrame
@@ -152,7 +152,7 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorMo
     Parameters
     ----------
     boxes : pandas.DataFrame
-        A box table (:data:`~cxreval.localization.schema.BOX_COLUMNS`) in pixels of a
+        A box table (:data:`~cxreval.schema.boxes.BOX_COLUMNS`) in pixels of a
         ``model.image_size`` square image.
     rng : int, Generator or None, default=0
     model : ErrorModel

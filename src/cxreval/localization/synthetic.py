@@ -29,12 +29,12 @@ from scipy import ndimage
 
 from .._validation import check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError
-from ..labels.schema import FINDING, STUDY_ID
 from ..results import TableResult
+from ..schema.boxes import LOCALIZATION_COLUMNS
+from ..schema.columns import FINDING, STUDY_ID
 from .boxes import box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
 from .heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
 from .protocol import DEFAULT_T, score_images
-from .schema import LOCALIZATION_COLUMNS
 from .table4 import TABLE4_ACC, afp_denominators, denominators
 
 __all__ = ["SIZES", "ErrorModel", "SyntheticCase", "coverage", "error_model_maps", "synthetic_cases",
@@ -203,7 +203,7 @@ class SynthResult(TableResult):
         ``'boxes'`` (76/984), never ``'pairs'`` (k/79). Not part of :attr:`lines`, which stay the seed's output.
     table : pandas.DataFrame
         The Part B cells as the one localization table
-        (:data:`~cxreval.localization.schema.LOCALIZATION_COLUMNS`): ``finding`` is ``synthetic <size>``,
+        (:data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`): ``finding`` is ``synthetic <size>``,
         ``T`` a float, AFP per image (``n_afp = n_images``).
     """
 

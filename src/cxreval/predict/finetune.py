@@ -5,7 +5,7 @@ long label table (``study_id, patient_id, finding, source, state``) whose ``stud
 become targets under the usual :class:`~cxreval.labels.LabelPolicy` (uncertain: exclude / zeros / ones;
 not mentioned: negative / exclude); an excluded label adds nothing to the loss or the AUC.
 
-The studies with both an image and labels are split by patient (:func:`cxreval.splits.patient_split`, seeded
+The studies with both an image and labels are split by patient (:func:`cxreval.datasets.splits.patient_split`, seeded
 with ``seed``) into ``train`` and ``val``. Modes:
 
 * ``linear-probe``: the network is frozen; the features entering its classifier are computed once and a new
@@ -317,9 +317,9 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
     ``finetune.json`` says it was interrupted), else nothing is written; the KeyboardInterrupt is re-raised.
     """
     torch = require_torch()
+    from ..datasets.splits import patient_split
     from ..labels import LabelPolicy, read_labels
     from ..outputs import check_output_path, output_folder
-    from ..splits import patient_split
     from .images import list_images
 
     func = "finetune"

@@ -40,11 +40,12 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from .._validation import check_choice, check_columns, check_confidence_level
+from .._validation import check_choice, check_confidence_level
 from ..bootstrap import summarize_distribution
 from ..classification import DEFAULT_GROUP, MEAN_MODEL, AUCResult, markdown_auc_table
 from ..exceptions import InvalidParameterError, SchemaError
 from ..results import TableResult
+from ..schema import check_columns
 from .correlation import (
     DEFAULT_KENDALL,
     DEFAULT_SPEARMAN,

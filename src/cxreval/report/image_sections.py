@@ -9,10 +9,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..iqa import MetricAgreementResult, MetricComparisonResult, ScoresResult, ZMOSResult
-from ..labels.schema import FINDING, STUDY_ID
 from ..localization import LocalizationResult, OverlayResult, RealBoxesResult, SynthResult
-from ..localization.schema import BOX_COORDS
 from ..results import TableResult
+from ..schema.boxes import BOX_COORDS
+from ..schema.columns import FINDING, STUDY_ID
 from . import plots
 from .blocks import Block, load_table, table_block
 from .html_tables import html_table

@@ -8,8 +8,14 @@ table may add a :data:`MEAN` row (the mean over models).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+from ..exceptions import SchemaError
+
 __all__ = ["STUDY_ID", "PATIENT_ID", "SOURCE", "FINDING", "STATE", "MODEL", "SCORE", "MACRO", "MICRO", "MEAN",
-           "SUMMARY_ROWS", "RENAMED_COLUMNS"]
+           "SUMMARY_ROWS", "ANNOTATION_COLUMNS", "RENAMED_COLUMNS", "check_columns"]
 
 STUDY_ID = "study_id"
 """The unit a label or score belongs to (an image or a study)."""
@@ -35,8 +41,24 @@ MEAN = "mean"
 SUMMARY_ROWS: tuple[str, ...] = (MACRO, MICRO)
 """The per-finding summary rows, in the order they are written."""
 
+ANNOTATION_COLUMNS: tuple[str, ...] = (STUDY_ID, SOURCE, STATE)
+"""Required columns of the annotation table that the fusion methods read (``finding`` optional;
+:mod:`cxreval.fusion`)."""
+
 RENAMED_COLUMNS: dict[str, str] = {"reader": SOURCE, "rater": SOURCE, "reference": SOURCE, "label": STATE,
                                    "image_id": STUDY_ID, "image": STUDY_ID, "study": STUDY_ID}
 """Other spellings of the vocabulary's column names (old cxreval tables, crowd-kit's annotations, box lists):
 a table that lacks a required column but has one of these is refused with a "did you mean"
-(:func:`cxreval._validation.check_columns`), never renamed silently."""
+(:func:`check_columns`), never renamed silently."""
+
+
+def check_columns(df: pd.DataFrame | Sequence[str], required: Iterable[str], *, where: str) -> None:
+    """Every ``required`` column is in ``df`` (a DataFrame, or a file's header as a list of names); the
+    message names the missing columns, the columns present and a did-you-mean for a renamed one."""
+    have = [str(c) for c in (df.columns if isinstance(df, pd.DataFrame) else df)]
+    missing = [c for c in required if c not in have]
+    if missing:
+        hints = [f"Column {old!r}: did you mean {new!r}?"
+                 for old, new in RENAMED_COLUMNS.items() if new in missing and old in have]
+        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {have}."
+                          + (" " + " ".join(hints) if hints else ""))

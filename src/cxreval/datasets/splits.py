@@ -39,12 +39,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._validation import check_columns, check_path, normalize_rng
-from .exceptions import InvalidParameterError, SchemaError
-from .findings import canonical_finding
-from .io import markdown_table
-from .labels import LabelState
-from .results import ReadReport, ReadResult
+from .._validation import check_path, normalize_rng
+from ..exceptions import InvalidParameterError, SchemaError
+from ..findings import canonical_finding
+from ..io import markdown_table
+from ..labels import LabelState
+from ..results import ReadReport, ReadResult
+from ..schema import check_columns
 
 __all__ = [
     "DEFAULT_FRACTIONS",
@@ -407,7 +408,7 @@ def read_split_lists(directory: str | os.PathLike[str], *, pattern: str = "*list
     if not d.is_dir():
         raise SchemaError(f"Split folder {str(d)!r} does not exist or is not a folder.")
     files = sorted(p for p in d.glob(pattern) if p.is_file())
-    from .outputs import run_files
+    from ..outputs import run_files
 
     listed = run_files(d)  # a folder written by a cxreval run: only the files that run wrote
     unlisted: list[str] = []
