@@ -409,8 +409,8 @@ def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence
     studies : {'same', 'intersection'}, default='same'
         See :func:`pair_states`.
     both_uncertain : {'agree', 'disagree'}, default='agree'
-        A (UNC, UNC) pair under the pessimistic mapping: agreement (identical labels always agree, the seed's
-        Table 30) or half in each disagreeing cell (earlier cxreval versions); see :mod:`cxreval.agreement`.
+        A (UNC, UNC) pair under the pessimistic mapping: agreement (identical labels always agree, the XQA-Chest
+        paper's Table 30) or half in each disagreeing cell (a disagreement); see :mod:`cxreval.agreement`.
 
     Returns
     -------

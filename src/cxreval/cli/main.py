@@ -28,13 +28,7 @@ from typer.core import TyperGroup  # noqa: E402
 from .. import __version__  # noqa: E402
 from ..exceptions import CxrevalError  # noqa: E402
 
-__all__ = ["app", "main", "run", "RENAMED_OPTIONS"]
-
-RENAMED_OPTIONS: dict[str, str] = {"--rng": "--seed", "--T": "--t-value", "--inclusive-T": "--inclusive-t"}
-"""Old option spellings, refused with a 'did you mean' naming the current one."""
-
-EXECUTOR_COMMANDS = ("classify", "rank", "fuse", "iqa", "localize", "label-reports")
-"""Commands whose parallelism is ``--executor SPEC``; their old ``--workers N`` is refused with a 'did you mean'."""
+__all__ = ["app", "main", "run"]
 
 _ARGS: list[list[str]] = []  # the command line of the run in progress (read by run.json)
 _LOADED: dict[str, object] = {}  # command name -> click command, filled as command modules are imported
@@ -143,20 +137,6 @@ def _interrupted() -> int:
     return 130
 
 
-def _renamed(args: Sequence[str]) -> str | None:
-    command = next((a for a in args if not a.startswith("-")), None)
-    renamed = dict(RENAMED_OPTIONS)
-    if command in EXECUTOR_COMMANDS:
-        renamed["--workers"] = "--executor process:N"
-    for a in args:
-        if a == "--":
-            break
-        for old, new in renamed.items():
-            if a == old or a.startswith(old + "="):
-                return f"no such option {old}; did you mean {new}?"
-    return None
-
-
 def _summarise_warnings(caught: list[warnings.WarningMessage]) -> None:
     """One line per distinct warning, with a count, once per run."""
     counts: dict[tuple[str, str], int] = {}
@@ -190,10 +170,6 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
     130 interrupted (Ctrl-C / SIGINT), 1 a bug (a short message and the path of the saved traceback).
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    msg = _renamed(args)
-    if msg is not None:
-        typer.echo(f"cxreval: error: {msg}", err=True)
-        return 2
     old_term = None
     try:
         old_term = signal.signal(signal.SIGTERM, _on_sigterm)
