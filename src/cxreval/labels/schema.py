@@ -37,6 +37,6 @@ SUMMARY_ROWS: tuple[str, ...] = (MACRO, MICRO)
 
 RENAMED_COLUMNS: dict[str, str] = {"reader": SOURCE, "rater": SOURCE, "reference": SOURCE, "label": STATE,
                                    "image_id": STUDY_ID, "image": STUDY_ID, "study": STUDY_ID}
-"""Other spellings of the vocabulary's column names (old cxreval tables, crowd-kit's annotations, box lists):
+"""Other tools' spellings of the vocabulary's column names (crowd-kit's annotations, box lists, label tables):
 a table that lacks a required column but has one of these is refused with a "did you mean"
 (:func:`cxreval._validation.check_columns`), never renamed silently."""

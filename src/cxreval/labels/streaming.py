@@ -1,4 +1,4 @@
-"""Long prediction and label tables read block by block into integer codes, validated once (issue 18).
+"""Long prediction and label tables read block by block into integer codes, validated once.
 
 A 228,000-study evaluation (20 models × 14 findings) reads 63.8 M prediction rows; as pandas text columns
 they take ~20 GiB. Here every file is read with :mod:`pyarrow` in blocks (CSV in 4 MiB blocks, Parquet by
