@@ -90,12 +90,12 @@ def test_rank_from_predictions(tmp_path):
     x = e[e.reference == "CR"].set_index("model").auc
     y = e[e.reference == "Rep1"].set_index("model").auc.reindex(x.index)
     row = c[(c.finding == "Effusion") & (c.group == "All Models") & (c.method == "SRCC")].iloc[0]
-    d = rankdata(x) - rankdata(y)  # the seed's formula by default
+    d = rankdata(x) - rankdata(y)  # the XQA-Chest paper's formula by default
     assert row.statistic == pytest.approx(1 - 6 * (d ** 2).sum() / (len(x) * (len(x) ** 2 - 1)), abs=1e-12)
     assert set(c.variant) == {"formula", "tau-a"} and set(c.finding) >= {"macro", "micro"}
     assert set(r.columns) >= {"finding", "group", "reference", "model", "auc", "rank", "tied"}
     assert (out / "top_changes.csv").is_file()
-    assert "the seed's formula" in (out / "summary.md").read_text()
+    assert "the XQA-Chest paper's formula" in (out / "summary.md").read_text()
     # the scipy variants on request, stated in the table and the summary
     out2 = tmp_path / "r2"
     assert main(["rank", "-p", str(pp), "-l", str(lp), "--model-groups", str(gp), "--n-resamples", "40",
