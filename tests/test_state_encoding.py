@@ -39,7 +39,7 @@ def test_ambiguous_numeric_states_are_refused_naming_both_readings(tmp_path, fmt
         read_labels(p)
     msg = str(e.value)
     assert "can be read two ways" in msg and "1 = uncertain" in msg and "1 = positive" in msg
-    assert "--state-encoding" in msg and str(p) in msg
+    assert "state_encoding=" in msg and str(p) in msg
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "parquet-Int8", "parquet-str"])

@@ -232,7 +232,7 @@ def paired_states(labels: pd.DataFrame | SourceGrids, a: str, b: str, *, finding
         ex_b = [str(x) for x in sb[~sb.isin(sa)][:3]]
         raise SchemaError(f"Sources {a!r} and {b!r} label different studies: {only_a} only in {a!r} (e.g. {ex_a}), "
                           f"{only_b} only in {b!r} (e.g. {ex_b}); {len(common)} in common. Pass "
-                          f"studies='intersection' (CLI: --intersect) to compare on the common studies.")
+                          f"studies='intersection' to compare on the common studies.")
     if len(common) == 0:
         raise SchemaError(f"Sources {a!r} and {b!r} have no study in common.")
     rows_a = np.flatnonzero(in_b)

@@ -280,7 +280,7 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
         if miss.any():
             m, s = np.argwhere(miss)[0]
             hint = (" (a model with no output at all for a finding can be scored AUC 0.5, the XQA convention: "
-                    "missing_scores='chance', CLI --missing-scores chance)"
+                    "missing_scores='chance')"
                     if np.isnan(S[m, j, :]).all() and missing_scores == "refuse" else "")
             raise SchemaError(f"Model {models[m]!r} has no score for study {studies[s]!r}, finding {f!r}, which the "
                               f"references label ({int(miss.sum())} such (model, study) pairs); every model must "
@@ -314,8 +314,8 @@ def _common_studies(states: np.ndarray, Y: np.ndarray, fs: list[str], refs: list
         common = lab[cover].all(axis=0)
         if not common.any():
             names = [r for r, c in zip(refs, cover) if c]
-            raise SchemaError(f"studies='common' (CLI --studies common): no study is labelled by every reference "
-                              f"labelling finding {f!r} ({names}); choose --studies each or --references.")
+            raise SchemaError(f"studies='common': no study is labelled by every reference "
+                              f"labelling finding {f!r} ({names}); choose studies='each' or references=.")
         states[j][:, ~common] = LabelScan.MISSING_STATE
         Y[j][:, ~common] = np.nan
     has = (states != LabelScan.MISSING_STATE).any(axis=(0, 1))
@@ -404,7 +404,7 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
     dropped = pd.DataFrame({"study_id": absent, "reason": "no label in the label table"})
     if absent and unlabeled == "error":
         raise SchemaError(f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
-                          "pass unlabeled='drop' (CLI: --unlabeled drop) to drop them with a report.")
+                          "pass unlabeled='drop' to drop them with a report.")
     return refs, fs, fcodes, groups, dropped
 
 

@@ -185,7 +185,7 @@ def resolve_reference(reference_labels: pd.DataFrame | None, reference: str | No
                                     "left out only when 'reference_labels' is a label table of one source.")
     if len(names) != 1:
         raise SchemaError(f"The reference label table holds {len(names)} sources {names[:10]}; name the reference "
-                          "source (the 'reference' parameter; `--reference-source` of `cxreval label-reports`).")
+                          "source (reference=).")
     return names[0]
 
 
