@@ -67,6 +67,7 @@ __all__ = [
     "SPEARMAN_VARIANTS",
     "RankingStabilityResult",
     "ranking_stability",
+    "check_ranking_options",
     "ALL_MODELS",
     "CORRELATION_COLUMNS",
     "RANKING_COLUMNS",
@@ -233,6 +234,17 @@ def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[_
     return out
 
 
+def check_ranking_options(*, kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN,
+                          min_models: int = 3) -> None:
+    """Check the options of :func:`ranking_stability` that need no data (its first step; ``cxreval rank`` calls it
+    before computing any AUC)."""
+    check_choice(kendall, KENDALL_VARIANTS, name="kendall", func="ranking_stability")
+    check_choice(spearman, SPEARMAN_VARIANTS, name="spearman", func="ranking_stability")
+    if isinstance(min_models, bool) or not isinstance(min_models, (int, np.integer)) or min_models < 1:
+        raise InvalidParameterError(f"min_models= must be a positive integer (the fewest models a group needs to "
+                                    f"be ranked); got {min_models!r}.")
+
+
 def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] = METHODS,
                       pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
                       confidence_level: float | None = None, dataset: str = "",
@@ -271,11 +283,7 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
     for m in methods:
         check_choice(m, METHODS, name="methods", func="ranking_stability")
     check_choice(groups, ("all", "overall", "per-group"), name="groups", func="ranking_stability")
-    check_choice(kendall, KENDALL_VARIANTS, name="kendall", func="ranking_stability")
-    check_choice(spearman, SPEARMAN_VARIANTS, name="spearman", func="ranking_stability")
-    if isinstance(min_models, bool) or not isinstance(min_models, (int, np.integer)) or min_models < 1:
-        raise InvalidParameterError(f"ranking_stability: min_models must be a positive integer (the fewest models a "
-                                    f"group needs to be ranked); got {min_models!r}.")
+    check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
     variants = {"SRCC": spearman, "KRCC": kendall}
     corr_fn = {m: correlation_function(m, v) for m, v in variants.items()}
     if isinstance(auc, AUCResult):

@@ -134,7 +134,7 @@ def test_rank_from_packaged_xqa_table(tmp_path, capsys):
 
 def test_rank_variant_errors_exit_2(tmp_path, capsys):
     assert main(["rank", "--auc-table", "xqa", "--kendall", "tau-c", "--out", str(tmp_path / "o")]) == 2
-    assert "--kendall must be one of tau-a, tau-b" in capsys.readouterr().err
+    assert "--kendall must be one of ['tau-a', 'tau-b']" in capsys.readouterr().err
     assert main(["rank", "--auc-table", "xqa", "--spearman", "kendall", "--out", str(tmp_path / "o")]) == 2
     assert not (tmp_path / "o").exists()
 
@@ -152,5 +152,5 @@ def test_rank_min_models_below_one_is_refused_before_reading(tmp_path, capsys, v
     out = tmp_path / "r"
     assert main(["rank", "--auc-table", "xqa", "--min-models", value, "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "--min-models must be a positive number" in err and value in err
+    assert "--min-models must be a positive integer" in err and value in err
     assert not out.exists()
