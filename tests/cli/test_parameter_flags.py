@@ -36,6 +36,8 @@ def _err_line(capsys: pytest.CaptureFixture[str]) -> str:
      "Pass --intersect to compare them; --studies each."),
     (["reader", "status"], "url='sqlite:///s.db?mode=ro&uri=true': the SQLite file s.db does not exist.",
      "--db sqlite:///s.db?mode=ro&uri=true: the SQLite file s.db does not exist."),
+    (["reader", "init"], "url='sqlite://': the reader study needs an SQLite file, not memory.",
+     "--db sqlite://: the reader study needs an SQLite file, not memory."),  # not its --url (the links' base)
     (["data", "split", "chestxray14"], "The 'rng' parameter of patient_split must be an int.",
      "--seed must be an int."),
     (["classify"], "The 'n_resamples' parameter of evaluate_auc must be > 0.", "--n-resamples must be > 0."),

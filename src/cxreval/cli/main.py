@@ -253,7 +253,7 @@ def user_message(msg: str, args: Sequence[str]) -> str:
     by_option = {v[0]: v for v in flags.values()}
 
     def option_of(name: str) -> tuple[str, str | None, str | None] | None:
-        return (flags.get(name) or by_option.get(_PARAM_FLAGS.get(name, ""))
+        return (by_option.get(_PARAM_FLAGS.get(name, "")) or flags.get(name)
                 or by_option.get("--" + name.replace("_", "-")))
 
     m = _PARAM_RE.search(msg)
