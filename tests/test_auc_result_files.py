@@ -94,7 +94,7 @@ def test_ranking_result_saves_exactly_its_files(auc, tmp_path):
     text = rs.summary("cxreval rank")
     assert text.startswith("# cxreval rank\n\nFrom predictions + labels: 4 models, references ['CR', 'Rep1'], 30 "
                            "patient-bootstrap replicates (seed 5)")
-    assert "the seed's formula" in text and "## Rank correlations, all models" in text
+    assert "the XQA-Chest paper's formula" in text and "## Rank correlations, all models" in text
 
 
 def test_read_and_rank_auc_tables(tmp_path):

@@ -184,8 +184,3 @@ def test_cli_dask_local_leaves_no_process(tmp_path):
                      "--executor", ex, "-o", str(tmp_path / ex.replace(":", "_"))]) == 0
     _no_children_left(before)
     _same_outputs(tmp_path / "serial", tmp_path / "dask_local_2")
-
-
-def test_cli_classify_workers_is_refused_with_did_you_mean(capsys):
-    assert main(["classify", "--workers", "2"]) == 2
-    assert "did you mean --executor process:N?" in capsys.readouterr().err

@@ -97,7 +97,7 @@ def test_point_correlations_from_published_aucs_track_the_paper():
     a = e[e.reference == "CR"].set_index("model").auc
     b = e[e.reference == "Rep1"].set_index("model").auc.reindex(a.index)
     assert row.statistic == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
-    # the seed's formulas (default) on the same tied AUCs: 1 - 6 sum d^2 / (n (n^2 - 1))
+    # the XQA-Chest paper's formulas (default) on the same tied AUCs: 1 - 6 sum d^2 / (n (n^2 - 1))
     seed = attach_published(ranking_stability(load_xqa_auc_table()))
     srow = seed[(seed.dataset == "XQA-RR") & (seed.finding == "Effusion") & (seed.group == "All Models")
                 & (seed.method == "SRCC") & (seed.reference_b == "Rep1")].iloc[0]

@@ -20,8 +20,6 @@ __all__ = [
     "check_confidence_level",
     "check_positive_int",
     "check_choice",
-    "check_finite",
-    "check_same_shape",
     "normalize_rng",
     "check_path",
     "did_you_mean",
@@ -67,24 +65,6 @@ def check_choice(value: _T, choices: Iterable[object], *, name: str, func: str) 
         raise InvalidParameterError(
             f"The '{name}' parameter of {func} must be one of {list(choices)}. Got {value!r} instead.")
     return value
-
-
-def check_finite(a: np.ndarray, *, name: str, where: str = "") -> np.ndarray:
-    a = np.asarray(a, dtype=float)
-    bad = ~np.isfinite(a)
-    if bad.any():
-        i = np.flatnonzero(bad.ravel())[0]
-        loc = f" in {where}" if where else ""
-        raise SchemaError(f"'{name}'{loc} must be finite; found {float(a.ravel()[i])!r} at position {int(i)} "
-                          f"({int(bad.sum())} non-finite value(s)).")
-    return a
-
-
-def check_same_shape(a: np.ndarray, b: np.ndarray, *, names: tuple[str, str], func: str) -> None:
-    if np.shape(a) != np.shape(b):
-        raise InvalidParameterError(
-            f"{func}: '{names[0]}' and '{names[1]}' must have the same shape. "
-            f"Got {np.shape(a)} and {np.shape(b)} instead.")
 
 
 def check_path(value: object, *, name: str, func: str, allow_none: bool = True) -> Path | None:

@@ -79,7 +79,7 @@ XQA: tuple[str, ...] = (
     "Lung Lesion", "Lung Opacity", "Effusion", "Pleural Other", "Pneumonia", "Pneumothorax",
 )
 """The 12 pathologies of the XQA-Chest paper, in its order: the 14 CheXpert/MIMIC-CXR categories less
-``No Finding`` and ``Support Devices`` (seed ``002``, section 2: "By focusing on pathologies, we exclude No
+``No Finding`` and ``Support Devices`` (its section 2: "By focusing on pathologies, we exclude No
 finding and Support devices from our analysis, yielding 12 pathologies"). Its "all 12" macro/micro averages
 (Tables 9-15, 30) are over this set."""
 

@@ -111,13 +111,13 @@ def _check_inputs(out: Path, inputs: Sequence[str | os.PathLike[str]], *, replac
             continue
         real_in = _real(p)
         if real_in == real_out:
-            raise OutputError(f"--out {out} is the input {p}; writing there would destroy it. Choose another --out.")
+            raise OutputError(f"out={str(out)!r} is the input {p}; writing there would destroy it. Choose another path.")
         if real_out in real_in.parents:
-            raise OutputError(f"--out {out} holds the input {p}; writing there would remove it. Choose another "
-                              f"--out.")
+            raise OutputError(f"out={str(out)!r} holds the input {p}; writing there would remove it. Choose another "
+                              f"path.")
         if replaces and real_in.is_dir() and real_in in real_out.parents:
-            raise OutputError(f"--out {out} lies inside the input folder {p}, and replacing it would change that "
-                              f"input. Choose an --out outside {p}.")
+            raise OutputError(f"out={str(out)!r} lies inside the input folder {p}, and replacing it would change that "
+                              f"input. Choose an output path outside {p}.")
 
 
 def check_output_path(out: str | os.PathLike[str], *, overwrite: bool = False, kind: str = "folder",
@@ -136,20 +136,20 @@ def check_output_path(out: str | os.PathLike[str], *, overwrite: bool = False, k
     _check_inputs(out, inputs, replaces=nonempty or (kind == "file" and exists))
     if exists:
         if kind == "folder" and not out.is_dir():
-            raise OutputError(f"--out {out} is a file; an output folder is expected. Choose another path.")
+            raise OutputError(f"out={str(out)!r} is a file; an output folder is expected. Choose another path.")
         if kind == "file" and out.is_dir():
-            raise OutputError(f"--out {out} is a folder; an output file is expected. Choose another path.")
+            raise OutputError(f"out={str(out)!r} is a folder; an output file is expected. Choose another path.")
         if not overwrite and (kind == "file" or nonempty):
-            raise OutputError(f"--out {out} already exists. Choose a new path or pass --overwrite to replace it whole.")
+            raise OutputError(f"out={str(out)!r} already exists. Choose a new path or pass overwrite=True to replace it whole.")
         if kind == "folder" and nonempty and not is_cxreval_folder(out):
-            raise OutputError(f"--out {out} is a folder cxreval did not write (it has no cxreval {RUN_FILE}); "
-                              f"--overwrite replaces only an earlier cxreval output. Choose a new path.")
+            raise OutputError(f"out={str(out)!r} is a folder cxreval did not write (it has no cxreval {RUN_FILE}); "
+                              f"overwrite=True replaces only an earlier cxreval output. Choose a new path.")
     anc = _nearest_existing(out.parent)
     if not anc.is_dir():
-        raise OutputError(f"--out {out}: {anc} is a file, so nothing can be created under it.")
+        raise OutputError(f"out={str(out)!r}: {anc} is a file, so nothing can be created under it.")
     if not os.access(anc, os.W_OK | os.X_OK):
         ro = bool(os.statvfs(anc).f_flag & os.ST_RDONLY)
-        raise OutputError(f"--out {out}: the folder {anc} is not writable"
+        raise OutputError(f"out={str(out)!r}: the folder {anc} is not writable"
                           + (" (read-only file system)." if ro else "."))
     return out
 
@@ -179,7 +179,7 @@ def write_error(out: Path, exc: OSError, *, made: Sequence[Path] = ()) -> Output
     elif exc.errno not in _WRITE_ERRNOS and not any(os.strerror(e) in str(exc) for e in _WRITE_ERRNOS):
         return None  # (pyarrow's write errors carry the cause only in their text)
     cause = exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return OutputError(f"--out {out}: could not write the output ({cause}); nothing was written.")
+    return OutputError(f"out={str(out)!r}: could not write the output ({cause}); nothing was written.")
 
 
 def sha256_file(path: str | os.PathLike[str], *, chunk: int = 1 << 20) -> str:
@@ -223,7 +223,7 @@ def _take_lock(lock: Path, out: Path) -> None:
                 except FileNotFoundError:
                     continue
             if not stale:
-                raise OutputError(f"--out {out} is being written by another cxreval run (lock {lock}). Wait for it "
+                raise OutputError(f"out={str(out)!r} is being written by another cxreval run (lock {lock}). Wait for it "
                                   f"to finish, or remove the lock file if no run is active.") from None
             with contextlib.suppress(FileNotFoundError):
                 lock.unlink()
@@ -231,7 +231,7 @@ def _take_lock(lock: Path, out: Path) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
         return
-    raise OutputError(f"--out {out}: could not take the lock {lock}.")
+    raise OutputError(f"out={str(out)!r}: could not take the lock {lock}.")
 
 
 def _remove_stale_tmp(out: Path) -> None:
@@ -358,7 +358,7 @@ def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
         old = None
         if out.exists():
             if not overwrite and any(out.iterdir()):
-                raise OutputError(f"--out {out} appeared during the run. Pass --overwrite to replace it.")
+                raise OutputError(f"out={str(out)!r} appeared during the run. Pass overwrite=True to replace it.")
             old = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-old-{secrets.token_hex(4)}"
             out.rename(old)
         tmp.rename(out)

@@ -277,7 +277,7 @@ def test_pdf_without_chromium_is_a_clear_error(synthetic_results: Path, tmp_path
     out = tmp_path / "r.html"
     assert main(["report", str(synthetic_results / "fuse"), "--out", str(out), "--pdf"]) == 2
     err = capsys.readouterr().err
-    assert "--pdf needs headless Chromium" in err and "apt-get install chromium" in err
+    assert "Printing a PDF needs headless Chromium" in err and "apt-get install chromium" in err
     assert not out.exists()  # checked before any work
 
 

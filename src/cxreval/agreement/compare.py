@@ -137,7 +137,7 @@ def common_study_labels(labels: pd.DataFrame, sources: Sequence[str]) -> pd.Data
     keep = n[n.to_numpy() == need].index
     for f, k in per_f.items():
         if k > 1 and f not in set(keep.get_level_values("finding")):
-            raise SchemaError(f"studies='common' (CLI --studies common): no study is labelled by every source "
-                              f"labelling finding {f!r}; choose --studies each.")
+            raise SchemaError(f"studies='common': no study is labelled by every source "
+                              f"labelling finding {f!r}; choose studies='each'.")
     idx = pd.MultiIndex.from_frame(sub[["finding", "study_id"]])
     return sub[idx.isin(keep)].reset_index(drop=True)

@@ -1,14 +1,14 @@
-"""Omission analysis: 3x3 state transitions between two sources and the two omission rates (seed Fig. 4).
+"""Omission analysis: 3x3 state transitions between two sources and the two omission rates (XQA-Chest paper, Fig. 4).
 
 For a pair of sources A, B and a finding, the *flows* are the counts of studies going from each state
-in A (``negative``, ``uncertain``, ``positive``) to each state in B -- the data of the seed's Sankey
+in A (``negative``, ``uncertain``, ``positive``) to each state in B -- the data of the XQA-Chest paper's Sankey
 diagrams. From them:
 
 - ``pos_a_neg_b``: positive in A, negative in B; ``rate_a_not_b = pos_a_neg_b / pos_a`` (a positive of
-  A omitted by B). The seed's overall CR vs Rep1 figure, "469 of 794 positive CR image-derived labels
+  A omitted by B). The paper's overall CR vs Rep1 figure, "469 of 794 positive CR image-derived labels
   (59%) were labeled negative in the reports", is this rate.
 - ``pos_b_neg_a`` and ``rate_b_not_a = pos_b_neg_a / pos_b``, the reverse.
-- ``pos_a_unc_b`` / ``pos_b_unc_a`` are given too: the seed's per-finding figures ("123/165 = 75% of
+- ``pos_a_unc_b`` / ``pos_b_unc_a`` are given too: the paper's per-finding figures ("123/165 = 75% of
   positive CR Atelectasis labels are not labeled as positive in the reports") count a positive that
   the other source calls *uncertain* as not positive, i.e. ``(pos_a_neg_b + pos_a_unc_b) / pos_a``.
 

@@ -232,7 +232,7 @@ def paired_states(labels: pd.DataFrame | SourceGrids, a: str, b: str, *, finding
         ex_b = [str(x) for x in sb[~sb.isin(sa)][:3]]
         raise SchemaError(f"Sources {a!r} and {b!r} label different studies: {only_a} only in {a!r} (e.g. {ex_a}), "
                           f"{only_b} only in {b!r} (e.g. {ex_b}); {len(common)} in common. Pass "
-                          f"studies='intersection' (CLI: --intersect) to compare on the common studies.")
+                          f"studies='intersection' to compare on the common studies.")
     if len(common) == 0:
         raise SchemaError(f"Sources {a!r} and {b!r} have no study in common.")
     rows_a = np.flatnonzero(in_b)
@@ -409,8 +409,8 @@ def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence
     studies : {'same', 'intersection'}, default='same'
         See :func:`pair_states`.
     both_uncertain : {'agree', 'disagree'}, default='agree'
-        A (UNC, UNC) pair under the pessimistic mapping: agreement (identical labels always agree, the seed's
-        Table 30) or half in each disagreeing cell (earlier cxreval versions); see :mod:`cxreval.agreement`.
+        A (UNC, UNC) pair under the pessimistic mapping: agreement (identical labels always agree, the XQA-Chest
+        paper's Table 30) or half in each disagreeing cell (a disagreement); see :mod:`cxreval.agreement`.
 
     Returns
     -------

@@ -6,7 +6,7 @@ one row per (finding, source) with a column per state (Tables 7 and 8).
 
 Percentages are of the studies the source labels (any finding): a study the source labels but not for
 this finding is counted as ``missing``, and a report source's ``not_mentioned`` labels are counted as
-such, so the five states of a (source, finding) always add up to 100 %. The seed's Table 7 shows only
+such, so the five states of a (source, finding) always add up to 100 %. The XQA-Chest paper's Table 7 shows only
 the three ordinal states; its report columns therefore add up to less than 100 %.
 
 Examples

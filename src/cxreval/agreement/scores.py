@@ -42,8 +42,8 @@ STATE_ORDER: tuple[str, ...] = ORDINAL_STATES
 
 BOTH_UNCERTAIN_RULES: tuple[str, ...] = ("agree", "disagree")
 """How a (UNC, UNC) pair enters the pessimistic mapping (see :mod:`cxreval.agreement`): ``'agree'`` (default,
-the reading of the seed's Table 30: identical labels always agree) or ``'disagree'`` (half in each disagreeing
-cell: the rule of earlier cxreval versions)."""
+the reading of the XQA-Chest paper's Table 30, its agreement with the consensus labels: identical labels
+always agree) or ``'disagree'`` (half in each disagreeing cell: such a pair counts as a disagreement)."""
 WEIGHTS = (None, "linear", "quadratic")
 SCORE_NAMES: tuple[str, ...] = ("kappa_w", "kappa_low", "kappa_high", "f1_w", "f1_low", "f1_high")
 
@@ -278,7 +278,7 @@ def uncertainty_mapping(states_a: object, states_b: object, *, mapping: str,
     not_mentioned : {'negative', 'exclude'}, default='negative'
     both_uncertain : {'agree', 'disagree'}, default='agree'
         A (UNC, UNC) pair under the pessimistic mapping: half (1, 1) + half (0, 0) (identical labels agree, the
-        seed's reading), or half (1, 0) + half (0, 1). The optimistic mapping always makes it agree.
+        XQA-Chest paper's reading), or half (1, 0) + half (0, 1). The optimistic mapping always makes it agree.
 
     Returns
     -------
@@ -432,14 +432,15 @@ def agreement_scores(states_a: object, states_b: object, *, weights: str | None 
     states_b : array-like of shape (n,)
         Source B's states for the same studies, in the same order.
     weights : {None, 'linear', 'quadratic'}, default='quadratic'
-        Weighting of ``kappa_w`` (the seed's central estimate is quadratic).
+        Weighting of ``kappa_w`` (the XQA-Chest paper's central estimate is quadratic).
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
         ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.labels.LabelPolicy` gives its
         ``not_mentioned``).
     both_uncertain : {'agree', 'disagree'}, default='agree'
         A pair where both labels are uncertain counts as agreement under both mappings (``'agree'``: two
-        identical label sets always have ``kappa_low = kappa_high = 1``, as the seed's Table 30 prints), or as
-        a disagreement under the pessimistic mapping (``'disagree'``, the rule of earlier cxreval versions).
+        identical label sets always have ``kappa_low = kappa_high = 1``, as the XQA-Chest paper's Table 30 of
+        agreement with the consensus labels prints), or as a disagreement under the pessimistic mapping
+        (``'disagree'``: identical label sets with uncertain labels get ``kappa_low < 1``).
 
     Returns
     -------

@@ -41,7 +41,7 @@ STUDY_DESIGNS: tuple[str, ...] = ("each", "common")
 MISSING_SCORES: tuple[str, ...] = ("refuse", "chance")
 """``missing_scores=``: a model without any score for a finding is refused, or scored 0.5 (the XQA convention)."""
 
-__all__ = ["PreparedInputs", "prepare_inputs", "prepare_from_files", "STUDY_DESIGNS", "MISSING_SCORES"]
+__all__ = ["PreparedInputs", "prepare_inputs", "prepare_from_files", "check_design", "STUDY_DESIGNS", "MISSING_SCORES"]
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
     """
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
-    _check_design(studies, missing_scores)
+    check_design(studies, missing_scores)
     preds = validate_predictions(predictions)
     labs = validate_label_table(labels, require_patient=False)
     return _prepare_scans(PredictionScan.from_frame(preds), LabelScan.from_frame(labs), references=references,
@@ -177,7 +177,7 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
     """
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
-    _check_design(studies, missing_scores)
+    check_design(studies, missing_scores)
     fmap = None if finding_map is None else read_finding_map(finding_map)
     ppaths, lpaths = _paths(predictions, "predictions"), _paths(labels, "labels")
     check_label_headers(lpaths, require_patient=True)  # both headers before any block of either is read
@@ -190,7 +190,8 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
                           studies=studies, missing_scores=missing_scores, finding_map=fmap)
 
 
-def _check_design(studies: str, missing_scores: str) -> None:
+def check_design(studies: str, missing_scores: str) -> None:
+    """Check the study design options of :func:`evaluate_auc` (its first step, before any file is read)."""
     check_choice(studies, STUDY_DESIGNS, name="studies", func="evaluate_auc")
     check_choice(missing_scores, MISSING_SCORES, name="missing_scores", func="evaluate_auc")
 
@@ -280,7 +281,7 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
         if miss.any():
             m, s = np.argwhere(miss)[0]
             hint = (" (a model with no output at all for a finding can be scored AUC 0.5, the XQA convention: "
-                    "missing_scores='chance', CLI --missing-scores chance)"
+                    "missing_scores='chance')"
                     if np.isnan(S[m, j, :]).all() and missing_scores == "refuse" else "")
             raise SchemaError(f"Model {models[m]!r} has no score for study {studies[s]!r}, finding {f!r}, which the "
                               f"references label ({int(miss.sum())} such (model, study) pairs); every model must "
@@ -314,8 +315,8 @@ def _common_studies(states: np.ndarray, Y: np.ndarray, fs: list[str], refs: list
         common = lab[cover].all(axis=0)
         if not common.any():
             names = [r for r, c in zip(refs, cover) if c]
-            raise SchemaError(f"studies='common' (CLI --studies common): no study is labelled by every reference "
-                              f"labelling finding {f!r} ({names}); choose --studies each or --references.")
+            raise SchemaError(f"studies='common': no study is labelled by every reference "
+                              f"labelling finding {f!r} ({names}); choose studies='each' or references=.")
         states[j][:, ~common] = LabelScan.MISSING_STATE
         Y[j][:, ~common] = np.nan
     has = (states != LabelScan.MISSING_STATE).any(axis=(0, 1))
@@ -404,7 +405,7 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
     dropped = pd.DataFrame({"study_id": absent, "reason": "no label in the label table"})
     if absent and unlabeled == "error":
         raise SchemaError(f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
-                          "pass unlabeled='drop' (CLI: --unlabeled drop) to drop them with a report.")
+                          "pass unlabeled='drop' to drop them with a report.")
     return refs, fs, fcodes, groups, dropped
 
 

@@ -280,13 +280,9 @@ def design_options(studies: str, finding_map: str | None, map_score: str | None,
                    ) -> tuple[Any, dict[str, object]]:
     """``classify`` and ``rank -p``: check the design options before reading anything; the finding map and the
     run.json record."""
-    from ..classification import MISSING_SCORES, STUDY_DESIGNS
+    from ..classification.inputs import check_design
 
-    if studies not in STUDY_DESIGNS:
-        raise InvalidParameterError(f"--studies must be one of {', '.join(STUDY_DESIGNS)}. Got {studies!r}.")
-    if missing_scores not in MISSING_SCORES:
-        raise InvalidParameterError(f"--missing-scores must be one of {', '.join(MISSING_SCORES)}. Got "
-                                    f"{missing_scores!r}.")
+    check_design(studies, missing_scores)  # the library's check, before anything is read
     fmap = resolve_finding_map(finding_map, map_score)
     return fmap, {"studies": studies, "missing_scores": missing_scores,
                   "finding_map": None if fmap is None else fmap.to_dict()}

@@ -56,8 +56,9 @@ def agree(
     weights: str = typer.Option("quadratic", "--weights", help="kappa_w weighting: quadratic, linear or none."),
     both_uncertain: str = typer.Option("agree", "--both-uncertain", help="A pair where both labels are uncertain, "
                                        "under the pessimistic (Low) mapping: 'agree' (default; identical labels "
-                                       "always agree, as the XQA paper's Table 30) or 'disagree' (half in each "
-                                       "disagreeing cell, earlier cxreval versions)."),
+                                       "always agree, as in the XQA-Chest paper's Table 30 of "
+                                       "agreement with the consensus labels) or 'disagree' (half in each "
+                                       "disagreeing cell: the pair counts as a disagreement)."),
     intersect: bool = typer.Option(False, "--intersect", help="Compare sources on their common studies instead of "
                                    "requiring the same studies."),
     state_encoding: str = state_encoding_option(),

@@ -1,5 +1,5 @@
 """``cxreval fuse``: fuse several readers' labels into consensus sources, and score them against an
-adjudicated source (the XQA paper's Table 30 / Figure 6). Parses the options, calls
+adjudicated source (the XQA-Chest paper's Table 30 / Figure 6: fused labels against the consensus). Parses the options, calls
 :func:`cxreval.fusion.fuse_and_compare`, saves its :class:`~cxreval.fusion.FusionResult` and echoes."""
 
 from __future__ import annotations

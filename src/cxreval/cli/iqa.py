@@ -270,7 +270,8 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
                                           "tie-corrected, scipy.stats.kendalltau) or tau-a (the XQA paper's "
                                           "(C - D) / (n(n-1)/2)). Equal without ties; the names rank uses.")
               ) -> None:
-    """z-scores and z-MOS, inter-rater SRCC/KRCC (Table 3) and metric-vs-z-MOS SRCC/KRCC with CIs (Table 4).
+    """z-scores and z-MOS, inter-rater SRCC/KRCC and metric-vs-z-MOS SRCC/KRCC with CIs (as Tables 3 and 4 of
+    the XQA-Chest paper: its raters' and its IQA metrics' agreement with the expert z-MOS).
 
     The z-score divisor (--ddof) and the SRCC/KRCC variants (--spearman, --kendall) are written in
     summary.md, run.json and the --json output.

@@ -99,7 +99,7 @@ CHESTXRAY8_PUBLISHED = PublishedCounts(
                              "Infiltration": 10_317, "Mass": 6_046, "Nodule": 1_971, "Pneumonia": 1_062,
                              "Pneumothorax": 2_793}),
     table="Table 1")
-"""ChestX-ray8's counts as its CVPR 2017 paper gives them (the seed article's "Dataset Size"): 108,948 frontal
+"""ChestX-ray8's counts as its CVPR 2017 paper gives them: 108,948 frontal
 images of 32,717 patients, 24,636 with one or more of the eight findings, 84,312 normal; Table 1's images per
 finding (they sum to 35,319, more than 24,636: an image can carry several labels)."""
 

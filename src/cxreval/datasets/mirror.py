@@ -285,7 +285,7 @@ def _downloader(url: str, entry: MirrorFile, timeout: float) -> Callable[[str, s
         except (requests.RequestException, OSError, ValueError) as exc:
             raise DataUnavailableError(
                 f"Could not download {entry.local_path!r} from {url} (offline?): {exc}. Pass a local copy "
-                f"with --data-mirror DIR (a folder holding {entry.local_path}).") from exc
+                f"as mirror=DIR or in CXREVAL_DATA_MIRROR (a folder holding {entry.local_path}).") from exc
 
     return download
 
@@ -376,7 +376,7 @@ def mirror_path(relative: str, *, mirror: str | os.PathLike[str] | None = None) 
     """
     mirror_dir = default_mirror(mirror)
     if mirror_dir is None:
-        raise DataUnavailableError(f"{relative!r} is only available from a data mirror; pass --data-mirror DIR "
+        raise DataUnavailableError(f"{relative!r} is only available from a data mirror; pass mirror=DIR "
                                    "or set CXREVAL_DATA_MIRROR.")
     p = mirror_dir / relative
     if not p.exists():

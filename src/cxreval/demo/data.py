@@ -67,7 +67,7 @@ class NotBuilt(Exception):
 
 @dataclass(frozen=True)
 class DemoContext:
-    """What every section gets: where to write, where data lies, and the seed."""
+    """What every section gets: where to write, where data lies, and the random seed."""
 
     out: Path
     mirror: Path | None

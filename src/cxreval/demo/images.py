@@ -32,7 +32,7 @@ import pandas as pd
 from ..localization.overlays import OVERLAY_SIZE
 
 __all__ = ["IQA_METRICS", "IQA_PLAN", "IQA_SIZE", "IQA_N_IMAGES", "IQA_SCORES", "IQA_COMPARISON", "iqa_sources", "OVERLAY_SIZE", "block_downsample",
-           "degradation_ranking", "metric_vs_metric", "run_iqa", "boxed_images", "run_overlays", "overlay_boxes"]
+           "run_iqa", "boxed_images", "run_overlays", "overlay_boxes"]
 
 IQA_METRICS: tuple[str, ...] = ("psnr", "ssim", "ms_ssim", "gmsd", "mdsi", "haarpsi", "dss")
 """Full-reference metrics the demo scores with: the fast ones (each under ~0.3 s on a 512 x 512 pair here;
@@ -67,20 +67,6 @@ def block_downsample(image: np.ndarray, factor: int) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 # IQA: scoring and metric-vs-metric analysis
 # --------------------------------------------------------------------------------------------------
-
-def degradation_ranking(scores: pd.DataFrame) -> pd.DataFrame:
-    """:func:`cxreval.iqa.degradation_ranking` (its owner; kept here for callers of the demo module)."""
-    from ..iqa import degradation_ranking as ranking
-
-    return ranking(scores)
-
-
-def metric_vs_metric(scores: pd.DataFrame) -> pd.DataFrame:
-    """:func:`cxreval.iqa.metric_vs_metric` (its owner; kept here for callers of the demo module)."""
-    from ..iqa import metric_vs_metric as mvm
-
-    return mvm(scores)
-
 
 def iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str, Path | None]:
     """The radiographs the IQA section degrades (:func:`cxreval.iqa.degrade.sample_images`: spread over the

@@ -11,7 +11,7 @@ finding    str, optional; when present, items are ``(study_id, finding)``
 state      a :class:`~cxreval.labels.LabelState` (code or name): ``NEG=0``, ``UNC=1``, ``POS=2``
 =========  ===============================================================
 
-crowd-kit's and earlier cxreval's ``reader`` / ``label`` columns are refused with a "did you mean"
+crowd-kit's ``reader`` / ``label`` columns are refused with a "did you mean"
 (:data:`cxreval.schema.columns.RENAMED_COLUMNS`). Inside the estimators the label sources being fused are
 called *readers* (``readers_``, ``--readers``): a role, the sources fused, not another name for ``source``.
 

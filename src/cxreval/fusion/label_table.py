@@ -187,7 +187,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     for m in methods:
         if getattr(_REGISTRY[m], "supervised", False) and y is None:
             raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
-                                        f"(--adjudicated) it is trained on.")
+                                        f"(adjudicated=) it is trained on.")
     params = _check_method_params(params, methods)  # every estimator's parameters, before any fit
     gen = normalize_rng(rng)
     estimators: dict[str, object] = {}

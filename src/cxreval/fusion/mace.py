@@ -39,7 +39,7 @@ Binary truth, readers who also answer "uncertain": a property of the model, not 
 On simulated readers (``bench/fusion_mace_simulation.py``: binary truth with 10 % positives, 5 readers with
 known confusions who answer NEG / UNC / POS) MACE fuses about a quarter of the items to *uncertain* and
 half of the negatives to UNC or POS (n = 20,000: accuracy 0.55, specificity 0.51; MV 0.96, DS 0.96), as
-issue 15 reports at n = 10^6 (MACE 0.646). crowd-kit 1.4.2's MACE gives the **same labels on 100 % of
+the same simulation gives at n = 10^6 (MACE 0.646). crowd-kit 1.4.2's MACE gives the **same labels on 100 % of
 the items**; every restart, EM as well as VB, and a start at competent readers (θ = 0.8) reach the same
 log-likelihood, so it is the model's optimum, not a fitting defect. The mechanism: the model has no class
 prior (the true state is uniform over the K = 3 states used) and no reader error that depends on the truth,

@@ -97,7 +97,7 @@ class FusionResult(TableResult):
     not_mentioned : {'negative', 'exclude'}
         What a reader's ``not_mentioned`` label became.
     seed : int or None
-        The seed of the randomised methods, when one was given as an int.
+        The random seed of the randomised methods, when one was given as an int.
     inputs : pandas.DataFrame or None
         The input label table, written into ``fused_labels`` before the fused sources when set
         (``include_inputs=True``).

@@ -248,7 +248,7 @@ def iw_ssim(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float
     normalize_weights : bool, default=True
         Divide ``weights`` by their sum, as ``iwssim.m`` (``weight = weight/sum(weight)``) and piq do. MS-SSIM's
         published weights sum to 1.0001, so the score is ``(prod_s v_s^w_s)^(1 / 1.0001)``: on goldhill this is
-        the 1.07e-5 between the unnormalised product (``False``, cxreval before issue 15) and MATLAB's
+        the 1.07e-5 between the unnormalised product (``False``) and MATLAB's
         0.886297251092821.
 
     Returns

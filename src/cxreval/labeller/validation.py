@@ -9,7 +9,7 @@ recall, F1. The CIs resample *patients* (a report is its own patient in OpenI) w
 per-finding ones.
 
 :data:`NIH_LABELLER_OPENI` holds the figures the NIH labeller's authors published for the same check
-(Wang et al. 2017, as quoted by this project's seed 000): overall precision 0.90, recall 0.91, F1 0.90 on
+(Wang et al. 2017, ChestX-ray8, its Table 2): overall precision 0.90, recall 0.91, F1 0.90 on
 the eight ChestX-ray8 findings; Mass F1 0.52 with recall 0.40; Pneumonia precision 0.66.
 
 Examples
@@ -51,8 +51,8 @@ NIH_LABELLER_OPENI: dict[tuple[str, str], float] = {
     (MICRO, "precision"): 0.90, (MICRO, "recall"): 0.91, (MICRO, "f1"): 0.90,
     ("Mass", "f1"): 0.52, ("Mass", "recall"): 0.40, ("Pneumonia", "precision"): 0.66,
 }
-"""The NIH (ChestX-ray8) labeller on OpenI, Wang et al. (2017) Table 2 as quoted by seed 000; ``micro`` is the
-paper's overall figure over the eight findings. Other per-finding cells are not in the seed."""
+"""The NIH (ChestX-ray8) labeller on OpenI, Wang et al. (2017) Table 2; ``micro`` is the
+paper's overall figure over the eight findings. Only these cells are included."""
 
 PRF_COLUMNS: tuple[str, ...] = ("finding", "n_pos", "TP", "FP", "FN", "precision", "precision_low",
                                 "precision_high", "recall", "recall_low", "recall_high", "f1", "f1_low", "f1_high",
@@ -150,7 +150,7 @@ def resolve_reference(reference_labels: pd.DataFrame | None, reference: str | No
                                     "left out only when 'reference_labels' is a label table of one source.")
     if len(names) != 1:
         raise SchemaError(f"The reference label table holds {len(names)} sources {names[:10]}; name the reference "
-                          "source (the 'reference' parameter; `--reference-source` of `cxreval label-reports`).")
+                          "source (reference=).")
     return names[0]
 
 

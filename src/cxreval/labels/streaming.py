@@ -1,4 +1,4 @@
-"""Long prediction and label tables read block by block into integer codes, validated once (issue 18).
+"""Long prediction and label tables read block by block into integer codes, validated once.
 
 A 228,000-study evaluation (20 models × 14 findings) reads 63.8 M prediction rows; as pandas text columns
 they take ~20 GiB. Here every file is read with :mod:`pyarrow` in blocks (CSV in 4 MiB blocks, Parquet by
@@ -455,7 +455,7 @@ def scan_labels(paths: Sequence[str | Path], *, state_encoding: str | None = Non
     :func:`~cxreval.labels.decode_states`); the headers are checked first (``patient_id`` a required column
     when ``require_patient``); errors as :func:`read_label_tables` raises them."""
     if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
-        raise InvalidParameterError(f"--state-encoding must be one of {', '.join(STATE_ENCODINGS)}. "
+        raise InvalidParameterError(f"state_encoding= must be one of {', '.join(STATE_ENCODINGS)}. "
                                     f"Got {state_encoding!r}.")
     check_blank_state(blank_state)
     check_label_headers(paths, require_patient=require_patient)  # before any block is read

@@ -3,7 +3,7 @@
 Heatmaps (in memory, or streamed from ``.npz`` files and folders of ``.npy`` by :mod:`.heatmap_files`)
 become boxes (:mod:`.heatmaps`), boxes are scored with IoU / IoBB decided exactly
 (:mod:`.boxes`) into Acc. and AFP (:mod:`.protocol`; a set of maps against reference boxes:
-:mod:`.evaluate`); :mod:`.synthetic` runs the seed's synthetic error-model study, :mod:`.real_boxes` the
+:mod:`.evaluate`); :mod:`.synthetic` runs the ChestX-ray14 article's synthetic error-model study, :mod:`.real_boxes` the
 error model on real boxes, and :mod:`.table4` the arithmetic of the paper's Table 4. :mod:`cxreval.schema.boxes` owns
 the box schema (``study_id, finding, [source,] x_min, y_min, x_max, y_max``) and the columns of every
 ``localization.csv``; the results (:class:`~.evaluate.LocalizationResult`, :class:`~.synthetic.SynthResult`,

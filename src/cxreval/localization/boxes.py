@@ -1,8 +1,8 @@
 """Half-open pixel boxes: area, intersection, IoU and IoBB, exact and vectorised.
 
 A box is ``(x_min, y_min, x_max, y_max)`` in pixels, half-open: columns ``x_min .. x_max - 1`` and rows
-``y_min .. y_max - 1``, so its area is ``(x_max - x_min) * (y_max - y_min)`` with no ``+ 1``. The seed's
-``(r0, c0, r1, c1)`` is the same box with the axes swapped; every measure here is symmetric in the two
+``y_min .. y_max - 1``, so its area is ``(x_max - x_min) * (y_max - y_min)`` with no ``+ 1``. The ChestX-ray14
+article's ``(r0, c0, r1, c1)`` is the same box with the axes swapped; every measure here is symmetric in the two
 axes, so either order gives the same numbers as long as both boxes use the same one.
 
 Two overlap measures of a detected box ``p`` against a reference box ``g`` (Wang et al., 2017):

@@ -4,7 +4,7 @@
 become boxes under a :class:`~cxreval.localization.protocol.LocalizationProtocol` and are scored per
 finding, threshold, rule and T into a Table-4-style table plus a per-box detail table.
 
-:func:`real_boxes_study` runs the seed's error model on real radiologist boxes (``BBox_List_2017``): one
+:func:`real_boxes_study` runs the synthetic study's error model on real radiologist boxes (``BBox_List_2017``): one
 map per (image, finding) made from its boxes, scored per finding, to show what the protocol rewards for
 findings of each size.
 """
@@ -266,7 +266,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
     no_map = [k for k in groups if k not in shapes and k[1] not in not_scored]
     if no_map and missing_maps == "error":
         raise SchemaError(f"{len(no_map)} (image, finding) pair(s) with reference boxes have no heatmap, e.g. "
-                          f"{'/'.join(no_map[0])!r}; pass missing_maps='miss' (--missing-maps miss) to score "
+                          f"{'/'.join(no_map[0])!r}; pass missing_maps='miss' to score "
                           "them as missed.")
     if no_map:
         notes.append(f"{len(no_map)} (image, finding) pair(s) without a heatmap scored as missed")

@@ -2,17 +2,17 @@
 
 Wang et al. (2017) score boxes cut from a classifier's maps against radiologist boxes and report, per
 finding and threshold ``T(IoBB)``, the localization accuracy (Acc.) and the average number of false
-positives (AFP). The paper defines neither; cxreval reads them as the seed does:
+positives (AFP). The paper defines neither; cxreval reads them as the ChestX-ray14 article does:
 
 * **Acc.** = (reference boxes hit by at least one correct detected box) / (reference boxes);
 * **AFP** = (detected boxes correct for none of the image's reference boxes of that finding) / (images).
 
 The AFP denominator is :attr:`LocalizationProtocol.afp_denominator`: ``'pairs'`` (default: the (image,
-finding) pairs that have a reference box of the finding, the seed's reading, which its synthetic study's
+finding) pairs that have a reference box of the finding, the article's reading, which its synthetic study's
 printed AFPs need: 18 distractors / 60 images = 0.300), ``'box_images'`` (every image of the box set, 880 in
 ``BBox_List_2017``) or ``'boxes'`` (every reference box, 984). With the last two, a finding's maps on box
 images *without* a box of that finding are scored too: each of their boxes is a false positive. Table 4's
-one AFP the seed quotes (Nodule 0.0772 from T = 0.5 on) is k/79 for no k (79 Nodule images) but is 68/880
+one AFP the article quotes (Nodule 0.0772 from T = 0.5 on) is k/79 for no k (79 Nodule images) but is 68/880
 (truncated) or 76/984: the paper likely averaged over all box images or all boxes
 (:func:`cxreval.localization.table4.afp_denominators`).
 
@@ -66,7 +66,7 @@ class LocalizationProtocol:
         The T of each result column: T(IoBB), and T(IoU) too unless ``T_iou`` is set.
     T_iou : tuple of Fraction or None, default=None
         A separate T(IoU) per column (same length as ``T_values``) for the ``'IoU'`` and ``'IoU or IoBB'``
-        rules; ``None``: T(IoU) = T(IoBB) = ``T_values`` (cxreval's behaviour before issue 15).
+        rules; ``None``: T(IoU) = T(IoBB) = ``T_values``.
     afp_denominator : {'pairs', 'box_images', 'boxes'}, default='pairs'
         What AFP divides the false positives by (see the module docstring).
     strict_T : bool, default=True

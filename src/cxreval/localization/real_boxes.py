@@ -1,4 +1,4 @@
-"""The seed's error model on real reference boxes (``BBox_List_2017``), scored per finding.
+"""The synthetic study's error model on real reference boxes (``BBox_List_2017``), scored per finding.
 
 What the ChestX-ray8 protocol rewards for findings of each size: one clean and one noisy error-model map
 per (image, finding) is made from its real boxes (:mod:`.synthetic`), localized by the protocol's pipeline,
@@ -118,7 +118,7 @@ class BoxMaps:
 def box_maps(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel()) -> BoxMaps:
     """One clean and one noisy error-model map per (study, finding) of a box table.
 
-    Each map is the coverage of its boxes (their maximum where boxes overlap) with the seed's distractor,
+    Each map is the coverage of its boxes (their maximum where boxes overlap) with the error model's distractor,
     kept away from the first box, and noise (:func:`~cxreval.localization.synthetic.error_model_maps`),
     drawing from ``rng`` map by map in order of first appearance.
     """
@@ -142,7 +142,7 @@ def box_maps(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorM
 
 def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
                          T_values: Sequence[object] = DEFAULT_T) -> RealBoxesResult:
-    """The seed's error model on real reference boxes, scored per finding.
+    """The synthetic study's error model on real reference boxes, scored per finding.
 
     For every (image, finding) of ``boxes`` (in order of first appearance) a clean and a noisy map are
     made from the coverage of its boxes (their maximum where boxes overlap), with the distractor kept

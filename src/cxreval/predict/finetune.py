@@ -109,25 +109,25 @@ def training_targets(labels: pd.DataFrame, *, findings: Sequence[str] | None, so
     sources = sorted(labels["source"].unique())
     if source is None:
         if len(sources) != 1:
-            raise InvalidParameterError(f"--labels holds the sources {sources}; choose the one to train on with "
-                                        "--source.")
+            raise InvalidParameterError(f"The labels hold the sources {sources}; choose the one to train on with "
+                                        "source=.")
         source = sources[0]
     elif source not in sources:
-        raise InvalidParameterError(f"--source {source!r} is not in --labels; its sources are {sources}.")
+        raise InvalidParameterError(f"source={source!r} is not in the labels (labels=); its sources are {sources}.")
     lab = labels[labels["source"] == source]
     have = list(dict.fromkeys(lab["finding"]))
     if findings:
-        want = [canonical_finding(f, where="--findings") for f in findings]
+        want = [canonical_finding(f, where="findings=") for f in findings]
         missing = [f for f in want if f not in have]
         if missing:
-            raise InvalidParameterError(f"--findings {missing}: not labelled by source {source!r} (it labels {have}).")
+            raise InvalidParameterError(f"findings={missing}: not labelled by source {source!r} (it labels {have}).")
     else:
         want = have
     lab = lab[lab["finding"].isin(want)]
     dup = lab.duplicated(["study_id", "finding"])
     if dup.any():
         r = lab[dup].iloc[0]
-        raise SchemaError(f"--labels: study {r.study_id!r} has two labels for {r.finding!r} from source {source!r}.")
+        raise SchemaError(f"The labels (labels=): study {r.study_id!r} has two labels for {r.finding!r} from source {source!r}.")
     y = lab.assign(y=policy.binarize(lab["state"])).pivot(index="study_id", columns="finding", values="y")
     pid = lab.drop_duplicates("study_id").set_index("study_id")["patient_id"]
     out = pd.DataFrame({"study_id": y.index.astype(str), "patient_id": pid.reindex(y.index).astype(str).to_numpy()})
@@ -157,9 +157,9 @@ class _Images:
         try:
             return self.prep.apply(read_image(it.path, dicom_window=self.dicom_window))
         except SchemaError as exc:
-            raise SchemaError(f"--images: {it.path} cannot be used for training ({exc}).") from exc
+            raise SchemaError(f"Image {it.path} (images=) cannot be used for training ({exc}).") from exc
         except (OSError, ValueError) as exc:
-            raise SchemaError(f"--images: {it.path} cannot be used for training ({exc_text(exc)}).") from exc
+            raise SchemaError(f"Image {it.path} (images=) cannot be used for training ({exc_text(exc)}).") from exc
 
     def batch(self, idx: np.ndarray) -> np.ndarray:
         if self.cache is not None:
@@ -198,13 +198,13 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
     ms = parse_model_spec(model)
     lm = load_model(ms, weights_dir=weights_dir, download=download)
     if lm.scripted:
-        raise InvalidParameterError(f"--model {model}: a TorchScript model cannot be rebuilt for training; give it "
+        raise InvalidParameterError(f"model={str(model)!r}: a TorchScript model cannot be rebuilt for training; give it "
                                     "as a state_dict with 'architecture' in its YAML.")
     if ms.kind == "xrv":
         import torchxrayvision as xrv
 
         if not isinstance(lm.module, xrv.models.DenseNet):
-            raise InvalidParameterError(f"--model {model}: only the TorchXRayVision DenseNets can be fine-tuned.")
+            raise InvalidParameterError(f"model={str(model)!r}: only the TorchXRayVision DenseNets can be fine-tuned.")
         ref, kwargs = "torchxrayvision.models:DenseNet", {"weights": None}
     else:
         cfg_path = Path(str(lm.extra["yaml"]))
@@ -212,7 +212,7 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
 
         cfg = read_yaml_file(cfg_path, what="Model YAML")
         if not isinstance(cfg, dict) or "architecture" not in cfg:    # load_model has checked it already
-            raise SchemaError(f"--model {model}: {cfg_path} gives no 'architecture' to rebuild the model from.")
+            raise SchemaError(f"model={str(model)!r}: {cfg_path} gives no 'architecture' to rebuild the model from.")
         ref = str(cfg["architecture"])
         mod, _, attr = ref.rpartition(":")
         if mod.endswith(".py") and not Path(mod).is_absolute():
@@ -325,14 +325,14 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
     func = "finetune"
     check_choice(mode, FINETUNE_MODES, name="mode", func=func)
     if (model is None) == (recipe is None):
-        raise InvalidParameterError("finetune needs exactly one of --model (xrv:, torch:) and --recipe chestxray8.")
+        raise InvalidParameterError("finetune needs exactly one of model= (xrv:, torch:) and recipe='chestxray8'.")
     if recipe is not None:
         check_choice(recipe, RECIPES, name="recipe", func=func)
     else:
         from .models import parse_model_spec
 
         if parse_model_spec(model).kind == "clip":
-            raise InvalidParameterError(f"--model {model}: fine-tuning clip: models is not supported yet; score them "
+            raise InvalidParameterError(f"model={str(model)!r}: fine-tuning clip: models is not supported yet; score them "
                                         "zero-shot with cxreval predict, or fine-tune an xrv: or torch: model.")
     loss = loss or ("wcel" if recipe else "bce")
     check_choice(loss, LOSSES, name="loss", func=func)
@@ -344,7 +344,7 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
         raise InvalidParameterError(f"The 'val_fraction' parameter of finetune must be in (0, 1). Got {val_fraction!r}.")
     dev = torch_device(device)
     if weights is not None and not Path(weights).is_file():
-        raise SchemaError(f"--weights {weights} does not exist.")
+        raise SchemaError(f"weights={str(weights)!r} does not exist.")
     check_output_path(out, overwrite=overwrite)
     lab = read_labels(Path(labels), state_encoding=state_encoding).table
     targets, fnames, source = training_targets(lab, findings=findings, source=source, policy=pol)
@@ -352,7 +352,7 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
     by_id = {it.study_id: it for it in listing.items}
     targets = targets[targets.study_id.isin(by_id)].reset_index(drop=True)
     if len(targets) < 2:
-        raise SchemaError(f"--images {listing.source} and --labels {labels}: {len(targets)} image id(s) are labelled "
+        raise SchemaError(f"images={str(listing.source)!r} and labels={str(labels)!r}: {len(targets)} image id(s) are labelled "
                           f"(image ids look like {list(by_id)[:2]}, label study_ids like "
                           f"{lab.study_id.head(2).tolist()}); at least 2 are needed.")
     sp = patient_split(targets[["study_id", "patient_id"]], fractions=(1 - val_fraction, val_fraction),

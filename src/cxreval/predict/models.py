@@ -76,9 +76,9 @@ def torch_device(device: str) -> Any:
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
-        raise InvalidParameterError(f"--device {device!r}: expected cpu, cuda or cuda:N.") from exc
+        raise InvalidParameterError(f"device={device!r}: expected cpu, cuda or cuda:N.") from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise InvalidParameterError(f"--device {device}: CUDA is not available to torch on this machine; use cpu.")
+        raise InvalidParameterError(f"device={str(device)!r}: CUDA is not available to torch on this machine; use cpu.")
     return dev
 
 
@@ -124,15 +124,15 @@ def parse_model_spec(spec: object) -> ModelSpec:
     if isinstance(spec, ModelSpec):
         return spec
     if not isinstance(spec, str) or ":" not in spec:
-        raise InvalidParameterError(f"--model {spec!r}: expected {_SPEC_FORMS}.")
+        raise InvalidParameterError(f"model={spec!r}: expected {_SPEC_FORMS}.")
     kind, value = spec.split(":", 1)
     kind = kind.strip().lower()
     if kind not in MODEL_KINDS:
-        raise InvalidParameterError(f"--model {spec!r}: unknown model kind {kind!r}; expected {_SPEC_FORMS}.")
+        raise InvalidParameterError(f"model={spec!r}: unknown model kind {kind!r}; expected {_SPEC_FORMS}.")
     if not value.strip():
-        raise InvalidParameterError(f"--model {spec!r}: nothing after '{kind}:'; expected {_SPEC_FORMS}.")
+        raise InvalidParameterError(f"model={spec!r}: nothing after '{kind}:'; expected {_SPEC_FORMS}.")
     if kind == "xrv" and value not in XRV_WEIGHTS:
-        raise InvalidParameterError(f"--model {spec!r}: unknown TorchXRayVision weights {value!r}; "
+        raise InvalidParameterError(f"model={spec!r}: unknown TorchXRayVision weights {value!r}; "
                                     f"known: {list(XRV_WEIGHTS)}.")
     if kind == "clip":
         from .clip import parse_clip_spec
@@ -236,7 +236,7 @@ def xrv_weights_path(name: str, *, weights_dir: str | os.PathLike[str] | None = 
 
 def _no_weights_message(name: str, url: str, path: Path, why: str) -> str:
     return (f"TorchXRayVision weights {name!r}: {why}. Download {url} on a machine with internet access and put "
-            f"the file at {path}" + (" (or put it in a folder of your choice and pass --weights-dir FOLDER)"
+            f"the file at {path}" + (" (or put it in a folder of your choice and pass weights_dir=FOLDER)"
                                      if name != "jfhealthcare" else "") + ", then run again.")
 
 
@@ -244,7 +244,7 @@ def _load_xrv(name: str, *, weights_dir: str | os.PathLike[str] | None, download
     xrv = require_xrv()
     if name == "jfhealthcare" and weights_dir is not None:
         raise InvalidParameterError("xrv:jfhealthcare always reads its weights from ~/.torchxrayvision/models_data "
-                                    "(torchxrayvision offers no other folder); drop --weights-dir.")
+                                    "(torchxrayvision offers no other folder); drop weights_dir=.")
     url, path = xrv_weights_path(name, weights_dir=weights_dir)
     if not path.is_file() and not download:
         raise DataUnavailableError(_no_weights_message(name, url, path, "the weights file is not there and "

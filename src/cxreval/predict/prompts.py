@@ -75,7 +75,7 @@ def load_prompts(prompts: str | os.PathLike[str] | None = None) -> PromptSet:
     path = prompt_file(str(name)) if isinstance(name, str) and name in PROMPT_SETS else Path(name).expanduser()
     where = f"prompt file {path}"
     if not path.is_file():
-        raise SchemaError(f"--prompts {name}: not a built-in prompt set {list(PROMPT_SETS)} and no such file.")
+        raise SchemaError(f"prompts={str(name)!r}: not a built-in prompt set {list(PROMPT_SETS)} and no such file.")
     cfg = read_yaml_file(path, what="Prompt file")
     if not isinstance(cfg, Mapping) or not isinstance(cfg.get("findings"), Mapping) or not cfg["findings"]:
         raise SchemaError(f"{where}: expected a mapping with 'findings: {{FINDING: {{positive: [...], "

@@ -61,7 +61,7 @@ class PartialStore:
             if old != self.config:
                 diff = sorted(k for k in set(old) | set(self.config) if old.get(k) != self.config.get(k))
                 raise SchemaError(f"unfinished results in {self.folder} were made with other settings ({diff}); "
-                                  "run with the same settings to resume, or pass --restart to discard them.")
+                                  "run with the same settings to resume, or pass restart=True to discard them.")
         elif self.folder.exists() and any(self.folder.iterdir()):
             raise SchemaError(f"{self.folder} exists but is not a cxreval resume store (no {_CONFIG}); remove it.")
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 r"""Rank correlations with ties: Spearman's rho (the d² formula or Pearson of ranks) and Kendall's tau-a / tau-b.
 
-The XQA paper (seed ``002``, section 2.3) defines SRCC and KRCC by their textbook formulas,
+The XQA-Chest paper (section 2.3) defines SRCC and KRCC by their textbook formulas,
 
 .. math:: \rho_s = 1 - \frac{6 \sum_i d_i^2}{n (n^2 - 1)}, \qquad
           \tau = \frac{C - D}{\tfrac12 n (n - 1)},
@@ -14,9 +14,9 @@ so each form is a named function and :func:`~cxreval.ranking.ranking_stability` 
 ===========================  ============================================  ===================================
 function                     definition with ties                           scipy equivalent
 ===========================  ============================================  ===================================
-:func:`spearman_rho_d2`      the seed's d² formula on average ranks         none (equal to spearmanr w/o ties)
+:func:`spearman_rho_d2`      the paper's d² formula on average ranks        none (equal to spearmanr w/o ties)
 :func:`spearman_rho`         Pearson correlation of average ranks           ``spearmanr``
-:func:`kendall_tau_a`        the seed's ``(C - D) / (n (n - 1) / 2)``       none (equal to tau-b w/o ties)
+:func:`kendall_tau_a`        the paper's ``(C - D) / (n (n - 1) / 2)``      none (equal to tau-b w/o ties)
 :func:`kendall_tau_b`        ``(C - D) / sqrt((n0 - n1)(n0 - n2))``         ``kendalltau`` (variant ``'b'``)
 ===========================  ============================================  ===================================
 
@@ -73,9 +73,9 @@ __all__ = [
 KENDALL_VARIANTS: tuple[str, ...] = ("tau-a", "tau-b")
 SPEARMAN_VARIANTS: tuple[str, ...] = ("formula", "pearson")
 DEFAULT_KENDALL = "tau-a"
-"""The seed's KRCC: ``(C - D) / (n (n - 1) / 2)``."""
+"""The XQA-Chest paper's KRCC: ``(C - D) / (n (n - 1) / 2)``."""
 DEFAULT_SPEARMAN = "formula"
-"""The seed's SRCC: ``1 - 6 sum d² / (n (n² - 1))`` on average ranks."""
+"""The XQA-Chest paper's SRCC: ``1 - 6 sum d² / (n (n² - 1))`` on average ranks."""
 
 _PAIR_BUDGET = 1 << 21
 """Largest ``rows x n(n-1)/2`` handled by the all-pairs path (about 16 MiB per float64 temporary)."""
@@ -120,7 +120,7 @@ def spearman_rho(x: object, y: object, *, axis: int = -1) -> np.ndarray:
 
 
 def spearman_rho_d2(x: object, y: object, *, axis: int = -1) -> np.ndarray:
-    """Spearman's rho by the seed's formula ``1 - 6 sum d² / (n (n² - 1))``, ``d`` the average-rank differences.
+    """Spearman's rho by the XQA-Chest paper's formula ``1 - 6 sum d² / (n (n² - 1))``, ``d`` the average-rank differences.
 
     Equal to :func:`spearman_rho` without ties. NaN if either input has a NaN or ``n < 2``.
     """
@@ -211,7 +211,7 @@ def _kendall_counts(x: object, y: object, axis: int, func: str
 
 
 def kendall_tau_a(x: object, y: object, *, axis: int = -1) -> np.ndarray:
-    """Kendall's tau-a along ``axis``: ``(C - D) / (n (n - 1) / 2)``, the seed's KRCC.
+    """Kendall's tau-a along ``axis``: ``(C - D) / (n (n - 1) / 2)``, the XQA-Chest paper's KRCC.
 
     Tied pairs count as neither concordant nor discordant, so ties pull tau-a towards 0 (a constant input gives
     0). Equal to :func:`kendall_tau_b` without ties. NaN if either input has a NaN or ``n < 2``.

@@ -95,7 +95,7 @@ def load_xqa_auc_table(*, include_mean: bool = True) -> pd.DataFrame:
     """
     t = _read("xqa_auc_tables_16_25.csv")
     t["finding"] = t["finding"].map(table_finding)
-    # the seed prints Table 24's mean-over-models row as "Macro Avg."; it is the "Mean" row
+    # the XQA-Chest paper prints Table 24's mean-over-models row as "Macro Avg."; it is the "Mean" row
     t.loc[(t["group"] == "summary") & (t["model"] == "Macro Avg."), "model"] = "Mean"
     if not include_mean:
         t = t[t["group"] != "summary"].reset_index(drop=True)

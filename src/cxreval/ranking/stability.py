@@ -10,9 +10,9 @@ Ranks: 1 is the highest AUC; tied AUCs share the average rank and are flagged, w
 ranks a tie-break could give (``rank_min``, ``rank_max``: published AUCs rounded to 2 decimals tie
 often).
 
-With ties the seed's formulas and scipy's differ (:mod:`cxreval.ranking.correlation`); the variant is an option
-and is written on every output row (column ``variant``). By default both are the seed's (section 2.3): SRCC by
-``1 - 6 sum d² / (n (n² - 1))`` on average ranks (``spearman='formula'``; ``'pearson'`` = the Pearson
+With ties the XQA-Chest paper's formulas and scipy's differ (:mod:`cxreval.ranking.correlation`); the variant is
+an option and is written on every output row (column ``variant``). By default both are the paper's (section 2.3):
+SRCC by ``1 - 6 sum d² / (n (n² - 1))`` on average ranks (``spearman='formula'``; ``'pearson'`` = the Pearson
 correlation of average ranks, ``scipy.stats.spearmanr``) and KRCC ``= (C - D) / (n (n - 1) / 2)``, tau-a
 (``kendall='tau-a'``; ``'tau-b'`` = ``scipy.stats.kendalltau``). All are vectorised over replicates.
 
@@ -68,6 +68,7 @@ __all__ = [
     "SPEARMAN_VARIANTS",
     "RankingStabilityResult",
     "ranking_stability",
+    "check_ranking_options",
     "ALL_MODELS",
     "CORRELATION_COLUMNS",
     "RANKING_COLUMNS",
@@ -87,9 +88,9 @@ TOP_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "best_under", "mo
 
 
 VARIANT_TEXT: Mapping[str, str] = MappingProxyType({
-    "formula": "SRCC = 1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks (the seed's formula)",
+    "formula": "SRCC = 1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks (the XQA-Chest paper's formula)",
     "pearson": "SRCC = Pearson correlation of average ranks (scipy.stats.spearmanr)",
-    "tau-a": "KRCC = tau-a = (C - D) / (n (n - 1) / 2) (the seed's formula)",
+    "tau-a": "KRCC = tau-a = (C - D) / (n (n - 1) / 2) (the XQA-Chest paper's formula)",
     "tau-b": "KRCC = tau-b = (C - D) / sqrt((n0 - n1)(n0 - n2)) (scipy.stats.kendalltau)"})
 """Each SRCC/KRCC variant's formula in words (the summary states the variants used)."""
 
@@ -234,6 +235,17 @@ def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[_
     return out
 
 
+def check_ranking_options(*, kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN,
+                          min_models: int = 3) -> None:
+    """Check the options of :func:`ranking_stability` that need no data (its first step; ``cxreval rank`` calls it
+    before computing any AUC)."""
+    check_choice(kendall, KENDALL_VARIANTS, name="kendall", func="ranking_stability")
+    check_choice(spearman, SPEARMAN_VARIANTS, name="spearman", func="ranking_stability")
+    if isinstance(min_models, bool) or not isinstance(min_models, (int, np.integer)) or min_models < 1:
+        raise InvalidParameterError(f"min_models= must be a positive integer (the fewest models a group needs to "
+                                    f"be ranked); got {min_models!r}.")
+
+
 def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] = METHODS,
                       pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
                       confidence_level: float | None = None, dataset: str = "",
@@ -258,12 +270,12 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
     min_models : int, default=3
         Groups with fewer models are skipped.
     kendall : {'tau-a', 'tau-b'}, default='tau-a'
-        KRCC variant: the seed's ``(C - D) / (n (n - 1) / 2)`` (:func:`kendall_tau_a`), or tau-b
+        KRCC variant: the XQA-Chest paper's ``(C - D) / (n (n - 1) / 2)`` (:func:`kendall_tau_a`), or tau-b
         (:func:`kendall_tau_b`, ``scipy.stats.kendalltau``).
     spearman : {'formula', 'pearson'}, default='formula'
-        SRCC variant: the seed's ``1 - 6 sum d² / (n (n² - 1))`` on average ranks (:func:`spearman_rho_d2`), or
-        the Pearson correlation of average ranks (:func:`spearman_rho`, ``scipy.stats.spearmanr``). Equal
-        without ties.
+        SRCC variant: the XQA-Chest paper's ``1 - 6 sum d² / (n (n² - 1))`` on average ranks
+        (:func:`spearman_rho_d2`), or the Pearson correlation of average ranks (:func:`spearman_rho`,
+        ``scipy.stats.spearmanr``). Equal without ties.
 
     Returns
     -------
@@ -272,11 +284,7 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
     for m in methods:
         check_choice(m, METHODS, name="methods", func="ranking_stability")
     check_choice(groups, ("all", "overall", "per-group"), name="groups", func="ranking_stability")
-    check_choice(kendall, KENDALL_VARIANTS, name="kendall", func="ranking_stability")
-    check_choice(spearman, SPEARMAN_VARIANTS, name="spearman", func="ranking_stability")
-    if isinstance(min_models, bool) or not isinstance(min_models, (int, np.integer)) or min_models < 1:
-        raise InvalidParameterError(f"ranking_stability: min_models must be a positive integer (the fewest models a "
-                                    f"group needs to be ranked); got {min_models!r}.")
+    check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
     variants = {"SRCC": spearman, "KRCC": kendall}
     corr_fn = {m: correlation_function(m, v) for m, v in variants.items()}
     if isinstance(auc, AUCResult):

@@ -370,7 +370,7 @@ def bind(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
         sock.close()
         why = getattr(exc, "strerror", None) or str(exc)
         raise InvalidParameterError(f"Cannot listen on {host}:{port}: {why} (another server may be using it). "
-                                    "Choose another --port, or stop the other server.") from exc
+                                    "Choose another port=, or stop the other server.") from exc
     return sock
 
 

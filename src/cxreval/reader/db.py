@@ -132,12 +132,12 @@ def make_engine(url: str = DEFAULT_URL, *, pool_size: int = 16) -> Any:
     try:
         parsed = sa.engine.make_url(url)
     except Exception as exc:
-        raise InvalidParameterError(f"--db {url!r} is not an SQLAlchemy URL (e.g. sqlite:///study.db or "
+        raise InvalidParameterError(f"url={url!r} is not an SQLAlchemy URL (e.g. sqlite:///study.db or "
                                     f"postgresql://user@127.0.0.1/db): {exc}") from exc
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         if parsed.database in (None, "", ":memory:"):
-            raise InvalidParameterError(f"--db {url!r}: the reader study needs an SQLite file, not memory.")
+            raise InvalidParameterError(f"url={url!r}: the reader study needs an SQLite file, not memory.")
         engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
                                   pool_size=pool_size, max_overflow=pool_size)
 
@@ -155,9 +155,9 @@ def make_engine(url: str = DEFAULT_URL, *, pool_size: int = 16) -> Any:
         try:
             return sa.create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
         except ImportError as exc:
-            raise InvalidParameterError(f"--db {url!r} needs psycopg: pip install 'cxreval[reader]' "
+            raise InvalidParameterError(f"url={url!r} needs psycopg: pip install 'cxreval[reader]' "
                                         "'psycopg[binary]'.") from exc
-    raise InvalidParameterError(f"--db {url!r}: only sqlite:/// and postgresql:// URLs are supported.")
+    raise InvalidParameterError(f"url={url!r}: only sqlite:/// and postgresql:// URLs are supported.")
 
 
 @dataclass(frozen=True)

@@ -91,13 +91,13 @@ class SubmitResult:
 def _unreachable(engine: Any, exc: Any) -> SchemaError:
     """One line naming the database (password hidden) and the driver's reason (its lines joined)."""
     reason = " ".join(str(getattr(exc, "orig", exc)).split())
-    return SchemaError(f"--db {engine.url.render_as_string(hide_password=True)!r}: cannot connect to the database "
+    return SchemaError(f"url={engine.url.render_as_string(hide_password=True)!r}: cannot connect to the database "
                        f"server ({reason}); check host, port, user and that the server is running.")
 
 
 def _not_a_study_db(engine: Any, exc: Any) -> SchemaError:
     reason = " ".join(str(getattr(exc, "orig", exc)).split())
-    return SchemaError(f"--db {engine.url.render_as_string(hide_password=True)!r} cannot be used ({reason}); "
+    return SchemaError(f"url={engine.url.render_as_string(hide_password=True)!r} cannot be used ({reason}); "
                        "give a database made by `cxreval reader init` or a new file name.")
 
 
@@ -143,7 +143,7 @@ class ReaderStore(PayloadChecks):
             if parsed.query.get("uri") in ("true", "1") and file.startswith("file:"):
                 file = file[5:].split("?", 1)[0]
             if not Path(file).is_file():
-                raise SchemaError(f"--db {url!r}: the SQLite file {file} does not exist; run "
+                raise SchemaError(f"url={url!r}: the SQLite file {file} does not exist; run "
                                   "`cxreval reader init` first.")
         store = cls(url)
         _ = store.spec
@@ -174,7 +174,7 @@ class ReaderStore(PayloadChecks):
                     tx.rollback()
         except sa.exc.DBAPIError as exc:
             reason = " ".join(str(getattr(exc, "orig", exc)).split())
-            raise SchemaError(f"--db {self.engine.url.render_as_string(hide_password=True)!r} is not writable "
+            raise SchemaError(f"url={self.engine.url.render_as_string(hide_password=True)!r} is not writable "
                               f"({reason}); the server would refuse every submission. Fix the file's or folder's "
                               "permissions (or the disk, or the database role), then start again.") from exc
 
@@ -283,7 +283,7 @@ class ReaderStore(PayloadChecks):
             row = conn.execute(sa.select(r.c.id, r.c.role).where(r.c.name == name)).first()
             if row is not None:
                 if not new_token:
-                    raise SchemaError(f"Reader {name!r} exists; pass --new-token to replace their link.")
+                    raise SchemaError(f"Reader {name!r} exists; pass new_token=True to replace their link.")
                 if row[1] != role:
                     raise SchemaError(f"Reader {name!r} is a {row[1]}; a new token keeps the role.")
                 conn.execute(sa.update(r).where(r.c.id == row[0]).values(token_hash=hash_token(token)))

@@ -75,7 +75,7 @@ def check_box_table(boxes: pd.DataFrame, *, where: str = "the boxes table") -> p
     Raises
     ------
     SchemaError
-        A column of :data:`BOX_COLUMNS` is missing (an old spelling such as ``image_id`` is named with
+        A column of :data:`BOX_COLUMNS` is missing (another tool's spelling such as ``image_id`` is named with
         "did you mean 'study_id'").
     """
     check_columns(boxes, BOX_COLUMNS, where=where)

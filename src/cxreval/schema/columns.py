@@ -47,7 +47,7 @@ ANNOTATION_COLUMNS: tuple[str, ...] = (STUDY_ID, SOURCE, STATE)
 
 RENAMED_COLUMNS: dict[str, str] = {"reader": SOURCE, "rater": SOURCE, "reference": SOURCE, "label": STATE,
                                    "image_id": STUDY_ID, "image": STUDY_ID, "study": STUDY_ID}
-"""Other spellings of the vocabulary's column names (old cxreval tables, crowd-kit's annotations, box lists):
+"""Other tools' spellings of the vocabulary's column names (crowd-kit's annotations, box lists, label tables):
 a table that lacks a required column but has one of these is refused with a "did you mean"
 (:func:`check_columns`), never renamed silently."""
 
