@@ -221,7 +221,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
                     lab = est.fit_predict(ann, y)  # type: ignore[attr-defined]
                 elif isinstance(est, GroupedFusion):
                     est._fit(enc, group_map=group_map)
-                    lab = est.labels_  # type: ignore[attr-defined]
+                    lab = est.labels_
                 else:
                     est._fit(enc)  # type: ignore[attr-defined]
                     lab = est.labels_  # type: ignore[attr-defined]
@@ -237,7 +237,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     out[STATE] = pd.array(out[STATE].to_numpy(), dtype="Int8")
     per_item = ann.groupby([STUDY_ID, FINDING]).size()
     n_partial = int((per_item < per_item.max()).sum())
-    hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}  # type: ignore[call-overload]
+    hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}
     return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial,
                         hist, tuple(warnings), convergence_table(estimators), adjudicated=adjudicated,
                         not_mentioned=not_mentioned, seed=rng if isinstance(rng, int) else None,
@@ -365,7 +365,8 @@ def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         With ``agreement`` when ``adjudicated`` is given and ``method_agreement`` with two or more methods.
     """
     readers, methods = [str(r) for r in readers], list(methods)
-    fuse_table, fitted, notes = labels, None, ()
+    fuse_table, fitted = labels, None
+    notes: tuple[str, ...] = ()
     if model is not None:
         fuse_table, readers, methods, fitted, note = _apply_model(labels, readers, methods, model)
         notes = (note,)
