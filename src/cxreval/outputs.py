@@ -44,6 +44,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import cast
 
 from .exceptions import CxrevalError
 
@@ -453,7 +454,7 @@ def run_files(folder: str | os.PathLike[str]) -> list[Path] | None:
     rec = read_run(folder)
     if rec is None:
         return None
-    return [Path(folder) / f for f in rec.get("files", [])]  # type: ignore[union-attr]
+    return [Path(folder) / f for f in cast("list[str]", rec.get("files", []))]
 
 
 def file_checksums(folder: str | os.PathLike[str], files: Sequence[str]) -> dict[str, str]:

@@ -183,7 +183,7 @@ def _validate_fractions(fractions: object, names: object, func: str) -> tuple[tu
         raise InvalidParameterError(f"The 'names' parameter of {func} must be a sequence of str. "
                                     f"Got {names!r} instead.")
     else:
-        nm = tuple(names)  # type: ignore[arg-type]
+        nm = tuple(names)
     if len(nm) != len(fr) or len(set(nm)) != len(nm):
         raise InvalidParameterError(f"The 'names' parameter of {func} must hold {len(fr)} distinct names, one per "
                                     f"fraction. Got {list(nm)} instead.")
@@ -457,7 +457,7 @@ def write_split_lists(assignments: pd.DataFrame, directory: str | Path) -> dict[
 
 def _isin(values: pd.Series, members: object) -> np.ndarray:
     """``values.isin(members)`` as a boolean array; a hash lookup (pandas' Arrow-string ``isin`` is slow)."""
-    return pd.Index(members).unique().get_indexer(values) >= 0  # type: ignore[call-overload]
+    return pd.Index(members).unique().get_indexer(values) >= 0
 
 
 def _as_split_table(splits: object) -> pd.DataFrame:

@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import numpy as np
 import pandas as pd
@@ -127,6 +127,10 @@ def parse_pairs(pairs: object) -> list[tuple[str, str]]:
     return out
 
 
+@overload
+def expand_findings(findings: None) -> None: ...
+@overload
+def expand_findings(findings: Sequence[str] | str) -> list[str]: ...
 def expand_findings(findings: Sequence[str] | str | None) -> list[str] | None:
     if findings is None:
         return None
@@ -188,7 +192,7 @@ class SourceGrids:
     def get(self, source: str) -> tuple[pd.Index, pd.Index, np.ndarray]:
         if source not in self._cache:
             if self._groups is None:
-                self._groups = {str(k): v for k, v in self.labels.groupby(SOURCE, sort=False).indices.items()}  # type: ignore[misc]
+                self._groups = {str(k): v for k, v in self.labels.groupby(SOURCE, sort=False).indices.items()}
             sub = self.labels.iloc[self._groups[source]]
             si, studies = pd.factorize(sub[STUDY_ID], sort=False)
             fi, findings = pd.factorize(sub[FINDING], sort=False)
@@ -237,8 +241,8 @@ def paired_states(labels: pd.DataFrame | SourceGrids, a: str, b: str, *, finding
         raise SchemaError(f"Sources {a!r} and {b!r} have no study in common.")
     rows_a = np.flatnonzero(in_b)
     rows_b = sb.get_indexer(common)
-    grid_a = readonly(ga[np.ix_(rows_a, fa_idx.get_indexer(use))])  # type: ignore[arg-type]
-    grid_b = readonly(gb[np.ix_(rows_b, fb_idx.get_indexer(use))])  # type: ignore[arg-type]
+    grid_a = readonly(ga[np.ix_(rows_a, fa_idx.get_indexer(use))])
+    grid_b = readonly(gb[np.ix_(rows_b, fb_idx.get_indexer(use))])
     return PairedStates(a, b, tuple(map(str, common)), tuple(use), grid_a, grid_b, only_a, only_b,
                         tuple(f for f in fa if f not in set(fb)), tuple(f for f in fb if f not in set(fa)))
 

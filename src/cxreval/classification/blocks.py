@@ -94,7 +94,7 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
         micro_inputs = dataclasses.replace(inputs, labels=Ym)
         if inputs.wpos is not None and plan is not None:
             micro_inputs = dataclasses.replace(micro_inputs, wpos=positive_weights(Ym, plan.study_patient,
-                                                                                  inputs.shards))
+                                                                                  shards))
         runs = [(inputs, [b for b in blocks if b[1] < len(fs)]), (micro_inputs, [b for b in blocks if b[1] == len(fs)])]
     for run_inputs, run_blocks in runs:
         for (i, j), pt, ds in map_blocks(get_executor(executor), run_inputs, run_blocks, spill_dir):

@@ -153,11 +153,11 @@ class _RichProgress(_NoProgress):
         return int(self.bar.add_task(description, total=total))
 
     def advance(self, task: int, n: float = 1) -> None:
-        self.bar.advance(task, n)  # type: ignore[arg-type]
+        self.bar.advance(task, n)
 
     def done(self, task: int) -> None:
         t = self.bar.tasks[[x.id for x in self.bar.tasks].index(task)]
-        self.bar.update(task, total=t.total if t.total is not None else 1, completed=t.total or 1)  # type: ignore[arg-type]
+        self.bar.update(task, total=t.total if t.total is not None else 1, completed=t.total or 1)
 
 
 @contextlib.contextmanager

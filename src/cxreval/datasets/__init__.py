@@ -91,7 +91,7 @@ class DatasetSpec:
         if fn is None:
             raise DataUnavailableError(f"Dataset {self.name!r}: cxreval.datasets.{self.module} has no "
                                        f"{self.function}().")
-        return fn  # type: ignore[no-any-return]
+        return fn
 
     @property
     def available(self) -> bool:

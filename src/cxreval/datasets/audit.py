@@ -339,7 +339,7 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
     rows = []
     for f in CHESTXRAY14:
         rows.append((f, *_count(mat[f].to_numpy(), patients)))
-    rows.append((NO_FINDING, *_count(~mat.to_numpy().any(axis=1), patients)))  # type: ignore[arg-type]
+    rows.append((NO_FINDING, *_count(~mat.to_numpy().any(axis=1), patients)))
     findings = pd.DataFrame(rows, columns=["finding", "n_images", "n_patients"])
     findings["image_fraction"] = findings["n_images"] / n_images
     views = (meta.groupby("view", sort=True)
@@ -352,7 +352,7 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
                      f"(e.g. {box_table.loc[~known, 'study_id'].iloc[0]!r})")
     labelled = mat.set_axis(meta["study_id"].to_numpy())
     brows = []
-    for f, g in box_table.groupby("finding", sort=False):  # type: ignore[assignment]
+    for f, g in box_table.groupby("finding", sort=False):
         imgs = pd.unique(g["study_id"])
         inside = [s for s in imgs if s in labelled.index]
         brows.append((f, len(g), len(imgs), int(labelled.loc[inside, f].sum()) if inside else 0))

@@ -222,6 +222,7 @@ def _name(transform: str, params: Mapping[str, object]) -> str:
 def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
     """Read and validate a plan (YAML/JSON file or an already-parsed mapping)."""
     where = str(source) if not isinstance(source, Mapping) else "plan"
+    raw: object
     if isinstance(source, Mapping):
         raw = dict(source)
     else:
@@ -236,7 +237,7 @@ def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
         raise SchemaError(f"{where}: 'output_dtype' must be one of same, uint8, uint16, float32. Got {dtype!r}.")
     entries: list[tuple[str, str, dict, int | None]] = []
     e: object
-    for i, e in enumerate(raw["degradations"]):  # type: ignore[arg-type]
+    for i, e in enumerate(raw["degradations"]):
         if not isinstance(e, Mapping) or "transform" not in e:
             raise SchemaError(f"{where}: degradation #{i} must be a mapping with a 'transform'. Got {e!r}.")
         t = str(e["transform"])

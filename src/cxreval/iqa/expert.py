@@ -94,7 +94,7 @@ def _check_ddof(ddof: object, func: str) -> int:
     if isinstance(ddof, bool) or ddof not in DDOF_CHOICES:
         raise InvalidParameterError(f"The 'ddof' parameter of {func} must be one of {list(DDOF_CHOICES)}. "
                                     f"Got {ddof!r} instead.")
-    return int(ddof)  # type: ignore[call-overload]
+    return int(ddof)
 
 
 @dataclass(frozen=True)

@@ -200,7 +200,8 @@ def _bilinear_runs(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
             lo, hi = cax.seg_lo[ss], cax.seg_hi[ss] - 1
             mnp, rp = mn[mm], safe[mm]
 
-            def is_above(j: np.ndarray, A=A, D=D, mnp=mnp, rp=rp, thr=thr) -> np.ndarray:  # noqa: B008
+            def is_above(j: np.ndarray, A: np.ndarray = A, D: np.ndarray = D, mnp: np.ndarray = mnp,  # noqa: B008
+                         rp: np.ndarray = rp, thr: float = thr) -> np.ndarray:
                 val = 255 * (A + D * cax.t[j] - mnp) / rp
                 return (val > thr) if strict else (val >= thr)
 

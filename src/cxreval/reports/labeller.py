@@ -134,7 +134,7 @@ class ReportLabelsResult(TableResult):
         out["summary"].write_text(json.dumps(self.to_dict(), indent=2, default=str) + "\n")
         return out
 
-    def counts(self) -> dict[str, object]:
+    def counts(self) -> dict[str, Any]:
         """Reports, mentions, notes (per kind) and states (per name, and missing)."""
         s = self.labels[STATE]
         return {"n_reports": self.n_reports, "n_mentions": int(len(self.mentions)),
