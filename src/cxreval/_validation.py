@@ -12,6 +12,7 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
+from ._typing import RNGLike
 from .exceptions import InvalidParameterError, SchemaError
 
 _T = TypeVar("_T")
@@ -32,10 +33,10 @@ __all__ = [
 ]
 
 
-def normalize_rng(rng: object) -> np.random.Generator:
+def normalize_rng(rng: RNGLike) -> np.random.Generator:
     """``np.random.default_rng(rng)`` with a clear error for values it cannot use."""
     try:
-        return np.random.default_rng(rng)  # type: ignore[arg-type]
+        return np.random.default_rng(rng)
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(
             f"The 'rng' parameter must be None, an int seed or a numpy Generator. Got {rng!r} instead.") from exc

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import validate_model_groups
@@ -48,7 +49,7 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
                        state_encoding: str | None = None, references: Sequence[str] | None = None,
                        findings: Sequence[str] | None = None, policy: str = "exclude",
                        not_mentioned: str = "negative", unlabeled: str = "error", n_resamples: int = 1000,
-                       confidence_level: float = 0.95, rng: object = None, executor: object | None = None,
+                       confidence_level: float = 0.95, rng: RNGLike = None, executor: object | None = None,
                        spill_dir: str | Path | None = None,
                        on_read: Callable[[PreparedInputs], object] | None = None,
                        blank_state: str | None = None, studies: str = "each",

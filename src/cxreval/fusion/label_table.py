@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import did_you_mean, normalize_rng
 from ..agreement import agreement_table
 from ..agreement.pairs import expand_findings
@@ -101,7 +102,7 @@ def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, fin
 
 def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
                      adjudicated: str | None = None, findings: Sequence[str] | None = None,
-                     not_mentioned: str | LabelPolicy = "negative", rng: object = 0,
+                     not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = 0,
                      params: dict[str, dict[str, object]] | None = None,
                      fitted: dict[str, object] | None = None, executor: object = None,
                      spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
@@ -338,7 +339,7 @@ def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str], m
 
 def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
                      adjudicated: str | None = None, findings: Sequence[str] | str | None = None,
-                     not_mentioned: str | LabelPolicy = "negative", rng: object = 0,
+                     not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = 0,
                      params: dict[str, dict[str, object]] | None = None, model: object = None,
                      include_inputs: bool = False, executor: object = None,
                      spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:

@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 from scipy import ndimage
 
+from .._typing import RNGLike
 from .._validation import normalize_rng, read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
 from ..results import TableResult
@@ -166,7 +167,7 @@ _RANDOM = {"gaussian_noise", "poisson_noise"}
 
 
 def apply_degradation(image: np.ndarray, transform: str, params: Mapping[str, object] | None = None, *,
-                      data_range: float, rng: object = None) -> np.ndarray:
+                      data_range: float, rng: RNGLike = None) -> np.ndarray:
     """Apply one named transform (see the module table) to a float image in ``[0, data_range]``.
 
     Parameters

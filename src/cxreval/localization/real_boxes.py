@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import normalize_rng
 from ..exceptions import SchemaError
 from ..labels.schema import FINDING, STUDY_ID
@@ -115,7 +116,7 @@ class BoxMaps:
     noisy: np.ndarray
 
 
-def box_maps(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel()) -> BoxMaps:
+def box_maps(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel()) -> BoxMaps:
     """One clean and one noisy error-model map per (study, finding) of a box table.
 
     Each map is the coverage of its boxes (their maximum where boxes overlap) with the seed's distractor,
@@ -140,7 +141,7 @@ def box_maps(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorM
     return BoxMaps(groups, coords, np.stack(clean) if clean else empty, np.stack(noisy) if noisy else empty)
 
 
-def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
+def error_model_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel(),
                          T_values: Sequence[object] = DEFAULT_T) -> RealBoxesResult:
     """The seed's error model on real reference boxes, scored per finding.
 
@@ -199,7 +200,7 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorMo
     return RealBoxesResult(table, by_finding_view(table), len(boxes), int(boxes[STUDY_ID].nunique()), seed)
 
 
-def real_boxes_study(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
+def real_boxes_study(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel(),
                      T_values: Sequence[object] = DEFAULT_T) -> pd.DataFrame:
     """The table of :func:`error_model_on_boxes` (``localization.csv``)."""
     return error_model_on_boxes(boxes, rng=rng, model=model, T_values=T_values).table

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import ndimage
 
+from .._typing import RNGLike
 from .._validation import check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError
 from ..labels.schema import FINDING, STUDY_ID
@@ -120,7 +121,7 @@ def error_model_maps(box: Sequence[float], rng: np.random.Generator, model: Erro
     return clean, noisy, bool(has_d)
 
 
-def synthetic_cases(rng: object = 0, *, per_size: int = 60, sizes: Mapping[str, tuple] = SIZES,
+def synthetic_cases(rng: RNGLike = 0, *, per_size: int = 60, sizes: Mapping[str, tuple] = SIZES,
                     model: ErrorModel = ErrorModel()) -> dict[str, list[SyntheticCase]]:
     """Draw ``per_size`` synthetic images per size class, consuming ``rng`` in the seed's order."""
     gen = normalize_rng(rng)
@@ -280,7 +281,7 @@ def _localize(maps: np.ndarray, refs: np.ndarray,
     return out, runs
 
 
-def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
+def synthetic_study(rng: RNGLike = 0, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
                     T_values: Sequence[object] = DEFAULT_T) -> SynthResult:
     """Run the seed's synthetic study and return its printed output and tables.
 
