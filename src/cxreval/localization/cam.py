@@ -68,6 +68,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from ..findings import canonical_finding
@@ -407,7 +408,7 @@ def heatmap_dict(maps: object, *, image_ids: Sequence[str], findings: Sequence[s
     return {f"{im}/{c}": m[i, j] for i, im in enumerate(ids) for j, c in enumerate(canon)}
 
 
-def save_heatmaps(path: str | os.PathLike[str], maps: object | Mapping[str, object], *,
+def save_heatmaps(path: str | os.PathLike[str], maps: ArrayLike | Mapping[str, ArrayLike], *,
                   image_ids: Sequence[str] | None = None, findings: Sequence[str] | None = None) -> dict[str, str]:
     """Write heatmaps to a compressed ``.npz`` keyed ``"<image id>/<finding>"`` for ``cxreval localize``.
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -238,7 +239,7 @@ def _merge(mi: np.ndarray, ri: np.ndarray, st: np.ndarray, sp: np.ndarray) -> tu
     return mi[first], ri[first], st[first], sp[last]
 
 
-def heatmap_runs(heatmaps: object, image_shape: tuple[int, int] = (1024, 1024), *,
+def heatmap_runs(heatmaps: ArrayLike, image_shape: tuple[int, int] = (1024, 1024), *,
                  thresholds: tuple[float, ...] = (60.0, 180.0), strict: bool = True) -> list[HeatmapRuns]:
     """Runs of the thresholded, bilinearly upsampled, normalised maps of a batch (one per threshold).
 

@@ -23,7 +23,7 @@ from ..exceptions import SchemaError
 from ..labels.schema import FINDING, STUDY_ID
 from ..results import TableResult
 from ..tables import markdown_table
-from .boxes import check_boxes
+from .boxes import ThresholdLike, check_boxes
 from .heatmaps import heatmap_peaks, heatmaps_to_boxes
 from .protocol import DEFAULT_T, score_images
 from .schema import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
@@ -142,7 +142,7 @@ def box_maps(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = Error
 
 
 def error_model_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel(),
-                         T_values: Sequence[object] = DEFAULT_T) -> RealBoxesResult:
+                         T_values: Sequence[ThresholdLike] = DEFAULT_T) -> RealBoxesResult:
     """The seed's error model on real reference boxes, scored per finding.
 
     For every (image, finding) of ``boxes`` (in order of first appearance) a clean and a noisy map are
@@ -191,7 +191,7 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorM
                 sc = score_images([P[j] for j in idx], G, rule=rule, T_values=T_values)
                 for ti, T in enumerate(T_values):
                     rows.append({"variant": variant, "localizer": lname, "upsampling": up, "threshold": thr,
-                                 FINDING: f, "rule": rule, "T": float(T), "T_iou": float(T),  # type: ignore[arg-type]
+                                 FINDING: f, "rule": rule, "T": float(T), "T_iou": float(T),
                                  "acc": float(sc.acc()[ti]), "afp": float(sc.afp()[ti]),
                                  "hits": int(sc.hits[ti].sum()), "false_positives": int(sc.false_positives[ti].sum()),
                                  "n_boxes": int(sc.n_refs.sum()), "n_images": len(idx), "n_afp": len(idx),
@@ -201,6 +201,6 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorM
 
 
 def real_boxes_study(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel(),
-                     T_values: Sequence[object] = DEFAULT_T) -> pd.DataFrame:
+                     T_values: Sequence[ThresholdLike] = DEFAULT_T) -> pd.DataFrame:
     """The table of :func:`error_model_on_boxes` (``localization.csv``)."""
     return error_model_on_boxes(boxes, rng=rng, model=model, T_values=T_values).table

@@ -32,7 +32,7 @@ from .._validation import check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError
 from ..labels.schema import FINDING, STUDY_ID
 from ..results import TableResult
-from .boxes import box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
+from .boxes import ThresholdLike, box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
 from .heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
 from .protocol import DEFAULT_T, score_images
 from .schema import LOCALIZATION_COLUMNS
@@ -282,7 +282,7 @@ def _localize(maps: np.ndarray, refs: np.ndarray,
 
 
 def synthetic_study(rng: RNGLike = 0, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
-                    T_values: Sequence[object] = DEFAULT_T) -> SynthResult:
+                    T_values: Sequence[ThresholdLike] = DEFAULT_T) -> SynthResult:
     """Run the seed's synthetic study and return its printed output and tables.
 
     Parameters
