@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .._validation import check_choice, check_columns
 from ..exceptions import SchemaError
@@ -99,7 +100,7 @@ class OmissionResult:
                 "rate_b_not_a": float(self.rate_b_not_a)}
 
 
-def omission_rates(states_a: object, states_b: object, *, not_mentioned: str | LabelPolicy = "negative"
+def omission_rates(states_a: ArrayLike, states_b: ArrayLike, *, not_mentioned: str | LabelPolicy = "negative"
                    ) -> OmissionResult:
     """Transitions and omission rates of two aligned state arrays (see the module docstring).
 
