@@ -20,7 +20,7 @@ from .._typing import RNGLike
 from .._validation import check_positive_int
 from ..bootstrap import ResamplingPlan, draw_plan, shard_size_for, summarize_distribution
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
-from ..executor import get_executor
+from ..executor import Executor, get_executor
 from ..labels import MACRO, MICRO
 from .inputs import PreparedInputs
 from .result import (
@@ -39,7 +39,7 @@ __all__ = ["evaluate_prepared"]
 
 def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_level: float, macro: bool, micro: bool,
                       mean_over_models: bool, rng: RNGLike, plan: ResamplingPlan | None, shard_size: int | None,
-                      executor: object | None, spill_dir: str | Path | None = None) -> AUCResult:
+                      executor: Executor | str | None, spill_dir: str | Path | None = None) -> AUCResult:
     """The computation of :func:`~cxreval.classification.evaluate_auc` on validated arrays (options already
     checked by it): plan, then per block (model × finding, model × micro) one sort, point AUCs and every replicate;
     CIs and the table. Call :func:`~cxreval.classification.evaluate_auc` with the :class:`PreparedInputs`

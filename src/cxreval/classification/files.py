@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from os import PathLike
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -23,6 +24,9 @@ from ..labels import validate_model_groups
 from .evaluate import evaluate_auc
 from .inputs import PreparedInputs, prepare_from_files
 from .result import AUCResult
+
+if TYPE_CHECKING:
+    from ..executor import Executor
 
 __all__ = ["read_model_groups", "evaluate_auc_files"]
 
@@ -49,7 +53,7 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
                        state_encoding: str | None = None, references: Sequence[str] | None = None,
                        findings: Sequence[str] | None = None, policy: str = "exclude",
                        not_mentioned: str = "negative", unlabeled: str = "error", n_resamples: int = 1000,
-                       confidence_level: float = 0.95, rng: RNGLike = None, executor: object | None = None,
+                       confidence_level: float = 0.95, rng: RNGLike = None, executor: Executor | str | None = None,
                        spill_dir: str | Path | None = None,
                        on_read: Callable[[PreparedInputs], object] | None = None,
                        blank_state: str | None = None, studies: str = "each",

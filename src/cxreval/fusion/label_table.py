@@ -29,6 +29,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -52,6 +53,9 @@ from ..labels import (
 from ._base import _REGISTRY, GroupedFusion, encode_annotations, list_fusion
 from .diagnostics import overfused_states
 from .result import FUSION_AGREEMENT_COLUMNS, METHOD, FusionResult, convergence_table
+
+if TYPE_CHECKING:
+    from ..executor import Executor
 
 __all__ = ["annotations_from_labels", "fuse_label_table", "fuse_and_compare", "fusion_agreement"]
 
@@ -104,7 +108,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
                      adjudicated: str | None = None, findings: Sequence[str] | None = None,
                      not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = 0,
                      params: dict[str, dict[str, object]] | None = None,
-                     fitted: dict[str, object] | None = None, executor: object = None,
+                     fitted: dict[str, object] | None = None, executor: Executor | str | None = None,
                      spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
     """Fuse the labels of ``readers`` in a long label table with each of ``methods``.
 
@@ -341,7 +345,7 @@ def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
                      adjudicated: str | None = None, findings: Sequence[str] | str | None = None,
                      not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = 0,
                      params: dict[str, dict[str, object]] | None = None, model: object = None,
-                     include_inputs: bool = False, executor: object = None,
+                     include_inputs: bool = False, executor: Executor | str | None = None,
                      spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
     """Fuse ``readers`` with each of ``methods`` (:func:`fuse_label_table`) and score the fused sources: each
     against ``adjudicated`` (``fusion_agreement``) and against each other (``method_agreement``).

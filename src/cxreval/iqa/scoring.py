@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,9 @@ from ..results import TableResult
 from ._image import LoadedImage, check_data_range, image_size, read_image
 from ._registry import get_metric, list_metrics, metric_sign
 from .expert import srcc_krcc
+
+if TYPE_CHECKING:
+    from ..executor import Executor
 
 __all__ = ["select_metrics", "score_pairs", "score_pair_batches", "oriented_scores", "metric_rank_agreement",
            "MetricSelection", "ScoresResult", "SCORE_COLUMNS"]
@@ -241,7 +244,7 @@ def _score_pair(item: tuple[int, object, object], *, names: Sequence[str], data_
 
 
 def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | None, base_dir: object,
-            metric_options: object, executor: object | None, batch_size: int, check_files: bool,
+            metric_options: object, executor: Executor | str | None, batch_size: int, check_files: bool,
             func: str) -> Iterator[pd.DataFrame]:
     """Check everything now; return the iterator of blocks (see :func:`score_pair_batches`)."""
     items = _pair_items(pairs)
@@ -288,7 +291,7 @@ def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | 
 
 def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all",
                        *, data_range: float | None = None, base_dir: str | os.PathLike[str] | None = None,
-                       metric_options: Mapping[str, Mapping[str, Any]] | None = None, executor: object | None = None,
+                       metric_options: Mapping[str, Mapping[str, Any]] | None = None, executor: Executor | str | None = None,
                        batch_size: int = 32, check_files: bool = True) -> Iterator[pd.DataFrame]:
     """:func:`score_pairs` streamed: the score table in consecutive blocks of ``batch_size`` pairs.
 
@@ -328,7 +331,7 @@ def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], me
 def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all", *,
                 data_range: float | None = None, base_dir: str | os.PathLike[str] | None = None,
                 metric_options: Mapping[str, Mapping[str, Any]] | None = None,
-                executor: object | None = None) -> pd.DataFrame:
+                executor: Executor | str | None = None) -> pd.DataFrame:
     """Score ``(reference, test)`` image pairs with the chosen metrics.
 
     Each image is read with :func:`~cxreval.iqa.read_image` (float64, its stored type's data range). A

@@ -50,7 +50,7 @@ from scipy import ndimage
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import get_executor
+from ..executor import Executor, get_executor
 from .heatmap_runs import RUN_BATCH, HeatmapRuns, batch_runs, block_extremes, heatmap_runs, runs_to_boxes
 from .upsampling import (
     CONNECTIVITY,
@@ -122,7 +122,7 @@ def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
 
 def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (1024, 1024),
                       upsampling: str = "bilinear", thresholds: tuple[float, ...] = (60.0, 180.0),
-                      strict: bool = True, connectivity: int = 8, executor: object = None
+                      strict: bool = True, connectivity: int = 8, executor: Executor | str | None = None
                       ) -> list[list[np.ndarray]]:
     """Boxes of every map of a batch at every threshold (the protocol's box generation, vectorised).
 
