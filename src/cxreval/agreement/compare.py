@@ -33,7 +33,7 @@ from ..exceptions import SchemaError
 from ..labels import SOURCE
 from ..results import TableResult
 from .omissions import FlowsResult, OmissionsResult, compute_flows
-from .pairs import AgreementTableResult, compute_agreement, parse_pairs
+from .pairs import AgreementTableResult, SourcePairs, compute_agreement, parse_pairs
 from .prevalence import PrevalenceResult, compute_prevalence
 
 __all__ = ["SourceComparisonResult", "compare_sources", "common_study_labels"]
@@ -87,7 +87,7 @@ class SourceComparisonResult(TableResult):
         return self.agreement.plot()
 
 
-def compare_sources(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def compare_sources(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Sequence[str] | str | None = None,
                     finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
                     not_mentioned: str = "negative", studies: str = "same", both_uncertain: str = "agree"
                     ) -> SourceComparisonResult:

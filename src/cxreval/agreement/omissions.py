@@ -39,7 +39,7 @@ from ..exceptions import SchemaError
 from ..labels import FINDING, LabelPolicy
 from ..results import TableResult, readonly
 from ..tables import markdown_table
-from .pairs import SourceGrids, expand_findings, paired_states, parse_pairs, prepare_labels
+from .pairs import SourceGrids, SourcePairs, expand_findings, paired_states, parse_pairs, prepare_labels
 from .scores import STATE_ORDER, confusion_counts
 
 __all__ = ["FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "FlowsResult", "OmissionsResult", "omission_rates",
@@ -201,7 +201,7 @@ class FlowsResult(TableResult):
                       title=f"Label flows from {a} to {b}")
 
 
-def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Sequence[str] | str | None = None,
                   not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> FlowsResult:
     """3x3 state transitions per pair of sources and finding, plus ``finding='overall'`` pooled.
 
@@ -249,7 +249,7 @@ def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str
     return FlowsResult(out, tuple(f"{a}:{b}" for a, b in pair_list), not_mentioned, studies)
 
 
-def flows_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def flows_table(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Sequence[str] | str | None = None,
                 not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> pd.DataFrame:
     """The table of :func:`compute_flows` alone."""
     return compute_flows(labels, pairs, findings=findings, not_mentioned=not_mentioned, studies=studies).table

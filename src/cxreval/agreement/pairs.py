@@ -6,7 +6,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, overload
+from typing import Any, ClassVar, TypeAlias, Union, overload
 
 import numpy as np
 import pandas as pd
@@ -95,7 +95,11 @@ class PairedStates:
                 "findings_only_a": list(self.findings_only_a), "findings_only_b": list(self.findings_only_b)}
 
 
-def parse_pairs(pairs: object) -> list[tuple[str, str]]:
+SourcePairs: TypeAlias = Union[str, Sequence[Union[str, Sequence[str]]]]
+"""Pairs of label sources: ``"A:B,C:D"``, ``["A:B", ("C", "D")]``, or one pair ``("A", "B")``."""
+
+
+def parse_pairs(pairs: SourcePairs) -> list[tuple[str, str]]:
     """``"A:B,C:D"``, ``["A:B", ("C", "D")]`` -> ``[("A", "B"), ("C", "D")]``.
 
     Raises
@@ -109,7 +113,7 @@ def parse_pairs(pairs: object) -> list[tuple[str, str]]:
     elif isinstance(pairs, Sequence) and len(pairs) == 2 and all(isinstance(p, str) and ":" not in p for p in pairs):
         items = [tuple(pairs)]
     else:
-        items = list(pairs)  # type: ignore[call-overload]
+        items = list(pairs)
     out = []
     for p in items:
         if isinstance(p, str):
@@ -388,7 +392,7 @@ def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]
     return rows, info
 
 
-def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def compute_agreement(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Sequence[str] | str | None = None,
                       finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
                       not_mentioned: str | LabelPolicy = "negative", studies: str = "same",
                       both_uncertain: str = "agree"
@@ -467,7 +471,7 @@ def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence
     return AgreementTableResult(table, tuple(infos), weights, not_mentioned, studies, both_uncertain)
 
 
-def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def agreement_table(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Sequence[str] | str | None = None,
                     finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
                     not_mentioned: str | LabelPolicy = "negative", studies: str = "same",
                     both_uncertain: str = "agree") -> pd.DataFrame:
