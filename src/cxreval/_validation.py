@@ -7,7 +7,7 @@ import difflib
 import os
 from collections.abc import Iterable, Sequence, Sized
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -121,7 +121,7 @@ def did_you_mean(name: str, choices: Iterable[str], *, n: int = 3, cutoff: float
     return f" Did you mean {', '.join(map(repr, close))}?" if close else ""
 
 
-def read_yaml_file(path: str | os.PathLike[str], *, what: str) -> object:
+def read_yaml_file(path: str | os.PathLike[str], *, what: str) -> Any:
     """Parse a user's YAML file; every failure is one :class:`SchemaError` line naming ``what`` and the path.
 
     Missing file, bytes that are not UTF-8 (with the byte offset) and YAML syntax errors (with line and column)

@@ -27,6 +27,7 @@ from .result import AUCResult
 
 if TYPE_CHECKING:
     from ..executor import Executor
+    from ..findings import VocabularyMapping
 
 __all__ = ["read_model_groups", "evaluate_auc_files"]
 
@@ -57,7 +58,7 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
                        spill_dir: str | Path | None = None,
                        on_read: Callable[[PreparedInputs], object] | None = None,
                        blank_state: str | None = None, studies: str = "each",
-                       missing_scores: str = "refuse", finding_map: object = None) -> AUCResult:
+                       missing_scores: str = "refuse", finding_map: str | VocabularyMapping | None = None) -> AUCResult:
     """ROC-AUC with patient-bootstrap CIs of prediction files against label files.
 
     Parameters
@@ -97,7 +98,7 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
     prep = prepare_from_files(predictions, labels, state_encoding=state_encoding, references=references or None,
                               findings=findings or None, policy=policy, not_mentioned=not_mentioned,
                               model_groups=groups, unlabeled=unlabeled, blank_state=blank_state, studies=studies,
-                              missing_scores=missing_scores, finding_map=finding_map)  # type: ignore[arg-type]
+                              missing_scores=missing_scores, finding_map=finding_map)
     if on_read is not None:
         on_read(prep)
     t0 = time.perf_counter()

@@ -24,6 +24,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 import pandas as pd
 
@@ -165,7 +166,7 @@ def list_datasets(pattern: str = "*", *, kind: str | None = None) -> list[str]:
                   if fnmatch.fnmatchcase(n, pattern) and (kind is None or s.kind == kind))
 
 
-def get_spec(name: object) -> DatasetSpec:
+def get_spec(name: str) -> DatasetSpec:
     """The :class:`DatasetSpec` of ``name``; an unknown name raises with a did-you-mean hint."""
     if not isinstance(name, str) or name not in DATA_LOADERS:
         hint = did_you_mean(str(name), DATA_LOADERS)
@@ -177,7 +178,7 @@ __all__ += ["get_spec"]
 
 
 def load_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
-                 cache_dir: str | os.PathLike[str] | None = None, **kwargs: object) -> ReadResult:
+                 cache_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> ReadResult:
     """Load a registered dataset.
 
     Parameters

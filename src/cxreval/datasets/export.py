@@ -85,7 +85,7 @@ class DatasetExport(TableResult):
 
 
 def export_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
-                   cache_dir: str | os.PathLike[str] | None = None, **kwargs: object) -> DatasetExport:
+                   cache_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> DatasetExport:
     """Load the registered dataset ``name`` (:func:`cxreval.datasets.load_dataset`) for writing.
 
     Parameters

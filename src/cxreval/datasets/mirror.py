@@ -29,6 +29,7 @@ import urllib.request
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, UnknownNameError
@@ -361,9 +362,9 @@ def fetch_file(local_path: str, *, mirror: str | os.PathLike[str] | None = None,
     return _download(entry, cached, base_url=base_url, timeout=timeout)
 
 
-def fetch_files(local_paths: Iterable[str], **kwargs: object) -> dict[str, Path]:
+def fetch_files(local_paths: Iterable[str], **kwargs: Any) -> dict[str, Path]:
     """:func:`fetch_file` for several files; returns ``{local_path: path}``."""
-    return {p: fetch_file(p, **kwargs) for p in local_paths}  # type: ignore[arg-type]
+    return {p: fetch_file(p, **kwargs) for p in local_paths}
 
 
 def mirror_path(relative: str, *, mirror: str | os.PathLike[str] | None = None) -> Path:

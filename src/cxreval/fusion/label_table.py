@@ -56,6 +56,7 @@ from .result import FUSION_AGREEMENT_COLUMNS, METHOD, FusionResult, convergence_
 
 if TYPE_CHECKING:
     from ..executor import Executor
+    from .neural import NeuralFusion
 
 __all__ = ["annotations_from_labels", "fuse_label_table", "fuse_and_compare", "fusion_agreement"]
 
@@ -313,7 +314,8 @@ def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str
     return agr[list(FUSION_AGREEMENT_COLUMNS)]
 
 
-def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str], model: object
+def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str],
+                 model: NeuralFusion | str | os.PathLike[str]
                  ) -> tuple[pd.DataFrame, list[str], list[str], dict[str, object], str]:
     """Map ``readers`` onto a fitted neural model's readers: ``(labels, readers, methods, fitted, note)``."""
     from .neural import load_neural_fusion
@@ -344,7 +346,7 @@ def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str], m
 def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
                      adjudicated: str | None = None, findings: Sequence[str] | str | None = None,
                      not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = 0,
-                     params: dict[str, dict[str, object]] | None = None, model: object = None,
+                     params: dict[str, dict[str, object]] | None = None, model: NeuralFusion | str | os.PathLike[str] | None = None,
                      include_inputs: bool = False, executor: Executor | str | None = None,
                      spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
     """Fuse ``readers`` with each of ``methods`` (:func:`fuse_label_table`) and score the fused sources: each

@@ -195,6 +195,7 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
         prep = Preprocessing(size=input_size or 1024, channels=3, normalization="imagenet")
         return _Net(net, prep, "cxreval.predict.recipes:chestxray8_net", kw, "classifier", "transition",
                     f"recipe chestxray8 ({arch})", weights)
+    assert model is not None  # finetune passes exactly one of model and recipe
     ms = parse_model_spec(model)
     lm = load_model(ms, weights_dir=weights_dir, download=download)
     if lm.scripted:
@@ -331,6 +332,7 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
     else:
         from .models import parse_model_spec
 
+        assert model is not None  # exactly one of model and recipe (checked above)
         if parse_model_spec(model).kind == "clip":
             raise InvalidParameterError(f"--model {model}: fine-tuning clip: models is not supported yet; score them "
                                         "zero-shot with cxreval predict, or fine-tune an xrv: or torch: model.")

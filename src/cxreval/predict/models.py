@@ -119,7 +119,7 @@ _SPEC_FORMS = ("'xrv:<weights name>' (e.g. xrv:densenet121-res224-all), 'torch:<
                "'clip:open_clip:ARCH:CHECKPOINT', 'clip:open_clip:local-dir:FOLDER' or 'clip:hf:FOLDER'")
 
 
-def parse_model_spec(spec: object) -> ModelSpec:
+def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
     """Parse ``xrv:<weights>``, ``torch:<path>`` or ``clip:...``; unknown weight names fail with the known ones."""
     if isinstance(spec, ModelSpec):
         return spec
@@ -288,7 +288,7 @@ def _xrv_model(spec: ModelSpec, *, weights_dir: str | os.PathLike[str] | None, d
                        extra={"weights_url": url, "torchxrayvision": getattr(xrv, "__version__", "")})
 
 
-def import_callable(ref: object, *, base: Path, where: str) -> Any:
+def import_callable(ref: str, *, base: Path, where: str) -> Any:
     if not isinstance(ref, str) or ":" not in ref:
         raise SchemaError(f"{where}: 'architecture' must be 'package.module:callable' or 'file.py:callable'; "
                           f"got {ref!r}.")

@@ -46,7 +46,7 @@ class Reader:
     role: str
 
 
-def check_client_time(value: object) -> str:
+def check_client_time(value: str) -> str:
     """Return ``value`` if it is an ISO 8601 date-time (``2026-01-31T12:00:00.000Z``), else raise 422."""
     ok = isinstance(value, str) and len(value) <= 40 and _ISO_RE.match(value) is not None
     if ok and isinstance(value, str):
