@@ -28,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, UnknownNameError
 from ..results import ReadReport, ReadResult
@@ -109,7 +110,7 @@ class DatasetSpec:
                 "default_file": self.default}
 
 
-def _chexpert_train(path: str | os.PathLike[str] | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
+def _chexpert_train(path: PathLike | None = None, *, cache_dir: PathLike | None = None,
                     source: str = "chexpert_labeler") -> ReadResult:
     """CheXpert train labels (CheXpert report labeler; 1/0/-1/blank) as the long label table."""
     from ..labels import read_wide_labels
@@ -177,8 +178,8 @@ def get_spec(name: str) -> DatasetSpec:
 __all__ += ["get_spec"]
 
 
-def load_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
-                 cache_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> ReadResult:
+def load_dataset(name: str, path: PathLike | None = None, *,
+                 cache_dir: PathLike | None = None, **kwargs: Any) -> ReadResult:
     """Load a registered dataset.
 
     Parameters

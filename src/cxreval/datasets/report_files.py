@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import PATIENT_ID, STUDY_ID
 from ..reports import read_reports
@@ -36,7 +37,7 @@ def openi_report_table(reports: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def read_report_file(path: str | os.PathLike[str]) -> ReadResult:
+def read_report_file(path: PathLike) -> ReadResult:
     """A report table from a CSV/Parquet file, or from the OpenI archive / a folder of its XML files.
 
     Returns
