@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from .._typing import FindingsLike
 from ..exceptions import SchemaError
 from ..labels import SOURCE
 from ..results import TableResult
@@ -87,7 +88,7 @@ class SourceComparisonResult(TableResult):
         return self.agreement.plot()
 
 
-def compare_sources(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Sequence[str] | str | None = None,
+def compare_sources(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                     finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
                     not_mentioned: str = "negative", studies: str = "same", both_uncertain: str = "agree"
                     ) -> SourceComparisonResult:

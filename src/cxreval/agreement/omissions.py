@@ -25,7 +25,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from .._typing import FindingsLike
 from .._validation import check_choice, check_columns
 from ..exceptions import SchemaError
 from ..labels import FINDING, LabelPolicy
@@ -201,7 +202,7 @@ class FlowsResult(TableResult):
                       title=f"Label flows from {a} to {b}")
 
 
-def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Sequence[str] | str | None = None,
+def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                   not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> FlowsResult:
     """3x3 state transitions per pair of sources and finding, plus ``finding='overall'`` pooled.
 
@@ -249,7 +250,7 @@ def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Sequenc
     return FlowsResult(out, tuple(f"{a}:{b}" for a, b in pair_list), not_mentioned, studies)
 
 
-def flows_table(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Sequence[str] | str | None = None,
+def flows_table(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                 not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> pd.DataFrame:
     """The table of :func:`compute_flows` alone."""
     return compute_flows(labels, pairs, findings=findings, not_mentioned=not_mentioned, studies=studies).table

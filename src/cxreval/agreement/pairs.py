@@ -11,6 +11,7 @@ from typing import Any, ClassVar, TypeAlias, Union, overload
 import numpy as np
 import pandas as pd
 
+from .._typing import FindingsLike
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
 from ..findings import VOCABULARIES, canonical_finding
@@ -135,7 +136,7 @@ def parse_pairs(pairs: SourcePairs) -> list[tuple[str, str]]:
 def expand_findings(findings: None) -> None: ...
 @overload
 def expand_findings(findings: Sequence[str] | str) -> list[str]: ...
-def expand_findings(findings: Sequence[str] | str | None) -> list[str] | None:
+def expand_findings(findings: FindingsLike) -> list[str] | None:
     if findings is None:
         return None
     items = [findings] if isinstance(findings, str) else list(findings)
@@ -159,7 +160,7 @@ def prepare_labels(labels: pd.DataFrame) -> pd.DataFrame:
 
 
 def pair_states(labels: pd.DataFrame, source_a: str, source_b: str, *,
-                findings: Sequence[str] | str | None = None, studies: str = "same") -> PairedStates:
+                findings: FindingsLike = None, studies: str = "same") -> PairedStates:
     """Align two sources of a long label table on common studies and findings.
 
     Parameters
@@ -392,7 +393,7 @@ def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]
     return rows, info
 
 
-def compute_agreement(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Sequence[str] | str | None = None,
+def compute_agreement(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                       finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
                       not_mentioned: str | LabelPolicy = "negative", studies: str = "same",
                       both_uncertain: str = "agree"
@@ -471,7 +472,7 @@ def compute_agreement(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Seq
     return AgreementTableResult(table, tuple(infos), weights, not_mentioned, studies, both_uncertain)
 
 
-def agreement_table(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Sequence[str] | str | None = None,
+def agreement_table(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                     finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
                     not_mentioned: str | LabelPolicy = "negative", studies: str = "same",
                     both_uncertain: str = "agree") -> pd.DataFrame:

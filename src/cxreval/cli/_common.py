@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 
+from .._typing import FindingsLike
 from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
@@ -210,7 +211,7 @@ class ProgressExecutor:
 
 def auc_from_files(prog: _NoProgress, executor: Any, spill_dir: Path, *, predictions: Sequence[Path],
                    labels: Sequence[Path], references: str | Sequence[str] | None,
-                   findings: str | Sequence[str] | None, seed: int, **options: Any) -> Any:
+                   findings: FindingsLike, seed: int, **options: Any) -> Any:
     """``classify`` and ``rank -p``: read the files and bootstrap the AUCs
     (:func:`cxreval.classification.evaluate_auc_files`), with a progress task for the reading and one for the
     AUC blocks; ``options`` are passed through (model groups, state encoding, policy, ...)."""
