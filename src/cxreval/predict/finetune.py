@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from .._typing import PathLike
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import MACRO
@@ -300,15 +300,15 @@ def _rows(epoch: int, findings: list[str], train_loss: float, val_loss: float, a
     return rows
 
 
-def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, out: str | os.PathLike[str],
+def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
              model: str | None = None, recipe: str | None = None, arch: str = "resnet50",
-             weights: str | os.PathLike[str] | None = None, mode: str = "full", loss: str | None = None,
+             weights: PathLike | None = None, mode: str = "full", loss: str | None = None,
              findings: Sequence[str] | None = None, source: str | None = None, policy: str = "exclude",
              not_mentioned: str = "negative", state_encoding: str | None = None, val_fraction: float = 0.2,
              epochs: int = 10, patience: int = 3, batch_size: int = 16, lr: float | None = None,
              weight_decay: float = 1e-4, seed: int = 0, device: str = "cpu", input_size: int | None = None,
              name: str | None = None, keep_interrupted: bool = False, overwrite: bool = False,
-             weights_dir: str | os.PathLike[str] | None = None, download: bool = True, dicom_window: str = "none",
+             weights_dir: PathLike | None = None, download: bool = True, dicom_window: str = "none",
              argv: Sequence[str] | None = None, progress: Callable[[int, int, float], None] | None = None,
              on_epoch: Callable[[int], None] | None = None) -> FinetuneResult:
     """Fine-tune ``model`` (or train ``recipe``) on ``labels`` and write ``out`` atomically (module docstring).
