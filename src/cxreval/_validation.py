@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from ._typing import RNGLike
+from ._typing import PathLike, RNGLike
 from .exceptions import InvalidParameterError, SchemaError
 
 _T = TypeVar("_T")
@@ -121,7 +121,7 @@ def did_you_mean(name: str, choices: Iterable[str], *, n: int = 3, cutoff: float
     return f" Did you mean {', '.join(map(repr, close))}?" if close else ""
 
 
-def read_yaml_file(path: str | os.PathLike[str], *, what: str) -> Any:
+def read_yaml_file(path: PathLike, *, what: str) -> Any:
     """Parse a user's YAML file; every failure is one :class:`SchemaError` line naming ``what`` and the path.
 
     Missing file, bytes that are not UTF-8 (with the byte offset) and YAML syntax errors (with line and column)

@@ -30,7 +30,6 @@ Examples
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._typing import PathLike
 from ._validation import check_columns, check_path, normalize_rng
 from .exceptions import InvalidParameterError, SchemaError
 from .findings import canonical_finding
@@ -384,7 +384,7 @@ def _split_name(path: Path) -> str:
     return stem
 
 
-def read_split_lists(directory: str | os.PathLike[str], *, pattern: str = "*list.txt") -> ReadResult:
+def read_split_lists(directory: PathLike, *, pattern: str = "*list.txt") -> ReadResult:
     """Read every ``*list.txt`` file of a folder as one split part.
 
     Each file holds one study id (image file name) per line; the part is named after the file without

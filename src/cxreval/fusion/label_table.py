@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from .._typing import RNGLike
+from .._typing import FindingsLike, PathLike, RNGLike
 from .._validation import did_you_mean, normalize_rng
 from ..agreement import agreement_table
 from ..agreement.pairs import expand_findings
@@ -110,7 +110,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
                      not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = 0,
                      params: dict[str, dict[str, object]] | None = None,
                      fitted: dict[str, object] | None = None, executor: Executor | str | None = None,
-                     spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
+                     spill_dir: PathLike | None = None) -> FusionResult:
     """Fuse the labels of ``readers`` in a long label table with each of ``methods``.
 
     Parameters
@@ -344,11 +344,11 @@ def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str],
 
 
 def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
-                     adjudicated: str | None = None, findings: Sequence[str] | str | None = None,
+                     adjudicated: str | None = None, findings: FindingsLike = None,
                      not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = 0,
                      params: dict[str, dict[str, object]] | None = None, model: NeuralFusion | str | os.PathLike[str] | None = None,
                      include_inputs: bool = False, executor: Executor | str | None = None,
-                     spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
+                     spill_dir: PathLike | None = None) -> FusionResult:
     """Fuse ``readers`` with each of ``methods`` (:func:`fuse_label_table`) and score the fused sources: each
     against ``adjudicated`` (``fusion_agreement``) and against each other (``method_agreement``).
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from .._validation import check_columns, check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..results import TableResult
@@ -290,7 +291,7 @@ def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | 
 
 
 def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all",
-                       *, data_range: float | None = None, base_dir: str | os.PathLike[str] | None = None,
+                       *, data_range: float | None = None, base_dir: PathLike | None = None,
                        metric_options: Mapping[str, Mapping[str, Any]] | None = None, executor: Executor | str | None = None,
                        batch_size: int = 32, check_files: bool = True) -> Iterator[pd.DataFrame]:
     """:func:`score_pairs` streamed: the score table in consecutive blocks of ``batch_size`` pairs.
@@ -329,7 +330,7 @@ def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], me
 
 
 def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all", *,
-                data_range: float | None = None, base_dir: str | os.PathLike[str] | None = None,
+                data_range: float | None = None, base_dir: PathLike | None = None,
                 metric_options: Mapping[str, Mapping[str, Any]] | None = None,
                 executor: Executor | str | None = None) -> pd.DataFrame:
     """Score ``(reference, test)`` image pairs with the chosen metrics.
@@ -440,7 +441,7 @@ class ScoresResult(TableResult):
                 + ("\n" if extra else ""))
 
     @classmethod
-    def save_batches(cls, folder: str | os.PathLike[str], blocks: Iterable[pd.DataFrame], *,
+    def save_batches(cls, folder: PathLike, blocks: Iterable[pd.DataFrame], *,
                      on_block: Callable[[pd.DataFrame], object] | None = None) -> int:
         """Write the blocks of :func:`score_pair_batches` into ``folder`` as they come (the same files as
         :meth:`save` of the whole table); call ``on_block(block)`` after each. Returns the rows written."""

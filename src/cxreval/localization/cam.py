@@ -62,7 +62,6 @@ Examples
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -70,6 +69,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._typing import PathLike
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 
@@ -411,7 +411,7 @@ def heatmap_dict(maps: ArrayLike, *, image_ids: Sequence[str], findings: Sequenc
     return {f"{im}/{c}": m[i, j] for i, im in enumerate(ids) for j, c in enumerate(canon)}
 
 
-def save_heatmaps(path: str | os.PathLike[str], maps: ArrayLike | Mapping[str, ArrayLike], *,
+def save_heatmaps(path: PathLike, maps: ArrayLike | Mapping[str, ArrayLike], *,
                   image_ids: Sequence[str] | None = None, findings: Sequence[str] | None = None) -> dict[str, str]:
     """Write heatmaps to a compressed ``.npz`` keyed ``"<image id>/<finding>"`` for ``cxreval localize``.
 

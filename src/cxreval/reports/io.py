@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..results import ReadReport, ReadResult
 from .sections import HEADERS
@@ -141,7 +142,7 @@ def _decode_csv(p: Path) -> pd.DataFrame:
         raise SchemaError(f"File {str(p)!r} could not be read as CSV: {exc}") from None
 
 
-def read_reports(path: str | os.PathLike[str]) -> ReadResult:
+def read_reports(path: PathLike) -> ReadResult:
     """Read reports from a CSV or Parquet table (checked later by :func:`check_report_table`).
 
     Returns

@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from ..exceptions import InvalidParameterError
 from ..executor import Executor, SerialExecutor
 from ..labels import LABEL_COLUMNS, ORDINAL_STATES, STATE, STATE_NAMES, state_names
@@ -125,7 +126,7 @@ class ReportLabelsResult(TableResult):
         labels[STATE] = state_names(labels[STATE])
         return {"labels": labels, "mentions": self.mentions, "notes": self.notes}
 
-    def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+    def save(self, folder: PathLike) -> dict[str, Path]:
         """Write :data:`FILES` into ``folder`` (``labels`` also as Parquet); return ``{name: path}``."""
         d = Path(folder)
         out = {name: write_table(df, d, Path(self.FILES[name]).stem, parquet=name in self.PARQUET)
