@@ -418,7 +418,7 @@ def _server_class(uvicorn: Any) -> Any:
     """uvicorn's server, recording the signals that stopped it instead of re-raising them inside the event
     loop (where asyncio swallows them and the process would exit 0 after Ctrl-C)."""
 
-    class _Server(uvicorn.Server):  # type: ignore[misc, name-defined]
+    class _Server(uvicorn.Server):
         def __init__(self, config: Any) -> None:
             super().__init__(config)
             self.caught: list[int] = []

@@ -102,11 +102,10 @@ def tables() -> dict[str, Any]:
 def insert_or_replace(conn: Any, table: Any, row: dict[str, Any], keys: tuple[str, ...]) -> None:
     """Insert ``row``, or update the row with the same primary key ``keys`` (SQLite and PostgreSQL
     ``INSERT ... ON CONFLICT DO UPDATE``)."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
     name = conn.dialect.name
-    if name == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
-    else:
-        from sqlalchemy.dialects.postgresql import insert
+    insert = sqlite.insert if name == "sqlite" else postgresql.insert
     stmt = insert(table).values(**row)
     conn.execute(stmt.on_conflict_do_update(index_elements=list(keys),
                                             set_={k: v for k, v in row.items() if k not in keys}))

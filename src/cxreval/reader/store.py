@@ -294,7 +294,7 @@ class ReaderStore(PayloadChecks):
                 self._event(conn, "reader_added", name, {"role": role})
         return token
 
-    def authenticate(self, token: object) -> Reader | None:
+    def authenticate(self, token: str | None) -> Reader | None:
         """The reader whose token this is, or None. A valid token is remembered for :data:`AUTH_TTL`
         seconds, so a replaced token (``add-reader --new-token``) stops working within that time."""
         if not isinstance(token, str) or not (20 <= len(token) <= 128):
