@@ -53,13 +53,95 @@ import sqlalchemy as sa
 from cxreval.reader.store import ReaderStore
 url = sys.argv[1]
 eng = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+try:
+    from cxreval.reader.db import DERIVED_TABLES
+except ImportError:  # a tree without derived tables
+    DERIVED_TABLES = ()
 with eng.begin() as conn:
-    for t in ("latest", "conflicts"):  # written before the bulk history: rebuilt from the log on open
+    for t in DERIVED_TABLES:  # written before the bulk history: rebuilt from the log on open
         conn.exec_driver_sql(f"DROP TABLE IF EXISTS {t}")
 eng.dispose()
 t0 = time.perf_counter()
 ReaderStore.open(url).close()
 print(time.perf_counter() - t0)
+"""
+_PROFILE = """
+import json, sys, time, warnings
+import sqlalchemy as sa
+warnings.simplefilter("ignore")
+from starlette.testclient import TestClient
+from cxreval.reader.app import create_app
+url, tokens, n = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+app = create_app(url)
+eng = app.store.engine
+count = {"statements": 0, "checkouts": 0}
+def hit(*_a, **_k):
+    count["statements"] += 1
+if eng.dialect.name == "sqlite":  # every statement SQLite runs, BEGIN and COMMIT included
+    sa.event.listen(eng, "connect", lambda dbapi, _rec: dbapi.set_trace_callback(hit))
+else:  # every message psycopg sends that waits for an answer: queries, pings, BEGIN, COMMIT, ROLLBACK
+    import psycopg
+    from psycopg import _connection_base as cb
+    for cls, name in ((cb.BaseConnection, "_exec_command"), (psycopg.Cursor, "execute"),
+                      (psycopg.Cursor, "executemany"), (psycopg.ServerCursor, "execute")):
+        def wrap(orig):
+            def counted(*a, **k):
+                hit()
+                return orig(*a, **k)
+            return counted
+        setattr(cls, name, wrap(getattr(cls, name)))
+sa.event.listen(eng, "checkout", lambda *_a: count.__setitem__("checkouts", count["checkouts"] + 1))
+eng.pool.dispose()
+client = TestClient(app)
+images = sorted(app.store.items["image"])
+def h(tok):
+    return {"Authorization": "Bearer " + tok}
+calls = {"me": lambda k: client.get("/api/me", headers=h(tokens["r0"])),
+         "queue": lambda k: client.get("/api/queue?task=image", headers=h(tokens["r0"])),
+         "item": lambda k: client.get(f"/api/item?task=image&key={images[k % len(images)]}", headers=h(tokens["r0"])),
+         "submission": lambda k: client.post("/api/submissions", headers=h(tokens["r0"]), json={
+             "id": f"profile-{k:06d}", "task": "image", "item": images[k % len(images)],
+             "labels": {"Effusion": "negative", "Cardiomegaly": "positive", "Nodule": "negative", "Mass": "negative"},
+             "boxes": []})}
+out = {}
+for name, call in calls.items():
+    for k in range(3):  # warm caches (the reader's order, the auth cache)
+        assert call(9000 + k).status_code == 200
+    count.update(statements=0, checkouts=0)
+    t0 = time.perf_counter()
+    for k in range(n):
+        r = call(k)
+        assert r.status_code == 200, (name, r.status_code, r.text[:300])
+    out[name] = {"statements": count["statements"] / n, "checkouts": count["checkouts"] / n,
+                 "ms": (time.perf_counter() - t0) / n * 1000}
+res = h(tokens["res"])
+q = client.get("/api/queue?task=adjudication", headers=res).json()
+keys = q["keys"] if "keys" in q else [x["key"] for x in q["items"]]
+for name, path in (("resolver queue", lambda k: "/api/queue?task=adjudication"),
+                   ("resolver item", lambda k: f"/api/item?task=adjudication&key={keys[k % len(keys)]}"),
+                   ("resolver pixels", lambda k: f"/api/pixels?task=adjudication&key={keys[k % len(keys)]}")):
+    client.get(path(0), headers=res)
+    count.update(statements=0, checkouts=0)
+    t0 = time.perf_counter()
+    for k in range(n):
+        r = client.get(path(k), headers=res)
+        assert r.status_code == 200, (name, r.status_code, r.text[:300])
+    out[name] = {"statements": count["statements"] / n, "checkouts": count["checkouts"] / n,
+                 "ms": (time.perf_counter() - t0) / n * 1000}
+got = {"statements": 0, "checkouts": 0, "s": 0.0}
+for k in range(n):  # adjudicate one study after another (each read first, not counted)
+    item = client.get(f"/api/item?task=adjudication&key={keys[k % len(keys)]}", headers=res).json()
+    before = dict(count)
+    t0 = time.perf_counter()
+    r = client.post("/api/submissions", headers=res, json={"id": f"profile-adj-{k:06d}", "task": "adjudication",
+                    "item": item["key"], "labels": {f: "negative" for f in item["conflicts"]}})
+    got["s"] += time.perf_counter() - t0
+    assert r.status_code == 200, ("resolver submission", r.status_code, r.text[:300])
+    for c in ("statements", "checkouts"):
+        got[c] += count[c] - before[c]
+out["resolver submission"] = {"statements": got["statements"] / n, "checkouts": got["checkouts"] / n,
+                              "ms": got["s"] / n * 1000}
+print(json.dumps(out))
 """
 _MEASURED = """
 import json, resource, sys, time
@@ -70,6 +152,87 @@ ru = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"rc": code, "s": time.perf_counter() - t0, "cpu": ru.ru_utime + ru.ru_stime,
                   "mb": ru.ru_maxrss / 1024}), file=sys.stderr)
 """
+
+
+def _cpu_s(pids: list[int]) -> dict[int, float]:
+    """User + system CPU seconds of each live process (``/proc/PID/stat``)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[pid] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def _db_pids(url: str) -> list[int]:
+    """The PostgreSQL server processes serving ``url``'s database (none for SQLite: it runs in the server)."""
+    if not url.startswith("postgresql"):
+        return []
+    import sqlalchemy as sa
+
+    eng = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1), poolclass=sa.pool.NullPool)
+    with eng.connect() as conn:
+        pids = [int(p) for (p,) in conn.execute(sa.text(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"))]
+    eng.dispose()
+    return pids
+
+
+class _CPU:
+    """CPU seconds used by the server process and the database's server processes since ``start()``."""
+
+    def __init__(self, server_pid: int, url: str) -> None:
+        self.server_pid, self.url = server_pid, url
+
+    def start(self) -> None:
+        self.t0 = (_cpu_s([self.server_pid]).get(self.server_pid, 0.0), _cpu_s(_db_pids(self.url)))
+
+    def used(self) -> tuple[float, float]:
+        srv0, db0 = self.t0
+        db1 = _cpu_s(_db_pids(self.url))
+        return (_cpu_s([self.server_pid])[self.server_pid] - srv0,
+                sum(v - db0.get(pid, 0.0) for pid, v in db1.items()))
+
+
+def _single(port: int, tokens: dict[str, str], n_images: int, n: int, cpu: _CPU) -> dict[str, dict[str, float]]:
+    """One client, one request at a time: each endpoint ``n`` times; the client's latency (p50, p95) and the
+    server's and database's CPU milliseconds per request (what the load of other processes does not inflate)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    rd = {"Authorization": f"Bearer {tokens['r2']}", "Content-Type": "application/json"}
+    rs = {"Authorization": f"Bearer {tokens['res']}", "Content-Type": "application/json"}
+    rng = np.random.default_rng(7)
+    status, data, _ = _get(conn, "/api/queue?task=adjudication", rs)
+    q = json.loads(data)
+    open_ = q["keys"] if "keys" in q else [x["key"] for x in q["items"]]
+    plan = {"me": lambda k: _get(conn, "/api/me", rd),
+            "queue": lambda k: _get(conn, "/api/queue?task=image", rd),
+            "item": lambda k: _get(conn, f"/api/item?task=image&key=i{int(rng.integers(n_images)):05d}", rd),
+            "submission": lambda k: _post(conn, {"id": uuid.uuid4().hex, "task": "image",
+                                                 "item": f"i{int(rng.integers(n_images)):05d}",
+                                                 "labels": {f: "negative" for f in FINDINGS}, "boxes": []}, rd),
+            "resolver queue": lambda k: _get(conn, "/api/queue?task=adjudication", rs),
+            "resolver item": lambda k: _get(conn, f"/api/item?task=adjudication&key={open_[k % len(open_)]}", rs),
+            "resolver pixels": lambda k: _get(conn, f"/api/pixels?task=adjudication&key={open_[k % len(open_)]}", rs)}
+    out = {}
+    for name, call in plan.items():
+        call(0)
+        cpu.start()
+        lat = []
+        for k in range(n):
+            st, body, dt = call(k)
+            if st != 200:
+                raise RuntimeError(f"{name}: {st} {body[:200]!r}")
+            lat.append(dt)
+        srv, db = cpu.used()
+        out[name] = {"p50": float(np.percentile(lat, 50)) * 1000, "p95": float(np.percentile(lat, 95)) * 1000,
+                     "server_cpu_ms": srv / n * 1000, "db_cpu_ms": db / n * 1000}
+    conn.close()
+    return out
 
 
 def _free_port() -> int:
@@ -251,7 +414,10 @@ def run(tree: str, url: str, study: Path, args: argparse.Namespace, tmp: Path) -
     t_open = float(opened.stdout.strip().splitlines()[-1])
     port = _free_port()
     proc = _serve(tree, url, port)
+    load = [os.getloadavg()[0]]
     try:
+        cpu = _CPU(proc.pid, url)
+        cpu.start()
         q: mp.Queue = mp.Queue()
         clients = [("reader", tokens[f"r{k}"]) for k in range(args.readers)] + [("resolver", tokens["res"])]
         procs = [mp.Process(target=_client, args=((port, tok, role, args.images, args.seconds, args.interval, q),))
@@ -261,6 +427,9 @@ def run(tree: str, url: str, study: Path, args: argparse.Namespace, tmp: Path) -
         got = [q.get(timeout=args.seconds + 1200) for _ in procs]
         for p in procs:
             p.join()
+        load_cpu = cpu.used()
+        load.append(os.getloadavg()[0])
+        single = _single(port, tokens, args.images, args.single, cpu) if args.single else {}
     finally:
         proc.terminate()
         proc.wait(30)
@@ -272,11 +441,21 @@ def run(tree: str, url: str, study: Path, args: argparse.Namespace, tmp: Path) -
         errors += g_err
     stats = {k: (len(v), float(np.percentile(v, 50)) * 1000, float(np.percentile(v, 95)) * 1000)
              for k, v in lat.items() if v}
+    n_requests = sum(len(v) for v in lat.values())
+    profile = {}
+    if args.single:
+        pr = subprocess.run([sys.executable, "-c", _PROFILE, url, json.dumps(tokens), str(args.single)],
+                            env=_env(tree), capture_output=True, text=True)
+        if pr.returncode:
+            raise RuntimeError(f"profiling failed: {pr.stderr[-1500:]}")
+        profile = json.loads(pr.stdout.strip().splitlines()[-1])
     status = _measured(tree, ["reader", "status", "--db", url], args.cli_timeout)
     export = _measured(tree, ["reader", "export", "--db", url, "--out", str(tmp / f"export-{uuid.uuid4().hex[:6]}")],
                        args.cli_timeout)
     return {"history_s": t_hist, "open_s": t_open, "stats": stats, "errors": errors[:5], "n_errors": len(errors),
-            "status": status, "export": export}
+            "load_server_cpu_ms": load_cpu[0] / max(n_requests, 1) * 1000,
+            "load_db_cpu_ms": load_cpu[1] / max(n_requests, 1) * 1000, "loadavg": load,
+            "single": single, "profile": profile, "status": status, "export": export}
 
 
 def _postgres_db(base: str) -> tuple[str, object]:
@@ -310,7 +489,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli-timeout", type=float, default=300.0, help="Limit for status and export.")
     ap.add_argument("--tree", action="append", required=True, help="NAME=PATH of a source tree (its src/).")
     ap.add_argument("--backends", default="sqlite,postgresql")
-    ap.add_argument("--results", type=Path, help="Append the table to this RESULTS.md.")
+    ap.add_argument("--single", type=int, default=100, help="Requests per endpoint in the one-client phase "
+                    "after the timed one (server and database CPU ms per request) and in the in-process profile "
+                    "(SQL statements and pool checkouts per request); 0 skips both.")
+    ap.add_argument("--results", type=Path, help="Append the tables to this RESULTS.md.")
+    ap.add_argument("--json", type=Path, help="Write every figure of every tree and backend to this JSON file.")
     args = ap.parse_args(argv)
     trees = [t.split("=", 1) for t in args.tree]
     pg = os.environ.get("CXREVAL_TEST_POSTGRES_URL")
@@ -342,17 +525,42 @@ def main(argv: list[str] | None = None) -> int:
         cli = [f"{_fmt(r[c]['s'])} ({_fmt(r[c]['cpu'])}) / {_fmt(r[c]['mb'])}" for c in ("status", "export")]
         lines.append(f"| {name} | {backend} | " + " | ".join(cells) + f" | {cli[0]} | {cli[1]} | "
                      f"{r['history_s']:.0f} | {r['open_s']:.1f} |")
+    lines += ["", "| tree | backend | load average (start, end) | server CPU ms / request | database CPU ms / "
+              "request |", "|---|---|---|---|---|"]
+    for name, backend, r in rows:
+        lines.append(f"| {name} | {backend} | {r['loadavg'][0]:.1f}, {r['loadavg'][1]:.1f} | "
+                     f"{r['load_server_cpu_ms']:.2f} | {r['load_db_cpu_ms']:.2f} |")
+    if args.single:
+        lines += ["", "| tree | backend | endpoint | one client p50 / p95 ms | server CPU ms | database CPU ms | "
+                  "SQL statements | pool checkouts |", "|---|---|---|---|---|---|---|---|"]
+        for name, backend, r in rows:
+            for e in ENDPOINTS:
+                one, pr = r["single"].get(e), r["profile"].get(e)
+                lines.append(f"| {name} | {backend} | {e} | "
+                             + (f"{_fmt(one['p50'])} / {_fmt(one['p95'])} | {one['server_cpu_ms']:.2f} | "
+                                f"{one['db_cpu_ms']:.2f}" if one else "- | - | -") + " | "
+                             + (f"{pr['statements']:.2f} | {pr['checkouts']:.2f}" if pr else "- | -") + " |")
     table = "\n".join(lines)
     print(table)
+    command = (f"bench/reader.py history --images {args.images} --subs {args.subs} --readers {args.readers} "
+               f"--seconds {args.seconds:g} --interval {args.interval:g} --single {args.single} "
+               + " ".join(f"--tree {n}={t}" for n, t in trees))
+    if args.json:
+        args.json.write_text(json.dumps({"command": command, "cpus": os.cpu_count(), "python": platform.python_version(),
+                                         "runs": [{"tree": n, "path": dict(trees)[n], "backend": b, **r}
+                                                  for n, b, r in rows]}, indent=1))
     if args.results:
         text = (f"\n## Reader study: latency with a long history\n\n"
-                f"`bench/reader_history.py --images {args.images} --subs {args.subs} --readers {args.readers} "
-                f"--seconds {args.seconds:g} --interval {args.interval:g}`: {args.images} images, {args.subs} "
+                f"`{command}`: {args.images} images, {args.subs} "
                 f"submissions per reader x {args.readers} readers in the log, + 1 resolver; {args.readers} reader "
                 f"processes loop me, queue, item, submission and the resolver queue, item, pixels, adjudication "
                 f"for {args.seconds:g} s (one round per {args.interval:g} s, back to back when slower); client "
-                f"latency. {os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f} at the end (shared "
-                f"machine), Python {platform.python_version()}. Trees: "
+                f"latency. Then one client, one request at a time, {args.single} requests per endpoint: the server "
+                f"process's and the database server's CPU per request (from /proc, what other load does not "
+                f"inflate), and in process (the tree's app under Starlette's test client) the SQL statements the "
+                f"database runs per request (SQLite: its trace callback, BEGIN/COMMIT included; PostgreSQL: every "
+                f"message psycopg waits on: queries, pings, BEGIN, COMMIT, ROLLBACK = round trips) and pool "
+                f"checkouts. {os.cpu_count()} CPU(s), Python {platform.python_version()}. Trees: "
                 + ", ".join(f"{n} = `{t}`" for n, t in trees) + ". `-`: no request finished in the timed phase.\n\n"
                 f"{table}\n")
         with open(args.results, "a") as fh:
