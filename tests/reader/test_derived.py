@@ -115,12 +115,13 @@ def test_stale_adjudication_no_longer_overrides_the_readers(study_factory, tmp_p
     store.close()
 
 
-def test_incremental_tables_equal_a_replay_of_the_log(study_factory, tmp_path: Path) -> None:
+def test_incremental_tables_equal_a_replay_of_the_log(study_factory, db_url: str, tmp_path: Path) -> None:
     """300 random submissions (readers changing their minds, partial and stale adjudications): the tables
-    kept in each transaction equal both a replay of the log and the latest rows read from the log itself."""
+    kept in each transaction equal both a replay of the log and the latest rows read from the log itself
+    (SQLite and PostgreSQL)."""
     study = study_factory(tmp_path / "s", readers=("alice", "bob", "dave"), resolvers=("rita", "sam"),
                           extra="adjudication:\n  readers: [alice, bob]\n")
-    store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(study))
+    store, tokens = ReaderStore.create(db_url, load_study(study))
     who = {n: store.authenticate(tokens[n]) for n in tokens}
     rng = np.random.default_rng(7)
     states = ["negative", "uncertain", "positive"]

@@ -121,16 +121,15 @@ def insert_or_replace(conn: Any, table: Any, row: dict[str, Any], keys: tuple[st
 
 
 def insert_new(conn: Any, table: Any, row: dict[str, Any], *, returning: Any = None) -> Any:
-    """``INSERT ... ON CONFLICT DO NOTHING`` of ``row``: True when it was inserted (or the ``returning``
-    column's value), False (None) when a row with the same unique key exists. One statement."""
+    """``INSERT ... ON CONFLICT DO NOTHING RETURNING`` of ``row``: the ``returning`` column's value (by
+    default the first primary-key column's) when it was inserted, None when a row with the same unique key
+    exists. One statement (``RETURNING``, not the row count: psycopg's is -1 here)."""
     if conn.dialect.name == "sqlite":
         from sqlalchemy.dialects.sqlite import insert
     else:
         from sqlalchemy.dialects.postgresql import insert
-    stmt = insert(table).values(**row).on_conflict_do_nothing()
-    if returning is not None:
-        return conn.execute(stmt.returning(returning)).scalar()
-    return conn.execute(stmt).rowcount == 1
+    col = returning if returning is not None else list(table.primary_key.columns)[0]
+    return conn.execute(insert(table).values(**row).on_conflict_do_nothing().returning(col)).scalar()
 
 
 def _normalise_url(url: str) -> str:

@@ -121,7 +121,7 @@ class Deriver:
     def __call__(self, conn: Any, row: Mapping[str, Any], seq: int, stamp: str) -> None:
         sa, lt = self.sa, self.t["latest"]
         key = {"reader_id": row["reader_id"], "task": row["task"], "item": row["item"]}
-        if insert_new(conn, lt, {**key, "seq": seq, "payload": row["payload"], "server_time": stamp}):
+        if insert_new(conn, lt, {**key, "seq": seq, "payload": row["payload"], "server_time": stamp}) is not None:
             if row["task"] != "adjudication":  # the reader's first label of the item
                 insert_or_replace(conn, self.t["progress"], {**key, "n_done": 1}, ("reader_id", "task"),
                                   update={"n_done": self.t["progress"].c.n_done + 1}, omit=("item",))
