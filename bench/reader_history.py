@@ -57,8 +57,8 @@ try:
     from cxreval.reader.db import DERIVED_TABLES
 except ImportError:  # a tree without derived tables
     DERIVED_TABLES = ()
-with eng.begin() as conn:
-    for t in DERIVED_TABLES:  # written before the bulk history: rebuilt from the log on open
+with eng.begin() as conn:  # written before the bulk history (by the tree that made the log): rebuilt on open
+    for t in {*DERIVED_TABLES, "latest", "progress", "conflicts"}:
         conn.exec_driver_sql(f"DROP TABLE IF EXISTS {t}")
 eng.dispose()
 t0 = time.perf_counter()
@@ -403,11 +403,33 @@ def _measured(tree: str, args: list[str], timeout: float) -> dict[str, float]:
     return got
 
 
-def run(tree: str, url: str, study: Path, args: argparse.Namespace, tmp: Path) -> dict[str, object]:
+def make_log(tree: str, url: str, study: Path, args: argparse.Namespace) -> tuple[dict[str, str], float]:
+    """The study made by ``tree``'s ``ReaderStore.create`` and the bulk history appended to its log: the
+    tokens and the seconds the history took."""
     init = subprocess.run([sys.executable, "-c", _INIT, url, str(study)], env=_env(tree), capture_output=True,
                           text=True, check=True)
-    tokens = json.loads(init.stdout)
-    t_hist = _history(url, args.images, args.subs, args.readers)
+    return json.loads(init.stdout), _history(url, args.images, args.subs, args.readers)
+
+
+def _copy_db(url: str, name: str, tmp: Path, pg: str | None) -> tuple[str, object]:
+    """A copy of the database ``url`` (SQLite: the backup API; PostgreSQL: ``CREATE DATABASE ... TEMPLATE``)
+    and the function that drops it."""
+    if url.startswith("sqlite"):
+        import sqlite3
+
+        dst = tmp / f"{name}-{uuid.uuid4().hex[:6]}.db"
+        with sqlite3.connect(url.split("///", 1)[1]) as a, sqlite3.connect(dst) as b:
+            a.backup(b)
+        a.close()
+        b.close()
+        return f"sqlite:///{dst}", (lambda: None)
+    return _postgres_db(pg, template=url.rsplit("/", 1)[1])  # type: ignore[arg-type]
+
+
+def run(tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argparse.Namespace,
+        tmp: Path) -> dict[str, object]:
+    """One tree on its own copy of the study database: open (its derived tables rebuilt from the log), the
+    timed phase, the one-client phase, the in-process profile, then status and export."""
     opened = subprocess.run([sys.executable, "-c", _OPEN, url], env=_env(tree), capture_output=True, text=True)
     if opened.returncode:
         raise RuntimeError(f"opening the study failed: {opened.stderr[-1500:]}")
@@ -458,13 +480,13 @@ def run(tree: str, url: str, study: Path, args: argparse.Namespace, tmp: Path) -
             "single": single, "profile": profile, "status": status, "export": export}
 
 
-def _postgres_db(base: str) -> tuple[str, object]:
+def _postgres_db(base: str, template: str | None = None) -> tuple[str, object]:
     import sqlalchemy as sa
 
     name = "cxr_hist_" + uuid.uuid4().hex[:8]
     admin = sa.create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.execute(sa.text(f"CREATE DATABASE {name}"))
+        conn.execute(sa.text(f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else "")))
 
     def drop() -> None:
         with admin.connect() as conn:
@@ -505,17 +527,23 @@ def main(argv: list[str] | None = None) -> int:
             if backend == "postgresql" and not pg:
                 print("CXREVAL_TEST_POSTGRES_URL unset: PostgreSQL skipped", file=sys.stderr)
                 continue
-            for name, tree in trees:
-                if backend == "sqlite":
-                    url, drop = f"sqlite:///{tmp / f'{name}.db'}", (lambda: None)
-                else:
-                    url, drop = _postgres_db(pg)  # type: ignore[arg-type]
-                try:
-                    res = run(tree, url, study, args, tmp)
-                finally:
-                    drop()  # type: ignore[operator]
-                print(name, backend, json.dumps(res), file=sys.stderr, flush=True)
-                rows.append((name, backend, res))
+            # one log per backend, made by the first tree; each tree runs on its own copy of it
+            if backend == "sqlite":
+                log_url, drop_log = f"sqlite:///{tmp / 'log.db'}", (lambda: None)
+            else:
+                log_url, drop_log = _postgres_db(pg)  # type: ignore[arg-type]
+            try:
+                tokens, t_hist = make_log(trees[0][1], log_url, study, args)
+                for name, tree in trees:
+                    url, drop = _copy_db(log_url, name, tmp, pg)
+                    try:
+                        res = run(tree, url, tokens, t_hist, args, tmp)
+                    finally:
+                        drop()  # type: ignore[operator]
+                    print(name, backend, json.dumps(res), file=sys.stderr, flush=True)
+                    rows.append((name, backend, res))
+            finally:
+                drop_log()  # type: ignore[operator]
     head = ("| tree | backend | " + " | ".join(f"{e} p50 / p95 ms" for e in ENDPOINTS)
             + " | status s (CPU s) / MB | export s (CPU s) / MB | log built s | derived built s |")
     lines = [head, "|" + "---|" * (len(ENDPOINTS) + 6)]
