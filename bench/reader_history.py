@@ -1,21 +1,30 @@
 """Reader-study latency with a long history: item, queue, me, submission and the resolver's endpoints at
 ``--images`` images x ``--subs`` submissions per reader x ``--readers`` readers (+ 1 resolver), SQLite and
 PostgreSQL, for each source tree given (``--tree NAME=PATH/src``, the server and CLI run with that
-``PYTHONPATH``), side by side in one run; then ``cxreval reader status`` and ``export`` wall time and peak
-memory (``ru_maxrss``) on the same database.
+``PYTHONPATH``), side by side in one run; then ``cxreval reader status`` and ``export`` wall time, CPU time
+and peak memory (``ru_maxrss``) on the same database.
 
 The history is written straight into the append-only ``submissions`` table (the schema every tree shares)
-in one transaction; each tree then opens the study with its own code (a tree with derived tables builds
-them from the log on open, and that time is reported). During the timed phase every reader process loops
+in one transaction, once per backend (the study made by the first tree); each tree then opens its own copy
+of that database with its own code (its derived tables dropped and rebuilt from the log on open, and that
+time is reported). During the timed phase every reader process loops
 ``me, queue, item, submission`` (one round every ``--interval`` s, or back to back when slower) and the
 resolver loops ``queue, item, pixels, adjudication``, for ``--seconds`` s. Latency is the client's: request
 sent to answer read. Targets: p95 < 50 ms (reader endpoints), < 100 ms (resolver); status and export
 < 10 s and < 500 MB.
 
+What other load on the machine does not inflate, per request (``--single N``): the CPU milliseconds of the
+server process and of the database server's processes (``/proc/PID/stat``), over the timed phase and for
+each endpoint with one client sending N requests one at a time; and, in process (the tree's app under
+Starlette's test client, N requests per endpoint), the SQL statements the database runs per request
+(SQLite: its trace callback, BEGIN and COMMIT included; PostgreSQL: every message psycopg waits on --
+queries, pings, BEGIN, COMMIT, ROLLBACK -- i.e. the round trips) and the pool checkouts. ``--json`` writes
+every figure, with the load average at the start and end of each timed phase.
+
 PostgreSQL runs when ``CXREVAL_TEST_POSTGRES_URL`` is set (tests/reader/start_postgres.sh).
 
-    .venv/bin/python bench/reader_history.py --images 20000 --subs 20000 \\
-        --tree branch=src --tree main=/work/main/src [--results bench/RESULTS.md]
+    .venv/bin/python bench/reader.py history --images 20000 --subs 20000 --seconds 30 \\
+        --tree branch=src --tree main=/work/main/src [--json FILE] [--results bench/RESULTS.md]
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["main"]
+__all__ = ["main", "parser", "measure", "as_json", "command"]
 
 FINDINGS = ["Effusion", "Cardiomegaly", "Nodule", "Mass"]
 STATES = ["negative", "uncertain", "positive"]
@@ -218,9 +227,18 @@ def _single(port: int, tokens: dict[str, str], n_images: int, n: int, cpu: _CPU)
             "resolver queue": lambda k: _get(conn, "/api/queue?task=adjudication", rs),
             "resolver item": lambda k: _get(conn, f"/api/item?task=adjudication&key={open_[k % len(open_)]}", rs),
             "resolver pixels": lambda k: _get(conn, f"/api/pixels?task=adjudication&key={open_[k % len(open_)]}", rs)}
+    todo = []  # studies to adjudicate and their conflicts, read before the timed adjudications
+    for key in open_[1:n + 2]:
+        st, body, _ = _get(conn, f"/api/item?task=adjudication&key={key}", rs)
+        if st == 200:
+            todo.append((key, list(json.loads(body)["conflicts"])))
+    plan["resolver submission"] = lambda k: _post(conn, {"id": uuid.uuid4().hex, "task": "adjudication",
+                                                         "item": todo[k % len(todo)][0],
+                                                         "labels": {f: "negative" for f in todo[k % len(todo)][1]}}, rs)
     out = {}
     for name, call in plan.items():
-        call(0)
+        if name != "resolver submission":
+            call(0)
         cpu.start()
         lat = []
         for k in range(n):
@@ -500,7 +518,8 @@ def _fmt(v: float) -> str:
     return "-" if v != v else (">limit" if v == float("inf") else f"{v:.0f}" if v >= 100 else f"{v:.1f}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (``parser().parse_args([...])`` gives :func:`measure` its settings)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--images", type=int, default=2000)
     ap.add_argument("--subs", type=int, default=2000, help="Submissions per reader in the history.")
@@ -516,7 +535,11 @@ def main(argv: list[str] | None = None) -> int:
                     "(SQL statements and pool checkouts per request); 0 skips both.")
     ap.add_argument("--results", type=Path, help="Append the tables to this RESULTS.md.")
     ap.add_argument("--json", type=Path, help="Write every figure of every tree and backend to this JSON file.")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def measure(args: argparse.Namespace) -> list[tuple[str, str, dict]]:
+    """``(tree, backend, figures)`` of every tree on every backend (see the module docstring)."""
     trees = [t.split("=", 1) for t in args.tree]
     pg = os.environ.get("CXREVAL_TEST_POSTGRES_URL")
     rows = []
@@ -544,6 +567,27 @@ def main(argv: list[str] | None = None) -> int:
                     rows.append((name, backend, res))
             finally:
                 drop_log()  # type: ignore[operator]
+    return rows
+
+
+def command(args: argparse.Namespace) -> str:
+    """The command line that reruns ``args``."""
+    return (f"bench/reader.py history --images {args.images} --subs {args.subs} --readers {args.readers} "
+            f"--seconds {args.seconds:g} --interval {args.interval:g} --single {args.single} "
+            f"--backends {args.backends} " + " ".join(f"--tree {t}" for t in args.tree))
+
+
+def as_json(args: argparse.Namespace, rows: list[tuple[str, str, dict]]) -> dict[str, object]:
+    """Every figure of :func:`measure` with the command, CPU count and Python version."""
+    trees = dict(t.split("=", 1) for t in args.tree)
+    return {"command": command(args), "cpus": os.cpu_count(), "python": platform.python_version(),
+            "runs": [{"tree": n, "path": trees[n], "backend": b, **r} for n, b, r in rows]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    trees = [t.split("=", 1) for t in args.tree]
+    rows = measure(args)
     head = ("| tree | backend | " + " | ".join(f"{e} p50 / p95 ms" for e in ENDPOINTS)
             + " | status s (CPU s) / MB | export s (CPU s) / MB | log built s | derived built s |")
     lines = [head, "|" + "---|" * (len(ENDPOINTS) + 6)]
@@ -570,16 +614,11 @@ def main(argv: list[str] | None = None) -> int:
                              + (f"{pr['statements']:.2f} | {pr['checkouts']:.2f}" if pr else "- | -") + " |")
     table = "\n".join(lines)
     print(table)
-    command = (f"bench/reader.py history --images {args.images} --subs {args.subs} --readers {args.readers} "
-               f"--seconds {args.seconds:g} --interval {args.interval:g} --single {args.single} "
-               + " ".join(f"--tree {n}={t}" for n, t in trees))
     if args.json:
-        args.json.write_text(json.dumps({"command": command, "cpus": os.cpu_count(), "python": platform.python_version(),
-                                         "runs": [{"tree": n, "path": dict(trees)[n], "backend": b, **r}
-                                                  for n, b, r in rows]}, indent=1))
+        args.json.write_text(json.dumps(as_json(args, rows), indent=1))
     if args.results:
         text = (f"\n## Reader study: latency with a long history\n\n"
-                f"`{command}`: {args.images} images, {args.subs} "
+                f"`{command(args)}`: {args.images} images, {args.subs} "
                 f"submissions per reader x {args.readers} readers in the log, + 1 resolver; {args.readers} reader "
                 f"processes loop me, queue, item, submission and the resolver queue, item, pixels, adjudication "
                 f"for {args.seconds:g} s (one round per {args.interval:g} s, back to back when slower); client "
