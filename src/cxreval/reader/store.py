@@ -490,7 +490,8 @@ class ReaderStore(PayloadChecks):
         """``{study_id: fully resolved}`` of every study in conflict (one grouped read of ``conflicts``)."""
         sa, ct = self.sa, self.t["conflicts"]
         n_open = sa.func.sum(sa.case((ct.c.resolution.is_(None), 1), else_=0))
-        return {sid: not int(k) for sid, k in conn.execute(sa.select(ct.c.study_id, n_open).group_by(ct.c.study_id))}
+        rows = conn.execute(sa.select(ct.c.study_id, n_open).group_by(ct.c.study_id)).all()  # one fetch, not a row each
+        return {sid: not int(k) for sid, k in rows}
 
     def _order(self, reader: Reader, task: str, keys: list[str] | None = None) -> list[str]:
         if keys is not None:  # adjudication: the studies in conflict change
@@ -515,8 +516,8 @@ class ReaderStore(PayloadChecks):
         n = self._n_done_of(conn, reader).get(task, 0)
         hit = self._done.get((reader.id, task))
         if hit is None or len(hit) != n:
-            hit = {i for (i,) in conn.execute(sa.select(lt.c.item).where(lt.c.reader_id == reader.id,
-                                                                         lt.c.task == task))}
+            hit = set(conn.execute(sa.select(lt.c.item).where(lt.c.reader_id == reader.id,
+                                                               lt.c.task == task)).scalars().all())
             self._done[(reader.id, task)] = hit
             self._flags.pop((reader.id, task), None)
         return hit
