@@ -452,13 +452,17 @@ def _copy_db(url: str, name: str, tmp: Path, pg: str | None) -> tuple[str, objec
 def run(tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argparse.Namespace,
         tmp: Path) -> dict[str, object]:
     """One tree on its own copy of the study database: open (its derived tables rebuilt from the log), the
-    timed phase, the one-client phase, the in-process profile, then status and export."""
+    timed phase, the one-client phase, the in-process profile, then status and export (``phases_s``: the
+    wall seconds of each)."""
+    clock = [time.perf_counter()]
     opened = subprocess.run([sys.executable, "-c", _OPEN, url], env=_env(tree), capture_output=True, text=True)
     if opened.returncode:
         raise RuntimeError(f"opening the study failed: {opened.stderr[-1500:]}")
     t_open = float(opened.stdout.strip().splitlines()[-1])
+    clock.append(time.perf_counter())
     port = _free_port()
     proc = _serve(tree, url, port)
+    clock.append(time.perf_counter())
     load = [os.getloadavg()[0]]
     try:
         cpu = _CPU(proc.pid, url)
@@ -474,7 +478,9 @@ def run(tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argpar
             p.join()
         load_cpu = cpu.used()
         load.append(os.getloadavg()[0])
+        clock.append(time.perf_counter())
         single = _single(port, tokens, args.images, args.single, cpu) if args.single else {}
+        clock.append(time.perf_counter())
     finally:
         proc.terminate()
         proc.wait(30)
@@ -494,10 +500,15 @@ def run(tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argpar
         if pr.returncode:
             raise RuntimeError(f"profiling failed: {pr.stderr[-1500:]}")
         profile = json.loads(pr.stdout.strip().splitlines()[-1])
+    clock.append(time.perf_counter())
     status = _measured(tree, ["reader", "status", "--db", url], args.cli_timeout)
+    clock.append(time.perf_counter())
     export = _measured(tree, ["reader", "export", "--db", url, "--out", str(tmp / f"export-{uuid.uuid4().hex[:6]}")],
                        args.cli_timeout)
-    return {"history_s": t_hist, "open_s": t_open, "stats": stats, "errors": errors[:5], "n_errors": len(errors),
+    clock.append(time.perf_counter())
+    phases = dict(zip(("open", "server start", "timed", "one client", "profile", "status", "export"),
+                      np.diff(clock).round(1).tolist()))
+    return {"history_s": t_hist, "phases_s": phases, "open_s": t_open, "stats": stats, "errors": errors[:5], "n_errors": len(errors),
             "load_server_cpu_ms": load_cpu[0] / max(n_requests, 1) * 1000,
             "load_db_cpu_ms": load_cpu[1] / max(n_requests, 1) * 1000, "loadavg": load,
             "single": single, "profile": profile, "status": status, "export": export}
