@@ -43,6 +43,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _reader_cost import CPU, PROFILE, get, post, single  # noqa: E402
+
 __all__ = ["main", "parser", "measure", "as_json", "command"]
 
 FINDINGS = ["Effusion", "Cardiomegaly", "Nodule", "Mass"]
@@ -74,89 +77,6 @@ t0 = time.perf_counter()
 ReaderStore.open(url).close()
 print(time.perf_counter() - t0)
 """
-_PROFILE = """
-import json, sys, time, warnings
-import sqlalchemy as sa
-warnings.simplefilter("ignore")
-from starlette.testclient import TestClient
-from cxreval.reader.app import create_app
-url, tokens, n = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
-app = create_app(url)
-eng = app.store.engine
-count = {"statements": 0, "checkouts": 0}
-def hit(*_a, **_k):
-    count["statements"] += 1
-if eng.dialect.name == "sqlite":  # every statement SQLite runs, BEGIN and COMMIT included
-    sa.event.listen(eng, "connect", lambda dbapi, _rec: dbapi.set_trace_callback(hit))
-else:  # every message psycopg sends that waits for an answer: queries, pings, BEGIN, COMMIT, ROLLBACK
-    import psycopg
-    from psycopg import _connection_base as cb
-    for cls, name in ((cb.BaseConnection, "_exec_command"), (psycopg.Cursor, "execute"),
-                      (psycopg.Cursor, "executemany"), (psycopg.ServerCursor, "execute")):
-        def wrap(orig):
-            def counted(*a, **k):
-                hit()
-                return orig(*a, **k)
-            return counted
-        setattr(cls, name, wrap(getattr(cls, name)))
-sa.event.listen(eng, "checkout", lambda *_a: count.__setitem__("checkouts", count["checkouts"] + 1))
-eng.pool.dispose()
-client = TestClient(app)
-images = sorted(app.store.items["image"])
-def h(tok):
-    return {"Authorization": "Bearer " + tok}
-calls = {"me": lambda k: client.get("/api/me", headers=h(tokens["r2"])),
-         "queue": lambda k: client.get("/api/queue?task=image", headers=h(tokens["r2"])),
-         "item": lambda k: client.get(f"/api/item?task=image&key={images[k % len(images)]}", headers=h(tokens["r2"])),
-         "submission": lambda k: client.post("/api/submissions", headers=h(tokens["r2"]), json={
-             "id": f"profile-{k:06d}", "task": "image", "item": images[k % len(images)],
-             "labels": {"Effusion": "negative", "Cardiomegaly": "positive", "Nodule": "negative", "Mass": "negative"},
-             "boxes": []}),
-         "submission of an adjudicated reader": lambda k: client.post(
-             "/api/submissions", headers=h(tokens["r0"]), json={
-                 "id": f"profile-r0-{k:06d}", "task": "image", "item": images[k % len(images)],
-                 "labels": {"Effusion": "negative", "Cardiomegaly": "positive", "Nodule": "negative",
-                            "Mass": "negative"}, "boxes": []})}
-out = {}
-for name, call in calls.items():
-    for k in range(3):  # warm caches (the reader's order, the auth cache)
-        assert call(9000 + k).status_code == 200
-    count.update(statements=0, checkouts=0)
-    t0 = time.perf_counter()
-    for k in range(n):
-        r = call(k)
-        assert r.status_code == 200, (name, r.status_code, r.text[:300])
-    out[name] = {"statements": count["statements"] / n, "checkouts": count["checkouts"] / n,
-                 "ms": (time.perf_counter() - t0) / n * 1000}
-res = h(tokens["res"])
-q = client.get("/api/queue?task=adjudication", headers=res).json()
-keys = q["keys"] if "keys" in q else [x["key"] for x in q["items"]]
-for name, path in (("resolver queue", lambda k: "/api/queue?task=adjudication"),
-                   ("resolver item", lambda k: f"/api/item?task=adjudication&key={keys[k % len(keys)]}"),
-                   ("resolver pixels", lambda k: f"/api/pixels?task=adjudication&key={keys[k % len(keys)]}")):
-    client.get(path(0), headers=res)
-    count.update(statements=0, checkouts=0)
-    t0 = time.perf_counter()
-    for k in range(n):
-        r = client.get(path(k), headers=res)
-        assert r.status_code == 200, (name, r.status_code, r.text[:300])
-    out[name] = {"statements": count["statements"] / n, "checkouts": count["checkouts"] / n,
-                 "ms": (time.perf_counter() - t0) / n * 1000}
-got = {"statements": 0, "checkouts": 0, "s": 0.0}
-for k in range(n):  # adjudicate one study after another (each read first, not counted)
-    item = client.get(f"/api/item?task=adjudication&key={keys[k % len(keys)]}", headers=res).json()
-    before = dict(count)
-    t0 = time.perf_counter()
-    r = client.post("/api/submissions", headers=res, json={"id": f"profile-adj-{k:06d}", "task": "adjudication",
-                    "item": item["key"], "labels": {f: "negative" for f in item["conflicts"]}})
-    got["s"] += time.perf_counter() - t0
-    assert r.status_code == 200, ("resolver submission", r.status_code, r.text[:300])
-    for c in ("statements", "checkouts"):
-        got[c] += count[c] - before[c]
-out["resolver submission"] = {"statements": got["statements"] / n, "checkouts": got["checkouts"] / n,
-                              "ms": got["s"] / n * 1000}
-print(json.dumps(out))
-"""
 _MEASURED = """
 import json, resource, sys, time
 from cxreval.cli.main import main
@@ -166,96 +86,6 @@ ru = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"rc": code, "s": time.perf_counter() - t0, "cpu": ru.ru_utime + ru.ru_stime,
                   "mb": ru.ru_maxrss / 1024}), file=sys.stderr)
 """
-
-
-def _cpu_s(pids: list[int]) -> dict[int, float]:
-    """User + system CPU seconds of each live process (``/proc/PID/stat``)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    out = {}
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        out[pid] = (int(fields[11]) + int(fields[12])) / tick
-    return out
-
-
-def _db_pids(url: str) -> list[int]:
-    """The PostgreSQL server processes serving ``url``'s database (none for SQLite: it runs in the server)."""
-    if not url.startswith("postgresql"):
-        return []
-    import sqlalchemy as sa
-
-    eng = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1), poolclass=sa.pool.NullPool)
-    with eng.connect() as conn:
-        pids = [int(p) for (p,) in conn.execute(sa.text(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"))]
-    eng.dispose()
-    return pids
-
-
-class _CPU:
-    """CPU seconds used by the server process and the database's server processes since ``start()``."""
-
-    def __init__(self, server_pid: int, url: str) -> None:
-        self.server_pid, self.url = server_pid, url
-
-    def start(self) -> None:
-        self.t0 = (_cpu_s([self.server_pid]).get(self.server_pid, 0.0), _cpu_s(_db_pids(self.url)))
-
-    def used(self) -> tuple[float, float]:
-        srv0, db0 = self.t0
-        db1 = _cpu_s(_db_pids(self.url))
-        return (_cpu_s([self.server_pid])[self.server_pid] - srv0,
-                sum(v - db0.get(pid, 0.0) for pid, v in db1.items()))
-
-
-def _single(port: int, tokens: dict[str, str], n_images: int, n: int, cpu: _CPU) -> dict[str, dict[str, float]]:
-    """One client, one request at a time: each endpoint ``n`` times; the client's latency (p50, p95) and the
-    server's and database's CPU milliseconds per request (what the load of other processes does not inflate)."""
-    import http.client
-
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-    rd = {"Authorization": f"Bearer {tokens['r2']}", "Content-Type": "application/json"}
-    rs = {"Authorization": f"Bearer {tokens['res']}", "Content-Type": "application/json"}
-    rng = np.random.default_rng(7)
-    status, data, _ = _get(conn, "/api/queue?task=adjudication", rs)
-    q = json.loads(data)
-    open_ = q["keys"] if "keys" in q else [x["key"] for x in q["items"]]
-    plan = {"me": lambda k: _get(conn, "/api/me", rd),
-            "queue": lambda k: _get(conn, "/api/queue?task=image", rd),
-            "item": lambda k: _get(conn, f"/api/item?task=image&key=i{int(rng.integers(n_images)):05d}", rd),
-            "submission": lambda k: _post(conn, {"id": uuid.uuid4().hex, "task": "image",
-                                                 "item": f"i{int(rng.integers(n_images)):05d}",
-                                                 "labels": {f: "negative" for f in FINDINGS}, "boxes": []}, rd),
-            "resolver queue": lambda k: _get(conn, "/api/queue?task=adjudication", rs),
-            "resolver item": lambda k: _get(conn, f"/api/item?task=adjudication&key={open_[k % len(open_)]}", rs),
-            "resolver pixels": lambda k: _get(conn, f"/api/pixels?task=adjudication&key={open_[k % len(open_)]}", rs)}
-    todo = []  # studies to adjudicate and their conflicts, read before the timed adjudications
-    for key in open_[1:n + 2]:
-        st, body, _ = _get(conn, f"/api/item?task=adjudication&key={key}", rs)
-        if st == 200:
-            todo.append((key, list(json.loads(body)["conflicts"])))
-    plan["resolver submission"] = lambda k: _post(conn, {"id": uuid.uuid4().hex, "task": "adjudication",
-                                                         "item": todo[k % len(todo)][0],
-                                                         "labels": {f: "negative" for f in todo[k % len(todo)][1]}}, rs)
-    out = {}
-    for name, call in plan.items():
-        if name != "resolver submission":
-            call(0)
-        cpu.start()
-        lat = []
-        for k in range(n):
-            st, body, dt = call(k)
-            if st != 200:
-                raise RuntimeError(f"{name}: {st} {body[:200]!r}")
-            lat.append(dt)
-        srv, db = cpu.used()
-        out[name] = {"p50": float(np.percentile(lat, 50)) * 1000, "p95": float(np.percentile(lat, 95)) * 1000,
-                     "server_cpu_ms": srv / n * 1000, "db_cpu_ms": db / n * 1000}
-    conn.close()
-    return out
 
 
 def _free_port() -> int:
@@ -316,22 +146,6 @@ def _history(url: str, n_images: int, n_subs: int, n_readers: int) -> float:
     return time.perf_counter() - t0
 
 
-def _get(conn, path: str, headers: dict[str, str]) -> tuple[int, bytes, float]:
-    t0 = time.perf_counter()
-    conn.request("GET", path, headers=headers)
-    r = conn.getresponse()
-    data = r.read()
-    return r.status, data, time.perf_counter() - t0
-
-
-def _post(conn, body: dict, headers: dict[str, str]) -> tuple[int, bytes, float]:
-    t0 = time.perf_counter()
-    conn.request("POST", "/api/submissions", body=json.dumps(body), headers=headers)
-    r = conn.getresponse()
-    data = r.read()
-    return r.status, data, time.perf_counter() - t0
-
-
 def _client(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
     """One reader (``role='reader'``) or the resolver: loop its endpoints for ``seconds``."""
     try:
@@ -356,17 +170,17 @@ def _loop(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
         if role == "reader":
             key = f"i{int(rng.integers(n_images)):05d}"
             labels = {f: STATES[int(v)] for f, v in zip(FINDINGS, rng.choice(3, size=len(FINDINGS), p=[.8, .1, .1]))}
-            calls = [("me", lambda: _get(conn, "/api/me", h)),
-                     ("queue", lambda: _get(conn, "/api/queue?task=image", h)),
-                     ("item", lambda k=key: _get(conn, f"/api/item?task=image&key={k}", h)),
-                     ("submission", lambda k=key, lab=labels: _post(conn, {"id": uuid.uuid4().hex, "task": "image",
+            calls = [("me", lambda: get(conn, "/api/me", h)),
+                     ("queue", lambda: get(conn, "/api/queue?task=image", h)),
+                     ("item", lambda k=key: get(conn, f"/api/item?task=image&key={k}", h)),
+                     ("submission", lambda k=key, lab=labels: post(conn, {"id": uuid.uuid4().hex, "task": "image",
                                                                            "item": k, "labels": lab, "boxes": []}, h))]
             for name, call in calls:
                 status, data, dt = call()
                 (lat.setdefault(name, []) if status == 200 else errors).append(dt if status == 200 else
                                                                                f"{name} {status} {data[:200]!r}")
         else:
-            status, data, dt = _get(conn, "/api/queue?task=adjudication", h)
+            status, data, dt = get(conn, "/api/queue?task=adjudication", h)
             if status != 200:
                 errors.append(f"resolver queue {status} {data[:200]!r}")
                 break
@@ -379,18 +193,18 @@ def _loop(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
             if not open_:
                 break
             key = open_[int(rng.integers(len(open_)))]
-            status, data, dt = _get(conn, f"/api/item?task=adjudication&key={key}", h)
+            status, data, dt = get(conn, f"/api/item?task=adjudication&key={key}", h)
             if status != 200:
                 errors.append(f"resolver item {status} {data[:200]!r}")
                 continue
             lat.setdefault("resolver item", []).append(dt)
             item = json.loads(data)
-            st, _d, dt = _get(conn, f"/api/pixels?task=adjudication&key={key}", h)
+            st, _d, dt = get(conn, f"/api/pixels?task=adjudication&key={key}", h)
             if st == 200:
                 lat.setdefault("resolver pixels", []).append(dt)
             body = {"id": uuid.uuid4().hex, "task": "adjudication", "item": key,
                     "labels": {f: "negative" for f in item["conflicts"]}}
-            st, d, dt = _post(conn, body, h)
+            st, d, dt = post(conn, body, h)
             (lat.setdefault("resolver submission", []) if st == 200 else errors).append(
                 dt if st == 200 else f"resolver submission {st} {d[:200]!r}")
         time.sleep(max(0.0, interval - (time.perf_counter() - t_round)))
@@ -465,7 +279,7 @@ def run(tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argpar
     clock.append(time.perf_counter())
     load = [os.getloadavg()[0]]
     try:
-        cpu = _CPU(proc.pid, url)
+        cpu = CPU(proc.pid, url)
         cpu.start()
         q: mp.Queue = mp.Queue()
         clients = [("reader", tokens[f"r{k}"]) for k in range(args.readers)] + [("resolver", tokens["res"])]
@@ -479,7 +293,7 @@ def run(tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argpar
         load_cpu = cpu.used()
         load.append(os.getloadavg()[0])
         clock.append(time.perf_counter())
-        single = _single(port, tokens, args.images, args.single, cpu) if args.single else {}
+        one = single(port, tokens, args.images, args.single, cpu, FINDINGS) if args.single else {}
         clock.append(time.perf_counter())
     finally:
         proc.terminate()
@@ -495,7 +309,7 @@ def run(tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argpar
     n_requests = sum(len(v) for v in lat.values())
     profile = {}
     if args.single:
-        pr = subprocess.run([sys.executable, "-c", _PROFILE, url, json.dumps(tokens), str(args.single)],
+        pr = subprocess.run([sys.executable, "-c", PROFILE, url, json.dumps(tokens), str(args.single)],
                             env=_env(tree), capture_output=True, text=True)
         if pr.returncode:
             raise RuntimeError(f"profiling failed: {pr.stderr[-1500:]}")
@@ -511,7 +325,7 @@ def run(tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argpar
     return {"history_s": t_hist, "phases_s": phases, "open_s": t_open, "stats": stats, "errors": errors[:5], "n_errors": len(errors),
             "load_server_cpu_ms": load_cpu[0] / max(n_requests, 1) * 1000,
             "load_db_cpu_ms": load_cpu[1] / max(n_requests, 1) * 1000, "loadavg": load,
-            "single": single, "profile": profile, "status": status, "export": export}
+            "single": one, "profile": profile, "status": status, "export": export}
 
 
 def _postgres_db(base: str, template: str | None = None) -> tuple[str, object]:
