@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cxreval.agreement import agreement_table, flows_table, omission_table, prevalence_table
+from cxreval.agreement import compute_agreement, compute_flows, compute_omissions, compute_prevalence
 from cxreval.datasets.openi import openi_mesh_labels, read_openi_reports
 from cxreval.findings import CHESTXRAY8, CHESTXRAY14, XQA, XQA_SELECTED
 from cxreval.reports import (
@@ -128,10 +128,10 @@ def findings_vs_impression(table: pd.DataFrame, *, seed: int) -> tuple[pd.DataFr
     res = label_reports(both, sections=("findings", "impression"), vocabulary="chexpert")
     lab = res.labels
     pair = [("report_findings", "report_impression")]
-    agr = agreement_table(lab, pair, findings=list(XQA),
-                          finding_sets={"selected": list(XQA_SELECTED), "all": list(XQA)})
-    prev = prevalence_table(lab, sources=["report_findings", "report_impression"], findings=list(XQA))
-    om = omission_table(flows_table(lab, pair, findings=list(XQA)))
+    agr = compute_agreement(lab, pair, findings=list(XQA),
+                          finding_sets={"selected": list(XQA_SELECTED), "all": list(XQA)}).table
+    prev = compute_prevalence(lab, sources=["report_findings", "report_impression"], findings=list(XQA)).table
+    om = compute_omissions(compute_flows(lab, pair, findings=list(XQA)).table).table
     return agr, prev, om
 
 

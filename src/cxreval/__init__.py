@@ -38,7 +38,7 @@ _LAZY_ATTRS: dict[str, str] = {
     "draw_plan": "bootstrap", "ResamplingPlan": "bootstrap", "BootstrapResult": "bootstrap",
     "ranking_stability": "ranking", "RankingStabilityResult": "ranking",
     # agreement and fusion
-    "agreement_table": "agreement", "agreement_scores": "agreement", "cohen_kappa": "agreement",
+    "compute_agreement": "agreement", "agreement_scores": "agreement", "cohen_kappa": "agreement",
     "AgreementResult": "agreement",
     "get_fusion": "fusion", "list_fusion": "fusion", "fuse_label_table": "fusion", "FusionResult": "fusion",
     # localization, IQA, report
@@ -92,7 +92,7 @@ __all__ = [
     "BootstrapResult",
     "ranking_stability",
     "RankingStabilityResult",
-    "agreement_table",
+    "compute_agreement",
     "agreement_scores",
     "cohen_kappa",
     "AgreementResult",
@@ -155,7 +155,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         splits,
     )
     from ._typing import FindingsLike, PathLike, RNGLike
-    from .agreement import AgreementResult, agreement_scores, agreement_table, cohen_kappa
+    from .agreement import AgreementResult, agreement_scores, cohen_kappa, compute_agreement
     from .bootstrap import BootstrapResult, ResamplingPlan, draw_plan
     from .classification import AUCResult, compare_auc, delong_test, evaluate_auc, roc_auc_score
     from .datasets import fetch_metadata, list_datasets, load_dataset, metadata_path

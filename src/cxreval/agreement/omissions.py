@@ -42,7 +42,7 @@ from .pairs import SourceGrids, expand_findings, paired_states, parse_pairs, pre
 from .scores import STATE_ORDER, confusion_counts
 
 __all__ = ["FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "FlowsResult", "OmissionsResult", "omission_rates",
-           "compute_flows", "compute_omissions", "flows_table", "omission_table"]
+           "compute_flows", "compute_omissions"]
 
 FLOW_COLUMNS: tuple[str, ...] = ("source_a", "source_b", "finding", "state_a", "state_b", "count")
 """Columns of :func:`compute_flows` (``flows.csv``, :class:`FlowsResult`)."""
@@ -227,7 +227,7 @@ def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str
     Raises
     ------
     SchemaError
-        As :func:`cxreval.agreement.agreement_table`.
+        As :func:`cxreval.agreement.compute_agreement`.
     """
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="compute_flows").not_mentioned
     check_choice(studies, ("same", "intersection"), name="studies", func="compute_flows")
@@ -247,11 +247,6 @@ def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str
     out = pd.concat(rows, ignore_index=True)[list(FLOW_COLUMNS)]
     return FlowsResult(out, tuple(f"{a}:{b}" for a, b in pair_list), not_mentioned, studies)
 
-
-def flows_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
-                not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> pd.DataFrame:
-    """The table of :func:`compute_flows` alone."""
-    return compute_flows(labels, pairs, findings=findings, not_mentioned=not_mentioned, studies=studies).table
 
 
 def compute_omissions(flows: pd.DataFrame | FlowsResult) -> OmissionsResult:
@@ -290,9 +285,3 @@ def compute_omissions(flows: pd.DataFrame | FlowsResult) -> OmissionsResult:
                      "pos_b_neg_a": r.pos_b_neg_a, "rate_b_not_a": float(r.rate_b_not_a), "pos_a": r.pos_a,
                      "pos_b": r.pos_b, "pos_a_unc_b": r.pos_a_unc_b, "pos_b_unc_a": r.pos_b_unc_a})
     return OmissionsResult(pd.DataFrame(rows, columns=list(OMISSION_COLUMNS)))
-
-
-def omission_table(flows: pd.DataFrame) -> pd.DataFrame:
-    """The table of :func:`compute_omissions` alone."""
-    return compute_omissions(flows).table
-

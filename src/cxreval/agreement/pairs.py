@@ -36,7 +36,7 @@ from .scores import (
 )
 
 __all__ = ["PairedStates", "SourceGrids", "PairCoverage", "AgreementTableResult", "parse_pairs", "pair_states",
-           "paired_states", "compute_agreement", "agreement_table", "expand_findings", "prepare_labels"]
+           "paired_states", "compute_agreement", "expand_findings", "prepare_labels"]
 
 @dataclass(frozen=True)
 class PairedStates:
@@ -461,13 +461,3 @@ def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence
     table = pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
     table["n"] = table["n"].astype(np.int64)
     return AgreementTableResult(table, tuple(infos), weights, not_mentioned, studies, both_uncertain)
-
-
-def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
-                    finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
-                    not_mentioned: str | LabelPolicy = "negative", studies: str = "same",
-                    both_uncertain: str = "agree") -> pd.DataFrame:
-    """The table of :func:`compute_agreement` alone (its choices and per-pair drops are on the
-    :class:`AgreementTableResult` that :func:`compute_agreement` returns)."""
-    return compute_agreement(labels, pairs, findings=findings, finding_sets=finding_sets, weights=weights,
-                             not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain).table

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import did_you_mean, normalize_rng
-from ..agreement import agreement_table
+from ..agreement import compute_agreement
 from ..agreement.pairs import expand_findings
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import XQA_SELECTED
@@ -119,7 +119,8 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         A reference source; required by the supervised methods (``nn``, ``nn_ps``), which are trained on it.
     findings : sequence of str, optional
         Findings to fuse (default: every finding the readers label): canonical names, aliases
-        (``Pleural effusion``) or vocabulary names (``xqa_selected``), as for :func:`~cxreval.agreement.agreement_table`.
+        (``Pleural effusion``) or vocabulary names (``xqa_selected``), as for
+        :func:`~cxreval.agreement.compute_agreement`.
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
         What a reader's ``NOT_MENTIONED`` becomes (a :class:`~cxreval.labels.LabelPolicy` gives its
         ``not_mentioned``).
@@ -301,8 +302,8 @@ def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str
     findings = sorted(set(fused[FINDING]) & set(ref[FINDING]))
     if not findings:
         raise InvalidParameterError(f"The adjudicated source {adjudicated!r} labels none of the fused findings.")
-    agr = agreement_table(table, [(adjudicated, f"fused_{m}") for m in methods], findings=findings,
-                          finding_sets=_finding_sets(findings), studies="intersection")
+    agr = compute_agreement(table, [(adjudicated, f"fused_{m}") for m in methods], findings=findings,
+                            finding_sets=_finding_sets(findings), studies="intersection").table
     agr.insert(0, METHOD, agr.pop("pair").str.split(":").str[1].str.removeprefix("fused_"))
     agr["finding_set"] = agr["finding_set"].fillna("")
     return agr[list(FUSION_AGREEMENT_COLUMNS)]
@@ -377,7 +378,7 @@ def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     if len(done) > 1:
         pairs = [(f"fused_{a}", f"fused_{b}") for i, a in enumerate(done) for b in done[i + 1:]]
         fs = sorted(set(fused[FINDING]))
-        between = agreement_table(fused, pairs, findings=fs, finding_sets={"all": fs}, studies="same")
+        between = compute_agreement(fused, pairs, findings=fs, finding_sets={"all": fs}, studies="same").table
     agr = None if adjudicated is None else fusion_agreement(labels, fused, adjudicated, done)
     return replace(res, agreement=agr, method_agreement=between, notes=notes,
                    inputs=labels if include_inputs else None)
