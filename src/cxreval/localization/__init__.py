@@ -47,7 +47,7 @@ from .heatmaps import (
 )
 from .overlays import OVERLAY_COLUMNS, OverlayResult, boxed_images, overlay_boxes
 from .protocol import DEFAULT_T, RULES, ImageScores, LocalizationProtocol, correct_matrix, score_images
-from .real_boxes import RealBoxesResult, error_model_on_boxes, real_boxes_study
+from .real_boxes import RealBoxesResult, error_model_on_boxes
 from .schema import BOX_COLUMNS, BOX_COORDS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS, check_box_table
 from .synthetic import ErrorModel, SynthResult, coverage, error_model_maps, synthetic_cases, synthetic_study
 from .table4 import TABLE4_ACC, TABLE4_T, denominators, table4_denominators
@@ -63,6 +63,6 @@ __all__ = [
     "class_activation_maps", "grad_cam", "heatmap_dict", "save_heatmaps",
     "HeatmapFiles", "scan_heatmaps", "read_maps",
     "LocalizationResult", "DETAIL_COLUMNS", "evaluate_heatmaps", "RealBoxesResult", "error_model_on_boxes",
-    "real_boxes_study", "BOX_COLUMNS", "BOX_COORDS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "check_box_table",
+    "BOX_COLUMNS", "BOX_COORDS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "check_box_table",
     "OVERLAY_COLUMNS", "OverlayResult", "boxed_images", "overlay_boxes",
 ]

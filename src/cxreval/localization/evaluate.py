@@ -4,9 +4,9 @@
 become boxes under a :class:`~cxreval.localization.protocol.LocalizationProtocol` and are scored per
 finding, threshold, rule and T into a Table-4-style table plus a per-box detail table.
 
-:func:`real_boxes_study` runs the seed's error model on real radiologist boxes (``BBox_List_2017``): one
-map per (image, finding) made from its boxes, scored per finding, to show what the protocol rewards for
-findings of each size.
+:func:`~cxreval.localization.error_model_on_boxes` runs the seed's error model on real radiologist boxes
+(``BBox_List_2017``): one map per (image, finding) made from its boxes, scored per finding, to show what the
+protocol rewards for findings of each size.
 """
 
 from __future__ import annotations
@@ -428,8 +428,3 @@ def file_chunk_boxes(params: tuple, part: HeatmapFiles) -> list[list[np.ndarray]
             for i, b in zip(ii, per):
                 out[ti][i] = b
     return out
-
-
-from .real_boxes import real_boxes_study  # noqa: E402  (kept importable from here)
-
-__all__ += ["real_boxes_study"]

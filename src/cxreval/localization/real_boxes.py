@@ -28,7 +28,7 @@ from .protocol import DEFAULT_T, score_images
 from .schema import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
 from .synthetic import ErrorModel, coverage, error_model_maps
 
-__all__ = ["RealBoxesResult", "BoxMaps", "box_maps", "error_model_on_boxes", "real_boxes_study", "by_finding_view"]
+__all__ = ["RealBoxesResult", "BoxMaps", "box_maps", "error_model_on_boxes", "by_finding_view"]
 
 _THRESHOLDS = (60.0, 180.0)
 _BY_FINDING_T = (0.1, 0.5, 0.9)
@@ -197,9 +197,3 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorMo
                                  "fp_without_box": 0, "median_area_fraction": med})
     table = pd.DataFrame(rows, columns=list(LOCALIZATION_COLUMNS))
     return RealBoxesResult(table, by_finding_view(table), len(boxes), int(boxes[STUDY_ID].nunique()), seed)
-
-
-def real_boxes_study(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
-                     T_values: Sequence[object] = DEFAULT_T) -> pd.DataFrame:
-    """The table of :func:`error_model_on_boxes` (``localization.csv``)."""
-    return error_model_on_boxes(boxes, rng=rng, model=model, T_values=T_values).table
