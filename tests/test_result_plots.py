@@ -108,11 +108,11 @@ def _degraded(tmp: Path):
 
 
 def _scores_result(tmp: Path):
-    from cxreval.iqa import ScoresResult, score_pairs, select_metrics
+    from cxreval.iqa import score_pairs, select_metrics
 
     out, deg = _degraded(tmp)
     sel = select_metrics("psnr,ssim,gmsd")
-    return ScoresResult(score_pairs(deg.pairs(), sel.names, base_dir=out), sel, len(deg.pairs()))
+    return score_pairs(deg.pairs(), sel.names, base_dir=out)
 
 
 def _data_entry(tmp: Path) -> Path:

@@ -132,7 +132,7 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
     deg.save(out)
     selection = select_metrics(list(metrics))
     pairs = deg.pairs()
-    scores = ScoresResult(score_pairs(pairs, selection.names, base_dir=out), selection, len(pairs))
+    scores = score_pairs(pairs, selection.names, base_dir=out)
     scores.save(out / IQA_SCORES)
     write_summary(out / IQA_SCORES, ScoresResult.describe(len(pairs), selection))
     comparison = compare_metrics(scores.table)

@@ -328,7 +328,7 @@ def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], me
 def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all", *,
                 data_range: float | None = None, base_dir: str | os.PathLike[str] | None = None,
                 metric_options: Mapping[str, Mapping[str, Any]] | None = None,
-                executor: object | None = None) -> pd.DataFrame:
+                executor: object | None = None) -> ScoresResult:
     """Score ``(reference, test)`` image pairs with the chosen metrics.
 
     Each image is read with :func:`~cxreval.iqa.read_image` (float64, its stored type's data range). A
@@ -360,11 +360,13 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
 
     Returns
     -------
-    scores : pandas.DataFrame
-        ``reference, test, metric, value``: one row per pair and metric, pairs in input order and metrics in
-        the order chosen; ``reference`` and ``test`` are the paths as given. The other columns of a pairs
-        table keep their place, with ``metric, value`` right after ``test`` (pairs ``image, reference, test,
-        degradation`` give ``image, reference, test, metric, value, degradation``).
+    res : ScoresResult
+        ``res.table`` is ``reference, test, metric, value``: one row per pair and metric, pairs in input order
+        and metrics in the order chosen; ``reference`` and ``test`` are the paths as given. The other columns
+        of a pairs table keep their place, with ``metric, value`` right after ``test`` (pairs ``image,
+        reference, test, degradation`` give ``image, reference, test, metric, value, degradation``).
+        ``res.selection`` holds the metrics scored and those a selector left out; ``res.save(folder)`` writes
+        ``scores.csv``.
 
     Raises
     ------
@@ -386,16 +388,18 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
     ...     ref = write_image(Path(d) / "ref.png", x, data_range=255, dtype="uint8")
     ...     test = write_image(Path(d) / "test.png", x * 0.9, data_range=255, dtype="uint8")
     ...     scores = score_pairs([(ref, test)], ["psnr", "gmsd"])
-    >>> scores[["metric", "value"]].round(3)
+    >>> scores.table[["metric", "value"]].round(3)
       metric   value
     0   psnr  24.819
     1   gmsd   0.001
     """
     blocks = list(_blocks(pairs, metrics, data_range=data_range, base_dir=base_dir, metric_options=metric_options,
                           executor=executor, batch_size=32, check_files=True, func="score_pairs"))
+    selection = select_metrics(metrics, func="score_pairs")  # checked by _blocks already
     if not blocks:
-        return pd.DataFrame(columns=_carried(pairs)[1])
-    return pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
+        return ScoresResult(pd.DataFrame(columns=_carried(pairs)[1]), selection, 0)
+    table = pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
+    return ScoresResult(table, selection, len(_pair_items(pairs)))
 
 
 @dataclass(frozen=True)
