@@ -270,7 +270,8 @@ def test_fusion_without_a_reference_plots_the_fused_positive_fraction():
     from cxreval.fusion import fuse_label_table
 
     res = fuse_label_table(_coded_labels(), ["Rep1", "Rep2"], ["mv", "or"], rng=0)
-    assert res.table is None
+    pd.testing.assert_frame_equal(res.table, res.fused_labels())  # without a reference: the fused labels
+    assert list(res.table.columns) == list(res.FILE_COLUMNS["fused_labels"])
     fig = res.plot()
     lab = res.labels
     want = lab[lab.source == "fused_or"].groupby("finding")["state"].apply(lambda s: (s == 2).mean() * 100)

@@ -72,7 +72,8 @@ def test_labels_format_and_optional_files(res, tmp_path):
     one = fuse_label_table(coded(make_table(n=10)), ["Rep1", "Rep2"], ["mv"])
     # no reference, one rule: no agreement, confusion matrix or convergence table
     assert set(one.tables()) == {"fused_labels"} | ({"fusion_warnings"} if one.warnings else set())
-    assert one.agreement is None and one.table is None and one.convergence is None
+    assert one.agreement is None and one.convergence is None
+    pd.testing.assert_frame_equal(one.table, one.fused_labels())  # the main table without a reference
 
 
 def test_summary_and_frozen(res):

@@ -56,8 +56,9 @@ class FusionResult(TableResult):
     ``FILES`` lists every file a fusion run may write; :meth:`tables` gives those this run has:
     ``fused_labels`` always, ``fusion_agreement`` with a reference, ``method_agreement`` with two or more
     methods, ``ds_confusion`` / ``mace_competence`` when Dawid-Skene / MACE ran, ``fusion_convergence``
-    when an iterative method ran and ``fusion_warnings`` when there are warnings. ``COLUMNS`` are those of
-    ``fusion_agreement`` (:attr:`table`); ``FILE_COLUMNS`` gives every file's.
+    when an iterative method ran and ``fusion_warnings`` when there are warnings. :attr:`table` is
+    ``fusion_agreement`` (``COLUMNS``) with a reference and ``fused_labels`` without one; ``FILE_COLUMNS``
+    gives every file's columns.
 
     Attributes
     ----------
@@ -143,9 +144,10 @@ class FusionResult(TableResult):
         return list(self.estimators)
 
     @property
-    def table(self) -> pd.DataFrame | None:
-        """The agreement with the reference (``fusion_agreement``), None without a reference."""
-        return self.agreement
+    def table(self) -> pd.DataFrame:
+        """The main table: the agreement with the reference (``fusion_agreement``, :data:`COLUMNS`) when one was
+        given, otherwise the fused labels (``fused_labels``, :data:`~cxreval.labels.LABEL_COLUMNS`)."""
+        return self.agreement if self.agreement is not None else self.fused_labels()
 
     def fused_labels(self) -> pd.DataFrame:
         """The table written as ``fused_labels``: the inputs (when kept) then the fused sources, states as names."""
