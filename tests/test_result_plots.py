@@ -157,6 +157,9 @@ def _build(name: str, tmp: Path):
         rng = np.random.default_rng(0)
         maps = {f"{s}/{f}": rng.random((16, 16)) for s, f in _boxes()[["study_id", "finding"]].itertuples(index=False)}
         return evaluate_heatmaps(maps, _boxes(), protocol=LocalizationProtocol(image_shape=(1024, 1024)))
+    if name == "HeatmapBoxesResult":
+        from cxreval.localization import heatmaps_to_boxes
+        return heatmaps_to_boxes(np.random.default_rng(0).random((3, 8, 8)), image_shape=(32, 32))
     if name == "SynthResult":
         from cxreval.localization import synthetic_study
         return synthetic_study(1, per_size=2)

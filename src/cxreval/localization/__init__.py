@@ -34,6 +34,8 @@ from .cam import class_activation_maps, grad_cam, heatmap_dict, save_heatmaps
 from .evaluate import DETAIL_COLUMNS, LocalizationResult, evaluate_heatmaps
 from .heatmap_files import HeatmapFiles, read_maps, scan_heatmaps
 from .heatmaps import (
+    HEATMAP_BOX_COLUMNS,
+    HeatmapBoxesResult,
     heatmap_boxes,
     heatmap_peaks,
     heatmap_runs,
@@ -55,7 +57,8 @@ from .table4 import TABLE4_ACC, TABLE4_T, denominators, table4_denominators
 __all__ = [
     "area_exact", "as_threshold", "box_area", "check_boxes", "contains", "exceeds", "intersection_area",
     "iobb", "iobb_exact", "iou", "iou_exact",
-    "heatmap_boxes", "heatmap_peaks", "heatmap_runs", "heatmaps_to_boxes", "interpolation_matrix",
+    "heatmap_boxes", "heatmap_peaks", "heatmap_runs", "heatmaps_to_boxes", "HeatmapBoxesResult",
+    "HEATMAP_BOX_COLUMNS", "interpolation_matrix",
     "mask_boxes", "normalize_heatmap", "runs_to_boxes", "threshold_mask", "upsample",
     "DEFAULT_T", "RULES", "ImageScores", "LocalizationProtocol", "correct_matrix", "score_images",
     "ErrorModel", "SynthResult", "coverage", "error_model_maps", "synthetic_cases", "synthetic_study",

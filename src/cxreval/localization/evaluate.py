@@ -401,7 +401,7 @@ def _predicted_boxes(maps: dict[tuple[str, str], np.ndarray], files: HeatmapFile
     for ks in by_shape.values():
         res = heatmaps_to_boxes(np.stack([maps[k] for k in ks]), image_shape=protocol.image_shape,
                                 upsampling=protocol.upsampling, thresholds=protocol.thresholds,
-                                strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex)
+                                strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex).boxes
         for t, per in zip(protocol.thresholds, res):
             for k, b in zip(ks, per):
                 pred[t][k] = b
@@ -423,7 +423,7 @@ def file_chunk_boxes(params: tuple, part: HeatmapFiles) -> list[list[np.ndarray]
         by_shape.setdefault(m.shape, []).append(i)
     for ii in by_shape.values():
         res = heatmaps_to_boxes(np.stack([maps[i] for i in ii]), image_shape=image_shape, upsampling=upsampling,
-                                thresholds=thresholds, strict=strict, connectivity=connectivity)
+                                thresholds=thresholds, strict=strict, connectivity=connectivity).boxes
         for ti, per in enumerate(res):
             for i, b in zip(ii, per):
                 out[ti][i] = b

@@ -152,7 +152,8 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 
     names = {p.name: p for p in images}
     bm = box_maps(boxes[boxes["study_id"].astype(str).isin(names)], rng=rng, model=model)
     groups, coords, stack = bm.groups, bm.coords, bm.noisy
-    det = heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)) if len(stack) else [[], []]
+    det = heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)).boxes if len(stack) \
+        else ((), ())
     rows, keys, pngs = [], [], {}
     for j, ((im, f), idx) in enumerate(groups.items()):
         file = f"{OverlayResult.IMAGES_FOLDER}/{Path(im).stem}.png"

@@ -172,7 +172,7 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorMo
     stacks = {"noise-free": bm.clean, "noisy": bm.noisy}
     preds: dict[tuple[str, str, str, str], list[np.ndarray]] = {}
     for variant, st in stacks.items():
-        b = heatmaps_to_boxes(st, image_shape=(img, img), thresholds=_THRESHOLDS)
+        b = heatmaps_to_boxes(st, image_shape=(img, img), thresholds=_THRESHOLDS).boxes
         for t, per in zip(_THRESHOLDS, b):
             preds[(variant, "heatmap", "bilinear", f"{t:g}")] = per
     pk = heatmap_peaks(stacks["noisy"], (img, img))

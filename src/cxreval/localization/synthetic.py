@@ -271,7 +271,7 @@ def _localize(maps: np.ndarray, refs: np.ndarray,
     runs = heatmap_runs(maps, (img, img), thresholds=(60.0, 180.0))
     for thr, r in zip((60, 180), runs):
         out[("heatmap", "bilinear", thr)] = runs_to_boxes(r)
-    nb = heatmaps_to_boxes(maps, image_shape=(img, img), upsampling="nearest", thresholds=(60.0, 180.0))
+    nb = heatmaps_to_boxes(maps, image_shape=(img, img), upsampling="nearest", thresholds=(60.0, 180.0)).boxes
     for thr, b in zip((60, 180), nb):
         out[("heatmap", "nearest", thr)] = b
     pk = heatmap_peaks(maps, (img, img))
