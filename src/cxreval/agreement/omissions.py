@@ -266,6 +266,9 @@ def compute_omissions(flows: pd.DataFrame | FlowsResult) -> OmissionsResult:
     """
     if isinstance(flows, FlowsResult):
         flows = flows.table
+    if not isinstance(flows, pd.DataFrame):
+        raise SchemaError(f"The 'flows' parameter of compute_omissions must be a FlowsResult or a flows table (a "
+                          f"DataFrame with columns {list(FLOW_COLUMNS)}). Got {type(flows).__name__} instead.")
     check_columns(flows, FLOW_COLUMNS, where="flows table")
     idx = {s: i for i, s in enumerate(STATE_ORDER)}
     bad = ~flows["state_a"].isin(STATE_ORDER) | ~flows["state_b"].isin(STATE_ORDER)

@@ -47,6 +47,7 @@ from ..labels import (
     LabelPolicy,
     LabelState,
     resolve_not_mentioned,
+    validate_label_table,
 )
 from ._base import _REGISTRY, GroupedFusion, encode_annotations, list_fusion
 from .diagnostics import overfused_states
@@ -76,7 +77,15 @@ def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, fin
 
     Missing states are dropped; ``NOT_MENTIONED`` becomes negative (``not_mentioned='negative'``, CheXpert
     practice) or is dropped (``'exclude'``). Returns the table and the number of labels dropped per reason.
+    ``labels`` is checked as :func:`~cxreval.labels.validate_label_table` checks it (states as names or codes).
     """
+    return _annotations(validate_label_table(labels, where=where, require_patient=False), readers,
+                        findings=findings, not_mentioned=not_mentioned, where=where)
+
+
+def _annotations(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None,
+                 not_mentioned: str | LabelPolicy, where: str = "label table") -> tuple[pd.DataFrame, dict[str, int]]:
+    """:func:`annotations_from_labels` of a validated label table."""
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_label_table").not_mentioned
     readers = _check_readers(labels, readers, where=where)
     sub = labels[labels[SOURCE].isin(readers)]
@@ -110,7 +119,8 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     Parameters
     ----------
     labels : pandas.DataFrame
-        Long label table (``study_id, [patient_id,] finding, source, state``).
+        Long label table (``study_id, [patient_id,] finding, source, state``; states as names or codes),
+        checked as :func:`~cxreval.labels.validate_label_table` checks it.
     readers : sequence of str
         The sources to fuse (at least two).
     methods : sequence of str
@@ -149,10 +159,22 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     Raises
     ------
     SchemaError
-        A reader or the adjudicated source absent from the table; a finding not labelled.
+        ``labels`` not a valid long label table (a missing column, an unknown state or finding, a duplicate
+        row: the message names the row, column and value); a reader or the adjudicated source absent from the
+        table; a finding not labelled.
     InvalidParameterError
         Fewer than two readers; an unknown method; a supervised method without ``adjudicated``.
     """
+    return _fuse(validate_label_table(labels, require_patient=False), readers, methods, adjudicated=adjudicated,
+                 findings=findings, not_mentioned=not_mentioned, rng=rng, params=params, fitted=fitted,
+                 executor=executor, spill_dir=spill_dir)
+
+
+def _fuse(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *, adjudicated: str | None,
+          findings: Sequence[str] | str | None, not_mentioned: str | LabelPolicy, rng: object,
+          params: dict[str, dict[str, object]] | None, fitted: dict[str, object] | None, executor: object,
+          spill_dir: str | os.PathLike[str] | None) -> FusionResult:
+    """:func:`fuse_label_table` on a validated label table."""
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_label_table").not_mentioned
     methods = list(dict.fromkeys(methods))
     unknown = [m for m in methods if m not in _REGISTRY]
@@ -170,8 +192,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
                                         f"(got {type(est).__name__}).")
     if not methods and not fitted:
         raise InvalidParameterError(f"No fusion method given; available: {list_fusion()}.")
-    ann, dropped = annotations_from_labels(labels, readers, findings=expand_findings(findings),
-                                           not_mentioned=not_mentioned)
+    ann, dropped = _annotations(labels, readers, findings=expand_findings(findings), not_mentioned=not_mentioned)
     if ann.empty:
         raise SchemaError(f"The readers {list(readers)} have no label in the states negative/uncertain/positive.")
     y = None
@@ -365,14 +386,15 @@ def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     res : FusionResult
         With ``agreement`` when ``adjudicated`` is given and ``method_agreement`` with two or more methods.
     """
+    labels = validate_label_table(labels, require_patient=False)
     readers, methods = [str(r) for r in readers], list(methods)
     fuse_table, fitted, notes = labels, None, ()
     if model is not None:
         fuse_table, readers, methods, fitted, note = _apply_model(labels, readers, methods, model)
         notes = (note,)
-    res = fuse_label_table(fuse_table, readers, methods, adjudicated=adjudicated, findings=findings,
-                           not_mentioned=not_mentioned, rng=rng, params=params, fitted=fitted, executor=executor,
-                           spill_dir=spill_dir)
+    res = _fuse(fuse_table, readers, methods, adjudicated=adjudicated, findings=findings,
+                not_mentioned=not_mentioned, rng=rng, params=params, fitted=fitted, executor=executor,
+                spill_dir=spill_dir)
     fused, done = res.labels, res.methods
     between = None
     if len(done) > 1:
