@@ -154,14 +154,14 @@ def boxed_images(mirror: Path, boxes: pd.DataFrame) -> list[Path]:
     return boxed(mirror / "images" / "nih", boxes)
 
 
-def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 0) -> Any:
+def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = None) -> Any:
     """:func:`cxreval.localization.overlays.overlay_boxes` (its owner; what ``cxreval synth --images`` runs)."""
     from .localization.overlays import overlay_boxes as overlay
 
     return overlay(images, boxes, rng=rng)
 
 
-def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng: object = 0) -> pd.DataFrame:
+def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng: object = None) -> pd.DataFrame:
     """:func:`overlay_boxes` saved into ``out`` (:meth:`OverlayResult.save`); returns ``overlays.csv``'s table."""
     res = overlay_boxes(images, boxes, rng=rng)
     res.save(out)

@@ -19,7 +19,7 @@ from .test_fuse_cli import coded, make_table
 @pytest.fixture(scope="module")
 def res() -> FusionResult:
     return fuse_and_compare(coded(make_table()), ["Rep1", "Rep2"], ["mv", "or", "ds", "mace"], adjudicated="CR",
-                            params={"mace": {"n_restarts": 2}})
+                            params={"mace": {"n_restarts": 2}}, rng=0)
 
 
 def test_save_writes_the_run_tables_with_their_columns(res, tmp_path):

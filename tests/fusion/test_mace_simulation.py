@@ -80,7 +80,7 @@ def test_fuse_label_table_reports_the_warning(low_prevalence):
     ann, _ = low_prevalence
     table = ann.assign(finding="Nodule")
     res = fuse_label_table(table, [f"R{j}" for j in range(1, 6)], ["mv", "mace"],
-                           params={"mace": {"n_restarts": 2}})
+                           params={"mace": {"n_restarts": 2}}, rng=0)
     assert res.warnings and all(w.startswith("Nodule: mace: ") for w in res.warnings)
     assert res.to_dict()["warnings"] == list(res.warnings)
 

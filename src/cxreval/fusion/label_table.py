@@ -110,7 +110,7 @@ def _annotations(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequ
 
 def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
                      adjudicated: str | None = None, findings: Sequence[str] | None = None,
-                     not_mentioned: str | LabelPolicy = "negative", rng: object = 0,
+                     not_mentioned: str | LabelPolicy = "negative", rng: object = None,
                      params: dict[str, dict[str, object]] | None = None,
                      fitted: dict[str, object] | None = None, executor: object = None,
                      spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
@@ -134,8 +134,10 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
         What a reader's ``NOT_MENTIONED`` becomes (a :class:`~cxreval.labels.LabelPolicy` gives its
         ``not_mentioned``).
-    rng : None, int or Generator, default=0
-        Seed of the randomised methods (one generator, used in method order).
+    rng : None, int or Generator, default=None
+        Seed of the randomised methods (one generator, used in method order). ``None`` (the default) draws
+        fresh entropy, a different result on each call; an int reproduces one (``cxreval fuse --seed`` passes
+        0 by default).
     params : dict, optional
         ``{method: {parameter: value}}`` passed to the estimators' constructors.
     fitted : dict, optional
@@ -360,7 +362,7 @@ def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str], m
 
 def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
                      adjudicated: str | None = None, findings: Sequence[str] | str | None = None,
-                     not_mentioned: str | LabelPolicy = "negative", rng: object = 0,
+                     not_mentioned: str | LabelPolicy = "negative", rng: object = None,
                      params: dict[str, dict[str, object]] | None = None, model: object = None,
                      include_inputs: bool = False, executor: object = None,
                      spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:

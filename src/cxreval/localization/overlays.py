@@ -116,7 +116,7 @@ def _png_bytes(image: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 0,
+def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = None,
                   origin: str = "from the data mirror") -> OverlayResult:
     """Error-model heat maps from the real boxes of ``images``, the protocol's boxes on them, and the
     downsampled radiographs.
@@ -132,7 +132,9 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 
         Radiographs named by their ``study_id`` (``00004296_000.png``).
     boxes : pandas.DataFrame
         A box table (:data:`cxreval.localization.schema.BOX_COLUMNS`).
-    rng : int, Generator or None, default=0
+    rng : int, Generator or None, default=None
+        Seed of the error-model maps: ``None`` draws fresh entropy, a different result on each call; an int
+        reproduces one.
     origin : str, default='from the data mirror'
         Where the radiographs came from, for :meth:`OverlayResult.summary`.
 

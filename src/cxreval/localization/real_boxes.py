@@ -115,12 +115,13 @@ class BoxMaps:
     noisy: np.ndarray
 
 
-def box_maps(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel()) -> BoxMaps:
+def box_maps(boxes: pd.DataFrame, *, rng: object = None, model: ErrorModel = ErrorModel()) -> BoxMaps:
     """One clean and one noisy error-model map per (study, finding) of a box table.
 
     Each map is the coverage of its boxes (their maximum where boxes overlap) with the seed's distractor,
     kept away from the first box, and noise (:func:`~cxreval.localization.synthetic.error_model_maps`),
-    drawing from ``rng`` map by map in order of first appearance.
+    drawing from ``rng`` map by map in order of first appearance (``None``: fresh entropy; an int reproduces
+    the maps).
     """
     boxes = check_box_table(boxes)
     gen = normalize_rng(rng)
@@ -140,7 +141,7 @@ def box_maps(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorM
     return BoxMaps(groups, coords, np.stack(clean) if clean else empty, np.stack(noisy) if noisy else empty)
 
 
-def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
+def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = None, model: ErrorModel = ErrorModel(),
                          T_values: Sequence[object] = DEFAULT_T) -> RealBoxesResult:
     """The seed's error model on real reference boxes, scored per finding.
 
@@ -154,7 +155,9 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorMo
     boxes : pandas.DataFrame
         A box table (:data:`~cxreval.localization.schema.BOX_COLUMNS`) in pixels of a
         ``model.image_size`` square image.
-    rng : int, Generator or None, default=0
+    rng : int, Generator or None, default=None
+        Seed of the error-model maps: ``None`` draws fresh entropy, a different result on each call; an int
+        reproduces one.
     model : ErrorModel
     T_values : sequence, default=(0.1, 0.25, 0.5, 0.75, 0.9)
 
