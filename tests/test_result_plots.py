@@ -247,17 +247,20 @@ def test_bump_chart_draws_the_ranks():
     res = ranking_stability(_auc())
     fig = res.plot()
     r = res.rankings
-    r = r[r.finding == "macro"]
-    got = {(tr.name, x): y for tr in fig.data for x, y in zip(tr.x, tr.y)}
-    assert got == {(m, ref): rank for m, ref, rank in r[["model", "reference", "rank"]].itertuples(index=False)}
+    r = r[r.finding == "macro"]  # the first panel (the menu switches finding)
+    shown = [tr for tr in fig.data if tr.visible is not False]
+    got = {tr.name: sorted(tr.y) for tr in shown}
+    assert got == {m: sorted(g["rank"]) for m, g in r.groupby("model")}
+    assert sum(len(tr.y) for tr in fig.data) == len(res.rankings)  # every finding's ranks are drawn
 
 
 def test_sankey_flows_sum_to_the_flow_counts():
     from cxreval.agreement import compute_flows
 
     res = compute_flows(_labels(), "CR:Rep1")
-    (sk,) = res.plot().data
-    assert sum(sk.link.value) == res.table["count"].sum()
+    panels = res.plot().data  # one Sankey per pair and finding, switched by the menu
+    assert all(isinstance(sk, go.Sankey) for sk in panels)
+    assert sum(sum(sk.link.value) for sk in panels) == res.table["count"].sum()
 
 
 def test_html_shows_the_table_head_and_is_escaped():

@@ -176,13 +176,16 @@ class RankingStabilityResult(TableResult):
                 "correlations": self.correlations.to_dict(orient="records"),
                 "top_changes": self.top_changes.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """A bump chart: each model's rank under each reference (the macro average when there is one)."""
-        from ._plots import first_panel, lines
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Bump chart of ``rankings.csv``: each model's rank under each reference, a menu switching finding (the
+        report's figure of ``rankings.csv``)."""
+        from ._plots.analyses import bump_chart, by_dataset
 
-        r = first_panel(first_panel(first_panel(self.rankings, "finding"), "dataset"), "group")
-        return lines(r, x="reference", y="rank", color="model", reversed_y=True,
-                     title="Model ranks across references" + (f" ({r['finding'].iloc[0]})" if len(r) else ""))
+        return bump_chart(by_dataset(table))
+
+    def _figure(self) -> Any:
+        return self.figure(self.rankings)
 
 
 # (dataset, finding, models, references, model -> group, point (models x references), bootstrap cube or None)

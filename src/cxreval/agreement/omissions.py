@@ -189,15 +189,16 @@ class FlowsResult(TableResult):
         return {"pairs": list(self.pairs), "not_mentioned": self.not_mentioned, "studies": self.studies,
                 "table": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """A Sankey diagram of the label states of the first pair, summed over the findings."""
-        from .._plots import sankey
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Sankey diagram of the label flows between two sources, a menu switching pair and finding (the report's
+        figure of ``flows.csv``)."""
+        from .._plots.analyses import sankey_flows
 
-        t = self.table
-        a, b = (str(t["source_a"].iloc[0]), str(t["source_b"].iloc[0])) if len(t) else ("", "")
-        first = t[(t["source_a"] == a) & (t["source_b"] == b)]
-        return sankey(first, source="state_a", target="state_b", value="count", left=a, right=b,
-                      title=f"Label flows from {a} to {b}")
+        return sankey_flows(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,

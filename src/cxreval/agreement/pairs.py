@@ -340,13 +340,16 @@ class AgreementTableResult(TableResult):
                 "not_mentioned": self.not_mentioned, "studies": self.studies, "both_uncertain": self.both_uncertain,
                 "table": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """Weighted κ with its confidence interval per finding, one colour per pair of sources."""
-        from .._plots import dot_interval
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Weighted κ (and weighted F1, by a menu) per finding and pair, with the Low-High interval over the
+        uncertain labels (the report's figure of ``agreement.csv``)."""
+        from .._plots.analyses import KAPPA_METRICS, interval_plot
 
-        return dot_interval(self.table, value="kappa_w", low="kappa_low", high="kappa_high", category="finding",
-                            color="pair", title="Agreement between label sources", value_title="weighted κ",
-                            reference_line=0.0)
+        return interval_plot(table, series="pair", metrics=KAPPA_METRICS, title="Agreement per finding and pair")
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]] | None, weights: str | None,

@@ -87,12 +87,15 @@ class PrevalenceResult(TableResult):
         return {"sources": list(self.sources), "findings": None if self.findings is None else list(self.findings),
                 "table": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """Positive prevalence (percent of studies) per finding, one colour per source."""
-        from .._plots import bars
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Stacked bars of each source's label states per finding (the report's figure of ``prevalence.csv``)."""
+        from .._plots.analyses import prevalence_bars
 
-        return bars(self.table[self.table["state"] == "positive"], x="finding", y="percent", color="source",
-                    title="Positive prevalence per source", y_title="positive (% of studies)")
+        return prevalence_bars(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,

@@ -347,12 +347,16 @@ class MetricAgreementResult(TableResult):
         return {"metric_agreement": self.table.to_dict(orient="records"), "n_dropped": int(len(self.dropped)),
                 "spearman": self.spearman, "kendall": self.kendall}
 
-    def _figure(self) -> Any:
-        """SRCC of every metric with the experts' zMOS, with its confidence interval."""
-        from .._plots import dot_interval
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Each metric's rank correlation with the experts' z-MOS (SRCC / KRCC, with intervals) (the report's
+        figure of ``metric_agreement.csv``)."""
+        from .._plots.analyses import iqa_correlation_bars
 
-        return dot_interval(self.table, value="srcc", low="srcc_ci_low", high="srcc_ci_high", category="metric",
-                            title="Metric agreement with experts (SRCC)", value_title="SRCC", reference_line=0.0)
+        return iqa_correlation_bars(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
@@ -525,12 +529,16 @@ class ExpertAgreementResult(TableResult):
         return {"rater_agreement": self.raters.to_dict(orient="records"), **self.metrics.to_dict(),
                 "ddof": self.ddof, "unscored": self.unscored}
 
-    def _figure(self) -> Any:
-        """SRCC of every metric with the experts' zMOS, with its confidence interval."""
-        from .._plots import dot_interval
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Each metric's rank correlation with the experts' z-MOS (SRCC / KRCC, with intervals) (the report's
+        figure of ``metric_agreement.csv``)."""
+        from .._plots.analyses import iqa_correlation_bars
 
-        return dot_interval(self.table, value="srcc", low="srcc_ci_low", high="srcc_ci_high", category="metric",
-                            title="Metric agreement with experts (SRCC)", value_title="SRCC", reference_line=0.0)
+        return iqa_correlation_bars(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def expert_agreement(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",

@@ -457,28 +457,40 @@ class ScoresResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"n_pairs": int(self.n_pairs), "n_scores": int(len(self.table)), **self.selection.to_dict()}
 
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Each degradation's scores over the test images, a menu switching metric (the report's figure of
+        ``scores.csv`` without expert ratings); without a ``degradation`` column, one box per metric."""
+        from .._plots.analyses import iqa_by_degradation
+
+        if "degradation" in table.columns and len(table):
+            return iqa_by_degradation(table)
+        return _metric_boxes(table)
+
     def _figure(self) -> Any:
-        """Each metric's scores in a panel of its own (metrics have their own scales), one box per degradation
-        (one box per metric without a ``degradation`` column)."""
-        import plotly.graph_objects as go
-        from plotly.subplots import make_subplots
+        return self.figure(self.table)
 
-        from .._plots import bars
 
-        t = self.table
-        if t.empty:
-            return bars(t, x="metric", y="value", title="IQA scores")
-        metrics = list(dict.fromkeys(t["metric"].astype(str)))
-        fig = make_subplots(rows=len(metrics), cols=1, shared_xaxes=True, subplot_titles=metrics,
-                            vertical_spacing=min(0.08, 0.5 / len(metrics)))
-        for i, metric in enumerate(metrics, start=1):
-            g = t[t["metric"].astype(str) == metric]
-            x = g["degradation"].astype(str) if "degradation" in g.columns else None
-            fig.add_trace(go.Box(x=x, y=g["value"], name=metric, showlegend=False), row=i, col=1)
-        fig.update_layout(title="IQA scores per metric" + (" and degradation" if "degradation" in t.columns else ""),
-                          template="plotly_white", height=max(360, 220 * len(metrics)))
-        return fig
+def _metric_boxes(t: pd.DataFrame) -> Any:
+    """Each metric's scores in a panel of its own (metrics have their own scales), one box per degradation
+    (one box per metric without a ``degradation`` column)."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
 
+    from .._plots import bars
+
+    if t.empty:
+        return bars(t, x="metric", y="value", title="IQA scores")
+    metrics = list(dict.fromkeys(t["metric"].astype(str)))
+    fig = make_subplots(rows=len(metrics), cols=1, shared_xaxes=True, subplot_titles=metrics,
+                        vertical_spacing=min(0.08, 0.5 / len(metrics)))
+    for i, metric in enumerate(metrics, start=1):
+        g = t[t["metric"].astype(str) == metric]
+        x = g["degradation"].astype(str) if "degradation" in g.columns else None
+        fig.add_trace(go.Box(x=x, y=g["value"], name=metric, showlegend=False), row=i, col=1)
+    fig.update_layout(title="IQA scores per metric" + (" and degradation" if "degradation" in t.columns else ""),
+                      template="plotly_white", height=max(360, 220 * len(metrics)))
+    return fig
 
 def _check_scores(scores: object, func: str) -> None:
     if not isinstance(scores, pd.DataFrame):

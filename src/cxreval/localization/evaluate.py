@@ -121,11 +121,16 @@ class LocalizationResult(TableResult):
         return {"protocol": self.protocol.to_dict(), "notes": list(self.notes), "heatmaps": self.heatmaps,
                 "boxes": self.boxes, "summary": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """Acc. and AFP against the IoBB/IoU threshold T per finding (solid: Acc., dotted: AFP)."""
-        from .._plots import localization_figure
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Acc. (left) and AFP (right) against the overlap threshold T, one line per finding, a menu switching
+        localizer and variant (the report's figure of ``localization.csv``)."""
+        from .._plots.analyses import localization_curves
 
-        return localization_figure(self.table)
+        return localization_curves(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def table4_view(table: pd.DataFrame, *, rule: str) -> pd.DataFrame:

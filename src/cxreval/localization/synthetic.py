@@ -248,11 +248,16 @@ class SynthResult(TableResult):
         return {"seed": self.seed, "per_size": self.per_size, "checks": dict(self.checks),
                 "n_scores": len(self.scores), "n_boxes": len(self.boxes)}
 
-    def _figure(self) -> Any:
-        """Acc. and AFP against the IoBB/IoU threshold T per finding (solid: Acc., dotted: AFP)."""
-        from .._plots import localization_figure
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Acc. (left) and AFP (right) against the overlap threshold T, one line per finding, a menu switching
+        localizer and variant (the report's figure of ``localization.csv``)."""
+        from .._plots.analyses import localization_curves
 
-        return localization_figure(self.table)
+        return localization_curves(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def _hand_bilinear(hm: np.ndarray, img: int) -> np.ndarray:

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._plots.style import ci_columns
 from ..agreement import AgreementTableResult
 from ..auc_comparison import SeparabilityResult
 from ..classification import AUCResult, AUCTableResult
@@ -30,7 +31,7 @@ from ..iqa import MetricAgreementResult, MetricComparisonResult
 from ..labels import MACRO, MEAN, MICRO, SUMMARY_ROWS
 from ..ranking import RankingStabilityResult
 from ..reports import LabellerValidationResult
-from .tables import ci_columns, find_result_file, missing_columns, read_result_table, run_record
+from .tables import find_result_file, missing_columns, read_result_table, run_record
 from .thresholds import Thresholds
 
 __all__ = ["KeyFinding", "key_finding", "confidence_level", "fmt", "ordinal", "separability", "SEPARABILITY_NOTE", "circular_reference",

@@ -30,7 +30,6 @@ __all__ = [
     "read_result_table",
     "find_result_file",
     "listed_files",
-    "ci_columns",
     "run_record",
     "missing_columns",
     "csv_data_uri",
@@ -217,13 +216,3 @@ def html_table(df: pd.DataFrame, *, name: str, caption: str = "", max_rows: int 
                      'rows.</p>')
     parts.append("</div>")
     return "".join(parts)
-
-
-def ci_columns(df: pd.DataFrame, stat: str) -> tuple[str, str] | tuple[None, None]:
-    """The interval columns of statistic ``stat`` (``<stat>_low/_high``, ``_ci_low/_ci_high``, ``_lo/_hi`` or
-    ``_lower/_upper``), or (None, None)."""
-    for lo, hi in ((f"{stat}_low", f"{stat}_high"), (f"{stat}_ci_low", f"{stat}_ci_high"),
-                   (f"{stat}_lo", f"{stat}_hi"), (f"{stat}_lower", f"{stat}_upper")):
-        if lo in df.columns and hi in df.columns:
-            return lo, hi
-    return None, None
