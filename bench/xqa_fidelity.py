@@ -29,7 +29,7 @@ from cxreval.agreement import agreement_scores, compute_agreement
 from cxreval.findings import CHEXPERT, XQA
 from cxreval.published import attach_published, load_xqa_auc_table
 from cxreval.rank_correlation import kendall_tau_a, kendall_tau_b, spearman_rho, spearman_rho_d2
-from cxreval.ranking import ranking_stability
+from cxreval.ranking import compare_table_rankings
 
 
 def _timed(fn, *args, repeats: int = 3):
@@ -90,7 +90,7 @@ def xqa_tables() -> None:
     print("| variant | rows with a published value | recomputed | mean abs(point - paper mean) SRCC | KRCC |"
           "\n|---|---|---|---|---|")
     for kendall, spearman in (("tau-a", "formula"), ("tau-b", "pearson")):
-        c = attach_published(ranking_stability(t, kendall=kendall, spearman=spearman))
+        c = attach_published(compare_table_rankings(t, kendall=kendall, spearman=spearman))
         pub = c[c.paper_mean.notna()]
         both = pub[pub.statistic.notna()]
         d = (both.statistic - both.paper_mean).abs().groupby(both.method).mean()

@@ -79,3 +79,18 @@ def test_omissions_refuse_what_is_not_a_flows_table(flows):
     with pytest.raises(CxrevalError, match="'flows' parameter of compute_omissions must be a FlowsResult or a flows "
                                            "table"):
         compute_omissions(flows)
+
+
+def test_the_ranking_functions_take_one_type_each():
+    from cxreval.exceptions import InvalidParameterError
+    from cxreval.ranking import compare_rankings, compare_table_rankings
+
+    table = pd.DataFrame({"model": list("ABC") * 2, "finding": "Edema", "reference": ["R1"] * 3 + ["R2"] * 3,
+                          "auc": [0.9, 0.8, 0.7, 0.85, 0.7, 0.75]})
+    with pytest.raises(InvalidParameterError, match=r"compare_rankings must be an AUCResult.*compare_table_rankings"):
+        compare_rankings(table)
+    with pytest.raises(InvalidParameterError, match=r"compare_table_rankings must be a point AUC table.*"
+                                                    r"compare_rankings\(auc"):
+        compare_table_rankings([1, 2])
+    row = compare_table_rankings(table).table.query("method == 'SRCC'").iloc[0]
+    assert row.statistic == pytest.approx(0.5)  # ranks (1, 2, 3) vs (1, 3, 2): 1 - 6 * 2 / 24

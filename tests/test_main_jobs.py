@@ -32,8 +32,8 @@ def job_auc(predictions, labels):
 
 def job_ranking(predictions, labels):
     from cxreval.classification import evaluate_auc
-    from cxreval.ranking import ranking_stability
-    return ranking_stability(evaluate_auc(predictions, labels, n_resamples=50, rng=0))
+    from cxreval.ranking import compare_rankings
+    return compare_rankings(evaluate_auc(predictions, labels, n_resamples=50, rng=0))
 
 
 def job_agreement(labels):
@@ -128,7 +128,7 @@ def test_auc_with_cis_for_many_models_and_references(tmp_path):
     assert row.ci_low <= row.auc <= row.ci_high
 
 
-def test_ranking_stability(tmp_path):
+def test_compare_rankings(tmp_path):
     labels = _labels()
     res = job_ranking(_predictions(labels), labels)
     t = _check_result(res, tmp_path)

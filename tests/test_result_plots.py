@@ -130,8 +130,8 @@ def _build(name: str, tmp: Path):
         from cxreval.published import XQA_AUC_TABLES, read_auc_table
         return read_auc_table(XQA_AUC_TABLES)
     if name == "RankingStabilityResult":
-        from cxreval.ranking import ranking_stability
-        return ranking_stability(_auc())
+        from cxreval.ranking import compare_rankings
+        return compare_rankings(_auc())
     if name in {"AgreementTableResult", "PrevalenceResult", "FlowsResult", "OmissionsResult",
                 "SourceComparisonResult"}:
         from cxreval import agreement as a
@@ -242,9 +242,9 @@ def test_auc_figure_draws_the_table_values():
 
 
 def test_bump_chart_draws_the_ranks():
-    from cxreval.ranking import ranking_stability
+    from cxreval.ranking import compare_rankings
 
-    res = ranking_stability(_auc())
+    res = compare_rankings(_auc())
     fig = res.plot()
     r = res.rankings
     r = r[r.finding == "macro"]  # the first panel (the menu switches finding)

@@ -36,7 +36,7 @@ _LAZY_ATTRS: dict[str, str] = {
     "evaluate_auc": "classification", "roc_auc_score": "classification", "compare_auc": "classification",
     "delong_test": "classification", "AUCResult": "classification",
     "draw_plan": "bootstrap", "ResamplingPlan": "bootstrap", "BootstrapResult": "bootstrap",
-    "ranking_stability": "ranking", "RankingStabilityResult": "ranking",
+    "compare_rankings": "ranking", "compare_table_rankings": "ranking", "RankingStabilityResult": "ranking",
     # agreement and fusion
     "compute_agreement": "agreement", "agreement_scores": "agreement", "cohen_kappa": "agreement",
     "AgreementResult": "agreement",
@@ -90,7 +90,8 @@ __all__ = [
     "draw_plan",
     "ResamplingPlan",
     "BootstrapResult",
-    "ranking_stability",
+    "compare_rankings",
+    "compare_table_rankings",
     "RankingStabilityResult",
     "compute_agreement",
     "agreement_scores",
@@ -172,7 +173,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     )
     from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
     from .published import load_xqa_auc_table
-    from .ranking import RankingStabilityResult, ranking_stability
+    from .ranking import RankingStabilityResult, compare_rankings, compare_table_rankings
     from .report import write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
     from .splits import audit_split, patient_split, read_split_lists

@@ -264,7 +264,7 @@ def _sec_nih_models(ctx: DemoContext) -> str:
     ctx.meta["commands"] = [*_export_commands(), f"cxreval rank -p {folder} -l nih/labels.parquet -l "
                             "google/labels.parquet " + " ".join(opts) + " -o nih_models"]
     out = ctx.folder("nih_models")
-    _write_ranking(res, rk.ranking_stability(res), out)
+    _write_ranking(res, rk.compare_rankings(res), out)
     compare_best_models(res).save(out)  # as `cxreval classify` and `cxreval rank -p` write auc_comparison.csv
     write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{res.plan.n_studies if res.plan else ''} "
                        f"images ({res.plan.n_patients if res.plan else ''} patients) carrying both references; "
@@ -328,7 +328,7 @@ def _sec_chexpert(ctx: DemoContext) -> str:
                             "--studies each --pairs " + ",".join(f"{a}:{b}" for a, b in pairs)
                             + f" --n-resamples {ctx.n_resamples} --seed {ctx.rng} -o chexpert_models"]
     out = ctx.folder("chexpert_models")
-    _write_ranking(res, rk.ranking_stability(res, pairs=pairs), out)
+    _write_ranking(res, rk.compare_rankings(res, pairs=pairs), out)
     compare_best_models(res).save(out)  # as `cxreval rank -p` writes auc_comparison.csv
     n_studies = res.plan.n_studies if res.plan else ""
     write_summary(out, f"# CheXpert test set: 10 leaderboard models, {len(refs)} references\n\n"

@@ -11,7 +11,7 @@ from ..classification import AUC_SUMMARY_FILE
 from ..exceptions import InvalidParameterError, SchemaError
 from ..published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
 from ..rank_correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, KENDALL_VARIANTS, SPEARMAN_VARIANTS
-from ..ranking import ranking_stability
+from ..ranking import compare_rankings
 from ..tables import write_summary
 from ._common import (
     auc_from_files,
@@ -130,7 +130,7 @@ def rank(
                                      confidence_level=confidence_level, studies=studies, finding_map=fmap,
                                      missing_scores=missing_scores)
                 task = prog.add("rank correlations over the replicates")
-                res = ranking_stability(auc, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset,
+                res = compare_rankings(auc, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset,
                                         kendall=kendall, spearman=spearman)
                 prog.done(task)
             (d / AUC_SUMMARY_FILE).write_text(auc.summary("cxreval classify") + "\n")
