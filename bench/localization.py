@@ -25,7 +25,7 @@ from scipy import ndimage  # noqa: E402
 from skimage.transform import resize  # noqa: E402
 
 from cxreval.localization.heatmaps import heatmaps_to_boxes  # noqa: E402
-from cxreval.localization.synthetic import synthetic_cases, synthetic_study  # noqa: E402
+from cxreval.localization.synthetic import simulate_localization, synthetic_cases  # noqa: E402
 
 
 def ref_boxes_from(hm, order, thr, conn=8):
@@ -216,7 +216,7 @@ def main(quick: bool = False) -> None:
     ref_lines = reference_study(0, per)
     t_ref = time.perf_counter() - t
     t = time.perf_counter()
-    cx = synthetic_study(0, per_size=per)
+    cx = simulate_localization(0, per_size=per)
     t_cx = time.perf_counter() - t
     print(f"synthetic study end to end (per_size {per}): reference {t_ref:.2f} s, cxreval {t_cx:.2f} s, "
           f"ratio {t_ref / t_cx:.1f}x, same output {_norm(ref_lines) == _norm(list(cx.lines))}")

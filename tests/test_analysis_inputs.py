@@ -15,7 +15,7 @@ from cxreval.agreement import (
     compute_prevalence,
 )
 from cxreval.exceptions import CxrevalError, SchemaError
-from cxreval.fusion import annotations_from_labels, fuse_and_compare, fuse_label_table
+from cxreval.fusion import annotations_from_labels, fuse_and_compare, fuse_labels
 from cxreval.labels import validate_label_table
 
 STATES = np.array(["negative", "uncertain", "positive", "not_mentioned"], dtype=object)
@@ -33,7 +33,7 @@ ANALYSES = {
     "compute_prevalence": compute_prevalence,
     "compute_flows": lambda t: compute_flows(t, "CR:Rep1"),
     "compare_sources": lambda t: compare_sources(t, "CR:Rep1"),
-    "fuse_label_table": lambda t: fuse_label_table(t, ["Rep1", "Rep2"], ["mv", "ds"], rng=0),
+    "fuse_labels": lambda t: fuse_labels(t, ["Rep1", "Rep2"], ["mv", "ds"], rng=0),
     "fuse_and_compare": lambda t: fuse_and_compare(t, ["Rep1", "Rep2"], ["mv", "or"], adjudicated="CR", rng=0),
     "annotations_from_labels": lambda t: annotations_from_labels(t, ["Rep1", "Rep2"]),
 }
@@ -69,7 +69,7 @@ def test_a_bad_table_names_the_row_column_and_value(name):
 
 
 def test_fusion_with_state_names_fuses_what_it_would_from_codes():
-    res = fuse_label_table(_labels(), ["Rep1", "Rep2"], ["mv"], rng=0)
+    res = fuse_labels(_labels(), ["Rep1", "Rep2"], ["mv"], rng=0)
     assert str(res.labels["state"].dtype) == "Int8" and set(res.labels["source"]) == {"fused_mv"}
     assert res.fused_labels()["state"].isin(STATES).all()
 

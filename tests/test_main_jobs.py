@@ -63,8 +63,8 @@ def job_iqa_scores(pairs):
 
 
 def job_metric_vs_expert(ratings, scores):
-    from cxreval.iqa import expert_agreement
-    return expert_agreement(ratings, scores, n_resamples=50, rng=0)
+    from cxreval.iqa import compare_with_experts
+    return compare_with_experts(ratings, scores, n_resamples=50, rng=0)
 
 
 JOBS = [job_auc, job_ranking, job_agreement, job_fusion, job_report_labels, job_localization, job_iqa_scores,

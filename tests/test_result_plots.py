@@ -161,11 +161,11 @@ def _build(name: str, tmp: Path):
         from cxreval.localization import heatmaps_to_boxes
         return heatmaps_to_boxes(np.random.default_rng(0).random((3, 8, 8)), image_shape=(32, 32))
     if name == "SynthResult":
-        from cxreval.localization import synthetic_study
-        return synthetic_study(1, per_size=2)
+        from cxreval.localization import simulate_localization
+        return simulate_localization(1, per_size=2)
     if name == "RealBoxesResult":
-        from cxreval.localization import error_model_on_boxes
-        return error_model_on_boxes(_boxes(), rng=0)
+        from cxreval.localization import simulate_localization_on_boxes
+        return simulate_localization_on_boxes(_boxes(), rng=0)
     if name == "OverlayResult":
         from cxreval.demo_images import overlay_boxes
         return overlay_boxes(_images(tmp), _boxes(), rng=0)
@@ -186,8 +186,8 @@ def _build(name: str, tmp: Path):
         from cxreval.iqa.expert import metric_agreement, zscores
         return metric_agreement(_iqa_scores(), zscores(RATINGS).zmos, n_resamples=20, rng=0)
     if name == "ExpertAgreementResult":
-        from cxreval.iqa import expert_agreement
-        return expert_agreement(RATINGS, _iqa_scores(), n_resamples=20, rng=0)
+        from cxreval.iqa import compare_with_experts
+        return compare_with_experts(RATINGS, _iqa_scores(), n_resamples=20, rng=0)
     if name == "ScoresResult":
         return _scores_result(tmp)
     if name == "MetricComparisonResult":
@@ -273,9 +273,9 @@ def test_html_shows_the_table_head_and_is_escaped():
 
 
 def test_fusion_without_a_reference_plots_the_fused_positive_fraction():
-    from cxreval.fusion import fuse_label_table
+    from cxreval.fusion import fuse_labels
 
-    res = fuse_label_table(_coded_labels(), ["Rep1", "Rep2"], ["mv", "or"], rng=0)
+    res = fuse_labels(_coded_labels(), ["Rep1", "Rep2"], ["mv", "or"], rng=0)
     pd.testing.assert_frame_equal(res.table, res.fused_labels())  # without a reference: the fused labels
     assert list(res.table.columns) == list(res.FILE_COLUMNS["fused_labels"])
     fig = res.plot()

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 import cxreval
-from cxreval.localization import error_model_on_boxes, synthetic_study
+from cxreval.localization import simulate_localization, simulate_localization_on_boxes
 
 # the demo is one fixed, documented run (as `cxreval demo --seed 0`): its seed is an int it writes into the
 # commands it records
@@ -50,18 +50,18 @@ def test_every_public_rng_parameter_defaults_to_none():
         seen.append(name)
         if p.default is not None and not name.endswith(FIXED_SEED):
             wrong.append(f"{name}(rng={p.default!r})")
-    assert len(seen) >= 15, seen  # the walk does find them (evaluate_auc, draw_plan, fuse_label_table, ...)
+    assert len(seen) >= 15, seen  # the walk does find them (evaluate_auc, draw_plan, fuse_labels, ...)
     assert not wrong, f"rng defaults other than None: {wrong}"
 
 
 def test_none_draws_fresh_entropy_and_an_int_reproduces():
-    a, b = synthetic_study(per_size=2), synthetic_study(per_size=2)
+    a, b = simulate_localization(per_size=2), simulate_localization(per_size=2)
     assert a.seed is None and a.lines != b.lines
-    assert synthetic_study(7, per_size=2).lines == synthetic_study(7, per_size=2).lines
+    assert simulate_localization(7, per_size=2).lines == simulate_localization(7, per_size=2).lines
 
     t = pd.DataFrame({"study_id": ["a", "b"], "finding": ["Nodule", "Nodule"], "x_min": [100.0, 300.0],
                       "y_min": [100.0, 200.0], "x_max": [300.0, 500.0], "y_max": [260.0, 420.0]})
-    r1, r2 = error_model_on_boxes(t), error_model_on_boxes(t)
+    r1, r2 = simulate_localization_on_boxes(t), simulate_localization_on_boxes(t)
     assert r1.seed is None and not np.array_equal(r1.table.select_dtypes("number").to_numpy(),
                                                   r2.table.select_dtypes("number").to_numpy())
-    pd.testing.assert_frame_equal(error_model_on_boxes(t, rng=3).table, error_model_on_boxes(t, rng=3).table)
+    pd.testing.assert_frame_equal(simulate_localization_on_boxes(t, rng=3).table, simulate_localization_on_boxes(t, rng=3).table)

@@ -40,7 +40,7 @@ _LAZY_ATTRS: dict[str, str] = {
     # agreement and fusion
     "compute_agreement": "agreement", "agreement_scores": "agreement", "cohen_kappa": "agreement",
     "AgreementResult": "agreement",
-    "get_fusion": "fusion", "list_fusion": "fusion", "fuse_label_table": "fusion", "FusionResult": "fusion",
+    "get_fusion": "fusion", "list_fusion": "fusion", "fuse_labels": "fusion", "FusionResult": "fusion",
     # localization, IQA, report
     "LocalizationProtocol": "localization", "heatmaps_to_boxes": "localization", "score_images": "localization",
     "get_metric": "iqa", "list_metrics": "iqa", "score_pairs": "iqa",
@@ -99,7 +99,7 @@ __all__ = [
     "AgreementResult",
     "get_fusion",
     "list_fusion",
-    "fuse_label_table",
+    "fuse_labels",
     "FusionResult",
     "LocalizationProtocol",
     "heatmaps_to_boxes",
@@ -161,7 +161,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from .classification import AUCResult, compare_auc, delong_test, evaluate_auc, roc_auc_score
     from .datasets import fetch_metadata, list_datasets, load_dataset, metadata_path
     from .executor import get_executor
-    from .fusion import FusionResult, fuse_label_table, get_fusion, list_fusion
+    from .fusion import FusionResult, fuse_labels, get_fusion, list_fusion
     from .iqa import get_metric, list_metrics, score_pairs
     from .labels import (
         LabelState,

@@ -410,7 +410,7 @@ def _sec_xqa(ctx: DemoContext) -> str:
 
 def _sec_localization(ctx: DemoContext) -> str:
     syn = need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
-    res = syn.synthetic_study(0, per_size=60)  # what `cxreval synth --seed 0 --per-size 60` runs
+    res = syn.simulate_localization(0, per_size=60)  # what `cxreval synth --seed 0 --per-size 60` runs
     ctx.meta.update({"seed": 0, "study": "synthetic localization study: simulated heat maps scored against exact "
                                           "reference boxes (ChestX-ray8 protocol)",
                      "commands": ["cxreval synth --seed 0 --per-size 60 -o localization_synthetic"]})
@@ -432,7 +432,7 @@ def _sec_localization_real(ctx: DemoContext) -> str:
 
     boxes = bf.read_box_file(metadata(ctx, BBOX_FILE)).table  # what `cxreval synth --real-boxes` reads
     out = ctx.folder("localization_real_boxes")
-    study = rb.error_model_on_boxes(boxes, rng=ctx.rng)
+    study = rb.simulate_localization_on_boxes(boxes, rng=ctx.rng)
     ctx.meta.update({"boxes": "BBox_List_2017 (radiologists' boxes)", "localizers": "heatmap bilinear (thresholds "
                      "60, 180), tiny box at the peak, whole image", "overlap rules": "IoBB, IoU",
                      "heatmaps": "simulated: the error model's map of each image's real boxes (no model ran)"})

@@ -18,9 +18,9 @@ from cxreval.iqa import (
     MetricComparisonResult,
     ScoresResult,
     compare_metrics,
+    compare_with_experts,
     degradation_ranking,
     degrade_folder,
-    expert_agreement,
     metric_rank_agreement,
     score_pair_batches,
     score_pairs,
@@ -125,7 +125,7 @@ def test_expert_agreement_owns_its_files(tmp_path):
     ratings = pd.DataFrame([{"image": f"t{i}", "rater": r, "rating": v}
                             for r, vals in (("A", [3, 2, 3, 1, 4, 2]), ("B", [4, 2, 3, 1, 4, 1]))
                             for i, v in enumerate(vals)])
-    res = expert_agreement(ratings, scores, n_resamples=20, rng=0)
+    res = compare_with_experts(ratings, scores, n_resamples=20, rng=0)
     assert isinstance(res, ExpertAgreementResult)
     assert set(res.FILES) == {"zscores", "zmos", "rater_agreement", "metric_agreement", "dropped"}
     assert res.table.loc[0, "metric"] == "psnr" and res.table.loc[0, "n"] == 6

@@ -1,5 +1,5 @@
 """Fusion on a long label table: the readers' labels of every finding fused by several methods into new
-sources ``fused_<method>`` (:func:`fuse_label_table`), and each method scored against a reference source
+sources ``fused_<method>`` (:func:`fuse_labels`), and each method scored against a reference source
 (:func:`fuse_and_compare`, what ``cxreval fuse`` and the demo run). Both return a
 :class:`~cxreval.fusion.result.FusionResult`, which owns the files written.
 
@@ -53,7 +53,7 @@ from ._base import _REGISTRY, GroupedFusion, encode_annotations, list_fusion
 from .diagnostics import overfused_states
 from .result import FUSION_AGREEMENT_COLUMNS, METHOD, FusionResult, convergence_table
 
-__all__ = ["annotations_from_labels", "fuse_label_table", "fuse_and_compare", "fusion_agreement"]
+__all__ = ["annotations_from_labels", "fuse_labels", "fuse_and_compare", "fusion_agreement"]
 
 
 def _check_readers(table: pd.DataFrame, readers: Sequence[str], *, where: str) -> list[str]:
@@ -86,7 +86,7 @@ def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, fin
 def _annotations(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None,
                  not_mentioned: str | LabelPolicy, where: str = "label table") -> tuple[pd.DataFrame, dict[str, int]]:
     """:func:`annotations_from_labels` of a validated label table."""
-    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_label_table").not_mentioned
+    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_labels").not_mentioned
     readers = _check_readers(labels, readers, where=where)
     sub = labels[labels[SOURCE].isin(readers)]
     if findings is not None:
@@ -96,7 +96,7 @@ def _annotations(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequ
         sub = sub[sub[FINDING].isin(list(findings))]
     codes = sub[STATE].astype("Int8").to_numpy(dtype=float, na_value=np.nan)
     missing = np.isnan(codes)
-    codes, nm = resolve_not_mentioned(codes, not_mentioned=not_mentioned, func="fuse_label_table")
+    codes, nm = resolve_not_mentioned(codes, not_mentioned=not_mentioned, func="fuse_labels")
     dropped = {"missing": int(missing.sum())}
     if not_mentioned == "exclude":
         dropped["not_mentioned"] = int(nm.sum())
@@ -108,7 +108,7 @@ def _annotations(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequ
     return ann, dropped
 
 
-def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
+def fuse_labels(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
                      adjudicated: str | None = None, findings: Sequence[str] | None = None,
                      not_mentioned: str | LabelPolicy = "negative", rng: object = None,
                      params: dict[str, dict[str, object]] | None = None,
@@ -176,8 +176,8 @@ def _fuse(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], 
           findings: Sequence[str] | str | None, not_mentioned: str | LabelPolicy, rng: object,
           params: dict[str, dict[str, object]] | None, fitted: dict[str, object] | None, executor: object,
           spill_dir: str | os.PathLike[str] | None) -> FusionResult:
-    """:func:`fuse_label_table` on a validated label table."""
-    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_label_table").not_mentioned
+    """:func:`fuse_labels` on a validated label table."""
+    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_labels").not_mentioned
     methods = list(dict.fromkeys(methods))
     unknown = [m for m in methods if m not in _REGISTRY]
     if unknown:
@@ -218,7 +218,7 @@ def _fuse(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], 
     fused: list[pd.DataFrame] = []
     warnings: list[str] = []
     by_finding = {f: g for f, g in ann.groupby(FINDING, sort=True)}
-    enc = encode_annotations(ann, func="fuse_label_table")  # once for every unsupervised method
+    enc = encode_annotations(ann, func="fuse_labels")  # once for every unsupervised method
     with contextlib.ExitStack() as stack:
         group_map = None
         if isinstance(executor, str):  # a spec: opened here, closed at the end
@@ -285,7 +285,7 @@ def _init_params(cls: object) -> set[str]:
 def _check_method_params(params: object, methods: Sequence[str]) -> dict[str, dict[str, object]]:
     """``params`` checked: a mapping of methods being trained to their constructor's keyword arguments, each
     estimator built and its values checked (``_check_params``) now, so a bad value fails before any fit."""
-    func = "fuse_label_table"
+    func = "fuse_labels"
     if params is None:
         return {}
     if not isinstance(params, Mapping) or not all(isinstance(v, Mapping) for v in params.values()):
@@ -366,7 +366,7 @@ def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
                      params: dict[str, dict[str, object]] | None = None, model: object = None,
                      include_inputs: bool = False, executor: object = None,
                      spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
-    """Fuse ``readers`` with each of ``methods`` (:func:`fuse_label_table`) and score the fused sources: each
+    """Fuse ``readers`` with each of ``methods`` (:func:`fuse_labels`) and score the fused sources: each
     against ``adjudicated`` (``fusion_agreement``) and against each other (``method_agreement``).
 
     This is what ``cxreval fuse`` and the demo's fusion section run; ``res.save(folder)`` writes the files.
@@ -374,7 +374,7 @@ def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     Parameters
     ----------
     labels, readers, methods, adjudicated, findings, not_mentioned, rng, params, executor, spill_dir
-        As :func:`fuse_label_table`; ``adjudicated`` (a reference source) is also the source every method is
+        As :func:`fuse_labels`; ``adjudicated`` (a reference source) is also the source every method is
         scored against.
     model : NeuralFusion, path or None
         A fitted ``nn`` / ``nn_ps`` model, or the ``.npz`` file of one (:meth:`NeuralFusion.save`), applied

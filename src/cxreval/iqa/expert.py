@@ -54,7 +54,7 @@ from ..results import TableResult
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
            "UNSCORED_CHOICES", "srcc_krcc", "IQA_SPEARMAN", "IQA_KENDALL", "DDOF_CHOICES",
-           "MetricAgreementResult", "ExpertAgreementResult", "expert_agreement",
+           "MetricAgreementResult", "ExpertAgreementResult", "compare_with_experts",
            "ZMOS_COLUMNS", "RATER_AGREEMENT_COLUMNS", "METRIC_AGREEMENT_COLUMNS", "DROPPED_COLUMNS"]
 
 ZMOS_COLUMNS: tuple[str, ...] = ("image", "zmos", "n_raters")
@@ -541,7 +541,7 @@ class ExpertAgreementResult(TableResult):
         return self.figure(self.table)
 
 
-def expert_agreement(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
+def compare_with_experts(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
                      scale: tuple[float, float] | None = (1, 4), n_resamples: int = 1000,
                      confidence_level: float = 0.95, rng: object = None, ddof: int = 0,
                      spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL) -> ExpertAgreementResult:
@@ -571,8 +571,8 @@ def expert_agreement(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: s
     -------
     res : ExpertAgreementResult
     """
-    _check_variants(spearman, kendall, "expert_agreement")
-    ddof = _check_ddof(ddof, "expert_agreement")
+    _check_variants(spearman, kendall, "compare_with_experts")
+    ddof = _check_ddof(ddof, "compare_with_experts")
     z = zscores_for_scores(ratings, scores, unscored=unscored, scale=scale, ddof=ddof)
     raters = rater_agreement(z, spearman=spearman, kendall=kendall)
     metrics = metric_agreement(scores, z.zmos, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,

@@ -49,9 +49,16 @@ from .heatmaps import (
 )
 from .overlays import OVERLAY_COLUMNS, OverlayResult, boxed_images, overlay_boxes
 from .protocol import DEFAULT_T, RULES, ImageScores, LocalizationProtocol, correct_matrix, score_images
-from .real_boxes import RealBoxesResult, error_model_on_boxes
+from .real_boxes import RealBoxesResult, simulate_localization_on_boxes
 from .schema import BOX_COLUMNS, BOX_COORDS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS, check_box_table
-from .synthetic import ErrorModel, SynthResult, coverage, error_model_maps, synthetic_cases, synthetic_study
+from .synthetic import (
+    ErrorModel,
+    SynthResult,
+    coverage,
+    error_model_maps,
+    simulate_localization,
+    synthetic_cases,
+)
 from .table4 import TABLE4_ACC, TABLE4_T, denominators, table4_denominators
 
 __all__ = [
@@ -61,11 +68,11 @@ __all__ = [
     "HEATMAP_BOX_COLUMNS", "interpolation_matrix",
     "mask_boxes", "normalize_heatmap", "runs_to_boxes", "threshold_mask", "upsample",
     "DEFAULT_T", "RULES", "ImageScores", "LocalizationProtocol", "correct_matrix", "score_images",
-    "ErrorModel", "SynthResult", "coverage", "error_model_maps", "synthetic_cases", "synthetic_study",
+    "ErrorModel", "SynthResult", "coverage", "error_model_maps", "synthetic_cases", "simulate_localization",
     "TABLE4_ACC", "TABLE4_T", "denominators", "table4_denominators",
     "class_activation_maps", "grad_cam", "heatmap_dict", "save_heatmaps",
     "HeatmapFiles", "scan_heatmaps", "read_maps",
-    "LocalizationResult", "DETAIL_COLUMNS", "evaluate_heatmaps", "RealBoxesResult", "error_model_on_boxes",
+    "LocalizationResult", "DETAIL_COLUMNS", "evaluate_heatmaps", "RealBoxesResult", "simulate_localization_on_boxes",
     "BOX_COLUMNS", "BOX_COORDS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "check_box_table",
     "OVERLAY_COLUMNS", "OverlayResult", "boxed_images", "overlay_boxes",
 ]

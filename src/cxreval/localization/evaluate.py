@@ -4,7 +4,7 @@
 become boxes under a :class:`~cxreval.localization.protocol.LocalizationProtocol` and are scored per
 finding, threshold, rule and T into a Table-4-style table plus a per-box detail table.
 
-:func:`~cxreval.localization.error_model_on_boxes` runs the seed's error model on real radiologist boxes
+:func:`~cxreval.localization.simulate_localization_on_boxes` runs the seed's error model on real radiologist boxes
 (``BBox_List_2017``): one map per (image, finding) made from its boxes, scored per finding, to show what the
 protocol rewards for findings of each size.
 """

@@ -4,7 +4,7 @@ What the ChestX-ray8 protocol rewards for findings of each size: one clean and o
 per (image, finding) is made from its real boxes (:mod:`.synthetic`), localized by the protocol's pipeline,
 a 6 x 6 box at the peak and the whole image, and scored per finding into the one localization table
 (:data:`~cxreval.localization.schema.LOCALIZATION_COLUMNS`). ``cxreval synth --real-boxes`` and the demo's
-``localization_real_boxes`` section run :func:`error_model_on_boxes` and save its result.
+``localization_real_boxes`` section run :func:`simulate_localization_on_boxes` and save its result.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .protocol import DEFAULT_T, score_images
 from .schema import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
 from .synthetic import ErrorModel, coverage, error_model_maps
 
-__all__ = ["RealBoxesResult", "BoxMaps", "box_maps", "error_model_on_boxes", "by_finding_view"]
+__all__ = ["RealBoxesResult", "BoxMaps", "box_maps", "simulate_localization_on_boxes", "by_finding_view"]
 
 _THRESHOLDS = (60.0, 180.0)
 _BY_FINDING_T = (0.1, 0.5, 0.9)
@@ -146,7 +146,7 @@ def box_maps(boxes: pd.DataFrame, *, rng: object = None, model: ErrorModel = Err
     return BoxMaps(groups, coords, np.stack(clean) if clean else empty, np.stack(noisy) if noisy else empty)
 
 
-def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = None, model: ErrorModel = ErrorModel(),
+def simulate_localization_on_boxes(boxes: pd.DataFrame, *, rng: object = None, model: ErrorModel = ErrorModel(),
                          T_values: Sequence[object] = DEFAULT_T) -> RealBoxesResult:
     """The seed's error model on real reference boxes, scored per finding.
 

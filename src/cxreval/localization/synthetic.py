@@ -6,7 +6,7 @@ to a peak of 1. The noisy map adds, with probability 0.4, a distractor blob away
 Gaussian noise of standard deviation 0.03. Boxes of three size classes (60 images each by default)
 are scored for four localizers: the protocol's pipeline (both upsamplings, both thresholds), a
 6 x 6 box at the map's peak, the whole image, and an oracle. The generator is consumed in the seed
-script's order, so :func:`synthetic_study` with ``rng=seed`` prints what the seed's script prints for
+script's order, so :func:`simulate_localization` with ``rng=seed`` prints what the seed's script prints for
 that generator seed and ``per_size``; with ``rng=0`` and the default ``per_size`` it prints the seed's
 "Output:" block.
 
@@ -39,7 +39,7 @@ from .schema import LOCALIZATION_COLUMNS
 from .table4 import TABLE4_ACC, afp_denominators, denominators
 
 __all__ = ["SIZES", "ErrorModel", "SyntheticCase", "coverage", "error_model_maps", "synthetic_cases",
-           "SynthResult", "synthetic_study", "part_a_lines", "part_c_lines", "SEED_SYNTH_AFP"]
+           "SynthResult", "simulate_localization", "part_a_lines", "part_c_lines", "SEED_SYNTH_AFP"]
 
 SEED_SYNTH_AFP: Mapping[str, str] = {"large": "0.300", "medium": "0.433"}
 """AFP the seed prints for noisy maps, bilinear, threshold 60, IoBB, T = 0.1 (its Part B), per size class."""
@@ -287,7 +287,7 @@ def _localize(maps: np.ndarray, refs: np.ndarray,
     return out, runs
 
 
-def synthetic_study(rng: object = None, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
+def simulate_localization(rng: object = None, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
                     T_values: Sequence[object] = DEFAULT_T) -> SynthResult:
     """Run the seed's synthetic study and return its printed output and tables.
 
@@ -306,7 +306,7 @@ def synthetic_study(rng: object = None, *, per_size: int = 60, model: ErrorModel
     res : SynthResult
         ``res.lines`` equals the seed's printed output for the default arguments.
     """
-    per_size = check_positive_int(per_size, name="per_size", func="synthetic_study")
+    per_size = check_positive_int(per_size, name="per_size", func="simulate_localization")
     seed = rng if isinstance(rng, (int, np.integer)) else None
     TS = [Fraction(str(t)) if not isinstance(t, Fraction) else t for t in T_values]
     img = model.image_size
