@@ -53,10 +53,10 @@ from cxreval.datasets.openi import openi_mesh_labels, read_openi_reports
 from cxreval.findings import CHESTXRAY8, CHESTXRAY14, XQA, XQA_SELECTED
 from cxreval.reports import (
     OPENI_TUNING_SEED,
+    compute_precision_recall,
     label_reports,
     load_rules,
     openi_tuning_split,
-    precision_recall_table,
     prf_markdown,
 )
 from cxreval.tables import markdown_table
@@ -96,13 +96,13 @@ def binary(states: np.ndarray, uncertain: str) -> np.ndarray:
 
 def evaluate(labels: pd.DataFrame, mesh: pd.DataFrame, ids: np.ndarray, findings: tuple[str, ...], *,
              source: str, uncertain: str, n_resamples: int, seed: int) -> pd.DataFrame:
-    """cxreval.reports.precision_recall_table of ``source`` against the MeSH codes on the reports ``ids``."""
+    """cxreval.reports.compute_precision_recall of ``source`` against the MeSH codes on the reports ``ids``."""
     keep = set(ids)
     both = pd.concat([mesh[mesh["study_id"].isin(keep)], labels[(labels["source"] == source)
                                                               & labels["study_id"].isin(keep)]], ignore_index=True)
     both = both.assign(patient_id=both["study_id"])  # OpenI: one report = one patient
-    return precision_recall_table(both, reference="openi_mesh", predicted=source, findings=findings,
-                                  uncertain=uncertain, n_resamples=n_resamples, rng=seed)
+    return compute_precision_recall(both, reference="openi_mesh", predicted=source, findings=findings,
+                                  uncertain=uncertain, n_resamples=n_resamples, rng=seed).table
 
 
 def print_errors(labels: pd.DataFrame, mesh: pd.DataFrame, table: pd.DataFrame, mentions: pd.DataFrame,

@@ -4,7 +4,7 @@ The pipeline: :func:`~cxreval.reports.io.read_reports` (CSV/Parquet, or the Open
 :func:`~cxreval.reports.sections.split_sections` (FINDINGS, IMPRESSION and their header variants) ->
 :class:`~cxreval.reports.engine.Engine` (sentences, finding mentions, scoped negation and uncertainty)
 -> :func:`~cxreval.reports.labeller.label_reports` (report-level states per section source, every one
-traced to its mentions) -> :func:`~cxreval.reports.validation.precision_recall_table` (scoring against a
+traced to its mentions) -> :func:`~cxreval.reports.validation.compute_precision_recall` (scoring against a
 reference source with bootstrap CIs). The phrases and triggers are YAML data (:mod:`cxreval.reports.rules`).
 
 Examples
@@ -38,7 +38,6 @@ from .validation import (
     LabellerValidationResult,
     compute_precision_recall,
     openi_tuning_split,
-    precision_recall_table,
     prf_markdown,
     resolve_reference,
 )
@@ -51,5 +50,5 @@ __all__ = [
     "HEADERS", "LABELLED_SECTIONS", "Section", "split_sections",
     "NIH_LABELLER_OPENI", "OPENI_TUNING_SEED", "PRF_COLUMNS", "LabellerValidationResult", "compute_precision_recall",
     "openi_tuning_split",
-    "precision_recall_table", "prf_markdown", "resolve_reference",
+    "prf_markdown", "resolve_reference",
 ]

@@ -18,8 +18,8 @@ Examples
 >>> ref = pd.DataFrame({"study_id": ["a", "b", "c"], "patient_id": ["a", "b", "c"], "finding": "Effusion",
 ...                     "source": "gold", "state": ["positive", "negative", "positive"]})
 >>> pred = ref.assign(source="labeller", state=["positive", "positive", "uncertain"])
->>> t = precision_recall_table(pd.concat([ref, pred]), reference="gold", predicted="labeller", n_resamples=20,
-...                            rng=0)
+>>> t = compute_precision_recall(pd.concat([ref, pred]), reference="gold", predicted="labeller", n_resamples=20,
+...                              rng=0).table
 >>> t.loc[0, "finding"], int(t.loc[0, "TP"]), int(t.loc[0, "FP"]), int(t.loc[0, "FN"]), float(t.loc[0, "precision"])
 ('Effusion', 1, 1, 1, 0.5)
 """
@@ -43,7 +43,7 @@ from ..results import TableResult
 from ..tables import markdown_table
 
 __all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "OPENI_TUNING_SEED", "LabellerValidationResult",
-           "compute_precision_recall", "openi_tuning_split", "precision_recall_table", "prf_markdown",
+           "compute_precision_recall", "openi_tuning_split", "prf_markdown",
            "resolve_reference"]
 
 OPENI_TUNING_SEED = 11
@@ -293,30 +293,15 @@ def compute_precision_recall(labels: pd.DataFrame, *, reference: str | None = No
                                     uncertain, n_resamples, confidence_level)
 
 
-def precision_recall_table(labels: pd.DataFrame, *, reference: str, predicted: str,
-                           findings: Sequence[str] | None = None, uncertain: str = "negative",
-                           n_resamples: int = 1000, confidence_level: float = 0.95,
-                           rng: int | np.random.Generator | None = None) -> pd.DataFrame:
-    """The table of :func:`compute_precision_recall` (:data:`PRF_COLUMNS`) on one label table holding both sources.
-
-    Examples
-    --------
-    See the module docstring.
-    """
-    return compute_precision_recall(labels, reference=reference, predicted=predicted, findings=findings,
-                                    uncertain=uncertain, n_resamples=n_resamples, confidence_level=confidence_level,
-                                    rng=rng).table
-
-
 _PRF_MARKDOWN_COLUMNS = ("finding", "n_pos", "TP", "FP", "FN", "precision [95% CI]", "recall [95% CI]", "F1 [95% CI]",
                          "NIH P / R / F1")
 
 
 def prf_markdown(table: pd.DataFrame, *, decimals: int = 3) -> str:
-    """A markdown table of :func:`precision_recall_table`'s result: estimates with CIs beside the NIH figures."""
+    """A markdown table of :func:`compute_precision_recall`'s table: estimates with CIs beside the NIH figures."""
     missing = [c for c in PRF_COLUMNS if c not in getattr(table, "columns", ())]
     if not isinstance(table, pd.DataFrame) or missing:
-        raise InvalidParameterError(f"The 'table' parameter of prf_markdown must be a precision_recall_table result; "
+        raise InvalidParameterError(f"The 'table' parameter of prf_markdown must be the table of compute_precision_recall; "
                                     f"missing columns {missing}.")
 
     def ci(r: pd.Series, m: str) -> str:
