@@ -52,6 +52,8 @@ from .style import (
 __all__ = [
     "by_dataset",
     "KAPPA_METRICS",
+    "PRF_METRICS",
+    "labeller_long",
     "auc_forest",
     "bump_chart",
     "rank_correlation_heatmap",
@@ -85,6 +87,27 @@ __all__ = [
 KAPPA_METRICS: tuple[tuple[str, str, str, str], ...] = (("kappa_w", "kappa_low", "kappa_high", "κ"),
                                                        ("f1_w", "f1_low", "f1_high", "weighted F1"))
 """The agreement statistics an interval plot offers: ``(value, low, high, label)``."""
+
+
+PRF_METRICS: tuple[tuple[str, str, str, str], ...] = (
+    ("f1", "f1_low", "f1_high", "F1"), ("precision", "precision_low", "precision_high", "Precision"),
+    ("recall", "recall_low", "recall_high", "Recall"))
+"""The labeller statistics an interval plot offers: ``(value, low, high, label)``."""
+
+
+def labeller_long(df: pd.DataFrame) -> pd.DataFrame:
+    """The labeller's precision/recall/F1 per finding, with the published labeller's figures as a second
+    series where the table gives them (``nih_*`` columns; no interval)."""
+    per = df[~df["finding"].astype(str).isin(SUMMARY_ROWS)]
+    parts = [per.assign(labeller="this labeller")]
+    pub = {f"nih_{m}" for m, *_ in PRF_METRICS} & set(df.columns)
+    if pub:
+        q = df[df[sorted(pub)].notna().any(axis=1)][["finding", *sorted(pub)]].copy()
+        for m, lo, hi, _ in PRF_METRICS:
+            q[m] = q.pop(f"nih_{m}") if f"nih_{m}" in q.columns else np.nan
+            q[lo] = q[hi] = np.nan
+        parts.append(q.assign(labeller="published labeller"))
+    return pd.concat(parts, ignore_index=True)
 
 
 def by_dataset(df: pd.DataFrame) -> pd.DataFrame:

@@ -37,7 +37,6 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -46,7 +45,6 @@ from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
 from ..classification import AUCTableResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
-from ..labels import SUMMARY_ROWS
 from ..ranking import RankingStabilityResult
 from ..reports import PRF_COLUMNS, LabellerValidationResult
 from .blocks import Block, Kind, Section, Unavailable, load_table, result_files, table_block
@@ -259,31 +257,9 @@ def _build_audit(folder: Path) -> list[Block]:
     return out
 
 
-_PRF = (("f1", "f1_low", "f1_high", "F1"), ("precision", "precision_low", "precision_high", "Precision"),
-        ("recall", "recall_low", "recall_high", "Recall"))
-
-
-def _labeller_long(df: pd.DataFrame) -> pd.DataFrame | None:
-    """The labeller's precision/recall/F1 per finding, with the published labeller's figures as a second
-    series where the table gives them (``nih_*`` columns; no interval)."""
-    per = df[~df["finding"].astype(str).isin(SUMMARY_ROWS)]
-    parts = [per.assign(labeller="this labeller")]
-    pub = {f"nih_{m}" for m, *_ in _PRF} & set(df.columns)
-    if pub:
-        q = df[df[sorted(pub)].notna().any(axis=1)][["finding", *sorted(pub)]].copy()
-        for m, lo, hi, _ in _PRF:
-            q[m] = q.pop(f"nih_{m}") if f"nih_{m}" in q.columns else np.nan
-            q[lo] = q[hi] = np.nan
-        parts.append(q.assign(labeller="published labeller"))
-    out = pd.concat(parts, ignore_index=True)
-    return out if len(out) else None
-
-
 def _build_report_labels(folder: Path) -> list[Block]:
     def fig(d: pd.DataFrame) -> go.Figure | None:
-        long = _labeller_long(d)
-        return None if long is None else plots.interval_plot(long, series="labeller", metrics=_PRF, kind="bar",
-                                                               title="Report labeller vs human codes")
+        return LabellerValidationResult.figure(d) if len(plots.labeller_long(d)) else None
     b = table_block("Report labeller against human-coded labels", folder,
                      LabellerValidationResult.FILES["labeller_validation"],
                      (PRF_COLUMNS[0], "f1"), figure=fig,

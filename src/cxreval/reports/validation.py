@@ -148,15 +148,17 @@ class LabellerValidationResult(TableResult):
                 "uncertain": self.uncertain, "n_resamples": self.n_resamples,
                 "confidence_level": self.confidence_level, "table": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """Precision, recall and F1 with their intervals per finding."""
-        from .._plots import dot_interval
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """F1 (precision, recall by a menu) per finding with its bootstrap interval, beside the published
+        labeller's figures where the table gives them (the report's figure of ``labeller_validation.csv``)."""
+        from .._plots.analyses import PRF_METRICS, interval_plot, labeller_long
 
-        long = pd.concat([self.table[["finding", m, f"{m}_low", f"{m}_high"]].set_axis(
-            ["finding", "value", "low", "high"], axis=1).assign(measure=m) for m in ("precision", "recall", "f1")],
-            ignore_index=True)
-        return dot_interval(long, value="value", low="low", high="high", category="finding", color="measure",
-                            title="Labeller against the reference", value_title="precision / recall / F1")
+        return interval_plot(labeller_long(table), series="labeller", metrics=PRF_METRICS, kind="bar",
+                             title="Report labeller vs human codes")
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def resolve_reference(reference_labels: pd.DataFrame | None, reference: str | None = None, *,
