@@ -5,7 +5,7 @@
    (test / val) and per official NIH split (test / train_val lists in ../shared/data); plus the
    Airspace Opacity mapping alternatives.
 2. VinDr-CXR reader-pair agreement per finding (``cxreval.datasets.vindr.read_vindr``).
-3. Speed: ``agreement_table`` on every VinDr reader pair vs a scikit-learn loop computing the same numbers.
+3. Speed: ``compute_agreement`` on every VinDr reader pair vs a scikit-learn loop computing the same numbers.
 
 Run:  .venv/bin/python bench/agreement_real_data.py [--out DIR]   (needs `cxreval data fetch`)
 """
@@ -22,12 +22,11 @@ import numpy as np
 import pandas as pd
 
 from cxreval.agreement import (
-    agreement_table,
     compute_agreement,
-    flows_table,
-    omission_table,
+    compute_flows,
+    compute_omissions,
+    compute_prevalence,
     positive_prevalence,
-    prevalence_table,
     uncertainty_mapping,
 )
 from cxreval.datasets import google, nih
@@ -51,7 +50,7 @@ def nih_vs_google(out: Path | None) -> None:
     labels = pd.concat([g.drop(columns="split"), mapped], ignore_index=True)
     print(f"## NIH text-mined vs Google expert ({len(ids)} images; {g['patient_id'].nunique()} patients)\n")
     print(f"mapping: {google.NIH_TO_GOOGLE.to_dict()}\n")
-    prev = prevalence_table(labels)
+    prev = compute_prevalence(labels).table
     print("### Positive prevalence\n")
     print(markdown_table(positive_prevalence(prev).reset_index()), "\n")
     test_list = set((SHARED / "official_test_list.txt").read_text().split())
@@ -69,7 +68,7 @@ def nih_vs_google(out: Path | None) -> None:
         sub = labels[labels["study_id"].isin(keep)]
         res = compute_agreement(sub, "google_expert:nih_textmined")
         agr = res.table
-        om = omission_table(flows_table(sub, "google_expert:nih_textmined"))
+        om = compute_omissions(compute_flows(sub, "google_expert:nih_textmined").table).table
         print(f"### Subset {name}: {len(keep)} images; findings only in Google: {list(res.pairs[0].findings_only_a)}\n")
         print(markdown_table(agr[COLS]), "\n")
         print(markdown_table(om[OCOLS]), "\n")
@@ -88,8 +87,8 @@ def nih_vs_google(out: Path | None) -> None:
         m = VocabularyMapping(name=vname, targets={"Airspace Opacity": srcs}, combine="any")
         alt = google.map_nih_to_google(n_sub, mapping=m)
         lab = pd.concat([g[g["finding"] == "Airspace Opacity"].drop(columns="split"), alt], ignore_index=True)
-        a = agreement_table(lab, "google_expert:nih_textmined").iloc[0]
-        o = omission_table(flows_table(lab, "google_expert:nih_textmined")).iloc[0]
+        a = compute_agreement(lab, "google_expert:nih_textmined").table.iloc[0]
+        o = compute_omissions(compute_flows(lab, "google_expert:nih_textmined").table).table.iloc[0]
         rows.append({"NIH findings OR-ed": vname, "kappa": a["kappa_w"], "f1_w": a["f1_w"], "pos_nih": o["pos_b"],
                      "rate_google_not_nih": o["rate_a_not_b"], "rate_nih_not_google": o["rate_b_not_a"]})
     print("### Airspace Opacity: alternative NIH mappings (all 4,376 images)\n")
@@ -110,7 +109,7 @@ def vindr(out: Path | None) -> pd.DataFrame:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        agr = agreement_table(t, pairs, studies="intersection")
+        agr = compute_agreement(t, pairs, studies="intersection").table
     t_lib = time.perf_counter() - t0
     big = agr[agr["pair"].isin(["R8:R9", "R8:R10", "R9:R10"])]
     wide = big.pivot(index="finding", columns="pair", values="kappa_w")
@@ -148,7 +147,7 @@ def vindr(out: Path | None) -> pd.DataFrame:
     diff = np.nanmax(np.abs(ref["kappa_w_sk"] - ref["kappa_w"]))
     diff_f = np.nanmax(np.abs(ref["f1_w_sk"] - ref["f1_w"]))
     same_nan = (ref["kappa_w_sk"].isna() == ref["kappa_w"].isna()).all()
-    print(f"### Speed: agreement_table {t_lib:.2f} s vs scikit-learn loop {t_sk:.2f} s "
+    print(f"### Speed: compute_agreement {t_lib:.2f} s vs scikit-learn loop {t_sk:.2f} s "
           f"(x{t_sk / t_lib:.1f}); {len(ref)} pair-findings; max |kappa diff| {diff:.2e}, max |F1 diff| "
           f"{diff_f:.2e}, NaN pattern identical: {same_nan}\n")
     if out is not None:

@@ -25,7 +25,7 @@ from scipy import ndimage  # noqa: E402
 from skimage.transform import resize  # noqa: E402
 
 from cxreval.localization.heatmaps import heatmaps_to_boxes  # noqa: E402
-from cxreval.localization.synthetic import synthetic_cases, synthetic_study  # noqa: E402
+from cxreval.localization.synthetic import simulate_localization, synthetic_cases  # noqa: E402
 
 
 def ref_boxes_from(hm, order, thr, conn=8):
@@ -205,7 +205,7 @@ def main(quick: bool = False) -> None:
     ref = [[ref_boxes_from(m, 1, thr) for m in maps[:n]] for thr in (60, 180)]
     t_ref = time.perf_counter() - t
     t = time.perf_counter()
-    got = heatmaps_to_boxes(maps[:n], thresholds=(60.0, 180.0))
+    got = heatmaps_to_boxes(maps[:n], thresholds=(60.0, 180.0)).boxes
     t_cx = time.perf_counter() - t
     same = all([tuple(b) for b in got[i][k].tolist()] == ref[i][k] for i in range(2) for k in range(n))
     print(f"heatmap -> boxes (bilinear, thresholds 60 and 180, {n} maps 32x32 -> 1024x1024): "
@@ -216,7 +216,7 @@ def main(quick: bool = False) -> None:
     ref_lines = reference_study(0, per)
     t_ref = time.perf_counter() - t
     t = time.perf_counter()
-    cx = synthetic_study(0, per_size=per)
+    cx = simulate_localization(0, per_size=per)
     t_cx = time.perf_counter() - t
     print(f"synthetic study end to end (per_size {per}): reference {t_ref:.2f} s, cxreval {t_cx:.2f} s, "
           f"ratio {t_ref / t_cx:.1f}x, same output {_norm(ref_lines) == _norm(list(cx.lines))}")

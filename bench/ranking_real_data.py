@@ -34,7 +34,7 @@ from cxreval.datasets import chexpert, google, nih
 from cxreval.datasets import nih_predictions as nh
 from cxreval.findings import VocabularyMapping
 from cxreval.io import write_summary
-from cxreval.ranking import ALL_MODELS, ranking_stability
+from cxreval.ranking import ALL_MODELS, compare_rankings
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -76,7 +76,7 @@ def nih_vs_google(out: Path, n_resamples: int, seed: int) -> str:
         scores = nh.combine_findings(p, {k: v for k, v in mapping.targets.items()}, how="max")
         groups = {m: _group(m) for m in scores.model.unique()}
         auc = evaluate_auc(scores, labels, model_groups=groups, n_resamples=n_resamples, rng=seed)
-        rs = ranking_stability(auc, dataset="NIH-Google")
+        rs = compare_rankings(auc, dataset="NIH-Google")
         _write(out / f"nih_google_{name}", auc, rs, f"NIH vs Google ({mapping.note})")
         t = auc.table[auc.table.group != "summary"]
         wide = t.assign(v=t.auc.map("{:.3f}".format) + " [" + t.ci_low.map("{:.3f}".format) + ", "
@@ -102,7 +102,7 @@ def chexpert_test(out: Path, n_resamples: int, seed: int) -> str:
     lab = chexpert.load_labels(root)
     pr = chexpert.load_predictions(root)
     auc = evaluate_auc(pr.table, lab.table, n_resamples=n_resamples, rng=seed)
-    rs = ranking_stability(auc, dataset="CheXpert-test")
+    rs = compare_rankings(auc, dataset="CheXpert-test")
     _write(out / "chexpert_test", auc, rs, "CheXpert test set: 10 leaderboard models, 11 references")
     t = auc.table[(auc.table.finding == "macro") & (auc.table.group != "summary")]
     wide = t.pivot(index="model", columns="reference", values="auc")[list(auc.references)]

@@ -25,9 +25,9 @@ import tracemalloc
 import numpy as np
 from scipy.stats import kendalltau, spearmanr
 
-from cxreval.agreement import agreement_scores, agreement_table
+from cxreval.agreement import agreement_scores, compute_agreement
 from cxreval.findings import CHEXPERT, XQA
-from cxreval.ranking import ranking_stability
+from cxreval.ranking import compare_table_rankings
 from cxreval.ranking.correlation import kendall_tau_a, kendall_tau_b, spearman_rho, spearman_rho_d2
 from cxreval.ranking.published import attach_published, load_xqa_auc_table
 
@@ -90,7 +90,7 @@ def xqa_tables() -> None:
     print("| variant | rows with a published value | recomputed | mean abs(point - paper mean) SRCC | KRCC |"
           "\n|---|---|---|---|---|")
     for kendall, spearman in (("tau-a", "formula"), ("tau-b", "pearson")):
-        c = attach_published(ranking_stability(t, kendall=kendall, spearman=spearman))
+        c = attach_published(compare_table_rankings(t, kendall=kendall, spearman=spearman))
         pub = c[c.paper_mean.notna()]
         both = pub[pub.statistic.notna()]
         d = (both.statistic - both.paper_mean).abs().groupby(both.method).mean()
@@ -125,7 +125,7 @@ def agreement_cases(seed: int) -> None:
     print("### XQA \"all 12\" averages, synthetic CR vs Rep1 (650 studies; Support Devices agrees far better)\n")
     print("| vocabulary | macro kappa_w | micro kappa_w |\n|---|---|---|")
     for name, voc in (("before (with Support Devices, no Pleural Other)", old), ("seed's 12 (findings.XQA)", XQA)):
-        a = agreement_table(t, "CR:Rep1", findings=list(voc), finding_sets={"all12": list(voc)})
+        a = compute_agreement(t, "CR:Rep1", findings=list(voc), finding_sets={"all12": list(voc)}).table
         print(f"| {name} | {a[a.finding == 'macro'].kappa_w.iloc[0]:.3f} | {a[a.finding == 'micro'].kappa_w.iloc[0]:.3f} |")
     print()
 

@@ -14,7 +14,6 @@ from sklearn.metrics import cohen_kappa_score, f1_score
 from cxreval.agreement import (
     AGREEMENT_COLUMNS,
     agreement_scores,
-    agreement_table,
     cohen_kappa,
     compute_agreement,
     confusion_counts,
@@ -180,12 +179,12 @@ def test_table30_identical_labels_with_uncertain_agree_under_both_mappings():
     # 2x2 pessimistic table [[165, 18.5], [18.5, 448]] by hand
     po, pe = 613 / 650, (183.5**2 + 466.5**2) / 650**2
     assert dis.kappa_low == pytest.approx((po - pe) / (1 - pe), abs=1e-12)
-    # the same through the label-table path (agreement_table, as `cxreval agree` and `fuse --adjudicated`)
+    # the same through the label-table path (compute_agreement, as `cxreval agree` and `fuse --adjudicated`)
     t = pd.DataFrame({"study_id": np.tile(np.arange(650), 2), "finding": "Atelectasis",
                       "source": np.repeat(["CR", "NN Fusion (PS)"], 650), "state": np.tile(cr, 2)})
-    row = agreement_table(t, "CR:NN Fusion (PS)").iloc[0]
+    row = compute_agreement(t, "CR:NN Fusion (PS)").table.iloc[0]
     assert (row.kappa_w, row.kappa_low, row.kappa_high, row.f1_low) == (1.0, 1.0, 1.0, 1.0)
-    row = agreement_table(t, "CR:NN Fusion (PS)", both_uncertain="disagree").iloc[0]
+    row = compute_agreement(t, "CR:NN Fusion (PS)", both_uncertain="disagree").table.iloc[0]
     assert round(row.kappa_low, 3) == 0.860
 
 
@@ -280,8 +279,8 @@ def _table(rng, n=80, findings=XQA, sources=("CR", "Rep1"), nm=False):
 def test_agreement_table_macro_micro_against_direct_computation():
     rng = np.random.default_rng(3)
     t = _table(rng, nm=True)
-    out = agreement_table(t, "CR:Rep1", finding_sets={"selected": XQA_SELECTED, "all": XQA},
-                          not_mentioned="exclude")
+    out = compute_agreement(t, "CR:Rep1", finding_sets={"selected": XQA_SELECTED, "all": XQA},
+                          not_mentioned="exclude").table
     assert tuple(out.columns) == AGREEMENT_COLUMNS
     per = out[out["finding_set"].isna()].set_index("finding")
     assert list(per.index) == list(XQA)
@@ -308,7 +307,7 @@ def test_agreement_table_several_pairs_and_records_choices():
     t = _table(rng, n=40, findings=XQA_SELECTED, sources=("Img1", "Img2", "CR"))
     res = compute_agreement(t, [("Img1", "Img2"), "CR:Img1"], weights="linear")
     out = res.table
-    pd.testing.assert_frame_equal(out, agreement_table(t, [("Img1", "Img2"), "CR:Img1"], weights="linear"))
+    pd.testing.assert_frame_equal(out, compute_agreement(t, [("Img1", "Img2"), "CR:Img1"], weights="linear").table)
     assert list(pd.unique(out["pair"])) == ["Img1:Img2", "CR:Img1"]
     assert len(out) == 2 * (4 + 2)
     assert res.weights == "linear" and res.not_mentioned == "negative"
@@ -344,7 +343,7 @@ def test_macro_leaves_out_undefined_findings_with_warning():
         "state": ["positive", "negative", "positive", "negative", "negative", "negative", "negative", "negative"],
     })
     with pytest.warns(UndefinedMetricWarning, match="left out of the macro"):
-        out = agreement_table(t, "A:B")
+        out = compute_agreement(t, "A:B").table
     per = out.set_index("finding")
     assert np.isnan(per.loc["Fracture", "kappa_w"])  # both constant negative: undefined
     assert per.loc["macro", "kappa_w"] == pytest.approx(1.0)  # mean over the defined finding

@@ -14,8 +14,8 @@ from cxreval.agreement import (
     FLOW_COLUMNS,
     PREVALENCE_COLUMNS,
     agreement_scores,
-    agreement_table,
     cohen_kappa,
+    compute_agreement,
     pair_states,
     parse_pairs,
     uncertainty_mapping,
@@ -49,7 +49,7 @@ def test_unknown_state_in_label_table_names_row():
     t = _labels()
     t.loc[4, "state"] = "probable"
     with pytest.raises(SchemaError, match=r"State 'probable' outside the domain .*row 4"):
-        agreement_table(t, "CR:Rep1")
+        compute_agreement(t, "CR:Rep1")
 
 
 def test_inconsistent_lengths_and_bad_options():
@@ -68,7 +68,7 @@ def test_inconsistent_lengths_and_bad_options():
 def test_pair_naming_absent_source():
     with pytest.raises(SchemaError, match=r"The pair 'CR:Rep9' names source 'Rep9', which is not in the label "
                                           r"table; sources present: \['CR', 'Rep1'\]"):
-        agreement_table(_labels(), "CR:Rep9")
+        compute_agreement(_labels(), "CR:Rep9")
 
 
 def test_sources_of_different_studies():
@@ -77,8 +77,8 @@ def test_sources_of_different_studies():
     with pytest.raises(SchemaError, match=r"Sources 'CR' and 'Rep1' label different studies: 1 only in 'CR' "
                                           r"\(e.g. \['s3'\]\), 1 only in 'Rep1' \(e.g. \['s9'\]\); 2 in common. "
                                           r"Pass studies='intersection'"):
-        agreement_table(t, "CR:Rep1")
-    out = agreement_table(t, "CR:Rep1", studies="intersection")
+        compute_agreement(t, "CR:Rep1")
+    out = compute_agreement(t, "CR:Rep1", studies="intersection").table
     assert out.loc[0, "n"] == 2
 
 
@@ -86,20 +86,20 @@ def test_no_common_study_and_no_common_finding():
     t = _labels()
     t.loc[3:, "study_id"] = ["x1", "x2", "x3"]
     with pytest.raises(SchemaError, match="no study in common"):
-        agreement_table(t, "CR:Rep1", studies="intersection")
+        compute_agreement(t, "CR:Rep1", studies="intersection")
     t = _labels()
     t.loc[3:, "finding"] = "Edema"
     with pytest.raises(SchemaError, match="label no finding in common"):
-        agreement_table(t, "CR:Rep1")
+        compute_agreement(t, "CR:Rep1")
     with pytest.raises(SchemaError, match=r"Source 'CR' has no labels for finding\(s\) \['Edema'\]"):
-        agreement_table(t, "CR:Rep1", findings=["Edema"])
+        compute_agreement(t, "CR:Rep1", findings=["Edema"])
 
 
 def test_unknown_finding_and_finding_set():
     with pytest.raises(SchemaError, match="Unknown finding name 'Pleural Efusion' in the 'findings' parameter"):
-        agreement_table(_labels(), "CR:Rep1", findings=["Pleural Efusion"])
+        compute_agreement(_labels(), "CR:Rep1", findings=["Pleural Efusion"])
     with pytest.raises(SchemaError, match=r"Finding set 'sel' names finding\(s\) \['Edema'\] not compared"):
-        agreement_table(_labels(), "CR:Rep1", finding_sets={"sel": ["Edema"]})
+        compute_agreement(_labels(), "CR:Rep1", finding_sets={"sel": ["Edema"]})
 
 
 @pytest.mark.parametrize("bad", ["CR", "CR:CR", "CR:", ":Rep1", "", [("CR",)], [123]])
@@ -116,7 +116,7 @@ def test_parse_pairs_forms():
 
 def test_not_a_dataframe():
     with pytest.raises(SchemaError, match="must be a pandas DataFrame"):
-        agreement_table([1, 2, 3], "A:B")
+        compute_agreement([1, 2, 3], "A:B")
 
 
 # --- degenerate data ---------------------------------------------------------------------------------
@@ -196,8 +196,8 @@ def test_cli_agree_writes_contract_tables(tmp_path, capsys):
     summary = (out / "summary.md").read_text()
     assert "not_mentioned: exclude" in summary and "| CR:Rep1 | Atelectasis |" in summary
     # the library on the same file gives the same numbers
-    lib = agreement_table(pd.DataFrame(rows), "CR:Rep1,CR:Rep2", not_mentioned="exclude",
-                          finding_sets={"selected": "xqa_selected", "five": ["xqa_selected", "Edema"]})
+    lib = compute_agreement(pd.DataFrame(rows), "CR:Rep1,CR:Rep2", not_mentioned="exclude",
+                          finding_sets={"selected": "xqa_selected", "five": ["xqa_selected", "Edema"]}).table
     np.testing.assert_allclose(agr["kappa_w"].to_numpy(), lib["kappa_w"].to_numpy(), equal_nan=True)
     np.testing.assert_allclose(agr["kappa_low"].to_numpy(), lib["kappa_low"].to_numpy(), equal_nan=True)
     assert "both-uncertain pairs: agree" in summary
@@ -206,9 +206,9 @@ def test_cli_agree_writes_contract_tables(tmp_path, capsys):
     assert main(["agree", "--labels", str(path), "--pairs", "CR:Rep1,CR:Rep2", "--out", str(out2),
                  "--not-mentioned", "exclude", "--both-uncertain", "disagree"]) == 0
     old = pd.read_csv(out2 / "agreement.csv")
-    ref = agreement_table(pd.DataFrame(rows), "CR:Rep1,CR:Rep2", not_mentioned="exclude", both_uncertain="disagree")
+    ref = compute_agreement(pd.DataFrame(rows), "CR:Rep1,CR:Rep2", not_mentioned="exclude", both_uncertain="disagree").table
     np.testing.assert_allclose(old["kappa_low"].to_numpy(), ref["kappa_low"].to_numpy(), equal_nan=True)
-    default = agreement_table(pd.DataFrame(rows), "CR:Rep1,CR:Rep2", not_mentioned="exclude")
+    default = compute_agreement(pd.DataFrame(rows), "CR:Rep1,CR:Rep2", not_mentioned="exclude").table
     assert not np.allclose(old["kappa_low"], default["kappa_low"])  # the data hold (UNC, UNC) pairs
     np.testing.assert_allclose(old["kappa_high"], default["kappa_high"])  # the optimistic mapping is the same
     assert "both-uncertain pairs: disagree" in (out2 / "summary.md").read_text()

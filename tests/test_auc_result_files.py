@@ -28,7 +28,7 @@ from cxreval.ranking import (
     RANKING_COLUMNS,
     TOP_COLUMNS,
     RankingStabilityResult,
-    ranking_stability,
+    compare_rankings,
 )
 from cxreval.ranking.published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
 from cxreval.report.sections import build_sections, detect_kinds
@@ -82,7 +82,7 @@ def test_auc_summary_is_the_classify_summary(auc):
 
 
 def test_ranking_result_saves_exactly_its_files(auc, tmp_path):
-    rs = ranking_stability(auc)
+    rs = compare_rankings(auc)
     assert rs.table is rs.correlations
     rs.save(tmp_path)
     assert {p.name for p in tmp_path.iterdir()} == {f for v in RankingStabilityResult.FILES.values()
@@ -130,7 +130,7 @@ def test_files_equal_frames_and_groups_file(tmp_path):
 
 def test_report_reads_what_the_results_save(auc, tmp_path):
     auc.save(tmp_path)
-    ranking_stability(auc).save(tmp_path)
+    compare_rankings(auc).save(tmp_path)
     assert [k.name for k in detect_kinds(tmp_path)] == ["classification", "ranking"]
     secs = build_sections(tmp_path)
     assert [s.kind for s in secs] == ["classification", "ranking"]

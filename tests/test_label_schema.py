@@ -24,7 +24,7 @@ from cxreval.agreement import (
 )
 from cxreval.agreement.pairs import SourceGrids, paired_states, prepare_labels
 from cxreval.exceptions import InvalidParameterError
-from cxreval.fusion import fuse_label_table
+from cxreval.fusion import fuse_labels
 from cxreval.labels import (
     LABEL_COLUMNS,
     MACRO,
@@ -211,8 +211,8 @@ def test_agreement_and_flows_accept_the_policy_object(nm):
 @pytest.mark.parametrize("nm", NOT_MENTIONED_POLICIES)
 def test_fusion_accepts_the_policy_object(nm):
     t = _labels(1, n=40)
-    a = fuse_label_table(t, ["Rep1", "Rep2"], ["mv", "or"], not_mentioned=nm)
-    b = fuse_label_table(t, ["Rep1", "Rep2"], ["mv", "or"], not_mentioned=LabelPolicy(not_mentioned=nm))
+    a = fuse_labels(t, ["Rep1", "Rep2"], ["mv", "or"], not_mentioned=nm)
+    b = fuse_labels(t, ["Rep1", "Rep2"], ["mv", "or"], not_mentioned=LabelPolicy(not_mentioned=nm))
     pd.testing.assert_frame_equal(a.labels, b.labels)
     assert a.n_dropped == b.n_dropped
     sub = t[t.source.isin(["Rep1", "Rep2"])]

@@ -9,10 +9,10 @@ import pytest
 from cxreval.agreement import (
     FLOW_COLUMNS,
     OMISSION_COLUMNS,
-    agreement_table,
-    flows_table,
+    compute_agreement,
+    compute_flows,
+    compute_omissions,
     omission_rates,
-    omission_table,
 )
 from cxreval.exceptions import SchemaError
 
@@ -33,7 +33,7 @@ def _random(rng, n=150, findings=("Atelectasis", "Consolidation", "Edema")):
 @pytest.mark.parametrize("nm", ["negative", "exclude"])
 def test_flows_equal_crosstab(nm):
     t = _random(np.random.default_rng(0))
-    flows = flows_table(t, "CR:Rep1", not_mentioned=nm)
+    flows = compute_flows(t, "CR:Rep1", not_mentioned=nm).table
     assert tuple(flows.columns) == FLOW_COLUMNS
     assert len(flows) == 9 * 4  # three findings + overall
     w = t.pivot(index=["study_id", "finding"], columns="source", values="state").reset_index()
@@ -50,13 +50,13 @@ def test_flows_equal_crosstab(nm):
     overall = flows[flows.finding == "overall"]["count"].sum()
     assert overall == len(w)
     # n of the agreement table equals the flows total
-    agr = agreement_table(t, "CR:Rep1", not_mentioned=nm)
+    agr = compute_agreement(t, "CR:Rep1", not_mentioned=nm).table
     assert agr.set_index("finding").loc["micro", "n"] == overall
 
 
 def test_omission_rates_match_definitions():
     t = _random(np.random.default_rng(1))
-    om = omission_table(flows_table(t, "CR:Rep1"))
+    om = compute_omissions(compute_flows(t, "CR:Rep1").table).table
     assert tuple(om.columns) == OMISSION_COLUMNS
     w = t.pivot(index=["study_id", "finding"], columns="source", values="state").reset_index()
     w = w.replace("not_mentioned", "negative")
@@ -92,12 +92,12 @@ def test_rates_nan_without_positives():
 
 
 def test_bad_flows_tables():
-    flows = flows_table(_random(np.random.default_rng(2), n=10), "CR:Rep1")
+    flows = compute_flows(_random(np.random.default_rng(2), n=10), "CR:Rep1").table
     with pytest.raises(SchemaError, match="flows table is missing required column"):
-        omission_table(flows.drop(columns="count"))
+        compute_omissions(flows.drop(columns="count"))
     bad = flows.copy()
     bad.loc[3, "state_a"] = "maybe"
     with pytest.raises(SchemaError, match=r"Flows table row 3: state \('maybe'"):
-        omission_table(bad)
+        compute_omissions(bad)
     with pytest.raises(SchemaError, match="must list the 9 state pairs once each; got 8 rows"):
-        omission_table(flows.drop(index=0))
+        compute_omissions(flows.drop(index=0))

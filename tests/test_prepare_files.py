@@ -10,7 +10,13 @@ import pandas as pd
 import pytest
 
 from _reference_prepare import reference_prepare
-from cxreval.classification import PreparedInputs, evaluate_auc, prepare_from_files, prepare_inputs
+from cxreval.classification import (
+    PreparedInputs,
+    evaluate_auc,
+    evaluate_auc_prepared,
+    prepare_from_files,
+    prepare_inputs,
+)
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.labels import read_label_tables, read_prediction_tables, streaming
 
@@ -154,11 +160,15 @@ def test_evaluate_auc_tables_equal(tmp_path):
     rp, rl = read_prediction_tables([p])[0], read_label_tables([lab])[0]
     kw = dict(n_resamples=30, rng=0)
     a = evaluate_auc(rp, rl, unlabeled="drop", **kw)
-    b = evaluate_auc(prepare_from_files(p, lab, unlabeled="drop"), **kw)
+    b = evaluate_auc_prepared(prepare_from_files(p, lab, unlabeled="drop"), **kw)
     pd.testing.assert_frame_equal(a.table, b.table)
     np.testing.assert_array_equal(a.distribution, b.distribution)
-    with pytest.raises(InvalidParameterError, match="prepare_from_files"):
-        evaluate_auc(prepare_from_files(p, lab, unlabeled="drop"), policy="ones")
+    with pytest.raises(InvalidParameterError, match=r"for inputs prepared beforehand \(PreparedInputs\) call "
+                                                    r"evaluate_auc_prepared"):
+        evaluate_auc(prepare_from_files(p, lab, unlabeled="drop"), labels=None)
+    with pytest.raises(InvalidParameterError, match="'inputs' parameter of evaluate_auc_prepared must be a "
+                                                    "PreparedInputs"):
+        evaluate_auc_prepared(rp)
 
 
 def _bad_inputs():

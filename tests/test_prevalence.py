@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.agreement import PREVALENCE_COLUMNS, label_distribution, positive_prevalence, prevalence_table
+from cxreval.agreement import PREVALENCE_COLUMNS, compute_prevalence, label_distribution, positive_prevalence
 from cxreval.exceptions import SchemaError
 
 
@@ -21,7 +21,7 @@ def _table7_atelectasis():
 
 
 def test_counts_and_percentages_reproduce_seed_table7_format():
-    prev = prevalence_table(_table7_atelectasis())
+    prev = compute_prevalence(_table7_atelectasis()).table
     assert tuple(prev.columns) == PREVALENCE_COLUMNS
     cr = prev[prev.source == "CR"].set_index("state")
     assert cr.loc["negative", "count"] == 448 and cr.loc["positive", "percent"] == pytest.approx(100 * 165 / 650)
@@ -37,7 +37,7 @@ def test_counts_and_percentages_reproduce_seed_table7_format():
 def test_missing_counts_studies_without_a_label():
     t = pd.DataFrame({"study_id": ["s1", "s2", "s3", "s1"], "finding": ["Edema", "Edema", "Edema", "Fracture"],
                       "source": "A", "state": ["positive", None, "negative", "positive"]})
-    prev = prevalence_table(t).set_index(["finding", "state"])
+    prev = compute_prevalence(t).table.set_index(["finding", "state"])
     assert prev.loc[("Edema", "missing"), "count"] == 1
     assert prev.loc[("Fracture", "missing"), "count"] == 2  # s2, s3 have no Fracture row
     assert prev.loc[("Fracture", "positive"), "percent"] == pytest.approx(100 / 3)
@@ -45,12 +45,12 @@ def test_missing_counts_studies_without_a_label():
 
 def test_sources_and_findings_selection_and_errors():
     t = _table7_atelectasis()
-    prev = prevalence_table(t, sources=["Rep1"], findings=["Atelectasis"])
+    prev = compute_prevalence(t, sources=["Rep1"], findings=["Atelectasis"]).table
     assert set(prev.source) == {"Rep1"} and len(prev) == 5
     with pytest.raises(SchemaError, match=r"Source 'Rep3' is not in the label table; sources present: \['CR', 'Rep1'\]"):
-        prevalence_table(t, sources=["Rep3"])
+        compute_prevalence(t, sources=["Rep3"])
     with pytest.raises(SchemaError, match=r"Source 'CR' has no labels for finding\(s\) \['Edema'\]"):
-        prevalence_table(t, findings=["Edema"])
+        compute_prevalence(t, findings=["Edema"])
     with pytest.raises(SchemaError, match="prevalence table is missing required column"):
         positive_prevalence(prev.drop(columns="percent"))
 
@@ -61,7 +61,7 @@ def test_against_value_counts_on_random_table():
     t = pd.DataFrame({"study_id": np.repeat([f"s{i}" for i in range(200)], 2),
                       "finding": np.tile(["Edema", "Effusion"], 200), "source": "R",
                       "state": names[rng.integers(0, 4, 400)]})
-    prev = prevalence_table(t)
+    prev = compute_prevalence(t).table
     for f in ("Edema", "Effusion"):
         vc = t[t.finding == f]["state"].value_counts()
         got = prev[prev.finding == f].set_index("state")["count"]

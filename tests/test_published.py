@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau, rankdata, spearmanr
 
-from cxreval.ranking import ranking_stability
+from cxreval.ranking import compare_table_rankings
 from cxreval.ranking.published import attach_published, load_xqa_auc_table, load_xqa_rank_correlations
 
 SHA = {"xqa_auc_tables_16_25.csv": "cc046eb71fda81619f7f9cfabc4d538b2c4343d41c474a631a43ebe9502309cb",
@@ -62,7 +62,7 @@ def test_every_published_correlation_row_is_covered_with_its_csv_value():
     raw = resources.files("cxreval").joinpath("data", "xqa", "xqa_rank_correlation_tables_26_29.csv").read_text()
     rows = list(csv.DictReader(io.StringIO(raw)))
     assert len(rows) == 168
-    c = attach_published(ranking_stability(load_xqa_auc_table()))
+    c = attach_published(compare_table_rankings(load_xqa_auc_table()))
     pub = c[c.paper_mean.notna()]
     assert len(pub) == 168
     names = {"Pleural effusion": "Effusion", "Lung opacity": "Lung Opacity", "Macro Avg.": "macro",
@@ -82,11 +82,11 @@ def test_every_published_correlation_row_is_covered_with_its_csv_value():
     assert sorted(micro.paper_mean) == [0.53, 0.62, 0.74, 0.89, 0.9, 0.93, 0.94, 0.96]
     assert (c.loc[c.finding != "micro", "note"] == "").all() and c.loc[c.finding != "micro", "statistic"].notna().all()
     # without keep_unmatched, only the recomputed rows (160 with a published value)
-    assert attach_published(ranking_stability(load_xqa_auc_table()), keep_unmatched=False).paper_mean.notna().sum() == 160
+    assert attach_published(compare_table_rankings(load_xqa_auc_table()), keep_unmatched=False).paper_mean.notna().sum() == 160
 
 
 def test_point_correlations_from_published_aucs_track_the_paper():
-    res = ranking_stability(load_xqa_auc_table(), kendall="tau-b", spearman="pearson")
+    res = compare_table_rankings(load_xqa_auc_table(), kendall="tau-b", spearman="pearson")
     c = attach_published(res)
     m = c[c.paper_mean.notna() & c.statistic.notna()]
     assert len(m) == 160
@@ -98,7 +98,7 @@ def test_point_correlations_from_published_aucs_track_the_paper():
     b = e[e.reference == "Rep1"].set_index("model").auc.reindex(a.index)
     assert row.statistic == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
     # the XQA-Chest paper's formulas (default) on the same tied AUCs: 1 - 6 sum d^2 / (n (n^2 - 1))
-    seed = attach_published(ranking_stability(load_xqa_auc_table()))
+    seed = attach_published(compare_table_rankings(load_xqa_auc_table()))
     srow = seed[(seed.dataset == "XQA-RR") & (seed.finding == "Effusion") & (seed.group == "All Models")
                 & (seed.method == "SRCC") & (seed.reference_b == "Rep1")].iloc[0]
     d = rankdata(a) - rankdata(b)
@@ -116,7 +116,7 @@ def test_point_correlations_from_published_aucs_track_the_paper():
 
 
 def test_top_rank_changes_match_the_papers_text():
-    top = ranking_stability(load_xqa_auc_table()).top_changes
+    top = compare_table_rankings(load_xqa_auc_table()).top_changes
     a = top[(top.dataset == "XQA-RR") & (top.finding == "Atelectasis") & (top.group == "All Models")]
     # "GLORIA-G-CUH ranks first under both report-derived labels, yet falls to 9th ... against CR"
     g = a[(a.best_under == "Rep1") & (a.model == "GLORIA-G-CUH")].set_index("reference")

@@ -13,10 +13,11 @@ from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError
 from cxreval.ranking import (
     CORRELATION_COLUMNS,
     RANKING_COLUMNS,
+    compare_rankings,
+    compare_table_rankings,
     kendall_tau_a,
     kendall_tau_b,
     rank_desc,
-    ranking_stability,
     spearman_rho,
     spearman_rho_d2,
 )
@@ -138,7 +139,7 @@ def _toy_table():
 
 def test_ranking_stability_from_point_table():
     t = _toy_table()
-    res = ranking_stability(t, min_models=2)
+    res = compare_table_rankings(t, min_models=2)
     c = res.correlations
     assert list(c.columns) == list(CORRELATION_COLUMNS)
     a = np.array([0.90, 0.85, 0.85, 0.70, 0.60])
@@ -152,7 +153,7 @@ def test_ranking_stability_from_point_table():
     assert krow.statistic == pytest.approx(0.6, abs=1e-12) and krow.variant == "tau-a"
     assert (res.kendall, res.spearman) == ("tau-a", "formula")
     # the scipy variants on request
-    sc = ranking_stability(t, min_models=2, kendall="tau-b", spearman="pearson").correlations
+    sc = compare_table_rankings(t, min_models=2, kendall="tau-b", spearman="pearson").correlations
     srow = sc[(sc.group == "All Models") & (sc.method == "SRCC")].iloc[0]
     assert srow.statistic == pytest.approx(spearmanr(a, b).statistic, abs=1e-12) and srow.variant == "pearson"
     skrow = sc[(sc.group == "All Models") & (sc.method == "KRCC")].iloc[0]
@@ -191,7 +192,7 @@ def _synthetic():
 def test_bootstrap_correlations_match_a_loop(kendall, spearman):
     preds, labels = _synthetic()
     auc = evaluate_auc(preds, labels, n_resamples=40, rng=0, mean_over_models=False)
-    res = ranking_stability(auc, groups="overall", kendall=kendall, spearman=spearman)
+    res = compare_rankings(auc, groups="overall", kendall=kendall, spearman=spearman)
     c = res.correlations
     D = auc.distribution[:, 0]  # models x refs x B
     if kendall == "tau-b":
@@ -220,25 +221,25 @@ def test_bootstrap_correlations_match_a_loop(kendall, spearman):
 def test_ranking_errors():
     t = _toy_table()
     with pytest.raises(InvalidParameterError, match="Unknown reference 'R7' in 'pairs'"):
-        ranking_stability(t, pairs=[("R0", "R7")])
+        compare_table_rankings(t, pairs=[("R0", "R7")])
     with pytest.raises(SchemaError, match="'auc' 'high' is not a number"):
-        ranking_stability(t.astype({"auc": object}).assign(auc=lambda d: d.auc.where(d.index != 3, "high")))
+        compare_table_rankings(t.astype({"auc": object}).assign(auc=lambda d: d.auc.where(d.index != 3, "high")))
     with pytest.raises(InvalidParameterError, match="'methods' parameter"):
-        ranking_stability(t, methods=["pearson"])
+        compare_table_rankings(t, methods=["pearson"])
     with pytest.raises(InvalidParameterError, match="'kendall' parameter"):
-        ranking_stability(t, kendall="tau-c")
+        compare_table_rankings(t, kendall="tau-c")
     with pytest.raises(InvalidParameterError, match="'spearman' parameter"):
-        ranking_stability(t, spearman="d2")
+        compare_table_rankings(t, spearman="d2")
 
 
 def test_undefined_aucs_leave_the_ranking_with_a_count():
     """A missing or NaN AUC: the model leaves that finding's ranking (n_excluded), the others rank as without it;
     a reference without any AUC for a finding is not ranked there."""
     t = _toy_table()
-    without_e = ranking_stability(t[t.model != "E"], groups="overall")
+    without_e = compare_table_rankings(t[t.model != "E"], groups="overall")
     for table in (t[~((t.model == "E") & (t.reference == "R1"))],
                   t.assign(auc=t.auc.where(~((t.model == "E") & (t.reference == "R1")), np.nan))):
-        res = ranking_stability(table, groups="overall")
+        res = compare_table_rankings(table, groups="overall")
         c = res.correlations
         assert (c["n_excluded"] == 1).all() and (c["n_models"] == 4).all()
         np.testing.assert_array_equal(c["statistic"], without_e.correlations["statistic"])
@@ -247,6 +248,6 @@ def test_undefined_aucs_leave_the_ranking_with_a_count():
         assert "left out of the rankings" in res.summary()
     extra = pd.concat([t, pd.DataFrame({"model": list("ABCDE"), "group": "g1", "finding": "Effusion",
                                         "reference": "R2", "auc": np.nan})], ignore_index=True)
-    res = ranking_stability(extra, groups="overall")
+    res = compare_table_rankings(extra, groups="overall")
     assert set(res.correlations["reference_b"]) == {"R1"} and set(res.rankings["reference"]) == {"R0", "R1"}
     assert any("no AUC under ['R2']" in e for e in res.excluded)

@@ -20,7 +20,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "agree": "cxreval.cli.agree.compare_sources",
     "fuse": "cxreval.cli.fuse.fuse_and_compare",
     "localize": "cxreval.localization.evaluate.evaluate_heatmaps",
-    "synth": "cxreval.localization.synthetic.synthetic_study",
+    "synth": "cxreval.localization.synthetic.simulate_localization",
     "iqa-degrade": "cxreval.iqa.degrade.degrade_images",
     "iqa-score": "cxreval.iqa.score_pair_batches",
     "iqa-agree": "cxreval.iqa.expert.zscores",

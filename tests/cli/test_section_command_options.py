@@ -11,7 +11,7 @@ import pytest
 
 from cxreval.agreement import compare_sources
 from cxreval.cli.main import main
-from cxreval.localization import boxed_images, error_model_on_boxes, overlay_boxes
+from cxreval.localization import boxed_images, overlay_boxes, simulate_localization_on_boxes
 
 
 def _write_predictions_folder(root: Path) -> Path:
@@ -104,7 +104,7 @@ def test_synth_real_boxes_only_with_overlays_equals_the_library(tmp_path: Path) 
     boxes = read_box_file(bp).table
     lib = tmp_path / "lib"
     lib.mkdir()
-    error_model_on_boxes(boxes, rng=3).save(lib)
+    simulate_localization_on_boxes(boxes, rng=3).save(lib)
     files = boxed_images(img, boxes)
     assert [p.name for p in files] == ["00000001_000.png", "00000002_000.png"]
     overlay_boxes(files, boxes, rng=3).save(lib)

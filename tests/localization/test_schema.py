@@ -27,9 +27,9 @@ from cxreval.localization import (
     LocalizationResult,
     RealBoxesResult,
     SynthResult,
-    error_model_on_boxes,
     evaluate_heatmaps,
-    synthetic_study,
+    simulate_localization,
+    simulate_localization_on_boxes,
 )
 from cxreval.localization.synthetic import coverage
 from cxreval.report.sections import detect_kinds
@@ -104,7 +104,7 @@ def test_old_image_id_spelling_is_refused(tmp_path, vindr_case, capsys):
     with pytest.raises(SchemaError, match=r"Column 'image_id': did you mean 'study_id'\?"):
         evaluate_heatmaps(maps, old)
     with pytest.raises(SchemaError, match=r"Column 'image_id': did you mean 'study_id'\?"):
-        error_model_on_boxes(old)
+        simulate_localization_on_boxes(old)
     f = tmp_path / "old.csv"
     old.to_csv(f, index=False)
     assert main(["localize", "--heatmaps", str(npz), "--boxes", str(f), "-o", str(tmp_path / "o")]) == 2
@@ -116,8 +116,8 @@ def test_results_own_their_files(tmp_path, vindr_case):
     p, _, maps = vindr_case
     results = {
         "localize": evaluate_heatmaps(maps, read_box_file(p), protocol=LocalizationProtocol(rules=("IoBB",))),
-        "synth": synthetic_study(1, per_size=2),
-        "real": error_model_on_boxes(read_vindr_boxes(p).table, rng=0),
+        "synth": simulate_localization(1, per_size=2),
+        "real": simulate_localization_on_boxes(read_vindr_boxes(p).table, rng=0),
     }
     assert {type(r) for r in results.values()} == {LocalizationResult, SynthResult, RealBoxesResult}
     for name, res in results.items():

@@ -142,7 +142,7 @@ def test_label_reports_rejects_bad_types(param):
 
 
 def test_other_public_functions_reject_bad_types():
-    from cxreval.labeller import Engine, precision_recall_table, split_sections, tokenize
+    from cxreval.labeller import Engine, compute_precision_recall, split_sections, tokenize
 
     lab = pd.DataFrame({"study_id": ["a"], "patient_id": ["a"], "finding": ["Edema"], "source": ["g"],
                         "state": ["positive"]})
@@ -151,13 +151,13 @@ def test_other_public_functions_reject_bad_types():
         (lambda: read_reports(BadType()), "path"), (lambda: split_sections(BadType()), "text"),
         (lambda: tokenize(BadType()), "text"), (lambda: Engine(BadType()), "rules"),
         (lambda: Engine(load_rules()).run(BadType()), "texts"),
-        (lambda: precision_recall_table(lab, reference="g", predicted="g", findings=BadType()), "findings"),
-        (lambda: precision_recall_table(lab, reference="g", predicted="g", confidence_level=BadType()),
+        (lambda: compute_precision_recall(lab, reference="g", predicted="g", findings=BadType()).table, "findings"),
+        (lambda: compute_precision_recall(lab, reference="g", predicted="g", confidence_level=BadType()).table,
          "confidence_level"),
-        (lambda: precision_recall_table(lab, reference="g", predicted="g", uncertain=BadType()), "uncertain"),
-        (lambda: precision_recall_table(lab, reference="g", predicted="g", n_resamples=BadType()), "n_resamples"),
-        (lambda: precision_recall_table(lab, reference=BadType(), predicted="g"), "source"),
-        (lambda: precision_recall_table(BadType(), reference="g", predicted="g"), "label table"),
+        (lambda: compute_precision_recall(lab, reference="g", predicted="g", uncertain=BadType()).table, "uncertain"),
+        (lambda: compute_precision_recall(lab, reference="g", predicted="g", n_resamples=BadType()).table, "n_resamples"),
+        (lambda: compute_precision_recall(lab, reference=BadType(), predicted="g").table, "source"),
+        (lambda: compute_precision_recall(BadType(), reference="g", predicted="g").table, "label table"),
     ]
     for call, name in calls:
         with pytest.raises(CxrevalError, match=name):

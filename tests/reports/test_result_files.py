@@ -17,7 +17,6 @@ from cxreval.labeller import (
     ReportLabelsResult,
     compute_precision_recall,
     label_reports,
-    precision_recall_table,
     prf_markdown,
 )
 from cxreval.labels import write_labels
@@ -31,8 +30,8 @@ def test_labeller_validation_result_owns_its_file(tmp_path):
     res = compute_precision_recall(t, reference="gold", predicted="lab", n_resamples=30, rng=3)
     assert isinstance(res, LabellerValidationResult) and res.reference == "gold" and res.predicted == "lab"
     assert res.findings == ("Atelectasis", "Mass", "Effusion") and res.n_resamples == 30
-    pd.testing.assert_frame_equal(res.table, precision_recall_table(t, reference="gold", predicted="lab",
-                                                                    n_resamples=30, rng=3))
+    pd.testing.assert_frame_equal(res.table, compute_precision_recall(t, reference="gold", predicted="lab",
+                                                                    n_resamples=30, rng=3).table)
     paths = res.save(tmp_path)
     assert set(paths) == set(res.FILES) and {p.name for p in tmp_path.iterdir()} == {
         "labeller_validation.csv", "labeller_validation.parquet"}

@@ -1,4 +1,4 @@
-"""precision_recall_table against scikit-learn, and its bootstrap CIs."""
+"""compute_precision_recall against scikit-learn, and its bootstrap CIs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from sklearn.metrics import precision_recall_fscore_support
 
 from cxreval.exceptions import SchemaError
-from cxreval.labeller.validation import NIH_LABELLER_OPENI, PRF_COLUMNS, precision_recall_table
+from cxreval.labeller.validation import NIH_LABELLER_OPENI, PRF_COLUMNS, compute_precision_recall
 
 
 def _tables(n=300, k=3, rng=0):
@@ -27,7 +27,7 @@ def _tables(n=300, k=3, rng=0):
 @pytest.mark.parametrize("uncertain", ["negative", "positive"])
 def test_point_estimates_match_sklearn(uncertain):
     t, gold, pred, fs = _tables()
-    res = precision_recall_table(t, reference="gold", predicted="lab", uncertain=uncertain, n_resamples=200, rng=1)
+    res = compute_precision_recall(t, reference="gold", predicted="lab", uncertain=uncertain, n_resamples=200, rng=1).table
     assert list(res.columns) == list(PRF_COLUMNS) and res.finding.tolist() == [*fs, "micro", "macro"]
     thr = 1 if uncertain == "positive" else 2
     yt, yp = gold >= thr, pred >= thr
@@ -45,12 +45,12 @@ def test_point_estimates_match_sklearn(uncertain):
 
 def test_ci_is_seeded_and_patient_level():
     t, *_ = _tables()
-    a = precision_recall_table(t, reference="gold", predicted="lab", n_resamples=100, rng=5)
-    b = precision_recall_table(t, reference="gold", predicted="lab", n_resamples=100, rng=5)
+    a = compute_precision_recall(t, reference="gold", predicted="lab", n_resamples=100, rng=5).table
+    b = compute_precision_recall(t, reference="gold", predicted="lab", n_resamples=100, rng=5).table
     pd.testing.assert_frame_equal(a, b)
     # one patient -> no variation at all
     t1 = t.assign(patient_id="p")
-    c = precision_recall_table(t1, reference="gold", predicted="lab", n_resamples=50, rng=5)
+    c = compute_precision_recall(t1, reference="gold", predicted="lab", n_resamples=50, rng=5).table
     np.testing.assert_allclose(c.f1_low, c.f1)
     np.testing.assert_allclose(c.f1_high, c.f1)
 
@@ -58,9 +58,9 @@ def test_ci_is_seeded_and_patient_level():
 def test_nih_figures_and_errors():
     assert NIH_LABELLER_OPENI[("micro", "f1")] == 0.90 and NIH_LABELLER_OPENI[("Mass", "recall")] == 0.40
     t, *_ = _tables()
-    res = precision_recall_table(t, reference="gold", predicted="lab", n_resamples=10, rng=0)
+    res = compute_precision_recall(t, reference="gold", predicted="lab", n_resamples=10, rng=0).table
     assert res.set_index("finding").loc["Mass", "nih_f1"] == 0.52
     with pytest.raises(SchemaError, match="Source 'x'"):
-        precision_recall_table(t, reference="gold", predicted="x")
+        compute_precision_recall(t, reference="gold", predicted="x")
     with pytest.raises(SchemaError, match="lacks 1 studies"):
-        precision_recall_table(t[~((t.source == "lab") & (t.study_id == "s0"))], reference="gold", predicted="lab")
+        compute_precision_recall(t[~((t.source == "lab") & (t.study_id == "s0"))], reference="gold", predicted="lab")

@@ -21,7 +21,7 @@ from .._typing import RNGLike
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import validate_model_groups
-from .evaluate import evaluate_auc
+from .evaluate import evaluate_auc_prepared
 from .inputs import PreparedInputs, prepare_from_files
 from .result import AUCResult
 
@@ -102,8 +102,8 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
     if on_read is not None:
         on_read(prep)
     t0 = time.perf_counter()
-    res = evaluate_auc(prep, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng, executor=executor,
-                       spill_dir=spill_dir)
+    res = evaluate_auc_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
+                                executor=executor, spill_dir=spill_dir)
     log.info("AUC of %d models x %d findings x %d references, %d replicates: %.2f s", len(res.models),
              len(res.findings), len(res.references), res.n_resamples, time.perf_counter() - t0)
     return res

@@ -1,4 +1,5 @@
-"""Plotly figures of the HTML report, one function per figure type.
+"""Plotly figures of the analyses' tables, one function per figure type: what a result's ``plot()`` returns
+(``Result.figure(table)``) and what the HTML report shows for the same table read from its file.
 
 Every function takes tidy tables (the files the analysis commands write) and returns a
 :class:`plotly.graph_objects.Figure`. Figures draw SVG only (no WebGL), so they render in any browser
@@ -21,7 +22,17 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .figure_style import (
+from .images import (
+    box_overlay,
+    box_overlays,
+    degradation_rank_heatmap,
+    iqa_by_degradation,
+    iqa_correlation_bars,
+    iqa_scatter,
+    metric_correlation_matrix,
+    png_data_uri,
+)
+from .style import (
     OKABE_ITO,
     PALETTE,
     STATE_COLORS,
@@ -37,18 +48,12 @@ from .figure_style import (
     reference_colors,
     rgba,
 )
-from .plots_images import (
-    box_overlay,
-    box_overlays,
-    degradation_rank_heatmap,
-    iqa_by_degradation,
-    iqa_correlation_bars,
-    iqa_scatter,
-    metric_correlation_matrix,
-    png_data_uri,
-)
 
 __all__ = [
+    "by_dataset",
+    "KAPPA_METRICS",
+    "PRF_METRICS",
+    "labeller_long",
     "auc_forest",
     "bump_chart",
     "rank_correlation_heatmap",
@@ -78,6 +83,41 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------------
 # classification and ranking
 # ---------------------------------------------------------------------------------------------------
+
+KAPPA_METRICS: tuple[tuple[str, str, str, str], ...] = (("kappa_w", "kappa_low", "kappa_high", "κ"),
+                                                       ("f1_w", "f1_low", "f1_high", "weighted F1"))
+"""The agreement statistics an interval plot offers: ``(value, low, high, label)``."""
+
+
+PRF_METRICS: tuple[tuple[str, str, str, str], ...] = (
+    ("f1", "f1_low", "f1_high", "F1"), ("precision", "precision_low", "precision_high", "Precision"),
+    ("recall", "recall_low", "recall_high", "Recall"))
+"""The labeller statistics an interval plot offers: ``(value, low, high, label)``."""
+
+
+def labeller_long(df: pd.DataFrame) -> pd.DataFrame:
+    """The labeller's precision/recall/F1 per finding, with the published labeller's figures as a second
+    series where the table gives them (``nih_*`` columns; no interval)."""
+    per = df[~df["finding"].astype(str).isin(SUMMARY_ROWS)]
+    parts = [per.assign(labeller="this labeller")]
+    pub = {f"nih_{m}" for m, *_ in PRF_METRICS} & set(df.columns)
+    if pub:
+        q = df[df[sorted(pub)].notna().any(axis=1)][["finding", *sorted(pub)]].copy()
+        for m, lo, hi, _ in PRF_METRICS:
+            q[m] = q.pop(f"nih_{m}") if f"nih_{m}" in q.columns else np.nan
+            q[lo] = q[hi] = np.nan
+        parts.append(q.assign(labeller="published labeller"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def by_dataset(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its findings prefixed by the dataset when a ``dataset`` column holds several (panels of
+    different datasets are never mixed); ``df`` itself otherwise."""
+    if "dataset" in df.columns and df["dataset"].astype(str).nunique() > 1:
+        df = df.copy()
+        df["finding"] = df["dataset"].astype(str) + ": " + df["finding"].astype(str)
+    return df
+
 
 def auc_forest(auc: pd.DataFrame, *, title: str = "ROC-AUC per model and reference") -> go.Figure:
     """Forest plot: AUC with its CI per model (rows) and reference (colours), one panel per finding.

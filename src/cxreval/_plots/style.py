@@ -21,7 +21,7 @@ from ..labels import ORDINAL_STATES, REPORT_STATES, SUMMARY_ROWS
 
 __all__ = ["OKABE_ITO", "TOL_MUTED", "PALETTE", "SYMBOLS", "STATE_COLORS", "STATE_ORDER", "SUMMARY_ROWS",
            "reference_colors", "ref_color", "ref_symbol", "palette_color", "rgba", "ordered", "base_layout",
-           "dropdown", "num"]
+           "dropdown", "num", "ci_columns"]
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#000000", "#F0E442")
 TOL_MUTED = ("#882255", "#44AA99", "#999933", "#AA4499", "#332288", "#88CCEE", "#DDCC77", "#117733", "#CC6677")
@@ -116,3 +116,13 @@ def num(df: pd.DataFrame, col: str) -> np.ndarray:
     if col not in df.columns:
         return np.full(len(df), np.nan)
     return pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+
+
+def ci_columns(df: pd.DataFrame, stat: str) -> tuple[str, str] | tuple[None, None]:
+    """The interval columns of statistic ``stat`` (``<stat>_low/_high``, ``_ci_low/_ci_high``, ``_lo/_hi`` or
+    ``_lower/_upper``), or (None, None)."""
+    for lo, hi in ((f"{stat}_low", f"{stat}_high"), (f"{stat}_ci_low", f"{stat}_ci_high"),
+                   (f"{stat}_lo", f"{stat}_hi"), (f"{stat}_lower", f"{stat}_upper")):
+        if lo in df.columns and hi in df.columns:
+            return lo, hi
+    return None, None

@@ -1,5 +1,5 @@
 """Figures of the report's image analyses: IQA metrics (against z-MOS, per degradation, metric vs metric)
-and radiographs with reference and detected boxes. Re-exported by :mod:`cxreval.report.plots`."""
+and radiographs with reference and detected boxes. Re-exported by :mod:`cxreval._plots.analyses`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .figure_style import base_layout, dropdown, num, ordered, palette_color
-from .html_tables import ci_columns
+from .style import base_layout, ci_columns, dropdown, num, ordered, palette_color
 
 __all__ = ["metric_axis", "METRIC_UNITS", "iqa_scatter", "iqa_correlation_bars", "iqa_by_degradation", "degradation_rank_heatmap",
            "metric_correlation_matrix", "box_overlays", "box_overlay", "png_data_uri"]
