@@ -21,7 +21,7 @@ from cxreval.cli.main import main
 from cxreval.demo import CHEXPERT_MODELS, SECTIONS, run_demo
 from cxreval.exceptions import InvalidParameterError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REAL_SECTIONS = ["nih_models", "chexpert_models", "chexpert_agreement", "chexpert_fusion", "xqa_published",
                  "localization", "localization_real", "iqa"]
 IQA_METRICS = ["psnr", "ssim", "gmsd"]

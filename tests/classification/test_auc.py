@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score as sk_auc
 
+from _factories import AUC_FINDINGS, auc_inputs
 from cxreval.bootstrap import draw_plan, summarize_distribution
 from cxreval.classification import (
     AUC_COLUMNS,
@@ -21,30 +22,6 @@ from cxreval.classification import (
     weighted_auc,
 )
 from cxreval.exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
-
-FINDINGS = ["Atelectasis", "Consolidation", "Effusion"]
-
-
-def synthetic(n_models=4, n_studies=120, n_refs=2, rng=0, ties=True):
-    """Models x findings x references with several studies per patient and uncertain labels."""
-    g = np.random.default_rng(rng)
-    pat = g.integers(0, n_studies // 3, n_studies)
-    studies = [f"s{i:04d}" for i in range(n_studies)]
-    truth = g.random((len(FINDINGS), n_studies)) < 0.35
-    lab = []
-    for r in range(n_refs):
-        for j, f in enumerate(FINDINGS):
-            st_ = np.where(truth[j] ^ (g.random(n_studies) < 0.15), "positive", "negative").astype(object)
-            st_[g.random(n_studies) < 0.08] = "uncertain"
-            lab.append(pd.DataFrame({"study_id": studies, "patient_id": [f"p{p}" for p in pat], "finding": f,
-                                     "source": f"R{r}", "state": st_}))
-    pr = []
-    for m in range(n_models):
-        for j, f in enumerate(FINDINGS):
-            sc = truth[j] * g.random() + g.normal(size=n_studies)
-            pr.append(pd.DataFrame({"study_id": studies, "model": f"M{m}", "finding": f,
-                                    "score": np.round(sc, 1) if ties else sc}))
-    return pd.concat(pr, ignore_index=True), pd.concat(lab, ignore_index=True)
 
 
 @settings(max_examples=60, deadline=None)
@@ -89,7 +66,7 @@ def test_auc_input_errors():
 
 
 def test_evaluate_auc_point_and_ci_equal_sklearn_loop_on_the_same_plan():
-    preds, labels = synthetic()
+    preds, labels = auc_inputs()
     res = evaluate_auc(preds, labels, n_resamples=60, rng=0)
     assert list(res.table.columns) == list(AUC_COLUMNS)
     plan = res.plan
@@ -117,7 +94,7 @@ def test_evaluate_auc_point_and_ci_equal_sklearn_loop_on_the_same_plan():
 def _pooled(preds, labels, studies, model, reference):
     """Pooled (finding, study) labels, scores and the study of each pair, finding-major (as sklearn sees them)."""
     ys, ss, st = [], [], []
-    for f in FINDINGS:
+    for f in AUC_FINDINGS:
         lab = labels[(labels.source == reference) & (labels.finding == f)].set_index("study_id").reindex(studies)
         ys.append(lab.state.map({"positive": 1.0, "negative": 0.0}).to_numpy())
         ss.append(preds[(preds.model == model) & (preds.finding == f)].set_index("study_id").reindex(studies)
@@ -127,9 +104,9 @@ def _pooled(preds, labels, studies, model, reference):
 
 
 def test_micro_auc_equals_sklearn_on_pooled_scores_with_the_same_patient_bootstrap():
-    preds, labels = synthetic()
+    preds, labels = auc_inputs()
     res = evaluate_auc(preds, labels, n_resamples=60, rng=0)
-    assert res.findings == (*FINDINGS, "macro", "micro")
+    assert res.findings == (*AUC_FINDINGS, "macro", "micro")
     plan = res.plan
     studies = np.array(plan.study_ids)
     for m, r in [("M0", "R0"), ("M3", "R1")]:
@@ -162,7 +139,7 @@ def test_micro_auc_equals_sklearn_on_pooled_scores_with_the_same_patient_bootstr
     one = evaluate_auc(preds, labels, findings=["Effusion"], n_resamples=0)
     assert one.findings == ("Effusion",)
     without_macro = evaluate_auc(preds, labels, n_resamples=5, rng=0, macro=False)
-    assert without_macro.findings == (*FINDINGS, "micro")
+    assert without_macro.findings == (*AUC_FINDINGS, "micro")
     np.testing.assert_allclose(without_macro.point[:, -1], evaluate_auc(preds, labels, n_resamples=0).point[:, -1])
     with pytest.raises(InvalidParameterError, match="not the macro or micro average"):
         compare_auc(res, ("M0", "micro", "R0"), ("M1", "micro", "R0"), method="delong", predictions=preds,
@@ -170,11 +147,11 @@ def test_micro_auc_equals_sklearn_on_pooled_scores_with_the_same_patient_bootstr
 
 
 def test_macro_and_mean_rows_and_policy():
-    preds, labels = synthetic(n_models=3)
+    preds, labels = auc_inputs(n_models=3)
     res = evaluate_auc(preds, labels, n_resamples=20, rng=1, policy="zeros")
     t = res.table
     macro = t[(t.finding == "macro") & (t.model == "M1") & (t.reference == "R0")].auc.iloc[0]
-    per = t[(t.finding.isin(FINDINGS)) & (t.model == "M1") & (t.reference == "R0")].auc
+    per = t[(t.finding.isin(AUC_FINDINGS)) & (t.model == "M1") & (t.reference == "R0")].auc
     assert macro == pytest.approx(per.mean(), abs=1e-15)
     mean = t[(t.model == "Mean") & (t.finding == "Effusion") & (t.reference == "R1")]
     assert mean.group.iloc[0] == "summary"
@@ -184,7 +161,7 @@ def test_macro_and_mean_rows_and_policy():
 
 
 def test_deterministic_and_sharding_and_executor_invariant():
-    preds, labels = synthetic(n_models=2)
+    preds, labels = auc_inputs(n_models=2)
     a = evaluate_auc(preds, labels, n_resamples=30, rng=7)
     b = evaluate_auc(preds, labels, n_resamples=30, rng=7, shard_size=7)
 
@@ -198,7 +175,7 @@ def test_deterministic_and_sharding_and_executor_invariant():
 
 
 def test_one_class_reference_is_nan_with_warning():
-    preds, labels = synthetic(n_models=2)
+    preds, labels = auc_inputs(n_models=2)
     labels = labels.copy()
     labels.loc[(labels.source == "R1") & (labels.finding == "Effusion"), "state"] = "negative"
     with pytest.warns(UndefinedMetricWarning, match=r"Reference 'R1' has only one class for finding\(s\) 'Effusion'"):
@@ -210,7 +187,7 @@ def test_one_class_reference_is_nan_with_warning():
 
 
 def test_bad_inputs_raise_clear_errors():
-    preds, labels = synthetic(n_models=2, n_studies=30)
+    preds, labels = auc_inputs(n_models=2, n_studies=30)
     extra = pd.DataFrame({"study_id": ["zzz"], "model": ["M0"], "finding": ["Effusion"], "score": [0.3]})
     with pytest.raises(SchemaError, match=r"1 prediction study id\(s\) are absent from the label table, e.g. \['zzz'\]"):
         evaluate_auc(pd.concat([preds, extra]), labels, n_resamples=5)
@@ -261,7 +238,7 @@ def test_delong_equals_bruteforce_and_compare_auc():
     assert res.difference == pytest.approx(d, abs=1e-12) and res.standard_error == pytest.approx(se, rel=1e-10)
     assert res.auc_a == pytest.approx(sk_auc(y, a), abs=1e-12)
     assert 0 <= res.pvalue <= 1
-    preds, labels = synthetic(n_models=3)
+    preds, labels = auc_inputs(n_models=3)
     r = evaluate_auc(preds, labels, n_resamples=50, rng=0)
     c = compare_auc(r, ("M0", "Effusion", "R0"), ("M1", "Effusion", "R0"))
     i0, i1 = r.models.index("M0"), r.models.index("M1")
@@ -278,7 +255,7 @@ def test_delong_equals_bruteforce_and_compare_auc():
 
 
 def test_plan_reuse_pairs_results():
-    preds, labels = synthetic(n_models=2)
+    preds, labels = auc_inputs(n_models=2)
     r1 = evaluate_auc(preds, labels, n_resamples=25, rng=2)
     plan = r1.plan
     r2 = evaluate_auc(preds, labels, references=["R1"], plan=plan)
@@ -291,7 +268,7 @@ def test_plan_reuse_pairs_results():
 
 
 def test_jackknife_and_bca():
-    preds, labels = synthetic(n_models=2, n_studies=60)
+    preds, labels = auc_inputs(n_models=2, n_studies=60)
     r = evaluate_auc(preds, labels, n_resamples=200, rng=0)
     jk = r.jackknife("M1", "Effusion", "R0")
     studies = np.array(r.plan.study_ids)
@@ -306,7 +283,7 @@ def test_jackknife_and_bca():
     assert res.method == "BCa" and pct.method == "percentile"
     assert res.confidence_interval.low < res.estimate < res.confidence_interval.high
     jm = r.jackknife("M1", "macro", "R0")
-    assert jm[3] == pytest.approx(np.mean([r.jackknife("M1", f, "R0")[3] for f in FINDINGS]))
+    assert jm[3] == pytest.approx(np.mean([r.jackknife("M1", f, "R0")[3] for f in AUC_FINDINGS]))
 
 
 @pytest.mark.parametrize("r", [0, 1, 2, 3, 4, 5, 8, 9, 10, 15, 16, 17, 63, 64, 65, 101])

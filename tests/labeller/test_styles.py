@@ -46,7 +46,7 @@ def test_case_set_covers_every_style_and_category(bench):
 
 def test_holdout_cases_are_well_formed(bench):
     """The second set (written after the rules were frozen; its accuracy is reported, not a target) parses."""
-    cases = bench.load_cases(BENCH.parents[1] / "tests" / "reports" / "style_cases_holdout.yaml")
+    cases = bench.load_cases(BENCH.parents[1] / "tests" / "labeller" / "style_cases_holdout.yaml")
     assert {c["style"] for c in cases} == set(STYLES) and len(cases) >= 20
 
 

@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score as sk_auc
 
+from _factories import AUC_FINDINGS, auc_inputs
 from cxreval._auc_kernel import AUCIndex, BlockInputs, auc_block, positive_weights, spill_inputs
 from cxreval.bootstrap import draw_plan, shard_size_for
 from cxreval.classification import evaluate_auc
 from cxreval.cli.main import main
 from cxreval.labels import write_labels, write_predictions
-from test_classification import FINDINGS, synthetic
 
 
 def _children() -> set[int]:
@@ -27,7 +27,7 @@ def _children() -> set[int]:
 
 
 def test_table_and_distribution_do_not_depend_on_shard_size():
-    preds, labels = synthetic(n_models=3, n_studies=150)
+    preds, labels = auc_inputs(n_models=3, n_studies=150)
     ref = evaluate_auc(preds, labels, n_resamples=37, rng=3, shard_size=37)
     for size in (1, 4, 16, None):
         res = evaluate_auc(preds, labels, n_resamples=37, rng=3, shard_size=size)
@@ -36,13 +36,13 @@ def test_table_and_distribution_do_not_depend_on_shard_size():
 
 
 def test_replicates_equal_sklearn_on_resampled_indices():
-    preds, labels = synthetic(n_models=2, n_studies=90, rng=4)
+    preds, labels = auc_inputs(n_models=2, n_studies=90, rng=4)
     res = evaluate_auc(preds, labels, n_resamples=12, rng=9, shard_size=5, micro=False, macro=False)
     plan = res.plan
     studies = np.asarray(plan.study_ids)
     lab = labels[labels.source == "R1"].set_index(["finding", "study_id"])["state"]
     sc = preds.set_index(["model", "finding", "study_id"])["score"]
-    for f in FINDINGS:
+    for f in AUC_FINDINGS:
         st = lab.loc[f].reindex(studies).to_numpy()
         keep = np.isin(st, ["positive", "negative"])
         y = (st == "positive").astype(int)
@@ -119,7 +119,7 @@ def test_shard_size_for_grows_as_the_problem_shrinks():
 
 
 def test_jackknife_and_bca_rebuild_indices_on_demand():
-    preds, labels = synthetic(n_models=2, n_studies=60)
+    preds, labels = auc_inputs(n_models=2, n_studies=60)
     res = evaluate_auc(preds, labels, n_resamples=30, rng=1)
     jk = res.jackknife("M0", "Effusion", "R0")
     assert jk.shape == (res.plan.n_patients,) and np.isfinite(jk).all()
@@ -130,7 +130,7 @@ def test_jackknife_and_bca_rebuild_indices_on_demand():
 # ----------------------------------------------------------------------- CLI: executors
 
 def _write(tmp_path: Path) -> tuple[Path, Path]:
-    preds, labels = synthetic(n_models=3, n_studies=120, rng=5)
+    preds, labels = auc_inputs(n_models=3, n_studies=120, rng=5)
     lp, pp = tmp_path / "labels.csv", tmp_path / "preds.csv"
     write_labels(labels, lp)
     write_predictions(preds, pp)

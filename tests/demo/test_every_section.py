@@ -27,7 +27,7 @@ def test_each_section_has_a_test_running_its_commands() -> None:
             continue
         files = [n for n, text in tests.items() if re.search(rf'demo_section\(\s*"{spec.key}"', text)]
         if not files:
-            missing.append(f"{spec.key}: no test in tests/demo_cli runs it")
+            missing.append(f"{spec.key}: no test in tests/demo runs it")
             continue
         for cmd in spec.commands:
             words = cmd.split()[1:]
@@ -52,7 +52,7 @@ def test_the_check_fails_on_a_section_without_a_test(monkeypatch) -> None:
     try:
         test_each_section_has_a_test_running_its_commands()
     except AssertionError as exc:
-        assert "new_section: no test in tests/demo_cli runs it" in str(exc)
+        assert "new_section: no test in tests/demo runs it" in str(exc)
     else:
         raise AssertionError("a section without a demo == command test passed the check")
 

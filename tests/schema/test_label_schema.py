@@ -43,7 +43,7 @@ from cxreval.labels import (
     validate_label_table,
 )
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"
+SRC = Path(__file__).resolve().parents[2] / "src" / "cxreval"
 OWNERS = {"labels/states.py", "labels/schema.py", "labels/_common.py"}
 """The modules allowed to spell the mapping: the owner and its private helpers (numeric readings)."""
 
