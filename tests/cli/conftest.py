@@ -199,6 +199,14 @@ def _reader_db(d: Path) -> str:
     return url
 
 
+def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    """The one line a failed command wrote to stderr (fails on more lines or a traceback)."""
+    cap = capsys.readouterr()
+    lines = cap.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in cap.err, cap.err
+    return lines[0]
+
+
 @pytest.fixture
 def make_args() -> Callable[[str, Path], list[str]]:
     return command_args

@@ -1,64 +1,16 @@
-"""Tests of the command line entry point: --version, --help on every command, CxrevalError -> exit 2."""
+"""`cxreval data list`, `data split` and `data audit` through main(argv): the registry listing, patient-level splits
+written as list files and audited for leakage, split names kept inside --out, and only the run's own lists
+audited."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-import typer
 
-import cxreval
-from cxreval.cli.main import app, main
+from cxreval.cli.main import main
 
-
-def _commands():
-    """Every command path of the app, e.g. ('data', 'audit'), found by walking the click tree."""
-    root = typer.main.get_command(app)
-    out = [()]
-
-    def walk(cmd, path):
-        if hasattr(cmd, "list_commands"):  # the root group loads command modules lazily
-            for name in cmd.list_commands(None):
-                out.append((*path, name))
-                walk(cmd.get_command(None, name), (*path, name))
-
-    walk(root, ())
-    return out
-
-
-COMMANDS = _commands()
-
-
-def test_version(capsys):
-    assert main(["--version"]) == 0
-    assert capsys.readouterr().out.strip() == f"cxreval {cxreval.__version__}"
-
-
-def test_known_commands_are_registered():
-    assert {("data",), ("data", "fetch"), ("data", "audit"), ("data", "list")} <= set(COMMANDS)
-
-
-@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "cxreval")
-def test_help_on_every_command(path, capsys):
-    assert main([*path, "--help"]) == 0
-    out = capsys.readouterr().out
-    assert "Usage:" in out and ("cxreval " + " ".join(path)).strip() in " ".join(out.split())
-
-
-def test_cxreval_error_is_one_line_and_exit_2(tmp_path, capsys):
-    rc = main(["data", "audit", "chestxray14", "--data-entry", str(tmp_path / "missing.csv"),
-               "--bbox-list", str(tmp_path / "missing_bbox.csv")])
-    assert rc == 2
-    cap = capsys.readouterr()
-    lines = cap.err.strip().splitlines()
-    assert len(lines) == 1 and cap.out == ""
-    assert lines[0] == f"cxreval: error: File '{tmp_path / 'missing.csv'}' does not exist."
-
-
-def test_usage_error_exit_code(capsys):
-    assert main(["data", "audit"]) == 2  # click usage error: missing argument
-    assert "Missing argument" in capsys.readouterr().err
-    assert main(["no-such-command"]) == 2
+from .conftest import command_args, one_error_line
 
 
 def test_data_list(capsys):
@@ -125,3 +77,28 @@ def test_data_split_errors(tmp_path, capsys, args, msg):
     assert main(["data", "split", "chestxray14", "--data-entry", str(de), "--out", str(tmp_path / "o"), *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and msg in err[0]
+
+
+@pytest.mark.parametrize("names", ["../evil,test", "a/b,test", "/abs,test", "..,test"])
+def test_data_split_names_cannot_escape_out(tmp_path, capsys, names):
+    args = command_args("data-split", tmp_path / "in")
+    args[args.index("--names") + 1] = names
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    assert main([*args, "-o", str(tmp_path / "out" / "split")]) == 2
+    assert "is not a plain file-name part" in one_error_line(capsys)
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+
+
+def test_stale_split_lists_are_not_audited(tmp_path, capsys):
+    audit_args = command_args("data-audit", tmp_path / "in")
+    de = audit_args[audit_args.index("--data-entry") + 1]
+    out = tmp_path / "split"
+    assert main(["data", "split", "chestxray14", "--data-entry", de, "--fractions", "0.5,0.5", "--names",
+                 "train,test", "-o", str(out)]) == 0
+    capsys.readouterr()
+    # a stale list beside the run's files (e.g. copied in by hand) would make every patient of it shared
+    (out / "old_list.txt").write_text("".join(f"{p:08d}_000.png\n" for p in range(1, 31)))
+    assert main([*audit_args, "--split-dir", str(out), "--json"]) == 0
+    audit = json.loads(capsys.readouterr().out)["split"]
+    assert audit["n_shared_patients"] == 0
+    assert sorted(s["split"] for s in audit["sizes"]) == ["test", "train"]
