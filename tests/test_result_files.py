@@ -1,4 +1,4 @@
-"""Results own their files (issue 13): every table-level result writes exactly its ``FILES`` with its
+"""Results own their files: every table-level result writes exactly its ``FILES`` with its
 ``COLUMNS``, renders a summary, carries its metadata as typed fields (never in ``DataFrame.attrs``), and the
 report reads the file names the results declare."""
 

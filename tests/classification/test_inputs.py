@@ -1,5 +1,5 @@
-"""Inputs read block by block (issue 18): ``prepare_from_files`` and ``prepare_inputs`` lay out the same arrays as
-the pandas reading of cxreval before issue 18 (``_reference_prepare``), on CSV, Parquet, a folder of Parquet
+"""Inputs read block by block: ``prepare_from_files`` and ``prepare_inputs`` lay out the same arrays as
+a whole-table pandas reading (``_reference_prepare``), on CSV, Parquet, a folder of Parquet
 parts, CheXpert-coded states and wide per-model folders, across block boundaries; ``evaluate_auc`` gives the
 same table; every bad input is refused with the pandas readers' message."""
 
@@ -194,7 +194,7 @@ def _bad_inputs():
 def test_bad_inputs_raise_the_pandas_message(tmp_path, case, fmt):
     _, preds, labels, enc = case
     p, lab = _write(preds, tmp_path / "p", fmt), _write(labels, tmp_path / "l", fmt)
-    with pytest.raises(SchemaError) as expected:  # the reading before issue 18: readers, then evaluate_auc
+    with pytest.raises(SchemaError) as expected:  # the whole-table reading: readers, then its layout
         rp, rl = read_prediction_tables([p])[0], read_label_tables([lab], state_encoding=enc)[0]
         reference_prepare(rp, rl, references=None, findings=None, policy="exclude", not_mentioned="negative",
                           model_groups=None, unlabeled="error")

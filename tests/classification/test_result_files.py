@@ -1,4 +1,4 @@
-"""AUC and ranking results own their files (issue 13): ``AUCResult``, ``AUCTableResult`` and
+"""AUC and ranking results own their files: ``AUCResult``, ``AUCTableResult`` and
 ``RankingStabilityResult`` write exactly their ``FILES`` with their ``COLUMNS``, render the summaries the CLI
 writes, and the report reads the files they declare."""
 

@@ -1,4 +1,4 @@
-"""The AUC engine at scale (issue 18): blocks of (model, finding) streamed one at a time, count shards sized from
+"""The AUC engine at scale: blocks of (model, finding) streamed one at a time, count shards sized from
 the problem, int16 products, off-process tasks that carry block ids and .npy paths. Every figure must equal the
 serial, one-shard result exactly, and scikit-learn's on resampled indices."""
 

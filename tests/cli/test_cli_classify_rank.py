@@ -83,7 +83,7 @@ def test_rank_from_predictions(tmp_path):
     for col in ("finding", "group", "reference_a", "reference_b", "method", "statistic", "boot_mean", "boot_sd",
                 "ci_low", "ci_high"):
         assert col in c.columns
-    # no published values to compare with: the table is RankingStabilityResult's, as the demo writes it (issue 13)
+    # no published values to compare with: the table is RankingStabilityResult's, as the demo writes it
     assert "paper_mean" not in c.columns and "paper_sd" not in c.columns
     assert set(c.group) == {"All Models", "A", "B"} and c.boot_mean.notna().all()
     r = pd.read_csv(out / "rankings.csv")

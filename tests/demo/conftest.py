@@ -1,4 +1,4 @@
-"""Shared pieces of the "demo files == CLI files" tests (issue 13).
+"""Shared pieces of the "demo files == CLI files" tests.
 
 Each test module runs one demo section on the real reference data (``run_demo_section``), runs the
 analysis command(s) a user would type on the same inputs written to files, and checks with

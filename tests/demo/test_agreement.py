@@ -1,4 +1,4 @@
-"""The demo's agreement sections write what ``cxreval agree`` writes on the same label table (issue 13).
+"""The demo's agreement sections write what ``cxreval agree`` writes on the same label table.
 
 Each section's label table (built by :mod:`cxreval.demo_data` from the reference data, as the demo builds it) is
 written to a file with :func:`cxreval.labels.write_labels`; ``cxreval agree`` on that file, with the options the

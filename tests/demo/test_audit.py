@@ -1,4 +1,4 @@
-"""The demo's audit section writes what ``cxreval data audit chestxray14`` writes on the same files (issue 13):
+"""The demo's audit section writes what ``cxreval data audit chestxray14`` writes on the same files:
 ``audit.json`` byte for byte (it records the files read, so the paths are the same too) and every table."""
 
 from __future__ import annotations

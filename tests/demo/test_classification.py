@@ -1,4 +1,4 @@
-"""Demo == CLI (issue 13): the demo's AUC sections write exactly the files of ``cxreval classify`` on the same
+"""Demo == CLI: the demo's AUC sections write exactly the files of ``cxreval classify`` on the same
 inputs: every file of :class:`~cxreval.classification.AUCResult` (``auc``, ``counts``, ``dropped``)."""
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ def test_demo_real_data_matches_independent_computation(demo_out: Path, shared_d
     rc = pd.read_csv(demo_out / "xqa_published" / "rank_correlation.csv")
     row = rc.query("dataset == 'XQA-RR' and finding == 'Atelectasis' and group == 'All Models' and "
                    "reference_a == 'CR' and reference_b == 'Rep1' and method == 'SRCC'")
-    # SRCC by the seed's formula (default since issue 15): 1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks
+    # SRCC by the XQA-Chest paper's formula (the default variant): 1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks
     d = sub["CR"].rank().to_numpy() - sub["Rep1"].rank().to_numpy()
     n = len(d)
     assert row["variant"].item() == "formula"

@@ -1,4 +1,4 @@
-"""The demo's CheXpert fusion section writes the same files as ``cxreval fuse`` on the same inputs (issue 13).
+"""The demo's CheXpert fusion section writes the same files as ``cxreval fuse`` on the same inputs.
 
 The demo fuses the 5 ground-truth readers of the CheXpert test set with MV, FUSE_OR, FUSE_AND, Dawid-Skene and
 MACE over the competition findings and scores each against the published consensus; here the same labels are

@@ -1,4 +1,4 @@
-"""The demo's IQA section writes what `cxreval iqa degrade`, `iqa score` and `iqa compare` write (issue 13).
+"""The demo's IQA section writes what `cxreval iqa degrade`, `iqa score` and `iqa compare` write.
 
 The section block-averages real radiographs into ``references/`` and writes its plan as ``plan.yaml``; a user
 with those two inputs runs the three commands below. Every table of the three results' ``FILES`` (manifest,

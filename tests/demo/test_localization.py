@@ -1,4 +1,4 @@
-"""The demo's localization sections write the same files as the commands (issue 13).
+"""The demo's localization sections write the same files as the commands.
 
 - ``localization_synthetic`` == ``cxreval synth --seed 0 --per-size 60 -o OUT``: every file of
   ``SynthResult.FILES`` (CSV + Parquet) and ``synth_output.txt`` (``SynthResult.TEXT_FILES``), exactly.

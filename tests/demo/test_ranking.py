@@ -1,4 +1,4 @@
-"""Demo == CLI (issue 13): the demo's ranking sections write exactly the files of ``cxreval rank`` on the same
+"""Demo == CLI: the demo's ranking sections write exactly the files of ``cxreval rank`` on the same
 inputs: every file of :class:`~cxreval.ranking.RankingStabilityResult` (``rank_correlation``, ``rankings``,
 ``top_changes``) and of the AUC result it ranks (:class:`~cxreval.classification.AUCResult` from predictions,
 :class:`~cxreval.classification.AUCTableResult` for ``--auc-table xqa``)."""

@@ -3,7 +3,7 @@ an empty folder with the same cache (``$CXREVAL_CACHE``) and data mirror, write 
 
 ``RECORDED`` are the sections whose commands reproduce all their CSV tables; ``PENDING`` the sections whose
 inputs are still assembled by the demo's own code (their run.json has ``commands: []``; this list may only
-shrink). ``tests/demo_cli/test_every_section.py`` fails on a section in neither.
+shrink). ``tests/demo/test_every_section.py`` fails on a section in neither.
 """
 
 from __future__ import annotations

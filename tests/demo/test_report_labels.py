@@ -1,4 +1,4 @@
-"""The demo's OpenI section writes what ``cxreval label-reports`` and ``cxreval agree`` write (issue 13).
+"""The demo's OpenI section writes what ``cxreval label-reports`` and ``cxreval agree`` write.
 
 - ``labeller_validation``: ``cxreval data export openi_mesh --half held-out -o MESH`` (the OpenI MeSH labels of the
   held-out half of the reports with images, ``openi_tuning_split``), then ``cxreval label-reports --reports

@@ -1,4 +1,4 @@
-"""cxreval.tables: the one writer of tidy tables / summary.md and the one Markdown table renderer (issue 13)."""
+"""cxreval.tables: the one writer of tidy tables / summary.md and the one Markdown table renderer."""
 
 from __future__ import annotations
 

@@ -163,7 +163,7 @@ def test_other_public_functions_reject_bad_types():
             call()
 
 
-# --- QA1: defects found trying the command as a user ---------------------------------------------------------------
+# --- inputs a user gives: header-only files, conflicting columns, ignored columns, unusual reports -----------------
 
 
 def test_header_only_csv_is_an_error_not_an_empty_output(tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""`label-reports --executor` (issue 18): chunks of report text on processes and a Dask cluster, identical output."""
+"""`label-reports --executor`: chunks of report text on processes and a Dask cluster, identical output."""
 
 from __future__ import annotations
 

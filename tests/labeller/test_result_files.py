@@ -1,5 +1,5 @@
 """The report labeller's results own their files: ``cxreval label-reports`` writes what ``save`` writes, and
-``--validate-against`` writes what :func:`cxreval.reports.compute_precision_recall` gives (issue 13)."""
+``--validate-against`` writes what :func:`cxreval.reports.compute_precision_recall` gives."""
 
 from __future__ import annotations
 

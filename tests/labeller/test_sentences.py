@@ -1,5 +1,5 @@
 """Hand-written sentences with their expected state: negation scope, uncertainty, chronic/positive and normal
-phrasing, de-identification tokens, section headers, aggregation (issue 11)."""
+phrasing, de-identification tokens, section headers, aggregation."""
 
 from __future__ import annotations
 

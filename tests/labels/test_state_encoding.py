@@ -1,8 +1,8 @@
 """--state-encoding: numeric label states are read one declared way, the same from CSV and Parquet.
 
-Issue 17, defect 3: CheXpert-style 1/0/-1 in a Parquet file were taken as cxreval codes (every positive became
-uncertain) while the same codes in a CSV were refused. Now: no encoding -> ambiguous codes are refused naming
-both readings; an encoding -> CSV and Parquet read identically; CheXpert-encoded long tables read with
+CheXpert-style 1/0/-1 are not cxreval's codes (read as cxreval codes, every positive would become uncertain):
+without an encoding, ambiguous codes are refused naming both readings, from CSV and Parquet alike; with an
+encoding, CSV and Parquet read identically; CheXpert-encoded long tables read with
 'chexpert' give exactly the wide CheXpert reader's long table (property test).
 """
 

@@ -1,4 +1,4 @@
-"""Issue 15, items 7-8: the AFP denominator as a protocol field, and separate T(IoU) / T(IoBB)."""
+"""The AFP denominator as a protocol field, and separate T(IoU) / T(IoBB)."""
 
 from __future__ import annotations
 

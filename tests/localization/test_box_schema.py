@@ -1,4 +1,4 @@
-"""One box schema and one localization table (issue 13): readers, `localize`, `synth` and the demo agree.
+"""One box schema and one localization table: readers, `localize`, `synth` and the demo agree.
 
 - NIH and VinDr readers return the box schema (``study_id, finding, [source,] x_min, y_min, x_max, y_max``);
 - ``cxreval localize`` scores a VinDr-CXR-format file (the registered ``vindr_boxes`` dataset) and a box table;

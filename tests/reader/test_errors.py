@@ -1,4 +1,4 @@
-"""Defects found by trying the reader study as a research group would (QA pass): the command line's
+"""What the reader study answers when a research group's use goes wrong: the command line's
 answers to a busy port, Ctrl-C, an unreachable database, ambiguous study files, and a partial adjudication."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One owner of the label data model (issue 13): ``cxreval.labels`` maps state names to codes, holds the
+"""One owner of the label data model: ``cxreval.labels`` maps state names to codes, holds the
 uncertain/not-mentioned policy (:class:`LabelPolicy`), the long tables' column names and the summary-row names.
 
 A source scan fails when a module outside the owner types its own state-name <-> code mapping, a table of the
