@@ -177,7 +177,7 @@ def test_chexpert_no_finding_rule():
     assert sd == 2
 
 
-# --- QA1: inline headers in any case, list-style negation ----------------------------------------------------------
+# --- inline headers in any case, list-style negation ----------------------------------------------------------------
 
 @pytest.mark.parametrize("text, expected", [
     ("findings: no effusion. impression: small pneumothorax.",
