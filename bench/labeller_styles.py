@@ -1,6 +1,6 @@
 """The cxreval report labeller on hand-written reports in six institutional styles: accuracy per style and category.
 
-The cases (``tests/reports/style_cases.yaml``, written for cxreval from clinical phrasing) are reports in the
+The cases (``tests/labeller/style_cases.yaml``, written for cxreval from clinical phrasing) are reports in the
 styles of a US academic centre (MIMIC-like), CheXpert-like upper-case numbered impressions, British NHS
 reports, terse emergency-department preliminary reads, templated normals and long ICU reports, each with the
 expected report-level state of some findings (the ``report`` source). A finding labelled by both
@@ -27,7 +27,7 @@ import yaml
 from cxreval.labeller import CONVENTIONS, DEFAULT_CONVENTIONS, label_reports, load_rules
 from cxreval.labels import STATE_NAMES
 
-CASES = Path(__file__).resolve().parent.parent / "tests" / "reports" / "style_cases.yaml"
+CASES = Path(__file__).resolve().parent.parent / "tests" / "labeller" / "style_cases.yaml"
 STATES = {v: k for k, v in STATE_NAMES.items()}  # code -> name
 
 

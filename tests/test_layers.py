@@ -1,7 +1,7 @@
 """Import layers: a module may import only from its own layer or the layers below it, and never a private
-name of another module (issue 13). The check is plain ``ast`` over ``src/cxreval``; it runs in CI with the
-tests and fails on any violation not listed in :data:`KNOWN_VIOLATIONS` (the debt that issue 13 removes;
-the list may only shrink)."""
+name of another module. The check is plain ``ast`` over ``src/cxreval``; it runs in CI with the
+tests and fails on any violation not listed in :data:`KNOWN_VIOLATIONS` (empty; the
+list may only shrink)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("cli", frozenset({"cli", "__main__"})),
 )
 
-# (importer, imported name or module) pairs allowed as debt; issue 13 emptied it. Never add to this list.
+# (importer, imported name or module) pairs allowed as debt: none. Never add to this list.
 KNOWN_VIOLATIONS: frozenset[str] = frozenset()
 
 
@@ -128,7 +128,7 @@ def test_checker_catches_a_deliberate_violation(tmp_path, files, expected):
 
 BENCH = SRC.parents[1] / "bench"
 
-# bench scripts still importing the CLI or a private name; issue 13 emptied it (bench/bootstrap_auc.py uses
+# bench scripts allowed to import the CLI or a private name: none (bench/bootstrap_auc.py uses
 # prepare_inputs + evaluate_auc, bench/ranking_real_data.py RankingStabilityResult.summary). Never add to it.
 BENCH_PENDING: frozenset[str] = frozenset()
 

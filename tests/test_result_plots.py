@@ -15,10 +15,10 @@ import pytest
 from PIL import Image
 
 import cxreval
+from _factories import STATES, label_table
 from cxreval.results import TableResult
 
 FINDINGS = ("Atelectasis", "Edema", "Cardiomegaly")
-STATES = np.array(["negative", "uncertain", "positive", "not_mentioned"], dtype=object)
 
 
 def _all_subclasses(cls: type) -> set[type]:
@@ -40,11 +40,8 @@ def _result_classes() -> list[type]:
 
 
 def _labels(seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    rows = [{"study_id": f"s{i}", "patient_id": f"p{i // 2}", "finding": f, "source": src,
-             "state": STATES[rng.integers(0, 3 if src == "CR" else 4)]}
-            for src in ("CR", "Rep1", "Rep2") for i in range(30) for f in FINDINGS]
-    return pd.DataFrame(rows)
+    """CR, Rep1, Rep2 on 30 studies; the readers may leave a finding not mentioned, CR never."""
+    return label_table(30, FINDINGS, states=STATES, reference_states=STATES[:3], seed=seed)
 
 
 def _coded_labels() -> pd.DataFrame:

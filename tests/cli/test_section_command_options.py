@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _factories import label_table
 from cxreval.agreement import compare_sources
 from cxreval.cli.main import main
 from cxreval.localization import boxed_images, overlay_boxes, simulate_localization_on_boxes
@@ -43,12 +44,8 @@ def test_export_chexpert_predictions_names_models_by_their_file(tmp_path: Path) 
 
 
 def _labels(path: Path) -> Path:
-    rng = np.random.default_rng(1)
-    states = np.array(["negative", "positive", "uncertain"])
-    rows = [{"study_id": f"s{i}", "patient_id": f"p{i}", "finding": f, "source": src,
-             "state": states[rng.integers(0, 3)]}
-            for src in ("CR", "R1", "R2") for i in range(30) for f in ("Edema", "Effusion")]
-    pd.DataFrame(rows).to_csv(path, index=False)
+    label_table(30, sources=("CR", "R1", "R2"), states=("negative", "positive", "uncertain"), studies_per_patient=1,
+                seed=1).to_csv(path, index=False)
     return path
 
 

@@ -119,7 +119,7 @@ def coded(t: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_nn_model_round_trip_on_another_dataset(tmp_path):
-    """A saved model applied to another dataset gives the in-memory model's predictions (issue 15, item 6)."""
+    """A saved model applied to another dataset gives the in-memory model's predictions."""
     from cxreval.fusion import NeuralFusionPS
     from cxreval.fusion.neural import load_neural_fusion
 

@@ -1,4 +1,4 @@
-"""FusionResult owns the files of a fusion run (issue 13): ``save`` writes the tables the run has with the
+"""FusionResult owns the files of a fusion run: ``save`` writes the tables the run has with the
 columns ``FILE_COLUMNS`` declares, ``fused_labels`` in the chosen format, and ``summary`` renders Markdown."""
 
 from __future__ import annotations

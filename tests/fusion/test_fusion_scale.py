@@ -1,4 +1,4 @@
-"""Issue 18: answer patterns, the stated stopping rule, fused-only output and ``fuse --executor``."""
+"""Fusion at scale: answer patterns, the stated stopping rule, fused-only output and ``fuse --executor``."""
 
 from __future__ import annotations
 

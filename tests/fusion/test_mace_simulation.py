@@ -1,4 +1,4 @@
-"""MACE on readers with known confusions, binary truth and "uncertain" answers (issue 15, item 12).
+"""MACE on readers with known confusions, binary truth and "uncertain" answers.
 
 The expected behaviour is the model's (see the MACE docstring): with a dominant negative class MACE explains
 NEG answers as spam and a single rare UNC/POS answer outweighs several NEG ones, so it fuses many negatives

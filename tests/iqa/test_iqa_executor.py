@@ -1,4 +1,4 @@
-"""`iqa score` on every executor (issue 18): streamed in blocks, identical byte for byte; bad files fail first."""
+"""`iqa score` on every executor: streamed in blocks, identical byte for byte; bad files fail first."""
 
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ def test_unrated_scores_are_reported():
     assert dropped["test"].tolist() == ["e"] and t4.iloc[0].n == 4
 
 
-# Rated reference image (issue 15, item 5). Rater A rates ref, t1, t2, t3 = 4, 1, 4, 2; rater B = 4, 3, 2, 3.
+# Rated reference image. Rater A rates ref, t1, t2, t3 = 4, 1, 4, 2; rater B = 4, 3, 2, 3.
 # keep (default): A: mu = 11/4, sigma = sqrt(27/16) = 3*sqrt(3)/4; B: mu = 3, sigma = sqrt(1/2).
 #   z-MOS(t1) = (-7/(3 sqrt 3) + 0) / 2 = -7/(6 sqrt 3) = -0.67358
 #   z-MOS(t2) = (5/(3 sqrt 3) - sqrt 2) / 2 = -0.22598;  z-MOS(t3) = (-1/sqrt 3 + 0) / 2 = -0.28868

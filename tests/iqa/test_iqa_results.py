@@ -1,4 +1,4 @@
-"""IQA results own their files (issue 13): each writes exactly its FILES with its COLUMNS, renders a summary,
+"""IQA results own their files: each writes exactly its FILES with its COLUMNS, renders a summary,
 is frozen; the streamed score table is the saved one; compare_metrics equals the functions it runs."""
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ def test_executor_is_the_seam(images):
 
 def test_select_metrics():
     every = list_metrics()
-    sel = select_metrics("all")  # a MetricSelection (issue 13: results, not tuples)
+    sel = select_metrics("all")  # a MetricSelection, not a tuple
     names, skipped = list(sel.names), list(sel.skipped)
     assert names == [n for n in every if not get_metric(n).needs_weights]
     assert skipped == [n for n in every if get_metric(n).needs_weights] and "lpips" in skipped

@@ -1,4 +1,4 @@
-"""Issue 15, items 7-8: the AFP denominator as a protocol field, and separate T(IoU) / T(IoBB)."""
+"""The AFP denominator as a protocol field, and separate T(IoU) / T(IoBB)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _map_for(box):
     return m / m.max()
 
 
-# -- item 7: AFP denominator -------------------------------------------------------------------------------
+# -- the AFP denominator -----------------------------------------------------------------------------------
 
 def test_nodule_afp_0772_arithmetic():
     """0.0772 is k/79 for no k (truncated or rounded), 68/880 truncated, 76/984 truncated and rounded."""
@@ -123,7 +123,7 @@ def test_localize_cli_afp_and_t_iou(afp_case, tmp_path, capsys):
     assert main(base + ["--afp-denominator", "images", "--out", str(tmp_path / "d")]) == 2
 
 
-# -- item 8: separate T(IoU) and T(IoBB) -------------------------------------------------------------------
+# -- separate T(IoU) and T(IoBB) --------------------------------------------------------------------------
 
 def test_separate_t_iou_by_hand():
     g = np.array([400, 400, 500, 500])

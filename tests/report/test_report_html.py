@@ -283,7 +283,7 @@ def test_pdf_without_chromium_is_a_clear_error(synthetic_results: Path, tmp_path
 
 def test_suggested_help_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every command the report suggests is exact: the ``--help`` ones run here (the demo ones, which need
-    data, in tests/test_demo.py)."""
+    data, in tests/demo/test_demo.py)."""
     import shlex
 
     page, _, missing = render_report([tmp_path], allow_empty=True, list_missing_kinds=True)
