@@ -1,0 +1,3 @@
+"""x"""
+TITLE = 'localization'
+PARTS = ()

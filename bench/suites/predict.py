@@ -1,0 +1,3 @@
+"""x"""
+TITLE = 'predict'
+PARTS = ()
