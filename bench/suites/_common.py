@@ -113,6 +113,15 @@ class Figures:
         self.tables.append(t)
         return t
 
+    def frame(self, title: str, df, *, decimals: int = 4, index: bool = False) -> Table:
+        """A pandas DataFrame as a table (floats rounded to ``decimals``; the index as first column if ``index``)."""
+        df = df.reset_index() if index else df
+        t = self.table(title, [str(c) for c in df.columns])
+        for row in df.itertuples(index=False):
+            t.rows.append([round(float(v), decimals) if isinstance(v, float) else
+                           (v.item() if hasattr(v, "item") else v) for v in row])
+        return t
+
     def to_dict(self) -> dict[str, object]:
         return {"tables": [t.to_dict() for t in self.tables], "checked": dict(sorted(self.checked.items())),
                 "peer": self.peer.to_dict() if self.peer else None,
