@@ -1,11 +1,10 @@
-"""Benchmark: cxreval's localization vs the seed's reference pipeline, side by side in one run.
+"""The reference localization pipeline of the ChestX-ray8 paper's synthetic study, written out verbatim.
 
-Reference = the seed script (``skimage.transform.resize`` + ``scipy.ndimage.label`` + ``find_objects``,
-``regionprops``, ``fractions.Fraction`` scoring), reproduced verbatim below as ``reference_study``.
-Measures (1) maps per second for heatmap -> boxes at thresholds 60 and 180 on the same 180 noisy maps,
-boxes compared, and (2) the whole synthetic study end to end, outputs compared line by line.
-
-Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/localization.py [--quick]``
+``PAPER_SCRIPT`` is the study script of the source document (``skimage.transform.resize`` +
+``scipy.ndimage.label`` + ``find_objects``, ``regionprops``, ``fractions.Fraction`` scoring), run as it is by
+:func:`reference_study`; ``ref_boxes_from`` is its heatmap -> boxes step. The tests compare
+``cxreval.localization.synthetic.synthetic_study`` with it, and ``python bench/run.py localization`` times
+cxreval against it.
 """
 
 from __future__ import annotations
@@ -13,19 +12,12 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import re
-import sys
-import time
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np
+from scipy import ndimage
+from skimage.transform import resize
 
-import numpy as np  # noqa: E402
-from scipy import ndimage  # noqa: E402
-from skimage.transform import resize  # noqa: E402
-
-from cxreval.localization.heatmaps import heatmaps_to_boxes  # noqa: E402
-from cxreval.localization.synthetic import synthetic_cases, synthetic_study  # noqa: E402
+__all__ = ["PAPER_SCRIPT", "ref_boxes_from", "reference_study"]
 
 
 def ref_boxes_from(hm, order, thr, conn=8):
@@ -35,7 +27,7 @@ def ref_boxes_from(hm, order, thr, conn=8):
     return [(s[1].start, s[0].start, s[1].stop, s[0].stop) for s in ndimage.find_objects(lab)]
 
 
-SEED_SCRIPT = r'''
+PAPER_SCRIPT = r'''
 import os
 from fractions import Fraction
 import numpy as np
@@ -186,41 +178,9 @@ for name, vals in table4.items():
 
 
 def reference_study(seed: int = 0, per_size: int = 60) -> list[str]:
-    """Run the seed's script (verbatim; seed and N from the environment) and return its printed lines."""
+    """Run the paper's script (verbatim; its seed and N from the environment) and return its printed lines."""
     os.environ["SEED_SEED"], os.environ["SEED_N"] = str(seed), str(per_size)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        exec(compile(SEED_SCRIPT, "seed_script", "exec"), {"__name__": "seed_script"})
+        exec(compile(PAPER_SCRIPT, "paper_script", "exec"), {"__name__": "paper_script"})
     return buf.getvalue().splitlines()
-
-
-def _norm(lines):
-    return [re.sub(r"\s+", " ", ln).strip() for ln in lines if ln.strip()]
-
-
-def main(quick: bool = False) -> None:
-    maps = np.stack([c.noisy for cs in synthetic_cases(0, per_size=60).values() for c in cs])
-    n = 40 if quick else len(maps)
-    t = time.perf_counter()
-    ref = [[ref_boxes_from(m, 1, thr) for m in maps[:n]] for thr in (60, 180)]
-    t_ref = time.perf_counter() - t
-    t = time.perf_counter()
-    got = heatmaps_to_boxes(maps[:n], thresholds=(60.0, 180.0))
-    t_cx = time.perf_counter() - t
-    same = all([tuple(b) for b in got[i][k].tolist()] == ref[i][k] for i in range(2) for k in range(n))
-    print(f"heatmap -> boxes (bilinear, thresholds 60 and 180, {n} maps 32x32 -> 1024x1024): "
-          f"reference {n / t_ref:.1f} maps/s, cxreval {n / t_cx:.1f} maps/s, ratio {t_ref / t_cx:.1f}x, "
-          f"same boxes {same}")
-    per = 10 if quick else 60
-    t = time.perf_counter()
-    ref_lines = reference_study(0, per)
-    t_ref = time.perf_counter() - t
-    t = time.perf_counter()
-    cx = synthetic_study(0, per_size=per)
-    t_cx = time.perf_counter() - t
-    print(f"synthetic study end to end (per_size {per}): reference {t_ref:.2f} s, cxreval {t_cx:.2f} s, "
-          f"ratio {t_ref / t_cx:.1f}x, same output {_norm(ref_lines) == _norm(list(cx.lines))}")
-
-
-if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
