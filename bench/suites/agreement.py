@@ -25,8 +25,14 @@ def nih_vs_google(ctx: Context) -> Figures:
     why = missing(lists / "official_test_list.txt")
     if why:
         return Figures(unavailable=why)
-    from cxreval.agreement import (agreement_table, compute_agreement, flows_table, omission_table,
-                                   positive_prevalence, prevalence_table)
+    from cxreval.agreement import (
+        agreement_table,
+        compute_agreement,
+        flows_table,
+        omission_table,
+        positive_prevalence,
+        prevalence_table,
+    )
     from cxreval.datasets import google, nih
     from cxreval.findings import VocabularyMapping
 

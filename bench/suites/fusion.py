@@ -7,7 +7,17 @@ as unavailable.
 
 from __future__ import annotations
 
-from suites._common import SHARED, Context, Figures, Part, Peer, bench_module, fmt, module_version, peer_unavailable
+from suites._common import (
+    SHARED,
+    Context,
+    Figures,
+    Part,
+    Peer,
+    bench_module,
+    fmt,
+    module_version,
+    peer_unavailable,
+)
 
 TITLE = "Fusion: majority vote, Dawid-Skene and MACE"
 

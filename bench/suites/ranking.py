@@ -11,7 +11,7 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 
-from suites._common import SHARED, Context, Figures, Part, Peer, fmt, missing, module_version
+from suites._common import SHARED, Context, Figures, Part, Peer, missing, module_version
 
 TITLE = "Ranking: rank correlations and ranking stability"
 
