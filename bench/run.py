@@ -64,8 +64,15 @@ def _peer_pythons(given: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*given, *env]))
 
 
+_IMPORTS: dict[tuple[str, str], bool] = {}
+
+
 def _imports(python: str, module: str) -> bool:
-    return subprocess.run([python, "-c", f"import {module}"], capture_output=True).returncode == 0
+    """Whether ``python`` imports ``module`` (asked once per run)."""
+    if (python, module) not in _IMPORTS:
+        r = subprocess.run([python, "-c", f"import {module}"], capture_output=True, env=_child_env())
+        _IMPORTS[(python, module)] = r.returncode == 0
+    return _IMPORTS[(python, module)]
 
 
 def _child_env() -> dict[str, str]:
