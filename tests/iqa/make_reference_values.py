@@ -5,7 +5,7 @@ Run ONLY in the development venv that holds the peers (never in CI)::
     python3 -m venv /work/venvs/iqa
     /work/venvs/iqa/bin/pip install torch==2.14.1 torchvision==0.29.1 piq pyrtools sewar
     /work/venvs/iqa/bin/pip install --no-deps pyiqa   # + pyyaml opencv-python-headless requests tqdm huggingface_hub
-    OMP_NUM_THREADS=1 /work/venvs/iqa/bin/python bench/iqa_reference_values.py
+    OMP_NUM_THREADS=1 /work/venvs/iqa/bin/python tests/iqa/make_reference_values.py
 
 Pairs: the shared 16-bit fixture (../shared/data/iqa_fixture: 2 NIH radiographs x 8 degradations, 512x512)
 and NIH radiographs (../shared/data/images/nih, 8-bit, 1024x1024) degraded by tests/iqa/data/nih_plan.yaml
@@ -33,7 +33,7 @@ import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
 torch.set_num_threads(1)
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 SHARED = Path(os.environ.get("CXREVAL_SHARED_DATA", ROOT.parent / "shared" / "data"))
 OUT = ROOT / "tests" / "iqa" / "data" / "reference_values.csv"
@@ -152,7 +152,7 @@ def main() -> None:
     except Exception:
         pass
     df = pd.DataFrame(rows, columns=["metric", "pair", "library", "value", "settings"])
-    header = (f"# made by bench/iqa_reference_values.py with torch {torch.__version__}, piq {piq.__version__}, "
+    header = (f"# made by tests/iqa/make_reference_values.py with torch {torch.__version__}, piq {piq.__version__}, "
               f"pyiqa {pyiqa_version}; OMP_NUM_THREADS=1; images as float64 in [0,1]\n")
     with open(OUT, "w") as fh:
         fh.write(header)

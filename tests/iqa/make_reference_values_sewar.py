@@ -2,12 +2,12 @@
 independent numpy/scipy implementation) for RMSE, UQI, PSNR and VIFp, AMBE by its definition, and pyiqa's
 PIQE run in float64.
 
-Run in the development venv, after bench/iqa_reference_values.py (which rewrites the CSV)::
+Run in the development venv, after tests/iqa/make_reference_values.py (which rewrites the CSV)::
 
     /work/venvs/iqa/bin/pip install sewar
-    OMP_NUM_THREADS=1 /work/venvs/iqa/bin/python bench/iqa_reference_values_extra.py
+    OMP_NUM_THREADS=1 /work/venvs/iqa/bin/python tests/iqa/make_reference_values_sewar.py
 
-Same pairs as bench/iqa_reference_values.py (images as float64 in [0, 1]). The rows made here (marked
+Same pairs as tests/iqa/make_reference_values.py (images as float64 in [0, 1]). The rows made here (marked
 ``[extra]`` in ``settings``) replace any earlier ones:
 
 * rmse: ``sewar.full_ref.rmse(GT, P)`` on [0, 1] images (= cxreval's normalised RMSE).
@@ -24,7 +24,7 @@ Same pairs as bench/iqa_reference_values.py (images as float64 in [0, 1]). The r
 * vifp: ``sewar.full_ref.vifp(255 GT, 255 P, sigma_nsq=2)`` (a port of vifp_mscale.m; 0..255 units).
 * ambe: ``|mean(GT) - mean(P)|`` in float64 (library ``definition``: no peer implements AMBE).
 * piqe: ``pyiqa.archs.piqe_arch.piqe`` on the test image as a float64 one-channel tensor (it normalises by
-  the maximum and rounds to 8 bits itself); bench/iqa_reference_values.py's rows run pyiqa's metric
+  the maximum and rounds to 8 bits itself); tests/iqa/make_reference_values.py's rows run pyiqa's metric
   wrapper, which computes in float32.
 """
 
@@ -39,17 +39,17 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 OUT = ROOT / "tests" / "iqa" / "data" / "reference_values.csv"
-MARK = "# rows marked [extra] appended by bench/iqa_reference_values_extra.py"
+MARK = "# rows marked [extra] appended by tests/iqa/make_reference_values_sewar.py"
 
 
 def main() -> None:
     import importlib.metadata as md
 
     import torch
-    from iqa_reference_values import pairs
+    from make_reference_values import pairs
     from pyiqa.archs.piqe_arch import piqe
     from sewar.full_ref import psnr, rmse, ssim, vifp
     from sewar.utils import Filter
@@ -76,7 +76,7 @@ def main() -> None:
                          "settings": f"{settings} [extra]"})
         print(metric, lib, len(prs), "pairs", flush=True)
     lines = OUT.read_text().splitlines(keepends=True)
-    header = [ln for ln in lines if ln.startswith("#") and "bench/iqa_reference_values_extra.py" not in ln]
+    header = [ln for ln in lines if ln.startswith("#") and "tests/iqa/make_reference_values_sewar.py" not in ln]
     old = pd.read_csv(OUT, comment="#", dtype={"value": str})
     old = old[~old.settings.str.endswith("[extra]")]
     df = pd.concat([old, pd.DataFrame(rows)], ignore_index=True)

@@ -3,7 +3,7 @@ piq 0.8.0 and pyiqa 0.1.16, written to tests/iqa/data/reference_values_iqa2.csv.
 
 Run in the development venv that has torch, piq and pyiqa (never in CI)::
 
-    /work/venvs/iqa/bin/python bench/iqa_reference_values_2.py
+    /work/venvs/iqa/bin/python tests/iqa/make_reference_values_iqa2.py
 
 Pairs: two synthetic 512x512 pairs the tests regenerate bit-for-bit (:func:`synthetic_pairs`), and a real
 NIH radiograph (../shared/data/images/nih/00000075_000.png, 1024x1024, 8-bit) degraded by Gaussian blur,
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from scipy import ndimage
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "iqa" / "data" / "reference_values_iqa2.csv"
 NIH = ROOT.parent / "shared" / "data" / "images" / "nih" / "00000075_000.png"
 
