@@ -33,7 +33,7 @@ impl, pred, lab = sys.argv[1], sys.argv[2], sys.argv[3]
 t0 = time.perf_counter()
 if impl == "new":
     from cxreval.classification import prepare_from_files
-    prep = prepare_from_files([pred], [lab])
+    prep = prepare_from_files([pred], [lab], blank_state="missing")
 else:
     from cxreval.cli.classify import load_inputs
     from cxreval.classification import _prepare
