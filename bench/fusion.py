@@ -1,4 +1,4 @@
-"""Benchmark: cxreval label fusion vs crowd-kit 1.4.2 on VinDr-CXR (issue 6).
+"""Benchmark: cxreval label fusion vs crowd-kit 1.4.2 on VinDr-CXR.
 
 VinDr-CXR: 15,000 images, each read by 3 of 17 radiologists; the 14 local findings (``No Finding`` left
 out), one fit per finding (45,000 annotations each), labels ``NEG=0`` / ``POS=2``.

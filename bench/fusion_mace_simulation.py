@@ -1,4 +1,4 @@
-"""MACE on simulated readers: model property or defect? cxreval vs crowd-kit 1.4.2 (issue 15, item 12).
+"""MACE on simulated readers: model property or defect? cxreval vs crowd-kit 1.4.2.
 
 Simulation (:func:`simulate`): ``n`` binary items (truth NEG=0 / POS=2, prevalence ``prevalence``), each read by
 all 5 readers; reader ``j`` answers NEG / UNC / POS with a known confusion matrix (rows: truth NEG, POS),

@@ -1,4 +1,4 @@
-"""Benchmark (issue 18): ``classify`` at MIMIC-CXR size -- growth of time and memory with studies, executors, and
+"""Benchmark: ``classify`` at MIMIC-CXR size -- growth of time and memory with studies, executors, and
 the ratio to a scikit-learn loop.
 
 Usage::

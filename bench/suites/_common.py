@@ -27,7 +27,7 @@ SHARED = Path(os.environ.get("CXREVAL_SHARED_DATA", ROOT.parent / "shared" / "da
 
 @dataclass(frozen=True)
 class Context:
-    """How a part runs: ``quick`` sizes or the full ones, the seed, a scratch folder, the peers' interpreters.
+    """How a part runs: ``quick`` sizes or the full ones, its seed, a scratch folder, the peers' interpreters.
 
     ``peer_pythons`` are the interpreters given with ``--peer-python`` (or ``CXREVAL_PEER_PYTHON``, separated by
     ``os.pathsep``); :meth:`peer_python` finds the one that imports a peer's module.

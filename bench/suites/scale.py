@@ -82,7 +82,7 @@ def read_inputs(ctx: Context) -> Figures:
     for n in ctx.size([10_000], [10_000, 50_000, 228_000]):
         folder = ctx.tmp / f"scale-{n}"
         write_scale_inputs(folder, n, fmt="csv", seed=ctx.seed)
-        r = sr.measure("new", folder / "predictions.csv", folder / "labels.csv")
+        r = sr.measure(folder / "predictions.csv", folder / "labels.csv")
         t.add(n, "csv", round(r["wall_s"], 2), round(r["peak_rss_gib"], 2), round(r["S_gib"], 3),
               round(r["Y_gib"], 3), r["n_patients"])
         fig.checked[f"{n} studies | studies patients"] = f"{r['n_studies']} {r['n_patients']}"
@@ -92,7 +92,7 @@ def read_inputs(ctx: Context) -> Figures:
 def fuse(ctx: Context) -> Figures:
     sf = bench_module("scale_fuse")
     sizes = ctx.size("100000", "100000,1000000")
-    rows = sf.main(["--sizes", sizes, "--impl", "after", "--seed", str(ctx.seed)])
+    rows = sf.main(["--sizes", sizes, "--impl", "checkout", "--seed", str(ctx.seed)])
     fig = Figures()
     t = fig.table("MV, Dawid-Skene and MACE on simulated readers (5 readers per item, 3 states), a fresh "
                   "process per size", ["items", "method", "s", "iterations", "converged", "accuracy",
