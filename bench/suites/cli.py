@@ -36,7 +36,7 @@ def _run(argv: list[str]) -> tuple[float, float, int, str]:
 
 
 def startup(ctx: Context) -> Figures:
-    runs = ctx.size(5, 20)
+    runs = ctx.size(3, 20)
     cases = {"python -c pass": [sys.executable, "-c", "pass"],
              "cxreval --version": [sys.executable, "-m", "cxreval", "--version"],
              "cxreval --help (imports every command)": [sys.executable, "-m", "cxreval", "--help"]}
@@ -72,7 +72,7 @@ def _inputs(d: Path, n_studies: int, seed: int) -> dict[str, Path]:
 
 
 def header_check(ctx: Context) -> Figures:
-    n = ctx.size(10_000, 50_000)
+    n = ctx.size(5_000, 50_000)
     labels = _inputs(ctx.tmp, n, ctx.seed)
     py = [sys.executable, "-m", "cxreval"]
     commands = {"classify": ["classify", "-p", str(ctx.tmp / "preds.csv"), "--n-resamples", str(ctx.size(50, 200))],
@@ -144,10 +144,10 @@ def atomic_outputs(ctx: Context) -> Figures:
 
 
 PARTS = (
-    Part("startup", "Wall and CPU time of `cxreval --version` and `--help` beside `python -c pass` (5 runs quick, "
+    Part("startup", "Wall and CPU time of `cxreval --version` and `--help` beside `python -c pass` (3 runs quick, "
          "20 full): command modules are imported only when their command runs.", startup),
     Part("header_check", "`classify` and `agree` on a valid label table, one without its state column and one "
-         "with source renamed: the refusals answer from the header (10,000 studies quick, 50,000 full).",
+         "with source renamed: the refusals answer from the header (5,000 studies quick, 50,000 full).",
          header_check),
     Part("atomic_outputs", "The demo (its audit section quick, every section full) written in place vs through "
          "the atomic output folder: the output layer's share of the run.", atomic_outputs),

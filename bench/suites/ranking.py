@@ -137,7 +137,7 @@ def nih_vs_google(ctx: Context) -> Figures:
     airspace = VocabularyMapping("nih_to_google_airspace",
                                  {"Airspace Opacity": ("Consolidation", "Pneumonia", "Infiltration")},
                                  note="sensitivity analysis: no single NIH counterpart.")
-    n_resamples = ctx.size(200, 1000)
+    n_resamples = ctx.size(100, 1000)
     preds = nh.load_predictions(SHARED / "nih_fold_predictions")
     try:
         g = google.load_labels().table
@@ -217,7 +217,7 @@ PARTS = (
     Part("xqa_published", "The XQA paper's published AUCs (Tables 16-25) re-ranked under the paper's formulas and "
          "SciPy's, against the paper's bootstrap means (Tables 26-29).", xqa_published),
     Part("nih_vs_google", "Ranking stability of the 10 NIH models under NIH text-mined vs Google expert labels "
-         "(shared data + `cxreval data fetch`; 200 replicates quick, 1000 full).", nih_vs_google),
+         "(shared data + `cxreval data fetch`; 100 replicates quick, 1000 full).", nih_vs_google),
     Part("chexpert_test", "Ranking stability of the 10 CheXpert leaderboard models under the consensus, each "
          "radiologist and the report labelers (shared data; 200 replicates quick, 1000 full).", chexpert_test),
 )

@@ -32,7 +32,7 @@ def classify_engine(ctx: Context) -> Figures:
     n_resamples, sk_models = ctx.size(200, 1000), ctx.size(2, 4)
     rows = []
     for n in sizes:
-        for ex in executors:
+        for ex in executors if n == sizes[-1] else executors[:1]:
             r = subprocess.run([sys.executable, str(BENCH / "scale.py"), "--engine-child", str(n), ex,
                                 "--n-resamples", str(n_resamples), "--sklearn-replicates", "1", "--sklearn-models",
                                 str(sk_models)], capture_output=True, text=True)
@@ -106,7 +106,7 @@ def fuse(ctx: Context) -> Figures:
 
 def localize(ctx: Context) -> Figures:
     sl = bench_module("scale_localize")
-    rows = sl.main(["--sizes", ctx.size("2000", "10000,100000"), "--seed", str(ctx.seed),
+    rows = sl.main(["--sizes", ctx.size("1000", "10000,100000"), "--seed", str(ctx.seed),
                     "--executors", ctx.size("serial,process:2", "serial,process:2,dask:local:2")])
     fig = Figures()
     t = fig.table("`cxreval localize` on 32 x 32 heatmaps -> boxes -> Acc / AFP, a fresh process each",
@@ -123,7 +123,7 @@ def iqa_score(ctx: Context) -> Figures:
     si = bench_module("scale_iqa")
     import pandas as pd
 
-    n_pairs, size = ctx.size(8, 40), ctx.size(256, 1024)
+    n_pairs, size = ctx.size(4, 40), ctx.size(256, 1024)
     executors = ctx.size(["serial", "process:2"], ["serial", "process:2", "dask:local:2"])
     (ctx.tmp / "img").mkdir()
     pairs = si.make_pairs(ctx.tmp / "img", n_pairs, size, seed=ctx.seed)
@@ -146,14 +146,14 @@ def iqa_score(ctx: Context) -> Figures:
 
 PARTS = (
     Part("classify_engine", "The bootstrap engine (evaluate_auc on prepared arrays) at 2,000 and 5,000 studies "
-         "(quick) / 10,000 to 228,000, serial and on executors, beside the scikit-learn loop.", classify_engine),
+         "(quick; executors at the largest size) / 10,000 to 228,000, serial and on executors, beside the scikit-learn loop.", classify_engine),
     Part("classify_cli", "The whole `cxreval classify` (read, validate, evaluate, write) at 5,000 studies (quick) / "
          "228,000: wall time and peak RSS.", classify_cli),
     Part("read_inputs", "Peak RSS of reading + preparing classify's inputs (CSV) at 10,000 studies (quick) / up "
          "to 228,000.", read_inputs),
     Part("fuse", "MV, DS and MACE at 100,000 items (quick) / and 1,000,000: time, iterations, accuracy, peak RSS.",
          fuse),
-    Part("localize", "`cxreval localize` on 2,000 maps (quick) / 10,000 and 100,000 per executor: time, peak RSS of "
+    Part("localize", "`cxreval localize` on 1,000 maps (quick) / 10,000 and 100,000 per executor: time, peak RSS of "
          "the process tree, processes left behind, identical outputs.", localize),
     Part("iqa_score", "`cxreval iqa score --metrics all` per executor on 8 pairs of 256² (quick) / 40 pairs of "
          "1024² images: time, CPU, peak RSS, byte-identical outputs.", iqa_score),
