@@ -155,6 +155,6 @@ PARTS = (
          fuse),
     Part("localize", "`cxreval localize` on 1,000 maps (quick) / 10,000 and 100,000 per executor: time, peak RSS of "
          "the process tree, processes left behind, identical outputs.", localize),
-    Part("iqa_score", "`cxreval iqa score --metrics all` per executor on 8 pairs of 256² (quick) / 40 pairs of "
+    Part("iqa_score", "`cxreval iqa score --metrics all` per executor on 4 pairs of 256² (quick) / 40 pairs of "
          "1024² images: time, CPU, peak RSS, byte-identical outputs.", iqa_score),
 )
