@@ -36,7 +36,7 @@ def _run(argv: list[str]) -> tuple[float, float, int, str]:
 
 
 def startup(ctx: Context) -> Figures:
-    runs = ctx.size(3, 20)
+    runs = ctx.size(2, 20)
     cases = {"python -c pass": [sys.executable, "-c", "pass"],
              "cxreval --version": [sys.executable, "-m", "cxreval", "--version"],
              "cxreval --help (imports every command)": [sys.executable, "-m", "cxreval", "--help"]}
@@ -144,7 +144,7 @@ def atomic_outputs(ctx: Context) -> Figures:
 
 
 PARTS = (
-    Part("startup", "Wall and CPU time of `cxreval --version` and `--help` beside `python -c pass` (3 runs quick, "
+    Part("startup", "Wall and CPU time of `cxreval --version` and `--help` beside `python -c pass` (2 runs quick, "
          "20 full): command modules are imported only when their command runs.", startup),
     Part("header_check", "`classify` and `agree` on a valid label table, one without its state column and one "
          "with source renamed: the refusals answer from the header (5,000 studies quick, 50,000 full).",

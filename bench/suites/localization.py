@@ -70,7 +70,7 @@ def synthetic_study(ctx: Context) -> Figures:
     from cxreval.localization.synthetic import synthetic_study as study
 
     ref_mod = _reference()
-    per = ctx.size(10, 60)
+    per = ctx.size(5, 60)
     t = time.perf_counter()
     ref_lines = ref_mod.reference_study(ctx.seed, per)
     t_ref = time.perf_counter() - t
@@ -90,6 +90,6 @@ def synthetic_study(ctx: Context) -> Figures:
 PARTS = (
     Part("heatmap_boxes", "Maps per second of heatmap -> boxes (bilinear upsampling, thresholds 60 and 180) on "
          "40 (quick) / 180 noisy maps, cxreval vs the reference pipeline, boxes compared.", heatmap_boxes),
-    Part("synthetic_study", "The whole synthetic Acc / AFP study (10 images per size quick, 60 full), cxreval vs "
+    Part("synthetic_study", "The whole synthetic Acc / AFP study (5 images per size quick, 60 full), cxreval vs "
          "the paper's script, printed outputs compared line by line.", synthetic_study),
 )

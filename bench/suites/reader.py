@@ -18,7 +18,7 @@ __all__ = ["PARTS", "TITLE"]
 
 def submission_latency(ctx: Context) -> Figures:
     rd = bench_module("reader")
-    n, readers, warmup = ctx.size(30, 300), 8, ctx.size(5, 20)
+    n, readers, warmup = ctx.size(20, 300), 8, ctx.size(5, 20)
     rows = []
     for mode, interval in (("back to back", 0.0), ("one every 100 ms", 0.1)):
         url = f"sqlite:///{ctx.tmp}/bench_{interval}.db"
@@ -45,6 +45,6 @@ def submission_latency(ctx: Context) -> Figures:
 
 PARTS = (
     Part("submission_latency", "Median / p95 / p99 latency and throughput of image-label submissions by 8 "
-         "concurrent reader processes, back to back and paced (30 submissions each quick, 300 full).",
+         "concurrent reader processes, back to back and paced (20 submissions each quick, 300 full).",
          submission_latency),
 )
