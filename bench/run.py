@@ -50,6 +50,17 @@ RESULTS_DIR = BENCH / "results"
 EXPECTED_DIR = BENCH / "expected"
 
 
+def dumps(obj: object, indent: int = 0) -> str:
+    """JSON with one key per line and every list of scalars (a table row) on one line."""
+    pad, inner = " " * indent, " " * (indent + 1)
+    if isinstance(obj, dict) and obj:
+        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {dumps(v, indent + 1)}" for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(obj, list) and any(isinstance(v, (dict, list)) for v in obj):
+        return "[\n" + ",\n".join(f"{inner}{dumps(v, indent + 1)}" for v in obj) + f"\n{pad}]"
+    return json.dumps(obj, ensure_ascii=False, default=str)
+
+
 def suite_module(name: str):
     return importlib.import_module(f"suites.{name}")
 
@@ -152,7 +163,7 @@ def save_suite(suite: str, parts: list[dict[str, object]], folder: Path) -> Path
            "command": command(suite, None, False), "host": {"cpus": os.cpu_count(), "machine": platform.machine()},
            "parts": [by_name[n] for n in order if n in by_name]}
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, ensure_ascii=False, default=str) + "\n")
+    tmp.write_text(dumps(doc) + "\n")
     tmp.replace(path)
     return path
 
@@ -168,7 +179,7 @@ def check(suite: str, rec: dict[str, object], folder: Path, update: bool) -> lis
     if update:
         stored.setdefault(mode, {})[rec["part"]] = got
         folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(stored, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+        path.write_text(dumps({m: dict(sorted(parts.items())) for m, parts in sorted(stored.items())}) + "\n")
         return []
     want = stored.get(mode, {}).get(rec["part"])
     if want is None:

@@ -123,7 +123,7 @@ def iqa_score(ctx: Context) -> Figures:
     si = bench_module("scale_iqa")
     import pandas as pd
 
-    n_pairs, size = ctx.size(4, 40), ctx.size(128, 1024)
+    n_pairs, size = ctx.size(4, 40), ctx.size(192, 1024)
     executors = ctx.size(["serial", "process:2"], ["serial", "process:2", "dask:local:2"])
     (ctx.tmp / "img").mkdir()
     pairs = si.make_pairs(ctx.tmp / "img", n_pairs, size, seed=ctx.seed)
@@ -155,6 +155,6 @@ PARTS = (
          fuse),
     Part("localize", "`cxreval localize` on 1,000 maps (quick) / 10,000 and 100,000 per executor: time, peak RSS of "
          "the process tree, processes left behind, identical outputs.", localize),
-    Part("iqa_score", "`cxreval iqa score --metrics all` per executor on 4 pairs of 128² (quick) / 40 pairs of "
+    Part("iqa_score", "`cxreval iqa score --metrics all` per executor on 4 pairs of 192² (quick; IW-SSIM needs 176²) / 40 pairs of "
          "1024² images: time, CPU, peak RSS, byte-identical outputs.", iqa_score),
 )
