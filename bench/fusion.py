@@ -17,9 +17,9 @@ Reported: wall time per method (summed over findings), agreement of the fused la
 
 crowd-kit is *not* a cxreval dependency; run this with a separate environment holding both::
 
-    python3 -m venv /work/venvs/crowdkit
-    /work/venvs/crowdkit/bin/pip install crowd-kit==1.4.2 -e .
-    OMP_NUM_THREADS=1 /work/venvs/crowdkit/bin/python bench/fusion.py [--findings Cardiomegaly,Atelectasis] [--out DIR]
+    python3 -m venv PEER_VENV
+    PEER_VENV/bin/pip install crowd-kit==1.4.2 -e .
+    OMP_NUM_THREADS=1 PEER_VENV/bin/python bench/fusion.py [--findings Cardiomegaly,Atelectasis] [--out DIR]
 
 (needs ``cxreval data fetch``). The script prints a markdown section for ``bench/RESULTS.md`` and, with
 ``--out``, writes ``fusion_bench.json`` and the per-finding table.

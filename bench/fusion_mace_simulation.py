@@ -12,9 +12,9 @@ gives it" (the warning cxreval's fusion now raises), and the agreement of cxreva
 
 crowd-kit is *not* a cxreval dependency; run with a separate environment holding both::
 
-    python3 -m venv /work/venvs/crowdkit
-    /work/venvs/crowdkit/bin/pip install crowd-kit==1.4.2 -e .
-    OMP_NUM_THREADS=1 /work/venvs/crowdkit/bin/python bench/fusion_mace_simulation.py --n 100000
+    python3 -m venv PEER_VENV
+    PEER_VENV/bin/pip install crowd-kit==1.4.2 -e .
+    OMP_NUM_THREADS=1 PEER_VENV/bin/python bench/fusion_mace_simulation.py --n 100000
 """
 
 from __future__ import annotations
