@@ -25,13 +25,13 @@ half) for rule tuning. ``--markdown FILE`` writes the tables as a bench/RESULTS.
 
 Peer venv (not a cxreval dependency)::
 
-    python3 -m venv /work/venvs/medspacy
-    /work/venvs/medspacy/bin/pip install -U pip wheel setuptools
-    /work/venvs/medspacy/bin/pip install medspacy==1.3.1     # spaCy 3.7, PyRuSH; no model download
+    python3 -m venv PEER_VENV
+    PEER_VENV/bin/pip install -U pip wheel setuptools
+    PEER_VENV/bin/pip install medspacy==1.3.1     # spaCy 3.7, PyRuSH; no model download
 
 Run::
 
-    OMP_NUM_THREADS=1 .venv/bin/python bench/labeller_openi.py --peer-python /work/venvs/medspacy/bin/python
+    OMP_NUM_THREADS=1 .venv/bin/python bench/labeller_openi.py --peer-python PEER_VENV/bin/python
 """
 
 from __future__ import annotations

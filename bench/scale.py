@@ -1,4 +1,4 @@
-"""Benchmark (issue 18): ``classify`` at MIMIC-CXR size -- growth of time and memory with studies, executors, and
+"""Benchmark: ``classify`` at MIMIC-CXR size -- growth of time and memory with studies, executors, and
 the ratio to a scikit-learn loop.
 
 Usage::
@@ -190,7 +190,8 @@ def cli_rows(n: int, executors: list[str], n_resamples: int, fmt: str, data_dir:
     for ex in executors:
         with tempfile.TemporaryDirectory() as tmp:
             cmd = [sys.executable, "-m", "cxreval", "classify", "-p", str(folder / f"predictions.{fmt}"), "-l",
-                   str(folder / f"labels.{fmt}"), "--n-resamples", str(n_resamples), "--seed", "0", "--executor",
+                   str(folder / f"labels.{fmt}"), "--blank-state", "missing", "--n-resamples", str(n_resamples),
+                   "--seed", "0", "--executor",
                    ex, "-o", str(Path(tmp) / "out")]
             # each run in its own measuring process, so that RUSAGE_CHILDREN is that run's alone
             code = (f"import json,sys; sys.path.insert(0, {str(HERE)!r}); from scale import run_measured; "

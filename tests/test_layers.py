@@ -134,10 +134,10 @@ BENCH_PENDING: frozenset[str] = frozenset()
 
 
 def bench_violations(bench: Path = BENCH) -> list[str]:
-    """Imports of ``cxreval.cli`` or of a private cxreval name/module by the scripts in ``bench``."""
+    """Imports of ``cxreval.cli`` or of a private cxreval name/module by the scripts and suites in ``bench``."""
     found: set[str] = set()
-    for path in sorted(bench.glob("*.py")):
-        rel = f"{bench.name}/{path.name}"
+    for path in sorted([*bench.glob("*.py"), *bench.glob("suites/**/*.py")]):
+        rel = path.relative_to(bench.parent).as_posix()
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "cxreval":
                 targets = [f"{node.module}.{a.name}" for a in node.names]
@@ -165,7 +165,10 @@ def test_bench_check_catches_a_deliberate_violation(tmp_path):
     (tmp_path / "b.py").write_text("from cxreval.cli.rank import rank_summary\nimport cxreval.iqa._image\n"
                                    "from cxreval.classification import _prepare, evaluate_auc\n"
                                    "from cxreval.io import markdown_table\nfrom _peer import x\n")
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "s.py").write_text("from cxreval.cli.main import main\n")
     assert bench_violations(tmp_path) == [f"cli: {tmp_path.name}/b.py -> cxreval.cli.rank.rank_summary",
+                                          f"cli: {tmp_path.name}/suites/s.py -> cxreval.cli.main.main",
                                           f"private: {tmp_path.name}/b.py -> cxreval.classification._prepare",
                                           f"private: {tmp_path.name}/b.py -> cxreval.iqa._image"]
 

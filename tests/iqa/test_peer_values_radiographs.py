@@ -1,12 +1,12 @@
 """cxreval's metrics against piq, pyiqa and sewar values on radiographs (tests/iqa/data/reference_values.csv).
 
-The CSV is made in a separate development venv (never in CI) by bench/iqa_reference_values.py (piq, pyiqa)
-and bench/iqa_reference_values_sewar.py (sewar; AMBE by its definition); each row holds the peer's call
+The CSV is made in a separate development venv (never in CI) by tests/iqa/make_reference_values.py (piq, pyiqa)
+and tests/iqa/make_reference_values_sewar.py (sewar; AMBE by its definition); each row holds the peer's call
 and conventions in ``settings``. Pairs: the shared 16-bit fixture (2 NIH radiographs x 8 degradations,
 512x512) and an NIH radiograph degraded by tests/iqa/data/nih_plan.yaml (1024x1024), images as float64 in
 [0, 1]. Here cxreval runs on the same pairs with the option that reproduces the peer's convention
 (:data:`CASES`: tolerance, call, why) and every difference must be within the stated relative tolerance.
-bench/iqa_validation.py runs all rows and writes the validation table of bench/RESULTS.md; this test runs
+`python bench/run.py iqa:reference_values` runs all rows (the validation table of bench/RESULTS.md); this test runs
 a subset (first pairs of each row group) to stay within seconds.
 """
 
@@ -141,7 +141,7 @@ def load_pairs(shared: Path, names: set[str], tmp: Path) -> dict[str, tuple[np.n
 
 def test_every_case_has_rows():
     if not CSV.is_file():
-        pytest.skip("tests/iqa/data/reference_values.csv not generated (bench/iqa_reference_values.py)")
+        pytest.skip("tests/iqa/data/reference_values.csv not generated (tests/iqa/make_reference_values.py)")
     counts: dict[tuple, int] = {}
     for r in reference_rows():
         counts[r[:3]] = counts.get(r[:3], 0) + 1
@@ -154,7 +154,7 @@ def test_every_case_has_rows():
 @pytest.mark.slow
 def test_against_reference_values(shared_data, tmp_path):
     if not CSV.is_file():
-        pytest.skip("tests/iqa/data/reference_values.csv not generated (bench/iqa_reference_values.py)")
+        pytest.skip("tests/iqa/data/reference_values.csv not generated (tests/iqa/make_reference_values.py)")
     rows = reference_rows()
     # a subset keeps the test within seconds: every row group on its first 2 (fixture, 512x512) pairs
     by_case: dict[tuple, list] = {}

@@ -1,10 +1,10 @@
 """GMSD, MDSI, HaarPSI, HaarPSImed, FSIM, VSI and DSS against piq 0.8.0, PIQE and NIQE against pyiqa 0.1.16.
 
-The values are in tests/iqa/data/reference_values_iqa2.csv, made by bench/iqa_reference_values_2.py in a
+The values are in tests/iqa/data/reference_values_iqa2.csv, made by tests/iqa/make_reference_values_iqa2.py in a
 separate venv (never in CI) on two synthetic 512x512 pairs and an NIH radiograph degraded three ways
 (fixtures ``synthetic_pairs`` and ``nih_pairs`` of tests/iqa/conftest.py). Each row's ``settings`` holds
 the cxreval options that reproduce the peer's convention; full-reference metrics compare ``(reference,
-test)``, no-reference rows name the image as ``pair:ref`` or ``pair:test``. NIQE uses the bench's made-up
+test)``, no-reference rows name the image as ``pair:ref`` or ``pair:test``. NIQE uses the generator's made-up
 model (``niqe_model_file``), not the published one. Images are on the 0..255 scale (``data_range=255``).
 """
 

@@ -15,27 +15,27 @@ from cxreval.exceptions import CxrevalError
 from cxreval.labeller import CONVENTIONS, label_reports, load_rules
 from cxreval.labeller._spelling import Speller, osa_distance
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "labeller_styles.py"
+CASE_SCORING = Path(__file__).resolve().parent / "style_cases.py"
 STYLES = ("mimic", "chexpert", "nhs", "ed", "templated", "icu")
 CATEGORIES = ("plain", "sentences", "negation_scope", "pseudo_negation", "hedges", "vocabulary", "context",
               "conventions")
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("labeller_styles", BENCH)
+def cases_module():
+    spec = importlib.util.spec_from_file_location("labeller_style_cases", CASE_SCORING)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
 
 
 @pytest.fixture(scope="module")
-def checks(bench) -> pd.DataFrame:
-    return bench.score_cases(bench.load_cases())
+def checks(cases_module) -> pd.DataFrame:
+    return cases_module.score_cases(cases_module.load_cases())
 
 
-def test_case_set_covers_every_style_and_category(bench):
-    cases = bench.load_cases()
+def test_case_set_covers_every_style_and_category(cases_module):
+    cases = cases_module.load_cases()
     pairs = {(c["id"], f) for c in cases for f in c["expect"]}
     assert len(pairs) >= 300
     assert {c["style"] for c in cases} == set(STYLES)
@@ -44,9 +44,9 @@ def test_case_set_covers_every_style_and_category(bench):
         assert sum(len(c["expect"]) for c in cases if c["style"] == s) >= 30, s
 
 
-def test_holdout_cases_are_well_formed(bench):
+def test_holdout_cases_are_well_formed(cases_module):
     """The second set (written after the rules were frozen; its accuracy is reported, not a target) parses."""
-    cases = bench.load_cases(BENCH.parents[1] / "tests" / "labeller" / "style_cases_holdout.yaml")
+    cases = cases_module.load_cases(CASE_SCORING.parent / "style_cases_holdout.yaml")
     assert {c["style"] for c in cases} == set(STYLES) and len(cases) >= 20
 
 

@@ -94,13 +94,11 @@ def test_rng_draw_order_matches_reference_script():
 
 @pytest.mark.slow
 def test_other_seed_matches_reference_script():
-    """With another seed and N, the output equals the article's reference script run verbatim (kept in bench/)."""
+    """With another seed and N, the output equals the article's reference script run verbatim (reference_pipeline.py)."""
     import importlib.util
 
-    path = Path(__file__).resolve().parents[2] / "bench" / "localization.py"
-    if not path.exists():
-        pytest.skip("bench/localization.py not found")
-    spec = importlib.util.spec_from_file_location("_bench_localization", path)
+    path = Path(__file__).resolve().parent / "reference_pipeline.py"
+    spec = importlib.util.spec_from_file_location("_localization_reference_pipeline", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert _norm(mod.reference_study(5, 3)) == _norm(list(simulate_localization(5, per_size=3).lines))
