@@ -15,9 +15,9 @@ import pandas as pd
 from ..exceptions import InvalidParameterError, SchemaError
 from ..schema import check_columns
 from ..schema.columns import PATIENT_ID
+from ..schema.states import BLANK_STATES, STATE_ENCODINGS, decode_states
 from ._common import _read_table
 from .long import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
-from .states import BLANK_STATES, STATE_ENCODINGS, decode_states
 from .wide import read_wide_predictions
 
 __all__ = ["TABLE_SUFFIXES", "table_parts", "read_prediction_tables", "read_label_tables", "check_label_headers",
