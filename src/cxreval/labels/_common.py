@@ -11,6 +11,7 @@ from .._validation import cell_location as _where
 from .._validation import check_path
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
+from ..io.read import read_table
 
 __all__: list[str] = []
 
@@ -45,10 +46,4 @@ def _read_table(path: str | Path, func: str = "read_labels") -> pd.DataFrame:
     p = Path(path)
     if not p.exists():
         raise SchemaError(f"File {str(p)!r} does not exist.")
-    try:
-        if p.suffix.lower() == ".parquet":
-            return pd.read_parquet(p)
-        return pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError, EOFError) as exc:  # EOFError: a truncated .gz
-        raise SchemaError(f"Could not read {str(p)!r} as {'Parquet' if p.suffix == '.parquet' else 'CSV'}: "
-                          f"{exc or type(exc).__name__}") from exc
+    return read_table(p, text=True)
