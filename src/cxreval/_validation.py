@@ -7,10 +7,11 @@ import difflib
 import os
 from collections.abc import Iterable, Sequence, Sized
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
+from ._typing import PathLike, RNGLike
 from .exceptions import InvalidParameterError, SchemaError
 
 _T = TypeVar("_T")
@@ -29,10 +30,10 @@ __all__ = [
 ]
 
 
-def normalize_rng(rng: object) -> np.random.Generator:
+def normalize_rng(rng: RNGLike) -> np.random.Generator:
     """``np.random.default_rng(rng)`` with a clear error for values it cannot use."""
     try:
-        return np.random.default_rng(rng)  # type: ignore[arg-type]
+        return np.random.default_rng(rng)
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(
             f"The 'rng' parameter must be None, an int seed or a numpy Generator. Got {rng!r} instead.") from exc
@@ -95,7 +96,7 @@ def cell_location(where: str, row: int | None = None, column: str | None = None)
     return ", ".join(parts)
 
 
-def read_yaml_file(path: str | os.PathLike[str], *, what: str) -> object:
+def read_yaml_file(path: PathLike, *, what: str) -> Any:
     """Parse a user's YAML file; every failure is one :class:`SchemaError` line naming ``what`` and the path.
 
     Missing file, bytes that are not UTF-8 (with the byte offset) and YAML syntax errors (with line and column)

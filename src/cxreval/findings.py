@@ -132,7 +132,7 @@ _LOOKUP: dict[str, str] = {_key(f): f for f in ALL_FINDINGS}
 _LOOKUP.update({_key(a): c for a, c in ALIASES.items()})
 
 
-def canonical_finding(name: object, *, where: str = "") -> str:
+def canonical_finding(name: str, *, where: str = "") -> str:
     """Return the canonical spelling of a finding name.
 
     Parameters
@@ -164,7 +164,7 @@ def canonical_finding(name: object, *, where: str = "") -> str:
                       f"or an alias in cxreval.findings.ALIASES.{hint}")
 
 
-def canonical_findings(names: Iterable[object], *, where: str = "") -> tuple[tuple[str, ...], dict[str, str]]:
+def canonical_findings(names: Iterable[str], *, where: str = "") -> tuple[tuple[str, ...], dict[str, str]]:
     """Canonicalise several names; return them and the renames applied (``{original: canonical}``)."""
     out, renamed = [], {}
     for n in names:

@@ -29,11 +29,12 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from .._typing import FindingsLike
 from ..exceptions import SchemaError
 from ..labels import SOURCE
 from ..results import TableResult
 from .omissions import FlowsResult, OmissionsResult, compute_flows
-from .pairs import AgreementTableResult, compute_agreement, parse_pairs
+from .pairs import AgreementTableResult, SourcePairs, compute_agreement, parse_pairs
 from .prevalence import PrevalenceResult, compute_prevalence
 
 __all__ = ["SourceComparisonResult", "compare_sources", "common_study_labels"]
@@ -87,7 +88,7 @@ class SourceComparisonResult(TableResult):
         return self.agreement.plot()
 
 
-def compare_sources(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def compare_sources(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                     finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
                     not_mentioned: str = "negative", studies: str = "same", both_uncertain: str = "agree"
                     ) -> SourceComparisonResult:

@@ -25,21 +25,23 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
+from .._typing import FindingsLike
 from .._validation import check_choice
 from ..exceptions import SchemaError
 from ..io import markdown_table
 from ..labels import FINDING, LabelPolicy
 from ..results import TableResult, readonly
 from ..schema import check_columns
-from .pairs import SourceGrids, expand_findings, paired_states, parse_pairs, prepare_labels
+from .pairs import SourceGrids, SourcePairs, expand_findings, paired_states, parse_pairs, prepare_labels
 from .scores import STATE_ORDER, confusion_counts
 
 __all__ = ["FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "FlowsResult", "OmissionsResult", "omission_rates",
@@ -100,7 +102,7 @@ class OmissionResult:
                 "rate_b_not_a": float(self.rate_b_not_a)}
 
 
-def omission_rates(states_a: object, states_b: object, *, not_mentioned: str | LabelPolicy = "negative"
+def omission_rates(states_a: ArrayLike, states_b: ArrayLike, *, not_mentioned: str | LabelPolicy = "negative"
                    ) -> OmissionResult:
     """Transitions and omission rates of two aligned state arrays (see the module docstring).
 
@@ -201,7 +203,7 @@ class FlowsResult(TableResult):
                       title=f"Label flows from {a} to {b}")
 
 
-def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                   not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> FlowsResult:
     """3x3 state transitions per pair of sources and finding, plus ``finding='overall'`` pooled.
 
@@ -249,7 +251,7 @@ def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str
     return FlowsResult(out, tuple(f"{a}:{b}" for a, b in pair_list), not_mentioned, studies)
 
 
-def flows_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def flows_table(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                 not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> pd.DataFrame:
     """The table of :func:`compute_flows` alone."""
     return compute_flows(labels, pairs, findings=findings, not_mentioned=not_mentioned, studies=studies).table

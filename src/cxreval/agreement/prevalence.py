@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import FindingsLike
 from ..exceptions import SchemaError
 from ..io import markdown_table
 from ..labels import FINDING, ORDINAL_STATES, SOURCE, STATE, STATE_NAMES, STUDY_ID, LabelState
@@ -96,7 +97,7 @@ class PrevalenceResult(TableResult):
 
 
 def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,
-                       findings: Sequence[str] | str | None = None) -> PrevalenceResult:
+                       findings: FindingsLike = None) -> PrevalenceResult:
     """Count and percentage of each state per source and finding.
 
     Parameters
@@ -148,7 +149,7 @@ def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = 
 
 
 def prevalence_table(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,
-                     findings: Sequence[str] | str | None = None) -> pd.DataFrame:
+                     findings: FindingsLike = None) -> pd.DataFrame:
     """The table of :func:`compute_prevalence` alone."""
     return compute_prevalence(labels, sources=sources, findings=findings).table
 

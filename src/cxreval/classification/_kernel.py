@@ -122,7 +122,7 @@ class AUCIndex:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.neg, self.pos, self.lo, self.hi = state["neg"], state["pos"], state["lo"], state["hi"]
         self._seg = state["seg"]
-        self._mats = {(id(g), m.shape[1]): (g, m, r) for g, m, r in state["mats"]}  # type: ignore[attr-defined]
+        self._mats = {(id(g), m.shape[1]): (g, m, r) for g, m, r in state["mats"]}
         self._typed = {}
 
     def auc(self, w: np.ndarray) -> np.ndarray:
@@ -363,7 +363,7 @@ def block_indices(inputs: BlockInputs, model: int, finding: int) -> list[tuple[A
         ys = [np.asarray(Y[finding, k]) for k in range(Y.shape[1])]  # type: ignore[index,union-attr]
         group = None if sp is None else np.asarray(sp)
     else:
-        s = np.array(S[model], dtype=float).ravel()  # type: ignore[index]
+        s = np.array(S[model], dtype=float).ravel()
         ys = [np.asarray(Y[:, k, :]).ravel() for k in range(Y.shape[1])]  # type: ignore[index,union-attr]
         group = None if sp is None else np.tile(np.asarray(sp), n_f)
     # the order within tied scores changes no segment (breaks fall between distinct scores), so the fast unstable
@@ -387,13 +387,14 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
     to inputs that name ``.npy`` files, :func:`spill_inputs`).
     """
     inp = inputs.load()
+    assert not isinstance(inp.labels, str) and not isinstance(inp.shards, str) and not isinstance(inp.wpos, str)
     model, finding = block
-    n_f = inp.labels.shape[0]  # type: ignore[union-attr]
+    n_f = inp.labels.shape[0]
     B = inp.n_resamples
     pairs = block_indices(inp, model, finding)
     point = np.empty(len(pairs))
     dist = np.full((len(pairs), B), np.nan)
-    n_items = inp.labels.shape[2] * (1 if finding < n_f else n_f)  # type: ignore[union-attr]
+    n_items = inp.labels.shape[2] * (1 if finding < n_f else n_f)
     for k, (idx, group) in enumerate(pairs):
         ones = np.ones((n_items if group is None else inp.n_patients, 1), dtype=np.int32)  # point: weight 1 each
         point[k] = idx.auc_grouped(ones, group)[0]
@@ -401,10 +402,10 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
             continue
         wp = inp.wpos[:, k].sum(axis=0) if finding == n_f else inp.wpos[finding, k]  # type: ignore[index]
         shards = inp.shards
-        size = shards.shape[2]  # type: ignore[union-attr]
-        for t in range(shards.shape[0]):  # type: ignore[union-attr]
+        size = shards.shape[2]
+        for t in range(shards.shape[0]):
             lo, hi = t * size, min(B, (t + 1) * size)
-            res = idx.auc_grouped(shards[t], group, wpos=np.asarray(wp[t * size:(t + 1) * size]),  # type: ignore[index]
+            res = idx.auc_grouped(shards[t], group, wpos=np.asarray(wp[t * size:(t + 1) * size]),
                                   ct_max=inp.ct_max)
             dist[k, lo:hi] = res[: hi - lo]
     return (int(model), int(finding)), point, dist

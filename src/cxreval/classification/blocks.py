@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import check_positive_int
 from ..bootstrap import ResamplingPlan, draw_plan, shard_size_for, summarize_distribution
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
-from ..executor import get_executor
+from ..executor import Executor, get_executor
 from ..labels import MACRO, MICRO
 from ._kernel import BlockInputs, map_blocks, positive_weights
 from .inputs import PreparedInputs
@@ -37,8 +38,8 @@ __all__ = ["evaluate_prepared"]
 
 
 def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_level: float, macro: bool, micro: bool,
-                      mean_over_models: bool, rng: object, plan: ResamplingPlan | None, shard_size: int | None,
-                      executor: object | None, spill_dir: str | Path | None = None) -> AUCResult:
+                      mean_over_models: bool, rng: RNGLike, plan: ResamplingPlan | None, shard_size: int | None,
+                      executor: Executor | str | None, spill_dir: str | Path | None = None) -> AUCResult:
     """The computation of :func:`~cxreval.classification.evaluate_auc` on validated arrays (options already
     checked by it): plan, then per block (model × finding, model × micro) one sort, point AUCs and every replicate;
     CIs and the table. Call :func:`~cxreval.classification.evaluate_auc` with the :class:`PreparedInputs`
@@ -94,7 +95,7 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
         micro_inputs = dataclasses.replace(inputs, labels=Ym)
         if inputs.wpos is not None and plan is not None:
             micro_inputs = dataclasses.replace(micro_inputs, wpos=positive_weights(Ym, plan.study_patient,
-                                                                                  inputs.shards))
+                                                                                  shards))
         runs = [(inputs, [b for b in blocks if b[1] < len(fs)]), (micro_inputs, [b for b in blocks if b[1] == len(fs)])]
     for run_inputs, run_blocks in runs:
         for (i, j), pt, ds in map_blocks(get_executor(executor), run_inputs, run_blocks, spill_dir):

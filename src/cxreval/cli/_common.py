@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 
+from .._typing import FindingsLike
 from ..exceptions import InvalidParameterError, SchemaError
 
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
@@ -153,11 +154,11 @@ class _RichProgress(_NoProgress):
         return int(self.bar.add_task(description, total=total))
 
     def advance(self, task: int, n: float = 1) -> None:
-        self.bar.advance(task, n)  # type: ignore[arg-type]
+        self.bar.advance(task, n)
 
     def done(self, task: int) -> None:
         t = self.bar.tasks[[x.id for x in self.bar.tasks].index(task)]
-        self.bar.update(task, total=t.total if t.total is not None else 1, completed=t.total or 1)  # type: ignore[arg-type]
+        self.bar.update(task, total=t.total if t.total is not None else 1, completed=t.total or 1)
 
 
 @contextlib.contextmanager
@@ -210,7 +211,7 @@ class ProgressExecutor:
 
 def auc_from_files(prog: _NoProgress, executor: Any, spill_dir: Path, *, predictions: Sequence[Path],
                    labels: Sequence[Path], references: str | Sequence[str] | None,
-                   findings: str | Sequence[str] | None, seed: int, **options: Any) -> Any:
+                   findings: FindingsLike, seed: int, **options: Any) -> Any:
     """``classify`` and ``rank -p``: read the files and bootstrap the AUCs
     (:func:`cxreval.classification.evaluate_auc_files`), with a progress task for the reading and one for the
     AUC blocks; ``options`` are passed through (model groups, state encoding, policy, ...)."""

@@ -99,7 +99,7 @@ def agree(
     fsets = _finding_sets(finding_set)
     check_inputs(*[("--labels", p) for p in labels])
     design = "common" if studies == "common" else "intersection" if intersect else "same"
-    meta = {"design": {"studies": design, "finding_map": None if fmap is None else fmap.to_dict()}}
+    meta: dict[str, object] = {"design": {"studies": design, "finding_map": None if fmap is None else fmap.to_dict()}}
     with open_output(out, overwrite=overwrite, inputs=labels, meta=meta) as d:
         table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
         if fmap is not None:

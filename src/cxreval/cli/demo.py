@@ -14,6 +14,8 @@ from ._common import check_folder_option, echo_json, out_option, overwrite_optio
 
 __all__ = ["register"]
 
+_SECTION_KEYS = ", ".join(s.key for s in SECTIONS)
+
 
 def demo(
     out: Path = out_option("Output folder: report.html, one folder per section and run.json (written atomically; "
@@ -26,7 +28,7 @@ def demo(
     seed: int = seed_option(),
     offline: bool = typer.Option(False, "--offline", help="Never download pinned files."),
     section: list[str] = typer.Option(None, "--section", help="Run only these sections (comma-separated or "
-                                      f"repeated): {', '.join(s.key for s in SECTIONS)}."),
+                                      f"repeated): {_SECTION_KEYS}."),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
 ) -> None:

@@ -55,7 +55,7 @@ def _echo(res: Any, json_out: bool, line: str) -> None:
 def _read_csv(path: Path, option: str, columns: tuple[str, ...], dtype: object = None) -> pd.DataFrame:
     """Read a CSV input; an empty file, a header without rows or a missing column is a one-line error."""
     try:
-        df = pd.read_csv(path, dtype=dtype)  # type: ignore[call-overload]
+        df = pd.read_csv(path, dtype=dtype)
     except pd.errors.EmptyDataError:
         raise SchemaError(f"{option} file {path} is empty; expected a header with columns "
                           f"{', '.join(columns)} and at least one row.") from None

@@ -76,7 +76,7 @@ def _tidy_metavars(cmd: Any) -> None:
 class LazyGroup(TyperGroup):
     """The root group: a command's module is imported only when that command is run or help lists them all."""
 
-    def list_commands(self, ctx: object) -> list[str]:  # type: ignore[override]
+    def list_commands(self, ctx: object) -> list[str]:
         for m in _command_modules():
             _load_module(m)
         return sorted(set(self.commands) | set(_LOADED))

@@ -39,7 +39,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +48,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
 from ..io import markdown_table, write_summary, write_table
@@ -205,7 +205,7 @@ class DatasetAudit(TableResult):
             out["published_counts"] = self.published
         return out
 
-    def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+    def save(self, folder: PathLike) -> dict[str, Path]:
         """Write ``audit.json`` and every table of :meth:`tables` (CSV + Parquet) into ``folder``; return
         ``{name: path}`` (the split files only when a split was audited)."""
         d = Path(folder)
@@ -241,7 +241,7 @@ class DatasetAudit(TableResult):
                     y_title="images")
 
 
-def _read_boxes(bbox_path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None
+def _read_boxes(bbox_path: PathLike | None, cache_dir: PathLike | None
                 ) -> tuple[pd.DataFrame, str, str]:
     """``study_id, finding`` per box: via :mod:`cxreval.datasets.nih_boxes` when present, else the CSV."""
     try:
@@ -261,7 +261,7 @@ def _read_boxes(bbox_path: str | os.PathLike[str] | None, cache_dir: str | os.Pa
     return count_boxes(p), str(p), "boxes counted directly from the BBox_List CSV (nih_boxes reader not available)"
 
 
-def count_boxes(path: str | os.PathLike[str]) -> pd.DataFrame:
+def count_boxes(path: PathLike) -> pd.DataFrame:
     """``study_id, finding`` for every row of a ``BBox_List_2017.csv[.gz]`` (canonical finding names).
 
     Raises
@@ -295,11 +295,11 @@ def _count(mask: np.ndarray, patients: np.ndarray) -> tuple[int, int]:
     return int(mask.sum()), int(pd.unique(patients[mask]).size)
 
 
-def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
-                      bbox_path: str | os.PathLike[str] | None = None,
-                      split_dir: str | os.PathLike[str] | None = None,
+def audit_chestxray14(*, path: PathLike | None = None,
+                      bbox_path: PathLike | None = None,
+                      split_dir: PathLike | None = None,
                       splits: pd.DataFrame | None = None,
-                      cache_dir: str | os.PathLike[str] | None = None) -> DatasetAudit:
+                      cache_dir: PathLike | None = None) -> DatasetAudit:
     """Audit ChestX-ray14: images, patients, findings, views, boxes and (optionally) a split.
 
     Parameters
@@ -339,7 +339,7 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
     rows = []
     for f in CHESTXRAY14:
         rows.append((f, *_count(mat[f].to_numpy(), patients)))
-    rows.append((NO_FINDING, *_count(~mat.to_numpy().any(axis=1), patients)))  # type: ignore[arg-type]
+    rows.append((NO_FINDING, *_count(~mat.to_numpy().any(axis=1), patients)))
     findings = pd.DataFrame(rows, columns=["finding", "n_images", "n_patients"])
     findings["image_fraction"] = findings["n_images"] / n_images
     views = (meta.groupby("view", sort=True)
@@ -352,7 +352,7 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
                      f"(e.g. {box_table.loc[~known, 'study_id'].iloc[0]!r})")
     labelled = mat.set_axis(meta["study_id"].to_numpy())
     brows = []
-    for f, g in box_table.groupby("finding", sort=False):  # type: ignore[assignment]
+    for f, g in box_table.groupby("finding", sort=False):
         imgs = pd.unique(g["study_id"])
         inside = [s for s in imgs if s in labelled.index]
         brows.append((f, len(g), len(imgs), int(labelled.loc[inside, f].sum()) if inside else 0))
@@ -412,7 +412,7 @@ def audit_summary(audit: DatasetAudit) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_audit(audit: DatasetAudit, out: str | os.PathLike[str]) -> dict[str, Path]:
+def write_audit(audit: DatasetAudit, out: PathLike) -> dict[str, Path]:
     """:meth:`DatasetAudit.save` and ``summary.md`` into ``out`` (created when absent); return ``{name: path}``
     (``audit.json`` under ``"audit.json"``, ``summary.md`` under ``"summary.md"``, tables by name)."""
     d = Path(out)

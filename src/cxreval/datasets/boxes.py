@@ -16,12 +16,12 @@ Every format becomes the same table (:func:`cxreval.schema.boxes.check_box_table
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
 from ..io.read import read_table
@@ -52,7 +52,7 @@ def _header(p: Path) -> list[str]:
     return [str(c).strip() for c in head.columns]
 
 
-def box_file_format(path: str | os.PathLike[str]) -> str:
+def box_file_format(path: PathLike) -> str:
     """Which of :data:`BOX_FORMATS` the file at ``path`` is, from its header."""
     p = Path(path)
     cols = _header(p)
@@ -63,7 +63,7 @@ def box_file_format(path: str | os.PathLike[str]) -> str:
     return "table"
 
 
-def read_box_table(path: str | os.PathLike[str]) -> ReadResult:
+def read_box_table(path: PathLike) -> ReadResult:
     """Read a box table in cxreval's schema (``.csv`` or ``.parquet``); findings canonicalised.
 
     Raises
@@ -97,7 +97,7 @@ def read_box_table(path: str | os.PathLike[str]) -> ReadResult:
     return ReadResult(table.reset_index(drop=True), ReadReport(str(p), len(raw), len(raw), notes=notes))
 
 
-def read_box_file(path: str | os.PathLike[str], *, image_shape: tuple[int, int] | None = None) -> ReadResult:
+def read_box_file(path: PathLike, *, image_shape: tuple[int, int] | None = None) -> ReadResult:
     """Read reference boxes from ``BBox_List_2017``, VinDr-CXR's CSV or a cxreval box table.
 
     Parameters

@@ -12,12 +12,12 @@ box schema :data:`cxreval.schema.boxes.BOX_COLUMNS` (``Image Index`` is the ``st
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
 from ..results import ReadReport, ReadResult
@@ -29,7 +29,7 @@ NIH_HEADER = ("Image Index", "Finding Label")
 """The first two header fields of ``BBox_List_2017.csv`` (the third starts with ``Bbox``)."""
 
 
-def read_nih_boxes(path: str | os.PathLike[str], *, image_shape: tuple[int, int] | None = (1024, 1024)) -> ReadResult:
+def read_nih_boxes(path: PathLike, *, image_shape: tuple[int, int] | None = (1024, 1024)) -> ReadResult:
     """Read ``BBox_List_2017.csv[.gz]`` into a boxes table.
 
     Parameters

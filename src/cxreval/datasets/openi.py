@@ -34,7 +34,6 @@ Examples
 
 from __future__ import annotations
 
-import os
 import tarfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
@@ -44,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import CHESTXRAY14, canonical_findings
 from ..results import ReadReport, ReadResult
@@ -106,8 +106,8 @@ def _parse(data: bytes) -> dict[str, object]:
     return out
 
 
-def read_openi_reports(path: str | os.PathLike[str] | None = None, *,
-                       cache_dir: str | os.PathLike[str] | None = None,
+def read_openi_reports(path: PathLike | None = None, *,
+                       cache_dir: PathLike | None = None,
                        require_images: bool = False) -> ReadResult:
     """Read the OpenI reports (``NLMCXR_reports.tgz``, or a folder of its XML files) into a table.
 
@@ -372,8 +372,8 @@ def _validate_mesh_labels(findings: object, rules: object, uncertain_qualifiers:
     return fs, tuple(rules), frozenset(_norm(q) for q in uncertain_qualifiers)
 
 
-def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd.DataFrame | None = None,
-                      cache_dir: str | os.PathLike[str] | None = None,
+def openi_mesh_labels(path: PathLike | None = None, *, reports: pd.DataFrame | None = None,
+                      cache_dir: PathLike | None = None,
                       findings: Sequence[str] = CHESTXRAY14, rules: Sequence[MeshRule] | None = None,
                       uncertain_qualifiers: Sequence[str] = ("borderline",), unit: str = "report",
                       source: str = "openi_mesh", half: str | None = None) -> ReadResult:

@@ -12,9 +12,11 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 import pandas as pd
 
+from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, UnknownNameError
 from ..results import ReadReport, ReadResult
@@ -75,7 +77,7 @@ class DatasetSpec:
         if fn is None:
             raise DataUnavailableError(f"Dataset {self.name!r}: cxreval.datasets.{self.module} has no "
                                        f"{self.function}().")
-        return fn  # type: ignore[no-any-return]
+        return fn
 
     @property
     def available(self) -> bool:
@@ -92,7 +94,7 @@ class DatasetSpec:
                 "default_file": self.default}
 
 
-def _chexpert_train(path: str | os.PathLike[str] | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
+def _chexpert_train(path: PathLike | None = None, *, cache_dir: PathLike | None = None,
                     source: str = "chexpert_labeler") -> ReadResult:
     """CheXpert train labels (CheXpert report labeler; 1/0/-1/blank) as the long label table."""
     from ..labels import read_wide_labels
@@ -149,7 +151,7 @@ def list_datasets(pattern: str = "*", *, kind: str | None = None) -> list[str]:
                   if fnmatch.fnmatchcase(n, pattern) and (kind is None or s.kind == kind))
 
 
-def get_spec(name: object) -> DatasetSpec:
+def get_spec(name: str) -> DatasetSpec:
     """The :class:`DatasetSpec` of ``name``; an unknown name raises with a did-you-mean hint."""
     if not isinstance(name, str) or name not in DATA_LOADERS:
         hint = did_you_mean(str(name), DATA_LOADERS)
@@ -158,8 +160,8 @@ def get_spec(name: object) -> DatasetSpec:
 
 
 
-def load_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
-                 cache_dir: str | os.PathLike[str] | None = None, **kwargs: object) -> ReadResult:
+def load_dataset(name: str, path: PathLike | None = None, *,
+                 cache_dir: PathLike | None = None, **kwargs: Any) -> ReadResult:
     """Load a registered dataset.
 
     Parameters

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import PATIENT_ID, STUDY_ID
 from ..results import ReadReport, ReadResult
@@ -35,7 +36,7 @@ def openi_report_table(reports: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def read_report_file(path: str | os.PathLike[str]) -> ReadResult:
+def read_report_file(path: PathLike) -> ReadResult:
     """A report table from a CSV/Parquet file, or from the OpenI archive / a folder of its XML files.
 
     Returns
@@ -73,7 +74,7 @@ def _decode_csv(p: Path) -> pd.DataFrame:
         raise SchemaError(f"File {str(p)!r} could not be read as CSV: {exc}") from None
 
 
-def read_reports(path: str | os.PathLike[str]) -> ReadResult:
+def read_reports(path: PathLike) -> ReadResult:
     """Read reports from a CSV or Parquet table (checked later by :func:`check_report_table`).
 
     Returns

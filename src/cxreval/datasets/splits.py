@@ -30,7 +30,6 @@ Examples
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from .._validation import check_path, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
@@ -184,7 +184,7 @@ def _validate_fractions(fractions: object, names: object, func: str) -> tuple[tu
         raise InvalidParameterError(f"The 'names' parameter of {func} must be a sequence of str. "
                                     f"Got {names!r} instead.")
     else:
-        nm = tuple(names)  # type: ignore[arg-type]
+        nm = tuple(names)
     if len(nm) != len(fr) or len(set(nm)) != len(nm):
         raise InvalidParameterError(f"The 'names' parameter of {func} must hold {len(fr)} distinct names, one per "
                                     f"fraction. Got {list(nm)} instead.")
@@ -385,7 +385,7 @@ def _split_name(path: Path) -> str:
     return stem
 
 
-def read_split_lists(directory: str | os.PathLike[str], *, pattern: str = "*list.txt") -> ReadResult:
+def read_split_lists(directory: PathLike, *, pattern: str = "*list.txt") -> ReadResult:
     """Read every ``*list.txt`` file of a folder as one split part.
 
     Each file holds one study id (image file name) per line; the part is named after the file without
@@ -458,7 +458,7 @@ def write_split_lists(assignments: pd.DataFrame, directory: str | Path) -> dict[
 
 def _isin(values: pd.Series, members: object) -> np.ndarray:
     """``values.isin(members)`` as a boolean array; a hash lookup (pandas' Arrow-string ``isin`` is slow)."""
-    return pd.Index(members).unique().get_indexer(values) >= 0  # type: ignore[call-overload]
+    return pd.Index(members).unique().get_indexer(values) >= 0
 
 
 def _as_split_table(splits: object) -> pd.DataFrame:

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from ..localization.overlays import OVERLAY_SIZE
 
 __all__ = ["IQA_METRICS", "IQA_PLAN", "IQA_SIZE", "IQA_N_IMAGES", "IQA_SCORES", "IQA_COMPARISON", "iqa_sources", "OVERLAY_SIZE", "block_downsample",
@@ -140,14 +141,14 @@ def boxed_images(mirror: Path, boxes: pd.DataFrame) -> list[Path]:
     return boxed(mirror / "images" / "nih", boxes)
 
 
-def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 0) -> Any:
+def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike = 0) -> Any:
     """:func:`cxreval.localization.overlays.overlay_boxes` (its owner; what ``cxreval synth --images`` runs)."""
     from ..localization.overlays import overlay_boxes as overlay
 
     return overlay(images, boxes, rng=rng)
 
 
-def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng: object = 0) -> pd.DataFrame:
+def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng: RNGLike = 0) -> pd.DataFrame:
     """:func:`overlay_boxes` saved into ``out`` (:meth:`OverlayResult.save`); returns ``overlays.csv``'s table."""
     res = overlay_boxes(images, boxes, rng=rng)
     res.save(out)

@@ -483,7 +483,7 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
         f"selected=xqa_selected --finding-set all=xqa --studies common -o openi_report_labels/{_OPENI_AGREEMENT}"]
     out = ctx.folder("openi_report_labels")
     val.save(out)
-    _agreement_section(ctx, f"openi_report_labels/{_OPENI_AGREEMENT}", fi, [tuple(_OPENI_PAIR.split(":"))],
+    _agreement_section(ctx, f"openi_report_labels/{_OPENI_AGREEMENT}", fi, [_OPENI_PAIR.partition(":")[::2]],
                        findings=list(XQA), finding_sets={"selected": list(XQA_SELECTED), "all": list(XQA)},
                        studies="common")
     write_summary(out, f"# OpenI: report-derived labels\n\ncxreval.labeller on the {len(held_out)} OpenI reports of "

@@ -47,7 +47,6 @@ __all__ = [
     "encode_annotations",
     "parse_fused_states",
     "check_float",
-    "store_params",
     "label_series",
     "proba_frame",
 ]
@@ -185,14 +184,6 @@ def proba_frame(items: pd.Index, proba: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(proba, index=items.copy(), columns=pd.Index(list(STATES), name=STATE))
 
 
-def store_params(est: object, params: dict[str, object]) -> None:
-    """Store an estimator's constructor arguments (``locals()`` first thing in ``__init__``) as attributes of the
-    same names: hyper-parameters kept as given and checked when fitting (crowd-kit's and scikit-learn's rule)."""
-    for k, v in params.items():
-        if k not in ("self", "__class__"):
-            setattr(est, k, v)
-
-
 def check_float(value: object, *, name: str, func: str, minimum: float = 0.0, strict: bool = False,
                 allow_none: bool = False) -> float | None:
     """A float hyper-parameter ``>= minimum`` (``> minimum`` when ``strict``; ``None`` allowed with
@@ -224,11 +215,11 @@ class BaseFusion:
 
     def fit_predict(self, data: pd.DataFrame) -> pd.Series:
         """Fit and return the fused state of every item (``labels_``)."""
-        return self.fit(data).labels_  # type: ignore[attr-defined,no-any-return]
+        return self.fit(data).labels_  # type: ignore[attr-defined]
 
     def fit_predict_proba(self, data: pd.DataFrame) -> pd.DataFrame:
         """Fit and return the probability of each state for every item (``probas_``)."""
-        return self.fit(data).probas_  # type: ignore[attr-defined,no-any-return]
+        return self.fit(data).probas_  # type: ignore[attr-defined]
 
     def _fit(self, ann: Annotations) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -78,10 +78,11 @@ import numpy as np
 import pandas as pd
 from scipy.special import digamma
 
+from .._typing import RNGLike
 from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError
 from ..labels import FINDING, SOURCE, STATE
-from ._base import Annotations, GroupedFusion, check_float, register_fusion, store_params
+from ._base import Annotations, GroupedFusion, check_float, register_fusion
 from ._patterns import group_patterns
 
 __all__ = ["MACE", "mace_fit", "mace_starts", "COMPETENCE_COLUMNS", "SPAMMING_COLUMNS", "METHODS"]
@@ -278,8 +279,16 @@ class MACE(GroupedFusion):
 
     def __init__(self, *, n_restarts: int = 10, n_iter: int = 50, method: str = "vb", alpha: float = 0.5,
                  beta: float = 0.5, smoothing: float | None = None, pooling: str = "finding",
-                 tol: float | None = None, rng: object = None) -> None:
-        store_params(self, locals())
+                 tol: float | None = None, rng: RNGLike = None) -> None:
+        self.n_restarts = n_restarts
+        self.n_iter = n_iter
+        self.method = method
+        self.alpha = alpha
+        self.beta = beta
+        self.smoothing = smoothing
+        self.pooling = pooling
+        self.tol = tol
+        self.rng = rng
 
     def _check_params(self) -> None:
         check_positive_int(self.n_restarts, name="n_restarts", func="MACE")

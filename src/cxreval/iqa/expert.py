@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import (
     check_choice,
     check_confidence_level,
@@ -94,7 +95,7 @@ def _check_ddof(ddof: object, func: str) -> int:
     if isinstance(ddof, bool) or ddof not in DDOF_CHOICES:
         raise InvalidParameterError(f"The 'ddof' parameter of {func} must be one of {list(DDOF_CHOICES)}. "
                                     f"Got {ddof!r} instead.")
-    return int(ddof)  # type: ignore[call-overload]
+    return int(ddof)
 
 
 @dataclass(frozen=True)
@@ -356,7 +357,7 @@ class MetricAgreementResult(TableResult):
 
 
 def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
-                     confidence_level: float = 0.95, rng: object = None, orient: bool = True,
+                     confidence_level: float = 0.95, rng: RNGLike = None, orient: bool = True,
                      metrics: Sequence[str] | None = None, unscored: str = "keep", spearman: str = IQA_SPEARMAN,
                      kendall: str = IQA_KENDALL) -> MetricAgreementResult:
     """Table 4: SRCC/KRCC between each metric and z-MOS, with bootstrap CIs over reference images.
@@ -535,7 +536,7 @@ class ExpertAgreementResult(TableResult):
 
 def expert_agreement(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
                      scale: tuple[float, float] | None = (1, 4), n_resamples: int = 1000,
-                     confidence_level: float = 0.95, rng: object = None, ddof: int = 0,
+                     confidence_level: float = 0.95, rng: RNGLike = None, ddof: int = 0,
                      spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL) -> ExpertAgreementResult:
     """z-MOS of ``ratings`` (:func:`zscores_for_scores`), Table 3 (:func:`rater_agreement`) and Table 4
     (:func:`metric_agreement`) of ``scores``, with one choice of ``unscored`` for both.

@@ -70,7 +70,7 @@ def _haarpsi(image_true: object, image_test: object, data_range: object, *, c: f
     den = 0.0
     for o in range(2):
         w = np.maximum(np.abs(cx[2][o]), np.abs(cy[2][o]))
-        sim = 0.0
+        sim: float | np.ndarray = 0.0
         for s in range(2):
             sim = sim + similarity_map(np.abs(cx[s][o]), np.abs(cy[s][o]), c)
         logistic = 1.0 / (1.0 + np.exp(-alpha * (sim / 2.0)))

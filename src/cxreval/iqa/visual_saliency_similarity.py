@@ -140,7 +140,7 @@ def sdsp(image: np.ndarray, *, omega_0: float = 0.021, sigma_f: float = 1.34, si
         mx = lab.max(axis=(1, 2), keepdims=True)
         norm = (lab - mn) / (mx - mn + eps)
         vs = vs * (1.0 - np.exp(-(norm[1] ** 2 + norm[2] ** 2) / sigma_c ** 2))
-    vs = _resize(vs, image.shape, align_corners=True)  # type: ignore[arg-type]
+    vs = _resize(vs, image.shape, align_corners=True)
     return (vs - vs.min()) / (vs.max() - vs.min() + eps)
 
 

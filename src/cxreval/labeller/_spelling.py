@@ -77,7 +77,7 @@ class Speller:
         """The finding word ``word`` is a misspelling of, or None."""
         hit = self._cache.get(word, ...)
         if hit is not ...:
-            return hit  # type: ignore[return-value]
+            return hit
         out = None
         if len(word) >= self.min_length and word.isalpha() and word not in self.known:
             cand: set[str] = set()

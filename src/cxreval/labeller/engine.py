@@ -260,7 +260,7 @@ def split_sentences(text: str, *, short_line_chars: int = SHORT_LINE_CHARS) -> l
 
 def _word_matches(rx: re.Pattern[str], text: str) -> list[tuple[int, int]]:
     """Spans of the matches of ``rx`` that start at a word start (not after a letter or digit), left to right."""
-    out = []
+    out: list[tuple[int, int]] = []
     pos = 0
     search = rx.search
     while True:
@@ -306,11 +306,11 @@ class _PhraseIndex:
         for i in cand:
             if i < nxt:
                 continue
-            for ln, tup, k in first[toks[i]]:
+            for ln, tup, item in first[toks[i]]:
                 if ln == 1 or tuple(toks[i:i + ln]) == tup:
                     out_s.append(i)
                     out_e.append(i + ln)
-                    out_k.append(k)
+                    out_k.append(item)
                     nxt = i + ln
                     break
         s, e, k = (np.asarray(x, dtype=np.int64) for x in (out_s, out_e, out_k))

@@ -65,7 +65,7 @@ def _text_values(s: pd.Series, column: str, where: str) -> np.ndarray:
     return out.astype(str)
 
 
-def check_report_table(reports: object, *, where: str = "report table") -> ReportTable:
+def check_report_table(reports: pd.DataFrame, *, where: str = "report table") -> ReportTable:
     """Check a report table and find its text columns (see the module docstring).
 
     Raises

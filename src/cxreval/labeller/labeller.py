@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from ..exceptions import InvalidParameterError
 from ..executor import Executor, SerialExecutor
 from ..io import markdown_table, write_table
@@ -125,7 +126,7 @@ class ReportLabelsResult(TableResult):
         labels[STATE] = state_names(labels[STATE])
         return {"labels": labels, "mentions": self.mentions, "notes": self.notes}
 
-    def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+    def save(self, folder: PathLike) -> dict[str, Path]:
         """Write :data:`FILES` into ``folder`` (``labels`` also as Parquet); return ``{name: path}``."""
         d = Path(folder)
         out = {name: write_table(df, d, Path(self.FILES[name]).stem, parquet=name in self.PARQUET)
@@ -134,7 +135,7 @@ class ReportLabelsResult(TableResult):
         out["summary"].write_text(json.dumps(self.to_dict(), indent=2, default=str) + "\n")
         return out
 
-    def counts(self) -> dict[str, object]:
+    def counts(self) -> dict[str, Any]:
         """Reports, mentions, notes (per kind) and states (per name, and missing)."""
         s = self.labels[STATE]
         return {"n_reports": self.n_reports, "n_mentions": int(len(self.mentions)),

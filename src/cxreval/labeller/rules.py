@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from .._typing import PathLike
 from .._validation import read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
@@ -199,7 +200,7 @@ def packaged_rules_text(vocabulary: str = "chestxray14") -> str:
     return "\n".join(base.joinpath(n).read_text(encoding="utf-8") for n in ("common.yaml", f"{vocabulary}.yaml"))
 
 
-def _read_user(path: str | os.PathLike[str]) -> dict[str, Any]:
+def _read_user(path: PathLike) -> dict[str, Any]:
     p = Path(path)
     data = read_yaml_file(p, what="Rules file")
     if data is None:
@@ -384,7 +385,7 @@ def _build(data: dict[str, Any], sources: tuple[str, ...], conventions: str = DE
                    conventions=conventions)
 
 
-def load_rules(rules: str | os.PathLike[str] | None = None, *, vocabulary: str = "chestxray14",
+def load_rules(rules: PathLike | None = None, *, vocabulary: str = "chestxray14",
                conventions: str = DEFAULT_CONVENTIONS) -> RuleSet:
     """The packaged rules for ``vocabulary``, with a user YAML file merged over them.
 

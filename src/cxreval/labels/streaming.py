@@ -27,7 +27,7 @@ import mmap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -47,6 +47,9 @@ from ._files import (
     table_parts,
 )
 from .long import LABEL_COLUMNS, PREDICTION_COLUMNS
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["PredictionScan", "LabelScan", "scan_predictions", "scan_labels"]
 
@@ -255,7 +258,8 @@ class PredictionScan:
         self._f = _Vocab(_canonical)
         self.studies, self.models, self.findings = self._s.values, self._m.values, self._f.values
 
-    def add(self, study: object, model: object, finding: object, score: np.ndarray) -> None:
+    def add(self, study: pa.Array | pd.Series, model: pa.Array | pd.Series, finding: pa.Array | pd.Series,
+            score: np.ndarray) -> None:
         """Add one block (Arrow arrays or pandas Series of the four columns)."""
         self._add_codes(self._s.codes(study), self._m.codes(model, cache=True), self._f.codes(finding, cache=True),
                         score)

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -174,10 +175,10 @@ def to_wide(labels: pd.DataFrame, *, layout: WideLayout | None = None, source: s
     return res
 
 
-def write_wide_labels(labels: pd.DataFrame, path: str | Path, **kwargs: object) -> Path:
+def write_wide_labels(labels: pd.DataFrame, path: str | Path, **kwargs: Any) -> Path:
     """Write :func:`to_wide` of ``labels`` as CSV."""
     p = Path(path)
-    to_wide(labels, **kwargs).to_csv(p, index=False)  # type: ignore[arg-type]
+    to_wide(labels, **kwargs).to_csv(p, index=False)
     return p
 
 

@@ -20,10 +20,11 @@ from typing import Any, ClassVar, SupportsFloat
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import get_executor
+from ..executor import Executor, get_executor
 from ..findings import canonical_finding
 from ..results import ReadResult, TableResult
 from ..schema.boxes import (
@@ -145,10 +146,10 @@ def _col(rule: str, T: SupportsFloat, strict: bool, T_iou: SupportsFloat | None 
     return f"IoU{op}{float(T_iou):g} or IoBB{op}{float(T):g}"
 
 
-def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.DataFrame | ReadResult, *,
+def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: pd.DataFrame | ReadResult, *,
                       protocol: LocalizationProtocol = LocalizationProtocol(),
                       missing_maps: str = "error", studies_from_maps: bool = False,
-                      executor: object = None) -> LocalizationResult:
+                      executor: Executor | str | None = None) -> LocalizationResult:
     """Score heatmaps against reference boxes under the ChestX-ray8 protocol.
 
     Parameters
@@ -382,7 +383,7 @@ def _best_overlaps(Pc: np.ndarray, img_idx: np.ndarray, G: Sequence[np.ndarray])
 
 def _predicted_boxes(maps: dict[tuple[str, str], np.ndarray], files: HeatmapFiles | None,
                      entry: dict[tuple[str, str], int], order: list[tuple[str, str]],
-                     protocol: LocalizationProtocol, ex: object) -> dict[float, dict[tuple[str, str], np.ndarray]]:
+                     protocol: LocalizationProtocol, ex: Executor | None) -> dict[float, dict[tuple[str, str], np.ndarray]]:
     """Boxes of the maps ``order`` at each threshold: in memory batched by map shape, from files in chunks."""
     pred: dict[float, dict[tuple[str, str], np.ndarray]] = {t: {} for t in protocol.thresholds}
     params = (protocol.image_shape, protocol.upsampling, protocol.thresholds, protocol.strict_threshold,
@@ -391,7 +392,7 @@ def _predicted_boxes(maps: dict[tuple[str, str], np.ndarray], files: HeatmapFile
         idx = np.array([entry[k] for k in order], dtype=np.int64)
         items = [files.take(idx[b0:b0 + FILE_CHUNK]) for b0 in range(0, idx.size, FILE_CHUNK)]
         func = functools.partial(file_chunk_boxes, params)
-        parts = ex.map(func, items) if ex is not None else [func(x) for x in items]  # type: ignore[attr-defined]
+        parts = ex.map(func, items) if ex is not None else [func(x) for x in items]
         for ti, t in enumerate(protocol.thresholds):
             pred[t] = dict(zip(order, (b for part in parts for b in part[ti])))
         return pred

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from ..results import TableResult
 from ..schema.boxes import BOX_COORDS
 
@@ -116,7 +117,7 @@ def _png_bytes(image: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 0,
+def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike = 0,
                   origin: str = "from the data mirror") -> OverlayResult:
     """Error-model heat maps from the real boxes of ``images``, the protocol's boxes on them, and the
     downsampled radiographs.

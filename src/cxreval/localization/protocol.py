@@ -37,7 +37,7 @@ import numpy as np
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError
-from .boxes import as_threshold, exceeds
+from .boxes import ThresholdLike, as_threshold, exceeds
 from .heatmaps import CONNECTIVITY, UPSAMPLING
 
 __all__ = ["RULES", "DEFAULT_T", "AFP_DENOMINATORS", "LocalizationProtocol", "correct_matrix", "score_images",
@@ -134,8 +134,8 @@ class LocalizationProtocol:
         return self.T_values if self.T_iou is None else self.T_iou
 
 
-def correct_matrix(boxes_pred: np.ndarray, boxes_true: np.ndarray, T: object, *, rule: str = "IoBB",
-                   strict: bool = True, T_iou: object = None) -> np.ndarray:
+def correct_matrix(boxes_pred: np.ndarray, boxes_true: np.ndarray, T: ThresholdLike, *, rule: str = "IoBB",
+                   strict: bool = True, T_iou: ThresholdLike | None = None) -> np.ndarray:
     """Exact decisions ``rule(p, g) > T`` for every pair: shape ``(n_pred, n_true)`` (broadcast inputs).
 
     ``T_iou`` (default: ``T``) is the threshold of the IoU measure in the ``'IoU'`` and ``'IoU or IoBB'``
@@ -199,8 +199,8 @@ def _pairs(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray]) -> tuple[np.
 
 
 def score_images(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray], *, rule: str = "IoBB",
-                 T_values: Sequence[object] = DEFAULT_T, strict: bool = True,
-                 T_iou: Sequence[object] | None = None) -> ImageScores:
+                 T_values: Sequence[ThresholdLike] = DEFAULT_T, strict: bool = True,
+                 T_iou: Sequence[ThresholdLike] | None = None) -> ImageScores:
     """Score detected boxes against reference boxes, image by image (vectorised over all pairs).
 
     Parameters

@@ -17,13 +17,14 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import normalize_rng
 from ..exceptions import SchemaError
 from ..io import markdown_table
 from ..results import TableResult
 from ..schema.boxes import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
 from ..schema.columns import FINDING, STUDY_ID
-from .boxes import check_boxes
+from .boxes import ThresholdLike, check_boxes
 from .heatmaps import heatmap_peaks, heatmaps_to_boxes
 from .protocol import DEFAULT_T, score_images
 from .synthetic import ErrorModel, coverage, error_model_maps
@@ -115,7 +116,7 @@ class BoxMaps:
     noisy: np.ndarray
 
 
-def box_maps(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel()) -> BoxMaps:
+def box_maps(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel()) -> BoxMaps:
     """One clean and one noisy error-model map per (study, finding) of a box table.
 
     Each map is the coverage of its boxes (their maximum where boxes overlap) with the error model's distractor,
@@ -140,8 +141,8 @@ def box_maps(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorM
     return BoxMaps(groups, coords, np.stack(clean) if clean else empty, np.stack(noisy) if noisy else empty)
 
 
-def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
-                         T_values: Sequence[object] = DEFAULT_T) -> RealBoxesResult:
+def error_model_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel(),
+                         T_values: Sequence[ThresholdLike] = DEFAULT_T) -> RealBoxesResult:
     """The synthetic study's error model on real reference boxes, scored per finding.
 
     For every (image, finding) of ``boxes`` (in order of first appearance) a clean and a noisy map are
@@ -190,7 +191,7 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorMo
                 sc = score_images([P[j] for j in idx], G, rule=rule, T_values=T_values)
                 for ti, T in enumerate(T_values):
                     rows.append({"variant": variant, "localizer": lname, "upsampling": up, "threshold": thr,
-                                 FINDING: f, "rule": rule, "T": float(T), "T_iou": float(T),  # type: ignore[arg-type]
+                                 FINDING: f, "rule": rule, "T": float(T), "T_iou": float(T),
                                  "acc": float(sc.acc()[ti]), "afp": float(sc.afp()[ti]),
                                  "hits": int(sc.hits[ti].sum()), "false_positives": int(sc.false_positives[ti].sum()),
                                  "n_boxes": int(sc.n_refs.sum()), "n_images": len(idx), "n_afp": len(idx),
@@ -199,7 +200,7 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorMo
     return RealBoxesResult(table, by_finding_view(table), len(boxes), int(boxes[STUDY_ID].nunique()), seed)
 
 
-def real_boxes_study(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
-                     T_values: Sequence[object] = DEFAULT_T) -> pd.DataFrame:
+def real_boxes_study(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel(),
+                     T_values: Sequence[ThresholdLike] = DEFAULT_T) -> pd.DataFrame:
     """The table of :func:`error_model_on_boxes` (``localization.csv``)."""
     return error_model_on_boxes(boxes, rng=rng, model=model, T_values=T_values).table

@@ -28,12 +28,13 @@ import numpy as np
 import pandas as pd
 from scipy import ndimage
 
+from .._typing import RNGLike
 from .._validation import check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError
 from ..results import TableResult
 from ..schema.boxes import LOCALIZATION_COLUMNS
 from ..schema.columns import FINDING, STUDY_ID
-from .boxes import box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
+from .boxes import ThresholdLike, box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
 from .heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
 from .protocol import DEFAULT_T, score_images
 from .table4 import TABLE4_ACC, afp_denominators, denominators
@@ -121,7 +122,7 @@ def error_model_maps(box: Sequence[float], rng: np.random.Generator, model: Erro
     return clean, noisy, bool(has_d)
 
 
-def synthetic_cases(rng: object = 0, *, per_size: int = 60, sizes: Mapping[str, tuple] = SIZES,
+def synthetic_cases(rng: RNGLike = 0, *, per_size: int = 60, sizes: Mapping[str, tuple] = SIZES,
                     model: ErrorModel = ErrorModel()) -> dict[str, list[SyntheticCase]]:
     """Draw ``per_size`` synthetic images per size class, consuming ``rng`` in the reference script's order."""
     gen = normalize_rng(rng)
@@ -281,8 +282,8 @@ def _localize(maps: np.ndarray, refs: np.ndarray,
     return out, runs
 
 
-def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
-                    T_values: Sequence[object] = DEFAULT_T) -> SynthResult:
+def synthetic_study(rng: RNGLike = 0, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
+                    T_values: Sequence[ThresholdLike] = DEFAULT_T) -> SynthResult:
     """Run the ChestX-ray14 article's synthetic study and return its printed output and tables.
 
     Parameters

@@ -21,6 +21,7 @@ from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .._validation import check_choice, check_positive_int
 
@@ -53,7 +54,7 @@ choice for Nodule in ``BBox_List_2017.csv``: 79 (image, Nodule) pairs with a box
 MODES: tuple[str, ...] = ("trunc", "round")
 
 
-def shown_value(k: object, n: object, *, mode: str = "trunc", digits: int = 4) -> np.ndarray:
+def shown_value(k: ArrayLike, n: ArrayLike, *, mode: str = "trunc", digits: int = 4) -> np.ndarray:
     """``k / n`` as printed with ``digits`` decimals, times ``10**digits``, as an integer (vectorised)."""
     check_choice(mode, MODES, name="mode", func="shown_value")
     k = np.asarray(k, dtype=np.int64)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from .._typing import PathLike
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import MACRO
@@ -195,6 +195,7 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
         prep = Preprocessing(size=input_size or 1024, channels=3, normalization="imagenet")
         return _Net(net, prep, "cxreval.predict.recipes:chestxray8_net", kw, "classifier", "transition",
                     f"recipe chestxray8 ({arch})", weights)
+    assert model is not None  # finetune passes exactly one of model and recipe
     ms = parse_model_spec(model)
     lm = load_model(ms, weights_dir=weights_dir, download=download)
     if lm.scripted:
@@ -299,15 +300,15 @@ def _rows(epoch: int, findings: list[str], train_loss: float, val_loss: float, a
     return rows
 
 
-def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, out: str | os.PathLike[str],
+def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
              model: str | None = None, recipe: str | None = None, arch: str = "resnet50",
-             weights: str | os.PathLike[str] | None = None, mode: str = "full", loss: str | None = None,
+             weights: PathLike | None = None, mode: str = "full", loss: str | None = None,
              findings: Sequence[str] | None = None, source: str | None = None, policy: str = "exclude",
              not_mentioned: str = "negative", state_encoding: str | None = None, val_fraction: float = 0.2,
              epochs: int = 10, patience: int = 3, batch_size: int = 16, lr: float | None = None,
              weight_decay: float = 1e-4, seed: int = 0, device: str = "cpu", input_size: int | None = None,
              name: str | None = None, keep_interrupted: bool = False, overwrite: bool = False,
-             weights_dir: str | os.PathLike[str] | None = None, download: bool = True, dicom_window: str = "none",
+             weights_dir: PathLike | None = None, download: bool = True, dicom_window: str = "none",
              argv: Sequence[str] | None = None, progress: Callable[[int, int, float], None] | None = None,
              on_epoch: Callable[[int], None] | None = None) -> FinetuneResult:
     """Fine-tune ``model`` (or train ``recipe``) on ``labels`` and write ``out`` atomically (module docstring).
@@ -331,6 +332,7 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
     else:
         from .models import parse_model_spec
 
+        assert model is not None  # exactly one of model and recipe (checked above)
         if parse_model_spec(model).kind == "clip":
             raise InvalidParameterError(f"model={str(model)!r}: fine-tuning clip: models is not supported yet; score them "
                                         "zero-shot with cxreval predict, or fine-tune an xrv: or torch: model.")

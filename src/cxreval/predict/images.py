@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from .._validation import check_choice
 from ..exceptions import DataUnavailableError, SchemaError
 
@@ -140,7 +141,7 @@ def pydicom_available() -> bool:
     return True
 
 
-def is_dicom(path: str | os.PathLike[str]) -> bool:
+def is_dicom(path: PathLike) -> bool:
     """True for a ``.dcm``/``.dicom`` name or a file with the ``DICM`` marker at byte 128."""
     p = Path(path)
     if p.suffix.lower() in (".dcm", ".dicom"):
@@ -341,7 +342,7 @@ def _check_pixels(arr: np.ndarray, path: Path) -> np.ndarray:
     return arr
 
 
-def read_image(path: str | os.PathLike[str], *, dicom_window: str = "none") -> RawImage:
+def read_image(path: PathLike, *, dicom_window: str = "none") -> RawImage:
     """Read one image at its full bit depth (see the module docstring for each format).
 
     Parameters

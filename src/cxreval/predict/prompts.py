@@ -21,11 +21,11 @@ Examples
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._typing import PathLike
 from .._validation import read_yaml_file
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
@@ -63,7 +63,7 @@ def _texts(v: object, *, where: str) -> tuple[str, ...]:
     return tuple(t.strip() for t in items)
 
 
-def load_prompts(prompts: str | os.PathLike[str] | None = None) -> PromptSet:
+def load_prompts(prompts: PathLike | None = None) -> PromptSet:
     """Read a prompt file: a built-in name (:data:`PROMPT_SETS`, default ``chestxray14``) or a YAML path.
 
     Raises

@@ -258,7 +258,7 @@ def predict_batch(models: Sequence[LoadedModel], idx: Sequence[int], batch: Sequ
               if isinstance(loaded[i], str)]
     scores, maps = {}, {}
     if ok:
-        xb = torch.from_numpy(np.stack([loaded[i] for i in ok]))  # type: ignore[misc]
+        xb = torch.from_numpy(np.stack([loaded[i] for i in ok]))
         for mi in idx:
             m = models[mi]
             dev = next(iter(m.module.parameters()), xb).device

@@ -54,6 +54,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.stats import rankdata
 
 from ..exceptions import InvalidParameterError
@@ -81,7 +82,7 @@ _PAIR_BUDGET = 1 << 21
 """Largest ``rows x n(n-1)/2`` handled by the all-pairs path (about 16 MiB per float64 temporary)."""
 
 
-def _pair(x: object, y: object, axis: int, func: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _pair(x: ArrayLike, y: ArrayLike, axis: int, func: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``x``, ``y`` as float arrays with ``axis`` last, same shape, at least 1-D; and the NaN mask per row."""
     xa = np.asarray(x, dtype=float)
     ya = np.asarray(y, dtype=float)
@@ -103,7 +104,7 @@ def _finish(r: np.ndarray, undefined: np.ndarray) -> np.ndarray:
     return r[()] if r.ndim == 0 else r
 
 
-def spearman_rho(x: object, y: object, *, axis: int = -1) -> np.ndarray:
+def spearman_rho(x: ArrayLike, y: ArrayLike, *, axis: int = -1) -> np.ndarray:
     """Spearman's rho as the Pearson correlation of average ranks (equals ``scipy.stats.spearmanr``).
 
     NaN if either input has a NaN or is constant along ``axis``.
@@ -119,7 +120,7 @@ def spearman_rho(x: object, y: object, *, axis: int = -1) -> np.ndarray:
     return _finish(r, bad | (den == 0))
 
 
-def spearman_rho_d2(x: object, y: object, *, axis: int = -1) -> np.ndarray:
+def spearman_rho_d2(x: ArrayLike, y: ArrayLike, *, axis: int = -1) -> np.ndarray:
     """Spearman's rho by the XQA-Chest paper's formula ``1 - 6 sum d² / (n (n² - 1))``, ``d`` the average-rank differences.
 
     Equal to :func:`spearman_rho` without ties. NaN if either input has a NaN or ``n < 2``.
@@ -188,7 +189,7 @@ def _kendall_counts_fast(x: np.ndarray, y: np.ndarray) -> tuple[float, float, fl
     return float(s), float(n0), float(n0 - n1), float(n0 - n2)
 
 
-def _kendall_counts(x: object, y: object, axis: int, func: str
+def _kendall_counts(x: ArrayLike, y: ArrayLike, axis: int, func: str
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per row: ``C - D``, ``n0``, ``n0 - n1``, ``n0 - n2`` and the NaN mask."""
     xa, ya, bad = _pair(x, y, axis, func)
@@ -210,7 +211,7 @@ def _kendall_counts(x: object, y: object, axis: int, func: str
     return s, n0, nx, ny, bad
 
 
-def kendall_tau_a(x: object, y: object, *, axis: int = -1) -> np.ndarray:
+def kendall_tau_a(x: ArrayLike, y: ArrayLike, *, axis: int = -1) -> np.ndarray:
     """Kendall's tau-a along ``axis``: ``(C - D) / (n (n - 1) / 2)``, the XQA-Chest paper's KRCC.
 
     Tied pairs count as neither concordant nor discordant, so ties pull tau-a towards 0 (a constant input gives
@@ -227,7 +228,7 @@ def kendall_tau_a(x: object, y: object, *, axis: int = -1) -> np.ndarray:
     return _finish(t, bad | (n0 == 0))
 
 
-def kendall_tau_b(x: object, y: object, *, axis: int = -1) -> np.ndarray:
+def kendall_tau_b(x: ArrayLike, y: ArrayLike, *, axis: int = -1) -> np.ndarray:
     """Kendall's tau-b along ``axis`` (equals ``scipy.stats.kendalltau``, variant ``'b'``).
 
     ``tau_b = (C - D) / sqrt((n0 - n1)(n0 - n2))``, with ``n1``/``n2`` the pairs tied in ``x``/``y``.

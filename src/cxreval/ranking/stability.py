@@ -311,7 +311,7 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
                     if r not in all_refs:
                         raise InvalidParameterError(f"Unknown reference {r!r} in 'pairs'; references of {ds!r} "
                                                     f"{f!r}: {all_refs}.")
-        unranked = [r for r, dead in zip(all_refs, np.isnan(point).all(axis=0)) if dead]
+        unranked = [r for r, dead in zip(all_refs, np.asarray(np.isnan(point).all(axis=0))) if dead]
         if unranked:
             notes.append(f"{f}{f' ({ds})' if ds else ''}: no AUC under {unranked} (not labelled or undefined); "
                          "not ranked there")
@@ -325,8 +325,8 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
             # undefined AUCs: a reference without any AUC for the finding is not ranked on it; a model without an
             # AUC under a ranked reference leaves that finding's ranking (counted in n_excluded)
             Pg = point[idx]
-            live = ~np.isnan(Pg).all(axis=0) if len(idx) else np.zeros(len(all_refs), dtype=bool)
-            ok_m = np.isfinite(Pg[:, live]).all(axis=1)
+            live = np.asarray(~np.isnan(Pg).all(axis=0)) if len(idx) else np.zeros(len(all_refs), dtype=bool)
+            ok_m = np.asarray(np.isfinite(Pg[:, live]).all(axis=1))
             n_excl = int((~ok_m).sum())
             if n_excl:
                 notes.append(f"{f}{f' ({ds})' if ds else ''}, {gname}: {n_excl} model(s) without an AUC under "
@@ -435,7 +435,7 @@ def _summary(res: RankingStabilityResult, title: str) -> str:
     t = t[t.group == ALL_MODELS] if (t.group == ALL_MODELS).any() else t
     if len(t):
         rows = []
-        for (ds, f, bu, m), g in t.groupby(["dataset", "finding", "best_under", "model"], sort=False):  # type: ignore[assignment]
+        for (ds, f, bu, m), g in t.groupby(["dataset", "finding", "best_under", "model"], sort=False):
             ranks = ", ".join(f"{r}: {rk:g}" + (f" ({lo}-{hi})" if lo != hi else "")
                               for r, rk, lo, hi in zip(g.reference, g["rank"], g.rank_min, g.rank_max))
             rows.append({"dataset": ds, "finding": f, "best under": bu, "model": m, "rank under each reference": ranks})

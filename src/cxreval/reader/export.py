@@ -133,7 +133,7 @@ def _snapshot(store: ReaderStore) -> Any:
 def _sources(conn: Any, store: ReaderStore, names: dict[int, str]) -> list[tuple[str, int, str, str | None]]:
     """``(source, reader_id, task, section)`` of every reader and task with labels, sorted by source."""
     sa, lt = store.sa, store.t["latest"]
-    out = []
+    out: list[tuple[str, int, str, str | None]] = []
     for rid, task in conn.execute(sa.select(lt.c.reader_id, lt.c.task).where(lt.c.task.in_(("image", "report")))
                                   .group_by(lt.c.reader_id, lt.c.task)):
         if task == "image":

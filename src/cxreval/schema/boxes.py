@@ -57,11 +57,11 @@ NO_THRESHOLD = "-"
 """``threshold`` (and ``upsampling``) of a localizer that has none."""
 
 
-def threshold_label(t: object) -> str:
+def threshold_label(t: float | str) -> str:
     """A map threshold as the ``threshold`` column writes it: ``60.0`` -> ``'60'``; ``'-'`` stays."""
     if isinstance(t, str):
         return t
-    return f"{float(t):g}"  # type: ignore[arg-type]
+    return f"{float(t):g}"
 
 
 def box_columns(table: pd.DataFrame) -> tuple[str, ...]:

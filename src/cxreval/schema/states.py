@@ -90,7 +90,7 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
         s = values.reset_index(drop=True)
     else:
         try:
-            s = pd.Series(list(values), dtype=object)  # type: ignore[call-overload]
+            s = pd.Series(list(values), dtype=object)
         except TypeError:
             raise InvalidParameterError(f"The 'values' parameter of parse_states must be an iterable of label states. "
                                         f"Got {values!r} instead.") from None
@@ -175,7 +175,7 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
         check_choice(blank_state, BLANK_STATES, name="blank_state", func="decode_states")
     s = pd.Series(values).reset_index(drop=True)
     codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
-    kinds: list[tuple[str, object]] = []  # ("name", code) | ("num", float) | ("blank", None) | ("bad", None)
+    kinds: list[tuple[str, float | None]] = []  # ("name", code) | ("num", float) | ("blank", None) | ("bad", None)
     for v in uniq:
         if isinstance(v, str) and v.strip() == "":
             kinds.append(("blank", None))
@@ -196,7 +196,7 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
         raise SchemaError(f"State {s.iloc[i]!r} outside the domain in {_where(where, i, column)}; expected one of "
                           f"{list(STATE_NAMES)}, or numeric codes read by an explicit state_encoding= "
                           f"(one of {', '.join(STATE_ENCODINGS)}).")
-    nums = sorted({float(x) for kind, x in kinds if kind == "num"})  # type: ignore[arg-type]
+    nums = sorted({float(x) for kind, x in kinds if kind == "num" and x is not None})
     enc = encoding
     if enc is None and nums:
         if set(nums) <= {0.0, 2.0}:
@@ -228,10 +228,10 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
     for k, (kind, x) in enumerate(kinds):
         if kind == "missing":
             lut[k] = -99
-        elif kind == "name":
-            lut[k] = int(x)  # type: ignore[call-overload]
-        elif kind == "num":
-            lut[k] = reading[float(x)]  # type: ignore[arg-type]
+        elif kind == "name" and x is not None:
+            lut[k] = int(x)
+        elif kind == "num" and x is not None:
+            lut[k] = reading[float(x)]
     out = lut[codes]
     missing = out == -99
     res = pd.array(np.where(missing, 0, out).astype(np.int8), dtype="Int8")
