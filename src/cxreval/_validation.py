@@ -24,6 +24,7 @@ __all__ = [
     "normalize_rng",
     "check_path",
     "did_you_mean",
+    "cell_location",
     "physical_memory",
     "check_memory",
 ]
@@ -83,6 +84,16 @@ def did_you_mean(name: str, choices: Iterable[str], *, n: int = 3, cutoff: float
     """``" Did you mean 'a', 'b'?"`` for the close matches of ``name`` among ``choices``, else ``""``."""
     close = difflib.get_close_matches(name, list(choices), n=n, cutoff=cutoff)
     return f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+
+
+def cell_location(where: str, row: int | None = None, column: str | None = None) -> str:
+    """``"WHERE, row R, column 'C'"``: where a bad value sits in a table, for an error message."""
+    parts = [where]
+    if row is not None:
+        parts.append(f"row {row}")
+    if column is not None:
+        parts.append(f"column {column!r}")
+    return ", ".join(parts)
 
 
 def read_yaml_file(path: PathLike, *, what: str) -> Any:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..labels import ORDINAL_STATES, REPORT_STATES, SUMMARY_ROWS
+from ..schema import ORDINAL_STATES, REPORT_STATES, SUMMARY_ROWS
 
 __all__ = ["OKABE_ITO", "TOL_MUTED", "PALETTE", "SYMBOLS", "STATE_COLORS", "STATE_ORDER", "SUMMARY_ROWS",
            "reference_colors", "ref_color", "ref_symbol", "palette_color", "rgba", "ordered", "base_layout",

@@ -24,6 +24,7 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
+from ..io.read import read_table
 from ..results import ReadReport, ReadResult
 from ..schema.boxes import BOX_COORDS, check_box_table
 from ..schema.columns import FINDING
@@ -73,10 +74,8 @@ def read_box_table(path: PathLike) -> ReadResult:
     """
     p = Path(path)
     where = f"the box table {str(p)!r}"
-    try:
-        raw = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p, dtype={"study_id": str, "source": str})
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        raise SchemaError(f"{p}: cannot be read as a box table ({exc}).") from exc
+    raw = read_table(p, dtype={"study_id": str, "source": str},
+                     error=lambda p, exc: f"{p}: cannot be read as a box table ({exc}).")
     table = check_box_table(raw, where=where).copy()
     for col in table.columns[: len(table.columns) - len(BOX_COORDS)]:
         empty = table[col].isna().to_numpy() | (table[col].astype(str).str.strip() == "").to_numpy()

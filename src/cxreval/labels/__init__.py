@@ -19,7 +19,7 @@ state          Int8, one of :class:`LabelState` (or <NA> for missing)
 The **prediction table** is long, ``study_id, model, finding, score``, one row per
 ``(study_id, model, finding)``; a model → group table (``model, group``) is optional.
 
-Modules: :mod:`~cxreval.labels.states` (states, encodings, binarisation), :mod:`~cxreval.labels.long`
+Modules: :mod:`~cxreval.schema.states` (states, encodings, binarisation; re-exported here), :mod:`~cxreval.labels.long`
 (validation, long CSV/Parquet files), :mod:`~cxreval.labels.wide` (wide CheXpert-style files) and
 :mod:`~cxreval.schema.columns` (column and summary-row names, typed once),
 :mod:`~cxreval.labels.streaming` (large inputs read block by block into integer codes, validated once; a folder
@@ -55,6 +55,23 @@ from ..schema.columns import (
     STUDY_ID,
     SUMMARY_ROWS,
 )
+from ..schema.states import (
+    BLANK_STATES,
+    MISSING_NAME,
+    NOT_MENTIONED_POLICIES,
+    ORDINAL_STATES,
+    POLICIES,
+    REPORT_STATES,
+    STATE_ENCODINGS,
+    STATE_NAMES,
+    LabelPolicy,
+    LabelState,
+    binarize,
+    decode_states,
+    parse_states,
+    resolve_not_mentioned,
+    state_names,
+)
 from ._files import (
     TABLE_SUFFIXES,
     check_label_headers,
@@ -74,23 +91,6 @@ from .long import (
     validate_predictions,
     write_labels,
     write_predictions,
-)
-from .states import (
-    BLANK_STATES,
-    MISSING_NAME,
-    NOT_MENTIONED_POLICIES,
-    ORDINAL_STATES,
-    POLICIES,
-    REPORT_STATES,
-    STATE_ENCODINGS,
-    STATE_NAMES,
-    LabelPolicy,
-    LabelState,
-    binarize,
-    decode_states,
-    parse_states,
-    resolve_not_mentioned,
-    state_names,
 )
 from .streaming import LabelScan, PredictionScan, scan_labels, scan_predictions
 from .wide import WideLayout, read_wide_labels, read_wide_predictions, to_wide, write_wide_labels

@@ -7,45 +7,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._validation import cell_location as _where
 from .._validation import check_path
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
+from ..io.read import read_table
 
 __all__: list[str] = []
 
-_WIDE_CODES = {1.0: 2, 0.0: 0, -1.0: 1}
 _WIDE_OF = {2: 1.0, 0: 0.0, 1: -1.0}
-
-_NUMERIC_READING: dict[str, dict[float, int]] = {
-    "cxreval": {-1.0: -1, 0.0: 0, 1.0: 1, 2.0: 2},
-    "chexpert": _WIDE_CODES,
-    "binary": {1.0: 2, 0.0: 0},
-}
-_READING_TEXT = {
-    "cxreval": "-1 = not_mentioned, 0 = negative, 1 = uncertain, 2 = positive, blank = missing",
-    "chexpert": "1 = positive, 0 = negative, -1 = uncertain, blank = not_mentioned",
-    "binary": "1 = positive, 0 = negative, blank = missing",
-}
-
-
-def _where(where: str, row: int | None = None, column: str | None = None) -> str:
-    parts = [where]
-    if row is not None:
-        parts.append(f"row {row}")
-    if column is not None:
-        parts.append(f"column {column!r}")
-    return ", ".join(parts)
-
-
-def _as_number(v: object) -> float | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, (int, np.integer, float, np.floating)):
-        return float(v)
-    try:
-        return float(str(v).strip())
-    except ValueError:
-        return None
 
 
 def _canonical_column(values: pd.Series, *, where: str) -> pd.Series:
@@ -76,10 +46,4 @@ def _read_table(path: str | Path, func: str = "read_labels") -> pd.DataFrame:
     p = Path(path)
     if not p.exists():
         raise SchemaError(f"File {str(p)!r} does not exist.")
-    try:
-        if p.suffix.lower() == ".parquet":
-            return pd.read_parquet(p)
-        return pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError, EOFError) as exc:  # EOFError: a truncated .gz
-        raise SchemaError(f"Could not read {str(p)!r} as {'Parquet' if p.suffix == '.parquet' else 'CSV'}: "
-                          f"{exc or type(exc).__name__}") from exc
+    return read_table(p, text=True)

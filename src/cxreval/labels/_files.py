@@ -6,82 +6,39 @@ value."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
+from ..io.read import TABLE_SUFFIXES, HeaderError, column_names, table_files, table_parts
 from ..schema import check_columns
 from ..schema.columns import PATIENT_ID
+from ..schema.states import BLANK_STATES, STATE_ENCODINGS, decode_states
 from ._common import _read_table
 from .long import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
-from .states import BLANK_STATES, STATE_ENCODINGS, decode_states
 from .wide import read_wide_predictions
 
 __all__ = ["TABLE_SUFFIXES", "table_parts", "read_prediction_tables", "read_label_tables", "check_label_headers",
            "check_prediction_headers"]
 
-TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".parquet")
-
-
 class _Unusual(Exception):
     """Something the vectorised reader leaves to the pandas readers (which raise the exact error)."""
 
 
-def table_parts(path: str | Path, columns: Sequence[str]) -> list[Path] | None:
-    """The files of one long table: ``[path]`` for a file; for a folder, its ``.csv``/``.parquet`` files in
-    name order when every one has ``columns`` (a partitioned table), else ``None``."""
-    p = Path(path)
-    if not p.is_dir():
-        return [p]
-    files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in TABLE_SUFFIXES)
-    if not files:
-        return None
-    for f in files:
-        try:
-            names = _column_names(f)
-        except _Unusual:
-            return None
-        if not set(columns) <= set(names):
-            return None
-    return files
-
-
 def _column_names(f: Path) -> list[str]:
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
-
     try:
-        if f.suffix.lower() == ".parquet":
-            return list(pq.read_schema(f).names)
-        with contextlib.closing(pacsv.open_csv(f, read_options=pacsv.ReadOptions(block_size=1 << 16),
-                                               convert_options=pacsv.ConvertOptions(include_columns=[]))) as r:
-            return list(r.schema.names) or _csv_header(f)
-    except (pa.ArrowException, OSError, ValueError) as exc:
+        return column_names(f)
+    except HeaderError as exc:
         raise _Unusual(str(exc)) from exc
-
-
-def _csv_header(f: Path) -> list[str]:
-    import csv
-
-    with open(f, newline="", encoding="utf-8-sig") as fh:
-        return next(csv.reader(fh), [])
-
-
-def _table_files(p: Path) -> list[Path]:
-    if not p.is_dir():
-        return [p]
-    return sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in TABLE_SUFFIXES)
 
 
 def _check_headers(p: Path, required: Sequence[str], *, what: str) -> bool:
     """The header of the table ``p`` (a file, or a folder of parts with the same columns) has ``required``;
     read before any data block. Returns False when ``p`` cannot be read as a table here (the reader then
     raises its own error)."""
-    files = _table_files(p)
+    files = table_files(p)
     if not files:
         raise SchemaError(f"{what} folder {str(p)!r} has no '*.csv' or '*.parquet' file.")
     first: list[str] | None = None
@@ -149,7 +106,7 @@ def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
         where = f"folder {str(p)!r}"
         return validate_predictions(pd.concat([_read_table(f, "read_predictions") for f in parts],
                                               ignore_index=True), where=where), []
-    files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in TABLE_SUFFIXES)
+    files = table_files(p)
     others = sorted(f.name for f in p.iterdir() if f.is_file() and f.suffix.lower() not in TABLE_SUFFIXES
                     and not f.name.startswith("."))
     if not files:
@@ -163,7 +120,10 @@ def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
     if others:
         notes.append(f"{p.name}: files that are not .csv/.parquet were not read: {others}")
     for f in files:
-        head = pd.read_parquet(f).columns if f.suffix.lower() == ".parquet" else pd.read_csv(f, nrows=0).columns
+        try:
+            head = column_names(f)
+        except HeaderError:
+            head = []  # not a table: read_wide_predictions names the file
         prefix = "prob_" if any(str(c).startswith("prob_") for c in head) else ""
         res = read_wide_predictions(f, model=f.stem, prefix=prefix)
         tables.append(res.table)

@@ -17,8 +17,8 @@ from ..exceptions import SchemaError
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
 from ..schema.columns import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STATE, STUDY_ID
+from ..schema.states import STATE_NAMES, decode_states, parse_states, state_names
 from ._common import _canonical_column, _id_column, _read_table, _where
-from .states import STATE_NAMES, decode_states, parse_states, state_names
 
 __all__ = ["LABEL_COLUMNS", "PREDICTION_COLUMNS", "validate_label_table", "validate_predictions",
            "validate_model_groups", "label_matrix", "read_labels", "write_labels", "read_predictions",

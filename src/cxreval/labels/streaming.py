@@ -34,6 +34,7 @@ import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
+from ..schema.states import STATE_ENCODINGS, decode_states
 from ._files import (
     TABLE_SUFFIXES,
     _column_names,
@@ -46,7 +47,6 @@ from ._files import (
     table_parts,
 )
 from .long import LABEL_COLUMNS, PREDICTION_COLUMNS
-from .states import STATE_ENCODINGS, decode_states
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -15,7 +15,8 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
-from ._common import _WIDE_CODES, _WIDE_OF, _read_table, _where
+from ..schema.states import NUMERIC_CODES
+from ._common import _WIDE_OF, _read_table, _where
 from .long import validate_label_table, validate_predictions
 
 __all__ = ["WideLayout", "read_wide_labels", "to_wide", "write_wide_labels", "read_wide_predictions"]
@@ -114,12 +115,12 @@ def read_wide_labels(path: str | Path, *, source: str, id_column: str | None = N
         col = df[c]
         num = pd.to_numeric(col, errors="coerce")
         blank = col.isna().to_numpy()
-        bad = (~blank) & ~num.isin(list(_WIDE_CODES)).to_numpy()
+        bad = (~blank) & ~num.isin(list(NUMERIC_CODES["chexpert"])).to_numpy()
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise SchemaError(f"State {col.iloc[i]!r} outside the domain in {_where(where, i, c)}; "
                               f"expected 1, 0, -1 or blank.")
-        codes = np.array(num.map(_WIDE_CODES).to_numpy(dtype=float, na_value=np.nan), dtype=float)
+        codes = np.array(num.map(NUMERIC_CODES["chexpert"]).to_numpy(dtype=float, na_value=np.nan), dtype=float)
         codes[blank] = -1
         states[:, j] = codes.astype(np.int8)
     long = pd.DataFrame({

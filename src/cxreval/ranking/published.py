@@ -39,6 +39,7 @@ from .._validation import check_path
 from ..classification import AUCTableResult
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
+from ..io.read import read_table
 from ..labels import MACRO, MICRO
 from .correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 from .stability import RankingStabilityResult, compare_table_rankings
@@ -206,10 +207,7 @@ def read_auc_table(spec: str | PathLike[str]) -> AUCTableResult:
     if not p.exists():
         raise SchemaError(f"AUC table {str(spec)!r} does not exist (give a CSV/Parquet file, or "
                           f"{XQA_AUC_TABLES!r} for the packaged XQA tables).")
-    try:
-        df = pd.read_parquet(p) if p.suffix.lower() == ".parquet" else pd.read_csv(p)
-    except (ValueError, OSError) as exc:
-        raise SchemaError(f"Could not read AUC table {str(spec)!r}: {exc}") from exc
+    df = read_table(p, error=lambda _, exc: f"Could not read AUC table {str(spec)!r}: {exc}")
     if "finding" in df.columns:
         df["finding"] = df["finding"].astype(str).map(table_finding)
     return AUCTableResult(df, str(spec))

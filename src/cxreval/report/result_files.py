@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..exceptions import SchemaError
+from ..io.read import read_table
 from ..outputs import check_unchanged, read_run
 
 __all__ = ["read_result_table", "find_result_file", "listed_files", "run_record", "missing_columns", "result_path"]
@@ -86,13 +86,7 @@ def read_result_table(path: str | Path) -> pd.DataFrame:
     SchemaError
         If the file cannot be parsed as a table; the message names the file.
     """
-    path = Path(path)
-    try:
-        if path.suffix == ".parquet":
-            return pd.read_parquet(path)
-        return pd.read_csv(path)
-    except (ValueError, OSError, ImportError) as exc:
-        raise SchemaError(f"Cannot read result table {str(path)!r}: {exc}") from exc
+    return read_table(path, error=lambda p, exc: f"Cannot read result table {str(p)!r}: {exc}")
 
 
 def missing_columns(df: pd.DataFrame, required: Sequence[str]) -> list[str]:

@@ -1,5 +1,6 @@
 """The column schemas, typed once: the long label and prediction tables, the summary rows and the annotation
-table (:mod:`cxreval.schema.columns`), the box table and ``localization.csv`` (:mod:`cxreval.schema.boxes`)."""
+table (:mod:`cxreval.schema.columns`), the box table and ``localization.csv`` (:mod:`cxreval.schema.boxes`), the
+label states, their numeric encodings and the uncertain/not-mentioned policy (:mod:`cxreval.schema.states`)."""
 
 from .boxes import (
     BOX_COLUMNS,
@@ -27,8 +28,28 @@ from .columns import (
     SUMMARY_ROWS,
     check_columns,
 )
+from .states import (
+    BLANK_STATES,
+    MISSING_NAME,
+    NOT_MENTIONED_POLICIES,
+    ORDINAL_STATES,
+    POLICIES,
+    REPORT_STATES,
+    STATE_ENCODINGS,
+    STATE_NAMES,
+    LabelPolicy,
+    LabelState,
+    binarize,
+    decode_states,
+    parse_states,
+    resolve_not_mentioned,
+    state_names,
+)
 
 __all__ = ["STUDY_ID", "PATIENT_ID", "SOURCE", "FINDING", "STATE", "MODEL", "SCORE", "MACRO", "MICRO", "MEAN",
            "SUMMARY_ROWS", "ANNOTATION_COLUMNS", "RENAMED_COLUMNS", "check_columns",
            "BOX_COORDS", "BOX_COLUMNS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "NO_THRESHOLD",
-           "check_box_table", "box_columns", "threshold_label"]
+           "check_box_table", "box_columns", "threshold_label",
+           "LabelState", "STATE_NAMES", "ORDINAL_STATES", "REPORT_STATES", "POLICIES", "NOT_MENTIONED_POLICIES",
+           "STATE_ENCODINGS", "BLANK_STATES", "MISSING_NAME", "LabelPolicy", "parse_states", "decode_states",
+           "state_names", "binarize", "resolve_not_mentioned"]

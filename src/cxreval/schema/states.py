@@ -15,12 +15,37 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._validation import cell_location as _where
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ._common import _NUMERIC_READING, _READING_TEXT, _as_number, _where
 
-__all__ = ["LabelState", "STATE_NAMES", "ORDINAL_STATES", "REPORT_STATES", "POLICIES", "NOT_MENTIONED_POLICIES", "STATE_ENCODINGS", "BLANK_STATES", "MISSING_NAME", "LabelPolicy",
+__all__ = ["LabelState", "STATE_NAMES", "ORDINAL_STATES", "REPORT_STATES", "POLICIES", "NOT_MENTIONED_POLICIES", "STATE_ENCODINGS", "NUMERIC_CODES", "BLANK_STATES", "MISSING_NAME", "LabelPolicy",
            "parse_states", "decode_states", "state_names", "binarize", "resolve_not_mentioned"]
+
+
+NUMERIC_CODES: dict[str, dict[float, int]] = {
+    "cxreval": {-1.0: -1, 0.0: 0, 1.0: 1, 2.0: 2},
+    "chexpert": {1.0: 2, 0.0: 0, -1.0: 1},
+    "binary": {1.0: 2, 0.0: 0},
+}
+"""The code each numeric state reads as under each of :data:`STATE_ENCODINGS` (``chexpert``: the wide
+CheXpert-style files, ``1`` positive, ``0`` negative, ``-1`` uncertain)."""
+_READING_TEXT = {
+    "cxreval": "-1 = not_mentioned, 0 = negative, 1 = uncertain, 2 = positive, blank = missing",
+    "chexpert": "1 = positive, 0 = negative, -1 = uncertain, blank = not_mentioned",
+    "binary": "1 = positive, 0 = negative, blank = missing",
+}
+
+
+def _as_number(v: object) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, np.integer, float, np.floating)):
+        return float(v)
+    try:
+        return float(str(v).strip())
+    except ValueError:
+        return None
 
 
 class LabelState(enum.IntEnum):
@@ -182,7 +207,7 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
                 f"The states in {_where(where, None, column)} are numeric codes ({shown}) that can be read two ways: "
                 f"as cxreval codes ({_READING_TEXT['cxreval']}) or as CheXpert codes ({_READING_TEXT['chexpert']}). "
                 f"Pass a state_encoding= (cxreval, chexpert or binary), or write state names.")
-    reading = _NUMERIC_READING.get(enc or "cxreval", {})
+    reading = NUMERIC_CODES.get(enc or "cxreval", {})
     outside = [k for k, (kind, x) in enumerate(kinds) if kind == "num" and x not in reading]
     if outside:
         i = first_row(outside)
