@@ -91,7 +91,7 @@ def bootstrap_replicates(ctx: Context) -> Figures:
 
 
 def xqa_published(ctx: Context) -> Figures:
-    from cxreval.ranking import attach_published, compare_table_rankings, load_xqa_auc_table
+    from cxreval.ranking import compare_table_rankings, compare_with_published, load_xqa_auc_table
 
     tab = load_xqa_auc_table()
     fig = Figures()
@@ -99,7 +99,7 @@ def xqa_published(ctx: Context) -> Figures:
                   "(Tables 26-29)", ["variant", "rows with a published value", "recomputed",
                                      "mean abs(point - paper mean) SRCC", "KRCC"])
     for kendall, spearman in (("tau-a", "formula"), ("tau-b", "pearson")):
-        c = attach_published(compare_table_rankings(tab, kendall=kendall, spearman=spearman))
+        c = compare_with_published(compare_table_rankings(tab, kendall=kendall, spearman=spearman)).correlations
         pub = c[c.paper_mean.notna()]
         both = pub[pub.statistic.notna()]
         d = (both.statistic - both.paper_mean).abs().groupby(both.method).mean()

@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import kendalltau, rankdata, spearmanr
 
 from cxreval.ranking import compare_table_rankings
-from cxreval.ranking.published import attach_published, load_xqa_auc_table, load_xqa_rank_correlations
+from cxreval.ranking.published import compare_with_published, load_xqa_auc_table, load_xqa_rank_correlations
 
 SHA = {"xqa_auc_tables_16_25.csv": "cc046eb71fda81619f7f9cfabc4d538b2c4343d41c474a631a43ebe9502309cb",
        "xqa_rank_correlation_tables_26_29.csv": "985a2faa8c208d0c6864e8e418c362116be17d0a45b69e70acd05cbf9fca24ba"}
@@ -62,7 +62,7 @@ def test_every_published_correlation_row_is_covered_with_its_csv_value():
     raw = resources.files("cxreval").joinpath("data", "xqa", "xqa_rank_correlation_tables_26_29.csv").read_text()
     rows = list(csv.DictReader(io.StringIO(raw)))
     assert len(rows) == 168
-    c = attach_published(compare_table_rankings(load_xqa_auc_table()))
+    c = compare_with_published(compare_table_rankings(load_xqa_auc_table())).correlations
     pub = c[c.paper_mean.notna()]
     assert len(pub) == 168
     names = {"Pleural effusion": "Effusion", "Lung opacity": "Lung Opacity", "Macro Avg.": "macro",
@@ -82,12 +82,12 @@ def test_every_published_correlation_row_is_covered_with_its_csv_value():
     assert sorted(micro.paper_mean) == [0.53, 0.62, 0.74, 0.89, 0.9, 0.93, 0.94, 0.96]
     assert (c.loc[c.finding != "micro", "note"] == "").all() and c.loc[c.finding != "micro", "statistic"].notna().all()
     # without keep_unmatched, only the recomputed rows (160 with a published value)
-    assert attach_published(compare_table_rankings(load_xqa_auc_table()), keep_unmatched=False).paper_mean.notna().sum() == 160
+    assert compare_with_published(compare_table_rankings(load_xqa_auc_table()), keep_unmatched=False).correlations.paper_mean.notna().sum() == 160
 
 
 def test_point_correlations_from_published_aucs_track_the_paper():
     res = compare_table_rankings(load_xqa_auc_table(), kendall="tau-b", spearman="pearson")
-    c = attach_published(res)
+    c = compare_with_published(res).correlations
     m = c[c.paper_mean.notna() & c.statistic.notna()]
     assert len(m) == 160
     row = c[(c.dataset == "XQA-RR") & (c.finding == "Effusion") & (c.group == "All Models") & (c.method == "SRCC")
@@ -98,7 +98,7 @@ def test_point_correlations_from_published_aucs_track_the_paper():
     b = e[e.reference == "Rep1"].set_index("model").auc.reindex(a.index)
     assert row.statistic == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
     # the XQA-Chest paper's formulas (default) on the same tied AUCs: 1 - 6 sum d^2 / (n (n^2 - 1))
-    seed = attach_published(compare_table_rankings(load_xqa_auc_table()))
+    seed = compare_with_published(compare_table_rankings(load_xqa_auc_table())).correlations
     srow = seed[(seed.dataset == "XQA-RR") & (seed.finding == "Effusion") & (seed.group == "All Models")
                 & (seed.method == "SRCC") & (seed.reference_b == "Rep1")].iloc[0]
     d = rankdata(a) - rankdata(b)

@@ -7,7 +7,6 @@ from .published import (
     PAIR_REFERENCES,
     XQA_AUC_TABLES,
     XQA_CITATION,
-    attach_published,
     compare_with_published,
     load_xqa_auc_table,
     load_xqa_rank_correlations,
@@ -39,6 +38,6 @@ __all__ = [
     "SPEARMAN_VARIANTS", "RankingStabilityResult", "compare_rankings", "compare_table_rankings", "check_ranking_options", "ALL_MODELS", "CORRELATION_COLUMNS",
     "RANKING_COLUMNS", "TOP_COLUMNS", "VARIANT_TEXT",
     "DEFAULT_KENDALL", "DEFAULT_SPEARMAN", "correlation_function",
-    "XQA_CITATION", "table_finding", "load_xqa_auc_table", "load_xqa_rank_correlations", "attach_published",
+    "XQA_CITATION", "table_finding", "load_xqa_auc_table", "load_xqa_rank_correlations",
     "compare_with_published", "read_auc_table", "rank_auc_table", "PAIR_REFERENCES", "XQA_AUC_TABLES",
 ]

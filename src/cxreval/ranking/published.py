@@ -7,7 +7,7 @@ induce, as bootstrap mean ± sd (Tables 26–29). They are package data (``cxrev
 README and CITATION.cff) so that ``cxreval rank --auc-table`` can put its point rank correlations beside
 the paper's.
 
-Every one of the 168 published correlation rows appears in :func:`attach_published`'s output. The 8 "Micro
+Every one of the 168 published correlation rows appears in :func:`compare_with_published`'s output. The 8 "Micro
 Avg." rows of Table 28 have no recomputed value there: the paper publishes per-model macro AUCs (Tables 20 and
 25) but no per-model micro-average AUCs, and a micro AUC needs the pooled scores (``cxreval rank
 --predictions ... --labels ...`` computes it, :data:`~cxreval.classification.MICRO`); their ``note`` says so.
@@ -49,7 +49,6 @@ __all__ = [
     "table_finding",
     "load_xqa_auc_table",
     "load_xqa_rank_correlations",
-    "attach_published",
     "compare_with_published",
     "read_auc_table",
     "rank_auc_table",
@@ -116,7 +115,7 @@ def load_xqa_rank_correlations() -> pd.DataFrame:
     })
 
 
-def attach_published(result: RankingStabilityResult | pd.DataFrame,
+def _published_columns(result: RankingStabilityResult | pd.DataFrame,
                      published: pd.DataFrame | None = None, *, keep_unmatched: bool = True) -> pd.DataFrame:
     """Add ``paper_mean`` and ``paper_sd`` to rank-correlation rows that the paper reports.
 
@@ -183,12 +182,18 @@ def _unmatched(out: pd.DataFrame, pub: pd.DataFrame, result: RankingStabilityRes
     return extra[[c for c in out.columns if c in extra.columns] + ["note"]]
 
 
-def compare_with_published(result: RankingStabilityResult, published: pd.DataFrame | None = None
-                           ) -> RankingStabilityResult:
-    """``result`` with its rank correlations compared with the paper's (:func:`attach_published`: columns
-    ``paper_mean``, ``paper_sd``, ``note`` and ``diff_vs_paper``, and every published row without a recomputed
-    counterpart)."""
-    return dataclasses.replace(result, correlations=attach_published(result, published))
+def compare_with_published(result: RankingStabilityResult, published: pd.DataFrame | None = None, *,
+                           keep_unmatched: bool = True) -> RankingStabilityResult:
+    """``result`` with its rank correlations compared with the paper's: its ``correlations`` gain the columns
+    ``paper_mean``, ``paper_sd``, ``note`` and ``diff_vs_paper`` (rows matched on dataset, finding, group, method
+    and the reference pair in either order; NaN where the paper reports none) and, with ``keep_unmatched``
+    (default), every published row of the result's datasets without a recomputed counterpart, its ``note``
+    saying why. ``published`` defaults to the packaged XQA Tables 26-29 (:func:`load_xqa_rank_correlations`)."""
+    if not isinstance(result, RankingStabilityResult):
+        raise InvalidParameterError(f"compare_with_published takes a RankingStabilityResult (compare_rankings, "
+                                    f"compare_table_rankings); got {type(result).__name__}.")
+    return dataclasses.replace(result, correlations=_published_columns(result, published,
+                                                                      keep_unmatched=keep_unmatched))
 
 
 def read_auc_table(spec: str | PathLike[str]) -> AUCTableResult:
