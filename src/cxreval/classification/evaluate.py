@@ -16,7 +16,7 @@ import pandas as pd
 from .._validation import check_choice, check_confidence_level, check_positive_int
 from ..bootstrap import ResamplingPlan
 from ..exceptions import InvalidParameterError
-from ..executor import get_executor
+from ..executor import Progress, as_progress, get_executor
 from ..findings import VocabularyMapping
 from ..labels import POLICIES
 from .blocks import evaluate_prepared
@@ -34,7 +34,7 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
                  unlabeled: str = "error", rng: object = None, plan: ResamplingPlan | None = None,
                  shard_size: int | None = None, executor: object | None = None,
                  spill_dir: str | Path | None = None, studies: str = "each", missing_scores: str = "refuse",
-                 finding_map: str | VocabularyMapping | None = None) -> AUCResult:
+                 finding_map: str | VocabularyMapping | None = None, progress: Progress | None = None) -> AUCResult:
     """ROC-AUC per model × finding × reference with patient-level bootstrap percentile CIs.
 
     Parameters
@@ -101,6 +101,9 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
     finding_map : str, VocabularyMapping or None
         A finding map (:mod:`cxreval.finding_maps`: a built-in name such as ``'nih_to_google'``, a YAML file or
         a mapping) applied to the labels and the scores before evaluation; only its targets are evaluated.
+    progress : Progress, optional
+        Advanced once per block as its results come in (:class:`cxreval.executor.Progress`; e.g. the CLI's
+        progress bars).
 
     Returns
     -------
@@ -128,6 +131,7 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
     if plan is None:
         n_resamples = check_positive_int(n_resamples, name="n_resamples", func="evaluate_auc", minimum=0)
     executor = get_executor(executor)
+    progress = as_progress(progress, func="evaluate_auc")
     if isinstance(predictions, PreparedInputs):
         given = [k for k, v in (("labels", labels), ("references", references), ("findings", findings),
                                 ("model_groups", model_groups), ("finding_map", finding_map)) if v is not None]
@@ -145,4 +149,5 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
                               studies=studies, missing_scores=missing_scores, finding_map=finding_map)
     return evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro,
                              micro=micro, mean_over_models=mean_over_models, rng=rng, plan=plan,
-                             shard_size=shard_size, executor=executor, spill_dir=spill_dir)
+                             shard_size=shard_size, executor=executor, spill_dir=spill_dir,
+                             progress=progress)

@@ -49,7 +49,7 @@ from scipy import ndimage
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import get_executor
+from ..executor import OnItem, get_executor
 from .heatmap_runs import RUN_BATCH, HeatmapRuns, batch_runs, block_extremes, heatmap_runs, runs_to_boxes
 from .upsampling import (
     CONNECTIVITY,
@@ -121,8 +121,8 @@ def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
 
 def heatmaps_to_boxes(heatmaps: object, *, image_shape: tuple[int, int] = (1024, 1024),
                       upsampling: str = "bilinear", thresholds: tuple[float, ...] = (60.0, 180.0),
-                      strict: bool = True, connectivity: int = 8, executor: object = None
-                      ) -> list[list[np.ndarray]]:
+                      strict: bool = True, connectivity: int = 8, executor: object = None,
+                      on_item: OnItem | None = None) -> list[list[np.ndarray]]:
     """Boxes of every map of a batch at every threshold (the protocol's box generation, vectorised).
 
     Parameters
@@ -140,6 +140,9 @@ def heatmaps_to_boxes(heatmaps: object, *, image_shape: tuple[int, int] = (1024,
         ``4 x 16`` maps run by :func:`cxreval.executor.get_executor(executor) <cxreval.executor.get_executor>`
         (``'serial'``, ``'process:N'``, ``'dask[:ADDRESS]'`` or an object with ``map``); every map's boxes
         depend on that map only, so the result is identical.
+    on_item : callable, optional
+        Called with each chunk ``(offset, maps)`` once its boxes are in (as for
+        :meth:`cxreval.executor.Executor.map`; without an executor, once with the whole batch).
 
     Returns
     -------
@@ -161,9 +164,12 @@ def heatmaps_to_boxes(heatmaps: object, *, image_shape: tuple[int, int] = (1024,
     thr = [check_threshold(t) for t in thresholds]
     params = (H, W, thr, strict, connectivity, upsampling)
     if ex is None:
-        return _boxes_chunk(params, (0, maps))
+        out = _boxes_chunk(params, (0, maps))
+        if on_item is not None:
+            on_item((0, maps))
+        return out
     items = [(b0, maps[b0:b0 + _CHUNK]) for b0 in range(0, maps.shape[0], _CHUNK)]
-    parts = ex.map(functools.partial(_boxes_chunk, params), items)
+    parts = ex.map(functools.partial(_boxes_chunk, params), items, on_item=on_item)
     return [[b for part in parts for b in part[t]] for t in range(len(thr))]
 
 
