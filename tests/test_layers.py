@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({"exceptions", "_validation", "findings", "results", "outputs", "labels", "_typing", "_plots",
                         "schema", "tables", "finding_maps"})),
-    ("engines", frozenset({"bootstrap", "_auc_kernel", "executor"})),
+    ("engines", frozenset({"bootstrap", "_auc_kernel", "executor", "progress", "spill"})),
     ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa",
                             "published", "splits", "reports", "rank_correlation", "auc_comparison"})),
     ("datasets", frozenset({"datasets", "predict", "reader"})),

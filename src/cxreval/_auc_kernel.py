@@ -5,7 +5,7 @@ matrix turns ``(patients, replicates)`` bootstrap counts into every replicate's 
 (int16 where no row can overflow), a cumulative sum along the segments and a dot product, in exact integer
 arithmetic (int32/int64, Python integers past ``2**62``). :func:`auc_block` runs every replicate of one block (a
 model × finding, or a model's micro average, with every reference) for an executor, from :class:`BlockInputs` in
-memory or memory-mapped from ``.npy`` files (:func:`spill_inputs`, :func:`cxreval.executor.spill_arrays`); :func:`cumsum_rows_inplace` is a blocked
+memory or memory-mapped from ``.npy`` files (:func:`spill_inputs`); :func:`cumsum_rows_inplace` is a blocked
 cumulative sum down rows; :func:`weighted_auc_float` is the floating-point path for non-integer weights. The
 formula and the public functions are documented in :mod:`cxreval.classification`.
 """
@@ -23,7 +23,8 @@ import pandas as pd
 from scipy import sparse
 
 from .exceptions import InvalidParameterError, SchemaError
-from .executor import Executor, OnItem, load_spilled, spill_arrays
+from .executor import Executor, OnItem
+from .spill import load_spilled, spill_arrays
 
 __all__ = ["AUCIndex", "BlockInputs", "auc_block", "binary_labels", "block_indices", "cumsum_rows_inplace",
            "finite_scores", "map_blocks", "positive_weights", "spill_inputs", "weighted_auc_float"]
@@ -321,7 +322,7 @@ class BlockInputs:
 
 def spill_inputs(inputs: BlockInputs, folder: str | Path) -> BlockInputs:
     """Write the arrays of ``inputs`` as ``.npy`` files into ``folder`` and return inputs naming them (what a
-    process or Dask task carries instead of the arrays: a few paths; :func:`cxreval.executor.spill_arrays`)."""
+    process or Dask task carries instead of the arrays: a few paths; :func:`cxreval.spill.spill_arrays`)."""
     paths = spill_arrays({name: getattr(inputs, name) for name in ("scores", "labels", "study_patient", "shards",
                                                                    "wpos")}, folder)
     return BlockInputs(paths["scores"], paths["labels"], paths["study_patient"],  # type: ignore[arg-type]

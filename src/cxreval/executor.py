@@ -33,11 +33,11 @@ its whole resampling plan with ``rng`` first; each shard only reads rows of it),
 seed give identical outputs on every executor. Functions handed to a process or Dask executor must be
 picklable: module-level functions, or ``functools.partial`` of them with picklable arguments.
 
-Two helpers go with the seam. Large arrays reach the workers through a *spill folder*
-(:func:`spill_arrays` writes them once as ``.npy`` files, each task carries their paths and
-:func:`load_spilled` memory-maps them), not inside every task. Work that reports its progress takes a
-``progress=`` object of the :class:`Progress` protocol (``add(description, total)``, ``advance(task, n)``,
-``done(task)``; the CLI's progress bars are one), typically advanced from ``on_item``.
+Two modules go with the seam. Large arrays reach the workers through a *spill folder*
+(:func:`cxreval.spill.spill_arrays` writes them once as ``.npy`` files, each task carries their paths and
+:func:`~cxreval.spill.load_spilled` memory-maps them), not inside every task. Work that reports its progress
+takes a ``progress=`` object of the :class:`cxreval.progress.Progress` protocol (``add(description, total)``,
+``advance(task, n)``, ``done(task)``; the CLI's progress bars are one), typically advanced from ``on_item``.
 
 Examples
 --------
@@ -56,16 +56,11 @@ True
 from __future__ import annotations
 
 import contextlib
-import inspect
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-if TYPE_CHECKING:
-    import numpy as np
+from typing import Any, Protocol, runtime_checkable
 
 from .exceptions import DataUnavailableError, InvalidParameterError
 
@@ -74,17 +69,12 @@ __all__ = [
     "DASK_CONNECT_TIMEOUT_S",
     "Executor",
     "OnItem",
-    "Progress",
-    "NoProgress",
-    "as_progress",
     "SerialExecutor",
     "ProcessExecutor",
     "DaskExecutor",
     "get_executor",
     "open_executor",
     "chunk_items",
-    "spill_arrays",
-    "load_spilled",
 ]
 
 _CHUNKS_PER_WORKER = 4
@@ -110,75 +100,19 @@ class Executor(Protocol):
     in_process : bool
         Whether ``map`` calls ``func`` in this process (then ``func`` may be bound to arrays in memory, and
         ``on_item`` runs as each item finishes); ``False``: elsewhere (``func`` and the items are pickled,
-        large arrays go through :func:`spill_arrays`, and ``on_item`` runs as each task's results arrive).
+        large arrays go through :func:`cxreval.spill.spill_arrays`, and ``on_item`` runs as each task's results arrive).
 
     Notes
     -----
-    The results come back as a list in the order of ``items`` and equal ``[func(x) for x in items]``;
-    an exception raised by ``func`` propagates to the caller (the first one, in item order, for the
-    executors here). ``on_item(item)``, if given, is called once for every item after its result is in
-    (in item order in process; in the order the tasks finish elsewhere), in this process.
+    The results come back as a list in the order of ``items`` and equal ``[func(x) for x in items]``; an
+    exception raised by ``func`` propagates to the caller (the first one, in item order, here). ``on_item(item)``
+    runs in this process once per item after its result is in (in item order in process; elsewhere as tasks end).
     """
 
     in_process: bool
 
     def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
         ...
-
-
-@runtime_checkable
-class Progress(Protocol):
-    """What work reporting its progress needs (a ``progress=`` parameter): tasks with an optional size.
-
-    ``add(description, total)`` starts a task (``total=None``: of unknown size) and returns its id;
-    ``advance(task, n)`` counts ``n`` more units done; ``done(task)`` marks it finished. :class:`NoProgress`
-    does nothing; the CLI's progress bars (``cxreval.cli._common.progress``) draw them on stderr.
-    """
-
-    def add(self, description: str, total: float | None = None) -> int:
-        ...
-
-    def advance(self, task: int, n: float = 1) -> None:
-        ...
-
-    def done(self, task: int) -> None:
-        ...
-
-
-class NoProgress:
-    """The :class:`Progress` that reports nothing (what ``progress=None`` means).
-
-    Examples
-    --------
-    >>> p = NoProgress()
-    >>> p.advance(p.add("reading", total=3))
-    """
-
-    def add(self, description: str, total: float | None = None) -> int:
-        return 0
-
-    def advance(self, task: int, n: float = 1) -> None:
-        pass
-
-    def done(self, task: int) -> None:
-        pass
-
-
-def as_progress(progress: object, *, func: str) -> Progress:
-    """The ``progress=`` parameter of ``func`` as a :class:`Progress`: ``None`` is :class:`NoProgress`.
-
-    Raises
-    ------
-    InvalidParameterError
-        ``progress`` is neither ``None`` nor an object with ``add``, ``advance`` and ``done``.
-    """
-    if progress is None:
-        return NoProgress()
-    if not isinstance(progress, Progress):
-        raise InvalidParameterError(f"The 'progress' parameter of {func} must have add(description, total), "
-                                    f"advance(task, n) and done(task) methods (cxreval.executor.Progress) or be None. "
-                                    f"Got {progress!r} instead.")
-    return progress
 
 
 class SerialExecutor:
@@ -595,6 +529,8 @@ method).
 
 
 def _takes_on_item(method: Callable[..., Any]) -> bool:
+    import inspect
+
     try:
         params = inspect.signature(method).parameters.values()
     except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
@@ -620,11 +556,6 @@ class _MapOnly:
             for x in items:
                 on_item(x)
         return out
-
-    def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if callable(close):
-            close()
 
 
 def _check_reachable(address: str) -> None:
@@ -664,44 +595,5 @@ def open_executor(spec: object = None) -> Iterator[Executor]:
         yield ex
     finally:
         close = getattr(ex, "close", None)
-        if callable(close) and ex is not spec and not isinstance(ex, _MapOnly):
+        if callable(close) and ex is not spec:
             close()
-
-
-def spill_arrays(arrays: Mapping[str, np.ndarray | str | None], folder: str | os.PathLike[str], *,
-                 prefix: str = "") -> dict[str, str | None]:
-    """Write each array of ``arrays`` once as ``folder/<prefix><name>.npy``; return the absolute path of each
-    (what a task carries to an executor's workers instead of the arrays; :func:`load_spilled` reads them).
-
-    ``None`` and values that are already paths pass through unchanged; ``folder`` is created if needed. On
-    a cluster of several machines every worker must see ``folder`` under the same path (shared storage).
-
-    Examples
-    --------
-    >>> import numpy as np, tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     paths = spill_arrays({"x": np.arange(3), "w": None}, d, prefix="g0_")
-    ...     (paths["w"], paths["x"].endswith("g0_x.npy"), load_spilled(paths["x"]).tolist())
-    (None, True, [0, 1, 2])
-    """
-    import numpy as np
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    out: dict[str, str | None] = {}
-    for name, value in arrays.items():
-        if value is None or isinstance(value, str):
-            out[name] = value
-            continue
-        path = folder / f"{prefix}{name}.npy"
-        np.save(path, np.ascontiguousarray(value))
-        out[name] = str(path.resolve())
-    return out
-
-
-def load_spilled(value: np.ndarray | str | None) -> np.ndarray | None:
-    """An array written by :func:`spill_arrays`, memory-mapped read-only from its path (arrays and ``None``
-    pass through: the same task function runs in process on the arrays themselves)."""
-    import numpy as np
-
-    return np.load(value, mmap_mode="r") if isinstance(value, str) else value

@@ -19,8 +19,9 @@ from .._auc_kernel import BlockInputs, map_blocks, positive_weights
 from .._validation import check_positive_int
 from ..bootstrap import ResamplingPlan, draw_plan, shard_size_for, summarize_distribution
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
-from ..executor import NoProgress, Progress, get_executor
+from ..executor import get_executor
 from ..labels import MACRO, MICRO
+from ..progress import NoProgress, Progress
 from .inputs import PreparedInputs
 from .result import (
     AUC_COLUMNS,

@@ -16,9 +16,10 @@ import pandas as pd
 from .._validation import check_choice, check_confidence_level, check_positive_int
 from ..bootstrap import ResamplingPlan
 from ..exceptions import InvalidParameterError
-from ..executor import Progress, as_progress, get_executor
+from ..executor import get_executor
 from ..findings import VocabularyMapping
 from ..labels import POLICIES
+from ..progress import Progress, as_progress
 from .blocks import evaluate_prepared
 from .inputs import PreparedInputs, prepare_inputs
 from .result import AUCResult
@@ -102,7 +103,7 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
         A finding map (:mod:`cxreval.finding_maps`: a built-in name such as ``'nih_to_google'``, a YAML file or
         a mapping) applied to the labels and the scores before evaluation; only its targets are evaluated.
     progress : Progress, optional
-        Advanced once per block as its results come in (:class:`cxreval.executor.Progress`; e.g. the CLI's
+        Advanced once per block as its results come in (:class:`cxreval.progress.Progress`; e.g. the CLI's
         progress bars).
 
     Returns

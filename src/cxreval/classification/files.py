@@ -18,8 +18,8 @@ import pandas as pd
 
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import Progress, as_progress
 from ..labels import validate_model_groups
+from ..progress import Progress, as_progress
 from .evaluate import evaluate_auc
 from .inputs import prepare_from_files
 from .result import AUCResult
@@ -69,7 +69,7 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
         (shared storage for a multi-machine cluster).
     progress : Progress, optional
         A task for the reading (done once the files are read and validated) and one advanced per block
-        (:class:`cxreval.executor.Progress`; e.g. the CLI's progress bars).
+        (:class:`cxreval.progress.Progress`; e.g. the CLI's progress bars).
 
     Returns
     -------

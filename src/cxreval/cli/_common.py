@@ -14,7 +14,8 @@ from typing import Any
 import typer
 
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import Executor, NoProgress, Progress
+from ..executor import Executor
+from ..progress import NoProgress, Progress
 
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
            "blank_state_option",

@@ -23,9 +23,10 @@ import pandas as pd
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import Executor, Progress, as_progress, get_executor
+from ..executor import Executor, get_executor
 from ..findings import canonical_finding
 from ..labels.schema import FINDING, STUDY_ID
+from ..progress import Progress, as_progress
 from ..results import ReadResult, TableResult
 from .boxes import check_boxes, iobb, iou
 from .heatmap_files import HeatmapFiles, read_maps
@@ -186,7 +187,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
         With files, a task carries the file paths, the byte offsets of its maps and the protocol's
         parameters, never the maps.
     progress : Progress, optional
-        A task counting the maps turned into boxes (:class:`cxreval.executor.Progress`; e.g. the CLI's
+        A task counting the maps turned into boxes (:class:`cxreval.progress.Progress`; e.g. the CLI's
         progress bars).
 
     Returns

@@ -43,8 +43,8 @@ from scipy.special import expit
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import Progress, as_progress
 from ..labels import MACRO
+from ..progress import Progress, as_progress
 from ..results import TableResult
 from .images import ImageItem, exc_text, read_image
 from .losses import LOSSES, loss_function
@@ -313,7 +313,7 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
              on_epoch: Callable[[int], None] | None = None) -> FinetuneResult:
     """Fine-tune ``model`` (or train ``recipe``) on ``labels`` and write ``out`` atomically (module docstring).
 
-    ``progress`` (:class:`cxreval.executor.Progress`) gets a task counting the epochs, advanced after each;
+    ``progress`` (:class:`cxreval.progress.Progress`) gets a task counting the epochs, advanced after each;
     ``on_epoch(epoch)`` is called then too (tests use it to interrupt). On Ctrl-C the folder is written with the best epoch so far when ``keep_interrupted`` (and
     ``finetune.json`` says it was interrupted), else nothing is written; the KeyboardInterrupt is re-raised.
     """

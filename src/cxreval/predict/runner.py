@@ -36,8 +36,9 @@ import pandas as pd
 
 from .._validation import check_choice, check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
-from ..executor import Progress, as_progress, get_executor
+from ..executor import get_executor
 from ..labels import validate_predictions
+from ..progress import Progress, as_progress
 from ..results import ReadReport
 from .images import ImageItem, ImageList, exc_text, read_image
 from .models import LoadedModel, require_torch
@@ -192,7 +193,7 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
     dicom_window : {'none', 'voi'}
     progress : Progress, optional
         A task counting the images to try in this run, advanced after each stored batch
-        (:class:`cxreval.executor.Progress`; the CLI draws its progress bar from it).
+        (:class:`cxreval.progress.Progress`; the CLI draws its progress bar from it).
     on_batch : callable, optional
         Called with the number of images after each stored batch (used by tests to interrupt a run).
     executor : executor, optional

@@ -48,8 +48,9 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError
-from ..executor import Executor, Progress, as_progress, get_executor
+from ..executor import Executor, get_executor
 from ..labels import LABEL_COLUMNS, ORDINAL_STATES, STATE, STATE_NAMES, state_names
+from ..progress import Progress, as_progress
 from ..results import ReadReport, TableResult
 from ..tables import markdown_table, write_table
 from .engine import MentionArrays, get_engine
@@ -272,7 +273,7 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
         Reports per chunk.
     progress : Progress, optional
         A task counting the reports labelled, advanced as each chunk's labels come in
-        (:class:`cxreval.executor.Progress`; e.g. the CLI's progress bars).
+        (:class:`cxreval.progress.Progress`; e.g. the CLI's progress bars).
     where : str, default='report table'
         How errors name the input (the CLI passes the file).
     read : ReadReport, optional
