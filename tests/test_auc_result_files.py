@@ -138,7 +138,7 @@ def test_files_equal_frames_and_groups_file(tmp_path):
     seen = _Recorded()
     a = evaluate_auc_files(pp, lp, model_groups=gp, unlabeled="drop", n_resamples=10, rng=1, progress=seen)
     b = evaluate_auc(p, lab, model_groups=read_model_groups(gp), unlabeled="drop", n_resamples=10, rng=1)
-    n_blocks = len(a.models) * (len(a.findings) + 1)  # per finding and the micro average
+    n_blocks = 4 * (2 + 1)  # the 4 models x (the 2 findings and their micro average)
     assert seen.tasks == [("reading predictions and labels", None),
                           ("AUC blocks (model x finding, every replicate)", n_blocks)]
     assert seen.events == [(0, "done")] + [(1, 1)] * n_blocks
