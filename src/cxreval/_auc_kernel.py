@@ -16,15 +16,17 @@ import functools
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from .exceptions import InvalidParameterError, SchemaError
 from .executor import Executor, OnItem
 from .spill import load_spilled, spill_arrays
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 __all__ = ["AUCIndex", "BlockInputs", "auc_block", "binary_labels", "block_indices", "cumsum_rows_inplace",
            "finite_scores", "map_blocks", "positive_weights", "spill_inputs", "weighted_auc_float"]
@@ -153,6 +155,8 @@ class AUCIndex:
         ``n_seg + 1 + k`` counts the positives that read the cumulative negative weight below break ``k``
         (once for ``lo``, once for ``hi``). Cached per ``group`` object.
         """
+        from scipy import sparse
+
         key = (id(group), n_groups)
         hit = self._mats.get(key)
         if hit is not None and hit[0] is group:
@@ -223,6 +227,8 @@ class AUCIndex:
         ct_max : int, optional
             An upper bound of ``ct`` when known (computed otherwise).
         """
+        from scipy import sparse
+
         n_rep = ct.shape[1]
         if self.neg.size == 0 or self.pos.size == 0:
             return np.full(n_rep, np.nan)

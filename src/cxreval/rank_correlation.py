@@ -54,7 +54,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy.stats import rankdata
 
 from .exceptions import InvalidParameterError
 
@@ -108,6 +107,8 @@ def spearman_rho(x: object, y: object, *, axis: int = -1) -> np.ndarray:
 
     NaN if either input has a NaN or is constant along ``axis``.
     """
+    from scipy.stats import rankdata
+
     xa, ya, bad = _pair(x, y, axis, "spearman_rho")
     rx = rankdata(np.nan_to_num(xa), axis=-1)
     ry = rankdata(np.nan_to_num(ya), axis=-1)
@@ -124,6 +125,8 @@ def spearman_rho_d2(x: object, y: object, *, axis: int = -1) -> np.ndarray:
 
     Equal to :func:`spearman_rho` without ties. NaN if either input has a NaN or ``n < 2``.
     """
+    from scipy.stats import rankdata
+
     xa, ya, bad = _pair(x, y, axis, "spearman_rho_d2")
     n = xa.shape[-1]
     d = rankdata(np.nan_to_num(xa), axis=-1) - rankdata(np.nan_to_num(ya), axis=-1)

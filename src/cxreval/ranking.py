@@ -38,7 +38,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from ._validation import check_choice, check_columns, check_confidence_level
 from .bootstrap import summarize_distribution
@@ -95,6 +94,8 @@ VARIANT_TEXT: Mapping[str, str] = MappingProxyType({
 
 def rank_desc(values: np.ndarray, *, axis: int = -1) -> np.ndarray:
     """Ranks with 1 for the highest value; ties get the average rank; NaN stays NaN."""
+    from scipy.stats import rankdata
+
     v = np.asarray(values, dtype=float)
     return rankdata(-v, method="average", axis=axis, nan_policy="propagate") if v.size else v.copy()
 
@@ -268,6 +269,8 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
     -------
     res : RankingStabilityResult
     """
+    from scipy.stats import rankdata
+
     for m in methods:
         check_choice(m, METHODS, name="methods", func="ranking_stability")
     check_choice(groups, ("all", "overall", "per-group"), name="groups", func="ranking_stability")

@@ -45,7 +45,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy import ndimage
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
@@ -88,6 +87,8 @@ _CHUNK = 4 * RUN_BATCH  # maps per executor task
 
 def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], strict: bool,
                    connectivity: int, offset: int = 0) -> list[list[np.ndarray]]:
+    from scipy import ndimage
+
     n, h, w = maps.shape
     rax, cax = grid_axis(h, H, "nearest"), grid_axis(w, W, "nearest")
     cm = maps[:, rax.seg_i0][:, :, cax.seg_i0]                  # the cells that appear, in order

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import ndimage
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
@@ -208,6 +207,8 @@ def mask_boxes(mask: object, *, connectivity: int = 8) -> np.ndarray:
     The dense path (``scipy.ndimage.label`` + ``find_objects``), in label (raster) order; cxreval's
     fast path gives the same boxes without building the mask.
     """
+    from scipy import ndimage
+
     if connectivity not in CONNECTIVITY:
         raise InvalidParameterError(f"The 'connectivity' parameter must be 8 or 4. Got {connectivity!r} instead.")
     st = np.ones((3, 3)) if connectivity == 8 else None

@@ -39,7 +39,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
@@ -317,6 +316,8 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
     ``on_epoch(epoch)`` is called then too (tests use it to interrupt). On Ctrl-C the folder is written with the best epoch so far when ``keep_interrupted`` (and
     ``finetune.json`` says it was interrupted), else nothing is written; the KeyboardInterrupt is re-raised.
     """
+    from scipy.special import expit
+
     torch = require_torch()
     from ..labels import LabelPolicy, read_labels
     from ..outputs import check_output_path, output_folder
