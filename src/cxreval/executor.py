@@ -99,8 +99,8 @@ class Executor(Protocol):
     ----------
     in_process : bool
         Whether ``map`` calls ``func`` in this process (then ``func`` may be bound to arrays in memory, and
-        ``on_item`` runs as each item finishes); ``False``: elsewhere (``func`` and the items are pickled,
-        large arrays go through :func:`cxreval.spill.spill_arrays`, and ``on_item`` runs as each task's results arrive).
+        ``on_item`` runs as each item finishes); ``False``: elsewhere (``func`` and the items are pickled, large
+        arrays go through :func:`cxreval.spill.spill_arrays`, ``on_item`` runs as each task's results arrive).
 
     Notes
     -----

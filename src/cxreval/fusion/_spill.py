@@ -3,8 +3,8 @@
 Work is split by group (a finding, with the default ``pooling='finding'``). Each group's encoded annotations
 are written once into a *spill folder* as three ``.npy`` files (``item`` int32, ``reader`` int32, ``label``
 int8; :func:`cxreval.spill.spill_arrays`); a task carries only the folder path, the group's index and size,
-the method's name and its (small) constructor parameters, and the group's random starts (MACE: ``n_restarts x n_readers x (2 + K)``
-numbers). The worker memory-maps its own files and runs ``_fit_group``, the same function the serial fit
+the method's name and its (small) constructor parameters, and the group's random starts (MACE:
+``n_restarts x n_readers x (2 + K)`` numbers). The worker memory-maps its own files and runs ``_fit_group``, the same function the serial fit
 runs on the same values, so the parts, and every file written from them, are identical byte for byte.
 
 Shared storage: with a Dask cluster on several machines every worker must see the spill folder under the

@@ -313,8 +313,9 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
     """Fine-tune ``model`` (or train ``recipe``) on ``labels`` and write ``out`` atomically (module docstring).
 
     ``progress`` (:class:`cxreval.progress.Progress`) gets a task counting the epochs, advanced after each;
-    ``on_epoch(epoch)`` is called then too (tests use it to interrupt). On Ctrl-C the folder is written with the best epoch so far when ``keep_interrupted`` (and
-    ``finetune.json`` says it was interrupted), else nothing is written; the KeyboardInterrupt is re-raised.
+    ``on_epoch(epoch)`` is called then too (tests use it to interrupt). On Ctrl-C the folder is written with the
+    best epoch so far when ``keep_interrupted`` (and ``finetune.json`` says it was interrupted), else nothing is
+    written; the KeyboardInterrupt is re-raised.
     """
     from scipy.special import expit
 
