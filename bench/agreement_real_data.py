@@ -34,7 +34,7 @@ from cxreval.datasets import google, nih
 from cxreval.datasets.vindr import read_vindr
 from cxreval.exceptions import UndefinedMetricWarning
 from cxreval.findings import VocabularyMapping
-from cxreval.tables import markdown_table
+from cxreval.io import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "chestxray14"

@@ -38,7 +38,7 @@ import pandas as pd
 from cxreval.datasets.vindr import read_vindr
 from cxreval.findings import VINDR
 from cxreval.fusion import MACE, DawidSkene, MajorityVote
-from cxreval.tables import markdown_table
+from cxreval.io import markdown_table
 
 try:
     import crowdkit

@@ -27,7 +27,7 @@ import pandas as pd
 
 from cxreval.fusion import MACE, DawidSkene, MajorityVote
 from cxreval.fusion.diagnostics import state_share_ratios
-from cxreval.tables import markdown_table
+from cxreval.io import markdown_table
 
 # P(answer NEG, UNC, POS | truth); rows truth NEG, truth POS
 CONFUSIONS = {

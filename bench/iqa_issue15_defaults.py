@@ -17,7 +17,7 @@ import numpy as np
 from PIL import Image
 
 from cxreval.iqa import gmsd, iw_ssim
-from cxreval.iqa.ssim import MS_WEIGHTS
+from cxreval.iqa.structural_similarity import MS_WEIGHTS
 
 NIH = Path(__file__).resolve().parents[2] / "shared" / "data" / "images" / "nih" / "00000075_000.png"
 

@@ -1,7 +1,7 @@
 """Issue 13 in cxreval.iqa: the owners give the numbers of the hand-written code they replaced.
 
 1. ``cxreval.iqa.expert.metric_agreement`` (bootstrap plan from ``cxreval.bootstrap.draw_plan``, SRCC/KRCC from
-   ``cxreval.rank_correlation``) against the loop it replaced, written out here: one
+   ``cxreval.ranking.correlation``) against the loop it replaced, written out here: one
    ``rng.integers(0, n_refs, n_refs)`` per replicate, ``scipy.stats.spearmanr`` / ``kendalltau`` on the
    concatenated groups, ``numpy.percentile`` CIs. Tied ratings (integer 1-4 scale), 2-25 reference images x 4
    degradations x 3 metrics x 3 raters, 1000 resamples, seed 0.
@@ -93,7 +93,7 @@ def main() -> None:
     print("## Issue 13 in cxreval.iqa: owners instead of hand-written copies\n")
     print("`.venv/bin/python bench/iqa_owners.py`, same run. `metric_agreement` (bootstrap plan of "
           "`cxreval.bootstrap.draw_plan` with reference images as clusters, SRCC/KRCC of "
-          "`cxreval.rank_correlation`) vs the loop it replaced (one `integers` call per replicate, "
+          "`cxreval.ranking.correlation`) vs the loop it replaced (one `integers` call per replicate, "
           "`scipy.stats.spearmanr`/`kendalltau`, `numpy.percentile`): 4 degradations x 3 metrics x 3 raters "
           "per reference image, integer 1-4 ratings (ties), 1000 resamples, seed 0. The draws are the same "
           "stream (`integers(0, n, (B, n))` equals B calls of `integers(0, n, n)`); the replicate's images come "

@@ -6,7 +6,7 @@ What it does (one run, ``OMP_NUM_THREADS=1``):
    ``openi_mesh`` (:func:`cxreval.datasets.openi.openi_mesh_labels`), keeping reports with images and
    usable codes. Splits them with ``--seed`` into a development half (rules were tuned on it only) and an
    evaluation half (held out).
-2. Labels every report with :func:`cxreval.reports.label_reports` (ChestX-ray14 vocabulary; the report
+2. Labels every report with :func:`cxreval.labeller.label_reports` (ChestX-ray14 vocabulary; the report
    text is the FINDINGS and IMPRESSION sections, the sections the NIH labeller read).
 3. Per finding (the eight ChestX-ray8 findings, and all fourteen MeSH-mapped findings): precision,
    recall, F1 with report-level bootstrap 95% CIs (``--n-resamples``), micro and macro; uncertain ->
@@ -49,17 +49,15 @@ import numpy as np
 import pandas as pd
 
 from cxreval.agreement import agreement_table, flows_table, omission_table, prevalence_table
-from cxreval.datasets.openi import openi_mesh_labels, read_openi_reports
-from cxreval.findings import CHESTXRAY8, CHESTXRAY14, XQA, XQA_SELECTED
-from cxreval.reports import (
+from cxreval.datasets.openi import (
     OPENI_TUNING_SEED,
-    label_reports,
-    load_rules,
+    openi_mesh_labels,
     openi_tuning_split,
-    precision_recall_table,
-    prf_markdown,
+    read_openi_reports,
 )
-from cxreval.tables import markdown_table
+from cxreval.findings import CHESTXRAY8, CHESTXRAY14, XQA, XQA_SELECTED
+from cxreval.io import markdown_table
+from cxreval.labeller import label_reports, load_rules, precision_recall_table, prf_markdown
 
 HERE = Path(__file__).resolve().parent
 # XQA paper, Table 13 (MIMIC-CXR, report Findings vs Impressions): kappa_w, kappa_low, kappa_high, F1
@@ -96,7 +94,7 @@ def binary(states: np.ndarray, uncertain: str) -> np.ndarray:
 
 def evaluate(labels: pd.DataFrame, mesh: pd.DataFrame, ids: np.ndarray, findings: tuple[str, ...], *,
              source: str, uncertain: str, n_resamples: int, seed: int) -> pd.DataFrame:
-    """cxreval.reports.precision_recall_table of ``source`` against the MeSH codes on the reports ``ids``."""
+    """cxreval.labeller.precision_recall_table of ``source`` against the MeSH codes on the reports ``ids``."""
     keep = set(ids)
     both = pd.concat([mesh[mesh["study_id"].isin(keep)], labels[(labels["source"] == source)
                                                               & labels["study_id"].isin(keep)]], ignore_index=True)

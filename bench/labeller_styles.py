@@ -24,8 +24,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from cxreval.labeller import CONVENTIONS, DEFAULT_CONVENTIONS, label_reports, load_rules
 from cxreval.labels import STATE_NAMES
-from cxreval.reports import CONVENTIONS, DEFAULT_CONVENTIONS, label_reports, load_rules
 
 CASES = Path(__file__).resolve().parent.parent / "tests" / "reports" / "style_cases.yaml"
 STATES = {v: k for k, v in STATE_NAMES.items()}  # code -> name

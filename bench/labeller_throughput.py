@@ -3,7 +3,7 @@
 The corpus: ``--n-reports`` reports (default 40,000) made by cycling the whole OpenI reports (all four
 sections, ``cxreval data fetch``) and the six-style hand-written reports of ``tests/reports/style_cases.yaml``
 (long ICU reports, numbered upper-case impressions, ...), each with its own study id. cxreval labels all of
-them with :func:`cxreval.reports.label_reports` (``sections=("whole",)``, ChestX-ray14 rules, serial, default
+them with :func:`cxreval.labeller.label_reports` (``sections=("whole",)``, ChestX-ray14 rules, serial, default
 chunks): time (best of ``--repeats``) and the process's peak resident memory (``ru_maxrss``, which includes
 reading OpenI). The peer (medspacy's ConText pipeline, one ``nlp(text)`` per report, the same ChestX-ray8
 phrases; ``bench/_medspacy_peer.py`` in its own venv, ``bench/requirements-medspacy.txt``) labels the first
@@ -33,7 +33,7 @@ import yaml
 
 from cxreval.datasets.openi import read_openi_reports
 from cxreval.findings import CHESTXRAY8
-from cxreval.reports import label_reports, load_rules
+from cxreval.labeller import label_reports, load_rules
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE.parent / "tests" / "reports" / "style_cases.yaml"

@@ -33,8 +33,8 @@ from cxreval.classification import markdown_auc_table as md_table
 from cxreval.datasets import chexpert, google, nih
 from cxreval.datasets import nih_predictions as nh
 from cxreval.findings import VocabularyMapping
+from cxreval.io import write_summary
 from cxreval.ranking import ALL_MODELS, ranking_stability
-from cxreval.tables import write_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

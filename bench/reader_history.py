@@ -1,21 +1,30 @@
 """Reader-study latency with a long history: item, queue, me, submission and the resolver's endpoints at
 ``--images`` images x ``--subs`` submissions per reader x ``--readers`` readers (+ 1 resolver), SQLite and
 PostgreSQL, for each source tree given (``--tree NAME=PATH/src``, the server and CLI run with that
-``PYTHONPATH``), side by side in one run; then ``cxreval reader status`` and ``export`` wall time and peak
-memory (``ru_maxrss``) on the same database.
+``PYTHONPATH``), side by side in one run; then ``cxreval reader status`` and ``export`` wall time, CPU time
+and peak memory (``ru_maxrss``) on the same database.
 
 The history is written straight into the append-only ``submissions`` table (the schema every tree shares)
-in one transaction; each tree then opens the study with its own code (a tree with derived tables builds
-them from the log on open, and that time is reported). During the timed phase every reader process loops
+in one transaction, once per backend (the study made by the first tree); each tree then opens its own copy
+of that database with its own code (its derived tables dropped and rebuilt from the log on open, and that
+time is reported). During the timed phase every reader process loops
 ``me, queue, item, submission`` (one round every ``--interval`` s, or back to back when slower) and the
 resolver loops ``queue, item, pixels, adjudication``, for ``--seconds`` s. Latency is the client's: request
 sent to answer read. Targets: p95 < 50 ms (reader endpoints), < 100 ms (resolver); status and export
 < 10 s and < 500 MB.
 
+What other load on the machine does not inflate, per request (``--single N``): the CPU milliseconds of the
+server process and of the database server's processes (``/proc/PID/stat``), over the timed phase and for
+each endpoint with one client sending N requests one at a time; and, in process (the tree's app under
+Starlette's test client, N requests per endpoint), the SQL statements the database runs per request
+(SQLite: its trace callback, BEGIN and COMMIT included; PostgreSQL: every message psycopg waits on --
+queries, pings, BEGIN, COMMIT, ROLLBACK -- i.e. the round trips) and the pool checkouts. ``--json`` writes
+every figure, with the load average at the start and end of each timed phase.
+
 PostgreSQL runs when ``CXREVAL_TEST_POSTGRES_URL`` is set (tests/reader/start_postgres.sh).
 
-    .venv/bin/python bench/reader_history.py --images 20000 --subs 20000 \\
-        --tree branch=src --tree main=/work/main/src [--results bench/RESULTS.md]
+    .venv/bin/python bench/reader.py history --images 20000 --subs 20000 --seconds 30 \\
+        --tree branch=src --tree main=/work/main/src [--json FILE] [--results bench/RESULTS.md]
 """
 
 from __future__ import annotations
@@ -34,7 +43,10 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["main"]
+sys.path.insert(0, str(Path(__file__).parent))
+from _reader_cost import CPU, PROFILE, get, post, single  # noqa: E402
+
+__all__ = ["main", "parser", "measure", "as_json", "command"]
 
 FINDINGS = ["Effusion", "Cardiomegaly", "Nodule", "Mass"]
 STATES = ["negative", "uncertain", "positive"]
@@ -53,8 +65,12 @@ import sqlalchemy as sa
 from cxreval.reader.store import ReaderStore
 url = sys.argv[1]
 eng = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
-with eng.begin() as conn:
-    for t in ("latest", "conflicts"):  # written before the bulk history: rebuilt from the log on open
+try:
+    from cxreval.reader.db import DERIVED_TABLES
+except ImportError:  # a tree without derived tables
+    DERIVED_TABLES = ()
+with eng.begin() as conn:  # written before the bulk history (by the tree that made the log): rebuilt on open
+    for t in {*DERIVED_TABLES, "latest", "progress", "conflicts"}:
         conn.exec_driver_sql(f"DROP TABLE IF EXISTS {t}")
 eng.dispose()
 t0 = time.perf_counter()
@@ -130,22 +146,6 @@ def _history(url: str, n_images: int, n_subs: int, n_readers: int) -> float:
     return time.perf_counter() - t0
 
 
-def _get(conn, path: str, headers: dict[str, str]) -> tuple[int, bytes, float]:
-    t0 = time.perf_counter()
-    conn.request("GET", path, headers=headers)
-    r = conn.getresponse()
-    data = r.read()
-    return r.status, data, time.perf_counter() - t0
-
-
-def _post(conn, body: dict, headers: dict[str, str]) -> tuple[int, bytes, float]:
-    t0 = time.perf_counter()
-    conn.request("POST", "/api/submissions", body=json.dumps(body), headers=headers)
-    r = conn.getresponse()
-    data = r.read()
-    return r.status, data, time.perf_counter() - t0
-
-
 def _client(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
     """One reader (``role='reader'``) or the resolver: loop its endpoints for ``seconds``."""
     try:
@@ -170,17 +170,17 @@ def _loop(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
         if role == "reader":
             key = f"i{int(rng.integers(n_images)):05d}"
             labels = {f: STATES[int(v)] for f, v in zip(FINDINGS, rng.choice(3, size=len(FINDINGS), p=[.8, .1, .1]))}
-            calls = [("me", lambda: _get(conn, "/api/me", h)),
-                     ("queue", lambda: _get(conn, "/api/queue?task=image", h)),
-                     ("item", lambda k=key: _get(conn, f"/api/item?task=image&key={k}", h)),
-                     ("submission", lambda k=key, lab=labels: _post(conn, {"id": uuid.uuid4().hex, "task": "image",
+            calls = [("me", lambda: get(conn, "/api/me", h)),
+                     ("queue", lambda: get(conn, "/api/queue?task=image", h)),
+                     ("item", lambda k=key: get(conn, f"/api/item?task=image&key={k}", h)),
+                     ("submission", lambda k=key, lab=labels: post(conn, {"id": uuid.uuid4().hex, "task": "image",
                                                                            "item": k, "labels": lab, "boxes": []}, h))]
             for name, call in calls:
                 status, data, dt = call()
                 (lat.setdefault(name, []) if status == 200 else errors).append(dt if status == 200 else
                                                                                f"{name} {status} {data[:200]!r}")
         else:
-            status, data, dt = _get(conn, "/api/queue?task=adjudication", h)
+            status, data, dt = get(conn, "/api/queue?task=adjudication", h)
             if status != 200:
                 errors.append(f"resolver queue {status} {data[:200]!r}")
                 break
@@ -193,18 +193,18 @@ def _loop(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
             if not open_:
                 break
             key = open_[int(rng.integers(len(open_)))]
-            status, data, dt = _get(conn, f"/api/item?task=adjudication&key={key}", h)
+            status, data, dt = get(conn, f"/api/item?task=adjudication&key={key}", h)
             if status != 200:
                 errors.append(f"resolver item {status} {data[:200]!r}")
                 continue
             lat.setdefault("resolver item", []).append(dt)
             item = json.loads(data)
-            st, _d, dt = _get(conn, f"/api/pixels?task=adjudication&key={key}", h)
+            st, _d, dt = get(conn, f"/api/pixels?task=adjudication&key={key}", h)
             if st == 200:
                 lat.setdefault("resolver pixels", []).append(dt)
             body = {"id": uuid.uuid4().hex, "task": "adjudication", "item": key,
                     "labels": {f: "negative" for f in item["conflicts"]}}
-            st, d, dt = _post(conn, body, h)
+            st, d, dt = post(conn, body, h)
             (lat.setdefault("resolver submission", []) if st == 200 else errors).append(
                 dt if st == 200 else f"resolver submission {st} {d[:200]!r}")
         time.sleep(max(0.0, interval - (time.perf_counter() - t_round)))
@@ -240,18 +240,47 @@ def _measured(tree: str, args: list[str], timeout: float) -> dict[str, float]:
     return got
 
 
-def run(tree: str, url: str, study: Path, args: argparse.Namespace, tmp: Path) -> dict[str, object]:
+def make_log(tree: str, url: str, study: Path, args: argparse.Namespace) -> tuple[dict[str, str], float]:
+    """The study made by ``tree``'s ``ReaderStore.create`` and the bulk history appended to its log: the
+    tokens and the seconds the history took."""
     init = subprocess.run([sys.executable, "-c", _INIT, url, str(study)], env=_env(tree), capture_output=True,
                           text=True, check=True)
-    tokens = json.loads(init.stdout)
-    t_hist = _history(url, args.images, args.subs, args.readers)
+    return json.loads(init.stdout), _history(url, args.images, args.subs, args.readers)
+
+
+def _copy_db(url: str, name: str, tmp: Path, pg: str | None) -> tuple[str, object]:
+    """A copy of the database ``url`` (SQLite: the backup API; PostgreSQL: ``CREATE DATABASE ... TEMPLATE``)
+    and the function that drops it."""
+    if url.startswith("sqlite"):
+        import sqlite3
+
+        dst = tmp / f"{name}-{uuid.uuid4().hex[:6]}.db"
+        with sqlite3.connect(url.split("///", 1)[1]) as a, sqlite3.connect(dst) as b:
+            a.backup(b)
+        a.close()
+        b.close()
+        return f"sqlite:///{dst}", (lambda: None)
+    return _postgres_db(pg, template=url.rsplit("/", 1)[1])  # type: ignore[arg-type]
+
+
+def run(tree: str, url: str, tokens: dict[str, str], t_hist: float, args: argparse.Namespace,
+        tmp: Path) -> dict[str, object]:
+    """One tree on its own copy of the study database: open (its derived tables rebuilt from the log), the
+    timed phase, the one-client phase, the in-process profile, then status and export (``phases_s``: the
+    wall seconds of each)."""
+    clock = [time.perf_counter()]
     opened = subprocess.run([sys.executable, "-c", _OPEN, url], env=_env(tree), capture_output=True, text=True)
     if opened.returncode:
         raise RuntimeError(f"opening the study failed: {opened.stderr[-1500:]}")
     t_open = float(opened.stdout.strip().splitlines()[-1])
+    clock.append(time.perf_counter())
     port = _free_port()
     proc = _serve(tree, url, port)
+    clock.append(time.perf_counter())
+    load = [os.getloadavg()[0]]
     try:
+        cpu = CPU(proc.pid, url)
+        cpu.start()
         q: mp.Queue = mp.Queue()
         clients = [("reader", tokens[f"r{k}"]) for k in range(args.readers)] + [("resolver", tokens["res"])]
         procs = [mp.Process(target=_client, args=((port, tok, role, args.images, args.seconds, args.interval, q),))
@@ -261,6 +290,11 @@ def run(tree: str, url: str, study: Path, args: argparse.Namespace, tmp: Path) -
         got = [q.get(timeout=args.seconds + 1200) for _ in procs]
         for p in procs:
             p.join()
+        load_cpu = cpu.used()
+        load.append(os.getloadavg()[0])
+        clock.append(time.perf_counter())
+        one = single(port, tokens, args.images, args.single, cpu, FINDINGS) if args.single else {}
+        clock.append(time.perf_counter())
     finally:
         proc.terminate()
         proc.wait(30)
@@ -272,20 +306,35 @@ def run(tree: str, url: str, study: Path, args: argparse.Namespace, tmp: Path) -
         errors += g_err
     stats = {k: (len(v), float(np.percentile(v, 50)) * 1000, float(np.percentile(v, 95)) * 1000)
              for k, v in lat.items() if v}
+    n_requests = sum(len(v) for v in lat.values())
+    profile = {}
+    if args.single:
+        pr = subprocess.run([sys.executable, "-c", PROFILE, url, json.dumps(tokens), str(args.single)],
+                            env=_env(tree), capture_output=True, text=True)
+        if pr.returncode:
+            raise RuntimeError(f"profiling failed: {pr.stderr[-1500:]}")
+        profile = json.loads(pr.stdout.strip().splitlines()[-1])
+    clock.append(time.perf_counter())
     status = _measured(tree, ["reader", "status", "--db", url], args.cli_timeout)
+    clock.append(time.perf_counter())
     export = _measured(tree, ["reader", "export", "--db", url, "--out", str(tmp / f"export-{uuid.uuid4().hex[:6]}")],
                        args.cli_timeout)
-    return {"history_s": t_hist, "open_s": t_open, "stats": stats, "errors": errors[:5], "n_errors": len(errors),
-            "status": status, "export": export}
+    clock.append(time.perf_counter())
+    phases = dict(zip(("open", "server start", "timed", "one client", "profile", "status", "export"),
+                      np.diff(clock).round(1).tolist()))
+    return {"history_s": t_hist, "phases_s": phases, "open_s": t_open, "stats": stats, "errors": errors[:5], "n_errors": len(errors),
+            "load_server_cpu_ms": load_cpu[0] / max(n_requests, 1) * 1000,
+            "load_db_cpu_ms": load_cpu[1] / max(n_requests, 1) * 1000, "loadavg": load,
+            "single": one, "profile": profile, "status": status, "export": export}
 
 
-def _postgres_db(base: str) -> tuple[str, object]:
+def _postgres_db(base: str, template: str | None = None) -> tuple[str, object]:
     import sqlalchemy as sa
 
     name = "cxr_hist_" + uuid.uuid4().hex[:8]
     admin = sa.create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.execute(sa.text(f"CREATE DATABASE {name}"))
+        conn.execute(sa.text(f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else "")))
 
     def drop() -> None:
         with admin.connect() as conn:
@@ -299,7 +348,8 @@ def _fmt(v: float) -> str:
     return "-" if v != v else (">limit" if v == float("inf") else f"{v:.0f}" if v >= 100 else f"{v:.1f}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (``parser().parse_args([...])`` gives :func:`measure` its settings)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--images", type=int, default=2000)
     ap.add_argument("--subs", type=int, default=2000, help="Submissions per reader in the history.")
@@ -310,8 +360,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli-timeout", type=float, default=300.0, help="Limit for status and export.")
     ap.add_argument("--tree", action="append", required=True, help="NAME=PATH of a source tree (its src/).")
     ap.add_argument("--backends", default="sqlite,postgresql")
-    ap.add_argument("--results", type=Path, help="Append the table to this RESULTS.md.")
-    args = ap.parse_args(argv)
+    ap.add_argument("--single", type=int, default=100, help="Requests per endpoint in the one-client phase "
+                    "after the timed one (server and database CPU ms per request) and in the in-process profile "
+                    "(SQL statements and pool checkouts per request); 0 skips both.")
+    ap.add_argument("--results", type=Path, help="Append the tables to this RESULTS.md.")
+    ap.add_argument("--json", type=Path, help="Write every figure of every tree and backend to this JSON file.")
+    return ap
+
+
+def measure(args: argparse.Namespace) -> list[tuple[str, str, dict]]:
+    """``(tree, backend, figures)`` of every tree on every backend (see the module docstring)."""
     trees = [t.split("=", 1) for t in args.tree]
     pg = os.environ.get("CXREVAL_TEST_POSTGRES_URL")
     rows = []
@@ -322,17 +380,44 @@ def main(argv: list[str] | None = None) -> int:
             if backend == "postgresql" and not pg:
                 print("CXREVAL_TEST_POSTGRES_URL unset: PostgreSQL skipped", file=sys.stderr)
                 continue
-            for name, tree in trees:
-                if backend == "sqlite":
-                    url, drop = f"sqlite:///{tmp / f'{name}.db'}", (lambda: None)
-                else:
-                    url, drop = _postgres_db(pg)  # type: ignore[arg-type]
-                try:
-                    res = run(tree, url, study, args, tmp)
-                finally:
-                    drop()  # type: ignore[operator]
-                print(name, backend, json.dumps(res), file=sys.stderr, flush=True)
-                rows.append((name, backend, res))
+            # one log per backend, made by the first tree; each tree runs on its own copy of it
+            if backend == "sqlite":
+                log_url, drop_log = f"sqlite:///{tmp / 'log.db'}", (lambda: None)
+            else:
+                log_url, drop_log = _postgres_db(pg)  # type: ignore[arg-type]
+            try:
+                tokens, t_hist = make_log(trees[0][1], log_url, study, args)
+                for name, tree in trees:
+                    url, drop = _copy_db(log_url, name, tmp, pg)
+                    try:
+                        res = run(tree, url, tokens, t_hist, args, tmp)
+                    finally:
+                        drop()  # type: ignore[operator]
+                    print(name, backend, json.dumps(res), file=sys.stderr, flush=True)
+                    rows.append((name, backend, res))
+            finally:
+                drop_log()  # type: ignore[operator]
+    return rows
+
+
+def command(args: argparse.Namespace) -> str:
+    """The command line that reruns ``args``."""
+    return (f"bench/reader.py history --images {args.images} --subs {args.subs} --readers {args.readers} "
+            f"--seconds {args.seconds:g} --interval {args.interval:g} --single {args.single} "
+            f"--backends {args.backends} " + " ".join(f"--tree {t}" for t in args.tree))
+
+
+def as_json(args: argparse.Namespace, rows: list[tuple[str, str, dict]]) -> dict[str, object]:
+    """Every figure of :func:`measure` with the command, CPU count and Python version."""
+    trees = dict(t.split("=", 1) for t in args.tree)
+    return {"command": command(args), "cpus": os.cpu_count(), "python": platform.python_version(),
+            "runs": [{"tree": n, "path": trees[n], "backend": b, **r} for n, b, r in rows]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    trees = [t.split("=", 1) for t in args.tree]
+    rows = measure(args)
     head = ("| tree | backend | " + " | ".join(f"{e} p50 / p95 ms" for e in ENDPOINTS)
             + " | status s (CPU s) / MB | export s (CPU s) / MB | log built s | derived built s |")
     lines = [head, "|" + "---|" * (len(ENDPOINTS) + 6)]
@@ -342,17 +427,37 @@ def main(argv: list[str] | None = None) -> int:
         cli = [f"{_fmt(r[c]['s'])} ({_fmt(r[c]['cpu'])}) / {_fmt(r[c]['mb'])}" for c in ("status", "export")]
         lines.append(f"| {name} | {backend} | " + " | ".join(cells) + f" | {cli[0]} | {cli[1]} | "
                      f"{r['history_s']:.0f} | {r['open_s']:.1f} |")
+    lines += ["", "| tree | backend | load average (start, end) | server CPU ms / request | database CPU ms / "
+              "request |", "|---|---|---|---|---|"]
+    for name, backend, r in rows:
+        lines.append(f"| {name} | {backend} | {r['loadavg'][0]:.1f}, {r['loadavg'][1]:.1f} | "
+                     f"{r['load_server_cpu_ms']:.2f} | {r['load_db_cpu_ms']:.2f} |")
+    if args.single:
+        lines += ["", "| tree | backend | endpoint | one client p50 / p95 ms | server CPU ms | database CPU ms | "
+                  "SQL statements | pool checkouts |", "|---|---|---|---|---|---|---|---|"]
+        for name, backend, r in rows:
+            for e in [*ENDPOINTS, *(k for k in r["profile"] if k not in ENDPOINTS)]:
+                one, pr = r["single"].get(e), r["profile"].get(e)
+                lines.append(f"| {name} | {backend} | {e} | "
+                             + (f"{_fmt(one['p50'])} / {_fmt(one['p95'])} | {one['server_cpu_ms']:.2f} | "
+                                f"{one['db_cpu_ms']:.2f}" if one else "- | - | -") + " | "
+                             + (f"{pr['statements']:.2f} | {pr['checkouts']:.2f}" if pr else "- | -") + " |")
     table = "\n".join(lines)
     print(table)
+    if args.json:
+        args.json.write_text(json.dumps(as_json(args, rows), indent=1))
     if args.results:
         text = (f"\n## Reader study: latency with a long history\n\n"
-                f"`bench/reader_history.py --images {args.images} --subs {args.subs} --readers {args.readers} "
-                f"--seconds {args.seconds:g} --interval {args.interval:g}`: {args.images} images, {args.subs} "
+                f"`{command(args)}`: {args.images} images, {args.subs} "
                 f"submissions per reader x {args.readers} readers in the log, + 1 resolver; {args.readers} reader "
                 f"processes loop me, queue, item, submission and the resolver queue, item, pixels, adjudication "
                 f"for {args.seconds:g} s (one round per {args.interval:g} s, back to back when slower); client "
-                f"latency. {os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f} at the end (shared "
-                f"machine), Python {platform.python_version()}. Trees: "
+                f"latency. Then one client, one request at a time, {args.single} requests per endpoint: the server "
+                f"process's and the database server's CPU per request (from /proc, what other load does not "
+                f"inflate), and in process (the tree's app under Starlette's test client) the SQL statements the "
+                f"database runs per request (SQLite: its trace callback, BEGIN/COMMIT included; PostgreSQL: every "
+                f"message psycopg waits on: queries, pings, BEGIN, COMMIT, ROLLBACK = round trips) and pool "
+                f"checkouts. {os.cpu_count()} CPU(s), Python {platform.python_version()}. Trees: "
                 + ", ".join(f"{n} = `{t}`" for n, t in trees) + ". `-`: no request finished in the timed phase.\n\n"
                 f"{table}\n")
         with open(args.results, "a") as fh:

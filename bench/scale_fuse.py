@@ -51,7 +51,8 @@ def _child(n: int, seed: int, methods: list[str]) -> list[dict[str, object]]:
     from fusion_mace_simulation import simulate
 
     import cxreval
-    from cxreval.fusion import ANNOTATION_COLUMNS, MACE, DawidSkene, MajorityVote
+    from cxreval.fusion import MACE, DawidSkene, MajorityVote
+    from cxreval.schema import ANNOTATION_COLUMNS
 
     t0 = time.perf_counter()
     ann, truth = simulate(n, prevalence=0.1, rng=seed)

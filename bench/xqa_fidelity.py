@@ -27,9 +27,9 @@ from scipy.stats import kendalltau, spearmanr
 
 from cxreval.agreement import agreement_scores, agreement_table
 from cxreval.findings import CHEXPERT, XQA
-from cxreval.published import attach_published, load_xqa_auc_table
-from cxreval.rank_correlation import kendall_tau_a, kendall_tau_b, spearman_rho, spearman_rho_d2
 from cxreval.ranking import ranking_stability
+from cxreval.ranking.correlation import kendall_tau_a, kendall_tau_b, spearman_rho, spearman_rho_d2
+from cxreval.ranking.published import attach_published, load_xqa_auc_table
 
 
 def _timed(fn, *args, repeats: int = 3):

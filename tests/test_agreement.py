@@ -166,20 +166,20 @@ def test_hand_worked_low_high_example():
 
 
 def test_table30_identical_labels_with_uncertain_agree_under_both_mappings():
-    """Seed 002, Table 30: NN Fusion (PS) vs CR on Atelectasis prints kappa_w = kappa_low = kappa_high = F1_low =
+    """The XQA-Chest paper's Table 30 (agreement with the consensus): NN Fusion (PS) vs CR on Atelectasis prints kappa_w = kappa_low = kappa_high = F1_low =
     1.00 although CR holds 37 uncertain Atelectasis labels (448 NEG / 37 UNC / 165 POS of 650; 165 = Table 5's
     CR count). Identical label sets must agree under both mappings."""
     cr = np.repeat([0, 1, 2], [448, 37, 165])
     res = agreement_scores(cr, cr.copy())
     assert (res.kappa_w, res.kappa_low, res.kappa_high, res.f1_w, res.f1_low, res.f1_high) == (1.0,) * 6
     assert round(res.kappa_low, 2) == 1.00 and round(res.f1_low, 2) == 1.00  # Table 30's printed values
-    # the previous rule (kept as an option) cannot reproduce the seed: 0.860 / 0.943
-    old = agreement_scores(cr, cr.copy(), both_uncertain="disagree")
-    assert old.kappa_high == 1.0 and old.kappa_w == 1.0
-    assert round(old.kappa_low, 3) == 0.860 and round(old.f1_low, 3) == 0.943
+    # both_uncertain='disagree' (the pair as a disagreement) cannot reproduce the paper: 0.860 / 0.943
+    dis = agreement_scores(cr, cr.copy(), both_uncertain="disagree")
+    assert dis.kappa_high == 1.0 and dis.kappa_w == 1.0
+    assert round(dis.kappa_low, 3) == 0.860 and round(dis.f1_low, 3) == 0.943
     # 2x2 pessimistic table [[165, 18.5], [18.5, 448]] by hand
     po, pe = 613 / 650, (183.5**2 + 466.5**2) / 650**2
-    assert old.kappa_low == pytest.approx((po - pe) / (1 - pe), abs=1e-12)
+    assert dis.kappa_low == pytest.approx((po - pe) / (1 - pe), abs=1e-12)
     # the same through the label-table path (agreement_table, as `cxreval agree` and `fuse --adjudicated`)
     t = pd.DataFrame({"study_id": np.tile(np.arange(650), 2), "finding": "Atelectasis",
                       "source": np.repeat(["CR", "NN Fusion (PS)"], 650), "state": np.tile(cr, 2)})

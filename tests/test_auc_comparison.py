@@ -7,8 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.auc_comparison import SEPARABILITY_COLUMNS, SeparabilityResult, compare_best_models, delong_test
 from cxreval.classification import evaluate_auc
+from cxreval.classification.comparison import (
+    SEPARABILITY_COLUMNS,
+    SeparabilityResult,
+    compare_best_models,
+    delong_test,
+)
 from cxreval.exceptions import InvalidParameterError
 
 

@@ -23,7 +23,6 @@ from cxreval.classification import (
 from cxreval.exceptions import CxrevalError, SchemaError
 from cxreval.finding_maps import FINDING_MAP_COLUMNS
 from cxreval.labels import write_labels, write_predictions
-from cxreval.published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
 from cxreval.ranking import (
     CORRELATION_COLUMNS,
     RANKING_COLUMNS,
@@ -31,6 +30,7 @@ from cxreval.ranking import (
     RankingStabilityResult,
     ranking_stability,
 )
+from cxreval.ranking.published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
 from cxreval.report.sections import build_sections, detect_kinds
 
 
@@ -94,7 +94,7 @@ def test_ranking_result_saves_exactly_its_files(auc, tmp_path):
     text = rs.summary("cxreval rank")
     assert text.startswith("# cxreval rank\n\nFrom predictions + labels: 4 models, references ['CR', 'Rep1'], 30 "
                            "patient-bootstrap replicates (seed 5)")
-    assert "the seed's formula" in text and "## Rank correlations, all models" in text
+    assert "the XQA-Chest paper's formula" in text and "## Rank correlations, all models" in text
 
 
 def test_read_and_rank_auc_tables(tmp_path):

@@ -311,7 +311,7 @@ def test_jackknife_and_bca():
 
 @pytest.mark.parametrize("r", [0, 1, 2, 3, 4, 5, 8, 9, 10, 15, 16, 17, 63, 64, 65, 101])
 def test_blocked_row_cumsum_equals_numpy(r):
-    from cxreval._auc_kernel import cumsum_rows_inplace
+    from cxreval.classification._kernel import cumsum_rows_inplace
 
     g = np.random.default_rng(r)
     for dt in (np.int32, np.int64):
@@ -347,7 +347,7 @@ def test_weighted_auc_rejects_bad_weights():
 
 def test_grouped_kernel_equals_per_study_weights():
     """Patient-count weights through the (segments x patients) matrix equal the expanded per-study weights."""
-    from cxreval._auc_kernel import AUCIndex
+    from cxreval.classification._kernel import AUCIndex
 
     g = np.random.default_rng(5)
     n, n_pat = 300, 90

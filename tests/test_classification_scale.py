@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score as sk_auc
 
-from cxreval._auc_kernel import AUCIndex, BlockInputs, auc_block, positive_weights, spill_inputs
 from cxreval.bootstrap import draw_plan, shard_size_for
 from cxreval.classification import evaluate_auc
+from cxreval.classification._kernel import AUCIndex, BlockInputs, auc_block, positive_weights, spill_inputs
 from cxreval.cli.main import main
 from cxreval.labels import write_labels, write_predictions
 from test_classification import FINDINGS, synthetic
@@ -184,8 +184,3 @@ def test_cli_dask_local_leaves_no_process(tmp_path):
                      "--executor", ex, "-o", str(tmp_path / ex.replace(":", "_"))]) == 0
     _no_children_left(before)
     _same_outputs(tmp_path / "serial", tmp_path / "dask_local_2")
-
-
-def test_cli_classify_workers_is_refused_with_did_you_mean(capsys):
-    assert main(["classify", "--workers", "2"]) == 2
-    assert "did you mean --executor process:N?" in capsys.readouterr().err

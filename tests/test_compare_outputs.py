@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cxreval.tables import write_summary, write_table
+from cxreval.io import write_summary, write_table
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "compare_outputs.py"
 

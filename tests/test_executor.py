@@ -339,7 +339,7 @@ def test_evaluate_heatmaps_identical_serial_vs_process():
         evaluate_heatmaps(heat, boxes, protocol=proto, executor="gpu")
 
 
-# ---------------------------------------------------------------- CLI --workers
+# ---------------------------------------------------------------- CLI --executor
 
 def test_cli_classify_executor(tmp_path, capsys):
     preds, labels = _auc_problem(n_studies=60, n_models=2)
@@ -447,14 +447,6 @@ def test_dask_cluster_fixture_runs_tasks(dask_cluster):
     with open_executor(f"dask:{dask_cluster}") as ex:
         assert ex.map(abs, range(-4, 4)) == [abs(x) for x in range(-4, 4)]
         assert sum(ex.client.nthreads().values()) == 2
-
-
-def test_cli_refuses_workers_on_executor_commands(capsys):
-    from cxreval.cli.main import EXECUTOR_COMMANDS
-
-    for cmd in EXECUTOR_COMMANDS:
-        assert main([cmd, "--workers", "2"]) == 2
-        assert "no such option --workers; did you mean --executor process:N?" in capsys.readouterr().err
 
 
 def test_cli_bad_executor_spec_is_exit_2():

@@ -46,19 +46,19 @@ def test_renames_are_returned():
     assert renamed == {"Pleural_Thickening": "Pleural Thickening"}
 
 
-# the seed's sentence naming the schema and the two exclusions (seed 002, section 2)
+# the XQA-Chest paper's sentence naming the schema and the two exclusions (its section 2)
 _XQA_SCHEMA = ("Atelectasis, Cardiomegaly, Edema, Enlarged cardiomediastinum, Consolidation, Fracture, Lung lesion, "
                "Lung opacity, Pleural effusion, Pleural other, Pneumonia, Pneumothorax, Support devices, and No finding")
 
 
-def test_xqa_is_the_seeds_12_pathologies():
+def test_xqa_is_the_papers_12_pathologies():
     from cxreval.findings import VOCABULARIES, XQA, XQA_SELECTED
 
     names = [n.strip().removeprefix("and ") for n in _XQA_SCHEMA.split(",")]
     schema, _ = canonical_findings(names)
     expected = tuple(f for f in schema if f not in ("No Finding", "Support Devices"))
     assert len(schema) == 14 and len(expected) == 12
-    assert XQA == expected  # same names, same (the seed's) order
+    assert XQA == expected  # same names, same (the paper's) order
     assert "Pleural Other" in XQA and "Support Devices" not in XQA and "No Finding" not in XQA
     assert set(XQA) == set(CHEXPERT) - {"No Finding", "Support Devices"}
     assert set(XQA_SELECTED) <= set(XQA) and VOCABULARIES["xqa"] is XQA

@@ -123,7 +123,7 @@ def test_blank_state_cell_is_refused_unless_read_as_missing(tmp_path, suffix):
     t.loc[4, "state"] = "" if suffix == ".csv" else None
     p = tmp_path / f"labels{suffix}"
     (t.to_parquet if suffix == ".parquet" else t.to_csv)(p, index=False)
-    with pytest.raises(SchemaError, match=r"Blank state in file .*labels.*, row 4, column 'state'.*--blank-state missing"):
+    with pytest.raises(SchemaError, match=r"Blank state in file .*labels.*, row 4, column 'state'.*blank_state='missing'"):
         read_labels(p)
     back = read_labels(p, blank_state="missing")
     assert back.table["state"].isna().tolist() == [False, False, False, False, True, False]

@@ -14,14 +14,14 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"
 
 # lowest first; the first component under ``cxreval`` decides the layer
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("core", frozenset({"exceptions", "_validation", "findings", "results", "outputs", "labels", "_typing", "_plots",
-                        "schema", "tables", "finding_maps"})),
-    ("engines", frozenset({"bootstrap", "_auc_kernel", "executor", "progress", "spill"})),
-    ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa",
-                            "published", "splits", "reports", "rank_correlation", "auc_comparison"})),
-    ("datasets", frozenset({"datasets", "predict", "reader"})),
+    ("core", frozenset({"exceptions", "_validation", "_typing", "_plots", "schema", "io", "findings", "finding_maps",
+                        "results", "outputs", "labels"})),
+    ("datasets", frozenset({"datasets"})),
+    ("engines", frozenset({"bootstrap", "executor", "progress", "spill"})),
+    ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa", "labeller"})),
+    ("models", frozenset({"predict", "reader"})),
     ("report", frozenset({"report"})),
-    ("demo", frozenset({"demo", "demo_images", "demo_data"})),
+    ("demo", frozenset({"demo"})),
     ("cli", frozenset({"cli", "__main__"})),
 )
 
@@ -164,7 +164,97 @@ def test_bench_imports_only_the_public_library():
 def test_bench_check_catches_a_deliberate_violation(tmp_path):
     (tmp_path / "b.py").write_text("from cxreval.cli.rank import rank_summary\nimport cxreval.iqa._image\n"
                                    "from cxreval.classification import _prepare, evaluate_auc\n"
-                                   "from cxreval.tables import markdown_table\nfrom _peer import x\n")
+                                   "from cxreval.io import markdown_table\nfrom _peer import x\n")
     assert bench_violations(tmp_path) == [f"cli: {tmp_path.name}/b.py -> cxreval.cli.rank.rank_summary",
                                           f"private: {tmp_path.name}/b.py -> cxreval.classification._prepare",
                                           f"private: {tmp_path.name}/b.py -> cxreval.iqa._image"]
+
+
+def package_graph(root: Path = SRC) -> dict[str, set[str]]:
+    """Top-level package (or module) under ``root`` -> the other top-level ones it imports (anywhere in it)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for importer, target, name in _imports(path, root):
+            full = f"{target}.{name}" if name and _is_module(root, f"{target}.{name}") else target
+            a, b = importer.split("."), full.split(".")
+            if len(a) > 1 and len(b) > 1 and a[1] != b[1]:
+                graph.setdefault(a[1], set()).add(b[1])
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one package (Tarjan), sorted: the import cycles."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_no_import_cycle_between_packages():
+    cycles = import_cycles(package_graph())
+    assert not cycles, "Top-level packages importing each other (in a circle):\n" + "\n".join(map(str, cycles))
+
+
+def test_cycle_check_catches_a_deliberate_cycle(tmp_path):
+    files = {"a/__init__.py": "from ..b import x\n", "b/__init__.py": "x = 1\n", "b/y.py": "from ..a import z\n",
+             "c.py": "from .a import z\n"}
+    root = tmp_path / "pkg"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (root / "__init__.py").touch()
+    assert import_cycles(package_graph(root)) == [["a", "b"]]
+
+
+def test_every_package_has_a_layer():
+    tops = {p.stem for p in SRC.glob("*.py") if p.stem != "__init__"}
+    tops |= {p.parent.name for p in SRC.glob("*/__init__.py")}
+    placed = set().union(*(names for _, names in LAYERS))
+    assert tops <= placed, f"Top-level modules in no layer of LAYERS: {sorted(tops - placed)}"
+
+
+MAX_MODULE_LINES = 600
+
+
+def long_modules(root: Path = SRC, limit: int = MAX_MODULE_LINES) -> list[str]:
+    """Modules under ``root`` longer than ``limit`` lines, as ``'path: N lines'``."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        n = len(path.read_text().splitlines())
+        if n > limit:
+            found.append(f"{path.relative_to(root)}: {n} lines")
+    return found
+
+
+def test_no_module_longer_than_the_limit():
+    assert not long_modules(), (f"Modules over {MAX_MODULE_LINES} lines (split them):\n" + "\n".join(long_modules()))
+
+
+def test_length_check_catches_a_long_module(tmp_path):
+    (tmp_path / "short.py").write_text("x = 1\n" * 3)
+    (tmp_path / "long.py").write_text("x = 1\n" * 4)
+    assert long_modules(tmp_path, limit=3) == ["long.py: 4 lines"]

@@ -50,7 +50,7 @@ def test_existing_output_refused_unless_overwrite_which_replaces_whole(tmp_path)
     out = tmp_path / "res"
     with output_folder(out) as d:  # an earlier cxreval run
         (d / "stale.csv").write_text("stale")
-    with pytest.raises(OutputError, match="already exists.*--overwrite"), output_folder(out):
+    with pytest.raises(OutputError, match="already exists.*overwrite=True"), output_folder(out):
         pytest.fail("body must not run")
     with output_folder(out, overwrite=True) as d:
         (d / "fresh.csv").write_text("fresh")

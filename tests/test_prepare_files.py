@@ -210,7 +210,7 @@ def test_duplicates_across_files_are_refused(tmp_path):
     with pytest.raises(SchemaError, match=r"Duplicate \(study_id, model, finding\) rows in prediction table"):
         prepare_from_files([p1, p2], lab)
     l2 = _write(labels.iloc[:2], tmp_path / "l2", "parquet")
-    with pytest.raises(SchemaError, match="Duplicate .* in the --labels files"):
+    with pytest.raises(SchemaError, match=r"Duplicate .* in the label files \(labels=\)"):
         prepare_from_files(p1, [lab, l2])
 
 

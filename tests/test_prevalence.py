@@ -10,8 +10,8 @@ from cxreval.agreement import PREVALENCE_COLUMNS, label_distribution, positive_p
 from cxreval.exceptions import SchemaError
 
 
-def _seed_atelectasis():
-    """650 studies with the seed's Table 7 Atelectasis counts for CR (448/37/165) and Rep1 (2/0/58, rest
+def _table7_atelectasis():
+    """650 studies with the XQA-Chest paper's Table 7 Atelectasis counts for CR (448/37/165) and Rep1 (2/0/58, rest
     not mentioned)."""
     ids = [f"s{i}" for i in range(650)]
     cr = ["negative"] * 448 + ["uncertain"] * 37 + ["positive"] * 165
@@ -21,7 +21,7 @@ def _seed_atelectasis():
 
 
 def test_counts_and_percentages_reproduce_seed_table7_format():
-    prev = prevalence_table(_seed_atelectasis())
+    prev = prevalence_table(_table7_atelectasis())
     assert tuple(prev.columns) == PREVALENCE_COLUMNS
     cr = prev[prev.source == "CR"].set_index("state")
     assert cr.loc["negative", "count"] == 448 and cr.loc["positive", "percent"] == pytest.approx(100 * 165 / 650)
@@ -44,7 +44,7 @@ def test_missing_counts_studies_without_a_label():
 
 
 def test_sources_and_findings_selection_and_errors():
-    t = _seed_atelectasis()
+    t = _table7_atelectasis()
     prev = prevalence_table(t, sources=["Rep1"], findings=["Atelectasis"])
     assert set(prev.source) == {"Rep1"} and len(prev) == 5
     with pytest.raises(SchemaError, match=r"Source 'Rep3' is not in the label table; sources present: \['CR', 'Rep1'\]"):

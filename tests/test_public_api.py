@@ -77,16 +77,16 @@ CASES = [
     ("cxreval.classification:prepare_from_files", {"predictions": _pred_file, "labels": _long}, {},
      ["predictions", "labels", "state_encoding", "references", "policy"]),
     ("cxreval.labels:read_wide_labels", {"path": _wide}, {"source": lambda t: "x"}, ["path", "source"]),
-    ("cxreval.splits:patient_split", {"table": lambda t: _meta()},
+    ("cxreval.datasets.splits:patient_split", {"table": lambda t: _meta()},
      {"fractions": lambda t: (0.5, 0.5), "names": lambda t: ("a", "b"), "rng": lambda t: 0,
       "stratify": lambda t: None},
      ["table", "fractions", "names", "rng", "stratify"]),
-    ("cxreval.splits:image_split", {"table": lambda t: _meta()}, {"fractions": lambda t: (0.5, 0.5),
+    ("cxreval.datasets.splits:image_split", {"table": lambda t: _meta()}, {"fractions": lambda t: (0.5, 0.5),
                                                                  "rng": lambda t: 0},
      ["table", "fractions", "rng"]),
-    ("cxreval.splits:audit_split", {"splits": lambda t: {"x": ["a"]}, "metadata": lambda t: _meta()}, {},
+    ("cxreval.datasets.splits:audit_split", {"splits": lambda t: {"x": ["a"]}, "metadata": lambda t: _meta()}, {},
      ["splits", "metadata"]),
-    ("cxreval.splits:read_split_lists", {"directory": _split_dir}, {}, ["directory"]),
+    ("cxreval.datasets.splits:read_split_lists", {"directory": _split_dir}, {}, ["directory"]),
     ("cxreval.datasets:list_datasets", {}, {"pattern": lambda t: "*", "kind": lambda t: None}, ["pattern", "kind"]),
     ("cxreval.datasets:load_dataset", {"name": lambda t: "openi"}, {"path": lambda t: t / "missing.tgz"},
      ["name", "path"]),
@@ -132,7 +132,7 @@ def test_bad_type_is_rejected_with_a_clear_error(target, args, kwargs, param, tm
 
 
 def test_every_public_module_declares_all():
-    for mod in ("cxreval.labels", "cxreval.splits", "cxreval.findings", "cxreval.datasets",
+    for mod in ("cxreval.labels", "cxreval.datasets.splits", "cxreval.findings", "cxreval.datasets",
                 "cxreval.datasets.fetch", "cxreval.datasets.nih", "cxreval.datasets.google",
                 "cxreval.datasets.openi", "cxreval.datasets.audit", "cxreval.cli.data"):
         m = importlib.import_module(mod)

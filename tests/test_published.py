@@ -1,4 +1,4 @@
-"""Tests of cxreval.published: the packaged XQA tables and their comparison with recomputed correlations."""
+"""Tests of cxreval.ranking.published: the packaged XQA tables and their comparison with recomputed correlations."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau, rankdata, spearmanr
 
-from cxreval.published import attach_published, load_xqa_auc_table, load_xqa_rank_correlations
 from cxreval.ranking import ranking_stability
+from cxreval.ranking.published import attach_published, load_xqa_auc_table, load_xqa_rank_correlations
 
 SHA = {"xqa_auc_tables_16_25.csv": "cc046eb71fda81619f7f9cfabc4d538b2c4343d41c474a631a43ebe9502309cb",
        "xqa_rank_correlation_tables_26_29.csv": "985a2faa8c208d0c6864e8e418c362116be17d0a45b69e70acd05cbf9fca24ba"}
@@ -97,7 +97,7 @@ def test_point_correlations_from_published_aucs_track_the_paper():
     a = e[e.reference == "CR"].set_index("model").auc
     b = e[e.reference == "Rep1"].set_index("model").auc.reindex(a.index)
     assert row.statistic == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
-    # the seed's formulas (default) on the same tied AUCs: 1 - 6 sum d^2 / (n (n^2 - 1))
+    # the XQA-Chest paper's formulas (default) on the same tied AUCs: 1 - 6 sum d^2 / (n (n^2 - 1))
     seed = attach_published(ranking_stability(load_xqa_auc_table()))
     srow = seed[(seed.dataset == "XQA-RR") & (seed.finding == "Effusion") & (seed.group == "All Models")
                 & (seed.method == "SRCC") & (seed.reference_b == "Rep1")].iloc[0]

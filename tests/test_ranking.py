@@ -1,4 +1,4 @@
-"""Tests of cxreval.ranking: the seed's SRCC/KRCC formulas by hand, the scipy variants against scipy."""
+"""Tests of cxreval.ranking: the XQA-Chest paper's SRCC/KRCC formulas by hand, the scipy variants against scipy."""
 
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ from cxreval.ranking import (
 
 
 def _brute_tau_a(x, y):
-    """(C - D) / (n (n - 1) / 2) by a loop over the pairs (the seed's KRCC)."""
+    """(C - D) / (n (n - 1) / 2) by a loop over the pairs (the paper's KRCC)."""
     n = len(x)
     s = sum(np.sign(x[i] - x[j]) * np.sign(y[i] - y[j]) for i in range(n) for j in range(i + 1, n))
     return s / (n * (n - 1) / 2)
 
 
 def _brute_rho_d2(x, y):
-    """1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks (the seed's SRCC)."""
+    """1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks (the paper's SRCC)."""
     n = len(x)
     d = rankdata(x) - rankdata(y)
     return 1 - 6 * (d ** 2).sum() / (n * (n ** 2 - 1))
@@ -54,7 +54,7 @@ def test_correlations_equal_scipy_with_ties_and_vectorised():
         spearman_rho(np.ones(3), np.ones(4))
 
 
-# --- the seed's formulas vs the scipy forms, on a hand-worked tied example ---------------------------
+# --- the paper's formulas vs the scipy forms, on a hand-worked tied example --------------------------
 
 def test_hand_worked_tied_example_each_variant():
     # x = [1, 2, 2, 3], y = [1, 3, 2, 4]: average ranks [1, 2.5, 2.5, 4] and [1, 3, 2, 4], d = [0, -.5, .5, 0]
@@ -67,7 +67,7 @@ def test_hand_worked_tied_example_each_variant():
     assert float(kendall_tau_a(x, y)) == pytest.approx(5 / 6, abs=1e-15)
     assert float(kendall_tau_b(x, y)) == pytest.approx(5 / np.sqrt(5 * 6), abs=1e-15)
     assert float(kendall_tau_b(x, y)) == pytest.approx(kendalltau(x, y).statistic, abs=1e-15)
-    # constant input: the seed's formulas stay defined (rho_d2 = 0.5, tau_a = 0), the scipy forms are NaN
+    # constant input: the paper's formulas stay defined (rho_d2 = 0.5, tau_a = 0), the scipy forms are NaN
     c = np.ones(5)
     assert float(spearman_rho_d2(c, np.arange(5.0))) == pytest.approx(0.5)
     assert float(kendall_tau_a(c, np.arange(5.0))) == 0.0
@@ -143,7 +143,7 @@ def test_ranking_stability_from_point_table():
     assert list(c.columns) == list(CORRELATION_COLUMNS)
     a = np.array([0.90, 0.85, 0.85, 0.70, 0.60])
     b = np.array([0.80, 0.88, 0.75, 0.75, 0.61])
-    # default: the seed's formulas. Ranks [1, 2.5, 2.5, 4, 5] and [2, 1, 3.5, 3.5, 5]: sum d^2 = 4.5, so
+    # default: the paper's formulas. Ranks [1, 2.5, 2.5, 4, 5] and [2, 1, 3.5, 3.5, 5]: sum d^2 = 4.5, so
     # SRCC = 1 - 6 * 4.5 / (5 * 24) = 0.775; 7 concordant, 1 discordant, 2 tied pairs: KRCC = 6 / 10 = 0.6
     row = c[(c.group == "All Models") & (c.method == "SRCC")].iloc[0]
     assert row.statistic == pytest.approx(0.775, abs=1e-12) and row.variant == "formula"

@@ -127,7 +127,7 @@ def _build(name: str, tmp: Path):
     if name == "AUCResult":
         return _auc()
     if name == "AUCTableResult":
-        from cxreval.published import XQA_AUC_TABLES, read_auc_table
+        from cxreval.ranking.published import XQA_AUC_TABLES, read_auc_table
         return read_auc_table(XQA_AUC_TABLES)
     if name == "RankingStabilityResult":
         from cxreval.ranking import ranking_stability
@@ -164,15 +164,15 @@ def _build(name: str, tmp: Path):
         from cxreval.localization import error_model_on_boxes
         return error_model_on_boxes(_boxes(), rng=0)
     if name == "OverlayResult":
-        from cxreval.demo_images import overlay_boxes
+        from cxreval.demo.images import overlay_boxes
         return overlay_boxes(_images(tmp), _boxes(), rng=0)
     if name == "ReportLabelsResult":
-        from cxreval.reports import label_reports
+        from cxreval.labeller import label_reports
         return label_reports(pd.DataFrame({"study_id": ["a", "b", "c"], "text": [
             "FINDINGS: Small left effusion. IMPRESSION: Effusion.", "No edema. Possible atelectasis.",
             "Cardiomegaly."]}))
     if name == "LabellerValidationResult":
-        from cxreval.reports import compute_precision_recall
+        from cxreval.labeller import compute_precision_recall
         t = _labels()
         t = t[t.state != "not_mentioned"]
         return compute_precision_recall(t, reference="CR", predicted="Rep1", n_resamples=20, rng=0)
@@ -193,7 +193,7 @@ def _build(name: str, tmp: Path):
     if name == "DegradeResult":
         return _degraded(tmp)[1]
     if name == "SeparabilityResult":
-        from cxreval.auc_comparison import compare_best_models
+        from cxreval.classification.comparison import compare_best_models
         return compare_best_models(_auc())
     if name == "FinetuneResult":
         from cxreval.predict.finetune import TRAINING_COLUMNS, FinetuneResult

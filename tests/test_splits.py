@@ -1,4 +1,4 @@
-"""Tests of cxreval.splits: seeded patient-level splits, split list files, leakage audit."""
+"""Tests of cxreval.datasets.splits: seeded patient-level splits, split list files, leakage audit."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.splits import (
+from cxreval.datasets.splits import (
     audit_split,
     image_split,
     patient_split,
     read_split_lists,
     write_split_lists,
 )
+from cxreval.exceptions import InvalidParameterError, SchemaError
 
 
 def _meta(n_patients=200, seed=1):

@@ -39,7 +39,7 @@ def test_ambiguous_numeric_states_are_refused_naming_both_readings(tmp_path, fmt
         read_labels(p)
     msg = str(e.value)
     assert "can be read two ways" in msg and "1 = uncertain" in msg and "1 = positive" in msg
-    assert "--state-encoding" in msg and str(p) in msg
+    assert "state_encoding=" in msg and str(p) in msg
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "parquet-Int8", "parquet-str"])
@@ -67,7 +67,7 @@ def test_binary_encoding_and_its_domain(tmp_path):
     _long([1, 0, 1]).to_csv(p, index=False)
     assert read_labels(p, state_encoding="binary").table["state"].tolist() == [2, 0, 2]
     _long([1, 0, -1]).to_csv(p, index=False)
-    with pytest.raises(SchemaError, match=r"State '-1' outside the domain .* row 2.* binary"):
+    with pytest.raises(SchemaError, match=r"State '-1' outside the domain .* row 2.*state_encoding='binary'"):
         read_labels(p, state_encoding="binary")
     _long([2, 0]).to_csv(p, index=False)
     with pytest.raises(SchemaError, match=r"State '2' outside the domain .*chexpert"):

@@ -1,11 +1,11 @@
-"""cxreval.tables: the one writer of tidy tables / summary.md and the one Markdown table renderer (issue 13)."""
+"""cxreval.io: the one writer of tidy tables / summary.md and the one Markdown table renderer (issue 13)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from cxreval.tables import SUMMARY_FILE, markdown_table, write_summary, write_table
+from cxreval.io import SUMMARY_FILE, markdown_table, write_summary, write_table
 
 
 def test_markdown_table_hand_worked():
@@ -47,8 +47,8 @@ def test_markdown_table_right_aligned_columns():
 
 def test_split_sizes_and_labeller_tables_use_the_one_renderer():
     """LeakageAudit.sizes_markdown and reports.prf_markdown, hand-worked (formerly hand-rolled '| ' joins)."""
-    from cxreval.reports import PRF_COLUMNS, prf_markdown
-    from cxreval.splits import audit_split
+    from cxreval.datasets.splits import audit_split
+    from cxreval.labeller import PRF_COLUMNS, prf_markdown
 
     meta = pd.DataFrame({"study_id": [f"s{i}" for i in range(5)], "patient_id": ["p0", "p0", "p1", "p2", "p3"]})
     splits = pd.DataFrame({"study_id": ["s0", "s1", "s2", "s3", "s4"], "split": ["a", "b", "a", "a", "b"]})

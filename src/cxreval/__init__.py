@@ -48,16 +48,16 @@ _LAZY_ATTRS: dict[str, str] = {
     # data, splits, execution, published tables
     "load_dataset": "datasets", "list_datasets": "datasets", "fetch_metadata": "datasets",
     "metadata_path": "datasets",
-    "patient_split": "splits", "audit_split": "splits", "read_split_lists": "splits",
+    "patient_split": "datasets", "audit_split": "datasets", "read_split_lists": "datasets",
     "get_executor": "executor",
-    "load_xqa_auc_table": "published",
+    "load_xqa_auc_table": "ranking",
     # type aliases of the public signatures
     "RNGLike": "_typing", "PathLike": "_typing", "FindingsLike": "_typing",
 }
 
 _SUBMODULES: tuple[str, ...] = (
     "agreement", "bootstrap", "classification", "datasets", "exceptions", "executor", "findings", "fusion",
-    "iqa", "labels", "localization", "published", "ranking", "report", "results", "splits",
+    "iqa", "labels", "localization", "ranking", "report", "results",
 )
 
 __all__ = [
@@ -130,11 +130,9 @@ __all__ = [
     "iqa",
     "labels",
     "localization",
-    "published",
     "ranking",
     "report",
     "results",
-    "splits",
 ]
 
 if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
@@ -148,17 +146,23 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         iqa,
         labels,
         localization,
-        published,
         ranking,
         report,
         results,
-        splits,
     )
     from ._typing import FindingsLike, PathLike, RNGLike
     from .agreement import AgreementResult, agreement_scores, agreement_table, cohen_kappa
     from .bootstrap import BootstrapResult, ResamplingPlan, draw_plan
     from .classification import AUCResult, compare_auc, delong_test, evaluate_auc, roc_auc_score
-    from .datasets import fetch_metadata, list_datasets, load_dataset, metadata_path
+    from .datasets import (
+        audit_split,
+        fetch_metadata,
+        list_datasets,
+        load_dataset,
+        metadata_path,
+        patient_split,
+        read_split_lists,
+    )
     from .executor import get_executor
     from .fusion import FusionResult, fuse_label_table, get_fusion, list_fusion
     from .iqa import get_metric, list_metrics, score_pairs
@@ -171,11 +175,9 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         validate_predictions,
     )
     from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
-    from .published import load_xqa_auc_table
-    from .ranking import RankingStabilityResult, ranking_stability
+    from .ranking import RankingStabilityResult, load_xqa_auc_table, ranking_stability
     from .report import write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
-    from .splits import audit_split, patient_split, read_split_lists
 
 
 def __getattr__(name: str) -> Any:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .labels import MACRO, MEAN, MICRO
+from .schema import MACRO, MEAN, MICRO
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

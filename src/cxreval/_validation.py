@@ -7,23 +7,20 @@ import difflib
 import os
 from collections.abc import Iterable, Sequence, Sized
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
-import pandas as pd
 
+from ._typing import PathLike, RNGLike
 from .exceptions import InvalidParameterError, SchemaError
 
 _T = TypeVar("_T")
 
 __all__ = [
     "check_consistent_length",
-    "check_columns",
     "check_confidence_level",
     "check_positive_int",
     "check_choice",
-    "check_finite",
-    "check_same_shape",
     "normalize_rng",
     "check_path",
     "did_you_mean",
@@ -32,10 +29,10 @@ __all__ = [
 ]
 
 
-def normalize_rng(rng: object) -> np.random.Generator:
+def normalize_rng(rng: RNGLike) -> np.random.Generator:
     """``np.random.default_rng(rng)`` with a clear error for values it cannot use."""
     try:
-        return np.random.default_rng(rng)  # type: ignore[arg-type]
+        return np.random.default_rng(rng)
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(
             f"The 'rng' parameter must be None, an int seed or a numpy Generator. Got {rng!r} instead.") from exc
@@ -46,20 +43,6 @@ def check_consistent_length(*arrays: Sized, names: Sequence[str] | None = None) 
     if len(set(lengths)) > 1:
         named = ", ".join(f"{n}={m}" for n, m in zip(names or [f"arg{i}" for i in range(len(arrays))], lengths))
         raise InvalidParameterError(f"Found input variables with inconsistent numbers of samples: {named}.")
-
-
-def check_columns(df: pd.DataFrame | Sequence[str], required: Iterable[str], *, where: str) -> None:
-    """Every ``required`` column is in ``df`` (a DataFrame, or a file's header as a list of names); the
-    message names the missing columns, the columns present and a did-you-mean for a renamed one."""
-    have = [str(c) for c in (df.columns if isinstance(df, pd.DataFrame) else df)]
-    missing = [c for c in required if c not in have]
-    if missing:
-        from .labels.schema import RENAMED_COLUMNS
-
-        hints = [f"Column {old!r}: did you mean {new!r}?"
-                 for old, new in RENAMED_COLUMNS.items() if new in missing and old in have]
-        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {have}."
-                          + (" " + " ".join(hints) if hints else ""))
 
 
 def check_confidence_level(value: object, *, func: str) -> float:
@@ -85,24 +68,6 @@ def check_choice(value: _T, choices: Iterable[object], *, name: str, func: str) 
     return value
 
 
-def check_finite(a: np.ndarray, *, name: str, where: str = "") -> np.ndarray:
-    a = np.asarray(a, dtype=float)
-    bad = ~np.isfinite(a)
-    if bad.any():
-        i = np.flatnonzero(bad.ravel())[0]
-        loc = f" in {where}" if where else ""
-        raise SchemaError(f"'{name}'{loc} must be finite; found {float(a.ravel()[i])!r} at position {int(i)} "
-                          f"({int(bad.sum())} non-finite value(s)).")
-    return a
-
-
-def check_same_shape(a: np.ndarray, b: np.ndarray, *, names: tuple[str, str], func: str) -> None:
-    if np.shape(a) != np.shape(b):
-        raise InvalidParameterError(
-            f"{func}: '{names[0]}' and '{names[1]}' must have the same shape. "
-            f"Got {np.shape(a)} and {np.shape(b)} instead.")
-
-
 def check_path(value: object, *, name: str, func: str, allow_none: bool = True) -> Path | None:
     """``Path(value)``, or an :class:`InvalidParameterError` naming the parameter when it is not a path."""
     if value is None and allow_none:
@@ -120,7 +85,7 @@ def did_you_mean(name: str, choices: Iterable[str], *, n: int = 3, cutoff: float
     return f" Did you mean {', '.join(map(repr, close))}?" if close else ""
 
 
-def read_yaml_file(path: str | os.PathLike[str], *, what: str) -> object:
+def read_yaml_file(path: PathLike, *, what: str) -> Any:
     """Parse a user's YAML file; every failure is one :class:`SchemaError` line naming ``what`` and the path.
 
     Missing file, bytes that are not UTF-8 (with the byte offset) and YAML syntax errors (with line and column)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._typing import RNGLike
 from ._validation import check_choice, check_confidence_level, check_memory, check_positive_int, normalize_rng
 from .exceptions import InvalidParameterError, SchemaError
 from .results import ConfidenceInterval, readonly
@@ -146,7 +147,7 @@ class ResamplingPlan:
 
 
 def draw_plan(patient_ids: Sequence[object] | pd.Series | np.ndarray, *, n_resamples: int = 1000,
-              rng: object = None, study_ids: Sequence[object] | None = None) -> ResamplingPlan:
+              rng: RNGLike = None, study_ids: Sequence[object] | None = None) -> ResamplingPlan:
     """Draw a patient-level bootstrap plan.
 
     Each replicate draws ``n_patients`` patients uniformly with replacement

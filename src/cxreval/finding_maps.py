@@ -40,6 +40,7 @@ from collections.abc import Iterable, Mapping
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -140,7 +141,7 @@ def read_finding_map(spec: str | PathLike[str] | VocabularyMapping) -> Vocabular
     return parse_finding_map(data, name=p.stem, where=f"finding map file {text!r}")
 
 
-def parse_finding_map(data: object, *, name: str = "finding_map", where: str = "finding map") -> VocabularyMapping:
+def parse_finding_map(data: Mapping[str, Any], *, name: str = "finding_map", where: str = "finding map") -> VocabularyMapping:
     """A finding map from its YAML content: ``{"name": ..., "score": ..., "findings": {target: "any(A, B)" | "A" |
     [A, B]}}`` (or the ``findings`` mapping alone), checked by :func:`check_finding_map`."""
     if not isinstance(data, dict):

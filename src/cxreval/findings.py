@@ -79,7 +79,7 @@ XQA: tuple[str, ...] = (
     "Lung Lesion", "Lung Opacity", "Effusion", "Pleural Other", "Pneumonia", "Pneumothorax",
 )
 """The 12 pathologies of the XQA-Chest paper, in its order: the 14 CheXpert/MIMIC-CXR categories less
-``No Finding`` and ``Support Devices`` (seed ``002``, section 2: "By focusing on pathologies, we exclude No
+``No Finding`` and ``Support Devices`` (its section 2: "By focusing on pathologies, we exclude No
 finding and Support devices from our analysis, yielding 12 pathologies"). Its "all 12" macro/micro averages
 (Tables 9-15, 30) are over this set."""
 
@@ -132,7 +132,7 @@ _LOOKUP: dict[str, str] = {_key(f): f for f in ALL_FINDINGS}
 _LOOKUP.update({_key(a): c for a, c in ALIASES.items()})
 
 
-def canonical_finding(name: object, *, where: str = "") -> str:
+def canonical_finding(name: str, *, where: str = "") -> str:
     """Return the canonical spelling of a finding name.
 
     Parameters
@@ -164,7 +164,7 @@ def canonical_finding(name: object, *, where: str = "") -> str:
                       f"or an alias in cxreval.findings.ALIASES.{hint}")
 
 
-def canonical_findings(names: Iterable[object], *, where: str = "") -> tuple[tuple[str, ...], dict[str, str]]:
+def canonical_findings(names: Iterable[str], *, where: str = "") -> tuple[tuple[str, ...], dict[str, str]]:
     """Canonicalise several names; return them and the renames applied (``{original: canonical}``)."""
     out, renamed = [], {}
     for n in names:

@@ -44,7 +44,9 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import cast
 
+from ._typing import PathLike
 from .exceptions import CxrevalError
 
 __all__ = ["write_run_record", "utc_now", "file_checksums", "check_unchanged", "OutputError", "RUN_FILE", "check_output_path", "output_folder", "atomic_file", "sha256_file",
@@ -76,7 +78,7 @@ _WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM,
 """The errors of a file system that cannot take the output (full, read-only, not permitted, over quota)."""
 
 
-def _normal(path: str | os.PathLike[str]) -> Path:
+def _normal(path: PathLike) -> Path:
     """``path`` absolute, with ``..`` resolved as the kernel does (``a/ghost/../res`` is ``a/res``, and no
     ``ghost`` folder is ever created)."""
     p = Path(path).expanduser().absolute()
@@ -89,7 +91,7 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def is_cxreval_folder(folder: str | os.PathLike[str]) -> bool:
+def is_cxreval_folder(folder: PathLike) -> bool:
     """Whether ``folder`` holds the ``run.json`` of a cxreval run (so ``--overwrite`` may replace it)."""
     p = Path(folder) / RUN_FILE
     try:
@@ -111,16 +113,16 @@ def _check_inputs(out: Path, inputs: Sequence[str | os.PathLike[str]], *, replac
             continue
         real_in = _real(p)
         if real_in == real_out:
-            raise OutputError(f"--out {out} is the input {p}; writing there would destroy it. Choose another --out.")
+            raise OutputError(f"out={str(out)!r} is the input {p}; writing there would destroy it. Choose another path.")
         if real_out in real_in.parents:
-            raise OutputError(f"--out {out} holds the input {p}; writing there would remove it. Choose another "
-                              f"--out.")
+            raise OutputError(f"out={str(out)!r} holds the input {p}; writing there would remove it. Choose another "
+                              f"path.")
         if replaces and real_in.is_dir() and real_in in real_out.parents:
-            raise OutputError(f"--out {out} lies inside the input folder {p}, and replacing it would change that "
-                              f"input. Choose an --out outside {p}.")
+            raise OutputError(f"out={str(out)!r} lies inside the input folder {p}, and replacing it would change that "
+                              f"input. Choose an output path outside {p}.")
 
 
-def check_output_path(out: str | os.PathLike[str], *, overwrite: bool = False, kind: str = "folder",
+def check_output_path(out: PathLike, *, overwrite: bool = False, kind: str = "folder",
                       inputs: Sequence[str | os.PathLike[str]] = ()) -> Path:
     """Check that ``out`` can receive a new output (``kind`` 'folder' or 'file') before any work starts.
 
@@ -136,20 +138,20 @@ def check_output_path(out: str | os.PathLike[str], *, overwrite: bool = False, k
     _check_inputs(out, inputs, replaces=nonempty or (kind == "file" and exists))
     if exists:
         if kind == "folder" and not out.is_dir():
-            raise OutputError(f"--out {out} is a file; an output folder is expected. Choose another path.")
+            raise OutputError(f"out={str(out)!r} is a file; an output folder is expected. Choose another path.")
         if kind == "file" and out.is_dir():
-            raise OutputError(f"--out {out} is a folder; an output file is expected. Choose another path.")
+            raise OutputError(f"out={str(out)!r} is a folder; an output file is expected. Choose another path.")
         if not overwrite and (kind == "file" or nonempty):
-            raise OutputError(f"--out {out} already exists. Choose a new path or pass --overwrite to replace it whole.")
+            raise OutputError(f"out={str(out)!r} already exists. Choose a new path or pass overwrite=True to replace it whole.")
         if kind == "folder" and nonempty and not is_cxreval_folder(out):
-            raise OutputError(f"--out {out} is a folder cxreval did not write (it has no cxreval {RUN_FILE}); "
-                              f"--overwrite replaces only an earlier cxreval output. Choose a new path.")
+            raise OutputError(f"out={str(out)!r} is a folder cxreval did not write (it has no cxreval {RUN_FILE}); "
+                              f"overwrite=True replaces only an earlier cxreval output. Choose a new path.")
     anc = _nearest_existing(out.parent)
     if not anc.is_dir():
-        raise OutputError(f"--out {out}: {anc} is a file, so nothing can be created under it.")
+        raise OutputError(f"out={str(out)!r}: {anc} is a file, so nothing can be created under it.")
     if not os.access(anc, os.W_OK | os.X_OK):
         ro = bool(os.statvfs(anc).f_flag & os.ST_RDONLY)
-        raise OutputError(f"--out {out}: the folder {anc} is not writable"
+        raise OutputError(f"out={str(out)!r}: the folder {anc} is not writable"
                           + (" (read-only file system)." if ro else "."))
     return out
 
@@ -179,10 +181,10 @@ def write_error(out: Path, exc: OSError, *, made: Sequence[Path] = ()) -> Output
     elif exc.errno not in _WRITE_ERRNOS and not any(os.strerror(e) in str(exc) for e in _WRITE_ERRNOS):
         return None  # (pyarrow's write errors carry the cause only in their text)
     cause = exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return OutputError(f"--out {out}: could not write the output ({cause}); nothing was written.")
+    return OutputError(f"out={str(out)!r}: could not write the output ({cause}); nothing was written.")
 
 
-def sha256_file(path: str | os.PathLike[str], *, chunk: int = 1 << 20) -> str:
+def sha256_file(path: PathLike, *, chunk: int = 1 << 20) -> str:
     """SHA-256 hex digest of a file (a folder: of its files' relative names and digests, sorted)."""
     p = Path(path)
     h = hashlib.sha256()
@@ -223,7 +225,7 @@ def _take_lock(lock: Path, out: Path) -> None:
                 except FileNotFoundError:
                     continue
             if not stale:
-                raise OutputError(f"--out {out} is being written by another cxreval run (lock {lock}). Wait for it "
+                raise OutputError(f"out={str(out)!r} is being written by another cxreval run (lock {lock}). Wait for it "
                                   f"to finish, or remove the lock file if no run is active.") from None
             with contextlib.suppress(FileNotFoundError):
                 lock.unlink()
@@ -231,7 +233,7 @@ def _take_lock(lock: Path, out: Path) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
         return
-    raise OutputError(f"--out {out}: could not take the lock {lock}.")
+    raise OutputError(f"out={str(out)!r}: could not take the lock {lock}.")
 
 
 def _remove_stale_tmp(out: Path) -> None:
@@ -290,7 +292,7 @@ def _inputs_record(inputs: Sequence[str | os.PathLike[str]]) -> list[dict[str, o
     return rec
 
 
-def write_run_record(folder: str | os.PathLike[str], *, started: str, inputs: Sequence[str | os.PathLike[str]] = (),
+def write_run_record(folder: PathLike, *, started: str, inputs: Sequence[str | os.PathLike[str]] = (),
                      argv: Sequence[str] | None = None, meta: dict[str, object] | None = None) -> dict[str, object]:
     """Write ``folder/run.json`` for a successful run: argv, versions, start/end (UTC), the inputs with their
     SHA-256, every file under ``folder`` (except run.json) with its SHA-256, and ``meta``; return the record."""
@@ -307,7 +309,7 @@ def write_run_record(folder: str | os.PathLike[str], *, started: str, inputs: Se
 
 
 @contextlib.contextmanager
-def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
+def output_folder(out: PathLike, *, overwrite: bool = False,
                   inputs: Sequence[str | os.PathLike[str]] = (), argv: Sequence[str] | None = None,
                   meta: dict[str, object] | None = None,
                   protect: Sequence[str | os.PathLike[str]] = ()) -> Iterator[Path]:
@@ -358,7 +360,7 @@ def output_folder(out: str | os.PathLike[str], *, overwrite: bool = False,
         old = None
         if out.exists():
             if not overwrite and any(out.iterdir()):
-                raise OutputError(f"--out {out} appeared during the run. Pass --overwrite to replace it.")
+                raise OutputError(f"out={str(out)!r} appeared during the run. Pass overwrite=True to replace it.")
             old = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-old-{secrets.token_hex(4)}"
             out.rename(old)
         tmp.rename(out)
@@ -412,7 +414,7 @@ def _remove_made(made: Sequence[Path]) -> None:
 
 
 @contextlib.contextmanager
-def atomic_file(out: str | os.PathLike[str], *, overwrite: bool = False) -> Iterator[Path]:
+def atomic_file(out: PathLike, *, overwrite: bool = False) -> Iterator[Path]:
     """Write one output file atomically: yields a temporary path beside ``out``, renamed onto ``out`` on success."""
     out = check_output_path(out, overwrite=overwrite, kind="file")
     made = _make_parents(out)
@@ -437,7 +439,7 @@ def atomic_file(out: str | os.PathLike[str], *, overwrite: bool = False) -> Iter
         raise
 
 
-def read_run(folder: str | os.PathLike[str]) -> dict[str, object] | None:
+def read_run(folder: PathLike) -> dict[str, object] | None:
     """The ``run.json`` record of an output folder, or None when the folder has none."""
     p = Path(folder) / RUN_FILE
     if not p.is_file():
@@ -448,15 +450,15 @@ def read_run(folder: str | os.PathLike[str]) -> dict[str, object] | None:
         raise OutputError(f"{p} is not a readable run record: {exc}") from None
 
 
-def run_files(folder: str | os.PathLike[str]) -> list[Path] | None:
+def run_files(folder: PathLike) -> list[Path] | None:
     """The files a successful run wrote into ``folder`` (from ``run.json``), or None without a run record."""
     rec = read_run(folder)
     if rec is None:
         return None
-    return [Path(folder) / f for f in rec.get("files", [])]  # type: ignore[union-attr]
+    return [Path(folder) / f for f in cast("list[str]", rec.get("files", []))]
 
 
-def file_checksums(folder: str | os.PathLike[str], files: Sequence[str]) -> dict[str, str]:
+def file_checksums(folder: PathLike, files: Sequence[str]) -> dict[str, str]:
     """SHA-256 of each file (relative name -> hex digest), as ``run.json`` records them under ``sha256``."""
     return {f: sha256_file(Path(folder) / f) for f in files}
 
@@ -464,7 +466,7 @@ def file_checksums(folder: str | os.PathLike[str], files: Sequence[str]) -> dict
 _VERIFIED: dict[tuple[str, int, int], str] = {}
 
 
-def check_unchanged(path: str | os.PathLike[str], record: dict[str, object], name: str) -> None:
+def check_unchanged(path: PathLike, record: dict[str, object], name: str) -> None:
     """Raise :class:`OutputError` when ``path`` no longer has the SHA-256 that ``record`` (a ``run.json``)
     gives for ``name``: a result file truncated, edited or replaced after its run wrote it. Files the record
     has no digest for (older runs) pass."""

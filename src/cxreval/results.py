@@ -94,7 +94,7 @@ class TableResult:
     """Mixin for a frozen result that owns its files: ``FILES`` and ``COLUMNS`` are class constants.
 
     A subclass sets ``FILES`` (``{name: "name.csv"}``: what :meth:`save` writes, each with its Parquet twin,
-    through :func:`cxreval.tables.write_table`) and ``COLUMNS`` (the columns of its ``table``), and implements
+    through :func:`cxreval.io.write_table`) and ``COLUMNS`` (the columns of its ``table``), and implements
     :meth:`tables` (``{name: DataFrame}`` for every name of ``FILES``) and ``summary()`` (Markdown). The CLI
     saves with :meth:`save` and the report reads ``FILES`` and ``COLUMNS``; neither re-types a file or column
     name.
@@ -109,7 +109,7 @@ class TableResult:
 
     def save(self, folder: PathLike) -> dict[str, Path]:
         """Write every table of ``FILES`` into ``folder`` (CSV + Parquet); return ``{name: csv path}``."""
-        from .tables import write_table
+        from .io import write_table
 
         tabs = self.tables()
         if set(tabs) != set(self.FILES):

@@ -90,12 +90,12 @@ def test_rank_from_predictions(tmp_path):
     x = e[e.reference == "CR"].set_index("model").auc
     y = e[e.reference == "Rep1"].set_index("model").auc.reindex(x.index)
     row = c[(c.finding == "Effusion") & (c.group == "All Models") & (c.method == "SRCC")].iloc[0]
-    d = rankdata(x) - rankdata(y)  # the seed's formula by default
+    d = rankdata(x) - rankdata(y)  # the XQA-Chest paper's formula by default
     assert row.statistic == pytest.approx(1 - 6 * (d ** 2).sum() / (len(x) * (len(x) ** 2 - 1)), abs=1e-12)
     assert set(c.variant) == {"formula", "tau-a"} and set(c.finding) >= {"macro", "micro"}
     assert set(r.columns) >= {"finding", "group", "reference", "model", "auc", "rank", "tied"}
     assert (out / "top_changes.csv").is_file()
-    assert "the seed's formula" in (out / "summary.md").read_text()
+    assert "the XQA-Chest paper's formula" in (out / "summary.md").read_text()
     # the scipy variants on request, stated in the table and the summary
     out2 = tmp_path / "r2"
     assert main(["rank", "-p", str(pp), "-l", str(lp), "--model-groups", str(gp), "--n-resamples", "40",
@@ -134,7 +134,7 @@ def test_rank_from_packaged_xqa_table(tmp_path, capsys):
 
 def test_rank_variant_errors_exit_2(tmp_path, capsys):
     assert main(["rank", "--auc-table", "xqa", "--kendall", "tau-c", "--out", str(tmp_path / "o")]) == 2
-    assert "--kendall must be one of tau-a, tau-b" in capsys.readouterr().err
+    assert "--kendall must be one of ['tau-a', 'tau-b']" in capsys.readouterr().err
     assert main(["rank", "--auc-table", "xqa", "--spearman", "kendall", "--out", str(tmp_path / "o")]) == 2
     assert not (tmp_path / "o").exists()
 
@@ -152,5 +152,5 @@ def test_rank_min_models_below_one_is_refused_before_reading(tmp_path, capsys, v
     out = tmp_path / "r"
     assert main(["rank", "--auc-table", "xqa", "--min-models", value, "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "--min-models must be a positive number" in err and value in err
+    assert "--min-models must be a positive integer" in err and value in err
     assert not out.exists()

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import typer
 
-from cxreval.cli.main import RENAMED_OPTIONS, app, main
+from cxreval.cli.main import app, main
 
 from .conftest import command_args
 
@@ -254,7 +254,6 @@ def test_help_vocabulary_and_example(path, cmd, capsys):
         if getattr(p, "param_type_name", "") == "option":
             assert p.help, f"{' '.join(path)} {p.opts} has no help text"
             assert all(o == o.lower() for o in p.opts if o.startswith("--")), p.opts
-    assert "--rng" not in opts and "--T" not in opts
     if "--out" in opts:
         assert "-o" in opts, f"{' '.join(path)}: --out without -o"
     if "--seed" in opts or any(getattr(p, "name", "") == "seed" for p in cmd.params):
@@ -287,12 +286,6 @@ def test_help_texts_that_describe_their_values(capsys):
     for key in (s.key for s in SECTIONS):
         assert key in text
 
-
-@pytest.mark.parametrize("old, cmd", [("--rng", ["fuse"]), ("--rng", ["data", "split", "chestxray14"]),
-                                      ("--T", ["localize"]), ("--inclusive-T", ["localize"])])
-def test_old_spellings_are_refused_with_did_you_mean(capsys, old, cmd):
-    assert main([*cmd, old, "1"]) == 2
-    assert _err_line(capsys) == f"cxreval: error: no such option {old}; did you mean {RENAMED_OPTIONS[old]}?"
 
 
 def test_findings_comma_separated_equals_repeated_and_labels_repeatable(tmp_path, capsys):

@@ -164,7 +164,7 @@ def test_acceptance_official_split_and_random_image_split(real, metadata_dir):
     assert sizes.loc["official_train_val", "n_studies"] == 86_524
     assert sizes.loc["official_test", "n_studies"] == 25_596
     assert real.split.n_shared_patients == 0 and not real.split.leaks
-    # a random image-level 80/20 split (drawn here, independently of cxreval.splits) leaks patients
+    # a random image-level 80/20 split (drawn here, independently of cxreval.datasets.splits) leaks patients
     de = pd.read_csv(metadata_dir / "Data_Entry_2017_v2020.csv.gz")
     gen = np.random.default_rng(0)
     test = gen.random(len(de)) < 0.2
@@ -213,7 +213,7 @@ def test_dataset_audit_owns_its_files(small, tmp_path, with_split):
 
 # ---- ChestX-ray8's published counts beside the audit -------------------------------------------------------------
 
-# the ChestX-ray8 paper's counts as the seed article (000, "Dataset Size") quotes them, typed here from that text
+# the ChestX-ray8 paper's counts as the ChestX-ray14 article ("Dataset Size") quotes them, typed here from that text
 PAPER_TOTALS = {"images": 108_948, "patients": 32_717, "images with one of the 8 findings": 24_636,
                 "images with none of the 8 findings": 84_312}
 PAPER_TABLE_1 = {"Atelectasis": 5_789, "Cardiomegaly": 1_010, "Effusion": 6_331, "Infiltration": 10_317,

@@ -304,7 +304,7 @@ def test_real_openi_mesh_labels(metadata_dir):
 
 
 def test_mesh_labels_half_of_the_tuning_split():
-    from cxreval.reports import openi_tuning_split
+    from cxreval.datasets.openi import openi_tuning_split
 
     every = openi_mesh_labels(reports=MESH_TABLE, half="all")
     assert every.table["study_id"].unique().tolist() == ["CXR1", "CXR2", "CXR5", "CXR6"]  # CXR7 has no image
@@ -316,7 +316,7 @@ def test_mesh_labels_half_of_the_tuning_split():
     assert dev.table["study_id"].unique().tolist() == dev_ids.tolist()
     assert held.table["study_id"].unique().tolist() == held_ids.tolist()
     assert not set(dev_ids) & set(held_ids) and dev.report.n_kept + held.report.n_kept == every.report.n_kept
-    assert held.report.reasons()["in the development half (cxreval.reports.openi_tuning_split)"] == len(dev_ids)
+    assert held.report.reasons()["in the development half (cxreval.datasets.openi.openi_tuning_split)"] == len(dev_ids)
     full = every.table.set_index(["study_id", "finding"])["state"]
     part = held.table.set_index(["study_id", "finding"])["state"]
     assert part.equals(full.loc[part.index])  # the same labels, fewer reports

@@ -1,7 +1,7 @@
 """The inputs of the demo's AUC sections (nih_models, chexpert_models) written to files, for the demo == CLI
 tests of ``cxreval classify`` (test_classification.py) and ``cxreval rank`` (test_ranking.py).
 
-The tables are those the demo sections evaluate, loaded by the same loaders (:mod:`cxreval.demo_data`) and
+The tables are those the demo sections evaluate, loaded by the same loaders (:mod:`cxreval.demo.data`) and
 written as a user would hand them to the commands: predictions as Parquet (exact scores), labels with
 :func:`cxreval.labels.write_labels`.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cxreval.demo import CHEXPERT_COMPETITION
-from cxreval.demo_data import (
+from cxreval.demo.data import (
     DemoContext,
     chexpert_labels,
     chexpert_predictions,

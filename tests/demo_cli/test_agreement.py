@@ -1,6 +1,6 @@
 """The demo's agreement sections write what ``cxreval agree`` writes on the same label table (issue 13).
 
-Each section's label table (built by :mod:`cxreval.demo_data` from the reference data, as the demo builds it) is
+Each section's label table (built by :mod:`cxreval.demo.data` from the reference data, as the demo builds it) is
 written to a file with :func:`cxreval.labels.write_labels`; ``cxreval agree`` on that file, with the options the
 demo's call corresponds to, must write the same agreement, prevalence, flows and omissions tables, exactly.
 """
@@ -17,7 +17,7 @@ from cxreval.agreement import (
 )
 from cxreval.cli.main import main
 from cxreval.datasets.chexpert import load_labels
-from cxreval.demo_data import (
+from cxreval.demo.data import (
     CHEXPERT_BENCH_READERS,
     CHEXPERT_COMPETITION,
     CHEXPERT_GT_READERS,

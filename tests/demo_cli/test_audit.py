@@ -6,7 +6,7 @@ from __future__ import annotations
 from cxreval.cli.main import main
 from cxreval.datasets.audit import BBOX_FILE, DatasetAudit
 from cxreval.datasets.nih import DATA_ENTRY
-from cxreval.demo_data import DemoContext, metadata, pinned
+from cxreval.demo.data import DemoContext, metadata, pinned
 
 from .conftest import N_RESAMPLES, assert_same_tables
 

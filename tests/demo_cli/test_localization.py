@@ -6,7 +6,7 @@
   == ``cxreval synth --real-boxes BBox_List_2017.csv.gz --seed 0 -o OUT``'s ``OUT/real_boxes/``. No command draws
   the box overlays (they need the data mirror's radiographs, and only the demo has them), so the demo's
   ``overlays.csv``, ``overlay_heatmaps.npz`` and PNGs are compared with the library call the demo makes
-  (:func:`cxreval.demo_images.overlay_boxes` on the boxes ``read_box_file`` reads, the reader ``synth`` uses),
+  (:func:`cxreval.demo.images.overlay_boxes` on the boxes ``read_box_file`` reads, the reader ``synth`` uses),
   saved with the same ``OverlayResult.save``.
 """
 
@@ -55,7 +55,7 @@ def test_demo_real_boxes_equal_cxreval_synth_real_boxes(demo_section, shared_dat
     assert_same_tables(demo, cli / RealBoxesResult.FOLDER, RealBoxesResult.FILES.values())
     # the overlays: no command draws them; the demo's files == the library call it makes, saved by the result
     from cxreval.datasets.boxes import read_box_file
-    from cxreval.demo_images import boxed_images, overlay_boxes
+    from cxreval.demo.images import boxed_images, overlay_boxes
 
     boxes = read_box_file(bbox).table
     res = overlay_boxes(boxed_images(shared_data, boxes), boxes, rng=0)

@@ -19,7 +19,7 @@ import pytest
 from cxreval.agreement import SourceComparisonResult
 from cxreval.cli.main import main
 from cxreval.datasets.openi import read_openi_reports
-from cxreval.reports import LabellerValidationResult, ReportLabelsResult
+from cxreval.labeller import LabellerValidationResult, ReportLabelsResult
 
 from .conftest import N_RESAMPLES, assert_same_tables, run_demo_section
 

@@ -114,7 +114,7 @@ def _noisy(n=80, seed=0, readers=4):
 
 def test_labels_from_in_sample_vs_out_of_fold():
     """``labels_from='in-sample'`` gives the final network's labels, which differ from the out-of-fold ones and
-    agree more with the reference they were trained on; both are reproducible from the seed."""
+    agree more with the reference they were trained on; both are reproducible from the random seed."""
     d, ref = _noisy()
     oof = NeuralFusion(max_epochs=100, rng=0).fit(d, ref)
     ins = NeuralFusion(max_epochs=100, rng=0, labels_from="in-sample").fit(d, ref)

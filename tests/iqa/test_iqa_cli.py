@@ -130,7 +130,7 @@ def test_agree_variants_and_ddof_from_the_cli(tmp_path, capsys):
             for k in ("default", "seed")}
     assert pair["default"].srcc == pytest.approx(stats.spearmanr(a, b).statistic, abs=1e-12)
     assert pair["default"].krcc == pytest.approx(stats.kendalltau(a, b).statistic, abs=1e-12)
-    assert pair["seed"].srcc == pytest.approx(1 - 6 * 7.5 / (6 * 35), abs=1e-12)  # the seed's d^2 formula
+    assert pair["seed"].srcc == pytest.approx(1 - 6 * 7.5 / (6 * 35), abs=1e-12)  # the XQA-Chest paper's d^2 formula
     assert pair["seed"].krcc == pytest.approx(9 / 15, abs=1e-12)  # tau-a: C - D = 9 of 15 pairs
     meta = {k: json.loads((tmp_path / k / "run.json").read_text()) for k in ("default", "seed")}
     flat = {k: json.dumps(v) for k, v in meta.items()}

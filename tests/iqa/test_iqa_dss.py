@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.iqa.dss import _dct_matrix, dss
+from cxreval.iqa.dct_subband_similarity import _dct_matrix, dss
 
 
 def test_dct_matrix_is_scipy_orthonormal_dct():

@@ -151,7 +151,7 @@ TIED_RATINGS = pd.DataFrame({  # 3 raters x 6 images on the 4-point scale: many 
 
 
 def _rho_formula(x, y):
-    """The seed's 1 - 6 sum d^2 / (n (n^2 - 1)) on scipy's average ranks."""
+    """The XQA-Chest paper's 1 - 6 sum d^2 / (n (n^2 - 1)) on scipy's average ranks."""
     d = stats.rankdata(x) - stats.rankdata(y)
     n = len(x)
     return 1 - 6 * float((d * d).sum()) / (n * (n * n - 1))
@@ -240,7 +240,7 @@ def test_expert_agreement_records_its_choices():
     d = res.to_dict()
     assert (d["ddof"], d["spearman"], d["kendall"]) == (1, "formula", "tau-a")
     text = res.summary()
-    assert "ddof=1" in text and "the seed's formula" in text and "tau-a" in text
+    assert "ddof=1" in text and "the XQA-Chest paper's formula" in text and "tau-a" in text
     default = expert_agreement(TIED_RATINGS, pd.DataFrame({"reference": "R", "test": list("abcdef"), "metric": "ssim",
                                                            "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7]}),
                                n_resamples=5, rng=0)

@@ -124,12 +124,15 @@ def test_vif_options():
     assert rounded != default
 
 
-def test_metric_functions_shadow_their_modules():
+def test_metric_functions_have_modules_of_other_names():
     import importlib
+    import pkgutil
 
     import cxreval.iqa as iqa
 
-    for name in ("fsim", "ssim", "vif"):
-        mod = importlib.import_module(f"cxreval.iqa.{name}")
-        assert callable(getattr(iqa, name)) and getattr(iqa, name) is getattr(mod, name)
-        assert mod.__name__ == f"cxreval.iqa.{name}" and name in mod.__all__
+    for name, module in (("fsim", "feature_similarity"), ("ssim", "structural_similarity"),
+                         ("vif", "visual_information")):
+        mod = importlib.import_module(f"cxreval.iqa.{module}")
+        assert callable(getattr(iqa, name)) and getattr(iqa, name) is getattr(mod, name) and name in mod.__all__
+    modules = {m.name for m in pkgutil.iter_modules(iqa.__path__)}
+    assert not modules & set(iqa.__all__), "an exported name is also a module of cxreval.iqa (it shadows it)"

@@ -129,4 +129,4 @@ def test_expert_agreement_owns_its_files(tmp_path):
     assert set(res.FILES) == {"zscores", "zmos", "rater_agreement", "metric_agreement", "dropped"}
     assert res.table.loc[0, "metric"] == "psnr" and res.table.loc[0, "n"] == 6
     _check_save(res, tmp_path / "agree")
-    assert "## Metrics vs z-MOS (Table 4)" in res.summary() and "| psnr |" in res.summary()
+    assert "## Metrics vs z-MOS (as the XQA-Chest paper's Table 4)" in res.summary() and "| psnr |" in res.summary()

@@ -1,4 +1,4 @@
-"""The seed's reference pipeline (skimage resize + ndimage.label + find_objects, Fraction scoring): the oracle."""
+"""The ChestX-ray14 article's reference pipeline (skimage resize + ndimage.label + find_objects, Fraction scoring): the oracle."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def ref_iobb(p, g):
 
 
 def ref_boxes(hm, order, thr, conn=8, shape=(1024, 1024)):
-    """The seed's boxes_from, returning (x_min, y_min, x_max, y_max) in label order."""
+    """The reference script's boxes_from, returning (x_min, y_min, x_max, y_max) in label order."""
     up = resize(hm, shape, order=order, mode="edge", anti_aliasing=False)
     if up.max() == up.min():
         return []

@@ -52,7 +52,7 @@ def test_iobb_ge_iou_and_identities(p, g):
 def test_float_and_exact_decisions_agree(p, g, t, strict):
     T = Fraction(t)
 
-    def inter(p, g):  # the seed's formulas
+    def inter(p, g):  # the reference script's formulas
         return max(0, min(p[2], g[2]) - max(p[0], g[0])) * max(0, min(p[3], g[3]) - max(p[1], g[1]))
 
     def area(b):

@@ -211,8 +211,3 @@ def test_aspect_ratio_names_the_file(tmp_path, case):
     with pytest.raises(SchemaError, match=r"heatmap '0001.png/Mass' \(.*wide.npz \(member 0001.png/Mass.npy\)\) "
                                           "is 8 x 16"):
         evaluate_heatmaps(scan_heatmaps([p]), read_nih_boxes(csv).table)
-
-
-def test_workers_refused(capsys):
-    assert main(["localize", "--workers", "2"]) == 2
-    assert "did you mean --executor process:N?" in capsys.readouterr().err

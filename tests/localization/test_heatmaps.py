@@ -1,4 +1,4 @@
-"""Heatmaps -> boxes: equal to the seed's reference pipeline (skimage resize + ndimage.label + find_objects)."""
+"""Heatmaps -> boxes: equal to the ChestX-ray14 article's reference pipeline (skimage resize + ndimage.label + find_objects)."""
 
 from __future__ import annotations
 

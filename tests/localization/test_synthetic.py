@@ -1,4 +1,4 @@
-"""The seed's synthetic study: `synthetic_study()` prints the seed's Output block line for line."""
+"""The ChestX-ray14 article's synthetic study: `synthetic_study()` prints the article's Output block line for line."""
 
 from __future__ import annotations
 
@@ -83,8 +83,8 @@ def test_coverage_exact_fractions():
     assert cov.sum() == pytest.approx(32 * 32 / 32 ** 2)
 
 
-def test_rng_draw_order_matches_seed_script():
-    # the seed's make_case, written out: the first medium box of seed 0 (from the study's data line)
+def test_rng_draw_order_matches_reference_script():
+    # the reference script's make_case, written out: the first medium box of seed 0 (from the study's data line)
     cases = synthetic_cases(0, per_size=60)
     hs = [c.box[3] - c.box[1] for c in cases["large"]]
     assert (min(hs), max(hs)) == (264, 358)
@@ -93,8 +93,8 @@ def test_rng_draw_order_matches_seed_script():
 
 
 @pytest.mark.slow
-def test_other_seed_matches_seed_script():
-    """With another seed and N, the output equals the seed's script run verbatim (kept in bench/)."""
+def test_other_seed_matches_reference_script():
+    """With another seed and N, the output equals the article's reference script run verbatim (kept in bench/)."""
     import importlib.util
 
     path = Path(__file__).resolve().parents[2] / "bench" / "localization.py"

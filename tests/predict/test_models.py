@@ -33,7 +33,7 @@ def test_missing_weights_say_where_to_put_the_file(tmp_path, xrv, monkeypatch):
     want = tmp_path / os.path.basename(url)
     with pytest.raises(DataUnavailableError) as ei:
         load_model("xrv:densenet121-res224-nih", weights_dir=tmp_path, download=False)
-    assert url in str(ei.value) and str(want) in str(ei.value) and "--weights-dir" in str(ei.value)
+    assert url in str(ei.value) and str(want) in str(ei.value) and "weights_dir=" in str(ei.value)
 
     def no_network(u, filename):
         raise ConnectionError("network unreachable")

@@ -112,7 +112,7 @@ def test_resume_after_interrupt(tmp_path, blob_folder, tiny_models, torch_mod):
         predict(d, specs, out=out, heatmaps=True, batch_size=3, on_batch=stop_after_two)
     assert not out.exists() and len(list(partial_path(out).glob("g*.npz"))) == 2
     # other settings: refused, not mixed
-    with pytest.raises(SchemaError, match=r"other settings \(\['cam', 'heatmaps', 'models'\]\).*--restart"):
+    with pytest.raises(SchemaError, match=r"other settings \(\['cam', 'heatmaps', 'models'\]\).*restart=True"):
         predict(d, specs[:1], out=out, batch_size=3)
     counts, calls = [], _Recorded()
     res = predict(d, specs, out=out, heatmaps=True, batch_size=3, workers=2, on_batch=counts.append,

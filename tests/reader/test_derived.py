@@ -1,4 +1,5 @@
-"""The derived tables (latest state per reader and item, conflicts with their resolutions): kept in step
+"""The derived tables (latest state per reader and item, items done per reader and task, conflicts with their
+resolutions): kept in step
 with the append-only log in the submission's transaction, equal to a replay of the log, and adjudication
 per (study, finding, pair of states)."""
 
@@ -33,12 +34,22 @@ def _cr(store: ReaderStore, folder: Path) -> tuple[dict, int]:
     return {(r.study_id, r.finding): r.state for r in cr.itertuples()}, res.n_unresolved
 
 
-def _derived(store: ReaderStore) -> tuple[list, list]:
+def _derived(store: ReaderStore) -> tuple[list, list, list]:
     t = store.t
     with store.engine.connect() as conn:
         lt = sorted(tuple(r) for r in conn.execute(store.sa.select(t["latest"])))
         ct = sorted(tuple(r) for r in conn.execute(store.sa.select(t["conflicts"])))
-    return lt, ct
+        pt = sorted(tuple(r) for r in conn.execute(store.sa.select(t["progress"])))
+    return lt, ct, pt
+
+
+def _done_in_log(store: ReaderStore) -> list[tuple[int, str, int]]:
+    """``(reader_id, task, distinct items)`` counted from the log itself (adjudication aside)."""
+    log = store.submissions()
+    log = log[log["task"] != "adjudication"]
+    ids = dict(zip(store.readers()["name"], store.readers()["id"]))
+    n = log.groupby(["reader", "task"])["item"].nunique()
+    return sorted((int(ids[r]), str(t), int(k)) for (r, t), k in n.items())
 
 
 def test_label_diff_and_merge_keep_a_resolution_only_for_its_pair() -> None:
@@ -104,12 +115,13 @@ def test_stale_adjudication_no_longer_overrides_the_readers(study_factory, tmp_p
     store.close()
 
 
-def test_incremental_tables_equal_a_replay_of_the_log(study_factory, tmp_path: Path) -> None:
+def test_incremental_tables_equal_a_replay_of_the_log(study_factory, db_url: str, tmp_path: Path) -> None:
     """300 random submissions (readers changing their minds, partial and stale adjudications): the tables
-    kept in each transaction equal both a replay of the log and the latest rows read from the log itself."""
+    kept in each transaction equal both a replay of the log and the latest rows read from the log itself
+    (SQLite and PostgreSQL)."""
     study = study_factory(tmp_path / "s", readers=("alice", "bob", "dave"), resolvers=("rita", "sam"),
                           extra="adjudication:\n  readers: [alice, bob]\n")
-    store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(study))
+    store, tokens = ReaderStore.create(db_url, load_study(study))
     who = {n: store.authenticate(tokens[n]) for n in tokens}
     rng = np.random.default_rng(7)
     states = ["negative", "uncertain", "positive"]
@@ -133,6 +145,7 @@ def test_incremental_tables_equal_a_replay_of_the_log(study_factory, tmp_path: P
     log = store.submissions()
     last = log.groupby(["reader", "task", "item"])["payload"].last()
     assert {k: json.loads(v) for k, v in last.items()} == store.latest()
+    assert kept[2] == _done_in_log(store) and len(kept[2]) == 3
     with store.engine.begin() as conn:
         replay(conn, store.spec)
     assert _derived(store) == kept
@@ -140,7 +153,9 @@ def test_incremental_tables_equal_a_replay_of_the_log(study_factory, tmp_path: P
     store.close()
 
 
-def test_a_database_without_the_derived_tables_gets_them_on_open(study_file: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("dropped", [("latest", "conflicts", "progress"), ("progress",)])
+def test_a_database_without_the_derived_tables_gets_them_on_open(study_file: Path, tmp_path: Path, dropped) -> None:
+    """A database from before the derived tables, or from before the progress counts, gets them from its log."""
     url = f"sqlite:///{tmp_path / 'r.db'}"
     store, tokens = ReaderStore.create(url, load_study(study_file))
     alice, bob = store.authenticate(tokens["alice"]), store.authenticate(tokens["bob"])
@@ -148,10 +163,11 @@ def test_a_database_without_the_derived_tables_gets_them_on_open(study_file: Pat
     store.submit(bob, "bob-b1-0001", "image", "b1", _labels())
     kept = _derived(store)
     store.close()
-    with store.engine.begin() as conn:  # a study database from before the derived tables
-        conn.exec_driver_sql("DROP TABLE latest")
-        conn.exec_driver_sql("DROP TABLE conflicts")
+    with store.engine.begin() as conn:
+        for table in dropped:
+            conn.exec_driver_sql(f"DROP TABLE {table}")
     store.engine.dispose()
     again = ReaderStore.open(url)
     assert _derived(again) == kept and set(again.conflicts()) == {"b1"}
+    assert kept[2] == _done_in_log(again) and again.progress(alice)[0]["n_done"] == 1
     again.close()

@@ -145,3 +145,34 @@ def test_8_readers_x_500_submissions_nothing_lost_or_duplicated(backend, request
             assert latest[(f"r{i}", "image", item)]["labels"] == labels
     assert store.check_integrity().ok
     store.engine.dispose()
+    # the progress counts kept with each submission equal the items each reader labelled
+    assert [p["n_done"] for i in range(8) for p in store.progress(store.authenticate(tokens[f"r{i}"]))
+            if p["task"] == "image"] == [len({b["item"] for b in bodies}) for bodies in sent]
+
+
+def test_connections_cut_by_the_database_server_are_replaced_without_an_error(study_factory, postgres_url,
+                                                                              tmp_path: Path) -> None:
+    """Pooled connections are not pinged before use: when the server drops them (a restart, an
+    administrator's pg_terminate_backend), the next read is run once more on a fresh connection and the
+    next submission is retried by the group commit; neither reaches the reader as an error."""
+    import sqlalchemy as sa
+
+    from cxreval.reader.db import make_engine
+
+    store, tokens = ReaderStore.create(postgres_url, load_study(_study(study_factory, tmp_path / "s", 2, 4)))
+    r0 = store.authenticate(tokens["r0"])
+    items = sorted(store.items["image"])
+    store.submit(r0, "cut-000001", "image", items[0], {"labels": {f: "negative" for f in FINDINGS}, "boxes": []})
+    assert store.progress(r0)[0]["n_done"] == 1 and store.mine(r0, "image", items[0]) is not None
+    admin = make_engine(postgres_url.rsplit("/", 1)[0] + "/postgres").execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        cut = conn.execute(sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :db"),
+                           {"db": postgres_url.rsplit("/", 1)[1]}).scalars().all()
+    admin.dispose()
+    assert cut and all(cut)  # the pool's connections are gone
+    assert store.mine(r0, "image", items[0])["labels"]["Effusion"] == "negative"
+    res = store.submit(r0, "cut-000002", "image", items[1], {"labels": {f: "positive" for f in FINDINGS},
+                                                             "boxes": []})
+    assert res.status == "stored"
+    assert store.progress(r0)[0]["n_done"] == 2 and store.queue_flags(r0, "image")[1].count("1") == 2
+    store.close()

@@ -149,9 +149,9 @@ def _audit(d: Path) -> None:
 
 
 def _report_labels(d: Path, rng: np.random.Generator) -> None:
-    """A labeller scored against a reference with :func:`cxreval.reports.precision_recall_table`."""
+    """A labeller scored against a reference with :func:`cxreval.labeller.precision_recall_table`."""
     from cxreval.findings import CHESTXRAY8
-    from cxreval.reports import precision_recall_table
+    from cxreval.labeller import precision_recall_table
 
     rows = []
     for i in range(120):

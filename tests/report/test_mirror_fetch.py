@@ -56,7 +56,7 @@ def test_download_into_cache_then_cached(tmp_path: Path, fake_github: str) -> No
 
 def test_offline_is_data_unavailable(tmp_path: Path) -> None:
     with pytest.raises(DataUnavailableError, match=r"Could not download 'preds/model.csv' from file:///nowhere/.*"
-                                                   r"offline\?.*--data-mirror"):
+                                                   r"offline\?.*mirror=DIR"):
         fetch_file(ENTRY.local_path, mirror=tmp_path, cache_dir=tmp_path / "c", base_url="file:///nowhere",
                    files=[ENTRY])
     assert not list((tmp_path / "c").rglob("*.csv"))  # no partial file left behind

@@ -24,7 +24,7 @@ from cxreval.report import (
     find_result_folders,
     render_report,
 )
-from cxreval.report.tables import csv_data_uri, html_table
+from cxreval.report.html_tables import csv_data_uri, html_table
 
 
 def _downloads(page: str) -> dict[str, pd.DataFrame]:
@@ -277,7 +277,7 @@ def test_pdf_without_chromium_is_a_clear_error(synthetic_results: Path, tmp_path
     out = tmp_path / "r.html"
     assert main(["report", str(synthetic_results / "fuse"), "--out", str(out), "--pdf"]) == 2
     err = capsys.readouterr().err
-    assert "--pdf needs headless Chromium" in err and "apt-get install chromium" in err
+    assert "Printing a PDF needs headless Chromium" in err and "apt-get install chromium" in err
     assert not out.exists()  # checked before any work
 
 

@@ -6,9 +6,10 @@ import pandas as pd
 import pytest
 
 from cxreval.cli.main import main
+from cxreval.datasets.report_files import read_reports
 from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError
+from cxreval.labeller import label_reports, load_rules
 from cxreval.labels import validate_label_table
-from cxreval.reports import label_reports, load_rules, read_reports
 
 
 def test_empty_text_is_a_note_and_missing_labels_not_a_dropped_row():
@@ -141,7 +142,7 @@ def test_label_reports_rejects_bad_types(param):
 
 
 def test_other_public_functions_reject_bad_types():
-    from cxreval.reports import Engine, precision_recall_table, split_sections, tokenize
+    from cxreval.labeller import Engine, precision_recall_table, split_sections, tokenize
 
     lab = pd.DataFrame({"study_id": ["a"], "patient_id": ["a"], "finding": ["Edema"], "source": ["g"],
                         "state": ["positive"]})
@@ -192,7 +193,7 @@ def test_ignored_columns_are_reported_by_the_cli(tmp_path, capsys):
 
 
 def test_run_on_report_without_sentence_ends_keeps_mention_rows_small():
-    from cxreval.reports.labeller import SENTENCE_TEXT_MAX
+    from cxreval.labeller.labeller import SENTENCE_TEXT_MAX
 
     text = "FINDINGS: " + " ".join(["no effusion and"] * 3000) + " but mild cardiomegaly"
     res = label_reports(pd.DataFrame({"study_id": ["a"], "text": [text]}), sections="whole")

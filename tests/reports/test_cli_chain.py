@@ -49,7 +49,7 @@ def test_label_reports_then_agree_classify_rank(tmp_path, capsys):
     assert main(["label-reports", "--reports", str(rp), "-o", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["n_reports"] == 60 and summary["notes"] == {}
-    from cxreval.reports import ReportLabelsResult
+    from cxreval.labeller import ReportLabelsResult
 
     assert {p.name for p in out.iterdir()} == {"labels.csv", "labels.parquet", "mentions.csv", "notes.csv",
                                                 "summary.json", "summary.md", "run.json"}

@@ -6,8 +6,7 @@ import pandas as pd
 import pytest
 
 from cxreval.executor import ProcessExecutor
-from cxreval.labels import validate_label_table
-from cxreval.reports import (
+from cxreval.labeller import (
     CATEGORIES,
     Engine,
     label_reports,
@@ -16,6 +15,7 @@ from cxreval.reports import (
     split_sections,
     tokenize,
 )
+from cxreval.labels import validate_label_table
 
 TEXTS = [
     "FINDINGS: No pleural effusion or pneumothorax. Mild cardiomegaly.\nIMPRESSION: Possible left lower lobe "
@@ -170,7 +170,7 @@ def test_packaged_rules_text_round_trips(tmp_path):
     ("   ", []),
 ])
 def test_split_sentences(text, expected):
-    from cxreval.reports import split_sentences
+    from cxreval.labeller import split_sentences
 
     assert [text[a:b] for a, b in split_sentences(text)] == expected
 

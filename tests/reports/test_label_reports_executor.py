@@ -32,10 +32,8 @@ def test_process_and_dask_outputs_equal_serial_byte_for_byte(tmp_path, dask_clus
     assert _files(tmp_path / "one") == serial
 
 
-def test_bad_spec_and_old_workers_option_exit_2(tmp_path, capsys):
+def test_bad_spec_exit_2(tmp_path, capsys):
     rp, _ = _reports(tmp_path, n=4)
     assert _run(rp, tmp_path / "o", "--executor", "process:x") == 2
     assert "executor spec 'process:x'" in capsys.readouterr().err.lower()
-    assert main(["label-reports", "--reports", str(rp), "-o", str(tmp_path / "o"), "--workers", "2"]) == 2
-    assert "no such option --workers; did you mean --executor process:N?" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()

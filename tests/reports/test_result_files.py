@@ -1,5 +1,5 @@
 """The report labeller's results own their files: ``cxreval label-reports`` writes what ``save`` writes, and
-``--validate-against`` writes what :func:`cxreval.reports.compute_precision_recall` gives (issue 13)."""
+``--validate-against`` writes what :func:`cxreval.labeller.compute_precision_recall` gives (issue 13)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import pytest
 
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.labels import write_labels
-from cxreval.reports import (
+from cxreval.labeller import (
     PRF_COLUMNS,
     LabellerValidationResult,
     ReportLabelsResult,
@@ -21,6 +20,7 @@ from cxreval.reports import (
     precision_recall_table,
     prf_markdown,
 )
+from cxreval.labels import write_labels
 
 from .test_cli_chain import _reports
 from .test_validation import _tables

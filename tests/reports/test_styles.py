@@ -12,8 +12,8 @@ import pytest
 
 from cxreval.cli.main import main
 from cxreval.exceptions import CxrevalError
-from cxreval.reports import CONVENTIONS, label_reports, load_rules
-from cxreval.reports._spelling import Speller, osa_distance
+from cxreval.labeller import CONVENTIONS, label_reports, load_rules
+from cxreval.labeller._spelling import Speller, osa_distance
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "labeller_styles.py"
 STYLES = ("mimic", "chexpert", "nhs", "ed", "templated", "icu")

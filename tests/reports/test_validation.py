@@ -8,7 +8,7 @@ import pytest
 from sklearn.metrics import precision_recall_fscore_support
 
 from cxreval.exceptions import SchemaError
-from cxreval.reports.validation import NIH_LABELLER_OPENI, PRF_COLUMNS, precision_recall_table
+from cxreval.labeller.validation import NIH_LABELLER_OPENI, PRF_COLUMNS, precision_recall_table
 
 
 def _tables(n=300, k=3, rng=0):

@@ -1,6 +1,6 @@
 r"""Agreement between two label sources: weighted Cohen's kappa, Low-/High-kappa and weighted F1.
 
-Everything here follows the XQA paper (seed ``002``, sections 2.1.2 and 3.1.1, Tables 9-15):
+Everything here follows the XQA-Chest paper (sections 2.1.2 and 3.1.1, Tables 9-15):
 
 - **kappa_w** -- Cohen's kappa [1]_ on the ordinal states ``NEG=0 < UNC=1 < POS=2``, quadratically
   weighted by default [2]_ (``weights=None | 'linear' | 'quadratic'``). It equals scikit-learn's
@@ -8,7 +8,7 @@ Everything here follows the XQA paper (seed ``002``, sections 2.1.2 and 3.1.1, T
   :math:`O` the observed confusion matrix, :math:`E` the outer product of its marginals divided by
   :math:`n`, and :math:`w_{ij}` equal to ``i != j``, ``|i - j|`` or ``(i - j)**2``.
 - **kappa_low / kappa_high** -- unweighted binary kappa under the *pessimistic* and *optimistic*
-  uncertainty mappings. The seed, "following Jain et al. [27]" (VisualCheXbert [3]_), writes: "In the
+  uncertainty mappings. The XQA-Chest paper, "following Jain et al. [27]" (VisualCheXbert [3]_), writes: "In the
   optimistic mapping (High-kappa), uncertain labels are treated as agreement with the corresponding
   definitive label, whereas in the pessimistic mapping (Low-kappa), uncertain labels are treated as
   disagreement." Jain et al. obtain their high and low scores by mapping an uncertain label to the
@@ -28,13 +28,13 @@ Everything here follows the XQA paper (seed ``002``, sections 2.1.2 and 3.1.1, T
   ==================  ======================  ======================
 
   A pair where *both* labels are uncertain has no definitive label to agree or disagree with; the
-  seed's text and Jain et al. (whose image labels were never uncertain) leave it open, but the seed's
-  numbers settle it: Table 30 prints NN Fusion (PS) on Atelectasis with ``kappa_w = kappa_low =
-  kappa_high = F1_low = 1.00`` against CR labels that hold 37 uncertain Atelectasis labels (448 NEG, 37
+  paper's text and Jain et al. (whose image labels were never uncertain) leave it open, but the paper's
+  numbers settle it: its Table 30 (agreement with the consensus labels) prints NN Fusion (PS) on
+  Atelectasis with ``kappa_w = kappa_low = kappa_high = F1_low = 1.00`` against CR labels that hold 37 uncertain Atelectasis labels (448 NEG, 37
   UNC, 165 POS, the appendix label-distribution table behind Table 5). Identical label sets must
   therefore agree under *both* mappings, so by default (``both_uncertain='agree'``) a (UNC, UNC) pair
   counts half in each of the two agreeing cells under both mappings. ``both_uncertain='disagree'``
-  (CLI ``--both-uncertain disagree``) keeps the rule of earlier cxreval versions: half in each of the
+  (CLI ``--both-uncertain disagree``) reads such a pair as a disagreement: half in each of the
   two *disagreeing* cells under the pessimistic mapping, so two identical label sets with uncertain
   labels get ``kappa_low < 1`` (0.860 and ``F1_low`` 0.943 on the Table 30 case). Both rules keep both
   kappas symmetric in the two sources and unchanged when POS and NEG are swapped; they are
@@ -48,7 +48,7 @@ practice: a finding the report does not mention is negative) or ``'exclude'`` (t
 Missing labels (``<NA>``) always drop the pair; every drop is counted on the result.
 
 Aggregation (:func:`compute_agreement`, an :class:`AgreementTableResult`): one row per finding; ``macro`` is the unweighted mean of the
-per-finding values over a finding set (the seed's "four selected" and "all 12"), ``micro`` pools every
+per-finding values over a finding set (the XQA-Chest paper's "four selected" and "all 12"), ``micro`` pools every
 (study, finding) pair of the set into one confusion matrix.
 
 Modules: :mod:`~cxreval.agreement.scores` (array level), :mod:`~cxreval.agreement.pairs` (label

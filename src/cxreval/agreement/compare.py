@@ -29,11 +29,12 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from .._typing import FindingsLike
 from ..exceptions import SchemaError
 from ..labels import SOURCE
 from ..results import TableResult
 from .omissions import FlowsResult, OmissionsResult, compute_flows
-from .pairs import AgreementTableResult, compute_agreement, parse_pairs
+from .pairs import AgreementTableResult, SourcePairs, compute_agreement, parse_pairs
 from .prevalence import PrevalenceResult, compute_prevalence
 
 __all__ = ["SourceComparisonResult", "compare_sources", "common_study_labels"]
@@ -87,7 +88,7 @@ class SourceComparisonResult(TableResult):
         return self.agreement.plot()
 
 
-def compare_sources(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def compare_sources(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                     finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
                     not_mentioned: str = "negative", studies: str = "same", both_uncertain: str = "agree"
                     ) -> SourceComparisonResult:
@@ -137,7 +138,7 @@ def common_study_labels(labels: pd.DataFrame, sources: Sequence[str]) -> pd.Data
     keep = n[n.to_numpy() == need].index
     for f, k in per_f.items():
         if k > 1 and f not in set(keep.get_level_values("finding")):
-            raise SchemaError(f"studies='common' (CLI --studies common): no study is labelled by every source "
-                              f"labelling finding {f!r}; choose --studies each.")
+            raise SchemaError(f"studies='common': no study is labelled by every source "
+                              f"labelling finding {f!r}; choose studies='each'.")
     idx = pd.MultiIndex.from_frame(sub[["finding", "study_id"]])
     return sub[idx.isin(keep)].reset_index(drop=True)

@@ -1,14 +1,14 @@
-"""Omission analysis: 3x3 state transitions between two sources and the two omission rates (seed Fig. 4).
+"""Omission analysis: 3x3 state transitions between two sources and the two omission rates (XQA-Chest paper, Fig. 4).
 
 For a pair of sources A, B and a finding, the *flows* are the counts of studies going from each state
-in A (``negative``, ``uncertain``, ``positive``) to each state in B -- the data of the seed's Sankey
+in A (``negative``, ``uncertain``, ``positive``) to each state in B -- the data of the XQA-Chest paper's Sankey
 diagrams. From them:
 
 - ``pos_a_neg_b``: positive in A, negative in B; ``rate_a_not_b = pos_a_neg_b / pos_a`` (a positive of
-  A omitted by B). The seed's overall CR vs Rep1 figure, "469 of 794 positive CR image-derived labels
+  A omitted by B). The paper's overall CR vs Rep1 figure, "469 of 794 positive CR image-derived labels
   (59%) were labeled negative in the reports", is this rate.
 - ``pos_b_neg_a`` and ``rate_b_not_a = pos_b_neg_a / pos_b``, the reverse.
-- ``pos_a_unc_b`` / ``pos_b_unc_a`` are given too: the seed's per-finding figures ("123/165 = 75% of
+- ``pos_a_unc_b`` / ``pos_b_unc_a`` are given too: the paper's per-finding figures ("123/165 = 75% of
   positive CR Atelectasis labels are not labeled as positive in the reports") count a positive that
   the other source calls *uncertain* as not positive, i.e. ``(pos_a_neg_b + pos_a_unc_b) / pos_a``.
 
@@ -25,20 +25,23 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
-from .._validation import check_choice, check_columns
+from .._typing import FindingsLike
+from .._validation import check_choice
 from ..exceptions import SchemaError
+from ..io import markdown_table
 from ..labels import FINDING, LabelPolicy
 from ..results import TableResult, readonly
-from ..tables import markdown_table
-from .pairs import SourceGrids, expand_findings, paired_states, parse_pairs, prepare_labels
+from ..schema import check_columns
+from .pairs import SourceGrids, SourcePairs, expand_findings, paired_states, parse_pairs, prepare_labels
 from .scores import STATE_ORDER, confusion_counts
 
 __all__ = ["FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "FlowsResult", "OmissionsResult", "omission_rates",
@@ -99,7 +102,7 @@ class OmissionResult:
                 "rate_b_not_a": float(self.rate_b_not_a)}
 
 
-def omission_rates(states_a: object, states_b: object, *, not_mentioned: str | LabelPolicy = "negative"
+def omission_rates(states_a: ArrayLike, states_b: ArrayLike, *, not_mentioned: str | LabelPolicy = "negative"
                    ) -> OmissionResult:
     """Transitions and omission rates of two aligned state arrays (see the module docstring).
 
@@ -200,7 +203,7 @@ class FlowsResult(TableResult):
                       title=f"Label flows from {a} to {b}")
 
 
-def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                   not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> FlowsResult:
     """3x3 state transitions per pair of sources and finding, plus ``finding='overall'`` pooled.
 
@@ -248,7 +251,7 @@ def compute_flows(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str
     return FlowsResult(out, tuple(f"{a}:{b}" for a, b in pair_list), not_mentioned, studies)
 
 
-def flows_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def flows_table(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                 not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> pd.DataFrame:
     """The table of :func:`compute_flows` alone."""
     return compute_flows(labels, pairs, findings=findings, not_mentioned=not_mentioned, studies=studies).table

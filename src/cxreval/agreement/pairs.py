@@ -6,14 +6,16 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias, Union, overload
 
 import numpy as np
 import pandas as pd
 
+from .._typing import FindingsLike
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
 from ..findings import VOCABULARIES, canonical_finding
+from ..io import markdown_table
 from ..labels import (
     FINDING,
     MACRO,
@@ -26,7 +28,6 @@ from ..labels import (
     validate_label_table,
 )
 from ..results import TableResult, readonly
-from ..tables import markdown_table
 from .scores import (
     AGREEMENT_COLUMNS,
     BOTH_UNCERTAIN_RULES,
@@ -95,7 +96,11 @@ class PairedStates:
                 "findings_only_a": list(self.findings_only_a), "findings_only_b": list(self.findings_only_b)}
 
 
-def parse_pairs(pairs: object) -> list[tuple[str, str]]:
+SourcePairs: TypeAlias = Union[str, Sequence[Union[str, Sequence[str]]]]
+"""Pairs of label sources: ``"A:B,C:D"``, ``["A:B", ("C", "D")]``, or one pair ``("A", "B")``."""
+
+
+def parse_pairs(pairs: SourcePairs) -> list[tuple[str, str]]:
     """``"A:B,C:D"``, ``["A:B", ("C", "D")]`` -> ``[("A", "B"), ("C", "D")]``.
 
     Raises
@@ -109,7 +114,7 @@ def parse_pairs(pairs: object) -> list[tuple[str, str]]:
     elif isinstance(pairs, Sequence) and len(pairs) == 2 and all(isinstance(p, str) and ":" not in p for p in pairs):
         items = [tuple(pairs)]
     else:
-        items = list(pairs)  # type: ignore[call-overload]
+        items = list(pairs)
     out = []
     for p in items:
         if isinstance(p, str):
@@ -127,7 +132,11 @@ def parse_pairs(pairs: object) -> list[tuple[str, str]]:
     return out
 
 
-def expand_findings(findings: Sequence[str] | str | None) -> list[str] | None:
+@overload
+def expand_findings(findings: None) -> None: ...
+@overload
+def expand_findings(findings: Sequence[str] | str) -> list[str]: ...
+def expand_findings(findings: FindingsLike) -> list[str] | None:
     if findings is None:
         return None
     items = [findings] if isinstance(findings, str) else list(findings)
@@ -151,7 +160,7 @@ def prepare_labels(labels: pd.DataFrame) -> pd.DataFrame:
 
 
 def pair_states(labels: pd.DataFrame, source_a: str, source_b: str, *,
-                findings: Sequence[str] | str | None = None, studies: str = "same") -> PairedStates:
+                findings: FindingsLike = None, studies: str = "same") -> PairedStates:
     """Align two sources of a long label table on common studies and findings.
 
     Parameters
@@ -188,7 +197,7 @@ class SourceGrids:
     def get(self, source: str) -> tuple[pd.Index, pd.Index, np.ndarray]:
         if source not in self._cache:
             if self._groups is None:
-                self._groups = {str(k): v for k, v in self.labels.groupby(SOURCE, sort=False).indices.items()}  # type: ignore[misc]
+                self._groups = {str(k): v for k, v in self.labels.groupby(SOURCE, sort=False).indices.items()}
             sub = self.labels.iloc[self._groups[source]]
             si, studies = pd.factorize(sub[STUDY_ID], sort=False)
             fi, findings = pd.factorize(sub[FINDING], sort=False)
@@ -232,13 +241,13 @@ def paired_states(labels: pd.DataFrame | SourceGrids, a: str, b: str, *, finding
         ex_b = [str(x) for x in sb[~sb.isin(sa)][:3]]
         raise SchemaError(f"Sources {a!r} and {b!r} label different studies: {only_a} only in {a!r} (e.g. {ex_a}), "
                           f"{only_b} only in {b!r} (e.g. {ex_b}); {len(common)} in common. Pass "
-                          f"studies='intersection' (CLI: --intersect) to compare on the common studies.")
+                          f"studies='intersection' to compare on the common studies.")
     if len(common) == 0:
         raise SchemaError(f"Sources {a!r} and {b!r} have no study in common.")
     rows_a = np.flatnonzero(in_b)
     rows_b = sb.get_indexer(common)
-    grid_a = readonly(ga[np.ix_(rows_a, fa_idx.get_indexer(use))])  # type: ignore[arg-type]
-    grid_b = readonly(gb[np.ix_(rows_b, fb_idx.get_indexer(use))])  # type: ignore[arg-type]
+    grid_a = readonly(ga[np.ix_(rows_a, fa_idx.get_indexer(use))])
+    grid_b = readonly(gb[np.ix_(rows_b, fb_idx.get_indexer(use))])
     return PairedStates(a, b, tuple(map(str, common)), tuple(use), grid_a, grid_b, only_a, only_b,
                         tuple(f for f in fa if f not in set(fb)), tuple(f for f in fb if f not in set(fa)))
 
@@ -384,7 +393,7 @@ def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]
     return rows, info
 
 
-def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def compute_agreement(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                       finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
                       not_mentioned: str | LabelPolicy = "negative", studies: str = "same",
                       both_uncertain: str = "agree"
@@ -409,8 +418,8 @@ def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence
     studies : {'same', 'intersection'}, default='same'
         See :func:`pair_states`.
     both_uncertain : {'agree', 'disagree'}, default='agree'
-        A (UNC, UNC) pair under the pessimistic mapping: agreement (identical labels always agree, the seed's
-        Table 30) or half in each disagreeing cell (earlier cxreval versions); see :mod:`cxreval.agreement`.
+        A (UNC, UNC) pair under the pessimistic mapping: agreement (identical labels always agree, the XQA-Chest
+        paper's Table 30) or half in each disagreeing cell (a disagreement); see :mod:`cxreval.agreement`.
 
     Returns
     -------
@@ -463,7 +472,7 @@ def compute_agreement(labels: pd.DataFrame, pairs: object, *, findings: Sequence
     return AgreementTableResult(table, tuple(infos), weights, not_mentioned, studies, both_uncertain)
 
 
-def agreement_table(labels: pd.DataFrame, pairs: object, *, findings: Sequence[str] | str | None = None,
+def agreement_table(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                     finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
                     not_mentioned: str | LabelPolicy = "negative", studies: str = "same",
                     both_uncertain: str = "agree") -> pd.DataFrame:

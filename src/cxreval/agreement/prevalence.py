@@ -6,7 +6,7 @@ one row per (finding, source) with a column per state (Tables 7 and 8).
 
 Percentages are of the studies the source labels (any finding): a study the source labels but not for
 this finding is counted as ``missing``, and a report source's ``not_mentioned`` labels are counted as
-such, so the five states of a (source, finding) always add up to 100 %. The seed's Table 7 shows only
+such, so the five states of a (source, finding) always add up to 100 %. The XQA-Chest paper's Table 7 shows only
 the three ordinal states; its report columns therefore add up to less than 100 %.
 
 Examples
@@ -31,11 +31,12 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
+from .._typing import FindingsLike
 from ..exceptions import SchemaError
+from ..io import markdown_table
 from ..labels import FINDING, ORDINAL_STATES, SOURCE, STATE, STATE_NAMES, STUDY_ID, LabelState
 from ..results import TableResult
-from ..tables import markdown_table
+from ..schema import check_columns
 from .pairs import expand_findings, prepare_labels
 
 __all__ = ["PREVALENCE_COLUMNS", "PREVALENCE_STATES", "PrevalenceResult", "compute_prevalence", "prevalence_table",
@@ -96,7 +97,7 @@ class PrevalenceResult(TableResult):
 
 
 def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,
-                       findings: Sequence[str] | str | None = None) -> PrevalenceResult:
+                       findings: FindingsLike = None) -> PrevalenceResult:
     """Count and percentage of each state per source and finding.
 
     Parameters
@@ -148,7 +149,7 @@ def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = 
 
 
 def prevalence_table(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,
-                     findings: Sequence[str] | str | None = None) -> pd.DataFrame:
+                     findings: FindingsLike = None) -> pd.DataFrame:
     """The table of :func:`compute_prevalence` alone."""
     return compute_prevalence(labels, sources=sources, findings=findings).table
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .._validation import check_choice, check_consistent_length
 from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
@@ -42,8 +43,8 @@ STATE_ORDER: tuple[str, ...] = ORDINAL_STATES
 
 BOTH_UNCERTAIN_RULES: tuple[str, ...] = ("agree", "disagree")
 """How a (UNC, UNC) pair enters the pessimistic mapping (see :mod:`cxreval.agreement`): ``'agree'`` (default,
-the reading of the seed's Table 30: identical labels always agree) or ``'disagree'`` (half in each disagreeing
-cell: the rule of earlier cxreval versions)."""
+the reading of the XQA-Chest paper's Table 30, its agreement with the consensus labels: identical labels
+always agree) or ``'disagree'`` (half in each disagreeing cell: such a pair counts as a disagreement)."""
 WEIGHTS = (None, "linear", "quadratic")
 SCORE_NAMES: tuple[str, ...] = ("kappa_w", "kappa_low", "kappa_high", "f1_w", "f1_low", "f1_high")
 
@@ -196,7 +197,7 @@ def scores_from_confusion(c3: np.ndarray, *, weights: str | None = "quadratic",
 # array-level public API
 # ----------------------------------------------------------------------------------------------------
 
-def cohen_kappa(y_a: object, y_b: object, *, weights: str | None = None,
+def cohen_kappa(y_a: ArrayLike, y_b: ArrayLike, *, weights: str | None = None,
                 labels: Sequence[object] = (0, 1, 2)) -> float:
     """Cohen's kappa between two raters, optionally linearly or quadratically weighted.
 
@@ -265,7 +266,7 @@ def cohen_kappa(y_a: object, y_b: object, *, weights: str | None = None,
     return kappa
 
 
-def uncertainty_mapping(states_a: object, states_b: object, *, mapping: str,
+def uncertainty_mapping(states_a: ArrayLike, states_b: ArrayLike, *, mapping: str,
                         not_mentioned: str | LabelPolicy = "negative",
                         both_uncertain: str = "agree") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Map a pair of state arrays to binary labels under the pessimistic or optimistic mapping.
@@ -278,7 +279,7 @@ def uncertainty_mapping(states_a: object, states_b: object, *, mapping: str,
     not_mentioned : {'negative', 'exclude'}, default='negative'
     both_uncertain : {'agree', 'disagree'}, default='agree'
         A (UNC, UNC) pair under the pessimistic mapping: half (1, 1) + half (0, 0) (identical labels agree, the
-        seed's reading), or half (1, 0) + half (0, 1). The optimistic mapping always makes it agree.
+        XQA-Chest paper's reading), or half (1, 0) + half (0, 1). The optimistic mapping always makes it agree.
 
     Returns
     -------
@@ -315,8 +316,8 @@ def uncertainty_mapping(states_a: object, states_b: object, *, mapping: str,
             np.concatenate([w, np.full(nb, 0.5)]))
 
 
-def weighted_f1(y_true: object, y_pred: object, *, labels: Sequence[object] = (0, 1, 2),
-                sample_weight: object = None) -> float:
+def weighted_f1(y_true: ArrayLike, y_pred: ArrayLike, *, labels: Sequence[object] = (0, 1, 2),
+                sample_weight: ArrayLike | None = None) -> float:
     """Support-weighted F1 over ``labels`` (``sklearn.metrics.f1_score(average='weighted', zero_division=0)``).
 
     Each class's F1 is ``2 TP / (support + predicted)`` (0 when both are 0); the mean is weighted by the
@@ -339,7 +340,7 @@ def weighted_f1(y_true: object, y_pred: object, *, labels: Sequence[object] = (0
     return float(_weighted_f1_from_confusion(c))
 
 
-def _clean_pair(states_a: object, states_b: object, *, not_mentioned: str | LabelPolicy, func: str
+def _clean_pair(states_a: ArrayLike, states_b: ArrayLike, *, not_mentioned: str | LabelPolicy, func: str
                 ) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func=func).not_mentioned
     a = _as_codes(states_a, name="states_a", func=func)
@@ -358,7 +359,7 @@ def _clean_pair(states_a: object, states_b: object, *, not_mentioned: str | Labe
     return a[keep], b[keep], {"n_missing": int(missing.sum()), "n_not_mentioned": n_nm}
 
 
-def confusion_counts(states_a: object, states_b: object, *, not_mentioned: str | LabelPolicy = "negative"
+def confusion_counts(states_a: ArrayLike, states_b: ArrayLike, *, not_mentioned: str | LabelPolicy = "negative"
                      ) -> np.ndarray:
     """The 3x3 state confusion matrix (rows A, columns B, order NEG, UNC, POS) of two aligned arrays.
 
@@ -419,7 +420,7 @@ class AgreementResult:
                 "not_mentioned": self.not_mentioned, "both_uncertain": self.both_uncertain}
 
 
-def agreement_scores(states_a: object, states_b: object, *, weights: str | None = "quadratic",
+def agreement_scores(states_a: ArrayLike, states_b: ArrayLike, *, weights: str | None = "quadratic",
                      not_mentioned: str | LabelPolicy = "negative", both_uncertain: str = "agree") -> AgreementResult:
     """kappa_w, kappa_low, kappa_high, f1_w, f1_low, f1_high and n for two aligned state arrays.
 
@@ -432,14 +433,15 @@ def agreement_scores(states_a: object, states_b: object, *, weights: str | None 
     states_b : array-like of shape (n,)
         Source B's states for the same studies, in the same order.
     weights : {None, 'linear', 'quadratic'}, default='quadratic'
-        Weighting of ``kappa_w`` (the seed's central estimate is quadratic).
+        Weighting of ``kappa_w`` (the XQA-Chest paper's central estimate is quadratic).
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
         ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.labels.LabelPolicy` gives its
         ``not_mentioned``).
     both_uncertain : {'agree', 'disagree'}, default='agree'
         A pair where both labels are uncertain counts as agreement under both mappings (``'agree'``: two
-        identical label sets always have ``kappa_low = kappa_high = 1``, as the seed's Table 30 prints), or as
-        a disagreement under the pessimistic mapping (``'disagree'``, the rule of earlier cxreval versions).
+        identical label sets always have ``kappa_low = kappa_high = 1``, as the XQA-Chest paper's Table 30 of
+        agreement with the consensus labels prints), or as a disagreement under the pessimistic mapping
+        (``'disagree'``: identical label sets with uncertain labels get ``kappa_low < 1``).
 
     Returns
     -------

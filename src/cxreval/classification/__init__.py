@@ -26,7 +26,7 @@ The package: :mod:`~cxreval.classification.auc_score` (:func:`roc_auc_score`, :f
 :mod:`~cxreval.classification.evaluate` (:func:`evaluate_auc`), :mod:`~cxreval.classification.files`
 (:func:`evaluate_auc_files`, what ``cxreval classify`` runs) and :mod:`~cxreval.classification.result`
 (:class:`AUCResult`, which owns ``auc``, ``counts`` and ``dropped``; :class:`AUCTableResult`, a point AUC table).
-The paired comparison (:func:`compare_auc`, :func:`delong_test`) lives in :mod:`cxreval.auc_comparison`.
+The paired comparison (:func:`compare_auc`, :func:`delong_test`) lives in :mod:`cxreval.classification.comparison`.
 
 Examples
 --------
@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from ..labels import MACRO, MICRO
 from .auc_score import roc_auc_score, weighted_auc
+from .comparison import DeLongResult, PairedComparisonResult, compare_auc, delong_test
 from .evaluate import evaluate_auc
 from .files import evaluate_auc_files, read_model_groups
 from .inputs import MISSING_SCORES, STUDY_DESIGNS, PreparedInputs, prepare_from_files, prepare_inputs
@@ -92,6 +93,3 @@ __all__ = [
     "MEAN_MODEL",
     "markdown_auc_table",
 ]
-
-# paired comparison (bootstrap difference, DeLong) lives in its own module; re-exported here
-from ..auc_comparison import DeLongResult, PairedComparisonResult, compare_auc, delong_test  # noqa: E402

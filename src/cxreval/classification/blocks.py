@@ -2,7 +2,7 @@
 
 :func:`evaluate_prepared` draws (or checks) the patient-level resampling plan, counts the labels, splits the
 work into blocks of (model, finding) and (model, micro average), each with every reference and every replicate,
-runs them on an executor (``cxreval._auc_kernel.map_blocks``: one sort per block, every replicate at once),
+runs them on an executor (``cxreval.classification._kernel.map_blocks``: one sort per block, every replicate at once),
 and assembles the point AUCs, the bootstrap distributions, the macro average and the table.
 """
 
@@ -15,13 +15,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._auc_kernel import BlockInputs, map_blocks, positive_weights
+from .._typing import RNGLike
 from .._validation import check_positive_int
 from ..bootstrap import ResamplingPlan, draw_plan, shard_size_for, summarize_distribution
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
-from ..executor import get_executor
+from ..executor import Executor, get_executor
 from ..labels import MACRO, MICRO
 from ..progress import NoProgress, Progress
+from ._kernel import BlockInputs, map_blocks, positive_weights
 from .inputs import PreparedInputs
 from .result import (
     AUC_COLUMNS,
@@ -38,8 +39,8 @@ __all__ = ["evaluate_prepared"]
 
 
 def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_level: float, macro: bool, micro: bool,
-                      mean_over_models: bool, rng: object, plan: ResamplingPlan | None, shard_size: int | None,
-                      executor: object | None, spill_dir: str | Path | None = None,
+                      mean_over_models: bool, rng: RNGLike, plan: ResamplingPlan | None, shard_size: int | None,
+                      executor: Executor | str | None, spill_dir: str | Path | None = None,
                       progress: Progress | None = None) -> AUCResult:
     """The computation of :func:`~cxreval.classification.evaluate_auc` on validated arrays (options already
     checked by it): plan, then per block (model × finding, model × micro) one sort, point AUCs and every replicate;
@@ -96,7 +97,7 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
         micro_inputs = dataclasses.replace(inputs, labels=Ym)
         if inputs.wpos is not None and plan is not None:
             micro_inputs = dataclasses.replace(micro_inputs, wpos=positive_weights(Ym, plan.study_patient,
-                                                                                  inputs.shards))
+                                                                                  shards))
         runs = [(inputs, [b for b in blocks if b[1] < len(fs)]), (micro_inputs, [b for b in blocks if b[1] == len(fs)])]
     progress = NoProgress() if progress is None else progress
     task = progress.add("AUC blocks (model x finding, every replicate)", total=len(blocks))

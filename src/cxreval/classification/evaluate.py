@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import check_choice, check_confidence_level, check_positive_int
 from ..bootstrap import ResamplingPlan
 from ..exceptions import InvalidParameterError
-from ..executor import get_executor
+from ..executor import Executor, get_executor
 from ..findings import VocabularyMapping
 from ..labels import POLICIES
 from ..progress import Progress, as_progress
@@ -32,8 +33,8 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
                  findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
                  model_groups: pd.DataFrame | dict[str, str] | None = None, n_resamples: int = 1000,
                  confidence_level: float = 0.95, macro: bool = True, micro: bool = True, mean_over_models: bool = True,
-                 unlabeled: str = "error", rng: object = None, plan: ResamplingPlan | None = None,
-                 shard_size: int | None = None, executor: object | None = None,
+                 unlabeled: str = "error", rng: RNGLike = None, plan: ResamplingPlan | None = None,
+                 shard_size: int | None = None, executor: Executor | str | None = None,
                  spill_dir: str | Path | None = None, studies: str = "each", missing_scores: str = "refuse",
                  finding_map: str | VocabularyMapping | None = None, progress: Progress | None = None) -> AUCResult:
     """ROC-AUC per model × finding × reference with patient-level bootstrap percentile CIs.

@@ -13,9 +13,11 @@ import time
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import validate_model_groups
@@ -23,6 +25,10 @@ from ..progress import Progress, as_progress
 from .evaluate import evaluate_auc
 from .inputs import prepare_from_files
 from .result import AUCResult
+
+if TYPE_CHECKING:
+    from ..executor import Executor
+    from ..findings import VocabularyMapping
 
 __all__ = ["read_model_groups", "evaluate_auc_files"]
 
@@ -49,10 +55,10 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
                        state_encoding: str | None = None, references: Sequence[str] | None = None,
                        findings: Sequence[str] | None = None, policy: str = "exclude",
                        not_mentioned: str = "negative", unlabeled: str = "error", n_resamples: int = 1000,
-                       confidence_level: float = 0.95, rng: object = None, executor: object | None = None,
+                       confidence_level: float = 0.95, rng: RNGLike = None, executor: Executor | str | None = None,
                        spill_dir: str | Path | None = None, progress: Progress | None = None,
                        blank_state: str | None = None, studies: str = "each",
-                       missing_scores: str = "refuse", finding_map: object = None) -> AUCResult:
+                       missing_scores: str = "refuse", finding_map: str | VocabularyMapping | None = None) -> AUCResult:
     """ROC-AUC with patient-bootstrap CIs of prediction files against label files.
 
     Parameters
@@ -94,7 +100,7 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
     prep = prepare_from_files(predictions, labels, state_encoding=state_encoding, references=references or None,
                               findings=findings or None, policy=policy, not_mentioned=not_mentioned,
                               model_groups=groups, unlabeled=unlabeled, blank_state=blank_state, studies=studies,
-                              missing_scores=missing_scores, finding_map=finding_map)  # type: ignore[arg-type]
+                              missing_scores=missing_scores, finding_map=finding_map)
     progress.done(reading)
     t0 = time.perf_counter()
     res = evaluate_auc(prep, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng, executor=executor,

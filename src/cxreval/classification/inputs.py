@@ -41,7 +41,7 @@ STUDY_DESIGNS: tuple[str, ...] = ("each", "common")
 MISSING_SCORES: tuple[str, ...] = ("refuse", "chance")
 """``missing_scores=``: a model without any score for a finding is refused, or scored 0.5 (the XQA convention)."""
 
-__all__ = ["PreparedInputs", "prepare_inputs", "prepare_from_files", "STUDY_DESIGNS", "MISSING_SCORES"]
+__all__ = ["PreparedInputs", "prepare_inputs", "prepare_from_files", "check_design", "STUDY_DESIGNS", "MISSING_SCORES"]
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
     """
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
-    _check_design(studies, missing_scores)
+    check_design(studies, missing_scores)
     preds = validate_predictions(predictions)
     labs = validate_label_table(labels, require_patient=False)
     return _prepare_scans(PredictionScan.from_frame(preds), LabelScan.from_frame(labs), references=references,
@@ -177,7 +177,7 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
     """
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
-    _check_design(studies, missing_scores)
+    check_design(studies, missing_scores)
     fmap = None if finding_map is None else read_finding_map(finding_map)
     ppaths, lpaths = _paths(predictions, "predictions"), _paths(labels, "labels")
     check_label_headers(lpaths, require_patient=True)  # both headers before any block of either is read
@@ -190,7 +190,8 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
                           studies=studies, missing_scores=missing_scores, finding_map=fmap)
 
 
-def _check_design(studies: str, missing_scores: str) -> None:
+def check_design(studies: str, missing_scores: str) -> None:
+    """Check the study design options of :func:`evaluate_auc` (its first step, before any file is read)."""
     check_choice(studies, STUDY_DESIGNS, name="studies", func="evaluate_auc")
     check_choice(missing_scores, MISSING_SCORES, name="missing_scores", func="evaluate_auc")
 
@@ -230,7 +231,7 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
         kept_mask[pd.Index(texts).get_indexer(dropped["study_id"].to_numpy(dtype=object))] = False
     kept = np.flatnonzero(kept_mask)
     kept = kept[np.argsort(texts[kept], kind="stable")]  # sorted study ids
-    studies = texts[kept]
+    study_ids = texts[kept]
     try:
         models = _model_order(ps, fcodes, keep=kept_mask)
     except LookupError:  # a model's first row is a dropped study: the order over the kept rows, from the table
@@ -238,7 +239,7 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
         used = set(fs) if fmap is None else {*fs, *(x for f in fs for x in fmap.targets.get(f, ()))}
         rows = df["finding"].isin(used).to_numpy() & ~df["study_id"].isin(dropped["study_id"]).to_numpy()
         models = list(pd.unique(df.loc[rows, "model"]))
-    n = len(studies)
+    n = len(study_ids)
     # scores: (model, finding, study), each (model, finding) array moved out of the scan as it is copied
     S = np.empty((len(models), len(fs), n))
     mcode = {m: k for k, m in enumerate(ps.models)}
@@ -252,7 +253,7 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
     ps.scores.clear()
     # labels: (finding, reference, study)
     Y = np.full((len(fs), len(refs), n), np.nan)
-    pos = pd.Index(studies).get_indexer(np.asarray(ls.studies, dtype=object)) if n else np.full(len(ls.studies), -1)
+    pos = pd.Index(study_ids).get_indexer(np.asarray(ls.studies, dtype=object)) if n else np.full(len(ls.studies), -1)
     f_of = pd.Index(fs).get_indexer(ls.findings)
     r_of = pd.Index(refs).get_indexer(ls.sources)
     row_pos = pos[ls.study] if len(ls.study) else np.zeros(0, np.intp)
@@ -273,32 +274,32 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
     chance = []
     for j, f in enumerate(fs):
         if missing_scores == "chance":
-            for i in np.flatnonzero(np.isnan(S[:, j, :]).all(axis=1)):
+            for i in np.flatnonzero(np.isnan(S[:, j, :]).all(axis=1)).tolist():
                 S[i, j, :] = 0.5
                 chance.append((models[i], f))
         miss = np.isnan(S[:, j, :]) & labelled[j][None, :]
         if miss.any():
             m, s = np.argwhere(miss)[0]
             hint = (" (a model with no output at all for a finding can be scored AUC 0.5, the XQA convention: "
-                    "missing_scores='chance', CLI --missing-scores chance)"
+                    "missing_scores='chance')"
                     if np.isnan(S[m, j, :]).all() and missing_scores == "refuse" else "")
-            raise SchemaError(f"Model {models[m]!r} has no score for study {studies[s]!r}, finding {f!r}, which the "
+            raise SchemaError(f"Model {models[m]!r} has no score for study {study_ids[s]!r}, finding {f!r}, which the "
                               f"references label ({int(miss.sum())} such (model, study) pairs); every model must "
                               f"score every labelled study{hint}.")
     # each study's patient (one per study, checked by the readers)
     pat = np.full(len(ls.studies), -1, dtype=np.int64)
     has = ls.patient >= 0
     pat[ls.study[has]] = ls.patient[has]
-    pcode = pat[pd.Index(ls.studies).get_indexer(studies)] if n else np.zeros(0, np.int64)
+    pcode = pat[pd.Index(ls.studies).get_indexer(study_ids)] if n else np.zeros(0, np.int64)
     patients = np.asarray(ls.patients + [np.nan], dtype=object)
     patient_of = pd.Series(patients[np.where(pcode >= 0, pcode, len(ls.patients))])
     if not keep.all():  # studies='common': the studies no finding's common set holds leave the evaluation
-        out = studies[~keep]
+        out = study_ids[~keep]
         dropped = pd.concat([dropped, pd.DataFrame({"study_id": out, "reason": "not labelled by every reference "
                                                     "labelling its findings (studies='common')"})], ignore_index=True)
-        studies, S, Y, states = studies[keep], S[:, :, keep], Y[:, :, keep], states[:, :, keep]
+        study_ids, S, Y, states = study_ids[keep], S[:, :, keep], Y[:, :, keep], states[:, :, keep]
         patient_of = patient_of[keep].reset_index(drop=True)
-    return PreparedInputs(models, fs, refs, groups, dropped, studies, S, Y, patient_of, policy, not_mentioned,
+    return PreparedInputs(models, fs, refs, groups, dropped, study_ids, S, Y, patient_of, policy, not_mentioned,
                           tuple(notes), states, design, tuple(chance), fmap)
 
 
@@ -314,8 +315,8 @@ def _common_studies(states: np.ndarray, Y: np.ndarray, fs: list[str], refs: list
         common = lab[cover].all(axis=0)
         if not common.any():
             names = [r for r, c in zip(refs, cover) if c]
-            raise SchemaError(f"studies='common' (CLI --studies common): no study is labelled by every reference "
-                              f"labelling finding {f!r} ({names}); choose --studies each or --references.")
+            raise SchemaError(f"studies='common': no study is labelled by every reference "
+                              f"labelling finding {f!r} ({names}); choose studies='each' or references=.")
         states[j][:, ~common] = LabelScan.MISSING_STATE
         Y[j][:, ~common] = np.nan
     has = (states != LabelScan.MISSING_STATE).any(axis=(0, 1))
@@ -346,7 +347,7 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
     try:
         refs = list(references) if references is not None and not isinstance(references, str) else sources
     except TypeError:
-        refs = [references]  # type: ignore[list-item]
+        refs = [references]
     if references is not None and (isinstance(references, str) or not all(isinstance(r, str) for r in refs)):
         raise InvalidParameterError(f"The 'references' parameter of evaluate_auc must be a sequence of str. Got "
                                     f"{references!r} instead.")
@@ -404,7 +405,7 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
     dropped = pd.DataFrame({"study_id": absent, "reason": "no label in the label table"})
     if absent and unlabeled == "error":
         raise SchemaError(f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
-                          "pass unlabeled='drop' (CLI: --unlabeled drop) to drop them with a report.")
+                          "pass unlabeled='drop' to drop them with a report.")
     return refs, fs, fcodes, groups, dropped
 
 

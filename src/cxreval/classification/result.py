@@ -2,7 +2,7 @@
 
 :class:`AUCResult` writes ``auc``, ``counts`` and ``dropped`` (CSV + Parquet, :meth:`AUCResult.save`) and renders
 the Markdown of ``cxreval classify``'s ``summary.md`` (:meth:`AUCResult.summary`); :class:`AUCTableResult` is a
-table of point AUCs without bootstrap (read from a file or published, see :func:`cxreval.published.read_auc_table`)
+table of point AUCs without bootstrap (read from a file or published, see :func:`cxreval.ranking.published.read_auc_table`)
 and writes ``auc``. The report reads these ``FILES`` and ``COLUMNS`` (:mod:`cxreval.report.sections`).
 """
 
@@ -17,15 +17,15 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._auc_kernel import BlockInputs, block_indices
 from .._validation import check_choice
 from ..bootstrap import BootstrapResult, ResamplingPlan, bca_ci, percentile_ci
 from ..exceptions import InvalidParameterError
 from ..finding_maps import finding_map_table
 from ..findings import VocabularyMapping, canonical_finding
+from ..io import markdown_table
 from ..labels import FINDING, MACRO, MICRO, STUDY_ID
 from ..results import TableResult, readonly
-from ..tables import markdown_table
+from ._kernel import BlockInputs, block_indices
 
 __all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "COVERAGE_COLUMNS", "LABELLED", "ONE_CLASS", "NOT_LABELLED", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP",
            "AUC_SUMMARY_FILE", "AUCResult", "AUCTableResult", "markdown_auc_table"]
@@ -284,7 +284,7 @@ class AUCTableResult(TableResult):
     name : str
         Where it came from, in words (a path, or ``XQA Tables 16-25 (packaged)``).
     published : bool
-        The packaged published tables (:func:`cxreval.published.load_xqa_auc_table`).
+        The packaged published tables (:func:`cxreval.ranking.published.load_xqa_auc_table`).
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"auc": "auc.csv"})

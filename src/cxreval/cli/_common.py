@@ -1,6 +1,6 @@
 """Helpers shared by the command modules: the common options, atomic output folders, input checks, label
 loading with an explicit state encoding, progress bars, JSON. Tables and summary.md are written by
-:mod:`cxreval.tables`."""
+:mod:`cxreval.io`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 
+from .._typing import FindingsLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import Executor
 from ..progress import NoProgress, Progress
@@ -144,11 +145,11 @@ class _RichProgress(NoProgress):
         return int(self.bar.add_task(description, total=total))
 
     def advance(self, task: int, n: float = 1) -> None:
-        self.bar.advance(task, n)  # type: ignore[arg-type]
+        self.bar.advance(task, n)
 
     def done(self, task: int) -> None:
         t = self.bar.tasks[[x.id for x in self.bar.tasks].index(task)]
-        self.bar.update(task, total=t.total if t.total is not None else 1, completed=t.total or 1)  # type: ignore[arg-type]
+        self.bar.update(task, total=t.total if t.total is not None else 1, completed=t.total or 1)
 
 
 @contextlib.contextmanager
@@ -179,7 +180,7 @@ def progress(*, enabled: bool | None = None) -> Iterator[Progress]:
 
 def auc_from_files(prog: Progress, executor: Any, spill_dir: Path, *, predictions: Sequence[Path],
                    labels: Sequence[Path], references: str | Sequence[str] | None,
-                   findings: str | Sequence[str] | None, seed: int, **options: Any) -> Any:
+                   findings: FindingsLike, seed: int, **options: Any) -> Any:
     """``classify`` and ``rank -p``: read the files and bootstrap the AUCs
     (:func:`cxreval.classification.evaluate_auc_files`), with a progress task for the reading and one for the
     AUC blocks; ``options`` are passed through (model groups, state encoding, policy, ...)."""
@@ -246,13 +247,9 @@ def design_options(studies: str, finding_map: str | None, map_score: str | None,
                    ) -> tuple[Any, dict[str, object]]:
     """``classify`` and ``rank -p``: check the design options before reading anything; the finding map and the
     run.json record."""
-    from ..classification import MISSING_SCORES, STUDY_DESIGNS
+    from ..classification.inputs import check_design
 
-    if studies not in STUDY_DESIGNS:
-        raise InvalidParameterError(f"--studies must be one of {', '.join(STUDY_DESIGNS)}. Got {studies!r}.")
-    if missing_scores not in MISSING_SCORES:
-        raise InvalidParameterError(f"--missing-scores must be one of {', '.join(MISSING_SCORES)}. Got "
-                                    f"{missing_scores!r}.")
+    check_design(studies, missing_scores)  # the library's check, before anything is read
     fmap = resolve_finding_map(finding_map, map_score)
     return fmap, {"studies": studies, "missing_scores": missing_scores,
                   "finding_map": None if fmap is None else fmap.to_dict()}

@@ -9,8 +9,8 @@ import typer
 
 from ..agreement import compare_sources, parse_pairs
 from ..exceptions import InvalidParameterError
+from ..io import SUMMARY_FILE, write_summary
 from ..labels import read_label_tables
-from ..tables import SUMMARY_FILE, write_summary
 from ._common import (
     blank_state_option,
     check_inputs,
@@ -56,8 +56,9 @@ def agree(
     weights: str = typer.Option("quadratic", "--weights", help="kappa_w weighting: quadratic, linear or none."),
     both_uncertain: str = typer.Option("agree", "--both-uncertain", help="A pair where both labels are uncertain, "
                                        "under the pessimistic (Low) mapping: 'agree' (default; identical labels "
-                                       "always agree, as the XQA paper's Table 30) or 'disagree' (half in each "
-                                       "disagreeing cell, earlier cxreval versions)."),
+                                       "always agree, as in the XQA-Chest paper's Table 30 of "
+                                       "agreement with the consensus labels) or 'disagree' (half in each "
+                                       "disagreeing cell: the pair counts as a disagreement)."),
     intersect: bool = typer.Option(False, "--intersect", help="Compare sources on their common studies instead of "
                                    "requiring the same studies."),
     state_encoding: str = state_encoding_option(),
@@ -84,7 +85,7 @@ def agree(
         cxreval agree -l nih/labels.parquet -l google/labels.parquet --finding-map nih_to_google --studies common --pairs google_expert:nih_textmined -o agree-nih-google
     """
     from ..finding_maps import finding_map_table, map_label_table, read_finding_map
-    from ..tables import write_table
+    from ..io import write_table
 
     if studies not in ("each", "common"):
         raise InvalidParameterError(f"--studies must be each or common. Got {studies!r}.")
@@ -98,7 +99,7 @@ def agree(
     fsets = _finding_sets(finding_set)
     check_inputs(*[("--labels", p) for p in labels])
     design = "common" if studies == "common" else "intersection" if intersect else "same"
-    meta = {"design": {"studies": design, "finding_map": None if fmap is None else fmap.to_dict()}}
+    meta: dict[str, object] = {"design": {"studies": design, "finding_map": None if fmap is None else fmap.to_dict()}}
     with open_output(out, overwrite=overwrite, inputs=labels, meta=meta) as d:
         table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
         if fmap is not None:

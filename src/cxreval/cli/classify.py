@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from ..auc_comparison import compare_best_models
-from ..tables import write_summary
+from ..classification.comparison import compare_best_models
+from ..io import write_summary
 from ._common import (
     auc_from_files,
     blank_state_option,

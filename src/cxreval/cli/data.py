@@ -80,7 +80,7 @@ def audit(
         cxreval data audit chestxray14 --split-dir my-split -o audit-out
     """
     from ..datasets.audit import audit_chestxray14
-    from ..tables import write_summary
+    from ..io import write_summary
 
     if dataset not in AUDITABLE:
         raise InvalidParameterError(f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
@@ -131,8 +131,14 @@ def split(
         cxreval data split chestxray14 --fractions 0.7,0.1,0.2 --stratify Edema --seed 0 -o my-split
     """
     from ..datasets import nih
-    from ..splits import audit_split, check_split_names, image_split, patient_split, write_split_lists
-    from ..tables import write_summary, write_table
+    from ..datasets.splits import (
+        audit_split,
+        check_split_names,
+        image_split,
+        patient_split,
+        write_split_lists,
+    )
+    from ..io import write_summary, write_table
 
     if dataset not in AUDITABLE:
         raise InvalidParameterError(f"cxreval data split: unknown dataset {dataset!r}; expected one of "
@@ -191,7 +197,7 @@ def export(
                               "fetched copy, `cxreval data fetch`)."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
     half: str = typer.Option(None, "--half", help="openi_mesh only: the reports with images of one half of "
-                             "cxreval.reports.openi_tuning_split, 'development' (the packaged report-labeller "
+                             "cxreval.datasets.openi.openi_tuning_split, 'development' (the packaged report-labeller "
                              "rules were tuned on it), 'held-out' (out-of-sample) or 'all' (both); the others are "
                              "listed in dropped.csv. Default: every report with usable codes."),
     overwrite: bool = overwrite_option(),
@@ -227,7 +233,7 @@ def export(
         raise SchemaError(f"--path {str(path)!r} does not exist.")
     check_output_path(out, overwrite=overwrite, inputs=[p for p in (path, cache_dir) if p])
     res = export_dataset(spec.name, path, cache_dir=cache_dir, **({"half": half} if half is not None else {}))
-    from ..tables import write_summary
+    from ..io import write_summary
 
     meta: dict[str, object] = {"dataset": spec.name, **({"half": half} if half is not None else {})}
     with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta=meta) as d:

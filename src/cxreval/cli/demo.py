@@ -8,11 +8,13 @@ import typer
 from rich.console import Console
 
 from ..demo import SECTIONS
-from ..demo_data import MIRROR_LAYOUT
+from ..demo.data import MIRROR_LAYOUT
 from ..outputs import check_output_path
 from ._common import check_folder_option, echo_json, out_option, overwrite_option, seed_option
 
 __all__ = ["register"]
+
+_SECTION_KEYS = ", ".join(s.key for s in SECTIONS)
 
 
 def demo(
@@ -26,7 +28,7 @@ def demo(
     seed: int = seed_option(),
     offline: bool = typer.Option(False, "--offline", help="Never download pinned files."),
     section: list[str] = typer.Option(None, "--section", help="Run only these sections (comma-separated or "
-                                      f"repeated): {', '.join(s.key for s in SECTIONS)}."),
+                                      f"repeated): {_SECTION_KEYS}."),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
 ) -> None:

@@ -1,5 +1,5 @@
 """``cxreval fuse``: fuse several readers' labels into consensus sources, and score them against an
-adjudicated source (the XQA paper's Table 30 / Figure 6). Parses the options, calls
+adjudicated source (the XQA-Chest paper's Table 30 / Figure 6: fused labels against the consensus). Parses the options, calls
 :func:`cxreval.fusion.fuse_and_compare`, saves its :class:`~cxreval.fusion.FusionResult` and echoes."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from ..exceptions import CxrevalWarning, InvalidParameterError
 from ..fusion import LABELS_FORMATS, fuse_and_compare, list_fusion
 from ..fusion.mace import METHODS as MACE_METHODS
 from ..fusion.neural import LABELS_FROM as NN_LABELS_FROM
+from ..io import write_summary
 from ..labels import read_label_tables
-from ..tables import write_summary
 from ._common import (
     blank_state_option,
     check_inputs,

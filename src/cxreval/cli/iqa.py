@@ -11,9 +11,9 @@ import pandas as pd
 import typer
 
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
+from ..io import write_summary
 from ..iqa.expert import IQA_KENDALL, IQA_SPEARMAN
 from ..outputs import check_output_path
-from ..tables import write_summary
 from ._common import (
     check_inputs,
     cli_executor,
@@ -55,7 +55,7 @@ def _echo(res: Any, json_out: bool, line: str) -> None:
 def _read_csv(path: Path, option: str, columns: tuple[str, ...], dtype: object = None) -> pd.DataFrame:
     """Read a CSV input; an empty file, a header without rows or a missing column is a one-line error."""
     try:
-        df = pd.read_csv(path, dtype=dtype)  # type: ignore[call-overload]
+        df = pd.read_csv(path, dtype=dtype)
     except pd.errors.EmptyDataError:
         raise SchemaError(f"{option} file {path} is empty; expected a header with columns "
                           f"{', '.join(columns)} and at least one row.") from None
@@ -270,7 +270,8 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
                                           "tie-corrected, scipy.stats.kendalltau) or tau-a (the XQA paper's "
                                           "(C - D) / (n(n-1)/2)). Equal without ties; the names rank uses.")
               ) -> None:
-    """z-scores and z-MOS, inter-rater SRCC/KRCC (Table 3) and metric-vs-z-MOS SRCC/KRCC with CIs (Table 4).
+    """z-scores and z-MOS, inter-rater SRCC/KRCC and metric-vs-z-MOS SRCC/KRCC with CIs (as Tables 3 and 4 of
+    the XQA-Chest paper: its raters' and its IQA metrics' agreement with the expert z-MOS).
 
     The z-score divisor (--ddof) and the SRCC/KRCC variants (--spearman, --kendall) are written in
     summary.md, run.json and the --json output.

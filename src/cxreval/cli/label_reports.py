@@ -9,9 +9,8 @@ import typer
 
 from ..datasets.report_files import read_report_file
 from ..exceptions import InvalidParameterError, SchemaError
-from ..labels import read_label_tables
-from ..outputs import check_output_path
-from ..reports import (
+from ..io import write_summary
+from ..labeller import (
     CONVENTIONS,
     DEFAULT_CONVENTIONS,
     SECTION_CHOICES,
@@ -23,7 +22,8 @@ from ..reports import (
     load_rules,
     resolve_reference,
 )
-from ..tables import write_summary
+from ..labels import read_label_tables
+from ..outputs import check_output_path
 from ._common import (
     blank_state_option,
     check_inputs,
@@ -99,7 +99,7 @@ def label_reports_command(
     if conventions not in CONVENTIONS:
         raise InvalidParameterError(f"--conventions must be one of {list(CONVENTIONS)}. Got {conventions!r}.")
     if print_rules:
-        from ..reports import packaged_rules_text
+        from ..labeller import packaged_rules_text
 
         typer.echo(packaged_rules_text(vocabulary))
         return

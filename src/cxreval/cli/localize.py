@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 
 from ..exceptions import InvalidParameterError
+from ..io import write_summary
 from ..localization.heatmap_files import HEATMAP_INPUTS
-from ..tables import write_summary
 from ._common import (
     check_inputs,
     cli_executor,

@@ -28,13 +28,7 @@ from typer.core import TyperGroup  # noqa: E402
 from .. import __version__  # noqa: E402
 from ..exceptions import CxrevalError  # noqa: E402
 
-__all__ = ["app", "main", "run", "RENAMED_OPTIONS"]
-
-RENAMED_OPTIONS: dict[str, str] = {"--rng": "--seed", "--T": "--t-value", "--inclusive-T": "--inclusive-t"}
-"""Old option spellings, refused with a 'did you mean' naming the current one."""
-
-EXECUTOR_COMMANDS = ("classify", "rank", "fuse", "iqa", "localize", "label-reports")
-"""Commands whose parallelism is ``--executor SPEC``; their old ``--workers N`` is refused with a 'did you mean'."""
+__all__ = ["app", "main", "run"]
 
 _ARGS: list[list[str]] = []  # the command line of the run in progress (read by run.json)
 _LOADED: dict[str, object] = {}  # command name -> click command, filled as command modules are imported
@@ -82,7 +76,7 @@ def _tidy_metavars(cmd: Any) -> None:
 class LazyGroup(TyperGroup):
     """The root group: a command's module is imported only when that command is run or help lists them all."""
 
-    def list_commands(self, ctx: object) -> list[str]:  # type: ignore[override]
+    def list_commands(self, ctx: object) -> list[str]:
         for m in _command_modules():
             _load_module(m)
         return sorted(set(self.commands) | set(_LOADED))
@@ -143,20 +137,6 @@ def _interrupted() -> int:
     return 130
 
 
-def _renamed(args: Sequence[str]) -> str | None:
-    command = next((a for a in args if not a.startswith("-")), None)
-    renamed = dict(RENAMED_OPTIONS)
-    if command in EXECUTOR_COMMANDS:
-        renamed["--workers"] = "--executor process:N"
-    for a in args:
-        if a == "--":
-            break
-        for old, new in renamed.items():
-            if a == old or a.startswith(old + "="):
-                return f"no such option {old}; did you mean {new}?"
-    return None
-
-
 def _summarise_warnings(caught: list[warnings.WarningMessage]) -> None:
     """One line per distinct warning, with a count, once per run."""
     counts: dict[tuple[str, str], int] = {}
@@ -190,10 +170,6 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
     130 interrupted (Ctrl-C / SIGINT), 1 a bug (a short message and the path of the saved traceback).
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    msg = _renamed(args)
-    if msg is not None:
-        typer.echo(f"cxreval: error: {msg}", err=True)
-        return 2
     old_term = None
     try:
         old_term = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -216,7 +192,35 @@ _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG})
 _PARAM_RE = re.compile(r"The '(\w+)' parameter of [\w.]+ ")
 _NP_REPR_RE = re.compile(r"np\.(?:float|int|uint|bool_)\d*\(([^()]*)\)")
 _PARAM_FLAGS = {"rng": "--seed", "T_values": "--t-value", "strict_T": "--inclusive-t", "T_iou": "--t-iou",
-                "image_shape": "--image-size"}
+                "image_shape": "--image-size", "url": "--db", "reference": "--reference-source", "models": "--model",
+                "mirror": "--data-mirror",
+                "studies='intersection'": "--intersect"}
+"""Library parameters (or ``parameter='value'``) whose command-line option is not ``--`` + the parameter name
+with dashes."""
+_NAMED_PARAM_RE = re.compile(r"(?<![^\s(\[`,;:])([A-Za-z_]\w*)=(?:'([^'\s]*)'|(True|False)\b)?")
+"""A parameter named in a library message: ``out=`` (then its value), ``state_encoding='chexpert'``."""
+
+
+def _command_flags(args: Sequence[str]) -> dict[str, tuple[str, str | None, str | None]]:
+    """Parameter name -> (option, option when True, option when False) of the (sub-)command ``args`` invokes
+    (empty when it cannot be resolved): ``out`` -> ``('--out', None, None)``, a flag ``overwrite`` ->
+    ``('--overwrite', '--overwrite', None)``, ``synthetic`` -> ``('--synthetic', '--synthetic', '--no-synthetic')``."""
+    cmd: Any = typer.main.get_command(app)
+    for a in args:
+        if a.startswith("-") or not hasattr(cmd, "get_command"):
+            break
+        cmd = cmd.get_command(None, a)
+        if cmd is None:
+            return {}
+    flags: dict[str, tuple[str, str | None, str | None]] = {}
+    for p in getattr(cmd, "params", []):
+        opts = [o for o in getattr(p, "opts", []) if o.startswith("--")]
+        if not opts or not getattr(p, "name", None):
+            continue
+        off = [o for o in getattr(p, "secondary_opts", []) if o.startswith("--")]
+        is_flag = bool(getattr(p, "is_flag", False))
+        flags[p.name] = (opts[0], opts[0] if is_flag else None, off[0] if is_flag and off else None)
+    return flags
 
 
 def _command_options(args: Sequence[str]) -> set[str]:
@@ -235,19 +239,43 @@ def _command_options(args: Sequence[str]) -> set[str]:
 
 
 def user_message(msg: str, args: Sequence[str]) -> str:
-    """A library error in the user's words: ``The 'n_resamples' parameter of evaluate_auc must ...`` becomes
-    ``--n-resamples must ...`` when the command has that option; NumPy scalar reprs become plain values."""
+    """A library error in the user's words, the one place parameter names become the command's options.
+
+    The library names its parameters (``out='/x' is a file``, ``pass state_encoding='chexpert'``,
+    ``overwrite=True``); each one the command has an option for becomes that option (``--out /x is a file``,
+    ``pass --state-encoding chexpert``, ``--overwrite``). ``The 'n_resamples' parameter of evaluate_auc must
+    ...`` becomes ``--n-resamples must ...``. NumPy scalar reprs become plain values."""
     msg = _NP_REPR_RE.sub(r"\1", msg)
+    try:
+        flags = _command_flags(args)
+    except Exception:  # never let the rewording hide the error itself
+        flags = {}
+    by_option = {v[0]: v for v in flags.values()}
+
+    def option_of(name: str) -> tuple[str, str | None, str | None] | None:
+        return (by_option.get(_PARAM_FLAGS.get(name, "")) or flags.get(name)
+                or by_option.get("--" + name.replace("_", "-")))
+
     m = _PARAM_RE.search(msg)
-    if m:
-        flag = _PARAM_FLAGS.get(m.group(1), "--" + m.group(1).replace("_", "-"))
-        try:
-            known = flag in _command_options(args)
-        except Exception:  # never let the rewording hide the error itself
-            known = False
-        if known:
-            msg = msg[:m.start()] + f"{flag} " + msg[m.end():]
-    return msg
+    if m and option_of(m.group(1)):
+        msg = msg[:m.start()] + f"{option_of(m.group(1))[0]} " + msg[m.end():]  # type: ignore[index]
+
+    def flag(m: re.Match[str]) -> str:
+        found = option_of(m.group(1))
+        if found is None:
+            return m.group(0)
+        option, on, off = found
+        value = m.group(2) if m.group(2) is not None else m.group(3)
+        alias = by_option.get(_PARAM_FLAGS.get(f"{m.group(1)}='{value}'", ""))
+        if alias is not None and alias[1] is not None:  # a value that is a flag: studies='intersection'
+            return alias[1]
+        if m.group(3) is not None and on is not None:  # a flag: overwrite=True -> --overwrite
+            return on if value == "True" else off or m.group(0)
+        if value is not None:
+            return f"{option} {value}"
+        return option if m.end() == len(m.string) or m.string[m.end()] in " )],.;:" else f"{option} "
+
+    return _NAMED_PARAM_RE.sub(flag, msg)
 
 
 def current_args() -> list[str] | None:

@@ -8,11 +8,11 @@ import typer
 
 from ..agreement import parse_pairs
 from ..classification import AUC_SUMMARY_FILE
-from ..exceptions import InvalidParameterError, SchemaError
-from ..published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
-from ..rank_correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, KENDALL_VARIANTS, SPEARMAN_VARIANTS
-from ..ranking import ranking_stability
-from ..tables import write_summary
+from ..exceptions import SchemaError
+from ..io import write_summary
+from ..ranking import check_ranking_options, ranking_stability
+from ..ranking.correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
+from ..ranking.published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
 from ._common import (
     auc_from_files,
     blank_state_option,
@@ -92,13 +92,7 @@ def rank(
         cxreval rank -p preds.csv -l labels.csv --executor process:2 -o rank-out
         cxreval rank -p preds.csv -l labels.csv --pairs CR:Rep1,CR:Rep2 -o rank-out
     """
-    if kendall not in KENDALL_VARIANTS:
-        raise InvalidParameterError(f"--kendall must be one of {', '.join(KENDALL_VARIANTS)}. Got {kendall!r}.")
-    if spearman not in SPEARMAN_VARIANTS:
-        raise InvalidParameterError(f"--spearman must be one of {', '.join(SPEARMAN_VARIANTS)}. Got {spearman!r}.")
-    if min_models < 1:
-        raise InvalidParameterError(f"--min-models must be a positive number of models (the fewest a group needs to "
-                                    f"be ranked). Got {min_models}.")
+    check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)  # before any AUC
     if auc_table is not None:
         if predictions or labels:
             raise SchemaError("Give either --auc-table or --predictions/--labels, not both.")
@@ -134,7 +128,7 @@ def rank(
                                         kendall=kendall, spearman=spearman)
                 prog.done(task)
             (d / AUC_SUMMARY_FILE).write_text(auc.summary("cxreval classify") + "\n")
-            from ..auc_comparison import compare_best_models
+            from ..classification.comparison import compare_best_models
 
             compare_best_models(auc).save(d)  # auc_comparison.csv, as classify writes it
         auc.save(d)

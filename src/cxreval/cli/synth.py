@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from ..exceptions import SchemaError
-from ..tables import write_summary
+from ..io import write_summary
 from ._common import check_inputs, echo_json, open_output, out_option, overwrite_option, progress, seed_option
 
 __all__ = ["register", "synth"]
@@ -88,7 +88,8 @@ How to read this (ChestX-ray8 localization protocol, simulated heat maps):
   Acc   share of reference boxes hit at T;  AFP  average false-positive boxes per image
   a/b   in Part B: Acc/AFP at each T, for: map (heatmap, 6 x 6 peak box, whole image, oracle),
         upsampling (bilinear, nearest), threshold on the 0-255 map (60, 180), size class, overlap rule
-  Part C: the image counts n <= 200 that reproduce each published Acc. (ChestX-ray8, Table 4)"""
+  Part C: the image counts n <= 200 that reproduce each published Acc. (ChestX-ray8's Table 4,
+        its localization results)"""
 """The legend ``cxreval synth`` prints under the study's output (on stderr)."""
 
 

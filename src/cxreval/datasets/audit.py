@@ -7,7 +7,7 @@
 - radiologist boxes per finding and the images that carry them (and how many of those images carry the
   boxed finding in the text-mined labels);
 - optionally a split (a folder of ``*list.txt`` files, or a ``study_id, split`` table): images and
-  patients per part and patients shared between parts (see :func:`cxreval.splits.audit_split`);
+  patients per part and patients shared between parts (see :func:`cxreval.datasets.splits.audit_split`);
 - beside these, ChestX-ray8's published counts (:data:`CHESTXRAY8_PUBLISHED`, the CVPR 2017 paper [1]_:
   108,948 images of 32,717 patients, 24,636 with one of the eight findings, 84,312 normal, and its Table 1
   images per finding), in ``published_counts``, beside the audited counts on the same eight findings: the
@@ -39,7 +39,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,14 +48,15 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
+from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
+from ..io import markdown_table, write_summary, write_table
 from ..results import TableResult
-from ..splits import LeakageAudit, audit_split, read_split_lists
-from ..tables import markdown_table, write_summary, write_table
+from ..schema import check_columns
 from . import nih
 from .fetch import check_path, metadata_path
+from .splits import LeakageAudit, audit_split, read_split_lists
 
 __all__ = ["BBOX_FILE", "DatasetAudit", "audit_chestxray14", "audit_summary", "write_audit", "count_boxes",
            "PublishedCounts", "CHESTXRAY8_PUBLISHED", "PUBLISHED_COLUMNS"]
@@ -99,7 +99,7 @@ CHESTXRAY8_PUBLISHED = PublishedCounts(
                              "Infiltration": 10_317, "Mass": 6_046, "Nodule": 1_971, "Pneumonia": 1_062,
                              "Pneumothorax": 2_793}),
     table="Table 1")
-"""ChestX-ray8's counts as its CVPR 2017 paper gives them (the seed article's "Dataset Size"): 108,948 frontal
+"""ChestX-ray8's counts as its CVPR 2017 paper gives them: 108,948 frontal
 images of 32,717 patients, 24,636 with one or more of the eight findings, 84,312 normal; Table 1's images per
 finding (they sum to 35,319, more than 24,636: an image can carry several labels)."""
 
@@ -205,7 +205,7 @@ class DatasetAudit(TableResult):
             out["published_counts"] = self.published
         return out
 
-    def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+    def save(self, folder: PathLike) -> dict[str, Path]:
         """Write ``audit.json`` and every table of :meth:`tables` (CSV + Parquet) into ``folder``; return
         ``{name: path}`` (the split files only when a split was audited)."""
         d = Path(folder)
@@ -241,7 +241,7 @@ class DatasetAudit(TableResult):
                     y_title="images")
 
 
-def _read_boxes(bbox_path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None
+def _read_boxes(bbox_path: PathLike | None, cache_dir: PathLike | None
                 ) -> tuple[pd.DataFrame, str, str]:
     """``study_id, finding`` per box: via :mod:`cxreval.datasets.nih_boxes` when present, else the CSV."""
     try:
@@ -261,7 +261,7 @@ def _read_boxes(bbox_path: str | os.PathLike[str] | None, cache_dir: str | os.Pa
     return count_boxes(p), str(p), "boxes counted directly from the BBox_List CSV (nih_boxes reader not available)"
 
 
-def count_boxes(path: str | os.PathLike[str]) -> pd.DataFrame:
+def count_boxes(path: PathLike) -> pd.DataFrame:
     """``study_id, finding`` for every row of a ``BBox_List_2017.csv[.gz]`` (canonical finding names).
 
     Raises
@@ -295,11 +295,11 @@ def _count(mask: np.ndarray, patients: np.ndarray) -> tuple[int, int]:
     return int(mask.sum()), int(pd.unique(patients[mask]).size)
 
 
-def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
-                      bbox_path: str | os.PathLike[str] | None = None,
-                      split_dir: str | os.PathLike[str] | None = None,
+def audit_chestxray14(*, path: PathLike | None = None,
+                      bbox_path: PathLike | None = None,
+                      split_dir: PathLike | None = None,
                       splits: pd.DataFrame | None = None,
-                      cache_dir: str | os.PathLike[str] | None = None) -> DatasetAudit:
+                      cache_dir: PathLike | None = None) -> DatasetAudit:
     """Audit ChestX-ray14: images, patients, findings, views, boxes and (optionally) a split.
 
     Parameters
@@ -310,7 +310,7 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
         A ``BBox_List_2017.csv[.gz]``; default the fetched copy.
     split_dir : path, optional
         A folder of ``*list.txt`` files, one split part per file (see
-        :func:`cxreval.splits.read_split_lists`).
+        :func:`cxreval.datasets.splits.read_split_lists`).
     splits : pandas.DataFrame, optional
         A ``study_id, split`` table instead of ``split_dir`` (e.g. a generated split).
     cache_dir : path, optional
@@ -339,7 +339,7 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
     rows = []
     for f in CHESTXRAY14:
         rows.append((f, *_count(mat[f].to_numpy(), patients)))
-    rows.append((NO_FINDING, *_count(~mat.to_numpy().any(axis=1), patients)))  # type: ignore[arg-type]
+    rows.append((NO_FINDING, *_count(~mat.to_numpy().any(axis=1), patients)))
     findings = pd.DataFrame(rows, columns=["finding", "n_images", "n_patients"])
     findings["image_fraction"] = findings["n_images"] / n_images
     views = (meta.groupby("view", sort=True)
@@ -352,7 +352,7 @@ def audit_chestxray14(*, path: str | os.PathLike[str] | None = None,
                      f"(e.g. {box_table.loc[~known, 'study_id'].iloc[0]!r})")
     labelled = mat.set_axis(meta["study_id"].to_numpy())
     brows = []
-    for f, g in box_table.groupby("finding", sort=False):  # type: ignore[assignment]
+    for f, g in box_table.groupby("finding", sort=False):
         imgs = pd.unique(g["study_id"])
         inside = [s for s in imgs if s in labelled.index]
         brows.append((f, len(g), len(imgs), int(labelled.loc[inside, f].sum()) if inside else 0))
@@ -412,7 +412,7 @@ def audit_summary(audit: DatasetAudit) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_audit(audit: DatasetAudit, out: str | os.PathLike[str]) -> dict[str, Path]:
+def write_audit(audit: DatasetAudit, out: PathLike) -> dict[str, Path]:
     """:meth:`DatasetAudit.save` and ``summary.md`` into ``out`` (created when absent); return ``{name: path}``
     (``audit.json`` under ``"audit.json"``, ``summary.md`` under ``"summary.md"``, tables by name)."""
     d = Path(out)

@@ -8,25 +8,25 @@
   :func:`cxreval.datasets.vindr.read_vindr_boxes`: one box per reader, ``source`` = reader id), the file of
   the registered ``vindr_boxes`` dataset;
 - a box table in cxreval's schema (``.csv`` or ``.parquet``): the columns
-  :data:`cxreval.localization.schema.BOX_COLUMNS` ``study_id, finding, [source,] x_min, y_min, x_max, y_max``,
+  :data:`cxreval.schema.boxes.BOX_COLUMNS` ``study_id, finding, [source,] x_min, y_min, x_max, y_max``,
   e.g. a table saved from :func:`read_nih_boxes` or :func:`read_vindr_boxes`.
 
-Every format becomes the same table (:func:`cxreval.localization.schema.check_box_table`).
+Every format becomes the same table (:func:`cxreval.schema.boxes.check_box_table`).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
-from ..labels.schema import FINDING
-from ..localization.schema import BOX_COORDS, check_box_table
 from ..results import ReadReport, ReadResult
+from ..schema.boxes import BOX_COORDS, check_box_table
+from ..schema.columns import FINDING
 from .nih_boxes import NIH_HEADER, read_nih_boxes
 from .vindr import VINDR_COLUMNS, read_vindr_boxes
 
@@ -51,7 +51,7 @@ def _header(p: Path) -> list[str]:
     return [str(c).strip() for c in head.columns]
 
 
-def box_file_format(path: str | os.PathLike[str]) -> str:
+def box_file_format(path: PathLike) -> str:
     """Which of :data:`BOX_FORMATS` the file at ``path`` is, from its header."""
     p = Path(path)
     cols = _header(p)
@@ -62,7 +62,7 @@ def box_file_format(path: str | os.PathLike[str]) -> str:
     return "table"
 
 
-def read_box_table(path: str | os.PathLike[str]) -> ReadResult:
+def read_box_table(path: PathLike) -> ReadResult:
     """Read a box table in cxreval's schema (``.csv`` or ``.parquet``); findings canonicalised.
 
     Raises
@@ -98,7 +98,7 @@ def read_box_table(path: str | os.PathLike[str]) -> ReadResult:
     return ReadResult(table.reset_index(drop=True), ReadReport(str(p), len(raw), len(raw), notes=notes))
 
 
-def read_box_file(path: str | os.PathLike[str], *, image_shape: tuple[int, int] | None = None) -> ReadResult:
+def read_box_file(path: PathLike, *, image_shape: tuple[int, int] | None = None) -> ReadResult:
     """Read reference boxes from ``BBox_List_2017``, VinDr-CXR's CSV or a cxreval box table.
 
     Parameters

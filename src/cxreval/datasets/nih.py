@@ -16,16 +16,16 @@ negative by construction). ``No Finding`` is not a label of its own: it is the a
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
+from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
 from ..results import ReadReport, ReadResult
+from ..schema import check_columns
 from .fetch import metadata_path
 
 __all__ = ["SOURCE", "DATA_ENTRY", "load_metadata", "load_labels", "finding_matrix"]
@@ -35,7 +35,7 @@ DATA_ENTRY = "Data_Entry_2017_v2020.csv.gz"
 _COLUMNS = ("Image Index", "Finding Labels", "Patient ID", "View Position")
 
 
-def _read(path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None) -> tuple[pd.DataFrame, Path]:
+def _read(path: PathLike | None, cache_dir: PathLike | None) -> tuple[pd.DataFrame, Path]:
     p = metadata_path(DATA_ENTRY, cache_dir=cache_dir, path=path)
     try:
         df = pd.read_csv(p, dtype={"Image Index": str, "Finding Labels": str, "Patient ID": str,
@@ -55,8 +55,8 @@ def _read(path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str]
     return df, p
 
 
-def load_metadata(path: str | os.PathLike[str] | None = None, *,
-                  cache_dir: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+def load_metadata(path: PathLike | None = None, *,
+                  cache_dir: PathLike | None = None) -> pd.DataFrame:
     """Per-image metadata: ``study_id, patient_id, view, follow_up, age, sex, finding_labels``.
 
     ``study_id`` is the image file name (``00000001_000.png``); ``patient_id`` is the ``Patient ID`` as text.
@@ -101,8 +101,8 @@ def finding_matrix(finding_labels: pd.Series, *, where: str = "Finding Labels") 
     return pd.DataFrame(mat, index=finding_labels.index, columns=list(CHESTXRAY14))
 
 
-def load_labels(path: str | os.PathLike[str] | None = None, *,
-                cache_dir: str | os.PathLike[str] | None = None) -> ReadResult:
+def load_labels(path: PathLike | None = None, *,
+                cache_dir: PathLike | None = None) -> ReadResult:
     """ChestX-ray14 text-mined labels as a long label table (source ``nih_textmined``).
 
     Parameters

@@ -7,21 +7,21 @@ the eight ChestX-ray8 findings (Wang et al., CVPR 2017). Findings are canonicali
 :mod:`cxreval.findings` (``Infiltrate`` -> ``Infiltration``) and the rename is recorded.
 
 Boxes become cxreval's half-open ``(x_min, y_min, x_max, y_max) = (x, y, x + w, y + h)`` floats in the
-box schema :data:`cxreval.localization.schema.BOX_COLUMNS` (``Image Index`` is the ``study_id``).
+box schema :data:`cxreval.schema.boxes.BOX_COLUMNS` (``Image Index`` is the ``study_id``).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
-from ..localization.schema import BOX_COLUMNS
 from ..results import ReadReport, ReadResult
+from ..schema.boxes import BOX_COLUMNS
 
 __all__ = ["BOX_COLUMNS", "NIH_HEADER", "read_nih_boxes"]
 
@@ -29,7 +29,7 @@ NIH_HEADER = ("Image Index", "Finding Label")
 """The first two header fields of ``BBox_List_2017.csv`` (the third starts with ``Bbox``)."""
 
 
-def read_nih_boxes(path: str | os.PathLike[str], *, image_shape: tuple[int, int] | None = (1024, 1024)) -> ReadResult:
+def read_nih_boxes(path: PathLike, *, image_shape: tuple[int, int] | None = (1024, 1024)) -> ReadResult:
     """Read ``BBox_List_2017.csv[.gz]`` into a boxes table.
 
     Parameters

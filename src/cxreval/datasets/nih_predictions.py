@@ -14,13 +14,13 @@ Patient ids come from the label table (:func:`cxreval.datasets.nih.load_labels`)
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from .._validation import check_choice, did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import canonical_finding
@@ -45,19 +45,19 @@ PUBLISHED_AUC_FILES: dict[str, str] = {
 """Model (file stem) → the per-finding AUCs its repository published (``published_aucs/``)."""
 
 
-def _dir(directory: str | os.PathLike[str]) -> Path:
+def _dir(directory: PathLike) -> Path:
     d = Path(directory)
     if not d.is_dir():
         raise DataUnavailableError(f"Prediction folder {str(d)!r} does not exist.")
     return d
 
 
-def list_models(directory: str | os.PathLike[str]) -> list[str]:
+def list_models(directory: PathLike) -> list[str]:
     """Model names (file stems) of the ``*.csv`` files directly in ``directory``."""
     return sorted(p.stem for p in _dir(directory).glob("*.csv"))
 
 
-def load_predictions(directory: str | os.PathLike[str], *, models: Sequence[str] | None = None,
+def load_predictions(directory: PathLike, *, models: Sequence[str] | None = None,
                      logits: str = "keep") -> ReadResult:
     """Read every model's wide CSV into one long prediction table ``study_id, model, finding, score``.
 
@@ -125,7 +125,7 @@ def load_predictions(directory: str | os.PathLike[str], *, models: Sequence[str]
     return ReadResult(table, ReadReport(str(d), n_read, n_read, notes=tuple(notes)))
 
 
-def load_published_aucs(directory: str | os.PathLike[str], model: str) -> pd.Series:
+def load_published_aucs(directory: PathLike, model: str) -> pd.Series:
     """The per-finding AUCs the model's repository published (index: canonical finding)."""
     d = _dir(directory)
     if model not in PUBLISHED_AUC_FILES:

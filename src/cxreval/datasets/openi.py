@@ -34,7 +34,6 @@ Examples
 
 from __future__ import annotations
 
-import os
 import tarfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
@@ -44,13 +43,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
+from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import CHESTXRAY14, canonical_findings
 from ..results import ReadReport, ReadResult
+from ..schema import check_columns
 from .fetch import metadata_path
 
-__all__ = ["OPENI_FILE", "SECTIONS", "REPORT_COLUMNS", "read_openi_reports", "openi_images", "openi_mesh",
+__all__ = ["OPENI_TUNING_SEED", "openi_tuning_split", "OPENI_FILE", "SECTIONS", "REPORT_COLUMNS", "read_openi_reports", "openi_images", "openi_mesh",
            "MeshRule", "MESH_RULES", "UNUSABLE_MESH", "OPENI_HALVES", "openi_mesh_labels"]
 
 OPENI_FILE = "NLMCXR_reports.tgz"
@@ -106,8 +106,8 @@ def _parse(data: bytes) -> dict[str, object]:
     return out
 
 
-def read_openi_reports(path: str | os.PathLike[str] | None = None, *,
-                       cache_dir: str | os.PathLike[str] | None = None,
+def read_openi_reports(path: PathLike | None = None, *,
+                       cache_dir: PathLike | None = None,
                        require_images: bool = False) -> ReadResult:
     """Read the OpenI reports (``NLMCXR_reports.tgz``, or a folder of its XML files) into a table.
 
@@ -324,8 +324,6 @@ OPENI_HALVES: tuple[str, ...] = ("development", "held-out", "all")
 def _keep_half(keep: np.ndarray, report_ids: np.ndarray, images: np.ndarray, half: str,
                dropped: list[dict[str, object]]) -> None:
     """Clear ``keep`` for the reports outside ``half`` of the tuning split, listing each in ``dropped``."""
-    from ..reports.validation import openi_tuning_split
-
     for i in np.flatnonzero(keep & (images == "")).tolist():
         dropped.append({"row": i, "reason": "no image (the tuning split holds reports with images)",
                         "value": report_ids[i]})
@@ -336,7 +334,7 @@ def _keep_half(keep: np.ndarray, report_ids: np.ndarray, images: np.ndarray, hal
     other, name = (set(held), "held-out") if half == "development" else (set(dev), "development")
     for i in np.flatnonzero(keep).tolist():
         if report_ids[i] in other:
-            dropped.append({"row": i, "reason": f"in the {name} half (cxreval.reports.openi_tuning_split)",
+            dropped.append({"row": i, "reason": f"in the {name} half (cxreval.datasets.openi.openi_tuning_split)",
                             "value": report_ids[i]})
             keep[i] = False
 
@@ -374,8 +372,8 @@ def _validate_mesh_labels(findings: object, rules: object, uncertain_qualifiers:
     return fs, tuple(rules), frozenset(_norm(q) for q in uncertain_qualifiers)
 
 
-def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd.DataFrame | None = None,
-                      cache_dir: str | os.PathLike[str] | None = None,
+def openi_mesh_labels(path: PathLike | None = None, *, reports: pd.DataFrame | None = None,
+                      cache_dir: PathLike | None = None,
                       findings: Sequence[str] = CHESTXRAY14, rules: Sequence[MeshRule] | None = None,
                       uncertain_qualifiers: Sequence[str] = ("borderline",), unit: str = "report",
                       source: str = "openi_mesh", half: str | None = None) -> ReadResult:
@@ -411,7 +409,7 @@ def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd
     source : str, default='openi_mesh'
         Source name of the labels.
     half : {'development', 'held-out', 'all'}, optional
-        One half of :func:`cxreval.reports.openi_tuning_split` of the reports with images and usable codes
+        One half of :func:`cxreval.datasets.openi.openi_tuning_split` of the reports with images and usable codes
         (the packaged report-labeller rules were tuned on the development half; figures on the held-out half
         are out-of-sample), or ``'all'``: both halves. The other reports are listed in the read report's
         ``dropped`` with their reason. Default: every report with usable codes, with or without images.
@@ -529,9 +527,7 @@ def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd
                  f"1 (uncertain) when every matching code has a qualifier in {sorted(unc)}, 0 otherwise")
     notes.append("patient_id = report id: OpenI has no patient identifiers linking reports")
     if half is not None:
-        from ..reports.validation import OPENI_TUNING_SEED
-
-        notes.append(f"half {half!r} of cxreval.reports.openi_tuning_split (seed {OPENI_TUNING_SEED}) of the "
+        notes.append(f"half {half!r} of cxreval.datasets.openi.openi_tuning_split (seed {OPENI_TUNING_SEED}) of the "
                      "reports with images and usable codes")
     if n_unc:
         notes.append(f"{n_unc} matching codes carry an uncertain qualifier {sorted(unc)}")
@@ -543,3 +539,40 @@ def openi_mesh_labels(path: str | os.PathLike[str] | None = None, *, reports: pd
     report = ReadReport(where, len(reports), int(keep.sum()), dropped=dropped_df.reset_index(drop=True),
                         notes=tuple(notes))
     return ReadResult(table, report)
+
+
+OPENI_TUNING_SEED = 11
+"""Seed of the OpenI split whose development half the packaged rules were tuned on (:func:`openi_tuning_split`)."""
+
+
+def openi_tuning_split(study_ids: Sequence[str], *, seed: int = OPENI_TUNING_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """The development half (the packaged rules were tuned on it) and the held-out half of OpenI report ids.
+
+    The ids (``CXR<n>``, those with images and usable MeSH codes) are sorted by number and permuted with
+    ``numpy.random.default_rng(seed)``; the first ``n // 2`` are the development half. Figures on the
+    held-out half are out-of-sample for the packaged rules; figures on all reports are partly in-sample.
+
+    Returns
+    -------
+    development, held_out : ndarray of str, each sorted by number
+
+    Examples
+    --------
+    >>> dev, held = openi_tuning_split(["CXR1", "CXR2", "CXR3", "CXR10"])
+    >>> len(dev), len(held), sorted([*dev, *held], key=lambda s: int(s[3:]))
+    (2, 2, ['CXR1', 'CXR2', 'CXR3', 'CXR10'])
+    """
+    ids = list(dict.fromkeys(str(s) for s in study_ids))
+    bad = [s for s in ids if not (s.startswith("CXR") and s[3:].isdigit())]
+    if bad:
+        raise InvalidParameterError(f"The 'study_ids' parameter of openi_tuning_split must hold OpenI report ids "
+                                    f"(CXR<number>). Got {bad[0]!r}.")
+    arr = np.array(sorted(ids, key=lambda s: int(s[3:])), dtype=object)
+    perm = np.random.default_rng(seed).permutation(len(arr))
+    half = len(arr) // 2
+    key = np.vectorize(lambda s: int(s[3:]), otypes=[np.int64])
+
+    def ordered(a: np.ndarray) -> np.ndarray:
+        return a[np.argsort(key(a), kind="stable")] if len(a) else a
+
+    return ordered(arr[perm[:half]]), ordered(arr[perm[half:]])

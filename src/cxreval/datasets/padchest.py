@@ -38,7 +38,6 @@ have the text ``nan``), and images without an informative label.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,10 +46,11 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
+from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..results import ReadReport, ReadResult
+from ..schema import check_columns
 from .fetch import metadata_path
 
 __all__ = ["PADCHEST_FILE", "SOURCES", "METHOD_SOURCES", "PADCHEST_MAPPING", "parse_label_lists", "load_labels"]
@@ -172,7 +172,7 @@ def _read(p: Path) -> pd.DataFrame:
     return df
 
 
-def load_labels(path: str | os.PathLike[str] | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
+def load_labels(path: PathLike | None = None, *, cache_dir: PathLike | None = None,
                 mapping: Mapping[str, str] | None = None) -> ReadResult:
     """PadChest labels as a long label table, with physician- and RNN-labelled reports as two sources.
 

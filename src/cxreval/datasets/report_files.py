@@ -1,27 +1,27 @@
 """A report-text file of any supported kind as a report table: CSV/Parquet, or the OpenI archive.
 
 :func:`read_report_file` is what ``cxreval label-reports --reports`` (and the demo's OpenI section) read:
-a CSV or Parquet table (:func:`cxreval.reports.read_reports`), or OpenI's ``NLMCXR_reports.tgz`` / a
+a CSV or Parquet table (:func:`read_reports`), or OpenI's ``NLMCXR_reports.tgz`` / a
 folder of its XML files (:func:`cxreval.datasets.openi.read_openi_reports`), laid out as ``study_id,
 patient_id`` (the report id: an OpenI report is its own patient) and one column per section
-(:data:`OPENI_SECTIONS`). It lives in :mod:`cxreval.datasets` because the OpenI reader does; the labeller
-(:mod:`cxreval.reports`, a layer below) reads tables only.
+(:data:`OPENI_SECTIONS`). The labeller (:mod:`cxreval.labeller`, a layer above) checks and labels the table.
 """
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pandas as pd
 
+from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import PATIENT_ID, STUDY_ID
-from ..reports import read_reports
-from ..results import ReadResult
+from ..results import ReadReport, ReadResult
 from .openi import read_openi_reports
 
-__all__ = ["OPENI_SECTIONS", "openi_report_table", "read_report_file"]
+__all__ = ["OPENI_SECTIONS", "openi_report_table", "read_report_file", "read_reports"]
 
 OPENI_SECTIONS: tuple[str, ...] = ("comparison", "indication", "findings", "impression")
 """The section columns of an OpenI report table (the order of the reports' XML)."""
@@ -36,13 +36,13 @@ def openi_report_table(reports: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def read_report_file(path: str | os.PathLike[str]) -> ReadResult:
+def read_report_file(path: PathLike) -> ReadResult:
     """A report table from a CSV/Parquet file, or from the OpenI archive / a folder of its XML files.
 
     Returns
     -------
     res : ReadResult
-        ``res.table`` for :func:`cxreval.reports.label_reports`; ``res.report`` what was read and dropped.
+        ``res.table`` for :func:`cxreval.labeller.label_reports`; ``res.report`` what was read and dropped.
 
     Raises
     ------
@@ -58,3 +58,50 @@ def read_report_file(path: str | os.PathLike[str]) -> ReadResult:
         res = read_openi_reports(p)
         return ReadResult(openi_report_table(res.table), res.report)
     return read_reports(p)
+
+
+def _decode_csv(p: Path) -> pd.DataFrame:
+    data = p.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise SchemaError(f"File {str(p)!r} is not UTF-8 text: byte {exc.start} (line {line}) is "
+                          f"{data[exc.start:exc.start + 1]!r}. Re-save the file as UTF-8.") from None
+    try:
+        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise SchemaError(f"File {str(p)!r} could not be read as CSV: {exc}") from None
+
+
+def read_reports(path: PathLike) -> ReadResult:
+    """Read reports from a CSV or Parquet table (checked later by :func:`check_report_table`).
+
+    Returns
+    -------
+    res : ReadResult
+        ``res.table``: the input table (CSV cells as text, blank = ``''``).
+
+    Raises
+    ------
+    SchemaError
+        Missing file, a folder or archive, non-UTF-8 CSV, unreadable table.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidParameterError(f"The 'path' parameter of read_reports must be a path. Got {path!r} instead.")
+    p = Path(path)
+    if not p.exists():
+        raise SchemaError(f"File {str(p)!r} does not exist.")
+    name = p.name.lower()
+    if p.is_dir() or name.endswith((".tgz", ".tar.gz", ".tar")):
+        raise SchemaError(f"{str(p)!r} is a folder or archive; read_reports reads a CSV or Parquet table. For the OpenI "
+                          "archive use cxreval.datasets.openi.read_openi_reports (or `cxreval label-reports`, which "
+                          "reads both).")
+    if name.endswith(".parquet"):
+        try:
+            table = pd.read_parquet(p)
+        except Exception as exc:  # pyarrow raises several types for a corrupt file
+            raise SchemaError(f"File {str(p)!r} could not be read as Parquet: {exc}") from None
+    else:
+        table = _decode_csv(p)
+    return ReadResult(table, ReadReport(str(p), len(table), len(table)))

@@ -62,19 +62,19 @@ Examples
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
+from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import VINDR, canonical_finding
 from ..labels import validate_label_table
-from ..localization.schema import BOX_COORDS, SOURCED_BOX_COLUMNS
 from ..results import ReadReport, ReadResult
+from ..schema import check_columns
+from ..schema.boxes import BOX_COORDS, SOURCED_BOX_COLUMNS
 from .fetch import metadata_path
 
 __all__ = ["VINDR_FILE", "VINDR_COLUMNS", "read_vindr", "read_vindr_boxes"]
@@ -85,7 +85,7 @@ VINDR_COLUMNS: tuple[str, ...] = ("image_id", "class_name", "class_id", "rad_id"
 _READER_RE = re.compile(r"^R(\d+)$")
 
 
-def _load(path: str | os.PathLike[str] | None, cache_dir: str | os.PathLike[str] | None
+def _load(path: PathLike | None, cache_dir: PathLike | None
           ) -> tuple[Path, pd.DataFrame, np.ndarray]:
     p = metadata_path(VINDR_FILE, cache_dir=cache_dir, path=path)
     where = f"file {str(p)!r}"
@@ -121,8 +121,8 @@ def _reader_order(readers: np.ndarray) -> np.ndarray:
     return np.array([int(_READER_RE.match(r).group(1)) for r in readers])  # type: ignore[union-attr]
 
 
-def read_vindr(path: str | os.PathLike[str] | None = None, *,
-               cache_dir: str | os.PathLike[str] | None = None) -> ReadResult:
+def read_vindr(path: PathLike | None = None, *,
+               cache_dir: PathLike | None = None) -> ReadResult:
     """Read VinDr-CXR's per-reader labels into the long label table (one source per reader).
 
     Parameters
@@ -183,11 +183,11 @@ def read_vindr(path: str | os.PathLike[str] | None = None, *,
     return ReadResult(table, ReadReport(str(p), n_read, n_read, notes=tuple(notes)))
 
 
-def read_vindr_boxes(path: str | os.PathLike[str] | None = None, *,
-                     cache_dir: str | os.PathLike[str] | None = None) -> ReadResult:
+def read_vindr_boxes(path: PathLike | None = None, *,
+                     cache_dir: PathLike | None = None) -> ReadResult:
     """Read VinDr-CXR's reader boxes in the box schema: ``study_id, finding, source, x_min, y_min, x_max, y_max``.
 
-    The columns are :data:`cxreval.localization.schema.SOURCED_BOX_COLUMNS` (``source`` is the reader id),
+    The columns are :data:`cxreval.schema.boxes.SOURCED_BOX_COLUMNS` (``source`` is the reader id),
     so the table can be scored by ``cxreval localize`` (``--boxes vinbigdata-train.csv.gz``) and
     :func:`cxreval.localization.evaluate.evaluate_heatmaps`.
 

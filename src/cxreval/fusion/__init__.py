@@ -36,7 +36,6 @@ is close to FUSE_OR (micro kappa 0.99), DS to majority vote (0.93).
 """
 
 from ._base import (
-    ANNOTATION_COLUMNS,
     STATES,
     BaseFusion,
     encode_annotations,
@@ -58,7 +57,6 @@ from .result import (
 )
 
 __all__ = [
-    "ANNOTATION_COLUMNS",
     "STATES",
     "BaseFusion",
     "FusionResult",

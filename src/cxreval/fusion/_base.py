@@ -2,7 +2,7 @@
 classes and the method registry. Fusion on a long label table is :mod:`cxreval.fusion.label_table`.
 
 The fusion input (the *annotation table*) is long, one row per ``(study_id, source)`` and, optionally,
-``finding``, in the label vocabulary (:mod:`cxreval.labels.schema`):
+``finding``, in the label vocabulary (:mod:`cxreval.schema.columns`):
 
 =========  ===============================================================
 study_id   str, the item a consensus label is derived for
@@ -11,8 +11,8 @@ finding    str, optional; when present, items are ``(study_id, finding)``
 state      a :class:`~cxreval.labels.LabelState` (code or name): ``NEG=0``, ``UNC=1``, ``POS=2``
 =========  ===============================================================
 
-crowd-kit's and earlier cxreval's ``reader`` / ``label`` columns are refused with a "did you mean"
-(:data:`cxreval.labels.schema.RENAMED_COLUMNS`). Inside the estimators the label sources being fused are
+crowd-kit's ``reader`` / ``label`` columns are refused with a "did you mean"
+(:data:`cxreval.schema.columns.RENAMED_COLUMNS`). Inside the estimators the label sources being fused are
 called *readers* (``readers_``, ``--readers``): a role, the sources fused, not another name for ``source``.
 
 Every estimator encodes studies, findings and readers by their *sorted* unique values and sorts the
@@ -28,13 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns, did_you_mean
+from .._validation import did_you_mean
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 from ..labels import FINDING, SOURCE, STATE, STUDY_ID, LabelState, parse_states
+from ..schema import ANNOTATION_COLUMNS, check_columns
 
 __all__ = [
     "pooling_groups",
-    "ANNOTATION_COLUMNS",
     "STATES",
     "N_STATES",
     "Annotations",
@@ -47,13 +47,10 @@ __all__ = [
     "encode_annotations",
     "parse_fused_states",
     "check_float",
-    "store_params",
     "label_series",
     "proba_frame",
 ]
 
-ANNOTATION_COLUMNS: tuple[str, ...] = (STUDY_ID, SOURCE, STATE)
-"""Required columns of the annotation table (``finding`` optional); see the module docstring."""
 STATES: tuple[int, ...] = (int(LabelState.NEG), int(LabelState.UNC), int(LabelState.POS))
 """The label states fused: ``NEG=0``, ``UNC=1``, ``POS=2`` (:class:`cxreval.labels.LabelState`)."""
 N_STATES = 3
@@ -187,14 +184,6 @@ def proba_frame(items: pd.Index, proba: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(proba, index=items.copy(), columns=pd.Index(list(STATES), name=STATE))
 
 
-def store_params(est: object, params: dict[str, object]) -> None:
-    """Store an estimator's constructor arguments (``locals()`` first thing in ``__init__``) as attributes of the
-    same names: hyper-parameters kept as given and checked when fitting (crowd-kit's and scikit-learn's rule)."""
-    for k, v in params.items():
-        if k not in ("self", "__class__"):
-            setattr(est, k, v)
-
-
 def check_float(value: object, *, name: str, func: str, minimum: float = 0.0, strict: bool = False,
                 allow_none: bool = False) -> float | None:
     """A float hyper-parameter ``>= minimum`` (``> minimum`` when ``strict``; ``None`` allowed with
@@ -226,11 +215,11 @@ class BaseFusion:
 
     def fit_predict(self, data: pd.DataFrame) -> pd.Series:
         """Fit and return the fused state of every item (``labels_``)."""
-        return self.fit(data).labels_  # type: ignore[attr-defined,no-any-return]
+        return self.fit(data).labels_  # type: ignore[attr-defined]
 
     def fit_predict_proba(self, data: pd.DataFrame) -> pd.DataFrame:
         """Fit and return the probability of each state for every item (``probas_``)."""
-        return self.fit(data).probas_  # type: ignore[attr-defined,no-any-return]
+        return self.fit(data).probas_  # type: ignore[attr-defined]
 
     def _fit(self, ann: Annotations) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

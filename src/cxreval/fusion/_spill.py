@@ -51,7 +51,7 @@ def fit_group_task(task: tuple[int, int, object], *, method: str, params: dict[s
     item, reader, label = (np.asarray(load_spilled(f"{base}_{c}.npy"), dtype=np.int64)
                            for c in ("item", "reader", "label"))
     est = get_fusion(method)(**params)
-    return est._fit_group(item, reader, label, n_items, n_readers, extra)  # type: ignore[attr-defined,no-any-return]
+    return est._fit_group(item, reader, label, n_items, n_readers, extra)  # type: ignore[attr-defined]
 
 
 def executor_group_map(executor: Any, folder: str | Path) -> GroupMap:

@@ -83,7 +83,7 @@ import pandas as pd
 
 from .._validation import check_choice, check_positive_int
 from ..labels import FINDING, SOURCE
-from ._base import STATES, Annotations, GroupedFusion, check_float, register_fusion, store_params
+from ._base import STATES, Annotations, GroupedFusion, check_float, register_fusion
 from ._patterns import group_patterns
 
 __all__ = ["DawidSkene", "dawid_skene_em", "ERRORS_COLUMNS"]
@@ -201,7 +201,10 @@ class DawidSkene(GroupedFusion):
 
     def __init__(self, *, n_iter: int = 500, tol: float = 1e-9, pooling: str = "finding",
                  init_smoothing: float = 0.01) -> None:
-        store_params(self, locals())
+        self.n_iter = n_iter
+        self.tol = tol
+        self.pooling = pooling
+        self.init_smoothing = init_smoothing
 
     def _check_params(self) -> None:
         check_positive_int(self.n_iter, name="n_iter", func="DawidSkene")

@@ -29,10 +29,12 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from .._typing import FindingsLike, PathLike, RNGLike
 from .._validation import did_you_mean, normalize_rng
 from ..agreement import agreement_table
 from ..agreement.pairs import expand_findings
@@ -51,6 +53,10 @@ from ..labels import (
 from ._base import _REGISTRY, GroupedFusion, encode_annotations, list_fusion
 from .diagnostics import overfused_states
 from .result import FUSION_AGREEMENT_COLUMNS, METHOD, FusionResult, convergence_table
+
+if TYPE_CHECKING:
+    from ..executor import Executor
+    from .neural import NeuralFusion
 
 __all__ = ["annotations_from_labels", "fuse_label_table", "fuse_and_compare", "fusion_agreement"]
 
@@ -101,10 +107,10 @@ def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, fin
 
 def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
                      adjudicated: str | None = None, findings: Sequence[str] | None = None,
-                     not_mentioned: str | LabelPolicy = "negative", rng: object = 0,
+                     not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = 0,
                      params: dict[str, dict[str, object]] | None = None,
-                     fitted: dict[str, object] | None = None, executor: object = None,
-                     spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
+                     fitted: dict[str, object] | None = None, executor: Executor | str | None = None,
+                     spill_dir: PathLike | None = None) -> FusionResult:
     """Fuse the labels of ``readers`` in a long label table with each of ``methods``.
 
     Parameters
@@ -188,7 +194,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     for m in methods:
         if getattr(_REGISTRY[m], "supervised", False) and y is None:
             raise InvalidParameterError(f"Fusion method {m!r} is supervised: pass the adjudicated source "
-                                        f"(--adjudicated) it is trained on.")
+                                        f"(adjudicated=) it is trained on.")
     params = _check_method_params(params, methods)  # every estimator's parameters, before any fit
     gen = normalize_rng(rng)
     estimators: dict[str, object] = {}
@@ -224,7 +230,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
                     lab = est.fit_predict(ann, y)  # type: ignore[attr-defined]
                 elif isinstance(est, GroupedFusion):
                     est._fit(enc, group_map=group_map)
-                    lab = est.labels_  # type: ignore[attr-defined]
+                    lab = est.labels_
                 else:
                     est._fit(enc)  # type: ignore[attr-defined]
                     lab = est.labels_  # type: ignore[attr-defined]
@@ -240,7 +246,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     out[STATE] = pd.array(out[STATE].to_numpy(), dtype="Int8")
     per_item = ann.groupby([STUDY_ID, FINDING]).size()
     n_partial = int((per_item < per_item.max()).sum())
-    hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}  # type: ignore[call-overload]
+    hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}
     return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial,
                         hist, tuple(warnings), convergence_table(estimators), adjudicated=adjudicated,
                         not_mentioned=not_mentioned, seed=rng if isinstance(rng, int) else None,
@@ -311,7 +317,8 @@ def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str
     return agr[list(FUSION_AGREEMENT_COLUMNS)]
 
 
-def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str], model: object
+def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str],
+                 model: NeuralFusion | str | os.PathLike[str]
                  ) -> tuple[pd.DataFrame, list[str], list[str], dict[str, object], str]:
     """Map ``readers`` onto a fitted neural model's readers: ``(labels, readers, methods, fitted, note)``."""
     from .neural import load_neural_fusion
@@ -340,11 +347,11 @@ def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str], m
 
 
 def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
-                     adjudicated: str | None = None, findings: Sequence[str] | str | None = None,
-                     not_mentioned: str | LabelPolicy = "negative", rng: object = 0,
-                     params: dict[str, dict[str, object]] | None = None, model: object = None,
-                     include_inputs: bool = False, executor: object = None,
-                     spill_dir: str | os.PathLike[str] | None = None) -> FusionResult:
+                     adjudicated: str | None = None, findings: FindingsLike = None,
+                     not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = 0,
+                     params: dict[str, dict[str, object]] | None = None, model: NeuralFusion | str | os.PathLike[str] | None = None,
+                     include_inputs: bool = False, executor: Executor | str | None = None,
+                     spill_dir: PathLike | None = None) -> FusionResult:
     """Fuse ``readers`` with each of ``methods`` (:func:`fuse_label_table`) and score the fused sources: each
     against ``adjudicated`` (``fusion_agreement``) and against each other (``method_agreement``).
 
@@ -368,7 +375,8 @@ def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         With ``agreement`` when ``adjudicated`` is given and ``method_agreement`` with two or more methods.
     """
     readers, methods = [str(r) for r in readers], list(methods)
-    fuse_table, fitted, notes = labels, None, ()
+    fuse_table, fitted = labels, None
+    notes: tuple[str, ...] = ()
     if model is not None:
         fuse_table, readers, methods, fitted, note = _apply_model(labels, readers, methods, model)
         notes = (note,)

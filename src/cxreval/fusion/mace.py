@@ -39,7 +39,7 @@ Binary truth, readers who also answer "uncertain": a property of the model, not 
 On simulated readers (``bench/fusion_mace_simulation.py``: binary truth with 10 % positives, 5 readers with
 known confusions who answer NEG / UNC / POS) MACE fuses about a quarter of the items to *uncertain* and
 half of the negatives to UNC or POS (n = 20,000: accuracy 0.55, specificity 0.51; MV 0.96, DS 0.96), as
-issue 15 reports at n = 10^6 (MACE 0.646). crowd-kit 1.4.2's MACE gives the **same labels on 100 % of
+the same simulation gives at n = 10^6 (MACE 0.646). crowd-kit 1.4.2's MACE gives the **same labels on 100 % of
 the items**; every restart, EM as well as VB, and a start at competent readers (θ = 0.8) reach the same
 log-likelihood, so it is the model's optimum, not a fitting defect. The mechanism: the model has no class
 prior (the true state is uniform over the K = 3 states used) and no reader error that depends on the truth,
@@ -77,10 +77,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError
 from ..labels import FINDING, SOURCE, STATE
-from ._base import Annotations, GroupedFusion, check_float, register_fusion, store_params
+from ._base import Annotations, GroupedFusion, check_float, register_fusion
 from ._patterns import group_patterns
 
 __all__ = ["MACE", "mace_fit", "mace_starts", "COMPETENCE_COLUMNS", "SPAMMING_COLUMNS", "METHODS"]
@@ -281,8 +282,16 @@ class MACE(GroupedFusion):
 
     def __init__(self, *, n_restarts: int = 10, n_iter: int = 50, method: str = "vb", alpha: float = 0.5,
                  beta: float = 0.5, smoothing: float | None = None, pooling: str = "finding",
-                 tol: float | None = None, rng: object = None) -> None:
-        store_params(self, locals())
+                 tol: float | None = None, rng: RNGLike = None) -> None:
+        self.n_restarts = n_restarts
+        self.n_iter = n_iter
+        self.method = method
+        self.alpha = alpha
+        self.beta = beta
+        self.smoothing = smoothing
+        self.pooling = pooling
+        self.tol = tol
+        self.rng = rng
 
     def _check_params(self) -> None:
         check_positive_int(self.n_restarts, name="n_restarts", func="MACE")

@@ -55,10 +55,12 @@ from os import PathLike
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_columns, check_positive_int, normalize_rng
+from .._typing import RNGLike
+from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import XQA_SELECTED
 from ..labels import FINDING, STATE, STUDY_ID
+from ..schema import check_columns
 from ._base import (
     N_STATES,
     STATES,
@@ -69,7 +71,6 @@ from ._base import (
     parse_fused_states,
     proba_frame,
     register_fusion,
-    store_params,
 )
 
 __all__ = ["NeuralFusion", "NeuralFusionPS", "macro_f1", "load_neural_fusion", "MODEL_FORMAT", "LABELS_FROM"]
@@ -215,9 +216,16 @@ class NeuralFusion:
     def __init__(self, *, hidden: int = 32, max_epochs: int = 300, eval_every: int = 10, learning_rate: float = 0.01,
                  weight_decay: float = 1e-4, n_folds: int = 5,
                  selection_findings: Sequence[str] = XQA_SELECTED, labels_from: str = "out-of-fold",
-                 rng: object = None) -> None:
-        store_params(self, locals())
+                 rng: RNGLike = None) -> None:
+        self.hidden = hidden
+        self.max_epochs = max_epochs
+        self.eval_every = eval_every
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.n_folds = n_folds
         self.selection_findings = tuple(selection_findings)
+        self.labels_from = labels_from
+        self.rng = rng
 
     # -- inputs -----------------------------------------------------------------------------------
     def _check_params(self) -> np.random.Generator:
@@ -236,7 +244,7 @@ class NeuralFusion:
             raise SchemaError(f"The annotation table passed to {func} needs a 'finding' column: neural fusion "
                               f"learns from every finding at once.")
         ann = encode_annotations(data, func=func)
-        items = ann.items.remove_unused_levels()  # type: ignore[attr-defined]
+        items = ann.items.remove_unused_levels()
         return ann, items.levels[0], np.asarray(items.codes[0])
 
     def _features(self, ann: Annotations, study_code: np.ndarray, n_studies: int) -> np.ndarray:
@@ -264,7 +272,7 @@ class NeuralFusion:
         if key.duplicated().any():
             i = int(np.flatnonzero(key.duplicated())[0])
             raise SchemaError(f"{where} repeats (study_id, finding) = ({s[i]!r}, {f[i]!r}) at row {i}.")
-        si = studies.get_indexer(s)  # type: ignore[arg-type]
+        si = studies.get_indexer(s)
         fi = np.array([self.findings_.index(x) if x in self.findings_ else -1 for x in f], dtype=np.int64)
         ok = (si >= 0) & (fi >= 0)
         if not ok.any():
@@ -364,7 +372,7 @@ class NeuralFusion:
             proba[in_ref] = oof[ref_pos[item_s[in_ref]], item_f[in_ref]]  # type: ignore[index]
         self.probas_ = proba_frame(ann.items, proba)
         self.labels_ = label_series(ann.items, proba.argmax(axis=1))
-        ref_items = pd.MultiIndex.from_arrays([np.repeat(studies[has_ref], F), np.tile(list(self.findings_), n_ref)],  # type: ignore[index]
+        ref_items = pd.MultiIndex.from_arrays([np.repeat(studies[has_ref], F), np.tile(list(self.findings_), n_ref)],
                                               names=["study_id", "finding"])
         self.oof_probas_ = pd.DataFrame(oof.reshape(-1, N_STATES), index=ref_items,
                                         columns=pd.Index(list(STATES), name=STATE))

@@ -25,9 +25,9 @@ import pandas as pd
 from ..agreement import AGREEMENT_COLUMNS
 from ..exceptions import InvalidParameterError
 from ..findings import XQA_SELECTED
+from ..io import markdown_table, write_table
 from ..labels import FINDING, LABEL_COLUMNS, MACRO, MICRO, SOURCE, STATE, SUMMARY_ROWS, state_names
 from ..results import TableResult
-from ..tables import markdown_table, write_table
 from .dawid_skene import ERRORS_COLUMNS
 from .mace import COMPETENCE_COLUMNS
 
@@ -97,7 +97,7 @@ class FusionResult(TableResult):
     not_mentioned : {'negative', 'exclude'}
         What a reader's ``not_mentioned`` label became.
     seed : int or None
-        The seed of the randomised methods, when one was given as an int.
+        The random seed of the randomised methods, when one was given as an int.
     inputs : pandas.DataFrame or None
         The input label table, written into ``fused_labels`` before the fused sources when set
         (``include_inputs=True``).

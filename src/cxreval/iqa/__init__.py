@@ -19,10 +19,12 @@ reproduced by an option: 8-bit rounding ``round_8bit``, piq's downsampling, ...)
 difference is below 1e-4 (most below 1e-6). The table with every tolerance and the largest difference seen
 is in bench/RESULTS.md ("Validation against reference implementations", ``bench/iqa_validation.py``).
 
-**Names.** The package exports each metric function under the metric's name, so ``cxreval.iqa.fsim``,
-``cxreval.iqa.ssim`` and ``cxreval.iqa.vif`` are the *functions*, shadowing the modules of the same name;
-``importlib.import_module("cxreval.iqa.vif")`` returns the module (``from cxreval.iqa.vif import vifp``
-also works).
+**Names.** The package exports each metric function under the metric's name (``cxreval.iqa.ssim``,
+``cxreval.iqa.vif``, ``cxreval.iqa.fsim``, ...); their modules are named by what they compute
+(:mod:`~cxreval.iqa.structural_similarity`, :mod:`~cxreval.iqa.visual_information`,
+:mod:`~cxreval.iqa.feature_similarity`, :mod:`~cxreval.iqa.haar_wavelet_similarity`,
+:mod:`~cxreval.iqa.visual_saliency_similarity`, :mod:`~cxreval.iqa.dct_subband_similarity`), so no function
+shadows its module.
 
 Examples
 --------
@@ -39,13 +41,13 @@ from ._image import IMAGE_SUFFIXES, LoadedImage, box_downsample, image_size, rea
 from ._registry import MetricSpec, get_metric, list_metrics, register_iqa
 from .adapters import dists, lpips, paq2piq
 from .comparison import MetricComparisonResult, compare_metrics, degradation_ranking, metric_vs_metric
+from .dct_subband_similarity import dss
 from .degrade import DegradeResult, degrade_folder
-from .dss import dss
 from .expert import ExpertAgreementResult, MetricAgreementResult, ZMOSResult, expert_agreement
-from .fsim import fsim, phase_congruency
+from .feature_similarity import fsim, phase_congruency
 from .full_reference import ambe, psnr, rmse, uqi
 from .gradient import gmsd, mdsi
-from .haarpsi import haarpsi, haarpsi_med
+from .haar_wavelet_similarity import haarpsi, haarpsi_med
 from .no_reference import NIQEModel, load_niqe_model, niqe, piqe, snr
 from .scoring import (
     MetricSelection,
@@ -56,9 +58,9 @@ from .scoring import (
     score_pairs,
     select_metrics,
 )
-from .ssim import cw_ssim, iw_ssim, ms_ssim, ssim
-from .vif import vif, vifp
-from .vsi import sdsp, vsi
+from .structural_similarity import cw_ssim, iw_ssim, ms_ssim, ssim
+from .visual_information import vif, vifp
+from .visual_saliency_similarity import sdsp, vsi
 
 __all__ = [
     "MetricSpec", "register_iqa", "get_metric", "list_metrics",

@@ -33,10 +33,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
 from ..exceptions import SchemaError
+from ..io import markdown_table
 from ..results import TableResult
-from ..tables import markdown_table
+from ..schema import check_columns
 from .scoring import metric_rank_agreement, oriented_scores
 
 __all__ = ["RANKING_COLUMNS", "METRIC_VS_METRIC_COLUMNS", "MetricComparisonResult", "compare_metrics",

@@ -54,6 +54,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike, RNGLike
 from .._validation import normalize_rng, read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
 from ..results import TableResult
@@ -169,7 +170,7 @@ _RANDOM = {"gaussian_noise", "poisson_noise"}
 
 
 def apply_degradation(image: np.ndarray, transform: str, params: Mapping[str, object] | None = None, *,
-                      data_range: float, rng: object = None) -> np.ndarray:
+                      data_range: float, rng: RNGLike = None) -> np.ndarray:
     """Apply one named transform (see the module table) to a float image in ``[0, data_range]``.
 
     Parameters
@@ -225,6 +226,7 @@ def _name(transform: str, params: Mapping[str, object]) -> str:
 def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
     """Read and validate a plan (YAML/JSON file or an already-parsed mapping)."""
     where = str(source) if not isinstance(source, Mapping) else "plan"
+    raw: object
     if isinstance(source, Mapping):
         raw = dict(source)
     else:
@@ -239,7 +241,7 @@ def read_plan(source: str | Path | Mapping[str, object]) -> DegradationPlan:
         raise SchemaError(f"{where}: 'output_dtype' must be one of same, uint8, uint16, float32. Got {dtype!r}.")
     entries: list[tuple[str, str, dict, int | None]] = []
     e: object
-    for i, e in enumerate(raw["degradations"]):  # type: ignore[arg-type]
+    for i, e in enumerate(raw["degradations"]):
         if not isinstance(e, Mapping) or "transform" not in e:
             raise SchemaError(f"{where}: degradation #{i} must be a mapping with a 'transform'. Got {e!r}.")
         t = str(e["transform"])
@@ -308,7 +310,7 @@ class DegradeResult(TableResult):
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"manifest": self.manifest, "pairs": self.pairs()}
 
-    def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+    def save(self, folder: PathLike) -> dict[str, Path]:
         """Write ``manifest`` and ``pairs`` (CSV + Parquet) and ``manifest.json`` (the plan and every row)."""
         paths = super().save(folder)
         (Path(folder) / "manifest.json").write_text(json.dumps({"plan": self.plan.to_dict(),
@@ -398,7 +400,7 @@ def image_files(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
 
 
 def degrade_folder(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-                   plan: DegradationPlan | str | Path | Mapping[str, object], out: str | os.PathLike[str]
+                   plan: DegradationPlan | str | Path | Mapping[str, object], out: PathLike
                    ) -> DegradeResult:
     """Degrade images into a self-contained folder: ``out/references/`` and ``out/images/``.
 
@@ -451,7 +453,7 @@ BUILTIN_PLANS: tuple[str, ...] = ("demo",)
 ``demo`` is the plan of ``cxreval demo``'s IQA section (blur, noise, JPEG, resampling, gamma, unsharp mask)."""
 
 
-def plan_source(value: str | os.PathLike[str]) -> Path:
+def plan_source(value: PathLike) -> Path:
     """The plan file ``value`` names: a packaged plan (:data:`BUILTIN_PLANS`) or a YAML/JSON file's path."""
     if str(value) in BUILTIN_PLANS:
         return Path(__file__).resolve().parents[1] / "data" / "iqa_plans" / f"{value}.yaml"
@@ -468,7 +470,7 @@ def sample_images(files: Sequence[Path], n: int) -> list[Path]:
     return files[::step][:int(n)]
 
 
-def shrink_images(files: Sequence[Path], folder: str | os.PathLike[str], max_size: int,
+def shrink_images(files: Sequence[Path], folder: PathLike, max_size: int,
                   names: Sequence[str] | None = None) -> list[Path]:
     """Block-average each image so its longest side is at most ``max_size`` pixels and write it to
     ``folder/<name>.png`` as a 16-bit PNG in the image's data range; returns the written paths.

@@ -1,33 +1,33 @@
-"""Metric-vs-expert analysis: per-rater z-scores, z-MOS, inter-rater agreement (Table 3) and
-metric-vs-z-MOS rank correlation with bootstrap CIs over reference images (Table 4).
+"""Metric-vs-expert analysis: per-rater z-scores, z-MOS, inter-rater agreement (the XQA-Chest paper's Table 3)
+and metric-vs-z-MOS rank correlation with bootstrap CIs over reference images (its Table 4).
 
 For rater ``a`` and image ``i``, ``z_ia = (r_ia - mu_a) / sigma_a`` with ``mu_a`` and ``sigma_a`` the mean
-and standard deviation (``ddof``, default 0 as ``scipy.stats.zscore``; the seed says "the mean and standard
+and standard deviation (``ddof``, default 0 as ``scipy.stats.zscore``; the paper says "the mean and standard
 deviation of annotator a's ratings across all images" without naming the divisor, ``ddof=1`` gives the sample
 standard deviation) of rater ``a``'s ratings over all images they rated; ``z-MOS_i`` is the mean of ``z_ia``
 over the raters of image ``i``. By default SRCC is Spearman's rho as the Pearson correlation of average ranks
 and KRCC Kendall's tau-b, as ``scipy.stats.spearmanr``/``kendalltau`` (``spearman='pearson'``,
-``kendall='tau-b'``); the seed's section 2.3 formulas, ``1 - 6 sum d² / (n (n² - 1))`` and
+``kendall='tau-b'``); the paper's section 2.3 formulas, ``1 - 6 sum d² / (n (n² - 1))`` and
 ``(C - D) / (n (n - 1) / 2)``, are ``spearman='formula'`` and ``kendall='tau-a'``. The four functions and their
-names are :mod:`cxreval.rank_correlation`'s (:func:`~cxreval.rank_correlation.correlation_function`), as for
+names are :mod:`cxreval.ranking.correlation`'s (:func:`~cxreval.ranking.correlation.correlation_function`), as for
 ``cxreval rank``; they differ only with ties, which a 4-point Likert scale has many of.
 
 Rated images that no metric scores (e.g. the undegraded reference images, rated by the experts but not
 comparable with a full-reference metric) are handled by ``unscored``: ``'keep'`` (default) keeps their
-ratings in each rater's ``mu_a``/``sigma_a`` -- the seed defines them over "all images" a rater rated --
+ratings in each rater's ``mu_a``/``sigma_a`` -- the paper defines them over "all images" a rater rated --
 and correlates only the scored images, listing the others in the ``dropped`` table; ``'exclude'``
-(:func:`zscores_for_scores`) removes their ratings before z-scoring; ``'error'`` refuses them (cxreval
-before issue 15).
+(:func:`zscores_for_scores`) removes their ratings before z-scoring; ``'error'`` refuses them (every rated
+image must be scored).
 
 Names: the unit is an image file (``image``; there is no study), and ``rater`` is the person who gave a
-quality rating on a Likert scale (a rating table's own column, as in the seed's Table 3), not a label
-``source`` of the label vocabulary (:mod:`cxreval.labels.schema`).
+quality rating on a Likert scale (a rating table's own column, as in the paper's Table 3), not a label
+``source`` of the label vocabulary (:mod:`cxreval.schema.columns`).
 
 Metric correlations are *oriented*: a metric registered as lower-is-better (RMSE, GMSD, ...) has its sign
-flipped so that agreement with the experts is positive, as the seed's Table 4 reports. Bootstrap CIs
+flipped so that agreement with the experts is positive, as the paper's Table 4 reports. Bootstrap CIs
 resample reference images (with all their degraded versions) with replacement: the cluster bootstrap of
 :func:`cxreval.bootstrap.draw_plan` with the reference images as clusters, percentile intervals of
-:func:`cxreval.bootstrap.summarize_distribution`; SRCC/KRCC are :mod:`cxreval.rank_correlation`'s.
+:func:`cxreval.bootstrap.summarize_distribution`; SRCC/KRCC are :mod:`cxreval.ranking.correlation`'s.
 """
 
 from __future__ import annotations
@@ -40,17 +40,18 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import (
     check_choice,
-    check_columns,
     check_confidence_level,
     check_positive_int,
     normalize_rng,
 )
 from ..bootstrap import draw_plan, summarize_distribution
 from ..exceptions import InvalidParameterError, SchemaError
-from ..rank_correlation import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
+from ..ranking.correlation import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
 from ..results import TableResult
+from ..schema import check_columns
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
            "UNSCORED_CHOICES", "srcc_krcc", "IQA_SPEARMAN", "IQA_KENDALL", "DDOF_CHOICES",
@@ -77,10 +78,10 @@ UNSCORED_CHOICES: tuple[str, ...] = ("keep", "exclude", "error")
 
 IQA_SPEARMAN = "pearson"
 """Default SRCC variant of the IQA tables: the Pearson correlation of average ranks (``scipy.stats.spearmanr``);
-one of :data:`cxreval.rank_correlation.SPEARMAN_VARIANTS`."""
+one of :data:`cxreval.ranking.correlation.SPEARMAN_VARIANTS`."""
 IQA_KENDALL = "tau-b"
 """Default KRCC variant of the IQA tables: tau-b (``scipy.stats.kendalltau``); one of
-:data:`cxreval.rank_correlation.KENDALL_VARIANTS`."""
+:data:`cxreval.ranking.correlation.KENDALL_VARIANTS`."""
 DDOF_CHOICES: tuple[int, ...] = (0, 1)
 """Divisors of the raters' standard deviation: ``n - ddof`` (0: population, as ``scipy.stats.zscore``; 1: sample)."""
 
@@ -94,7 +95,7 @@ def _check_ddof(ddof: object, func: str) -> int:
     if isinstance(ddof, bool) or ddof not in DDOF_CHOICES:
         raise InvalidParameterError(f"The 'ddof' parameter of {func} must be one of {list(DDOF_CHOICES)}. "
                                     f"Got {ddof!r} instead.")
-    return int(ddof)  # type: ignore[call-overload]
+    return int(ddof)
 
 
 @dataclass(frozen=True)
@@ -177,10 +178,10 @@ def zscores(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = (1, 4)
     ratings : pandas.DataFrame
         Long table with columns ``image, rater, rating``.
     scale : tuple of float or None, default=(1, 4)
-        Inclusive rating scale (the seed's 4-point Likert); ratings outside it raise.
+        Inclusive rating scale (the XQA-Chest paper's 4-point Likert); ratings outside it raise.
     ddof : {0, 1}, default=0
         Delta degrees of freedom of each rater's standard deviation (divisor ``n - ddof``): 0 the population
-        SD (``scipy.stats.zscore``), 1 the sample SD. The seed does not name the divisor.
+        SD (``scipy.stats.zscore``), 1 the sample SD. The XQA-Chest paper does not name the divisor.
 
     Returns
     -------
@@ -236,8 +237,8 @@ def zscores_for_scores(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored:
     scores : pandas.DataFrame
         ``reference, test, metric, value``; ``test`` ids are matched to rating ids as in :func:`metric_agreement`.
     unscored : {'keep', 'exclude', 'error'}, default='keep'
-        Rated images that no metric scored: ``'keep'`` their ratings in the raters' mean/SD (the seed's
-        "across all images"); ``'exclude'`` them before z-scoring; ``'error'``: raise.
+        Rated images that no metric scored: ``'keep'`` their ratings in the raters' mean/SD (the XQA-Chest
+        paper's "across all images"); ``'exclude'`` them before z-scoring; ``'error'``: raise.
     scale, ddof
         As :func:`zscores`.
 
@@ -265,13 +266,13 @@ def zscores_for_scores(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored:
 
 def srcc_krcc(a: np.ndarray, b: np.ndarray, *, spearman: str = IQA_SPEARMAN,
               kendall: str = IQA_KENDALL) -> tuple[float, float]:
-    """SRCC and KRCC of ``a`` and ``b`` by :mod:`cxreval.rank_correlation` (NaN for fewer than 2 items or a
+    """SRCC and KRCC of ``a`` and ``b`` by :mod:`cxreval.ranking.correlation` (NaN for fewer than 2 items or a
     constant input).
 
     ``spearman='pearson'`` (default) is the Pearson correlation of average ranks (``scipy.stats.spearmanr``),
-    ``'formula'`` the seed's ``1 - 6 sum d² / (n (n² - 1))``; ``kendall='tau-b'`` (default) is
-    ``scipy.stats.kendalltau``, ``'tau-a'`` the seed's ``(C - D) / (n (n - 1) / 2)``
-    (:func:`~cxreval.rank_correlation.correlation_function`). The caller checks the variant names."""
+    ``'formula'`` the XQA-Chest paper's ``1 - 6 sum d² / (n (n² - 1))``; ``kendall='tau-b'`` (default) is
+    ``scipy.stats.kendalltau``, ``'tau-a'`` the paper's ``(C - D) / (n (n - 1) / 2)``
+    (:func:`~cxreval.ranking.correlation.correlation_function`). The caller checks the variant names."""
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan"), float("nan")
     return (float(correlation_function("SRCC", spearman)(a, b)),
@@ -336,8 +337,8 @@ class MetricAgreementResult(TableResult):
         return {"metric_agreement": self.table}
 
     def summary(self) -> str:
-        """The metrics by SRCC with their intervals (the seed's Table 4), as Markdown."""
-        lines = ["## Metrics vs z-MOS (Table 4)", "", "| metric | SRCC [CI] | KRCC [CI] | n |", "|---|---|---|---|"]
+        """The metrics by SRCC with their intervals (the XQA-Chest paper's Table 4), as Markdown."""
+        lines = ["## Metrics vs z-MOS (as the XQA-Chest paper's Table 4)", "", "| metric | SRCC [CI] | KRCC [CI] | n |", "|---|---|---|---|"]
         for _, r in self.table.sort_values("srcc", ascending=False).iterrows():
             lines.append(f"| {r.metric} | {r.srcc:.2f} [{r.srcc_ci_low:.2f}, {r.srcc_ci_high:.2f}] | "
                          f"{r.krcc:.2f} [{r.krcc_ci_low:.2f}, {r.krcc_ci_high:.2f}] | {r.n} |")
@@ -356,7 +357,7 @@ class MetricAgreementResult(TableResult):
 
 
 def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
-                     confidence_level: float = 0.95, rng: object = None, orient: bool = True,
+                     confidence_level: float = 0.95, rng: RNGLike = None, orient: bool = True,
                      metrics: Sequence[str] | None = None, unscored: str = "keep", spearman: str = IQA_SPEARMAN,
                      kendall: str = IQA_KENDALL) -> MetricAgreementResult:
     """Table 4: SRCC/KRCC between each metric and z-MOS, with bootstrap CIs over reference images.
@@ -379,7 +380,7 @@ def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamp
     unscored : {'keep', 'error'}, default='keep'
         Images in ``zmos_table`` that a metric did not score: ``'keep'``: correlate the scored images only and
         list the others in ``dropped`` (their ratings stay in the raters' mean/SD, as the z-MOS table was made);
-        ``'error'``: raise (the behaviour before issue 15). To take them out of the mean/SD too, make the
+        ``'error'``: raise (every rated image must be scored). To take them out of the mean/SD too, make the
         z-MOS table with :func:`zscores_for_scores` (``unscored='exclude'``).
     spearman : {'pearson', 'formula'}, default='pearson'
     kendall : {'tau-b', 'tau-a'}, default='tau-b'
@@ -508,7 +509,7 @@ class ExpertAgreementResult(TableResult):
                  f"z-scores: each rater's mean and standard deviation with ddof={self.ddof} "
                  f"({'population' if self.ddof == 0 else 'sample'} SD, divisor n - {self.ddof}). Rank correlations: "
                  f"{VARIANT_TEXT[self.spearman]}; {VARIANT_TEXT[self.kendall]}.", "",
-                 "## Raters vs z-MOS (Table 3)", "", "| rater | SRCC | KRCC | n |", "|---|---|---|---|"]
+                 "## Raters vs z-MOS (as the XQA-Chest paper's Table 3)", "", "| rater | SRCC | KRCC | n |", "|---|---|---|---|"]
         for _, r in self.raters[self.raters["rater_b"] == "z-MOS"].iterrows():
             lines.append(f"| {r.rater_a} | {r.srcc:.2f} | {r.krcc:.2f} | {r.n} |")
         dropped = self.metrics.dropped
@@ -535,7 +536,7 @@ class ExpertAgreementResult(TableResult):
 
 def expert_agreement(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
                      scale: tuple[float, float] | None = (1, 4), n_resamples: int = 1000,
-                     confidence_level: float = 0.95, rng: object = None, ddof: int = 0,
+                     confidence_level: float = 0.95, rng: RNGLike = None, ddof: int = 0,
                      spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL) -> ExpertAgreementResult:
     """z-MOS of ``ratings`` (:func:`zscores_for_scores`), Table 3 (:func:`rater_agreement`) and Table 4
     (:func:`metric_agreement`) of ``scores``, with one choice of ``unscored`` for both.
@@ -557,7 +558,7 @@ def expert_agreement(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: s
     spearman : {'pearson', 'formula'}, default='pearson'
     kendall : {'tau-b', 'tau-a'}, default='tau-b'
         The SRCC / KRCC variants of Tables 3 and 4 (:func:`srcc_krcc`; ``'formula'`` / ``'tau-a'`` are the
-        seed's section 2.3 formulas).
+        XQA-Chest paper's section 2.3 formulas).
 
     Returns
     -------

@@ -5,8 +5,8 @@ Both compare gradient magnitudes of the reference and test images through the si
 ``data_range``; they are rescaled to the 0..255 scale the published constants were tuned for
 (``x * 255 / data_range``, no rounding), so a 16-bit radiograph keeps its precision.
 
-The gradient magnitudes (Prewitt and Scharr, zero padding) and the similarity map, shared with :mod:`.fsim`
-and :mod:`.vsi`, live in :mod:`._image` (:func:`._image.gradient_magnitude`, :func:`._image.similarity_map`); the
+The gradient magnitudes (Prewitt and Scharr, zero padding) and the similarity map, shared with :mod:`.feature_similarity`
+and :mod:`.visual_saliency_similarity`, live in :mod:`._image` (:func:`._image.gradient_magnitude`, :func:`._image.similarity_map`); the
 common start (validation, box downsampling with MATLAB's
 ``conv2(..., 'same')`` alignment, rescaling to 0..255) is :func:`._image.rescaled_pair`.
 

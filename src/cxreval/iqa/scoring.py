@@ -29,17 +29,22 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns, check_positive_int
+from .._typing import PathLike
+from .._validation import check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..results import TableResult
+from ..schema import check_columns
 from ._image import LoadedImage, check_data_range, image_size, read_image
 from ._registry import get_metric, list_metrics, metric_sign
 from .expert import srcc_krcc
+
+if TYPE_CHECKING:
+    from ..executor import Executor
 
 __all__ = ["select_metrics", "score_pairs", "score_pair_batches", "oriented_scores", "metric_rank_agreement",
            "MetricSelection", "ScoresResult", "SCORE_COLUMNS"]
@@ -241,7 +246,7 @@ def _score_pair(item: tuple[int, object, object], *, names: Sequence[str], data_
 
 
 def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | None, base_dir: object,
-            metric_options: object, executor: object | None, batch_size: int, check_files: bool,
+            metric_options: object, executor: Executor | str | None, batch_size: int, check_files: bool,
             func: str) -> Iterator[pd.DataFrame]:
     """Check everything now; return the iterator of blocks (see :func:`score_pair_batches`)."""
     items = _pair_items(pairs)
@@ -287,8 +292,8 @@ def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | 
 
 
 def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all",
-                       *, data_range: float | None = None, base_dir: str | os.PathLike[str] | None = None,
-                       metric_options: Mapping[str, Mapping[str, Any]] | None = None, executor: object | None = None,
+                       *, data_range: float | None = None, base_dir: PathLike | None = None,
+                       metric_options: Mapping[str, Mapping[str, Any]] | None = None, executor: Executor | str | None = None,
                        batch_size: int = 32, check_files: bool = True) -> Iterator[pd.DataFrame]:
     """:func:`score_pairs` streamed: the score table in consecutive blocks of ``batch_size`` pairs.
 
@@ -326,9 +331,9 @@ def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], me
 
 
 def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all", *,
-                data_range: float | None = None, base_dir: str | os.PathLike[str] | None = None,
+                data_range: float | None = None, base_dir: PathLike | None = None,
                 metric_options: Mapping[str, Mapping[str, Any]] | None = None,
-                executor: object | None = None) -> pd.DataFrame:
+                executor: Executor | str | None = None) -> pd.DataFrame:
     """Score ``(reference, test)`` image pairs with the chosen metrics.
 
     Each image is read with :func:`~cxreval.iqa.read_image` (float64, its stored type's data range). A
@@ -437,11 +442,11 @@ class ScoresResult(TableResult):
                 + ("\n" if extra else ""))
 
     @classmethod
-    def save_batches(cls, folder: str | os.PathLike[str], blocks: Iterable[pd.DataFrame], *,
+    def save_batches(cls, folder: PathLike, blocks: Iterable[pd.DataFrame], *,
                      on_block: Callable[[pd.DataFrame], object] | None = None) -> int:
         """Write the blocks of :func:`score_pair_batches` into ``folder`` as they come (the same files as
         :meth:`save` of the whole table); call ``on_block(block)`` after each. Returns the rows written."""
-        from ..tables import TableWriter
+        from ..io import TableWriter
 
         with TableWriter(Path(folder), Path(cls.FILES["scores"]).stem) as writer:
             for block in blocks:

@@ -19,9 +19,9 @@ state          Int8, one of :class:`LabelState` (or <NA> for missing)
 The **prediction table** is long, ``study_id, model, finding, score``, one row per
 ``(study_id, model, finding)``; a model → group table (``model, group``) is optional.
 
-Modules: :mod:`~cxreval.labels.states` (states, encodings, binarisation), :mod:`~cxreval.labels.tables`
+Modules: :mod:`~cxreval.labels.states` (states, encodings, binarisation), :mod:`~cxreval.labels.long`
 (validation, long CSV/Parquet files), :mod:`~cxreval.labels.wide` (wide CheXpert-style files) and
-:mod:`~cxreval.labels.schema` (column and summary-row names, typed once),
+:mod:`~cxreval.schema.columns` (column and summary-row names, typed once),
 :mod:`~cxreval.labels.streaming` (large inputs read block by block into integer codes, validated once; a folder
 of files with the same columns is one table).
 
@@ -42,15 +42,7 @@ Examples
 
 from __future__ import annotations
 
-from ._files import (
-    TABLE_SUFFIXES,
-    check_label_headers,
-    check_prediction_headers,
-    read_label_tables,
-    read_prediction_tables,
-    table_parts,
-)
-from .schema import (
+from ..schema.columns import (
     FINDING,
     MACRO,
     MEAN,
@@ -62,6 +54,26 @@ from .schema import (
     STATE,
     STUDY_ID,
     SUMMARY_ROWS,
+)
+from ._files import (
+    TABLE_SUFFIXES,
+    check_label_headers,
+    check_prediction_headers,
+    read_label_tables,
+    read_prediction_tables,
+    table_parts,
+)
+from .long import (
+    LABEL_COLUMNS,
+    PREDICTION_COLUMNS,
+    label_matrix,
+    read_labels,
+    read_predictions,
+    validate_label_table,
+    validate_model_groups,
+    validate_predictions,
+    write_labels,
+    write_predictions,
 )
 from .states import (
     BLANK_STATES,
@@ -81,18 +93,6 @@ from .states import (
     state_names,
 )
 from .streaming import LabelScan, PredictionScan, scan_labels, scan_predictions
-from .tables import (
-    LABEL_COLUMNS,
-    PREDICTION_COLUMNS,
-    label_matrix,
-    read_labels,
-    read_predictions,
-    validate_label_table,
-    validate_model_groups,
-    validate_predictions,
-    write_labels,
-    write_predictions,
-)
 from .wide import WideLayout, read_wide_labels, read_wide_predictions, to_wide, write_wide_labels
 
 __all__ = [

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._validation import check_columns
 from ..exceptions import InvalidParameterError, SchemaError
+from ..schema import check_columns
+from ..schema.columns import PATIENT_ID
 from ._common import _read_table
-from .schema import PATIENT_ID
+from .long import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
 from .states import BLANK_STATES, STATE_ENCODINGS, decode_states
-from .tables import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
 from .wide import read_wide_predictions
 
 __all__ = ["TABLE_SUFFIXES", "table_parts", "read_prediction_tables", "read_label_tables", "check_label_headers",
@@ -139,7 +139,7 @@ def read_prediction_tables(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, l
 
 
 def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
-    from .tables import read_predictions
+    from .long import read_predictions
 
     if not p.is_dir():
         res = read_predictions(p)
@@ -173,7 +173,7 @@ def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
 
 def check_blank_state(blank_state: str | None) -> None:
     if blank_state is not None and blank_state not in BLANK_STATES:
-        raise InvalidParameterError(f"--blank-state must be one of {', '.join(BLANK_STATES)}. Got {blank_state!r}.")
+        raise InvalidParameterError(f"blank_state= must be one of {', '.join(BLANK_STATES)}. Got {blank_state!r}.")
 
 
 def read_label_tables(paths: Sequence[str | Path], *, state_encoding: str | None = None,
@@ -185,7 +185,7 @@ def read_label_tables(paths: Sequence[str | Path], *, state_encoding: str | None
     without rows is refused ("FILE has no rows").
     """
     if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
-        raise InvalidParameterError(f"--state-encoding must be one of {', '.join(STATE_ENCODINGS)}. "
+        raise InvalidParameterError(f"state_encoding= must be one of {', '.join(STATE_ENCODINGS)}. "
                                     f"Got {state_encoding!r}.")
     check_blank_state(blank_state)
     check_label_headers(paths, require_patient=require_patient)
@@ -207,6 +207,6 @@ def read_label_tables(paths: Sequence[str | Path], *, state_encoding: str | None
         notes += list(res.report.notes)
     if len(tables) == 1:
         return tables[0], notes
-    where = "the --labels files " + ", ".join(str(p) for p in paths)
+    where = "the label files (labels=) " + ", ".join(str(p) for p in paths)
     return validate_label_table(pd.concat(tables, ignore_index=True), where=where,
                                 require_patient=require_patient), notes

@@ -65,7 +65,7 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
         s = values.reset_index(drop=True)
     else:
         try:
-            s = pd.Series(list(values), dtype=object)  # type: ignore[call-overload]
+            s = pd.Series(list(values), dtype=object)
         except TypeError:
             raise InvalidParameterError(f"The 'values' parameter of parse_states must be an iterable of label states. "
                                         f"Got {values!r} instead.") from None
@@ -150,7 +150,7 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
         check_choice(blank_state, BLANK_STATES, name="blank_state", func="decode_states")
     s = pd.Series(values).reset_index(drop=True)
     codes, uniq = pd.factorize(s.astype(object), use_na_sentinel=True)
-    kinds: list[tuple[str, object]] = []  # ("name", code) | ("num", float) | ("blank", None) | ("bad", None)
+    kinds: list[tuple[str, float | None]] = []  # ("name", code) | ("num", float) | ("blank", None) | ("bad", None)
     for v in uniq:
         if isinstance(v, str) and v.strip() == "":
             kinds.append(("blank", None))
@@ -169,9 +169,9 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
     if bad:
         i = first_row(bad)
         raise SchemaError(f"State {s.iloc[i]!r} outside the domain in {_where(where, i, column)}; expected one of "
-                          f"{list(STATE_NAMES)}, or numeric codes read by an explicit --state-encoding "
-                          f"(state_encoding=) {list(STATE_ENCODINGS)}.")
-    nums = sorted({float(x) for kind, x in kinds if kind == "num"})  # type: ignore[arg-type]
+                          f"{list(STATE_NAMES)}, or numeric codes read by an explicit state_encoding= "
+                          f"(one of {', '.join(STATE_ENCODINGS)}).")
+    nums = sorted({float(x) for kind, x in kinds if kind == "num" and x is not None})
     enc = encoding
     if enc is None and nums:
         if set(nums) <= {0.0, 2.0}:
@@ -181,14 +181,14 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
             raise SchemaError(
                 f"The states in {_where(where, None, column)} are numeric codes ({shown}) that can be read two ways: "
                 f"as cxreval codes ({_READING_TEXT['cxreval']}) or as CheXpert codes ({_READING_TEXT['chexpert']}). "
-                f"Pass --state-encoding cxreval, chexpert or binary (state_encoding=), or write state names.")
+                f"Pass a state_encoding= (cxreval, chexpert or binary), or write state names.")
     reading = _NUMERIC_READING.get(enc or "cxreval", {})
     outside = [k for k, (kind, x) in enumerate(kinds) if kind == "num" and x not in reading]
     if outside:
         i = first_row(outside)
         v = s.iloc[i]
         raise SchemaError(f"State {(v.item() if isinstance(v, np.generic) else v)!r} outside the domain in "
-                          f"{_where(where, i, column)} under --state-encoding {enc} ({_READING_TEXT[enc or 'cxreval']}).")
+                          f"{_where(where, i, column)} under state_encoding={enc!r} ({_READING_TEXT[enc or 'cxreval']}).")
     blank = blank_state or ("refuse" if encoding is None else "encoding")
     if blank == "refuse":
         blanks = [k for k, (kind, _) in enumerate(kinds) if kind == "blank"]
@@ -196,17 +196,17 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
         if len(rows):
             i = int(rows[0])
             raise SchemaError(f"Blank state in {_where(where, i, column)} ({len(rows)} blank state cell(s)); a "
-                              f"blank is read only under a numeric --state-encoding (state_encoding=), or as a "
-                              f"missing label with --blank-state missing (blank_state='missing').")
+                              f"blank is read only under a numeric state_encoding=, or as a "
+                              f"missing label with blank_state='missing'.")
     blank_code = -1 if enc == "chexpert" and blank == "encoding" else -99
     lut = np.full(len(uniq) + 1, blank_code, dtype=np.int16)  # last slot: NaN / None
     for k, (kind, x) in enumerate(kinds):
         if kind == "missing":
             lut[k] = -99
-        elif kind == "name":
-            lut[k] = int(x)  # type: ignore[call-overload]
-        elif kind == "num":
-            lut[k] = reading[float(x)]  # type: ignore[arg-type]
+        elif kind == "name" and x is not None:
+            lut[k] = int(x)
+        elif kind == "num" and x is not None:
+            lut[k] = reading[float(x)]
     out = lut[codes]
     missing = out == -99
     res = pd.array(np.where(missing, 0, out).astype(np.int8), dtype="Int8")
@@ -216,7 +216,7 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
 
 def state_names(states: pd.Series) -> pd.Series:
     """The file spelling of each state (a missing state becomes ``'missing'``, never a blank: a blank cell is
-    refused when read back without ``--blank-state missing``)."""
+    refused when read back without ``blank_state='missing'``)."""
     s = states if isinstance(states, pd.Series) and str(states.dtype) == "Int8" else parse_states(states)
     codes = s.to_numpy(dtype=float, na_value=np.nan)
     out = np.full(len(codes), MISSING_NAME, dtype=object)

@@ -1,4 +1,4 @@
-"""Long prediction and label tables read block by block into integer codes, validated once (issue 18).
+"""Long prediction and label tables read block by block into integer codes, validated once.
 
 A 228,000-study evaluation (20 models × 14 findings) reads 63.8 M prediction rows; as pandas text columns
 they take ~20 GiB. Here every file is read with :mod:`pyarrow` in blocks (CSV in 4 MiB blocks, Parquet by
@@ -27,7 +27,7 @@ import mmap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -45,8 +45,11 @@ from ._files import (
     read_prediction_tables,
     table_parts,
 )
+from .long import LABEL_COLUMNS, PREDICTION_COLUMNS
 from .states import STATE_ENCODINGS, decode_states
-from .tables import LABEL_COLUMNS, PREDICTION_COLUMNS
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["PredictionScan", "LabelScan", "scan_predictions", "scan_labels"]
 
@@ -255,7 +258,8 @@ class PredictionScan:
         self._f = _Vocab(_canonical)
         self.studies, self.models, self.findings = self._s.values, self._m.values, self._f.values
 
-    def add(self, study: object, model: object, finding: object, score: np.ndarray) -> None:
+    def add(self, study: pa.Array | pd.Series, model: pa.Array | pd.Series, finding: pa.Array | pd.Series,
+            score: np.ndarray) -> None:
         """Add one block (Arrow arrays or pandas Series of the four columns)."""
         self._add_codes(self._s.codes(study), self._m.codes(model, cache=True), self._f.codes(finding, cache=True),
                         score)
@@ -455,7 +459,7 @@ def scan_labels(paths: Sequence[str | Path], *, state_encoding: str | None = Non
     :func:`~cxreval.labels.decode_states`); the headers are checked first (``patient_id`` a required column
     when ``require_patient``); errors as :func:`read_label_tables` raises them."""
     if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
-        raise InvalidParameterError(f"--state-encoding must be one of {', '.join(STATE_ENCODINGS)}. "
+        raise InvalidParameterError(f"state_encoding= must be one of {', '.join(STATE_ENCODINGS)}. "
                                     f"Got {state_encoding!r}.")
     check_blank_state(blank_state)
     check_label_headers(paths, require_patient=require_patient)  # before any block is read

@@ -6,16 +6,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._validation import check_columns
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..results import ReadReport, ReadResult
+from ..schema import check_columns
 from ._common import _WIDE_CODES, _WIDE_OF, _read_table, _where
-from .tables import validate_label_table, validate_predictions
+from .long import validate_label_table, validate_predictions
 
 __all__ = ["WideLayout", "read_wide_labels", "to_wide", "write_wide_labels", "read_wide_predictions"]
 
@@ -173,10 +174,10 @@ def to_wide(labels: pd.DataFrame, *, layout: WideLayout | None = None, source: s
     return res
 
 
-def write_wide_labels(labels: pd.DataFrame, path: str | Path, **kwargs: object) -> Path:
+def write_wide_labels(labels: pd.DataFrame, path: str | Path, **kwargs: Any) -> Path:
     """Write :func:`to_wide` of ``labels`` as CSV."""
     p = Path(path)
-    to_wide(labels, **kwargs).to_csv(p, index=False)  # type: ignore[arg-type]
+    to_wide(labels, **kwargs).to_csv(p, index=False)
     return p
 
 

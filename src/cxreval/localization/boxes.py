@@ -1,8 +1,8 @@
 """Half-open pixel boxes: area, intersection, IoU and IoBB, exact and vectorised.
 
 A box is ``(x_min, y_min, x_max, y_max)`` in pixels, half-open: columns ``x_min .. x_max - 1`` and rows
-``y_min .. y_max - 1``, so its area is ``(x_max - x_min) * (y_max - y_min)`` with no ``+ 1``. The seed's
-``(r0, c0, r1, c1)`` is the same box with the axes swapped; every measure here is symmetric in the two
+``y_min .. y_max - 1``, so its area is ``(x_max - x_min) * (y_max - y_min)`` with no ``+ 1``. The ChestX-ray14
+article's ``(r0, c0, r1, c1)`` is the same box with the axes swapped; every measure here is symmetric in the two
 axes, so either order gives the same numbers as long as both boxes use the same one.
 
 Two overlap measures of a detected box ``p`` against a reference box ``g`` (Wang et al., 2017):
@@ -34,10 +34,13 @@ Fraction(1, 1)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 from numbers import Rational
+from typing import TypeAlias, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
@@ -59,10 +62,14 @@ __all__ = [
 ]
 
 MEASURES: tuple[str, ...] = ("iou", "iobb")
+ThresholdLike: TypeAlias = Union[float, np.floating, Fraction, str]
+"""A box-overlap threshold ``T`` as :func:`as_threshold` reads it: a number, a Fraction or a decimal string."""
+BoxLike: TypeAlias = Union[Sequence[Union[float, Fraction]], np.ndarray]
+"""One box ``(x_min, y_min, x_max, y_max)``: four numbers (floats, ints or Fractions)."""
 _REL_TOL = 1e-9
 
 
-def as_threshold(value: object, *, name: str = "T") -> Fraction:
+def as_threshold(value: ThresholdLike, *, name: str = "T") -> Fraction:
     """Return a threshold as an exact :class:`~fractions.Fraction`.
 
     Floats are read through their shortest decimal representation (``0.1`` -> ``1/10``), strings
@@ -85,7 +92,7 @@ def as_threshold(value: object, *, name: str = "T") -> Fraction:
                                 f"Got {value!r} instead.")
 
 
-def check_boxes(boxes: object, *, name: str = "boxes", image_shape: tuple[int, int] | None = None,
+def check_boxes(boxes: ArrayLike, *, name: str = "boxes", image_shape: tuple[int, int] | None = None,
                 where: str = "") -> np.ndarray:
     """Validate boxes and return them as a float array of shape ``(..., 4)``.
 
@@ -135,13 +142,13 @@ def check_boxes(boxes: object, *, name: str = "boxes", image_shape: tuple[int, i
     return b
 
 
-def box_area(boxes: object) -> np.ndarray:
+def box_area(boxes: ArrayLike) -> np.ndarray:
     """Area ``max(0, x_max - x_min) * max(0, y_max - y_min)`` of boxes of shape ``(..., 4)``."""
     b = np.asarray(boxes, dtype=float)
     return np.clip(b[..., 2] - b[..., 0], 0, None) * np.clip(b[..., 3] - b[..., 1], 0, None)
 
 
-def intersection_area(boxes_pred: object, boxes_true: object) -> np.ndarray:
+def intersection_area(boxes_pred: ArrayLike, boxes_true: ArrayLike) -> np.ndarray:
     """Area of the intersection of two broadcastable box arrays of shape ``(..., 4)``."""
     p = np.asarray(boxes_pred, dtype=float)
     g = np.asarray(boxes_true, dtype=float)
@@ -158,46 +165,46 @@ def _num_den(p: np.ndarray, g: np.ndarray, measure: str) -> tuple[np.ndarray, np
     return inter, ap + box_area(g) - inter
 
 
-def iou(boxes_pred: object, boxes_true: object) -> np.ndarray:
+def iou(boxes_pred: ArrayLike, boxes_true: ArrayLike) -> np.ndarray:
     """Intersection over union (float), broadcast over ``(..., 4)`` box arrays."""
     n, d = _num_den(np.asarray(boxes_pred, float), np.asarray(boxes_true, float), "iou")
     return n / d
 
 
-def iobb(boxes_pred: object, boxes_true: object) -> np.ndarray:
+def iobb(boxes_pred: ArrayLike, boxes_true: ArrayLike) -> np.ndarray:
     """Intersection over the detected box's area (float), broadcast over ``(..., 4)`` box arrays."""
     n, d = _num_den(np.asarray(boxes_pred, float), np.asarray(boxes_true, float), "iobb")
     return n / d
 
 
-def _frac_box(b: object) -> tuple[Fraction, ...]:
-    return tuple(Fraction(float(v)) if not isinstance(v, Rational) else Fraction(v) for v in b)  # type: ignore[attr-defined]
+def _frac_box(b: BoxLike) -> tuple[Fraction, ...]:
+    return tuple(Fraction(float(v)) if not isinstance(v, Rational) else Fraction(v) for v in b)
 
 
-def area_exact(box: object) -> Fraction:
+def area_exact(box: BoxLike) -> Fraction:
     """Exact area of one box (coordinates read as exact rationals)."""
     b = _frac_box(box)
     return max(Fraction(0), b[2] - b[0]) * max(Fraction(0), b[3] - b[1])
 
 
-def intersection_exact(box_pred: object, box_true: object) -> Fraction:
+def intersection_exact(box_pred: BoxLike, box_true: BoxLike) -> Fraction:
     """Exact intersection area of two boxes."""
     p, g = _frac_box(box_pred), _frac_box(box_true)
     return area_exact((max(p[0], g[0]), max(p[1], g[1]), min(p[2], g[2]), min(p[3], g[3])))
 
 
-def iou_exact(box_pred: object, box_true: object) -> Fraction:
+def iou_exact(box_pred: BoxLike, box_true: BoxLike) -> Fraction:
     """Exact IoU of two boxes as a :class:`~fractions.Fraction`."""
     i = intersection_exact(box_pred, box_true)
     return i / (area_exact(box_pred) + area_exact(box_true) - i)
 
 
-def iobb_exact(box_pred: object, box_true: object) -> Fraction:
+def iobb_exact(box_pred: BoxLike, box_true: BoxLike) -> Fraction:
     """Exact IoBB (intersection over the detected box) as a :class:`~fractions.Fraction`."""
     return intersection_exact(box_pred, box_true) / area_exact(box_pred)
 
 
-def exceeds(boxes_pred: object, boxes_true: object, threshold: object, *, measure: str = "iobb",
+def exceeds(boxes_pred: ArrayLike, boxes_true: ArrayLike, threshold: ThresholdLike, *, measure: str = "iobb",
             strict: bool = True) -> np.ndarray:
     """Exact decision ``measure(p, g) > T`` (or ``>= T``), vectorised.
 
@@ -245,7 +252,7 @@ def exceeds(boxes_pred: object, boxes_true: object, threshold: object, *, measur
     return out.reshape(shape)
 
 
-def contains(outer: object, inner: object) -> np.ndarray:
+def contains(outer: ArrayLike, inner: ArrayLike) -> np.ndarray:
     """Whether each box of ``outer`` contains the matching box of ``inner`` (borders included)."""
     o = np.asarray(outer, dtype=float)
     i = np.asarray(inner, dtype=float)

@@ -62,15 +62,19 @@ Examples
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from .._typing import PathLike
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from ..findings import canonical_finding
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["class_activation_maps", "grad_cam", "heatmap_dict", "save_heatmaps"]
 
@@ -224,9 +228,9 @@ def _classifier_weights(model: Any, classifier: object, *, func: str) -> tuple[s
     return str(classifier), w.detach().to("cpu", torch.float64).numpy()
 
 
-def class_activation_maps(model: Any, images: object, *, target_layer: str, classifier: str | None = None,
+def class_activation_maps(model: Any, images: ArrayLike | torch.Tensor, *, target_layer: str, classifier: str | None = None,
                           classes: Sequence[int] | None = None, batch_size: int = 16,
-                          device: object = None) -> np.ndarray:
+                          device: str | torch.device | None = None) -> np.ndarray:
     """Class activation maps (CAM): the target layer's features weighted by the classifier's class weights.
 
     :math:`M_c = \\sum_k W_{ck} A_k` for features :math:`A` of shape ``(C, h, w)`` and class weights
@@ -286,8 +290,8 @@ def class_activation_maps(model: Any, images: object, *, target_layer: str, clas
     return np.concatenate(out)
 
 
-def grad_cam(model: Any, images: object, *, target_layer: str, classes: Sequence[int] | None = None,
-             batch_size: int = 16, device: object = None) -> np.ndarray:
+def grad_cam(model: Any, images: ArrayLike | torch.Tensor, *, target_layer: str, classes: Sequence[int] | None = None,
+             batch_size: int = 16, device: str | torch.device | None = None) -> np.ndarray:
     """Grad-CAM: the target layer's features weighted by the spatially averaged gradient of the class score.
 
     :math:`\\alpha_{ck} = \\operatorname{mean}_{ij} \\partial y_c / \\partial A_{k,ij}` and
@@ -348,7 +352,7 @@ def grad_cam(model: Any, images: object, *, target_layer: str, classes: Sequence
     return np.concatenate(out)
 
 
-def heatmap_dict(maps: object, *, image_ids: Sequence[str], findings: Sequence[str]) -> dict[str, np.ndarray]:
+def heatmap_dict(maps: ArrayLike, *, image_ids: Sequence[str], findings: Sequence[str]) -> dict[str, np.ndarray]:
     """Key maps of shape (N, K, h, w) as ``{"<image id>/<finding>": map}``, findings canonicalised.
 
     Parameters
@@ -407,7 +411,7 @@ def heatmap_dict(maps: object, *, image_ids: Sequence[str], findings: Sequence[s
     return {f"{im}/{c}": m[i, j] for i, im in enumerate(ids) for j, c in enumerate(canon)}
 
 
-def save_heatmaps(path: str | os.PathLike[str], maps: object | Mapping[str, object], *,
+def save_heatmaps(path: PathLike, maps: ArrayLike | Mapping[str, ArrayLike], *,
                   image_ids: Sequence[str] | None = None, findings: Sequence[str] | None = None) -> dict[str, str]:
     """Write heatmaps to a compressed ``.npz`` keyed ``"<image id>/<finding>"`` for ``cxreval localize``.
 

@@ -4,7 +4,7 @@
 become boxes under a :class:`~cxreval.localization.protocol.LocalizationProtocol` and are scored per
 finding, threshold, rule and T into a Table-4-style table plus a per-box detail table.
 
-:func:`real_boxes_study` runs the seed's error model on real radiologist boxes (``BBox_List_2017``): one
+:func:`real_boxes_study` runs the synthetic study's error model on real radiologist boxes (``BBox_List_2017``): one
 map per (image, finding) made from its boxes, scored per finding, to show what the protocol rewards for
 findings of each size.
 """
@@ -20,19 +20,15 @@ from typing import Any, ClassVar, SupportsFloat
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import Executor, get_executor
 from ..findings import canonical_finding
-from ..labels.schema import FINDING, STUDY_ID
 from ..progress import Progress, as_progress
 from ..results import ReadResult, TableResult
-from .boxes import check_boxes, iobb, iou
-from .heatmap_files import HeatmapFiles, read_maps
-from .heatmaps import check_heatmaps, heatmaps_to_boxes
-from .protocol import LocalizationProtocol, score_images
-from .schema import (
+from ..schema.boxes import (
     BOX_COLUMNS,
     BOX_COORDS,
     LOCALIZATION_COLUMNS,
@@ -40,6 +36,11 @@ from .schema import (
     check_box_table,
     threshold_label,
 )
+from ..schema.columns import FINDING, STUDY_ID
+from .boxes import check_boxes, iobb, iou
+from .heatmap_files import HeatmapFiles, read_maps
+from .heatmaps import check_heatmaps, heatmaps_to_boxes
+from .protocol import LocalizationProtocol, score_images
 
 __all__ = ["LocalizationResult", "evaluate_heatmaps", "split_key", "file_chunk_boxes", "FILE_CHUNK",
            "DETAIL_COLUMNS", "table4_view"]
@@ -67,7 +68,7 @@ class LocalizationResult(TableResult):
     Attributes
     ----------
     table : pandas.DataFrame
-        Columns :data:`~cxreval.localization.schema.LOCALIZATION_COLUMNS`: ``variant`` is ``heatmaps``,
+        Columns :data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`: ``variant`` is ``heatmaps``,
         ``localizer`` ``heatmap``, ``upsampling`` the protocol's; ``T`` is the column's T (T(IoBB)),
         ``T_iou`` the IoU threshold of the row's rule (= ``T`` unless the protocol sets ``T_iou``),
         ``n_afp`` the AFP denominator (:attr:`LocalizationProtocol.afp_denominator`), ``fp_without_box``
@@ -146,10 +147,11 @@ def _col(rule: str, T: SupportsFloat, strict: bool, T_iou: SupportsFloat | None 
     return f"IoU{op}{float(T_iou):g} or IoBB{op}{float(T):g}"
 
 
-def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.DataFrame | ReadResult, *,
+def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: pd.DataFrame | ReadResult, *,
                       protocol: LocalizationProtocol = LocalizationProtocol(),
                       missing_maps: str = "error", studies_from_maps: bool = False,
-                      executor: object = None, progress: Progress | None = None) -> LocalizationResult:
+                      executor: Executor | str | None = None, progress: Progress | None = None
+                      ) -> LocalizationResult:
     """Score heatmaps against reference boxes under the ChestX-ray8 protocol.
 
     Parameters
@@ -162,7 +164,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
         its own maps from the files (on an executor, every worker must see the files at the same paths),
         and only their boxes are kept. The result is the same as for the maps in memory.
     boxes : pandas.DataFrame or ReadResult
-        A box table (:data:`~cxreval.localization.schema.BOX_COLUMNS` ``study_id, finding, [source,] x_min,
+        A box table (:data:`~cxreval.schema.boxes.BOX_COLUMNS` ``study_id, finding, [source,] x_min,
         y_min, x_max, y_max``), or the :class:`~cxreval.results.ReadResult` of a box reader
         (:func:`cxreval.datasets.boxes.read_box_file`, :func:`~cxreval.datasets.nih_boxes.read_nih_boxes`,
         :func:`~cxreval.datasets.vindr.read_vindr_boxes`), whose file and notes the result records. With a
@@ -271,7 +273,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, object] | HeatmapFiles, boxes: pd.D
     no_map = [k for k in groups if k not in shapes and k[1] not in not_scored]
     if no_map and missing_maps == "error":
         raise SchemaError(f"{len(no_map)} (image, finding) pair(s) with reference boxes have no heatmap, e.g. "
-                          f"{'/'.join(no_map[0])!r}; pass missing_maps='miss' (--missing-maps miss) to score "
+                          f"{'/'.join(no_map[0])!r}; pass missing_maps='miss' to score "
                           "them as missed.")
     if no_map:
         notes.append(f"{len(no_map)} (image, finding) pair(s) without a heatmap scored as missed")

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..exceptions import InvalidParameterError, SchemaError
 from .upsampling import CONNECTIVITY, GridAxis, check_heatmaps, check_image_shape, check_threshold, grid_axis
@@ -198,7 +199,8 @@ def _bilinear_runs(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
             lo, hi = cax.seg_lo[ss], cax.seg_hi[ss] - 1
             mnp, rp = mn[mm], safe[mm]
 
-            def is_above(j: np.ndarray, A=A, D=D, mnp=mnp, rp=rp, thr=thr) -> np.ndarray:  # noqa: B008
+            def is_above(j: np.ndarray, A: np.ndarray = A, D: np.ndarray = D, mnp: np.ndarray = mnp,  # noqa: B008
+                         rp: np.ndarray = rp, thr: float = thr) -> np.ndarray:
                 val = 255 * (A + D * cax.t[j] - mnp) / rp
                 return (val > thr) if strict else (val >= thr)
 
@@ -235,7 +237,7 @@ def _merge(mi: np.ndarray, ri: np.ndarray, st: np.ndarray, sp: np.ndarray) -> tu
     return mi[first], ri[first], st[first], sp[last]
 
 
-def heatmap_runs(heatmaps: object, image_shape: tuple[int, int] = (1024, 1024), *,
+def heatmap_runs(heatmaps: ArrayLike, image_shape: tuple[int, int] = (1024, 1024), *,
                  thresholds: tuple[float, ...] = (60.0, 180.0), strict: bool = True) -> list[HeatmapRuns]:
     """Runs of the thresholded, bilinearly upsampled, normalised maps of a batch (one per threshold).
 

@@ -45,10 +45,11 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import OnItem, get_executor
+from ..executor import Executor, OnItem, get_executor
 from .heatmap_runs import RUN_BATCH, HeatmapRuns, batch_runs, block_extremes, heatmap_runs, runs_to_boxes
 from .upsampling import (
     CONNECTIVITY,
@@ -120,9 +121,9 @@ def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
     return out
 
 
-def heatmaps_to_boxes(heatmaps: object, *, image_shape: tuple[int, int] = (1024, 1024),
+def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (1024, 1024),
                       upsampling: str = "bilinear", thresholds: tuple[float, ...] = (60.0, 180.0),
-                      strict: bool = True, connectivity: int = 8, executor: object = None,
+                      strict: bool = True, connectivity: int = 8, executor: Executor | str | None = None,
                       on_item: OnItem | None = None) -> list[list[np.ndarray]]:
     """Boxes of every map of a batch at every threshold (the protocol's box generation, vectorised).
 
@@ -184,7 +185,7 @@ def _boxes_chunk(params: tuple, item: tuple[int, np.ndarray]) -> list[list[np.nd
     return [runs_to_boxes(r, connectivity=connectivity) for r in runs]
 
 
-def heatmap_boxes(heatmap: object, *, image_shape: tuple[int, int] = (1024, 1024), upsampling: str = "bilinear",
+def heatmap_boxes(heatmap: ArrayLike, *, image_shape: tuple[int, int] = (1024, 1024), upsampling: str = "bilinear",
                   threshold: float = 60.0, strict: bool = True, connectivity: int = 8) -> np.ndarray:
     """Boxes of one map at one threshold; see :func:`heatmaps_to_boxes`.
 
@@ -197,7 +198,7 @@ def heatmap_boxes(heatmap: object, *, image_shape: tuple[int, int] = (1024, 1024
                              strict=strict, connectivity=connectivity)[0][0]
 
 
-def heatmap_peaks(heatmaps: object, image_shape: tuple[int, int] = (1024, 1024), *,
+def heatmap_peaks(heatmaps: ArrayLike, image_shape: tuple[int, int] = (1024, 1024), *,
                   upsampling: str = "bilinear") -> np.ndarray:
     """Pixel ``(row, column)`` of each map's upsampled maximum (first in raster order, as ``np.argmax``).
 

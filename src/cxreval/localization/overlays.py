@@ -18,8 +18,9 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from ..results import TableResult
-from .schema import BOX_COORDS
+from ..schema.boxes import BOX_COORDS
 
 __all__ = ["OVERLAY_COLUMNS", "OVERLAY_SIZE", "OverlayResult", "boxed_images", "overlay_boxes"]
 
@@ -29,7 +30,7 @@ integer factor: a 1024-pixel radiograph becomes 512 pixels, about 100 kB as PNG)
 
 OVERLAY_COLUMNS: tuple[str, ...] = ("study_id", "finding", "kind", *BOX_COORDS, "image_file", "image_size",
                                     "heatmap_key")
-"""Columns of ``overlays.csv``: the box schema (:data:`cxreval.localization.schema.BOX_COLUMNS`) with ``kind``
+"""Columns of ``overlays.csv``: the box schema (:data:`cxreval.schema.boxes.BOX_COLUMNS`) with ``kind``
 (who drew the box: ``reference``, ``detected (T_h=60)``, ``detected (T_h=180)``) in the optional third place,
 then the radiograph's file, its size in pixels and the key of its map in ``overlay_heatmaps.npz``."""
 
@@ -97,7 +98,7 @@ class OverlayResult(TableResult):
 def boxed_images(folder: str | PathLike[str], boxes: pd.DataFrame) -> list[Path]:
     """The radiographs ``folder/*.png`` named by a ``study_id`` of ``boxes`` (``00004296_000.png``), sorted; none
     when ``folder`` is not a folder."""
-    from ..labels.schema import STUDY_ID
+    from ..schema.columns import STUDY_ID
 
     d = Path(folder)
     ids = set(boxes[STUDY_ID].astype(str))
@@ -116,7 +117,7 @@ def _png_bytes(image: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 0,
+def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike = 0,
                   origin: str = "from the data mirror") -> OverlayResult:
     """Error-model heat maps from the real boxes of ``images``, the protocol's boxes on them, and the
     downsampled radiographs.
@@ -131,7 +132,7 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 
     images : sequence of path
         Radiographs named by their ``study_id`` (``00004296_000.png``).
     boxes : pandas.DataFrame
-        A box table (:data:`cxreval.localization.schema.BOX_COLUMNS`).
+        A box table (:data:`cxreval.schema.boxes.BOX_COLUMNS`).
     rng : int, Generator or None, default=0
     origin : str, default='from the data mirror'
         Where the radiographs came from, for :meth:`OverlayResult.summary`.
@@ -141,9 +142,9 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: object = 
     res : OverlayResult
     """
     from ..iqa import box_downsample, read_image
+    from ..schema.boxes import check_box_table
     from .heatmaps import heatmaps_to_boxes
     from .real_boxes import box_maps
-    from .schema import check_box_table
     from .synthetic import ErrorModel
 
     boxes = check_box_table(boxes)

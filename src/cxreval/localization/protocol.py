@@ -2,17 +2,17 @@
 
 Wang et al. (2017) score boxes cut from a classifier's maps against radiologist boxes and report, per
 finding and threshold ``T(IoBB)``, the localization accuracy (Acc.) and the average number of false
-positives (AFP). The paper defines neither; cxreval reads them as the seed does:
+positives (AFP). The paper defines neither; cxreval reads them as the ChestX-ray14 article does:
 
 * **Acc.** = (reference boxes hit by at least one correct detected box) / (reference boxes);
 * **AFP** = (detected boxes correct for none of the image's reference boxes of that finding) / (images).
 
 The AFP denominator is :attr:`LocalizationProtocol.afp_denominator`: ``'pairs'`` (default: the (image,
-finding) pairs that have a reference box of the finding, the seed's reading, which its synthetic study's
+finding) pairs that have a reference box of the finding, the article's reading, which its synthetic study's
 printed AFPs need: 18 distractors / 60 images = 0.300), ``'box_images'`` (every image of the box set, 880 in
 ``BBox_List_2017``) or ``'boxes'`` (every reference box, 984). With the last two, a finding's maps on box
 images *without* a box of that finding are scored too: each of their boxes is a false positive. Table 4's
-one AFP the seed quotes (Nodule 0.0772 from T = 0.5 on) is k/79 for no k (79 Nodule images) but is 68/880
+one AFP the article quotes (Nodule 0.0772 from T = 0.5 on) is k/79 for no k (79 Nodule images) but is 68/880
 (truncated) or 76/984: the paper likely averaged over all box images or all boxes
 (:func:`cxreval.localization.table4.afp_denominators`).
 
@@ -37,7 +37,7 @@ import numpy as np
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError
-from .boxes import as_threshold, exceeds
+from .boxes import ThresholdLike, as_threshold, exceeds
 from .heatmaps import CONNECTIVITY, UPSAMPLING
 
 __all__ = ["RULES", "DEFAULT_T", "AFP_DENOMINATORS", "LocalizationProtocol", "correct_matrix", "score_images",
@@ -66,7 +66,7 @@ class LocalizationProtocol:
         The T of each result column: T(IoBB), and T(IoU) too unless ``T_iou`` is set.
     T_iou : tuple of Fraction or None, default=None
         A separate T(IoU) per column (same length as ``T_values``) for the ``'IoU'`` and ``'IoU or IoBB'``
-        rules; ``None``: T(IoU) = T(IoBB) = ``T_values`` (cxreval's behaviour before issue 15).
+        rules; ``None``: T(IoU) = T(IoBB) = ``T_values``.
     afp_denominator : {'pairs', 'box_images', 'boxes'}, default='pairs'
         What AFP divides the false positives by (see the module docstring).
     strict_T : bool, default=True
@@ -134,8 +134,8 @@ class LocalizationProtocol:
         return self.T_values if self.T_iou is None else self.T_iou
 
 
-def correct_matrix(boxes_pred: np.ndarray, boxes_true: np.ndarray, T: object, *, rule: str = "IoBB",
-                   strict: bool = True, T_iou: object = None) -> np.ndarray:
+def correct_matrix(boxes_pred: np.ndarray, boxes_true: np.ndarray, T: ThresholdLike, *, rule: str = "IoBB",
+                   strict: bool = True, T_iou: ThresholdLike | None = None) -> np.ndarray:
     """Exact decisions ``rule(p, g) > T`` for every pair: shape ``(n_pred, n_true)`` (broadcast inputs).
 
     ``T_iou`` (default: ``T``) is the threshold of the IoU measure in the ``'IoU'`` and ``'IoU or IoBB'``
@@ -199,8 +199,8 @@ def _pairs(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray]) -> tuple[np.
 
 
 def score_images(preds: Sequence[np.ndarray], refs: Sequence[np.ndarray], *, rule: str = "IoBB",
-                 T_values: Sequence[object] = DEFAULT_T, strict: bool = True,
-                 T_iou: Sequence[object] | None = None) -> ImageScores:
+                 T_values: Sequence[ThresholdLike] = DEFAULT_T, strict: bool = True,
+                 T_iou: Sequence[ThresholdLike] | None = None) -> ImageScores:
     """Score detected boxes against reference boxes, image by image (vectorised over all pairs).
 
     Parameters

@@ -1,9 +1,9 @@
-"""The seed's error model on real reference boxes (``BBox_List_2017``), scored per finding.
+"""The synthetic study's error model on real reference boxes (``BBox_List_2017``), scored per finding.
 
 What the ChestX-ray8 protocol rewards for findings of each size: one clean and one noisy error-model map
 per (image, finding) is made from its real boxes (:mod:`.synthetic`), localized by the protocol's pipeline,
 a 6 x 6 box at the peak and the whole image, and scored per finding into the one localization table
-(:data:`~cxreval.localization.schema.LOCALIZATION_COLUMNS`). ``cxreval synth --real-boxes`` and the demo's
+(:data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`). ``cxreval synth --real-boxes`` and the demo's
 ``localization_real_boxes`` section run :func:`error_model_on_boxes` and save its result.
 """
 
@@ -17,15 +17,16 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import normalize_rng
 from ..exceptions import SchemaError
-from ..labels.schema import FINDING, STUDY_ID
+from ..io import markdown_table
 from ..results import TableResult
-from ..tables import markdown_table
-from .boxes import check_boxes
+from ..schema.boxes import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
+from ..schema.columns import FINDING, STUDY_ID
+from .boxes import ThresholdLike, check_boxes
 from .heatmaps import heatmap_peaks, heatmaps_to_boxes
 from .protocol import DEFAULT_T, score_images
-from .schema import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
 from .synthetic import ErrorModel, coverage, error_model_maps
 
 __all__ = ["RealBoxesResult", "BoxMaps", "box_maps", "error_model_on_boxes", "real_boxes_study", "by_finding_view"]
@@ -41,7 +42,7 @@ class RealBoxesResult(TableResult):
     Attributes
     ----------
     table : pandas.DataFrame
-        Columns :data:`~cxreval.localization.schema.LOCALIZATION_COLUMNS`; ``variant`` ``noise-free`` or
+        Columns :data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`; ``variant`` ``noise-free`` or
         ``noisy``, ``localizer`` ``heatmap`` (thresholds 60 and 180, bilinear upsampling), ``tiny box``
         (6 x 6 at the noisy map's peak) or ``whole image``; rules IoBB and IoU; AFP per (image, finding).
     by_finding : pandas.DataFrame
@@ -115,10 +116,10 @@ class BoxMaps:
     noisy: np.ndarray
 
 
-def box_maps(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel()) -> BoxMaps:
+def box_maps(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel()) -> BoxMaps:
     """One clean and one noisy error-model map per (study, finding) of a box table.
 
-    Each map is the coverage of its boxes (their maximum where boxes overlap) with the seed's distractor,
+    Each map is the coverage of its boxes (their maximum where boxes overlap) with the error model's distractor,
     kept away from the first box, and noise (:func:`~cxreval.localization.synthetic.error_model_maps`),
     drawing from ``rng`` map by map in order of first appearance.
     """
@@ -140,9 +141,9 @@ def box_maps(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorM
     return BoxMaps(groups, coords, np.stack(clean) if clean else empty, np.stack(noisy) if noisy else empty)
 
 
-def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
-                         T_values: Sequence[object] = DEFAULT_T) -> RealBoxesResult:
-    """The seed's error model on real reference boxes, scored per finding.
+def error_model_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel(),
+                         T_values: Sequence[ThresholdLike] = DEFAULT_T) -> RealBoxesResult:
+    """The synthetic study's error model on real reference boxes, scored per finding.
 
     For every (image, finding) of ``boxes`` (in order of first appearance) a clean and a noisy map are
     made from the coverage of its boxes (their maximum where boxes overlap), with the distractor kept
@@ -152,7 +153,7 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorMo
     Parameters
     ----------
     boxes : pandas.DataFrame
-        A box table (:data:`~cxreval.localization.schema.BOX_COLUMNS`) in pixels of a
+        A box table (:data:`~cxreval.schema.boxes.BOX_COLUMNS`) in pixels of a
         ``model.image_size`` square image.
     rng : int, Generator or None, default=0
     model : ErrorModel
@@ -190,7 +191,7 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorMo
                 sc = score_images([P[j] for j in idx], G, rule=rule, T_values=T_values)
                 for ti, T in enumerate(T_values):
                     rows.append({"variant": variant, "localizer": lname, "upsampling": up, "threshold": thr,
-                                 FINDING: f, "rule": rule, "T": float(T), "T_iou": float(T),  # type: ignore[arg-type]
+                                 FINDING: f, "rule": rule, "T": float(T), "T_iou": float(T),
                                  "acc": float(sc.acc()[ti]), "afp": float(sc.afp()[ti]),
                                  "hits": int(sc.hits[ti].sum()), "false_positives": int(sc.false_positives[ti].sum()),
                                  "n_boxes": int(sc.n_refs.sum()), "n_images": len(idx), "n_afp": len(idx),
@@ -199,7 +200,7 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorMo
     return RealBoxesResult(table, by_finding_view(table), len(boxes), int(boxes[STUDY_ID].nunique()), seed)
 
 
-def real_boxes_study(boxes: pd.DataFrame, *, rng: object = 0, model: ErrorModel = ErrorModel(),
-                     T_values: Sequence[object] = DEFAULT_T) -> pd.DataFrame:
+def real_boxes_study(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel(),
+                     T_values: Sequence[ThresholdLike] = DEFAULT_T) -> pd.DataFrame:
     """The table of :func:`error_model_on_boxes` (``localization.csv``)."""
     return error_model_on_boxes(boxes, rng=rng, model=model, T_values=T_values).table

@@ -1,15 +1,16 @@
-"""The seed's synthetic study: an error model for heatmaps with exact reference boxes.
+"""The ChestX-ray14 article's synthetic study: an error model for heatmaps with exact reference boxes.
 
 Each "heatmap" is the exact fraction of each ``32 x 32``-pixel cell that the reference box covers,
 blurred with a Gaussian of 0.8 cells (``scipy.ndimage.gaussian_filter``, ``mode='constant'``) and scaled
 to a peak of 1. The noisy map adds, with probability 0.4, a distractor blob away from the box, and
 Gaussian noise of standard deviation 0.03. Boxes of three size classes (60 images each by default)
 are scored for four localizers: the protocol's pipeline (both upsamplings, both thresholds), a
-6 x 6 box at the map's peak, the whole image, and an oracle. The generator is consumed in the seed
-script's order, so :func:`synthetic_study` with ``rng=seed`` prints what the seed's script prints for
-that generator seed and ``per_size``; with the defaults it prints the seed's "Output:" block.
+6 x 6 box at the map's peak, the whole image, and an oracle. The generator is consumed in the order
+of the article's reference script (its worked example of the ChestX-ray8 protocol), so
+:func:`synthetic_study` with ``rng=seed`` prints what that script prints for that generator seed and
+``per_size``; with the defaults it prints the article's "Output:" block.
 
-Boxes are cxreval's ``(x_min, y_min, x_max, y_max)``; the seed's ``(r0, c0, r1, c1)`` is the same box
+Boxes are cxreval's ``(x_min, y_min, x_max, y_max)``; the script's ``(r0, c0, r1, c1)`` is the same box
 with the axes swapped, and every printed quantity is symmetric in the axes.
 """
 
@@ -26,21 +27,22 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError
-from ..labels.schema import FINDING, STUDY_ID
 from ..results import TableResult
-from .boxes import box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
+from ..schema.boxes import LOCALIZATION_COLUMNS
+from ..schema.columns import FINDING, STUDY_ID
+from .boxes import ThresholdLike, box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
 from .heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
 from .protocol import DEFAULT_T, score_images
-from .schema import LOCALIZATION_COLUMNS
 from .table4 import TABLE4_ACC, afp_denominators, denominators
 
 __all__ = ["SIZES", "ErrorModel", "SyntheticCase", "coverage", "error_model_maps", "synthetic_cases",
            "SynthResult", "synthetic_study", "part_a_lines", "part_c_lines", "SEED_SYNTH_AFP"]
 
 SEED_SYNTH_AFP: Mapping[str, str] = {"large": "0.300", "medium": "0.433"}
-"""AFP the seed prints for noisy maps, bilinear, threshold 60, IoBB, T = 0.1 (its Part B), per size class."""
+"""AFP the article's script prints for noisy maps, bilinear, threshold 60, IoBB, T = 0.1 (its Part B), per size class."""
 
 SIZES: Mapping[str, tuple[tuple[int, int], tuple[int, int]]] = {
     "large": ((260, 360), (320, 460)), "medium": ((90, 150), (90, 150)), "small": ((24, 48), (24, 48))}
@@ -49,7 +51,7 @@ SIZES: Mapping[str, tuple[tuple[int, int], tuple[int, int]]] = {
 
 @dataclass(frozen=True)
 class ErrorModel:
-    """Parameters of the heatmap error model (the seed's values by default)."""
+    """Parameters of the heatmap error model (the article's values by default)."""
 
     image_size: int = 1024
     map_size: int = 32
@@ -88,7 +90,7 @@ def coverage(box: Sequence[float], model: ErrorModel = ErrorModel()) -> np.ndarr
 
 def error_model_maps(box: Sequence[float], rng: np.random.Generator, model: ErrorModel = ErrorModel(), *,
                      cover: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Clean map, noisy map and whether a distractor was added, for one box (the seed's draw order).
+    """Clean map, noisy map and whether a distractor was added, for one box (the reference script's draw order).
 
     ``cover`` replaces the box's coverage (e.g. several boxes of one image); the distractor is kept away
     from ``box``. A box so large that no distractor centre can lie ``distractor_margin`` pixels outside
@@ -121,9 +123,9 @@ def error_model_maps(box: Sequence[float], rng: np.random.Generator, model: Erro
     return clean, noisy, bool(has_d)
 
 
-def synthetic_cases(rng: object = 0, *, per_size: int = 60, sizes: Mapping[str, tuple] = SIZES,
+def synthetic_cases(rng: RNGLike = 0, *, per_size: int = 60, sizes: Mapping[str, tuple] = SIZES,
                     model: ErrorModel = ErrorModel()) -> dict[str, list[SyntheticCase]]:
-    """Draw ``per_size`` synthetic images per size class, consuming ``rng`` in the seed's order."""
+    """Draw ``per_size`` synthetic images per size class, consuming ``rng`` in the reference script's order."""
     gen = normalize_rng(rng)
     per_size = check_positive_int(per_size, name="per_size", func="synthetic_cases")
     img, c = model.image_size, model.cell
@@ -185,7 +187,7 @@ class SynthResult(TableResult):
     Attributes
     ----------
     lines : tuple of str
-        The printed output, line by line (blank lines included), as the seed's script prints it.
+        The printed output, line by line (blank lines included), as the article's reference script prints it.
     scores : pandas.DataFrame
         ``variant, localizer, upsampling, threshold, size, rule, T, acc, afp, hits, false_positives,
         n_images``: every Part B cell, ``T`` as the exact fraction (``'1/10'``).
@@ -198,13 +200,13 @@ class SynthResult(TableResult):
     seed, per_size : int
     afp_denominators : pandas.DataFrame
         Which :attr:`~cxreval.localization.protocol.LocalizationProtocol.afp_denominator` choices give the
-        seed's AFPs: ``case, afp_denominator, n, false_positives, afp, printed, reproduces``. The seed's
+        printed AFPs: ``case, afp_denominator, n, false_positives, afp, printed, reproduces``. The article's
         synthetic AFPs (0.300 / 0.433) need ``'pairs'`` (60 images per size class; ``'box_images'`` and
         ``'boxes'`` give 180); Table 4's Nodule 0.0772 needs ``'box_images'`` (68/880, truncated) or
-        ``'boxes'`` (76/984), never ``'pairs'`` (k/79). Not part of :attr:`lines`, which stay the seed's output.
+        ``'boxes'`` (76/984), never ``'pairs'`` (k/79). Not part of :attr:`lines`, which stay the script's output.
     table : pandas.DataFrame
         The Part B cells as the one localization table
-        (:data:`~cxreval.localization.schema.LOCALIZATION_COLUMNS`): ``finding`` is ``synthetic <size>``,
+        (:data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`): ``finding`` is ``synthetic <size>``,
         ``T`` a float, AFP per image (``n_afp = n_images``).
     """
 
@@ -240,7 +242,7 @@ class SynthResult(TableResult):
         """The printed output and the AFP-denominator check, as Markdown."""
         return "\n".join([f"# cxreval synth (seed {self.seed}, {self.per_size} images per size class)", "", "```",
                           self.text.rstrip(), "```", "",
-                          "## AFP denominators (localize --afp-denominator): which choice gives the seed's AFPs", "",
+                          "## AFP denominators (localize --afp-denominator): which choice gives the printed AFPs", "",
                           "```", self.afp_denominators.to_string(index=False), "```"])
 
     def to_dict(self) -> dict[str, object]:
@@ -255,7 +257,7 @@ class SynthResult(TableResult):
 
 
 def _hand_bilinear(hm: np.ndarray, img: int) -> np.ndarray:
-    """The seed's hand-written separable bilinear upsampling (weights form), for its printed check."""
+    """The reference script's hand-written separable bilinear upsampling (weights form), for its printed check."""
     n = hm.shape[0]
     x = (np.arange(img) + 0.5) / (img / n) - 0.5
     i0 = np.clip(np.floor(x).astype(int), 0, n - 1)
@@ -281,14 +283,14 @@ def _localize(maps: np.ndarray, refs: np.ndarray,
     return out, runs
 
 
-def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
-                    T_values: Sequence[object] = DEFAULT_T) -> SynthResult:
-    """Run the seed's synthetic study and return its printed output and tables.
+def synthetic_study(rng: RNGLike = 0, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
+                    T_values: Sequence[ThresholdLike] = DEFAULT_T) -> SynthResult:
+    """Run the ChestX-ray14 article's synthetic study and return its printed output and tables.
 
     Parameters
     ----------
     rng : int, Generator or None, default=0
-        The generator seed (the seed script uses ``np.random.default_rng(0)``).
+        The generator seed (the reference script uses ``np.random.default_rng(0)``).
     per_size : int, default=60
         Images per size class.
     model : ErrorModel
@@ -297,7 +299,7 @@ def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = 
     Returns
     -------
     res : SynthResult
-        ``res.lines`` equals the seed's printed output for the default arguments.
+        ``res.lines`` equals the reference script's printed output for the default arguments.
     """
     per_size = check_positive_int(per_size, name="per_size", func="synthetic_study")
     seed = rng if isinstance(rng, (int, np.integer)) else None
@@ -324,7 +326,7 @@ def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = 
 
     lines += ["", "Checks"]
     sk = resize(hm0, (img, img), order=1, mode="edge", anti_aliasing=False)
-    d_bil = np.abs(_hand_bilinear(hm0, img) - sk).max()        # the seed's check, as printed
+    d_bil = np.abs(_hand_bilinear(hm0, img) - sk).max()        # the script's check, as printed
     d_cx = float(np.abs(upsample(hm0, (img, img)) - sk).max())  # cxreval's own upsampling
     d_nn = int((upsample(hm0, (img, img), upsampling="nearest")
                 != resize(hm0, (img, img), order=0, mode="edge", anti_aliasing=False)).sum())
@@ -342,7 +344,7 @@ def synthetic_study(rng: object = 0, *, per_size: int = 60, model: ErrorModel = 
     lines.append(f" find_objects vs regionprops boxes: differing box sets = {mism} of {2 * 3 * N}")
     lines.append(f" 8- vs 4-connectivity: differing box sets = {conn_diff} of {2 * 3 * N}")
 
-    # runs in the seed's order, and every scored (box, reference) pair
+    # runs in the script's order, and every scored (box, reference) pair
     order: list[tuple] = []
     for s in SIZES:
         for variant in ("noise-free", "noisy"):

@@ -3,7 +3,7 @@
 Table 4 of Wang et al. (2017) prints each localization accuracy with four decimals. A value ``v`` printed
 for ``k`` hits out of ``n`` reference boxes is either ``floor(10^4 k / n) / 10^4`` (truncated) or
 ``k / n`` rounded half up. :func:`denominators` lists the ``n <= n_max`` for which some ``k`` gives every
-printed value of a column; the seed found one or two denominators per finding under truncation and
+printed value of a column; the ChestX-ray14 article found one or two denominators per finding under truncation and
 none under rounding (13/79 = 0.16456 is printed 0.1645).
 
 Examples
@@ -21,6 +21,7 @@ from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .._validation import check_choice, check_positive_int
 
@@ -43,7 +44,7 @@ TABLE4_ACC: Mapping[str, tuple[float, ...]] = MappingProxyType({
 """Acc. of Table 4 (Wang et al., 2017, ResNet-50 maps, IoBB), per finding at T = 0.1 ... 0.9, as printed."""
 
 TABLE4_NODULE_AFP = 0.0772
-"""Nodule's AFP in Table 4 from T = 0.5 on, the one AFP the seed quotes."""
+"""Nodule's AFP in Table 4 from T = 0.5 on, the one AFP the ChestX-ray14 article quotes."""
 
 BBOX_2017_COUNTS: Mapping[str, int] = MappingProxyType({"pairs": 79, "box_images": 880, "boxes": 984})
 """The AFP denominators of each :attr:`~cxreval.localization.protocol.LocalizationProtocol.afp_denominator`
@@ -53,7 +54,7 @@ choice for Nodule in ``BBox_List_2017.csv``: 79 (image, Nodule) pairs with a box
 MODES: tuple[str, ...] = ("trunc", "round")
 
 
-def shown_value(k: object, n: object, *, mode: str = "trunc", digits: int = 4) -> np.ndarray:
+def shown_value(k: ArrayLike, n: ArrayLike, *, mode: str = "trunc", digits: int = 4) -> np.ndarray:
     """``k / n`` as printed with ``digits`` decimals, times ``10**digits``, as an integer (vectorised)."""
     check_choice(mode, MODES, name="mode", func="shown_value")
     k = np.asarray(k, dtype=np.int64)

@@ -22,10 +22,12 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
@@ -102,7 +104,7 @@ def interpolation_matrix(n_in: int, n_out: int, *, method: str = "bilinear") -> 
     return m
 
 
-def check_heatmaps(heatmaps: object, *, name: str = "heatmap", batch: bool = False) -> np.ndarray:
+def check_heatmaps(heatmaps: ArrayLike, *, name: str = "heatmap", batch: bool = False) -> np.ndarray:
     """Validate one map (2-D) or a batch of maps (3-D) of finite values; return a float array.
 
     Raises
@@ -128,10 +130,10 @@ def check_heatmaps(heatmaps: object, *, name: str = "heatmap", batch: bool = Fal
     return a
 
 
-def check_image_shape(image_shape: object) -> tuple[int, int]:
+def check_image_shape(image_shape: Sequence[int]) -> tuple[int, int]:
     """``(height, width)`` as positive ints, or :class:`InvalidParameterError`."""
     try:
-        h, w = (int(v) for v in image_shape)  # type: ignore[attr-defined]
+        h, w = (int(v) for v in image_shape)
         ok = h >= 1 and w >= 1
     except (TypeError, ValueError):
         ok = False
@@ -141,7 +143,7 @@ def check_image_shape(image_shape: object) -> tuple[int, int]:
     return h, w
 
 
-def check_threshold(thr: object) -> float:
+def check_threshold(thr: float) -> float:
     """A threshold on the normalised ``[0, 255]`` scale as float, or :class:`InvalidParameterError`."""
     if isinstance(thr, bool) or not isinstance(thr, (int, float, np.integer, np.floating)) or not (
             0 <= float(thr) <= 255):
@@ -156,7 +158,7 @@ def upsample_rows(maps: np.ndarray, ax: GridAxis) -> np.ndarray:
     return a + (maps[:, ax.i1, :] - a) * ax.t[None, :, None]
 
 
-def upsample(heatmap: object, image_shape: tuple[int, int] = (1024, 1024), *,
+def upsample(heatmap: ArrayLike, image_shape: tuple[int, int] = (1024, 1024), *,
              upsampling: str = "bilinear") -> np.ndarray:
     """Upsample one map to ``image_shape`` on the centred grid (dense, float).
 
@@ -181,7 +183,7 @@ def upsample(heatmap: object, image_shape: tuple[int, int] = (1024, 1024), *,
     return a + (v[:, cax.i1] - a) * cax.t[None, :]
 
 
-def normalize_heatmap(up: object) -> np.ndarray:
+def normalize_heatmap(up: ArrayLike) -> np.ndarray:
     """Min-max rescaling to ``[0, 255]`` as float: ``255 * (up - min) / (max - min)``; zeros if constant."""
     a = np.asarray(up, dtype=float)
     mn, mx = a.min(), a.max()
@@ -190,7 +192,7 @@ def normalize_heatmap(up: object) -> np.ndarray:
     return 255 * (a - mn) / (mx - mn)
 
 
-def threshold_mask(heatmap: object, image_shape: tuple[int, int] = (1024, 1024), *,
+def threshold_mask(heatmap: ArrayLike, image_shape: tuple[int, int] = (1024, 1024), *,
                    upsampling: str = "bilinear", threshold: float = 60.0, strict: bool = True) -> np.ndarray:
     """Dense boolean region of one map: normalised upsampled map ``> threshold`` (or ``>=``)."""
     thr = check_threshold(threshold)
@@ -201,7 +203,7 @@ def threshold_mask(heatmap: object, image_shape: tuple[int, int] = (1024, 1024),
     return norm > thr if strict else norm >= thr
 
 
-def mask_boxes(mask: object, *, connectivity: int = 8) -> np.ndarray:
+def mask_boxes(mask: ArrayLike, *, connectivity: int = 8) -> np.ndarray:
     """Boxes ``(x_min, y_min, x_max, y_max)`` of the connected components of a dense 2-D mask.
 
     The dense path (``scipy.ndimage.label`` + ``find_objects``), in label (raster) order; cxreval's

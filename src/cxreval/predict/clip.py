@@ -98,7 +98,7 @@ def parse_clip_spec(value: str, *, spec: str) -> ClipSpec:
         arch, _, path = rest.partition(":")
         if arch.strip() and path.strip():
             return ClipSpec("open_clip", arch.strip(), path.strip())
-    raise InvalidParameterError(f"--model {spec!r}: expected clip:open_clip:ARCH:CHECKPOINT, "
+    raise InvalidParameterError(f"model={spec!r}: expected clip:open_clip:ARCH:CHECKPOINT, "
                                 "clip:open_clip:local-dir:FOLDER or clip:hf:FOLDER.")
 
 
@@ -257,7 +257,7 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
     if cs.arch == "local-dir":
         folder = Path(cs.path).expanduser()
         if not (folder / "open_clip_config.json").is_file():
-            raise DataUnavailableError(f"--model {spec}: {folder / 'open_clip_config.json'} is not there; put the "
+            raise DataUnavailableError(f"model={str(spec)!r}: {folder / 'open_clip_config.json'} is not there; put the "
                                        "open_clip model folder (open_clip_config.json and its weights file, e.g. "
                                        "open_clip_pytorch_model.bin from the model's Hub page) at "
                                        f"{folder}, then run again.")
@@ -265,18 +265,18 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
     else:
         ckpt = Path(cs.path).expanduser()
         if not ckpt.is_file():
-            raise DataUnavailableError(f"--model {spec}: the checkpoint {ckpt} is not there; cxreval never downloads "
+            raise DataUnavailableError(f"model={str(spec)!r}: the checkpoint {ckpt} is not there; cxreval never downloads "
                                        f"weights: download the open_clip checkpoint for {cs.arch} and put it at "
                                        f"{ckpt}, then run again.")
         name = cs.arch
         if cs.arch.endswith(".json"):
             cfg = Path(cs.arch).expanduser()
             if not cfg.is_file():
-                raise SchemaError(f"--model {spec}: the open_clip model config {cfg} does not exist.")
+                raise SchemaError(f"model={str(spec)!r}: the open_clip model config {cfg} does not exist.")
             open_clip.add_model_config(cfg)
             name = cfg.stem
         elif cs.arch not in open_clip.list_models():
-            raise InvalidParameterError(f"--model {spec}: {cs.arch!r} is not an open_clip model name (open_clip."
+            raise InvalidParameterError(f"model={str(spec)!r}: {cs.arch!r} is not an open_clip model name (open_clip."
                                         "list_models()) nor a .json model config.")
         pretrained, weights = str(ckpt), str(ckpt)
     try:
@@ -284,7 +284,7 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
             model = open_clip.create_model(name, pretrained=pretrained, device="cpu", pretrained_text=False)
             tokenizer = open_clip.get_tokenizer(name)
     except (OSError, RuntimeError, ValueError, KeyError) as exc:
-        raise DataUnavailableError(f"--model {spec}: open_clip could not build the model from local files "
+        raise DataUnavailableError(f"model={str(spec)!r}: open_clip could not build the model from local files "
                                    f"({exc_text(exc)}); a text tower or tokenizer named by the config must be in the "
                                    "Hugging Face cache (HF_HOME) already, since cxreval runs offline.") from exc
     model.eval()
@@ -303,7 +303,7 @@ def _load_hf(cs: ClipSpec, spec: str) -> LoadedClip:
     transformers = require_transformers()
     folder = Path(cs.path).expanduser()
     if not (folder / "config.json").is_file():
-        raise DataUnavailableError(f"--model {spec}: {folder / 'config.json'} is not there; put the Hugging Face "
+        raise DataUnavailableError(f"model={str(spec)!r}: {folder / 'config.json'} is not there; put the Hugging Face "
                                    "model folder (config.json, model.safetensors, the tokenizer files and "
                                    f"preprocessor_config.json, e.g. huggingface_hub.snapshot_download(ORG/NAME, "
                                    f"local_dir='{folder}') on a machine with internet access) there, then run again.")
@@ -313,12 +313,12 @@ def _load_hf(cs: ClipSpec, spec: str) -> LoadedClip:
             tok = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
             proc = transformers.AutoImageProcessor.from_pretrained(str(folder), local_files_only=True)
     except (OSError, ValueError, KeyError) as exc:
-        raise DataUnavailableError(f"--model {spec}: transformers could not load {folder} offline ({exc_text(exc)}); "
+        raise DataUnavailableError(f"model={str(spec)!r}: transformers could not load {folder} offline ({exc_text(exc)}); "
                                    "the folder must hold the model, tokenizer and preprocessor_config.json "
                                    "files.") from exc
     for meth in ("get_image_features", "get_text_features"):
         if not hasattr(model, meth):
-            raise SchemaError(f"--model {spec}: {type(model).__name__} has no {meth}; a CLIP-style model "
+            raise SchemaError(f"model={str(spec)!r}: {type(model).__name__} has no {meth}; a CLIP-style model "
                               "(image and text towers) is expected.")
     model.eval()
     import torch

@@ -5,7 +5,7 @@ long label table (``study_id, patient_id, finding, source, state``) whose ``stud
 become targets under the usual :class:`~cxreval.labels.LabelPolicy` (uncertain: exclude / zeros / ones;
 not mentioned: negative / exclude); an excluded label adds nothing to the loss or the AUC.
 
-The studies with both an image and labels are split by patient (:func:`cxreval.splits.patient_split`, seeded
+The studies with both an image and labels are split by patient (:func:`cxreval.datasets.splits.patient_split`, seeded
 with ``seed``) into ``train`` and ``val``. Modes:
 
 * ``linear-probe``: the network is frozen; the features entering its classifier are computed once and a new
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import MACRO
@@ -80,7 +80,7 @@ class FinetuneResult(TableResult):
         return {"training": self.table, "split": self.split, "val_predictions": self.val_predictions}
 
     def summary(self, title: str = "cxreval finetune") -> str:
-        from ..tables import markdown_table
+        from ..io import markdown_table
 
         best = self.table[(self.table.epoch == self.best_epoch)]
         s = self.settings
@@ -109,25 +109,25 @@ def training_targets(labels: pd.DataFrame, *, findings: Sequence[str] | None, so
     sources = sorted(labels["source"].unique())
     if source is None:
         if len(sources) != 1:
-            raise InvalidParameterError(f"--labels holds the sources {sources}; choose the one to train on with "
-                                        "--source.")
+            raise InvalidParameterError(f"The labels hold the sources {sources}; choose the one to train on with "
+                                        "source=.")
         source = sources[0]
     elif source not in sources:
-        raise InvalidParameterError(f"--source {source!r} is not in --labels; its sources are {sources}.")
+        raise InvalidParameterError(f"source={source!r} is not in the labels (labels=); its sources are {sources}.")
     lab = labels[labels["source"] == source]
     have = list(dict.fromkeys(lab["finding"]))
     if findings:
-        want = [canonical_finding(f, where="--findings") for f in findings]
+        want = [canonical_finding(f, where="findings=") for f in findings]
         missing = [f for f in want if f not in have]
         if missing:
-            raise InvalidParameterError(f"--findings {missing}: not labelled by source {source!r} (it labels {have}).")
+            raise InvalidParameterError(f"findings={missing}: not labelled by source {source!r} (it labels {have}).")
     else:
         want = have
     lab = lab[lab["finding"].isin(want)]
     dup = lab.duplicated(["study_id", "finding"])
     if dup.any():
         r = lab[dup].iloc[0]
-        raise SchemaError(f"--labels: study {r.study_id!r} has two labels for {r.finding!r} from source {source!r}.")
+        raise SchemaError(f"The labels (labels=): study {r.study_id!r} has two labels for {r.finding!r} from source {source!r}.")
     y = lab.assign(y=policy.binarize(lab["state"])).pivot(index="study_id", columns="finding", values="y")
     pid = lab.drop_duplicates("study_id").set_index("study_id")["patient_id"]
     out = pd.DataFrame({"study_id": y.index.astype(str), "patient_id": pid.reindex(y.index).astype(str).to_numpy()})
@@ -157,9 +157,9 @@ class _Images:
         try:
             return self.prep.apply(read_image(it.path, dicom_window=self.dicom_window))
         except SchemaError as exc:
-            raise SchemaError(f"--images: {it.path} cannot be used for training ({exc}).") from exc
+            raise SchemaError(f"Image {it.path} (images=) cannot be used for training ({exc}).") from exc
         except (OSError, ValueError) as exc:
-            raise SchemaError(f"--images: {it.path} cannot be used for training ({exc_text(exc)}).") from exc
+            raise SchemaError(f"Image {it.path} (images=) cannot be used for training ({exc_text(exc)}).") from exc
 
     def batch(self, idx: np.ndarray) -> np.ndarray:
         if self.cache is not None:
@@ -195,16 +195,17 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
         prep = Preprocessing(size=input_size or 1024, channels=3, normalization="imagenet")
         return _Net(net, prep, "cxreval.predict.recipes:chestxray8_net", kw, "classifier", "transition",
                     f"recipe chestxray8 ({arch})", weights)
+    assert model is not None  # finetune passes exactly one of model and recipe
     ms = parse_model_spec(model)
     lm = load_model(ms, weights_dir=weights_dir, download=download)
     if lm.scripted:
-        raise InvalidParameterError(f"--model {model}: a TorchScript model cannot be rebuilt for training; give it "
+        raise InvalidParameterError(f"model={str(model)!r}: a TorchScript model cannot be rebuilt for training; give it "
                                     "as a state_dict with 'architecture' in its YAML.")
     if ms.kind == "xrv":
         import torchxrayvision as xrv
 
         if not isinstance(lm.module, xrv.models.DenseNet):
-            raise InvalidParameterError(f"--model {model}: only the TorchXRayVision DenseNets can be fine-tuned.")
+            raise InvalidParameterError(f"model={str(model)!r}: only the TorchXRayVision DenseNets can be fine-tuned.")
         ref, kwargs = "torchxrayvision.models:DenseNet", {"weights": None}
     else:
         cfg_path = Path(str(lm.extra["yaml"]))
@@ -212,7 +213,7 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
 
         cfg = read_yaml_file(cfg_path, what="Model YAML")
         if not isinstance(cfg, dict) or "architecture" not in cfg:    # load_model has checked it already
-            raise SchemaError(f"--model {model}: {cfg_path} gives no 'architecture' to rebuild the model from.")
+            raise SchemaError(f"model={str(model)!r}: {cfg_path} gives no 'architecture' to rebuild the model from.")
         ref = str(cfg["architecture"])
         mod, _, attr = ref.rpartition(":")
         if mod.endswith(".py") and not Path(mod).is_absolute():
@@ -299,15 +300,15 @@ def _rows(epoch: int, findings: list[str], train_loss: float, val_loss: float, a
     return rows
 
 
-def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, out: str | os.PathLike[str],
+def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
              model: str | None = None, recipe: str | None = None, arch: str = "resnet50",
-             weights: str | os.PathLike[str] | None = None, mode: str = "full", loss: str | None = None,
+             weights: PathLike | None = None, mode: str = "full", loss: str | None = None,
              findings: Sequence[str] | None = None, source: str | None = None, policy: str = "exclude",
              not_mentioned: str = "negative", state_encoding: str | None = None, val_fraction: float = 0.2,
              epochs: int = 10, patience: int = 3, batch_size: int = 16, lr: float | None = None,
              weight_decay: float = 1e-4, seed: int = 0, device: str = "cpu", input_size: int | None = None,
              name: str | None = None, keep_interrupted: bool = False, overwrite: bool = False,
-             weights_dir: str | os.PathLike[str] | None = None, download: bool = True, dicom_window: str = "none",
+             weights_dir: PathLike | None = None, download: bool = True, dicom_window: str = "none",
              argv: Sequence[str] | None = None, progress: Progress | None = None,
              on_epoch: Callable[[int], None] | None = None) -> FinetuneResult:
     """Fine-tune ``model`` (or train ``recipe``) on ``labels`` and write ``out`` atomically (module docstring).
@@ -320,22 +321,23 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
     from scipy.special import expit
 
     torch = require_torch()
+    from ..datasets.splits import patient_split
     from ..labels import LabelPolicy, read_labels
     from ..outputs import check_output_path, output_folder
-    from ..splits import patient_split
     from .images import list_images
 
     func = "finetune"
     check_choice(mode, FINETUNE_MODES, name="mode", func=func)
     if (model is None) == (recipe is None):
-        raise InvalidParameterError("finetune needs exactly one of --model (xrv:, torch:) and --recipe chestxray8.")
+        raise InvalidParameterError("finetune needs exactly one of model= (xrv:, torch:) and recipe='chestxray8'.")
     if recipe is not None:
         check_choice(recipe, RECIPES, name="recipe", func=func)
     else:
         from .models import parse_model_spec
 
+        assert model is not None  # exactly one of model and recipe (checked above)
         if parse_model_spec(model).kind == "clip":
-            raise InvalidParameterError(f"--model {model}: fine-tuning clip: models is not supported yet; score them "
+            raise InvalidParameterError(f"model={str(model)!r}: fine-tuning clip: models is not supported yet; score them "
                                         "zero-shot with cxreval predict, or fine-tune an xrv: or torch: model.")
     loss = loss or ("wcel" if recipe else "bce")
     check_choice(loss, LOSSES, name="loss", func=func)
@@ -348,7 +350,7 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
     progress = as_progress(progress, func=func)
     dev = torch_device(device)
     if weights is not None and not Path(weights).is_file():
-        raise SchemaError(f"--weights {weights} does not exist.")
+        raise SchemaError(f"weights={str(weights)!r} does not exist.")
     check_output_path(out, overwrite=overwrite)
     lab = read_labels(Path(labels), state_encoding=state_encoding).table
     targets, fnames, source = training_targets(lab, findings=findings, source=source, policy=pol)
@@ -356,7 +358,7 @@ def finetune(images: str | os.PathLike[str], labels: str | os.PathLike[str], *, 
     by_id = {it.study_id: it for it in listing.items}
     targets = targets[targets.study_id.isin(by_id)].reset_index(drop=True)
     if len(targets) < 2:
-        raise SchemaError(f"--images {listing.source} and --labels {labels}: {len(targets)} image id(s) are labelled "
+        raise SchemaError(f"images={str(listing.source)!r} and labels={str(labels)!r}: {len(targets)} image id(s) are labelled "
                           f"(image ids look like {list(by_id)[:2]}, label study_ids like "
                           f"{lab.study_id.head(2).tolist()}); at least 2 are needed.")
     sp = patient_split(targets[["study_id", "patient_id"]], fractions=(1 - val_fraction, val_fraction),

@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from .._validation import check_choice
 from ..exceptions import DataUnavailableError, SchemaError
 
@@ -140,7 +141,7 @@ def pydicom_available() -> bool:
     return True
 
 
-def is_dicom(path: str | os.PathLike[str]) -> bool:
+def is_dicom(path: PathLike) -> bool:
     """True for a ``.dcm``/``.dicom`` name or a file with the ``DICM`` marker at byte 128."""
     p = Path(path)
     if p.suffix.lower() in (".dcm", ".dicom"):
@@ -174,9 +175,9 @@ def _read_list(path: Path) -> list[ImageItem]:
         try:
             df = pd.read_csv(path, dtype=str, keep_default_na=False)
         except (OSError, ValueError) as exc:
-            raise SchemaError(f"--images {path}: cannot be read as a CSV ({exc_text(exc)}).") from exc
+            raise SchemaError(f"images={str(path)!r}: cannot be read as a CSV ({exc_text(exc)}).") from exc
         if "path" not in df.columns:
-            raise SchemaError(f"--images {path}: a CSV image list needs a 'path' column (and optionally "
+            raise SchemaError(f"images={str(path)!r}: a CSV image list needs a 'path' column (and optionally "
                               f"'study_id'); its columns are {list(df.columns)}.")
         paths = df["path"].tolist()
         ids = df["study_id"].tolist() if "study_id" in df.columns else paths
@@ -185,13 +186,13 @@ def _read_list(path: Path) -> list[ImageItem]:
         try:
             lines = path.read_text().splitlines()
         except (OSError, UnicodeDecodeError) as exc:
-            raise SchemaError(f"--images {path}: cannot be read as a text list of image paths "
+            raise SchemaError(f"images={str(path)!r}: cannot be read as a text list of image paths "
                               f"({exc_text(exc)}).") from exc
         rows = [(s, s) for s in (ln.strip() for ln in lines) if s and not s.startswith("#")]
     items = []
     for i, (sid, p) in enumerate(rows):
         if not str(p).strip() or not str(sid).strip():
-            raise SchemaError(f"--images {path}: row {i} has an empty path or study_id.")
+            raise SchemaError(f"images={str(path)!r}: row {i} has an empty path or study_id.")
         q = Path(p).expanduser()
         items.append(ImageItem(str(sid).strip(), q if q.is_absolute() else base / q))
     return items
@@ -212,18 +213,18 @@ def list_images(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
         elif src.is_file():
             found, skipped = _read_list(src), []
         else:
-            raise SchemaError(f"--images {src} does not exist; give a folder of images or a list file.")
+            raise SchemaError(f"images={str(src)!r} does not exist; give a folder of images or a list file.")
         source = str(src)
     else:
         found = [ImageItem(Path(p).name, Path(p)) for p in images]
         skipped, source = [], "sequence of paths"
     if not found:
-        raise SchemaError(f"--images {source}: no image found (suffixes {list(IMAGE_SUFFIXES)}"
+        raise SchemaError(f"images={str(source)!r}: no image found (suffixes {list(IMAGE_SUFFIXES)}"
                           + (f"; {len(skipped)} other file(s) skipped" if skipped else "") + ").")
     ids = pd.Series([it.study_id for it in found])
     dup = ids[ids.duplicated()].unique().tolist()
     if dup:
-        raise SchemaError(f"--images {source}: image ids must be unique; {dup[:5]} occur more than once.")
+        raise SchemaError(f"images={str(source)!r}: image ids must be unique; {dup[:5]} occur more than once.")
     return ImageList(tuple(found), source, tuple(skipped))
 
 
@@ -341,7 +342,7 @@ def _check_pixels(arr: np.ndarray, path: Path) -> np.ndarray:
     return arr
 
 
-def read_image(path: str | os.PathLike[str], *, dicom_window: str = "none") -> RawImage:
+def read_image(path: PathLike, *, dicom_window: str = "none") -> RawImage:
     """Read one image at its full bit depth (see the module docstring for each format).
 
     Parameters

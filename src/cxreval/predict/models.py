@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._typing import PathLike
 from .._validation import read_yaml_file
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from ..findings import canonical_finding
@@ -76,9 +77,9 @@ def torch_device(device: str) -> Any:
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
-        raise InvalidParameterError(f"--device {device!r}: expected cpu, cuda or cuda:N.") from exc
+        raise InvalidParameterError(f"device={device!r}: expected cpu, cuda or cuda:N.") from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise InvalidParameterError(f"--device {device}: CUDA is not available to torch on this machine; use cpu.")
+        raise InvalidParameterError(f"device={str(device)!r}: CUDA is not available to torch on this machine; use cpu.")
     return dev
 
 
@@ -119,20 +120,20 @@ _SPEC_FORMS = ("'xrv:<weights name>' (e.g. xrv:densenet121-res224-all), 'torch:<
                "'clip:open_clip:ARCH:CHECKPOINT', 'clip:open_clip:local-dir:FOLDER' or 'clip:hf:FOLDER'")
 
 
-def parse_model_spec(spec: object) -> ModelSpec:
+def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
     """Parse ``xrv:<weights>``, ``torch:<path>`` or ``clip:...``; unknown weight names fail with the known ones."""
     if isinstance(spec, ModelSpec):
         return spec
     if not isinstance(spec, str) or ":" not in spec:
-        raise InvalidParameterError(f"--model {spec!r}: expected {_SPEC_FORMS}.")
+        raise InvalidParameterError(f"model={spec!r}: expected {_SPEC_FORMS}.")
     kind, value = spec.split(":", 1)
     kind = kind.strip().lower()
     if kind not in MODEL_KINDS:
-        raise InvalidParameterError(f"--model {spec!r}: unknown model kind {kind!r}; expected {_SPEC_FORMS}.")
+        raise InvalidParameterError(f"model={spec!r}: unknown model kind {kind!r}; expected {_SPEC_FORMS}.")
     if not value.strip():
-        raise InvalidParameterError(f"--model {spec!r}: nothing after '{kind}:'; expected {_SPEC_FORMS}.")
+        raise InvalidParameterError(f"model={spec!r}: nothing after '{kind}:'; expected {_SPEC_FORMS}.")
     if kind == "xrv" and value not in XRV_WEIGHTS:
-        raise InvalidParameterError(f"--model {spec!r}: unknown TorchXRayVision weights {value!r}; "
+        raise InvalidParameterError(f"model={spec!r}: unknown TorchXRayVision weights {value!r}; "
                                     f"known: {list(XRV_WEIGHTS)}.")
     if kind == "clip":
         from .clip import parse_clip_spec
@@ -224,7 +225,7 @@ def _map_outputs(names: list[str | None], *, where: str, skip: Mapping[int, str]
     return tuple(findings), tuple(notes)
 
 
-def xrv_weights_path(name: str, *, weights_dir: str | os.PathLike[str] | None = None) -> tuple[str, Path]:
+def xrv_weights_path(name: str, *, weights_dir: PathLike | None = None) -> tuple[str, Path]:
     """(URL, local path) where torchxrayvision looks for the weights file of ``name``."""
     xrv = require_xrv()
     if name == "jfhealthcare":
@@ -236,15 +237,15 @@ def xrv_weights_path(name: str, *, weights_dir: str | os.PathLike[str] | None = 
 
 def _no_weights_message(name: str, url: str, path: Path, why: str) -> str:
     return (f"TorchXRayVision weights {name!r}: {why}. Download {url} on a machine with internet access and put "
-            f"the file at {path}" + (" (or put it in a folder of your choice and pass --weights-dir FOLDER)"
+            f"the file at {path}" + (" (or put it in a folder of your choice and pass weights_dir=FOLDER)"
                                      if name != "jfhealthcare" else "") + ", then run again.")
 
 
-def _load_xrv(name: str, *, weights_dir: str | os.PathLike[str] | None, download: bool) -> tuple[Any, Path, str]:
+def _load_xrv(name: str, *, weights_dir: PathLike | None, download: bool) -> tuple[Any, Path, str]:
     xrv = require_xrv()
     if name == "jfhealthcare" and weights_dir is not None:
         raise InvalidParameterError("xrv:jfhealthcare always reads its weights from ~/.torchxrayvision/models_data "
-                                    "(torchxrayvision offers no other folder); drop --weights-dir.")
+                                    "(torchxrayvision offers no other folder); drop weights_dir=.")
     url, path = xrv_weights_path(name, weights_dir=weights_dir)
     if not path.is_file() and not download:
         raise DataUnavailableError(_no_weights_message(name, url, path, "the weights file is not there and "
@@ -265,7 +266,7 @@ def _load_xrv(name: str, *, weights_dir: str | os.PathLike[str] | None, download
     return module, path, url
 
 
-def _xrv_model(spec: ModelSpec, *, weights_dir: str | os.PathLike[str] | None, download: bool) -> LoadedModel:
+def _xrv_model(spec: ModelSpec, *, weights_dir: PathLike | None, download: bool) -> LoadedModel:
     xrv = require_xrv()
     module, path, url = _load_xrv(spec.value, weights_dir=weights_dir, download=download)
     targets = list(module.targets)
@@ -288,7 +289,7 @@ def _xrv_model(spec: ModelSpec, *, weights_dir: str | os.PathLike[str] | None, d
                        extra={"weights_url": url, "torchxrayvision": getattr(xrv, "__version__", "")})
 
 
-def import_callable(ref: object, *, base: Path, where: str) -> Any:
+def import_callable(ref: str, *, base: Path, where: str) -> Any:
     if not isinstance(ref, str) or ":" not in ref:
         raise SchemaError(f"{where}: 'architecture' must be 'package.module:callable' or 'file.py:callable'; "
                           f"got {ref!r}.")
@@ -411,7 +412,7 @@ def _clip_model(spec: ModelSpec, *, prompts: Any) -> LoadedModel:
                        False, None, None, parts["weights_file"], extra=parts["extra"])
 
 
-def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: str | os.PathLike[str] | None = None,
+def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: PathLike | None = None,
                download: bool = True, prompts: str | os.PathLike[str] | Any = None) -> LoadedModel:
     """Load a model from its spec, put it in evaluation mode on ``device`` and check it with a blank input.
 

@@ -21,11 +21,11 @@ Examples
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._typing import PathLike
 from .._validation import read_yaml_file
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
@@ -63,7 +63,7 @@ def _texts(v: object, *, where: str) -> tuple[str, ...]:
     return tuple(t.strip() for t in items)
 
 
-def load_prompts(prompts: str | os.PathLike[str] | None = None) -> PromptSet:
+def load_prompts(prompts: PathLike | None = None) -> PromptSet:
     """Read a prompt file: a built-in name (:data:`PROMPT_SETS`, default ``chestxray14``) or a YAML path.
 
     Raises
@@ -75,7 +75,7 @@ def load_prompts(prompts: str | os.PathLike[str] | None = None) -> PromptSet:
     path = prompt_file(str(name)) if isinstance(name, str) and name in PROMPT_SETS else Path(name).expanduser()
     where = f"prompt file {path}"
     if not path.is_file():
-        raise SchemaError(f"--prompts {name}: not a built-in prompt set {list(PROMPT_SETS)} and no such file.")
+        raise SchemaError(f"prompts={str(name)!r}: not a built-in prompt set {list(PROMPT_SETS)} and no such file.")
     cfg = read_yaml_file(path, what="Prompt file")
     if not isinstance(cfg, Mapping) or not isinstance(cfg.get("findings"), Mapping) or not cfg["findings"]:
         raise SchemaError(f"{where}: expected a mapping with 'findings: {{FINDING: {{positive: [...], "

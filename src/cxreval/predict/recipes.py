@@ -45,14 +45,14 @@ def _trunk(arch: str, weights: str | None) -> tuple[Any, int]:
     import torchvision
 
     if arch not in RECIPE_ARCHS:
-        raise InvalidParameterError(f"--arch {arch!r}: expected one of {list(RECIPE_ARCHS)}.")
+        raise InvalidParameterError(f"arch={arch!r}: expected one of {list(RECIPE_ARCHS)}.")
     net = getattr(torchvision.models, arch)(weights=None)
     if weights is not None:
         try:
             sd = torch.load(str(weights), map_location="cpu", weights_only=True)
             net.load_state_dict(sd, strict=True)
         except (RuntimeError, OSError, ValueError) as exc:
-            raise SchemaError(f"--weights {weights}: not torchvision {arch} weights ({type(exc).__name__}: "
+            raise SchemaError(f"weights={str(weights)!r}: not torchvision {arch} weights ({type(exc).__name__}: "
                               f"{str(exc).splitlines()[0][:300]}); expected the file at "
                               f"{torchvision_weights_url(arch)}.") from exc
     if arch.startswith("resnet"):

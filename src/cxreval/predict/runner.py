@@ -115,16 +115,16 @@ def check_heatmap_models(models: Sequence[LoadedModel], *, target_layer: str | N
     for m in models:
         layer = target_layer or m.target_layer
         if m.scripted:
-            raise InvalidParameterError(f"--heatmaps: model {m.name} is TorchScript, whose layers cannot be hooked; "
+            raise InvalidParameterError(f"heatmaps=True: model {m.name} is TorchScript, whose layers cannot be hooked; "
                                         "give it as a state_dict with 'architecture' in its YAML.")
         if not layer:
-            raise InvalidParameterError(f"--heatmaps: model {m.name} has no default CAM target layer; pass "
-                                        "--target-layer (a convolutional stage, e.g. 'features') or set "
+            raise InvalidParameterError(f"heatmaps=True: model {m.name} has no default CAM target layer; pass "
+                                        "target_layer= (a convolutional stage, e.g. 'features') or set "
                                         "target_layer in its YAML.")
         names = dict(m.module.named_modules())
         if layer not in names:
             top = [n for n in names if n and "." not in n][:20]
-            raise InvalidParameterError(f"--target-layer {layer!r}: model {m.name} has no such module; its "
+            raise InvalidParameterError(f"target_layer={layer!r}: model {m.name} has no such module; its "
                                         f"top-level modules are {top}.")
         layers.append(layer)
     return layers
@@ -260,7 +260,7 @@ def predict_batch(models: Sequence[LoadedModel], idx: Sequence[int], batch: Sequ
               if isinstance(loaded[i], str)]
     scores, maps = {}, {}
     if ok:
-        xb = torch.from_numpy(np.stack([loaded[i] for i in ok]))  # type: ignore[misc]
+        xb = torch.from_numpy(np.stack([loaded[i] for i in ok]))
         for mi in idx:
             m = models[mi]
             dev = next(iter(m.module.parameters()), xb).device
@@ -424,7 +424,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise InvalidParameterError(f"The 'workers' parameter of predict must be an int >= 0. Got {workers!r}.")
     if not models:
-        raise InvalidParameterError("predict needs at least one model (--model xrv:<weights> or torch:<path>).")
+        raise InvalidParameterError("predict needs at least one model (models=, e.g. xrv:<weights> or torch:<path>).")
     for s in models:  # every --model spec read before anything else is looked at
         parse_model_spec(s)
     guard = [images] if isinstance(images, (str, os.PathLike)) else []
@@ -433,7 +433,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     n_dcm = sum(is_dicom(it.path) for it in listing.items if it.path.suffix.lower() in (".dcm", ".dicom"))
     if n_dcm and not pydicom_available():
         from ..exceptions import DataUnavailableError
-        raise DataUnavailableError(f"--images {listing.source}: {n_dcm} DICOM file(s) but pydicom is not installed; "
+        raise DataUnavailableError(f"images={str(listing.source)!r}: {n_dcm} DICOM file(s) but pydicom is not installed; "
                                    "pip install 'cxreval[dicom]'.")
     loaded = [load_model(s, device=device, weights_dir=weights_dir, download=download, prompts=prompts)
               for s in models]
@@ -470,7 +470,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
         if len(bad) and not (res.image_status["status"] == "ok").any():
             store.remove()  # nothing to resume: the next run reads every image again
             shown = "; ".join(f"{r.path}: {r.error}" for r in bad.head(3).itertuples())
-            raise SchemaError(f"--images {listing.source}: none of the {len(bad)} image(s) could be read, so "
+            raise SchemaError(f"images={str(listing.source)!r}: none of the {len(bad)} image(s) could be read, so "
                               f"nothing was predicted ({shown}{'; ...' if len(bad) > 3 else ''}).")
     store.remove()
     return res

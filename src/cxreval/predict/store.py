@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._typing import PathLike
 from ..exceptions import SchemaError
 
 __all__ = ["Shard", "PartialStore", "NpzWriter"]
@@ -48,7 +49,7 @@ class Shard:
 class PartialStore:
     """Shards of a run in progress, in ``folder`` (see the module docstring)."""
 
-    def __init__(self, folder: str | os.PathLike[str], config: Mapping[str, object], *, restart: bool = False) -> None:
+    def __init__(self, folder: PathLike, config: Mapping[str, object], *, restart: bool = False) -> None:
         self.folder = Path(folder)
         self.config = json.loads(json.dumps(config, default=str))
         cfg_file = self.folder / _CONFIG
@@ -61,7 +62,7 @@ class PartialStore:
             if old != self.config:
                 diff = sorted(k for k in set(old) | set(self.config) if old.get(k) != self.config.get(k))
                 raise SchemaError(f"unfinished results in {self.folder} were made with other settings ({diff}); "
-                                  "run with the same settings to resume, or pass --restart to discard them.")
+                                  "run with the same settings to resume, or pass restart=True to discard them.")
         elif self.folder.exists() and any(self.folder.iterdir()):
             raise SchemaError(f"{self.folder} exists but is not a cxreval resume store (no {_CONFIG}); remove it.")
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -121,7 +122,7 @@ class PartialStore:
 class NpzWriter:
     """Write arrays one at a time into a compressed ``.npz`` readable by ``numpy.load`` (no pickles)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: PathLike) -> None:
         self.path = Path(path)
         self._zip = zipfile.ZipFile(self.path, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True)
         self.n = 0

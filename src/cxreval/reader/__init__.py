@@ -9,8 +9,8 @@ SQLAlchemy 2; psycopg for PostgreSQL); ``cxreval reader`` is its command line. S
 * :mod:`~cxreval.reader.db`: schema, engines (SQLite WAL + full sync, PostgreSQL), integrity check;
 * :mod:`~cxreval.reader.payloads`: what a submission may hold (checked before it is stored);
 * :mod:`~cxreval.reader.store`: readers, tokens, append-only idempotent submissions, queues and progress;
-* :mod:`~cxreval.reader.derived`: the latest state per reader and item and the conflicts, updated in each
-  submission's transaction (the log stays the source of truth);
+* :mod:`~cxreval.reader.derived`: the latest state per reader and item, the items done per reader and task,
+  and the conflicts, updated in each submission's transaction (the log stays the source of truth);
 * :mod:`~cxreval.reader.app`: the web server and its page (plain HTML/JS in ``static/``);
 * :mod:`~cxreval.reader.export`: labels, boxes, IQA ratings and the audit log.
 """

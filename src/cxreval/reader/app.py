@@ -163,16 +163,14 @@ def create_app(store: ReaderStore | str) -> Any:
         r = auth(request)
         if task not in st.tasks_of(r):
             raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
-        mine = st.mine(r, task, key)
         if task == "adjudication":
-            conflicts = st.conflicts(key)
-            if key not in conflicts:
+            mine, conflicts, theirs = st.adjudication_view(r, key)
+            if not conflicts:
                 raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
-            out: dict[str, Any] = {"task": task, "key": key, "conflicts": conflicts[key],
+            out: dict[str, Any] = {"task": task, "key": key, "conflicts": conflicts,
                                    "readers": list(spec.adjudication_readers), "mine": mine}
             if spec.adjudication_task == "image":
                 meta = _item("image", key)
-                theirs = st.labels_of(key)
                 out.update(width=meta["width"], height=meta["height"], image=True,
                            reader_boxes={n: p.get("boxes", []) for n, p in theirs.items()},
                            reader_comments={n: p["comment"] for n, p in theirs.items() if p.get("comment")})
@@ -183,6 +181,7 @@ def create_app(store: ReaderStore | str) -> Any:
         meta = _item(task, key)
         if key not in st.keys_of(r, task):
             raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
+        mine = st.mine(r, task, key)
         if task == "image":
             return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine}
         if task == "report":
@@ -370,7 +369,7 @@ def bind(host: str = "127.0.0.1", port: int = 8000) -> socket.socket:
         sock.close()
         why = getattr(exc, "strerror", None) or str(exc)
         raise InvalidParameterError(f"Cannot listen on {host}:{port}: {why} (another server may be using it). "
-                                    "Choose another --port, or stop the other server.") from exc
+                                    "Choose another port=, or stop the other server.") from exc
     return sock
 
 
@@ -418,7 +417,7 @@ def _server_class(uvicorn: Any) -> Any:
     """uvicorn's server, recording the signals that stopped it instead of re-raising them inside the event
     loop (where asyncio swallows them and the process would exit 0 after Ctrl-C)."""
 
-    class _Server(uvicorn.Server):  # type: ignore[misc, name-defined]
+    class _Server(uvicorn.Server):
         def __init__(self, config: Any) -> None:
             super().__init__(config)
             self.caught: list[int] = []

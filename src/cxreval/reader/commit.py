@@ -17,6 +17,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from .db import insert_new
+
 __all__ = ["Appended", "GroupCommitter"]
 
 _STOP = object()
@@ -134,25 +136,25 @@ class GroupCommitter:
 
     def _commit(self, batch: list[_Job]) -> list[Any]:
         sa, s = self.sa, self.t
-        ids = list({j.row["id"] for j in batch})
         stamp = self.now()
         out: list[Any] = []
+        mine: dict[str, tuple[Any, ...]] = {}
         with self.engine.begin() as conn:  # commits on leaving the block, before any answer is set
-            seen = {r.id: r for r in conn.execute(sa.select(s.c.id, s.c.seq, s.c.reader_id, s.c.task, s.c.item,
-                                                            s.c.payload, s.c.server_time).where(s.c.id.in_(ids)))}
-            mine: dict[str, tuple[Any, ...]] = {k: (v.seq, v.reader_id, v.task, v.item, v.payload, v.server_time)
-                                                for k, v in seen.items()}
             for job in batch:
                 r = job.row
                 key = (r["reader_id"], r["task"], r["item"], r["payload"])
                 prev = mine.get(r["id"])
-                if prev is not None:
-                    out.append(Appended("duplicate", int(prev[0]), str(prev[5])) if prev[1:5] == key
-                               else self.conflict(r["id"]))
-                    continue
-                seq = conn.execute(sa.insert(s).values(**r, server_time=stamp).returning(s.c.seq)).scalar_one()
-                if self.on_append is not None:
-                    self.on_append(conn, r, int(seq), stamp)
-                mine[r["id"]] = (seq, *key, stamp)
-                out.append(Appended("stored", int(seq), stamp))
+                if prev is None:  # a new id is one statement; a retried one is found by its unique id
+                    seq = insert_new(conn, s, {**r, "server_time": stamp}, returning=s.c.seq)
+                    if seq is not None:
+                        if self.on_append is not None:
+                            self.on_append(conn, r, int(seq), stamp)
+                        mine[r["id"]] = (seq, *key, stamp)
+                        out.append(Appended("stored", int(seq), stamp))
+                        continue
+                    v = conn.execute(sa.select(s.c.seq, s.c.reader_id, s.c.task, s.c.item, s.c.payload,
+                                               s.c.server_time).where(s.c.id == r["id"])).one()
+                    prev = mine[r["id"]] = tuple(v)
+                out.append(Appended("duplicate", int(prev[0]), str(prev[5])) if prev[1:5] == key
+                           else self.conflict(r["id"]))
         return out

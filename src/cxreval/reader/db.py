@@ -5,11 +5,13 @@ Submissions are append-only: a row is never updated or deleted; a reader's label
 latest submission for it. Every submission carries a client-generated id, unique in the table, so a
 retried request is stored once.
 
-Two tables are derived from that log, updated in the transaction that appends each submission, so that no
-request reads a reader's whole history: ``latest`` (the latest submission per reader, task and item) and
-``conflicts`` (per study and finding where the two adjudicated readers disagree: both states and the
-resolver's label for exactly that pair of states, if any). :func:`rebuild_derived` recomputes both from the
-log (a database made before they existed gets them on first open).
+Three tables are derived from that log, updated in the transaction that appends each submission, so that
+no request reads a reader's whole history: ``latest`` (the latest submission per reader, task and item),
+``progress`` (per reader and task, the number of items in ``latest``: a reader's progress is one
+primary-key read) and ``conflicts`` (per study and finding where the two adjudicated readers disagree: both
+states and the resolver's label for exactly that pair of states, if any).
+:func:`cxreval.reader.derived.replay` recomputes them from the log (a database made before one of them
+existed gets them on first open).
 """
 
 from __future__ import annotations
@@ -21,11 +23,11 @@ from typing import Any
 from ..exceptions import CxrevalError, InvalidParameterError
 
 __all__ = ["DEFAULT_URL", "SCHEMA_VERSION", "DERIVED_TABLES", "metadata", "tables", "make_engine",
-           "IntegrityResult", "check_integrity", "require_sqlalchemy", "insert_or_replace"]
+           "IntegrityResult", "check_integrity", "require_sqlalchemy", "insert_or_replace", "insert_new"]
 
 DEFAULT_URL = "sqlite:///cxreval-reader.db"
 SCHEMA_VERSION = "2"
-DERIVED_TABLES: tuple[str, ...] = ("latest", "conflicts")
+DERIVED_TABLES: tuple[str, ...] = ("latest", "progress", "conflicts")
 """Tables derived from the submission log (never the source of truth)."""
 
 
@@ -67,6 +69,10 @@ def _build() -> tuple[Any, dict[str, Any]]:
                            sa.Column("seq", sa.Integer, nullable=False),
                            sa.Column("payload", sa.Text, nullable=False),
                            sa.Column("server_time", sa.String(40), nullable=False)),
+        "progress": sa.Table("progress", md,
+                             sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), primary_key=True),
+                             sa.Column("task", sa.String(16), primary_key=True),
+                             sa.Column("n_done", sa.Integer, nullable=False)),
         "conflicts": sa.Table("conflicts", md, sa.Column("study_id", sa.String(512), primary_key=True),
                               sa.Column("finding", sa.String(64), primary_key=True),
                               sa.Column("state_a", sa.String(16), nullable=False),
@@ -94,22 +100,34 @@ def metadata() -> Any:
 
 
 def tables() -> dict[str, Any]:
-    """The schema's tables by name: meta, readers, items, submissions, latest, conflicts, events."""
+    """The schema's tables by name: meta, readers, items, submissions, latest, progress, conflicts, events."""
     metadata()
     return _CACHE["tables"]
 
 
-def insert_or_replace(conn: Any, table: Any, row: dict[str, Any], keys: tuple[str, ...]) -> None:
-    """Insert ``row``, or update the row with the same primary key ``keys`` (SQLite and PostgreSQL
-    ``INSERT ... ON CONFLICT DO UPDATE``)."""
+def insert_or_replace(conn: Any, table: Any, row: dict[str, Any], keys: tuple[str, ...], *,
+                      update: dict[str, Any] | None = None, omit: tuple[str, ...] = ()) -> None:
+    """Insert ``row`` (less the ``omit`` keys), or update the row with the same primary key ``keys`` with the
+    row's other values or ``update`` (SQLite and PostgreSQL ``INSERT ... ON CONFLICT DO UPDATE``)."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
     name = conn.dialect.name
-    if name == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
-    else:
-        from sqlalchemy.dialects.postgresql import insert
+    insert = sqlite.insert if name == "sqlite" else postgresql.insert
+    row = {k: v for k, v in row.items() if k not in omit}
     stmt = insert(table).values(**row)
-    conn.execute(stmt.on_conflict_do_update(index_elements=list(keys),
-                                            set_={k: v for k, v in row.items() if k not in keys}))
+    conn.execute(stmt.on_conflict_do_update(index_elements=list(keys), set_=update if update is not None else
+                                            {k: v for k, v in row.items() if k not in keys}))
+
+
+def insert_new(conn: Any, table: Any, row: dict[str, Any], *, returning: Any = None) -> Any:
+    """``INSERT ... ON CONFLICT DO NOTHING RETURNING`` of ``row``: the ``returning`` column's value (by
+    default the first primary-key column's) when it was inserted, None when a row with the same unique key
+    exists. One statement (``RETURNING``, not the row count: psycopg's is -1 here)."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    insert = sqlite.insert if conn.dialect.name == "sqlite" else postgresql.insert
+    col = returning if returning is not None else list(table.primary_key.columns)[0]
+    return conn.execute(insert(table).values(**row).on_conflict_do_nothing().returning(col)).scalar()
 
 
 def _normalise_url(url: str) -> str:
@@ -120,7 +138,10 @@ def _normalise_url(url: str) -> str:
 
 def make_engine(url: str = DEFAULT_URL, *, pool_size: int = 16) -> Any:
     """An engine for ``url``: SQLite gets ``journal_mode=WAL``, ``synchronous=FULL``, foreign keys and a
-    30 s busy timeout on every connection; ``postgresql://`` URLs use psycopg 3.
+    30 s busy timeout on every connection; ``postgresql://`` URLs use psycopg 3. Pooled connections are not
+    pinged at checkout (a round trip per request): a connection the server has cut fails its statement,
+    SQLAlchemy then discards the pool, and the caller retries (:meth:`cxreval.reader.store.ReaderStore.read`,
+    the group commit's retry).
 
     Raises
     ------
@@ -132,12 +153,12 @@ def make_engine(url: str = DEFAULT_URL, *, pool_size: int = 16) -> Any:
     try:
         parsed = sa.engine.make_url(url)
     except Exception as exc:
-        raise InvalidParameterError(f"--db {url!r} is not an SQLAlchemy URL (e.g. sqlite:///study.db or "
+        raise InvalidParameterError(f"url={url!r} is not an SQLAlchemy URL (e.g. sqlite:///study.db or "
                                     f"postgresql://user@127.0.0.1/db): {exc}") from exc
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         if parsed.database in (None, "", ":memory:"):
-            raise InvalidParameterError(f"--db {url!r}: the reader study needs an SQLite file, not memory.")
+            raise InvalidParameterError(f"url={url!r}: the reader study needs an SQLite file, not memory.")
         engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
                                   pool_size=pool_size, max_overflow=pool_size)
 
@@ -153,11 +174,11 @@ def make_engine(url: str = DEFAULT_URL, *, pool_size: int = 16) -> Any:
         return engine
     if backend == "postgresql":
         try:
-            return sa.create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+            return sa.create_engine(url, pool_size=pool_size, max_overflow=pool_size)
         except ImportError as exc:
-            raise InvalidParameterError(f"--db {url!r} needs psycopg: pip install 'cxreval[reader]' "
+            raise InvalidParameterError(f"url={url!r} needs psycopg: pip install 'cxreval[reader]' "
                                         "'psycopg[binary]'.") from exc
-    raise InvalidParameterError(f"--db {url!r}: only sqlite:/// and postgresql:// URLs are supported.")
+    raise InvalidParameterError(f"url={url!r}: only sqlite:/// and postgresql:// URLs are supported.")
 
 
 @dataclass(frozen=True)

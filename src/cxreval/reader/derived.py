@@ -2,8 +2,10 @@
 
 Every appended submission updates, in the same transaction:
 
-* ``latest``: the reader's latest payload for (task, item), so that a reader's queue, item and progress
-  cost one indexed read whatever the length of their history;
+* ``latest``: the reader's latest payload for (task, item), so that a reader's item costs one indexed read
+  whatever the length of their history;
+* ``progress``: per reader and task (adjudication aside: its progress is the conflicts'), the number of
+  items in ``latest``, raised by one when a submission is the reader's first of an item;
 * ``conflicts``: when the submission is one of the two adjudicated readers' labels, the (study, finding)
   rows where the two latest labels disagree, with both states. A resolver's label applies to exactly one
   (study, finding, pair of states): when either reader changes their state the row is replaced and its
@@ -21,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .db import insert_or_replace, tables
+from .db import insert_new, insert_or_replace, tables
 from .study import StudySpec
 
 __all__ = ["Adjudicated", "label_diff", "merge_conflicts", "Deriver", "replay"]
@@ -95,7 +97,7 @@ def _resolutions(payload: Mapping[str, Any], readers: tuple[str, str]) -> Iterab
 
 
 class Deriver:
-    """Updates ``latest`` and ``conflicts`` for one appended submission, inside its transaction.
+    """Updates ``latest``, ``progress`` and ``conflicts`` for one appended submission, inside its transaction.
 
     Parameters
     ----------
@@ -117,9 +119,16 @@ class Deriver:
         return self._ids
 
     def __call__(self, conn: Any, row: Mapping[str, Any], seq: int, stamp: str) -> None:
-        insert_or_replace(conn, self.t["latest"], {"reader_id": row["reader_id"], "task": row["task"],
-                                                   "item": row["item"], "seq": seq, "payload": row["payload"],
-                                                   "server_time": stamp}, ("reader_id", "task", "item"))
+        sa, lt = self.sa, self.t["latest"]
+        key = {"reader_id": row["reader_id"], "task": row["task"], "item": row["item"]}
+        if insert_new(conn, lt, {**key, "seq": seq, "payload": row["payload"], "server_time": stamp}) is not None:
+            if row["task"] != "adjudication":  # the reader's first label of the item
+                insert_or_replace(conn, self.t["progress"], {**key, "n_done": 1}, ("reader_id", "task"),
+                                  update={"n_done": self.t["progress"].c.n_done + 1}, omit=("item",))
+        else:
+            conn.execute(sa.update(lt).where(lt.c.reader_id == key["reader_id"], lt.c.task == key["task"],
+                                             lt.c.item == key["item"])
+                         .values(seq=seq, payload=row["payload"], server_time=stamp))
         if self.adj is None:
             return
         if row["task"] == "adjudication":
@@ -128,12 +137,15 @@ class Deriver:
         sid = self.adj.study_of(row["task"], row["item"])
         ids = self._reader_ids(conn) if sid is not None else None
         if ids is not None and row["reader_id"] in ids:
-            self._recompute(conn, sid, row["task"], row["item"], ids)  # type: ignore[arg-type]
+            self._recompute(conn, sid, row, ids)  # type: ignore[arg-type]
 
-    def _recompute(self, conn: Any, sid: str, task: str, item: str, ids: tuple[int, int]) -> None:
+    def _recompute(self, conn: Any, sid: str, row: Mapping[str, Any], ids: tuple[int, int]) -> None:
         sa, lt, ct = self.sa, self.t["latest"], self.t["conflicts"]
-        got = dict(conn.execute(sa.select(lt.c.reader_id, lt.c.payload).where(
-            lt.c.reader_id.in_(ids), lt.c.task == task, lt.c.item == item)).all())
+        other = ids[1] if row["reader_id"] == ids[0] else ids[0]
+        theirs = conn.execute(sa.select(lt.c.payload).where(lt.c.reader_id == other, lt.c.task == row["task"],
+                                                            lt.c.item == row["item"])).scalar()
+        got = {row["reader_id"]: row["payload"]} if theirs is None else {row["reader_id"]: row["payload"],
+                                                                          other: theirs}
         diff = (label_diff(json.loads(got[ids[0]])["labels"], json.loads(got[ids[1]])["labels"])
                 if len(got) == 2 else {})
         current = {r.finding: dict(r._mapping) for r in conn.execute(sa.select(ct).where(ct.c.study_id == sid))}
@@ -155,8 +167,8 @@ class Deriver:
 
 
 def replay(conn: Any, spec: StudySpec) -> tuple[int, int]:
-    """Recompute ``latest`` and ``conflicts`` from the submission log in commit order (inside the caller's
-    transaction); return their row counts."""
+    """Recompute ``latest``, ``progress`` and ``conflicts`` from the submission log in commit order (inside
+    the caller's transaction); return the row counts of ``latest`` and ``conflicts``."""
     import sqlalchemy as sa
 
     t = tables()
@@ -194,9 +206,16 @@ def replay(conn: Any, spec: StudySpec) -> tuple[int, int]:
             conflicts.pop(sid, None)
     conn.execute(sa.delete(lt))
     conn.execute(sa.delete(ct))
+    conn.execute(sa.delete(t["progress"]))
     batch = list(latest.values())
     for k in range(0, len(batch), 5000):
         conn.execute(sa.insert(lt), batch[k:k + 5000])
+    done: dict[tuple[int, str], int] = {}
+    for reader_id, task, _item in latest:
+        if task != "adjudication":
+            done[(reader_id, task)] = done.get((reader_id, task), 0) + 1
+    if done:
+        conn.execute(sa.insert(t["progress"]), [{"reader_id": r_, "task": t_, "n_done": n} for (r_, t_), n in done.items()])
     crow = [{"study_id": sid, "finding": f, **c} for sid, fs in conflicts.items() for f, c in fs.items()]
     for k in range(0, len(crow), 5000):
         conn.execute(sa.insert(ct), crow[k:k + 5000])

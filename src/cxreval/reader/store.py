@@ -25,10 +25,10 @@ import json
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -62,6 +62,7 @@ __all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "MAX_COMMENT",
 ROLES: tuple[str, ...] = ("reader", "resolver", "organiser")
 """Readers label and rate, resolvers adjudicate, organisers follow progress and download the export."""
 AUTH_TTL = 5.0
+_T = TypeVar("_T")
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 
 
@@ -91,13 +92,13 @@ class SubmitResult:
 def _unreachable(engine: Any, exc: Any) -> SchemaError:
     """One line naming the database (password hidden) and the driver's reason (its lines joined)."""
     reason = " ".join(str(getattr(exc, "orig", exc)).split())
-    return SchemaError(f"--db {engine.url.render_as_string(hide_password=True)!r}: cannot connect to the database "
+    return SchemaError(f"url={engine.url.render_as_string(hide_password=True)!r}: cannot connect to the database "
                        f"server ({reason}); check host, port, user and that the server is running.")
 
 
 def _not_a_study_db(engine: Any, exc: Any) -> SchemaError:
     reason = " ".join(str(getattr(exc, "orig", exc)).split())
-    return SchemaError(f"--db {engine.url.render_as_string(hide_password=True)!r} cannot be used ({reason}); "
+    return SchemaError(f"url={engine.url.render_as_string(hide_password=True)!r} cannot be used ({reason}); "
                        "give a database made by `cxreval reader init` or a new file name.")
 
 
@@ -113,6 +114,8 @@ class ReaderStore(PayloadChecks):
     def __init__(self, url_or_engine: Any) -> None:
         self.sa = require_sqlalchemy()
         self.engine = make_engine(url_or_engine) if isinstance(url_or_engine, str) else url_or_engine
+        self._reads = (self.engine if self.engine.dialect.name == "sqlite"  # no BEGIN before a read anyway
+                       else self.engine.execution_options(isolation_level="AUTOCOMMIT"))
         self.t = tables()
         self._spec: StudySpec | None = None
         self._items: dict[str, dict[str, dict[str, Any]]] | None = None
@@ -143,7 +146,7 @@ class ReaderStore(PayloadChecks):
             if parsed.query.get("uri") in ("true", "1") and file.startswith("file:"):
                 file = file[5:].split("?", 1)[0]
             if not Path(file).is_file():
-                raise SchemaError(f"--db {url!r}: the SQLite file {file} does not exist; run "
+                raise SchemaError(f"url={url!r}: the SQLite file {file} does not exist; run "
                                   "`cxreval reader init` first.")
         store = cls(url)
         _ = store.spec
@@ -174,9 +177,22 @@ class ReaderStore(PayloadChecks):
                     tx.rollback()
         except sa.exc.DBAPIError as exc:
             reason = " ".join(str(getattr(exc, "orig", exc)).split())
-            raise SchemaError(f"--db {self.engine.url.render_as_string(hide_password=True)!r} is not writable "
+            raise SchemaError(f"url={self.engine.url.render_as_string(hide_password=True)!r} is not writable "
                               f"({reason}); the server would refuse every submission. Fix the file's or folder's "
                               "permissions (or the disk, or the database role), then start again.") from exc
+
+    def read(self, fn: Callable[[Any], _T]) -> _T:
+        """``fn(conn)`` on one pooled connection, each statement its own snapshot (PostgreSQL: autocommit,
+        one round trip a statement, no BEGIN and no ROLLBACK at check-in); run once more on a fresh
+        connection when the pooled one had been cut (a database restart: connections are not pinged)."""
+        for attempt in (0, 1):
+            try:
+                with self._reads.connect() as conn:
+                    return fn(conn)
+            except self.sa.exc.DBAPIError as exc:
+                if attempt or not exc.connection_invalidated:
+                    raise
+        raise AssertionError("unreachable")
 
     # -- creation -----------------------------------------------------------------------------------
     @classmethod
@@ -283,7 +299,7 @@ class ReaderStore(PayloadChecks):
             row = conn.execute(sa.select(r.c.id, r.c.role).where(r.c.name == name)).first()
             if row is not None:
                 if not new_token:
-                    raise SchemaError(f"Reader {name!r} exists; pass --new-token to replace their link.")
+                    raise SchemaError(f"Reader {name!r} exists; pass new_token=True to replace their link.")
                 if row[1] != role:
                     raise SchemaError(f"Reader {name!r} is a {row[1]}; a new token keeps the role.")
                 conn.execute(sa.update(r).where(r.c.id == row[0]).values(token_hash=hash_token(token)))
@@ -294,7 +310,7 @@ class ReaderStore(PayloadChecks):
                 self._event(conn, "reader_added", name, {"role": role})
         return token
 
-    def authenticate(self, token: object) -> Reader | None:
+    def authenticate(self, token: str | None) -> Reader | None:
         """The reader whose token this is, or None. A valid token is remembered for :data:`AUTH_TTL`
         seconds, so a replaced token (``add-reader --new-token``) stops working within that time."""
         if not isinstance(token, str) or not (20 <= len(token) <= 128):
@@ -304,8 +320,8 @@ class ReaderStore(PayloadChecks):
         if hit is not None and hit[1] > time.monotonic():
             return hit[0]
         r = self.t["readers"]
-        with self.engine.connect() as conn:
-            row = conn.execute(self.sa.select(r.c.id, r.c.name, r.c.role).where(r.c.token_hash == h)).first()
+        row = self.read(lambda conn: conn.execute(self.sa.select(r.c.id, r.c.name, r.c.role)
+                                                  .where(r.c.token_hash == h)).first())
         if row is None:
             return None
         reader = Reader(int(row[0]), str(row[1]), str(row[2]))
@@ -418,27 +434,44 @@ class ReaderStore(PayloadChecks):
 
     def mine(self, reader: Reader, task: str, item: str) -> dict[str, Any] | None:
         """The reader's latest payload for one item, or None (one primary-key read)."""
+        return self.read(lambda conn: self._mine(conn, reader, task, item))
+
+    def _mine(self, conn: Any, reader: Reader, task: str, item: str) -> dict[str, Any] | None:
         lt = self.t["latest"]
-        with self.engine.connect() as conn:
-            p = conn.execute(self.sa.select(lt.c.payload).where(lt.c.reader_id == reader.id, lt.c.task == task,
-                                                                lt.c.item == item)).scalar()
+        p = conn.execute(self.sa.select(lt.c.payload).where(lt.c.reader_id == reader.id, lt.c.task == task,
+                                                            lt.c.item == item)).scalar()
         return None if p is None else json.loads(p)
+
+    def adjudication_view(self, reader: Reader, study_id: str) -> tuple[dict[str, Any] | None, dict[str, Any],
+                                                                         dict[str, dict[str, Any]]]:
+        """``(mine, conflicts of the study, {reader: payload} of its two readers)`` for a resolver's item, on
+        one connection (three primary-key reads)."""
+        def view(conn: Any) -> Any:
+            return (self._mine(conn, reader, "adjudication", study_id),
+                    self._conflicts(conn, study_id).get(study_id, {}), self._labels_of(conn, study_id))
+
+        return self.read(view)
 
     def labels_of(self, study_id: str) -> dict[str, dict[str, Any]]:
         """The adjudicated readers' latest payloads of a study (``{reader: payload}``), for the resolver."""
+        return self.read(lambda conn: self._labels_of(conn, study_id))
+
+    def _labels_of(self, conn: Any, study_id: str) -> dict[str, dict[str, Any]]:
         adj = Adjudicated.of(self.spec)
         if adj is None:
             return {}
         sa, lt, r = self.sa, self.t["latest"], self.t["readers"]
-        with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(r.c.name, lt.c.payload).join(r, lt.c.reader_id == r.c.id).where(
-                r.c.name.in_(adj.readers), lt.c.task == adj.task, lt.c.item == adj.item_of(study_id))).all()
+        rows = conn.execute(sa.select(r.c.name, lt.c.payload).join(r, lt.c.reader_id == r.c.id).where(
+            r.c.name.in_(adj.readers), lt.c.task == adj.task, lt.c.item == adj.item_of(study_id))).all()
         return {str(n): json.loads(p) for n, p in rows}
 
     # -- queues and conflicts -----------------------------------------------------------------------
     def conflicts(self, study_id: str | None = None) -> dict[str, dict[str, dict[str, str]]]:
         """``{study_id: {finding: {reader_a: state, reader_b: state}}}`` where the two adjudicated readers
         both labelled a finding and disagree (adjudication task only); of one study when given."""
+        return self.read(lambda conn: self._conflicts(conn, study_id))
+
+    def _conflicts(self, conn: Any, study_id: str | None) -> dict[str, dict[str, dict[str, str]]]:
         adj = Adjudicated.of(self.spec)
         if adj is None:
             return {}
@@ -449,16 +482,16 @@ class ReaderStore(PayloadChecks):
             q = q.where(ct.c.study_id == study_id)
         order = {f: k for k, f in enumerate(self.spec.findings)}
         out: dict[str, dict[str, dict[str, str]]] = {}
-        with self.engine.connect() as conn:
-            for sid, f, sa_, sb_ in conn.execute(q.order_by(ct.c.study_id)):
-                out.setdefault(sid, {})[f] = {a: sa_, b: sb_}
+        for sid, f, sa_, sb_ in conn.execute(q.order_by(ct.c.study_id)):
+            out.setdefault(sid, {})[f] = {a: sa_, b: sb_}
         return {sid: dict(sorted(fs.items(), key=lambda kv: order.get(kv[0], 0))) for sid, fs in out.items()}
 
     def _open_conflicts(self, conn: Any) -> dict[str, bool]:
         """``{study_id: fully resolved}`` of every study in conflict (one grouped read of ``conflicts``)."""
         sa, ct = self.sa, self.t["conflicts"]
         n_open = sa.func.sum(sa.case((ct.c.resolution.is_(None), 1), else_=0))
-        return {sid: not int(k) for sid, k in conn.execute(sa.select(ct.c.study_id, n_open).group_by(ct.c.study_id))}
+        rows = conn.execute(sa.select(ct.c.study_id, n_open).group_by(ct.c.study_id)).all()  # one fetch, not a row each
+        return {sid: not int(k) for sid, k in rows}
 
     def _order(self, reader: Reader, task: str, keys: list[str] | None = None) -> list[str]:
         if keys is not None:  # adjudication: the studies in conflict change
@@ -469,17 +502,22 @@ class ReaderStore(PayloadChecks):
                                                                    seed=self.spec.seed, reader=reader.name, task=task)
         return hit
 
+    def _n_done_of(self, conn: Any, reader: Reader) -> dict[str, int]:
+        """``{task: items labelled}`` of the reader (their ``progress`` rows: one primary-key read)."""
+        pt = self.t["progress"]
+        return {str(t): int(n) for t, n in conn.execute(self.sa.select(pt.c.task, pt.c.n_done)
+                                                        .where(pt.c.reader_id == reader.id))}
+
     def _done_items(self, conn: Any, reader: Reader, task: str) -> set[str]:
         """The items of ``task`` the reader has labelled: kept in memory (updated by :meth:`submit`) and
-        checked against the database's count, so a write by another process is seen (the latest table
-        only grows, so an equal count means equal sets)."""
+        checked against the database's count (``progress``), so a write by another process is seen (the
+        latest table only grows, so an equal count means equal sets)."""
         sa, lt = self.sa, self.t["latest"]
-        n = conn.execute(sa.select(sa.func.count()).select_from(lt).where(lt.c.reader_id == reader.id,
-                                                                          lt.c.task == task)).scalar_one()
+        n = self._n_done_of(conn, reader).get(task, 0)
         hit = self._done.get((reader.id, task))
         if hit is None or len(hit) != n:
-            hit = {i for (i,) in conn.execute(sa.select(lt.c.item).where(lt.c.reader_id == reader.id,
-                                                                         lt.c.task == task))}
+            hit = set(conn.execute(sa.select(lt.c.item).where(lt.c.reader_id == reader.id,
+                                                               lt.c.task == task)).scalars().all())
             self._done[(reader.id, task)] = hit
             self._flags.pop((reader.id, task), None)
         return hit
@@ -490,12 +528,11 @@ class ReaderStore(PayloadChecks):
         resolver's label for its current pair of states (by any resolver: the study is adjudicated once)."""
         if task not in self.tasks_of(reader):
             raise SubmissionError(f"Reader {reader.name!r} ({reader.role}) does not do task {task!r}.", 403)
-        with self.engine.connect() as conn:
-            if task == "adjudication":
-                state = self._open_conflicts(conn)
-                keys = self._order(reader, task, list(state))
-                return keys, "".join("1" if state[k] else "0" for k in keys)
-            done = self._done_items(conn, reader, task)
+        if task == "adjudication":
+            state = self.read(self._open_conflicts)
+            keys = self._order(reader, task, list(state))
+            return keys, "".join("1" if state[k] else "0" for k in keys)
+        done = self.read(lambda conn: self._done_items(conn, reader, task))
         keys = self._order(reader, task)
         flags = self._flags.get((reader.id, task))
         if flags is None:  # one flag a key, kept up to date by submit()
@@ -509,17 +546,14 @@ class ReaderStore(PayloadChecks):
         return [{"key": k, "done": f == "1"} for k, f in zip(keys, flags)]
 
     def progress(self, reader: Reader) -> list[dict[str, Any]]:
-        """``[{task, n_items, n_done}]`` of a reader's tasks (counted in the database)."""
-        out = []
-        with self.engine.connect() as conn:
-            for task in self.tasks_of(reader):
-                if task == "adjudication":
-                    state = self._open_conflicts(conn)
-                    out.append({"task": task, "n_items": len(state), "n_done": sum(state.values())})
-                    continue
-                n = len(self._done_items(conn, reader, task))
-                out.append({"task": task, "n_items": len(self.keys_of(reader, task)), "n_done": n})
-        return out
+        """``[{task, n_items, n_done}]`` of a reader's tasks (their ``progress`` rows; a resolver's from the
+        conflicts)."""
+        tasks = self.tasks_of(reader)
+        if "adjudication" in tasks:
+            state = self.read(self._open_conflicts)
+            return [{"task": "adjudication", "n_items": len(state), "n_done": sum(state.values())}]
+        n_done = self.read(lambda conn: self._n_done_of(conn, reader)) if tasks else {}
+        return [{"task": t, "n_items": len(self.keys_of(reader, t)), "n_done": n_done.get(t, 0)} for t in tasks]
 
     def status(self) -> pd.DataFrame:
         """Progress per reader and task: ``reader, role, task, n_items, n_done, n_submissions, last``

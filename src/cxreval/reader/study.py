@@ -123,7 +123,7 @@ class Item:
     payload: Mapping[str, Any]
 
 
-def check_name(name: object, *, what: str = "reader name") -> str:
+def check_name(name: str, *, what: str = "reader name") -> str:
     """Return ``name`` if it is a safe identifier (letters, digits, ``_.-``, at most 64), else raise."""
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise SchemaError(f"Invalid {what} {name!r}: use 1-64 letters, digits, '_', '.' or '-', starting with "

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
+from typing import Any
 
 import plotly
 import plotly.graph_objects as go
@@ -290,7 +291,7 @@ def _sections_html(sections: Sequence[Section]) -> list[tuple[str, str]]:
 
 
 def write_report(result_dirs: Sequence[str | Path], out: str | Path, *, overwrite: bool = True,
-                 **kwargs: object) -> ReportResult:
+                 **kwargs: Any) -> ReportResult:
     """Render the report (see :func:`render_report`) and write it to ``out`` atomically.
 
     Parameters
@@ -306,7 +307,7 @@ def write_report(result_dirs: Sequence[str | Path], out: str | Path, *, overwrit
     from ..outputs import check_output_path
 
     check_output_path(out, overwrite=overwrite, kind="file")
-    page, sections, missing = render_report(result_dirs, **kwargs)  # type: ignore[arg-type]
+    page, sections, missing = render_report(result_dirs, **kwargs)
     data = page.encode("utf-8")
     with atomic_file(out, overwrite=overwrite) as tmp:
         tmp.write_bytes(data)

@@ -9,13 +9,14 @@ from pathlib import Path
 import pandas as pd
 
 from ..iqa import MetricAgreementResult, MetricComparisonResult, ScoresResult, ZMOSResult
-from ..labels.schema import FINDING, STUDY_ID
 from ..localization import LocalizationResult, OverlayResult, RealBoxesResult, SynthResult
-from ..localization.schema import BOX_COORDS
 from ..results import TableResult
+from ..schema.boxes import BOX_COORDS
+from ..schema.columns import FINDING, STUDY_ID
 from . import plots
 from .blocks import Block, load_table, table_block
-from .tables import html_table, result_path, run_record
+from .html_tables import html_table
+from .result_files import result_path, run_record
 
 __all__ = ["LOCALIZATION_RESULTS", "IQA_RESULTS", "build_localization", "build_iqa"]
 
@@ -134,7 +135,7 @@ def build_iqa(folder: Path) -> list[Block]:
     if spath is not None:
         fig, missing, heading = None, why_s, "Metric scores vs expert z-MOS"
         if not why_s and zpath is not None and not why_z:
-            merged, missing = _iqa_merge(scores, zmos)  # type: ignore[arg-type]  # both loaded (no why_*)
+            merged, missing = _iqa_merge(scores, zmos)  # both loaded (no why_*)
             if merged is not None and merged.empty:
                 missing = "no score row matches a z-MOS row"
             elif merged is not None:
@@ -144,7 +145,7 @@ def build_iqa(folder: Path) -> list[Block]:
                        f"`{_AGREE_CMD}` produces it")
             if "degradation" in scores.columns:  # type: ignore[union-attr]  # loaded: why_s is empty
                 heading = "Metric scores per degradation"
-                fig = plots.iqa_by_degradation(scores)  # type: ignore[arg-type]
+                fig = plots.iqa_by_degradation(scores)
         body = html_table(scores, name=spath.stem, source=spath) if scores is not None and not scores.empty else ""
         how = ("Each point is one test image: the metric's value against the experts' z-MOS; a monotone cloud "
                "means the metric orders images as the experts do." if heading.endswith("z-MOS") else

@@ -39,14 +39,14 @@ def find_chromium(binary: str | Path | None = None) -> str:
     if binary is not None:
         found = shutil.which(str(binary))
         if found is None:
-            raise PdfUnavailableError(f"--pdf: the Chromium executable {str(binary)!r} was not found or is not "
+            raise PdfUnavailableError(f"PDF printing: the Chromium executable {str(binary)!r} was not found or is not "
                                       "executable.")
         return found
     for name in CHROMIUM_NAMES:
         found = shutil.which(name)
         if found:
             return found
-    raise PdfUnavailableError("--pdf needs headless Chromium, and none of " + ", ".join(CHROMIUM_NAMES)
+    raise PdfUnavailableError("Printing a PDF needs headless Chromium, and none of " + ", ".join(CHROMIUM_NAMES)
                               + " is on PATH. Install it (Debian/Ubuntu: apt-get install chromium) or open "
                               "report.html in a browser and print it to PDF.")
 
@@ -75,10 +75,10 @@ def print_pdf(page: str | Path, out: str | Path, *, overwrite: bool = True, chro
             try:
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
             except subprocess.TimeoutExpired:
-                raise PdfError(f"--pdf: Chromium did not finish printing {page} within {timeout:g} s.") from None
+                raise PdfError(f"PDF printing: Chromium did not finish printing {page} within {timeout:g} s.") from None
             if not tmp.is_file() or tmp.stat().st_size == 0 or tmp.read_bytes()[:5] != b"%PDF-":
                 tail = (proc.stderr or "").strip().splitlines()[-3:]
-                raise PdfError(f"--pdf: Chromium (exit {proc.returncode}) wrote no PDF for {page}: "
+                raise PdfError(f"PDF printing: Chromium (exit {proc.returncode}) wrote no PDF for {page}: "
                                + " | ".join(tail))
     finally:
         shutil.rmtree(profile, ignore_errors=True)

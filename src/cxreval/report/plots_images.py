@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .figure_style import base_layout, dropdown, num, ordered, palette_color
-from .tables import ci_columns
+from .html_tables import ci_columns
 
 __all__ = ["metric_axis", "METRIC_UNITS", "iqa_scatter", "iqa_correlation_bars", "iqa_by_degradation", "degradation_rank_heatmap",
            "metric_correlation_matrix", "box_overlays", "box_overlay", "png_data_uri"]

@@ -16,8 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from ..outputs import sha256_file
+from .html_tables import html_table
 from .key_findings import SEPARABILITY_NOTE, confidence_level
-from .tables import html_table, listed_files, result_path, run_record
+from .result_files import listed_files, result_path, run_record
 from .thresholds import Thresholds
 
 __all__ = ["provenance_html", "PARAMETER_NAMES"]
@@ -71,7 +72,7 @@ def _folder_html(folder: Path, titles: Sequence[str]) -> str:
         parts.append(html_table(kv, name=f"{folder.name}_run"))
         inputs = rec.get("inputs") or []
         if isinstance(inputs, list) and inputs:
-            parts.append(html_table(pd.json_normalize(inputs), name=f"{folder.name}_inputs",  # type: ignore[arg-type]
+            parts.append(html_table(pd.json_normalize(inputs), name=f"{folder.name}_inputs",
                                     caption="Inputs and their SHA-256"))
     listed = listed_files(folder)
     names: list[str] = sorted(listed) if listed is not None else sorted(

@@ -23,7 +23,7 @@ report_labels   ``labeller_validation.csv``                            ``cxreval
 
 (each ``.csv`` may be its ``.parquet`` twin). A part whose file lacks a column it needs is shown as
 "not available" with the missing column named; optional columns are used when present. When a
-``run.json`` governs the folder, only the files it lists are read (:func:`~cxreval.report.tables.listed_files`).
+``run.json`` governs the folder, only the files it lists are read (:func:`~cxreval.report.result_files.listed_files`).
 
 Each part (:class:`Block`) has its figure, one sentence on how to read it, and its tables; each section
 has its key finding (:mod:`cxreval.report.key_findings`). A kind no folder holds is suggested with two
@@ -45,14 +45,15 @@ from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
 from ..classification import AUCTableResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
+from ..labeller import PRF_COLUMNS, LabellerValidationResult
 from ..labels import SUMMARY_ROWS
 from ..ranking import RankingStabilityResult
-from ..reports import PRF_COLUMNS, LabellerValidationResult
 from . import plots
 from .blocks import Block, Kind, Section, Unavailable, load_table, result_files, table_block
+from .html_tables import html_table
 from .image_sections import IQA_RESULTS, LOCALIZATION_RESULTS, build_iqa, build_localization
 from .key_findings import key_finding
-from .tables import find_result_file, html_table, result_path
+from .result_files import find_result_file, result_path
 from .thresholds import Thresholds
 
 __all__ = ["KINDS", "Kind", "Block", "Section", "Unavailable", "detect_kinds", "build_sections", "result_files"]

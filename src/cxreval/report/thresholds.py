@@ -138,12 +138,12 @@ def load_thresholds(path: str | Path | None = None) -> Thresholds:
     try:
         obj = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidParameterError(f"--thresholds {p}: cannot read it as JSON ({exc}).") from None
+        raise InvalidParameterError(f"thresholds={str(p)!r}: cannot read it as JSON ({exc}).") from None
     if not isinstance(obj, dict):
-        raise InvalidParameterError(f"--thresholds {p}: expected a JSON object with keys srcc, kappa, kappa_name.")
+        raise InvalidParameterError(f"thresholds={str(p)!r}: expected a JSON object with keys srcc, kappa, kappa_name.")
     unknown = sorted(set(obj) - {"srcc", "kappa", "kappa_name"})
     if unknown:
-        raise InvalidParameterError(f"--thresholds {p}: unknown key(s) {unknown}; expected srcc, kappa, kappa_name.")
+        raise InvalidParameterError(f"thresholds={str(p)!r}: unknown key(s) {unknown}; expected srcc, kappa, kappa_name.")
     src = str(p)
     default = Thresholds()
     kappa = _bands(obj["kappa"], what="kappa", source=src) if "kappa" in obj else default.kappa

@@ -1,0 +1,205 @@
+"""The dataset registry: every loader registered by name in :data:`DATA_LOADERS` (as crowd-kit's
+``DATA_LOADERS``); :func:`list_datasets` lists the names and :func:`load_dataset` calls a loader with a uniform
+signature ``load_dataset(name, path=None, *, cache_dir=None, **kwargs)`` and always returns a
+:class:`~cxreval.results.ReadResult`. Loader modules are imported only when used.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import pandas as pd
+
+from .._typing import PathLike
+from .._validation import did_you_mean
+from ..exceptions import DataUnavailableError, InvalidParameterError, UnknownNameError
+from ..results import ReadReport, ReadResult
+from .fetch import metadata_path
+
+__all__ = [
+    "DatasetSpec",
+    "DATA_LOADERS",
+    "UnknownDatasetError",
+    "list_datasets",
+    "load_dataset",
+    "get_spec",
+]
+
+
+class UnknownDatasetError(UnknownNameError):
+    """An unknown dataset name: an :class:`~cxreval.exceptions.UnknownNameError` (so also a ``KeyError`` and
+    a :class:`~cxreval.exceptions.CxrevalError`) whose message suggests close names."""
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A registered loader.
+
+    Attributes
+    ----------
+    name : str
+        Registry name.
+    module : str
+        Module (relative to :mod:`cxreval.datasets`) holding the loader.
+    function : str
+        Loader function name in that module.
+    kind : {'labels', 'metadata', 'boxes', 'reports', 'predictions'}
+        What the returned table holds.
+    description : str
+        One line for ``cxreval data list``.
+    path : {'file', 'folder'}
+        What ``path`` points to.
+    default : str or None
+        The fetched metadata file used when ``path`` is None (None: ``path`` is required).
+    """
+
+    name: str
+    module: str
+    function: str
+    kind: str
+    description: str
+    path: str = "file"
+    default: str | None = None
+
+    def loader(self) -> Callable[..., object]:
+        try:
+            mod = importlib.import_module(f"{__package__}.{self.module}" if self.module else __name__)
+        except ImportError as exc:
+            raise DataUnavailableError(f"Dataset {self.name!r} needs cxreval.datasets.{self.module}, which is not "
+                                       f"available in this installation: {exc}") from exc
+        fn = getattr(mod, self.function, None)
+        if fn is None:
+            raise DataUnavailableError(f"Dataset {self.name!r}: cxreval.datasets.{self.module} has no "
+                                       f"{self.function}().")
+        return fn
+
+    @property
+    def available(self) -> bool:
+        """Whether the loader can be imported."""
+        try:
+            self.loader()
+        except DataUnavailableError:
+            return False
+        return True
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "kind": self.kind, "description": self.description,
+                "loader": ".".join(x for x in ("cxreval.datasets", self.module, self.function) if x), "path": self.path,
+                "default_file": self.default}
+
+
+def _chexpert_train(path: PathLike | None = None, *, cache_dir: PathLike | None = None,
+                    source: str = "chexpert_labeler") -> ReadResult:
+    """CheXpert train labels (CheXpert report labeler; 1/0/-1/blank) as the long label table."""
+    from ..labels import read_wide_labels
+
+    p = metadata_path("chexpert_train.csv.gz", cache_dir=cache_dir, path=path)
+    return read_wide_labels(p, source=source, id_column="Path")
+
+
+_SPECS = (
+    DatasetSpec("chestxray14", "nih", "load_labels", "labels",
+                "ChestX-ray14 text-mined labels (source nih_textmined), 112,120 images", default="Data_Entry_2017_v2020.csv.gz"),
+    DatasetSpec("chestxray14_metadata", "nih", "load_metadata", "metadata",
+                "ChestX-ray14 per-image metadata: patient, view, age, sex", default="Data_Entry_2017_v2020.csv.gz"),
+    DatasetSpec("chestxray14_boxes", "nih_boxes", "read_nih_boxes", "boxes",
+                "ChestX-ray14 radiologist boxes (BBox_List_2017), half-open", default="BBox_List_2017.csv.gz"),
+    DatasetSpec("google2019", "google", "load_labels", "labels",
+                "Google 2019 adjudicated expert labels for 4,376 NIH images (source google_expert)",
+                default="google2019_nih-chest-xray-labels.csv.gz"),
+    DatasetSpec("vindr", "vindr", "read_vindr", "labels",
+                "VinDr-CXR labels, one source per reader (R1..R17)", default="vinbigdata-train.csv.gz"),
+    DatasetSpec("vindr_boxes", "vindr", "read_vindr_boxes", "boxes",
+                "VinDr-CXR reader boxes, half-open", default="vinbigdata-train.csv.gz"),
+    DatasetSpec("openi", "openi", "read_openi_reports", "reports",
+                "OpenI reports: FINDINGS / IMPRESSION / INDICATION / COMPARISON and MeSH codes",
+                default="NLMCXR_reports.tgz"),
+    DatasetSpec("openi_mesh", "openi", "openi_mesh_labels", "labels",
+                "OpenI human MeSH major codes as ChestX-ray14 labels (source openi_mesh), one row per report",
+                default="NLMCXR_reports.tgz"),
+    DatasetSpec("chexpert_train", "", "_chexpert_train", "labels",
+                "CheXpert train labels from the CheXpert labeler (1/0/-1/blank)", default="chexpert_train.csv.gz"),
+    DatasetSpec("chexpert_test", "chexpert", "load_labels", "labels",
+                "CheXpert test set: consensus, 8 radiologists, 2 report labelers (folder)", path="folder"),
+    DatasetSpec("chexpert_test_predictions", "chexpert", "load_predictions", "predictions",
+                "CheXpert test set: the 10 leaderboard models' scores, model <name> from <name>_predictions.csv "
+                "(folder)", path="folder"),
+    DatasetSpec("padchest", "padchest", "load_labels", "labels",
+                "PadChest labels: physician- and RNN-labelled reports (sources padchest_physician, padchest_rnn)",
+                default="PADCHEST_chest_x_ray_images_labels_160K_01.02.19.csv.gz"),
+)
+
+DATA_LOADERS: Mapping[str, DatasetSpec] = MappingProxyType({s.name: s for s in _SPECS})
+"""Registered datasets by name."""
+
+
+def list_datasets(pattern: str = "*", *, kind: str | None = None) -> list[str]:
+    """Names of the registered datasets matching a glob ``pattern`` (and ``kind``), sorted."""
+    if not isinstance(pattern, str):
+        raise InvalidParameterError(f"The 'pattern' parameter of list_datasets must be a str. Got {pattern!r} instead.")
+    kinds = sorted({s.kind for s in _SPECS})
+    if kind is not None and kind not in kinds:
+        raise InvalidParameterError(f"The 'kind' parameter of list_datasets must be one of {kinds} or None. "
+                                    f"Got {kind!r} instead.")
+    return sorted(n for n, s in DATA_LOADERS.items()
+                  if fnmatch.fnmatchcase(n, pattern) and (kind is None or s.kind == kind))
+
+
+def get_spec(name: str) -> DatasetSpec:
+    """The :class:`DatasetSpec` of ``name``; an unknown name raises with a did-you-mean hint."""
+    if not isinstance(name, str) or name not in DATA_LOADERS:
+        hint = did_you_mean(str(name), DATA_LOADERS)
+        raise UnknownDatasetError(f"Unknown dataset {name!r}; registered datasets are {sorted(DATA_LOADERS)}.{hint}")
+    return DATA_LOADERS[name]
+
+
+
+def load_dataset(name: str, path: PathLike | None = None, *,
+                 cache_dir: PathLike | None = None, **kwargs: Any) -> ReadResult:
+    """Load a registered dataset.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`list_datasets`.
+    path : path, optional
+        The user's own copy of the file (or folder, for folder datasets); default the fetched copy.
+    cache_dir : path, optional
+        Cache directory override (see :func:`cxreval.datasets.fetch.resolve_cache_dir`).
+    **kwargs
+        Passed to the loader.
+
+    Returns
+    -------
+    res : ReadResult
+        The loader's table and read report (metadata loaders returning a bare table are wrapped).
+
+    Raises
+    ------
+    UnknownDatasetError
+        Unknown name (a ``KeyError`` with a did-you-mean hint).
+    DataUnavailableError
+        Not fetched, or a folder dataset called without ``path``.
+    """
+    spec = get_spec(name)
+    fn = spec.loader()
+    if spec.default is None and path is None:
+        raise DataUnavailableError(f"Dataset {name!r} is not part of the fetched metadata; pass path= (a "
+                                   f"{spec.path}).")
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise InvalidParameterError(f"The 'path' parameter of load_dataset must be a path or None. "
+                                    f"Got {type(path).__name__} instead.")
+    if path is None:
+        path = metadata_path(spec.default, cache_dir=cache_dir)  # type: ignore[arg-type]
+    res = fn(path, **kwargs)
+    if isinstance(res, ReadResult):
+        return res
+    if isinstance(res, pd.DataFrame):
+        return ReadResult(res, ReadReport(str(path), len(res), len(res)))
+    raise TypeError(f"Loader of {name!r} returned {type(res).__name__}, expected a ReadResult or DataFrame.")

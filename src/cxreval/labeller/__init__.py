@@ -1,0 +1,52 @@
+"""Report-derived labels: a section-aware, rule-based labeller for radiology report text.
+
+The pipeline: :func:`~cxreval.datasets.report_files.read_report_file` (CSV/Parquet, or the OpenI archive) ->
+:func:`~cxreval.labeller.sections.split_sections` (FINDINGS, IMPRESSION and their header variants) ->
+:class:`~cxreval.labeller.engine.Engine` (sentences, finding mentions, scoped negation and uncertainty)
+-> :func:`~cxreval.labeller.labeller.label_reports` (report-level states per section source, every one
+traced to its mentions) -> :func:`~cxreval.labeller.validation.precision_recall_table` (scoring against a
+reference source with bootstrap CIs). The phrases and triggers are YAML data (:mod:`cxreval.labeller.rules`).
+
+Examples
+--------
+>>> import pandas as pd
+>>> t = pd.DataFrame({"study_id": ["s1"], "text": ["FINDINGS: No effusion. IMPRESSION: Cardiomegaly."]})
+>>> res = label_reports(t, sections="findings,impression")
+>>> res.labels.query("finding == 'Cardiomegaly'")[["source", "state"]].to_string(index=False)
+'           source  state\\n  report_findings     -1\\nreport_impression      2'
+"""
+
+from .engine import Engine, MentionArrays, get_engine, split_sentences, tokenize
+from .io import ReportTable, check_report_table
+from .labeller import MENTION_COLUMNS, SECTION_CHOICES, SOURCE_NAMES, ReportLabelsResult, label_reports
+from .rules import (
+    CATEGORIES,
+    CONVENTIONS,
+    DEFAULT_CONVENTIONS,
+    VOCABULARIES,
+    MentionRule,
+    RuleSet,
+    TriggerRule,
+    load_rules,
+    packaged_rules_text,
+)
+from .sections import HEADERS, LABELLED_SECTIONS, Section, split_sections
+from .validation import (
+    NIH_LABELLER_OPENI,
+    PRF_COLUMNS,
+    LabellerValidationResult,
+    compute_precision_recall,
+    precision_recall_table,
+    prf_markdown,
+    resolve_reference,
+)
+
+__all__ = [
+    "Engine", "MentionArrays", "get_engine", "split_sentences", "tokenize",
+    "ReportTable", "check_report_table",
+    "MENTION_COLUMNS", "SECTION_CHOICES", "SOURCE_NAMES", "ReportLabelsResult", "label_reports",
+    "CATEGORIES", "CONVENTIONS", "DEFAULT_CONVENTIONS", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",
+    "HEADERS", "LABELLED_SECTIONS", "Section", "split_sections",
+    "NIH_LABELLER_OPENI", "PRF_COLUMNS", "LabellerValidationResult", "compute_precision_recall",
+    "precision_recall_table", "prf_markdown", "resolve_reference",
+]

@@ -1,0 +1,43 @@
+"""Rankings of models under several references: how stable they are (:mod:`cxreval.ranking.stability`), the rank
+correlations they are compared with (:mod:`cxreval.ranking.correlation`), and the published XQA tables to set
+them beside (:mod:`cxreval.ranking.published`)."""
+
+from .correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, correlation_function
+from .published import (
+    PAIR_REFERENCES,
+    XQA_AUC_TABLES,
+    XQA_CITATION,
+    attach_published,
+    compare_with_published,
+    load_xqa_auc_table,
+    load_xqa_rank_correlations,
+    rank_auc_table,
+    read_auc_table,
+    table_finding,
+)
+from .stability import (
+    ALL_MODELS,
+    CORRELATION_COLUMNS,
+    KENDALL_VARIANTS,
+    RANKING_COLUMNS,
+    SPEARMAN_VARIANTS,
+    TOP_COLUMNS,
+    VARIANT_TEXT,
+    RankingStabilityResult,
+    check_ranking_options,
+    kendall_tau_a,
+    kendall_tau_b,
+    rank_desc,
+    ranking_stability,
+    spearman_rho,
+    spearman_rho_d2,
+)
+
+__all__ = [
+    "rank_desc", "spearman_rho", "spearman_rho_d2", "kendall_tau_a", "kendall_tau_b", "KENDALL_VARIANTS",
+    "SPEARMAN_VARIANTS", "RankingStabilityResult", "ranking_stability", "check_ranking_options", "ALL_MODELS", "CORRELATION_COLUMNS",
+    "RANKING_COLUMNS", "TOP_COLUMNS", "VARIANT_TEXT",
+    "DEFAULT_KENDALL", "DEFAULT_SPEARMAN", "correlation_function",
+    "XQA_CITATION", "table_finding", "load_xqa_auc_table", "load_xqa_rank_correlations", "attach_published",
+    "compare_with_published", "read_auc_table", "rank_auc_table", "PAIR_REFERENCES", "XQA_AUC_TABLES",
+]

@@ -1,0 +1,447 @@
+"""Ranking stability: do the model rankings that different references induce agree?
+
+For every finding (and the macro and micro averages), every model group and every pair of references, the
+rankings of the models by AUC are compared with Spearman's rho (SRCC) and Kendall's tau (KRCC):
+point values from the AUC estimates and, when bootstrap distributions are available (an
+:class:`~cxreval.classification.AUCResult`), the distribution of the correlation over the same
+patient-bootstrap replicates: mean ± sd and percentile CI, as in the XQA paper's Tables 26–29.
+
+Ranks: 1 is the highest AUC; tied AUCs share the average rank and are flagged, with the range of
+ranks a tie-break could give (``rank_min``, ``rank_max``: published AUCs rounded to 2 decimals tie
+often).
+
+With ties the XQA-Chest paper's formulas and scipy's differ (:mod:`cxreval.ranking.correlation`); the variant is
+an option and is written on every output row (column ``variant``). By default both are the paper's (section 2.3):
+SRCC by ``1 - 6 sum d² / (n (n² - 1))`` on average ranks (``spearman='formula'``; ``'pearson'`` = the Pearson
+correlation of average ranks, ``scipy.stats.spearmanr``) and KRCC ``= (C - D) / (n (n - 1) / 2)``, tau-a
+(``kendall='tau-a'``; ``'tau-b'`` = ``scipy.stats.kendalltau``). All are vectorised over replicates.
+
+Examples
+--------
+>>> import numpy as np
+>>> x = np.array([0.9, 0.8, 0.8, 0.7]); y = np.array([0.85, 0.86, 0.7, 0.6])
+>>> round(float(spearman_rho(x, y)), 4), round(float(kendall_tau_b(x, y)), 4)
+(0.6325, 0.5477)
+>>> round(float(spearman_rho_d2(x, y)), 4), round(float(kendall_tau_a(x, y)), 4)
+(0.65, 0.5)
+>>> rank_desc(x).tolist()
+[1.0, 2.5, 2.5, 4.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_choice, check_confidence_level
+from ..bootstrap import summarize_distribution
+from ..classification import DEFAULT_GROUP, MEAN_MODEL, AUCResult, markdown_auc_table
+from ..exceptions import InvalidParameterError, SchemaError
+from ..results import TableResult
+from ..schema import check_columns
+from .correlation import (
+    DEFAULT_KENDALL,
+    DEFAULT_SPEARMAN,
+    KENDALL_VARIANTS,
+    SPEARMAN_VARIANTS,
+    correlation_function,
+    kendall_tau_a,
+    kendall_tau_b,
+    spearman_rho,
+    spearman_rho_d2,
+)
+
+__all__ = [
+    "rank_desc",
+    "spearman_rho",
+    "spearman_rho_d2",
+    "kendall_tau_a",
+    "kendall_tau_b",
+    "KENDALL_VARIANTS",
+    "SPEARMAN_VARIANTS",
+    "RankingStabilityResult",
+    "ranking_stability",
+    "check_ranking_options",
+    "ALL_MODELS",
+    "CORRELATION_COLUMNS",
+    "RANKING_COLUMNS",
+    "TOP_COLUMNS",
+    "VARIANT_TEXT",
+]
+
+ALL_MODELS = "All Models"
+METHODS = ("SRCC", "KRCC")
+CORRELATION_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference_a", "reference_b", "method",
+                                        "variant", "statistic", "boot_mean", "boot_sd", "ci_low", "ci_high", "n_undefined",
+                                        "n_models", "n_tied_a", "n_tied_b", "n_excluded")
+RANKING_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "reference", "model", "auc", "rank", "tied",
+                                    "rank_min", "rank_max")
+TOP_COLUMNS: tuple[str, ...] = ("dataset", "finding", "group", "best_under", "model", "reference", "auc", "rank",
+                                "rank_min", "rank_max", "is_best", "prob_best")
+
+
+VARIANT_TEXT: Mapping[str, str] = MappingProxyType({
+    "formula": "SRCC = 1 - 6 sum d^2 / (n (n^2 - 1)) on average ranks (the XQA-Chest paper's formula)",
+    "pearson": "SRCC = Pearson correlation of average ranks (scipy.stats.spearmanr)",
+    "tau-a": "KRCC = tau-a = (C - D) / (n (n - 1) / 2) (the XQA-Chest paper's formula)",
+    "tau-b": "KRCC = tau-b = (C - D) / sqrt((n0 - n1)(n0 - n2)) (scipy.stats.kendalltau)"})
+"""Each SRCC/KRCC variant's formula in words (the summary states the variants used)."""
+
+
+def rank_desc(values: np.ndarray, *, axis: int = -1) -> np.ndarray:
+    """Ranks with 1 for the highest value; ties get the average rank; NaN stays NaN."""
+    from scipy.stats import rankdata
+
+    v = np.asarray(values, dtype=float)
+    return rankdata(-v, method="average", axis=axis, nan_policy="propagate") if v.size else v.copy()
+
+
+
+
+def _n_tied(v: np.ndarray) -> int:
+    """Number of models whose AUC equals another model's."""
+    _, inv, cnt = np.unique(v, return_inverse=True, return_counts=True)
+    return int((cnt[inv] > 1).sum())
+
+
+@dataclass(frozen=True)
+class RankingStabilityResult(TableResult):
+    """Rank correlations between references, the rankings and the top-rank changes.
+
+    ``FILES``: ``rank_correlation`` (``correlations``), ``rankings`` and ``top_changes``; ``COLUMNS`` are
+    those of ``correlations`` (:data:`CORRELATION_COLUMNS`, the table of :attr:`table`).
+
+    Attributes
+    ----------
+    correlations : pandas.DataFrame
+        :data:`CORRELATION_COLUMNS` (plus ``paper_mean``, ``paper_sd`` when compared with published values):
+        one row per dataset × finding × group × reference pair × method. ``variant`` names the formula
+        (``formula``/``pearson`` for SRCC, ``tau-a``/``tau-b`` for KRCC); ``statistic`` is the point value
+        from the AUC estimates; ``boot_*`` and ``ci_*`` summarise the bootstrap distribution (NaN without one).
+    rankings : pandas.DataFrame
+        :data:`RANKING_COLUMNS`: the rank of every model under every reference (a bump-chart table).
+    top_changes : pandas.DataFrame
+        :data:`TOP_COLUMNS`: the best model(s) under each reference (``best_under``) and their AUC and rank
+        under every reference; ``prob_best`` is the bootstrap share of replicates where that model is best
+        under ``reference`` (ties split; NaN without bootstrap).
+    n_resamples : int
+        0 for point estimates only.
+    confidence_level : float
+    kendall, spearman : str
+        The KRCC and SRCC variants used.
+    source : str
+        What was ranked, in words (the AUCs' origin, bootstrap or point values): the first paragraph of
+        :meth:`summary`.
+    excluded : tuple of str
+        What undefined AUCs left out, in words: references without any AUC for a finding (not labelled, or one
+        class) are not ranked on it; models without an AUC under every ranked reference leave that finding's
+        ranking (column ``n_excluded`` of the correlations).
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"rank_correlation": "rank_correlation.csv",
+                                                           "rankings": "rankings.csv",
+                                                           "top_changes": "top_changes.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = CORRELATION_COLUMNS
+
+    correlations: pd.DataFrame
+    rankings: pd.DataFrame
+    top_changes: pd.DataFrame
+    n_resamples: int = 0
+    confidence_level: float = 0.95
+    distributions: dict[tuple[str, str, str, str, str, str], np.ndarray] = field(default_factory=dict, repr=False)
+    kendall: str = DEFAULT_KENDALL
+    spearman: str = DEFAULT_SPEARMAN
+    source: str = ""
+    excluded: tuple[str, ...] = ()
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The rank correlations (the other tables are ``rankings`` and ``top_changes``)."""
+        return self.correlations
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"rank_correlation": self.correlations, "rankings": self.rankings, "top_changes": self.top_changes}
+
+    def summary(self, title: str = "Ranking stability across references") -> str:
+        """``# title``, :attr:`source`, the variants, the rank correlations of all models per dataset (with the
+        bootstrap and the published values when present) and the top-rank changes, as Markdown."""
+        return _summary(self, title)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"n_resamples": self.n_resamples, "confidence_level": self.confidence_level,
+                "kendall": self.kendall, "spearman": self.spearman,
+                "correlations": self.correlations.to_dict(orient="records"),
+                "top_changes": self.top_changes.to_dict(orient="records")}
+
+    def _figure(self) -> Any:
+        """A bump chart: each model's rank under each reference (the macro average when there is one)."""
+        from .._plots import first_panel, lines
+
+        r = first_panel(first_panel(first_panel(self.rankings, "finding"), "dataset"), "group")
+        return lines(r, x="reference", y="rank", color="model", reversed_y=True,
+                     title="Model ranks across references" + (f" ({r['finding'].iloc[0]})" if len(r) else ""))
+
+
+# (dataset, finding, models, references, model -> group, point (models x references), bootstrap cube or None)
+_Cube = tuple[str, str, list[str], list[str], dict[str, str], np.ndarray, "np.ndarray | None"]
+
+
+def _cubes_from_result(res: AUCResult, dataset: str) -> list[_Cube]:
+    out: list[_Cube] = []
+    for j, f in enumerate(res.findings):
+        out.append((dataset, f, list(res.models), list(res.references), dict(res.groups),
+                    res.point[:, j, :], res.distribution[:, j, :, :]))
+    return out
+
+
+def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[_Cube]:
+    check_columns(df, ("model", "finding", "reference", "auc"), where="AUC table")
+    t = df.copy()
+    if "group" not in t.columns:
+        t["group"] = DEFAULT_GROUP
+    if "dataset" not in t.columns:
+        t["dataset"] = ""
+    t = t[~t["model"].astype(str).isin(list(exclude_models)) & (t["group"].astype(str) != "summary")]
+    auc = pd.to_numeric(t["auc"], errors="coerce")
+    bad = auc.isna() & t["auc"].notna() & (t["auc"].astype(str).str.strip().str.lower() != "nan")
+    if bad.any():  # NaN (an undefined AUC, as classify writes it) is kept and left out of the rankings
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise SchemaError(f"AUC table row {i}: 'auc' {t['auc'].iloc[i]!r} is not a number.")
+    outside = ~auc.between(0.0, 1.0) & auc.notna()
+    if outside.any():
+        i = int(np.flatnonzero(outside.to_numpy())[0])
+        raise SchemaError(f"AUC table row {i}: 'auc' {float(auc.iloc[i]):g} is outside [0, 1] (model "
+                          f"{str(t['model'].iloc[i])!r}, finding {str(t['finding'].iloc[i])!r}).")
+    t["auc"] = auc.astype(float)
+    out: list[_Cube] = []
+    for (ds, f), sub in t.groupby(["dataset", "finding"], sort=False):
+        dup = sub.duplicated(["model", "reference"], keep=False)
+        if dup.any():
+            r = sub[dup].iloc[0]
+            raise SchemaError(f"AUC table has duplicate rows for dataset {ds!r}, finding {f!r}, model {r['model']!r}, "
+                              f"reference {r['reference']!r}.")
+        wide = sub.pivot(index="model", columns="reference", values="auc")
+        models = list(pd.unique(sub["model"]))
+        refs = list(pd.unique(sub["reference"]))
+        wide = wide.reindex(index=models, columns=refs)  # a missing row is an undefined AUC (NaN, not ranked)
+        groups = dict(zip(sub["model"].astype(str), sub["group"].astype(str)))
+        out.append((str(ds), str(f), [str(m) for m in models], [str(r) for r in refs], groups,
+                    wide.to_numpy(dtype=float), None))
+    return out
+
+
+def check_ranking_options(*, kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN,
+                          min_models: int = 3) -> None:
+    """Check the options of :func:`ranking_stability` that need no data (its first step; ``cxreval rank`` calls it
+    before computing any AUC)."""
+    check_choice(kendall, KENDALL_VARIANTS, name="kendall", func="ranking_stability")
+    check_choice(spearman, SPEARMAN_VARIANTS, name="spearman", func="ranking_stability")
+    if isinstance(min_models, bool) or not isinstance(min_models, (int, np.integer)) or min_models < 1:
+        raise InvalidParameterError(f"min_models= must be a positive integer (the fewest models a group needs to "
+                                    f"be ranked); got {min_models!r}.")
+
+
+def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] = METHODS,
+                      pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
+                      confidence_level: float | None = None, dataset: str = "",
+                      exclude_models: Sequence[str] = (MEAN_MODEL,), min_models: int = 3,
+                      kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN) -> RankingStabilityResult:
+    """Rank correlations between the model rankings each reference induces, per finding and group.
+
+    Parameters
+    ----------
+    auc : AUCResult or pandas.DataFrame
+        An :func:`~cxreval.classification.evaluate_auc` result (point + bootstrap), or a point AUC table
+        with columns ``model, finding, reference, auc`` and optionally ``group``, ``dataset`` (published
+        tables; no bootstrap).
+    methods : sequence of {'SRCC', 'KRCC'}
+    pairs : sequence of (reference_a, reference_b), optional
+        Default: every pair of references, in their order.
+    groups : {'all', 'overall', 'per-group'}, default='all'
+        ``'overall'``: all models together (group ``'All Models'``); ``'per-group'``: within each model
+        group; ``'all'``: both (per-group only when there is more than one group).
+    confidence_level : float, optional
+        Default: the AUC result's (0.95 for tables).
+    min_models : int, default=3
+        Groups with fewer models are skipped.
+    kendall : {'tau-a', 'tau-b'}, default='tau-a'
+        KRCC variant: the XQA-Chest paper's ``(C - D) / (n (n - 1) / 2)`` (:func:`kendall_tau_a`), or tau-b
+        (:func:`kendall_tau_b`, ``scipy.stats.kendalltau``).
+    spearman : {'formula', 'pearson'}, default='formula'
+        SRCC variant: the XQA-Chest paper's ``1 - 6 sum d² / (n (n² - 1))`` on average ranks
+        (:func:`spearman_rho_d2`), or the Pearson correlation of average ranks (:func:`spearman_rho`,
+        ``scipy.stats.spearmanr``). Equal without ties.
+
+    Returns
+    -------
+    res : RankingStabilityResult
+    """
+    from scipy.stats import rankdata
+
+    for m in methods:
+        check_choice(m, METHODS, name="methods", func="ranking_stability")
+    check_choice(groups, ("all", "overall", "per-group"), name="groups", func="ranking_stability")
+    check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
+    variants = {"SRCC": spearman, "KRCC": kendall}
+    corr_fn = {m: correlation_function(m, v) for m, v in variants.items()}
+    if isinstance(auc, AUCResult):
+        cl = auc.confidence_level if confidence_level is None else confidence_level
+        cubes = _cubes_from_result(auc, dataset)
+        n_res = auc.n_resamples
+    elif isinstance(auc, pd.DataFrame):
+        cl = 0.95 if confidence_level is None else confidence_level
+        cubes = _cubes_from_table(auc, exclude_models)
+        n_res = 0
+    else:
+        raise InvalidParameterError(f"ranking_stability: 'auc' must be an AUCResult or a DataFrame; got {type(auc).__name__}.")
+    cl = check_confidence_level(cl, func="ranking_stability")
+    corr_rows, rank_rows, top_rows = [], [], []
+    dists: dict[tuple[str, str, str, str, str, str], np.ndarray] = {}
+    notes: list[str] = []
+    for ds, f, models, all_refs, gmap, point, dist in cubes:
+        if pairs is None:
+            prs_all = list(combinations(all_refs, 2))
+        else:
+            prs_all = [tuple(p) for p in pairs]  # type: ignore[misc]  # lengths are checked below
+            for p in prs_all:
+                for r in p:
+                    if r not in all_refs:
+                        raise InvalidParameterError(f"Unknown reference {r!r} in 'pairs'; references of {ds!r} "
+                                                    f"{f!r}: {all_refs}.")
+        unranked = [r for r, dead in zip(all_refs, np.asarray(np.isnan(point).all(axis=0))) if dead]
+        if unranked:
+            notes.append(f"{f}{f' ({ds})' if ds else ''}: no AUC under {unranked} (not labelled or undefined); "
+                         "not ranked there")
+        distinct = sorted(set(gmap[m] for m in models))
+        sets: list[tuple[str, list[int]]] = []
+        if groups in ("all", "overall"):
+            sets.append((ALL_MODELS, list(range(len(models)))))
+        if groups == "per-group" or (groups == "all" and len(distinct) > 1):
+            sets += [(g, [i for i, m in enumerate(models) if gmap[m] == g]) for g in distinct]
+        for gname, idx in sets:
+            # undefined AUCs: a reference without any AUC for the finding is not ranked on it; a model without an
+            # AUC under a ranked reference leaves that finding's ranking (counted in n_excluded)
+            Pg = point[idx]
+            live = np.asarray(~np.isnan(Pg).all(axis=0)) if len(idx) else np.zeros(len(all_refs), dtype=bool)
+            ok_m = np.asarray(np.isfinite(Pg[:, live]).all(axis=1))
+            n_excl = int((~ok_m).sum())
+            if n_excl:
+                notes.append(f"{f}{f' ({ds})' if ds else ''}, {gname}: {n_excl} model(s) without an AUC under "
+                             f"every reference excluded from the ranking ({[models[i] for i, o in zip(idx, ok_m) if not o]})")
+            refs = [r for r, lv in zip(all_refs, live) if lv]
+            idx = [i for i, o in zip(idx, ok_m) if o]
+            if len(idx) < min_models or not refs:
+                continue
+            P = point[idx][:, live]
+            D = None if dist is None else dist[idx][:, live]
+            ranks = rank_desc(P, axis=0)
+            # tied AUCs (e.g. from 2-decimal rounding) can take any rank in [rank_min, rank_max]
+            rmin = rankdata(-P, method="min", axis=0)
+            rmax = rankdata(-P, method="max", axis=0)
+            for k, r in enumerate(refs):
+                col = P[:, k]
+                _, inv, cnt = np.unique(col, return_inverse=True, return_counts=True)
+                for q, i in enumerate(idx):
+                    rank_rows.append((ds, f, gname, r, models[i], col[q], ranks[q, k], bool(cnt[inv[q]] > 1),
+                                      int(rmin[q, k]), int(rmax[q, k])))
+            # top-rank table
+            if D is not None:
+                finite = np.isfinite(D).all(axis=0)  # (refs, B)
+                mx = np.nanmax(np.where(np.isfinite(D), D, -np.inf), axis=0)
+                is_max = (D == mx[None]) & finite[None]  # type: ignore[index]
+                share = is_max / np.maximum(is_max.sum(axis=0, keepdims=True), 1)
+                n_ok = finite.sum(axis=-1)  # per ref
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    prob_best = share.sum(axis=-1) / n_ok[None, :]
+            for kb, rb in enumerate(refs):
+                colb = P[:, kb]
+                if np.isnan(colb).all():
+                    continue
+                best = np.flatnonzero(colb == np.nanmax(colb))
+                for q in best:  # type: ignore[assignment]
+                    for k, r in enumerate(refs):
+                        pb = float(prob_best[q, k]) if D is not None else float("nan")
+                        top_rows.append((ds, f, gname, rb, models[idx[q]], r, P[q, k], ranks[q, k],
+                                         int(rmin[q, k]), int(rmax[q, k]), bool(P[q, k] == np.nanmax(P[:, k])), pb))
+            for ra, rb in prs_all:
+                if ra not in refs or rb not in refs:
+                    continue
+                ka, kb = refs.index(ra), refs.index(rb)
+                for m in methods:
+                    stat = float(corr_fn[m](P[:, ka], P[:, kb]))
+                    if D is not None:
+                        d = corr_fn[m](D[:, ka, :], D[:, kb, :], axis=0)
+                        s = summarize_distribution(d, confidence_level=cl)
+                        vals = [float(s[c]) for c in ("mean", "sd", "ci_low", "ci_high")] + [int(s["n_undefined"])]
+                        dists[(ds, f, gname, ra, rb, m)] = d
+                    else:
+                        vals = [np.nan] * 4 + [0]
+                    corr_rows.append((ds, f, gname, ra, rb, m, variants[m], stat, *vals, len(idx), _n_tied(P[:, ka]),
+                                      _n_tied(P[:, kb]), n_excl))
+    corr = pd.DataFrame(corr_rows, columns=list(CORRELATION_COLUMNS))
+    rankings = pd.DataFrame(rank_rows, columns=list(RANKING_COLUMNS))
+    top = pd.DataFrame(top_rows, columns=list(TOP_COLUMNS))
+    if isinstance(auc, AUCResult):
+        source = (f"From predictions + labels: {len(auc.models)} models, references {list(auc.references)}, "
+                  f"{auc.n_resamples} patient-bootstrap replicates (seed {auc.seed}); boot = mean ± sd of the "
+                  f"replicate correlations, CI = {int(auc.confidence_level * 100)}% percentile. {auc.design()}")
+    else:
+        source = "From an AUC table: point estimates (no bootstrap); tied AUCs share the average rank."
+    return RankingStabilityResult(corr, rankings, top, n_res, cl, dists, kendall, spearman, source, tuple(notes))
+
+
+def _pm(m: float, s: float) -> str:
+    return "" if np.isnan(m) else f"{m:.2f} ± {s:.2f}"
+
+
+def _summary(res: RankingStabilityResult, title: str) -> str:
+    md = markdown_auc_table
+    corr = res.correlations
+    lines = [f"# {title}", "", res.source, "",
+             f"Rank correlations: {VARIANT_TEXT[res.spearman]}; {VARIANT_TEXT[res.kendall]}. Tied AUCs share "
+             f"the average rank (column `variant` of {res.FILES['rank_correlation']}).", ""]
+    if res.excluded:
+        lines += ["Undefined AUCs (NaN) are left out of the rankings, never ranked:", "",
+                  *[f"- {e}" for e in res.excluded], ""]
+    if "note" in corr.columns and (corr["note"].fillna("") != "").any():
+        notes = corr.loc[corr["note"].fillna("") != "", "note"]
+        lines += [f"{len(notes)} published rows have no recomputed value: "
+                  + "; ".join(f"{k} ({v} rows)" for k, v in notes.value_counts().items()), ""]
+    boot = res.n_resamples > 0
+    c = corr[corr.group == ALL_MODELS] if (corr.group == ALL_MODELS).any() else corr
+    for ds in pd.unique(c.dataset):
+        sub = c[c.dataset == ds]
+        rows = []
+        for (f, ra, rb), g in sub.groupby(["finding", "reference_a", "reference_b"], sort=False):
+            row = {"finding": f, "pair": f"{ra} vs {rb}"}
+            for m in METHODS:
+                r = g[g.method == m]
+                if r.empty:
+                    continue
+                r = r.iloc[0]
+                row[m] = r.statistic
+                if boot:
+                    row[f"{m} boot"] = _pm(r.boot_mean, r.boot_sd)
+                    row[f"{m} CI"] = "" if np.isnan(r.ci_low) else f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
+                if "paper_mean" in g.columns and not np.isnan(r.paper_mean):
+                    row[f"{m} paper"] = _pm(r.paper_mean, r.paper_sd)
+            row["tied a/b"] = f"{int(g.n_tied_a.iloc[0])}/{int(g.n_tied_b.iloc[0])} of {int(g.n_models.iloc[0])}"
+            rows.append(row)
+        lines += [f"## Rank correlations, all models{f' ({ds})' if ds else ''}", "", md(pd.DataFrame(rows)), ""]
+    t = res.top_changes
+    t = t[t.group == ALL_MODELS] if (t.group == ALL_MODELS).any() else t
+    if len(t):
+        rows = []
+        for (ds, f, bu, m), g in t.groupby(["dataset", "finding", "best_under", "model"], sort=False):
+            ranks = ", ".join(f"{r}: {rk:g}" + (f" ({lo}-{hi})" if lo != hi else "")
+                              for r, rk, lo, hi in zip(g.reference, g["rank"], g.rank_min, g.rank_max))
+            rows.append({"dataset": ds, "finding": f, "best under": bu, "model": m, "rank under each reference": ranks})
+        lines += ["## Top-rank changes (best model under each reference, its rank under all; tie range in brackets)",
+                  "", md(pd.DataFrame(rows)), ""]
+    return "\n".join(lines)

@@ -1,0 +1,123 @@
+"""HTML tables of the report: every table shown carries a link that downloads the full table as CSV straight
+from the page (a ``data:text/csv;base64,...`` URI, so the file works offline). Long tables are paginated and
+searchable in the browser (the page's small inline script; without script every row is listed) and hold
+their first ``max_rows`` rows; the download always holds every row unless the CSV is larger than
+``max_embed_bytes``, in which case the link is replaced by the path of the file on disk.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["csv_data_uri", "html_table", "format_value", "ci_columns", "MAX_ROWS", "PAGE_ROWS", "MAX_EMBED_BYTES"]
+
+MAX_ROWS = 1000
+"""Rows held on the page per table, paginated and searchable (the CSV download holds all rows)."""
+
+PAGE_ROWS = 20
+"""Rows per page of a paginated table."""
+
+MAX_EMBED_BYTES = 4_000_000
+"""Largest CSV (bytes) embedded in the page as a download link."""
+
+
+def csv_data_uri(df: pd.DataFrame) -> str:
+    """``df`` as CSV in a base64 ``data:`` URI (UTF-8)."""
+    payload = df.to_csv(index=False).encode("utf-8")
+    return "data:text/csv;charset=utf-8;base64," + base64.b64encode(payload).decode("ascii")
+
+
+def format_value(v: object, *, digits: int = 3) -> str:
+    """Short display text of one cell: floats to ``digits`` decimals, missing as an empty string."""
+    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+        return ""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        if f == int(f) and abs(f) < 1e15 and digits >= 0 and abs(f) >= 1:
+            return str(int(f))
+        return f"{f:.{digits}f}"
+    return str(v)
+
+
+def html_table(df: pd.DataFrame, *, name: str, caption: str = "", max_rows: int = MAX_ROWS,
+               max_embed_bytes: int = MAX_EMBED_BYTES, source: str | Path | None = None,
+               digits: int = 3) -> str:
+    """Render ``df`` as an HTML table with a CSV download link.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    name : str
+        File name offered by the download link (``.csv`` is appended when missing).
+    caption : str, default=''
+        Text above the table.
+    max_rows : int, default=MAX_ROWS
+        Rows held on the page (paginated by :data:`PAGE_ROWS`, searchable); the download holds every row.
+    max_embed_bytes : int, default=MAX_EMBED_BYTES
+        Larger CSVs are not embedded; the link text gives ``source`` instead.
+    source : path, optional
+        The file the table was read from, shown beside the link.
+    digits : int, default=3
+        Decimals shown for floats (the CSV keeps full precision).
+
+    Returns
+    -------
+    html : str
+    """
+    fname = name if name.endswith(".csv") else f"{name}.csv"
+    n = len(df)
+    parts = ['<div class="table-block">']
+    head = []
+    if caption:
+        head.append(f'<span class="caption">{html.escape(caption)}</span>')
+    uri = csv_data_uri(df)
+    if len(uri) <= max_embed_bytes * 4 // 3 + 64:
+        head.append(f'<a class="download" download="{html.escape(fname)}" href="{uri}">'
+                    f'download {html.escape(fname)} ({n} rows)</a>')
+    else:
+        where = f" at {html.escape(str(source))}" if source else ""
+        head.append(f'<span class="download-note">{html.escape(fname)} ({n} rows) is too large to embed; '
+                    f'the file is{where}</span>')
+    parts.append('<div class="table-head">' + " ".join(head) + "</div>")
+    shown = df.head(max_rows)
+    paged = len(shown) > PAGE_ROWS
+    attrs = f' data-page-rows="{PAGE_ROWS}"' if paged else ""
+    parts.append(f'<div class="table-scroll"><table class="data{" paged" if paged else ""}"{attrs}><thead><tr>')
+    parts.extend(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+    parts.append("</tr></thead><tbody>")
+    numeric = [pd.api.types.is_numeric_dtype(shown[c]) for c in shown.columns]
+    for row in shown.itertuples(index=False, name=None):
+        cells = []
+        for v, isnum in zip(row, numeric):
+            cls = ' class="num"' if isnum else ""
+            cells.append(f"<td{cls}>{html.escape(format_value(v, digits=digits))}</td>")
+        parts.append("<tr>" + "".join(cells) + "</tr>")
+    parts.append("</tbody></table></div>")
+    if n > max_rows:
+        parts.append(f'<p class="note">The page holds the first {max_rows} of {n} rows; the download holds all '
+                     'rows.</p>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def ci_columns(df: pd.DataFrame, stat: str) -> tuple[str, str] | tuple[None, None]:
+    """The interval columns of statistic ``stat`` (``<stat>_low/_high``, ``_ci_low/_ci_high``, ``_lo/_hi`` or
+    ``_lower/_upper``), or (None, None)."""
+    for lo, hi in ((f"{stat}_low", f"{stat}_high"), (f"{stat}_ci_low", f"{stat}_ci_high"),
+                   (f"{stat}_lo", f"{stat}_hi"), (f"{stat}_lower", f"{stat}_upper")):
+        if lo in df.columns and hi in df.columns:
+            return lo, hi
+    return None, None

@@ -1,0 +1,64 @@
+"""Names typed once: the columns of the long tables and the summary rows of result tables.
+
+The long **label table** has the columns ``study_id, patient_id, finding, source, state``; the long
+**prediction table** ``study_id, model, finding, score``. A per-finding result table ends with summary rows
+whose ``finding`` is :data:`MACRO` (the mean over findings) or :data:`MICRO` (all findings pooled); a per-model
+table may add a :data:`MEAN` row (the mean over models).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+from ..exceptions import SchemaError
+
+__all__ = ["STUDY_ID", "PATIENT_ID", "SOURCE", "FINDING", "STATE", "MODEL", "SCORE", "MACRO", "MICRO", "MEAN",
+           "SUMMARY_ROWS", "ANNOTATION_COLUMNS", "RENAMED_COLUMNS", "check_columns"]
+
+STUDY_ID = "study_id"
+"""The unit a label or score belongs to (an image or a study)."""
+PATIENT_ID = "patient_id"
+"""The unit the bootstrap resamples."""
+SOURCE = "source"
+"""Who gave a label (a reference standard, a reader, a report labeller)."""
+FINDING = "finding"
+"""A canonical finding name (:mod:`cxreval.findings`)."""
+STATE = "state"
+"""A label state (:class:`cxreval.labels.LabelState`)."""
+MODEL = "model"
+"""The model that gave a score."""
+SCORE = "score"
+"""A model's score for a finding."""
+
+MACRO = "macro"
+"""Summary row: the unweighted mean over findings."""
+MICRO = "micro"
+"""Summary row: all findings pooled."""
+MEAN = "mean"
+"""Summary row: the mean over models."""
+SUMMARY_ROWS: tuple[str, ...] = (MACRO, MICRO)
+"""The per-finding summary rows, in the order they are written."""
+
+ANNOTATION_COLUMNS: tuple[str, ...] = (STUDY_ID, SOURCE, STATE)
+"""Required columns of the annotation table that the fusion methods read (``finding`` optional;
+:mod:`cxreval.fusion`)."""
+
+RENAMED_COLUMNS: dict[str, str] = {"reader": SOURCE, "rater": SOURCE, "reference": SOURCE, "label": STATE,
+                                   "image_id": STUDY_ID, "image": STUDY_ID, "study": STUDY_ID}
+"""Other tools' spellings of the vocabulary's column names (crowd-kit's annotations, box lists, label tables):
+a table that lacks a required column but has one of these is refused with a "did you mean"
+(:func:`check_columns`), never renamed silently."""
+
+
+def check_columns(df: pd.DataFrame | Sequence[str], required: Iterable[str], *, where: str) -> None:
+    """Every ``required`` column is in ``df`` (a DataFrame, or a file's header as a list of names); the
+    message names the missing columns, the columns present and a did-you-mean for a renamed one."""
+    have = [str(c) for c in (df.columns if isinstance(df, pd.DataFrame) else df)]
+    missing = [c for c in required if c not in have]
+    if missing:
+        hints = [f"Column {old!r}: did you mean {new!r}?"
+                 for old, new in RENAMED_COLUMNS.items() if new in missing and old in have]
+        raise SchemaError(f"{where} is missing required column(s) {missing}; it has {have}."
+                          + (" " + " ".join(hints) if hints else ""))
