@@ -1,4 +1,4 @@
-"""Synthetic MIMIC-CXR-like inputs of ``cxreval classify`` / ``rank`` at any size (issue 18).
+"""Synthetic MIMIC-CXR-like inputs of ``cxreval classify`` / ``rank`` at any size.
 
 Studies are clustered in patients as in MIMIC-CXR (227,835 studies of 65,379 patients: about 3.5 studies per
 patient, a geometric-like count); ``n_models`` models score every study for the 14 CheXpert findings (spelt as

@@ -12,10 +12,10 @@ Usage::
 
 What is timed (``time.perf_counter``, one process, one thread each):
 
-* cxreval, computation: ``evaluate_auc(prep, ...)`` on the validated arrays -- drawing the patient-level plan,
+* cxreval, computation: ``evaluate_auc_prepared(prep, ...)`` on the validated arrays -- drawing the patient-level plan,
   one sort per model x finding, point AUCs, every replicate of every AUC, percentile CIs and the result table.
 * cxreval, validation: ``prepare_inputs`` -- validating the prediction and label tables and laying them out as
-  arrays (``evaluate_auc(preds, labels)`` is exactly ``prepare_inputs`` followed by ``evaluate_auc(prep)``);
+  arrays (``evaluate_auc(preds, labels)`` is exactly ``prepare_inputs`` followed by ``evaluate_auc_prepared(prep)``);
   reported separately.
 * Loop: for each replicate of the *same* plan, ``plan.study_indices(b)`` (the resampled studies), and for every
   reference x finding the resampled labels (uncertain/missing excluded), then ``roc_auc_score`` for every model.
@@ -41,7 +41,7 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from cxreval.bootstrap import summarize_distribution
-from cxreval.classification import evaluate_auc, prepare_inputs
+from cxreval.classification import evaluate_auc_prepared, prepare_inputs
 from cxreval.labels import binarize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,8 +109,8 @@ def run(name: str, preds: pd.DataFrame, labels: pd.DataFrame, n_resamples: int, 
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        res = evaluate_auc(prep, n_resamples=n_resamples, confidence_level=0.95, rng=0, plan=None,
-                           shard_size=None, executor=None, **kw)
+        res = evaluate_auc_prepared(prep, n_resamples=n_resamples, confidence_level=0.95, rng=0, plan=None,
+                                    shard_size=None, executor=None, **kw)
         times.append(time.perf_counter() - t0)
     t_comp = statistics.median(times)
     loop_rep = min(loop_rep, n_resamples)

@@ -1,7 +1,7 @@
 """Compare two cxreval output folders table by table: ``python bench/compare_outputs.py A B``.
 
 Used to show that a refactoring leaves what ``cxreval demo`` / ``agree`` / ``synth`` write unchanged
-(issue 13): build the folder from the old code and from the new, then compare.
+build the folder from one source tree and from another, then compare.
 
 - Both folders must hold the same files (relative paths); ``run.json`` files are ignored (they record
   argv, times and digests).
@@ -16,7 +16,7 @@ Used to show that a refactoring leaves what ``cxreval demo`` / ``agree`` / ``syn
 
 Two options declare an intended change, so that everything else is still compared exactly:
 
-- ``--rename OLD=NEW`` (repeatable): a column renamed in a table of ``A`` (the vocabulary pass of issue 13:
+- ``--rename OLD=NEW`` (repeatable): a column renamed in a table of ``A`` (a vocabulary change:
   ``image_id`` -> ``study_id``); ``A``'s tables are renamed before the comparison, and each rename actually
   applied is printed as a note.
 - ``--allow-new``: files only in ``B`` (a result that now writes every file of its ``FILES``) are notes, not

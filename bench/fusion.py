@@ -1,4 +1,4 @@
-"""Benchmark: cxreval label fusion vs crowd-kit 1.4.2 on VinDr-CXR (issue 6).
+"""Benchmark: cxreval label fusion vs crowd-kit 1.4.2 on VinDr-CXR.
 
 VinDr-CXR: 15,000 images, each read by 3 of 17 radiologists; the 14 local findings (``No Finding`` left
 out), one fit per finding (45,000 annotations each), labels ``NEG=0`` / ``POS=2``.
@@ -17,9 +17,9 @@ Reported: wall time per method (summed over findings), agreement of the fused la
 
 crowd-kit is *not* a cxreval dependency; run this with a separate environment holding both::
 
-    python3 -m venv /work/venvs/crowdkit
-    /work/venvs/crowdkit/bin/pip install crowd-kit==1.4.2 -e .
-    OMP_NUM_THREADS=1 /work/venvs/crowdkit/bin/python bench/fusion.py [--findings Cardiomegaly,Atelectasis] [--out DIR]
+    python3 -m venv PEER_VENV
+    PEER_VENV/bin/pip install crowd-kit==1.4.2 -e .
+    OMP_NUM_THREADS=1 PEER_VENV/bin/python bench/fusion.py [--findings Cardiomegaly,Atelectasis] [--out DIR]
 
 (needs ``cxreval data fetch``). The script prints a markdown section for ``bench/RESULTS.md`` and, with
 ``--out``, writes ``fusion_bench.json`` and the per-finding table.
@@ -40,14 +40,6 @@ from cxreval.findings import VINDR
 from cxreval.fusion import MACE, DawidSkene, MajorityVote
 from cxreval.io import markdown_table
 
-try:
-    import crowdkit
-    from crowdkit.aggregation import MACE as CKMACE
-    from crowdkit.aggregation import DawidSkene as CKDawidSkene
-    from crowdkit.aggregation import MajorityVote as CKMajorityVote
-except ImportError as exc:  # pragma: no cover - the benchmark needs crowd-kit
-    raise SystemExit(f"bench/fusion.py needs crowd-kit==1.4.2 in this environment ({exc}); see the docstring.") from exc
-
 
 def timed(fn, *args):
     t0 = time.perf_counter()
@@ -60,13 +52,15 @@ def agree(ours: pd.Series, theirs: pd.Series) -> tuple[int, int]:
     return int((ours.to_numpy() == theirs.to_numpy()).sum()), len(ours)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--findings", default=None, help="comma-separated subset (default: the 14 local findings)")
-    ap.add_argument("--defects-finding", default="Cardiomegaly")
-    ap.add_argument("--out", type=Path, default=None)
-    args = ap.parse_args()
-    findings = args.findings.split(",") if args.findings else [f for f in VINDR if f != "No Finding"]
+def measure(findings: list[str] | None = None, defects_finding: str = "Cardiomegaly"
+            ) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The per-finding table and the summary (times, agreements, crowd-kit's defects) of one run."""
+    import crowdkit
+    from crowdkit.aggregation import MACE as CKMACE
+    from crowdkit.aggregation import DawidSkene as CKDawidSkene
+    from crowdkit.aggregation import MajorityVote as CKMajorityVote
+
+    findings = findings or [f for f in VINDR if f != "No Finding"]
     table = read_vindr().table
     rows = []
     tot = {k: 0.0 for k in ("ds", "ck_ds_default", "ck_ds_conv", "mace", "ck_mace", "mv", "ck_mv")}
@@ -108,7 +102,7 @@ def main() -> None:
     per = pd.DataFrame(rows)
 
     # crowd-kit defects on one finding
-    g = table[table["finding"] == args.defects_finding]
+    g = table[table["finding"] == defects_finding]
     d = pd.DataFrame({"study_id": g["study_id"].to_numpy(), "source": g["source"].to_numpy(),
                       "state": g["state"].astype(int).to_numpy()})
     ck = d.rename(columns={"study_id": "task", "source": "worker", "state": "label"})
@@ -124,7 +118,7 @@ def main() -> None:
     ours_sort = MACE(rng=0).fit(d)
     ours_shuf = MACE(rng=0).fit(d.sample(frac=1.0, random_state=1))
     defects = {
-        "finding": args.defects_finding,
+        "finding": defects_finding,
         "ck_mace_10_restarts_equal_1_restart_max_abs_diff": float((r10 - r1.reindex(r10.index)).abs().max().max()),
         "ck_mace_sorted_vs_shuffled_label_agreement": agree(ck_sort.sort_index(), ck_shuf)[0] / len(ck_sort),
         "ck_mace_sorted_vs_shuffled_max_abs_proba_diff": float(proba_diff),
@@ -132,7 +126,6 @@ def main() -> None:
         "cxreval_mace_sorted_vs_shuffled_identical": bool(ours_sort.probas_.equals(ours_shuf.probas_)),
     }
 
-    n_find = len(findings)
     summary = {
         "crowdkit_version": crowdkit.__version__ if hasattr(crowdkit, "__version__") else "1.4.2",
         "findings": findings, "n_items": agreeing["ds_conv"][1],
@@ -145,6 +138,22 @@ def main() -> None:
         "ck_ds_default_iterations": per["ck_ds_default_iter"].tolist(),
         "defects": defects,
     }
+    return per, summary
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--findings", default=None, help="comma-separated subset (default: the 14 local findings)")
+    ap.add_argument("--defects-finding", default="Cardiomegaly")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    try:
+        per, summary = measure(args.findings.split(",") if args.findings else None, args.defects_finding)
+    except ImportError as exc:
+        raise SystemExit(f"bench/fusion.py needs crowd-kit==1.4.2 in this environment ({exc}); "
+                         "see the docstring.") from exc
+    findings, tot, defects = summary["findings"], summary["seconds"], summary["defects"]
+    n_find = len(findings)
     md = [
         "## Fusion", "",
         f"`bench/fusion.py` (cxreval vs crowd-kit 1.4.2 in a separate venv; VinDr-CXR, {n_find} findings x "

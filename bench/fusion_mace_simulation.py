@@ -1,4 +1,4 @@
-"""MACE on simulated readers: model property or defect? cxreval vs crowd-kit 1.4.2 (issue 15, item 12).
+"""MACE on simulated readers: model property or defect? cxreval vs crowd-kit 1.4.2.
 
 Simulation (:func:`simulate`): ``n`` binary items (truth NEG=0 / POS=2, prevalence ``prevalence``), each read by
 all 5 readers; reader ``j`` answers NEG / UNC / POS with a known confusion matrix (rows: truth NEG, POS),
@@ -12,9 +12,9 @@ gives it" (the warning cxreval's fusion now raises), and the agreement of cxreva
 
 crowd-kit is *not* a cxreval dependency; run with a separate environment holding both::
 
-    python3 -m venv /work/venvs/crowdkit
-    /work/venvs/crowdkit/bin/pip install crowd-kit==1.4.2 -e .
-    OMP_NUM_THREADS=1 /work/venvs/crowdkit/bin/python bench/fusion_mace_simulation.py --n 100000
+    python3 -m venv PEER_VENV
+    PEER_VENV/bin/pip install crowd-kit==1.4.2 -e .
+    OMP_NUM_THREADS=1 PEER_VENV/bin/python bench/fusion_mace_simulation.py --n 100000
 """
 
 from __future__ import annotations
@@ -64,21 +64,16 @@ def summary(name: str, fused: pd.Series, truth: pd.Series, ann: pd.DataFrame, se
             "max_ratio": f"{worst['ratio']:.1f} (state {int(worst['state'])})", "seconds": round(seconds, 1)}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=100_000, help="items (default 100000)")
-    ap.add_argument("--prevalence", type=float, default=0.1, help="share of positive items (default 0.1)")
-    ap.add_argument("--seed", type=int, default=0, help="simulation seed")
-    ap.add_argument("--no-crowdkit", action="store_true", help="cxreval only")
-    a = ap.parse_args()
-    ann, truth = simulate(a.n, prevalence=a.prevalence, rng=a.seed)
+def measure(n: int, *, prevalence: float = 0.1, seed: int = 0, crowdkit: bool = True) -> dict[str, object]:
+    """Fit every method on one simulation: rows of :func:`summary`, the readers' answer shares, the MACE match."""
+    ann, truth = simulate(n, prevalence=prevalence, rng=seed)
     rows, fused = [], {}
     for name, est in (("MV", MajorityVote()), ("DS", DawidSkene()), ("MACE", MACE(rng=0)),
                       ("MACE em", MACE(rng=0, method="em"))):
         t0 = time.perf_counter()
         fused[name] = est.fit_predict(ann)
         rows.append(summary(f"cxreval {name}", fused[name], truth, ann, time.perf_counter() - t0))
-    if not a.no_crowdkit:
+    if crowdkit:
         from crowdkit.aggregation import MACE as CKMACE
         from crowdkit.aggregation import DawidSkene as CKDawidSkene
 
@@ -90,17 +85,30 @@ def main() -> None:
             got.index.name = "study_id"
             fused[f"ck {name}"] = got
             rows.append(summary(f"crowd-kit {name}", got, truth, ann, time.perf_counter() - t0))
-    use = ann.groupby("source")["state"].value_counts(normalize=True).unstack(fill_value=0.0)
-    print(f"n = {a.n} items x {len(CONFUSIONS)} readers, prevalence {a.prevalence}, seed {a.seed}")
-    print("\nreaders' answer shares (NEG, UNC, POS):\n" + use.round(3).to_string())
-    table = pd.DataFrame(rows)
-    for c in ("accuracy", "fused_unc", "sensitivity", "specificity"):
-        table[c] = table[c].map(lambda v: f"{v:.4f}")
-    print("\n" + markdown_table(table))
+    shares = ann.groupby("source")["state"].value_counts(normalize=True).unstack(fill_value=0.0)
+    same = None
     if "ck MACE" in fused:
         same = float(np.mean(fused["MACE"].reindex(truth.index).to_numpy()
                              == fused["ck MACE"].reindex(truth.index).to_numpy()))
-        print(f"\ncxreval MACE == crowd-kit MACE on {same:.4%} of items")
+    return {"rows": rows, "shares": shares, "same_mace": same}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=100_000, help="items (default 100000)")
+    ap.add_argument("--prevalence", type=float, default=0.1, help="share of positive items (default 0.1)")
+    ap.add_argument("--seed", type=int, default=0, help="simulation seed")
+    ap.add_argument("--no-crowdkit", action="store_true", help="cxreval only")
+    a = ap.parse_args()
+    m = measure(a.n, prevalence=a.prevalence, seed=a.seed, crowdkit=not a.no_crowdkit)
+    print(f"n = {a.n} items x {len(CONFUSIONS)} readers, prevalence {a.prevalence}, seed {a.seed}")
+    print("\nreaders' answer shares (NEG, UNC, POS):\n" + m["shares"].round(3).to_string())
+    table = pd.DataFrame(m["rows"])
+    for c in ("accuracy", "fused_unc", "sensitivity", "specificity"):
+        table[c] = table[c].map(lambda v: f"{v:.4f}")
+    print("\n" + markdown_table(table))
+    if m["same_mace"] is not None:
+        print(f"\ncxreval MACE == crowd-kit MACE on {m['same_mace']:.4%} of items")
 
 
 if __name__ == "__main__":

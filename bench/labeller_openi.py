@@ -25,13 +25,13 @@ half) for rule tuning. ``--markdown FILE`` writes the tables as a bench/RESULTS.
 
 Peer venv (not a cxreval dependency)::
 
-    python3 -m venv /work/venvs/medspacy
-    /work/venvs/medspacy/bin/pip install -U pip wheel setuptools
-    /work/venvs/medspacy/bin/pip install medspacy==1.3.1     # spaCy 3.7, PyRuSH; no model download
+    python3 -m venv PEER_VENV
+    PEER_VENV/bin/pip install -U pip wheel setuptools
+    PEER_VENV/bin/pip install medspacy==1.3.1     # spaCy 3.7, PyRuSH; no model download
 
 Run::
 
-    OMP_NUM_THREADS=1 .venv/bin/python bench/labeller_openi.py --peer-python /work/venvs/medspacy/bin/python
+    OMP_NUM_THREADS=1 .venv/bin/python bench/labeller_openi.py --peer-python PEER_VENV/bin/python
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cxreval.agreement import agreement_table, flows_table, omission_table, prevalence_table
+from cxreval.agreement import compute_agreement, compute_flows, compute_omissions, compute_prevalence
 from cxreval.datasets.openi import (
     OPENI_TUNING_SEED,
     openi_mesh_labels,
@@ -57,7 +57,7 @@ from cxreval.datasets.openi import (
 )
 from cxreval.findings import CHESTXRAY8, CHESTXRAY14, XQA, XQA_SELECTED
 from cxreval.io import markdown_table
-from cxreval.labeller import label_reports, load_rules, precision_recall_table, prf_markdown
+from cxreval.labeller import compute_precision_recall, label_reports, load_rules, prf_markdown
 
 HERE = Path(__file__).resolve().parent
 # XQA paper, Table 13 (MIMIC-CXR, report Findings vs Impressions): kappa_w, kappa_low, kappa_high, F1
@@ -94,13 +94,13 @@ def binary(states: np.ndarray, uncertain: str) -> np.ndarray:
 
 def evaluate(labels: pd.DataFrame, mesh: pd.DataFrame, ids: np.ndarray, findings: tuple[str, ...], *,
              source: str, uncertain: str, n_resamples: int, seed: int) -> pd.DataFrame:
-    """cxreval.labeller.precision_recall_table of ``source`` against the MeSH codes on the reports ``ids``."""
+    """cxreval.labeller.compute_precision_recall of ``source`` against the MeSH codes on the reports ``ids``."""
     keep = set(ids)
     both = pd.concat([mesh[mesh["study_id"].isin(keep)], labels[(labels["source"] == source)
                                                               & labels["study_id"].isin(keep)]], ignore_index=True)
     both = both.assign(patient_id=both["study_id"])  # OpenI: one report = one patient
-    return precision_recall_table(both, reference="openi_mesh", predicted=source, findings=findings,
-                                  uncertain=uncertain, n_resamples=n_resamples, rng=seed)
+    return compute_precision_recall(both, reference="openi_mesh", predicted=source, findings=findings,
+                                  uncertain=uncertain, n_resamples=n_resamples, rng=seed).table
 
 
 def print_errors(labels: pd.DataFrame, mesh: pd.DataFrame, table: pd.DataFrame, mentions: pd.DataFrame,
@@ -126,10 +126,10 @@ def findings_vs_impression(table: pd.DataFrame, *, seed: int) -> tuple[pd.DataFr
     res = label_reports(both, sections=("findings", "impression"), vocabulary="chexpert")
     lab = res.labels
     pair = [("report_findings", "report_impression")]
-    agr = agreement_table(lab, pair, findings=list(XQA),
-                          finding_sets={"selected": list(XQA_SELECTED), "all": list(XQA)})
-    prev = prevalence_table(lab, sources=["report_findings", "report_impression"], findings=list(XQA))
-    om = omission_table(flows_table(lab, pair, findings=list(XQA)))
+    agr = compute_agreement(lab, pair, findings=list(XQA),
+                          finding_sets={"selected": list(XQA_SELECTED), "all": list(XQA)}).table
+    prev = compute_prevalence(lab, sources=["report_findings", "report_impression"], findings=list(XQA)).table
+    om = compute_omissions(compute_flows(lab, pair, findings=list(XQA)).table).table
     return agr, prev, om
 
 

@@ -104,7 +104,7 @@ def cxreval_run(folder: Path, weights_dir: Path, out: Path, batch_size: int, wor
     return dt, dc, wide.to_numpy()
 
 
-def throughput(args: argparse.Namespace, tmp: Path) -> None:
+def throughput(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     import torch
     import torchxrayvision as xrv
 
@@ -139,9 +139,13 @@ def throughput(args: argparse.Namespace, tmp: Path) -> None:
           f"cxreval {args.n / bc:.2f} img/s, ratio cxreval/xrv {bx / bc:.2f}; median of paired ratios "
           f"{paired:.2f}; CPU time: xrv {min(c_x):.1f} s, cxreval {min(c_c):.1f} s, ratio {min(c_x) / min(c_c):.2f}; "
           f"max |score difference| {diff:.2e}")
+    return {"n": args.n, "batch_size": args.batch_size, "torch_threads": torch.get_num_threads(),
+            "repeats": args.repeats, "xrv_img_s": args.n / bx, "cxreval_img_s": args.n / bc, "ratio": bx / bc,
+            "paired_ratio": float(paired), "xrv_cpu_s": min(c_x), "cxreval_cpu_s": min(c_c), "max_abs_diff": diff,
+            "torchxrayvision": xrv.__version__ if hasattr(xrv, "__version__") else "", "torch": torch.__version__}
 
 
-def rss(args: argparse.Namespace, tmp: Path) -> None:
+def rss(args: argparse.Namespace, tmp: Path) -> list[dict[str, float]]:
     import torch
     import yaml
 
@@ -157,7 +161,8 @@ def rss(args: argparse.Namespace, tmp: Path) -> None:
         "findings": ["Atelectasis", "Effusion", "Mass"], "target_layer": "0"}))
     child = tmp / "child.py"
     child.write_text(CHILD)
-    for n in (1000, 10000):
+    out = []
+    for n in getattr(args, "rss_sizes", (1000, 10000)):
         folder = tmp / f"tiny{n}"
         t = time.perf_counter()
         make_images(folder, n, 256, rng=n)           # 64 KiB of pixels each: kept images would show at once
@@ -170,6 +175,10 @@ def rss(args: argparse.Namespace, tmp: Path) -> None:
               f"{int(base) / 1024:.0f} MiB, growth {(int(kb) - int(base)) / 1024:.0f} MiB), {rows} scores, {float(dt):.1f} s "
               f"({n / float(dt):.0f} img/s), heatmaps.npz {npz / 2**20:.1f} MiB (images made in {mk:.1f} s)",
               flush=True)
+        out.append({"n": n, "peak_rss_mib": int(kb) / 1024, "baseline_mib": int(base) / 1024,
+                    "growth_mib": (int(kb) - int(base)) / 1024, "scores": int(rows), "seconds": float(dt),
+                    "heatmaps_mib": npz / 2**20})
+    return out
 
 
 def main() -> None:

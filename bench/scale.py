@@ -1,4 +1,4 @@
-"""Benchmark (issue 18): ``classify`` at MIMIC-CXR size -- growth of time and memory with studies, executors, and
+"""Benchmark: ``classify`` at MIMIC-CXR size -- growth of time and memory with studies, executors, and
 the ratio to a scikit-learn loop.
 
 Usage::
@@ -15,7 +15,7 @@ scores a logistic of a noisy truth rounded to 5 decimals (ties) -- the model of 
 
 Two parts, each size and executor in a fresh subprocess (so that peak RSS is that run's alone):
 
-* ``engine``: the bootstrap itself, ``evaluate_auc`` on ``PreparedInputs`` generated in memory (plan, every
+* ``engine``: the bootstrap itself, ``evaluate_auc_prepared`` on ``PreparedInputs`` generated in memory (plan, every
   block, CIs, the table), timed with ``time.perf_counter``; for ``dask:local:N`` the cluster is started
   (and warmed with one trivial map) before the clock starts. The scikit-learn loop does the same work per
   replicate -- for every reference x finding, ``roc_auc_score`` of every model on the plan's resampled study
@@ -116,7 +116,7 @@ def sklearn_loop(prep, plan, n_rep: int, n_models: int) -> tuple[float, float, n
 
 # ---------------------------------------------------------------------------------- engine (child)
 def engine_child(n: int, executor: str, n_resamples: int, sk_rep: int, sk_models: int) -> dict:
-    from cxreval.classification import evaluate_auc
+    from cxreval.classification import evaluate_auc_prepared
     from cxreval.executor import open_executor
 
     prep = prepared_arrays(n)
@@ -125,7 +125,7 @@ def engine_child(n: int, executor: str, n_resamples: int, sk_rep: int, sk_models
             ex.map(abs, [-1, 1])  # start the cluster before the clock
         t0 = time.perf_counter()
         c0 = time.process_time()
-        res = evaluate_auc(prep, n_resamples=n_resamples, rng=0, executor=ex)
+        res = evaluate_auc_prepared(prep, n_resamples=n_resamples, rng=0, executor=ex)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     row = {"studies": n, "patients": res.plan.n_patients, "executor": executor, "engine_s": wall,
            "engine_cpu_s": cpu, "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
@@ -190,7 +190,8 @@ def cli_rows(n: int, executors: list[str], n_resamples: int, fmt: str, data_dir:
     for ex in executors:
         with tempfile.TemporaryDirectory() as tmp:
             cmd = [sys.executable, "-m", "cxreval", "classify", "-p", str(folder / f"predictions.{fmt}"), "-l",
-                   str(folder / f"labels.{fmt}"), "--n-resamples", str(n_resamples), "--seed", "0", "--executor",
+                   str(folder / f"labels.{fmt}"), "--blank-state", "missing", "--n-resamples", str(n_resamples),
+                   "--seed", "0", "--executor",
                    ex, "-o", str(Path(tmp) / "out")]
             # each run in its own measuring process, so that RUSAGE_CHILDREN is that run's alone
             code = (f"import json,sys; sys.path.insert(0, {str(HERE)!r}); from scale import run_measured; "
@@ -285,7 +286,7 @@ def main(argv: list[str] | None = None) -> None:
         for r in eng:
             if r["studies"] in serial and r["executor"] != "serial":
                 r["vs_serial"] = serial[r["studies"]] / r["engine_s"]
-        print("### Bootstrap engine (`evaluate_auc` on prepared arrays)\n")
+        print("### Bootstrap engine (`evaluate_auc_prepared` on prepared arrays)\n")
         print(table(eng, ["studies", "patients", "executor", "engine_s", "engine_cpu_s", "peak_rss_gib",
                           "vs_serial", "sklearn_full_s", "ratio", "sklearn_full_cpu_s", "ratio_cpu", "load"]))
         print("\nGrowth exponents (serial engine time): " + "; ".join(

@@ -1,4 +1,4 @@
-"""Benchmark: label fusion at 10^5 and 10^6 items x 5 readers, before (a baseline commit) and after (issue 18).
+"""Benchmark: label fusion at 10^5 and 10^6 items x 5 readers, this checkout and optionally a baseline commit.
 
 The simulation is ``bench/fusion_mace_simulation.py``'s: binary truth (10 % positives), 5 readers answering
 NEG / UNC / POS with fixed confusions, every reader on every item (3-state labels, 5 annotations per item).
@@ -8,12 +8,12 @@ reports per method the wall time of ``fit_predict``, the iterations used and whe
 met (Dawid-Skene; MACE runs its fixed 10 x 50), the accuracy against the simulated truth, and the child's
 peak RSS (after the simulation alone, and at the end).
 
-"before" runs the code of ``--baseline-ref`` (default: the commit this work started from), exported with
-``git archive`` into a temporary folder and put first on ``PYTHONPATH``; "after" runs this checkout's
+"baseline" runs the code of ``--baseline-ref`` (a git ref), exported with
+``git archive`` into a temporary folder and put first on ``PYTHONPATH``; "checkout" runs this checkout's
 ``src``. One run of this script times both, so the ratio comes from one machine state::
 
-    .venv/bin/python bench/scale_fuse.py                           # 10^5 and 10^6 items, before + after
-    .venv/bin/python bench/scale_fuse.py --sizes 100000 --impl after
+    .venv/bin/python bench/scale_fuse.py                           # 10^5 and 10^6 items, this checkout
+    .venv/bin/python bench/scale_fuse.py --sizes 100000 --impl checkout,baseline --baseline-ref REF
     .venv/bin/python bench/scale_fuse.py --cli-methods mv     # + `cxreval fuse` wall time, RSS, output size
 
 ``main(argv)`` returns the rows (also printed as a markdown table; ``--out FILE`` writes them as JSON).
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BASELINE_REF = "18fd52a1b5aa4b716790e3da54cc918e4c5310c2"  # main before issue 18's fusion work
+BASELINE_REF = "main"  # the ref of the "baseline" runs
 
 __all__ = ["main", "BASELINE_REF"]
 
@@ -52,12 +52,9 @@ def _child(n: int, seed: int, methods: list[str]) -> list[dict[str, object]]:
 
     import cxreval
     from cxreval.fusion import MACE, DawidSkene, MajorityVote
-    from cxreval.schema import ANNOTATION_COLUMNS
 
     t0 = time.perf_counter()
     ann, truth = simulate(n, prevalence=0.1, rng=seed)
-    if "reader" in ANNOTATION_COLUMNS:  # a baseline commit before issue 13 reads the old column names
-        ann = ann.rename(columns={"source": "reader", "state": "label"})
     sim_s, sim_rss = time.perf_counter() - t0, _peak_rss_gib()
     make = {"mv": MajorityVote, "ds": DawidSkene, "mace": lambda: MACE(rng=0)}
     rows = []
@@ -148,10 +145,10 @@ def _markdown(rows: list[dict[str, object]]) -> str:
         digests.setdefault((int(r["n"]), str(r["method"])), {})[str(r["impl"])] = r.get("labels_sha256")  # type: ignore[call-overload]
     for (n, m), d in sorted(digests.items()):
         if len(d) == 2:
-            lines.append(f"- {n:,} items, {m}: fused labels before == after: {d['before'] == d['after']}")
+            lines.append(f"- {n:,} items, {m}: fused labels baseline == checkout: {d['baseline'] == d['checkout']}")
     for n in sorted({k[0] for k in tot}):
-        b, a = tot.get((n, "before")), tot.get((n, "after"))
-        parts = [f"{impl} {tot[(n, impl)]:.2f} s" for impl in ("before", "after") if (n, impl) in tot]
+        b, a = tot.get((n, "baseline")), tot.get((n, "checkout"))
+        parts = [f"{impl} {tot[(n, impl)]:.2f} s" for impl in ("baseline", "checkout") if (n, impl) in tot]
         ratio = f"; speed-up {b / a:.1f}x" if a and b else ""
         lines.append(f"- {n:,} items, MV + DS + MACE: {', '.join(parts)}{ratio}")
     return "\n".join(lines)
@@ -162,8 +159,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     ap.add_argument("--sizes", default="100000,1000000", help="comma-separated item counts")
     ap.add_argument("--seed", type=int, default=0, help="simulation seed")
     ap.add_argument("--methods", default="mv,ds,mace", help="comma-separated: mv, ds, mace")
-    ap.add_argument("--impl", default="before,after", help="before (the baseline ref), after (this checkout), both")
-    ap.add_argument("--baseline-ref", default=BASELINE_REF, help="git ref of the 'before' code")
+    ap.add_argument("--impl", default="checkout", help="checkout (this checkout), baseline (--baseline-ref), or both")
+    ap.add_argument("--baseline-ref", default=BASELINE_REF, help="git ref of the 'baseline' code")
     ap.add_argument("--cli-methods", default=None, help="also time `cxreval fuse --methods M` on the simulated "
                     "table (as Parquet) per size and implementation: wall time, peak RSS, output size")
     ap.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
@@ -179,9 +176,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     cli_rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="cxreval-scale-fuse-") as tmp:
-        srcs = {"after": ROOT / "src"}
-        if "before" in impls:
-            srcs["before"] = _export(a.baseline_ref, Path(tmp))
+        srcs = {"checkout": ROOT / "src"}
+        if "baseline" in impls:
+            srcs["baseline"] = _export(a.baseline_ref, Path(tmp))
         for n in sizes:
             for impl in impls:
                 got = _run_child(srcs[impl], n, a.seed, methods)

@@ -1,4 +1,4 @@
-"""Scale bench for ``cxreval iqa score`` (issue 18): one pairs file, every executor, same run.
+"""Scale bench for ``cxreval iqa score``: one pairs file, every executor, same run.
 
 Synthetic, seeded radiograph-like 16-bit images (smooth anatomy-like structure plus texture) at
 ``--size``² pixels: ``--n-pairs`` pairs made of ``--n-pairs / 4`` references x 4 degradations (blur, noise,
@@ -139,7 +139,7 @@ def main() -> None:
         n_scores = len(pd.read_csv(d / args.executors.split(",")[0].replace(":", "_") / "scores.csv"))
     base = rows[0]["wall_s"]
     load = os.getloadavg()
-    print("## Scale: iqa score (issue 18)\n")
+    print("## Scale: iqa score\n")
     print(f"`.venv/bin/python bench/scale_iqa.py --n-pairs {args.n_pairs} --size {args.size}`: "
           f"{args.n_pairs} pairs of synthetic seeded {args.size}x{args.size} 16-bit PNGs, `cxreval iqa score "
           f"--metrics all` ({len(names)} metrics: {', '.join(names)}; skipped, need weights: "

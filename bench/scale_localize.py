@@ -1,4 +1,4 @@
-"""Benchmark (issue 18): ``cxreval localize`` on 10^4 and 10^5 heatmaps of 32 x 32 -> boxes -> Acc / AFP.
+"""Benchmark: ``cxreval localize`` on 10^4 and 10^5 heatmaps of 32 x 32 -> boxes -> Acc / AFP.
 
 Synthetic, seeded inputs: map ``i`` is a Gaussian blob (random centre, width 1.5-4 cells) plus uniform
 noise of 5 % of its peak, float32, keyed ``"<image id>/<finding>"`` (the eight ChestX-ray8 findings in
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--this-src", default="", help="src folder of this code (default: the installed cxreval)")
     ap.add_argument("--base-src", default="", help="src folder of the code to compare with (e.g. /work/main/src)")
     ap.add_argument("--base-options", default="--workers 1",
-                    help="options for the base runs, e.g. '--workers 1' (main before issue 18)")
+                    help="options for the base runs, e.g. '--workers 1'")
     ap.add_argument("--base-max", type=int, default=100000, help="largest size the base code runs at")
     ap.add_argument("--workdir", default="", help="where inputs and outputs go (default: a temporary folder)")
     ap.add_argument("--seed", type=int, default=0)

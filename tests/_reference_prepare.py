@@ -1,6 +1,6 @@
-"""The reading and layout of ``evaluate_auc``'s inputs as they were before issue 18 (``_validate_inputs``,
-``_codes`` and ``_prepare`` of cxreval 18fd52a, verbatim but for the returned dict): the independent reference
-the block-wise readers are compared with in ``test_prepare_files.py``."""
+"""A whole-table pandas reading and layout of ``evaluate_auc``'s inputs (``_validate_inputs``, ``_codes`` and
+``_prepare`` of cxreval 18fd52a, verbatim but for the returned dict): the independent reference the block-wise
+readers are compared with in ``tests/classification/test_inputs.py``."""
 
 from __future__ import annotations
 

@@ -288,11 +288,11 @@ def test_evaluate_auc_identical_serial_vs_process():
 def test_heatmaps_to_boxes_identical_serial_vs_process(upsampling):
     maps = _maps(150)  # three executor chunks of 64 maps
     kw = dict(image_shape=(96, 96), upsampling=upsampling, thresholds=(60.0, 180.0))
-    want = heatmaps_to_boxes(maps, **kw)
+    want = heatmaps_to_boxes(maps, **kw).boxes
     assert sum(len(b) for b in want[0]) > 150  # the maps do have boxes
-    _same_boxes(want, heatmaps_to_boxes(maps, **kw, executor="serial"))
-    _same_boxes(want, heatmaps_to_boxes(maps, **kw, executor=ProcessExecutor(2)))
-    _same_boxes(want, heatmaps_to_boxes(maps, **kw, connectivity=8, executor=SerialExecutor()))
+    _same_boxes(want, heatmaps_to_boxes(maps, **kw, executor="serial").boxes)
+    _same_boxes(want, heatmaps_to_boxes(maps, **kw, executor=ProcessExecutor(2)).boxes)
+    _same_boxes(want, heatmaps_to_boxes(maps, **kw, connectivity=8, executor=SerialExecutor()).boxes)
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
@@ -311,8 +311,8 @@ def test_spawned_workers_give_the_same_boxes():
     # a fresh interpreter per worker: the shard function must be importable and its data picklable
     maps = _maps(70, size=8)
     kw = dict(image_shape=(40, 40), thresholds=(60.0, 180.0))
-    _same_boxes(heatmaps_to_boxes(maps, **kw), heatmaps_to_boxes(maps, **kw, executor=ProcessExecutor(
-        2, mp_context="spawn")))
+    _same_boxes(heatmaps_to_boxes(maps, **kw).boxes, heatmaps_to_boxes(maps, **kw, executor=ProcessExecutor(
+        2, mp_context="spawn")).boxes)
 
 
 def test_evaluate_heatmaps_identical_serial_vs_process():
@@ -393,8 +393,8 @@ def test_dask_executor_identical_results():
         b = evaluate_auc(preds, labels, n_resamples=40, rng=2, shard_size=6, executor=ex)
         assert np.array_equal(a.distribution, b.distribution, equal_nan=True)
         pd.testing.assert_frame_equal(a.table, b.table)
-        _same_boxes(heatmaps_to_boxes(maps, image_shape=(64, 64)),
-                    heatmaps_to_boxes(maps, image_shape=(64, 64), executor=ex))
+        _same_boxes(heatmaps_to_boxes(maps, image_shape=(64, 64)).boxes,
+                    heatmaps_to_boxes(maps, image_shape=(64, 64), executor=ex).boxes)
         with pytest.raises(ValueError, match="invalid literal for int"):
             ex.map(int, ["1", "x"])
         # 'dask' uses the current default client

@@ -1,7 +1,7 @@
 """Import layers: a module may import only from its own layer or the layers below it, and never a private
-name of another module (issue 13). The check is plain ``ast`` over ``src/cxreval``; it runs in CI with the
-tests and fails on any violation not listed in :data:`KNOWN_VIOLATIONS` (the debt that issue 13 removes;
-the list may only shrink)."""
+name of another module. The check is plain ``ast`` over ``src/cxreval``; it runs in CI with the
+tests and fails on any violation not listed in :data:`KNOWN_VIOLATIONS` (empty; the
+list may only shrink)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("cli", frozenset({"cli", "__main__"})),
 )
 
-# (importer, imported name or module) pairs allowed as debt; issue 13 emptied it. Never add to this list.
+# (importer, imported name or module) pairs allowed as debt: none. Never add to this list.
 KNOWN_VIOLATIONS: frozenset[str] = frozenset()
 
 
@@ -128,16 +128,16 @@ def test_checker_catches_a_deliberate_violation(tmp_path, files, expected):
 
 BENCH = SRC.parents[1] / "bench"
 
-# bench scripts still importing the CLI or a private name; issue 13 emptied it (bench/bootstrap_auc.py uses
+# bench scripts allowed to import the CLI or a private name: none (bench/bootstrap_auc.py uses
 # prepare_inputs + evaluate_auc, bench/ranking_real_data.py RankingStabilityResult.summary). Never add to it.
 BENCH_PENDING: frozenset[str] = frozenset()
 
 
 def bench_violations(bench: Path = BENCH) -> list[str]:
-    """Imports of ``cxreval.cli`` or of a private cxreval name/module by the scripts in ``bench``."""
+    """Imports of ``cxreval.cli`` or of a private cxreval name/module by the scripts and suites in ``bench``."""
     found: set[str] = set()
-    for path in sorted(bench.glob("*.py")):
-        rel = f"{bench.name}/{path.name}"
+    for path in sorted([*bench.glob("*.py"), *bench.glob("suites/**/*.py")]):
+        rel = path.relative_to(bench.parent).as_posix()
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "cxreval":
                 targets = [f"{node.module}.{a.name}" for a in node.names]
@@ -165,7 +165,10 @@ def test_bench_check_catches_a_deliberate_violation(tmp_path):
     (tmp_path / "b.py").write_text("from cxreval.cli.rank import rank_summary\nimport cxreval.iqa._image\n"
                                    "from cxreval.classification import _prepare, evaluate_auc\n"
                                    "from cxreval.io import markdown_table\nfrom _peer import x\n")
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "s.py").write_text("from cxreval.cli.main import main\n")
     assert bench_violations(tmp_path) == [f"cli: {tmp_path.name}/b.py -> cxreval.cli.rank.rank_summary",
+                                          f"cli: {tmp_path.name}/suites/s.py -> cxreval.cli.main.main",
                                           f"private: {tmp_path.name}/b.py -> cxreval.classification._prepare",
                                           f"private: {tmp_path.name}/b.py -> cxreval.iqa._image"]
 

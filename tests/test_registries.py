@@ -1,5 +1,5 @@
 """Every registry of names raises an UnknownNameError (a CxrevalError and a KeyError) with a did-you-mean for an
-unknown name, so the CLI turns it into one line and exit 2 (issue 13)."""
+unknown name, so the CLI turns it into one line and exit 2."""
 
 from __future__ import annotations
 

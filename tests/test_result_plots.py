@@ -15,10 +15,10 @@ import pytest
 from PIL import Image
 
 import cxreval
+from _factories import STATES, label_table
 from cxreval.results import TableResult
 
 FINDINGS = ("Atelectasis", "Edema", "Cardiomegaly")
-STATES = np.array(["negative", "uncertain", "positive", "not_mentioned"], dtype=object)
 
 
 def _all_subclasses(cls: type) -> set[type]:
@@ -40,11 +40,8 @@ def _result_classes() -> list[type]:
 
 
 def _labels(seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    rows = [{"study_id": f"s{i}", "patient_id": f"p{i // 2}", "finding": f, "source": src,
-             "state": STATES[rng.integers(0, 3 if src == "CR" else 4)]}
-            for src in ("CR", "Rep1", "Rep2") for i in range(30) for f in FINDINGS]
-    return pd.DataFrame(rows)
+    """CR, Rep1, Rep2 on 30 studies; the readers may leave a finding not mentioned, CR never."""
+    return label_table(30, FINDINGS, states=STATES, reference_states=STATES[:3], seed=seed)
 
 
 def _coded_labels() -> pd.DataFrame:
@@ -108,11 +105,11 @@ def _degraded(tmp: Path):
 
 
 def _scores_result(tmp: Path):
-    from cxreval.iqa import ScoresResult, score_pairs, select_metrics
+    from cxreval.iqa import score_pairs, select_metrics
 
     out, deg = _degraded(tmp)
     sel = select_metrics("psnr,ssim,gmsd")
-    return ScoresResult(score_pairs(deg.pairs(), sel.names, base_dir=out), sel, len(deg.pairs()))
+    return score_pairs(deg.pairs(), sel.names, base_dir=out)
 
 
 def _data_entry(tmp: Path) -> Path:
@@ -130,8 +127,8 @@ def _build(name: str, tmp: Path):
         from cxreval.ranking.published import XQA_AUC_TABLES, read_auc_table
         return read_auc_table(XQA_AUC_TABLES)
     if name == "RankingStabilityResult":
-        from cxreval.ranking import ranking_stability
-        return ranking_stability(_auc())
+        from cxreval.ranking import compare_rankings
+        return compare_rankings(_auc())
     if name in {"AgreementTableResult", "PrevalenceResult", "FlowsResult", "OmissionsResult",
                 "SourceComparisonResult"}:
         from cxreval import agreement as a
@@ -157,12 +154,15 @@ def _build(name: str, tmp: Path):
         rng = np.random.default_rng(0)
         maps = {f"{s}/{f}": rng.random((16, 16)) for s, f in _boxes()[["study_id", "finding"]].itertuples(index=False)}
         return evaluate_heatmaps(maps, _boxes(), protocol=LocalizationProtocol(image_shape=(1024, 1024)))
+    if name == "HeatmapBoxesResult":
+        from cxreval.localization import heatmaps_to_boxes
+        return heatmaps_to_boxes(np.random.default_rng(0).random((3, 8, 8)), image_shape=(32, 32))
     if name == "SynthResult":
-        from cxreval.localization import synthetic_study
-        return synthetic_study(1, per_size=2)
+        from cxreval.localization import simulate_localization
+        return simulate_localization(1, per_size=2)
     if name == "RealBoxesResult":
-        from cxreval.localization import error_model_on_boxes
-        return error_model_on_boxes(_boxes(), rng=0)
+        from cxreval.localization import simulate_localization_on_boxes
+        return simulate_localization_on_boxes(_boxes(), rng=0)
     if name == "OverlayResult":
         from cxreval.demo.images import overlay_boxes
         return overlay_boxes(_images(tmp), _boxes(), rng=0)
@@ -183,8 +183,8 @@ def _build(name: str, tmp: Path):
         from cxreval.iqa.expert import metric_agreement, zscores
         return metric_agreement(_iqa_scores(), zscores(RATINGS).zmos, n_resamples=20, rng=0)
     if name == "ExpertAgreementResult":
-        from cxreval.iqa import expert_agreement
-        return expert_agreement(RATINGS, _iqa_scores(), n_resamples=20, rng=0)
+        from cxreval.iqa import compare_with_experts
+        return compare_with_experts(RATINGS, _iqa_scores(), n_resamples=20, rng=0)
     if name == "ScoresResult":
         return _scores_result(tmp)
     if name == "MetricComparisonResult":
@@ -239,22 +239,25 @@ def test_auc_figure_draws_the_table_values():
 
 
 def test_bump_chart_draws_the_ranks():
-    from cxreval.ranking import ranking_stability
+    from cxreval.ranking import compare_rankings
 
-    res = ranking_stability(_auc())
+    res = compare_rankings(_auc())
     fig = res.plot()
     r = res.rankings
-    r = r[r.finding == "macro"]
-    got = {(tr.name, x): y for tr in fig.data for x, y in zip(tr.x, tr.y)}
-    assert got == {(m, ref): rank for m, ref, rank in r[["model", "reference", "rank"]].itertuples(index=False)}
+    r = r[r.finding == "macro"]  # the first panel (the menu switches finding)
+    shown = [tr for tr in fig.data if tr.visible is not False]
+    got = {tr.name: sorted(tr.y) for tr in shown}
+    assert got == {m: sorted(g["rank"]) for m, g in r.groupby("model")}
+    assert sum(len(tr.y) for tr in fig.data) == len(res.rankings)  # every finding's ranks are drawn
 
 
 def test_sankey_flows_sum_to_the_flow_counts():
     from cxreval.agreement import compute_flows
 
     res = compute_flows(_labels(), "CR:Rep1")
-    (sk,) = res.plot().data
-    assert sum(sk.link.value) == res.table["count"].sum()
+    panels = res.plot().data  # one Sankey per pair and finding, switched by the menu
+    assert all(isinstance(sk, go.Sankey) for sk in panels)
+    assert sum(sum(sk.link.value) for sk in panels) == res.table["count"].sum()
 
 
 def test_html_shows_the_table_head_and_is_escaped():
@@ -267,10 +270,11 @@ def test_html_shows_the_table_head_and_is_escaped():
 
 
 def test_fusion_without_a_reference_plots_the_fused_positive_fraction():
-    from cxreval.fusion import fuse_label_table
+    from cxreval.fusion import fuse_labels
 
-    res = fuse_label_table(_coded_labels(), ["Rep1", "Rep2"], ["mv", "or"], rng=0)
-    assert res.table is None
+    res = fuse_labels(_coded_labels(), ["Rep1", "Rep2"], ["mv", "or"], rng=0)
+    pd.testing.assert_frame_equal(res.table, res.fused_labels())  # without a reference: the fused labels
+    assert list(res.table.columns) == list(res.FILE_COLUMNS["fused_labels"])
     fig = res.plot()
     lab = res.labels
     want = lab[lab.source == "fused_or"].groupby("finding")["state"].apply(lambda s: (s == 2).mean() * 100)

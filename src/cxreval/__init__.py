@@ -36,11 +36,11 @@ _LAZY_ATTRS: dict[str, str] = {
     "evaluate_auc": "classification", "roc_auc_score": "classification", "compare_auc": "classification",
     "delong_test": "classification", "AUCResult": "classification",
     "draw_plan": "bootstrap", "ResamplingPlan": "bootstrap", "BootstrapResult": "bootstrap",
-    "ranking_stability": "ranking", "RankingStabilityResult": "ranking",
+    "compare_rankings": "ranking", "compare_table_rankings": "ranking", "RankingStabilityResult": "ranking",
     # agreement and fusion
-    "agreement_table": "agreement", "agreement_scores": "agreement", "cohen_kappa": "agreement",
+    "compute_agreement": "agreement", "agreement_scores": "agreement", "cohen_kappa": "agreement",
     "AgreementResult": "agreement",
-    "get_fusion": "fusion", "list_fusion": "fusion", "fuse_label_table": "fusion", "FusionResult": "fusion",
+    "get_fusion": "fusion", "list_fusion": "fusion", "fuse_labels": "fusion", "FusionResult": "fusion",
     # localization, IQA, report
     "LocalizationProtocol": "localization", "heatmaps_to_boxes": "localization", "score_images": "localization",
     "get_metric": "iqa", "list_metrics": "iqa", "score_pairs": "iqa",
@@ -90,15 +90,16 @@ __all__ = [
     "draw_plan",
     "ResamplingPlan",
     "BootstrapResult",
-    "ranking_stability",
+    "compare_rankings",
+    "compare_table_rankings",
     "RankingStabilityResult",
-    "agreement_table",
+    "compute_agreement",
     "agreement_scores",
     "cohen_kappa",
     "AgreementResult",
     "get_fusion",
     "list_fusion",
-    "fuse_label_table",
+    "fuse_labels",
     "FusionResult",
     "LocalizationProtocol",
     "heatmaps_to_boxes",
@@ -151,7 +152,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         results,
     )
     from ._typing import FindingsLike, PathLike, RNGLike
-    from .agreement import AgreementResult, agreement_scores, agreement_table, cohen_kappa
+    from .agreement import AgreementResult, agreement_scores, cohen_kappa, compute_agreement
     from .bootstrap import BootstrapResult, ResamplingPlan, draw_plan
     from .classification import AUCResult, compare_auc, delong_test, evaluate_auc, roc_auc_score
     from .datasets import (
@@ -164,7 +165,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         read_split_lists,
     )
     from .executor import get_executor
-    from .fusion import FusionResult, fuse_label_table, get_fusion, list_fusion
+    from .fusion import FusionResult, fuse_labels, get_fusion, list_fusion
     from .iqa import get_metric, list_metrics, score_pairs
     from .labels import (
         LabelState,
@@ -175,7 +176,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         validate_predictions,
     )
     from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
-    from .ranking import RankingStabilityResult, load_xqa_auc_table, ranking_stability
+    from .ranking import RankingStabilityResult, compare_rankings, compare_table_rankings, load_xqa_auc_table
     from .report import write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
 

@@ -116,6 +116,12 @@ class TableResult:
             raise RuntimeError(f"{type(self).__name__}.tables() gives {sorted(tabs)}, FILES names {sorted(self.FILES)}")
         return {name: write_table(tabs[name], Path(folder), Path(file).stem) for name, file in self.FILES.items()}
 
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """The figure of a table of this result (its ``table``, or the file :meth:`save` wrote, read back): what
+        :meth:`plot` draws and what the HTML report shows for that file."""
+        raise NotImplementedError(f"{cls.__name__} draws no figure of a table alone")
+
     def _figure(self) -> Any:
         """The result's figure (a :class:`plotly.graph_objects.Figure`); each subclass draws its own."""
         raise NotImplementedError(f"{type(self).__name__} has no figure")

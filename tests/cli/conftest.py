@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _factories import label_table, prediction_table
+
 WRITING_COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "iqa-degrade", "iqa-score",
                     "iqa-agree", "iqa-compare", "data-split", "data-audit", "data-export", "demo", "label-reports", "reader-export", "predict",
                     "finetune")
@@ -20,7 +22,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "agree": "cxreval.cli.agree.compare_sources",
     "fuse": "cxreval.cli.fuse.fuse_and_compare",
     "localize": "cxreval.localization.evaluate.evaluate_heatmaps",
-    "synth": "cxreval.localization.synthetic.synthetic_study",
+    "synth": "cxreval.localization.synthetic.simulate_localization",
     "iqa-degrade": "cxreval.iqa.degrade.degrade_images",
     "iqa-score": "cxreval.iqa.score_pair_batches",
     "iqa-agree": "cxreval.iqa.expert.zscores",
@@ -37,21 +39,14 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
 
 
 def _labels(d: Path) -> Path:
-    rng = np.random.default_rng(0)
-    rows = [{"study_id": f"s{i}", "patient_id": f"p{i // 2}", "finding": f, "source": src,
-             "state": str(rng.choice(["positive", "negative", "uncertain"]))}
-            for i in range(24) for f in ("Edema", "Effusion") for src in ("CR", "Rep1", "Rep2")]
     p = d / "labels.csv"
-    pd.DataFrame(rows).to_csv(p, index=False)
+    label_table(24, seed=0).to_csv(p, index=False)
     return p
 
 
 def _preds(d: Path) -> Path:
-    rng = np.random.default_rng(1)
-    rows = [{"study_id": f"s{i}", "model": m, "finding": f, "score": float(rng.random())}
-            for i in range(24) for m in ("m1", "m2", "m3") for f in ("Edema", "Effusion")]
     p = d / "preds.csv"
-    pd.DataFrame(rows).to_csv(p, index=False)
+    prediction_table(24, seed=1).to_csv(p, index=False)
     return p
 
 
@@ -202,6 +197,14 @@ def _reader_db(d: Path) -> str:
                          {"labels": {"Effusion": "positive" if k else "negative"}})
     store.close()
     return url
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    """The one line a failed command wrote to stderr (fails on more lines or a traceback)."""
+    cap = capsys.readouterr()
+    lines = cap.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in cap.err, cap.err
+    return lines[0]
 
 
 @pytest.fixture

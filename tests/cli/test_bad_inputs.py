@@ -395,7 +395,7 @@ def test_header_is_checked_before_any_data_block(tmp_path: Path, capsys: pytest.
 @pytest.mark.slow
 def test_header_error_on_a_large_input_comes_before_the_run(tmp_path: Path) -> None:
     """On a large input (2 M prediction rows) the header error takes a fraction of the run's time (the figures:
-    bench/header_check.py)."""
+    `python bench/run.py cli:header_check`)."""
     import time
 
     import numpy as np

@@ -12,6 +12,8 @@ from scipy.stats import kendalltau, rankdata, spearmanr
 from cxreval.cli.main import main
 from cxreval.labels import write_labels, write_predictions
 
+from .conftest import command_args, one_error_line
+
 
 def _files(tmp_path, n=80, n_models=5, rng=0):
     g = np.random.default_rng(rng)
@@ -81,7 +83,7 @@ def test_rank_from_predictions(tmp_path):
     for col in ("finding", "group", "reference_a", "reference_b", "method", "statistic", "boot_mean", "boot_sd",
                 "ci_low", "ci_high"):
         assert col in c.columns
-    # no published values to compare with: the table is RankingStabilityResult's, as the demo writes it (issue 13)
+    # no published values to compare with: the table is RankingStabilityResult's, as the demo writes it
     assert "paper_mean" not in c.columns and "paper_sd" not in c.columns
     assert set(c.group) == {"All Models", "A", "B"} and c.boot_mean.notna().all()
     r = pd.read_csv(out / "rankings.csv")
@@ -154,3 +156,32 @@ def test_rank_min_models_below_one_is_refused_before_reading(tmp_path, capsys, v
     err = capsys.readouterr().err
     assert "--min-models must be a positive integer" in err and value in err
     assert not out.exists()
+
+
+def test_classify_reads_parquet_and_upper_case_csv_model_files(tmp_path, capsys):
+    args = command_args("classify", tmp_path)
+    preds = pd.read_csv(args[args.index("-p") + 1])
+    folder = tmp_path / "wide"
+    folder.mkdir()
+    for m, g in preds.groupby("model"):
+        wide = g.pivot(index="study_id", columns="finding", values="score").reset_index()
+        {"m1": lambda w: w.to_csv(folder / "m1.csv", index=False),
+         "m2": lambda w: w.to_parquet(folder / "m2.parquet", index=False),
+         "m3": lambda w: w.to_csv(folder / "m3.CSV", index=False)}[m](wide)
+    (folder / "notes.txt").write_text("x")
+    args[args.index("-p") + 1] = str(folder)
+    assert main([*args, "-o", str(tmp_path / "o"), "--json"]) == 0
+    auc = pd.DataFrame(json.loads(capsys.readouterr().out)["auc"])
+    assert set(auc.model) == {"m1", "m2", "m3", "Mean"}
+    assert "notes.txt" in (tmp_path / "o" / "summary.md").read_text()  # what was not read is said
+
+
+@pytest.mark.parametrize("auc", [1.7, -0.2])
+def test_rank_refuses_auc_outside_0_1(tmp_path, capsys, auc):
+    rows = [{"model": f"m{i}", "finding": "Edema", "reference": r, "auc": 0.5 + 0.1 * i}
+            for i in range(3) for r in ("A", "B")]
+    rows[4]["auc"] = auc
+    p = tmp_path / "auc.csv"
+    pd.DataFrame(rows).to_csv(p, index=False)
+    assert main(["rank", "--auc-table", str(p), "-o", str(tmp_path / "o")]) == 2
+    assert f"'auc' {auc:g} is outside [0, 1]" in one_error_line(capsys)

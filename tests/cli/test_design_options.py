@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 
+from _factories import label_table
 from cxreval.agreement import common_study_labels, compare_sources
 from cxreval.cli.main import main
 from cxreval.exceptions import SchemaError
@@ -14,14 +14,9 @@ from cxreval.labels import write_labels
 
 
 def _labels() -> pd.DataFrame:
-    g = np.random.default_rng(1)
-    rows = []
-    for src, n in (("A", 30), ("B", 20), ("C", 30)):
-        for f in ("Nodule", "Mass"):
-            st = g.choice(["positive", "negative"], size=n)
-            rows.append(pd.DataFrame({"study_id": [f"s{i:02d}" for i in range(n)], "patient_id": "p",
-                                      "finding": f, "source": src, "state": st}))
-    return pd.concat(rows, ignore_index=True)
+    """Sources A and C on 30 studies, B on the first 20; Nodule and Mass positive or negative."""
+    return label_table({"A": 30, "B": 20, "C": 30}, ("Nodule", "Mass"), sources=("A", "B", "C"),
+                       states=("positive", "negative"), seed=1)
 
 
 def test_common_study_labels_keeps_the_studies_every_source_labels():

@@ -1,4 +1,4 @@
-"""The run matrix of issue 17: every command that writes a folder, against how runs end.
+"""The run matrix: every command that writes a folder, against how runs end.
 
 * two concurrent runs into one --out: the second fails at once with a one-line message naming the lock, the
   first succeeds and its output is readable (every file run.json lists exists and parses);
@@ -219,7 +219,7 @@ def test_run_matrix(tmp_path: Path, fork_server: ForkServer, name: str) -> None:
 
 def test_run_matrix_demo(tmp_path: Path, fork_server: ForkServer) -> None:
     """The demo (a 6 MB report per run) in two waves of parallel runs: SIGINT, SIGKILL and a concurrent run.
-    Its successful output is checked by tests/test_demo.py."""
+    Its successful output is checked by tests/demo/test_demo.py."""
     args = command_args("demo", tmp_path / "in")
     out, out2 = tmp_path / "out", tmp_path / "out2"
     _earlier_run(out)

@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _factories import label_table
 from cxreval.agreement import compare_sources
 from cxreval.cli.main import main
-from cxreval.localization import boxed_images, error_model_on_boxes, overlay_boxes
+from cxreval.localization import boxed_images, overlay_boxes, simulate_localization_on_boxes
 
 
 def _write_predictions_folder(root: Path) -> Path:
@@ -43,12 +44,8 @@ def test_export_chexpert_predictions_names_models_by_their_file(tmp_path: Path) 
 
 
 def _labels(path: Path) -> Path:
-    rng = np.random.default_rng(1)
-    states = np.array(["negative", "positive", "uncertain"])
-    rows = [{"study_id": f"s{i}", "patient_id": f"p{i}", "finding": f, "source": src,
-             "state": states[rng.integers(0, 3)]}
-            for src in ("CR", "R1", "R2") for i in range(30) for f in ("Edema", "Effusion")]
-    pd.DataFrame(rows).to_csv(path, index=False)
+    label_table(30, sources=("CR", "R1", "R2"), states=("negative", "positive", "uncertain"), studies_per_patient=1,
+                seed=1).to_csv(path, index=False)
     return path
 
 
@@ -104,7 +101,7 @@ def test_synth_real_boxes_only_with_overlays_equals_the_library(tmp_path: Path) 
     boxes = read_box_file(bp).table
     lib = tmp_path / "lib"
     lib.mkdir()
-    error_model_on_boxes(boxes, rng=3).save(lib)
+    simulate_localization_on_boxes(boxes, rng=3).save(lib)
     files = boxed_images(img, boxes)
     assert [p.name for p in files] == ["00000001_000.png", "00000002_000.png"]
     overlay_boxes(files, boxes, rng=3).save(lib)

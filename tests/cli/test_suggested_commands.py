@@ -1,4 +1,4 @@
-"""Every command that the report or an error message suggests runs (issue 13).
+"""Every command that the report or an error message suggests runs.
 
 Two checks over the source of :mod:`cxreval` (string literals that are not docstrings, f-strings included):
 
@@ -10,7 +10,7 @@ Two checks over the source of :mod:`cxreval` (string literals that are not docst
 
 The demo commands the report suggests for a missing analysis
 (``cxreval demo --out cxreval-demo-KIND --section SECTION``, one per report kind) are each run, with real data,
-by ``tests/test_demo.py::test_suggested_commands_run_as_written`` (slow); here one of them runs and the
+by ``tests/demo/test_demo.py::test_suggested_commands_run_as_written`` (slow); here one of them runs and the
 others are checked to parse.
 """
 
@@ -215,7 +215,7 @@ def run_report_thresholds(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.Capt
 
 def run_demo_section(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                      request: pytest.FixtureRequest) -> None:
-    """The report's command for a missing analysis, run for the audit kind (the others: tests/test_demo.py);
+    """The report's command for a missing analysis, run for the audit kind (the others: tests/demo/test_demo.py);
     for every kind, the demo command parses to a demo section and '<its own command> --help' runs."""
     from cxreval.demo import SECTIONS
     from cxreval.report import KINDS
@@ -297,7 +297,7 @@ RUNS: dict[str, Callable[..., None]] = {
         "cxreval iqa score", "cxreval localize", "cxreval localize --heatmaps", "cxreval predict", "cxreval rank",
         "cxreval reader", "cxreval report", "cxreval synth")},
     # a demo section's run.json `commands`: run as written, in an empty folder, by
-    # tests/demo_cli/test_recorded_commands.py (real data); here their options are checked against --help
+    # tests/demo/test_recorded_commands.py (real data); here their options are checked against --help
     **{c: run_help(c) for c in (
         "cxreval agree -l nih", "cxreval data audit chestxray14", "cxreval data export", "cxreval data export {} -o {}",
         "cxreval rank --auc-table xqa -o xqa_published", "cxreval rank -p {} -l nih",
@@ -360,8 +360,8 @@ def _all_options(cmd: Any = None) -> set[str]:
 
 NOT_CXREVAL_OPTIONS = {"--no-deps": "pip's option, in the install hint of iqa/adapters.py",
                        "--help": "every command's help ('<command> --help' in the report)"}
-PENDING_OPTIONS = {"--executor": "issue 18: rank, fuse and iqa take --executor SPEC once the scale-* branches land; "
-                                 "cli.main already suggests it for their old --workers"}
+PENDING_OPTIONS = {"--executor": "rank, fuse and iqa take --executor SPEC; cli.main suggests it "
+                                 "for --workers"}
 
 
 def test_every_option_a_message_names_exists() -> None:

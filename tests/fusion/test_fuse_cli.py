@@ -1,4 +1,4 @@
-"""``cxreval fuse`` and fuse_label_table: fused sources, agreement with an adjudicated source, errors."""
+"""``cxreval fuse`` and fuse_labels: fused sources, agreement with an adjudicated source, errors."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from cxreval.agreement import agreement_scores
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.fusion import annotations_from_labels, fuse_label_table
+from cxreval.fusion import annotations_from_labels, fuse_labels
 from cxreval.labels import read_labels, write_labels
 
 NAMES = {0: "negative", 1: "uncertain", 2: "positive"}
@@ -93,15 +93,15 @@ def test_fuse_label_table_drops_are_counted():
     from cxreval.labels import validate_label_table
 
     t = validate_label_table(t)
-    res = fuse_label_table(t, ["Rep1", "Rep2"], ["mv", "or"])
+    res = fuse_labels(t, ["Rep1", "Rep2"], ["mv", "or"])
     assert res.n_dropped == {"missing": 3}
     assert res.n_items == 30 and res.n_items_partial == 3 and res.readers_per_item == {1: 3, 2: 27}
-    ex = fuse_label_table(t, ["Rep1", "Rep2"], ["mv"], not_mentioned="exclude")
+    ex = fuse_labels(t, ["Rep1", "Rep2"], ["mv"], not_mentioned="exclude")
     assert ex.n_dropped == {"missing": 3, "not_mentioned": 3} and ex.n_items_partial == 6
     with pytest.raises(InvalidParameterError, match="at least two readers"):
-        fuse_label_table(t, ["Rep1"], ["mv"])
+        fuse_labels(t, ["Rep1"], ["mv"])
     with pytest.raises(SchemaError, match="Finding\\(s\\) \\['Fracture'\\] are not labelled"):
-        fuse_label_table(t, ["Rep1", "Rep2"], ["mv"], findings=["Fracture"])
+        fuse_labels(t, ["Rep1", "Rep2"], ["mv"], findings=["Fracture"])
 
 
 def test_fuse_cli_nn_runs(labels_csv, tmp_path):
@@ -119,7 +119,7 @@ def coded(t: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_nn_model_round_trip_on_another_dataset(tmp_path):
-    """A saved model applied to another dataset gives the in-memory model's predictions (issue 15, item 6)."""
+    """A saved model applied to another dataset gives the in-memory model's predictions."""
     from cxreval.fusion import NeuralFusionPS
     from cxreval.fusion.neural import load_neural_fusion
 
@@ -169,13 +169,13 @@ def test_load_model_errors(tmp_path, labels_csv):
 
 def test_fuse_findings_accept_aliases_and_vocabularies(labels_csv, tmp_path):
     t = coded(make_table())
-    res = fuse_label_table(t, ["Rep1", "Rep2"], ["mv"], findings=["pleural effusion", "ATELECTASIS"])
+    res = fuse_labels(t, ["Rep1", "Rep2"], ["mv"], findings=["pleural effusion", "ATELECTASIS"])
     assert set(res.labels.finding) == {"Effusion", "Atelectasis"}
     with pytest.raises(SchemaError, match="Did you mean"):
-        fuse_label_table(t, ["Rep1", "Rep2"], ["mv"], findings=["Atelectasys"])
+        fuse_labels(t, ["Rep1", "Rep2"], ["mv"], findings=["Atelectasys"])
     sub = t[t.finding.isin(["Atelectasis", "Effusion"])]
     with pytest.raises(SchemaError, match="not labelled"):  # xqa_selected also names Consolidation, Lung Opacity
-        fuse_label_table(sub, ["Rep1", "Rep2"], ["mv"], findings="xqa_selected")
+        fuse_labels(sub, ["Rep1", "Rep2"], ["mv"], findings="xqa_selected")
     assert main(["fuse", "--labels", str(labels_csv), "--readers", "Rep1,Rep2", "--methods", "mv",
                  "--findings", "Pleural_Effusion,atelectasis", "--out", str(tmp_path / "o")]) == 0
     assert set(read_labels(tmp_path / "o" / "fused_labels.csv").table.query("source == 'fused_mv'").finding) == \
@@ -268,8 +268,8 @@ def test_fuse_cli_nn_and_mace_option_errors(labels_csv, tmp_path, capsys):
 def test_fuse_label_table_checks_params_before_fitting(labels_csv):
     table = read_labels(labels_csv).table
     with pytest.raises(InvalidParameterError, match=r"method 'nn' has no parameter 'hiden'.*Did you mean 'hidden'"):
-        fuse_label_table(table, ["Rep1", "Rep2"], ["nn"], adjudicated="CR", params={"nn": {"hiden": 8}})
+        fuse_labels(table, ["Rep1", "Rep2"], ["nn"], adjudicated="CR", params={"nn": {"hiden": 8}})
     with pytest.raises(InvalidParameterError, match=r"parameters for method\(s\) \['mace'\], which are not among"):
-        fuse_label_table(table, ["Rep1", "Rep2"], ["mv"], params={"mace": {"method": "em"}})
+        fuse_labels(table, ["Rep1", "Rep2"], ["mv"], params={"mace": {"method": "em"}})
     with pytest.raises(InvalidParameterError, match="'method' parameter of MACE must be one of"):
-        fuse_label_table(table, ["Rep1", "Rep2"], ["mv", "mace"], params={"mace": {"method": "gibbs"}})
+        fuse_labels(table, ["Rep1", "Rep2"], ["mv", "mace"], params={"mace": {"method": "gibbs"}})

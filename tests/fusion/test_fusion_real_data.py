@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cxreval.fusion import fuse_label_table
+from cxreval.fusion import fuse_labels
 
 
 def test_chexpert_consensus_is_majority_vote_of_five_readers(shared_data):
@@ -14,7 +14,7 @@ def test_chexpert_consensus_is_majority_vote_of_five_readers(shared_data):
     from cxreval.datasets.chexpert import load_labels
 
     t = load_labels(shared_data / "chexpert_test").table
-    res = fuse_label_table(t, ["bc1", "bc2", "bc3", "bc5", "bc7"], ["mv", "ds"])
+    res = fuse_labels(t, ["bc1", "bc2", "bc3", "bc5", "bc7"], ["mv", "ds"])
     assert res.readers_per_item == {5: 7000}
     mv = res.labels[res.labels.source == "fused_mv"].set_index(["study_id", "finding"])["state"]
     gt = t[t.source == "consensus"].set_index(["study_id", "finding"])["state"].reindex(mv.index)
@@ -29,8 +29,8 @@ def test_vindr_competence_reflects_assignment(metadata_dir):
 
     t = read_vindr(metadata_dir / "vinbigdata-train.csv.gz").table
     readers = [f"R{i}" for i in range(1, 18)]
-    res = fuse_label_table(t, readers, ["mv", "ds", "mace"], findings=["Cardiomegaly"],
-                           params={"mace": {"n_restarts": 2, "n_iter": 20}})
+    res = fuse_labels(t, readers, ["mv", "ds", "mace"], findings=["Cardiomegaly"],
+                           params={"mace": {"n_restarts": 2, "n_iter": 20}}, rng=0)
     assert res.readers_per_item == {3: 15000}
     err = res.estimators["ds"].errors_
     sens = err[(err.true_state == 2) & (err.observed_state == 2)].set_index("source")["probability"]

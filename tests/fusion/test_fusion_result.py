@@ -1,4 +1,4 @@
-"""FusionResult owns the files of a fusion run (issue 13): ``save`` writes the tables the run has with the
+"""FusionResult owns the files of a fusion run: ``save`` writes the tables the run has with the
 columns ``FILE_COLUMNS`` declares, ``fused_labels`` in the chosen format, and ``summary`` renders Markdown."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from cxreval.agreement import AGREEMENT_COLUMNS, agreement_scores
 from cxreval.exceptions import InvalidParameterError
-from cxreval.fusion import FUSION_AGREEMENT_COLUMNS, FusionResult, fuse_and_compare, fuse_label_table
+from cxreval.fusion import FUSION_AGREEMENT_COLUMNS, FusionResult, fuse_and_compare, fuse_labels
 from cxreval.labels import LABEL_COLUMNS, read_labels
 
 from .test_fuse_cli import coded, make_table
@@ -19,7 +19,7 @@ from .test_fuse_cli import coded, make_table
 @pytest.fixture(scope="module")
 def res() -> FusionResult:
     return fuse_and_compare(coded(make_table()), ["Rep1", "Rep2"], ["mv", "or", "ds", "mace"], adjudicated="CR",
-                            params={"mace": {"n_restarts": 2}})
+                            params={"mace": {"n_restarts": 2}}, rng=0)
 
 
 def test_save_writes_the_run_tables_with_their_columns(res, tmp_path):
@@ -69,10 +69,11 @@ def test_labels_format_and_optional_files(res, tmp_path):
     assert not (tmp_path / "c" / "fused_labels.parquet").exists() and (tmp_path / "c" / "ds_confusion.parquet").exists()
     with pytest.raises(InvalidParameterError, match="labels_format"):
         res.save(tmp_path, labels_format="xlsx")
-    one = fuse_label_table(coded(make_table(n=10)), ["Rep1", "Rep2"], ["mv"])
+    one = fuse_labels(coded(make_table(n=10)), ["Rep1", "Rep2"], ["mv"])
     # no reference, one rule: no agreement, confusion matrix or convergence table
     assert set(one.tables()) == {"fused_labels"} | ({"fusion_warnings"} if one.warnings else set())
-    assert one.agreement is None and one.table is None and one.convergence is None
+    assert one.agreement is None and one.convergence is None
+    pd.testing.assert_frame_equal(one.table, one.fused_labels())  # the main table without a reference
 
 
 def test_summary_and_frozen(res):

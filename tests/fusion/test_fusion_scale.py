@@ -1,4 +1,4 @@
-"""Issue 18: answer patterns, the stated stopping rule, fused-only output and ``fuse --executor``."""
+"""Fusion at scale: answer patterns, the stated stopping rule, fused-only output and ``fuse --executor``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from cxreval.cli.main import main
 from cxreval.executor import open_executor
-from cxreval.fusion import MACE, DawidSkene, encode_annotations, fuse_label_table
+from cxreval.fusion import MACE, DawidSkene, encode_annotations, fuse_labels
 from cxreval.fusion._patterns import answer_patterns
 from cxreval.fusion.dawid_skene import dawid_skene_em
 from cxreval.fusion.mace import mace_fit, mace_starts
@@ -195,13 +195,13 @@ def test_fuse_label_table_executor_equals_serial():
     t = make_table(n=40, seed=5)
     t = t.assign(state=t.state.map({"negative": 0, "uncertain": 1, "positive": 2}).astype("Int8"))
     kw = dict(rng=3, params={"mace": {"n_restarts": 3}})
-    serial = fuse_label_table(t, ["Rep1", "Rep2", "CR"], ["ds", "mace", "mv"], **kw)
+    serial = fuse_labels(t, ["Rep1", "Rep2", "CR"], ["ds", "mace", "mv"], **kw)
     with open_executor("process:2") as ex:
-        par = fuse_label_table(t, ["Rep1", "Rep2", "CR"], ["ds", "mace", "mv"], executor=ex, **kw)
+        par = fuse_labels(t, ["Rep1", "Rep2", "CR"], ["ds", "mace", "mv"], executor=ex, **kw)
     pd.testing.assert_frame_equal(par.labels, serial.labels, check_exact=True)
     for m in ("ds", "mace"):
         pd.testing.assert_frame_equal(par.estimators[m].probas_, serial.estimators[m].probas_, check_exact=True)
     pd.testing.assert_frame_equal(par.estimators["ds"].errors_, serial.estimators["ds"].errors_, check_exact=True)
     pd.testing.assert_frame_equal(par.convergence, serial.convergence, check_exact=True)
-    by_spec = fuse_label_table(t, ["Rep1", "Rep2", "CR"], ["ds", "mace", "mv"], executor="process:2", **kw)
+    by_spec = fuse_labels(t, ["Rep1", "Rep2", "CR"], ["ds", "mace", "mv"], executor="process:2", **kw)
     pd.testing.assert_frame_equal(by_spec.labels, serial.labels, check_exact=True)

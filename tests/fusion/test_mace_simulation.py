@@ -1,4 +1,4 @@
-"""MACE on readers with known confusions, binary truth and "uncertain" answers (issue 15, item 12).
+"""MACE on readers with known confusions, binary truth and "uncertain" answers.
 
 The expected behaviour is the model's (see the MACE docstring): with a dominant negative class MACE explains
 NEG answers as spam and a single rare UNC/POS answer outweighs several NEG ones, so it fuses many negatives
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.fusion import MACE, DawidSkene, MajorityVote, fuse_label_table
+from cxreval.fusion import MACE, DawidSkene, MajorityVote, fuse_labels
 from cxreval.fusion.diagnostics import overfused_states, state_share_ratios
 
 # P(answer NEG, UNC, POS | truth NEG), P(... | truth POS): the bench's readers
@@ -79,8 +79,8 @@ def test_overfusion_warning(low_prevalence):
 def test_fuse_label_table_reports_the_warning(low_prevalence):
     ann, _ = low_prevalence
     table = ann.assign(finding="Nodule")
-    res = fuse_label_table(table, [f"R{j}" for j in range(1, 6)], ["mv", "mace"],
-                           params={"mace": {"n_restarts": 2}})
+    res = fuse_labels(table, [f"R{j}" for j in range(1, 6)], ["mv", "mace"],
+                           params={"mace": {"n_restarts": 2}}, rng=0)
     assert res.warnings and all(w.startswith("Nodule: mace: ") for w in res.warnings)
     assert res.to_dict()["warnings"] == list(res.warnings)
 

@@ -1,7 +1,8 @@
-"""Fixtures of the IQA tests: the pairs, peer values and NIQE test model of bench/iqa_reference_values_2.py.
+"""Fixtures of the IQA tests: the pairs, peer values and NIQE test model of make_reference_values_iqa2.py.
 
-The bench script (run in a separate venv with piq/pyiqa, never in CI) wrote the peers' values to
+That generator (run in a separate venv with piq/pyiqa, never in CI) wrote the peers' values to
 tests/iqa/data/reference_values_iqa2.csv; here its pair generators are loaded without importing torch.
+The generators (``make_reference_values*.py``) import the peers at their top, so pytest does not collect them.
 Arrays handed out by the session-scoped fixtures are read-only, so no test can change another's input.
 """
 
@@ -16,8 +17,9 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+collect_ignore = ["make_reference_values.py", "make_reference_values_iqa2.py", "make_reference_values_sewar.py"]
 IQA2_CSV = Path(__file__).parent / "data" / "reference_values_iqa2.csv"
-NIH_IMAGE = Path("images") / "nih" / "00000075_000.png"  # the radiograph bench/iqa_reference_values_2.py degrades
+NIH_IMAGE = Path("images") / "nih" / "00000075_000.png"  # the radiograph make_reference_values_iqa2.py degrades
 
 
 def _frozen(pairs: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -28,9 +30,10 @@ def _frozen(pairs: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, tuple[
 
 
 @pytest.fixture(scope="session")
-def iqa2_bench() -> ModuleType:
-    """bench/iqa_reference_values_2.py as a module (its ``main`` needs piq/pyiqa; the rest only numpy/scipy)."""
-    spec = importlib.util.spec_from_file_location("iqa_reference_values_2", ROOT / "bench" / "iqa_reference_values_2.py")
+def iqa2_generator() -> ModuleType:
+    """make_reference_values_iqa2.py as a module (its ``main`` needs piq/pyiqa; the rest only numpy/scipy)."""
+    spec = importlib.util.spec_from_file_location("make_reference_values_iqa2",
+                                                  Path(__file__).parent / "make_reference_values_iqa2.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -45,29 +48,29 @@ def iqa2_values() -> dict[tuple[str, str], float]:
 
 
 @pytest.fixture(scope="session")
-def synthetic_pairs(iqa2_bench: ModuleType) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The bench's two deterministic 512x512 (reference, test) pairs on the 0..255 scale."""
-    return _frozen(iqa2_bench.synthetic_pairs())
+def synthetic_pairs(iqa2_generator: ModuleType) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The generator's two deterministic 512x512 (reference, test) pairs on the 0..255 scale."""
+    return _frozen(iqa2_generator.synthetic_pairs())
 
 
 @pytest.fixture(scope="session")
-def nih_pairs(shared_data: Path, iqa2_bench: ModuleType) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The bench's degraded NIH radiograph pairs, read from the ``shared_data`` fixture's folder.
+def nih_pairs(shared_data: Path, iqa2_generator: ModuleType) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The generator's degraded NIH radiograph pairs, read from the ``shared_data`` fixture's folder.
 
-    ``nih_pairs()`` of the bench reads its module-level ``NIH`` path (beside the repository); the
+    ``nih_pairs()`` of the generator reads its module-level ``NIH`` path (beside the repository); the
     fixture's private copy of the module is pointed at ``shared_data`` instead, so CXREVAL_SHARED_DATA works.
     """
     path = shared_data / NIH_IMAGE
     if not path.is_file():
         pytest.skip(f"{path} not found in the reference data")
-    iqa2_bench.NIH = path
-    return _frozen(iqa2_bench.nih_pairs())
+    iqa2_generator.NIH = path
+    return _frozen(iqa2_generator.nih_pairs())
 
 
 @pytest.fixture(scope="session")
-def niqe_test_model(iqa2_bench: ModuleType) -> tuple[np.ndarray, np.ndarray]:
-    """The bench's made-up (not the published) NIQE model: ``mu`` (36,), SPD ``cov`` (36, 36)."""
-    mu, cov = iqa2_bench.niqe_test_model()
+def niqe_test_model(iqa2_generator: ModuleType) -> tuple[np.ndarray, np.ndarray]:
+    """The generator's made-up (not the published) NIQE model: ``mu`` (36,), SPD ``cov`` (36, 36)."""
+    mu, cov = iqa2_generator.niqe_test_model()
     mu.setflags(write=False)
     cov.setflags(write=False)
     return mu, cov

@@ -1,7 +1,6 @@
 """pairs.csv written by `iqa degrade` names images inside its own folder (the sources copied to references/)
 by paths relative to it, so `iqa score --pairs` works from any working directory (score reads relative paths
-against the pairs file's folder; before issue 13 they were absolute, and earlier the reference path stayed
-relative to where degrade ran, which score could not find), and the folder can be moved."""
+against the pairs file's folder, never the working directory), and the folder can be moved."""
 
 from __future__ import annotations
 

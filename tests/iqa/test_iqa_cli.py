@@ -29,7 +29,7 @@ def test_degrade_score_agree(tmp_path):
     assert main(["iqa", "score", "--pairs", str(pairs), "--metrics", "psnr,ssim,rmse", "--out",
                  str(tmp_path / "s")]) == 0
     scores = pd.read_csv(tmp_path / "s" / "scores.csv")
-    # the pairs' image and degradation are carried (issue 13); metric, value follow test
+    # the pairs' image and degradation are carried; metric, value follow test
     assert list(scores.columns) == ["image", "reference", "test", "metric", "value", "degradation"] and len(scores) == 27
     tests = sorted(man["test"])
     ratings = pd.DataFrame([{"image": t.rsplit("/", 1)[-1][:-4], "rater": r,
@@ -75,7 +75,7 @@ def test_score_errors_name_the_pairs_file(tmp_path, capsys):
 
 
 def test_agree_unscored_option(tmp_path, capsys):
-    """Issue 15 item 5 through the CLI: the hand-worked case of test_iqa_expert (SRCC 1 kept, 0.5 excluded)."""
+    """The rated reference image via the CLI: test_iqa_expert's hand-worked case (SRCC 1 kept, 0.5 excluded)."""
     ratings = pd.DataFrame({"image": ["ref", "t1", "t2", "t3"] * 2, "rater": ["A"] * 4 + ["B"] * 4,
                             "rating": [4, 1, 4, 2, 4, 3, 2, 3]})
     scores = pd.DataFrame({"reference": "ref", "test": ["d/t1.png", "d/t2.png", "d/t3.png"], "metric": "ssim",

@@ -1,4 +1,4 @@
-"""DSS: DCT basis, identity, 16-bit input, errors (values vs piq: test_iqa_reference_values_2.py)."""
+"""DSS: DCT basis, identity, 16-bit input, errors (values vs piq: test_peer_values_synthetic_and_nih.py)."""
 
 from __future__ import annotations
 

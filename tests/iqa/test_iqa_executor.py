@@ -1,4 +1,4 @@
-"""`iqa score` on every executor (issue 18): streamed in blocks, identical byte for byte; bad files fail first."""
+"""`iqa score` on every executor: streamed in blocks, identical byte for byte; bad files fail first."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _score(pairs, out, *extra):
 
 def test_blocks_equal_score_pairs_on_a_process_pool(pairs_file):
     table = pd.read_csv(pairs_file)
-    whole = score_pairs(table, METRICS, base_dir=pairs_file.parent)
+    whole = score_pairs(table, METRICS, base_dir=pairs_file.parent).table
     blocks = list(score_pair_batches(table, METRICS, base_dir=pairs_file.parent, batch_size=2,
                                      executor=ProcessExecutor(2)))
     assert [len(b) for b in blocks] == [12, 12, 12, 6]  # 2 pairs x 6 metrics per block, input order kept
@@ -53,7 +53,7 @@ def test_blocks_equal_score_pairs_on_a_process_pool(pairs_file):
 
 
 def test_table_writer_bytes_do_not_depend_on_the_blocks(tmp_path, pairs_file):
-    df = score_pairs(pd.read_csv(pairs_file), METRICS, base_dir=pairs_file.parent)
+    df = score_pairs(pd.read_csv(pairs_file), METRICS, base_dir=pairs_file.parent).table
     for name, cuts in (("one", [len(df)]), ("many", [5, 6, 23, len(df)])):
         (tmp_path / name).mkdir()
         with TableWriter(tmp_path / name, "scores", row_group_size=10) as w:

@@ -9,7 +9,7 @@ from scipy import stats
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.iqa.expert import (
-    expert_agreement,
+    compare_with_experts,
     metric_agreement,
     rater_agreement,
     zscores,
@@ -101,7 +101,7 @@ def test_unrated_scores_are_reported():
     assert dropped["test"].tolist() == ["e"] and t4.iloc[0].n == 4
 
 
-# Rated reference image (issue 15, item 5). Rater A rates ref, t1, t2, t3 = 4, 1, 4, 2; rater B = 4, 3, 2, 3.
+# Rated reference image. Rater A rates ref, t1, t2, t3 = 4, 1, 4, 2; rater B = 4, 3, 2, 3.
 # keep (default): A: mu = 11/4, sigma = sqrt(27/16) = 3*sqrt(3)/4; B: mu = 3, sigma = sqrt(1/2).
 #   z-MOS(t1) = (-7/(3 sqrt 3) + 0) / 2 = -7/(6 sqrt 3) = -0.67358
 #   z-MOS(t2) = (5/(3 sqrt 3) - sqrt 2) / 2 = -0.22598;  z-MOS(t3) = (-1/sqrt 3 + 0) / 2 = -0.28868
@@ -215,8 +215,8 @@ def test_variant_and_ddof_errors_name_the_parameter():
         metric_agreement(_scores(), res.zmos, spearman="d2")
     with pytest.raises(InvalidParameterError, match=r"'ddof' parameter of zscores must be one of \[0, 1\]"):
         zscores(RATINGS, ddof=2)
-    with pytest.raises(InvalidParameterError, match="'ddof' parameter of expert_agreement"):
-        expert_agreement(RATINGS, _scores(), ddof=True)
+    with pytest.raises(InvalidParameterError, match="'ddof' parameter of compare_with_experts"):
+        compare_with_experts(RATINGS, _scores(), ddof=True)
 
 
 def test_zscores_ddof_hand_worked():
@@ -233,7 +233,7 @@ def test_zscores_ddof_hand_worked():
 
 
 def test_expert_agreement_records_its_choices():
-    res = expert_agreement(TIED_RATINGS, pd.DataFrame({"reference": "R", "test": list("abcdef"), "metric": "ssim",
+    res = compare_with_experts(TIED_RATINGS, pd.DataFrame({"reference": "R", "test": list("abcdef"), "metric": "ssim",
                                                        "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7]}),
                            n_resamples=5, rng=0, ddof=1, spearman="formula", kendall="tau-a")
     assert (res.ddof, res.spearman, res.kendall) == (1, "formula", "tau-a")
@@ -241,7 +241,7 @@ def test_expert_agreement_records_its_choices():
     assert (d["ddof"], d["spearman"], d["kendall"]) == (1, "formula", "tau-a")
     text = res.summary()
     assert "ddof=1" in text and "the XQA-Chest paper's formula" in text and "tau-a" in text
-    default = expert_agreement(TIED_RATINGS, pd.DataFrame({"reference": "R", "test": list("abcdef"), "metric": "ssim",
+    default = compare_with_experts(TIED_RATINGS, pd.DataFrame({"reference": "R", "test": list("abcdef"), "metric": "ssim",
                                                            "value": [0.1, 0.3, 0.3, 0.5, 0.9, 0.7]}),
                                n_resamples=5, rng=0)
     assert (default.ddof, default.spearman, default.kendall) == (0, "pearson", "tau-b")

@@ -1,5 +1,5 @@
 """GMSD and MDSI: identity, scale invariance, 16-bit input, options, errors (values vs piq:
-test_iqa_reference_values_2.py)."""
+test_peer_values_synthetic_and_nih.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """HaarPSI and HaarPSImed: identity, symmetry, errors (values vs piq:
-test_iqa_reference_values_2.py; 16-bit precision: test_iqa_metrics.py)."""
+test_peer_values_synthetic_and_nih.py; 16-bit precision: test_iqa_metrics.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """PIQE, NIQE and SNR: model files, 16-bit input, SNR by hand, errors (values vs pyiqa:
-test_iqa_reference_values_2.py)."""
+test_peer_values_synthetic_and_nih.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""IW-SSIM's weight normalisation and GMSD's ``std2`` against the authors' MATLAB codes (issue 15, items 9-10).
+"""IW-SSIM's weight normalisation and GMSD's ``std2`` against the authors' MATLAB codes.
 
 The MATLAB values the issue quotes (goldhill: IW-SSIM 0.886297251092821, GMSD 0.138012587141798) are NOT
 pinned here: the goldhill pair (``goldhill.gif`` / ``goldhill_jpeg.gif``) exists only in piq's GitHub test

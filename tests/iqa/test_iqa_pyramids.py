@@ -1,6 +1,6 @@
 """The sp5 spatial steerable pyramid (VIF's decomposition): filter design properties and corrDn conventions.
 
-Agreement of the whole VIF with pyiqa's sp5 implementation is in test_iqa_reference_values.py.
+Agreement of the whole VIF with pyiqa's sp5 implementation is in test_peer_values_radiographs.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""IQA results own their files (issue 13): each writes exactly its FILES with its COLUMNS, renders a summary,
+"""IQA results own their files: each writes exactly its FILES with its COLUMNS, renders a summary,
 is frozen; the streamed score table is the saved one; compare_metrics equals the functions it runs."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from cxreval.iqa import (
     MetricComparisonResult,
     ScoresResult,
     compare_metrics,
+    compare_with_experts,
     degradation_ranking,
     degrade_folder,
-    expert_agreement,
     metric_rank_agreement,
     score_pair_batches,
     score_pairs,
@@ -81,11 +81,12 @@ def test_degrade_folder_is_self_contained(degraded, tmp_path):
 def test_scores_carry_pairs_columns_and_stream_equals_save(degraded, tmp_path):
     out, deg = degraded
     sel = select_metrics("psnr,gmsd")
-    table = score_pairs(deg.pairs(), sel.names, base_dir=out)
+    res = score_pairs(deg.pairs(), sel.names, base_dir=out)
+    assert isinstance(res, ScoresResult) and (res.selection, res.n_pairs) == (sel, len(deg.pairs()))
+    table = res.table
     assert list(table.columns) == ["image", "reference", "test", "metric", "value", "degradation"]
     assert (table.groupby("test")["degradation"].nunique() == 1).all() and len(table) == 18
     assert table["degradation"].tolist()[:2] == ["blur", "blur"] and table["metric"].tolist()[:2] == ["psnr", "gmsd"]
-    res = ScoresResult(table, sel, len(deg.pairs()))
     _check_save(res, tmp_path / "whole")
     (tmp_path / "streamed").mkdir()
     n = ScoresResult.save_batches(tmp_path / "streamed",
@@ -101,7 +102,7 @@ def test_scores_carry_pairs_columns_and_stream_equals_save(degraded, tmp_path):
 
 def test_compare_metrics_is_ranking_and_rank_agreement(degraded, tmp_path):
     out, deg = degraded
-    scores = score_pairs(deg.pairs(), ["psnr", "gmsd", "ssim"], base_dir=out)
+    scores = score_pairs(deg.pairs(), ["psnr", "gmsd", "ssim"], base_dir=out).table
     res = compare_metrics(scores)
     assert isinstance(res, MetricComparisonResult)
     pd.testing.assert_frame_equal(res.ranking, degradation_ranking(scores))
@@ -124,7 +125,7 @@ def test_expert_agreement_owns_its_files(tmp_path):
     ratings = pd.DataFrame([{"image": f"t{i}", "rater": r, "rating": v}
                             for r, vals in (("A", [3, 2, 3, 1, 4, 2]), ("B", [4, 2, 3, 1, 4, 1]))
                             for i, v in enumerate(vals)])
-    res = expert_agreement(ratings, scores, n_resamples=20, rng=0)
+    res = compare_with_experts(ratings, scores, n_resamples=20, rng=0)
     assert isinstance(res, ExpertAgreementResult)
     assert set(res.FILES) == {"zscores", "zmos", "rater_agreement", "metric_agreement", "dropped"}
     assert res.table.loc[0, "metric"] == "psnr" and res.table.loc[0, "n"] == 6

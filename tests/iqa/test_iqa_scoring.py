@@ -42,7 +42,7 @@ def images(tmp_path):
 
 def test_scores_equal_the_metrics_on_the_images_read(images):
     ref, t16, t8 = images
-    got = score_pairs([(ref, t16), (str(ref), str(t8))], "psnr,ssim,piqe")
+    got = score_pairs([(ref, t16), (str(ref), str(t8))], "psnr,ssim,piqe").table
     assert list(got.columns) == ["reference", "test", "metric", "value"]
     assert got[["reference", "test", "metric"]].values.tolist() == [
         [str(ref), str(t16), m] for m in ("psnr", "ssim", "piqe")] + [[str(ref), str(t8), m] for m in ("psnr", "ssim", "piqe")]
@@ -56,7 +56,8 @@ def test_scores_equal_the_metrics_on_the_images_read(images):
 def test_table_input_relative_paths_and_options(images, tmp_path):
     ref, t16, _ = images
     table = pd.DataFrame({"reference": ["ref.png"], "test": ["t16.png"], "other": [1]})
-    got = score_pairs(table, ["FSIM", "gmsd"], base_dir=tmp_path / "img", metric_options={"fsim": {"median": "lower"}})
+    got = score_pairs(table, ["FSIM", "gmsd"], base_dir=tmp_path / "img",
+                      metric_options={"fsim": {"median": "lower"}}).table
     r, a = read_image(ref).image, read_image(t16).image
     assert got["metric"].tolist() == ["fsim", "gmsd"]  # registry spelling
     assert got["reference"].tolist() == ["ref.png", "ref.png"]
@@ -66,7 +67,7 @@ def test_table_input_relative_paths_and_options(images, tmp_path):
 
 def test_explicit_data_range_uses_the_values_as_read(images):
     ref, t16, _ = images
-    got = score_pairs([(ref, t16)], ["psnr"], data_range=4095 * 16)
+    got = score_pairs([(ref, t16)], ["psnr"], data_range=4095 * 16).table
     r, a = read_image(ref).image, read_image(t16).image
     assert got["value"].item() == psnr(r, a, data_range=4095 * 16)
     with pytest.raises(InvalidParameterError, match="'data_range' parameter of score_pairs"):
@@ -82,14 +83,15 @@ def test_executor_is_the_seam(images):
             seen.extend(items)
             return [func(x) for x in reversed(items)][::-1]
 
-    serial = score_pairs([(ref, t16), (ref, t8)], ["psnr", "gmsd"])
-    pd.testing.assert_frame_equal(score_pairs([(ref, t16), (ref, t8)], ["psnr", "gmsd"], executor=Recording()), serial)
+    serial = score_pairs([(ref, t16), (ref, t8)], ["psnr", "gmsd"]).table
+    pd.testing.assert_frame_equal(score_pairs([(ref, t16), (ref, t8)], ["psnr", "gmsd"], executor=Recording()).table,
+                                  serial)
     assert [i for i, _, _ in seen] == [0, 1]
 
 
 def test_select_metrics():
     every = list_metrics()
-    sel = select_metrics("all")  # a MetricSelection (issue 13: results, not tuples)
+    sel = select_metrics("all")  # a MetricSelection, not a tuple
     names, skipped = list(sel.names), list(sel.skipped)
     assert names == [n for n in every if not get_metric(n).needs_weights]
     assert skipped == [n for n in every if get_metric(n).needs_weights] and "lpips" in skipped

@@ -1,4 +1,4 @@
-"""Issue 15, items 7-8: the AFP denominator as a protocol field, and separate T(IoU) / T(IoBB)."""
+"""The AFP denominator as a protocol field, and separate T(IoU) / T(IoBB)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from cxreval.exceptions import InvalidParameterError
 from cxreval.localization.evaluate import evaluate_heatmaps
 from cxreval.localization.heatmaps import heatmaps_to_boxes
 from cxreval.localization.protocol import LocalizationProtocol, correct_matrix, score_images
-from cxreval.localization.synthetic import coverage, synthetic_study
+from cxreval.localization.synthetic import coverage, simulate_localization
 from cxreval.localization.table4 import BBOX_2017_COUNTS, afp_denominators, denominators
 
 HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
@@ -26,7 +26,7 @@ def _map_for(box):
     return m / m.max()
 
 
-# -- item 7: AFP denominator -------------------------------------------------------------------------------
+# -- the AFP denominator -----------------------------------------------------------------------------------
 
 def test_nodule_afp_0772_arithmetic():
     """0.0772 is k/79 for no k (truncated or rounded), 68/880 truncated, 76/984 truncated and rounded."""
@@ -46,7 +46,7 @@ def test_bbox_2017_counts(metadata_dir):
 
 
 def test_synthetic_study_shows_which_denominators_fit():
-    tab = synthetic_study(0).afp_denominators
+    tab = simulate_localization(0).afp_denominators
     fits = tab.groupby("case").apply(lambda d: sorted(d.afp_denominator[d.reproduces]), include_groups=False)
     assert fits.to_dict() == {"synthetic large, noisy, bilinear 60, IoBB, T=0.1": ["pairs"],
                               "synthetic medium, noisy, bilinear 60, IoBB, T=0.1": ["pairs"],
@@ -80,7 +80,7 @@ def test_afp_denominators_in_evaluate(afp_case):
     res = {d: evaluate_heatmaps(maps, boxes, protocol=LocalizationProtocol(rules=("IoBB",), afp_denominator=d))
            for d in ("pairs", "box_images", "boxes")}
     # boxes the extra Atelectasis map on im2 gives, per threshold (all false positives)
-    extra = heatmaps_to_boxes(maps["im2.png/Atelectasis"][None], thresholds=(60.0, 180.0))
+    extra = heatmaps_to_boxes(maps["im2.png/Atelectasis"][None], thresholds=(60.0, 180.0)).boxes
     n_extra = {"60": len(extra[0][0]), "180": len(extra[1][0])}  # the threshold column is text (cxreval.schema.boxes)
     assert min(n_extra.values()) >= 1
     key = ["finding", "threshold", "T"]
@@ -123,7 +123,7 @@ def test_localize_cli_afp_and_t_iou(afp_case, tmp_path, capsys):
     assert main(base + ["--afp-denominator", "images", "--out", str(tmp_path / "d")]) == 2
 
 
-# -- item 8: separate T(IoU) and T(IoBB) -------------------------------------------------------------------
+# -- separate T(IoU) and T(IoBB) --------------------------------------------------------------------------
 
 def test_separate_t_iou_by_hand():
     g = np.array([400, 400, 500, 500])

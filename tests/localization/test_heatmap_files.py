@@ -1,4 +1,4 @@
-"""Streamed heatmaps (issue 18): .npz / folder of .npy / predict's layout read map by map, identical to in memory,
+"""Streamed heatmaps: .npz / folder of .npy / predict's layout read map by map, identical to in memory,
 on every executor; bad files refused naming the file before any box is computed."""
 
 from __future__ import annotations

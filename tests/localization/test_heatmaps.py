@@ -44,7 +44,7 @@ def test_boxes_equal_reference_pipeline(seed, h, w, factor, extra, sigma, upsamp
     shape = (h * factor + extra, w * factor)       # integer and non-integer factors
     maps = _maps(seed, 3, h, w, sigma)
     got = heatmaps_to_boxes(maps, image_shape=shape, upsampling=upsampling, thresholds=(60.0, 180.0),
-                            connectivity=conn)
+                            connectivity=conn).boxes
     order = 1 if upsampling == "bilinear" else 0
     for k in range(3):
         for ti, thr in enumerate((60, 180)):
@@ -53,7 +53,7 @@ def test_boxes_equal_reference_pipeline(seed, h, w, factor, extra, sigma, upsamp
 
 def test_seed_size_maps_and_dense_path_agree():
     maps = _maps(7, 4, 32, 32, 1.2)
-    fast = heatmaps_to_boxes(maps, thresholds=(60.0, 180.0))
+    fast = heatmaps_to_boxes(maps, thresholds=(60.0, 180.0)).boxes
     for k in range(4):
         for ti, thr in enumerate((60.0, 180.0)):
             dense = mask_boxes(threshold_mask(maps[k], threshold=thr))

@@ -1,4 +1,4 @@
-"""The ChestX-ray14 article's synthetic study: `synthetic_study()` prints the article's Output block line for line."""
+"""The ChestX-ray14 article's synthetic study: `simulate_localization()` prints the article's Output block line for line."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cxreval.localization.synthetic import ErrorModel, coverage, synthetic_cases, synthetic_study
+from cxreval.localization.synthetic import ErrorModel, coverage, simulate_localization, synthetic_cases
 
 DATA = Path(__file__).parent / "data"
 SEED_FILE = "000_8ad6d59c5e7d4453.txt"
@@ -31,7 +31,7 @@ def _seed_block(text: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def study():
-    return synthetic_study(0)
+    return simulate_localization(0)
 
 
 def test_matches_committed_expected_output(study):
@@ -53,7 +53,7 @@ def test_matches_seed_file_output_block(study, shared_data):
 
 @pytest.mark.slow
 def test_identical_across_runs(study):
-    again = synthetic_study(0)
+    again = simulate_localization(0)
     assert again.lines == study.lines
     assert again.scores.equals(study.scores)
     assert again.boxes.equals(study.boxes)
@@ -71,10 +71,10 @@ def test_checks_and_tables(study):
 
 
 def test_other_seed_and_size_runs():
-    r = synthetic_study(3, per_size=4)
+    r = simulate_localization(3, per_size=4)
     assert any("data small : 4 images" in ln for ln in r.lines)
-    assert r.lines == synthetic_study(3, per_size=4).lines
-    assert r.lines != synthetic_study(4, per_size=4).lines
+    assert r.lines == simulate_localization(3, per_size=4).lines
+    assert r.lines != simulate_localization(4, per_size=4).lines
 
 
 def test_coverage_exact_fractions():
@@ -94,13 +94,11 @@ def test_rng_draw_order_matches_reference_script():
 
 @pytest.mark.slow
 def test_other_seed_matches_reference_script():
-    """With another seed and N, the output equals the article's reference script run verbatim (kept in bench/)."""
+    """With another seed and N, the output equals the article's reference script run verbatim (reference_pipeline.py)."""
     import importlib.util
 
-    path = Path(__file__).resolve().parents[2] / "bench" / "localization.py"
-    if not path.exists():
-        pytest.skip("bench/localization.py not found")
-    spec = importlib.util.spec_from_file_location("_bench_localization", path)
+    path = Path(__file__).resolve().parent / "reference_pipeline.py"
+    spec = importlib.util.spec_from_file_location("_localization_reference_pipeline", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    assert _norm(mod.reference_study(5, 3)) == _norm(list(synthetic_study(5, per_size=3).lines))
+    assert _norm(mod.reference_study(5, 3)) == _norm(list(simulate_localization(5, per_size=3).lines))

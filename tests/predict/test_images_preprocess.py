@@ -173,3 +173,14 @@ def test_dicom_monochrome_and_window(tmp_path, xrv):
     np.testing.assert_array_equal(read_image(s).pixels, [[0, 2048], [4095, 2053]])
     with pytest.raises(InvalidParameterError, match="dicom_window"):
         read_image(p2, dicom_window="auto")
+
+
+def test_cmyk_jpeg_is_read_as_its_picture_not_its_ink_channels(tmp_path):
+    g = np.random.default_rng(0)
+    a = (g.random((20, 30)) * 200 + 30).astype(np.uint8)
+    Image.fromarray(a).convert("CMYK").save(tmp_path / "c.jpg", quality=100)
+    Image.fromarray(a).convert("RGB").save(tmp_path / "r.jpg", quality=100)
+    c, r = read_image(tmp_path / "c.jpg"), read_image(tmp_path / "r.jpg")
+    assert c.pixels.shape == (20, 30, 3) and c.max_value == 255
+    assert np.abs(c.pixels.astype(int) - a[..., None]).mean() < 3        # not the (all-zero) C, M, Y planes
+    assert np.abs(c.pixels.astype(int) - r.pixels.astype(int)).max() <= 8

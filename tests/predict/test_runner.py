@@ -187,3 +187,14 @@ def test_executor_shards_equal_serial(tmp_path, blob_folder, tiny_models, torch_
     assert main(["predict", "--images", str(d), "--model", specs[0], "--executor", "threads:2",
                  "--out", str(tmp_path / "bad")]) == 2
     assert not (tmp_path / "bad").exists()
+
+
+def test_run_json_records_model_files(tmp_path, tiny_models):
+    d, ymls = tiny_models
+    imgs = tmp_path / "imgs"
+    imgs.mkdir()
+    Image.new("L", (40, 40), 90).save(imgs / "a.png")
+    out = tmp_path / "out"
+    assert main(["predict", "-i", str(imgs), "-m", f"torch:{ymls[0]}", "-o", str(out), "--no-progress"]) == 0
+    inputs = {i["path"]: i["sha256"] for i in json.loads((out / "run.json").read_text())["inputs"]}
+    assert set(inputs) == {str(ymls[0]), str(d / "tiny0.pt")} and all(len(h) == 64 for h in inputs.values())

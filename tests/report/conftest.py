@@ -149,9 +149,9 @@ def _audit(d: Path) -> None:
 
 
 def _report_labels(d: Path, rng: np.random.Generator) -> None:
-    """A labeller scored against a reference with :func:`cxreval.labeller.precision_recall_table`."""
+    """A labeller scored against a reference with :func:`cxreval.labeller.compute_precision_recall`."""
     from cxreval.findings import CHESTXRAY8
-    from cxreval.labeller import precision_recall_table
+    from cxreval.labeller import compute_precision_recall
 
     rows = []
     for i in range(120):
@@ -162,8 +162,8 @@ def _report_labels(d: Path, rng: np.random.Generator) -> None:
                       "state": "positive" if ref else "negative"},
                      {"study_id": f"r{i}", "patient_id": f"r{i}", "finding": f, "source": "report",
                       "state": "positive" if pred else "negative"}]
-    val = precision_recall_table(pd.DataFrame(rows), reference="human", predicted="report", findings=CHESTXRAY8,
-                                 n_resamples=50, rng=0)
+    val = compute_precision_recall(pd.DataFrame(rows), reference="human", predicted="report", findings=CHESTXRAY8,
+                                 n_resamples=50, rng=0).table
     val.to_csv(d / "labeller_validation.csv", index=False)
 
 

@@ -169,7 +169,7 @@ def test_audit_boxes_table_is_not_a_localization_section(tmp_path: Path) -> None
 
 
 def test_localization_curves_exact_fractions_and_cases() -> None:
-    from cxreval.report.plots import localization_curves
+    from cxreval._plots.analyses import localization_curves
 
     df = pd.DataFrame({"finding": ["small"] * 4, "variant": ["noisy"] * 4, "localizer": ["heatmap"] * 2 + ["peak"] * 2,
                        "rule": ["IoBB"] * 4, "T": ["1/10", "1/4", "1/10", "1/4"], "acc": [1.0, 0.5, 0.2, 0.1],
@@ -283,7 +283,7 @@ def test_pdf_without_chromium_is_a_clear_error(synthetic_results: Path, tmp_path
 
 def test_suggested_help_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every command the report suggests is exact: the ``--help`` ones run here (the demo ones, which need
-    data, in tests/test_demo.py)."""
+    data, in tests/demo/test_demo.py)."""
     import shlex
 
     page, _, missing = render_report([tmp_path], allow_empty=True, list_missing_kinds=True)
@@ -308,7 +308,7 @@ def test_suggested_help_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_figures_have_no_empty_categories() -> None:
     """Each bump-chart panel shows only its own references (the XQA-RR panel no MIMIC columns) and each
     rank-correlation panel only its own rows and columns."""
-    from cxreval.report.plots import bump_chart, rank_correlation_heatmap
+    from cxreval._plots.analyses import bump_chart, rank_correlation_heatmap
 
     rows = [("XQA-RR", "Atelectasis", r, m, k) for r in ("CR", "Rep1") for m, k in (("a", 1), ("b", 2))]
     rows += [("MIMIC", "Edema", r, m, k) for r in ("FUSE-OR", "Impression", "Findings") for m, k in (("a", 2), ("b", 1))]
@@ -329,7 +329,7 @@ def test_figures_have_no_empty_categories() -> None:
 
 
 def test_one_colour_per_reference_across_figures(synthetic_results: Path) -> None:
-    from cxreval.report.plots import OKABE_ITO, PALETTE, reference_colors
+    from cxreval._plots.analyses import OKABE_ITO, PALETTE, reference_colors
 
     with reference_colors() as cmap:
         secs = build_sections(synthetic_results / "classify") + build_sections(synthetic_results / "agree")
@@ -343,7 +343,7 @@ def test_one_colour_per_reference_across_figures(synthetic_results: Path) -> Non
 
 
 def test_axis_titles_present() -> None:
-    from cxreval.report import plots
+    from cxreval._plots import analyses as plots
 
     df = pd.DataFrame({"model": ["a", "b"], "finding": ["E", "E"], "reference": ["R", "R"], "auc": [0.7, 0.8]})
     fig = plots.auc_forest(df)

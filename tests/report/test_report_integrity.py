@@ -1,5 +1,5 @@
-"""A result file truncated or edited after its run wrote it is refused by the report (issue 17, defect 6:
-'a truncated CSV renders as fewer rows'), using the SHA-256 that run.json records for every file."""
+"""A result file truncated or edited after its run wrote it is refused by the report (a truncated CSV
+must never render as fewer rows), using the SHA-256 that run.json records for every file."""
 
 from __future__ import annotations
 

@@ -55,8 +55,8 @@ Modules: :mod:`~cxreval.agreement.scores` (array level), :mod:`~cxreval.agreemen
 tables, ``agreement.csv``), :mod:`~cxreval.agreement.prevalence` (Tables 5-8, ``prevalence.csv``),
 :mod:`~cxreval.agreement.omissions` (3x3 flows and omission rates, ``flows.csv`` / ``omissions.csv``) and
 :mod:`~cxreval.agreement.compare` (all four, as ``cxreval agree`` writes them). Each table-level function
-returns a frozen result that owns its file (``FILES``, ``COLUMNS``, ``save(folder)``, ``summary()``);
-``agreement_table``, ``prevalence_table``, ``flows_table`` and ``omission_table`` return the bare table.
+returns a frozen result that owns its file (``FILES``, ``COLUMNS``, ``save(folder)``, ``summary()``,
+``plot()``); its ``table`` is the tidy DataFrame.
 
 Hand-worked example (also a test)
 ---------------------------------
@@ -108,15 +108,12 @@ from .omissions import (
     OmissionsResult,
     compute_flows,
     compute_omissions,
-    flows_table,
     omission_rates,
-    omission_table,
 )
 from .pairs import (
     AgreementTableResult,
     PairCoverage,
     PairedStates,
-    agreement_table,
     compute_agreement,
     pair_states,
     parse_pairs,
@@ -127,7 +124,6 @@ from .prevalence import (
     compute_prevalence,
     label_distribution,
     positive_prevalence,
-    prevalence_table,
 )
 from .scores import (
     AGREEMENT_COLUMNS,
@@ -153,11 +149,9 @@ __all__ = [
     "PairCoverage",
     "AgreementTableResult",
     "compute_agreement",
-    "agreement_table",
     "PREVALENCE_COLUMNS",
     "PrevalenceResult",
     "compute_prevalence",
-    "prevalence_table",
     "positive_prevalence",
     "label_distribution",
     "FLOW_COLUMNS",
@@ -168,8 +162,6 @@ __all__ = [
     "OmissionsResult",
     "compute_flows",
     "compute_omissions",
-    "flows_table",
-    "omission_table",
     "SourceComparisonResult",
     "compare_sources",
     "common_study_labels",

@@ -45,7 +45,7 @@ from .pairs import SourceGrids, SourcePairs, expand_findings, paired_states, par
 from .scores import STATE_ORDER, confusion_counts
 
 __all__ = ["FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "FlowsResult", "OmissionsResult", "omission_rates",
-           "compute_flows", "compute_omissions", "flows_table", "omission_table"]
+           "compute_flows", "compute_omissions"]
 
 FLOW_COLUMNS: tuple[str, ...] = ("source_a", "source_b", "finding", "state_a", "state_b", "count")
 """Columns of :func:`compute_flows` (``flows.csv``, :class:`FlowsResult`)."""
@@ -192,15 +192,16 @@ class FlowsResult(TableResult):
         return {"pairs": list(self.pairs), "not_mentioned": self.not_mentioned, "studies": self.studies,
                 "table": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """A Sankey diagram of the label states of the first pair, summed over the findings."""
-        from .._plots import sankey
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Sankey diagram of the label flows between two sources, a menu switching pair and finding (the report's
+        figure of ``flows.csv``)."""
+        from .._plots.analyses import sankey_flows
 
-        t = self.table
-        a, b = (str(t["source_a"].iloc[0]), str(t["source_b"].iloc[0])) if len(t) else ("", "")
-        first = t[(t["source_a"] == a) & (t["source_b"] == b)]
-        return sankey(first, source="state_a", target="state_b", value="count", left=a, right=b,
-                      title=f"Label flows from {a} to {b}")
+        return sankey_flows(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
@@ -230,7 +231,7 @@ def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Finding
     Raises
     ------
     SchemaError
-        As :func:`cxreval.agreement.agreement_table`.
+        As :func:`cxreval.agreement.compute_agreement`.
     """
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="compute_flows").not_mentioned
     check_choice(studies, ("same", "intersection"), name="studies", func="compute_flows")
@@ -251,11 +252,6 @@ def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Finding
     return FlowsResult(out, tuple(f"{a}:{b}" for a, b in pair_list), not_mentioned, studies)
 
 
-def flows_table(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
-                not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> pd.DataFrame:
-    """The table of :func:`compute_flows` alone."""
-    return compute_flows(labels, pairs, findings=findings, not_mentioned=not_mentioned, studies=studies).table
-
 
 def compute_omissions(flows: pd.DataFrame | FlowsResult) -> OmissionsResult:
     """Omission counts and rates per pair and finding from :func:`compute_flows` output (or its table).
@@ -274,6 +270,9 @@ def compute_omissions(flows: pd.DataFrame | FlowsResult) -> OmissionsResult:
     """
     if isinstance(flows, FlowsResult):
         flows = flows.table
+    if not isinstance(flows, pd.DataFrame):
+        raise SchemaError(f"The 'flows' parameter of compute_omissions must be a FlowsResult or a flows table (a "
+                          f"DataFrame with columns {list(FLOW_COLUMNS)}). Got {type(flows).__name__} instead.")
     check_columns(flows, FLOW_COLUMNS, where="flows table")
     idx = {s: i for i, s in enumerate(STATE_ORDER)}
     bad = ~flows["state_a"].isin(STATE_ORDER) | ~flows["state_b"].isin(STATE_ORDER)
@@ -293,9 +292,3 @@ def compute_omissions(flows: pd.DataFrame | FlowsResult) -> OmissionsResult:
                      "pos_b_neg_a": r.pos_b_neg_a, "rate_b_not_a": float(r.rate_b_not_a), "pos_a": r.pos_a,
                      "pos_b": r.pos_b, "pos_a_unc_b": r.pos_a_unc_b, "pos_b_unc_a": r.pos_b_unc_a})
     return OmissionsResult(pd.DataFrame(rows, columns=list(OMISSION_COLUMNS)))
-
-
-def omission_table(flows: pd.DataFrame) -> pd.DataFrame:
-    """The table of :func:`compute_omissions` alone."""
-    return compute_omissions(flows).table
-

@@ -37,7 +37,7 @@ from .scores import (
 )
 
 __all__ = ["PairedStates", "SourceGrids", "PairCoverage", "AgreementTableResult", "parse_pairs", "pair_states",
-           "paired_states", "compute_agreement", "agreement_table", "expand_findings", "prepare_labels"]
+           "paired_states", "compute_agreement", "expand_findings", "prepare_labels"]
 
 @dataclass(frozen=True)
 class PairedStates:
@@ -349,13 +349,16 @@ class AgreementTableResult(TableResult):
                 "not_mentioned": self.not_mentioned, "studies": self.studies, "both_uncertain": self.both_uncertain,
                 "table": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """Weighted κ with its confidence interval per finding, one colour per pair of sources."""
-        from .._plots import dot_interval
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Weighted κ (and weighted F1, by a menu) per finding and pair, with the Low-High interval over the
+        uncertain labels (the report's figure of ``agreement.csv``)."""
+        from .._plots.analyses import KAPPA_METRICS, interval_plot
 
-        return dot_interval(self.table, value="kappa_w", low="kappa_low", high="kappa_high", category="finding",
-                            color="pair", title="Agreement between label sources", value_title="weighted κ",
-                            reference_line=0.0)
+        return interval_plot(table, series="pair", metrics=KAPPA_METRICS, title="Agreement per finding and pair")
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]] | None, weights: str | None,
@@ -470,13 +473,3 @@ def compute_agreement(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Fin
     table = pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
     table["n"] = table["n"].astype(np.int64)
     return AgreementTableResult(table, tuple(infos), weights, not_mentioned, studies, both_uncertain)
-
-
-def agreement_table(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
-                    finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
-                    not_mentioned: str | LabelPolicy = "negative", studies: str = "same",
-                    both_uncertain: str = "agree") -> pd.DataFrame:
-    """The table of :func:`compute_agreement` alone (its choices and per-pair drops are on the
-    :class:`AgreementTableResult` that :func:`compute_agreement` returns)."""
-    return compute_agreement(labels, pairs, findings=findings, finding_sets=finding_sets, weights=weights,
-                             not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain).table

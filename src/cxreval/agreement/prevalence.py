@@ -39,11 +39,11 @@ from ..results import TableResult
 from ..schema import check_columns
 from .pairs import expand_findings, prepare_labels
 
-__all__ = ["PREVALENCE_COLUMNS", "PREVALENCE_STATES", "PrevalenceResult", "compute_prevalence", "prevalence_table",
+__all__ = ["PREVALENCE_COLUMNS", "PREVALENCE_STATES", "PrevalenceResult", "compute_prevalence",
            "positive_prevalence", "label_distribution"]
 
 PREVALENCE_COLUMNS: tuple[str, ...] = (SOURCE, FINDING, STATE, "count", "percent")
-"""Columns of :func:`prevalence_table` (``prevalence.csv``)."""
+"""Columns of :func:`compute_prevalence`'s table (``prevalence.csv``)."""
 
 PREVALENCE_STATES: tuple[str, ...] = (*STATE_NAMES, "missing")
 
@@ -88,12 +88,15 @@ class PrevalenceResult(TableResult):
         return {"sources": list(self.sources), "findings": None if self.findings is None else list(self.findings),
                 "table": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """Positive prevalence (percent of studies) per finding, one colour per source."""
-        from .._plots import bars
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Stacked bars of each source's label states per finding (the report's figure of ``prevalence.csv``)."""
+        from .._plots.analyses import prevalence_bars
 
-        return bars(self.table[self.table["state"] == "positive"], x="finding", y="percent", color="source",
-                    title="Positive prevalence per source", y_title="positive (% of studies)")
+        return prevalence_bars(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,
@@ -148,11 +151,6 @@ def compute_prevalence(labels: pd.DataFrame, *, sources: Sequence[str] | None = 
                             None if want is None else tuple(want))
 
 
-def prevalence_table(labels: pd.DataFrame, *, sources: Sequence[str] | None = None,
-                     findings: FindingsLike = None) -> pd.DataFrame:
-    """The table of :func:`compute_prevalence` alone."""
-    return compute_prevalence(labels, sources=sources, findings=findings).table
-
 
 def _check_prev(prev: pd.DataFrame) -> None:
     check_columns(prev, PREVALENCE_COLUMNS, where="prevalence table")
@@ -165,7 +163,7 @@ def _fmt(count: int, percent: float, decimals: int) -> str:
 def positive_prevalence(prev: pd.DataFrame, *, decimals: int = 1) -> pd.DataFrame:
     """Positive labels per finding (rows) and source (columns) as ``"count (percent%)"`` (Tables 5-6).
 
-    ``prev`` is the output of :func:`prevalence_table`; the numbers stay available there.
+    ``prev`` is the table of :func:`compute_prevalence`; the numbers stay available there.
     """
     _check_prev(prev)
     pos = prev[prev[STATE] == ORDINAL_STATES[LabelState.POS]]

@@ -36,7 +36,7 @@ __all__ = [
 
 AGREEMENT_COLUMNS: tuple[str, ...] = ("pair", "finding", "kappa_w", "kappa_low", "kappa_high",
                                       "f1_w", "f1_low", "f1_high", "n", "finding_set")
-"""Columns of :func:`agreement_table` (``agreement.csv``)."""
+"""Columns of :func:`compute_agreement`'s table (``agreement.csv``)."""
 
 STATE_ORDER: tuple[str, ...] = ORDINAL_STATES
 """The three ordinal states, index = code (``NEG=0 < UNC=1 < POS=2``)."""

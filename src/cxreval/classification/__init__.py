@@ -23,8 +23,8 @@ resampled indices to floating-point rounding (~1e-16).
 The package: :mod:`~cxreval.classification.auc_score` (:func:`roc_auc_score`, :func:`weighted_auc`),
 :mod:`~cxreval.classification.inputs` (:func:`prepare_inputs`, :func:`prepare_from_files`:
 :class:`PreparedInputs`), :mod:`~cxreval.classification.blocks` (the block driver),
-:mod:`~cxreval.classification.evaluate` (:func:`evaluate_auc`), :mod:`~cxreval.classification.files`
-(:func:`evaluate_auc_files`, what ``cxreval classify`` runs) and :mod:`~cxreval.classification.result`
+:mod:`~cxreval.classification.evaluate` (:func:`evaluate_auc`, :func:`evaluate_auc_prepared`),
+:mod:`~cxreval.classification.files` (:func:`evaluate_auc_files`, what ``cxreval classify`` runs) and :mod:`~cxreval.classification.result`
 (:class:`AUCResult`, which owns ``auc``, ``counts`` and ``dropped``; :class:`AUCTableResult`, a point AUC table).
 The paired comparison (:func:`compare_auc`, :func:`delong_test`) lives in :mod:`cxreval.classification.comparison`.
 
@@ -45,7 +45,7 @@ from __future__ import annotations
 from ..labels import MACRO, MICRO
 from .auc_score import roc_auc_score, weighted_auc
 from .comparison import DeLongResult, PairedComparisonResult, compare_auc, delong_test
-from .evaluate import evaluate_auc
+from .evaluate import evaluate_auc, evaluate_auc_prepared
 from .files import evaluate_auc_files, read_model_groups
 from .inputs import MISSING_SCORES, STUDY_DESIGNS, PreparedInputs, prepare_from_files, prepare_inputs
 from .result import (
@@ -69,6 +69,7 @@ __all__ = [
     "AUCResult",
     "AUCTableResult",
     "evaluate_auc",
+    "evaluate_auc_prepared",
     "evaluate_auc_files",
     "read_model_groups",
     "PreparedInputs",

@@ -1,9 +1,9 @@
 """:func:`evaluate_auc`: ROC-AUC per model × finding × reference with patient-bootstrap confidence intervals.
 
-It checks the options, validates and lays out the tables (:func:`~cxreval.classification.prepare_inputs`, or
-takes a :class:`~cxreval.classification.PreparedInputs` made by
-:func:`~cxreval.classification.prepare_from_files`) and runs the block driver
-(:func:`~cxreval.classification.blocks.evaluate_prepared`).
+It checks the options, validates and lays out the tables (:func:`~cxreval.classification.prepare_inputs`) and
+runs the block driver (:func:`~cxreval.classification.blocks.evaluate_prepared`);
+:func:`evaluate_auc_prepared` runs it on a :class:`~cxreval.classification.PreparedInputs` made beforehand
+(:func:`~cxreval.classification.prepare_from_files`, :func:`~cxreval.classification.prepare_inputs`).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from .blocks import evaluate_prepared
 from .inputs import PreparedInputs, prepare_inputs
 from .result import AUCResult
 
-__all__ = ["evaluate_auc"]
+__all__ = ["evaluate_auc", "evaluate_auc_prepared"]
 
 
-def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFrame | None = None, *,
+def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
                  references: Sequence[str] | None = None,
                  findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
                  model_groups: pd.DataFrame | dict[str, str] | None = None, n_resamples: int = 1000,
@@ -41,11 +41,9 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
 
     Parameters
     ----------
-    predictions : pandas.DataFrame or PreparedInputs
-        Long prediction table ``study_id, model, finding, score``; or the inputs read and laid out by
-        :func:`prepare_from_files` (then ``labels`` is None and the selection options ``references``,
-        ``findings``, ``policy``, ``not_mentioned``, ``model_groups``, ``unlabeled`` are those given there: leave
-        them at their defaults here).
+    predictions : pandas.DataFrame
+        Long prediction table ``study_id, model, finding, score`` (inputs read and laid out beforehand, a
+        :class:`PreparedInputs`, go to :func:`evaluate_auc_prepared`).
     labels : pandas.DataFrame
         Long label table ``study_id, patient_id, finding, source, state``; ``source`` names the reference.
     references : sequence of str, optional
@@ -127,29 +125,65 @@ def evaluate_auc(predictions: pd.DataFrame | PreparedInputs, labels: pd.DataFram
         A reference that does not label a finding at all is *not labelled* (``result.coverage``): no AUC row, no
         warning.
     """
+    if isinstance(predictions, PreparedInputs):
+        raise InvalidParameterError("evaluate_auc takes the prediction and label tables; for inputs prepared "
+                                    "beforehand (PreparedInputs) call evaluate_auc_prepared(inputs, ...).")
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
-    confidence_level = check_confidence_level(confidence_level, func="evaluate_auc")
-    if plan is None:
-        n_resamples = check_positive_int(n_resamples, name="n_resamples", func="evaluate_auc", minimum=0)
-    executor = get_executor(executor)
-    progress = as_progress(progress, func="evaluate_auc")
-    if isinstance(predictions, PreparedInputs):
-        given = [k for k, v in (("labels", labels), ("references", references), ("findings", findings),
-                                ("model_groups", model_groups), ("finding_map", finding_map)) if v is not None]
-        given += [k for k, v, d in (("unlabeled", unlabeled, "error"), ("policy", policy, predictions.policy),
-                                    ("not_mentioned", not_mentioned, predictions.not_mentioned),
-                                    ("studies", studies, "each"), ("missing_scores", missing_scores, "refuse"))
-                  if v != d]
-        if given:
-            raise InvalidParameterError(f"evaluate_auc: with prepared inputs, {given} are those given to "
-                                        "prepare_from_files; leave them at their defaults here.")
-        prep = predictions
-    else:
-        prep = prepare_inputs(predictions, labels, references=references, findings=findings, policy=policy,
-                              not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled,
-                              studies=studies, missing_scores=missing_scores, finding_map=finding_map)
+    n_resamples, confidence_level, executor = _check_options(n_resamples, confidence_level, plan, executor,
+                                                             func="evaluate_auc")
+    prep = prepare_inputs(predictions, labels, references=references, findings=findings, policy=policy,
+                          not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled,
+                          studies=studies, missing_scores=missing_scores, finding_map=finding_map)
     return evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro,
                              micro=micro, mean_over_models=mean_over_models, rng=rng, plan=plan,
                              shard_size=shard_size, executor=executor, spill_dir=spill_dir,
-                             progress=progress)
+                             progress=as_progress(progress, func="evaluate_auc"))
+
+
+def _check_options(n_resamples: int, confidence_level: float, plan: ResamplingPlan | None,
+                   executor: Executor | str | None, *, func: str) -> tuple[int, float, Executor]:
+    confidence_level = check_confidence_level(confidence_level, func=func)
+    if plan is None:
+        n_resamples = check_positive_int(n_resamples, name="n_resamples", func=func, minimum=0)
+    return n_resamples, confidence_level, get_executor(executor)
+
+
+def evaluate_auc_prepared(inputs: PreparedInputs, *, n_resamples: int = 1000, confidence_level: float = 0.95,
+                          macro: bool = True, micro: bool = True, mean_over_models: bool = True, rng: RNGLike = None,
+                          plan: ResamplingPlan | None = None, shard_size: int | None = None,
+                          executor: Executor | str | None = None, spill_dir: str | Path | None = None,
+                          progress: Progress | None = None) -> AUCResult:
+    """:func:`evaluate_auc` on inputs validated and laid out beforehand (:func:`prepare_from_files`,
+    :func:`prepare_inputs`): the selection (references, findings, label policy, model groups, study design,
+    finding map) is the one given there.
+
+    ``evaluate_auc_prepared(prepare_inputs(p, l, **selection), **options)`` equals
+    ``evaluate_auc(p, l, **selection, **options)``.
+
+    Parameters
+    ----------
+    inputs : PreparedInputs
+    n_resamples, confidence_level, macro, micro, mean_over_models, rng, plan, shard_size, executor, spill_dir,
+    progress
+        As :func:`evaluate_auc`.
+
+    Returns
+    -------
+    res : AUCResult
+
+    Raises
+    ------
+    InvalidParameterError
+        ``inputs`` not a :class:`PreparedInputs`; bad option values.
+    """
+    if not isinstance(inputs, PreparedInputs):
+        raise InvalidParameterError(f"The 'inputs' parameter of evaluate_auc_prepared must be a PreparedInputs "
+                                    f"(prepare_inputs, prepare_from_files); got {type(inputs).__name__}. Tables go "
+                                    f"to evaluate_auc(predictions, labels, ...).")
+    n_resamples, confidence_level, executor = _check_options(n_resamples, confidence_level, plan, executor,
+                                                             func="evaluate_auc_prepared")
+    return evaluate_prepared(inputs, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro,
+                             micro=micro, mean_over_models=mean_over_models, rng=rng, plan=plan,
+                             shard_size=shard_size, executor=executor, spill_dir=spill_dir,
+                             progress=as_progress(progress, func="evaluate_auc_prepared"))

@@ -22,7 +22,7 @@ from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import validate_model_groups
 from ..progress import Progress, as_progress
-from .evaluate import evaluate_auc
+from .evaluate import evaluate_auc_prepared
 from .inputs import prepare_from_files
 from .result import AUCResult
 
@@ -103,8 +103,8 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
                               missing_scores=missing_scores, finding_map=finding_map)
     progress.done(reading)
     t0 = time.perf_counter()
-    res = evaluate_auc(prep, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng, executor=executor,
-                       spill_dir=spill_dir, progress=progress)
+    res = evaluate_auc_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
+                                executor=executor, spill_dir=spill_dir, progress=progress)
     log.info("AUC of %d models x %d findings x %d references, %d replicates: %.2f s", len(res.models),
              len(res.findings), len(res.references), res.n_resamples, time.perf_counter() - t0)
     return res

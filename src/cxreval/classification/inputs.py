@@ -2,7 +2,7 @@
 
 :func:`prepare_inputs` does it from prediction and label DataFrames, :func:`prepare_from_files` straight from
 files (each read once, block by block, as integer codes); both give a :class:`PreparedInputs` (scores ``S``,
-0/1/NaN labels ``Y``, sorted studies, each study's patient) that ``evaluate_auc(prep, ...)`` computes on.
+0/1/NaN labels ``Y``, sorted studies, each study's patient) that ``evaluate_auc_prepared(prep, ...)`` computes on.
 """
 
 from __future__ import annotations
@@ -107,8 +107,8 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
                    finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
     """Validate prediction and label tables and lay them out as the arrays :func:`evaluate_auc` computes on.
 
-    ``evaluate_auc(predictions, labels, **options)`` is ``evaluate_auc(prepare_inputs(predictions, labels,
-    **selection), **computation)``; the split lets the validation and the computation be timed or reused apart.
+    ``evaluate_auc(predictions, labels, **options)`` is ``evaluate_auc_prepared(prepare_inputs(predictions,
+    labels, **selection), **computation)``; the split lets the validation and the computation be timed or reused apart.
 
     Parameters
     ----------
@@ -150,7 +150,7 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
     Each file is read once, block by block, with its text columns as integer codes
     (:func:`cxreval.labels.scan_predictions`, :func:`cxreval.labels.scan_labels`): memory is about that of the
     score array ``S`` (8 bytes × models × findings × studies) plus one block, not that of the long tables.
-    ``evaluate_auc(prepare_from_files(p, l, ...))`` equals ``evaluate_auc(read(p), read(l), ...)``.
+    ``evaluate_auc_prepared(prepare_from_files(p, l, ...))`` equals ``evaluate_auc(read(p), read(l), ...)``.
 
     Parameters
     ----------

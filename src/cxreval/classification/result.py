@@ -263,13 +263,16 @@ class AUCResult(TableResult):
                 "finding_map": None if self.finding_map is None else self.finding_map.to_dict(),
                 "chance": [list(c) for c in self.chance], "auc": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """ROC-AUC with its confidence interval, one dot per model × finding, one colour per reference."""
-        from .._plots import dot_interval
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Forest plot of ``auc.csv``: each model's ROC-AUC (with its interval when there is one) under each
+        reference (one colour each), a menu switching finding (the report's figure of ``auc.csv``)."""
+        from .._plots.analyses import auc_forest, by_dataset
 
-        return dot_interval(self.table, value="auc", low="ci_low", high="ci_high", category=["model", "finding"],
-                            color="reference", title="ROC-AUC per model and reference", value_title="ROC-AUC",
-                            reference_line=0.5)
+        return auc_forest(by_dataset(table))
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 @dataclass(frozen=True)
@@ -306,9 +309,13 @@ class AUCTableResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "published": self.published, "auc": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """The point ROC-AUC of every model × finding, one colour per reference."""
-        from .._plots import dot_interval
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Forest plot of ``auc.csv``: each model's ROC-AUC (with its interval when there is one) under each
+        reference (one colour each), a menu switching finding (the report's figure of ``auc.csv``)."""
+        from .._plots.analyses import auc_forest, by_dataset
 
-        return dot_interval(self.table, value="auc", category=["model", "finding"], color="reference",
-                            title="ROC-AUC per model and reference", value_title="ROC-AUC", reference_line=0.5)
+        return auc_forest(by_dataset(table))
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)

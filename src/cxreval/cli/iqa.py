@@ -282,7 +282,7 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
         cxreval iqa agree --scores scores/scores.csv --ratings ratings.csv --unscored keep --seed 0 -o iqa-agree
         cxreval iqa agree --scores scores/scores.csv --ratings ratings.csv --spearman formula --kendall tau-a --ddof 1 -o iqa-agree-formulas
     """
-    from ..iqa import expert_agreement
+    from ..iqa import compare_with_experts
 
     check_inputs(("--scores", scores), ("--ratings", ratings), kind="file")
     if not (np.isfinite(scale_min) and np.isfinite(scale_max) and scale_min < scale_max):
@@ -292,7 +292,7 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
     scores_df = _read_csv(scores, "--scores", ("reference", "test", "metric", "value"))
     meta = {"seed": seed, "ddof": ddof, "spearman": spearman, "kendall": kendall, "unscored": unscored}
     with open_output(out, overwrite=overwrite, inputs=[scores, ratings], meta=meta) as d:
-        res = expert_agreement(ratings_df, scores_df, unscored=unscored, scale=(scale_min, scale_max),
+        res = compare_with_experts(ratings_df, scores_df, unscored=unscored, scale=(scale_min, scale_max),
                                n_resamples=n_resamples, confidence_level=confidence_level, rng=seed, ddof=ddof,
                                spearman=spearman, kendall=kendall)
         _save(res, d)

@@ -10,7 +10,7 @@ from ..agreement import parse_pairs
 from ..classification import AUC_SUMMARY_FILE
 from ..exceptions import SchemaError
 from ..io import write_summary
-from ..ranking import check_ranking_options, ranking_stability
+from ..ranking import check_ranking_options, compare_rankings
 from ..ranking.correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 from ..ranking.published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
 from ._common import (
@@ -124,7 +124,7 @@ def rank(
                                      confidence_level=confidence_level, studies=studies, finding_map=fmap,
                                      missing_scores=missing_scores)
                 task = prog.add("rank correlations over the replicates")
-                res = ranking_stability(auc, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset,
+                res = compare_rankings(auc, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset,
                                         kendall=kendall, spearman=spearman)
                 prog.done(task)
             (d / AUC_SUMMARY_FILE).write_text(auc.summary("cxreval classify") + "\n")

@@ -96,21 +96,21 @@ How to read this (ChestX-ray8 localization protocol, simulated heat maps):
 def _run(seed: int, per_size: int, path: Path | None, images: Path | None, synthetic: bool) -> tuple[Any, Any, Any]:
     """The synthetic study (when ``synthetic``), the error model on the boxes of ``path`` (when given) and the
     overlays on the boxed radiographs of ``images`` (when given and some carry boxes)."""
-    from ..localization.synthetic import synthetic_study
+    from ..localization.synthetic import simulate_localization
 
     with progress() as prog:
         res = real = overlays = None
         if synthetic:
             task = prog.add(f"synthetic study ({3 * per_size} images)")
-            res = synthetic_study(seed, per_size=per_size)
+            res = simulate_localization(seed, per_size=per_size)
             prog.done(task)
         if path is not None:
             from ..datasets.boxes import read_box_file
-            from ..localization.real_boxes import error_model_on_boxes
+            from ..localization.real_boxes import simulate_localization_on_boxes
 
             task = prog.add("error model on the real boxes")
             boxes = read_box_file(path).table
-            real = error_model_on_boxes(boxes, rng=seed)
+            real = simulate_localization_on_boxes(boxes, rng=seed)
             prog.done(task)
             if images is not None:
                 from ..localization.overlays import boxed_images, overlay_boxes

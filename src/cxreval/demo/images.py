@@ -119,7 +119,7 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
     deg.save(out)
     selection = select_metrics(list(metrics))
     pairs = deg.pairs()
-    scores = ScoresResult(score_pairs(pairs, selection.names, base_dir=out), selection, len(pairs))
+    scores = score_pairs(pairs, selection.names, base_dir=out)
     scores.save(out / IQA_SCORES)
     write_summary(out / IQA_SCORES, ScoresResult.describe(len(pairs), selection))
     comparison = compare_metrics(scores.table)
@@ -141,14 +141,14 @@ def boxed_images(mirror: Path, boxes: pd.DataFrame) -> list[Path]:
     return boxed(mirror / "images" / "nih", boxes)
 
 
-def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike = 0) -> Any:
+def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike = None) -> Any:
     """:func:`cxreval.localization.overlays.overlay_boxes` (its owner; what ``cxreval synth --images`` runs)."""
     from ..localization.overlays import overlay_boxes as overlay
 
     return overlay(images, boxes, rng=rng)
 
 
-def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng: RNGLike = 0) -> pd.DataFrame:
+def run_overlays(images: Sequence[Path], boxes: pd.DataFrame, out: Path, *, rng: RNGLike = None) -> pd.DataFrame:
     """:func:`overlay_boxes` saved into ``out`` (:meth:`OverlayResult.save`); returns ``overlays.csv``'s table."""
     res = overlay_boxes(images, boxes, rng=rng)
     res.save(out)

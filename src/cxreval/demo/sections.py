@@ -197,7 +197,7 @@ def _sec_nih_models(ctx: DemoContext) -> str:
     ctx.meta["commands"] = [*_export_commands(), f"cxreval rank -p {folder} -l nih/labels.parquet -l "
                             "google/labels.parquet " + " ".join(opts) + " -o nih_models"]
     out = ctx.folder("nih_models")
-    _write_ranking(res, rk.ranking_stability(res), out)
+    _write_ranking(res, rk.compare_rankings(res), out)
     compare_best_models(res).save(out)  # as `cxreval classify` and `cxreval rank -p` write auc_comparison.csv
     write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{res.plan.n_studies if res.plan else ''} "
                        f"images ({res.plan.n_patients if res.plan else ''} patients) carrying both references; "
@@ -261,7 +261,7 @@ def _sec_chexpert(ctx: DemoContext) -> str:
                             "--studies each --pairs " + ",".join(f"{a}:{b}" for a, b in pairs)
                             + f" --n-resamples {ctx.n_resamples} --seed {ctx.rng} -o chexpert_models"]
     out = ctx.folder("chexpert_models")
-    _write_ranking(res, rk.ranking_stability(res, pairs=pairs), out)
+    _write_ranking(res, rk.compare_rankings(res, pairs=pairs), out)
     compare_best_models(res).save(out)  # as `cxreval rank -p` writes auc_comparison.csv
     n_studies = res.plan.n_studies if res.plan else ""
     write_summary(out, f"# CheXpert test set: 10 leaderboard models, {len(refs)} references\n\n"
@@ -343,7 +343,7 @@ def _sec_xqa(ctx: DemoContext) -> str:
 
 def _sec_localization(ctx: DemoContext) -> str:
     syn = need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
-    res = syn.synthetic_study(0, per_size=60)  # what `cxreval synth --seed 0 --per-size 60` runs
+    res = syn.simulate_localization(0, per_size=60)  # what `cxreval synth --seed 0 --per-size 60` runs
     ctx.meta.update({"seed": 0, "study": "synthetic localization study: simulated heat maps scored against exact "
                                           "reference boxes (ChestX-ray8 protocol)",
                      "commands": ["cxreval synth --seed 0 --per-size 60 -o localization_synthetic"]})
@@ -365,7 +365,7 @@ def _sec_localization_real(ctx: DemoContext) -> str:
 
     boxes = bf.read_box_file(metadata(ctx, BBOX_FILE)).table  # what `cxreval synth --real-boxes` reads
     out = ctx.folder("localization_real_boxes")
-    study = rb.error_model_on_boxes(boxes, rng=ctx.rng)
+    study = rb.simulate_localization_on_boxes(boxes, rng=ctx.rng)
     ctx.meta.update({"boxes": "BBox_List_2017 (radiologists' boxes)", "localizers": "heatmap bilinear (thresholds "
                      "60, 180), tiny box at the peak, whole image", "overlap rules": "IoBB, IoU",
                      "heatmaps": "simulated: the error model's map of each image's real boxes (no model ran)"})

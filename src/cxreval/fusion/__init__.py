@@ -18,7 +18,7 @@ name       estimator                  rule
 =========  =========================  ===================================================
 
 Every estimator gives the same output for any order of the input rows, and the same output for the
-same ``rng``. :func:`fuse_label_table` runs several methods on a long label table and
+same ``rng``. :func:`fuse_labels` runs several methods on a long label table and
 :func:`fuse_and_compare` also scores them against a reference source (``cxreval fuse``, the demo); both
 return a :class:`FusionResult`, which owns the files written (``FusionResult.FILES``, ``save(folder)``).
 
@@ -44,7 +44,7 @@ from ._base import (
     register_fusion,
 )
 from .dawid_skene import DawidSkene
-from .label_table import annotations_from_labels, fuse_and_compare, fuse_label_table, fusion_agreement
+from .label_table import annotations_from_labels, fuse_and_compare, fuse_labels, fusion_agreement
 from .mace import MACE
 from .majority_vote import FuseAnd, FuseOr, MajorityVote
 from .neural import NeuralFusion, NeuralFusionPS, load_neural_fusion
@@ -65,7 +65,7 @@ __all__ = [
     "WARNING_COLUMNS",
     "LABELS_FORMATS",
     "annotations_from_labels",
-    "fuse_label_table",
+    "fuse_labels",
     "fuse_and_compare",
     "fusion_agreement",
     "encode_annotations",

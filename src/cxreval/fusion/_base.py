@@ -237,7 +237,7 @@ _FIT_INFO_TYPES = (("n_annotations", int), ("n_patterns", int), ("n_iter", int),
 
 GroupMap = Callable[["GroupedFusion", Annotations, list[tuple[str, np.ndarray]], list[object]],
                     list[dict[str, np.ndarray]]]
-"""``(estimator, ann, groups, extras) -> parts``: fits every group, e.g. on an executor (:func:`fuse_label_table`)."""
+"""``(estimator, ann, groups, extras) -> parts``: fits every group, e.g. on an executor (:func:`fuse_labels`)."""
 
 
 class GroupedFusion(BaseFusion):

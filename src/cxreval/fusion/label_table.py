@@ -1,5 +1,5 @@
 """Fusion on a long label table: the readers' labels of every finding fused by several methods into new
-sources ``fused_<method>`` (:func:`fuse_label_table`), and each method scored against a reference source
+sources ``fused_<method>`` (:func:`fuse_labels`), and each method scored against a reference source
 (:func:`fuse_and_compare`, what ``cxreval fuse`` and the demo run). Both return a
 :class:`~cxreval.fusion.result.FusionResult`, which owns the files written.
 
@@ -36,7 +36,7 @@ import pandas as pd
 
 from .._typing import FindingsLike, PathLike, RNGLike
 from .._validation import did_you_mean, normalize_rng
-from ..agreement import agreement_table
+from ..agreement import compute_agreement
 from ..agreement.pairs import expand_findings
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import XQA_SELECTED
@@ -49,6 +49,7 @@ from ..labels import (
     LabelPolicy,
     LabelState,
     resolve_not_mentioned,
+    validate_label_table,
 )
 from ._base import _REGISTRY, GroupedFusion, encode_annotations, list_fusion
 from .diagnostics import overfused_states
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from ..executor import Executor
     from .neural import NeuralFusion
 
-__all__ = ["annotations_from_labels", "fuse_label_table", "fuse_and_compare", "fusion_agreement"]
+__all__ = ["annotations_from_labels", "fuse_labels", "fuse_and_compare", "fusion_agreement"]
 
 
 def _check_readers(table: pd.DataFrame, readers: Sequence[str], *, where: str) -> list[str]:
@@ -82,8 +83,16 @@ def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, fin
 
     Missing states are dropped; ``NOT_MENTIONED`` becomes negative (``not_mentioned='negative'``, CheXpert
     practice) or is dropped (``'exclude'``). Returns the table and the number of labels dropped per reason.
+    ``labels`` is checked as :func:`~cxreval.labels.validate_label_table` checks it (states as names or codes).
     """
-    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_label_table").not_mentioned
+    return _annotations(validate_label_table(labels, where=where, require_patient=False), readers,
+                        findings=findings, not_mentioned=not_mentioned, where=where)
+
+
+def _annotations(labels: pd.DataFrame, readers: Sequence[str], *, findings: Sequence[str] | None,
+                 not_mentioned: str | LabelPolicy, where: str = "label table") -> tuple[pd.DataFrame, dict[str, int]]:
+    """:func:`annotations_from_labels` of a validated label table."""
+    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_labels").not_mentioned
     readers = _check_readers(labels, readers, where=where)
     sub = labels[labels[SOURCE].isin(readers)]
     if findings is not None:
@@ -93,7 +102,7 @@ def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, fin
         sub = sub[sub[FINDING].isin(list(findings))]
     codes = sub[STATE].astype("Int8").to_numpy(dtype=float, na_value=np.nan)
     missing = np.isnan(codes)
-    codes, nm = resolve_not_mentioned(codes, not_mentioned=not_mentioned, func="fuse_label_table")
+    codes, nm = resolve_not_mentioned(codes, not_mentioned=not_mentioned, func="fuse_labels")
     dropped = {"missing": int(missing.sum())}
     if not_mentioned == "exclude":
         dropped["not_mentioned"] = int(nm.sum())
@@ -105,9 +114,9 @@ def annotations_from_labels(labels: pd.DataFrame, readers: Sequence[str], *, fin
     return ann, dropped
 
 
-def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
+def fuse_labels(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
                      adjudicated: str | None = None, findings: Sequence[str] | None = None,
-                     not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = 0,
+                     not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = None,
                      params: dict[str, dict[str, object]] | None = None,
                      fitted: dict[str, object] | None = None, executor: Executor | str | None = None,
                      spill_dir: PathLike | None = None) -> FusionResult:
@@ -116,7 +125,8 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     Parameters
     ----------
     labels : pandas.DataFrame
-        Long label table (``study_id, [patient_id,] finding, source, state``).
+        Long label table (``study_id, [patient_id,] finding, source, state``; states as names or codes),
+        checked as :func:`~cxreval.labels.validate_label_table` checks it.
     readers : sequence of str
         The sources to fuse (at least two).
     methods : sequence of str
@@ -125,12 +135,15 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         A reference source; required by the supervised methods (``nn``, ``nn_ps``), which are trained on it.
     findings : sequence of str, optional
         Findings to fuse (default: every finding the readers label): canonical names, aliases
-        (``Pleural effusion``) or vocabulary names (``xqa_selected``), as for :func:`~cxreval.agreement.agreement_table`.
+        (``Pleural effusion``) or vocabulary names (``xqa_selected``), as for
+        :func:`~cxreval.agreement.compute_agreement`.
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
         What a reader's ``NOT_MENTIONED`` becomes (a :class:`~cxreval.labels.LabelPolicy` gives its
         ``not_mentioned``).
-    rng : None, int or Generator, default=0
-        Seed of the randomised methods (one generator, used in method order).
+    rng : None, int or Generator, default=None
+        Seed of the randomised methods (one generator, used in method order). ``None`` (the default) draws
+        fresh entropy, a different result on each call; an int reproduces one (``cxreval fuse --seed`` passes
+        0 by default).
     params : dict, optional
         ``{method: {parameter: value}}`` passed to the estimators' constructors.
     fitted : dict, optional
@@ -155,11 +168,23 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     Raises
     ------
     SchemaError
-        A reader or the adjudicated source absent from the table; a finding not labelled.
+        ``labels`` not a valid long label table (a missing column, an unknown state or finding, a duplicate
+        row: the message names the row, column and value); a reader or the adjudicated source absent from the
+        table; a finding not labelled.
     InvalidParameterError
         Fewer than two readers; an unknown method; a supervised method without ``adjudicated``.
     """
-    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_label_table").not_mentioned
+    return _fuse(validate_label_table(labels, require_patient=False), readers, methods, adjudicated=adjudicated,
+                 findings=findings, not_mentioned=not_mentioned, rng=rng, params=params, fitted=fitted,
+                 executor=executor, spill_dir=spill_dir)
+
+
+def _fuse(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *, adjudicated: str | None,
+          findings: Sequence[str] | str | None, not_mentioned: str | LabelPolicy, rng: RNGLike,
+          params: dict[str, dict[str, object]] | None, fitted: dict[str, object] | None, executor: Executor | str | None,
+          spill_dir: str | os.PathLike[str] | None) -> FusionResult:
+    """:func:`fuse_labels` on a validated label table."""
+    not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_labels").not_mentioned
     methods = list(dict.fromkeys(methods))
     unknown = [m for m in methods if m not in _REGISTRY]
     if unknown:
@@ -176,8 +201,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
                                         f"(got {type(est).__name__}).")
     if not methods and not fitted:
         raise InvalidParameterError(f"No fusion method given; available: {list_fusion()}.")
-    ann, dropped = annotations_from_labels(labels, readers, findings=expand_findings(findings),
-                                           not_mentioned=not_mentioned)
+    ann, dropped = _annotations(labels, readers, findings=expand_findings(findings), not_mentioned=not_mentioned)
     if ann.empty:
         raise SchemaError(f"The readers {list(readers)} have no label in the states negative/uncertain/positive.")
     y = None
@@ -201,7 +225,7 @@ def fuse_label_table(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     fused: list[pd.DataFrame] = []
     warnings: list[str] = []
     by_finding = {f: g for f, g in ann.groupby(FINDING, sort=True)}
-    enc = encode_annotations(ann, func="fuse_label_table")  # once for every unsupervised method
+    enc = encode_annotations(ann, func="fuse_labels")  # once for every unsupervised method
     with contextlib.ExitStack() as stack:
         group_map = None
         if executor is not None:
@@ -270,7 +294,7 @@ def _init_params(cls: object) -> set[str]:
 def _check_method_params(params: object, methods: Sequence[str]) -> dict[str, dict[str, object]]:
     """``params`` checked: a mapping of methods being trained to their constructor's keyword arguments, each
     estimator built and its values checked (``_check_params``) now, so a bad value fails before any fit."""
-    func = "fuse_label_table"
+    func = "fuse_labels"
     if params is None:
         return {}
     if not isinstance(params, Mapping) or not all(isinstance(v, Mapping) for v in params.values()):
@@ -310,8 +334,8 @@ def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str
     findings = sorted(set(fused[FINDING]) & set(ref[FINDING]))
     if not findings:
         raise InvalidParameterError(f"The adjudicated source {adjudicated!r} labels none of the fused findings.")
-    agr = agreement_table(table, [(adjudicated, f"fused_{m}") for m in methods], findings=findings,
-                          finding_sets=_finding_sets(findings), studies="intersection")
+    agr = compute_agreement(table, [(adjudicated, f"fused_{m}") for m in methods], findings=findings,
+                            finding_sets=_finding_sets(findings), studies="intersection").table
     agr.insert(0, METHOD, agr.pop("pair").str.split(":").str[1].str.removeprefix("fused_"))
     agr["finding_set"] = agr["finding_set"].fillna("")
     return agr[list(FUSION_AGREEMENT_COLUMNS)]
@@ -348,11 +372,11 @@ def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str],
 
 def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
                      adjudicated: str | None = None, findings: FindingsLike = None,
-                     not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = 0,
+                     not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = None,
                      params: dict[str, dict[str, object]] | None = None, model: NeuralFusion | str | os.PathLike[str] | None = None,
                      include_inputs: bool = False, executor: Executor | str | None = None,
                      spill_dir: PathLike | None = None) -> FusionResult:
-    """Fuse ``readers`` with each of ``methods`` (:func:`fuse_label_table`) and score the fused sources: each
+    """Fuse ``readers`` with each of ``methods`` (:func:`fuse_labels`) and score the fused sources: each
     against ``adjudicated`` (``fusion_agreement``) and against each other (``method_agreement``).
 
     This is what ``cxreval fuse`` and the demo's fusion section run; ``res.save(folder)`` writes the files.
@@ -360,7 +384,7 @@ def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     Parameters
     ----------
     labels, readers, methods, adjudicated, findings, not_mentioned, rng, params, executor, spill_dir
-        As :func:`fuse_label_table`; ``adjudicated`` (a reference source) is also the source every method is
+        As :func:`fuse_labels`; ``adjudicated`` (a reference source) is also the source every method is
         scored against.
     model : NeuralFusion, path or None
         A fitted ``nn`` / ``nn_ps`` model, or the ``.npz`` file of one (:meth:`NeuralFusion.save`), applied
@@ -374,21 +398,22 @@ def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
     res : FusionResult
         With ``agreement`` when ``adjudicated`` is given and ``method_agreement`` with two or more methods.
     """
+    labels = validate_label_table(labels, require_patient=False)
     readers, methods = [str(r) for r in readers], list(methods)
     fuse_table, fitted = labels, None
     notes: tuple[str, ...] = ()
     if model is not None:
         fuse_table, readers, methods, fitted, note = _apply_model(labels, readers, methods, model)
         notes = (note,)
-    res = fuse_label_table(fuse_table, readers, methods, adjudicated=adjudicated, findings=findings,
-                           not_mentioned=not_mentioned, rng=rng, params=params, fitted=fitted, executor=executor,
-                           spill_dir=spill_dir)
+    res = _fuse(fuse_table, readers, methods, adjudicated=adjudicated, findings=findings,
+                not_mentioned=not_mentioned, rng=rng, params=params, fitted=fitted, executor=executor,
+                spill_dir=spill_dir)
     fused, done = res.labels, res.methods
     between = None
     if len(done) > 1:
         pairs = [(f"fused_{a}", f"fused_{b}") for i, a in enumerate(done) for b in done[i + 1:]]
         fs = sorted(set(fused[FINDING]))
-        between = agreement_table(fused, pairs, findings=fs, finding_sets={"all": fs}, studies="same")
+        between = compute_agreement(fused, pairs, findings=fs, finding_sets={"all": fs}, studies="same").table
     agr = None if adjudicated is None else fusion_agreement(labels, fused, adjudicated, done)
     return replace(res, agreement=agr, method_agreement=between, notes=notes,
                    inputs=labels if include_inputs else None)

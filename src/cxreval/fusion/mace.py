@@ -47,7 +47,7 @@ so it explains the dominant NEG answers as *spam* (ξ_j[NEG] 0.71-0.95, θ_j ≈
 adds ``log(1 + θ_j / ((1 - θ_j) ξ_j[l]))`` to the evidence for state ``l``: about 0.28 for a NEG answer
 but 3.3 for a rare POS or UNC one, so a single UNC or POS outweighs four NEG answers. Expect this whenever
 one state dominates and readers use the other states with different, truth-independent frequencies;
-prefer Dawid-Skene (class prior, full confusion matrices) there. :func:`fuse_label_table` and
+prefer Dawid-Skene (class prior, full confusion matrices) there. :func:`fuse_labels` and
 ``cxreval fuse`` warn when a state is fused more than 1.5 times as often as any reader uses it
 (:mod:`cxreval.fusion.diagnostics`).
 

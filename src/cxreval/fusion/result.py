@@ -56,8 +56,9 @@ class FusionResult(TableResult):
     ``FILES`` lists every file a fusion run may write; :meth:`tables` gives those this run has:
     ``fused_labels`` always, ``fusion_agreement`` with a reference, ``method_agreement`` with two or more
     methods, ``ds_confusion`` / ``mace_competence`` when Dawid-Skene / MACE ran, ``fusion_convergence``
-    when an iterative method ran and ``fusion_warnings`` when there are warnings. ``COLUMNS`` are those of
-    ``fusion_agreement`` (:attr:`table`); ``FILE_COLUMNS`` gives every file's.
+    when an iterative method ran and ``fusion_warnings`` when there are warnings. :attr:`table` is
+    ``fusion_agreement`` (``COLUMNS``) with a reference and ``fused_labels`` without one; ``FILE_COLUMNS``
+    gives every file's columns.
 
     Attributes
     ----------
@@ -143,9 +144,10 @@ class FusionResult(TableResult):
         return list(self.estimators)
 
     @property
-    def table(self) -> pd.DataFrame | None:
-        """The agreement with the reference (``fusion_agreement``), None without a reference."""
-        return self.agreement
+    def table(self) -> pd.DataFrame:
+        """The main table: the agreement with the reference (``fusion_agreement``, :data:`COLUMNS`) when one was
+        given, otherwise the fused labels (``fused_labels``, :data:`~cxreval.labels.LABEL_COLUMNS`)."""
+        return self.agreement if self.agreement is not None else self.fused_labels()
 
     def fused_labels(self) -> pd.DataFrame:
         """The table written as ``fused_labels``: the inputs (when kept) then the fused sources, states as names."""
@@ -230,15 +232,26 @@ class FusionResult(TableResult):
                 "n_labels": int(len(self.labels)), "warnings": list(self.warnings), "convergence": conv,
                 "settings": method_settings(self.estimators, self.applied)}
 
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """κ (and weighted F1, by a menu) of each method's fused labels against the reference per finding, with
+        the Low-High interval, and the macro/micro over all findings (not over a subset): the report's figure of
+        ``fusion_agreement.csv``."""
+        from .._plots.analyses import KAPPA_METRICS, interval_plot
+
+        if "finding_set" in table.columns:
+            sets = table["finding_set"].fillna("").astype(str)
+            table = table[sets.isin(("", "all"))]
+        return interval_plot(table, series=METHOD, metrics=KAPPA_METRICS, kind="bar",
+                             title="Fusion methods vs reference")
+
     def _figure(self) -> Any:
-        """With a reference: κ of each method's fused labels against it, with intervals; without one: the
-        positive fraction of each method's fused labels per finding."""
-        from .._plots import bars, dot_interval
+        """With a reference: :meth:`figure` of the agreement with it; without one: the positive fraction of
+        each method's fused labels per finding."""
+        from .._plots import bars
 
         if self.agreement is not None and len(self.agreement):
-            return dot_interval(self.agreement, value="kappa_w", low="kappa_low", high="kappa_high",
-                                category="finding", color=METHOD, value_title="weighted κ", reference_line=0.0,
-                                title=f"Agreement of the fused labels with {self.adjudicated}")
+            return self.figure(self.agreement)
         lab = self.labels.assign(positive=self.labels[STATE].astype(float) == 2)
         frac = lab.groupby([SOURCE, FINDING], sort=False)["positive"].mean().mul(100).reset_index()
         return bars(frac, x=FINDING, y="positive", color=SOURCE, title="Positive fraction of the fused labels",

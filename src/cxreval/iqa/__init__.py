@@ -7,7 +7,7 @@ bits) and is registered with typed metadata (:class:`MetricSpec`): ``list_metric
 metrics into a tidy table (:func:`score_pair_batches`: block by block, on any executor);
 :func:`degrade_folder` degrades images by a plan into a self-contained folder; :func:`compare_metrics` ranks
 the degradations by each metric and compares the metrics with each other (:func:`metric_rank_agreement`),
-and :func:`expert_agreement` compares them with expert ratings (z-MOS). Each analysis returns a frozen
+and :func:`compare_with_experts` compares them with expert ratings (z-MOS). Each analysis returns a frozen
 result that owns its files (``FILES``, ``COLUMNS``, ``save(folder)``, ``summary()``): :class:`DegradeResult`,
 :class:`ScoresResult`, :class:`MetricComparisonResult`, :class:`ExpertAgreementResult`.
 
@@ -43,7 +43,12 @@ from .adapters import dists, lpips, paq2piq
 from .comparison import MetricComparisonResult, compare_metrics, degradation_ranking, metric_vs_metric
 from .dct_subband_similarity import dss
 from .degrade import DegradeResult, degrade_folder
-from .expert import ExpertAgreementResult, MetricAgreementResult, ZMOSResult, expert_agreement
+from .expert import (
+    ExpertAgreementResult,
+    MetricAgreementResult,
+    ZMOSResult,
+    compare_with_experts,
+)
 from .feature_similarity import fsim, phase_congruency
 from .full_reference import ambe, psnr, rmse, uqi
 from .gradient import gmsd, mdsi
@@ -74,5 +79,5 @@ __all__ = [
     "select_metrics", "score_pairs", "score_pair_batches", "oriented_scores", "metric_rank_agreement",
     "MetricSelection", "ScoresResult", "DegradeResult", "degrade_folder",
     "MetricComparisonResult", "compare_metrics", "degradation_ranking", "metric_vs_metric",
-    "ExpertAgreementResult", "MetricAgreementResult", "ZMOSResult", "expert_agreement",
+    "ExpertAgreementResult", "MetricAgreementResult", "ZMOSResult", "compare_with_experts",
 ]

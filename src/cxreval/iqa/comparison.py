@@ -128,13 +128,16 @@ class MetricComparisonResult(TableResult):
         return {"degradation_ranking": self.ranking.to_dict(orient="records"),
                 "metric_vs_metric": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """SRCC between every two metrics (over the first grouping of ``over``), as a heat map."""
-        from .._plots import first_panel, heatmap
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Rank correlation between every two metrics, a menu switching statistic and what is ranked (the report's
+        figure of ``metric_vs_metric.csv``)."""
+        from .._plots.analyses import metric_correlation_matrix
 
-        t = first_panel(self.table, "over")
-        return heatmap(t, x="metric_a", y="metric_b", z="srcc", zmin=-1, zmax=1, symmetric=True,
-                       title="Agreement between metrics (SRCC)")
+        return metric_correlation_matrix(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def compare_metrics(scores: pd.DataFrame) -> MetricComparisonResult:

@@ -55,7 +55,7 @@ from ..schema import check_columns
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
            "UNSCORED_CHOICES", "srcc_krcc", "IQA_SPEARMAN", "IQA_KENDALL", "DDOF_CHOICES",
-           "MetricAgreementResult", "ExpertAgreementResult", "expert_agreement",
+           "MetricAgreementResult", "ExpertAgreementResult", "compare_with_experts",
            "ZMOS_COLUMNS", "RATER_AGREEMENT_COLUMNS", "METRIC_AGREEMENT_COLUMNS", "DROPPED_COLUMNS"]
 
 ZMOS_COLUMNS: tuple[str, ...] = ("image", "zmos", "n_raters")
@@ -348,12 +348,16 @@ class MetricAgreementResult(TableResult):
         return {"metric_agreement": self.table.to_dict(orient="records"), "n_dropped": int(len(self.dropped)),
                 "spearman": self.spearman, "kendall": self.kendall}
 
-    def _figure(self) -> Any:
-        """SRCC of every metric with the experts' zMOS, with its confidence interval."""
-        from .._plots import dot_interval
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Each metric's rank correlation with the experts' z-MOS (SRCC / KRCC, with intervals) (the report's
+        figure of ``metric_agreement.csv``)."""
+        from .._plots.analyses import iqa_correlation_bars
 
-        return dot_interval(self.table, value="srcc", low="srcc_ci_low", high="srcc_ci_high", category="metric",
-                            title="Metric agreement with experts (SRCC)", value_title="SRCC", reference_line=0.0)
+        return iqa_correlation_bars(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
@@ -526,15 +530,19 @@ class ExpertAgreementResult(TableResult):
         return {"rater_agreement": self.raters.to_dict(orient="records"), **self.metrics.to_dict(),
                 "ddof": self.ddof, "unscored": self.unscored}
 
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Each metric's rank correlation with the experts' z-MOS (SRCC / KRCC, with intervals) (the report's
+        figure of ``metric_agreement.csv``)."""
+        from .._plots.analyses import iqa_correlation_bars
+
+        return iqa_correlation_bars(table)
+
     def _figure(self) -> Any:
-        """SRCC of every metric with the experts' zMOS, with its confidence interval."""
-        from .._plots import dot_interval
-
-        return dot_interval(self.table, value="srcc", low="srcc_ci_low", high="srcc_ci_high", category="metric",
-                            title="Metric agreement with experts (SRCC)", value_title="SRCC", reference_line=0.0)
+        return self.figure(self.table)
 
 
-def expert_agreement(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
+def compare_with_experts(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
                      scale: tuple[float, float] | None = (1, 4), n_resamples: int = 1000,
                      confidence_level: float = 0.95, rng: RNGLike = None, ddof: int = 0,
                      spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL) -> ExpertAgreementResult:
@@ -564,8 +572,8 @@ def expert_agreement(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: s
     -------
     res : ExpertAgreementResult
     """
-    _check_variants(spearman, kendall, "expert_agreement")
-    ddof = _check_ddof(ddof, "expert_agreement")
+    _check_variants(spearman, kendall, "compare_with_experts")
+    ddof = _check_ddof(ddof, "compare_with_experts")
     z = zscores_for_scores(ratings, scores, unscored=unscored, scale=scale, ddof=ddof)
     raters = rater_agreement(z, spearman=spearman, kendall=kendall)
     metrics = metric_agreement(scores, z.zmos, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,

@@ -333,7 +333,7 @@ def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], me
 def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all", *,
                 data_range: float | None = None, base_dir: PathLike | None = None,
                 metric_options: Mapping[str, Mapping[str, Any]] | None = None,
-                executor: Executor | str | None = None) -> pd.DataFrame:
+                executor: Executor | str | None = None) -> ScoresResult:
     """Score ``(reference, test)`` image pairs with the chosen metrics.
 
     Each image is read with :func:`~cxreval.iqa.read_image` (float64, its stored type's data range). A
@@ -365,11 +365,13 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
 
     Returns
     -------
-    scores : pandas.DataFrame
-        ``reference, test, metric, value``: one row per pair and metric, pairs in input order and metrics in
-        the order chosen; ``reference`` and ``test`` are the paths as given. The other columns of a pairs
-        table keep their place, with ``metric, value`` right after ``test`` (pairs ``image, reference, test,
-        degradation`` give ``image, reference, test, metric, value, degradation``).
+    res : ScoresResult
+        ``res.table`` is ``reference, test, metric, value``: one row per pair and metric, pairs in input order
+        and metrics in the order chosen; ``reference`` and ``test`` are the paths as given. The other columns
+        of a pairs table keep their place, with ``metric, value`` right after ``test`` (pairs ``image,
+        reference, test, degradation`` give ``image, reference, test, metric, value, degradation``).
+        ``res.selection`` holds the metrics scored and those a selector left out; ``res.save(folder)`` writes
+        ``scores.csv``.
 
     Raises
     ------
@@ -391,16 +393,18 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
     ...     ref = write_image(Path(d) / "ref.png", x, data_range=255, dtype="uint8")
     ...     test = write_image(Path(d) / "test.png", x * 0.9, data_range=255, dtype="uint8")
     ...     scores = score_pairs([(ref, test)], ["psnr", "gmsd"])
-    >>> scores[["metric", "value"]].round(3)
+    >>> scores.table[["metric", "value"]].round(3)
       metric   value
     0   psnr  24.819
     1   gmsd   0.001
     """
     blocks = list(_blocks(pairs, metrics, data_range=data_range, base_dir=base_dir, metric_options=metric_options,
                           executor=executor, batch_size=32, check_files=True, func="score_pairs"))
+    selection = select_metrics(metrics, func="score_pairs")  # checked by _blocks already
     if not blocks:
-        return pd.DataFrame(columns=_carried(pairs)[1])
-    return pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
+        return ScoresResult(pd.DataFrame(columns=_carried(pairs)[1]), selection, 0)
+    table = pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
+    return ScoresResult(table, selection, len(_pair_items(pairs)))
 
 
 @dataclass(frozen=True)
@@ -458,28 +462,40 @@ class ScoresResult(TableResult):
     def to_dict(self) -> dict[str, object]:
         return {"n_pairs": int(self.n_pairs), "n_scores": int(len(self.table)), **self.selection.to_dict()}
 
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Each degradation's scores over the test images, a menu switching metric (the report's figure of
+        ``scores.csv`` without expert ratings); without a ``degradation`` column, one box per metric."""
+        from .._plots.analyses import iqa_by_degradation
+
+        if "degradation" in table.columns and len(table):
+            return iqa_by_degradation(table)
+        return _metric_boxes(table)
+
     def _figure(self) -> Any:
-        """Each metric's scores in a panel of its own (metrics have their own scales), one box per degradation
-        (one box per metric without a ``degradation`` column)."""
-        import plotly.graph_objects as go
-        from plotly.subplots import make_subplots
+        return self.figure(self.table)
 
-        from .._plots import bars
 
-        t = self.table
-        if t.empty:
-            return bars(t, x="metric", y="value", title="IQA scores")
-        metrics = list(dict.fromkeys(t["metric"].astype(str)))
-        fig = make_subplots(rows=len(metrics), cols=1, shared_xaxes=True, subplot_titles=metrics,
-                            vertical_spacing=min(0.08, 0.5 / len(metrics)))
-        for i, metric in enumerate(metrics, start=1):
-            g = t[t["metric"].astype(str) == metric]
-            x = g["degradation"].astype(str) if "degradation" in g.columns else None
-            fig.add_trace(go.Box(x=x, y=g["value"], name=metric, showlegend=False), row=i, col=1)
-        fig.update_layout(title="IQA scores per metric" + (" and degradation" if "degradation" in t.columns else ""),
-                          template="plotly_white", height=max(360, 220 * len(metrics)))
-        return fig
+def _metric_boxes(t: pd.DataFrame) -> Any:
+    """Each metric's scores in a panel of its own (metrics have their own scales), one box per degradation
+    (one box per metric without a ``degradation`` column)."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
 
+    from .._plots import bars
+
+    if t.empty:
+        return bars(t, x="metric", y="value", title="IQA scores")
+    metrics = list(dict.fromkeys(t["metric"].astype(str)))
+    fig = make_subplots(rows=len(metrics), cols=1, shared_xaxes=True, subplot_titles=metrics,
+                        vertical_spacing=min(0.08, 0.5 / len(metrics)))
+    for i, metric in enumerate(metrics, start=1):
+        g = t[t["metric"].astype(str) == metric]
+        x = g["degradation"].astype(str) if "degradation" in g.columns else None
+        fig.add_trace(go.Box(x=x, y=g["value"], name=metric, showlegend=False), row=i, col=1)
+    fig.update_layout(title="IQA scores per metric" + (" and degradation" if "degradation" in t.columns else ""),
+                      template="plotly_white", height=max(360, 220 * len(metrics)))
+    return fig
 
 def _check_scores(scores: object, func: str) -> None:
     if not isinstance(scores, pd.DataFrame):

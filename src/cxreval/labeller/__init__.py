@@ -4,7 +4,7 @@ The pipeline: :func:`~cxreval.datasets.report_files.read_report_file` (CSV/Parqu
 :func:`~cxreval.labeller.sections.split_sections` (FINDINGS, IMPRESSION and their header variants) ->
 :class:`~cxreval.labeller.engine.Engine` (sentences, finding mentions, scoped negation and uncertainty)
 -> :func:`~cxreval.labeller.labeller.label_reports` (report-level states per section source, every one
-traced to its mentions) -> :func:`~cxreval.labeller.validation.precision_recall_table` (scoring against a
+traced to its mentions) -> :func:`~cxreval.labeller.validation.compute_precision_recall` (scoring against a
 reference source with bootstrap CIs). The phrases and triggers are YAML data (:mod:`cxreval.labeller.rules`).
 
 Examples
@@ -36,7 +36,6 @@ from .validation import (
     PRF_COLUMNS,
     LabellerValidationResult,
     compute_precision_recall,
-    precision_recall_table,
     prf_markdown,
     resolve_reference,
 )
@@ -48,5 +47,5 @@ __all__ = [
     "CATEGORIES", "CONVENTIONS", "DEFAULT_CONVENTIONS", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",
     "HEADERS", "LABELLED_SECTIONS", "Section", "split_sections",
     "NIH_LABELLER_OPENI", "PRF_COLUMNS", "LabellerValidationResult", "compute_precision_recall",
-    "precision_recall_table", "prf_markdown", "resolve_reference",
+    "prf_markdown", "resolve_reference",
 ]

@@ -18,8 +18,8 @@ Examples
 >>> ref = pd.DataFrame({"study_id": ["a", "b", "c"], "patient_id": ["a", "b", "c"], "finding": "Effusion",
 ...                     "source": "gold", "state": ["positive", "negative", "positive"]})
 >>> pred = ref.assign(source="labeller", state=["positive", "positive", "uncertain"])
->>> t = precision_recall_table(pd.concat([ref, pred]), reference="gold", predicted="labeller", n_resamples=20,
-...                            rng=0)
+>>> t = compute_precision_recall(pd.concat([ref, pred]), reference="gold", predicted="labeller", n_resamples=20,
+...                              rng=0).table
 >>> t.loc[0, "finding"], int(t.loc[0, "TP"]), int(t.loc[0, "FP"]), int(t.loc[0, "FN"]), float(t.loc[0, "precision"])
 ('Effusion', 1, 1, 1, 0.5)
 """
@@ -43,7 +43,7 @@ from ..labels import MACRO, MICRO, SOURCE, validate_label_table
 from ..results import TableResult
 
 __all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "LabellerValidationResult",
-           "compute_precision_recall", "precision_recall_table", "prf_markdown",
+           "compute_precision_recall", "prf_markdown",
            "resolve_reference"]
 
 
@@ -113,15 +113,17 @@ class LabellerValidationResult(TableResult):
                 "uncertain": self.uncertain, "n_resamples": self.n_resamples,
                 "confidence_level": self.confidence_level, "table": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """Precision, recall and F1 with their intervals per finding."""
-        from .._plots import dot_interval
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """F1 (precision, recall by a menu) per finding with its bootstrap interval, beside the published
+        labeller's figures where the table gives them (the report's figure of ``labeller_validation.csv``)."""
+        from .._plots.analyses import PRF_METRICS, interval_plot, labeller_long
 
-        long = pd.concat([self.table[["finding", m, f"{m}_low", f"{m}_high"]].set_axis(
-            ["finding", "value", "low", "high"], axis=1).assign(measure=m) for m in ("precision", "recall", "f1")],
-            ignore_index=True)
-        return dot_interval(long, value="value", low="low", high="high", category="finding", color="measure",
-                            title="Labeller against the reference", value_title="precision / recall / F1")
+        return interval_plot(labeller_long(table), series="labeller", metrics=PRF_METRICS, kind="bar",
+                             title="Report labeller vs human codes")
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def resolve_reference(reference_labels: pd.DataFrame | None, reference: str | None = None, *,
@@ -258,30 +260,15 @@ def compute_precision_recall(labels: pd.DataFrame, *, reference: str | None = No
                                     uncertain, n_resamples, confidence_level)
 
 
-def precision_recall_table(labels: pd.DataFrame, *, reference: str, predicted: str,
-                           findings: Sequence[str] | None = None, uncertain: str = "negative",
-                           n_resamples: int = 1000, confidence_level: float = 0.95,
-                           rng: int | np.random.Generator | None = None) -> pd.DataFrame:
-    """The table of :func:`compute_precision_recall` (:data:`PRF_COLUMNS`) on one label table holding both sources.
-
-    Examples
-    --------
-    See the module docstring.
-    """
-    return compute_precision_recall(labels, reference=reference, predicted=predicted, findings=findings,
-                                    uncertain=uncertain, n_resamples=n_resamples, confidence_level=confidence_level,
-                                    rng=rng).table
-
-
 _PRF_MARKDOWN_COLUMNS = ("finding", "n_pos", "TP", "FP", "FN", "precision [95% CI]", "recall [95% CI]", "F1 [95% CI]",
                          "NIH P / R / F1")
 
 
 def prf_markdown(table: pd.DataFrame, *, decimals: int = 3) -> str:
-    """A markdown table of :func:`precision_recall_table`'s result: estimates with CIs beside the NIH figures."""
+    """A markdown table of :func:`compute_precision_recall`'s table: estimates with CIs beside the NIH figures."""
     missing = [c for c in PRF_COLUMNS if c not in getattr(table, "columns", ())]
     if not isinstance(table, pd.DataFrame) or missing:
-        raise InvalidParameterError(f"The 'table' parameter of prf_markdown must be a precision_recall_table result; "
+        raise InvalidParameterError(f"The 'table' parameter of prf_markdown must be the table of compute_precision_recall; "
                                     f"missing columns {missing}.")
 
     def ci(r: pd.Series, m: str) -> str:

@@ -35,6 +35,8 @@ from .cam import class_activation_maps, grad_cam, heatmap_dict, save_heatmaps
 from .evaluate import DETAIL_COLUMNS, LocalizationResult, evaluate_heatmaps
 from .heatmap_files import HeatmapFiles, read_maps, scan_heatmaps
 from .heatmaps import (
+    HEATMAP_BOX_COLUMNS,
+    HeatmapBoxesResult,
     heatmap_boxes,
     heatmap_peaks,
     heatmap_runs,
@@ -48,21 +50,29 @@ from .heatmaps import (
 )
 from .overlays import OVERLAY_COLUMNS, OverlayResult, boxed_images, overlay_boxes
 from .protocol import DEFAULT_T, RULES, ImageScores, LocalizationProtocol, correct_matrix, score_images
-from .real_boxes import RealBoxesResult, error_model_on_boxes, real_boxes_study
-from .synthetic import ErrorModel, SynthResult, coverage, error_model_maps, synthetic_cases, synthetic_study
+from .real_boxes import RealBoxesResult, simulate_localization_on_boxes
+from .synthetic import (
+    ErrorModel,
+    SynthResult,
+    coverage,
+    error_model_maps,
+    simulate_localization,
+    synthetic_cases,
+)
 from .table4 import TABLE4_ACC, TABLE4_T, denominators, table4_denominators
 
 __all__ = [
     "area_exact", "as_threshold", "box_area", "check_boxes", "contains", "exceeds", "intersection_area",
     "iobb", "iobb_exact", "iou", "iou_exact",
-    "heatmap_boxes", "heatmap_peaks", "heatmap_runs", "heatmaps_to_boxes", "interpolation_matrix",
+    "heatmap_boxes", "heatmap_peaks", "heatmap_runs", "heatmaps_to_boxes", "HeatmapBoxesResult",
+    "HEATMAP_BOX_COLUMNS", "interpolation_matrix",
     "mask_boxes", "normalize_heatmap", "runs_to_boxes", "threshold_mask", "upsample",
     "DEFAULT_T", "RULES", "ImageScores", "LocalizationProtocol", "correct_matrix", "score_images",
-    "ErrorModel", "SynthResult", "coverage", "error_model_maps", "synthetic_cases", "synthetic_study",
+    "ErrorModel", "SynthResult", "coverage", "error_model_maps", "synthetic_cases", "simulate_localization",
     "TABLE4_ACC", "TABLE4_T", "denominators", "table4_denominators",
     "class_activation_maps", "grad_cam", "heatmap_dict", "save_heatmaps",
     "HeatmapFiles", "scan_heatmaps", "read_maps",
-    "LocalizationResult", "DETAIL_COLUMNS", "evaluate_heatmaps", "RealBoxesResult", "error_model_on_boxes",
-    "real_boxes_study", "BOX_COLUMNS", "BOX_COORDS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "check_box_table",
+    "LocalizationResult", "DETAIL_COLUMNS", "evaluate_heatmaps", "RealBoxesResult", "simulate_localization_on_boxes",
+    "BOX_COLUMNS", "BOX_COORDS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "check_box_table",
     "OVERLAY_COLUMNS", "OverlayResult", "boxed_images", "overlay_boxes",
 ]

@@ -4,9 +4,9 @@
 become boxes under a :class:`~cxreval.localization.protocol.LocalizationProtocol` and are scored per
 finding, threshold, rule and T into a Table-4-style table plus a per-box detail table.
 
-:func:`real_boxes_study` runs the synthetic study's error model on real radiologist boxes (``BBox_List_2017``): one
-map per (image, finding) made from its boxes, scored per finding, to show what the protocol rewards for
-findings of each size.
+:func:`~cxreval.localization.simulate_localization_on_boxes` runs the synthetic study's error model on real radiologist boxes
+(``BBox_List_2017``): one map per (image, finding) made from its boxes, scored per finding, to show what the
+protocol rewards for findings of each size.
 """
 
 from __future__ import annotations
@@ -123,11 +123,16 @@ class LocalizationResult(TableResult):
         return {"protocol": self.protocol.to_dict(), "notes": list(self.notes), "heatmaps": self.heatmaps,
                 "boxes": self.boxes, "summary": self.table.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """Acc. and AFP against the IoBB/IoU threshold T per finding (solid: Acc., dotted: AFP)."""
-        from .._plots import localization_figure
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Acc. (left) and AFP (right) against the overlap threshold T, one line per finding, a menu switching
+        localizer and variant (the report's figure of ``localization.csv``)."""
+        from .._plots.analyses import localization_curves
 
-        return localization_figure(self.table)
+        return localization_curves(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def table4_view(table: pd.DataFrame, *, rule: str) -> pd.DataFrame:
@@ -414,7 +419,7 @@ def _predicted_boxes(maps: dict[tuple[str, str], np.ndarray], files: HeatmapFile
         res = heatmaps_to_boxes(np.stack([maps[k] for k in ks]), image_shape=protocol.image_shape,
                                 upsampling=protocol.upsampling, thresholds=protocol.thresholds,
                                 strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex,
-                                on_item=lambda x: progress.advance(task, len(x[1])))
+                                on_item=lambda x: progress.advance(task, len(x[1]))).boxes
         for t, per in zip(protocol.thresholds, res):
             for k, b in zip(ks, per):
                 pred[t][k] = b
@@ -436,13 +441,8 @@ def file_chunk_boxes(params: tuple, part: HeatmapFiles) -> list[list[np.ndarray]
         by_shape.setdefault(m.shape, []).append(i)
     for ii in by_shape.values():
         res = heatmaps_to_boxes(np.stack([maps[i] for i in ii]), image_shape=image_shape, upsampling=upsampling,
-                                thresholds=thresholds, strict=strict, connectivity=connectivity)
+                                thresholds=thresholds, strict=strict, connectivity=connectivity).boxes
         for ti, per in enumerate(res):
             for i, b in zip(ii, per):
                 out[ti][i] = b
     return out
-
-
-from .real_boxes import real_boxes_study  # noqa: E402  (kept importable from here)
-
-__all__ += ["real_boxes_study"]

@@ -43,13 +43,19 @@ Examples
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import Executor, OnItem, get_executor
+from ..results import TableResult
 from .heatmap_runs import RUN_BATCH, HeatmapRuns, batch_runs, block_extremes, heatmap_runs, runs_to_boxes
 from .upsampling import (
     CONNECTIVITY,
@@ -76,6 +82,8 @@ __all__ = [
     "check_heatmaps",
     "heatmap_boxes",
     "heatmaps_to_boxes",
+    "HeatmapBoxesResult",
+    "HEATMAP_BOX_COLUMNS",
     "heatmap_peaks",
     "HeatmapRuns",
     "heatmap_runs",
@@ -84,6 +92,79 @@ __all__ = [
 
 
 _CHUNK = 4 * RUN_BATCH  # maps per executor task
+
+HEATMAP_BOX_COLUMNS: tuple[str, ...] = ("map", "threshold", "box", "x_min", "y_min", "x_max", "y_max")
+"""Columns of :attr:`HeatmapBoxesResult.table`: the map's position in the batch, the threshold, the box's
+position among that map's boxes at that threshold, and its half-open pixel corners."""
+
+
+@dataclass(frozen=True)
+class HeatmapBoxesResult(TableResult):
+    """The boxes of a batch of heat maps at every threshold (:func:`heatmaps_to_boxes`).
+
+    Attributes
+    ----------
+    boxes : tuple (per threshold) of tuple (per map) of ndarray of shape (k, 4), int64
+        ``boxes[t][i]``: the boxes of map ``i`` at ``thresholds[t]``, ``(x_min, y_min, x_max, y_max)``,
+        half-open, in the raster order of each component's first pixel (a constant map gives none).
+    thresholds : tuple of float
+        The thresholds, in the order of ``boxes``.
+    image_shape : (int, int)
+        ``(height, width)`` the maps were upsampled to.
+    n_maps : int
+        Maps in the batch.
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"heatmap_boxes": "heatmap_boxes.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = HEATMAP_BOX_COLUMNS
+
+    boxes: tuple[tuple[np.ndarray, ...], ...]
+    thresholds: tuple[float, ...]
+    image_shape: tuple[int, int]
+    n_maps: int
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """Every box as a row (:data:`HEATMAP_BOX_COLUMNS`), by threshold, then map, then box."""
+        parts = [(ti, i, b) for ti, per in enumerate(self.boxes) for i, b in enumerate(per) if len(b)]
+        if not parts:
+            return pd.DataFrame({c: pd.Series(dtype=float if c == "threshold" else np.int64)
+                                 for c in HEATMAP_BOX_COLUMNS})
+        xy = np.concatenate([b for _, _, b in parts]).astype(np.int64)
+        n = [len(b) for _, _, b in parts]
+        return pd.DataFrame({
+            "map": np.repeat([i for _, i, _ in parts], n).astype(np.int64),
+            "threshold": np.repeat([float(self.thresholds[ti]) for ti, _, _ in parts], n),
+            "box": np.concatenate([np.arange(k) for k in n]).astype(np.int64),
+            "x_min": xy[:, 0], "y_min": xy[:, 1], "x_max": xy[:, 2], "y_max": xy[:, 3]})
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"heatmap_boxes": self.table}
+
+    def counts(self) -> pd.DataFrame:
+        """Boxes per map at each threshold: ``map, threshold, n_boxes`` (zeros included)."""
+        return pd.DataFrame([{"map": i, "threshold": float(t), "n_boxes": len(b)}
+                             for t, per in zip(self.thresholds, self.boxes) for i, b in enumerate(per)],
+                            columns=["map", "threshold", "n_boxes"])
+
+    def to_dict(self) -> dict[str, object]:
+        return {"n_maps": int(self.n_maps), "thresholds": [float(t) for t in self.thresholds],
+                "image_shape": list(self.image_shape),
+                "n_boxes": {f"{t:g}": int(sum(len(b) for b in per)) for t, per in zip(self.thresholds, self.boxes)}}
+
+    def summary(self, title: str = "Heat-map boxes") -> str:
+        """Maps, thresholds and boxes per threshold, as Markdown."""
+        n = {f"{t:g}": int(sum(len(b) for b in per)) for t, per in zip(self.thresholds, self.boxes)}
+        return (f"# {title}\n\n{self.n_maps} map(s) upsampled to {self.image_shape[0]} x {self.image_shape[1]}; "
+                + "; ".join(f"threshold {t}: {k} box(es)" for t, k in n.items()) + "\n")
+
+    def _figure(self) -> Any:
+        """The number of boxes per map, one bar group per threshold."""
+        from .._plots import bars
+
+        c = self.counts().assign(threshold=lambda d: d["threshold"].map("{:g}".format))
+        return bars(c, x="map", y="n_boxes", color="threshold", title="Boxes per heat map and threshold",
+                    y_title="boxes")
 
 
 def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], strict: bool,
@@ -124,7 +205,7 @@ def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
 def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (1024, 1024),
                       upsampling: str = "bilinear", thresholds: tuple[float, ...] = (60.0, 180.0),
                       strict: bool = True, connectivity: int = 8, executor: Executor | str | None = None,
-                      on_item: OnItem | None = None) -> list[list[np.ndarray]]:
+                      on_item: OnItem | None = None) -> HeatmapBoxesResult:
     """Boxes of every map of a batch at every threshold (the protocol's box generation, vectorised).
 
     Parameters
@@ -148,9 +229,10 @@ def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (10
 
     Returns
     -------
-    boxes : list (per threshold) of list (per map) of ndarray of shape (k, 4), int64
-        ``(x_min, y_min, x_max, y_max)``, half-open, in the raster order of each component's first
-        pixel. A constant map gives no box.
+    res : HeatmapBoxesResult
+        ``res.boxes[t][i]``: the boxes of map ``i`` at ``thresholds[t]``, an ndarray of shape (k, 4), int64,
+        ``(x_min, y_min, x_max, y_max)``, half-open, in the raster order of each component's first pixel (a
+        constant map gives no box); ``res.table`` lists them one row per box.
 
     Raises
     ------
@@ -166,13 +248,15 @@ def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (10
     thr = [check_threshold(t) for t in thresholds]
     params = (H, W, thr, strict, connectivity, upsampling)
     if ex is None:
-        out = _boxes_chunk(params, (0, maps))
+        per_threshold = _boxes_chunk(params, (0, maps))
         if on_item is not None:
             on_item((0, maps))
-        return out
-    items = [(b0, maps[b0:b0 + _CHUNK]) for b0 in range(0, maps.shape[0], _CHUNK)]
-    parts = ex.map(functools.partial(_boxes_chunk, params), items, on_item=on_item)
-    return [[b for part in parts for b in part[t]] for t in range(len(thr))]
+    else:
+        items = [(b0, maps[b0:b0 + _CHUNK]) for b0 in range(0, maps.shape[0], _CHUNK)]
+        parts = ex.map(functools.partial(_boxes_chunk, params), items, on_item=on_item)
+        per_threshold = [[b for part in parts for b in part[t]] for t in range(len(thr))]
+    return HeatmapBoxesResult(tuple(tuple(per) for per in per_threshold), tuple(float(t) for t in thr), (H, W),
+                              int(maps.shape[0]))
 
 
 def _boxes_chunk(params: tuple, item: tuple[int, np.ndarray]) -> list[list[np.ndarray]]:
@@ -195,7 +279,7 @@ def heatmap_boxes(heatmap: ArrayLike, *, image_shape: tuple[int, int] = (1024, 1
     """
     hm = check_heatmaps(heatmap)
     return heatmaps_to_boxes(hm[None], image_shape=image_shape, upsampling=upsampling, thresholds=(threshold,),
-                             strict=strict, connectivity=connectivity)[0][0]
+                             strict=strict, connectivity=connectivity).boxes[0][0]
 
 
 def heatmap_peaks(heatmaps: ArrayLike, image_shape: tuple[int, int] = (1024, 1024), *,

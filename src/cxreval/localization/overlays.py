@@ -117,7 +117,7 @@ def _png_bytes(image: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike = 0,
+def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike = None,
                   origin: str = "from the data mirror") -> OverlayResult:
     """Error-model heat maps from the real boxes of ``images``, the protocol's boxes on them, and the
     downsampled radiographs.
@@ -133,7 +133,9 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike =
         Radiographs named by their ``study_id`` (``00004296_000.png``).
     boxes : pandas.DataFrame
         A box table (:data:`cxreval.schema.boxes.BOX_COLUMNS`).
-    rng : int, Generator or None, default=0
+    rng : int, Generator or None, default=None
+        Seed of the error-model maps: ``None`` draws fresh entropy, a different result on each call; an int
+        reproduces one.
     origin : str, default='from the data mirror'
         Where the radiographs came from, for :meth:`OverlayResult.summary`.
 
@@ -153,7 +155,8 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike =
     names = {p.name: p for p in images}
     bm = box_maps(boxes[boxes["study_id"].astype(str).isin(names)], rng=rng, model=model)
     groups, coords, stack = bm.groups, bm.coords, bm.noisy
-    det = heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)) if len(stack) else [[], []]
+    det = heatmaps_to_boxes(stack, image_shape=(size, size), thresholds=(60.0, 180.0)).boxes if len(stack) \
+        else ((), ())
     rows, keys, pngs = [], [], {}
     for j, ((im, f), idx) in enumerate(groups.items()):
         file = f"{OverlayResult.IMAGES_FOLDER}/{Path(im).stem}.png"

@@ -4,7 +4,7 @@ What the ChestX-ray8 protocol rewards for findings of each size: one clean and o
 per (image, finding) is made from its real boxes (:mod:`.synthetic`), localized by the protocol's pipeline,
 a 6 x 6 box at the peak and the whole image, and scored per finding into the one localization table
 (:data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`). ``cxreval synth --real-boxes`` and the demo's
-``localization_real_boxes`` section run :func:`error_model_on_boxes` and save its result.
+``localization_real_boxes`` section run :func:`simulate_localization_on_boxes` and save its result.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .heatmaps import heatmap_peaks, heatmaps_to_boxes
 from .protocol import DEFAULT_T, score_images
 from .synthetic import ErrorModel, coverage, error_model_maps
 
-__all__ = ["RealBoxesResult", "BoxMaps", "box_maps", "error_model_on_boxes", "real_boxes_study", "by_finding_view"]
+__all__ = ["RealBoxesResult", "BoxMaps", "box_maps", "simulate_localization_on_boxes", "by_finding_view"]
 
 _THRESHOLDS = (60.0, 180.0)
 _BY_FINDING_T = (0.1, 0.5, 0.9)
@@ -79,11 +79,16 @@ class RealBoxesResult(TableResult):
         return {"n_boxes": self.n_boxes, "n_images": self.n_images, "seed": self.seed,
                 "by_finding": self.by_finding.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """Acc. and AFP against the IoBB/IoU threshold T per finding (solid: Acc., dotted: AFP)."""
-        from .._plots import localization_figure
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Acc. (left) and AFP (right) against the overlap threshold T, one line per finding, a menu switching
+        localizer and variant (the report's figure of ``localization.csv``)."""
+        from .._plots.analyses import localization_curves
 
-        return localization_figure(self.table)
+        return localization_curves(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def by_finding_view(table: pd.DataFrame, *, T_values: Sequence[float] = _BY_FINDING_T) -> pd.DataFrame:
@@ -116,12 +121,13 @@ class BoxMaps:
     noisy: np.ndarray
 
 
-def box_maps(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel()) -> BoxMaps:
+def box_maps(boxes: pd.DataFrame, *, rng: RNGLike = None, model: ErrorModel = ErrorModel()) -> BoxMaps:
     """One clean and one noisy error-model map per (study, finding) of a box table.
 
     Each map is the coverage of its boxes (their maximum where boxes overlap) with the error model's distractor,
     kept away from the first box, and noise (:func:`~cxreval.localization.synthetic.error_model_maps`),
-    drawing from ``rng`` map by map in order of first appearance.
+    drawing from ``rng`` map by map in order of first appearance (``None``: fresh entropy; an int reproduces
+    the maps).
     """
     boxes = check_box_table(boxes)
     gen = normalize_rng(rng)
@@ -141,8 +147,8 @@ def box_maps(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = Error
     return BoxMaps(groups, coords, np.stack(clean) if clean else empty, np.stack(noisy) if noisy else empty)
 
 
-def error_model_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel(),
-                         T_values: Sequence[ThresholdLike] = DEFAULT_T) -> RealBoxesResult:
+def simulate_localization_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = None, model: ErrorModel = ErrorModel(),
+                                   T_values: Sequence[ThresholdLike] = DEFAULT_T) -> RealBoxesResult:
     """The synthetic study's error model on real reference boxes, scored per finding.
 
     For every (image, finding) of ``boxes`` (in order of first appearance) a clean and a noisy map are
@@ -155,7 +161,9 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorM
     boxes : pandas.DataFrame
         A box table (:data:`~cxreval.schema.boxes.BOX_COLUMNS`) in pixels of a
         ``model.image_size`` square image.
-    rng : int, Generator or None, default=0
+    rng : int, Generator or None, default=None
+        Seed of the error-model maps: ``None`` draws fresh entropy, a different result on each call; an int
+        reproduces one.
     model : ErrorModel
     T_values : sequence, default=(0.1, 0.25, 0.5, 0.75, 0.9)
 
@@ -173,9 +181,9 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorM
     stacks = {"noise-free": bm.clean, "noisy": bm.noisy}
     preds: dict[tuple[str, str, str, str], list[np.ndarray]] = {}
     for variant, st in stacks.items():
-        b = heatmaps_to_boxes(st, image_shape=(img, img), thresholds=_THRESHOLDS)
+        b = heatmaps_to_boxes(st, image_shape=(img, img), thresholds=_THRESHOLDS).boxes
         for t, per in zip(_THRESHOLDS, b):
-            preds[(variant, "heatmap", "bilinear", f"{t:g}")] = per
+            preds[(variant, "heatmap", "bilinear", f"{t:g}")] = list(per)
     pk = heatmap_peaks(stacks["noisy"], (img, img))
     preds[("noisy", "tiny box", "bilinear", NO_THRESHOLD)] = [np.array([[c - 3, r - 3, c + 3, r + 3]]) for r, c in pk]
     preds[("noisy", "whole image", NO_THRESHOLD, NO_THRESHOLD)] = [np.array([[0, 0, img, img]]) for _ in keys]
@@ -198,9 +206,3 @@ def error_model_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorM
                                  "fp_without_box": 0, "median_area_fraction": med})
     table = pd.DataFrame(rows, columns=list(LOCALIZATION_COLUMNS))
     return RealBoxesResult(table, by_finding_view(table), len(boxes), int(boxes[STUDY_ID].nunique()), seed)
-
-
-def real_boxes_study(boxes: pd.DataFrame, *, rng: RNGLike = 0, model: ErrorModel = ErrorModel(),
-                     T_values: Sequence[ThresholdLike] = DEFAULT_T) -> pd.DataFrame:
-    """The table of :func:`error_model_on_boxes` (``localization.csv``)."""
-    return error_model_on_boxes(boxes, rng=rng, model=model, T_values=T_values).table

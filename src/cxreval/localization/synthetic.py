@@ -7,8 +7,8 @@ Gaussian noise of standard deviation 0.03. Boxes of three size classes (60 image
 are scored for four localizers: the protocol's pipeline (both upsamplings, both thresholds), a
 6 x 6 box at the map's peak, the whole image, and an oracle. The generator is consumed in the order
 of the article's reference script (its worked example of the ChestX-ray8 protocol), so
-:func:`synthetic_study` with ``rng=seed`` prints what that script prints for that generator seed and
-``per_size``; with the defaults it prints the article's "Output:" block.
+:func:`simulate_localization` with ``rng=seed`` prints what that script prints for that generator seed and
+``per_size``; with ``rng=0`` and the default ``per_size`` it prints the article's "Output:" block.
 
 Boxes are cxreval's ``(x_min, y_min, x_max, y_max)``; the script's ``(r0, c0, r1, c1)`` is the same box
 with the axes swapped, and every printed quantity is symmetric in the axes.
@@ -39,7 +39,7 @@ from .protocol import DEFAULT_T, score_images
 from .table4 import TABLE4_ACC, afp_denominators, denominators
 
 __all__ = ["SIZES", "ErrorModel", "SyntheticCase", "coverage", "error_model_maps", "synthetic_cases",
-           "SynthResult", "synthetic_study", "part_a_lines", "part_c_lines", "SEED_SYNTH_AFP"]
+           "SynthResult", "simulate_localization", "part_a_lines", "part_c_lines", "SEED_SYNTH_AFP"]
 
 SEED_SYNTH_AFP: Mapping[str, str] = {"large": "0.300", "medium": "0.433"}
 """AFP the article's script prints for noisy maps, bilinear, threshold 60, IoBB, T = 0.1 (its Part B), per size class."""
@@ -123,9 +123,10 @@ def error_model_maps(box: Sequence[float], rng: np.random.Generator, model: Erro
     return clean, noisy, bool(has_d)
 
 
-def synthetic_cases(rng: RNGLike = 0, *, per_size: int = 60, sizes: Mapping[str, tuple] = SIZES,
+def synthetic_cases(rng: RNGLike = None, *, per_size: int = 60, sizes: Mapping[str, tuple] = SIZES,
                     model: ErrorModel = ErrorModel()) -> dict[str, list[SyntheticCase]]:
-    """Draw ``per_size`` synthetic images per size class, consuming ``rng`` in the reference script's order."""
+    """Draw ``per_size`` synthetic images per size class, consuming ``rng`` in the reference script's order (``None``: fresh
+    entropy; an int reproduces the draw)."""
     gen = normalize_rng(rng)
     per_size = check_positive_int(per_size, name="per_size", func="synthetic_cases")
     img, c = model.image_size, model.cell
@@ -249,11 +250,16 @@ class SynthResult(TableResult):
         return {"seed": self.seed, "per_size": self.per_size, "checks": dict(self.checks),
                 "n_scores": len(self.scores), "n_boxes": len(self.boxes)}
 
-    def _figure(self) -> Any:
-        """Acc. and AFP against the IoBB/IoU threshold T per finding (solid: Acc., dotted: AFP)."""
-        from .._plots import localization_figure
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Acc. (left) and AFP (right) against the overlap threshold T, one line per finding, a menu switching
+        localizer and variant (the report's figure of ``localization.csv``)."""
+        from .._plots.analyses import localization_curves
 
-        return localization_figure(self.table)
+        return localization_curves(table)
+
+    def _figure(self) -> Any:
+        return self.figure(self.table)
 
 
 def _hand_bilinear(hm: np.ndarray, img: int) -> np.ndarray:
@@ -274,23 +280,24 @@ def _localize(maps: np.ndarray, refs: np.ndarray,
     runs = heatmap_runs(maps, (img, img), thresholds=(60.0, 180.0))
     for thr, r in zip((60, 180), runs):
         out[("heatmap", "bilinear", thr)] = runs_to_boxes(r)
-    nb = heatmaps_to_boxes(maps, image_shape=(img, img), upsampling="nearest", thresholds=(60.0, 180.0))
+    nb = heatmaps_to_boxes(maps, image_shape=(img, img), upsampling="nearest", thresholds=(60.0, 180.0)).boxes
     for thr, b in zip((60, 180), nb):
-        out[("heatmap", "nearest", thr)] = b
+        out[("heatmap", "nearest", thr)] = list(b)
     pk = heatmap_peaks(maps, (img, img))
     out[("tiny box", "bilinear", "-")] = [np.array([[c - 3, r - 3, c + 3, r + 3]]) for r, c in pk]
     out[("whole image", "-", "-")] = [np.array([[0, 0, img, img]]) for _ in range(len(maps))]
     return out, runs
 
 
-def synthetic_study(rng: RNGLike = 0, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
-                    T_values: Sequence[ThresholdLike] = DEFAULT_T) -> SynthResult:
+def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
+                          T_values: Sequence[ThresholdLike] = DEFAULT_T) -> SynthResult:
     """Run the ChestX-ray14 article's synthetic study and return its printed output and tables.
 
     Parameters
     ----------
-    rng : int, Generator or None, default=0
-        The generator seed (the reference script uses ``np.random.default_rng(0)``).
+    rng : int, Generator or None, default=None
+        The generator seed (the reference script uses ``np.random.default_rng(0)``: ``rng=0`` prints its
+        output); ``None`` draws fresh entropy, a different result on each call; an int reproduces one.
     per_size : int, default=60
         Images per size class.
     model : ErrorModel
@@ -301,7 +308,7 @@ def synthetic_study(rng: RNGLike = 0, *, per_size: int = 60, model: ErrorModel =
     res : SynthResult
         ``res.lines`` equals the reference script's printed output for the default arguments.
     """
-    per_size = check_positive_int(per_size, name="per_size", func="synthetic_study")
+    per_size = check_positive_int(per_size, name="per_size", func="simulate_localization")
     seed = rng if isinstance(rng, (int, np.integer)) else None
     TS = [Fraction(str(t)) if not isinstance(t, Fraction) else t for t in T_values]
     img = model.image_size

@@ -25,17 +25,18 @@ from .stability import (
     VARIANT_TEXT,
     RankingStabilityResult,
     check_ranking_options,
+    compare_rankings,
+    compare_table_rankings,
     kendall_tau_a,
     kendall_tau_b,
     rank_desc,
-    ranking_stability,
     spearman_rho,
     spearman_rho_d2,
 )
 
 __all__ = [
     "rank_desc", "spearman_rho", "spearman_rho_d2", "kendall_tau_a", "kendall_tau_b", "KENDALL_VARIANTS",
-    "SPEARMAN_VARIANTS", "RankingStabilityResult", "ranking_stability", "check_ranking_options", "ALL_MODELS", "CORRELATION_COLUMNS",
+    "SPEARMAN_VARIANTS", "RankingStabilityResult", "compare_rankings", "compare_table_rankings", "check_ranking_options", "ALL_MODELS", "CORRELATION_COLUMNS",
     "RANKING_COLUMNS", "TOP_COLUMNS", "VARIANT_TEXT",
     "DEFAULT_KENDALL", "DEFAULT_SPEARMAN", "correlation_function",
     "XQA_CITATION", "table_finding", "load_xqa_auc_table", "load_xqa_rank_correlations", "attach_published",

@@ -9,7 +9,7 @@ with :math:`d_i` the difference of item :math:`i`'s ranks under the two referenc
 the concordant / discordant pairs. Without ties these equal the Pearson correlation of the ranks
 (``scipy.stats.spearmanr``) and Kendall's tau-b (``scipy.stats.kendalltau``). With ties (models with constant
 scores sit at AUC 0.50 under every reference; AUCs published to 2 decimals tie 21-29 of 34 models) they differ,
-so each form is a named function and :func:`~cxreval.ranking.ranking_stability` takes the variant:
+so each form is a named function and :func:`~cxreval.ranking.compare_rankings` takes the variant:
 
 ===========================  ============================================  ===================================
 function                     definition with ties                           scipy equivalent

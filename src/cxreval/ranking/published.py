@@ -41,7 +41,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..labels import MACRO, MICRO
 from .correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
-from .stability import RankingStabilityResult, ranking_stability
+from .stability import RankingStabilityResult, compare_table_rankings
 
 __all__ = [
     "XQA_CITATION",
@@ -218,7 +218,7 @@ def read_auc_table(spec: str | PathLike[str]) -> AUCTableResult:
 def rank_auc_table(auc: AUCTableResult, *, pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
                    min_models: int = 3, kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN
                    ) -> RankingStabilityResult:
-    """Ranking stability of a point AUC table (:func:`~cxreval.ranking.ranking_stability`), its correlations
+    """Ranking stability of a point AUC table (:func:`~cxreval.ranking.compare_table_rankings`), its correlations
     beside the XQA paper's bootstrap mean ± sd (:func:`compare_with_published`): ``cxreval rank --auc-table``.
 
     Parameters
@@ -226,7 +226,7 @@ def rank_auc_table(auc: AUCTableResult, *, pairs: Sequence[tuple[str, str]] | No
     auc : AUCTableResult
         From :func:`read_auc_table`.
     pairs, groups, min_models, kendall, spearman
-        As for :func:`~cxreval.ranking.ranking_stability`.
+        As for :func:`~cxreval.ranking.compare_table_rankings`.
 
     Returns
     -------
@@ -236,7 +236,7 @@ def rank_auc_table(auc: AUCTableResult, *, pairs: Sequence[tuple[str, str]] | No
     if not isinstance(auc, AUCTableResult):
         raise InvalidParameterError(f"The 'auc' parameter of rank_auc_table must be an AUCTableResult (from "
                                     f"read_auc_table). Got {auc!r} instead.")
-    res = ranking_stability(auc.table, pairs=pairs, groups=groups, min_models=min_models, kendall=kendall,
+    res = compare_table_rankings(auc.table, pairs=pairs, groups=groups, min_models=min_models, kendall=kendall,
                             spearman=spearman)
     source = (f"From the AUC table {auc.name}: point estimates (no bootstrap); ties from 2-decimal rounding share "
               "the average rank (rank_min/rank_max give the range). `paper` = the XQA paper's bootstrap mean ± sd "

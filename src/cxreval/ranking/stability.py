@@ -66,7 +66,8 @@ __all__ = [
     "KENDALL_VARIANTS",
     "SPEARMAN_VARIANTS",
     "RankingStabilityResult",
-    "ranking_stability",
+    "compare_rankings",
+    "compare_table_rankings",
     "check_ranking_options",
     "ALL_MODELS",
     "CORRELATION_COLUMNS",
@@ -179,13 +180,16 @@ class RankingStabilityResult(TableResult):
                 "correlations": self.correlations.to_dict(orient="records"),
                 "top_changes": self.top_changes.to_dict(orient="records")}
 
-    def _figure(self) -> Any:
-        """A bump chart: each model's rank under each reference (the macro average when there is one)."""
-        from .._plots import first_panel, lines
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Bump chart of ``rankings.csv``: each model's rank under each reference, a menu switching finding (the
+        report's figure of ``rankings.csv``)."""
+        from .._plots.analyses import bump_chart, by_dataset
 
-        r = first_panel(first_panel(first_panel(self.rankings, "finding"), "dataset"), "group")
-        return lines(r, x="reference", y="rank", color="model", reversed_y=True,
-                     title="Model ranks across references" + (f" ({r['finding'].iloc[0]})" if len(r) else ""))
+        return bump_chart(by_dataset(table))
+
+    def _figure(self) -> Any:
+        return self.figure(self.rankings)
 
 
 # (dataset, finding, models, references, model -> group, point (models x references), bootstrap cube or None)
@@ -238,36 +242,67 @@ def _cubes_from_table(df: pd.DataFrame, exclude_models: Sequence[str]) -> list[_
 
 def check_ranking_options(*, kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN,
                           min_models: int = 3) -> None:
-    """Check the options of :func:`ranking_stability` that need no data (its first step; ``cxreval rank`` calls it
+    """Check the options of :func:`compare_rankings` that need no data (its first step; ``cxreval rank`` calls it
     before computing any AUC)."""
-    check_choice(kendall, KENDALL_VARIANTS, name="kendall", func="ranking_stability")
-    check_choice(spearman, SPEARMAN_VARIANTS, name="spearman", func="ranking_stability")
+    check_choice(kendall, KENDALL_VARIANTS, name="kendall", func="compare_rankings")
+    check_choice(spearman, SPEARMAN_VARIANTS, name="spearman", func="compare_rankings")
     if isinstance(min_models, bool) or not isinstance(min_models, (int, np.integer)) or min_models < 1:
         raise InvalidParameterError(f"min_models= must be a positive integer (the fewest models a group needs to "
                                     f"be ranked); got {min_models!r}.")
 
 
-def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] = METHODS,
-                      pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
-                      confidence_level: float | None = None, dataset: str = "",
-                      exclude_models: Sequence[str] = (MEAN_MODEL,), min_models: int = 3,
-                      kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN) -> RankingStabilityResult:
-    """Rank correlations between the model rankings each reference induces, per finding and group.
+def compare_rankings(auc: AUCResult, *, methods: Sequence[str] = METHODS,
+                     pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
+                     confidence_level: float | None = None, dataset: str = "", min_models: int = 3,
+                     kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN) -> RankingStabilityResult:
+    """Rank correlations between the model rankings each reference induces, per finding and group, with
+    bootstrap intervals from the AUC result's replicates.
 
     Parameters
     ----------
-    auc : AUCResult or pandas.DataFrame
-        An :func:`~cxreval.classification.evaluate_auc` result (point + bootstrap), or a point AUC table
-        with columns ``model, finding, reference, auc`` and optionally ``group``, ``dataset`` (published
-        tables; no bootstrap).
+    auc : AUCResult
+        An :func:`~cxreval.classification.evaluate_auc` result (point + bootstrap). A point AUC table (a
+        DataFrame, e.g. a published one) goes to :func:`compare_table_rankings`.
+    dataset : str, default=''
+        The ``dataset`` written in the tables' ``dataset`` column.
+    methods, pairs, groups, confidence_level, min_models, kendall, spearman
+        As :func:`compare_table_rankings`; ``confidence_level`` defaults to the AUC result's.
+
+    Returns
+    -------
+    res : RankingStabilityResult
+    """
+    if not isinstance(auc, AUCResult):
+        raise InvalidParameterError(f"The 'auc' parameter of compare_rankings must be an AUCResult (evaluate_auc); "
+                                    f"got {type(auc).__name__}. A point AUC table goes to "
+                                    f"compare_table_rankings(table, ...).")
+    return _rankings(auc, methods=methods, pairs=pairs, groups=groups, confidence_level=confidence_level,
+                     dataset=dataset, exclude_models=(), min_models=min_models, kendall=kendall, spearman=spearman,
+                     func="compare_rankings")
+
+
+def compare_table_rankings(table: pd.DataFrame, *, methods: Sequence[str] = METHODS,
+                           pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
+                           confidence_level: float = 0.95, exclude_models: Sequence[str] = (MEAN_MODEL,),
+                           min_models: int = 3, kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN
+                           ) -> RankingStabilityResult:
+    """Rank correlations between the model rankings each reference induces in a point AUC table (no bootstrap),
+    per dataset, finding and group.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Columns ``model, finding, reference, auc`` and optionally ``group``, ``dataset`` (e.g. the XQA paper's
+        tables, :func:`~cxreval.ranking.published.load_xqa_auc_table`).
+    exclude_models : sequence of str, default=('Mean',)
+        Rows that are not models (the mean over models) left out of the rankings.
     methods : sequence of {'SRCC', 'KRCC'}
     pairs : sequence of (reference_a, reference_b), optional
         Default: every pair of references, in their order.
     groups : {'all', 'overall', 'per-group'}, default='all'
         ``'overall'``: all models together (group ``'All Models'``); ``'per-group'``: within each model
         group; ``'all'``: both (per-group only when there is more than one group).
-    confidence_level : float, optional
-        Default: the AUC result's (0.95 for tables).
+    confidence_level : float, default=0.95
     min_models : int, default=3
         Groups with fewer models are skipped.
     kendall : {'tau-a', 'tau-b'}, default='tau-a'
@@ -282,11 +317,24 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
     -------
     res : RankingStabilityResult
     """
+    if not isinstance(table, pd.DataFrame):
+        raise InvalidParameterError(f"The 'table' parameter of compare_table_rankings must be a point AUC table "
+                                    f"(a DataFrame with model, finding, reference, auc); got {type(table).__name__}. "
+                                    f"An AUCResult goes to compare_rankings(auc, ...).")
+    return _rankings(table, methods=methods, pairs=pairs, groups=groups, confidence_level=confidence_level,
+                     dataset="", exclude_models=exclude_models, min_models=min_models, kendall=kendall,
+                     spearman=spearman, func="compare_table_rankings")
+
+
+def _rankings(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str], pairs: Sequence[tuple[str, str]] | None,
+              groups: str, confidence_level: float | None, dataset: str, exclude_models: Sequence[str],
+              min_models: int, kendall: str, spearman: str, func: str) -> RankingStabilityResult:
+    """The rank correlations of :func:`compare_rankings` (an AUC result) or :func:`compare_table_rankings`."""
     from scipy.stats import rankdata
 
     for m in methods:
-        check_choice(m, METHODS, name="methods", func="ranking_stability")
-    check_choice(groups, ("all", "overall", "per-group"), name="groups", func="ranking_stability")
+        check_choice(m, METHODS, name="methods", func=func)
+    check_choice(groups, ("all", "overall", "per-group"), name="groups", func=func)
     check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
     variants = {"SRCC": spearman, "KRCC": kendall}
     corr_fn = {m: correlation_function(m, v) for m, v in variants.items()}
@@ -294,13 +342,11 @@ def ranking_stability(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str] =
         cl = auc.confidence_level if confidence_level is None else confidence_level
         cubes = _cubes_from_result(auc, dataset)
         n_res = auc.n_resamples
-    elif isinstance(auc, pd.DataFrame):
+    else:
         cl = 0.95 if confidence_level is None else confidence_level
         cubes = _cubes_from_table(auc, exclude_models)
         n_res = 0
-    else:
-        raise InvalidParameterError(f"ranking_stability: 'auc' must be an AUCResult or a DataFrame; got {type(auc).__name__}.")
-    cl = check_confidence_level(cl, func="ranking_stability")
+    cl = check_confidence_level(cl, func=func)
     corr_rows, rank_rows, top_rows = [], [], []
     dists: dict[tuple[str, str, str, str, str, str], np.ndarray] = {}
     notes: list[str] = []

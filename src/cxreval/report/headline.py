@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from .._plots import analyses as plots
+from .._plots.style import base_layout, num, ref_color, ref_symbol
 from ..classification import AUCTableResult
 from ..labels import MEAN, SUMMARY_ROWS
 from ..ranking import RankingStabilityResult
-from . import plots
 from .blocks import Section, load_table
-from .figure_style import base_layout, num, ref_color, ref_symbol
 
 __all__ = ["Headline", "MAX_DOT_REFERENCES", "RULE", "headline", "auc_by_reference"]
 

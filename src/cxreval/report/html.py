@@ -27,9 +27,9 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from .. import __version__
+from .._plots import analyses as plots
 from ..exceptions import InvalidParameterError
 from ..outputs import atomic_file
-from . import plots
 from .headline import headline
 from .key_findings import SEPARABILITY_NOTE
 from .provenance import provenance_html

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["csv_data_uri", "html_table", "format_value", "ci_columns", "MAX_ROWS", "PAGE_ROWS", "MAX_EMBED_BYTES"]
+__all__ = ["csv_data_uri", "html_table", "format_value", "MAX_ROWS", "PAGE_ROWS", "MAX_EMBED_BYTES"]
 
 MAX_ROWS = 1000
 """Rows held on the page per table, paginated and searchable (the CSV download holds all rows)."""
@@ -111,13 +111,3 @@ def html_table(df: pd.DataFrame, *, name: str, caption: str = "", max_rows: int 
                      'rows.</p>')
     parts.append("</div>")
     return "".join(parts)
-
-
-def ci_columns(df: pd.DataFrame, stat: str) -> tuple[str, str] | tuple[None, None]:
-    """The interval columns of statistic ``stat`` (``<stat>_low/_high``, ``_ci_low/_ci_high``, ``_lo/_hi`` or
-    ``_lower/_upper``), or (None, None)."""
-    for lo, hi in ((f"{stat}_low", f"{stat}_high"), (f"{stat}_ci_low", f"{stat}_ci_high"),
-                   (f"{stat}_lo", f"{stat}_hi"), (f"{stat}_lower", f"{stat}_upper")):
-        if lo in df.columns and hi in df.columns:
-            return lo, hi
-    return None, None

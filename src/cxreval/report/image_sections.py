@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._plots import analyses as plots
 from ..iqa import MetricAgreementResult, MetricComparisonResult, ScoresResult, ZMOSResult
 from ..localization import LocalizationResult, OverlayResult, RealBoxesResult, SynthResult
 from ..results import TableResult
 from ..schema.boxes import BOX_COORDS
 from ..schema.columns import FINDING, STUDY_ID
-from . import plots
 from .blocks import Block, load_table, table_block
 from .html_tables import html_table
 from .result_files import result_path, run_record
@@ -29,7 +29,7 @@ _BOXES = LocalizationResult.FILES["boxes"]
 
 def build_localization(folder: Path) -> list[Block]:
     out = [table_block("Acc. and AFP against T", folder, LocalizationResult.FILES["localization"], (FINDING, "T"),
-                        figure=lambda d: plots.localization_curves(d) if {"acc", "afp"} & set(d.columns) else None,
+                        figure=lambda d: LocalizationResult.figure(d) if {"acc", "afp"} & set(d.columns) else None,
                         how="Left: the share of reference boxes found at each overlap threshold T; right: false "
                             "positives per image; one line per finding, the menu switches localizer and variant.")]
     synth = result_path(folder, SynthResult.TEXT_FILES["output"])
@@ -145,7 +145,7 @@ def build_iqa(folder: Path) -> list[Block]:
                        f"`{_AGREE_CMD}` produces it")
             if "degradation" in scores.columns:  # type: ignore[union-attr]  # loaded: why_s is empty
                 heading = "Metric scores per degradation"
-                fig = plots.iqa_by_degradation(scores)
+                fig = ScoresResult.figure(scores)
         body = html_table(scores, name=spath.stem, source=spath) if scores is not None and not scores.empty else ""
         how = ("Each point is one test image: the metric's value against the experts' z-MOS; a monotone cloud "
                "means the metric orders images as the experts do." if heading.endswith("z-MOS") else
@@ -156,7 +156,7 @@ def build_iqa(folder: Path) -> list[Block]:
                          how="The experts' standardised mean opinion score of each image."))
     b = table_block("Metric agreement with experts", folder, MetricAgreementResult.FILES["metric_agreement"],
                      ("metric",),
-                     figure=lambda d: plots.iqa_correlation_bars(d) if {"srcc", "krcc"} & set(d.columns) else None,
+                     figure=lambda d: MetricAgreementResult.figure(d) if {"srcc", "krcc"} & set(d.columns) else None,
                      how="Each bar is one metric's rank correlation with the experts' z-MOS: higher is closer to "
                          "the experts.")
     if b:
@@ -172,7 +172,7 @@ def build_iqa(folder: Path) -> list[Block]:
         out.append(b)
     b = table_block("Agreement between metrics: SRCC / KRCC (metric vs metric, not vs experts)", folder,
                      MetricComparisonResult.FILES["metric_vs_metric"], ("metric_a", "metric_b"),
-                     figure=lambda d: plots.metric_correlation_matrix(d) if {"srcc", "krcc"} & set(d.columns)
+                     figure=lambda d: MetricComparisonResult.figure(d) if {"srcc", "krcc"} & set(d.columns)
                      else None,
                      caption="Rank correlation between two metrics' oriented scores: over the degradations "
                              "(their rankings) and over the test images. Low values: the metrics disagree.",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .._plots.style import ci_columns
 from ..agreement import AgreementTableResult
 from ..classification import AUCResult, AUCTableResult
 from ..classification.comparison import SeparabilityResult
@@ -40,7 +41,6 @@ from ._key_finding_base import (
     fmt,
     ordinal,
 )
-from .html_tables import ci_columns
 from .result_files import find_result_file, run_record
 from .thresholds import Thresholds
 

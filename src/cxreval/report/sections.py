@@ -37,18 +37,16 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from .._plots import analyses as plots
 from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
 from ..classification import AUCTableResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..labeller import PRF_COLUMNS, LabellerValidationResult
-from ..labels import SUMMARY_ROWS
 from ..ranking import RankingStabilityResult
-from . import plots
 from .blocks import Block, Kind, Section, Unavailable, load_table, result_files, table_block
 from .html_tables import html_table
 from .image_sections import IQA_RESULTS, LOCALIZATION_RESULTS, build_iqa, build_localization
@@ -86,10 +84,7 @@ def _by_dataset(fig: Callable[[pd.DataFrame], go.Figure | None]) -> Callable[[pd
     """Wrap a figure function so that a ``dataset`` column with several values prefixes the findings
     (panels of different datasets are never mixed)."""
     def wrapped(df: pd.DataFrame) -> go.Figure | None:
-        if "dataset" in df.columns and df["dataset"].astype(str).nunique() > 1:
-            df = df.copy()
-            df["finding"] = df["dataset"].astype(str) + ": " + df["finding"].astype(str)
-        return fig(df)
+        return fig(plots.by_dataset(df))
     return wrapped
 
 
@@ -99,7 +94,7 @@ _CLASSIFICATION_RESULTS = (AUCTableResult,)  # auc.csv: the AUC table every AUC 
 def _build_classification(folder: Path) -> list[Block]:
     (auc,) = _CLASSIFICATION_RESULTS
     b = table_block("AUC per model and reference", folder, auc.FILES["auc"], auc.COLUMNS,
-                     figure=_by_dataset(plots.auc_forest), extra=_by_dataset_html(_auc_pivot),
+                     figure=auc.figure, extra=_by_dataset_html(_auc_pivot),
                      how="Each marker is one model's ROC-AUC under one reference (one colour per reference), the "
                          "bar its bootstrap confidence interval; models are sorted by mean AUC and the menu "
                          "switches finding.")
@@ -135,7 +130,7 @@ def _build_ranking(folder: Path) -> list[Block]:
     out = []
     (rk,) = _RANKING_RESULTS
     b = table_block("Model ranks across references", folder, rk.FILES["rankings"],
-                     ("finding", "reference", "model", "rank"), figure=_by_dataset(plots.bump_chart),
+                     ("finding", "reference", "model", "rank"), figure=rk.figure,
                      extra=_by_dataset_html(_top_per_reference),
                      how="Each line follows one model from reference to reference: crossing lines are rank "
                          "changes, thick lines are models ranked first under some reference.")
@@ -162,9 +157,6 @@ def _build_ranking(folder: Path) -> list[Block]:
     return out
 
 
-_KAPPA = (("kappa_w", "kappa_low", "kappa_high", "κ"), ("f1_w", "f1_low", "f1_high", "weighted F1"))
-
-
 _AGREEMENT_RESULTS = (AgreementTableResult, PrevalenceResult, FlowsResult)
 
 
@@ -173,21 +165,20 @@ def _build_agreement(folder: Path) -> list[Block]:
     agr, prev, flows = _AGREEMENT_RESULTS
     b = table_block("Agreement: weighted κ with Low-High κ", folder, agr.FILES["agreement"],
                      agr.COLUMNS[:3],  # pair, finding, kappa_w
-                     figure=lambda d: plots.interval_plot(d, series="pair", metrics=_KAPPA,
-                                                          title="Agreement per finding and pair"),
+                     figure=agr.figure,
                      how="Each diamond is the weighted κ between two label sources for one finding; its bar runs "
                          "from the pessimistic (Low) to the optimistic (High) κ over the uncertain labels.")
     if b:
         out.append(b)
     b = table_block("Prevalence per source", folder, prev.FILES["prevalence"],
                      prev.COLUMNS[:3],  # source, finding, state
-                     figure=lambda d: plots.prevalence_bars(d) if set(prev.COLUMNS[3:]) & set(d.columns) else None,
+                     figure=lambda d: prev.figure(d) if set(prev.COLUMNS[3:]) & set(d.columns) else None,
                      how="Each bar splits one source's labels of one finding into states; a 'positive' share that "
                          "differs between sources is a prevalence shift.")
     if b:
         out.append(b)
     b = table_block("Label flows between sources (omissions)", folder, flows.FILES["flows"], flows.COLUMNS,
-                     figure=plots.sankey_flows,
+                     figure=flows.figure,
                      how="Each band carries the studies one source labels one way (left) and the other source "
                          "another way (right): grey bands agree, coloured bands change state.")
     if b:
@@ -195,21 +186,12 @@ def _build_agreement(folder: Path) -> list[Block]:
     return out
 
 
-def _fusion_figure(d: pd.DataFrame) -> go.Figure | None:
-    """κ of each fusion method per finding, with the macro/micro over all findings (not over a subset)."""
-    if "finding_set" in d.columns:
-        sets = d["finding_set"].fillna("").astype(str)
-        d = d[sets.isin(("", "all"))]
-    return plots.interval_plot(d, series=FusionResult.COLUMNS[0], metrics=_KAPPA, kind="bar",
-                               title="Fusion methods vs reference")
-
-
 def _build_fusion(folder: Path) -> list[Block]:
     out = []
     files, cols = FusionResult.FILES, FusionResult.FILE_COLUMNS
     b = table_block("Agreement of each fusion method with the reference", folder, files["fusion_agreement"],
                      FusionResult.COLUMNS[:3],  # method, finding, kappa_w
-                     figure=_fusion_figure,
+                     figure=FusionResult.figure,
                      how="Each bar is one fusion method's weighted κ with the reference for one finding; the dark "
                          "bar is its Low–High interval.")
     if b:
@@ -276,31 +258,9 @@ def _build_audit(folder: Path) -> list[Block]:
     return out
 
 
-_PRF = (("f1", "f1_low", "f1_high", "F1"), ("precision", "precision_low", "precision_high", "Precision"),
-        ("recall", "recall_low", "recall_high", "Recall"))
-
-
-def _labeller_long(df: pd.DataFrame) -> pd.DataFrame | None:
-    """The labeller's precision/recall/F1 per finding, with the published labeller's figures as a second
-    series where the table gives them (``nih_*`` columns; no interval)."""
-    per = df[~df["finding"].astype(str).isin(SUMMARY_ROWS)]
-    parts = [per.assign(labeller="this labeller")]
-    pub = {f"nih_{m}" for m, *_ in _PRF} & set(df.columns)
-    if pub:
-        q = df[df[sorted(pub)].notna().any(axis=1)][["finding", *sorted(pub)]].copy()
-        for m, lo, hi, _ in _PRF:
-            q[m] = q.pop(f"nih_{m}") if f"nih_{m}" in q.columns else np.nan
-            q[lo] = q[hi] = np.nan
-        parts.append(q.assign(labeller="published labeller"))
-    out = pd.concat(parts, ignore_index=True)
-    return out if len(out) else None
-
-
 def _build_report_labels(folder: Path) -> list[Block]:
     def fig(d: pd.DataFrame) -> go.Figure | None:
-        long = _labeller_long(d)
-        return None if long is None else plots.interval_plot(long, series="labeller", metrics=_PRF, kind="bar",
-                                                               title="Report labeller vs human codes")
+        return LabellerValidationResult.figure(d) if len(plots.labeller_long(d)) else None
     b = table_block("Report labeller against human-coded labels", folder,
                      LabellerValidationResult.FILES["labeller_validation"],
                      (PRF_COLUMNS[0], "f1"), figure=fig,
