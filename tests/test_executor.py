@@ -21,7 +21,6 @@ from cxreval.executor import (
     chunk_items,
     get_executor,
     open_executor,
-    workers_executor,
 )
 from cxreval.findings import canonical_finding
 from cxreval.labels import write_labels, write_predictions
@@ -93,6 +92,107 @@ def test_serial_and_process_map_in_order():
     assert isinstance(ProcessExecutor(2), Executor) and isinstance(SerialExecutor(), Executor)
 
 
+class _Recorded:
+    """A Progress that records what it is told."""
+
+    def __init__(self):
+        self.tasks, self.events = [], []
+
+    def add(self, description, total=None):
+        self.tasks.append((description, total))
+        return len(self.tasks) - 1
+
+    def advance(self, task, n=1):
+        self.events.append((task, n))
+
+    def done(self, task):
+        self.events.append((task, "done"))
+
+
+def test_in_process_and_on_item_on_every_executor():
+    assert SerialExecutor().in_process and not ProcessExecutor(2).in_process
+    items = list(range(-9, 12))
+    for ex in (SerialExecutor(), ProcessExecutor(2), ProcessExecutor(3, chunks_per_worker=1)):
+        seen = []
+        assert ex.map(abs, items, on_item=seen.append) == [abs(x) for x in items]
+        assert sorted(seen) == items  # every item once, in this process
+    seen = []
+    SerialExecutor().map(abs, items, on_item=seen.append)
+    assert seen == items  # in process: in item order, after each result
+    assert ProcessExecutor(2).map(abs, [], on_item=seen.append) == []
+
+
+def test_on_item_never_reports_a_failed_item():
+    seen = []
+    with pytest.raises(ValueError, match="invalid literal for int"):
+        ProcessExecutor(2, chunks_per_worker=1).map(int, ["1", "2", "x", "4"], on_item=seen.append)
+    assert "x" not in seen
+    seen = []
+    with pytest.raises(ValueError, match="invalid literal for int"):
+        SerialExecutor().map(int, ["1", "x", "3"], on_item=seen.append)
+    assert seen == ["1"]
+
+
+def test_an_object_with_only_map_becomes_an_executor():
+    class Reversed:
+        def map(self, func, items):
+            return [func(x) for x in reversed(list(items))][::-1]
+
+    class InProcess(SerialExecutor):  # in_process inherited, map without on_item
+        def map(self, func, items):
+            return [func(x) for x in items]
+
+    ex = get_executor(Reversed())
+    assert isinstance(ex, Executor) and ex.in_process is False
+    seen = []
+    assert ex.map(abs, [-1, 2, -3], on_item=seen.append) == [1, 2, 3] and seen == [-1, 2, -3]
+    assert get_executor(InProcess()).in_process is True
+    full = ProcessExecutor(2)
+    assert get_executor(full) is full  # a whole Executor is returned as is
+    with open_executor(Reversed()) as opened:
+        assert opened.map(abs, [-4]) == [4]
+
+
+def test_spill_arrays_round_trip(tmp_path):
+    from cxreval.spill import load_spilled, spill_arrays
+
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::2]  # not contiguous
+    paths = spill_arrays({"a": a, "none": None, "given": "/some/file.npy"}, tmp_path / "sub", prefix="g1_")
+    assert paths["none"] is None and paths["given"] == "/some/file.npy"
+    assert paths["a"] == str((tmp_path / "sub" / "g1_a.npy").resolve())
+    back = load_spilled(paths["a"])
+    assert isinstance(back, np.memmap) and back.dtype == np.int32 and np.array_equal(back, a)
+    assert load_spilled(a) is a and load_spilled(None) is None
+
+
+def test_progress_protocol():
+    from cxreval.progress import NoProgress, Progress, as_progress
+
+    assert isinstance(as_progress(None, func="f"), NoProgress)
+    rec = _Recorded()
+    assert as_progress(rec, func="f") is rec and isinstance(rec, Progress)
+    with pytest.raises(InvalidParameterError, match=r"The 'progress' parameter of f must have add\(description, "
+                                                    r"total\), advance\(task, n\) and done\(task\) methods"):
+        as_progress(print, func="f")
+
+
+def test_auc_and_heatmap_progress_counts_every_block_and_map_on_any_executor():
+    preds, labels = _auc_problem(n_models=2)
+    maps = {f"s{i}/Effusion": m for i, m in enumerate(_maps(9))}
+    boxes = pd.DataFrame({"study_id": [f"s{i}" for i in range(9)], "finding": "Effusion", "x_min": 1.0,
+                          "y_min": 2.0, "x_max": 30.0, "y_max": 40.0})  # every map scored
+    proto = LocalizationProtocol(image_shape=(64, 64))
+    for ex in (None, SerialExecutor(), ProcessExecutor(2)):
+        rec = _Recorded()
+        evaluate_auc(preds, labels, n_resamples=5, rng=0, executor=ex, progress=rec)
+        n_blocks = 2 * (len(FINDINGS) + 1)  # (model, finding) and (model, micro average)
+        assert rec.tasks == [("AUC blocks (model x finding, every replicate)", n_blocks)]
+        assert rec.events == [(0, 1)] * n_blocks
+        rec = _Recorded()
+        evaluate_heatmaps(maps, boxes, protocol=proto, missing_maps="miss", executor=ex, progress=rec)
+        assert rec.tasks == [("heatmaps -> boxes", 9)] and sum(n for _, n in rec.events) == 9
+
+
 def test_chunk_items():
     assert chunk_items(list(range(7)), 3) == [[0, 1, 2], [3, 4], [5, 6]]
     assert chunk_items([1, 2], 5) == [[1], [2]]
@@ -118,7 +218,9 @@ def test_get_executor_specs():
     assert isinstance(ex, ProcessExecutor) and ex.max_workers == 3
     assert get_executor("process").max_workers is None
     custom = type("Mine", (), {"map": lambda self, f, xs: [f(x) for x in xs]})()
-    assert get_executor(custom) is custom
+    assert get_executor(custom).map(abs, [-1]) == [1]  # adapted to the protocol (test below)
+    whole = type("Whole", (), {"in_process": True, "map": lambda self, f, xs, on_item=None: [f(x) for x in xs]})()
+    assert get_executor(whole) is whole
     ser = SerialExecutor()
     assert get_executor(ser) is ser
 
@@ -151,11 +253,6 @@ def test_get_executor_bad_objects_and_workers():
     with pytest.raises(InvalidParameterError, match=r"The 'mp_context' parameter of ProcessExecutor must be one of "
                                                     r"\[.*'spawn'.*\] or a multiprocessing context. Got 'thread'"):
         ProcessExecutor(2, mp_context="thread")
-    assert workers_executor(1) == SerialExecutor()
-    assert workers_executor(0).max_workers is None and workers_executor(4).max_workers == 4
-    with pytest.raises(InvalidParameterError, match=r"The number of workers must be an int >= 0 \(1: in process, "
-                                                    r"0: one per CPU\). Got -2 instead"):
-        workers_executor(-2)
 
 
 def test_dask_missing_is_a_clear_error(monkeypatch):
@@ -289,6 +386,9 @@ def test_dask_executor_identical_results():
             distributed.Client(cl) as client:
         ex = DaskExecutor(client)
         assert ex.map(abs, range(-5, 5)) == [abs(x) for x in range(-5, 5)]
+        seen = []
+        assert ex.map(abs, range(-5, 5), on_item=seen.append) == [abs(x) for x in range(-5, 5)]
+        assert sorted(seen) == list(range(-5, 5)) and not ex.in_process
         a = evaluate_auc(preds, labels, n_resamples=40, rng=2, shard_size=6)
         b = evaluate_auc(preds, labels, n_resamples=40, rng=2, shard_size=6, executor=ex)
         assert np.array_equal(a.distribution, b.distribution, equal_nan=True)

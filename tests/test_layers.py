@@ -17,7 +17,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({"exceptions", "_validation", "_typing", "_plots", "schema", "io", "findings", "finding_maps",
                         "results", "outputs", "labels"})),
     ("datasets", frozenset({"datasets"})),
-    ("engines", frozenset({"bootstrap", "executor"})),
+    ("engines", frozenset({"bootstrap", "executor", "progress", "spill"})),
     ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa", "labeller"})),
     ("models", frozenset({"predict", "reader"})),
     ("report", frozenset({"report"})),

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from ._typing import RNGLike
 from ._validation import check_choice, check_confidence_level, check_memory, check_positive_int, normalize_rng
@@ -321,6 +320,8 @@ def bca_ci(distribution: np.ndarray, *, estimate: float, jackknife: np.ndarray,
     ``z0 = Φ⁻¹(#{θ*_b < θ̂} / B)``; ``a = Σ(θ̄ - θ_(i))³ / (6 [Σ(θ̄ - θ_(i))²]^{3/2})``; the interval
     takes the percentiles ``Φ(z0 + (z0 + z_α) / (1 - a (z0 + z_α)))``.
     """
+    from scipy import special
+
     confidence_level = check_confidence_level(confidence_level, func="bca_ci")
     dist = np.asarray(distribution, dtype=float).ravel()
     ok = dist[np.isfinite(dist)]

@@ -10,8 +10,11 @@ executor's business and nobody else's:
 * :class:`DaskExecutor`: a ``dask.distributed`` client (a local cluster of ``N`` worker processes or a
   scheduler address); the optional ``dask`` extra (``pip install cxreval[dask]``).
 
-Any object with a ``map(func, items)`` method returning the results in the order of ``items`` (the
-:class:`Executor` protocol) plugs in the same way; :func:`get_executor` turns a spec into one and
+Every executor says whether it runs in this process (``in_process``: then work may read arrays in memory
+and report progress item by item) and takes an ``on_item`` callback, called with each item as its result
+comes in (the :class:`Executor` protocol). Any object with a ``map(func, items)`` method returning the
+results in the order of ``items`` plugs in the same way (:func:`get_executor` adds what it lacks);
+:func:`get_executor` turns a spec into one and
 :func:`open_executor` does the same as a context manager that closes whatever the executor started (a Dask
 ``LocalCluster`` and its worker processes), also on an error or Ctrl-C. The specs, as the CLI's ``--executor``:
 
@@ -30,6 +33,12 @@ its whole resampling plan with ``rng`` first; each shard only reads rows of it),
 seed give identical outputs on every executor. Functions handed to a process or Dask executor must be
 picklable: module-level functions, or ``functools.partial`` of them with picklable arguments.
 
+Two modules go with the seam. Large arrays reach the workers through a *spill folder*
+(:func:`cxreval.spill.spill_arrays` writes them once as ``.npy`` files, each task carries their paths and
+:func:`~cxreval.spill.load_spilled` memory-maps them), not inside every task. Work that reports its progress
+takes a ``progress=`` object of the :class:`cxreval.progress.Progress` protocol (``add(description, total)``,
+``advance(task, n)``, ``done(task)``; the CLI's progress bars are one), typically advanced from ``on_item``.
+
 Examples
 --------
 >>> ex = get_executor("serial")
@@ -39,6 +48,9 @@ Examples
 ProcessExecutor(max_workers=2)
 >>> get_executor(None) == SerialExecutor()
 True
+>>> seen = []
+>>> ex.map(abs, [-2, 1], on_item=seen.append), seen
+([2, 1], [-2, 1])
 """
 
 from __future__ import annotations
@@ -47,7 +59,7 @@ import contextlib
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Protocol, runtime_checkable
 
 from .exceptions import DataUnavailableError, InvalidParameterError
@@ -56,12 +68,12 @@ __all__ = [
     "EXECUTOR_SPECS",
     "DASK_CONNECT_TIMEOUT_S",
     "Executor",
+    "OnItem",
     "SerialExecutor",
     "ProcessExecutor",
     "DaskExecutor",
     "get_executor",
     "open_executor",
-    "workers_executor",
     "chunk_items",
 ]
 
@@ -75,16 +87,31 @@ DASK_CONNECT_TIMEOUT_S = 5.0
 default is 30 s)."""
 
 
+OnItem = Callable[[Any], object]
+"""``on_item(item)``: called by :meth:`Executor.map` once per item, after that item's result is in."""
+
+
 @runtime_checkable
 class Executor(Protocol):
-    """What the library needs of an executor: ``map(func, items) -> list``.
+    """What the library needs of an executor: ``in_process`` and ``map(func, items, on_item=None) -> list``.
 
-    The results come back as a list in the order of ``items`` and equal ``[func(x) for x in items]``;
-    an exception raised by ``func`` propagates to the caller (the first one, in item order, for the
-    executors here).
+    Attributes
+    ----------
+    in_process : bool
+        Whether ``map`` calls ``func`` in this process (then ``func`` may be bound to arrays in memory, and
+        ``on_item`` runs as each item finishes); ``False``: elsewhere (``func`` and the items are pickled, large
+        arrays go through :func:`cxreval.spill.spill_arrays`, ``on_item`` runs as each task's results arrive).
+
+    Notes
+    -----
+    The results come back as a list in the order of ``items`` and equal ``[func(x) for x in items]``; an
+    exception raised by ``func`` propagates to the caller (the first one, in item order, here). ``on_item(item)``
+    runs in this process once per item after its result is in (in item order in process; elsewhere as tasks end).
     """
 
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+    in_process: bool
+
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
         ...
 
 
@@ -97,8 +124,16 @@ class SerialExecutor:
     [2, 1]
     """
 
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
-        return [func(x) for x in items]
+    in_process = True
+
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
+        if on_item is None:
+            return [func(x) for x in items]
+        out = []
+        for x in items:
+            out.append(func(x))
+            on_item(x)
+        return out
 
     def __eq__(self, other: object) -> bool:
         return type(other) is SerialExecutor
@@ -206,10 +241,12 @@ class ProcessExecutor:
             mp_context = multiprocessing.get_context(mp_context)
         self.mp_context = mp_context
 
+    in_process = False
+
     def __repr__(self) -> str:
         return f"ProcessExecutor(max_workers={self.max_workers})"
 
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
         items = list(items)
         if not items:
             return []
@@ -219,6 +256,13 @@ class ProcessExecutor:
                                  initargs=(func,)) as pool:
             futures = [pool.submit(_apply_worker_chunk, c) for c in chunks]
             try:
+                if on_item is not None:
+                    chunk_of = dict(zip(futures, chunks))
+                    for f in as_completed(futures):
+                        if f.exception() is not None:
+                            break  # raised below, by the first failed chunk in item order
+                        for x in chunk_of[f]:
+                            on_item(x)
                 parts = [f.result() for f in futures]
             except BaseException:
                 for f in futures:
@@ -282,6 +326,8 @@ class DaskExecutor:
         self._client = client
         self._owned = False
 
+    in_process = False
+
     def __repr__(self) -> str:
         if self.n_workers is not None:
             return f"DaskExecutor(n_workers={self.n_workers})"
@@ -323,7 +369,7 @@ class DaskExecutor:
             n = 1
         return max(1, int(n))
 
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
         items = list(items)
         if not items:
             return []
@@ -332,6 +378,13 @@ class DaskExecutor:
         [fut_func] = client.scatter([func], hash=False, broadcast=True)
         futures = [client.submit(_apply_chunk, fut_func, c, pure=False) for c in chunks]
         try:
+            if on_item is not None:
+                chunk_of = {f.key: c for f, c in zip(futures, chunks)}
+                for f in self._distributed.as_completed(futures):
+                    if f.status != "finished":
+                        break  # raised by gather
+                    for x in chunk_of[f.key]:
+                        on_item(x)
             parts = client.gather(futures)
         finally:
             client.cancel([fut_func])
@@ -415,7 +468,8 @@ def get_executor(spec: object = None) -> Executor:
         :class:`ProcessExecutor` with all CPUs or ``N`` workers; ``'dask:local:N'``: :class:`DaskExecutor` on a
         new LocalCluster of ``N`` worker processes; ``'dask://HOST:PORT'`` or ``'dask:ADDRESS'``: the scheduler
         at ``tcp://HOST:PORT`` / ``ADDRESS`` (``'dask:tcp://10.0.0.1:8786'``); ``'dask'``: the default client or
-        a new local cluster; an object with a callable ``map`` is returned as is.
+        a new local cluster; an :class:`Executor` is returned as is, and another object with a callable ``map``
+        as an :class:`Executor` calling it (``in_process`` as the object says, else ``False``).
 
     Returns
     -------
@@ -443,7 +497,9 @@ method).
         return SerialExecutor()
     if not isinstance(spec, str):
         if callable(getattr(spec, "map", None)):
-            return spec  # type: ignore[return-value]
+            if isinstance(getattr(spec, "in_process", None), bool) and _takes_on_item(spec.map):  # type: ignore[attr-defined]
+                return spec  # type: ignore[return-value]
+            return _MapOnly(spec)
         raise InvalidParameterError(f"The executor must be None, a spec string or an object with a map(func, items) "
                                     f"method. Got {spec!r} of type {type(spec).__name__} instead.")
     kind, sep, arg = spec.strip().partition(":")
@@ -470,6 +526,36 @@ method).
         return DaskExecutor(address=arg if sep else None)
     raise InvalidParameterError(f"Unknown executor spec {spec!r}; expected {EXECUTOR_SPECS} (or 'process', 'dask', "
                                 "'dask:tcp://HOST:PORT', or an object with a map(func, items) method).")
+
+
+def _takes_on_item(method: Callable[..., Any]) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+        return False
+    return any(p.name == "on_item" or p.kind is p.VAR_KEYWORD for p in params)
+
+
+class _MapOnly:
+    """An object with only ``map(func, items)`` made an :class:`Executor`: ``in_process`` as it says (else
+    ``False``: arrays are spilled for it), ``on_item`` called for every item once its ``map`` returns."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.in_process = bool(getattr(inner, "in_process", False))
+
+    def __repr__(self) -> str:
+        return repr(self.inner)
+
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
+        items = list(items)
+        out = list(self.inner.map(func, items))
+        if on_item is not None:
+            for x in items:
+                on_item(x)
+        return out
 
 
 def _check_reachable(address: str) -> None:
@@ -511,24 +597,3 @@ def open_executor(spec: object = None) -> Iterator[Executor]:
         close = getattr(ex, "close", None)
         if callable(close) and ex is not spec:
             close()
-
-
-def workers_executor(n_workers: object) -> Executor:
-    """The executor of a ``--workers N`` option: 1 in process, ``N > 1`` worker processes, 0 one per CPU.
-
-    Raises
-    ------
-    InvalidParameterError
-        ``n_workers`` not an int >= 0.
-
-    Examples
-    --------
-    >>> workers_executor(1), workers_executor(3)
-    (SerialExecutor(), ProcessExecutor(max_workers=3))
-    """
-    if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 0:
-        raise InvalidParameterError(f"The number of workers must be an int >= 0 (1: in process, 0: one per CPU). "
-                                    f"Got {n_workers!r} instead.")
-    if n_workers == 1:
-        return SerialExecutor()
-    return ProcessExecutor(None if n_workers == 0 else n_workers)

@@ -223,6 +223,7 @@ def test_progress_bars_render_on_a_terminal(monkeypatch):
     real = rich.console.Console
     monkeypatch.setattr(rich.console, "Console", lambda **k: real(file=buf, force_terminal=True, width=100))
     with _common.progress() as prog:
-        out = _common.ProgressExecutor(SerialExecutor(), prog, "shards").map(lambda x: x * 2, [1, 2, 3])
+        task = prog.add("shards", total=3)
+        out = SerialExecutor().map(lambda x: x * 2, [1, 2, 3], on_item=lambda _: prog.advance(task))
     assert out == [2, 4, 6]
     assert "shards" in buf.getvalue() and "3/3" in buf.getvalue()

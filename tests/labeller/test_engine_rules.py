@@ -85,6 +85,23 @@ def test_labels_are_a_valid_label_table_in_input_order():
     assert s["n_reports"] == 5 and s["states"]["missing"] == int(lab.state.isna().sum())
 
 
+class _Recorded:
+    """A Progress (cxreval.progress) that records what it is told."""
+
+    def __init__(self):
+        self.tasks, self.events = [], []
+
+    def add(self, description, total=None):
+        self.tasks.append((description, total))
+        return len(self.tasks) - 1
+
+    def advance(self, task, n=1):
+        self.events.append((task, n))
+
+    def done(self, task):
+        self.events.append((task, "done"))
+
+
 def test_chunking_and_processes_do_not_change_results():
     t = pd.concat([_table()] * 7, ignore_index=True)
     t["study_id"] = [f"s{i}" for i in range(len(t))]
@@ -95,9 +112,11 @@ def test_chunking_and_processes_do_not_change_results():
         pd.testing.assert_frame_equal(a.labels, r.labels)
         pd.testing.assert_frame_equal(a.mentions, r.mentions)
         pd.testing.assert_frame_equal(a.notes, r.notes)
-    seen = []
-    label_reports(t, chunk_size=10, progress=seen.append)
-    assert seen == [10, 20, 30, 35]
+    for ex in (None, ProcessExecutor(max_workers=2)):
+        seen = _Recorded()
+        label_reports(t, chunk_size=10, progress=seen, executor=ex)
+        assert seen.tasks == [("labelling reports", 35)]
+        assert sorted(n for _, n in seen.events) == [5, 10, 10, 10]  # reports per chunk
 
 
 def test_rules_override_file(tmp_path):

@@ -59,6 +59,23 @@ def task(tmp_path, torch_mod):
     return tmp_path
 
 
+class _Recorded:
+    """A Progress (cxreval.progress) that records what it is told."""
+
+    def __init__(self):
+        self.tasks, self.events = [], []
+
+    def add(self, description, total=None):
+        self.tasks.append((description, total))
+        return len(self.tasks) - 1
+
+    def advance(self, task, n=1):
+        self.events.append((task, n))
+
+    def done(self, task):
+        self.events.append((task, "done"))
+
+
 def test_wcel_equals_hand_computed(torch_mod):
     import torch
 
@@ -85,15 +102,15 @@ def test_full_finetune_learns_and_predict_reproduces_its_validation_auc(task, to
 
     from cxreval.predict import predict
     from cxreval.predict.finetune import finetune
-    calls = []
+    calls = _Recorded()
     res = finetune(task / "imgs", task / "labels.csv", out=task / "ft", model=f"torch:{task / 'base.yaml'}",
                    mode="full", epochs=12, patience=12, lr=3e-3, batch_size=8, seed=0, val_fraction=0.3,
-                   progress=lambda e, n, a: calls.append(e))
+                   progress=calls)
     log = pd.read_csv(task / "ft" / "training.csv")
     assert list(log.columns) == ["epoch", "finding", "train_loss", "val_loss", "val_auc", "n_val_pos", "n_val_neg",
                                  "best"]
     per_epoch = log[log.finding == "macro"].set_index("epoch")
-    assert calls == list(per_epoch.index)
+    assert calls.tasks == [("cxreval finetune (epochs)", 12)] and calls.events == [(0, 1)] * len(per_epoch)
     assert per_epoch.val_loss.iloc[-1] < 0.8 * per_epoch.val_loss.iloc[0]          # validation loss goes down
     assert res.best_val_auc > 0.9 and per_epoch.val_auc.max() == res.best_val_auc
     split = pd.read_csv(task / "ft" / "split.csv")

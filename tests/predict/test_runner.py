@@ -25,6 +25,23 @@ def blob_folder(tmp_path, blobs):
     return d, has, centres
 
 
+class _Recorded:
+    """A Progress (cxreval.progress) that records what it is told."""
+
+    def __init__(self):
+        self.tasks, self.events = [], []
+
+    def add(self, description, total=None):
+        self.tasks.append((description, total))
+        return len(self.tasks) - 1
+
+    def advance(self, task, n=1):
+        self.events.append((task, n))
+
+    def done(self, task):
+        self.events.append((task, "done"))
+
+
 def test_scores_heatmaps_and_outputs(tmp_path, blob_folder, tiny_models, torch_mod):
     d, has, centres = blob_folder
     _, ymls = tiny_models
@@ -97,11 +114,12 @@ def test_resume_after_interrupt(tmp_path, blob_folder, tiny_models, torch_mod):
     # other settings: refused, not mixed
     with pytest.raises(SchemaError, match=r"other settings \(\['cam', 'heatmaps', 'models'\]\).*restart=True"):
         predict(d, specs[:1], out=out, batch_size=3)
-    counts, calls = [], []
+    counts, calls = [], _Recorded()
     res = predict(d, specs, out=out, heatmaps=True, batch_size=3, workers=2, on_batch=counts.append,
-                  progress=lambda n, total: calls.append((n, total)))
+                  progress=calls)
     assert sum(counts) == 10 - 6                                    # only the images not yet predicted
-    assert calls == [(n, 10 - 6) for n in counts]                   # the progress callback: per batch, with the total
+    assert calls.tasks == [("cxreval predict (images)", 10 - 6)]    # the progress task: the images of this run
+    assert calls.events == [(0, n) for n in counts]                 # advanced per batch
     pd.testing.assert_frame_equal(res.predictions, full.predictions)
     for name in ("tiny0", "tiny1"):
         with np.load(out / "heatmaps" / f"{name}.npz") as a, np.load(tmp_path / "full" / "heatmaps" / f"{name}.npz") as b:

@@ -16,14 +16,17 @@ import functools
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import SerialExecutor
+from ..executor import Executor, OnItem
+from ..spill import load_spilled, spill_arrays
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 __all__ = ["AUCIndex", "BlockInputs", "auc_block", "binary_labels", "block_indices", "cumsum_rows_inplace",
            "finite_scores", "map_blocks", "positive_weights", "spill_inputs", "weighted_auc_float"]
@@ -152,6 +155,8 @@ class AUCIndex:
         ``n_seg + 1 + k`` counts the positives that read the cumulative negative weight below break ``k``
         (once for ``lo``, once for ``hi``). Cached per ``group`` object.
         """
+        from scipy import sparse
+
         key = (id(group), n_groups)
         hit = self._mats.get(key)
         if hit is not None and hit[0] is group:
@@ -222,6 +227,8 @@ class AUCIndex:
         ct_max : int, optional
             An upper bound of ``ct`` when known (computed otherwise).
         """
+        from scipy import sparse
+
         n_rep = ct.shape[1]
         if self.neg.size == 0 or self.pos.size == 0:
             return np.full(n_rep, np.nan)
@@ -314,26 +321,16 @@ class BlockInputs:
 
     def load(self) -> BlockInputs:
         """The same inputs with every path memory-mapped (read-only)."""
-        def arr(v: np.ndarray | str | None) -> np.ndarray | None:
-            return np.load(v, mmap_mode="r") if isinstance(v, str) else v
-
+        arr = load_spilled
         return BlockInputs(arr(self.scores), arr(self.labels), arr(self.study_patient),  # type: ignore[arg-type]
                            arr(self.shards), arr(self.wpos), self.n_resamples, self.n_patients, self.ct_max)
 
 
 def spill_inputs(inputs: BlockInputs, folder: str | Path) -> BlockInputs:
     """Write the arrays of ``inputs`` as ``.npy`` files into ``folder`` and return inputs naming them (what a
-    process or Dask task carries instead of the arrays: a few paths)."""
-    folder = Path(folder)
-    paths: dict[str, str | None] = {}
-    for name in ("scores", "labels", "study_patient", "shards", "wpos"):
-        v = getattr(inputs, name)
-        if v is None or isinstance(v, str):
-            paths[name] = v
-            continue
-        p = folder / f"{name}.npy"
-        np.save(p, np.ascontiguousarray(v))
-        paths[name] = str(p.resolve())
+    process or Dask task carries instead of the arrays: a few paths; :func:`cxreval.spill.spill_arrays`)."""
+    paths = spill_arrays({name: getattr(inputs, name) for name in ("scores", "labels", "study_patient", "shards",
+                                                                   "wpos")}, folder)
     return BlockInputs(paths["scores"], paths["labels"], paths["study_patient"],  # type: ignore[arg-type]
                        paths["shards"], paths["wpos"], inputs.n_resamples, inputs.n_patients, inputs.ct_max)
 
@@ -411,21 +408,15 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
     return (int(model), int(finding)), point, dist
 
 
-def _in_process(ex: object) -> bool:
-    """Whether ``ex`` runs its map in this process (the serial executor, possibly wrapped by a progress display)."""
-    while not isinstance(ex, SerialExecutor) and getattr(ex, "inner", None) is not None:
-        ex = ex.inner  # type: ignore[attr-defined]
-    return isinstance(ex, SerialExecutor)
-
-
-def map_blocks(ex: object, inputs: BlockInputs, blocks: list[tuple[int, int]], spill_dir: str | Path | None
-               ) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray]]:
-    """:func:`auc_block` over ``blocks`` on ``ex``: in process on the arrays themselves;
-    elsewhere each task carries a block id and the paths of the arrays, written once as ``.npy`` into a
-    temporary folder under ``spill_dir`` (removed at the end), which every worker memory-maps."""
-    if _in_process(ex):
-        return ex.map(functools.partial(auc_block, inputs), blocks)  # type: ignore[attr-defined]
+def map_blocks(ex: Executor, inputs: BlockInputs, blocks: list[tuple[int, int]], spill_dir: str | Path | None,
+               on_item: OnItem | None = None) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray]]:
+    """:func:`auc_block` over ``blocks`` on ``ex`` (``on_item`` as for :meth:`~cxreval.executor.Executor.map`):
+    in process on the arrays themselves; elsewhere each task carries a block id and the paths of the arrays,
+    written once as ``.npy`` into a temporary folder under ``spill_dir`` (removed at the end), which every
+    worker memory-maps."""
+    if ex.in_process:
+        return ex.map(functools.partial(auc_block, inputs), blocks, on_item=on_item)
     if spill_dir is not None:
         Path(spill_dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cxreval-spill-", dir=spill_dir) as tmp:
-        return ex.map(functools.partial(auc_block, spill_inputs(inputs, tmp)), blocks)  # type: ignore[attr-defined]
+        return ex.map(functools.partial(auc_block, spill_inputs(inputs, tmp)), blocks, on_item=on_item)

@@ -21,6 +21,7 @@ from ..bootstrap import ResamplingPlan, draw_plan, shard_size_for, summarize_dis
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
 from ..executor import Executor, get_executor
 from ..labels import MACRO, MICRO
+from ..progress import NoProgress, Progress
 from ._kernel import BlockInputs, map_blocks, positive_weights
 from .inputs import PreparedInputs
 from .result import (
@@ -39,7 +40,8 @@ __all__ = ["evaluate_prepared"]
 
 def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_level: float, macro: bool, micro: bool,
                       mean_over_models: bool, rng: RNGLike, plan: ResamplingPlan | None, shard_size: int | None,
-                      executor: Executor | str | None, spill_dir: str | Path | None = None) -> AUCResult:
+                      executor: Executor | str | None, spill_dir: str | Path | None = None,
+                      progress: Progress | None = None) -> AUCResult:
     """The computation of :func:`~cxreval.classification.evaluate_auc` on validated arrays (options already
     checked by it): plan, then per block (model × finding, model × micro) one sort, point AUCs and every replicate;
     CIs and the table. Call :func:`~cxreval.classification.evaluate_auc` with the :class:`PreparedInputs`
@@ -97,8 +99,12 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
             micro_inputs = dataclasses.replace(micro_inputs, wpos=positive_weights(Ym, plan.study_patient,
                                                                                   shards))
         runs = [(inputs, [b for b in blocks if b[1] < len(fs)]), (micro_inputs, [b for b in blocks if b[1] == len(fs)])]
+    progress = NoProgress() if progress is None else progress
+    task = progress.add("AUC blocks (model x finding, every replicate)", total=len(blocks))
+    ex = get_executor(executor)
     for run_inputs, run_blocks in runs:
-        for (i, j), pt, ds in map_blocks(get_executor(executor), run_inputs, run_blocks, spill_dir):
+        for (i, j), pt, ds in map_blocks(ex, run_inputs, run_blocks, spill_dir,
+                                         on_item=lambda _: progress.advance(task)):
             point[i, j] = pt
             dist[i, j] = ds
     fnames = list(fs)

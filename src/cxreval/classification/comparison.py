@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from .._validation import check_choice
 from ..bootstrap import BootstrapResult, percentile_ci
@@ -116,6 +115,8 @@ def delong_test(y_true: Sequence[int] | np.ndarray, y_score_a: Sequence[float] |
     covariance matrices of the placement values of the ``m`` positives and ``n`` negatives. Studies are
     treated as independent (no patient clustering; use the bootstrap difference for clustered data).
     """
+    from scipy import special
+
     y = binary_labels(y_true, "delong_test")
     a = finite_scores(y_score_a, y.size, "delong_test")
     b = finite_scores(y_score_b, y.size, "delong_test")

@@ -20,6 +20,7 @@ from ..exceptions import InvalidParameterError
 from ..executor import Executor, get_executor
 from ..findings import VocabularyMapping
 from ..labels import POLICIES
+from ..progress import Progress, as_progress
 from .blocks import evaluate_prepared
 from .inputs import PreparedInputs, prepare_inputs
 from .result import AUCResult
@@ -35,7 +36,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
                  unlabeled: str = "error", rng: RNGLike = None, plan: ResamplingPlan | None = None,
                  shard_size: int | None = None, executor: Executor | str | None = None,
                  spill_dir: str | Path | None = None, studies: str = "each", missing_scores: str = "refuse",
-                 finding_map: str | VocabularyMapping | None = None) -> AUCResult:
+                 finding_map: str | VocabularyMapping | None = None, progress: Progress | None = None) -> AUCResult:
     """ROC-AUC per model × finding × reference with patient-level bootstrap percentile CIs.
 
     Parameters
@@ -100,6 +101,9 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
     finding_map : str, VocabularyMapping or None
         A finding map (:mod:`cxreval.finding_maps`: a built-in name such as ``'nih_to_google'``, a YAML file or
         a mapping) applied to the labels and the scores before evaluation; only its targets are evaluated.
+    progress : Progress, optional
+        Advanced once per block as its results come in (:class:`cxreval.progress.Progress`; e.g. the CLI's
+        progress bars).
 
     Returns
     -------
@@ -133,7 +137,8 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
                           studies=studies, missing_scores=missing_scores, finding_map=finding_map)
     return evaluate_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro,
                              micro=micro, mean_over_models=mean_over_models, rng=rng, plan=plan,
-                             shard_size=shard_size, executor=executor, spill_dir=spill_dir)
+                             shard_size=shard_size, executor=executor, spill_dir=spill_dir,
+                             progress=as_progress(progress, func="evaluate_auc"))
 
 
 def _check_options(n_resamples: int, confidence_level: float, plan: ResamplingPlan | None,
@@ -147,7 +152,8 @@ def _check_options(n_resamples: int, confidence_level: float, plan: ResamplingPl
 def evaluate_auc_prepared(inputs: PreparedInputs, *, n_resamples: int = 1000, confidence_level: float = 0.95,
                           macro: bool = True, micro: bool = True, mean_over_models: bool = True, rng: RNGLike = None,
                           plan: ResamplingPlan | None = None, shard_size: int | None = None,
-                          executor: Executor | str | None = None, spill_dir: str | Path | None = None) -> AUCResult:
+                          executor: Executor | str | None = None, spill_dir: str | Path | None = None,
+                          progress: Progress | None = None) -> AUCResult:
     """:func:`evaluate_auc` on inputs validated and laid out beforehand (:func:`prepare_from_files`,
     :func:`prepare_inputs`): the selection (references, findings, label policy, model groups, study design,
     finding map) is the one given there.
@@ -158,7 +164,8 @@ def evaluate_auc_prepared(inputs: PreparedInputs, *, n_resamples: int = 1000, co
     Parameters
     ----------
     inputs : PreparedInputs
-    n_resamples, confidence_level, macro, micro, mean_over_models, rng, plan, shard_size, executor, spill_dir
+    n_resamples, confidence_level, macro, micro, mean_over_models, rng, plan, shard_size, executor, spill_dir,
+    progress
         As :func:`evaluate_auc`.
 
     Returns
@@ -178,4 +185,5 @@ def evaluate_auc_prepared(inputs: PreparedInputs, *, n_resamples: int = 1000, co
                                                              func="evaluate_auc_prepared")
     return evaluate_prepared(inputs, n_resamples=n_resamples, confidence_level=confidence_level, macro=macro,
                              micro=micro, mean_over_models=mean_over_models, rng=rng, plan=plan,
-                             shard_size=shard_size, executor=executor, spill_dir=spill_dir)
+                             shard_size=shard_size, executor=executor, spill_dir=spill_dir,
+                             progress=as_progress(progress, func="evaluate_auc_prepared"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,8 +21,9 @@ from .._typing import RNGLike
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import validate_model_groups
+from ..progress import Progress, as_progress
 from .evaluate import evaluate_auc_prepared
-from .inputs import PreparedInputs, prepare_from_files
+from .inputs import prepare_from_files
 from .result import AUCResult
 
 if TYPE_CHECKING:
@@ -55,8 +56,7 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
                        findings: Sequence[str] | None = None, policy: str = "exclude",
                        not_mentioned: str = "negative", unlabeled: str = "error", n_resamples: int = 1000,
                        confidence_level: float = 0.95, rng: RNGLike = None, executor: Executor | str | None = None,
-                       spill_dir: str | Path | None = None,
-                       on_read: Callable[[PreparedInputs], object] | None = None,
+                       spill_dir: str | Path | None = None, progress: Progress | None = None,
                        blank_state: str | None = None, studies: str = "each",
                        missing_scores: str = "refuse", finding_map: str | VocabularyMapping | None = None) -> AUCResult:
     """ROC-AUC with patient-bootstrap CIs of prediction files against label files.
@@ -73,9 +73,9 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
     missing_scores, finding_map
         As for :func:`~cxreval.classification.evaluate_auc`. ``spill_dir``: e.g. the output's temporary folder
         (shared storage for a multi-machine cluster).
-    on_read : callable, optional
-        Called with the :class:`~cxreval.classification.PreparedInputs` once the files are read and validated,
-        before the computation (e.g. to close a progress bar).
+    progress : Progress, optional
+        A task for the reading (done once the files are read and validated) and one advanced per block
+        (:class:`cxreval.progress.Progress`; e.g. the CLI's progress bars).
 
     Returns
     -------
@@ -95,15 +95,16 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
     else:
         raise InvalidParameterError(f"The 'model_groups' parameter of evaluate_auc_files must be a path, a DataFrame "
                                     f"(model, group), a dict or None. Got {model_groups!r} instead.")
+    progress = as_progress(progress, func="evaluate_auc_files")
+    reading = progress.add("reading predictions and labels")
     prep = prepare_from_files(predictions, labels, state_encoding=state_encoding, references=references or None,
                               findings=findings or None, policy=policy, not_mentioned=not_mentioned,
                               model_groups=groups, unlabeled=unlabeled, blank_state=blank_state, studies=studies,
                               missing_scores=missing_scores, finding_map=finding_map)
-    if on_read is not None:
-        on_read(prep)
+    progress.done(reading)
     t0 = time.perf_counter()
     res = evaluate_auc_prepared(prep, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
-                                executor=executor, spill_dir=spill_dir)
+                                executor=executor, spill_dir=spill_dir, progress=progress)
     log.info("AUC of %d models x %d findings x %d references, %d replicates: %.2f s", len(res.models),
              len(res.findings), len(res.references), res.n_resamples, time.perf_counter() - t0)
     return res

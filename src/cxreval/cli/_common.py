@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +15,12 @@ import typer
 
 from .._typing import FindingsLike
 from ..exceptions import InvalidParameterError, SchemaError
+from ..executor import Executor
+from ..progress import NoProgress, Progress
 
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
            "blank_state_option",
-           "split_list", "check_inputs", "check_folder_option", "open_output", "progress", "ProgressExecutor",
+           "split_list", "check_inputs", "check_folder_option", "open_output", "progress",
            "echo_json", "executor_option", "cli_executor", "auc_from_files", "studies_option", "finding_map_option",
            "missing_scores_option", "map_score_option", "resolve_finding_map"]
 
@@ -67,7 +69,7 @@ def executor_option() -> Any:
 
 
 @contextlib.contextmanager
-def cli_executor(spec: str | None) -> Iterator[Any]:
+def cli_executor(spec: str | None) -> Iterator[Executor]:
     """The executor of ``--executor SPEC``: a bad spec is refused (exit 2) before any work; whatever it started
     (a LocalCluster and its worker processes) is closed when the command ends, Ctrl-C included."""
     from ..executor import open_executor
@@ -135,18 +137,7 @@ def open_output(out: Path, *, overwrite: bool, inputs: Iterable[Path | None] = (
         yield d
 
 
-class _NoProgress:
-    def add(self, description: str, total: float | None = None) -> int:
-        return 0
-
-    def advance(self, task: int, n: float = 1) -> None:
-        pass
-
-    def done(self, task: int) -> None:
-        pass
-
-
-class _RichProgress(_NoProgress):
+class _RichProgress(NoProgress):
     def __init__(self, bar: Any) -> None:
         self.bar = bar
 
@@ -162,7 +153,7 @@ class _RichProgress(_NoProgress):
 
 
 @contextlib.contextmanager
-def progress(*, enabled: bool | None = None) -> Iterator[_NoProgress]:
+def progress(*, enabled: bool | None = None) -> Iterator[Progress]:
     """Rich progress bars on stderr (off when stderr is not a terminal): ``p.add(description, total)``,
     ``p.advance(task)``, ``p.done(task)``. Phases without a known size show a spinner and the elapsed time."""
     from rich.console import Console
@@ -171,45 +162,23 @@ def progress(*, enabled: bool | None = None) -> Iterator[_NoProgress]:
     if enabled is None:
         enabled = console.is_terminal
     if not enabled:
-        yield _NoProgress()
+        yield NoProgress()
         return
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
-        Progress,
         SpinnerColumn,
         TextColumn,
         TimeElapsedColumn,
     )
+    from rich.progress import Progress as Bars
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    with Bars(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         yield _RichProgress(bar)
 
 
-class ProgressExecutor:
-    """An executor that advances a progress task per item it maps (in process) or per map (elsewhere)."""
-
-    def __init__(self, inner: Any, prog: _NoProgress, description: str) -> None:
-        self.inner, self.prog, self.description = inner, prog, description
-
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
-        from ..executor import SerialExecutor
-
-        items = list(items)
-        task = self.prog.add(self.description, total=len(items))
-        if isinstance(self.inner, SerialExecutor):
-            out = []
-            for x in items:
-                out.append(func(x))
-                self.prog.advance(task)
-        else:
-            out = self.inner.map(func, items)
-            self.prog.advance(task, len(items))
-        return out
-
-
-def auc_from_files(prog: _NoProgress, executor: Any, spill_dir: Path, *, predictions: Sequence[Path],
+def auc_from_files(prog: Progress, executor: Any, spill_dir: Path, *, predictions: Sequence[Path],
                    labels: Sequence[Path], references: str | Sequence[str] | None,
                    findings: FindingsLike, seed: int, **options: Any) -> Any:
     """``classify`` and ``rank -p``: read the files and bootstrap the AUCs
@@ -217,12 +186,9 @@ def auc_from_files(prog: _NoProgress, executor: Any, spill_dir: Path, *, predict
     AUC blocks; ``options`` are passed through (model groups, state encoding, policy, ...)."""
     from ..classification import evaluate_auc_files
 
-    task = prog.add("reading predictions and labels")
     return evaluate_auc_files(predictions, labels, references=split_list(references, option="--references"),
                               findings=split_list(findings, option="--findings"), rng=seed, spill_dir=spill_dir,
-                              executor=ProgressExecutor(executor, prog, "AUC blocks (model x finding, every "
-                                                        "replicate)"),
-                              on_read=lambda _: prog.done(task), **options)
+                              executor=executor, progress=prog, **options)
 
 
 def echo_json(obj: object) -> None:

@@ -77,20 +77,13 @@ def finetune(
     from ..predict.finetune import finetune as run
 
     with progress_bar(enabled=show_progress) as prog:
-        task: list[int] = []
-
-        def step(epoch: int, total: int, auc: float) -> None:
-            if not task:
-                task.append(prog.add("cxreval finetune (epochs)", total=total))
-            prog.advance(task[0], 1)
-
         res = run(images, labels, out=out, model=model, recipe=recipe, arch=arch, weights=weights, mode=mode,
                   loss=loss, findings=split_list(findings, option="--findings"), source=source, policy=policy,
                   not_mentioned=not_mentioned, state_encoding=state_encoding, val_fraction=val_fraction,
                   epochs=epochs, patience=patience, batch_size=batch_size, lr=lr, weight_decay=weight_decay,
                   seed=seed, device=device, input_size=input_size, name=name, keep_interrupted=keep_interrupted,
                   overwrite=overwrite, weights_dir=weights_dir, download=not no_download, argv=_argv(),
-                  progress=step)
+                  progress=prog)
     if json_out:
         echo_json({"best_epoch": res.best_epoch, "best_val_auc": res.best_val_auc, "stopped": res.stopped,
                    "training": res.table.to_dict(orient="records")})

@@ -144,7 +144,7 @@ def fuse(
         with progress() as prog:
             task = prog.add(f"fusing {len(reader_list)} readers with {', '.join(method_list)}"
                             + (f" and the model {load_model}" if load_model else ""))
-            parallel = executor not in (None, "", "serial")
+            parallel = not ex.in_process
             spill = d / ".fuse-spill"
             res = fuse_and_compare(table, reader_list, method_list, adjudicated=adjudicated, findings=finding_list,
                                    not_mentioned=not_mentioned, rng=seed, params=params, model=load_model,

@@ -140,15 +140,8 @@ def label_reports_command(
                          meta={"sections": list(secs), "vocabulary": vocabulary, "conventions": conventions,
                                "rules": rs.to_dict()}) as d, \
                 progress(enabled=None if len(read.table) >= _PROGRESS_MIN else False) as prog:
-            task = prog.add("labelling reports", total=len(read.table))
-            done = [0]
-
-            def step(k: int) -> None:  # label_reports reports the cumulative count
-                prog.advance(task, k - done[0])
-                done[0] = k
-
             res = label_reports(read.table, sections=secs, rules=rs, executor=ex, chunk_size=chunk_size,
-                                where=f"file {str(reports)!r}", progress=step, read=read.report)
+                                where=f"file {str(reports)!r}", progress=prog, read=read.report)
             res.save(d)
             val = None
             if ref is not None:

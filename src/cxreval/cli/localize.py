@@ -10,7 +10,6 @@ from ..exceptions import InvalidParameterError
 from ..io import write_summary
 from ..localization.heatmap_files import HEATMAP_INPUTS
 from ._common import (
-    ProgressExecutor,
     check_inputs,
     cli_executor,
     echo_json,
@@ -90,7 +89,7 @@ def localize(
         refs = read_box_file(boxes, image_shape=(image_size, image_size))
         res = evaluate_heatmaps(index, refs, protocol=proto, missing_maps=missing_maps,
                                 studies_from_maps=studies_from_maps,
-                                executor=ProgressExecutor(ex, prog, "heatmaps -> boxes"))
+                                executor=ex, progress=prog)
         res.save(d)
         write_summary(d, res.summary())
     if json_out:

@@ -55,17 +55,10 @@ def predict(
     from ..predict import predict as run
 
     with cli_executor(executor) as ex, progress_bar(enabled=show_progress) as prog:
-        task: list[int] = []
-
-        def step(n: int, total: int) -> None:
-            if not task:
-                task.append(prog.add("cxreval predict (images)", total=total))
-            prog.advance(task[0], n)
-
         res = run(images, model, out=out, overwrite=overwrite, heatmaps=heatmaps, cam=cam, target_layer=target_layer,
                   batch_size=batch_size, device=device, workers=workers, weights_dir=weights_dir,
                   download=not no_download, dicom_window=dicom_window, restart=restart, prompts=prompts,
-                  executor=ex, progress=step)
+                  executor=ex, progress=prog)
     if json_out:
         echo_json(res.to_dict())
         return

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from .._typing import PathLike
 from .._validation import check_choice, did_you_mean
@@ -86,6 +85,8 @@ def load_predictions(directory: PathLike, *, models: Sequence[str] | None = None
     SchemaError
         A file breaks the schema (non-finite score, duplicate image), naming file, row and value.
     """
+    from scipy import special
+
     check_choice(logits, ("keep", "sigmoid"), name="logits", func="load_predictions")
     d = _dir(directory)
     avail = list_models(d)

@@ -2,9 +2,9 @@
 
 Work is split by group (a finding, with the default ``pooling='finding'``). Each group's encoded annotations
 are written once into a *spill folder* as three ``.npy`` files (``item`` int32, ``reader`` int32, ``label``
-int8); a task carries only the folder path, the group's index and size, the method's name and its
-(small) constructor parameters, and the group's random starts (MACE: ``n_restarts x n_readers x (2 + K)``
-numbers). The worker memory-maps its own files and runs ``_fit_group``, the same function the serial fit
+int8; :func:`cxreval.spill.spill_arrays`); a task carries only the folder path, the group's index and size,
+the method's name and its (small) constructor parameters, and the group's random starts (MACE:
+``n_restarts x n_readers x (2 + K)`` numbers). The worker memory-maps its own files and runs ``_fit_group``, the same function the serial fit
 runs on the same values, so the parts, and every file written from them, are identical byte for byte.
 
 Shared storage: with a Dask cluster on several machines every worker must see the spill folder under the
@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..spill import load_spilled, spill_arrays
 from ._base import Annotations, GroupedFusion, GroupMap, get_fusion
 
 __all__ = ["executor_group_map", "fit_group_task"]
@@ -47,7 +48,7 @@ def fit_group_task(task: tuple[int, int, object], *, method: str, params: dict[s
     """
     index, n_items, extra = task
     base = Path(folder) / f"g{index}"
-    item, reader, label = (np.asarray(np.load(f"{base}_{c}.npy", mmap_mode="r"), dtype=np.int64)
+    item, reader, label = (np.asarray(load_spilled(f"{base}_{c}.npy"), dtype=np.int64)
                            for c in ("item", "reader", "label"))
     est = get_fusion(method)(**params)
     return est._fit_group(item, reader, label, n_items, n_readers, extra)  # type: ignore[attr-defined]
@@ -65,11 +66,9 @@ def executor_group_map(executor: Any, folder: str | Path) -> GroupMap:
         for gi, (_, items) in enumerate(groups):
             if (est.pooling, gi) in written:
                 continue
-            sub_folder.mkdir(parents=True, exist_ok=True)
             sub = ann.subset(items)
-            for col, arr, dtype in (("item", sub.item, np.int32), ("reader", sub.reader, np.int32),
-                                    ("label", sub.label, np.int8)):
-                np.save(sub_folder / f"g{gi}_{col}.npy", arr.astype(dtype))
+            spill_arrays({"item": sub.item.astype(np.int32), "reader": sub.reader.astype(np.int32),
+                          "label": sub.label.astype(np.int8)}, sub_folder, prefix=f"g{gi}_")
             written[(est.pooling, gi)] = str(sub_folder)
         func = partial(fit_group_task, method=est.name, params=_params(est), folder=str(sub_folder),
                        n_readers=ann.n_readers)

@@ -154,7 +154,8 @@ def fuse_labels(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[
         An executor spec (``'process:2'``, ``'dask://HOST:PORT'``; opened and closed here) or an open executor
         (``cxreval.executor.open_executor(spec)``, anything with ``map(func, items)`` returning results in
         order) that fits the groups of Dawid-Skene and MACE (one per finding) in parallel; the other methods
-        run here. Results are identical to the serial fit byte for byte.
+        run here, and so does everything with an executor in this process (``in_process``). Results are
+        identical to the serial fit byte for byte.
     spill_dir : path, optional
         Folder for the per-group arrays the executor's workers read (:mod:`cxreval.fusion._spill`; default a
         temporary folder, removed at the end). On a multi-machine cluster it must be on storage every worker
@@ -227,10 +228,12 @@ def _fuse(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], 
     enc = encode_annotations(ann, func="fuse_labels")  # once for every unsupervised method
     with contextlib.ExitStack() as stack:
         group_map = None
-        if isinstance(executor, str):  # a spec: opened here, closed at the end
-            from ..executor import open_executor
+        if executor is not None:
+            from ..executor import get_executor, open_executor
 
-            executor = None if executor == "serial" else stack.enter_context(open_executor(executor))
+            # a spec is opened here and closed at the end; an executor in this process fits the groups as serially
+            ex = stack.enter_context(open_executor(executor)) if isinstance(executor, str) else get_executor(executor)
+            executor = None if ex.in_process else ex
         if executor is not None:
             from ._spill import executor_group_map
 

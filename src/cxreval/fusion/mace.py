@@ -76,7 +76,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import digamma
 
 from .._typing import RNGLike
 from .._validation import check_choice, check_positive_int, normalize_rng
@@ -131,6 +130,8 @@ def _e_step(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: in
 
 
 def _vb_normalize(counts: np.ndarray, prior: float) -> np.ndarray:
+    from scipy.special import digamma
+
     x = counts + prior
     return np.exp(digamma(x)) / np.exp(digamma(x.sum(axis=1, keepdims=True)))
 
@@ -187,6 +188,8 @@ def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: i
     best : int
         Index of the kept run.
     """
+    from scipy.special import digamma
+
     if starts is None:
         if rng is None:
             raise InvalidParameterError("mace_fit needs either rng or starts.")

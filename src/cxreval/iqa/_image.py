@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import ndimage
 
 from .._validation import check_choice
 from ..exceptions import CxrevalError, DataUnavailableError, InvalidParameterError, SchemaError
@@ -374,6 +373,8 @@ def imfilter(image: np.ndarray, kernel: np.ndarray, *, mode: str = "symmetric") 
     mode : {'symmetric', 'replicate', 'circular', 'zero'}, default='symmetric'
         ``'zero'`` is MATLAB's default (and ``filter2(k, x, 'same')``).
     """
+    from scipy import ndimage
+
     kernel = np.asarray(kernel, dtype=np.float64)
     if kernel.ndim == 1:
         kernel = kernel[None, :]

@@ -28,8 +28,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import ndimage
-from scipy.special import factorial
 
 __all__ = ["laplacian_pyramid", "build_scf_pyramid", "build_sf_pyramid", "build_sp5_pyramid", "sp5_filters"]
 
@@ -37,11 +35,15 @@ _BINOM5 = np.sqrt(2.0) * np.array([1.0, 4.0, 6.0, 4.0, 1.0]) / 16.0
 
 
 def _down(a: np.ndarray, axis: int) -> np.ndarray:
+    from scipy import ndimage
+
     out = ndimage.correlate1d(a, _BINOM5, axis=axis, mode="mirror")
     return out[::2] if axis == 0 else out[:, ::2]
 
 
 def _up(a: np.ndarray, axis: int, size: int) -> np.ndarray:
+    from scipy import ndimage
+
     shape = list(a.shape)
     shape[axis] = size
     z = np.zeros(shape)
@@ -94,6 +96,8 @@ def _point_op(im: np.ndarray, lut: np.ndarray, origin: float, increment: float) 
 
 
 def _build(image: np.ndarray, height: int, order: int, complex_: bool) -> list:
+    from scipy.special import factorial
+
     h, w = image.shape
     log_rad, angle = _grid(h, w)
     xrcos, yrcos = _rcos(1.0, -0.5)
@@ -195,11 +199,15 @@ def sp5_filters() -> dict[str, Any]:
 
 
 def _corr(a: np.ndarray, k: np.ndarray) -> np.ndarray:
+    from scipy import ndimage
+
     return ndimage.correlate(a, k, mode="mirror")
 
 
 def _corr_down2(a: np.ndarray, k: np.ndarray) -> np.ndarray:
     """``corrDn(a, k, 'reflect1', [2 2], [1 1])``: correlation at every second pixel, from the first."""
+    from scipy import ndimage
+
     r = k.shape[0] // 2
     p = np.pad(a, r, mode="reflect")
     h, w = a.shape

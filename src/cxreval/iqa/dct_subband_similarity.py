@@ -23,7 +23,6 @@ References
 from __future__ import annotations
 
 import numpy as np
-from scipy import ndimage
 
 from .._validation import check_positive_int
 from ..exceptions import InvalidParameterError
@@ -74,6 +73,8 @@ def dss(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, dc
     percentile : float in (0, 1], default=0.05
         Fraction of worst local similarities averaged per subband.
     """
+    from scipy import ndimage
+
     func = "dss"
     n = check_positive_int(dct_size, name="dct_size", func=func)
     ks = check_positive_int(kernel_size, name="kernel_size", func=func)

@@ -53,7 +53,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import ndimage
 
 from .._typing import PathLike, RNGLike
 from .._validation import normalize_rng, read_yaml_file
@@ -114,12 +113,16 @@ def _positive(transform: str, name: str, value: object) -> float:
 
 
 def _unsharp(x: np.ndarray, r: float, rng: np.random.Generator, *, sigma: float, amount: float) -> np.ndarray:
+    from scipy import ndimage
+
     sigma = _positive("unsharp_mask", "sigma", sigma)
     amount = _positive("unsharp_mask", "amount", amount)
     return _clip(x + amount * (x - ndimage.gaussian_filter(x, sigma, mode="reflect", truncate=4.0)), r)
 
 
 def _blur(x: np.ndarray, r: float, rng: np.random.Generator, *, sigma: float) -> np.ndarray:
+    from scipy import ndimage
+
     sigma = _positive("gaussian_blur", "sigma", sigma)
     return _clip(ndimage.gaussian_filter(x, sigma, mode="reflect", truncate=4.0), r)
 

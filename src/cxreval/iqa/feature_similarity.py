@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy import fft as sfft
 
 from .._validation import check_choice
 from ._image import SCHARR, gradient_magnitude, rescaled_pair, similarity_map
@@ -51,6 +50,8 @@ def _filters(rows: int, cols: int, scales: int, orientations: int, min_wavelengt
              sigma_f: float, delta_theta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Log-Gabor filter bank (orientations, scales, rows, cols) of ``phasecong2``, the energy of the
     smallest-scale filter per orientation, and the noise-energy factor ``2 sum A^2 + 4 sum A_i A_j``."""
+    from scipy import fft as sfft
+
     x = _freq_grid(cols)[None, :]
     y = _freq_grid(rows)[:, None]
     radius = np.sqrt(x * x + y * y)
@@ -107,6 +108,8 @@ def phase_congruency(image: np.ndarray, *, scales: int = 4, orientations: int = 
     -------
     pc : numpy.ndarray of shape (H, W), values in [0, 1]
     """
+    from scipy import fft as sfft
+
     rows, cols = image.shape
     filt, em_n, factor = _filters(rows, cols, int(scales), int(orientations), float(min_wavelength),
                                   float(mult), float(sigma_f), float(delta_theta))

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import ndimage
 
 from ._image import check_pair
 from ._registry import register_iqa
@@ -116,6 +115,8 @@ def ambe(image_true: np.ndarray, image_test: np.ndarray, *, data_range: float, n
 
 def _box_sum_valid(a: np.ndarray, b: int) -> np.ndarray:
     """``filter2(ones(b), a, 'valid')``."""
+    from scipy import ndimage
+
     ones = np.ones(b)
     s = ndimage.correlate1d(a, ones, axis=0, mode="constant", origin=(b - 1) // 2 - b // 2)
     s = ndimage.correlate1d(s, ones, axis=1, mode="constant", origin=(b - 1) // 2 - b // 2)

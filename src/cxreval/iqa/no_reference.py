@@ -19,8 +19,6 @@ from pathlib import Path
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from scipy import ndimage
-from scipy.special import gammaln
 
 from .._validation import check_choice
 from ..exceptions import CxrevalError, DataUnavailableError, InvalidParameterError
@@ -35,6 +33,8 @@ _G7_1D = _G7[:, 3] / np.sqrt(_G7[3, 3])
 
 def _mscn(image: np.ndarray) -> np.ndarray:
     """Mean-subtracted contrast-normalised coefficients: 7x7 Gaussian (sigma 7/6), replicate borders."""
+    from scipy import ndimage
+
     def blur(a: np.ndarray) -> np.ndarray:
         return ndimage.correlate1d(ndimage.correlate1d(a, _G7_1D, axis=0, mode="nearest"), _G7_1D, axis=1,
                                    mode="nearest")
@@ -242,11 +242,20 @@ def _imresize_half(image: np.ndarray) -> np.ndarray:
 
 
 _GAM = np.arange(0.2, 10.0 + 0.0005, 0.001)
-_R_GAM = np.exp(2.0 * gammaln(2.0 / _GAM) - gammaln(1.0 / _GAM) - gammaln(3.0 / _GAM))
+
+
+@functools.cache
+def _r_gam() -> np.ndarray:
+    """The generalized-Gaussian ratio at every shape of ``_GAM`` (computed on first use)."""
+    from scipy.special import gammaln
+
+    return np.exp(2.0 * gammaln(2.0 / _GAM) - gammaln(1.0 / _GAM) - gammaln(3.0 / _GAM))
 
 
 def _aggd(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """AGGD fit (``estimateaggdparam``) for each row of ``v``: alpha, beta_left, beta_right."""
+    from scipy.special import gammaln
+
     neg, pos = v < 0, v > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         lstd = np.sqrt((v * v * neg).sum(axis=1) / neg.sum(axis=1))
@@ -254,7 +263,7 @@ def _aggd(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         g = lstd / rstd
         rhat = np.abs(v).mean(axis=1) ** 2 / (v * v).mean(axis=1)
         rnorm = rhat * (g ** 3 + 1.0) * (g + 1.0) / (g * g + 1.0) ** 2
-    pos_idx = np.argmin((_R_GAM[None, :] - rnorm[:, None]) ** 2, axis=1)
+    pos_idx = np.argmin((_r_gam()[None, :] - rnorm[:, None]) ** 2, axis=1)
     alpha = _GAM[pos_idx]
     f = np.sqrt(np.exp(gammaln(1.0 / alpha) - gammaln(3.0 / alpha)))
     bad = ~np.isfinite(rnorm)
@@ -263,6 +272,8 @@ def _aggd(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _niqe_features(mscn: np.ndarray, bh: int, bw: int) -> np.ndarray:
+    from scipy.special import gammaln
+
     nh, nw = mscn.shape[0] // bh, mscn.shape[1] // bw
     blocks = mscn[: nh * bh, : nw * bw].reshape(nh, bh, nw, bw).transpose(2, 0, 1, 3)  # column-major order
     blocks = blocks.reshape(-1, bh, bw)

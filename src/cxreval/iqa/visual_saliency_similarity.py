@@ -35,7 +35,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy import fft as sfft
 
 from .._validation import check_choice
 from ._image import (
@@ -127,6 +126,8 @@ def sdsp(image: np.ndarray, *, omega_0: float = 0.021, sigma_f: float = 1.34, si
     -------
     vs : numpy.ndarray of shape (H, W)
     """
+    from scipy import fft as sfft
+
     size = 256
     small = _resize(image, (size, size), align_corners=False)
     lab = _grey_lab(small)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -49,9 +49,10 @@ import pandas as pd
 
 from .._typing import PathLike
 from ..exceptions import InvalidParameterError
-from ..executor import Executor, SerialExecutor
+from ..executor import Executor, get_executor
 from ..io import markdown_table, write_table
 from ..labels import LABEL_COLUMNS, ORDINAL_STATES, STATE, STATE_NAMES, state_names
+from ..progress import Progress, as_progress
 from ..results import ReadReport, TableResult
 from .engine import MentionArrays, get_engine
 from .io import check_report_table
@@ -251,7 +252,7 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
                   vocabulary: str = "chestxray14", rules: RuleSet | str | os.PathLike[str] | None = None,
                   conventions: str = DEFAULT_CONVENTIONS,
                   executor: Executor | None = None, chunk_size: int = 2000,
-                  progress: Callable[[int], None] | None = None, where: str = "report table",
+                  progress: Progress | None = None, where: str = "report table",
                   read: ReadReport | None = None) -> ReportLabelsResult:
     """Label findings in report text, per section.
 
@@ -271,8 +272,9 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
         Where the chunks run (:mod:`cxreval.executor`); default in this process.
     chunk_size : int, default=2000
         Reports per chunk.
-    progress : callable, optional
-        Called with the number of reports done after each chunk.
+    progress : Progress, optional
+        A task counting the reports labelled, advanced as each chunk's labels come in
+        (:class:`cxreval.progress.Progress`; e.g. the CLI's progress bars).
     where : str, default='report table'
         How errors name the input (the CLI passes the file).
     read : ReadReport, optional
@@ -295,9 +297,7 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
     if executor is not None and not callable(getattr(executor, "map", None)):
         raise InvalidParameterError(f"The 'executor' parameter of label_reports must have a map(func, items) method "
                                     f"(see cxreval.executor). Got {executor!r} instead.")
-    if progress is not None and not callable(progress):
-        raise InvalidParameterError(f"The 'progress' parameter of label_reports must be callable or None. "
-                                    f"Got {progress!r} instead.")
+    progress = as_progress(progress, func="label_reports")
     if read is not None and not isinstance(read, ReadReport):
         raise InvalidParameterError(f"The 'read' parameter of label_reports must be a ReadReport or None. "
                                     f"Got {read!r} instead.")
@@ -312,17 +312,17 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
     # chunks of whole reports
     bounds = np.searchsorted(seg_row, np.arange(0, n, chunk_size), side="left").tolist() + [len(texts)]
     chunks = [(texts[bounds[k]:bounds[k + 1]], leads[bounds[k]:bounds[k + 1]]) for k in range(len(bounds) - 1)]
-    ex = executor if executor is not None else SerialExecutor()
+    ex = get_executor(executor)
     func = partial(_run_chunk, rs)
-    if progress is not None and isinstance(ex, SerialExecutor):
-        parts = []
-        for k, c in enumerate(chunks):
-            parts.append(func(c))
-            progress(min(n, (k + 1) * chunk_size))
-    else:
-        parts = ex.map(func, chunks)
-        if progress is not None:
-            progress(n)
+    task = progress.add("labelling reports", total=n)
+    labelled = [0]
+
+    def advance(_: object) -> None:  # every chunk but the last holds chunk_size reports
+        step = min(chunk_size, n - labelled[0])
+        labelled[0] += step
+        progress.advance(task, step)
+
+    parts = ex.map(func, chunks, on_item=advance)
     m = _concat(list(parts), [len(c[0]) for c in chunks])
     labels, notes = _aggregate(rs, table, secs, m, seg_row, seg_sec, any_text)
     mentions = _mention_table(rs, table, texts, m, seg_row, seg_sec, seg_field, seg_off)

@@ -26,6 +26,7 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import Executor, get_executor
 from ..findings import canonical_finding
+from ..progress import Progress, as_progress
 from ..results import ReadResult, TableResult
 from ..schema.boxes import (
     BOX_COLUMNS,
@@ -154,7 +155,8 @@ def _col(rule: str, T: SupportsFloat, strict: bool, T_iou: SupportsFloat | None 
 def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: pd.DataFrame | ReadResult, *,
                       protocol: LocalizationProtocol = LocalizationProtocol(),
                       missing_maps: str = "error", studies_from_maps: bool = False,
-                      executor: Executor | str | None = None) -> LocalizationResult:
+                      executor: Executor | str | None = None, progress: Progress | None = None
+                      ) -> LocalizationResult:
     """Score heatmaps against reference boxes under the ChestX-ray8 protocol.
 
     Parameters
@@ -191,6 +193,9 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
         and :func:`cxreval.executor.get_executor`); default in this process. The result is identical.
         With files, a task carries the file paths, the byte offsets of its maps and the protocol's
         parameters, never the maps.
+    progress : Progress, optional
+        A task counting the maps turned into boxes (:class:`cxreval.progress.Progress`; e.g. the CLI's
+        progress bars).
 
     Returns
     -------
@@ -202,6 +207,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
                                     f"'<image id>/<finding>' to maps or a HeatmapFiles index (scan_heatmaps). Got "
                                     f"{type(heatmaps).__name__} instead.")
     ex = None if executor is None else get_executor(executor)
+    progress = as_progress(progress, func="evaluate_heatmaps")
     read_notes: tuple[str, ...] = ()
     boxes_name = "a boxes table"
     if isinstance(boxes, ReadResult):
@@ -288,7 +294,8 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
         notes.append(f"{len(unscored)} heatmap(s) without a reference box not scored, e.g. {'/'.join(unscored[0])!r}")
     n_afp = {"pairs": None, "box_images": len(box_images), "boxes": len(refs)}[protocol.afp_denominator]
     keys = list(groups)
-    pred = _predicted_boxes(maps, files, entry, [k for k in keys + afp_only if k in shapes], protocol, ex)
+    pred = _predicted_boxes(maps, files, entry, [k for k in keys + afp_only if k in shapes], protocol, ex,
+                            progress)
     empty = np.zeros((0, 4), dtype=np.int64)
     rows, details = [], []
     findings = sorted({k[1] for k in keys})
@@ -388,16 +395,20 @@ def _best_overlaps(Pc: np.ndarray, img_idx: np.ndarray, G: Sequence[np.ndarray])
 
 def _predicted_boxes(maps: dict[tuple[str, str], np.ndarray], files: HeatmapFiles | None,
                      entry: dict[tuple[str, str], int], order: list[tuple[str, str]],
-                     protocol: LocalizationProtocol, ex: Executor | None) -> dict[float, dict[tuple[str, str], np.ndarray]]:
-    """Boxes of the maps ``order`` at each threshold: in memory batched by map shape, from files in chunks."""
+                     protocol: LocalizationProtocol, ex: Executor | None, progress: Progress
+                     ) -> dict[float, dict[tuple[str, str], np.ndarray]]:
+    """Boxes of the maps ``order`` at each threshold: in memory batched by map shape, from files in chunks;
+    a ``progress`` task counts the maps."""
     pred: dict[float, dict[tuple[str, str], np.ndarray]] = {t: {} for t in protocol.thresholds}
+    task = progress.add("heatmaps -> boxes", total=len(order))
     params = (protocol.image_shape, protocol.upsampling, protocol.thresholds, protocol.strict_threshold,
               protocol.connectivity)
     if files is not None:
         idx = np.array([entry[k] for k in order], dtype=np.int64)
         items = [files.take(idx[b0:b0 + FILE_CHUNK]) for b0 in range(0, idx.size, FILE_CHUNK)]
         func = functools.partial(file_chunk_boxes, params)
-        parts = ex.map(func, items) if ex is not None else [func(x) for x in items]
+        parts = (ex if ex is not None else get_executor(None)).map(
+            func, items, on_item=lambda x: progress.advance(task, len(x.keys)))
         for ti, t in enumerate(protocol.thresholds):
             pred[t] = dict(zip(order, (b for part in parts for b in part[ti])))
         return pred
@@ -407,7 +418,8 @@ def _predicted_boxes(maps: dict[tuple[str, str], np.ndarray], files: HeatmapFile
     for ks in by_shape.values():
         res = heatmaps_to_boxes(np.stack([maps[k] for k in ks]), image_shape=protocol.image_shape,
                                 upsampling=protocol.upsampling, thresholds=protocol.thresholds,
-                                strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex).boxes
+                                strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex,
+                                on_item=lambda x: progress.advance(task, len(x[1]))).boxes
         for t, per in zip(protocol.thresholds, res):
             for k, b in zip(ks, per):
                 pred[t][k] = b

@@ -25,8 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from ..exceptions import InvalidParameterError, SchemaError
 from .upsampling import CONNECTIVITY, GridAxis, check_heatmaps, check_image_shape, check_threshold, grid_axis
@@ -282,6 +280,9 @@ def batch_runs(maps: np.ndarray, H: int, W: int, thr: list[float], strict: bool,
 
 def _run_components(runs: HeatmapRuns, connectivity: int) -> tuple[np.ndarray, int]:
     """Component id of each run, numbered by first run (raster order, map by map)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     nr = runs.row.size
     if nr == 0:
         return np.zeros(0, dtype=np.int64), 0

@@ -51,11 +51,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import ndimage
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import Executor, get_executor
+from ..executor import Executor, OnItem, get_executor
 from ..results import TableResult
 from .heatmap_runs import RUN_BATCH, HeatmapRuns, batch_runs, block_extremes, heatmap_runs, runs_to_boxes
 from .upsampling import (
@@ -170,6 +169,8 @@ class HeatmapBoxesResult(TableResult):
 
 def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], strict: bool,
                    connectivity: int, offset: int = 0) -> list[list[np.ndarray]]:
+    from scipy import ndimage
+
     n, h, w = maps.shape
     rax, cax = grid_axis(h, H, "nearest"), grid_axis(w, W, "nearest")
     cm = maps[:, rax.seg_i0][:, :, cax.seg_i0]                  # the cells that appear, in order
@@ -203,8 +204,8 @@ def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
 
 def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (1024, 1024),
                       upsampling: str = "bilinear", thresholds: tuple[float, ...] = (60.0, 180.0),
-                      strict: bool = True, connectivity: int = 8, executor: Executor | str | None = None
-                      ) -> HeatmapBoxesResult:
+                      strict: bool = True, connectivity: int = 8, executor: Executor | str | None = None,
+                      on_item: OnItem | None = None) -> HeatmapBoxesResult:
     """Boxes of every map of a batch at every threshold (the protocol's box generation, vectorised).
 
     Parameters
@@ -222,6 +223,9 @@ def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (10
         ``4 x 16`` maps run by :func:`cxreval.executor.get_executor(executor) <cxreval.executor.get_executor>`
         (``'serial'``, ``'process:N'``, ``'dask[:ADDRESS]'`` or an object with ``map``); every map's boxes
         depend on that map only, so the result is identical.
+    on_item : callable, optional
+        Called with each chunk ``(offset, maps)`` once its boxes are in (as for
+        :meth:`cxreval.executor.Executor.map`; without an executor, once with the whole batch).
 
     Returns
     -------
@@ -245,9 +249,11 @@ def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (10
     params = (H, W, thr, strict, connectivity, upsampling)
     if ex is None:
         per_threshold = _boxes_chunk(params, (0, maps))
+        if on_item is not None:
+            on_item((0, maps))
     else:
         items = [(b0, maps[b0:b0 + _CHUNK]) for b0 in range(0, maps.shape[0], _CHUNK)]
-        parts = ex.map(functools.partial(_boxes_chunk, params), items)
+        parts = ex.map(functools.partial(_boxes_chunk, params), items, on_item=on_item)
         per_threshold = [[b for part in parts for b in part[t]] for t in range(len(thr))]
     return HeatmapBoxesResult(tuple(tuple(per) for per in per_threshold), tuple(float(t) for t in thr), (H, W),
                               int(maps.shape[0]))

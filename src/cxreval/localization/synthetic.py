@@ -26,7 +26,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import ndimage
 
 from .._typing import RNGLike
 from .._validation import check_positive_int, normalize_rng
@@ -97,6 +96,8 @@ def error_model_maps(box: Sequence[float], rng: np.random.Generator, model: Erro
     from ``box``. A box so large that no distractor centre can lie ``distractor_margin`` pixels outside
     it on either axis gets no distractor (the draw that decides it is still consumed).
     """
+    from scipy import ndimage
+
     x0, y0, x1, y1 = box
     h, w = y1 - y0, x1 - x0
     clean = ndimage.gaussian_filter(coverage(box, model) if cover is None else cover, model.blur_cells,

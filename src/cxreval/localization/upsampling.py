@@ -28,7 +28,6 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import ndimage
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
@@ -210,6 +209,8 @@ def mask_boxes(mask: ArrayLike, *, connectivity: int = 8) -> np.ndarray:
     The dense path (``scipy.ndimage.label`` + ``find_objects``), in label (raster) order; cxreval's
     fast path gives the same boxes without building the mask.
     """
+    from scipy import ndimage
+
     if connectivity not in CONNECTIVITY:
         raise InvalidParameterError(f"The 'connectivity' parameter must be 8 or 4. Got {connectivity!r} instead.")
     st = np.ones((3, 3)) if connectivity == 8 else None

@@ -38,12 +38,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
 from .._typing import PathLike
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import MACRO
+from ..progress import Progress, as_progress
 from ..results import TableResult
 from .images import ImageItem, exc_text, read_image
 from .losses import LOSSES, loss_function
@@ -309,14 +309,17 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
              weight_decay: float = 1e-4, seed: int = 0, device: str = "cpu", input_size: int | None = None,
              name: str | None = None, keep_interrupted: bool = False, overwrite: bool = False,
              weights_dir: PathLike | None = None, download: bool = True, dicom_window: str = "none",
-             argv: Sequence[str] | None = None, progress: Callable[[int, int, float], None] | None = None,
+             argv: Sequence[str] | None = None, progress: Progress | None = None,
              on_epoch: Callable[[int], None] | None = None) -> FinetuneResult:
     """Fine-tune ``model`` (or train ``recipe``) on ``labels`` and write ``out`` atomically (module docstring).
 
-    ``progress(epoch, epochs, macro_val_auc)`` is called after each epoch; ``on_epoch(epoch)`` too (tests use it to
-    interrupt). On Ctrl-C the folder is written with the best epoch so far when ``keep_interrupted`` (and
-    ``finetune.json`` says it was interrupted), else nothing is written; the KeyboardInterrupt is re-raised.
+    ``progress`` (:class:`cxreval.progress.Progress`) gets a task counting the epochs, advanced after each;
+    ``on_epoch(epoch)`` is called then too (tests use it to interrupt). On Ctrl-C the folder is written with the
+    best epoch so far when ``keep_interrupted`` (and ``finetune.json`` says it was interrupted), else nothing is
+    written; the KeyboardInterrupt is re-raised.
     """
+    from scipy.special import expit
+
     torch = require_torch()
     from ..datasets.splits import patient_split
     from ..labels import LabelPolicy, read_labels
@@ -344,6 +347,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
             raise InvalidParameterError(f"The '{n}' parameter of finetune must be an int >= {lo}. Got {v!r}.")
     if not 0 < val_fraction < 1:
         raise InvalidParameterError(f"The 'val_fraction' parameter of finetune must be in (0, 1). Got {val_fraction!r}.")
+    progress = as_progress(progress, func=func)
     dev = torch_device(device)
     if weights is not None and not Path(weights).is_file():
         raise SchemaError(f"weights={str(weights)!r} does not exist.")
@@ -399,6 +403,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                 train_loss = _fit_linear(xf, y_t[tr], head, loss=lf, weight_decay=weight_decay)
                 stopped = "converged (L-BFGS)"
                 epochs = 1
+            epoch_task = progress.add("cxreval finetune (epochs)", total=epochs)
             for epoch in range(1, epochs + 1):
                 if mode != "linear-probe":
                     module.train(mode == "full")
@@ -424,8 +429,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                 macro = rows[-1]["val_auc"]
                 if macro > best[0]:
                     best = (macro, epoch, copy.deepcopy({k: v.cpu() for k, v in module.state_dict().items()}), sv)
-                if progress is not None:
-                    progress(epoch, epochs, macro)
+                progress.advance(epoch_task)
                 if on_epoch is not None:
                     on_epoch(epoch)
                 if epoch - best[1] >= patience and epoch < epochs:

@@ -36,7 +36,9 @@ import pandas as pd
 
 from .._validation import check_choice, check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
+from ..executor import get_executor
 from ..labels import validate_predictions
+from ..progress import Progress, as_progress
 from ..results import ReadReport
 from .images import ImageItem, ImageList, exc_text, read_image
 from .models import LoadedModel, require_torch
@@ -167,7 +169,7 @@ def loaded_batches(items: Sequence[ImageItem], prep: Preprocessing, *, batch_siz
 def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *, store: PartialStore,
                     heatmaps: bool = False, cam: str = "cam", target_layer: str | None = None, batch_size: int = 16,
                     workers: int = 0, dicom_window: str = "none",
-                    progress: Callable[[int, int], None] | None = None,
+                    progress: Progress | None = None,
                     on_batch: Callable[[int], None] | None = None, executor: Any = None,
                     job_options: Mapping[str, Any] | None = None) -> RunStats:
     """Predict every image not yet in ``store`` with every model; store each batch as it is done.
@@ -189,9 +191,9 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
     workers : int, default=0
         Threads reading and preprocessing images one batch ahead of the model (0: in the main thread).
     dicom_window : {'none', 'voi'}
-    progress : callable, optional
-        Called as ``progress(n_images, total)`` after each stored batch (``n_images`` tried in the batch,
-        ``total`` images to try in this run); the CLI draws its progress bar from it. Library code draws nothing.
+    progress : Progress, optional
+        A task counting the images to try in this run, advanced after each stored batch
+        (:class:`cxreval.progress.Progress`; the CLI draws its progress bar from it).
     on_batch : callable, optional
         Called with the number of images after each stored batch (used by tests to interrupt a run).
     executor : executor, optional
@@ -219,9 +221,10 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
     total = sum(len(t) for t in todo)
     n_read = n_err = 0
     job_options = job_options or {}
-    from ..executor import SerialExecutor
-
-    if executor is None or isinstance(executor, SerialExecutor):
+    progress = as_progress(progress, func="run_predictions")
+    task = progress.add("cxreval predict (images)", total=total)
+    ex = get_executor(executor)
+    if ex.in_process:
         records: Iterator[tuple[int, list[str], dict[int, np.ndarray], dict[int, np.ndarray], list[tuple[str, str, str]],
                                 int]] = (
             (g, *predict_batch(models, idx, batch, loaded, heatmaps=heatmaps, cam=cam, layers=layers), len(batch))
@@ -234,13 +237,12 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
         job = ShardJob(tuple(m.spec for m in models), str(job_options.get("device", "cpu")),
                        job_options.get("weights_dir"), job_options.get("prompts"), heatmaps, cam, target_layer,
                        batch_size, dicom_window)
-        records = map_shards(executor, todo, job)
+        records = map_shards(ex, todo, job)
     for g, ids, scores, maps, errors, n_batch in records:
         store.write(g, ids, scores, maps, errors)
         n_read += len(ids)
         n_err += len(errors)
-        if progress is not None:
-            progress(n_batch, total)
+        progress.advance(task, n_batch)
         if on_batch is not None:
             on_batch(n_batch)
     return RunStats(len(items), resumed, n_read, n_err)
@@ -387,7 +389,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
             overwrite: bool = False, heatmaps: bool = False, cam: str = "cam", target_layer: str | None = None,
             batch_size: int = 16, device: str = "cpu", workers: int = 0, weights_dir: str | Path | None = None,
             download: bool = True, dicom_window: str = "none", restart: bool = False,
-            prompts: str | Path | None = None, executor: Any = None, progress: Callable[[int, int], None] | None = None, argv: Sequence[str] | None = None, on_batch: Callable[[int], None] | None = None) -> PredictResult:
+            prompts: str | Path | None = None, executor: Any = None, progress: Progress | None = None, argv: Sequence[str] | None = None, on_batch: Callable[[int], None] | None = None) -> PredictResult:
     """List the images, load the models, predict (resuming an unfinished run) and write ``out`` atomically.
 
     Everything that can be checked is checked before the first image is read: the output path, the

@@ -55,7 +55,6 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import rankdata
 
 from ..exceptions import InvalidParameterError
 
@@ -109,6 +108,8 @@ def spearman_rho(x: ArrayLike, y: ArrayLike, *, axis: int = -1) -> np.ndarray:
 
     NaN if either input has a NaN or is constant along ``axis``.
     """
+    from scipy.stats import rankdata
+
     xa, ya, bad = _pair(x, y, axis, "spearman_rho")
     rx = rankdata(np.nan_to_num(xa), axis=-1)
     ry = rankdata(np.nan_to_num(ya), axis=-1)
@@ -125,6 +126,8 @@ def spearman_rho_d2(x: ArrayLike, y: ArrayLike, *, axis: int = -1) -> np.ndarray
 
     Equal to :func:`spearman_rho` without ties. NaN if either input has a NaN or ``n < 2``.
     """
+    from scipy.stats import rankdata
+
     xa, ya, bad = _pair(x, y, axis, "spearman_rho_d2")
     n = xa.shape[-1]
     d = rankdata(np.nan_to_num(xa), axis=-1) - rankdata(np.nan_to_num(ya), axis=-1)

@@ -38,7 +38,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from .._validation import check_choice, check_confidence_level
 from ..bootstrap import summarize_distribution
@@ -98,6 +97,8 @@ VARIANT_TEXT: Mapping[str, str] = MappingProxyType({
 
 def rank_desc(values: np.ndarray, *, axis: int = -1) -> np.ndarray:
     """Ranks with 1 for the highest value; ties get the average rank; NaN stays NaN."""
+    from scipy.stats import rankdata
+
     v = np.asarray(values, dtype=float)
     return rankdata(-v, method="average", axis=axis, nan_policy="propagate") if v.size else v.copy()
 
@@ -329,6 +330,8 @@ def _rankings(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str], pairs: S
               groups: str, confidence_level: float | None, dataset: str, exclude_models: Sequence[str],
               min_models: int, kendall: str, spearman: str, func: str) -> RankingStabilityResult:
     """The rank correlations of :func:`compare_rankings` (an AUC result) or :func:`compare_table_rankings`."""
+    from scipy.stats import rankdata
+
     for m in methods:
         check_choice(m, METHODS, name="methods", func=func)
     check_choice(groups, ("all", "overall", "per-group"), name="groups", func=func)
