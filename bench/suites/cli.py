@@ -1,14 +1,19 @@
-"""The command line: start-up time, refusing a bad table from its header before reading data, and the cost of
-atomic output folders (temporary sibling folder, lock, run.json, rename) on the demo.
+"""The command line: start-up time, what importing each package costs, refusing a bad table from its header
+before reading data, and the cost of atomic output folders (temporary sibling folder, lock, run.json, rename) on
+the demo.
 """
 
 from __future__ import annotations
 
+import json
+import pkgutil
+import re
 import resource
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,7 +22,7 @@ import pandas as pd
 
 from suites._common import Context, Figures, Part
 
-TITLE = "CLI: start-up, header checks, atomic outputs"
+TITLE = "CLI: start-up, import weight, header checks, atomic outputs"
 
 __all__ = ["PARTS", "TITLE"]
 
@@ -48,6 +53,52 @@ def startup(ctx: Context) -> Figures:
         wall, cpu = [r[0] for r in res], [r[1] for r in res]
         t.add(name, round(min(wall), 3), round(statistics.median(wall), 3), round(statistics.median(cpu), 3))
         fig.checked[f"{name} | exit"] = str(max(r[2] for r in res))
+    return fig
+
+
+HEAVY = ("scipy.stats", "scipy.ndimage", "scipy.sparse", "scipy.optimize", "scipy.special", "scipy.fft", "skimage",
+         "sklearn", "plotly", "torch", "matplotlib", "dask")
+COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "iqa", "label-reports", "predict", "finetune",
+            "report", "demo", "data", "reader")
+_IMPORT_LINE = re.compile(r"import time:\s+\d+ \|\s+(\d+) \| (\S.*)$")
+
+
+def _import_cost(name: str) -> tuple[float, float, list[str]]:
+    """Total import time (s, the top-level entries of ``-X importtime``) of ``import name`` in a fresh interpreter,
+    the interpreter's CPU seconds, and the heavy dependencies the import loaded."""
+    code = f"import sys, json, {name}; print(json.dumps([h for h in {HEAVY!r} if h in sys.modules]))"
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = subprocess.run([sys.executable, "-X", "importtime", "-c", code], check=True, capture_output=True, text=True)
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = sum(int(m.group(1)) for m in map(_IMPORT_LINE.match, r.stderr.splitlines()) if m)
+    return total / 1e6, (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime), json.loads(r.stdout)
+
+
+def import_weight(ctx: Context) -> Figures:
+    import cxreval
+
+    runs = ctx.size(1, 5)
+    names = sorted(m.name for m in pkgutil.iter_modules(cxreval.__path__) if m.name != "__main__")
+    fig = Figures()
+    t = fig.table(f"`import X` in a fresh interpreter, median of {runs}", ["import", "import time s", "CPU s",
+                                                                          "heavy dependencies loaded"])
+    for name in ["numpy", "pandas"] + [f"cxreval.{n}" for n in names]:
+        res = [_import_cost(name) for _ in range(runs)]
+        heavy = ", ".join(res[0][2]) or "-"
+        t.add(name, round(statistics.median(r[0] for r in res), 3), round(statistics.median(r[1] for r in res), 3),
+              heavy)
+        if name.startswith("cxreval."):
+            fig.checked[f"{name} | heavy dependencies"] = heavy
+    c = fig.table(f"`cxreval CMD --help` (what a command loads before parsing its options), median of {runs}",
+                  ["command", "wall median s", "CPU median s"])
+    cli = [sys.executable, "-m", "cxreval"]
+    with tempfile.TemporaryDirectory() as d:
+        cases = {"python -c pass": [sys.executable, "-c", "pass"]}
+        cases.update({f"cxreval {cmd} --help": [*cli, cmd, "--help"] for cmd in COMMANDS})
+        cases["cxreval synth -o DIR"] = [*cli, "synth", "-o", str(Path(d) / "s"), "--overwrite"]
+        for name, cmd in cases.items():
+            res = [_run(cmd) for _ in range(runs)]
+            c.add(name, round(statistics.median(r[0] for r in res), 3), round(statistics.median(r[1] for r in res), 3))
     return fig
 
 
@@ -146,6 +197,9 @@ def atomic_outputs(ctx: Context) -> Figures:
 PARTS = (
     Part("startup", "Wall and CPU time of `cxreval --version` and `--help` beside `python -c pass` (2 runs quick, "
          "20 full): command modules are imported only when their command runs.", startup),
+    Part("import_weight", "The import time, CPU time and heavy dependencies (scipy submodules, skimage, sklearn, "
+         "plotly, torch, dask) of `import cxreval.X` for every package, and `cxreval CMD --help` for every command "
+         "(1 run quick, 5 full).", import_weight),
     Part("header_check", "`classify` and `agree` on a valid label table, one without its state column and one "
          "with source renamed: the refusals answer from the header (5,000 studies quick, 50,000 full).",
          header_check),
