@@ -32,7 +32,7 @@ TITLE = "IQA: image quality metrics"
 __all__ = ["PARTS", "TITLE"]
 
 NIH = SHARED / "images" / "nih" / "00000075_000.png"
-REFERENCE_TEST = ROOT / "tests" / "iqa" / "test_iqa_reference_values.py"
+REFERENCE_TEST = ROOT / "tests" / "iqa" / "test_peer_values_radiographs.py"
 PEER_NAMES = {"piq": "piq 0.8.0", "pyiqa": "pyiqa 0.1.16", "sewar": "sewar 0.4.10", "definition": "definition (numpy)"}
 
 
@@ -69,7 +69,7 @@ def reference_values(ctx: Context) -> Figures:
                 f"{rel:.1e}" + ("" if ok else " FAIL"), n, t.CASES[(metric, lib, key)][2])
         fig.checked[f"{metric} | {lib} | {key} | within tolerance"] = str(ok)
     tab.notes.append("tolerances and the options reproducing each peer's convention: "
-                     "tests/iqa/test_iqa_reference_values.py (CASES)")
+                     "tests/iqa/test_peer_values_radiographs.py (CASES)")
     return fig
 
 
@@ -259,7 +259,7 @@ def box_downsample(ctx: Context) -> Figures:
 PARTS = (
     Part("reference_values", "Every row of tests/iqa/data/reference_values.csv (piq, pyiqa, sewar values on the "
          "shared 16-bit fixture and a degraded NIH radiograph; two pairs per metric quick) recomputed with cxreval, "
-         "within the tolerances of tests/iqa/test_iqa_reference_values.py.", reference_values),
+         "within the tolerances of tests/iqa/test_peer_values_radiographs.py.", reference_values),
     Part("speed_vs_peers", "Time per 1024 x 1024 pair of 11 full-reference metrics, cxreval vs piq, one thread, "
          "values side by side (--peer-python with torch + piq).", speed_vs_peers, python_for="piq"),
     Part("expert_agreement", "cxreval.iqa.expert.metric_agreement (cluster bootstrap of SRCC/KRCC between metrics "

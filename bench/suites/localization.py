@@ -54,7 +54,7 @@ def heatmap_boxes(ctx: Context) -> Figures:
     ref = [[ref_mod.ref_boxes_from(m, 1, thr) for m in maps[:n]] for thr in (60, 180)]
     t_ref = time.perf_counter() - t
     t = time.perf_counter()
-    got = heatmaps_to_boxes(maps[:n], thresholds=(60.0, 180.0))
+    got = heatmaps_to_boxes(maps[:n], thresholds=(60.0, 180.0)).boxes
     t_cx = time.perf_counter() - t
     same = all([tuple(b) for b in got[i][k].tolist()] == ref[i][k] for i in range(2) for k in range(n))
     fig = Figures(peer=_peer())
