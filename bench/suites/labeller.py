@@ -23,7 +23,7 @@ TITLE = "Report labeller"
 
 __all__ = ["PARTS", "TITLE"]
 
-STYLE_CASES = ROOT / "tests" / "reports" / "style_cases.py"
+STYLE_CASES = ROOT / "tests" / "labeller" / "style_cases.py"
 PRF = ["finding", "n_pos", "TP", "FP", "FN", "precision", "recall", "f1", "f1_low", "f1_high"]
 
 
@@ -114,7 +114,7 @@ def throughput(ctx: Context) -> Figures:
     n = ctx.size(5_000, 40_000)
     texts = ["\n\n".join(x for x in row if isinstance(x, str) and x)
              for row in rep[["comparison", "indication", "findings", "impression"]].itertuples(index=False)]
-    texts += [c["text"] for c in yaml.safe_load((ROOT / "tests" / "reports" / "style_cases.yaml").read_text())]
+    texts += [c["text"] for c in yaml.safe_load((ROOT / "tests" / "labeller" / "style_cases.yaml").read_text())]
     table = pd.DataFrame({"study_id": [f"r{i:06d}" for i in range(n)],
                           "text": list(itertools.islice(itertools.cycle(texts), n))})
     rules = load_rules(vocabulary="chestxray14")
@@ -170,6 +170,6 @@ PARTS = (
     Part("throughput", "Reports per second on one core (5,000 reports quick, 40,000 full) beside medspacy's "
          "ConText pipeline on the first 300 / 2,000 of the same texts (--peer-python with medspacy).", throughput),
     Part("styles", "Accuracy of the expected report-level states on the hand-written reports in six "
-         "institutional styles (tests/reports/style_cases*.yaml), per style, category, state and vocabulary.",
+         "institutional styles (tests/labeller/style_cases*.yaml), per style, category, state and vocabulary.",
          styles),
 )
