@@ -1,17 +1,21 @@
-"""Reader study: submission latency of ``cxreval reader serve`` with concurrent reader processes.
+"""Reader study: submission latency of ``cxreval reader serve`` with concurrent reader processes, and every
+endpoint's latency over a long history.
 
 Wraps ``bench/reader.py`` (its ``run_backend`` measures): one uvicorn server on a throw-away study, reader
 processes POSTing image labels over keep-alive connections, latency from send to committed answer. SQLite always;
 PostgreSQL when ``CXREVAL_TEST_POSTGRES_URL`` points at a server. There is no peer tool; the target is p95 < 50 ms.
+The ``history`` part wraps ``bench/reader_history.py`` (its ``measure``) on this checkout: reader and resolver
+endpoints, ``status`` and ``export`` on a study whose log already holds the history (2,000 images x 2,000
+submissions per reader quick; 20,000 x 20,000 full, the acceptance size), 8 readers.
 """
 
 from __future__ import annotations
 
 import os
 
-from suites._common import Context, Figures, Part, bench_module
+from suites._common import ROOT, Context, Figures, Part, bench_module
 
-TITLE = "Reader study: submission latency"
+TITLE = "Reader study: submission latency, endpoints over a long history"
 
 __all__ = ["PARTS", "TITLE"]
 
@@ -43,8 +47,36 @@ def submission_latency(ctx: Context) -> Figures:
     return fig
 
 
+def history(ctx: Context) -> Figures:
+    rh = bench_module("reader_history")
+    size = str(ctx.size(2000, 20000))
+    args = rh.parser().parse_args(["--images", size, "--subs", size, "--seconds", str(ctx.size(10, 30)),
+                                   "--single", str(ctx.size(10, 50)), "--tree", f"checkout={ROOT / 'src'}"])
+    rows = rh.measure(args)
+    fig = Figures()
+    t = fig.table(f"{args.readers} readers + 1 resolver, {size} images x {size} submissions per reader in the log, "
+                  f"{args.seconds:g} s timed per backend", ["backend", "endpoint", "requests", "p50 ms", "p95 ms",
+                                                             "target p95 ms"])
+    s = fig.table("`cxreval reader status` and `export` on the same database", ["backend", "command", "wall s",
+                                                                                "CPU s", "peak RSS MB"])
+    for _tree, backend, r in rows:
+        for endpoint in rh.ENDPOINTS:
+            n, p50, p95 = r["stats"][endpoint]
+            t.add(backend, endpoint, n, round(p50, 1), round(p95, 1), 100 if endpoint.startswith("resolver") else 50)
+        for cmd in ("status", "export"):
+            s.add(backend, cmd, round(r[cmd]["s"], 2), round(r[cmd]["cpu"], 2), round(r[cmd]["mb"]))
+            fig.checked[f"{backend} | {cmd} | exit"] = str(r[cmd]["rc"])
+        fig.checked[f"{backend} | request errors"] = str(r["n_errors"])
+    if not os.environ.get("CXREVAL_TEST_POSTGRES_URL"):
+        t.notes.append("PostgreSQL not measured: CXREVAL_TEST_POSTGRES_URL unset (tests/reader/start_postgres.sh)")
+    return fig
+
+
 PARTS = (
     Part("submission_latency", "Median / p95 / p99 latency and throughput of image-label submissions by 8 "
          "concurrent reader processes, back to back and paced (20 submissions each quick, 300 full).",
          submission_latency),
+    Part("history", "p50 / p95 of me, queue, item, submission and the resolver's queue, item, pixels and "
+         "adjudication with 8 readers over a long history, and status/export time and memory (2,000 x 2,000 quick, "
+         "20,000 x 20,000 full).", history),
 )
