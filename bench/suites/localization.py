@@ -32,7 +32,7 @@ def _peer() -> Peer:
     import scipy
     import skimage
 
-    return Peer("the ChestX-ray8 paper's pipeline (verbatim)", f"scipy {scipy.__version__}, "
+    return Peer("the ChestX-ray14 article's reference script (verbatim)", f"scipy {scipy.__version__}, "
                 f"scikit-image {skimage.__version__}")
 
 

@@ -68,6 +68,8 @@ __all__ = [
     "EXECUTOR_SPECS",
     "DASK_CONNECT_TIMEOUT_S",
     "Executor",
+    "ExecutorLike",
+    "SupportsMap",
     "OnItem",
     "SerialExecutor",
     "ProcessExecutor",
@@ -114,6 +116,19 @@ class Executor(Protocol):
     def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
         ...
 
+
+
+class SupportsMap(Protocol):
+    """Any object with ``map(func, items)`` returning the results in item order (a
+    ``concurrent.futures`` executor, a ``multiprocessing`` pool): :func:`get_executor` wraps it."""
+
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> Iterable[Any]:
+        ...
+
+
+ExecutorLike = Executor | SupportsMap | str | None
+"""What ``executor=`` accepts everywhere: an :class:`Executor`, an object with ``map``, a spec string
+(:data:`EXECUTOR_SPECS`) or ``None`` (serial)."""
 
 class SerialExecutor:
     """The in-process executor: ``map(func, items)`` evaluated eagerly, in order.
@@ -458,7 +473,7 @@ def _spec_count(spec: str, arg: str, prefix: str = "process:") -> int:
     return n
 
 
-def get_executor(spec: object = None) -> Executor:
+def get_executor(spec: ExecutorLike = None) -> Executor:
     """An executor from a spec.
 
     Parameters
@@ -497,7 +512,7 @@ method).
         return SerialExecutor()
     if not isinstance(spec, str):
         if callable(getattr(spec, "map", None)):
-            if isinstance(getattr(spec, "in_process", None), bool) and _takes_on_item(spec.map):  # type: ignore[attr-defined]
+            if isinstance(getattr(spec, "in_process", None), bool) and _takes_on_item(spec.map):
                 return spec  # type: ignore[return-value]
             return _MapOnly(spec)
         raise InvalidParameterError(f"The executor must be None, a spec string or an object with a map(func, items) "
@@ -576,7 +591,7 @@ def _check_reachable(address: str) -> None:
 
 
 @contextlib.contextmanager
-def open_executor(spec: object = None) -> Iterator[Executor]:
+def open_executor(spec: ExecutorLike = None) -> Iterator[Executor]:
     """:func:`get_executor` as a context manager: the executor, closed on leaving (error and Ctrl-C included).
 
     Whatever the executor started is stopped on exit: the LocalCluster of ``'dask:local:N'`` (and ``'dask'``
