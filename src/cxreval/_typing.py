@@ -6,17 +6,20 @@
 - :data:`PathLike`: a file or folder, as text or an :class:`os.PathLike` (:class:`pathlib.Path`).
 - :data:`FindingsLike`: a choice of findings, as ``"Atelectasis,Edema"`` or a sequence of names; ``None`` for
   every finding of the input.
+- :class:`SupportsMap`: any object with ``map(func, items)`` returning the results in item order (a
+  ``concurrent.futures`` executor, a ``multiprocessing`` pool), which ``executor=`` accepts beside an
+  :class:`~cxreval.executor.Executor`, a spec string or ``None``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import TypeAlias, Union
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol, TypeAlias, Union
 
 import numpy as np
 
-__all__ = ["RNGLike", "PathLike", "FindingsLike"]
+__all__ = ["RNGLike", "PathLike", "FindingsLike", "SupportsMap"]
 
 RNGLike: TypeAlias = Union[int, np.integer, np.random.SeedSequence, np.random.Generator, None]
 """A seed or generator for ``rng=`` (``np.random.default_rng(rng)`` accepts each)."""
@@ -26,3 +29,10 @@ PathLike: TypeAlias = Union[str, os.PathLike[str]]
 
 FindingsLike: TypeAlias = Union[str, Sequence[str], None]
 """Findings as a comma-separated string or a sequence of names; ``None``: all of them."""
+
+
+class SupportsMap(Protocol):
+    """An object with ``map(func, items)`` returning ``func``'s results in item order."""
+
+    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> Iterable[Any]:
+        ...

@@ -62,14 +62,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Protocol, runtime_checkable
 
+from ._typing import SupportsMap
 from .exceptions import DataUnavailableError, InvalidParameterError
 
 __all__ = [
     "EXECUTOR_SPECS",
     "DASK_CONNECT_TIMEOUT_S",
     "Executor",
-    "ExecutorLike",
-    "SupportsMap",
     "OnItem",
     "SerialExecutor",
     "ProcessExecutor",
@@ -116,19 +115,6 @@ class Executor(Protocol):
     def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
         ...
 
-
-
-class SupportsMap(Protocol):
-    """Any object with ``map(func, items)`` returning the results in item order (a
-    ``concurrent.futures`` executor, a ``multiprocessing`` pool): :func:`get_executor` wraps it."""
-
-    def map(self, func: Callable[[Any], Any], items: Iterable[Any]) -> Iterable[Any]:
-        ...
-
-
-ExecutorLike = Executor | SupportsMap | str | None
-"""What ``executor=`` accepts everywhere: an :class:`Executor`, an object with ``map``, a spec string
-(:data:`EXECUTOR_SPECS`) or ``None`` (serial)."""
 
 class SerialExecutor:
     """The in-process executor: ``map(func, items)`` evaluated eagerly, in order.
@@ -473,7 +459,7 @@ def _spec_count(spec: str, arg: str, prefix: str = "process:") -> int:
     return n
 
 
-def get_executor(spec: ExecutorLike = None) -> Executor:
+def get_executor(spec: Executor | SupportsMap | str | None = None) -> Executor:
     """An executor from a spec.
 
     Parameters
@@ -591,7 +577,7 @@ def _check_reachable(address: str) -> None:
 
 
 @contextlib.contextmanager
-def open_executor(spec: ExecutorLike = None) -> Iterator[Executor]:
+def open_executor(spec: Executor | SupportsMap | str | None = None) -> Iterator[Executor]:
     """:func:`get_executor` as a context manager: the executor, closed on leaving (error and Ctrl-C included).
 
     Whatever the executor started is stopped on exit: the LocalCluster of ``'dask:local:N'`` (and ``'dask'``
