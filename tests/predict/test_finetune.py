@@ -190,7 +190,7 @@ def test_last_layer_interrupt_and_cli(task, torch_mod, capsys):
     assert main([*args, "--out", str(task / "c")]) == 0
     assert "model in" in capsys.readouterr().out
     assert main([*args, "--source", "readers", "--out", str(task / "d")]) == 2
-    assert "--source 'readers' is not in --labels" in capsys.readouterr().err
+    assert "--source readers is not in the labels (--labels)" in capsys.readouterr().err
     assert main([*args, "--mode", "head", "--out", str(task / "d")]) == 2
     assert "--mode must be one of ['linear-probe', 'last-layer', 'full']" in capsys.readouterr().err
     assert main([*args[:5], "--out", str(task / "d")]) == 2                         # neither --model nor --recipe

@@ -155,7 +155,7 @@ def test_cli(tmp_path, blob_folder, tiny_models, torch_mod, capsys):
     assert "unknown TorchXRayVision weights 'nope'" in capsys.readouterr().err
     assert main(["predict", "--images", str(d), "--model", f"torch:{ymls[0]}", "--heatmaps", "--target-layer",
                  "featurez", "--out", str(tmp_path / "x")]) == 2
-    assert "--target-layer 'featurez'" in capsys.readouterr().err
+    assert "--target-layer featurez: model tiny0 has no such module" in capsys.readouterr().err
     cfg = yaml.safe_load(ymls[0].read_text())
     cfg.pop("target_layer")
     (d0 / "nolayer.yaml").write_text(yaml.safe_dump(cfg))
