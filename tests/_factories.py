@@ -11,6 +11,25 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+
+class RecordedProgress:
+    """A :class:`cxreval.progress.Progress` that records what it is told: ``tasks`` as ``(description, total)``,
+    ``events`` as ``(task, n)`` or ``(task, "done")``."""
+
+    def __init__(self):
+        self.tasks, self.events = [], []
+
+    def add(self, description, total=None):
+        self.tasks.append((description, total))
+        return len(self.tasks) - 1
+
+    def advance(self, task, n=1):
+        self.events.append((task, n))
+
+    def done(self, task):
+        self.events.append((task, "done"))
+
+
 STATES = ("negative", "uncertain", "positive", "not_mentioned")
 """The four label-state names, in the order the factories draw them from."""
 

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _factories import RecordedProgress
 from cxreval.classification import evaluate_auc
 from cxreval.cli.main import main
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError
@@ -92,22 +93,6 @@ def test_serial_and_process_map_in_order():
     assert isinstance(ProcessExecutor(2), Executor) and isinstance(SerialExecutor(), Executor)
 
 
-class _Recorded:
-    """A Progress that records what it is told."""
-
-    def __init__(self):
-        self.tasks, self.events = [], []
-
-    def add(self, description, total=None):
-        self.tasks.append((description, total))
-        return len(self.tasks) - 1
-
-    def advance(self, task, n=1):
-        self.events.append((task, n))
-
-    def done(self, task):
-        self.events.append((task, "done"))
-
 
 def test_in_process_and_on_item_on_every_executor():
     assert SerialExecutor().in_process and not ProcessExecutor(2).in_process
@@ -169,7 +154,7 @@ def test_progress_protocol():
     from cxreval.progress import NoProgress, Progress, as_progress
 
     assert isinstance(as_progress(None, func="f"), NoProgress)
-    rec = _Recorded()
+    rec = RecordedProgress()
     assert as_progress(rec, func="f") is rec and isinstance(rec, Progress)
     with pytest.raises(InvalidParameterError, match=r"The 'progress' parameter of f must have add\(description, "
                                                     r"total\), advance\(task, n\) and done\(task\) methods"):
@@ -183,12 +168,12 @@ def test_auc_and_heatmap_progress_counts_every_block_and_map_on_any_executor():
                           "y_min": 2.0, "x_max": 30.0, "y_max": 40.0})  # every map scored
     proto = LocalizationProtocol(image_shape=(64, 64))
     for ex in (None, SerialExecutor(), ProcessExecutor(2)):
-        rec = _Recorded()
+        rec = RecordedProgress()
         evaluate_auc(preds, labels, n_resamples=5, rng=0, executor=ex, progress=rec)
         n_blocks = 2 * (len(FINDINGS) + 1)  # (model, finding) and (model, micro average)
         assert rec.tasks == [("AUC blocks (model x finding, every replicate)", n_blocks)]
         assert rec.events == [(0, 1)] * n_blocks
-        rec = _Recorded()
+        rec = RecordedProgress()
         evaluate_heatmaps(maps, boxes, protocol=proto, missing_maps="miss", executor=ex, progress=rec)
         assert rec.tasks == [("heatmaps -> boxes", 9)] and sum(n for _, n in rec.events) == 9
 

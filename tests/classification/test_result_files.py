@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _factories import RecordedProgress
 from cxreval.classification import (
     COUNT_COLUMNS,
     COVERAGE_COLUMNS,
@@ -113,29 +114,13 @@ def test_read_and_rank_auc_tables(tmp_path):
         read_auc_table(tmp_path / "none.csv")
 
 
-class _Recorded:
-    """A Progress (cxreval.progress) that records what it is told."""
-
-    def __init__(self):
-        self.tasks, self.events = [], []
-
-    def add(self, description, total=None):
-        self.tasks.append((description, total))
-        return len(self.tasks) - 1
-
-    def advance(self, task, n=1):
-        self.events.append((task, n))
-
-    def done(self, task):
-        self.events.append((task, "done"))
-
 
 def test_files_equal_frames_and_groups_file(tmp_path):
     p, lab = _tables(seed=1)
     pp, lp = write_predictions(p, tmp_path / "p.parquet"), write_labels(lab, tmp_path / "l.csv")
     gp = tmp_path / "g.csv"
     pd.DataFrame({"model": [f"M{m}" for m in range(4)], "group": ["A", "A", "B", "B"]}).to_csv(gp, index=False)
-    seen = _Recorded()
+    seen = RecordedProgress()
     a = evaluate_auc_files(pp, lp, model_groups=gp, unlabeled="drop", n_resamples=10, rng=1, progress=seen)
     b = evaluate_auc(p, lab, model_groups=read_model_groups(gp), unlabeled="drop", n_resamples=10, rng=1)
     n_blocks = 4 * (2 + 1)  # the 4 models x (the 2 findings and their micro average)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from _factories import RecordedProgress
 from cxreval.executor import ProcessExecutor
 from cxreval.labeller import (
     CATEGORIES,
@@ -85,22 +86,6 @@ def test_labels_are_a_valid_label_table_in_input_order():
     assert s["n_reports"] == 5 and s["states"]["missing"] == int(lab.state.isna().sum())
 
 
-class _Recorded:
-    """A Progress (cxreval.progress) that records what it is told."""
-
-    def __init__(self):
-        self.tasks, self.events = [], []
-
-    def add(self, description, total=None):
-        self.tasks.append((description, total))
-        return len(self.tasks) - 1
-
-    def advance(self, task, n=1):
-        self.events.append((task, n))
-
-    def done(self, task):
-        self.events.append((task, "done"))
-
 
 def test_chunking_and_processes_do_not_change_results():
     t = pd.concat([_table()] * 7, ignore_index=True)
@@ -113,7 +98,7 @@ def test_chunking_and_processes_do_not_change_results():
         pd.testing.assert_frame_equal(a.mentions, r.mentions)
         pd.testing.assert_frame_equal(a.notes, r.notes)
     for ex in (None, ProcessExecutor(max_workers=2)):
-        seen = _Recorded()
+        seen = RecordedProgress()
         label_reports(t, chunk_size=10, progress=seen, executor=ex)
         assert seen.tasks == [("labelling reports", 35)]
         assert sorted(n for _, n in seen.events) == [5, 10, 10, 10]  # reports per chunk

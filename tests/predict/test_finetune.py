@@ -15,6 +15,7 @@ import pytest
 import yaml
 from PIL import Image
 
+from _factories import RecordedProgress
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
 
@@ -59,22 +60,6 @@ def task(tmp_path, torch_mod):
     return tmp_path
 
 
-class _Recorded:
-    """A Progress (cxreval.progress) that records what it is told."""
-
-    def __init__(self):
-        self.tasks, self.events = [], []
-
-    def add(self, description, total=None):
-        self.tasks.append((description, total))
-        return len(self.tasks) - 1
-
-    def advance(self, task, n=1):
-        self.events.append((task, n))
-
-    def done(self, task):
-        self.events.append((task, "done"))
-
 
 def test_wcel_equals_hand_computed(torch_mod):
     import torch
@@ -102,7 +87,7 @@ def test_full_finetune_learns_and_predict_reproduces_its_validation_auc(task, to
 
     from cxreval.predict import predict
     from cxreval.predict.finetune import finetune
-    calls = _Recorded()
+    calls = RecordedProgress()
     res = finetune(task / "imgs", task / "labels.csv", out=task / "ft", model=f"torch:{task / 'base.yaml'}",
                    mode="full", epochs=12, patience=12, lr=3e-3, batch_size=8, seed=0, val_fraction=0.3,
                    progress=calls)

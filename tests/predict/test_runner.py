@@ -10,6 +10,7 @@ import pytest
 import yaml
 from PIL import Image
 
+from _factories import RecordedProgress
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.predict import partial_path, predict
@@ -24,22 +25,6 @@ def blob_folder(tmp_path, blobs):
         Image.fromarray(a).save(d / f"img{i:02d}.png")          # 16-bit PNGs
     return d, has, centres
 
-
-class _Recorded:
-    """A Progress (cxreval.progress) that records what it is told."""
-
-    def __init__(self):
-        self.tasks, self.events = [], []
-
-    def add(self, description, total=None):
-        self.tasks.append((description, total))
-        return len(self.tasks) - 1
-
-    def advance(self, task, n=1):
-        self.events.append((task, n))
-
-    def done(self, task):
-        self.events.append((task, "done"))
 
 
 def test_scores_heatmaps_and_outputs(tmp_path, blob_folder, tiny_models, torch_mod):
@@ -114,7 +99,7 @@ def test_resume_after_interrupt(tmp_path, blob_folder, tiny_models, torch_mod):
     # other settings: refused, not mixed
     with pytest.raises(SchemaError, match=r"other settings \(\['cam', 'heatmaps', 'models'\]\).*restart=True"):
         predict(d, specs[:1], out=out, batch_size=3)
-    counts, calls = [], _Recorded()
+    counts, calls = [], RecordedProgress()
     res = predict(d, specs, out=out, heatmaps=True, batch_size=3, workers=2, on_batch=counts.append,
                   progress=calls)
     assert sum(counts) == 10 - 6                                    # only the images not yet predicted
