@@ -7,6 +7,7 @@ finding, source, state`` with state names, predictions ``study_id, model, findin
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -96,3 +97,90 @@ def auc_inputs(n_models: int = 4, n_studies: int = 120, n_refs: int = 2, rng: in
             pr.append(pd.DataFrame({"study_id": studies, "model": f"M{m}", "finding": f,
                                     "score": np.round(sc, 1) if ties else sc}))
     return pd.concat(pr, ignore_index=True), pd.concat(lab, ignore_index=True)
+
+
+MIMIC_OBSERVATIONS: tuple[str, ...] = (
+    "Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Enlarged Cardiomediastinum", "Fracture", "Lung Lesion",
+    "Lung Opacity", "No Finding", "Pleural Effusion", "Pleural Other", "Pneumonia", "Pneumothorax", "Support Devices")
+"""The 14 observation columns of ``mimic-cxr-2.0.0-chexpert.csv.gz`` / ``-negbio``, in the published order."""
+
+MIMIC_IMAGES: tuple[tuple[str, str, str, str, str], ...] = (
+    # dicom_id, study_id, subject_id, split, ViewPosition
+    ("02aa804e-bde0afdd-112c0b34-7bc16630-4e384014", "50414267", "10000032", "train", "PA"),
+    ("174413ec-4ec4c1f7-34ea26b7-c5f994f8-79ef1962", "50414267", "10000032", "train", "LATERAL"),
+    ("2a2277a9-b0ded155-c0de8eb9-c124d10e-82c5caab", "53189527", "10000032", "train", "AP"),
+    ("68b5c4b1-227d0485-9cc38c3f-7b84ab51-4b472714", "57375967", "10000764", "validate", "PA"),
+    ("ea030e7a-2e3b1346-bc518786-7a8fd698-f673b44c", "57375967", "10000764", "validate", "LATERAL"),
+    ("096052b7-d256dc40-453a102b-fa7d01c6-1b22c6b4", "55555555", "11000011", "test", "LL"),
+    ("8959e402-2175d68d-edba5a6c-baab51c3-9359f700", "56666666", "11000011", "test", "AP"),
+)
+"""The images of the small MIMIC-CXR folder of :func:`write_mimic_folder`: 3 patients, 5 studies."""
+
+MIMIC_REPORT = """                                 FINAL REPORT
+ EXAMINATION:  CHEST (PA AND LAT)
+
+ INDICATION:  ___M with cough, evaluate for pneumonia
+
+ TECHNIQUE:  Chest PA and lateral
+
+ COMPARISON:  None.
+
+ FINDINGS:
+
+ There is a small left pleural effusion.  No pneumothorax is seen.  The heart
+ size is normal.
+
+ IMPRESSION:
+
+ Small left pleural effusion.  No pneumonia.
+"""
+"""A report in MIMIC-CXR's layout (headers with colons; INDICATION mentions pneumonia, which is not labelled)."""
+
+
+def write_mimic_folder(folder: Path, *, test_set: bool = True, reports: bool = True) -> Path:
+    """Write a small MIMIC-CXR-JPG folder in the published formats (gzipped CSVs, the radiologist test set, the
+    reports zip) into ``folder``; return it.
+
+    Labels (CheXpert labeler, NegBio) of study ``50414267``: Pleural Effusion 1.0 / 1.0, Pneumonia -1.0 / 0.0,
+    Cardiomegaly 0.0 / blank, Pneumothorax 0.0 / 0.0; the other studies have No Finding 1.0 in both, except
+    ``57375967`` (Edema 1.0 / -1.0) and ``56666666`` (Atelectasis -1.0 / 1.0). The test set labels
+    ``55555555`` and ``56666666`` (Airspace Opacity 1.0 on ``56666666``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    studies = list(dict.fromkeys((s, p) for _, s, p, _, _ in MIMIC_IMAGES))
+    cells = {
+        "mimic_chexpert": {"50414267": {"Pleural Effusion": "1.0", "Pneumonia": "-1.0", "Cardiomegaly": "0.0",
+                                        "Pneumothorax": "0.0"},
+                           "57375967": {"Edema": "1.0"}, "56666666": {"Atelectasis": "-1.0"}},
+        "mimic_negbio": {"50414267": {"Pleural Effusion": "1.0", "Pneumonia": "0.0", "Pneumothorax": "0.0"},
+                         "57375967": {"Edema": "-1.0"}, "56666666": {"Atelectasis": "1.0"}},
+    }
+    for source, name in (("mimic_chexpert", "mimic-cxr-2.0.0-chexpert.csv.gz"),
+                         ("mimic_negbio", "mimic-cxr-2.0.0-negbio.csv.gz")):
+        rows = []
+        for s, p in studies:
+            given = cells[source].get(s, {"No Finding": "1.0"})
+            rows.append({"subject_id": p, "study_id": s, **{o: given.get(o, "") for o in MIMIC_OBSERVATIONS}})
+        pd.DataFrame(rows, columns=["subject_id", "study_id", *MIMIC_OBSERVATIONS]).to_csv(folder / name, index=False)
+    img = pd.DataFrame(MIMIC_IMAGES, columns=["dicom_id", "study_id", "subject_id", "split", "ViewPosition"])
+    img[["dicom_id", "study_id", "subject_id", "split"]].to_csv(folder / "mimic-cxr-2.0.0-split.csv.gz", index=False)
+    meta = pd.DataFrame({"dicom_id": img["dicom_id"], "subject_id": img["subject_id"], "study_id": img["study_id"],
+                         "PerformedProcedureStepDescription": "CHEST (PA AND LAT)", "ViewPosition": img["ViewPosition"],
+                         "Rows": 3056, "Columns": 2544, "StudyDate": 21800506, "StudyTime": 213014.531,
+                         "ProcedureCodeSequence_CodeMeaning": "CHEST (PA AND LAT)",
+                         "ViewCodeSequence_CodeMeaning": "postero-anterior",
+                         "PatientOrientationCodeSequence_CodeMeaning": "Erect"})
+    meta.to_csv(folder / "mimic-cxr-2.0.0-metadata.csv.gz", index=False)
+    if test_set:
+        cols = ["study_id", *("Airspace Opacity" if o == "Lung Opacity" else o for o in MIMIC_OBSERVATIONS)]
+        rows = [{"study_id": "55555555", "No Finding": "1.0"},
+                {"study_id": "56666666", "Airspace Opacity": "1.0", "Atelectasis": "0.0", "Support Devices": "1.0"}]
+        pd.DataFrame(rows, columns=cols).to_csv(folder / "mimic-cxr-2.1.0-test-set-labeled.csv", index=False)
+    if reports:
+        import zipfile
+
+        with zipfile.ZipFile(folder / "mimic-cxr-reports.zip", "w") as zf:
+            for s, p in studies:
+                text = MIMIC_REPORT if s == "50414267" else " FINAL REPORT\n FINDINGS:  Normal chest.\n IMPRESSION:  No " \
+                    "acute process.\n"
+                zf.writestr(f"files/p{p[:2]}/p{p}/s{s}.txt", text)
+    return folder

@@ -20,7 +20,7 @@ def test_list_and_filter():
     names = list_datasets()
     assert names == sorted(DATA_LOADERS) and {"chestxray14", "google2019", "openi", "vindr"} <= set(names)
     assert list_datasets("chest*", kind="metadata") == ["chestxray14_metadata"]
-    assert set(list_datasets(kind="reports")) == {"openi"}
+    assert set(list_datasets(kind="reports")) == {"openi", "mimic_cxr_reports"}
     with pytest.raises(InvalidParameterError, match=r"The 'kind' parameter of list_datasets must be one of "
                                                     r"\['boxes', 'labels', 'metadata', 'predictions', 'reports'\] or None. "
                                                     r"Got 'images' instead"):

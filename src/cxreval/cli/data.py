@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 
 from ..datasets.fetch import fetch_metadata
 from ..exceptions import InvalidParameterError, SchemaError
-from ._common import check_folder_option, echo_json, open_output, out_option, overwrite_option, seed_option
+from ._common import (
+    check_folder_option,
+    echo_json,
+    open_output,
+    out_option,
+    overwrite_option,
+    seed_option,
+    split_list,
+)
 
-__all__ = ["register", "AUDITABLE"]
+__all__ = ["register", "AUDITABLE", "SPLITTABLE", "VIEW_DATASETS"]
 
-AUDITABLE: tuple[str, ...] = ("chestxray14",)
+AUDITABLE: tuple[str, ...] = ("chestxray14", "mimic_cxr")
 """Datasets ``cxreval data audit`` knows."""
+SPLITTABLE: tuple[str, ...] = ("chestxray14",)
+"""Datasets ``cxreval data split`` draws a split of."""
+VIEW_DATASETS: tuple[str, ...] = ("mimic_cxr",)
+"""Datasets ``cxreval data export --views`` filters by view."""
 
 data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                        help="Obtain public metadata and audit datasets and splits.")
@@ -55,8 +68,11 @@ def fetch(
 @data_app.command("audit")
 def audit(
     dataset: str = typer.Argument(..., help=f"Dataset to audit: one of {', '.join(AUDITABLE)}."),
-    split_dir: Path = typer.Option(None, "--split-dir", help="Folder of *list.txt files, one split per file "
-                                   "(e.g. train_val_list.txt, test_list.txt)."),
+    split_dir: Path = typer.Option(None, "--split-dir", help="chestxray14: folder of *list.txt files, one split per "
+                                   "file (e.g. train_val_list.txt, test_list.txt); mimic_cxr (required): the folder "
+                                   "holding mimic-cxr-2.0.0-split.csv.gz."),
+    dataset_path: Path = typer.Option(None, "--path", help="mimic_cxr: the folder holding the label and metadata "
+                                      "files (default: --split-dir)."),
     path: Path = typer.Option(None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."),
     bbox_path: Path = typer.Option(None, "--bbox-list", help="Your own BBox_List_2017.csv[.gz] (default: fetched)."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
@@ -74,30 +90,51 @@ def audit(
     With --split-dir, only the *list.txt files listed in a run.json (when the folder has one, as written by
     `cxreval data split`) are read, so stale lists from an earlier run are never audited.
 
+    MIMIC-CXR: --split-dir is the folder of mimic-cxr-2.0.0-split.csv.gz; the audit counts its images, studies
+    and patients per part and the patients (and studies) on more than one side (0 on the published split).
+
     Example:
 
     \b
         cxreval data audit chestxray14 --split-dir my-split -o audit-out
+        cxreval data audit mimic_cxr --split-dir mimic-cxr-jpg -o mimic-audit
     """
-    from ..datasets.audit import audit_chestxray14
+    from ..datasets.audit import audit_chestxray14, audit_mimic_cxr
     from ..io import write_summary
 
     if dataset not in AUDITABLE:
         raise InvalidParameterError(f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
                                     f"{list(AUDITABLE)}.")
+    if dataset == "mimic_cxr":
+        if split_dir is None:
+            raise InvalidParameterError("Auditing mimic_cxr needs --split-dir, the folder holding "
+                                        "mimic-cxr-2.0.0-split.csv.gz.")
+        if path is not None or bbox_path is not None:
+            raise InvalidParameterError("--data-entry and --bbox-list are ChestX-ray14 files; for mimic_cxr pass "
+                                        "--split-dir (and --path).")
+    elif dataset_path is not None:
+        raise InvalidParameterError("--path is the mimic_cxr folder; for chestxray14 pass --data-entry.")
     _check_cache_dir(cache_dir, write=False)
-    for opt, p in (("--split-dir", split_dir), ("--data-entry", path), ("--bbox-list", bbox_path)):
+    for opt, p in (("--split-dir", split_dir), ("--data-entry", path), ("--bbox-list", bbox_path),
+                   ("--path", dataset_path)):
         if p is not None and not Path(p).exists():
-            raise SchemaError(f"File {str(p)!r} does not exist." if opt != "--split-dir"
-                              else f"--split-dir {p} does not exist.")
+            raise SchemaError(f"File {str(p)!r} does not exist." if opt not in ("--split-dir", "--path")
+                              else f"{opt} {p} does not exist.")
+
+    def run() -> Any:
+        if dataset == "mimic_cxr":
+            return audit_mimic_cxr(split_dir=split_dir, path=dataset_path)
+        return audit_chestxray14(path=path, bbox_path=bbox_path, split_dir=split_dir, cache_dir=cache_dir)
+
     console = Console(stderr=True)
     if out is None:
         with console.status(f"auditing {dataset}"):
-            res = audit_chestxray14(path=path, bbox_path=bbox_path, split_dir=split_dir, cache_dir=cache_dir)
+            res = run()
     else:
-        with open_output(out, overwrite=overwrite, inputs=[p for p in (path, bbox_path, split_dir) if p]) as d:
+        with open_output(out, overwrite=overwrite,
+                         inputs=[p for p in (path, bbox_path, split_dir, dataset_path) if p]) as d:
             with console.status(f"auditing {dataset}"):
-                res = audit_chestxray14(path=path, bbox_path=bbox_path, split_dir=split_dir, cache_dir=cache_dir)
+                res = run()
             written = res.save(d)
             write_summary(d, res.summary())
         console.print(f"wrote {', '.join(Path(p).name for p in written.values())}, summary.md (tables also as "
@@ -110,7 +147,7 @@ def audit(
 
 @data_app.command("split")
 def split(
-    dataset: str = typer.Argument(..., help=f"Dataset to split: one of {', '.join(AUDITABLE)}."),
+    dataset: str = typer.Argument(..., help=f"Dataset to split: one of {', '.join(SPLITTABLE)}."),
     out: Path = out_option("Folder for <split>_list.txt files, assignments, summary.md and run.json (atomically; "
                            "must not exist unless --overwrite)."),
     fractions: str = typer.Option("0.7,0.1,0.2", "--fractions", help="Comma-separated fractions summing to 1."),
@@ -140,9 +177,9 @@ def split(
     )
     from ..io import write_summary, write_table
 
-    if dataset not in AUDITABLE:
+    if dataset not in SPLITTABLE:
         raise InvalidParameterError(f"cxreval data split: unknown dataset {dataset!r}; expected one of "
-                                    f"{list(AUDITABLE)}.")
+                                    f"{list(SPLITTABLE)}.")
     if by not in ("patient", "image"):
         raise InvalidParameterError(f"cxreval data split: --by must be 'patient' or 'image'. Got {by!r} instead.")
     try:
@@ -200,6 +237,11 @@ def export(
                              "cxreval.datasets.openi.openi_tuning_split, 'development' (the packaged report-labeller "
                              "rules were tuned on it), 'held-out' (out-of-sample) or 'all' (both); the others are "
                              "listed in dropped.csv. Default: every report with usable codes."),
+    views: str = typer.Option(None, "--views", help="mimic_cxr only: comma-separated ViewPosition values, e.g. "
+                              "PA,AP: keep the studies with such an image (needs mimic-cxr-2.0.0-metadata.csv.gz); "
+                              "the others are listed in dropped.csv."),
+    split_part: str = typer.Option(None, "--split", help="mimic_cxr only: keep the studies of one part of the "
+                                   "official split: train, validate or test."),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the read report as JSON."),
 ) -> None:
@@ -212,6 +254,7 @@ def export(
         cxreval data export openi_mesh -o openi-mesh
         cxreval label-reports --reports NLMCXR_reports.tgz --sections whole --validate-against openi-mesh/labels.csv -o out
         cxreval data export openi_mesh --half held-out -o openi-mesh-held-out
+        cxreval data export mimic_cxr --path mimic-cxr-jpg --views PA,AP -o mimic-labels
     """
     from ..datasets import export_dataset, get_spec
     from ..outputs import check_output_path
@@ -225,6 +268,14 @@ def export(
                                         f"dataset {spec.name!r}.")
         if half not in OPENI_HALVES:
             raise InvalidParameterError(f"--half must be one of {list(OPENI_HALVES)}. Got {half!r}.")
+    kwargs: dict[str, object] = {"half": half} if half is not None else {}
+    for opt, value, key, names in (("--views", views, "views", VIEW_DATASETS), ("--split", split_part, "split",
+                                                                                  ("mimic_cxr",))):
+        if value is None:
+            continue
+        if spec.name not in names:
+            raise InvalidParameterError(f"{opt} applies to {', '.join(names)} only; got dataset {spec.name!r}.")
+        kwargs[key] = split_list(value, option=opt) if key == "views" else value
     if spec.default is None and path is None:
         raise InvalidParameterError(f"Dataset {spec.name!r} is not part of the fetched metadata; pass --path "
                                     f"(your copy: a {spec.path}).")
@@ -232,10 +283,10 @@ def export(
     if path is not None and not Path(path).exists():
         raise SchemaError(f"--path {str(path)!r} does not exist.")
     check_output_path(out, overwrite=overwrite, inputs=[p for p in (path, cache_dir) if p])
-    res = export_dataset(spec.name, path, cache_dir=cache_dir, **({"half": half} if half is not None else {}))
+    res = export_dataset(spec.name, path, cache_dir=cache_dir, **kwargs)
     from ..io import write_summary
 
-    meta: dict[str, object] = {"dataset": spec.name, **({"half": half} if half is not None else {})}
+    meta: dict[str, object] = {"dataset": spec.name, **kwargs}
     with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta=meta) as d:
         res.save(d)
         write_summary(d, res.summary())

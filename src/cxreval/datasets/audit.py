@@ -58,7 +58,7 @@ from . import nih
 from .fetch import check_path, metadata_path
 from .splits import LeakageAudit, audit_split, read_split_lists
 
-__all__ = ["BBOX_FILE", "DatasetAudit", "audit_chestxray14", "audit_summary", "write_audit", "count_boxes",
+__all__ = ["BBOX_FILE", "DatasetAudit", "audit_chestxray14", "audit_mimic_cxr", "audit_summary", "write_audit", "count_boxes",
            "PublishedCounts", "CHESTXRAY8_PUBLISHED", "PUBLISHED_COLUMNS"]
 
 BBOX_FILE = "BBox_List_2017.csv.gz"
@@ -377,6 +377,80 @@ def audit_chestxray14(*, path: PathLike | None = None,
     return dataclasses.replace(res, published=_published_table(res, n_with, pub))
 
 
+def audit_mimic_cxr(*, split_dir: PathLike, path: PathLike | None = None) -> DatasetAudit:
+    """Audit MIMIC-CXR's official split (``mimic-cxr-2.0.0-split.csv.gz``) and what the folder holds.
+
+    The split file lists every image (``dicom_id``) with its study, patient (``subject_id``) and part
+    (``train``, ``validate``, ``test``). The audit counts images and patients, the images per view (with the
+    metadata file) and per finding positive under the CheXpert labeler (an image carries its study's
+    labels; with ``mimic-cxr-2.0.0-chexpert.csv.gz``), and audits the split at the study level with
+    :func:`cxreval.datasets.splits.audit_split`: a patient whose studies lie in two parts, or a study whose
+    images lie in two parts, is leakage. The published split is patient-level (0 shared patients).
+
+    Parameters
+    ----------
+    split_dir : path
+        The folder holding ``mimic-cxr-2.0.0-split.csv.gz`` (the MIMIC-CXR-JPG folder).
+    path : path, optional
+        The folder holding the label and metadata files; default ``split_dir``.
+
+    Returns
+    -------
+    res : DatasetAudit
+        ``dataset='mimic_cxr'``; ``boxes`` is empty (MIMIC-CXR has no boxes).
+
+    Raises
+    ------
+    DataUnavailableError
+        No split file in ``split_dir`` (the message says where to download and place it).
+    """
+    from . import mimic
+
+    check_path(split_dir, name="split_dir", func="audit_mimic_cxr")
+    check_path(path, name="path", func="audit_mimic_cxr")
+    root = path if path is not None else split_dir
+    split_res = mimic.load_split(split_dir)
+    sp = split_res.table
+    patients = sp["patient_id"].to_numpy()
+    sources = {"split": split_res.report.source}
+    notes: list[str] = []
+    meta_file = mimic.optional_file(root, mimic.METADATA_FILE)
+    if meta_file is not None:
+        meta = mimic.load_metadata(root).table
+        sources["metadata"] = str(meta_file)
+        views = (meta.assign(view=meta["view"].replace("", "(blank)")).groupby("view", sort=True)
+                 .agg(n_images=("dicom_id", "size"), n_patients=("patient_id", "nunique")).reset_index())
+    else:
+        views = pd.DataFrame(columns=list(DatasetAudit.VIEW_COLUMNS))
+        notes.append(f"no {mimic.METADATA_FILE} in {str(root)!r}: views not counted")
+    rows = []
+    chex = mimic.optional_file(root, mimic.CHEXPERT_FILE)
+    if chex is not None:
+        sources["mimic_chexpert"] = str(chex)
+        ids, canon, states, _ = mimic.read_label_file(chex, patient=True)
+        row_of = pd.Index(ids["study_id"]).get_indexer(sp["study_id"])
+        has = row_of >= 0
+        if not has.all():
+            notes.append(f"{int((~has).sum())} images of the split have a study without CheXpert labeler labels")
+        for j, f in enumerate(canon):
+            pos = np.zeros(len(sp), dtype=bool)
+            pos[has] = states[row_of[has], j] == 2
+            rows.append((f, *_count(pos, patients)))
+    else:
+        notes.append(f"no {mimic.CHEXPERT_FILE} in {str(root)!r}: findings not counted")
+    findings = pd.DataFrame(rows, columns=["finding", "n_images", "n_patients"])
+    findings["image_fraction"] = findings["n_images"] / max(len(sp), 1)
+    studies = sp.drop_duplicates(["study_id", "split"])
+    split_audit = audit_split(studies[["study_id", "split"]],
+                              sp.drop_duplicates("study_id")[["study_id", "patient_id"]])
+    notes.extend(split_audit.notes)
+    notes.append("split audited per study: images, studies and patients of each part in split_sizes "
+                 f"({len(sp):,} images, {sp['study_id'].nunique():,} studies); an image carries its study's labels")
+    boxes = pd.DataFrame(columns=list(DatasetAudit.BOX_COLUMNS))
+    return DatasetAudit("mimic_cxr", len(sp), int(pd.unique(patients).size), findings, views, boxes, 0, 0,
+                        split_audit, sources, tuple(notes))
+
+
 _FINDING_COLUMNS = ("finding", "images", "patients", "boxes", "boxed images")
 
 
@@ -386,6 +460,8 @@ def audit_summary(audit: DatasetAudit) -> str:
              f"- images: {audit.n_images:,}", f"- patients: {audit.n_patients:,}",
              f"- radiologist boxes: {audit.n_boxes:,} on {audit.n_boxed_images:,} images",
              "- views: " + ", ".join(f"{r.view} {r.n_images:,}" for r in audit.views.itertuples()), ""]
+    if audit.split is not None and audit.dataset == "mimic_cxr":
+        lines[3:4] = [f"- studies: {int(audit.split.sizes['n_studies'].sum()):,}"]
     bx = audit.boxes.set_index("finding")
     rows = [{"finding": r.finding, "images": f"{r.n_images:,}", "patients": f"{r.n_patients:,}",
              "boxes": f"{(bx['n_boxes'].get(r.finding, 0) if len(bx) else 0):,}",
@@ -395,7 +471,7 @@ def audit_summary(audit: DatasetAudit) -> str:
                                 right=_FINDING_COLUMNS[1:]))
     if audit.split is not None:
         s = audit.split
-        lines += ["", "## Split", "", s.sizes_markdown()]
+        lines += ["", "## Split", "", s.sizes_markdown(unit="studies" if audit.dataset == "mimic_cxr" else "images")]
         verdict = "**leaks**" if s.leaks else "does not leak"
         lines += ["", f"Patients on more than one side: {s.n_shared_patients:,}; studies in more than one part: "
                       f"{s.n_shared_studies:,}. The split {verdict}."]

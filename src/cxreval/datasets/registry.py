@@ -130,6 +130,12 @@ _SPECS = (
     DatasetSpec("chexpert_test_predictions", "chexpert", "load_predictions", "predictions",
                 "CheXpert test set: the 10 leaderboard models' scores, model <name> from <name>_predictions.csv "
                 "(folder)", path="folder"),
+    DatasetSpec("mimic_cxr", "mimic", "load_labels", "labels",
+                "MIMIC-CXR-JPG labels: CheXpert labeler and NegBio (sources mimic_chexpert, mimic_negbio), the "
+                "test set's radiologists (mimic_radiologist) when present (folder)", path="folder"),
+    DatasetSpec("mimic_cxr_reports", "mimic_reports", "read_mimic_reports", "reports",
+                "MIMIC-CXR reports: mimic-cxr-reports.zip or its files/p1x/pNNNNNNNN/sNNNNNNNN.txt tree (file or "
+                "folder)", path="folder"),
     DatasetSpec("padchest", "padchest", "load_labels", "labels",
                 "PadChest labels: physician- and RNN-labelled reports (sources padchest_physician, padchest_rnn)",
                 default="PADCHEST_chest_x_ray_images_labels_160K_01.02.19.csv.gz"),

@@ -1,10 +1,12 @@
-"""A report-text file of any supported kind as a report table: CSV/Parquet, or the OpenI archive.
+"""A report-text file of any supported kind as a report table: CSV/Parquet, the OpenI archive, MIMIC-CXR's reports.
 
 :func:`read_report_file` is what ``cxreval label-reports --reports`` (and the demo's OpenI section) read:
-a CSV or Parquet table (:func:`read_reports`), or OpenI's ``NLMCXR_reports.tgz`` / a
+a CSV or Parquet table (:func:`read_reports`), OpenI's ``NLMCXR_reports.tgz`` / a
 folder of its XML files (:func:`cxreval.datasets.openi.read_openi_reports`), laid out as ``study_id,
 patient_id`` (the report id: an OpenI report is its own patient) and one column per section
-(:data:`OPENI_SECTIONS`). The labeller (:mod:`cxreval.labeller`, a layer above) checks and labels the table.
+(:data:`OPENI_SECTIONS`), or MIMIC-CXR's ``mimic-cxr-reports.zip`` / its ``files/p1x/pNNNNNNNN/sNNNNNNNN.txt``
+tree (:func:`cxreval.datasets.mimic_reports.read_mimic_reports`: ``study_id, patient_id, text``). The labeller
+(:mod:`cxreval.labeller`, a layer above) checks and labels the table.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import PATIENT_ID, STUDY_ID
 from ..results import ReadReport, ReadResult
+from .mimic_reports import is_mimic_report_tree, read_mimic_reports
 from .openi import read_openi_reports
 
 __all__ = ["OPENI_SECTIONS", "openi_report_table", "read_report_file", "read_reports"]
@@ -37,7 +40,8 @@ def openi_report_table(reports: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_report_file(path: PathLike) -> ReadResult:
-    """A report table from a CSV/Parquet file, or from the OpenI archive / a folder of its XML files.
+    """A report table from a CSV/Parquet file, the OpenI archive / a folder of its XML files, or MIMIC-CXR's
+    ``mimic-cxr-reports.zip`` / its ``files/`` tree (or a folder holding either).
 
     Returns
     -------
@@ -54,6 +58,8 @@ def read_report_file(path: PathLike) -> ReadResult:
     p = Path(path)
     if not p.exists():
         raise SchemaError(f"File {str(p)!r} does not exist.")
+    if p.name.lower().endswith(".zip") or (p.is_dir() and is_mimic_report_tree(p)):
+        return read_mimic_reports(p)
     if p.is_dir() or p.name.lower().endswith((".tgz", ".tar.gz", ".tar")):
         res = read_openi_reports(p)
         return ReadResult(openi_report_table(res.table), res.report)

@@ -145,10 +145,11 @@ class LeakageAudit:
         """True when any patient or study lies on more than one side."""
         return self.n_shared_patients > 0 or self.n_shared_studies > 0
 
-    def sizes_markdown(self, *, unknown: bool = True) -> str:
+    def sizes_markdown(self, *, unknown: bool = True, unit: str = "images") -> str:
         """:attr:`sizes` as a Markdown table: ``split | images | patients`` (counts right-aligned, with
-        thousands separators), and ``not in metadata`` when ``unknown``."""
-        cols = {"split": "split", "n_studies": "images", "n_patients": "patients"}
+        thousands separators; ``unit`` names the split's unit, e.g. ``studies``), and ``not in metadata`` when
+        ``unknown``."""
+        cols = {"split": "split", "n_studies": unit, "n_patients": "patients"}
         if unknown:
             cols["n_unknown"] = "not in metadata"
         t = pd.DataFrame({name: self.sizes[c].map(str if c == "split" else "{:,}".format)
