@@ -223,4 +223,13 @@ def test_agree_and_rank_on_the_exported_labels_with_the_two_labellers(mimic, tmp
     assert main(["rank", "-p", str(tmp_path / "preds.csv"), "-l", str(out / "labels.csv"), "--references",
                  "mimic_chexpert,mimic_negbio", "--n-resamples", "20", "--seed", "0", "-o", str(rank)]) == 0
     rk = pd.read_csv(rank / "rankings.csv")
-    assert {"mimic_chexpert", "mimic_negbio"} <= set(rk.astype(str).stack())
+    assert set(rk["reference"]) == {"mimic_chexpert", "mimic_negbio"}
+    # Effusion: positive on 50414267 under both labellers, not mentioned (negative) on the other studies
+    from sklearn.metrics import roc_auc_score
+
+    eff = preds[preds.finding == "Effusion"]
+    for m, g in eff.groupby("model"):
+        want = roc_auc_score((g["study_id"] == "50414267").astype(int), g["score"])
+        got = rk[(rk.finding == "Effusion") & (rk.model == m)].set_index("reference")["auc"]
+        assert got["mimic_chexpert"] == pytest.approx(want) and got["mimic_negbio"] == pytest.approx(want)
+    assert (rank / "rank_correlation.csv").is_file()
