@@ -94,15 +94,6 @@ class DatasetSpec:
                 "default_file": self.default}
 
 
-def _chexpert_train(path: PathLike | None = None, *, cache_dir: PathLike | None = None,
-                    source: str = "chexpert_labeler") -> ReadResult:
-    """CheXpert train labels (CheXpert report labeler; 1/0/-1/blank) as the long label table."""
-    from ..labels import read_wide_labels
-
-    p = metadata_path("chexpert_train.csv.gz", cache_dir=cache_dir, path=path)
-    return read_wide_labels(p, source=source, id_column="Path")
-
-
 _SPECS = (
     DatasetSpec("chestxray14", "nih", "load_labels", "labels",
                 "ChestX-ray14 text-mined labels (source nih_textmined), 112,120 images", default="Data_Entry_2017_v2020.csv.gz"),
@@ -123,8 +114,12 @@ _SPECS = (
     DatasetSpec("openi_mesh", "openi", "openi_mesh_labels", "labels",
                 "OpenI human MeSH major codes as ChestX-ray14 labels (source openi_mesh), one row per report",
                 default="NLMCXR_reports.tgz"),
-    DatasetSpec("chexpert_train", "", "_chexpert_train", "labels",
-                "CheXpert train labels from the CheXpert labeler (1/0/-1/blank)", default="chexpert_train.csv.gz"),
+    DatasetSpec("chexpert_train", "chexpert", "load_fetched_train", "labels",
+                "CheXpert train labels from the CheXpert labeler (1/0/-1/blank), per study (patientN/studyN)",
+                default="chexpert_train.csv.gz"),
+    DatasetSpec("chexpert", "chexpert", "load_release", "labels",
+                "CheXpert-v1.0[-small] train.csv (source chexpert_labeler) and valid.csv (radiologists' consensus, "
+                "chexpert_radiologists), per study (folder)", path="folder"),
     DatasetSpec("chexpert_test", "chexpert", "load_labels", "labels",
                 "CheXpert test set: consensus, 8 radiologists, 2 report labelers (folder)", path="folder"),
     DatasetSpec("chexpert_test_predictions", "chexpert", "load_predictions", "predictions",
