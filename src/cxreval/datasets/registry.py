@@ -131,6 +131,15 @@ _SPECS = (
     DatasetSpec("mimic_cxr_reports", "mimic_reports", "read_mimic_reports", "reports",
                 "MIMIC-CXR reports: mimic-cxr-reports.zip or its files/p1x/pNNNNNNNN/sNNNNNNNN.txt tree (file or "
                 "folder)", path="folder"),
+    DatasetSpec("rsna_pneumonia", "rsna", "load_labels", "labels",
+                "RSNA Pneumonia stage 2 train: Lung Opacity, Pneumonia, No Finding (source rsna_radiologists) "
+                "from stage_2_train_labels.csv + stage_2_detailed_class_info.csv (folder)", path="folder"),
+    DatasetSpec("rsna_pneumonia_boxes", "rsna", "load_boxes", "boxes",
+                "RSNA Pneumonia radiologists' Lung Opacity boxes, half-open, 1024 x 1024 (folder)", path="folder"),
+    DatasetSpec("siim_acr_pneumothorax", "siim", "load_labels", "labels",
+                "SIIM-ACR Pneumothorax train-rle.csv: Pneumothorax per image (source siim_radiologists)"),
+    DatasetSpec("siim_acr_pneumothorax_boxes", "siim", "load_boxes", "boxes",
+                "SIIM-ACR Pneumothorax masks (train-rle.csv) -> one box per connected component, half-open"),
     DatasetSpec("padchest", "padchest", "load_labels", "labels",
                 "PadChest labels: physician- and RNN-labelled reports (sources padchest_physician, padchest_rnn)",
                 default="PADCHEST_chest_x_ray_images_labels_160K_01.02.19.csv.gz"),
