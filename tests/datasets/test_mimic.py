@@ -195,7 +195,7 @@ def test_registry_and_cli_export_with_views(mimic, tmp_path, capsys):
                                         "mimic_radiologist:55555555"]
     capsys.readouterr()
     assert main(["data", "export", "chestxray14", "--views", "PA", "-o", str(tmp_path / "x")]) == 2
-    assert "--views applies to mimic_cxr" in capsys.readouterr().err
+    assert "--views applies to mimic_cxr, chexpert, chexpert_train only" in capsys.readouterr().err
     assert main(["data", "export", "mimic_cxr", "-o", str(tmp_path / "y")]) == 2
     assert "--path" in capsys.readouterr().err
     empty = tmp_path / "empty"

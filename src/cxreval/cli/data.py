@@ -26,7 +26,7 @@ AUDITABLE: tuple[str, ...] = ("chestxray14", "mimic_cxr")
 """Datasets ``cxreval data audit`` knows."""
 SPLITTABLE: tuple[str, ...] = ("chestxray14",)
 """Datasets ``cxreval data split`` draws a split of."""
-VIEW_DATASETS: tuple[str, ...] = ("mimic_cxr",)
+VIEW_DATASETS: tuple[str, ...] = ("mimic_cxr", "chexpert", "chexpert_train")
 """Datasets ``cxreval data export --views`` filters by view."""
 
 data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
@@ -237,9 +237,10 @@ def export(
                              "cxreval.datasets.openi.openi_tuning_split, 'development' (the packaged report-labeller "
                              "rules were tuned on it), 'held-out' (out-of-sample) or 'all' (both); the others are "
                              "listed in dropped.csv. Default: every report with usable codes."),
-    views: str = typer.Option(None, "--views", help="mimic_cxr only: comma-separated ViewPosition values, e.g. "
-                              "PA,AP: keep the studies with such an image (needs mimic-cxr-2.0.0-metadata.csv.gz); "
-                              "the others are listed in dropped.csv."),
+    views: str = typer.Option(None, "--views", help="mimic_cxr, chexpert, chexpert_train: comma-separated views, e.g. "
+                              "PA,AP: keep the studies with such an image (MIMIC-CXR's ViewPosition, from "
+                              "mimic-cxr-2.0.0-metadata.csv.gz; CheXpert's AP/PA, or Lateral); the others are listed "
+                              "in dropped.csv."),
     split_part: str = typer.Option(None, "--split", help="mimic_cxr only: keep the studies of one part of the "
                                    "official split: train, validate or test."),
     overwrite: bool = overwrite_option(),
