@@ -86,3 +86,12 @@ def test_label_reports_on_the_zip(mimic, tmp_path):
     assert s[("report_impression", "Pneumonia")] == "negative"
     # INDICATION ("evaluate for pneumonia") is not labelled: the findings section does not mention pneumonia
     assert s[("report_findings", "Pneumonia")] == "not_mentioned"
+
+
+def test_exported_reports_are_a_label_reports_input(mimic, tmp_path):
+    out = tmp_path / "reports"
+    assert main(["data", "export", "mimic_cxr_reports", "--path", str(mimic), "-o", str(out)]) == 0
+    t = pd.read_csv(out / "reports.csv", dtype=str, keep_default_na=False)
+    assert list(t.columns) == ["study_id", "patient_id", "text"] and len(t) == 5
+    assert main(["label-reports", "--reports", str(out / "reports.csv"), "--sections", "impression",
+                 "-o", str(tmp_path / "lab")]) == 0
