@@ -99,6 +99,19 @@ def mimic_export(ctx: Context) -> Figures:
         fig.checked[f"{name} | exit, label rows"] = f"{rc} {n}"
     t.notes.append(f"building the synthetic files took {t_build:.1f} s (not counted); the export reads both label "
                    "files (and the metadata with --views), validates the long table and writes it as CSV + Parquet")
+    phases = ("import resource, sys, time; t0 = time.process_time(); from cxreval.datasets import export_dataset; "
+              "t1 = time.process_time(); res = export_dataset('mimic_cxr', sys.argv[1]); t2 = time.process_time(); "
+              "res.save(sys.argv[2]); t3 = time.process_time(); "
+              "print(t1 - t0, t2 - t1, t3 - t2, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    (ctx.tmp / "phases").mkdir()
+    r = subprocess.run([sys.executable, "-c", phases, str(d), str(ctx.tmp / "phases")], capture_output=True, text=True,
+                       env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin"})
+    if r.returncode == 0:
+        imp, load, save, rss = (float(v) for v in r.stdout.split()[-4:])
+        ph = fig.table("Where the export's CPU time goes (library, all studies; CPU s of one process)",
+                       ["import cxreval.datasets", "read + validate (export_dataset)", "write CSV + Parquet (save)",
+                        "peak RSS MiB"])
+        ph.add(round(imp, 2), round(load, 2), round(save, 2), round(rss / 1024, 1))
     t.notes.append("target: < 60 s and < 2 GB for the full size")
     py = sys.executable
     peer_code = ("import time,sys; import torchxrayvision as x; t=time.perf_counter(); "
