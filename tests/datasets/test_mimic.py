@@ -75,6 +75,16 @@ def test_radiologist_test_set_patients_and_airspace_opacity(mimic):
     assert any("Airspace Opacity -> Lung Opacity" in n for n in res.report.notes)
 
 
+def test_radiologist_patients_without_the_split_file(mimic):
+    (mimic / "mimic-cxr-2.0.0-split.csv.gz").unlink()
+    t = load_labels(mimic, sources=["mimic_chexpert", "mimic_radiologist"]).table
+    assert set(t.loc[t.source == "mimic_radiologist", "patient_id"]) == {"11000011"}  # from the labeller file
+    alone = load_labels(mimic, sources=["mimic_radiologist"]).table
+    assert set(alone["patient_id"]) == {"11000011"} and set(alone["source"]) == {"mimic_radiologist"}
+    with pytest.raises(DataUnavailableError, match="no 'mimic-cxr-2.0.0-split.csv.gz'"):
+        load_labels(mimic, split="test")
+
+
 def test_radiologist_study_without_a_patient_is_dropped_with_its_reason(mimic):
     f = mimic / "mimic-cxr-2.1.0-test-set-labeled.csv"
     df = pd.read_csv(f, dtype=str).astype(object)

@@ -331,16 +331,22 @@ def load_labels(root: PathLike, *, sources: Sequence[str] | None = None, views: 
     want = _check_sources(sources, present)
     files = {s: find_file(root, SOURCE_FILES[s]) for s in want}
     keep_studies: dict[str, set[str] | pd.Index] = {}
-    split_table = load_split(root).table if split is not None or "mimic_radiologist" in want else None
+    # the split: to keep one part, and to look up the patients of the radiologists' studies (when present)
+    use_split = split is not None or ("mimic_radiologist" in want and optional_file(root, SPLIT_FILE) is not None)
+    split_table = load_split(root).table if use_split else None
     if vw is not None:
         meta = load_metadata(root).table
         keep_studies["views"] = pd.Index(meta.loc[meta["view"].isin(vw), "study_id"]).unique()
     if split is not None and split_table is not None:
         keep_studies["split"] = pd.Index(split_table.loc[split_table["split"] == split, "study_id"]).unique()
     read = {s: read_label_file(files[s], patient=s != "mimic_radiologist") for s in want}
-    patient_of = pd.concat([ids.set_index("study_id")["subject_id"] for ids, *_ in read.values() if "subject_id" in ids]
-                           + ([split_table.drop_duplicates("study_id").set_index("study_id")["patient_id"]]
-                              if split_table is not None else []))
+    lookups = [ids.set_index("study_id")["subject_id"] for ids, *_ in read.values() if "subject_id" in ids]
+    if split_table is not None:
+        lookups.append(split_table.drop_duplicates("study_id").set_index("study_id")["patient_id"])
+    chex = optional_file(root, CHEXPERT_FILE)
+    if not lookups and chex is not None:  # the radiologists alone: their patients from the labeller file
+        lookups.append(read_label_file(chex)[0].set_index("study_id")["subject_id"])
+    patient_of = pd.concat(lookups) if lookups else pd.Series(dtype=object)
     patient_of = patient_of[~patient_of.index.duplicated()]
     tables, dropped, notes, n_read = [], [], [], 0
     for s, (ids, canon, states, renames) in read.items():
