@@ -210,12 +210,19 @@ def read_label_file(p: Path, *, patient: bool = True) -> tuple[pd.DataFrame, lis
     return df[ids], canon, states, renames
 
 
+def _text(values: object, take: np.ndarray) -> pd.Series:
+    """``values[take]`` as a text column, built by taking from the (few) values rather than converting every
+    cell: a MIMIC-size table has 6 million cells per column."""
+    return pd.Series(pd.array(np.asarray(values, dtype=object), dtype="str")).take(take).reset_index(drop=True)
+
+
 def _long(studies: np.ndarray, patients: np.ndarray, canon: list[str], states: np.ndarray,
           source: str) -> pd.DataFrame:
-    k = len(canon)
-    return pd.DataFrame({"study_id": np.repeat(studies, k), "patient_id": np.repeat(patients, k),
-                         "finding": np.tile(np.asarray(canon, dtype=object), len(studies)),
-                         "source": source, "state": pd.array(states.ravel(), dtype="Int8")})
+    k, n = len(canon), len(studies)
+    rows = np.repeat(np.arange(n), k)
+    return pd.DataFrame({"study_id": _text(studies, rows), "patient_id": _text(patients, rows),
+                         "finding": _text(canon, np.tile(np.arange(k), n)), "source": _text([source], np.zeros(n * k, int)),
+                         "state": pd.array(states.ravel(), dtype="Int8")})
 
 
 def load_split(root: PathLike) -> ReadResult:
