@@ -406,6 +406,10 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
     if absent and unlabeled == "error":
         raise SchemaError(f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
                           "pass unlabeled='drop' to drop them with a report.")
+    if absent and len(absent) == len(pstudies):
+        raise SchemaError(f"None of the {len(absent)} prediction studies (e.g. {absent[:3]}) is in the label table "
+                          f"(its studies are e.g. {list(ls.studies[:3])}), so unlabeled='drop' would leave nothing "
+                          "to evaluate; check that the predictions and labels name studies the same way.")
     return refs, fs, fcodes, groups, dropped
 
 
