@@ -266,10 +266,15 @@ class SeparabilityResult(TableResult):
         return "\n".join(lines + [""])
 
     def _figure(self) -> Any:
-        """Each paired difference ``auc_a - auc_b`` with its simultaneous interval (0 = not separable)."""
+        return self.figure(self.table)
+
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Each paired difference ``auc_a - auc_b`` of ``auc_comparison.csv`` with its simultaneous interval (0 =
+        not separable): the report's figure of the file."""
         from .._plots import dot_interval
 
-        return dot_interval(self.table, value="difference", low="ci_low", high="ci_high",
+        return dot_interval(table, value="difference", low="ci_low", high="ci_high",
                             category=[FINDING, "model_a", "model_b"], color="reference",
                             title="Paired AUC differences of the best model", value_title="ΔAUC",
                             reference_line=0.0)

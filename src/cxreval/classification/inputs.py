@@ -34,7 +34,7 @@ from ..labels import (
     validate_predictions,
 )
 from ._maps import map_label_scan, map_prediction_scan
-from .result import DEFAULT_GROUP
+from .result import DEFAULT_GROUP, NO_EFFECT
 
 STUDY_DESIGNS: tuple[str, ...] = ("each", "common")
 """``studies=``: each reference on the studies it labels, or per finding the studies every reference labels."""
@@ -300,7 +300,7 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
         study_ids, S, Y, states = study_ids[keep], S[:, :, keep], Y[:, :, keep], states[:, :, keep]
         patient_of = patient_of[keep].reset_index(drop=True)
     return PreparedInputs(models, fs, refs, groups, dropped, study_ids, S, Y, patient_of, policy, not_mentioned,
-                          tuple(notes), states, design, tuple(chance), fmap)
+                          tuple(notes) + _no_effect(missing_scores, chance), states, design, tuple(chance), fmap)
 
 
 def _common_studies(states: np.ndarray, Y: np.ndarray, fs: list[str], refs: list[str]) -> np.ndarray:
@@ -411,6 +411,14 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
                           f"(its studies are e.g. {list(ls.studies[:3])}), so unlabeled='drop' would leave nothing "
                           "to evaluate; check that the predictions and labels name studies the same way.")
     return refs, fs, fcodes, groups, dropped
+
+
+def _no_effect(missing_scores: str, chance: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The note saying that ``missing_scores='chance'`` changed nothing (every model scores every finding)."""
+    if missing_scores != "chance" or chance:
+        return ()
+    return (f"{NO_EFFECT}: every model has scores for every finding, so no AUC was set to 0.5 and the results "
+            "equal those of `refuse`",)
 
 
 def _model_order(ps: PredictionScan, fcodes: list[int], keep: np.ndarray | None = None) -> list[str]:

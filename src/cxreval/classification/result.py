@@ -27,7 +27,7 @@ from ..labels import FINDING, MACRO, MICRO, STUDY_ID
 from ..results import TableResult, readonly
 from ._kernel import BlockInputs, block_indices
 
-__all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "COVERAGE_COLUMNS", "LABELLED", "ONE_CLASS", "NOT_LABELLED", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP",
+__all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "COVERAGE_COLUMNS", "LABELLED", "ONE_CLASS", "NOT_LABELLED", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP", "NO_EFFECT",
            "AUC_SUMMARY_FILE", "AUCResult", "AUCTableResult", "markdown_auc_table"]
 
 AUC_COLUMNS: tuple[str, ...] = ("model", "group", FINDING, "reference", "auc", "ci_low", "ci_high",
@@ -55,6 +55,8 @@ POINT_AUC_COLUMNS: tuple[str, ...] = ("model", FINDING, "reference", "auc")
 MEAN_MODEL = "Mean"
 """The ``model`` value of the mean-over-models rows (their ``group`` is ``'summary'``)."""
 DEFAULT_GROUP = "default"
+NO_EFFECT = "Missing scores `chance` had no effect"
+"""How a result's notes and :meth:`AUCResult.design` say that ``missing_scores='chance'`` changed nothing."""
 """The ``group`` of every model when no model-group table is given."""
 AUC_SUMMARY_FILE = "auc_summary.md"
 """The name of :meth:`AUCResult.summary` written beside another analysis' ``summary.md`` (``cxreval rank``)."""
@@ -224,6 +226,7 @@ class AUCResult(TableResult):
         if self.chance:
             lines.append("Scored AUC 0.5 (no output for the finding; the XQA convention, column `chance`): "
                          + ", ".join(f"{m} on {f}" for m, f in self.chance) + ".")
+        lines += [f"{n}." for n in self.notes if n.startswith(NO_EFFECT)]
         return " ".join(lines)
 
     def summary(self, title: str = "AUC per model, finding and reference") -> str:

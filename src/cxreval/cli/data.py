@@ -212,6 +212,7 @@ def export(
         cxreval data export openi_mesh -o openi-mesh
         cxreval label-reports --reports NLMCXR_reports.tgz --sections whole --validate-against openi-mesh/labels.csv -o out
         cxreval data export openi_mesh --half held-out -o openi-mesh-held-out
+        cxreval data export nih_predictions -o nih-preds
     """
     from ..datasets import export_dataset, get_spec
     from ..outputs import check_output_path
@@ -225,7 +226,7 @@ def export(
                                         f"dataset {spec.name!r}.")
         if half not in OPENI_HALVES:
             raise InvalidParameterError(f"--half must be one of {list(OPENI_HALVES)}. Got {half!r}.")
-    if spec.default is None and path is None:
+    if spec.default is None and spec.pinned is None and path is None:
         raise InvalidParameterError(f"Dataset {spec.name!r} is not part of the fetched metadata; pass --path "
                                     f"(your copy: a {spec.path}).")
     _check_cache_dir(cache_dir, write=False)
@@ -236,7 +237,8 @@ def export(
     from ..io import write_summary
 
     meta: dict[str, object] = {"dataset": spec.name, **({"half": half} if half is not None else {})}
-    with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta=meta) as d:
+    read = [path] if path else [Path(res.report.source)] if spec.pinned else []  # pinned files: their SHA-256
+    with open_output(out, overwrite=overwrite, inputs=read, meta=meta) as d:
         res.save(d)
         write_summary(d, res.summary())
     if json_out:

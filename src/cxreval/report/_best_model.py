@@ -59,20 +59,6 @@ def separability(folder: Path, finding: str, reference: str, model: str, *, vers
     return f"{who} and {other} are not separable ({_delta(r, level)})"
 
 
-def _separability_method(folder: Path, finding: str) -> str:
-    """' (ΔAUC intervals simultaneous over the n comparisons of this finding)', once per line."""
-    sep = _separability_rows(folder)
-    if sep is None:
-        return ""
-    rows = sep[_str(sep, "finding") == finding]
-    if rows.empty:
-        return ""
-    n = int(_num(rows, "n_comparisons").max()) if "n_comparisons" in rows.columns else len(rows)
-    how = {"bootstrap": "paired patient bootstrap", "delong": "DeLong's test"}.get(_str(rows, "method").iloc[0],
-                                                                                     "not assessed")
-    return f" (ΔAUC: {how}, Bonferroni over {n} comparisons)"
-
-
 SEPARABILITY_NOTE = ("ΔAUC is the difference between two models' AUCs under the same reference, computed on the same "
                      "bootstrap resamples of patients (DeLong's test where there are no resamples); the intervals of "
                      "one finding are simultaneous (Bonferroni over its comparisons), and two models are called "
@@ -199,7 +185,7 @@ def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     shown = numbers[:4] + ([f"{len(numbers) - 4} more references in the section"] if len(numbers) > 4 else [])
     text += " " + "; ".join(shown) + "."
     if sep is not None:
-        text = text[:-1] + _separability_method(folder, finding) + "."
+        pass  # how ΔAUC is computed is stated once, under the key findings (SEPARABILITY_NOTE)
     elif find_result_file(folder, AUCResult.FILES["counts"]) is None:
         text = text[:-1] + " (published or point AUCs: separability cannot be assessed)."
     elif has_ci:
