@@ -38,13 +38,14 @@ def test_ranking_verdict_follows_the_srcc(classify: Path) -> None:
     _set_srcc(classify, {})
     kf = key_finding("ranking", classify)
     assert kf.verdict == "stable at worst"
-    assert "8 comparisons" in kf.text and "8 stable, 0 moderately stable, 0 unstable" in kf.text
+    assert "Least stable of 8 comparisons" in kf.text and "all 8: 8 stable, 0 moderately stable, 0 unstable" in kf.text
     _set_srcc(classify, {"Effusion": 0.29})
     kf = key_finding("ranking", classify)
     assert kf.verdict == "unstable at worst"
-    assert ("Least stable, Effusion alone (one finding, not the macro average): the model ranking under CR barely "
-            "predicts the ranking under") in kf.text
-    assert "SRCC 0.29, 95% CI −0.01 to 0.49" in kf.text
+    assert ("Least stable of 8 comparisons, Effusion alone (one finding, not the macro average): the model ranking "
+            "under CR barely predicts the ranking under") in kf.text
+    assert "SRCC 0.29 (95% CI −0.01 to 0.49)" in kf.text
+    assert kf.text.count(". ") == 1  # a sentence of verdict, one of numbers
     _set_srcc(classify, {"Effusion": 0.8})
     assert key_finding("ranking", classify).verdict == "moderately stable at worst"
 
@@ -60,8 +61,8 @@ def test_ranking_best_model_rank_is_read_from_rankings(tmp_path: Path) -> None:
                                                                                    index=False)
     kf = key_finding("ranking", d)
     assert kf.text == ("Pneumothorax alone (one finding, not the macro average): the model ranking under expert "
-                       "barely predicts the ranking under text (SRCC −1.00, 95% CI −1.00 to −0.40); the best model "
-                       "under text, a, ranks 4th of 4 under expert.")
+                       "barely predicts the ranking under text; the best model under text, a, ranks 4th of 4 under "
+                       "expert. SRCC −1.00 (95% CI −1.00 to −0.40).")
     rc = pd.read_csv(d / "rank_correlation.csv")
     rc.rename(columns={"reference_a": "reference_b", "reference_b": "reference_a"}).to_csv(
         d / "rank_correlation.csv", index=False)

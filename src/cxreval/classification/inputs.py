@@ -78,6 +78,9 @@ class PreparedInputs:
         reference labelling the finding labels.
     chance : tuple of (model, finding)
         The models without any score for a finding, scored 0.5 (``missing_scores='chance'``).
+    unscored : tuple of (finding, reference)
+        Findings a reference labels that no model scores (without a finding map, all findings evaluated): not
+        evaluated, listed in ``coverage.csv`` as ``not scored``.
     finding_map : VocabularyMapping or None
         The finding map applied to labels and scores.
     """
@@ -98,6 +101,7 @@ class PreparedInputs:
     studies_design: str = "each"
     chance: tuple[tuple[str, str], ...] = ()
     finding_map: VocabularyMapping | None = None
+    unscored: tuple[tuple[str, str], ...] = ()
 
 
 def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
@@ -299,8 +303,14 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
                                                     "labelling its findings (studies='common')"})], ignore_index=True)
         study_ids, S, Y, states = study_ids[keep], S[:, :, keep], Y[:, :, keep], states[:, :, keep]
         patient_of = patient_of[keep].reset_index(drop=True)
+    unscored: list[tuple[str, str]] = []
+    if fmap is None and findings is None:  # a reference's findings that no model scores: said, never silent
+        for r in refs:
+            codes = np.unique(ls.finding[ls.source == ls.sources.index(r)])
+            unscored += [(ls.findings[j], r) for j in codes.tolist() if ls.findings[j] not in fs]
     return PreparedInputs(models, fs, refs, groups, dropped, study_ids, S, Y, patient_of, policy, not_mentioned,
-                          tuple(notes) + _no_effect(missing_scores, chance), states, design, tuple(chance), fmap)
+                          tuple(notes) + _no_effect(missing_scores, chance), states, design, tuple(chance), fmap,
+                          tuple(sorted(unscored)))
 
 
 def _common_studies(states: np.ndarray, Y: np.ndarray, fs: list[str], refs: list[str]) -> np.ndarray:

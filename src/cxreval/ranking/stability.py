@@ -483,6 +483,10 @@ def _summary(res: RankingStabilityResult, title: str) -> str:
     lines = [f"# {title}", "", res.source, "",
              f"Rank correlations: {VARIANT_TEXT[res.spearman]}; {VARIANT_TEXT[res.kendall]}. Tied AUCs share "
              f"the average rank (column `variant` of {res.FILES['rank_correlation']}).", ""]
+    if len(corr) and (corr["dataset"].fillna("").astype(str) == "").all():
+        lines += ["Column `dataset` is blank in every table: no dataset name was given (`dataset=`, the command's "
+                  "`--dataset NAME`); it tells apart the rows of several datasets in one table, as in the XQA "
+                  "tables.", ""]
     if res.excluded:
         lines += ["Undefined AUCs (NaN) are left out of the rankings, never ranked:", "",
                   *[f"- {e}" for e in res.excluded], ""]

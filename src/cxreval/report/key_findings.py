@@ -71,12 +71,10 @@ def _rank_of_best(folder: Path, row: pd.Series) -> str:
         return ""
     r = under_a[model]
     r = float(r.iloc[0]) if isinstance(r, pd.Series) else float(r)
-    sep = separability(folder, str(row["finding"]), b, model, subject="it")
-    sep = f"; {sep}" if sep else ""
     if r == 1:
-        return f"; the best model under {b}, {model}, is also best under {a}{sep}"
+        return f"; the best model under {b}, {model}, is also best under {a}"
     rank = ordinal(int(round(r))) if r == int(r) else f"{r:g}th (tied)"
-    return f"; the best model under {b}, {model}, ranks {rank} of {len(under_a)} under {a}{sep}"
+    return f"; the best model under {b}, {model}, ranks {rank} of {len(under_a)} under {a}"
 
 
 def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
@@ -105,14 +103,16 @@ def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     else:
         interval = "no interval in the table"
     a, b = sorted((str(worst["reference_a"]), str(worst["reference_b"])))  # the same words in either order
-    head = ""
+    head, tail = "", ""
     if len(rc) > 1:
         counts = ", ".join(f"{int((bands == label).sum())} {label}" for label, _ in th.srcc)
-        head = f"{len(rc)} comparisons of the model ranking between two references: {counts}. Least stable, "
+        head = f"least stable of {len(rc)} comparisons, "
+        tail = f"; all {len(rc)}: {counts}"
     what = str(worst["finding"])
     what = f"{_where(worst)} alone (one finding, not the macro average)" if what not in _SUMMARY else _where(worst)
-    text = (f"{head}{what}: the model ranking under {a} {verb} the ranking under {b} "
-            f"(SRCC {fmt(worst['_s'])}, {interval}){_rank_of_best(folder, worst)}.")
+    # one sentence of verdict, one of numbers
+    text = (f"{head}{what}: the model ranking under {a} {verb} the ranking under {b}{_rank_of_best(folder, worst)}. "
+            f"SRCC {fmt(worst['_s'])} ({interval}){tail}.")
     verdict = th.srcc_band(worst["_s"]) + (" at worst" if len(rc) > 1 else "")
     return KeyFinding("ranking", text[0].upper() + text[1:], verdict)
 
