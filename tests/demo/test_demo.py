@@ -32,6 +32,7 @@ def test_demo_without_any_data_lists_every_section(tmp_path: Path, capsys: pytes
                  "--cache-dir", str(tmp_path / "empty-cache"), "--offline", "--json"])
     assert code == 0
     res = json.loads(capsys.readouterr().out)
+    assert res["data_mirror"] == str(tmp_path / "no-mirror") and res["mirror_source"] == "data_mirror="
     assert [s["key"] for s in res["sections"]] == [s.key for s in SECTIONS]
     status = {s["key"]: s["status"] for s in res["sections"]}
     # the XQA tables ship with the package and the synthetic study needs no data; the rest needs data

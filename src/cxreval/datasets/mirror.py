@@ -365,7 +365,7 @@ def fetch_file(local_path: str, *, mirror: PathLike | None = None,
 
 
 def fetch_folder(prefix: str, *, mirror: PathLike | None = None, cache_dir: PathLike | None = None,
-                 **kwargs: Any) -> Path:
+                 files: Sequence[MirrorFile] = PINNED, **kwargs: Any) -> Path:
     """A folder holding verified copies of exactly the pinned files directly under ``prefix`` (e.g.
     ``"nih_fold_predictions/"``): the mirror's folder when it holds those files and no other, else
     ``<cache>/mirror/<prefix>`` (each file fetched as :func:`fetch_file` does: mirror, cache, then its pinned URL,
@@ -376,10 +376,10 @@ def fetch_folder(prefix: str, *, mirror: PathLike | None = None, cache_dir: Path
     DataUnavailableError
         As :func:`fetch_file`; also no pinned file under ``prefix``.
     """
-    entries = [e for e in pinned_files(prefix) if "/" not in e.local_path[len(prefix):]]
+    entries = [e for e in pinned_files(prefix, files=files) if "/" not in e.local_path[len(prefix):]]
     if not entries:
         raise DataUnavailableError(f"No pinned file under {prefix!r}; see cxreval.datasets.mirror.PINNED.")
-    paths = [fetch_file(e.local_path, mirror=mirror, cache_dir=cache_dir, **kwargs) for e in entries]
+    paths = [fetch_file(e.local_path, mirror=mirror, cache_dir=cache_dir, files=files, **kwargs) for e in entries]
     parents = {p.parent for p in paths}
     if len(parents) == 1:
         folder = parents.pop()

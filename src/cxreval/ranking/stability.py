@@ -444,6 +444,9 @@ def _rankings(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str], pairs: S
         source = (f"From predictions + labels: {len(auc.models)} models, references {list(auc.references)}, "
                   f"{auc.n_resamples} patient-bootstrap replicates (seed {auc.seed}); boot = mean ± sd of the "
                   f"replicate correlations, CI = {int(auc.confidence_level * 100)}% percentile. {auc.design()}")
+        if not dataset:
+            source += (" Column `dataset` is blank in every table: no dataset name was given (`dataset=`, the "
+                       "command's `--dataset NAME`); it tells apart the rows of several datasets in one table.")
     else:
         source = "From an AUC table: point estimates (no bootstrap); tied AUCs share the average rank."
     if none:
@@ -483,10 +486,6 @@ def _summary(res: RankingStabilityResult, title: str) -> str:
     lines = [f"# {title}", "", res.source, "",
              f"Rank correlations: {VARIANT_TEXT[res.spearman]}; {VARIANT_TEXT[res.kendall]}. Tied AUCs share "
              f"the average rank (column `variant` of {res.FILES['rank_correlation']}).", ""]
-    if len(corr) and (corr["dataset"].fillna("").astype(str) == "").all():
-        lines += ["Column `dataset` is blank in every table: no dataset name was given (`dataset=`, the command's "
-                  "`--dataset NAME`); it tells apart the rows of several datasets in one table, as in the XQA "
-                  "tables.", ""]
     if res.excluded:
         lines += ["Undefined AUCs (NaN) are left out of the rankings, never ranked:", "",
                   *[f"- {e}" for e in res.excluded], ""]
