@@ -102,7 +102,7 @@ def test_classification_verdict_when_best_model_changes(classify: Path) -> None:
     auc.to_csv(classify / "auc.csv", index=False)
     kf = key_finding("classification", classify)
     assert kf.verdict == "best model changes with the reference"
-    assert "the best of 4 models changes with the reference (m3 under CR; m3 under Rep1; m1 under Rep2)" in kf.text
+    assert "the best of 4 models changes with the reference (m3 under CR and Rep1; m1 under Rep2)" in kf.text
 
 
 def test_thresholds_file_changes_the_wording(classify: Path, tmp_path: Path) -> None:
@@ -264,7 +264,7 @@ def test_best_model_lines_state_separability(classify: Path) -> None:
     kf = key_finding("classification", classify)
     verdict, numbers = kf.text.split(". ", 1)
     assert verdict == ("Macro AUC (the mean of the 3 per-finding AUCs): the best of 4 models changes with the "
-                       "reference (m3 under CR; m3 under Rep1; m1 under Rep2); the two are separable under CR and Rep2, "
+                       "reference (m3 under CR and Rep1; m1 under Rep2); the two are separable under CR and Rep2, "
                        "not under Rep1")
     assert numbers.startswith("CR: m3 AUC 0.900 (95% CI")
     assert "Rep2: m1 AUC 0.950" in numbers and "ΔAUC vs m3 0.050, 95% CI 0.020 to 0.080" in numbers

@@ -103,8 +103,9 @@ def _under(refs: list[str]) -> str:
     return refs[0] if len(refs) == 1 else ", ".join(refs[:-1]) + f" and {refs[-1]}"
 
 
-def _verdict_clause(rows: list[tuple[str, pd.Series | None]], what: str, n_refs: int) -> str:
-    """'; separable from the runner-up under A, not under B' from (reference, comparison row) pairs."""
+def _verdict_clause(rows: list[tuple[str, pd.Series | None]], what: str, n_refs: int, obj: str = "") -> str:
+    """'; it is separable from the runner-up under A, not under B' (``what`` 'it is', ``obj`` ' from the
+    runner-up') from (reference, comparison row) pairs."""
     got: dict[str, list[bool | None]] = {}
     for r, row in rows:
         got.setdefault(r, []).append(_separable(row))
@@ -113,10 +114,10 @@ def _verdict_clause(rows: list[tuple[str, pd.Series | None]], what: str, n_refs:
     if not yes and not no:
         return ""
     if not no:
-        return f"; {what} separable under {'every reference' if len(yes) == n_refs > 1 else _under(yes)}"
+        return f"; {what} separable{obj} under {'every reference' if len(yes) == n_refs > 1 else _under(yes)}"
     if not yes:
-        return f"; {what} not separable under {'any reference' if len(no) == n_refs > 1 else _under(no)}"
-    return f"; {what} separable under {_under(yes)}, not under {_under(no)}"
+        return f"; {what} not separable{obj} under {'any reference' if len(no) == n_refs > 1 else _under(no)}"
+    return f"; {what} separable{obj} under {_under(yes)}, not under {_under(no)}"
 
 
 def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
@@ -168,21 +169,22 @@ def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
         else:
             verdict = "same best model under every reference"
             head = f"{where}: {distinct[0]} is the best of {n_models} models under every reference ({_under(refs)})"
-        text = head + _verdict_clause(rows, "from the runner-up", len(refs)) + "."
+        text = head + _verdict_clause(rows, "it is", len(refs), " from the runner-up") + "."
     else:
         verdict = "best model changes with the reference"
         others = {r: list(dict.fromkeys(model[o] for o in refs if model[o] != model[r])) for r in refs}
         rows = [(r, _comparison_row(sep, finding, r, model[r], m)) for r in refs for m in others[r]]
         rows = [(r, row) for r, row in rows if row is not None] or [(r, None) for r in refs]
-        by = "; ".join(f"{model[r]} under {r}" for r in refs)
+        by = "; ".join(f"{m} under {_under([r for r in refs if model[r] == m])}" for m in distinct)
         what = "the two are" if len(distinct) == 2 else "the best models are"
         text = (f"{where}: the best of {n_models} models changes with the reference ({by})"
                 + _verdict_clause(rows, what, len(refs)) + ".")
     numbers = []
+    many = len(refs) > 3  # then each reference's best AUC only; the ΔAUCs are in the section's table
     for r in refs:
-        cmp = [row for rr, row in rows if rr == r and row is not None]
+        cmp = [] if many else [row for rr, row in rows if rr == r and row is not None]
         numbers.append(f"{r}: {stated(r)}" + "".join(delta(row) for row in cmp[:2]))
-    shown = numbers[:4] + ([f"{len(numbers) - 4} more references in the section"] if len(numbers) > 4 else [])
+    shown = numbers[:3] + ([f"{len(numbers) - 3} more references in the section"] if len(numbers) > 3 else [])
     text += " " + "; ".join(shown) + "."
     if sep is not None:
         pass  # how ΔAUC is computed is stated once, under the key findings (SEPARABILITY_NOTE)

@@ -83,8 +83,9 @@ def auc_by_reference(auc: pd.DataFrame, *, finding: str, title: str) -> go.Figur
     fig.update_yaxes(tickvals=list(range(len(models))), ticktext=models, autorange="reversed", showgrid=False,
                      zeroline=False)
     fig.update_xaxes(title_text="ROC-AUC with 95% bootstrap interval")
-    fig.update_layout(legend={"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.0, "yanchor": "bottom"},
-                      margin={"l": 10, "r": 10, "t": 60, "b": 50})  # the legend above the plot, clear of the axis
+    # the legend at the figure's foot, under the axis title (container coordinates: clear of it at any height)
+    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": 0.0, "yanchor": "bottom", "yref": "container"},
+                      margin={"l": 10, "r": 10, "t": 60, "b": 100}, height=210 + 26 * len(models))
     return fig
 
 
