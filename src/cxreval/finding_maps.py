@@ -106,6 +106,7 @@ FINDING_MAPS: Mapping[str, VocabularyMapping] = MappingProxyType(
 """The built-in finding maps by name."""
 
 _ANY = re.compile(r"^\s*any\s*\((.*)\)\s*$", re.IGNORECASE)
+_CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*\(.*\)\s*$")
 
 
 def get_finding_map(name: str) -> VocabularyMapping:
@@ -158,6 +159,11 @@ def parse_finding_map(data: Mapping[str, Any], *, name: str = "finding_map", whe
         target = canonical_finding(raw_target, where=f"{where}, target {raw_target!r}")
         if isinstance(raw_def, str):
             m = _ANY.match(raw_def)
+            call = _CALL.match(raw_def)
+            if m is None and call is not None:
+                raise SchemaError(f"{where}: target {raw_target!r}: {raw_def!r} uses {call.group(1)}(...); the form "
+                                  f"supported is any(A, B) (a study is positive for the target when any source "
+                                  f"finding is), one finding or a list.")
             parts = m.group(1).split(",") if m else [raw_def]
         elif isinstance(raw_def, list):
             parts = [str(v) for v in raw_def]

@@ -136,6 +136,8 @@ def check_output_path(out: PathLike, *, overwrite: bool = False, kind: str = "fo
     exists = out.exists() or out.is_symlink()
     nonempty = exists and out.is_dir() and any(out.iterdir())
     _check_inputs(out, inputs, replaces=nonempty or (kind == "file" and exists))
+    if out.is_symlink() and not out.exists():
+        raise OutputError(_dangling_link(out))
     if exists:
         if kind == "folder" and not out.is_dir():
             raise OutputError(f"out={str(out)!r} is a file; an output folder is expected. Choose another path.")
@@ -154,6 +156,20 @@ def check_output_path(out: PathLike, *, overwrite: bool = False, kind: str = "fo
         raise OutputError(f"out={str(out)!r}: the folder {anc} is not writable"
                           + (" (read-only file system)." if ro else "."))
     return out
+
+
+def _dangling_link(out: Path) -> str:
+    """Why the symbolic link ``out`` leads nowhere: a loop, or a target that does not exist."""
+    import errno
+
+    try:
+        os.stat(out)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return (f"out={str(out)!r} is a symbolic link that loops (it leads back to itself: "
+                    f"{os.readlink(out)!r}); remove the link or choose another path.")
+    return (f"out={str(out)!r} is a symbolic link to {os.readlink(out)!r}, which does not exist; remove the link "
+            f"or choose another path.")
 
 
 def write_error(out: Path, exc: OSError, *, made: Sequence[Path] = ()) -> OutputError | None:

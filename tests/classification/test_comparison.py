@@ -93,3 +93,31 @@ def test_save_and_bad_main_reference(tables, tmp_path) -> None:
     assert (tmp_path / "auc_comparison.parquet").is_file()
     with pytest.raises(InvalidParameterError, match="main_reference"):
         compare_best_models(res, main_reference="r3")
+
+
+def test_verdicts_do_not_depend_on_the_order_of_references(tables) -> None:
+    """Every pair of references whose best models differ is compared both ways: swapping the references gives
+    the same comparisons, intervals and verdicts (only the order of the rows changes)."""
+    preds, labels = tables
+    m2 = preds[preds["model"] == "m2"].set_index(["study_id", "finding"])["score"]
+    third = labels[labels["source"] == "r1"].assign(source="r3")  # read off m2's scores: m2 is best under r3
+    third["state"] = 2 * (m2.loc[list(zip(third["study_id"], third["finding"]))].to_numpy() > 0.5)
+    labels = pd.concat([labels, third], ignore_index=True)
+    key = ["finding", "reference", "model_a", "model_b"]
+
+    def table(order):
+        res = evaluate_auc(preds, labels, references=order, n_resamples=200, rng=0)
+        t = compare_best_models(res).table
+        t = t.assign(comparison=t["comparison"].map(lambda c: tuple(sorted(c.split("; ")))))
+        return t.sort_values(key).reset_index(drop=True)
+
+    a, b = table(["r1", "r2", "r3"]), table(["r3", "r2", "r1"])
+    pd.testing.assert_frame_equal(a, b)
+    cross = a[a["comparison"].map(lambda c: any(w.startswith("best under") for w in c))]
+    assert len(cross) >= 2  # the fixture's references disagree on some best model
+    for _, row in cross.iterrows():  # each cross-reference comparison is also made under the other reference
+        for w in row["comparison"]:
+            if w.startswith("best under "):
+                other = w.removeprefix("best under ")
+                assert ((a["reference"] == other) & (a["finding"] == row["finding"]) & (a["model_a"] == row["model_b"])
+                        & (a["model_b"] == row["model_a"])).any()

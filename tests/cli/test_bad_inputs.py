@@ -41,6 +41,9 @@ class Case:
     extra: tuple[str, ...] = ()
     must_refuse: bool = True
     args: tuple[str, ...] = field(default=())  # a command line of its own (no command_args)
+    says: str = ""  # a refusal's one line contains this (the option or value at fault)
+    must_accept: bool = False  # a valid input that must run (exit 0)
+    warns: str = ""  # a legitimate empty result: exit 0, this warning on stderr and in summary.md
 
 
 ACCEPTED = {("classify", "--n-resamples", "0"), ("rank", "--n-resamples", "0"), ("rank", "--min-models", "0"),
@@ -300,7 +303,76 @@ def _bare_cases() -> list[Case]:
     return [Case(i, "", args=a) for i, a in BARE]
 
 
-CASES = [*_table_cases(), *_option_cases(), *_out_cases(), *_bare_cases()]
+# ------------------------------------------------------------- empty results, silent choices, unclear messages
+def _auc_table(models: dict[str, float], references: tuple[str, ...] = ("CR", "Rep1")):
+    """A point AUC table of ``models`` (name -> AUC, NaN for an undefined one) on Edema and Effusion."""
+    def m(args, d):
+        rows = [{"model": name, "group": "g", "finding": f, "reference": r, "auc": auc + 0.01 * k}
+                for name, auc in models.items() for k, r in enumerate(references) for f in ("Edema", "Effusion")]
+        pd.DataFrame(rows).to_csv(d / "auc.csv", index=False)
+        return ["rank", "--auc-table", str(d / "auc.csv")]
+    return m
+
+
+def _unlabelled_predictions(args, d):
+    t = _table(args, "preds.csv")
+    df = pd.read_csv(t, dtype=str)
+    df.assign(study_id="x" + df["study_id"]).to_csv(t, index=False)
+    return [*args, "--unlabeled", "drop"]
+
+
+def _two_score_columns(args, d):
+    t = _table(args, "preds.csv")
+    lines = t.read_text().splitlines()
+    t.write_text("\n".join([lines[0] + ",score", *(ln + ",0.5" for ln in lines[1:])]) + "\n")
+    return args
+
+
+def _finding_map_all(args, d):
+    (d / "map.yaml").write_text("findings:\n  Edema: all(Edema, Effusion)\nscore: max\n")
+    return [*args, "--finding-map", str(d / "map.yaml")]
+
+
+def _out_symlink_loop(args, d):
+    (d / "loop").symlink_to("loop")
+    return [*args, "-o", str(d / "loop")]
+
+
+def _gzip_reports(args, d):
+    t = _table(args, "reports.csv")
+    z = t.with_name("reports.csv.gz")
+    z.write_bytes(gzip.compress(t.read_bytes()))
+    t.unlink()
+    return _replace(args, t, z)
+
+
+HONEST_CASES = [
+    Case("rank-auc-table-undefined-auc-below-min-models", "rank",
+         _auc_table({"a": 0.7, "b": 0.75, "c": float("nan")}), says="fewer than --min-models 3 models"),
+    Case("rank-auc-table-two-models", "rank", _auc_table({"a": 0.7, "b": 0.75}), says="--min-models"),
+    Case("rank-auc-table-one-reference", "rank", _auc_table({"a": 0.7, "b": 0.75, "c": 0.8}, ("CR",)),
+         must_refuse=False, warns="the AUCs have one (['CR'])"),
+    Case("rank-one-reference", "rank", extra=("-r", "CR"), must_refuse=False, warns="the AUCs have one (['CR'])"),
+    Case("rank-auc-table-with-references", "rank",
+         lambda a, d: [*_auc_table({"a": 0.7, "b": 0.75, "c": 0.8})(a, d), "-r", "CR"], says="--references"),
+    Case("classify-unlabeled-drop-leaves-nothing", "classify", _unlabelled_predictions, extra=("--n-resamples", "0"),
+         says="--unlabeled drop would leave nothing"),
+    Case("classify-unlabeled-drop-leaves-nothing-bootstrap", "classify", _unlabelled_predictions,
+         says="--unlabeled drop would leave nothing"),
+    Case("rank-unlabeled-drop-leaves-nothing", "rank", _unlabelled_predictions,
+         says="--unlabeled drop would leave nothing"),
+    Case("classify-preds.csv-two-score-columns", "classify", _two_score_columns, says="2 columns named 'score'"),
+    Case("agree-pair-twice", "agree", extra=("--pairs", "CR:Rep1,CR:Rep1"), says="--pairs lists CR:Rep1 twice"),
+    Case("agree-flow-pair-twice", "agree", extra=("--flow-pairs", "Rep1:Rep2,Rep1:Rep2"),
+         says="--flow-pairs lists Rep1:Rep2 twice"),
+    Case("classify-finding-map-all", "classify", _finding_map_all, says="the form supported is any(A, B)"),
+    Case("classify-out-symlink-loop", "classify", _out_symlink_loop, says="is a symbolic link that loops"),
+    Case("label-reports-reports.csv.gz", "label-reports", _gzip_reports, must_refuse=False, must_accept=True),
+]
+"""Inputs that gave an empty result reported as success, a silent choice or a message not saying what is wrong:
+each is now refused with one line naming the option or value (``says``), or, when valid, accepted."""
+
+CASES = [*_table_cases(), *_option_cases(), *_out_cases(), *_bare_cases(), *HONEST_CASES]
 
 
 def test_sweep_size() -> None:
@@ -356,6 +428,15 @@ def test_bad_input(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str
         assert _dirs(d) <= dirs | {"thesis"}, "a refused run left a folder behind"
     if case.must_refuse:
         assert rc == 2, f"accepted: {case.id} (stdout {cap.out[-300:]!r})"
+    if case.says:
+        assert case.says in err[0], err
+    if case.must_accept or case.warns:
+        assert rc == 0, cap.err
+    if case.warns:
+        warned = [ln for ln in cap.err.splitlines() if ln.startswith("cxreval: warning:")]
+        assert any(case.warns in ln for ln in warned), cap.err
+        out_dir = Path(argv[argv.index("-o") + 1])
+        assert case.warns in (out_dir / "summary.md").read_text()
 
 
 # ------------------------------------------------------------------------------ header before data

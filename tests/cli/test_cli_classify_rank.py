@@ -185,3 +185,64 @@ def test_rank_refuses_auc_outside_0_1(tmp_path, capsys, auc):
     pd.DataFrame(rows).to_csv(p, index=False)
     assert main(["rank", "--auc-table", str(p), "-o", str(tmp_path / "o")]) == 2
     assert f"'auc' {auc:g} is outside [0, 1]" in one_error_line(capsys)
+
+
+def test_summaries_state_the_separability_verdicts_in_either_order_of_references(tmp_path):
+    """summary.md of classify and rank ends with every comparison of auc_comparison.csv and its verdict, the same
+    lines whichever reference is given first."""
+    pp, lp, _ = _files(tmp_path)
+    labels = pd.read_csv(lp)
+    for k, order in enumerate((("CR", "Rep1"), ("Rep1", "CR"))):
+        part = tmp_path / f"labels{k}"
+        part.mkdir()
+        for r in order:
+            labels[labels.source == r].to_csv(part / f"{r}.csv", index=False)
+        args = ["-p", str(pp), "-l", str(part / f"{order[0]}.csv"), "-l", str(part / f"{order[1]}.csv"),
+                "--n-resamples", "50", "--seed", "0"]
+        assert main(["classify", *args, "-o", str(tmp_path / f"c{k}")]) == 0
+        assert main(["rank", *args, "--min-models", "2", "-o", str(tmp_path / f"r{k}")]) == 0
+    verdicts = []
+    for name in ("c0", "c1", "r0", "r1"):
+        text = (tmp_path / name / "summary.md").read_text()
+        assert "## Is the best model separable?" in text
+        section = text.split("## Is the best model separable?", 1)[1]
+        rows = pd.read_csv(tmp_path / name / "auc_comparison.csv")
+        lines = [ln for ln in section.splitlines() if ln.startswith("- ")]
+        assert len(lines) == len(rows) > 0
+        assert all(ln.endswith(("**separable**", "**not separable**")) for ln in lines)
+        verdicts.append(section)
+    assert verdicts[0] == verdicts[1] and verdicts[2] == verdicts[3]
+
+
+def test_design_notes_say_what_an_option_did_not_do(tmp_path, capsys):
+    """--missing-scores chance with every score present says it had no effect; without a finding map a
+    reference's finding no model scores is in coverage.csv as 'not scored' and in the design; rank says when the
+    dataset column is blank; rank --auc-table of a user's own table has no XQA notes and no paper columns."""
+    pp, lp, _ = _files(tmp_path)
+    labels = pd.read_csv(lp)
+    extra = labels[labels.finding == "Atelectasis"].assign(finding="Fracture")
+    lp2 = tmp_path / "labels2.csv"
+    pd.concat([labels, extra[extra.source == "Rep1"]], ignore_index=True).to_csv(lp2, index=False)
+    capsys.readouterr()
+    assert main(["classify", "-p", str(pp), "-l", str(lp2), "--missing-scores", "chance", "--n-resamples", "20",
+                 "-o", str(tmp_path / "c")]) == 0
+    shown = capsys.readouterr().out
+    assert "Missing scores `chance` had no effect" in shown
+    cov = pd.read_csv(tmp_path / "c" / "coverage.csv")
+    assert cov[cov.status == "not scored"][["finding", "reference"]].values.tolist() == [["Fracture", "Rep1"]]
+    assert "Rep1 labels ['Fracture']" in shown and "--finding-map" in shown
+    summary = (tmp_path / "c" / "summary.md").read_text()
+    assert "Missing scores `chance` had no effect" in summary and "not scored" in summary
+    assert main(["rank", "-p", str(pp), "-l", str(lp), "--n-resamples", "20", "-o", str(tmp_path / "r")]) == 0
+    assert "Column `dataset` is blank" in (tmp_path / "r" / "summary.md").read_text()
+    assert main(["rank", "-p", str(pp), "-l", str(lp), "--n-resamples", "20", "--dataset", "NIH",
+                 "-o", str(tmp_path / "r2")]) == 0
+    assert "Column `dataset` is blank" not in (tmp_path / "r2" / "summary.md").read_text()
+    assert main(["rank", "--auc-table", str(tmp_path / "c" / "auc.csv"), "-o", str(tmp_path / "t")]) == 0
+    rc = pd.read_csv(tmp_path / "t" / "rank_correlation.csv")
+    assert not [c for c in rc.columns if c.startswith("paper") or c in ("note", "diff_vs_paper")]
+    text = (tmp_path / "t" / "summary.md").read_text()
+    assert "2-decimal" not in text and "`paper`" not in text and "Tables 26-29" not in text
+    assert "Column `dataset` is blank" not in text  # a table's datasets are its own column
+    assert main(["rank", "--auc-table", "xqa", "-o", str(tmp_path / "x")]) == 0  # the paper's own tables: beside it
+    assert "`paper` = the XQA paper's bootstrap mean ± sd" in (tmp_path / "x" / "summary.md").read_text()

@@ -127,6 +127,42 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+STARTUP_S = 30.0
+"""How long a server may take to answer its first request on an idle machine (Python start and imports)."""
+
+
+def startup_deadline(base: float = STARTUP_S) -> float:
+    """Seconds to wait for a server subprocess to answer, scaled with the machine's load: ``base`` times the
+    1-minute load average per core when above 1 (a busy 2-core machine running the whole suite starts a
+    subprocess several times slower), at most 10 x ``base``."""
+    try:
+        per_core = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:  # no load average on this platform
+        per_core = 1.0
+    return base * min(10.0, max(1.0, per_core))
+
+
+def wait_until_serving(proc: subprocess.Popen[bytes], base_url: str, *, require_ok: bool = True) -> float:
+    """Wait until the server subprocess ``proc`` answers ``GET /`` (its readiness signal: it answers only once
+    it listens with the database open; with ``require_ok``, with status 200), for as long as it is alive and
+    within :func:`startup_deadline`. Returns
+    the seconds it took; raises when it exits first or the deadline passes (naming the deadline and the load)."""
+    import httpx
+
+    limit, t0 = startup_deadline(), time.monotonic()
+    while time.monotonic() - t0 < limit:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            if httpx.get(base_url + "/", timeout=1).status_code == 200 or not require_ok:
+                return time.monotonic() - t0
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"server did not start in {limit:.0f} s (load average {os.getloadavg()[0]:.1f} on "
+                       f"{os.cpu_count()} cores)")
+
+
 class Server:
     """``cxreval reader serve`` in a subprocess (so that it can be SIGKILLed)."""
 
@@ -137,21 +173,11 @@ class Server:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Server:
-        import httpx
-
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen([sys.executable, "-m", "cxreval", "reader", "serve", "--db", self.url,
                                       "--port", str(self.port)], stdout=out, stderr=out)
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < 30:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited with {self.proc.returncode}")
-            try:
-                if httpx.get(self.base + "/", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                time.sleep(0.05)
-        raise RuntimeError("server did not start in 30 s")
+        wait_until_serving(self.proc, self.base)
+        return self
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

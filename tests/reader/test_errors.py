@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from cxreval.exceptions import SchemaError
 from cxreval.reader.store import ReaderStore
 from cxreval.reader.study import load_study
 
-from .conftest import free_port
+from .conftest import free_port, wait_until_serving
 
 
 def _init(study: Path, url: str) -> dict[str, str]:
@@ -49,14 +48,7 @@ def test_serve_interrupted_exits_130_or_143_and_the_database_is_consistent(study
                              str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         base = f"http://127.0.0.1:{port}"
-        t0 = time.monotonic()
-        while True:
-            assert proc.poll() is None and time.monotonic() - t0 < 30, "the server did not start"
-            try:
-                httpx.get(base + "/", timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.05)
+        wait_until_serving(proc, base, require_ok=False)  # type: ignore[arg-type]
         body = {"id": "qa-int-1", "task": "image", "item": "a1", "boxes": [],
                 "labels": {"Effusion": "positive", "Cardiomegaly": "negative", "Nodule": "negative"}}
         r = httpx.post(base + "/api/submissions", json=body, headers={"Authorization": f"Bearer {tokens['alice']}"})

@@ -38,13 +38,14 @@ def test_ranking_verdict_follows_the_srcc(classify: Path) -> None:
     _set_srcc(classify, {})
     kf = key_finding("ranking", classify)
     assert kf.verdict == "stable at worst"
-    assert "8 comparisons" in kf.text and "8 stable, 0 moderately stable, 0 unstable" in kf.text
+    assert "Least stable of 8 comparisons" in kf.text and "all 8: 8 stable, 0 moderately stable, 0 unstable" in kf.text
     _set_srcc(classify, {"Effusion": 0.29})
     kf = key_finding("ranking", classify)
     assert kf.verdict == "unstable at worst"
-    assert ("Least stable, Effusion alone (one finding, not the macro average): the model ranking under CR barely "
-            "predicts the ranking under") in kf.text
-    assert "SRCC 0.29, 95% CI −0.01 to 0.49" in kf.text
+    assert ("Least stable of 8 comparisons, Effusion alone (one finding, not the macro average): the model ranking "
+            "under CR barely predicts the ranking under") in kf.text
+    assert "SRCC 0.29 (95% CI −0.01 to 0.49)" in kf.text
+    assert kf.text.count(". ") == 1  # a sentence of verdict, one of numbers
     _set_srcc(classify, {"Effusion": 0.8})
     assert key_finding("ranking", classify).verdict == "moderately stable at worst"
 
@@ -59,9 +60,13 @@ def test_ranking_best_model_rank_is_read_from_rankings(tmp_path: Path) -> None:
                   "statistic": [-1.0], "ci_low": [-1.0], "ci_high": [-0.4]}).to_csv(d / "rank_correlation.csv",
                                                                                    index=False)
     kf = key_finding("ranking", d)
-    assert kf.text == ("Pneumothorax alone (one finding, not the macro average): the model ranking under text barely "
-                       "predicts the ranking under expert (SRCC −1.00, 95% CI −1.00 to −0.40); the best model under "
-                       "expert, d, ranks 4th of 4 under text.")
+    assert kf.text == ("Pneumothorax alone (one finding, not the macro average): the model ranking under expert "
+                       "barely predicts the ranking under text; the best model under text, a, ranks 4th of 4 under "
+                       "expert. SRCC −1.00 (95% CI −1.00 to −0.40).")
+    rc = pd.read_csv(d / "rank_correlation.csv")
+    rc.rename(columns={"reference_a": "reference_b", "reference_b": "reference_a"}).to_csv(
+        d / "rank_correlation.csv", index=False)
+    assert key_finding("ranking", d) == kf  # the same words whichever reference comes first
     assert kf.verdict == "unstable"
 
 
@@ -91,12 +96,13 @@ def test_classification_verdict_when_best_model_changes(classify: Path) -> None:
     auc.to_csv(classify / "auc.csv", index=False)
     kf = key_finding("classification", classify)
     assert kf.verdict == "same best model under every reference"
-    assert re.match(r"Macro AUC \(the mean of the \d per-finding AUCs\): under CR the best of 4 models is m3 \(AUC "
-                    r"0\.900, 95% CI", kf.text), kf.text
+    assert re.match(r"Macro AUC \(the mean of the \d per-finding AUCs\): m3 is the best of 4 models under every "
+                    r"reference \(CR, Rep1 and Rep2\)\. CR: m3 AUC 0\.900 \(95% CI", kf.text), kf.text
     auc.loc[macro & (auc["model"] == "m1") & (auc["reference"] == "Rep2"), "auc"] = 0.95
     auc.to_csv(classify / "auc.csv", index=False)
     kf = key_finding("classification", classify)
-    assert kf.verdict == "best model changes with the reference" and "Under Rep2 the best is m1" in kf.text
+    assert kf.verdict == "best model changes with the reference"
+    assert "the best of 4 models changes with the reference (m3 under CR and Rep1; m1 under Rep2)" in kf.text
 
 
 def test_thresholds_file_changes_the_wording(classify: Path, tmp_path: Path) -> None:
@@ -242,7 +248,10 @@ def _separability_folder(classify: Path, lo: float, hi: float) -> None:
     auc.loc[macro & (auc["model"] == "m1") & (auc["reference"] == "Rep2"), "auc"] = 0.95
     auc.to_csv(classify / "auc.csv", index=False)
     rows = [("macro", "CR", "m3", "m2", "runner-up", 0.9, 0.89, 0.01, lo, hi),
-            ("macro", "Rep2", "m1", "m3", "runner-up; best under CR", 0.95, 0.9, 0.05, 0.02, 0.08)]
+            ("macro", "Rep2", "m1", "m3", "runner-up; best under CR", 0.95, 0.9, 0.05, 0.02, 0.08),
+            ("macro", "CR", "m3", "m1", "best under Rep2", 0.9, 0.95, -0.05, -0.08, -0.02),
+            ("macro", "Rep1", "m3", "m1", "best under Rep2", 0.9, 0.89, 0.01, lo, hi),
+            ("macro", "Rep2", "m1", "m3", "best under Rep1", 0.95, 0.9, 0.05, 0.02, 0.08)]
     pd.DataFrame(rows, columns=["finding", "reference", "model_a", "model_b", "comparison", "auc_a", "auc_b",
                                 "difference", "ci_low", "ci_high"]).assign(
         confidence_level=0.95, n_comparisons=4, pvalue=0.3, pvalue_holm=0.6, method="bootstrap",
@@ -253,23 +262,35 @@ def _separability_folder(classify: Path, lo: float, hi: float) -> None:
 def test_best_model_lines_state_separability(classify: Path) -> None:
     _separability_folder(classify, -0.004, 0.02)
     kf = key_finding("classification", classify)
-    assert "under CR the best of 4 models is m3 (AUC 0.900, 95% CI" in kf.text
-    assert "it and the runner-up m2 are not separable (ΔAUC 0.010, 95% CI −0.004 to 0.020)" in kf.text
-    assert "Under Rep2 the best is m1" in kf.text
-    assert "it is separable from m3 (the best under CR) (ΔAUC 0.050, 95% CI 0.020 to 0.080)" in kf.text
-    assert "intervals simultaneous over the 4 comparisons of this finding, Bonferroni" in kf.text
-    _separability_folder(classify, 0.002, 0.02)
-    assert "it is separable from the runner-up m2 (ΔAUC 0.010, 95% CI 0.002 to 0.020)" in key_finding(
-        "classification", classify).text
+    verdict, numbers = kf.text.split(". ", 1)
+    assert verdict == ("Macro AUC (the mean of the 3 per-finding AUCs): the best of 4 models changes with the "
+                       "reference (m3 under CR and Rep1; m1 under Rep2); the two are separable under CR and Rep2, "
+                       "not under Rep1")
+    assert numbers.startswith("CR: m3 AUC 0.900 (95% CI")
+    assert "Rep2: m1 AUC 0.950" in numbers and "ΔAUC vs m3 0.050, 95% CI 0.020 to 0.080" in numbers
+    assert "CR: m3 AUC 0.900" in numbers and "ΔAUC vs m1 −0.050, 95% CI −0.080 to −0.020" in numbers
+    assert kf.text.count(". ") == 1  # two sentences: the verdict, the numbers
+
+
+def test_best_model_sentences_do_not_depend_on_the_order_of_references(classify: Path) -> None:
+    """The same key finding whatever the order of the references in auc.csv and auc_comparison.csv."""
+    _separability_folder(classify, -0.004, 0.02)
+    before = key_finding("classification", classify)
+    for name in ("auc.csv", "auc_comparison.csv"):
+        t = pd.read_csv(classify / name)
+        order = {r: k for k, r in enumerate(reversed(list(dict.fromkeys(t["reference"]))))}
+        t.sort_values("reference", key=lambda c: c.map(order), kind="stable").to_csv(classify / name, index=False)
+    assert pd.read_csv(classify / "auc.csv")["reference"].iloc[0] != "CR"
+    assert key_finding("classification", classify) == before
 
 
 def test_without_comparisons_the_line_says_separability_was_not_assessed(classify: Path) -> None:
     # a point-AUC table (no counts.csv: not the files of a bootstrap run), e.g. published AUCs
-    assert "no replicates: whether two models are separable cannot be assessed" in key_finding(
+    assert "(published or point AUCs: separability cannot be assessed)" in key_finding(
         "classification", classify).text
     pd.DataFrame({"finding": ["macro"], "reference": ["CR"], "n_pos": [1], "n_neg": [1], "n_dropped": [0]}).to_csv(
         classify / "counts.csv", index=False)  # the files of `cxreval classify`, but no auc_comparison.csv
-    assert "separability of the best models not assessed: no auc_comparison.csv" in key_finding(
+    assert "separability not assessed: no auc_comparison.csv" in key_finding(
         "classification", classify).text
 
 

@@ -88,3 +88,31 @@ def test_mirror_only_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert mirror_path("xqa_tables") == tmp_path / "xqa_tables"
     with pytest.raises(DataUnavailableError, match=r"'images/nih' is not in the data mirror"):
         mirror_path("images/nih")
+
+
+OTHER = b"Image Index,prob_Effusion\n00000002_000.png,0.75\n"
+FOLDER = (ENTRY, MirrorFile("preds/other.csv", "owner/repo", "a" * 40, "out/other.csv", len(OTHER),
+                            hashlib.sha256(OTHER).hexdigest()))
+
+
+def test_fetch_folder_holds_exactly_the_pinned_files(tmp_path: Path, fake_github: str) -> None:
+    """A folder of pinned files: the mirror's when it holds exactly them, else one cache folder holding them all
+    (copied from the mirror, downloaded for the rest), every copy checked against its SHA-256."""
+    from cxreval.datasets.mirror import fetch_folder
+
+    gh = Path(fake_github.removeprefix("file://")) / "owner" / "repo" / ("a" * 40) / "out"
+    (gh / "other.csv").write_bytes(OTHER)
+    mirror, cache = tmp_path / "mirror", tmp_path / "cache"
+    (mirror / "preds").mkdir(parents=True)
+    (mirror / "preds" / "model.csv").write_bytes(CONTENT)  # one of the two in the mirror, the other downloaded
+    got = fetch_folder("preds/", mirror=mirror, cache_dir=cache, base_url=fake_github, files=FOLDER)
+    assert got == cache / "mirror" / "preds" and sorted(p.name for p in got.iterdir()) == ["model.csv", "other.csv"]
+    assert (got / "model.csv").read_bytes() == CONTENT and (got / "other.csv").read_bytes() == OTHER
+    (mirror / "preds" / "other.csv").write_bytes(OTHER)  # now the mirror holds exactly the pinned files
+    assert fetch_folder("preds/", mirror=mirror, cache_dir=cache, download=False, files=FOLDER) == mirror / "preds"
+    (mirror / "preds" / "notes.csv").write_text("not pinned")  # an extra file: the cache folder, never it
+    assert fetch_folder("preds/", mirror=mirror, cache_dir=cache, download=False, files=FOLDER) == got
+    (mirror / "preds" / "other.csv").write_bytes(OTHER + b"x")
+    with pytest.raises(DataUnavailableError, match="does not match the pinned SHA-256"):
+        fetch_folder("preds/", mirror=mirror, cache_dir=cache, download=False, files=FOLDER)
+

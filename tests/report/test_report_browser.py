@@ -67,12 +67,13 @@ _SEARCH = """
 """
 
 
-def open_in_chromium(page: Path, screenshot: Path | None = None, *, section_shots: Path | None = None
-                     ) -> dict[str, object]:
+def open_in_chromium(page: Path, screenshot: Path | None = None, *, section_shots: Path | None = None,
+                     size: tuple[int, int] = (1280, 1000), script: str = "") -> dict[str, object]:
     """Load ``page`` headless; return console messages, page facts and, per figure, what it drew.
 
-    ``screenshot``: the first screen (1280 x 1000) is saved there; ``section_shots``: a folder that
-    receives one screenshot per section (``<section id>.png``).
+    ``screenshot``: the first screen (``size``, default 1280 x 1000) is saved there; ``section_shots``: a folder
+    that receives one screenshot per section (``<section id>.png``); ``script``: JavaScript run once every figure
+    is drawn, its return value under ``"script"``.
     """
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
     from selenium.webdriver.chrome.service import Service
@@ -84,7 +85,7 @@ def open_in_chromium(page: Path, screenshot: Path | None = None, *, section_shot
     opts.binary_location = binary
     for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1280,1000"):
+                "--disable-dev-shm-usage", f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}"):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     drv = webdriver.Chrome(service=Service(driver_path), options=opts)
@@ -110,6 +111,7 @@ def open_in_chromium(page: Path, screenshot: Path | None = None, *, section_shot
               }));
             }
             check();""")
+        extra = drv.execute_script(script) if script else None
         facts = drv.execute_script(_PAGE_FACTS)
         facts["search"] = drv.execute_script(_SEARCH)
         if screenshot is not None:
@@ -125,7 +127,8 @@ def open_in_chromium(page: Path, screenshot: Path | None = None, *, section_shot
                 drv.save_screenshot(str(path))  # the section's first screen
                 shots.append(path)
         logs = drv.get_log("browser")
-        return {"figures": figures, "logs": logs, "title": drv.title, "facts": facts, "shots": shots}
+        return {"figures": figures, "logs": logs, "title": drv.title, "facts": facts, "shots": shots,
+                "script": extra}
     finally:
         drv.quit()
         shutil.rmtree(profile, ignore_errors=True)
@@ -194,3 +197,45 @@ def test_pdf_first_page_is_the_key_findings(synthetic_results: Path, tmp_path: P
     assert "Contents" not in first and "Methods and provenance" not in first.replace("see Methods and provenance", "")
     second = " ".join(page(2).split())
     assert "Key findings" not in second and len(second) > 100
+
+
+_LABELS = """
+    const sel = 'h1, h2, h3, h4, summary, caption, figcaption, .caption, .kf, th, .plotly-graph-div svg text';
+    return {labels: Array.from(document.querySelectorAll(sel)).map(e => e.textContent),
+            text: document.body.innerText};
+"""
+
+FORBIDDEN = ("(default)", "— cxreval", "Figure rule")
+"""What no heading, caption or figure label of the report may carry: a group nobody named, the command that wrote a
+folder, the rule that chose a figure."""
+
+
+def test_report_reads_for_a_clinician_at_1400_by_900(tmp_path: Path) -> None:
+    """The report of a plain `classify` and `rank` run (models without a group, summary.md headed by the command):
+    at 1400 x 900 no heading, caption or figure label carries (default), '— cxreval' or 'Figure rule', models are
+    named as given, and the classification key finding is two sentences (verdict, numbers)."""
+    from _factories import auc_inputs
+    from cxreval.cli.main import main
+
+    preds, labels = auc_inputs(n_models=4, n_studies=120, n_refs=2, rng=0)
+    preds.to_csv(tmp_path / "preds.csv", index=False)
+    labels.to_csv(tmp_path / "labels.csv", index=False)
+    args = ["-p", str(tmp_path / "preds.csv"), "-l", str(tmp_path / "labels.csv"), "--n-resamples", "100",
+            "--seed", "0"]
+    assert main(["classify", *args, "-o", str(tmp_path / "auc")]) == 0
+    assert main(["rank", *args, "--min-models", "2", "-o", str(tmp_path / "rank")]) == 0
+    res = write_report([tmp_path / "auc", tmp_path / "rank"], tmp_path / "report.html", title="Two references")
+    shot = ARTIFACTS / "report_clinician_1400x900.png"
+    out = open_in_chromium(res.path, shot, size=(1400, 900), script=_LABELS)
+    check_page(out, res.n_figures)
+    labels_shown = out["script"]["labels"]
+    assert any("M0" in t for t in labels_shown)  # the models as given, in the figures' labels
+    for t in labels_shown:
+        assert not any(bad in t for bad in FORBIDDEN), t
+    page = res.path.read_text()
+    for bad in FORBIDDEN:
+        assert bad not in out["script"]["text"] and bad not in page, bad
+    kf = next(s.key for s in res.sections if s.kind == "classification" and s.key is not None)
+    sentences = [x for x in kf.text.split(". ") if x]
+    assert len(sentences) == 2, kf.text
+    assert shot.stat().st_size > 10_000

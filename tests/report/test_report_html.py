@@ -348,6 +348,12 @@ def test_axis_titles_present() -> None:
     df = pd.DataFrame({"model": ["a", "b"], "finding": ["E", "E"], "reference": ["R", "R"], "auc": [0.7, 0.8]})
     fig = plots.auc_forest(df)
     assert fig.layout.xaxis.title.text.startswith("ROC-AUC") and fig.layout.yaxis.title.text == "model"
+    # models named as given (no group nobody named), the mean over the models after them, whatever its AUC
+    df = pd.DataFrame({"model": ["a", "b", "Mean"], "group": ["default", "default", "summary"], "finding": ["E"] * 3,
+                       "reference": ["R"] * 3, "auc": [0.7, 0.8, 0.75]})
+    assert list(plots.auc_forest(df).layout.yaxis.ticktext) == ["b", "a", "Mean of the models"]
+    two = df.assign(group=["XRV", "VLM", "summary"])
+    assert list(plots.auc_forest(two).layout.yaxis.ticktext) == ["b (VLM)", "a (XRV)", "Mean of the models"]
     prev = pd.DataFrame({"source": ["s"], "finding": ["E"], "state": ["positive"], "percent": [10.0]})
     fig = plots.prevalence_bars(prev)
     assert fig.layout.yaxis.title.text == "studies (%)" and fig.layout.xaxis.title.text

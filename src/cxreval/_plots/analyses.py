@@ -126,10 +126,17 @@ def auc_forest(auc: pd.DataFrame, *, title: str = "ROC-AUC per model and referen
     """
     df = auc.copy()
     df["model"] = df["model"].astype(str)
+    summary = df["model"].str.lower().isin(("mean", "average"))
     if "group" in df.columns:
-        df["label"] = df["model"] + " (" + df["group"].astype(str) + ")"
+        summary |= df["group"].astype(str).str.lower() == "summary"
+        groups = set(df.loc[~summary, "group"].astype(str))
     else:
-        df["label"] = df["model"]
+        groups = set()
+    # models are named as given; their group only where the table has several groups; the mean over models
+    # (a summary row, not a model) is labelled so and placed after the models
+    df["label"] = df["model"] + (" (" + df["group"].astype(str) + ")" if len(groups) > 1 else "")
+    df.loc[summary, "label"] = df.loc[summary, "model"] + " of the models"
+    df["_summary"] = summary
     findings = ordered(df["finding"])
     refs = ordered(df["reference"], summary_first=False)
     m = len(refs)
@@ -139,8 +146,10 @@ def auc_forest(auc: pd.DataFrame, *, title: str = "ROC-AUC per model and referen
     n_rows_max = 1
     for fi, finding in enumerate(findings):
         sub = df[df["finding"].astype(str) == finding]
-        labels = (sub.assign(_a=num(sub, "auc")).groupby("label", sort=False)["_a"].mean()
+        models = sub[~sub["_summary"]]
+        labels = (models.assign(_a=num(models, "auc")).groupby("label", sort=False)["_a"].mean()
                   .sort_values(ascending=False, kind="stable").index.tolist())
+        labels += list(dict.fromkeys(sub.loc[sub["_summary"], "label"]))
         pos = {lab: i for i, lab in enumerate(labels)}
         n_rows_max = max(n_rows_max, len(labels))
         idx = []

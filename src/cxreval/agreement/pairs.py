@@ -100,13 +100,14 @@ SourcePairs: TypeAlias = Union[str, Sequence[Union[str, Sequence[str]]]]
 """Pairs of label sources: ``"A:B,C:D"``, ``["A:B", ("C", "D")]``, or one pair ``("A", "B")``."""
 
 
-def parse_pairs(pairs: SourcePairs) -> list[tuple[str, str]]:
-    """``"A:B,C:D"``, ``["A:B", ("C", "D")]`` -> ``[("A", "B"), ("C", "D")]``.
+def parse_pairs(pairs: SourcePairs, *, name: str = "pairs") -> list[tuple[str, str]]:
+    """``"A:B,C:D"``, ``["A:B", ("C", "D")]`` -> ``[("A", "B"), ("C", "D")]`` (``name``: the parameter the
+    errors name).
 
     Raises
     ------
     InvalidParameterError
-        A pair that is not ``A:B`` with two non-empty, different names.
+        A pair that is not ``A:B`` with two non-empty, different names; a pair listed twice.
     """
     items: list[object]
     if isinstance(pairs, str):
@@ -126,6 +127,9 @@ def parse_pairs(pairs: SourcePairs) -> list[tuple[str, str]]:
         if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
             raise InvalidParameterError(f"Each pair must name two different sources as 'A:B' (or a tuple (A, B)). "
                                         f"Got {p!r} instead.")
+        if (parts[0], parts[1]) in out:
+            raise InvalidParameterError(f"The {name!r} parameter of parse_pairs lists {parts[0]}:{parts[1]} twice; "
+                                        f"give each pair once.")
         out.append((parts[0], parts[1]))
     if not out:
         raise InvalidParameterError("The 'pairs' parameter must name at least one pair 'A:B'. Got none.")

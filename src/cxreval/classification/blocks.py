@@ -31,6 +31,7 @@ from .result import (
     LABELLED,
     MEAN_MODEL,
     NOT_LABELLED,
+    NOT_SCORED,
     ONE_CLASS,
     AUCResult,
 )
@@ -69,7 +70,8 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
                                 for r, g in one_class.groupby("reference", sort=False))
                       + " on the evaluated studies; their AUCs are NaN (coverage.csv).", UndefinedMetricWarning,
                       stacklevel=2)
-    covered = (coverage["status"] != NOT_LABELLED).to_numpy().reshape(len(fs), len(refs))  # finding-major rows
+    evaluated = coverage[coverage["status"] != NOT_SCORED]  # the evaluated findings' rows, finding-major
+    covered = (evaluated["status"] != NOT_LABELLED).to_numpy().reshape(len(fs), len(refs))
     # the findings the averages are over, per reference: those it labels ('each'), those every reference labels
     # ('common', so that the macro and micro averages of all references cover the same findings)
     averaged = covered.copy()
@@ -150,6 +152,7 @@ def _counts(prep: PreparedInputs) -> tuple[pd.DataFrame, pd.DataFrame]:
                          int((states[j, k] == 1).sum()), int((lab & ~ok).sum())))
             status = NOT_LABELLED if not lab.any() else (ONE_CLASS if npos == 0 or nneg == 0 else LABELLED)
             cov.append((f, r, status))
+    cov += [(f, r, NOT_SCORED) for f, r in prep.unscored]  # labelled, but no model scores it: not evaluated
     return (pd.DataFrame(rows, columns=list(COUNT_COLUMNS)).astype({c: np.int64 for c in COUNT_COLUMNS[2:]}),
             pd.DataFrame(cov, columns=list(COVERAGE_COLUMNS)))
 

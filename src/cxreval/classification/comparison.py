@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -195,7 +196,8 @@ SEPARABILITY_COLUMNS: tuple[str, ...] = (
 """The columns of ``auc_comparison.csv``: one paired comparison ``model_a - model_b`` under ``reference``.
 
 ``comparison`` is ``'runner-up'`` (the best model under ``reference`` against the second best) or ``'best under
-R'`` (the best model under ``reference`` against the best under reference ``R``, both scored under ``reference``).
+R'`` (the best model under ``reference`` against the best under reference ``R``, both scored under ``reference``;
+every such pair of references is compared both ways, so the verdicts do not depend on the order of references).
 ``ci_low``/``ci_high`` are simultaneous intervals: each at ``1 - (1 - confidence_level) / n_comparisons``
 (Bonferroni over the ``n_comparisons`` comparisons of the same finding), so that all of a finding's intervals hold
 together with probability ``confidence_level``; ``pvalue_holm`` is Holm's step-down adjustment over the same family.
@@ -213,7 +215,8 @@ class SeparabilityResult(TableResult):
     table : pandas.DataFrame
         Columns :data:`SEPARABILITY_COLUMNS`.
     main_reference : str
-        The reference every other reference's best model is compared with.
+        The reference every other reference's best model is compared with; ``''`` (the default): every pair of
+        references whose best models differ is compared.
     confidence_level : float
         The family-wise confidence level of each finding's intervals.
 
@@ -238,11 +241,40 @@ class SeparabilityResult(TableResult):
                 f"Paired differences of AUC on the same patients; {self.confidence_level:.0%} simultaneous intervals "
                 "(Bonferroni over each finding's comparisons).\n\n" + markdown_table(self.table, floatfmt="{:.4f}"))
 
+    def verdicts(self) -> str:
+        """Markdown: is the best model separable? One line per comparison of :attr:`table` (findings in their
+        order, references sorted, so the text does not depend on the order the references were given in), each
+        with its ΔAUC, simultaneous interval and verdict; the section of ``summary.md`` that ``classify`` and
+        ``rank`` write."""
+        lines = ["## Is the best model separable?", "",
+                 f"Paired ΔAUC on the same patients, {self.confidence_level:.0%} intervals simultaneous over each "
+                 f"finding's comparisons (Bonferroni); separable = the interval excludes 0 ({self.FILES['auc_comparison']}).", ""]
+        if self.table.empty:
+            return "\n".join(lines + ["No comparison: no finding has two models with an AUC.", ""])
+        t = self.table
+        order = {f: k for k, f in enumerate(pd.unique(t[FINDING]))}
+        t = t.assign(_f=t[FINDING].map(order)).sort_values(["_f", "reference", "model_b"], kind="stable")
+        for r in t.itertuples(index=False):
+            if np.isfinite(r.ci_low) and np.isfinite(r.ci_high):
+                verdict = "separable" if r.separable else "not separable"
+                num = f"ΔAUC {r.difference:.3f} ({r.ci_low:.3f} to {r.ci_high:.3f})"
+            else:
+                verdict, num = f"not assessed ({r.method})", f"ΔAUC {r.difference:.3f}"
+            what = "; ".join(sorted(str(r.comparison).split("; "), key=lambda w: (w != "runner-up", w)))
+            lines.append(f"- {r.finding}, under {r.reference}: {r.model_a} vs {r.model_b} ({what}): {num}, "
+                         f"**{verdict}**")
+        return "\n".join(lines + [""])
+
     def _figure(self) -> Any:
-        """Each paired difference ``auc_a - auc_b`` with its simultaneous interval (0 = not separable)."""
+        return self.figure(self.table)
+
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Each paired difference ``auc_a - auc_b`` of ``auc_comparison.csv`` with its simultaneous interval (0 =
+        not separable): the report's figure of the file."""
         from .._plots import dot_interval
 
-        return dot_interval(self.table, value="difference", low="ci_low", high="ci_high",
+        return dot_interval(table, value="difference", low="ci_low", high="ci_high",
                             category=[FINDING, "model_a", "model_b"], color="reference",
                             title="Paired AUC differences of the best model", value_title="ΔAUC",
                             reference_line=0.0)
@@ -264,11 +296,12 @@ def _holm(p: np.ndarray) -> np.ndarray:
 def compare_best_models(result: AUCResult, *, main_reference: str | None = None,
                         predictions: pd.DataFrame | None = None,
                         labels: pd.DataFrame | None = None) -> SeparabilityResult:
-    """Compare the best model under each reference with the runner-up and with the main reference's best.
+    """Compare the best model under each reference with the runner-up and with the best under every other reference.
 
     For every finding (the macro and micro averages included) and reference ``r``: the best model under ``r``
-    against the second best under ``r``; and, for every other reference ``r`` whose best model differs from the
-    best under ``main_reference`` (``m``), best(``r``) against best(``m``) scored under ``r`` and under ``m``.
+    against the second best under ``r``; and, for every pair of references ``r``, ``s`` whose best models differ,
+    best(``r``) against best(``s``) scored under ``r`` and under ``s``. The comparisons (and so the verdicts) do not
+    depend on the order of the references; only the order of the rows does.
     Each difference is paired: computed on the result's patient bootstrap plan (the same resampled patients for
     both AUCs); without a plan (``n_resamples=0``) DeLong's test gives it for a per-finding AUC when
     ``predictions`` and ``labels`` are given, else it is not assessed (``method='none'``). Multiple comparisons:
@@ -279,7 +312,8 @@ def compare_best_models(result: AUCResult, *, main_reference: str | None = None,
     ----------
     result : AUCResult
     main_reference : str, optional
-        Default: the result's first reference.
+        Compare the best models across references only in the pairs that include this reference (default: every
+        pair of references).
     predictions, labels : pandas.DataFrame, optional
         The tables the result was computed from (only used without a bootstrap plan).
 
@@ -290,8 +324,9 @@ def compare_best_models(result: AUCResult, *, main_reference: str | None = None,
     from scipy.stats import norm
 
     refs = list(result.references)
-    main = refs[0] if main_reference is None else main_reference
-    check_choice(main, tuple(refs), name="main_reference", func="compare_best_models")
+    main = "" if main_reference is None else main_reference
+    if main:
+        check_choice(main, tuple(refs), name="main_reference", func="compare_best_models")
     models = list(result.models)
     rows: list[dict[str, object]] = []
     for j, finding in enumerate(result.findings):
@@ -305,11 +340,13 @@ def compare_best_models(result: AUCResult, *, main_reference: str | None = None,
             best[r] = models[order[0]]
             if len(order) > 1:
                 pairs.append((r, models[order[0]], models[order[1]], "runner-up"))
-        for r in refs:
-            if r == main or r not in best or main not in best or best[r] == best[main]:
+        for ra, rb in combinations(refs, 2):
+            if main and main not in (ra, rb):
                 continue
-            pairs.append((r, best[r], best[main], f"best under {main}"))
-            pairs.append((main, best[main], best[r], f"best under {r}"))
+            if ra not in best or rb not in best or best[ra] == best[rb]:
+                continue
+            pairs.append((rb, best[rb], best[ra], f"best under {ra}"))
+            pairs.append((ra, best[ra], best[rb], f"best under {rb}"))
         merged: dict[tuple[str, str, str], str] = {}  # the same comparison asked twice is made once
         for r, ma, mb, what in pairs:
             key = (r, ma, mb)

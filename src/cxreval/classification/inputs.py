@@ -34,7 +34,7 @@ from ..labels import (
     validate_predictions,
 )
 from ._maps import map_label_scan, map_prediction_scan
-from .result import DEFAULT_GROUP
+from .result import DEFAULT_GROUP, NO_EFFECT
 
 STUDY_DESIGNS: tuple[str, ...] = ("each", "common")
 """``studies=``: each reference on the studies it labels, or per finding the studies every reference labels."""
@@ -78,6 +78,9 @@ class PreparedInputs:
         reference labelling the finding labels.
     chance : tuple of (model, finding)
         The models without any score for a finding, scored 0.5 (``missing_scores='chance'``).
+    unscored : tuple of (finding, reference)
+        Findings a reference labels that no model scores (without a finding map, all findings evaluated): not
+        evaluated, listed in ``coverage.csv`` as ``not scored``.
     finding_map : VocabularyMapping or None
         The finding map applied to labels and scores.
     """
@@ -98,6 +101,7 @@ class PreparedInputs:
     studies_design: str = "each"
     chance: tuple[tuple[str, str], ...] = ()
     finding_map: VocabularyMapping | None = None
+    unscored: tuple[tuple[str, str], ...] = ()
 
 
 def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
@@ -299,8 +303,14 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
                                                     "labelling its findings (studies='common')"})], ignore_index=True)
         study_ids, S, Y, states = study_ids[keep], S[:, :, keep], Y[:, :, keep], states[:, :, keep]
         patient_of = patient_of[keep].reset_index(drop=True)
+    unscored: list[tuple[str, str]] = []
+    if fmap is None and findings is None:  # a reference's findings that no model scores: said, never silent
+        for r in refs:
+            codes = np.unique(ls.finding[ls.source == ls.sources.index(r)])
+            unscored += [(ls.findings[j], r) for j in codes.tolist() if ls.findings[j] not in fs]
     return PreparedInputs(models, fs, refs, groups, dropped, study_ids, S, Y, patient_of, policy, not_mentioned,
-                          tuple(notes), states, design, tuple(chance), fmap)
+                          tuple(notes) + _no_effect(missing_scores, chance), states, design, tuple(chance), fmap,
+                          tuple(sorted(unscored)))
 
 
 def _common_studies(states: np.ndarray, Y: np.ndarray, fs: list[str], refs: list[str]) -> np.ndarray:
@@ -406,7 +416,19 @@ def _validate_inputs(ps: PredictionScan, ls: LabelScan, references: Sequence[str
     if absent and unlabeled == "error":
         raise SchemaError(f"{len(absent)} prediction study id(s) are absent from the label table, e.g. {absent[:3]}; "
                           "pass unlabeled='drop' to drop them with a report.")
+    if absent and len(absent) == len(pstudies):
+        raise SchemaError(f"None of the {len(absent)} prediction studies (e.g. {absent[:3]}) is in the label table "
+                          f"(its studies are e.g. {list(ls.studies[:3])}), so unlabeled='drop' would leave nothing "
+                          "to evaluate; check that the predictions and labels name studies the same way.")
     return refs, fs, fcodes, groups, dropped
+
+
+def _no_effect(missing_scores: str, chance: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The note saying that ``missing_scores='chance'`` changed nothing (every model scores every finding)."""
+    if missing_scores != "chance" or chance:
+        return ()
+    return (f"{NO_EFFECT}: every model has scores for every finding, so no AUC was set to 0.5 and the results "
+            "equal those of `refuse`",)
 
 
 def _model_order(ps: PredictionScan, fcodes: list[int], keep: np.ndarray | None = None) -> list[str]:

@@ -27,7 +27,7 @@ from ..labels import FINDING, MACRO, MICRO, STUDY_ID
 from ..results import TableResult, readonly
 from ._kernel import BlockInputs, block_indices
 
-__all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "COVERAGE_COLUMNS", "LABELLED", "ONE_CLASS", "NOT_LABELLED", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP",
+__all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "COVERAGE_COLUMNS", "LABELLED", "ONE_CLASS", "NOT_LABELLED", "NOT_SCORED", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP", "NO_EFFECT",
            "AUC_SUMMARY_FILE", "AUCResult", "AUCTableResult", "markdown_auc_table"]
 
 AUC_COLUMNS: tuple[str, ...] = ("model", "group", FINDING, "reference", "auc", "ci_low", "ci_high",
@@ -43,9 +43,11 @@ COUNT_COLUMNS: tuple[str, ...] = (FINDING, "reference", "n_pos", "n_neg", "n_dro
 a usable label, ``n_studies``/``n_patients`` the studies (and their patients) the reference labels, ``n_uncertain``
 its uncertain labels, ``n_excluded`` the labelled studies the policy leaves out (uncertain or not mentioned)."""
 COVERAGE_COLUMNS: tuple[str, ...] = (FINDING, "reference", "status")
-"""Columns of ``coverage.csv``: ``status`` is ``labelled``, ``one class`` (labelled, AUC undefined) or
-``not labelled`` (the reference gives no label for the finding: no AUC row)."""
-LABELLED, ONE_CLASS, NOT_LABELLED = "labelled", "one class", "not labelled"
+"""Columns of ``coverage.csv``: ``status`` is ``labelled``, ``one class`` (labelled, AUC undefined), ``not
+labelled`` (the reference gives no label for the finding: no AUC row) or ``not scored`` (the reference labels
+the finding but no model scores it, without a finding map: not evaluated; ``--finding-map`` re-expresses one
+vocabulary in another's)."""
+LABELLED, ONE_CLASS, NOT_LABELLED, NOT_SCORED = "labelled", "one class", "not labelled", "not scored"
 """The ``status`` values of ``coverage.csv``."""
 DROPPED_COLUMNS: tuple[str, ...] = (STUDY_ID, "reason")
 """Columns of ``dropped.csv``: the studies dropped before evaluation."""
@@ -55,6 +57,8 @@ POINT_AUC_COLUMNS: tuple[str, ...] = ("model", FINDING, "reference", "auc")
 MEAN_MODEL = "Mean"
 """The ``model`` value of the mean-over-models rows (their ``group`` is ``'summary'``)."""
 DEFAULT_GROUP = "default"
+NO_EFFECT = "Missing scores `chance` had no effect"
+"""How a result's notes and :meth:`AUCResult.design` say that ``missing_scores='chance'`` changed nothing."""
 """The ``group`` of every model when no model-group table is given."""
 AUC_SUMMARY_FILE = "auc_summary.md"
 """The name of :meth:`AUCResult.summary` written beside another analysis' ``summary.md`` (``cxreval rank``)."""
@@ -204,11 +208,13 @@ class AUCResult(TableResult):
               f"of the sources; {self.FILES['finding_map']})")
         lines = [f"Design: {st}; {fm}."]
         cov = self.coverage
-        if self.studies == "common" and len(refs) > 1 and len(cov):
-            lab = (cov["status"] != NOT_LABELLED).to_numpy().reshape(-1, len(refs)).all(axis=1)
+        scored = cov[cov["status"] != NOT_SCORED] if len(cov) else cov
+        if self.studies == "common" and len(refs) > 1 and len(scored):
+            lab = (scored["status"] != NOT_LABELLED).to_numpy().reshape(-1, len(refs)).all(axis=1)
             fs = [f for f in self.findings if f not in (MACRO, MICRO)]
-            lines.append(f"Macro/micro averages over the findings every reference labels: "
-                         f"{[f for f, c in zip(fs, lab) if c]}.")
+            shared = [f for f, c in zip(fs, lab) if c]
+            one = (" (one finding: the macro and micro averages are its AUC)" if len(shared) == 1 else "")
+            lines.append(f"Macro/micro averages over the findings every reference labels: {shared}{one}.")
         nl = cov[cov["status"] == NOT_LABELLED] if len(cov) else cov
         if len(nl):
             avg = ("" if self.studies == "common" and len(refs) > 1 else
@@ -217,6 +223,12 @@ class AUCResult(TableResult):
             lines.append(f"Not labelled (no AUC row, coverage.csv{avg}{hint}): "
                          + "; ".join(f"{r} does not label {list(g[FINDING])}" for r, g in
                                      nl.groupby("reference", sort=False)) + ".")
+        ns = cov[cov["status"] == NOT_SCORED] if len(cov) else cov
+        if len(ns):
+            hint = "" if self.finding_map is not None else "; --finding-map re-expresses one vocabulary in another's"
+            lines.append(f"Labelled but scored by no model (not evaluated; coverage.csv `not scored`{hint}): "
+                         + "; ".join(f"{r} labels {list(g[FINDING])}" for r, g in ns.groupby("reference", sort=False))
+                         + ".")
         oc = cov[cov["status"] == ONE_CLASS] if len(cov) else cov
         if len(oc):
             lines.append("One class only (AUC undefined): " + "; ".join(
@@ -224,6 +236,7 @@ class AUCResult(TableResult):
         if self.chance:
             lines.append("Scored AUC 0.5 (no output for the finding; the XQA convention, column `chance`): "
                          + ", ".join(f"{m} on {f}" for m, f in self.chance) + ".")
+        lines += [f"{n}." for n in self.notes if n.startswith(NO_EFFECT)]
         return " ".join(lines)
 
     def summary(self, title: str = "AUC per model, finding and reference") -> str:
@@ -242,8 +255,7 @@ class AUCResult(TableResult):
             why = "; ".join(f"{k}: {v}" for k, v in self.dropped["reason"].value_counts(sort=False).items())
             lines.append(f"Dropped {len(self.dropped)} prediction studies ({why}; see {self.FILES['dropped']}).")
         lines += ["", "## Counts per finding and reference", "",
-                  md(self.counts[self.coverage["status"].to_numpy() != NOT_LABELLED]
-                     if len(self.coverage) == len(self.counts) else self.counts, floatfmt="{:.0f}"), ""]
+                  md(self._labelled_counts(), floatfmt="{:.0f}"), ""]
         f = MACRO if MACRO in self.findings else self.findings[0]
         t = self.table
         wide = t[t[FINDING] == f].pivot(index="model", columns="reference", values="auc")
@@ -251,6 +263,14 @@ class AUCResult(TableResult):
         if self.notes:
             lines += ["## Notes", ""] + [f"- {n}" for n in self.notes]
         return "\n".join(lines)
+
+    def _labelled_counts(self) -> pd.DataFrame:
+        """The rows of ``counts`` whose finding the reference labels (``coverage`` ``labelled`` or ``one class``)."""
+        cov = self.coverage
+        if not len(cov) or not {FINDING, "reference"} <= set(self.counts.columns):
+            return self.counts
+        keep = cov.loc[cov["status"].isin((LABELLED, ONE_CLASS)), [FINDING, "reference"]]
+        return self.counts.merge(keep, on=[FINDING, "reference"], how="inner")
 
     def to_frame(self) -> pd.DataFrame:
         return self.table.copy()

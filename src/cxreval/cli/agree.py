@@ -95,7 +95,7 @@ def agree(
     w = None if weights == "none" else weights
     fs = split_list(findings, option="--findings")
     pair_list = parse_pairs(pairs)
-    flow_list = parse_pairs(flow_pairs) if flow_pairs else None
+    flow_list = parse_pairs(flow_pairs, name="flow_pairs") if flow_pairs else None
     fsets = _finding_sets(finding_set)
     check_inputs(*[("--labels", p) for p in labels])
     design = "common" if studies == "common" else "intersection" if intersect else "same"

@@ -92,8 +92,9 @@ def classify(
                                  confidence_level=confidence_level, studies=studies, finding_map=fmap,
                                  missing_scores=missing_scores)
         paths = res.save(d)
-        compare_best_models(res).save(d)  # auc_comparison.csv: is the best model separable from the next?
-        write_summary(d, res.summary("cxreval classify"))
+        sep = compare_best_models(res)
+        sep.save(d)  # auc_comparison.csv: is the best model separable from the next?
+        write_summary(d, res.summary("cxreval classify") + "\n\n" + sep.verdicts())
     if json_out:
         echo_json({"auc": res.table.to_dict(orient="records"), "n_resamples": res.n_resamples, "seed": seed})
     else:

@@ -256,6 +256,7 @@ def export(
         cxreval label-reports --reports NLMCXR_reports.tgz --sections whole --validate-against openi-mesh/labels.csv -o out
         cxreval data export openi_mesh --half held-out -o openi-mesh-held-out
         cxreval data export mimic_cxr --path mimic-cxr-jpg --views PA,AP -o mimic-labels
+        cxreval data export nih_predictions -o nih-preds
     """
     from ..datasets import export_dataset, get_spec
     from ..outputs import check_output_path
@@ -277,7 +278,7 @@ def export(
         if spec.name not in names:
             raise InvalidParameterError(f"{opt} applies to {', '.join(names)} only; got dataset {spec.name!r}.")
         kwargs[key] = split_list(value, option=opt) if key == "views" else value
-    if spec.default is None and path is None:
+    if spec.default is None and spec.pinned is None and path is None:
         raise InvalidParameterError(f"Dataset {spec.name!r} is not part of the fetched metadata; pass --path "
                                     f"(your copy: a {spec.path}).")
     _check_cache_dir(cache_dir, write=False)
@@ -288,7 +289,8 @@ def export(
     from ..io import write_summary
 
     meta: dict[str, object] = {"dataset": spec.name, **kwargs}
-    with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta=meta) as d:
+    read = [path] if path else [Path(res.report.source)] if spec.pinned else []  # pinned files: their SHA-256
+    with open_output(out, overwrite=overwrite, inputs=read, meta=meta) as d:
         res.save(d)
         write_summary(d, res.summary())
     if json_out:

@@ -59,6 +59,11 @@ def demo(
     if json_out:
         echo_json(res.to_dict())
         return
+    if res.data_mirror is None:
+        typer.echo("data mirror: none (pinned files from the cache or downloaded from their GitHub commits)")
+    else:
+        how = {"data_mirror=": "--data-mirror"}.get(res.mirror_source, res.mirror_source)
+        typer.echo(f"data mirror: {res.data_mirror} (from {how}; each file checked against its pinned SHA-256)")
     for s in res.sections:
         extra = (f": {s.reason}" if s.reason else "") + (f"  [{s.command}]" if s.command else "")
         extra += f"; {s.hint}" if s.hint.startswith("offline:") else ""

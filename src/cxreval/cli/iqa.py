@@ -78,7 +78,14 @@ def _read_csv(path: Path, option: str, columns: tuple[str, ...], dtype: object =
 @iqa_app.command("list")
 def list_cmd(reference: str = typer.Option(None, "--reference", help="'full' or 'no'."),
              json_out: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
-    """List the registered IQA metrics."""
+    """List the registered IQA metrics: name, reference (full or no), which way is better, what it measures.
+
+    Example:
+
+    \b
+        cxreval iqa list --reference full
+        cxreval iqa list --json
+    """
     from ..iqa import get_metric, list_metrics
 
     if reference not in (None, "full", "no"):

@@ -47,9 +47,14 @@ def predict(
     """Run models on radiographs: predictions.csv (study_id, model, finding, score) and optional heatmaps.
 
     An interrupted run resumes where it stopped when run again with the same options; unreadable images
-    are listed in read_report.csv. Example:
+    are listed in read_report.csv.
 
+    Example:
+
+    \b
         cxreval predict --images xrays/ --model xrv:densenet121-res224-all --heatmaps --out preds/
+
+    \b
         cxreval predict --images xrays/ --model clip:hf:models/clip-folder --prompts chestxray14 --out zs/
     """
     from ..predict import predict as run

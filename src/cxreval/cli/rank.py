@@ -104,6 +104,9 @@ def rank(
     fmap, design = design_options(studies, finding_map, map_score, missing_scores)
     if auc_table is not None and (finding_map is not None or missing_scores != "refuse"):
         raise SchemaError("--finding-map and --missing-scores apply to --predictions/--labels, not to --auc-table.")
+    if auc_table is not None and references:
+        raise SchemaError("--references applies to --predictions/--labels; --auc-table ranks every reference of the "
+                          "table (--pairs A:B chooses the pairs compared).")
     check_inputs(*[("--predictions", p) for p in predictions or []], *[("--labels", p) for p in labels or []],
                  ("--model-groups", model_groups))
     inputs = [*(predictions or []), *(labels or []), model_groups]
@@ -127,13 +130,14 @@ def rank(
                 res = compare_rankings(auc, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset,
                                         kendall=kendall, spearman=spearman)
                 prog.done(task)
-            (d / AUC_SUMMARY_FILE).write_text(auc.summary("cxreval classify") + "\n")
             from ..classification.comparison import compare_best_models
 
-            compare_best_models(auc).save(d)  # auc_comparison.csv, as classify writes it
+            sep = compare_best_models(auc)
+            (d / AUC_SUMMARY_FILE).write_text(auc.summary("cxreval classify") + "\n\n" + sep.verdicts())
+            sep.save(d)  # auc_comparison.csv, as classify writes it
         auc.save(d)
         res.save(d)
-        write_summary(d, res.summary("cxreval rank"))
+        write_summary(d, res.summary("cxreval rank") + ("" if auc_table is not None else "\n\n" + sep.verdicts()))
     if json_out:
         echo_json({"rank_correlation": res.correlations.to_dict(orient="records"), "n_resamples": res.n_resamples,
                    "kendall": res.kendall, "spearman": res.spearman})

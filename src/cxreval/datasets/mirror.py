@@ -45,6 +45,7 @@ __all__ = [
     "pinned_files",
     "fetch_file",
     "fetch_files",
+    "fetch_folder",
     "mirror_path",
     "read_manifest",
 ]
@@ -361,6 +362,38 @@ def fetch_file(local_path: str, *, mirror: PathLike | None = None,
         raise DataUnavailableError(f"{entry.local_path!r} is neither in the mirror ({mirror_dir}) nor cached "
                                    f"({cached}) and downloading is off.")
     return _download(entry, cached, base_url=base_url, timeout=timeout)
+
+
+def fetch_folder(prefix: str, *, mirror: PathLike | None = None, cache_dir: PathLike | None = None,
+                 files: Sequence[MirrorFile] = PINNED, **kwargs: Any) -> Path:
+    """A folder holding verified copies of exactly the pinned files directly under ``prefix`` (e.g.
+    ``"nih_fold_predictions/"``): the mirror's folder when it holds those files and no other, else
+    ``<cache>/mirror/<prefix>`` (each file fetched as :func:`fetch_file` does: mirror, cache, then its pinned URL,
+    SHA-256 checked; copies from the mirror are put beside the cached ones).
+
+    Raises
+    ------
+    DataUnavailableError
+        As :func:`fetch_file`; also no pinned file under ``prefix``.
+    """
+    entries = [e for e in pinned_files(prefix, files=files) if "/" not in e.local_path[len(prefix):]]
+    if not entries:
+        raise DataUnavailableError(f"No pinned file under {prefix!r}; see cxreval.datasets.mirror.PINNED.")
+    paths = [fetch_file(e.local_path, mirror=mirror, cache_dir=cache_dir, files=files, **kwargs) for e in entries]
+    parents = {p.parent for p in paths}
+    if len(parents) == 1:
+        folder = parents.pop()
+        if {f.name for f in folder.iterdir() if f.is_file()} == {p.name for p in paths}:
+            return folder
+    cache = resolve_cache_dir(cache_dir) / "mirror" / prefix  # one folder of exactly the pinned files
+    for e, p in zip(entries, paths):
+        dest = resolve_cache_dir(cache_dir) / "mirror" / e.local_path
+        if p != dest:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(f".{dest.name}.part")
+            shutil.copyfile(p, tmp)  # verified by fetch_file
+            tmp.replace(dest)
+    return cache
 
 
 def fetch_files(local_paths: Iterable[str], **kwargs: Any) -> dict[str, Path]:

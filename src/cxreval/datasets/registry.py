@@ -57,6 +57,10 @@ class DatasetSpec:
         What ``path`` points to.
     default : str or None
         The fetched metadata file used when ``path`` is None (None: ``path`` is required).
+    pinned : str or None
+        A folder of pinned files (:data:`cxreval.datasets.mirror.PINNED`, e.g. ``'nih_fold_predictions/'``) used
+        when ``path`` is None: taken from the data mirror or the cache, else downloaded from their pinned commits
+        and checked against their SHA-256 (:func:`cxreval.datasets.mirror.fetch_folder`).
     """
 
     name: str
@@ -66,6 +70,7 @@ class DatasetSpec:
     description: str
     path: str = "file"
     default: str | None = None
+    pinned: str | None = None
 
     def loader(self) -> Callable[..., object]:
         try:
@@ -140,6 +145,10 @@ _SPECS = (
                 "SIIM-ACR Pneumothorax train-rle.csv: Pneumothorax per image (source siim_radiologists)"),
     DatasetSpec("siim_acr_pneumothorax_boxes", "siim", "load_boxes", "boxes",
                 "SIIM-ACR Pneumothorax masks (train-rle.csv) -> one box per connected component, half-open"),
+    DatasetSpec("nih_predictions", "nih_predictions", "load_predictions", "predictions",
+                "10 models' scores on 22,433 ChestX-ray14 images (model <file stem>; one holds logits), downloaded "
+                "from their pinned GitHub commits, SHA-256 checked (or --path FOLDER of <model>.csv)", path="folder",
+                pinned="nih_fold_predictions/"),
     DatasetSpec("padchest", "padchest", "load_labels", "labels",
                 "PadChest labels: physician- and RNN-labelled reports (sources padchest_physician, padchest_rnn)",
                 default="PADCHEST_chest_x_ray_images_labels_160K_01.02.19.csv.gz"),
@@ -195,19 +204,31 @@ def load_dataset(name: str, path: PathLike | None = None, *,
     UnknownDatasetError
         Unknown name (a ``KeyError`` with a did-you-mean hint).
     DataUnavailableError
-        Not fetched, or a folder dataset called without ``path``.
+        Not fetched, or a folder dataset called without ``path``; for a dataset of pinned files, offline with
+        neither a mirror nor a cached copy, or a copy whose SHA-256 differs from the pin.
     """
     spec = get_spec(name)
     fn = spec.loader()
-    if spec.default is None and path is None:
+    if spec.default is None and spec.pinned is None and path is None:
         raise DataUnavailableError(f"Dataset {name!r} is not part of the fetched metadata; pass path= (a "
                                    f"{spec.path}).")
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise InvalidParameterError(f"The 'path' parameter of load_dataset must be a path or None. "
                                     f"Got {type(path).__name__} instead.")
-    if path is None:
+    pinned = path is None and spec.pinned is not None
+    if pinned:
+        from .mirror import fetch_folder
+
+        path = fetch_folder(spec.pinned, cache_dir=cache_dir)  # type: ignore[arg-type]
+    elif path is None:
         path = metadata_path(spec.default, cache_dir=cache_dir)  # type: ignore[arg-type]
     res = fn(path, **kwargs)
+    if isinstance(res, ReadResult) and pinned:
+        from dataclasses import replace
+
+        note = (f"files of {spec.pinned} from the data mirror, the cache or their pinned GitHub commits, each "
+                f"checked against its SHA-256 (cxreval.datasets.mirror.PINNED)")
+        return ReadResult(res.table, replace(res.report, notes=(note, *res.report.notes)))
     if isinstance(res, ReadResult):
         return res
     if isinstance(res, pd.DataFrame):

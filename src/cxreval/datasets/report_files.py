@@ -66,13 +66,28 @@ def read_report_file(path: PathLike) -> ReadResult:
     return read_reports(p)
 
 
-def _decode_csv(p: Path) -> pd.DataFrame:
+def _csv_bytes(p: Path) -> bytes:
+    """The bytes of a CSV file, decompressed when its name ends in ``.gz`` (as every other table reader does)."""
     data = p.read_bytes()
+    if not p.name.lower().endswith(".gz"):
+        return data
+    import gzip
+    import zlib
+
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise SchemaError(f"File {str(p)!r} could not be decompressed as gzip: {exc}") from None
+
+
+def _decode_csv(p: Path) -> pd.DataFrame:
+    data = _csv_bytes(p)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
-        raise SchemaError(f"File {str(p)!r} is not UTF-8 text: byte {exc.start} (line {line}) is "
+        where = " once decompressed" if p.name.lower().endswith(".gz") else ""
+        raise SchemaError(f"File {str(p)!r} is not UTF-8 text{where}: byte {exc.start} (line {line}) is "
                           f"{data[exc.start:exc.start + 1]!r}. Re-save the file as UTF-8.") from None
     try:
         return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[])

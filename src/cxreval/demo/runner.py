@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -62,17 +63,23 @@ class DemoSection:
 
 @dataclass(frozen=True)
 class DemoResult:
-    """What :func:`run_demo` did: the sections, the report file and its size, the total time."""
+    """What :func:`run_demo` did: the sections, the report file and its size, the total time, and the data
+    mirror it read (``data_mirror``: the folder, or None when it had none; ``mirror_source``: how it was
+    chosen, ``--data-mirror``, ``$CXREVAL_DATA_MIRROR`` or ``../shared/data``)."""
 
     out: Path
     report: Path
     report_bytes: int
     sections: tuple[DemoSection, ...] = field(default=())
     seconds: float = 0.0
+    data_mirror: Path | None = None
+    mirror_source: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return {"out": str(self.out), "report": str(self.report), "report_bytes": self.report_bytes,
-                "seconds": round(self.seconds, 2), "sections": [s.to_dict() for s in self.sections]}
+                "seconds": round(self.seconds, 2), "sections": [s.to_dict() for s in self.sections],
+                "data_mirror": None if self.data_mirror is None else str(self.data_mirror),
+                "mirror_source": self.mirror_source}
 
 
 def _section_record(ctx: DemoContext, spec: DemoSpec, started: str) -> None:
@@ -219,4 +226,6 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
                        "reference?", unavailable=unavailable, intro_html=intro, list_missing_kinds=False,
                        allow_empty=True)
     _add_to_run_record(out, "report.html")
-    return DemoResult(out, rep.path, rep.n_bytes, tuple(done), time.perf_counter() - t0)
+    source = ("data_mirror=" if data_mirror is not None else "$CXREVAL_DATA_MIRROR"
+              if os.environ.get("CXREVAL_DATA_MIRROR") else "../shared/data" if mirror is not None else "")
+    return DemoResult(out, rep.path, rep.n_bytes, tuple(done), time.perf_counter() - t0, mirror, source)

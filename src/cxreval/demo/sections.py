@@ -198,11 +198,13 @@ def _sec_nih_models(ctx: DemoContext) -> str:
                             "google/labels.parquet " + " ".join(opts) + " -o nih_models"]
     out = ctx.folder("nih_models")
     _write_ranking(res, rk.compare_rankings(res), out)
-    compare_best_models(res).save(out)  # as `cxreval classify` and `cxreval rank -p` write auc_comparison.csv
+    sep = compare_best_models(res)
+    sep.save(out)  # as `cxreval classify` and `cxreval rank -p` write auc_comparison.csv
     write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{res.plan.n_studies if res.plan else ''} "
                        f"images ({res.plan.n_patients if res.plan else ''} patients) carrying both references; "
                        f"patient-level bootstrap, {ctx.n_resamples} resamples, seed {ctx.rng}. {res.design()}\n\n"
-                       "The same files: the commands in run.json (`commands`), run in an empty folder.")
+                       "The same files: the commands in run.json (`commands`), run in an empty folder.\n\n"
+                       + sep.verdicts())
     return str(out)
 
 
@@ -262,12 +264,14 @@ def _sec_chexpert(ctx: DemoContext) -> str:
                             + f" --n-resamples {ctx.n_resamples} --seed {ctx.rng} -o chexpert_models"]
     out = ctx.folder("chexpert_models")
     _write_ranking(res, rk.compare_rankings(res, pairs=pairs), out)
-    compare_best_models(res).save(out)  # as `cxreval rank -p` writes auc_comparison.csv
+    sep = compare_best_models(res)
+    sep.save(out)  # as `cxreval rank -p` writes auc_comparison.csv
     n_studies = res.plan.n_studies if res.plan else ""
     write_summary(out, f"# CheXpert test set: 10 leaderboard models, {len(refs)} references\n\n"
                        f"{n_studies} studies; references: {', '.join(refs)}; "
                        f"{ctx.n_resamples} patient-bootstrap resamples, seed {ctx.rng}.\n\n"
-                       "The same files: the commands in run.json (`commands`), run in an empty folder.")
+                       "The same files: the commands in run.json (`commands`), run in an empty folder.\n\n"
+                       + sep.verdicts())
     return str(out)
 
 

@@ -98,8 +98,9 @@ def overfused_states(annotations: pd.DataFrame, fused: pd.Series, *, method: str
     for r in table.itertuples():
         if r.fused_share >= min_share and r.ratio > factor:
             name = state_names(pd.Series([r.state], dtype="Int8")).iloc[0]
-            out.append(f"{method + ': ' if method else ''}{r.fused_share:.1%} of items fused to {name}, "
-                       f"{r.ratio:.1f}x the largest share any reader gives it ({r.reader_max_share:.1%})"
+            how = ("a state no reader gives any item" if not np.isfinite(r.ratio) else
+                   f"{r.ratio:.1f}x the largest share any reader gives it ({r.reader_max_share:.1%})")
+            out.append(f"{method + ': ' if method else ''}{r.fused_share:.1%} of items fused to {name}, {how}"
                        + ("; MACE has no class prior (true state uniform over the states used), see its docstring"
                           if method == "mace" else ""))
     return out

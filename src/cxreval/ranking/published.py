@@ -221,8 +221,10 @@ def read_auc_table(spec: str | PathLike[str]) -> AUCTableResult:
 def rank_auc_table(auc: AUCTableResult, *, pairs: Sequence[tuple[str, str]] | None = None, groups: str = "all",
                    min_models: int = 3, kendall: str = DEFAULT_KENDALL, spearman: str = DEFAULT_SPEARMAN
                    ) -> RankingStabilityResult:
-    """Ranking stability of a point AUC table (:func:`~cxreval.ranking.compare_table_rankings`), its correlations
-    beside the XQA paper's bootstrap mean ± sd (:func:`compare_with_published`): ``cxreval rank --auc-table``.
+    """Ranking stability of a point AUC table (:func:`~cxreval.ranking.compare_table_rankings`): ``cxreval rank
+    --auc-table``. The packaged XQA tables, or a table with rows of the XQA datasets, get their correlations beside
+    the XQA paper's bootstrap mean ± sd (:func:`compare_with_published`: columns ``paper_mean``, ``paper_sd``,
+    ``note``, ``diff_vs_paper``); any other table is ranked on its own, without those columns.
 
     Parameters
     ----------
@@ -241,7 +243,13 @@ def rank_auc_table(auc: AUCTableResult, *, pairs: Sequence[tuple[str, str]] | No
                                     f"read_auc_table). Got {auc!r} instead.")
     res = compare_table_rankings(auc.table, pairs=pairs, groups=groups, min_models=min_models, kendall=kendall,
                             spearman=spearman)
-    source = (f"From the AUC table {auc.name}: point estimates (no bootstrap); ties from 2-decimal rounding share "
-              "the average rank (rank_min/rank_max give the range). `paper` = the XQA paper's bootstrap mean ± sd "
-              "(Tables 26-29).")
+    source = res.source.replace("From an AUC table:", f"From the AUC table {auc.name}:", 1).replace(
+        "tied AUCs share the average rank.", "tied AUCs share the average rank (rank_min/rank_max give the range).", 1)
+    xqa = set(load_xqa_auc_table()["dataset"].astype(str))
+    datasets = set(auc.table["dataset"].astype(str)) if "dataset" in auc.table.columns else set()
+    if not (auc.published or datasets & xqa):  # a user's own table: nothing of the paper's to set beside it
+        return dataclasses.replace(res, source=source)
+    source += (" The XQA AUCs are printed to 2 decimals, so ties are frequent. `paper` = the XQA paper's bootstrap "
+               "mean ± sd (Tables 26-29), beside the rows of its datasets "
+               f"({', '.join(sorted(xqa))}).")
     return dataclasses.replace(compare_with_published(res), source=source)

@@ -30,6 +30,7 @@ Examples
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -42,7 +43,7 @@ import pandas as pd
 from .._validation import check_choice, check_confidence_level
 from ..bootstrap import summarize_distribution
 from ..classification import DEFAULT_GROUP, MEAN_MODEL, AUCResult, markdown_auc_table
-from ..exceptions import InvalidParameterError, SchemaError
+from ..exceptions import CxrevalWarning, InvalidParameterError, SchemaError
 from ..results import TableResult
 from ..schema import check_columns
 from .correlation import (
@@ -430,6 +431,12 @@ def _rankings(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str], pairs: S
                         vals = [np.nan] * 4 + [0]
                     corr_rows.append((ds, f, gname, ra, rb, m, variants[m], stat, *vals, len(idx), _n_tied(P[:, ka]),
                                       _n_tied(P[:, kb]), n_excl))
+    none = ""
+    if not corr_rows:  # no ranking at all: refused; rankings without a pair to correlate: said, not silent
+        none = _why_no_correlation(cubes, pairs, min_models)
+        if not rank_rows:
+            raise InvalidParameterError(none)
+        warnings.warn(none, CxrevalWarning, stacklevel=3)
     corr = pd.DataFrame(corr_rows, columns=list(CORRELATION_COLUMNS))
     rankings = pd.DataFrame(rank_rows, columns=list(RANKING_COLUMNS))
     top = pd.DataFrame(top_rows, columns=list(TOP_COLUMNS))
@@ -437,9 +444,36 @@ def _rankings(auc: AUCResult | pd.DataFrame, *, methods: Sequence[str], pairs: S
         source = (f"From predictions + labels: {len(auc.models)} models, references {list(auc.references)}, "
                   f"{auc.n_resamples} patient-bootstrap replicates (seed {auc.seed}); boot = mean ± sd of the "
                   f"replicate correlations, CI = {int(auc.confidence_level * 100)}% percentile. {auc.design()}")
+        if not dataset:
+            source += (" Column `dataset` is blank in every table: no dataset name was given (`dataset=`, the "
+                       "command's `--dataset NAME`); it tells apart the rows of several datasets in one table.")
     else:
         source = "From an AUC table: point estimates (no bootstrap); tied AUCs share the average rank."
+    if none:
+        source += f" {none.replace('No rank correlation', 'No rank correlation was computed', 1)} The rankings alone " \
+                  "are written."
     return RankingStabilityResult(corr, rankings, top, n_res, cl, dists, kendall, spearman, source, tuple(notes))
+
+
+def _why_no_correlation(cubes: list[_Cube], pairs: Sequence[tuple[str, str]] | None, min_models: int) -> str:
+    """Why no rank correlation could be computed, in words naming the parameter to change."""
+    refs = list(dict.fromkeys(r for c in cubes for r in c[3]))
+    live = list(dict.fromkeys(r for c in cubes for r, dead in zip(c[3], np.asarray(np.isnan(c[5]).all(axis=0))) if not dead))
+    if len(refs) < 2:
+        return (f"No rank correlation: it compares the rankings of two references, and the AUCs have one ({refs}). "
+                "Give labels of two or more references.")
+    if len(live) < 2:
+        return (f"No rank correlation: only {live} of the references {refs} has an AUC (the others label no "
+                f"finding with both classes).")
+    counts = []
+    for ds, f, models, _refs, _, point, _ in cubes:
+        ok = ~np.isnan(point).all(axis=0)
+        n = int(np.isfinite(point[:, ok]).all(axis=1).sum()) if ok.sum() >= 2 else 0
+        counts.append(f"{f}{f' ({ds})' if ds else ''}: {n} of {len(models)}")
+    pair_text = "" if pairs is None else f" for the pairs {[f'{a}:{b}' for a, b in pairs]}"
+    return (f"No rank correlation{pair_text}: every finding has fewer than min_models={min_models} models with an "
+            f"AUC under each reference ({'; '.join(counts)}; a model with an undefined AUC leaves the ranking). Lower "
+            f"min_models= (at least 2) or give more models.")
 
 
 def _pm(m: float, s: float) -> str:

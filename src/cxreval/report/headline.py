@@ -1,7 +1,8 @@
 """The headline figure of the report's first screen: does the best model change with the reference?
 
 The *main comparison* is the first classification section (page order) whose ``auc.csv`` scores the models
-under at least two references. Its figure is chosen by one rule, stated under it (:data:`RULE`):
+under at least two references. Its figure is chosen by one rule (:data:`RULE`, stated in the report's Methods,
+not under the figure, whose caption only says how to read it):
 
 - **dot and interval** when it has at most :data:`MAX_DOT_REFERENCES` references and bootstrap intervals:
   each model's AUC with its interval under each reference (one colour per reference), models ordered by their
@@ -33,8 +34,9 @@ __all__ = ["Headline", "MAX_DOT_REFERENCES", "RULE", "headline", "auc_by_referen
 MAX_DOT_REFERENCES = 4
 """The most references a dot-and-interval headline shows (one colour each); more give the rank bump chart."""
 
-RULE = (f"Figure rule: the first model comparison with two or more references; a dot-and-interval plot when it has "
-        f"at most {MAX_DOT_REFERENCES} references with bootstrap intervals, else the rank bump chart.")
+RULE = (f"The figure under the key findings shows the first model comparison with two or more references: a "
+        f"dot-and-interval plot when it has at most {MAX_DOT_REFERENCES} references with bootstrap intervals, else "
+        f"the rank bump chart.")
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,9 @@ def auc_by_reference(auc: pd.DataFrame, *, finding: str, title: str) -> go.Figur
     fig.update_yaxes(tickvals=list(range(len(models))), ticktext=models, autorange="reversed", showgrid=False,
                      zeroline=False)
     fig.update_xaxes(title_text="ROC-AUC with 95% bootstrap interval")
-    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.16, "yanchor": "top"},
-                      margin={"l": 10, "r": 10, "t": 60, "b": 60})
+    # the legend at the figure's foot, under the axis title (container coordinates: clear of it at any height)
+    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": 0.0, "yanchor": "bottom", "yref": "container"},
+                      margin={"l": 10, "r": 10, "t": 60, "b": 100}, height=210 + 26 * len(models))
     return fig
 
 
@@ -108,13 +111,13 @@ def headline(sections: Sequence[Section]) -> Headline | None:
         finding = _summary_finding(list(dict.fromkeys(df["finding"].astype(str))))
         what = f"{finding} AUC" if finding in SUMMARY_ROWS else f"AUC for {finding}"
         name = sec.title.split(" — ", 1)[-1]
+        name = "" if name == sec.folder.name else f"{name}. "  # a folder's own name says nothing to a reader
         has_ci = {"ci_low", "ci_high"} <= set(df.columns) and np.isfinite(num(df, "ci_low")).any()
         if len(refs) <= MAX_DOT_REFERENCES and has_ci:
             fig = auc_by_reference(df, finding=finding, title=f"{what[0].upper() + what[1:]} under each reference")
-            caption = (f"{name}. Each row is one model, ordered by its {what} under {refs[0]}; each colour is one "
-                       "reference "
-                       f"({', '.join(refs)}), the bar its 95% bootstrap interval. Where the orders differ, the best "
-                       f"model depends on the reference. {RULE}")
+            caption = (f"{name}Each row is one model, ordered by its {what} under {refs[0]}; each colour is one "
+                       f"reference ({', '.join(refs)}), the bar its 95% bootstrap interval. Where the orders differ, "
+                       "the best model depends on the reference.")
             return Headline(fig, sec, caption)
         rk, _, why = load_table(sec.folder, RankingStabilityResult.FILES["rankings"],
                                 ("finding", "reference", "model", "rank"))
@@ -124,8 +127,8 @@ def headline(sections: Sequence[Section]) -> Headline | None:
         if "group" in rk.columns and rk["group"].astype(str).nunique() > 1:
             rk = rk[rk["group"].astype(str) == rk["group"].astype(str).iloc[0]]
         fig = plots.bump_chart(rk, title=f"Model ranks by {what}")
-        caption = (f"{name}. Each line follows one model's rank by {what} from reference to reference ({len(refs)} "
+        caption = (f"{name}Each line follows one model's rank by {what} from reference to reference ({len(refs)} "
                    f"references); crossing lines are rank changes, thick lines are models ranked first under some "
-                   f"reference. {RULE}")
+                   "reference.")
         return Headline(fig, sec, caption)
     return None

@@ -20,14 +20,13 @@ import pandas as pd
 
 from .._plots.style import ci_columns
 from ..agreement import AgreementTableResult
-from ..classification import AUCResult, AUCTableResult
-from ..classification.comparison import SeparabilityResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..iqa import MetricAgreementResult, MetricComparisonResult
 from ..labeller import LabellerValidationResult
-from ..labels import MACRO, MEAN, MICRO
+from ..labels import MACRO, MICRO
 from ..ranking import RankingStabilityResult
+from ._best_model import SEPARABILITY_NOTE, classification_finding, separability
 from ._key_finding_base import (
     _SUMMARY,
     KeyFinding,
@@ -61,7 +60,7 @@ def _rank_of_best(folder: Path, row: pd.Series) -> str:
         if col in rk.columns and col in row.index:
             keep &= _str(rk, col) == ("" if pd.isna(row[col]) else str(row[col]))
     rk = rk[keep].assign(_r=_num(rk[keep], "rank"))
-    a, b = str(row["reference_a"]), str(row["reference_b"])
+    a, b = sorted((str(row["reference_a"]), str(row["reference_b"])))  # the same words in either order
     under_b = rk[_str(rk, "reference") == b].dropna(subset=["_r"])
     under_a = rk[_str(rk, "reference") == a].dropna(subset=["_r"]).set_index("model")["_r"]
     if under_b.empty or under_a.empty:
@@ -72,12 +71,10 @@ def _rank_of_best(folder: Path, row: pd.Series) -> str:
         return ""
     r = under_a[model]
     r = float(r.iloc[0]) if isinstance(r, pd.Series) else float(r)
-    sep = separability(folder, str(row["finding"]), b, model, subject="it")
-    sep = f"; {sep}" if sep else ""
     if r == 1:
-        return f"; the best model under {b}, {model}, is also best under {a}{sep}"
+        return f"; the best model under {b}, {model}, is also best under {a}"
     rank = ordinal(int(round(r))) if r == int(r) else f"{r:g}th (tied)"
-    return f"; the best model under {b}, {model}, ranks {rank} of {len(under_a)} under {a}{sep}"
+    return f"; the best model under {b}, {model}, ranks {rank} of {len(under_a)} under {a}"
 
 
 def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
@@ -105,151 +102,19 @@ def ranking_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
                    (f" ± {fmt(psd)}" if math.isfinite(psd) else "")
     else:
         interval = "no interval in the table"
-    a, b = str(worst["reference_a"]), str(worst["reference_b"])
-    head = ""
+    a, b = sorted((str(worst["reference_a"]), str(worst["reference_b"])))  # the same words in either order
+    head, tail = "", ""
     if len(rc) > 1:
         counts = ", ".join(f"{int((bands == label).sum())} {label}" for label, _ in th.srcc)
-        head = f"{len(rc)} comparisons of the model ranking between two references: {counts}. Least stable, "
+        head = f"least stable of {len(rc)} comparisons, "
+        tail = f"; all {len(rc)}: {counts}"
     what = str(worst["finding"])
     what = f"{_where(worst)} alone (one finding, not the macro average)" if what not in _SUMMARY else _where(worst)
-    text = (f"{head}{what}: the model ranking under {a} {verb} the ranking under {b} "
-            f"(SRCC {fmt(worst['_s'])}, {interval}){_rank_of_best(folder, worst)}.")
+    # one sentence of verdict, one of numbers
+    text = (f"{head}{what}: the model ranking under {a} {verb} the ranking under {b}{_rank_of_best(folder, worst)}. "
+            f"SRCC {fmt(worst['_s'])} ({interval}){tail}.")
     verdict = th.srcc_band(worst["_s"]) + (" at worst" if len(rc) > 1 else "")
     return KeyFinding("ranking", text[0].upper() + text[1:], verdict)
-
-
-def _separability_rows(folder: Path) -> pd.DataFrame | None:
-    """``auc_comparison.csv`` (:class:`~cxreval.classification.comparison.SeparabilityResult`) of ``folder``, or None."""
-    sep = _load(folder, SeparabilityResult.FILES["auc_comparison"], ("finding", "reference", "model_a", "model_b",
-                                                                     "comparison", "difference", "ci_low", "ci_high"))
-    return None if sep is None else sep.assign(_d=_num(sep, "difference"), _lo=_num(sep, "ci_low"),
-                                                _hi=_num(sep, "ci_high"))
-
-
-def _delta(row: pd.Series, level: float) -> str:
-    """'ΔAUC 0.004, 95% CI −0.010 to 0.020' of one comparison row."""
-    if not (math.isfinite(row["_lo"]) and math.isfinite(row["_hi"])):
-        return f"ΔAUC {fmt(row['_d'], 3)}, no interval"
-    return f"ΔAUC {fmt(row['_d'], 3)}, {level * 100:g}% CI {fmt(row['_lo'], 3)} to {fmt(row['_hi'], 3)}"
-
-
-def separability(folder: Path, finding: str, reference: str, model: str, *, versus: str = "",
-                 subject: str = "") -> str:
-    """One clause saying whether ``model`` (the best under ``reference`` for ``finding``) is separable from the
-    runner-up (``versus=''``) or from the best model under reference ``versus``, both scored under ``reference``,
-    read from ``auc_comparison.csv``; '' when the folder has no such comparison. ``subject`` names the model in
-    the clause (default: its name)."""
-    sep = _separability_rows(folder)
-    if sep is None:
-        return ""
-    keep = (_str(sep, "finding") == finding) & (_str(sep, "reference") == reference) & (_str(sep, "model_a") == model)
-    wanted = "runner-up" if not versus else f"best under {versus}"
-    rows = sep[keep & _str(sep, "comparison").str.split("; ").map(lambda w: wanted in w)]
-    if rows.empty:
-        return ""
-    r = rows.iloc[0]
-    who = subject or model
-    other = f"the runner-up {r['model_b']}" if not versus else f"{r['model_b']} (the best under {versus})"
-    level, _ = confidence_level(folder)
-    if not (math.isfinite(r["_lo"]) and math.isfinite(r["_hi"])):
-        return f"whether {who} and {other} are separable was not assessed ({_str(rows, 'method').iloc[0]})"
-    if r["_lo"] > 0 or r["_hi"] < 0:
-        return f"{who} is separable from {other} ({_delta(r, level)})"
-    return f"{who} and {other} are not separable ({_delta(r, level)})"
-
-
-def _separability_method(folder: Path, finding: str) -> str:
-    """' (ΔAUC intervals simultaneous over the n comparisons of this finding)', once per line."""
-    sep = _separability_rows(folder)
-    if sep is None:
-        return ""
-    rows = sep[_str(sep, "finding") == finding]
-    if rows.empty:
-        return ""
-    n = int(_num(rows, "n_comparisons").max()) if "n_comparisons" in rows.columns else len(rows)
-    how = {"bootstrap": "paired patient bootstrap", "delong": "DeLong's test"}.get(_str(rows, "method").iloc[0],
-                                                                                     "not assessed")
-    return f" (ΔAUC: {how}; intervals simultaneous over the {n} comparisons of this finding, Bonferroni)"
-
-
-SEPARABILITY_NOTE = ("ΔAUC is the difference between two models' AUCs under the same reference, computed on the same "
-                     "bootstrap resamples of patients (DeLong's test where there are no resamples); the intervals of "
-                     "one finding are simultaneous (Bonferroni over its comparisons), and two models are called "
-                     "not separable when the interval covers 0.")
-"""How the report's separability statements are made (stated once on the page)."""
-
-
-def _what(finding: str, n_findings: int) -> str:
-    """What an AUC row summarises, in words: 'macro AUC (mean of the 4 per-finding AUCs)' or 'X alone'."""
-    if finding == MACRO:
-        return f"macro AUC (the mean of the {n_findings} per-finding AUCs)"
-    if finding == MICRO:
-        return f"micro AUC (all {n_findings} findings' cases pooled)"
-    return f"{finding} alone (one finding, not the macro average)"
-
-
-def classification_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
-    auc = _load(folder, AUCTableResult.FILES["auc"], AUCTableResult.COLUMNS)
-    if auc is None:
-        return None
-    keep = ~_str(auc, "model").str.lower().isin((MEAN, "average")) & (_str(auc, "group").str.lower() != "summary")
-    auc = auc[keep].assign(_a=lambda d: _num(d, "auc")).dropna(subset=["_a"])
-    ds = ""
-    if "dataset" in auc.columns and not auc.empty:
-        ds = _str(auc, "dataset").iloc[0]
-        auc = auc[_str(auc, "dataset") == ds]
-    if auc.empty:
-        return None
-    findings = list(dict.fromkeys(_str(auc, "finding")))
-    finding = next((f for f in _SUMMARY if f in findings), findings[0])
-    n_per = len([f for f in findings if f not in _SUMMARY])
-    sub = auc[_str(auc, "finding") == finding]
-    refs = list(dict.fromkeys(_str(sub, "reference")))
-    best = {r: sub[_str(sub, "reference") == r].sort_values("_a", ascending=False, kind="stable").iloc[0]
-            for r in refs}
-    has_ci = _num(sub, "ci_low").notna().any()
-    sep_file = _separability_rows(folder) is not None
-
-    def stated(r: str) -> str:
-        b = best[r]
-        lo, hi = float(_num(sub, "ci_low")[b.name]), float(_num(sub, "ci_high")[b.name])
-        interval = f", {_ci(folder, lo, hi)}" if math.isfinite(lo) and math.isfinite(hi) else ""
-        return f"{b['model']} (AUC {fmt(b['_a'], 3)}{interval})"
-
-    def sep(r: str, versus: str = "") -> str:
-        got = separability(folder, finding, r, str(best[r]["model"]), versus=versus, subject="it")
-        return f"; {got}" if got else ""
-
-    where = (f"{ds}, " if ds else "") + _what(finding, n_per)
-    where = where[0].upper() + where[1:]
-    n_models = sub["model"].nunique()
-    text = f"{where}: under {refs[0]} the best of {n_models} models is {stated(refs[0])}{sep(refs[0])}"
-    if len(refs) == 1:
-        verdict = "one reference"
-    else:
-        others = refs[1:]
-        same = [r for r in others if str(best[r]["model"]) == str(best[refs[0]]["model"])]
-        diff = [r for r in others if r not in same]
-        if not diff:
-            verdict = "same best model under every reference"
-            text += f". It is also the best under all {len(others)} other reference(s)"
-        else:
-            verdict = "best model changes with the reference"
-            also = (f"it is also the best under {len(same)} of the {len(others)} other references" if same else
-                    f"it is not the best under any of the {len(others)} other reference(s)")
-            shown = [f"Under {r} the best is {stated(r)}{sep(r)}{sep(r, refs[0])}" for r in diff[:1]]
-            more = (f". {len(diff) - 1} more reference(s) have another best model (each compared in the section)"
-                    if len(diff) > 1 else "")
-            text += f"; {also}. " + ". ".join(shown) + more
-    if sep_file:
-        text += _separability_method(folder, finding)
-    elif find_result_file(folder, AUCResult.FILES["counts"]) is None:
-        text += " (published or point AUCs, no replicates: whether two models are separable cannot be assessed)"
-    elif has_ci:
-        text += " (separability of the best models not assessed: no auc_comparison.csv in this folder)"
-    else:
-        text += " (point AUCs without replicates: whether two models are separable cannot be assessed)"
-    return KeyFinding("classification", text + ".", verdict)
 
 
 def _kappa_rows(df: pd.DataFrame, key: str) -> tuple[pd.DataFrame, str]:

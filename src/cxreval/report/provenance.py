@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..outputs import sha256_file
+from .headline import RULE
 from .html_tables import html_table
 from .key_findings import SEPARABILITY_NOTE, confidence_level
 from .result_files import listed_files, result_path, run_record
@@ -41,10 +42,17 @@ def _value(v: object) -> str:
     return str(v)
 
 
+def _shown(path: str | Path) -> str:
+    """A path as the page shows it, ``..`` and ``.`` resolved (``/a/cmp/../shared`` is ``/a/shared``)."""
+    import os
+
+    return os.path.normpath(str(path))
+
+
 def _folder_html(folder: Path, titles: Sequence[str]) -> str:
     heads = dict.fromkeys(t.split(" — ", 1)[-1] for t in titles)
     parts = [f"<h3>{html.escape(' / '.join(heads))}</h3>",
-             f'<p class="folder">folder <code>{html.escape(str(folder))}</code></p>']
+             f'<p class="folder">folder <code>{html.escape(_shown(folder))}</code></p>']
     found = run_record(folder)
     if found is None:
         parts.append('<p class="missing">No run.json: this folder\'s provenance (command, versions, input '
@@ -72,7 +80,10 @@ def _folder_html(folder: Path, titles: Sequence[str]) -> str:
         parts.append(html_table(kv, name=f"{folder.name}_run"))
         inputs = rec.get("inputs") or []
         if isinstance(inputs, list) and inputs:
-            parts.append(html_table(pd.json_normalize(inputs), name=f"{folder.name}_inputs",
+            shown = pd.json_normalize(inputs)
+            if "path" in shown.columns:  # as run.json records it, '..' resolved
+                shown["path"] = [_shown(str(v)) for v in shown["path"]]
+            parts.append(html_table(shown, name=f"{folder.name}_inputs",
                                     caption="Inputs and their SHA-256"))
     listed = listed_files(folder)
     names: list[str] = sorted(listed) if listed is not None else sorted(
@@ -99,7 +110,7 @@ def provenance_html(folders: Sequence[tuple[Path, Sequence[str]]], *, thresholds
              "from the result files listed below; each folder's command, versions, parameters and input checksums "
              "come from its run.json. The verdict thresholds are stated under "
              f'<a href="#key-findings">Key findings</a> (source: {html.escape(thresholds.source)}).</p>')
-    return intro + SOURCES_HTML + f"<p>{html.escape(SEPARABILITY_NOTE)}</p>" + "".join(
+    return intro + SOURCES_HTML + f"<p>{html.escape(SEPARABILITY_NOTE)} {html.escape(RULE)}</p>" + "".join(
         _folder_html(f, t) for f, t in folders)
 
 

@@ -43,6 +43,7 @@ import plotly.graph_objects as go
 from .._plots import analyses as plots
 from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
 from ..classification import AUCTableResult
+from ..classification.comparison import SeparabilityResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..labeller import PRF_COLUMNS, LabellerValidationResult
@@ -98,7 +99,13 @@ def _build_classification(folder: Path) -> list[Block]:
                      how="Each marker is one model's ROC-AUC under one reference (one colour per reference), the "
                          "bar its bootstrap confidence interval; models are sorted by mean AUC and the menu "
                          "switches finding.")
-    return [b] if b else []
+    sep = table_block("Is the best model separable?", folder, SeparabilityResult.FILES["auc_comparison"],
+                      SeparabilityResult.COLUMNS, figure=SeparabilityResult.figure,
+                      how="Each row compares the best model under a reference with the runner-up, or with the best "
+                          "model under another reference, both scored under that reference: the paired ΔAUC and its "
+                          "interval, simultaneous over the finding's comparisons. An interval that covers 0 means "
+                          "the two are not separable.")
+    return [blk for blk in (b, sep) if blk]
 
 
 def _by_dataset_html(fn: Callable[[pd.DataFrame], str]) -> Callable[[pd.DataFrame], str]:
@@ -296,12 +303,14 @@ def detect_kinds(folder: str | Path) -> list[Kind]:
 
 
 def _folder_title(folder: Path) -> str:
-    """The first Markdown heading of ``summary.md``, else the folder name."""
+    """The first Markdown heading of ``summary.md`` when it names the analysis, else the folder name (a command's
+    own heading, ``# cxreval rank``, says nothing the section title does not)."""
     s = result_path(folder, "summary.md")
     if s is not None:
         for line in s.read_text(errors="replace").splitlines():
             if line.startswith("#"):
-                return line.lstrip("#").strip()
+                title = line.lstrip("#").strip()
+                return folder.name if title.startswith("cxreval ") or not title else title
     return folder.name
 
 

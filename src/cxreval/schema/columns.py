@@ -54,7 +54,8 @@ a table that lacks a required column but has one of these is refused with a "did
 
 def check_columns(df: pd.DataFrame | Sequence[str], required: Iterable[str], *, where: str) -> None:
     """Every ``required`` column is in ``df`` (a DataFrame, or a file's header as a list of names); the
-    message names the missing columns, the columns present and a did-you-mean for a renamed one."""
+    message names the missing columns, the columns present and a did-you-mean for a renamed one. A required
+    column that appears twice (a header ``score,score``) is refused: reading either one would be a silent choice."""
     have = [str(c) for c in (df.columns if isinstance(df, pd.DataFrame) else df)]
     missing = [c for c in required if c not in have]
     if missing:
@@ -62,3 +63,7 @@ def check_columns(df: pd.DataFrame | Sequence[str], required: Iterable[str], *, 
                  for old, new in RENAMED_COLUMNS.items() if new in missing and old in have]
         raise SchemaError(f"{where} is missing required column(s) {missing}; it has {have}."
                           + (" " + " ".join(hints) if hints else ""))
+    twice = [c for c in dict.fromkeys(required) if have.count(c) > 1]
+    if twice:
+        raise SchemaError(f"{where} has {have.count(twice[0])} columns named {twice[0]!r}; which one to read is "
+                          f"ambiguous. Rename or remove the others.")
