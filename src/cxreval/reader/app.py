@@ -25,7 +25,7 @@ import numpy as np
 from ..exceptions import CxrevalError, InvalidParameterError
 from .store import IMAGE_STATES, REPORT_STATES, Reader, ReaderStore, SubmissionError
 
-__all__ = ["MAX_BODY", "create_app", "bind", "serve", "pixels"]
+__all__ = ["MAX_BODY", "bad_text", "create_app", "bind", "serve", "pixels"]
 
 MAX_BODY = 64 * 1024
 _STATIC = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
@@ -34,6 +34,48 @@ _SECURITY = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referre
             "Content-Security-Policy": "default-src 'self'; img-src 'self' blob: data:; style-src 'self'; "
                                        "script-src 'self'; connect-src 'self'; frame-ancestors 'none'"}
 _RAW_HEADERS = [(k.lower().encode(), v.encode()) for k, v in _SECURITY.items()]
+
+
+def bad_text(value: object, where: str = "body") -> str | None:
+    """Where ``value`` (parsed JSON) holds text no database stores: a NUL character (PostgreSQL refuses
+    it) or a lone surrogate (not UTF-8), in a key or a value; None when it holds none."""
+    stack: list[tuple[str, object]] = [(where, value)]
+    while stack:
+        at, v = stack.pop()
+        if isinstance(v, str):
+            if "\x00" in v:
+                return at
+            if not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate
+                    return at
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                if bad_text(k) is not None:
+                    return f"{at}: a key"
+                stack.append((f"{at}.{str(k)[:40]}", x))
+        elif isinstance(v, list):
+            stack.extend((f"{at}[{i}]", x) for i, x in enumerate(v))
+    return None
+
+
+def _bad_query(scope: Any) -> str | None:
+    """Why the request's path or query string cannot be served (a NUL, or percent-encoded bytes that are
+    not UTF-8, e.g. a lone surrogate), or None."""
+    from urllib.parse import unquote_to_bytes
+
+    qs = scope.get("query_string", b"")
+    if "\x00" in scope["path"]:
+        return "the path holds a NUL character"
+    for part in qs.replace(b"+", b" ").split(b"&"):
+        try:
+            text = unquote_to_bytes(part).decode("utf-8")
+        except UnicodeDecodeError:
+            return "the query string is not UTF-8 text (percent-encoded bytes that are no characters)"
+        if "\x00" in text:
+            return "the query string holds a NUL character"
+    return None
 
 
 def _require_web() -> tuple[Any, Any]:
@@ -164,16 +206,18 @@ def create_app(store: ReaderStore | str) -> Any:
         if task not in st.tasks_of(r):
             raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
         if task == "adjudication":
-            mine, conflicts, theirs = st.adjudication_view(r, key)
+            mine, conflicts, theirs, decided = st.adjudication_view(r, key)
             if not conflicts:
                 raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
             out: dict[str, Any] = {"task": task, "key": key, "conflicts": conflicts,
-                                   "readers": list(spec.adjudication_readers), "mine": mine}
+                                   "readers": list(spec.adjudication_readers), "mine": mine,
+                                   "decided": {f: {k: v for k, v in d.items() if k != "by_id"}
+                                               for f, d in decided.items()},
+                                   "reader_comments": {n: p["comment"] for n, p in theirs.items() if p.get("comment")}}
             if spec.adjudication_task == "image":
                 meta = _item("image", key)
                 out.update(width=meta["width"], height=meta["height"], image=True,
-                           reader_boxes={n: p.get("boxes", []) for n, p in theirs.items()},
-                           reader_comments={n: p["comment"] for n, p in theirs.items() if p.get("comment")})
+                           reader_boxes={n: p.get("boxes", []) for n, p in theirs.items()})
             else:
                 sec = spec.adjudication_task[7:]
                 out.update(text=_item("report", f"{sec}:{key}")["text"], section=sec, image=False)
@@ -198,13 +242,17 @@ def create_app(store: ReaderStore | str) -> Any:
     def organiser_status(request: Request) -> Any:
         """Progress per reader and task, open and resolved conflicts, the database's integrity check."""
         organiser(request)
-        table = st.status()
+        table, state = st.status(with_conflicts=True)
         table = table[table["role"] != "organiser"]
-        with st.engine.connect() as conn:
-            state = st._open_conflicts(conn)
         return JSONResponse({"study": spec.name, "progress": table.to_dict(orient="records"),
-                             "n_conflicts": len(state), "n_resolved": sum(state.values()),
-                             "integrity": st.check_integrity().to_dict()})
+                             "n_conflicts": len(state), "n_resolved": sum(state.values())})
+
+    @app.get("/api/organiser/integrity")
+    def organiser_integrity(request: Request) -> Any:
+        """The database's integrity check (:func:`cxreval.reader.db.check_integrity`: reads every row, so
+        it is its own request, not part of the status)."""
+        organiser(request)
+        return JSONResponse(st.check_integrity().to_dict())
 
     @app.get("/api/organiser/export")
     def organiser_export(request: Request) -> Any:
@@ -270,6 +318,10 @@ def create_app(store: ReaderStore | str) -> Any:
             raise SubmissionError("The body is nested too deeply to be a submission.", 400) from None
         if not isinstance(body, dict):
             raise SubmissionError("The body must be a JSON object {id, task, item, ...}.", 400)
+        where = bad_text(body)
+        if where is not None:
+            raise SubmissionError(f"The body holds a NUL character or a lone surrogate ({where}); text must be "
+                                  "UTF-8 without NUL.", 400)
         for k in ("id", "task", "item"):
             if not isinstance(body.get(k), str):
                 raise SubmissionError(f"Field {k!r} (a string) is required.", 422)
@@ -339,6 +391,10 @@ class _Limits:
             await self._submission(scope, receive, send)
             return
         api = scope["path"].startswith("/api/")
+        why = _bad_query(scope)
+        if why is not None:
+            await self._json(send, 400, {"detail": f"Bad request: {why}."}, extra=((b"cache-control", b"no-store"),))
+            return
 
         async def send_with_headers(message: Any) -> None:
             if message["type"] == "http.response.start":
