@@ -139,7 +139,7 @@ def check_text_id(value: str, *, where: str) -> str:
     bad = sorted({c for c in value if unicodedata.category(c) in ("Cc", "Cs")})
     if bad:
         shown = value.encode("unicode_escape", "backslashreplace").decode("ascii")
-        raise SchemaError(f"{where}: {shown!r} holds control character(s) {[f'U+{ord(c):04X}' for c in bad]}; "
+        raise SchemaError(f"{where}: '{shown}' holds control character(s) {[f'U+{ord(c):04X}' for c in bad]}; "
                           "rename it (ids are written into CSV files) and run `cxreval reader init` again.")
     return value
 
