@@ -23,7 +23,7 @@ let QKEY = localStorage.getItem(WHO_KEY) || ('cxreval-reader-unknown-' + hashStr
 
 const S = {me: null, task: null, queue: [], pos: 0, item: null, labels: {}, boxes: [], ratings: {}, focus: 0,
            dirty: false, images: [], view: null, drag: null, flushing: false, sel: -1, unreadable: false,
-           comment: '', t0: 0, pre: null, raf: 0};
+           comment: '', t0: 0, pre: null, raf: 0, refused: null, cache: new Map(), cursor: null};
 
 // ---------------------------------------------------------------- network and the pending queue
 async function api(path, opts = {}) {
@@ -44,10 +44,30 @@ function setPending(list) {
   showPending();
 }
 function showPending() {
-  const n = pending().length, el = $('pending');
-  el.textContent = n ? `${n} unsent` : 'all saved';
-  el.className = n ? 'unsent' : '';
+  const n = pending().length, el = $('pending'), bad = S.refused ? 1 : 0;
+  el.textContent = [n ? `${n} unsent` : '', bad ? '1 refused (L reloads it)' : ''].filter(Boolean).join(', ') || 'all saved';
+  el.className = n || bad ? 'unsent' : '';
   document.body.dataset.pending = String(n);
+  document.body.dataset.refused = S.refused ? S.refused.item : '';
+}
+// A submission the server refused for good: its item is open again (not done), here and in the counts, and
+// L reloads it (the current labels and decisions, e.g. another resolver's).
+function markRefused(sub) {
+  S.refused = {task: sub.task, item: sub.item};
+  if (S.pre && S.pre.key === sub.item) S.pre = null;
+  if (S.task === sub.task) {
+    const e = S.queue.find((x) => x.key === sub.item);
+    if (e) e.done = false;
+    progress();
+    if (S.pos >= S.queue.length) openItem();
+  }
+}
+async function reloadRefused() {
+  const r = S.refused;
+  if (!r) return;
+  S.refused = null; S.pre = null; showPending();
+  if (S.task !== r.task) { S.task = r.task; sessionStorage.setItem('cxreval-task', r.task); }
+  await openTask(r.task, r.item);
 }
 function adoptQueue(me) {
   // the queue of this study and reader, whatever link queued it; older pages kept it per token
@@ -91,8 +111,10 @@ async function flush() {
         break;
       } else if (r.status >= 400 && r.status < 500 && ![408, 429].includes(r.status)) {
         // refused for good (invalid, or changed since): retrying cannot help, so it leaves the queue
-        say('refused by the server: ' + await detail(r), true);
+        const d = await detail(r);
         setPending(pending().filter((x) => x.id !== sub.id));
+        markRefused(sub);
+        say(`refused by the server: ${d} (${shown(sub.item)} is open again: press L to reload it)`, true);
       } else {
         const d = await detail(r);
         say(`not saved yet (server answered ${r.status}${d ? ': ' + d : ''}); kept in this browser, retrying`, true);
@@ -118,14 +140,31 @@ async function showOrganiser() {
   tb.innerHTML = '';
   for (const r of st.progress) {
     const tr = document.createElement('tr');
-    for (const v of [r.reader, r.role, r.task, `${r.n_done} / ${r.n_items}`, r.n_submissions, r.last]) {
-      const td = document.createElement('td'); td.textContent = shown(v); tr.appendChild(td);
+    const pct = r.n_items ? Math.round(100 * r.n_done / r.n_items) : 0;
+    for (const v of [r.reader, r.role, r.task, null, r.n_submissions, r.last]) {
+      const td = document.createElement('td');
+      if (v === null) {  // done: the count and a bar
+        td.className = 'org-done';
+        const bar = document.createElement('div'); bar.className = 'org-bar';
+        const fill = document.createElement('div'); fill.style.width = pct + '%'; bar.appendChild(fill);
+        const t = document.createElement('span'); t.textContent = `${r.n_done} / ${r.n_items} (${pct} %)`;
+        td.append(t, bar);
+      } else td.textContent = shown(v);
+      tr.appendChild(td);
     }
     tb.appendChild(tr);
   }
-  $('org-summary').textContent = `Conflicts: ${st.n_conflicts} studies, ${st.n_resolved} adjudicated, ` +
-    `${st.n_conflicts - st.n_resolved} open. Database check: ${st.integrity.ok ? 'ok' : st.integrity.problems.join('; ')}.`;
+  $('org-conflicts').textContent = `${st.n_conflicts} studies in conflict: ${st.n_resolved} adjudicated, ` +
+    `${st.n_conflicts - st.n_resolved} open.`;
   document.body.dataset.ready = '1';
+  checkIntegrity();
+}
+async function checkIntegrity() {  // reads every row of the database: its own request, after the progress
+  $('org-integrity').textContent = 'Database check: running…';
+  try {
+    const ic = await apiJSON('/api/organiser/integrity');
+    $('org-integrity').textContent = `Database check: ${ic.ok ? 'ok' : ic.problems.join('; ')} (${ic.n_submissions} submissions).`;
+  } catch (e) { $('org-integrity').textContent = 'Database check failed: ' + e.message; }
 }
 $('org-export').addEventListener('click', async () => {
   say('preparing the export…');
@@ -166,7 +205,7 @@ async function start() {
   if (first) await openTask(first.task); else say('No task for this reader.', true);
 }
 
-async function openTask(task) {
+async function openTask(task, at = null) {
   S.task = task; S.pre = null;
   say('');
   sessionStorage.setItem('cxreval-task', task);
@@ -178,8 +217,10 @@ async function openTask(task) {
     return;
   }
   const mine = new Set(pending().filter((p) => p.task === task).map((p) => p.item));
-  S.queue = q.keys.map((key, i) => ({key, done: q.done[i] === '1' || mine.has(key)}));
-  const next = S.queue.findIndex((x) => !x.done);
+  const open = S.refused && S.refused.task === task ? S.refused.item : at;  // refused: open, whatever the server says
+  S.queue = q.keys.map((key, i) => ({key, done: key !== open && (q.done[i] === '1' || mine.has(key))}));
+  const next = at !== null && S.queue.some((x) => x.key === at) ? S.queue.findIndex((x) => x.key === at)
+    : S.queue.findIndex((x) => !x.done);
   S.pos = next < 0 ? S.queue.length : next;
   await openItem();
 }
@@ -228,6 +269,7 @@ async function openItem() {
   $('item-title').textContent = 'loading…';
   document.body.dataset.ready = '0';
   $('viewer').hidden = true; $('text').hidden = true; $('done').hidden = true; $('notes').hidden = true;
+  $('reader-comments').hidden = true;
   if (S.pos >= S.queue.length) {
     const task = S.task;
     let left = null;
@@ -236,7 +278,10 @@ async function openItem() {
       left = me.tasks.filter((t) => t.task !== task && t.n_done < t.n_items).map((t) => `${t.task} (${t.n_items - t.n_done} left)`);
     } catch (e) { /* offline: say only what is known */ }
     if (S.task !== task) return;
-    $('done').textContent = `All items of the ${task} task are done (\u2190 revisits them). ` + (left === null ? ''
+    const open = S.queue.filter((x) => !x.done).length;
+    $('done').textContent = open ? `${open} item(s) of the ${task} task still open` + (S.refused && S.refused.task === task
+      ? `: ${shown(S.refused.item)} was refused by the server; press L to reload it.` : ' (\u2190 revisits them).')
+      : `All items of the ${task} task are done (\u2190 revisits them). ` + (left === null ? ''
       : left.length ? `Still to do: ${left.join(', ')}; choose it at the top.` : 'All your tasks are done; you can close this page.');
     $('done').hidden = false; $('rows').innerHTML = ''; $('item-title').textContent = '';
     document.body.dataset.item = ''; document.body.dataset.ready = '1';
@@ -257,6 +302,16 @@ async function openItem() {
   S.item = item;
   const mine = latestPending(task, key) || item.mine || {};
   S.labels = Object.assign({}, mine.labels || {});
+  if (task === 'adjudication' && !latestPending(task, key)) {  // the decision standing (perhaps another resolver's)
+    for (const [f, d] of Object.entries(item.decided || {})) S.labels[f] = d.label;
+  }
+  const rc = $('reader-comments'), notes = task === 'adjudication' ? Object.entries(item.reader_comments || {}) : [];
+  rc.innerHTML = '';
+  for (const [r, c] of notes) {
+    const para = document.createElement('p'), b = document.createElement('b');
+    b.textContent = shown(r) + ': '; para.append(b, document.createTextNode(shown(c))); rc.appendChild(para);
+  }
+  rc.hidden = !notes.length;
   S.boxes = (mine.boxes || []).map((b) => Object.assign({}, b));
   S.ratings = Object.assign({}, mine.ratings || {});
   S.unreadable = !!mine.unreadable; S.comment = mine.comment || '';
@@ -325,7 +380,9 @@ function renderRows() {
     if (S.task === 'adjudication') {
       const o = document.createElement('span');
       o.className = 'other';
-      o.textContent = S.item.readers.map((r) => `${r}: ${S.item.conflicts[row.name][r]}`).join(' · ');
+      const d = (S.item.decided || {})[row.name];
+      o.textContent = S.item.readers.map((r) => `${r}: ${S.item.conflicts[row.name][r]}`).join(' · ') +
+        (d ? ` · decided: ${d.label} (${d.by})` : '');
       li.appendChild(o);
     }
     li.addEventListener('click', () => { S.focus = i; renderRows(); });
@@ -379,8 +436,9 @@ function payload() {
   if (S.task === 'adjudication') {
     const open = rows.filter((r) => !S.labels[r.name]).map((r) => r.name);
     if (open.length) return 'Set the final label of every conflict first: ' + open.join(', ');
+    const seen = Object.fromEntries(Object.entries(S.item.decided || {}).map(([f, d]) => [f, d.seq]));
     return Object.assign({labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]])),
-                          conflicts: S.item.conflicts}, extra);
+                          conflicts: S.item.conflicts, seen}, extra);
   }
   if (S.task === 'image' && S.unreadable) return Object.assign({unreadable: true}, extra);
   const missing = rows.filter((r) => !S.labels[r.name]).map((r) => r.name);
@@ -586,6 +644,8 @@ function attachMouse(canvas) {
     S.sel = -1;
     S.drag = Object.assign(base, {kind: 'new', finding: row && row.name});
   });
+  canvas.addEventListener('mousemove', (ev) => { const p = toImage(canvas, ev); S.cursor = {x: p.x, y: p.y}; });
+  canvas.addEventListener('mouseleave', () => { S.cursor = null; });
   canvas.addEventListener('wheel', (ev) => {
     ev.preventDefault();
     const p = toImage(canvas, ev);
@@ -651,6 +711,48 @@ window.addEventListener('mouseup', () => {
   renderRows(); draw();
 });
 
+// ---------------------------------------------------------------- boxes by keyboard
+// b: a box for the selected finding at the pointer (the view's centre without one); Tab / Shift+Tab: the next /
+// previous box; Shift+arrows: move the selected box; d / a: wider / narrower, s / w: taller / shorter (right and
+// bottom edges); Esc: no box selected. Steps are 1 % of the image's longer side.
+function boxKeys(k, ev) {
+  if (S.task !== 'image' || S.unreadable || !S.view || !S.images.length) return false;
+  const im = S.images[0], step = Math.max(1, Math.round(Math.max(im.w, im.h) / 100));
+  if (k === 'b') {
+    const row = rowsSpec()[S.focus];
+    if (!row) return false;
+    let c = S.cursor;
+    if (!c) { const g = geometry(im); c = {x: (im.canvas.width / 2 - g.ox) / g.s, y: (im.canvas.height / 2 - g.oy) / g.s}; }
+    const side = Math.max(4, Math.round(Math.min(im.w, im.h) / 10));
+    const x0 = Math.max(0, Math.min(im.w - side, Math.round(c.x - side / 2)));
+    const y0 = Math.max(0, Math.min(im.h - side, Math.round(c.y - side / 2)));
+    S.boxes.push({finding: row.name, x_min: x0, y_min: y0, x_max: Math.min(im.w, x0 + side), y_max: Math.min(im.h, y0 + side)});
+    S.sel = S.boxes.length - 1; S.dirty = true; say(`box for ${row.name} (Shift+arrows move it, w a s d size it)`);
+  } else if (k === 'Tab') {
+    if (!S.boxes.length) return false;
+    const n = S.boxes.length;
+    S.sel = S.sel < 0 ? (ev.shiftKey ? n - 1 : 0) : (S.sel + (ev.shiftKey ? n - 1 : 1)) % n;
+  } else if (S.sel < 0 || !S.boxes[S.sel]) return false;
+  else if (k === 'Escape') S.sel = -1;
+  else if (ev.shiftKey && k.startsWith('Arrow')) {
+    const b = S.boxes[S.sel];
+    let dx = k === 'ArrowLeft' ? -step : k === 'ArrowRight' ? step : 0, dy = k === 'ArrowUp' ? -step : k === 'ArrowDown' ? step : 0;
+    dx = Math.max(-b.x_min, Math.min(im.w - b.x_max, dx)); dy = Math.max(-b.y_min, Math.min(im.h - b.y_max, dy));
+    S.boxes[S.sel] = {finding: b.finding, x_min: b.x_min + dx, y_min: b.y_min + dy, x_max: b.x_max + dx, y_max: b.y_max + dy};
+    S.dirty = true;
+  } else if ('wasd'.includes(k) && k.length === 1) {
+    const b = Object.assign({}, S.boxes[S.sel]);
+    if (k === 'd') b.x_max = Math.min(im.w, b.x_max + step);
+    if (k === 'a') b.x_max = Math.max(b.x_min + 2, b.x_max - step);
+    if (k === 's') b.y_max = Math.min(im.h, b.y_max + step);
+    if (k === 'w') b.y_max = Math.max(b.y_min + 2, b.y_max - step);
+    S.boxes[S.sel] = b; S.dirty = true;
+  } else return false;
+  renderBoxes(); draw();
+  document.body.dataset.boxes = JSON.stringify(S.boxes);
+  return true;
+}
+
 function resetView() {  // r and the reset button: fit, automatic window, not inverted
   if (!S.view) return;
   Object.assign(S.view, {mode: 'fit', wc: S.auto.wc, ww: S.auto.ww, invert: false});
@@ -663,7 +765,9 @@ document.addEventListener('keydown', (ev) => {
       || !S.me || !S.task) return;
   const k = ev.key, rows = S.item && S.pos < S.queue.length ? rowsSpec() : [];
   let handled = true;
-  if (k === 'Enter' || k === 'ArrowRight') saveAndMove(1);
+  if (boxKeys(k, ev)) { ev.preventDefault(); return; }
+  if ((k === 'l' || k === 'L') && S.refused) reloadRefused();
+  else if (k === 'Enter' || k === 'ArrowRight') saveAndMove(1);
   else if (k === 'ArrowLeft') saveAndMove(-1);
   else if (k === 'ArrowDown' || k === 'j') { S.focus = Math.min(rows.length - 1, S.focus + 1); renderRows(); }
   else if (k === 'ArrowUp' || k === 'k') { S.focus = Math.max(0, S.focus - 1); renderRows(); }
