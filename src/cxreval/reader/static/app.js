@@ -28,7 +28,7 @@ const S = {me: null, task: null, queue: [], pos: 0, item: null, labels: {}, boxe
 // ---------------------------------------------------------------- network and the pending queue
 async function api(path, opts = {}) {
   const headers = Object.assign({'Authorization': 'Bearer ' + TOKEN}, opts.headers || {});
-  return fetch(path, Object.assign({}, opts, {headers, cache: 'no-store'}));
+  return fetch(path, Object.assign({cache: 'no-store'}, opts, {headers}));
 }
 async function apiJSON(path) {
   const r = await api(path);
@@ -54,7 +54,7 @@ function showPending() {
 // L reloads it (the current labels and decisions, e.g. another resolver's).
 function markRefused(sub) {
   S.refused = {task: sub.task, item: sub.item};
-  if (S.pre && S.pre.key === sub.item) S.pre = null;
+  S.cache.delete(sub.task + '\n' + sub.item);
   if (S.task === sub.task) {
     const e = S.queue.find((x) => x.key === sub.item);
     if (e) e.done = false;
@@ -65,7 +65,7 @@ function markRefused(sub) {
 async function reloadRefused() {
   const r = S.refused;
   if (!r) return;
-  S.refused = null; S.pre = null; showPending();
+  S.refused = null; S.cache.delete(r.task + '\n' + r.item); showPending();
   if (S.task !== r.task) { S.task = r.task; sessionStorage.setItem('cxreval-task', r.task); }
   await openTask(r.task, r.item);
 }
@@ -206,7 +206,7 @@ async function start() {
 }
 
 async function openTask(task, at = null) {
-  S.task = task; S.pre = null;
+  S.task = task; S.cache.clear();
   say('');
   sessionStorage.setItem('cxreval-task', task);
   for (const b of $('tasks').children) b.classList.toggle('active', b.dataset.task === task);
@@ -240,26 +240,47 @@ function latestPending(task, key) {
 function panesOf(task) { return task === 'iqa' ? [['reference', 'reference'], ['test', 'test']] : [['image', '']]; }
 function hasImage(task, item) { return !(task === 'report' || (task === 'adjudication' && !item.image)); }
 
+// Images come in two renditions (server: cxreval.reader.images): first one sized for the pane (uint16, the full
+// bit depth, reduced by a whole factor), then, when the view enlarges it past one screen pixel per rendition
+// pixel (zoom, 1:1), the full resolution. The next studies of the queue are fetched while the reader reads.
+function displayFit() {
+  const r = $('canvases').getBoundingClientRect(), dpr = window.devicePixelRatio || 1;
+  const side = Math.max(r.width, r.height) * dpr;
+  if (side > 0) S.fit = Math.min(4096, Math.max(256, Math.ceil(side / 256) * 256));
+  return S.fit || 1280;
+}
+async function fetchPixels(task, key, which, level, fit) {
+  const url = `/api/pixels?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}&which=${which}` +
+    `&level=${level}&fit=${fit}`;
+  const r = await api(url, {cache: 'default'});  // private, ETag: the browser keeps renditions it has seen
+  if (!r.ok) throw Object.assign(new Error('image ' + r.status + ' ' + await detail(r)), {status: r.status});
+  const n = (h) => +r.headers.get(h);
+  return {which, w: n('X-Full-Width') || n('X-Width'), h: n('X-Full-Height') || n('X-Height'), rw: n('X-Width'),
+          rh: n('X-Height'), scale: n('X-Scale') || 1, bits: n('X-Bits'), range: n('X-Data-Range'),
+          data: new Uint16Array(await r.arrayBuffer())};
+}
 async function fetchItem(task, key) {
   const item = await apiJSON(`/api/item?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}`);
   const images = [];
   if (hasImage(task, item)) {
-    for (const [which] of panesOf(task)) {
-      const url = `/api/pixels?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}&which=${which}`;
-      const r = await api(url);
-      if (!r.ok) throw Object.assign(new Error('image ' + r.status + ' ' + await detail(r)), {status: r.status});
-      images.push({which, w: +r.headers.get('X-Width'), h: +r.headers.get('X-Height'),
-                   range: +r.headers.get('X-Data-Range'), data: new Uint16Array(await r.arrayBuffer())});
-    }
+    const fit = displayFit();
+    for (const [which] of panesOf(task)) images.push(await fetchPixels(task, key, which, 'display', fit));
   }
   return {task, key, item, images};
 }
 
-function prefetch() {  // the next item, so that it opens at once (and when the connection drops)
-  const nxt = S.queue[S.pos + 1];
-  if (!nxt || (S.pre && S.pre.key === nxt.key && S.pre.task === S.task)) return;
-  const task = S.task;
-  fetchItem(task, nxt.key).then((got) => { if (S.task === task) S.pre = got; }).catch(() => { /* on demand */ });
+const PREFETCH = 2;
+function prefetch() {  // the next studies, so that each opens at once (and when the connection drops)
+  const task = S.task, want = S.queue.slice(S.pos + 1, S.pos + 1 + PREFETCH).map((x) => task + '\n' + x.key);
+  for (const k of [...S.cache.keys()]) if (!want.includes(k)) S.cache.delete(k);
+  let chain = Promise.resolve();
+  for (const k of want) {
+    if (S.cache.has(k)) continue;
+    const p = chain.then(() => fetchItem(task, k.split('\n')[1]));  // one after another: the next study first
+    p.catch(() => { if (S.cache.get(k) === p) S.cache.delete(k); });  // fetched on demand instead
+    S.cache.set(k, p);
+    chain = p.catch(() => null);
+  }
 }
 
 async function openItem() {
@@ -269,7 +290,7 @@ async function openItem() {
   $('item-title').textContent = 'loading…';
   document.body.dataset.ready = '0';
   $('viewer').hidden = true; $('text').hidden = true; $('done').hidden = true; $('notes').hidden = true;
-  $('reader-comments').hidden = true;
+  $('reader-comments').hidden = true; document.body.dataset.full = '';
   if (S.pos >= S.queue.length) {
     const task = S.task;
     let left = null;
@@ -289,7 +310,9 @@ async function openItem() {
   }
   const key = S.queue[S.pos].key, task = S.task;
   let got;
-  if (S.pre && S.pre.key === key && S.pre.task === task) { got = S.pre; S.pre = null; } else {
+  const t0 = performance.now(), ahead = S.cache.get(task + '\n' + key);
+  if (ahead) { try { got = await ahead; } catch (e) { got = null; } }
+  if (!got) {
     try { got = await fetchItem(task, key); } catch (e) {  // offline: keep what is queued and try again
       if (e.status >= 400 && e.status < 500 && e.status !== 401) { say('cannot open ' + shown(key) + ': ' + e.message, true); return; }
       say('cannot load the next item (' + e.message + '); retrying', true);
@@ -324,7 +347,10 @@ async function openItem() {
   if (!hasImage(task, item)) {
     $('text').hidden = false;
     $('text').textContent = (item.section ? item.section.toUpperCase() + ':\n\n' : '') + item.text;
-  } else showImages(got.images);
+  } else {
+    showImages(got.images);
+    document.body.dataset.visibleMs = String(Math.round(performance.now() - t0));  // study to image on screen
+  }
   renderRows();
   S.t0 = performance.now();
   document.body.dataset.ready = '1';
@@ -485,8 +511,9 @@ function showImages(images) {
     pane.appendChild(canvas);
     if (caption) { const c = document.createElement('span'); c.className = 'caption'; c.textContent = caption; pane.appendChild(c); }
     host.appendChild(pane);
-    const off = document.createElement('canvas'); off.width = src.w; off.height = src.h;
-    S.images.push({canvas, pane, off, data: src.data, w: src.w, h: src.h, range: src.range});
+    const off = document.createElement('canvas'); off.width = src.rw || src.w; off.height = src.rh || src.h;
+    S.images.push({canvas, pane, off, data: src.data, w: src.w, h: src.h, range: src.range, bits: src.bits,
+                   scale: src.scale || 1, which, full: null});
     attachMouse(canvas);
   }
   const sample = [];
@@ -496,9 +523,21 @@ function showImages(images) {
   const range = Math.max(...S.images.map((im) => im.range));
   S.auto = {wc: (q(0.005) + q(0.995)) / 2, ww: Math.max(1, q(0.995) - q(0.005)), range};
   S.view = {wc: S.auto.wc, ww: S.auto.ww, invert: false, mode: 'fit', scale: 1, cx: 0, cy: 0, range};
-  $('ww').max = String(range); $('wc').max = String(range);
+  $('ww').max = String(range); $('wc').max = String(range);  // the data's bit depth, not the file's
+  document.body.dataset.range = String(range);
   sizeCanvases();
   applyLevels();
+}
+
+function loadFull(im) {  // the full resolution, once the view enlarges the display rendition
+  if (im.full || !S.item) return;
+  const task = S.task, key = S.item.key;
+  im.full = fetchPixels(task, key, im.which, 'full', 1280).then((src) => {
+    if (!S.images.includes(im) || S.item.key !== key) return;
+    im.data = src.data; im.scale = 1; im.off.width = src.w; im.off.height = src.h;
+    document.body.dataset.full = (document.body.dataset.full || '') + im.which + ' ';
+    applyLevels();
+  }).catch(() => { im.full = null; });
 }
 
 function sizeCanvases() {  // the canvas covers its pane at the device's pixel density: one canvas pixel per screen pixel
@@ -529,7 +568,7 @@ function applyLevels() {
   $('invert').classList.toggle('on', v.invert);
   const lo = v.wc - v.ww / 2, scale = 255 / v.ww;
   for (const im of S.images) {
-    const ctx = im.off.getContext('2d'), out = ctx.createImageData(im.w, im.h), px = out.data, d = im.data;
+    const ctx = im.off.getContext('2d'), out = ctx.createImageData(im.off.width, im.off.height), px = out.data, d = im.data;
     for (let i = 0, j = 0; i < d.length; i++, j += 4) {
       let g = (d[i] - lo) * scale; g = g < 0 ? 0 : g > 255 ? 255 : g;
       if (v.invert) g = 255 - g;
@@ -579,8 +618,10 @@ function draw() {
     const ctx = im.canvas.getContext('2d'), g = geometry(im);
     ctx.setLineDash([]);
     ctx.fillStyle = '#000'; ctx.fillRect(0, 0, im.canvas.width, im.canvas.height);
-    ctx.imageSmoothingEnabled = g.s < 1;  // shrink smoothly; enlarge pixel by pixel
-    ctx.drawImage(im.off, g.ox, g.oy, im.w * g.s, im.h * g.s);
+    const ps = g.s * im.scale;  // screen pixels per rendition pixel
+    ctx.imageSmoothingEnabled = ps < 1;  // shrink smoothly; enlarge pixel by pixel
+    ctx.drawImage(im.off, g.ox, g.oy, im.off.width * ps, im.off.height * ps);
+    if (im.scale > 1 && ps > 1.05) loadFull(im);
     if (S.task === 'adjudication' && S.item && S.item.reader_boxes) {
       S.item.readers.forEach((r, k) => {
         for (const b of S.item.reader_boxes[r] || []) {
