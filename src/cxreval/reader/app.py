@@ -399,7 +399,7 @@ class _Limits:
             if message["type"] == "http.response.start":
                 have = {k.lower() for k, _ in message.get("headers", [])}
                 extra = [(k, v) for k, v in _RAW_HEADERS if k not in have]
-                if api:
+                if api and b"cache-control" not in have:  # images say how they may be cached
                     extra.append((b"cache-control", b"no-store"))
                 message = {**message, "headers": [*message.get("headers", []), *extra]}
             await send(message)
