@@ -35,15 +35,17 @@ def test_bit_depth_is_the_smallest_that_holds_the_data(top: int, bits: int) -> N
     assert bit_depth(np.array([[0, top]], dtype=np.uint16)) == bits
 
 
-def test_a_rendition_is_the_block_mean_with_edges_replicated() -> None:
+@pytest.mark.parametrize("bits", [12, 16])  # 16-bit block sums need 32 bits; 12-bit ones fit in 16
+def test_a_rendition_is_the_block_mean_with_edges_replicated(bits: int) -> None:
     rng = np.random.default_rng(0)
-    a = rng.integers(0, 4096, size=(25, 19)).astype(np.uint16)
-    r = render(a, 3, bits=12, etag='"x"')
+    a = rng.integers(0, 2 ** bits, size=(25, 19)).astype(np.uint16)
+    a[0, :3] = 2 ** bits - 1  # a block of the largest values
+    r = render(a, 3, bits=bits, etag='"x"')
     got = np.frombuffer(gzip.decompress(r.body), "<u2").reshape(r.height, r.width)
     padded = np.pad(a.astype(float), ((0, 2), (0, 2)), mode="edge")
     want = np.floor(padded.reshape(9, 3, 7, 3).mean(axis=(1, 3)) + 0.5)
     np.testing.assert_array_equal(got, want)
-    assert (r.width, r.height, r.full_width, r.full_height, r.scale, r.data_range) == (7, 9, 19, 25, 3, 4095)
+    assert (r.width, r.height, r.full_width, r.full_height, r.scale, r.data_range) == (7, 9, 19, 25, 3, 2 ** bits - 1)
     assert scale_for(2048, 2500, 1280) == 2 and scale_for(2048, 2500, 2500) == 1 and scale_for(100, 50, 1280) == 1
 
 

@@ -98,11 +98,15 @@ def render(pixels: np.ndarray, scale: int, *, bits: int, etag: str) -> Rendition
         ph, pw = -h % scale, -w % scale
         a = np.pad(pixels, ((0, ph), (0, pw)), mode="edge") if ph or pw else pixels
         hh, ww = a.shape[0] // scale, a.shape[1] // scale
-        acc = np.zeros((hh, ww), dtype=np.uint32)
-        for dy in range(scale):  # integer block sums: no float copy of the whole image
+        n = scale * scale
+        wide = (2 ** bits - 1) * n + n // 2 >= 2 ** 16  # the block sums would overflow 16 bits
+        acc = np.zeros((hh, ww), dtype=np.uint32 if wide else np.uint16)
+        for dy in range(scale):  # integer block sums, in place: no float copy of the whole image
             for dx in range(scale):
                 acc += a[dy::scale, dx::scale]
-        out = ((acc + (scale * scale) // 2) // (scale * scale)).astype("<u2")
+        acc += n // 2
+        acc //= n
+        out = acc.astype("<u2", copy=False)
     else:
         out = pixels.astype("<u2", copy=False)
     body = gzip.compress(out.tobytes(), compresslevel=1, mtime=0)
