@@ -109,7 +109,15 @@ def _image_study(root: Path, n_readers: int, n_studies: int) -> Path:
 
 
 def _reader(args: tuple[str, str, float, bool, float, mp.Queue]) -> None:
-    """One reader process: every study of its queue, as the page moves through them."""
+    """One reader process (its failure is reported, not lost)."""
+    try:
+        _read(args)
+    except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
+        args[-1].put(f"reader failed: {exc!r}")
+
+
+def _read(args: tuple[str, str, float, bool, float, mp.Queue]) -> None:
+    """One reader: every study of its queue, as the page moves through them."""
     import gzip
     import http.client
     from concurrent.futures import ThreadPoolExecutor
@@ -119,23 +127,37 @@ def _reader(args: tuple[str, str, float, bool, float, mp.Queue]) -> None:
     h = {"Authorization": f"Bearer {token}"}
     lut = np.clip((np.arange(65536) - 1000) * (255 / 3000), 0, 255).astype(np.uint8)
 
-    def fetch(conn: http.client.HTTPConnection, key: str) -> np.ndarray:
-        conn.request("GET", f"/api/item?task=image&key={key}", headers=h)
-        r = conn.getresponse()
-        assert r.status == 200, r.read()[:200]
-        r.read()
-        conn.request("GET", f"/api/pixels?task=image&key={key}&level=display&fit=1280",
-                     headers=h | {"Accept-Encoding": "gzip"})
-        r = conn.getresponse()
-        body = r.read()
+    class Conn:
+        """A keep-alive connection that reconnects once when the server has closed it (as a browser does)."""
+
+        def __init__(self) -> None:
+            self.c = http.client.HTTPConnection(host, int(port), timeout=120)
+
+        def call(self, method: str, path: str, body: str | None = None, headers: dict | None = None
+                 ) -> tuple[http.client.HTTPResponse, bytes]:
+            for attempt in (0, 1):
+                try:
+                    self.c.request(method, path, body=body, headers=headers or h)
+                    r = self.c.getresponse()
+                    return r, r.read()
+                except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+                    self.c.close()
+                    self.c = http.client.HTTPConnection(host, int(port), timeout=120)
+                    if attempt:
+                        raise
+            raise AssertionError("unreachable")
+
+    def fetch(conn: Conn, key: str) -> np.ndarray:
+        r, data = conn.call("GET", f"/api/item?task=image&key={key}")
+        assert r.status == 200, data[:200]
+        r, body = conn.call("GET", f"/api/pixels?task=image&key={key}&level=display&fit=1280",
+                            headers=h | {"Accept-Encoding": "gzip"})
         assert r.status == 200, body[:200]
         px = np.frombuffer(gzip.decompress(body), "<u2").reshape(int(r.getheader("X-Height")), int(r.getheader("X-Width")))
         return lut[px]  # windowed to 8 bits: what the page draws
 
-    conn = http.client.HTTPConnection(host, int(port), timeout=120)
-    side = http.client.HTTPConnection(host, int(port), timeout=120)  # the prefetch's own connection
-    conn.request("GET", "/api/queue?task=image", headers=h)
-    keys = json.loads(conn.getresponse().read())["keys"]
+    conn, side = Conn(), Conn()  # the prefetch has its own connection
+    keys = json.loads(conn.call("GET", "/api/queue?task=image")[1])["keys"]
     pool = ThreadPoolExecutor(max_workers=1)
     ahead: dict[str, object] = {}
     visible = []
@@ -155,10 +177,8 @@ def _reader(args: tuple[str, str, float, bool, float, mp.Queue]) -> None:
         time.sleep(read_s)
         body = json.dumps({"id": uuid.uuid4().hex, "task": "image", "item": key,
                            "labels": dict.fromkeys(FINDINGS, "negative"), "boxes": []})
-        conn.request("POST", "/api/submissions", body=body, headers=h | {"Content-Type": "application/json"})
-        r = conn.getresponse()
-        assert r.status == 200, r.read()[:200]
-        r.read()
+        r, data = conn.call("POST", "/api/submissions", body=body, headers=h | {"Content-Type": "application/json"})
+        assert r.status == 200, data[:200]
     pool.shutdown(cancel_futures=True)
     out.put(visible)
 
@@ -184,9 +204,12 @@ def images(url: str, *, n_readers: int = 8, n_studies: int = 8, read_s: float = 
                      for i in range(n_readers)]
             for p in procs:
                 p.start()
-            got = [q.get(timeout=limit_s + 120) for _ in procs]
+            got = [q.get(timeout=limit_s + 300) for _ in procs]
             for p in procs:
                 p.join(30)
+            failed = [g for g in got if isinstance(g, str)]
+            if failed:
+                raise RuntimeError("; ".join(failed))
         finally:
             proc.terminate()
             proc.wait(10)
