@@ -209,10 +209,9 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
     def organiser_status(request: Request) -> Any:
         """Progress per reader and task, open and resolved conflicts, the database's integrity check."""
         organiser(request)
-        table, state = st.status(with_conflicts=True)
-        table = table[table["role"] != "organiser"]
-        return JSONResponse({"study": spec.name, "progress": table.to_dict(orient="records"),
-                             "n_conflicts": len(state), "n_resolved": sum(state.values())})
+        rows, n_conflicts, n_resolved = st.status(rows=True)
+        return JSONResponse({"study": spec.name, "progress": [x for x in rows if x["role"] != "organiser"],
+                             "n_conflicts": n_conflicts, "n_resolved": n_resolved})
 
     @app.get("/api/organiser/integrity")
     def organiser_integrity(request: Request) -> Any:

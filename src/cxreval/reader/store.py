@@ -514,32 +514,40 @@ class ReaderStore(PayloadChecks, ConflictReads):
         n_done = self.read(lambda conn: self._n_done_of(conn, reader)) if tasks else {}
         return [{"task": t, "n_items": len(self.keys_of(reader, t)), "n_done": n_done.get(t, 0)} for t in tasks]
 
-    def status(self, *, with_conflicts: bool = False) -> Any:
+    def status(self, *, rows: bool = False) -> Any:
         """Progress per reader and task: ``reader, role, task, n_items, n_done, n_submissions, last``, read
-        from the derived ``progress`` and ``conflicts`` tables (three reads whatever the length of the log);
-        with ``with_conflicts=True`` also ``{study_id: fully resolved}`` of the studies in conflict."""
-        sa, pt, r = self.sa, self.t["progress"], self.t["readers"]
+        from the derived ``progress`` and ``conflicts`` tables (three reads whatever the length of the log),
+        as a DataFrame; with ``rows=True`` as ``(list of row dicts, studies in conflict, studies adjudicated)``
+        (what the server answers, without a DataFrame)."""
+        sa, pt, r, ct = self.sa, self.t["progress"], self.t["readers"], self.t["conflicts"]
 
         def reads(conn: Any) -> Any:
             readers = conn.execute(sa.select(r.c.id, r.c.name, r.c.role).order_by(r.c.id)).all()
             prog = {(int(rid), str(t)): (int(d), int(n), str(last)) for rid, t, d, n, last in conn.execute(
                 sa.select(pt.c.reader_id, pt.c.task, pt.c.n_done, pt.c.n_submissions, pt.c.last))}
-            return readers, prog, self._open_conflicts(conn) if "adjudication" in self.spec.tasks else {}
+            if "adjudication" not in self.spec.tasks:
+                return readers, prog, (0, 0)
+            per = (sa.select(ct.c.study_id, sa.func.sum(sa.case((ct.c.resolution.is_(None), 1), else_=0)).label("n_open"))
+                   .group_by(ct.c.study_id).subquery())
+            n, k = conn.execute(sa.select(sa.func.count(), sa.func.sum(sa.case((per.c.n_open == 0, 1), else_=0)))
+                                .select_from(per)).one()  # one row, not one per study
+            return readers, prog, (int(n), int(k or 0))
 
-        readers, prog, state = self.read(reads)
-        rows = []
+        readers, prog, (n_conflicts, n_resolved) = self.read(reads)
+        out = []
         for rid, name, role in readers:
             reader = Reader(int(rid), str(name), str(role))
             for task in self.tasks_of(reader):
                 n_done, n_sub, last = prog.get((reader.id, task), (0, 0, ""))
                 if task == "adjudication":
-                    n_items, n_done = len(state), sum(state.values())
+                    n_items, n_done = n_conflicts, n_resolved
                 else:
                     n_items = len(self.keys_of(reader, task))
-                rows.append({"reader": reader.name, "role": reader.role, "task": task, "n_items": n_items,
-                             "n_done": n_done, "n_submissions": n_sub, "last": last})
-        table = pd.DataFrame(rows, columns=["reader", "role", "task", "n_items", "n_done", "n_submissions", "last"])
-        return (table, state) if with_conflicts else table
+                out.append({"reader": reader.name, "role": reader.role, "task": task, "n_items": n_items,
+                            "n_done": n_done, "n_submissions": n_sub, "last": last})
+        if rows:
+            return out, n_conflicts, n_resolved
+        return pd.DataFrame(out, columns=["reader", "role", "task", "n_items", "n_done", "n_submissions", "last"])
 
     def check_integrity(self) -> Any:
         """See :func:`cxreval.reader.db.check_integrity`."""
