@@ -25,6 +25,7 @@ url, tokens, n = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
 app = create_app(url)
 eng = app.store.engine
 count = {"statements": 0, "checkouts": 0}
+
 def hit(*_a, **_k):
     count["statements"] += 1
 if eng.dialect.name == "sqlite":  # every statement SQLite runs, BEGIN and COMMIT included
@@ -89,7 +90,8 @@ for k in range(n):  # adjudicate one study after another (each read first, not c
     before = dict(count)
     t0 = time.perf_counter()
     r = client.post("/api/submissions", headers=res, json={"id": f"profile-adj-{k:06d}", "task": "adjudication",
-                    "item": item["key"], "labels": {f: "negative" for f in item["conflicts"]}})
+                    "item": item["key"], "labels": {f: "negative" for f in item["conflicts"]},
+                    "conflicts": item["conflicts"], "seen": {f: d["seq"] for f, d in item["decided"].items()}})
     got["s"] += time.perf_counter() - t0
     assert r.status_code == 200, ("resolver submission", r.status_code, r.text[:300])
     for c in ("statements", "checkouts"):
@@ -157,6 +159,13 @@ class CPU:
                 sum(v - db0.get(pid, 0.0) for pid, v in db1.items()))
 
 
+
+def _decision(item: dict) -> dict:
+    """Every conflict of a resolver's item decided negative, naming the pairs and decisions it showed."""
+    return {"labels": {f: "negative" for f in item["conflicts"]}, "conflicts": item["conflicts"],
+            "seen": {f: d["seq"] for f, d in item.get("decided", {}).items()}}
+
+
 def single(port: int, tokens: dict[str, str], n_images: int, n: int, cpu: CPU, findings: list[str]
            ) -> dict[str, dict[str, float]]:
     """One client, one request at a time: each endpoint ``n`` times; the client's latency (p50, p95) and the
@@ -183,10 +192,10 @@ def single(port: int, tokens: dict[str, str], n_images: int, n: int, cpu: CPU, f
     for key in open_[1:n + 2]:
         st, body, _ = get(conn, f"/api/item?task=adjudication&key={key}", rs)
         if st == 200:
-            todo.append((key, list(json.loads(body)["conflicts"])))
+            todo.append((key, json.loads(body)))
     plan["resolver submission"] = lambda k: post(conn, {"id": uuid.uuid4().hex, "task": "adjudication",
                                                          "item": todo[k % len(todo)][0],
-                                                         "labels": {f: "negative" for f in todo[k % len(todo)][1]}}, rs)
+                                                         **_decision(todo[k % len(todo)][1])}, rs)
     out = {}
     for name, call in plan.items():
         if name != "resolver submission":

@@ -203,7 +203,8 @@ def _loop(args: tuple[str, str, str, int, float, float, mp.Queue]) -> None:
             if st == 200:
                 lat.setdefault("resolver pixels", []).append(dt)
             body = {"id": uuid.uuid4().hex, "task": "adjudication", "item": key,
-                    "labels": {f: "negative" for f in item["conflicts"]}}
+                    "labels": {f: "negative" for f in item["conflicts"]}, "conflicts": item["conflicts"],
+                    "seen": {f: d["seq"] for f, d in item["decided"].items()}}
             st, d, dt = post(conn, body, h)
             (lat.setdefault("resolver submission", []) if st == 200 else errors).append(
                 dt if st == 200 else f"resolver submission {st} {d[:200]!r}")

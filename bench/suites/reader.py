@@ -7,6 +7,11 @@ PostgreSQL when ``CXREVAL_TEST_POSTGRES_URL`` points at a server. There is no pe
 The ``history`` part wraps ``bench/reader_history.py`` (its ``measure``) on this checkout: reader and resolver
 endpoints, ``status`` and ``export`` on a study whose log already holds the history (2,000 images x 2,000
 submissions per reader quick; 20,000 x 20,000 full, the acceptance size), 8 readers.
+The ``images`` part wraps ``bench/reader_images.py`` (its ``images``): 8 readers at once on 2048 x 2500 16-bit
+radiographs built by the bench, time from moving to the next study to its display rendition decoded and
+windowed, with the page's prefetch and the server's read-ahead and without either; targets p95 < 150 ms and
+< 400 ms. The ``status`` part (its ``status``): ``GET /api/organiser/status`` with 8 readers x 20,000
+submissions in the log (2,000 quick); target p95 < 300 ms.
 """
 
 from __future__ import annotations
@@ -74,6 +79,59 @@ def history(ctx: Context) -> Figures:
     return fig
 
 
+def _load() -> str:
+    return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)"
+
+
+def _backends() -> list[str]:
+    return ["sqlite"] + (["postgresql"] if os.environ.get("CXREVAL_TEST_POSTGRES_URL") else [])
+
+
+def images(ctx: Context) -> Figures:
+    ri = bench_module("reader_images")
+    n_studies, read_s = ctx.size(3, 8), ctx.size(2.0, 5.0)
+    fig = Figures()
+    t = fig.table(f"8 readers at once, {n_studies} studies each (the first not timed: no study before it), "
+                  f"{read_s:g} s reading each, 2048 x 2500 16-bit PNGs (12-bit data); display rendition 1024 x 1250",
+                  ["backend", "delivery", "next studies", "p50 ms", "p95 ms", "max ms", "target p95 ms"])
+    for backend in _backends():
+        for pre in (True, False):
+            url, drop = ri.fresh_db(backend, ctx.tmp)
+            try:
+                r = ri.images(url, n_studies=n_studies, read_s=read_s, prefetch=pre)
+            finally:
+                drop()
+            t.add(backend, "prefetch + read-ahead" if pre else "on demand (no prefetch)", r["n"], round(r["p50"]),
+                  round(r["p95"]), round(r["max"]), 150 if pre else 400)
+            if backend == "sqlite":
+                fig.checked[f"{backend} | {'prefetch' if pre else 'on demand'} | next studies"] = str(r["n"])
+    t.notes.append(f"measured at {_load()} (a machine shared with other work: each rendition's decode is CPU-bound)")
+    if len(_backends()) == 1:
+        t.notes.append("PostgreSQL not measured: CXREVAL_TEST_POSTGRES_URL unset (tests/reader/start_postgres.sh)")
+    return fig
+
+
+def status(ctx: Context) -> Figures:
+    ri = bench_module("reader_images")
+    size = ctx.size(2000, 20000)
+    fig = Figures()
+    t = fig.table(f"`GET /api/organiser/status`, 8 readers x {size} submissions in the log, one request at a time",
+                  ["backend", "submissions", "requests", "p50 ms", "p95 ms", "target p95 ms", "history written s",
+                   "derived tables rebuilt s"])
+    for backend in _backends():
+        url, drop = ri.fresh_db(backend, ctx.tmp)
+        try:
+            r = ri.status(url, n_images=size, n_subs=size, n_requests=ctx.size(20, 50))
+        finally:
+            drop()
+        t.add(backend, r["n_submissions"], r["n"], round(r["p50"], 1), round(r["p95"], 1), 300,
+              round(r["history_s"], 1), round(r["derived_s"], 1))
+        if backend == "sqlite":
+            fig.checked[f"{backend} | submissions"] = str(r["n_submissions"])
+    t.notes.append(f"measured at {_load()}")
+    return fig
+
+
 PARTS = (
     Part("submission_latency", "Median / p95 / p99 latency and throughput of image-label submissions by 8 "
          "concurrent reader processes, back to back and paced (20 submissions each quick, 300 full).",
@@ -81,4 +139,8 @@ PARTS = (
     Part("history", "p50 / p95 of me, queue, item, submission and the resolver's queue, item, pixels and "
          "adjudication with 8 readers over a long history, and status/export time and memory (2,000 x 2,000 quick, "
          "20,000 x 20,000 full).", history),
+    Part("images", "Time to the next study's image visible (display rendition), 8 readers at once on 2048 x 2500 "
+         "16-bit radiographs, with prefetch + read-ahead and on demand, both backends.", images),
+    Part("status", "p50 / p95 of the organiser's status with 8 readers x 20,000 submissions in the log (2,000 quick), "
+         "both backends.", status),
 )

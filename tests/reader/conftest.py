@@ -239,3 +239,11 @@ def image_body(sid: str, item: str, states: dict[str, str] | None = None, boxes:
 @pytest.fixture
 def image_submission():
     return image_body
+
+
+def decision(store, study_id: str, labels: dict[str, str]) -> dict:
+    """An adjudication body as the resolver's page sends it: ``labels``, the pairs of states it saw and the
+    decisions it saw (``seen``), read from the store now."""
+    conflicts, decided = store.read(lambda conn: store.conflict_rows(conn, study_id))
+    return {"labels": labels, "conflicts": {f: conflicts[f] for f in labels if f in conflicts},
+            "seen": {f: decided[f]["seq"] for f in labels if f in decided}}

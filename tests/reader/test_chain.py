@@ -13,6 +13,8 @@ import pytest
 
 from cxreval.cli.main import main
 
+from .conftest import decision
+
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
 # Effusion per image (a1, a2, b1, c1); every other finding negative for both readers.
@@ -51,7 +53,7 @@ def test_submit_export_agree_fuse_iqa(app_client, image_submission, tmp_path: Pa
     item = c.get("/api/item?task=adjudication&key=b1", headers=h).json()
     assert item["conflicts"] == {"Effusion": {"alice": "positive", "bob": "negative"}}
     _post(c, tokens["carol"], {"id": "adj-000001", "task": "adjudication", "item": "b1",
-                               "labels": {"Effusion": "negative"}})
+                               "labels": {"Effusion": "negative"}, "conflicts": item["conflicts"]})
     # IQA: ratings by test image
     pairs = pd.read_csv(Path(store.spec.root) / "pairs.csv")
     key_of = {v["test"]: k for k, v in store.items["iqa"].items()}
@@ -188,7 +190,8 @@ def test_report_adjudication_becomes_conflict_resolved(study_factory, tmp_path: 
                          {"labels": dict(zip(("Effusion", "Cardiomegaly", "Nodule"), st))})
     assert store.conflicts() == {"a1": {"Cardiomegaly": {"alice": "not_mentioned", "bob": "negative"}},
                                  "b1": {"Nodule": {"alice": "uncertain", "bob": "positive"}}}
-    store.submit(who("carol"), "carol-a1-0001", "adjudication", "a1", {"labels": {"Cardiomegaly": "negative"}})
+    store.submit(who("carol"), "carol-a1-0001", "adjudication", "a1",
+                 decision(store, "a1", {"Cardiomegaly": "negative"}))
     (tmp_path / "out").mkdir()
     res = export_tables(store, tmp_path / "out")
     labels = pd.read_csv(tmp_path / "out" / "labels.csv")

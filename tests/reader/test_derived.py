@@ -17,7 +17,7 @@ from cxreval.reader.export import export_tables
 from cxreval.reader.store import ReaderStore
 from cxreval.reader.study import load_study
 
-from .conftest import FINDINGS, IMAGES
+from .conftest import FINDINGS, IMAGES, decision
 
 
 def _labels(**states: str) -> dict:
@@ -43,13 +43,15 @@ def _derived(store: ReaderStore) -> tuple[list, list, list]:
     return lt, ct, pt
 
 
-def _done_in_log(store: ReaderStore) -> list[tuple[int, str, int]]:
-    """``(reader_id, task, distinct items)`` counted from the log itself (adjudication aside)."""
+def _done_in_log(store: ReaderStore) -> list[tuple[int, str, int, int, str]]:
+    """``(reader_id, task, distinct items, submissions, last server time)`` counted from the log itself
+    (an adjudication's distinct items are 0: its progress is the conflicts')."""
     log = store.submissions()
-    log = log[log["task"] != "adjudication"]
     ids = dict(zip(store.readers()["name"], store.readers()["id"]))
-    n = log.groupby(["reader", "task"])["item"].nunique()
-    return sorted((int(ids[r]), str(t), int(k)) for (r, t), k in n.items())
+    g = log.groupby(["reader", "task"])
+    n, k, last = g["item"].nunique(), g.size(), g["server_time"].max()
+    return sorted((int(ids[r]), str(t), 0 if t == "adjudication" else int(n[(r, t)]), int(k[(r, t)]),
+                   str(last[(r, t)])) for (r, t) in n.index)
 
 
 def test_label_diff_and_merge_keep_a_resolution_only_for_its_pair() -> None:
@@ -74,7 +76,7 @@ def test_stale_adjudication_no_longer_overrides_the_readers(study_factory, tmp_p
     store.submit(bob, "bob-a1-0001", "image", "a1", _labels())
     assert store.conflicts() == {"a1": {"Effusion": {"alice": "uncertain", "bob": "negative"}}}
     assert store.queue(rita, "adjudication") == [{"key": "a1", "done": False}]
-    store.submit(rita, "rita-a1-001", "adjudication", "a1", {"labels": {"Effusion": "negative"}})
+    store.submit(rita, "rita-a1-001", "adjudication", "a1", decision(store, "a1", {"Effusion": "negative"}))
     assert store.queue(rita, "adjudication") == [{"key": "a1", "done": True}]
     got, unresolved = _cr(store, tmp_path / "e1")
     assert got[("a1", "Effusion")] == "negative" and unresolved == 0
@@ -92,7 +94,8 @@ def test_stale_adjudication_no_longer_overrides_the_readers(study_factory, tmp_p
     audit = pd.read_csv(tmp_path / "e3" / "audit.csv")
     rita_rows = audit[audit["reader"] == "rita"]
     assert json.loads(rita_rows["payload"].iloc[0]) == {
-        "labels": {"Effusion": "negative"}, "conflicts": {"Effusion": {"alice": "uncertain", "bob": "negative"}}}
+        "labels": {"Effusion": "negative"}, "conflicts": {"Effusion": {"alice": "uncertain", "bob": "negative"}},
+        "seen": {"Effusion": None}}
     st = store.status().set_index(["reader", "task"])
     assert (st.loc[("rita", "adjudication"), "n_items"], st.loc[("rita", "adjudication"), "n_done"]) == (1, 0)
 
@@ -133,7 +136,7 @@ def test_incremental_tables_equal_a_replay_of_the_log(study_factory, db_url: str
                 sid = sorted(conflicts)[int(rng.integers(len(conflicts)))]
                 fs = [f for f in conflicts[sid] if rng.random() < 0.7] or list(conflicts[sid])[:1]
                 store.submit(who[str(rng.choice(["rita", "sam"]))], f"adj-{k:06d}", "adjudication", sid,
-                             {"labels": {f: str(rng.choice(states)) for f in fs}})
+                             decision(store, sid, {f: str(rng.choice(states)) for f in fs}))
                 n_adj += 1
                 continue
         reader = str(rng.choice(["alice", "bob", "dave"]))
@@ -145,7 +148,7 @@ def test_incremental_tables_equal_a_replay_of_the_log(study_factory, db_url: str
     log = store.submissions()
     last = log.groupby(["reader", "task", "item"])["payload"].last()
     assert {k: json.loads(v) for k, v in last.items()} == store.latest()
-    assert kept[2] == _done_in_log(store) and len(kept[2]) == 3
+    assert kept[2] == _done_in_log(store) and len(kept[2]) == 5
     with store.engine.begin() as conn:
         replay(conn, store.spec)
     assert _derived(store) == kept

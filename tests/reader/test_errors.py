@@ -16,7 +16,7 @@ from cxreval.exceptions import SchemaError
 from cxreval.reader.store import ReaderStore
 from cxreval.reader.study import load_study
 
-from .conftest import free_port, wait_until_serving
+from .conftest import decision, free_port, wait_until_serving
 
 
 def _init(study: Path, url: str) -> dict[str, str]:
@@ -99,11 +99,11 @@ def test_a_partial_adjudication_is_not_done(study_file: Path, sqlite_url: str, i
     store.submit(rd["bob"], "bob-b1-01", "image", "b1", {k: v for k, v in image_submission(
         "x", "b1").items() if k in ("labels", "boxes")})
     assert set(store.conflicts()["b1"]) == {"Effusion", "Nodule"}
-    store.submit(rd["carol"], "carol-b1-1", "adjudication", "b1", {"labels": {"Effusion": "positive"}})
+    store.submit(rd["carol"], "carol-b1-1", "adjudication", "b1", decision(store, "b1", {"Effusion": "positive"}))
     assert store.queue(rd["carol"], "adjudication") == [{"key": "b1", "done": False}]
     st = store.status().set_index(["reader", "task"])
     assert st.loc[("carol", "adjudication"), "n_done"] == 0
-    store.submit(rd["carol"], "carol-b1-2", "adjudication", "b1", {"labels": {"Effusion": "positive", "Nodule": "negative"}})
+    store.submit(rd["carol"], "carol-b1-2", "adjudication", "b1", decision(store, "b1", {"Effusion": "positive", "Nodule": "negative"}))
     assert store.queue(rd["carol"], "adjudication") == [{"key": "b1", "done": True}]
     assert store.status().set_index(["reader", "task"]).loc[("carol", "adjudication"), "n_done"] == 1
     store.close()

@@ -90,3 +90,74 @@ def test_an_unreadable_image_has_no_labels_and_is_noted(study_file: Path, tmp_pa
                                                                                    "rotated, cut off"]]
     assert store.queue(alice, "image")[0:4] and {x["key"] for x in store.queue(alice, "image") if x["done"]} == {"a1"}
     store.close()
+
+
+LINE_BREAK_COMMENTS = ["a\r=1+1", "b\n@SUM(1)", "c\r\n+2", "-2+3", "d,\r-1;\n=2\t+3", 'e"\r"=1']
+CONTROL = "".join(chr(c) for c in (*range(1, 32), 127, *range(128, 160)))  # every control character but NUL
+
+
+def _fragments(text: str) -> list[str]:
+    """The cells of ``text`` read with every CR or LF as a row break, by the csv module and by a plain split
+    at commas, semicolons and tabs (a spreadsheet's own guess of the separator), surrounding quotes removed."""
+    import re
+
+    cells = []
+    for line in re.split("[\r\n]", text):
+        cells += [c for row in csv.reader([line]) for c in row]
+        cells += re.split("[,;\t]", line)
+    return [c.strip('"') for c in cells] + cells
+
+
+def test_no_exported_cell_starts_a_formula_even_split_at_line_breaks(tmp_path: Path) -> None:
+    import unicodedata
+
+    from cxreval.labels import read_labels
+
+    root = tmp_path / "s"
+    names = ["=x", 'a,b"q', "-1", "plain", "\u202eevil", "x y;z"]  # every name init allows: no control characters
+    for k, sid in enumerate(names):
+        write_png(root / "images" / f"{sid}.png", seed=k)
+    (root / "study.yaml").write_text(f"findings: [{', '.join(FINDINGS)}]\nimages: images\nreaders: [alice]\n")
+    store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(root / "study.yaml"))
+    alice = store.authenticate(tokens["alice"])
+    comments = LINE_BREAK_COMMENTS[:len(names) - 1] + ["z" + CONTROL + "=1"]
+    assert len(comments) == len(names)
+    for k, (sid, comment) in enumerate(zip(names, comments)):
+        store.submit(alice, f"sub-{k:06d}", "image", sid, {"labels": {f: "negative" for f in FINDINGS} | {
+            "Effusion": "positive"}, "boxes": [{"finding": "Effusion", "x_min": 1, "y_min": 2, "x_max": 11,
+                                                 "y_max": 22}], "comment": comment})
+    out = tmp_path / "out"
+    out.mkdir()
+    res = export_tables(store, out)
+    for f in res.files:
+        with open(f, newline="", encoding="utf-8") as fh:
+            text = fh.read()
+        starts = [c for c in _fragments(text) if c[:1] in FORMULA_PREFIXES]
+        assert starts == [], (Path(f).name, starts[:5])
+    with open(out / "notes.csv", newline="", encoding="utf-8") as fh:
+        raw = fh.read()
+    for c in (c for c in comments if "\r" in c or "\n" in c):  # every cell with a CR or LF is quoted
+        assert '"' + str(safe_cell(c)).replace('"', '""') + '"' in raw
+    with open(out / "notes.csv", newline="", encoding="utf-8") as fh:
+        got = [r["comment"] for r in csv.DictReader(fh)]
+    assert sorted(got) == sorted(str(safe_cell(c)) for c in comments)
+    assert all(unicodedata.category(ch) == "Cc" for ch in CONTROL) and any(CONTROL[:9] in g for g in got)
+    labels = read_labels(out / "labels.csv").table
+    assert set(labels["study_id"]) == {str(safe_cell(n)) for n in names}
+    assert len(labels) == len(names) * len(FINDINGS)
+    store.close()
+
+
+@pytest.mark.parametrize("char", ["\r", "\n", "\t", "\x1b", "\x7f", "\x85"])
+def test_image_names_with_control_characters_are_refused_at_init(tmp_path: Path, char: str) -> None:
+    from cxreval.exceptions import SchemaError
+
+    root = tmp_path / "s"
+    write_png(root / "images" / "fine.png", seed=0)
+    write_png(root / "images" / f"bad{char}name.png", seed=1)
+    (root / "study.yaml").write_text(f"findings: [{', '.join(FINDINGS)}]\nimages: images\nreaders: [alice]\n")
+    shown = ("bad" + char + "name").encode("unicode_escape").decode()
+    with pytest.raises(SchemaError, match="control character") as e:
+        ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(root / "study.yaml"))
+    assert shown in str(e.value) and f"U+{ord(char):04X}" in str(e.value)
+    assert not (tmp_path / "r.db").exists()

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from cxreval.reader.store import ReaderStore
 from cxreval.reader.study import load_study
 
-from .conftest import FINDINGS
+from .conftest import FINDINGS, decision
 
 _QUIET = ("BEGIN", "COMMIT", "PRAGMA", "ROLLBACK")
 
@@ -78,7 +78,7 @@ def test_each_reader_request_is_one_indexed_statement_and_a_submission_a_few(tra
         # + the other reader's label, the conflicts read, one delete, one insert per finding now in conflict (3)
         "adjudicated reader's submission": 9}
     # a first label of an item raises the reader's progress count in the same transaction
-    store.submit(who["rita"], "r-adj-0001", "adjudication", "a2", {"labels": {"Effusion": "negative"}})
+    store.submit(who["rita"], "r-adj-0001", "adjudication", "a2", decision(store, "a2", {"Effusion": "negative"}))
     assert store.progress(dave) == [{"task": t, "n_items": len(store.keys_of(dave, t)),
                                      "n_done": 4 if t == "image" else 0} for t in store.tasks_of(dave)]
     assert _scans(db, [s for v in costs.values() for s in v]) == []
@@ -91,8 +91,8 @@ def test_the_resolvers_requests_search_indexes_except_the_list_of_conflicts(trac
     rita = who["rita"]
     queue = _run(log, lambda: store.queue_flags(rita, "adjudication"))
     item = _run(log, lambda: store.adjudication_view(rita, "a2"))
-    submission = _run(log, lambda: store.submit(rita, "r-adj-0002", "adjudication", "a2",
-                                                {"labels": {"Nodule": "negative"}}))
+    body = decision(store, "a2", {"Nodule": "negative"})
+    submission = _run(log, lambda: store.submit(rita, "r-adj-0002", "adjudication", "a2", body))
     assert (len(queue), len(item)) == (1, 3)
     assert len(submission) <= 5  # the conflicts read (validation), the log row, the latest row, the resolution
     assert _scans(db, item + submission) == []

@@ -15,25 +15,67 @@ import signal
 import socket
 import threading
 import time
-from collections import OrderedDict
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..exceptions import CxrevalError, InvalidParameterError
+from .images import DISPLAY_FIT, RenditionCache, scale_for
 from .store import IMAGE_STATES, REPORT_STATES, Reader, ReaderStore, SubmissionError
 
-__all__ = ["MAX_BODY", "create_app", "bind", "serve", "pixels"]
+__all__ = ["MAX_BODY", "READ_AHEAD", "bad_text", "create_app", "bind", "serve"]
 
 MAX_BODY = 64 * 1024
+READ_AHEAD = 3
+"""Studies of a reader's queue after the one they open whose display renditions the server makes ahead."""
 _STATIC = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
            "app.css": "text/css; charset=utf-8"}
 _SECURITY = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
             "Content-Security-Policy": "default-src 'self'; img-src 'self' blob: data:; style-src 'self'; "
                                        "script-src 'self'; connect-src 'self'; frame-ancestors 'none'"}
 _RAW_HEADERS = [(k.lower().encode(), v.encode()) for k, v in _SECURITY.items()]
+
+
+def bad_text(value: object, where: str = "body") -> str | None:
+    """Where ``value`` (parsed JSON) holds text no database stores: a NUL character (PostgreSQL refuses
+    it) or a lone surrogate (not UTF-8), in a key or a value; None when it holds none."""
+    stack: list[tuple[str, object]] = [(where, value)]
+    while stack:
+        at, v = stack.pop()
+        if isinstance(v, str):
+            if "\x00" in v:
+                return at
+            if not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate
+                    return at
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                if bad_text(k) is not None:
+                    return f"{at}: a key"
+                stack.append((f"{at}.{str(k)[:40]}", x))
+        elif isinstance(v, list):
+            stack.extend((f"{at}[{i}]", x) for i, x in enumerate(v))
+    return None
+
+
+def _bad_query(scope: Any) -> str | None:
+    """Why the request's path or query string cannot be served (a NUL, or percent-encoded bytes that are
+    not UTF-8, e.g. a lone surrogate), or None."""
+    from urllib.parse import unquote_to_bytes
+
+    qs = scope.get("query_string", b"")
+    if "\x00" in scope["path"]:
+        return "the path holds a NUL character"
+    for part in qs.replace(b"+", b" ").split(b"&"):
+        try:
+            text = unquote_to_bytes(part).decode("utf-8")
+        except UnicodeDecodeError:
+            return "the query string is not UTF-8 text (percent-encoded bytes that are no characters)"
+        if "\x00" in text:
+            return "the query string holds a NUL character"
+    return None
 
 
 def _require_web() -> tuple[Any, Any]:
@@ -46,49 +88,16 @@ def _require_web() -> tuple[Any, Any]:
     return fastapi, starlette.concurrency
 
 
-class _PixelCache:
-    """A small thread-safe LRU of images converted for the browser."""
-
-    def __init__(self, size: int = 16) -> None:
-        self.size = size
-        self.data: OrderedDict[tuple[str, float], tuple[bytes, int, int, int]] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, path: Path) -> tuple[bytes, int, int, int]:
-        key = (str(path), path.stat().st_mtime)
-        with self.lock:
-            if key in self.data:
-                self.data.move_to_end(key)
-                return self.data[key]
-        value = pixels(path)
-        with self.lock:
-            self.data[key] = value
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
-        return value
-
-
-def pixels(path: str | Path) -> tuple[bytes, int, int, int]:
-    """An image as little-endian uint16 bytes, with its width, height and data range (255 for 8-bit,
-    4095 for 12-bit DICOM, 65535 for 16-bit or float), so the browser windows the full bit depth."""
-    from ..iqa import read_image
-
-    img = read_image(path)
-    a, rng_ = img.image, img.data_range
-    if rng_ > 65535 or not np.all(a == np.round(a)):
-        a = a / rng_ * 65535.0
-        rng_ = 65535.0
-    arr = np.clip(np.round(a), 0, 65535).astype("<u2")
-    return arr.tobytes(), int(arr.shape[1]), int(arr.shape[0]), int(rng_)
-
-
-def create_app(store: ReaderStore | str) -> Any:
+def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any:
     """The FastAPI application of a study.
 
     Parameters
     ----------
     store : ReaderStore or str
         The store, or its database URL.
+    read_ahead : int, default=READ_AHEAD
+        Display renditions made ahead, in the background, for the studies after the one a reader's page
+        asks for (their queue's order, the ones not yet labelled); 0: none (each made when asked for).
     """
     fastapi, concurrency = _require_web()
     from fastapi import Request
@@ -97,7 +106,7 @@ def create_app(store: ReaderStore | str) -> Any:
     st = ReaderStore.open(store) if isinstance(store, str) else store
     spec = st.spec
     root = Path(spec.root).resolve()
-    cache = _PixelCache()
+    cache = RenditionCache()
     from ..iqa import read_image  # noqa: F401 - imported once at start, not inside the first image request
     app = fastapi.FastAPI(title=f"cxreval reader: {spec.name}", docs_url=None, redoc_url=None, openapi_url=None)
 
@@ -164,16 +173,18 @@ def create_app(store: ReaderStore | str) -> Any:
         if task not in st.tasks_of(r):
             raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
         if task == "adjudication":
-            mine, conflicts, theirs = st.adjudication_view(r, key)
+            mine, conflicts, theirs, decided = st.adjudication_view(r, key)
             if not conflicts:
                 raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
             out: dict[str, Any] = {"task": task, "key": key, "conflicts": conflicts,
-                                   "readers": list(spec.adjudication_readers), "mine": mine}
+                                   "readers": list(spec.adjudication_readers), "mine": mine,
+                                   "decided": {f: {k: v for k, v in d.items() if k != "by_id"}
+                                               for f, d in decided.items()},
+                                   "reader_comments": {n: p["comment"] for n, p in theirs.items() if p.get("comment")}}
             if spec.adjudication_task == "image":
                 meta = _item("image", key)
                 out.update(width=meta["width"], height=meta["height"], image=True,
-                           reader_boxes={n: p.get("boxes", []) for n, p in theirs.items()},
-                           reader_comments={n: p["comment"] for n, p in theirs.items() if p.get("comment")})
+                           reader_boxes={n: p.get("boxes", []) for n, p in theirs.items()})
             else:
                 sec = spec.adjudication_task[7:]
                 out.update(text=_item("report", f"{sec}:{key}")["text"], section=sec, image=False)
@@ -198,13 +209,16 @@ def create_app(store: ReaderStore | str) -> Any:
     def organiser_status(request: Request) -> Any:
         """Progress per reader and task, open and resolved conflicts, the database's integrity check."""
         organiser(request)
-        table = st.status()
-        table = table[table["role"] != "organiser"]
-        with st.engine.connect() as conn:
-            state = st._open_conflicts(conn)
-        return JSONResponse({"study": spec.name, "progress": table.to_dict(orient="records"),
-                             "n_conflicts": len(state), "n_resolved": sum(state.values()),
-                             "integrity": st.check_integrity().to_dict()})
+        rows, n_conflicts, n_resolved = st.status(rows=True)
+        return JSONResponse({"study": spec.name, "progress": [x for x in rows if x["role"] != "organiser"],
+                             "n_conflicts": n_conflicts, "n_resolved": n_resolved})
+
+    @app.get("/api/organiser/integrity")
+    def organiser_integrity(request: Request) -> Any:
+        """The database's integrity check (:func:`cxreval.reader.db.check_integrity`: reads every row, so
+        it is its own request, not part of the status)."""
+        organiser(request)
+        return JSONResponse(st.check_integrity().to_dict())
 
     @app.get("/api/organiser/export")
     def organiser_export(request: Request) -> Any:
@@ -228,33 +242,64 @@ def create_app(store: ReaderStore | str) -> Any:
                         headers={"Content-Disposition": f'attachment; filename="{name}-export.zip"'})
 
     @app.get("/api/pixels")
-    def image_pixels(request: Request, task: str, key: str, which: str = "image") -> Any:
+    def image_pixels(request: Request, task: str, key: str, which: str = "image", level: str = "full",
+                     fit: int = DISPLAY_FIT) -> Any:
+        """An image as gzip-compressed little-endian uint16 (:mod:`cxreval.reader.images`): ``level=display``
+        reduced to a longer side of at most ``fit`` pixels, ``level=full`` at full resolution; the headers
+        give its size, scale, bit depth and data range. Cached by the browser (private, ETag)."""
         r = auth(request)
         if task not in st.tasks_of(r):
             raise SubmissionError(f"Reader {r.name!r} ({r.role}) does not do task {task!r}.", 403)
+        if level not in ("display", "full"):
+            raise SubmissionError(f"'level' must be 'display' or 'full'; got {level[:40]!r}.", 422)
+        if not 64 <= fit <= 16384:
+            raise SubmissionError(f"'fit' (the longest side of the display rendition) must be 64..16384; got {fit}.",
+                                  422)
         if task == "iqa":
             if which not in ("reference", "test"):
                 raise SubmissionError("'which' must be 'reference' or 'test'.", 422)
-            rel = _item("iqa", key)[which]
+            meta = _item("iqa", key)
+            rel = meta[which]
             if key not in st.keys_of(r, task):
                 raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
         elif task in ("image", "adjudication"):
             if task == "adjudication" and key not in st.conflicts(key):
                 raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
-            rel = _item("image", key)["path"]
+            meta = _item("image", key)
+            rel = meta["path"]
             if task == "image" and key not in st.keys_of(r, task):
                 raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
         else:
             raise SubmissionError(f"Task {task!r} has no image.", 404)
+        path = _inside(rel, key)
+        scale = 1 if level == "full" else scale_for(int(meta["width"]), int(meta["height"]), fit)
+        got = cache.get(path, scale)
+        if level == "display" and task == "image" and read_ahead:
+            _read_ahead(r, key, scale)
+        headers = {**got.headers(), "Cache-Control": "private, max-age=3600"}
+        if request.headers.get("if-none-match") == got.etag:
+            return Response(status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Encoding"})
+        return Response(got.body, media_type="application/octet-stream", headers=headers)
+
+    def _inside(rel: str, key: str) -> Path:
         path = (root / rel).resolve()
         if not path.is_relative_to(root):  # the stored path must still lie inside (a symlink made since init)
             raise SubmissionError(f"Image of item {key!r} is not inside the study folder.", 404)
         if not path.is_file():
             raise SubmissionError(f"The image file of item {key!r} is missing from the study folder (moved or "
                                   "deleted since `cxreval reader init`); tell the study organiser.", 404)
-        data, w, h, rng_ = cache.get(path)
-        return Response(data, media_type="application/octet-stream",
-                        headers={"X-Width": str(w), "X-Height": str(h), "X-Data-Range": str(rng_)})
+        return path
+
+    def _read_ahead(r: Reader, key: str, scale: int) -> None:
+        """Render the reader's next studies (their order, kept in memory: no database read)."""
+        order = st._order(r, "image")
+        done = st._done.get((r.id, "image"), set())
+        i = order.index(key)
+        for nxt in [k for k in order[i + 1:i + 1 + 4 * read_ahead] if k not in done][:read_ahead]:
+            try:
+                cache.warm(_inside(_item("image", nxt)["path"], nxt), scale)
+            except SubmissionError:
+                continue
 
     def submit(raw: bytes, authorization: str) -> dict[str, object]:
         """POST /api/submissions (served by :class:`_Limits` without the framework: the hot path)."""
@@ -270,6 +315,10 @@ def create_app(store: ReaderStore | str) -> Any:
             raise SubmissionError("The body is nested too deeply to be a submission.", 400) from None
         if not isinstance(body, dict):
             raise SubmissionError("The body must be a JSON object {id, task, item, ...}.", 400)
+        where = bad_text(body)
+        if where is not None:
+            raise SubmissionError(f"The body holds a NUL character or a lone surrogate ({where}); text must be "
+                                  "UTF-8 without NUL.", 400)
         for k in ("id", "task", "item"):
             if not isinstance(body.get(k), str):
                 raise SubmissionError(f"Field {k!r} (a string) is required.", 422)
@@ -278,7 +327,7 @@ def create_app(store: ReaderStore | str) -> Any:
                          client_time=body.get("client_time")).to_dict()
 
     wrapped = _Limits(app, submit)
-    wrapped.store = st
+    wrapped.store, wrapped.cache = st, cache
     return wrapped
 
 
@@ -291,6 +340,7 @@ class _Limits:
     def __init__(self, app: Any, submit: Any) -> None:
         self.app, self.submit = app, submit
         self.store: Any = None
+        self.cache: Any = None
 
     @staticmethod
     async def _json(send: Any, status: int, obj: object, *, extra: tuple[tuple[bytes, bytes], ...] = ()) -> None:
@@ -339,12 +389,16 @@ class _Limits:
             await self._submission(scope, receive, send)
             return
         api = scope["path"].startswith("/api/")
+        why = _bad_query(scope)
+        if why is not None:
+            await self._json(send, 400, {"detail": f"Bad request: {why}."}, extra=((b"cache-control", b"no-store"),))
+            return
 
         async def send_with_headers(message: Any) -> None:
             if message["type"] == "http.response.start":
                 have = {k.lower() for k, _ in message.get("headers", [])}
                 extra = [(k, v) for k, v in _RAW_HEADERS if k not in have]
-                if api:
+                if api and b"cache-control" not in have:  # images say how they may be cached
                     extra.append((b"cache-control", b"no-store"))
                 message = {**message, "headers": [*message.get("headers", []), *extra]}
             await send(message)
@@ -407,6 +461,8 @@ def serve(url: str | ReaderStore, *, host: str = "127.0.0.1", port: int = 8000,
         st = getattr(app, "store", None)
         if st is not None:
             st.close()
+        if getattr(app, "cache", None) is not None:
+            app.cache.close()
     if signal.SIGTERM in server.caught:
         signal.raise_signal(signal.SIGTERM)
     if server.caught:

@@ -6,9 +6,10 @@ latest submission for it. Every submission carries a client-generated id, unique
 retried request is stored once.
 
 Three tables are derived from that log, updated in the transaction that appends each submission, so that
-no request reads a reader's whole history: ``latest`` (the latest submission per reader, task and item),
-``progress`` (per reader and task, the number of items in ``latest``: a reader's progress is one
-primary-key read) and ``conflicts`` (per study and finding where the two adjudicated readers disagree: both
+no request reads a reader's whole history: ``latest`` (the latest submission per reader, task and item,
+and ``n``, the reader's number of submissions of it), ``progress`` (per reader and task, the number of
+items in ``latest``, of submissions and the last one's server time: a reader's progress is one primary-key
+read, the organiser's status one read of this table) and ``conflicts`` (per study and finding where the two adjudicated readers disagree: both
 states and the resolver's label for exactly that pair of states, if any).
 :func:`cxreval.reader.derived.replay` recomputes them from the log (a database made before one of them
 existed gets them on first open).
@@ -28,7 +29,8 @@ __all__ = ["DEFAULT_URL", "SCHEMA_VERSION", "DERIVED_TABLES", "metadata", "table
 DEFAULT_URL = "sqlite:///cxreval-reader.db"
 SCHEMA_VERSION = "2"
 DERIVED_TABLES: tuple[str, ...] = ("latest", "progress", "conflicts")
-"""Tables derived from the submission log (never the source of truth)."""
+"""Tables derived from the submission log (never the source of truth; rebuilt from it when a database made
+before one of them, or one of their columns, existed is opened)."""
 
 
 def require_sqlalchemy() -> Any:
@@ -68,11 +70,14 @@ def _build() -> tuple[Any, dict[str, Any]]:
                            sa.Column("item", sa.String(512), primary_key=True),
                            sa.Column("seq", sa.Integer, nullable=False),
                            sa.Column("payload", sa.Text, nullable=False),
-                           sa.Column("server_time", sa.String(40), nullable=False)),
+                           sa.Column("server_time", sa.String(40), nullable=False),
+                           sa.Column("n", sa.Integer, nullable=False)),
         "progress": sa.Table("progress", md,
                              sa.Column("reader_id", sa.Integer, sa.ForeignKey("readers.id"), primary_key=True),
                              sa.Column("task", sa.String(16), primary_key=True),
-                             sa.Column("n_done", sa.Integer, nullable=False)),
+                             sa.Column("n_done", sa.Integer, nullable=False),
+                             sa.Column("n_submissions", sa.Integer, nullable=False),
+                             sa.Column("last", sa.String(40), nullable=False)),
         "conflicts": sa.Table("conflicts", md, sa.Column("study_id", sa.String(512), primary_key=True),
                               sa.Column("finding", sa.String(64), primary_key=True),
                               sa.Column("state_a", sa.String(16), nullable=False),

@@ -4,13 +4,17 @@ Every appended submission updates, in the same transaction:
 
 * ``latest``: the reader's latest payload for (task, item), so that a reader's item costs one indexed read
   whatever the length of their history;
-* ``progress``: per reader and task (adjudication aside: its progress is the conflicts'), the number of
-  items in ``latest``, raised by one when a submission is the reader's first of an item;
+* ``progress``: per reader and task, the number of items in ``latest`` (adjudication aside: its progress is
+  the conflicts'), raised by one when a submission is the reader's first of an item, the number of
+  submissions and the last one's server time (what the organiser's status shows, without reading the log);
 * ``conflicts``: when the submission is one of the two adjudicated readers' labels, the (study, finding)
   rows where the two latest labels disagree, with both states. A resolver's label applies to exactly one
   (study, finding, pair of states): when either reader changes their state the row is replaced and its
   resolution dropped (the adjudication stays in the log and the audit), so the study returns to the
-  resolver's queue; when the readers come to agree the row goes.
+  resolver's queue; when the readers come to agree the row goes. A resolver's label is applied only to a
+  row that is undecided, decided by the same resolver, or decided by the submission the resolver saw
+  (the adjudication's ``seen``: the seq of the decision its page showed); a decision on a row another
+  resolver has decided since is refused (409) and rolled back with its submission, so the first stands.
 
 :func:`replay` recomputes both tables from the log in commit order (the same rules, in memory), for a
 database made before the tables existed and as the reference the incremental path is tested against.
@@ -23,7 +27,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .db import insert_new, insert_or_replace, tables
+from .db import insert_or_replace, tables
+from .payloads import SubmissionError
 from .study import StudySpec
 
 __all__ = ["Adjudicated", "label_diff", "merge_conflicts", "Deriver", "replay"]
@@ -119,16 +124,18 @@ class Deriver:
         return self._ids
 
     def __call__(self, conn: Any, row: Mapping[str, Any], seq: int, stamp: str) -> None:
-        sa, lt = self.sa, self.t["latest"]
+        lt, pt = self.t["latest"], self.t["progress"]
         key = {"reader_id": row["reader_id"], "task": row["task"], "item": row["item"]}
-        if insert_new(conn, lt, {**key, "seq": seq, "payload": row["payload"], "server_time": stamp}) is not None:
-            if row["task"] != "adjudication":  # the reader's first label of the item
-                insert_or_replace(conn, self.t["progress"], {**key, "n_done": 1}, ("reader_id", "task"),
-                                  update={"n_done": self.t["progress"].c.n_done + 1}, omit=("item",))
-        else:
-            conn.execute(sa.update(lt).where(lt.c.reader_id == key["reader_id"], lt.c.task == key["task"],
-                                             lt.c.item == key["item"])
-                         .values(seq=seq, payload=row["payload"], server_time=stamp))
+        up = _insert(conn)(lt).values(**key, seq=seq, payload=row["payload"], server_time=stamp, n=1)
+        n = conn.execute(up.on_conflict_do_update(  # one statement: inserted (n = 1) or replaced (n + 1)
+            index_elements=["reader_id", "task", "item"],
+            set_={"seq": up.excluded.seq, "payload": up.excluded.payload, "server_time": up.excluded.server_time,
+                  "n": lt.c.n + 1}).returning(lt.c.n)).scalar_one()
+        first = int(n == 1 and row["task"] != "adjudication")  # the reader's first label of the item
+        insert_or_replace(conn, pt, {"reader_id": row["reader_id"], "task": row["task"], "n_done": first,
+                                     "n_submissions": 1, "last": stamp}, ("reader_id", "task"),
+                          update={"n_done": pt.c.n_done + first, "n_submissions": pt.c.n_submissions + 1,
+                                  "last": stamp})
         if self.adj is None:
             return
         if row["task"] == "adjudication":
@@ -159,11 +166,30 @@ class Deriver:
             conn.execute(sa.insert(ct), add)
 
     def _resolve(self, conn: Any, row: Mapping[str, Any], seq: int) -> None:
+        """Apply a resolver's labels to the conflict rows of exactly the pairs of states they saw, and only
+        where the row is undecided, decided by this resolver, or decided by the submission whose seq the
+        resolver saw (``seen``); otherwise raise 409 (the transaction, and the submission, are rolled back)."""
         sa, ct = self.sa, self.t["conflicts"]
-        for f, s, sa_, sb_ in _resolutions(json.loads(row["payload"]), self.adj.readers):  # type: ignore[union-attr]
-            conn.execute(sa.update(ct).where(ct.c.study_id == row["item"], ct.c.finding == f, ct.c.state_a == sa_,
-                                             ct.c.state_b == sb_)
-                         .values(resolution=s, resolved_by=row["reader_id"], resolved_seq=seq))
+        payload = json.loads(row["payload"])
+        seen = payload.get("seen", {})
+        for f, s, sa_, sb_ in _resolutions(payload, self.adj.readers):  # type: ignore[union-attr]
+            ok = sa.or_(ct.c.resolved_seq.is_(None), ct.c.resolved_by == row["reader_id"])
+            if seen.get(f) is not None:
+                ok = sa.or_(ok, ct.c.resolved_seq == int(seen[f]))
+            done = conn.execute(sa.update(ct).where(ct.c.study_id == row["item"], ct.c.finding == f,
+                                                    ct.c.state_a == sa_, ct.c.state_b == sb_, ok)
+                                .values(resolution=s, resolved_by=row["reader_id"], resolved_seq=seq)
+                                .returning(ct.c.finding)).first()
+            if done is None:
+                raise SubmissionError(f"Study {row['item']!r}, {f}: decided by another resolver since this page "
+                                      "was opened, or the readers' labels changed; nothing was saved. Reload the "
+                                      "study (press L) to see the current decision.", 409)
+
+
+def _insert(conn: Any) -> Any:
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    return sqlite.insert if conn.dialect.name == "sqlite" else postgresql.insert
 
 
 def replay(conn: Any, spec: StudySpec) -> tuple[int, int]:
@@ -180,9 +206,16 @@ def replay(conn: Any, spec: StudySpec) -> tuple[int, int]:
     conflicts: dict[str, dict[str, dict[str, Any]]] = {}
     rows = conn.execute(sa.select(s.c.seq, s.c.reader_id, s.c.task, s.c.item, s.c.payload, s.c.server_time)
                         .order_by(s.c.seq).execution_options(stream_results=True, yield_per=5000))
+    activity: dict[tuple[int, str], list[Any]] = {}  # (reader, task): [n_done, n_submissions, last]
     for seq, reader_id, task, item, payload, stamp in rows:
+        prev = latest.get((reader_id, task, item))
         latest[(reader_id, task, item)] = {"reader_id": reader_id, "task": task, "item": item, "seq": seq,
-                                           "payload": payload, "server_time": stamp}
+                                           "payload": payload, "server_time": stamp,
+                                           "n": 1 if prev is None else prev["n"] + 1}
+        act = activity.setdefault((reader_id, task), [0, 0, stamp])
+        act[0] += int(prev is None and task != "adjudication")
+        act[1] += 1
+        act[2] = stamp
         if adj is None:
             continue
         if task == "adjudication":
@@ -210,12 +243,9 @@ def replay(conn: Any, spec: StudySpec) -> tuple[int, int]:
     batch = list(latest.values())
     for k in range(0, len(batch), 5000):
         conn.execute(sa.insert(lt), batch[k:k + 5000])
-    done: dict[tuple[int, str], int] = {}
-    for reader_id, task, _item in latest:
-        if task != "adjudication":
-            done[(reader_id, task)] = done.get((reader_id, task), 0) + 1
-    if done:
-        conn.execute(sa.insert(t["progress"]), [{"reader_id": r_, "task": t_, "n_done": n} for (r_, t_), n in done.items()])
+    if activity:
+        conn.execute(sa.insert(t["progress"]), [{"reader_id": r_, "task": t_, "n_done": a[0], "n_submissions": a[1],
+                                                 "last": a[2]} for (r_, t_), a in activity.items()])
     crow = [{"study_id": sid, "finding": f, **c} for sid, fs in conflicts.items() for f, c in fs.items()]
     for k in range(0, len(crow), 5000):
         conn.execute(sa.insert(ct), crow[k:k + 5000])

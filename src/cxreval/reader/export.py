@@ -16,16 +16,20 @@
 * ``audit.csv``: every submission (append-only, in commit order) with server and client times, and
   ``events.csv`` (study created, readers added, tokens replaced).
 
-Every file is written with the :mod:`csv` module. A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or
-a carriage return is prefixed with a single quote (OWASP's "CSV injection" advice), so that a spreadsheet
-shows it as text instead of running it as a formula: a study id ``-12`` is exported as ``'-12``. Numbers
-are written as numbers.
+Every cell is written as RFC 4180 says: a cell holding a comma, a double quote, a carriage return or a line
+feed is quoted (quotes doubled), so a bare CR inside a comment cannot end a row. A text cell starting with
+``=``, ``+``, ``-``, ``@``, a tab or a carriage return is prefixed with a single quote (OWASP's "CSV
+injection" advice), so that a spreadsheet shows it as text instead of running it as a formula: a study id
+``-12`` is exported as ``'-12``. A text cell holding a CR or LF gets the same prefix wherever such a
+character follows a line break, a comma, a semicolon, a tab or a double quote (``a\r=1+1`` is exported as
+``a\r'=1+1``), so that no cell starts a formula even for a program that breaks rows at every CR or LF.
+Numbers are written as numbers.
 """
 
 from __future__ import annotations
 
-import csv
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,55 +40,61 @@ from ..schema.boxes import SOURCED_BOX_COLUMNS
 from .derived import Adjudicated
 from .store import ReaderStore
 
-__all__ = ["FORMULA_PREFIXES", "ExportResult", "safe_cell", "export_tables"]
+__all__ = ["FORMULA_PREFIXES", "ExportResult", "safe_cell", "csv_line", "export_tables"]
 
 FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a cell as a formula; such cells get a leading ``'``."""
 _NIH_HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
-_STARTS = frozenset(FORMULA_PREFIXES)
+
+
+_AFTER_BREAK = re.compile("(?:^|(?<=[\r\n,;\"\t]))(?=[=+\\-@\t\r])")
+_QUOTED = frozenset(',"\r\n')
 
 
 def safe_cell(value: object) -> object:
-    """``value``, with ``'`` prepended when it is text starting with one of :data:`FORMULA_PREFIXES`."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return "" if value is None else value
+    """``value``, with ``'`` prepended when it is text starting with one of :data:`FORMULA_PREFIXES`, and,
+    in text holding a CR or LF, before every such character that follows a CR, LF, comma, semicolon, tab or
+    double quote; None is ``''``, numbers are kept."""
+    if not isinstance(value, str):
+        return "" if value is None else value
+    if "\r" in value or "\n" in value:
+        return _AFTER_BREAK.sub("'", value)
+    return "'" + value if value.startswith(FORMULA_PREFIXES) else value
+
+
+def csv_line(values: Iterable[object]) -> str:
+    """One CSV row (``\\n``-terminated): a cell holding a comma, a double quote, a CR or an LF quoted, its
+    quotes doubled (the :mod:`csv` module leaves a bare CR unquoted); None is an empty cell."""
+    out = []
+    for v in values:
+        s = "" if v is None else str(v)
+        out.append('"' + s.replace('"', '""') + '"' if not _QUOTED.isdisjoint(s) else s)
+    return ",".join(out) + "\n"
 
 
 class _Table:
-    """A CSV file written row by row, the cells of the columns ``text`` (those that can hold text from the
-    study's files or the readers) through :func:`safe_cell`; the others hold names the study validated
-    (findings, states, readers, sources), numbers, or JSON objects."""
+    """A CSV file written row by row (:func:`csv_line`), every text cell through :func:`safe_cell`."""
 
-    def __init__(self, path: Path, header: Iterable[str] | None, *, raw_header: str = "",
-                 text: tuple[int, ...] = ()) -> None:
-        self.path, self.text = path, text
+    def __init__(self, path: Path, header: Iterable[str] | None, *, raw_header: str = "") -> None:
+        self.path = path
         self.fh = open(path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed by close()
         try:
             if raw_header:
                 self.fh.write(raw_header)
-            self.w = csv.writer(self.fh, lineterminator="\n")
             if header is not None:
-                self.w.writerow([safe_cell(h) for h in header])
+                self.fh.write(csv_line([safe_cell(h) for h in header]))
         except BaseException:  # a full disk at the header: the file is not left open
             self.fh.close()
             raise
         self.n = 0
 
     def row(self, values: Iterable[object]) -> None:
-        v = list(values)
-        for i in self.text:
-            c = v[i]
-            if c is None:
-                v[i] = ""
-            elif isinstance(c, str) and c[:1] in _STARTS:
-                v[i] = "'" + c
-        self.w.writerow(v)
+        self.fh.write(csv_line([safe_cell(c) if isinstance(c, str) or c is None else c for c in values]))
         self.n += 1
 
     def escaped(self, rows: list[tuple[object, ...]]) -> None:
         """Write rows whose text cells the caller has already passed through :func:`safe_cell`."""
-        self.w.writerows(rows)
+        self.fh.write("".join(csv_line(r) for r in rows))
         self.n += len(rows)
 
     def close(self) -> None:
@@ -206,10 +216,9 @@ def export_tables(store: ReaderStore, folder: str | Path) -> ExportResult:
     conn = _snapshot(store)
     try:
         names = {int(i): str(n) for i, n in conn.execute(sa.select(t["readers"].c.id, t["readers"].c.name))}
-        labels = table("labels.csv", LABEL_COLUMNS, text=(0, 1))
-        boxes = table("boxes.csv", SOURCED_BOX_COLUMNS, text=(0,))
-        notes = table("notes.csv", ("task", "item", "study_id", "reader", "unreadable", "comment", "seconds"),
-                      text=(1, 2, 5))
+        labels = table("labels.csv", LABEL_COLUMNS)
+        boxes = table("boxes.csv", SOURCED_BOX_COLUMNS)
+        notes = table("notes.csv", ("task", "item", "study_id", "reader", "unreadable", "comment", "seconds"))
         sources: list[str] = []
         n_unresolved = 0
         plan = _sources(conn, store, names)
@@ -234,7 +243,7 @@ def export_tables(store: ReaderStore, folder: str | Path) -> ExportResult:
                 for b in payload.get("boxes", []):
                     if per_reader is None:
                         (d / "boxes").mkdir(exist_ok=True)
-                        per_reader = table(f"boxes/{src}.csv", None, raw_header=_NIH_HEADER, text=(0,))
+                        per_reader = table(f"boxes/{src}.csv", None, raw_header=_NIH_HEADER)
                     boxes.row((sid, b["finding"], src, b["x_min"], b["y_min"], b["x_max"], b["y_max"]))
                     per_reader.row((sid, b["finding"], f"{b['x_min']:g}", f"{b['y_min']:g}",
                                     f"{b['x_max'] - b['x_min']:g}", f"{b['y_max'] - b['y_min']:g}"))
@@ -246,7 +255,7 @@ def export_tables(store: ReaderStore, folder: str | Path) -> ExportResult:
         n_ratings = _iqa(conn, store, names, table, notes)
         n_sub = _audit(conn, store, table)
         ev = t["events"]
-        events = table("events.csv", ("seq", "time", "kind", "reader", "detail"), text=(3,))
+        events = table("events.csv", ("seq", "time", "kind", "reader", "detail"))
         for row in conn.execute(sa.select(ev.c.seq, ev.c.time, ev.c.kind, ev.c.reader, ev.c.detail).order_by(ev.c.seq)):
             events.row(row)
     finally:
@@ -283,13 +292,12 @@ def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], table: Any, notes
         for c, v in p["ratings"].items():
             rows.append((c, m["test"], names[rid], m["reference"], v, *(m["hidden"].get(k, "") for k in hidden)))
     rows.sort(key=lambda r: r[:3])
-    full = table("iqa_ratings.csv", ("image", "reference", "rater", "criterion", "rating", *hidden),
-                 text=(0, 1, *range(5, 5 + len(hidden))))
+    full = table("iqa_ratings.csv", ("image", "reference", "rater", "criterion", "rating", *hidden))
     per: dict[str, Any] = {}
     for c, image, rater, ref, v, *rest in rows:
         full.row((image, ref, rater, c, v, *rest))
         if c not in per:
-            per[c] = table(f"iqa_ratings_{c}.csv", ("image", "rater", "rating"), text=(0,))
+            per[c] = table(f"iqa_ratings_{c}.csv", ("image", "rater", "rating"))
         per[c].row((image, rater, v))
     return len(rows)
 
@@ -297,7 +305,7 @@ def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], table: Any, notes
 def _audit(conn: Any, store: ReaderStore, table: Any) -> int:
     sa, s, r = store.sa, store.t["submissions"], store.t["readers"]
     audit = table("audit.csv", ("seq", "submission_id", "reader", "role", "task", "item", "payload", "client_time",
-                                "server_time"), text=(1, 5, 7))
+                                "server_time"))
     q = (sa.select(s.c.seq, s.c.id, r.c.name, r.c.role, s.c.task, s.c.item, s.c.payload, s.c.client_time,
                    s.c.server_time).join(r, s.c.reader_id == r.c.id).order_by(s.c.seq))
     for row in conn.execute(q.execution_options(stream_results=True, yield_per=5000)):

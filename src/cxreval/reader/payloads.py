@@ -68,7 +68,8 @@ class PayloadChecks:
     items: Any
     tasks_of: Any
     keys_of: Any
-    conflicts: Any
+    read: Any
+    conflict_rows: Any
 
     def _labels(self, value: object, *, states: tuple[str, ...], complete: bool) -> dict[str, str]:
         findings = self.spec.findings
@@ -119,8 +120,8 @@ class PayloadChecks:
         if task not in self.tasks_of(reader):
             raise SubmissionError(f"Reader {reader.name!r} ({reader.role}) does not do task {task!r}.", 403)
         if task == "adjudication":
-            payload: dict[str, Any] = self._adjudication(item, body)
-            extra = set(body) - {"labels", "conflicts"}
+            payload: dict[str, Any] = self._adjudication(reader, item, body)
+            extra = set(body) - {"labels", "conflicts", "seen"}
         else:
             stored = self.items.get(task, {}).get(item)
             if stored is None:
@@ -165,8 +166,8 @@ class PayloadChecks:
             payload["seconds"] = round(float(seconds), 1)
         return payload
 
-    def _adjudication(self, study_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        current = self.conflicts(study_id).get(study_id)
+    def _adjudication(self, reader: Reader, study_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        current, decided = self.read(lambda conn: self.conflict_rows(conn, study_id))
         if not current:
             raise SubmissionError(f"No conflict to adjudicate for study {study_id!r}.", 404)
         states = IMAGE_STATES if self.spec.adjudication_task == "image" else REPORT_STATES
@@ -174,12 +175,24 @@ class PayloadChecks:
         other = [f for f in labels if f not in current]
         if other:
             raise SubmissionError(f"Study {study_id!r}: {other} not in conflict (conflicts: {list(current)}).")
-        seen = body.get("conflicts")
-        if seen is not None:
-            if not isinstance(seen, dict) or any(seen.get(f) != current[f] for f in labels):
-                raise SubmissionError(f"Study {study_id!r}: the readers' labels changed since it was opened (now "
-                                      f"{ {f: current[f] for f in labels} }); reload it and adjudicate again.", 409)
-        return {"labels": labels, "conflicts": {f: current[f] for f in labels}}
+        seen, saw = body.get("conflicts"), body.get("seen", {})
+        if not isinstance(seen, dict) or any(not isinstance(seen.get(f), dict) for f in labels):
+            raise SubmissionError(f"Study {study_id!r}: 'conflicts' (the pair of states of each finding decided, "
+                                  "as the study's item showed them) is required.", 422)
+        if not isinstance(saw, dict) or any(v is not None and (not isinstance(v, int) or isinstance(v, bool))
+                                            for v in saw.values()):
+            raise SubmissionError("'seen' must map findings to the seq of the decision the page showed, or null.")
+        if any(seen[f] != current[f] for f in labels):
+            raise SubmissionError(f"Study {study_id!r}: the readers' labels changed since it was opened (now "
+                                  f"{ {f: current[f] for f in labels} }); reload it (press L) and adjudicate "
+                                  "again.", 409)
+        for f in labels:
+            d = decided.get(f)
+            if d is not None and d["by_id"] != reader.id and saw.get(f) != d["seq"]:
+                raise SubmissionError(f"Study {study_id!r}, {f}: {d['by']} decided {d['label']!r} since this page "
+                                      "was opened; nothing was saved. Reload the study (press L) to see it.", 409)
+        return {"labels": labels, "conflicts": {f: current[f] for f in labels},
+                "seen": {f: saw.get(f) for f in labels}}
 
     def _ratings(self, value: object) -> dict[str, int]:
         lo, hi = self.spec.scale

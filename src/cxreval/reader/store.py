@@ -10,8 +10,11 @@ Payloads, by task (``labels`` map finding -> state name):
 * ``report``: ``{"labels": {...every finding...}}`` (``not_mentioned`` allowed);
 * ``iqa``: ``{"ratings": {criterion: int in the scale, ...every criterion...}}``;
 * ``adjudication``: ``{"labels": {finding: state, ...}}`` for some of the study's conflicting findings, and
-  ``"conflicts": {finding: {reader_a: state, reader_b: state}}``, the pairs of states they resolve (the server
-  fills in the current ones when absent and refuses, 409, pairs that have changed since).
+  ``"conflicts": {finding: {reader_a: state, reader_b: state}}`` (required), the pairs of states they resolve
+  as the resolver's page showed them (409 for pairs that have changed since), and ``"seen": {finding: seq}``,
+  the decision the page showed for a finding already decided (``null`` or absent: none). A decision on a
+  finding another resolver has decided since the page was opened is refused (409), so the first stands
+  until a resolver who has seen it decides again (:mod:`cxreval.reader.derived`).
 
 Every task also takes ``"comment"`` (free text, at most :data:`MAX_COMMENT` characters) and ``"seconds"``
 (time the reader spent on the item, 0 to 86400).
@@ -34,6 +37,7 @@ import pandas as pd
 
 from ..exceptions import SchemaError
 from .commit import GroupCommitter
+from .conflicts import ConflictReads
 from .db import (
     DERIVED_TABLES,
     SCHEMA_VERSION,
@@ -43,7 +47,7 @@ from .db import (
     require_sqlalchemy,
     tables,
 )
-from .derived import Adjudicated, Deriver, replay
+from .derived import Deriver, replay
 from .payloads import (
     IMAGE_STATES,
     MAX_BOXES,
@@ -102,7 +106,7 @@ def _not_a_study_db(engine: Any, exc: Any) -> SchemaError:
                        "give a database made by `cxreval reader init` or a new file name.")
 
 
-class ReaderStore(PayloadChecks):
+class ReaderStore(PayloadChecks, ConflictReads):
     """A study in a database (see the module docstring).
 
     Parameters
@@ -154,11 +158,17 @@ class ReaderStore(PayloadChecks):
         return store
 
     def _ensure_derived(self) -> None:
-        """Create and fill the derived tables of a database made before they existed (from its log)."""
+        """Create and fill (from the log) the derived tables of a database made before they, or one of their
+        columns, existed; a derived table lacking a column is dropped and rebuilt."""
         sa = self.sa
-        have = set(sa.inspect(self.engine).get_table_names())
-        if set(DERIVED_TABLES) <= have:
+        insp = sa.inspect(self.engine)
+        have = set(insp.get_table_names())
+        stale = [n for n in DERIVED_TABLES if n in have
+                 and not {c.name for c in self.t[n].columns} <= {c["name"] for c in insp.get_columns(n)}]
+        if set(DERIVED_TABLES) <= have and not stale:
             return
+        if stale:
+            metadata().drop_all(self.engine, tables=[self.t[n] for n in stale])
         metadata().create_all(self.engine, tables=[self.t[n] for n in DERIVED_TABLES])
         with self.engine.begin() as conn:
             replay(conn, self.spec)
@@ -442,57 +452,6 @@ class ReaderStore(PayloadChecks):
                                                             lt.c.item == item)).scalar()
         return None if p is None else json.loads(p)
 
-    def adjudication_view(self, reader: Reader, study_id: str) -> tuple[dict[str, Any] | None, dict[str, Any],
-                                                                         dict[str, dict[str, Any]]]:
-        """``(mine, conflicts of the study, {reader: payload} of its two readers)`` for a resolver's item, on
-        one connection (three primary-key reads)."""
-        def view(conn: Any) -> Any:
-            return (self._mine(conn, reader, "adjudication", study_id),
-                    self._conflicts(conn, study_id).get(study_id, {}), self._labels_of(conn, study_id))
-
-        return self.read(view)
-
-    def labels_of(self, study_id: str) -> dict[str, dict[str, Any]]:
-        """The adjudicated readers' latest payloads of a study (``{reader: payload}``), for the resolver."""
-        return self.read(lambda conn: self._labels_of(conn, study_id))
-
-    def _labels_of(self, conn: Any, study_id: str) -> dict[str, dict[str, Any]]:
-        adj = Adjudicated.of(self.spec)
-        if adj is None:
-            return {}
-        sa, lt, r = self.sa, self.t["latest"], self.t["readers"]
-        rows = conn.execute(sa.select(r.c.name, lt.c.payload).join(r, lt.c.reader_id == r.c.id).where(
-            r.c.name.in_(adj.readers), lt.c.task == adj.task, lt.c.item == adj.item_of(study_id))).all()
-        return {str(n): json.loads(p) for n, p in rows}
-
-    # -- queues and conflicts -----------------------------------------------------------------------
-    def conflicts(self, study_id: str | None = None) -> dict[str, dict[str, dict[str, str]]]:
-        """``{study_id: {finding: {reader_a: state, reader_b: state}}}`` where the two adjudicated readers
-        both labelled a finding and disagree (adjudication task only); of one study when given."""
-        return self.read(lambda conn: self._conflicts(conn, study_id))
-
-    def _conflicts(self, conn: Any, study_id: str | None) -> dict[str, dict[str, dict[str, str]]]:
-        adj = Adjudicated.of(self.spec)
-        if adj is None:
-            return {}
-        a, b = adj.readers
-        ct = self.t["conflicts"]
-        q = self.sa.select(ct.c.study_id, ct.c.finding, ct.c.state_a, ct.c.state_b)
-        if study_id is not None:
-            q = q.where(ct.c.study_id == study_id)
-        order = {f: k for k, f in enumerate(self.spec.findings)}
-        out: dict[str, dict[str, dict[str, str]]] = {}
-        for sid, f, sa_, sb_ in conn.execute(q.order_by(ct.c.study_id)):
-            out.setdefault(sid, {})[f] = {a: sa_, b: sb_}
-        return {sid: dict(sorted(fs.items(), key=lambda kv: order.get(kv[0], 0))) for sid, fs in out.items()}
-
-    def _open_conflicts(self, conn: Any) -> dict[str, bool]:
-        """``{study_id: fully resolved}`` of every study in conflict (one grouped read of ``conflicts``)."""
-        sa, ct = self.sa, self.t["conflicts"]
-        n_open = sa.func.sum(sa.case((ct.c.resolution.is_(None), 1), else_=0))
-        rows = conn.execute(sa.select(ct.c.study_id, n_open).group_by(ct.c.study_id)).all()  # one fetch, not a row each
-        return {sid: not int(k) for sid, k in rows}
-
     def _order(self, reader: Reader, task: str, keys: list[str] | None = None) -> list[str]:
         if keys is not None:  # adjudication: the studies in conflict change
             return reader_order(keys, seed=self.spec.seed, reader=reader.name, task=task)
@@ -555,21 +514,40 @@ class ReaderStore(PayloadChecks):
         n_done = self.read(lambda conn: self._n_done_of(conn, reader)) if tasks else {}
         return [{"task": t, "n_items": len(self.keys_of(reader, t)), "n_done": n_done.get(t, 0)} for t in tasks]
 
-    def status(self) -> pd.DataFrame:
-        """Progress per reader and task: ``reader, role, task, n_items, n_done, n_submissions, last``
-        (aggregates computed by the database)."""
-        sa, s = self.sa, self.t["submissions"]
-        with self.engine.connect() as conn:
-            counts = {(int(rid), t): (int(n), str(last)) for rid, t, n, last in conn.execute(
-                sa.select(s.c.reader_id, s.c.task, sa.func.count(), sa.func.max(s.c.server_time))
-                .group_by(s.c.reader_id, s.c.task))}
-        rows = []
-        for rd in self.readers().itertuples():
-            reader = Reader(int(rd.id), str(rd.name), str(rd.role))
-            for p in self.progress(reader):
-                n_sub, last = counts.get((reader.id, p["task"]), (0, ""))
-                rows.append({"reader": reader.name, "role": reader.role, **p, "n_submissions": n_sub, "last": last})
-        return pd.DataFrame(rows, columns=["reader", "role", "task", "n_items", "n_done", "n_submissions", "last"])
+    def status(self, *, rows: bool = False) -> Any:
+        """Progress per reader and task: ``reader, role, task, n_items, n_done, n_submissions, last``, read
+        from the derived ``progress`` and ``conflicts`` tables (three reads whatever the length of the log),
+        as a DataFrame; with ``rows=True`` as ``(list of row dicts, studies in conflict, studies adjudicated)``
+        (what the server answers, without a DataFrame)."""
+        sa, pt, r, ct = self.sa, self.t["progress"], self.t["readers"], self.t["conflicts"]
+
+        def reads(conn: Any) -> Any:
+            readers = conn.execute(sa.select(r.c.id, r.c.name, r.c.role).order_by(r.c.id)).all()
+            prog = {(int(rid), str(t)): (int(d), int(n), str(last)) for rid, t, d, n, last in conn.execute(
+                sa.select(pt.c.reader_id, pt.c.task, pt.c.n_done, pt.c.n_submissions, pt.c.last))}
+            if "adjudication" not in self.spec.tasks:
+                return readers, prog, (0, 0)
+            per = (sa.select(ct.c.study_id, sa.func.sum(sa.case((ct.c.resolution.is_(None), 1), else_=0)).label("n_open"))
+                   .group_by(ct.c.study_id).subquery())
+            n, k = conn.execute(sa.select(sa.func.count(), sa.func.sum(sa.case((per.c.n_open == 0, 1), else_=0)))
+                                .select_from(per)).one()  # one row, not one per study
+            return readers, prog, (int(n), int(k or 0))
+
+        readers, prog, (n_conflicts, n_resolved) = self.read(reads)
+        out = []
+        for rid, name, role in readers:
+            reader = Reader(int(rid), str(name), str(role))
+            for task in self.tasks_of(reader):
+                n_done, n_sub, last = prog.get((reader.id, task), (0, 0, ""))
+                if task == "adjudication":
+                    n_items, n_done = n_conflicts, n_resolved
+                else:
+                    n_items = len(self.keys_of(reader, task))
+                out.append({"reader": reader.name, "role": reader.role, "task": task, "n_items": n_items,
+                            "n_done": n_done, "n_submissions": n_sub, "last": last})
+        if rows:
+            return out, n_conflicts, n_resolved
+        return pd.DataFrame(out, columns=["reader", "role", "task", "n_items", "n_done", "n_submissions", "last"])
 
     def check_integrity(self) -> Any:
         """See :func:`cxreval.reader.db.check_integrity`."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ from ..exceptions import SchemaError
 from ..findings import VOCABULARIES, canonical_finding
 
 __all__ = ["TASKS", "IMAGE_SUFFIXES", "NAME_RE", "StudySpec", "Item", "load_study", "study_items",
-           "check_name", "reader_order", "inside_root", "assign_images"]
+           "check_name", "check_text_id", "reader_order", "inside_root", "assign_images"]
 
 TASKS: tuple[str, ...] = ("image", "report", "iqa", "adjudication")
 IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".tif", ".tiff", ".dcm", ".dicom", ".jpg", ".jpeg")
@@ -129,6 +130,18 @@ def check_name(name: str, *, what: str = "reader name") -> str:
         raise SchemaError(f"Invalid {what} {name!r}: use 1-64 letters, digits, '_', '.' or '-', starting with "
                           "a letter or digit.")
     return name
+
+
+def check_text_id(value: str, *, where: str) -> str:
+    """Return ``value`` unless it holds a control character (Unicode category Cc: CR, LF, tab, NUL, ...) or
+    a lone surrogate (a file name that is not UTF-8); such an id would break the rows of every exported CSV
+    and cannot be stored. Raises :class:`SchemaError` showing the id with its characters escaped."""
+    bad = sorted({c for c in value if unicodedata.category(c) in ("Cc", "Cs")})
+    if bad:
+        shown = value.encode("unicode_escape", "backslashreplace").decode("ascii")
+        raise SchemaError(f"{where}: '{shown}' holds control character(s) {[f'U+{ord(c):04X}' for c in bad]}; "
+                          "rename it (ids are written into CSV files) and run `cxreval reader init` again.")
+    return value
 
 
 def inside_root(root: Path, rel: str, *, where: str) -> Path:
@@ -276,6 +289,8 @@ def _image_files(root: Path, value: object, *, where: str) -> list[tuple[str, Pa
             if not f.is_file():
                 raise SchemaError(f"{where}: image file {f} does not exist.")
             pairs.append((Path(rel).with_suffix("").as_posix(), f))
+    for sid, _ in pairs:
+        check_text_id(sid, where=f"{where}, image name")
     counts = Counter(i for i, _ in pairs)
     dup = sorted(i for i, n in counts.items() if n > 1)
     if dup:
@@ -326,6 +341,9 @@ def study_items(spec: StudySpec) -> list[Item]:
         if df["study_id"].duplicated().any():
             i = int(np.flatnonzero(df["study_id"].duplicated().to_numpy())[0])
             raise SchemaError(f"{where}, 'patients': study_id {df['study_id'].iloc[i]!r} repeats (row {i}).")
+        for col in ("study_id", "patient_id"):
+            for v in df[col]:
+                check_text_id(v, where=f"{where}, 'patients' column {col!r}")
         patients = dict(zip(df["study_id"], df["patient_id"]))
     items: list[Item] = []
     if "image" in spec.tasks:
@@ -339,6 +357,9 @@ def study_items(spec: StudySpec) -> list[Item]:
         if df["study_id"].duplicated().any():
             i = int(np.flatnonzero(df["study_id"].duplicated().to_numpy())[0])
             raise SchemaError(f"{where}, 'reports': study_id {df['study_id'].iloc[i]!r} repeats (row {i}).")
+        for col in ("study_id", "patient_id"):
+            for v in df[col] if col in df.columns else ():
+                check_text_id(v, where=f"{where}, 'reports' column {col!r}")
         for _, row in df.iterrows():
             sid = str(row["study_id"])
             pid = str(row["patient_id"]) if "patient_id" in df.columns and row["patient_id"] else patients.get(sid, sid)
@@ -354,6 +375,7 @@ def study_items(spec: StudySpec) -> list[Item]:
             raise SchemaError(f"{where}, 'iqa.pairs': test image {df['test'].iloc[i]!r} repeats (row {i}).")
         for _, row in df.iterrows():
             for col in ("reference", "test"):
+                check_text_id(str(row[col]), where=f"{where}, 'iqa.pairs' column {col!r}")
                 f = inside_root(root, row[col], where=f"{where}, 'iqa.pairs' column {col!r}")
                 if not f.is_file():
                     raise SchemaError(f"{where}, 'iqa.pairs': image file {f} does not exist.")

@@ -23,12 +23,12 @@ let QKEY = localStorage.getItem(WHO_KEY) || ('cxreval-reader-unknown-' + hashStr
 
 const S = {me: null, task: null, queue: [], pos: 0, item: null, labels: {}, boxes: [], ratings: {}, focus: 0,
            dirty: false, images: [], view: null, drag: null, flushing: false, sel: -1, unreadable: false,
-           comment: '', t0: 0, pre: null, raf: 0};
+           comment: '', t0: 0, pre: null, raf: 0, refused: null, cache: new Map(), cursor: null};
 
 // ---------------------------------------------------------------- network and the pending queue
 async function api(path, opts = {}) {
   const headers = Object.assign({'Authorization': 'Bearer ' + TOKEN}, opts.headers || {});
-  return fetch(path, Object.assign({}, opts, {headers, cache: 'no-store'}));
+  return fetch(path, Object.assign({cache: 'no-store'}, opts, {headers}));
 }
 async function apiJSON(path) {
   const r = await api(path);
@@ -44,10 +44,30 @@ function setPending(list) {
   showPending();
 }
 function showPending() {
-  const n = pending().length, el = $('pending');
-  el.textContent = n ? `${n} unsent` : 'all saved';
-  el.className = n ? 'unsent' : '';
+  const n = pending().length, el = $('pending'), bad = S.refused ? 1 : 0;
+  el.textContent = [n ? `${n} unsent` : '', bad ? '1 refused (L reloads it)' : ''].filter(Boolean).join(', ') || 'all saved';
+  el.className = n || bad ? 'unsent' : '';
   document.body.dataset.pending = String(n);
+  document.body.dataset.refused = S.refused ? S.refused.item : '';
+}
+// A submission the server refused for good: its item is open again (not done), here and in the counts, and
+// L reloads it (the current labels and decisions, e.g. another resolver's).
+function markRefused(sub) {
+  S.refused = {task: sub.task, item: sub.item};
+  S.cache.delete(sub.task + '\n' + sub.item);
+  if (S.task === sub.task) {
+    const e = S.queue.find((x) => x.key === sub.item);
+    if (e) e.done = false;
+    progress();
+    if (S.pos >= S.queue.length) openItem();
+  }
+}
+async function reloadRefused() {
+  const r = S.refused;
+  if (!r) return;
+  S.refused = null; S.cache.delete(r.task + '\n' + r.item); showPending();
+  if (S.task !== r.task) { S.task = r.task; sessionStorage.setItem('cxreval-task', r.task); }
+  await openTask(r.task, r.item);
 }
 function adoptQueue(me) {
   // the queue of this study and reader, whatever link queued it; older pages kept it per token
@@ -91,8 +111,10 @@ async function flush() {
         break;
       } else if (r.status >= 400 && r.status < 500 && ![408, 429].includes(r.status)) {
         // refused for good (invalid, or changed since): retrying cannot help, so it leaves the queue
-        say('refused by the server: ' + await detail(r), true);
+        const d = await detail(r);
         setPending(pending().filter((x) => x.id !== sub.id));
+        markRefused(sub);
+        say(`refused by the server: ${d} (${shown(sub.item)} is open again: press L to reload it)`, true);
       } else {
         const d = await detail(r);
         say(`not saved yet (server answered ${r.status}${d ? ': ' + d : ''}); kept in this browser, retrying`, true);
@@ -118,14 +140,31 @@ async function showOrganiser() {
   tb.innerHTML = '';
   for (const r of st.progress) {
     const tr = document.createElement('tr');
-    for (const v of [r.reader, r.role, r.task, `${r.n_done} / ${r.n_items}`, r.n_submissions, r.last]) {
-      const td = document.createElement('td'); td.textContent = shown(v); tr.appendChild(td);
+    const pct = r.n_items ? Math.round(100 * r.n_done / r.n_items) : 0;
+    for (const v of [r.reader, r.role, r.task, null, r.n_submissions, r.last]) {
+      const td = document.createElement('td');
+      if (v === null) {  // done: the count and a bar
+        td.className = 'org-done';
+        const bar = document.createElement('div'); bar.className = 'org-bar';
+        const fill = document.createElement('div'); fill.style.width = pct + '%'; bar.appendChild(fill);
+        const t = document.createElement('span'); t.textContent = `${r.n_done} / ${r.n_items} (${pct} %)`;
+        td.append(t, bar);
+      } else td.textContent = shown(v);
+      tr.appendChild(td);
     }
     tb.appendChild(tr);
   }
-  $('org-summary').textContent = `Conflicts: ${st.n_conflicts} studies, ${st.n_resolved} adjudicated, ` +
-    `${st.n_conflicts - st.n_resolved} open. Database check: ${st.integrity.ok ? 'ok' : st.integrity.problems.join('; ')}.`;
+  $('org-conflicts').textContent = `${st.n_conflicts} studies in conflict: ${st.n_resolved} adjudicated, ` +
+    `${st.n_conflicts - st.n_resolved} open.`;
   document.body.dataset.ready = '1';
+  checkIntegrity();
+}
+async function checkIntegrity() {  // reads every row of the database: its own request, after the progress
+  $('org-integrity').textContent = 'Database check: running…';
+  try {
+    const ic = await apiJSON('/api/organiser/integrity');
+    $('org-integrity').textContent = `Database check: ${ic.ok ? 'ok' : ic.problems.join('; ')} (${ic.n_submissions} submissions).`;
+  } catch (e) { $('org-integrity').textContent = 'Database check failed: ' + e.message; }
 }
 $('org-export').addEventListener('click', async () => {
   say('preparing the export…');
@@ -166,8 +205,8 @@ async function start() {
   if (first) await openTask(first.task); else say('No task for this reader.', true);
 }
 
-async function openTask(task) {
-  S.task = task; S.pre = null;
+async function openTask(task, at = null) {
+  S.task = task; S.cache.clear();
   say('');
   sessionStorage.setItem('cxreval-task', task);
   for (const b of $('tasks').children) b.classList.toggle('active', b.dataset.task === task);
@@ -178,8 +217,10 @@ async function openTask(task) {
     return;
   }
   const mine = new Set(pending().filter((p) => p.task === task).map((p) => p.item));
-  S.queue = q.keys.map((key, i) => ({key, done: q.done[i] === '1' || mine.has(key)}));
-  const next = S.queue.findIndex((x) => !x.done);
+  const open = S.refused && S.refused.task === task ? S.refused.item : at;  // refused: open, whatever the server says
+  S.queue = q.keys.map((key, i) => ({key, done: key !== open && (q.done[i] === '1' || mine.has(key))}));
+  const next = at !== null && S.queue.some((x) => x.key === at) ? S.queue.findIndex((x) => x.key === at)
+    : S.queue.findIndex((x) => !x.done);
   S.pos = next < 0 ? S.queue.length : next;
   await openItem();
 }
@@ -199,26 +240,47 @@ function latestPending(task, key) {
 function panesOf(task) { return task === 'iqa' ? [['reference', 'reference'], ['test', 'test']] : [['image', '']]; }
 function hasImage(task, item) { return !(task === 'report' || (task === 'adjudication' && !item.image)); }
 
+// Images come in two renditions (server: cxreval.reader.images): first one sized for the pane (uint16, the full
+// bit depth, reduced by a whole factor), then, when the view enlarges it past one screen pixel per rendition
+// pixel (zoom, 1:1), the full resolution. The next studies of the queue are fetched while the reader reads.
+function displayFit() {
+  const r = $('canvases').getBoundingClientRect(), dpr = window.devicePixelRatio || 1;
+  const side = Math.max(r.width, r.height) * dpr;
+  if (side > 0) S.fit = Math.min(4096, Math.max(256, Math.ceil(side / 256) * 256));
+  return S.fit || 1280;
+}
+async function fetchPixels(task, key, which, level, fit) {
+  const url = `/api/pixels?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}&which=${which}` +
+    `&level=${level}&fit=${fit}`;
+  const r = await api(url, {cache: 'default'});  // private, ETag: the browser keeps renditions it has seen
+  if (!r.ok) throw Object.assign(new Error('image ' + r.status + ' ' + await detail(r)), {status: r.status});
+  const n = (h) => +r.headers.get(h);
+  return {which, w: n('X-Full-Width') || n('X-Width'), h: n('X-Full-Height') || n('X-Height'), rw: n('X-Width'),
+          rh: n('X-Height'), scale: n('X-Scale') || 1, bits: n('X-Bits'), range: n('X-Data-Range'),
+          data: new Uint16Array(await r.arrayBuffer())};
+}
 async function fetchItem(task, key) {
   const item = await apiJSON(`/api/item?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}`);
   const images = [];
   if (hasImage(task, item)) {
-    for (const [which] of panesOf(task)) {
-      const url = `/api/pixels?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}&which=${which}`;
-      const r = await api(url);
-      if (!r.ok) throw Object.assign(new Error('image ' + r.status + ' ' + await detail(r)), {status: r.status});
-      images.push({which, w: +r.headers.get('X-Width'), h: +r.headers.get('X-Height'),
-                   range: +r.headers.get('X-Data-Range'), data: new Uint16Array(await r.arrayBuffer())});
-    }
+    const fit = displayFit();
+    for (const [which] of panesOf(task)) images.push(await fetchPixels(task, key, which, 'display', fit));
   }
   return {task, key, item, images};
 }
 
-function prefetch() {  // the next item, so that it opens at once (and when the connection drops)
-  const nxt = S.queue[S.pos + 1];
-  if (!nxt || (S.pre && S.pre.key === nxt.key && S.pre.task === S.task)) return;
-  const task = S.task;
-  fetchItem(task, nxt.key).then((got) => { if (S.task === task) S.pre = got; }).catch(() => { /* on demand */ });
+const PREFETCH = 2;
+function prefetch() {  // the next studies, so that each opens at once (and when the connection drops)
+  const task = S.task, want = S.queue.slice(S.pos + 1, S.pos + 1 + PREFETCH).map((x) => task + '\n' + x.key);
+  for (const k of [...S.cache.keys()]) if (!want.includes(k)) S.cache.delete(k);
+  let chain = Promise.resolve();
+  for (const k of want) {
+    if (S.cache.has(k)) continue;
+    const p = chain.then(() => fetchItem(task, k.split('\n')[1]));  // one after another: the next study first
+    p.catch(() => { if (S.cache.get(k) === p) S.cache.delete(k); });  // fetched on demand instead
+    S.cache.set(k, p);
+    chain = p.catch(() => null);
+  }
 }
 
 async function openItem() {
@@ -228,6 +290,7 @@ async function openItem() {
   $('item-title').textContent = 'loading…';
   document.body.dataset.ready = '0';
   $('viewer').hidden = true; $('text').hidden = true; $('done').hidden = true; $('notes').hidden = true;
+  $('reader-comments').hidden = true; document.body.dataset.full = '';
   if (S.pos >= S.queue.length) {
     const task = S.task;
     let left = null;
@@ -236,7 +299,10 @@ async function openItem() {
       left = me.tasks.filter((t) => t.task !== task && t.n_done < t.n_items).map((t) => `${t.task} (${t.n_items - t.n_done} left)`);
     } catch (e) { /* offline: say only what is known */ }
     if (S.task !== task) return;
-    $('done').textContent = `All items of the ${task} task are done (\u2190 revisits them). ` + (left === null ? ''
+    const open = S.queue.filter((x) => !x.done).length;
+    $('done').textContent = open ? `${open} item(s) of the ${task} task still open` + (S.refused && S.refused.task === task
+      ? `: ${shown(S.refused.item)} was refused by the server; press L to reload it.` : ' (\u2190 revisits them).')
+      : `All items of the ${task} task are done (\u2190 revisits them). ` + (left === null ? ''
       : left.length ? `Still to do: ${left.join(', ')}; choose it at the top.` : 'All your tasks are done; you can close this page.');
     $('done').hidden = false; $('rows').innerHTML = ''; $('item-title').textContent = '';
     document.body.dataset.item = ''; document.body.dataset.ready = '1';
@@ -244,7 +310,9 @@ async function openItem() {
   }
   const key = S.queue[S.pos].key, task = S.task;
   let got;
-  if (S.pre && S.pre.key === key && S.pre.task === task) { got = S.pre; S.pre = null; } else {
+  const t0 = performance.now(), ahead = S.cache.get(task + '\n' + key);
+  if (ahead) { try { got = await ahead; } catch (e) { got = null; } }
+  if (!got) {
     try { got = await fetchItem(task, key); } catch (e) {  // offline: keep what is queued and try again
       if (e.status >= 400 && e.status < 500 && e.status !== 401) { say('cannot open ' + shown(key) + ': ' + e.message, true); return; }
       say('cannot load the next item (' + e.message + '); retrying', true);
@@ -257,6 +325,16 @@ async function openItem() {
   S.item = item;
   const mine = latestPending(task, key) || item.mine || {};
   S.labels = Object.assign({}, mine.labels || {});
+  if (task === 'adjudication' && !latestPending(task, key)) {  // the decision standing (perhaps another resolver's)
+    for (const [f, d] of Object.entries(item.decided || {})) S.labels[f] = d.label;
+  }
+  const rc = $('reader-comments'), notes = task === 'adjudication' ? Object.entries(item.reader_comments || {}) : [];
+  rc.innerHTML = '';
+  for (const [r, c] of notes) {
+    const para = document.createElement('p'), b = document.createElement('b');
+    b.textContent = shown(r) + ': '; para.append(b, document.createTextNode(shown(c))); rc.appendChild(para);
+  }
+  rc.hidden = !notes.length;
   S.boxes = (mine.boxes || []).map((b) => Object.assign({}, b));
   S.ratings = Object.assign({}, mine.ratings || {});
   S.unreadable = !!mine.unreadable; S.comment = mine.comment || '';
@@ -269,7 +347,10 @@ async function openItem() {
   if (!hasImage(task, item)) {
     $('text').hidden = false;
     $('text').textContent = (item.section ? item.section.toUpperCase() + ':\n\n' : '') + item.text;
-  } else showImages(got.images);
+  } else {
+    showImages(got.images);
+    document.body.dataset.visibleMs = String(Math.round(performance.now() - t0));  // study to image on screen
+  }
   renderRows();
   S.t0 = performance.now();
   document.body.dataset.ready = '1';
@@ -325,7 +406,9 @@ function renderRows() {
     if (S.task === 'adjudication') {
       const o = document.createElement('span');
       o.className = 'other';
-      o.textContent = S.item.readers.map((r) => `${r}: ${S.item.conflicts[row.name][r]}`).join(' · ');
+      const d = (S.item.decided || {})[row.name];
+      o.textContent = S.item.readers.map((r) => `${r}: ${S.item.conflicts[row.name][r]}`).join(' · ') +
+        (d ? ` · decided: ${d.label} (${d.by})` : '');
       li.appendChild(o);
     }
     li.addEventListener('click', () => { S.focus = i; renderRows(); });
@@ -379,8 +462,9 @@ function payload() {
   if (S.task === 'adjudication') {
     const open = rows.filter((r) => !S.labels[r.name]).map((r) => r.name);
     if (open.length) return 'Set the final label of every conflict first: ' + open.join(', ');
+    const seen = Object.fromEntries(Object.entries(S.item.decided || {}).map(([f, d]) => [f, d.seq]));
     return Object.assign({labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]])),
-                          conflicts: S.item.conflicts}, extra);
+                          conflicts: S.item.conflicts, seen}, extra);
   }
   if (S.task === 'image' && S.unreadable) return Object.assign({unreadable: true}, extra);
   const missing = rows.filter((r) => !S.labels[r.name]).map((r) => r.name);
@@ -427,8 +511,9 @@ function showImages(images) {
     pane.appendChild(canvas);
     if (caption) { const c = document.createElement('span'); c.className = 'caption'; c.textContent = caption; pane.appendChild(c); }
     host.appendChild(pane);
-    const off = document.createElement('canvas'); off.width = src.w; off.height = src.h;
-    S.images.push({canvas, pane, off, data: src.data, w: src.w, h: src.h, range: src.range});
+    const off = document.createElement('canvas'); off.width = src.rw || src.w; off.height = src.rh || src.h;
+    S.images.push({canvas, pane, off, data: src.data, w: src.w, h: src.h, range: src.range, bits: src.bits,
+                   scale: src.scale || 1, which, full: null});
     attachMouse(canvas);
   }
   const sample = [];
@@ -438,9 +523,21 @@ function showImages(images) {
   const range = Math.max(...S.images.map((im) => im.range));
   S.auto = {wc: (q(0.005) + q(0.995)) / 2, ww: Math.max(1, q(0.995) - q(0.005)), range};
   S.view = {wc: S.auto.wc, ww: S.auto.ww, invert: false, mode: 'fit', scale: 1, cx: 0, cy: 0, range};
-  $('ww').max = String(range); $('wc').max = String(range);
+  $('ww').max = String(range); $('wc').max = String(range);  // the data's bit depth, not the file's
+  document.body.dataset.range = String(range);
   sizeCanvases();
   applyLevels();
+}
+
+function loadFull(im) {  // the full resolution, once the view enlarges the display rendition
+  if (im.full || !S.item) return;
+  const task = S.task, key = S.item.key;
+  im.full = fetchPixels(task, key, im.which, 'full', 1280).then((src) => {
+    if (!S.images.includes(im) || S.item.key !== key) return;
+    im.data = src.data; im.scale = 1; im.off.width = src.w; im.off.height = src.h;
+    document.body.dataset.full = (document.body.dataset.full || '') + im.which + ' ';
+    applyLevels();
+  }).catch(() => { im.full = null; });
 }
 
 function sizeCanvases() {  // the canvas covers its pane at the device's pixel density: one canvas pixel per screen pixel
@@ -471,7 +568,7 @@ function applyLevels() {
   $('invert').classList.toggle('on', v.invert);
   const lo = v.wc - v.ww / 2, scale = 255 / v.ww;
   for (const im of S.images) {
-    const ctx = im.off.getContext('2d'), out = ctx.createImageData(im.w, im.h), px = out.data, d = im.data;
+    const ctx = im.off.getContext('2d'), out = ctx.createImageData(im.off.width, im.off.height), px = out.data, d = im.data;
     for (let i = 0, j = 0; i < d.length; i++, j += 4) {
       let g = (d[i] - lo) * scale; g = g < 0 ? 0 : g > 255 ? 255 : g;
       if (v.invert) g = 255 - g;
@@ -521,8 +618,10 @@ function draw() {
     const ctx = im.canvas.getContext('2d'), g = geometry(im);
     ctx.setLineDash([]);
     ctx.fillStyle = '#000'; ctx.fillRect(0, 0, im.canvas.width, im.canvas.height);
-    ctx.imageSmoothingEnabled = g.s < 1;  // shrink smoothly; enlarge pixel by pixel
-    ctx.drawImage(im.off, g.ox, g.oy, im.w * g.s, im.h * g.s);
+    const ps = g.s * im.scale;  // screen pixels per rendition pixel
+    ctx.imageSmoothingEnabled = ps < 1;  // shrink smoothly; enlarge pixel by pixel
+    ctx.drawImage(im.off, g.ox, g.oy, im.off.width * ps, im.off.height * ps);
+    if (im.scale > 1 && ps > 1.05) loadFull(im);
     if (S.task === 'adjudication' && S.item && S.item.reader_boxes) {
       S.item.readers.forEach((r, k) => {
         for (const b of S.item.reader_boxes[r] || []) {
@@ -586,6 +685,8 @@ function attachMouse(canvas) {
     S.sel = -1;
     S.drag = Object.assign(base, {kind: 'new', finding: row && row.name});
   });
+  canvas.addEventListener('mousemove', (ev) => { const p = toImage(canvas, ev); S.cursor = {x: p.x, y: p.y}; });
+  canvas.addEventListener('mouseleave', () => { S.cursor = null; });
   canvas.addEventListener('wheel', (ev) => {
     ev.preventDefault();
     const p = toImage(canvas, ev);
@@ -651,6 +752,48 @@ window.addEventListener('mouseup', () => {
   renderRows(); draw();
 });
 
+// ---------------------------------------------------------------- boxes by keyboard
+// b: a box for the selected finding at the pointer (the view's centre without one); Tab / Shift+Tab: the next /
+// previous box; Shift+arrows: move the selected box; d / a: wider / narrower, s / w: taller / shorter (right and
+// bottom edges); Esc: no box selected. Steps are 1 % of the image's longer side.
+function boxKeys(k, ev) {
+  if (S.task !== 'image' || S.unreadable || !S.view || !S.images.length) return false;
+  const im = S.images[0], step = Math.max(1, Math.round(Math.max(im.w, im.h) / 100));
+  if (k === 'b') {
+    const row = rowsSpec()[S.focus];
+    if (!row) return false;
+    let c = S.cursor;
+    if (!c) { const g = geometry(im); c = {x: (im.canvas.width / 2 - g.ox) / g.s, y: (im.canvas.height / 2 - g.oy) / g.s}; }
+    const side = Math.max(4, Math.round(Math.min(im.w, im.h) / 10));
+    const x0 = Math.max(0, Math.min(im.w - side, Math.round(c.x - side / 2)));
+    const y0 = Math.max(0, Math.min(im.h - side, Math.round(c.y - side / 2)));
+    S.boxes.push({finding: row.name, x_min: x0, y_min: y0, x_max: Math.min(im.w, x0 + side), y_max: Math.min(im.h, y0 + side)});
+    S.sel = S.boxes.length - 1; S.dirty = true; say(`box for ${row.name} (Shift+arrows move it, w a s d size it)`);
+  } else if (k === 'Tab') {
+    if (!S.boxes.length) return false;
+    const n = S.boxes.length;
+    S.sel = S.sel < 0 ? (ev.shiftKey ? n - 1 : 0) : (S.sel + (ev.shiftKey ? n - 1 : 1)) % n;
+  } else if (S.sel < 0 || !S.boxes[S.sel]) return false;
+  else if (k === 'Escape') S.sel = -1;
+  else if (ev.shiftKey && k.startsWith('Arrow')) {
+    const b = S.boxes[S.sel];
+    let dx = k === 'ArrowLeft' ? -step : k === 'ArrowRight' ? step : 0, dy = k === 'ArrowUp' ? -step : k === 'ArrowDown' ? step : 0;
+    dx = Math.max(-b.x_min, Math.min(im.w - b.x_max, dx)); dy = Math.max(-b.y_min, Math.min(im.h - b.y_max, dy));
+    S.boxes[S.sel] = {finding: b.finding, x_min: b.x_min + dx, y_min: b.y_min + dy, x_max: b.x_max + dx, y_max: b.y_max + dy};
+    S.dirty = true;
+  } else if ('wasd'.includes(k) && k.length === 1) {
+    const b = Object.assign({}, S.boxes[S.sel]);
+    if (k === 'd') b.x_max = Math.min(im.w, b.x_max + step);
+    if (k === 'a') b.x_max = Math.max(b.x_min + 2, b.x_max - step);
+    if (k === 's') b.y_max = Math.min(im.h, b.y_max + step);
+    if (k === 'w') b.y_max = Math.max(b.y_min + 2, b.y_max - step);
+    S.boxes[S.sel] = b; S.dirty = true;
+  } else return false;
+  renderBoxes(); draw();
+  document.body.dataset.boxes = JSON.stringify(S.boxes);
+  return true;
+}
+
 function resetView() {  // r and the reset button: fit, automatic window, not inverted
   if (!S.view) return;
   Object.assign(S.view, {mode: 'fit', wc: S.auto.wc, ww: S.auto.ww, invert: false});
@@ -663,7 +806,9 @@ document.addEventListener('keydown', (ev) => {
       || !S.me || !S.task) return;
   const k = ev.key, rows = S.item && S.pos < S.queue.length ? rowsSpec() : [];
   let handled = true;
-  if (k === 'Enter' || k === 'ArrowRight') saveAndMove(1);
+  if (boxKeys(k, ev)) { ev.preventDefault(); return; }
+  if ((k === 'l' || k === 'L') && S.refused) reloadRefused();
+  else if (k === 'Enter' || k === 'ArrowRight') saveAndMove(1);
   else if (k === 'ArrowLeft') saveAndMove(-1);
   else if (k === 'ArrowDown' || k === 'j') { S.focus = Math.min(rows.length - 1, S.focus + 1); renderRows(); }
   else if (k === 'ArrowUp' || k === 'k') { S.focus = Math.max(0, S.focus - 1); renderRows(); }

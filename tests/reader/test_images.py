@@ -1,0 +1,133 @@
+"""Image delivery: the display rendition is the block mean of the full image (checked against a NumPy
+reference), sized to the asked longest side, gzip-compressed, with the bit depth detected from the pixels
+(12-bit data in a 16-bit PNG: 0..4095); the full resolution is the stored pixels; ETag revalidation
+answers 304; the server renders a reader's next studies ahead."""
+
+from __future__ import annotations
+
+import gzip
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cxreval.reader.images import RenditionCache, bit_depth, decode, render, scale_for
+from cxreval.reader.store import ReaderStore
+from cxreval.reader.study import load_study
+
+from .conftest import FINDINGS
+
+pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+
+
+def _png16(path: Path, a: np.ndarray) -> Path:
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(a.astype(np.uint16)).save(path)
+    return path
+
+
+@pytest.mark.parametrize("top, bits", [(0, 8), (255, 8), (256, 10), (1023, 10), (4095, 12), (4096, 14),
+                                       (16383, 14), (65535, 16)])
+def test_bit_depth_is_the_smallest_that_holds_the_data(top: int, bits: int) -> None:
+    assert bit_depth(np.array([[0, top]], dtype=np.uint16)) == bits
+
+
+@pytest.mark.parametrize("bits", [12, 16])  # 16-bit block sums need 32 bits; 12-bit ones fit in 16
+def test_a_rendition_is_the_block_mean_with_edges_replicated(bits: int) -> None:
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2 ** bits, size=(25, 19)).astype(np.uint16)
+    a[0, :3] = 2 ** bits - 1  # a block of the largest values
+    r = render(a, 3, bits=bits, etag='"x"')
+    got = np.frombuffer(gzip.decompress(r.body), "<u2").reshape(r.height, r.width)
+    padded = np.pad(a.astype(float), ((0, 2), (0, 2)), mode="edge")
+    want = np.floor(padded.reshape(9, 3, 7, 3).mean(axis=(1, 3)) + 0.5)
+    np.testing.assert_array_equal(got, want)
+    assert (r.width, r.height, r.full_width, r.full_height, r.scale, r.data_range) == (7, 9, 19, 25, 3, 2 ** bits - 1)
+    assert scale_for(2048, 2500, 1280) == 2 and scale_for(2048, 2500, 2500) == 1 and scale_for(100, 50, 1280) == 1
+
+
+def test_display_and_full_renditions_over_http(study_factory, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from cxreval.reader.app import create_app
+
+    study = study_factory(tmp_path / "s")
+    rng = np.random.default_rng(1)
+    big = rng.integers(100, 4096, size=(500, 410)).astype(np.uint16)  # 12-bit data in a 16-bit PNG
+    big[0, 0] = 4095
+    _png16(tmp_path / "s" / "images" / "a1.png", big)
+    store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(study))
+    h = {"Authorization": f"Bearer {tokens['alice']}"}
+    with TestClient(create_app(store)) as c:
+        r = c.get("/api/pixels?task=image&key=a1&level=display&fit=256", headers=h)
+        assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
+        assert int(r.headers["content-length"]) < big.nbytes / 2  # compressed and reduced
+        assert (r.headers["X-Scale"], r.headers["X-Width"], r.headers["X-Height"]) == ("2", "205", "250")
+        assert (r.headers["X-Full-Width"], r.headers["X-Full-Height"]) == ("410", "500")
+        assert (r.headers["X-Bits"], r.headers["X-Data-Range"]) == ("12", "4095")
+        assert "private" in r.headers["cache-control"] and "no-store" not in r.headers["cache-control"]
+        got = np.frombuffer(r.content, "<u2").reshape(250, 205)
+        want = np.floor(big.astype(float).reshape(250, 2, 205, 2).mean(axis=(1, 3)) + 0.5)
+        np.testing.assert_array_equal(got, want)
+        again = c.get("/api/pixels?task=image&key=a1&level=display&fit=256",
+                      headers=h | {"If-None-Match": r.headers["etag"]})
+        assert again.status_code == 304 and again.content == b""
+        full = c.get("/api/pixels?task=image&key=a1&level=full", headers=h)
+        assert full.headers["X-Scale"] == "1" and full.headers["etag"] != r.headers["etag"]
+        np.testing.assert_array_equal(np.frombuffer(full.content, "<u2").reshape(500, 410), big)
+        eight = c.get("/api/pixels?task=image&key=b1&level=display", headers=h)  # b1: 8-bit PNG of 48 x 64
+        assert (eight.headers["X-Bits"], eight.headers["X-Data-Range"], eight.headers["X-Scale"]) == ("8", "255", "1")
+        for bad in ("level=tiles", "fit=0", "fit=99999", "fit=x"):
+            assert c.get(f"/api/pixels?task=image&key=a1&{bad}", headers=h).status_code == 422, bad
+    store.close()
+
+
+def test_the_server_renders_the_next_studies_ahead(study_factory, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from cxreval.reader.app import create_app
+
+    study = study_factory(tmp_path / "s", n_images=6)
+    store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(study))
+    alice = store.authenticate(tokens["alice"])
+    order = [q["key"] for q in store.queue(alice, "image")]
+    store.submit(alice, "alice-0001", "image", order[2], {"labels": {f: "negative" for f in FINDINGS}})
+    app = create_app(store, read_ahead=2)
+    with TestClient(app) as c:
+        c.get(f"/api/pixels?task=image&key={order[0]}&level=display", headers={"Authorization": f"Bearer {tokens['alice']}"})
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 10 and len(app.cache.data) < 3:
+            time.sleep(0.02)
+        made = {Path(k[0]).stem for k in app.cache.data}
+    assert made == {order[0], order[1], order[3]}  # the next two not yet labelled (order[2] is)
+    store.close()
+
+
+def test_one_rendition_is_made_once_for_concurrent_requests(tmp_path: Path, monkeypatch) -> None:
+    import threading
+
+    import cxreval.reader.images as images
+
+    path = _png16(tmp_path / "x.png", np.arange(64 * 64, dtype=np.uint16).reshape(64, 64))
+    calls = []
+    real = images.decode
+
+    def slow(p):
+        calls.append(p)
+        time.sleep(0.2)
+        return real(p)
+
+    monkeypatch.setattr(images, "decode", slow)
+    cache = RenditionCache()
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(cache.get(path, 2))) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len({id(r) for r in out}) == 1 and out[0].bits == 12
+    assert decode(path)[1] == 12
+    cache.close()
