@@ -21,12 +21,14 @@ sentence :data:`NOT_IDENTIFIED`.
 from .auc import latent_auc_score
 from .model import (
     NOT_IDENTIFIED,
+    SCORE_MODELS,
     LatentClassFit,
     NotIdentifiedError,
     default_n_bins,
     fit_latent_class,
     score_bins,
 )
+from .resampling import LatentClassBootstrap, bootstrap_latent_class
 
 __all__ = [
     "NOT_IDENTIFIED",
@@ -36,4 +38,7 @@ __all__ = [
     "latent_auc_score",
     "default_n_bins",
     "score_bins",
+    "SCORE_MODELS",
+    "LatentClassBootstrap",
+    "bootstrap_latent_class",
 ]
