@@ -19,6 +19,13 @@ sentence :data:`NOT_IDENTIFIED`.
 """
 
 from .auc import latent_auc_score
+from .diagnostics import READER_AGREEMENT_COLUMNS, SCORE_ASSOCIATION_COLUMNS
+from .evaluate import (
+    evaluate_latent_auc,
+    evaluate_latent_auc_files,
+    evaluate_latent_auc_prepared,
+    read_reader_accuracy,
+)
 from .model import (
     NOT_IDENTIFIED,
     SCORE_MODELS,
@@ -29,6 +36,7 @@ from .model import (
     score_bins,
 )
 from .resampling import LatentClassBootstrap, bootstrap_latent_class
+from .result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
 
 __all__ = [
     "NOT_IDENTIFIED",
@@ -41,4 +49,13 @@ __all__ = [
     "SCORE_MODELS",
     "LatentClassBootstrap",
     "bootstrap_latent_class",
+    "evaluate_latent_auc",
+    "evaluate_latent_auc_files",
+    "evaluate_latent_auc_prepared",
+    "read_reader_accuracy",
+    "LatentAUCResult",
+    "LATENT_REFERENCE",
+    "READER_ACCURACY_COLUMNS",
+    "READER_AGREEMENT_COLUMNS",
+    "SCORE_ASSOCIATION_COLUMNS",
 ]

@@ -15,8 +15,8 @@ __all__ = ["NOT_IDENTIFIED", "NotIdentifiedError", "SCORE_MODELS", "default_n_bi
 
 #: The sentence raised when a finding has fewer than three readers and neither reader accuracies nor an anchor.
 NOT_IDENTIFIED = ("With fewer than three readers of a finding the latent-class model is not identified: give each "
-                  "reader's sensitivity and specificity (reader_accuracy) or a subset of studies labelled by an "
-                  "anchor reference treated as exact (anchor).")
+                  "reader's sensitivity and specificity (reader_accuracy=) or a subset of studies labelled by an "
+                  "anchor reference treated as exact (anchor=).")
 
 
 class NotIdentifiedError(InvalidParameterError):
