@@ -25,6 +25,7 @@ from .evaluate import (
     evaluate_latent_auc_files,
     evaluate_latent_auc_prepared,
     read_reader_accuracy,
+    reader_accuracy_table,
 )
 from .model import (
     NOT_IDENTIFIED,
@@ -53,6 +54,7 @@ __all__ = [
     "evaluate_latent_auc_files",
     "evaluate_latent_auc_prepared",
     "read_reader_accuracy",
+    "reader_accuracy_table",
     "LatentAUCResult",
     "LATENT_REFERENCE",
     "READER_ACCURACY_COLUMNS",

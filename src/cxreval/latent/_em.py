@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, log_expit
 
 __all__ = ["Cells", "EMState", "make_cells", "cell_weights", "run_em", "reader_log_ratio", "EPS"]
 
@@ -158,6 +157,8 @@ class _Settings:
 
 
 def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
+    from scipy.special import log_expit
+
     if p.beta is not None:
         assert cells.basis is not None
         eta = p.beta @ cells.basis.T
@@ -167,6 +168,8 @@ def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _e_step(cells: Cells, w: np.ndarray, p: _Params, st: _Settings) -> tuple[np.ndarray, np.ndarray]:
+    from scipy.special import expit
+
     s1, s0 = _score_logs(cells, p)
     r1, r0 = reader_log_ratio(cells, p.se, p.sp)
     l1 = s1 + r1
@@ -200,6 +203,8 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
     se[:, st.fixed] = st.fixed_se[st.fixed]
     sp[:, st.fixed] = st.fixed_sp[st.fixed]
     if previous.beta is not None:
+        from scipy.special import expit
+
         assert cells.basis is not None
         h = cells.basis
         beta = previous.beta

@@ -42,7 +42,7 @@ from .resampling import bootstrap_latent_class
 from .result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
 
 __all__ = ["evaluate_latent_auc", "evaluate_latent_auc_files", "evaluate_latent_auc_prepared",
-           "read_reader_accuracy"]
+           "read_reader_accuracy", "reader_accuracy_table"]
 
 
 def read_reader_accuracy(table: str | PathLike[str] | pd.DataFrame) -> pd.DataFrame:
@@ -318,3 +318,53 @@ def evaluate_latent_auc_files(predictions: str | Path | Sequence[str | Path], la
     return evaluate_latent_auc_prepared(prep, readers=rs, anchor=anchor, reader_accuracy=reader_accuracy,
                                         n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
                                         score_model=score_model, progress=progress)
+
+
+def reader_accuracy_table(labels: pd.DataFrame, readers: Sequence[str], *, not_mentioned: str = "negative",
+                          n_resamples: int = 200, confidence_level: float = 0.95, rng: RNGLike = None
+                          ) -> pd.DataFrame:
+    """Each reader's sensitivity and specificity per finding under the readers-only latent-class model, with
+    patient-bootstrap percentile intervals (:data:`~cxreval.latent.READER_ACCURACY_COLUMNS`).
+
+    The readers' states are binarised: positive 1, negative 0, uncertain no label, ``not_mentioned`` negative
+    (or no label with ``not_mentioned='exclude'``). Patients are resampled (each study its own patient when the
+    table has no ``patient_id``). A finding with fewer than three readers with labels is not identified and has
+    no rows (:data:`~cxreval.latent.NOT_IDENTIFIED`). What ``cxreval fuse`` writes as ``reader_accuracy.csv``,
+    and ``classify --latent-truth --reader-accuracy`` reads.
+    """
+    from ..labels import PATIENT_ID, SOURCE, STATE, STUDY_ID, validate_label_table
+
+    n_resamples = check_positive_int(n_resamples, name="n_resamples", func="reader_accuracy_table")
+    lab = validate_label_table(labels, require_patient=False)
+    lab = lab[lab[SOURCE].isin(list(readers))]
+    state = lab[STATE].astype("Int8").astype("float")
+    y = np.where(state == 2, 1.0, np.where(state == 0, 0.0, np.nan))
+    if not_mentioned == "negative":
+        y = np.where(state == -1, 0.0, y)
+    lab = lab.assign(_y=y)
+    rows: list[dict[str, object]] = []
+    gen = np.random.default_rng(rng)
+    for finding, g in lab.groupby(FINDING, sort=True, observed=True):
+        wide = g.pivot_table(index=STUDY_ID, columns=SOURCE, values="_y", aggfunc="first", observed=True)
+        srcs = [r for r in readers if r in wide.columns and wide[r].notna().any()]
+        if len(srcs) < 3:
+            continue
+        y_f = wide[srcs].to_numpy(dtype=float)
+        keep = ~np.isnan(y_f).all(axis=1)
+        y_f, studies = y_f[keep], wide.index[keep]
+        if PATIENT_ID in g.columns and g[PATIENT_ID].notna().all():
+            pid = g.drop_duplicates(STUDY_ID).set_index(STUDY_ID)[PATIENT_ID].reindex(studies).to_numpy()
+        else:
+            pid = np.asarray(studies)
+        res = bootstrap_latent_class(y_f, None, draw_plan(pid, n_resamples=n_resamples, rng=gen),
+                                     confidence_level=confidence_level)
+        iv = res.reader_interval(confidence_level=confidence_level)
+        for r, src in enumerate(srcs):
+            rows.append({FINDING: str(finding), "source": src, "sensitivity": float(res.fit.sensitivity[r]),
+                         "sensitivity_low": float(iv["sensitivity_low"][r]),
+                         "sensitivity_high": float(iv["sensitivity_high"][r]),
+                         "specificity": float(res.fit.specificity[r]),
+                         "specificity_low": float(iv["specificity_low"][r]),
+                         "specificity_high": float(iv["specificity_high"][r]),
+                         "n_labelled": int((~np.isnan(y_f[:, r])).sum()), "fixed": False})
+    return pd.DataFrame(rows, columns=list(READER_ACCURACY_COLUMNS))
