@@ -65,7 +65,9 @@ def classify(
     latent_truth: bool = typer.Option(False, "--latent-truth", help="Estimate each model's AUC against the latent "
                                       "truth of the --readers (a latent-class model of the readers and the model's "
                                       "score, refitted in every bootstrap replicate; reference 'latent' in auc.csv), "
-                                      "instead of against each reference."),
+                                      "instead of against each reference; per finding on every study with a label "
+                                      "from at least one reader (--studies does not apply). Also writes "
+                                      "reader_accuracy.csv and the diagnostics of the model's assumption."),
     readers: list[str] = typer.Option(None, "--readers", help="With --latent-truth: the label sources treated as "
                                       "readers, comma-separated or repeated (at least three per finding, unless "
                                       "--reader-accuracy or --anchor is given)."),
