@@ -203,6 +203,10 @@ def _build(name: str, tmp: Path):
         return FinetuneResult(log, pd.DataFrame({"study_id": ["a"], "split": ["train"]}),
                               pd.DataFrame({"study_id": ["a"], "finding": ["Effusion"], "score": [0.3]}),
                               best_epoch=3, best_val_auc=0.8, stopped="after the last epoch")
+    if name == "LatentAUCResult":
+        from cxreval.latent import evaluate_latent_auc
+        labs = _labels()
+        return evaluate_latent_auc(_predictions(labs), labs, readers=["CR", "Rep1", "Rep2"], n_resamples=5, rng=0)
     raise AssertionError(f"{name} is a TableResult without a builder in {__file__}: add one, with plot()")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -27,7 +28,7 @@ def test_save_writes_the_run_tables_with_their_columns(res, tmp_path):
     # two readers who disagree often: MV's ties (-> uncertain) over-fuse 'uncertain', so there are warnings
     assert res.warnings and all(w.split(": ")[1] != "or" for w in res.warnings)
     have = {"fused_labels", "fusion_agreement", "method_agreement", "ds_confusion", "mace_competence",
-            "fusion_convergence", "fusion_warnings"}
+            "fusion_convergence", "fusion_warnings", "reader_accuracy"}
     assert have == set(FusionResult.FILES)
     assert set(written) == have == set(res.tables())
     assert {p.name for p in tmp_path.iterdir()} == {f"{n}.{e}" for n in have for e in ("csv", "parquet")}
@@ -35,9 +36,10 @@ def test_save_writes_the_run_tables_with_their_columns(res, tmp_path):
         csv = pd.read_csv(tmp_path / FusionResult.FILES[name])
         assert tuple(csv.columns) == FusionResult.FILE_COLUMNS[name], name
         pq = pd.read_parquet(tmp_path / FusionResult.FILES[name].replace(".csv", ".parquet"))
-        assert tuple(pq.columns) == FusionResult.FILE_COLUMNS[name] and not pq.attrs and len(pq) == len(csv) > 0
+        assert tuple(pq.columns) == FusionResult.FILE_COLUMNS[name] and not pq.attrs and len(pq) == len(csv)
+        assert len(csv) > 0 or name == "reader_accuracy", name  # two readers: their accuracies are not identified
     assert FusionResult.COLUMNS == FUSION_AGREEMENT_COLUMNS == ("method", *AGREEMENT_COLUMNS[1:])
-    assert FusionResult.FILE_COLUMNS["fused_labels"] == LABEL_COLUMNS
+    assert FusionResult.FILE_COLUMNS["fused_labels"] == (*LABEL_COLUMNS, "p_positive")
     # fused_labels is a long label table of the fused sources (state names), readable by every command
     fused = read_labels(tmp_path / "fused_labels.csv").table
     assert set(fused.source) == {"fused_mv", "fused_or", "fused_ds", "fused_mace"} and len(fused) == 4 * 180
@@ -98,3 +100,29 @@ def test_old_annotation_columns_are_refused_with_did_you_mean():
     ref = pd.DataFrame({"study_id": ["a"], "finding": ["Edema"], "label": [2]})
     with pytest.raises(SchemaError, match="Column 'label': did you mean 'state'"):
         NeuralFusion().fit(ann, ref)
+
+
+def test_p_positive_is_the_posterior_of_the_positive_state(res):
+    lab = res.labels
+    ds = lab[lab.source == "fused_ds"].set_index(["study_id", "finding"])["p_positive"]
+    want = res.estimators["ds"].probas_[2].reindex(ds.index)
+    np.testing.assert_allclose(ds.to_numpy(), want.to_numpy(), atol=0)
+    assert lab.loc[lab.source == "fused_mace", "p_positive"].between(0, 1).all()
+    assert lab.loc[lab.source.isin(["fused_mv", "fused_or"]), "p_positive"].isna().all()
+
+
+def test_reader_accuracy_of_three_readers_is_the_latent_class_fit():
+    from cxreval.bootstrap import draw_plan
+    from cxreval.latent import bootstrap_latent_class
+
+    t = coded(make_table())
+    three = fuse_and_compare(t, ["CR", "Rep1", "Rep2"], ["ds"], rng=0)
+    acc = three.reader_accuracy
+    assert set(acc.finding) == {"Atelectasis", "Edema", "Effusion"} and set(acc.source) == {"CR", "Rep1", "Rep2"}
+    g = t[t.finding == "Edema"]
+    y = g.assign(y=g.state.astype(float).map({2.0: 1.0, 0.0: 0.0})).pivot_table(
+        index="study_id", columns="source", values="y", aggfunc="first")[["CR", "Rep1", "Rep2"]]
+    fit = bootstrap_latent_class(y.to_numpy(float), None, draw_plan(np.arange(len(y)), n_resamples=5, rng=0)).fit
+    got = acc[acc.finding == "Edema"].set_index("source").loc[["CR", "Rep1", "Rep2"]]
+    np.testing.assert_allclose(got.sensitivity, fit.sensitivity, atol=1e-9)
+    assert (got.sensitivity_low <= got.sensitivity).all() and (got.sensitivity <= got.sensitivity_high).all()

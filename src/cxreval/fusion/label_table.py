@@ -51,6 +51,7 @@ from ..labels import (
     resolve_not_mentioned,
     validate_label_table,
 )
+from ..schema import P_POSITIVE
 from ._base import _REGISTRY, GroupedFusion, encode_annotations, list_fusion
 from .diagnostics import overfused_states
 from .result import FUSION_AGREEMENT_COLUMNS, METHOD, FusionResult, convergence_table
@@ -271,20 +272,41 @@ def _fuse(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], 
     per_item = ann.groupby([STUDY_ID, FINDING]).size()
     n_partial = int((per_item < per_item.max()).sum())
     hist = {int(k): int(v) for k, v in per_item.value_counts().sort_index().items()}
+    accuracy = None
+    if "ds" in estimators:  # drawn after every method, so that their random streams are those without it
+        from ..latent import reader_accuracy_table
+
+        fused_findings = set(out[FINDING])
+        accuracy = reader_accuracy_table(labels[labels[FINDING].isin(fused_findings)], readers,
+                                         not_mentioned=not_mentioned, n_resamples=READER_ACCURACY_RESAMPLES, rng=gen)
     return FusionResult(out, estimators, tuple(str(r) for r in readers), int(len(per_item)), dropped, n_partial,
                         hist, tuple(warnings), convergence_table(estimators), adjudicated=adjudicated,
                         not_mentioned=not_mentioned, seed=rng if isinstance(rng, int) else None,
-                        applied=tuple(fitted))
+                        applied=tuple(fitted), reader_accuracy=accuracy)
+
+
+#: The methods whose ``probas_`` are a posterior of a probabilistic model: their fused labels carry ``p_positive``
+#: (the majority-vote shares and the rules' one-hot states are not posteriors).
+POSTERIOR_METHODS = frozenset({"ds", "mace", "nn", "nn_ps"})
+#: Patient-bootstrap replicates of the readers' sensitivities and specificities (``reader_accuracy.csv``).
+READER_ACCURACY_RESAMPLES = 200
 
 
 def _collect(m: str, est: object, lab: pd.Series, by_finding: dict[str, pd.DataFrame], fused: list[pd.DataFrame],
              warnings: list[str]) -> None:
-    """Append method ``m``'s fused labels (long) to ``fused`` and its over-fusion warnings to ``warnings``."""
+    """Append method ``m``'s fused labels (long) to ``fused`` and its over-fusion warnings to ``warnings``;
+    ``p_positive`` is the posterior probability of the positive state for the methods of :data:`POSTERIOR_METHODS`
+    (NaN for the others)."""
     fin = lab.index.get_level_values(FINDING)
     for f, g in by_finding.items():
         warnings += [f"{f}: {w}" for w in overfused_states(g, lab[fin == f], method=m)]
+    probas = getattr(est, "probas_", None)
+    if m in POSTERIOR_METHODS and probas is not None:
+        p_pos = probas[int(LabelState.POS)].reindex(lab.index).to_numpy(dtype=float)
+    else:
+        p_pos = np.full(len(lab), np.nan)
     fused.append(pd.DataFrame({STUDY_ID: lab.index.get_level_values(STUDY_ID), FINDING: fin,
-                               SOURCE: f"fused_{m}", STATE: lab.to_numpy()}))
+                               SOURCE: f"fused_{m}", STATE: lab.to_numpy(), P_POSITIVE: p_pos}))
 
 
 def _init_params(cls: object) -> set[str]:

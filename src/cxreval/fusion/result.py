@@ -7,7 +7,7 @@ source was given, each method's agreement with it. Its ``FILES`` are every file 
 
 >>> sorted(FusionResult.FILES)  # doctest: +NORMALIZE_WHITESPACE
 ['ds_confusion', 'fused_labels', 'fusion_agreement', 'fusion_convergence', 'fusion_warnings',
- 'mace_competence', 'method_agreement']
+ 'mace_competence', 'method_agreement', 'reader_accuracy']
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from ..exceptions import InvalidParameterError
 from ..findings import XQA_SELECTED
 from ..io import markdown_table, write_table
 from ..labels import FINDING, LABEL_COLUMNS, MACRO, MICRO, SOURCE, STATE, SUMMARY_ROWS, state_names
+from ..latent import READER_ACCURACY_COLUMNS
 from ..results import TableResult
+from ..schema import P_POSITIVE
 from .dawid_skene import ERRORS_COLUMNS
 from .mace import COMPETENCE_COLUMNS
 
@@ -63,8 +65,9 @@ class FusionResult(TableResult):
     Attributes
     ----------
     labels : pandas.DataFrame
-        Long label table (``study_id, patient_id, finding, source, state``) of the fused labels only,
-        one source ``fused_<method>`` per method (states as ``Int8`` codes).
+        Long label table (``study_id, patient_id, finding, source, state, p_positive``) of the fused labels only,
+        one source ``fused_<method>`` per method (states as ``Int8`` codes; ``p_positive`` the posterior
+        probability of the positive state for Dawid-Skene, MACE and NN Fusion, NaN for the rules).
     estimators : dict of str to object
         The fitted estimator of each method (per-reader estimates live on them: ``errors_``,
         ``competence_``).
@@ -106,19 +109,24 @@ class FusionResult(TableResult):
         The methods applied from an already fitted model (``fitted=`` / ``model=``), not trained here.
     notes : tuple of str
         Other facts for the summary (a fitted model applied, readers mapped onto a model's readers).
+    reader_accuracy : pandas.DataFrame or None
+        With Dawid-Skene: each reader's sensitivity and specificity per finding under the binary readers-only
+        latent-class model (uncertain = no label), with patient-bootstrap intervals
+        (:func:`cxreval.latent.reader_accuracy_table`, :data:`cxreval.latent.READER_ACCURACY_COLUMNS`); a finding
+        with fewer than three readers has no rows.
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({
         "fused_labels": "fused_labels.csv", "fusion_agreement": "fusion_agreement.csv",
         "method_agreement": "method_agreement.csv", "ds_confusion": "ds_confusion.csv",
         "mace_competence": "mace_competence.csv", "fusion_convergence": "fusion_convergence.csv",
-        "fusion_warnings": "fusion_warnings.csv"})
+        "fusion_warnings": "fusion_warnings.csv", "reader_accuracy": "reader_accuracy.csv"})
     COLUMNS: ClassVar[tuple[str, ...]] = FUSION_AGREEMENT_COLUMNS
     FILE_COLUMNS: ClassVar[Mapping[str, tuple[str, ...]]] = MappingProxyType({
-        "fused_labels": LABEL_COLUMNS, "fusion_agreement": FUSION_AGREEMENT_COLUMNS,
+        "fused_labels": (*LABEL_COLUMNS, P_POSITIVE), "fusion_agreement": FUSION_AGREEMENT_COLUMNS,
         "method_agreement": AGREEMENT_COLUMNS, "ds_confusion": ERRORS_COLUMNS,
         "mace_competence": COMPETENCE_COLUMNS, "fusion_convergence": CONVERGENCE_COLUMNS,
-        "fusion_warnings": WARNING_COLUMNS})
+        "fusion_warnings": WARNING_COLUMNS, "reader_accuracy": READER_ACCURACY_COLUMNS})
 
     labels: pd.DataFrame
     estimators: dict[str, object]
@@ -137,6 +145,7 @@ class FusionResult(TableResult):
     inputs: pd.DataFrame | None = None
     applied: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    reader_accuracy: pd.DataFrame | None = None
 
     @property
     def methods(self) -> list[str]:
@@ -168,7 +177,8 @@ class FusionResult(TableResult):
                 "ds_confusion": ests["ds"].errors_ if "ds" in ests else None,
                 "mace_competence": ests["mace"].competence_ if "mace" in ests else None,
                 "fusion_convergence": self.convergence,
-                "fusion_warnings": self.warning_table() if self.warnings else None}
+                "fusion_warnings": self.warning_table() if self.warnings else None,
+                "reader_accuracy": self.reader_accuracy}
         return {k: v for k, v in tabs.items() if v is not None}
 
     def save(self, folder: str | PathLike[str], *, labels_format: str = "both") -> dict[str, Path]:
@@ -209,6 +219,14 @@ class FusionResult(TableResult):
                  "## Fused label counts", "", markdown_table(counts.reset_index()), ""]
         if self.convergence is not None:
             lines += _convergence_lines(self.convergence, self.estimators)
+        if self.reader_accuracy is not None:
+            ra = self.reader_accuracy
+            lines += ["## Readers' sensitivity and specificity (reader_accuracy.csv)", "",
+                      "Binary readers-only latent-class model per finding (uncertain = no label; readers' errors "
+                      "assumed independent given the truth), 95% patient-bootstrap intervals; findings with fewer "
+                      "than three readers are not identified and have no rows.", ""]
+            if len(ra):
+                lines += [markdown_table(ra, floatfmt="{:.3f}"), ""]
         if self.warnings:
             lines += ["## Warnings: states fused far more often than any reader uses them", "",
                       *[f"- {w}" for w in self.warnings], ""]

@@ -19,6 +19,7 @@ from .columns import (
     MEAN,
     MICRO,
     MODEL,
+    P_POSITIVE,
     PATIENT_ID,
     RENAMED_COLUMNS,
     SCORE,
@@ -46,7 +47,7 @@ from .states import (
     state_names,
 )
 
-__all__ = ["STUDY_ID", "PATIENT_ID", "SOURCE", "FINDING", "STATE", "MODEL", "SCORE", "MACRO", "MICRO", "MEAN",
+__all__ = ["STUDY_ID", "PATIENT_ID", "SOURCE", "FINDING", "STATE", "MODEL", "SCORE", "P_POSITIVE", "MACRO", "MICRO", "MEAN",
            "SUMMARY_ROWS", "ANNOTATION_COLUMNS", "RENAMED_COLUMNS", "check_columns",
            "BOX_COORDS", "BOX_COLUMNS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "NO_THRESHOLD",
            "check_box_table", "box_columns", "threshold_label",

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..exceptions import SchemaError
 
-__all__ = ["STUDY_ID", "PATIENT_ID", "SOURCE", "FINDING", "STATE", "MODEL", "SCORE", "MACRO", "MICRO", "MEAN",
+__all__ = ["STUDY_ID", "PATIENT_ID", "SOURCE", "FINDING", "STATE", "MODEL", "SCORE", "P_POSITIVE", "MACRO", "MICRO", "MEAN",
            "SUMMARY_ROWS", "ANNOTATION_COLUMNS", "RENAMED_COLUMNS", "check_columns"]
 
 STUDY_ID = "study_id"
@@ -31,6 +31,9 @@ MODEL = "model"
 """The model that gave a score."""
 SCORE = "score"
 """A model's score for a finding."""
+P_POSITIVE = "p_positive"
+"""Optional column of a label table: the probability that the study is positive for the finding (a soft label:
+a fusion method's posterior, ``fused_labels.csv``); blank where a source gives a state only."""
 
 MACRO = "macro"
 """Summary row: the unweighted mean over findings."""
