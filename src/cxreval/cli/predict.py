@@ -20,7 +20,11 @@ def predict(
                                     "clip:open_clip:local-dir:FOLDER or clip:hf:FOLDER (zero-shot; repeat for "
                                     "several models)."),
     prompts: str = typer.Option(None, "--prompts", help="Zero-shot prompts of clip: models: chestxray14 (default), "
-                                "chexpert or a YAML file (per finding, positive and negative prompts)."),
+                                "chexpert, xqa (its 12 findings, positive prompts only) or a YAML file (per "
+                                "finding, positive and optional negative prompts)."),
+    zero_shot_rule: str = typer.Option("softmax", "--zero-shot-rule", help="Zero-shot score of clip: models: "
+                                       "softmax (CheXzero: positive vs negative prompts) or max-cosine (XQA: the "
+                                       "largest cosine over the positive prompts); written to run.json."),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (written atomically)."),
     heatmaps: bool = typer.Option(False, "--heatmaps", help="Also write CAM maps per image x finding "
                                   "(heatmaps/<model>.npz, read by `cxreval localize --heatmaps`)."),
@@ -51,6 +55,7 @@ def predict(
 
         cxreval predict --images xrays/ --model xrv:densenet121-res224-all --heatmaps --out preds/
         cxreval predict --images xrays/ --model clip:hf:models/clip-folder --prompts chestxray14 --out zs/
+        cxreval predict --images xrays/ --model clip:hf:models/clip-folder --prompts xqa --zero-shot-rule max-cosine --out xqa/
     """
     from ..predict import predict as run
 
@@ -58,7 +63,7 @@ def predict(
         res = run(images, model, out=out, overwrite=overwrite, heatmaps=heatmaps, cam=cam, target_layer=target_layer,
                   batch_size=batch_size, device=device, workers=workers, weights_dir=weights_dir,
                   download=not no_download, dicom_window=dicom_window, restart=restart, prompts=prompts,
-                  executor=ex, progress=prog)
+                  zero_shot_rule=zero_shot_rule, executor=ex, progress=prog)
     if json_out:
         echo_json(res.to_dict())
         return

@@ -15,15 +15,29 @@ Specs
 Weights are never downloaded: a missing file or folder raises :class:`~cxreval.exceptions.DataUnavailableError`
 saying what to put where.
 
-Scores (CheXzero-style)
------------------------
-Per finding the prompt file (:mod:`.prompts`) gives positive prompts (``"atelectasis"``) and negative prompts
-(``"no atelectasis"``). Each prompt is encoded and L2-normalised; the prompts of one side are ensembled as in
-CLIP (Radford et al., 2021): the mean of their normalised embeddings, normalised again. With ``f`` the
-normalised image embedding and ``t`` the temperature (the model's learned ``logit_scale.exp()`` unless the
-prompt file sets ``temperature``), the score is the softmax over the two sides::
+Scores: the zero-shot rule
+--------------------------
+Each prompt is encoded and L2-normalised; ``f`` is the normalised image embedding. ``zero_shot_rule`` chooses
+how a finding's score is made from its prompts (:mod:`.prompts`):
 
-    score = exp(t * f.p) / (exp(t * f.p) + exp(t * f.n))
+``softmax`` (the default; CheXzero, Tiu et al., 2022, *Nature Biomedical Engineering*)
+    The positive prompts (``"atelectasis"``) and the negative prompts (``"no atelectasis"``) of a finding are
+    each ensembled as in CLIP (Radford et al., 2021): the mean of their normalised embeddings, normalised again
+    (``p``, ``n``). With ``t`` the temperature (the model's learned ``logit_scale.exp()`` unless the prompt file
+    sets ``temperature``) the score is the softmax over the two sides, a number in (0, 1)::
+
+        score = exp(t * f.p) / (exp(t * f.p) + exp(t * f.n))
+
+    Every finding needs negative prompts.
+``max-cosine`` (XQA, section 2: ``s_k = max_{t in T_k} S(v, l_t)``, "which serves as a logit")
+    The largest cosine similarity between the image and the finding's positive prompts, each prompt on its
+    own (no ensembling, no temperature, negative prompts unused), a number in [-1, 1]::
+
+        score = max_t f.l_t
+
+Both are rank-based for an AUC only within a finding: the softmax is a monotone function of ``f.p - f.n``, the
+max-cosine of the best-matching prompt alone, so the two rules rank the images differently and give different
+AUCs. ``models.json`` and ``run.json`` state the rule used.
 
 Preprocessing
 -------------
@@ -53,10 +67,14 @@ from .images import RawImage, exc_text
 from .preprocess import scale_pixels
 from .prompts import PromptSet, load_prompts
 
-__all__ = ["CLIP_BACKENDS", "ClipSpec", "ProcessorPreprocessing", "ZeroShotCLIP", "parse_clip_spec",
-           "load_clip", "to_rgb8", "encode_prompts", "require_open_clip", "require_transformers"]
+__all__ = ["CLIP_BACKENDS", "ZERO_SHOT_RULES", "ClipSpec", "ProcessorPreprocessing", "ZeroShotCLIP", "parse_clip_spec",
+           "load_clip", "to_rgb8", "encode_prompts", "normalized_prompts", "max_cosine_module", "zero_shot_model",
+           "require_open_clip", "require_transformers"]
 
 CLIP_BACKENDS: tuple[str, ...] = ("open_clip", "hf")
+
+ZERO_SHOT_RULES: tuple[str, ...] = ("softmax", "max-cosine")
+"""How a zero-shot score is made from a finding's prompts (module docstring): CheXzero's and XQA's rules."""
 
 
 def require_open_clip() -> Any:
@@ -232,6 +250,45 @@ ZeroShotCLIP = _zero_shot_module
 """Build the zero-shot module from an image encoder, (K, D) positive/negative embeddings and a temperature."""
 
 
+def normalized_prompts(encode_text: Any, texts: Sequence[str]) -> Any:
+    """The L2-normalised embedding of each prompt of ``texts`` (``(T, D)``), not ensembled."""
+    import torch
+
+    with torch.no_grad():
+        e = encode_text(list(texts)).float()
+        return e / e.norm(dim=-1, keepdim=True)
+
+
+def max_cosine_module(image_encoder: Any, prompts: Sequence[Any]) -> Any:
+    """Image -> per-finding max over its prompts of cosine(image, prompt) (XQA's rule); ``prompts[k]``: the
+    ``(T_k, D)`` normalised embeddings of finding ``k``."""
+    import torch
+
+    n = max(int(p.shape[0]) for p in prompts)
+    emb = torch.zeros(len(prompts), n, int(prompts[0].shape[1]))
+    mask = torch.zeros(len(prompts), n, dtype=torch.bool)
+    for k, p in enumerate(prompts):
+        emb[k, :p.shape[0]] = p
+        mask[k, :p.shape[0]] = True
+
+    class MaxCosine(torch.nn.Module):
+        """Image -> per-finding max cosine over its positive prompts (see cxreval.predict.clip)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.image_encoder = image_encoder
+            self.register_buffer("prompts", emb)
+            self.register_buffer("mask", mask)
+
+        def forward(self, x: Any) -> Any:
+            f = self.image_encoder(x).float()
+            f = f / f.norm(dim=-1, keepdim=True)
+            c = torch.einsum("bd,ktd->bkt", f, self.prompts)
+            return c.masked_fill(~self.mask, float("-inf")).amax(dim=-1)
+
+    return MaxCosine()
+
+
 @dataclass(frozen=True)
 class LoadedClip:
     """What :func:`load_clip` builds: the image encoder, the text encoder (a function of a list of texts),
@@ -338,22 +395,36 @@ def load_clip(cs: ClipSpec, *, spec: str) -> LoadedClip:
     return _load_open_clip(cs, spec) if cs.backend == "open_clip" else _load_hf(cs, spec)
 
 
-def zero_shot_model(spec: str, value: str, *, prompts: str | os.PathLike[str] | PromptSet | None) -> dict[str, Any]:
+def zero_shot_model(spec: str, value: str, *, prompts: str | os.PathLike[str] | PromptSet | None,
+                    zero_shot_rule: str = "softmax") -> dict[str, Any]:
     """The parts of a :class:`~cxreval.predict.models.LoadedModel` for a ``clip:`` spec (see the module docstring)."""
     import torch
 
+    from .._validation import check_choice
+
+    check_choice(zero_shot_rule, ZERO_SHOT_RULES, name="zero_shot_rule", func="predict")
     cs = parse_clip_spec(value, spec=spec)
     ps = prompts if isinstance(prompts, PromptSet) else load_prompts(prompts)
+    missing = ps.without_negatives()
+    if zero_shot_rule == "softmax" and missing:
+        raise SchemaError(f"prompt file {ps.source}: {list(missing)[:5]} {'has' if len(missing) == 1 else 'have'} no "
+                          "negative prompts, which zero_shot_rule='softmax' (CheXzero's rule) needs; add 'negative: "
+                          "[...]' to each finding or use zero_shot_rule='max-cosine' (XQA's rule).")
     lc = load_clip(cs, spec=spec)
-    pos = torch.stack([encode_prompts(lc.encode_text, p) for p in ps.positive])
-    neg = torch.stack([encode_prompts(lc.encode_text, n) for n in ps.negative])
-    t = ps.temperature if ps.temperature is not None else lc.logit_scale
-    module = ZeroShotCLIP(lc.image_encoder, pos, neg, t)
-    extra = {**lc.extra, "zero_shot": {"prompts": ps.to_dict(), "prompt_file": ps.source, "temperature": t,
-                                       "temperature_from": "prompt file" if ps.temperature is not None
-                                       else "model logit_scale.exp()",
-                                       "ensemble": "mean of normalised prompt embeddings, normalised",
-                                       "score": "softmax over (positive, negative) of temperature * cosine"}}
+    zs: dict[str, object] = {"rule": zero_shot_rule, "prompts": ps.to_dict(), "prompt_file": ps.source}
+    if zero_shot_rule == "softmax":
+        pos = torch.stack([encode_prompts(lc.encode_text, p) for p in ps.positive])
+        neg = torch.stack([encode_prompts(lc.encode_text, n) for n in ps.negative])
+        t = ps.temperature if ps.temperature is not None else lc.logit_scale
+        module = ZeroShotCLIP(lc.image_encoder, pos, neg, t)
+        zs.update({"temperature": t, "temperature_from": "prompt file" if ps.temperature is not None
+                   else "model logit_scale.exp()", "ensemble": "mean of normalised prompt embeddings, normalised",
+                   "score": "softmax over (positive, negative) of temperature * cosine (CheXzero)"})
+    else:
+        module = max_cosine_module(lc.image_encoder, [normalized_prompts(lc.encode_text, p) for p in ps.positive])
+        zs.update({"temperature": None, "ensemble": "none: each prompt on its own",
+                   "score": "max over the positive prompts of cosine(image, prompt) (XQA); negative prompts unused"})
+    extra = {**lc.extra, "zero_shot": zs}
     return {"name": lc.name, "module": module, "preprocessing": lc.preprocessing, "outputs": ps.findings,
             "weights_file": lc.weights_file, "extra": json.loads(json.dumps(extra, default=str)),
             "clip": lc}

@@ -401,11 +401,11 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
                        str(ckpt), scripted=fmt == "torchscript", extra={"format": fmt, "yaml": str(cfg_path)})
 
 
-def _clip_model(spec: ModelSpec, *, prompts: Any) -> LoadedModel:
+def _clip_model(spec: ModelSpec, *, prompts: Any, zero_shot_rule: str) -> LoadedModel:
     require_torch()
     from .clip import zero_shot_model
 
-    parts = zero_shot_model(str(spec), spec.value, prompts=prompts)
+    parts = zero_shot_model(str(spec), spec.value, prompts=prompts, zero_shot_rule=zero_shot_rule)
     outs = tuple(parts["outputs"])
     findings, notes = _map_outputs(list(outs), where=f"model {spec}")
     return LoadedModel(parts["name"], str(spec), parts["module"], parts["preprocessing"], outs, findings, notes,
@@ -413,7 +413,8 @@ def _clip_model(spec: ModelSpec, *, prompts: Any) -> LoadedModel:
 
 
 def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: PathLike | None = None,
-               download: bool = True, prompts: str | os.PathLike[str] | Any = None) -> LoadedModel:
+               download: bool = True, prompts: str | os.PathLike[str] | Any = None,
+               zero_shot_rule: str = "softmax") -> LoadedModel:
     """Load a model from its spec, put it in evaluation mode on ``device`` and check it with a blank input.
 
     Parameters
@@ -429,6 +430,9 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: PathL
     prompts : str, path or PromptSet, optional
         For ``clip:`` models: a built-in prompt set (``chestxray14``, the default, or ``chexpert``) or a prompt
         YAML (:mod:`cxreval.predict.prompts`).
+    zero_shot_rule : {'softmax', 'max-cosine'}, default='softmax'
+        For ``clip:`` models: CheXzero's softmax of positive vs negative prompts, or XQA's maximum cosine over the
+        positive prompts (:mod:`cxreval.predict.clip`).
 
     Raises
     ------
@@ -442,10 +446,14 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: PathL
         An unknown spec or device.
     """
     ms = parse_model_spec(spec)  # an unknown kind is named before torch is looked for
+    from .._validation import check_choice
+    from .clip import ZERO_SHOT_RULES
+
+    check_choice(zero_shot_rule, ZERO_SHOT_RULES, name="zero_shot_rule", func="load_model")
     torch = require_torch()
     dev = torch_device(device)
     if ms.kind == "clip":
-        lm = _clip_model(ms, prompts=prompts)
+        lm = _clip_model(ms, prompts=prompts, zero_shot_rule=zero_shot_rule)
     else:
         lm = _xrv_model(ms, weights_dir=weights_dir, download=download) if ms.kind == "xrv" else _torch_model(ms)
     lm.module.to(dev).eval()
