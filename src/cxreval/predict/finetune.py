@@ -8,14 +8,20 @@ not mentioned: negative / exclude); an excluded label adds nothing to the loss o
 The studies with both an image and labels are split by patient (:func:`cxreval.datasets.splits.patient_split`, seeded
 with ``seed``) into ``train`` and ``val``. Modes:
 
-* ``linear-probe``: the network is frozen; the features entering its classifier are computed once and a new
-  linear classifier is fitted on them to convergence (full-batch L-BFGS, float64) on the loss plus
-  ``weight_decay / 2 * ||W||^2`` (the bias is not penalised): for ``bce`` this is L2 logistic regression per
-  finding (scikit-learn's ``LogisticRegression(C=1 / (n * k * weight_decay))`` with ``n`` images and ``k``
-  findings, all labelled). One row per finding in ``training.csv`` (epoch 1).
+* ``linear-probe``: the network is frozen; the features entering its classifier are computed once per image
+  (in batches), cached in the run folder (``features.npz``; ``features=`` reuses it in a later run) and a new
+  linear classifier is fitted on them to convergence (:func:`~.probe.fit_linear_probe`: Newton's method,
+  float64) on the loss plus ``weight_decay / 2 * ||W||^2`` (the bias is not penalised): for ``bce`` this is L2
+  logistic regression per finding (scikit-learn's ``LogisticRegression(C=1 / (n * k * weight_decay))`` with
+  ``n`` images and ``k`` findings, all labelled). The validation scores are the new classifier on the cached
+  validation features. One row per finding in ``training.csv`` (epoch 1).
 * ``last-layer``: a new classifier and the backbone's last stage (:func:`~.recipes.last_stage`, e.g. ``layer4``
   of a ResNet) are trained, the rest frozen (and in evaluation mode, so batch-norm statistics stay).
 * ``full``: every parameter is trained.
+
+``model`` is ``xrv:`` (a TorchXRayVision DenseNet), ``torch:`` (a state_dict with its architecture) or ``clip:``
+(a vision-language model's image encoder with a linear classifier on its embedding, BenchX's protocols as in
+XQA: ``linear-probe`` or ``full`` fine-tuning of the vision tower; :mod:`.clip_head`).
 
 Gradient modes use Adam (``lr``, ``weight_decay``), mini-batches of ``batch_size`` in an order drawn from
 ``seed``, and stop early when the macro validation AUC (mean over findings with both classes in ``val``) has
@@ -24,7 +30,8 @@ ChestX-ray8 network (:func:`~.recipes.chestxray8_net`) with W-CEL at the paper's
 
 Output folder: ``model.pt`` (state_dict) + ``model.yaml`` (``cxreval predict --model torch:OUT/model.yaml``),
 ``training.csv`` (epoch, finding, train_loss, val_loss, val_auc, ...), ``split.csv``, ``val_predictions.csv``
-(the best epoch's validation scores, in the prediction format), ``finetune.json``, ``summary.md``, ``run.json``.
+(the best epoch's validation scores, in the prediction format), ``finetune.json``, ``summary.md``, ``run.json``
+and, for ``linear-probe``, ``features.npz``.
 """
 
 from __future__ import annotations
@@ -179,7 +186,9 @@ class _Net:
     weights: str | None
 
 
-def _input_dict(prep: Preprocessing) -> dict[str, Any]:
+def _input_dict(prep: Any) -> dict[str, Any] | str:
+    if not isinstance(prep, Preprocessing):             # a CLIP processor: the architecture's own (clip_head)
+        return "architecture"
     norm: Any = {"mean": list(prep.mean), "std": list(prep.std)} if prep.normalization == "custom" else prep.normalization
     return {"size": int(prep.size), "channels": int(prep.channels), "normalization": norm, "crop": prep.crop}
 
@@ -197,6 +206,13 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
                     f"recipe chestxray8 ({arch})", weights)
     assert model is not None  # finetune passes exactly one of model and recipe
     ms = parse_model_spec(model)
+    if ms.kind == "clip":
+        from .clip_head import absolute_clip_spec, clip_classifier
+
+        spec = absolute_clip_spec(str(ms))
+        module = clip_classifier(spec, n_out)
+        return _Net(module, module.preprocessing, "cxreval.predict.clip_head:clip_classifier",
+                    {"spec": spec, "n_out": n_out}, "classifier", None, spec, module.clip.weights_file)
     lm = load_model(ms, weights_dir=weights_dir, download=download)
     if lm.scripted:
         raise InvalidParameterError(f"model={str(model)!r}: a TorchScript model cannot be rebuilt for training; give it "
@@ -252,41 +268,16 @@ def _forward(module: Any, data: _Images, idx: np.ndarray, *, batch_size: int, de
     return np.concatenate(outs)
 
 
-def _head_inputs(module: Any, head: str, data: _Images, idx: np.ndarray, *, batch_size: int, device: Any) -> Any:
-    import torch
-
+def _head_inputs(module: Any, head: str, data: _Images, idx: np.ndarray, *, batch_size: int, device: Any
+                 ) -> np.ndarray:
+    """The inputs of the classifier ``head`` for the images ``idx`` (float32, as the classifier reads them)."""
     got: list[Any] = []
-    h = module.get_submodule(head).register_forward_hook(lambda m, a, o: got.append(a[0].detach().double().cpu()))
+    h = module.get_submodule(head).register_forward_hook(lambda m, a, o: got.append(a[0].detach().float().cpu()))
     try:
         _forward(module, data, idx, batch_size=batch_size, device=device)
     finally:
         h.remove()
-    return torch.cat(got)
-
-
-def _fit_linear(x: Any, y: Any, head: Any, *, loss: Callable[[Any, Any], Any], weight_decay: float) -> float:
-    """Fit ``head`` (a Linear) on features ``x`` to convergence; return the final loss (without the penalty)."""
-    import torch
-
-    w = torch.zeros(head.out_features, head.in_features, dtype=torch.float64, requires_grad=True)
-    b = torch.zeros(head.out_features, dtype=torch.float64, requires_grad=True)
-    opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=2000, max_eval=4000, tolerance_grad=1e-10,
-                            tolerance_change=1e-15, history_size=50, line_search_fn="strong_wolfe")
-
-    def closure() -> Any:
-        opt.zero_grad()
-        v = loss(x @ w.T + b, y) + 0.5 * weight_decay * (w * w).sum()
-        v.backward()
-        return v
-
-    with torch.enable_grad():
-        for _ in range(5):
-            opt.step(closure)
-    with torch.no_grad():
-        head.weight.copy_(w.to(head.weight.dtype))
-        if head.bias is not None:
-            head.bias.copy_(b.to(head.bias.dtype))
-        return float(loss(x @ w.T + b, y))
+    return np.concatenate([g.numpy() for g in got]) if got else np.zeros((0, 0), dtype=np.float32)
 
 
 def _rows(epoch: int, findings: list[str], train_loss: float, val_loss: float, aucs: list[float], npos: list[int],
@@ -309,14 +300,15 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
              weight_decay: float = 1e-4, seed: int = 0, device: str = "cpu", input_size: int | None = None,
              name: str | None = None, keep_interrupted: bool = False, overwrite: bool = False,
              weights_dir: PathLike | None = None, download: bool = True, dicom_window: str = "none",
-             argv: Sequence[str] | None = None, progress: Progress | None = None,
+             features: PathLike | None = None, argv: Sequence[str] | None = None, progress: Progress | None = None,
              on_epoch: Callable[[int], None] | None = None) -> FinetuneResult:
     """Fine-tune ``model`` (or train ``recipe``) on ``labels`` and write ``out`` atomically (module docstring).
 
     ``progress`` (:class:`cxreval.progress.Progress`) gets a task counting the epochs, advanced after each;
     ``on_epoch(epoch)`` is called then too (tests use it to interrupt). On Ctrl-C the folder is written with the
     best epoch so far when ``keep_interrupted`` (and ``finetune.json`` says it was interrupted), else nothing is
-    written; the KeyboardInterrupt is re-raised.
+    written; the KeyboardInterrupt is re-raised. ``features`` (``linear-probe`` only): the ``features.npz`` of an
+    earlier linear probe of the same model on the same images, reused instead of computing them again.
     """
     from scipy.special import expit
 
@@ -329,16 +321,22 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
     func = "finetune"
     check_choice(mode, FINETUNE_MODES, name="mode", func=func)
     if (model is None) == (recipe is None):
-        raise InvalidParameterError("finetune needs exactly one of model= (xrv:, torch:) and recipe='chestxray8'.")
+        raise InvalidParameterError("finetune needs exactly one of model= (xrv:, torch:, clip:) and recipe= "
+                                    f"({' or '.join(RECIPES)}).")
     if recipe is not None:
         check_choice(recipe, RECIPES, name="recipe", func=func)
     else:
         from .models import parse_model_spec
 
         assert model is not None  # exactly one of model and recipe (checked above)
-        if parse_model_spec(model).kind == "clip":
-            raise InvalidParameterError(f"model={str(model)!r}: fine-tuning clip: models is not supported yet; score them "
-                                        "zero-shot with cxreval predict, or fine-tune an xrv: or torch: model.")
+        if parse_model_spec(model).kind == "clip" and mode == "last-layer":
+            raise InvalidParameterError(f"model={str(model)!r} with mode='last-layer': a clip: model is fine-tuned as "
+                                        "BenchX does, mode='linear-probe' (frozen image encoder) or mode='full' (the "
+                                        "vision tower and the classifier).")
+    if features is not None and mode != "linear-probe":
+        raise InvalidParameterError(f"features={str(features)!r}: cached features are used by mode='linear-probe' only.")
+    if features is not None and not Path(features).is_file():
+        raise SchemaError(f"features={str(features)!r} does not exist.")
     loss = loss or ("wcel" if recipe else "bce")
     check_choice(loss, LOSSES, name="loss", func=func)
     pol = LabelPolicy(policy, not_mentioned)
@@ -371,7 +369,8 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         raise SchemaError(f"the validation part ({len(va)} image(s) of {sp.patient_id[va].nunique()} patient(s)) has "
                           "no finding with both a positive and a negative label, so no validation AUC; use more "
                           "images or a larger val_fraction.")
-    inputs = [Path(labels)] + ([Path(weights)] if weights is not None else [])
+    inputs = [Path(labels)] + ([Path(weights)] if weights is not None else []) + \
+        ([Path(features)] if features is not None else [])
     with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv, meta={"seed": seed, "mode": mode}) as d:
         torch.manual_seed(seed)
         net = _build(model, recipe, arch=arch, weights=None if weights is None else str(weights), n_out=len(fnames),
@@ -387,7 +386,15 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         for t in trained:
             for p in module.get_submodule(t).parameters():
                 p.requires_grad_(True)
-        data = _Images([by_id[s] for s in targets.study_id], net.prep, dicom_window=dicom_window)
+        chosen = [by_id[s] for s in targets.study_id]
+        fkey = {"base": net.base, "weights": net.weights, "preprocessing": net.prep.to_dict(), "head": net.head,
+                "dicom_window": dicom_window}
+        cached = None
+        if features is not None:                         # checked before any image is read
+            from .probe import load_features
+
+            cached = load_features(features, list(targets.study_id), [str(it.path) for it in chosen], fkey)
+        data = None if cached is not None else _Images(chosen, net.prep, dicom_window=dicom_window)
         lf = loss_function(loss)
         y_t = torch.tensor(y_all)
         lr = lr if lr is not None else (1e-4 if mode == "full" else 1e-3)
@@ -398,10 +405,28 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay)
         try:
             if mode == "linear-probe":
+                from .probe import FEATURES_FILE, fit_linear_probe, save_features
+
                 module.eval()
-                xf = _head_inputs(module, net.head, data, tr, batch_size=batch_size, device=dev)
-                train_loss = _fit_linear(xf, y_t[tr], head, loss=lf, weight_decay=weight_decay)
-                stopped = "converged (L-BFGS)"
+                if cached is not None:
+                    feats = cached
+                else:                                   # every image once, in batches
+                    assert data is not None  # read when no cached features were given
+                    feats = _head_inputs(module, net.head, data, np.arange(len(targets)), batch_size=batch_size,
+                                         device=dev)
+                save_features(d / FEATURES_FILE, feats, list(targets.study_id), [str(it.path) for it in chosen],
+                              fkey)
+                fit = fit_linear_probe(feats[tr], y_all[tr], loss=loss, weight_decay=weight_decay)
+                with torch.no_grad():
+                    head.weight.copy_(torch.from_numpy(fit.weight).to(head.weight.dtype))
+                    if head.bias is not None:
+                        head.bias.copy_(torch.from_numpy(fit.bias).to(head.bias.dtype))
+                train_loss = fit.loss
+                bad = [f for f, ok in zip(fnames, fit.converged) if not ok]
+                stopped = (f"converged (Newton's method on {feats.shape[1]} cached features; "
+                           f"{max(fit.iterations)} step(s))" if not bad else
+                           f"Newton's method stopped after {max(fit.iterations)} steps without converging for {bad} "
+                           "(one class only in the training part?)")
                 epochs = 1
             epoch_task = progress.add("cxreval finetune (epochs)", total=epochs)
             for epoch in range(1, epochs + 1):
@@ -409,6 +434,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                     module.train(mode == "full")
                     for t in trained:
                         module.get_submodule(t).train()
+                    assert data is not None  # read unless cached features were given (linear-probe only)
                     order = gen.permutation(tr)
                     tot = 0.0
                     for i in range(0, len(order), batch_size):
@@ -421,7 +447,12 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                         tot += v.item() * len(idx)
                     train_loss = tot / len(tr)
                 module.eval()
-                zv = _forward(module, data, va, batch_size=batch_size, device=dev)
+                if mode == "linear-probe":                  # the head on the cached features, as the model runs it
+                    with torch.inference_mode():
+                        zv = head(torch.from_numpy(feats[va]).to(dev)).double().cpu().numpy()
+                else:
+                    assert data is not None  # read unless cached features were given (linear-probe only)
+                    zv = _forward(module, data, va, batch_size=batch_size, device=dev)
                 val_loss = float(lf(torch.from_numpy(zv), y_t[va]))
                 sv = expit(zv)
                 aucs, npos, nneg = _aucs(y_all[va], sv)

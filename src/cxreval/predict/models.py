@@ -21,6 +21,8 @@
         architecture: torchxrayvision.models:DenseNet   # 'package.module:callable' or 'file.py:callable'
         architecture_kwargs: {weights: null, num_classes: 3}
         input: {size: 224, channels: 1, normalization: xrv, crop: center}   # see cxreval.predict.preprocess
+                                     # or 'architecture': the built module's own `preprocessing` (a CLIP
+                                     # processor; cxreval.predict.clip_head)
         findings: [Atelectasis, Effusion, ""]   # the output order; "" or null: an output to leave out
         apply_sigmoid: false         # true: scores are sigmoid(output)
         target_layer: features       # for --heatmaps (CAM needs an eager module, not TorchScript)
@@ -351,7 +353,8 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
     for k in ("input", "findings"):
         if k not in cfg:
             raise SchemaError(f"{where}: the key {k!r} is required.")
-    prep = Preprocessing.from_dict(cfg["input"], where=where)
+    from_arch = cfg["input"] == "architecture"       # the architecture's own `preprocessing` (a CLIP processor)
+    prep: Any = None if from_arch else Preprocessing.from_dict(cfg["input"], where=where)
     fl = cfg["findings"]
     if not isinstance(fl, list) or not fl:
         raise SchemaError(f"{where}: 'findings' must be a non-empty list (the model's outputs in order).")
@@ -365,6 +368,9 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
     fmt = cfg.get("format", "state_dict" if "architecture" in cfg else "torchscript")
     if fmt not in ("torchscript", "state_dict"):
         raise SchemaError(f"{where}: 'format' must be 'torchscript' or 'state_dict'; got {fmt!r}.")
+    if fmt == "torchscript" and from_arch:
+        raise SchemaError(f"{where}: 'input: architecture' needs format state_dict and an architecture whose module "
+                          "has a 'preprocessing'.")
     if fmt == "torchscript":
         try:
             with warnings.catch_warnings():
@@ -394,6 +400,11 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
             module.load_state_dict(_state_dict(obj, where=f"{where}, checkpoint {ckpt}"), strict=True)
         except RuntimeError as exc:
             raise SchemaError(f"{where}: checkpoint {ckpt} does not fit the architecture: {exc_text(exc)}") from exc
+        if from_arch:
+            prep = getattr(module, "preprocessing", None)
+            if prep is None or not hasattr(prep, "apply"):
+                raise SchemaError(f"{where}: 'input: architecture' but the module built by {cfg['architecture']!r} "
+                                  "has no 'preprocessing'; give input: {size, channels, normalization}.")
     findings, notes = _map_outputs([None if f is None else str(f) for f in fl], where=where)
     name = str(cfg.get("name") or ckpt.stem)
     return LoadedModel(name, str(spec), module, prep, tuple("" if f is None else str(f) for f in fl), findings,
@@ -460,7 +471,7 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: PathL
     if ms.kind in ("xrv", "clip"):          # torchxrayvision's own architectures: output count = len(targets) by construction
         return lm
     prep = lm.preprocessing
-    lo, hi = (-1024.0, 1024.0) if prep.normalization == "xrv" else (0.0, 1.0)   # a ramp over the input range
+    lo, hi = (-1024.0, 1024.0) if getattr(prep, "normalization", None) == "xrv" else (0.0, 1.0)   # a ramp over the input range
     x = torch.linspace(lo, hi, prep.channels * prep.size * prep.size, device=dev).reshape(
         1, prep.channels, prep.size, prep.size)
     try:
