@@ -324,7 +324,10 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         raise InvalidParameterError("finetune needs exactly one of model= (xrv:, torch:, clip:) and recipe= "
                                     f"({' or '.join(RECIPES)}).")
     if recipe is not None:
+        from .models import require_torchvision
+
         check_choice(recipe, RECIPES, name="recipe", func=func)
+        require_torchvision()                          # an environment problem is named before any work
     else:
         from .models import parse_model_spec
 

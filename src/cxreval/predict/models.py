@@ -57,7 +57,8 @@ from .images import exc_text
 from .preprocess import Preprocessing
 
 __all__ = ["MODEL_KINDS", "XRV_WEIGHTS", "XRV_VERSION", "ModelSpec", "LoadedModel", "parse_model_spec", "load_model",
-           "xrv_weights_path", "require_torch", "torch_device", "require_xrv", "import_callable"]
+           "xrv_weights_path", "require_torch", "torch_device", "require_xrv", "require_torchvision",
+           "broken_import_message", "import_callable"]
 
 XRV_VERSION = "1.5.7"
 XRV_WEIGHTS: tuple[str, ...] = (
@@ -94,13 +95,46 @@ def require_torch() -> Any:
     return torch
 
 
-def require_xrv() -> Any:
+def broken_import_message(what: str, exc: BaseException) -> str:
+    """The message for a package that is installed but fails to import (``exc`` not an ImportError): usually a
+    torchvision built for another torch (PyPI's CUDA wheel beside a CPU torch: ``operator torchvision::nms does
+    not exist``), whose fix is the matching pair of wheels from one index."""
+    import torch
+
+    tv = "unknown"
+    with contextlib.suppress(Exception):
+        from importlib.metadata import version
+        tv = version("torchvision")
+    base = str(torch.__version__).split("+")[0]
+    return (f"{what} cannot be imported ({exc_text(exc)}): torchvision {tv} does not match torch {torch.__version__} "
+            "(a wheel built for another torch or CUDA). Install the matching pair from one index, e.g. pip install "
+            f"--force-reinstall torch=={base} torchvision --index-url https://download.pytorch.org/whl/cpu (the CPU "
+            "wheels; pick the torchvision release paired with this torch at "
+            "https://pytorch.org/get-started/previous-versions/), then run again.")
+
+
+def require_torchvision() -> Any:
+    """``torchvision``, or a :class:`DataUnavailableError` naming the fix (not installed / not matching torch)."""
     require_torch()
+    try:
+        import torchvision
+    except ImportError as exc:
+        raise DataUnavailableError(f"torchvision is not installed ({exc_text(exc)}); pip install 'cxreval[models]' "
+                                   "(torch, torchvision and torchxrayvision from the same index).") from exc
+    except Exception as exc:  # RuntimeError "operator torchvision::nms does not exist", AttributeError, OSError
+        raise DataUnavailableError(broken_import_message("torchvision", exc)) from exc
+    return torchvision
+
+
+def require_xrv() -> Any:
+    require_torchvision()                       # torchxrayvision imports it: its failure is the one to name
     try:
         import torchxrayvision as xrv
     except ImportError as exc:
         raise DataUnavailableError(f"torchxrayvision is not importable ({exc_text(exc)}); pip install 'cxreval[models]' "
                                    f"(torchxrayvision=={XRV_VERSION} and a torchvision that matches torch).") from exc
+    except Exception as exc:  # a broken dependency raises at import time
+        raise DataUnavailableError(broken_import_message("torchxrayvision", exc)) from exc
     return xrv
 
 
@@ -309,6 +343,10 @@ def import_callable(ref: str, *, base: Path, where: str) -> Any:
             module = importlib.import_module(mod_name)
     except ImportError as exc:
         raise SchemaError(f"{where}: cannot import the architecture module {mod_name!r} ({exc_text(exc)}).") from exc
+    except RuntimeError as exc:          # e.g. a torchvision that does not match torch, imported by the module
+        if "torchvision" in str(exc):
+            raise DataUnavailableError(broken_import_message(f"the architecture module {mod_name!r}", exc)) from exc
+        raise SchemaError(f"{where}: importing the architecture module {mod_name!r} fails ({exc_text(exc)}).") from exc
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise SchemaError(f"{where}: {mod_name!r} has no callable {attr!r}.")

@@ -34,7 +34,9 @@ POOLINGS: tuple[str, ...] = ("lse", "avg", "max")
 
 def torchvision_weights_url(arch: str) -> str:
     """The URL of torchvision's ImageNet weights for ``arch`` (what ``--weights`` should hold)."""
-    import torchvision
+    from .models import require_torchvision
+
+    torchvision = require_torchvision()
 
     w = torchvision.models.get_model_weights(arch)
     return str(w.DEFAULT.url)
@@ -42,10 +44,12 @@ def torchvision_weights_url(arch: str) -> str:
 
 def _trunk(arch: str, weights: str | None) -> tuple[Any, int]:
     import torch
-    import torchvision
+
+    from .models import require_torchvision
 
     if arch not in RECIPE_ARCHS:
         raise InvalidParameterError(f"arch={arch!r}: expected one of {list(RECIPE_ARCHS)}.")
+    torchvision = require_torchvision()
     net = getattr(torchvision.models, arch)(weights=None)
     if weights is not None:
         try:
