@@ -33,7 +33,7 @@ def finetune(
     recipe: str = typer.Option(None, "--recipe", help="chestxray8: the ChestX-ray8 baseline (torchvision trunk, "
                                "transition layer, LSE pooling, prediction layer, W-CEL, 1024x1024 input)."),
     arch: str = typer.Option("resnet50", "--arch", help="Trunk of --recipe chestxray8 (resnet18/34/50/101, vgg16, "
-                             "alexnet, densenet121)."),
+                             "alexnet, googlenet, densenet121)."),
     weights: Path = typer.Option(None, "--weights", help="torchvision ImageNet weights file for --recipe (default: "
                                  "random initialisation; never downloaded)."),
     mode: str = typer.Option("full", "--mode", help="linear-probe (frozen features computed once and cached in "

@@ -7,6 +7,8 @@ layer* (here a 3x3 convolution to ``transition_channels`` maps, 1024 by default)
 (one linear output per finding). Its CAM heatmaps are the transition layer's activations weighted by the
 prediction layer's weights (``target_layer: transition``, ``classifier: classifier``), as in the paper. The
 paper reads 1024x1024 images (its 32x32 maps for ResNet-50 come from that size and the trunk's stride 32).
+GoogLeNet's trunk is torchvision's ``conv1`` ... ``inception5b`` (1024 maps, stride 32, the auxiliary heads
+left out), preceded by torchvision's ``transform_input`` (its ImageNet weights read ``(x - 0.5) / 0.5``).
 
 LSE pooling of a map ``x`` of ``S`` cells: ``(1 / r) * log(mean(exp(r * x)))``, computed as
 ``(logsumexp(r * x) - log S) / r``.
@@ -26,8 +28,13 @@ from ..exceptions import InvalidParameterError, SchemaError
 __all__ = ["RECIPE_ARCHS", "POOLINGS", "chestxray8_net", "torchvision_weights_url", "with_head", "find_classifier",
            "replace_head", "last_stage"]
 
-RECIPE_ARCHS: tuple[str, ...] = ("resnet18", "resnet34", "resnet50", "resnet101", "vgg16", "alexnet", "densenet121")
+RECIPE_ARCHS: tuple[str, ...] = ("resnet18", "resnet34", "resnet50", "resnet101", "vgg16", "alexnet", "googlenet",
+                                  "densenet121")
 """torchvision trunks the ChestX-ray8 recipe accepts (the paper used AlexNet, GoogLeNet, VGGNet-16, ResNet-50)."""
+
+_GOOGLENET_TRUNK = ("conv1", "maxpool1", "conv2", "conv3", "maxpool2", "inception3a", "inception3b", "maxpool3",
+                    "inception4a", "inception4b", "inception4c", "inception4d", "inception4e", "maxpool4",
+                    "inception5a", "inception5b")
 
 POOLINGS: tuple[str, ...] = ("lse", "avg", "max")
 
@@ -50,10 +57,21 @@ def _trunk(arch: str, weights: str | None) -> tuple[Any, int]:
     if arch not in RECIPE_ARCHS:
         raise InvalidParameterError(f"arch={arch!r}: expected one of {list(RECIPE_ARCHS)}.")
     torchvision = require_torchvision()
-    net = getattr(torchvision.models, arch)(weights=None)
+    sd = None
     if weights is not None:
         try:
             sd = torch.load(str(weights), map_location="cpu", weights_only=True)
+        except (RuntimeError, OSError, ValueError) as exc:
+            raise SchemaError(f"weights={str(weights)!r}: not a torch state_dict file ({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0][:300]}); expected the file at "
+                              f"{torchvision_weights_url(arch)}.") from exc
+    if arch == "googlenet":   # torchvision's ImageNet file holds the auxiliary heads too
+        aux = isinstance(sd, dict) and any(str(k).startswith("aux1.") for k in sd)
+        net = torchvision.models.googlenet(weights=None, aux_logits=aux, init_weights=sd is None)
+    else:
+        net = getattr(torchvision.models, arch)(weights=None)
+    if sd is not None:
+        try:
             net.load_state_dict(sd, strict=True)
         except (RuntimeError, OSError, ValueError) as exc:
             raise SchemaError(f"weights={str(weights)!r}: not torchvision {arch} weights ({type(exc).__name__}: "
@@ -63,7 +81,32 @@ def _trunk(arch: str, weights: str | None) -> tuple[Any, int]:
         return torch.nn.Sequential(*list(net.children())[:-2]), int(net.fc.in_features)
     if arch == "densenet121":
         return torch.nn.Sequential(net.features, torch.nn.ReLU()), int(net.classifier.in_features)
+    if arch == "googlenet":
+        from collections import OrderedDict
+
+        layers = [("imagenet_to_googlenet", _googlenet_input())] + [(n, getattr(net, n)) for n in _GOOGLENET_TRUNK]
+        return torch.nn.Sequential(OrderedDict(layers)), 1024
     return net.features, 512 if arch == "vgg16" else 256
+
+
+def _googlenet_input() -> Any:
+    import torch
+
+    class GoogLeNetInput(torch.nn.Module):
+        """ImageNet-normalised input -> the ``(x - 0.5) / 0.5`` input torchvision's GoogLeNet weights were trained
+        on (torchvision's ``transform_input``, which it turns on with those weights); no parameters."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("scale", torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1) / 0.5,
+                                 persistent=False)
+            self.register_buffer("shift", (torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1) - 0.5) / 0.5,
+                                 persistent=False)
+
+        def forward(self, x: Any) -> Any:
+            return x * self.scale + self.shift
+
+    return GoogLeNetInput()
 
 
 def chestxray8_net(arch: str = "resnet50", n_out: int = 8, *, transition_channels: int = 1024,
