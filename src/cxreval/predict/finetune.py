@@ -27,6 +27,9 @@ Gradient modes use Adam (``lr``, ``weight_decay``), mini-batches of ``batch_size
 ``seed``, and stop early when the macro validation AUC (mean over findings with both classes in ``val``) has
 not improved for ``patience`` epochs; the best epoch's weights are written. ``--recipe chestxray8`` trains the
 ChestX-ray8 network (:func:`~.recipes.chestxray8_net`) with W-CEL at the paper's 1024x1024 input.
+``--recipe xrv --model xrv:NAME`` fine-tunes a TorchXRayVision DenseNet with torchxrayvision's training defaults
+(:data:`~.recipes.XRV_DEFAULTS`: Adam with amsgrad, lr 1e-3, weight decay 1e-5, batch 64, task-weighted BCE,
+random affine augmentation of the training images), each replaced by an option given explicitly.
 
 Output folder: ``model.pt`` (state_dict) + ``model.yaml`` (``cxreval predict --model torch:OUT/model.yaml``),
 ``training.csv`` (epoch, finding, train_loss, val_loss, val_auc, ...), ``split.csv``, ``val_predictions.csv``
@@ -56,11 +59,12 @@ from .images import ImageItem, exc_text, read_image
 from .losses import LOSSES, loss_function
 from .models import require_torch, torch_device
 from .preprocess import Preprocessing
+from .recipes import XRV_DEFAULTS
 
 __all__ = ["FINETUNE_MODES", "RECIPES", "TRAINING_COLUMNS", "FinetuneResult", "finetune", "training_targets"]
 
 FINETUNE_MODES: tuple[str, ...] = ("linear-probe", "last-layer", "full")
-RECIPES: tuple[str, ...] = ("chestxray8",)
+RECIPES: tuple[str, ...] = ("chestxray8", "xrv")
 TRAINING_COLUMNS: tuple[str, ...] = ("epoch", "finding", "train_loss", "val_loss", "val_auc", "n_val_pos",
                                      "n_val_neg", "best")
 _CACHE_BYTES = 2 << 30
@@ -296,8 +300,8 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
              weights: PathLike | None = None, mode: str = "full", loss: str | None = None,
              findings: Sequence[str] | None = None, source: str | None = None, policy: str = "exclude",
              not_mentioned: str = "negative", state_encoding: str | None = None, val_fraction: float = 0.2,
-             epochs: int = 10, patience: int = 3, batch_size: int = 16, lr: float | None = None,
-             weight_decay: float = 1e-4, seed: int = 0, device: str = "cpu", input_size: int | None = None,
+             epochs: int = 10, patience: int = 3, batch_size: int | None = None, lr: float | None = None,
+             weight_decay: float | None = None, seed: int = 0, device: str = "cpu", input_size: int | None = None,
              name: str | None = None, keep_interrupted: bool = False, overwrite: bool = False,
              weights_dir: PathLike | None = None, download: bool = True, dicom_window: str = "none",
              features: PathLike | None = None, argv: Sequence[str] | None = None, progress: Progress | None = None,
@@ -320,28 +324,35 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
 
     func = "finetune"
     check_choice(mode, FINETUNE_MODES, name="mode", func=func)
-    if (model is None) == (recipe is None):
-        raise InvalidParameterError("finetune needs exactly one of model= (xrv:, torch:, clip:) and recipe= "
-                                    f"({' or '.join(RECIPES)}).")
     if recipe is not None:
+        check_choice(recipe, RECIPES, name="recipe", func=func)
+    if (model is None) != (recipe == "chestxray8"):
+        raise InvalidParameterError("finetune needs exactly one of model= (xrv:, torch:, clip:) and "
+                                    "recipe='chestxray8' (recipe='xrv' goes with model='xrv:...').")
+    if recipe == "chestxray8":
         from .models import require_torchvision
 
-        check_choice(recipe, RECIPES, name="recipe", func=func)
         require_torchvision()                          # an environment problem is named before any work
     else:
         from .models import parse_model_spec
 
         assert model is not None  # exactly one of model and recipe (checked above)
+        if recipe == "xrv" and parse_model_spec(model).kind != "xrv":
+            raise InvalidParameterError(f"recipe='xrv' with model={str(model)!r}: the xrv recipe fine-tunes a "
+                                        "TorchXRayVision model (model='xrv:densenet121-res224-all', ...).")
         if parse_model_spec(model).kind == "clip" and mode == "last-layer":
             raise InvalidParameterError(f"model={str(model)!r} with mode='last-layer': a clip: model is fine-tuned as "
                                         "BenchX does, mode='linear-probe' (frozen image encoder) or mode='full' (the "
                                         "vision tower and the classifier).")
+    xrv_recipe = recipe == "xrv"
+    loss = loss or ("wcel" if recipe == "chestxray8" else "xrv" if xrv_recipe else "bce")
+    check_choice(loss, LOSSES, name="loss", func=func)
+    batch_size = batch_size if batch_size is not None else (64 if xrv_recipe else 16)
+    weight_decay = weight_decay if weight_decay is not None else (1e-5 if xrv_recipe else 1e-4)
     if features is not None and mode != "linear-probe":
         raise InvalidParameterError(f"features={str(features)!r}: cached features are used by mode='linear-probe' only.")
     if features is not None and not Path(features).is_file():
         raise SchemaError(f"features={str(features)!r} does not exist.")
-    loss = loss or ("wcel" if recipe else "bce")
-    check_choice(loss, LOSSES, name="loss", func=func)
     pol = LabelPolicy(policy, not_mentioned)
     for n, v, lo in (("epochs", epochs, 1), ("patience", patience, 1), ("batch_size", batch_size, 1)):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
@@ -376,7 +387,8 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         ([Path(features)] if features is not None else [])
     with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv, meta={"seed": seed, "mode": mode}) as d:
         torch.manual_seed(seed)
-        net = _build(model, recipe, arch=arch, weights=None if weights is None else str(weights), n_out=len(fnames),
+        net = _build(model, "chestxray8" if recipe == "chestxray8" else None, arch=arch,
+                     weights=None if weights is None else str(weights), n_out=len(fnames),
                      input_size=input_size, weights_dir=weights_dir, download=download)
         module = net.module.to(dev)
         head = module.get_submodule(net.head)
@@ -398,14 +410,19 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
 
             cached = load_features(features, list(targets.study_id), [str(it.path) for it in chosen], fkey)
         data = None if cached is not None else _Images(chosen, net.prep, dicom_window=dicom_window)
-        lf = loss_function(loss)
+        from .losses import xrv_task_weights
+
+        task_weights = xrv_task_weights(y_all[tr]) if loss == "xrv" else None
+        lf = loss_function(loss, task_weights=task_weights)
         y_t = torch.tensor(y_all)
-        lr = lr if lr is not None else (1e-4 if mode == "full" else 1e-3)
+        lr = lr if lr is not None else (1e-4 if mode == "full" and not xrv_recipe else 1e-3)
         rows: list[dict[str, Any]] = []
         best: tuple[float, int, dict[str, Any] | None, np.ndarray | None] = (-np.inf, 0, None, None)
         stopped, interrupted = f"{epochs} epoch(s)", False
         gen = np.random.default_rng(seed)
-        opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay)
+        opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay,
+                               amsgrad=xrv_recipe)
+        aug_gen = np.random.default_rng([seed, 1])           # the xrv recipe's augmentation draws
         try:
             if mode == "linear-probe":
                 from .probe import FEATURES_FILE, fit_linear_probe, save_features
@@ -442,7 +459,12 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                     tot = 0.0
                     for i in range(0, len(order), batch_size):
                         idx = order[i:i + batch_size]
-                        z = module(torch.from_numpy(data.batch(idx)).to(dev))
+                        xb = torch.from_numpy(data.batch(idx))
+                        if xrv_recipe:
+                            from .recipes import random_affine
+
+                            xb = random_affine(xb, aug_gen)
+                        z = module(xb.to(dev))
                         v = lf(z, y_t[idx].to(z.dtype).to(dev))
                         opt.zero_grad()
                         v.backward()
@@ -477,7 +499,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
             raise SchemaError("no epoch gave a finite macro validation AUC; nothing to write.")
         log = pd.DataFrame(rows, columns=list(TRAINING_COLUMNS))
         log["best"] = log["epoch"] == best[1]
-        mname = name or (f"chestxray8-{arch}" if recipe else f"finetuned-{Path(str(net.base)).stem.split(':')[-1]}")
+        mname = name or (f"chestxray8-{arch}" if recipe == "chestxray8" else f"finetuned-{Path(str(net.base)).stem.split(':')[-1]}")
         vp = pd.DataFrame({"study_id": np.repeat(targets.study_id.to_numpy()[va], len(fnames)), "model": mname,
                            "finding": np.tile(np.asarray(fnames, dtype=object), len(va)),
                            "score": np.asarray(best[3]).ravel()})
@@ -488,7 +510,10 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                     "init_weights": net.weights, "n_train": int(len(tr)), "n_val": int(len(va)),
                     "n_labelled_without_image": int(lab[lab.source == source].study_id.nunique() - len(targets)),
                     "n_images_without_labels": int(len(listing.items) - len(targets)), "interrupted": interrupted,
-                    "yaml": str(Path(out) / "model.yaml")}
+                    "yaml": str(Path(out) / "model.yaml"), "recipe": recipe,
+                    "optimizer": "Adam(amsgrad=True)" if xrv_recipe else "Adam",
+                    "augmentation": XRV_DEFAULTS["augmentation"] if xrv_recipe else None,
+                    "task_weights": None if task_weights is None else dict(zip(fnames, task_weights.tolist()))}
         res = FinetuneResult(log, sp, vp, best[1], float(best[0]), stopped, settings)
         torch.save(best[2], d / "model.pt")
         cfg = {"name": mname, "checkpoint": "model.pt", "format": "state_dict", "architecture": net.architecture,

@@ -7,7 +7,9 @@ weighted logistic losses of each entry, with weights fixed by the labels:
 
 * ``bce``: ``1 / N`` for each of the ``N`` labelled entries;
 * ``wcel``: ``(|P| + |N|) / (|P| n)`` for a positive and ``(|P| + |N|) / (|N| n)`` for a negative entry
-  (``|P|``, ``|N|``: positive and negative labels over all findings, ``n`` images).
+  (``|P|``, ``|N|``: positive and negative labels over all findings, ``n`` images);
+* ``xrv``: ``w_t / N_t`` for each of the ``N_t`` labelled entries of finding ``t`` (``w_t``: torchxrayvision's
+  task weight of the targets, :func:`~.losses.xrv_task_weights`).
 
 So the objective is a sum of one strictly convex problem per finding (L2-penalised weighted logistic
 regression), each solved by Newton's method (in the ``n``-dimensional row space of ``X`` when ``d > n``, where
@@ -71,6 +73,14 @@ def entry_weights(y: np.ndarray, loss: str) -> np.ndarray:
     if loss == "bce":
         if known.any():
             w[known] = 1.0 / known.sum()
+        return w
+    if loss == "xrv":
+        from .losses import xrv_task_weights
+
+        tw = xrv_task_weights(y)
+        for t in range(y.shape[1]):
+            if known[:, t].any():
+                w[known[:, t], t] = tw[t] / known[:, t].sum()
         return w
     pos, neg = y == 1, y == 0
     n_p, n_n = int(pos.sum()), int(neg.sum())

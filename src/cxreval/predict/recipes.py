@@ -25,7 +25,7 @@ from typing import Any
 
 from ..exceptions import InvalidParameterError, SchemaError
 
-__all__ = ["RECIPE_ARCHS", "POOLINGS", "chestxray8_net", "torchvision_weights_url", "with_head", "find_classifier",
+__all__ = ["RECIPE_ARCHS", "POOLINGS", "XRV_DEFAULTS", "random_affine", "chestxray8_net", "torchvision_weights_url", "with_head", "find_classifier",
            "replace_head", "last_stage"]
 
 RECIPE_ARCHS: tuple[str, ...] = ("resnet18", "resnet34", "resnet50", "resnet101", "vgg16", "alexnet", "googlenet",
@@ -37,6 +37,17 @@ _GOOGLENET_TRUNK = ("conv1", "maxpool1", "conv2", "conv3", "maxpool2", "inceptio
                     "inception5a", "inception5b")
 
 POOLINGS: tuple[str, ...] = ("lse", "avg", "max")
+
+XRV_DEFAULTS: dict[str, object] = {
+    "mode": "full", "loss": "xrv", "optimizer": "Adam(amsgrad=True)", "lr": 1e-3, "weight_decay": 1e-5,
+    "batch_size": 64, "augmentation": {"rotation_degrees": 45, "translate": 0.15, "scale": 0.15}}
+"""``--recipe xrv``: torchxrayvision's training defaults (``scripts/train_model.py`` and ``train_utils.train``,
+torchxrayvision 1.x): Adam with ``amsgrad=True``, ``lr=0.001``, ``weight_decay=1e-5``, batches of 64, the
+task-weighted BCE (``--taskweights``: :func:`~.losses.xrv_loss`) and, on every training image, torchvision's
+``RandomAffine(45, translate=(0.15, 0.15), scale=(0.85, 1.15))`` (``--data_aug``; :func:`random_affine`). Like
+torchxrayvision, the model kept is the one of the best mean validation AUC; torchxrayvision trains 400 epochs
+without early stopping, cxreval stops after ``patience`` epochs without a better one (``epochs``/``patience``
+keep their own defaults). Any option given explicitly replaces its default here."""
 
 
 def torchvision_weights_url(arch: str) -> str:
@@ -87,6 +98,27 @@ def _trunk(arch: str, weights: str | None) -> tuple[Any, int]:
         layers = [("imagenet_to_googlenet", _googlenet_input())] + [(n, getattr(net, n)) for n in _GOOGLENET_TRUNK]
         return torch.nn.Sequential(OrderedDict(layers)), 1024
     return net.features, 512 if arch == "vgg16" else 256
+
+
+def random_affine(x: Any, gen: Any, *, degrees: float = 45.0, translate: float = 0.15, scale: float = 0.15) -> Any:
+    """torchvision's ``RandomAffine(degrees, translate=(t, t), scale=(1 - s, 1 + s))`` on each image of the batch
+    ``x`` (``(B, C, H, W)``), its parameters drawn as ``RandomAffine.get_params`` draws them but from the numpy
+    generator ``gen`` (reproducible from ``seed``): nearest-neighbour interpolation, filled with 0 (the middle
+    of the xrv scale)."""
+    import torch
+    from torchvision.transforms import InterpolationMode
+    from torchvision.transforms.functional import affine
+
+    out = torch.empty_like(x)
+    h, w = int(x.shape[-2]), int(x.shape[-1])
+    for i in range(x.shape[0]):
+        angle = float(gen.uniform(-degrees, degrees))
+        tx = int(round(float(gen.uniform(-translate * w, translate * w))))
+        ty = int(round(float(gen.uniform(-translate * h, translate * h))))
+        sc = float(gen.uniform(1 - scale, 1 + scale))
+        out[i] = affine(x[i], angle=angle, translate=[tx, ty], scale=sc, shear=[0.0, 0.0],
+                        interpolation=InterpolationMode.NEAREST, fill=0.0)
+    return out
 
 
 def _googlenet_input() -> Any:
