@@ -17,8 +17,9 @@ def predict(
                                 "relative to it) or a list file (one path per line, or a CSV with path[,study_id])."),
     model: list[str] = typer.Option(..., "--model", "-m", help="xrv:<weights> (e.g. xrv:densenet121-res224-all), "
                                     "torch:<checkpoint or YAML>, clip:open_clip:ARCH:CHECKPOINT, "
-                                    "clip:open_clip:local-dir:FOLDER or clip:hf:FOLDER (zero-shot; repeat for "
-                                    "several models)."),
+                                    "clip:open_clip:local-dir:FOLDER, clip:open_clip:hf-hub:ORG/NAME, "
+                                    "clip:hf:FOLDER or clip:hf:ORG/NAME (zero-shot; Hub ids are read from "
+                                    "$CXREVAL_CACHE/models/ORG/NAME or fetched; repeat for several models)."),
     prompts: str = typer.Option(None, "--prompts", help="Zero-shot prompts of clip: models: chestxray14 (default), "
                                 "chexpert, xqa (its 12 findings, positive prompts only) or a YAML file (per "
                                 "finding, positive and optional negative prompts)."),

@@ -11,8 +11,15 @@ Specs
     A Hugging Face CLIP-style model folder (``config.json``, weights, tokenizer files,
     ``preprocessor_config.json``), loaded with ``transformers`` (``AutoModel``, ``AutoTokenizer``,
     ``AutoImageProcessor``) with ``local_files_only=True``.
+``clip:open_clip:hf-hub:ORG/NAME``, ``clip:hf:ORG/NAME`` (or ``clip:hf:hf-hub:ORG/NAME``)
+    A model on the Hugging Face Hub, by its id. cxreval first looks for the model's folder in
+    :func:`hub_model_folder` (``$CXREVAL_CACHE/models/ORG/NAME``, default ``~/.cache/cxreval/models/ORG/NAME``)
+    and loads it from there when it holds the model; otherwise open_clip (``create_model("hf-hub:ORG/NAME")``) or
+    transformers (``from_pretrained("ORG/NAME")``) fetch it from the Hub into the Hugging Face cache. Offline (no
+    network, ``HF_HUB_OFFLINE=1``) and without that folder, a :class:`~cxreval.exceptions.DataUnavailableError`
+    names the folder to put the model's files in.
 
-Weights are never downloaded: a missing file or folder raises :class:`~cxreval.exceptions.DataUnavailableError`
+Files and folders are never downloaded: a missing one raises :class:`~cxreval.exceptions.DataUnavailableError`
 saying what to put where.
 
 Scores: the zero-shot rule
@@ -54,6 +61,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,7 +75,7 @@ from .images import RawImage, exc_text
 from .preprocess import scale_pixels
 from .prompts import PromptSet, load_prompts
 
-__all__ = ["CLIP_BACKENDS", "ZERO_SHOT_RULES", "ClipSpec", "ProcessorPreprocessing", "ZeroShotCLIP", "parse_clip_spec",
+__all__ = ["CLIP_BACKENDS", "ZERO_SHOT_RULES", "ClipSpec", "hub_model_folder", "ProcessorPreprocessing", "ZeroShotCLIP", "parse_clip_spec",
            "load_clip", "to_rgb8", "encode_prompts", "normalized_prompts", "max_cosine_module", "zero_shot_model",
            "require_open_clip", "require_transformers"]
 
@@ -116,17 +124,53 @@ class ClipSpec:
         return f"clip:{self.backend}:{self.arch}:{self.path}" if self.backend == "open_clip" else f"clip:hf:{self.path}"
 
 
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def _hub_id(repo: str, spec: str) -> str:
+    if not _HUB_ID.match(repo) or ".." in repo:
+        raise InvalidParameterError(f"model={spec!r}: {repo!r} is not a Hugging Face Hub id (ORG/NAME).")
+    return repo
+
+
 def parse_clip_spec(value: str, *, spec: str) -> ClipSpec:
-    """``open_clip:ARCH:FILE`` / ``open_clip:local-dir:FOLDER`` / ``hf:FOLDER`` (the part after ``clip:``)."""
+    """``open_clip:ARCH:FILE`` / ``open_clip:local-dir:FOLDER`` / ``open_clip:hf-hub:ORG/NAME`` / ``hf:FOLDER`` /
+    ``hf:ORG/NAME`` / ``hf:hf-hub:ORG/NAME`` (the part after ``clip:``). ``hf:X`` is a Hub id when ``X`` has the
+    form ``ORG/NAME`` and no such folder exists here."""
     backend, _, rest = value.partition(":")
-    if backend == "hf" and rest.strip():
-        return ClipSpec("hf", "", rest.strip())
+    rest = rest.strip()
+    if backend == "hf" and rest:
+        if rest.startswith("hf-hub:"):
+            return ClipSpec("hf", "hub", _hub_id(rest[len("hf-hub:"):].strip(), spec))
+        if _HUB_ID.match(rest) and not Path(rest).expanduser().exists():
+            return ClipSpec("hf", "hub", rest)
+        return ClipSpec("hf", "", rest)
     if backend == "open_clip":
         arch, _, path = rest.partition(":")
+        if arch.strip() == "hf-hub" and path.strip():
+            return ClipSpec("open_clip", "hf-hub", _hub_id(path.strip(), spec))
         if arch.strip() and path.strip():
             return ClipSpec("open_clip", arch.strip(), path.strip())
     raise InvalidParameterError(f"model={spec!r}: expected clip:open_clip:ARCH:CHECKPOINT, "
-                                "clip:open_clip:local-dir:FOLDER or clip:hf:FOLDER.")
+                                "clip:open_clip:local-dir:FOLDER, clip:open_clip:hf-hub:ORG/NAME, clip:hf:FOLDER or "
+                                "clip:hf:ORG/NAME.")
+
+
+def hub_model_folder(repo: str) -> Path:
+    """Where cxreval looks for the files of the Hub model ``repo`` (``ORG/NAME``) before asking the Hub:
+    ``<cache>/models/ORG/NAME`` (the cache of :func:`cxreval.datasets.fetch.resolve_cache_dir`)."""
+    from ..datasets.fetch import resolve_cache_dir
+
+    org, name = repo.split("/", 1)
+    return resolve_cache_dir() / "models" / org / name
+
+
+def _hub_unavailable(spec: str, repo: str, exc: BaseException, files: str) -> DataUnavailableError:
+    folder = hub_model_folder(repo)
+    return DataUnavailableError(
+        f"model={spec!r}: {repo} is not in {folder} and could not be fetched from the Hugging Face Hub "
+        f"({exc_text(exc)}). On a machine with internet access run huggingface_hub.snapshot_download({repo!r}, "
+        f"local_dir=...) and put the folder's files ({files}) in {folder}, then run again.")
 
 
 def to_rgb8(img: RawImage) -> Any:
@@ -320,7 +364,12 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
     open_clip = require_open_clip()
     import torch
 
-    if cs.arch == "local-dir":
+    hub = cs.arch == "hf-hub"
+    if hub and (hub_model_folder(cs.path) / "open_clip_config.json").is_file():
+        name, pretrained, weights = f"local-dir:{hub_model_folder(cs.path)}", None, str(hub_model_folder(cs.path))
+    elif hub:
+        name, pretrained, weights = f"hf-hub:{cs.path}", None, f"hf-hub:{cs.path}"
+    elif cs.arch == "local-dir":
         folder = Path(cs.path).expanduser()
         if not (folder / "open_clip_config.json").is_file():
             raise DataUnavailableError(f"model={str(spec)!r}: {folder / 'open_clip_config.json'} is not there; put the "
@@ -349,7 +398,13 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
         with _quiet():
             model = open_clip.create_model(name, pretrained=pretrained, device="cpu", pretrained_text=False)
             tokenizer = open_clip.get_tokenizer(name)
-    except (OSError, RuntimeError, ValueError, KeyError) as exc:
+    except Exception as exc:  # the Hub's network and offline errors are of many kinds
+        if name.startswith("hf-hub:"):
+            raise _hub_unavailable(str(spec), cs.path, exc, "open_clip_config.json and open_clip_pytorch_model.bin "
+                                   "or open_clip_model.safetensors") from exc
+        if not isinstance(exc, (OSError, RuntimeError, ValueError, KeyError)):
+            raise
+
         raise DataUnavailableError(f"model={str(spec)!r}: open_clip could not build the model from local files "
                                    f"({exc_text(exc)}); a text tower or tokenizer named by the config must be in the "
                                    "Hugging Face cache (HF_HOME) already, since cxreval runs offline.") from exc
@@ -367,7 +422,18 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
 
 def _load_hf(cs: ClipSpec, spec: str) -> LoadedClip:
     transformers = require_transformers()
-    folder = Path(cs.path).expanduser()
+    hub = cs.arch == "hub"
+    folder = hub_model_folder(cs.path) if hub else Path(cs.path).expanduser()
+    if hub and not (folder / "config.json").is_file():         # not placed here: ask the Hub
+        try:
+            with _quiet():
+                model = transformers.AutoModel.from_pretrained(cs.path)
+                tok = transformers.AutoTokenizer.from_pretrained(cs.path)
+                proc = transformers.AutoImageProcessor.from_pretrained(cs.path)
+        except Exception as exc:  # the Hub's network and offline errors are of many kinds
+            raise _hub_unavailable(str(spec), cs.path, exc, "config.json, model.safetensors, the tokenizer files "
+                                   "and preprocessor_config.json") from exc
+        return _hf_loaded(transformers, model, tok, proc, spec, source=cs.path, name=cs.path.split("/")[-1])
     if not (folder / "config.json").is_file():
         raise DataUnavailableError(f"model={str(spec)!r}: {folder / 'config.json'} is not there; put the Hugging Face "
                                    "model folder (config.json, model.safetensors, the tokenizer files and "
@@ -382,6 +448,10 @@ def _load_hf(cs: ClipSpec, spec: str) -> LoadedClip:
         raise DataUnavailableError(f"model={str(spec)!r}: transformers could not load {folder} offline ({exc_text(exc)}); "
                                    "the folder must hold the model, tokenizer and preprocessor_config.json "
                                    "files.") from exc
+    return _hf_loaded(transformers, model, tok, proc, spec, source=str(folder), name=folder.name)
+
+
+def _hf_loaded(transformers: Any, model: Any, tok: Any, proc: Any, spec: str, *, source: str, name: str) -> LoadedClip:
     for meth in ("get_image_features", "get_text_features"):
         if not hasattr(model, meth):
             raise SchemaError(f"model={str(spec)!r}: {type(model).__name__} has no {meth}; a CLIP-style model "
@@ -394,8 +464,8 @@ def _load_hf(cs: ClipSpec, spec: str) -> LoadedClip:
         return _features(model.get_text_features(input_ids=t["input_ids"], attention_mask=t["attention_mask"]))
 
     scale = float(model.logit_scale.exp().item()) if hasattr(model, "logit_scale") else 100.0
-    return LoadedClip(_hf_image_module(model), encode_text, _hf_processor(proc, str(folder)), scale, folder.name,
-                      str(folder), {"transformers": transformers.__version__, "model_class": type(model).__name__,
+    return LoadedClip(_hf_image_module(model), encode_text, _hf_processor(proc, source), scale, name,
+                      source, {"transformers": transformers.__version__, "model_class": type(model).__name__,
                                     "torch_version": torch.__version__})
 
 

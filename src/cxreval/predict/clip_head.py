@@ -28,8 +28,8 @@ def absolute_clip_spec(spec: str) -> str:
     from .clip import ClipSpec, parse_clip_spec
 
     cs = parse_clip_spec(spec.partition(":")[2] if spec.startswith("clip:") else spec, spec=spec)
-    if cs.path.startswith(("hf-hub:", "hub:")) or (cs.backend == "hf" and not Path(cs.path).expanduser().exists()):
-        return str(cs)                           # a hub name, not a path
+    if cs.arch in ("hf-hub", "hub"):
+        return str(cs)                           # a Hub id, not a path
     arch = cs.arch
     if arch.endswith(".json"):
         arch = str(Path(arch).expanduser().resolve())

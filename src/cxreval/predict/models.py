@@ -153,7 +153,8 @@ MODEL_KINDS: tuple[str, ...] = ("xrv", "torch", "clip")
 """The ``--model KIND:VALUE`` kinds."""
 
 _SPEC_FORMS = ("'xrv:<weights name>' (e.g. xrv:densenet121-res224-all), 'torch:<checkpoint or YAML path>', "
-               "'clip:open_clip:ARCH:CHECKPOINT', 'clip:open_clip:local-dir:FOLDER' or 'clip:hf:FOLDER'")
+               "'clip:open_clip:ARCH:CHECKPOINT', 'clip:open_clip:local-dir:FOLDER', 'clip:open_clip:hf-hub:ORG/NAME', "
+               "'clip:hf:FOLDER' or 'clip:hf:ORG/NAME'")
 
 
 def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
