@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.predict.probe import entry_weights, fit_linear_probe
 
@@ -128,3 +129,15 @@ def test_finetune_caches_features_and_reuses_them(task, monkeypatch):
         finetune(task / "imgs", task / "labels.csv", out=task / "c", model=spec, mode="linear-probe",
                  features=task / "a" / "features.npz")
     assert not (task / "c").exists()
+    (task / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(SchemaError, match="not the features.npz of a linear probe"):
+        finetune(task / "imgs", task / "labels.csv", out=task / "c", model=spec, mode="linear-probe",
+                 features=task / "junk.npz")
+    # the CLI's --features (the images as they were when the cache was written: b's own cache)
+    monkeypatch.undo()
+    base = ["finetune", "--images", str(task / "imgs"), "--labels", str(task / "labels.csv"), "--model", spec,
+            "--mode", "linear-probe", "--no-progress"]
+    assert main([*base, "--out", str(task / "d")]) == 0
+    assert main([*base, "--features", str(task / "d" / "features.npz"), "--out", str(task / "e")]) == 0
+    sd, se = (torch.load(task / x / "model.pt", weights_only=True) for x in ("d", "e"))
+    assert all(torch.equal(sd[k], se[k]) for k in sd)

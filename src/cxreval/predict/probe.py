@@ -211,7 +211,7 @@ def load_features(path: PathLike, study_ids: Sequence[str], paths: Sequence[str]
         with np.load(p, allow_pickle=False) as z:
             feats, ids, files, k = z["features"], z["study_id"].tolist(), z["image_file"].tolist(), str(z["key"])
     except (OSError, ValueError, KeyError) as exc:
-        raise SchemaError(f"{where}: not a features file written by cxreval finetune --mode linear-probe "
+        raise SchemaError(f"{where}: not the features.npz of a linear probe (finetune with mode='linear-probe') "
                           f"({type(exc).__name__}: {exc}).") from exc
     want = json.dumps(dict(key), sort_keys=True, default=str)
     if k != want:
