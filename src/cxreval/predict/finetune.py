@@ -402,8 +402,10 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
             for p in module.get_submodule(t).parameters():
                 p.requires_grad_(True)
         chosen = [by_id[s] for s in targets.study_id]
+        wfile = Path(str(net.weights)) if net.weights else None
         fkey = {"base": net.base, "weights": net.weights, "preprocessing": net.prep.to_dict(), "head": net.head,
-                "dicom_window": dicom_window}
+                "dicom_window": dicom_window, "weights_file": [wfile.stat().st_size, wfile.stat().st_mtime_ns]
+                if wfile is not None and wfile.is_file() else None}
         cached = None
         if features is not None:                         # checked before any image is read
             from .probe import load_features
