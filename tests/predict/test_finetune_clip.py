@@ -48,7 +48,7 @@ def _check_predict_reproduces(tmp, out, res):
     return log
 
 
-def test_open_clip_linear_probe_and_full_finetune(squares, tiny_open_clip, capsys):
+def test_open_clip_linear_probe_and_full_finetune(squares, tiny_open_clip, capsys, one_torch_thread):
     import torch
 
     from cxreval.predict.finetune import finetune
@@ -87,7 +87,7 @@ def test_open_clip_linear_probe_and_full_finetune(squares, tiny_open_clip, capsy
     assert json.loads((squares / "cli" / "finetune.json").read_text())["loss"] == "wcel"
 
 
-def test_hf_clip_linear_probe_and_full_finetune(squares, tiny_hf_clip):
+def test_hf_clip_linear_probe_and_full_finetune(squares, tiny_hf_clip, one_torch_thread):
     from cxreval.predict.finetune import finetune
     spec = f"clip:hf:{tiny_hf_clip}"
     lp = finetune(squares / "imgs", squares / "labels.csv", out=squares / "lp", model=spec, mode="linear-probe",

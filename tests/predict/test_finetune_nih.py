@@ -98,7 +98,7 @@ def test_finetune_predict_localize_classify_rank(tmp_path, shared_data, metadata
     assert set(pd.read_csv(rk / "rankings.csv").model) == {"tiny0", "tiny1"}
 
 
-def test_googlenet_recipe_finetune_predict_localize(tmp_path, shared_data, metadata_dir, torch_mod):
+def test_googlenet_recipe_finetune_predict_localize(tmp_path, shared_data, metadata_dir, one_torch_thread):
     """ChestX-ray8's GoogLeNet trunk (random initialisation, 64 x 64 input, 1 epoch) on the 39 NIH radiographs:
     finetune -> predict --heatmaps -> localize against the radiologist boxes."""
     pytest.importorskip("torchvision", reason="the ChestX-ray8 recipe needs torchvision")

@@ -69,7 +69,7 @@ def test_random_affine(torch_mod):
 
 
 @pytest.mark.slow
-def test_xrv_recipe_densenet(tmp_path, xrv_weights, xrv):
+def test_xrv_recipe_densenet(tmp_path, xrv_weights, xrv, one_torch_thread):
     from cxreval.predict import predict
     from cxreval.predict.finetune import finetune
     square_images(tmp_path / "imgs", 10, rng=4).to_csv(tmp_path / "labels.csv", index=False)
