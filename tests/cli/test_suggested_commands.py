@@ -359,6 +359,8 @@ def _all_options(cmd: Any = None) -> set[str]:
 
 
 NOT_CXREVAL_OPTIONS = {"--no-deps": "pip's option, in the install hint of iqa/adapters.py",
+                       "--force-reinstall": "pip's option, in the torchvision-mismatch fix of predict/models.py",
+                       "--index-url": "pip's option, in the torchvision-mismatch fix of predict/models.py",
                        "--help": "every command's help ('<command> --help' in the report)"}
 PENDING_OPTIONS = {"--executor": "rank, fuse and iqa take --executor SPEC; cli.main suggests it "
                                  "for --workers"}

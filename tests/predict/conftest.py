@@ -232,3 +232,12 @@ def tiny_hf_clip(tmp_path_factory, transformers_mod):
     tok.save_pretrained(d)
     CLIPImageProcessor(size={"shortest_edge": 40}, crop_size={"height": 40, "width": 40}).save_pretrained(d)
     return d
+
+
+@pytest.fixture()
+def one_torch_thread(torch_mod):
+    """torch on one thread for the test: small networks only contend for the cores of a shared machine."""
+    n = torch_mod.get_num_threads()
+    torch_mod.set_num_threads(1)
+    yield
+    torch_mod.set_num_threads(n)

@@ -96,3 +96,41 @@ def test_finetune_predict_localize_classify_rank(tmp_path, shared_data, metadata
     assert main(["rank", "-p", str(pred / "predictions.parquet"), "-l", str(lpath), "--n-resamples", "20",
                  "--min-models", "2", "--out", str(rk)]) == 0
     assert set(pd.read_csv(rk / "rankings.csv").model) == {"tiny0", "tiny1"}
+
+
+def test_googlenet_recipe_finetune_predict_localize(tmp_path, shared_data, metadata_dir, one_torch_thread):
+    """ChestX-ray8's GoogLeNet trunk (random initialisation, 64 x 64 input, 1 epoch) on the 39 NIH radiographs:
+    finetune -> predict --heatmaps -> localize against the radiologist boxes."""
+    pytest.importorskip("torchvision", reason="the ChestX-ray8 recipe needs torchvision")
+    from cxreval.datasets import nih
+    from cxreval.labels import write_labels
+
+    images = shared_data / "images" / "nih"
+    ids = sorted(p.name for p in images.glob("*.png"))
+    assert len(ids) == 39
+    tm = nih.load_labels().table
+    write_labels(tm[tm.study_id.isin(ids) & tm.finding.isin(FINDINGS)], tmp_path / "labels.parquet")
+    out = tmp_path / "g"
+    assert main(["finetune", "--images", str(images), "--labels", str(tmp_path / "labels.parquet"), "--recipe",
+                 "chestxray8", "--arch", "googlenet", "--input-size", "64", "--epochs", "1", "--batch-size", "8",
+                 "--val-fraction", "0.3", "--no-progress", "--out", str(out)]) == 0
+    cfg = yaml.safe_load((out / "model.yaml").read_text())
+    assert cfg["architecture_kwargs"]["arch"] == "googlenet" and cfg["target_layer"] == "transition"
+    pred = tmp_path / "pred"
+    assert main(["predict", "--images", str(images), "--model", f"torch:{out / 'model.yaml'}", "--heatmaps",
+                 "--batch-size", "8", "--no-progress", "--out", str(pred)]) == 0
+    p = pd.read_parquet(pred / "predictions.parquet")
+    assert len(p) == 39 * 3 and set(p.model) == {"chestxray8-googlenet"}
+    vp = pd.read_csv(out / "val_predictions.csv")
+    m = vp.merge(p, on=["study_id", "model", "finding"], suffixes=("_logged", ""))
+    assert len(m) == len(vp) > 0
+    np.testing.assert_allclose(m.score, m.score_logged, atol=1e-6)
+    with np.load(pred / "heatmaps" / "chestxray8-googlenet.npz") as z:
+        assert z[f"{ids[0]}/Nodule"].shape == (2, 2)                   # 64 / stride 32
+    boxes = pd.read_csv(metadata_dir / "BBox_List_2017.csv.gz")
+    boxes[boxes["Image Index"].isin(ids) & boxes["Finding Label"].isin(FINDINGS)].to_csv(tmp_path / "b.csv",
+                                                                                         index=False)
+    assert main(["localize", "--heatmaps", str(pred / "heatmaps" / "chestxray8-googlenet.npz"), "--boxes",
+                 str(tmp_path / "b.csv"), "--out", str(tmp_path / "loc")]) == 0
+    lt = pd.read_csv(tmp_path / "loc" / "localization.csv", dtype={"threshold": str})
+    assert {"Cardiomegaly", "Nodule"} <= set(lt.finding) and lt.acc.between(0, 1).all()

@@ -136,7 +136,8 @@ def test_hf_clip_scores_and_preprocessing(tmp_path, grey_images, tiny_hf_clip, t
 def test_prompt_files_and_temperature(tmp_path, grey_images, tiny_open_clip, capsys):
     d, pfile = grey_images
     cfg, ckpt = tiny_open_clip
-    for name in PROMPT_SETS:
+    assert set(PROMPT_SETS) == {"chestxray14", "chexpert", "xqa"}
+    for name in ("chestxray14", "chexpert"):                         # CheXzero-style: a negative for each
         ps = load_prompts(name)
         assert len(ps.findings) in (13, 14) and all(n[0].startswith("no ") for n in ps.negative)
     assert load_prompts(None).findings[2] == "Effusion"            # chestxray14 by default
@@ -153,7 +154,8 @@ def test_prompt_files_and_temperature(tmp_path, grey_images, tiny_open_clip, cap
     assert main(["predict", "--images", str(d), "--model", f"clip:open_clip:{cfg}:{ckpt}", "--prompts", "chexpert",
                  "--out", str(tmp_path / "cli"), "--no-progress"]) == 0
     assert "3 of 3 image(s) predicted by 1 model(s); 39 score(s)" in capsys.readouterr().out
-    for bad, msg in [({"findings": {"Atelectasis": {"positive": "x"}}}, "exactly 'positive' and 'negative'"),
+    for bad, msg in [({"findings": {"Atelectasis": {"negative": "x"}}}, "needs 'positive' prompts and optionally"),
+                     ({"findings": {"Atelectasis": {"positive": "x", "neg": "y"}}}, r"got \['neg', 'positive'\]"),
                      ({"findings": {"Atelectasys": {"positive": "x", "negative": "y"}}}, "Did you mean 'Atelectasis'"),
                      ({**PROMPTS, "temperature": 0}, "'temperature' must be a number > 0")]:
         hot.write_text(yaml.safe_dump(bad))

@@ -17,10 +17,15 @@ def predict(
                                 "relative to it) or a list file (one path per line, or a CSV with path[,study_id])."),
     model: list[str] = typer.Option(..., "--model", "-m", help="xrv:<weights> (e.g. xrv:densenet121-res224-all), "
                                     "torch:<checkpoint or YAML>, clip:open_clip:ARCH:CHECKPOINT, "
-                                    "clip:open_clip:local-dir:FOLDER or clip:hf:FOLDER (zero-shot; repeat for "
-                                    "several models)."),
+                                    "clip:open_clip:local-dir:FOLDER, clip:open_clip:hf-hub:ORG/NAME, "
+                                    "clip:hf:FOLDER or clip:hf:ORG/NAME (zero-shot; Hub ids are read from "
+                                    "$CXREVAL_CACHE/models/ORG/NAME or fetched; repeat for several models)."),
     prompts: str = typer.Option(None, "--prompts", help="Zero-shot prompts of clip: models: chestxray14 (default), "
-                                "chexpert or a YAML file (per finding, positive and negative prompts)."),
+                                "chexpert, xqa (its 12 findings, positive prompts only) or a YAML file (per "
+                                "finding, positive and optional negative prompts)."),
+    zero_shot_rule: str = typer.Option("softmax", "--zero-shot-rule", help="Zero-shot score of clip: models: "
+                                       "softmax (CheXzero: positive vs negative prompts) or max-cosine (XQA: the "
+                                       "largest cosine over the positive prompts); written to run.json."),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (written atomically)."),
     heatmaps: bool = typer.Option(False, "--heatmaps", help="Also write CAM maps per image x finding "
                                   "(heatmaps/<model>.npz, read by `cxreval localize --heatmaps`)."),
@@ -56,6 +61,7 @@ def predict(
 
     \b
         cxreval predict --images xrays/ --model clip:hf:models/clip-folder --prompts chestxray14 --out zs/
+        cxreval predict --images xrays/ --model clip:hf:models/clip-folder --prompts xqa --zero-shot-rule max-cosine --out xqa/
     """
     from ..predict import predict as run
 
@@ -63,7 +69,7 @@ def predict(
         res = run(images, model, out=out, overwrite=overwrite, heatmaps=heatmaps, cam=cam, target_layer=target_layer,
                   batch_size=batch_size, device=device, workers=workers, weights_dir=weights_dir,
                   download=not no_download, dicom_window=dicom_window, restart=restart, prompts=prompts,
-                  executor=ex, progress=prog)
+                  zero_shot_rule=zero_shot_rule, executor=ex, progress=prog)
     if json_out:
         echo_json(res.to_dict())
         return

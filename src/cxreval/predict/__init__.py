@@ -6,7 +6,8 @@
 * :mod:`.clip`, :mod:`.prompts`: zero-shot scoring of CLIP-style models with per-finding prompt files;
 * :mod:`.runner`: batched, resumable inference and the output files; :mod:`.store`: the resume store;
   :mod:`.shards`: the same over an executor (``predict --executor``);
-* :mod:`.finetune` (with :mod:`.losses`, :mod:`.recipes`): ``cxreval finetune`` and the ChestX-ray8 baseline.
+* :mod:`.finetune` (with :mod:`.losses`, :mod:`.recipes`, :mod:`.probe`, :mod:`.clip_head`): ``cxreval finetune``,
+  the ChestX-ray8 baseline, the linear probe's fit on cached features and CLIP image encoders with a classifier.
 
 torch, torchvision, torchxrayvision, open_clip_torch and transformers are optional
 (``pip install 'cxreval[models]'``) and imported only when a model is loaded; without them a clear
@@ -35,6 +36,7 @@ from .models import (
     xrv_weights_path,
 )
 from .preprocess import NORMALIZATIONS, Preprocessing, preprocess
+from .probe import LinearProbe, fit_linear_probe
 from .prompts import PROMPT_SETS, PromptSet, load_prompts
 from .runner import CAM_METHODS, PredictResult, partial_path, predict, run_predictions, write_outputs
 from .store import NpzWriter, PartialStore
@@ -43,5 +45,5 @@ __all__ = [
     "DICOM_WINDOWS", "IMAGE_SUFFIXES", "ImageItem", "ImageList", "ImageReadError", "RawImage", "list_images",
     "read_image", "MODEL_KINDS", "PROMPT_SETS", "PromptSet", "load_prompts", "XRV_WEIGHTS", "LoadedModel", "ModelSpec", "load_model", "parse_model_spec", "xrv_weights_path",
     "NORMALIZATIONS", "Preprocessing", "preprocess", "CAM_METHODS", "PredictResult", "partial_path", "predict",
-    "run_predictions", "write_outputs", "NpzWriter", "PartialStore",
+    "run_predictions", "write_outputs", "NpzWriter", "PartialStore", "LinearProbe", "fit_linear_probe",
 ]

@@ -11,19 +11,40 @@ Specs
     A Hugging Face CLIP-style model folder (``config.json``, weights, tokenizer files,
     ``preprocessor_config.json``), loaded with ``transformers`` (``AutoModel``, ``AutoTokenizer``,
     ``AutoImageProcessor``) with ``local_files_only=True``.
+``clip:open_clip:hf-hub:ORG/NAME``, ``clip:hf:ORG/NAME`` (or ``clip:hf:hf-hub:ORG/NAME``)
+    A model on the Hugging Face Hub, by its id. cxreval first looks for the model's folder in
+    :func:`hub_model_folder` (``$CXREVAL_CACHE/models/ORG/NAME``, default ``~/.cache/cxreval/models/ORG/NAME``)
+    and loads it from there when it holds the model; otherwise open_clip (``create_model("hf-hub:ORG/NAME")``) or
+    transformers (``from_pretrained("ORG/NAME")``) fetch it from the Hub into the Hugging Face cache. Offline (no
+    network, ``HF_HUB_OFFLINE=1``) and without that folder, a :class:`~cxreval.exceptions.DataUnavailableError`
+    names the folder to put the model's files in.
 
-Weights are never downloaded: a missing file or folder raises :class:`~cxreval.exceptions.DataUnavailableError`
+Files and folders are never downloaded: a missing one raises :class:`~cxreval.exceptions.DataUnavailableError`
 saying what to put where.
 
-Scores (CheXzero-style)
------------------------
-Per finding the prompt file (:mod:`.prompts`) gives positive prompts (``"atelectasis"``) and negative prompts
-(``"no atelectasis"``). Each prompt is encoded and L2-normalised; the prompts of one side are ensembled as in
-CLIP (Radford et al., 2021): the mean of their normalised embeddings, normalised again. With ``f`` the
-normalised image embedding and ``t`` the temperature (the model's learned ``logit_scale.exp()`` unless the
-prompt file sets ``temperature``), the score is the softmax over the two sides::
+Scores: the zero-shot rule
+--------------------------
+Each prompt is encoded and L2-normalised; ``f`` is the normalised image embedding. ``zero_shot_rule`` chooses
+how a finding's score is made from its prompts (:mod:`.prompts`):
 
-    score = exp(t * f.p) / (exp(t * f.p) + exp(t * f.n))
+``softmax`` (the default; CheXzero, Tiu et al., 2022, *Nature Biomedical Engineering*)
+    The positive prompts (``"atelectasis"``) and the negative prompts (``"no atelectasis"``) of a finding are
+    each ensembled as in CLIP (Radford et al., 2021): the mean of their normalised embeddings, normalised again
+    (``p``, ``n``). With ``t`` the temperature (the model's learned ``logit_scale.exp()`` unless the prompt file
+    sets ``temperature``) the score is the softmax over the two sides, a number in (0, 1)::
+
+        score = exp(t * f.p) / (exp(t * f.p) + exp(t * f.n))
+
+    Every finding needs negative prompts.
+``max-cosine`` (XQA, section 2: ``s_k = max_{t in T_k} S(v, l_t)``, "which serves as a logit")
+    The largest cosine similarity between the image and the finding's positive prompts, each prompt on its
+    own (no ensembling, no temperature, negative prompts unused), a number in [-1, 1]::
+
+        score = max_t f.l_t
+
+Both are rank-based for an AUC only within a finding: the softmax is a monotone function of ``f.p - f.n``, the
+max-cosine of the best-matching prompt alone, so the two rules rank the images differently and give different
+AUCs. ``models.json`` and ``run.json`` state the rule used.
 
 Preprocessing
 -------------
@@ -40,6 +61,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,27 +75,40 @@ from .images import RawImage, exc_text
 from .preprocess import scale_pixels
 from .prompts import PromptSet, load_prompts
 
-__all__ = ["CLIP_BACKENDS", "ClipSpec", "ProcessorPreprocessing", "ZeroShotCLIP", "parse_clip_spec",
-           "load_clip", "to_rgb8", "encode_prompts", "require_open_clip", "require_transformers"]
+__all__ = ["CLIP_BACKENDS", "ZERO_SHOT_RULES", "ClipSpec", "hub_model_folder", "ProcessorPreprocessing", "ZeroShotCLIP", "parse_clip_spec",
+           "load_clip", "to_rgb8", "encode_prompts", "normalized_prompts", "max_cosine_module", "zero_shot_model",
+           "require_open_clip", "require_transformers"]
 
 CLIP_BACKENDS: tuple[str, ...] = ("open_clip", "hf")
 
+ZERO_SHOT_RULES: tuple[str, ...] = ("softmax", "max-cosine")
+"""How a zero-shot score is made from a finding's prompts (module docstring): CheXzero's and XQA's rules."""
+
 
 def require_open_clip() -> Any:
+    from .models import broken_import_message, require_torchvision
+
+    require_torchvision()                       # open_clip imports it: its failure is the one to name
     try:
         import open_clip
     except ImportError as exc:
         raise DataUnavailableError(f"open_clip is not importable ({exc_text(exc)}); pip install open_clip_torch "
                                    "(see the README: cxreval[models] with the CPU torch wheel).") from exc
+    except Exception as exc:  # a broken dependency raises at import time
+        raise DataUnavailableError(broken_import_message("open_clip", exc)) from exc
     return open_clip
 
 
 def require_transformers() -> Any:
+    from .models import broken_import_message
+
     try:
         import transformers
     except ImportError as exc:
         raise DataUnavailableError(f"transformers is not importable ({exc_text(exc)}); pip install transformers "
                                    "(see the README: cxreval[models] with the CPU torch wheel).") from exc
+    except Exception as exc:  # a broken dependency raises at import time
+        raise DataUnavailableError(broken_import_message("transformers", exc)) from exc
     return transformers
 
 
@@ -89,17 +124,53 @@ class ClipSpec:
         return f"clip:{self.backend}:{self.arch}:{self.path}" if self.backend == "open_clip" else f"clip:hf:{self.path}"
 
 
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def _hub_id(repo: str, spec: str) -> str:
+    if not _HUB_ID.match(repo) or ".." in repo:
+        raise InvalidParameterError(f"model={spec!r}: {repo!r} is not a Hugging Face Hub id (ORG/NAME).")
+    return repo
+
+
 def parse_clip_spec(value: str, *, spec: str) -> ClipSpec:
-    """``open_clip:ARCH:FILE`` / ``open_clip:local-dir:FOLDER`` / ``hf:FOLDER`` (the part after ``clip:``)."""
+    """``open_clip:ARCH:FILE`` / ``open_clip:local-dir:FOLDER`` / ``open_clip:hf-hub:ORG/NAME`` / ``hf:FOLDER`` /
+    ``hf:ORG/NAME`` / ``hf:hf-hub:ORG/NAME`` (the part after ``clip:``). ``hf:X`` is a Hub id when ``X`` has the
+    form ``ORG/NAME`` and no such folder exists here."""
     backend, _, rest = value.partition(":")
-    if backend == "hf" and rest.strip():
-        return ClipSpec("hf", "", rest.strip())
+    rest = rest.strip()
+    if backend == "hf" and rest:
+        if rest.startswith("hf-hub:"):
+            return ClipSpec("hf", "hub", _hub_id(rest[len("hf-hub:"):].strip(), spec))
+        if _HUB_ID.match(rest) and not Path(rest).expanduser().exists():
+            return ClipSpec("hf", "hub", rest)
+        return ClipSpec("hf", "", rest)
     if backend == "open_clip":
         arch, _, path = rest.partition(":")
+        if arch.strip() == "hf-hub" and path.strip():
+            return ClipSpec("open_clip", "hf-hub", _hub_id(path.strip(), spec))
         if arch.strip() and path.strip():
             return ClipSpec("open_clip", arch.strip(), path.strip())
     raise InvalidParameterError(f"model={spec!r}: expected clip:open_clip:ARCH:CHECKPOINT, "
-                                "clip:open_clip:local-dir:FOLDER or clip:hf:FOLDER.")
+                                "clip:open_clip:local-dir:FOLDER, clip:open_clip:hf-hub:ORG/NAME, clip:hf:FOLDER or "
+                                "clip:hf:ORG/NAME.")
+
+
+def hub_model_folder(repo: str) -> Path:
+    """Where cxreval looks for the files of the Hub model ``repo`` (``ORG/NAME``) before asking the Hub:
+    ``<cache>/models/ORG/NAME`` (the cache of :func:`cxreval.datasets.fetch.resolve_cache_dir`)."""
+    from ..datasets.fetch import resolve_cache_dir
+
+    org, name = repo.split("/", 1)
+    return resolve_cache_dir() / "models" / org / name
+
+
+def _hub_unavailable(spec: str, repo: str, exc: BaseException, files: str) -> DataUnavailableError:
+    folder = hub_model_folder(repo)
+    return DataUnavailableError(
+        f"model={spec!r}: {repo} is not in {folder} and could not be fetched from the Hugging Face Hub "
+        f"({exc_text(exc)}). On a machine with internet access run huggingface_hub.snapshot_download({repo!r}, "
+        f"local_dir=...) and put the folder's files ({files}) in {folder}, then run again.")
 
 
 def to_rgb8(img: RawImage) -> Any:
@@ -232,6 +303,45 @@ ZeroShotCLIP = _zero_shot_module
 """Build the zero-shot module from an image encoder, (K, D) positive/negative embeddings and a temperature."""
 
 
+def normalized_prompts(encode_text: Any, texts: Sequence[str]) -> Any:
+    """The L2-normalised embedding of each prompt of ``texts`` (``(T, D)``), not ensembled."""
+    import torch
+
+    with torch.no_grad():
+        e = encode_text(list(texts)).float()
+        return e / e.norm(dim=-1, keepdim=True)
+
+
+def max_cosine_module(image_encoder: Any, prompts: Sequence[Any]) -> Any:
+    """Image -> per-finding max over its prompts of cosine(image, prompt) (XQA's rule); ``prompts[k]``: the
+    ``(T_k, D)`` normalised embeddings of finding ``k``."""
+    import torch
+
+    n = max(int(p.shape[0]) for p in prompts)
+    emb = torch.zeros(len(prompts), n, int(prompts[0].shape[1]))
+    mask = torch.zeros(len(prompts), n, dtype=torch.bool)
+    for k, p in enumerate(prompts):
+        emb[k, :p.shape[0]] = p
+        mask[k, :p.shape[0]] = True
+
+    class MaxCosine(torch.nn.Module):
+        """Image -> per-finding max cosine over its positive prompts (see cxreval.predict.clip)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.image_encoder = image_encoder
+            self.register_buffer("prompts", emb)
+            self.register_buffer("mask", mask)
+
+        def forward(self, x: Any) -> Any:
+            f = self.image_encoder(x).float()
+            f = f / f.norm(dim=-1, keepdim=True)
+            c = torch.einsum("bd,ktd->bkt", f, self.prompts)
+            return c.masked_fill(~self.mask, float("-inf")).amax(dim=-1)
+
+    return MaxCosine()
+
+
 @dataclass(frozen=True)
 class LoadedClip:
     """What :func:`load_clip` builds: the image encoder, the text encoder (a function of a list of texts),
@@ -254,7 +364,12 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
     open_clip = require_open_clip()
     import torch
 
-    if cs.arch == "local-dir":
+    hub = cs.arch == "hf-hub"
+    if hub and (hub_model_folder(cs.path) / "open_clip_config.json").is_file():
+        name, pretrained, weights = f"local-dir:{hub_model_folder(cs.path)}", None, str(hub_model_folder(cs.path))
+    elif hub:
+        name, pretrained, weights = f"hf-hub:{cs.path}", None, f"hf-hub:{cs.path}"
+    elif cs.arch == "local-dir":
         folder = Path(cs.path).expanduser()
         if not (folder / "open_clip_config.json").is_file():
             raise DataUnavailableError(f"model={str(spec)!r}: {folder / 'open_clip_config.json'} is not there; put the "
@@ -283,7 +398,13 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
         with _quiet():
             model = open_clip.create_model(name, pretrained=pretrained, device="cpu", pretrained_text=False)
             tokenizer = open_clip.get_tokenizer(name)
-    except (OSError, RuntimeError, ValueError, KeyError) as exc:
+    except Exception as exc:  # the Hub's network and offline errors are of many kinds
+        if name.startswith("hf-hub:"):
+            raise _hub_unavailable(str(spec), cs.path, exc, "open_clip_config.json and open_clip_pytorch_model.bin "
+                                   "or open_clip_model.safetensors") from exc
+        if not isinstance(exc, (OSError, RuntimeError, ValueError, KeyError)):
+            raise
+
         raise DataUnavailableError(f"model={str(spec)!r}: open_clip could not build the model from local files "
                                    f"({exc_text(exc)}); a text tower or tokenizer named by the config must be in the "
                                    "Hugging Face cache (HF_HOME) already, since cxreval runs offline.") from exc
@@ -301,7 +422,18 @@ def _load_open_clip(cs: ClipSpec, spec: str) -> LoadedClip:
 
 def _load_hf(cs: ClipSpec, spec: str) -> LoadedClip:
     transformers = require_transformers()
-    folder = Path(cs.path).expanduser()
+    hub = cs.arch == "hub"
+    folder = hub_model_folder(cs.path) if hub else Path(cs.path).expanduser()
+    if hub and not (folder / "config.json").is_file():         # not placed here: ask the Hub
+        try:
+            with _quiet():
+                model = transformers.AutoModel.from_pretrained(cs.path)
+                tok = transformers.AutoTokenizer.from_pretrained(cs.path)
+                proc = transformers.AutoImageProcessor.from_pretrained(cs.path)
+        except Exception as exc:  # the Hub's network and offline errors are of many kinds
+            raise _hub_unavailable(str(spec), cs.path, exc, "config.json, model.safetensors, the tokenizer files "
+                                   "and preprocessor_config.json") from exc
+        return _hf_loaded(transformers, model, tok, proc, spec, source=cs.path, name=cs.path.split("/")[-1])
     if not (folder / "config.json").is_file():
         raise DataUnavailableError(f"model={str(spec)!r}: {folder / 'config.json'} is not there; put the Hugging Face "
                                    "model folder (config.json, model.safetensors, the tokenizer files and "
@@ -316,6 +448,10 @@ def _load_hf(cs: ClipSpec, spec: str) -> LoadedClip:
         raise DataUnavailableError(f"model={str(spec)!r}: transformers could not load {folder} offline ({exc_text(exc)}); "
                                    "the folder must hold the model, tokenizer and preprocessor_config.json "
                                    "files.") from exc
+    return _hf_loaded(transformers, model, tok, proc, spec, source=str(folder), name=folder.name)
+
+
+def _hf_loaded(transformers: Any, model: Any, tok: Any, proc: Any, spec: str, *, source: str, name: str) -> LoadedClip:
     for meth in ("get_image_features", "get_text_features"):
         if not hasattr(model, meth):
             raise SchemaError(f"model={str(spec)!r}: {type(model).__name__} has no {meth}; a CLIP-style model "
@@ -328,8 +464,8 @@ def _load_hf(cs: ClipSpec, spec: str) -> LoadedClip:
         return _features(model.get_text_features(input_ids=t["input_ids"], attention_mask=t["attention_mask"]))
 
     scale = float(model.logit_scale.exp().item()) if hasattr(model, "logit_scale") else 100.0
-    return LoadedClip(_hf_image_module(model), encode_text, _hf_processor(proc, str(folder)), scale, folder.name,
-                      str(folder), {"transformers": transformers.__version__, "model_class": type(model).__name__,
+    return LoadedClip(_hf_image_module(model), encode_text, _hf_processor(proc, source), scale, name,
+                      source, {"transformers": transformers.__version__, "model_class": type(model).__name__,
                                     "torch_version": torch.__version__})
 
 
@@ -338,22 +474,36 @@ def load_clip(cs: ClipSpec, *, spec: str) -> LoadedClip:
     return _load_open_clip(cs, spec) if cs.backend == "open_clip" else _load_hf(cs, spec)
 
 
-def zero_shot_model(spec: str, value: str, *, prompts: str | os.PathLike[str] | PromptSet | None) -> dict[str, Any]:
+def zero_shot_model(spec: str, value: str, *, prompts: str | os.PathLike[str] | PromptSet | None,
+                    zero_shot_rule: str = "softmax") -> dict[str, Any]:
     """The parts of a :class:`~cxreval.predict.models.LoadedModel` for a ``clip:`` spec (see the module docstring)."""
     import torch
 
+    from .._validation import check_choice
+
+    check_choice(zero_shot_rule, ZERO_SHOT_RULES, name="zero_shot_rule", func="predict")
     cs = parse_clip_spec(value, spec=spec)
     ps = prompts if isinstance(prompts, PromptSet) else load_prompts(prompts)
+    missing = ps.without_negatives()
+    if zero_shot_rule == "softmax" and missing:
+        raise SchemaError(f"prompt file {ps.source}: {list(missing)[:5]} {'has' if len(missing) == 1 else 'have'} no "
+                          "negative prompts, which zero_shot_rule='softmax' (CheXzero's rule) needs; add 'negative: "
+                          "[...]' to each finding or use zero_shot_rule='max-cosine' (XQA's rule).")
     lc = load_clip(cs, spec=spec)
-    pos = torch.stack([encode_prompts(lc.encode_text, p) for p in ps.positive])
-    neg = torch.stack([encode_prompts(lc.encode_text, n) for n in ps.negative])
-    t = ps.temperature if ps.temperature is not None else lc.logit_scale
-    module = ZeroShotCLIP(lc.image_encoder, pos, neg, t)
-    extra = {**lc.extra, "zero_shot": {"prompts": ps.to_dict(), "prompt_file": ps.source, "temperature": t,
-                                       "temperature_from": "prompt file" if ps.temperature is not None
-                                       else "model logit_scale.exp()",
-                                       "ensemble": "mean of normalised prompt embeddings, normalised",
-                                       "score": "softmax over (positive, negative) of temperature * cosine"}}
+    zs: dict[str, object] = {"rule": zero_shot_rule, "prompts": ps.to_dict(), "prompt_file": ps.source}
+    if zero_shot_rule == "softmax":
+        pos = torch.stack([encode_prompts(lc.encode_text, p) for p in ps.positive])
+        neg = torch.stack([encode_prompts(lc.encode_text, n) for n in ps.negative])
+        t = ps.temperature if ps.temperature is not None else lc.logit_scale
+        module = ZeroShotCLIP(lc.image_encoder, pos, neg, t)
+        zs.update({"temperature": t, "temperature_from": "prompt file" if ps.temperature is not None
+                   else "model logit_scale.exp()", "ensemble": "mean of normalised prompt embeddings, normalised",
+                   "score": "softmax over (positive, negative) of temperature * cosine (CheXzero)"})
+    else:
+        module = max_cosine_module(lc.image_encoder, [normalized_prompts(lc.encode_text, p) for p in ps.positive])
+        zs.update({"temperature": None, "ensemble": "none: each prompt on its own",
+                   "score": "max over the positive prompts of cosine(image, prompt) (XQA); negative prompts unused"})
+    extra = {**lc.extra, "zero_shot": zs}
     return {"name": lc.name, "module": module, "preprocessing": lc.preprocessing, "outputs": ps.findings,
             "weights_file": lc.weights_file, "extra": json.loads(json.dumps(extra, default=str)),
             "clip": lc}

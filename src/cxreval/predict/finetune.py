@@ -8,23 +8,33 @@ not mentioned: negative / exclude); an excluded label adds nothing to the loss o
 The studies with both an image and labels are split by patient (:func:`cxreval.datasets.splits.patient_split`, seeded
 with ``seed``) into ``train`` and ``val``. Modes:
 
-* ``linear-probe``: the network is frozen; the features entering its classifier are computed once and a new
-  linear classifier is fitted on them to convergence (full-batch L-BFGS, float64) on the loss plus
-  ``weight_decay / 2 * ||W||^2`` (the bias is not penalised): for ``bce`` this is L2 logistic regression per
-  finding (scikit-learn's ``LogisticRegression(C=1 / (n * k * weight_decay))`` with ``n`` images and ``k``
-  findings, all labelled). One row per finding in ``training.csv`` (epoch 1).
+* ``linear-probe``: the network is frozen; the features entering its classifier are computed once per image
+  (in batches), cached in the run folder (``features.npz``; ``features=`` reuses it in a later run) and a new
+  linear classifier is fitted on them to convergence (:func:`~.probe.fit_linear_probe`: Newton's method,
+  float64) on the loss plus ``weight_decay / 2 * ||W||^2`` (the bias is not penalised): for ``bce`` this is L2
+  logistic regression per finding (scikit-learn's ``LogisticRegression(C=1 / (n * k * weight_decay))`` with
+  ``n`` images and ``k`` findings, all labelled). The validation scores are the new classifier on the cached
+  validation features. One row per finding in ``training.csv`` (epoch 1).
 * ``last-layer``: a new classifier and the backbone's last stage (:func:`~.recipes.last_stage`, e.g. ``layer4``
   of a ResNet) are trained, the rest frozen (and in evaluation mode, so batch-norm statistics stay).
 * ``full``: every parameter is trained.
+
+``model`` is ``xrv:`` (a TorchXRayVision DenseNet), ``torch:`` (a state_dict with its architecture) or ``clip:``
+(a vision-language model's image encoder with a linear classifier on its embedding, BenchX's protocols as in
+XQA: ``linear-probe`` or ``full`` fine-tuning of the vision tower; :mod:`.clip_head`).
 
 Gradient modes use Adam (``lr``, ``weight_decay``), mini-batches of ``batch_size`` in an order drawn from
 ``seed``, and stop early when the macro validation AUC (mean over findings with both classes in ``val``) has
 not improved for ``patience`` epochs; the best epoch's weights are written. ``--recipe chestxray8`` trains the
 ChestX-ray8 network (:func:`~.recipes.chestxray8_net`) with W-CEL at the paper's 1024x1024 input.
+``--recipe xrv --model xrv:NAME`` fine-tunes a TorchXRayVision DenseNet with torchxrayvision's training defaults
+(:data:`~.recipes.XRV_DEFAULTS`: Adam with amsgrad, lr 1e-3, weight decay 1e-5, batch 64, task-weighted BCE,
+random affine augmentation of the training images), each replaced by an option given explicitly.
 
 Output folder: ``model.pt`` (state_dict) + ``model.yaml`` (``cxreval predict --model torch:OUT/model.yaml``),
 ``training.csv`` (epoch, finding, train_loss, val_loss, val_auc, ...), ``split.csv``, ``val_predictions.csv``
-(the best epoch's validation scores, in the prediction format), ``finetune.json``, ``summary.md``, ``run.json``.
+(the best epoch's validation scores, in the prediction format), ``finetune.json``, ``summary.md``, ``run.json``
+and, for ``linear-probe``, ``features.npz``.
 """
 
 from __future__ import annotations
@@ -49,11 +59,12 @@ from .images import ImageItem, exc_text, read_image
 from .losses import LOSSES, loss_function
 from .models import require_torch, torch_device
 from .preprocess import Preprocessing
+from .recipes import XRV_DEFAULTS
 
 __all__ = ["FINETUNE_MODES", "RECIPES", "TRAINING_COLUMNS", "FinetuneResult", "finetune", "training_targets"]
 
 FINETUNE_MODES: tuple[str, ...] = ("linear-probe", "last-layer", "full")
-RECIPES: tuple[str, ...] = ("chestxray8",)
+RECIPES: tuple[str, ...] = ("chestxray8", "xrv")
 TRAINING_COLUMNS: tuple[str, ...] = ("epoch", "finding", "train_loss", "val_loss", "val_auc", "n_val_pos",
                                      "n_val_neg", "best")
 _CACHE_BYTES = 2 << 30
@@ -179,7 +190,9 @@ class _Net:
     weights: str | None
 
 
-def _input_dict(prep: Preprocessing) -> dict[str, Any]:
+def _input_dict(prep: Any) -> dict[str, Any] | str:
+    if not isinstance(prep, Preprocessing):             # a CLIP processor: the architecture's own (clip_head)
+        return "architecture"
     norm: Any = {"mean": list(prep.mean), "std": list(prep.std)} if prep.normalization == "custom" else prep.normalization
     return {"size": int(prep.size), "channels": int(prep.channels), "normalization": norm, "crop": prep.crop}
 
@@ -197,6 +210,13 @@ def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | N
                     f"recipe chestxray8 ({arch})", weights)
     assert model is not None  # finetune passes exactly one of model and recipe
     ms = parse_model_spec(model)
+    if ms.kind == "clip":
+        from .clip_head import absolute_clip_spec, clip_classifier
+
+        spec = absolute_clip_spec(str(ms))
+        module = clip_classifier(spec, n_out)
+        return _Net(module, module.preprocessing, "cxreval.predict.clip_head:clip_classifier",
+                    {"spec": spec, "n_out": n_out}, "classifier", None, spec, module.clip.weights_file)
     lm = load_model(ms, weights_dir=weights_dir, download=download)
     if lm.scripted:
         raise InvalidParameterError(f"model={str(model)!r}: a TorchScript model cannot be rebuilt for training; give it "
@@ -252,41 +272,16 @@ def _forward(module: Any, data: _Images, idx: np.ndarray, *, batch_size: int, de
     return np.concatenate(outs)
 
 
-def _head_inputs(module: Any, head: str, data: _Images, idx: np.ndarray, *, batch_size: int, device: Any) -> Any:
-    import torch
-
+def _head_inputs(module: Any, head: str, data: _Images, idx: np.ndarray, *, batch_size: int, device: Any
+                 ) -> np.ndarray:
+    """The inputs of the classifier ``head`` for the images ``idx`` (float32, as the classifier reads them)."""
     got: list[Any] = []
-    h = module.get_submodule(head).register_forward_hook(lambda m, a, o: got.append(a[0].detach().double().cpu()))
+    h = module.get_submodule(head).register_forward_hook(lambda m, a, o: got.append(a[0].detach().float().cpu()))
     try:
         _forward(module, data, idx, batch_size=batch_size, device=device)
     finally:
         h.remove()
-    return torch.cat(got)
-
-
-def _fit_linear(x: Any, y: Any, head: Any, *, loss: Callable[[Any, Any], Any], weight_decay: float) -> float:
-    """Fit ``head`` (a Linear) on features ``x`` to convergence; return the final loss (without the penalty)."""
-    import torch
-
-    w = torch.zeros(head.out_features, head.in_features, dtype=torch.float64, requires_grad=True)
-    b = torch.zeros(head.out_features, dtype=torch.float64, requires_grad=True)
-    opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=2000, max_eval=4000, tolerance_grad=1e-10,
-                            tolerance_change=1e-15, history_size=50, line_search_fn="strong_wolfe")
-
-    def closure() -> Any:
-        opt.zero_grad()
-        v = loss(x @ w.T + b, y) + 0.5 * weight_decay * (w * w).sum()
-        v.backward()
-        return v
-
-    with torch.enable_grad():
-        for _ in range(5):
-            opt.step(closure)
-    with torch.no_grad():
-        head.weight.copy_(w.to(head.weight.dtype))
-        if head.bias is not None:
-            head.bias.copy_(b.to(head.bias.dtype))
-        return float(loss(x @ w.T + b, y))
+    return np.concatenate([g.numpy() for g in got]) if got else np.zeros((0, 0), dtype=np.float32)
 
 
 def _rows(epoch: int, findings: list[str], train_loss: float, val_loss: float, aucs: list[float], npos: list[int],
@@ -305,18 +300,19 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
              weights: PathLike | None = None, mode: str = "full", loss: str | None = None,
              findings: Sequence[str] | None = None, source: str | None = None, policy: str = "exclude",
              not_mentioned: str = "negative", state_encoding: str | None = None, val_fraction: float = 0.2,
-             epochs: int = 10, patience: int = 3, batch_size: int = 16, lr: float | None = None,
-             weight_decay: float = 1e-4, seed: int = 0, device: str = "cpu", input_size: int | None = None,
+             epochs: int = 10, patience: int = 3, batch_size: int | None = None, lr: float | None = None,
+             weight_decay: float | None = None, seed: int = 0, device: str = "cpu", input_size: int | None = None,
              name: str | None = None, keep_interrupted: bool = False, overwrite: bool = False,
              weights_dir: PathLike | None = None, download: bool = True, dicom_window: str = "none",
-             argv: Sequence[str] | None = None, progress: Progress | None = None,
+             features: PathLike | None = None, argv: Sequence[str] | None = None, progress: Progress | None = None,
              on_epoch: Callable[[int], None] | None = None) -> FinetuneResult:
     """Fine-tune ``model`` (or train ``recipe``) on ``labels`` and write ``out`` atomically (module docstring).
 
     ``progress`` (:class:`cxreval.progress.Progress`) gets a task counting the epochs, advanced after each;
     ``on_epoch(epoch)`` is called then too (tests use it to interrupt). On Ctrl-C the folder is written with the
     best epoch so far when ``keep_interrupted`` (and ``finetune.json`` says it was interrupted), else nothing is
-    written; the KeyboardInterrupt is re-raised.
+    written; the KeyboardInterrupt is re-raised. ``features`` (``linear-probe`` only): the ``features.npz`` of an
+    earlier linear probe of the same model on the same images, reused instead of computing them again.
     """
     from scipy.special import expit
 
@@ -328,19 +324,35 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
 
     func = "finetune"
     check_choice(mode, FINETUNE_MODES, name="mode", func=func)
-    if (model is None) == (recipe is None):
-        raise InvalidParameterError("finetune needs exactly one of model= (xrv:, torch:) and recipe='chestxray8'.")
     if recipe is not None:
         check_choice(recipe, RECIPES, name="recipe", func=func)
+    if (model is None) != (recipe == "chestxray8"):
+        raise InvalidParameterError("finetune needs exactly one of model= (xrv:, torch:, clip:) and "
+                                    "recipe='chestxray8' (recipe='xrv' goes with model='xrv:...').")
+    if recipe == "chestxray8":
+        from .models import require_torchvision
+
+        require_torchvision()                          # an environment problem is named before any work
     else:
         from .models import parse_model_spec
 
         assert model is not None  # exactly one of model and recipe (checked above)
-        if parse_model_spec(model).kind == "clip":
-            raise InvalidParameterError(f"model={str(model)!r}: fine-tuning clip: models is not supported yet; score them "
-                                        "zero-shot with cxreval predict, or fine-tune an xrv: or torch: model.")
-    loss = loss or ("wcel" if recipe else "bce")
+        if recipe == "xrv" and parse_model_spec(model).kind != "xrv":
+            raise InvalidParameterError(f"recipe='xrv' with model={str(model)!r}: the xrv recipe fine-tunes a "
+                                        "TorchXRayVision model (model='xrv:densenet121-res224-all', ...).")
+        if parse_model_spec(model).kind == "clip" and mode == "last-layer":
+            raise InvalidParameterError(f"model={str(model)!r} with mode='last-layer': a clip: model is fine-tuned as "
+                                        "BenchX does, mode='linear-probe' (frozen image encoder) or mode='full' (the "
+                                        "vision tower and the classifier).")
+    xrv_recipe = recipe == "xrv"
+    loss = loss or ("wcel" if recipe == "chestxray8" else "xrv" if xrv_recipe else "bce")
     check_choice(loss, LOSSES, name="loss", func=func)
+    batch_size = batch_size if batch_size is not None else (64 if xrv_recipe else 16)
+    weight_decay = weight_decay if weight_decay is not None else (1e-5 if xrv_recipe else 1e-4)
+    if features is not None and mode != "linear-probe":
+        raise InvalidParameterError(f"features={str(features)!r}: cached features are used by mode='linear-probe' only.")
+    if features is not None and not Path(features).is_file():
+        raise SchemaError(f"features={str(features)!r} does not exist.")
     pol = LabelPolicy(policy, not_mentioned)
     for n, v, lo in (("epochs", epochs, 1), ("patience", patience, 1), ("batch_size", batch_size, 1)):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
@@ -371,10 +383,12 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         raise SchemaError(f"the validation part ({len(va)} image(s) of {sp.patient_id[va].nunique()} patient(s)) has "
                           "no finding with both a positive and a negative label, so no validation AUC; use more "
                           "images or a larger val_fraction.")
-    inputs = [Path(labels)] + ([Path(weights)] if weights is not None else [])
+    inputs = [Path(labels)] + ([Path(weights)] if weights is not None else []) + \
+        ([Path(features)] if features is not None else [])
     with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv, meta={"seed": seed, "mode": mode}) as d:
         torch.manual_seed(seed)
-        net = _build(model, recipe, arch=arch, weights=None if weights is None else str(weights), n_out=len(fnames),
+        net = _build(model, "chestxray8" if recipe == "chestxray8" else None, arch=arch,
+                     weights=None if weights is None else str(weights), n_out=len(fnames),
                      input_size=input_size, weights_dir=weights_dir, download=download)
         module = net.module.to(dev)
         head = module.get_submodule(net.head)
@@ -387,21 +401,54 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         for t in trained:
             for p in module.get_submodule(t).parameters():
                 p.requires_grad_(True)
-        data = _Images([by_id[s] for s in targets.study_id], net.prep, dicom_window=dicom_window)
-        lf = loss_function(loss)
+        chosen = [by_id[s] for s in targets.study_id]
+        wfile = Path(str(net.weights)) if net.weights else None
+        fkey = {"base": net.base, "weights": net.weights, "preprocessing": net.prep.to_dict(), "head": net.head,
+                "dicom_window": dicom_window, "weights_file": [wfile.stat().st_size, wfile.stat().st_mtime_ns]
+                if wfile is not None and wfile.is_file() else None}
+        cached = None
+        if features is not None:                         # checked before any image is read
+            from .probe import load_features
+
+            cached = load_features(features, list(targets.study_id), [str(it.path) for it in chosen], fkey)
+        data = None if cached is not None else _Images(chosen, net.prep, dicom_window=dicom_window)
+        from .losses import xrv_task_weights
+
+        task_weights = xrv_task_weights(y_all[tr]) if loss == "xrv" else None
+        lf = loss_function(loss, task_weights=task_weights)
         y_t = torch.tensor(y_all)
-        lr = lr if lr is not None else (1e-4 if mode == "full" else 1e-3)
+        lr = lr if lr is not None else (1e-4 if mode == "full" and not xrv_recipe else 1e-3)
         rows: list[dict[str, Any]] = []
         best: tuple[float, int, dict[str, Any] | None, np.ndarray | None] = (-np.inf, 0, None, None)
         stopped, interrupted = f"{epochs} epoch(s)", False
         gen = np.random.default_rng(seed)
-        opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay)
+        opt = torch.optim.Adam([p for p in module.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay,
+                               amsgrad=xrv_recipe)
+        aug_gen = np.random.default_rng([seed, 1])           # the xrv recipe's augmentation draws
         try:
             if mode == "linear-probe":
+                from .probe import FEATURES_FILE, fit_linear_probe, save_features
+
                 module.eval()
-                xf = _head_inputs(module, net.head, data, tr, batch_size=batch_size, device=dev)
-                train_loss = _fit_linear(xf, y_t[tr], head, loss=lf, weight_decay=weight_decay)
-                stopped = "converged (L-BFGS)"
+                if cached is not None:
+                    feats = cached
+                else:                                   # every image once, in batches
+                    assert data is not None  # read when no cached features were given
+                    feats = _head_inputs(module, net.head, data, np.arange(len(targets)), batch_size=batch_size,
+                                         device=dev)
+                save_features(d / FEATURES_FILE, feats, list(targets.study_id), [str(it.path) for it in chosen],
+                              fkey)
+                fit = fit_linear_probe(feats[tr], y_all[tr], loss=loss, weight_decay=weight_decay)
+                with torch.no_grad():
+                    head.weight.copy_(torch.from_numpy(fit.weight).to(head.weight.dtype))
+                    if head.bias is not None:
+                        head.bias.copy_(torch.from_numpy(fit.bias).to(head.bias.dtype))
+                train_loss = fit.loss
+                bad = [f for f, ok in zip(fnames, fit.converged) if not ok]
+                stopped = (f"converged (Newton's method on {feats.shape[1]} cached features; "
+                           f"{max(fit.iterations)} step(s))" if not bad else
+                           f"Newton's method stopped after {max(fit.iterations)} steps without converging for {bad} "
+                           "(one class only in the training part?)")
                 epochs = 1
             epoch_task = progress.add("cxreval finetune (epochs)", total=epochs)
             for epoch in range(1, epochs + 1):
@@ -409,11 +456,17 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                     module.train(mode == "full")
                     for t in trained:
                         module.get_submodule(t).train()
+                    assert data is not None  # read unless cached features were given (linear-probe only)
                     order = gen.permutation(tr)
                     tot = 0.0
                     for i in range(0, len(order), batch_size):
                         idx = order[i:i + batch_size]
-                        z = module(torch.from_numpy(data.batch(idx)).to(dev))
+                        xb = torch.from_numpy(data.batch(idx))
+                        if xrv_recipe:
+                            from .recipes import random_affine
+
+                            xb = random_affine(xb, aug_gen)
+                        z = module(xb.to(dev))
                         v = lf(z, y_t[idx].to(z.dtype).to(dev))
                         opt.zero_grad()
                         v.backward()
@@ -421,7 +474,12 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                         tot += v.item() * len(idx)
                     train_loss = tot / len(tr)
                 module.eval()
-                zv = _forward(module, data, va, batch_size=batch_size, device=dev)
+                if mode == "linear-probe":                  # the head on the cached features, as the model runs it
+                    with torch.inference_mode():
+                        zv = head(torch.from_numpy(feats[va]).to(dev)).double().cpu().numpy()
+                else:
+                    assert data is not None  # read unless cached features were given (linear-probe only)
+                    zv = _forward(module, data, va, batch_size=batch_size, device=dev)
                 val_loss = float(lf(torch.from_numpy(zv), y_t[va]))
                 sv = expit(zv)
                 aucs, npos, nneg = _aucs(y_all[va], sv)
@@ -443,7 +501,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
             raise SchemaError("no epoch gave a finite macro validation AUC; nothing to write.")
         log = pd.DataFrame(rows, columns=list(TRAINING_COLUMNS))
         log["best"] = log["epoch"] == best[1]
-        mname = name or (f"chestxray8-{arch}" if recipe else f"finetuned-{Path(str(net.base)).stem.split(':')[-1]}")
+        mname = name or (f"chestxray8-{arch}" if recipe == "chestxray8" else f"finetuned-{Path(str(net.base)).stem.split(':')[-1]}")
         vp = pd.DataFrame({"study_id": np.repeat(targets.study_id.to_numpy()[va], len(fnames)), "model": mname,
                            "finding": np.tile(np.asarray(fnames, dtype=object), len(va)),
                            "score": np.asarray(best[3]).ravel()})
@@ -454,7 +512,10 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                     "init_weights": net.weights, "n_train": int(len(tr)), "n_val": int(len(va)),
                     "n_labelled_without_image": int(lab[lab.source == source].study_id.nunique() - len(targets)),
                     "n_images_without_labels": int(len(listing.items) - len(targets)), "interrupted": interrupted,
-                    "yaml": str(Path(out) / "model.yaml")}
+                    "yaml": str(Path(out) / "model.yaml"), "recipe": recipe,
+                    "optimizer": "Adam(amsgrad=True)" if xrv_recipe else "Adam",
+                    "augmentation": XRV_DEFAULTS["augmentation"] if xrv_recipe else None,
+                    "task_weights": None if task_weights is None else dict(zip(fnames, task_weights.tolist()))}
         res = FinetuneResult(log, sp, vp, best[1], float(best[0]), stopped, settings)
         torch.save(best[2], d / "model.pt")
         cfg = {"name": mname, "checkpoint": "model.pt", "format": "state_dict", "architecture": net.architecture,

@@ -11,15 +11,23 @@ label policy); excluded entries add nothing.
     ``beta_P = (|P| + |N|) / |P|`` and ``beta_N = (|P| + |N|) / |N|``, where ``|P|`` and ``|N|`` are the numbers
     of positive and negative labels in the batch (all findings together). The batch loss is the mean of the
     images' losses. A side with no label in the batch adds nothing.
+``xrv``
+    torchxrayvision's training loss (``scripts/train_model.py`` with ``--taskweights``, its default): per
+    finding the mean binary cross-entropy over its labelled entries, weighted by a *task weight* and summed over
+    findings. The task weights come from the training labels once: with ``P_t`` the positives of finding ``t``,
+    ``w_t = (max P - P_t + mean P) / max(max P - P + mean P)``, so rarer findings weigh more
+    (:func:`xrv_task_weights`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LOSSES", "bce_loss", "wcel_loss", "loss_function"]
+import numpy as np
 
-LOSSES: tuple[str, ...] = ("bce", "wcel")
+__all__ = ["LOSSES", "bce_loss", "wcel_loss", "xrv_loss", "xrv_task_weights", "loss_function"]
+
+LOSSES: tuple[str, ...] = ("bce", "wcel", "xrv")
 
 
 def bce_loss(z: Any, y: Any) -> Any:
@@ -51,5 +59,30 @@ def wcel_loss(z: Any, y: Any) -> Any:
     return out / z.shape[0]
 
 
-def loss_function(name: str) -> Any:
+def xrv_task_weights(y: np.ndarray) -> np.ndarray:
+    """torchxrayvision's task weights from training targets ``y`` (``(n, k)``, NaN excluded): see the module docstring."""
+    pos = np.nansum(np.asarray(y, dtype=float), axis=0)
+    w = pos.max() - pos + pos.mean()
+    return w / w.max() if w.max() > 0 else np.ones_like(w)
+
+
+def xrv_loss(z: Any, y: Any, task_weights: Any) -> Any:
+    """torchxrayvision's task-weighted BCE (module docstring) of the logits ``z``."""
+    import torch
+
+    out = z.sum() * 0.0
+    for t in range(y.shape[1]):
+        known = ~torch.isnan(y[:, t])
+        if bool(known.any()):
+            out = out + float(task_weights[t]) * torch.nn.functional.binary_cross_entropy_with_logits(
+                z[known, t], y[known, t], reduction="mean")
+    return out
+
+
+def loss_function(name: str, *, task_weights: np.ndarray | None = None) -> Any:
+    """The loss ``name`` as a function of ``(z, y)``; ``xrv`` needs the training set's ``task_weights``."""
+    if name == "xrv":
+        if task_weights is None:
+            raise ValueError("loss 'xrv' needs task_weights (xrv_task_weights of the training targets)")
+        return lambda z, y: xrv_loss(z, y, task_weights)
     return {"bce": bce_loss, "wcel": wcel_loss}[name]

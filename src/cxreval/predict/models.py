@@ -21,6 +21,8 @@
         architecture: torchxrayvision.models:DenseNet   # 'package.module:callable' or 'file.py:callable'
         architecture_kwargs: {weights: null, num_classes: 3}
         input: {size: 224, channels: 1, normalization: xrv, crop: center}   # see cxreval.predict.preprocess
+                                     # or 'architecture': the built module's own `preprocessing` (a CLIP
+                                     # processor; cxreval.predict.clip_head)
         findings: [Atelectasis, Effusion, ""]   # the output order; "" or null: an output to leave out
         apply_sigmoid: false         # true: scores are sigmoid(output)
         target_layer: features       # for --heatmaps (CAM needs an eager module, not TorchScript)
@@ -55,7 +57,8 @@ from .images import exc_text
 from .preprocess import Preprocessing
 
 __all__ = ["MODEL_KINDS", "XRV_WEIGHTS", "XRV_VERSION", "ModelSpec", "LoadedModel", "parse_model_spec", "load_model",
-           "xrv_weights_path", "require_torch", "torch_device", "require_xrv", "import_callable"]
+           "xrv_weights_path", "require_torch", "torch_device", "require_xrv", "require_torchvision",
+           "broken_import_message", "import_callable"]
 
 XRV_VERSION = "1.5.7"
 XRV_WEIGHTS: tuple[str, ...] = (
@@ -92,13 +95,46 @@ def require_torch() -> Any:
     return torch
 
 
-def require_xrv() -> Any:
+def broken_import_message(what: str, exc: BaseException) -> str:
+    """The message for a package that is installed but fails to import (``exc`` not an ImportError): usually a
+    torchvision built for another torch (PyPI's CUDA wheel beside a CPU torch: ``operator torchvision::nms does
+    not exist``), whose fix is the matching pair of wheels from one index."""
+    import torch
+
+    tv = "unknown"
+    with contextlib.suppress(Exception):
+        from importlib.metadata import version
+        tv = version("torchvision")
+    base = str(torch.__version__).split("+")[0]
+    return (f"{what} cannot be imported ({exc_text(exc)}): torchvision {tv} does not match torch {torch.__version__} "
+            "(a wheel built for another torch or CUDA). Install the matching pair from one index, e.g. pip install "
+            f"--force-reinstall torch=={base} torchvision --index-url https://download.pytorch.org/whl/cpu (the CPU "
+            "wheels; pick the torchvision release paired with this torch at "
+            "https://pytorch.org/get-started/previous-versions/), then run again.")
+
+
+def require_torchvision() -> Any:
+    """``torchvision``, or a :class:`DataUnavailableError` naming the fix (not installed / not matching torch)."""
     require_torch()
+    try:
+        import torchvision
+    except ImportError as exc:
+        raise DataUnavailableError(f"torchvision is not installed ({exc_text(exc)}); pip install 'cxreval[models]' "
+                                   "(torch, torchvision and torchxrayvision from the same index).") from exc
+    except Exception as exc:  # RuntimeError "operator torchvision::nms does not exist", AttributeError, OSError
+        raise DataUnavailableError(broken_import_message("torchvision", exc)) from exc
+    return torchvision
+
+
+def require_xrv() -> Any:
+    require_torchvision()                       # torchxrayvision imports it: its failure is the one to name
     try:
         import torchxrayvision as xrv
     except ImportError as exc:
         raise DataUnavailableError(f"torchxrayvision is not importable ({exc_text(exc)}); pip install 'cxreval[models]' "
                                    f"(torchxrayvision=={XRV_VERSION} and a torchvision that matches torch).") from exc
+    except Exception as exc:  # a broken dependency raises at import time
+        raise DataUnavailableError(broken_import_message("torchxrayvision", exc)) from exc
     return xrv
 
 
@@ -117,7 +153,8 @@ MODEL_KINDS: tuple[str, ...] = ("xrv", "torch", "clip")
 """The ``--model KIND:VALUE`` kinds."""
 
 _SPEC_FORMS = ("'xrv:<weights name>' (e.g. xrv:densenet121-res224-all), 'torch:<checkpoint or YAML path>', "
-               "'clip:open_clip:ARCH:CHECKPOINT', 'clip:open_clip:local-dir:FOLDER' or 'clip:hf:FOLDER'")
+               "'clip:open_clip:ARCH:CHECKPOINT', 'clip:open_clip:local-dir:FOLDER', 'clip:open_clip:hf-hub:ORG/NAME', "
+               "'clip:hf:FOLDER' or 'clip:hf:ORG/NAME'")
 
 
 def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
@@ -307,6 +344,10 @@ def import_callable(ref: str, *, base: Path, where: str) -> Any:
             module = importlib.import_module(mod_name)
     except ImportError as exc:
         raise SchemaError(f"{where}: cannot import the architecture module {mod_name!r} ({exc_text(exc)}).") from exc
+    except RuntimeError as exc:          # e.g. a torchvision that does not match torch, imported by the module
+        if "torchvision" in str(exc):
+            raise DataUnavailableError(broken_import_message(f"the architecture module {mod_name!r}", exc)) from exc
+        raise SchemaError(f"{where}: importing the architecture module {mod_name!r} fails ({exc_text(exc)}).") from exc
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise SchemaError(f"{where}: {mod_name!r} has no callable {attr!r}.")
@@ -351,7 +392,8 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
     for k in ("input", "findings"):
         if k not in cfg:
             raise SchemaError(f"{where}: the key {k!r} is required.")
-    prep = Preprocessing.from_dict(cfg["input"], where=where)
+    from_arch = cfg["input"] == "architecture"       # the architecture's own `preprocessing` (a CLIP processor)
+    prep: Any = None if from_arch else Preprocessing.from_dict(cfg["input"], where=where)
     fl = cfg["findings"]
     if not isinstance(fl, list) or not fl:
         raise SchemaError(f"{where}: 'findings' must be a non-empty list (the model's outputs in order).")
@@ -365,6 +407,9 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
     fmt = cfg.get("format", "state_dict" if "architecture" in cfg else "torchscript")
     if fmt not in ("torchscript", "state_dict"):
         raise SchemaError(f"{where}: 'format' must be 'torchscript' or 'state_dict'; got {fmt!r}.")
+    if fmt == "torchscript" and from_arch:
+        raise SchemaError(f"{where}: 'input: architecture' needs format state_dict and an architecture whose module "
+                          "has a 'preprocessing'.")
     if fmt == "torchscript":
         try:
             with warnings.catch_warnings():
@@ -394,6 +439,11 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
             module.load_state_dict(_state_dict(obj, where=f"{where}, checkpoint {ckpt}"), strict=True)
         except RuntimeError as exc:
             raise SchemaError(f"{where}: checkpoint {ckpt} does not fit the architecture: {exc_text(exc)}") from exc
+        if from_arch:
+            prep = getattr(module, "preprocessing", None)
+            if prep is None or not hasattr(prep, "apply"):
+                raise SchemaError(f"{where}: 'input: architecture' but the module built by {cfg['architecture']!r} "
+                                  "has no 'preprocessing'; give input: {size, channels, normalization}.")
     findings, notes = _map_outputs([None if f is None else str(f) for f in fl], where=where)
     name = str(cfg.get("name") or ckpt.stem)
     return LoadedModel(name, str(spec), module, prep, tuple("" if f is None else str(f) for f in fl), findings,
@@ -401,11 +451,11 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
                        str(ckpt), scripted=fmt == "torchscript", extra={"format": fmt, "yaml": str(cfg_path)})
 
 
-def _clip_model(spec: ModelSpec, *, prompts: Any) -> LoadedModel:
+def _clip_model(spec: ModelSpec, *, prompts: Any, zero_shot_rule: str) -> LoadedModel:
     require_torch()
     from .clip import zero_shot_model
 
-    parts = zero_shot_model(str(spec), spec.value, prompts=prompts)
+    parts = zero_shot_model(str(spec), spec.value, prompts=prompts, zero_shot_rule=zero_shot_rule)
     outs = tuple(parts["outputs"])
     findings, notes = _map_outputs(list(outs), where=f"model {spec}")
     return LoadedModel(parts["name"], str(spec), parts["module"], parts["preprocessing"], outs, findings, notes,
@@ -413,7 +463,8 @@ def _clip_model(spec: ModelSpec, *, prompts: Any) -> LoadedModel:
 
 
 def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: PathLike | None = None,
-               download: bool = True, prompts: str | os.PathLike[str] | Any = None) -> LoadedModel:
+               download: bool = True, prompts: str | os.PathLike[str] | Any = None,
+               zero_shot_rule: str = "softmax") -> LoadedModel:
     """Load a model from its spec, put it in evaluation mode on ``device`` and check it with a blank input.
 
     Parameters
@@ -429,6 +480,9 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: PathL
     prompts : str, path or PromptSet, optional
         For ``clip:`` models: a built-in prompt set (``chestxray14``, the default, or ``chexpert``) or a prompt
         YAML (:mod:`cxreval.predict.prompts`).
+    zero_shot_rule : {'softmax', 'max-cosine'}, default='softmax'
+        For ``clip:`` models: CheXzero's softmax of positive vs negative prompts, or XQA's maximum cosine over the
+        positive prompts (:mod:`cxreval.predict.clip`).
 
     Raises
     ------
@@ -442,17 +496,21 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: PathL
         An unknown spec or device.
     """
     ms = parse_model_spec(spec)  # an unknown kind is named before torch is looked for
+    from .._validation import check_choice
+    from .clip import ZERO_SHOT_RULES
+
+    check_choice(zero_shot_rule, ZERO_SHOT_RULES, name="zero_shot_rule", func="load_model")
     torch = require_torch()
     dev = torch_device(device)
     if ms.kind == "clip":
-        lm = _clip_model(ms, prompts=prompts)
+        lm = _clip_model(ms, prompts=prompts, zero_shot_rule=zero_shot_rule)
     else:
         lm = _xrv_model(ms, weights_dir=weights_dir, download=download) if ms.kind == "xrv" else _torch_model(ms)
     lm.module.to(dev).eval()
     if ms.kind in ("xrv", "clip"):          # torchxrayvision's own architectures: output count = len(targets) by construction
         return lm
     prep = lm.preprocessing
-    lo, hi = (-1024.0, 1024.0) if prep.normalization == "xrv" else (0.0, 1.0)   # a ramp over the input range
+    lo, hi = (-1024.0, 1024.0) if getattr(prep, "normalization", None) == "xrv" else (0.0, 1.0)   # a ramp over the input range
     x = torch.linspace(lo, hi, prep.channels * prep.size * prep.size, device=dev).reshape(
         1, prep.channels, prep.size, prep.size)
     try:

@@ -1,4 +1,4 @@
-"""Prompt files for zero-shot scoring: per finding, positive and negative prompts (YAML).
+"""Prompt files for zero-shot scoring: per finding, positive and (optionally) negative prompts (YAML).
 
 Format::
 
@@ -6,11 +6,22 @@ Format::
     findings:
       Atelectasis:               # any cxreval finding name or alias (cxreval.findings)
         positive: [atelectasis, chest x-ray showing atelectasis]
-        negative: [no atelectasis, chest x-ray with no atelectasis]
+        negative: [no atelectasis, chest x-ray with no atelectasis]   # optional
 
-Built-in files (``--prompts chestxray14`` or ``--prompts chexpert``; the default is ``chestxray14``) follow
-CheXzero (Tiu et al., 2022): the positive prompt is the finding's name, the negative ``"no <finding>"``, here
-with a second, sentence-shaped pair of each for the prompt ensemble. They lie in ``cxreval/data/prompts/``.
+Negative prompts are needed by the ``softmax`` rule (CheXzero's) and unused by the ``max-cosine`` rule (XQA's);
+see :mod:`cxreval.predict.clip`. A finding without them has ``negative == ()``.
+
+Built-in files (``--prompts NAME``, the default ``chestxray14``; they lie in ``cxreval/data/prompts/``):
+
+``chestxray14``, ``chexpert``
+    CheXzero (Tiu et al., 2022): the positive prompt is the finding's name, the negative ``"no <finding>"``,
+    here with a second, sentence-shaped pair of each for the prompt ensemble.
+``xqa``
+    The 12 pathologies of XQA (its CheXpert/MIMIC-CXR schema without No Finding and Support Devices), positive
+    prompts only, for the ``max-cosine`` rule. XQA gives the rule and example prompts ("mild subsegmental
+    atelectasis", "persistent atelectasis") but not its prompt list; these are report-style phrases composed
+    like the severity x subtype prompts of MedCLIP (Wang et al., 2022) that BenchX's zero-shot evaluation uses,
+    with the finding's own name always among them (Pleural Other: MedCLIP's "pleural lesion").
 
 Examples
 --------
@@ -32,13 +43,13 @@ from ..findings import canonical_finding
 
 __all__ = ["PROMPT_SETS", "PromptSet", "load_prompts", "prompt_file"]
 
-PROMPT_SETS: tuple[str, ...] = ("chestxray14", "chexpert")
+PROMPT_SETS: tuple[str, ...] = ("chestxray14", "chexpert", "xqa")
 """The built-in prompt files."""
 
 
 @dataclass(frozen=True)
 class PromptSet:
-    """Prompts per finding, in file order; ``temperature`` None: the model's own."""
+    """Prompts per finding, in file order (``negative[k]`` empty: none given); ``temperature`` None: the model's own."""
 
     findings: tuple[str, ...]
     positive: tuple[tuple[str, ...], ...]
@@ -49,6 +60,10 @@ class PromptSet:
     def to_dict(self) -> dict[str, object]:
         return {f: {"positive": list(p), "negative": list(n)}
                 for f, p, n in zip(self.findings, self.positive, self.negative)}
+
+    def without_negatives(self) -> tuple[str, ...]:
+        """The findings given no negative prompt."""
+        return tuple(f for f, n in zip(self.findings, self.negative) if not n)
 
 
 def prompt_file(name: str) -> Path:
@@ -79,7 +94,7 @@ def load_prompts(prompts: PathLike | None = None) -> PromptSet:
     cfg = read_yaml_file(path, what="Prompt file")
     if not isinstance(cfg, Mapping) or not isinstance(cfg.get("findings"), Mapping) or not cfg["findings"]:
         raise SchemaError(f"{where}: expected a mapping with 'findings: {{FINDING: {{positive: [...], "
-                          "negative: [...]}}}}'.")
+                          "negative: [...]}}}}' (negative optional).")
     unknown = set(cfg) - {"findings", "temperature"}
     if unknown:
         raise SchemaError(f"{where}: unknown key(s) {sorted(unknown)}; expected findings and temperature.")
@@ -91,9 +106,11 @@ def load_prompts(prompts: PathLike | None = None) -> PromptSet:
         f = canonical_finding(str(raw), where=where)
         if f in findings:
             raise SchemaError(f"{where}: the finding {f!r} is given twice ({raw!r}).")
-        if not isinstance(entry, Mapping) or set(entry) != {"positive", "negative"}:
-            raise SchemaError(f"{where}: finding {raw!r} needs exactly 'positive' and 'negative' prompts.")
+        if not isinstance(entry, Mapping) or "positive" not in entry or not set(entry) <= {"positive", "negative"}:
+            got = sorted(entry) if isinstance(entry, Mapping) else entry
+            raise SchemaError(f"{where}: finding {raw!r} needs 'positive' prompts and optionally 'negative' ones "
+                              f"(nothing else); got {got!r}.")
         findings.append(f)
         pos.append(_texts(entry["positive"], where=f"{where}, {raw} positive"))
-        neg.append(_texts(entry["negative"], where=f"{where}, {raw} negative"))
+        neg.append(_texts(entry["negative"], where=f"{where}, {raw} negative") if "negative" in entry else ())
     return PromptSet(tuple(findings), tuple(pos), tuple(neg), None if t is None else float(t), str(path))

@@ -199,7 +199,7 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
     executor : executor, optional
         Where the batches run (:mod:`cxreval.executor`); other than serial, the images are cut into shards that
         worker processes predict, each loading the models itself from their specs (:mod:`.shards`;
-        ``job_options``: ``device``, ``weights_dir``, ``prompts``). Results are identical to serial.
+        ``job_options``: ``device``, ``weights_dir``, ``prompts``, ``zero_shot_rule``). Results are identical to serial.
 
     Returns
     -------
@@ -236,7 +236,7 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
 
         job = ShardJob(tuple(m.spec for m in models), str(job_options.get("device", "cpu")),
                        job_options.get("weights_dir"), job_options.get("prompts"), heatmaps, cam, target_layer,
-                       batch_size, dicom_window)
+                       batch_size, dicom_window, str(job_options.get("zero_shot_rule", "softmax")))
         records = map_shards(ex, todo, job)
     for g, ids, scores, maps, errors, n_batch in records:
         store.write(g, ids, scores, maps, errors)
@@ -389,7 +389,9 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
             overwrite: bool = False, heatmaps: bool = False, cam: str = "cam", target_layer: str | None = None,
             batch_size: int = 16, device: str = "cpu", workers: int = 0, weights_dir: str | Path | None = None,
             download: bool = True, dicom_window: str = "none", restart: bool = False,
-            prompts: str | Path | None = None, executor: Any = None, progress: Progress | None = None, argv: Sequence[str] | None = None, on_batch: Callable[[int], None] | None = None) -> PredictResult:
+            prompts: str | Path | None = None, zero_shot_rule: str = "softmax", executor: Any = None,
+            progress: Progress | None = None, argv: Sequence[str] | None = None,
+            on_batch: Callable[[int], None] | None = None) -> PredictResult:
     """List the images, load the models, predict (resuming an unfinished run) and write ``out`` atomically.
 
     Everything that can be checked is checked before the first image is read: the output path, the
@@ -407,7 +409,8 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
         Output folder (see :mod:`cxreval.outputs`).
     overwrite, restart : bool
         Replace an existing ``out``; discard an unfinished run's stored batches.
-    weights_dir, download, prompts : see :func:`~cxreval.predict.models.load_model`.
+    weights_dir, download, prompts, zero_shot_rule : see :func:`~cxreval.predict.models.load_model`
+        (``zero_shot_rule`` is written to ``run.json`` whether or not a ``clip:`` model is given).
     Other parameters : see :func:`run_predictions`.
 
     Returns
@@ -420,6 +423,9 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
 
     check_choice(dicom_window, DICOM_WINDOWS, name="dicom_window", func="predict")
     check_choice(cam, CAM_METHODS, name="cam", func="predict")
+    from .clip import ZERO_SHOT_RULES
+
+    check_choice(zero_shot_rule, ZERO_SHOT_RULES, name="zero_shot_rule", func="predict")
     check_positive_int(batch_size, name="batch_size", func="predict")   # before the resume store is made
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise InvalidParameterError(f"The 'workers' parameter of predict must be an int >= 0. Got {workers!r}.")
@@ -435,8 +441,8 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
         from ..exceptions import DataUnavailableError
         raise DataUnavailableError(f"images={str(listing.source)!r}: {n_dcm} DICOM file(s) but pydicom is not installed; "
                                    "pip install 'cxreval[dicom]'.")
-    loaded = [load_model(s, device=device, weights_dir=weights_dir, download=download, prompts=prompts)
-              for s in models]
+    loaded = [load_model(s, device=device, weights_dir=weights_dir, download=download, prompts=prompts,
+                         zero_shot_rule=zero_shot_rule) for s in models]
     names = [m.name for m in loaded]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -444,7 +450,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     if heatmaps:
         check_heatmap_models(loaded, target_layer=target_layer)
     options = {"heatmaps": heatmaps, "cam": cam, "target_layer": target_layer, "batch_size": batch_size,
-               "device": device, "workers": workers, "dicom_window": dicom_window}
+               "device": device, "workers": workers, "dicom_window": dicom_window, "zero_shot_rule": zero_shot_rule}
     src = Path(str(listing.source))
     inputs = [src] if src.is_file() else []          # a list file is hashed; an image folder is not read twice
     for m in loaded:                                   # every model's YAML and weights file (run.json: SHA-256)
@@ -454,7 +460,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     # the output folder's lock is taken before any image is read: a second run into the same --out fails at once
     with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv, protect=guard,
                        meta={"images": listing.source, "n_images": len(listing.items),
-                             "models": [m.spec for m in loaded]}) as d:
+                             "models": [m.spec for m in loaded], "zero_shot_rule": zero_shot_rule}) as d:
         store = PartialStore(partial_path(out), store_config(loaded, heatmaps=heatmaps, cam=cam,
                                                              target_layer=target_layer, dicom_window=dicom_window),
                              restart=restart)
@@ -463,7 +469,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
                                 dicom_window=dicom_window, progress=progress, on_batch=on_batch, executor=executor,
                                 job_options={"device": device, "weights_dir": None if weights_dir is None
                                              else str(weights_dir), "prompts": None if prompts is None
-                                             else str(prompts)})
+                                             else str(prompts), "zero_shot_rule": zero_shot_rule})
         options["resumed_images"] = {str(k): v for k, v in stats.n_resumed.items()}
         res = write_outputs(d, store, listing.items, loaded, heatmaps=heatmaps, listing=listing, options=options)
         bad = res.image_status[res.image_status["status"] == "error"]

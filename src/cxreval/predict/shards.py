@@ -41,14 +41,15 @@ class ShardJob:
     target_layer: str | None
     batch_size: int
     dicom_window: str
+    zero_shot_rule: str = "softmax"
 
 
 def _models(job: ShardJob) -> list[LoadedModel]:
-    key = (job.specs, job.device, job.weights_dir, job.prompts)
+    key = (job.specs, job.device, job.weights_dir, job.prompts, job.zero_shot_rule)
     if key not in _LOADED:
         _LOADED.clear()
         _LOADED[key] = [load_model(s, device=job.device, weights_dir=job.weights_dir, download=False,
-                                   prompts=job.prompts) for s in job.specs]
+                                   prompts=job.prompts, zero_shot_rule=job.zero_shot_rule) for s in job.specs]
     return _LOADED[key]
 
 
