@@ -26,9 +26,9 @@ def probit_rank(score: np.ndarray) -> np.ndarray:
     return ndtri((rankdata(s) - 0.5) / len(s))
 
 
-def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | None = None, max_iter: int = 5000,
-              tol: float = 1e-7) -> tuple[np.ndarray, bool]:
-    """Posteriors ``P(T = 1 | references, x, anchor)`` and whether EM converged.
+def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | None = None,
+              start: np.ndarray | None = None, max_iter: int = 5000, tol: float = 1e-7) -> tuple[np.ndarray, bool]:
+    """Posteriors ``P(T = 1 | references, x, anchor)`` by EM, and whether EM converged.
 
     Parameters
     ----------
@@ -36,8 +36,11 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
         1.0 / 0.0 / NaN (not labelled).
     x : ndarray of shape (n, p)
         The scores on the normal scale (:func:`probit_rank`).
-    anchor : ndarray of shape (n,), optional
-        Known truths (1.0 / 0.0, NaN unknown).
+    anchor : ndarray of shape (n,) or (D, n), optional
+        Known truths (1.0 / 0.0, NaN unknown); with shape (D, n), D models are fitted at once (one per row) and
+        the posteriors have that shape.
+    start : ndarray of shape (n,), optional
+        Starting posteriors (default: the mean of the references and a logistic of the mean score).
     """
     y = np.asarray(references, dtype=float)
     y = y[:, None] if y.ndim == 1 else y
@@ -46,26 +49,37 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
     obs = ~np.isnan(y)
     yo = (obs & (y == 1)).astype(float)
     no = (obs & (y == 0)).astype(float)
-    anc = np.full(n, np.nan) if anchor is None else np.asarray(anchor, dtype=float)
+    batched = anchor is not None and np.ndim(anchor) == 2
+    anc = np.atleast_2d(np.full(n, np.nan) if anchor is None else np.asarray(anchor, dtype=float))
     known = ~np.isnan(anc)
-    k = obs.sum(axis=1)
-    w = np.clip(np.where(k > 0, yo.sum(axis=1) / np.maximum(k, 1), 0.5), 0.05, 0.95)
-    w = np.clip(0.5 * w + 0.5 * expit(xs.mean(axis=1)), 0.02, 0.98)
-    w = np.where(known, np.nan_to_num(anc), w)
+    if start is None:
+        k = obs.sum(axis=1)
+        w0 = np.clip(np.where(k > 0, yo.sum(axis=1) / np.maximum(k, 1), 0.5), 0.05, 0.95)
+        w0 = np.clip(0.5 * w0 + 0.5 * expit(xs.mean(axis=1)), 0.02, 0.98)
+    else:
+        w0 = np.asarray(start, dtype=float)
+    w = np.where(known, np.nan_to_num(anc), w0)
+    sxx = xs.T @ xs
+    ridge = 1e-6 * np.eye(p)
+    converged = False
     for _ in range(max_iter):
-        prev = np.clip(w.mean(), _EPS, 1 - _EPS)
+        sw = w.sum(axis=1)
+        prev = np.clip(sw / n, _EPS, 1 - _EPS)
         sens = np.clip((w @ yo + 0.5) / (w @ (yo + no) + 1.0), _EPS, 1 - _EPS)
         spec = np.clip(((1 - w) @ no + 0.5) / ((1 - w) @ (yo + no) + 1.0), _EPS, 1 - _EPS)
-        mu1 = w @ xs / max(w.sum(), 1e-12)
-        mu0 = (1 - w) @ xs / max((1 - w).sum(), 1e-12)
-        r1, r0 = xs - mu1, xs - mu0
-        cov = ((w[:, None] * r1).T @ r1 + ((1 - w)[:, None] * r0).T @ r0) / n + 1e-6 * np.eye(p)
-        beta = np.linalg.solve(cov, mu1 - mu0)
-        lo = (logit(prev) + yo @ np.log(sens / (1 - spec)) + no @ np.log((1 - sens) / spec)
-              + xs @ beta - 0.5 * (mu1 @ np.linalg.solve(cov, mu1) - mu0 @ np.linalg.solve(cov, mu0)))
+        mu1 = (w @ xs) / np.maximum(sw, 1e-12)[:, None]
+        mu0 = ((1 - w) @ xs) / np.maximum(n - sw, 1e-12)[:, None]
+        cov = (sxx - sw[:, None, None] * mu1[:, :, None] * mu1[:, None, :]
+               - (n - sw)[:, None, None] * mu0[:, :, None] * mu0[:, None, :]) / n + ridge
+        beta = np.linalg.solve(cov, (mu1 - mu0)[:, :, None])[:, :, 0]
+        const = 0.5 * ((mu1 * np.linalg.solve(cov, mu1[:, :, None])[:, :, 0]).sum(axis=1)
+                       - (mu0 * np.linalg.solve(cov, mu0[:, :, None])[:, :, 0]).sum(axis=1))
+        lo = (logit(prev)[:, None] + np.log(sens / (1 - spec)) @ yo.T + np.log((1 - sens) / spec) @ no.T
+              + beta @ xs.T - const[:, None])
         w_new = np.where(known, np.nan_to_num(anc), expit(lo))
         change = float(np.max(np.abs(w_new - w)))
         w = w_new
         if change < tol:
-            return w, True
-    return w, False
+            converged = True
+            break
+    return (w if batched else w[0]), converged

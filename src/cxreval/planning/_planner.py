@@ -26,6 +26,7 @@ class FindingFit:
     """
 
     data: FindingData
+    x: np.ndarray
     order: dict[str, ScoreOrder]
     posterior: np.ndarray
     auc: dict[str, float]
@@ -60,7 +61,8 @@ def distinct_scores(scores: dict[str, np.ndarray]) -> np.ndarray:
 
 def fit_finding(data: FindingData) -> FindingFit:
     order = {m: score_order(s) for m, s in data.scores.items()}
-    w, converged = fit_joint(data.references, distinct_scores(data.scores), anchor=data.anchor)
+    x = distinct_scores(data.scores)
+    w, converged = fit_joint(data.references, x, anchor=data.anchor)
     auc = {m: float(soft_auc(w, order[m])) for m in data.scores}
     best, runner = _leading(auc, data.scores)
     n = len(w)
@@ -76,7 +78,7 @@ def fit_finding(data: FindingData) -> FindingFit:
         known = ~np.isnan(data.anchor)
         change[known] = 0.0
         flip[known] = 0.0
-    return FindingFit(data, order, w, auc, best, runner, float(delta), change, flip, converged)
+    return FindingFit(data, x, order, w, auc, best, runner, float(delta), change, flip, converged)
 
 
 def interval(ff: FindingFit, a: str, b: str, w: np.ndarray, revealed: np.ndarray, *, confidence_level: float
@@ -99,9 +101,9 @@ def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draw
     """P(separable) after revealing the studies of global priority < k, for each k of ``budgets``.
 
     Monte Carlo from the fitted model: every study's truth drawn from ``posterior`` (the same draws for every
-    budget); the drawn truths of the revealed studies replace their posteriors, the other posteriors are kept (the
-    latent model is not refitted per draw: a first-order predictive of the two-phase estimate); separable = the
-    interval of :func:`interval` excludes 0. ``ranks`` gives each of this finding's studies its 0-based global
+    budget); the drawn truths of the revealed studies become anchors and the latent model is refitted per draw,
+    as the two-phase estimate will be once the expert's labels are back; separable = the interval of
+    :func:`interval` excludes 0. ``ranks`` gives each of this finding's studies its 0-based global
     priority (``>= len`` = not a candidate).
     """
     if ff.runner_up is None:
@@ -115,6 +117,7 @@ def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draw
         if not reveal.any():
             out.append(float(separable(ff, w, known, confidence_level=confidence_level)))
             continue
-        wd = np.where(reveal, truth, w)
+        anc = np.where(reveal | known, np.where(known, ff.data.anchor, truth), np.nan)
+        wd, _ = fit_joint(ff.data.references, ff.x, anchor=anc, start=w, tol=1e-5)
         out.append(float(separable(ff, wd, known | reveal, confidence_level=confidence_level).mean()))
     return out
