@@ -52,13 +52,14 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
     batched = anchor is not None and np.ndim(anchor) == 2
     anc = np.atleast_2d(np.full(n, np.nan) if anchor is None else np.asarray(anchor, dtype=float))
     known = ~np.isnan(anc)
+    truth = np.nan_to_num(anc)
     if start is None:
         k = obs.sum(axis=1)
         w0 = np.clip(np.where(k > 0, yo.sum(axis=1) / np.maximum(k, 1), 0.5), 0.05, 0.95)
         w0 = np.clip(0.5 * w0 + 0.5 * expit(xs.mean(axis=1)), 0.02, 0.98)
     else:
         w0 = np.asarray(start, dtype=float)
-    w = np.where(known, np.nan_to_num(anc), w0)
+    w = np.where(known, truth, w0)
     sxx = xs.T @ xs
     ridge = 1e-6 * np.eye(p)
     converged = False
@@ -76,7 +77,7 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
                        - (mu0 * np.linalg.solve(cov, mu0[:, :, None])[:, :, 0]).sum(axis=1))
         lo = (logit(prev)[:, None] + np.log(sens / (1 - spec)) @ yo.T + np.log((1 - sens) / spec) @ no.T
               + beta @ xs.T - const[:, None])
-        w_new = np.where(known, np.nan_to_num(anc), expit(lo))
+        w_new = np.where(known, truth, expit(lo))
         change = float(np.max(np.abs(w_new - w)))
         w = w_new
         if change < tol:
