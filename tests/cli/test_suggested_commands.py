@@ -327,7 +327,7 @@ RUNS: dict[str, Callable[..., None]] = {
         "cxreval data split --names", "cxreval demo", "cxreval fuse", "cxreval iqa agree", "cxreval iqa compare",
         "cxreval iqa degrade",
         "cxreval iqa score", "cxreval localize", "cxreval localize --heatmaps", "cxreval predict", "cxreval rank",
-        "cxreval reader", "cxreval report", "cxreval synth")},
+        "cxreval reader", "cxreval report", "cxreval synth", "cxreval plan")},
     # a demo section's run.json `commands`: run as written, in an empty folder, by
     # tests/demo/test_recorded_commands.py (real data); here their options are checked against --help
     **{c: run_help(c) for c in (
@@ -340,7 +340,7 @@ RUNS: dict[str, Callable[..., None]] = {
         "cxreval label-reports --reports {} --sections whole --validate-against openi_mesh",
         "cxreval label-reports --reports {} --sections findings", "cxreval agree -l openi_sections",
         "cxreval iqa degrade --images {} --plan {} --sample {} --max-size {} -o iqa", "cxreval iqa score --pairs iqa",
-        "cxreval iqa compare --scores iqa")},
+        "cxreval iqa compare --scores iqa", "cxreval plan -p chexpert_predictions")},
 }
 """Every command mentioned in cxreval's messages and report (as it stands in the source) and its test run."""
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ..exceptions import InvalidParameterError
+from ..exceptions import InvalidParameterError, SchemaError
 from ..io import write_summary
 from ..labels import read_label_tables, read_prediction_tables
 from ._common import (
@@ -43,6 +43,9 @@ def plan(
                                 "readers)."),
     anchor: str = typer.Option(None, "--anchor", help="A source whose labels are exact where given (an earlier "
                                "relabelling round): those studies are known and not planned again."),
+    anchor_studies: Path = typer.Option(None, "--anchor-studies", help="A table with a study_id column (e.g. an "
+                                        "earlier plan's relabel.csv): count the --anchor labels on these studies "
+                                        "only (a relabelling simulated with a source that labels every study)."),
     images: Path = typer.Option(None, "--images", help="Folder of the images (<study_id>.png/.jpg/.dcm... or "
                                 "<study_id>/<image>): the selected studies' images are copied into OUT/images/, so "
                                 "that `cxreval reader init --study OUT/study.yaml` opens the study."),
@@ -83,16 +86,17 @@ def plan(
     finding_list = split_list(findings, option="--findings")
     budget_list = _budgets(budgets)
     check_inputs(*[("--predictions", p) for p in predictions], *[("--labels", p) for p in labels],
-                 ("--images", images))
+                 ("--images", images), ("--anchor-studies", anchor_studies))
     check_folder_option("--images", images)
-    inputs = [*predictions, *labels, *([images] if images is not None else [])]
+    inputs = [*predictions, *labels, *(p for p in (images, anchor_studies) if p is not None)]
     with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
         preds, _ = read_prediction_tables(predictions)
         table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
+        studies = _studies(anchor_studies)
         with progress() as prog:
             task = prog.add(f"planning {budget} studies against {reference}")
             res = plan_relabelling(preds, table, reference=reference, budget=budget, readers=reader_list,
-                                   anchor=anchor, findings=finding_list, budgets=budget_list, n_draws=n_draws,
+                                   anchor=anchor, anchor_studies=studies, findings=finding_list, budgets=budget_list, n_draws=n_draws,
                                    confidence_level=confidence_level, images=images, rng=seed)
             prog.done(task)
         written = res.save(d)
@@ -103,6 +107,17 @@ def plan(
     else:
         typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out}; "
                    f"reader study: cxreval reader init --study {Path(out) / res.STUDY_FILE}")
+
+
+def _studies(path: Path | None) -> list[str] | None:
+    if path is None:
+        return None
+    from ..io import read_table
+
+    t = read_table(path, text=True)
+    if "study_id" not in t.columns:
+        raise SchemaError(f"--anchor-studies {path} has no study_id column; it has {list(t.columns)}.")
+    return list(t["study_id"])
 
 
 def _budgets(value: str | None) -> list[int] | None:

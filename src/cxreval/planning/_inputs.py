@@ -41,45 +41,49 @@ class PlanInputs:
     anchor_source: str | None
 
 
-def _check_source(name: object, present: Sequence[str], *, what: str) -> str:
+def _check_source(name: object, present: Sequence[str], *, what: str, func: str = _FUNC) -> str:
     if not isinstance(name, str) or not name:
-        raise InvalidParameterError(f"The '{what}' parameter of {_FUNC} must be a source name. Got {name!r} instead.")
+        raise InvalidParameterError(f"The '{what}' parameter of {func} must be a source name. Got {name!r} instead.")
     if name not in present:
-        raise UnknownNameError(f"The '{what}' parameter of {_FUNC} must be a source of the label table; {name!r} is "
+        raise UnknownNameError(f"The '{what}' parameter of {func} must be a source of the label table; {name!r} is "
                                f"not one.{did_you_mean(name, present)} Sources present: {', '.join(sorted(present))}.")
     return name
 
 
 def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference: str,
-                   readers: Sequence[str] | None, anchor: str | None, findings: Sequence[str] | None
-                   ) -> PlanInputs:
+                   readers: Sequence[str] | None, anchor: str | None, findings: Sequence[str] | None,
+                   anchor_studies: Sequence[str] | None = None, func: str = _FUNC) -> PlanInputs:
     """Check the tables and options (every error names its parameter) and arrange them per finding.
 
     Labels are binarised with uncertain labels left out (NaN: a reference that did not decide) and not-mentioned
-    read as negative (CheXpert practice for report labelers).
+    read as negative (CheXpert practice for report labelers). With ``anchor_studies``, the anchor's labels count on
+    those studies only (a relabelling simulated from a source that labels every study).
     """
     if not isinstance(predictions, pd.DataFrame) or predictions.empty:
-        raise SchemaError(f"The 'predictions' parameter of {_FUNC} has no rows: it needs the scores of at least "
+        raise SchemaError(f"The 'predictions' parameter of {func} has no rows: it needs the scores of at least "
                           "two models.")
     if not isinstance(labels, pd.DataFrame) or labels.empty:
-        raise SchemaError(f"The 'labels' parameter of {_FUNC} has no rows.")
+        raise SchemaError(f"The 'labels' parameter of {func} has no rows.")
     preds = validate_predictions(predictions, where="predictions")
     labs = validate_label_table(labels, where="labels", require_patient=False)
     models = tuple(sorted(preds["model"].unique()))
     if len(models) < 2:
-        raise InvalidParameterError(f"The 'predictions' parameter of {_FUNC} holds {len(models)} model(s) "
+        raise InvalidParameterError(f"The 'predictions' parameter of {func} holds {len(models)} model(s) "
                                     f"({', '.join(models) or 'none'}); the plan compares the leading models, so it "
                                     "needs the scores of at least two.")
     present = sorted(labs["source"].unique())
-    ref = _check_source(reference, present, what="reference")
-    rds = [_check_source(r, present, what="readers") for r in (readers or [])]
+    ref = _check_source(reference, present, what="reference", func=func)
+    rds = [_check_source(r, present, what="readers", func=func) for r in (readers or [])]
     if ref in rds or len(set(rds)) != len(rds):
-        raise InvalidParameterError(f"The 'readers' parameter of {_FUNC} must name distinct sources other than the "
+        raise InvalidParameterError(f"The 'readers' parameter of {func} must name distinct sources other than the "
                                     f"reference {ref!r}. Got {list(rds)} instead.")
-    anc = None if anchor is None else _check_source(anchor, present, what="anchor")
+    anc = None if anchor is None else _check_source(anchor, present, what="anchor", func=func)
     if anc is not None and anc in (ref, *rds):
-        raise InvalidParameterError(f"The 'anchor' parameter of {_FUNC} must be a source other than the reference "
+        raise InvalidParameterError(f"The 'anchor' parameter of {func} must be a source other than the reference "
                                     f"and the readers. Got {anc!r} instead.")
+    if anchor_studies is not None and anc is None:
+        raise InvalidParameterError(f"The 'anchor_studies' parameter of {func} needs an anchor source (anchor=).")
+    only = None if anchor_studies is None else {str(x) for x in anchor_studies}
     sources = (ref, *rds)
     ref_findings = set(labs.loc[labs["source"] == ref, "finding"])
     scored = set(preds["finding"])
@@ -89,10 +93,10 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
             raise SchemaError(f"No finding is both labelled by reference {ref!r} ({sorted(ref_findings)}) and scored "
                               f"in the predictions ({sorted(scored)}).")
     else:
-        chosen = [canonical_finding(f, where=f"the 'findings' parameter of {_FUNC}") for f in findings]
+        chosen = [canonical_finding(f, where=f"the 'findings' parameter of {func}") for f in findings]
         for f in chosen:
             if f not in ref_findings or f not in scored:
-                raise InvalidParameterError(f"The 'findings' parameter of {_FUNC} names {f!r}, which is "
+                raise InvalidParameterError(f"The 'findings' parameter of {func} names {f!r}, which is "
                                             + ("not labelled by reference " + repr(ref) if f not in ref_findings
                                                else "not scored in the predictions") + ".")
     y = binarize(labs["state"], policy="exclude", not_mentioned="negative")
@@ -117,9 +121,15 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
         refs = wide.reindex(index=ids, columns=list(sources)).to_numpy(dtype=float)
         an = (wide.reindex(index=ids, columns=[anc]).to_numpy(dtype=float)[:, 0] if anc
               else np.full(len(ids), np.nan))
+        if only is not None:
+            an = np.where(ids.isin(only), an, np.nan)
         scores = {m: pf.loc[ids, m].to_numpy(dtype=float) for m in models}
         per_finding.append((f, ids, refs, an, scores, n_unscored))
     study_ids = np.array(sorted(all_ids), dtype=object)
+    if only is not None and not only <= all_ids:
+        extra = sorted(only - all_ids)
+        raise InvalidParameterError(f"The 'anchor_studies' parameter of {func} lists {len(extra)} studies that are not "
+                                    f"planned studies, e.g. {extra[0]!r}.")
     pos = {s: i for i, s in enumerate(study_ids)}
     data = tuple(FindingData(f, np.array([pos[s] for s in ids]), refs, an, scores, nu)
                  for f, ids, refs, an, scores, nu in per_finding)

@@ -27,7 +27,8 @@ def probit_rank(score: np.ndarray) -> np.ndarray:
 
 
 def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | None = None,
-              start: np.ndarray | None = None, max_iter: int = 5000, tol: float = 1e-7) -> tuple[np.ndarray, bool]:
+              start: np.ndarray | None = None, sample_weight: np.ndarray | None = None, max_iter: int = 5000,
+              tol: float = 1e-7) -> tuple[np.ndarray, bool]:
     """Posteriors ``P(T = 1 | references, x, anchor)`` by EM, and whether EM converged.
 
     Parameters
@@ -41,6 +42,9 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
         the posteriors have that shape.
     start : ndarray of shape (n,), optional
         Starting posteriors (default: the mean of the references and a logistic of the mean score).
+    sample_weight : ndarray of shape (D, n), optional
+        Study weights of the likelihood, one row per fit (a Bayesian bootstrap: Dirichlet weights times n); the
+        posteriors of every study are returned under each row's parameters.
     """
     y = np.asarray(references, dtype=float)
     y = y[:, None] if y.ndim == 1 else y
@@ -49,7 +53,7 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
     obs = ~np.isnan(y)
     yo = (obs & (y == 1)).astype(float)
     no = (obs & (y == 0)).astype(float)
-    batched = anchor is not None and np.ndim(anchor) == 2
+    batched = (anchor is not None and np.ndim(anchor) == 2) or sample_weight is not None
     anc = np.atleast_2d(np.full(n, np.nan) if anchor is None else np.asarray(anchor, dtype=float))
     known = ~np.isnan(anc)
     truth = np.nan_to_num(anc)
@@ -60,18 +64,25 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
     else:
         w0 = np.asarray(start, dtype=float)
     w = np.where(known, truth, w0)
-    sxx = xs.T @ xs
+    if sample_weight is None:
+        c = np.ones((1, n))
+        sxx = (xs.T @ xs)[None]
+    else:
+        c = np.asarray(sample_weight, dtype=float)
+        sxx = np.einsum("dn,np,nq->dpq", c, xs, xs)
+    total = c.sum(axis=1)
     ridge = 1e-6 * np.eye(p)
     converged = False
     for _ in range(max_iter):
-        sw = w.sum(axis=1)
-        prev = np.clip(sw / n, _EPS, 1 - _EPS)
-        sens = np.clip((w @ yo + 0.5) / (w @ (yo + no) + 1.0), _EPS, 1 - _EPS)
-        spec = np.clip(((1 - w) @ no + 0.5) / ((1 - w) @ (yo + no) + 1.0), _EPS, 1 - _EPS)
-        mu1 = (w @ xs) / np.maximum(sw, 1e-12)[:, None]
-        mu0 = ((1 - w) @ xs) / np.maximum(n - sw, 1e-12)[:, None]
+        cw, cv = c * w, c * (1 - w)
+        sw = cw.sum(axis=1)
+        prev = np.clip(sw / total, _EPS, 1 - _EPS)
+        sens = np.clip((cw @ yo + 0.5) / (cw @ (yo + no) + 1.0), _EPS, 1 - _EPS)
+        spec = np.clip((cv @ no + 0.5) / (cv @ (yo + no) + 1.0), _EPS, 1 - _EPS)
+        mu1 = (cw @ xs) / np.maximum(sw, 1e-12)[:, None]
+        mu0 = (cv @ xs) / np.maximum(total - sw, 1e-12)[:, None]
         cov = (sxx - sw[:, None, None] * mu1[:, :, None] * mu1[:, None, :]
-               - (n - sw)[:, None, None] * mu0[:, :, None] * mu0[:, None, :]) / n + ridge
+               - (total - sw)[:, None, None] * mu0[:, :, None] * mu0[:, None, :]) / total[:, None, None] + ridge
         beta = np.linalg.solve(cov, (mu1 - mu0)[:, :, None])[:, :, 0]
         const = 0.5 * ((mu1 * np.linalg.solve(cov, mu1[:, :, None])[:, :, 0]).sum(axis=1)
                        - (mu0 * np.linalg.solve(cov, mu0[:, :, None])[:, :, 0]).sum(axis=1))

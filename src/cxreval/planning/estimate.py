@@ -123,7 +123,7 @@ def two_phase_tables(inputs: PlanInputs, fits: Sequence[FindingFit], *, confiden
 
 def evaluate_two_phase_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference: str,
                            anchor: str | None = None, readers: Sequence[str] | None = None,
-                           findings: Sequence[str] | None = None,
+                           anchor_studies: Sequence[str] | None = None, findings: Sequence[str] | None = None,
                            pairs: Mapping[str, tuple[str, str]] | None = None,
                            confidence_level: float = 0.95) -> TwoPhaseAUCResult:
     """Estimate every model's AUC from cheap references and an anchor subset whose labels are treated as exact.
@@ -141,6 +141,8 @@ def evaluate_two_phase_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, r
         The source whose labels, where given, are the truth (an expert's relabelling of some studies).
     readers : list of str, optional
         Further sources used as noisy references.
+    anchor_studies : list of str, optional
+        Count the anchor's labels on these studies only.
     findings : list of str, optional
         Default: every finding the reference labels and the predictions score.
     pairs : mapping finding -> (model_a, model_b), optional
@@ -162,7 +164,7 @@ def evaluate_two_phase_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, r
     """
     cl = check_confidence_level(confidence_level, func="evaluate_two_phase_auc")
     inputs = prepare_inputs(predictions, labels, reference=reference, readers=readers, anchor=anchor,
-                            findings=findings)
+                            findings=findings, anchor_studies=anchor_studies, func="evaluate_two_phase_auc")
     for f, pair in (pairs or {}).items():
         if f not in {d.finding for d in inputs.findings} or any(m not in inputs.models for m in pair):
             raise InvalidParameterError(f"The 'pairs' parameter of evaluate_two_phase_auc: {f!r}: {pair!r} needs a "

@@ -184,7 +184,7 @@ def _validate(inputs: PlanInputs, budget: object, budgets: Sequence[int] | None,
 
 def plan_relabelling(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference: str,
                      budget: int, readers: Sequence[str] | None = None, anchor: str | None = None,
-                     findings: Sequence[str] | None = None, budgets: Sequence[int] | None = None,
+                     anchor_studies: Sequence[str] | None = None, findings: Sequence[str] | None = None, budgets: Sequence[int] | None = None,
                      n_draws: int = 200, confidence_level: float = 0.95, images: PathLike | None = None,
                      rng: RNGLike = None) -> RelabelPlanResult:
     """Rank the studies by how much an expert's label would change which model is best, estimate the power per
@@ -206,6 +206,9 @@ def plan_relabelling(predictions: pd.DataFrame, labels: pd.DataFrame, *, referen
         its binormal score assumption alone; with three or more sources by the sources.
     anchor : str, optional
         A source whose labels are exact where given (an earlier relabelling round): those studies are known.
+    anchor_studies : list of str, optional
+        Count the anchor's labels on these studies only (e.g. an earlier plan's ``relabel.csv``): a relabelling
+        simulated with a source that labels every study.
     findings : list of str, optional
         Default: every finding the reference labels and the predictions score.
     budgets : list of int, optional
@@ -233,7 +236,7 @@ def plan_relabelling(predictions: pd.DataFrame, labels: pd.DataFrame, *, referen
         A selected study without an image in ``images``.
     """
     inputs = prepare_inputs(predictions, labels, reference=reference, readers=readers, anchor=anchor,
-                            findings=findings)
+                            findings=findings, anchor_studies=anchor_studies)
     b, grid, nd, cl = _validate(inputs, budget, budgets, n_draws, confidence_level)
     folder = Path(images) if images is not None else None
     if folder is not None and not folder.is_dir():
