@@ -209,6 +209,10 @@ def _build(name: str, tmp: Path):
         plan = plan_relabelling(ss.predictions, ss.labels[ss.labels.source != "truth"], reference="ref0", budget=8,
                                 n_draws=10, rng=0)
         return plan if name == "RelabelPlanResult" else plan.estimate
+    if name == "LatentAUCResult":
+        from cxreval.latent import evaluate_latent_auc
+        labs = _labels()
+        return evaluate_latent_auc(_predictions(labs), labs, readers=["CR", "Rep1", "Rep2"], n_resamples=5, rng=0)
     raise AssertionError(f"{name} is a TableResult without a builder in {__file__}: add one, with plot()")
 
 

@@ -25,6 +25,7 @@ from ._common import (
     overwrite_option,
     progress,
     seed_option,
+    split_list,
     state_encoding_option,
     studies_option,
 )
@@ -61,6 +62,19 @@ def classify(
     missing_scores: str = missing_scores_option(),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the AUC table as JSON."),
+    latent_truth: bool = typer.Option(False, "--latent-truth", help="Estimate each model's AUC against the latent "
+                                      "truth of the --readers (a latent-class model of the readers and the model's "
+                                      "score, refitted in every bootstrap replicate; reference 'latent' in auc.csv), "
+                                      "instead of against each reference."),
+    readers: list[str] = typer.Option(None, "--readers", help="With --latent-truth: the label sources treated as "
+                                      "readers, comma-separated or repeated (at least three per finding, unless "
+                                      "--reader-accuracy or --anchor is given)."),
+    reader_accuracy: Path = typer.Option(None, "--reader-accuracy", help="With --latent-truth: known sensitivity "
+                                         "and specificity per finding and reader (a reader_accuracy.csv written by "
+                                         "fuse or classify --latent-truth: finding, source, sensitivity, "
+                                         "specificity), held fixed."),
+    anchor: str = typer.Option(None, "--anchor", help="With --latent-truth: a label source treated as exact for "
+                               "the studies it labels (e.g. an expert's relabelled subset)."),
 ) -> None:
     """Per-finding ROC-AUC of every model against every reference, with patient-level bootstrap CIs.
 
@@ -73,13 +87,21 @@ def classify(
     \b
         cxreval classify -p preds.csv -l labels.csv -f Effusion,Edema --seed 0 -o auc-out
         cxreval classify -p preds.parquet -l labels.parquet --executor dask:local:2 -o auc-out
+        cxreval classify -p preds.csv -l labels.csv --latent-truth --readers bc4,bc6,bc8,chexpert_labeler -o latent-out
 
     The work is split into blocks (model x finding, model x micro average), each with every reference and
     every replicate; off-process executors memory-map the arrays from the output's temporary folder (for a
     Dask cluster on several machines, put -o on storage every worker sees).
     """
     check_inputs(*[("--predictions", p) for p in predictions], *[("--labels", p) for p in labels],
-                 ("--model-groups", model_groups))
+                 ("--model-groups", model_groups), ("--reader-accuracy", reader_accuracy))
+    if latent_truth or readers or reader_accuracy or anchor:
+        _latent(predictions, labels, out, latent_truth=latent_truth, readers=readers, reader_accuracy=reader_accuracy,
+                anchor=anchor, references=references, findings=findings, model_groups=model_groups, policy=policy,
+                not_mentioned=not_mentioned, unlabeled=unlabeled, n_resamples=n_resamples, seed=seed,
+                confidence_level=confidence_level, state_encoding=state_encoding, blank_state=blank_state,
+                finding_map=finding_map, overwrite=overwrite, json_out=json_out)
+        return
     fmap, design = design_options(studies, finding_map, map_score, missing_scores)
     with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=[*predictions, *labels,
                                                                                    model_groups],
@@ -101,6 +123,46 @@ def classify(
         typer.echo(f"AUC of {len(res.models)} models x {len(res.findings)} findings x {len(res.references)} "
                    f"references -> {Path(out) / paths['auc'].name}")
 
+
+
+def _latent(predictions: list[Path], labels: list[Path], out: Path, *, latent_truth: bool, readers: list[str] | None,
+            reader_accuracy: Path | None, anchor: str | None, references: list[str] | None, findings: list[str] | None,
+            model_groups: Path | None, policy: str, not_mentioned: str, unlabeled: str, n_resamples: int, seed: int,
+            confidence_level: float, state_encoding: str | None, blank_state: str | None, finding_map: str | None,
+            overwrite: bool, json_out: bool) -> None:
+    """``classify --latent-truth``: :func:`cxreval.latent.evaluate_latent_auc_files`, saved."""
+    from ..classification import read_model_groups
+    from ..exceptions import InvalidParameterError
+    from ..latent import evaluate_latent_auc_files
+
+    if not latent_truth:
+        raise InvalidParameterError("--readers, --reader-accuracy and --anchor apply only with --latent-truth.")
+    reader_list = split_list(readers, option="--readers")
+    if not reader_list:
+        raise InvalidParameterError("--latent-truth needs --readers: the label sources treated as readers "
+                                    "(e.g. --readers bc4,bc6,bc8).")
+    if references or finding_map:
+        raise InvalidParameterError("--references and --finding-map do not apply with --latent-truth (the "
+                                    "reference is the latent truth of --readers).")
+    groups = read_model_groups(model_groups) if model_groups is not None else None
+    with open_output(out, overwrite=overwrite, inputs=[*predictions, *labels, model_groups, reader_accuracy],
+                     meta={"seed": seed}) as d:
+        with progress() as prog:
+            res = evaluate_latent_auc_files(predictions, labels, readers=reader_list, anchor=anchor,
+                                            reader_accuracy=reader_accuracy,
+                                            findings=split_list(findings, option="--findings") or None,
+                                            policy=policy, not_mentioned=not_mentioned, model_groups=groups,
+                                            unlabeled=unlabeled, state_encoding=state_encoding,
+                                            blank_state=blank_state, n_resamples=n_resamples,
+                                            confidence_level=confidence_level, rng=seed, progress=prog)
+        paths = res.save(d)
+        write_summary(d, res.summary("cxreval classify --latent-truth"))
+    if json_out:
+        echo_json({"auc": res.table.to_dict(orient="records"), "n_resamples": res.n_resamples, "seed": seed})
+    else:
+        typer.echo(res.design())
+        typer.echo(f"AUC of {len(res.models)} models x {len(res.findings)} findings against the latent truth -> "
+                   f"{Path(out) / paths['auc'].name}")
 
 
 def register(app: typer.Typer) -> None:

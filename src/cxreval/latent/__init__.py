@@ -1,0 +1,61 @@
+"""The AUC of a model against the latent truth that several noisy readers approximate.
+
+Every reference of a chest X-ray finding is noisy. Given three or more readers (radiologists, report labellers,
+text-mined labels: any source of binary labels), :func:`fit_latent_class` fits a latent-class model of the
+readers *and one model's score* (:mod:`cxreval.latent.model`: truth ``T ~ Bernoulli(π)``; readers
+conditionally independent given ``T`` with a sensitivity and specificity each; the score's distribution given
+``T`` nonparametric, by quantile bins), and :func:`latent_auc_score` weights every pair of studies by the
+fitted *score-aware* posteriors (:mod:`cxreval.latent.auc`).
+
+Why the score must be in the model: posteriors from the readers alone ignore what the score says about the
+truth, and the pair-weighted AUC computed with them is diluted toward 0.5 (on the CheXpert test set such a
+"soft" AUC is further from the radiologists' consensus than hard Dawid–Skene labels). The model is fitted per
+model and finding.
+
+Assumption: the readers' errors are independent of each other and of the score, given the truth. Limits: with
+fewer than three readers of a finding and neither known reader accuracies nor an anchor subset (studies whose
+truth is known exactly), the model is not identified and :class:`NotIdentifiedError` is raised with the
+sentence :data:`NOT_IDENTIFIED`.
+"""
+
+from .auc import latent_auc_score
+from .diagnostics import READER_AGREEMENT_COLUMNS, SCORE_ASSOCIATION_COLUMNS
+from .evaluate import (
+    evaluate_latent_auc,
+    evaluate_latent_auc_files,
+    evaluate_latent_auc_prepared,
+    read_reader_accuracy,
+)
+from .model import (
+    NOT_IDENTIFIED,
+    SCORE_MODELS,
+    LatentClassFit,
+    NotIdentifiedError,
+    default_n_bins,
+    fit_latent_class,
+    score_bins,
+)
+from .resampling import LatentClassBootstrap, bootstrap_latent_class
+from .result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
+
+__all__ = [
+    "NOT_IDENTIFIED",
+    "NotIdentifiedError",
+    "LatentClassFit",
+    "fit_latent_class",
+    "latent_auc_score",
+    "default_n_bins",
+    "score_bins",
+    "SCORE_MODELS",
+    "LatentClassBootstrap",
+    "bootstrap_latent_class",
+    "evaluate_latent_auc",
+    "evaluate_latent_auc_files",
+    "evaluate_latent_auc_prepared",
+    "read_reader_accuracy",
+    "LatentAUCResult",
+    "LATENT_REFERENCE",
+    "READER_ACCURACY_COLUMNS",
+    "READER_AGREEMENT_COLUMNS",
+    "SCORE_ASSOCIATION_COLUMNS",
+]

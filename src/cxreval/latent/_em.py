@@ -1,0 +1,284 @@
+"""EM of the latent-class model on cells of identical studies, vectorised over weight rows (private).
+
+A *cell* is a set of studies with the same reader labels, the same score bin and the same anchor state; the
+likelihood depends on a study only through its cell, so EM runs on the ``(B, n_cells)`` cell weights instead
+of the ``(B, n_studies)`` study weights (``B`` rows: the data, or bootstrap replicates fitted at once).
+
+Two models of the score given the truth share the reader part (conditionally independent readers with a
+sensitivity and specificity each):
+
+- ``bins`` (generative, Zhou, Castelluccio & Zhou 2005): ``T ~ Bernoulli(π)``, the score's bin given ``T`` a free
+  multinomial ``F1`` / ``F0`` with a Dirichlet(1 + α) prior; cell log-weights ``log π F1[bin]`` and
+  ``log (1 - π) F0[bin]``.
+- ``spline`` (the semiparametric density-ratio model): ``P(T = 1 | score) = expit(h(z) · β)``, ``h`` a natural
+  cubic spline basis of the score's normal score ``z``, i.e. ``log f1 / f0`` smooth in ``z`` with ``f0`` free;
+  a ridge ``λ/2 |β|²`` on the non-constant terms; the M-step is one Newton step of the weighted logistic
+  regression (responses: the posteriors).
+
+Everything here trusts its inputs (checked in :mod:`cxreval.latent._fitting`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import expit, log_expit
+
+__all__ = ["Cells", "EMState", "make_cells", "cell_weights", "run_em", "reader_log_ratio", "EPS"]
+
+#: Sensitivities, specificities and the prevalence are kept in ``[EPS, 1 - EPS]`` (so that ``log`` stays finite
+#: for exact readers; a posterior then rounds to 0 or 1 within 1e-20).
+EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Cells:
+    """The distinct (reader labels, score bin, anchor) combinations of the studies.
+
+    Attributes
+    ----------
+    positive, negative : ndarray of float, shape (n_cells, n_readers)
+        1.0 where the cell's reader label is positive (negative), else 0.0.
+    bin : ndarray of int, shape (n_cells,)
+        The score bin of the cell (0 when there is no score).
+    anchor : ndarray of int, shape (n_cells,)
+        -1 (truth unknown), 0 or 1 (truth known exactly).
+    inverse : ndarray of int, shape (n_studies,)
+        The cell of each study.
+    n_bins : int
+    basis : ndarray of shape (n_cells, d) or None
+        The spline basis at the cell's bin (``spline`` model only).
+    """
+
+    positive: np.ndarray
+    negative: np.ndarray
+    bin: np.ndarray
+    anchor: np.ndarray
+    inverse: np.ndarray
+    n_bins: int
+    basis: np.ndarray | None = None
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.bin.shape[0])
+
+
+@dataclass(frozen=True)
+class EMState:
+    """Parameters, posteriors and bookkeeping of an EM run with ``B`` weight rows.
+
+    ``sensitivity``, ``specificity`` (B, n_readers); ``prevalence`` (B,): ``π`` (bins) or the weighted mean
+    posterior (spline); ``f1``, ``f0`` (B, n_bins): the score bins' probabilities given the truth (fitted, or
+    implied by the posteriors for the spline); ``beta`` (B, d) or None; ``posterior`` (B, n_cells);
+    ``objective`` (B,), the final penalised log-likelihood; ``trace`` (n_iter + 1, B) its value after each
+    E-step; ``n_iter``; ``converged`` (B,).
+    """
+
+    sensitivity: np.ndarray
+    specificity: np.ndarray
+    prevalence: np.ndarray
+    f1: np.ndarray
+    f0: np.ndarray
+    beta: np.ndarray | None
+    posterior: np.ndarray
+    objective: np.ndarray
+    trace: np.ndarray
+    n_iter: int
+    converged: np.ndarray
+
+
+def make_cells(labels: np.ndarray, bins: np.ndarray, anchor: np.ndarray, n_bins: int,
+               bin_basis: np.ndarray | None = None) -> Cells:
+    """Group studies by (reader labels, bin, anchor). ``labels`` (n, R) 1/0/NaN, ``bins`` (n,) int,
+    ``anchor`` (n,) 1/0/NaN; ``bin_basis`` (n_bins, d), the spline basis of each bin."""
+    code = np.where(np.isnan(labels), 0, np.where(labels > 0.5, 2, 1)).astype(np.int8)
+    acode = np.where(np.isnan(anchor), 0, np.where(anchor > 0.5, 2, 1)).astype(np.int64)
+    key = np.column_stack([code.astype(np.int64), bins.astype(np.int64), acode])
+    uniq, inverse = np.unique(key, axis=0, return_inverse=True)
+    r = labels.shape[1]
+    cbin = uniq[:, r].astype(np.intp)
+    return Cells(positive=(uniq[:, :r] == 2).astype(float), negative=(uniq[:, :r] == 1).astype(float),
+                 bin=cbin, anchor=uniq[:, r + 1].astype(np.intp) - 1,
+                 inverse=inverse.reshape(-1).astype(np.intp), n_bins=int(n_bins),
+                 basis=None if bin_basis is None else bin_basis[cbin])
+
+
+def cell_weights(cells: Cells, weights: np.ndarray) -> np.ndarray:
+    """Study weights (B, n) summed into cell weights (B, n_cells)."""
+    b = weights.shape[0]
+    c = cells.n_cells
+    idx = (cells.inverse[None, :] + c * np.arange(b)[:, None]).ravel()
+    return np.bincount(idx, weights=weights.ravel(), minlength=b * c).reshape(b, c)
+
+
+def _bin_sums(cells: Cells, x: np.ndarray) -> np.ndarray:
+    k = cells.n_bins
+    b = x.shape[0]
+    idx = (cells.bin[None, :] + k * np.arange(b)[:, None]).ravel()
+    return np.bincount(idx, weights=x.ravel(), minlength=b * k).reshape(b, k)
+
+
+def reader_log_ratio(cells: Cells, se: np.ndarray, sp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``log P(reader labels | T=1)`` and ``| T=0``, each (B, n_cells)."""
+    r1 = np.log(se) @ cells.positive.T + np.log1p(-se) @ cells.negative.T
+    r0 = np.log1p(-sp) @ cells.positive.T + np.log(sp) @ cells.negative.T
+    return r1, r0
+
+
+@dataclass
+class _Params:
+    se: np.ndarray
+    sp: np.ndarray
+    pi: np.ndarray | None = None
+    f1: np.ndarray | None = None
+    f0: np.ndarray | None = None
+    beta: np.ndarray | None = None
+
+    def take(self, rows: np.ndarray) -> _Params:
+        def pick(v: np.ndarray | None) -> np.ndarray | None:
+            return None if v is None else v[rows]
+
+        return _Params(self.se[rows], self.sp[rows], pick(self.pi), pick(self.f1), pick(self.f0), pick(self.beta))
+
+    def put(self, rows: np.ndarray, other: _Params) -> None:
+        for name in ("se", "sp", "pi", "f1", "f0", "beta"):
+            mine = getattr(self, name)
+            if mine is not None:
+                mine[rows] = getattr(other, name)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    prior: float
+    ridge: float
+    fixed: np.ndarray
+    fixed_se: np.ndarray
+    fixed_sp: np.ndarray
+
+
+def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
+    if p.beta is not None:
+        assert cells.basis is not None
+        eta = p.beta @ cells.basis.T
+        return log_expit(eta), log_expit(-eta)
+    assert p.pi is not None and p.f1 is not None and p.f0 is not None
+    return (np.log(p.pi)[:, None] + np.log(p.f1)[:, cells.bin], np.log1p(-p.pi)[:, None] + np.log(p.f0)[:, cells.bin])
+
+
+def _e_step(cells: Cells, w: np.ndarray, p: _Params, st: _Settings) -> tuple[np.ndarray, np.ndarray]:
+    s1, s0 = _score_logs(cells, p)
+    r1, r0 = reader_log_ratio(cells, p.se, p.sp)
+    l1 = s1 + r1
+    l0 = s0 + r0
+    post = expit(l1 - l0)
+    ll = np.logaddexp(l1, l0)
+    known = cells.anchor >= 0
+    if known.any():
+        post[:, known] = cells.anchor[known].astype(float)
+        ll[:, known] = np.where(cells.anchor[known] == 1, l1[:, known], l0[:, known])
+    obj = (w * ll).sum(axis=1)
+    if p.beta is not None:
+        obj = obj - 0.5 * st.ridge * (p.beta[:, 1:] ** 2).sum(axis=1)
+    elif st.prior > 0:
+        assert p.f1 is not None and p.f0 is not None
+        obj = obj + st.prior * (np.log(p.f1).sum(axis=1) + np.log(p.f0).sum(axis=1))
+    return post, obj
+
+
+def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previous: _Params) -> _Params:
+    q = w * post
+    r = w - q
+    lab = cells.positive + cells.negative
+    q_lab = q @ lab
+    r_lab = r @ lab
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = (q @ cells.positive) / q_lab
+        sp = (r @ cells.negative) / r_lab
+    se = np.clip(np.where(q_lab > 0, se, previous.se), EPS, 1 - EPS)
+    sp = np.clip(np.where(r_lab > 0, sp, previous.sp), EPS, 1 - EPS)
+    se[:, st.fixed] = st.fixed_se[st.fixed]
+    sp[:, st.fixed] = st.fixed_sp[st.fixed]
+    if previous.beta is not None:
+        assert cells.basis is not None
+        h = cells.basis
+        beta = previous.beta
+        m = expit(beta @ h.T)
+        grad = (q - w * m) @ h
+        grad[:, 1:] -= st.ridge * beta[:, 1:]
+        d = h.shape[1]
+        outer = (h[:, :, None] * h[:, None, :]).reshape(h.shape[0], d * d)
+        hess = ((w * m * (1 - m)) @ outer).reshape(-1, d, d)
+        pen = np.full(d, st.ridge)
+        pen[0] = 1e-12
+        hess[:, np.arange(d), np.arange(d)] += pen
+        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        return _Params(se, sp, beta=beta + step)
+    tot = w.sum(axis=1)
+    pi = np.clip(q.sum(axis=1) / np.where(tot > 0, tot, 1.0), EPS, 1 - EPS)
+    q_bin = _bin_sums(cells, q) + st.prior
+    r_bin = _bin_sums(cells, r) + st.prior
+    f1 = np.clip(q_bin / np.maximum(q_bin.sum(axis=1, keepdims=True), 1e-300), 1e-300, None)
+    f0 = np.clip(r_bin / np.maximum(r_bin.sum(axis=1, keepdims=True), 1e-300), 1e-300, None)
+    return _Params(se, sp, pi, f1, f0)
+
+
+def _initial(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, spline: bool) -> _Params:
+    b = w.shape[0]
+    r = cells.positive.shape[1]
+    start = _Params(np.full((b, r), 0.5), np.full((b, r), 0.5))
+    if not spline:
+        return _m_step(cells, w, post, st, start)
+    assert cells.basis is not None
+    start.beta = np.zeros((b, cells.basis.shape[1]))
+    p = _m_step(cells, w, post, st, start)
+    for _ in range(5):  # the logistic part to near convergence on the initial posteriors
+        p.beta = _m_step(cells, w, post, st, p).beta
+    return p
+
+
+def run_em(cells: Cells, w: np.ndarray, init_posterior: np.ndarray, *, prior: float, ridge: float,
+           fixed: np.ndarray, fixed_se: np.ndarray, fixed_sp: np.ndarray, max_iter: int, tol: float,
+           spline: bool, init: dict[str, np.ndarray] | None = None) -> EMState:
+    """EM from initial posteriors ``init_posterior`` (B, n_cells), or from the parameters ``init`` (one row each:
+    ``se``, ``sp`` and ``pi``, ``f1``, ``f0`` or ``beta``) copied to every row.
+
+    Stops when every row's objective rose by less than ``tol`` per unit of weight in one iteration (or after
+    ``max_iter`` iterations); a row that has converged keeps its parameters while the others continue.
+    """
+    st = _Settings(prior, ridge, fixed, fixed_se, fixed_sp)
+    b = w.shape[0]
+    tot = np.maximum(w.sum(axis=1), 1e-300)
+    if init is None:
+        params = _initial(cells, w, init_posterior, st, spline)
+    else:
+        params = _Params(**{k: np.repeat(np.asarray(v)[None], b, axis=0) for k, v in init.items()})
+    post, obj = _e_step(cells, w, params, st)
+    trace = [obj.copy()]
+    done = np.zeros(b, dtype=bool)
+    n_iter = 0
+    while n_iter < max_iter:
+        n_iter += 1
+        active = np.flatnonzero(~done)
+        wa = w[active]
+        new = _m_step(cells, wa, post[active], st, params.take(active))
+        post_a, obj_a = _e_step(cells, wa, new, st)
+        gain = (obj_a - obj[active]) / tot[active]
+        params.put(active, new)
+        post[active] = post_a
+        obj[active] = obj_a
+        trace.append(obj.copy())
+        done[active[np.abs(gain) < tol]] = True
+        if done.all():
+            break
+    q = w * post
+    if spline:
+        f1 = _bin_sums(cells, q)
+        f0 = _bin_sums(cells, w - q)
+        f1 = f1 / np.maximum(f1.sum(axis=1, keepdims=True), 1e-300)
+        f0 = f0 / np.maximum(f0.sum(axis=1, keepdims=True), 1e-300)
+        prev = q.sum(axis=1) / tot
+    else:
+        assert params.pi is not None and params.f1 is not None and params.f0 is not None
+        f1, f0, prev = params.f1, params.f0, params.pi
+    return EMState(params.se, params.sp, prev, f1, f0, params.beta, post, obj, np.array(trace), n_iter, done)

@@ -1,0 +1,268 @@
+"""Validation of the latent-class model's inputs and the vectorised fit behind it (private to
+:mod:`cxreval.latent`; the model is documented in :mod:`cxreval.latent.model`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..exceptions import InvalidParameterError
+from . import _em
+
+__all__ = ["NOT_IDENTIFIED", "NotIdentifiedError", "SCORE_MODELS", "default_n_bins", "score_bins", "normal_scores",
+           "spline_basis", "Inputs", "check_inputs", "fit_rows", "study_posterior", "state_parameters"]
+
+#: The sentence raised when a finding has fewer than three readers and neither reader accuracies nor an anchor.
+NOT_IDENTIFIED = ("With fewer than three readers of a finding the latent-class model is not identified: give each "
+                  "reader's sensitivity and specificity (reader_accuracy=) or a subset of studies labelled by an "
+                  "anchor reference treated as exact (anchor=).")
+
+
+class NotIdentifiedError(InvalidParameterError):
+    """The latent-class model is not identified from the data given (message: :data:`NOT_IDENTIFIED`)."""
+
+
+#: The models of the score given the truth (:mod:`cxreval.latent.model`).
+SCORE_MODELS = ("spline", "bins")
+
+
+def default_n_bins(n_studies: int, *, score_model: str = "spline") -> int:
+    """The number of score bins used when ``n_bins=None``.
+
+    ``bins``: ``clip(round(n_studies / 50), 5, 20)`` free categories. ``spline``: ``clip(n_studies // 10, 10, 100)``
+    bins only group the scores for the fit (the spline is evaluated at each study's own score for its posterior).
+    Chosen on the simulation of ``bench/suites/latent.py``.
+    """
+    if score_model == "bins":
+        return int(np.clip(round(n_studies / 50), 5, 20))
+    return int(np.clip(n_studies // 10, 10, 100))
+
+
+def score_bins(score: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Quantile bins of ``score``: ``(bins, edges)``, ``bins[i]`` in ``0..K-1`` (``K <= n_bins``).
+
+    The edges are the ``k / n_bins`` quantiles (``k = 1..n_bins-1``) of the scores, deduplicated; a score equal
+    to an edge goes to the bin above it, so tied scores always share a bin.
+    """
+    s = np.asarray(score, dtype=float)
+    edges = np.unique(np.quantile(s, np.arange(1, n_bins) / n_bins)) if n_bins > 1 else np.empty(0)
+    raw = np.searchsorted(edges, s, side="right")
+    used, bins = np.unique(raw, return_inverse=True)
+    return bins.reshape(-1).astype(np.intp), edges[used[1:] - 1] if used.size > 1 else np.empty(0)
+
+
+def normal_scores(score: np.ndarray) -> np.ndarray:
+    """``Φ⁻¹((rank - 1/2) / n)`` of each score (average ranks for ties): the scale the spline is fitted on, so
+    that the model does not depend on a monotone transform of the scores."""
+    from scipy.special import ndtri
+
+    _, inv, counts = np.unique(score, return_inverse=True, return_counts=True)
+    rank = (np.cumsum(counts) - (counts - 1) / 2.0)[inv.reshape(-1)]
+    return np.asarray(ndtri((rank - 0.5) / score.size), dtype=float)
+
+
+def spline_basis(z: np.ndarray, knots: np.ndarray) -> np.ndarray:
+    """Natural cubic spline basis with ``knots`` (boundary knots first and last; linear beyond them):
+    ``1, z, d_k(z) - d_{K-1}(z)`` for ``k = 1..K-2``, ``d_k(z) = ((z - ξ_k)₊³ - (z - ξ_K)₊³) / (ξ_K - ξ_k)``
+    (Hastie, Tibshirani & Friedman, *The Elements of Statistical Learning*, eq. 5.4-5.5)."""
+    k = knots.size
+    cols = [np.ones_like(z), z]
+    if k >= 3:
+        last = knots[-1]
+
+        def d(j: int) -> np.ndarray:
+            return (np.maximum(z - knots[j], 0.0) ** 3 - np.maximum(z - last, 0.0) ** 3) / (last - knots[j])
+
+        dk = d(k - 2)
+        cols += [d(j) - dk for j in range(k - 2)]
+    return np.column_stack(cols)
+
+
+# ------------------------------------------------------------------------------------------ validation
+def _binary(a: object, name: str, shape: tuple[int, ...] | None, ndim: int) -> np.ndarray:
+    try:
+        x = np.array(a, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"fit_latent_class: '{name}' must be a float array of 1.0, 0.0 and NaN; "
+                                    f"got {type(a).__name__}.") from exc
+    if x.ndim != ndim or (shape is not None and x.shape != shape):
+        want = f"shape {shape}" if shape is not None else f"{ndim}-D"
+        raise InvalidParameterError(f"fit_latent_class: '{name}' must have {want}; got shape {x.shape}.")
+    bad = ~(np.isnan(x) | (x == 0.0) | (x == 1.0))
+    if bad.any():
+        pos = tuple(int(v) for v in np.argwhere(bad)[0])
+        where = pos[0] if len(pos) == 1 else pos
+        raise InvalidParameterError(f"fit_latent_class: '{name}' must hold only 1.0 (positive), 0.0 (negative) and "
+                                    f"NaN (no label); found {float(x[pos])!r} at {where}.")
+    return x
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Checked inputs: reader ``labels`` (n, R), score ``bins`` (n,) and their ``edges``, ``n_bins``, ``anchor``
+    (n,), the ``fixed`` readers with their ``fixed_se`` / ``fixed_sp``, ``weight`` (n,), the score ``model``
+    (``'spline'``, ``'bins'``, or ``'none'`` without a score) and the spline basis of each study and bin."""
+
+    labels: np.ndarray
+    bins: np.ndarray
+    edges: np.ndarray
+    n_bins: int
+    anchor: np.ndarray
+    fixed: np.ndarray
+    fixed_se: np.ndarray
+    fixed_sp: np.ndarray
+    weight: np.ndarray
+    model: str
+    study_basis: np.ndarray | None
+    bin_basis: np.ndarray | None
+
+    @property
+    def free(self) -> bool:
+        """Nothing (anchor, fixed reader) pins which class is the positive one."""
+        return not self.fixed.any() and bool(np.isnan(self.anchor).all())
+
+
+def _spline_design(s: np.ndarray, bins: np.ndarray, k: int, n_knots: int) -> tuple[np.ndarray, np.ndarray]:
+    z = normal_scores(s)
+    knots = np.unique(np.quantile(z, np.linspace(0.05, 0.95, n_knots)))
+    study = spline_basis(z, knots)
+    z_bin = np.bincount(bins, weights=z, minlength=k) / np.maximum(np.bincount(bins, minlength=k), 1)
+    binb = spline_basis(z_bin, knots)
+    sd = study[:, 1:].std(axis=0)
+    sd[sd == 0] = 1.0
+    study[:, 1:] /= sd
+    binb[:, 1:] /= sd
+    return study, binb
+
+
+def check_inputs(reader_labels: object, score: object, anchor: object, reader_accuracy: object,
+                 sample_weight: object, n_bins: int | None, score_prior: float, *, score_model: str = "spline",
+                 n_knots: int = 4, func: str = "fit_latent_class") -> Inputs:
+    """Check and lay out the inputs of :func:`~cxreval.latent.fit_latent_class` (the errors name ``func``)."""
+    y = _binary(reader_labels, "reader_labels", None, 2)
+    n, r = y.shape
+    if n == 0 or r == 0:
+        raise InvalidParameterError(f"{func}: 'reader_labels' needs at least one study and one reader; "
+                                    f"got shape {y.shape}.")
+    if score_model not in SCORE_MODELS:
+        raise InvalidParameterError(f"The 'score_model' parameter of {func} must be one of {list(SCORE_MODELS)}. "
+                                    f"Got {score_model!r} instead.")
+    study_basis = bin_basis = None
+    if score is None:
+        bins, edges, k, model = np.zeros(n, dtype=np.intp), np.empty(0), 1, "none"
+    else:
+        s = np.asarray(score, dtype=float)
+        if s.shape != (n,):
+            raise InvalidParameterError(f"{func}: 'score' must have shape ({n},) like the rows of "
+                                        f"'reader_labels'; got {s.shape}.")
+        if not np.isfinite(s).all():
+            i = int(np.flatnonzero(~np.isfinite(s))[0])
+            raise InvalidParameterError(f"{func}: 'score' must be finite; found {float(s[i])!r} at {i}.")
+        if n_bins is None:
+            n_bins = default_n_bins(n, score_model=score_model)
+        if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+            raise InvalidParameterError(f"The 'n_bins' parameter of {func} must be an int >= 1 or None. "
+                                        f"Got {n_bins!r} instead.")
+        bins, edges = score_bins(s, int(n_bins))
+        k = int(bins.max()) + 1
+        model = score_model
+        if model == "spline":
+            study_basis, bin_basis = _spline_design(s, bins, k, n_knots)
+    a = np.full(n, np.nan) if anchor is None else _binary(anchor, "anchor", (n,), 1)
+    fixed = np.zeros(r, dtype=bool)
+    fse = np.full(r, 0.5)
+    fsp = np.full(r, 0.5)
+    if reader_accuracy is not None:
+        acc = np.array(reader_accuracy, dtype=float)
+        if acc.shape != (r, 2):
+            raise InvalidParameterError(f"{func}: 'reader_accuracy' must have shape ({r}, 2) "
+                                        f"(sensitivity, specificity per reader); got {acc.shape}.")
+        given = ~np.isnan(acc)
+        if (given[:, 0] != given[:, 1]).any():
+            i = int(np.flatnonzero(given[:, 0] != given[:, 1])[0])
+            raise InvalidParameterError(f"{func}: 'reader_accuracy' row {i} gives only one of "
+                                        "sensitivity and specificity; give both or neither (NaN).")
+        if ((acc[given] < 0) | (acc[given] > 1)).any():
+            raise InvalidParameterError(f"{func}: 'reader_accuracy' values must be in [0, 1] (or NaN "
+                                        "for a reader to estimate).")
+        fixed = given[:, 0]
+        fse = np.clip(np.where(fixed, acc[:, 0], 0.5), _em.EPS, 1 - _em.EPS)
+        fsp = np.clip(np.where(fixed, acc[:, 1], 0.5), _em.EPS, 1 - _em.EPS)
+    if sample_weight is None:
+        w = np.ones(n)
+    else:
+        w = np.asarray(sample_weight, dtype=float)
+        if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+            raise InvalidParameterError(f"{func}: 'sample_weight' must be finite, non-negative, not all "
+                                        f"zero, of shape ({n},); got shape {w.shape}.")
+    if not (isinstance(score_prior, (int, float, np.floating)) and np.isfinite(score_prior) and score_prior >= 0):
+        raise InvalidParameterError(f"The 'score_prior' parameter of {func} must be a float >= 0. "
+                                    f"Got {score_prior!r} instead.")
+    n_readers = int((~np.isnan(y)).any(axis=0).sum())
+    if n_readers < 3 and not fixed.any() and np.isnan(a).all():
+        raise NotIdentifiedError(NOT_IDENTIFIED)
+    return Inputs(y, bins, edges, k, a, fixed, fse, fsp, w, model, study_basis, bin_basis)
+
+
+# ------------------------------------------------------------------------------------------ fitting
+def initial_posterior(cells: _em.Cells) -> np.ndarray:
+    """Soft majority vote per cell (0.5 without labels), the anchor's truth where known."""
+    n_lab = cells.positive.sum(axis=1) + cells.negative.sum(axis=1)
+    p = np.where(n_lab > 0, cells.positive.sum(axis=1) / np.maximum(n_lab, 1), 0.5)
+    known = cells.anchor >= 0
+    p[known] = cells.anchor[known]
+    return p
+
+
+def orient(state: _em.EMState, free: bool) -> _em.EMState:
+    """Swap the classes of rows where the readers agree with the truth less often than not (label switching);
+    only when nothing (anchor, fixed reader) pins the classes."""
+    if not free:
+        return state
+    flip = (state.sensitivity + state.specificity).mean(axis=1) < 1.0
+    if not flip.any():
+        return state
+    f = flip[:, None]
+    beta = None if state.beta is None else np.where(f, -state.beta, state.beta)
+    return _em.EMState(np.where(f, 1 - state.specificity, state.sensitivity),
+                       np.where(f, 1 - state.sensitivity, state.specificity),
+                       np.where(flip, 1 - state.prevalence, state.prevalence),
+                       np.where(f, state.f0, state.f1), np.where(f, state.f1, state.f0), beta,
+                       np.where(f, 1 - state.posterior, state.posterior), state.objective, state.trace,
+                       state.n_iter, state.converged)
+
+
+def fit_rows(inputs: Inputs, weights: np.ndarray, *, score_prior: float, max_iter: int, tol: float,
+             ridge: float = 1e-3, init: dict[str, np.ndarray] | None = None) -> tuple[_em.Cells, _em.EMState]:
+    """EM for every row of ``weights`` (B, n_studies) at once (the data, or bootstrap replicates)."""
+    cells = _em.make_cells(inputs.labels, inputs.bins, inputs.anchor, inputs.n_bins, inputs.bin_basis)
+    cw = _em.cell_weights(cells, weights)
+    start = np.broadcast_to(initial_posterior(cells), cw.shape)
+    state = _em.run_em(cells, cw, start, prior=float(score_prior), ridge=ridge, fixed=inputs.fixed,
+                       fixed_se=inputs.fixed_se, fixed_sp=inputs.fixed_sp, max_iter=max_iter, tol=tol,
+                       spline=inputs.model == "spline", init=init)
+    return cells, orient(state, inputs.free)
+
+
+def study_posterior(inputs: Inputs, cells: _em.Cells, state: _em.EMState) -> np.ndarray:
+    """Each study's posterior (B, n): the cell's, except under the spline, evaluated at the study's own score."""
+    if state.beta is None or inputs.study_basis is None:
+        return state.posterior[:, cells.inverse]
+    r1, r0 = _em.reader_log_ratio(cells, state.sensitivity, state.specificity)
+    from scipy.special import expit
+
+    p = expit(state.beta @ inputs.study_basis.T + (r1 - r0)[:, cells.inverse])
+    known = ~np.isnan(inputs.anchor)
+    p[:, known] = inputs.anchor[known]
+    return p
+
+
+def state_parameters(state: _em.EMState, row: int) -> dict[str, np.ndarray]:
+    """One row's parameters, as ``init`` of :func:`fit_rows` (a warm start of bootstrap replicates)."""
+    out = {"se": state.sensitivity[row], "sp": state.specificity[row]}
+    if state.beta is not None:
+        out["beta"] = state.beta[row]
+    else:
+        out.update(pi=state.prevalence[row], f1=state.f1[row], f0=state.f0[row])
+    return out

@@ -1,0 +1,320 @@
+"""Each model's AUC against the latent truth of several readers, from label and prediction tables or files.
+
+:func:`evaluate_latent_auc` (DataFrames), :func:`evaluate_latent_auc_files` (files: what ``cxreval classify
+--latent-truth`` runs) and :func:`evaluate_latent_auc_prepared` (the arrays of
+:func:`cxreval.classification.prepare_inputs`) all return a :class:`~cxreval.latent.LatentAUCResult`. Per finding,
+the evaluated studies are those with a label from at least one reader (or the anchor); the readers' labels are
+binarised by the label policy (default: an uncertain label is no label from that reader, ``not_mentioned``
+negative, as ``classify``). Per model × finding, :func:`~cxreval.latent.bootstrap_latent_class` fits the model of
+the readers and the model's score to the studies the model scores, on one patient-bootstrap plan shared by every
+model and finding (paired replicates; the macro average is the mean of each replicate's per-finding AUCs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._typing import RNGLike
+from .._validation import check_confidence_level, check_positive_int
+from ..bootstrap import ResamplingPlan, draw_plan, percentile_ci
+from ..classification import AUC_COLUMNS, DEFAULT_GROUP, PreparedInputs, prepare_from_files, prepare_inputs
+from ..exceptions import InvalidParameterError, SchemaError
+from ..findings import canonical_finding
+from ..io import read_table
+from ..labels import FINDING, MACRO
+from ..progress import Progress, as_progress
+from ..schema import check_columns
+from ._fitting import NOT_IDENTIFIED, SCORE_MODELS, NotIdentifiedError
+from .auc import latent_auc_score
+from .diagnostics import (
+    READER_AGREEMENT_COLUMNS,
+    SCORE_ASSOCIATION_COLUMNS,
+    reader_agreement_rows,
+    score_association_rows,
+)
+from .model import fit_latent_class
+from .resampling import bootstrap_latent_class
+from .result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
+
+__all__ = ["evaluate_latent_auc", "evaluate_latent_auc_files", "evaluate_latent_auc_prepared",
+           "read_reader_accuracy"]
+
+
+def read_reader_accuracy(table: str | PathLike[str] | pd.DataFrame) -> pd.DataFrame:
+    """A table of known reader accuracies: ``finding, source, sensitivity, specificity`` (e.g. the
+    ``reader_accuracy.csv`` of ``cxreval fuse`` or ``classify --latent-truth``), findings canonical.
+
+    Raises
+    ------
+    SchemaError
+        The file is missing, lacks a column, repeats a (finding, source) or holds a value outside [0, 1].
+    """
+    where = "reader_accuracy table"
+    if isinstance(table, pd.DataFrame):
+        df = table.copy()
+    else:
+        p = Path(table)
+        if not p.exists():
+            raise SchemaError(f"File {str(p)!r} does not exist (reader_accuracy=).")
+        where = f"file {str(p)!r}"
+        df = read_table(p)
+    check_columns(df, (FINDING, "source", "sensitivity", "specificity"), where=where)
+    df = df[[FINDING, "source", "sensitivity", "specificity"]].copy()
+    df[FINDING] = [canonical_finding(str(f)) for f in df[FINDING]]
+    df["source"] = df["source"].astype(str)
+    for col in ("sensitivity", "specificity"):
+        v = pd.to_numeric(df[col], errors="coerce")
+        bad = ~((v >= 0) & (v <= 1))
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise SchemaError(f"{where}, column {col!r}, row {i + 1}: {df[col].iloc[i]!r} is not a probability in "
+                              "[0, 1].")
+        df[col] = v.astype(float)
+    dup = df.duplicated([FINDING, "source"])
+    if dup.any():
+        r = df[dup].iloc[0]
+        raise SchemaError(f"{where} gives finding {r[FINDING]!r}, source {r['source']!r} more than once.")
+    return df.reset_index(drop=True)
+
+
+def _check_readers(readers: object, anchor: str | None, func: str) -> tuple[list[str], str | None]:
+    if isinstance(readers, str):
+        readers = [r.strip() for r in readers.split(",") if r.strip()]
+    if not isinstance(readers, Sequence) or not readers or not all(isinstance(r, str) for r in readers):
+        raise InvalidParameterError(f"The 'readers' parameter of {func} must name the label sources to treat as "
+                                    f"readers (e.g. readers=['bc4', 'bc6', 'bc8']). Got {readers!r} instead.")
+    rs = list(readers)
+    if len(set(rs)) != len(rs):
+        raise InvalidParameterError(f"{func}: 'readers' names a source twice: {rs}.")
+    if anchor is not None and anchor in rs:
+        raise InvalidParameterError(f"{func}: the anchor {anchor!r} is also a reader; an anchor is a reference "
+                                    "treated as exact, not one of the readers.")
+    return rs, anchor
+
+
+def _accuracy_matrix(acc: pd.DataFrame | None, finding: str, readers: Sequence[str]) -> np.ndarray | None:
+    if acc is None:
+        return None
+    sub = acc[acc[FINDING] == finding].set_index("source")
+    out = np.full((len(readers), 2), np.nan)
+    for i, r in enumerate(readers):
+        if r in sub.index:
+            out[i] = sub.loc[r, ["sensitivity", "specificity"]].to_numpy(dtype=float)
+    return out if np.isfinite(out).any() else None
+
+
+def evaluate_latent_auc_prepared(inputs: PreparedInputs, *, readers: Sequence[str], anchor: str | None = None,
+                                 reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+                                 n_resamples: int = 1000, confidence_level: float = 0.95, rng: RNGLike = None,
+                                 score_model: str = "spline", progress: Progress | None = None) -> LatentAUCResult:
+    """:func:`evaluate_latent_auc` on prepared arrays (``inputs.references`` must hold the readers and anchor)."""
+    func = "evaluate_latent_auc"
+    rs, anchor = _check_readers(readers, anchor, func)
+    n_resamples = check_positive_int(n_resamples, name="n_resamples", func=func, minimum=0)
+    confidence_level = check_confidence_level(confidence_level, func=func)
+    if score_model not in SCORE_MODELS:
+        raise InvalidParameterError(f"The 'score_model' parameter of {func} must be one of {list(SCORE_MODELS)}. "
+                                    f"Got {score_model!r} instead.")
+    acc = None if reader_accuracy is None else read_reader_accuracy(reader_accuracy)
+    ref_idx = [inputs.references.index(r) for r in rs]
+    a_idx = None if anchor is None else inputs.references.index(anchor)
+    # identification, for every finding, before any fit
+    per_finding = []
+    for f, finding in enumerate(inputs.findings):
+        y = inputs.Y[f, ref_idx, :].T
+        a = inputs.Y[f, a_idx, :] if a_idx is not None else np.full(y.shape[0], np.nan)
+        labelled = (~np.isnan(y)).any(axis=1) | ~np.isnan(a)
+        n_readers = int((~np.isnan(y[labelled])).any(axis=0).sum())
+        accf = _accuracy_matrix(acc, finding, rs)
+        if n_readers < 3 and accf is None and np.isnan(a).all():
+            labelled_by = [r for r, k in zip(rs, (~np.isnan(y)).any(axis=0)) if k]
+            raise NotIdentifiedError(f"Finding {finding!r} has {n_readers} reader(s) with labels "
+                                     f"({', '.join(labelled_by) or 'none'}). {NOT_IDENTIFIED}")
+        per_finding.append((finding, y, a, labelled, accf))
+    plan: ResamplingPlan | None = None
+    if n_resamples:
+        plan = draw_plan(inputs.patient_of.to_numpy(), n_resamples=n_resamples, rng=rng,
+                         study_ids=list(inputs.studies))
+    progress = as_progress(progress, func=func)
+    task = progress.add("latent-class fits", total=len(inputs.findings) * (len(inputs.models) + 1))
+    n_f = len(inputs.findings)
+    dist = np.full((len(inputs.models), n_f + 1, max(n_resamples, 1)), np.nan)
+    point = np.full((len(inputs.models), n_f + 1), np.nan)
+    auc_rows: list[dict[str, object]] = []
+    acc_rows: list[dict[str, object]] = []
+    agree_rows: list[dict[str, object]] = []
+    assoc_rows: list[dict[str, object]] = []
+    counts: dict[tuple[int, int], tuple[int, int, int]] = {}
+    for f, (finding, y, a, labelled, accf) in enumerate(per_finding):
+        idx = np.flatnonzero(labelled)
+        y_f, a_f = y[idx], a[idx]
+        a_arg = None if np.isnan(a_f).all() else a_f
+        if plan is not None:
+            ro = bootstrap_latent_class(y_f, None, plan.subset(idx), anchor=a_arg, reader_accuracy=accf,
+                                        confidence_level=confidence_level, score_model=score_model)
+            ro_fit, iv = ro.fit, ro.reader_interval(confidence_level=confidence_level)
+        else:
+            ro_fit = fit_latent_class(y_f, anchor=a_arg, reader_accuracy=accf)
+            iv = {k: np.full(len(rs), np.nan) for k in ("sensitivity_low", "sensitivity_high", "specificity_low",
+                                                        "specificity_high")}
+        progress.advance(task)
+        for r, src in enumerate(rs):
+            n_lab = int((~np.isnan(y_f[:, r])).sum())
+            if n_lab == 0:
+                continue
+            acc_rows.append({FINDING: finding, "source": src, "sensitivity": float(ro_fit.sensitivity[r]),
+                             "sensitivity_low": float(iv["sensitivity_low"][r]),
+                             "sensitivity_high": float(iv["sensitivity_high"][r]),
+                             "specificity": float(ro_fit.specificity[r]),
+                             "specificity_low": float(iv["specificity_low"][r]),
+                             "specificity_high": float(iv["specificity_high"][r]), "n_labelled": n_lab,
+                             "fixed": bool(ro_fit.fixed_readers[r])})
+        agree_rows += reader_agreement_rows(finding, rs, y_f, ro_fit)
+        for m, model in enumerate(inputs.models):
+            s_all = inputs.S[m, f, :]
+            scored = idx[np.isfinite(s_all[idx])]
+            n_dropped = int(np.isfinite(s_all).sum() - scored.size)
+            if scored.size < 2:
+                progress.advance(task)
+                continue
+            yy, aa = y[scored], a[scored]
+            aa_arg = None if np.isnan(aa).all() else aa
+            if plan is not None:
+                res = bootstrap_latent_class(yy, s_all[scored], plan.subset(scored), anchor=aa_arg,
+                                             reader_accuracy=accf, confidence_level=confidence_level,
+                                             score_model=score_model)
+                fit, auc = res.fit, res.auc
+                assert res.auc_bootstrap is not None
+                dist[m, f] = res.auc_bootstrap.bootstrap_distribution
+            else:
+                fit = fit_latent_class(yy, s_all[scored], anchor=aa_arg, reader_accuracy=accf,
+                                       score_model=score_model)
+                auc = latent_auc_score(s_all[scored], fit.posterior)
+            point[m, f] = auc
+            n_pos = int(round(float(fit.posterior.sum())))
+            counts[(m, f)] = (n_pos, int(scored.size) - n_pos, n_dropped)
+            assoc_rows += score_association_rows(model, finding, rs, yy, s_all[scored], fit)
+            progress.advance(task)
+    progress.done(task)
+    # macro: the mean over the findings, per replicate
+    with np.errstate(invalid="ignore"):
+        point[:, n_f] = point[:, :n_f].mean(axis=1)
+        dist[:, n_f] = dist[:, :n_f].mean(axis=1)
+    for m, model in enumerate(inputs.models):
+        group = inputs.groups.get(model, DEFAULT_GROUP)
+        for f, finding in enumerate([*inputs.findings, MACRO]):
+            if not np.isfinite(point[m, f]):
+                continue
+            if plan is not None:
+                ci = percentile_ci(dist[m, f], estimate=float(point[m, f]),
+                                   confidence_level=confidence_level).confidence_interval
+                lo, hi = ci.low, ci.high
+            else:
+                lo = hi = float("nan")
+            if f < n_f:
+                n_pos, n_neg, n_dropped = counts[(m, f)]
+            else:
+                parts = [counts[(m, k)] for k in range(n_f) if (m, k) in counts]
+                n_pos, n_neg, n_dropped = (sum(p[i] for p in parts) for i in range(3))
+            auc_rows.append({"model": model, "group": group, FINDING: finding, "reference": LATENT_REFERENCE,
+                             "auc": float(point[m, f]), "ci_low": lo, "ci_high": hi, "n_pos": n_pos,
+                             "n_neg": n_neg, "n_dropped": n_dropped, "chance": False})
+    seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
+    return LatentAUCResult(
+        table=pd.DataFrame(auc_rows, columns=list(AUC_COLUMNS)),
+        reader_accuracy=pd.DataFrame(acc_rows, columns=list(READER_ACCURACY_COLUMNS)),
+        reader_agreement=pd.DataFrame(agree_rows, columns=list(READER_AGREEMENT_COLUMNS)),
+        score_association=pd.DataFrame(assoc_rows, columns=list(SCORE_ASSOCIATION_COLUMNS)),
+        readers=tuple(rs), anchor=anchor, models=tuple(inputs.models), findings=tuple(inputs.findings),
+        distribution=dist if n_resamples else np.empty((len(inputs.models), n_f + 1, 0)),
+        n_resamples=n_resamples, confidence_level=confidence_level, seed=seed, policy=inputs.policy,
+        not_mentioned=inputs.not_mentioned, score_model=score_model)
+
+
+def evaluate_latent_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, readers: Sequence[str],
+                        anchor: str | None = None, reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+                        findings: Sequence[str] | None = None, policy: str = "exclude",
+                        not_mentioned: str = "negative", model_groups: pd.DataFrame | dict[str, str] | None = None,
+                        unlabeled: str = "error", n_resamples: int = 1000, confidence_level: float = 0.95,
+                        rng: RNGLike = None, score_model: str = "spline", progress: Progress | None = None,
+                        ) -> LatentAUCResult:
+    """Each model's ROC-AUC against the latent truth of several readers, per finding, with patient-bootstrap
+    intervals that refit the latent-class model in every replicate.
+
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        ``study_id, model, finding, score``.
+    labels : pandas.DataFrame
+        ``study_id, patient_id, finding, source, state``; holds the readers (and the anchor).
+    readers : sequence of str
+        The label sources treated as readers (any kind: radiologists, report labellers, text-mined labels).
+    anchor : str, optional
+        A label source treated as exact for the studies it labels (their truth fixed at its label).
+    reader_accuracy : path or DataFrame, optional
+        Known sensitivity and specificity per (finding, source) (:func:`read_reader_accuracy`), held fixed.
+    findings : sequence of str, optional
+        Default: every predicted and labelled finding.
+    policy : {'exclude', 'zeros', 'ones'}, default='exclude'
+        Uncertain reader labels: no label from that reader (default), negative, or positive.
+    not_mentioned : {'negative', 'exclude'}, default='negative'
+    model_groups, unlabeled
+        As :func:`cxreval.classification.evaluate_auc`.
+    n_resamples : int, default=1000
+        Patient-bootstrap replicates (0: point estimates only).
+    confidence_level : float, default=0.95
+    rng : None, int or Generator
+        Seed of the resampling plan.
+    score_model : {'spline', 'bins'}, default='spline'
+        See :func:`~cxreval.latent.fit_latent_class`.
+    progress : Progress, optional
+
+    Returns
+    -------
+    res : LatentAUCResult
+
+    Raises
+    ------
+    NotIdentifiedError
+        A finding with fewer than three readers with labels, without known accuracies or anchor labels (the
+        message names the finding and ends with :data:`~cxreval.latent.NOT_IDENTIFIED`), before any fit.
+    SchemaError, InvalidParameterError
+        As :func:`cxreval.classification.prepare_inputs`; an unknown reader or anchor.
+    """
+    rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
+    prep = prepare_inputs(predictions, labels, references=[*rs, *([anchor] if anchor else [])], findings=findings,
+                          policy=policy, not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled)
+    return evaluate_latent_auc_prepared(prep, readers=rs, anchor=anchor, reader_accuracy=reader_accuracy,
+                                        n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
+                                        score_model=score_model, progress=progress)
+
+
+def evaluate_latent_auc_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path],
+                              *, readers: Sequence[str], anchor: str | None = None,
+                              reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+                              findings: Sequence[str] | None = None, policy: str = "exclude",
+                              not_mentioned: str = "negative",
+                              model_groups: pd.DataFrame | dict[str, str] | None = None, unlabeled: str = "error",
+                              state_encoding: str | None = None, blank_state: str | None = None,
+                              n_resamples: int = 1000, confidence_level: float = 0.95, rng: RNGLike = None,
+                              score_model: str = "spline", progress: Progress | None = None) -> LatentAUCResult:
+    """:func:`evaluate_latent_auc` on prediction and label files (what ``cxreval classify --latent-truth`` runs;
+    the files are read as :func:`cxreval.classification.prepare_from_files` reads them)."""
+    rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")
+    if reader_accuracy is not None and not isinstance(reader_accuracy, pd.DataFrame):
+        reader_accuracy = read_reader_accuracy(reader_accuracy)  # a bad file is refused before the reading
+    progress = as_progress(progress, func="evaluate_latent_auc_files")
+    reading = progress.add("reading predictions and labels")
+    prep = prepare_from_files(predictions, labels, state_encoding=state_encoding,
+                              references=[*rs, *([anchor] if anchor else [])], findings=findings or None,
+                              policy=policy, not_mentioned=not_mentioned, model_groups=model_groups,
+                              unlabeled=unlabeled, blank_state=blank_state)
+    progress.done(reading)
+    return evaluate_latent_auc_prepared(prep, readers=rs, anchor=anchor, reader_accuracy=reader_accuracy,
+                                        n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
+                                        score_model=score_model, progress=progress)

@@ -1,0 +1,68 @@
+"""`cxreval classify --latent-truth`: the folder equals the library's save(), the two-reader refusal (exit 2)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from cxreval.cli.main import main
+from cxreval.labels import write_labels, write_predictions
+from cxreval.latent import evaluate_latent_auc
+
+from .conftest import one_error_line
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "latent"))
+from test_evaluate import tables  # noqa: E402
+
+
+def _files(tmp_path):
+    preds, labs = tables(n=300)
+    pp, lp = tmp_path / "preds.csv", tmp_path / "labels.csv"
+    write_predictions(preds, pp)
+    write_labels(labs, lp)
+    return preds, labs, pp, lp
+
+
+def test_folder_equals_the_library_result(tmp_path):
+    preds, labs, pp, lp = _files(tmp_path)
+    out = tmp_path / "out"
+    rc = main(["classify", "-p", str(pp), "-l", str(lp), "--latent-truth", "--readers", "r1,r2,r3",
+               "--n-resamples", "20", "--seed", "1", "-o", str(out)])
+    assert rc == 0
+    res = evaluate_latent_auc(preds, labs, readers=["r1", "r2", "r3"], n_resamples=20, rng=1)
+    (tmp_path / "lib").mkdir()
+    saved = res.save(tmp_path / "lib")
+    for name, file in res.FILES.items():
+        assert (out / file).read_bytes() == saved[name].read_bytes(), file
+    assert set(pd.read_csv(out / "auc.csv")["reference"]) == {"latent"}
+    assert "readers' errors are independent" in (out / "summary.md").read_text()
+
+
+def test_two_readers_exit_2_with_the_sentence(tmp_path, capsys):
+    _, _, pp, lp = _files(tmp_path)
+    out = tmp_path / "out"
+    rc = main(["classify", "-p", str(pp), "-l", str(lp), "--latent-truth", "--readers", "r1,r2", "-o", str(out)])
+    assert rc == 2 and not out.exists()
+    line = one_error_line(capsys)
+    assert ("With fewer than three readers of a finding the latent-class model is not identified: give each "
+            "reader's sensitivity and specificity (--reader-accuracy) or a subset of studies labelled by an anchor "
+            "reference treated as exact (--anchor).") in line
+
+
+def test_known_accuracies_make_two_readers_usable(tmp_path):
+    _, _, pp, lp = _files(tmp_path)
+    three = tmp_path / "three"
+    assert main(["classify", "-p", str(pp), "-l", str(lp), "--latent-truth", "--readers", "r1,r2,r3",
+                 "--n-resamples", "0", "-o", str(three)]) == 0
+    out = tmp_path / "two"
+    assert main(["classify", "-p", str(pp), "-l", str(lp), "--latent-truth", "--readers", "r1,r2",
+                 "--reader-accuracy", str(three / "reader_accuracy.csv"), "--n-resamples", "0", "-o", str(out)]) == 0
+    assert pd.read_csv(out / "reader_accuracy.csv")["fixed"].all()
+
+
+def test_latent_options_without_latent_truth_are_refused(tmp_path, capsys):
+    _, _, pp, lp = _files(tmp_path)
+    rc = main(["classify", "-p", str(pp), "-l", str(lp), "--readers", "r1,r2,r3", "-o", str(tmp_path / "o")])
+    assert rc == 2 and "apply only with --latent-truth" in one_error_line(capsys)
