@@ -12,8 +12,6 @@ the selection of the anchored studies depends only on observed labels and scores
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, logit, ndtri
-from scipy.stats import rankdata
 
 __all__ = ["probit_rank", "fit_joint"]
 
@@ -22,6 +20,9 @@ _EPS = 1e-3
 
 def probit_rank(score: np.ndarray) -> np.ndarray:
     """``Phi^-1((rank - 1/2) / n)`` with mid-ranks for ties: a monotone map of the score to the normal scale."""
+    from scipy.special import ndtri
+    from scipy.stats import rankdata
+
     s = np.asarray(score, dtype=float)
     return ndtri((rankdata(s) - 0.5) / len(s))
 
@@ -46,6 +47,8 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
         Study weights of the likelihood, one row per fit (a Bayesian bootstrap: Dirichlet weights times n); the
         posteriors of every study are returned under each row's parameters.
     """
+    from scipy.special import expit, logit
+
     y = np.asarray(references, dtype=float)
     y = y[:, None] if y.ndim == 1 else y
     xs = np.asarray(x, dtype=float)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri
 
 from ._inputs import FindingData
 from ._mixture import fit_joint, probit_rank
@@ -84,6 +83,8 @@ def fit_finding(data: FindingData) -> FindingFit:
 def interval(ff: FindingFit, a: str, b: str, w: np.ndarray, revealed: np.ndarray, *, confidence_level: float
              ) -> tuple[np.ndarray, np.ndarray]:
     """``(delta, half-width)`` of the interval of AUC(a) - AUC(b) with posterior weights ``w`` ((n,) or (D, n))."""
+    from scipy.special import ndtri
+
     delta, var = delta_variance(w, ff.order[a], w, ff.order[b], revealed=revealed)
     return delta, float(ndtri(0.5 + confidence_level / 2)) * np.sqrt(np.maximum(var, 0.0))
 

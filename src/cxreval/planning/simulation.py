@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 
 from .._typing import RNGLike
 from .._validation import check_positive_int, normalize_rng
@@ -44,6 +43,8 @@ def simulate_study_set(n_studies: int, *, auc: Sequence[float], sensitivity: Seq
     if not 0 < prevalence < 1 or not 0 <= correlation < 1 or not all(0.5 < a < 1 for a in auc):
         raise InvalidParameterError("simulate_study_set needs 0 < prevalence < 1, 0 <= correlation < 1 and every "
                                     "AUC in (0.5, 1).")
+    from scipy.special import ndtri
+
     gen = normalize_rng(rng)
     t = (gen.random(n) < prevalence).astype(int)
     ids = np.array([f"s{i:05d}" for i in range(n)], dtype=object)
