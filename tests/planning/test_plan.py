@@ -197,3 +197,17 @@ def test_a_study_without_an_image_is_refused(tmp_path):
     (tmp_path / "imgs").mkdir()
     with pytest.raises(CxrevalError, match="'images' parameter .* holds no image of 3 selected studies"):
         plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=3, images=tmp_path / "imgs")
+
+
+def test_anchor_studies_count_the_anchor_on_those_studies_only():
+    ss = _set(50, seed=10)
+    truth = ss.labels[ss.labels["source"] == "truth"].assign(source="expert")
+    labels = pd.concat([_cheap(ss), truth])  # the expert labels every study; only 12 of them count
+    chosen = list(ss.truth.index[:12])
+    res = plan_relabelling(ss.predictions, labels, reference="ref0", anchor="expert", anchor_studies=chosen,
+                           budget=10, n_draws=10, rng=0)
+    assert (res.estimate.table["n_anchored"] == 12).all() and not set(chosen) & set(res.table["study_id"])
+    with pytest.raises(InvalidParameterError, match="'anchor_studies' parameter .* needs an anchor"):
+        plan_relabelling(ss.predictions, labels, reference="ref0", anchor_studies=chosen, budget=5)
+    with pytest.raises(InvalidParameterError, match="'anchor_studies' parameter .* 1 studies that are not"):
+        plan_relabelling(ss.predictions, labels, reference="ref0", anchor="expert", anchor_studies=["nope"], budget=5)
