@@ -28,8 +28,7 @@ def probit_rank(score: np.ndarray) -> np.ndarray:
 
 
 def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | None = None,
-              start: np.ndarray | None = None, sample_weight: np.ndarray | None = None, max_iter: int = 5000,
-              tol: float = 1e-7) -> tuple[np.ndarray, bool]:
+              start: np.ndarray | None = None, max_iter: int = 5000, tol: float = 1e-7) -> tuple[np.ndarray, bool]:
     """Posteriors ``P(T = 1 | references, x, anchor)`` by EM, and whether EM converged.
 
     Parameters
@@ -43,9 +42,6 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
         the posteriors have that shape.
     start : ndarray of shape (n,), optional
         Starting posteriors (default: the mean of the references and a logistic of the mean score).
-    sample_weight : ndarray of shape (D, n), optional
-        Study weights of the likelihood, one row per fit (a Bayesian bootstrap: Dirichlet weights times n); the
-        posteriors of every study are returned under each row's parameters.
     """
     from scipy.special import expit, logit
 
@@ -56,7 +52,7 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
     obs = ~np.isnan(y)
     yo = (obs & (y == 1)).astype(float)
     no = (obs & (y == 0)).astype(float)
-    batched = (anchor is not None and np.ndim(anchor) == 2) or sample_weight is not None
+    batched = anchor is not None and np.ndim(anchor) == 2
     anc = np.atleast_2d(np.full(n, np.nan) if anchor is None else np.asarray(anchor, dtype=float))
     known = ~np.isnan(anc)
     truth = np.nan_to_num(anc)
@@ -67,12 +63,8 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
     else:
         w0 = np.asarray(start, dtype=float)
     w = np.where(known, truth, w0)
-    if sample_weight is None:
-        c = np.ones((1, n))
-        sxx = (xs.T @ xs)[None]
-    else:
-        c = np.asarray(sample_weight, dtype=float)
-        sxx = np.einsum("dn,np,nq->dpq", c, xs, xs)
+    c = np.ones((1, n))
+    sxx = (xs.T @ xs)[None]
     total = c.sum(axis=1)
     ridge = 1e-6 * np.eye(p)
     converged = False
