@@ -203,6 +203,12 @@ def _build(name: str, tmp: Path):
         return FinetuneResult(log, pd.DataFrame({"study_id": ["a"], "split": ["train"]}),
                               pd.DataFrame({"study_id": ["a"], "finding": ["Effusion"], "score": [0.3]}),
                               best_epoch=3, best_val_auc=0.8, stopped="after the last epoch")
+    if name in {"RelabelPlanResult", "TwoPhaseAUCResult"}:
+        from cxreval.planning import plan_relabelling, simulate_study_set
+        ss = simulate_study_set(40, auc=[0.85, 0.75], sensitivity=[0.8], specificity=[0.85], prevalence=0.3, rng=0)
+        plan = plan_relabelling(ss.predictions, ss.labels[ss.labels.source != "truth"], reference="ref0", budget=8,
+                                n_draws=10, rng=0)
+        return plan if name == "RelabelPlanResult" else plan.estimate
     if name == "LatentAUCResult":
         from cxreval.latent import evaluate_latent_auc
         labs = _labels()

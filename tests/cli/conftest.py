@@ -13,7 +13,7 @@ from _factories import label_table, prediction_table
 
 WRITING_COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "iqa-degrade", "iqa-score",
                     "iqa-agree", "iqa-compare", "data-split", "data-audit", "data-export", "demo", "label-reports", "reader-export", "predict",
-                    "finetune")
+                    "finetune", "plan")
 """Every command that writes an output folder (ids: the command words joined by '-')."""
 
 COMPUTE = {  # the first expensive library call of each command: must not run when --out is unusable
@@ -35,6 +35,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "reader-export": "cxreval.reader.export.export_tables",
     "predict": "cxreval.predict.models.load_model",
     "finetune": "cxreval.predict.models.load_model",
+    "plan": "cxreval.planning.plan_relabelling",
 }
 
 
@@ -178,6 +179,9 @@ def command_args(name: str, d: Path) -> list[str]:
                       "state": ["positive", "negative"] * 4}).to_csv(d / "ft_labels.csv", index=False)
         return ["finetune", "--images", str(imgs), "--labels", str(d / "ft_labels.csv"), "--model",
                 f"torch:{_tiny_model(d)}", "--epochs", "1", "--val-fraction", "0.5", "--no-progress"]
+    if name == "plan":
+        return ["plan", "-p", str(_preds(d)), "-l", str(_labels(d)), "--reference", "CR", "--budget", "5",
+                "--n-draws", "10"]
     raise KeyError(name)
 
 

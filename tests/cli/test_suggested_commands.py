@@ -184,6 +184,35 @@ def run_reader_init(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFix
     assert (tmp / DEFAULT_URL.removeprefix("sqlite:///")).exists() and "r1: http" in capsys.readouterr().out
 
 
+def run_plan_reader_study(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                          request: pytest.FixtureRequest) -> None:
+    """`cxreval plan --images` says `reader init --study OUT/study.yaml`; its summary.md says `reader init --study
+    study.yaml --db sqlite:///relabel.db` and `reader add-reader NAME --db sqlite:///relabel.db`, in the folder."""
+    pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
+    from PIL import Image
+
+    from cxreval.planning import simulate_study_set
+
+    sim = simulate_study_set(30, auc=[0.85, 0.75], sensitivity=[0.8], specificity=[0.85], prevalence=0.3, rng=0)
+    sim.predictions.to_csv(tmp / "p.csv", index=False)
+    sim.labels.to_csv(tmp / "l.csv", index=False)
+    (tmp / "imgs").mkdir()
+    for sid in sim.truth.index:
+        Image.new("L", (8, 8), 9).save(tmp / "imgs" / f"{sid}.png")
+    out = tmp / "OUT"
+    assert main(["plan", "-p", str(tmp / "p.csv"), "-l", str(tmp / "l.csv"), "--reference", "ref0", "--budget", "4",
+                 "--n-draws", "5", "--images", str(tmp / "imgs"), "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert f"cxreval reader init --study {out / 'study.yaml'}" in said
+    assert main(["reader", "init", "--study", str(out / "study.yaml"), "--db", f"sqlite:///{tmp / 'a.db'}"]) == 0
+    summary = (out / "summary.md").read_text()
+    assert "`cxreval reader init --study study.yaml --db sqlite:///relabel.db`" in summary
+    mp.chdir(out)
+    assert main(["reader", "init", "--study", "study.yaml", "--db", "sqlite:///relabel.db"]) == 0
+    assert main(["reader", "add-reader", "expert1", "--db", "sqlite:///relabel.db"]) == 0
+    assert "http" in capsys.readouterr().out
+
+
 def run_reader_add_reader(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                           request: pytest.FixtureRequest) -> None:
     """`reader init` of a study file without readers suggests `add-reader NAME --db DB`: it adds one."""
@@ -284,6 +313,9 @@ RUNS: dict[str, Callable[..., None]] = {
     "cxreval iqa agree --scores S --ratings R --out OUT": run_iqa_agree,
     "cxreval reader init": run_reader_init,
     "cxreval reader add-reader NAME --db {}": run_reader_add_reader,
+    **{c: run_plan_reader_study for c in ("cxreval reader init --study OUT", "cxreval reader init --study {}",
+                                          "cxreval reader init --study study.yaml --db sqlite",
+                                          "cxreval reader add-reader NAME --db sqlite")},
     "cxreval label-reports": run_label_reports,
     "cxreval data list": run_data_list,
     "cxreval data export openi_mesh -o DIR": run_export_openi_mesh,
@@ -295,7 +327,7 @@ RUNS: dict[str, Callable[..., None]] = {
         "cxreval data split --names", "cxreval demo", "cxreval fuse", "cxreval iqa agree", "cxreval iqa compare",
         "cxreval iqa degrade",
         "cxreval iqa score", "cxreval localize", "cxreval localize --heatmaps", "cxreval predict", "cxreval rank",
-        "cxreval reader", "cxreval report", "cxreval synth")},
+        "cxreval reader", "cxreval report", "cxreval synth", "cxreval plan")},
     # a demo section's run.json `commands`: run as written, in an empty folder, by
     # tests/demo/test_recorded_commands.py (real data); here their options are checked against --help
     **{c: run_help(c) for c in (
@@ -308,7 +340,7 @@ RUNS: dict[str, Callable[..., None]] = {
         "cxreval label-reports --reports {} --sections whole --validate-against openi_mesh",
         "cxreval label-reports --reports {} --sections findings", "cxreval agree -l openi_sections",
         "cxreval iqa degrade --images {} --plan {} --sample {} --max-size {} -o iqa", "cxreval iqa score --pairs iqa",
-        "cxreval iqa compare --scores iqa")},
+        "cxreval iqa compare --scores iqa", "cxreval plan -p chexpert_predictions")},
 }
 """Every command mentioned in cxreval's messages and report (as it stands in the source) and its test run."""
 

@@ -328,6 +328,44 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
     return str(out)
 
 
+def _sec_chexpert_relabelling(ctx: DemoContext) -> str:
+    """The closed loop on the CheXpert test set, the expert played by the 5-radiologist consensus: what ``cxreval
+    plan`` writes from chexpert_labeler alone (``first_round``), then with the consensus revealed on the first round's
+    100 studies (``--anchor consensus --anchor-studies``: ``second_round``, the two-phase estimate)."""
+    import tempfile
+
+    from ..labels import read_label_tables, read_prediction_tables
+
+    pl = need("cxreval.planning", "relabelling plans", "cxreval plan")
+    findings = list(CHEXPERT_COMPETITION)
+    with tempfile.TemporaryDirectory() as tmp:
+        (labels, preds), commands = _chexpert_exports(ctx, Path(tmp), predictions=True)
+        table, _ = read_label_tables([labels])
+        predictions, _ = read_prediction_tables([preds])
+    opts = {"reference": "chexpert_labeler", "findings": findings, "budget": 100, "n_draws": 100, "rng": ctx.rng}
+    first = pl.plan_relabelling(predictions, table, **opts)
+    second = pl.plan_relabelling(predictions, table, anchor="consensus", anchor_studies=list(first.table["study_id"]),
+                                 **opts)
+    line = (f"cxreval plan -p chexpert_predictions/predictions.parquet -l chexpert/labels.parquet --reference "
+            f"chexpert_labeler -f {','.join(findings)} --budget 100 --n-draws 100 --seed {ctx.rng}")
+    ctx.meta.update({"reference": "chexpert_labeler", "expert": "consensus (5 radiologists), revealed on the first "
+                     "round's studies", "budget": 100, "findings": findings})
+    ctx.meta["commands"] = [*commands, f"{line} -o chexpert_relabelling/first_round",
+                            f"{line} --anchor consensus --anchor-studies chexpert_relabelling/first_round/relabel.csv "
+                            "-o chexpert_relabelling/second_round"]
+    out = ctx.folder("chexpert_relabelling")
+    for name, res in (("first_round", first), ("second_round", second)):
+        (out / name).mkdir()
+        res.save(out / name)
+        write_summary(out / name, res.summary())
+    write_summary(out, "# CheXpert test set: plan an expert's relabelling, then the two-phase estimate\n\n"
+                       "`first_round/`: the 100 studies whose label would most change which model is best, from "
+                       "chexpert_labeler alone, and the power per budget. `second_round/`: the consensus revealed on "
+                       "those 100 studies (the expert), the two-phase AUC estimate (`auc.csv`) and the next round's "
+                       "plan. The commands in run.json (`commands`) write the same files in an empty folder.")
+    return str(out)
+
+
 def _sec_xqa(ctx: DemoContext) -> str:
     need("cxreval.ranking", "ranking", "cxreval rank")
     pub = need("cxreval.ranking.published", "XQA published tables", "cxreval rank --auc-table xqa")
@@ -529,6 +567,8 @@ SECTIONS: tuple[DemoSpec, ...] = (
              ("cxreval data export", "cxreval agree")),
     DemoSpec("chexpert_fusion", "CheXpert test set: fusion of the 5 ground-truth readers", _sec_chexpert_fusion,
              ("cxreval data export", "cxreval fuse")),
+    DemoSpec("chexpert_relabelling", "CheXpert test set: plan an expert's relabelling, then the two-phase estimate",
+             _sec_chexpert_relabelling, ("cxreval data export", "cxreval plan")),
     DemoSpec("xqa_published", "XQA paper's published tables", _sec_xqa, ("cxreval rank",)),
     DemoSpec("openi_report_labels", "OpenI: report labeller vs MeSH codes; Findings vs Impression",
              _sec_openi_reports, ("cxreval data export openi_mesh --half held-out", "cxreval label-reports",

@@ -1,0 +1,169 @@
+"""Relabelling plans: the planner against random selection on the CheXpert test set, and the calibration of the
+predicted power on simulated study sets with a known truth.
+
+``chexpert``: start from ``chexpert_labeler`` for all 500 studies of the CheXpert test set; reveal the 5-radiologist
+``consensus`` label for the top-K studies of ``cxreval plan``'s ``relabel.csv`` (K = 25, 50, 100, 200), or for K
+random studies (20 seeds; 5 quick); the two-phase estimate (``evaluate_two_phase_auc``, anchor = the revealed
+labels) of the 10 leaderboard models' AUCs on the 5 competition findings is compared with their AUC against the
+consensus (sklearn's ``roc_auc_score``): mean |ΔAUC| over the 50 model × finding cells.
+
+``power_calibration``: simulated study sets of 500 studies (one cheap reference with sensitivity and specificity
+drawn from [0.65, 0.95], prevalence from [0.1, 0.4], three models with close true-label AUCs): the planner's
+predicted probability that the best model is separable from the runner-up after relabelling the top k studies,
+against the fraction of sets in which it is, when those studies' true labels are revealed and the two-phase
+estimate is computed (100 sets; 20 quick).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from suites._common import SHARED, Context, Figures, Part, fmt, missing
+
+TITLE = "Planning: which studies an expert should relabel"
+
+__all__ = ["PARTS", "TITLE"]
+
+BUDGETS = (25, 50, 100, 200)
+
+
+def _chexpert_tables():
+    from cxreval.datasets import export_dataset
+    from cxreval.findings import CHEXPERT_COMPETITION
+
+    root = SHARED / "chexpert_test"
+    labels = export_dataset("chexpert_test", root).table
+    preds = export_dataset("chexpert_test_predictions", root).table
+    findings = list(CHEXPERT_COMPETITION)
+    return (labels[labels["finding"].isin(findings)], preds[preds["finding"].isin(findings)], findings)
+
+
+def _consensus_auc(labels: pd.DataFrame, preds: pd.DataFrame) -> pd.Series:
+    from sklearn.metrics import roc_auc_score
+
+    from cxreval.labels import binarize
+
+    cons = labels[labels["source"] == "consensus"].assign(y=lambda t: binarize(t["state"]))
+    out = {}
+    for (finding, model), g in preds.groupby(["finding", "model"]):
+        y = cons[cons["finding"] == finding].set_index("study_id")["y"].loc[g["study_id"]].to_numpy()
+        out[(finding, model)] = roc_auc_score(y, g["score"].to_numpy())
+    return pd.Series(out)
+
+
+def _error(preds, cheap, consensus, studies, truth_auc, findings) -> tuple[float, float]:
+    """(mean |ΔAUC|, mean signed ΔAUC) of the two-phase estimate with the consensus revealed on ``studies``."""
+    from cxreval.planning import evaluate_two_phase_auc
+
+    expert = consensus[consensus["study_id"].isin(set(studies))].assign(source="expert")
+    res = evaluate_two_phase_auc(preds, pd.concat([cheap, expert], ignore_index=True), reference="chexpert_labeler",
+                                 anchor="expert" if len(studies) else None, findings=findings)
+    d = res.table.set_index(["finding", "model"])["auc"] - truth_auc
+    return float(d.abs().mean()), float(d.mean())
+
+
+def chexpert(ctx: Context) -> Figures:
+    gone = missing(SHARED / "chexpert_test" / "groundtruth.csv")
+    if gone:
+        return Figures(unavailable=gone)
+    from cxreval.planning import plan_relabelling
+
+    labels, preds, findings = _chexpert_tables()
+    cheap = labels[labels["source"] == "chexpert_labeler"]
+    consensus = labels[labels["source"] == "consensus"]
+    truth_auc = _consensus_auc(labels, preds)
+    t0 = time.perf_counter()
+    plan = plan_relabelling(preds, cheap, reference="chexpert_labeler", budget=max(BUDGETS), findings=findings,
+                            n_draws=ctx.size(50, 200), rng=ctx.seed)
+    plan_s = time.perf_counter() - t0
+    order = list(plan.table["study_id"])
+    ids = np.array(sorted(preds["study_id"].unique()), dtype=object)
+    n_seeds = ctx.size(5, 20)
+    fig = Figures()
+    t = fig.table(f"CheXpert test set: two-phase estimate from chexpert_labeler + the consensus on K studies, mean "
+                  f"|ΔAUC| to the consensus AUC over {preds['model'].nunique()} models x {len(findings)} findings",
+                  ["K", "planned (relabel.csv top K)", f"random K (mean of {n_seeds} seeds)", "random sd",
+                   "planned below random", "planned signed ΔAUC"])
+    zero, zero_signed = _error(preds, cheap, consensus, [], truth_auc, findings)
+    ref = plan.estimate.table.set_index(["finding", "model"])["auc_reference"] - truth_auc
+    t.add(0, fmt(zero), fmt(zero), "", "", fmt(zero_signed))
+    fig.checked["K=0 | two-phase (no anchor)"] = fmt(zero)
+    wins = []
+    for k in BUDGETS:
+        planned, signed = _error(preds, cheap, consensus, order[:k], truth_auc, findings)
+        rnd = [_error(preds, cheap, consensus, np.random.default_rng([ctx.seed, k, s]).choice(ids, k, replace=False),
+                      truth_auc, findings)[0] for s in range(n_seeds)]
+        wins.append(planned < np.mean(rnd))
+        t.add(k, fmt(planned), fmt(float(np.mean(rnd))), fmt(float(np.std(rnd))), planned < np.mean(rnd), fmt(signed))
+        fig.checked[f"K={k} | planned"] = fmt(planned)
+        fig.checked[f"K={k} | random mean"] = fmt(float(np.mean(rnd)))
+    t.notes += [f"chexpert_labeler alone (its decided studies): mean |ΔAUC| {fmt(float(ref.abs().mean()))}",
+                f"planned below random at every K: {all(wins)}",
+                f"plan_relabelling (budget {max(BUDGETS)}, power with {ctx.size(50, 200)} draws): {plan_s:.1f} s"]
+    fig.frame("power.csv of that plan (P(best separable from runner-up) after relabelling the top k)",
+              plan.power.drop(columns=["method", "n_draws"]), decimals=3)
+    return fig
+
+
+def _simulated_set(rng: np.random.Generator, n: int):
+    from cxreval.planning import simulate_study_set
+
+    best = rng.uniform(0.75, 0.85)
+    aucs = [best, best - rng.uniform(0.0, 0.05), best - 0.08]
+    return simulate_study_set(n, auc=aucs, sensitivity=[rng.uniform(0.65, 0.95)],
+                              specificity=[rng.uniform(0.65, 0.95)], prevalence=rng.uniform(0.1, 0.4), rng=rng)
+
+
+def power_calibration(ctx: Context) -> Figures:
+    from cxreval.planning import evaluate_two_phase_auc, plan_relabelling
+
+    n_sets = ctx.size(20, 100)
+    n_draws = ctx.size(100, 200)
+    rng = np.random.default_rng(ctx.seed)
+    rows = []
+    t0 = time.perf_counter()
+    for _ in range(n_sets):
+        ss = _simulated_set(rng, 500)
+        cheap = ss.labels[ss.labels["source"] != "truth"]
+        plan = plan_relabelling(ss.predictions, cheap, reference="ref0", budget=max(BUDGETS), budgets=list(BUDGETS),
+                                n_draws=n_draws, rng=rng)
+        pw = plan.power
+        pair = (pw["best"].iloc[0], pw["runner_up"].iloc[0])
+        for k, p in zip(pw["budget"], pw["p_separable"]):
+            studies = set(plan.table["study_id"].iloc[:k])
+            truth = ss.labels[(ss.labels["source"] == "truth") & ss.labels["study_id"].isin(studies)]
+            est = evaluate_two_phase_auc(ss.predictions, pd.concat([cheap, truth.assign(source="expert")]),
+                                         reference="ref0", anchor="expert", pairs={ss.finding: pair})
+            rows.append({"budget": int(k), "predicted": float(p), "separable": bool(est.comparison["separable"].iloc[0])})
+    seconds = time.perf_counter() - t0
+    r = pd.DataFrame(rows)
+    fig = Figures()
+    t = fig.table(f"{n_sets} simulated study sets of 500 studies per budget: predicted P(separable) (power.csv, "
+                  f"{n_draws} draws) vs the fraction separable once the true labels of the top k are revealed",
+                  ["budget", "mean predicted", "observed", "observed - predicted", "95% band of observed",
+                   "within ±0.05"])
+    for k, g in r.groupby("budget"):
+        pred, obs = float(g["predicted"].mean()), float(g["separable"].mean())
+        band = 1.96 * float(np.sqrt(max(obs * (1 - obs), 1e-9) / len(g)))
+        t.add(k, fmt(pred, ".3f"), fmt(obs, ".3f"), fmt(obs - pred, "+.3f"), f"±{band:.3f}", abs(obs - pred) <= 0.05)
+        fig.checked[f"budget {k} | predicted"] = fmt(pred, ".3f")
+        fig.checked[f"budget {k} | observed"] = fmt(obs, ".3f")
+    bins = pd.cut(r["predicted"], [-0.01, 0.2, 0.4, 0.6, 0.8, 1.0])
+    rel = fig.table("reliability, all budgets pooled", ["predicted", "sets x budgets", "mean predicted", "observed"])
+    for b, g in r.groupby(bins, observed=True):
+        rel.add(str(b), len(g), fmt(float(g["predicted"].mean()), ".3f"), fmt(float(g["separable"].mean()), ".3f"))
+    t.notes.append(f"{seconds:.0f} s for {n_sets} plans and {n_sets * len(BUDGETS)} two-phase estimates")
+    return fig
+
+
+PARTS = (
+    Part("chexpert", "CheXpert test set: mean |ΔAUC| to the consensus of the two-phase estimate after revealing the "
+         "consensus on relabel.csv's top K studies vs K random ones (K = 25, 50, 100, 200; 20 random seeds, 5 quick).",
+         chexpert),
+    Part("power_calibration", "power.csv's predicted probability of separating the best model from the runner-up "
+         "vs the observed fraction on simulated study sets with a known truth (100 sets, 20 quick).",
+         power_calibration),
+)

@@ -1,0 +1,21 @@
+"""Planning an expert's relabelling: which studies settle which model is best (:func:`plan_relabelling`), and the
+two-phase estimate once the expert's labels are back (:func:`evaluate_two_phase_auc`).
+
+The latent model behind both (references conditionally independent given the truth, each model's score binormal on
+the normal scale of its ranks, relabelled studies exact) is documented in :mod:`cxreval.planning.estimate`; the
+priority and the power in :mod:`cxreval.planning.plan`; simulated study sets with a known truth, for checking both,
+in :mod:`cxreval.planning.simulation`.
+"""
+
+from .estimate import (
+    COMPARISON_COLUMNS,
+    TWO_PHASE_COLUMNS,
+    TwoPhaseAUCResult,
+    evaluate_two_phase_auc,
+)
+from .plan import POWER_COLUMNS, POWER_METHOD, RELABEL_COLUMNS, RelabelPlanResult, plan_relabelling
+from .simulation import SimulatedStudySet, simulate_study_set
+
+__all__ = ["plan_relabelling", "RelabelPlanResult", "evaluate_two_phase_auc", "TwoPhaseAUCResult",
+           "simulate_study_set", "SimulatedStudySet", "RELABEL_COLUMNS", "POWER_COLUMNS", "POWER_METHOD",
+           "TWO_PHASE_COLUMNS", "COMPARISON_COLUMNS"]

@@ -1,0 +1,92 @@
+"""A two-class latent model of binary references and the models' scores, fitted by EM.
+
+The model: ``T ~ Bernoulli(prevalence)``; each reference ``r`` says positive with probability ``sensitivity_r``
+when ``T = 1`` and ``1 - specificity_r`` when ``T = 0``; the scores, each as the normal quantile of its mid-rank
+(``x = Phi^-1((rank - 1/2) / n)``), are multivariate normal with class means ``mu_T`` and a common covariance given
+``T``; references and scores are independent given ``T``. With a single reference this normal score model is what
+identifies it (a parametric assumption: the model is not identified without it). Studies whose truth is known
+(``anchor``, 1.0/0.0; NaN elsewhere) enter with their truth: the likelihood of the two-phase design, in which
+the selection of the anchored studies depends only on observed labels and scores (missing at random).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["probit_rank", "fit_joint"]
+
+_EPS = 1e-3
+
+
+def probit_rank(score: np.ndarray) -> np.ndarray:
+    """``Phi^-1((rank - 1/2) / n)`` with mid-ranks for ties: a monotone map of the score to the normal scale."""
+    from scipy.special import ndtri
+    from scipy.stats import rankdata
+
+    s = np.asarray(score, dtype=float)
+    return ndtri((rankdata(s) - 0.5) / len(s))
+
+
+def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | None = None,
+              start: np.ndarray | None = None, max_iter: int = 5000, tol: float = 1e-7) -> tuple[np.ndarray, bool]:
+    """Posteriors ``P(T = 1 | references, x, anchor)`` by EM, and whether EM converged.
+
+    Parameters
+    ----------
+    references : ndarray of shape (n, r)
+        1.0 / 0.0 / NaN (not labelled).
+    x : ndarray of shape (n, p)
+        The scores on the normal scale (:func:`probit_rank`).
+    anchor : ndarray of shape (n,) or (D, n), optional
+        Known truths (1.0 / 0.0, NaN unknown); with shape (D, n), D models are fitted at once (one per row) and
+        the posteriors have that shape.
+    start : ndarray of shape (n,), optional
+        Starting posteriors (default: the mean of the references and a logistic of the mean score).
+    """
+    from scipy.special import expit, logit
+
+    y = np.asarray(references, dtype=float)
+    y = y[:, None] if y.ndim == 1 else y
+    xs = np.asarray(x, dtype=float)
+    n, p = xs.shape
+    obs = ~np.isnan(y)
+    yo = (obs & (y == 1)).astype(float)
+    no = (obs & (y == 0)).astype(float)
+    batched = anchor is not None and np.ndim(anchor) == 2
+    anc = np.atleast_2d(np.full(n, np.nan) if anchor is None else np.asarray(anchor, dtype=float))
+    known = ~np.isnan(anc)
+    truth = np.nan_to_num(anc)
+    if start is None:
+        k = obs.sum(axis=1)
+        w0 = np.clip(np.where(k > 0, yo.sum(axis=1) / np.maximum(k, 1), 0.5), 0.05, 0.95)
+        w0 = np.clip(0.5 * w0 + 0.5 * expit(xs.mean(axis=1)), 0.02, 0.98)
+    else:
+        w0 = np.asarray(start, dtype=float)
+    w = np.where(known, truth, w0)
+    c = np.ones((1, n))
+    sxx = (xs.T @ xs)[None]
+    total = c.sum(axis=1)
+    ridge = 1e-6 * np.eye(p)
+    converged = False
+    for _ in range(max_iter):
+        cw, cv = c * w, c * (1 - w)
+        sw = cw.sum(axis=1)
+        prev = np.clip(sw / total, _EPS, 1 - _EPS)
+        sens = np.clip((cw @ yo + 0.5) / (cw @ (yo + no) + 1.0), _EPS, 1 - _EPS)
+        spec = np.clip((cv @ no + 0.5) / (cv @ (yo + no) + 1.0), _EPS, 1 - _EPS)
+        mu1 = (cw @ xs) / np.maximum(sw, 1e-12)[:, None]
+        mu0 = (cv @ xs) / np.maximum(total - sw, 1e-12)[:, None]
+        cov = (sxx - sw[:, None, None] * mu1[:, :, None] * mu1[:, None, :]
+               - (total - sw)[:, None, None] * mu0[:, :, None] * mu0[:, None, :]) / total[:, None, None] + ridge
+        beta = np.linalg.solve(cov, (mu1 - mu0)[:, :, None])[:, :, 0]
+        const = 0.5 * ((mu1 * np.linalg.solve(cov, mu1[:, :, None])[:, :, 0]).sum(axis=1)
+                       - (mu0 * np.linalg.solve(cov, mu0[:, :, None])[:, :, 0]).sum(axis=1))
+        lo = (logit(prev)[:, None] + np.log(sens / (1 - spec)) @ yo.T + np.log((1 - sens) / spec) @ no.T
+              + beta @ xs.T - const[:, None])
+        w_new = np.where(known, truth, expit(lo))
+        change = float(np.max(np.abs(w_new - w)))
+        w = w_new
+        if change < tol:
+            converged = True
+            break
+    return (w if batched else w[0]), converged

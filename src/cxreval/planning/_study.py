@@ -1,0 +1,78 @@
+"""The reader study of a relabelling plan: each selected study's image found in the user's folder, ``study.yaml``
+for ``cxreval reader init`` and the image list (``images.csv``)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ..exceptions import SchemaError
+
+__all__ = ["IMAGE_SUFFIXES", "IMAGE_COLUMNS", "IMAGE_FOLDER", "find_images", "image_table", "study_yaml",
+           "copy_images"]
+
+IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".tif", ".tiff", ".dcm", ".dicom", ".jpg", ".jpeg")
+"""The image files the reader app reads (``cxreval.reader.study.IMAGE_SUFFIXES``)."""
+IMAGE_COLUMNS: tuple[str, ...] = ("study_id", "patient_id", "priority", "image")
+IMAGE_FOLDER = "images"
+
+
+def _find(folder: Path, study_id: str) -> Path | None:
+    for suffix in IMAGE_SUFFIXES:
+        for s in (suffix, suffix.upper()):
+            p = folder / f"{study_id}{s}"
+            if p.is_file():
+                return p
+    d = folder / study_id
+    if d.is_dir():
+        files = sorted(f for f in d.rglob("*") if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+        if files:
+            return files[0]
+    return None
+
+
+def find_images(folder: Path, study_ids: Sequence[str], *, func: str) -> list[Path]:
+    """The image of each study: ``FOLDER/<study_id>.<suffix>``, else the first image (sorted) below
+    ``FOLDER/<study_id>/`` (a study folder of several views, as CheXpert's ``view1_frontal.jpg``)."""
+    out, missing = [], []
+    for sid in study_ids:
+        p = _find(folder, str(sid))
+        if p is None:
+            missing.append(str(sid))
+        else:
+            out.append(p)
+    if missing:
+        raise SchemaError(f"The 'images' parameter of {func} holds no image of {len(missing)} selected "
+                          f"stud{'y' if len(missing) == 1 else 'ies'} in {folder}, e.g. {missing[0]!r}: expected "
+                          f"{missing[0]}.png (or {', '.join(IMAGE_SUFFIXES[1:])}) or a folder {missing[0]}/ holding "
+                          "one.")
+    return out
+
+
+def image_table(study_ids: Sequence[str], patient_ids: Sequence[str], sources: Sequence[Path] | None
+                ) -> pd.DataFrame:
+    """``images.csv``: where each study's image lies in the study folder (``images/<study_id><suffix>``; without
+    an image folder, ``images/<study_id>`` without its suffix: place the file there)."""
+    paths = [f"{IMAGE_FOLDER}/{sid}{sources[i].suffix.lower() if sources else ''}" for i, sid in enumerate(study_ids)]
+    return pd.DataFrame({"study_id": list(study_ids), "patient_id": list(patient_ids),
+                         "priority": range(1, len(study_ids) + 1), "image": paths}, columns=list(IMAGE_COLUMNS))
+
+
+def study_yaml(*, name: str, findings: Sequence[str], seed: int) -> str:
+    """The study file: the image task on ``images/``, patients from ``images.csv``; readers are added with
+    ``cxreval reader add-reader``."""
+    import yaml
+
+    spec = {"name": name, "seed": int(seed), "findings": list(findings), "images": IMAGE_FOLDER,
+            "patients": "images.csv", "tasks": ["image"]}
+    return str(yaml.safe_dump(spec, sort_keys=False))
+
+
+def copy_images(folder: Path, table: pd.DataFrame, sources: Sequence[Path]) -> None:
+    for rel, src in zip(table["image"], sources):
+        dst = folder / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)

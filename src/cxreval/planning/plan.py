@@ -1,0 +1,296 @@
+"""Which studies an expert should relabel to settle which model is best, how many are enough, and the reader study
+that collects the labels: :func:`plan_relabelling` → :class:`RelabelPlanResult`.
+
+Priority. Per finding, the two leading models ``a`` and ``b`` by the current two-phase estimate
+(:mod:`cxreval.planning.estimate`) define ``delta = AUC_a - AUC_b``. With ``w_i = P(T_i = 1 | data)`` (the latent
+model on the references, every model's score and the anchor), revealing study ``i`` changes ``delta`` by, in
+expectation, ``w_i |delta_i(1) - delta| + (1 - w_i) |delta_i(0) - delta|``, where ``delta_i(v)`` is ``delta`` with
+``w_i`` set to ``v`` in the posterior-weighted Mann–Whitney sums (closed form, no refit: O(n log n) per model). A study's priority is the sum over findings (an expert reads a study for
+every finding at once): 1 = the largest expected change. Reference disagreement and posterior uncertainty enter
+through ``pi_i`` and the posteriors; the scores of ``a`` and ``b`` through the Mann–Whitney sums.
+
+Power. For each budget ``k``, the probability that the ``confidence_level`` interval of ``delta`` excludes 0 after
+the top ``k`` studies are relabelled: Monte Carlo from the fitted model (``n_draws`` draws of every study's truth
+from ``w``, the same draws for every budget; the drawn truths of the top ``k`` replace their posteriors, the others
+are kept: no refit per draw, a first-order predictive of the two-phase estimate; the interval is
+:func:`cxreval.planning.evaluate_two_phase_auc`'s). The fitted parameters are taken as known. On 100 simulated study sets
+(``python bench/run.py planning:power_calibration``) the mean prediction per budget is within 0.02 of the observed
+fraction, but single predictions are too confident: sets predicted above 0.8 were separable in about 40%, those
+below 0.2 in about 19%.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from .._typing import PathLike, RNGLike
+from .._validation import check_confidence_level, check_positive_int, normalize_rng
+from ..exceptions import InvalidParameterError
+from ..io import markdown_table
+from ..results import TableResult
+from ._inputs import PlanInputs, check_budget, prepare_inputs
+from ._planner import FindingFit, fit_finding, power_curve
+from ._study import copy_images, find_images, image_table, study_yaml
+from .estimate import TwoPhaseAUCResult, two_phase_tables
+
+__all__ = ["RELABEL_COLUMNS", "POWER_COLUMNS", "POWER_METHOD", "RelabelPlanResult", "plan_relabelling"]
+
+RELABEL_COLUMNS: tuple[str, ...] = ("study_id", "patient_id", "priority", "expected_change", "reason")
+POWER_COLUMNS: tuple[str, ...] = ("finding", "best", "runner_up", "budget", "p_separable", "n_draws", "method")
+POWER_METHOD = ("Monte Carlo from the fitted latent model: truths drawn from the posteriors, the top-priority "
+                "studies' drawn truths taken as exact (the other posteriors kept, no refit); separable = the "
+                "interval of AUC(best) - AUC(runner_up) excludes 0; the fitted parameters are taken as known: "
+                "calibrated on average, each prediction too confident (bench: planning:power_calibration)")
+_FUNC = "plan_relabelling"
+
+
+@dataclass(frozen=True)
+class RelabelPlanResult(TableResult):
+    """A relabelling plan: the studies to send (``relabel.csv``), the power per budget (``power.csv``), the current
+    two-phase estimate (``auc.csv``, ``comparison.csv``) and a reader study (``study.yaml``, ``images.csv`` and,
+    when the image folder was given, ``images/``).
+
+    Attributes
+    ----------
+    table : DataFrame
+        :data:`RELABEL_COLUMNS`, the top ``budget`` studies, ``priority`` 1 = first; ``expected_change`` the sum
+        over findings of the expected absolute change of AUC(best) - AUC(runner-up) when the study's truth is
+        revealed; ``reason`` in words.
+    power : DataFrame
+        :data:`POWER_COLUMNS`: per finding and budget, the probability that the best model is separable from the
+        runner-up after relabelling that many top-priority studies.
+    estimate : TwoPhaseAUCResult
+    images : DataFrame
+        ``images.csv``: study_id, patient_id, priority, image (its path in the study folder).
+    reference, readers, anchor, budget, budgets, n_draws, confidence_level, findings, notes
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"relabel": "relabel.csv", "power": "power.csv",
+                                                           "auc": "auc.csv", "comparison": "comparison.csv",
+                                                           "images": "images.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = RELABEL_COLUMNS
+    STUDY_FILE: ClassVar[str] = "study.yaml"
+
+    table: pd.DataFrame
+    power: pd.DataFrame
+    estimate: TwoPhaseAUCResult
+    images: pd.DataFrame
+    reference: str
+    readers: tuple[str, ...]
+    anchor: str | None
+    budget: int
+    budgets: tuple[int, ...]
+    n_draws: int
+    confidence_level: float
+    findings: tuple[str, ...]
+    study: str
+    notes: tuple[str, ...] = ()
+    image_sources: tuple[str, ...] = field(default=(), repr=False)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"relabel": self.table, "power": self.power, "auc": self.estimate.table,
+                "comparison": self.estimate.comparison, "images": self.images}
+
+    def save(self, folder: PathLike) -> dict[str, Path]:
+        """Write the tables, ``study.yaml`` and (with an image folder) each selected study's image into
+        ``images/``: the folder is a reader study ``cxreval reader init --study FOLDER/study.yaml`` opens."""
+        out = super().save(folder)
+        p = Path(folder) / self.STUDY_FILE
+        p.write_text(self.study, encoding="utf-8")
+        out["study"] = p
+        if self.image_sources:
+            copy_images(Path(folder), self.images, [Path(s) for s in self.image_sources])
+        return out
+
+    def summary(self) -> str:
+        top = self.table.head(10)
+        lines = [f"# Relabelling plan: {self.budget} studies for an expert", "",
+                 f"Reference {self.reference!r}" + (f", readers {', '.join(self.readers)}" if self.readers else "")
+                 + (f", anchor {self.anchor!r} (already relabelled, treated as exact)" if self.anchor else "")
+                 + f"; findings {', '.join(self.findings)}.", "",
+                 "Priority: the expected absolute change of AUC(best) - AUC(runner-up), summed over findings, when "
+                 "a study's truth is revealed (posterior-weighted Mann-Whitney sums, closed form).", "",
+                 markdown_table(top, decimals=4), "", "## Power", "", POWER_METHOD
+                 + f"; {self.n_draws} draws, {round(100 * self.confidence_level)}% intervals.", "",
+                 markdown_table(self.power.drop(columns=["method"]), decimals=3), "",
+                 self.estimate.summary(), "", "## Assumptions", "",
+                 "The references' errors are independent of each other and of the scores given the truth; each "
+                 "score is binormal on the normal scale of its ranks; the expert's labels are exact. The studies are "
+                 "chosen from the observed labels and scores only, so their truth is missing at random given the "
+                 "observed data: the two-phase estimate after relabelling stays valid.", "",
+                 "## Reader study", "",
+                 f"`{self.STUDY_FILE}` and `images.csv` ({len(self.images)} images, in priority order). "
+                 + ("The images are in `images/`: `cxreval reader init --study study.yaml --db sqlite:///relabel.db`, "
+                    "then `cxreval reader add-reader NAME --db sqlite:///relabel.db`."
+                    if self.image_sources else
+                    "No image folder was given: place each study's image at the path `images.csv` gives (adding "
+                    "its suffix), or plan again with the image folder.")]
+        lines += [f"- {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Power curves (``power.csv``): P(separable) against the budget, one line per finding."""
+        from .._plots import lines
+
+        return lines(table, x="budget", y="p_separable", color="finding",
+                     title="Probability that the best model is separable from the runner-up", y_title="P(separable)")
+
+    def _figure(self) -> Any:
+        return self.figure(self.power)
+
+
+def _percentile(s: np.ndarray, i: int) -> int:
+    return int(round(100 * float((s < s[i]).mean() + 0.5 * (s == s[i]).mean())))
+
+
+def _reason(ff: FindingFit, j: int, sources: Sequence[str]) -> str:
+    refs = ff.data.references[j]
+    states = ["undecided" if np.isnan(v) else ("positive" if v == 1 else "negative") for v in refs]
+    parts = [f"{ff.data.finding}: {sources[0]} {states[0]}"]
+    if len(sources) > 1:
+        dec = refs[~np.isnan(refs)]
+        parts.append(f"readers disagree ({int(dec.sum())} of {len(dec)} positive)" if 0 < dec.sum() < len(dec)
+                     else "readers agree")
+    a, b = ff.best, ff.runner_up or ff.best
+    pa, pb = _percentile(ff.data.scores[a], j), _percentile(ff.data.scores[b], j)
+    verb = "disagree" if abs(pa - pb) >= 25 else "agree"
+    parts.append(f"scores of {a} and {b} {verb} (percentiles {pa} and {pb})")
+    parts.append(f"posterior {ff.posterior[j]:.2f}")
+    return "; ".join(parts)
+
+
+def _default_budgets(budget: int) -> list[int]:
+    return sorted({0, *(max(1, round(budget * f)) for f in (0.25, 0.5, 0.75)), budget})
+
+
+def _validate(inputs: PlanInputs, budget: object, budgets: Sequence[int] | None, n_draws: object,
+              confidence_level: object) -> tuple[int, list[int], int, float]:
+    b = check_budget(budget, inputs)
+    nd = check_positive_int(n_draws, name="n_draws", func=_FUNC)
+    cl = check_confidence_level(confidence_level, func=_FUNC)
+    if budgets is None:
+        grid = _default_budgets(b)
+    else:
+        grid = sorted({int(check_positive_int(k, name="budgets", func=_FUNC, minimum=0)) for k in budgets})
+        if not grid or grid[-1] > len(inputs.study_ids):
+            raise InvalidParameterError(f"The 'budgets' parameter of {_FUNC} must be budgets from 0 to the number of "
+                                        f"studies ({len(inputs.study_ids)}). Got {list(budgets)} instead.")
+    return b, grid, nd, cl
+
+
+def plan_relabelling(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference: str,
+                     budget: int, readers: Sequence[str] | None = None, anchor: str | None = None,
+                     anchor_studies: Sequence[str] | None = None, findings: Sequence[str] | None = None, budgets: Sequence[int] | None = None,
+                     n_draws: int = 200, confidence_level: float = 0.95, images: PathLike | None = None,
+                     rng: RNGLike = None) -> RelabelPlanResult:
+    """Rank the studies by how much an expert's label would change which model is best, estimate the power per
+    budget, and lay out the reader study (see the module docstring for the method).
+
+    Parameters
+    ----------
+    predictions : DataFrame
+        Long prediction table ``study_id, model, finding, score`` (at least two models).
+    labels : DataFrame
+        Long label table ``study_id, [patient_id,] finding, source, state``; uncertain labels are left out (not
+        decided), not-mentioned ones read as negative.
+    reference : str
+        The cheap source that labels every study (e.g. a report labeller).
+    budget : int
+        How many studies the expert can relabel: the length of ``relabel.csv`` and of the reader study.
+    readers : list of str, optional
+        Further noisy sources (other labellers, readers). With a single source the latent model is identified by
+        its binormal score assumption alone; with three or more sources by the sources.
+    anchor : str, optional
+        A source whose labels are exact where given (an earlier relabelling round): those studies are known.
+    anchor_studies : list of str, optional
+        Count the anchor's labels on these studies only (e.g. an earlier plan's ``relabel.csv``): a relabelling
+        simulated with a source that labels every study.
+    findings : list of str, optional
+        Default: every finding the reference labels and the predictions score.
+    budgets : list of int, optional
+        The budgets of ``power.csv`` (default 0, 25%, 50%, 75% and 100% of ``budget``).
+    n_draws : int, default=200
+        Monte Carlo draws of the truth per budget.
+    confidence_level : float, default=0.95
+    images : path, optional
+        The folder of the images: ``<study_id>.<suffix>`` or ``<study_id>/<image>`` (first in sorted order); the
+        selected studies' images are copied into the saved study folder.
+    rng : None, int or Generator
+        Seed of the Monte Carlo draws.
+
+    Returns
+    -------
+    res : RelabelPlanResult
+
+    Raises
+    ------
+    UnknownNameError
+        ``reference``, ``readers`` or ``anchor`` not a source of ``labels``.
+    InvalidParameterError
+        Fewer than two models; ``budget`` above the number of studies not yet relabelled.
+    SchemaError
+        A selected study without an image in ``images``.
+    """
+    inputs = prepare_inputs(predictions, labels, reference=reference, readers=readers, anchor=anchor,
+                            findings=findings, anchor_studies=anchor_studies)
+    b, grid, nd, cl = _validate(inputs, budget, budgets, n_draws, confidence_level)
+    folder = Path(images) if images is not None else None
+    if folder is not None and not folder.is_dir():
+        raise InvalidParameterError(f"The 'images' parameter of {_FUNC} must be a folder of images. Got "
+                                    f"{str(folder)!r} instead.")
+    gen = normalize_rng(rng)
+    fits = [fit_finding(fd) for fd in inputs.findings]
+    n = len(inputs.study_ids)
+    change = np.zeros(n)
+    known = np.ones(n, dtype=bool) if inputs.anchor_source else np.zeros(n, dtype=bool)
+    best_part = np.full(n, -1.0)
+    which = np.zeros((n, 2), dtype=int)  # (finding, row) of each study's largest contribution
+    for k, ff in enumerate(fits):
+        idx = ff.data.index
+        change[idx] += ff.change
+        if inputs.anchor_source:
+            k_known = np.zeros(n, dtype=bool)
+            k_known[idx] = ~np.isnan(ff.data.anchor)
+            known &= k_known
+        bigger = ff.change > best_part[idx]
+        best_part[idx[bigger]] = ff.change[bigger]
+        which[idx[bigger]] = np.column_stack([np.full(bigger.sum(), k), np.flatnonzero(bigger)])
+    candidates = np.flatnonzero(~known)
+    ranked = candidates[np.lexsort((inputs.study_ids[candidates].astype(str), -change[candidates]))]
+    top = ranked[:b]
+    reasons = [_reason(fits[which[i, 0]], int(which[i, 1]), inputs.sources) for i in top]
+    relabel = pd.DataFrame({"study_id": inputs.study_ids[top], "patient_id": inputs.patient_ids[top],
+                            "priority": np.arange(1, len(top) + 1), "expected_change": change[top],
+                            "reason": reasons}, columns=list(RELABEL_COLUMNS))
+    sources = find_images(folder, list(relabel["study_id"]), func=_FUNC) if folder is not None else None
+    rank_of = np.full(n, n)
+    rank_of[ranked] = np.arange(len(ranked))
+    rows = []
+    for ff in fits:
+        curve = power_curve(ff, rank_of[ff.data.index], grid, n_draws=nd, confidence_level=cl, rng=gen)
+        for k, p in zip(grid, curve):
+            rows.append({"finding": ff.data.finding, "best": ff.best, "runner_up": ff.runner_up or "none",
+                         "budget": k, "p_separable": p, "n_draws": nd, "method": POWER_METHOD})
+    auc, comp = two_phase_tables(inputs, fits, confidence_level=cl)
+    estimate = TwoPhaseAUCResult(auc, comp, reference=inputs.sources[0], readers=inputs.sources[1:],
+                                 anchor=inputs.anchor_source)
+    notes = [f"{ff.data.finding}: every other model has {ff.best}'s scores; no pair to separate"
+             for ff in fits if ff.runner_up is None]
+    notes += [f"{fd.finding}: {fd.n_unscored} labelled studies left out (not scored by every model)"
+              for fd in inputs.findings if fd.n_unscored]
+    notes += [f"{ff.data.finding}: a latent-model fit did not converge" for ff in fits if not ff.converged]
+    return RelabelPlanResult(
+        relabel, pd.DataFrame(rows, columns=list(POWER_COLUMNS)), estimate,
+        image_table(list(relabel["study_id"]), list(relabel["patient_id"]), sources),
+        reference=inputs.sources[0], readers=inputs.sources[1:], anchor=inputs.anchor_source, budget=b,
+        budgets=tuple(grid), n_draws=nd, confidence_level=cl, findings=tuple(f.finding for f in inputs.findings),
+        study=study_yaml(name=f"relabel-{inputs.sources[0]}", findings=[f.finding for f in inputs.findings], seed=0),
+        notes=tuple(notes), image_sources=tuple(str(s) for s in sources or ()))

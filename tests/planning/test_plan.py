@@ -1,0 +1,213 @@
+"""plan_relabelling: priorities against a brute-force recomputation, the result's files, the reader study it lays
+out, and its refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError, UnknownNameError
+from cxreval.planning import (
+    POWER_COLUMNS,
+    RELABEL_COLUMNS,
+    RelabelPlanResult,
+    plan_relabelling,
+    simulate_study_set,
+)
+from cxreval.planning._inputs import prepare_inputs
+from cxreval.planning._planner import fit_finding
+
+
+def _set(n: int = 40, seed: int = 0, **kw):
+    opts = {"auc": [0.85, 0.8, 0.7], "sensitivity": [0.8], "specificity": [0.85], "prevalence": 0.3}
+    opts.update(kw)
+    return simulate_study_set(n, rng=seed, **opts)
+
+
+def _cheap(ss):
+    return ss.labels[ss.labels["source"] != "truth"]
+
+
+def _brute_auc(w: np.ndarray, s: np.ndarray) -> float:
+    """The posterior-weighted Mann-Whitney AUC by its double sum over pairs i != j."""
+    num = den = 0.0
+    for i in range(len(s)):
+        for j in range(len(s)):
+            if i != j:
+                h = 1.0 if s[i] > s[j] else 0.5 if s[i] == s[j] else 0.0
+                num += w[i] * (1 - w[j]) * h
+                den += w[i] * (1 - w[j])
+    return num / den
+
+
+def test_priorities_equal_a_brute_force_reveal_of_every_study():
+    ss = _set(30, seed=3)
+    preds = ss.predictions.copy()
+    preds.loc[preds["model"] == "m1", "score"] = preds.loc[preds["model"] == "m1", "score"].round(1)  # ties
+    inputs = prepare_inputs(preds, _cheap(ss), reference="ref0", readers=None, anchor=None, findings=None)
+    ff = fit_finding(inputs.findings[0])
+    a, b = ff.best, ff.runner_up
+    sa, sb = ff.data.scores[a], ff.data.scores[b]
+    w = ff.posterior
+    delta = _brute_auc(w, sa) - _brute_auc(w, sb)
+    assert delta == pytest.approx(ff.delta, abs=1e-12)
+    expected = []
+    for i in range(len(w)):
+        out = []
+        for v in (1.0, 0.0):
+            wv = w.copy()
+            wv[i] = v
+            out.append(_brute_auc(wv, sa) - _brute_auc(wv, sb))
+        expected.append(w[i] * abs(out[0] - delta) + (1 - w[i]) * abs(out[1] - delta))
+    np.testing.assert_allclose(ff.change, expected, rtol=1e-9, atol=1e-14)
+    res = plan_relabelling(preds, _cheap(ss), reference="ref0", budget=30, n_draws=20, rng=0)
+    order = np.lexsort((inputs.study_ids[ff.data.index].astype(str), -np.asarray(expected)))
+    assert list(res.table["study_id"]) == list(inputs.study_ids[ff.data.index][order])
+    np.testing.assert_allclose(res.table["expected_change"], np.asarray(expected)[order], rtol=1e-9, atol=1e-14)
+    assert list(res.table["priority"]) == list(range(1, 31))
+
+
+def test_plan_tables_columns_and_reasons():
+    ss = _set(60, seed=1)
+    res = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=20, n_draws=30, rng=0)
+    assert isinstance(res, RelabelPlanResult)
+    assert tuple(res.table.columns) == RELABEL_COLUMNS and len(res.table) == 20
+    assert tuple(res.power.columns) == POWER_COLUMNS
+    assert list(res.power["budget"]) == [0, 5, 10, 15, 20]
+    assert res.power["p_separable"].between(0, 1).all()
+    assert all(r.startswith("Effusion: ref0 ") and "posterior" in r for r in res.table["reason"])
+    assert set(res.estimate.table["model"]) == {"m0", "m1", "m2"}
+    text = res.summary()
+    assert "missing at random" in text and "cxreval reader init" not in text  # no image folder: no init line
+    assert res.plot().data
+
+
+def test_same_seed_same_power_and_the_plan_does_not_depend_on_the_seed():
+    ss = _set(80, seed=2)
+    one = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=30, n_draws=50, rng=7)
+    two = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=30, n_draws=50, rng=7)
+    other = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=30, n_draws=50, rng=8)
+    pd.testing.assert_frame_equal(one.power, two.power)
+    pd.testing.assert_frame_equal(one.table, other.table)
+
+
+def test_a_study_already_relabelled_is_not_planned_again():
+    ss = _set(50, seed=4)
+    first = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=10, n_draws=10, rng=0)
+    done = set(first.table["study_id"])
+    expert = ss.labels[(ss.labels["source"] == "truth") & ss.labels["study_id"].isin(done)].assign(source="expert")
+    second = plan_relabelling(ss.predictions, pd.concat([_cheap(ss), expert]), reference="ref0", anchor="expert",
+                              budget=10, n_draws=10, rng=0)
+    assert not done & set(second.table["study_id"])
+    assert (second.estimate.table["n_anchored"] == 10).all()
+    with pytest.raises(InvalidParameterError, match="'budget' parameter .* at most the number of studies not yet "
+                                                    r"relabelled \(40\)"):
+        plan_relabelling(ss.predictions, pd.concat([_cheap(ss), expert]), reference="ref0", anchor="expert",
+                         budget=41)
+
+
+def test_save_writes_the_tables_the_study_and_the_images(tmp_path):
+    from PIL import Image
+
+    ss = _set(30, seed=5)
+    imgs = tmp_path / "imgs"
+    imgs.mkdir()
+    for i, sid in enumerate(ss.truth.index):
+        if i % 2:  # a study folder of views (CheXpert's layout), else <study_id>.png
+            (imgs / sid).mkdir()
+            Image.new("L", (8, 8), 10).save(imgs / sid / "view2_lateral.png")
+            Image.new("L", (8, 8), 20).save(imgs / sid / "view1_frontal.png")
+        else:
+            Image.new("L", (8, 8), 30).save(imgs / f"{sid}.png")
+    res = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=6, n_draws=10, images=imgs, rng=0)
+    out = tmp_path / "out"
+    out.mkdir()
+    written = res.save(out)
+    names = {p.name for p in out.iterdir()}
+    assert names == ({*res.FILES.values(), *(f.replace(".csv", ".parquet") for f in res.FILES.values()),
+                      "study.yaml", "images"})
+    assert set(written) == {*res.FILES, "study"}
+    for name, file in res.FILES.items():
+        assert tuple(pd.read_csv(out / file).columns) == tuple(res.tables()[name].columns)
+    copied = sorted(p.relative_to(out / "images").as_posix() for p in (out / "images").rglob("*.png"))
+    assert copied == sorted(f"{s}.png" for s in res.table["study_id"])
+    for sid in res.table["study_id"]:  # the frontal view of a study folder, the study's own file otherwise
+        src = imgs / sid / "view1_frontal.png" if (imgs / sid).is_dir() else imgs / f"{sid}.png"
+        assert (out / "images" / f"{sid}.png").read_bytes() == src.read_bytes()
+    assert "cxreval reader init --study study.yaml" in res.summary()
+
+
+def test_reader_init_reads_the_planned_study(tmp_path):
+    pytest.importorskip("sqlalchemy")
+    from PIL import Image
+
+    from cxreval.cli.main import main
+    from cxreval.planning._study import IMAGE_SUFFIXES
+    from cxreval.reader.study import IMAGE_SUFFIXES as READER_SUFFIXES
+    from cxreval.reader.study import load_study, study_items
+
+    assert IMAGE_SUFFIXES == READER_SUFFIXES
+    ss = _set(20, seed=6)
+    imgs = tmp_path / "imgs"
+    imgs.mkdir()
+    for sid in ss.truth.index:
+        Image.new("L", (16, 12), 40).save(imgs / f"{sid}.png")
+    res = plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=5, n_draws=10, images=imgs, rng=0)
+    out = tmp_path / "plan"
+    out.mkdir()
+    res.save(out)
+    spec = load_study(out / "study.yaml")
+    items = study_items(spec)
+    assert spec.tasks == ("image",) and spec.findings == ("Effusion",)
+    assert sorted(i.key for i in items) == sorted(res.table["study_id"])
+    assert {i.payload["patient_id"] for i in items} == set(res.table["patient_id"])
+    assert main(["reader", "init", "--study", str(out / "study.yaml"), "--db", f"sqlite:///{tmp_path / 's.db'}"]) == 0
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"reference": "ref9"}, UnknownNameError, "'reference' parameter .* 'ref9' is not one. Did you mean 'ref0'"),
+    ({"readers": ["nobody"]}, UnknownNameError, "'readers' parameter"),
+    ({"readers": ["ref0"]}, InvalidParameterError, "other than the reference"),
+    ({"anchor": "ref0"}, InvalidParameterError, "'anchor' parameter"),
+    ({"budget": 41}, InvalidParameterError, r"'budget' parameter .* at most .* \(40\)"),
+    ({"budget": 0}, InvalidParameterError, "'budget' parameter .* int >= 1"),
+    ({"n_draws": 0}, InvalidParameterError, "'n_draws' parameter"),
+    ({"findings": ["Edema"]}, InvalidParameterError, "'findings' parameter .* 'Edema'"),
+    ({"images": "/no/such/folder"}, InvalidParameterError, "'images' parameter"),
+])
+def test_bad_inputs_are_refused_naming_the_parameter(kwargs, error, match):
+    ss = _set(40, seed=7)
+    args = {"reference": "ref0", "budget": 5, **kwargs}
+    with pytest.raises(error, match=match):
+        plan_relabelling(ss.predictions, _cheap(ss), **args)
+
+
+def test_one_model_or_no_predictions_is_refused():
+    ss = _set(40, seed=8)
+    one = ss.predictions[ss.predictions["model"] == "m0"]
+    with pytest.raises(InvalidParameterError, match="1 model.*at least two"):
+        plan_relabelling(one, _cheap(ss), reference="ref0", budget=5)
+    with pytest.raises(SchemaError, match="'predictions' parameter .* no rows"):
+        plan_relabelling(one.iloc[:0], _cheap(ss), reference="ref0", budget=5)
+
+
+def test_a_study_without_an_image_is_refused(tmp_path):
+    ss = _set(20, seed=9)
+    (tmp_path / "imgs").mkdir()
+    with pytest.raises(CxrevalError, match="'images' parameter .* holds no image of 3 selected studies"):
+        plan_relabelling(ss.predictions, _cheap(ss), reference="ref0", budget=3, images=tmp_path / "imgs")
+
+
+def test_anchor_studies_count_the_anchor_on_those_studies_only():
+    ss = _set(50, seed=10)
+    truth = ss.labels[ss.labels["source"] == "truth"].assign(source="expert")
+    labels = pd.concat([_cheap(ss), truth])  # the expert labels every study; only 12 of them count
+    chosen = list(ss.truth.index[:12])
+    res = plan_relabelling(ss.predictions, labels, reference="ref0", anchor="expert", anchor_studies=chosen,
+                           budget=10, n_draws=10, rng=0)
+    assert (res.estimate.table["n_anchored"] == 12).all() and not set(chosen) & set(res.table["study_id"])
+    with pytest.raises(InvalidParameterError, match="'anchor_studies' parameter .* needs an anchor"):
+        plan_relabelling(ss.predictions, labels, reference="ref0", anchor_studies=chosen, budget=5)
+    with pytest.raises(InvalidParameterError, match="'anchor_studies' parameter .* 1 studies that are not"):
+        plan_relabelling(ss.predictions, labels, reference="ref0", anchor="expert", anchor_studies=["nope"], budget=5)
