@@ -279,7 +279,8 @@ class _PhraseIndex:
     """Leftmost-longest lookup of token-sequence phrases (first-token index), plus regex rules."""
 
     def __init__(self, items: Sequence[tuple[str, bool]]) -> None:
-        self.first: dict[str, list[tuple[int, tuple[str, ...], int]]] = {}
+        # first token -> [(length, {tokens: item})], longest first; of equal phrases the first item
+        by_first: dict[str, dict[int, dict[tuple[str, ...], int]]] = {}
         rx = []
         for k, (text, is_rx) in enumerate(items):
             if is_rx:
@@ -289,16 +290,16 @@ class _PhraseIndex:
                 continue
             toks = tuple(tokenize(text)[0])
             if toks:
-                self.first.setdefault(toks[0], []).append((len(toks), toks, k))
-        for lst in self.first.values():
-            lst.sort(key=lambda x: -x[0])
+                by_first.setdefault(toks[0], {}).setdefault(len(toks), {}).setdefault(toks, k)
+        self.first: dict[str, list[tuple[int, dict[tuple[str, ...], int]]]] = {
+            t: sorted(lengths.items(), key=lambda x: -x[0]) for t, lengths in by_first.items()}
         self.regexes = rx
 
     def find(self, corpus: str, toks: list[str], tok_start: np.ndarray, tok_end: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(first token, end token (exclusive), item)`` of every match, leftmost-longest, not overlapping."""
         first = self.first
-        cand = [i for i, t in enumerate(toks) if t in first]
+        cand = np.flatnonzero(np.fromiter(map(first.__contains__, toks), dtype=bool, count=len(toks))).tolist()
         out_s: list[int] = []
         out_e: list[int] = []
         out_k: list[int] = []
@@ -306,8 +307,9 @@ class _PhraseIndex:
         for i in cand:
             if i < nxt:
                 continue
-            for ln, tup, item in first[toks[i]]:
-                if ln == 1 or tuple(toks[i:i + ln]) == tup:
+            for ln, phrases in first[toks[i]]:  # one look-up per phrase length, longest first
+                item = phrases.get(tuple(toks[i:i + ln]))
+                if item is not None:
                     out_s.append(i)
                     out_e.append(i + ln)
                     out_k.append(item)
