@@ -170,7 +170,9 @@ def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_start: np.
     nt = len(toks)
     if nt:
         space_after = (tok_end >= n) | (cls[np.minimum(tok_end, n - 1)] == 0)
-        dot = np.fromiter((t == "." or t == "!" for t in toks), dtype=bool, count=nt) & space_after
+        chars = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        first = chars[np.minimum(tok_start, n - 1)]
+        dot = ((tok_end - tok_start) == 1) & ((first == ord(".")) | (first == ord("!"))) & space_after  # "." "!"
         j = np.flatnonzero(dot)
         if len(j):
             prev_ok = np.fromiter((i == 0 or toks[i - 1].lower() not in _NO_BREAK_BEFORE_DOT for i in j.tolist()),
@@ -183,7 +185,7 @@ def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_start: np.
                 ns = tok_start[j[num] - 1]
                 num[num] = (ns == 0) | (cls[np.maximum(ns - 1, 0)] == 0)
             starts.append(np.where(num, tok_start[np.maximum(j - 1, 0)], tok_end[j]))
-        nl = np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == 10)
+        nl = np.flatnonzero(chars == 10)
         if len(nl) > 1:
             # a blank line: two newlines with only spaces between them
             nonspace = np.concatenate([[0], np.cumsum(cls != 0)])
@@ -443,7 +445,10 @@ class Engine:
         if self._speller is not None:
             fix = self._speller.corrections(toks)
             if fix:
-                m_toks = [fix.get(t, t) for t in toks]
+                m_toks = list(toks)
+                for i in np.flatnonzero(np.fromiter(map(fix.__contains__, toks), dtype=bool,
+                                                    count=len(toks))).tolist():
+                    m_toks[i] = fix[toks[i]]
         ms, me, mr = self._mentions.find(corpus, m_toks, tok_start, tok_end)
         whole = tok_sent[ms] == tok_sent[me - 1] if len(mr) else np.zeros(0, bool)
         obj_starts = np.sort(ms[whole])  # every mention, ignored ones too: the objects of hedges
