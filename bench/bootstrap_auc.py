@@ -102,10 +102,10 @@ def sklearn_loop(res, preds: pd.DataFrame, labels: pd.DataFrame, n_rep: int) -> 
 def run(name: str, preds: pd.DataFrame, labels: pd.DataFrame, n_resamples: int, loop_rep: int, repeats: int,
         **kw) -> dict:
     load0 = os.getloadavg()[0]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     prep = prepare_inputs(preds, labels, references=None, findings=None, policy="exclude", not_mentioned="negative",
                           model_groups=None, unlabeled="error")
-    t_prep = time.perf_counter() - t0
+    t_prep, c_prep = time.perf_counter() - t0, time.process_time() - c0
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -123,6 +123,7 @@ def run(name: str, preds: pd.DataFrame, labels: pd.DataFrame, n_resamples: int, 
     row = {"benchmark": name, "models": len(res.models), "findings": nf, "references": len(res.references),
            "studies": res.plan.n_studies, "patients": res.plan.n_patients, "replicates": n_resamples,
            "auc_per_replicate": int(np.prod(loop.shape[:3])), "cxreval_validation_s": t_prep,
+           "cxreval_validation_cpu_s": c_prep,
            "cxreval_compute_s": t_comp, "cxreval_compute_runs_s": [round(t, 3) for t in times],
            "loop_replicates_timed": loop_rep, "loop_s_timed": t_loop, "loop_s_full": t_loop_full,
            "speedup_compute": t_loop_full / t_comp, "speedup_with_validation": t_loop_full / (t_comp + t_prep),

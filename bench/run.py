@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/run.py [SUITE | SUITE:PART ...] [--quick] [--seed 0] [--peer-python PATH ...]
+    python bench/run.py [SUITE | SUITE:PART ...] [--quick] [--seed 0] [--peer-python PATH ...] [--build-peer-venv]
     python bench/run.py --list                   # suites, parts and what each measures
     python bench/run.py --quick --check          # also compare the deterministic figures with bench/expected
     python bench/run.py fusion --update-expected # store this run's deterministic figures as the expected ones
@@ -12,7 +12,8 @@ resident memory it records is its own (``ru_maxrss`` of the part's process, and 
 started). A part that compares cxreval with a peer installed elsewhere (crowd-kit, medspacy, piq/pyiqa,
 torchxrayvision) uses the first ``--peer-python`` interpreter (or one of ``CXREVAL_PEER_PYTHON``, separated by
 ``os.pathsep``) that imports the peer, with this checkout's ``src`` first on ``PYTHONPATH``; when none does, the
-part records "peer unavailable" and measures cxreval alone. Data that is missing (the shared data mirror, the
+part records "peer unavailable" and measures cxreval alone. ``--build-peer-venv`` builds such an interpreter
+first (``bench/peers.py``: a venv with piq and crowd-kit from PyPI, outside the repository). Data that is missing (the shared data mirror, the
 metadata cache of ``cxreval data fetch``) makes a part record "data unavailable", not fail.
 
 Each suite's results go to ``bench/results/<suite>.json`` (the parts run now replace those of an earlier run);
@@ -209,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic inputs (default 0)")
     ap.add_argument("--peer-python", action="append", default=[], metavar="PATH",
                     help="an interpreter holding a peer (crowd-kit, medspacy, piq, torchxrayvision); repeatable")
+    ap.add_argument("--build-peer-venv", action="store_true",
+                    help="build (or reuse) the peer venv of bench/peers.py (piq, crowd-kit from PyPI, in "
+                         "~/.cache/cxreval-bench/peers) and use it as a --peer-python")
     ap.add_argument("--list", action="store_true", help="list the suites and parts, run nothing")
     ap.add_argument("--check", action="store_true", help="compare the deterministic figures with bench/expected")
     ap.add_argument("--update-expected", action="store_true", help="store this run's deterministic figures")
@@ -221,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = ap.parse_args(argv)
         peers = _peer_pythons(args.peer_python)
+        if args.build_peer_venv and not args.child:
+            from peers import build_peer_venv
+
+            peers = (*peers, str(build_peer_venv()))
         if args.child:
             return run_child(args.child, args.json, args.quick, args.seed, peers)
         todo = targets(args.targets)

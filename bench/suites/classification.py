@@ -25,7 +25,8 @@ def _figures(row: dict[str, object]) -> Figures:
           f"{row['studies']} / {row['patients']}", row["replicates"], round(row["cxreval_validation_s"], 3),
           round(row["cxreval_compute_s"], 3), row["loop_replicates_timed"], round(row["loop_s_full"], 1),
           round(row["speedup_compute"], 1), f"{row['max_abs_diff']:.1e}")
-    t.notes.append(f"same undefined replicates: {row['same_undefined']}; load average {row['load_avg_1min']}")
+    t.notes.append(f"same undefined replicates: {row['same_undefined']}; load average {row['load_avg_1min']}; "
+                   f"validation CPU time (time.process_time) {row['cxreval_validation_cpu_s']:.3f} s")
     fig.ratios["loop s / cxreval compute s"] = row["speedup_compute"]
     fig.ratios["loop s / cxreval validation + compute s"] = row["speedup_with_validation"]
     for k in ("models", "findings", "references", "studies", "patients", "replicates", "auc_per_replicate",

@@ -93,7 +93,7 @@ def import_weight(ctx: Context) -> Figures:
                   ["command", "wall median s", "CPU median s"])
     cli = [sys.executable, "-m", "cxreval"]
     with tempfile.TemporaryDirectory() as d:
-        cases = {"python -c pass": [sys.executable, "-c", "pass"]}
+        cases = {"python -c pass": [sys.executable, "-c", "pass"], "cxreval --help": [*cli, "--help"]}
         cases.update({f"cxreval {cmd} --help": [*cli, cmd, "--help"] for cmd in COMMANDS})
         cases["cxreval synth -o DIR"] = [*cli, "synth", "-o", str(Path(d) / "s"), "--overwrite"]
         for name, cmd in cases.items():

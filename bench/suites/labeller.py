@@ -118,19 +118,23 @@ def throughput(ctx: Context) -> Figures:
     table = pd.DataFrame({"study_id": [f"r{i:06d}" for i in range(n)],
                           "text": list(itertools.islice(itertools.cycle(texts), n))})
     rules = load_rules(vocabulary="chestxray14")
-    best, n_mentions = float("inf"), 0
+    best, best_cpu, n_mentions = float("inf"), float("inf"), 0
     for _ in range(ctx.size(1, 3)):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = label_reports(table, sections=("whole",), rules=rules)
         best = min(best, time.perf_counter() - t0)
+        best_cpu = min(best_cpu, time.process_time() - c0)
         n_mentions = len(res.mentions)
         del res
     ours = n / best
     py = ctx.peer_python("medspacy")
     fig = Figures(peer=peer_unavailable("medspacy", "medspacy") if py is None else None)
     t = fig.table(f"{n:,} reports (OpenI whole reports and the style cases, cycled), one core",
-                  ["labeller", "reports", "s", "reports/s"])
-    t.add("cxreval label_reports (ChestX-ray14 rules, serial)", n, round(best, 2), round(ours))
+                  ["labeller", "reports", "s", "reports/s", "CPU s", "reports per CPU s"])
+    t.add("cxreval label_reports (ChestX-ray14 rules, serial)", n, round(best, 2), round(ours), round(best_cpu, 2),
+          round(n / best_cpu))
+    t.notes.append("Wall time on one core (sched_setaffinity) shares that core with whatever else runs; the CPU "
+                   "time (time.process_time) is the labeller's own.")
     fig.checked["mentions"] = str(n_mentions)
     if py is not None:
         k = ctx.size(300, 2_000)
@@ -138,7 +142,7 @@ def throughput(ctx: Context) -> Figures:
         rate = k / float(out["seconds"])
         fig.peer = Peer("medspacy ConText", str(out["version"]))
         t.add(f"medspacy {out['version']} ConText (nlp(text) per report, same ChestX-ray8 phrases)", k,
-              round(float(out["seconds"]), 2), round(rate, 1))
+              round(float(out["seconds"]), 2), round(rate, 1), "", "")
         fig.ratios["cxreval reports/s / medspacy reports/s"] = ours / rate
     return fig
 

@@ -51,6 +51,19 @@ def kendall_large_n(ctx: Context) -> Figures:
     t.add("time (s, median of 3)", round(t_ours, 3), round(t_ref, 3), round(t_ours / t_ref, 2))
     t.add("peak traced memory (MiB)", round(m_ours, 1), round(m_ref, 1), round(m_ours / max(m_ref, 1e-9), 2))
     t.add("tau-a (the XQA paper's form)", f"{ta:.15f}", "n/a", f"{t_a:.3f} s")
+    xd = g.random(n)
+    yd = xd + g.normal(0, 0.3, n)
+    ours_d, t_ours_d, m_ours_d = _timed(lambda a, b: float(kendall_tau_b(a, b)), xd, yd)
+    ref_d, t_ref_d, m_ref_d = _timed(lambda a, b: kendalltau(a, b).statistic, xd, yd)
+    t.add("tau-b, all values distinct", f"{ours_d:.15f}", f"{ref_d:.15f}", f"diff {abs(ours_d - ref_d):.1e}")
+    t.add("time (s), all values distinct", round(t_ours_d, 3), round(t_ref_d, 3), round(t_ours_d / t_ref_d, 2))
+    t.add("peak traced memory (MiB), all values distinct", round(m_ours_d, 1), round(m_ref_d, 1),
+          round(m_ours_d / max(m_ref_d, 1e-9), 2))
+    t.notes.append("With ties the discordant pairs come from the contingency table of the two inputs' codes "
+                   "(no larger than the data here); with all values distinct from the inversions of the y codes, "
+                   "one vectorised pass per bit of n (18 at n = 200,000).")
+    fig.ratios["scipy s / cxreval s, all values distinct"] = t_ref_d / t_ours_d
+    fig.checked["tau-b, all values distinct, equals scipy to 1e-12"] = str(abs(ours_d - ref_d) <= 1e-12)
     t.notes.append(f"An all-pairs computation would hold {n * (n - 1) // 2:,} pairs: "
                    f"{n * (n - 1) / 2 * 8 / 1e9:.0f} GB per float64 temporary.")
     fig.ratios["scipy s / cxreval s"] = t_ref / t_ours

@@ -243,3 +243,64 @@ def test_model_order_over_kept_rows(tmp_path, fmt):
     assert ref["models"] == ["m0", "m1"] and list(ref["groups"]) == ["m1", "m0"]
     got = _from_files_only(_write(preds, tmp_path / "p", fmt), _write(labels, tmp_path / "l", fmt), unlabeled="drop")
     _assert_same(got, ref)
+
+
+FRAME_LAYOUTS = {
+    "object columns": lambda df: df.astype({c: object for c in df.columns if df[c].dtype.kind in "OUT"}),
+    "Arrow text columns": lambda df: df.astype({c: "string[pyarrow]" for c in df.columns if df[c].dtype == object}),
+    "integer study ids": lambda df: df.assign(study_id=df["study_id"].str[1:].astype(int)),
+    "whole float study ids": lambda df: df.assign(study_id=df["study_id"].str[1:].astype(float)),
+    "shuffled index": lambda df: df.set_axis(np.random.default_rng(0).permutation(len(df))[::-1]),
+}
+
+
+@pytest.mark.parametrize("layout", FRAME_LAYOUTS, ids=list(FRAME_LAYOUTS))
+@pytest.mark.parametrize("opts", OPTIONS, ids=["all", "subset", "one"])
+def test_frames_give_the_arrays_of_the_pandas_validation(layout, opts, monkeypatch):
+    # the DataFrame path checks columns and their distinct values (no validated copy); same arrays as the
+    # whole-table validation, whatever the column types
+    preds, labels = _tables(seed=8)
+    to = FRAME_LAYOUTS[layout]
+    preds, labels = to(preds), to(labels)
+    kw = dict(references=None, findings=None, policy="exclude", not_mentioned="negative", model_groups=None,
+              unlabeled="drop") | opts
+    ref = reference_prepare(preds, labels, **kw)
+    if layout != "whole float study ids":  # decided on the columns: the whole-table validation is not called
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("the whole-table validation ran")
+
+        monkeypatch.setattr(streaming, "validate_predictions", refuse)
+        monkeypatch.setattr(streaming, "validate_label_table", refuse)
+    _assert_same(prepare_inputs(preds, labels, **kw), ref)
+
+
+def _bad_frames():
+    preds, labels = _tables(seed=5, n=12, unlabeled=0)
+    blank_model = preds.copy()
+    blank_model.loc[6, "model"] = "  "
+    blank_source = labels.copy()
+    blank_source.loc[2, "source"] = ""
+    int8_state = labels.assign(state=pd.array([2, 0, 7] + [1] * (len(labels) - 3), dtype="Int8"))
+    inf_score = preds.copy()
+    inf_score.loc[3, "score"] = np.inf
+    names = [c[0] for c in _bad_inputs() if c[3] is None and c[0] != "ambiguous numeric states"]
+    cases = [(c[0], c[1], c[2]) for c in _bad_inputs() if c[0] in names]
+    return cases + [("blank model", blank_model, labels), ("blank source", blank_source, labels),
+                    ("Int8 state outside the domain", preds, int8_state), ("infinite score", inf_score, labels), ("not a frame", preds.to_dict(), labels),
+                    ("no label rows", preds, labels.iloc[:0])]
+
+
+@pytest.mark.parametrize("arrow", [False, True], ids=["object", "arrow"])
+@pytest.mark.parametrize("case", _bad_frames(), ids=lambda c: c[0])
+def test_bad_frames_raise_the_pandas_message(case, arrow):
+    _, preds, labels = case
+    if arrow and isinstance(preds, pd.DataFrame):
+        preds, labels = FRAME_LAYOUTS["Arrow text columns"](preds), FRAME_LAYOUTS["Arrow text columns"](labels)
+    kw = dict(references=None, findings=None, policy="exclude", not_mentioned="negative", model_groups=None,
+              unlabeled="error")
+    with pytest.raises((SchemaError, InvalidParameterError)) as expected:
+        reference_prepare(preds, labels, **kw)
+    with pytest.raises(type(expected.value)) as got:
+        prepare_inputs(preds, labels, **kw)
+    assert str(got.value) == str(expected.value)

@@ -139,6 +139,29 @@ def test_every_command_is_listed_in_root_help(capsys):
         assert f"  {cmd}" in text
 
 
+def test_root_help_lists_every_command_without_importing_one():
+    # the one-line help of each command comes from main's table, equal to the command's own help
+    import click
+    import typer
+
+    from cxreval.cli import main as cli_main
+
+    group = typer.main.get_command(cli_main.app)
+    ctx = click.Context(group)
+    names = group.list_commands(ctx)
+    assert sorted(cli_main._SUMMARIES) == names
+    for name in names:
+        cmd = group.get_command(ctx, name)
+        for limit in (30, 45, 200):
+            assert click.Command(name, help=cli_main._SUMMARIES[name]).get_short_help_str(limit) == \
+                cmd.get_short_help_str(limit), name
+    code = ("import sys; from cxreval.cli.main import main; rc = main(['--help']); "
+            "heavy = [m for m in sys.modules if m.split('.')[0] in ('pandas', 'numpy', 'scipy', 'pyarrow') "
+            "or (m.startswith('cxreval.cli.') and m not in ('cxreval.cli.main',))]; print(rc, heavy)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip().splitlines()[-1] == "0 []", r.stdout + r.stderr
+
+
 def test_version_imports_no_command_module():
     code = ("import sys; from cxreval.cli.main import main; rc = main(['--version']); "
             "heavy = [m for m in ('pandas', 'numpy', 'scipy', 'cxreval.cli.classify', 'cxreval.cli.iqa') "
@@ -220,6 +243,7 @@ def test_progress_bars_render_on_a_terminal(monkeypatch):
     from cxreval.executor import SerialExecutor
 
     buf = io.StringIO()
+    monkeypatch.setenv("FORCE_COLOR", "1")  # stderr is a pipe here: a forced terminal, as rich reads it
     real = rich.console.Console
     monkeypatch.setattr(rich.console, "Console", lambda **k: real(file=buf, force_terminal=True, width=100))
     with _common.progress() as prog:

@@ -119,9 +119,10 @@ def test_gaussian_kernel_and_auto_downsample():
     assert auto_downsample(np.zeros((300, 300))).shape == (300, 300)  # round(1.17) = 1
 
 
-@pytest.mark.parametrize("shape", [(12, 12), (13, 17), (30, 22)])
-@pytest.mark.parametrize("f", [2, 3, 4])
+@pytest.mark.parametrize("shape", [(12, 12), (13, 17), (30, 22), (1, 5), (2, 9), (5, 1)])
+@pytest.mark.parametrize("f", [2, 3, 4, 7])
 def test_box_downsample_conventions(shape, f):
+    # tiny images and blocks larger than the image: every block overlaps the padding
     x = np.random.default_rng(f).uniform(0, 255, shape)
     # 'matlab': conv2(x, ones(f)/f^2, 'same') then x(1:f:end, 1:f:end)
     want = conv2(x, np.full((f, f), 1.0 / f ** 2), "same")[::f, ::f]
@@ -129,7 +130,9 @@ def test_box_downsample_conventions(shape, f):
     # 'pool': blocks from the origin, remainder dropped (torch's avg_pool2d)
     h, w = shape[0] // f * f, shape[1] // f * f
     want = x[:h, :w].reshape(h // f, f, w // f, f).mean(axis=(1, 3))
-    np.testing.assert_allclose(box_downsample(x, f, convention="pool"), want, rtol=1e-13)
+    got = box_downsample(x, f, convention="pool")
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-13)
     # 'replicate': f // 2 replicated rows/columns before, replicated after to whole blocks
     nh, nw = -(-shape[0] // f), -(-shape[1] // f)
     p = np.pad(x, ((f // 2, nh * f), (f // 2, nw * f)), mode="edge")[: nh * f, : nw * f]

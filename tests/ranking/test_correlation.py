@@ -103,6 +103,28 @@ def test_kendall_large_n_is_n_log_n_and_equals_scipy():
     np.testing.assert_allclose(kendall_tau_b(xs, ys), ref, atol=1e-12)
 
 
+@pytest.mark.parametrize("kind", ["distinct", "ties in x only", "few values", "one value of y", "two items"])
+def test_kendall_large_n_paths_equal_scipy(kind):
+    # distinct values and ties in one input take the inversion count, few values the contingency table
+    g = np.random.default_rng(7)
+    n = 3000
+    x = {"distinct": g.random(n), "ties in x only": np.round(g.random(n), 1), "few values": g.integers(0, 4, n),
+         "one value of y": g.random(n), "two items": g.random(n)}[kind].astype(float)
+    y = x + g.normal(0, 0.5, n)
+    if kind == "few values":
+        y = np.round(y)
+    if kind == "one value of y":
+        y = np.full(n, 3.0)
+    if kind == "two items":
+        x, y = np.tile(x[:2], (2, n // 2)), np.tile(y[:2], (2, n // 2))
+    ref = kendalltau(x.ravel(), y.ravel()).statistic
+    tb = float(kendall_tau_b(x.ravel(), y.ravel()))
+    if np.isnan(ref):
+        assert np.isnan(tb) and float(kendall_tau_a(x.ravel(), y.ravel())) == 0.0
+    else:
+        assert tb == pytest.approx(ref, abs=1e-12)
+
+
 def test_kendall_small_n_bootstrap_path_and_scalar_input():
     g = np.random.default_rng(5)
     x, y = np.round(g.random((500, 7)), 1), np.round(g.random((500, 7)), 1)  # 500 replicates of 7 models

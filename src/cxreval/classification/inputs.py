@@ -27,9 +27,10 @@ from ..labels import (
     check_label_headers,
     check_prediction_headers,
     read_prediction_tables,
+    scan_label_frame,
     scan_labels,
+    scan_prediction_frame,
     scan_predictions,
-    validate_label_table,
     validate_model_groups,
     validate_predictions,
 )
@@ -134,12 +135,12 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
     check_design(studies, missing_scores)
-    preds = validate_predictions(predictions)
-    labs = validate_label_table(labels, require_patient=False)
-    return _prepare_scans(PredictionScan.from_frame(preds), LabelScan.from_frame(labs), references=references,
-                          findings=findings, policy=policy, not_mentioned=not_mentioned, model_groups=model_groups,
-                          unlabeled=unlabeled, frame=lambda: preds, studies=studies, missing_scores=missing_scores,
-                          finding_map=finding_map)
+    ps = scan_prediction_frame(predictions)  # validated on its columns, no second table made
+    ls = scan_label_frame(labels, require_patient=False)
+    return _prepare_scans(ps, ls, references=references, findings=findings, policy=policy,
+                          not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled,
+                          frame=lambda: validate_predictions(predictions), studies=studies,
+                          missing_scores=missing_scores, finding_map=finding_map)
 
 
 def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path], *,

@@ -9,14 +9,16 @@ import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from .._typing import FindingsLike
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import Executor
 from ..progress import NoProgress, Progress
+
+if TYPE_CHECKING:
+    from ..executor import Executor
 
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
            "blank_state_option",
@@ -152,10 +154,27 @@ class _RichProgress(NoProgress):
         self.bar.update(task, total=t.total if t.total is not None else 1, completed=t.total or 1)
 
 
+def _may_be_terminal() -> bool:
+    """Whether rich could call stderr a terminal: a tty, or an environment that forces one."""
+    import os
+
+    forced = any(os.environ.get(k) for k in ("FORCE_COLOR", "TTY_INTERACTIVE", "TTY_COMPATIBLE", "JUPYTER_COLUMNS",
+                                             "JUPYTER_LINES"))
+    try:
+        return forced or sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return True  # an unusual stream: let rich decide
+
+
 @contextlib.contextmanager
 def progress(*, enabled: bool | None = None) -> Iterator[Progress]:
     """Rich progress bars on stderr (off when stderr is not a terminal): ``p.add(description, total)``,
     ``p.advance(task)``, ``p.done(task)``. Phases without a known size show a spinner and the elapsed time."""
+    if enabled is None and not _may_be_terminal():  # rich is not imported for a pipe or a file
+        enabled = False
+    if enabled is False:
+        yield NoProgress()
+        return
     from rich.console import Console
 
     console = Console(stderr=True)

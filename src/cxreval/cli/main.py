@@ -35,6 +35,36 @@ _LOADED: dict[str, object] = {}  # command name -> click command, filled as comm
 _IMPORTED: set[str] = set()
 
 
+_SUMMARIES: dict[str, str] = {
+    'agree': ('Weighted kappa, Low/High kappa and weighted F1 per finding (+ macro, micro), prevalence'
+              ' and omission flows.'),
+    'classify': ('Per-finding ROC-AUC of every model against every reference, with patient-level '
+                 'bootstrap CIs.'),
+    'data': 'Obtain public metadata and audit datasets and splits.',
+    'demo': 'Fetch what is needed, run the analyses on real public data, write OUT/report.html.',
+    'finetune': ('Fine-tune a model on your labels (patient-level train/validation split, early '
+                 'stopping on validation AUC).'),
+    'fuse': ("Fuse readers' labels with MV, FUSE_OR, FUSE_AND, Dawid-Skene, MACE, NN Fusion (PS) into "
+             'new sources.'),
+    'iqa': 'Image quality: degradations, metrics, metric-vs-expert analysis.',
+    'label-reports': ('Label findings in report text per section; write labels.csv/.parquet, '
+                      'mentions.csv, notes.csv, summary.json.'),
+    'localize': 'Heatmaps -> boxes -> IoU / IoBB -> Acc and AFP per finding, threshold, rule and T.',
+    'predict': ('Run models on radiographs: predictions.csv (study_id, model, finding, score) and '
+                'optional heatmaps.'),
+    'rank': ('SRCC/KRCC between the model rankings each reference induces, per finding, macro average '
+             'and model group.'),
+    'reader': 'Reader study: label, rate and adjudicate in the browser; export into cxreval tables.',
+    'report': ('Write one self-contained HTML page (key findings first, Plotly inlined, CSV downloads)'
+               ' from result folders.'),
+    'synth': ('Run the synthetic localization study: Part A (exact boxes), checks, Part B (Acc/AFP), '
+              'Part C (the published ChestX-ray8 accuracies), then a short legend of its terms (on '
+              'stderr).'),
+}
+"""Each command's name and the first paragraph of its help: the root ``--help`` lists the commands from here
+without importing a command module (``tests/cli/test_contract.py`` keeps it equal to the commands' own help)."""
+
+
 def _command_modules() -> list[str]:
     from .. import cli as pkg
 
@@ -80,6 +110,17 @@ class LazyGroup(TyperGroup):
         for m in _command_modules():
             _load_module(m)
         return sorted(set(self.commands) | set(_LOADED))
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The commands and their one-line help from :data:`_SUMMARIES` (no command module imported)."""
+        import click
+
+        names = sorted(set(self.commands) | set(_SUMMARIES))
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = [(n, (self.commands[n] if n in self.commands else click.Command(n, help=_SUMMARIES[n]))
+                 .get_short_help_str(limit)) for n in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: object, cmd_name: str) -> object:  # type: ignore[override]
         if cmd_name in self.commands:

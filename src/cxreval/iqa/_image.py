@@ -458,19 +458,49 @@ def box_downsample(image: np.ndarray, f: int, *, convention: str = "matlab") -> 
     if f <= 1:
         return image
     top_of, mode = _BOX_CONVENTIONS[check_choice(convention, _BOX_CONVENTIONS, name="convention", func="box_downsample")]
-    h, w = image.shape
+    x = np.asarray(image, dtype=np.float64)
+    h, w = x.shape
     if top_of is None:
-        nh, nw = h // f, w // f
-        x = image[: nh * f, : nw * f]
+        nh, nw, top, edge = h // f, w // f, 0, False
     else:
-        top = top_of(f)
-        nh, nw = -(-h // f), -(-w // f)
-        pads = ((top, max(0, nh * f - h - top)), (top, max(0, nw * f - w - top)))
-        x = image if not any(any(pp) for pp in pads) else np.pad(image, pads, mode=mode)  # type: ignore[call-overload]
-        x = x[: nh * f, : nw * f]
-    from skimage.measure import block_reduce
+        nh, nw, top, edge = -(-h // f), -(-w // f), top_of(f), mode == "edge"
+    # block sums without a padded copy: the blocks inside the image by a reshape (rows) and f strided adds
+    # (columns) of views; the few blocks that overlap the padding summed apart (zero or edge rows/columns)
+    rows = _block_sums(x, f, nh, top, edge, axis=0)
+    out = _block_sums(rows, f, nw, top, edge, axis=1)
+    out *= 1.0 / (f * f)
+    return out
 
-    return block_reduce(x, (f, f), np.mean)  # x is nh*f x nw*f: no padding by block_reduce
+
+def _block_sums(x: np.ndarray, f: int, n: int, top: int, edge: bool, *, axis: int) -> np.ndarray:
+    """Sums along ``axis`` (0 or 1) of a 2-D array's ``n`` blocks of ``f`` that start ``top`` before index 0;
+    indices outside the array are zero or, with ``edge``, its first/last row (column)."""
+    h = x.shape[axis]
+    shape = (n, x.shape[1]) if axis == 0 else (x.shape[0], n)
+    acc = np.empty(shape)
+
+    def at(a: int, b: int, step: int = 1) -> tuple[slice, ...]:
+        return (slice(a, b, step),) if axis == 0 else (slice(None), slice(a, b, step))
+
+    lo, hi = -(-top // f), max(-(-top // f), min(n, (h + top) // f))  # the blocks entirely inside
+    if hi > lo:
+        start, stop = lo * f - top, hi * f - top
+        if axis == 0:  # f contiguous rows per block: numpy's reduction over the middle axis of a view
+            acc[lo:hi] = x[start:stop].reshape(hi - lo, f, -1).sum(axis=1)
+        else:  # f strided views of the columns
+            inner = acc[:, lo:hi]
+            np.copyto(inner, x[:, start:stop:f])
+            for k in range(1, f):
+                inner += x[:, start + k:stop:f]
+    for i in [*range(0, min(lo, n)), *range(max(hi, lo), n)]:  # the blocks over the padding
+        start = i * f - top
+        a, b = max(start, 0), min(start + f, h)
+        part = x[at(a, b)].sum(axis=axis) if b > a else np.zeros(x.shape[1 - axis])
+        if edge:
+            part = part + max(0, -start) * x[at(0, 1)].sum(axis=axis) + max(0, start + f - h) * x[at(h - 1, h)].sum(
+                axis=axis)
+        acc[at(i, i + 1)] = part.reshape(acc[at(i, i + 1)].shape)
+    return acc
 
 
 def rescaled_pair(image_true: object, image_test: object, data_range: object, *, func: str, min_size: int = 1,

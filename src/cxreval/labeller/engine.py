@@ -170,7 +170,9 @@ def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_start: np.
     nt = len(toks)
     if nt:
         space_after = (tok_end >= n) | (cls[np.minimum(tok_end, n - 1)] == 0)
-        dot = np.fromiter((t == "." or t == "!" for t in toks), dtype=bool, count=nt) & space_after
+        chars = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        first = chars[np.minimum(tok_start, n - 1)]
+        dot = ((tok_end - tok_start) == 1) & ((first == ord(".")) | (first == ord("!"))) & space_after  # "." "!"
         j = np.flatnonzero(dot)
         if len(j):
             prev_ok = np.fromiter((i == 0 or toks[i - 1].lower() not in _NO_BREAK_BEFORE_DOT for i in j.tolist()),
@@ -183,7 +185,7 @@ def _sentence_starts(text: str, cls: np.ndarray, toks: list[str], tok_start: np.
                 ns = tok_start[j[num] - 1]
                 num[num] = (ns == 0) | (cls[np.maximum(ns - 1, 0)] == 0)
             starts.append(np.where(num, tok_start[np.maximum(j - 1, 0)], tok_end[j]))
-        nl = np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == 10)
+        nl = np.flatnonzero(chars == 10)
         if len(nl) > 1:
             # a blank line: two newlines with only spaces between them
             nonspace = np.concatenate([[0], np.cumsum(cls != 0)])
@@ -279,7 +281,8 @@ class _PhraseIndex:
     """Leftmost-longest lookup of token-sequence phrases (first-token index), plus regex rules."""
 
     def __init__(self, items: Sequence[tuple[str, bool]]) -> None:
-        self.first: dict[str, list[tuple[int, tuple[str, ...], int]]] = {}
+        # first token -> [(length, {tokens: item})], longest first; of equal phrases the first item
+        by_first: dict[str, dict[int, dict[tuple[str, ...], int]]] = {}
         rx = []
         for k, (text, is_rx) in enumerate(items):
             if is_rx:
@@ -289,16 +292,16 @@ class _PhraseIndex:
                 continue
             toks = tuple(tokenize(text)[0])
             if toks:
-                self.first.setdefault(toks[0], []).append((len(toks), toks, k))
-        for lst in self.first.values():
-            lst.sort(key=lambda x: -x[0])
+                by_first.setdefault(toks[0], {}).setdefault(len(toks), {}).setdefault(toks, k)
+        self.first: dict[str, list[tuple[int, dict[tuple[str, ...], int]]]] = {
+            t: sorted(lengths.items(), key=lambda x: -x[0]) for t, lengths in by_first.items()}
         self.regexes = rx
 
     def find(self, corpus: str, toks: list[str], tok_start: np.ndarray, tok_end: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(first token, end token (exclusive), item)`` of every match, leftmost-longest, not overlapping."""
         first = self.first
-        cand = [i for i, t in enumerate(toks) if t in first]
+        cand = np.flatnonzero(np.fromiter(map(first.__contains__, toks), dtype=bool, count=len(toks))).tolist()
         out_s: list[int] = []
         out_e: list[int] = []
         out_k: list[int] = []
@@ -306,8 +309,9 @@ class _PhraseIndex:
         for i in cand:
             if i < nxt:
                 continue
-            for ln, tup, item in first[toks[i]]:
-                if ln == 1 or tuple(toks[i:i + ln]) == tup:
+            for ln, phrases in first[toks[i]]:  # one look-up per phrase length, longest first
+                item = phrases.get(tuple(toks[i:i + ln]))
+                if item is not None:
                     out_s.append(i)
                     out_e.append(i + ln)
                     out_k.append(item)
@@ -441,7 +445,10 @@ class Engine:
         if self._speller is not None:
             fix = self._speller.corrections(toks)
             if fix:
-                m_toks = [fix.get(t, t) for t in toks]
+                m_toks = list(toks)
+                for i in np.flatnonzero(np.fromiter(map(fix.__contains__, toks), dtype=bool,
+                                                    count=len(toks))).tolist():
+                    m_toks[i] = fix[toks[i]]
         ms, me, mr = self._mentions.find(corpus, m_toks, tok_start, tok_end)
         whole = tok_sent[ms] == tok_sent[me - 1] if len(mr) else np.zeros(0, bool)
         obj_starts = np.sort(ms[whole])  # every mention, ignored ones too: the objects of hedges

@@ -92,7 +92,14 @@ from .long import (
     write_labels,
     write_predictions,
 )
-from .streaming import LabelScan, PredictionScan, scan_labels, scan_predictions
+from .streaming import (
+    LabelScan,
+    PredictionScan,
+    scan_label_frame,
+    scan_labels,
+    scan_prediction_frame,
+    scan_predictions,
+)
 from .wide import WideLayout, read_wide_labels, read_wide_predictions, to_wide, write_wide_labels
 
 __all__ = [
@@ -130,6 +137,8 @@ __all__ = [
     "LabelScan",
     "scan_predictions",
     "scan_labels",
+    "scan_prediction_frame",
+    "scan_label_frame",
     "read_prediction_tables",
     "read_label_tables",
     "TABLE_SUFFIXES",

@@ -19,22 +19,28 @@ an unknown finding, a non-finite score, a duplicate, an ambiguous or unknown sta
 patients, a column missing, an unusual column type), the input is read again with the pandas readers,
 which raise the error with its file, row and value — so errors and their messages are those of the
 pandas readers, and no row is ever dropped or coerced silently.
+
+DataFrames given to the library (``evaluate_auc(predictions, labels)``) are validated the same way, straight into
+codes (:func:`scan_prediction_frame`, :func:`scan_label_frame`): the checks run on the columns and their distinct
+values (an Arrow-backed text column dictionary-encoded by Arrow, without a copy), and whatever they do not decide
+goes to :func:`~cxreval.labels.validate_predictions` / :func:`~cxreval.labels.validate_label_table`, which raise
+their own error.
 """
 
 from __future__ import annotations
 
-import mmap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
-from ..schema.states import STATE_ENCODINGS, decode_states
+from ..schema.states import STATE_ENCODINGS, decode_states, parse_states
+from ._codes import _MISSING, _as_text, _canonical, _column, _factorize, _grow, _id_text, _Vocab
 from ._files import (
     TABLE_SUFFIXES,
     _column_names,
@@ -46,16 +52,16 @@ from ._files import (
     read_prediction_tables,
     table_parts,
 )
-from .long import LABEL_COLUMNS, PREDICTION_COLUMNS
+from .long import LABEL_COLUMNS, PREDICTION_COLUMNS, validate_label_table, validate_predictions
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["PredictionScan", "LabelScan", "scan_predictions", "scan_labels"]
+__all__ = ["PredictionScan", "LabelScan", "scan_predictions", "scan_labels", "scan_prediction_frame",
+           "scan_label_frame"]
 
 _CSV_BLOCK = 4 << 20  # bytes of CSV per block (larger blocks cost more read-ahead memory, no speed)
 _PARQUET_BATCH = 1 << 18  # rows per Parquet batch
-_MISSING = np.int32(-1)
 _NO_ROW = np.iinfo(np.int64).max
 
 
@@ -97,130 +103,6 @@ def _blocks(files: Sequence[Path], columns: Sequence[str], numeric: Sequence[str
             raise _Unusual(str(exc)) from exc
 
 
-def _factorize(arr: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Codes (-1 = null) and distinct values of an Arrow array or a pandas Series."""
-    if isinstance(arr, pd.Series):
-        codes, uniq = pd.factorize(arr, use_na_sentinel=True)
-        return codes.astype(np.int32, copy=False), np.asarray(uniq, dtype=object)
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if not pa.types.is_dictionary(arr.type):
-        arr = pc.dictionary_encode(arr)
-    idx = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    d = arr.dictionary
-    if len(d) > 1024:  # a Parquet batch carries its row group's whole dictionary: keep the values it uses
-        used = np.flatnonzero(np.bincount(idx[idx >= 0], minlength=len(d)))
-        if len(used) < len(d):
-            remap = np.full(len(d) + 1, -1, dtype=np.int32)
-            remap[used] = np.arange(len(used), dtype=np.int32)
-            idx = remap[idx]  # -1 (null) picks the last entry, -1
-            d = d.take(pa.array(used))
-    if pa.types.is_string(d.type) or pa.types.is_large_string(d.type):
-        blank = len(d) and pc.any(pc.equal(pc.utf8_trim_whitespace(d), "")).as_py()
-        return idx, (_Text if not blank else np.asarray)(d.to_numpy(zero_copy_only=False))  # str objects
-    return idx, np.asarray(d.to_pylist() + [None], dtype=object)[:-1]
-
-
-def _as_text(v: object) -> str:
-    """A value as the pandas readers write it as text (``astype(str)``); other types are left to them."""
-    if isinstance(v, str):
-        return v
-    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return str(v)
-    raise _Unusual(f"value {v!r} of type {type(v).__name__}")
-
-
-def _id_text(v: object) -> str | None:
-    """An id as :func:`~cxreval.labels.validate_label_table` reads it (blank -> missing)."""
-    t = _as_text(v)
-    return t if t.strip() != "" else None
-
-
-class _Vocab:
-    """Distinct converted values in first-seen order; ``codes`` maps a block's column to their positions.
-
-    Text blocks are looked up in C (a pandas index of the values, rebuilt as the vocabulary grows by a quarter);
-    only values not yet indexed go through Python, so each distinct value is converted about once.
-    """
-
-    def __init__(self, convert: object) -> None:
-        self.index: dict[object, int] = {}
-        self.values: list[object] = []
-        self._convert = convert
-        self._cache: dict[object, int] = {}
-        self._fast: pd.Index | None = None
-
-    def code_of(self, value: object) -> int:
-        c = self.index.get(value)
-        if c is None:
-            c = self.index[value] = len(self.values)
-            self.values.append(value)
-        return c
-
-    def codes(self, arr: object, *, cache: bool = False) -> np.ndarray:
-        idx, uniq = _factorize(arr)
-        lut = np.empty(len(uniq) + 1, dtype=np.int32)
-        lut[-1] = _MISSING
-        if not cache and self._convert in (_as_text, _id_text) and _all_text(uniq):
-            lut[:-1] = self._lookup(np.asarray(uniq).view(np.ndarray))
-            return lut[idx]
-        for k, v in enumerate(uniq.tolist() if isinstance(uniq, np.ndarray) else uniq):
-            c = self._cache.get(v) if cache else None
-            if c is None:
-                t = self._convert(v)  # type: ignore[operator]
-                c = _MISSING if t is None else self.code_of(t)
-                if cache:
-                    self._cache[v] = c
-            lut[k] = c
-        return lut[idx]
-
-    def _lookup(self, uniq: np.ndarray) -> np.ndarray:
-        pos = (self._fast.get_indexer(uniq) if self._fast is not None else np.full(len(uniq), -1)).astype(np.int32)
-        for k in np.flatnonzero(pos < 0).tolist():
-            pos[k] = self.code_of(uniq[k])
-        n_fast = 0 if self._fast is None else len(self._fast)
-        if len(self.values) - n_fast > max(4096, n_fast // 4):
-            self._fast = pd.Index(np.asarray(self.values, dtype=object))
-        return pos
-
-
-class _Text(np.ndarray):
-    """An object array of non-blank ``str`` (the distinct values of an Arrow text block)."""
-
-    def __new__(cls, a: np.ndarray) -> _Text:
-        return np.asarray(a, dtype=object).view(cls)
-
-
-def _all_text(uniq: object) -> bool:
-    return isinstance(uniq, _Text)
-
-
-def _canonical(v: object) -> str:
-    if not isinstance(v, str):
-        raise _Unusual(f"finding {v!r}")
-    try:
-        return canonical_finding(v)
-    except SchemaError as exc:
-        raise _Unusual(str(exc)) from exc
-
-
-def _grow(a: np.ndarray, n: int, fill: float | int) -> np.ndarray:
-    """``a`` grown to at least ``n`` entries (by a quarter), the new ones ``fill``.
-
-    The arrays live in their own anonymous memory maps, returned to the system as soon as they are dropped
-    (from the C heap, the freed arrays of a growing table stay in the process and the peak doubles)."""
-    if len(a) >= n:
-        return a
-    size = max(n, int(len(a) * 1.25) + 1024)
-    b = np.frombuffer(mmap.mmap(-1, size * a.dtype.itemsize), dtype=a.dtype, count=size)
-    b[: len(a)] = a
-    b[len(a):] = fill
-    return b
-
-
 # ------------------------------------------------------------------------------------- predictions
 @dataclass
 class PredictionScan:
@@ -253,8 +135,8 @@ class PredictionScan:
     notes: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._s = _Vocab(_as_text)
-        self._m = _Vocab(_as_text)
+        self._s = _Vocab(_id_text)
+        self._m = _Vocab(_id_text)
         self._f = _Vocab(_canonical)
         self.studies, self.models, self.findings = self._s.values, self._m.values, self._f.values
 
@@ -272,28 +154,63 @@ class PredictionScan:
             raise _Unusual("missing id")
         if not np.isfinite(score).all():
             raise _Unusual("non-finite score")
-        rows = np.arange(self.n_rows, self.n_rows + n, dtype=np.int64)
         key = m.astype(np.int64) * (len(self.findings) + 1) + f
-        order = np.argsort(key, kind="stable")
+        if not self.scores and self._add_dense(s, key, score):
+            return
+        # the rows of each (model, finding) slot, in row order: a radix sort when the keys fit 16 bits
+        order = np.argsort(key.astype(np.uint16) if key.max() < 1 << 16 else key, kind="stable")
         ks = key[order]
-        cuts = np.flatnonzero(np.diff(ks)) + 1
-        for part in np.split(order, cuts):
-            slot = (int(m[part[0]]), int(f[part[0]]))
-            sp = s[part]
+        cuts = np.flatnonzero(ks[1:] != ks[:-1]) + 1
+        bounds = np.concatenate([[0], cuts, [n]]).tolist()
+        s_sorted, score_sorted = s[order], score[order]
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            first_pos = int(order[lo])
+            slot = (int(m[first_pos]), int(f[first_pos]))
+            sp = s_sorted[lo:hi]
             a = self.scores.get(slot)
             a = _grow(np.full(0, np.nan) if a is None else a, max(int(sp.max()) + 1, len(self.studies)), np.nan)
-            a[sp] = score[part]
+            a[sp] = score_sorted[lo:hi]
             self.scores[slot] = a
             if slot not in self.slot_first:
-                self.slot_first[slot] = (int(rows[part[0]]), int(sp[0]))
+                self.slot_first[slot] = (self.n_rows + first_pos, int(sp[0]))
             # each study's first row with this finding (a study appears once per slot unless duplicated, an
             # error found by check_unique)
             j = slot[1]
             first = self.first_row.get(j)
             first = _grow(np.full(0, _NO_ROW, dtype=np.int64) if first is None else first, len(self.studies), _NO_ROW)
-            first[sp] = np.minimum(first[sp], rows[part])
+            rows = order[lo:hi] + self.n_rows
+            first[sp] = np.minimum(first[sp], rows)
             self.first_row[j] = first
         self.n_rows += n
+
+    def _add_dense(self, s: np.ndarray, key: np.ndarray, score: np.ndarray) -> bool:
+        """The first block, when its slots x studies are no more cells than twice its rows: every score in one
+        scatter into a (slot, study) matrix whose rows become the slots' arrays. False (nothing done) otherwise."""
+        n, n_studies = len(s), len(self.studies)
+        present = np.flatnonzero(np.bincount(key))
+        if len(present) * n_studies > 2 * n:
+            return False
+        slot_of = np.zeros(int(present[-1]) + 1, dtype=np.intp)
+        slot_of[present] = np.arange(len(present))
+        k = slot_of[key]
+        table = np.full((len(present), n_studies), np.nan)
+        # flat indices (one gather/scatter each, several times faster than a pair of index arrays)
+        table.reshape(-1)[k * n_studies + s] = score  # a repeated (slot, study) leaves fewer scores: check_unique
+        rows = np.arange(n, dtype=np.int64)
+        first_of_slot = np.full(len(present), n, dtype=np.int64)
+        np.minimum.at(first_of_slot, k, rows)
+        nf = len(self.findings) + 1
+        first = np.full((nf, n_studies), _NO_ROW, dtype=np.int64)
+        np.minimum.at(first.reshape(-1), (key % nf) * n_studies + s, rows)
+        for i, sl in enumerate(present.tolist()):
+            slot = (sl // nf, sl % nf)
+            self.scores[slot] = table[i]
+            r = int(first_of_slot[i])
+            self.slot_first[slot] = (r, int(s[r]))
+        for j in np.unique(present % nf).tolist():
+            self.first_row[j] = first[j]
+        self.n_rows = n
+        return True
 
     def check_unique(self) -> None:
         """Every (study, model, finding) at most once: the scores written equal the rows read."""
@@ -308,6 +225,31 @@ class PredictionScan:
                  df["finding"].reset_index(drop=True), df["score"].to_numpy(dtype=float))
         scan.check_unique()
         return scan
+
+
+def _frame_check(df: object, columns: Sequence[str]) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame) or not set(columns) <= set(df.columns) or df.empty:
+        raise _Unusual("not a table with those columns")
+    return df
+
+
+def scan_prediction_frame(df: pd.DataFrame, *, where: str = "prediction table") -> PredictionScan:
+    """A prediction DataFrame validated straight into codes, as :func:`~cxreval.labels.validate_predictions`
+    validates it: the checks run on the columns and their distinct values (the text columns of an Arrow-backed
+    frame dictionary-encoded by Arrow); anything they do not decide themselves goes to
+    :func:`~cxreval.labels.validate_predictions`, which raises its error (or returns the table scanned here)."""
+    try:
+        _frame_check(df, PREDICTION_COLUMNS)
+        sc = df["score"]
+        if not isinstance(sc, pd.Series) or sc.dtype.kind not in "fiu":
+            raise _Unusual("scores not numbers")
+        scan = PredictionScan()
+        scan.add(_column(df, "study_id"), _column(df, "model"), _column(df, "finding"),
+                 sc.to_numpy(dtype=float, na_value=np.nan))
+        scan.check_unique()
+        return scan
+    except _Unusual:
+        return PredictionScan.from_frame(validate_predictions(df, where=where))
 
 
 def scan_predictions(paths: Sequence[str | Path]) -> PredictionScan:
@@ -434,6 +376,45 @@ class LabelScan:
         out.studies, out.patients, out.findings, out.sources = (v.values for v in vs)
         out.study, out.patient, out.finding, out.source, out.state = study, patient, finding, source, state
         return out
+
+
+def scan_label_frame(df: pd.DataFrame, *, where: str = "label table", require_patient: bool = True) -> LabelScan:
+    """A label DataFrame validated straight into codes, as :func:`~cxreval.labels.validate_label_table`
+    validates it (see :func:`scan_prediction_frame`): anything the column checks do not decide goes to
+    :func:`~cxreval.labels.validate_label_table`, which raises its error."""
+    try:
+        cols = [c for c in LABEL_COLUMNS if c != "patient_id" or require_patient]
+        _frame_check(df, cols)
+        out = LabelScan()
+        vs = _Vocab(_id_text), _Vocab(_id_text), _Vocab(_canonical), _Vocab(_id_text)
+        out.study = vs[0].codes(_column(df, "study_id"))
+        n = len(out.study)
+        out.patient = (vs[1].codes(_column(df, "patient_id")) if "patient_id" in df.columns
+                       else np.full(n, _MISSING, dtype=np.int32))
+        out.finding = vs[2].codes(_column(df, "finding"), cache=True)
+        out.source = vs[3].codes(_column(df, "source"), cache=True)
+        if (out.study < 0).any() or (out.finding < 0).any() or (out.source < 0).any():
+            raise _Unusual("missing id, finding or source")
+        out.studies, out.patients, out.findings, out.sources = (v.values for v in vs)
+        st = df["state"]
+        if not isinstance(st, pd.Series):
+            raise _Unusual("state repeated")
+        if str(st.dtype) == "Int8":
+            state = st.to_numpy(dtype=np.int16, na_value=LabelScan.MISSING_STATE)
+            if not np.isin(state, (-1, 0, 1, 2, LabelScan.MISSING_STATE)).all():
+                raise _Unusual("state outside the domain")
+        else:
+            idx, uniq = _factorize(_column(df, "state"))
+            try:
+                parsed = parse_states(pd.Series(list(uniq) + [None], dtype=object))
+            except SchemaError as exc:
+                raise _Unusual(str(exc)) from exc
+            state = parsed.to_numpy(dtype=np.int16, na_value=LabelScan.MISSING_STATE)[idx]  # -1 (null): last
+        out.state = state.astype(np.int8)
+        out.check()
+        return out
+    except _Unusual:
+        return LabelScan.from_frame(validate_label_table(df, where=where, require_patient=require_patient))
 
 
 def _is_blank(v: object) -> bool:

@@ -31,9 +31,11 @@ pairs, 5 are concordant and 1 is tied in ``x`` (none discordant): ``tau_a = 5 / 
 ``tau_b = 5 / sqrt(5 * 6) = 0.91287``.
 
 All four are vectorised along ``axis`` (one correlation per bootstrap replicate). Kendall's tau uses all
-``n(n-1)/2`` pairs at once for small inputs (the bootstrap case: tens of models) and Knight's
-``O(n log n)`` algorithm [1]_ (sort by ``x`` then ``y``; discordant pairs = the inversions of ``y``, counted by
-a bottom-up merge, one vectorised pass per level) when the pairs would not fit in a few MiB.
+``n(n-1)/2`` pairs at once for small inputs (the bootstrap case: tens of models) and, when the pairs would not
+fit in a few MiB, an ``O(n log n)`` count: both inputs as dense codes (one sort each), then the discordant pairs
+from the contingency table of the codes when it is no larger than the data (``O(n + cells)``: two cumulative
+sums), otherwise Knight's algorithm [1]_ (sort by ``x`` then ``y``; discordant pairs = the inversions of the ``y``
+codes, counted by an MSD radix partition, one vectorised pass per bit of the number of distinct ``y``).
 
 Examples
 --------
@@ -136,58 +138,132 @@ def spearman_rho_d2(x: ArrayLike, y: ArrayLike, *, axis: int = -1) -> np.ndarray
     return _finish(np.asarray(r, dtype=float), bad | (n < 2))
 
 
-def _tie_pairs(v: np.ndarray) -> int:
-    """Pairs of equal values in a sorted 1-D array."""
-    if v.size < 2:
-        return 0
-    starts = np.flatnonzero(np.concatenate([[True], v[1:] != v[:-1], [True]]))
-    t = np.diff(starts).astype(np.int64)
+def _dense_codes(v: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """Codes ``0..m-1`` of a 1-D array's values in ascending order (int32 below 2**31 items), ``m``, and the
+    pairs of equal values (from the run lengths of the sorted values)."""
+    n = v.size
+    order = np.argsort(v)
+    vs = v[order]
+    new = np.empty(n, dtype=bool)
+    new[0] = False
+    np.not_equal(vs[1:], vs[:-1], out=new[1:])
+    del vs
+    sorted_codes = np.cumsum(new, dtype=_index_type(n))
+    m = int(sorted_codes[-1]) + 1
+    codes = np.empty_like(sorted_codes)
+    codes[order] = sorted_codes
+    del order, sorted_codes
+    new[0] = True
+    return codes, m, _run_pairs(np.flatnonzero(new), n)
+
+
+def _index_type(n: int) -> type[np.signedinteger]:
+    return np.int32 if n < 2**31 - 1 else np.int64
+
+
+def _run_pairs(starts: np.ndarray, n: int) -> int:
+    """``sum t (t - 1) / 2`` over the runs that begin at ``starts`` of a sequence of length ``n``."""
+    t = np.diff(starts, append=n).astype(np.int64)
     return int((t * (t - 1) // 2).sum())
 
 
-def _inversions(a: np.ndarray) -> int:
-    """Pairs ``i < j`` with ``a[i] > a[j]`` of a non-negative int64 array, by a bottom-up merge sort.
+def _discordant_from_table(xc: np.ndarray, mx: int, yc: np.ndarray, my: int) -> tuple[int, int]:
+    """``(D, n3)`` from the ``mx x my`` contingency table of the codes: discordant pairs ``sum T[i, j] *
+    (points with larger x and smaller y)`` by two cumulative sums, and the pairs tied in both. ``O(n + mx my)``."""
+    key = xc.astype(np.int64) * my + yc
+    table = np.bincount(key, minlength=mx * my).reshape(mx, my)
+    del key
+    below = np.cumsum(table[::-1], axis=0)[::-1]  # points with x >= row, per y
+    below = np.cumsum(below, axis=1)  # ... and y <= column
+    # points with x > i and y < j: below[i + 1, j - 1]
+    dis = int((table[:-1, 1:] * below[1:, :-1]).sum())
+    return dis, int((table * (table - 1) // 2).sum())
 
-    At width ``w`` the array is sorted within blocks of ``w``; for each element of a right block, the elements
-    of its left partner greater than it are counted with one global ``searchsorted`` on keys
-    ``pair * m + value`` (sorted because the blocks are), then each pair of blocks is merged with a stable sort of
-    the keys (two sorted runs). ``O(n log n)`` numpy work, ``log2(n)`` passes.
+
+def _inversions(a: np.ndarray, m: int) -> int:
+    """Pairs ``i < j`` with ``a[i] > a[j]`` of integer codes ``0 <= a < m``, one vectorised pass per bit of ``m``.
+
+    Such a pair's codes first differ at some bit ``b`` (the same higher bits: one *group*), where ``a[i]`` has a 1
+    and ``a[j]`` a 0. With the items stably sorted by their higher bits (groups contiguous, original order within
+    a group), the pairs of bit ``b`` are, for every 0 of the bit, the 1s before it in its group:
+    ``sum_q bit_q (n - 1 - q) - K (K - 1) / 2`` (the 1s before every 0 in the whole sequence, ``K`` 1s) minus
+    ``sum_g zeros_g * ones_before_g``. The items are then stably partitioned by the bit within each group (an MSD
+    radix sort) for the next bit. ``O(n log m)`` numpy work, ``log2(m)`` passes: few when there are ties.
     """
     n = a.size
-    m = int(a.max()) + 1 if n else 1
-    pos = np.arange(n, dtype=np.int64)
+    if n < 2 or m < 2:
+        return 0
+    itype = a.dtype
+    pos = np.arange(n, dtype=itype)
+    rev = pos[::-1]  # n - 1 - q
+    ones_excl = np.empty(n, dtype=itype)
+    cur = a
     total = 0
-    w = 1
-    while w < n:
-        block = pos // w
-        pair = block >> 1
-        right = (block & 1).astype(bool)
-        keys = pair * m + a
-        left_keys = keys[~right]
-        rk, rp = keys[right], pair[right]
-        le = np.searchsorted(left_keys, rk, side="right")  # left keys of the same pair <= value, plus earlier pairs
-        end = np.searchsorted(left_keys, (rp + 1) * m, side="left")  # end of the same pair's left block
-        total += int((end - le).sum())
-        a = np.sort(keys, kind="stable") % m  # each pair of blocks merged (keys keep the pairs apart)
-        w *= 2
+    for b in range((m - 1).bit_length() - 1, -1, -1):
+        key = cur >> b  # group * 2 + bit
+        bit = key & 1
+        c = np.bincount(key)
+        if c.size % 2:
+            c = np.append(c, 0)
+        zeros_g, ones_g = c[0::2], c[1::2]
+        ones_start = np.cumsum(ones_g) - ones_g  # 1s before each group
+        k = int(ones_g.sum())
+        total += int(np.multiply(bit, rev).sum(dtype=np.int64))  # each product < n: no overflow
+        total -= k * (k - 1) // 2 + int((zeros_g * ones_start).sum())
+        if b == 0:
+            break
+        # new position: start of the item's key + its rank among the items of that key in its group
+        key_start = np.cumsum(c) - c
+        offset = key_start.copy()
+        offset[0::2] -= np.cumsum(zeros_g) - zeros_g
+        offset[1::2] -= ones_start
+        np.cumsum(bit, out=ones_excl)
+        ones_excl -= bit
+        newpos = pos - ones_excl  # 0s before the item
+        ones_excl -= newpos
+        ones_excl *= bit
+        newpos += ones_excl  # ... or the 1s before it, for a 1
+        newpos += offset.astype(itype).take(key)
+        del key, bit
+        nxt = np.empty_like(cur)
+        nxt[newpos] = cur
+        cur = nxt
     return total
 
 
+_TABLE_CELLS = 1
+"""The contingency-table path is taken when ``mx * my <= _TABLE_CELLS * n`` (a table no larger than the data)."""
+
+
 def _kendall_counts_fast(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
-    """``(C - D, n0, n0 - n1, n0 - n2)`` of one pair of 1-D arrays without NaN, by Knight's algorithm."""
+    """``(C - D, n0, n0 - n1, n0 - n2)`` of one pair of 1-D arrays without NaN, ``O(n log n)``.
+
+    Both inputs become dense codes (one sort each; the tie counts ``n1``, ``n2`` from their runs). With few
+    distinct values the discordant pairs and the pairs tied in both (``n3``) come from the contingency table;
+    otherwise the items are sorted by ``(x, y)`` and ``D`` is the number of inversions of the ``y`` codes
+    (Knight's idea: pairs tied in ``x`` are in ``y`` order, so they are not inversions).
+    ``C - D = n0 - n1 - n2 + n3 - 2 D``.
+    """
     n = x.size
-    order = np.lexsort((y, x))
-    xs, ys = x[order], y[order]
     n0 = n * (n - 1) // 2
-    n1 = _tie_pairs(xs)
-    _, y_dense = np.unique(ys, return_inverse=True)
-    n2 = _tie_pairs(np.sort(ys))
-    # pairs tied in both: runs of equal (x, y) in the lexicographic order
-    same = np.concatenate([[False], (xs[1:] == xs[:-1]) & (ys[1:] == ys[:-1])])
-    starts = np.flatnonzero(~same)
-    t = np.diff(np.append(starts, n)).astype(np.int64)
-    n3 = int((t * (t - 1) // 2).sum())
-    dis = _inversions(y_dense.astype(np.int64).ravel())
+    xc, mx, n1 = _dense_codes(x)
+    yc, my, n2 = _dense_codes(y)
+    if mx * my <= _TABLE_CELLS * n:
+        dis, n3 = _discordant_from_table(xc, mx, yc, my)
+    else:
+        key = xc.astype(np.int64)
+        del xc
+        key *= my
+        key += yc
+        del yc
+        key.sort()
+        new = np.empty(n, dtype=bool)
+        new[0] = True
+        np.not_equal(key[1:], key[:-1], out=new[1:])
+        n3 = _run_pairs(np.flatnonzero(new), n)
+        del new
+        key %= my
+        dis = _inversions(key.astype(_index_type(n)), my)
     s = n0 - n1 - n2 + n3 - 2 * dis
     return float(s), float(n0), float(n0 - n1), float(n0 - n2)
 
