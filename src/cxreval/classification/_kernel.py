@@ -393,6 +393,10 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
     dist = np.full((len(pairs), B), np.nan)
     n_items = inp.labels.shape[2] * (1 if finding < n_f else n_f)
     for k, (idx, group) in enumerate(pairs):
+        soft = _soft_labels(inp, model, finding, k)
+        if soft is not None:
+            point[k], dist[k] = _soft_block(inp, soft, group, B)
+            continue
         ones = np.ones((n_items if group is None else inp.n_patients, 1), dtype=np.int32)  # point: weight 1 each
         point[k] = idx.auc_grouped(ones, group)[0]
         if not B or inp.shards is None:
@@ -406,6 +410,47 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
                                   ct_max=inp.ct_max)
             dist[k, lo:hi] = res[: hi - lo]
     return (int(model), int(finding)), point, dist
+
+
+def _soft_labels(inp: BlockInputs, model: int, finding: int, k: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Reference ``k`` of block ``(model, finding)`` when its labels are probabilities (any value strictly
+    between 0 and 1; :mod:`~cxreval.classification.soft_labels`): ``(items kept, scores, probabilities)``;
+    ``None`` for 0/1 labels (for which the two paths agree exactly)."""
+    Y = inp.labels
+    n_f = Y.shape[0]  # type: ignore[union-attr]
+    y = (np.asarray(Y[finding, k]) if finding < n_f  # type: ignore[index]
+         else np.asarray(Y[:, k, :]).ravel())  # type: ignore[index]
+    ok = np.isfinite(y)
+    if not ((y[ok] > 0) & (y[ok] < 1)).any():
+        return None
+    s = np.array(inp.scores[model, finding] if finding < n_f else inp.scores[model],  # type: ignore[index]
+                 dtype=float).ravel()
+    items = np.flatnonzero(ok)
+    return items, s[items], y[items]
+
+
+def _soft_block(inp: BlockInputs, soft: tuple[np.ndarray, np.ndarray, np.ndarray], group: np.ndarray | None,
+                n_resamples: int) -> tuple[float, np.ndarray]:
+    """Point and replicates of the pair-weighted AUC of :func:`cxreval.latent.latent_auc_score` (an item's
+    weight in a replicate is its patient's count; copies of one item are never paired)."""
+    from ..latent.auc import latent_auc_rows
+
+    items, s, p = soft
+    point = float(latent_auc_rows(s, p[None, :], np.ones((1, items.size)))[0])
+    dist = np.full(n_resamples, np.nan)
+    if not n_resamples or inp.shards is None:
+        return point, dist
+    assert not isinstance(inp.shards, str)
+    g = items if group is None else np.asarray(group)[items]
+    size = inp.shards.shape[2]
+    for t in range(inp.shards.shape[0]):
+        lo, hi = t * size, min(n_resamples, (t + 1) * size)
+        if lo >= hi:
+            break
+        w = np.asarray(inp.shards[t])[g, : hi - lo].T.astype(float)  # (replicates, items)
+        dist[lo:hi] = latent_auc_rows(s, np.broadcast_to(p, w.shape), w)
+    return point, dist
 
 
 def map_blocks(ex: Executor, inputs: BlockInputs, blocks: list[tuple[int, int]], spill_dir: str | Path | None,

@@ -26,6 +26,7 @@ from ..io import markdown_table
 from ..labels import FINDING, MACRO, MICRO, STUDY_ID
 from ..results import TableResult, readonly
 from ._kernel import BlockInputs, block_indices
+from .soft_labels import SOFT_AUC_MEANING
 
 __all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "COVERAGE_COLUMNS", "LABELLED", "ONE_CLASS", "NOT_LABELLED", "NOT_SCORED", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP", "NO_EFFECT",
            "AUC_SUMMARY_FILE", "AUCResult", "AUCTableResult", "markdown_auc_table"]
@@ -104,6 +105,9 @@ class AUCResult(TableResult):
         Models without any score for a finding, scored AUC 0.5 (``missing_scores='chance'``).
     finding_map : VocabularyMapping or None
         The finding map applied to labels and scores.
+    soft_references : tuple of str
+        References with soft labels (``p_positive``): their AUC is the expected AUC over label draws, not an
+        estimate of the AUC against the truth (:mod:`~cxreval.classification.soft_labels`).
 
     ``FILES``: ``auc`` (``table``, :data:`AUC_COLUMNS`), ``counts`` (:data:`COUNT_COLUMNS`), ``coverage``
     (:data:`COVERAGE_COLUMNS`), ``finding_map`` (:data:`cxreval.finding_maps.FINDING_MAP_COLUMNS`; no rows without
@@ -136,6 +140,7 @@ class AUCResult(TableResult):
     studies: str = "each"
     chance: tuple[tuple[str, str], ...] = ()
     finding_map: VocabularyMapping | None = None
+    soft_references: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         readonly(self.point)
@@ -237,6 +242,10 @@ class AUCResult(TableResult):
             lines.append("Scored AUC 0.5 (no output for the finding; the XQA convention, column `chance`): "
                          + ", ".join(f"{m} on {f}" for m, f in self.chance) + ".")
         lines += [f"{n}." for n in self.notes if n.startswith(NO_EFFECT)]
+        if self.soft_references:
+            lines.append(f"Soft labels (p_positive) in {list(self.soft_references)}: each model's AUC against them is "
+                         f"the {SOFT_AUC_MEANING}; sum over pairs i != j of p_i (1 - p_j) weighting each pair, with "
+                         f"the same patient bootstrap; n_pos / n_neg count p_positive >= 0.5 / < 0.5.")
         return " ".join(lines)
 
     def summary(self, title: str = "AUC per model, finding and reference") -> str:
