@@ -6,7 +6,8 @@ matrix turns ``(patients, replicates)`` bootstrap counts into every replicate's 
 arithmetic (int32/int64, Python integers past ``2**62``). :func:`auc_block` runs every replicate of one block (a
 model × finding, or a model's micro average, with every reference) for an executor, from :class:`BlockInputs` in
 memory or memory-mapped from ``.npy`` files (:func:`spill_inputs`); :func:`cumsum_rows_inplace` is a blocked
-cumulative sum down rows; :func:`weighted_auc_float` is the floating-point path for non-integer weights. The
+cumulative sum down rows; :func:`weighted_auc_float` is the floating-point path for non-integer weights;
+:func:`soft_auc_rows` the pair-weighted AUC of a soft reference (labels that are probabilities). The
 formula and the public functions are documented in :mod:`cxreval.classification`.
 """
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from scipy import sparse
 
 __all__ = ["AUCIndex", "BlockInputs", "auc_block", "binary_labels", "block_indices", "cumsum_rows_inplace",
-           "finite_scores", "map_blocks", "positive_weights", "spill_inputs", "weighted_auc_float"]
+           "finite_scores", "map_blocks", "positive_weights", "soft_auc_rows", "spill_inputs", "weighted_auc_float"]
 
 _I32 = int(np.iinfo(np.int32).max)
 _I16 = int(np.iinfo(np.int16).max)
@@ -430,14 +431,34 @@ def _soft_labels(inp: BlockInputs, model: int, finding: int, k: int
     return items, s[items], y[items]
 
 
+def soft_auc_rows(score: np.ndarray, p: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The pair-weighted AUC for every row of probabilities ``p`` and weights ``weights`` (each ``(B, n)``):
+    ``sum_{i != j} c_i c_j p_i (1 - p_j) ([s_i > s_j] + [s_i = s_j] / 2) / sum_{i != j} c_i c_j p_i (1 - p_j)``
+    (the statistic of :func:`cxreval.latent.latent_auc_score`; copies of one item are never paired). One sort,
+    cumulative sums over the groups of tied scores; NaN where no pair has weight."""
+    order = np.argsort(score, kind="stable")
+    ss = score[order]
+    c = weights[:, order]
+    a = c * p[:, order]  # positive weight of each item
+    b = c - a  # negative weight
+    starts = np.flatnonzero(np.concatenate([[True], ss[1:] != ss[:-1]]))
+    a_g = np.add.reduceat(a, starts, axis=1)
+    b_g = np.add.reduceat(b, starts, axis=1)
+    below = np.cumsum(b_g, axis=1) - b_g
+    diagonal = (c * a - a * a).sum(axis=1)  # sum_i c_i^2 p_i (1 - p_i): an item's copies paired with each other
+    num = (a_g * (below + 0.5 * b_g)).sum(axis=1) - 0.5 * diagonal
+    den = a.sum(axis=1) * b.sum(axis=1) - diagonal
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = num / den
+    out[~(den > 0)] = np.nan
+    return out
+
+
 def _soft_block(inp: BlockInputs, soft: tuple[np.ndarray, np.ndarray, np.ndarray], group: np.ndarray | None,
                 n_resamples: int) -> tuple[float, np.ndarray]:
-    """Point and replicates of the pair-weighted AUC of :func:`cxreval.latent.latent_auc_score` (an item's
-    weight in a replicate is its patient's count; copies of one item are never paired)."""
-    from ..latent.auc import latent_auc_rows
-
+    """Point and replicates of :func:`soft_auc_rows` (an item's weight in a replicate is its patient's count)."""
     items, s, p = soft
-    point = float(latent_auc_rows(s, p[None, :], np.ones((1, items.size)))[0])
+    point = float(soft_auc_rows(s, p[None, :], np.ones((1, items.size)))[0])
     dist = np.full(n_resamples, np.nan)
     if not n_resamples or inp.shards is None:
         return point, dist
@@ -449,7 +470,7 @@ def _soft_block(inp: BlockInputs, soft: tuple[np.ndarray, np.ndarray, np.ndarray
         if lo >= hi:
             break
         w = np.asarray(inp.shards[t])[g, : hi - lo].T.astype(float)  # (replicates, items)
-        dist[lo:hi] = latent_auc_rows(s, np.broadcast_to(p, w.shape), w)
+        dist[lo:hi] = soft_auc_rows(s, np.broadcast_to(p, w.shape), w)
     return point, dist
 
 
