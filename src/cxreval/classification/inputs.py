@@ -169,7 +169,8 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
         Long prediction tables ``study_id, model, finding, score`` (CSV or Parquet file, or a folder of such
         files read as one table), or folders of wide ``<model>.csv``/``.parquet`` files.
     labels : path or sequence of paths
-        Long label tables ``study_id, patient_id, finding, source, state`` (file, or folder of parts).
+        Long label tables ``study_id, patient_id, finding, source, state`` (file, or folder of parts), optionally
+        with ``p_positive`` (soft labels, :mod:`~cxreval.classification.soft_labels`).
     state_encoding : {'cxreval', 'chexpert', 'binary'} or None
         How numeric states are read (:func:`~cxreval.labels.decode_states`).
     blank_state : {'refuse', 'missing'} or None
