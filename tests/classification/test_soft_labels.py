@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
-from cxreval.classification import evaluate_auc, prepare_from_files
+from cxreval.classification import compare_auc, evaluate_auc, prepare_from_files
 from cxreval.classification._kernel import BlockInputs, _soft_block, auc_block
 from cxreval.classification.soft_labels import SOFT_AUC_MEANING
 from cxreval.cli.main import main
@@ -67,6 +67,28 @@ def test_equals_latent_auc_score_point_and_every_replicate():
         ss, pp = zip(*(_arrays(preds, labs, m, f) for f in FINDINGS))
         assert res.point[i, micro, k] == pytest.approx(latent_auc_score(np.concatenate(ss), np.concatenate(pp)),
                                                        abs=1e-12)
+
+
+def test_jackknife_and_executor_on_a_soft_reference():
+    preds, labs = soft_tables(n=60, seed=7)
+    res = evaluate_auc(preds, labs, references=["soft"], findings=["Edema"], n_resamples=20, rng=2)
+    s, p = _arrays(preds, labs, "m1", "Edema")
+    sp = res.plan.study_patient
+    want = [latent_auc_score(s, p, sample_weight=(sp != q).astype(float)) for q in range(res.plan.n_patients)]
+    np.testing.assert_allclose(res.jackknife("m1", "Edema", "soft"), want, rtol=0, atol=1e-12)
+    ci = res.bootstrap("m1", "Edema", "soft", ci_method="bca").confidence_interval
+    assert ci.low <= res.point[1, 0, 0] <= ci.high
+    procs = evaluate_auc(preds, labs, references=["soft"], findings=["Edema"], n_resamples=20, rng=2,
+                         executor="process:2")
+    np.testing.assert_array_equal(procs.distribution, res.distribution)
+
+
+def test_delong_on_a_soft_reference_refused():
+    preds, labs = soft_tables(n=60)
+    res = evaluate_auc(preds, labs, references=["soft"], n_resamples=10, rng=0)
+    with pytest.raises(InvalidParameterError, match="needs 0/1 labels; reference 'soft' has soft labels"):
+        compare_auc(res, ("m0", "Edema", "soft"), ("m1", "Edema", "soft"), method="delong", predictions=preds,
+                    labels=labs)
 
 
 def test_zero_one_probabilities_give_the_ordinary_auc_on_both_paths():

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from scipy import sparse
 
 __all__ = ["AUCIndex", "BlockInputs", "auc_block", "binary_labels", "block_indices", "cumsum_rows_inplace",
-           "finite_scores", "map_blocks", "positive_weights", "soft_auc_rows", "spill_inputs", "weighted_auc_float"]
+           "finite_scores", "map_blocks", "positive_weights", "soft_auc_rows", "soft_block_labels", "spill_inputs",
+           "weighted_auc_float"]
 
 _I32 = int(np.iinfo(np.int32).max)
 _I16 = int(np.iinfo(np.int16).max)
@@ -394,7 +395,7 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
     dist = np.full((len(pairs), B), np.nan)
     n_items = inp.labels.shape[2] * (1 if finding < n_f else n_f)
     for k, (idx, group) in enumerate(pairs):
-        soft = _soft_labels(inp, model, finding, k)
+        soft = soft_block_labels(inp, model, finding, k)
         if soft is not None:
             point[k], dist[k] = _soft_block(inp, soft, group, B)
             continue
@@ -413,7 +414,7 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
     return (int(model), int(finding)), point, dist
 
 
-def _soft_labels(inp: BlockInputs, model: int, finding: int, k: int
+def soft_block_labels(inp: BlockInputs, model: int, finding: int, k: int
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Reference ``k`` of block ``(model, finding)`` when its labels are probabilities (any value strictly
     between 0 and 1; :mod:`~cxreval.classification.soft_labels`): ``(items kept, scores, probabilities)``;

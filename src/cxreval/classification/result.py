@@ -25,7 +25,7 @@ from ..findings import VocabularyMapping, canonical_finding
 from ..io import markdown_table
 from ..labels import FINDING, MACRO, MICRO, STUDY_ID
 from ..results import TableResult, readonly
-from ._kernel import BlockInputs, block_indices
+from ._kernel import BlockInputs, block_indices, soft_auc_rows, soft_block_labels
 from .soft_labels import SOFT_AUC_MEANING
 
 __all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "COVERAGE_COLUMNS", "LABELLED", "ONE_CLASS", "NOT_LABELLED", "NOT_SCORED", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP", "NO_EFFECT",
@@ -185,12 +185,19 @@ class AUCResult(TableResult):
         sp = np.tile(self.plan.study_patient, len(per)) if self.findings[j] == MICRO else self.plan.study_patient
         out = np.zeros(n_pat)
         for q in js:  # rebuilt on demand (one sort): the result keeps the arrays, not every index
-            idx = block_indices(self._inputs, i, len(per) if self.findings[q] == MICRO else q)[k][0]
+            fq = len(per) if self.findings[q] == MICRO else q
+            soft = soft_block_labels(self._inputs, i, fq, k)
+            idx = block_indices(self._inputs, i, fq)[k][0]
             vals = np.empty(n_pat)
             for start in range(0, n_pat, block):
                 cols = np.arange(start, min(n_pat, start + block))
                 wt = (sp[:, None] != cols[None, :]).astype(np.int32)  # (n_studies, block)
-                vals[cols] = idx.auc_t(wt)
+                if soft is None:
+                    vals[cols] = idx.auc_t(wt)
+                else:  # probabilities: the pair-weighted AUC of the items kept
+                    items, s, pr = soft
+                    w = wt[items].T.astype(float)
+                    vals[cols] = soft_auc_rows(s, np.broadcast_to(pr, w.shape), w)
             out += vals
         return out / len(js)
 
