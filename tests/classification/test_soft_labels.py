@@ -52,7 +52,7 @@ def _arrays(preds, labs, model, finding):
 def test_equals_latent_auc_score_point_and_every_replicate():
     preds, labs = soft_tables()
     res = evaluate_auc(preds, labs, references=["soft"], n_resamples=40, rng=3)
-    assert res.soft_references == ("soft",)
+    assert res.soft_references == ("soft",) and res.to_dict()["soft_references"] == ["soft"]
     k = res.references.index("soft")
     w_all = res.plan.counts[:, res.plan.study_patient]  # (replicate, study), studies sorted like the labels
     for i, m in enumerate(res.models):

@@ -297,7 +297,8 @@ class AUCResult(TableResult):
                 "n_resamples": self.n_resamples, "plan": None if self.plan is None else self.plan.to_dict(),
                 "n_dropped_studies": int(len(self.dropped)), "studies": self.studies,
                 "finding_map": None if self.finding_map is None else self.finding_map.to_dict(),
-                "chance": [list(c) for c in self.chance], "auc": self.table.to_dict(orient="records")}
+                "chance": [list(c) for c in self.chance], "soft_references": list(self.soft_references),
+                "auc": self.table.to_dict(orient="records")}
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
