@@ -178,6 +178,18 @@ def test_blank_probability_only_where_the_label_is_missing(tmp_path):
     assert prep.soft_references == ("soft",) and np.isnan(prep.Y[0, prep.references.index("soft"), 3])
 
 
+def test_soft_reference_split_over_a_table_without_the_column_refused(tmp_path):
+    preds, labs = soft_tables(n=20)
+    soft = labs[labs["source"] == "soft"]
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    soft.iloc[:30].to_csv(a, index=False)
+    soft.iloc[30:].drop(columns="p_positive").to_csv(b, index=False)
+    pp = tmp_path / "preds.csv"
+    preds.to_csv(pp, index=False)
+    with pytest.raises(SchemaError, match="comes from a table without a p_positive column"):
+        prepare_from_files(pp, [a, b])
+
+
 def test_soft_labels_with_a_finding_map_refused():
     preds, labs = soft_tables(n=20)
     with pytest.raises(InvalidParameterError, match="Soft labels .* with a finding map"):

@@ -154,6 +154,15 @@ def apply_soft_labels(prep: PreparedInputs, soft: SoftLabels | None) -> Prepared
             raise SchemaError(f"{where[blank][i]}: blank, but the state labels the finding; every labelled row of "
                               f"the soft reference {prep.references[r_of[blank][i]]!r} needs a probability in "
                               f"[0, 1] (a blank only where the state is missing).")
+    covered = np.zeros(Y.shape, dtype=bool)
+    covered[f_of, r_of, s_of] = True
+    ks = [prep.references.index(r) for r in refs]
+    loose = np.isfinite(Y[:, ks]) & ~covered[:, ks]
+    if loose.any():
+        j, q, i = (int(v[0]) for v in np.nonzero(loose))
+        raise SchemaError(f"Reference {refs[q]!r} has p_positive values, but its label of study "
+                          f"{prep.studies[i]!r}, finding {prep.findings[j]!r} comes from a table without a "
+                          f"p_positive column; give every label of a soft reference a probability.")
     kept = ~blank & np.isfinite(Y[f_of, r_of, s_of])
     Y[f_of[kept], r_of[kept], s_of[kept]] = p[kept]
     return dataclasses.replace(prep, Y=Y, soft_references=tuple(refs))
