@@ -243,3 +243,12 @@ def test_classify_and_rank_on_a_fuse_output(tmp_path):
     assert main(["rank", "-p", str(pp), "-l", str(fused / "fused_labels.csv"), "--n-resamples", "20", "--seed", "1",
                  "-o", str(rk)]) == 0
     assert SOFT_AUC_MEANING in (rk / "summary.md").read_text()
+
+
+def test_a_soft_reader_of_the_latent_truth_refused():
+    from cxreval.latent import evaluate_latent_auc
+
+    preds, labs = soft_tables(n=40)
+    readers = [labs[labs["source"] == "hard"].assign(source=f"r{k}") for k in range(2)]
+    with pytest.raises(InvalidParameterError, match=r"reader\(s\) \['soft'\] have soft labels"):
+        evaluate_latent_auc(preds, pd.concat([labs, *readers]), readers=["soft", "r0", "r1"], n_resamples=0)
