@@ -6,7 +6,8 @@ matrix turns ``(patients, replicates)`` bootstrap counts into every replicate's 
 arithmetic (int32/int64, Python integers past ``2**62``). :func:`auc_block` runs every replicate of one block (a
 model × finding, or a model's micro average, with every reference) for an executor, from :class:`BlockInputs` in
 memory or memory-mapped from ``.npy`` files (:func:`spill_inputs`); :func:`cumsum_rows_inplace` is a blocked
-cumulative sum down rows; :func:`weighted_auc_float` is the floating-point path for non-integer weights. The
+cumulative sum down rows; :func:`weighted_auc_float` is the floating-point path for non-integer weights;
+:func:`soft_auc_rows` the pair-weighted AUC of a soft reference (labels that are probabilities). The
 formula and the public functions are documented in :mod:`cxreval.classification`.
 """
 
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
     from scipy import sparse
 
 __all__ = ["AUCIndex", "BlockInputs", "auc_block", "binary_labels", "block_indices", "cumsum_rows_inplace",
-           "finite_scores", "map_blocks", "positive_weights", "spill_inputs", "weighted_auc_float"]
+           "finite_scores", "map_blocks", "positive_weights", "soft_auc_rows", "soft_block_labels", "spill_inputs",
+           "weighted_auc_float"]
 
 _I32 = int(np.iinfo(np.int32).max)
 _I16 = int(np.iinfo(np.int16).max)
@@ -393,6 +395,10 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
     dist = np.full((len(pairs), B), np.nan)
     n_items = inp.labels.shape[2] * (1 if finding < n_f else n_f)
     for k, (idx, group) in enumerate(pairs):
+        soft = soft_block_labels(inp, model, finding, k)
+        if soft is not None:
+            point[k], dist[k] = _soft_block(inp, soft, group, B)
+            continue
         ones = np.ones((n_items if group is None else inp.n_patients, 1), dtype=np.int32)  # point: weight 1 each
         point[k] = idx.auc_grouped(ones, group)[0]
         if not B or inp.shards is None:
@@ -406,6 +412,67 @@ def auc_block(inputs: BlockInputs, block: tuple[int, int]) -> tuple[tuple[int, i
                                   ct_max=inp.ct_max)
             dist[k, lo:hi] = res[: hi - lo]
     return (int(model), int(finding)), point, dist
+
+
+def soft_block_labels(inp: BlockInputs, model: int, finding: int, k: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Reference ``k`` of block ``(model, finding)`` when its labels are probabilities (any value strictly
+    between 0 and 1; :mod:`~cxreval.classification.soft_labels`): ``(items kept, scores, probabilities)``;
+    ``None`` for 0/1 labels (for which the two paths agree exactly)."""
+    Y = inp.labels
+    n_f = Y.shape[0]  # type: ignore[union-attr]
+    y = (np.asarray(Y[finding, k]) if finding < n_f  # type: ignore[index]
+         else np.asarray(Y[:, k, :]).ravel())  # type: ignore[index]
+    ok = np.isfinite(y)
+    if not ((y[ok] > 0) & (y[ok] < 1)).any():
+        return None
+    s = np.array(inp.scores[model, finding] if finding < n_f else inp.scores[model],  # type: ignore[index]
+                 dtype=float).ravel()
+    items = np.flatnonzero(ok)
+    return items, s[items], y[items]
+
+
+def soft_auc_rows(score: np.ndarray, p: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The pair-weighted AUC for every row of probabilities ``p`` and weights ``weights`` (each ``(B, n)``):
+    ``sum_{i != j} c_i c_j p_i (1 - p_j) ([s_i > s_j] + [s_i = s_j] / 2) / sum_{i != j} c_i c_j p_i (1 - p_j)``
+    (the statistic of :func:`cxreval.latent.latent_auc_score`; copies of one item are never paired). One sort,
+    cumulative sums over the groups of tied scores; NaN where no pair has weight."""
+    order = np.argsort(score, kind="stable")
+    ss = score[order]
+    c = weights[:, order]
+    a = c * p[:, order]  # positive weight of each item
+    b = c - a  # negative weight
+    starts = np.flatnonzero(np.concatenate([[True], ss[1:] != ss[:-1]]))
+    a_g = np.add.reduceat(a, starts, axis=1)
+    b_g = np.add.reduceat(b, starts, axis=1)
+    below = np.cumsum(b_g, axis=1) - b_g
+    diagonal = (c * a - a * a).sum(axis=1)  # sum_i c_i^2 p_i (1 - p_i): an item's copies paired with each other
+    num = (a_g * (below + 0.5 * b_g)).sum(axis=1) - 0.5 * diagonal
+    den = a.sum(axis=1) * b.sum(axis=1) - diagonal
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = num / den
+    out[~(den > 0)] = np.nan
+    return out
+
+
+def _soft_block(inp: BlockInputs, soft: tuple[np.ndarray, np.ndarray, np.ndarray], group: np.ndarray | None,
+                n_resamples: int) -> tuple[float, np.ndarray]:
+    """Point and replicates of :func:`soft_auc_rows` (an item's weight in a replicate is its patient's count)."""
+    items, s, p = soft
+    point = float(soft_auc_rows(s, p[None, :], np.ones((1, items.size)))[0])
+    dist = np.full(n_resamples, np.nan)
+    if not n_resamples or inp.shards is None:
+        return point, dist
+    assert not isinstance(inp.shards, str)
+    g = items if group is None else np.asarray(group)[items]
+    size = inp.shards.shape[2]
+    for t in range(inp.shards.shape[0]):
+        lo, hi = t * size, min(n_resamples, (t + 1) * size)
+        if lo >= hi:
+            break
+        w = np.asarray(inp.shards[t])[g, : hi - lo].T.astype(float)  # (replicates, items)
+        dist[lo:hi] = soft_auc_rows(s, np.broadcast_to(p, w.shape), w)
+    return point, dist
 
 
 def map_blocks(ex: Executor, inputs: BlockInputs, blocks: list[tuple[int, int]], spill_dir: str | Path | None,

@@ -133,7 +133,7 @@ def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_leve
                      confidence_level, not_mentioned, dropped, notes=tuple(prep.notes),
                      seed=None if seed is None else int(seed), _inputs=BlockInputs(S, Y, inputs.study_patient),
                      coverage=coverage, studies=prep.studies_design, chance=tuple(prep.chance),
-                     finding_map=prep.finding_map)
+                     finding_map=prep.finding_map, soft_references=prep.soft_references)
 
 
 def _counts(prep: PreparedInputs) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -148,9 +148,14 @@ def _counts(prep: PreparedInputs) -> tuple[pd.DataFrame, pd.DataFrame]:
             ok = np.isfinite(y)
             lab = states[j, k] != -128
             npos, nneg = int((y[ok] == 1).sum()), int((y[ok] == 0).sum())
+            if r in prep.soft_references:  # probabilities: counted as positive from 0.5; one class if none varies
+                npos, nneg = int((y[ok] >= 0.5).sum()), int((y[ok] < 0.5).sum())
+                one = not (y[ok] > 0).any() or not (y[ok] < 1).any()
+            else:
+                one = npos == 0 or nneg == 0
             rows.append((f, r, npos, nneg, int(n - ok.sum()), int(lab.sum()), int(pd.unique(pat[lab]).size),
                          int((states[j, k] == 1).sum()), int((lab & ~ok).sum())))
-            status = NOT_LABELLED if not lab.any() else (ONE_CLASS if npos == 0 or nneg == 0 else LABELLED)
+            status = NOT_LABELLED if not lab.any() else (ONE_CLASS if one else LABELLED)
             cov.append((f, r, status))
     cov += [(f, r, NOT_SCORED) for f, r in prep.unscored]  # labelled, but no model scores it: not evaluated
     return (pd.DataFrame(rows, columns=list(COUNT_COLUMNS)).astype({c: np.int64 for c in COUNT_COLUMNS[2:]}),

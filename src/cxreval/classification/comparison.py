@@ -172,6 +172,9 @@ def compare_auc(result: AUCResult, a: tuple[str, str, str], b: tuple[str, str, s
                                         f"reference (not the macro or micro average); got a={a}, b={b}.")
         if predictions is None or labels is None:
             raise InvalidParameterError("compare_auc: method='delong' needs the 'predictions' and 'labels' tables.")
+        if a[2] in result.soft_references:
+            raise InvalidParameterError(f"compare_auc: method='delong' needs 0/1 labels; reference {a[2]!r} has soft "
+                                        f"labels (p_positive): use method='bootstrap'.")
         preds = validate_predictions(predictions)
         labs = validate_label_table(labels, require_patient=False)
         f = result.findings[ia[1]]

@@ -45,7 +45,10 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
         Long prediction table ``study_id, model, finding, score`` (inputs read and laid out beforehand, a
         :class:`PreparedInputs`, go to :func:`evaluate_auc_prepared`).
     labels : pandas.DataFrame
-        Long label table ``study_id, patient_id, finding, source, state``; ``source`` names the reference.
+        Long label table ``study_id, patient_id, finding, source, state``; ``source`` names the reference. An
+        optional ``p_positive`` column makes each source with a value in it a soft reference
+        (:mod:`~cxreval.classification.soft_labels`): its AUC is the expected AUC over label draws, not an
+        estimate of the AUC against the truth.
     references : sequence of str, optional
         Sources to evaluate against (default: all sources in ``labels``).
     findings : sequence of str, optional

@@ -36,6 +36,7 @@ from ..labels import (
 )
 from ._maps import map_label_scan, map_prediction_scan
 from .result import DEFAULT_GROUP, NO_EFFECT
+from .soft_labels import apply_soft_labels, read_soft_labels, soft_labels_from_frame
 
 STUDY_DESIGNS: tuple[str, ...] = ("each", "common")
 """``studies=``: each reference on the studies it labels, or per finding the studies every reference labels."""
@@ -84,6 +85,9 @@ class PreparedInputs:
         evaluated, listed in ``coverage.csv`` as ``not scored``.
     finding_map : VocabularyMapping or None
         The finding map applied to labels and scores.
+    soft_references : tuple of str
+        The references whose labels carry ``p_positive`` (:mod:`~cxreval.classification.soft_labels`): their
+        ``Y`` holds the probabilities in [0, 1].
     """
 
     models: list[str]
@@ -103,6 +107,7 @@ class PreparedInputs:
     chance: tuple[tuple[str, str], ...] = ()
     finding_map: VocabularyMapping | None = None
     unscored: tuple[tuple[str, str], ...] = ()
+    soft_references: tuple[str, ...] = ()
 
 
 def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
@@ -137,10 +142,12 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
     check_design(studies, missing_scores)
     ps = scan_prediction_frame(predictions)  # validated on its columns, no second table made
     ls = scan_label_frame(labels, require_patient=False)
-    return _prepare_scans(ps, ls, references=references, findings=findings, policy=policy,
-                          not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled,
-                          frame=lambda: validate_predictions(predictions), studies=studies,
-                          missing_scores=missing_scores, finding_map=finding_map)
+    soft = soft_labels_from_frame(labels, where="label table") if isinstance(labels, pd.DataFrame) else None
+    return apply_soft_labels(_prepare_scans(ps, ls, references=references, findings=findings, policy=policy,
+                                            not_mentioned=not_mentioned, model_groups=model_groups,
+                                            unlabeled=unlabeled, frame=lambda: validate_predictions(predictions),
+                                            studies=studies, missing_scores=missing_scores,
+                                            finding_map=finding_map), soft)
 
 
 def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path], *,
@@ -163,7 +170,8 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
         Long prediction tables ``study_id, model, finding, score`` (CSV or Parquet file, or a folder of such
         files read as one table), or folders of wide ``<model>.csv``/``.parquet`` files.
     labels : path or sequence of paths
-        Long label tables ``study_id, patient_id, finding, source, state`` (file, or folder of parts).
+        Long label tables ``study_id, patient_id, finding, source, state`` (file, or folder of parts), optionally
+        with ``p_positive`` (soft labels, :mod:`~cxreval.classification.soft_labels`).
     state_encoding : {'cxreval', 'chexpert', 'binary'} or None
         How numeric states are read (:func:`~cxreval.labels.decode_states`).
     blank_state : {'refuse', 'missing'} or None
@@ -189,10 +197,12 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
     check_prediction_headers(ppaths)
     ps = scan_predictions(ppaths)
     ls, lnotes = scan_labels(lpaths, state_encoding=state_encoding, blank_state=blank_state, require_patient=True)
-    return _prepare_scans(ps, ls, references=references, findings=findings, policy=policy,
-                          not_mentioned=not_mentioned, model_groups=model_groups, unlabeled=unlabeled,
-                          frame=lambda: read_prediction_tables(ppaths)[0], notes=(*ps.notes, *lnotes),
-                          studies=studies, missing_scores=missing_scores, finding_map=fmap)
+    soft = read_soft_labels(lpaths)
+    return apply_soft_labels(_prepare_scans(ps, ls, references=references, findings=findings, policy=policy,
+                                            not_mentioned=not_mentioned, model_groups=model_groups,
+                                            unlabeled=unlabeled, frame=lambda: read_prediction_tables(ppaths)[0],
+                                            notes=(*ps.notes, *lnotes), studies=studies,
+                                            missing_scores=missing_scores, finding_map=fmap), soft)
 
 
 def check_design(studies: str, missing_scores: str) -> None:

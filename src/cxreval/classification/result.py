@@ -25,7 +25,8 @@ from ..findings import VocabularyMapping, canonical_finding
 from ..io import markdown_table
 from ..labels import FINDING, MACRO, MICRO, STUDY_ID
 from ..results import TableResult, readonly
-from ._kernel import BlockInputs, block_indices
+from ._kernel import BlockInputs, block_indices, soft_auc_rows, soft_block_labels
+from .soft_labels import SOFT_AUC_MEANING
 
 __all__ = ["AUC_COLUMNS", "COUNT_COLUMNS", "COVERAGE_COLUMNS", "LABELLED", "ONE_CLASS", "NOT_LABELLED", "NOT_SCORED", "DROPPED_COLUMNS", "POINT_AUC_COLUMNS", "MEAN_MODEL", "DEFAULT_GROUP", "NO_EFFECT",
            "AUC_SUMMARY_FILE", "AUCResult", "AUCTableResult", "markdown_auc_table"]
@@ -104,6 +105,9 @@ class AUCResult(TableResult):
         Models without any score for a finding, scored AUC 0.5 (``missing_scores='chance'``).
     finding_map : VocabularyMapping or None
         The finding map applied to labels and scores.
+    soft_references : tuple of str
+        References with soft labels (``p_positive``): their AUC is the expected AUC over label draws, not an
+        estimate of the AUC against the truth (:mod:`~cxreval.classification.soft_labels`).
 
     ``FILES``: ``auc`` (``table``, :data:`AUC_COLUMNS`), ``counts`` (:data:`COUNT_COLUMNS`), ``coverage``
     (:data:`COVERAGE_COLUMNS`), ``finding_map`` (:data:`cxreval.finding_maps.FINDING_MAP_COLUMNS`; no rows without
@@ -136,6 +140,7 @@ class AUCResult(TableResult):
     studies: str = "each"
     chance: tuple[tuple[str, str], ...] = ()
     finding_map: VocabularyMapping | None = None
+    soft_references: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         readonly(self.point)
@@ -180,12 +185,19 @@ class AUCResult(TableResult):
         sp = np.tile(self.plan.study_patient, len(per)) if self.findings[j] == MICRO else self.plan.study_patient
         out = np.zeros(n_pat)
         for q in js:  # rebuilt on demand (one sort): the result keeps the arrays, not every index
-            idx = block_indices(self._inputs, i, len(per) if self.findings[q] == MICRO else q)[k][0]
+            fq = len(per) if self.findings[q] == MICRO else q
+            soft = soft_block_labels(self._inputs, i, fq, k)
+            idx = block_indices(self._inputs, i, fq)[k][0]
             vals = np.empty(n_pat)
             for start in range(0, n_pat, block):
                 cols = np.arange(start, min(n_pat, start + block))
                 wt = (sp[:, None] != cols[None, :]).astype(np.int32)  # (n_studies, block)
-                vals[cols] = idx.auc_t(wt)
+                if soft is None:
+                    vals[cols] = idx.auc_t(wt)
+                else:  # probabilities: the pair-weighted AUC of the items kept
+                    items, s, pr = soft
+                    w = wt[items].T.astype(float)
+                    vals[cols] = soft_auc_rows(s, np.broadcast_to(pr, w.shape), w)
             out += vals
         return out / len(js)
 
@@ -237,6 +249,10 @@ class AUCResult(TableResult):
             lines.append("Scored AUC 0.5 (no output for the finding; the XQA convention, column `chance`): "
                          + ", ".join(f"{m} on {f}" for m, f in self.chance) + ".")
         lines += [f"{n}." for n in self.notes if n.startswith(NO_EFFECT)]
+        if self.soft_references:
+            lines.append(f"Soft labels (p_positive) in {list(self.soft_references)}: each model's AUC against them is "
+                         f"the {SOFT_AUC_MEANING}; sum over pairs i != j of p_i (1 - p_j) weighting each pair, with "
+                         f"the same patient bootstrap; n_pos / n_neg count p_positive >= 0.5 / < 0.5.")
         return " ".join(lines)
 
     def summary(self, title: str = "AUC per model, finding and reference") -> str:
@@ -281,7 +297,8 @@ class AUCResult(TableResult):
                 "n_resamples": self.n_resamples, "plan": None if self.plan is None else self.plan.to_dict(),
                 "n_dropped_studies": int(len(self.dropped)), "studies": self.studies,
                 "finding_map": None if self.finding_map is None else self.finding_map.to_dict(),
-                "chance": [list(c) for c in self.chance], "auc": self.table.to_dict(orient="records")}
+                "chance": [list(c) for c in self.chance], "soft_references": list(self.soft_references),
+                "auc": self.table.to_dict(orient="records")}
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:

@@ -40,7 +40,9 @@ def classify(
                                            "files (repeatable)."),
     labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table: study_id, patient_id, finding, "
                                       "source, state (CSV/Parquet, or a folder of such files read as one table; "
-                                      "repeatable)."),
+                                      "repeatable). A p_positive column (e.g. fuse's fused_labels.csv) makes each "
+                                      "source with values in it a soft reference: the expected AUC over label "
+                                      "draws, not an estimate of the AUC against the truth."),
     out: Path = out_option(),
     references: list[str] = typer.Option(None, "--references", "-r", help="Label sources to evaluate against, "
                                          "comma-separated or repeated (default all)."),

@@ -121,6 +121,10 @@ def evaluate_latent_auc_prepared(inputs: PreparedInputs, *, readers: Sequence[st
         raise InvalidParameterError(f"The 'score_model' parameter of {func} must be one of {list(SCORE_MODELS)}. "
                                     f"Got {score_model!r} instead.")
     acc = None if reader_accuracy is None else read_reader_accuracy(reader_accuracy)
+    soft = [r for r in (*rs, *([anchor] if anchor else [])) if r in inputs.soft_references]
+    if soft:
+        raise InvalidParameterError(f"{func}: reader(s) {soft} have soft labels (p_positive); the latent-class model "
+                                    f"reads each reader's 0/1 labels: give their states without p_positive.")
     ref_idx = [inputs.references.index(r) for r in rs]
     a_idx = None if anchor is None else inputs.references.index(anchor)
     # identification, for every finding, before any fit
