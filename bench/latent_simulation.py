@@ -95,15 +95,38 @@ def measure(n_sets: int, n_resamples: int, seed: int = 0) -> dict[str, object]:
                    "majority vote (hard)": _hard_auc(mv, score), "Dawid-Skene (hard)": _hard_auc(ds_hard, score),
                    "reader-only soft": latent_auc_score(score, readers_only.posterior)}
             rows.append({"set": k, "model": name, "n": n, "readers": sim["readers"],
-                         "positives": int(t.sum()), "true_auc": true, "ci_low": ci.low, "ci_high": ci.high,
+                         "prevalence": sim["prevalence"], "positives": int(t.sum()), "true_auc": true, "ci_low": ci.low, "ci_high": ci.high,
                          "covered": bool(ci.low <= true <= ci.high), "not_converged": res.n_not_converged,
                          **{f"err {m}": est[m] - true for m in METHODS}})
     return {"rows": rows, "seconds": time.perf_counter() - t0, "latent_seconds": fit_s, "n_sets": n_sets,
             "n_resamples": n_resamples}
 
 
+#: How the simulated sets are grouped into design conditions for the bias (systematic error): studies per set,
+#: readers per set and prevalence band; a design cell is a condition x model.
+DESIGN = "studies (300-999, 1000-2000) x readers (3, 4, 5) x prevalence (0.05-0.2, 0.2-0.4) x model (5)"
+
+
+def design_cell(row: dict[str, object]) -> tuple[object, ...]:
+    """The design cell of one simulated (set, model): see :data:`DESIGN`."""
+    return (int(row["n"]) >= 1000, int(row["readers"]), float(row["prevalence"]) >= 0.2, row["model"])
+
+
+def design_bias(rows: list[dict[str, object]], method: str) -> tuple[float, float, int]:
+    """``(mean |bias|, max |bias|, number of design cells)``: bias = the mean signed error of ``method`` over the
+    simulated sets of one design cell (systematic error; the set-to-set noise averages out within the cell)."""
+    groups: dict[tuple[object, ...], list[float]] = {}
+    for r in rows:
+        e = float(r[f"err {method}"])
+        if np.isfinite(e):
+            groups.setdefault(design_cell(r), []).append(e)
+    bias = np.array([np.mean(v) for v in groups.values()])
+    return float(np.abs(bias).mean()), float(np.abs(bias).max()), int(bias.size)
+
+
 def summarise(m: dict[str, object]) -> dict[str, object]:
-    """Mean |error|, mean signed error per method; coverage; by number of positives."""
+    """Mean |error|, mean signed error and mean |bias| over design cells per method; coverage; by number of
+    positives."""
     rows = m["rows"]
     out: dict[str, object] = {"cells": len(rows), "coverage": float(np.mean([r["covered"] for r in rows])),
                               "not_converged": int(sum(r["not_converged"] for r in rows))}
@@ -118,6 +141,7 @@ def summarise(m: dict[str, object]) -> dict[str, object]:
             v = e[mask & np.isfinite(e)]
             row[f"mean |error| {label}"] = float(np.abs(v).mean()) if v.size else float("nan")
             row[f"mean error {label}"] = float(v.mean()) if v.size else float("nan")
+        row["mean |bias|"], row["max |bias|"], row["design cells"] = design_bias(rows, method)
         table.append(row)
     out["table"] = table
     out["strata"] = [(label, int(mask.sum())) for label, mask in strata]
@@ -137,4 +161,5 @@ if __name__ == "__main__":
     print(f"{s['cells']} cells, coverage {s['coverage']:.3f}, {m['seconds']:.0f} s")
     for row in s["table"]:
         print(f"{row['method']:>24}: mean |error| {row['mean |error| all cells']:.4f}, "
-              f"mean error {row['mean error all cells']:+.4f}")
+              f"mean error {row['mean error all cells']:+.4f}, mean |bias| {row['mean |bias|']:.4f} "
+              f"({row['design cells']} design cells)")
