@@ -18,6 +18,7 @@ import numpy as np
 from ..bootstrap import BootstrapResult, ResamplingPlan, iter_shards, percentile_ci
 from ..exceptions import InvalidParameterError
 from ..results import readonly
+from . import _em
 from ._fitting import check_inputs, fit_rows, state_parameters, study_posterior
 from .auc import latent_auc_rows
 from .model import LatentClassFit, fit_from_state
@@ -135,8 +136,9 @@ def bootstrap_latent_class(reader_labels: np.ndarray, score: np.ndarray | None, 
         w = plan.study_weights(replicates=sl).astype(float)
         cells_b, st_b = fit_rows(inputs, w, score_prior=score_prior, max_iter=max_iter, tol=replicate_tol, init=init)
         prev[sl] = st_b.prevalence
-        se[sl] = np.where(has, st_b.sensitivity, np.nan)
-        sp[sl] = np.where(has, st_b.specificity, np.nan)
+        se_m, sp_m = _em.marginal_accuracy(cells_b, _em.cell_weights(cells_b, w), st_b)
+        se[sl] = np.where(has, se_m, np.nan)
+        sp[sl] = np.where(has, sp_m, np.nan)
         not_conv += int((~st_b.converged).sum())
         if s is not None:
             aucs[sl] = latent_auc_rows(s, study_posterior(inputs, cells_b, st_b), w)
