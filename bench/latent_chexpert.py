@@ -5,7 +5,7 @@ Readers: bc4, bc6, bc8 (three benchmark radiologists) and chexpert_labeler (the 
 among the 5 radiologists of ``consensus``. On the 5 competition findings, on the studies every compared reference
 labels (``studies='common'``), without resampling: each reference's AUC, the hard ``fused_mv`` and ``fused_ds`` of
 the four readers (``cxreval fuse --methods mv,ds``), the readers-only soft AUC, and the latent-truth AUC
-(``evaluate_latent_auc``, spline and bins score models); mean |ΔAUC| and mean ΔAUC to the consensus.
+(``evaluate_latent_auc``, spline, bins and dependent score models); mean |ΔAUC| and mean ΔAUC to the consensus.
 
 Usage: python bench/latent_chexpert.py CHEXPERT_TEST_FOLDER
 """
@@ -64,6 +64,8 @@ def measure(folder: Path, n_resamples: int = 0) -> dict[str, object]:
     wide["latent"] = lat.table.set_index(["model", "finding"])["auc"]
     bins = evaluate_latent_auc(pr_c, lab_c, readers=list(READERS), n_resamples=0, score_model="bins")
     wide["latent, bins"] = bins.table.set_index(["model", "finding"])["auc"]
+    dep = evaluate_latent_auc(pr_c, lab_c, readers=list(READERS), n_resamples=0, score_model="dependent")
+    wide["latent, dependent"] = dep.table.set_index(["model", "finding"])["auc"]
     # the readers-only soft AUC (pairs weighted by reader-only posteriors)
     prep = prepare_inputs(pr_c, lab_c, references=list(READERS))
     soft = {}
@@ -77,7 +79,8 @@ def measure(folder: Path, n_resamples: int = 0) -> dict[str, object]:
             ok = keep & np.isfinite(s)
             soft[(model, finding)] = latent_auc_score(s[ok], post[ok])
     wide["reader-only soft"] = pd.Series(soft)
-    cols = [*READERS, "fused_mv", "fused_ds", "reader-only soft", "latent, bins", "latent"]
+    cols = [*READERS, "fused_mv", "fused_ds", "reader-only soft", "latent, bins", "latent, dependent",
+            "latent"]
     delta = wide[cols].sub(wide["consensus"], axis=0)
     summary = pd.DataFrame({"reference": cols, "mean |ΔAUC|": delta.abs().mean().to_numpy(),
                             "mean ΔAUC": delta.mean().to_numpy(),

@@ -8,6 +8,7 @@ its true-label AUC is the AUC of the scores against the simulated truth of those
 
 - ``latent``: :func:`cxreval.latent.bootstrap_latent_class` (spline score model, the default) with a patient
   bootstrap of ``n_resamples`` replicates (each patient one study here): point estimate and 95% interval;
+- ``latent, dependent``: the model with score-dependent readers (``score_model='dependent'``), point estimate;
 - ``latent, bins``: the same model with the Zhou et al. score bins (``score_model='bins'``), point estimate;
 - ``oracle posterior``: the pair-weighted AUC with the posteriors of the *true* parameters and score densities
   (the best any posterior-weighted estimate can do: the floor of its error);
@@ -36,11 +37,16 @@ __all__ = ["METHODS", "simulate_set", "measure"]
 #: (name, separation d, sd of the positives' score, monotone transform) of the five models
 MODELS = (("A", 0.4, 1.0, None), ("B", 0.9, 1.3, None), ("C", 1.4, 1.0, "exp"), ("D", 2.0, 0.8, None),
           ("E", 2.6, 1.0, "exp"))
-METHODS = ("latent", "latent, bins", "oracle posterior", "majority vote (hard)", "Dawid-Skene (hard)",
+METHODS = ("latent", "latent, dependent", "latent, bins", "oracle posterior", "majority vote (hard)", "Dawid-Skene (hard)",
            "reader-only soft")
 
 
-def simulate_set(rng: np.random.Generator) -> dict[str, object]:
+def simulate_set(rng: np.random.Generator, reader_slope: float = 0.0) -> dict[str, object]:
+    """One study set; ``reader_slope`` > 0 makes the readers' errors depend on the score given the truth: each
+    reader's logit sensitivity rises by ``reader_slope x U(0.5, 1.5)`` per unit of a positive's latent score above
+    its class mean (hard positives, scored low, are missed more), its logit specificity falls by half as much
+    per unit of a negative's latent score (the first model's score stands for what every model and reader sees).
+    ``oracle`` posteriors are those of the conditionally independent model (``reader_slope=0`` only)."""
     n = int(rng.integers(300, 2001))
     r = int(rng.integers(3, 6))
     pi = float(rng.uniform(0.05, 0.4))
@@ -49,13 +55,25 @@ def simulate_set(rng: np.random.Generator) -> dict[str, object]:
     t = rng.random(n) < pi
     while t.sum() < 2 or (~t).sum() < 2:
         t = rng.random(n) < pi
-    y = np.where(t[:, None], rng.random((n, r)) < se, rng.random((n, r)) > sp).astype(float)
+    latent = rng.normal(size=n) if reader_slope > 0 else np.zeros(n)
+    if reader_slope > 0:
+        k = reader_slope * rng.uniform(0.5, 1.5, r)
+        p_pos = expit(np.log(se / (1 - se))[None] + k[None] * latent[:, None])
+        p_neg = expit(np.log(sp / (1 - sp))[None] - 0.5 * k[None] * latent[:, None])
+        y = np.where(t[:, None], rng.random((n, r)) < p_pos, rng.random((n, r)) > p_neg).astype(float)
+    else:
+        y = np.where(t[:, None], rng.random((n, r)) < se, rng.random((n, r)) > sp).astype(float)
     reader_lr = ((y * np.log(se) + (1 - y) * np.log1p(-se)).sum(axis=1)
                  - (y * np.log1p(-sp) + (1 - y) * np.log(sp)).sum(axis=1) + np.log(pi / (1 - pi)))
     scores = {}
     oracle = {}
     for name, d, sd1, transform in MODELS:
-        x = np.where(t, rng.normal(d, sd1, n), rng.normal(0.0, 1.0, n))
+        # every model's score shares the latent part of the study (rho = 0.7) with the readers' difficulty
+        if reader_slope > 0:
+            noise = 0.7 * latent + np.sqrt(1 - 0.49) * rng.normal(size=n)
+            x = np.where(t, d + sd1 * noise, noise)
+        else:
+            x = np.where(t, rng.normal(d, sd1, n), rng.normal(0.0, 1.0, n))
         scores[name] = np.exp(x) if transform == "exp" else x
         oracle[name] = expit(reader_lr + norm.logpdf(x, d, sd1) - norm.logpdf(x))
     return {"n": n, "readers": r, "prevalence": pi, "truth": t, "labels": y, "scores": scores, "oracle": oracle}
@@ -69,34 +87,43 @@ def _hard_auc(y_true: np.ndarray, score: np.ndarray) -> float:
     return roc_auc_score(yt.astype(int), score[keep])
 
 
-def measure(n_sets: int, n_resamples: int, seed: int = 0) -> dict[str, object]:
-    rng = np.random.default_rng(seed)
+def measure(n_sets: int, n_resamples: int, seed: int = 0, reader_slope: float = 0.0) -> dict[str, object]:
+    """Every method's error per (set, model); ``n_resamples=0``: point estimates only (no interval)."""
+    rng = np.random.default_rng(seed + (7919 if reader_slope > 0 else 0))
     rows = []
     t0 = time.perf_counter()
     fit_s = 0.0
     for k in range(n_sets):
-        sim = simulate_set(rng)
+        sim = simulate_set(rng, reader_slope)
         y, t = sim["labels"], sim["truth"]
         n = sim["n"]
         votes = np.nansum(y, axis=1) / y.shape[1]
         mv = np.where(votes > 0.5, 1.0, np.where(votes < 0.5, 0.0, np.nan))
         readers_only = fit_latent_class(y)
         ds_hard = (readers_only.posterior > 0.5).astype(float)
-        plan = draw_plan(np.arange(n), n_resamples=n_resamples, rng=seed * 1_000_003 + k)
+        plan = draw_plan(np.arange(n), n_resamples=max(n_resamples, 1), rng=seed * 1_000_003 + k)
         for name, score in sim["scores"].items():
             true = roc_auc_score(t.astype(int), score)
             f0 = time.perf_counter()
-            res = bootstrap_latent_class(y, score, plan)
+            if n_resamples > 0:
+                res = bootstrap_latent_class(y, score, plan)
+                auc, ci_low, ci_high, not_conv = (res.auc, res.auc_bootstrap.confidence_interval.low,
+                                                  res.auc_bootstrap.confidence_interval.high, res.n_not_converged)
+            else:
+                auc = latent_auc_score(score, fit_latent_class(y, score).posterior)
+                ci_low = ci_high = float("nan")
+                not_conv = 0
             fit_s += time.perf_counter() - f0
-            ci = res.auc_bootstrap.confidence_interval
             bins = fit_latent_class(y, score, score_model="bins")
-            est = {"latent": res.auc, "latent, bins": latent_auc_score(score, bins.posterior),
+            dep = fit_latent_class(y, score, score_model="dependent")
+            est = {"latent": auc, "latent, dependent": latent_auc_score(score, dep.posterior),
+                   "latent, bins": latent_auc_score(score, bins.posterior),
                    "oracle posterior": latent_auc_score(score, sim["oracle"][name]),
                    "majority vote (hard)": _hard_auc(mv, score), "Dawid-Skene (hard)": _hard_auc(ds_hard, score),
                    "reader-only soft": latent_auc_score(score, readers_only.posterior)}
             rows.append({"set": k, "model": name, "n": n, "readers": sim["readers"],
-                         "prevalence": sim["prevalence"], "positives": int(t.sum()), "true_auc": true, "ci_low": ci.low, "ci_high": ci.high,
-                         "covered": bool(ci.low <= true <= ci.high), "not_converged": res.n_not_converged,
+                         "prevalence": sim["prevalence"], "positives": int(t.sum()), "true_auc": true, "ci_low": ci_low, "ci_high": ci_high,
+                         "covered": bool(ci_low <= true <= ci_high), "not_converged": not_conv,
                          **{f"err {m}": est[m] - true for m in METHODS}})
     return {"rows": rows, "seconds": time.perf_counter() - t0, "latent_seconds": fit_s, "n_sets": n_sets,
             "n_resamples": n_resamples}
