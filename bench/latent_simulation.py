@@ -6,8 +6,11 @@ scores depend on the truth only (binormal with equal variances, with unequal var
 of a binormal score; their separations spread the true AUCs over about 0.6-0.97). Each set x model is a *cell*;
 its true-label AUC is the AUC of the scores against the simulated truth of those studies. Against it, per cell:
 
-- ``latent``: :func:`cxreval.latent.bootstrap_latent_class` (spline score model, the default) with a patient
-  bootstrap of ``n_resamples`` replicates (each patient one study here): point estimate and 95% interval;
+- ``latent``: :func:`cxreval.latent.bootstrap_latent_class` with ``score_model='auto'`` (the default of
+  ``evaluate_latent_auc``: the score-dependent readers model where the BIC prefers it, else the spline) with a
+  patient bootstrap of ``n_resamples`` replicates (each patient one study here): point estimate and 95%
+  interval, and the share of cells where it chose the score-dependent model;
+- ``latent, spline``: readers conditionally independent of the score (``score_model='spline'``), point estimate;
 - ``latent, dependent``: the model with score-dependent readers (``score_model='dependent'``), point estimate;
 - ``latent, bins``: the same model with the Zhou et al. score bins (``score_model='bins'``), point estimate;
 - ``oracle posterior``: the pair-weighted AUC with the posteriors of the *true* parameters and score densities
@@ -37,7 +40,7 @@ __all__ = ["METHODS", "simulate_set", "measure"]
 #: (name, separation d, sd of the positives' score, monotone transform) of the five models
 MODELS = (("A", 0.4, 1.0, None), ("B", 0.9, 1.3, None), ("C", 1.4, 1.0, "exp"), ("D", 2.0, 0.8, None),
           ("E", 2.6, 1.0, "exp"))
-METHODS = ("latent", "latent, dependent", "latent, bins", "oracle posterior", "majority vote (hard)", "Dawid-Skene (hard)",
+METHODS = ("latent", "latent, spline", "latent, dependent", "latent, bins", "oracle posterior", "majority vote (hard)", "Dawid-Skene (hard)",
            "reader-only soft")
 
 
@@ -106,17 +109,21 @@ def measure(n_sets: int, n_resamples: int, seed: int = 0, reader_slope: float = 
             true = roc_auc_score(t.astype(int), score)
             f0 = time.perf_counter()
             if n_resamples > 0:
-                res = bootstrap_latent_class(y, score, plan)
+                res = bootstrap_latent_class(y, score, plan, score_model="auto")
                 auc, ci_low, ci_high, not_conv = (res.auc, res.auc_bootstrap.confidence_interval.low,
                                                   res.auc_bootstrap.confidence_interval.high, res.n_not_converged)
+                chosen = res.fit.score_model
             else:
-                auc = latent_auc_score(score, fit_latent_class(y, score).posterior)
+                auto = fit_latent_class(y, score, score_model="auto")
+                auc, chosen = latent_auc_score(score, auto.posterior), auto.score_model
                 ci_low = ci_high = float("nan")
                 not_conv = 0
             fit_s += time.perf_counter() - f0
+            spline = fit_latent_class(y, score)
             bins = fit_latent_class(y, score, score_model="bins")
             dep = fit_latent_class(y, score, score_model="dependent")
-            est = {"latent": auc, "latent, dependent": latent_auc_score(score, dep.posterior),
+            est = {"latent": auc, "latent, spline": latent_auc_score(score, spline.posterior),
+                   "latent, dependent": latent_auc_score(score, dep.posterior),
                    "latent, bins": latent_auc_score(score, bins.posterior),
                    "oracle posterior": latent_auc_score(score, sim["oracle"][name]),
                    "majority vote (hard)": _hard_auc(mv, score), "Dawid-Skene (hard)": _hard_auc(ds_hard, score),
@@ -124,6 +131,7 @@ def measure(n_sets: int, n_resamples: int, seed: int = 0, reader_slope: float = 
             rows.append({"set": k, "model": name, "n": n, "readers": sim["readers"],
                          "prevalence": sim["prevalence"], "positives": int(t.sum()), "true_auc": true, "ci_low": ci_low, "ci_high": ci_high,
                          "covered": bool(ci_low <= true <= ci_high), "not_converged": not_conv,
+                         "auto chose dependent": chosen == "dependent",
                          **{f"err {m}": est[m] - true for m in METHODS}})
     return {"rows": rows, "seconds": time.perf_counter() - t0, "latent_seconds": fit_s, "n_sets": n_sets,
             "n_resamples": n_resamples}
@@ -177,6 +185,7 @@ def summarise(m: dict[str, object]) -> dict[str, object]:
                                   for label, mask in strata]
     width = np.array([r["ci_high"] - r["ci_low"] for r in rows])
     out["mean_ci_width"] = float(width.mean())
+    out["auto_dependent_share"] = float(np.mean([r["auto chose dependent"] for r in rows]))
     return out
 
 

@@ -10,7 +10,7 @@ from scipy.special import expit, logit
 from sklearn.metrics import roc_auc_score
 
 from cxreval.bootstrap import draw_plan
-from cxreval.latent import bootstrap_latent_class, fit_latent_class, latent_auc_score
+from cxreval.latent import bootstrap_latent_class, fit_latent_class, latent_auc_score, select_score_model
 
 
 def simulate(slope, n=3000, seed=0, separation=1.5):
@@ -60,3 +60,14 @@ def test_bootstrap_of_the_dependent_model_brackets_its_estimate():
     ci = res.auc_bootstrap.confidence_interval
     assert ci.low < res.auc < ci.high
     assert res.auc == pytest.approx(latent_auc_score(x, fit_latent_class(y, x, score_model="dependent").posterior))
+
+
+def test_auto_keeps_the_independence_model_without_dependence_and_chooses_it_with():
+    _, y, x = simulate(slope=0.0, seed=2)
+    auto = fit_latent_class(y, x, score_model="auto")
+    assert auto.score_model == "spline"
+    np.testing.assert_array_equal(auto.posterior, fit_latent_class(y, x).posterior)
+    assert select_score_model(y, x, None, None, None, None, max_iter=2000, tol=1e-10) == "spline"
+    _, y, x = simulate(slope=1.5, seed=0)
+    assert fit_latent_class(y, x, score_model="auto").score_model == "dependent"
+    assert select_score_model(y, None, None, None, None, None, max_iter=2000, tol=1e-10) == "spline"

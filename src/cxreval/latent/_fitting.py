@@ -11,7 +11,8 @@ from ..exceptions import InvalidParameterError
 from . import _em
 
 __all__ = ["NOT_IDENTIFIED", "NotIdentifiedError", "SCORE_MODELS", "default_n_bins", "score_bins", "normal_scores",
-           "spline_basis", "Inputs", "check_inputs", "fit_rows", "study_posterior", "state_parameters"]
+           "spline_basis", "Inputs", "check_inputs", "fit_rows", "study_posterior", "state_parameters",
+           "select_score_model"]
 
 #: The sentence raised when a finding has fewer than three readers and neither reader accuracies nor an anchor.
 NOT_IDENTIFIED = ("With fewer than three readers of a finding the latent-class model is not identified: give each "
@@ -24,7 +25,7 @@ class NotIdentifiedError(InvalidParameterError):
 
 
 #: The models of the score given the truth (:mod:`cxreval.latent.model`).
-SCORE_MODELS = ("spline", "bins", "dependent")
+SCORE_MODELS = ("spline", "bins", "dependent", "auto")
 
 
 def default_n_bins(n_studies: int, *, score_model: str = "spline") -> int:
@@ -36,7 +37,7 @@ def default_n_bins(n_studies: int, *, score_model: str = "spline") -> int:
     """
     if score_model == "bins":
         return int(np.clip(round(n_studies / 50), 5, 20))
-    if score_model == "dependent":  # each bin splits into up to 2^R reader patterns, fitted per reader
+    if score_model in ("dependent", "auto"):  # each bin splits into up to 2^R reader patterns, fitted per reader
         return int(np.clip(n_studies // 20, 10, 50))
     return int(np.clip(n_studies // 10, 10, 100))
 
@@ -169,6 +170,9 @@ def check_inputs(reader_labels: object, score: object, anchor: object, reader_ac
         bins, edges = score_bins(s, int(n_bins))
         k = int(bins.max()) + 1
         model = score_model
+        if model == "auto":
+            raise InvalidParameterError(f"{func}: score_model='auto' is resolved by select_score_model before the "
+                                        "inputs are laid out.")
         if model in ("spline", "dependent"):
             study_basis, bin_basis = _spline_design(s, bins, k, n_knots)
     a = np.full(n, np.nan) if anchor is None else _binary(anchor, "anchor", (n,), 1)
@@ -274,3 +278,31 @@ def state_parameters(state: _em.EMState, row: int) -> dict[str, np.ndarray]:
     else:
         out.update(pi=state.prevalence[row], f1=state.f1[row], f0=state.f0[row])
     return out
+
+
+def select_score_model(reader_labels: object, score: object, anchor: object, reader_accuracy: object,
+                       sample_weight: object, n_bins: int | None, *, max_iter: int, tol: float,
+                       func: str = "fit_latent_class") -> str:
+    """``'dependent'`` where the score-dependent readers model beats ``'spline'`` by the Bayesian information
+    criterion, else ``'spline'`` (what ``score_model='auto'`` fits).
+
+    Both are fitted on the same score bins (``'dependent'``'s); ``'dependent'`` has two more parameters per
+    estimated reader (the slopes), so it is chosen when twice its gain in log-likelihood exceeds
+    ``2 R log(n)`` (``R`` estimated readers, ``n`` the total weight of the studies).
+    """
+    if score is None:
+        return "spline"
+    fits = {}
+    for model in ("spline", "dependent"):
+        inputs = check_inputs(reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins, 0.5,
+                              score_model=model, func=func)
+        if n_bins is None:
+            n_bins = default_n_bins(inputs.labels.shape[0], score_model="dependent")
+            inputs = check_inputs(reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins, 0.5,
+                                  score_model=model, func=func)
+        _, st = fit_rows(inputs, inputs.weight[None, :], score_prior=0.5, max_iter=max_iter, tol=tol)
+        fits[model] = (float(st.objective[0]), inputs)
+    inputs = fits["spline"][1]
+    n_free = int(((~np.isnan(inputs.labels)).any(axis=0) & ~inputs.fixed).sum())
+    gain = 2.0 * (fits["dependent"][0] - fits["spline"][0])
+    return "dependent" if gain > 2 * n_free * np.log(max(float(inputs.weight.sum()), 2.0)) else "spline"

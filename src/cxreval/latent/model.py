@@ -34,6 +34,10 @@ more often than not. Two models of the score given the truth (``score_model``):
     freedom) fix ``P(T = 1 | z)`` and each reader's ``Se_r(z)``, ``Sp_r(z)`` (7 parameters), and the model
     restricts them to be smooth in ``z``. Fitted from the ``'spline'`` fit (EM continues from it with the slopes
     at 0), on ``default_n_bins`` bins of the score, the reader part at each bin's mean ``z``.
+``'auto'``
+    ``'dependent'`` where the Bayesian information criterion prefers it to ``'spline'`` (two parameters more per
+    reader; :func:`select_score_model`), else ``'spline'``: the score-dependent model only where the data show
+    the dependence.
 
 On the simulation of ``bench/suites/latent.py`` both give posteriors whose pair-weighted AUC
 (:func:`~cxreval.latent.latent_auc_score`) is far closer to the true-label AUC than reader-only posteriors;
@@ -70,11 +74,12 @@ from ._fitting import (
     default_n_bins,
     fit_rows,
     score_bins,
+    select_score_model,
     study_posterior,
 )
 
 __all__ = ["NOT_IDENTIFIED", "NotIdentifiedError", "SCORE_MODELS", "LatentClassFit", "fit_latent_class",
-           "fit_from_state", "default_n_bins", "score_bins"]
+           "fit_from_state", "default_n_bins", "score_bins", "select_score_model"]
 
 
 @dataclass(frozen=True)
@@ -168,9 +173,10 @@ def fit_latent_class(reader_labels: np.ndarray, score: np.ndarray | None = None,
         Non-negative weights (e.g. bootstrap counts).
     n_bins : int, optional
         Score bins; default :func:`default_n_bins` of the number of studies and ``score_model``.
-    score_model : {'spline', 'bins', 'dependent'}, default='spline'
+    score_model : {'spline', 'bins', 'dependent', 'auto'}, default='spline'
         The model of the score given the truth and of the readers' dependence on it (see the module's
-        docstring).
+        docstring); ``'auto'``: ``'dependent'`` where the Bayesian information criterion prefers it to
+        ``'spline'`` (:func:`select_score_model`), else ``'spline'`` (``fit.score_model`` says which).
     score_prior : float, default=0.5
         ``bins`` only: Dirichlet pseudo-count per bin and class (0: maximum likelihood).
     max_iter : int, default=2000
@@ -203,6 +209,9 @@ def fit_latent_class(reader_labels: np.ndarray, score: np.ndarray | None = None,
     ...     print(str(exc) == NOT_IDENTIFIED)
     True
     """
+    if score_model == "auto":
+        score_model = select_score_model(reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins,
+                                         max_iter=max_iter, tol=tol)
     inputs = check_inputs(reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins, score_prior,
                           score_model=score_model)
     cells, st = fit_rows(inputs, inputs.weight[None, :], score_prior=score_prior, max_iter=max_iter, tol=tol)

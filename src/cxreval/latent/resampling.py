@@ -19,7 +19,7 @@ from ..bootstrap import BootstrapResult, ResamplingPlan, iter_shards, percentile
 from ..exceptions import InvalidParameterError
 from ..results import readonly
 from . import _em
-from ._fitting import check_inputs, fit_rows, state_parameters, study_posterior
+from ._fitting import check_inputs, fit_rows, select_score_model, state_parameters, study_posterior
 from .auc import latent_auc_rows
 from .model import LatentClassFit, fit_from_state
 
@@ -110,6 +110,9 @@ def bootstrap_latent_class(reader_labels: np.ndarray, score: np.ndarray | None, 
     >>> bool(ci.low < res.auc < ci.high), res.sensitivity.shape
     (True, (200, 3))
     """
+    if score_model == "auto":  # chosen once on the data; every replicate refits the chosen model
+        score_model = select_score_model(reader_labels, score, anchor, reader_accuracy, None, n_bins,
+                                         max_iter=max_iter, tol=tol, func="bootstrap_latent_class")
     inputs = check_inputs(reader_labels, score, anchor, reader_accuracy, None, n_bins, score_prior,
                           score_model=score_model, func="bootstrap_latent_class")
     if not isinstance(plan, ResamplingPlan):
