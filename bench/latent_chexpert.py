@@ -5,7 +5,7 @@ Readers: bc4, bc6, bc8 (three benchmark radiologists) and chexpert_labeler (the 
 among the 5 radiologists of ``consensus``. On the 5 competition findings, on the studies every compared reference
 labels (``studies='common'``), without resampling: each reference's AUC, the hard ``fused_mv`` and ``fused_ds`` of
 the four readers (``cxreval fuse --methods mv,ds``), the readers-only soft AUC, and the latent-truth AUC
-(``evaluate_latent_auc``, spline and bins score models); mean |ΔAUC| and mean ΔAUC to the consensus.
+(``evaluate_latent_auc``: its default ``score_model='auto'``, and the spline, dependent and bins models); mean |ΔAUC| and mean ΔAUC to the consensus.
 
 Usage: python bench/latent_chexpert.py CHEXPERT_TEST_FOLDER
 """
@@ -22,7 +22,7 @@ import pandas as pd
 from cxreval.classification import evaluate_auc, prepare_inputs
 from cxreval.datasets import export_dataset
 from cxreval.fusion import fuse_labels
-from cxreval.latent import evaluate_latent_auc, fit_latent_class, latent_auc_score
+from cxreval.latent import evaluate_latent_auc, fit_latent_class, latent_auc_score, select_score_model
 
 __all__ = ["READERS", "FINDINGS", "measure"]
 
@@ -64,9 +64,14 @@ def measure(folder: Path, n_resamples: int = 0) -> dict[str, object]:
     wide["latent"] = lat.table.set_index(["model", "finding"])["auc"]
     bins = evaluate_latent_auc(pr_c, lab_c, readers=list(READERS), n_resamples=0, score_model="bins")
     wide["latent, bins"] = bins.table.set_index(["model", "finding"])["auc"]
+    dep = evaluate_latent_auc(pr_c, lab_c, readers=list(READERS), n_resamples=0, score_model="dependent")
+    wide["latent, dependent"] = dep.table.set_index(["model", "finding"])["auc"]
+    spline = evaluate_latent_auc(pr_c, lab_c, readers=list(READERS), n_resamples=0, score_model="spline")
+    wide["latent, spline"] = spline.table.set_index(["model", "finding"])["auc"]
     # the readers-only soft AUC (pairs weighted by reader-only posteriors)
     prep = prepare_inputs(pr_c, lab_c, references=list(READERS))
     soft = {}
+    auto_dependent = n_comb = 0  # (model, finding) combinations where score_model='auto' chose 'dependent'
     for f, finding in enumerate(prep.findings):
         y = prep.Y[f].T
         keep = (~np.isnan(y)).any(axis=1)
@@ -76,15 +81,20 @@ def measure(folder: Path, n_resamples: int = 0) -> dict[str, object]:
             s = prep.S[m, f]
             ok = keep & np.isfinite(s)
             soft[(model, finding)] = latent_auc_score(s[ok], post[ok])
+            auto_dependent += select_score_model(y[ok], s[ok], None, None, None, None, max_iter=2000,
+                                                 tol=1e-10) == "dependent"
+            n_comb += 1
     wide["reader-only soft"] = pd.Series(soft)
-    cols = [*READERS, "fused_mv", "fused_ds", "reader-only soft", "latent, bins", "latent"]
+    cols = [*READERS, "fused_mv", "fused_ds", "reader-only soft", "latent, bins", "latent, spline",
+            "latent, dependent", "latent"]
     delta = wide[cols].sub(wide["consensus"], axis=0)
     summary = pd.DataFrame({"reference": cols, "mean |ΔAUC|": delta.abs().mean().to_numpy(),
                             "mean ΔAUC": delta.mean().to_numpy(),
                             "max |ΔAUC|": delta.abs().max().to_numpy()})
     per_finding = delta.abs().groupby(level="finding").mean()
     return {"wide": wide[["consensus", *cols]].reset_index(), "summary": summary, "per_finding": per_finding,
-            "latent": lat, "n_studies": len(common), "seconds": time.perf_counter() - t0, "latent_seconds": latent_s}
+            "latent": lat, "spline": spline, "auto_dependent": auto_dependent, "n_combinations": n_comb,
+            "n_studies": len(common), "seconds": time.perf_counter() - t0, "latent_seconds": latent_s}
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from .model import (
     default_n_bins,
     fit_latent_class,
     score_bins,
+    select_score_model,
 )
 from .resampling import LatentClassBootstrap, bootstrap_latent_class
 from .result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
@@ -47,6 +48,7 @@ __all__ = [
     "latent_auc_score",
     "default_n_bins",
     "score_bins",
+    "select_score_model",
     "SCORE_MODELS",
     "LatentClassBootstrap",
     "bootstrap_latent_class",

@@ -15,6 +15,12 @@ sensitivity and specificity each):
   a ridge ``λ/2 |β|²`` on the non-constant terms; the M-step is one Newton step of the weighted logistic
   regression (responses: the posteriors).
 
+The reader part is either conditionally independent of the score (a sensitivity and specificity per reader) or,
+with ``dependent=True`` (the ``'dependent'`` score model), each reader's sensitivity and specificity a logistic
+function of the score's standardised normal score ``z`` within the class:
+``logit Se_r(z) = logit Se_r + a_r z``, ``logit Sp_r(z) = logit Sp_r + b_r z`` (two slopes per reader, a ridge
+``λ/2 (a_r² + b_r²)``; the M-step is one Newton step of each reader's two weighted logistic regressions).
+
 Everything here trusts its inputs (checked in :mod:`cxreval.latent._fitting`).
 """
 
@@ -24,7 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Cells", "EMState", "make_cells", "cell_weights", "run_em", "reader_log_ratio", "EPS"]
+__all__ = ["Cells", "EMState", "make_cells", "cell_weights", "run_em", "reader_log_ratio", "accuracy_at",
+           "marginal_accuracy", "cell_z", "EPS"]
 
 #: Sensitivities, specificities and the prevalence are kept in ``[EPS, 1 - EPS]`` (so that ``log`` stays finite
 #: for exact readers; a posterior then rounds to 0 or 1 within 1e-20).
@@ -71,7 +78,9 @@ class EMState:
     posterior (spline); ``f1``, ``f0`` (B, n_bins): the score bins' probabilities given the truth (fitted, or
     implied by the posteriors for the spline); ``beta`` (B, d) or None; ``posterior`` (B, n_cells);
     ``objective`` (B,), the final penalised log-likelihood; ``trace`` (n_iter + 1, B) its value after each
-    E-step; ``n_iter``; ``converged`` (B,).
+    E-step; ``n_iter``; ``converged`` (B,). With score-dependent readers: ``se_slope``, ``sp_slope`` (B,
+    n_readers), and ``sensitivity`` / ``specificity`` are the values at ``z = 0`` (the class-weighted averages
+    are :func:`marginal_accuracy`).
     """
 
     sensitivity: np.ndarray
@@ -85,6 +94,8 @@ class EMState:
     trace: np.ndarray
     n_iter: int
     converged: np.ndarray
+    se_slope: np.ndarray | None = None
+    sp_slope: np.ndarray | None = None
 
 
 def make_cells(labels: np.ndarray, bins: np.ndarray, anchor: np.ndarray, n_bins: int,
@@ -118,11 +129,51 @@ def _bin_sums(cells: Cells, x: np.ndarray) -> np.ndarray:
     return np.bincount(idx, weights=x.ravel(), minlength=b * k).reshape(b, k)
 
 
-def reader_log_ratio(cells: Cells, se: np.ndarray, sp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``log P(reader labels | T=1)`` and ``| T=0``, each (B, n_cells)."""
-    r1 = np.log(se) @ cells.positive.T + np.log1p(-se) @ cells.negative.T
-    r0 = np.log1p(-sp) @ cells.positive.T + np.log(sp) @ cells.negative.T
+def cell_z(cells: Cells) -> np.ndarray:
+    """The standardised normal score of each cell's bin (the spline basis' linear column)."""
+    assert cells.basis is not None
+    return cells.basis[:, 1]
+
+
+def accuracy_at(cells: Cells, se: np.ndarray, sp: np.ndarray, se_slope: np.ndarray,
+                sp_slope: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each reader's sensitivity and specificity at each cell's score, (B, n_cells, n_readers)."""
+    from scipy.special import expit, logit
+
+    z = cell_z(cells)[None, :, None]
+    lo, hi = EPS, 1 - EPS
+    se_c = np.clip(expit(logit(se)[:, None, :] + se_slope[:, None, :] * z), lo, hi)
+    sp_c = np.clip(expit(logit(sp)[:, None, :] + sp_slope[:, None, :] * z), lo, hi)
+    return se_c, sp_c
+
+
+def reader_log_ratio(cells: Cells, se: np.ndarray, sp: np.ndarray, se_slope: np.ndarray | None = None,
+                     sp_slope: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``log P(reader labels | T=1)`` and ``| T=0``, each (B, n_cells); score-dependent with the slopes."""
+    if se_slope is None or sp_slope is None:
+        r1 = np.log(se) @ cells.positive.T + np.log1p(-se) @ cells.negative.T
+        r0 = np.log1p(-sp) @ cells.positive.T + np.log(sp) @ cells.negative.T
+        return r1, r0
+    se_c, sp_c = accuracy_at(cells, se, sp, se_slope, sp_slope)
+    pos, neg = cells.positive[None], cells.negative[None]
+    r1 = (np.log(se_c) * pos + np.log1p(-se_c) * neg).sum(axis=2)
+    r0 = (np.log1p(-sp_c) * pos + np.log(sp_c) * neg).sum(axis=2)
     return r1, r0
+
+
+def marginal_accuracy(cells: Cells, w: np.ndarray, state: EMState) -> tuple[np.ndarray, np.ndarray]:
+    """Each reader's sensitivity and specificity averaged over the scores of its fitted class (weights ``w``
+    (B, n_cells) times the posteriors): equal to ``state.sensitivity`` / ``specificity`` without slopes."""
+    if state.se_slope is None or state.sp_slope is None:
+        return state.sensitivity, state.specificity
+    se_c, sp_c = accuracy_at(cells, state.sensitivity, state.specificity, state.se_slope, state.sp_slope)
+    lab = (cells.positive + cells.negative)[None]
+    q = (w * state.posterior)[:, :, None] * lab
+    r = (w * (1 - state.posterior))[:, :, None] * lab
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = (q * se_c).sum(axis=1) / q.sum(axis=1)
+        sp = (r * sp_c).sum(axis=1) / r.sum(axis=1)
+    return np.where(np.isfinite(se), se, state.sensitivity), np.where(np.isfinite(sp), sp, state.specificity)
 
 
 @dataclass
@@ -133,15 +184,18 @@ class _Params:
     f1: np.ndarray | None = None
     f0: np.ndarray | None = None
     beta: np.ndarray | None = None
+    se_slope: np.ndarray | None = None
+    sp_slope: np.ndarray | None = None
 
     def take(self, rows: np.ndarray) -> _Params:
         def pick(v: np.ndarray | None) -> np.ndarray | None:
             return None if v is None else v[rows]
 
-        return _Params(self.se[rows], self.sp[rows], pick(self.pi), pick(self.f1), pick(self.f0), pick(self.beta))
+        return _Params(self.se[rows], self.sp[rows], pick(self.pi), pick(self.f1), pick(self.f0), pick(self.beta),
+                       pick(self.se_slope), pick(self.sp_slope))
 
     def put(self, rows: np.ndarray, other: _Params) -> None:
-        for name in ("se", "sp", "pi", "f1", "f0", "beta"):
+        for name in ("se", "sp", "pi", "f1", "f0", "beta", "se_slope", "sp_slope"):
             mine = getattr(self, name)
             if mine is not None:
                 mine[rows] = getattr(other, name)
@@ -154,6 +208,33 @@ class _Settings:
     fixed: np.ndarray
     fixed_se: np.ndarray
     fixed_sp: np.ndarray
+    slope_ridge: float = 1.0
+
+
+def _logistic_step(y: np.ndarray, n: np.ndarray, z: np.ndarray, p: np.ndarray, slope: np.ndarray,
+                   ridge: float) -> tuple[np.ndarray, np.ndarray]:
+    """One Newton step of the weighted logistic regression ``logit P = logit p + slope z`` per row and reader:
+    ``y`` (B, C, R) the weights of the responses 1, ``n`` (B, C, R) the weights of all labels, ``z`` (C,);
+    a ridge on the slope. Returns the new ``(p, slope)``, each (B, R)."""
+    from scipy.special import expit, logit
+
+    a = logit(p)
+    zz = z[None, :, None]
+    m = expit(a[:, None, :] + slope[:, None, :] * zz)
+    res = y - n * m
+    v = n * m * (1 - m)
+    g0 = res.sum(axis=1)
+    g1 = (res * zz).sum(axis=1) - ridge * slope
+    h00 = v.sum(axis=1) + 1e-9
+    h01 = (v * zz).sum(axis=1)
+    h11 = (v * zz * zz).sum(axis=1) + ridge
+    det = h00 * h11 - h01 ** 2
+    da = (h11 * g0 - h01 * g1) / det
+    db = (h00 * g1 - h01 * g0) / det
+    # a step of at most 2 on the logit scale keeps a nearly separated reader from overshooting
+    big = np.maximum(np.maximum(np.abs(da), np.abs(db)) / 2.0, 1.0)
+    new_a = np.clip(a + da / big, logit(EPS), logit(1 - EPS))
+    return expit(new_a), slope + db / big
 
 
 def _score_logs(cells: Cells, p: _Params) -> tuple[np.ndarray, np.ndarray]:
@@ -171,7 +252,7 @@ def _e_step(cells: Cells, w: np.ndarray, p: _Params, st: _Settings) -> tuple[np.
     from scipy.special import expit
 
     s1, s0 = _score_logs(cells, p)
-    r1, r0 = reader_log_ratio(cells, p.se, p.sp)
+    r1, r0 = reader_log_ratio(cells, p.se, p.sp, p.se_slope, p.sp_slope)
     l1 = s1 + r1
     l0 = s0 + r0
     post = expit(l1 - l0)
@@ -183,6 +264,8 @@ def _e_step(cells: Cells, w: np.ndarray, p: _Params, st: _Settings) -> tuple[np.
     obj = (w * ll).sum(axis=1)
     if p.beta is not None:
         obj = obj - 0.5 * st.ridge * (p.beta[:, 1:] ** 2).sum(axis=1)
+        if p.se_slope is not None and p.sp_slope is not None:
+            obj = obj - 0.5 * st.slope_ridge * ((p.se_slope ** 2).sum(axis=1) + (p.sp_slope ** 2).sum(axis=1))
     elif st.prior > 0:
         assert p.f1 is not None and p.f0 is not None
         obj = obj + st.prior * (np.log(p.f1).sum(axis=1) + np.log(p.f0).sum(axis=1))
@@ -200,6 +283,20 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
         sp = (r @ cells.negative) / r_lab
     se = np.clip(np.where(q_lab > 0, se, previous.se), EPS, 1 - EPS)
     sp = np.clip(np.where(r_lab > 0, sp, previous.sp), EPS, 1 - EPS)
+    se_slope = sp_slope = None
+    if previous.se_slope is not None and previous.sp_slope is not None:
+        z = cell_z(cells)
+        lab3 = lab[None]
+        se, se_slope = _logistic_step(q[:, :, None] * cells.positive[None], q[:, :, None] * lab3, z, previous.se,
+                                      previous.se_slope, st.slope_ridge)
+        sp, sp_slope = _logistic_step(r[:, :, None] * cells.negative[None], r[:, :, None] * lab3, z, previous.sp,
+                                      previous.sp_slope, st.slope_ridge)
+        no1 = q_lab <= 0
+        no0 = r_lab <= 0
+        se, se_slope = np.where(no1, previous.se, se), np.where(no1, previous.se_slope, se_slope)
+        sp, sp_slope = np.where(no0, previous.sp, sp), np.where(no0, previous.sp_slope, sp_slope)
+        se_slope[:, st.fixed] = 0.0
+        sp_slope[:, st.fixed] = 0.0
     se[:, st.fixed] = st.fixed_se[st.fixed]
     sp[:, st.fixed] = st.fixed_sp[st.fixed]
     if previous.beta is not None:
@@ -218,7 +315,7 @@ def _m_step(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, previo
         pen[0] = 1e-12
         hess[:, np.arange(d), np.arange(d)] += pen
         step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-        return _Params(se, sp, beta=beta + step)
+        return _Params(se, sp, beta=beta + step, se_slope=se_slope, sp_slope=sp_slope)
     tot = w.sum(axis=1)
     pi = np.clip(q.sum(axis=1) / np.where(tot > 0, tot, 1.0), EPS, 1 - EPS)
     q_bin = _bin_sums(cells, q) + st.prior
@@ -244,17 +341,26 @@ def _initial(cells: Cells, w: np.ndarray, post: np.ndarray, st: _Settings, splin
 
 def run_em(cells: Cells, w: np.ndarray, init_posterior: np.ndarray, *, prior: float, ridge: float,
            fixed: np.ndarray, fixed_se: np.ndarray, fixed_sp: np.ndarray, max_iter: int, tol: float,
-           spline: bool, init: dict[str, np.ndarray] | None = None) -> EMState:
+           spline: bool, init: dict[str, np.ndarray] | None = None, slope_ridge: float = 1.0,
+           dependent: bool = False) -> EMState:
     """EM from initial posteriors ``init_posterior`` (B, n_cells), or from the parameters ``init`` (one row each:
-    ``se``, ``sp`` and ``pi``, ``f1``, ``f0`` or ``beta``) copied to every row.
+    ``se``, ``sp`` and ``pi``, ``f1``, ``f0`` or ``beta``; with ``se_slope``, ``sp_slope`` the readers are
+    score-dependent) copied to every row. ``dependent=True`` without ``init``: the conditionally independent
+    spline model is fitted first and EM continues from it with the readers' slopes at 0.
 
     Stops when every row's objective rose by less than ``tol`` per unit of weight in one iteration (or after
     ``max_iter`` iterations); a row that has converged keeps its parameters while the others continue.
     """
-    st = _Settings(prior, ridge, fixed, fixed_se, fixed_sp)
+    st = _Settings(prior, ridge, fixed, fixed_se, fixed_sp, slope_ridge)
     b = w.shape[0]
     tot = np.maximum(w.sum(axis=1), 1e-300)
-    if init is None:
+    if init is None and dependent:
+        first = run_em(cells, w, init_posterior, prior=prior, ridge=ridge, fixed=fixed, fixed_se=fixed_se,
+                       fixed_sp=fixed_sp, max_iter=max_iter, tol=tol, spline=True)
+        params = _Params(first.sensitivity.copy(), first.specificity.copy(), beta=None if first.beta is None
+                         else first.beta.copy(), se_slope=np.zeros_like(first.sensitivity),
+                         sp_slope=np.zeros_like(first.specificity))
+    elif init is None:
         params = _initial(cells, w, init_posterior, st, spline)
     else:
         params = _Params(**{k: np.repeat(np.asarray(v)[None], b, axis=0) for k, v in init.items()})
@@ -286,4 +392,5 @@ def run_em(cells: Cells, w: np.ndarray, init_posterior: np.ndarray, *, prior: fl
     else:
         assert params.pi is not None and params.f1 is not None and params.f0 is not None
         f1, f0, prev = params.f1, params.f0, params.pi
-    return EMState(params.se, params.sp, prev, f1, f0, params.beta, post, obj, np.array(trace), n_iter, done)
+    return EMState(params.se, params.sp, prev, f1, f0, params.beta, post, obj, np.array(trace), n_iter, done,
+                   params.se_slope, params.sp_slope)

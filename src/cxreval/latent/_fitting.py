@@ -11,7 +11,8 @@ from ..exceptions import InvalidParameterError
 from . import _em
 
 __all__ = ["NOT_IDENTIFIED", "NotIdentifiedError", "SCORE_MODELS", "default_n_bins", "score_bins", "normal_scores",
-           "spline_basis", "Inputs", "check_inputs", "fit_rows", "study_posterior", "state_parameters"]
+           "spline_basis", "Inputs", "check_inputs", "fit_rows", "study_posterior", "state_parameters",
+           "select_score_model"]
 
 #: The sentence raised when a finding has fewer than three readers and neither reader accuracies nor an anchor.
 NOT_IDENTIFIED = ("With fewer than three readers of a finding the latent-class model is not identified: give each "
@@ -24,7 +25,7 @@ class NotIdentifiedError(InvalidParameterError):
 
 
 #: The models of the score given the truth (:mod:`cxreval.latent.model`).
-SCORE_MODELS = ("spline", "bins")
+SCORE_MODELS = ("spline", "bins", "dependent", "auto")
 
 
 def default_n_bins(n_studies: int, *, score_model: str = "spline") -> int:
@@ -36,6 +37,8 @@ def default_n_bins(n_studies: int, *, score_model: str = "spline") -> int:
     """
     if score_model == "bins":
         return int(np.clip(round(n_studies / 50), 5, 20))
+    if score_model in ("dependent", "auto"):  # each bin splits into up to 2^R reader patterns, fitted per reader
+        return int(np.clip(n_studies // 20, 10, 50))
     return int(np.clip(n_studies // 10, 10, 100))
 
 
@@ -167,7 +170,10 @@ def check_inputs(reader_labels: object, score: object, anchor: object, reader_ac
         bins, edges = score_bins(s, int(n_bins))
         k = int(bins.max()) + 1
         model = score_model
-        if model == "spline":
+        if model == "auto":
+            raise InvalidParameterError(f"{func}: score_model='auto' is resolved by select_score_model before the "
+                                        "inputs are laid out.")
+        if model in ("spline", "dependent"):
             study_basis, bin_basis = _spline_design(s, bins, k, n_knots)
     a = np.full(n, np.nan) if anchor is None else _binary(anchor, "anchor", (n,), 1)
     fixed = np.zeros(r, dtype=bool)
@@ -225,12 +231,15 @@ def orient(state: _em.EMState, free: bool) -> _em.EMState:
         return state
     f = flip[:, None]
     beta = None if state.beta is None else np.where(f, -state.beta, state.beta)
+    a, b = state.se_slope, state.sp_slope
+    se_slope = None if a is None or b is None else np.where(f, -b, a)
+    sp_slope = None if a is None or b is None else np.where(f, -a, b)
     return _em.EMState(np.where(f, 1 - state.specificity, state.sensitivity),
                        np.where(f, 1 - state.sensitivity, state.specificity),
                        np.where(flip, 1 - state.prevalence, state.prevalence),
                        np.where(f, state.f0, state.f1), np.where(f, state.f1, state.f0), beta,
                        np.where(f, 1 - state.posterior, state.posterior), state.objective, state.trace,
-                       state.n_iter, state.converged)
+                       state.n_iter, state.converged, se_slope, sp_slope)
 
 
 def fit_rows(inputs: Inputs, weights: np.ndarray, *, score_prior: float, max_iter: int, tol: float,
@@ -241,7 +250,8 @@ def fit_rows(inputs: Inputs, weights: np.ndarray, *, score_prior: float, max_ite
     start = np.broadcast_to(initial_posterior(cells), cw.shape)
     state = _em.run_em(cells, cw, start, prior=float(score_prior), ridge=ridge, fixed=inputs.fixed,
                        fixed_se=inputs.fixed_se, fixed_sp=inputs.fixed_sp, max_iter=max_iter, tol=tol,
-                       spline=inputs.model == "spline", init=init)
+                       spline=inputs.model in ("spline", "dependent"), init=init,
+                       dependent=inputs.model == "dependent")
     return cells, orient(state, inputs.free)
 
 
@@ -249,7 +259,7 @@ def study_posterior(inputs: Inputs, cells: _em.Cells, state: _em.EMState) -> np.
     """Each study's posterior (B, n): the cell's, except under the spline, evaluated at the study's own score."""
     if state.beta is None or inputs.study_basis is None:
         return state.posterior[:, cells.inverse]
-    r1, r0 = _em.reader_log_ratio(cells, state.sensitivity, state.specificity)
+    r1, r0 = _em.reader_log_ratio(cells, state.sensitivity, state.specificity, state.se_slope, state.sp_slope)
     from scipy.special import expit
 
     p = expit(state.beta @ inputs.study_basis.T + (r1 - r0)[:, cells.inverse])
@@ -261,8 +271,38 @@ def study_posterior(inputs: Inputs, cells: _em.Cells, state: _em.EMState) -> np.
 def state_parameters(state: _em.EMState, row: int) -> dict[str, np.ndarray]:
     """One row's parameters, as ``init`` of :func:`fit_rows` (a warm start of bootstrap replicates)."""
     out = {"se": state.sensitivity[row], "sp": state.specificity[row]}
+    if state.se_slope is not None and state.sp_slope is not None:
+        out.update(se_slope=state.se_slope[row], sp_slope=state.sp_slope[row])
     if state.beta is not None:
         out["beta"] = state.beta[row]
     else:
         out.update(pi=state.prevalence[row], f1=state.f1[row], f0=state.f0[row])
     return out
+
+
+def select_score_model(reader_labels: object, score: object, anchor: object, reader_accuracy: object,
+                       sample_weight: object, n_bins: int | None, *, max_iter: int, tol: float,
+                       func: str = "fit_latent_class") -> str:
+    """``'dependent'`` where the score-dependent readers model beats ``'spline'`` by the Bayesian information
+    criterion, else ``'spline'`` (what ``score_model='auto'`` fits).
+
+    Both are fitted on the same score bins (``'dependent'``'s); ``'dependent'`` has two more parameters per
+    estimated reader (the slopes), so it is chosen when twice its gain in log-likelihood exceeds
+    ``2 R log(n)`` (``R`` estimated readers, ``n`` the total weight of the studies).
+    """
+    if score is None:
+        return "spline"
+    fits = {}
+    for model in ("spline", "dependent"):
+        inputs = check_inputs(reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins, 0.5,
+                              score_model=model, func=func)
+        if n_bins is None:
+            n_bins = default_n_bins(inputs.labels.shape[0], score_model="dependent")
+            inputs = check_inputs(reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins, 0.5,
+                                  score_model=model, func=func)
+        _, st = fit_rows(inputs, inputs.weight[None, :], score_prior=0.5, max_iter=max_iter, tol=tol)
+        fits[model] = (float(st.objective[0]), inputs)
+    inputs = fits["spline"][1]
+    n_free = int(((~np.isnan(inputs.labels)).any(axis=0) & ~inputs.fixed).sum())
+    gain = 2.0 * (fits["dependent"][0] - fits["spline"][0])
+    return "dependent" if gain > 2 * n_free * np.log(max(float(inputs.weight.sum()), 2.0)) else "spline"

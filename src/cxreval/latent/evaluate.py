@@ -111,7 +111,7 @@ def _accuracy_matrix(acc: pd.DataFrame | None, finding: str, readers: Sequence[s
 def evaluate_latent_auc_prepared(inputs: PreparedInputs, *, readers: Sequence[str], anchor: str | None = None,
                                  reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
                                  n_resamples: int = 1000, confidence_level: float = 0.95, rng: RNGLike = None,
-                                 score_model: str = "spline", progress: Progress | None = None) -> LatentAUCResult:
+                                 score_model: str = "auto", progress: Progress | None = None) -> LatentAUCResult:
     """:func:`evaluate_latent_auc` on prepared arrays (``inputs.references`` must hold the readers and anchor)."""
     func = "evaluate_latent_auc"
     rs, anchor = _check_readers(readers, anchor, func)
@@ -245,7 +245,7 @@ def evaluate_latent_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, read
                         findings: Sequence[str] | None = None, policy: str = "exclude",
                         not_mentioned: str = "negative", model_groups: pd.DataFrame | dict[str, str] | None = None,
                         unlabeled: str = "error", n_resamples: int = 1000, confidence_level: float = 0.95,
-                        rng: RNGLike = None, score_model: str = "spline", progress: Progress | None = None,
+                        rng: RNGLike = None, score_model: str = "auto", progress: Progress | None = None,
                         ) -> LatentAUCResult:
     """Each model's ROC-AUC against the latent truth of several readers, per finding, with patient-bootstrap
     intervals that refit the latent-class model in every replicate.
@@ -274,8 +274,10 @@ def evaluate_latent_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, read
     confidence_level : float, default=0.95
     rng : None, int or Generator
         Seed of the resampling plan.
-    score_model : {'spline', 'bins'}, default='spline'
-        See :func:`~cxreval.latent.fit_latent_class`.
+    score_model : {'auto', 'spline', 'dependent', 'bins'}, default='auto'
+        See :func:`~cxreval.latent.fit_latent_class`. ``'auto'``: per model and finding, each reader's accuracy a
+        function of the score (``'dependent'``) where the Bayesian information criterion prefers it to readers
+        independent of the score given the truth (``'spline'``); chosen on the data, refitted in every replicate.
     progress : Progress, optional
 
     Returns
@@ -306,7 +308,7 @@ def evaluate_latent_auc_files(predictions: str | Path | Sequence[str | Path], la
                               model_groups: pd.DataFrame | dict[str, str] | None = None, unlabeled: str = "error",
                               state_encoding: str | None = None, blank_state: str | None = None,
                               n_resamples: int = 1000, confidence_level: float = 0.95, rng: RNGLike = None,
-                              score_model: str = "spline", progress: Progress | None = None) -> LatentAUCResult:
+                              score_model: str = "auto", progress: Progress | None = None) -> LatentAUCResult:
     """:func:`evaluate_latent_auc` on prediction and label files (what ``cxreval classify --latent-truth`` runs;
     the files are read as :func:`cxreval.classification.prepare_from_files` reads them)."""
     rs, anchor = _check_readers(readers, anchor, "evaluate_latent_auc")

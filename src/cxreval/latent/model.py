@@ -20,6 +20,24 @@ more often than not. Two models of the score given the truth (``score_model``):
     quantile bins with a free multinomial ``F1``, ``F0`` per class, with a Dirichlet(1 + α) prior
     (``score_prior=α``, default 0.5 pseudo-studies per bin and class, so that an empty bin does not force a
     posterior to 0 or 1; 0 for the plain maximum likelihood).
+``'dependent'``
+    The ``'spline'`` score model without the conditional independence of the readers and the score given the
+    truth: each reader's sensitivity and specificity is a logistic function of the score's standardised normal
+    score ``z`` within the class, ``logit Se_r(z) = logit Se_r + a_r z`` and ``logit Sp_r(z) = logit Sp_r + b_r z``
+    (two slopes per reader; a ridge ``(a_r² + b_r²)/2``, i.e. a standard-normal prior on each slope), the readers
+    independent of each other given the truth *and* the score. This is the covariate-dependent latent-class
+    model of the diagnostic-accuracy literature (a reader's accuracy depends on an observed characteristic of
+    the study: Qu, Tan & Kutner [2]_ model the conditional dependence through a shared study effect; here the
+    effect is the score itself, so no latent random effect is needed): hard positives that both the readers and
+    the model miss (``a_r > 0``: the readers see positives with a high score more often) are no longer read as
+    negatives. Identified with three readers: at each score the three readers' 8 label patterns (7 degrees of
+    freedom) fix ``P(T = 1 | z)`` and each reader's ``Se_r(z)``, ``Sp_r(z)`` (7 parameters), and the model
+    restricts them to be smooth in ``z``. Fitted from the ``'spline'`` fit (EM continues from it with the slopes
+    at 0), on ``default_n_bins`` bins of the score, the reader part at each bin's mean ``z``.
+``'auto'``
+    ``'dependent'`` where the Bayesian information criterion prefers it to ``'spline'`` (two parameters more per
+    reader; :func:`select_score_model`), else ``'spline'``: the score-dependent model only where the data show
+    the dependence.
 
 On the simulation of ``bench/suites/latent.py`` both give posteriors whose pair-weighted AUC
 (:func:`~cxreval.latent.latent_auc_score`) is far closer to the true-label AUC than reader-only posteriors;
@@ -35,6 +53,8 @@ References
 ----------
 .. [1] Zhou X-H, Castelluccio P, Zhou C (2005). Nonparametric estimation of ROC curves in the absence of a
    gold standard. Biometrics 61(2):600-609. doi:10.1111/j.0006-341X.2005.00291.x
+.. [2] Qu Y, Tan M, Kutner MH (1996). Random effects models in latent class analysis for evaluating accuracy
+   of diagnostic tests. Biometrics 52(3):797-810. doi:10.2307/2533043
 """
 
 from __future__ import annotations
@@ -54,11 +74,12 @@ from ._fitting import (
     default_n_bins,
     fit_rows,
     score_bins,
+    select_score_model,
     study_posterior,
 )
 
 __all__ = ["NOT_IDENTIFIED", "NotIdentifiedError", "SCORE_MODELS", "LatentClassFit", "fit_latent_class",
-           "fit_from_state", "default_n_bins", "score_bins"]
+           "fit_from_state", "default_n_bins", "score_bins", "select_score_model"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +94,7 @@ class LatentClassFit:
         The fitted ``π``.
     sensitivity, specificity : ndarray of shape (n_readers,)
         Each reader's fitted (or given, when fixed) sensitivity and specificity; NaN for a reader without any
-        label.
+        label. Under ``score_model='dependent'``: averaged over the scores of the fitted class.
     score_given_positive, score_given_negative : ndarray of shape (n_bins,)
         The bin probabilities of the score given ``T = 1`` and ``T = 0``: fitted (``bins``), or the
         posterior-weighted share of each bin (``spline``); 1.0 in one bin without a score.
@@ -91,8 +112,11 @@ class LatentClassFit:
         Whether the objective rose by less than ``tol`` per unit of weight in the last iteration.
     fixed_readers : ndarray of bool, shape (n_readers,)
         The readers whose accuracy was given (held fixed).
-    score_model : {'spline', 'bins', 'none'}
+    score_model : {'spline', 'bins', 'dependent', 'none'}
         The model of the score given the truth (``'none'``: fitted without a score).
+    sensitivity_slope, specificity_slope : ndarray of shape (n_readers,)
+        ``'dependent'``: each reader's slope of ``logit Se`` / ``logit Sp`` in the score's standardised normal
+        score within the class; 0.0 under the other models (their assumption), NaN for a reader without a label.
     """
 
     posterior: np.ndarray = field(repr=False)
@@ -109,10 +133,13 @@ class LatentClassFit:
     converged: bool
     fixed_readers: np.ndarray = field(repr=False)
     score_model: str = "spline"
+    sensitivity_slope: np.ndarray = field(default_factory=lambda: np.empty(0))
+    specificity_slope: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     def __post_init__(self) -> None:
         for name in ("posterior", "sensitivity", "specificity", "score_given_positive", "score_given_negative",
-                     "bins", "bin_edges", "log_likelihood_trace", "fixed_readers"):
+                     "bins", "bin_edges", "log_likelihood_trace", "fixed_readers", "sensitivity_slope",
+                     "specificity_slope"):
             readonly(getattr(self, name))
 
     @property
@@ -146,8 +173,10 @@ def fit_latent_class(reader_labels: np.ndarray, score: np.ndarray | None = None,
         Non-negative weights (e.g. bootstrap counts).
     n_bins : int, optional
         Score bins; default :func:`default_n_bins` of the number of studies and ``score_model``.
-    score_model : {'spline', 'bins'}, default='spline'
-        The model of the score given the truth (see the module's docstring).
+    score_model : {'spline', 'bins', 'dependent', 'auto'}, default='spline'
+        The model of the score given the truth and of the readers' dependence on it (see the module's
+        docstring); ``'auto'``: ``'dependent'`` where the Bayesian information criterion prefers it to
+        ``'spline'`` (:func:`select_score_model`), else ``'spline'`` (``fit.score_model`` says which).
     score_prior : float, default=0.5
         ``bins`` only: Dirichlet pseudo-count per bin and class (0: maximum likelihood).
     max_iter : int, default=2000
@@ -180,6 +209,9 @@ def fit_latent_class(reader_labels: np.ndarray, score: np.ndarray | None = None,
     ...     print(str(exc) == NOT_IDENTIFIED)
     True
     """
+    if score_model == "auto":
+        score_model = select_score_model(reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins,
+                                         max_iter=max_iter, tol=tol)
     inputs = check_inputs(reader_labels, score, anchor, reader_accuracy, sample_weight, n_bins, score_prior,
                           score_model=score_model)
     cells, st = fit_rows(inputs, inputs.weight[None, :], score_prior=score_prior, max_iter=max_iter, tol=tol)
@@ -189,12 +221,17 @@ def fit_latent_class(reader_labels: np.ndarray, score: np.ndarray | None = None,
 def fit_from_state(inputs: Inputs, cells: _em.Cells, st: _em.EMState, row: int) -> LatentClassFit:
     """The :class:`LatentClassFit` of one row of a vectorised EM run (for :mod:`cxreval.latent`'s modules)."""
     has = (~np.isnan(inputs.labels)).any(axis=0)
-    se = np.where(has, st.sensitivity[row], np.nan)
-    sp = np.where(has, st.specificity[row], np.nan)
+    cw = _em.cell_weights(cells, np.broadcast_to(inputs.weight, (st.posterior.shape[0], inputs.weight.size)))
+    se_m, sp_m = _em.marginal_accuracy(cells, cw, st)
+    se = np.where(has, se_m[row], np.nan)
+    sp = np.where(has, sp_m[row], np.nan)
+    zero = np.zeros(inputs.labels.shape[1])
+    se_slope = np.where(has, zero if st.se_slope is None else st.se_slope[row], np.nan)
+    sp_slope = np.where(has, zero if st.sp_slope is None else st.sp_slope[row], np.nan)
     return LatentClassFit(posterior=study_posterior(inputs, cells, st)[row].copy(), prevalence=float(st.prevalence[row]),
                           sensitivity=se, specificity=sp, score_given_positive=st.f1[row].copy(),
                           score_given_negative=st.f0[row].copy(), bins=inputs.bins.copy(),
                           bin_edges=inputs.edges.copy(), log_likelihood=float(st.objective[row]),
                           log_likelihood_trace=st.trace[:, row].copy(), n_iter=int(st.n_iter),
                           converged=bool(st.converged[row]), fixed_readers=inputs.fixed.copy(),
-                          score_model=inputs.model)
+                          score_model=inputs.model, sensitivity_slope=se_slope, specificity_slope=sp_slope)

@@ -18,7 +18,8 @@ import numpy as np
 from ..bootstrap import BootstrapResult, ResamplingPlan, iter_shards, percentile_ci
 from ..exceptions import InvalidParameterError
 from ..results import readonly
-from ._fitting import check_inputs, fit_rows, state_parameters, study_posterior
+from . import _em
+from ._fitting import check_inputs, fit_rows, select_score_model, state_parameters, study_posterior
 from .auc import latent_auc_rows
 from .model import LatentClassFit, fit_from_state
 
@@ -109,6 +110,9 @@ def bootstrap_latent_class(reader_labels: np.ndarray, score: np.ndarray | None, 
     >>> bool(ci.low < res.auc < ci.high), res.sensitivity.shape
     (True, (200, 3))
     """
+    if score_model == "auto":  # chosen once on the data; every replicate refits the chosen model
+        score_model = select_score_model(reader_labels, score, anchor, reader_accuracy, None, n_bins,
+                                         max_iter=max_iter, tol=tol, func="bootstrap_latent_class")
     inputs = check_inputs(reader_labels, score, anchor, reader_accuracy, None, n_bins, score_prior,
                           score_model=score_model, func="bootstrap_latent_class")
     if not isinstance(plan, ResamplingPlan):
@@ -135,8 +139,9 @@ def bootstrap_latent_class(reader_labels: np.ndarray, score: np.ndarray | None, 
         w = plan.study_weights(replicates=sl).astype(float)
         cells_b, st_b = fit_rows(inputs, w, score_prior=score_prior, max_iter=max_iter, tol=replicate_tol, init=init)
         prev[sl] = st_b.prevalence
-        se[sl] = np.where(has, st_b.sensitivity, np.nan)
-        sp[sl] = np.where(has, st_b.specificity, np.nan)
+        se_m, sp_m = _em.marginal_accuracy(cells_b, _em.cell_weights(cells_b, w), st_b)
+        se[sl] = np.where(has, se_m, np.nan)
+        sp[sl] = np.where(has, sp_m, np.nan)
         not_conv += int((~st_b.converged).sum())
         if s is not None:
             aucs[sl] = latent_auc_rows(s, study_posterior(inputs, cells_b, st_b), w)

@@ -29,6 +29,17 @@ READER_ACCURACY_COLUMNS: tuple[str, ...] = (FINDING, "source", "sensitivity", "s
 latent-class model, with patient-bootstrap percentile intervals; ``fixed``: given, not estimated."""
 
 
+_SCORE_MODEL_WORDS = {
+    "auto": "'auto': each reader's sensitivity and specificity a logistic function of the score within the class "
+            "where the Bayesian information criterion prefers it, else readers independent of the score given "
+            "the truth",
+    "spline": "'spline': readers independent of each other and of the score given the truth",
+    "dependent": "'dependent': each reader's sensitivity and specificity a logistic function of the score within "
+                 "the class",
+    "bins": "'bins': Zhou et al.'s score bins, readers independent of the score given the truth",
+}
+
+
 @dataclass(frozen=True)
 class LatentAUCResult(TableResult):
     """Each model's AUC against the latent truth of several readers, per finding, with patient-bootstrap intervals.
@@ -92,7 +103,8 @@ class LatentAUCResult(TableResult):
         anchor = (f"; studies labelled by {self.anchor!r} have their truth fixed at that label (two-phase design)"
                   if self.anchor else "")
         return (f"AUC against the latent truth of the readers {', '.join(self.readers)}{anchor}: a latent-class "
-                f"model of the readers and each model's score ({self.score_model}), fitted per model and finding; "
+                f"model of the readers and each model's score ({_SCORE_MODEL_WORDS.get(self.score_model, self.score_model)}), "
+                f"fitted per model and finding; "
                 f"uncertain reader labels: {self.policy}, not mentioned: {self.not_mentioned}; "
                 + (f"{self.n_resamples} patient-bootstrap replicates, each refitting the model."
                    if self.n_resamples else "point estimates only."))
