@@ -138,7 +138,7 @@ def apply_soft_labels(prep: PreparedInputs, soft: SoftLabels | None) -> Prepared
     if prep.finding_map is not None:
         raise InvalidParameterError(f"Soft labels (p_positive) of {refs} with a finding map: the probabilities of "
                                     f"source findings do not combine into those of a mapped finding; evaluate them "
-                                    f"without --finding-map / finding_map=, or choose other references.")
+                                    f"without finding_map=, or choose other references.")
     t = soft.table[soft.table[SOURCE].isin(refs)]
     s_of = pd.Index(prep.studies).get_indexer(t[STUDY_ID].to_numpy(dtype=object))
     f_of = pd.Index(prep.findings).get_indexer(t[FINDING].to_numpy(dtype=object))
