@@ -435,7 +435,7 @@ def soft_block_labels(inp: BlockInputs, model: int, finding: int, k: int
 def soft_auc_rows(score: np.ndarray, p: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """The pair-weighted AUC for every row of probabilities ``p`` and weights ``weights`` (each ``(B, n)``):
     ``sum_{i != j} c_i c_j p_i (1 - p_j) ([s_i > s_j] + [s_i = s_j] / 2) / sum_{i != j} c_i c_j p_i (1 - p_j)``
-    (the statistic of :func:`cxreval.latent.latent_auc_score`; copies of one item are never paired). One sort,
+    (the statistic of :func:`cxreval.latent.latent_auc_score`, which calls it; copies of one item are never paired). One sort,
     cumulative sums over the groups of tied scores; NaN where no pair has weight."""
     order = np.argsort(score, kind="stable")
     ss = score[order]

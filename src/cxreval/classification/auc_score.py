@@ -12,9 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
-from ._kernel import AUCIndex, binary_labels, finite_scores, weighted_auc_float
+from ._kernel import AUCIndex, binary_labels, finite_scores, soft_auc_rows, weighted_auc_float
 
-__all__ = ["roc_auc_score", "weighted_auc"]
+__all__ = ["roc_auc_score", "soft_auc_rows", "weighted_auc"]
 
 
 def roc_auc_score(y_true: Sequence[int] | np.ndarray, y_score: Sequence[float] | np.ndarray, *,

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..classification.auc_score import soft_auc_rows
 from ..exceptions import InvalidParameterError
 
 __all__ = ["latent_auc_score", "latent_auc_rows"]
@@ -31,24 +32,8 @@ def latent_auc_rows(score: np.ndarray, posterior: np.ndarray, weights: np.ndarra
 
     NaN where no pair of distinct studies has positive weight.
     """
-    s = np.asarray(score, dtype=float)
-    order = np.argsort(s, kind="stable")
-    ss = s[order]
-    p = np.asarray(posterior, dtype=float)[:, order]
-    c = np.asarray(weights, dtype=float)[:, order]
-    a = c * p
-    b = c - a
-    starts = np.flatnonzero(np.concatenate([[True], ss[1:] != ss[:-1]]))
-    a_g = np.add.reduceat(a, starts, axis=1)
-    b_g = np.add.reduceat(b, starts, axis=1)
-    below = np.cumsum(b_g, axis=1) - b_g
-    self_pairs = (c * a - a * a).sum(axis=1)  # sum_i c_i^2 p_i (1 - p_i)
-    num = (a_g * (below + 0.5 * b_g)).sum(axis=1) - 0.5 * self_pairs
-    den = a.sum(axis=1) * b.sum(axis=1) - self_pairs
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = num / den
-    out[~(den > 0)] = np.nan
-    return out
+    return soft_auc_rows(np.asarray(score, dtype=float), np.asarray(posterior, dtype=float),
+                         np.asarray(weights, dtype=float))
 
 
 def latent_auc_score(score: Sequence[float] | np.ndarray, posterior: Sequence[float] | np.ndarray, *,
