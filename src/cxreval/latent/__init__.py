@@ -34,6 +34,7 @@ from .model import (
     NotIdentifiedError,
     default_n_bins,
     fit_latent_class,
+    normal_scores,
     score_bins,
     select_score_model,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "fit_latent_class",
     "latent_auc_score",
     "default_n_bins",
+    "normal_scores",
     "score_bins",
     "select_score_model",
     "SCORE_MODELS",

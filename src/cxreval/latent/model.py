@@ -73,13 +73,14 @@ from ._fitting import (
     check_inputs,
     default_n_bins,
     fit_rows,
+    normal_scores,
     score_bins,
     select_score_model,
     study_posterior,
 )
 
 __all__ = ["NOT_IDENTIFIED", "NotIdentifiedError", "SCORE_MODELS", "LatentClassFit", "fit_latent_class",
-           "fit_from_state", "default_n_bins", "score_bins", "select_score_model"]
+           "fit_from_state", "default_n_bins", "normal_scores", "score_bins", "select_score_model"]
 
 
 @dataclass(frozen=True)

@@ -13,18 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["probit_rank", "fit_joint"]
+__all__ = ["fit_joint"]
 
 _EPS = 1e-3
-
-
-def probit_rank(score: np.ndarray) -> np.ndarray:
-    """``Phi^-1((rank - 1/2) / n)`` with mid-ranks for ties: a monotone map of the score to the normal scale."""
-    from scipy.special import ndtri
-    from scipy.stats import rankdata
-
-    s = np.asarray(score, dtype=float)
-    return ndtri((rankdata(s) - 0.5) / len(s))
 
 
 def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | None = None,
@@ -36,7 +27,7 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
     references : ndarray of shape (n, r)
         1.0 / 0.0 / NaN (not labelled).
     x : ndarray of shape (n, p)
-        The scores on the normal scale (:func:`probit_rank`).
+        The scores on the normal scale (:func:`cxreval.latent.normal_scores`).
     anchor : ndarray of shape (n,) or (D, n), optional
         Known truths (1.0 / 0.0, NaN unknown); with shape (D, n), D models are fitted at once (one per row) and
         the posteriors have that shape.

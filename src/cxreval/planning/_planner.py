@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..latent import normal_scores
 from ._inputs import FindingData
-from ._mixture import fit_joint, probit_rank
+from ._mixture import fit_joint
 from ._soft_auc import ScoreOrder, delta_variance, reveal_auc, score_order, soft_auc
 
 __all__ = ["FindingFit", "fit_finding", "separable", "power_curve"]
@@ -54,7 +55,7 @@ def distinct_scores(scores: dict[str, np.ndarray]) -> np.ndarray:
     for s in scores.values():
         if not any(np.array_equal(s, t) for t in seen):
             seen.append(s)
-            cols.append(probit_rank(s))
+            cols.append(normal_scores(np.asarray(s, dtype=float)))
     return np.column_stack(cols)
 
 
