@@ -52,7 +52,8 @@ _LAZY_ATTRS: dict[str, str] = {
     "get_executor": "executor",
     "load_xqa_auc_table": "ranking",
     # type aliases of the public signatures
-    "RNGLike": "_typing", "PathLike": "_typing", "FindingsLike": "_typing",
+    "RNGLike": "_typing", "PathLike": "_typing", "FindingsLike": "_typing", "Studies": "_typing",
+    "ExecutorLike": "executor",
 }
 
 _SUBMODULES: tuple[str, ...] = (
@@ -118,6 +119,8 @@ __all__ = [
     "get_executor",
     "load_xqa_auc_table",
     "RNGLike",
+    "Studies",
+    "ExecutorLike",
     "PathLike",
     "FindingsLike",
     "agreement",
@@ -151,7 +154,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         report,
         results,
     )
-    from ._typing import FindingsLike, PathLike, RNGLike
+    from ._typing import FindingsLike, PathLike, RNGLike, Studies
     from .agreement import AgreementResult, agreement_scores, cohen_kappa, compute_agreement
     from .bootstrap import BootstrapResult, ResamplingPlan, draw_plan
     from .classification import AUCResult, compare_auc, delong_test, evaluate_auc, roc_auc_score
@@ -164,7 +167,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         patient_split,
         read_split_lists,
     )
-    from .executor import get_executor
+    from .executor import ExecutorLike, get_executor
     from .fusion import FusionResult, fuse_labels, get_fusion, list_fusion
     from .iqa import get_metric, list_metrics, score_pairs
     from .labels import (

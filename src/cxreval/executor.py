@@ -13,8 +13,8 @@ executor's business and nobody else's:
 Every executor says whether it runs in this process (``in_process``: then work may read arrays in memory
 and report progress item by item) and takes an ``on_item`` callback, called with each item as its result
 comes in (the :class:`Executor` protocol). Any object with a ``map(func, items)`` method returning the
-results in the order of ``items`` plugs in the same way (:func:`get_executor` adds what it lacks);
-:func:`get_executor` turns a spec into one and
+results in the order of ``items`` plugs in the same way (:func:`get_executor` adds what it lacks); every
+public ``executor=`` is an :data:`ExecutorLike`, which :func:`get_executor` turns into one, and
 :func:`open_executor` does the same as a context manager that closes whatever the executor started (a Dask
 ``LocalCluster`` and its worker processes), also on an error or Ctrl-C. The specs, as the CLI's ``--executor``:
 
@@ -48,8 +48,7 @@ Examples
 ProcessExecutor(max_workers=2)
 >>> get_executor(None) == SerialExecutor()
 True
->>> seen = []
->>> ex.map(abs, [-2, 1], on_item=seen.append), seen
+>>> seen = []; ex.map(abs, [-2, 1], on_item=seen.append), seen
 ([2, 1], [-2, 1])
 """
 
@@ -60,22 +59,14 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeAlias, Union, runtime_checkable
 
 from ._typing import SupportsMap
 from .exceptions import DataUnavailableError, InvalidParameterError
 
 __all__ = [
-    "EXECUTOR_SPECS",
-    "DASK_CONNECT_TIMEOUT_S",
-    "Executor",
-    "OnItem",
-    "SerialExecutor",
-    "ProcessExecutor",
-    "DaskExecutor",
-    "get_executor",
-    "open_executor",
-    "chunk_items",
+    "EXECUTOR_SPECS", "DASK_CONNECT_TIMEOUT_S", "Executor", "ExecutorLike", "OnItem", "SerialExecutor",
+    "ProcessExecutor", "DaskExecutor", "get_executor", "open_executor", "chunk_items",
 ]
 
 _CHUNKS_PER_WORKER = 4
@@ -114,6 +105,10 @@ class Executor(Protocol):
 
     def map(self, func: Callable[[Any], Any], items: Iterable[Any], *, on_item: OnItem | None = None) -> list[Any]:
         ...
+
+
+ExecutorLike: TypeAlias = Union[Executor, SupportsMap, str, None]
+"""What every public ``executor=`` accepts, normalised by :func:`get_executor` (a spec string: its ``spec``)."""
 
 
 class SerialExecutor:
@@ -459,7 +454,7 @@ def _spec_count(spec: str, arg: str, prefix: str = "process:") -> int:
     return n
 
 
-def get_executor(spec: Executor | SupportsMap | str | None = None) -> Executor:
+def get_executor(spec: ExecutorLike = None) -> Executor:
     """An executor from a spec.
 
     Parameters

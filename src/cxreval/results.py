@@ -90,6 +90,29 @@ class ReadResult:
 __all__ += ["ReadResult", "readonly"]
 
 
+def as_table(value: object, *, name: str, func: str) -> pd.DataFrame:
+    """The DataFrame an analysis takes, from what a reader or loader returns.
+
+    ``value`` may be a DataFrame, a :class:`ReadResult` (its ``table``) or a list or tuple of them
+    (concatenated in order, with a fresh index). Anything else is an :class:`InvalidParameterError` naming
+    ``name`` and ``func``. The tables are not copied or changed otherwise.
+    """
+    from .exceptions import InvalidParameterError
+
+    if isinstance(value, pd.DataFrame):
+        return value
+    if isinstance(value, ReadResult):
+        return value.table
+    if isinstance(value, (list, tuple)) and value:
+        parts = [as_table(part, name=name, func=func) for part in value]
+        return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    got = f"an empty {type(value).__name__}" if isinstance(value, (list, tuple)) else type(value).__name__
+    raise InvalidParameterError(f"{func}: {name} must be a DataFrame, a ReadResult or a list of them; got {got}.")
+
+
+__all__ += ["as_table"]
+
+
 class TableResult:
     """Mixin for a frozen result that owns its files: ``FILES`` and ``COLUMNS`` are class constants.
 
@@ -104,8 +127,12 @@ class TableResult:
     COLUMNS: ClassVar[tuple[str, ...]] = ()
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The tables :meth:`save` writes, by the names of ``FILES``."""
-        raise NotImplementedError
+        """The tables :meth:`save` writes, by the names of ``FILES``: by default the one file of ``FILES``
+        holds ``table``; a result with more files overrides this."""
+        if len(self.FILES) != 1:
+            raise NotImplementedError(f"{type(self).__name__} has {len(self.FILES)} files: it defines tables()")
+        (name,) = self.FILES
+        return {name: self.table}  # type: ignore[attr-defined]
 
     def save(self, folder: PathLike) -> dict[str, Path]:
         """Write every table of ``FILES`` into ``folder`` (CSV + Parquet); return ``{name: csv path}``."""
@@ -123,8 +150,9 @@ class TableResult:
         raise NotImplementedError(f"{cls.__name__} draws no figure of a table alone")
 
     def _figure(self) -> Any:
-        """The result's figure (a :class:`plotly.graph_objects.Figure`); each subclass draws its own."""
-        raise NotImplementedError(f"{type(self).__name__} has no figure")
+        """The result's figure (a :class:`plotly.graph_objects.Figure`): by default :meth:`figure` of
+        ``table``; a result whose figure needs more than its table overrides this."""
+        return type(self).figure(self.table)  # type: ignore[attr-defined]
 
     def plot(self) -> Any:
         """A Plotly :class:`~plotly.graph_objects.Figure` of the result's main table (at least one trace).
