@@ -42,7 +42,7 @@ from sklearn.metrics import roc_auc_score
 
 from cxreval.bootstrap import summarize_distribution
 from cxreval.classification import evaluate_auc_prepared, prepare_inputs
-from cxreval.labels import binarize
+from cxreval.schema import binarize
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

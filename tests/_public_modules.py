@@ -1,6 +1,6 @@
 """The public modules of cxreval and their ``__all__``, for the surface tests (test_public_names, test_conventions).
 
-A module is public when no component of its dotted path starts with ``_`` (``cxreval.labels.long`` is,
+A module is public when no component of its dotted path starts with ``_`` (``cxreval.datasets.nih`` is,
 ``cxreval.labels._codes`` is not); the top-level ``cxreval`` (lazy re-exports of the jobs) is left aside.
 """
 
@@ -23,7 +23,7 @@ def is_public(name: str) -> bool:
 
 
 def package_of(module: str) -> str:
-    """The top-level package of a module: ``cxreval.labels.long`` -> ``labels``."""
+    """The top-level package of a module: ``cxreval.datasets.nih`` -> ``datasets``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
 

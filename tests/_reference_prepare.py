@@ -12,7 +12,8 @@ import pandas as pd
 from cxreval._validation import check_choice
 from cxreval.exceptions import InvalidParameterError, SchemaError
 from cxreval.findings import canonical_finding
-from cxreval.labels import binarize, validate_label_table, validate_model_groups, validate_predictions
+from cxreval.labels import validate_label_table, validate_model_groups, validate_predictions
+from cxreval.schema import binarize
 
 DEFAULT_GROUP = "default"
 

@@ -70,30 +70,30 @@ CASES = [
     ("cxreval.labels:validate_label_table", {"df": lambda t: _labels()}, {"require_patient": lambda t: True},
      ["df"]),
     ("cxreval.labels:validate_predictions", {"df": lambda t: _preds()}, {}, ["df"]),
-    ("cxreval.labels:binarize", {"states": lambda t: ["positive"]},
+    ("cxreval.schema:binarize", {"states": lambda t: ["positive"]},
      {"policy": lambda t: "exclude", "not_mentioned": lambda t: "negative"}, ["states", "policy", "not_mentioned"]),
-    ("cxreval.labels:parse_states", {"values": lambda t: ["positive"]}, {}, ["values"]),
+    ("cxreval.schema:parse_states", {"values": lambda t: ["positive"]}, {}, ["values"]),
     ("cxreval.labels:read_labels", {"path": _long}, {}, ["path"]),
     ("cxreval.labels:read_predictions", {"path": lambda t: t / "p.csv"}, {}, ["path"]),
     ("cxreval.classification:prepare_from_files", {"predictions": _pred_file, "labels": _long}, {},
      ["predictions", "labels", "state_encoding", "references", "policy"]),
     ("cxreval.labels:read_wide_labels", {"path": _wide}, {"source": lambda t: "x"}, ["path", "source"]),
-    ("cxreval.datasets.splits:patient_split", {"table": lambda t: _meta()},
+    ("cxreval.datasets:patient_split", {"table": lambda t: _meta()},
      {"fractions": lambda t: (0.5, 0.5), "names": lambda t: ("a", "b"), "rng": lambda t: 0,
       "stratify": lambda t: None},
      ["table", "fractions", "names", "rng", "stratify"]),
-    ("cxreval.datasets.splits:image_split", {"table": lambda t: _meta()}, {"fractions": lambda t: (0.5, 0.5),
+    ("cxreval.datasets:image_split", {"table": lambda t: _meta()}, {"fractions": lambda t: (0.5, 0.5),
                                                                  "rng": lambda t: 0},
      ["table", "fractions", "rng"]),
-    ("cxreval.datasets.splits:audit_split", {"splits": lambda t: {"x": ["a"]}, "metadata": lambda t: _meta()}, {},
+    ("cxreval.datasets:audit_split", {"splits": lambda t: {"x": ["a"]}, "metadata": lambda t: _meta()}, {},
      ["splits", "metadata"]),
-    ("cxreval.datasets.splits:read_split_lists", {"directory": _split_dir}, {}, ["directory"]),
+    ("cxreval.datasets:read_split_lists", {"directory": _split_dir}, {}, ["directory"]),
     ("cxreval.datasets:list_datasets", {}, {"pattern": lambda t: "*", "kind": lambda t: None}, ["pattern", "kind"]),
     ("cxreval.datasets:load_dataset", {"name": lambda t: "openi"}, {"path": lambda t: t / "missing.tgz"},
      ["name", "path"]),
-    ("cxreval.datasets.fetch:metadata_path", {"name": lambda t: "BBox_List_2017.csv.gz"},
+    ("cxreval.datasets:metadata_path", {"name": lambda t: "BBox_List_2017.csv.gz"},
      {"path": lambda t: t / "x.csv"}, ["name", "path"]),
-    ("cxreval.datasets.fetch:fetch_metadata", {}, {"cache_dir": lambda t: t, "from_wheel": lambda t: t / "w.whl"},
+    ("cxreval.datasets:fetch_metadata", {}, {"cache_dir": lambda t: t, "from_wheel": lambda t: t / "w.whl"},
      ["cache_dir", "from_wheel"]),
     ("cxreval.datasets.openi:read_openi_reports", {"path": lambda t: t / "x.tgz"},
      {"require_images": lambda t: False}, ["path", "require_images"]),
@@ -140,7 +140,7 @@ def _public_modules() -> list[str]:
 
 def test_every_public_module_declares_all():
     modules = _public_modules()
-    assert {"cxreval.labels", "cxreval.datasets.fetch", "cxreval.cli.data", "cxreval.iqa.degrade"} <= set(modules)
+    assert {"cxreval.labels", "cxreval.datasets.nih", "cxreval.cli.data", "cxreval.iqa.degrade"} <= set(modules)
     problems = []
     for mod in modules:
         try:

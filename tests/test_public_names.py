@@ -14,19 +14,32 @@ from __future__ import annotations
 
 import inspect
 from collections import defaultdict
+from pathlib import Path
 
 from _public_modules import defined_names, exported, package_of, public_modules
 
-PENDING: tuple[str, ...] = ("agreement", "classification", "datasets", "demo", "fusion", "io", "iqa", "labeller",
-                            "labels", "latent", "localization", "planning", "predict", "ranking", "reader", "report",
-                            "schema")
+PENDING: tuple[str, ...] = ("agreement", "classification", "demo", "fusion", "iqa", "labeller", "latent",
+                            "localization", "planning", "predict", "ranking", "reader")
+
+
+def _defines_privately(module: str, name: str) -> bool:
+    """Whether a package defines ``name`` in one of its private modules (``pkg/_x.py``), which it re-exports."""
+    mod = public_modules()[module]
+    for path in getattr(mod, "__path__", ()):
+        for file in Path(path).glob("_*.py"):
+            if file.stem != "__init__" and name in defined_names(f"{module}.{file.stem}"):
+                return True
+    return False
 
 
 def _owner(name: str, obj: object, modules: list[str]) -> str | None:
-    """The module of ``modules`` that is the home of ``obj``: the one defining it, else the one it came from."""
+    """The module of ``modules`` that is the home of ``obj``: the one defining it (itself or in a private module
+    of its package), else the one it came from."""
+    privately = [m for m in modules if _defines_privately(m, name)]
     defining = [m for m in modules if name in defined_names(m)]
-    if len(defining) == 1:
-        return defining[0]
+    for found in (privately, defining):
+        if len(found) == 1:
+            return found[0]
     origin = getattr(obj, "__module__", None) if inspect.isclass(obj) or callable(obj) else None
     return origin if origin in modules else None
 

@@ -29,7 +29,7 @@ from cxreval.agreement import (
     compute_omissions,
     compute_prevalence,
 )
-from cxreval.report.sections import KINDS, build_sections, detect_kinds, result_files
+from cxreval.report import KINDS, build_sections, detect_kinds, result_files
 from cxreval.results import TableResult
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"

@@ -142,7 +142,7 @@ def _build(name: str, tmp: Path):
         from cxreval.fusion import fuse_and_compare
         return fuse_and_compare(_coded_labels(), ["Rep1", "Rep2"], ["mv", "ds"], adjudicated="CR", rng=0)
     if name == "DatasetExport":
-        from cxreval.datasets.export import export_dataset
+        from cxreval.datasets import export_dataset
         return export_dataset("chestxray14", _data_entry(tmp))
     if name == "DatasetAudit":
         from cxreval.datasets.audit import audit_chestxray14

@@ -144,7 +144,8 @@ def header_check(ctx: Context) -> Figures:
 
 def atomic_outputs(ctx: Context) -> Figures:
     from cxreval.datasets.mirror import default_mirror
-    from cxreval.demo import SECTIONS, run_demo
+    from cxreval.demo import run_demo
+    from cxreval.demo.sections import SECTIONS
     from cxreval.outputs import output_folder
 
     sections = ctx.size(["audit"], None)

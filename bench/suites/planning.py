@@ -44,7 +44,7 @@ def _chexpert_tables():
 def _consensus_auc(labels: pd.DataFrame, preds: pd.DataFrame) -> pd.Series:
     from sklearn.metrics import roc_auc_score
 
-    from cxreval.labels import binarize
+    from cxreval.schema import binarize
 
     cons = labels[labels["source"] == "consensus"].assign(y=lambda t: binarize(t["state"]))
     out = {}

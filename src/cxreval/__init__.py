@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 # public name -> the submodule (relative to cxreval) that defines it; imported on first access
 _LAZY_ATTRS: dict[str, str] = {
     # label tables and results
-    "LabelState": "labels", "binarize": "labels", "read_labels": "labels", "read_wide_labels": "labels",
+    "LabelState": "schema", "binarize": "schema", "read_labels": "labels", "read_wide_labels": "labels",
     "validate_label_table": "labels", "validate_predictions": "labels",
     "ConfidenceInterval": "results", "ReadReport": "results", "ReadResult": "results",
     # classification, bootstrap, ranking
@@ -170,18 +170,12 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from .executor import ExecutorLike, get_executor
     from .fusion import FusionResult, fuse_labels, get_fusion, list_fusion
     from .iqa import get_metric, list_metrics, score_pairs
-    from .labels import (
-        LabelState,
-        binarize,
-        read_labels,
-        read_wide_labels,
-        validate_label_table,
-        validate_predictions,
-    )
+    from .labels import read_labels, read_wide_labels, validate_label_table, validate_predictions
     from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
     from .ranking import RankingStabilityResult, compare_rankings, compare_table_rankings, load_xqa_auc_table
     from .report import write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
+    from .schema import LabelState, binarize
 
 
 def __getattr__(name: str) -> Any:

@@ -18,7 +18,8 @@ from cxreval.classification import (
     prepare_inputs,
 )
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.labels import read_label_tables, read_prediction_tables, streaming
+from cxreval.labels import _streaming as streaming
+from cxreval.labels import read_label_tables, read_prediction_tables
 
 FINDINGS = ["Atelectasis", "Pleural Effusion", "Edema", "Cardiomegaly"]  # 'Pleural Effusion' -> 'Effusion'
 STATES = np.array(["negative", "uncertain", "positive", "not_mentioned", "missing"], dtype=object)

@@ -32,7 +32,7 @@ from cxreval.ranking import (
     compare_rankings,
 )
 from cxreval.ranking.published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
-from cxreval.report.sections import build_sections, detect_kinds
+from cxreval.report import build_sections, detect_kinds
 
 
 def _tables(n: int = 60, n_models: int = 4, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -27,7 +27,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "iqa-score": "cxreval.iqa.score_pair_batches",
     "iqa-agree": "cxreval.iqa.expert.zscores",
     "iqa-compare": "cxreval.iqa.compare_metrics",
-    "data-split": "cxreval.datasets.splits.patient_split",
+    "data-split": "cxreval.datasets.patient_split",
     "data-audit": "cxreval.datasets.audit.audit_chestxray14",
     "data-export": "cxreval.datasets.load_dataset",
     "demo": "cxreval.demo.run_demo",

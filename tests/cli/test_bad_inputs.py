@@ -447,7 +447,7 @@ def test_header_is_checked_before_any_data_block(tmp_path: Path, capsys: pytest.
     """A missing or renamed column is refused from the header alone: no data block of any table is read."""
     import cxreval.labels._common as common
     import cxreval.labels._files as files
-    import cxreval.labels.streaming as streaming
+    import cxreval.labels._streaming as streaming
 
     args = command_args(name, tmp_path / "in")
     if fault == "no-score" and "-p" not in args:

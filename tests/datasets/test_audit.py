@@ -164,7 +164,7 @@ def test_acceptance_official_split_and_random_image_split(real, metadata_dir):
     assert sizes.loc["official_train_val", "n_studies"] == 86_524
     assert sizes.loc["official_test", "n_studies"] == 25_596
     assert real.split.n_shared_patients == 0 and not real.split.leaks
-    # a random image-level 80/20 split (drawn here, independently of cxreval.datasets.splits) leaks patients
+    # a random image-level 80/20 split (drawn here, independently of cxreval.datasets.patient_split) leaks patients
     de = pd.read_csv(metadata_dir / "Data_Entry_2017_v2020.csv.gz")
     gen = np.random.default_rng(0)
     test = gen.random(len(de)) < 0.2

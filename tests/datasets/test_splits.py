@@ -1,4 +1,4 @@
-"""Tests of cxreval.datasets.splits: seeded patient-level splits, split list files, leakage audit."""
+"""Tests of cxreval.datasets: seeded patient-level splits, split list files, leakage audit."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.datasets.splits import (
+from cxreval.datasets import (
     audit_split,
     image_split,
     patient_split,

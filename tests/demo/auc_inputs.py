@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cxreval.demo import CHEXPERT_COMPETITION
 from cxreval.demo.data import (
+    CHEXPERT_COMPETITION,
     DemoContext,
     chexpert_labels,
     chexpert_predictions,

@@ -18,7 +18,9 @@ import pandas as pd
 import pytest
 
 from cxreval.cli.main import main
-from cxreval.demo import CHEXPERT_MODELS, SECTIONS, run_demo
+from cxreval.demo import run_demo
+from cxreval.demo.data import CHEXPERT_MODELS
+from cxreval.demo.sections import SECTIONS
 from cxreval.exceptions import InvalidParameterError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from cxreval.cli.main import main
-from cxreval.demo import SECTIONS
+from cxreval.demo.sections import SECTIONS
 
 from .test_recorded_commands import PENDING, RECORDED
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from cxreval.cli.main import main
-from cxreval.demo import CHEXPERT_BENCH_READERS, CHEXPERT_COMPETITION, CHEXPERT_GT_READERS
+from cxreval.demo.data import CHEXPERT_BENCH_READERS, CHEXPERT_COMPETITION, CHEXPERT_GT_READERS
 from cxreval.fusion import FusionResult
 from cxreval.labels import read_wide_labels, write_labels
 

@@ -96,7 +96,7 @@ def test_state_share_ratios_by_hand():
 def test_fuse_cli_writes_warnings_and_report_shows_them(low_prevalence, tmp_path):
     from cxreval.cli.main import main
     from cxreval.labels import write_labels
-    from cxreval.report.html import render_report
+    from cxreval.report import render_report
 
     ann, _ = low_prevalence
     table = ann.assign(finding="Nodule")

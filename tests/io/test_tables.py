@@ -47,7 +47,7 @@ def test_markdown_table_right_aligned_columns():
 
 def test_split_sizes_and_labeller_tables_use_the_one_renderer():
     """LeakageAudit.sizes_markdown and reports.prf_markdown, hand-worked (formerly hand-rolled '| ' joins)."""
-    from cxreval.datasets.splits import audit_split
+    from cxreval.datasets import audit_split
     from cxreval.labeller import PRF_COLUMNS, prf_markdown
 
     meta = pd.DataFrame({"study_id": [f"s{i}" for i in range(5)], "patient_id": ["p0", "p0", "p1", "p2", "p3"]})

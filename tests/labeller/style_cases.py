@@ -13,7 +13,7 @@ import pandas as pd
 import yaml
 
 from cxreval.labeller import CONVENTIONS, DEFAULT_CONVENTIONS, label_reports, load_rules
-from cxreval.labels import STATE_NAMES
+from cxreval.schema import STATE_NAMES
 
 CASES = Path(__file__).resolve().parent / "style_cases.yaml"
 STATES = {v: k for k, v in STATE_NAMES.items()}  # code -> name

@@ -9,9 +9,7 @@ import pytest
 
 from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError
 from cxreval.labels import (
-    binarize,
     label_matrix,
-    parse_states,
     read_labels,
     read_predictions,
     read_wide_labels,
@@ -20,6 +18,7 @@ from cxreval.labels import (
     validate_model_groups,
     validate_predictions,
 )
+from cxreval.schema import binarize, parse_states
 
 HEADER = "study_id,patient_id,finding,source,state\n"
 

@@ -11,21 +11,18 @@ import pytest
 
 from cxreval.exceptions import SchemaError
 from cxreval.labels import (
-    LabelState,
-    binarize,
     label_matrix,
-    parse_states,
     read_labels,
     read_predictions,
     read_wide_labels,
     read_wide_predictions,
-    state_names,
     to_wide,
     validate_label_table,
     write_labels,
     write_predictions,
     write_wide_labels,
 )
+from cxreval.schema import LabelState, binarize, parse_states, state_names
 
 SMALL_WIDE = (
     "Study,Sex,No Finding,Cardiomegaly,Pleural Effusion,Edema,Lung Opacity\n"

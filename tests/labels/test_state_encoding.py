@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from cxreval.cli.main import main
 from cxreval.exceptions import SchemaError
-from cxreval.labels import decode_states, read_label_tables, read_labels, read_wide_labels
+from cxreval.labels import read_label_tables, read_labels, read_wide_labels
+from cxreval.schema import decode_states
 
 FINDINGS = ["Atelectasis", "Cardiomegaly", "Consolidation", "Edema", "Pleural Effusion"]
 

@@ -81,7 +81,7 @@ def test_afp_denominators_in_evaluate(afp_case):
            for d in ("pairs", "box_images", "boxes")}
     # boxes the extra Atelectasis map on im2 gives, per threshold (all false positives)
     extra = heatmaps_to_boxes(maps["im2.png/Atelectasis"][None], thresholds=(60.0, 180.0)).boxes
-    n_extra = {"60": len(extra[0][0]), "180": len(extra[1][0])}  # the threshold column is text (cxreval.schema.boxes)
+    n_extra = {"60": len(extra[0][0]), "180": len(extra[1][0])}  # the threshold column is text (cxreval.schema)
     assert min(n_extra.values()) >= 1
     key = ["finding", "threshold", "T"]
     p = res["pairs"].table.set_index(key)

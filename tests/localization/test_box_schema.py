@@ -32,7 +32,7 @@ from cxreval.localization import (
     simulate_localization_on_boxes,
 )
 from cxreval.localization.synthetic import coverage
-from cxreval.report.sections import detect_kinds
+from cxreval.report import detect_kinds
 
 VINDR = ("image_id,class_name,class_id,rad_id,x_min,y_min,x_max,y_max\n"
          "a,Cardiomegaly,3,R8,100,200,300,500\n"

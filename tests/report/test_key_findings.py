@@ -13,8 +13,14 @@ import pytest
 
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError
-from cxreval.report import Thresholds, build_sections, key_finding, load_thresholds, render_report
-from cxreval.report.thresholds import LANDIS_KOCH
+from cxreval.report import (
+    LANDIS_KOCH,
+    Thresholds,
+    build_sections,
+    key_finding,
+    load_thresholds,
+    render_report,
+)
 
 
 @pytest.fixture()

@@ -300,7 +300,7 @@ def test_suggested_help_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
             assert code == 0, cmd
         else:
             assert argv[1:3] == ["demo", "--out"] and argv[4] == "--section"
-            from cxreval.demo import SECTIONS
+            from cxreval.demo.sections import SECTIONS
 
             assert argv[5] in [s.key for s in SECTIONS]
 

@@ -25,14 +25,13 @@ from cxreval.agreement import (
 from cxreval.agreement.pairs import SourceGrids, paired_states, prepare_labels
 from cxreval.exceptions import InvalidParameterError
 from cxreval.fusion import fuse_labels
-from cxreval.labels import (
-    LABEL_COLUMNS,
+from cxreval.labels import LABEL_COLUMNS, PREDICTION_COLUMNS, validate_label_table
+from cxreval.schema import (
     MACRO,
     MICRO,
     NOT_MENTIONED_POLICIES,
     ORDINAL_STATES,
     POLICIES,
-    PREDICTION_COLUMNS,
     REPORT_STATES,
     STATE_NAMES,
     SUMMARY_ROWS,
@@ -40,11 +39,10 @@ from cxreval.labels import (
     LabelState,
     binarize,
     resolve_not_mentioned,
-    validate_label_table,
 )
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "cxreval"
-OWNERS = {"schema/states.py", "schema/columns.py"}
+OWNERS = {"schema/_states.py", "schema/_columns.py"}
 """The modules allowed to spell the mapping: the label states and the column names."""
 
 PENDING = {

@@ -31,8 +31,8 @@ import pandas as pd
 
 from .._typing import FindingsLike
 from ..exceptions import SchemaError
-from ..labels import SOURCE
 from ..results import TableResult
+from ..schema import SOURCE
 from .omissions import FlowsResult, OmissionsResult, compute_flows
 from .pairs import AgreementTableResult, SourcePairs, compute_agreement, parse_pairs
 from .prevalence import PrevalenceResult, compute_prevalence

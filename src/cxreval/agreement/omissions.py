@@ -38,9 +38,8 @@ from .._typing import FindingsLike
 from .._validation import check_choice
 from ..exceptions import SchemaError
 from ..io import markdown_table
-from ..labels import FINDING, LabelPolicy
 from ..results import TableResult, readonly
-from ..schema import check_columns
+from ..schema import FINDING, LabelPolicy, check_columns
 from .pairs import SourceGrids, SourcePairs, expand_findings, paired_states, parse_pairs, prepare_labels
 from .scores import STATE_ORDER, confusion_counts
 

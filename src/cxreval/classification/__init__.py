@@ -42,7 +42,7 @@ Examples
 
 from __future__ import annotations
 
-from ..labels import MACRO, MICRO
+from ..schema import MACRO, MICRO
 from .auc_score import roc_auc_score, weighted_auc
 from .comparison import DeLongResult, PairedComparisonResult, compare_auc, delong_test
 from .evaluate import evaluate_auc, evaluate_auc_prepared

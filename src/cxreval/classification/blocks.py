@@ -20,8 +20,8 @@ from .._validation import check_positive_int
 from ..bootstrap import ResamplingPlan, draw_plan, shard_size_for, summarize_distribution
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
 from ..executor import Executor, get_executor
-from ..labels import MACRO, MICRO
 from ..progress import NoProgress, Progress
+from ..schema import MACRO, MICRO
 from ._kernel import BlockInputs, map_blocks, positive_weights
 from .inputs import PreparedInputs
 from .result import (

@@ -18,20 +18,9 @@ import pandas as pd
 from .._validation import check_choice
 from ..bootstrap import BootstrapResult, percentile_ci
 from ..exceptions import InvalidParameterError
-from ..labels import (
-    FINDING,
-    MACRO,
-    MICRO,
-    MODEL,
-    SCORE,
-    SOURCE,
-    STATE,
-    STUDY_ID,
-    LabelPolicy,
-    validate_label_table,
-    validate_predictions,
-)
+from ..labels import validate_label_table, validate_predictions
 from ..results import TableResult
+from ..schema import FINDING, MACRO, MICRO, MODEL, SCORE, SOURCE, STATE, STUDY_ID, LabelPolicy
 from ._kernel import binary_labels, finite_scores
 
 if TYPE_CHECKING:

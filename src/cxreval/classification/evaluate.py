@@ -19,8 +19,8 @@ from ..bootstrap import ResamplingPlan
 from ..exceptions import InvalidParameterError
 from ..executor import Executor, get_executor
 from ..findings import VocabularyMapping
-from ..labels import POLICIES
 from ..progress import Progress, as_progress
+from ..schema import POLICIES
 from .blocks import evaluate_prepared
 from .inputs import PreparedInputs, prepare_inputs
 from .result import AUCResult

@@ -20,10 +20,8 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..finding_maps import read_finding_map
 from ..findings import VocabularyMapping, canonical_finding
 from ..labels import (
-    POLICIES,
     LabelScan,
     PredictionScan,
-    binarize,
     check_label_headers,
     check_prediction_headers,
     read_prediction_tables,
@@ -34,6 +32,7 @@ from ..labels import (
     validate_model_groups,
     validate_predictions,
 )
+from ..schema import POLICIES, binarize
 from ._maps import map_label_scan, map_prediction_scan
 from .result import DEFAULT_GROUP, NO_EFFECT
 from .soft_labels import apply_soft_labels, read_soft_labels, soft_labels_from_frame

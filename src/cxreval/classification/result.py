@@ -3,7 +3,7 @@
 :class:`AUCResult` writes ``auc``, ``counts`` and ``dropped`` (CSV + Parquet, :meth:`AUCResult.save`) and renders
 the Markdown of ``cxreval classify``'s ``summary.md`` (:meth:`AUCResult.summary`); :class:`AUCTableResult` is a
 table of point AUCs without bootstrap (read from a file or published, see :func:`cxreval.ranking.published.read_auc_table`)
-and writes ``auc``. The report reads these ``FILES`` and ``COLUMNS`` (:mod:`cxreval.report.sections`).
+and writes ``auc``. The report reads these ``FILES`` and ``COLUMNS`` (:mod:`cxreval.report`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from ..exceptions import InvalidParameterError
 from ..finding_maps import finding_map_table
 from ..findings import VocabularyMapping, canonical_finding
 from ..io import markdown_table
-from ..labels import FINDING, MACRO, MICRO, STUDY_ID
 from ..results import TableResult, readonly
+from ..schema import FINDING, MACRO, MICRO, STUDY_ID
 from ._kernel import BlockInputs, block_indices, soft_auc_rows, soft_block_labels
 from .soft_labels import SOFT_AUC_MEANING
 

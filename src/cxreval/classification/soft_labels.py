@@ -30,7 +30,7 @@ import pandas as pd
 from .._validation import cell_location
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
-from ..io.read import read_table, table_parts
+from ..io import read_table, table_parts
 from ..schema import FINDING, P_POSITIVE, SOURCE, STUDY_ID
 
 if TYPE_CHECKING:

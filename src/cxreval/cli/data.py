@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from ..datasets.fetch import fetch_metadata
+from ..datasets import fetch_metadata
 from ..exceptions import InvalidParameterError, SchemaError
 from ._common import (
     check_folder_option,
@@ -167,11 +167,11 @@ def split(
     \b
         cxreval data split chestxray14 --fractions 0.7,0.1,0.2 --stratify Edema --seed 0 -o my-split
     """
-    from ..datasets import nih
-    from ..datasets.splits import (
+    from ..datasets import (
         audit_split,
         check_split_names,
         image_split,
+        nih,
         patient_split,
         write_split_lists,
     )

@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ..demo import SECTIONS
 from ..demo.data import MIRROR_LAYOUT
+from ..demo.sections import SECTIONS
 from ..outputs import check_output_path
 from ._common import check_folder_option, echo_json, out_option, overwrite_option, seed_option
 

@@ -50,7 +50,7 @@ def synth(
         raise SchemaError(f"--images {str(images)!r} is not a folder of radiographs.")
     path = None
     if real_boxes is not None:
-        from ..datasets.fetch import metadata_path
+        from ..datasets import metadata_path
 
         path = metadata_path("BBox_List_2017.csv.gz") if real_boxes == "auto" else Path(real_boxes)
         check_inputs(("--real-boxes", path), kind="file")

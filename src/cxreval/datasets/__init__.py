@@ -1,6 +1,6 @@
 """Dataset loaders (one module per source), the public-metadata fetcher, splits and audits.
 
-Every loader is registered by name in :data:`DATA_LOADERS` (:mod:`cxreval.datasets.registry`, as crowd-kit's
+Every loader is registered by name in :data:`DATA_LOADERS` (``datasets/_registry.py``, as crowd-kit's
 ``DATA_LOADERS``):
 :func:`list_datasets` lists the names and :func:`load_dataset` calls a loader with a uniform signature
 ``load_dataset(name, path=None, *, cache_dir=None, **kwargs)`` and always returns a
@@ -17,10 +17,22 @@ True
 ['study_id', 'patient_id', 'finding', 'source', 'state']
 """
 
-from .export import DatasetExport, export_dataset
-from .fetch import METADATA_FILES, FetchResult, fetch_metadata, metadata_path, resolve_cache_dir
-from .registry import DATA_LOADERS, DatasetSpec, UnknownDatasetError, get_spec, list_datasets, load_dataset
-from .splits import (
+from ._export import DatasetExport, export_dataset
+from ._fetch import (
+    METADATA_FILES,
+    WHEEL_FILE,
+    WHEEL_NAME,
+    WHEEL_SHA256,
+    WHEEL_SIZE,
+    WHEEL_VERSION,
+    FetchResult,
+    fetch_metadata,
+    metadata_path,
+    quiet_pooch,
+    resolve_cache_dir,
+)
+from ._registry import DATA_LOADERS, DatasetSpec, UnknownDatasetError, get_spec, list_datasets, load_dataset
+from ._splits import (
     DEFAULT_FRACTIONS,
     DEFAULT_NAMES,
     LeakageAudit,
@@ -34,6 +46,7 @@ from .splits import (
 )
 
 __all__ = [
+    "WHEEL_NAME", "WHEEL_VERSION", "WHEEL_FILE", "WHEEL_SHA256", "WHEEL_SIZE", "quiet_pooch",
     "METADATA_FILES", "FetchResult", "resolve_cache_dir", "fetch_metadata", "metadata_path",
     "DatasetSpec", "DATA_LOADERS", "UnknownDatasetError", "list_datasets", "load_dataset", "get_spec",
     "DatasetExport", "export_dataset",

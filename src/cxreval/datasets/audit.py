@@ -7,7 +7,7 @@
 - radiologist boxes per finding and the images that carry them (and how many of those images carry the
   boxed finding in the text-mined labels);
 - optionally a split (a folder of ``*list.txt`` files, or a ``study_id, split`` table): images and
-  patients per part and patients shared between parts (see :func:`cxreval.datasets.splits.audit_split`);
+  patients per part and patients shared between parts (see :func:`cxreval.datasets.audit_split`);
 - beside these, ChestX-ray8's published counts (:data:`CHESTXRAY8_PUBLISHED`, the CVPR 2017 paper [1]_:
   108,948 images of 32,717 patients, 24,636 with one of the eight findings, 84,312 normal, and its Table 1
   images per finding), in ``published_counts``, beside the audited counts on the same eight findings: the
@@ -49,14 +49,15 @@ import numpy as np
 import pandas as pd
 
 from .._typing import PathLike
+from .._validation import check_path
 from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
 from ..io import markdown_table, write_summary, write_table
 from ..results import TableResult
 from ..schema import check_columns
 from . import nih
-from .fetch import check_path, metadata_path
-from .splits import LeakageAudit, audit_split, read_split_lists
+from ._fetch import metadata_path
+from ._splits import LeakageAudit, audit_split, read_split_lists
 
 __all__ = ["BBOX_FILE", "DatasetAudit", "audit_chestxray14", "audit_mimic_cxr", "audit_summary", "write_audit", "count_boxes",
            "PublishedCounts", "CHESTXRAY8_PUBLISHED", "PUBLISHED_COLUMNS"]
@@ -310,7 +311,7 @@ def audit_chestxray14(*, path: PathLike | None = None,
         A ``BBox_List_2017.csv[.gz]``; default the fetched copy.
     split_dir : path, optional
         A folder of ``*list.txt`` files, one split part per file (see
-        :func:`cxreval.datasets.splits.read_split_lists`).
+        :func:`cxreval.datasets.read_split_lists`).
     splits : pandas.DataFrame, optional
         A ``study_id, split`` table instead of ``split_dir`` (e.g. a generated split).
     cache_dir : path, optional
@@ -384,7 +385,7 @@ def audit_mimic_cxr(*, split_dir: PathLike, path: PathLike | None = None) -> Dat
     (``train``, ``validate``, ``test``). The audit counts images and patients, the images per view (with the
     metadata file) and per finding positive under the CheXpert labeler (an image carries its study's
     labels; with ``mimic-cxr-2.0.0-chexpert.csv.gz``), and audits the split at the study level with
-    :func:`cxreval.datasets.splits.audit_split`: a patient whose studies lie in two parts, or a study whose
+    :func:`cxreval.datasets.audit_split`: a patient whose studies lie in two parts, or a study whose
     images lie in two parts, is leakage. The published split is patient-level (0 shared patients).
 
     Parameters

@@ -8,10 +8,10 @@
   :func:`cxreval.datasets.vindr.read_vindr_boxes`: one box per reader, ``source`` = reader id), the file of
   the registered ``vindr_boxes`` dataset;
 - a box table in cxreval's schema (``.csv`` or ``.parquet``): the columns
-  :data:`cxreval.schema.boxes.BOX_COLUMNS` ``study_id, finding, [source,] x_min, y_min, x_max, y_max``,
+  :data:`cxreval.schema.BOX_COLUMNS` ``study_id, finding, [source,] x_min, y_min, x_max, y_max``,
   e.g. a table saved from :func:`read_nih_boxes` or :func:`read_vindr_boxes`.
 
-Every format becomes the same table (:func:`cxreval.schema.boxes.check_box_table`).
+Every format becomes the same table (:func:`cxreval.schema.check_box_table`).
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
-from ..io.read import read_table
+from ..io import read_table
 from ..results import ReadReport, ReadResult
-from ..schema.boxes import BOX_COORDS, check_box_table
-from ..schema.columns import FINDING
+from ..schema import BOX_COORDS, FINDING, check_box_table
 from .nih_boxes import NIH_HEADER, read_nih_boxes
 from .vindr import VINDR_COLUMNS, read_vindr_boxes
 

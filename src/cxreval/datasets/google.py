@@ -30,9 +30,9 @@ from ..finding_maps import NIH_TO_GOOGLE, map_label_table
 from ..findings import VocabularyMapping, canonical_finding
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
-from .fetch import metadata_path
+from ._fetch import metadata_path
 
-__all__ = ["SOURCE", "GOOGLE_FILE", "NIH_TO_GOOGLE", "load_labels", "map_nih_to_google"]
+__all__ = ["SOURCE", "GOOGLE_FILE", "load_labels", "map_nih_to_google"]
 
 SOURCE = "google_expert"
 GOOGLE_FILE = "google2019_nih-chest-xray-labels.csv.gz"

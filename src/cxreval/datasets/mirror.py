@@ -34,7 +34,7 @@ from typing import Any
 from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, UnknownNameError
-from .fetch import quiet_pooch, resolve_cache_dir
+from ._fetch import quiet_pooch, resolve_cache_dir
 
 __all__ = [
     "RAW_BASE_URL",
@@ -324,7 +324,7 @@ def fetch_file(local_path: str, *, mirror: PathLike | None = None,
     mirror : path, optional
         Mirror folder (see :func:`default_mirror`; pass it explicitly to skip the defaults).
     cache_dir : path, optional
-        Cache root (see :func:`cxreval.datasets.fetch.resolve_cache_dir`); downloads go to ``<cache>/mirror``.
+        Cache root (see :func:`cxreval.datasets.resolve_cache_dir`); downloads go to ``<cache>/mirror``.
     base_url : str, default=RAW_BASE_URL
         Where raw files are served (``file://`` URLs work, for tests and offline copies).
     timeout : float, default=30

@@ -26,7 +26,7 @@ from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
-from .fetch import metadata_path
+from ._fetch import metadata_path
 
 __all__ = ["SOURCE", "DATA_ENTRY", "load_metadata", "load_labels", "finding_matrix"]
 

@@ -7,7 +7,7 @@ the eight ChestX-ray8 findings (Wang et al., CVPR 2017). Findings are canonicali
 :mod:`cxreval.findings` (``Infiltrate`` -> ``Infiltration``) and the rename is recorded.
 
 Boxes become cxreval's half-open ``(x_min, y_min, x_max, y_max) = (x, y, x + w, y + h)`` floats in the
-box schema :data:`cxreval.schema.boxes.BOX_COLUMNS` (``Image Index`` is the ``study_id``).
+box schema :data:`cxreval.schema.BOX_COLUMNS` (``Image Index`` is the ``study_id``).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
 from ..results import ReadReport, ReadResult
-from ..schema.boxes import BOX_COLUMNS
+from ..schema import BOX_COLUMNS
 
-__all__ = ["BOX_COLUMNS", "NIH_HEADER", "read_nih_boxes"]
+__all__ = ["NIH_HEADER", "read_nih_boxes"]
 
 NIH_HEADER = ("Image Index", "Finding Label")
 """The first two header fields of ``BBox_List_2017.csv`` (the third starts with ``Bbox``)."""

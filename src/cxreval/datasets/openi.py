@@ -48,7 +48,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import CHESTXRAY14, canonical_findings
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
-from .fetch import metadata_path
+from ._fetch import metadata_path
 
 __all__ = ["OPENI_TUNING_SEED", "openi_tuning_split", "OPENI_FILE", "SECTIONS", "REPORT_COLUMNS", "read_openi_reports", "openi_images", "openi_mesh",
            "MeshRule", "MESH_RULES", "UNUSABLE_MESH", "OPENI_HALVES", "openi_mesh_labels"]

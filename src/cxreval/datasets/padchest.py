@@ -51,7 +51,7 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
-from .fetch import metadata_path
+from ._fetch import metadata_path
 
 __all__ = ["PADCHEST_FILE", "SOURCES", "METHOD_SOURCES", "PADCHEST_MAPPING", "parse_label_lists", "load_labels"]
 

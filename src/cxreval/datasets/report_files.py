@@ -19,8 +19,8 @@ import pandas as pd
 
 from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
-from ..labels import PATIENT_ID, STUDY_ID
 from ..results import ReadReport, ReadResult
+from ..schema import PATIENT_ID, STUDY_ID
 from .mimic_reports import is_mimic_report_tree, read_mimic_reports
 from .openi import read_openi_reports
 

@@ -41,8 +41,7 @@ from .._typing import PathLike
 from ..exceptions import DataUnavailableError, SchemaError
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
-from ..schema import check_columns
-from ..schema.boxes import BOX_COLUMNS
+from ..schema import BOX_COLUMNS, check_columns
 
 __all__ = ["LABELS_FILE", "CLASS_FILE", "LABEL_COLUMNS", "CLASS_COLUMNS", "CLASSES", "SOURCE", "IMAGE_SIZE",
            "load_labels", "load_boxes"]

@@ -39,7 +39,7 @@ from .._typing import PathLike
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
-from ..schema.boxes import BOX_COLUMNS
+from ..schema import BOX_COLUMNS
 
 __all__ = ["RLE_FILE", "IMAGE_SIZE", "SOURCE", "rle_to_mask", "mask_to_boxes", "load_labels", "load_boxes"]
 

@@ -73,9 +73,8 @@ from ..exceptions import SchemaError
 from ..findings import VINDR, canonical_finding
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
-from ..schema import check_columns
-from ..schema.boxes import BOX_COORDS, SOURCED_BOX_COLUMNS
-from .fetch import metadata_path
+from ..schema import BOX_COORDS, SOURCED_BOX_COLUMNS, check_columns
+from ._fetch import metadata_path
 
 __all__ = ["VINDR_FILE", "VINDR_COLUMNS", "read_vindr", "read_vindr_boxes"]
 
@@ -131,7 +130,7 @@ def read_vindr(path: PathLike | None = None, *,
         A copy of ``vinbigdata-train.csv`` (``.gz`` or plain); default the cached file
         (``cxreval data fetch``).
     cache_dir : path, optional
-        Cache directory, see :func:`cxreval.datasets.fetch.resolve_cache_dir`.
+        Cache directory, see :func:`cxreval.datasets.resolve_cache_dir`.
 
     Returns
     -------
@@ -187,7 +186,7 @@ def read_vindr_boxes(path: PathLike | None = None, *,
                      cache_dir: PathLike | None = None) -> ReadResult:
     """Read VinDr-CXR's reader boxes in the box schema: ``study_id, finding, source, x_min, y_min, x_max, y_max``.
 
-    The columns are :data:`cxreval.schema.boxes.SOURCED_BOX_COLUMNS` (``source`` is the reader id),
+    The columns are :data:`cxreval.schema.SOURCED_BOX_COLUMNS` (``source`` is the reader id),
     so the table can be scored by ``cxreval localize`` (``--boxes vinbigdata-train.csv.gz``) and
     :func:`cxreval.localization.evaluate.evaluate_heatmaps`.
 

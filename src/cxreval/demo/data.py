@@ -119,7 +119,7 @@ def need(module: str, what: str, command: str) -> ModuleType:
 
 def metadata(ctx: DemoContext, name: str) -> Path:
     """A cached public metadata file (``cxreval data fetch``)."""
-    from ..datasets.fetch import WHEEL_SHA256, fetch_metadata, resolve_cache_dir
+    from ..datasets import WHEEL_SHA256, fetch_metadata, resolve_cache_dir
 
     stamp = resolve_cache_dir(ctx.cache_dir) / "torchxrayvision-data" / ".wheel_sha256"
     if not ctx.download and not (stamp.exists() and stamp.read_text().strip() == WHEEL_SHA256):
@@ -182,7 +182,7 @@ def nih_google_labels(ctx: DemoContext) -> tuple[pd.DataFrame, pd.DataFrame]:
 def nih_predictions(ctx: DemoContext, studies: set[str]) -> pd.DataFrame:
     """The 10 NIH models' scores on ``studies``, in Google's findings (max over the NIH findings that
     define each Google finding, the same mapping as the labels)."""
-    from ..datasets.google import NIH_TO_GOOGLE
+    from ..finding_maps import NIH_TO_GOOGLE
     from ..labels import read_wide_predictions
 
     parts = []

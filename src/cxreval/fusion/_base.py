@@ -2,7 +2,7 @@
 classes and the method registry. Fusion on a long label table is :mod:`cxreval.fusion.label_table`.
 
 The fusion input (the *annotation table*) is long, one row per ``(study_id, source)`` and, optionally,
-``finding``, in the label vocabulary (:mod:`cxreval.schema.columns`):
+``finding``, in the label vocabulary (:mod:`cxreval.schema`):
 
 =========  ===============================================================
 study_id   str, the item a consensus label is derived for
@@ -12,7 +12,7 @@ state      a :class:`~cxreval.labels.LabelState` (code or name): ``NEG=0``, ``UN
 =========  ===============================================================
 
 crowd-kit's ``reader`` / ``label`` columns are refused with a "did you mean"
-(:data:`cxreval.schema.columns.RENAMED_COLUMNS`). Inside the estimators the label sources being fused are
+(:data:`cxreval.schema.RENAMED_COLUMNS`). Inside the estimators the label sources being fused are
 called *readers* (``readers_``, ``--readers``): a role, the sources fused, not another name for ``source``.
 
 Every estimator encodes studies, findings and readers by their *sorted* unique values and sorts the
@@ -30,8 +30,16 @@ import pandas as pd
 
 from .._validation import did_you_mean
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
-from ..labels import FINDING, SOURCE, STATE, STUDY_ID, LabelState, parse_states
-from ..schema import ANNOTATION_COLUMNS, check_columns
+from ..schema import (
+    ANNOTATION_COLUMNS,
+    FINDING,
+    SOURCE,
+    STATE,
+    STUDY_ID,
+    LabelState,
+    check_columns,
+    parse_states,
+)
 
 __all__ = [
     "pooling_groups",

@@ -13,8 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError
-from ..labels import SOURCE, STATE
-from ..schema import check_columns
+from ..schema import SOURCE, STATE, check_columns
 
 __all__ = ["state_share_ratios", "overfused_states", "OVERFUSED_FACTOR", "OVERFUSED_MIN_SHARE", "RULE_METHODS"]
 
@@ -89,7 +88,7 @@ def overfused_states(annotations: pd.DataFrame, fused: pd.Series, *, method: str
         reader's whenever readers disagree (on the CheXpert test set FUSE_OR gives 43 % positive Edema against
         at most 24 % for a reader).
     """
-    from ..labels import state_names
+    from ..schema import state_names
 
     if method in RULE_METHODS:
         return []

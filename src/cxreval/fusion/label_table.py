@@ -40,8 +40,10 @@ from ..agreement import compute_agreement
 from ..agreement.pairs import expand_findings
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import XQA_SELECTED
-from ..labels import (
+from ..labels import validate_label_table
+from ..schema import (
     FINDING,
+    P_POSITIVE,
     PATIENT_ID,
     SOURCE,
     STATE,
@@ -49,9 +51,7 @@ from ..labels import (
     LabelPolicy,
     LabelState,
     resolve_not_mentioned,
-    validate_label_table,
 )
-from ..schema import P_POSITIVE
 from ._base import _REGISTRY, GroupedFusion, encode_annotations, list_fusion
 from .diagnostics import overfused_states
 from .result import FUSION_AGREEMENT_COLUMNS, METHOD, FusionResult, convergence_table

@@ -80,7 +80,7 @@ import pandas as pd
 from .._typing import RNGLike
 from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError
-from ..labels import FINDING, SOURCE, STATE
+from ..schema import FINDING, SOURCE, STATE
 from ._base import Annotations, GroupedFusion, check_float, register_fusion
 from ._patterns import group_patterns
 

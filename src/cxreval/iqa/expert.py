@@ -21,7 +21,7 @@ image must be scored).
 
 Names: the unit is an image file (``image``; there is no study), and ``rater`` is the person who gave a
 quality rating on a Likert scale (a rating table's own column, as in the paper's Table 3), not a label
-``source`` of the label vocabulary (:mod:`cxreval.schema.columns`).
+``source`` of the label vocabulary (:mod:`cxreval.schema`).
 
 Metric correlations are *oriented*: a metric registered as lower-is-better (RMSE, GMSD, ...) has its sign
 flipped so that agreement with the experts is positive, as the paper's Table 4 reports. Bootstrap CIs

@@ -40,7 +40,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..exceptions import InvalidParameterError
-from ..labels import LabelState
+from ..schema import LabelState
 from ._spelling import Speller
 from .rules import CATEGORIES, RuleSet
 

@@ -51,9 +51,10 @@ from .._typing import PathLike
 from ..exceptions import InvalidParameterError
 from ..executor import Executor, get_executor
 from ..io import markdown_table, write_table
-from ..labels import LABEL_COLUMNS, ORDINAL_STATES, STATE, STATE_NAMES, state_names
+from ..labels import LABEL_COLUMNS
 from ..progress import Progress, as_progress
 from ..results import ReadReport, TableResult
+from ..schema import ORDINAL_STATES, STATE, STATE_NAMES, state_names
 from .engine import MentionArrays, get_engine
 from .io import check_report_table
 from .rules import DEFAULT_CONVENTIONS, RuleSet, load_rules
@@ -167,7 +168,7 @@ class ReportLabelsResult(TableResult):
     def _figure(self) -> Any:
         """Reports per finding and label state (stacked), as the labeller read them."""
         from .._plots import bars
-        from ..labels import state_names
+        from ..schema import state_names
 
         named = self.labels.assign(state=state_names(self.labels["state"].astype("Int8")).astype(object))
         named["state"] = named["state"].where(named["state"].notna(), "missing")

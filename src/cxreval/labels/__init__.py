@@ -19,15 +19,16 @@ state          Int8, one of :class:`LabelState` (or <NA> for missing)
 The **prediction table** is long, ``study_id, model, finding, score``, one row per
 ``(study_id, model, finding)``; a model → group table (``model, group``) is optional.
 
-Modules: :mod:`~cxreval.schema.states` (states, encodings, binarisation; re-exported here), :mod:`~cxreval.labels.long`
-(validation, long CSV/Parquet files), :mod:`~cxreval.labels.wide` (wide CheXpert-style files) and
-:mod:`~cxreval.schema.columns` (column and summary-row names, typed once),
-:mod:`~cxreval.labels.streaming` (large inputs read block by block into integer codes, validated once; a folder
-of files with the same columns is one table).
+The label states, encodings, binarisation and the column names are :mod:`cxreval.schema`'s (import them from
+there); this package validates, reads and writes the long tables (``labels/_long.py``), the wide CheXpert-style
+files (``labels/_wide.py``) and reads large inputs block by block into integer codes, validated once
+(``labels/_streaming.py``; a folder of files with the same columns is one table). Import every name from
+``cxreval.labels``.
 
 Examples
 --------
 >>> import pandas as pd
+>>> from cxreval.schema import binarize
 >>> t = pd.DataFrame({"study_id": ["s1", "s2", "s3"], "patient_id": ["p1", "p1", "p2"],
 ...                   "finding": ["Pleural Effusion"] * 3, "source": ["CR"] * 3,
 ...                   "state": ["positive", "uncertain", "negative"]})
@@ -42,45 +43,13 @@ Examples
 
 from __future__ import annotations
 
-from ..schema.columns import (
-    FINDING,
-    MACRO,
-    MEAN,
-    MICRO,
-    MODEL,
-    PATIENT_ID,
-    SCORE,
-    SOURCE,
-    STATE,
-    STUDY_ID,
-    SUMMARY_ROWS,
-)
-from ..schema.states import (
-    BLANK_STATES,
-    MISSING_NAME,
-    NOT_MENTIONED_POLICIES,
-    ORDINAL_STATES,
-    POLICIES,
-    REPORT_STATES,
-    STATE_ENCODINGS,
-    STATE_NAMES,
-    LabelPolicy,
-    LabelState,
-    binarize,
-    decode_states,
-    parse_states,
-    resolve_not_mentioned,
-    state_names,
-)
 from ._files import (
-    TABLE_SUFFIXES,
     check_label_headers,
     check_prediction_headers,
     read_label_tables,
     read_prediction_tables,
-    table_parts,
 )
-from .long import (
+from ._long import (
     LABEL_COLUMNS,
     PREDICTION_COLUMNS,
     label_matrix,
@@ -92,7 +61,7 @@ from .long import (
     write_labels,
     write_predictions,
 )
-from .streaming import (
+from ._streaming import (
     LabelScan,
     PredictionScan,
     scan_label_frame,
@@ -100,29 +69,14 @@ from .streaming import (
     scan_prediction_frame,
     scan_predictions,
 )
-from .wide import WideLayout, read_wide_labels, read_wide_predictions, to_wide, write_wide_labels
+from ._wide import WideLayout, read_wide_labels, read_wide_predictions, to_wide, write_wide_labels
 
 __all__ = [
-    "LabelState",
-    "STATE_NAMES",
     "LABEL_COLUMNS",
     "PREDICTION_COLUMNS",
-    "POLICIES",
-    "NOT_MENTIONED_POLICIES",
-    "ORDINAL_STATES",
-    "REPORT_STATES",
-    "LabelPolicy",
-    "resolve_not_mentioned",
-    "STATE_ENCODINGS",
-    "BLANK_STATES",
-    "MISSING_NAME",
-    "parse_states",
-    "decode_states",
-    "state_names",
     "validate_label_table",
     "validate_predictions",
     "validate_model_groups",
-    "binarize",
     "label_matrix",
     "read_labels",
     "write_labels",
@@ -141,19 +95,6 @@ __all__ = [
     "scan_label_frame",
     "read_prediction_tables",
     "read_label_tables",
-    "TABLE_SUFFIXES",
-    "table_parts",
     "check_label_headers",
     "check_prediction_headers",
-    "STUDY_ID",
-    "PATIENT_ID",
-    "SOURCE",
-    "FINDING",
-    "STATE",
-    "MODEL",
-    "SCORE",
-    "MACRO",
-    "MICRO",
-    "MEAN",
-    "SUMMARY_ROWS",
 ]

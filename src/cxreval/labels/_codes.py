@@ -1,5 +1,5 @@
 """Text columns as integer codes: each distinct value converted once (ids to text, findings to canonical names)
-and looked up in C; the machinery of :mod:`cxreval.labels.streaming` (private to the package)."""
+and looked up in C; the machinery of :mod:`cxreval.labels` (private to the package)."""
 
 from __future__ import annotations
 

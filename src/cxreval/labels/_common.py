@@ -11,7 +11,7 @@ from .._validation import cell_location as _where
 from .._validation import check_path
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
-from ..io.read import read_table
+from ..io import read_table
 
 __all__: list[str] = []
 

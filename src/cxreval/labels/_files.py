@@ -1,7 +1,7 @@
 """Inputs given as paths: a long table is a CSV or Parquet file or a folder of such files with the same columns
 (one table, files in name order); predictions may also be a folder of wide ``<model>.csv``/``.parquet`` files.
 The pandas reading of such inputs (:func:`read_prediction_tables`, :func:`read_label_tables`) is the reference
-the block-wise reader (:mod:`cxreval.labels.streaming`) falls back on to raise an error with its file, row and
+the block-wise reader (:mod:`cxreval.labels`) falls back on to raise an error with its file, row and
 value."""
 
 from __future__ import annotations
@@ -12,13 +12,11 @@ from pathlib import Path
 import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
-from ..io.read import TABLE_SUFFIXES, HeaderError, column_names, table_files, table_parts
-from ..schema import check_columns
-from ..schema.columns import PATIENT_ID
-from ..schema.states import BLANK_STATES, STATE_ENCODINGS, decode_states
+from ..io import TABLE_SUFFIXES, HeaderError, column_names, table_files, table_parts
+from ..schema import BLANK_STATES, PATIENT_ID, STATE_ENCODINGS, check_columns, decode_states
 from ._common import _read_table
-from .long import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
-from .wide import read_wide_predictions
+from ._long import LABEL_COLUMNS, PREDICTION_COLUMNS, read_labels, validate_label_table, validate_predictions
+from ._wide import read_wide_predictions
 
 __all__ = ["TABLE_SUFFIXES", "table_parts", "read_prediction_tables", "read_label_tables", "check_label_headers",
            "check_prediction_headers"]
@@ -96,7 +94,7 @@ def read_prediction_tables(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, l
 
 
 def _read_prediction_path(p: Path) -> tuple[pd.DataFrame, list[str]]:
-    from .long import read_predictions
+    from ._long import read_predictions
 
     if not p.is_dir():
         res = read_predictions(p)

@@ -26,9 +26,8 @@ from ..classification import AUC_COLUMNS, DEFAULT_GROUP, PreparedInputs, prepare
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..io import read_table
-from ..labels import FINDING, MACRO
 from ..progress import Progress, as_progress
-from ..schema import check_columns
+from ..schema import FINDING, MACRO, check_columns
 from ._fitting import NOT_IDENTIFIED, SCORE_MODELS, NotIdentifiedError
 from .auc import latent_auc_score
 from .diagnostics import (
@@ -338,7 +337,8 @@ def reader_accuracy_table(labels: pd.DataFrame, readers: Sequence[str], *, not_m
     no rows (:data:`~cxreval.latent.NOT_IDENTIFIED`). What ``cxreval fuse`` writes as ``reader_accuracy.csv``,
     and ``classify --latent-truth --reader-accuracy`` reads.
     """
-    from ..labels import PATIENT_ID, SOURCE, STATE, STUDY_ID, validate_label_table
+    from ..labels import validate_label_table
+    from ..schema import PATIENT_ID, SOURCE, STATE, STUDY_ID
 
     n_resamples = check_positive_int(n_resamples, name="n_resamples", func="reader_accuracy_table")
     lab = validate_label_table(labels, require_patient=False)

@@ -13,8 +13,8 @@ import pandas as pd
 
 from ..classification import AUC_COLUMNS, markdown_auc_table
 from ..io import markdown_table
-from ..labels import FINDING
 from ..results import TableResult, readonly
+from ..schema import FINDING
 from .diagnostics import FLAG_CORRELATION, FLAG_Z
 
 __all__ = ["LATENT_REFERENCE", "READER_ACCURACY_COLUMNS", "LatentAUCResult"]

@@ -4,7 +4,7 @@ Heatmaps (in memory, or streamed from ``.npz`` files and folders of ``.npy`` by 
 become boxes (:mod:`.heatmaps`), boxes are scored with IoU / IoBB decided exactly
 (:mod:`.boxes`) into Acc. and AFP (:mod:`.protocol`; a set of maps against reference boxes:
 :mod:`.evaluate`); :mod:`.synthetic` runs the ChestX-ray14 article's synthetic error-model study, :mod:`.real_boxes` the
-error model on real boxes, and :mod:`.table4` the arithmetic of the paper's Table 4. :mod:`cxreval.schema.boxes` owns
+error model on real boxes, and :mod:`.table4` the arithmetic of the paper's Table 4. :mod:`cxreval.schema` owns
 the box schema (``study_id, finding, [source,] x_min, y_min, x_max, y_max``) and the columns of every
 ``localization.csv``; the results (:class:`~.evaluate.LocalizationResult`, :class:`~.synthetic.SynthResult`,
 :class:`~.real_boxes.RealBoxesResult`) own their files.
@@ -17,7 +17,7 @@ torch is optional (``pip install cxreval[torch]``) and imported only when those 
 
 from __future__ import annotations
 
-from ..schema.boxes import BOX_COLUMNS, BOX_COORDS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS, check_box_table
+from ..schema import BOX_COLUMNS, BOX_COORDS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS, check_box_table
 from .boxes import (
     area_exact,
     as_threshold,

@@ -28,15 +28,16 @@ from ..executor import Executor, get_executor
 from ..findings import canonical_finding
 from ..progress import Progress, as_progress
 from ..results import ReadResult, TableResult
-from ..schema.boxes import (
+from ..schema import (
     BOX_COLUMNS,
     BOX_COORDS,
+    FINDING,
     LOCALIZATION_COLUMNS,
     NO_THRESHOLD,
+    STUDY_ID,
     check_box_table,
     threshold_label,
 )
-from ..schema.columns import FINDING, STUDY_ID
 from .boxes import check_boxes, iobb, iou
 from .heatmap_files import HeatmapFiles, read_maps
 from .heatmaps import check_heatmaps, heatmaps_to_boxes
@@ -68,7 +69,7 @@ class LocalizationResult(TableResult):
     Attributes
     ----------
     table : pandas.DataFrame
-        Columns :data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`: ``variant`` is ``heatmaps``,
+        Columns :data:`~cxreval.schema.LOCALIZATION_COLUMNS`: ``variant`` is ``heatmaps``,
         ``localizer`` ``heatmap``, ``upsampling`` the protocol's; ``T`` is the column's T (T(IoBB)),
         ``T_iou`` the IoU threshold of the row's rule (= ``T`` unless the protocol sets ``T_iou``),
         ``n_afp`` the AFP denominator (:attr:`LocalizationProtocol.afp_denominator`), ``fp_without_box``
@@ -169,7 +170,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
         its own maps from the files (on an executor, every worker must see the files at the same paths),
         and only their boxes are kept. The result is the same as for the maps in memory.
     boxes : pandas.DataFrame or ReadResult
-        A box table (:data:`~cxreval.schema.boxes.BOX_COLUMNS` ``study_id, finding, [source,] x_min,
+        A box table (:data:`~cxreval.schema.BOX_COLUMNS` ``study_id, finding, [source,] x_min,
         y_min, x_max, y_max``), or the :class:`~cxreval.results.ReadResult` of a box reader
         (:func:`cxreval.datasets.boxes.read_box_file`, :func:`~cxreval.datasets.nih_boxes.read_nih_boxes`,
         :func:`~cxreval.datasets.vindr.read_vindr_boxes`), whose file and notes the result records. With a

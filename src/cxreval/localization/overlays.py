@@ -20,7 +20,7 @@ import pandas as pd
 
 from .._typing import RNGLike
 from ..results import TableResult
-from ..schema.boxes import BOX_COORDS
+from ..schema import BOX_COORDS
 
 __all__ = ["OVERLAY_COLUMNS", "OVERLAY_SIZE", "OverlayResult", "boxed_images", "overlay_boxes"]
 
@@ -30,7 +30,7 @@ integer factor: a 1024-pixel radiograph becomes 512 pixels, about 100 kB as PNG)
 
 OVERLAY_COLUMNS: tuple[str, ...] = ("study_id", "finding", "kind", *BOX_COORDS, "image_file", "image_size",
                                     "heatmap_key")
-"""Columns of ``overlays.csv``: the box schema (:data:`cxreval.schema.boxes.BOX_COLUMNS`) with ``kind``
+"""Columns of ``overlays.csv``: the box schema (:data:`cxreval.schema.BOX_COLUMNS`) with ``kind``
 (who drew the box: ``reference``, ``detected (T_h=60)``, ``detected (T_h=180)``) in the optional third place,
 then the radiograph's file, its size in pixels and the key of its map in ``overlay_heatmaps.npz``."""
 
@@ -98,7 +98,7 @@ class OverlayResult(TableResult):
 def boxed_images(folder: str | PathLike[str], boxes: pd.DataFrame) -> list[Path]:
     """The radiographs ``folder/*.png`` named by a ``study_id`` of ``boxes`` (``00004296_000.png``), sorted; none
     when ``folder`` is not a folder."""
-    from ..schema.columns import STUDY_ID
+    from ..schema import STUDY_ID
 
     d = Path(folder)
     ids = set(boxes[STUDY_ID].astype(str))
@@ -132,7 +132,7 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike =
     images : sequence of path
         Radiographs named by their ``study_id`` (``00004296_000.png``).
     boxes : pandas.DataFrame
-        A box table (:data:`cxreval.schema.boxes.BOX_COLUMNS`).
+        A box table (:data:`cxreval.schema.BOX_COLUMNS`).
     rng : int, Generator or None, default=None
         Seed of the error-model maps: ``None`` draws fresh entropy, a different result on each call; an int
         reproduces one.
@@ -144,7 +144,7 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike =
     res : OverlayResult
     """
     from ..iqa import box_downsample, read_image
-    from ..schema.boxes import check_box_table
+    from ..schema import check_box_table
     from .heatmaps import heatmaps_to_boxes
     from .real_boxes import box_maps
     from .synthetic import ErrorModel

@@ -3,7 +3,7 @@
 What the ChestX-ray8 protocol rewards for findings of each size: one clean and one noisy error-model map
 per (image, finding) is made from its real boxes (:mod:`.synthetic`), localized by the protocol's pipeline,
 a 6 x 6 box at the peak and the whole image, and scored per finding into the one localization table
-(:data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`). ``cxreval synth --real-boxes`` and the demo's
+(:data:`~cxreval.schema.LOCALIZATION_COLUMNS`). ``cxreval synth --real-boxes`` and the demo's
 ``localization_real_boxes`` section run :func:`simulate_localization_on_boxes` and save its result.
 """
 
@@ -22,8 +22,7 @@ from .._validation import normalize_rng
 from ..exceptions import SchemaError
 from ..io import markdown_table
 from ..results import TableResult
-from ..schema.boxes import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
-from ..schema.columns import FINDING, STUDY_ID
+from ..schema import BOX_COORDS, FINDING, LOCALIZATION_COLUMNS, NO_THRESHOLD, STUDY_ID, check_box_table
 from .boxes import ThresholdLike, check_boxes
 from .heatmaps import heatmap_peaks, heatmaps_to_boxes
 from .protocol import DEFAULT_T, score_images
@@ -42,7 +41,7 @@ class RealBoxesResult(TableResult):
     Attributes
     ----------
     table : pandas.DataFrame
-        Columns :data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`; ``variant`` ``noise-free`` or
+        Columns :data:`~cxreval.schema.LOCALIZATION_COLUMNS`; ``variant`` ``noise-free`` or
         ``noisy``, ``localizer`` ``heatmap`` (thresholds 60 and 180, bilinear upsampling), ``tiny box``
         (6 x 6 at the noisy map's peak) or ``whole image``; rules IoBB and IoU; AFP per (image, finding).
     by_finding : pandas.DataFrame
@@ -159,7 +158,7 @@ def simulate_localization_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = None, 
     Parameters
     ----------
     boxes : pandas.DataFrame
-        A box table (:data:`~cxreval.schema.boxes.BOX_COLUMNS`) in pixels of a
+        A box table (:data:`~cxreval.schema.BOX_COLUMNS`) in pixels of a
         ``model.image_size`` square image.
     rng : int, Generator or None, default=None
         Seed of the error-model maps: ``None`` draws fresh entropy, a different result on each call; an int

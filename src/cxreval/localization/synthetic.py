@@ -31,8 +31,7 @@ from .._typing import RNGLike
 from .._validation import check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError
 from ..results import TableResult
-from ..schema.boxes import LOCALIZATION_COLUMNS
-from ..schema.columns import FINDING, STUDY_ID
+from ..schema import FINDING, LOCALIZATION_COLUMNS, STUDY_ID
 from .boxes import ThresholdLike, box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
 from .heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
 from .protocol import DEFAULT_T, score_images
@@ -207,7 +206,7 @@ class SynthResult(TableResult):
         ``'boxes'`` (76/984), never ``'pairs'`` (k/79). Not part of :attr:`lines`, which stay the script's output.
     table : pandas.DataFrame
         The Part B cells as the one localization table
-        (:data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`): ``finding`` is ``synthetic <size>``,
+        (:data:`~cxreval.schema.LOCALIZATION_COLUMNS`): ``finding`` is ``synthetic <size>``,
         ``T`` a float, AFP per image (``n_afp = n_images``).
     """
 

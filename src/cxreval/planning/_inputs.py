@@ -12,7 +12,8 @@ import pandas as pd
 from .._validation import check_positive_int, did_you_mean
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import canonical_finding
-from ..labels import binarize, validate_label_table, validate_predictions
+from ..labels import validate_label_table, validate_predictions
+from ..schema import binarize
 
 __all__ = ["FindingData", "PlanInputs", "prepare_inputs"]
 

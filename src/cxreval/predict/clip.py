@@ -158,8 +158,8 @@ def parse_clip_spec(value: str, *, spec: str) -> ClipSpec:
 
 def hub_model_folder(repo: str) -> Path:
     """Where cxreval looks for the files of the Hub model ``repo`` (``ORG/NAME``) before asking the Hub:
-    ``<cache>/models/ORG/NAME`` (the cache of :func:`cxreval.datasets.fetch.resolve_cache_dir`)."""
-    from ..datasets.fetch import resolve_cache_dir
+    ``<cache>/models/ORG/NAME`` (the cache of :func:`cxreval.datasets.resolve_cache_dir`)."""
+    from ..datasets import resolve_cache_dir
 
     org, name = repo.split("/", 1)
     return resolve_cache_dir() / "models" / org / name

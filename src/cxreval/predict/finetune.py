@@ -5,7 +5,7 @@ long label table (``study_id, patient_id, finding, source, state``) whose ``stud
 become targets under the usual :class:`~cxreval.labels.LabelPolicy` (uncertain: exclude / zeros / ones;
 not mentioned: negative / exclude); an excluded label adds nothing to the loss or the AUC.
 
-The studies with both an image and labels are split by patient (:func:`cxreval.datasets.splits.patient_split`, seeded
+The studies with both an image and labels are split by patient (:func:`cxreval.datasets.patient_split`, seeded
 with ``seed``) into ``train`` and ``val``. Modes:
 
 * ``linear-probe``: the network is frozen; the features entering its classifier are computed once per image
@@ -52,9 +52,9 @@ import pandas as pd
 from .._typing import PathLike
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..labels import MACRO
 from ..progress import Progress, as_progress
 from ..results import TableResult
+from ..schema import MACRO
 from .images import ImageItem, exc_text, read_image
 from .losses import LOSSES, loss_function
 from .models import require_torch, torch_device
@@ -317,9 +317,10 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
     from scipy.special import expit
 
     torch = require_torch()
-    from ..datasets.splits import patient_split
-    from ..labels import LabelPolicy, read_labels
+    from ..datasets import patient_split
+    from ..labels import read_labels
     from ..outputs import check_output_path, output_folder
+    from ..schema import LabelPolicy
     from .images import list_images
 
     func = "finetune"

@@ -39,8 +39,8 @@ from .._validation import check_path
 from ..classification import AUCTableResult
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
-from ..io.read import read_table
-from ..labels import MACRO, MICRO
+from ..io import read_table
+from ..schema import MACRO, MICRO
 from .correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
 from .stability import RankingStabilityResult, compare_table_rankings
 

@@ -5,7 +5,7 @@
   ``img_<reader>``, ``rep_<section>_<reader>``, and ``conflict_resolved`` (the adjudicated readers' label
   where they agree, the resolver's where they conflict, for the pair of states it resolved; conflicts not
   yet resolved, and resolutions of pairs of states the readers have since changed, are left out and counted);
-* ``boxes.csv`` (the box schema with sources, :data:`cxreval.schema.boxes.SOURCED_BOX_COLUMNS`:
+* ``boxes.csv`` (the box schema with sources, :data:`cxreval.schema.SOURCED_BOX_COLUMNS`:
   ``study_id, finding, source, x_min, y_min, x_max, y_max``), read by ``cxreval localize --boxes``, and, per
   image reader, ``boxes/img_<reader>.csv`` in the ChestX-ray14 ``BBox_List_2017.csv`` layout;
 * ``iqa_ratings.csv`` (``image, reference, rater, criterion, rating`` + the pairs file's hidden columns) and,
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..labels import LABEL_COLUMNS
-from ..schema.boxes import SOURCED_BOX_COLUMNS
+from ..schema import SOURCED_BOX_COLUMNS
 from .derived import Adjudicated
 from .store import ReaderStore
 

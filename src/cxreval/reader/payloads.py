@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..exceptions import CxrevalError
-from ..labels import ORDINAL_STATES, LabelState
-from ..labels import REPORT_STATES as _REPORT_STATES
+from ..schema import ORDINAL_STATES, LabelState
+from ..schema import REPORT_STATES as _REPORT_STATES
 
 __all__ = ["IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "MAX_COMMENT", "SubmissionError", "Reader",
            "PayloadChecks", "check_client_time"]

@@ -7,14 +7,17 @@
 
 from __future__ import annotations
 
-from .html import NoResultsError, ReportResult, find_result_folders, render_report, write_report
-from .key_findings import KeyFinding, key_finding
-from .pdf import PdfError, PdfUnavailableError, find_chromium, print_pdf
-from .sections import KINDS, Section, Unavailable, build_sections, detect_kinds
-from .thresholds import Thresholds, load_thresholds
+from ._html import NoResultsError, ReportResult, find_result_folders, render_report, write_report
+from ._key_findings import KeyFinding, key_finding
+from ._pdf import PdfError, PdfUnavailableError, find_chromium, print_pdf
+from ._sections import KINDS, Section, Unavailable, build_sections, detect_kinds, result_files
+from ._thresholds import LANDIS_KOCH, SRCC_BANDS, Thresholds, load_thresholds
 
 __all__ = [
     "KINDS",
+    "result_files",
+    "LANDIS_KOCH",
+    "SRCC_BANDS",
     "KeyFinding",
     "NoResultsError",
     "PdfError",

@@ -11,10 +11,10 @@ import pandas as pd
 
 from ..classification import AUCResult, AUCTableResult
 from ..classification.comparison import SeparabilityResult
-from ..labels import MACRO, MEAN, MICRO
+from ..schema import MACRO, MEAN, MICRO
 from ._key_finding_base import _SUMMARY, KeyFinding, _ci, _load, _num, _str, confidence_level, fmt
+from ._thresholds import Thresholds
 from .result_files import find_result_file
-from .thresholds import Thresholds
 
 __all__ = ["SEPARABILITY_NOTE", "classification_finding", "separability"]
 

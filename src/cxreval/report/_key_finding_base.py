@@ -1,4 +1,4 @@
-"""The shared pieces of the report's key findings (:mod:`cxreval.report.key_findings`): the :class:`KeyFinding`
+"""The shared pieces of the report's key findings (:mod:`cxreval.report`): the :class:`KeyFinding`
 line, number formatting, the run's confidence level, and reading a result table's columns."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..labels import SUMMARY_ROWS
+from ..schema import SUMMARY_ROWS
 from .result_files import find_result_file, missing_columns, read_result_table, run_record
 
 __all__ = ["KeyFinding", "confidence_level", "fmt", "ordinal"]

@@ -12,9 +12,8 @@ from .._plots import analyses as plots
 from ..iqa import MetricAgreementResult, MetricComparisonResult, ScoresResult, ZMOSResult
 from ..localization import LocalizationResult, OverlayResult, RealBoxesResult, SynthResult
 from ..results import TableResult
-from ..schema.boxes import BOX_COORDS
-from ..schema.columns import FINDING, STUDY_ID
-from .blocks import Block, load_table, table_block
+from ..schema import BOX_COORDS, FINDING, STUDY_ID
+from ._blocks import Block, load_table, table_block
 from .html_tables import html_table
 from .result_files import result_path, run_record
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import pandas as pd
 
 from ..outputs import sha256_file
+from ._key_findings import SEPARABILITY_NOTE, confidence_level
+from ._thresholds import Thresholds
 from .headline import RULE
 from .html_tables import html_table
-from .key_findings import SEPARABILITY_NOTE, confidence_level
 from .result_files import listed_files, result_path, run_record
-from .thresholds import Thresholds
 
 __all__ = ["provenance_html", "PARAMETER_NAMES"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io.read import read_table
+from ..io import read_table
 from ..outputs import check_unchanged, read_run
 
 __all__ = ["read_result_table", "find_result_file", "listed_files", "run_record", "missing_columns", "result_path"]

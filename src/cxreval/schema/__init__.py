@@ -1,8 +1,9 @@
 """The column schemas, typed once: the long label and prediction tables, the summary rows and the annotation
-table (:mod:`cxreval.schema.columns`), the box table and ``localization.csv`` (:mod:`cxreval.schema.boxes`), the
-label states, their numeric encodings and the uncertain/not-mentioned policy (:mod:`cxreval.schema.states`)."""
+table (``schema/_columns.py``), the box table and ``localization.csv`` (``schema/_boxes.py``), the label states,
+their numeric encodings and the uncertain/not-mentioned policy (``schema/_states.py``). The one home of these
+names: import them from ``cxreval.schema`` (no other package re-exports them)."""
 
-from .boxes import (
+from ._boxes import (
     BOX_COLUMNS,
     BOX_COORDS,
     LOCALIZATION_COLUMNS,
@@ -12,7 +13,7 @@ from .boxes import (
     check_box_table,
     threshold_label,
 )
-from .columns import (
+from ._columns import (
     ANNOTATION_COLUMNS,
     FINDING,
     MACRO,
@@ -29,10 +30,11 @@ from .columns import (
     SUMMARY_ROWS,
     check_columns,
 )
-from .states import (
+from ._states import (
     BLANK_STATES,
     MISSING_NAME,
     NOT_MENTIONED_POLICIES,
+    NUMERIC_CODES,
     ORDINAL_STATES,
     POLICIES,
     REPORT_STATES,
@@ -52,5 +54,5 @@ __all__ = ["STUDY_ID", "PATIENT_ID", "SOURCE", "FINDING", "STATE", "MODEL", "SCO
            "BOX_COORDS", "BOX_COLUMNS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "NO_THRESHOLD",
            "check_box_table", "box_columns", "threshold_label",
            "LabelState", "STATE_NAMES", "ORDINAL_STATES", "REPORT_STATES", "POLICIES", "NOT_MENTIONED_POLICIES",
-           "STATE_ENCODINGS", "BLANK_STATES", "MISSING_NAME", "LabelPolicy", "parse_states", "decode_states",
+           "STATE_ENCODINGS", "NUMERIC_CODES", "BLANK_STATES", "MISSING_NAME", "LabelPolicy", "parse_states", "decode_states",
            "state_names", "binarize", "resolve_not_mentioned"]

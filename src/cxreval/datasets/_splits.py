@@ -43,9 +43,8 @@ from .._validation import check_path, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..io import markdown_table
-from ..labels import LabelState
 from ..results import ReadReport, ReadResult
-from ..schema import check_columns
+from ..schema import LabelState, check_columns
 
 __all__ = [
     "DEFAULT_FRACTIONS",

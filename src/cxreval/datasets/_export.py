@@ -19,9 +19,8 @@ import pandas as pd
 
 from .._typing import PathLike
 from ..io import markdown_table, write_table
-from ..labels import state_names
 from ..results import ReadReport, TableResult
-from ..schema.columns import STATE
+from ..schema import STATE, state_names
 
 __all__ = ["DatasetExport", "export_dataset"]
 
@@ -110,7 +109,7 @@ def export_dataset(name: str, path: PathLike | None = None, *,
     DataUnavailableError
         Not fetched, or a folder dataset without ``path``.
     """
-    from .registry import get_spec, load_dataset
+    from ._registry import get_spec, load_dataset
 
     spec = get_spec(name)
     res = load_dataset(spec.name, path, cache_dir=cache_dir, **kwargs)

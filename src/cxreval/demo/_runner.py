@@ -4,7 +4,7 @@ The demo runs the analysis library functions (not sub-processes) section by sect
 section's tidy tables (CSV + Parquet, the same files the analysis commands write) and ``summary.md``
 into ``OUT/<section>/``, and renders ``OUT/report.html`` from them. Data:
 
-- public metadata from the ``torchxrayvision`` wheel (:func:`cxreval.datasets.fetch.fetch_metadata`);
+- public metadata from the ``torchxrayvision`` wheel (:func:`cxreval.datasets.fetch_metadata`);
 - GitHub-hosted model predictions and CheXpert test labels, pinned by commit and SHA-256
   (:mod:`cxreval.datasets.mirror`), from a mirror folder when one is given or found, else downloaded;
 - the XQA paper's tables and sample radiographs, from a mirror folder only.

@@ -30,11 +30,11 @@ from .. import __version__
 from .._plots import analyses as plots
 from ..exceptions import InvalidParameterError
 from ..outputs import atomic_file
+from ._key_findings import SEPARABILITY_NOTE
+from ._sections import KINDS, Section, Unavailable, build_sections, detect_kinds
+from ._thresholds import Thresholds
 from .headline import headline
-from .key_findings import SEPARABILITY_NOTE
 from .provenance import provenance_html
-from .sections import KINDS, Section, Unavailable, build_sections, detect_kinds
-from .thresholds import Thresholds
 
 __all__ = ["ReportResult", "NoResultsError", "find_result_folders", "render_report", "write_report",
            "figure_html"]
@@ -193,7 +193,7 @@ def render_report(result_dirs: Sequence[str | Path], *, title: str = "cxreval re
         Also list each analysis kind that no folder holds as not available, with exact commands (off: a report
         of a user's own folders shows only the analyses present).
     thresholds : Thresholds, optional
-        Verdict thresholds of the key findings (default :class:`~cxreval.report.thresholds.Thresholds`).
+        Verdict thresholds of the key findings (default :class:`~cxreval.report.Thresholds`).
     allow_empty : bool, default=False
         Render a page even when no folder holds a result (the demo, whose sections all failed).
 

@@ -38,11 +38,11 @@ from pathlib import Path
 from .._typing import PathLike
 from .._validation import check_path
 from ..exceptions import DataUnavailableError, InvalidParameterError
-from ..outputs import sha256_file
 
 __all__ = [
     "WHEEL_NAME",
     "WHEEL_VERSION",
+    "WHEEL_FILE",
     "WHEEL_SHA256",
     "WHEEL_SIZE",
     "METADATA_FILES",
@@ -50,8 +50,6 @@ __all__ = [
     "resolve_cache_dir",
     "fetch_metadata",
     "metadata_path",
-    "sha256_file",
-    "check_path",
     "quiet_pooch",
 ]
 

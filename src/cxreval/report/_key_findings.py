@@ -1,7 +1,7 @@
 """The report's "Key findings": one line per analysis, written from the numbers in its result files.
 
 Each line gives the headline number, its interval and a plain-language verdict whose wording follows
-:class:`~cxreval.report.thresholds.Thresholds` (stated once on the page). Nothing here knows a dataset:
+:class:`~cxreval.report.Thresholds` (stated once on the page). Nothing here knows a dataset:
 the subjects (findings, references, models) are read from the tables.
 
 >>> import pandas as pd
@@ -24,8 +24,8 @@ from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..iqa import MetricAgreementResult, MetricComparisonResult
 from ..labeller import LabellerValidationResult
-from ..labels import MACRO, MICRO
 from ..ranking import RankingStabilityResult
+from ..schema import MACRO, MICRO
 from ._best_model import SEPARABILITY_NOTE, classification_finding, separability
 from ._key_finding_base import (
     _SUMMARY,
@@ -40,8 +40,8 @@ from ._key_finding_base import (
     fmt,
     ordinal,
 )
+from ._thresholds import Thresholds
 from .result_files import find_result_file, run_record
-from .thresholds import Thresholds
 
 __all__ = ["KeyFinding", "key_finding", "confidence_level", "fmt", "ordinal", "separability", "SEPARABILITY_NOTE", "circular_reference",
            "FINDERS"]

@@ -11,7 +11,7 @@ the boxes ``cxreval localize`` and ``cxreval synth`` detect (``boxes.csv``) and 
 ``source`` (optional) who drew the box (a VinDr reader ``R8``; absent for BBox_List_2017's single set of
 boxes), and the box is half-open in pixels of the image: ``x_min <= x < x_max``, ``y_min <= y < y_max``.
 A box table is checked with :func:`check_box_table`; one spelled with the old ``image_id`` is refused with
-"did you mean 'study_id'" (:data:`cxreval.schema.columns.RENAMED_COLUMNS`).
+"did you mean 'study_id'" (:data:`cxreval.schema.RENAMED_COLUMNS`).
 
 **Localization tables** (``localization.csv``): one row per case (``variant, localizer, upsampling,
 threshold``), finding, overlap rule and T, with the columns :data:`LOCALIZATION_COLUMNS`, whatever study
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .columns import FINDING, SOURCE, STUDY_ID, check_columns
+from ._columns import FINDING, SOURCE, STUDY_ID, check_columns
 
 __all__ = ["BOX_COORDS", "BOX_COLUMNS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "NO_THRESHOLD",
            "check_box_table", "box_columns", "threshold_label"]

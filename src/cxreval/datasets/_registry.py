@@ -20,7 +20,7 @@ from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, UnknownNameError
 from ..results import ReadReport, ReadResult
-from .fetch import metadata_path
+from ._fetch import metadata_path
 
 __all__ = [
     "DatasetSpec",
@@ -190,7 +190,7 @@ def load_dataset(name: str, path: PathLike | None = None, *,
     path : path, optional
         The user's own copy of the file (or folder, for folder datasets); default the fetched copy.
     cache_dir : path, optional
-        Cache directory override (see :func:`cxreval.datasets.fetch.resolve_cache_dir`).
+        Cache directory override (see :func:`cxreval.datasets.resolve_cache_dir`).
     **kwargs
         Passed to the loader.
 

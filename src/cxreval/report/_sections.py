@@ -26,7 +26,7 @@ report_labels   ``labeller_validation.csv``                            ``cxreval
 ``run.json`` governs the folder, only the files it lists are read (:func:`~cxreval.report.result_files.listed_files`).
 
 Each part (:class:`Block`) has its figure, one sentence on how to read it, and its tables; each section
-has its key finding (:mod:`cxreval.report.key_findings`). A kind no folder holds is suggested with two
+has its key finding (:mod:`cxreval.report`). A kind no folder holds is suggested with two
 exact commands: the ``cxreval demo`` section that computes it on public data, and the command's help.
 """
 
@@ -48,12 +48,12 @@ from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..labeller import PRF_COLUMNS, LabellerValidationResult
 from ..ranking import RankingStabilityResult
-from .blocks import Block, Kind, Section, Unavailable, load_table, result_files, table_block
+from ._blocks import Block, Kind, Section, Unavailable, load_table, result_files, table_block
+from ._key_findings import key_finding
+from ._thresholds import Thresholds
 from .html_tables import html_table
 from .image_sections import IQA_RESULTS, LOCALIZATION_RESULTS, build_iqa, build_localization
-from .key_findings import key_finding
 from .result_files import find_result_file, result_path
-from .thresholds import Thresholds
 
 __all__ = ["KINDS", "Kind", "Block", "Section", "Unavailable", "detect_kinds", "build_sections", "result_files"]
 

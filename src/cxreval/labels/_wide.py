@@ -14,10 +14,9 @@ import pandas as pd
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..results import ReadReport, ReadResult
-from ..schema import check_columns
-from ..schema.states import NUMERIC_CODES
+from ..schema import NUMERIC_CODES, check_columns
 from ._common import _WIDE_OF, _read_table, _where
-from .long import validate_label_table, validate_predictions
+from ._long import validate_label_table, validate_predictions
 
 __all__ = ["WideLayout", "read_wide_labels", "to_wide", "write_wide_labels", "read_wide_predictions"]
 

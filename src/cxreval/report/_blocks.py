@@ -12,8 +12,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..results import TableResult
+from ._key_findings import KeyFinding
 from .html_tables import html_table
-from .key_findings import KeyFinding
 from .result_files import find_result_file, missing_columns, read_result_table
 
 __all__ = ["Unavailable", "Block", "Section", "Kind", "result_files", "load_table", "table_block"]

@@ -39,7 +39,7 @@ import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
-from ..schema.states import STATE_ENCODINGS, decode_states, parse_states
+from ..schema import STATE_ENCODINGS, decode_states, parse_states
 from ._codes import _MISSING, _as_text, _canonical, _column, _factorize, _grow, _id_text, _Vocab
 from ._files import (
     TABLE_SUFFIXES,
@@ -52,7 +52,7 @@ from ._files import (
     read_prediction_tables,
     table_parts,
 )
-from .long import LABEL_COLUMNS, PREDICTION_COLUMNS, validate_label_table, validate_predictions
+from ._long import LABEL_COLUMNS, PREDICTION_COLUMNS, validate_label_table, validate_predictions
 
 if TYPE_CHECKING:
     import pyarrow as pa
