@@ -73,7 +73,7 @@ def load_openi(seed: int) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray, np.nd
     mesh = openi_mesh_labels(reports=rep).table
     kept = set(mesh["study_id"])
     with_img = set(rep.loc[rep["n_images"] > 0, "report_id"])
-    dev, ev = openi_tuning_split(sorted(kept & with_img), seed=seed)
+    dev, ev = openi_tuning_split(sorted(kept & with_img), rng=seed)
     table = pd.DataFrame({"study_id": rep["report_id"], "findings": rep["findings"].fillna(""),
                           "impression": rep["impression"].fillna("")})
     return table, mesh, dev, ev

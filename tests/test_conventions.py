@@ -31,9 +31,9 @@ from cxreval._typing import RNGLike, Studies
 from cxreval.executor import ExecutorLike
 from cxreval.progress import Progress
 
-PENDING: tuple[str, ...] = ("agreement", "bootstrap", "classification", "datasets", "demo", "fusion", "iqa",
-                            "labeller", "labels", "localization", "predict", "reader")
-PENDING_COMMANDS: tuple[str, ...] = ("agree", "data", "demo", "label-reports", "predict", "report", "synth")
+PENDING: tuple[str, ...] = ("agreement", "bootstrap", "classification", "fusion", "iqa", "labeller", "localization",
+                            "predict", "reader")
+PENDING_COMMANDS: tuple[str, ...] = ("agree", "label-reports", "predict", "synth")
 """Commands (their first word) whose options' defaults differ silently; may only shrink."""
 
 # parameter name -> (the annotation strings accepted, the resolved type accepted)

@@ -15,9 +15,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "cxreval"
 # lowest first; the first component under ``cxreval`` decides the layer
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({"exceptions", "_validation", "_typing", "_plots", "schema", "io", "findings", "finding_maps",
-                        "results", "outputs", "labels"})),
+                        "results", "outputs", "labels", "progress"})),
     ("datasets", frozenset({"datasets"})),
-    ("engines", frozenset({"bootstrap", "executor", "progress", "spill"})),
+    ("engines", frozenset({"bootstrap", "executor", "spill"})),
     ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa", "labeller",
                             "latent", "planning"})),
     ("models", frozenset({"predict", "reader"})),

@@ -144,6 +144,9 @@ def _build(name: str, tmp: Path):
     if name == "DatasetExport":
         from cxreval.datasets import export_dataset
         return export_dataset("chestxray14", _data_entry(tmp))
+    if name == "DatasetSplit":
+        from cxreval.datasets import split_dataset
+        return split_dataset("chestxray14", _data_entry(tmp), fractions=(0.5, 0.5), names=("a", "b"), rng=0)
     if name == "DatasetAudit":
         from cxreval.datasets.audit import audit_chestxray14
         bb = tmp / "BBox.csv"

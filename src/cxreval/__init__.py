@@ -54,6 +54,17 @@ _LAZY_ATTRS: dict[str, str] = {
     # type aliases of the public signatures
     "RNGLike": "_typing", "PathLike": "_typing", "FindingsLike": "_typing", "Studies": "_typing",
     "ExecutorLike": "executor",
+    # jobs of the commands and their results (one line each)
+    "audit_dataset": "datasets.audit",
+    "DatasetAudit": "datasets.audit",
+    "split_dataset": "datasets",
+    "DatasetSplit": "datasets",
+    "export_dataset": "datasets",
+    "DatasetExport": "datasets",
+    "FetchResult": "datasets",
+    "ReportResult": "report",
+    "run_demo": "demo",
+    "DemoResult": "demo",
 }
 
 _SUBMODULES: tuple[str, ...] = (
@@ -123,6 +134,16 @@ __all__ = [
     "ExecutorLike",
     "PathLike",
     "FindingsLike",
+    "audit_dataset",
+    "DatasetAudit",
+    "split_dataset",
+    "DatasetSplit",
+    "export_dataset",
+    "DatasetExport",
+    "FetchResult",
+    "ReportResult",
+    "run_demo",
+    "DemoResult",
     "agreement",
     "bootstrap",
     "classification",
@@ -159,21 +180,28 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from .bootstrap import BootstrapResult, ResamplingPlan, draw_plan
     from .classification import AUCResult, compare_auc, delong_test, evaluate_auc, roc_auc_score
     from .datasets import (
+        DatasetExport,
+        DatasetSplit,
+        FetchResult,
         audit_split,
+        export_dataset,
         fetch_metadata,
         list_datasets,
         load_dataset,
         metadata_path,
         patient_split,
         read_split_lists,
+        split_dataset,
     )
+    from .datasets.audit import DatasetAudit, audit_dataset
+    from .demo import DemoResult, run_demo
     from .executor import ExecutorLike, get_executor
     from .fusion import FusionResult, fuse_labels, get_fusion, list_fusion
     from .iqa import get_metric, list_metrics, score_pairs
     from .labels import read_labels, read_wide_labels, validate_label_table, validate_predictions
     from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
     from .ranking import RankingStabilityResult, compare_rankings, compare_table_rankings, load_xqa_auc_table
-    from .report import write_report
+    from .report import ReportResult, write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
     from .schema import LabelState, binarize
 

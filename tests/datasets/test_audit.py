@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from cxreval.cli.main import main
-from cxreval.datasets.audit import audit_chestxray14, count_boxes, write_audit
+from cxreval.datasets.audit import audit_chestxray14, count_boxes
 from cxreval.exceptions import SchemaError
 from cxreval.findings import CHESTXRAY14
 
@@ -67,18 +67,20 @@ def test_small_audit_hand_counts(small):
     assert s.shared_patients["patient_id"].tolist() == ["1", "3"] and s.leaks
 
 
-def test_write_audit_files(small, tmp_path):
+def test_save_writes_the_audit_files(small, tmp_path):
     de, bb, splits = small
     res = audit_chestxray14(path=de, bbox_path=bb, split_dir=splits)
-    written = write_audit(res, tmp_path / "out")
+    (tmp_path / "out").mkdir()
+    written = res.save(tmp_path / "out")
+    assert written["summary"].read_text() == res.summary()
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     for t in ("findings", "views", "boxes", "split_sizes", "split_pairs", "shared_patients"):
         assert f"{t}.csv" in names and f"{t}.parquet" in names
         pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / f"{t}.parquet"), res.tables()[t],
                                       check_dtype=False)
-    d = json.loads(written["audit.json"].read_text())
+    d = json.loads(written["audit"].read_text())
     assert d["n_images"] == 6 and d["split"]["n_shared_patients"] == 2 and d["boxes"]["n_boxes"] == 4
-    summary = written["summary.md"].read_text()
+    summary = written["summary"].read_text()
     assert "- images: 6" in summary and "The split **leaks**" in summary
 
 
@@ -196,7 +198,7 @@ def test_dataset_audit_owns_its_files(small, tmp_path, with_split):
     paths = res.save(tmp_path / "lib")
     want = dict(DatasetAudit.FILES) if with_split else {k: v for k, v in DatasetAudit.FILES.items()
                                                         if k not in DatasetAudit.SPLIT_FILES}
-    assert {k: p.name for k, p in paths.items()} == want
+    assert {k: p.name for k, p in paths.items()} == {**want, "summary": "summary.md"}
     assert tuple(pd.read_csv(paths["findings"]).columns) == DatasetAudit.COLUMNS
     assert tuple(pd.read_csv(paths["views"]).columns) == DatasetAudit.VIEW_COLUMNS
     assert tuple(pd.read_csv(paths["boxes"]).columns) == DatasetAudit.BOX_COLUMNS

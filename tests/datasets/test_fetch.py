@@ -43,10 +43,29 @@ def test_sha256_file_matches_hashlib(tmp_path):
     assert sha256_file(p, chunk=7) == hashlib.sha256(b"abc" * 1000).hexdigest()
 
 
+class _Steps:
+    """A Progress that records the tasks added and finished."""
+
+    def __init__(self):
+        self.added, self.finished = [], []
+
+    def add(self, description, total=None):
+        self.added.append(description)
+        return len(self.added) - 1
+
+    def advance(self, task, n=1):
+        pass
+
+    def done(self, task):
+        self.finished.append(task)
+
+
 def test_from_wheel_extracts_every_file_then_is_cached(tmp_path):
     whl, sha = _fake_wheel(tmp_path)
-    msgs = []
-    res = fetch_metadata(cache_dir=tmp_path / "cache", from_wheel=whl, expected_sha256=sha, progress=msgs.append)
+    steps = _Steps()
+    res = fetch_metadata(cache_dir=tmp_path / "cache", from_wheel=whl, expected_sha256=sha, progress=steps)
+    msgs = steps.added
+    assert steps.finished == list(range(len(msgs)))  # every step done, in order
     assert res.action == "extracted" and res.wheel_sha256 == sha
     assert res.directory == tmp_path / "cache" / "torchxrayvision-data"
     assert sorted(res.files) == sorted(METADATA_FILES)

@@ -44,7 +44,7 @@ def test_declared_commands_exist(capsys) -> None:
 
 
 def test_the_check_fails_on_a_section_without_a_test(monkeypatch) -> None:
-    import cxreval.demo as demo
+    import cxreval.demo.sections as demo
 
     extra = demo.DemoSpec("new_section", "New", SECTIONS[0].build, ("cxreval classify",))
     monkeypatch.setattr(demo, "SECTIONS", (*SECTIONS, extra))

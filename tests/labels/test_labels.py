@@ -176,7 +176,7 @@ def test_parse_states_and_names_are_inverse():
 
 def test_label_matrix_pivots_one_source():
     t = validate_label_table(_long())
-    m = label_matrix(t, source="CR", findings=["Edema", "Effusion", "Atelectasis"], studies=["s3", "s1"])
+    m = label_matrix(t, source="CR", findings=["Edema", "Effusion", "Atelectasis"], study_ids=["s3", "s1"])
     assert m.loc["s1", "Effusion"] == 2 and pd.isna(m.loc["s3", "Effusion"])
     assert m["Atelectasis"].isna().all()
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
 
-from ..datasets import fetch_metadata
+from ..datasets import SPLITTABLE, fetch_metadata
+from ..datasets.audit import AUDITABLE
 from ..exceptions import InvalidParameterError, SchemaError
 from ._common import (
     check_folder_option,
@@ -16,16 +16,13 @@ from ._common import (
     open_output,
     out_option,
     overwrite_option,
+    progress,
     seed_option,
     split_list,
 )
 
-__all__ = ["register", "AUDITABLE", "SPLITTABLE", "VIEW_DATASETS"]
+__all__ = ["register", "VIEW_DATASETS"]
 
-AUDITABLE: tuple[str, ...] = ("chestxray14", "mimic_cxr")
-"""Datasets ``cxreval data audit`` knows."""
-SPLITTABLE: tuple[str, ...] = ("chestxray14",)
-"""Datasets ``cxreval data split`` draws a split of."""
 VIEW_DATASETS: tuple[str, ...] = ("mimic_cxr", "chexpert", "chexpert_train")
 """Datasets ``cxreval data export --views`` filters by view."""
 
@@ -55,10 +52,8 @@ def fetch(
     _check_cache_dir(cache_dir, write=True)
     if from_wheel is not None and not Path(from_wheel).is_file():
         raise SchemaError(f"--from-wheel {from_wheel} does not exist.")
-    console = Console(stderr=True)
-    with console.status("fetching public metadata") as status:
-        res = fetch_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force,
-                             progress=lambda msg: status.update(msg))
+    with progress() as prog:
+        res = fetch_metadata(cache_dir=cache_dir, from_wheel=from_wheel, force=force, progress=prog)
     if json_out:
         echo_json(res.to_dict())
     else:
@@ -77,7 +72,8 @@ def audit(
     bbox_path: Path = typer.Option(None, "--bbox-list", help="Your own BBox_List_2017.csv[.gz] (default: fetched)."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
     out: Path = out_option("Write audit.json, tables (CSV + Parquet), summary.md and run.json into this folder "
-                           "(atomically; must not exist unless --overwrite).", default=None),
+                           "(atomically; must not exist unless --overwrite). Default: none, the audit is only "
+                           "printed.", default=None),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the audit as JSON."),
 ) -> None:
@@ -99,8 +95,7 @@ def audit(
         cxreval data audit chestxray14 --split-dir my-split -o audit-out
         cxreval data audit mimic_cxr --split-dir mimic-cxr-jpg -o mimic-audit
     """
-    from ..datasets.audit import audit_chestxray14, audit_mimic_cxr
-    from ..io import write_summary
+    from ..datasets.audit import DatasetAudit, audit_dataset
 
     if dataset not in AUDITABLE:
         raise InvalidParameterError(f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
@@ -120,25 +115,22 @@ def audit(
         if p is not None and not Path(p).exists():
             raise SchemaError(f"File {str(p)!r} does not exist." if opt not in ("--split-dir", "--path")
                               else f"{opt} {p} does not exist.")
-
-    def run() -> Any:
-        if dataset == "mimic_cxr":
-            return audit_mimic_cxr(split_dir=split_dir, path=dataset_path)
-        return audit_chestxray14(path=path, bbox_path=bbox_path, split_dir=split_dir, cache_dir=cache_dir)
-
     console = Console(stderr=True)
-    if out is None:
+
+    def run() -> DatasetAudit:
         with console.status(f"auditing {dataset}"):
-            res = run()
+            return audit_dataset(dataset, dataset_path if dataset == "mimic_cxr" else path, bbox_path=bbox_path,
+                                 split_dir=split_dir, cache_dir=None if dataset == "mimic_cxr" else cache_dir)
+
+    if out is None:
+        res = run()
     else:
         with open_output(out, overwrite=overwrite,
                          inputs=[p for p in (path, bbox_path, split_dir, dataset_path) if p]) as d:
-            with console.status(f"auditing {dataset}"):
-                res = run()
+            res = run()
             written = res.save(d)
-            write_summary(d, res.summary())
-        console.print(f"wrote {', '.join(Path(p).name for p in written.values())}, summary.md (tables also as "
-                      f"Parquet) to {out}")
+        console.print(f"wrote {', '.join(Path(p).name for k, p in written.items() if k != 'summary')}, summary.md "
+                      f"(tables also as Parquet) to {out}")
     if json_out:
         echo_json(res.to_dict())
     else:
@@ -167,15 +159,8 @@ def split(
     \b
         cxreval data split chestxray14 --fractions 0.7,0.1,0.2 --stratify Edema --seed 0 -o my-split
     """
-    from ..datasets import (
-        audit_split,
-        check_split_names,
-        image_split,
-        nih,
-        patient_split,
-        write_split_lists,
-    )
-    from ..io import write_summary, write_table
+    from ..datasets import check_split_names, split_dataset
+    from ..outputs import check_output_path
 
     if dataset not in SPLITTABLE:
         raise InvalidParameterError(f"cxreval data split: unknown dataset {dataset!r}; expected one of "
@@ -192,36 +177,17 @@ def split(
     _check_cache_dir(cache_dir, write=False)
     if path is not None and not Path(path).exists():
         raise SchemaError(f"File {str(path)!r} does not exist.")
-    from ..outputs import check_output_path
-
     check_output_path(out, overwrite=overwrite, inputs=[p for p in (path, cache_dir) if p])
-    if by == "patient":
-        if stratify:
-            table = nih.load_labels(path, cache_dir=cache_dir).table
-        else:
-            table = nih.load_metadata(path, cache_dir=cache_dir)
-        strat = [f.strip() for f in stratify.split(",")] if stratify else None
-        res = patient_split(table, fractions=fr, names=nm, stratify=strat, rng=seed)
-    else:
-        if stratify:
-            raise InvalidParameterError("cxreval data split: --stratify needs --by patient.")
-        table = nih.load_metadata(path, cache_dir=cache_dir)
-        res = image_split(table, fractions=fr, names=nm, rng=seed)
-    meta = table[["study_id", "patient_id"]].drop_duplicates("study_id")
-    leak = audit_split(res, meta)
-    lines = [f"# {by}-level split of {dataset}", "", f"fractions {list(res.fractions)}, seed {seed}"
-             + (f", stratified by {list(res.stratify)}" if res.stratify else ""), "",
-             leak.sizes_markdown(unknown=False)]
-    lines += ["", f"Patients on more than one side: {leak.n_shared_patients:,}."]
+    if stratify and by != "patient":
+        raise InvalidParameterError("cxreval data split: --stratify needs --by patient.")
+    res = split_dataset(dataset, path, fractions=fr, names=nm, by=by, rng=seed, cache_dir=cache_dir,
+                        stratify=[f.strip() for f in stratify.split(",")] if stratify else None)
     with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta={"seed": seed}) as d:
-        write_split_lists(res.assignments, d)
-        write_table(res.assignments, d, "assignments")
-        write_table(leak.sizes, d, "split_sizes")
-        write_summary(d, "\n".join(lines))
+        res.save(d)
     if json_out:
-        echo_json({"split": res.to_dict(), "leakage": leak.to_dict()})
+        echo_json(res.to_dict())
     else:
-        typer.echo("\n".join(lines))
+        typer.echo(res.summary())
 
 
 @data_app.command("export")
@@ -286,13 +252,10 @@ def export(
         raise SchemaError(f"--path {str(path)!r} does not exist.")
     check_output_path(out, overwrite=overwrite, inputs=[p for p in (path, cache_dir) if p])
     res = export_dataset(spec.name, path, cache_dir=cache_dir, **kwargs)
-    from ..io import write_summary
-
     meta: dict[str, object] = {"dataset": spec.name, **kwargs}
     read = [path] if path else [Path(res.report.source)] if spec.pinned else []  # pinned files: their SHA-256
     with open_output(out, overwrite=overwrite, inputs=read, meta=meta) as d:
         res.save(d)
-        write_summary(d, res.summary())
     if json_out:
         echo_json(res.to_dict())
     else:

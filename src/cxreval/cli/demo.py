@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from ..demo.data import MIRROR_LAYOUT
 from ..demo.sections import SECTIONS
@@ -19,7 +18,7 @@ _SECTION_KEYS = ", ".join(s.key for s in SECTIONS)
 
 def demo(
     out: Path = out_option("Output folder: report.html, one folder per section and run.json (written atomically; "
-                           "must not exist unless --overwrite).", default=Path("demo-out")),
+                           "must not exist unless --overwrite). Default: demo-out.", default=Path("demo-out")),
     data_mirror: Path = typer.Option(None, "--data-mirror", help="A local copy of the demo's data, used before "
                                      "any download (default $CXREVAL_DATA_MIRROR, else ../shared/data when "
                                      f"present). Layout: {MIRROR_LAYOUT}."),
@@ -41,7 +40,7 @@ def demo(
     """
     from ..demo import run_demo
     from ..exceptions import InvalidParameterError
-    from ._common import split_list
+    from ._common import progress, split_list
 
     keys = [s.key for s in SECTIONS]
     sections = split_list(section, option="--section")
@@ -51,11 +50,9 @@ def demo(
     check_output_path(out, overwrite=overwrite, inputs=[p for p in (data_mirror, cache_dir) if p is not None])
     check_folder_option("--data-mirror", data_mirror)
     check_folder_option("--cache-dir", cache_dir, write=not offline)
-    console = Console(stderr=True)
-    with console.status("cxreval demo") as status:
+    with progress() as prog:
         res = run_demo(out, data_mirror=data_mirror, cache_dir=cache_dir, n_resamples=n_resamples, rng=seed,
-                       download=not offline, sections=sections, progress=lambda m: status.update(m),
-                       overwrite=overwrite)
+                       download=not offline, sections=sections, progress=prog, overwrite=overwrite)
     if json_out:
         echo_json(res.to_dict())
         return

@@ -14,7 +14,8 @@ __all__ = ["register"]
 def report(
     result_dirs: list[Path] = typer.Argument(..., help="Folders written by cxreval commands (or their parent "
                                              "folder, e.g. a `cxreval demo` output)."),
-    out: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write (atomically)."),
+    out: Path = typer.Option(Path("report.html"), "--out", "-o", help="HTML file to write (atomically). Default: "
+                             "report.html."),
     title: str = typer.Option("cxreval report", "--title", help="Page title."),
     thresholds: Path = typer.Option(None, "--thresholds", help="JSON file of verdict thresholds (keys srcc, kappa, "
                                     "kappa_name: label -> lower bound); default SRCC 0.9/0.7 and Landis & Koch κ."),

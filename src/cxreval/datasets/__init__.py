@@ -17,6 +17,7 @@ True
 ['study_id', 'patient_id', 'finding', 'source', 'state']
 """
 
+from ._dataset_split import SPLIT_UNITS, SPLITTABLE, DatasetSplit, split_dataset
 from ._export import DatasetExport, export_dataset
 from ._fetch import (
     METADATA_FILES,
@@ -49,7 +50,7 @@ __all__ = [
     "WHEEL_NAME", "WHEEL_VERSION", "WHEEL_FILE", "WHEEL_SHA256", "WHEEL_SIZE", "quiet_pooch",
     "METADATA_FILES", "FetchResult", "resolve_cache_dir", "fetch_metadata", "metadata_path",
     "DatasetSpec", "DATA_LOADERS", "UnknownDatasetError", "list_datasets", "load_dataset", "get_spec",
-    "DatasetExport", "export_dataset",
+    "DatasetExport", "export_dataset", "SPLITTABLE", "SPLIT_UNITS", "DatasetSplit", "split_dataset",
     "DEFAULT_FRACTIONS", "DEFAULT_NAMES", "SplitResult", "LeakageAudit", "patient_split", "image_split",
     "read_split_lists", "write_split_lists", "check_split_names", "audit_split",
 ]

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from .._typing import PathLike
-from ..io import markdown_table, write_table
+from ..io import markdown_table, write_summary, write_table
 from ..results import ReadReport, TableResult
 from ..schema import STATE, state_names
 
@@ -54,8 +54,13 @@ class DatasetExport(TableResult):
         return out
 
     def save(self, folder: PathLike) -> dict[str, Path]:
-        """Write the tables of :meth:`tables` into ``folder``; return ``{name: csv path}``."""
-        return {k: write_table(t, Path(folder), Path(self.FILES[k]).stem) for k, t in self.tables().items()}
+        """Write the tables of :meth:`tables` (CSV + Parquet) and ``summary.md`` (:meth:`summary`) into ``folder``:
+        what ``cxreval data export -o`` writes beside ``run.json``; return ``{name: path}`` (``summary.md`` under
+        ``"summary"``)."""
+        d = Path(folder)
+        written = {k: write_table(t, d, Path(self.FILES[k]).stem) for k, t in self.tables().items()}
+        written["summary"] = write_summary(d, self.summary())
+        return written
 
     def summary(self) -> str:
         """Markdown: what was read, kept and dropped."""

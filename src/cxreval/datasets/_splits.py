@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._typing import PathLike
+from .._typing import PathLike, RNGLike
 from .._validation import check_path, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
@@ -309,7 +309,7 @@ def _assign(units: np.ndarray, strata: np.ndarray, fractions: tuple[float, ...],
 
 def patient_split(table: pd.DataFrame, *, fractions: Sequence[float] = DEFAULT_FRACTIONS,
                   names: Sequence[str] | None = None, stratify: str | Sequence[str] | None = None,
-                  rng: int | np.random.Generator | None = None) -> SplitResult:
+                  rng: RNGLike = None) -> SplitResult:
     """Draw a seeded patient-level split.
 
     Patients are shuffled with ``rng`` (within each stratum when ``stratify`` is given) and cut into parts
@@ -362,7 +362,7 @@ def patient_split(table: pd.DataFrame, *, fractions: Sequence[float] = DEFAULT_F
 
 
 def image_split(table: pd.DataFrame, *, fractions: Sequence[float] = (0.8, 0.2), names: Sequence[str] | None = None,
-                rng: int | np.random.Generator | None = None) -> SplitResult:
+                rng: RNGLike = None) -> SplitResult:
     """Draw a seeded split of *studies*, ignoring patients (the leaky baseline the audit should flag).
 
     Parameters and return value as :func:`patient_split` (no stratification); default 80/20 named

@@ -50,7 +50,7 @@ import pandas as pd
 
 from .._typing import PathLike
 from .._validation import check_path
-from ..exceptions import SchemaError
+from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
 from ..io import markdown_table, write_summary, write_table
 from ..results import TableResult
@@ -59,10 +59,13 @@ from . import nih
 from ._fetch import metadata_path
 from ._splits import LeakageAudit, audit_split, read_split_lists
 
-__all__ = ["BBOX_FILE", "DatasetAudit", "audit_chestxray14", "audit_mimic_cxr", "audit_summary", "write_audit", "count_boxes",
+__all__ = ["AUDITABLE", "BBOX_FILE", "DatasetAudit", "audit_dataset", "audit_chestxray14", "audit_mimic_cxr", "audit_summary",
+           "count_boxes",
            "PublishedCounts", "CHESTXRAY8_PUBLISHED", "PUBLISHED_COLUMNS"]
 
 BBOX_FILE = "BBox_List_2017.csv.gz"
+AUDITABLE: tuple[str, ...] = ("chestxray14", "mimic_cxr")
+"""The datasets :func:`audit_dataset` (``cxreval data audit``) knows."""
 NO_FINDING = "No Finding"
 
 
@@ -207,12 +210,14 @@ class DatasetAudit(TableResult):
         return out
 
     def save(self, folder: PathLike) -> dict[str, Path]:
-        """Write ``audit.json`` and every table of :meth:`tables` (CSV + Parquet) into ``folder``; return
-        ``{name: path}`` (the split files only when a split was audited)."""
+        """Write ``audit.json``, every table of :meth:`tables` (CSV + Parquet) and ``summary.md`` (:meth:`summary`)
+        into ``folder``: what ``cxreval data audit -o`` writes beside ``run.json``. Return ``{name: path}`` (the
+        split files only when a split was audited; ``summary.md`` under ``"summary"``)."""
         d = Path(folder)
         written = {name: write_table(df, d, Path(self.FILES[name]).stem) for name, df in self.tables().items()}
         written["audit"] = d / self.FILES["audit"]
         written["audit"].write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True, default=_json) + "\n")
+        written["summary"] = write_summary(d, self.summary())
         return written
 
     def summary(self) -> str:
@@ -455,6 +460,33 @@ def audit_mimic_cxr(*, split_dir: PathLike, path: PathLike | None = None) -> Dat
 _FINDING_COLUMNS = ("finding", "images", "patients", "boxes", "boxed images")
 
 
+def audit_dataset(name: str, path: PathLike | None = None, *, bbox_path: PathLike | None = None,
+                  split_dir: PathLike | None = None, cache_dir: PathLike | None = None) -> DatasetAudit:
+    """Audit a dataset by name (one of :data:`AUDITABLE`): what ``cxreval data audit NAME`` computes.
+
+    ``chestxray14``: :func:`audit_chestxray14` (``path`` a ``Data_Entry_2017*.csv[.gz]``, ``bbox_path``, a
+    ``split_dir`` of ``*list.txt`` files, ``cache_dir``); ``mimic_cxr``: :func:`audit_mimic_cxr` (``split_dir``
+    the folder of ``mimic-cxr-2.0.0-split.csv.gz``, required; ``path`` the folder of the label and metadata
+    files). ``DatasetAudit.save(folder)`` writes the files of the command.
+
+    Raises
+    ------
+    InvalidParameterError
+        An unknown ``name``, ``mimic_cxr`` without ``split_dir`` or with ``bbox_path``.
+    """
+    if name not in AUDITABLE:
+        raise InvalidParameterError(f"The 'name' parameter of audit_dataset must be one of {list(AUDITABLE)}. "
+                                    f"Got {name!r} instead.")
+    if name == "mimic_cxr":
+        if split_dir is None:
+            raise InvalidParameterError("Auditing mimic_cxr needs split_dir, the folder holding "
+                                        "mimic-cxr-2.0.0-split.csv.gz.")
+        if bbox_path is not None:
+            raise InvalidParameterError("bbox_path is a ChestX-ray14 file; mimic_cxr has no boxes to audit.")
+        return audit_mimic_cxr(split_dir=split_dir, path=path)
+    return audit_chestxray14(path=path, bbox_path=bbox_path, split_dir=split_dir, cache_dir=cache_dir)
+
+
 def audit_summary(audit: DatasetAudit) -> str:
     """The audit as Markdown (``summary.md``): sizes, per-finding counts, the split check and notes."""
     lines = [f"# Audit of {audit.dataset}", "",
@@ -487,17 +519,6 @@ def audit_summary(audit: DatasetAudit) -> str:
     if audit.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in audit.notes]
     return "\n".join(lines) + "\n"
-
-
-def write_audit(audit: DatasetAudit, out: PathLike) -> dict[str, Path]:
-    """:meth:`DatasetAudit.save` and ``summary.md`` into ``out`` (created when absent); return ``{name: path}``
-    (``audit.json`` under ``"audit.json"``, ``summary.md`` under ``"summary.md"``, tables by name)."""
-    d = Path(out)
-    d.mkdir(parents=True, exist_ok=True)
-    written = audit.save(d)
-    written["audit.json"] = written.pop("audit")
-    written["summary.md"] = write_summary(d, audit.summary())
-    return written
 
 
 def _json(o: object) -> object:

@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._typing import PathLike
+from .._typing import PathLike, RNGLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import CHESTXRAY14, canonical_findings
 from ..results import ReadReport, ReadResult
@@ -545,11 +545,13 @@ OPENI_TUNING_SEED = 11
 """Seed of the OpenI split whose development half the packaged rules were tuned on (:func:`openi_tuning_split`)."""
 
 
-def openi_tuning_split(study_ids: Sequence[str], *, seed: int = OPENI_TUNING_SEED) -> tuple[np.ndarray, np.ndarray]:
+def openi_tuning_split(study_ids: Sequence[str], *,
+                       rng: RNGLike = OPENI_TUNING_SEED) -> tuple[np.ndarray, np.ndarray]:
     """The development half (the packaged rules were tuned on it) and the held-out half of OpenI report ids.
 
     The ids (``CXR<n>``, those with images and usable MeSH codes) are sorted by number and permuted with
-    ``numpy.random.default_rng(seed)``; the first ``n // 2`` are the development half. Figures on the
+    ``numpy.random.default_rng(rng)`` (default :data:`OPENI_TUNING_SEED`, the split the rules were tuned on);
+    the first ``n // 2`` are the development half. Figures on the
     held-out half are out-of-sample for the packaged rules; figures on all reports are partly in-sample.
 
     Returns
@@ -568,7 +570,7 @@ def openi_tuning_split(study_ids: Sequence[str], *, seed: int = OPENI_TUNING_SEE
         raise InvalidParameterError(f"The 'study_ids' parameter of openi_tuning_split must hold OpenI report ids "
                                     f"(CXR<number>). Got {bad[0]!r}.")
     arr = np.array(sorted(ids, key=lambda s: int(s[3:])), dtype=object)
-    perm = np.random.default_rng(seed).permutation(len(arr))
+    perm = np.random.default_rng(rng).permutation(len(arr))
     half = len(arr) // 2
     key = np.vectorize(lambda s: int(s[3:]), otypes=[np.int64])
 

@@ -28,12 +28,16 @@ import logging
 import os
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
+from .._typing import RNGLike
 from ..exceptions import CxrevalError, InvalidParameterError
 from ..outputs import RUN_FILE, atomic_file, check_output_path, output_folder, utc_now, write_run_record
+from ..progress import Progress, as_progress
 from .data import RERUN, DemoContext, NotBuilt, rerun_command
 from .sections import SECTIONS, DemoSpec
 
@@ -91,8 +95,9 @@ def _section_record(ctx: DemoContext, spec: DemoSpec, started: str) -> None:
                                "commands": [], **ctx.meta})
 
 
-def _run_section(ctx: DemoContext, spec: DemoSpec, say: Callable[[str], None]) -> DemoSection:
-    """Run one section; on failure remove what it wrote and say why, with an exact command."""
+def _run_section(ctx: DemoContext, spec: DemoSpec, prog: Progress) -> DemoSection:
+    """Run one section (one task of ``prog``); on failure remove what it wrote and say why, with an exact
+    command."""
     import shutil
 
     key, title = spec.key, spec.title
@@ -100,7 +105,8 @@ def _run_section(ctx: DemoContext, spec: DemoSpec, say: Callable[[str], None]) -
     ctx.created.clear()
     ctx.meta.clear()
     n_missing = len(ctx.missing)
-    say(f"demo: {title}")
+    log.info("demo: %s", title)
+    task = prog.add(f"demo: {title}")
     t, started = time.perf_counter(), utc_now()
     rerun = rerun_command(key)
     try:
@@ -123,7 +129,8 @@ def _run_section(ctx: DemoContext, spec: DemoSpec, say: Callable[[str], None]) -
             log.warning("demo section %s failed:\n%s", key, traceback.format_exc())
             res = DemoSection(key, title, "error", time.perf_counter() - t,
                               reason=f"internal error: {type(exc).__name__}: {exc}")
-    say(f"demo: {title}: {res.status} ({res.seconds:.1f} s)")
+    prog.done(task)
+    log.info("demo: %s: %s (%.1f s)", title, res.status, res.seconds)
     return res
 
 
@@ -137,8 +144,8 @@ def _add_to_run_record(out: Path, name: str) -> None:
 
 
 def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = None,
-             cache_dir: str | Path | None = None, n_resamples: int = 1000, rng: int = 0, download: bool = True,
-             sections: Sequence[str] | None = None, progress: Callable[[str], None] | None = None,
+             cache_dir: str | Path | None = None, n_resamples: int = 1000, rng: RNGLike = 0, download: bool = True,
+             sections: Sequence[str] | None = None, progress: Progress | None = None,
              iqa_metrics: Sequence[str] | None = None, iqa_images: int | None = None,
              overwrite: bool = False) -> DemoResult:
     """Run the demo into ``out`` and write ``out/report.html``.
@@ -157,14 +164,15 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
     n_resamples : int, default=1000
         Patient-bootstrap replicates.
     rng : int, default=0
-        Seed; the same seed gives the same tables.
+        The seed of every section (an int: each section records it in its ``run.json``, and the same seed gives
+        the same tables); a generator is refused.
     download : bool, default=True
         Allow network downloads (PyPI for metadata is handled by ``cxreval data fetch``; GitHub for
         pinned files).
     sections : sequence of str, optional
         Keys of :data:`SECTIONS` to run (default all).
-    progress : callable, optional
-        Called with a line of text before and after each section (default: logging).
+    progress : Progress, optional
+        One task per section, done when the section is (each is also logged).
     iqa_metrics : sequence of str, optional
         Full-reference metrics of the IQA section (default :data:`cxreval.demo.images.IQA_METRICS`).
     iqa_images : int, optional
@@ -196,7 +204,10 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
         if bad or isinstance(iqa_metrics, str) or not iqa_metrics:
             raise InvalidParameterError(f"The 'iqa_metrics' parameter of run_demo must be a non-empty list of "
                                         f"full-reference metrics {known}. Got {iqa_metrics!r} instead.")
-    say = progress or (lambda msg: log.info("%s", msg))
+    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)):
+        raise InvalidParameterError(f"The 'rng' parameter of run_demo must be an int seed (recorded in each section's "
+                                    f"run.json). Got {rng!r} instead.")
+    prog = as_progress(progress, func="run_demo")
     t0 = time.perf_counter()
     guard = [p for p in (data_mirror, cache_dir) if p is not None]
     out = check_output_path(out, overwrite=overwrite, inputs=guard)
@@ -212,7 +223,7 @@ def run_demo(out: str | Path = "demo-out", *, data_mirror: str | Path | None = N
         for spec in SECTIONS:
             if sections is not None and spec.key not in sections:
                 continue
-            done.append(_run_section(ctx, spec, say))
+            done.append(_run_section(ctx, spec, prog))
         missing = list(ctx.missing)
     done = [s if s.folder is None else replace(s, folder=out / s.folder.relative_to(tmp)) for s in done]
     built = [s.folder for s in done if s.folder is not None]

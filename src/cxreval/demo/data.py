@@ -179,8 +179,8 @@ def nih_google_labels(ctx: DemoContext) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.concat([mapped[cols], g[cols]], ignore_index=True), g
 
 
-def nih_predictions(ctx: DemoContext, studies: set[str]) -> pd.DataFrame:
-    """The 10 NIH models' scores on ``studies``, in Google's findings (max over the NIH findings that
+def nih_predictions(ctx: DemoContext, study_ids: set[str]) -> pd.DataFrame:
+    """The 10 NIH models' scores on the studies ``study_ids``, in Google's findings (max over the NIH findings that
     define each Google finding, the same mapping as the labels)."""
     from ..finding_maps import NIH_TO_GOOGLE
     from ..labels import read_wide_predictions
@@ -190,7 +190,7 @@ def nih_predictions(ctx: DemoContext, studies: set[str]) -> pd.DataFrame:
     for model in NIH_MODELS:
         p = pinned(ctx, f"nih_fold_predictions/{model}.csv")
         pr = read_wide_predictions(p, model=model, id_column="Image Index", prefix="prob_", findings=needed).table
-        pr = pr[pr["study_id"].isin(studies)]
+        pr = pr[pr["study_id"].isin(study_ids)]
         wide = pr.pivot(index="study_id", columns="finding", values="score")
         for target, sources in NIH_TO_GOOGLE.targets.items():
             parts.append(pd.DataFrame({"study_id": wide.index, "model": model, "finding": target,

@@ -90,7 +90,6 @@ def _sec_audit(ctx: DemoContext) -> str:
                             + " -o chestxray14_audit"]
     out = ctx.folder("chestxray14_audit")
     res.save(out)
-    write_summary(out, res.summary())
     return str(out)
 
 

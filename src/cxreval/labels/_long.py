@@ -163,8 +163,9 @@ def validate_model_groups(df: pd.DataFrame, *, where: str = "model group table")
 
 
 def label_matrix(labels: pd.DataFrame, *, source: str, findings: Sequence[str] | None = None,
-                 studies: Sequence[str] | None = None) -> pd.DataFrame:
-    """One source's states as a study × finding ``Int8`` frame (absent rows are ``<NA>``)."""
+                 study_ids: Sequence[str] | None = None) -> pd.DataFrame:
+    """One source's states as a study × finding ``Int8`` frame (absent rows are ``<NA>``), with the columns
+    ``findings`` and the rows ``study_ids`` in their order when given."""
     sub = labels[labels["source"] == source]
     if sub.empty:
         raise SchemaError(f"Source {source!r} is not in the label table; sources present: "
@@ -172,8 +173,8 @@ def label_matrix(labels: pd.DataFrame, *, source: str, findings: Sequence[str] |
     wide = sub.pivot(index="study_id", columns="finding", values="state")
     if findings is not None:
         wide = wide.reindex(columns=list(findings))
-    if studies is not None:
-        wide = wide.reindex(index=list(studies))
+    if study_ids is not None:
+        wide = wide.reindex(index=list(study_ids))
     return wide.astype("Int8")
 
 
