@@ -56,9 +56,6 @@ RUN_FILE = "run.json"
 _LOCK_SUFFIX = ".cxreval-lock"
 _TMP_MARK = ".tmp-"
 _TORN_LOCK_AGE_S = 10.0
-_HOLD_ENV = "CXREVAL_TEST_HOLD_S"
-"""Fault-injection hook for the run-matrix tests: seconds to wait (or until SIGUSR1), with every file written
-into the temporary folder, before the folder is committed (a line ``cxreval: test hold`` on stderr marks it)."""
 
 
 class OutputError(CxrevalError, OSError):
@@ -273,24 +270,6 @@ def _remove_stale_tmp(out: Path) -> None:
         shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
 
 
-def _test_hold(seconds: float) -> None:
-    """The fault-injection pause of the run-matrix tests: until SIGUSR1 or ``seconds`` (SIGINT still works)."""
-    import signal
-
-    if not hasattr(signal, "sigtimedwait"):
-        sys.stderr.write("cxreval: test hold\n")
-        sys.stderr.flush()
-        time.sleep(seconds)
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
-    try:
-        sys.stderr.write("cxreval: test hold\n")
-        sys.stderr.flush()
-        signal.sigtimedwait({signal.SIGUSR1}, seconds)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
 def utc_now() -> str:
     """The current UTC time as ISO 8601 (seconds), as run.json records it."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -370,8 +349,6 @@ def output_folder(out: PathLike, *, overwrite: bool = False,
         check_output_path(out, overwrite=overwrite, kind="folder", inputs=guarded)
         tmp.mkdir()
         yield tmp
-        if os.environ.get(_HOLD_ENV):
-            _test_hold(float(os.environ[_HOLD_ENV]))
         write_run_record(tmp, started=started, inputs=inputs, argv=argv, meta=meta)
         old = None
         if out.exists():

@@ -12,8 +12,9 @@
 * a full disk (ENOSPC on a small tmpfs) and a read-only file system (EROFS): one line naming --out and the
   cause, exit 2, nothing left behind.
 
-"Mid-write" is made deterministic by ``CXREVAL_TEST_HOLD_S`` (cxreval.outputs): with it set, a run stops with
-all its files written in the temporary folder, prints ``cxreval: test hold`` and waits for SIGUSR1. Runs are
+"Mid-write" is made deterministic by the hold this test installs in the run's process (``_hold.py`` beside it,
+wrapping ``cxreval.outputs.write_run_record``; nothing in the library): a run stops with all its files written in
+the temporary folder, prints ``cxreval: test hold`` and waits for SIGUSR1. Runs are
 separate processes on small inputs made by the test (tests/cli/conftest.py): forked from a server that has
 imported cxreval's command modules once (each child runs ``main(argv)`` as the console script does, and is
 signalled by its own pid), so a run costs its computation rather than Python's start-up; one command also
@@ -38,21 +39,20 @@ import pytest
 
 from cxreval.cli.main import main
 
+from . import _hold
 from .conftest import COMPUTE, WRITING_COMMANDS, command_args
 
-MARK = "cxreval: test hold"
+MARK = _hold.MARK
+HERE = Path(__file__).resolve().parent
 
 
 class Run:
     """A cxreval subprocess whose stderr is read by a thread (so waiting for the hold marker cannot hang)."""
 
     def __init__(self, args: list[str], *, hold: float | None = None) -> None:
-        env = dict(os.environ)
-        env.pop("CXREVAL_TEST_HOLD_S", None)
-        if hold is not None:
-            env["CXREVAL_TEST_HOLD_S"] = str(hold)
-        self.proc = subprocess.Popen([sys.executable, "-m", "cxreval", *args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env)
+        run = ["-m", "cxreval"] if hold is None else ["-c", _hold.MAIN.format(path=str(HERE), seconds=float(hold))]
+        self.proc = subprocess.Popen([sys.executable, *run, *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []
         self.held = threading.Event()
         self._t = threading.Thread(target=self._read, daemon=True)
@@ -102,8 +102,10 @@ _SERVER = textwrap.dedent("""
                 sys.stdin = open(os.devnull)
                 sys.stdout = os.fdopen(1, "w", buffering=1)
                 sys.stderr = os.fdopen(2, "w", buffering=1)
-                os.environ.pop("CXREVAL_TEST_HOLD_S", None)
-                os.environ.update(req["env"])
+                if req["hold"] is not None:
+                    sys.path.insert(0, req["here"])
+                    import _hold
+                    _hold.install(req["hold"])
                 sys.argv = ["cxreval", *req["argv"]]
                 code = 1
                 try:
@@ -148,8 +150,8 @@ class ForkedRun:
         base = Path(os.environ.get("TMPDIR", "/tmp"))
         self.err = base / f"cxreval-run-{os.getpid()}-{ForkedRun._n}.err"
         outf = self.err.with_suffix(".out")
-        env = {} if hold is None else {"CXREVAL_TEST_HOLD_S": str(hold)}
-        self.pid = server.request(op="run", argv=args, env=env, stdout=str(outf), stderr=str(self.err))
+        self.pid = server.request(op="run", argv=args, hold=None if hold is None else float(hold), here=str(HERE),
+                                  stdout=str(outf), stderr=str(self.err))
         self._files = (self.err, outf)
 
     def _lines(self) -> list[str]:

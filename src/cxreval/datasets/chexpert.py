@@ -62,6 +62,7 @@ from ..findings import CHEXPERT, CHEXPERT_COMPETITION, canonical_finding
 from ..labels import read_wide_labels, read_wide_predictions, validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
+from .mimic import decode_label_codes
 
 __all__ = ["SOURCES", "RADIOLOGISTS", "LABELERS", "CONSENSUS", "COMPETITION_FINDINGS", "label_files",
            "list_models", "load_labels", "load_predictions", "TRAIN_FILE", "VALID_FILE", "TRAIN_SOURCE",
@@ -200,7 +201,6 @@ VALID_SOURCE = "chexpert_radiologists"
 RELEASE_COLUMNS: tuple[str, ...] = ("Path", "Sex", "Age", "Frontal/Lateral", "AP/PA")
 """The columns before the 14 observations in ``train.csv`` / ``valid.csv``."""
 _STUDY_RE = r"(?:^|/)(patient\d+)/(study\d+)/[^/]+$"
-_RELEASE_CODES = {1.0: 2, 0.0: 0, -1.0: 1}
 
 
 def _views(views: object, func: str) -> tuple[str, ...] | None:
@@ -266,18 +266,7 @@ def read_release_file(path: PathLike, *, source: str = TRAIN_SOURCE,
     study = (parts[0] + "/" + parts[1]).to_numpy(dtype=object)
     states = np.empty((len(df), len(fcols)), dtype=np.int8)
     for j, c in enumerate(fcols):
-        num = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float)
-        blank = df[c].isna().to_numpy()
-        outside = ~blank & ~np.isin(num, list(_RELEASE_CODES))
-        if outside.any():
-            i = int(np.flatnonzero(outside)[0])
-            v = df[c].iloc[i]
-            raise SchemaError(f"Label {(v.item() if isinstance(v, np.generic) else v)!r} outside the domain in "
-                              f"{where}, row {i}, column {c!r}; expected 1.0, 0.0, -1.0 or blank.")
-        col = np.full(len(df), -1, dtype=np.int8)
-        for v_, s_ in _RELEASE_CODES.items():
-            col[num == v_] = s_
-        states[:, j] = col
+        states[:, j] = decode_label_codes(df[c], where=where, column=c)
     codes, uniq = pd.factorize(study)
     first = np.full(len(uniq), -1, dtype=np.int64)
     first[codes[::-1]] = np.arange(len(codes))[::-1]

@@ -76,7 +76,7 @@ from ..results import ReadReport, ReadResult
 from ..schema import check_columns
 
 __all__ = ["CHEXPERT_FILE", "NEGBIO_FILE", "SPLIT_FILE", "METADATA_FILE", "TEST_SET_FILE", "SOURCE_FILES",
-           "SOURCES", "SPLITS", "LABEL_CODES", "SPLIT_COLUMNS", "METADATA_COLUMNS", "find_file", "optional_file",
+           "SOURCES", "SPLITS", "LABEL_CODES", "decode_label_codes", "SPLIT_COLUMNS", "METADATA_COLUMNS", "find_file", "optional_file",
            "read_label_file", "load_labels",
            "load_split", "load_metadata"]
 
@@ -176,19 +176,26 @@ def _wide_states(df: pd.DataFrame, where: str) -> tuple[list[str], np.ndarray, l
                           f"the 14 observations {list(CHEXPERT)} (as published, e.g. 'Pleural Effusion').")
     states = np.empty((len(df), len(cols)), dtype=np.int8)
     for j, c in enumerate(cols):
-        num = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float)
-        blank = df[c].isna().to_numpy()
-        codes = np.full(len(df), -1, dtype=np.int8)
-        for v, s in LABEL_CODES.items():
-            codes[num == v] = s
-        bad = ~blank & ~np.isin(num, list(LABEL_CODES))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            v = df[c].iloc[i]
-            raise SchemaError(f"Label {(v.item() if isinstance(v, np.generic) else v)!r} outside the domain in {where}, row {i}, column {c!r}; "
-                              f"expected 1.0, 0.0, -1.0 or blank.")
-        states[:, j] = codes
+        states[:, j] = decode_label_codes(df[c], where=where, column=c)
     return canon, states, renames
+
+
+def decode_label_codes(values: pd.Series, *, where: str, column: str) -> np.ndarray:
+    """One column of a CheXpert-labeller release (MIMIC-CXR's, CheXpert's) as states (:data:`LABEL_CODES`, a
+    blank cell not mentioned, -1), ``int8``; any other value is refused naming ``where``, the row and
+    ``column``."""
+    num = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    blank = values.isna().to_numpy()
+    bad = ~blank & ~np.isin(num, list(LABEL_CODES))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        v = values.iloc[i]
+        raise SchemaError(f"Label {(v.item() if isinstance(v, np.generic) else v)!r} outside the domain in {where}, "
+                          f"row {i}, column {column!r}; expected 1.0, 0.0, -1.0 or blank.")
+    codes = np.full(len(values), -1, dtype=np.int8)
+    for v_, s in LABEL_CODES.items():
+        codes[num == v_] = s
+    return codes
 
 
 def read_label_file(p: Path, *, patient: bool = True) -> tuple[pd.DataFrame, list[str], np.ndarray, list[str]]:
