@@ -90,7 +90,7 @@ def test_the_jobs_refuse_a_bad_name_or_choice(files):
     entry, _ = files
     with pytest.raises(InvalidParameterError, match="'name' parameter of audit_dataset"):
         audit_dataset("padchest", entry)
-    with pytest.raises(InvalidParameterError, match="needs split_dir"):
+    with pytest.raises(InvalidParameterError, match="'split_dir' parameter of audit_dataset is required for mimic"):
         audit_dataset("mimic_cxr")
     with pytest.raises(InvalidParameterError, match="'by' parameter of split_dataset"):
         split_dataset("chestxray14", entry, by="family")

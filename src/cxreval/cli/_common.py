@@ -272,3 +272,13 @@ def design_options(studies: str, finding_map: str | None, map_score: str | None,
     fmap = resolve_finding_map(finding_map, map_score)
     return fmap, {"studies": studies, "missing_scores": missing_scores,
                   "finding_map": None if fmap is None else fmap.to_dict()}
+
+
+def json_option(help: str = "Print the result as JSON.") -> Any:
+    """``--json``: print the command's result as JSON instead of text (off by default)."""
+    return typer.Option(False, "--json", help=help)
+
+
+def cache_dir_option(help: str = "Cache directory of `cxreval data fetch`.") -> Any:
+    """``--cache-dir``: where ``cxreval data fetch`` keeps the public metadata (default ``$CXREVAL_CACHE``)."""
+    return typer.Option(None, "--cache-dir", help=help)

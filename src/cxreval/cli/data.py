@@ -11,8 +11,10 @@ from ..datasets import SPLITTABLE, fetch_metadata
 from ..datasets.audit import AUDITABLE
 from ..exceptions import InvalidParameterError, SchemaError
 from ._common import (
+    cache_dir_option,
     check_folder_option,
     echo_json,
+    json_option,
     open_output,
     out_option,
     overwrite_option,
@@ -36,11 +38,10 @@ def _check_cache_dir(cache_dir: Path | None, *, write: bool) -> None:
 
 @data_app.command("fetch")
 def fetch(
-    cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory (default $CXREVAL_CACHE or "
-                                   "$XDG_CACHE_HOME/cxreval)."),
+    cache_dir: Path = cache_dir_option("Cache directory (default $CXREVAL_CACHE or $XDG_CACHE_HOME/cxreval)."),
     from_wheel: Path = typer.Option(None, "--from-wheel", help="Use a local torchxrayvision-1.5.7 wheel (offline)."),
     force: bool = typer.Option(False, "--force", help="Extract again even if cached."),
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    json_out: bool = json_option("Print the result as JSON."),
 ) -> None:
     """Download the torchxrayvision==1.5.7 wheel (pip, no install), verify its SHA-256, extract metadata.
 
@@ -70,12 +71,12 @@ def audit(
                                       "files (default: --split-dir)."),
     path: Path = typer.Option(None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."),
     bbox_path: Path = typer.Option(None, "--bbox-list", help="Your own BBox_List_2017.csv[.gz] (default: fetched)."),
-    cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
+    cache_dir: Path = cache_dir_option(),
     out: Path = out_option("Write audit.json, tables (CSV + Parquet), summary.md and run.json into this folder "
                            "(atomically; must not exist unless --overwrite). Default: none, the audit is only "
                            "printed.", default=None),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the audit as JSON."),
+    json_out: bool = json_option("Print the audit as JSON."),
 ) -> None:
     """Images, patients, findings, views, boxes and split leakage of a dataset.
 
@@ -101,9 +102,6 @@ def audit(
         raise InvalidParameterError(f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
                                     f"{list(AUDITABLE)}.")
     if dataset == "mimic_cxr":
-        if split_dir is None:
-            raise InvalidParameterError("Auditing mimic_cxr needs --split-dir, the folder holding "
-                                        "mimic-cxr-2.0.0-split.csv.gz.")
         if path is not None or bbox_path is not None:
             raise InvalidParameterError("--data-entry and --bbox-list are ChestX-ray14 files; for mimic_cxr pass "
                                         "--split-dir (and --path).")
@@ -148,9 +146,9 @@ def split(
     by: str = typer.Option("patient", "--by", help="'patient' (no leakage) or 'image' (leaky baseline)."),
     seed: int = seed_option(),
     path: Path = typer.Option(None, "--data-entry", help="Your own Data_Entry_2017*.csv[.gz] (default: fetched copy)."),
-    cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
+    cache_dir: Path = cache_dir_option(),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print split sizes and leakage as JSON."),
+    json_out: bool = json_option("Print split sizes and leakage as JSON."),
 ) -> None:
     """Draw a seeded patient-level (or image-level) split and write it as *_list.txt files.
 
@@ -198,7 +196,7 @@ def export(
                            "--overwrite)."),
     path: Path = typer.Option(None, "--path", help="Your own copy of the dataset's file or folder (default: the "
                               "fetched copy, `cxreval data fetch`)."),
-    cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory of `cxreval data fetch`."),
+    cache_dir: Path = cache_dir_option(),
     half: str = typer.Option(None, "--half", help="openi_mesh only: the reports with images of one half of "
                              "cxreval.datasets.openi.openi_tuning_split, 'development' (the packaged report-labeller "
                              "rules were tuned on it), 'held-out' (out-of-sample) or 'all' (both); the others are "
@@ -210,7 +208,7 @@ def export(
     split_part: str = typer.Option(None, "--split", help="mimic_cxr only: keep the studies of one part of the "
                                    "official split: train, validate or test."),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the read report as JSON."),
+    json_out: bool = json_option("Print the read report as JSON."),
 ) -> None:
     """Write a registered dataset as cxreval's long table, the input of agree, classify, fuse, localize and
     label-reports --validate-against.
@@ -265,7 +263,7 @@ def export(
 @data_app.command("list")
 def list_(
     pattern: str = typer.Argument("*", help="Glob pattern on dataset names."),
-    json_out: bool = typer.Option(False, "--json", help="Print the registry as JSON."),
+    json_out: bool = json_option("Print the registry as JSON."),
 ) -> None:
     """List the registered datasets and their loaders.
 

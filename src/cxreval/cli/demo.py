@@ -9,7 +9,15 @@ import typer
 from ..demo.data import MIRROR_LAYOUT
 from ..demo.sections import SECTIONS
 from ..outputs import check_output_path
-from ._common import check_folder_option, echo_json, out_option, overwrite_option, seed_option
+from ._common import (
+    cache_dir_option,
+    check_folder_option,
+    echo_json,
+    json_option,
+    out_option,
+    overwrite_option,
+    seed_option,
+)
 
 __all__ = ["register"]
 
@@ -22,14 +30,14 @@ def demo(
     data_mirror: Path = typer.Option(None, "--data-mirror", help="A local copy of the demo's data, used before "
                                      "any download (default $CXREVAL_DATA_MIRROR, else ../shared/data when "
                                      f"present). Layout: {MIRROR_LAYOUT}."),
-    cache_dir: Path = typer.Option(None, "--cache-dir", help="Cache directory (default $CXREVAL_CACHE)."),
+    cache_dir: Path = cache_dir_option("Cache directory (default $CXREVAL_CACHE)."),
     n_resamples: int = typer.Option(1000, "--n-resamples", min=1, help="Patient-bootstrap replicates."),
     seed: int = seed_option(),
     offline: bool = typer.Option(False, "--offline", help="Never download pinned files."),
     section: list[str] = typer.Option(None, "--section", help="Run only these sections (comma-separated or "
                                       f"repeated): {_SECTION_KEYS}."),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
+    json_out: bool = json_option("Print what was done as JSON."),
 ) -> None:
     """Fetch what is needed, run the analyses on real public data, write OUT/report.html.
 

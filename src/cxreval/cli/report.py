@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import echo_json
+from ._common import echo_json, json_option
 
 __all__ = ["register"]
 
@@ -22,7 +22,7 @@ def report(
     pdf: bool = typer.Option(False, "--pdf", help="Also print the report to PDF (OUT with .pdf) with headless "
                              "Chromium; the first page is the key findings."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUT (and its PDF)."),
-    json_out: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
+    json_out: bool = json_option("Print what was written as JSON."),
 ) -> None:
     """Write one self-contained HTML page (key findings first, Plotly inlined, CSV downloads) from result folders.
 

@@ -479,10 +479,11 @@ def audit_dataset(name: str, path: PathLike | None = None, *, bbox_path: PathLik
                                     f"Got {name!r} instead.")
     if name == "mimic_cxr":
         if split_dir is None:
-            raise InvalidParameterError("Auditing mimic_cxr needs split_dir, the folder holding "
-                                        "mimic-cxr-2.0.0-split.csv.gz.")
+            raise InvalidParameterError("The 'split_dir' parameter of audit_dataset is required for mimic_cxr: the "
+                                        "folder holding mimic-cxr-2.0.0-split.csv.gz.")
         if bbox_path is not None:
-            raise InvalidParameterError("bbox_path is a ChestX-ray14 file; mimic_cxr has no boxes to audit.")
+            raise InvalidParameterError("The 'bbox_path' parameter of audit_dataset is a ChestX-ray14 file: mimic_cxr "
+                                        "has no boxes.")
         return audit_mimic_cxr(split_dir=split_dir, path=path)
     return audit_chestxray14(path=path, bbox_path=bbox_path, split_dir=split_dir, cache_dir=cache_dir)
 
