@@ -168,53 +168,43 @@ _AGREEMENT_RESULTS = (AgreementTableResult, PrevalenceResult, FlowsResult)
 
 
 def _build_agreement(folder: Path) -> list[Block]:
-    out = []
     agr, prev, flows = _AGREEMENT_RESULTS
-    b = table_block("Agreement: weighted κ with Low-High κ", folder, agr.FILES["agreement"],
+    blocks = (
+        table_block("Agreement: weighted κ with Low-High κ", folder, agr.FILES["agreement"],
                      agr.COLUMNS[:3],  # pair, finding, kappa_w
                      figure=agr.figure,
                      how="Each diamond is the weighted κ between two label sources for one finding; its bar runs "
-                         "from the pessimistic (Low) to the optimistic (High) κ over the uncertain labels.")
-    if b:
-        out.append(b)
-    b = table_block("Prevalence per source", folder, prev.FILES["prevalence"],
+                         "from the pessimistic (Low) to the optimistic (High) κ over the uncertain labels."),
+        table_block("Prevalence per source", folder, prev.FILES["prevalence"],
                      prev.COLUMNS[:3],  # source, finding, state
                      figure=lambda d: prev.figure(d) if set(prev.COLUMNS[3:]) & set(d.columns) else None,
                      how="Each bar splits one source's labels of one finding into states; a 'positive' share that "
-                         "differs between sources is a prevalence shift.")
-    if b:
-        out.append(b)
-    b = table_block("Label flows between sources (omissions)", folder, flows.FILES["flows"], flows.COLUMNS,
+                         "differs between sources is a prevalence shift."),
+        table_block("Label flows between sources (omissions)", folder, flows.FILES["flows"], flows.COLUMNS,
                      figure=flows.figure,
                      how="Each band carries the studies one source labels one way (left) and the other source "
-                         "another way (right): grey bands agree, coloured bands change state.")
-    if b:
-        out.append(b)
-    return out
+                         "another way (right): grey bands agree, coloured bands change state."),
+    )
+    return [b for b in blocks if b]
 
 
 def _build_fusion(folder: Path) -> list[Block]:
-    out = []
     files, cols = FusionResult.FILES, FusionResult.FILE_COLUMNS
-    b = table_block("Agreement of each fusion method with the reference", folder, files["fusion_agreement"],
+    blocks = (
+        table_block("Agreement of each fusion method with the reference", folder, files["fusion_agreement"],
                      FusionResult.COLUMNS[:3],  # method, finding, kappa_w
                      figure=FusionResult.figure,
                      how="Each bar is one fusion method's weighted κ with the reference for one finding; the dark "
-                         "bar is its Low–High interval.")
-    if b:
-        out.append(b)
-    b = table_block("Warnings: states fused far more often than any reader uses them", folder,
+                         "bar is its Low–High interval."),
+        table_block("Warnings: states fused far more often than any reader uses them", folder,
                      files["fusion_warnings"], cols["fusion_warnings"],
                      caption="A state fused more than 1.5x as often as any reader gives it. For MACE this is its "
                              "model (no class prior, truth-independent spam), not a fitting defect: see "
-                             "cxreval.fusion.mace; prefer Dawid-Skene there.")
-    if b:
-        out.append(b)
-    b = table_block("Fused labels", folder, files["fused_labels"], (),
-                     how="The fused label of every study, finding and method.")
-    if b:
-        out.append(b)
-    return out
+                             "cxreval.fusion.mace; prefer Dawid-Skene there."),
+        table_block("Fused labels", folder, files["fused_labels"], (),
+                     how="The fused label of every study, finding and method."),
+    )
+    return [b for b in blocks if b]
 
 
 def _json_html(obj: object, name: str, depth: int = 0) -> str:
