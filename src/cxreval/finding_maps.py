@@ -36,7 +36,7 @@ Examples
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
@@ -227,6 +227,17 @@ def combine_scores(scores: np.ndarray, rule: str) -> np.ndarray:
     return s.max(axis=-1) if rule == "max" else s.mean(axis=-1)
 
 
+def _targets(table: pd.DataFrame, by: str,
+             mapping: VocabularyMapping) -> Iterator[tuple[Any, pd.DataFrame, str, tuple[str, ...]]]:
+    """``(group, its rows, target, the findings it is made of)`` for each target of ``mapping`` one group of
+    ``table`` (per ``by``: a source, a model) can have (:func:`_plan`; ``(target,)`` when it has the target
+    itself)."""
+    for key, sub in table.groupby(by, sort=False):
+        for target, use in _plan(mapping, pd.unique(sub["finding"])).items():
+            if use is not None:
+                yield key, sub, target, use
+
+
 def _plan(mapping: VocabularyMapping, have: Iterable[str]) -> dict[str, tuple[str, ...] | None]:
     """Per target: ``(target,)`` if present, its sources if all present, else None."""
     h = set(have)
@@ -246,14 +257,10 @@ def map_label_table(labels: pd.DataFrame, mapping: VocabularyMapping) -> pd.Data
     labels = validate_label_table(labels, require_patient=False)
     cols = ["study_id", "patient_id", "finding", "source", "state"]
     parts = []
-    for src, sub in labels.groupby("source", sort=False):
-        plan = _plan(mapping, pd.unique(sub["finding"]))
-        for t, use in plan.items():
-            if use is None:
-                continue
-            if use == (t,):
-                parts.append(sub.loc[sub["finding"] == t, cols])
-                continue
+    for src, sub, t, use in _targets(labels, "source", mapping):
+        if use == (t,):
+            parts.append(sub.loc[sub["finding"] == t, cols])
+        else:
             s = sub[sub["finding"].isin(use)]
             st = s["state"].astype("Int8").to_numpy(dtype=np.int16, na_value=-128)
             wide = pd.DataFrame({"study_id": s["study_id"].to_numpy(), "finding": s["finding"].to_numpy(),
@@ -278,14 +285,10 @@ def map_prediction_table(predictions: pd.DataFrame, mapping: VocabularyMapping) 
     scored for every source), else nothing."""
     check_finding_map(mapping)
     parts = []
-    for model, sub in predictions.groupby("model", sort=False):
-        plan = _plan(mapping, pd.unique(sub["finding"]))
-        for t, use in plan.items():
-            if use is None:
-                continue
-            if use == (t,):
-                parts.append(sub.loc[sub["finding"] == t, ["study_id", "model", "finding", "score"]])
-                continue
+    for model, sub, t, use in _targets(predictions, "model", mapping):
+        if use == (t,):
+            parts.append(sub.loc[sub["finding"] == t, ["study_id", "model", "finding", "score"]])
+        else:
             s = sub[sub["finding"].isin(use)]
             wide = s.pivot(index="study_id", columns="finding", values="score").reindex(columns=list(use))
             sc = combine_scores(wide.to_numpy(dtype=float), mapping.score)
