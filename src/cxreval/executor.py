@@ -572,7 +572,7 @@ def _check_reachable(address: str) -> None:
 
 
 @contextlib.contextmanager
-def open_executor(spec: Executor | SupportsMap | str | None = None) -> Iterator[Executor]:
+def open_executor(spec: ExecutorLike = None) -> Iterator[Executor]:
     """:func:`get_executor` as a context manager: the executor, closed on leaving (error and Ctrl-C included).
 
     Whatever the executor started is stopped on exit: the LocalCluster of ``'dask:local:N'`` (and ``'dask'``
