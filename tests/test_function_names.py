@@ -12,7 +12,8 @@ from cxreval.results import TableResult
 
 JOB_VERBS = ("evaluate", "compare", "compute", "fuse", "label", "score", "degrade", "simulate", "overlay", "audit",
              "export", "read", "load", "rank", "finetune",
-             "plan")
+             "plan",
+             "split")
 # building blocks of compare_with_experts named, like scipy.stats.zscore, for the statistic they compute
 STATISTICS = ("zscores", "zscores_for_scores", "metric_agreement")
 
