@@ -32,7 +32,6 @@ class _Tasks:
         self.finished.append(task)
 
 
-@pytest.mark.slow
 def test_demo_command_equals_the_job(shared_data: Path, metadata_dir: Path, tmp_path: Path) -> None:
     common = ["--data-mirror", str(shared_data), "--cache-dir", str(metadata_dir.parent), "--offline",
               "--section", "audit", "--seed", "0"]
