@@ -282,3 +282,12 @@ def json_option(help: str = "Print the result as JSON.") -> Any:
 def cache_dir_option(help: str = "Cache directory of `cxreval data fetch`.") -> Any:
     """``--cache-dir``: where ``cxreval data fetch`` keeps the public metadata (default ``$CXREVAL_CACHE``)."""
     return typer.Option(None, "--cache-dir", help=help)
+
+
+def echo_result(result: Any, *, json_out: bool, nl: bool = False) -> None:
+    """Print a job's result: ``result.to_dict()`` as JSON with ``--json``, else its ``summary()`` Markdown
+    (``nl``: add a newline after it)."""
+    if json_out:
+        echo_json(result.to_dict())
+    else:
+        typer.echo(result.summary(), nl=nl)

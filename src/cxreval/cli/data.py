@@ -14,6 +14,7 @@ from ._common import (
     cache_dir_option,
     check_folder_option,
     echo_json,
+    echo_result,
     json_option,
     open_output,
     out_option,
@@ -129,10 +130,7 @@ def audit(
             written = res.save(d)
         console.print(f"wrote {', '.join(Path(p).name for k, p in written.items() if k != 'summary')}, summary.md "
                       f"(tables also as Parquet) to {out}")
-    if json_out:
-        echo_json(res.to_dict())
-    else:
-        typer.echo(res.summary(), nl=False)
+    echo_result(res, json_out=json_out)
 
 
 @data_app.command("split")
@@ -182,10 +180,7 @@ def split(
                         stratify=[f.strip() for f in stratify.split(",")] if stratify else None)
     with open_output(out, overwrite=overwrite, inputs=[path] if path else [], meta={"seed": seed}) as d:
         res.save(d)
-    if json_out:
-        echo_json(res.to_dict())
-    else:
-        typer.echo(res.summary())
+    echo_result(res, json_out=json_out, nl=True)
 
 
 @data_app.command("export")
@@ -254,10 +249,7 @@ def export(
     read = [path] if path else [Path(res.report.source)] if spec.pinned else []  # pinned files: their SHA-256
     with open_output(out, overwrite=overwrite, inputs=read, meta=meta) as d:
         res.save(d)
-    if json_out:
-        echo_json(res.to_dict())
-    else:
-        typer.echo(res.summary(), nl=False)
+    echo_result(res, json_out=json_out)
 
 
 @data_app.command("list")
