@@ -129,6 +129,14 @@ def _build(name: str, tmp: Path):
     if name == "RankingStabilityResult":
         from cxreval.ranking import compare_rankings
         return compare_rankings(_auc())
+    if name == "ReferenceComparison":
+        from cxreval.ranking import compare_references
+        t = _labels()
+        return compare_references(_predictions(t), t, references=["CR", "Rep1"], n_resamples=20, rng=0)
+    if name == "ClassifierEvaluation":
+        from cxreval.latent import evaluate_classifiers
+        t = _labels()
+        return evaluate_classifiers(_predictions(t), t, references=["CR", "Rep1"], n_resamples=20, rng=0)
     if name in {"AgreementTableResult", "PrevalenceResult", "FlowsResult", "OmissionsResult",
                 "SourceComparisonResult"}:
         from cxreval import agreement as a

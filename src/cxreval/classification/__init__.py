@@ -44,7 +44,14 @@ from __future__ import annotations
 
 from ..labels import MACRO, MICRO
 from .auc_score import roc_auc_score, weighted_auc
-from .comparison import DeLongResult, PairedComparisonResult, compare_auc, delong_test
+from .comparison import (
+    DeLongResult,
+    PairedComparisonResult,
+    SeparabilityResult,
+    compare_auc,
+    compare_best_models,
+    delong_test,
+)
 from .evaluate import evaluate_auc, evaluate_auc_prepared
 from .files import evaluate_auc_files, read_model_groups
 from .inputs import MISSING_SCORES, STUDY_DESIGNS, PreparedInputs, prepare_from_files, prepare_inputs
@@ -80,6 +87,8 @@ __all__ = [
     "compare_auc",
     "DeLongResult",
     "delong_test",
+    "SeparabilityResult",
+    "compare_best_models",
     "AUC_COLUMNS",
     "COUNT_COLUMNS",
     "COVERAGE_COLUMNS",

@@ -22,7 +22,7 @@ from ..findings import VocabularyMapping
 from ..labels import POLICIES
 from ..progress import Progress, as_progress
 from .blocks import evaluate_prepared
-from .inputs import PreparedInputs, prepare_inputs
+from .inputs import PreparedInputs, loaded_table, prepare_inputs
 from .result import AUCResult
 
 __all__ = ["evaluate_auc", "evaluate_auc_prepared"]
@@ -43,7 +43,8 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
     ----------
     predictions : pandas.DataFrame
         Long prediction table ``study_id, model, finding, score`` (inputs read and laid out beforehand, a
-        :class:`PreparedInputs`, go to :func:`evaluate_auc_prepared`).
+        :class:`PreparedInputs`, go to :func:`evaluate_auc_prepared`). What a loader returns (a
+        :class:`~cxreval.results.ReadResult`) or a list of tables is taken as the one table, for ``labels`` too.
     labels : pandas.DataFrame
         Long label table ``study_id, patient_id, finding, source, state``; ``source`` names the reference. An
         optional ``p_positive`` column makes each source with a value in it a soft reference
@@ -131,6 +132,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
     if isinstance(predictions, PreparedInputs):
         raise InvalidParameterError("evaluate_auc takes the prediction and label tables; for inputs prepared "
                                     "beforehand (PreparedInputs) call evaluate_auc_prepared(inputs, ...).")
+    predictions, labels = loaded_table(predictions, "predictions"), loaded_table(labels, "labels")
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
     n_resamples, confidence_level, executor = _check_options(n_resamples, confidence_level, plan, executor,

@@ -137,6 +137,7 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
     SchemaError, InvalidParameterError
         As :func:`evaluate_auc`, before any computation.
     """
+    predictions, labels = loaded_table(predictions, "predictions"), loaded_table(labels, "labels")
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
     check_design(studies, missing_scores)
@@ -203,6 +204,14 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
                                             unlabeled=unlabeled, frame=lambda: read_prediction_tables(ppaths)[0],
                                             notes=(*ps.notes, *lnotes), studies=studies,
                                             missing_scores=missing_scores, finding_map=fmap), soft)
+
+
+def loaded_table(value: Any, name: str, func: str = "evaluate_auc") -> Any:
+    """What a loader returns (a :class:`~cxreval.results.ReadResult`, or a list of tables) as the one table the
+    analysis takes (:func:`cxreval.results.as_table`); anything else unchanged, for the table checks to name."""
+    from ..results import ReadResult, as_table
+
+    return as_table(value, name=name, func=func) if isinstance(value, (ReadResult, list, tuple)) else value
 
 
 def check_design(studies: str, missing_scores: str) -> None:

@@ -18,6 +18,7 @@ truth is known exactly), the model is not identified and :class:`NotIdentifiedEr
 sentence :data:`NOT_IDENTIFIED`.
 """
 
+from ._classifiers import ClassifierEvaluation, evaluate_classifiers, evaluate_classifiers_files
 from .auc import latent_auc_score
 from .diagnostics import READER_AGREEMENT_COLUMNS, SCORE_ASSOCIATION_COLUMNS
 from .evaluate import (
@@ -42,6 +43,9 @@ from .resampling import LatentClassBootstrap, bootstrap_latent_class
 from .result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
 
 __all__ = [
+    "ClassifierEvaluation",
+    "evaluate_classifiers",
+    "evaluate_classifiers_files",
     "NOT_IDENTIFIED",
     "NotIdentifiedError",
     "LatentClassFit",

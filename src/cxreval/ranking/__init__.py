@@ -2,6 +2,13 @@
 correlations they are compared with (:mod:`cxreval.ranking.correlation`), and the published XQA tables to set
 them beside (:mod:`cxreval.ranking.published`)."""
 
+from ._references import (
+    ReferenceComparison,
+    compare_auc_table,
+    compare_auc_table_file,
+    compare_references,
+    compare_references_files,
+)
 from .correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, correlation_function
 from .published import (
     PAIR_REFERENCES,
@@ -40,4 +47,6 @@ __all__ = [
     "DEFAULT_KENDALL", "DEFAULT_SPEARMAN", "correlation_function",
     "XQA_CITATION", "table_finding", "load_xqa_auc_table", "load_xqa_rank_correlations",
     "compare_with_published", "read_auc_table", "rank_auc_table", "PAIR_REFERENCES", "XQA_AUC_TABLES",
+    "ReferenceComparison", "compare_references", "compare_references_files", "compare_auc_table",
+    "compare_auc_table_file",
 ]
