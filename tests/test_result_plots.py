@@ -124,7 +124,7 @@ def _build(name: str, tmp: Path):
     if name == "AUCResult":
         return _auc()
     if name == "AUCTableResult":
-        from cxreval.ranking.published import XQA_AUC_TABLES, read_auc_table
+        from cxreval.ranking import XQA_AUC_TABLES, read_auc_table
         return read_auc_table(XQA_AUC_TABLES)
     if name == "RankingStabilityResult":
         from cxreval.ranking import compare_rankings
@@ -201,7 +201,7 @@ def _build(name: str, tmp: Path):
     if name == "DegradeResult":
         return _degraded(tmp)[1]
     if name == "SeparabilityResult":
-        from cxreval.classification.comparison import compare_best_models
+        from cxreval.classification import compare_best_models
         return compare_best_models(_auc())
     if name == "FinetuneResult":
         from cxreval.predict.finetune import TRAINING_COLUMNS, FinetuneResult

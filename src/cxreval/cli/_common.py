@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .._typing import FindingsLike, Studies
+from .._typing import Studies
 from ..exceptions import InvalidParameterError, SchemaError
 from ..progress import NoProgress, Progress
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
            "blank_state_option",
            "split_list", "check_inputs", "check_folder_option", "open_output", "progress",
-           "echo_json", "executor_option", "cli_executor", "auc_from_files", "studies_option", "finding_map_option",
+           "echo_json", "executor_option", "cli_executor", "studies_option", "finding_map_option",
            "missing_scores_option", "map_score_option", "resolve_finding_map"]
 
 
@@ -197,19 +197,6 @@ def progress(*, enabled: bool | None = None) -> Iterator[Progress]:
         yield _RichProgress(bar)
 
 
-def auc_from_files(prog: Progress, executor: Any, spill_dir: Path, *, predictions: Sequence[Path],
-                   labels: Sequence[Path], references: str | Sequence[str] | None,
-                   findings: FindingsLike, seed: int, **options: Any) -> Any:
-    """``classify`` and ``rank -p``: read the files and bootstrap the AUCs
-    (:func:`cxreval.classification.evaluate_auc_files`), with a progress task for the reading and one for the
-    AUC blocks; ``options`` are passed through (model groups, state encoding, policy, ...)."""
-    from ..classification import evaluate_auc_files
-
-    return evaluate_auc_files(predictions, labels, references=split_list(references, option="--references"),
-                              findings=split_list(findings, option="--findings"), rng=seed, spill_dir=spill_dir,
-                              executor=executor, progress=prog, **options)
-
-
 def echo_json(obj: object) -> None:
     typer.echo(json.dumps(obj, indent=2, sort_keys=True, default=str))
 
@@ -260,18 +247,6 @@ def resolve_finding_map(spec: str | None, score: str | None) -> Any:
             raise InvalidParameterError(f"--map-score must be one of {', '.join(SCORE_RULES)}. Got {score!r}.")
         fmap = check_finding_map(dataclasses.replace(fmap, score=score))
     return fmap
-
-
-def design_options(studies: str, finding_map: str | None, map_score: str | None, missing_scores: str
-                   ) -> tuple[Any, dict[str, object]]:
-    """``classify`` and ``rank -p``: check the design options before reading anything; the finding map and the
-    run.json record."""
-    from ..classification.inputs import check_design
-
-    check_design(studies, missing_scores)  # the library's check, before anything is read
-    fmap = resolve_finding_map(finding_map, map_score)
-    return fmap, {"studies": studies, "missing_scores": missing_scores,
-                  "finding_map": None if fmap is None else fmap.to_dict()}
 
 
 def refuse_options(given: bool, message: str) -> None:

@@ -25,8 +25,8 @@ from ..executor import ExecutorLike, open_executor
 from ..io import write_summary
 from ..progress import Progress
 from ..results import TableResult, as_table
-from .evaluate import evaluate_latent_auc, evaluate_latent_auc_files
-from .result import LatentAUCResult
+from ._evaluate import evaluate_latent_auc, evaluate_latent_auc_files
+from ._result import LatentAUCResult
 
 if TYPE_CHECKING:
     from ..findings import VocabularyMapping

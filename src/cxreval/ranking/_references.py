@@ -23,19 +23,19 @@ from ..classification import (
     AUCResult,
     AUCTableResult,
     SeparabilityResult,
-    compare_best_models,
 )
 from ..exceptions import InvalidParameterError
-from ..executor import ExecutorLike, open_executor
+from ..executor import ExecutorLike
 from ..io import write_summary
 from ..progress import Progress, as_progress
-from ..results import TableResult, as_table
-from .correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
-from .published import rank_auc_table, read_auc_table
-from .stability import RankingStabilityResult, check_ranking_options, compare_rankings
+from ..results import TableResult
+from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
+from ._published import rank_auc_table, read_auc_table
+from ._stability import RankingStabilityResult, check_ranking_options, compare_rankings
 
 if TYPE_CHECKING:
     from ..findings import VocabularyMapping
+    from ..latent import ClassifierEvaluation
 
 __all__ = ["ReferenceComparison", "compare_references", "compare_references_files", "compare_auc_table",
            "compare_auc_table_file"]
@@ -117,22 +117,20 @@ class ReferenceComparison(TableResult):
         return {"auc": self.auc.to_dict(), "ranking": self.ranking.to_dict(),
                 "comparison": None if self.comparison is None else self.comparison.table.to_dict(orient="records")}
 
-    @classmethod
-    def figure(cls, table: pd.DataFrame) -> Any:
-        """The figure of ``rank_correlation.csv`` (:meth:`RankingStabilityResult.figure`)."""
-        return RankingStabilityResult.figure(table)
-
     def _figure(self) -> Any:
+        """The ranking's bump chart (:meth:`RankingStabilityResult.figure` of its rankings)."""
         return self.ranking._figure()
 
 
-def _ranked(auc: AUCResult, *, pairs: Sequence[tuple[str, str]] | None, groups: str, min_models: int,
-            dataset: str, kendall: str, spearman: str, missing_scores: str, progress: Progress) -> ReferenceComparison:
+def _ranked(ev: ClassifierEvaluation, *, pairs: Sequence[tuple[str, str]] | None, groups: str, min_models: int,
+            dataset: str, kendall: str, spearman: str, progress: Progress) -> ReferenceComparison:
+    """The evaluation of ``classify`` (the AUCs and the comparison) and the ranking of the models by those AUCs."""
+    assert isinstance(ev.auc, AUCResult)  # against references, not a latent truth
     task = progress.add("rank correlations over the replicates")
-    ranking = compare_rankings(auc, pairs=pairs, groups=groups, min_models=min_models, dataset=dataset,
+    ranking = compare_rankings(ev.auc, pairs=pairs, groups=groups, min_models=min_models, dataset=dataset,
                                kendall=kendall, spearman=spearman)
     progress.done(task)
-    return ReferenceComparison(auc, ranking, compare_best_models(auc), missing_scores=missing_scores)
+    return ReferenceComparison(ev.auc, ranking, ev.comparison, missing_scores=ev.missing_scores)
 
 
 def _pairs(pairs: str | Sequence[str | tuple[str, str]] | None) -> list[tuple[str, str]] | None:
@@ -183,20 +181,17 @@ def compare_references(predictions: pd.DataFrame, labels: pd.DataFrame, *, refer
     InvalidParameterError, SchemaError
         A bad option (before any AUC), or what :func:`~cxreval.classification.evaluate_auc` refuses.
     """
-    from ..classification import evaluate_auc
+    from ..latent import evaluate_classifiers
 
     check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
     pair_list = _pairs(pairs)
     prog = as_progress(progress, func="compare_references")
-    preds = as_table(predictions, name="predictions", func="compare_references")
-    labs = as_table(labels, name="labels", func="compare_references")
-    with open_executor(executor) as ex:
-        auc = evaluate_auc(preds, labs, references=references, findings=findings, policy=policy,
-                           not_mentioned=not_mentioned, model_groups=model_groups, n_resamples=n_resamples,
-                           confidence_level=confidence_level, unlabeled=unlabeled, rng=rng, executor=ex,
-                           studies=studies, missing_scores=missing_scores, finding_map=finding_map, progress=prog)
-    return _ranked(auc, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset, kendall=kendall,
-                   spearman=spearman, missing_scores=missing_scores, progress=prog)
+    ev = evaluate_classifiers(predictions, labels, references=references, findings=findings, model_groups=model_groups,
+                              policy=policy, not_mentioned=not_mentioned, unlabeled=unlabeled, studies=studies,
+                              finding_map=finding_map, missing_scores=missing_scores, n_resamples=n_resamples,
+                              confidence_level=confidence_level, rng=rng, executor=executor, progress=prog)
+    return _ranked(ev, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset, kendall=kendall,
+                   spearman=spearman, progress=prog)
 
 
 def compare_references_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path],
@@ -227,20 +222,19 @@ def compare_references_files(predictions: str | Path | Sequence[str | Path], lab
     -------
     res : ReferenceComparison
     """
-    from ..classification import evaluate_auc_files
+    from ..latent import evaluate_classifiers_files
 
     check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)
     pair_list = _pairs(pairs)
     prog = as_progress(progress, func="compare_references_files")
-    with open_executor(executor) as ex:
-        auc = evaluate_auc_files(predictions, labels, references=references, findings=findings,
-                                 model_groups=model_groups, state_encoding=state_encoding, blank_state=blank_state,
-                                 policy=policy, not_mentioned=not_mentioned, unlabeled=unlabeled,
-                                 n_resamples=n_resamples, confidence_level=confidence_level, rng=rng, executor=ex,
-                                 spill_dir=spill_dir, progress=prog, studies=studies, missing_scores=missing_scores,
-                                 finding_map=finding_map)
-    return _ranked(auc, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset, kendall=kendall,
-                   spearman=spearman, missing_scores=missing_scores, progress=prog)
+    ev = evaluate_classifiers_files(predictions, labels, references=references, findings=findings,
+                                    model_groups=model_groups, state_encoding=state_encoding, blank_state=blank_state,
+                                    policy=policy, not_mentioned=not_mentioned, unlabeled=unlabeled, studies=studies,
+                                    finding_map=finding_map, missing_scores=missing_scores, n_resamples=n_resamples,
+                                    confidence_level=confidence_level, rng=rng, executor=executor,
+                                    spill_dir=spill_dir, progress=prog)
+    return _ranked(ev, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset, kendall=kendall,
+                   spearman=spearman, progress=prog)
 
 
 def compare_auc_table(auc: AUCTableResult, *, pairs: str | Sequence[str | tuple[str, str]] | None = None,

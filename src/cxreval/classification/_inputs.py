@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._typing import Studies
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..finding_maps import read_finding_map
@@ -35,7 +36,7 @@ from ..labels import (
     validate_predictions,
 )
 from ._maps import map_label_scan, map_prediction_scan
-from .result import DEFAULT_GROUP, NO_EFFECT
+from ._result import DEFAULT_GROUP, NO_EFFECT
 from .soft_labels import apply_soft_labels, read_soft_labels, soft_labels_from_frame
 
 STUDY_DESIGNS: tuple[str, ...] = ("each", "common")
@@ -113,7 +114,7 @@ class PreparedInputs:
 def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
                    findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
                    model_groups: pd.DataFrame | dict[str, str] | None = None,
-                   unlabeled: str = "error", studies: str = "each", missing_scores: str = "refuse",
+                   unlabeled: str = "error", studies: Studies = "each", missing_scores: str = "refuse",
                    finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
     """Validate prediction and label tables and lay them out as the arrays :func:`evaluate_auc` computes on.
 
@@ -155,7 +156,7 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
                        state_encoding: str | None = None, references: Sequence[str] | None = None,
                        findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
                        model_groups: pd.DataFrame | dict[str, str] | None = None,
-                       unlabeled: str = "error", blank_state: str | None = None, studies: str = "each",
+                       unlabeled: str = "error", blank_state: str | None = None, studies: Studies = "each",
                        missing_scores: str = "refuse",
                        finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
     """Read prediction and label files straight into the arrays :func:`evaluate_auc` computes on.
@@ -214,7 +215,7 @@ def loaded_table(value: Any, name: str, func: str = "evaluate_auc") -> Any:
     return as_table(value, name=name, func=func) if isinstance(value, (ReadResult, list, tuple)) else value
 
 
-def check_design(studies: str, missing_scores: str) -> None:
+def check_design(studies: Studies, missing_scores: str) -> None:
     """Check the study design options of :func:`evaluate_auc` (its first step, before any file is read)."""
     check_choice(studies, STUDY_DESIGNS, name="studies", func="evaluate_auc")
     check_choice(missing_scores, MISSING_SCORES, name="missing_scores", func="evaluate_auc")
@@ -235,7 +236,7 @@ def _paths(value: object, name: str) -> list[Path]:
 def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[str] | None,
                    findings: Sequence[str] | None, policy: str, not_mentioned: str,
                    model_groups: pd.DataFrame | dict[str, str] | None, unlabeled: str,
-                   frame: Callable[[], pd.DataFrame], notes: tuple[str, ...] = (), studies: str = "each",
+                   frame: Callable[[], pd.DataFrame], notes: tuple[str, ...] = (), studies: Studies = "each",
                    missing_scores: str = "refuse",
                    finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
     """Lay validated codes out as arrays; the score arrays of ``ps`` are moved into ``S`` (``ps`` is emptied)."""
