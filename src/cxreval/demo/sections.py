@@ -354,7 +354,7 @@ def _sec_chexpert_relabelling(ctx: DemoContext) -> str:
 
 
 def _sec_xqa(ctx: DemoContext) -> str:
-    rk = need("cxreval.ranking", "ranking", "cxreval rank")
+    rk = need("cxreval.ranking", "XQA published tables", "cxreval rank --auc-table xqa")
     ctx.meta.update({"data": "the XQA paper's published AUC tables 16-25 and rank-correlation tables 26-29 "
                              "(shipped with cxreval)", "n_resamples": 0,
                      "ci_method": "none here (point values from published AUCs; the paper's bootstrap mean and sd "
