@@ -142,6 +142,7 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
     check_design(studies, missing_scores)
+    fmap = None if finding_map is None else read_finding_map(finding_map)
     ps = scan_prediction_frame(predictions)  # validated on its columns, no second table made
     ls = scan_label_frame(labels, require_patient=False)
     soft = soft_labels_from_frame(labels, where="label table") if isinstance(labels, pd.DataFrame) else None
@@ -149,7 +150,7 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
                                             not_mentioned=not_mentioned, model_groups=model_groups,
                                             unlabeled=unlabeled, frame=lambda: validate_predictions(predictions),
                                             studies=studies, missing_scores=missing_scores,
-                                            finding_map=finding_map), soft)
+                                            fmap=fmap), soft)
 
 
 def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path], *,
@@ -204,7 +205,7 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
                                             not_mentioned=not_mentioned, model_groups=model_groups,
                                             unlabeled=unlabeled, frame=lambda: read_prediction_tables(ppaths)[0],
                                             notes=(*ps.notes, *lnotes), studies=studies,
-                                            missing_scores=missing_scores, finding_map=fmap), soft)
+                                            missing_scores=missing_scores, fmap=fmap), soft)
 
 
 def loaded_table(value: Any, name: str, func: str = "evaluate_auc") -> Any:
@@ -237,11 +238,10 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
                    findings: Sequence[str] | None, policy: str, not_mentioned: str,
                    model_groups: pd.DataFrame | dict[str, str] | None, unlabeled: str,
                    frame: Callable[[], pd.DataFrame], notes: tuple[str, ...] = (), studies: Studies = "each",
-                   missing_scores: str = "refuse",
-                   finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
-    """Lay validated codes out as arrays; the score arrays of ``ps`` are moved into ``S`` (``ps`` is emptied)."""
+                   missing_scores: str = "refuse", fmap: VocabularyMapping | None = None) -> PreparedInputs:
+    """Lay validated codes out as arrays (``fmap``: the finding map, read and checked by the caller); the score
+    arrays of ``ps`` are moved into ``S`` (``ps`` is emptied)."""
     design = studies
-    fmap = None if finding_map is None else read_finding_map(finding_map)
     if fmap is not None:
         _check_map_findings(fmap, ps, ls)
         map_prediction_scan(ps, fmap)
