@@ -326,3 +326,8 @@ def studies_value(value: str) -> Studies:
     from typing import cast
 
     return cast(Studies, value)
+
+
+__all__ += ["refuse_options", "model_inputs", "auc_table_input", "references_option", "model_groups_option",
+            "policy_option", "not_mentioned_option", "unlabeled_option", "n_resamples_option",
+            "confidence_level_option", "kendall_option", "spearman_option", "studies_value"]
