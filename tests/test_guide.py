@@ -5,6 +5,7 @@ block starting with ``# needs: shared_data`` and is skipped visibly when the dat
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from pathlib import Path
@@ -39,7 +40,8 @@ def test_every_code_block_of_the_page_runs(page, tmp_path, monkeypatch, request)
 
     blocks = _blocks(page)
     if any(code.startswith("# needs: shared_data") for _, code in blocks):
-        request.getfixturevalue("shared_data")  # skips visibly without ../shared/data
+        data = request.getfixturevalue("shared_data")  # skips visibly without ../shared/data
+        monkeypatch.setenv("CXREVAL_DATA_MIRROR", os.environ.get("CXREVAL_DATA_MIRROR", str(data)))  # run in tmp
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": f"guide_{page.stem}"}
     for i, (lang, code) in enumerate(blocks):

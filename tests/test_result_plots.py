@@ -124,11 +124,19 @@ def _build(name: str, tmp: Path):
     if name == "AUCResult":
         return _auc()
     if name == "AUCTableResult":
-        from cxreval.ranking.published import XQA_AUC_TABLES, read_auc_table
+        from cxreval.ranking import XQA_AUC_TABLES, read_auc_table
         return read_auc_table(XQA_AUC_TABLES)
     if name == "RankingStabilityResult":
         from cxreval.ranking import compare_rankings
         return compare_rankings(_auc())
+    if name == "ReferenceComparison":
+        from cxreval.ranking import compare_references
+        t = _labels()
+        return compare_references(_predictions(t), t, references=["CR", "Rep1"], n_resamples=20, rng=0)
+    if name == "ClassifierEvaluation":
+        from cxreval.latent import evaluate_classifiers
+        t = _labels()
+        return evaluate_classifiers(_predictions(t), t, references=["CR", "Rep1"], n_resamples=20, rng=0)
     if name in {"AgreementTableResult", "PrevalenceResult", "FlowsResult", "OmissionsResult",
                 "SourceComparisonResult"}:
         from cxreval import agreement as a
@@ -196,7 +204,7 @@ def _build(name: str, tmp: Path):
     if name == "DegradeResult":
         return _degraded(tmp)[1]
     if name == "SeparabilityResult":
-        from cxreval.classification.comparison import compare_best_models
+        from cxreval.classification import compare_best_models
         return compare_best_models(_auc())
     if name == "FinetuneResult":
         from cxreval.predict.finetune import TRAINING_COLUMNS, FinetuneResult

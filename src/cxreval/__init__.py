@@ -37,6 +37,9 @@ _LAZY_ATTRS: dict[str, str] = {
     "delong_test": "classification", "AUCResult": "classification",
     "draw_plan": "bootstrap", "ResamplingPlan": "bootstrap", "BootstrapResult": "bootstrap",
     "compare_rankings": "ranking", "compare_table_rankings": "ranking", "RankingStabilityResult": "ranking",
+    "evaluate_classifiers": "latent", "evaluate_classifiers_files": "latent", "ClassifierEvaluation": "latent",
+    "compare_references": "ranking", "compare_references_files": "ranking", "compare_auc_table": "ranking",
+    "compare_auc_table_file": "ranking", "ReferenceComparison": "ranking",
     # agreement and fusion
     "compute_agreement": "agreement", "agreement_scores": "agreement", "cohen_kappa": "agreement",
     "AgreementResult": "agreement",
@@ -105,6 +108,14 @@ __all__ = [
     "compare_rankings",
     "compare_table_rankings",
     "RankingStabilityResult",
+    "evaluate_classifiers",
+    "evaluate_classifiers_files",
+    "ClassifierEvaluation",
+    "compare_references",
+    "compare_references_files",
+    "compare_auc_table",
+    "compare_auc_table_file",
+    "ReferenceComparison",
     "compute_agreement",
     "agreement_scores",
     "cohen_kappa",
@@ -199,8 +210,19 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from .fusion import FusionResult, fuse_labels, get_fusion, list_fusion
     from .iqa import get_metric, list_metrics, score_pairs
     from .labels import read_labels, read_wide_labels, validate_label_table, validate_predictions
+    from .latent import ClassifierEvaluation, evaluate_classifiers, evaluate_classifiers_files
     from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
-    from .ranking import RankingStabilityResult, compare_rankings, compare_table_rankings, load_xqa_auc_table
+    from .ranking import (
+        RankingStabilityResult,
+        ReferenceComparison,
+        compare_auc_table,
+        compare_auc_table_file,
+        compare_rankings,
+        compare_references,
+        compare_references_files,
+        compare_table_rankings,
+        load_xqa_auc_table,
+    )
     from .report import ReportResult, write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
     from .schema import LabelState, binarize

@@ -93,18 +93,18 @@ class ResamplingPlan:
     def n_studies(self) -> int:
         return int(self.study_patient.shape[0])
 
-    def study_weights(self, studies: np.ndarray | Sequence[int] | None = None,
+    def study_weights(self, positions: np.ndarray | Sequence[int] | None = None,
                       replicates: slice | np.ndarray | None = None) -> np.ndarray:
         """Per-study integer weights ``(B, n_studies)``: the count of each study's patient.
 
         Parameters
         ----------
-        studies : array of int, optional
+        positions : array of int, optional
             Study positions (default all, in plan order).
         replicates : slice or array of int, optional
             Rows of the plan (default all).
         """
-        cols = self.study_patient if studies is None else self.study_patient[np.asarray(studies)]
+        cols = self.study_patient if positions is None else self.study_patient[np.asarray(positions)]
         rows = self.counts if replicates is None else self.counts[replicates]
         return rows[:, cols]
 
@@ -117,9 +117,9 @@ class ResamplingPlan:
         w = self.counts[b][self.study_patient]
         return np.repeat(np.arange(self.n_studies), w)
 
-    def subset(self, studies: np.ndarray | Sequence[int]) -> ResamplingPlan:
-        """The same draws restricted to some studies (their patients keep their counts)."""
-        idx = np.asarray(studies, dtype=np.intp)
+    def subset(self, positions: np.ndarray | Sequence[int]) -> ResamplingPlan:
+        """The same draws restricted to the studies at ``positions`` (their patients keep their counts)."""
+        idx = np.asarray(positions, dtype=np.intp)
         ids = None if self.study_ids is None else tuple(self.study_ids[i] for i in idx)
         return ResamplingPlan(self.patients, self.counts, self.study_patient[idx].copy(), ids, self.seed)
 

@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cxreval.classification import evaluate_auc
-from cxreval.classification.comparison import (
+from cxreval.classification import (
     SEPARABILITY_COLUMNS,
     SeparabilityResult,
     compare_best_models,
     delong_test,
+    evaluate_auc,
 )
 from cxreval.exceptions import InvalidParameterError
 

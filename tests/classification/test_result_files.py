@@ -28,10 +28,12 @@ from cxreval.ranking import (
     CORRELATION_COLUMNS,
     RANKING_COLUMNS,
     TOP_COLUMNS,
+    XQA_AUC_TABLES,
     RankingStabilityResult,
     compare_rankings,
+    rank_auc_table,
+    read_auc_table,
 )
-from cxreval.ranking.published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
 from cxreval.report import build_sections, detect_kinds
 
 

@@ -1,4 +1,4 @@
-"""The pair-weighted AUC of cxreval.latent.auc against scikit-learn and a brute-force double sum."""
+"""The pair-weighted AUC of cxreval.latent._auc against scikit-learn and a brute-force double sum."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.latent import latent_auc_score
-from cxreval.latent.auc import latent_auc_rows
+from cxreval.latent import latent_auc_rows, latent_auc_score
 
 
 def _brute(s, p, c):

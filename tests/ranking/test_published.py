@@ -1,4 +1,4 @@
-"""Tests of cxreval.ranking.published: the packaged XQA tables and their comparison with recomputed correlations."""
+"""Tests of cxreval.ranking._published: the packaged XQA tables and their comparison with recomputed correlations."""
 
 from __future__ import annotations
 
@@ -11,8 +11,12 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau, rankdata, spearmanr
 
-from cxreval.ranking import compare_table_rankings
-from cxreval.ranking.published import compare_with_published, load_xqa_auc_table, load_xqa_rank_correlations
+from cxreval.ranking import (
+    compare_table_rankings,
+    compare_with_published,
+    load_xqa_auc_table,
+    load_xqa_rank_correlations,
+)
 
 SHA = {"xqa_auc_tables_16_25.csv": "cc046eb71fda81619f7f9cfabc4d538b2c4343d41c474a631a43ebe9502309cb",
        "xqa_rank_correlation_tables_26_29.csv": "985a2faa8c208d0c6864e8e418c362116be17d0a45b69e70acd05cbf9fca24ba"}

@@ -20,13 +20,13 @@ no per-replicate gather over the studies); the segment weights are accumulated a
 weights. Every sum is an exact integer, so the replicate AUCs equal a loop of ``roc_auc_score`` over the same
 resampled indices to floating-point rounding (~1e-16).
 
-The package: :mod:`~cxreval.classification.auc_score` (:func:`roc_auc_score`, :func:`weighted_auc`),
-:mod:`~cxreval.classification.inputs` (:func:`prepare_inputs`, :func:`prepare_from_files`:
+The package: :mod:`~cxreval.classification._auc_score` (:func:`roc_auc_score`, :func:`weighted_auc`),
+:mod:`~cxreval.classification._inputs` (:func:`prepare_inputs`, :func:`prepare_from_files`:
 :class:`PreparedInputs`), :mod:`~cxreval.classification.blocks` (the block driver),
-:mod:`~cxreval.classification.evaluate` (:func:`evaluate_auc`, :func:`evaluate_auc_prepared`),
-:mod:`~cxreval.classification.files` (:func:`evaluate_auc_files`, what ``cxreval classify`` runs) and :mod:`~cxreval.classification.result`
+:mod:`~cxreval.classification._evaluate` (:func:`evaluate_auc`, :func:`evaluate_auc_prepared`),
+:mod:`~cxreval.classification._files` (:func:`evaluate_auc_files`, what ``cxreval classify`` runs) and :mod:`~cxreval.classification._result`
 (:class:`AUCResult`, which owns ``auc``, ``counts`` and ``dropped``; :class:`AUCTableResult`, a point AUC table).
-The paired comparison (:func:`compare_auc`, :func:`delong_test`) lives in :mod:`cxreval.classification.comparison`.
+The paired comparison (:func:`compare_auc`, :func:`delong_test`) lives in :mod:`cxreval.classification._comparison`.
 
 Examples
 --------
@@ -42,22 +42,39 @@ Examples
 
 from __future__ import annotations
 
-from ..schema import MACRO, MICRO
-from .auc_score import roc_auc_score, weighted_auc
-from .comparison import DeLongResult, PairedComparisonResult, compare_auc, delong_test
-from .evaluate import evaluate_auc, evaluate_auc_prepared
-from .files import evaluate_auc_files, read_model_groups
-from .inputs import MISSING_SCORES, STUDY_DESIGNS, PreparedInputs, prepare_from_files, prepare_inputs
-from .result import (
+from ._auc_score import roc_auc_score, soft_auc_rows, weighted_auc
+from ._comparison import (
+    SEPARABILITY_COLUMNS,
+    DeLongResult,
+    PairedComparisonResult,
+    SeparabilityResult,
+    compare_auc,
+    compare_best_models,
+    delong_test,
+)
+from ._evaluate import evaluate_auc, evaluate_auc_prepared
+from ._files import evaluate_auc_files, read_model_groups
+from ._inputs import (
+    MISSING_SCORES,
+    STUDY_DESIGNS,
+    PreparedInputs,
+    check_design,
+    prepare_from_files,
+    prepare_inputs,
+)
+from ._result import (
     AUC_COLUMNS,
     AUC_SUMMARY_FILE,
     COUNT_COLUMNS,
     COVERAGE_COLUMNS,
     DEFAULT_GROUP,
     DROPPED_COLUMNS,
+    LABELLED,
     MEAN_MODEL,
+    NO_EFFECT,
     NOT_LABELLED,
     NOT_SCORED,
+    ONE_CLASS,
     POINT_AUC_COLUMNS,
     AUCResult,
     AUCTableResult,
@@ -80,6 +97,8 @@ __all__ = [
     "compare_auc",
     "DeLongResult",
     "delong_test",
+    "SeparabilityResult",
+    "compare_best_models",
     "AUC_COLUMNS",
     "COUNT_COLUMNS",
     "COVERAGE_COLUMNS",
@@ -91,8 +110,12 @@ __all__ = [
     "POINT_AUC_COLUMNS",
     "AUC_SUMMARY_FILE",
     "DEFAULT_GROUP",
-    "MACRO",
-    "MICRO",
     "MEAN_MODEL",
     "markdown_auc_table",
+    "soft_auc_rows",
+    "SEPARABILITY_COLUMNS",
+    "check_design",
+    "LABELLED",
+    "ONE_CLASS",
+    "NO_EFFECT",
 ]

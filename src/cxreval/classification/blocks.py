@@ -19,12 +19,12 @@ from .._typing import RNGLike
 from .._validation import check_positive_int
 from ..bootstrap import ResamplingPlan, draw_plan, shard_size_for, summarize_distribution
 from ..exceptions import InvalidParameterError, UndefinedMetricWarning
-from ..executor import Executor, get_executor
+from ..executor import ExecutorLike, get_executor
 from ..progress import NoProgress, Progress
 from ..schema import MACRO, MICRO
+from ._inputs import PreparedInputs
 from ._kernel import BlockInputs, map_blocks, positive_weights
-from .inputs import PreparedInputs
-from .result import (
+from ._result import (
     AUC_COLUMNS,
     COUNT_COLUMNS,
     COVERAGE_COLUMNS,
@@ -41,7 +41,7 @@ __all__ = ["evaluate_prepared"]
 
 def evaluate_prepared(prep: PreparedInputs, *, n_resamples: int, confidence_level: float, macro: bool, micro: bool,
                       mean_over_models: bool, rng: RNGLike, plan: ResamplingPlan | None, shard_size: int | None,
-                      executor: Executor | str | None, spill_dir: str | Path | None = None,
+                      executor: ExecutorLike, spill_dir: str | Path | None = None,
                       progress: Progress | None = None) -> AUCResult:
     """The computation of :func:`~cxreval.classification.evaluate_auc` on validated arrays (options already
     checked by it): plan, then per block (model × finding, model × micro) one sort, point AUCs and every replicate;

@@ -34,7 +34,7 @@ from ..io import read_table, table_parts
 from ..schema import FINDING, P_POSITIVE, SOURCE, STUDY_ID
 
 if TYPE_CHECKING:
-    from .inputs import PreparedInputs
+    from ._inputs import PreparedInputs
 
 __all__ = ["SOFT_AUC_MEANING", "SoftLabels", "apply_soft_labels", "read_soft_labels", "soft_labels_from_frame"]
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .._typing import FindingsLike
+from .._typing import Studies
 from ..exceptions import InvalidParameterError, SchemaError
 from ..progress import NoProgress, Progress
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["out_option", "overwrite_option", "seed_option", "findings_option", "state_encoding_option",
            "blank_state_option",
            "split_list", "check_inputs", "check_folder_option", "open_output", "progress",
-           "echo_json", "executor_option", "cli_executor", "auc_from_files", "studies_option", "finding_map_option",
+           "echo_json", "executor_option", "cli_executor", "studies_option", "finding_map_option",
            "missing_scores_option", "map_score_option", "resolve_finding_map"]
 
 
@@ -197,19 +197,6 @@ def progress(*, enabled: bool | None = None) -> Iterator[Progress]:
         yield _RichProgress(bar)
 
 
-def auc_from_files(prog: Progress, executor: Any, spill_dir: Path, *, predictions: Sequence[Path],
-                   labels: Sequence[Path], references: str | Sequence[str] | None,
-                   findings: FindingsLike, seed: int, **options: Any) -> Any:
-    """``classify`` and ``rank -p``: read the files and bootstrap the AUCs
-    (:func:`cxreval.classification.evaluate_auc_files`), with a progress task for the reading and one for the
-    AUC blocks; ``options`` are passed through (model groups, state encoding, policy, ...)."""
-    from ..classification import evaluate_auc_files
-
-    return evaluate_auc_files(predictions, labels, references=split_list(references, option="--references"),
-                              findings=split_list(findings, option="--findings"), rng=seed, spill_dir=spill_dir,
-                              executor=executor, progress=prog, **options)
-
-
 def echo_json(obj: object) -> None:
     typer.echo(json.dumps(obj, indent=2, sort_keys=True, default=str))
 
@@ -262,17 +249,10 @@ def resolve_finding_map(spec: str | None, score: str | None) -> Any:
     return fmap
 
 
-def design_options(studies: str, finding_map: str | None, map_score: str | None, missing_scores: str
-                   ) -> tuple[Any, dict[str, object]]:
-    """``classify`` and ``rank -p``: check the design options before reading anything; the finding map and the
-    run.json record."""
-    from ..classification.inputs import check_design
-
-    check_design(studies, missing_scores)  # the library's check, before anything is read
-    fmap = resolve_finding_map(finding_map, map_score)
-    return fmap, {"studies": studies, "missing_scores": missing_scores,
-                  "finding_map": None if fmap is None else fmap.to_dict()}
-
+def refuse_options(given: bool, message: str) -> None:
+    """A combination of options that does not apply: a one-line error (exit 2) before any work."""
+    if given:
+        raise SchemaError(message)
 
 def json_option(help: str = "Print the result as JSON.") -> Any:
     """``--json``: print the command's result as JSON instead of text (off by default)."""
@@ -291,3 +271,80 @@ def echo_result(result: Any, *, json_out: bool, nl: bool = False) -> None:
         echo_json(result.to_dict())
     else:
         typer.echo(result.summary(), nl=nl)
+
+def model_inputs(predictions: Sequence[Path] | None, labels: Sequence[Path] | None,
+                 *others: tuple[str, Path | None]) -> list[Path | None]:
+    """``classify`` and ``rank -p``: check that ``--predictions``, ``--labels`` and the other named inputs exist
+    (before any work); the inputs run.json records."""
+    named = [*[("--predictions", p) for p in predictions or []], *[("--labels", p) for p in labels or []], *others]
+    check_inputs(*named)
+    return [p for _, p in named]
+
+
+def auc_table_input(spec: str | None) -> Path | None:
+    """``rank --auc-table FILE|xqa``: the file, checked to exist before any work (None for the packaged tables
+    or without the option)."""
+    from ..ranking import XQA_AUC_TABLES
+
+    if spec is None or spec.lower() == XQA_AUC_TABLES:
+        return None
+    check_inputs(("--auc-table", Path(spec)))
+    return Path(spec)
+
+
+def references_option(help: str = "Label sources to evaluate against, comma-separated or repeated (default all).") -> Any:
+    """``-r/--references`` of ``classify`` and ``rank``."""
+    return typer.Option(None, "--references", "-r", help=help)
+
+
+def model_groups_option() -> Any:
+    return typer.Option(None, "--model-groups", help="CSV with columns model, group.")
+
+
+def policy_option() -> Any:
+    return typer.Option("exclude", "--policy", help="Uncertain labels: exclude, zeros or ones.")
+
+
+def not_mentioned_option() -> Any:
+    return typer.Option("negative", "--not-mentioned", help="not_mentioned labels: negative or exclude.")
+
+
+def unlabeled_option() -> Any:
+    return typer.Option("error", "--unlabeled", help="Prediction studies absent from the labels: error or drop.")
+
+
+def n_resamples_option(help: str = "Bootstrap replicates (0: point estimates only).") -> Any:
+    return typer.Option(1000, "--n-resamples", help=help)
+
+
+def confidence_level_option() -> Any:
+    return typer.Option(0.95, "--confidence-level", help="Confidence level of the percentile CIs.")
+
+
+def kendall_option() -> Any:
+    """``rank --kendall tau-a|tau-b``."""
+    from ..ranking import DEFAULT_KENDALL
+
+    return typer.Option(DEFAULT_KENDALL, "--kendall", help="KRCC variant: tau-a (default, the XQA paper's "
+                        "(C - D) / (n(n-1)/2)) or tau-b (tie-corrected, scipy.stats.kendalltau).")
+
+
+def spearman_option() -> Any:
+    """``rank --spearman formula|pearson``."""
+    from ..ranking import DEFAULT_SPEARMAN
+
+    return typer.Option(DEFAULT_SPEARMAN, "--spearman", help="SRCC variant: formula (default, the XQA paper's "
+                        "1 - 6 sum d^2 / (n(n^2-1)) on average ranks) or pearson (Pearson correlation of average "
+                        "ranks, scipy.stats.spearmanr). Equal without ties.")
+
+
+def studies_value(value: str) -> Studies:
+    """``--studies`` as the library's :data:`cxreval.Studies` (the library checks which values it takes)."""
+    from typing import cast
+
+    return cast(Studies, value)
+
+
+__all__ += ["refuse_options", "model_inputs", "auc_table_input", "references_option", "model_groups_option",
+            "policy_option", "not_mentioned_option", "unlabeled_option", "n_resamples_option",
+            "confidence_level_option", "kendall_option", "spearman_option", "studies_value"]

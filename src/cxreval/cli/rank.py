@@ -6,32 +6,37 @@ from pathlib import Path
 
 import typer
 
-from ..agreement import parse_pairs
-from ..classification import AUC_SUMMARY_FILE
-from ..exceptions import SchemaError
-from ..io import write_summary
-from ..ranking import check_ranking_options, compare_rankings
-from ..ranking.correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
-from ..ranking.published import XQA_AUC_TABLES, rank_auc_table, read_auc_table
+from ..ranking import compare_auc_table_file, compare_references_files
 from ._common import (
-    auc_from_files,
+    auc_table_input,
     blank_state_option,
-    check_inputs,
-    cli_executor,
-    design_options,
+    confidence_level_option,
     echo_json,
     executor_option,
     finding_map_option,
     findings_option,
+    kendall_option,
     map_score_option,
     missing_scores_option,
+    model_groups_option,
+    model_inputs,
+    n_resamples_option,
+    not_mentioned_option,
     open_output,
     out_option,
     overwrite_option,
+    policy_option,
     progress,
+    references_option,
+    refuse_options,
+    resolve_finding_map,
     seed_option,
+    spearman_option,
+    split_list,
     state_encoding_option,
     studies_option,
+    studies_value,
+    unlabeled_option,
 )
 
 __all__ = ["register"]
@@ -46,27 +51,23 @@ def rank(
                                            "(repeatable)."),
     labels: list[Path] = typer.Option(None, "--labels", "-l", help="As for `cxreval classify`: a long label table "
                                       "or a folder of its parts (repeatable)."),
-    references: list[str] = typer.Option(None, "--references", "-r", help="Label sources to rank under, "
-                                         "comma-separated or repeated (default all)."),
+    references: list[str] = references_option("Label sources to rank under, comma-separated or repeated (default "
+                                              "all)."),
     findings: list[str] = findings_option(),
-    model_groups: Path = typer.Option(None, "--model-groups", help="CSV with columns model, group."),
-    policy: str = typer.Option("exclude", "--policy", help="Uncertain labels: exclude, zeros or ones."),
-    not_mentioned: str = typer.Option("negative", "--not-mentioned", help="not_mentioned labels: negative or exclude."),
-    unlabeled: str = typer.Option("error", "--unlabeled", help="Prediction studies absent from the labels: error or "
-                                  "drop."),
-    n_resamples: int = typer.Option(1000, "--n-resamples", help="Bootstrap replicates (predictions mode)."),
+    model_groups: Path = model_groups_option(),
+    policy: str = policy_option(),
+    not_mentioned: str = not_mentioned_option(),
+    unlabeled: str = unlabeled_option(),
+    n_resamples: int = n_resamples_option("Bootstrap replicates (predictions mode)."),
     seed: int = seed_option("Seed of the resampling plan."),
-    confidence_level: float = typer.Option(0.95, "--confidence-level", help="Confidence level of the percentile CIs."),
+    confidence_level: float = confidence_level_option(),
     pairs: str = typer.Option(None, "--pairs", help="Reference pairs to correlate, A:B[,C:D...] (default: every "
                               "pair of references)."),
     groups: str = typer.Option("all", "--groups", help="all, overall or per-group."),
     min_models: int = typer.Option(3, "--min-models", help="Skip model groups with fewer models."),
     dataset: str = typer.Option("", "--dataset", help="Dataset name written in the tables (predictions mode)."),
-    kendall: str = typer.Option(DEFAULT_KENDALL, "--kendall", help="KRCC variant: tau-a (default, the XQA paper's "
-                                "(C - D) / (n(n-1)/2)) or tau-b (tie-corrected, scipy.stats.kendalltau)."),
-    spearman: str = typer.Option(DEFAULT_SPEARMAN, "--spearman", help="SRCC variant: formula (default, the XQA "
-                                 "paper's 1 - 6 sum d^2 / (n(n^2-1)) on average ranks) or pearson (Pearson "
-                                 "correlation of average ranks, scipy.stats.spearmanr). Equal without ties."),
+    kendall: str = kendall_option(),
+    spearman: str = spearman_option(),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     studies: str = studies_option(),
@@ -92,60 +93,44 @@ def rank(
         cxreval rank -p preds.csv -l labels.csv --executor process:2 -o rank-out
         cxreval rank -p preds.csv -l labels.csv --pairs CR:Rep1,CR:Rep2 -o rank-out
     """
-    check_ranking_options(kendall=kendall, spearman=spearman, min_models=min_models)  # before any AUC
-    if auc_table is not None:
-        if predictions or labels:
-            raise SchemaError("Give either --auc-table or --predictions/--labels, not both.")
-        if auc_table.lower() != XQA_AUC_TABLES:
-            check_inputs(("--auc-table", Path(auc_table)))
-    elif not predictions or not labels:
-        raise SchemaError("cxreval rank needs --auc-table, or both --predictions and --labels.")
-    pair_list = parse_pairs(pairs) if pairs else None
-    fmap, design = design_options(studies, finding_map, map_score, missing_scores)
-    if auc_table is not None and (finding_map is not None or missing_scores != "refuse"):
-        raise SchemaError("--finding-map and --missing-scores apply to --predictions/--labels, not to --auc-table.")
-    if auc_table is not None and references:
-        raise SchemaError("--references applies to --predictions/--labels; --auc-table ranks every reference of the "
-                          "table (--pairs A:B chooses the pairs compared).")
-    check_inputs(*[("--predictions", p) for p in predictions or []], *[("--labels", p) for p in labels or []],
-                 ("--model-groups", model_groups))
-    inputs = [*(predictions or []), *(labels or []), model_groups]
-    if auc_table is not None and auc_table.lower() != XQA_AUC_TABLES:
-        inputs.append(Path(auc_table))
-    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs,
-                                                                  meta={"seed": seed, "design": design}) as d:
+    table = auc_table_input(auc_table)
+    refuse_options(auc_table is not None and bool(predictions or labels),
+                   "Give either --auc-table or --predictions/--labels, not both.")
+    refuse_options(auc_table is None and not (predictions and labels),
+                   "cxreval rank needs --auc-table, or both --predictions and --labels.")
+    refuse_options(auc_table is not None and (finding_map is not None or missing_scores != "refuse"),
+                   "--finding-map and --missing-scores apply to --predictions/--labels, not to --auc-table.")
+    refuse_options(auc_table is not None and bool(references),
+                   "--references applies to --predictions/--labels; --auc-table ranks every reference of the table "
+                   "(--pairs A:B chooses the pairs compared).")
+    fmap = resolve_finding_map(finding_map, map_score)
+    inputs = [*model_inputs(predictions, labels, ("--model-groups", model_groups)), table]
+    meta: dict[str, object] = {"seed": seed}
+    with open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d:
         if auc_table is not None:
-            auc = read_auc_table(auc_table)
-            res = rank_auc_table(auc, pairs=pair_list, groups=groups, min_models=min_models, kendall=kendall,
-                                 spearman=spearman)
+            res = compare_auc_table_file(auc_table, pairs=pairs, groups=groups, min_models=min_models,
+                                         kendall=kendall, spearman=spearman)
         else:
             with progress() as prog:
-                auc = auc_from_files(prog, ex, d, predictions=predictions, labels=labels, references=references,
-                                     findings=findings, seed=seed, model_groups=model_groups,
-                                     state_encoding=state_encoding, blank_state=blank_state, policy=policy,
-                                     not_mentioned=not_mentioned, unlabeled=unlabeled, n_resamples=n_resamples,
-                                     confidence_level=confidence_level, studies=studies, finding_map=fmap,
-                                     missing_scores=missing_scores)
-                task = prog.add("rank correlations over the replicates")
-                res = compare_rankings(auc, pairs=pair_list, groups=groups, min_models=min_models, dataset=dataset,
-                                        kendall=kendall, spearman=spearman)
-                prog.done(task)
-            from ..classification.comparison import compare_best_models
-
-            sep = compare_best_models(auc)
-            (d / AUC_SUMMARY_FILE).write_text(auc.summary("cxreval classify") + "\n\n" + sep.verdicts())
-            sep.save(d)  # auc_comparison.csv, as classify writes it
-        auc.save(d)
+                res = compare_references_files(
+                    predictions, labels, references=split_list(references, option="--references"),
+                    findings=split_list(findings, option="--findings"), model_groups=model_groups,
+                    state_encoding=state_encoding, blank_state=blank_state, policy=policy,
+                    not_mentioned=not_mentioned, unlabeled=unlabeled, studies=studies_value(studies), finding_map=fmap,
+                    missing_scores=missing_scores, n_resamples=n_resamples, confidence_level=confidence_level,
+                    pairs=pairs, groups=groups, min_models=min_models, dataset=dataset, kendall=kendall,
+                    spearman=spearman, rng=seed, executor=executor, spill_dir=d, progress=prog)
+        meta["design"] = res.design_record()
         res.save(d)
-        write_summary(d, res.summary("cxreval rank") + ("" if auc_table is not None else "\n\n" + sep.verdicts()))
     if json_out:
-        echo_json({"rank_correlation": res.correlations.to_dict(orient="records"), "n_resamples": res.n_resamples,
-                   "kendall": res.kendall, "spearman": res.spearman})
+        echo_json({"rank_correlation": res.ranking.correlations.to_dict(orient="records"),
+                   "n_resamples": res.ranking.n_resamples, "kendall": res.ranking.kendall,
+                   "spearman": res.ranking.spearman})
     else:
         if auc_table is None:
-            typer.echo(auc.design())
-        typer.echo(f"{len(res.correlations)} rank correlations, {len(res.top_changes)} top-rank rows -> {out}")
-
+            typer.echo(res.design())
+        typer.echo(f"{len(res.ranking.correlations)} rank correlations, {len(res.ranking.top_changes)} top-rank rows "
+                   f"-> {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -32,8 +32,7 @@ from .data import (
 
 if TYPE_CHECKING:
     from ..agreement import AgreementTableResult
-    from ..classification import AUCResult, AUCTableResult
-    from ..ranking import RankingStabilityResult
+    from ..classification import AUCResult
 
 __all__ = ["DemoSpec", "SECTIONS"]
 
@@ -50,12 +49,6 @@ def _auc_meta(res: AUCResult, *, vocabulary: str) -> dict[str, object]:
             "ci_method": "percentile", "bootstrap_unit": "patient",
             "label_policy": f"uncertain labels: {res.policy}; not mentioned counts as negative",
             "vocabulary": vocabulary, "findings": list(res.findings), "references": list(res.references)}
-
-
-def _write_ranking(auc: AUCResult | AUCTableResult, res: RankingStabilityResult, out: Path) -> None:
-    """The files of ``cxreval rank`` on the same inputs: the AUCs ranked and the ranking stability."""
-    auc.save(out)
-    res.save(out)
 
 
 def _pair_drops(res: AgreementTableResult) -> str:
@@ -177,9 +170,7 @@ def _sec_nih_models(ctx: DemoContext) -> str:
     common`` write, from the same files (the exact lines are the section's ``commands`` in run.json)."""
     import tempfile
 
-    from ..classification.comparison import compare_best_models
-
-    cl = need("cxreval.classification", "classification", "cxreval classify")
+    need("cxreval.classification", "classification", "cxreval classify")
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
     folder = pinned(ctx, f"nih_fold_predictions/{NIH_MODELS[0]}.csv").parent
     for model in NIH_MODELS[1:]:
@@ -189,21 +180,20 @@ def _sec_nih_models(ctx: DemoContext) -> str:
             str(ctx.n_resamples), "--seed", str(ctx.rng)]
     with tempfile.TemporaryDirectory() as tmp:
         labels = _exported_labels(ctx, Path(tmp))
-        res = cl.evaluate_auc_files(folder, labels, references=refs.split(","), finding_map="nih_to_google",
-                                    studies="common", n_resamples=ctx.n_resamples, rng=ctx.rng)
-    ctx.meta.update(_auc_meta(res, vocabulary="Google's expert findings (NIH labels and scores mapped by the finding "
+        res = rk.compare_references_files(folder, labels, references=refs.split(","), finding_map="nih_to_google",
+                                          studies="common", n_resamples=ctx.n_resamples, rng=ctx.rng)
+    auc = res.auc
+    ctx.meta.update(_auc_meta(auc, vocabulary="Google's expert findings (NIH labels and scores mapped by the finding "
                                               "map nih_to_google)"))
     ctx.meta["commands"] = [*_export_commands(), f"cxreval rank -p {folder} -l nih/labels.parquet -l "
                             "google/labels.parquet " + " ".join(opts) + " -o nih_models"]
     out = ctx.folder("nih_models")
-    _write_ranking(res, rk.compare_rankings(res), out)
-    sep = compare_best_models(res)
-    sep.save(out)  # as `cxreval classify` and `cxreval rank -p` write auc_comparison.csv
-    write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{res.plan.n_studies if res.plan else ''} "
-                       f"images ({res.plan.n_patients if res.plan else ''} patients) carrying both references; "
+    res.save(out, summaries=False)  # the tables of `cxreval rank -p`; the section's own summary.md
+    write_summary(out, f"# 10 NIH models: text-mined vs expert reference\n\n{auc.plan.n_studies if auc.plan else ''} "
+                       f"images ({auc.plan.n_patients if auc.plan else ''} patients) carrying both references; "
                        f"patient-level bootstrap, {ctx.n_resamples} resamples, seed {ctx.rng}. {res.design()}\n\n"
                        "The same files: the commands in run.json (`commands`), run in an empty folder.\n\n"
-                       + sep.verdicts())
+                       + res.comparison.verdicts())
     return str(out)
 
 
@@ -246,31 +236,28 @@ def _sec_chexpert(ctx: DemoContext) -> str:
     write, from the same files (the exact lines are the section's ``commands`` in run.json)."""
     import tempfile
 
-    cl = need("cxreval.classification", "classification", "cxreval classify")
+    need("cxreval.classification", "classification", "cxreval classify")
     rk = need("cxreval.ranking", "ranking", "cxreval rank")
-    from ..classification.comparison import compare_best_models
 
     refs = ["consensus", *CHEXPERT_GT_READERS, *CHEXPERT_BENCH_READERS, "chexpert_labeler", "chexbert"]
     pairs = [("consensus", r) for r in refs[1:]]
     with tempfile.TemporaryDirectory() as tmp:
         (labels, preds), commands = _chexpert_exports(ctx, Path(tmp), predictions=True)
-        res = cl.evaluate_auc_files(preds, labels, references=refs, findings=list(CHEXPERT_COMPETITION),
-                                    studies="each", n_resamples=ctx.n_resamples, rng=ctx.rng)
-    ctx.meta.update(_auc_meta(res, vocabulary="CheXpert competition findings"))
+        res = rk.compare_references_files(preds, labels, references=refs, findings=list(CHEXPERT_COMPETITION),
+                                          studies="each", pairs=pairs, n_resamples=ctx.n_resamples, rng=ctx.rng)
+    ctx.meta.update(_auc_meta(res.auc, vocabulary="CheXpert competition findings"))
     ctx.meta["commands"] = [*commands, "cxreval rank -p chexpert_predictions/predictions.parquet -l "
                             f"chexpert/labels.parquet -r {','.join(refs)} -f {','.join(CHEXPERT_COMPETITION)} "
                             "--studies each --pairs " + ",".join(f"{a}:{b}" for a, b in pairs)
                             + f" --n-resamples {ctx.n_resamples} --seed {ctx.rng} -o chexpert_models"]
     out = ctx.folder("chexpert_models")
-    _write_ranking(res, rk.compare_rankings(res, pairs=pairs), out)
-    sep = compare_best_models(res)
-    sep.save(out)  # as `cxreval rank -p` writes auc_comparison.csv
-    n_studies = res.plan.n_studies if res.plan else ""
+    res.save(out, summaries=False)  # the tables of `cxreval rank -p`; the section's own summary.md
+    n_studies = res.auc.plan.n_studies if res.auc.plan else ""
     write_summary(out, f"# CheXpert test set: 10 leaderboard models, {len(refs)} references\n\n"
                        f"{n_studies} studies; references: {', '.join(refs)}; "
                        f"{ctx.n_resamples} patient-bootstrap resamples, seed {ctx.rng}.\n\n"
                        "The same files: the commands in run.json (`commands`), run in an empty folder.\n\n"
-                       + sep.verdicts())
+                       + res.comparison.verdicts())
     return str(out)
 
 
@@ -366,16 +353,15 @@ def _sec_chexpert_relabelling(ctx: DemoContext) -> str:
 
 
 def _sec_xqa(ctx: DemoContext) -> str:
-    need("cxreval.ranking", "ranking", "cxreval rank")
-    pub = need("cxreval.ranking.published", "XQA published tables", "cxreval rank --auc-table xqa")
+    rk = need("cxreval.ranking", "XQA published tables", "cxreval rank --auc-table xqa")
     ctx.meta.update({"data": "the XQA paper's published AUC tables 16-25 and rank-correlation tables 26-29 "
                              "(shipped with cxreval)", "n_resamples": 0,
                      "ci_method": "none here (point values from published AUCs; the paper's bootstrap mean and sd "
                                   "are shown beside them)"})
-    auc = pub.read_auc_table(pub.XQA_AUC_TABLES)  # what `cxreval rank --auc-table xqa` ranks
+    res = rk.compare_auc_table_file(rk.XQA_AUC_TABLES)  # what `cxreval rank --auc-table xqa` runs
     ctx.meta["commands"] = ["cxreval rank --auc-table xqa -o xqa_published"]
     out = ctx.folder("xqa_published")
-    _write_ranking(auc, pub.rank_auc_table(auc), out)
+    res.save(out, summaries=False)
     write_summary(out, "# The XQA paper's published AUCs and rank correlations\n\nModel rankings and rank "
                        "correlations (SRCC/KRCC) recomputed from the AUCs the paper publishes, beside the paper's own "
                        "bootstrap mean and sd of each correlation (tables named in Methods).")

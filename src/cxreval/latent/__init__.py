@@ -2,10 +2,10 @@
 
 Every reference of a chest X-ray finding is noisy. Given three or more readers (radiologists, report labellers,
 text-mined labels: any source of binary labels), :func:`fit_latent_class` fits a latent-class model of the
-readers *and one model's score* (:mod:`cxreval.latent.model`: truth ``T ~ Bernoulli(π)``; readers
+readers *and one model's score* (:mod:`cxreval.latent._model`: truth ``T ~ Bernoulli(π)``; readers
 conditionally independent given ``T`` with a sensitivity and specificity each; the score's distribution given
 ``T`` nonparametric, by quantile bins), and :func:`latent_auc_score` weights every pair of studies by the
-fitted *score-aware* posteriors (:mod:`cxreval.latent.auc`).
+fitted *score-aware* posteriors (:mod:`cxreval.latent._auc`).
 
 Why the score must be in the model: posteriors from the readers alone ignore what the score says about the
 truth, and the pair-weighted AUC computed with them is diluted toward 0.5 (on the CheXpert test set such a
@@ -18,30 +18,42 @@ truth is known exactly), the model is not identified and :class:`NotIdentifiedEr
 sentence :data:`NOT_IDENTIFIED`.
 """
 
-from .auc import latent_auc_score
-from .diagnostics import READER_AGREEMENT_COLUMNS, SCORE_ASSOCIATION_COLUMNS
-from .evaluate import (
+from ._auc import latent_auc_rows, latent_auc_score
+from ._classifiers import ClassifierEvaluation, evaluate_classifiers, evaluate_classifiers_files
+from ._diagnostics import (
+    FLAG_CORRELATION,
+    FLAG_Z,
+    READER_AGREEMENT_COLUMNS,
+    SCORE_ASSOCIATION_COLUMNS,
+    reader_agreement_rows,
+    score_association_rows,
+)
+from ._evaluate import (
     evaluate_latent_auc,
     evaluate_latent_auc_files,
     evaluate_latent_auc_prepared,
     read_reader_accuracy,
     reader_accuracy_table,
 )
-from .model import (
+from ._model import (
     NOT_IDENTIFIED,
     SCORE_MODELS,
     LatentClassFit,
     NotIdentifiedError,
     default_n_bins,
+    fit_from_state,
     fit_latent_class,
     normal_scores,
     score_bins,
     select_score_model,
 )
-from .resampling import LatentClassBootstrap, bootstrap_latent_class
-from .result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
+from ._resampling import LatentClassBootstrap, bootstrap_latent_class
+from ._result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
 
 __all__ = [
+    "ClassifierEvaluation",
+    "evaluate_classifiers",
+    "evaluate_classifiers_files",
     "NOT_IDENTIFIED",
     "NotIdentifiedError",
     "LatentClassFit",
@@ -64,4 +76,10 @@ __all__ = [
     "READER_ACCURACY_COLUMNS",
     "READER_AGREEMENT_COLUMNS",
     "SCORE_ASSOCIATION_COLUMNS",
+    "latent_auc_rows",
+    "reader_agreement_rows",
+    "score_association_rows",
+    "FLAG_CORRELATION",
+    "FLAG_Z",
+    "fit_from_state",
 ]

@@ -1,5 +1,5 @@
 """Validation of the latent-class model's inputs and the vectorised fit behind it (private to
-:mod:`cxreval.latent`; the model is documented in :mod:`cxreval.latent.model`)."""
+:mod:`cxreval.latent`; the model is documented in :mod:`cxreval.latent._model`)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class NotIdentifiedError(InvalidParameterError):
     """The latent-class model is not identified from the data given (message: :data:`NOT_IDENTIFIED`)."""
 
 
-#: The models of the score given the truth (:mod:`cxreval.latent.model`).
+#: The models of the score given the truth (:mod:`cxreval.latent._model`).
 SCORE_MODELS = ("spline", "bins", "dependent", "auto")
 
 

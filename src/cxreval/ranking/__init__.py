@@ -1,9 +1,9 @@
-"""Rankings of models under several references: how stable they are (:mod:`cxreval.ranking.stability`), the rank
-correlations they are compared with (:mod:`cxreval.ranking.correlation`), and the published XQA tables to set
-them beside (:mod:`cxreval.ranking.published`)."""
+"""Rankings of models under several references: how stable they are (:mod:`cxreval.ranking._stability`), the rank
+correlations they are compared with (:mod:`cxreval.ranking._correlation`), and the published XQA tables to set
+them beside (:mod:`cxreval.ranking._published`)."""
 
-from .correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, correlation_function
-from .published import (
+from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN, correlation_function
+from ._published import (
     PAIR_REFERENCES,
     XQA_AUC_TABLES,
     XQA_CITATION,
@@ -14,7 +14,14 @@ from .published import (
     read_auc_table,
     table_finding,
 )
-from .stability import (
+from ._references import (
+    ReferenceComparison,
+    compare_auc_table,
+    compare_auc_table_file,
+    compare_references,
+    compare_references_files,
+)
+from ._stability import (
     ALL_MODELS,
     CORRELATION_COLUMNS,
     KENDALL_VARIANTS,
@@ -40,4 +47,6 @@ __all__ = [
     "DEFAULT_KENDALL", "DEFAULT_SPEARMAN", "correlation_function",
     "XQA_CITATION", "table_finding", "load_xqa_auc_table", "load_xqa_rank_correlations",
     "compare_with_published", "read_auc_table", "rank_auc_table", "PAIR_REFERENCES", "XQA_AUC_TABLES",
+    "ReferenceComparison", "compare_references", "compare_references_files", "compare_auc_table",
+    "compare_auc_table_file",
 ]

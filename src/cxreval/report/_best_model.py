@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..classification import AUCResult, AUCTableResult
-from ..classification.comparison import SeparabilityResult
+from ..classification import AUCResult, AUCTableResult, SeparabilityResult
 from ..schema import MACRO, MEAN, MICRO
 from ._key_finding_base import _SUMMARY, KeyFinding, _ci, _load, _num, _str, confidence_level, fmt
 from ._thresholds import Thresholds

@@ -42,8 +42,7 @@ import plotly.graph_objects as go
 
 from .._plots import analyses as plots
 from ..agreement import AgreementTableResult, FlowsResult, PrevalenceResult
-from ..classification import AUCTableResult
-from ..classification.comparison import SeparabilityResult
+from ..classification import AUCTableResult, SeparabilityResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..labeller import PRF_COLUMNS, LabellerValidationResult

@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._typing import RNGLike
+from .._typing import RNGLike, Studies
 from .._validation import check_choice, check_confidence_level, check_positive_int
 from ..bootstrap import ResamplingPlan
 from ..exceptions import InvalidParameterError
-from ..executor import Executor, get_executor
+from ..executor import Executor, ExecutorLike, get_executor
 from ..findings import VocabularyMapping
 from ..progress import Progress, as_progress
 from ..schema import POLICIES
+from ._inputs import PreparedInputs, loaded_table, prepare_inputs
+from ._result import AUCResult
 from .blocks import evaluate_prepared
-from .inputs import PreparedInputs, prepare_inputs
-from .result import AUCResult
 
 __all__ = ["evaluate_auc", "evaluate_auc_prepared"]
 
@@ -34,8 +34,8 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
                  model_groups: pd.DataFrame | dict[str, str] | None = None, n_resamples: int = 1000,
                  confidence_level: float = 0.95, macro: bool = True, micro: bool = True, mean_over_models: bool = True,
                  unlabeled: str = "error", rng: RNGLike = None, plan: ResamplingPlan | None = None,
-                 shard_size: int | None = None, executor: Executor | str | None = None,
-                 spill_dir: str | Path | None = None, studies: str = "each", missing_scores: str = "refuse",
+                 shard_size: int | None = None, executor: ExecutorLike = None,
+                 spill_dir: str | Path | None = None, studies: Studies = "each", missing_scores: str = "refuse",
                  finding_map: str | VocabularyMapping | None = None, progress: Progress | None = None) -> AUCResult:
     """ROC-AUC per model × finding × reference with patient-level bootstrap percentile CIs.
 
@@ -43,7 +43,8 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
     ----------
     predictions : pandas.DataFrame
         Long prediction table ``study_id, model, finding, score`` (inputs read and laid out beforehand, a
-        :class:`PreparedInputs`, go to :func:`evaluate_auc_prepared`).
+        :class:`PreparedInputs`, go to :func:`evaluate_auc_prepared`). What a loader returns (a
+        :class:`~cxreval.results.ReadResult`) or a list of tables is taken as the one table, for ``labels`` too.
     labels : pandas.DataFrame
         Long label table ``study_id, patient_id, finding, source, state``; ``source`` names the reference. An
         optional ``p_positive`` column makes each source with a value in it a soft reference
@@ -131,6 +132,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
     if isinstance(predictions, PreparedInputs):
         raise InvalidParameterError("evaluate_auc takes the prediction and label tables; for inputs prepared "
                                     "beforehand (PreparedInputs) call evaluate_auc_prepared(inputs, ...).")
+    predictions, labels = loaded_table(predictions, "predictions"), loaded_table(labels, "labels")
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
     n_resamples, confidence_level, executor = _check_options(n_resamples, confidence_level, plan, executor,
@@ -145,7 +147,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
 
 
 def _check_options(n_resamples: int, confidence_level: float, plan: ResamplingPlan | None,
-                   executor: Executor | str | None, *, func: str) -> tuple[int, float, Executor]:
+                   executor: ExecutorLike, *, func: str) -> tuple[int, float, Executor]:
     confidence_level = check_confidence_level(confidence_level, func=func)
     if plan is None:
         n_resamples = check_positive_int(n_resamples, name="n_resamples", func=func, minimum=0)
@@ -155,7 +157,7 @@ def _check_options(n_resamples: int, confidence_level: float, plan: ResamplingPl
 def evaluate_auc_prepared(inputs: PreparedInputs, *, n_resamples: int = 1000, confidence_level: float = 0.95,
                           macro: bool = True, micro: bool = True, mean_over_models: bool = True, rng: RNGLike = None,
                           plan: ResamplingPlan | None = None, shard_size: int | None = None,
-                          executor: Executor | str | None = None, spill_dir: str | Path | None = None,
+                          executor: ExecutorLike = None, spill_dir: str | Path | None = None,
                           progress: Progress | None = None) -> AUCResult:
     """:func:`evaluate_auc` on inputs validated and laid out beforehand (:func:`prepare_from_files`,
     :func:`prepare_inputs`): the selection (references, findings, label policy, model groups, study design,

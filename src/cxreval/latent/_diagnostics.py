@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._fitting import normal_scores
-from .model import LatentClassFit
+from ._model import LatentClassFit
 
 __all__ = ["READER_AGREEMENT_COLUMNS", "SCORE_ASSOCIATION_COLUMNS", "reader_agreement_rows",
            "score_association_rows", "FLAG_CORRELATION", "FLAG_Z"]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._typing import Studies
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..finding_maps import read_finding_map
@@ -34,7 +35,7 @@ from ..labels import (
 )
 from ..schema import POLICIES, binarize
 from ._maps import map_label_scan, map_prediction_scan
-from .result import DEFAULT_GROUP, NO_EFFECT
+from ._result import DEFAULT_GROUP, NO_EFFECT
 from .soft_labels import apply_soft_labels, read_soft_labels, soft_labels_from_frame
 
 STUDY_DESIGNS: tuple[str, ...] = ("each", "common")
@@ -112,7 +113,7 @@ class PreparedInputs:
 def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
                    findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
                    model_groups: pd.DataFrame | dict[str, str] | None = None,
-                   unlabeled: str = "error", studies: str = "each", missing_scores: str = "refuse",
+                   unlabeled: str = "error", studies: Studies = "each", missing_scores: str = "refuse",
                    finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
     """Validate prediction and label tables and lay them out as the arrays :func:`evaluate_auc` computes on.
 
@@ -136,9 +137,11 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
     SchemaError, InvalidParameterError
         As :func:`evaluate_auc`, before any computation.
     """
+    predictions, labels = loaded_table(predictions, "predictions"), loaded_table(labels, "labels")
     check_choice(policy, POLICIES, name="policy", func="evaluate_auc")
     check_choice(not_mentioned, ("negative", "exclude"), name="not_mentioned", func="evaluate_auc")
     check_design(studies, missing_scores)
+    fmap = None if finding_map is None else read_finding_map(finding_map)
     ps = scan_prediction_frame(predictions)  # validated on its columns, no second table made
     ls = scan_label_frame(labels, require_patient=False)
     soft = soft_labels_from_frame(labels, where="label table") if isinstance(labels, pd.DataFrame) else None
@@ -146,14 +149,14 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
                                             not_mentioned=not_mentioned, model_groups=model_groups,
                                             unlabeled=unlabeled, frame=lambda: validate_predictions(predictions),
                                             studies=studies, missing_scores=missing_scores,
-                                            finding_map=finding_map), soft)
+                                            fmap=fmap), soft)
 
 
 def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path], *,
                        state_encoding: str | None = None, references: Sequence[str] | None = None,
                        findings: Sequence[str] | None = None, policy: str = "exclude", not_mentioned: str = "negative",
                        model_groups: pd.DataFrame | dict[str, str] | None = None,
-                       unlabeled: str = "error", blank_state: str | None = None, studies: str = "each",
+                       unlabeled: str = "error", blank_state: str | None = None, studies: Studies = "each",
                        missing_scores: str = "refuse",
                        finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
     """Read prediction and label files straight into the arrays :func:`evaluate_auc` computes on.
@@ -201,10 +204,18 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
                                             not_mentioned=not_mentioned, model_groups=model_groups,
                                             unlabeled=unlabeled, frame=lambda: read_prediction_tables(ppaths)[0],
                                             notes=(*ps.notes, *lnotes), studies=studies,
-                                            missing_scores=missing_scores, finding_map=fmap), soft)
+                                            missing_scores=missing_scores, fmap=fmap), soft)
 
 
-def check_design(studies: str, missing_scores: str) -> None:
+def loaded_table(value: Any, name: str, func: str = "evaluate_auc") -> Any:
+    """What a loader returns (a :class:`~cxreval.results.ReadResult`, or a list of tables) as the one table the
+    analysis takes (:func:`cxreval.results.as_table`); anything else unchanged, for the table checks to name."""
+    from ..results import ReadResult, as_table
+
+    return as_table(value, name=name, func=func) if isinstance(value, (ReadResult, list, tuple)) else value
+
+
+def check_design(studies: Studies, missing_scores: str) -> None:
     """Check the study design options of :func:`evaluate_auc` (its first step, before any file is read)."""
     check_choice(studies, STUDY_DESIGNS, name="studies", func="evaluate_auc")
     check_choice(missing_scores, MISSING_SCORES, name="missing_scores", func="evaluate_auc")
@@ -225,12 +236,11 @@ def _paths(value: object, name: str) -> list[Path]:
 def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[str] | None,
                    findings: Sequence[str] | None, policy: str, not_mentioned: str,
                    model_groups: pd.DataFrame | dict[str, str] | None, unlabeled: str,
-                   frame: Callable[[], pd.DataFrame], notes: tuple[str, ...] = (), studies: str = "each",
-                   missing_scores: str = "refuse",
-                   finding_map: str | VocabularyMapping | None = None) -> PreparedInputs:
-    """Lay validated codes out as arrays; the score arrays of ``ps`` are moved into ``S`` (``ps`` is emptied)."""
+                   frame: Callable[[], pd.DataFrame], notes: tuple[str, ...] = (), studies: Studies = "each",
+                   missing_scores: str = "refuse", fmap: VocabularyMapping | None = None) -> PreparedInputs:
+    """Lay validated codes out as arrays (``fmap``: the finding map, read and checked by the caller); the score
+    arrays of ``ps`` are moved into ``S`` (``ps`` is emptied)."""
     design = studies
-    fmap = None if finding_map is None else read_finding_map(finding_map)
     if fmap is not None:
         _check_map_findings(fmap, ps, ls)
         map_prediction_scan(ps, fmap)

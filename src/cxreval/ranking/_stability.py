@@ -10,7 +10,7 @@ Ranks: 1 is the highest AUC; tied AUCs share the average rank and are flagged, w
 ranks a tie-break could give (``rank_min``, ``rank_max``: published AUCs rounded to 2 decimals tie
 often).
 
-With ties the XQA-Chest paper's formulas and scipy's differ (:mod:`cxreval.ranking.correlation`); the variant is
+With ties the XQA-Chest paper's formulas and scipy's differ (:mod:`cxreval.ranking._correlation`); the variant is
 an option and is written on every output row (column ``variant``). By default both are the paper's (section 2.3):
 SRCC by ``1 - 6 sum d² / (n (n² - 1))`` on average ranks (``spearman='formula'``; ``'pearson'`` = the Pearson
 correlation of average ranks, ``scipy.stats.spearmanr``) and KRCC ``= (C - D) / (n (n - 1) / 2)``, tau-a
@@ -46,7 +46,7 @@ from ..classification import DEFAULT_GROUP, MEAN_MODEL, AUCResult, markdown_auc_
 from ..exceptions import CxrevalWarning, InvalidParameterError, SchemaError
 from ..results import TableResult
 from ..schema import check_columns
-from .correlation import (
+from ._correlation import (
     DEFAULT_KENDALL,
     DEFAULT_SPEARMAN,
     KENDALL_VARIANTS,
@@ -294,7 +294,7 @@ def compare_table_rankings(table: pd.DataFrame, *, methods: Sequence[str] = METH
     ----------
     table : pandas.DataFrame
         Columns ``model, finding, reference, auc`` and optionally ``group``, ``dataset`` (e.g. the XQA paper's
-        tables, :func:`~cxreval.ranking.published.load_xqa_auc_table`).
+        tables, :func:`~cxreval.ranking.load_xqa_auc_table`).
     exclude_models : sequence of str, default=('Mean',)
         Rows that are not models (the mean over models) left out of the rankings.
     methods : sequence of {'SRCC', 'KRCC'}

@@ -2,7 +2,7 @@
 
 :class:`AUCResult` writes ``auc``, ``counts`` and ``dropped`` (CSV + Parquet, :meth:`AUCResult.save`) and renders
 the Markdown of ``cxreval classify``'s ``summary.md`` (:meth:`AUCResult.summary`); :class:`AUCTableResult` is a
-table of point AUCs without bootstrap (read from a file or published, see :func:`cxreval.ranking.published.read_auc_table`)
+table of point AUCs without bootstrap (read from a file or published, see :func:`cxreval.ranking.read_auc_table`)
 and writes ``auc``. The report reads these ``FILES`` and ``COLUMNS`` (:mod:`cxreval.report`).
 """
 
@@ -308,9 +308,6 @@ class AUCResult(TableResult):
 
         return auc_forest(by_dataset(table))
 
-    def _figure(self) -> Any:
-        return self.figure(self.table)
-
 
 @dataclass(frozen=True)
 class AUCTableResult(TableResult):
@@ -324,7 +321,7 @@ class AUCTableResult(TableResult):
     name : str
         Where it came from, in words (a path, or ``XQA Tables 16-25 (packaged)``).
     published : bool
-        The packaged published tables (:func:`cxreval.ranking.published.load_xqa_auc_table`).
+        The packaged published tables (:func:`cxreval.ranking.load_xqa_auc_table`).
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"auc": "auc.csv"})
@@ -333,9 +330,6 @@ class AUCTableResult(TableResult):
     table: pd.DataFrame
     name: str
     published: bool = False
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"auc": self.table}
 
     def summary(self) -> str:
         """One line on the table (its origin, models, findings, references) as Markdown."""
@@ -349,10 +343,5 @@ class AUCTableResult(TableResult):
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
         """Forest plot of ``auc.csv``: each model's ROC-AUC (with its interval when there is one) under each
-        reference (one colour each), a menu switching finding (the report's figure of ``auc.csv``)."""
-        from .._plots.analyses import auc_forest, by_dataset
-
-        return auc_forest(by_dataset(table))
-
-    def _figure(self) -> Any:
-        return self.figure(self.table)
+        reference (one colour each), a menu switching finding (:meth:`AUCResult.figure`)."""
+        return AUCResult.figure(table)

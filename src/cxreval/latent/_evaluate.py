@@ -28,17 +28,17 @@ from ..findings import canonical_finding
 from ..io import read_table
 from ..progress import Progress, as_progress
 from ..schema import FINDING, MACRO, check_columns
-from ._fitting import NOT_IDENTIFIED, SCORE_MODELS, NotIdentifiedError
-from .auc import latent_auc_score
-from .diagnostics import (
+from ._auc import latent_auc_score
+from ._diagnostics import (
     READER_AGREEMENT_COLUMNS,
     SCORE_ASSOCIATION_COLUMNS,
     reader_agreement_rows,
     score_association_rows,
 )
-from .model import fit_latent_class
-from .resampling import bootstrap_latent_class
-from .result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
+from ._fitting import NOT_IDENTIFIED, SCORE_MODELS, NotIdentifiedError
+from ._model import fit_latent_class
+from ._resampling import bootstrap_latent_class
+from ._result import LATENT_REFERENCE, READER_ACCURACY_COLUMNS, LatentAUCResult
 
 __all__ = ["evaluate_latent_auc", "evaluate_latent_auc_files", "evaluate_latent_auc_prepared",
            "read_reader_accuracy", "reader_accuracy_table"]

@@ -10,7 +10,7 @@ the paper's.
 Every one of the 168 published correlation rows appears in :func:`compare_with_published`'s output. The 8 "Micro
 Avg." rows of Table 28 have no recomputed value there: the paper publishes per-model macro AUCs (Tables 20 and
 25) but no per-model micro-average AUCs, and a micro AUC needs the pooled scores (``cxreval rank
---predictions ... --labels ...`` computes it, :data:`~cxreval.classification.MICRO`); their ``note`` says so.
+--predictions ... --labels ...`` computes it, :data:`~cxreval.schema.MICRO`); their ``note`` says so.
 
 Examples
 --------
@@ -41,8 +41,8 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..io import read_table
 from ..schema import MACRO, MICRO
-from .correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
-from .stability import RankingStabilityResult, compare_table_rankings
+from ._correlation import DEFAULT_KENDALL, DEFAULT_SPEARMAN
+from ._stability import RankingStabilityResult, compare_table_rankings
 
 __all__ = [
     "XQA_CITATION",

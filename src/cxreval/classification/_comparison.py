@@ -24,7 +24,7 @@ from ..schema import FINDING, MACRO, MICRO, MODEL, SCORE, SOURCE, STATE, STUDY_I
 from ._kernel import binary_labels, finite_scores
 
 if TYPE_CHECKING:
-    from .result import AUCResult
+    from ._result import AUCResult
 
 __all__ = ["PairedComparisonResult", "DeLongResult", "delong_test", "compare_auc", "SEPARABILITY_COLUMNS",
            "SeparabilityResult", "compare_best_models"]
@@ -223,9 +223,6 @@ class SeparabilityResult(TableResult):
     main_reference: str
     confidence_level: float
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"auc_comparison": self.table}
-
     def summary(self) -> str:
         from ..io import markdown_table
 
@@ -256,9 +253,6 @@ class SeparabilityResult(TableResult):
             lines.append(f"- {r.finding}, under {r.reference}: {r.model_a} vs {r.model_b} ({what}): {num}, "
                          f"**{verdict}**")
         return "\n".join(lines + [""])
-
-    def _figure(self) -> Any:
-        return self.figure(self.table)
 
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:

@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ..classification import AUC_COLUMNS, markdown_auc_table
+from ..classification import AUC_COLUMNS, AUCResult, markdown_auc_table
 from ..io import markdown_table
 from ..results import TableResult, readonly
 from ..schema import FINDING
-from .diagnostics import FLAG_CORRELATION, FLAG_Z
+from ._diagnostics import FLAG_CORRELATION, FLAG_Z
 
 __all__ = ["LATENT_REFERENCE", "READER_ACCURACY_COLUMNS", "LatentAUCResult"]
 
@@ -53,9 +53,9 @@ class LatentAUCResult(TableResult):
     reader_accuracy : pandas.DataFrame
         :data:`READER_ACCURACY_COLUMNS`.
     reader_agreement : pandas.DataFrame
-        :data:`~cxreval.latent.diagnostics.READER_AGREEMENT_COLUMNS`.
+        :data:`~cxreval.latent.READER_AGREEMENT_COLUMNS`.
     score_association : pandas.DataFrame
-        :data:`~cxreval.latent.diagnostics.SCORE_ASSOCIATION_COLUMNS`.
+        :data:`~cxreval.latent.SCORE_ASSOCIATION_COLUMNS`.
     readers : tuple of str
     anchor : str or None
     models, findings : tuple of str
@@ -161,10 +161,5 @@ class LatentAUCResult(TableResult):
     @classmethod
     def figure(cls, table: pd.DataFrame) -> Any:
         """Forest plot of the latent-truth AUCs (the same figure as ``classify``'s ``auc.csv``)."""
-        from .._plots.analyses import auc_forest, by_dataset
-
-        return auc_forest(by_dataset(table))
-
-    def _figure(self) -> Any:
-        return self.figure(self.table)
+        return AUCResult.figure(table)
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..classification.auc_score import soft_auc_rows
+from ..classification import soft_auc_rows
 from ..exceptions import InvalidParameterError
 
 __all__ = ["latent_auc_score", "latent_auc_rows"]

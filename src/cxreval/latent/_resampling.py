@@ -19,9 +19,9 @@ from ..bootstrap import BootstrapResult, ResamplingPlan, iter_shards, percentile
 from ..exceptions import InvalidParameterError
 from ..results import readonly
 from . import _em
+from ._auc import latent_auc_rows
 from ._fitting import check_inputs, fit_rows, select_score_model, state_parameters, study_posterior
-from .auc import latent_auc_rows
-from .model import LatentClassFit, fit_from_state
+from ._model import LatentClassFit, fit_from_state
 
 __all__ = ["LatentClassBootstrap", "bootstrap_latent_class"]
 

@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from .._typing import RNGLike
+from .._typing import RNGLike, Studies
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
 from ..labels import validate_model_groups
 from ..progress import Progress, as_progress
-from .evaluate import evaluate_auc_prepared
-from .inputs import prepare_from_files
-from .result import AUCResult
+from ._evaluate import evaluate_auc_prepared
+from ._inputs import prepare_from_files
+from ._result import AUCResult
 
 if TYPE_CHECKING:
-    from ..executor import Executor
+    from ..executor import ExecutorLike
     from ..findings import VocabularyMapping
 
 __all__ = ["read_model_groups", "evaluate_auc_files"]
@@ -55,9 +55,9 @@ def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: s
                        state_encoding: str | None = None, references: Sequence[str] | None = None,
                        findings: Sequence[str] | None = None, policy: str = "exclude",
                        not_mentioned: str = "negative", unlabeled: str = "error", n_resamples: int = 1000,
-                       confidence_level: float = 0.95, rng: RNGLike = None, executor: Executor | str | None = None,
+                       confidence_level: float = 0.95, rng: RNGLike = None, executor: ExecutorLike = None,
                        spill_dir: str | Path | None = None, progress: Progress | None = None,
-                       blank_state: str | None = None, studies: str = "each",
+                       blank_state: str | None = None, studies: Studies = "each",
                        missing_scores: str = "refuse", finding_map: str | VocabularyMapping | None = None) -> AUCResult:
     """ROC-AUC with patient-bootstrap CIs of prediction files against label files.
 

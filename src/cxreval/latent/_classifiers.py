@@ -1,0 +1,224 @@
+"""The job of ``cxreval classify``, here because it needs both :mod:`cxreval.classification` and the latent truth
+of this package: every model's AUC against every reference (or against the latent truth of
+several readers) and, per reference, whether the best model is separable from the next, as one
+:class:`ClassifierEvaluation` that writes every file of the command.
+
+:func:`evaluate_classifiers` takes tables (DataFrames, or what the loaders return),
+:func:`evaluate_classifiers_files` the prediction and label files (``cxreval classify -p ... -l ...``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import pandas as pd
+
+from .._typing import RNGLike, Studies
+from ..classification import AUCResult, SeparabilityResult, compare_best_models, read_model_groups
+from ..exceptions import InvalidParameterError
+from ..executor import ExecutorLike, open_executor
+from ..io import write_summary
+from ..progress import Progress
+from ..results import TableResult, as_table
+from ._evaluate import evaluate_latent_auc, evaluate_latent_auc_files
+from ._result import LatentAUCResult
+
+if TYPE_CHECKING:
+    from ..findings import VocabularyMapping
+
+__all__ = ["ClassifierEvaluation", "evaluate_classifiers", "evaluate_classifiers_files"]
+
+
+@dataclass(frozen=True)
+class ClassifierEvaluation(TableResult):
+    """Models evaluated against references: their AUCs and the best models' paired comparison.
+
+    Attributes
+    ----------
+    auc : AUCResult or LatentAUCResult
+        Against each reference (:func:`~cxreval.classification.evaluate_auc`), or against the latent truth of
+        readers (:func:`~cxreval.latent.evaluate_latent_auc`).
+    comparison : SeparabilityResult or None
+        Per finding and reference, the best model against the runner-up (:func:`~cxreval.classification.compare_best_models`); None
+        against the latent truth.
+    missing_scores : str
+        The ``missing_scores`` option (recorded in run.json).
+
+    ``table`` is the AUC table. ``FILES``: the AUCs' files and ``auc_comparison``; :meth:`save` writes those
+    present and ``summary.md``.
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({**AUCResult.FILES, **SeparabilityResult.FILES})
+    COLUMNS: ClassVar[tuple[str, ...]] = AUCResult.COLUMNS
+
+    auc: AUCResult | LatentAUCResult
+    comparison: SeparabilityResult | None = None
+    missing_scores: str = "refuse"
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return self.auc.table
+
+    @property
+    def latent(self) -> bool:
+        """Whether the AUCs are against the latent truth of readers."""
+        return not isinstance(self.auc, AUCResult)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {**self.auc.tables(), **({} if self.comparison is None else self.comparison.tables())}
+
+    def save(self, folder: str | PathLike[str]) -> dict[str, Path]:
+        """Write every table (CSV + Parquet) and ``summary.md`` into ``folder``, as ``cxreval classify`` writes
+        them; return ``{name: csv path}``."""
+        out = Path(folder)
+        paths = dict(self.auc.save(out))
+        if self.comparison is not None:
+            paths.update(self.comparison.save(out))
+        write_summary(out, self.summary())
+        return paths
+
+    def summary(self) -> str:
+        """The AUCs' summary, then the verdicts of the paired comparison (Markdown)."""
+        if self.comparison is None:
+            return self.auc.summary("cxreval classify --latent-truth")
+        return self.auc.summary("cxreval classify") + "\n\n" + self.comparison.verdicts()
+
+    def design(self) -> str:
+        """The design in words (what the command prints)."""
+        return self.auc.design()
+
+    def design_record(self) -> dict[str, object] | None:
+        """The design as ``run.json`` records it (None against the latent truth)."""
+        if not isinstance(self.auc, AUCResult):
+            return None
+        fmap = self.auc.finding_map
+        return {"studies": self.auc.studies, "missing_scores": self.missing_scores,
+                "finding_map": None if fmap is None else fmap.to_dict()}
+
+    def to_dict(self) -> dict[str, object]:
+        return {"auc": self.auc.to_dict(), "comparison": None if self.comparison is None else self.comparison.table.to_dict(orient="records")}
+
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """The forest plot of ``auc.csv`` (:meth:`cxreval.classification.AUCResult.figure`)."""
+        return AUCResult.figure(table)
+
+
+def _latent_options(readers: Sequence[str] | None, references: Sequence[str] | None,
+                    finding_map: object, func: str) -> None:
+    if readers is not None and (references or finding_map is not None):
+        raise InvalidParameterError(f"{func}: references= and finding_map= do not apply with readers= (the reference "
+                                    f"is the latent truth of the readers).")
+
+
+def _model_groups(model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None
+                  ) -> pd.DataFrame | dict[str, str] | None:
+    return read_model_groups(model_groups) if isinstance(model_groups, (str, PathLike)) else model_groups
+
+
+def evaluate_classifiers(predictions: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str] | None = None,
+                         findings: Sequence[str] | None = None,
+                         model_groups: pd.DataFrame | dict[str, str] | None = None, policy: str = "exclude",
+                         not_mentioned: str = "negative", unlabeled: str = "error", studies: Studies = "common",
+                         finding_map: str | VocabularyMapping | None = None, missing_scores: str = "refuse",
+                         n_resamples: int = 1000, confidence_level: float = 0.95, readers: Sequence[str] | None = None,
+                         anchor: str | None = None, reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+                         rng: RNGLike = None, executor: ExecutorLike = None, progress: Progress | None = None
+                         ) -> ClassifierEvaluation:
+    """Every model's ROC-AUC against every reference with patient-bootstrap CIs, and whether the best model under
+    each reference is separable from the next: what ``cxreval classify`` computes, on tables.
+
+    Parameters
+    ----------
+    predictions, labels : DataFrame, ReadResult or list of them
+        Long prediction and label tables (:func:`~cxreval.classification.evaluate_auc`); what the loaders return is taken as is, and a
+        list of tables is read as one table.
+    references, findings, model_groups, policy, not_mentioned, unlabeled, finding_map, missing_scores,
+    n_resamples, confidence_level, rng, executor, progress
+        As for :func:`~cxreval.classification.evaluate_auc`.
+    studies : {'common', 'each'}, default='common'
+        ``common``: each finding's AUCs on the studies every reference labelling it labels (one design);
+        ``each``: every reference on the studies it labels.
+    readers, anchor, reader_accuracy : optional
+        With ``readers``: the AUC against the latent truth of these label sources instead of against each
+        reference (:func:`cxreval.latent.evaluate_latent_auc`; ``references``, ``finding_map``, ``studies`` and
+        ``executor`` do not apply; no paired comparison).
+
+    Returns
+    -------
+    res : ClassifierEvaluation
+        ``res.save(folder)`` writes what ``cxreval classify`` writes (``run.json`` aside).
+    """
+    func = "evaluate_classifiers"
+    preds = as_table(predictions, name="predictions", func=func)
+    labs = as_table(labels, name="labels", func=func)
+    _latent_options(readers, references, finding_map, func)
+    if readers is not None:
+        lat = evaluate_latent_auc(preds, labs, readers=readers, anchor=anchor, reader_accuracy=reader_accuracy,
+                                  findings=findings or None, policy=policy, not_mentioned=not_mentioned,
+                                  model_groups=model_groups, unlabeled=unlabeled, n_resamples=n_resamples,
+                                  confidence_level=confidence_level, rng=rng, progress=progress)
+        return ClassifierEvaluation(lat, missing_scores=missing_scores)
+    from ..classification import evaluate_auc
+
+    with open_executor(executor) as ex:
+        auc = evaluate_auc(preds, labs, references=references, findings=findings, policy=policy,
+                           not_mentioned=not_mentioned, model_groups=model_groups, n_resamples=n_resamples,
+                           confidence_level=confidence_level, unlabeled=unlabeled, rng=rng, executor=ex,
+                           studies=studies, missing_scores=missing_scores, finding_map=finding_map, progress=progress)
+    return ClassifierEvaluation(auc, compare_best_models(auc), missing_scores=missing_scores)
+
+
+def evaluate_classifiers_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path],
+                               *, references: Sequence[str] | None = None, findings: Sequence[str] | None = None,
+                               model_groups: str | PathLike[str] | pd.DataFrame | dict[str, str] | None = None,
+                               state_encoding: str | None = None, blank_state: str | None = None,
+                               policy: str = "exclude", not_mentioned: str = "negative", unlabeled: str = "error",
+                               studies: Studies = "common", finding_map: str | VocabularyMapping | None = None,
+                               missing_scores: str = "refuse", n_resamples: int = 1000,
+                               confidence_level: float = 0.95, readers: Sequence[str] | None = None,
+                               anchor: str | None = None,
+                               reader_accuracy: str | PathLike[str] | pd.DataFrame | None = None,
+                               rng: RNGLike = None, executor: ExecutorLike = None, spill_dir: str | Path | None = None,
+                               progress: Progress | None = None) -> ClassifierEvaluation:
+    """:func:`evaluate_classifiers` of prediction and label files, read block by block (:func:`~cxreval.classification.evaluate_auc_files`;
+    with ``readers``, :func:`cxreval.latent.evaluate_latent_auc_files`): what ``cxreval classify`` runs.
+
+    Parameters
+    ----------
+    predictions, labels, model_groups, state_encoding, blank_state, spill_dir
+        As for :func:`~cxreval.classification.evaluate_auc_files`.
+    references, findings, policy, not_mentioned, unlabeled, studies, finding_map, missing_scores, n_resamples,
+    confidence_level, readers, anchor, reader_accuracy, rng, executor, progress
+        As for :func:`evaluate_classifiers`.
+
+    Returns
+    -------
+    res : ClassifierEvaluation
+    """
+    _latent_options(readers, references, finding_map, "evaluate_classifiers_files")
+    if readers is not None:
+        lat = evaluate_latent_auc_files(predictions, labels, readers=readers, anchor=anchor,
+                                        reader_accuracy=reader_accuracy, findings=findings or None, policy=policy,
+                                        not_mentioned=not_mentioned, model_groups=_model_groups(model_groups),
+                                        unlabeled=unlabeled, state_encoding=state_encoding, blank_state=blank_state,
+                                        n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,
+                                        progress=progress)
+        return ClassifierEvaluation(lat, missing_scores=missing_scores)
+    from ..classification import (
+        evaluate_auc_files,  # looked up at the call: what the command-line tests watch
+    )
+
+    with open_executor(executor) as ex:
+        auc = evaluate_auc_files(predictions, labels, references=references, findings=findings,
+                                 model_groups=model_groups, state_encoding=state_encoding, blank_state=blank_state,
+                                 policy=policy, not_mentioned=not_mentioned, unlabeled=unlabeled,
+                                 n_resamples=n_resamples, confidence_level=confidence_level, rng=rng, executor=ex,
+                                 spill_dir=spill_dir, progress=progress, studies=studies, missing_scores=missing_scores,
+                                 finding_map=finding_map)
+    return ClassifierEvaluation(auc, compare_best_models(auc), missing_scores=missing_scores)
