@@ -1,11 +1,12 @@
-"""Everything ``cxreval agree`` computes on a label table, as one result that owns its four files.
+"""Everything ``cxreval agree`` computes on a label table, as one result that owns every file it writes.
 
-:func:`compare_sources` runs :func:`~cxreval.agreement.compute_agreement`,
-:func:`~cxreval.agreement.compute_prevalence` (on the sources of the pairs, in their order in the label
-table),
-:func:`~cxreval.agreement.compute_flows` and :func:`~cxreval.agreement.compute_omissions` with the same
-choices; :meth:`SourceComparisonResult.save` writes ``agreement``, ``prevalence``, ``flows`` and
-``omissions`` (CSV + Parquet) and :meth:`SourceComparisonResult.summary` the Markdown of ``summary.md``.
+:func:`compare_sources` (the job of ``cxreval agree``) maps the findings first when given a finding map, then
+runs :func:`~cxreval.agreement.compute_agreement`, :func:`~cxreval.agreement.compute_prevalence` (on the
+sources of the pairs, in their order in the label table), :func:`~cxreval.agreement.compute_flows` and
+:func:`~cxreval.agreement.compute_omissions` with the same choices (the flows and omissions of ``flow_pairs``
+when given); :meth:`SourceComparisonResult.save` writes ``agreement``, ``prevalence``, ``flows`` and
+``omissions`` (CSV + Parquet), ``finding_map`` with a finding map, and ``summary.md``
+(:meth:`SourceComparisonResult.summary`).
 
 Examples
 --------
@@ -24,18 +25,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pandas as pd
 
-from .._typing import FindingsLike
+from .._typing import FindingsLike, PathLike, Studies
+from .._validation import check_choice
 from ..exceptions import SchemaError
 from ..labels import SOURCE
-from ..results import TableResult
+from ..results import TableResult, as_table
 from .omissions import FlowsResult, OmissionsResult, compute_flows
-from .pairs import AgreementTableResult, SourcePairs, compute_agreement, parse_pairs
+from .pairs import AgreementTableResult, SourcePairs, compute_agreement, parse_pairs, prepare_labels
 from .prevalence import PrevalenceResult, compute_prevalence
+
+if TYPE_CHECKING:
+    from ..findings import VocabularyMapping
 
 __all__ = ["SourceComparisonResult", "compare_sources", "common_study_labels"]
 
@@ -52,7 +58,13 @@ class SourceComparisonResult(TableResult):
     prevalence : PrevalenceResult
         Of the sources of the pairs, in the order they appear in the label table.
     flows : FlowsResult
+        Of ``flow_pairs`` when given, else of the pairs.
     omissions : OmissionsResult
+        Of the same pairs as ``flows``.
+    finding_map : VocabularyMapping or None
+        The finding map applied to the labels first (written as ``finding_map.csv``), or None.
+    title : str
+        The heading of ``summary.md``.
     """
 
     PARTS: ClassVar[tuple[type[TableResult], ...]] = _PARTS
@@ -63,6 +75,8 @@ class SourceComparisonResult(TableResult):
     prevalence: PrevalenceResult
     flows: FlowsResult
     omissions: OmissionsResult
+    finding_map: VocabularyMapping | None = None
+    title: str = "Agreement between label sources"
 
     @property
     def table(self) -> pd.DataFrame:
@@ -73,11 +87,31 @@ class SourceComparisonResult(TableResult):
         return {name: df for part in (self.agreement, self.prevalence, self.flows, self.omissions)
                 for name, df in part.tables().items()}
 
-    def summary(self, title: str = "Agreement between label sources") -> str:
-        """``# title``, the agreement choices and per-pair drops, then the agreement, omission and positive
-        prevalence tables, as Markdown (``summary.md`` of ``cxreval agree``)."""
-        return "\n".join([f"# {title}", "", self.agreement.summary(), "", self.omissions.summary(), "",
-                          self.prevalence.summary(), ""])
+    def save_tables(self, folder: PathLike) -> dict[str, Path]:
+        """Write the tables of ``FILES`` and, with a finding map, ``finding_map`` (CSV + Parquet) into ``folder``,
+        without ``summary.md``; return ``{name: csv path}``."""
+        written = super().save(folder)
+        if self.finding_map is not None:
+            from ..finding_maps import finding_map_table
+            from ..io import write_table
+
+            written["finding_map"] = write_table(finding_map_table(self.finding_map), Path(folder), "finding_map")
+        return written
+
+    def save(self, folder: PathLike) -> dict[str, Path]:
+        """Write every file ``cxreval agree`` writes but ``run.json`` into ``folder``: the tables
+        (:meth:`save_tables`) and ``summary.md`` (:meth:`summary`); return ``{name: path}``."""
+        from ..io import write_summary
+
+        written = self.save_tables(folder)
+        written["summary"] = write_summary(Path(folder), self.summary())
+        return written
+
+    def summary(self, title: str | None = None) -> str:
+        """``# title`` (default the result's ``title``), the agreement choices and per-pair drops, then the
+        agreement, omission and positive prevalence tables, as Markdown (``summary.md`` of ``cxreval agree``)."""
+        return "\n".join([f"# {self.title if title is None else title}", "", self.agreement.summary(), "",
+                          self.omissions.summary(), "", self.prevalence.summary(), ""])
 
     def to_dict(self) -> dict[str, object]:
         return {"agreement": self.agreement.to_dict(), "prevalence": self.prevalence.to_dict(),
@@ -88,16 +122,36 @@ class SourceComparisonResult(TableResult):
         return self.agreement.plot()
 
 
-def compare_sources(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
+def compare_sources(labels: object, pairs: SourcePairs, *, findings: FindingsLike = None,
                     finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
-                    not_mentioned: str = "negative", studies: str = "same", both_uncertain: str = "agree"
-                    ) -> SourceComparisonResult:
-    """Agreement, prevalence (of the pairs' sources), flows and omissions of pairs of label sources.
+                    not_mentioned: str = "negative", studies: Studies = "same", both_uncertain: str = "agree",
+                    finding_map: VocabularyMapping | str | PathLike | None = None,
+                    flow_pairs: SourcePairs | None = None,
+                    title: str = "Agreement between label sources") -> SourceComparisonResult:
+    """Agreement, prevalence (of the pairs' sources), flows and omissions of pairs of label sources: the job
+    of ``cxreval agree`` (``res.save(folder)`` writes every file the command writes but ``run.json``).
 
-    Parameters are those of :func:`~cxreval.agreement.compute_agreement`; ``findings``, ``not_mentioned`` and
-    ``studies`` apply to the flows too, ``findings`` to the prevalence. ``studies='common'`` (the comparison
-    design of ``cxreval classify``/``rank``): per finding, only the studies that every source of the pairs
-    labelling that finding labels (a state present) are kept, for the agreement, the flows *and* the prevalence.
+    Parameters
+    ----------
+    labels : DataFrame, ReadResult or list of them
+        Long label table(s) (``study_id, [patient_id,] finding, source, state``); several are concatenated
+        (:func:`cxreval.results.as_table`), as ``cxreval agree -l A -l B`` reads them.
+    pairs, findings, finding_sets, weights, not_mentioned, both_uncertain
+        As :func:`~cxreval.agreement.compute_agreement`; ``findings``, ``not_mentioned`` and ``studies`` apply
+        to the flows too, ``findings`` to the prevalence.
+    studies : {'same', 'each', 'common'}, default='same'
+        As :func:`~cxreval.agreement.compute_agreement`, or ``'common'`` (the comparison design of ``cxreval
+        classify``/``rank``): per finding, only the studies that every source of the pairs labelling that
+        finding labels (a state present) are kept, for the agreement, the flows *and* the prevalence.
+    finding_map : VocabularyMapping, str, path or None
+        A finding map (a built-in name such as ``'nih_to_google'``, a YAML file or a map:
+        :func:`cxreval.finding_maps.read_finding_map`) applied to the labels first
+        (:func:`cxreval.finding_maps.map_label_table`); saved as ``finding_map.csv``.
+    flow_pairs : pairs, optional
+        The pairs whose flows and omissions are computed, on the same labels and design (default: ``pairs``);
+        the agreement and prevalence stay those of ``pairs``.
+    title : str, default='Agreement between label sources'
+        The heading of ``summary.md``.
 
     Returns
     -------
@@ -106,19 +160,29 @@ def compare_sources(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Findi
     Raises
     ------
     SchemaError, InvalidParameterError
-        As :func:`~cxreval.agreement.compute_agreement`.
+        As :func:`~cxreval.agreement.compute_agreement`; an unknown finding map (named).
     """
+    labels = prepare_labels(as_table(labels, name="labels", func="compare_sources"))
+    check_choice(studies, ("same", "each", "common"), name="studies", func="compare_sources")
     pair_list = parse_pairs(pairs)
+    flow_list = None if flow_pairs is None else parse_pairs(flow_pairs, name="flow_pairs")
+    fmap = None
+    if finding_map is not None:
+        from ..finding_maps import map_label_table, read_finding_map
+
+        fmap = read_finding_map(finding_map)
+        labels = map_label_table(labels, fmap)
     if studies == "common":
         labels = common_study_labels(labels, sorted({s for p in pair_list for s in p}))
-        studies = "intersection"
+        studies = "each"
     agr = compute_agreement(labels, pair_list, findings=findings, finding_sets=finding_sets, weights=weights,
                             not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain)
     wanted = {s for p in pair_list for s in p}  # compute_agreement checked that each is in the table
     sources = [s for s in pd.unique(labels[SOURCE].astype(str)) if s in wanted]
     prev = compute_prevalence(labels, sources=sources, findings=findings)
-    flows = compute_flows(labels, pair_list, findings=findings, not_mentioned=not_mentioned, studies=studies)
-    return SourceComparisonResult(agr, prev, flows, flows.omissions())
+    flows = compute_flows(labels, pair_list if flow_list is None else flow_list, findings=findings,
+                          not_mentioned=not_mentioned, studies=studies)
+    return SourceComparisonResult(agr, prev, flows, flows.omissions(), finding_map=fmap, title=title)
 
 
 def common_study_labels(labels: pd.DataFrame, sources: Sequence[str]) -> pd.DataFrame:

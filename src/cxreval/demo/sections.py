@@ -95,27 +95,20 @@ def _sec_audit(ctx: DemoContext) -> str:
 
 
 def _agreement_section(ctx: DemoContext, name: str, labels: pd.DataFrame, pairs: list[tuple[str, str]], *,
-                       flow_pairs: list[tuple[str, str]] | None = None, title: str = "",
-                       meta: dict[str, object] | None = None, **options: object) -> str:
-    """Save what ``cxreval agree --labels L --pairs PAIRS [options]`` writes into the section folder ``name``.
+                       title: str = "", meta: dict[str, object] | None = None, **options: object) -> str:
+    """Save what ``cxreval agree --labels L --pairs PAIRS [options]`` writes into the section folder ``name``
+    (:func:`cxreval.agreement.compare_sources`, the command's job, with the same ``options``: ``flow_pairs``,
+    ``finding_map``...).
 
-    With ``flow_pairs``, the flows and omissions are those of a second ``cxreval agree`` run on ``flow_pairs``
-    (the agreement and prevalence those of ``pairs``). ``meta`` goes to the section's run.json; with ``title``
-    (Markdown), ``summary.md`` is the title followed by the studies each pair compared (:func:`_pair_drops`).
-    Returns the folder.
+    ``meta`` goes to the section's run.json; with ``title`` (Markdown), ``summary.md`` is the title followed by the
+    studies each pair compared (:func:`_pair_drops`), without it the folder holds the tables only. Returns the
+    folder.
     """
     ag = need("cxreval.agreement", "agreement", "cxreval agree")
     ctx.meta.update(meta or {})
     res = ag.compare_sources(labels, pairs, **options)
     out = ctx.folder(name)
-    if flow_pairs is None:
-        res.save(out)
-    else:
-        res.agreement.save(out)
-        res.prevalence.save(out)
-        flows = ag.compare_sources(labels, flow_pairs, **options)
-        flows.flows.save(out)
-        flows.omissions.save(out)
+    res.save_tables(out)
     if title:
         write_summary(out, title + _pair_drops(res.agreement))
     return str(out)
@@ -149,19 +142,18 @@ def _sec_nih_google_agreement(ctx: DemoContext) -> str:
     import tempfile
 
     need("cxreval.agreement", "agreement", "cxreval agree")
-    from ..finding_maps import NIH_TO_GOOGLE, finding_map_table, map_label_table
-    from ..io import write_table
+    from ..finding_maps import NIH_TO_GOOGLE
     from ..labels import read_label_tables
 
     with tempfile.TemporaryDirectory() as tmp:
         table, _ = read_label_tables(_exported_labels(ctx, Path(tmp)))
-    labels = map_label_table(table, NIH_TO_GOOGLE)
-    n = labels.loc[labels["source"] == "google_expert", "study_id"].nunique()
+    n = table.loc[table["source"] == "google_expert", "study_id"].nunique()
     ctx.meta["commands"] = [*_export_commands(), "cxreval agree -l nih/labels.parquet -l google/labels.parquet "
                             "--finding-map nih_to_google --studies common --pairs google_expert:nih_textmined "
                             "-o nih_vs_google_agreement"]
-    folder = _agreement_section(
-        ctx, "nih_vs_google_agreement", labels, [("google_expert", "nih_textmined")], studies="common",
+    return _agreement_section(
+        ctx, "nih_vs_google_agreement", table, [("google_expert", "nih_textmined")], studies="common",
+        finding_map=NIH_TO_GOOGLE,
         meta={"label_policy": "weighted κ over the ordered states; Low/High κ resolve uncertain labels "
                               "pessimistically/optimistically",
               "studies": "common: per finding, the studies both sources label",
@@ -169,8 +161,6 @@ def _sec_nih_google_agreement(ctx: DemoContext) -> str:
         title=f"# NIH text-mined vs Google expert labels\n\n{n} ChestX-ray14 images with Google's adjudicated "
               "expert labels; NIH labels mapped to Google's findings with the finding map nih_to_google "
               "(cxreval.finding_maps.NIH_TO_GOOGLE: OR of the NIH findings).\n\n")
-    write_table(finding_map_table(NIH_TO_GOOGLE), Path(folder), "finding_map")
-    return folder
 
 
 def _sec_nih_models(ctx: DemoContext) -> str:
@@ -298,7 +288,7 @@ def _sec_chexpert_agreement(ctx: DemoContext) -> str:
                             + ",".join(f"{a}:{b}" for a, b in flow_pairs)
                             + f" -f {','.join(CHEXPERT_COMPETITION)} --intersect -o chexpert_agreement"]
     return _agreement_section(
-        ctx, "chexpert_agreement", labels, pairs, flow_pairs=flow_pairs, studies="intersection",
+        ctx, "chexpert_agreement", labels, pairs, flow_pairs=flow_pairs, studies="each",
         findings=list(CHEXPERT_COMPETITION),
         meta={"label_policy": "report labelers' blanks count as negative (not mentioned); weighted κ, "
                               "Low/High κ over uncertain labels", "studies": "intersection of each pair",

@@ -357,7 +357,7 @@ def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str
     if not findings:
         raise InvalidParameterError(f"The adjudicated source {adjudicated!r} labels none of the fused findings.")
     agr = compute_agreement(table, [(adjudicated, f"fused_{m}") for m in methods], findings=findings,
-                            finding_sets=_finding_sets(findings), studies="intersection").table
+                            finding_sets=_finding_sets(findings), studies="each").table
     agr.insert(0, METHOD, agr.pop("pair").str.split(":").str[1].str.removeprefix("fused_"))
     agr["finding_set"] = agr["finding_set"].fillna("")
     return agr[list(FUSION_AGREEMENT_COLUMNS)]
