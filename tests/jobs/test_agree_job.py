@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+
 from _factories import STATES, label_table
 from _same_files import assert_same_files
-
 from cxreval.agreement import compare_sources
 from cxreval.cli.main import main
 from cxreval.labels import read_label_tables, read_labels
