@@ -162,7 +162,7 @@ def compare_sources(labels: object, pairs: SourcePairs, *, findings: FindingsLik
     SchemaError, InvalidParameterError
         As :func:`~cxreval.agreement.compute_agreement`; an unknown finding map (named).
     """
-    labels = prepare_labels(as_table(labels, name="labels", func="compare_sources"))
+    table = prepare_labels(as_table(labels, name="labels", func="compare_sources"))
     check_choice(studies, ("same", "each", "common"), name="studies", func="compare_sources")
     pair_list = parse_pairs(pairs)
     flow_list = None if flow_pairs is None else parse_pairs(flow_pairs, name="flow_pairs")
@@ -171,16 +171,16 @@ def compare_sources(labels: object, pairs: SourcePairs, *, findings: FindingsLik
         from ..finding_maps import map_label_table, read_finding_map
 
         fmap = read_finding_map(finding_map)
-        labels = map_label_table(labels, fmap)
+        table = map_label_table(table, fmap)
     if studies == "common":
-        labels = common_study_labels(labels, sorted({s for p in pair_list for s in p}))
+        table = common_study_labels(table, sorted({s for p in pair_list for s in p}))
         studies = "each"
-    agr = compute_agreement(labels, pair_list, findings=findings, finding_sets=finding_sets, weights=weights,
+    agr = compute_agreement(table, pair_list, findings=findings, finding_sets=finding_sets, weights=weights,
                             not_mentioned=not_mentioned, studies=studies, both_uncertain=both_uncertain)
     wanted = {s for p in pair_list for s in p}  # compute_agreement checked that each is in the table
-    sources = [s for s in pd.unique(labels[SOURCE].astype(str)) if s in wanted]
-    prev = compute_prevalence(labels, sources=sources, findings=findings)
-    flows = compute_flows(labels, pair_list if flow_list is None else flow_list, findings=findings,
+    sources = [s for s in pd.unique(table[SOURCE].astype(str)) if s in wanted]
+    prev = compute_prevalence(table, sources=sources, findings=findings)
+    flows = compute_flows(table, pair_list if flow_list is None else flow_list, findings=findings,
                           not_mentioned=not_mentioned, studies=studies)
     return SourceComparisonResult(agr, prev, flows, flows.omissions(), finding_map=fmap, title=title)
 

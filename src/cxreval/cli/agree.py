@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from .._typing import Studies
 from ..agreement import compare_sources
 from ..exceptions import InvalidParameterError
 from ..io import SUMMARY_FILE
@@ -91,7 +92,7 @@ def agree(
         raise InvalidParameterError(f"--weights must be quadratic, linear or none. Got {weights!r}.")
     fsets = _finding_sets(finding_set)
     check_inputs(*[("--labels", p) for p in labels])
-    design = "common" if studies == "common" else "each" if intersect else "same"
+    design: Studies = "common" if studies == "common" else "each" if intersect else "same"
     meta: dict[str, object] = {"design": {"studies": design, "finding_map": None}}
     with open_output(out, overwrite=overwrite, inputs=labels, meta=meta) as d:
         table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)

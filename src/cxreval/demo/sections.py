@@ -304,7 +304,8 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
     methods = [m for m in ("mv", "or", "and", "ds", "mace") if m in fu.list_fusion()]
     labels, commands = _chexpert_label_table(ctx)
     res = fu.fuse_and_compare(labels, list(CHEXPERT_GT_READERS), methods, adjudicated="consensus",
-                              findings=list(CHEXPERT_COMPETITION), rng=ctx.rng)
+                              findings=list(CHEXPERT_COMPETITION), rng=ctx.rng,
+                              title="CheXpert test set: fusing the 5 ground-truth readers")
     ctx.meta.update({"readers": list(CHEXPERT_GT_READERS), "reference": "consensus (groundtruth.csv)",
                      "vocabulary": "CheXpert competition findings", "methods": methods})
     ctx.meta["commands"] = [*commands, f"cxreval fuse -l chexpert/labels.parquet --readers "
@@ -312,7 +313,7 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
                             f"-f {','.join(CHEXPERT_COMPETITION)} --seed {ctx.rng} -o chexpert_fusion"]
     out = ctx.folder("chexpert_fusion")
     res.save(out)
-    write_summary(out, res.summary("CheXpert test set: fusing the 5 ground-truth readers") + "\n\nEach method "
+    write_summary(out, res.summary() + "\n\nEach method "
                   f"fuses readers {', '.join(CHEXPERT_GT_READERS)}; agreement with the published majority vote "
                   "(groundtruth.csv).")
     return str(out)
