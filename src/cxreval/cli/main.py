@@ -235,7 +235,7 @@ _PARAM_RE = re.compile(r"The '(\w+)' parameter of [\w.]+ ")
 _NP_REPR_RE = re.compile(r"np\.(?:float|int|uint|bool_)\d*\(([^()]*)\)")
 _PARAM_FLAGS = {"rng": "--seed", "T_values": "--t-value", "strict_T": "--inclusive-t", "T_iou": "--t-iou",
                 "image_shape": "--image-size", "url": "--db", "reference": "--reference-source", "models": "--model",
-                "mirror": "--data-mirror", "model": "--load-model",
+                "mirror": "--data-mirror", "model": "--load-model", "reference_labels": "--validate-against",
                 "studies='each'": "--intersect"}
 """Library parameters (or ``parameter='value'``) whose command-line option is not ``--`` + the parameter name
 with dashes."""

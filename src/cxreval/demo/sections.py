@@ -497,9 +497,8 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
     held_out = mesh["study_id"].unique()
     # as `cxreval label-reports --sections whole --validate-against MESH --findings chestxray8`: every report
     # labelled, scored on the reference's studies
-    lab = rp.label_reports(text, sections="whole").labels
-    val = rp.compute_precision_recall(lab, reference_labels=mesh, reference="openi_mesh", predicted="report",
-                                      findings=CHESTXRAY8, n_resamples=ctx.n_resamples, rng=ctx.rng)
+    val = rp.label_reports(text, sections="whole", reference_labels=mesh, reference="openi_mesh",
+                           findings=CHESTXRAY8, n_resamples=ctx.n_resamples, rng=ctx.rng).validation
     # as `cxreval label-reports --sections findings,impression --vocabulary chexpert` then `cxreval agree
     # --studies common`: a report without one of the sections has it `missing`, so the pair compares (and the
     # prevalence counts) the reports with both sections
