@@ -53,7 +53,7 @@ def agree(
                                           "(repeatable); default one set 'all'."),
     not_mentioned: str = typer.Option("negative", "--not-mentioned", help="not_mentioned labels: 'negative' or "
                                       "'exclude'."),
-    weights: str = typer.Option("quadratic", "--weights", help="kappa_w weighting: quadratic, linear or none."),
+    weights: str = typer.Option("quadratic", "--weights", help="kappa_w weighting: quadratic (default), linear or none."),
     both_uncertain: str = typer.Option("agree", "--both-uncertain", help="A pair where both labels are uncertain, "
                                        "under the pessimistic (Low) mapping: 'agree' (default; identical labels "
                                        "always agree, as in the XQA-Chest paper's Table 30 of "

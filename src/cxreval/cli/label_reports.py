@@ -37,7 +37,8 @@ def label_reports_command(
     reports: Path = typer.Option(None, "--reports", help="(Required.) Reports: a CSV/Parquet with study_id, [patient_id,] and text "
                                  "or one column per section (findings, impression, ...); or the OpenI archive "
                                  "NLMCXR_reports.tgz or a folder of its XML files."),
-    out: Path = out_option("(Required.) Output folder (written atomically; must not exist unless --overwrite).",
+    out: Path = out_option("(Required; no default.) Output folder (written atomically; must not exist unless "
+                           "--overwrite).",
                            default=None),
     sections: str = typer.Option("findings,impression,whole", "--sections",
                                  help="Comma-separated label sources to write: findings (report_findings), "
