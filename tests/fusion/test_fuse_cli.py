@@ -120,8 +120,7 @@ def coded(t: pd.DataFrame) -> pd.DataFrame:
 
 def test_nn_model_round_trip_on_another_dataset(tmp_path):
     """A saved model applied to another dataset gives the in-memory model's predictions."""
-    from cxreval.fusion import NeuralFusionPS
-    from cxreval.fusion.neural import load_neural_fusion
+    from cxreval.fusion import NeuralFusionPS, load_neural_fusion
 
     train, other = make_table(n=80, seed=1), make_table(n=50, seed=2)
     ann_t, _ = annotations_from_labels(coded(train), ["Rep1", "Rep2"])
@@ -153,7 +152,7 @@ def test_nn_model_round_trip_on_another_dataset(tmp_path):
 
 
 def test_load_model_errors(tmp_path, labels_csv):
-    from cxreval.fusion.neural import load_neural_fusion
+    from cxreval.fusion import load_neural_fusion
 
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
     with pytest.raises(SchemaError, match="cannot be read"):

@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.fusion import MajorityVote, NeuralFusion, NeuralFusionPS
-from cxreval.fusion.neural import macro_f1
+from cxreval.fusion import MajorityVote, NeuralFusion, NeuralFusionPS, macro_f1
 
 FINDINGS = ("Atelectasis", "Effusion", "Edema")
 

@@ -108,7 +108,7 @@ def test_label_reports_validate_against_refuses_before_labelling(tmp_path, capsy
     def not_reached(*a, **k):
         raise AssertionError("labelled before refusing the options")
 
-    monkeypatch.setattr("cxreval.labeller.labeller.check_report_table", not_reached)  # the first labelling step
+    monkeypatch.setattr("cxreval.labeller._labeller.check_report_table", not_reached)  # the first labelling step
     out = tmp_path / "out"
     args = [str(ref_path) if a == "REF" else a for a in args]
     assert main(["label-reports", "--reports", str(rp), *args, "-o", str(out)]) == 2

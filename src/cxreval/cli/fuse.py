@@ -12,8 +12,7 @@ import typer
 
 from .._typing import Studies
 from ..exceptions import CxrevalWarning, InvalidParameterError
-from ..fusion import fuse_and_compare, list_fusion
-from ..fusion.mace import METHODS as MACE_METHODS
+from ..fusion import MACE_METHODS, fuse_and_compare, list_fusion
 from ..labels import read_label_tables
 from ._common import (
     blank_state_option,

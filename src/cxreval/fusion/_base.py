@@ -1,5 +1,5 @@
 """Shared machinery of the label-fusion estimators: input validation and encoding, the estimator base
-classes and the method registry. Fusion on a long label table is :mod:`cxreval.fusion.label_table`.
+classes and the method registry. Fusion on a long label table is :func:`cxreval.fusion.fuse_labels`.
 
 The fusion input (the *annotation table*) is long, one row per ``(study_id, source)`` and, optionally,
 ``finding``, in the label vocabulary (:mod:`cxreval.schema.columns`):
@@ -30,8 +30,16 @@ import pandas as pd
 
 from .._validation import did_you_mean
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
-from ..labels import FINDING, SOURCE, STATE, STUDY_ID, LabelState, parse_states
-from ..schema import ANNOTATION_COLUMNS, check_columns
+from ..schema import (
+    ANNOTATION_COLUMNS,
+    FINDING,
+    SOURCE,
+    STATE,
+    STUDY_ID,
+    LabelState,
+    check_columns,
+    parse_states,
+)
 
 __all__ = [
     "pooling_groups",

@@ -36,12 +36,13 @@ import pandas as pd
 
 from .._typing import RNGLike
 from .._validation import check_choice, check_positive_int
-from ..agreement.pairs import expand_findings
+from ..agreement import expand_findings
 from ..bootstrap import draw_plan
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io import markdown_table
-from ..labels import MACRO, MICRO, SOURCE, validate_label_table
+from ..labels import validate_label_table
 from ..results import TableResult
+from ..schema import MACRO, MICRO, SOURCE
 
 __all__ = ["NIH_LABELLER_OPENI", "PRF_COLUMNS", "LabellerValidationResult",
            "compute_precision_recall", "prf_markdown",

@@ -1,7 +1,7 @@
 """Fusion on a long label table: the readers' labels of every finding fused by several methods into new
 sources ``fused_<method>`` (:func:`fuse_labels`), and each method scored against a reference source
 (:func:`fuse_and_compare`, what ``cxreval fuse`` and the demo run). Both return a
-:class:`~cxreval.fusion.result.FusionResult`, which owns the files written.
+:class:`~cxreval.fusion.FusionResult`, which owns the files written.
 
 Examples
 --------
@@ -36,12 +36,14 @@ import pandas as pd
 
 from .._typing import FindingsLike, PathLike, RNGLike, Studies
 from .._validation import check_choice, did_you_mean, normalize_rng
-from ..agreement import compute_agreement
-from ..agreement.pairs import expand_findings
+from ..agreement import compute_agreement, expand_findings
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import XQA_SELECTED
-from ..labels import (
+from ..labels import validate_label_table
+from ..results import as_table
+from ..schema import (
     FINDING,
+    P_POSITIVE,
     PATIENT_ID,
     SOURCE,
     STATE,
@@ -49,18 +51,15 @@ from ..labels import (
     LabelPolicy,
     LabelState,
     resolve_not_mentioned,
-    validate_label_table,
 )
-from ..results import as_table
-from ..schema import P_POSITIVE
 from ._base import _REGISTRY, GroupedFusion, encode_annotations, list_fusion
+from ._result import FUSION_AGREEMENT_COLUMNS, LABELS_FORMATS, METHOD, FusionResult, convergence_table
 from .diagnostics import overfused_states
-from .result import FUSION_AGREEMENT_COLUMNS, LABELS_FORMATS, METHOD, FusionResult, convergence_table
 
 if TYPE_CHECKING:
     from ..executor import ExecutorLike
     from ..progress import Progress
-    from .neural import NeuralFusion
+    from ._neural import NeuralFusion
 
 __all__ = ["annotations_from_labels", "fuse_labels", "fuse_and_compare", "fusion_agreement"]
 
@@ -351,7 +350,7 @@ def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str
                      ) -> pd.DataFrame:
     """Agreement of each ``fused_<method>`` source with ``adjudicated`` (the reference = F1 ``y_true``) on the
     studies both label, per finding plus macro/micro over the XQA selected findings present and over all;
-    columns :data:`~cxreval.fusion.result.FUSION_AGREEMENT_COLUMNS`."""
+    columns :data:`~cxreval.fusion.FUSION_AGREEMENT_COLUMNS`."""
     ref = labels[labels[SOURCE] == adjudicated]
     cols = [STUDY_ID, FINDING, SOURCE, STATE]
     table = pd.concat([ref[cols], fused[cols]], ignore_index=True)
@@ -369,7 +368,7 @@ def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str],
                  model: NeuralFusion | str | os.PathLike[str]
                  ) -> tuple[pd.DataFrame, list[str], list[str], dict[str, object], str]:
     """Map ``readers`` onto a fitted neural model's readers: ``(labels, readers, methods, fitted, note)``."""
-    from .neural import load_neural_fusion
+    from ._neural import load_neural_fusion
 
     where, origin = "the fitted model", "given fitted"
     if isinstance(model, (str, os.PathLike)):
@@ -495,8 +494,8 @@ def _with_settings(params: dict[str, dict[str, object]] | None, methods: Sequenc
                    nn_hidden: int | None, nn_epochs: int | None, nn_folds: int | None, nn_scoring: str | None,
                    mace_method: str | None) -> dict[str, dict[str, object]]:
     """``params`` with the ``nn_*`` settings for each trained ``nn`` / ``nn_ps`` and ``mace_method`` for MACE."""
-    from .mace import METHODS as MACE_METHODS
-    from .neural import LABELS_FROM
+    from ._mace import MACE_METHODS
+    from ._neural import LABELS_FROM
 
     func = "fuse_and_compare"
     if nn_scoring is not None:

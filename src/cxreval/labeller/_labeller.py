@@ -1,7 +1,7 @@
 """Report-level labels from report text: per section, traced to the sentences that decided them.
 
 :func:`label_reports` splits every report into segments (the section columns of the table, or the
-sections found in its ``text``), runs the :class:`~cxreval.labeller.engine.Engine` over them in chunks,
+sections found in its ``text``), runs the :class:`~cxreval.labeller.Engine` over them in chunks,
 and aggregates the mentions per report and label source:
 
 =====================  ===========================================================================
@@ -53,20 +53,21 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError
 from ..executor import ExecutorLike, get_executor, open_executor
 from ..io import markdown_table, write_table
-from ..labels import LABEL_COLUMNS, ORDINAL_STATES, STATE, STATE_NAMES, state_names
+from ..labels import LABEL_COLUMNS
 from ..progress import Progress, as_progress
 from ..results import ReadReport, ReadResult, TableResult, as_table
-from .engine import MentionArrays, get_engine
-from .io import check_report_table
-from .rules import DEFAULT_CONVENTIONS, RuleSet, load_rules
-from .sections import split_sections
-from .validation import LabellerValidationResult, compute_precision_recall, resolve_reference
+from ..schema import ORDINAL_STATES, STATE, STATE_NAMES, state_names
+from ._engine import MentionArrays, get_engine
+from ._io import check_report_table
+from ._rules import DEFAULT_CONVENTIONS, RuleSet, load_rules
+from ._sections import split_sections
+from ._validation import LabellerValidationResult, compute_precision_recall, resolve_reference
 
 __all__ = ["SECTION_CHOICES", "CONTEXT_SECTIONS", "SOURCE_NAMES", "SENTENCE_TEXT_MAX", "ReportLabelsResult", "label_reports", "MENTION_COLUMNS"]
 
 SECTION_CHOICES: tuple[str, ...] = ("findings", "impression", "whole")
 CONTEXT_SECTIONS: tuple[str, ...] = ("indication", "history", "comparison", "technique")
-"""Sections (see :data:`~cxreval.labeller.sections.HEADERS`) that are not labelled: the reason for the study."""
+"""Sections (see :data:`~cxreval.labeller.HEADERS`) that are not labelled: the reason for the study."""
 SOURCE_NAMES: dict[str, str] = {"findings": "report_findings", "impression": "report_impression", "whole": "report"}
 MENTION_COLUMNS: tuple[str, ...] = ("study_id", "section", "field", "sentence", "start", "end", "phrase", "finding",
                                     "state", "mention_rule", "state_rule", "sentence_text")
@@ -281,7 +282,7 @@ def label_reports(reports: object, *, sections: Sequence[str] | str = SECTION_CH
     Parameters
     ----------
     reports : pandas.DataFrame or ReadResult
-        ``study_id``, optional ``patient_id``, and ``text`` or section columns (see :mod:`cxreval.labeller.io`);
+        ``study_id``, optional ``patient_id``, and ``text`` or section columns (see :func:`cxreval.labeller.check_report_table`);
         a :class:`~cxreval.results.ReadResult` (:func:`cxreval.datasets.report_files.read_report_file`) gives its
         table and, unless ``read`` is given, its report.
     sections : sequence of {'findings', 'impression', 'whole'}, default all three
@@ -291,7 +292,7 @@ def label_reports(reports: object, *, sections: Sequence[str] | str = SECTION_CH
         A rule set, or a YAML file merged over the packaged rules of ``vocabulary``.
     conventions : {'cxreval', 'chexpert'}, default='cxreval'
         How "No definite X" (cxreval: uncertain; chexpert: negative) and "No new X" (cxreval: negative;
-        chexpert: uncertain) read (:data:`~cxreval.labeller.rules.CONVENTIONS`); a RuleSet carries its own.
+        chexpert: uncertain) read (:data:`~cxreval.labeller.CONVENTIONS`); a RuleSet carries its own.
     executor : Executor, spec string or object with ``map``, optional
         Where the chunks run (:mod:`cxreval.executor`: ``'process:2'`` is opened here and closed at the end);
         default in this process.

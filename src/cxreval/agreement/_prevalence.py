@@ -34,10 +34,9 @@ import pandas as pd
 from .._typing import FindingsLike
 from ..exceptions import SchemaError
 from ..io import markdown_table
-from ..labels import FINDING, ORDINAL_STATES, SOURCE, STATE, STATE_NAMES, STUDY_ID, LabelState
 from ..results import TableResult
-from ..schema import check_columns
-from .pairs import expand_findings, prepare_labels
+from ..schema import FINDING, ORDINAL_STATES, SOURCE, STATE, STATE_NAMES, STUDY_ID, LabelState, check_columns
+from ._pairs import expand_findings, prepare_labels
 
 __all__ = ["PREVALENCE_COLUMNS", "PREVALENCE_STATES", "PrevalenceResult", "compute_prevalence",
            "positive_prevalence", "label_distribution"]

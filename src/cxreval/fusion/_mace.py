@@ -80,13 +80,13 @@ import pandas as pd
 from .._typing import RNGLike
 from .._validation import check_choice, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError
-from ..labels import FINDING, SOURCE, STATE
+from ..schema import FINDING, SOURCE, STATE
 from ._base import Annotations, GroupedFusion, check_float, register_fusion
 from ._patterns import group_patterns
 
-__all__ = ["MACE", "mace_fit", "mace_starts", "COMPETENCE_COLUMNS", "SPAMMING_COLUMNS", "METHODS"]
+__all__ = ["MACE", "mace_fit", "mace_starts", "COMPETENCE_COLUMNS", "SPAMMING_COLUMNS", "MACE_METHODS"]
 
-METHODS: tuple[str, ...] = ("vb", "em")
+MACE_METHODS: tuple[str, ...] = ("vb", "em")
 """MACE's fitting variants (``MACE(method=...)``): variational Bayes with Beta/Dirichlet priors (default, as the
 reference implementation) or plain EM with additive smoothing."""
 
@@ -297,7 +297,7 @@ class MACE(GroupedFusion):
     def _check_params(self) -> None:
         check_positive_int(self.n_restarts, name="n_restarts", func="MACE")
         check_positive_int(self.n_iter, name="n_iter", func="MACE", minimum=0)
-        check_choice(self.method, METHODS, name="method", func="MACE")
+        check_choice(self.method, MACE_METHODS, name="method", func="MACE")
         check_choice(self.pooling, ("finding", "joint"), name="pooling", func="MACE")
         for name in ("alpha", "beta", "smoothing"):
             check_float(getattr(self, name), name=name, func="MACE", strict=True, allow_none=name == "smoothing")

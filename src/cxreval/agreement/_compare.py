@@ -34,11 +34,11 @@ import pandas as pd
 from .._typing import FindingsLike, PathLike, Studies
 from .._validation import check_choice
 from ..exceptions import SchemaError
-from ..labels import SOURCE
 from ..results import TableResult, as_table
-from .omissions import FlowsResult, OmissionsResult, compute_flows
-from .pairs import AgreementTableResult, SourcePairs, compute_agreement, parse_pairs, prepare_labels
-from .prevalence import PrevalenceResult, compute_prevalence
+from ..schema import SOURCE
+from ._omissions import FlowsResult, OmissionsResult, compute_flows
+from ._pairs import AgreementTableResult, SourcePairs, compute_agreement, parse_pairs, prepare_labels
+from ._prevalence import PrevalenceResult, compute_prevalence
 
 if TYPE_CHECKING:
     from ..findings import VocabularyMapping

@@ -26,12 +26,12 @@ from ..agreement import AGREEMENT_COLUMNS
 from ..exceptions import InvalidParameterError
 from ..findings import XQA_SELECTED
 from ..io import markdown_table, write_table
-from ..labels import FINDING, LABEL_COLUMNS, MACRO, MICRO, SOURCE, STATE, SUMMARY_ROWS, state_names
+from ..labels import LABEL_COLUMNS
 from ..latent import READER_ACCURACY_COLUMNS
 from ..results import TableResult
-from ..schema import P_POSITIVE
-from .dawid_skene import ERRORS_COLUMNS
-from .mace import COMPETENCE_COLUMNS
+from ..schema import FINDING, MACRO, MICRO, P_POSITIVE, SOURCE, STATE, SUMMARY_ROWS, state_names
+from ._dawid_skene import ERRORS_COLUMNS
+from ._mace import COMPETENCE_COLUMNS
 
 __all__ = ["FusionResult", "FUSION_AGREEMENT_COLUMNS", "CONVERGENCE_COLUMNS", "WARNING_COLUMNS",
            "LABELS_FORMATS", "METHOD", "convergence_table", "method_settings"]

@@ -38,11 +38,10 @@ from .._typing import FindingsLike, Studies
 from .._validation import check_choice
 from ..exceptions import SchemaError
 from ..io import markdown_table
-from ..labels import FINDING, LabelPolicy
 from ..results import TableResult, readonly
-from ..schema import check_columns
-from .pairs import SourceGrids, SourcePairs, expand_findings, paired_states, parse_pairs, prepare_labels
-from .scores import STATE_ORDER, confusion_counts
+from ..schema import FINDING, LabelPolicy, check_columns
+from ._pairs import SourceGrids, SourcePairs, expand_findings, paired_states, parse_pairs, prepare_labels
+from ._scores import STATE_ORDER, confusion_counts
 
 __all__ = ["FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "FlowsResult", "OmissionsResult", "omission_rates",
            "compute_flows", "compute_omissions"]

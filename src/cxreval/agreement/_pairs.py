@@ -16,19 +16,10 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
 from ..findings import VOCABULARIES, canonical_finding
 from ..io import markdown_table
-from ..labels import (
-    FINDING,
-    MACRO,
-    MICRO,
-    SOURCE,
-    STATE,
-    STUDY_ID,
-    LabelPolicy,
-    resolve_not_mentioned,
-    validate_label_table,
-)
+from ..labels import validate_label_table
 from ..results import TableResult, readonly
-from .scores import (
+from ..schema import FINDING, MACRO, MICRO, SOURCE, STATE, STUDY_ID, LabelPolicy, resolve_not_mentioned
+from ._scores import (
     AGREEMENT_COLUMNS,
     BOTH_UNCERTAIN_RULES,
     SCORE_NAMES,

@@ -82,7 +82,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_positive_int
-from ..labels import FINDING, SOURCE
+from ..schema import FINDING, SOURCE
 from ._base import STATES, Annotations, GroupedFusion, check_float, register_fusion
 from ._patterns import group_patterns
 
