@@ -272,3 +272,14 @@ def design_options(studies: str, finding_map: str | None, map_score: str | None,
     fmap = resolve_finding_map(finding_map, map_score)
     return fmap, {"studies": studies, "missing_scores": missing_scores,
                   "finding_map": None if fmap is None else fmap.to_dict()}
+
+
+def label_tables_option() -> Any:
+    """``--labels/-l``, repeatable: the long label tables of ``agree`` and ``fuse`` (read as one table)."""
+    return typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, [patient_id,] "
+                        "finding, source, state (repeatable).")
+
+
+def json_option(what: str) -> Any:
+    """``--json``: print ``what`` as JSON instead of the line saying what was written."""
+    return typer.Option(False, "--json", help=f"Print {what} as JSON.")

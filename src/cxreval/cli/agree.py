@@ -16,6 +16,8 @@ from ._common import (
     check_inputs,
     echo_json,
     findings_option,
+    json_option,
+    label_tables_option,
     open_output,
     out_option,
     overwrite_option,
@@ -40,8 +42,7 @@ def _finding_sets(specs: list[str] | None) -> dict[str, list[str]] | None:
 
 
 def agree(
-    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, "
-                                      "[patient_id,] finding, source, state (repeatable)."),
+    labels: list[Path] = label_tables_option(),
     pairs: str = typer.Option(..., "--pairs", help="Source pairs A:B[,C:D...]; A is the F1 reference."),
     flow_pairs: str = typer.Option(None, "--flow-pairs", help="Pairs A:B[,C:D...] whose flows and omissions are "
                                    "written (default: those of --pairs); agreement and prevalence stay those of "
@@ -73,7 +74,7 @@ def agree(
                                     "map (nih_to_google, nih_to_chexpert, nih_to_vindr, nih_to_padchest) or a YAML "
                                     "file ('findings: {Nodule or Mass: any(Nodule, Mass)}'); written to "
                                     "finding_map.csv."),
-    json_out: bool = typer.Option(False, "--json", help="Print the agreement and omission tables as JSON."),
+    json_out: bool = json_option("the agreement and omission tables"),
 ) -> None:
     """Weighted kappa, Low/High kappa and weighted F1 per finding (+ macro, micro), prevalence and omission flows.
 

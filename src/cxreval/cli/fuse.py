@@ -21,6 +21,8 @@ from ._common import (
     echo_json,
     executor_option,
     findings_option,
+    json_option,
+    label_tables_option,
     open_output,
     out_option,
     overwrite_option,
@@ -43,8 +45,7 @@ def _split(value: str, *, option: str) -> list[str]:
 
 
 def fuse(
-    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, "
-                                      "[patient_id,] finding, source, state (repeatable)."),
+    labels: list[Path] = label_tables_option(),
     readers: str = typer.Option(..., "--readers", help="Comma-separated sources to fuse (at least two)."),
     out: Path = out_option(),
     methods: str = typer.Option(DEFAULT_METHODS, "--methods", help="Comma-separated methods: mv, or, and, ds, mace, "
@@ -62,7 +63,7 @@ def fuse(
     studies: str = typer.Option("each", "--studies", help="With --adjudicated: each (default: every study any "
                                 "reader labels) or common (per finding, only the studies every reader and the "
                                 "adjudicated reference label)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the run summary (and agreement) as JSON."),
+    json_out: bool = json_option("the run summary (and agreement)"),
     save_model: bool = typer.Option(False, "--save-model", help="Save each fitted nn/nn_ps model as "
                                     "<method>_model.npz in the output folder (apply it with --load-model)."),
     load_model: Path = typer.Option(None, "--load-model", help="Apply a saved nn/nn_ps model (from --save-model) "

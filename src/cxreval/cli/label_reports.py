@@ -19,6 +19,7 @@ from ._common import (
     echo_json,
     executor_option,
     findings_option,
+    json_option,
     open_output,
     out_option,
     overwrite_option,
@@ -73,7 +74,7 @@ def label_reports_command(
     print_rules: bool = typer.Option(False, "--print-rules", help="Print the packaged rules of --vocabulary (YAML) "
                                      "and exit; a starting point for --rules."),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
+    json_out: bool = json_option("the run summary"),
 ) -> None:
     """Label findings in report text per section; write labels.csv/.parquet, mentions.csv, notes.csv, summary.json.
 
