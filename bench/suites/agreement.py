@@ -93,7 +93,7 @@ def vindr_readers(ctx: Context) -> Figures:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        agr = compute_agreement(t, pairs, studies="intersection").table
+        agr = compute_agreement(t, pairs, studies="each").table
     t_lib = time.perf_counter() - t0
     fig = Figures(peer=Peer("scikit-learn cohen_kappa_score / f1_score loop", module_version("scikit-learn")))
     big = agr[agr["pair"].isin(["R8:R9", "R8:R10", "R9:R10"])]

@@ -44,6 +44,9 @@ _LAZY_ATTRS: dict[str, str] = {
     "compute_agreement": "agreement", "agreement_scores": "agreement", "cohen_kappa": "agreement",
     "AgreementResult": "agreement",
     "get_fusion": "fusion", "list_fusion": "fusion", "fuse_labels": "fusion", "FusionResult": "fusion",
+    "compare_sources": "agreement", "SourceComparisonResult": "agreement", "AgreementTableResult": "agreement",
+    "fuse_and_compare": "fusion",
+    "label_reports": "labeller", "ReportLabelsResult": "labeller",
     # localization, IQA, report
     "LocalizationProtocol": "localization", "heatmaps_to_boxes": "localization", "score_images": "localization",
     "get_metric": "iqa", "list_metrics": "iqa", "score_pairs": "iqa",
@@ -124,6 +127,12 @@ __all__ = [
     "list_fusion",
     "fuse_labels",
     "FusionResult",
+    "compare_sources",
+    "SourceComparisonResult",
+    "AgreementTableResult",
+    "fuse_and_compare",
+    "label_reports",
+    "ReportLabelsResult",
     "LocalizationProtocol",
     "heatmaps_to_boxes",
     "score_images",
@@ -226,6 +235,11 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from .report import ReportResult, write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
     from .schema import LabelState, binarize
+
+if TYPE_CHECKING:  # the jobs of agree, fuse and label-reports and what they return
+    from .agreement import AgreementTableResult, SourceComparisonResult, compare_sources
+    from .fusion import fuse_and_compare
+    from .labeller import ReportLabelsResult, label_reports
 
 
 def __getattr__(name: str) -> Any:

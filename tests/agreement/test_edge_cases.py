@@ -76,9 +76,9 @@ def test_sources_of_different_studies():
     t.loc[5, "study_id"] = "s9"
     with pytest.raises(SchemaError, match=r"Sources 'CR' and 'Rep1' label different studies: 1 only in 'CR' "
                                           r"\(e.g. \['s3'\]\), 1 only in 'Rep1' \(e.g. \['s9'\]\); 2 in common. "
-                                          r"Pass studies='intersection'"):
+                                          r"Pass studies='each'"):
         compute_agreement(t, "CR:Rep1")
-    out = compute_agreement(t, "CR:Rep1", studies="intersection").table
+    out = compute_agreement(t, "CR:Rep1", studies="each").table
     assert out.loc[0, "n"] == 2
 
 
@@ -86,7 +86,7 @@ def test_no_common_study_and_no_common_finding():
     t = _labels()
     t.loc[3:, "study_id"] = ["x1", "x2", "x3"]
     with pytest.raises(SchemaError, match="no study in common"):
-        compute_agreement(t, "CR:Rep1", studies="intersection")
+        compute_agreement(t, "CR:Rep1", studies="each")
     t = _labels()
     t.loc[3:, "finding"] = "Edema"
     with pytest.raises(SchemaError, match="label no finding in common"):

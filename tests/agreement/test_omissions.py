@@ -1,4 +1,4 @@
-"""cxreval.agreement.omissions: 3x3 transitions (Sankey data) and the two omission rates."""
+"""cxreval.agreement (compute_flows, compute_omissions): 3x3 transitions (Sankey data) and the two omission rates."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""cxreval.agreement.prevalence: state counts per source and finding, Tables 5-8 layouts."""
+"""cxreval.agreement (compute_prevalence): state counts per source and finding, Tables 5-8 layouts."""
 
 from __future__ import annotations
 

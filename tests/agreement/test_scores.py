@@ -325,11 +325,11 @@ def test_pair_states_intersection_and_unmatched_findings():
         "source": ["A", "A", "A", "B", "B", "B", "A"],
         "state": ["positive", "negative", "negative", "positive", "uncertain", "negative", "positive"],
     })
-    ps = pair_states(t, "A", "B", studies="intersection")
+    ps = pair_states(t, "A", "B", studies="each")
     assert ps.studies == ("s1", "s2") and ps.findings == ("Edema",)
     assert (ps.n_only_a, ps.n_only_b) == (1, 1)
     assert ps.findings_only_a == ("Fracture",)
-    res = compute_agreement(t, "A:B", studies="intersection")
+    res = compute_agreement(t, "A:B", studies="each")
     out = res.table
     assert res.pairs[0].n_only_a == 1 and res.pairs[0].pair == "A:B"
     assert out.loc[0, "n"] == 2

@@ -34,7 +34,7 @@ def test_agree_studies_common_equals_the_library_on_common_studies(tmp_path):
     out = tmp_path / "agree"
     assert main(["agree", "-l", str(lp), "--pairs", "A:B,A:C", "--studies", "common", "-o", str(out)]) == 0
     prev = pd.read_csv(out / "prevalence.csv")
-    lib = compare_sources(common_study_labels(t, ["A", "B", "C"]), "A:B,A:C", studies="intersection")
+    lib = compare_sources(common_study_labels(t, ["A", "B", "C"]), "A:B,A:C", studies="each")
     pd.testing.assert_frame_equal(prev, lib.prevalence.table.reset_index(drop=True), check_dtype=False)
     agr = pd.read_csv(out / "agreement.csv")
     assert set(agr.loc[~agr.finding.isin(["macro", "micro"]), "n"]) == {20}  # A:C alone would compare 30

@@ -120,13 +120,12 @@ def coded(t: pd.DataFrame) -> pd.DataFrame:
 
 def test_nn_model_round_trip_on_another_dataset(tmp_path):
     """A saved model applied to another dataset gives the in-memory model's predictions."""
-    from cxreval.fusion import NeuralFusionPS
-    from cxreval.fusion.neural import load_neural_fusion
+    from cxreval.fusion import NeuralFusionPS, load_neural_fusion
 
     train, other = make_table(n=80, seed=1), make_table(n=50, seed=2)
     ann_t, _ = annotations_from_labels(coded(train), ["Rep1", "Rep2"])
     ref = coded(train).query("source == 'CR'").assign(state=lambda d: d.state.astype(int))
-    nn = NeuralFusionPS(rng=0, max_epochs=40, selection_findings=("Atelectasis",)).fit(ann_t, ref)
+    nn = NeuralFusionPS(rng=0, epochs=40, selection_findings=("Atelectasis",)).fit(ann_t, ref)
     nn.save(tmp_path / "m.npz")
     loaded = load_neural_fusion(tmp_path / "m.npz")
     assert type(loaded) is NeuralFusionPS and loaded.readers_ == nn.readers_ and loaded.n_epochs_ == nn.n_epochs_
@@ -153,7 +152,7 @@ def test_nn_model_round_trip_on_another_dataset(tmp_path):
 
 
 def test_load_model_errors(tmp_path, labels_csv):
-    from cxreval.fusion.neural import load_neural_fusion
+    from cxreval.fusion import load_neural_fusion
 
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
     with pytest.raises(SchemaError, match="cannot be read"):
@@ -211,12 +210,12 @@ def test_fuse_cli_nn_hyperparameters_scoring_and_mace_method(tmp_path, capsys):
         out = tmp_path / scoring
         assert main(base + ["--methods", "nn", "--nn-scoring", scoring, "--json", "--out", str(out)]) == 0
         printed = json.loads(capsys.readouterr().out)
-        assert printed["settings"]["nn"] == {"hidden": 16, "max_epochs": 100, "eval_every": 10, "n_folds": 4,
+        assert printed["settings"]["nn"] == {"hidden": 16, "epochs": 100, "eval_every": 10, "n_folds": 4,
                                              "labels_from": scoring}
         run = json.loads((out / "run.json").read_text())
-        assert run["method_params"] == {"nn": {"hidden": 16, "max_epochs": 100, "n_folds": 4, "labels_from": scoring}}
+        assert run["method_params"] == {"nn": {"hidden": 16, "epochs": 100, "n_folds": 4, "labels_from": scoring}}
         summary = (out / "summary.md").read_text()
-        assert "nn: hidden=16, max_epochs=100, eval_every=10, n_folds=4" in summary
+        assert "nn: hidden=16, epochs=100, eval_every=10, n_folds=4" in summary
         assert ("in-sample (the final network" in summary) == (scoring == "in-sample")
         agr = pd.read_csv(out / "fusion_agreement.csv")
         kappa[scoring] = agr.query("method == 'nn' and finding == 'macro' and finding_set == 'all'")["kappa_w"].item()
@@ -226,7 +225,7 @@ def test_fuse_cli_nn_hyperparameters_scoring_and_mace_method(tmp_path, capsys):
     ann, _ = annotations_from_labels(table, readers.split(","))
     ref = table[table.source == "CR"][["study_id", "finding", "state"]].astype({"state": int})
     for scoring in ("out-of-fold", "in-sample"):
-        lib = NeuralFusion(hidden=16, max_epochs=100, n_folds=4, labels_from=scoring, rng=0).fit_predict(ann, ref)
+        lib = NeuralFusion(hidden=16, epochs=100, n_folds=4, labels_from=scoring, rng=0).fit_predict(ann, ref)
         got = fused[scoring].reindex(lib.index).astype(int)
         np.testing.assert_array_equal(got.to_numpy(), lib.to_numpy())
     assert int((fused["in-sample"] != fused["out-of-fold"]).sum()) > 20

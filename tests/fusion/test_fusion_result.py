@@ -30,8 +30,9 @@ def test_save_writes_the_run_tables_with_their_columns(res, tmp_path):
     have = {"fused_labels", "fusion_agreement", "method_agreement", "ds_confusion", "mace_competence",
             "fusion_convergence", "fusion_warnings", "reader_accuracy"}
     assert have == set(FusionResult.FILES)
-    assert set(written) == have == set(res.tables())
-    assert {p.name for p in tmp_path.iterdir()} == {f"{n}.{e}" for n in have for e in ("csv", "parquet")}
+    assert set(written) == have | {"summary"} and have == set(res.tables())
+    assert {p.name for p in tmp_path.iterdir()} == {f"{n}.{e}" for n in have for e in ("csv", "parquet")} | {
+        "summary.md"}
     for name in have:
         csv = pd.read_csv(tmp_path / FusionResult.FILES[name])
         assert tuple(csv.columns) == FusionResult.FILE_COLUMNS[name], name

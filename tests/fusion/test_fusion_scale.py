@@ -10,10 +10,16 @@ import pytest
 
 from cxreval.cli.main import main
 from cxreval.executor import open_executor
-from cxreval.fusion import MACE, DawidSkene, encode_annotations, fuse_labels
+from cxreval.fusion import (
+    MACE,
+    DawidSkene,
+    dawid_skene_em,
+    encode_annotations,
+    fuse_labels,
+    mace_fit,
+    mace_starts,
+)
 from cxreval.fusion._patterns import answer_patterns
-from cxreval.fusion.dawid_skene import dawid_skene_em
-from cxreval.fusion.mace import mace_fit, mace_starts
 from cxreval.labels import read_labels
 
 METHODS = "mv,or,and,ds,mace"

@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.fusion import MajorityVote, NeuralFusion, NeuralFusionPS
-from cxreval.fusion.neural import macro_f1
+from cxreval.fusion import MajorityVote, NeuralFusion, NeuralFusionPS, macro_f1
 
 FINDINGS = ("Atelectasis", "Effusion", "Edema")
 
@@ -41,7 +40,7 @@ def _acc(pred, ref):
 
 def test_learns_better_than_majority_vote(sim):
     d, ref = sim
-    nn = NeuralFusion(max_epochs=150, rng=0).fit(d, ref)
+    nn = NeuralFusion(epochs=150, rng=0).fit(d, ref)
     oof = nn.labels_
     assert _acc(oof, ref) > _acc(MajorityVote().fit_predict(d), ref) + 0.03
     reader_a = d[d.source == "A"].set_index(["study_id", "finding"])["state"]
@@ -55,16 +54,16 @@ def test_learns_better_than_majority_vote(sim):
 
 def test_ps_variant_has_specialists(sim):
     d, ref = sim
-    ps = NeuralFusionPS(max_epochs=60, rng=0).fit(d, ref)
+    ps = NeuralFusionPS(epochs=60, rng=0).fit(d, ref)
     assert set(ps.n_epochs_) == {"shared", "Atelectasis", "Effusion"}   # Edema is not a selection finding
     assert _acc(ps.labels_, ref) > 0.8
 
 
 def test_deterministic_and_permutation_invariant(sim):
     d, ref = sim
-    a = NeuralFusion(max_epochs=30, rng=3).fit_predict_proba(d, ref)
+    a = NeuralFusion(epochs=30, rng=3).fit_predict_proba(d, ref)
     perm = np.random.default_rng(0).permutation(len(d))
-    b = NeuralFusion(max_epochs=30, rng=3).fit_predict_proba(d.iloc[perm], ref.iloc[::-1])
+    b = NeuralFusion(epochs=30, rng=3).fit_predict_proba(d.iloc[perm], ref.iloc[::-1])
     pd.testing.assert_frame_equal(a, b)
 
 
@@ -116,8 +115,8 @@ def test_labels_from_in_sample_vs_out_of_fold():
     """``labels_from='in-sample'`` gives the final network's labels, which differ from the out-of-fold ones and
     agree more with the reference they were trained on; both are reproducible from the random seed."""
     d, ref = _noisy()
-    oof = NeuralFusion(max_epochs=100, rng=0).fit(d, ref)
-    ins = NeuralFusion(max_epochs=100, rng=0, labels_from="in-sample").fit(d, ref)
+    oof = NeuralFusion(epochs=100, rng=0).fit(d, ref)
+    ins = NeuralFusion(epochs=100, rng=0, labels_from="in-sample").fit(d, ref)
     pd.testing.assert_series_equal(ins.labels_, ins.predict(d))  # in-sample = the final network everywhere
     pd.testing.assert_series_equal(oof.predict(d), ins.predict(d))  # the same seed draws the same networks
     # out-of-fold: the held-out fold model's argmax (oof_probas_), by hand
@@ -125,9 +124,9 @@ def test_labels_from_in_sample_vs_out_of_fold():
     np.testing.assert_array_equal(oof.labels_.to_numpy(), by_hand)
     assert int((oof.labels_ != ins.labels_).sum()) > 20
     assert _acc(ins.labels_, ref) > _acc(oof.labels_, ref) + 0.1  # measured: 0.946 vs 0.771
-    again = NeuralFusion(max_epochs=100, rng=0).fit(d, ref)
+    again = NeuralFusion(epochs=100, rng=0).fit(d, ref)
     pd.testing.assert_frame_equal(again.probas_, oof.probas_)  # seeded: reproducible
-    other = NeuralFusion(max_epochs=100, rng=1).fit(d, ref)
+    other = NeuralFusion(epochs=100, rng=1).fit(d, ref)
     assert not np.allclose(other.oof_probas_.to_numpy(), oof.oof_probas_.to_numpy())  # folds and weights from rng
     with pytest.raises(InvalidParameterError, match=r"'labels_from' parameter of NeuralFusion must be one of "
                                                     r"\['out-of-fold', 'in-sample'\]"):

@@ -193,7 +193,7 @@ def test_ignored_columns_are_reported_by_the_cli(tmp_path, capsys):
 
 
 def test_run_on_report_without_sentence_ends_keeps_mention_rows_small():
-    from cxreval.labeller.labeller import SENTENCE_TEXT_MAX
+    from cxreval.labeller import SENTENCE_TEXT_MAX
 
     text = "FINDINGS: " + " ".join(["no effusion and"] * 3000) + " but mild cardiomegaly"
     res = label_reports(pd.DataFrame({"study_id": ["a"], "text": [text]}), sections="whole")

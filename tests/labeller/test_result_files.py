@@ -61,8 +61,9 @@ def test_report_labels_result_owns_its_files(tmp_path):
     res = label_reports(pd.read_csv(rp), sections="findings,whole")
     (tmp_path / "out").mkdir()
     paths = res.save(tmp_path / "out")
-    assert set(paths) == set(ReportLabelsResult.FILES)
-    assert {p.name for p in (tmp_path / "out").iterdir()} == {*ReportLabelsResult.FILES.values(), "labels.parquet"}
+    assert set(paths) == {*ReportLabelsResult.FILES, "summary_md"}  # summary.md: what the command writes too
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {*ReportLabelsResult.FILES.values(), "labels.parquet",
+                                                              "summary.md"}
     lab = pd.read_csv(paths["labels"])
     assert tuple(lab.columns) == ReportLabelsResult.COLUMNS
     assert set(lab["state"].dropna()) <= {"not_mentioned", "negative", "uncertain", "positive"}
@@ -107,7 +108,7 @@ def test_label_reports_validate_against_refuses_before_labelling(tmp_path, capsy
     def not_reached(*a, **k):
         raise AssertionError("labelled before refusing the options")
 
-    monkeypatch.setattr("cxreval.cli.label_reports.label_reports", not_reached)
+    monkeypatch.setattr("cxreval.labeller._labeller.check_report_table", not_reached)  # the first labelling step
     out = tmp_path / "out"
     args = [str(ref_path) if a == "REF" else a for a in args]
     assert main(["label-reports", "--reports", str(rp), *args, "-o", str(out)]) == 2

@@ -189,7 +189,7 @@ def test_chexpert_no_finding_rule():
      [("findings", "Clear."), ("impression", "Summary of findings: no effusion.")]),
 ])
 def test_inline_headers_in_any_case(text, expected):
-    from cxreval.labeller.sections import split_sections
+    from cxreval.labeller import split_sections
 
     assert [(s.name, text[s.start:s.end].strip()) for s in split_sections(text)] == expected
 
@@ -202,8 +202,7 @@ def test_inline_headers_in_any_case(text, expected):
     ("Effusion: no change.", "Effusion", 2),
 ])
 def test_list_style_findings_with_colon(sentence, finding, state):
-    from cxreval.labeller.engine import Engine
-    from cxreval.labeller.rules import load_rules
+    from cxreval.labeller import Engine, load_rules
 
     eng = Engine(load_rules())
     m = eng.run([sentence])

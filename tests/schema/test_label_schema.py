@@ -16,13 +16,15 @@ import pandas as pd
 import pytest
 
 from cxreval.agreement import (
+    SourceGrids,
     agreement_scores,
     compute_agreement,
     compute_flows,
     confusion_counts,
     omission_rates,
+    paired_states,
+    prepare_labels,
 )
-from cxreval.agreement.pairs import SourceGrids, paired_states, prepare_labels
 from cxreval.exceptions import InvalidParameterError
 from cxreval.fusion import fuse_labels
 from cxreval.labels import LABEL_COLUMNS, PREDICTION_COLUMNS, validate_label_table

@@ -51,10 +51,10 @@ Aggregation (:func:`compute_agreement`, an :class:`AgreementTableResult`): one r
 per-finding values over a finding set (the XQA-Chest paper's "four selected" and "all 12"), ``micro`` pools every
 (study, finding) pair of the set into one confusion matrix.
 
-Modules: :mod:`~cxreval.agreement.scores` (array level), :mod:`~cxreval.agreement.pairs` (label
-tables, ``agreement.csv``), :mod:`~cxreval.agreement.prevalence` (Tables 5-8, ``prevalence.csv``),
-:mod:`~cxreval.agreement.omissions` (3x3 flows and omission rates, ``flows.csv`` / ``omissions.csv``) and
-:mod:`~cxreval.agreement.compare` (all four, as ``cxreval agree`` writes them). Each table-level function
+Private modules, every name re-exported here: ``_scores`` (array level), ``_pairs`` (label tables,
+``agreement.csv``), ``_prevalence`` (Tables 5-8, ``prevalence.csv``), ``_omissions`` (3x3 flows and omission
+rates, ``flows.csv`` / ``omissions.csv``) and ``_compare`` (:func:`compare_sources`, the job of ``cxreval
+agree``: all four, as the command writes them). Each table-level function
 returns a frozen result that owns its file (``FILES``, ``COLUMNS``, ``save(folder)``, ``summary()``,
 ``plot()``); its ``table`` is the tidy DataFrame.
 
@@ -98,9 +98,8 @@ References
 
 from __future__ import annotations
 
-from . import scores
-from .compare import SourceComparisonResult, common_study_labels, compare_sources
-from .omissions import (
+from ._compare import SourceComparisonResult, common_study_labels, compare_sources
+from ._omissions import (
     FLOW_COLUMNS,
     OMISSION_COLUMNS,
     FlowsResult,
@@ -110,25 +109,29 @@ from .omissions import (
     compute_omissions,
     omission_rates,
 )
-from .pairs import (
+from ._pairs import (
     AgreementTableResult,
     PairCoverage,
     PairedStates,
+    SourceGrids,
     compute_agreement,
+    expand_findings,
     pair_states,
+    paired_states,
     parse_pairs,
+    prepare_labels,
 )
-from .prevalence import (
+from ._prevalence import (
     PREVALENCE_COLUMNS,
+    PREVALENCE_STATES,
     PrevalenceResult,
     compute_prevalence,
     label_distribution,
     positive_prevalence,
 )
-from .scores import (
+from ._scores import (
     AGREEMENT_COLUMNS,
     BOTH_UNCERTAIN_RULES,
-    NOT_MENTIONED_POLICIES,
     SCORE_NAMES,
     STATE_ORDER,
     WEIGHTS,
@@ -142,27 +145,19 @@ from .scores import (
 )
 
 __all__ = [
-    *scores.__all__,  # the two-rater scores, every public name of cxreval.agreement.scores
-    "PairedStates",
-    "parse_pairs",
-    "pair_states",
-    "PairCoverage",
-    "AgreementTableResult",
-    "compute_agreement",
-    "PREVALENCE_COLUMNS",
-    "PrevalenceResult",
-    "compute_prevalence",
-    "positive_prevalence",
+    # the two-rater scores (array level)
+    "AGREEMENT_COLUMNS", "BOTH_UNCERTAIN_RULES", "SCORE_NAMES", "STATE_ORDER", "WEIGHTS", "AgreementResult",
+    "agreement_scores", "cohen_kappa", "confusion_counts", "scores_from_confusion", "uncertainty_mapping",
+    "weighted_f1",
+    # label tables: pairs of sources, agreement.csv
+    "PairedStates", "SourceGrids", "parse_pairs", "pair_states", "paired_states", "expand_findings",
+    "prepare_labels", "PairCoverage", "AgreementTableResult", "compute_agreement",
+    # prevalence.csv
+    "PREVALENCE_COLUMNS", "PREVALENCE_STATES", "PrevalenceResult", "compute_prevalence", "positive_prevalence",
     "label_distribution",
-    "FLOW_COLUMNS",
-    "OMISSION_COLUMNS",
-    "OmissionResult",
-    "omission_rates",
-    "FlowsResult",
-    "OmissionsResult",
-    "compute_flows",
-    "compute_omissions",
-    "SourceComparisonResult",
-    "compare_sources",
-    "common_study_labels",
+    # flows.csv, omissions.csv
+    "FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "omission_rates", "FlowsResult", "OmissionsResult",
+    "compute_flows", "compute_omissions",
+    # the job of cxreval agree
+    "SourceComparisonResult", "compare_sources", "common_study_labels",
 ]

@@ -272,6 +272,7 @@ def echo_result(result: Any, *, json_out: bool, nl: bool = False) -> None:
     else:
         typer.echo(result.summary(), nl=nl)
 
+
 def model_inputs(predictions: Sequence[Path] | None, labels: Sequence[Path] | None,
                  *others: tuple[str, Path | None]) -> list[Path | None]:
     """``classify`` and ``rank -p``: check that ``--predictions``, ``--labels`` and the other named inputs exist
@@ -348,3 +349,8 @@ def studies_value(value: str) -> Studies:
 __all__ += ["refuse_options", "model_inputs", "auc_table_input", "references_option", "model_groups_option",
             "policy_option", "not_mentioned_option", "unlabeled_option", "n_resamples_option",
             "confidence_level_option", "kendall_option", "spearman_option", "studies_value"]
+
+def label_tables_option() -> Any:
+    """``--labels/-l``, repeatable: the long label tables of ``agree`` and ``fuse`` (read as one table)."""
+    return typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, [patient_id,] "
+                        "finding, source, state (repeatable).")

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import typer
 
-from ..agreement import compare_sources, parse_pairs
+from .._typing import Studies
+from ..agreement import compare_sources
 from ..exceptions import InvalidParameterError
-from ..io import SUMMARY_FILE, write_summary
+from ..io import SUMMARY_FILE
 from ..labels import read_label_tables
 from ._common import (
     blank_state_option,
     check_inputs,
     echo_json,
     findings_option,
+    json_option,
+    label_tables_option,
     open_output,
     out_option,
     overwrite_option,
@@ -40,8 +42,7 @@ def _finding_sets(specs: list[str] | None) -> dict[str, list[str]] | None:
 
 
 def agree(
-    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, "
-                                      "[patient_id,] finding, source, state (repeatable)."),
+    labels: list[Path] = label_tables_option(),
     pairs: str = typer.Option(..., "--pairs", help="Source pairs A:B[,C:D...]; A is the F1 reference."),
     flow_pairs: str = typer.Option(None, "--flow-pairs", help="Pairs A:B[,C:D...] whose flows and omissions are "
                                    "written (default: those of --pairs); agreement and prevalence stay those of "
@@ -53,7 +54,7 @@ def agree(
                                           "(repeatable); default one set 'all'."),
     not_mentioned: str = typer.Option("negative", "--not-mentioned", help="not_mentioned labels: 'negative' or "
                                       "'exclude'."),
-    weights: str = typer.Option("quadratic", "--weights", help="kappa_w weighting: quadratic, linear or none."),
+    weights: str = typer.Option("quadratic", "--weights", help="kappa_w weighting: quadratic (default), linear or none."),
     both_uncertain: str = typer.Option("agree", "--both-uncertain", help="A pair where both labels are uncertain, "
                                        "under the pessimistic (Low) mapping: 'agree' (default; identical labels "
                                        "always agree, as in the XQA-Chest paper's Table 30 of "
@@ -64,14 +65,16 @@ def agree(
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
     overwrite: bool = overwrite_option(),
-    studies: str = typer.Option("each", "--studies", help="Study design: each (default; with --intersect, each "
-                                "pair on its common studies) or common (per finding, only the studies every source of "
-                                "the pairs labelling it labels, for agreement, flows and prevalence alike)."),
+    studies: str = typer.Option("each", "--studies", help="Study design: each (the default here, where classify "
+                                "and rank default to common: a pair of sources compares their own labels, each "
+                                "pair on the same studies, or with --intersect on the studies both label) or common "
+                                "(per finding, only the studies every source of the pairs labelling it labels, for "
+                                "agreement, flows and prevalence alike)."),
     finding_map: str = typer.Option(None, "--finding-map", help="Finding map applied to the labels first: a built-in "
                                     "map (nih_to_google, nih_to_chexpert, nih_to_vindr, nih_to_padchest) or a YAML "
                                     "file ('findings: {Nodule or Mass: any(Nodule, Mass)}'); written to "
                                     "finding_map.csv."),
-    json_out: bool = typer.Option(False, "--json", help="Print the agreement and omission tables as JSON."),
+    json_out: bool = json_option("Print the agreement and omission tables as JSON."),
 ) -> None:
     """Weighted kappa, Low/High kappa and weighted F1 per finding (+ macro, micro), prevalence and omission flows.
 
@@ -84,41 +87,30 @@ def agree(
         cxreval agree -l labels.csv --pairs CR:Rep1,CR:Rep2,CR:Rep3 --flow-pairs CR:Rep1 --intersect -o agree-flows
         cxreval agree -l nih/labels.parquet -l google/labels.parquet --finding-map nih_to_google --studies common --pairs google_expert:nih_textmined -o agree-nih-google
     """
-    from ..finding_maps import finding_map_table, map_label_table, read_finding_map
-    from ..io import write_table
-
     if studies not in ("each", "common"):
         raise InvalidParameterError(f"--studies must be each or common. Got {studies!r}.")
-    fmap = None if finding_map is None else read_finding_map(finding_map)
     if weights not in ("quadratic", "linear", "none"):
         raise InvalidParameterError(f"--weights must be quadratic, linear or none. Got {weights!r}.")
-    w = None if weights == "none" else weights
-    fs = split_list(findings, option="--findings")
-    pair_list = parse_pairs(pairs)
-    flow_list = parse_pairs(flow_pairs, name="flow_pairs") if flow_pairs else None
     fsets = _finding_sets(finding_set)
     check_inputs(*[("--labels", p) for p in labels])
-    design = "common" if studies == "common" else "intersection" if intersect else "same"
-    meta: dict[str, object] = {"design": {"studies": design, "finding_map": None if fmap is None else fmap.to_dict()}}
+    design: Studies = "common" if studies == "common" else "each" if intersect else "same"
+    meta: dict[str, object] = {"design": {"studies": design, "finding_map": None}}
     with open_output(out, overwrite=overwrite, inputs=labels, meta=meta) as d:
         table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
-        if fmap is not None:
-            table = map_label_table(table, fmap)
-        res = compare_sources(table, pair_list, findings=fs, finding_sets=fsets, weights=w,
-                              not_mentioned=not_mentioned, studies=design, both_uncertain=both_uncertain)
-        if flow_list is not None:  # the flows and omissions of other pairs, on the same labels and design
-            flows = compare_sources(table, flow_list, findings=fs, finding_sets=fsets, weights=w,
-                                    not_mentioned=not_mentioned, studies=design, both_uncertain=both_uncertain)
-            res = replace(res, flows=flows.flows, omissions=flows.omissions)
+        res = compare_sources(table, pairs, findings=split_list(findings, option="--findings"), finding_sets=fsets,
+                              weights=None if weights == "none" else weights, not_mentioned=not_mentioned,
+                              studies=design, both_uncertain=both_uncertain, finding_map=finding_map,
+                              flow_pairs=flow_pairs, title=f"cxreval agree: {', '.join(str(p) for p in labels)}")
+        if res.finding_map is not None:
+            meta["design"] = {"studies": design, "finding_map": res.finding_map.to_dict()}
         paths = {name: str(Path(out) / p.name) for name, p in res.save(d).items()}
-        if fmap is not None:
-            paths["finding_map"] = str(write_table(finding_map_table(fmap), d, "finding_map"))
-        write_summary(d, res.summary(f"cxreval agree: {', '.join(str(p) for p in labels)}"))
     if json_out:
-        echo_json({"files": paths, "agreement": res.agreement.table.to_dict(orient="records"),
+        echo_json({"files": {k: v for k, v in paths.items() if k != "summary"},
+                   "agreement": res.agreement.table.to_dict(orient="records"),
                    "omissions": res.omissions.table.to_dict(orient="records")})
     else:
-        typer.echo(f"wrote {', '.join(Path(p).name for p in paths.values())} and {SUMMARY_FILE} to {out}")
+        typer.echo(f"wrote {', '.join(Path(p).name for k, p in paths.items() if k != 'summary')} and {SUMMARY_FILE} "
+                   f"to {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -4,17 +4,15 @@ adjudicated source (the XQA-Chest paper's Table 30 / Figure 6: fused labels agai
 
 from __future__ import annotations
 
-import shutil
 import warnings
 from pathlib import Path
+from typing import cast
 
 import typer
 
+from .._typing import Studies
 from ..exceptions import CxrevalWarning, InvalidParameterError
-from ..fusion import LABELS_FORMATS, fuse_and_compare, list_fusion
-from ..fusion.mace import METHODS as MACE_METHODS
-from ..fusion.neural import LABELS_FROM as NN_LABELS_FROM
-from ..io import write_summary
+from ..fusion import MACE_METHODS, fuse_and_compare, list_fusion
 from ..labels import read_label_tables
 from ._common import (
     blank_state_option,
@@ -23,6 +21,8 @@ from ._common import (
     echo_json,
     executor_option,
     findings_option,
+    json_option,
+    label_tables_option,
     open_output,
     out_option,
     overwrite_option,
@@ -45,8 +45,7 @@ def _split(value: str, *, option: str) -> list[str]:
 
 
 def fuse(
-    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, "
-                                      "[patient_id,] finding, source, state (repeatable)."),
+    labels: list[Path] = label_tables_option(),
     readers: str = typer.Option(..., "--readers", help="Comma-separated sources to fuse (at least two)."),
     out: Path = out_option(),
     methods: str = typer.Option(DEFAULT_METHODS, "--methods", help="Comma-separated methods: mv, or, and, ds, mace, "
@@ -64,7 +63,7 @@ def fuse(
     studies: str = typer.Option("each", "--studies", help="With --adjudicated: each (default: every study any "
                                 "reader labels) or common (per finding, only the studies every reader and the "
                                 "adjudicated reference label)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the run summary (and agreement) as JSON."),
+    json_out: bool = json_option("Print the run summary (and agreement) as JSON."),
     save_model: bool = typer.Option(False, "--save-model", help="Save each fitted nn/nn_ps model as "
                                     "<method>_model.npz in the output folder (apply it with --load-model)."),
     load_model: Path = typer.Option(None, "--load-model", help="Apply a saved nn/nn_ps model (from --save-model) "
@@ -76,13 +75,13 @@ def fuse(
     labels_format: str = typer.Option("csv", "--labels-format", help="Format of fused_labels: csv, parquet or "
                                       "both."),
     executor: str = executor_option(),
-    nn_hidden: int = typer.Option(32, "--nn-hidden", min=1, help="nn/nn_ps: hidden units of the MLP (default 32)."),
-    nn_epochs: int = typer.Option(300, "--nn-epochs", min=1, help="nn/nn_ps: the most full-batch epochs considered "
+    nn_hidden: int = typer.Option(None, "--nn-hidden", min=1, help="nn/nn_ps: hidden units of the MLP (default 32)."),
+    nn_epochs: int = typer.Option(None, "--nn-epochs", min=1, help="nn/nn_ps: the most full-batch epochs considered "
                                   "(default 300); the number used is chosen by k-fold cross-validation every 10 "
                                   "epochs, then the final network is trained on every study for that many."),
-    nn_folds: int = typer.Option(5, "--nn-folds", min=2, help="nn/nn_ps: k, the cross-validation folds (default 5), "
+    nn_folds: int = typer.Option(None, "--nn-folds", min=2, help="nn/nn_ps: k, the cross-validation folds (default 5), "
                                  "drawn with --seed."),
-    nn_scoring: str = typer.Option(NN_LABELS_FROM[0], "--nn-scoring", help="nn/nn_ps: which labels a study with an "
+    nn_scoring: str = typer.Option(None, "--nn-scoring", help="nn/nn_ps: which labels a study with an "
                                    "adjudicated label gets, and so is scored on: out-of-fold (default; the fold "
                                    "model that did not see it) or in-sample (the final network, trained on it too: "
                                    "optimistic against the reference it learnt)."),
@@ -124,42 +123,22 @@ def fuse(
     """
     reader_list = _split(readers, option="--readers")
     method_list = _split(methods, option="--methods")
-    finding_list = split_list(findings, option="--findings")
     check_inputs(*[("--labels", p) for p in labels], *([("--load-model", load_model)] if load_model else []))
-    if labels_format not in LABELS_FORMATS:
-        raise InvalidParameterError(f"--labels-format must be one of {list(LABELS_FORMATS)}; got {labels_format!r}.")
-    params = _method_params(method_list, load_model, nn_hidden=nn_hidden, nn_epochs=nn_epochs, nn_folds=nn_folds,
-                            nn_scoring=nn_scoring, mace_method=mace_method)
-    if studies not in ("each", "common") or (studies == "common" and adjudicated is None):
-        raise InvalidParameterError(f"--studies must be each or common (common needs --adjudicated). Got {studies!r}.")
     inputs = [*labels, *([load_model] if load_model else [])]
-    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs,
-                                                   meta={"seed": seed, "method_params": params,
-                                                         "design": {"studies": studies}}) as d:
+    meta: dict[str, object] = {"seed": seed, "design": {"studies": studies}}
+    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d:
         table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
-        if studies == "common":  # the comparison design of classify/rank/agree
-            from ..agreement import common_study_labels
-
-            table = common_study_labels(table, [*reader_list, adjudicated])
         with progress() as prog:
-            task = prog.add(f"fusing {len(reader_list)} readers with {', '.join(method_list)}"
-                            + (f" and the model {load_model}" if load_model else ""))
-            parallel = not ex.in_process
-            spill = d / ".fuse-spill"
-            res = fuse_and_compare(table, reader_list, method_list, adjudicated=adjudicated, findings=finding_list,
-                                   not_mentioned=not_mentioned, rng=seed, params=params, model=load_model,
-                                   include_inputs=write_inputs, executor=ex if parallel else None,
-                                   spill_dir=spill if parallel else None)
-            shutil.rmtree(spill, ignore_errors=True)
-            prog.done(task)
+            res = fuse_and_compare(table, reader_list, method_list, adjudicated=adjudicated,
+                                   findings=split_list(findings, option="--findings"), not_mentioned=not_mentioned,
+                                   rng=seed, model=load_model, include_inputs=write_inputs, executor=ex,
+                                   spill_dir=d, studies=cast(Studies, studies), nn_hidden=nn_hidden, nn_epochs=nn_epochs,
+                                   nn_folds=nn_folds, nn_scoring=nn_scoring, mace_method=mace_method,
+                                   labels_format=labels_format, save_model=save_model,
+                                   title=f"cxreval fuse: {', '.join(str(p) for p in labels)}", progress=prog)
+            meta["method_params"] = res.params
             task = prog.add("writing")
-            written = res.save(d, labels_format=labels_format)
-            if save_model:
-                for m in ("nn", "nn_ps"):
-                    if m in res.estimators and m not in res.applied:
-                        res.estimators[m].save(d / f"{m}_model.npz")  # type: ignore[attr-defined]
-                        written[f"{m}_model"] = d / f"{m}_model.npz"
-            write_summary(d, res.summary(f"cxreval fuse: {', '.join(str(p) for p in labels)}"))
+            written = {k: p for k, p in res.save(d).items() if k != "summary"}
             prog.done(task)
     for w in res.warnings:  # summarised once per run with the other warnings (cli.main)
         warnings.warn(w, CxrevalWarning, stacklevel=1)
@@ -172,34 +151,6 @@ def fuse(
     else:
         typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out} "
                    f"(methods available: {', '.join(list_fusion())})")
-
-
-def _method_params(methods: list[str], load_model: Path | None, *, nn_hidden: int, nn_epochs: int, nn_folds: int,
-                   nn_scoring: str, mace_method: str) -> dict[str, dict[str, object]]:
-    """The ``params`` of :func:`~cxreval.fusion.fuse_and_compare` for the methods trained: the --nn-* options for
-    nn/nn_ps, --mace-method for mace (recorded in run.json and summary.md)."""
-    if nn_scoring not in NN_LABELS_FROM:
-        raise InvalidParameterError(f"--nn-scoring must be one of {list(NN_LABELS_FROM)}. Got {nn_scoring!r}.")
-    if mace_method not in MACE_METHODS:
-        raise InvalidParameterError(f"--mace-method must be one of {list(MACE_METHODS)}. Got {mace_method!r}.")
-    nn = {"hidden": nn_hidden, "max_epochs": nn_epochs, "n_folds": nn_folds, "labels_from": nn_scoring}
-    trained = [m for m in ("nn", "nn_ps") if m in methods]
-    if load_model is not None:
-        defaults = {"hidden": 32, "max_epochs": 300, "n_folds": 5, "labels_from": NN_LABELS_FROM[0]}
-        if nn != defaults:
-            raise InvalidParameterError("--nn-hidden, --nn-epochs, --nn-folds and --nn-scoring train a model; "
-                                        f"--load-model {load_model} applies one as it was trained. Leave them out.")
-        trained = [m for m in trained if m != _loaded_method(load_model)]
-    params: dict[str, dict[str, object]] = {m: dict(nn) for m in trained}
-    if "mace" in methods:
-        params["mace"] = {"method": mace_method}
-    return params
-
-
-def _loaded_method(path: Path) -> str:
-    from ..fusion.neural import load_neural_fusion
-
-    return "nn_ps" if getattr(load_neural_fusion(path), "specialists", False) else "nn"
 
 
 def register(app: typer.Typer) -> None:

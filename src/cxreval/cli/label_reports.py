@@ -9,19 +9,7 @@ import typer
 
 from ..datasets.report_files import read_report_file
 from ..exceptions import InvalidParameterError, SchemaError
-from ..io import write_summary
-from ..labeller import (
-    CONVENTIONS,
-    DEFAULT_CONVENTIONS,
-    SECTION_CHOICES,
-    SOURCE_NAMES,
-    VOCABULARIES,
-    check_report_table,
-    compute_precision_recall,
-    label_reports,
-    load_rules,
-    resolve_reference,
-)
+from ..labeller import CONVENTIONS, DEFAULT_CONVENTIONS, VOCABULARIES, label_reports
 from ..labels import read_label_tables
 from ..outputs import check_output_path
 from ._common import (
@@ -31,6 +19,7 @@ from ._common import (
     echo_json,
     executor_option,
     findings_option,
+    json_option,
     open_output,
     out_option,
     overwrite_option,
@@ -49,7 +38,8 @@ def label_reports_command(
     reports: Path = typer.Option(None, "--reports", help="(Required.) Reports: a CSV/Parquet with study_id, [patient_id,] and text "
                                  "or one column per section (findings, impression, ...); or the OpenI archive "
                                  "NLMCXR_reports.tgz or a folder of its XML files."),
-    out: Path = out_option("(Required.) Output folder (written atomically; must not exist unless --overwrite).",
+    out: Path = out_option("(Required; no default.) Output folder (written atomically; must not exist unless "
+                           "--overwrite).",
                            default=None),
     sections: str = typer.Option("findings,impression,whole", "--sections",
                                  help="Comma-separated label sources to write: findings (report_findings), "
@@ -84,7 +74,7 @@ def label_reports_command(
     print_rules: bool = typer.Option(False, "--print-rules", help="Print the packaged rules of --vocabulary (YAML) "
                                      "and exit; a starting point for --rules."),
     overwrite: bool = overwrite_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the run summary as JSON."),
+    json_out: bool = json_option("Print the run summary as JSON."),
 ) -> None:
     """Label findings in report text per section; write labels.csv/.parquet, mentions.csv, notes.csv, summary.json.
 
@@ -106,51 +96,28 @@ def label_reports_command(
     missing = [o for o, v in (("--reports", reports), ("--out", out)) if v is None]
     if missing:
         raise InvalidParameterError(f"Missing option {' and '.join(missing)} (only --print-rules runs without them).")
-    secs = tuple(x.strip() for x in sections.split(",") if x.strip())
-    if uncertain not in ("negative", "positive"):
-        raise InvalidParameterError(f"--uncertain must be 'negative' or 'positive'. Got {uncertain!r}.")
-    bad = [x for x in secs if x not in SECTION_CHOICES]
-    if bad or not secs:
-        raise InvalidParameterError(f"--sections must be a comma-separated subset of {list(SECTION_CHOICES)}. "
-                                    f"Got {sections!r}.")
-    predicted = SOURCE_NAMES["whole" if "whole" in secs or len(secs) > 1 else secs[0]]
-    if validate_against is not None and "whole" not in secs and len(secs) > 1:
-        raise InvalidParameterError(f"--validate-against scores one source: the 'whole' source, or the only one of "
-                                    f"--sections. Got --sections {sections!r}; add 'whole' or give one section.")
-    fs = split_list(findings, option="--findings")
-    if validate_against is None and (fs or reference_source is not None):
-        raise InvalidParameterError("--findings and --reference-source choose what --validate-against scores; "
-                                    "give --validate-against LABELS too (or leave them out).")
     if not Path(reports).exists():
         raise SchemaError(f"File {str(reports)!r} does not exist.")
     check_inputs(("--validate-against", validate_against))
     with cli_executor(executor) as ex:  # a bad --executor fails here, before any input is read
-        check_output_path(out, overwrite=overwrite,
-                          inputs=[p for p in (reports, rules, validate_against) if p is not None])
-        rs = load_rules(rules, vocabulary=vocabulary, conventions=conventions)
+        inputs = [reports] + [p for p in (rules, validate_against) if p is not None]
+        check_output_path(out, overwrite=overwrite, inputs=inputs)
         ref = None if validate_against is None else read_label_tables([validate_against],
                                                                       state_encoding=state_encoding,
                                                                       blank_state=blank_state)[0]
-        if ref is not None:  # a wrong reference source fails before any labelling
-            reference_source = resolve_reference(ref, reference_source)
         read = read_report_file(reports)
-        check_report_table(read.table, where=f"file {str(reports)!r}")  # bad input fails before the folder opens
-        inputs = [reports] + [p for p in (rules, validate_against) if p is not None]
-        with open_output(out, overwrite=overwrite, inputs=inputs,
-                         meta={"sections": list(secs), "vocabulary": vocabulary, "conventions": conventions,
-                               "rules": rs.to_dict()}) as d, \
+        meta: dict[str, object] = {"sections": [x.strip() for x in sections.split(",") if x.strip()],
+                                   "vocabulary": vocabulary, "conventions": conventions}
+        with open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d, \
                 progress(enabled=None if len(read.table) >= _PROGRESS_MIN else False) as prog:
-            res = label_reports(read.table, sections=secs, rules=rs, executor=ex, chunk_size=chunk_size,
-                                where=f"file {str(reports)!r}", progress=prog, read=read.report)
+            res = label_reports(read, sections=sections, rules=rules, vocabulary=vocabulary, conventions=conventions,
+                                executor=ex, chunk_size=chunk_size, where=f"file {str(reports)!r}", progress=prog,
+                                reference_labels=ref, reference=reference_source,
+                                findings=split_list(findings, option="--findings"), uncertain=uncertain,
+                                n_resamples=n_resamples, rng=seed)
+            meta["rules"] = res.rules.to_dict()
             res.save(d)
-            val = None
-            if ref is not None:
-                val = compute_precision_recall(res.labels, reference_labels=ref, reference=reference_source,
-                                               predicted=predicted, findings=fs, uncertain=uncertain,
-                                               n_resamples=n_resamples, rng=seed)
-                val.save(d)
-            write_summary(d, res.summary() + ("" if val is None else "\n## Against " + val.reference + "\n\n"
-                                              + val.summary() + "\n"))
+    val = res.validation
     if json_out:
         echo_json(res.to_dict() | ({} if val is None else {"validation": val.to_dict()}))
     else:

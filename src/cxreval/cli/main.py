@@ -235,8 +235,8 @@ _PARAM_RE = re.compile(r"The '(\w+)' parameter of [\w.]+ ")
 _NP_REPR_RE = re.compile(r"np\.(?:float|int|uint|bool_)\d*\(([^()]*)\)")
 _PARAM_FLAGS = {"rng": "--seed", "T_values": "--t-value", "strict_T": "--inclusive-t", "T_iou": "--t-iou",
                 "image_shape": "--image-size", "url": "--db", "reference": "--reference-source", "models": "--model",
-                "mirror": "--data-mirror",
-                "studies='intersection'": "--intersect"}
+                "mirror": "--data-mirror", "model": "--load-model", "reference_labels": "--validate-against",
+                "studies='each'": "--intersect"}
 """Library parameters (or ``parameter='value'``) whose command-line option is not ``--`` + the parameter name
 with dashes."""
 _NAMED_PARAM_RE = re.compile(r"(?<![^\s(\[`,;:])([A-Za-z_]\w*)=(?:'([^'\s]*)'|(True|False)\b)?")
@@ -309,7 +309,7 @@ def user_message(msg: str, args: Sequence[str]) -> str:
         option, on, off = found
         value = m.group(2) if m.group(2) is not None else m.group(3)
         alias = by_option.get(_PARAM_FLAGS.get(f"{m.group(1)}='{value}'", ""))
-        if alias is not None and alias[1] is not None:  # a value that is a flag: studies='intersection'
+        if alias is not None and alias[1] is not None:  # a value that is a flag: studies='each' (agree's --intersect)
             return alias[1]
         if m.group(3) is not None and on is not None:  # a flag: overwrite=True -> --overwrite
             return on if value == "True" else off or m.group(0)

@@ -10,7 +10,7 @@ the first two digits (``p10`` ... ``p19``); the file name is ``s`` + ``study_id`
 A report is written with upper-case section headers followed by a colon (``EXAMINATION:``,
 ``INDICATION:``, ``TECHNIQUE:``, ``COMPARISON:``, ``FINDINGS:``, ``IMPRESSION:``; some reports start with
 ``WET READ:`` or ``FINAL REPORT``). The table keeps each report's whole ``text``: the labeller
-(``cxreval label-reports``, :func:`cxreval.labeller.sections.split_sections`) finds the sections and labels
+(``cxreval label-reports``, :func:`cxreval.labeller.split_sections`) finds the sections and labels
 FINDINGS and IMPRESSION; the others (the reason for the study, the technique, the comparison) are not
 labelled.
 

@@ -87,27 +87,20 @@ def _sec_audit(ctx: DemoContext) -> str:
 
 
 def _agreement_section(ctx: DemoContext, name: str, labels: pd.DataFrame, pairs: list[tuple[str, str]], *,
-                       flow_pairs: list[tuple[str, str]] | None = None, title: str = "",
-                       meta: dict[str, object] | None = None, **options: object) -> str:
-    """Save what ``cxreval agree --labels L --pairs PAIRS [options]`` writes into the section folder ``name``.
+                       title: str = "", meta: dict[str, object] | None = None, **options: object) -> str:
+    """Save what ``cxreval agree --labels L --pairs PAIRS [options]`` writes into the section folder ``name``
+    (:func:`cxreval.agreement.compare_sources`, the command's job, with the same ``options``: ``flow_pairs``,
+    ``finding_map``...).
 
-    With ``flow_pairs``, the flows and omissions are those of a second ``cxreval agree`` run on ``flow_pairs``
-    (the agreement and prevalence those of ``pairs``). ``meta`` goes to the section's run.json; with ``title``
-    (Markdown), ``summary.md`` is the title followed by the studies each pair compared (:func:`_pair_drops`).
-    Returns the folder.
+    ``meta`` goes to the section's run.json; with ``title`` (Markdown), ``summary.md`` is the title followed by the
+    studies each pair compared (:func:`_pair_drops`), without it the folder holds the tables only. Returns the
+    folder.
     """
     ag = need("cxreval.agreement", "agreement", "cxreval agree")
     ctx.meta.update(meta or {})
     res = ag.compare_sources(labels, pairs, **options)
     out = ctx.folder(name)
-    if flow_pairs is None:
-        res.save(out)
-    else:
-        res.agreement.save(out)
-        res.prevalence.save(out)
-        flows = ag.compare_sources(labels, flow_pairs, **options)
-        flows.flows.save(out)
-        flows.omissions.save(out)
+    res.save_tables(out)
     if title:
         write_summary(out, title + _pair_drops(res.agreement))
     return str(out)
@@ -141,19 +134,18 @@ def _sec_nih_google_agreement(ctx: DemoContext) -> str:
     import tempfile
 
     need("cxreval.agreement", "agreement", "cxreval agree")
-    from ..finding_maps import NIH_TO_GOOGLE, finding_map_table, map_label_table
-    from ..io import write_table
+    from ..finding_maps import NIH_TO_GOOGLE
     from ..labels import read_label_tables
 
     with tempfile.TemporaryDirectory() as tmp:
         table, _ = read_label_tables(_exported_labels(ctx, Path(tmp)))
-    labels = map_label_table(table, NIH_TO_GOOGLE)
-    n = labels.loc[labels["source"] == "google_expert", "study_id"].nunique()
+    n = table.loc[table["source"] == "google_expert", "study_id"].nunique()
     ctx.meta["commands"] = [*_export_commands(), "cxreval agree -l nih/labels.parquet -l google/labels.parquet "
                             "--finding-map nih_to_google --studies common --pairs google_expert:nih_textmined "
                             "-o nih_vs_google_agreement"]
-    folder = _agreement_section(
-        ctx, "nih_vs_google_agreement", labels, [("google_expert", "nih_textmined")], studies="common",
+    return _agreement_section(
+        ctx, "nih_vs_google_agreement", table, [("google_expert", "nih_textmined")], studies="common",
+        finding_map=NIH_TO_GOOGLE,
         meta={"label_policy": "weighted κ over the ordered states; Low/High κ resolve uncertain labels "
                               "pessimistically/optimistically",
               "studies": "common: per finding, the studies both sources label",
@@ -161,8 +153,6 @@ def _sec_nih_google_agreement(ctx: DemoContext) -> str:
         title=f"# NIH text-mined vs Google expert labels\n\n{n} ChestX-ray14 images with Google's adjudicated "
               "expert labels; NIH labels mapped to Google's findings with the finding map nih_to_google "
               "(cxreval.finding_maps.NIH_TO_GOOGLE: OR of the NIH findings).\n\n")
-    write_table(finding_map_table(NIH_TO_GOOGLE), Path(folder), "finding_map")
-    return folder
 
 
 def _sec_nih_models(ctx: DemoContext) -> str:
@@ -284,7 +274,7 @@ def _sec_chexpert_agreement(ctx: DemoContext) -> str:
                             + ",".join(f"{a}:{b}" for a, b in flow_pairs)
                             + f" -f {','.join(CHEXPERT_COMPETITION)} --intersect -o chexpert_agreement"]
     return _agreement_section(
-        ctx, "chexpert_agreement", labels, pairs, flow_pairs=flow_pairs, studies="intersection",
+        ctx, "chexpert_agreement", labels, pairs, flow_pairs=flow_pairs, studies="each",
         findings=list(CHEXPERT_COMPETITION),
         meta={"label_policy": "report labelers' blanks count as negative (not mentioned); weighted κ, "
                               "Low/High κ over uncertain labels", "studies": "intersection of each pair",
@@ -300,7 +290,8 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
     methods = [m for m in ("mv", "or", "and", "ds", "mace") if m in fu.list_fusion()]
     labels, commands = _chexpert_label_table(ctx)
     res = fu.fuse_and_compare(labels, list(CHEXPERT_GT_READERS), methods, adjudicated="consensus",
-                              findings=list(CHEXPERT_COMPETITION), rng=ctx.rng)
+                              findings=list(CHEXPERT_COMPETITION), rng=ctx.rng,
+                              title="CheXpert test set: fusing the 5 ground-truth readers")
     ctx.meta.update({"readers": list(CHEXPERT_GT_READERS), "reference": "consensus (groundtruth.csv)",
                      "vocabulary": "CheXpert competition findings", "methods": methods})
     ctx.meta["commands"] = [*commands, f"cxreval fuse -l chexpert/labels.parquet --readers "
@@ -308,7 +299,7 @@ def _sec_chexpert_fusion(ctx: DemoContext) -> str:
                             f"-f {','.join(CHEXPERT_COMPETITION)} --seed {ctx.rng} -o chexpert_fusion"]
     out = ctx.folder("chexpert_fusion")
     res.save(out)
-    write_summary(out, res.summary("CheXpert test set: fusing the 5 ground-truth readers") + "\n\nEach method "
+    write_summary(out, res.summary() + "\n\nEach method "
                   f"fuses readers {', '.join(CHEXPERT_GT_READERS)}; agreement with the published majority vote "
                   "(groundtruth.csv).")
     return str(out)
@@ -491,9 +482,8 @@ def _sec_openi_reports(ctx: DemoContext) -> str:
     held_out = mesh["study_id"].unique()
     # as `cxreval label-reports --sections whole --validate-against MESH --findings chestxray8`: every report
     # labelled, scored on the reference's studies
-    lab = rp.label_reports(text, sections="whole").labels
-    val = rp.compute_precision_recall(lab, reference_labels=mesh, reference="openi_mesh", predicted="report",
-                                      findings=CHESTXRAY8, n_resamples=ctx.n_resamples, rng=ctx.rng)
+    val = rp.label_reports(text, sections="whole", reference_labels=mesh, reference="openi_mesh",
+                           findings=CHESTXRAY8, n_resamples=ctx.n_resamples, rng=ctx.rng).validation
     # as `cxreval label-reports --sections findings,impression --vocabulary chexpert` then `cxreval agree
     # --studies common`: a report without one of the sections has it `missing`, so the pair compares (and the
     # prevalence counts) the reports with both sections

@@ -43,17 +43,20 @@ from ._base import (
     list_fusion,
     register_fusion,
 )
-from .dawid_skene import DawidSkene
-from .label_table import annotations_from_labels, fuse_and_compare, fuse_labels, fusion_agreement
-from .mace import MACE
-from .majority_vote import FuseAnd, FuseOr, MajorityVote
-from .neural import NeuralFusion, NeuralFusionPS, load_neural_fusion
-from .result import (
+from ._dawid_skene import ERRORS_COLUMNS, DawidSkene, dawid_skene_em
+from ._label_table import annotations_from_labels, fuse_and_compare, fuse_labels, fusion_agreement
+from ._mace import COMPETENCE_COLUMNS, MACE, MACE_METHODS, SPAMMING_COLUMNS, mace_fit, mace_starts
+from ._majority_vote import FuseAnd, FuseOr, MajorityVote, vote_counts
+from ._neural import LABELS_FROM, MODEL_FORMAT, NeuralFusion, NeuralFusionPS, load_neural_fusion, macro_f1
+from ._result import (
     CONVERGENCE_COLUMNS,
     FUSION_AGREEMENT_COLUMNS,
     LABELS_FORMATS,
+    METHOD,
     WARNING_COLUMNS,
     FusionResult,
+    convergence_table,
+    method_settings,
 )
 
 __all__ = [
@@ -64,6 +67,9 @@ __all__ = [
     "CONVERGENCE_COLUMNS",
     "WARNING_COLUMNS",
     "LABELS_FORMATS",
+    "METHOD",
+    "convergence_table",
+    "method_settings",
     "annotations_from_labels",
     "fuse_labels",
     "fuse_and_compare",
@@ -75,9 +81,20 @@ __all__ = [
     "MajorityVote",
     "FuseOr",
     "FuseAnd",
+    "vote_counts",
     "DawidSkene",
+    "dawid_skene_em",
+    "ERRORS_COLUMNS",
     "MACE",
+    "MACE_METHODS",
+    "mace_fit",
+    "mace_starts",
+    "COMPETENCE_COLUMNS",
+    "SPAMMING_COLUMNS",
     "NeuralFusion",
     "NeuralFusionPS",
     "load_neural_fusion",
+    "macro_f1",
+    "MODEL_FORMAT",
+    "LABELS_FROM",
 ]

@@ -1,5 +1,5 @@
 """Shared machinery of the label-fusion estimators: input validation and encoding, the estimator base
-classes and the method registry. Fusion on a long label table is :mod:`cxreval.fusion.label_table`.
+classes and the method registry. Fusion on a long label table is :func:`cxreval.fusion.fuse_labels`.
 
 The fusion input (the *annotation table*) is long, one row per ``(study_id, source)`` and, optionally,
 ``finding``, in the label vocabulary (:mod:`cxreval.schema`):

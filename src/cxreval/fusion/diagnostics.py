@@ -3,7 +3,7 @@
 MACE assumes the true label uniform over every state used (no class prior) and lets a reader's uncertain
 answers be "knowing" answers. On readers who never see an uncertain truth but all answer "uncertain" now and
 then, it can fuse many items to *uncertain* -- far more than any reader says it (see
-:mod:`cxreval.fusion.mace`). :func:`state_share_ratios` measures this, :func:`overfused_states` turns it into
+:class:`cxreval.fusion.MACE`). :func:`state_share_ratios` measures this, :func:`overfused_states` turns it into
 warnings that :func:`~cxreval.fusion.fuse_labels` and ``cxreval fuse`` report.
 """
 

@@ -1,11 +1,11 @@
 """Report-derived labels: a section-aware, rule-based labeller for radiology report text.
 
 The pipeline: :func:`~cxreval.datasets.report_files.read_report_file` (CSV/Parquet, or the OpenI archive) ->
-:func:`~cxreval.labeller.sections.split_sections` (FINDINGS, IMPRESSION and their header variants) ->
-:class:`~cxreval.labeller.engine.Engine` (sentences, finding mentions, scoped negation and uncertainty)
--> :func:`~cxreval.labeller.labeller.label_reports` (report-level states per section source, every one
-traced to its mentions) -> :func:`~cxreval.labeller.validation.compute_precision_recall` (scoring against a
-reference source with bootstrap CIs). The phrases and triggers are YAML data (:mod:`cxreval.labeller.rules`).
+:func:`~cxreval.labeller.split_sections` (FINDINGS, IMPRESSION and their header variants) ->
+:class:`~cxreval.labeller.Engine` (sentences, finding mentions, scoped negation and uncertainty)
+-> :func:`~cxreval.labeller.label_reports` (report-level states per section source, every one
+traced to its mentions) -> :func:`~cxreval.labeller.compute_precision_recall` (scoring against a
+reference source with bootstrap CIs). The phrases and triggers are YAML data (:func:`cxreval.labeller.load_rules`).
 
 Examples
 --------
@@ -16,10 +16,18 @@ Examples
 '           source  state\\n  report_findings     -1\\nreport_impression      2'
 """
 
-from .engine import Engine, MentionArrays, get_engine, split_sentences, tokenize
-from .io import ReportTable, check_report_table
-from .labeller import MENTION_COLUMNS, SECTION_CHOICES, SOURCE_NAMES, ReportLabelsResult, label_reports
-from .rules import (
+from ._engine import Engine, MentionArrays, get_engine, split_sentences, tokenize
+from ._io import ReportTable, check_report_table
+from ._labeller import (
+    CONTEXT_SECTIONS,
+    MENTION_COLUMNS,
+    SECTION_CHOICES,
+    SENTENCE_TEXT_MAX,
+    SOURCE_NAMES,
+    ReportLabelsResult,
+    label_reports,
+)
+from ._rules import (
     CATEGORIES,
     CONVENTIONS,
     DEFAULT_CONVENTIONS,
@@ -30,8 +38,8 @@ from .rules import (
     load_rules,
     packaged_rules_text,
 )
-from .sections import HEADERS, LABELLED_SECTIONS, Section, split_sections
-from .validation import (
+from ._sections import HEADERS, LABELLED_SECTIONS, Section, split_sections
+from ._validation import (
     NIH_LABELLER_OPENI,
     PRF_COLUMNS,
     LabellerValidationResult,
@@ -43,7 +51,8 @@ from .validation import (
 __all__ = [
     "Engine", "MentionArrays", "get_engine", "split_sentences", "tokenize",
     "ReportTable", "check_report_table",
-    "MENTION_COLUMNS", "SECTION_CHOICES", "SOURCE_NAMES", "ReportLabelsResult", "label_reports",
+    "CONTEXT_SECTIONS", "MENTION_COLUMNS", "SECTION_CHOICES", "SENTENCE_TEXT_MAX", "SOURCE_NAMES", "ReportLabelsResult",
+    "label_reports",
     "CATEGORIES", "CONVENTIONS", "DEFAULT_CONVENTIONS", "VOCABULARIES", "MentionRule", "RuleSet", "TriggerRule", "load_rules", "packaged_rules_text",
     "HEADERS", "LABELLED_SECTIONS", "Section", "split_sections",
     "NIH_LABELLER_OPENI", "PRF_COLUMNS", "LabellerValidationResult", "compute_precision_recall",

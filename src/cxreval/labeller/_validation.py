@@ -34,8 +34,9 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._typing import RNGLike
 from .._validation import check_choice, check_positive_int
-from ..agreement.pairs import expand_findings
+from ..agreement import expand_findings
 from ..bootstrap import draw_plan
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io import markdown_table
@@ -160,7 +161,7 @@ def resolve_reference(reference_labels: pd.DataFrame | None, reference: str | No
 def compute_precision_recall(labels: pd.DataFrame, *, reference: str | None = None, predicted: str,
                              reference_labels: pd.DataFrame | None = None, findings: Sequence[str] | None = None,
                              uncertain: str = "negative", n_resamples: int = 1000, confidence_level: float = 0.95,
-                             rng: int | np.random.Generator | None = None) -> LabellerValidationResult:
+                             rng: RNGLike = None) -> LabellerValidationResult:
     """Precision, recall and F1 of ``predicted`` against ``reference`` per finding, micro and macro, with CIs.
 
     Parameters

@@ -1,7 +1,7 @@
 """Fusion on a long label table: the readers' labels of every finding fused by several methods into new
 sources ``fused_<method>`` (:func:`fuse_labels`), and each method scored against a reference source
 (:func:`fuse_and_compare`, what ``cxreval fuse`` and the demo run). Both return a
-:class:`~cxreval.fusion.result.FusionResult`, which owns the files written.
+:class:`~cxreval.fusion.FusionResult`, which owns the files written.
 
 Examples
 --------
@@ -34,13 +34,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from .._typing import FindingsLike, PathLike, RNGLike
-from .._validation import did_you_mean, normalize_rng
-from ..agreement import compute_agreement
-from ..agreement.pairs import expand_findings
+from .._typing import FindingsLike, PathLike, RNGLike, Studies
+from .._validation import check_choice, did_you_mean, normalize_rng
+from ..agreement import compute_agreement, expand_findings
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import XQA_SELECTED
 from ..labels import validate_label_table
+from ..results import as_table
 from ..schema import (
     FINDING,
     P_POSITIVE,
@@ -53,12 +53,13 @@ from ..schema import (
     resolve_not_mentioned,
 )
 from ._base import _REGISTRY, GroupedFusion, encode_annotations, list_fusion
+from ._result import FUSION_AGREEMENT_COLUMNS, LABELS_FORMATS, METHOD, FusionResult, convergence_table
 from .diagnostics import overfused_states
-from .result import FUSION_AGREEMENT_COLUMNS, METHOD, FusionResult, convergence_table
 
 if TYPE_CHECKING:
-    from ..executor import Executor
-    from .neural import NeuralFusion
+    from ..executor import ExecutorLike
+    from ..progress import Progress
+    from ._neural import NeuralFusion
 
 __all__ = ["annotations_from_labels", "fuse_labels", "fuse_and_compare", "fusion_agreement"]
 
@@ -119,7 +120,7 @@ def fuse_labels(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[
                      adjudicated: str | None = None, findings: Sequence[str] | None = None,
                      not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = None,
                      params: dict[str, dict[str, object]] | None = None,
-                     fitted: dict[str, object] | None = None, executor: Executor | str | None = None,
+                     fitted: dict[str, object] | None = None, executor: ExecutorLike = None,
                      spill_dir: PathLike | None = None) -> FusionResult:
     """Fuse the labels of ``readers`` in a long label table with each of ``methods``.
 
@@ -182,7 +183,7 @@ def fuse_labels(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[
 
 def _fuse(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *, adjudicated: str | None,
           findings: Sequence[str] | str | None, not_mentioned: str | LabelPolicy, rng: RNGLike,
-          params: dict[str, dict[str, object]] | None, fitted: dict[str, object] | None, executor: Executor | str | None,
+          params: dict[str, dict[str, object]] | None, fitted: dict[str, object] | None, executor: ExecutorLike,
           spill_dir: str | os.PathLike[str] | None) -> FusionResult:
     """:func:`fuse_labels` on a validated label table."""
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="fuse_labels").not_mentioned
@@ -349,7 +350,7 @@ def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str
                      ) -> pd.DataFrame:
     """Agreement of each ``fused_<method>`` source with ``adjudicated`` (the reference = F1 ``y_true``) on the
     studies both label, per finding plus macro/micro over the XQA selected findings present and over all;
-    columns :data:`~cxreval.fusion.result.FUSION_AGREEMENT_COLUMNS`."""
+    columns :data:`~cxreval.fusion.FUSION_AGREEMENT_COLUMNS`."""
     ref = labels[labels[SOURCE] == adjudicated]
     cols = [STUDY_ID, FINDING, SOURCE, STATE]
     table = pd.concat([ref[cols], fused[cols]], ignore_index=True)
@@ -357,7 +358,7 @@ def fusion_agreement(labels: pd.DataFrame, fused: pd.DataFrame, adjudicated: str
     if not findings:
         raise InvalidParameterError(f"The adjudicated source {adjudicated!r} labels none of the fused findings.")
     agr = compute_agreement(table, [(adjudicated, f"fused_{m}") for m in methods], findings=findings,
-                            finding_sets=_finding_sets(findings), studies="intersection").table
+                            finding_sets=_finding_sets(findings), studies="each").table
     agr.insert(0, METHOD, agr.pop("pair").str.split(":").str[1].str.removeprefix("fused_"))
     agr["finding_set"] = agr["finding_set"].fillna("")
     return agr[list(FUSION_AGREEMENT_COLUMNS)]
@@ -367,7 +368,7 @@ def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str],
                  model: NeuralFusion | str | os.PathLike[str]
                  ) -> tuple[pd.DataFrame, list[str], list[str], dict[str, object], str]:
     """Map ``readers`` onto a fitted neural model's readers: ``(labels, readers, methods, fitted, note)``."""
-    from .neural import load_neural_fusion
+    from ._neural import load_neural_fusion
 
     where, origin = "the fitted model", "given fitted"
     if isinstance(model, (str, os.PathLike)):
@@ -392,44 +393,90 @@ def _apply_model(labels: pd.DataFrame, readers: list[str], methods: list[str],
     return labels, model_readers, [m for m in methods if m != name], {name: model}, note
 
 
-def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[str], *,
+def fuse_and_compare(labels: object, readers: Sequence[str], methods: Sequence[str], *,
                      adjudicated: str | None = None, findings: FindingsLike = None,
                      not_mentioned: str | LabelPolicy = "negative", rng: RNGLike = None,
                      params: dict[str, dict[str, object]] | None = None, model: NeuralFusion | str | os.PathLike[str] | None = None,
-                     include_inputs: bool = False, executor: Executor | str | None = None,
-                     spill_dir: PathLike | None = None) -> FusionResult:
+                     include_inputs: bool = False, executor: ExecutorLike = None,
+                     spill_dir: PathLike | None = None, studies: Studies = "each", nn_hidden: int | None = None,
+                     nn_epochs: int | None = None, nn_folds: int | None = None, nn_scoring: str | None = None,
+                     mace_method: str | None = None, labels_format: str = "both", save_model: bool = False,
+                     title: str = "Label fusion", progress: Progress | None = None) -> FusionResult:
     """Fuse ``readers`` with each of ``methods`` (:func:`fuse_labels`) and score the fused sources: each
     against ``adjudicated`` (``fusion_agreement``) and against each other (``method_agreement``).
 
-    This is what ``cxreval fuse`` and the demo's fusion section run; ``res.save(folder)`` writes the files.
+    This is the job of ``cxreval fuse`` (and the demo's fusion section): ``res.save(folder)`` writes every file
+    the command writes but ``run.json``.
 
     Parameters
     ----------
-    labels, readers, methods, adjudicated, findings, not_mentioned, rng, params, executor, spill_dir
+    labels : DataFrame, ReadResult or list of them
+        Long label table(s) (several are concatenated: :func:`cxreval.results.as_table`).
+    readers, methods, adjudicated, findings, not_mentioned, rng, params, executor
         As :func:`fuse_labels`; ``adjudicated`` (a reference source) is also the source every method is
         scored against.
+    spill_dir : path, optional
+        A folder in which the executor's workers read their arrays, in a subfolder removed at the end
+        (default: a temporary folder); on a multi-machine cluster it must be on storage every worker sees.
     model : NeuralFusion, path or None
         A fitted ``nn`` / ``nn_ps`` model, or the ``.npz`` file of one (:meth:`NeuralFusion.save`), applied
         instead of trained (its method is dropped from ``methods``). ``readers`` are mapped onto the model's
         readers by name, else in the model's (sorted) reader order (the sources of ``labels`` are renamed).
     include_inputs : bool, default=False
         Keep the input label table on the result, written before the fused sources into ``fused_labels``.
+    studies : {'each', 'common'}, default='each'
+        ``'each'``: every study any reader labels; ``'common'`` (needs ``adjudicated``; the comparison design of
+        ``cxreval classify``/``rank``/``agree``): per finding, only the studies every reader and the adjudicated
+        reference label (:func:`cxreval.agreement.common_study_labels`).
+    nn_hidden, nn_epochs, nn_folds, nn_scoring : optional
+        The settings of the trained ``nn`` / ``nn_ps`` methods: :class:`NeuralFusion`'s ``hidden``, ``epochs``,
+        ``n_folds`` and ``labels_from`` (default: the estimator's, 32, 300, 5 and ``'out-of-fold'``); refused
+        with ``model`` (a model is applied as it was trained).
+    mace_method : {'vb', 'em'}, optional
+        MACE's ``method`` (default the estimator's, ``'vb'``).
+    labels_format : {'csv', 'parquet', 'both'}, default='both'
+        How :meth:`FusionResult.save` writes ``fused_labels``.
+    save_model : bool, default=False
+        :meth:`FusionResult.save` also writes each trained ``nn`` / ``nn_ps`` model as ``<method>_model.npz``.
+    title : str, default='Label fusion'
+        The heading of ``summary.md``.
+    progress : Progress, optional
+        A task for the fusion (:class:`cxreval.progress.Progress`; the CLI's progress bars).
 
     Returns
     -------
     res : FusionResult
         With ``agreement`` when ``adjudicated`` is given and ``method_agreement`` with two or more methods.
     """
-    labels = validate_label_table(labels, require_patient=False)
+    from ..progress import as_progress
+
+    progress = as_progress(progress, func="fuse_and_compare")
+    labels = validate_label_table(as_table(labels, name="labels", func="fuse_and_compare"), require_patient=False)
     readers, methods = [str(r) for r in readers], list(methods)
+    check_choice(studies, ("each", "common"), name="studies", func="fuse_and_compare")
+    check_choice(labels_format, LABELS_FORMATS, name="labels_format", func="fuse_and_compare")
+    if studies == "common":
+        if adjudicated is None:
+            raise InvalidParameterError("studies='common' keeps the studies every reader and the adjudicated "
+                                        "reference label: pass adjudicated=.")
+        from ..agreement import common_study_labels
+
+        labels = common_study_labels(labels, [*readers, adjudicated])
+    params = _with_settings(params, methods, model, nn_hidden=nn_hidden, nn_epochs=nn_epochs, nn_folds=nn_folds,
+                            nn_scoring=nn_scoring, mace_method=mace_method)
+    task = progress.add(f"fusing {len(readers)} readers with {', '.join(methods)}"
+                        + (f" and the model {model}" if isinstance(model, (str, os.PathLike)) else ""))
     fuse_table, fitted = labels, None
     notes: tuple[str, ...] = ()
     if model is not None:
         fuse_table, readers, methods, fitted, note = _apply_model(labels, readers, methods, model)
         notes = (note,)
-    res = _fuse(fuse_table, readers, methods, adjudicated=adjudicated, findings=findings,
-                not_mentioned=not_mentioned, rng=rng, params=params, fitted=fitted, executor=executor,
-                spill_dir=spill_dir)
+    with contextlib.ExitStack() as stack:
+        if spill_dir is not None:
+            spill_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix=".fuse-spill-", dir=spill_dir))
+        res = _fuse(fuse_table, readers, methods, adjudicated=adjudicated, findings=findings,
+                    not_mentioned=not_mentioned, rng=rng, params=params, fitted=fitted, executor=executor,
+                    spill_dir=spill_dir)
     fused, done = res.labels, res.methods
     between = None
     if len(done) > 1:
@@ -437,5 +484,34 @@ def fuse_and_compare(labels: pd.DataFrame, readers: Sequence[str], methods: Sequ
         fs = sorted(set(fused[FINDING]))
         between = compute_agreement(fused, pairs, findings=fs, finding_sets={"all": fs}, studies="same").table
     agr = None if adjudicated is None else fusion_agreement(labels, fused, adjudicated, done)
+    progress.done(task)
     return replace(res, agreement=agr, method_agreement=between, notes=notes,
-                   inputs=labels if include_inputs else None)
+                   inputs=labels if include_inputs else None, params=params, labels_format=labels_format,
+                   save_model=save_model, title=title)
+
+
+def _with_settings(params: dict[str, dict[str, object]] | None, methods: Sequence[str], model: object, *,
+                   nn_hidden: int | None, nn_epochs: int | None, nn_folds: int | None, nn_scoring: str | None,
+                   mace_method: str | None) -> dict[str, dict[str, object]]:
+    """``params`` with the ``nn_*`` settings for each trained ``nn`` / ``nn_ps`` and ``mace_method`` for MACE."""
+    from ._mace import MACE_METHODS
+    from ._neural import LABELS_FROM
+
+    func = "fuse_and_compare"
+    if nn_scoring is not None:
+        check_choice(nn_scoring, LABELS_FROM, name="nn_scoring", func=func)
+    if mace_method is not None:
+        check_choice(mace_method, MACE_METHODS, name="mace_method", func=func)
+    nn = {k: v for k, v in (("hidden", nn_hidden), ("epochs", nn_epochs), ("n_folds", nn_folds),
+                            ("labels_from", nn_scoring)) if v is not None}
+    if nn and model is not None:
+        where = f"model={str(model)!r}" if isinstance(model, (str, os.PathLike)) else "model="
+        raise InvalidParameterError(f"nn_hidden=, nn_epochs=, nn_folds= and nn_scoring= train a model; {where} "
+                                    "applies one as it was trained. Leave them out.")
+    out = {m: dict(kw) for m, kw in (params or {}).items()}
+    for m in methods:
+        if m in ("nn", "nn_ps") and (nn or m in out):
+            out[m] = {**nn, **out.get(m, {})}
+    if mace_method is not None and "mace" in methods:
+        out["mace"] = {"method": mace_method, **out.get("mace", {})}
+    return out

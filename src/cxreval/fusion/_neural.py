@@ -76,7 +76,10 @@ __all__ = ["NeuralFusion", "NeuralFusionPS", "macro_f1", "load_neural_fusion", "
 
 MODEL_FORMAT = "cxreval-nn-fusion-1"
 """Format tag of a saved NN Fusion model (:meth:`NeuralFusion.save`)."""
-_HYPER = ("hidden", "max_epochs", "eval_every", "learning_rate", "weight_decay", "n_folds")
+_HYPER = ("hidden", "epochs", "eval_every", "learning_rate", "weight_decay", "n_folds")
+_FILE_KEYS = {"epochs": "max_epochs"}
+"""The key of a setting in a saved model's ``meta`` where it is not the parameter's name (the file format
+:data:`MODEL_FORMAT` is unchanged, so every saved model loads)."""
 LABELS_FROM: tuple[str, ...] = ("out-of-fold", "in-sample")
 """What :meth:`NeuralFusion.fit_predict` gives for a study with a reference: the prediction of the fold model that
 did not see it, or the final network's (in-sample)."""
@@ -174,8 +177,9 @@ class NeuralFusion:
     ----------
     hidden : int, default=32
         Hidden units.
-    max_epochs : int, default=300
-        Largest number of full-batch epochs considered.
+    epochs : int, default=300
+        Largest number of full-batch epochs considered (the number used is chosen by cross-validation every
+        ``eval_every`` epochs).
     eval_every : int, default=10
         Epoch spacing of the cross-validated checkpoints.
     learning_rate : float, default=0.01
@@ -212,12 +216,12 @@ class NeuralFusion:
     supervised = True
     specialists = False
 
-    def __init__(self, *, hidden: int = 32, max_epochs: int = 300, eval_every: int = 10, learning_rate: float = 0.01,
+    def __init__(self, *, hidden: int = 32, epochs: int = 300, eval_every: int = 10, learning_rate: float = 0.01,
                  weight_decay: float = 1e-4, n_folds: int = 5,
                  selection_findings: Sequence[str] = XQA_SELECTED, labels_from: str = "out-of-fold",
                  rng: RNGLike = None) -> None:
         self.hidden = hidden
-        self.max_epochs = max_epochs
+        self.epochs = epochs
         self.eval_every = eval_every
         self.learning_rate = learning_rate
         self.weight_decay = weight_decay
@@ -230,7 +234,7 @@ class NeuralFusion:
     def _check_params(self) -> np.random.Generator:
         func = type(self).__name__
         check_positive_int(self.hidden, name="hidden", func=func)
-        check_positive_int(self.max_epochs, name="max_epochs", func=func)
+        check_positive_int(self.epochs, name="epochs", func=func)
         check_positive_int(self.eval_every, name="eval_every", func=func)
         check_positive_int(self.n_folds, name="n_folds", func=func, minimum=2)
         check_float(self.learning_rate, name="learning_rate", func=func, strict=True)
@@ -303,7 +307,7 @@ class NeuralFusion:
     def _select(self, X: np.ndarray, Y: np.ndarray, heads: np.ndarray, sel: np.ndarray, folds: np.ndarray,
                 rng: np.random.Generator, name: str) -> tuple[int, np.ndarray, list[tuple]]:
         """Cross-validate: chosen epochs, out-of-fold probabilities at that epoch, score rows."""
-        n_ck = self.max_epochs // self.eval_every
+        n_ck = self.epochs // self.eval_every
         scores = np.full((self.n_folds, n_ck), np.nan)
         oof = np.zeros((len(X), n_ck, len(heads), N_STATES))
         for k in range(self.n_folds):
@@ -392,7 +396,7 @@ class NeuralFusion:
                 "readers": list(self.readers_), "findings": list(self.findings_),
                 "n_epochs": {k: int(v) for k, v in self.n_epochs_.items()},
                 "selection_findings": list(self.selection_findings), "networks": list(self.networks_),
-                **{k: getattr(self, k) for k in _HYPER}}
+                **{_FILE_KEYS.get(k, k): getattr(self, k) for k in _HYPER}}
         arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(meta))}
         for i, (heads, net) in enumerate(self.networks_.values()):
             arrays[f"net{i}_heads"] = np.asarray(heads, dtype=np.int64)
@@ -476,7 +480,7 @@ def load_neural_fusion(path: str | PathLike[str]) -> NeuralFusion:
     if meta.get("format") != MODEL_FORMAT:
         raise SchemaError(f"{where}: format {meta.get('format')!r}, expected {MODEL_FORMAT!r}.")
     cls = NeuralFusionPS if meta["method"] == "nn_ps" else NeuralFusion
-    est = cls(selection_findings=meta["selection_findings"], **{k: meta[k] for k in _HYPER})
+    est = cls(selection_findings=meta["selection_findings"], **{k: meta[_FILE_KEYS.get(k, k)] for k in _HYPER})
     est.readers_, est.findings_ = tuple(meta["readers"]), tuple(meta["findings"])
     est.n_epochs_ = dict(meta["n_epochs"])
     n_in = len(est.readers_) * len(est.findings_) * N_STATES

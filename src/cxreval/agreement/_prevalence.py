@@ -36,7 +36,7 @@ from ..exceptions import SchemaError
 from ..io import markdown_table
 from ..results import TableResult
 from ..schema import FINDING, ORDINAL_STATES, SOURCE, STATE, STATE_NAMES, STUDY_ID, LabelState, check_columns
-from .pairs import expand_findings, prepare_labels
+from ._pairs import expand_findings, prepare_labels
 
 __all__ = ["PREVALENCE_COLUMNS", "PREVALENCE_STATES", "PrevalenceResult", "compute_prevalence",
            "positive_prevalence", "label_distribution"]

@@ -84,9 +84,9 @@ from ..schema import FINDING, SOURCE, STATE
 from ._base import Annotations, GroupedFusion, check_float, register_fusion
 from ._patterns import group_patterns
 
-__all__ = ["MACE", "mace_fit", "mace_starts", "COMPETENCE_COLUMNS", "SPAMMING_COLUMNS", "METHODS"]
+__all__ = ["MACE", "mace_fit", "mace_starts", "COMPETENCE_COLUMNS", "SPAMMING_COLUMNS", "MACE_METHODS"]
 
-METHODS: tuple[str, ...] = ("vb", "em")
+MACE_METHODS: tuple[str, ...] = ("vb", "em")
 """MACE's fitting variants (``MACE(method=...)``): variational Bayes with Beta/Dirichlet priors (default, as the
 reference implementation) or plain EM with additive smoothing."""
 
@@ -141,11 +141,12 @@ def _em_normalize(counts: np.ndarray, smoothing: float) -> np.ndarray:
     return x / x.sum(axis=1, keepdims=True)
 
 
-def mace_starts(rng: np.random.Generator, n_restarts: int, n_readers: int, K: int
+def mace_starts(rng: RNGLike, n_restarts: int, n_readers: int, K: int
                 ) -> tuple[np.ndarray, np.ndarray]:
     """The random starts of ``n_restarts`` runs, drawn from ``rng`` in run order: spamming/knowing
     parameters ``(n_restarts, n_readers, 2)`` and spamming distributions ``(n_restarts, n_readers, K)``
-    (uniform on ``[1, 2.5]``, normalised)."""
+    (uniform on ``[1, 2.5]``, normalised). A generator is drawn from as it is; a seed makes one."""
+    rng = normalize_rng(rng)
     spams, strategies = np.empty((n_restarts, n_readers, 2)), np.empty((n_restarts, n_readers, K))
     for r in range(n_restarts):
         spam = rng.uniform(1.0, 2.5, size=(n_readers, 2))
@@ -157,7 +158,7 @@ def mace_starts(rng: np.random.Generator, n_restarts: int, n_readers: int, K: in
 
 def mace_fit(item: np.ndarray, reader: np.ndarray, label: np.ndarray, n_items: int, n_readers: int, K: int, *,
              n_restarts: int, n_iter: int, method: str, alpha: float, beta: float, smoothing: float,
-             rng: np.random.Generator | None = None, starts: tuple[np.ndarray, np.ndarray] | None = None,
+             rng: RNGLike = None, starts: tuple[np.ndarray, np.ndarray] | None = None,
              weight: np.ndarray | None = None, tol: float | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Fit MACE on encoded annotations.
@@ -296,7 +297,7 @@ class MACE(GroupedFusion):
     def _check_params(self) -> None:
         check_positive_int(self.n_restarts, name="n_restarts", func="MACE")
         check_positive_int(self.n_iter, name="n_iter", func="MACE", minimum=0)
-        check_choice(self.method, METHODS, name="method", func="MACE")
+        check_choice(self.method, MACE_METHODS, name="method", func="MACE")
         check_choice(self.pooling, ("finding", "joint"), name="pooling", func="MACE")
         for name in ("alpha", "beta", "smoothing"):
             check_float(getattr(self, name), name=name, func="MACE", strict=True, allow_none=name == "smoothing")

@@ -1,7 +1,7 @@
 """Report-level labels from report text: per section, traced to the sentences that decided them.
 
 :func:`label_reports` splits every report into segments (the section columns of the table, or the
-sections found in its ``text``), runs the :class:`~cxreval.labeller.engine.Engine` over them in chunks,
+sections found in its ``text``), runs the :class:`~cxreval.labeller.Engine` over them in chunks,
 and aggregates the mentions per report and label source:
 
 =====================  ===========================================================================
@@ -35,6 +35,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -47,24 +48,26 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._typing import PathLike
+from .._typing import FindingsLike, PathLike, RNGLike
+from .._validation import check_choice
 from ..exceptions import InvalidParameterError
-from ..executor import Executor, get_executor
+from ..executor import ExecutorLike, get_executor, open_executor
 from ..io import markdown_table, write_table
 from ..labels import LABEL_COLUMNS
 from ..progress import Progress, as_progress
-from ..results import ReadReport, TableResult
+from ..results import ReadReport, ReadResult, TableResult, as_table
 from ..schema import ORDINAL_STATES, STATE, STATE_NAMES, state_names
-from .engine import MentionArrays, get_engine
-from .io import check_report_table
-from .rules import DEFAULT_CONVENTIONS, RuleSet, load_rules
-from .sections import split_sections
+from ._engine import MentionArrays, get_engine
+from ._io import check_report_table
+from ._rules import DEFAULT_CONVENTIONS, RuleSet, load_rules
+from ._sections import split_sections
+from ._validation import LabellerValidationResult, compute_precision_recall, resolve_reference
 
 __all__ = ["SECTION_CHOICES", "CONTEXT_SECTIONS", "SOURCE_NAMES", "SENTENCE_TEXT_MAX", "ReportLabelsResult", "label_reports", "MENTION_COLUMNS"]
 
 SECTION_CHOICES: tuple[str, ...] = ("findings", "impression", "whole")
 CONTEXT_SECTIONS: tuple[str, ...] = ("indication", "history", "comparison", "technique")
-"""Sections (see :data:`~cxreval.labeller.sections.HEADERS`) that are not labelled: the reason for the study."""
+"""Sections (see :data:`~cxreval.labeller.HEADERS`) that are not labelled: the reason for the study."""
 SOURCE_NAMES: dict[str, str] = {"findings": "report_findings", "impression": "report_impression", "whole": "report"}
 MENTION_COLUMNS: tuple[str, ...] = ("study_id", "section", "field", "sentence", "start", "end", "phrase", "finding",
                                     "state", "mention_rule", "state_rule", "sentence_text")
@@ -101,6 +104,9 @@ class ReportLabelsResult(TableResult):
         Input columns that are neither ids nor report text (not labelled).
     read : ReadReport or None
         How the report file was read, when the table came from one (recorded in ``summary.json``).
+    validation : LabellerValidationResult or None
+        The labeller scored against a reference source (``reference_labels=`` of :func:`label_reports`;
+        ``labeller_validation.csv``), or None.
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"labels": "labels.csv", "mentions": "mentions.csv",
@@ -116,6 +122,7 @@ class ReportLabelsResult(TableResult):
     n_reports: int
     ignored_columns: tuple[str, ...] = ()
     read: ReadReport | None = None
+    validation: LabellerValidationResult | None = None
 
     @property
     def table(self) -> pd.DataFrame:
@@ -129,12 +136,19 @@ class ReportLabelsResult(TableResult):
         return {"labels": labels, "mentions": self.mentions, "notes": self.notes}
 
     def save(self, folder: PathLike) -> dict[str, Path]:
-        """Write :data:`FILES` into ``folder`` (``labels`` also as Parquet); return ``{name: path}``."""
+        """Write every file ``cxreval label-reports`` writes but ``run.json`` into ``folder``: :data:`FILES`
+        (``labels`` also as Parquet), with a validation ``labeller_validation`` (CSV + Parquet), and
+        ``summary.md`` (:meth:`summary`); return ``{name: path}``."""
+        from ..io import write_summary
+
         d = Path(folder)
         out = {name: write_table(df, d, Path(self.FILES[name]).stem, parquet=name in self.PARQUET)
                for name, df in self.tables().items()}
         out["summary"] = d / self.FILES["summary"]
         out["summary"].write_text(json.dumps(self.to_dict(), indent=2, default=str) + "\n")
+        if self.validation is not None:
+            out.update(self.validation.save(d))
+        out["summary_md"] = write_summary(d, self.summary())
         return out
 
     def counts(self) -> dict[str, Any]:
@@ -150,7 +164,8 @@ class ReportLabelsResult(TableResult):
         return {**head, **self.counts(), "rules": self.rules.to_dict(), "ignored_columns": list(self.ignored_columns)}
 
     def summary(self) -> str:
-        """Markdown: the counts, then the states per source and finding."""
+        """Markdown: the counts, then the states per source and finding (``summary.md``); with a validation,
+        the labeller against the reference source."""
         c = self.counts()
         lines = ["# Report-derived labels", "", f"- reports: {c['n_reports']:,}", f"- mentions: {c['n_mentions']:,}",
                  f"- notes: {c['n_notes']:,}" + (f" ({', '.join(f'{k}: {v}' for k, v in c['notes'].items())})"
@@ -163,7 +178,10 @@ class ReportLabelsResult(TableResult):
         cols = [c for c in (*STATE_NAMES, "missing") if c in tab.columns]
         tab = tab[cols].reset_index()
         lines += ["", markdown_table(tab, right=tuple(cols))]
-        return "\n".join(lines) + "\n"
+        text = "\n".join(lines) + "\n"
+        if self.validation is not None:
+            text += f"\n## Against {self.validation.reference}\n\n{self.validation.summary()}\n"
+        return text
 
     def _figure(self) -> Any:
         """Reports per finding and label state (stacked), as the labeller read them."""
@@ -249,18 +267,24 @@ def _concat(parts: list[MentionArrays], sizes: list[int]) -> MentionArrays:
     return MentionArrays(**fields)
 
 
-def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECTION_CHOICES,
+def label_reports(reports: object, *, sections: Sequence[str] | str = SECTION_CHOICES,
                   vocabulary: str = "chestxray14", rules: RuleSet | str | os.PathLike[str] | None = None,
                   conventions: str = DEFAULT_CONVENTIONS,
-                  executor: Executor | None = None, chunk_size: int = 2000,
+                  executor: ExecutorLike = None, chunk_size: int = 2000,
                   progress: Progress | None = None, where: str = "report table",
-                  read: ReadReport | None = None) -> ReportLabelsResult:
-    """Label findings in report text, per section.
+                  read: ReadReport | None = None, reference_labels: object = None, reference: str | None = None,
+                  findings: FindingsLike = None, uncertain: str = "negative", n_resamples: int = 1000,
+                  rng: RNGLike = None) -> ReportLabelsResult:
+    """Label findings in report text, per section; with ``reference_labels``, also score the labeller against a
+    reference source: the job of ``cxreval label-reports`` (``res.save(folder)`` writes every file the command
+    writes but ``run.json``).
 
     Parameters
     ----------
-    reports : pandas.DataFrame
-        ``study_id``, optional ``patient_id``, and ``text`` or section columns (see :mod:`cxreval.labeller.io`).
+    reports : pandas.DataFrame or ReadResult
+        ``study_id``, optional ``patient_id``, and ``text`` or section columns (see :func:`cxreval.labeller.check_report_table`);
+        a :class:`~cxreval.results.ReadResult` (:func:`cxreval.datasets.report_files.read_report_file`) gives its
+        table and, unless ``read`` is given, its report.
     sections : sequence of {'findings', 'impression', 'whole'}, default all three
         The label sources to produce (``report_findings``, ``report_impression``, ``report``).
     vocabulary : {'chestxray14', 'chexpert'}, default='chestxray14'
@@ -268,9 +292,10 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
         A rule set, or a YAML file merged over the packaged rules of ``vocabulary``.
     conventions : {'cxreval', 'chexpert'}, default='cxreval'
         How "No definite X" (cxreval: uncertain; chexpert: negative) and "No new X" (cxreval: negative;
-        chexpert: uncertain) read (:data:`~cxreval.labeller.rules.CONVENTIONS`); a RuleSet carries its own.
-    executor : Executor, optional
-        Where the chunks run (:mod:`cxreval.executor`); default in this process.
+        chexpert: uncertain) read (:data:`~cxreval.labeller.CONVENTIONS`); a RuleSet carries its own.
+    executor : Executor, spec string or object with ``map``, optional
+        Where the chunks run (:mod:`cxreval.executor`: ``'process:2'`` is opened here and closed at the end);
+        default in this process.
     chunk_size : int, default=2000
         Reports per chunk.
     progress : Progress, optional
@@ -281,6 +306,13 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
     read : ReadReport, optional
         How the table was read from its file (:func:`cxreval.datasets.report_files.read_report_file`); kept on
         the result for ``summary.json``.
+    reference_labels : DataFrame, ReadResult or list of them, optional
+        A long label table of a reference source: the ``'whole'`` source (or the only one of ``sections``) is
+        scored against it (:func:`~cxreval.labeller.compute_precision_recall`, on the reference's studies:
+        ``res.validation``).
+    reference, findings, uncertain, n_resamples, rng
+        With ``reference_labels``: as :func:`~cxreval.labeller.compute_precision_recall` (``reference``: the
+        reference source, default the table's only one); refused without it.
 
     Returns
     -------
@@ -295,10 +327,15 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
         raise InvalidParameterError(f"The 'chunk_size' parameter of label_reports must be a positive int. "
                                     f"Got {chunk_size!r} instead.")
-    if executor is not None and not callable(getattr(executor, "map", None)):
-        raise InvalidParameterError(f"The 'executor' parameter of label_reports must have a map(func, items) method "
-                                    f"(see cxreval.executor). Got {executor!r} instead.")
+    if executor is not None and not isinstance(executor, str) and not callable(getattr(executor, "map", None)):
+        raise InvalidParameterError(f"The 'executor' parameter of label_reports must be an executor spec "
+                                    f"('process:2') or have a map(func, items) method (see cxreval.executor). "
+                                    f"Got {executor!r} instead.")
     progress = as_progress(progress, func="label_reports")
+    if isinstance(reports, ReadResult) and read is None:
+        read = reports.report
+    reports = as_table(reports, name="reports", func="label_reports")
+    ref, reference, predicted = _validation_inputs(secs, reference_labels, reference, findings, uncertain)
     if read is not None and not isinstance(read, ReadReport):
         raise InvalidParameterError(f"The 'read' parameter of label_reports must be a ReadReport or None. "
                                     f"Got {read!r} instead.")
@@ -313,7 +350,6 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
     # chunks of whole reports
     bounds = np.searchsorted(seg_row, np.arange(0, n, chunk_size), side="left").tolist() + [len(texts)]
     chunks = [(texts[bounds[k]:bounds[k + 1]], leads[bounds[k]:bounds[k + 1]]) for k in range(len(bounds) - 1)]
-    ex = get_executor(executor)
     func = partial(_run_chunk, rs)
     task = progress.add("labelling reports", total=n)
     labelled = [0]
@@ -323,11 +359,36 @@ def label_reports(reports: pd.DataFrame, *, sections: Sequence[str] | str = SECT
         labelled[0] += step
         progress.advance(task, step)
 
-    parts = ex.map(func, chunks, on_item=advance)
-    m = _concat(list(parts), [len(c[0]) for c in chunks])
+    with contextlib.ExitStack() as stack:  # a spec is opened here and closed at the end
+        ex = stack.enter_context(open_executor(executor)) if isinstance(executor, str) else get_executor(executor)
+        parts = list(ex.map(func, chunks, on_item=advance))
+    m = _concat(parts, [len(c[0]) for c in chunks])
     labels, notes = _aggregate(rs, table, secs, m, seg_row, seg_sec, any_text)
     mentions = _mention_table(rs, table, texts, m, seg_row, seg_sec, seg_field, seg_off)
-    return ReportLabelsResult(labels, mentions, notes, rs, n, rt.ignored_columns, read)
+    val = None
+    if ref is not None:
+        val = compute_precision_recall(labels, reference_labels=ref, reference=reference, predicted=predicted,
+                                       findings=findings if findings is None or isinstance(findings, str)
+                                       else list(findings), uncertain=uncertain, n_resamples=n_resamples, rng=rng)
+    return ReportLabelsResult(labels, mentions, notes, rs, n, rt.ignored_columns, read, val)
+
+
+def _validation_inputs(secs: tuple[str, ...], reference_labels: object, reference: str | None,
+                       findings: FindingsLike, uncertain: str) -> tuple[pd.DataFrame | None, str | None, str]:
+    """The reference table, the reference source and the source scored (``predicted``), checked before any
+    labelling: the source scored is ``'whole'``'s or the only one of ``sections``."""
+    predicted = SOURCE_NAMES["whole" if "whole" in secs or len(secs) > 1 else secs[0]]
+    check_choice(uncertain, ("negative", "positive"), name="uncertain", func="label_reports")
+    if reference_labels is None:
+        if findings is not None or reference is not None:
+            raise InvalidParameterError("findings= and reference= choose what reference_labels= scores; give "
+                                        "reference_labels= LABELS too (or leave them out).")
+        return None, None, predicted
+    if "whole" not in secs and len(secs) > 1:
+        raise InvalidParameterError(f"reference_labels= scores one source: the 'whole' source, or the only one of "
+                                    f"sections=. Got sections='{','.join(secs)}'; add 'whole' or give one section.")
+    ref = as_table(reference_labels, name="reference_labels", func="label_reports")
+    return ref, resolve_reference(ref, reference, func="label_reports"), predicted
 
 
 def _aggregate(rs: RuleSet, table: pd.DataFrame, secs: tuple[str, ...], m: MentionArrays, seg_row: np.ndarray,

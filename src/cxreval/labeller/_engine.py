@@ -10,7 +10,7 @@ uncertainty trigger, never as the negation ``not``, and ``subcutaneous emphysema
 hides ``emphysema``. Regular-expression rules run as regexes over the corpus and join the same
 leftmost-longest selection. The scope test is vectorised over the mentions with ``numpy.searchsorted``:
 
-* for each trigger category (:data:`~cxreval.labeller.rules.CATEGORIES`) and side, the nearest trigger
+* for each trigger category (:data:`~cxreval.labeller.CATEGORIES`) and side, the nearest trigger
   before the mention (ending at or before its first token) or after it (starting at or after its end);
 * it applies when it is in the same sentence, within ``before_words`` / ``after_words`` words, and no
   clause boundary (``termination``) lies between it and the mention.
@@ -23,7 +23,7 @@ uncertain), otherwise positive; ``normal`` mentions ("heart size is normal") are
 
 Examples
 --------
->>> from cxreval.labeller.rules import load_rules
+>>> from cxreval.labeller import load_rules
 >>> eng = Engine(load_rules())
 >>> m = eng.run(["No pleural effusion or pneumothorax. Mild cardiomegaly."])
 >>> [(eng.findings[f], int(s)) for f, s in zip(m.finding, m.state)]
@@ -41,8 +41,8 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 from ..schema import LabelState
+from ._rules import CATEGORIES, RuleSet
 from ._spelling import Speller
-from .rules import CATEGORIES, RuleSet
 
 __all__ = ["MentionArrays", "Engine", "get_engine", "tokenize", "split_sentences"]
 

@@ -2,7 +2,7 @@
 :func:`cxreval.datasets.report_files.read_reports`).
 
 A report table has ``study_id``, optional ``patient_id``, and either a ``text`` column (the whole
-report; its sections are found by :func:`~cxreval.labeller.sections.split_sections`) or one column per
+report; its sections are found by :func:`~cxreval.labeller.split_sections`) or one column per
 section, named by a section header (``findings``, ``impression``, ``indication``, ``comparison``...,
 any case).
 
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InvalidParameterError, SchemaError
-from .sections import HEADERS
+from ._sections import HEADERS
 
 __all__ = ["ReportTable", "check_report_table"]
 

@@ -13,7 +13,7 @@ source was given, each method's agreement with it. Its ``FILES`` are every file 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
@@ -30,8 +30,8 @@ from ..labels import LABEL_COLUMNS
 from ..latent import READER_ACCURACY_COLUMNS
 from ..results import TableResult
 from ..schema import FINDING, MACRO, MICRO, P_POSITIVE, SOURCE, STATE, SUMMARY_ROWS, state_names
-from .dawid_skene import ERRORS_COLUMNS
-from .mace import COMPETENCE_COLUMNS
+from ._dawid_skene import ERRORS_COLUMNS
+from ._mace import COMPETENCE_COLUMNS
 
 __all__ = ["FusionResult", "FUSION_AGREEMENT_COLUMNS", "CONVERGENCE_COLUMNS", "WARNING_COLUMNS",
            "LABELS_FORMATS", "METHOD", "convergence_table", "method_settings"]
@@ -109,6 +109,15 @@ class FusionResult(TableResult):
         The methods applied from an already fitted model (``fitted=`` / ``model=``), not trained here.
     notes : tuple of str
         Other facts for the summary (a fitted model applied, readers mapped onto a model's readers).
+    params : dict of str to dict
+        The constructor settings given to each trained method (``{method: {parameter: value}}``; recorded in
+        ``run.json`` by ``cxreval fuse``).
+    labels_format : {'csv', 'parquet', 'both'}
+        How :meth:`save` writes ``fused_labels``.
+    save_model : bool
+        Whether :meth:`save` writes each trained ``nn`` / ``nn_ps`` model as ``<method>_model.npz``.
+    title : str
+        The heading of ``summary.md``.
     reader_accuracy : pandas.DataFrame or None
         With Dawid-Skene: each reader's sensitivity and specificity per finding under the binary readers-only
         latent-class model (uncertain = no label), with patient-bootstrap intervals
@@ -146,6 +155,10 @@ class FusionResult(TableResult):
     applied: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     reader_accuracy: pd.DataFrame | None = None
+    params: dict[str, dict[str, object]] = field(default_factory=dict)
+    labels_format: str = "both"
+    save_model: bool = False
+    title: str = "Label fusion"
 
     @property
     def methods(self) -> list[str]:
@@ -181,12 +194,18 @@ class FusionResult(TableResult):
                 "reader_accuracy": self.reader_accuracy}
         return {k: v for k, v in tabs.items() if v is not None}
 
-    def save(self, folder: str | PathLike[str], *, labels_format: str = "both") -> dict[str, Path]:
-        """Write the tables of :meth:`tables` into ``folder``; return ``{name: path}``.
+    def save(self, folder: str | PathLike[str], *, labels_format: str | None = None) -> dict[str, Path]:
+        """Write every file ``cxreval fuse`` writes but ``run.json`` into ``folder``; return ``{name: path}``:
+        the tables of :meth:`tables`, each trained ``nn`` / ``nn_ps`` model as ``<method>_model.npz`` when
+        ``save_model``, and ``summary.md`` (:meth:`summary`).
 
-        Every table is written as CSV + Parquet except ``fused_labels``, written as ``labels_format``:
-        ``'csv'``, ``'parquet'`` or ``'both'`` (a fused table of millions of labels need not be written twice).
+        Every table is written as CSV + Parquet except ``fused_labels``, written as ``labels_format`` (default the
+        result's): ``'csv'``, ``'parquet'`` or ``'both'`` (a fused table of millions of labels need not be
+        written twice).
         """
+        from ..io import write_summary
+
+        labels_format = self.labels_format if labels_format is None else labels_format
         if labels_format not in LABELS_FORMATS:
             raise InvalidParameterError(f"The 'labels_format' parameter of FusionResult.save must be one of "
                                         f"{list(LABELS_FORMATS)}. Got {labels_format!r} instead.")
@@ -200,10 +219,18 @@ class FusionResult(TableResult):
             else:
                 written[name] = write_table(table, folder, stem,
                                             parquet=name != "fused_labels" or labels_format == "both")
+        if self.save_model:
+            for m in ("nn", "nn_ps"):
+                if m in self.estimators and m not in self.applied:
+                    self.estimators[m].save(folder / f"{m}_model.npz")  # type: ignore[attr-defined]
+                    written[f"{m}_model"] = folder / f"{m}_model.npz"
+        written["summary"] = write_summary(folder, self.summary())
         return written
 
-    def summary(self, title: str = "Label fusion") -> str:
-        """The run as Markdown: what was fused, fused label counts, stopping rules, warnings, agreements."""
+    def summary(self, title: str | None = None) -> str:
+        """The run as Markdown (``# title``, default the result's ``title``): what was fused, fused label counts,
+        stopping rules, warnings, agreements."""
+        title = self.title if title is None else title
         counts = self.labels.groupby([SOURCE, STATE], observed=True).size().unstack(fill_value=0)
         counts.columns = list(state_names(pd.Series(list(counts.columns), dtype="Int8")))
         seed = "" if self.seed is None else f" (seed={self.seed})"
@@ -276,8 +303,8 @@ class FusionResult(TableResult):
                     y_title="positive (% of studies)")
 
 
-_SETTINGS = {"nn": ("hidden", "max_epochs", "eval_every", "n_folds", "labels_from"),
-             "nn_ps": ("hidden", "max_epochs", "eval_every", "n_folds", "labels_from"),
+_SETTINGS = {"nn": ("hidden", "epochs", "eval_every", "n_folds", "labels_from"),
+             "nn_ps": ("hidden", "epochs", "eval_every", "n_folds", "labels_from"),
              "mace": ("method", "n_restarts", "n_iter", "alpha", "beta", "pooling"),
              "ds": ("n_iter", "tol", "pooling")}
 

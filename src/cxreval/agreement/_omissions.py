@@ -34,14 +34,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from .._typing import FindingsLike
+from .._typing import FindingsLike, Studies
 from .._validation import check_choice
 from ..exceptions import SchemaError
 from ..io import markdown_table
 from ..results import TableResult, readonly
 from ..schema import FINDING, LabelPolicy, check_columns
-from .pairs import SourceGrids, SourcePairs, expand_findings, paired_states, parse_pairs, prepare_labels
-from .scores import STATE_ORDER, confusion_counts
+from ._pairs import SourceGrids, SourcePairs, expand_findings, paired_states, parse_pairs, prepare_labels
+from ._scores import STATE_ORDER, confusion_counts
 
 __all__ = ["FLOW_COLUMNS", "OMISSION_COLUMNS", "OmissionResult", "FlowsResult", "OmissionsResult", "omission_rates",
            "compute_flows", "compute_omissions"]
@@ -163,7 +163,7 @@ class FlowsResult(TableResult):
     pairs : tuple of str
         The pairs ``"A:B"``, in order.
     not_mentioned : {'negative', 'exclude'}
-    studies : {'same', 'intersection'}
+    studies : {'same', 'each'}
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"flows": "flows.csv"})
@@ -172,7 +172,7 @@ class FlowsResult(TableResult):
     table: pd.DataFrame
     pairs: tuple[str, ...]
     not_mentioned: str
-    studies: str
+    studies: Studies
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"flows": self.table}
@@ -204,7 +204,7 @@ class FlowsResult(TableResult):
 
 
 def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
-                  not_mentioned: str | LabelPolicy = "negative", studies: str = "same") -> FlowsResult:
+                  not_mentioned: str | LabelPolicy = "negative", studies: Studies = "same") -> FlowsResult:
     """3x3 state transitions per pair of sources and finding, plus ``finding='overall'`` pooled.
 
     Parameters
@@ -218,7 +218,7 @@ def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Finding
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
         ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.labels.LabelPolicy` gives its
         ``not_mentioned``).
-    studies : {'same', 'intersection'}, default='same'
+    studies : {'same', 'each'}, default='same'
         See :func:`cxreval.agreement.pair_states`.
 
     Returns
@@ -233,7 +233,7 @@ def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Finding
         As :func:`cxreval.agreement.compute_agreement`.
     """
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="compute_flows").not_mentioned
-    check_choice(studies, ("same", "intersection"), name="studies", func="compute_flows")
+    check_choice(studies, ("same", "each"), name="studies", func="compute_flows")
     pair_list = parse_pairs(pairs)
     labels = prepare_labels(labels)
     fs = expand_findings(findings)

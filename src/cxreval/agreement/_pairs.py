@@ -11,7 +11,7 @@ from typing import Any, ClassVar, TypeAlias, Union, overload
 import numpy as np
 import pandas as pd
 
-from .._typing import FindingsLike
+from .._typing import FindingsLike, Studies
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError, UndefinedMetricWarning
 from ..findings import VOCABULARIES, canonical_finding
@@ -19,7 +19,7 @@ from ..io import markdown_table
 from ..labels import validate_label_table
 from ..results import TableResult, readonly
 from ..schema import FINDING, MACRO, MICRO, SOURCE, STATE, STUDY_ID, LabelPolicy, resolve_not_mentioned
-from .scores import (
+from ._scores import (
     AGREEMENT_COLUMNS,
     BOTH_UNCERTAIN_RULES,
     SCORE_NAMES,
@@ -42,7 +42,7 @@ class PairedStates:
     states_a, states_b : ndarray of shape (n_studies, n_findings)
         Float codes ``-1, 0, 1, 2`` (NaN = no label), read-only.
     n_only_a, n_only_b : int
-        Studies labelled by only one of the sources (dropped with ``studies='intersection'``).
+        Studies labelled by only one of the sources (dropped with ``studies='each'``).
     findings_only_a, findings_only_b : tuple of str
         Findings labelled by only one source (not compared when ``findings`` is not given).
     """
@@ -155,7 +155,7 @@ def prepare_labels(labels: pd.DataFrame) -> pd.DataFrame:
 
 
 def pair_states(labels: pd.DataFrame, source_a: str, source_b: str, *,
-                findings: FindingsLike = None, studies: str = "same") -> PairedStates:
+                findings: FindingsLike = None, studies: Studies = "same") -> PairedStates:
     """Align two sources of a long label table on common studies and findings.
 
     Parameters
@@ -165,9 +165,9 @@ def pair_states(labels: pd.DataFrame, source_a: str, source_b: str, *,
     source_a, source_b : str
     findings : sequence of str, or a vocabulary name, optional
         Findings to compare (each must be labelled by both sources). Default: those both sources label.
-    studies : {'same', 'intersection'}, default='same'
+    studies : {'same', 'each'}, default='same'
         ``'same'``: the two sources must label the same studies, otherwise :class:`SchemaError`;
-        ``'intersection'``: compare on the common studies, counting the others in ``n_only_a/b``.
+        ``'each'``: compare on the common studies, counting the others in ``n_only_a/b``.
 
     Raises
     ------
@@ -175,7 +175,7 @@ def pair_states(labels: pd.DataFrame, source_a: str, source_b: str, *,
         An absent source, a requested finding a source does not label, different study sets with
         ``studies='same'``, or no common study.
     """
-    check_choice(studies, ("same", "intersection"), name="studies", func="pair_states")
+    check_choice(studies, ("same", "each"), name="studies", func="pair_states")
     labels = prepare_labels(labels)
     return paired_states(labels, source_a, source_b, findings=expand_findings(findings), studies=studies)
 
@@ -205,7 +205,7 @@ class SourceGrids:
 
 
 def paired_states(labels: pd.DataFrame | SourceGrids, a: str, b: str, *, findings: list[str] | None,
-                 studies: str) -> PairedStates:
+                 studies: Studies) -> PairedStates:
     """:func:`pair_states` on labels already prepared (:func:`prepare_labels`) or on their :class:`SourceGrids`
     (built once, reused across pairs), with ``findings`` already expanded (:func:`expand_findings`)."""
     grids = labels if isinstance(labels, SourceGrids) else SourceGrids(labels)
@@ -236,7 +236,7 @@ def paired_states(labels: pd.DataFrame | SourceGrids, a: str, b: str, *, finding
         ex_b = [str(x) for x in sb[~sb.isin(sa)][:3]]
         raise SchemaError(f"Sources {a!r} and {b!r} label different studies: {only_a} only in {a!r} (e.g. {ex_a}), "
                           f"{only_b} only in {b!r} (e.g. {ex_b}); {len(common)} in common. Pass "
-                          f"studies='intersection' to compare on the common studies.")
+                          f"studies='each' to compare on the common studies.")
     if len(common) == 0:
         raise SchemaError(f"Sources {a!r} and {b!r} have no study in common.")
     rows_a = np.flatnonzero(in_b)
@@ -259,7 +259,7 @@ class PairCoverage:
     findings : tuple of str
         Findings compared.
     n_only_a, n_only_b : int
-        Studies labelled by only one source (not compared; only with ``studies='intersection'``).
+        Studies labelled by only one source (not compared; only with ``studies='each'``).
     findings_only_a, findings_only_b : tuple of str
         Findings labelled by only one source (not compared).
     n_missing : dict {finding: int}
@@ -311,7 +311,7 @@ class AgreementTableResult(TableResult):
         Per pair, in order: the studies compared and every drop.
     weights : {None, 'linear', 'quadratic'}
     not_mentioned : {'negative', 'exclude'}
-    studies : {'same', 'intersection'}
+    studies : {'same', 'each'}
     both_uncertain : {'agree', 'disagree'}
     """
 
@@ -322,7 +322,7 @@ class AgreementTableResult(TableResult):
     pairs: tuple[PairCoverage, ...]
     weights: str | None
     not_mentioned: str
-    studies: str
+    studies: Studies
     both_uncertain: str
 
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -393,7 +393,7 @@ def _rows_for_pair(ps: PairedStates, *, finding_sets: Mapping[str, Sequence[str]
 
 def compute_agreement(labels: pd.DataFrame, pairs: SourcePairs, *, findings: FindingsLike = None,
                       finding_sets: Mapping[str, Sequence[str]] | None = None, weights: str | None = "quadratic",
-                      not_mentioned: str | LabelPolicy = "negative", studies: str = "same",
+                      not_mentioned: str | LabelPolicy = "negative", studies: Studies = "same",
                       both_uncertain: str = "agree"
                       ) -> AgreementTableResult:
     """Agreement of each pair of sources per finding, with macro and micro averages (Tables 9-15).
@@ -413,7 +413,7 @@ def compute_agreement(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Fin
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
         ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.labels.LabelPolicy` gives its
         ``not_mentioned``).
-    studies : {'same', 'intersection'}, default='same'
+    studies : {'same', 'each'}, default='same'
         See :func:`pair_states`.
     both_uncertain : {'agree', 'disagree'}, default='agree'
         A (UNC, UNC) pair under the pessimistic mapping: agreement (identical labels always agree, the XQA-Chest
@@ -448,7 +448,7 @@ def compute_agreement(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Fin
     """
     check_choice(weights, WEIGHTS, name="weights", func="compute_agreement")
     not_mentioned = LabelPolicy.of(not_mentioned=not_mentioned, func="compute_agreement").not_mentioned
-    check_choice(studies, ("same", "intersection"), name="studies", func="compute_agreement")
+    check_choice(studies, ("same", "each"), name="studies", func="compute_agreement")
     check_choice(both_uncertain, BOTH_UNCERTAIN_RULES, name="both_uncertain", func="compute_agreement")
     pair_list = parse_pairs(pairs)
     labels = prepare_labels(labels)
