@@ -54,6 +54,12 @@ _LAZY_ATTRS: dict[str, str] = {
     # type aliases of the public signatures
     "RNGLike": "_typing", "PathLike": "_typing", "FindingsLike": "_typing", "Studies": "_typing",
     "ExecutorLike": "executor",
+    "create_study": "reader",
+    "export_study": "reader",
+    "StudyCreated": "reader",
+    "check_study": "reader",
+    "StudyStatus": "reader",
+    "StudyExport": "reader.export",
 }
 
 _SUBMODULES: tuple[str, ...] = (
@@ -118,6 +124,12 @@ __all__ = [
     "read_split_lists",
     "get_executor",
     "load_xqa_auc_table",
+    "create_study",
+    "check_study",
+    "export_study",
+    "StudyCreated",
+    "StudyStatus",
+    "StudyExport",
     "RNGLike",
     "Studies",
     "ExecutorLike",
@@ -180,6 +192,8 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     )
     from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
     from .ranking import RankingStabilityResult, compare_rankings, compare_table_rankings, load_xqa_auc_table
+    from .reader import StudyCreated, StudyStatus, check_study, create_study, export_study
+    from .reader.export import StudyExport
     from .report import write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
 
