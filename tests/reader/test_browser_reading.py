@@ -183,7 +183,7 @@ def test_the_organiser_page_uses_the_width_at_2560(workstation, server_factory) 
 
 def test_the_display_rendition_made_at_init_is_what_the_viewer_shows(study_factory, server_factory, tmp_path) -> None:
     """`reader init` (create_study) writes a1's display rendition (scale 2: 1024 x 1250) into the study folder;
-    the page at 1400 x 900 (a pane that would ask for scale 3) is answered with it and draws the radiograph."""
+    the page at 1000 x 700 (a pane that asks for a coarser one) is answered with it and draws the radiograph."""
     from cxreval.reader import create_study
     from cxreval.reader.images import RENDITIONS
 
@@ -193,7 +193,7 @@ def test_the_display_rendition_made_at_init_is_what_the_viewer_shows(study_facto
     made = create_study(study, url)
     assert made.renditions.n_made == 9 and len(list((tmp_path / "s" / RENDITIONS).glob("*.rendition"))) == 9
     server = server_factory(url).start()
-    drv, profile = _launch((1400, 900), 1)
+    drv, profile = _launch((1000, 700), 1)
     try:
         drv.get(f"{server.base}/#token={made.tokens['alice']}")
         _ready(drv)
@@ -209,7 +209,7 @@ def test_the_display_rendition_made_at_init_is_what_the_viewer_shows(study_facto
             "let lo = 255, hi = 0; for (let i = 0; i < d.length; i += 4 * 97) { lo = Math.min(lo, d[i]);"
             " hi = Math.max(hi, d[i]); } return hi - lo;")
         assert spread > 100, spread
-        drv.save_screenshot(str(_screens() / "reader-rendition-made-at-init-1400x900.png"))
+        drv.save_screenshot(str(_screens() / "reader-rendition-made-at-init-1000x700.png"))
         assert not _errors(drv)
     finally:
         drv.quit()
