@@ -106,7 +106,10 @@ def images(ctx: Context) -> Figures:
                   round(r["p95"]), round(r["max"]), 150 if pre else 400, round(r["init_s"], 1))
             if backend == "sqlite":
                 fig.checked[f"{backend} | {'prefetch' if pre else 'on demand'} | next studies"] = str(r["n"])
-    t.notes.append(f"measured at {_load()} (a machine shared with other work: each rendition's decode is CPU-bound)")
+    t.notes.append(f"measured at {_load()} (a machine shared with other work; the 8 readers, inflating and windowing "
+                   "each rendition, run on the server's CPUs)")
+    t.notes.append("renditions made at init: `cxreval reader init`'s display renditions of the study's images, "
+                   "written into the study folder before the server starts (the server then reads them)")
     if len(_backends()) == 1:
         t.notes.append("PostgreSQL not measured: CXREVAL_TEST_POSTGRES_URL unset (tests/reader/start_postgres.sh)")
     return fig
