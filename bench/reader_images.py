@@ -8,12 +8,15 @@ study assigning each image to one reader (no reader finds another's image in the
 asks for the item and the display rendition (``level=display&fit=1280``: 1024 x 1250), inflates it and maps
 it through a window (what the page does before drawing), then reads for ``read_s`` seconds and submits
 its labels. Time to visible = from the move to the next study until its rendition is decoded and windowed
-(the first study of each reader is not a *next* study and is left out). Two ways:
+(the first study of each reader is not a *next* study and is left out). The study is made as ``cxreval
+reader init`` makes it (:func:`cxreval.reader.create_study`: every display rendition written ahead into the
+study folder; its time is reported as ``init_s``). Two ways:
 
 * **with prefetch**: the page's prefetch (the reader's next two studies fetched, one after the other, while
   it reads) and the server's read-ahead (``read_ahead=3``: it renders the reader's next studies when one
   is asked for);
-* **without prefetch**: neither (``read_ahead=0``): every rendition is decoded and made when asked for.
+* **without prefetch**: neither (``read_ahead=0``): every display rendition is read from the study folder's
+  rendition files when asked for.
 
 ``status``: a study whose log holds ``n_subs`` submissions per reader for 8 readers (written straight into
 the log, the derived tables then rebuilt from it on open, as a database made before them would be), then
@@ -186,12 +189,13 @@ def _read(args: tuple[str, str, float, bool, float, mp.Queue]) -> None:
 def images(url: str, *, n_readers: int = 8, n_studies: int = 8, read_s: float = 3.0, prefetch: bool = True,
            limit_s: float = 300.0) -> dict[str, float]:
     """Time to visible (ms) of the next study's display rendition, ``n_readers`` readers at once."""
-    from cxreval.reader.store import ReaderStore
-    from cxreval.reader.study import load_study
+    from cxreval.reader import create_study
 
     with tempfile.TemporaryDirectory(prefix="cxreval-bench-images-") as tmp:
-        store, tokens = ReaderStore.create(url, load_study(_image_study(Path(tmp) / "s", n_readers, n_studies)))
-        store.close()
+        study = _image_study(Path(tmp) / "s", n_readers, n_studies)
+        t0 = time.perf_counter()
+        tokens = dict(create_study(study, url).tokens)  # `reader init`: every display rendition made ahead
+        t_init = time.perf_counter() - t0
         port = _free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
         proc = subprocess.Popen([sys.executable, "-c", _SERVE, url, str(port), "3" if prefetch else "0"], env=env,
@@ -215,7 +219,7 @@ def images(url: str, *, n_readers: int = 8, n_studies: int = 8, read_s: float = 
             proc.wait(10)
     lat = np.concatenate([np.asarray(g, dtype=float) for g in got]) * 1000
     return {"n": int(lat.size), "p50": float(np.median(lat)), "p95": float(np.percentile(lat, 95)),
-            "max": float(lat.max())}
+            "max": float(lat.max()), "init_s": t_init, "n_images": n_readers * n_studies}
 
 
 def status(url: str, *, n_images: int = 20000, n_subs: int = 20000, n_readers: int = 8,

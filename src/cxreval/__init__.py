@@ -71,6 +71,12 @@ _LAZY_ATTRS: dict[str, str] = {
     "ReportResult": "report",
     "run_demo": "demo",
     "DemoResult": "demo",
+    "create_study": "reader",
+    "export_study": "reader",
+    "StudyCreated": "reader",
+    "check_study": "reader",
+    "StudyStatus": "reader",
+    "StudyExport": "reader.export",
 }
 
 _SUBMODULES: tuple[str, ...] = (
@@ -149,6 +155,12 @@ __all__ = [
     "read_split_lists",
     "get_executor",
     "load_xqa_auc_table",
+    "create_study",
+    "check_study",
+    "export_study",
+    "StudyCreated",
+    "StudyStatus",
+    "StudyExport",
     "RNGLike",
     "Studies",
     "ExecutorLike",
@@ -232,6 +244,8 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         compare_table_rankings,
         load_xqa_auc_table,
     )
+    from .reader import StudyCreated, StudyStatus, check_study, create_study, export_study
+    from .reader.export import StudyExport
     from .report import ReportResult, write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
     from .schema import LabelState, binarize

@@ -32,7 +32,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "data-export": "cxreval.datasets.load_dataset",
     "demo": "cxreval.demo.run_demo",
     "label-reports": "cxreval.cli.label_reports.label_reports",
-    "reader-export": "cxreval.reader.export.export_tables",
+    "reader-export": "cxreval.reader.export_study",
     "predict": "cxreval.predict.models.load_model",
     "finetune": "cxreval.predict.models.load_model",
     "plan": "cxreval.planning.plan_relabelling",

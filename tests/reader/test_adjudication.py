@@ -44,7 +44,7 @@ def two_resolvers(study_factory, db_url: str, tmp_path: Path):
 
 def _resolved(store: ReaderStore, out: Path) -> dict:
     out.mkdir()
-    export_tables(store, out)
+    export_tables(store).save(out)
     labels = pd.read_csv(out / "labels.csv")
     cr = labels[labels["source"] == "conflict_resolved"]
     return dict(zip(zip(cr["study_id"], cr["finding"]), cr["state"]))

@@ -179,3 +179,38 @@ def test_the_organiser_page_uses_the_width_at_2560(workstation, server_factory) 
         finally:
             drv.quit()
             shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_the_display_rendition_made_at_init_is_what_the_viewer_shows(study_factory, server_factory, tmp_path) -> None:
+    """`reader init` (create_study) writes a1's display rendition (scale 2: 1024 x 1250) into the study folder;
+    the page at 1000 x 700 (a pane that asks for a coarser one) is answered with it and draws the radiograph."""
+    from cxreval.reader import create_study
+    from cxreval.reader.images import RENDITIONS
+
+    study = study_factory(tmp_path / "s")
+    _radiograph(tmp_path / "s" / "images" / "a1.png")
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    made = create_study(study, url)
+    assert made.renditions.n_made == 9 and len(list((tmp_path / "s" / RENDITIONS).glob("*.rendition"))) == 9
+    server = server_factory(url).start()
+    drv, profile = _launch((1000, 700), 1)
+    try:
+        drv.get(f"{server.base}/#token={made.tokens['alice']}")
+        _ready(drv)
+        drv.execute_script("S.pos = S.queue.findIndex((x) => x.key === 'a1'); openItem();")
+        _ready(drv, "a1")
+        im = drv.execute_script("const im = S.images[0]; return {w: im.w, h: im.h, scale: im.scale, "
+                                "ow: im.off.width, oh: im.off.height, bits: im.bits, fit: S.fit}")
+        assert (im["w"], im["h"], im["bits"]) == (2048, 2500, 12)
+        assert (im["scale"], im["ow"], im["oh"]) == (2, 1024, 1250) and im["fit"] < 1250  # the one made ahead
+        # the canvas shows the radiograph: dark background, bright body, darker lungs (not a blank canvas)
+        spread = drv.execute_script(
+            "const c = S.images[0].canvas, d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+            "let lo = 255, hi = 0; for (let i = 0; i < d.length; i += 4 * 97) { lo = Math.min(lo, d[i]);"
+            " hi = Math.max(hi, d[i]); } return hi - lo;")
+        assert spread > 100, spread
+        drv.save_screenshot(str(_screens() / "reader-rendition-made-at-init-1000x700.png"))
+        assert not _errors(drv)
+    finally:
+        drv.quit()
+        shutil.rmtree(profile, ignore_errors=True)

@@ -193,7 +193,8 @@ def test_report_adjudication_becomes_conflict_resolved(study_factory, tmp_path: 
     store.submit(who("carol"), "carol-a1-0001", "adjudication", "a1",
                  decision(store, "a1", {"Cardiomegaly": "negative"}))
     (tmp_path / "out").mkdir()
-    res = export_tables(store, tmp_path / "out")
+    res = export_tables(store)
+    res.save(tmp_path / "out")
     labels = pd.read_csv(tmp_path / "out" / "labels.csv")
     cr = labels[labels["source"] == "conflict_resolved"]
     got = {(r.study_id, r.finding): r.state for r in cr.itertuples()}

@@ -28,7 +28,8 @@ def _labels(**states: str) -> dict:
 
 def _cr(store: ReaderStore, folder: Path) -> tuple[dict, int]:
     folder.mkdir()
-    res = export_tables(store, folder)
+    res = export_tables(store)
+    res.save(folder)
     lab = pd.read_csv(folder / "labels.csv", dtype=str)
     cr = lab[lab["source"] == "conflict_resolved"]
     return {(r.study_id, r.finding): r.state for r in cr.itertuples()}, res.n_unresolved

@@ -44,7 +44,8 @@ def test_odd_study_ids_are_quoted_and_formula_cells_prefixed(tmp_path: Path) -> 
             store.submit(alice, "sub-bad-time", "image", "plain", {"labels": labels}, client_time=bad)
     out = tmp_path / "out"
     out.mkdir()
-    res = export_tables(store, out)
+    res = export_tables(store)
+    res.save(out)
     assert res.n_boxes == len(ODD) and res.n_notes == len(ODD)
     want = {("'" + s if s[0] in "=+-@" else s) for s in ODD}
     for name in ("labels.csv", "boxes.csv"):
@@ -83,7 +84,8 @@ def test_an_unreadable_image_has_no_labels_and_is_noted(study_file: Path, tmp_pa
                                                          "seconds": -1})
     out = tmp_path / "out"
     out.mkdir()
-    res = export_tables(store, out)
+    res = export_tables(store)
+    res.save(out)
     assert res.n_labels == 0
     notes = pd.read_csv(out / "notes.csv", dtype=str, keep_default_na=False)
     assert notes[["item", "reader", "unreadable", "comment"]].values.tolist() == [["a1", "alice", "1",
@@ -128,8 +130,8 @@ def test_no_exported_cell_starts_a_formula_even_split_at_line_breaks(tmp_path: P
                                                  "y_max": 22}], "comment": comment})
     out = tmp_path / "out"
     out.mkdir()
-    res = export_tables(store, out)
-    for f in res.files:
+    res = export_tables(store)
+    for f in res.save(out):
         with open(f, newline="", encoding="utf-8") as fh:
             text = fh.read()
         starts = [c for c in _fragments(text) if c[:1] in FORMULA_PREFIXES]

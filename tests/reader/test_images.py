@@ -131,3 +131,69 @@ def test_one_rendition_is_made_once_for_concurrent_requests(tmp_path: Path, monk
     assert len(calls) == 1 and len({id(r) for r in out}) == 1 and out[0].bits == 12
     assert decode(path)[1] == 12
     cache.close()
+
+
+def _block_mean(a: np.ndarray, s: int) -> np.ndarray:
+    h, w = a.shape
+    return np.floor(a.astype(float).reshape(h // s, s, w // s, s).mean(axis=(1, 3)) + 0.5)
+
+
+def test_renditions_made_at_init_are_served_without_decoding(study_factory, tmp_path: Path, monkeypatch) -> None:
+    from fastapi.testclient import TestClient
+
+    import cxreval.reader.images as images
+    from cxreval.reader import create_study
+    from cxreval.reader.app import create_app
+
+    study = study_factory(tmp_path / "s")
+    big = np.random.default_rng(2).integers(0, 4096, size=(500, 410)).astype(np.uint16)
+    _png16(tmp_path / "s" / "images" / "a1.png", big)
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    made = create_study(study, url, fit=256)
+    # 4 study images + 2 IQA references + 3 IQA tests, each rendered once
+    assert (made.renditions.n_made, made.renditions.n_reused) == (9, 0)
+    assert len(list((tmp_path / "s" / images.RENDITIONS).glob("*.rendition"))) == 9
+
+    def refuse(path):
+        raise AssertionError(f"decoded {path} on request")
+
+    monkeypatch.setattr(images, "decode", refuse)
+    h = {"Authorization": f"Bearer {made.tokens['alice']}"}
+    with TestClient(create_app(url)) as c:
+        r = c.get("/api/pixels?task=image&key=a1&level=display&fit=256", headers=h)
+        assert r.status_code == 200 and (r.headers["X-Scale"], r.headers["X-Bits"]) == ("2", "12")
+        np.testing.assert_array_equal(np.frombuffer(r.content, "<u2").reshape(250, 205), _block_mean(big, 2))
+        coarser = c.get("/api/pixels?task=image&key=a1&level=display&fit=128", headers=h)  # a smaller pane
+        assert coarser.status_code == 200 and coarser.headers["X-Scale"] == "2"  # the rendition made ahead
+        assert c.get("/api/pixels?task=image&key=a1&level=display&fit=256",
+                     headers=h | {"If-None-Match": r.headers["etag"]}).status_code == 304
+
+
+def test_rendition_files_are_reused_until_the_image_changes(study_factory, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from cxreval.reader.app import create_app
+    from cxreval.reader.images import RENDITIONS, make_renditions
+
+    study = study_factory(tmp_path / "s")
+    root = tmp_path / "s"
+    a = np.random.default_rng(3).integers(0, 4096, size=(100, 120)).astype(np.uint16)
+    _png16(root / "images" / "a1.png", a)
+    names = ["images/a1.png", "images/b1.png", "images/c1.png", "images/a1.png"]  # a repeat is rendered once
+    assert make_renditions(root, names, fit=64).n_made == 3
+    got = make_renditions(root, names, fit=64, executor="process:2")
+    assert (got.n_made, got.n_reused, got.folder) == (0, 3, root.resolve() / RENDITIONS)
+    b = a[::-1].copy()
+    _png16(root / "images" / "a1.png", b)  # the image changed since: its rendition is stale
+    assert (make_renditions(root, names, fit=64).n_made, make_renditions(root, names, fit=64).n_made) == (1, 0)
+    for f in (root / RENDITIONS).glob("*.rendition"):  # torn files (a crash mid-write on another system)
+        f.write_bytes(f.read_bytes()[:-5])
+    assert make_renditions(root, names, fit=64).n_made == 3
+    _png16(root / "images" / "a1.png", a)  # changed after the renditions were made: the server renders it
+    store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(study))
+    with TestClient(create_app(store)) as c:
+        r = c.get("/api/pixels?task=image&key=a1&level=display&fit=64",
+                  headers={"Authorization": f"Bearer {tokens['alice']}"})
+        assert r.status_code == 200 and r.headers["X-Scale"] == "2"
+        np.testing.assert_array_equal(np.frombuffer(r.content, "<u2").reshape(50, 60), _block_mean(a, 2))
+    store.close()

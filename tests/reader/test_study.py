@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from cxreval.exceptions import SchemaError
-from cxreval.reader.study import load_study, reader_order, study_items
+from cxreval.reader._order import reader_order
+from cxreval.reader.study import load_study, study_items
 
 
 def test_study_items_and_tasks(study_file: Path) -> None:
@@ -110,8 +111,8 @@ def test_serve_binds_localhost_by_default() -> None:
 def test_assignment_per_image_is_balanced_seeded_and_enforced(study_factory, tmp_path: Path) -> None:
     from collections import Counter
 
+    from cxreval.reader._order import assign_images
     from cxreval.reader.store import ReaderStore, SubmissionError
-    from cxreval.reader.study import assign_images
 
     keys = [f"i{k:03d}" for k in range(17)]
     readers = ("r1", "r2", "r3", "r4", "r5")

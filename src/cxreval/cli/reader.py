@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from ..reader.db import DEFAULT_URL
+from ._common import executor_option
 
 __all__ = ["register"]
 
@@ -37,23 +38,26 @@ def _link(base: str, token: str) -> str:
 def init_cmd(study: Path = typer.Option(..., "--study", help="Study YAML file (images, reports, IQA pairs, findings, "
                                         "tasks, readers)."),
              db: str = typer.Option(None, "--db", help=_DB_HELP),
-             url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the readers' links.")
-             ) -> None:
-    """Create a study database and print the private link of every reader in the study file.
+             url: str = typer.Option("http://127.0.0.1:8000", "--url", help="Base URL printed in the readers' links."),
+             executor: str = executor_option()) -> None:
+    """Create a study database, write every image's display rendition into the study folder (the server then
+    reads them instead of decoding each image on its first display) and print the private link of every
+    reader in the study file.
 
     Example: cxreval reader init --study study.yaml --db sqlite:///study.db
     """
-    from ..reader.store import ReaderStore
-    from ..reader.study import load_study
+    from ..reader import create_study
+    from ._common import cli_executor, progress
 
-    spec = load_study(study)
-    store, tokens = ReaderStore.create(_db(db), spec)
-    n = {t: len(v) for t, v in store.items.items() if v}
-    typer.echo(f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; items {n}; findings {len(spec.findings)}")
+    with cli_executor(executor) as ex, progress() as p:
+        made = create_study(study, _db(db), executor=ex, progress=p)
+    spec, tokens = made.spec, made.tokens
+    typer.echo(f"study {spec.name!r}: tasks {', '.join(spec.tasks)}; items {dict(made.n_items)}; findings "
+               f"{len(spec.findings)}")
     for name, token in tokens.items():
         typer.echo(f"{name}: {_link(url, token)}")
-    if "organiser" not in tokens:  # the organiser's page: progress, open conflicts, export download
-        typer.echo(f"organiser (progress and export): {_link(url, store.add_reader('organiser', role='organiser'))}")
+    if made.organiser_token is not None:  # the organiser's page: progress, open conflicts, export download
+        typer.echo(f"organiser (progress and export): {_link(url, made.organiser_token)}")
     if not tokens:
         typer.echo(f"the study file names no readers yet: add readers with `cxreval reader add-reader NAME --db "
                    f"{_db(db)}` (and resolvers with `--role resolver`).")
@@ -103,18 +107,17 @@ def status_cmd(db: str = typer.Option(None, "--db", help=_DB_HELP),
 
     Example: cxreval reader status --db sqlite:///study.db
     """
-    from ..reader.store import ReaderStore
+    from ..reader import check_study
     from ._common import echo_json
 
-    store = ReaderStore.open(_db(db))
-    table = store.status()
-    integrity = store.check_integrity()
+    st = check_study(_db(db))
+    integrity = st.integrity
     if json_out:
-        echo_json({"study": store.spec.name, "progress": table.to_dict(orient="records"),
+        echo_json({"study": st.name, "progress": st.progress.to_dict(orient="records"),
                    "integrity": integrity.to_dict()})
         return
-    typer.echo(f"study {store.spec.name!r}; integrity: {'ok' if integrity.ok else '; '.join(integrity.problems)}")
-    for r in table.itertuples():
+    typer.echo(f"study {st.name!r}; integrity: {'ok' if integrity.ok else '; '.join(integrity.problems)}")
+    for r in st.progress.itertuples():
         typer.echo(f"{r.reader:<16} {r.task:<13} {r.n_done:>5}/{r.n_items:<5} ({r.n_submissions} submissions"
                    f"{', last ' + r.last if r.last else ''})")
 
@@ -129,16 +132,13 @@ def export_cmd(out: Path = typer.Option(..., "--out", "-o", help="Output folder 
     Example: cxreval reader export --db sqlite:///study.db --out study-export
     """
     from ..outputs import check_output_path, output_folder
-    from ..reader.export import export_tables
-    from ..reader.store import ReaderStore
+    from ..reader import export_study
 
     db_file = _db_file(_db(db))
     check_output_path(out, overwrite=overwrite, inputs=db_file)
-    store = ReaderStore.open(_db(db))
-    meta: dict[str, object] = {"study": store.spec.name}
-    with output_folder(out, overwrite=overwrite, meta=meta, protect=db_file) as d:
-        res = export_tables(store, d)
-        meta.update(res.to_dict())  # recorded in run.json when the folder is complete
+    res = export_study(_db(db))
+    with output_folder(out, overwrite=overwrite, meta={"study": res.study, **res.to_dict()}, protect=db_file) as d:
+        res.save(d)
     typer.echo(f"wrote {res.n_labels} labels ({', '.join(res.sources) or 'no source'}), {res.n_boxes} boxes, "
                f"{res.n_ratings} ratings, {res.n_submissions} audited submissions to {out}"
                + (f"; {res.n_unresolved} conflict(s) not yet resolved" if res.n_unresolved else ""))

@@ -106,7 +106,7 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
     st = ReaderStore.open(store) if isinstance(store, str) else store
     spec = st.spec
     root = Path(spec.root).resolve()
-    cache = RenditionCache()
+    cache = RenditionCache(root=root)  # renditions made ahead (`reader init`) are read from the study folder
     from ..iqa import read_image  # noqa: F401 - imported once at start, not inside the first image request
     app = fastapi.FastAPI(title=f"cxreval reader: {spec.name}", docs_url=None, redoc_url=None, openapi_url=None)
 
@@ -224,19 +224,17 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
     def organiser_export(request: Request) -> Any:
         """The export (:func:`cxreval.reader.export.export_tables`) as a zip file."""
         import io
-        import tempfile
         import zipfile
 
         from .export import export_tables
 
         organiser(request)
         buf = io.BytesIO()
-        with tempfile.TemporaryDirectory(prefix="cxreval-reader-export-") as tmp:
-            res = export_tables(st, tmp)
-            with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-                for f in res.files:
-                    zf.write(f, Path(f).relative_to(tmp).as_posix())
-                zf.writestr("export.json", json.dumps({"study": spec.name, **res.to_dict()}, indent=1))
+        res = export_tables(st)
+        with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for name, text in res.texts.items():
+                zf.writestr(name, text.encode("utf-8"))
+            zf.writestr("export.json", json.dumps({"study": spec.name, **res.to_dict()}, indent=1))
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.name) or "study"
         return Response(buf.getvalue(), media_type="application/zip",
                         headers={"Content-Disposition": f'attachment; filename="{name}-export.zip"'})
@@ -273,7 +271,7 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
             raise SubmissionError(f"Task {task!r} has no image.", 404)
         path = _inside(rel, key)
         scale = 1 if level == "full" else scale_for(int(meta["width"]), int(meta["height"]), fit)
-        got = cache.get(path, scale)
+        got = cache.get(path, scale, display=level == "display")
         if level == "display" and task == "image" and read_ahead:
             _read_ahead(r, key, scale)
         headers = {**got.headers(), "Cache-Control": "private, max-age=3600"}
@@ -297,7 +295,7 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
         i = order.index(key)
         for nxt in [k for k in order[i + 1:i + 1 + 4 * read_ahead] if k not in done][:read_ahead]:
             try:
-                cache.warm(_inside(_item("image", nxt)["path"], nxt), scale)
+                cache.warm(_inside(_item("image", nxt)["path"], nxt), scale, display=True)
             except SubmissionError:
                 continue
 

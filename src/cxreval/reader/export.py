@@ -28,9 +28,10 @@ Numbers are written as numbers.
 
 from __future__ import annotations
 
+import io
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from ..schema import SOURCED_BOX_COLUMNS
 from .derived import Adjudicated
 from .store import ReaderStore
 
-__all__ = ["FORMULA_PREFIXES", "ExportResult", "safe_cell", "csv_line", "export_tables"]
+__all__ = ["FORMULA_PREFIXES", "StudyExport", "safe_cell", "csv_line", "export_tables"]
 
 FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a cell as a formula; such cells get a leading ``'``."""
@@ -73,19 +74,15 @@ def csv_line(values: Iterable[object]) -> str:
 
 
 class _Table:
-    """A CSV file written row by row (:func:`csv_line`), every text cell through :func:`safe_cell`."""
+    """A CSV text built row by row (:func:`csv_line`), every text cell through :func:`safe_cell`."""
 
-    def __init__(self, path: Path, header: Iterable[str] | None, *, raw_header: str = "") -> None:
-        self.path = path
-        self.fh = open(path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed by close()
-        try:
-            if raw_header:
-                self.fh.write(raw_header)
-            if header is not None:
-                self.fh.write(csv_line([safe_cell(h) for h in header]))
-        except BaseException:  # a full disk at the header: the file is not left open
-            self.fh.close()
-            raise
+    def __init__(self, name: str, header: Iterable[str] | None, *, raw_header: str = "") -> None:
+        self.name = name
+        self.fh = io.StringIO(newline="")
+        if raw_header:
+            self.fh.write(raw_header)
+        if header is not None:
+            self.fh.write(csv_line([safe_cell(h) for h in header]))
         self.n = 0
 
     def row(self, values: Iterable[object]) -> None:
@@ -97,27 +94,28 @@ class _Table:
         self.fh.write("".join(csv_line(r) for r in rows))
         self.n += len(rows)
 
-    def close(self) -> None:
-        self.fh.close()
-
 
 @dataclass(frozen=True)
-class ExportResult:
-    """What :func:`export_tables` wrote.
+class StudyExport:
+    """The export of a study (:func:`export_tables`, :func:`export_study`): every CSV file's text, and the counts.
 
     Attributes
     ----------
-    files : tuple of Path
+    texts : dict of str to str
+        ``{file name inside the export folder: CSV text}`` (``boxes/img_<reader>.csv`` in a subfolder), in
+        the order they are written.
     sources : tuple of str
         The label sources in ``labels.csv``.
     n_labels, n_boxes, n_ratings, n_notes, n_submissions : int
-        Rows written to labels.csv, boxes.csv, iqa_ratings.csv, notes.csv and audit.csv.
+        Rows of labels.csv, boxes.csv, iqa_ratings.csv, notes.csv and audit.csv.
     n_unresolved : int
         Conflicting (study, finding) pairs without a resolver's label for their current pair of states
         (left out of ``conflict_resolved``).
+    study : str
+        The study's name.
     """
 
-    files: tuple[Path, ...]
+    texts: Mapping[str, str]
     sources: tuple[str, ...]
     n_labels: int
     n_boxes: int
@@ -125,11 +123,23 @@ class ExportResult:
     n_notes: int
     n_submissions: int
     n_unresolved: int
+    study: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return {"n_labels": self.n_labels, "sources": list(self.sources), "n_boxes": self.n_boxes,
                 "n_ratings": self.n_ratings, "n_notes": self.n_notes, "n_submissions": self.n_submissions,
                 "n_unresolved": self.n_unresolved}
+
+    def save(self, folder: str | Path) -> list[Path]:
+        """Write every file (UTF-8, rows ended by ``\\n``) into ``folder`` (created if missing); the paths."""
+        d = Path(folder)
+        out = []
+        for name, text in self.texts.items():
+            path = d / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(text.encode("utf-8"))
+            out.append(path)
+        return out
 
 
 def _snapshot(store: ReaderStore) -> Any:
@@ -199,10 +209,9 @@ def _conflict_resolved(conn: Any, store: ReaderStore, adj: Adjudicated, names: d
     return unresolved
 
 
-def export_tables(store: ReaderStore, folder: str | Path) -> ExportResult:
-    """Write every export table into ``folder`` (which must exist), from the latest submission per reader,
-    task and item, streaming from one read transaction (a consistent snapshot while readers keep working)."""
-    d = Path(folder)
+def export_tables(store: ReaderStore) -> StudyExport:
+    """Every export table of ``store``, from the latest submission per reader, task and item, read in one
+    read transaction (a consistent snapshot while readers keep working)."""
     spec, items = store.spec, store.items
     sa, t = store.sa, store.t
     order = {f: k for k, f in enumerate(spec.findings)}
@@ -210,7 +219,7 @@ def export_tables(store: ReaderStore, folder: str | Path) -> ExportResult:
     tables: list[_Table] = []
 
     def table(name: str, header: Iterable[str] | None, **kw: Any) -> _Table:
-        tables.append(_Table(d / name, header, **kw))
+        tables.append(_Table(name, header, **kw))
         return tables[-1]
 
     conn = _snapshot(store)
@@ -242,7 +251,6 @@ def export_tables(store: ReaderStore, folder: str | Path) -> ExportResult:
                 labels.escaped([(sid_e, pid_e, f, src, lab[f]) for f in sorted(lab, key=order.__getitem__)])
                 for b in payload.get("boxes", []):
                     if per_reader is None:
-                        (d / "boxes").mkdir(exist_ok=True)
                         per_reader = table(f"boxes/{src}.csv", None, raw_header=_NIH_HEADER)
                     boxes.row((sid, b["finding"], src, b["x_min"], b["y_min"], b["x_max"], b["y_max"]))
                     per_reader.row((sid, b["finding"], f"{b['x_min']:g}", f"{b['y_min']:g}",
@@ -261,21 +269,8 @@ def export_tables(store: ReaderStore, folder: str | Path) -> ExportResult:
     finally:
         conn.rollback()
         conn.close()
-        _close_all(tables)
-    return ExportResult(tuple(tb.path for tb in tables), tuple(sources), labels.n, boxes.n, n_ratings, notes.n,
-                        n_sub, n_unresolved)
-
-
-def _close_all(tables: list[_Table]) -> None:
-    """Close every table even when one fails to flush (a full disk); the first error is raised after."""
-    error: BaseException | None = None
-    for tb in tables:
-        try:
-            tb.close()
-        except BaseException as exc:  # noqa: BLE001 - re-raised below, once every file is closed
-            error = error or exc
-    if error is not None:
-        raise error
+    return StudyExport({tb.name: tb.fh.getvalue() for tb in tables}, tuple(sources), labels.n, boxes.n, n_ratings,
+                        notes.n, n_sub, n_unresolved, spec.name)
 
 
 def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], table: Any, notes: _Table) -> int:

@@ -12,26 +12,47 @@ PNG get 0..4095, not 0..65535.
 :class:`RenditionCache` keeps renditions in memory (least recently used out, by bytes), makes each one
 once when several requests want it at the same time, and renders ahead (:meth:`RenditionCache.warm`) on
 a small pool of threads: the server renders a reader's next studies while they read the current one.
+
+Renditions are also kept on disk, in the study folder's :data:`RENDITIONS` folder: :func:`make_renditions`
+writes every image's display rendition there ahead of reading (``cxreval reader init``), one file per image
+and scale holding the rendition's pixels and what the first request needs beside them (size, scale, bit
+depth, data range, ETag). A file is written atomically (a temporary file renamed into place) and is used
+only while the image's modification time and size match those it records; otherwise the image is rendered
+again. The server reads renditions from there first, so a study's first display costs a file read, not a
+decode; a display request for a coarser rendition than the one made ahead (a smaller pane) is answered with
+the nearest finer one there (more pixels than asked: the page scales it down), and a display rendition made
+on request is written there too (full resolutions are kept in memory only).
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import math
+import os
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DISPLAY_FIT", "Rendition", "bit_depth", "decode", "render", "scale_for", "RenditionCache"]
+from ..executor import ExecutorLike, get_executor
+from ..progress import Progress, as_progress
+
+__all__ = ["DISPLAY_FIT", "RENDITIONS", "Rendition", "RenditionsMade", "bit_depth", "decode", "render", "scale_for",
+           "make_renditions", "RenditionCache"]
 
 DISPLAY_FIT = 1280
 """Default longest side (pixels) of the display rendition; the page asks for its pane's size."""
+RENDITIONS = ".cxreval-renditions"
+"""The folder, inside the study folder, of the renditions kept on disk (one file per image and scale)."""
 _BITS = (8, 10, 12, 14, 16)
+_MAGIC = b"cxreval-rendition 1\n"
 
 
 @dataclass(frozen=True)
@@ -114,12 +135,139 @@ def render(pixels: np.ndarray, scale: int, *, bits: int, etag: str) -> Rendition
                      int(2 ** bits - 1), etag)
 
 
-class RenditionCache:
-    """Renditions by (file, modification, scale), at most ``max_bytes`` of them; each made once however
-    many requests ask for it at once; :meth:`warm` renders ahead on ``workers`` threads (at most
-    ``max_pending`` waiting)."""
+@dataclass(frozen=True)
+class RenditionsMade:
+    """What :func:`make_renditions` did: ``n_made`` renditions rendered and written, ``n_reused`` already on
+    disk for the image as it is now, in ``folder``."""
 
-    def __init__(self, *, max_bytes: int = 512 * 2 ** 20, workers: int = 2, max_pending: int = 32) -> None:
+    folder: Path
+    n_made: int
+    n_reused: int
+
+
+def _etag(source: str, mtime_ns: int, size: int, scale: int) -> str:
+    return '"' + hashlib.sha256(repr(((source, mtime_ns, size), scale)).encode()).hexdigest()[:20] + '"'
+
+
+def _disk_file(folder: Path, root: Path, path: Path, scale: int) -> Path:
+    """The file of ``path``'s rendition reduced ``scale`` times in ``folder`` (named by the image's path
+    inside the study folder ``root`` and the scale)."""
+    try:
+        name = path.relative_to(root).as_posix()
+    except ValueError:
+        name = str(path)
+    return folder / (hashlib.sha256(f"{name}\n{scale}".encode()).hexdigest()[:32] + ".rendition")
+
+
+def _read_disk(file: Path, mtime_ns: int, size: int) -> Rendition | None:
+    """The rendition in ``file`` if it was made from the image as it is now (its modification time and size),
+    else None (missing, torn or stale files included)."""
+    try:
+        data = file.read_bytes()
+    except OSError:
+        return None
+    end = data.find(b"\n", len(_MAGIC))
+    if not data.startswith(_MAGIC) or end < 0:
+        return None
+    try:
+        h = json.loads(data[len(_MAGIC):end])
+        if h["mtime_ns"] != mtime_ns or h["size"] != size or len(data) - end - 1 != h["n"]:
+            return None
+        return Rendition(data[end + 1:], h["width"], h["height"], h["full_width"], h["full_height"], h["scale"],
+                         h["bits"], h["data_range"], h["etag"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_disk(file: Path, r: Rendition, mtime_ns: int, size: int) -> None:
+    """Write ``r`` into ``file`` atomically (a temporary file in the same folder, renamed into place)."""
+    head = {"mtime_ns": mtime_ns, "size": size, "n": len(r.body), "width": r.width, "height": r.height,
+            "full_width": r.full_width, "full_height": r.full_height, "scale": r.scale, "bits": r.bits,
+            "data_range": r.data_range, "etag": r.etag}
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_name(f".{file.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(_MAGIC + json.dumps(head, sort_keys=True).encode() + b"\n" + r.body)
+        os.replace(tmp, file)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _image_shape(path: Path) -> tuple[int, int] | None:
+    """(width, height) from the file's header (PNG, TIFF, JPEG), None where only decoding tells."""
+    if path.suffix.lower() not in (".png", ".tif", ".tiff", ".jpg", ".jpeg"):
+        return None
+    from PIL import Image
+
+    with Image.open(path) as im:
+        return int(im.size[0]), int(im.size[1])
+
+
+def _make_one(root: str, fit: int, rel: str) -> bool:
+    """Write the display rendition (longest side at most ``fit``) of image ``rel`` of the study folder
+    ``root`` unless it is on disk already; True when it was made."""
+    base = Path(root)
+    path = (base / rel).resolve()
+    st = path.stat()
+    shape = _image_shape(path)
+    if shape is not None:
+        file = _disk_file(base / RENDITIONS, base, path, scale_for(*shape, fit))
+        if _read_disk(file, st.st_mtime_ns, st.st_size) is not None:
+            return False
+    pixels, bits = decode(path)
+    scale = scale_for(pixels.shape[1], pixels.shape[0], fit)
+    file = _disk_file(base / RENDITIONS, base, path, scale)
+    if shape is None and _read_disk(file, st.st_mtime_ns, st.st_size) is not None:
+        return False
+    r = render(pixels, scale, bits=bits, etag=_etag(str(path), st.st_mtime_ns, st.st_size, scale))
+    _write_disk(file, r, st.st_mtime_ns, st.st_size)
+    return True
+
+
+def make_renditions(root: str | Path, images: Sequence[str], *, fit: int = DISPLAY_FIT,
+                    executor: ExecutorLike = None, progress: Progress | None = None) -> RenditionsMade:
+    """Write the display rendition of every image into ``root``'s :data:`RENDITIONS` folder, ahead of reading.
+
+    Parameters
+    ----------
+    root : str or Path
+        The study folder.
+    images : sequence of str
+        The images' paths inside ``root`` (each rendered once, however often it is named).
+    fit : int, default=DISPLAY_FIT
+        The longest side of the display rendition (the page's default pane size).
+    executor : ExecutorLike, default=None
+        Where the images are rendered (:func:`cxreval.executor.get_executor`; ``None``: this process).
+    progress : Progress or None, default=None
+        One task, advanced per image.
+
+    Returns
+    -------
+    RenditionsMade
+        How many were made, and how many were already there for the image as it is now (reused).
+    """
+    base = Path(root).resolve()
+    todo = sorted(set(images))
+    ex = get_executor(executor)
+    p = as_progress(progress, func="make_renditions")
+    task = p.add("display renditions", total=len(todo))
+    made = ex.map(partial(_make_one, str(base), int(fit)), todo, on_item=lambda _item: p.advance(task))
+    p.done(task)
+    n = sum(bool(m) for m in made)
+    return RenditionsMade(base / RENDITIONS, n, len(todo) - n)
+
+
+class RenditionCache:
+    """Renditions by (file, modification, scale), at most ``max_bytes`` of them in memory; each made once
+    however many requests ask for it at once; :meth:`warm` renders ahead on ``workers`` threads (at most
+    ``max_pending`` waiting). With ``root`` (the study folder), renditions are read from its
+    :data:`RENDITIONS` folder before any is made, and those made are written there."""
+
+    def __init__(self, *, root: str | Path | None = None, max_bytes: int = 512 * 2 ** 20, workers: int = 2,
+                 max_pending: int = 32) -> None:
+        self.root = None if root is None else Path(root).resolve()
         self.max_bytes, self.max_pending = max_bytes, max_pending
         self.data: OrderedDict[tuple[str, int, int, int], Rendition] = OrderedDict()
         self.size = 0
@@ -133,8 +281,10 @@ class RenditionCache:
         st = path.stat()
         return str(path), st.st_mtime_ns, st.st_size, int(scale)
 
-    def get(self, path: Path, scale: int = 1) -> Rendition:
-        """The rendition of ``path`` reduced ``scale`` times (1: full resolution; :func:`scale_for`)."""
+    def get(self, path: Path, scale: int = 1, *, display: bool = False) -> Rendition:
+        """The rendition of ``path`` reduced ``scale`` times (1: full resolution; :func:`scale_for`). A
+        ``display`` rendition may be a finer one on disk (the nearest: the one made ahead for a larger pane)
+        when none of ``scale`` is there; one made is written to disk."""
         key = self._key(path, scale)
         with self.lock:
             hit = self.data.get(key)
@@ -148,7 +298,7 @@ class RenditionCache:
         if not mine:
             return fut.result()  # type: ignore[union-attr]
         try:
-            value = self._make(path, key)
+            value = self._make(path, key, display)
         except BaseException as exc:
             with self.lock:
                 self.making.pop(key, None)
@@ -164,8 +314,15 @@ class RenditionCache:
         fut.set_result(value)  # type: ignore[union-attr]
         return value
 
-    def _make(self, path: Path, key: tuple[str, int, int, int]) -> Rendition:
+    def _make(self, path: Path, key: tuple[str, int, int, int], display: bool = False) -> Rendition:
         dkey = key[:3]
+        scale = key[3]
+        if self.root is not None:
+            folder = self.root / RENDITIONS
+            for s in range(scale, 0, -1) if display else (scale,):  # a missing file costs one failed open
+                got_disk = _read_disk(_disk_file(folder, self.root, path, s), key[1], key[2])
+                if got_disk is not None:
+                    return got_disk
         with self.lock:
             got = self.decoded.get(dkey)
         if got is None:
@@ -175,12 +332,17 @@ class RenditionCache:
                 while len(self.decoded) > 4:
                     self.decoded.popitem(last=False)
         pixels, bits = got
-        scale = key[3]
-        etag = '"' + hashlib.sha256(repr((key[:3], scale)).encode()).hexdigest()[:20] + '"'
-        return render(pixels, scale, bits=bits, etag=etag)
+        r = render(pixels, scale, bits=bits, etag=_etag(*dkey, scale))
+        if self.root is not None and display:  # display renditions only: full ones stay in memory
+            try:
+                _write_disk(_disk_file(self.root / RENDITIONS, self.root, path, scale), r, key[1], key[2])
+            except OSError:  # a read-only study folder: served from memory only
+                pass
+        return r
 
-    def warm(self, path: Path, scale: int) -> None:
-        """Render ``path`` in the background unless it is cached, being made, or too much is waiting."""
+    def warm(self, path: Path, scale: int, *, display: bool = False) -> None:
+        """Render ``path`` in the background unless it is cached, being made, or too much is waiting
+        (``display``: as for :meth:`get`)."""
         try:
             key = self._key(path, scale)
         except OSError:
@@ -188,11 +350,11 @@ class RenditionCache:
         with self.lock:
             if key in self.data or key in self.making or len(self.making) >= self.max_pending:
                 return
-        self.pool.submit(self._warm, path, scale)
+        self.pool.submit(self._warm, path, scale, display)
 
-    def _warm(self, path: Path, scale: int) -> None:
+    def _warm(self, path: Path, scale: int, display: bool) -> None:
         try:
-            self.get(path, scale)
+            self.get(path, scale, display=display)
         except Exception:  # noqa: BLE001 - the request for it will report the problem
             pass
 

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from ..exceptions import SchemaError
+from ._order import assign_images, reader_order
 from .commit import GroupCommitter
 from .conflicts import ConflictReads
 from .db import (
@@ -58,7 +59,7 @@ from .payloads import (
     SubmissionError,
     check_client_time,
 )
-from .study import StudySpec, assign_images, check_name, reader_order, study_items
+from .study import StudySpec, check_name, study_items
 
 __all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "MAX_COMMENT", "AUTH_TTL", "SubmissionError",
            "Reader", "SubmitResult", "ReaderStore", "hash_token", "now", "check_client_time"]
