@@ -54,6 +54,8 @@ _LAZY_ATTRS: dict[str, str] = {
     # type aliases of the public signatures
     "RNGLike": "_typing", "PathLike": "_typing", "FindingsLike": "_typing", "Studies": "_typing",
     "ExecutorLike": "executor",
+    "plan_relabelling": "planning",
+    "RelabelPlanResult": "planning",
 }
 
 _SUBMODULES: tuple[str, ...] = (
@@ -123,6 +125,8 @@ __all__ = [
     "ExecutorLike",
     "PathLike",
     "FindingsLike",
+    "plan_relabelling",
+    "RelabelPlanResult",
     "agreement",
     "bootstrap",
     "classification",
@@ -179,6 +183,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         validate_predictions,
     )
     from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
+    from .planning import RelabelPlanResult, plan_relabelling
     from .ranking import RankingStabilityResult, compare_rankings, compare_table_rankings, load_xqa_auc_table
     from .report import write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
