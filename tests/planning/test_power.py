@@ -69,3 +69,16 @@ def test_power_is_a_probability_and_every_draw_is_counted(budget):
                            budgets=[budget], n_draws=25, rng=0)
     p = float(res.power["p_separable"].iloc[0])
     assert 0.0 <= p <= 1.0 and abs(p * 25 - round(p * 25)) < 1e-9
+
+
+def test_the_soft_auc_is_latent_auc_score():
+    """Planning's batched posterior-weighted AUC is the statistic of cxreval.latent.latent_auc_score."""
+    from cxreval.latent import latent_auc_score
+    from cxreval.planning._soft_auc import score_order, soft_auc
+
+    ff, _ = _fit(n=150)
+    for m, s in ff.data.scores.items():
+        rounded = np.round(s, 1)  # ties
+        for score in (s, rounded):
+            assert soft_auc(ff.posterior, score_order(score)) == pytest.approx(
+                latent_auc_score(score, ff.posterior), abs=1e-12)

@@ -1,5 +1,10 @@
 """The planner's inputs, checked and arranged per finding: the references' 0/1 labels, the known truths (anchor)
-and every model's scores on the same studies."""
+and every model's scores on the same studies.
+
+Not :mod:`cxreval.latent`'s preparation: that one arranges one model's scores against readers per cell; the planner
+needs every model's scores on the same studies (one joint latent model per finding), a reference that labels every
+study, and an anchor counted on a chosen subset (``anchor_studies``).
+"""
 
 from __future__ import annotations
 

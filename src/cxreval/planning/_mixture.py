@@ -7,6 +7,12 @@ when ``T = 1`` and ``1 - specificity_r`` when ``T = 0``; the scores, each as the
 identifies it (a parametric assumption: the model is not identified without it). Studies whose truth is known
 (``anchor``, 1.0/0.0; NaN elsewhere) enter with their truth: the likelihood of the two-phase design, in which
 the selection of the anchored studies depends only on observed labels and scores (missing at random).
+
+Why not :func:`cxreval.latent.fit_latent_class`: that model is fitted per model (one score, a spline or binned
+score model, identified by three or more readers or an anchor), so each model gets its own posteriors. The planner
+needs one posterior per study shared by every model, so that the AUC difference of two models, each study's reveal
+effect on it and each Monte Carlo draw of the truth are of one truth; and it must work from a single cheap reference,
+where only a parametric score model identifies the truth. Hence one joint model of all the scores.
 """
 
 from __future__ import annotations
