@@ -77,7 +77,7 @@ def test_the_soft_auc_is_latent_auc_score():
     from cxreval.planning._soft_auc import score_order, soft_auc
 
     ff, _ = _fit(n=150)
-    for m, s in ff.data.scores.items():
+    for s in ff.data.scores.values():
         rounded = np.round(s, 1)  # ties
         for score in (s, rounded):
             assert soft_auc(ff.posterior, score_order(score)) == pytest.approx(
