@@ -19,9 +19,23 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fit_joint"]
+__all__ = ["fit_joint", "log_odds"]
 
 _EPS = 1e-3
+
+
+def log_odds(prev: np.ndarray, sens: np.ndarray, spec: np.ndarray, mu1: np.ndarray, mu0: np.ndarray,
+             cov: np.ndarray, yo: np.ndarray, no: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``(D, n)`` log posterior odds of ``T = 1`` under D parameter sets (prevalence ``(D,)``, sensitivities and
+    specificities ``(D, r)``, class means ``(D, p)``, common covariances ``(D, p, p)``), from the references'
+    positive (``yo``) and negative (``no``) indicators ``(n, r)`` and the normal scores ``x`` ``(n, p)``."""
+    from scipy.special import logit
+
+    beta = np.linalg.solve(cov, (mu1 - mu0)[:, :, None])[:, :, 0]
+    const = 0.5 * ((mu1 * np.linalg.solve(cov, mu1[:, :, None])[:, :, 0]).sum(axis=1)
+                   - (mu0 * np.linalg.solve(cov, mu0[:, :, None])[:, :, 0]).sum(axis=1))
+    return (logit(prev)[:, None] + np.log(sens / (1 - spec)) @ yo.T + np.log((1 - sens) / spec) @ no.T
+            + beta @ x.T - const[:, None])
 
 
 def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | None = None,
@@ -45,7 +59,7 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
         posterior by ``tol``): the same fixed point in far fewer iterations, for the many fits of the power's Monte
         Carlo; the estimates themselves use plain EM.
     """
-    from scipy.special import expit, logit
+    from scipy.special import expit
 
     y = np.asarray(references, dtype=float)
     y = y[:, None] if y.ndim == 1 else y
@@ -85,12 +99,7 @@ def fit_joint(references: np.ndarray, x: np.ndarray, *, anchor: np.ndarray | Non
         mu0 = (cv @ xs) / np.maximum(total - sw, 1e-12)[:, None]
         cov = (sxx[rows] - sw[:, None, None] * mu1[:, :, None] * mu1[:, None, :]
                - (total - sw)[:, None, None] * mu0[:, :, None] * mu0[:, None, :]) / total[:, None, None] + ridge
-        beta = np.linalg.solve(cov, (mu1 - mu0)[:, :, None])[:, :, 0]
-        const = 0.5 * ((mu1 * np.linalg.solve(cov, mu1[:, :, None])[:, :, 0]).sum(axis=1)
-                       - (mu0 * np.linalg.solve(cov, mu0[:, :, None])[:, :, 0]).sum(axis=1))
-        lo = (logit(prev)[:, None] + np.log(sens / (1 - spec)) @ yo.T + np.log((1 - sens) / spec) @ no.T
-              + beta @ xs.T - const[:, None])
-        return np.where(known[rows], truth[rows], expit(lo))
+        return np.where(known[rows], truth[rows], expit(log_odds(prev, sens, spec, mu1, mu0, cov, yo, no, xs)))
 
     active = np.arange(d)  # the fits not yet converged: each stops at its own tolerance
     for _ in range(max_iter):

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..latent import normal_scores
 from ._inputs import FindingData
-from ._mixture import fit_joint
+from ._mixture import fit_joint, log_odds
 from ._soft_auc import ScoreOrder, delta_variance, reveal_auc, score_order, soft_auc
 
 __all__ = ["FindingFit", "fit_finding", "separable", "separable_leading", "posterior_truths",
@@ -140,7 +140,7 @@ def posterior_truths(ff: FindingFit, n_draws: int, rng: np.random.Generator, *, 
     sensitivities and specificities from their Beta posteriors with the fit's half-count priors, the class means
     of the normal scores from their normal posteriors; the common covariance at its value given the truths); the
     truths of the last sweep are returned. Anchored studies keep their truth."""
-    from scipy.special import expit, logit
+    from scipy.special import expit
 
     y = ff.data.references
     obs = ~np.isnan(y)
@@ -167,12 +167,7 @@ def posterior_truths(ff: FindingFit, n_draws: int, rng: np.random.Generator, *, 
         chol = np.linalg.cholesky(cov)
         mu1 = m1 + (chol @ rng.standard_normal((n_draws, p, 1)))[:, :, 0] / np.sqrt(n1)[:, None]
         mu0 = m0 + (chol @ rng.standard_normal((n_draws, p, 1)))[:, :, 0] / np.sqrt(n0)[:, None]
-        beta = np.linalg.solve(cov, (mu1 - mu0)[:, :, None])[:, :, 0]
-        const = 0.5 * ((mu1 * np.linalg.solve(cov, mu1[:, :, None])[:, :, 0]).sum(axis=1)
-                       - (mu0 * np.linalg.solve(cov, mu0[:, :, None])[:, :, 0]).sum(axis=1))
-        lo = (logit(prev)[:, None] + np.log(sens / (1 - spec)) @ yo.T + np.log((1 - sens) / spec) @ no.T
-              + beta @ x.T - const[:, None])
-        w = np.where(known, anchor, expit(lo))
+        w = np.where(known, anchor, expit(log_odds(prev, sens, spec, mu1, mu0, cov, yo, no, x)))
     return np.where(known, anchor, (rng.random((n_draws, n)) < w).astype(float))
 
 
