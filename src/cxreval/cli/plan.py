@@ -52,7 +52,8 @@ def plan(
                                           "reference labels and the predictions score)."),
     budgets: str = typer.Option(None, "--budgets", help="Budgets of power.csv, comma-separated (default 0, 25%, 50%, "
                                 "75% and 100% of --budget)."),
-    n_draws: int = typer.Option(200, "--n-draws", help="Monte Carlo draws of the truth per budget (power.csv)."),
+    n_draws: int = typer.Option(200, "--n-draws", help="Monte Carlo draws of every study's truth and the model's "
+                                "parameters (power.csv; the same draws for every budget)."),
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the interval that decides "
                                            "whether the best model is separable from the runner-up."),
     seed: int = seed_option("Seed of the Monte Carlo draws."),

@@ -228,7 +228,7 @@ def plan_relabelling(predictions: pd.DataFrame | ReadResult | Sequence[pd.DataFr
     budgets : list of int, optional
         The budgets of ``power.csv`` (default 0, 25%, 50%, 75% and 100% of ``budget``).
     n_draws : int, default=200
-        Monte Carlo draws of the truth per budget.
+        Monte Carlo draws of every study's truth and the model's parameters (the same draws for every budget).
     confidence_level : float, default=0.95
     images : path, optional
         The folder of the images: ``<study_id>.<suffix>`` or ``<study_id>/<image>`` (first in sorted order); the
