@@ -77,6 +77,8 @@ _LAZY_ATTRS: dict[str, str] = {
     "check_study": "reader",
     "StudyStatus": "reader",
     "StudyExport": "reader.export",
+    "plan_relabelling": "planning",
+    "RelabelPlanResult": "planning",
 }
 
 _SUBMODULES: tuple[str, ...] = (
@@ -176,6 +178,8 @@ __all__ = [
     "ReportResult",
     "run_demo",
     "DemoResult",
+    "plan_relabelling",
+    "RelabelPlanResult",
     "agreement",
     "bootstrap",
     "classification",
@@ -233,6 +237,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from .labels import read_labels, read_wide_labels, validate_label_table, validate_predictions
     from .latent import ClassifierEvaluation, evaluate_classifiers, evaluate_classifiers_files
     from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
+    from .planning import RelabelPlanResult, plan_relabelling
     from .ranking import (
         RankingStabilityResult,
         ReferenceComparison,

@@ -126,7 +126,7 @@ def test_save_writes_the_tables_the_study_and_the_images(tmp_path):
     written = res.save(out)
     names = {p.name for p in out.iterdir()}
     assert names == ({*res.FILES.values(), *(f.replace(".csv", ".parquet") for f in res.FILES.values()),
-                      "study.yaml", "images"})
+                      "study.yaml", "images", "summary.md"})
     assert set(written) == {*res.FILES, "study"}
     for name, file in res.FILES.items():
         assert tuple(pd.read_csv(out / file).columns) == tuple(res.tables()[name].columns)

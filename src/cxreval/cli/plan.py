@@ -8,8 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ..exceptions import InvalidParameterError, SchemaError
-from ..io import write_summary
+from ..exceptions import InvalidParameterError
 from ..labels import read_label_tables, read_prediction_tables
 from ._common import (
     blank_state_option,
@@ -53,7 +52,8 @@ def plan(
                                           "reference labels and the predictions score)."),
     budgets: str = typer.Option(None, "--budgets", help="Budgets of power.csv, comma-separated (default 0, 25%, 50%, "
                                 "75% and 100% of --budget)."),
-    n_draws: int = typer.Option(200, "--n-draws", help="Monte Carlo draws of the truth per budget (power.csv)."),
+    n_draws: int = typer.Option(200, "--n-draws", help="Monte Carlo draws of every study's truth and the model's "
+                                "parameters (power.csv; the same draws for every budget)."),
     confidence_level: float = typer.Option(0.95, "--confidence-level", help="Level of the interval that decides "
                                            "whether the best model is separable from the runner-up."),
     seed: int = seed_option("Seed of the Monte Carlo draws."),
@@ -80,44 +80,29 @@ def plan(
     \b
         cxreval plan -p predictions.csv -l labels.csv -l expert.csv --reference chexpert_labeler --anchor expert --budget 50 -o plan2
     """
+    from ..io import read_table
     from ..planning import plan_relabelling
 
-    reader_list = split_list(readers, option="--readers")
-    finding_list = split_list(findings, option="--findings")
-    budget_list = _budgets(budgets)
     check_inputs(*[("--predictions", p) for p in predictions], *[("--labels", p) for p in labels],
                  ("--images", images), ("--anchor-studies", anchor_studies))
     check_folder_option("--images", images)
     inputs = [*predictions, *labels, *(p for p in (images, anchor_studies) if p is not None)]
     with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
-        preds, _ = read_prediction_tables(predictions)
-        table, _ = read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)
-        studies = _studies(anchor_studies)
         with progress() as prog:
-            task = prog.add(f"planning {budget} studies against {reference}")
-            res = plan_relabelling(preds, table, reference=reference, budget=budget, readers=reader_list,
-                                   anchor=anchor, anchor_studies=studies, findings=finding_list, budgets=budget_list, n_draws=n_draws,
-                                   confidence_level=confidence_level, images=images, rng=seed)
-            prog.done(task)
+            res = plan_relabelling(
+                read_prediction_tables(predictions)[0],
+                read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)[0],
+                reference=reference, budget=budget, readers=split_list(readers, option="--readers"), anchor=anchor,
+                anchor_studies=None if anchor_studies is None else read_table(anchor_studies, text=True),
+                findings=split_list(findings, option="--findings"), budgets=_budgets(budgets), n_draws=n_draws,
+                confidence_level=confidence_level, images=images, rng=seed, progress=prog)
         written = res.save(d)
-        write_summary(d, res.summary())
     if json_out:
         echo_json({"files": {k: str(Path(out) / Path(v).name) for k, v in written.items()},
                    "power": res.power.drop(columns=["method"]).to_dict(orient="records")})
     else:
         typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out}; "
                    f"reader study: cxreval reader init --study {Path(out) / res.STUDY_FILE}")
-
-
-def _studies(path: Path | None) -> list[str] | None:
-    if path is None:
-        return None
-    from ..io import read_table
-
-    t = read_table(path, text=True)
-    if "study_id" not in t.columns:
-        raise SchemaError(f"--anchor-studies {path} has no study_id column; it has {list(t.columns)}.")
-    return list(t["study_id"])
 
 
 def _budgets(value: str | None) -> list[int] | None:

@@ -334,7 +334,6 @@ def _sec_chexpert_relabelling(ctx: DemoContext) -> str:
     for name, res in (("first_round", first), ("second_round", second)):
         (out / name).mkdir()
         res.save(out / name)
-        write_summary(out / name, res.summary())
     write_summary(out, "# CheXpert test set: plan an expert's relabelling, then the two-phase estimate\n\n"
                        "`first_round/`: the 100 studies whose label would most change which model is best, from "
                        "chexpert_labeler alone, and the power per budget. `second_round/`: the consensus revealed on "

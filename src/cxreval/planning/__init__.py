@@ -2,19 +2,19 @@
 two-phase estimate once the expert's labels are back (:func:`evaluate_two_phase_auc`).
 
 The latent model behind both (references conditionally independent given the truth, each model's score binormal on
-the normal scale of its ranks, relabelled studies exact) is documented in :mod:`cxreval.planning.estimate`; the
-priority and the power in :mod:`cxreval.planning.plan`; simulated study sets with a known truth, for checking both,
-in :mod:`cxreval.planning.simulation`.
+the normal scale of its ranks, relabelled studies exact) is documented in :func:`evaluate_two_phase_auc`; the
+priority and the power in :func:`plan_relabelling`; simulated study sets with a known truth, for checking both,
+in :func:`simulate_study_set`.
 """
 
-from .estimate import (
+from ._estimate import (
     COMPARISON_COLUMNS,
     TWO_PHASE_COLUMNS,
     TwoPhaseAUCResult,
     evaluate_two_phase_auc,
 )
-from .plan import POWER_COLUMNS, POWER_METHOD, RELABEL_COLUMNS, RelabelPlanResult, plan_relabelling
-from .simulation import SimulatedStudySet, simulate_study_set
+from ._plan import POWER_COLUMNS, POWER_METHOD, RELABEL_COLUMNS, RelabelPlanResult, plan_relabelling
+from ._simulation import SimulatedStudySet, simulate_study_set
 
 __all__ = ["plan_relabelling", "RelabelPlanResult", "evaluate_two_phase_auc", "TwoPhaseAUCResult",
            "simulate_study_set", "SimulatedStudySet", "RELABEL_COLUMNS", "POWER_COLUMNS", "POWER_METHOD",

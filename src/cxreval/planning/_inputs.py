@@ -1,5 +1,10 @@
 """The planner's inputs, checked and arranged per finding: the references' 0/1 labels, the known truths (anchor)
-and every model's scores on the same studies."""
+and every model's scores on the same studies.
+
+Not :mod:`cxreval.latent`'s preparation: that one arranges one model's scores against readers per cell; the planner
+needs every model's scores on the same studies (one joint latent model per finding), a reference that labels every
+study, and an anchor counted on a chosen subset (``anchor_studies``).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from .._validation import check_positive_int, did_you_mean
 from ..exceptions import InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import canonical_finding
 from ..labels import validate_label_table, validate_predictions
+from ..results import as_table
 from ..schema import binarize
 
 __all__ = ["FindingData", "PlanInputs", "prepare_inputs"]
@@ -51,7 +57,7 @@ def _check_source(name: object, present: Sequence[str], *, what: str, func: str 
     return name
 
 
-def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference: str,
+def prepare_inputs(predictions: object, labels: object, *, reference: str,
                    readers: Sequence[str] | None, anchor: str | None, findings: Sequence[str] | None,
                    anchor_studies: Sequence[str] | None = None, func: str = _FUNC) -> PlanInputs:
     """Check the tables and options (every error names its parameter) and arrange them per finding.
@@ -60,13 +66,15 @@ def prepare_inputs(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference
     read as negative (CheXpert practice for report labelers). With ``anchor_studies``, the anchor's labels count on
     those studies only (a relabelling simulated from a source that labels every study).
     """
-    if not isinstance(predictions, pd.DataFrame) or predictions.empty:
+    preds_in = as_table(predictions, name="predictions", func=func)
+    labels_in = as_table(labels, name="labels", func=func)
+    if preds_in.empty:
         raise SchemaError(f"The 'predictions' parameter of {func} has no rows: it needs the scores of at least "
                           "two models.")
-    if not isinstance(labels, pd.DataFrame) or labels.empty:
+    if labels_in.empty:
         raise SchemaError(f"The 'labels' parameter of {func} has no rows.")
-    preds = validate_predictions(predictions, where="predictions")
-    labs = validate_label_table(labels, where="labels", require_patient=False)
+    preds = validate_predictions(preds_in, where="predictions")
+    labs = validate_label_table(labels_in, where="labels", require_patient=False)
     models = tuple(sorted(preds["model"].unique()))
     if len(models) < 2:
         raise InvalidParameterError(f"The 'predictions' parameter of {func} holds {len(models)} model(s) "

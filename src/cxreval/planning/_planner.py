@@ -9,10 +9,11 @@ import numpy as np
 
 from ..latent import normal_scores
 from ._inputs import FindingData
-from ._mixture import fit_joint
+from ._mixture import fit_joint, log_odds
 from ._soft_auc import ScoreOrder, delta_variance, reveal_auc, score_order, soft_auc
 
-__all__ = ["FindingFit", "fit_finding", "separable", "power_curve"]
+__all__ = ["FindingFit", "fit_finding", "separable", "separable_leading", "posterior_truths",
+           "power_curve"]
 
 
 @dataclass(frozen=True)
@@ -98,27 +99,102 @@ def separable(ff: FindingFit, w: np.ndarray, revealed: np.ndarray, *, confidence
     return np.asarray(np.abs(delta) > half)
 
 
+def _leading_rows(ff: FindingFit, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``w`` (D, n): the indices (into ``ff.data.scores``) of the leading model and of the runner-up by
+    the posterior-weighted AUC (the runner-up skips models with the leader's very scores; -1 when there is none)."""
+    models = list(ff.data.scores)
+    auc = np.column_stack([np.nan_to_num(soft_auc(w, ff.order[m]), nan=-1.0) for m in models])
+    # ties broken by name, as in _leading: the models are in sorted order, and argsort is stable
+    order = np.argsort(-auc, axis=1, kind="stable")
+    best = order[:, 0]
+    runner = np.full(len(w), -1)
+    same = np.array([[np.array_equal(ff.data.scores[a], ff.data.scores[b]) for b in models] for a in models])
+    for d in range(len(w)):
+        for j in order[d, 1:]:
+            if not same[best[d], j]:
+                runner[d] = j
+                break
+    return best, runner
+
+
+def separable_leading(ff: FindingFit, w: np.ndarray, revealed: np.ndarray, *, confidence_level: float
+                      ) -> np.ndarray:
+    """Per row of ``w`` (D, n): whether the interval of AUC(best) - AUC(runner-up) excludes 0, the pair being the
+    leading two models under that row's posteriors (what ``comparison.csv`` would compare)."""
+    models = list(ff.data.scores)
+    best, runner = _leading_rows(ff, w)
+    out = np.zeros(len(w), dtype=bool)
+    for a, b in sorted(set(zip(best.tolist(), runner.tolist()))):
+        if b < 0:
+            continue
+        rows = (best == a) & (runner == b)
+        delta, half = interval(ff, models[a], models[b], w[rows], revealed, confidence_level=confidence_level)
+        out[rows] = np.abs(delta) > half
+    return out
+
+
+def posterior_truths(ff: FindingFit, n_draws: int, rng: np.random.Generator, *, sweeps: int = 20) -> np.ndarray:
+    """``(n_draws, n)`` truths drawn from the posterior predictive of the latent model, its parameters' uncertainty
+    included: ``n_draws`` chains of data augmentation (Tanner & Wong 1987) started at the fitted posteriors, each
+    sweep drawing every study's truth given the parameters, then the parameters given the truths (prevalence,
+    sensitivities and specificities from their Beta posteriors with the fit's half-count priors, the class means
+    of the normal scores from their normal posteriors; the common covariance at its value given the truths); the
+    truths of the last sweep are returned. Anchored studies keep their truth."""
+    from scipy.special import expit
+
+    y = ff.data.references
+    obs = ~np.isnan(y)
+    yo, no = (obs & (y == 1)).astype(float), (obs & (y == 0)).astype(float)
+    x = ff.x
+    n, p = x.shape
+    anchor = ff.data.anchor
+    known = ~np.isnan(anchor)
+    w = np.broadcast_to(ff.posterior, (n_draws, n))
+    sxx = x.T @ x
+    ridge = 1e-6 * np.eye(p)
+    eps = 1e-3
+    for _ in range(sweeps):
+        t = np.where(known, anchor, rng.random((n_draws, n)) < w)
+        n1 = np.clip(t.sum(axis=1), 1.0, n - 1.0)
+        n0 = n - n1
+        prev = np.clip(rng.beta(1.0 + n1, 1.0 + n0), eps, 1 - eps)
+        sens = np.clip(rng.beta(0.5 + t @ yo, 0.5 + t @ no), eps, 1 - eps)
+        spec = np.clip(rng.beta(0.5 + (1 - t) @ no, 0.5 + (1 - t) @ yo), eps, 1 - eps)
+        m1 = (t @ x) / n1[:, None]
+        m0 = ((1 - t) @ x) / n0[:, None]
+        cov = (sxx - n1[:, None, None] * m1[:, :, None] * m1[:, None, :]
+               - n0[:, None, None] * m0[:, :, None] * m0[:, None, :]) / n + ridge
+        chol = np.linalg.cholesky(cov)
+        mu1 = m1 + (chol @ rng.standard_normal((n_draws, p, 1)))[:, :, 0] / np.sqrt(n1)[:, None]
+        mu0 = m0 + (chol @ rng.standard_normal((n_draws, p, 1)))[:, :, 0] / np.sqrt(n0)[:, None]
+        w = np.where(known, anchor, expit(log_odds(prev, sens, spec, mu1, mu0, cov, yo, no, x)))
+    return np.where(known, anchor, (rng.random((n_draws, n)) < w).astype(float))
+
+
 def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draws: int, confidence_level: float,
                 rng: np.random.Generator) -> list[float]:
     """P(separable) after revealing the studies of global priority < k, for each k of ``budgets``.
 
-    Monte Carlo from the fitted model: every study's truth drawn from ``posterior`` (the same draws for every
-    budget); the drawn truths of the revealed studies replace their posteriors and the other posteriors are kept
-    (the latent model is not refitted per draw: a first-order predictive of the two-phase estimate); separable =
-    the interval of :func:`interval` excludes 0. ``ranks`` gives each of this finding's studies its 0-based global
-    priority (``>= len`` = not a candidate).
+    Monte Carlo over the posterior predictive of the two-phase estimate, the uncertainty of the latent model's
+    parameters included: ``n_draws`` truths of every study from :func:`posterior_truths` (the same draws for every
+    budget); per draw and budget, the drawn truths of the revealed studies are taken as exact and the model is
+    refitted on all studies with them (as the two-phase estimate after relabelling is), its leading pair picked and
+    the interval of :func:`interval` asked whether it excludes 0. A budget that reveals nothing leaves the data as
+    they are: the answer is the current one (0 or 1). ``ranks`` gives each of this finding's studies its 0-based
+    global priority (``>= len`` = not a candidate).
     """
     if ff.runner_up is None:
         return [float("nan")] * len(budgets)
-    w = ff.posterior
-    truth = (rng.random((n_draws, len(w))) < w).astype(float)
     known = ~np.isnan(ff.data.anchor)
+    truth = posterior_truths(ff, n_draws, rng)
     out = []
     for k in budgets:
         reveal = (ranks < k) & ~known
         if not reveal.any():
-            out.append(float(separable(ff, w, known, confidence_level=confidence_level)))
+            out.append(float(separable(ff, ff.posterior, known, confidence_level=confidence_level)))
             continue
-        wd = np.where(reveal, truth, w)
-        out.append(float(separable(ff, wd, known | reveal, confidence_level=confidence_level).mean()))
+        shown = known | reveal
+        w_k, _ = fit_joint(ff.data.references, ff.x, anchor=np.where(shown, truth, np.nan), start=ff.posterior,
+                           accelerate=True)
+        out.append(float(separable_leading(ff, w_k, shown, confidence_level=confidence_level).mean()))
     return out

@@ -4,6 +4,11 @@ of a difference of two such AUCs. Every function is batched over draws: weights 
 With weights ``w_i = P(T_i = 1 | data)`` a study is positive with mass ``p_i = w_i`` and negative with mass
 ``q_i = 1 - w_i``; the AUC is ``N / D`` with ``N = sum_{i != j} p_i q_j H(s_i - s_j)`` (``H`` = 1, 1/2, 0 for
 >, =, <) and ``D = P Q - sum_i p_i q_i`` (``P = sum p``, ``Q = sum q``). With 0/1 weights it is the ordinary AUC.
+
+The AUC is the statistic of :func:`cxreval.latent.latent_auc_score` (classification's pair-weighted kernel; a test
+checks they agree). It is not called here because the planner needs more than the total: the per-study sums
+``C_i``, ``B_i`` behind the reveal effects and DeLong's soft structural components, batched over Monte Carlo draws
+of the weights with one sort per model.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import pandas as pd
 from .._validation import check_confidence_level
 from ..exceptions import InvalidParameterError
 from ..io import markdown_table
-from ..results import TableResult
+from ..results import ReadResult, TableResult
 from ._inputs import PlanInputs, prepare_inputs
 from ._planner import FindingFit, fit_finding, interval
 from ._soft_auc import score_order, soft_auc
@@ -85,9 +85,6 @@ class TwoPhaseAUCResult(TableResult):
 
         return dot_interval(table, value="auc", category=["finding", "model"], title="Two-phase AUC estimate")
 
-    def _figure(self) -> Any:
-        return self.figure(self.table)
-
 
 def _reference_auc(ff: FindingFit, model: str) -> float:
     y = ff.data.references[:, 0]
@@ -121,7 +118,8 @@ def two_phase_tables(inputs: PlanInputs, fits: Sequence[FindingFit], *, confiden
             pd.DataFrame(comp, columns=list(COMPARISON_COLUMNS)))
 
 
-def evaluate_two_phase_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference: str,
+def evaluate_two_phase_auc(predictions: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
+                           labels: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult], *, reference: str,
                            anchor: str | None = None, readers: Sequence[str] | None = None,
                            anchor_studies: Sequence[str] | None = None, findings: Sequence[str] | None = None,
                            pairs: Mapping[str, tuple[str, str]] | None = None,
@@ -130,9 +128,9 @@ def evaluate_two_phase_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *, r
 
     Parameters
     ----------
-    predictions : DataFrame
+    predictions : DataFrame, ReadResult or list of them
         Long prediction table ``study_id, model, finding, score`` (at least two models).
-    labels : DataFrame
+    labels : DataFrame, ReadResult or list of them
         Long label table ``study_id, [patient_id,] finding, source, state``; uncertain states are left out
         (not decided), not-mentioned ones read as negative.
     reference : str

@@ -1,22 +1,7 @@
 """Which studies an expert should relabel to settle which model is best, how many are enough, and the reader study
 that collects the labels: :func:`plan_relabelling` → :class:`RelabelPlanResult`.
 
-Priority. Per finding, the two leading models ``a`` and ``b`` by the current two-phase estimate
-(:mod:`cxreval.planning.estimate`) define ``delta = AUC_a - AUC_b``. With ``w_i = P(T_i = 1 | data)`` (the latent
-model on the references, every model's score and the anchor), revealing study ``i`` changes ``delta`` by, in
-expectation, ``w_i |delta_i(1) - delta| + (1 - w_i) |delta_i(0) - delta|``, where ``delta_i(v)`` is ``delta`` with
-``w_i`` set to ``v`` in the posterior-weighted Mann–Whitney sums (closed form, no refit: O(n log n) per model). A study's priority is the sum over findings (an expert reads a study for
-every finding at once): 1 = the largest expected change. Reference disagreement and posterior uncertainty enter
-through ``pi_i`` and the posteriors; the scores of ``a`` and ``b`` through the Mann–Whitney sums.
-
-Power. For each budget ``k``, the probability that the ``confidence_level`` interval of ``delta`` excludes 0 after
-the top ``k`` studies are relabelled: Monte Carlo from the fitted model (``n_draws`` draws of every study's truth
-from ``w``, the same draws for every budget; the drawn truths of the top ``k`` replace their posteriors, the others
-are kept: no refit per draw, a first-order predictive of the two-phase estimate; the interval is
-:func:`cxreval.planning.evaluate_two_phase_auc`'s). The fitted parameters are taken as known. On 100 simulated study sets
-(``python bench/run.py planning:power_calibration``) the mean prediction per budget is within 0.02 of the observed
-fraction, but single predictions are too confident: sets predicted above 0.8 were separable in about 40%, those
-below 0.2 in about 19%.
+The method is in :func:`plan_relabelling`'s notes.
 """
 
 from __future__ import annotations
@@ -32,22 +17,25 @@ import pandas as pd
 
 from .._typing import PathLike, RNGLike
 from .._validation import check_confidence_level, check_positive_int, normalize_rng
-from ..exceptions import InvalidParameterError
-from ..io import markdown_table
-from ..results import TableResult
+from ..exceptions import InvalidParameterError, SchemaError
+from ..executor import ExecutorLike, get_executor
+from ..io import markdown_table, write_summary
+from ..progress import Progress, as_progress
+from ..results import ReadResult, TableResult
+from ._estimate import TwoPhaseAUCResult, two_phase_tables
 from ._inputs import PlanInputs, check_budget, prepare_inputs
 from ._planner import FindingFit, fit_finding, power_curve
 from ._study import copy_images, find_images, image_table, study_yaml
-from .estimate import TwoPhaseAUCResult, two_phase_tables
 
 __all__ = ["RELABEL_COLUMNS", "POWER_COLUMNS", "POWER_METHOD", "RelabelPlanResult", "plan_relabelling"]
 
 RELABEL_COLUMNS: tuple[str, ...] = ("study_id", "patient_id", "priority", "expected_change", "reason")
 POWER_COLUMNS: tuple[str, ...] = ("finding", "best", "runner_up", "budget", "p_separable", "n_draws", "method")
-POWER_METHOD = ("Monte Carlo from the fitted latent model: truths drawn from the posteriors, the top-priority "
-                "studies' drawn truths taken as exact (the other posteriors kept, no refit); separable = the "
-                "interval of AUC(best) - AUC(runner_up) excludes 0; the fitted parameters are taken as known: "
-                "calibrated on average, each prediction too confident (bench: planning:power_calibration)")
+POWER_METHOD = ("Monte Carlo over the posterior predictive of the latent model, its parameters' uncertainty included: "
+                "truths drawn by data augmentation (parameters and truths in turn, from the fit), the top-priority "
+                "studies' drawn truths taken as exact and the model refitted with them; separable = the refitted "
+                "estimate's leading pair's interval of AUC(best) - AUC(runner_up) excludes 0 (bench: "
+                "planning:power_calibration)")
 _FUNC = "plan_relabelling"
 
 
@@ -99,14 +87,16 @@ class RelabelPlanResult(TableResult):
                 "comparison": self.estimate.comparison, "images": self.images}
 
     def save(self, folder: PathLike) -> dict[str, Path]:
-        """Write the tables, ``study.yaml`` and (with an image folder) each selected study's image into
-        ``images/``: the folder is a reader study ``cxreval reader init --study FOLDER/study.yaml`` opens."""
+        """Write the tables, ``study.yaml``, ``summary.md`` and (with an image folder) each selected study's image
+        into ``images/``: the folder is a reader study ``cxreval reader init --study FOLDER/study.yaml`` opens.
+        Returns ``{name: path}`` of the tables and ``study.yaml``."""
         out = super().save(folder)
         p = Path(folder) / self.STUDY_FILE
         p.write_text(self.study, encoding="utf-8")
         out["study"] = p
         if self.image_sources:
             copy_images(Path(folder), self.images, [Path(s) for s in self.image_sources])
+        write_summary(Path(folder), self.summary())
         return out
 
     def summary(self) -> str:
@@ -118,7 +108,9 @@ class RelabelPlanResult(TableResult):
                  "Priority: the expected absolute change of AUC(best) - AUC(runner-up), summed over findings, when "
                  "a study's truth is revealed (posterior-weighted Mann-Whitney sums, closed form).", "",
                  markdown_table(top, decimals=4), "", "## Power", "", POWER_METHOD
-                 + f"; {self.n_draws} draws, {round(100 * self.confidence_level)}% intervals.", "",
+                 + f"; {self.n_draws} draws, {round(100 * self.confidence_level)}% intervals. On simulated study "
+                 "sets the predictions rank the sets right but run high (by about 0.1 on average, more in the middle "
+                 "of the scale): read them as an upper guide.", "",
                  markdown_table(self.power.drop(columns=["method"]), decimals=3), "",
                  self.estimate.summary(), "", "## Assumptions", "",
                  "The references' errors are independent of each other and of the scores given the truth; each "
@@ -186,19 +178,37 @@ def _validate(inputs: PlanInputs, budget: object, budgets: Sequence[int] | None,
     return b, grid, nd, cl
 
 
-def plan_relabelling(predictions: pd.DataFrame, labels: pd.DataFrame, *, reference: str,
+def _power(item: tuple[FindingFit, np.ndarray, list[int], int, float, np.random.Generator]) -> list[float]:
+    ff, ranks, grid, nd, cl, gen = item
+    return power_curve(ff, ranks, grid, n_draws=nd, confidence_level=cl, rng=gen)
+
+
+def _study_ids(value: Sequence[str] | pd.DataFrame | None) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, pd.DataFrame):
+        if "study_id" not in value.columns:
+            raise SchemaError(f"The 'anchor_studies' parameter of {_FUNC} is a table without a study_id column; it "
+                              f"has {list(value.columns)}.")
+        return [str(s) for s in value["study_id"]]
+    return [str(s) for s in value]
+
+
+def plan_relabelling(predictions: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
+                     labels: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult], *, reference: str,
                      budget: int, readers: Sequence[str] | None = None, anchor: str | None = None,
-                     anchor_studies: Sequence[str] | None = None, findings: Sequence[str] | None = None, budgets: Sequence[int] | None = None,
-                     n_draws: int = 200, confidence_level: float = 0.95, images: PathLike | None = None,
-                     rng: RNGLike = None) -> RelabelPlanResult:
+                     anchor_studies: Sequence[str] | pd.DataFrame | None = None, findings: Sequence[str] | None = None,
+                     budgets: Sequence[int] | None = None, n_draws: int = 200, confidence_level: float = 0.95,
+                     images: PathLike | None = None, rng: RNGLike = None, executor: ExecutorLike = None,
+                     progress: Progress | None = None) -> RelabelPlanResult:
     """Rank the studies by how much an expert's label would change which model is best, estimate the power per
-    budget, and lay out the reader study (see the module docstring for the method).
+    budget, and lay out the reader study (the method: Notes).
 
     Parameters
     ----------
-    predictions : DataFrame
+    predictions : DataFrame, ReadResult or list of them
         Long prediction table ``study_id, model, finding, score`` (at least two models).
-    labels : DataFrame
+    labels : DataFrame, ReadResult or list of them
         Long label table ``study_id, [patient_id,] finding, source, state``; uncertain labels are left out (not
         decided), not-mentioned ones read as negative.
     reference : str
@@ -210,25 +220,55 @@ def plan_relabelling(predictions: pd.DataFrame, labels: pd.DataFrame, *, referen
         its binormal score assumption alone; with three or more sources by the sources.
     anchor : str, optional
         A source whose labels are exact where given (an earlier relabelling round): those studies are known.
-    anchor_studies : list of str, optional
-        Count the anchor's labels on these studies only (e.g. an earlier plan's ``relabel.csv``): a relabelling
-        simulated with a source that labels every study.
+    anchor_studies : list of str or DataFrame, optional
+        Count the anchor's labels on these studies only (study ids, or a table with a ``study_id`` column such as
+        an earlier plan's ``relabel.csv``): a relabelling simulated with a source that labels every study.
     findings : list of str, optional
         Default: every finding the reference labels and the predictions score.
     budgets : list of int, optional
         The budgets of ``power.csv`` (default 0, 25%, 50%, 75% and 100% of ``budget``).
     n_draws : int, default=200
-        Monte Carlo draws of the truth per budget.
+        Monte Carlo draws of every study's truth and the model's parameters (the same draws for every budget).
     confidence_level : float, default=0.95
     images : path, optional
         The folder of the images: ``<study_id>.<suffix>`` or ``<study_id>/<image>`` (first in sorted order); the
         selected studies' images are copied into the saved study folder.
     rng : None, int or Generator
-        Seed of the Monte Carlo draws.
+        Seed of the Monte Carlo draws (each finding draws from its own child seed: the same power whatever the
+        executor).
+    executor : Executor, spec string or None
+        Where the findings' Monte Carlo runs (:func:`cxreval.executor.get_executor`; default in process).
+    progress : Progress, optional
+        One task per finding's power.
 
     Returns
     -------
     res : RelabelPlanResult
+
+    Notes
+    -----
+    Priority. Per finding, the two leading models ``a`` and ``b`` by the current two-phase estimate
+    (:func:`cxreval.planning.evaluate_two_phase_auc`) define ``delta = AUC_a - AUC_b``. With ``w_i = P(T_i = 1 |
+    data)`` (the latent model on the references, every model's score and the anchor), revealing study ``i`` changes
+    ``delta`` by, in expectation, ``w_i |delta_i(1) - delta| + (1 - w_i) |delta_i(0) - delta|``, where ``delta_i(v)``
+    is ``delta`` with ``w_i`` set to ``v`` in the posterior-weighted Mann–Whitney sums (closed form, no refit: O(n log
+    n) per model). A study's priority is the sum over findings (an expert reads a study for every finding at once): 1 =
+    the largest expected change. Reference disagreement and posterior uncertainty enter through the posteriors; the
+    scores of ``a`` and ``b`` through the Mann–Whitney sums.
+
+    Power. For each budget ``k``, the probability that the ``confidence_level`` interval of AUC(best) - AUC(runner-up)
+    excludes 0 once the top ``k`` studies are relabelled (:data:`POWER_METHOD`): Monte Carlo over the posterior
+    predictive of the two-phase estimate, the uncertainty of the latent model's parameters included. ``n_draws`` chains
+    of data augmentation started at the fit (each sweep: every study's truth given the parameters, then the parameters
+    given the truths) give ``n_draws`` draws of every study's truth; per draw, the drawn truths of the top ``k`` are
+    taken as exact, the model is refitted on all studies with them (what :func:`cxreval.planning.evaluate_two_phase_auc`
+    does with the expert's labels), its leading pair is picked and its interval asked whether it excludes 0. Each
+    finding draws from its own child seed of ``rng``. A budget of 0 reveals nothing: its value is the current answer
+    (0 or 1). Calibration on simulated study sets with a known truth (``python bench/run.py
+    planning:power_calibration``, bench/RESULTS.md: 100 sets of 500 studies, one reference, three models of close
+    AUCs): the predictions are ordered right (sets predicted in 0-0.2, ..., 0.8-1 separable in 5%, 17%, 28%, 50%,
+    77%) but too high, by 0.07-0.12 on average per budget: the posterior does not shrink the leading pair's fitted
+    gap, which is partly noise (the model that leads is chosen because it leads).
 
     Raises
     ------
@@ -240,13 +280,15 @@ def plan_relabelling(predictions: pd.DataFrame, labels: pd.DataFrame, *, referen
         A selected study without an image in ``images``.
     """
     inputs = prepare_inputs(predictions, labels, reference=reference, readers=readers, anchor=anchor,
-                            findings=findings, anchor_studies=anchor_studies)
+                            findings=findings, anchor_studies=_study_ids(anchor_studies))
     b, grid, nd, cl = _validate(inputs, budget, budgets, n_draws, confidence_level)
     folder = Path(images) if images is not None else None
     if folder is not None and not folder.is_dir():
         raise InvalidParameterError(f"The 'images' parameter of {_FUNC} must be a folder of images. Got "
                                     f"{str(folder)!r} instead.")
     gen = normalize_rng(rng)
+    ex = get_executor(executor)
+    prog = as_progress(progress, func=_FUNC)
     fits = [fit_finding(fd) for fd in inputs.findings]
     n = len(inputs.study_ids)
     change = np.zeros(n)
@@ -273,9 +315,13 @@ def plan_relabelling(predictions: pd.DataFrame, labels: pd.DataFrame, *, referen
     sources = find_images(folder, list(relabel["study_id"]), func=_FUNC) if folder is not None else None
     rank_of = np.full(n, n)
     rank_of[ranked] = np.arange(len(ranked))
+    task = prog.add(f"power of {len(fits)} findings, {nd} draws per budget", total=len(fits))
+    items = [(ff, rank_of[ff.data.index], grid, nd, cl, child)
+             for ff, child in zip(fits, gen.spawn(len(fits)))]
+    curves = ex.map(_power, items, on_item=lambda _: prog.advance(task))
+    prog.done(task)
     rows = []
-    for ff in fits:
-        curve = power_curve(ff, rank_of[ff.data.index], grid, n_draws=nd, confidence_level=cl, rng=gen)
+    for ff, curve in zip(fits, curves):
         for k, p in zip(grid, curve):
             rows.append({"finding": ff.data.finding, "best": ff.best, "runner_up": ff.runner_up or "none",
                          "budget": k, "p_separable": p, "n_draws": nd, "method": POWER_METHOD})

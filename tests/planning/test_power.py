@@ -1,0 +1,84 @@
+"""The power's Monte Carlo: the accelerated EM reaches plain EM's fixed point, the posterior truths are draws of the
+fitted model (its parameters' uncertainty included), and the power does not depend on where it runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cxreval.planning import plan_relabelling, simulate_study_set
+from cxreval.planning._inputs import prepare_inputs
+from cxreval.planning._mixture import fit_joint
+from cxreval.planning._planner import fit_finding, posterior_truths
+
+
+def _fit(n=300, seed=0, readers=("ref1", "ref2")):
+    ss = simulate_study_set(n, auc=[0.85, 0.8, 0.7], sensitivity=[0.8, 0.75, 0.7], specificity=[0.85, 0.9, 0.8],
+                            prevalence=0.3, rng=seed)
+    cheap = ss.labels[ss.labels["source"] != "truth"]
+    inputs = prepare_inputs(ss.predictions, cheap, reference="ref0", readers=list(readers), anchor=None,
+                            findings=None)
+    return fit_finding(inputs.findings[0]), ss
+
+
+def test_accelerated_em_reaches_the_plain_em_fixed_point():
+    ff, _ = _fit()
+    rng = np.random.default_rng(1)
+    n = len(ff.posterior)
+    anchor = np.where(np.arange(n) < 60, (rng.random((8, n)) < ff.posterior).astype(float), np.nan)
+    plain, ok_plain = fit_joint(ff.data.references, ff.x, anchor=anchor)
+    fast, ok_fast = fit_joint(ff.data.references, ff.x, anchor=anchor, accelerate=True, start=ff.posterior)
+    assert ok_plain and ok_fast
+    np.testing.assert_allclose(fast, plain, atol=1e-4)
+    one, _ = fit_joint(ff.data.references, ff.x, anchor=anchor[3])
+    np.testing.assert_allclose(plain[3], one, atol=1e-9)  # each batched fit is the fit of its own row
+
+
+def test_posterior_truths_keep_the_anchor_and_follow_the_posterior():
+    ff, ss = _fit(n=400)
+    t = posterior_truths(ff, 400, np.random.default_rng(2))
+    assert t.shape == (400, len(ff.posterior)) and set(np.unique(t)) <= {0.0, 1.0}
+    # draws of the model: each study's frequency of truth 1 is close to its fitted posterior...
+    assert np.abs(t.mean(axis=0) - ff.posterior).mean() < 0.05
+    # ...and the drawn prevalence varies more than binomially around the fitted one (the parameters are drawn)
+    binomial_sd = np.sqrt((ff.posterior * (1 - ff.posterior)).sum()) / len(ff.posterior)
+    assert t.mean(axis=1).std() > 1.5 * binomial_sd
+    anchored = ff.data.anchor.copy()
+    anchored[:50] = ss.truth.to_numpy()[:50]
+    ff_anchor = type(ff)(**{**ff.__dict__, "data": type(ff.data)(**{**ff.data.__dict__, "anchor": anchored})})
+    ta = posterior_truths(ff_anchor, 50, np.random.default_rng(3))
+    assert (ta[:, :50] == anchored[:50]).all()
+
+
+def test_the_power_is_the_same_in_process_and_serial_executors():
+    _, ss = _fit(n=120)
+    cheap = ss.labels[ss.labels["source"] != "truth"]
+    opts = {"reference": "ref0", "readers": ["ref1"], "budget": 20, "budgets": [0, 10, 20], "n_draws": 20, "rng": 5}
+    default = plan_relabelling(ss.predictions, cheap, **opts)
+    serial = plan_relabelling(ss.predictions, cheap, executor="serial", **opts)
+    pd.testing.assert_frame_equal(default.power, serial.power)
+    assert default.power.loc[default.power["budget"] == 0, "p_separable"].isin([0.0, 1.0]).all()
+
+
+@pytest.mark.parametrize("budget", [10, 60])
+def test_power_is_a_probability_and_every_draw_is_counted(budget):
+    _, ss = _fit(n=120, seed=4)
+    cheap = ss.labels[ss.labels["source"] != "truth"]
+    res = plan_relabelling(ss.predictions, cheap, reference="ref0", readers=["ref1", "ref2"], budget=budget,
+                           budgets=[budget], n_draws=25, rng=0)
+    p = float(res.power["p_separable"].iloc[0])
+    assert 0.0 <= p <= 1.0 and abs(p * 25 - round(p * 25)) < 1e-9
+
+
+def test_the_soft_auc_is_latent_auc_score():
+    """Planning's batched posterior-weighted AUC is the statistic of cxreval.latent.latent_auc_score."""
+    from cxreval.latent import latent_auc_score
+    from cxreval.planning._soft_auc import score_order, soft_auc
+
+    ff, _ = _fit(n=150)
+    for s in ff.data.scores.values():
+        rounded = np.round(s, 1)  # ties
+        for score in (s, rounded):
+            assert soft_auc(ff.posterior, score_order(score)) == pytest.approx(
+                latent_auc_score(score, ff.posterior), abs=1e-12)
