@@ -7,8 +7,7 @@ from pathlib import Path
 import typer
 
 from ..exceptions import InvalidParameterError
-from ..io import write_summary
-from ..localization.heatmap_files import HEATMAP_INPUTS
+from ..localization import HEATMAP_INPUTS
 from ._common import (
     check_inputs,
     cli_executor,
@@ -70,9 +69,7 @@ def localize(
         cxreval localize --heatmaps my12maps.npz --boxes BBox_List_2017.csv --studies-from-maps -o loc-mine
     """
     from ..datasets.boxes import read_box_file
-    from ..localization.evaluate import evaluate_heatmaps
-    from ..localization.heatmap_files import scan_heatmaps
-    from ..localization.protocol import LocalizationProtocol
+    from ..localization import LocalizationProtocol, evaluate_heatmap_files
 
     if image_size < 1:
         raise InvalidParameterError(f"--image-size must be a positive number of pixels. Got {image_size}.")
@@ -85,13 +82,10 @@ def localize(
                                  afp_denominator=afp_denominator)
     with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=[*heatmaps, boxes]) as d, \
             progress() as prog:
-        index = scan_heatmaps(heatmaps)
-        refs = read_box_file(boxes, image_shape=(image_size, image_size))
-        res = evaluate_heatmaps(index, refs, protocol=proto, missing_maps=missing_maps,
-                                studies_from_maps=studies_from_maps,
-                                executor=ex, progress=prog)
+        res = evaluate_heatmap_files(heatmaps, read_box_file(boxes, image_shape=(image_size, image_size)),
+                                     protocol=proto, missing_maps=missing_maps, studies_from_maps=studies_from_maps,
+                                     executor=ex, progress=prog)
         res.save(d)
-        write_summary(d, res.summary())
     if json_out:
         echo_json(res.to_dict())
     else:

@@ -18,6 +18,7 @@ torch is optional (``pip install cxreval[torch]``) and imported only when those 
 from __future__ import annotations
 
 from ..schema.boxes import BOX_COLUMNS, BOX_COORDS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS, check_box_table
+from ._study import LocalizationStudy, simulate_localization_study
 from .boxes import (
     area_exact,
     as_threshold,
@@ -32,8 +33,8 @@ from .boxes import (
     iou_exact,
 )
 from .cam import class_activation_maps, grad_cam, heatmap_dict, save_heatmaps
-from .evaluate import DETAIL_COLUMNS, LocalizationResult, evaluate_heatmaps
-from .heatmap_files import HeatmapFiles, read_maps, scan_heatmaps
+from .evaluate import DETAIL_COLUMNS, LocalizationResult, evaluate_heatmap_files, evaluate_heatmaps
+from .heatmap_files import HEATMAP_INPUTS, HeatmapFiles, read_maps, scan_heatmaps
 from .heatmaps import (
     HEATMAP_BOX_COLUMNS,
     HeatmapBoxesResult,
@@ -71,8 +72,9 @@ __all__ = [
     "ErrorModel", "SynthResult", "coverage", "error_model_maps", "synthetic_cases", "simulate_localization",
     "TABLE4_ACC", "TABLE4_T", "denominators", "table4_denominators",
     "class_activation_maps", "grad_cam", "heatmap_dict", "save_heatmaps",
-    "HeatmapFiles", "scan_heatmaps", "read_maps",
-    "LocalizationResult", "DETAIL_COLUMNS", "evaluate_heatmaps", "RealBoxesResult", "simulate_localization_on_boxes",
+    "HEATMAP_INPUTS", "HeatmapFiles", "scan_heatmaps", "read_maps",
+    "LocalizationResult", "DETAIL_COLUMNS", "evaluate_heatmaps", "evaluate_heatmap_files",
+    "LocalizationStudy", "simulate_localization_study", "RealBoxesResult", "simulate_localization_on_boxes",
     "BOX_COLUMNS", "BOX_COORDS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "check_box_table",
     "OVERLAY_COLUMNS", "OverlayResult", "boxed_images", "overlay_boxes",
 ]
