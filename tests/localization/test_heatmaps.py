@@ -10,7 +10,7 @@ from scipy import ndimage
 from skimage.transform import resize
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.localization.heatmaps import (
+from cxreval.localization import (
     heatmap_boxes,
     heatmap_peaks,
     heatmaps_to_boxes,

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cxreval.localization.synthetic import ErrorModel, coverage, simulate_localization, synthetic_cases
+from cxreval.localization import ErrorModel, coverage, simulate_localization, synthetic_cases
 
 DATA = Path(__file__).parent / "data"
 SEED_FILE = "000_8ad6d59c5e7d4453.txt"

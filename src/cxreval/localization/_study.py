@@ -20,9 +20,9 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..progress import Progress, as_progress
 from ..results import ReadResult, TableResult, as_table
 from ..schema.boxes import LOCALIZATION_COLUMNS
-from .overlays import OverlayResult
-from .real_boxes import RealBoxesResult
-from .synthetic import SynthResult
+from ._overlays import OverlayResult
+from ._real_boxes import RealBoxesResult
+from ._synthetic import SynthResult
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -167,19 +167,19 @@ def simulate_localization_study(boxes: pd.DataFrame | ReadResult | Sequence[pd.D
     where = boxes.report.source if isinstance(boxes, ReadResult) else "the boxes table"
     syn = real = overlays = None
     if synthetic:
-        from .synthetic import simulate_localization
+        from ._synthetic import simulate_localization
 
         task = prog.add(f"synthetic study ({3 * per_size} images)")
         syn = simulate_localization(rng, per_size=per_size)
         prog.done(task)
     if table is not None:
-        from .real_boxes import simulate_localization_on_boxes
+        from ._real_boxes import simulate_localization_on_boxes
 
         task = prog.add("error model on the real boxes")
         real = simulate_localization_on_boxes(table, rng=rng)
         prog.done(task)
         if images is not None:
-            from .overlays import boxed_images, overlay_boxes
+            from ._overlays import boxed_images, overlay_boxes
 
             files = boxed_images(images, table)
             if not files:

@@ -14,7 +14,7 @@ region when it is ``> threshold`` (``>=`` with ``strict=False``). A constant map
 
 Design
 ------
-The geometry lives in :mod:`.upsampling`, the run-length box generation in :mod:`.heatmap_runs`; this
+The geometry lives in :mod:`._upsampling`, the run-length box generation in :mod:`._heatmap_runs`; this
 module runs them over batches of maps (optionally on an executor). In short:
 Upsampling is separable: the image is ``R M C^T`` with ``R`` of shape ``(H, h)`` and ``C`` of shape
 ``(W, w)`` (see :func:`interpolation_matrix`), each row holding two non-zero weights. cxreval evaluates
@@ -56,8 +56,8 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import Executor, OnItem, get_executor
 from ..results import TableResult
-from .heatmap_runs import RUN_BATCH, HeatmapRuns, batch_runs, block_extremes, heatmap_runs, runs_to_boxes
-from .upsampling import (
+from ._heatmap_runs import RUN_BATCH, HeatmapRuns, batch_runs, block_extremes, heatmap_runs, runs_to_boxes
+from ._upsampling import (
     CONNECTIVITY,
     UPSAMPLING,
     check_heatmaps,

@@ -2,7 +2,7 @@
 
 :func:`evaluate_heatmap_files` is what ``cxreval localize`` runs (the maps streamed from their files);
 :func:`evaluate_heatmaps` scores maps in memory or a :class:`HeatmapFiles` index: maps keyed ``"<image id>/<finding>"``
-become boxes under a :class:`~cxreval.localization.protocol.LocalizationProtocol` and are scored per
+become boxes under a :class:`~cxreval.localization.LocalizationProtocol` and are scored per
 finding, threshold, rule and T into a Table-4-style table plus a per-box detail table.
 
 :func:`~cxreval.localization.simulate_localization_on_boxes` runs the synthetic study's error model on real radiologist boxes
@@ -40,10 +40,10 @@ from ..schema.boxes import (
     threshold_label,
 )
 from ..schema.columns import FINDING, STUDY_ID
-from .boxes import check_boxes, iobb, iou
-from .heatmap_files import HeatmapFiles, read_maps, scan_heatmaps
-from .heatmaps import check_heatmaps, heatmaps_to_boxes
-from .protocol import LocalizationProtocol, score_images
+from ._boxes import check_boxes, iobb, iou
+from ._heatmap_files import HeatmapFiles, read_maps, scan_heatmaps
+from ._heatmaps import check_heatmaps, heatmaps_to_boxes
+from ._protocol import LocalizationProtocol, score_images
 
 __all__ = ["LocalizationResult", "evaluate_heatmaps", "evaluate_heatmap_files", "split_key", "file_chunk_boxes", "FILE_CHUNK",
            "DETAIL_COLUMNS", "table4_view"]
@@ -174,8 +174,8 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
     ----------
     heatmaps : mapping of str to array-like of shape (h, w), or HeatmapFiles
         Keys ``"<image id>/<finding>"``; findings go through :func:`cxreval.findings.canonical_finding`.
-        A :class:`~cxreval.localization.heatmap_files.HeatmapFiles` index
-        (:func:`~cxreval.localization.heatmap_files.scan_heatmaps` of ``.npz`` files or folders of
+        A :class:`~cxreval.localization.HeatmapFiles` index
+        (:func:`~cxreval.localization.scan_heatmaps` of ``.npz`` files or folders of
         ``.npy``) streams the maps: they are read in chunks of :data:`FILE_CHUNK` maps, each task reading
         its own maps from the files (on an executor, every worker must see the files at the same paths),
         and only their boxes are kept. The result is the same as for the maps in memory.
@@ -201,7 +201,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
         at all is not scored: its rows have Acc. and AFP NaN (N/A, never 0) and it is named in ``notes`` and
         :attr:`LocalizationResult.not_scored`.
     executor : None, str or Executor, optional
-        Runs heatmaps → boxes in chunks of maps (see :func:`~cxreval.localization.heatmaps.heatmaps_to_boxes`
+        Runs heatmaps → boxes in chunks of maps (see :func:`~cxreval.localization.heatmaps_to_boxes`
         and :func:`cxreval.executor.get_executor`); default in this process. The result is identical.
         With files, a task carries the file paths, the byte offsets of its maps and the protocol's
         parameters, never the maps.

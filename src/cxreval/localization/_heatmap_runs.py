@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..exceptions import InvalidParameterError, SchemaError
-from .upsampling import CONNECTIVITY, GridAxis, check_heatmaps, check_image_shape, check_threshold, grid_axis
+from ._upsampling import CONNECTIVITY, GridAxis, check_heatmaps, check_image_shape, check_threshold, grid_axis
 
 __all__ = ["RUN_BATCH", "HeatmapRuns", "BlockExtremes", "block_extremes", "heatmap_runs", "batch_runs",
            "runs_to_boxes"]

@@ -1,7 +1,7 @@
 """The synthetic study's error model on real reference boxes (``BBox_List_2017``), scored per finding.
 
 What the ChestX-ray8 protocol rewards for findings of each size: one clean and one noisy error-model map
-per (image, finding) is made from its real boxes (:mod:`.synthetic`), localized by the protocol's pipeline,
+per (image, finding) is made from its real boxes (:mod:`._synthetic`), localized by the protocol's pipeline,
 a 6 x 6 box at the peak and the whole image, and scored per finding into the one localization table
 (:data:`~cxreval.schema.boxes.LOCALIZATION_COLUMNS`). ``cxreval synth --real-boxes`` and the demo's
 ``localization_real_boxes`` section run :func:`simulate_localization_on_boxes` and save its result.
@@ -24,10 +24,10 @@ from ..io import markdown_table
 from ..results import TableResult
 from ..schema.boxes import BOX_COORDS, LOCALIZATION_COLUMNS, NO_THRESHOLD, check_box_table
 from ..schema.columns import FINDING, STUDY_ID
-from .boxes import ThresholdLike, check_boxes
-from .heatmaps import heatmap_peaks, heatmaps_to_boxes
-from .protocol import DEFAULT_T, score_images
-from .synthetic import ErrorModel, coverage, error_model_maps
+from ._boxes import ThresholdLike, check_boxes
+from ._heatmaps import heatmap_peaks, heatmaps_to_boxes
+from ._protocol import DEFAULT_T, score_images
+from ._synthetic import ErrorModel, coverage, error_model_maps
 
 __all__ = ["RealBoxesResult", "BoxMaps", "box_maps", "simulate_localization_on_boxes", "by_finding_view"]
 
@@ -125,7 +125,7 @@ def box_maps(boxes: pd.DataFrame, *, rng: RNGLike = None, model: ErrorModel = Er
     """One clean and one noisy error-model map per (study, finding) of a box table.
 
     Each map is the coverage of its boxes (their maximum where boxes overlap) with the error model's distractor,
-    kept away from the first box, and noise (:func:`~cxreval.localization.synthetic.error_model_maps`),
+    kept away from the first box, and noise (:func:`~cxreval.localization.error_model_maps`),
     drawing from ``rng`` map by map in order of first appearance (``None``: fresh entropy; an int reproduces
     the maps).
     """

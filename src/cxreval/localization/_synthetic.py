@@ -33,10 +33,10 @@ from ..exceptions import InvalidParameterError
 from ..results import TableResult
 from ..schema.boxes import LOCALIZATION_COLUMNS
 from ..schema.columns import FINDING, STUDY_ID
-from .boxes import ThresholdLike, box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
-from .heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
-from .protocol import DEFAULT_T, score_images
-from .table4 import TABLE4_ACC, afp_denominators, denominators
+from ._boxes import ThresholdLike, box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
+from ._heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
+from ._protocol import DEFAULT_T, score_images
+from ._table4 import TABLE4_ACC, afp_denominators, denominators
 
 __all__ = ["SIZES", "ErrorModel", "SyntheticCase", "coverage", "error_model_maps", "synthetic_cases",
            "SynthResult", "simulate_localization", "part_a_lines", "part_c_lines", "SEED_SYNTH_AFP"]
@@ -200,7 +200,7 @@ class SynthResult(TableResult):
         The values of the checks.
     seed, per_size : int
     afp_denominators : pandas.DataFrame
-        Which :attr:`~cxreval.localization.protocol.LocalizationProtocol.afp_denominator` choices give the
+        Which :attr:`~cxreval.localization.LocalizationProtocol.afp_denominator` choices give the
         printed AFPs: ``case, afp_denominator, n, false_positives, afp, printed, reproduces``. The article's
         synthetic AFPs (0.300 / 0.433) need ``'pairs'`` (60 images per size class; ``'box_images'`` and
         ``'boxes'`` give 180); Table 4's Nodule 0.0772 needs ``'box_images'`` (68/880, truncated) or
