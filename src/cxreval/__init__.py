@@ -43,6 +43,8 @@ _LAZY_ATTRS: dict[str, str] = {
     "get_fusion": "fusion", "list_fusion": "fusion", "fuse_labels": "fusion", "FusionResult": "fusion",
     # localization, IQA, report
     "LocalizationProtocol": "localization", "heatmaps_to_boxes": "localization", "score_images": "localization",
+    "evaluate_heatmap_files": "localization", "LocalizationResult": "localization",
+    "simulate_localization_study": "localization", "LocalizationStudy": "localization",
     "get_metric": "iqa", "list_metrics": "iqa", "score_pairs": "iqa",
     "write_report": "report",
     # data, splits, execution, published tables
@@ -105,6 +107,10 @@ __all__ = [
     "LocalizationProtocol",
     "heatmaps_to_boxes",
     "score_images",
+    "evaluate_heatmap_files",
+    "LocalizationResult",
+    "simulate_localization_study",
+    "LocalizationStudy",
     "get_metric",
     "list_metrics",
     "score_pairs",
@@ -178,7 +184,15 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         validate_label_table,
         validate_predictions,
     )
-    from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
+    from .localization import (
+        LocalizationProtocol,
+        LocalizationResult,
+        LocalizationStudy,
+        evaluate_heatmap_files,
+        heatmaps_to_boxes,
+        score_images,
+        simulate_localization_study,
+    )
     from .ranking import RankingStabilityResult, compare_rankings, compare_table_rankings, load_xqa_auc_table
     from .report import write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..exceptions import SchemaError
 from ._common import check_inputs, echo_json, open_output, out_option, overwrite_option, progress, seed_option
+
+if TYPE_CHECKING:
+    from ..localization import LocalizationStudy
 
 __all__ = ["register", "synth"]
 
@@ -55,12 +58,15 @@ def synth(
         path = metadata_path("BBox_List_2017.csv.gz") if real_boxes == "auto" else Path(real_boxes)
         check_inputs(("--real-boxes", path), kind="file")
 
-    def run(images: Path | None) -> Any:
-        from ..datasets.boxes import read_box_file
+    def run(images: Path | None) -> LocalizationStudy:
+        boxes = None
+        if path is not None:  # the box readers are imported only when boxes are read
+            from ..datasets.boxes import read_box_file
 
+            boxes = read_box_file(path)
         with progress() as prog:
-            return simulate_localization_study(None if path is None else read_box_file(path), rng=seed,
-                                               per_size=per_size, synthetic=synthetic, images=images, progress=prog)
+            return simulate_localization_study(boxes, rng=seed, per_size=per_size, synthetic=synthetic,
+                                               images=images, progress=prog)
 
     if out is None:
         res = run(None)  # nothing is written: no overlays drawn
@@ -73,7 +79,7 @@ def synth(
     elif res.synthetic is not None:
         typer.echo(res.synthetic.text, nl=False)
         typer.echo(LEGEND, err=True)  # stderr: stdout stays the study's reproducible output
-    else:
+    elif res.real_boxes is not None:
         typer.echo(f"{res.real_boxes.summary()}\n-> {out}")
 
 

@@ -142,9 +142,6 @@ class LocalizationResult(TableResult):
 
         return localization_curves(table)
 
-    def _figure(self) -> Any:
-        return self.figure(self.table)
-
 
 def table4_view(table: pd.DataFrame, *, rule: str) -> pd.DataFrame:
     """Acc. and AFP of one rule as the paper's Table 4 lays them out: a row per finding, a column per

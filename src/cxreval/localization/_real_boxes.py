@@ -87,9 +87,6 @@ class RealBoxesResult(TableResult):
 
         return localization_curves(table)
 
-    def _figure(self) -> Any:
-        return self.figure(self.table)
-
 
 def by_finding_view(table: pd.DataFrame, *, T_values: Sequence[float] = _BY_FINDING_T) -> pd.DataFrame:
     """Compact per-finding view of a localization table: IoBB Acc. at ``T_values`` of each localizer on the

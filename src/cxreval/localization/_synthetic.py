@@ -258,9 +258,6 @@ class SynthResult(TableResult):
 
         return localization_curves(table)
 
-    def _figure(self) -> Any:
-        return self.figure(self.table)
-
 
 def _hand_bilinear(hm: np.ndarray, img: int) -> np.ndarray:
     """The reference script's hand-written separable bilinear upsampling (weights form), for its printed check."""
@@ -287,6 +284,21 @@ def _localize(maps: np.ndarray, refs: np.ndarray,
     out[("tiny box", "bilinear", "-")] = [np.array([[c - 3, r - 3, c + 3, r + 3]]) for r, c in pk]
     out[("whole image", "-", "-")] = [np.array([[0, 0, img, img]]) for _ in range(len(maps))]
     return out, runs
+
+
+def skimage_resize(image: np.ndarray, size: int, *, order: int) -> np.ndarray:
+    """``skimage.transform.resize(image, (size, size), order=order, mode='edge', anti_aliasing=False)`` of a float64
+    map, computed as skimage computes it: ``scipy.ndimage.zoom`` by ``1 / (shape / size)`` with ``mode='nearest'``
+    and ``grid_mode=True``, clipped to the map's range. The reference of the study's printed checks, without
+    importing ``skimage.transform`` (which loads ``scipy.spatial`` and ``scipy.constants``: a third of the
+    command's start-up); ``tests/localization/test_synthetic.py`` checks it against skimage itself."""
+    from scipy import ndimage
+
+    image = np.asarray(image, dtype=float)
+    factors = np.divide(image.shape, (size, size))
+    out = ndimage.zoom(image, [1 / f for f in factors], order=order, mode="nearest", grid_mode=True)
+    lo, hi = (np.nanmin, np.nanmax) if np.isnan(image.min()) else (np.min, np.max)
+    return np.clip(out, lo(image), hi(image), out=out)
 
 
 def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
@@ -329,14 +341,11 @@ def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: Err
 
     # checks
     hm0 = cases["medium"][0].noisy
-    from skimage.transform import resize  # a dependency of cxreval; used here only as the check's reference
-
     lines += ["", "Checks"]
-    sk = resize(hm0, (img, img), order=1, mode="edge", anti_aliasing=False)
+    sk = skimage_resize(hm0, img, order=1)
     d_bil = np.abs(_hand_bilinear(hm0, img) - sk).max()        # the script's check, as printed
     d_cx = float(np.abs(upsample(hm0, (img, img)) - sk).max())  # cxreval's own upsampling
-    d_nn = int((upsample(hm0, (img, img), upsampling="nearest")
-                != resize(hm0, (img, img), order=0, mode="edge", anti_aliasing=False)).sum())
+    d_nn = int((upsample(hm0, (img, img), upsampling="nearest") != skimage_resize(hm0, img, order=0)).sum())
     lines.append(f" hand bilinear vs skimage resize(order=1): max |diff| = {d_bil:.1e}")
     lines.append(f" np.repeat vs skimage resize(order=0): differing pixels = {d_nn}")
     mism = conn_diff = 0
