@@ -99,3 +99,25 @@ def test_bad_maps():
         heatmap_boxes(np.eye(4), threshold=300)
     with pytest.raises(InvalidParameterError, match="'upsampling'"):
         heatmap_boxes(np.eye(4), upsampling="cubic")
+
+
+def test_heatmaps_to_boxes_reports_progress_per_map():
+    from cxreval.progress import NoProgress
+
+    class Counting(NoProgress):
+        def __init__(self):
+            self.n, self.done_tasks = 0, 0
+
+        def advance(self, task, n=1):
+            self.n += n
+
+        def done(self, task):
+            self.done_tasks += 1
+
+    maps = np.random.default_rng(0).random((70, 8, 8))
+    for executor in (None, "serial"):
+        prog = Counting()
+        res = heatmaps_to_boxes(maps, image_shape=(32, 32), executor=executor, progress=prog)
+        assert (prog.n, prog.done_tasks) == (70, 1)
+        want = heatmaps_to_boxes(maps, image_shape=(32, 32)).boxes
+        assert all(np.array_equal(a, b) for t0, t1 in zip(want, res.boxes) for a, b in zip(t0, t1))

@@ -272,3 +272,14 @@ def design_options(studies: str, finding_map: str | None, map_score: str | None,
     fmap = resolve_finding_map(finding_map, map_score)
     return fmap, {"studies": studies, "missing_scores": missing_scores,
                   "finding_map": None if fmap is None else fmap.to_dict()}
+
+
+@contextlib.contextmanager
+def executor_output(executor: str | None, out: Path, *, overwrite: bool, inputs: Iterable[Path | None] = (),
+                    meta: dict[str, object] | None = None) -> Iterator[tuple[Executor, Path, Progress]]:
+    """The executor of ``--executor`` (a bad spec refused first, closed at the end), the output folder
+    (:func:`open_output`) and the progress bars of a command that runs one job on an executor:
+    ``with executor_output(executor, out, overwrite=..., inputs=[...]) as (ex, d, prog)``."""
+    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d, \
+            progress() as prog:
+        yield ex, d, prog

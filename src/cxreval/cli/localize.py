@@ -8,16 +8,7 @@ import typer
 
 from ..exceptions import InvalidParameterError
 from ..localization import HEATMAP_INPUTS
-from ._common import (
-    check_inputs,
-    cli_executor,
-    echo_json,
-    executor_option,
-    open_output,
-    out_option,
-    overwrite_option,
-    progress,
-)
+from ._common import check_inputs, echo_json, executor_option, executor_output, out_option, overwrite_option
 
 __all__ = ["register", "localize"]
 
@@ -80,8 +71,7 @@ def localize(
                                  rules=tuple(rule), T_values=tuple(t_values), strict_T=not inclusive_t,  # type: ignore[arg-type]
                                  image_shape=(image_size, image_size), T_iou=tuple(t_iou) if t_iou else None,  # type: ignore[arg-type]
                                  afp_denominator=afp_denominator)
-    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=[*heatmaps, boxes]) as d, \
-            progress() as prog:
+    with executor_output(executor, out, overwrite=overwrite, inputs=[*heatmaps, boxes]) as (ex, d, prog):
         res = evaluate_heatmap_files(heatmaps, read_box_file(boxes, image_shape=(image_size, image_size)),
                                      protocol=proto, missing_maps=missing_maps, studies_from_maps=studies_from_maps,
                                      executor=ex, progress=prog)

@@ -42,7 +42,7 @@ from ..schema.boxes import (
 from ..schema.columns import FINDING, STUDY_ID
 from ._boxes import check_boxes, iobb, iou
 from ._heatmap_files import HeatmapFiles, read_maps, scan_heatmaps
-from ._heatmaps import check_heatmaps, heatmaps_to_boxes
+from ._heatmaps import batch_boxes, check_heatmaps, heatmaps_to_boxes
 from ._protocol import LocalizationProtocol, score_images
 
 __all__ = ["LocalizationResult", "evaluate_heatmaps", "evaluate_heatmap_files", "split_key", "file_chunk_boxes", "FILE_CHUNK",
@@ -462,10 +462,10 @@ def _predicted_boxes(maps: dict[tuple[str, str], np.ndarray], files: HeatmapFile
     for k in order:
         by_shape.setdefault(maps[k].shape, []).append(k)
     for ks in by_shape.values():
-        res = heatmaps_to_boxes(np.stack([maps[k] for k in ks]), image_shape=protocol.image_shape,
-                                upsampling=protocol.upsampling, thresholds=protocol.thresholds,
-                                strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex,
-                                on_item=lambda x: progress.advance(task, len(x[1]))).boxes
+        res = batch_boxes(np.stack([maps[k] for k in ks]), image_shape=protocol.image_shape,
+                          upsampling=protocol.upsampling, thresholds=protocol.thresholds,
+                          strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex,
+                          on_item=lambda x: progress.advance(task, len(x[1]))).boxes
         for t, per in zip(protocol.thresholds, res):
             for k, b in zip(ks, per):
                 pred[t][k] = b

@@ -54,7 +54,8 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import Executor, OnItem, get_executor
+from ..executor import ExecutorLike, OnItem, get_executor
+from ..progress import Progress, as_progress
 from ..results import TableResult
 from ._heatmap_runs import RUN_BATCH, HeatmapRuns, batch_runs, block_extremes, heatmap_runs, runs_to_boxes
 from ._upsampling import (
@@ -204,8 +205,8 @@ def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
 
 def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (1024, 1024),
                       upsampling: str = "bilinear", thresholds: tuple[float, ...] = (60.0, 180.0),
-                      strict: bool = True, connectivity: int = 8, executor: Executor | str | None = None,
-                      on_item: OnItem | None = None) -> HeatmapBoxesResult:
+                      strict: bool = True, connectivity: int = 8, executor: ExecutorLike = None,
+                      progress: Progress | None = None) -> HeatmapBoxesResult:
     """Boxes of every map of a batch at every threshold (the protocol's box generation, vectorised).
 
     Parameters
@@ -223,9 +224,8 @@ def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (10
         ``4 x 16`` maps run by :func:`cxreval.executor.get_executor(executor) <cxreval.executor.get_executor>`
         (``'serial'``, ``'process:N'``, ``'dask[:ADDRESS]'`` or an object with ``map``); every map's boxes
         depend on that map only, so the result is identical.
-    on_item : callable, optional
-        Called with each chunk ``(offset, maps)`` once its boxes are in (as for
-        :meth:`cxreval.executor.Executor.map`; without an executor, once with the whole batch).
+    progress : Progress, optional
+        A task counting the maps whose boxes are in (:class:`cxreval.progress.Progress`), advanced chunk by chunk.
 
     Returns
     -------
@@ -239,6 +239,18 @@ def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (10
     SchemaError
         If ``heatmaps`` is not 3-D or holds NaN or inf.
     """
+    prog = as_progress(progress, func="heatmaps_to_boxes")
+    task = prog.add("heatmaps -> boxes (maps)")
+    res = batch_boxes(heatmaps, image_shape=image_shape, upsampling=upsampling, thresholds=thresholds, strict=strict,
+                      connectivity=connectivity, executor=executor, on_item=lambda x: prog.advance(task, len(x[1])))
+    prog.done(task)
+    return res
+
+
+def batch_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int], upsampling: str, thresholds: tuple[float, ...],
+                strict: bool, connectivity: int, executor: ExecutorLike, on_item: OnItem | None) -> HeatmapBoxesResult:
+    """:func:`heatmaps_to_boxes`, calling ``on_item`` with each chunk ``(offset, maps)`` once its boxes are in (as
+    :meth:`cxreval.executor.Executor.map` does; without an executor, once with the whole batch)."""
     check_choice(upsampling, UPSAMPLING, name="upsampling", func="heatmaps_to_boxes")
     if connectivity not in CONNECTIVITY:
         raise InvalidParameterError(f"The 'connectivity' parameter must be 8 or 4. Got {connectivity!r} instead.")
