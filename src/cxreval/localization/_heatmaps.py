@@ -24,7 +24,7 @@ rounding keeps monotone in ``t_j``; so is the normalisation. Each such *row segm
 32 -> 1024 map) is therefore either empty, full, or one run at one end, found exactly by testing its two end
 pixels and a binary search over the few segments that cross the threshold. The runs are merged, linked to
 the runs of the next row that touch them (8- or 4-connectivity), and the connected components of that
-small graph (``scipy.sparse.csgraph``) give the boxes, ordered by their first pixel in raster order like
+small graph (a vectorised union-find) give the boxes, ordered by their first pixel in raster order like
 ``scipy.ndimage.label`` + ``find_objects``. No Python loop runs over pixels, maps are processed in
 batches, and the boxes equal those of thresholding and labelling the dense map that :func:`upsample`
 returns. Nearest upsampling needs no runs at all: its components are the components of the thresholded

@@ -88,16 +88,18 @@ def coverage(box: Sequence[float], model: ErrorModel = ErrorModel()) -> np.ndarr
     return np.outer(fr, fc)
 
 
-def error_model_maps(box: Sequence[float], rng: np.random.Generator, model: ErrorModel = ErrorModel(), *,
+def error_model_maps(box: Sequence[float], rng: RNGLike, model: ErrorModel = ErrorModel(), *,
                      cover: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
     """Clean map, noisy map and whether a distractor was added, for one box (the reference script's draw order).
 
     ``cover`` replaces the box's coverage (e.g. several boxes of one image); the distractor is kept away
     from ``box``. A box so large that no distractor centre can lie ``distractor_margin`` pixels outside
-    it on either axis gets no distractor (the draw that decides it is still consumed).
+    it on either axis gets no distractor (the draw that decides it is still consumed). ``rng``: a Generator is
+    drawn from (and left advanced, for the next box); an int seeds a fresh one; None draws fresh entropy.
     """
     from scipy import ndimage
 
+    rng = normalize_rng(rng)
     x0, y0, x1, y1 = box
     h, w = y1 - y0, x1 - x0
     clean = ndimage.gaussian_filter(coverage(box, model) if cover is None else cover, model.blur_cells,
