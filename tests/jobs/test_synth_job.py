@@ -52,7 +52,6 @@ def test_synth_real_boxes_and_overlays_folder_is_the_jobs_save(tmp_path, synthet
     assert (top / "localization_by_finding.csv").exists() and (top / "overlay_heatmaps.npz").exists()
 
 
-@pytest.mark.slow
 def test_synth_on_the_real_boxes_and_radiographs_is_the_jobs_save(metadata_dir, shared_data, tmp_path):
     """BBox_List_2017's boxes on the shared ChestX-ray14 radiographs that carry one (as the demo's section)."""
     images = shared_data / "images" / "nih"
