@@ -25,9 +25,7 @@ from cxreval.executor import (
 )
 from cxreval.findings import canonical_finding
 from cxreval.labels import write_labels, write_predictions
-from cxreval.localization.evaluate import evaluate_heatmaps
-from cxreval.localization.heatmaps import heatmaps_to_boxes
-from cxreval.localization.protocol import LocalizationProtocol
+from cxreval.localization import LocalizationProtocol, evaluate_heatmaps, heatmaps_to_boxes
 
 FINDINGS = ["Atelectasis", "Effusion"]
 

@@ -103,9 +103,9 @@ CASES = [
     ("cxreval.datasets.google:load_labels", {"path": lambda t: t / "x.csv"}, {}, ["path"]),
     ("cxreval.datasets.audit:audit_chestxray14", {}, {"path": lambda t: t / "x.csv", "split_dir": lambda t: None},
      ["path", "split_dir"]),
-    ("cxreval.localization.heatmap_files:scan_heatmaps", {"paths": lambda t: [t / "maps.npz"]}, {}, ["paths"]),
-    ("cxreval.localization.heatmap_files:read_maps", {"index": lambda t: None}, {}, ["index"]),
-    ("cxreval.localization.evaluate:evaluate_heatmaps", {"heatmaps": lambda t: {}, "boxes": lambda t: pd.DataFrame()},
+    ("cxreval.localization:scan_heatmaps", {"paths": lambda t: [t / "maps.npz"]}, {}, ["paths"]),
+    ("cxreval.localization:read_maps", {"index": lambda t: None}, {}, ["index"]),
+    ("cxreval.localization:evaluate_heatmaps", {"heatmaps": lambda t: {}, "boxes": lambda t: pd.DataFrame()},
      {}, ["heatmaps"]),
 ]
 

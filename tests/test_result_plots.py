@@ -171,6 +171,9 @@ def _build(name: str, tmp: Path):
     if name == "SynthResult":
         from cxreval.localization import simulate_localization
         return simulate_localization(1, per_size=2)
+    if name == "LocalizationStudy":
+        from cxreval.localization import simulate_localization_study
+        return simulate_localization_study(_boxes(), rng=0, per_size=2)
     if name == "RealBoxesResult":
         from cxreval.localization import simulate_localization_on_boxes
         return simulate_localization_on_boxes(_boxes(), rng=0)

@@ -44,8 +44,7 @@ def heatmap_boxes(ctx: Context) -> Figures:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import numpy as np
 
-    from cxreval.localization.heatmaps import heatmaps_to_boxes
-    from cxreval.localization.synthetic import synthetic_cases
+    from cxreval.localization import heatmaps_to_boxes, synthetic_cases
 
     ref_mod = _reference()
     maps = np.stack([c.noisy for cs in synthetic_cases(ctx.seed, per_size=60).values() for c in cs])
@@ -67,7 +66,7 @@ def heatmap_boxes(ctx: Context) -> Figures:
 
 
 def synthetic_study(ctx: Context) -> Figures:
-    from cxreval.localization.synthetic import simulate_localization as study
+    from cxreval.localization import simulate_localization as study
 
     ref_mod = _reference()
     per = ctx.size(5, 60)

@@ -49,6 +49,8 @@ _LAZY_ATTRS: dict[str, str] = {
     "label_reports": "labeller", "ReportLabelsResult": "labeller",
     # localization, IQA, report
     "LocalizationProtocol": "localization", "heatmaps_to_boxes": "localization", "score_images": "localization",
+    "evaluate_heatmap_files": "localization", "LocalizationResult": "localization",
+    "simulate_localization_study": "localization", "LocalizationStudy": "localization",
     "get_metric": "iqa", "list_metrics": "iqa", "score_pairs": "iqa",
     "write_report": "report",
     # data, splits, execution, published tables
@@ -144,6 +146,10 @@ __all__ = [
     "LocalizationProtocol",
     "heatmaps_to_boxes",
     "score_images",
+    "evaluate_heatmap_files",
+    "LocalizationResult",
+    "simulate_localization_study",
+    "LocalizationStudy",
     "get_metric",
     "list_metrics",
     "score_pairs",
@@ -236,7 +242,15 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from .iqa import get_metric, list_metrics, score_pairs
     from .labels import read_labels, read_wide_labels, validate_label_table, validate_predictions
     from .latent import ClassifierEvaluation, evaluate_classifiers, evaluate_classifiers_files
-    from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
+    from .localization import (
+        LocalizationProtocol,
+        LocalizationResult,
+        LocalizationStudy,
+        evaluate_heatmap_files,
+        heatmaps_to_boxes,
+        score_images,
+        simulate_localization_study,
+    )
     from .planning import RelabelPlanResult, plan_relabelling
     from .ranking import (
         RankingStabilityResult,

@@ -147,7 +147,7 @@ def test_demo_real_data_matches_independent_computation(demo_out: Path, shared_d
     assert row["paper_mean"].item() == pytest.approx(0.80)
 
     # localization: the ChestX-ray14 article's synthetic study, its printed output kept verbatim
-    from cxreval.localization.synthetic import simulate_localization
+    from cxreval.localization import simulate_localization
 
     assert (demo_out / "localization_synthetic" / "synth_output.txt").read_text() == "\n".join(
         simulate_localization(0).lines) + "\n"

@@ -3,7 +3,7 @@
 ``PAPER_SCRIPT`` is the study script of the source document (``skimage.transform.resize`` +
 ``scipy.ndimage.label`` + ``find_objects``, ``regionprops``, ``fractions.Fraction`` scoring), run as it is by
 :func:`reference_study`; ``ref_boxes_from`` is its heatmap -> boxes step. The tests compare
-``cxreval.localization.synthetic.simulate_localization`` with it, and ``python bench/run.py localization`` times
+``cxreval.localization.simulate_localization`` with it, and ``python bench/run.py localization`` times
 cxreval against it.
 """
 

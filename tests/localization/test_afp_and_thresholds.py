@@ -11,11 +11,18 @@ import pytest
 from cxreval.cli.main import main
 from cxreval.datasets.nih_boxes import read_nih_boxes
 from cxreval.exceptions import InvalidParameterError
-from cxreval.localization.evaluate import evaluate_heatmaps
-from cxreval.localization.heatmaps import heatmaps_to_boxes
-from cxreval.localization.protocol import LocalizationProtocol, correct_matrix, score_images
-from cxreval.localization.synthetic import coverage, simulate_localization
-from cxreval.localization.table4 import BBOX_2017_COUNTS, afp_denominators, denominators
+from cxreval.localization import (
+    BBOX_2017_COUNTS,
+    LocalizationProtocol,
+    afp_denominators,
+    correct_matrix,
+    coverage,
+    denominators,
+    evaluate_heatmaps,
+    heatmaps_to_boxes,
+    score_images,
+    simulate_localization,
+)
 
 HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
 

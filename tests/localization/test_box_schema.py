@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from cxreval.report.sections import detect_kinds
 from scipy import ndimage
 
 from cxreval.cli.main import main
@@ -20,19 +21,16 @@ from cxreval.datasets.nih_boxes import read_nih_boxes
 from cxreval.datasets.vindr import read_vindr_boxes
 from cxreval.exceptions import SchemaError
 from cxreval.localization import (
-    BOX_COLUMNS,
-    LOCALIZATION_COLUMNS,
-    SOURCED_BOX_COLUMNS,
     LocalizationProtocol,
     LocalizationResult,
     RealBoxesResult,
     SynthResult,
+    coverage,
     evaluate_heatmaps,
     simulate_localization,
     simulate_localization_on_boxes,
 )
-from cxreval.localization.synthetic import coverage
-from cxreval.report import detect_kinds
+from cxreval.schema import BOX_COLUMNS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS
 
 VINDR = ("image_id,class_name,class_id,rad_id,x_min,y_min,x_max,y_max\n"
          "a,Cardiomegaly,3,R8,100,200,300,500\n"

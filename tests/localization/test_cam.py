@@ -14,8 +14,8 @@ nn = torch.nn
 
 from cxreval.cli.main import main  # noqa: E402
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError  # noqa: E402
-from cxreval.localization import cam as cam_mod  # noqa: E402
-from cxreval.localization.cam import (  # noqa: E402
+from cxreval.localization import _cam as cam_mod  # noqa: E402
+from cxreval.localization import (  # noqa: E402
     class_activation_maps,
     grad_cam,
     heatmap_dict,

@@ -12,10 +12,8 @@ import pytest
 from cxreval.cli.main import main
 from cxreval.datasets.nih_boxes import read_nih_boxes
 from cxreval.exceptions import SchemaError
-from cxreval.localization import evaluate as evaluate_mod
-from cxreval.localization.evaluate import evaluate_heatmaps
-from cxreval.localization.heatmap_files import read_maps, scan_heatmaps
-from cxreval.localization.protocol import LocalizationProtocol
+from cxreval.localization import LocalizationProtocol, evaluate_heatmaps, read_maps, scan_heatmaps
+from cxreval.localization import _evaluate as evaluate_mod
 from cxreval.predict.store import NpzWriter
 
 HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"

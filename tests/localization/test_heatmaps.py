@@ -10,7 +10,7 @@ from scipy import ndimage
 from skimage.transform import resize
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.localization.heatmaps import (
+from cxreval.localization import (
     heatmap_boxes,
     heatmap_peaks,
     heatmaps_to_boxes,
@@ -99,3 +99,47 @@ def test_bad_maps():
         heatmap_boxes(np.eye(4), threshold=300)
     with pytest.raises(InvalidParameterError, match="'upsampling'"):
         heatmap_boxes(np.eye(4), upsampling="cubic")
+
+
+def test_heatmaps_to_boxes_reports_progress_per_map():
+    from cxreval.progress import NoProgress
+
+    class Counting(NoProgress):
+        def __init__(self):
+            self.n, self.done_tasks = 0, 0
+
+        def advance(self, task, n=1):
+            self.n += n
+
+        def done(self, task):
+            self.done_tasks += 1
+
+    maps = np.random.default_rng(0).random((70, 8, 8))
+    for executor in (None, "serial"):
+        prog = Counting()
+        res = heatmaps_to_boxes(maps, image_shape=(32, 32), executor=executor, progress=prog)
+        assert (prog.n, prog.done_tasks) == (70, 1)
+        want = heatmaps_to_boxes(maps, image_shape=(32, 32)).boxes
+        assert all(np.array_equal(a, b) for t0, t1 in zip(want, res.boxes) for a, b in zip(t0, t1))
+
+
+def test_run_components_are_scipys_connected_components():
+    """The union-find behind the boxes partitions random graphs, chains and zig-zags as scipy.sparse.csgraph does."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from cxreval.localization._heatmap_runs import component_roots
+
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        n = int(rng.integers(1, 300))
+        if trial % 3 == 0:
+            perm = rng.permutation(n)
+            a, b = perm[:-1], perm[1:]
+        else:
+            m = int(rng.integers(0, 3 * n))
+            a, b = rng.integers(0, n, m), rng.integers(0, n, m)
+        roots = component_roots(n, a, b)
+        k, lab = connected_components(coo_matrix((np.ones(len(a)), (a, b)), shape=(n, n)), directed=False)
+        assert len(np.unique(roots)) == k and len(set(zip(lab.tolist(), roots.tolist()))) == k
+        assert np.array_equal(roots[roots], roots)

@@ -12,9 +12,7 @@ import pytest
 from cxreval.cli.main import main
 from cxreval.datasets.nih_boxes import read_nih_boxes
 from cxreval.exceptions import SchemaError
-from cxreval.localization.evaluate import evaluate_heatmaps
-from cxreval.localization.protocol import LocalizationProtocol
-from cxreval.localization.synthetic import coverage
+from cxreval.localization import LocalizationProtocol, coverage, evaluate_heatmaps
 
 PROTO = LocalizationProtocol(rules=("IoBB",), thresholds=(60.0,), T_values=(0.1, 0.5))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cxreval.localization.synthetic import ErrorModel, coverage, simulate_localization, synthetic_cases
+from cxreval.localization import ErrorModel, coverage, simulate_localization, synthetic_cases
 
 DATA = Path(__file__).parent / "data"
 SEED_FILE = "000_8ad6d59c5e7d4453.txt"
@@ -102,3 +102,18 @@ def test_other_seed_matches_reference_script():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert _norm(mod.reference_study(5, 3)) == _norm(list(simulate_localization(5, per_size=3).lines))
+
+
+def test_the_checks_reference_is_skimage_resize_bit_for_bit():
+    """The printed checks compare with skimage's resize, computed without importing skimage.transform."""
+    from skimage.transform import resize
+
+    from cxreval.localization._synthetic import skimage_resize
+
+    rng = np.random.default_rng(3)
+    maps = [synthetic_cases(rng=0, per_size=1)["medium"][0].noisy, rng.random((32, 32)), rng.normal(size=(16, 16))]
+    for m in maps:
+        for order in (0, 1):
+            ref = resize(m, (1024, 1024), order=order, mode="edge", anti_aliasing=False)
+            got = skimage_resize(m, 1024, order=order)
+            assert got.dtype == ref.dtype and np.array_equal(got, ref), order

@@ -62,8 +62,7 @@ def test_predict_localize_classify_rank(tmp_path, shared_data, metadata_dir, tin
     assert lt.acc.between(0, 1).all()
     # the same maps scored in-process give the same table (the .npz is read as written)
     from cxreval.datasets.nih_boxes import read_nih_boxes
-    from cxreval.localization.evaluate import evaluate_heatmaps
-    from cxreval.localization.protocol import LocalizationProtocol
+    from cxreval.localization import LocalizationProtocol, evaluate_heatmaps
     with np.load(pred / "heatmaps" / "blob0.npz") as z:
         maps = {k: z[k] for k in z.files}
     direct = evaluate_heatmaps(maps, read_nih_boxes(bpath).table, protocol=LocalizationProtocol()).table

@@ -354,3 +354,14 @@ def label_tables_option() -> Any:
     """``--labels/-l``, repeatable: the long label tables of ``agree`` and ``fuse`` (read as one table)."""
     return typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet): study_id, [patient_id,] "
                         "finding, source, state (repeatable).")
+
+
+@contextlib.contextmanager
+def executor_output(executor: str | None, out: Path, *, overwrite: bool, inputs: Iterable[Path | None] = (),
+                    meta: dict[str, object] | None = None) -> Iterator[tuple[Executor, Path, Progress]]:
+    """The executor of ``--executor`` (a bad spec refused first, closed at the end), the output folder
+    (:func:`open_output`) and the progress bars of a command that runs one job on an executor:
+    ``with executor_output(executor, out, overwrite=..., inputs=[...]) as (ex, d, prog)``."""
+    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d, \
+            progress() as prog:
+        yield ex, d, prog

@@ -7,18 +7,8 @@ from pathlib import Path
 import typer
 
 from ..exceptions import InvalidParameterError
-from ..io import write_summary
-from ..localization.heatmap_files import HEATMAP_INPUTS
-from ._common import (
-    check_inputs,
-    cli_executor,
-    echo_json,
-    executor_option,
-    open_output,
-    out_option,
-    overwrite_option,
-    progress,
-)
+from ..localization import HEATMAP_INPUTS
+from ._common import check_inputs, echo_json, executor_option, executor_output, out_option, overwrite_option
 
 __all__ = ["register", "localize"]
 
@@ -70,9 +60,7 @@ def localize(
         cxreval localize --heatmaps my12maps.npz --boxes BBox_List_2017.csv --studies-from-maps -o loc-mine
     """
     from ..datasets.boxes import read_box_file
-    from ..localization.evaluate import evaluate_heatmaps
-    from ..localization.heatmap_files import scan_heatmaps
-    from ..localization.protocol import LocalizationProtocol
+    from ..localization import LocalizationProtocol, evaluate_heatmap_files
 
     if image_size < 1:
         raise InvalidParameterError(f"--image-size must be a positive number of pixels. Got {image_size}.")
@@ -83,15 +71,11 @@ def localize(
                                  rules=tuple(rule), T_values=tuple(t_values), strict_T=not inclusive_t,  # type: ignore[arg-type]
                                  image_shape=(image_size, image_size), T_iou=tuple(t_iou) if t_iou else None,  # type: ignore[arg-type]
                                  afp_denominator=afp_denominator)
-    with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=[*heatmaps, boxes]) as d, \
-            progress() as prog:
-        index = scan_heatmaps(heatmaps)
-        refs = read_box_file(boxes, image_shape=(image_size, image_size))
-        res = evaluate_heatmaps(index, refs, protocol=proto, missing_maps=missing_maps,
-                                studies_from_maps=studies_from_maps,
-                                executor=ex, progress=prog)
+    with executor_output(executor, out, overwrite=overwrite, inputs=[*heatmaps, boxes]) as (ex, d, prog):
+        res = evaluate_heatmap_files(heatmaps, read_box_file(boxes, image_shape=(image_size, image_size)),
+                                     protocol=proto, missing_maps=missing_maps, studies_from_maps=studies_from_maps,
+                                     executor=ex, progress=prog)
         res.save(d)
-        write_summary(d, res.summary())
     if json_out:
         echo_json(res.to_dict())
     else:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..exceptions import SchemaError
-from ..io import write_summary
 from ._common import check_inputs, echo_json, open_output, out_option, overwrite_option, progress, seed_option
+
+if TYPE_CHECKING:
+    from ..localization import LocalizationStudy
 
 __all__ = ["register", "synth"]
 
@@ -41,6 +43,7 @@ def synth(
         cxreval synth --no-synthetic --real-boxes auto --images radiographs --seed 0 -o real-boxes
     """
     from ..exceptions import InvalidParameterError
+    from ..localization import simulate_localization_study
 
     if images is not None and real_boxes is None:
         raise InvalidParameterError("--images needs --real-boxes (the boxes drawn over the radiographs).")
@@ -54,31 +57,30 @@ def synth(
 
         path = metadata_path("BBox_List_2017.csv.gz") if real_boxes == "auto" else Path(real_boxes)
         check_inputs(("--real-boxes", path), kind="file")
+
+    def run(images: Path | None) -> LocalizationStudy:
+        boxes = None
+        if path is not None:  # the box readers are imported only when boxes are read
+            from ..datasets.boxes import read_box_file
+
+            boxes = read_box_file(path)
+        with progress() as prog:
+            return simulate_localization_study(boxes, rng=seed, per_size=per_size, synthetic=synthetic,
+                                               images=images, progress=prog)
+
     if out is None:
-        res, real, overlays = _run(seed, per_size, path, None, synthetic)
+        res = run(None)  # nothing is written: no overlays drawn
     else:
         with open_output(out, overwrite=overwrite, inputs=[path, images], meta={"seed": seed}) as d:
-            res, real, overlays = _run(seed, per_size, path, images, synthetic)
-            parts = []
-            if res is not None:
-                res.save(d)
-                parts.append(res.summary())
-            if real is not None:
-                where = d if res is None else d / real.FOLDER
-                where.mkdir(exist_ok=True)
-                real.save(where)
-                parts.append(real.summary() + ("" if res is None else f"\n\nTables: {real.FOLDER}/."))
-                if overlays is not None:
-                    overlays.save(where)
-                    parts.append(overlays.summary())
-            write_summary(d, "\n\n".join(parts))
+            res = run(images)
+            res.save(d)
     if json_out:
-        echo_json(res.to_dict() if res is not None else {"real_boxes": real.summary()})
-    elif res is not None:
-        typer.echo(res.text, nl=False)
+        echo_json(res.to_dict())
+    elif res.synthetic is not None:
+        typer.echo(res.synthetic.text, nl=False)
         typer.echo(LEGEND, err=True)  # stderr: stdout stays the study's reproducible output
-    else:
-        typer.echo(f"{real.summary()}\n-> {out}")
+    elif res.real_boxes is not None:
+        typer.echo(f"{res.real_boxes.summary()}\n-> {out}")
 
 
 LEGEND = """
@@ -91,38 +93,6 @@ How to read this (ChestX-ray8 localization protocol, simulated heat maps):
   Part C: the image counts n <= 200 that reproduce each published Acc. (ChestX-ray8's Table 4,
         its localization results)"""
 """The legend ``cxreval synth`` prints under the study's output (on stderr)."""
-
-
-def _run(seed: int, per_size: int, path: Path | None, images: Path | None, synthetic: bool) -> tuple[Any, Any, Any]:
-    """The synthetic study (when ``synthetic``), the error model on the boxes of ``path`` (when given) and the
-    overlays on the boxed radiographs of ``images`` (when given and some carry boxes)."""
-    from ..localization.synthetic import simulate_localization
-
-    with progress() as prog:
-        res = real = overlays = None
-        if synthetic:
-            task = prog.add(f"synthetic study ({3 * per_size} images)")
-            res = simulate_localization(seed, per_size=per_size)
-            prog.done(task)
-        if path is not None:
-            from ..datasets.boxes import read_box_file
-            from ..localization.real_boxes import simulate_localization_on_boxes
-
-            task = prog.add("error model on the real boxes")
-            boxes = read_box_file(path).table
-            real = simulate_localization_on_boxes(boxes, rng=seed)
-            prog.done(task)
-            if images is not None:
-                from ..localization.overlays import boxed_images, overlay_boxes
-
-                files = boxed_images(images, boxes)
-                if not files:
-                    raise SchemaError(f"--images {str(images)!r} holds no radiograph named by a study_id of the "
-                                      f"boxes of {str(path)!r} (<study_id>.png).")
-                task = prog.add(f"box overlays on {len(files)} radiographs")
-                overlays = overlay_boxes(files, boxes, rng=seed, origin=f"from {images}")
-                prog.done(task)
-    return res, real, overlays
 
 
 def register(app: typer.Typer) -> None:

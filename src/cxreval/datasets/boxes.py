@@ -105,7 +105,7 @@ def read_box_file(path: PathLike, *, image_shape: tuple[int, int] | None = None)
     image_shape : (height, width) or None
         Passed to :func:`~cxreval.datasets.nih_boxes.read_nih_boxes` (boxes must lie inside the image);
         the other formats are checked against the image by the scoring
-        (:func:`cxreval.localization.evaluate.evaluate_heatmaps`).
+        (:func:`cxreval.localization.evaluate_heatmaps`).
 
     Returns
     -------

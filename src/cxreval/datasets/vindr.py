@@ -188,7 +188,7 @@ def read_vindr_boxes(path: PathLike | None = None, *,
 
     The columns are :data:`cxreval.schema.SOURCED_BOX_COLUMNS` (``source`` is the reader id),
     so the table can be scored by ``cxreval localize`` (``--boxes vinbigdata-train.csv.gz``) and
-    :func:`cxreval.localization.evaluate.evaluate_heatmaps`.
+    :func:`cxreval.localization.evaluate_heatmaps`.
 
     ``No finding`` rows carry no box and are not boxes; they are counted in the report as
     ``no finding (no box)``. Boxes with missing coordinates or non-positive width/height are dropped

@@ -13,7 +13,7 @@ the section reports how each metric *ranks the degradations* and how far the met
 metric-vs-metric). ``cxreval iqa agree --scores S --ratings R`` gives metric-vs-expert z-MOS once
 ratings exist.
 
-Localization. For each boxed radiograph, the synthetic study's error model (:mod:`cxreval.localization.synthetic`)
+Localization. For each boxed radiograph, the synthetic study's error model (:func:`cxreval.localization.simulate_localization`)
 makes a heat map from its real BBox_List_2017 boxes; the ChestX-ray8 protocol turns the map into boxes
 (:func:`cxreval.localization.heatmaps_to_boxes`, thresholds 60 and 180). ``overlays.csv`` lists the
 reference and detected boxes, ``overlays/`` holds the downsampled radiographs (PNG) and
@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import RNGLike
-from ..localization.overlays import OVERLAY_SIZE
+from ..localization import OVERLAY_SIZE
 
 __all__ = ["IQA_METRICS", "IQA_PLAN", "IQA_SIZE", "IQA_N_IMAGES", "IQA_SCORES", "IQA_COMPARISON", "iqa_sources", "OVERLAY_SIZE", "block_downsample",
            "run_iqa", "boxed_images", "run_overlays", "overlay_boxes"]
@@ -135,15 +135,15 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
 
 def boxed_images(mirror: Path, boxes: pd.DataFrame) -> list[Path]:
     """The mirror's ChestX-ray14 radiographs (``images/nih``) that carry radiologist boxes, by name
-    (:func:`cxreval.localization.overlays.boxed_images`)."""
-    from ..localization.overlays import boxed_images as boxed
+    (:func:`cxreval.localization.boxed_images`)."""
+    from ..localization import boxed_images as boxed
 
     return boxed(mirror / "images" / "nih", boxes)
 
 
 def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike = None) -> Any:
-    """:func:`cxreval.localization.overlays.overlay_boxes` (its owner; what ``cxreval synth --images`` runs)."""
-    from ..localization.overlays import overlay_boxes as overlay
+    """:func:`cxreval.localization.overlay_boxes` (its owner; what ``cxreval synth --images`` runs)."""
+    from ..localization import overlay_boxes as overlay
 
     return overlay(images, boxes, rng=rng)
 

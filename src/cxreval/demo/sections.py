@@ -359,8 +359,8 @@ def _sec_xqa(ctx: DemoContext) -> str:
 
 
 def _sec_localization(ctx: DemoContext) -> str:
-    syn = need("cxreval.localization.synthetic", "localization synthetic study", "cxreval synth")
-    res = syn.simulate_localization(0, per_size=60)  # what `cxreval synth --seed 0 --per-size 60` runs
+    loc = need("cxreval.localization", "localization synthetic study", "cxreval synth")
+    res = loc.simulate_localization_study(rng=0, per_size=60)  # what `cxreval synth --seed 0 --per-size 60` runs
     ctx.meta.update({"seed": 0, "study": "synthetic localization study: simulated heat maps scored against exact "
                                           "reference boxes (ChestX-ray8 protocol)",
                      "commands": ["cxreval synth --seed 0 --per-size 60 -o localization_synthetic"]})
@@ -368,46 +368,47 @@ def _sec_localization(ctx: DemoContext) -> str:
     res.save(out)
     write_summary(out, "# Localization protocol: a synthetic study with exact boxes\n\nSimulated heat maps, random "
                        "seed 0, "
-                       f"{res.per_size} images per size class; 'finding' is the size class of the reference boxes.")
+                       f"{res.synthetic.per_size} images per size class; 'finding' is the size class of the reference "
+                       "boxes.")
     return str(out)
 
 
 def _sec_localization_real(ctx: DemoContext) -> str:
-    rb = need("cxreval.localization.real_boxes", "localization on real boxes", "cxreval synth")
+    loc = need("cxreval.localization", "localization on real boxes", "cxreval synth")
     bf = need("cxreval.datasets.boxes", "box file reader", "cxreval data fetch")
     import shlex
 
     from ..datasets.audit import BBOX_FILE
-    from ..localization.overlays import boxed_images, overlay_boxes
 
     boxes = bf.read_box_file(metadata(ctx, BBOX_FILE)).table  # what `cxreval synth --real-boxes` reads
     out = ctx.folder("localization_real_boxes")
-    study = rb.simulate_localization_on_boxes(boxes, rng=ctx.rng)
-    ctx.meta.update({"boxes": "BBox_List_2017 (radiologists' boxes)", "localizers": "heatmap bilinear (thresholds "
-                     "60, 180), tiny box at the peak, whole image", "overlap rules": "IoBB, IoU",
-                     "heatmaps": "simulated: the error model's map of each image's real boxes (no model ran)"})
-    study.save(out)
-    lines = [f"# Localization protocol: the error model on the {study.n_boxes} real BBox_List_2017 boxes",
-             "", f"{study.n_boxes} radiologist boxes on {study.n_images} ChestX-ray14 images; one error-model heat "
-             f"map per (image, finding) from its real boxes (seed {ctx.rng}); localizers: the protocol's pipeline "
-             "(bilinear upsampling, thresholds 60 and 180) on the noise-free and the noisy map, a 6 x 6 box "
-             "at the peak, the whole image. Acc./AFP per finding at each T, IoBB and IoU."]
     folder = None
     try:
         folder = mirror_only(ctx, "images/nih")
-        images = boxed_images(folder, boxes)
+        images = loc.boxed_images(folder, boxes)
     except NotBuilt as exc:
         images = []
         why = exc.reason
     else:
         why = "" if images else "the data mirror's images/nih holds no radiograph with a BBox_List_2017 box"
+    # what `cxreval synth --no-synthetic --real-boxes auto [--images FOLDER]` runs
+    res = loc.simulate_localization_study(boxes, rng=ctx.rng, synthetic=False, images=folder if images else None,
+                                          origin="from the data mirror")
+    study = res.real_boxes
+    ctx.meta.update({"boxes": "BBox_List_2017 (radiologists' boxes)", "localizers": "heatmap bilinear (thresholds "
+                     "60, 180), tiny box at the peak, whole image", "overlap rules": "IoBB, IoU",
+                     "heatmaps": "simulated: the error model's map of each image's real boxes (no model ran)"})
+    res.save(out)
+    lines = [f"# Localization protocol: the error model on the {study.n_boxes} real BBox_List_2017 boxes",
+             "", f"{study.n_boxes} radiologist boxes on {study.n_images} ChestX-ray14 images; one error-model heat "
+             f"map per (image, finding) from its real boxes (seed {ctx.rng}); localizers: the protocol's pipeline "
+             "(bilinear upsampling, thresholds 60 and 180) on the noise-free and the noisy map, a 6 x 6 box "
+             "at the peak, the whole image. Acc./AFP per finding at each T, IoBB and IoU."]
     ctx.meta["commands"] = ["cxreval synth --no-synthetic --real-boxes auto"
                             + (f" --images {shlex.quote(str(folder))}" if images else "")
                             + f" --seed {ctx.rng} -o localization_real_boxes"]
-    if images:
-        ov = overlay_boxes(images, boxes, rng=ctx.rng)
-        ov.save(out)
-        lines += ["", ov.summary()]
+    if res.overlays is not None:
+        lines += ["", res.overlays.summary()]
     else:
         ctx.missing.append(("Localization: box overlays on real radiographs", why, RERUN,
                             offline_hint("images/nih/*.png")))

@@ -3,7 +3,7 @@
 :func:`run_predictions` reads the images in batches (optionally on ``workers`` threads, one batch ahead
 of the model), preprocesses each for its models (models with the same :class:`~.preprocess.Preprocessing`
 share one read), runs every model on the batch and, with ``heatmaps``, computes CAM or Grad-CAM maps
-with :mod:`cxreval.localization.cam`. Each batch goes to the :class:`~.store.PartialStore` at once, so
+with :mod:`cxreval.localization` (CAM, Grad-CAM). Each batch goes to the :class:`~.store.PartialStore` at once, so
 memory holds one batch whatever the number of images and an interrupted run resumes where it stopped.
 An image that cannot be read or preprocessed is recorded with its error and the run carries on.
 
@@ -184,7 +184,7 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
     heatmaps : bool, default=False
         Also compute one map per image and written finding.
     cam : {'cam', 'gradcam'}, default='cam'
-        :func:`cxreval.localization.cam.class_activation_maps` or :func:`~cxreval.localization.cam.grad_cam`.
+        :func:`cxreval.localization.class_activation_maps` or :func:`~cxreval.localization.grad_cam`.
     target_layer : str, optional
         Overrides each model's default CAM layer.
     batch_size : int, default=16
@@ -253,7 +253,7 @@ def predict_batch(models: Sequence[LoadedModel], idx: Sequence[int], batch: Sequ
                   ) -> tuple[list[str], dict[int, np.ndarray], dict[int, np.ndarray], list[tuple[str, str, str]]]:
     """Scores (and maps) of the models ``idx`` on one read batch: ``(ids predicted, scores, maps, errors)``."""
     torch = require_torch()
-    from ..localization.cam import class_activation_maps, grad_cam
+    from ..localization import class_activation_maps, grad_cam
 
     ok = [i for i, v in enumerate(loaded) if not isinstance(v, str)]
     errors = [(batch[i].study_id, str(batch[i].path), str(loaded[i])) for i in range(len(batch))
@@ -300,7 +300,7 @@ def write_outputs(folder: str | Path, store: PartialStore, items: Sequence[Image
                   *, heatmaps: bool = False, listing: ImageList | None = None,
                   options: dict[str, object] | None = None) -> PredictResult:
     """Assemble the stored batches into the output files in ``folder`` (see the module docstring)."""
-    from ..localization.cam import heatmap_dict
+    from ..localization import heatmap_dict
 
     folder = Path(folder)
     groups = model_groups(models)

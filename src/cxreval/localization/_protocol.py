@@ -14,7 +14,7 @@ printed AFPs need: 18 distractors / 60 images = 0.300), ``'box_images'`` (every 
 images *without* a box of that finding are scored too: each of their boxes is a false positive. Table 4's
 one AFP the article quotes (Nodule 0.0772 from T = 0.5 on) is k/79 for no k (79 Nodule images) but is 68/880
 (truncated) or 76/984: the paper likely averaged over all box images or all boxes
-(:func:`cxreval.localization.table4.afp_denominators`).
+(:func:`cxreval.localization.afp_denominators`).
 
 A detected box ``p`` is *correct* for a reference box ``g`` when ``rule(p, g) > T`` (``>=`` with
 ``strict=False``); ``rule`` is ``'IoBB'`` (the paper's Table 4), ``'IoU'``, or ``'IoU or IoBB'`` (the text's
@@ -22,7 +22,7 @@ criterion, which equals the IoBB rule at equal thresholds since IoBB >= IoU). Th
 ``T_iou`` when the protocol sets it (``IoU > T_iou[k] or IoBB > T_values[k]``), else the same ``T``. When an image has several
 reference boxes of one finding, each counts once in the denominator of Acc.; one detected box may hit
 several of them; a detected box is a false positive only if it is correct for none; the image counts
-once in the denominator of AFP. Decisions are exact (see :func:`cxreval.localization.boxes.exceeds`).
+once in the denominator of AFP. Decisions are exact (see :func:`cxreval.localization.exceeds`).
 
 Every choice the paper leaves open is a field of :class:`LocalizationProtocol`.
 """
@@ -37,8 +37,8 @@ import numpy as np
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError
-from .boxes import ThresholdLike, as_threshold, exceeds
-from .heatmaps import CONNECTIVITY, UPSAMPLING
+from ._boxes import ThresholdLike, as_threshold, exceeds
+from ._heatmaps import CONNECTIVITY, UPSAMPLING
 
 __all__ = ["RULES", "DEFAULT_T", "AFP_DENOMINATORS", "LocalizationProtocol", "correct_matrix", "score_images",
            "ImageScores"]

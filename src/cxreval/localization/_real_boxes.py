@@ -1,7 +1,7 @@
 """The synthetic study's error model on real reference boxes (``BBox_List_2017``), scored per finding.
 
 What the ChestX-ray8 protocol rewards for findings of each size: one clean and one noisy error-model map
-per (image, finding) is made from its real boxes (:mod:`.synthetic`), localized by the protocol's pipeline,
+per (image, finding) is made from its real boxes (:mod:`._synthetic`), localized by the protocol's pipeline,
 a 6 x 6 box at the peak and the whole image, and scored per finding into the one localization table
 (:data:`~cxreval.schema.LOCALIZATION_COLUMNS`). ``cxreval synth --real-boxes`` and the demo's
 ``localization_real_boxes`` section run :func:`simulate_localization_on_boxes` and save its result.
@@ -23,10 +23,10 @@ from ..exceptions import SchemaError
 from ..io import markdown_table
 from ..results import TableResult
 from ..schema import BOX_COORDS, FINDING, LOCALIZATION_COLUMNS, NO_THRESHOLD, STUDY_ID, check_box_table
-from .boxes import ThresholdLike, check_boxes
-from .heatmaps import heatmap_peaks, heatmaps_to_boxes
-from .protocol import DEFAULT_T, score_images
-from .synthetic import ErrorModel, coverage, error_model_maps
+from ._boxes import ThresholdLike, check_boxes
+from ._heatmaps import heatmap_peaks, heatmaps_to_boxes
+from ._protocol import DEFAULT_T, score_images
+from ._synthetic import ErrorModel, coverage, error_model_maps
 
 __all__ = ["RealBoxesResult", "BoxMaps", "box_maps", "simulate_localization_on_boxes", "by_finding_view"]
 
@@ -86,9 +86,6 @@ class RealBoxesResult(TableResult):
 
         return localization_curves(table)
 
-    def _figure(self) -> Any:
-        return self.figure(self.table)
-
 
 def by_finding_view(table: pd.DataFrame, *, T_values: Sequence[float] = _BY_FINDING_T) -> pd.DataFrame:
     """Compact per-finding view of a localization table: IoBB Acc. at ``T_values`` of each localizer on the
@@ -124,7 +121,7 @@ def box_maps(boxes: pd.DataFrame, *, rng: RNGLike = None, model: ErrorModel = Er
     """One clean and one noisy error-model map per (study, finding) of a box table.
 
     Each map is the coverage of its boxes (their maximum where boxes overlap) with the error model's distractor,
-    kept away from the first box, and noise (:func:`~cxreval.localization.synthetic.error_model_maps`),
+    kept away from the first box, and noise (:func:`~cxreval.localization.error_model_maps`),
     drawing from ``rng`` map by map in order of first appearance (``None``: fresh entropy; an int reproduces
     the maps).
     """

@@ -17,7 +17,7 @@ For a head of global average pooling and a linear layer, :math:`\\alpha_{ck} = W
 Grad-CAM equals :math:`\\mathrm{ReLU}(M^{\\mathrm{CAM}}_c) / (hw)`.
 
 Both return float64 maps of the feature-map size (``h x w``, e.g. 7 x 7 or 32 x 32): upsampling to
-the image, normalisation and thresholds are the protocol's job (:mod:`.heatmaps`, :mod:`.protocol`).
+the image, normalisation and thresholds are the protocol's job (:mod:`._heatmaps`, :mod:`._protocol`).
 :func:`save_heatmaps` writes maps to the ``.npz`` layout (keys ``"<image id>/<finding>"``) that
 ``cxreval localize --heatmaps`` reads.
 
@@ -441,8 +441,8 @@ def save_heatmaps(path: PathLike, maps: ArrayLike | Mapping[str, ArrayLike], *,
         if image_ids is not None or findings is not None:
             raise SchemaError("'image_ids' and 'findings' are only for an array of maps; a mapping is already "
                               "keyed '<image id>/<finding>'.")
-        from .evaluate import split_key
-        from .heatmaps import check_heatmaps
+        from ._evaluate import split_key
+        from ._heatmaps import check_heatmaps
         keyed: dict[str, np.ndarray] = {}
         for key, m in maps.items():
             im, f = split_key(key)

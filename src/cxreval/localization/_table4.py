@@ -47,7 +47,7 @@ TABLE4_NODULE_AFP = 0.0772
 """Nodule's AFP in Table 4 from T = 0.5 on, the one AFP the ChestX-ray14 article quotes."""
 
 BBOX_2017_COUNTS: Mapping[str, int] = MappingProxyType({"pairs": 79, "box_images": 880, "boxes": 984})
-"""The AFP denominators of each :attr:`~cxreval.localization.protocol.LocalizationProtocol.afp_denominator`
+"""The AFP denominators of each :attr:`~cxreval.localization.LocalizationProtocol.afp_denominator`
 choice for Nodule in ``BBox_List_2017.csv``: 79 (image, Nodule) pairs with a box, 880 images with any box,
 984 boxes (checked against the file in the tests)."""
 

@@ -1,6 +1,6 @@
 """Centred-grid upsampling of heatmaps, min-max normalisation, dense thresholding and labelling.
 
-The geometry of the ChestX-ray8 box protocol (see :mod:`cxreval.localization.heatmaps`):
+The geometry of the ChestX-ray8 box protocol (see :mod:`cxreval.localization`):
 
 * ``upsampling='bilinear'``: the centred grid (pixel ``j`` of ``n_out`` sits at ``x = (j + 0.5) n_in / n_out
   - 0.5`` in map coordinates), edge values held; this is scikit-image's ``resize(order=1, mode='edge')``.
@@ -10,7 +10,7 @@ The geometry of the ChestX-ray8 box protocol (see :mod:`cxreval.localization.hea
 Upsampling is separable: :func:`interpolation_matrix` gives one axis as a matrix, :func:`grid_axis` as
 the two map indices and the weight of each output pixel, evaluated in the two-point difference form
 ``a + (b - a) t``. :func:`upsample`, :func:`threshold_mask` and :func:`mask_boxes` are the dense path
-(one map at a time); cxreval's box generation (:mod:`.heatmap_runs`) never builds the dense map.
+(one map at a time); cxreval's box generation (:mod:`._heatmap_runs`) never builds the dense map.
 
 Examples
 --------

@@ -32,10 +32,10 @@ from .._validation import check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError
 from ..results import TableResult
 from ..schema import FINDING, LOCALIZATION_COLUMNS, STUDY_ID
-from .boxes import ThresholdLike, box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
-from .heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
-from .protocol import DEFAULT_T, score_images
-from .table4 import TABLE4_ACC, afp_denominators, denominators
+from ._boxes import ThresholdLike, box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
+from ._heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
+from ._protocol import DEFAULT_T, score_images
+from ._table4 import TABLE4_ACC, afp_denominators, denominators
 
 __all__ = ["SIZES", "ErrorModel", "SyntheticCase", "coverage", "error_model_maps", "synthetic_cases",
            "SynthResult", "simulate_localization", "part_a_lines", "part_c_lines", "SEED_SYNTH_AFP"]
@@ -87,16 +87,18 @@ def coverage(box: Sequence[float], model: ErrorModel = ErrorModel()) -> np.ndarr
     return np.outer(fr, fc)
 
 
-def error_model_maps(box: Sequence[float], rng: np.random.Generator, model: ErrorModel = ErrorModel(), *,
+def error_model_maps(box: Sequence[float], rng: RNGLike, model: ErrorModel = ErrorModel(), *,
                      cover: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
     """Clean map, noisy map and whether a distractor was added, for one box (the reference script's draw order).
 
     ``cover`` replaces the box's coverage (e.g. several boxes of one image); the distractor is kept away
     from ``box``. A box so large that no distractor centre can lie ``distractor_margin`` pixels outside
-    it on either axis gets no distractor (the draw that decides it is still consumed).
+    it on either axis gets no distractor (the draw that decides it is still consumed). ``rng``: a Generator is
+    drawn from (and left advanced, for the next box); an int seeds a fresh one; None draws fresh entropy.
     """
     from scipy import ndimage
 
+    rng = normalize_rng(rng)
     x0, y0, x1, y1 = box
     h, w = y1 - y0, x1 - x0
     clean = ndimage.gaussian_filter(coverage(box, model) if cover is None else cover, model.blur_cells,
@@ -199,7 +201,7 @@ class SynthResult(TableResult):
         The values of the checks.
     seed, per_size : int
     afp_denominators : pandas.DataFrame
-        Which :attr:`~cxreval.localization.protocol.LocalizationProtocol.afp_denominator` choices give the
+        Which :attr:`~cxreval.localization.LocalizationProtocol.afp_denominator` choices give the
         printed AFPs: ``case, afp_denominator, n, false_positives, afp, printed, reproduces``. The article's
         synthetic AFPs (0.300 / 0.433) need ``'pairs'`` (60 images per size class; ``'box_images'`` and
         ``'boxes'`` give 180); Table 4's Nodule 0.0772 needs ``'box_images'`` (68/880, truncated) or
@@ -257,9 +259,6 @@ class SynthResult(TableResult):
 
         return localization_curves(table)
 
-    def _figure(self) -> Any:
-        return self.figure(self.table)
-
 
 def _hand_bilinear(hm: np.ndarray, img: int) -> np.ndarray:
     """The reference script's hand-written separable bilinear upsampling (weights form), for its printed check."""
@@ -286,6 +285,21 @@ def _localize(maps: np.ndarray, refs: np.ndarray,
     out[("tiny box", "bilinear", "-")] = [np.array([[c - 3, r - 3, c + 3, r + 3]]) for r, c in pk]
     out[("whole image", "-", "-")] = [np.array([[0, 0, img, img]]) for _ in range(len(maps))]
     return out, runs
+
+
+def skimage_resize(image: np.ndarray, size: int, *, order: int) -> np.ndarray:
+    """``skimage.transform.resize(image, (size, size), order=order, mode='edge', anti_aliasing=False)`` of a float64
+    map, computed as skimage computes it: ``scipy.ndimage.zoom`` by ``1 / (shape / size)`` with ``mode='nearest'``
+    and ``grid_mode=True``, clipped to the map's range. The reference of the study's printed checks, without
+    importing ``skimage.transform`` (which loads ``scipy.spatial`` and ``scipy.constants``: a third of the
+    command's start-up); ``tests/localization/test_synthetic.py`` checks it against skimage itself."""
+    from scipy import ndimage
+
+    image = np.asarray(image, dtype=float)
+    factors = np.divide(image.shape, (size, size))
+    out = ndimage.zoom(image, [1 / f for f in factors], order=order, mode="nearest", grid_mode=True)
+    lo, hi = (np.nanmin, np.nanmax) if np.isnan(image.min()) else (np.min, np.max)
+    return np.clip(out, lo(image), hi(image), out=out)
 
 
 def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: ErrorModel = ErrorModel(),
@@ -328,14 +342,11 @@ def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: Err
 
     # checks
     hm0 = cases["medium"][0].noisy
-    from skimage.transform import resize  # a dependency of cxreval; used here only as the check's reference
-
     lines += ["", "Checks"]
-    sk = resize(hm0, (img, img), order=1, mode="edge", anti_aliasing=False)
+    sk = skimage_resize(hm0, img, order=1)
     d_bil = np.abs(_hand_bilinear(hm0, img) - sk).max()        # the script's check, as printed
     d_cx = float(np.abs(upsample(hm0, (img, img)) - sk).max())  # cxreval's own upsampling
-    d_nn = int((upsample(hm0, (img, img), upsampling="nearest")
-                != resize(hm0, (img, img), order=0, mode="edge", anti_aliasing=False)).sum())
+    d_nn = int((upsample(hm0, (img, img), upsampling="nearest") != skimage_resize(hm0, img, order=0)).sum())
     lines.append(f" hand bilinear vs skimage resize(order=1): max |diff| = {d_bil:.1e}")
     lines.append(f" np.repeat vs skimage resize(order=0): differing pixels = {d_nn}")
     mism = conn_diff = 0

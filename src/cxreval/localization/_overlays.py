@@ -145,9 +145,9 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike =
     """
     from ..iqa import box_downsample, read_image
     from ..schema import check_box_table
-    from .heatmaps import heatmaps_to_boxes
-    from .real_boxes import box_maps
-    from .synthetic import ErrorModel
+    from ._heatmaps import heatmaps_to_boxes
+    from ._real_boxes import box_maps
+    from ._synthetic import ErrorModel
 
     boxes = check_box_table(boxes)
     model = ErrorModel()

@@ -7,7 +7,7 @@ found exactly by testing its two end pixels and a binary search over the few seg
 threshold (:func:`heatmap_runs`). The exact minimum and maximum of every map, which the normalisation
 needs, come from the corners of its blocks (:func:`block_extremes`). The runs are merged, linked to the
 runs of the next row that touch them (8- or 4-connectivity), and the connected components of that small
-graph (``scipy.sparse.csgraph``) give the boxes (:func:`runs_to_boxes`), ordered by their first pixel in
+graph (:func:`component_roots`, a vectorised union-find) give the boxes (:func:`runs_to_boxes`), ordered by their first pixel in
 raster order like ``scipy.ndimage.label`` + ``find_objects``. No Python loop runs over pixels and maps
 are processed in batches of :data:`RUN_BATCH`.
 
@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..exceptions import InvalidParameterError, SchemaError
-from .upsampling import CONNECTIVITY, GridAxis, check_heatmaps, check_image_shape, check_threshold, grid_axis
+from ._upsampling import CONNECTIVITY, GridAxis, check_heatmaps, check_image_shape, check_threshold, grid_axis
 
 __all__ = ["RUN_BATCH", "HeatmapRuns", "BlockExtremes", "block_extremes", "heatmap_runs", "batch_runs",
            "runs_to_boxes"]
@@ -278,11 +278,30 @@ def batch_runs(maps: np.ndarray, H: int, W: int, thr: list[float], strict: bool,
     return out
 
 
+def component_roots(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The connected components of the undirected graph on ``n`` nodes with edges ``(a[i], b[i])``: the root of each
+    node's component (a member of it; two nodes share a root exactly when they are connected).
+
+    Vectorised union-find (hook and compress): every edge whose ends have different roots hooks the larger root
+    under the smaller (``np.minimum.at``, so parents only decrease and no cycle forms), then pointer jumping
+    makes every node point at its root; repeated until no edge joins two roots. NumPy only (no
+    ``scipy.sparse.csgraph``, whose import costs more than a small graph's components)."""
+    parent = np.arange(n)
+    while True:
+        ra, rb = parent[a], parent[b]
+        join = ra != rb
+        if not join.any():
+            return parent
+        np.minimum.at(parent, np.maximum(ra, rb)[join], np.minimum(ra, rb)[join])
+        while True:
+            up = parent[parent]
+            if np.array_equal(up, parent):
+                break
+            parent = up
+
+
 def _run_components(runs: HeatmapRuns, connectivity: int) -> tuple[np.ndarray, int]:
     """Component id of each run, numbered by first run (raster order, map by map)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
     nr = runs.row.size
     if nr == 0:
         return np.zeros(0, dtype=np.int64), 0
@@ -303,8 +322,8 @@ def _run_components(runs: HeatmapRuns, connectivity: int) -> tuple[np.ndarray, i
     a = np.repeat(np.arange(nr), cnt)
     off = np.arange(tot) - np.repeat(np.cumsum(cnt) - cnt, cnt)
     b = np.repeat(lo, cnt) + off
-    graph = coo_matrix((np.ones(tot, dtype=np.int8), (a, b)), shape=(nr, nr)).tocsr()
-    ncomp, lab = connected_components(graph, directed=False)
+    roots, lab = np.unique(component_roots(nr, a, b), return_inverse=True)
+    ncomp = len(roots)
     _, first = np.unique(lab, return_index=True)
     rank = np.empty(ncomp, dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(ncomp)

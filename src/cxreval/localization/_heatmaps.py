@@ -14,7 +14,7 @@ region when it is ``> threshold`` (``>=`` with ``strict=False``). A constant map
 
 Design
 ------
-The geometry lives in :mod:`.upsampling`, the run-length box generation in :mod:`.heatmap_runs`; this
+The geometry lives in :mod:`._upsampling`, the run-length box generation in :mod:`._heatmap_runs`; this
 module runs them over batches of maps (optionally on an executor). In short:
 Upsampling is separable: the image is ``R M C^T`` with ``R`` of shape ``(H, h)`` and ``C`` of shape
 ``(W, w)`` (see :func:`interpolation_matrix`), each row holding two non-zero weights. cxreval evaluates
@@ -24,7 +24,7 @@ rounding keeps monotone in ``t_j``; so is the normalisation. Each such *row segm
 32 -> 1024 map) is therefore either empty, full, or one run at one end, found exactly by testing its two end
 pixels and a binary search over the few segments that cross the threshold. The runs are merged, linked to
 the runs of the next row that touch them (8- or 4-connectivity), and the connected components of that
-small graph (``scipy.sparse.csgraph``) give the boxes, ordered by their first pixel in raster order like
+small graph (a vectorised union-find) give the boxes, ordered by their first pixel in raster order like
 ``scipy.ndimage.label`` + ``find_objects``. No Python loop runs over pixels, maps are processed in
 batches, and the boxes equal those of thresholding and labelling the dense map that :func:`upsample`
 returns. Nearest upsampling needs no runs at all: its components are the components of the thresholded
@@ -54,10 +54,11 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import Executor, OnItem, get_executor
+from ..executor import ExecutorLike, OnItem, get_executor
+from ..progress import Progress, as_progress
 from ..results import TableResult
-from .heatmap_runs import RUN_BATCH, HeatmapRuns, batch_runs, block_extremes, heatmap_runs, runs_to_boxes
-from .upsampling import (
+from ._heatmap_runs import RUN_BATCH, HeatmapRuns, batch_runs, block_extremes, heatmap_runs, runs_to_boxes
+from ._upsampling import (
     CONNECTIVITY,
     UPSAMPLING,
     check_heatmaps,
@@ -204,8 +205,8 @@ def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
 
 def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (1024, 1024),
                       upsampling: str = "bilinear", thresholds: tuple[float, ...] = (60.0, 180.0),
-                      strict: bool = True, connectivity: int = 8, executor: Executor | str | None = None,
-                      on_item: OnItem | None = None) -> HeatmapBoxesResult:
+                      strict: bool = True, connectivity: int = 8, executor: ExecutorLike = None,
+                      progress: Progress | None = None) -> HeatmapBoxesResult:
     """Boxes of every map of a batch at every threshold (the protocol's box generation, vectorised).
 
     Parameters
@@ -223,9 +224,8 @@ def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (10
         ``4 x 16`` maps run by :func:`cxreval.executor.get_executor(executor) <cxreval.executor.get_executor>`
         (``'serial'``, ``'process:N'``, ``'dask[:ADDRESS]'`` or an object with ``map``); every map's boxes
         depend on that map only, so the result is identical.
-    on_item : callable, optional
-        Called with each chunk ``(offset, maps)`` once its boxes are in (as for
-        :meth:`cxreval.executor.Executor.map`; without an executor, once with the whole batch).
+    progress : Progress, optional
+        A task counting the maps whose boxes are in (:class:`cxreval.progress.Progress`), advanced chunk by chunk.
 
     Returns
     -------
@@ -239,6 +239,18 @@ def heatmaps_to_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int] = (10
     SchemaError
         If ``heatmaps`` is not 3-D or holds NaN or inf.
     """
+    prog = as_progress(progress, func="heatmaps_to_boxes")
+    task = prog.add("heatmaps -> boxes (maps)")
+    res = batch_boxes(heatmaps, image_shape=image_shape, upsampling=upsampling, thresholds=thresholds, strict=strict,
+                      connectivity=connectivity, executor=executor, on_item=lambda x: prog.advance(task, len(x[1])))
+    prog.done(task)
+    return res
+
+
+def batch_boxes(heatmaps: ArrayLike, *, image_shape: tuple[int, int], upsampling: str, thresholds: tuple[float, ...],
+                strict: bool, connectivity: int, executor: ExecutorLike, on_item: OnItem | None) -> HeatmapBoxesResult:
+    """:func:`heatmaps_to_boxes`, calling ``on_item`` with each chunk ``(offset, maps)`` once its boxes are in (as
+    :meth:`cxreval.executor.Executor.map` does; without an executor, once with the whole batch)."""
     check_choice(upsampling, UPSAMPLING, name="upsampling", func="heatmaps_to_boxes")
     if connectivity not in CONNECTIVITY:
         raise InvalidParameterError(f"The 'connectivity' parameter must be 8 or 4. Got {connectivity!r} instead.")

@@ -1,7 +1,8 @@
 """Scoring a set of heatmaps against reference boxes, and the error model on real boxes.
 
-:func:`evaluate_heatmaps` is what ``cxreval localize`` runs: maps keyed ``"<image id>/<finding>"``
-become boxes under a :class:`~cxreval.localization.protocol.LocalizationProtocol` and are scored per
+:func:`evaluate_heatmap_files` is what ``cxreval localize`` runs (the maps streamed from their files);
+:func:`evaluate_heatmaps` scores maps in memory or a :class:`HeatmapFiles` index: maps keyed ``"<image id>/<finding>"``
+become boxes under a :class:`~cxreval.localization.LocalizationProtocol` and are scored per
 finding, threshold, rule and T into a Table-4-style table plus a per-box detail table.
 
 :func:`~cxreval.localization.simulate_localization_on_boxes` runs the synthetic study's error model on real radiologist boxes
@@ -14,6 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, SupportsFloat
@@ -24,10 +26,11 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
-from ..executor import Executor, get_executor
+from ..executor import Executor, ExecutorLike, get_executor, open_executor
 from ..findings import canonical_finding
+from ..io import write_summary
 from ..progress import Progress, as_progress
-from ..results import ReadResult, TableResult
+from ..results import ReadResult, TableResult, as_table
 from ..schema import (
     BOX_COLUMNS,
     BOX_COORDS,
@@ -38,12 +41,12 @@ from ..schema import (
     check_box_table,
     threshold_label,
 )
-from .boxes import check_boxes, iobb, iou
-from .heatmap_files import HeatmapFiles, read_maps
-from .heatmaps import check_heatmaps, heatmaps_to_boxes
-from .protocol import LocalizationProtocol, score_images
+from ._boxes import check_boxes, iobb, iou
+from ._heatmap_files import HeatmapFiles, read_maps, scan_heatmaps
+from ._heatmaps import batch_boxes, check_heatmaps, heatmaps_to_boxes
+from ._protocol import LocalizationProtocol, score_images
 
-__all__ = ["LocalizationResult", "evaluate_heatmaps", "split_key", "file_chunk_boxes", "FILE_CHUNK",
+__all__ = ["LocalizationResult", "evaluate_heatmaps", "evaluate_heatmap_files", "split_key", "file_chunk_boxes", "FILE_CHUNK",
            "DETAIL_COLUMNS", "table4_view"]
 
 DETAIL_COLUMNS: tuple[str, ...] = (*BOX_COLUMNS, "threshold", "box", "iou", "iobb")
@@ -92,6 +95,7 @@ class LocalizationResult(TableResult):
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"localization": "localization.csv", "boxes": "boxes.csv"})
+    TEXT_FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"summary": "summary.md"})
     COLUMNS: ClassVar[tuple[str, ...]] = LOCALIZATION_COLUMNS
 
     table: pd.DataFrame
@@ -105,6 +109,13 @@ class LocalizationResult(TableResult):
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"localization": self.table, "boxes": self.detail}
+
+    def save(self, folder: str | PathLike[str]) -> dict[str, Path]:
+        """Write ``localization.csv`` and ``boxes.csv`` (CSV + Parquet) and ``summary.md`` (:meth:`summary`): every
+        file of ``cxreval localize`` but its ``run.json`` (``folder`` is made if missing); return ``{name: path}``."""
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        paths = super().save(folder)
+        return {**paths, "summary": write_summary(Path(folder), self.summary())}  # TEXT_FILES["summary"]
 
     def table4(self) -> pd.DataFrame:
         """Table 4 of the paper's layout for the protocol's first rule (:func:`table4_view`)."""
@@ -132,9 +143,6 @@ class LocalizationResult(TableResult):
 
         return localization_curves(table)
 
-    def _figure(self) -> Any:
-        return self.figure(self.table)
-
 
 def table4_view(table: pd.DataFrame, *, rule: str) -> pd.DataFrame:
     """Acc. and AFP of one rule as the paper's Table 4 lays them out: a row per finding, a column per
@@ -156,7 +164,7 @@ def _col(rule: str, T: SupportsFloat, strict: bool, T_iou: SupportsFloat | None 
 def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: pd.DataFrame | ReadResult, *,
                       protocol: LocalizationProtocol = LocalizationProtocol(),
                       missing_maps: str = "error", studies_from_maps: bool = False,
-                      executor: Executor | str | None = None, progress: Progress | None = None
+                      executor: ExecutorLike = None, progress: Progress | None = None
                       ) -> LocalizationResult:
     """Score heatmaps against reference boxes under the ChestX-ray8 protocol.
 
@@ -164,18 +172,19 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
     ----------
     heatmaps : mapping of str to array-like of shape (h, w), or HeatmapFiles
         Keys ``"<image id>/<finding>"``; findings go through :func:`cxreval.findings.canonical_finding`.
-        A :class:`~cxreval.localization.heatmap_files.HeatmapFiles` index
-        (:func:`~cxreval.localization.heatmap_files.scan_heatmaps` of ``.npz`` files or folders of
+        A :class:`~cxreval.localization.HeatmapFiles` index
+        (:func:`~cxreval.localization.scan_heatmaps` of ``.npz`` files or folders of
         ``.npy``) streams the maps: they are read in chunks of :data:`FILE_CHUNK` maps, each task reading
         its own maps from the files (on an executor, every worker must see the files at the same paths),
         and only their boxes are kept. The result is the same as for the maps in memory.
-    boxes : pandas.DataFrame or ReadResult
+    boxes : pandas.DataFrame, ReadResult or a list of them
         A box table (:data:`~cxreval.schema.BOX_COLUMNS` ``study_id, finding, [source,] x_min,
         y_min, x_max, y_max``), or the :class:`~cxreval.results.ReadResult` of a box reader
         (:func:`cxreval.datasets.boxes.read_box_file`, :func:`~cxreval.datasets.nih_boxes.read_nih_boxes`,
         :func:`~cxreval.datasets.vindr.read_vindr_boxes`), whose file and notes the result records. With a
         ``source`` column (VinDr-CXR's readers) every source's boxes are references: a detected box is
-        correct when it matches any of them, and Acc. counts each source's box.
+        correct when it matches any of them, and Acc. counts each source's box. A list of tables (or of
+        ReadResults) is concatenated in order.
     protocol : LocalizationProtocol
     missing_maps : {'error', 'miss'}, default='error'
         What to do with reference boxes of an (image, finding) that has no map: raise, or score them
@@ -190,7 +199,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
         at all is not scored: its rows have Acc. and AFP NaN (N/A, never 0) and it is named in ``notes`` and
         :attr:`LocalizationResult.not_scored`.
     executor : None, str or Executor, optional
-        Runs heatmaps → boxes in chunks of maps (see :func:`~cxreval.localization.heatmaps.heatmaps_to_boxes`
+        Runs heatmaps → boxes in chunks of maps (see :func:`~cxreval.localization.heatmaps_to_boxes`
         and :func:`cxreval.executor.get_executor`); default in this process. The result is identical.
         With files, a task carries the file paths, the byte offsets of its maps and the protocol's
         parameters, never the maps.
@@ -214,6 +223,8 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
     if isinstance(boxes, ReadResult):
         read_notes, boxes_name = tuple(boxes.report.notes), Path(boxes.report.source).name
         boxes = boxes.table
+    elif isinstance(boxes, (list, tuple)):
+        boxes = as_table(boxes, name="boxes", func="evaluate_heatmaps")
     if not isinstance(boxes, pd.DataFrame):
         raise InvalidParameterError(f"The 'boxes' parameter of evaluate_heatmaps must be a box table (DataFrame) or "
                                     f"a ReadResult of one. Got {type(boxes).__name__} instead.")
@@ -370,6 +381,41 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
                               boxes=boxes_name, n_reference_boxes=len(refs), not_scored=not_scored)
 
 
+def evaluate_heatmap_files(heatmaps: Sequence[str | PathLike[str]] | str | PathLike[str],
+                           boxes: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult], *,
+                           protocol: LocalizationProtocol = LocalizationProtocol(), missing_maps: str = "error",
+                           studies_from_maps: bool = False, executor: ExecutorLike = None,
+                           progress: Progress | None = None) -> LocalizationResult:
+    """Score the heatmaps of ``.npz`` files and folders of ``.npy`` against reference boxes: ``cxreval localize``.
+
+    The files are indexed from their headers (:func:`~cxreval.localization.scan_heatmaps`: a bad file is refused,
+    naming it, before any work) and the maps read in chunks by the tasks themselves, so memory holds one chunk
+    of maps per worker and the boxes, not the maps; the result is :func:`evaluate_heatmaps` of that index, and
+    its :meth:`~LocalizationResult.save` writes every file of the command but ``run.json``.
+
+    Parameters
+    ----------
+    heatmaps : path-like or sequence of path-like
+        ``.npz`` files and folders of ``.npy`` files, keyed ``"<image id>/<finding>"``.
+    boxes, protocol, missing_maps, studies_from_maps, progress
+        As for :func:`evaluate_heatmaps`.
+    executor : None, str or Executor, optional
+        As for :func:`evaluate_heatmaps`; an executor started here from a spec string (``'process:2'``) is
+        closed before returning.
+
+    Returns
+    -------
+    res : LocalizationResult
+    """
+    index = scan_heatmaps(heatmaps)
+    if executor is None:
+        return evaluate_heatmaps(index, boxes, protocol=protocol, missing_maps=missing_maps,
+                                 studies_from_maps=studies_from_maps, progress=progress)
+    with open_executor(executor) as ex:
+        return evaluate_heatmaps(index, boxes, protocol=protocol, missing_maps=missing_maps,
+                                 studies_from_maps=studies_from_maps, executor=ex, progress=progress)
+
+
 def _describe(heatmaps: object) -> str:
     """The heatmap files' names (``"maps in memory"`` for a mapping)."""
     if isinstance(heatmaps, HeatmapFiles):
@@ -417,10 +463,10 @@ def _predicted_boxes(maps: dict[tuple[str, str], np.ndarray], files: HeatmapFile
     for k in order:
         by_shape.setdefault(maps[k].shape, []).append(k)
     for ks in by_shape.values():
-        res = heatmaps_to_boxes(np.stack([maps[k] for k in ks]), image_shape=protocol.image_shape,
-                                upsampling=protocol.upsampling, thresholds=protocol.thresholds,
-                                strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex,
-                                on_item=lambda x: progress.advance(task, len(x[1]))).boxes
+        res = batch_boxes(np.stack([maps[k] for k in ks]), image_shape=protocol.image_shape,
+                          upsampling=protocol.upsampling, thresholds=protocol.thresholds,
+                          strict=protocol.strict_threshold, connectivity=protocol.connectivity, executor=ex,
+                          on_item=lambda x: progress.advance(task, len(x[1]))).boxes
         for t, per in zip(protocol.thresholds, res):
             for k, b in zip(ks, per):
                 pred[t][k] = b
