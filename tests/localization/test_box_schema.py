@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from cxreval.report.sections import detect_kinds
 from scipy import ndimage
 
 from cxreval.cli.main import main
@@ -30,6 +29,7 @@ from cxreval.localization import (
     simulate_localization,
     simulate_localization_on_boxes,
 )
+from cxreval.report import detect_kinds
 from cxreval.schema import BOX_COLUMNS, LOCALIZATION_COLUMNS, SOURCED_BOX_COLUMNS
 
 VINDR = ("image_id,class_name,class_id,rad_id,x_min,y_min,x_max,y_max\n"
