@@ -31,9 +31,8 @@ from cxreval._typing import RNGLike, Studies
 from cxreval.executor import ExecutorLike
 from cxreval.progress import Progress
 
-PENDING: tuple[str, ...] = ("agreement", "bootstrap", "classification", "fusion", "iqa", "labeller", "localization",
-                            "predict", "reader")
-PENDING_COMMANDS: tuple[str, ...] = ("agree", "label-reports", "predict", "synth")
+PENDING: tuple[str, ...] = ()
+PENDING_COMMANDS: tuple[str, ...] = ()
 """Commands (their first word) whose options' defaults differ silently; may only shrink."""
 
 # parameter name -> (the annotation strings accepted, the resolved type accepted)

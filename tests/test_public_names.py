@@ -18,8 +18,7 @@ from pathlib import Path
 
 from _public_modules import defined_names, exported, package_of, public_modules
 
-PENDING: tuple[str, ...] = ("agreement", "classification", "demo", "fusion", "iqa", "labeller", "latent",
-                            "localization", "planning", "predict", "ranking", "reader")
+PENDING: tuple[str, ...] = ("demo", "iqa", "predict", "reader")
 
 
 def _defines_privately(module: str, name: str) -> bool:

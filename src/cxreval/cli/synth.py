@@ -20,7 +20,8 @@ def synth(
     seed: int = seed_option("Generator seed (np.random.default_rng(seed))."),
     per_size: int = typer.Option(60, "--per-size", min=1, help="Images per size class."),
     out: Path = out_option("Write synth_output.txt, tidy tables, summary.md and run.json into this folder "
-                           "(atomically; must not exist unless --overwrite).", default=None),
+                           "(atomically; must not exist unless --overwrite). By default none: the check is only printed.",
+                           default=None),
     real_boxes: str = typer.Option(None, "--real-boxes", help="Also run the error model on real boxes: a "
                                    "BBox_List_2017.csv[.gz] path (or any box file cxreval localize reads), or "
                                    "'auto' for the fetched metadata copy; saved into OUT/real_boxes/."),
