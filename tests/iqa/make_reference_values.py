@@ -46,7 +46,7 @@ def _t(a: np.ndarray, ch: int = 1) -> torch.Tensor:
 
 
 def pairs() -> list[tuple[str, np.ndarray, np.ndarray]]:
-    from cxreval.iqa import read_image
+    from cxreval.io.images import read_image
     from cxreval.iqa.degrade import degrade_images
 
     out = []

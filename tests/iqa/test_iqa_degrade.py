@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.iqa import read_image
+from cxreval.io.images import read_image
 from cxreval.iqa.degrade import TRANSFORMS, apply_degradation, degrade_images, read_plan
 
 PLAN = Path(__file__).parent / "data" / "fixture_plan.yaml"

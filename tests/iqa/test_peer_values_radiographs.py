@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cxreval.io.images import read_image
 from cxreval.iqa import (
     ambe,
     cw_ssim,
@@ -31,7 +32,6 @@ from cxreval.iqa import (
     ms_ssim,
     piqe,
     psnr,
-    read_image,
     rmse,
     ssim,
     uqi,

@@ -122,7 +122,8 @@ def test_linear_probe_equals_logistic_regression(task, torch_mod):
     import torch
     from sklearn.linear_model import LogisticRegression
 
-    from cxreval.predict import load_model, preprocess, read_image
+    from cxreval.io.images import read_image
+    from cxreval.predict import load_model, preprocess
     from cxreval.predict.finetune import finetune
     wd = 1e-2
     finetune(task / "imgs", task / "labels.csv", out=task / "lp", model=f"torch:{task / 'base.yaml'}",

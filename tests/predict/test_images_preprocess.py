@@ -7,7 +7,8 @@ import pytest
 from PIL import Image
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.predict.images import ImageReadError, list_images, read_image
+from cxreval.io.images import ImageReadError, LoadedImage, read_image
+from cxreval.predict.images import list_images
 from cxreval.predict.preprocess import Preprocessing, preprocess
 
 
@@ -47,7 +48,7 @@ def test_colour_jpeg_tiff_and_errors(tmp_path):
     (tmp_path / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\n garbage")
     with pytest.raises(ImageReadError, match="bad.png: cannot be read as an image"):
         read_image(tmp_path / "bad.png")
-    with pytest.raises(ImageReadError, match="file not found"):
+    with pytest.raises(ImageReadError, match="does not exist"):
         read_image(tmp_path / "none.png")
     # 16-bit colour PNG: Pillow would squash it to 8 bits, so it is refused
     import struct
@@ -88,9 +89,8 @@ def test_listing(tmp_path):
 
 
 def test_hand_worked_preprocessing():
-    from cxreval.predict.images import RawImage
     # 2 x 4 8-bit image: the centre crop keeps columns 1..2; values 0 and 255 -> -1024 and 1024
-    raw = RawImage(np.array([[9, 0, 255, 9], [9, 255, 0, 9]], dtype=np.uint8), 255, 8, 1, "png")
+    raw = LoadedImage(np.array([[9, 0, 255, 9], [9, 255, 0, 9]], dtype=np.uint8), 255, 8, 1, "png")
     x = preprocess(raw, Preprocessing(size=2))
     assert x.shape == (1, 2, 2) and x.dtype == np.float32
     np.testing.assert_array_equal(x[0], [[-1024, 1024], [1024, -1024]])   # same size: resize is the identity here
@@ -105,7 +105,7 @@ def test_hand_worked_preprocessing():
         Preprocessing(size=2, normalization="imagenet")
     with pytest.raises(InvalidParameterError, match="'crop' parameter"):
         Preprocessing(size=2, crop="left")
-    bad = RawImage(np.array([[300]], dtype=np.uint16), 255, 8, 1, "png")
+    bad = LoadedImage(np.array([[300]], dtype=np.uint16), 255, 8, 1, "png")
     with pytest.raises(ImageReadError, match=r"outside \[0, 255\]"):
         preprocess(bad, Preprocessing(size=2))
 

@@ -58,8 +58,9 @@ def test_scores_heatmaps_and_outputs(tmp_path, blob_folder, tiny_models, torch_m
         r, c = np.unravel_index(np.argmax(m), m.shape)
         peak = np.array([2 * r + 0.5, 2 * c + 0.5])                   # centre of the 2x2 pixel block of the cell
         assert np.hypot(*(peak - centres[i])) <= 3.0, (i, peak, centres[i])
+    from cxreval.io.images import read_image
     from cxreval.localization.cam import class_activation_maps
-    from cxreval.predict import load_model, preprocess, read_image
+    from cxreval.predict import load_model, preprocess
     lm = load_model(f"torch:{ymls[0]}")
     x = np.stack([preprocess(read_image(d / "img03.png"), lm.preprocessing)])
     ref = class_activation_maps(lm.module, x, target_layer="features", classes=[0, 1, 2])

@@ -37,7 +37,7 @@ Examples
 
 from __future__ import annotations
 
-from ._image import IMAGE_SUFFIXES, LoadedImage, box_downsample, image_size, read_image, write_image
+from ._image import box_downsample
 from ._registry import MetricSpec, get_metric, list_metrics, register_iqa
 from .adapters import dists, lpips, paq2piq
 from .comparison import MetricComparisonResult, compare_metrics, degradation_ranking, metric_vs_metric
@@ -69,7 +69,7 @@ from .visual_saliency_similarity import sdsp, vsi
 
 __all__ = [
     "MetricSpec", "register_iqa", "get_metric", "list_metrics",
-    "IMAGE_SUFFIXES", "LoadedImage", "read_image", "image_size", "write_image", "box_downsample",
+    "box_downsample",
     "psnr", "rmse", "uqi", "ambe",
     "ssim", "ms_ssim", "iw_ssim", "cw_ssim",
     "vif", "vifp",

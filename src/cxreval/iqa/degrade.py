@@ -57,8 +57,9 @@ import pandas as pd
 from .._typing import PathLike, RNGLike
 from .._validation import normalize_rng, read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
+from ..io.images import IMAGE_SUFFIXES, read_image, write_image
 from ..results import TableResult
-from ._image import IMAGE_SUFFIXES, box_downsample, check_image, read_image, write_image
+from ._image import box_downsample, check_image
 
 __all__ = ["TRANSFORMS", "apply_degradation", "read_plan", "DegradationPlan", "DegradeResult", "degrade_images",
            "degrade_folder", "MANIFEST_COLUMNS", "PAIR_COLUMNS", "REFERENCES_DIR", "IMAGES_DIR", "BUILTIN_PLANS",
@@ -413,7 +414,7 @@ def degrade_folder(images: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     Parameters
     ----------
     images : path or sequence of paths
-        A folder (its files with an image suffix, :data:`~cxreval.iqa.IMAGE_SUFFIXES`, are used and the
+        A folder (its files with an image suffix, :data:`~cxreval.io.images.IMAGE_SUFFIXES`, are used and the
         others listed in ``skipped``) or image files with distinct names.
     plan : DegradationPlan, path or mapping
         See :func:`read_plan`.

@@ -37,9 +37,10 @@ import pandas as pd
 from .._typing import PathLike
 from .._validation import check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
+from ..io.images import LoadedImage, image_size, read_image
 from ..results import TableResult
 from ..schema import check_columns
-from ._image import LoadedImage, check_data_range, image_size, read_image
+from ._image import check_data_range
 from ._registry import get_metric, list_metrics, metric_sign
 from .expert import srcc_krcc
 
@@ -336,7 +337,7 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
                 executor: Executor | str | None = None) -> ScoresResult:
     """Score ``(reference, test)`` image pairs with the chosen metrics.
 
-    Each image is read with :func:`~cxreval.iqa.read_image` (float64, its stored type's data range). A
+    Each image is read with :func:`~cxreval.io.images.read_image` (float64, its stored type's data range). A
     full-reference metric compares ``(reference, test)``; a no-reference metric scores the test image.
     Every image header is checked before the first pair is scored; :func:`score_pair_batches` streams the
     same table block by block.
@@ -387,7 +388,7 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
     --------
     >>> import tempfile
     >>> import numpy as np
-    >>> from cxreval.iqa import write_image
+    >>> from cxreval.io.images import write_image
     >>> x = np.random.default_rng(0).uniform(0, 255, (64, 64))
     >>> with tempfile.TemporaryDirectory() as d:
     ...     ref = write_image(Path(d) / "ref.png", x, data_range=255, dtype="uint8")

@@ -1,6 +1,6 @@
 """Model predictions and CAM heatmaps on a user's own radiographs (``cxreval predict``).
 
-* :mod:`.images`: find images and read them at full bit depth (PNG/JPEG/TIFF 8/16-bit, DICOM);
+* :mod:`.images`: find images (each read at full bit depth by :func:`cxreval.io.images.read_image`);
 * :mod:`.preprocess`: each model's input, step by step, as the model was trained;
 * :mod:`.models`: ``xrv:<weights>``, ``torch:<checkpoint>`` (+ YAML) and ``clip:...`` specs;
 * :mod:`.clip`, :mod:`.prompts`: zero-shot scoring of CLIP-style models with per-finding prompt files;
@@ -16,16 +16,7 @@ torch, torchvision, torchxrayvision, open_clip_torch and transformers are option
 
 from __future__ import annotations
 
-from .images import (
-    DICOM_WINDOWS,
-    IMAGE_SUFFIXES,
-    ImageItem,
-    ImageList,
-    ImageReadError,
-    RawImage,
-    list_images,
-    read_image,
-)
+from .images import ImageItem, ImageList, list_images
 from .models import (
     MODEL_KINDS,
     XRV_WEIGHTS,
@@ -42,8 +33,7 @@ from .runner import CAM_METHODS, PredictResult, partial_path, predict, run_predi
 from .store import NpzWriter, PartialStore
 
 __all__ = [
-    "DICOM_WINDOWS", "IMAGE_SUFFIXES", "ImageItem", "ImageList", "ImageReadError", "RawImage", "list_images",
-    "read_image", "MODEL_KINDS", "PROMPT_SETS", "PromptSet", "load_prompts", "XRV_WEIGHTS", "LoadedModel", "ModelSpec", "load_model", "parse_model_spec", "xrv_weights_path",
+    "ImageItem", "ImageList", "list_images", "MODEL_KINDS", "PROMPT_SETS", "PromptSet", "load_prompts", "XRV_WEIGHTS", "LoadedModel", "ModelSpec", "load_model", "parse_model_spec", "xrv_weights_path",
     "NORMALIZATIONS", "Preprocessing", "preprocess", "CAM_METHODS", "PredictResult", "partial_path", "predict",
     "run_predictions", "write_outputs", "NpzWriter", "PartialStore", "LinearProbe", "fit_linear_probe",
 ]

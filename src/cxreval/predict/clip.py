@@ -71,7 +71,8 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
-from .images import RawImage, exc_text
+from ..io.images import LoadedImage
+from .images import exc_text
 from .preprocess import scale_pixels
 from .prompts import PromptSet, load_prompts
 
@@ -173,7 +174,7 @@ def _hub_unavailable(spec: str, repo: str, exc: BaseException, files: str) -> Da
         f"local_dir=...) and put the folder's files ({files}) in {folder}, then run again.")
 
 
-def to_rgb8(img: RawImage) -> Any:
+def to_rgb8(img: LoadedImage) -> Any:
     """The 8-bit RGB PIL image a CLIP processor reads (see the module docstring)."""
     from PIL import Image
 
@@ -197,7 +198,7 @@ class ProcessorPreprocessing:
     processor: Any = field(compare=False, hash=False, repr=False)
     channels: int = 3
 
-    def apply(self, img: RawImage) -> np.ndarray:
+    def apply(self, img: LoadedImage) -> np.ndarray:
         pil = to_rgb8(img)
         if self.kind == "open_clip":
             x = self.processor(pil).numpy()

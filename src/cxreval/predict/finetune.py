@@ -52,10 +52,11 @@ import pandas as pd
 from .._typing import PathLike
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
+from ..io.images import read_image
 from ..labels import MACRO
 from ..progress import Progress, as_progress
 from ..results import TableResult
-from .images import ImageItem, exc_text, read_image
+from .images import ImageItem, exc_text
 from .losses import LOSSES, loss_function
 from .models import require_torch, torch_device
 from .preprocess import Preprocessing

@@ -37,10 +37,11 @@ import pandas as pd
 from .._validation import check_choice, check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..executor import get_executor
+from ..io.images import read_image
 from ..labels import validate_predictions
 from ..progress import Progress, as_progress
 from ..results import ReadReport
-from .images import ImageItem, ImageList, exc_text, read_image
+from .images import ImageItem, ImageList, exc_text
 from .models import LoadedModel, require_torch
 from .preprocess import Preprocessing
 from .store import NpzWriter, PartialStore
@@ -417,8 +418,9 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     -------
     PredictResult
     """
+    from ..io.images import DICOM_WINDOWS, is_dicom, pydicom_available
     from ..outputs import check_output_path, output_folder
-    from .images import DICOM_WINDOWS, is_dicom, list_images, pydicom_available
+    from .images import list_images
     from .models import load_model, parse_model_spec
 
     check_choice(dicom_window, DICOM_WINDOWS, name="dicom_window", func="predict")
