@@ -164,7 +164,7 @@ def _build(name: str, tmp: Path):
         from cxreval.localization import simulate_localization_on_boxes
         return simulate_localization_on_boxes(_boxes(), rng=0)
     if name == "OverlayResult":
-        from cxreval.demo.images import overlay_boxes
+        from cxreval.localization import overlay_boxes
         return overlay_boxes(_images(tmp), _boxes(), rng=0)
     if name == "ReportLabelsResult":
         from cxreval.labeller import label_reports

@@ -86,7 +86,7 @@ def test_header_size_and_errors(tmp_path):
     colour = read_image(tmp_path / "c.png")
     assert colour.channels == 3 and np.array_equal(colour.pixels, rgb)   # the model commands take colour
     with pytest.raises(SchemaError, match="colour image .* channels differ"):
-        colour.image                                                      # the metrics need one grey plane
+        assert colour.image is None                                       # the metrics need one grey plane
     np.save(tmp_path / "nan.npy", np.array([[0.0, np.nan]]))
     with pytest.raises(ImageReadError, match="non-finite"):
         read_image(tmp_path / "nan.npy")

@@ -71,7 +71,7 @@ def test_colour_image_rejected_and_grey_rgb_accepted(tmp_path):
     rgb[..., 0] = 10
     Image.fromarray(rgb).save(tmp_path / "c.png")
     with pytest.raises(SchemaError, match="colour image.*channels differ"):
-        read_image(tmp_path / "c.png").image
+        assert read_image(tmp_path / "c.png").image is None
     grey = np.repeat(np.arange(64, dtype=np.uint8).reshape(8, 8)[..., None], 3, axis=2)
     Image.fromarray(grey).save(tmp_path / "g.png")
     assert read_image(tmp_path / "g.png").image.shape == (8, 8)

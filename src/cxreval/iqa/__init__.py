@@ -40,7 +40,14 @@ from __future__ import annotations
 from ._image import box_downsample
 from ._registry import MetricSpec, get_metric, list_metrics, register_iqa
 from .adapters import dists, lpips, paq2piq
-from .comparison import MetricComparisonResult, compare_metrics, degradation_ranking, metric_vs_metric
+from .comparison import (
+    MetricComparisonResult,
+    compare_metrics,
+    degradation_ranking,
+    metric_rank_agreement,
+    metric_vs_metric,
+    oriented_scores,
+)
 from .dct_subband_similarity import dss
 from .degrade import DegradeResult, degrade_folder
 from .expert import (
@@ -57,8 +64,6 @@ from .no_reference import NIQEModel, load_niqe_model, niqe, piqe, snr
 from .scoring import (
     MetricSelection,
     ScoresResult,
-    metric_rank_agreement,
-    oriented_scores,
     score_pair_batches,
     score_pairs,
     select_metrics,

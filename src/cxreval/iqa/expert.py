@@ -34,13 +34,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from .._typing import RNGLike
+from .._typing import PathLike, RNGLike
 from .._validation import (
     check_choice,
     check_confidence_level,
@@ -49,6 +50,7 @@ from .._validation import (
 )
 from ..bootstrap import draw_plan, summarize_distribution
 from ..exceptions import InvalidParameterError, SchemaError
+from ..io import write_summary
 from ..ranking.correlation import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
 from ..results import TableResult
 from ..schema import check_columns
@@ -333,9 +335,6 @@ class MetricAgreementResult(TableResult):
     spearman: str = IQA_SPEARMAN
     kendall: str = IQA_KENDALL
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"metric_agreement": self.table}
-
     def summary(self) -> str:
         """The metrics by SRCC with their intervals (the XQA-Chest paper's Table 4), as Markdown."""
         lines = ["## Metrics vs z-MOS (as the XQA-Chest paper's Table 4)", "", "| metric | SRCC [CI] | KRCC [CI] | n |", "|---|---|---|---|"]
@@ -355,9 +354,6 @@ class MetricAgreementResult(TableResult):
         from .._plots.analyses import iqa_correlation_bars
 
         return iqa_correlation_bars(table)
-
-    def _figure(self) -> Any:
-        return self.figure(self.table)
 
 
 def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
@@ -505,6 +501,12 @@ class ExpertAgreementResult(TableResult):
         return {**self.zmos.tables(), "rater_agreement": self.raters, **self.metrics.tables(),
                 "dropped": self.metrics.dropped}
 
+    def save(self, folder: PathLike) -> dict[str, Path]:
+        """Write every table (CSV + Parquet) and ``summary.md``: what ``cxreval iqa agree`` writes."""
+        paths = super().save(folder)
+        write_summary(Path(folder), self.summary())
+        return paths
+
     def summary(self, title: str = "cxreval iqa agree") -> str:
         """Tables 3 and 4 and what was left out, as Markdown (``summary.md`` of ``cxreval iqa agree``)."""
         from ..ranking import VARIANT_TEXT
@@ -537,9 +539,6 @@ class ExpertAgreementResult(TableResult):
         from .._plots.analyses import iqa_correlation_bars
 
         return iqa_correlation_bars(table)
-
-    def _figure(self) -> Any:
-        return self.figure(self.table)
 
 
 def compare_with_experts(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
