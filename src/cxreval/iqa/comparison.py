@@ -38,7 +38,7 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io import markdown_table, write_summary
-from ..results import TableResult
+from ..results import ReadResult, TableResult, as_table
 from ..schema import check_columns
 from ._registry import metric_sign
 from .expert import srcc_krcc
@@ -148,12 +148,12 @@ class MetricComparisonResult(TableResult):
         return metric_correlation_matrix(table)
 
 
-def compare_metrics(scores: pd.DataFrame) -> MetricComparisonResult:
+def compare_metrics(scores: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult]) -> MetricComparisonResult:
     """:func:`degradation_ranking` and :func:`metric_vs_metric` of a score table.
 
     Parameters
     ----------
-    scores : pandas.DataFrame
+    scores : pandas.DataFrame, ReadResult or list of them
         ``test, metric, value, degradation``: the :func:`cxreval.iqa.score_pairs` table of pairs that carry
         their degradation (``pairs.csv`` of ``cxreval iqa degrade``).
 
@@ -168,8 +168,7 @@ def compare_metrics(scores: pd.DataFrame) -> MetricComparisonResult:
     InvalidParameterError
         A metric that is not registered (its direction is unknown).
     """
-    if not isinstance(scores, pd.DataFrame):
-        raise SchemaError(f"compare_metrics: 'scores' must be a DataFrame. Got {type(scores).__name__}.")
+    scores = as_table(scores, name="scores", func="compare_metrics")
     check_columns(scores, ["test", "metric", "value", "degradation"], where="scores (pairs.csv of "
                   "`cxreval iqa degrade` carries the degradation)")
     values = pd.to_numeric(scores["value"], errors="coerce")

@@ -52,7 +52,7 @@ from ..bootstrap import draw_plan, summarize_distribution
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io import write_summary
 from ..ranking.correlation import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
-from ..results import TableResult
+from ..results import ReadResult, TableResult, as_table
 from ..schema import check_columns
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
@@ -541,8 +541,9 @@ class ExpertAgreementResult(TableResult):
         return iqa_correlation_bars(table)
 
 
-def compare_with_experts(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
-                     scale: tuple[float, float] | None = (1, 4), n_resamples: int = 1000,
+def compare_with_experts(ratings: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
+                         scores: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult], *,
+                         unscored: str = "keep", scale: tuple[float, float] | None = (1, 4), n_resamples: int = 1000,
                      confidence_level: float = 0.95, rng: RNGLike = None, ddof: int = 0,
                      spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL) -> ExpertAgreementResult:
     """z-MOS of ``ratings`` (:func:`zscores_for_scores`), Table 3 (:func:`rater_agreement`) and Table 4
@@ -550,9 +551,9 @@ def compare_with_experts(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscore
 
     Parameters
     ----------
-    ratings : pandas.DataFrame
+    ratings : pandas.DataFrame, ReadResult or list of them
         ``image, rater, rating``.
-    scores : pandas.DataFrame
+    scores : pandas.DataFrame, ReadResult or list of them
         ``reference, test, metric, value`` (``scores.csv`` of ``cxreval iqa score``).
     unscored : {'keep', 'exclude', 'error'}, default='keep'
         See :func:`zscores_for_scores`; ``'exclude'`` removes the ratings before z-scoring, so Table 4 then
@@ -573,6 +574,8 @@ def compare_with_experts(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscore
     """
     _check_variants(spearman, kendall, "compare_with_experts")
     ddof = _check_ddof(ddof, "compare_with_experts")
+    ratings = as_table(ratings, name="ratings", func="compare_with_experts")
+    scores = as_table(scores, name="scores", func="compare_with_experts")
     z = zscores_for_scores(ratings, scores, unscored=unscored, scale=scale, ddof=ddof)
     raters = rater_agreement(z, spearman=spearman, kendall=kendall)
     metrics = metric_agreement(scores, z.zmos, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,

@@ -26,7 +26,7 @@ from .._typing import PathLike
 from .._validation import check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..io.images import LoadedImage, image_size, read_image
-from ..results import TableResult
+from ..results import ReadResult, TableResult, as_table
 from ..schema import check_columns
 from ._image import check_data_range
 from ._registry import get_metric, list_metrics
@@ -319,7 +319,7 @@ def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], me
                    executor=executor, batch_size=batch_size, check_files=check_files, func="score_pair_batches")
 
 
-def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all", *,
+def score_pairs(pairs: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult | tuple[object, object]], metrics: str | Sequence[str] = "all", *,
                 data_range: float | None = None, base_dir: PathLike | None = None,
                 metric_options: Mapping[str, Mapping[str, Any]] | None = None,
                 niqe_model: PathLike | NIQEModel | None = None, executor: ExecutorLike = None,
@@ -333,7 +333,7 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
 
     Parameters
     ----------
-    pairs : pandas.DataFrame or sequence of (path, path)
+    pairs : pandas.DataFrame, ReadResult, list of them, or sequence of (path, path)
         A table with columns ``reference`` and ``test``, as ``pairs.csv`` of ``cxreval iqa degrade`` (its
         other columns, e.g. ``image`` and ``degradation``, are carried onto each of the pair's score rows), or
         ``(reference, test)`` tuples of image paths.
@@ -399,6 +399,9 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
     from .no_reference import NIQEModel, load_niqe_model
 
     func = "score_pairs"
+    if isinstance(pairs, ReadResult) or (isinstance(pairs, (list, tuple)) and pairs
+                                         and all(isinstance(p, (pd.DataFrame, ReadResult)) for p in pairs)):
+        pairs = as_table(pairs, name="pairs", func=func)
     model = niqe_model if niqe_model is None or isinstance(niqe_model, NIQEModel) else load_niqe_model(niqe_model)
     selection = select_metrics(metrics, supplied=("niqe",) if model is not None else (), func=func)
     notes: tuple[str, ...] = ()
