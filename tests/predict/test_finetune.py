@@ -89,7 +89,7 @@ def test_full_finetune_learns_and_predict_reproduces_its_validation_auc(task, to
     from cxreval.predict.finetune import finetune
     calls = RecordedProgress()
     res = finetune(task / "imgs", task / "labels.csv", out=task / "ft", model=f"torch:{task / 'base.yaml'}",
-                   mode="full", epochs=12, patience=12, lr=3e-3, batch_size=8, seed=0, val_fraction=0.3,
+                   mode="full", epochs=12, patience=12, lr=3e-3, batch_size=8, rng=0, val_fraction=0.3,
                    progress=calls)
     log = pd.read_csv(task / "ft" / "training.csv")
     assert list(log.columns) == ["epoch", "finding", "train_loss", "val_loss", "val_auc", "n_val_pos", "n_val_neg",
@@ -123,15 +123,15 @@ def test_linear_probe_equals_logistic_regression(task, torch_mod):
     from sklearn.linear_model import LogisticRegression
 
     from cxreval.io.images import read_image
-    from cxreval.predict import load_model, preprocess
+    from cxreval.predict import load_model, preprocess_image
     from cxreval.predict.finetune import finetune
     wd = 1e-2
     finetune(task / "imgs", task / "labels.csv", out=task / "lp", model=f"torch:{task / 'base.yaml'}",
-             mode="linear-probe", weight_decay=wd, seed=3)
+             mode="linear-probe", weight_decay=wd, rng=3)
     split = pd.read_csv(task / "lp" / "split.csv")
     tr = split[split.split == "train"].study_id.tolist()
     base = load_model(f"torch:{task / 'base.yaml'}")
-    x = torch.from_numpy(np.stack([preprocess(read_image(task / "imgs" / s), base.preprocessing) for s in tr]))
+    x = torch.from_numpy(np.stack([preprocess_image(read_image(task / "imgs" / s), base.preprocessing) for s in tr]))
     with torch.no_grad():
         feats = base.module.features(x / 1024.0).mean(dim=(2, 3)).double().numpy()
     lab = pd.read_csv(task / "labels.csv").pivot(index="study_id", columns="finding", values="state")
@@ -155,16 +155,18 @@ def test_last_layer_interrupt_and_cli(task, torch_mod, capsys):
 
     from cxreval.predict.finetune import finetune
 
-    def stop(epoch):
-        if epoch == 2:
-            raise KeyboardInterrupt
+    class StopAtEpoch2(RecordedProgress):  # Ctrl-C after the second epoch
+        def advance(self, task, n=1):
+            super().advance(task, n)
+            if sum(1 for t, _ in self.events if t == task) == 2 and "epochs" in self.tasks[task][0]:
+                raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
         finetune(task / "imgs", task / "labels.csv", out=task / "a", model=f"torch:{task / 'base.yaml'}",
-                 mode="last-layer", epochs=5, on_epoch=stop)
+                 mode="last-layer", epochs=5, progress=StopAtEpoch2())
     assert not (task / "a").exists()
     with pytest.raises(KeyboardInterrupt):
         finetune(task / "imgs", task / "labels.csv", out=task / "b", model=f"torch:{task / 'base.yaml'}",
-                 mode="last-layer", loss="wcel", epochs=5, on_epoch=stop, keep_interrupted=True)
+                 mode="last-layer", loss="wcel", epochs=5, progress=StopAtEpoch2(), keep_interrupted=True)
     js = json.loads((task / "b" / "finetune.json").read_text())
     assert js["interrupted"] and js["trained_modules"] == ["features.3", "classifier"] and js["loss"] == "wcel"
     sd = torch.load(task / "b" / "model.pt", weights_only=True)

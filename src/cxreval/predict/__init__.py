@@ -26,7 +26,7 @@ from .models import (
     parse_model_spec,
     xrv_weights_path,
 )
-from .preprocess import NORMALIZATIONS, Preprocessing, preprocess
+from .preprocess import NORMALIZATIONS, Preprocessing, preprocess_image
 from .probe import LinearProbe, fit_linear_probe
 from .prompts import PROMPT_SETS, PromptSet, load_prompts
 from .runner import CAM_METHODS, PredictResult, partial_path, predict, run_predictions, write_outputs
@@ -34,6 +34,6 @@ from .store import NpzWriter, PartialStore
 
 __all__ = [
     "ImageItem", "ImageList", "list_images", "MODEL_KINDS", "PROMPT_SETS", "PromptSet", "load_prompts", "XRV_WEIGHTS", "LoadedModel", "ModelSpec", "load_model", "parse_model_spec", "xrv_weights_path",
-    "NORMALIZATIONS", "Preprocessing", "preprocess", "CAM_METHODS", "PredictResult", "partial_path", "predict",
+    "NORMALIZATIONS", "Preprocessing", "preprocess_image", "CAM_METHODS", "PredictResult", "partial_path", "predict",
     "run_predictions", "write_outputs", "NpzWriter", "PartialStore", "LinearProbe", "fit_linear_probe",
 ]

@@ -87,30 +87,18 @@ ZERO_SHOT_RULES: tuple[str, ...] = ("softmax", "max-cosine")
 
 
 def require_open_clip() -> Any:
-    from .models import broken_import_message, require_torchvision
+    from .models import import_optional, require_torchvision
 
     require_torchvision()                       # open_clip imports it: its failure is the one to name
-    try:
-        import open_clip
-    except ImportError as exc:
-        raise DataUnavailableError(f"open_clip is not importable ({exc_text(exc)}); pip install open_clip_torch "
-                                   "(see the README: cxreval[models] with the CPU torch wheel).") from exc
-    except Exception as exc:  # a broken dependency raises at import time
-        raise DataUnavailableError(broken_import_message("open_clip", exc)) from exc
-    return open_clip
+    return import_optional("open_clip", "open_clip is not importable ({exc}); pip install open_clip_torch "
+                           "(see the README: cxreval[models] with the CPU torch wheel).")
 
 
 def require_transformers() -> Any:
-    from .models import broken_import_message
+    from .models import import_optional
 
-    try:
-        import transformers
-    except ImportError as exc:
-        raise DataUnavailableError(f"transformers is not importable ({exc_text(exc)}); pip install transformers "
-                                   "(see the README: cxreval[models] with the CPU torch wheel).") from exc
-    except Exception as exc:  # a broken dependency raises at import time
-        raise DataUnavailableError(broken_import_message("transformers", exc)) from exc
-    return transformers
+    return import_optional("transformers", "transformers is not importable ({exc}); pip install transformers "
+                           "(see the README: cxreval[models] with the CPU torch wheel).")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Turn stored pixel values into a model's input tensor, exactly as the model was trained.
 
-A :class:`Preprocessing` names every choice that changes a model's input; :func:`preprocess` applies it
+A :class:`Preprocessing` names every choice that changes a model's input; :func:`preprocess_image` applies it
 to one :class:`~cxreval.io.images.LoadedImage` in this order (each step is recorded in ``models.json``
 by :meth:`Preprocessing.steps`):
 
@@ -32,7 +32,7 @@ Examples
 >>> import numpy as np
 >>> from cxreval.io.images import LoadedImage
 >>> raw = LoadedImage(np.array([[0, 255, 255, 0]] * 2, dtype=np.uint8), 255, 8, 1, "png")
->>> x = preprocess(raw, Preprocessing(size=2))
+>>> x = preprocess_image(raw, Preprocessing(size=2))
 >>> x.shape, x.dtype
 ((1, 2, 2), dtype('float32'))
 >>> Preprocessing(size=2).steps()[0]
@@ -51,7 +51,7 @@ from .._validation import check_choice
 from ..exceptions import InvalidParameterError
 from ..io.images import ImageReadError, LoadedImage
 
-__all__ = ["NORMALIZATIONS", "CROPS", "IMAGENET_MEAN", "IMAGENET_STD", "Preprocessing", "preprocess",
+__all__ = ["NORMALIZATIONS", "CROPS", "IMAGENET_MEAN", "IMAGENET_STD", "Preprocessing", "preprocess_image",
            "scale_pixels", "center_crop", "resize"]
 
 NORMALIZATIONS: tuple[str, ...] = ("xrv", "unit", "imagenet", "custom")
@@ -140,11 +140,11 @@ class Preprocessing:
                 "mean": list(self.mean), "std": list(self.std), "crop": self.crop}
 
     def apply(self, img: LoadedImage) -> np.ndarray:
-        """:func:`preprocess` of ``img`` with these settings."""
-        return preprocess(img, self)
+        """:func:`preprocess_image` of ``img`` with these settings."""
+        return preprocess_image(img, self)
 
     def steps(self) -> list[str]:
-        """The preprocessing, one line per step, as applied by :func:`preprocess`."""
+        """The preprocessing, one line per step, as applied by :func:`preprocess_image`."""
         s = []
         if self.normalization == "xrv":
             s.append("scale to [-1024, 1024]: (2 * (v / max) - 1) * 1024 with max = 2**bit_depth - 1 "
@@ -205,7 +205,7 @@ def resize(x: np.ndarray, size: int) -> np.ndarray:
     return out.astype(np.float32)[None]
 
 
-def preprocess(img: LoadedImage, prep: Preprocessing) -> np.ndarray:
+def preprocess_image(img: LoadedImage, prep: Preprocessing) -> np.ndarray:
     """Apply ``prep`` to one image; return float32 ``(channels, size, size)``.
 
     Raises
