@@ -177,10 +177,10 @@ def _build(name: str, tmp: Path):
         t = t[t.state != "not_mentioned"]
         return compute_precision_recall(t, reference="CR", predicted="Rep1", n_resamples=20, rng=0)
     if name == "ZMOSResult":
-        from cxreval.iqa.expert import zscores
+        from cxreval.iqa import zscores
         return zscores(RATINGS)
     if name == "MetricAgreementResult":
-        from cxreval.iqa.expert import metric_agreement, zscores
+        from cxreval.iqa import metric_agreement, zscores
         return metric_agreement(_iqa_scores(), zscores(RATINGS).zmos, n_resamples=20, rng=0)
     if name == "ExpertAgreementResult":
         from cxreval.iqa import compare_with_experts

@@ -88,7 +88,7 @@ def test_bad_spec_exit_2(tmp_path, pairs_file, capsys):
 
 
 def test_a_bad_image_fails_before_any_pair_is_scored(tmp_path, pairs_file, capsys, monkeypatch):
-    import cxreval.iqa.scoring as scoring
+    import cxreval.iqa._scoring as scoring
 
     def forbidden(*a, **k):
         raise AssertionError("a pair was scored before every image was checked")

@@ -116,8 +116,8 @@ def reference_rows() -> list[tuple]:
 
 
 def load_pairs(shared: Path, names: set[str], tmp: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The named pairs as float64 images in [0, 1] (NIH pairs are re-made with cxreval.iqa.degrade)."""
-    from cxreval.iqa.degrade import degrade_images
+    """The named pairs as float64 images in [0, 1] (NIH pairs are re-made with cxreval.iqa.degrade_images)."""
+    from cxreval.iqa import degrade_images
 
     out = {}
     fx = shared / "iqa_fixture"

@@ -10,7 +10,7 @@ import pandas as pd
 import typer
 
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
-from ..iqa.expert import IQA_KENDALL, IQA_SPEARMAN
+from ..iqa import IQA_KENDALL, IQA_SPEARMAN
 from ..outputs import check_output_path
 from ._common import (
     check_inputs,
@@ -116,8 +116,7 @@ def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of ima
         cxreval iqa degrade --images pngs/ --plan plan.yaml -o degraded
         cxreval iqa degrade --images pngs/ --plan demo --sample 3 --max-size 512 -o iqa
     """
-    from ..iqa import degrade_folder
-    from ..iqa.degrade import IMAGES_DIR, plan_source
+    from ..iqa import IMAGES_DIR, degrade_folder, plan_source
 
     if not images.is_dir():
         raise SchemaError(f"--images {images} is not a folder.")

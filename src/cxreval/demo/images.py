@@ -34,7 +34,7 @@ IQA_N_IMAGES = 3
 
 IQA_PLAN = "demo"
 """The demo's degradation plan: the packaged plan ``cxreval iqa degrade --plan demo`` reads
-(:data:`cxreval.iqa.degrade.BUILTIN_PLANS`)."""
+(:data:`cxreval.iqa.BUILTIN_PLANS`)."""
 
 IQA_SCORES = "scores"
 """The subfolder of ``iqa`` with what ``cxreval iqa score`` writes."""
@@ -48,10 +48,10 @@ IQA_COMPARISON = "comparison"
 # --------------------------------------------------------------------------------------------------
 
 def iqa_sources(mirror: Path, n_images: int) -> tuple[list[Path], str, Path | None]:
-    """The radiographs the IQA section degrades (:func:`cxreval.iqa.degrade.sample_images`: spread over the
+    """The radiographs the IQA section degrades (:func:`cxreval.iqa.sample_images`: spread over the
     sorted names), where they come from, and the folder ``cxreval iqa degrade --images`` samples them from
     (None for the IQA fixture, whose folder also holds test images)."""
-    from ..iqa.degrade import sample_images
+    from ..iqa import sample_images
 
     nih = mirror / "images" / "nih"
     if nih.is_dir():
@@ -70,7 +70,7 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
 
     As ``cxreval iqa degrade --images DIR --plan demo --sample N --max-size 512 -o out``: the sampled
     radiographs are block-averaged to at most :data:`IQA_SIZE` pixels into ``out/references/`` (16-bit PNG,
-    :func:`cxreval.iqa.degrade.shrink_images`) and degraded by :func:`cxreval.iqa.degrade_folder` with the
+    :func:`cxreval.iqa.shrink_images`) and degraded by :func:`cxreval.iqa.degrade_folder` with the
     packaged plan :data:`IQA_PLAN` (``manifest``, ``pairs``, ``images/``); then, as ``cxreval iqa score --pairs
     out/pairs.csv --metrics ... -o out/scores`` and ``cxreval iqa compare --scores out/scores/scores.csv -o
     out/comparison``, :func:`cxreval.iqa.score_pairs` (``scores``) and :func:`cxreval.iqa.compare_metrics`
@@ -91,7 +91,7 @@ def run_iqa(mirror: Path, out: Path, *, metrics: Sequence[str] = IQA_METRICS,
     if folder is not None:  # as `cxreval iqa degrade --images FOLDER --sample N --max-size 512`
         deg = degrade_folder(folder, IQA_PLAN, out, sample=int(n_images), max_size=IQA_SIZE)
     else:  # the IQA fixture's references, named without their '__reference' suffix
-        from ..iqa.degrade import REFERENCES_DIR, shrink_images
+        from ..iqa import REFERENCES_DIR, shrink_images
 
         refs = shrink_images(sources, out / REFERENCES_DIR, IQA_SIZE,
                              names=[p.stem.replace("__reference", "") for p in sources])

@@ -40,8 +40,8 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..io import markdown_table, write_summary
 from ..results import ReadResult, TableResult, as_table
 from ..schema import check_columns
+from ._expert import srcc_krcc
 from ._registry import metric_sign
-from .expert import srcc_krcc
 
 __all__ = ["RANKING_COLUMNS", "METRIC_VS_METRIC_COLUMNS", "MetricComparisonResult", "compare_metrics", "oriented_scores",
            "metric_rank_agreement",

@@ -34,7 +34,7 @@ from ._registry import get_metric, list_metrics
 if TYPE_CHECKING:
     from ..executor import ExecutorLike
     from ..progress import Progress
-    from .no_reference import NIQEModel
+    from ._no_reference import NIQEModel
 
 __all__ = ["select_metrics", "score_pairs", "score_pair_batches", "MetricSelection", "ScoresResult", "SCORE_COLUMNS"]
 
@@ -396,7 +396,7 @@ def score_pairs(pairs: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadR
     """
     from ..executor import open_executor
     from ..progress import as_progress
-    from .no_reference import NIQEModel, load_niqe_model
+    from ._no_reference import NIQEModel, load_niqe_model
 
     func = "score_pairs"
     if isinstance(pairs, ReadResult) or (isinstance(pairs, (list, tuple)) and pairs
