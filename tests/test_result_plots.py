@@ -196,7 +196,7 @@ def _build(name: str, tmp: Path):
         from cxreval.classification.comparison import compare_best_models
         return compare_best_models(_auc())
     if name == "FinetuneResult":
-        from cxreval.predict.finetune import TRAINING_COLUMNS, FinetuneResult
+        from cxreval.predict import TRAINING_COLUMNS, FinetuneResult
         log = pd.DataFrame([{"epoch": e, "finding": f, "train_loss": 1 / e, "val_loss": 1.1 / e, "val_auc": 0.5 + e / 10,
                              "n_val_pos": 3, "n_val_neg": 5, "best": e == 3} for e in (1, 2, 3)
                             for f in ("Effusion", "macro")], columns=list(TRAINING_COLUMNS))

@@ -91,8 +91,8 @@ def finetune(ctx: Context) -> Figures:
     from cxreval.datasets import nih
     from cxreval.findings import CHESTXRAY8
     from cxreval.labels import write_labels
+    from cxreval.predict import finetune as run_finetune
     from cxreval.predict import predict
-    from cxreval.predict.finetune import finetune as run_finetune
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     n, size, batch = ctx.size(8, 39), ctx.size(128, 1024), 4

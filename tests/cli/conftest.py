@@ -33,8 +33,8 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "demo": "cxreval.demo.run_demo",
     "label-reports": "cxreval.cli.label_reports.label_reports",
     "reader-export": "cxreval.reader.export.export_tables",
-    "predict": "cxreval.predict.models.load_model",
-    "finetune": "cxreval.predict.models.load_model",
+    "predict": "cxreval.predict._models.load_model",
+    "finetune": "cxreval.predict._models.load_model",
     "plan": "cxreval.planning.plan_relabelling",
 }
 

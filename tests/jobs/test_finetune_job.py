@@ -1,4 +1,4 @@
-"""``cxreval finetune`` is one library call: :func:`cxreval.predict.finetune.finetune` writes the command's output
+"""``cxreval finetune`` is one library call: :func:`cxreval.predict.finetune` writes the command's output
 folder (the model, its YAML, the training tables), so the command's folder equals the job's folder for the same
 ``out`` and ``rng`` = ``--seed``, byte for byte (``run.json`` aside), on a tiny model and images the test builds."""
 
@@ -60,7 +60,7 @@ def task(tmp_path, one_torch_thread):
 
 @pytest.mark.parametrize("mode", ["last-layer", "linear-probe"])
 def test_command_folder_is_the_job_folder(task, mode):
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import finetune
 
     out, model = task / "out", f"torch:{task / 'base.yaml'}"
     assert main(["finetune", "--images", str(task / "imgs"), "--labels", str(task / "labels.csv"), "--model", model,

@@ -16,7 +16,7 @@ from cxreval.localization import evaluate as evaluate_mod
 from cxreval.localization.evaluate import evaluate_heatmaps
 from cxreval.localization.heatmap_files import read_maps, scan_heatmaps
 from cxreval.localization.protocol import LocalizationProtocol
-from cxreval.predict.store import NpzWriter
+from cxreval.predict import NpzWriter
 
 HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
 FINDINGS = ("Atelectasis", "Mass", "Nodule")

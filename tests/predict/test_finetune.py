@@ -85,8 +85,7 @@ def test_wcel_equals_hand_computed(torch_mod):
 def test_full_finetune_learns_and_predict_reproduces_its_validation_auc(task, torch_mod):
     from sklearn.metrics import roc_auc_score
 
-    from cxreval.predict import predict
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import finetune, predict
     calls = RecordedProgress()
     res = finetune(task / "imgs", task / "labels.csv", out=task / "ft", model=f"torch:{task / 'base.yaml'}",
                    mode="full", epochs=12, patience=12, lr=3e-3, batch_size=8, rng=0, val_fraction=0.3,
@@ -123,8 +122,7 @@ def test_linear_probe_equals_logistic_regression(task, torch_mod):
     from sklearn.linear_model import LogisticRegression
 
     from cxreval.io.images import read_image
-    from cxreval.predict import load_model, preprocess_image
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import finetune, load_model, preprocess_image
     wd = 1e-2
     finetune(task / "imgs", task / "labels.csv", out=task / "lp", model=f"torch:{task / 'base.yaml'}",
              mode="linear-probe", weight_decay=wd, rng=3)
@@ -153,7 +151,7 @@ def test_linear_probe_equals_logistic_regression(task, torch_mod):
 def test_last_layer_interrupt_and_cli(task, torch_mod, capsys):
     import torch
 
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import finetune
 
     class StopAtEpoch2(RecordedProgress):  # Ctrl-C after the second epoch
         def advance(self, task, n=1):
@@ -212,7 +210,7 @@ def test_chestxray8_recipe_tiny(task, torch_mod, capsys):
     with np.load(task / "p" / "heatmaps" / "chestxray8-resnet18.npz") as z:
         assert z["im000.png/Mass"].shape == (2, 2)                    # 64 / stride 32
     with pytest.raises(SchemaError, match="not torchvision resnet50 weights"):
-        from cxreval.predict.finetune import finetune
+        from cxreval.predict import finetune
         finetune(task / "imgs", task / "labels.csv", out=task / "x", recipe="chestxray8", arch="resnet50",
                  weights=task / "r18.pth", input_size=64)
 
@@ -222,8 +220,7 @@ def test_xrv_densenet_last_layer_reloads(task, xrv_weights, xrv):
     """xrv:densenet121-res224-all (self-made weights file): a new head + denseblock4 trained; predict reloads it."""
     import torch
 
-    from cxreval.predict import load_model
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import finetune, load_model
     res = finetune(task / "imgs", task / "labels.csv", out=task / "x", model="xrv:densenet121-res224-all",
                    weights_dir=xrv_weights, download=False, mode="last-layer", epochs=1, batch_size=16)
     assert res.settings["trained_modules"] == ["features.denseblock4", "classifier"]

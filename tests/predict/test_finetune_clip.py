@@ -51,7 +51,7 @@ def _check_predict_reproduces(tmp, out, res):
 def test_open_clip_linear_probe_and_full_finetune(squares, tiny_open_clip, capsys, one_torch_thread):
     import torch
 
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import finetune
     cfg, ckpt = tiny_open_clip
     spec = f"clip:open_clip:{cfg}:{ckpt}"
     lp = finetune(squares / "imgs", squares / "labels.csv", out=squares / "lp", model=spec, mode="linear-probe",
@@ -88,7 +88,7 @@ def test_open_clip_linear_probe_and_full_finetune(squares, tiny_open_clip, capsy
 
 
 def test_hf_clip_linear_probe_and_full_finetune(squares, tiny_hf_clip, one_torch_thread):
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import finetune
     spec = f"clip:hf:{tiny_hf_clip}"
     lp = finetune(squares / "imgs", squares / "labels.csv", out=squares / "lp", model=spec, mode="linear-probe",
                   weight_decay=1e-3, val_fraction=0.3, rng=2)

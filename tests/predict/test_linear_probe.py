@@ -1,4 +1,4 @@
-"""The linear probe's convex fit on cached features (cxreval.predict.probe) against scikit-learn, and the
+"""The linear probe's convex fit on cached features (cxreval.predict.fit_linear_probe) against scikit-learn, and the
 features cache of ``finetune --mode linear-probe``.
 
 References: scikit-learn's ``LogisticRegression`` (lbfgs, tol 1e-12) on the same features: ``C = 1 / (N *
@@ -15,7 +15,7 @@ import yaml
 
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.predict.probe import entry_weights, fit_linear_probe
+from cxreval.predict import entry_weights, fit_linear_probe
 
 from .conftest import ARCH
 from .test_finetune import square_images
@@ -99,8 +99,8 @@ def task(tmp_path, torch_mod):
 def test_finetune_caches_features_and_reuses_them(task, monkeypatch):
     import torch
 
+    from cxreval.predict import finetune
     from cxreval.predict import finetune as ft
-    from cxreval.predict.finetune import finetune
     spec = f"torch:{task / 'base.yaml'}"
     a = finetune(task / "imgs", task / "labels.csv", out=task / "a", model=spec, mode="linear-probe",
                  weight_decay=1e-2)

@@ -85,7 +85,7 @@ def finetune(
         cxreval finetune --images xrays/ --labels labels.csv --recipe chestxray8 --arch resnet50 --device cuda -o cx8/
         cxreval finetune --images xrays/ --labels labels.csv --model clip:hf:models/clip-folder --mode linear-probe -o lp/
     """
-    from ..predict.finetune import finetune as run
+    from ..predict import finetune as run
 
     with progress_bar(enabled=show_progress) as prog:
         res = run(images, labels, out=out, model=model, recipe=recipe, arch=arch, weights=weights, mode=mode,

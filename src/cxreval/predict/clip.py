@@ -72,9 +72,9 @@ import numpy as np
 
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from ..io.images import LoadedImage
-from .images import exc_text
-from .preprocess import scale_pixels
-from .prompts import PromptSet, load_prompts
+from ._images import exc_text
+from ._preprocess import scale_pixels
+from ._prompts import PromptSet, load_prompts
 
 __all__ = ["CLIP_BACKENDS", "ZERO_SHOT_RULES", "ClipSpec", "hub_model_folder", "ProcessorPreprocessing", "ZeroShotCLIP", "parse_clip_spec",
            "load_clip", "to_rgb8", "encode_prompts", "normalized_prompts", "max_cosine_module", "zero_shot_model",
@@ -87,7 +87,7 @@ ZERO_SHOT_RULES: tuple[str, ...] = ("softmax", "max-cosine")
 
 
 def require_open_clip() -> Any:
-    from .models import import_optional, require_torchvision
+    from ._models import import_optional, require_torchvision
 
     require_torchvision()                       # open_clip imports it: its failure is the one to name
     return import_optional("open_clip", "open_clip is not importable ({exc}); pip install open_clip_torch "
@@ -95,7 +95,7 @@ def require_open_clip() -> Any:
 
 
 def require_transformers() -> Any:
-    from .models import import_optional
+    from ._models import import_optional
 
     return import_optional("transformers", "transformers is not importable ({exc}); pip install transformers "
                            "(see the README: cxreval[models] with the CPU torch wheel).")

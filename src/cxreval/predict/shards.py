@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .images import ImageItem
-from .models import LoadedModel, load_model
-from .runner import check_heatmap_models, loaded_batches, model_groups, predict_batch
+from ._images import ImageItem
+from ._models import LoadedModel, load_model
+from ._runner import check_heatmap_models, loaded_batches, model_groups, predict_batch
 
 __all__ = ["ShardJob", "predict_shard", "map_shards"]
 

@@ -41,10 +41,10 @@ from ..io.images import read_image
 from ..labels import validate_predictions
 from ..progress import Progress, as_progress
 from ..results import ReadReport
-from .images import ImageItem, ImageList, exc_text
-from .models import LoadedModel, require_torch
-from .preprocess import Preprocessing
-from .store import NpzWriter, PartialStore
+from ._images import ImageItem, ImageList, exc_text
+from ._models import LoadedModel, require_torch
+from ._preprocess import Preprocessing
+from ._store import NpzWriter, PartialStore
 
 __all__ = ["CAM_METHODS", "PredictResult", "RunStats", "predict", "run_predictions", "write_outputs", "store_config",
            "partial_path", "model_file_name", "check_heatmap_models", "predict_batch", "model_groups",
@@ -414,8 +414,8 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     """
     from ..io.images import DICOM_WINDOWS, is_dicom, pydicom_available
     from ..outputs import check_output_path, output_folder
-    from .images import list_images
-    from .models import load_model, parse_model_spec
+    from ._images import list_images
+    from ._models import load_model, parse_model_spec
 
     check_choice(dicom_window, DICOM_WINDOWS, name="dicom_window", func="predict")
     check_choice(cam, CAM_METHODS, name="cam", func="predict")

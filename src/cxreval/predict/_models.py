@@ -20,7 +20,7 @@
         format: state_dict           # torchscript (default without 'architecture') or state_dict
         architecture: torchxrayvision.models:DenseNet   # 'package.module:callable' or 'file.py:callable'
         architecture_kwargs: {weights: null, num_classes: 3}
-        input: {size: 224, channels: 1, normalization: xrv, crop: center}   # see cxreval.predict.preprocess
+        input: {size: 224, channels: 1, normalization: xrv, crop: center}   # see cxreval.predict.Preprocessing
                                      # or 'architecture': the built module's own `preprocessing` (a CLIP
                                      # processor; cxreval.predict.clip_head)
         findings: [Atelectasis, Effusion, ""]   # the output order; "" or null: an output to leave out
@@ -53,8 +53,8 @@ from .._typing import PathLike
 from .._validation import read_yaml_file
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from ..findings import canonical_finding
-from .images import exc_text
-from .preprocess import Preprocessing
+from ._images import exc_text
+from ._preprocess import Preprocessing
 
 __all__ = ["MODEL_KINDS", "XRV_WEIGHTS", "XRV_VERSION", "ModelSpec", "LoadedModel", "parse_model_spec", "load_model",
            "xrv_weights_path", "require_torch", "torch_device", "require_xrv", "require_torchvision",

@@ -56,10 +56,10 @@ from ..io.images import read_image
 from ..labels import MACRO
 from ..progress import Progress, as_progress
 from ..results import TableResult
-from .images import ImageItem, exc_text
+from ._images import ImageItem, exc_text
+from ._models import require_torch, torch_device
+from ._preprocess import Preprocessing
 from .losses import LOSSES, loss_function
-from .models import require_torch, torch_device
-from .preprocess import Preprocessing
 from .recipes import XRV_DEFAULTS
 
 __all__ = ["FINETUNE_MODES", "RECIPES", "TRAINING_COLUMNS", "FinetuneResult", "finetune", "training_targets"]
@@ -200,7 +200,7 @@ def _input_dict(prep: Any) -> dict[str, Any] | str:
 
 def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | None, n_out: int,
            input_size: int | None, weights_dir: Any, download: bool) -> _Net:
-    from .models import load_model, parse_model_spec
+    from ._models import load_model, parse_model_spec
     from .recipes import chestxray8_net, find_classifier, replace_head
 
     if recipe is not None:
@@ -330,7 +330,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
     from ..datasets.splits import patient_split
     from ..labels import LabelPolicy, read_labels
     from ..outputs import check_output_path, output_folder
-    from .images import list_images
+    from ._images import list_images
 
     func = "finetune"
     seed = _seed_of(rng)
@@ -341,11 +341,11 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         raise InvalidParameterError("finetune needs exactly one of model= (xrv:, torch:, clip:) and "
                                     "recipe='chestxray8' (recipe='xrv' goes with model='xrv:...').")
     if recipe == "chestxray8":
-        from .models import require_torchvision
+        from ._models import require_torchvision
 
         require_torchvision()                          # an environment problem is named before any work
     else:
-        from .models import parse_model_spec
+        from ._models import parse_model_spec
 
         assert model is not None  # exactly one of model and recipe (checked above)
         if recipe == "xrv" and parse_model_spec(model).kind != "xrv":
@@ -419,7 +419,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                 if wfile is not None and wfile.is_file() else None}
         cached = None
         if features is not None:                         # checked before any image is read
-            from .probe import load_features
+            from ._probe import load_features
 
             cached = load_features(features, list(targets.study_id), [str(it.path) for it in chosen], fkey)
         data = None if cached is not None else _Images(chosen, net.prep, dicom_window=dicom_window)
@@ -438,7 +438,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         aug_gen = np.random.default_rng([seed, 1])           # the xrv recipe's augmentation draws
         try:
             if mode == "linear-probe":
-                from .probe import FEATURES_FILE, fit_linear_probe, save_features
+                from ._probe import FEATURES_FILE, fit_linear_probe, save_features
 
                 module.eval()
                 if cached is not None:
