@@ -44,6 +44,9 @@ _LAZY_ATTRS: dict[str, str] = {
     # localization, IQA, report
     "LocalizationProtocol": "localization", "heatmaps_to_boxes": "localization", "score_images": "localization",
     "get_metric": "iqa", "list_metrics": "iqa", "score_pairs": "iqa",
+    "degrade_folder": "iqa", "compare_metrics": "iqa", "compare_with_experts": "iqa", "DegradeResult": "iqa",
+    "ScoresResult": "iqa", "MetricComparisonResult": "iqa", "ExpertAgreementResult": "iqa",
+    "finetune": "predict", "FinetuneResult": "predict", "PredictResult": "predict",
     "write_report": "report",
     # data, splits, execution, published tables
     "load_dataset": "datasets", "list_datasets": "datasets", "fetch_metadata": "datasets",
@@ -108,6 +111,16 @@ __all__ = [
     "get_metric",
     "list_metrics",
     "score_pairs",
+    "degrade_folder",
+    "compare_metrics",
+    "compare_with_experts",
+    "DegradeResult",
+    "ScoresResult",
+    "MetricComparisonResult",
+    "ExpertAgreementResult",
+    "finetune",
+    "FinetuneResult",
+    "PredictResult",
     "write_report",
     "load_dataset",
     "list_datasets",
@@ -169,7 +182,18 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     )
     from .executor import ExecutorLike, get_executor
     from .fusion import FusionResult, fuse_labels, get_fusion, list_fusion
-    from .iqa import get_metric, list_metrics, score_pairs
+    from .iqa import (
+        DegradeResult,
+        ExpertAgreementResult,
+        MetricComparisonResult,
+        ScoresResult,
+        compare_metrics,
+        compare_with_experts,
+        degrade_folder,
+        get_metric,
+        list_metrics,
+        score_pairs,
+    )
     from .labels import (
         LabelState,
         binarize,
@@ -179,6 +203,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         validate_predictions,
     )
     from .localization import LocalizationProtocol, heatmaps_to_boxes, score_images
+    from .predict import FinetuneResult, PredictResult, finetune  # type: ignore[no-redef]
     from .ranking import RankingStabilityResult, compare_rankings, compare_table_rankings, load_xqa_auc_table
     from .report import write_report
     from .results import ConfidenceInterval, ReadReport, ReadResult
