@@ -99,8 +99,8 @@ def task(tmp_path, torch_mod):
 def test_finetune_caches_features_and_reuses_them(task, monkeypatch):
     import torch
 
+    from cxreval.predict import _finetune as ft
     from cxreval.predict import finetune
-    from cxreval.predict import finetune as ft
     spec = f"torch:{task / 'base.yaml'}"
     a = finetune(task / "imgs", task / "labels.csv", out=task / "a", model=spec, mode="linear-probe",
                  weight_decay=1e-2)

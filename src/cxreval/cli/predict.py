@@ -40,7 +40,8 @@ def predict(
     cam: str = typer.Option("cam", "--cam", help="cam (classifier-weighted features) or gradcam."),
     target_layer: str = typer.Option(None, "--target-layer", help="Module whose output the maps are made from "
                                      "(default per model: 'features' for xrv DenseNets, 'model.layer4' for ResNets)."),
-    batch_size: int = typer.Option(16, "--batch-size", help="Images per forward pass."),
+    batch_size: int = typer.Option(16, "--batch-size", help="Images per forward pass (default 16; finetune: 16, 64 "
+                                   "for --recipe xrv)."),
     device: str = device_option(),
     workers: int = typer.Option(0, "--workers", help="Threads reading images one batch ahead (0: none)."),
     executor: str = executor_option(),
