@@ -160,11 +160,12 @@ def test_last_layer_interrupt_and_cli(task, torch_mod, capsys):
                 raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
         finetune(task / "imgs", task / "labels.csv", out=task / "a", model=f"torch:{task / 'base.yaml'}",
-                 mode="last-layer", epochs=5, progress=StopAtEpoch2())
+                 mode="last-layer", epochs=5, progress=StopAtEpoch2(), rng=0)
     assert not (task / "a").exists()
     with pytest.raises(KeyboardInterrupt):
         finetune(task / "imgs", task / "labels.csv", out=task / "b", model=f"torch:{task / 'base.yaml'}",
-                 mode="last-layer", loss="wcel", epochs=5, progress=StopAtEpoch2(), keep_interrupted=True)
+                 mode="last-layer", loss="wcel", epochs=5, progress=StopAtEpoch2(), keep_interrupted=True,
+                 rng=0)
     js = json.loads((task / "b" / "finetune.json").read_text())
     assert js["interrupted"] and js["trained_modules"] == ["features.3", "classifier"] and js["loss"] == "wcel"
     sd = torch.load(task / "b" / "model.pt", weights_only=True)
@@ -212,7 +213,7 @@ def test_chestxray8_recipe_tiny(task, torch_mod, capsys):
     with pytest.raises(SchemaError, match="not torchvision resnet50 weights"):
         from cxreval.predict import finetune
         finetune(task / "imgs", task / "labels.csv", out=task / "x", recipe="chestxray8", arch="resnet50",
-                 weights=task / "r18.pth", input_size=64)
+                 weights=task / "r18.pth", input_size=64, rng=0)
 
 
 @pytest.mark.slow
@@ -222,7 +223,7 @@ def test_xrv_densenet_last_layer_reloads(task, xrv_weights, xrv):
 
     from cxreval.predict import finetune, load_model
     res = finetune(task / "imgs", task / "labels.csv", out=task / "x", model="xrv:densenet121-res224-all",
-                   weights_dir=xrv_weights, download=False, mode="last-layer", epochs=1, batch_size=16)
+                   weights_dir=xrv_weights, download=False, mode="last-layer", epochs=1, batch_size=16, rng=0)
     assert res.settings["trained_modules"] == ["features.denseblock4", "classifier"]
     cfg = yaml.safe_load((task / "x" / "model.yaml").read_text())
     assert cfg["architecture_kwargs"]["architecture"] == "torchxrayvision.models:DenseNet"

@@ -103,7 +103,7 @@ def test_finetune_caches_features_and_reuses_them(task, monkeypatch):
     from cxreval.predict import finetune
     spec = f"torch:{task / 'base.yaml'}"
     a = finetune(task / "imgs", task / "labels.csv", out=task / "a", model=spec, mode="linear-probe",
-                 weight_decay=1e-2)
+                 weight_decay=1e-2, rng=0)
     with np.load(task / "a" / "features.npz") as z:
         assert z["features"].shape == (40, 16) and z["features"].dtype == np.float32
         assert sorted(z["study_id"].tolist()) == sorted(pd.read_csv(task / "a" / "split.csv").study_id)
@@ -113,7 +113,7 @@ def test_finetune_caches_features_and_reuses_them(task, monkeypatch):
         raise AssertionError("images read although cached features were given")
     monkeypatch.setattr(ft, "_Images", no_images)
     b = finetune(task / "imgs", task / "labels.csv", out=task / "b", model=spec, mode="linear-probe",
-                 weight_decay=1e-2, features=task / "a" / "features.npz")
+                 weight_decay=1e-2, features=task / "a" / "features.npz", rng=0)
     sa, sb = (torch.load(task / x / "model.pt", weights_only=True) for x in ("a", "b"))
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
     pd.testing.assert_frame_equal(a.val_predictions, b.val_predictions)

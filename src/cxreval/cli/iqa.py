@@ -199,6 +199,7 @@ def compare_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv of
     check_inputs(("--scores", scores), kind="file")
     scores_df = _read_csv(scores, "--scores", ("test", "metric", "value", "degradation"),
                           dtype={"reference": str, "test": str, "metric": str, "degradation": str, "image": str})
+    check_output_path(out, overwrite=overwrite, inputs=[scores])  # a bad --out is refused before computing
     res = compare_metrics(scores_df)
     with open_output(out, overwrite=overwrite, inputs=[scores]) as d:
         res.save(d)
@@ -253,6 +254,7 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
     ratings_df = _read_csv(ratings, "--ratings", ("image", "rater", "rating"))
     scores_df = _read_csv(scores, "--scores", ("reference", "test", "metric", "value"))
     meta = {"seed": seed, "ddof": ddof, "spearman": spearman, "kendall": kendall, "unscored": unscored}
+    check_output_path(out, overwrite=overwrite, inputs=[scores, ratings])  # a bad --out: refused before computing
     res = compare_with_experts(ratings_df, scores_df, unscored=unscored, scale=(scale_min, scale_max),
                                n_resamples=n_resamples, confidence_level=confidence_level, rng=seed, ddof=ddof,
                                spearman=spearman, kendall=kendall)
