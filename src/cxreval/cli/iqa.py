@@ -145,9 +145,9 @@ def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns 
     (float64, no rounding). Relative paths are relative to the pairs file. The pairs file's other columns
     (pairs.csv of `cxreval iqa degrade`: image, degradation) are carried onto each pair's score rows.
     Metrics needing downloaded weights are skipped by 'all' and reported. Every image header is checked
-    before scoring starts. Pairs are scored in blocks, written as they come; with --executor, tasks carry
-    chunks of pairs (paths) and each worker opens its own images, so the images must be on storage every
-    worker sees at the same path (shared storage). The scores are identical, byte for byte, on every executor.
+    before scoring starts. Pairs are scored in blocks of 32 (the progress bar advances per block) and written
+    when all are scored; with --executor, tasks carry chunks of pairs (paths) and each worker opens its own
+    images, so the images must be on storage every worker sees at the same path (shared storage). The scores are identical, byte for byte, on every executor.
     NIQE needs a pristine model file (--niqe-model); the file is named in run.json (with its SHA-256) and in
     summary.md.
 
