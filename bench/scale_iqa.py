@@ -33,7 +33,8 @@ import pandas as pd
 import psutil
 from scipy import ndimage
 
-from cxreval.iqa import list_metrics, select_metrics, write_image
+from cxreval.io.images import write_image
+from cxreval.iqa import list_metrics, select_metrics
 
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"  # one thread per process: the executors are the only parallelism

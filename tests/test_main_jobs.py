@@ -16,7 +16,7 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
-from cxreval.iqa import write_image
+from cxreval.io.images import write_image
 from cxreval.results import TableResult
 
 MAX_LINES = 5

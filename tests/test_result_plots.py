@@ -178,7 +178,7 @@ def _build(name: str, tmp: Path):
         from cxreval.localization import simulate_localization_on_boxes
         return simulate_localization_on_boxes(_boxes(), rng=0)
     if name == "OverlayResult":
-        from cxreval.demo.images import overlay_boxes
+        from cxreval.localization import overlay_boxes
         return overlay_boxes(_images(tmp), _boxes(), rng=0)
     if name == "ReportLabelsResult":
         from cxreval.labeller import label_reports
@@ -191,10 +191,10 @@ def _build(name: str, tmp: Path):
         t = t[t.state != "not_mentioned"]
         return compute_precision_recall(t, reference="CR", predicted="Rep1", n_resamples=20, rng=0)
     if name == "ZMOSResult":
-        from cxreval.iqa.expert import zscores
+        from cxreval.iqa import zscores
         return zscores(RATINGS)
     if name == "MetricAgreementResult":
-        from cxreval.iqa.expert import metric_agreement, zscores
+        from cxreval.iqa import metric_agreement, zscores
         return metric_agreement(_iqa_scores(), zscores(RATINGS).zmos, n_resamples=20, rng=0)
     if name == "ExpertAgreementResult":
         from cxreval.iqa import compare_with_experts
@@ -210,7 +210,7 @@ def _build(name: str, tmp: Path):
         from cxreval.classification import compare_best_models
         return compare_best_models(_auc())
     if name == "FinetuneResult":
-        from cxreval.predict.finetune import TRAINING_COLUMNS, FinetuneResult
+        from cxreval.predict import TRAINING_COLUMNS, FinetuneResult
         log = pd.DataFrame([{"epoch": e, "finding": f, "train_loss": 1 / e, "val_loss": 1.1 / e, "val_auc": 0.5 + e / 10,
                              "n_val_pos": 3, "n_val_neg": 5, "best": e == 3} for e in (1, 2, 3)
                             for f in ("Effusion", "macro")], columns=list(TRAINING_COLUMNS))

@@ -181,7 +181,7 @@ def _ratings(n_refs: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def expert_agreement(ctx: Context) -> Figures:
-    from cxreval.iqa import expert
+    import cxreval.iqa as expert
 
     n_resamples = ctx.size(300, 1000)
     fig = Figures(peer=Peer("scipy.stats spearmanr / kendalltau bootstrap loop", module_version("scipy")))
@@ -262,7 +262,7 @@ PARTS = (
          "within the tolerances of tests/iqa/test_peer_values_radiographs.py.", reference_values),
     Part("speed_vs_peers", "Time per 1024 x 1024 pair of 11 full-reference metrics, cxreval vs piq, one thread, "
          "values side by side (--peer-python with torch + piq).", speed_vs_peers, python_for="piq"),
-    Part("expert_agreement", "cxreval.iqa.expert.metric_agreement (cluster bootstrap of SRCC/KRCC between metrics "
+    Part("expert_agreement", "cxreval.iqa.metric_agreement (cluster bootstrap of SRCC/KRCC between metrics "
          "and z-MOS) vs a SciPy loop on the same draws, 2 to 25 reference images.", expert_agreement),
     Part("box_downsample", "box_downsample's three conventions against reshape-and-sum block means on 5 shapes x "
          "f = 2..8, and its time on a 2048² image.", box_downsample),

@@ -91,8 +91,8 @@ def finetune(ctx: Context) -> Figures:
     from cxreval.datasets import nih
     from cxreval.findings import CHESTXRAY8
     from cxreval.labels import write_labels
+    from cxreval.predict import finetune as run_finetune
     from cxreval.predict import predict
-    from cxreval.predict.finetune import finetune as run_finetune
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     n, size, batch = ctx.size(8, 39), ctx.size(128, 1024), 4
@@ -108,7 +108,7 @@ def finetune(ctx: Context) -> Figures:
     w0, c0 = time.perf_counter(), time.process_time()
     res = run_finetune(ctx.tmp / "imgs", ctx.tmp / "labels.parquet", out=ctx.tmp / "cx8", recipe="chestxray8",
                        arch="resnet50", input_size=size, epochs=1, batch_size=batch, device=device,
-                       val_fraction=0.2, seed=ctx.seed)
+                       val_fraction=0.2, rng=ctx.seed)
     w1, c1 = time.perf_counter(), time.process_time()
     predict(ctx.tmp / "imgs", [f"torch:{ctx.tmp / 'cx8' / 'model.yaml'}"], out=ctx.tmp / "pred", batch_size=batch,
             device=device)

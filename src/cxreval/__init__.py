@@ -52,6 +52,9 @@ _LAZY_ATTRS: dict[str, str] = {
     "evaluate_heatmap_files": "localization", "LocalizationResult": "localization",
     "simulate_localization_study": "localization", "LocalizationStudy": "localization",
     "get_metric": "iqa", "list_metrics": "iqa", "score_pairs": "iqa",
+    "degrade_folder": "iqa", "compare_metrics": "iqa", "compare_with_experts": "iqa", "DegradeResult": "iqa",
+    "ScoresResult": "iqa", "MetricComparisonResult": "iqa", "ExpertAgreementResult": "iqa",
+    "finetune": "predict", "FinetuneResult": "predict", "PredictResult": "predict",
     "write_report": "report",
     # data, splits, execution, published tables
     "load_dataset": "datasets", "list_datasets": "datasets", "fetch_metadata": "datasets",
@@ -153,6 +156,16 @@ __all__ = [
     "get_metric",
     "list_metrics",
     "score_pairs",
+    "degrade_folder",
+    "compare_metrics",
+    "compare_with_experts",
+    "DegradeResult",
+    "ScoresResult",
+    "MetricComparisonResult",
+    "ExpertAgreementResult",
+    "finetune",
+    "FinetuneResult",
+    "PredictResult",
     "write_report",
     "load_dataset",
     "list_datasets",
@@ -239,7 +252,18 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
     from .demo import DemoResult, run_demo
     from .executor import ExecutorLike, get_executor
     from .fusion import FusionResult, fuse_labels, get_fusion, list_fusion
-    from .iqa import get_metric, list_metrics, score_pairs
+    from .iqa import (
+        DegradeResult,
+        ExpertAgreementResult,
+        MetricComparisonResult,
+        ScoresResult,
+        compare_metrics,
+        compare_with_experts,
+        degrade_folder,
+        get_metric,
+        list_metrics,
+        score_pairs,
+    )
     from .labels import read_labels, read_wide_labels, validate_label_table, validate_predictions
     from .latent import ClassifierEvaluation, evaluate_classifiers, evaluate_classifiers_files
     from .localization import (
@@ -252,6 +276,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         simulate_localization_study,
     )
     from .planning import RelabelPlanResult, plan_relabelling
+    from .predict import FinetuneResult, PredictResult, finetune  # type: ignore[no-redef]
     from .ranking import (
         RankingStabilityResult,
         ReferenceComparison,

@@ -23,9 +23,9 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "fuse": "cxreval.cli.fuse.fuse_and_compare",
     "localize": "cxreval.localization.evaluate_heatmap_files",
     "synth": "cxreval.localization.simulate_localization_study",
-    "iqa-degrade": "cxreval.iqa.degrade.degrade_images",
+    "iqa-degrade": "cxreval.iqa._degrade.degrade_images",
     "iqa-score": "cxreval.iqa.score_pair_batches",
-    "iqa-agree": "cxreval.iqa.expert.zscores",
+    "iqa-agree": "cxreval.iqa._expert.zscores",
     "iqa-compare": "cxreval.iqa.compare_metrics",
     "data-split": "cxreval.datasets.patient_split",
     "data-audit": "cxreval.datasets.audit.audit_chestxray14",
@@ -33,8 +33,8 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "demo": "cxreval.demo.run_demo",
     "label-reports": "cxreval.cli.label_reports.label_reports",
     "reader-export": "cxreval.reader.export_study",
-    "predict": "cxreval.predict.models.load_model",
-    "finetune": "cxreval.predict.models.load_model",
+    "predict": "cxreval.predict._models.load_model",
+    "finetune": "cxreval.predict._models.load_model",
     "plan": "cxreval.planning.plan_relabelling",
 }
 

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from cxreval.cli.main import main
-from cxreval.iqa import read_image
+from cxreval.io.images import read_image
 
 DEMO_DEGRADATIONS = ["blur_s1.5", "noise_g0.02", "jpeg_q20", "resample_x2", "gamma_1.3", "unsharp_s1.5_a0.8"]
 """The packaged demo plan's entries (src/cxreval/data/iqa_plans/demo.yaml), as the demo's IQA section lists them."""

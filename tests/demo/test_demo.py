@@ -207,7 +207,8 @@ def test_demo_numbers_equal_the_analysis_commands(demo_out: Path, shared_data: P
 def test_demo_iqa_is_metric_vs_metric(demo_out: Path) -> None:
     from scipy.stats import kendalltau, spearmanr
 
-    from cxreval.iqa import get_metric, read_image
+    from cxreval.io.images import read_image
+    from cxreval.iqa import get_metric
 
     d = demo_out / "iqa"
     scores = pd.read_csv(d / "scores" / "scores.csv")

@@ -55,10 +55,10 @@ def test_demo_real_boxes_equal_cxreval_synth_real_boxes(demo_section, shared_dat
     assert_same_tables(demo, cli / RealBoxesResult.FOLDER, RealBoxesResult.FILES.values())
     # the overlays: no command draws them; the demo's files == the library call it makes, saved by the result
     from cxreval.datasets.boxes import read_box_file
-    from cxreval.demo.images import boxed_images, overlay_boxes
+    from cxreval.localization import boxed_images, overlay_boxes
 
     boxes = read_box_file(bbox).table
-    res = overlay_boxes(boxed_images(shared_data, boxes), boxes, rng=0)
+    res = overlay_boxes(boxed_images(shared_data / "images" / "nih", boxes), boxes, rng=0)
     lib = tmp_path / "overlays"
     lib.mkdir()
     res.save(lib)

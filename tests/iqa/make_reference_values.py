@@ -9,7 +9,7 @@ Run ONLY in the development venv that holds the peers (never in CI)::
 
 Pairs: the shared 16-bit fixture (../shared/data/iqa_fixture: 2 NIH radiographs x 8 degradations, 512x512)
 and NIH radiographs (../shared/data/images/nih, 8-bit, 1024x1024) degraded by tests/iqa/data/nih_plan.yaml
-with cxreval.iqa.degrade (written as 16-bit PNGs). Every image is read as float64 in [0, 1]
+with cxreval.iqa.degrade_images (written as 16-bit PNGs). Every image is read as float64 in [0, 1]
 (value / data_range) and passed to the peers as a float64 tensor of shape (1, 1, H, W) (or repeated to 3
 channels where a peer requires colour), data_range=1. Columns: metric (cxreval name), pair, library,
 value, settings (the peer call and its conventions). The published calibration pairs (TID2013 I01 /
@@ -46,8 +46,8 @@ def _t(a: np.ndarray, ch: int = 1) -> torch.Tensor:
 
 
 def pairs() -> list[tuple[str, np.ndarray, np.ndarray]]:
-    from cxreval.iqa import read_image
-    from cxreval.iqa.degrade import degrade_images
+    from cxreval.io.images import read_image
+    from cxreval.iqa import degrade_images
 
     out = []
     fx = SHARED / "iqa_fixture"

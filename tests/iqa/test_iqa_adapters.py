@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError
-from cxreval.iqa import adapters
+from cxreval.iqa import _adapters as adapters
 from cxreval.iqa._registry import _REGISTRY
 
 

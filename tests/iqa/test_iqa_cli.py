@@ -169,8 +169,8 @@ def test_score_niqe_model_file_round_trip(tmp_path, capsys, niqe_test_model, niq
 
     from scipy.io import savemat
 
-    from cxreval.iqa import read_image
-    from cxreval.iqa.no_reference import NIQEModel, niqe
+    from cxreval.io.images import read_image
+    from cxreval.iqa import NIQEModel, niqe
     from cxreval.outputs import sha256_file
 
     pairs, imgs = _nr_pairs(tmp_path)

@@ -1,4 +1,4 @@
-"""Degradations (cxreval.iqa.degrade): the shared fixture reproduced bit for bit, determinism, errors."""
+"""Degradations (cxreval.iqa): the shared fixture reproduced bit for bit, determinism, errors."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.iqa import read_image
-from cxreval.iqa.degrade import TRANSFORMS, apply_degradation, degrade_images, read_plan
+from cxreval.io.images import read_image
+from cxreval.iqa import TRANSFORMS, apply_degradation, degrade_images, read_plan
 
 PLAN = Path(__file__).parent / "data" / "fixture_plan.yaml"
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.iqa.dct_subband_similarity import _dct_matrix, dss
+from cxreval.iqa import dss
+from cxreval.iqa._dct_subband_similarity import _dct_matrix
 
 
 def test_dct_matrix_is_scipy_orthonormal_dct():

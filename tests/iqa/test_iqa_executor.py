@@ -9,7 +9,8 @@ import pytest
 from cxreval.cli.main import main
 from cxreval.executor import ProcessExecutor
 from cxreval.io import TableWriter
-from cxreval.iqa import score_pair_batches, score_pairs, write_image
+from cxreval.io.images import write_image
+from cxreval.iqa import score_pair_batches, score_pairs
 
 METRICS = "psnr,rmse,ssim,gmsd,haarpsi,piqe"
 
@@ -87,7 +88,7 @@ def test_bad_spec_exit_2(tmp_path, pairs_file, capsys):
 
 
 def test_a_bad_image_fails_before_any_pair_is_scored(tmp_path, pairs_file, capsys, monkeypatch):
-    import cxreval.iqa.scoring as scoring
+    import cxreval.iqa._scoring as scoring
 
     def forbidden(*a, **k):
         raise AssertionError("a pair was scored before every image was checked")
@@ -99,7 +100,7 @@ def test_a_bad_image_fails_before_any_pair_is_scored(tmp_path, pairs_file, capsy
     table.to_csv(pairs_file, index=False)
     assert _score(pairs_file, tmp_path / "o", "--executor", "process:2") == 2
     err = capsys.readouterr().err
-    assert str(pairs_file) in err and "pair 6, test image: Cannot read image file" in err and "broken.png" in err
+    assert str(pairs_file) in err and "pair 6, test image: " in err and "cannot be read as an image" in err and "broken.png" in err
     table.loc[len(table) - 1, "test"] = "img/t0_0.png"  # 48x48, against a 32x32 reference
     write_image(pairs_file.parent / "img" / "small.png", np.zeros((32, 32)), data_range=1.0)
     table.loc[len(table) - 1, "reference"] = "img/small.png"

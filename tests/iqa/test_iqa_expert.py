@@ -1,4 +1,4 @@
-"""z-scores, z-MOS and Tables 3-4 (cxreval.iqa.expert) against a hand-worked example and scipy."""
+"""z-scores, z-MOS and Tables 3-4 (cxreval.iqa) against a hand-worked example and scipy."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.iqa.expert import (
+from cxreval.iqa import (
     compare_with_experts,
     metric_agreement,
     rater_agreement,

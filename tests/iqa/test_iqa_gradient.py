@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cxreval.exceptions import InvalidParameterError
-from cxreval.iqa.gradient import gmsd, mdsi
+from cxreval.iqa import gmsd, mdsi
 
 
 @pytest.mark.parametrize("func", [gmsd, mdsi])

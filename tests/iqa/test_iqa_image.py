@@ -1,4 +1,4 @@
-"""Image I/O and MATLAB-convention filtering (cxreval.iqa._image)."""
+"""Image I/O as the metrics see it (cxreval.io.images) and MATLAB-convention filtering (cxreval.iqa._image)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from PIL import Image
 from scipy import signal
 
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError
-from cxreval.iqa import get_metric, read_image, write_image
+from cxreval.io.images import read_image, write_image
+from cxreval.iqa import get_metric
 from cxreval.iqa._image import (
     auto_downsample,
     box_downsample,
@@ -70,7 +71,7 @@ def test_colour_image_rejected_and_grey_rgb_accepted(tmp_path):
     rgb[..., 0] = 10
     Image.fromarray(rgb).save(tmp_path / "c.png")
     with pytest.raises(SchemaError, match="colour image.*channels differ"):
-        read_image(tmp_path / "c.png")
+        assert read_image(tmp_path / "c.png").image is None
     grey = np.repeat(np.arange(64, dtype=np.uint8).reshape(8, 8)[..., None], 3, axis=2)
     Image.fromarray(grey).save(tmp_path / "g.png")
     assert read_image(tmp_path / "g.png").image.shape == (8, 8)
@@ -80,7 +81,7 @@ def test_missing_file_and_bad_inputs(tmp_path):
     with pytest.raises(DataUnavailableError, match="does not exist"):
         read_image(tmp_path / "nope.png")
     (tmp_path / "bad.png").write_text("not an image")
-    with pytest.raises(SchemaError, match="Cannot read image file"):
+    with pytest.raises(SchemaError, match="bad.png: cannot be read as an image"):
         read_image(tmp_path / "bad.png")
     x = np.zeros((4, 4))
     with pytest.raises(InvalidParameterError, match="same shape"):

@@ -24,7 +24,7 @@ from scipy import ndimage
 
 from cxreval.exceptions import InvalidParameterError
 from cxreval.iqa import gmsd, iw_ssim
-from cxreval.iqa.structural_similarity import MS_WEIGHTS
+from cxreval.iqa._structural_similarity import MS_WEIGHTS
 
 
 @pytest.fixture(scope="module")

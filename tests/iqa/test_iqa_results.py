@@ -54,7 +54,8 @@ def _check_save(res, folder: Path, extra: set[str] = frozenset()) -> None:
     written = res.save(folder)
     assert set(written) == set(res.FILES) and {p.name for p in written.values()} == set(res.FILES.values())
     assert _files(folder) == ({*res.FILES.values()} | {f.replace(".csv", ".parquet") for f in res.FILES.values()}
-                              | set(extra))
+                              | set(extra) | {"summary.md"})
+    assert (folder / "summary.md").read_text().rstrip("\n") == res.summary().rstrip("\n")
     tables = res.tables()
     for name, file in res.FILES.items():
         assert list(pd.read_csv(folder / file).columns) == list(tables[name].columns), file

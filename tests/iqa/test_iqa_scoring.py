@@ -9,6 +9,7 @@ from scipy.stats import kendalltau, spearmanr
 
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from cxreval.executor import SerialExecutor
+from cxreval.io.images import read_image, write_image
 from cxreval.iqa import (
     MetricSelection,
     fsim,
@@ -19,11 +20,9 @@ from cxreval.iqa import (
     oriented_scores,
     piqe,
     psnr,
-    read_image,
     score_pairs,
     select_metrics,
     ssim,
-    write_image,
 )
 
 
@@ -116,7 +115,7 @@ def test_errors_name_the_pair_and_file(images, tmp_path):
         score_pairs([(ref, t16), (ref, tmp_path / "missing.png")], ["psnr"])
     bad = tmp_path / "bad.png"
     bad.write_text("not an image")
-    with pytest.raises(SchemaError, match=r"pair 0, reference image: Cannot read image file .*bad.png"):
+    with pytest.raises(SchemaError, match=r"pair 0, reference image: .*bad.png: cannot be read as an image"):
         score_pairs([(bad, t16)], ["psnr"])
     small = write_image(tmp_path / "small.png", np.zeros((32, 32)), data_range=1.0)
     with pytest.raises(SchemaError, match=r"pair 0: reference .*ref.png \(64, 64\) and test .*small.png \(32, 32\) "

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cxreval.io.images import read_image
 from cxreval.iqa import (
     ambe,
     cw_ssim,
@@ -31,7 +32,6 @@ from cxreval.iqa import (
     ms_ssim,
     piqe,
     psnr,
-    read_image,
     rmse,
     ssim,
     uqi,
@@ -116,8 +116,8 @@ def reference_rows() -> list[tuple]:
 
 
 def load_pairs(shared: Path, names: set[str], tmp: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The named pairs as float64 images in [0, 1] (NIH pairs are re-made with cxreval.iqa.degrade)."""
-    from cxreval.iqa.degrade import degrade_images
+    """The named pairs as float64 images in [0, 1] (NIH pairs are re-made with cxreval.iqa.degrade_images)."""
+    from cxreval.iqa import degrade_images
 
     out = {}
     fx = shared / "iqa_fixture"

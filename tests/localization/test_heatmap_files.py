@@ -14,7 +14,7 @@ from cxreval.datasets.nih_boxes import read_nih_boxes
 from cxreval.exceptions import SchemaError
 from cxreval.localization import LocalizationProtocol, evaluate_heatmaps, read_maps, scan_heatmaps
 from cxreval.localization import _evaluate as evaluate_mod
-from cxreval.predict.store import NpzWriter
+from cxreval.predict import NpzWriter
 
 HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
 FINDINGS = ("Atelectasis", "Mass", "Nodule")

@@ -13,7 +13,7 @@ from cxreval.predict import load_model
 
 
 def test_exc_text_is_one_line():
-    from cxreval.predict.images import exc_text
+    from cxreval.predict import exc_text
 
     assert exc_text(ValueError("a\n\tb\n")) == "ValueError: a; b"
     tb = RuntimeError("The following operation failed.\nTraceback of TorchScript (most recent call last):\n"

@@ -85,11 +85,10 @@ def test_wcel_equals_hand_computed(torch_mod):
 def test_full_finetune_learns_and_predict_reproduces_its_validation_auc(task, torch_mod):
     from sklearn.metrics import roc_auc_score
 
-    from cxreval.predict import predict
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import finetune, predict
     calls = RecordedProgress()
     res = finetune(task / "imgs", task / "labels.csv", out=task / "ft", model=f"torch:{task / 'base.yaml'}",
-                   mode="full", epochs=12, patience=12, lr=3e-3, batch_size=8, seed=0, val_fraction=0.3,
+                   mode="full", epochs=12, patience=12, lr=3e-3, batch_size=8, rng=0, val_fraction=0.3,
                    progress=calls)
     log = pd.read_csv(task / "ft" / "training.csv")
     assert list(log.columns) == ["epoch", "finding", "train_loss", "val_loss", "val_auc", "n_val_pos", "n_val_neg",
@@ -122,15 +121,15 @@ def test_linear_probe_equals_logistic_regression(task, torch_mod):
     import torch
     from sklearn.linear_model import LogisticRegression
 
-    from cxreval.predict import load_model, preprocess, read_image
-    from cxreval.predict.finetune import finetune
+    from cxreval.io.images import read_image
+    from cxreval.predict import finetune, load_model, preprocess_image
     wd = 1e-2
     finetune(task / "imgs", task / "labels.csv", out=task / "lp", model=f"torch:{task / 'base.yaml'}",
-             mode="linear-probe", weight_decay=wd, seed=3)
+             mode="linear-probe", weight_decay=wd, rng=3)
     split = pd.read_csv(task / "lp" / "split.csv")
     tr = split[split.split == "train"].study_id.tolist()
     base = load_model(f"torch:{task / 'base.yaml'}")
-    x = torch.from_numpy(np.stack([preprocess(read_image(task / "imgs" / s), base.preprocessing) for s in tr]))
+    x = torch.from_numpy(np.stack([preprocess_image(read_image(task / "imgs" / s), base.preprocessing) for s in tr]))
     with torch.no_grad():
         feats = base.module.features(x / 1024.0).mean(dim=(2, 3)).double().numpy()
     lab = pd.read_csv(task / "labels.csv").pivot(index="study_id", columns="finding", values="state")
@@ -152,18 +151,21 @@ def test_linear_probe_equals_logistic_regression(task, torch_mod):
 def test_last_layer_interrupt_and_cli(task, torch_mod, capsys):
     import torch
 
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import finetune
 
-    def stop(epoch):
-        if epoch == 2:
-            raise KeyboardInterrupt
+    class StopAtEpoch2(RecordedProgress):  # Ctrl-C after the second epoch
+        def advance(self, task, n=1):
+            super().advance(task, n)
+            if sum(1 for t, _ in self.events if t == task) == 2 and "epochs" in self.tasks[task][0]:
+                raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
         finetune(task / "imgs", task / "labels.csv", out=task / "a", model=f"torch:{task / 'base.yaml'}",
-                 mode="last-layer", epochs=5, on_epoch=stop)
+                 mode="last-layer", epochs=5, progress=StopAtEpoch2(), rng=0)
     assert not (task / "a").exists()
     with pytest.raises(KeyboardInterrupt):
         finetune(task / "imgs", task / "labels.csv", out=task / "b", model=f"torch:{task / 'base.yaml'}",
-                 mode="last-layer", loss="wcel", epochs=5, on_epoch=stop, keep_interrupted=True)
+                 mode="last-layer", loss="wcel", epochs=5, progress=StopAtEpoch2(), keep_interrupted=True,
+                 rng=0)
     js = json.loads((task / "b" / "finetune.json").read_text())
     assert js["interrupted"] and js["trained_modules"] == ["features.3", "classifier"] and js["loss"] == "wcel"
     sd = torch.load(task / "b" / "model.pt", weights_only=True)
@@ -209,9 +211,9 @@ def test_chestxray8_recipe_tiny(task, torch_mod, capsys):
     with np.load(task / "p" / "heatmaps" / "chestxray8-resnet18.npz") as z:
         assert z["im000.png/Mass"].shape == (2, 2)                    # 64 / stride 32
     with pytest.raises(SchemaError, match="not torchvision resnet50 weights"):
-        from cxreval.predict.finetune import finetune
+        from cxreval.predict import finetune
         finetune(task / "imgs", task / "labels.csv", out=task / "x", recipe="chestxray8", arch="resnet50",
-                 weights=task / "r18.pth", input_size=64)
+                 weights=task / "r18.pth", input_size=64, rng=0)
 
 
 @pytest.mark.slow
@@ -219,10 +221,9 @@ def test_xrv_densenet_last_layer_reloads(task, xrv_weights, xrv):
     """xrv:densenet121-res224-all (self-made weights file): a new head + denseblock4 trained; predict reloads it."""
     import torch
 
-    from cxreval.predict import load_model
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import finetune, load_model
     res = finetune(task / "imgs", task / "labels.csv", out=task / "x", model="xrv:densenet121-res224-all",
-                   weights_dir=xrv_weights, download=False, mode="last-layer", epochs=1, batch_size=16)
+                   weights_dir=xrv_weights, download=False, mode="last-layer", epochs=1, batch_size=16, rng=0)
     assert res.settings["trained_modules"] == ["features.denseblock4", "classifier"]
     cfg = yaml.safe_load((task / "x" / "model.yaml").read_text())
     assert cfg["architecture_kwargs"]["architecture"] == "torchxrayvision.models:DenseNet"

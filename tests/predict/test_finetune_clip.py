@@ -51,11 +51,11 @@ def _check_predict_reproduces(tmp, out, res):
 def test_open_clip_linear_probe_and_full_finetune(squares, tiny_open_clip, capsys, one_torch_thread):
     import torch
 
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import finetune
     cfg, ckpt = tiny_open_clip
     spec = f"clip:open_clip:{cfg}:{ckpt}"
     lp = finetune(squares / "imgs", squares / "labels.csv", out=squares / "lp", model=spec, mode="linear-probe",
-                  weight_decay=1e-3, val_fraction=0.3, seed=1)
+                  weight_decay=1e-3, val_fraction=0.3, rng=1)
     y = yaml.safe_load((squares / "lp" / "model.yaml").read_text())
     assert y["architecture"] == "cxreval.predict.clip_head:clip_classifier" and y["input"] == "architecture"
     assert y["architecture_kwargs"] == {"spec": f"clip:open_clip:{cfg}:{ckpt}", "n_out": 2}
@@ -69,7 +69,7 @@ def test_open_clip_linear_probe_and_full_finetune(squares, tiny_open_clip, capsy
         assert z["features"].shape == (48, 16)                                             # the image embedding
 
     full = finetune(squares / "imgs", squares / "labels.csv", out=squares / "full", model=spec, mode="full",
-                    epochs=6, patience=6, lr=2e-3, batch_size=8, weight_decay=0.0, val_fraction=0.3, seed=1)
+                    epochs=6, patience=6, lr=2e-3, batch_size=8, weight_decay=0.0, val_fraction=0.3, rng=1)
     log = _check_predict_reproduces(squares, squares / "full", full)
     per_epoch = log[log.finding == "macro"].set_index("epoch")
     assert per_epoch.val_loss.iloc[-1] < 0.8 * per_epoch.val_loss.iloc[0]                 # validation loss goes down
@@ -88,14 +88,14 @@ def test_open_clip_linear_probe_and_full_finetune(squares, tiny_open_clip, capsy
 
 
 def test_hf_clip_linear_probe_and_full_finetune(squares, tiny_hf_clip, one_torch_thread):
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import finetune
     spec = f"clip:hf:{tiny_hf_clip}"
     lp = finetune(squares / "imgs", squares / "labels.csv", out=squares / "lp", model=spec, mode="linear-probe",
-                  weight_decay=1e-3, val_fraction=0.3, seed=2)
+                  weight_decay=1e-3, val_fraction=0.3, rng=2)
     log = _check_predict_reproduces(squares, squares / "lp", lp)
     assert log.val_loss.iloc[0] < 0.85 * math.log(2)
     full = finetune(squares / "imgs", squares / "labels.csv", out=squares / "full", model=spec, mode="full",
-                    epochs=4, patience=4, lr=2e-3, batch_size=8, weight_decay=0.0, val_fraction=0.3, seed=2)
+                    epochs=4, patience=4, lr=2e-3, batch_size=8, weight_decay=0.0, val_fraction=0.3, rng=2)
     log = _check_predict_reproduces(squares, squares / "full", full)
     per_epoch = log[log.finding == "macro"].set_index("epoch")
     assert per_epoch.val_loss.iloc[-1] < per_epoch.val_loss.iloc[0]

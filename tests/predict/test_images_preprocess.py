@@ -7,8 +7,8 @@ import pytest
 from PIL import Image
 
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.predict.images import ImageReadError, list_images, read_image
-from cxreval.predict.preprocess import Preprocessing, preprocess
+from cxreval.io.images import ImageReadError, LoadedImage, read_image
+from cxreval.predict import Preprocessing, list_images, preprocess_image
 
 
 def _ramp(h, w, dtype, rng=0):
@@ -47,7 +47,7 @@ def test_colour_jpeg_tiff_and_errors(tmp_path):
     (tmp_path / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\n garbage")
     with pytest.raises(ImageReadError, match="bad.png: cannot be read as an image"):
         read_image(tmp_path / "bad.png")
-    with pytest.raises(ImageReadError, match="file not found"):
+    with pytest.raises(ImageReadError, match="does not exist"):
         read_image(tmp_path / "none.png")
     # 16-bit colour PNG: Pillow would squash it to 8 bits, so it is refused
     import struct
@@ -88,26 +88,25 @@ def test_listing(tmp_path):
 
 
 def test_hand_worked_preprocessing():
-    from cxreval.predict.images import RawImage
     # 2 x 4 8-bit image: the centre crop keeps columns 1..2; values 0 and 255 -> -1024 and 1024
-    raw = RawImage(np.array([[9, 0, 255, 9], [9, 255, 0, 9]], dtype=np.uint8), 255, 8, 1, "png")
-    x = preprocess(raw, Preprocessing(size=2))
+    raw = LoadedImage(np.array([[9, 0, 255, 9], [9, 255, 0, 9]], dtype=np.uint8), 255, 8, 1, "png")
+    x = preprocess_image(raw, Preprocessing(size=2))
     assert x.shape == (1, 2, 2) and x.dtype == np.float32
     np.testing.assert_array_equal(x[0], [[-1024, 1024], [1024, -1024]])   # same size: resize is the identity here
-    u = preprocess(raw, Preprocessing(size=2, normalization="unit", crop="none", channels=3))
+    u = preprocess_image(raw, Preprocessing(size=2, normalization="unit", crop="none", channels=3))
     assert u.shape == (3, 2, 2) and 0 <= u.min() and u.max() <= 1
-    c = preprocess(raw, Preprocessing(size=2, normalization="custom", mean=(0.5,), std=(0.25,)))
+    c = preprocess_image(raw, Preprocessing(size=2, normalization="custom", mean=(0.5,), std=(0.25,)))
     np.testing.assert_allclose(c[0], [[-2, 2], [2, -2]])
-    im = preprocess(raw, Preprocessing(size=2, channels=3, normalization="imagenet"))
+    im = preprocess_image(raw, Preprocessing(size=2, channels=3, normalization="imagenet"))
     np.testing.assert_allclose(im[:, 0, 1], (1 - np.array([0.485, 0.456, 0.406])) / np.array([0.229, 0.224, 0.225]),
                                rtol=1e-6)
     with pytest.raises(InvalidParameterError, match="needs channels=3"):
         Preprocessing(size=2, normalization="imagenet")
     with pytest.raises(InvalidParameterError, match="'crop' parameter"):
         Preprocessing(size=2, crop="left")
-    bad = RawImage(np.array([[300]], dtype=np.uint16), 255, 8, 1, "png")
+    bad = LoadedImage(np.array([[300]], dtype=np.uint16), 255, 8, 1, "png")
     with pytest.raises(ImageReadError, match=r"outside \[0, 255\]"):
-        preprocess(bad, Preprocessing(size=2))
+        preprocess_image(bad, Preprocessing(size=2))
 
 
 @pytest.mark.parametrize("dtype,shape,size", [(np.uint8, (300, 260), 224), (np.uint16, (250, 333), 224),
@@ -117,7 +116,7 @@ def test_preprocessing_equals_torchxrayvision(tmp_path, xrv, dtype, shape, size)
     a = _ramp(shape[0], shape[1], dtype) if len(shape) == 2 else \
         np.stack([_ramp(shape[0], shape[1], dtype, k) for k in range(3)], axis=2)
     Image.fromarray(a).save(tmp_path / "x.png")
-    ours = preprocess(read_image(tmp_path / "x.png"), Preprocessing(size=size))
+    ours = preprocess_image(read_image(tmp_path / "x.png"), Preprocessing(size=size))
     maxval = np.iinfo(dtype).max
     ref = xrv.datasets.normalize(a, maxval)
     if ref.ndim == 3:
@@ -161,7 +160,7 @@ def test_dicom_monochrome_and_window(tmp_path, xrv):
     np.testing.assert_array_equal(r1.pixels, 4095 - v)                   # inverted to MONOCHROME2
     with pytest.warns(UserWarning):
         ref1 = xrv.utils.read_xray_dcm(p1)                               # xrv: normalised, MONOCHROME1 fixed
-    from cxreval.predict.preprocess import scale_pixels
+    from cxreval.predict import scale_pixels
     np.testing.assert_allclose(scale_pixels(r1, "xrv"), ref1, atol=1e-6)
     p2 = _dicom(tmp_path / "w.dcm", v, window=(1000, 800))
     r2 = read_image(p2, dicom_window="voi")

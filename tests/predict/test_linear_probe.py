@@ -1,4 +1,4 @@
-"""The linear probe's convex fit on cached features (cxreval.predict.probe) against scikit-learn, and the
+"""The linear probe's convex fit on cached features (cxreval.predict.fit_linear_probe) against scikit-learn, and the
 features cache of ``finetune --mode linear-probe``.
 
 References: scikit-learn's ``LogisticRegression`` (lbfgs, tol 1e-12) on the same features: ``C = 1 / (N *
@@ -15,7 +15,7 @@ import yaml
 
 from cxreval.cli.main import main
 from cxreval.exceptions import InvalidParameterError, SchemaError
-from cxreval.predict.probe import entry_weights, fit_linear_probe
+from cxreval.predict import entry_weights, fit_linear_probe
 
 from .conftest import ARCH
 from .test_finetune import square_images
@@ -99,11 +99,11 @@ def task(tmp_path, torch_mod):
 def test_finetune_caches_features_and_reuses_them(task, monkeypatch):
     import torch
 
-    from cxreval.predict import finetune as ft
-    from cxreval.predict.finetune import finetune
+    from cxreval.predict import _finetune as ft
+    from cxreval.predict import finetune
     spec = f"torch:{task / 'base.yaml'}"
     a = finetune(task / "imgs", task / "labels.csv", out=task / "a", model=spec, mode="linear-probe",
-                 weight_decay=1e-2)
+                 weight_decay=1e-2, rng=0)
     with np.load(task / "a" / "features.npz") as z:
         assert z["features"].shape == (40, 16) and z["features"].dtype == np.float32
         assert sorted(z["study_id"].tolist()) == sorted(pd.read_csv(task / "a" / "split.csv").study_id)
@@ -113,7 +113,7 @@ def test_finetune_caches_features_and_reuses_them(task, monkeypatch):
         raise AssertionError("images read although cached features were given")
     monkeypatch.setattr(ft, "_Images", no_images)
     b = finetune(task / "imgs", task / "labels.csv", out=task / "b", model=spec, mode="linear-probe",
-                 weight_decay=1e-2, features=task / "a" / "features.npz")
+                 weight_decay=1e-2, features=task / "a" / "features.npz", rng=0)
     sa, sb = (torch.load(task / x / "model.pt", weights_only=True) for x in ("a", "b"))
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
     pd.testing.assert_frame_equal(a.val_predictions, b.val_predictions)

@@ -58,10 +58,11 @@ def test_scores_heatmaps_and_outputs(tmp_path, blob_folder, tiny_models, torch_m
         r, c = np.unravel_index(np.argmax(m), m.shape)
         peak = np.array([2 * r + 0.5, 2 * c + 0.5])                   # centre of the 2x2 pixel block of the cell
         assert np.hypot(*(peak - centres[i])) <= 3.0, (i, peak, centres[i])
+    from cxreval.io.images import read_image
     from cxreval.localization import class_activation_maps
-    from cxreval.predict import load_model, preprocess, read_image
+    from cxreval.predict import load_model, preprocess_image
     lm = load_model(f"torch:{ymls[0]}")
-    x = np.stack([preprocess(read_image(d / "img03.png"), lm.preprocessing)])
+    x = np.stack([preprocess_image(read_image(d / "img03.png"), lm.preprocessing)])
     ref = class_activation_maps(lm.module, x, target_layer="features", classes=[0, 1, 2])
     np.testing.assert_allclose(maps["img03.png/Infiltration"], ref[0, 1], rtol=0, atol=1e-5)  # float32 batch vs single
     # Grad-CAM: non-negative maps, equal to cxreval.localization.grad_cam, peak at the blob
@@ -81,27 +82,39 @@ def test_scores_heatmaps_and_outputs(tmp_path, blob_folder, tiny_models, torch_m
     assert (out / "run.json").is_file() and not partial_path(out).exists()
 
 
+class Interrupting(RecordedProgress):
+    """A progress that raises KeyboardInterrupt (Ctrl-C) at its ``n``-th advance: after the ``n``-th stored batch."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+    def advance(self, task, n=1):
+        super().advance(task, n)
+        if len(self.events) == self.n:
+            raise KeyboardInterrupt
+
+
+def _advanced(progress):
+    """The images counted at each advance (per stored batch)."""
+    return [n for _, n in progress.events if n != "done"]
+
+
 def test_resume_after_interrupt(tmp_path, blob_folder, tiny_models, torch_mod):
     d, _, _ = blob_folder
     _, ymls = tiny_models
     specs = [f"torch:{ymls[0]}", f"torch:{ymls[1]}"]
     full = predict(d, specs, out=tmp_path / "full", heatmaps=True, batch_size=3)
-    seen = []
-
-    def stop_after_two(n):
-        seen.append(n)
-        if len(seen) == 2:
-            raise KeyboardInterrupt
     out = tmp_path / "out"
     with pytest.raises(KeyboardInterrupt):
-        predict(d, specs, out=out, heatmaps=True, batch_size=3, on_batch=stop_after_two)
+        predict(d, specs, out=out, heatmaps=True, batch_size=3, progress=Interrupting(2))
     assert not out.exists() and len(list(partial_path(out).glob("g*.npz"))) == 2
     # other settings: refused, not mixed
     with pytest.raises(SchemaError, match=r"other settings \(\['cam', 'heatmaps', 'models'\]\).*restart=True"):
         predict(d, specs[:1], out=out, batch_size=3)
-    counts, calls = [], RecordedProgress()
-    res = predict(d, specs, out=out, heatmaps=True, batch_size=3, workers=2, on_batch=counts.append,
-                  progress=calls)
+    calls = RecordedProgress()
+    res = predict(d, specs, out=out, heatmaps=True, batch_size=3, workers=2, progress=calls)
+    counts = _advanced(calls)
     assert sum(counts) == 10 - 6                                    # only the images not yet predicted
     assert calls.tasks == [("cxreval predict (images)", 10 - 6)]    # the progress task: the images of this run
     assert calls.events == [(0, n) for n in counts]                 # advanced per batch
@@ -112,10 +125,10 @@ def test_resume_after_interrupt(tmp_path, blob_folder, tiny_models, torch_mod):
             assert all(np.array_equal(a[k], b[k]) for k in a.files)
     # restart discards stored batches
     with pytest.raises(KeyboardInterrupt):
-        predict(d, specs[:1], out=tmp_path / "o2", on_batch=lambda n: (_ for _ in ()).throw(KeyboardInterrupt()))
-    counts = []
-    predict(d, specs[:1], out=tmp_path / "o2", restart=True, on_batch=counts.append)
-    assert sum(counts) == 10
+        predict(d, specs[:1], out=tmp_path / "o2", progress=Interrupting(1))
+    calls = RecordedProgress()
+    predict(d, specs[:1], out=tmp_path / "o2", restart=True, progress=calls)
+    assert sum(_advanced(calls)) == 10
 
 
 def test_cli(tmp_path, blob_folder, tiny_models, torch_mod, capsys):
@@ -157,9 +170,9 @@ def test_executor_shards_equal_serial(tmp_path, blob_folder, tiny_models, torch_
     specs = [f"torch:{ymls[0]}", f"torch:{ymls[1]}"]
     serial = predict(d, specs, out=tmp_path / "serial", heatmaps=True, batch_size=2)
     with open_executor("process:2") as ex:
-        counts = []
-        par = predict(d, specs, out=tmp_path / "par", heatmaps=True, batch_size=2, executor=ex,
-                      on_batch=counts.append)
+        calls = RecordedProgress()
+        par = predict(d, specs, out=tmp_path / "par", heatmaps=True, batch_size=2, executor=ex, progress=calls)
+    counts = _advanced(calls)
     assert sum(counts) == 10 and max(counts) <= 2
     pd.testing.assert_frame_equal(par.predictions, serial.predictions)
     for name in ("tiny0", "tiny1"):

@@ -16,9 +16,8 @@ from PIL import Image
 
 from cxreval.cli.main import main
 from cxreval.exceptions import DataUnavailableError, InvalidParameterError, SchemaError
-from cxreval.predict import load_model, predict, read_image
-from cxreval.predict.models import parse_model_spec
-from cxreval.predict.prompts import PROMPT_SETS, load_prompts
+from cxreval.io.images import read_image
+from cxreval.predict import PROMPT_SETS, load_model, load_prompts, parse_model_spec, predict
 
 PROMPTS = {"findings": {"Atelectasis": {"positive": ["atelectasis", "collapsed lung"],
                                         "negative": ["no atelectasis", "normal lung volume"]},

@@ -365,3 +365,25 @@ def executor_output(executor: str | None, out: Path, *, overwrite: bool, inputs:
     with cli_executor(executor) as ex, open_output(out, overwrite=overwrite, inputs=inputs, meta=meta) as d, \
             progress() as prog:
         yield ex, d, prog
+
+
+def device_option() -> Any:
+    """``--device`` of the model commands (``predict``, ``finetune``)."""
+    return typer.Option("cpu", "--device", help="cpu, cuda or cuda:N.")
+
+
+def weights_dir_option() -> Any:
+    """``--weights-dir`` of the model commands: where TorchXRayVision weight files are."""
+    return typer.Option(None, "--weights-dir", help="Folder holding TorchXRayVision weight files "
+                        "(default ~/.torchxrayvision/models_data).")
+
+
+def no_download_option() -> Any:
+    """``--no-download`` of the model commands."""
+    return typer.Option(False, "--no-download", help="Never download weights; fail naming where the file must be put.")
+
+
+def show_progress_option() -> Any:
+    """``--progress/--no-progress`` of the model commands."""
+    return typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: when stderr is a "
+                        "terminal).")

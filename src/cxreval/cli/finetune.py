@@ -7,13 +7,17 @@ from pathlib import Path
 import typer
 
 from ._common import (
+    device_option,
     echo_json,
     findings_option,
+    no_download_option,
     out_option,
     overwrite_option,
     seed_option,
+    show_progress_option,
     split_list,
     state_encoding_option,
+    weights_dir_option,
 )
 from ._common import progress as progress_bar
 
@@ -61,14 +65,13 @@ def finetune(
     input_size: int = typer.Option(None, "--input-size", help="Input side for --recipe (default 1024, the paper's)."),
     name: str = typer.Option(None, "--name", help="Model name in model.yaml (the predictions' model column)."),
     seed: int = seed_option("Seed of the split, the initialisation and the batch order."),
-    device: str = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N."),
+    device: str = device_option(),
     keep_interrupted: bool = typer.Option(False, "--keep-interrupted", help="On Ctrl-C, write --out with the best "
                                           "epoch so far (default: write nothing)."),
-    weights_dir: Path = typer.Option(None, "--weights-dir", help="Folder holding TorchXRayVision weight files."),
-    no_download: bool = typer.Option(False, "--no-download", help="Never download xrv weights."),
+    weights_dir: Path = weights_dir_option(),
+    no_download: bool = no_download_option(),
     overwrite: bool = overwrite_option(),
-    show_progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: when "
-                                       "stderr is a terminal)."),
+    show_progress: bool = show_progress_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Fine-tune a model on your labels (patient-level train/validation split, early stopping on validation AUC).
@@ -82,14 +85,14 @@ def finetune(
         cxreval finetune --images xrays/ --labels labels.csv --recipe chestxray8 --arch resnet50 --device cuda -o cx8/
         cxreval finetune --images xrays/ --labels labels.csv --model clip:hf:models/clip-folder --mode linear-probe -o lp/
     """
-    from ..predict.finetune import finetune as run
+    from ..predict import finetune as run
 
     with progress_bar(enabled=show_progress) as prog:
         res = run(images, labels, out=out, model=model, recipe=recipe, arch=arch, weights=weights, mode=mode,
                   loss=loss, findings=split_list(findings, option="--findings"), source=source, policy=policy,
                   not_mentioned=not_mentioned, state_encoding=state_encoding, val_fraction=val_fraction,
                   epochs=epochs, patience=patience, batch_size=batch_size, lr=lr, weight_decay=weight_decay,
-                  seed=seed, device=device, input_size=input_size, name=name, keep_interrupted=keep_interrupted,
+                  rng=seed, device=device, input_size=input_size, name=name, keep_interrupted=keep_interrupted,
                   overwrite=overwrite, weights_dir=weights_dir, download=not no_download, features=features,
                   argv=_argv(),
                   progress=prog)

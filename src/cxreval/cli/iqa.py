@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +10,10 @@ import pandas as pd
 import typer
 
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
-from ..io import write_summary
-from ..iqa.expert import IQA_KENDALL, IQA_SPEARMAN
+from ..iqa import IQA_KENDALL, IQA_SPEARMAN
 from ..outputs import check_output_path
 from ._common import (
     check_inputs,
-    cli_executor,
     echo_json,
     executor_option,
     open_output,
@@ -36,12 +33,6 @@ _PLAN_HELP = ("Degradation plan, YAML: 'seed: 0', 'output_dtype: same|uint8|uint
               "{sigma: [1, 2]}}' (a list expands to one entry each). Transforms: window (level, width), "
               "contrast_stretch (low, high), gamma (gamma), unsharp_mask (sigma, amount), gaussian_blur (sigma), "
               "gaussian_noise (sigma), poisson_noise (peak), resample (factor, order), jpeg (quality).")
-
-
-def _save(res: Any, folder: Path) -> None:
-    """Write the result's files and its summary.md into the output folder."""
-    res.save(folder)
-    write_summary(folder, res.summary())
 
 
 def _echo(res: Any, json_out: bool, line: str) -> None:
@@ -125,30 +116,13 @@ def degrade_cmd(images: Path = typer.Option(..., "--images", help="Folder of ima
         cxreval iqa degrade --images pngs/ --plan plan.yaml -o degraded
         cxreval iqa degrade --images pngs/ --plan demo --sample 3 --max-size 512 -o iqa
     """
-    from ..iqa.degrade import (
-        IMAGES_DIR,
-        REFERENCES_DIR,
-        degrade_folder,
-        image_files,
-        plan_source,
-        read_plan,
-        sample_images,
-        shrink_images,
-    )
+    from ..iqa import IMAGES_DIR, degrade_folder, plan_source
 
-    for name, value in (("--sample", sample), ("--max-size", max_size)):
-        if value is not None and value < 1:
-            raise InvalidParameterError(f"{name} must be a positive number. Got {value}.")
     if not images.is_dir():
         raise SchemaError(f"--images {images} is not a folder.")
-    plan_file = plan_source(plan)
-    the_plan = read_plan(plan_file)
-    files = image_files(images)[0]
-    chosen = files if sample is None else sample_images(files, sample)
-    with open_output(out, overwrite=overwrite, inputs=[images, plan_file]) as d:
-        refs = chosen if max_size is None else shrink_images(chosen, d / REFERENCES_DIR, max_size)
-        res = degrade_folder(images if refs == files else refs, the_plan, d)
-        _save(res, d)
+    with open_output(out, overwrite=overwrite, inputs=[images, plan_source(plan)]) as d:
+        res = degrade_folder(images, plan, d, sample=sample, max_size=max_size)
+        res.save(d)
     _echo(res, json_out, f"wrote {len(res.manifest)} degraded images to {Path(out) / IMAGES_DIR}")
 
 
@@ -171,9 +145,9 @@ def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns 
     (float64, no rounding). Relative paths are relative to the pairs file. The pairs file's other columns
     (pairs.csv of `cxreval iqa degrade`: image, degradation) are carried onto each pair's score rows.
     Metrics needing downloaded weights are skipped by 'all' and reported. Every image header is checked
-    before scoring starts. Pairs are scored in blocks, written as they come; with --executor, tasks carry
-    chunks of pairs (paths) and each worker opens its own images, so the images must be on storage every
-    worker sees at the same path (shared storage). The scores are identical, byte for byte, on every executor.
+    before scoring starts. Pairs are scored in blocks of 32 (the progress bar advances per block) and written
+    when all are scored; with --executor, tasks carry chunks of pairs (paths) and each worker opens its own
+    images, so the images must be on storage every worker sees at the same path (shared storage). The scores are identical, byte for byte, on every executor.
     NIQE needs a pristine model file (--niqe-model); the file is named in run.json (with its SHA-256) and in
     summary.md.
 
@@ -183,46 +157,27 @@ def score_cmd(pairs: Path = typer.Option(..., "--pairs", help="CSV with columns 
         cxreval iqa score --pairs degraded/pairs.csv --metrics psnr,ssim --executor process:2 -o scores
         cxreval iqa score --pairs degraded/pairs.csv --metrics niqe,piqe --niqe-model modelparameters.mat -o nr
     """
-    from ..iqa import ScoresResult, load_niqe_model, score_pair_batches, select_metrics
+    from ..iqa import score_pairs
 
     check_inputs(("--pairs", pairs), ("--niqe-model", niqe_model), kind="file")
-    model = None if niqe_model is None else load_niqe_model(niqe_model)  # a bad file: one line naming it
     table = _read_csv(pairs, "--pairs", ("reference", "test"), dtype=str)
-    selection = select_metrics(metrics, supplied=("niqe",) if model is not None else ())
-    if model is not None and "niqe" not in selection.names:
-        raise InvalidParameterError(f"--niqe-model {niqe_model} is given but --metrics {metrics!r} does not "
-                                    "include niqe; add niqe to --metrics or leave out --niqe-model.")
-    options = None if model is None else {"niqe": {"model": model}}
-    notes = () if model is None else (f"NIQE pristine model: {niqe_model}",)
     check_output_path(out, overwrite=overwrite, inputs=[p for p in (pairs, niqe_model) if p is not None])
-    with cli_executor(executor) as ex:
-        try:  # every image header is checked now, before the output folder is opened
-            blocks = _naming(score_pair_batches(table, selection.names, base_dir=pairs.parent, executor=ex,
-                                                metric_options=options), pairs)
+    with progress() as prog:
+        try:  # every image header is checked before the first pair is scored
+            res = score_pairs(table, metrics, base_dir=pairs.parent, niqe_model=niqe_model, executor=executor,
+                              progress=prog)
         except CxrevalError as exc:  # name the file: the library names the pair
             raise type(exc)(f"{pairs}: {exc}") from exc
-        meta: dict[str, object] = {"executor": executor}
-        if niqe_model is not None:
-            meta["niqe_model"] = str(niqe_model)
-        with open_output(out, overwrite=overwrite, inputs=[pairs, niqe_model], meta=meta) as d, \
-                progress() as prog:
-            task = prog.add(f"scoring pairs ({len(selection.names)} metrics)", total=len(table))
-            n_rows = ScoresResult.save_batches(d, blocks, on_block=lambda b: prog.advance(
-                task, len(b) // len(selection.names)))
-            write_summary(d, ScoresResult.describe(len(table), selection, notes=notes))
+    meta: dict[str, object] = {"executor": executor}
+    if niqe_model is not None:
+        meta["niqe_model"] = str(niqe_model)
+    with open_output(out, overwrite=overwrite, inputs=[pairs, niqe_model], meta=meta) as d:
+        res.save(d)
     if json_out:
-        echo_json({"n_pairs": len(table), **selection.to_dict(),
+        echo_json({"n_pairs": len(table), **res.selection.to_dict(),
                    **({"niqe_model": str(niqe_model)} if niqe_model is not None else {})})
     else:
-        typer.echo(f"wrote {n_rows} scores to {Path(out) / ScoresResult.FILES['scores']}")
-
-
-def _naming(blocks: Iterator[pd.DataFrame], pairs: Path) -> Iterator[pd.DataFrame]:
-    """The blocks, with a failing pair's error naming the pairs file too."""
-    try:
-        yield from blocks
-    except CxrevalError as exc:
-        raise type(exc)(f"{pairs}: {exc}") from exc
+        typer.echo(f"wrote {len(res.table)} scores to {Path(out) / res.FILES['scores']}")
 
 
 @iqa_app.command("compare")
@@ -244,9 +199,10 @@ def compare_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv of
     check_inputs(("--scores", scores), kind="file")
     scores_df = _read_csv(scores, "--scores", ("test", "metric", "value", "degradation"),
                           dtype={"reference": str, "test": str, "metric": str, "degradation": str, "image": str})
+    check_output_path(out, overwrite=overwrite, inputs=[scores])  # a bad --out is refused before computing
+    res = compare_metrics(scores_df)
     with open_output(out, overwrite=overwrite, inputs=[scores]) as d:
-        res = compare_metrics(scores_df)
-        _save(res, d)
+        res.save(d)
     _echo(res, json_out, f"wrote {', '.join(res.FILES.values())} to {out}")
 
 
@@ -298,11 +254,12 @@ def agree_cmd(scores: Path = typer.Option(..., "--scores", help="scores.csv from
     ratings_df = _read_csv(ratings, "--ratings", ("image", "rater", "rating"))
     scores_df = _read_csv(scores, "--scores", ("reference", "test", "metric", "value"))
     meta = {"seed": seed, "ddof": ddof, "spearman": spearman, "kendall": kendall, "unscored": unscored}
-    with open_output(out, overwrite=overwrite, inputs=[scores, ratings], meta=meta) as d:
-        res = compare_with_experts(ratings_df, scores_df, unscored=unscored, scale=(scale_min, scale_max),
+    check_output_path(out, overwrite=overwrite, inputs=[scores, ratings])  # a bad --out: refused before computing
+    res = compare_with_experts(ratings_df, scores_df, unscored=unscored, scale=(scale_min, scale_max),
                                n_resamples=n_resamples, confidence_level=confidence_level, rng=seed, ddof=ddof,
                                spearman=spearman, kendall=kendall)
-        _save(res, d)
+    with open_output(out, overwrite=overwrite, inputs=[scores, ratings], meta=meta) as d:
+        res.save(d)
     _echo(res, json_out, f"wrote z-MOS, rater and metric agreement tables to {out}")
 
 

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import typer
 
-from ._common import cli_executor, echo_json, executor_option
+from ._common import (
+    cli_executor,
+    device_option,
+    echo_json,
+    executor_option,
+    no_download_option,
+    show_progress_option,
+    weights_dir_option,
+)
 from ._common import progress as progress_bar
 
 __all__ = ["register", "predict"]
@@ -32,21 +40,19 @@ def predict(
     cam: str = typer.Option("cam", "--cam", help="cam (classifier-weighted features) or gradcam."),
     target_layer: str = typer.Option(None, "--target-layer", help="Module whose output the maps are made from "
                                      "(default per model: 'features' for xrv DenseNets, 'model.layer4' for ResNets)."),
-    batch_size: int = typer.Option(16, "--batch-size", help="Images per forward pass."),
-    device: str = typer.Option("cpu", "--device", help="cpu, cuda or cuda:N."),
+    batch_size: int = typer.Option(16, "--batch-size", help="Images per forward pass (default 16; finetune: 16, 64 "
+                                   "for --recipe xrv)."),
+    device: str = device_option(),
     workers: int = typer.Option(0, "--workers", help="Threads reading images one batch ahead (0: none)."),
     executor: str = executor_option(),
-    weights_dir: Path = typer.Option(None, "--weights-dir", help="Folder holding TorchXRayVision weight files "
-                                     "(default ~/.torchxrayvision/models_data)."),
-    no_download: bool = typer.Option(False, "--no-download", help="Never download weights; fail naming where the "
-                                     "file must be put."),
+    weights_dir: Path = weights_dir_option(),
+    no_download: bool = no_download_option(),
     dicom_window: str = typer.Option("none", "--dicom-window", help="none (stored values) or voi (apply the "
                                      "DICOM VOI LUT / window first)."),
     restart: bool = typer.Option(False, "--restart", help="Discard the stored batches of an unfinished run into "
                                  "--out instead of resuming it."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out folder whole."),
-    show_progress: bool = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: when "
-                                  "stderr is a terminal)."),
+    show_progress: bool = show_progress_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run models on radiographs: predictions.csv (study_id, model, finding, score) and optional heatmaps.

@@ -419,7 +419,7 @@ def _sec_localization_real(ctx: DemoContext) -> str:
 def _sec_iqa(ctx: DemoContext) -> str:
     import shlex
 
-    need("cxreval.iqa.full_reference", "IQA metrics", "cxreval iqa score")
+    need("cxreval.iqa", "IQA metrics", "cxreval iqa score")
     from .images import IQA_COMPARISON, IQA_PLAN, IQA_SCORES, run_iqa
 
     try:

@@ -21,10 +21,9 @@ is in bench/RESULTS.md ("Validation against reference implementations", ``bench/
 
 **Names.** The package exports each metric function under the metric's name (``cxreval.iqa.ssim``,
 ``cxreval.iqa.vif``, ``cxreval.iqa.fsim``, ...); their modules are named by what they compute
-(:mod:`~cxreval.iqa.structural_similarity`, :mod:`~cxreval.iqa.visual_information`,
-:mod:`~cxreval.iqa.feature_similarity`, :mod:`~cxreval.iqa.haar_wavelet_similarity`,
-:mod:`~cxreval.iqa.visual_saliency_similarity`, :mod:`~cxreval.iqa.dct_subband_similarity`), so no function
-shadows its module.
+(``_structural_similarity``, ``_visual_information``, ``_feature_similarity``, ``_haar_wavelet_similarity``,
+``_visual_saliency_similarity``, ``_dct_subband_similarity``: private, every public name is this package's), so
+no function shadows its module.
 
 Examples
 --------
@@ -37,47 +36,93 @@ Examples
 
 from __future__ import annotations
 
-from ._image import IMAGE_SUFFIXES, LoadedImage, box_downsample, image_size, read_image, write_image
-from ._registry import MetricSpec, get_metric, list_metrics, register_iqa
-from .adapters import dists, lpips, paq2piq
-from .comparison import MetricComparisonResult, compare_metrics, degradation_ranking, metric_vs_metric
-from .dct_subband_similarity import dss
-from .degrade import DegradeResult, degrade_folder
-from .expert import (
+from ._adapters import dists, lpips, paq2piq
+from ._comparison import (
+    METRIC_VS_METRIC_COLUMNS,
+    RANKING_COLUMNS,
+    MetricComparisonResult,
+    compare_metrics,
+    degradation_ranking,
+    metric_rank_agreement,
+    metric_vs_metric,
+    oriented_scores,
+)
+from ._dct_subband_similarity import dss
+from ._degrade import (
+    BUILTIN_PLANS,
+    IMAGES_DIR,
+    MANIFEST_COLUMNS,
+    PAIR_COLUMNS,
+    REFERENCES_DIR,
+    TRANSFORMS,
+    DegradationPlan,
+    DegradeResult,
+    apply_degradation,
+    degrade_folder,
+    degrade_images,
+    image_files,
+    plan_source,
+    read_plan,
+    sample_images,
+    shrink_images,
+)
+from ._expert import (
+    DDOF_CHOICES,
+    DROPPED_COLUMNS,
+    IQA_KENDALL,
+    IQA_SPEARMAN,
+    METRIC_AGREEMENT_COLUMNS,
+    RATER_AGREEMENT_COLUMNS,
+    UNSCORED_CHOICES,
+    ZMOS_COLUMNS,
     ExpertAgreementResult,
     MetricAgreementResult,
     ZMOSResult,
     compare_with_experts,
+    metric_agreement,
+    rater_agreement,
+    srcc_krcc,
+    zmos,
+    zscores,
+    zscores_for_scores,
 )
-from .feature_similarity import fsim, phase_congruency
-from .full_reference import ambe, psnr, rmse, uqi
-from .gradient import gmsd, mdsi
-from .haar_wavelet_similarity import haarpsi, haarpsi_med
-from .no_reference import NIQEModel, load_niqe_model, niqe, piqe, snr
-from .scoring import (
+from ._feature_similarity import fsim, phase_congruency
+from ._full_reference import ambe, psnr, rmse, uqi
+from ._gradient import gmsd, mdsi
+from ._haar_wavelet_similarity import haarpsi, haarpsi_med
+from ._image import box_downsample
+from ._no_reference import NIQEModel, load_niqe_model, niqe, piqe, snr
+from ._registry import MetricSpec, get_metric, list_metrics, register_iqa
+from ._scoring import (
+    SCORE_COLUMNS,
     MetricSelection,
     ScoresResult,
-    metric_rank_agreement,
-    oriented_scores,
     score_pair_batches,
     score_pairs,
     select_metrics,
 )
-from .structural_similarity import cw_ssim, iw_ssim, ms_ssim, ssim
-from .visual_information import vif, vifp
-from .visual_saliency_similarity import sdsp, vsi
+from ._structural_similarity import cw_ssim, iw_ssim, ms_ssim, ssim, ssim_maps
+from ._visual_information import vif, vifp
+from ._visual_saliency_similarity import sdsp, vsi
 
 __all__ = [
     "MetricSpec", "register_iqa", "get_metric", "list_metrics",
-    "IMAGE_SUFFIXES", "LoadedImage", "read_image", "image_size", "write_image", "box_downsample",
+    "box_downsample",
     "psnr", "rmse", "uqi", "ambe",
-    "ssim", "ms_ssim", "iw_ssim", "cw_ssim",
+    "ssim", "ms_ssim", "iw_ssim", "cw_ssim", "ssim_maps",
     "vif", "vifp",
     "gmsd", "mdsi", "haarpsi", "haarpsi_med", "fsim", "phase_congruency", "vsi", "sdsp", "dss",
     "piqe", "snr", "niqe", "load_niqe_model", "NIQEModel",
     "lpips", "dists", "paq2piq",
     "select_metrics", "score_pairs", "score_pair_batches", "oriented_scores", "metric_rank_agreement",
-    "MetricSelection", "ScoresResult", "DegradeResult", "degrade_folder",
-    "MetricComparisonResult", "compare_metrics", "degradation_ranking", "metric_vs_metric",
-    "ExpertAgreementResult", "MetricAgreementResult", "ZMOSResult", "compare_with_experts",
+    "MetricSelection", "ScoresResult", "SCORE_COLUMNS",
+    "DegradeResult", "degrade_folder", "degrade_images", "DegradationPlan", "read_plan", "plan_source",
+    "BUILTIN_PLANS", "TRANSFORMS", "apply_degradation", "sample_images", "shrink_images", "image_files",
+    "MANIFEST_COLUMNS", "PAIR_COLUMNS", "REFERENCES_DIR", "IMAGES_DIR",
+    "MetricComparisonResult", "compare_metrics", "degradation_ranking", "metric_vs_metric", "RANKING_COLUMNS",
+    "METRIC_VS_METRIC_COLUMNS",
+    "ExpertAgreementResult", "MetricAgreementResult", "ZMOSResult", "compare_with_experts", "zscores", "zmos",
+    "zscores_for_scores", "rater_agreement", "metric_agreement", "srcc_krcc", "UNSCORED_CHOICES", "DDOF_CHOICES",
+    "IQA_SPEARMAN", "IQA_KENDALL", "ZMOS_COLUMNS", "RATER_AGREEMENT_COLUMNS", "METRIC_AGREEMENT_COLUMNS",
+    "DROPPED_COLUMNS",
 ]

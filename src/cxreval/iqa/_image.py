@@ -1,4 +1,4 @@
-"""Shared image I/O, input checks and filtering utilities for the IQA metrics.
+"""Input checks and filtering utilities for the IQA metrics (images are read by :mod:`cxreval.io.images`).
 
 Images are handled as 2-D ``float64`` arrays together with an explicit ``data_range`` — the span of
 values the stored type can take (255 for 8-bit, 65535 for 16-bit, ``2**BitsStored - 1`` for DICOM,
@@ -14,25 +14,16 @@ kernel centre ``floor((k + 1) / 2)`` (1-based) for even sizes; :func:`filter2_va
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
-
 import numpy as np
 
 from .._validation import check_choice
-from ..exceptions import CxrevalError, DataUnavailableError, InvalidParameterError, SchemaError
+from ..exceptions import InvalidParameterError
 
 __all__ = [
     "PREWITT",
     "SCHARR",
     "gradient_magnitude",
     "similarity_map",
-    "LoadedImage",
-    "read_image",
-    "image_size",
-    "write_image",
     "check_image",
     "check_pair",
     "check_data_range",
@@ -44,249 +35,7 @@ __all__ = [
     "auto_downsample",
     "downsample_factor",
     "box_downsample",
-    "to_grey",
-    "IMAGE_SUFFIXES",
 ]
-
-IMAGE_SUFFIXES = (".png", ".tif", ".tiff", ".dcm", ".dicom", ".npy", ".jpg", ".jpeg")
-
-
-@dataclass(frozen=True)
-class LoadedImage:
-    """A greyscale image read from disk, as float64 with the data range of its stored type.
-
-    Attributes
-    ----------
-    image : numpy.ndarray of shape (H, W), float64
-        Pixel values, unchanged (no rescaling): an 8-bit PNG keeps 0..255, a 16-bit PNG 0..65535.
-    data_range : float
-        Span of the stored type: 255, 65535, ``2**BitsStored - 1`` (DICOM) or 1.0 (float images).
-    dtype : str
-        The stored type (``'uint8'``, ``'uint16'``, ``'float32'``, ...).
-    path : str
-        The file read.
-    """
-
-    image: np.ndarray
-    data_range: float
-    dtype: str
-    path: str
-
-    def to_dict(self) -> dict[str, object]:
-        return {"path": self.path, "dtype": self.dtype, "data_range": self.data_range,
-                "shape": list(self.image.shape)}
-
-
-def to_grey(a: np.ndarray, *, where: str) -> np.ndarray:
-    """Return a 2-D array: a single-channel image, or one channel of an RGB(A) image whose colour
-    channels are identical (a grey image stored as colour). Real colour raises :class:`SchemaError`."""
-    a = np.asarray(a)
-    if a.ndim == 2:
-        return a
-    if a.ndim == 3 and a.shape[-1] == 1:
-        return a[..., 0]
-    if a.ndim == 3 and a.shape[-1] in (3, 4):
-        rgb = a[..., :3]
-        if np.array_equal(rgb[..., 0], rgb[..., 1]) and np.array_equal(rgb[..., 0], rgb[..., 2]):
-            return rgb[..., 0]
-        raise SchemaError(f"{where}: expected a greyscale image; got a colour image of shape {a.shape} whose "
-                          "channels differ. Convert it to greyscale first.")
-    raise SchemaError(f"{where}: expected a 2-D greyscale image; got an array of shape {a.shape}.")
-
-
-def _range_of(dtype: np.dtype) -> float:
-    if np.issubdtype(dtype, np.bool_):
-        return 1.0
-    if np.issubdtype(dtype, np.integer):
-        info = np.iinfo(dtype)
-        return float(info.max) if info.min == 0 else float(info.max) - float(info.min)
-    return 1.0
-
-
-def _read_dicom(path: Path) -> tuple[np.ndarray, float, str]:
-    try:
-        import pydicom
-    except ImportError as exc:  # pragma: no cover - depends on the optional extra
-        raise CxrevalError(f"Reading DICOM file {path} needs pydicom: pip install 'cxreval[dicom]'.") from exc
-    ds = pydicom.dcmread(str(path))
-    arr = ds.pixel_array
-    bits = int(getattr(ds, "BitsStored", 8 * arr.dtype.itemsize))
-    data = np.asarray(arr, dtype=np.float64)
-    if int(getattr(ds, "PixelRepresentation", 0)) == 1:  # signed: shift to 0..2**bits-1
-        data = data + 2.0 ** (bits - 1)
-    if str(getattr(ds, "PhotometricInterpretation", "MONOCHROME2")).upper() == "MONOCHROME1":
-        data = (2.0 ** bits - 1) - data  # display convention: bright = dense, as MONOCHROME2
-    return to_grey(data, where=str(path)), float(2 ** bits - 1), str(arr.dtype)
-
-
-def _image_file(path: str | Path) -> Path:
-    """``path`` as a Path; :class:`DataUnavailableError` if no such file."""
-    p = Path(path)
-    if not p.is_file():
-        raise DataUnavailableError(f"Image file {p} does not exist.")
-    return p
-
-
-@contextlib.contextmanager
-def _reading(p: Path) -> Iterator[None]:
-    """A failure to decode ``p`` (not one of ours) as a one-line :class:`SchemaError` naming the file."""
-    try:
-        yield
-    except CxrevalError:
-        raise
-    except Exception as exc:
-        raise SchemaError(f"Cannot read image file {p}: {exc}") from exc
-
-
-def read_image(path: str | Path) -> LoadedImage:
-    """Read a greyscale image (PNG, TIFF, JPEG, NumPy ``.npy`` or DICOM) as float64 with its data range.
-
-    Parameters
-    ----------
-    path : str or Path
-        8-bit or 16-bit PNG/TIFF, float TIFF (data range 1.0), ``.npy`` (integer or float) or DICOM
-        (needs the optional ``pydicom``; data range ``2**BitsStored - 1``; MONOCHROME1 is inverted to the
-        MONOCHROME2 convention; signed pixel data are shifted to be non-negative).
-
-    Returns
-    -------
-    res : LoadedImage
-
-    Raises
-    ------
-    DataUnavailableError
-        If the file does not exist.
-    SchemaError
-        If the file is not a readable greyscale image.
-    """
-    p = _image_file(path)
-    suffix = p.suffix.lower()
-    with _reading(p):
-        if suffix in (".dcm", ".dicom"):
-            img, rng_, dt = _read_dicom(p)
-            return LoadedImage(img, rng_, dt, str(p))
-        if suffix == ".npy":
-            raw = np.load(p, allow_pickle=False)
-        elif suffix in (".tif", ".tiff"):
-            import tifffile
-
-            raw = tifffile.imread(str(p))
-        else:
-            from PIL import Image
-
-            with Image.open(p) as im:
-                if im.mode == "P":
-                    im = im.convert("RGB")
-                raw = np.asarray(im)
-                if im.mode in ("I;16", "I;16B", "I;16L"):
-                    raw = raw.astype(np.uint16)
-                elif im.mode == "I":  # 16-bit PNGs may open as 32-bit ints holding 0..65535
-                    raw = raw.astype(np.uint16) if raw.min() >= 0 and raw.max() <= 65535 else raw
-    raw = to_grey(raw, where=str(p))
-    if not (np.issubdtype(raw.dtype, np.number) or raw.dtype == np.bool_):
-        raise SchemaError(f"Image file {p} has a non-numeric pixel type {raw.dtype}.")
-    img = raw.astype(np.float64)
-    if not np.all(np.isfinite(img)):
-        raise SchemaError(f"Image file {p} contains non-finite pixel values.")
-    return LoadedImage(img, _range_of(raw.dtype), str(raw.dtype), str(p))
-
-
-def _spatial(shape: tuple[int, ...], p: Path) -> tuple[int, int]:
-    """(H, W) of a stored array shape as :func:`to_grey` accepts it (2-D, or channels last)."""
-    if len(shape) == 2 or (len(shape) == 3 and shape[-1] in (1, 3, 4)):
-        return int(shape[0]), int(shape[1])
-    raise SchemaError(f"{p}: expected a 2-D greyscale image; got an array of shape {tuple(shape)}.")
-
-
-def image_size(path: str | Path) -> tuple[int, int]:
-    """Height and width of an image file from its header, without decoding the pixels.
-
-    A cheap check of the files a long run will read (``cxreval iqa score`` checks every pair before
-    scoring): the file exists and its header is that of an image :func:`read_image` reads.
-
-    Returns
-    -------
-    size : tuple of int
-        ``(height, width)``.
-
-    Raises
-    ------
-    DataUnavailableError
-        If the file does not exist.
-    SchemaError
-        If the header is not that of a readable 2-D image (same messages as :func:`read_image`).
-    """
-    p = _image_file(path)
-    suffix = p.suffix.lower()
-    with _reading(p):
-        if suffix in (".dcm", ".dicom"):
-            import pydicom
-
-            ds = pydicom.dcmread(str(p), stop_before_pixels=True)
-            return int(ds.Rows), int(ds.Columns)
-        if suffix == ".npy":
-            shape = np.load(p, mmap_mode="r", allow_pickle=False).shape
-        elif suffix in (".tif", ".tiff"):
-            import tifffile
-
-            with tifffile.TiffFile(str(p)) as tf:
-                shape = tf.series[0].shape
-        else:
-            from PIL import Image
-
-            with Image.open(p) as im:
-                w, h = im.size
-                shape = (h, w) if im.mode not in ("RGB", "RGBA", "P") else (h, w, 3)
-    return _spatial(tuple(shape), p)
-
-
-def write_image(path: str | Path, image: np.ndarray, *, data_range: float, dtype: str = "uint16") -> Path:
-    """Write a float image to disk in the stored type ``dtype``.
-
-    Integer types store ``round(clip(image, 0, data_range) / data_range * max_of_dtype)``; ``'float32'``
-    stores ``image / data_range`` in a float TIFF (or ``.npy``) without rounding.
-
-    Parameters
-    ----------
-    path : str or Path
-        ``.png`` or ``.tif``/``.tiff`` (``uint8``/``uint16``), ``.tif``/``.npy`` for ``float32``/``float64``.
-    image : numpy.ndarray of shape (H, W)
-    data_range : float
-        The span of ``image``'s values.
-    dtype : {'uint8', 'uint16', 'float32', 'float64'}, default='uint16'
-
-    Returns
-    -------
-    path : Path
-    """
-    p = Path(path)
-    img = np.asarray(image, dtype=np.float64) / float(data_range)
-    suffix = p.suffix.lower()
-    if dtype in ("uint8", "uint16"):
-        top = 255 if dtype == "uint8" else 65535
-        arr = np.rint(np.clip(img, 0.0, 1.0) * top).astype(dtype)
-    elif dtype in ("float32", "float64"):
-        if suffix == ".png":
-            raise InvalidParameterError(f"Cannot store a {dtype} image as PNG ({p}); use .tif or .npy.")
-        arr = img.astype(dtype)
-    else:
-        raise InvalidParameterError(f"write_image: dtype must be one of ['uint8', 'uint16', 'float32', 'float64']. "
-                                    f"Got {dtype!r} instead.")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".npy":
-        np.save(p, arr)
-    elif suffix in (".tif", ".tiff"):
-        import tifffile
-
-        tifffile.imwrite(str(p), arr)
-    elif suffix == ".png":
-        from PIL import Image
-
-        Image.fromarray(arr).save(p, format="PNG")
-    else:
-        raise InvalidParameterError(f"write_image: unsupported file suffix {p.suffix!r} for {p}; "
-                                    "use .png, .tif, .tiff or .npy.")
-    return p
 
 
 def check_data_range(data_range: object, *, func: str) -> float:

@@ -143,7 +143,8 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike =
     -------
     res : OverlayResult
     """
-    from ..iqa import box_downsample, read_image
+    from ..io.images import read_image
+    from ..iqa import box_downsample
     from ..schema import check_box_table
     from ._heatmaps import heatmaps_to_boxes
     from ._real_boxes import box_maps

@@ -1,13 +1,15 @@
-"""Model predictions and CAM heatmaps on a user's own radiographs (``cxreval predict``).
+"""Model predictions and CAM heatmaps on a user's own radiographs (``cxreval predict``), and fine-tuning
+(``cxreval finetune``).
 
-* :mod:`.images`: find images and read them at full bit depth (PNG/JPEG/TIFF 8/16-bit, DICOM);
-* :mod:`.preprocess`: each model's input, step by step, as the model was trained;
-* :mod:`.models`: ``xrv:<weights>``, ``torch:<checkpoint>`` (+ YAML) and ``clip:...`` specs;
-* :mod:`.clip`, :mod:`.prompts`: zero-shot scoring of CLIP-style models with per-finding prompt files;
-* :mod:`.runner`: batched, resumable inference and the output files; :mod:`.store`: the resume store;
-  :mod:`.shards`: the same over an executor (``predict --executor``);
-* :mod:`.finetune` (with :mod:`.losses`, :mod:`.recipes`, :mod:`.probe`, :mod:`.clip_head`): ``cxreval finetune``,
-  the ChestX-ray8 baseline, the linear probe's fit on cached features and CLIP image encoders with a classifier.
+Every public name is exported here (the implementation modules are private): finding the images
+(:func:`list_images`; each read at full bit depth by :func:`cxreval.io.images.read_image`), each model's input
+step by step as the model was trained (:class:`Preprocessing`, :func:`preprocess_image`), the ``xrv:<weights>``,
+``torch:<checkpoint>`` (+ YAML) and ``clip:...`` specs (:func:`load_model`), prompt files (:func:`load_prompts`),
+batched, resumable inference and its output files (:func:`predict`, :func:`run_predictions`,
+:func:`write_outputs`; the resume store :class:`PartialStore`), and :func:`finetune` (with the linear probe's fit
+on cached features, :func:`fit_linear_probe`). The public modules :mod:`.clip` (zero-shot scoring of CLIP-style
+models), :mod:`.clip_head`, :mod:`.losses`, :mod:`.recipes` (the ChestX-ray8 baseline, torchxrayvision's
+defaults) and :mod:`.shards` (``predict --executor``) are the homes of their own names.
 
 torch, torchvision, torchxrayvision, open_clip_torch and transformers are optional
 (``pip install 'cxreval[models]'``) and imported only when a model is loaded; without them a clear
@@ -16,34 +18,66 @@ torch, torchvision, torchxrayvision, open_clip_torch and transformers are option
 
 from __future__ import annotations
 
-from .images import (
-    DICOM_WINDOWS,
-    IMAGE_SUFFIXES,
-    ImageItem,
-    ImageList,
-    ImageReadError,
-    RawImage,
-    list_images,
-    read_image,
-)
-from .models import (
+from ._finetune import FINETUNE_MODES, RECIPES, TRAINING_COLUMNS, FinetuneResult, finetune, training_targets
+from ._images import ImageItem, ImageList, exc_text, list_images
+from ._models import (
     MODEL_KINDS,
+    XRV_VERSION,
     XRV_WEIGHTS,
     LoadedModel,
     ModelSpec,
+    broken_import_message,
+    import_callable,
+    import_optional,
     load_model,
     parse_model_spec,
+    require_torch,
+    require_torchvision,
+    require_xrv,
+    torch_device,
     xrv_weights_path,
 )
-from .preprocess import NORMALIZATIONS, Preprocessing, preprocess
-from .probe import LinearProbe, fit_linear_probe
-from .prompts import PROMPT_SETS, PromptSet, load_prompts
-from .runner import CAM_METHODS, PredictResult, partial_path, predict, run_predictions, write_outputs
-from .store import NpzWriter, PartialStore
+from ._preprocess import (
+    CROPS,
+    IMAGENET_MEAN,
+    IMAGENET_STD,
+    NORMALIZATIONS,
+    Preprocessing,
+    center_crop,
+    preprocess_image,
+    resize,
+    scale_pixels,
+)
+from ._probe import FEATURES_FILE, LinearProbe, entry_weights, fit_linear_probe, load_features, save_features
+from ._prompts import PROMPT_SETS, PromptSet, load_prompts, prompt_file
+from ._runner import (
+    CAM_METHODS,
+    PredictResult,
+    RunStats,
+    check_heatmap_models,
+    loaded_batches,
+    model_file_name,
+    model_groups,
+    partial_path,
+    predict,
+    predict_batch,
+    run_predictions,
+    store_config,
+    write_outputs,
+)
+from ._store import NpzWriter, PartialStore, Shard
 
 __all__ = [
-    "DICOM_WINDOWS", "IMAGE_SUFFIXES", "ImageItem", "ImageList", "ImageReadError", "RawImage", "list_images",
-    "read_image", "MODEL_KINDS", "PROMPT_SETS", "PromptSet", "load_prompts", "XRV_WEIGHTS", "LoadedModel", "ModelSpec", "load_model", "parse_model_spec", "xrv_weights_path",
-    "NORMALIZATIONS", "Preprocessing", "preprocess", "CAM_METHODS", "PredictResult", "partial_path", "predict",
-    "run_predictions", "write_outputs", "NpzWriter", "PartialStore", "LinearProbe", "fit_linear_probe",
+    "ImageItem", "ImageList", "list_images", "exc_text",
+    "MODEL_KINDS", "XRV_WEIGHTS", "XRV_VERSION", "LoadedModel", "ModelSpec", "load_model", "parse_model_spec",
+    "xrv_weights_path", "require_torch", "require_torchvision", "require_xrv", "torch_device",
+    "broken_import_message", "import_optional", "import_callable",
+    "PROMPT_SETS", "PromptSet", "load_prompts", "prompt_file",
+    "NORMALIZATIONS", "CROPS", "IMAGENET_MEAN", "IMAGENET_STD", "Preprocessing", "preprocess_image", "scale_pixels",
+    "center_crop", "resize",
+    "CAM_METHODS", "PredictResult", "RunStats", "partial_path", "predict", "run_predictions", "write_outputs",
+    "store_config", "model_file_name", "check_heatmap_models", "predict_batch", "model_groups", "loaded_batches",
+    "NpzWriter", "PartialStore", "Shard",
+    "LinearProbe", "fit_linear_probe", "entry_weights", "save_features", "load_features", "FEATURES_FILE",
+    "finetune", "FinetuneResult", "FINETUNE_MODES", "RECIPES", "TRAINING_COLUMNS", "training_targets",
 ]

@@ -71,9 +71,10 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
-from .images import RawImage, exc_text
-from .preprocess import scale_pixels
-from .prompts import PromptSet, load_prompts
+from ..io.images import LoadedImage
+from ._images import exc_text
+from ._preprocess import scale_pixels
+from ._prompts import PromptSet, load_prompts
 
 __all__ = ["CLIP_BACKENDS", "ZERO_SHOT_RULES", "ClipSpec", "hub_model_folder", "ProcessorPreprocessing", "ZeroShotCLIP", "parse_clip_spec",
            "load_clip", "to_rgb8", "encode_prompts", "normalized_prompts", "max_cosine_module", "zero_shot_model",
@@ -86,30 +87,18 @@ ZERO_SHOT_RULES: tuple[str, ...] = ("softmax", "max-cosine")
 
 
 def require_open_clip() -> Any:
-    from .models import broken_import_message, require_torchvision
+    from ._models import import_optional, require_torchvision
 
     require_torchvision()                       # open_clip imports it: its failure is the one to name
-    try:
-        import open_clip
-    except ImportError as exc:
-        raise DataUnavailableError(f"open_clip is not importable ({exc_text(exc)}); pip install open_clip_torch "
-                                   "(see the README: cxreval[models] with the CPU torch wheel).") from exc
-    except Exception as exc:  # a broken dependency raises at import time
-        raise DataUnavailableError(broken_import_message("open_clip", exc)) from exc
-    return open_clip
+    return import_optional("open_clip", "open_clip is not importable ({exc}); pip install open_clip_torch "
+                           "(see the README: cxreval[models] with the CPU torch wheel).")
 
 
 def require_transformers() -> Any:
-    from .models import broken_import_message
+    from ._models import import_optional
 
-    try:
-        import transformers
-    except ImportError as exc:
-        raise DataUnavailableError(f"transformers is not importable ({exc_text(exc)}); pip install transformers "
-                                   "(see the README: cxreval[models] with the CPU torch wheel).") from exc
-    except Exception as exc:  # a broken dependency raises at import time
-        raise DataUnavailableError(broken_import_message("transformers", exc)) from exc
-    return transformers
+    return import_optional("transformers", "transformers is not importable ({exc}); pip install transformers "
+                           "(see the README: cxreval[models] with the CPU torch wheel).")
 
 
 @dataclass(frozen=True)
@@ -173,7 +162,7 @@ def _hub_unavailable(spec: str, repo: str, exc: BaseException, files: str) -> Da
         f"local_dir=...) and put the folder's files ({files}) in {folder}, then run again.")
 
 
-def to_rgb8(img: RawImage) -> Any:
+def to_rgb8(img: LoadedImage) -> Any:
     """The 8-bit RGB PIL image a CLIP processor reads (see the module docstring)."""
     from PIL import Image
 
@@ -197,7 +186,7 @@ class ProcessorPreprocessing:
     processor: Any = field(compare=False, hash=False, repr=False)
     channels: int = 3
 
-    def apply(self, img: RawImage) -> np.ndarray:
+    def apply(self, img: LoadedImage) -> np.ndarray:
         pil = to_rgb8(img)
         if self.kind == "open_clip":
             x = self.processor(pil).numpy()
@@ -476,7 +465,7 @@ def load_clip(cs: ClipSpec, *, spec: str) -> LoadedClip:
 
 def zero_shot_model(spec: str, value: str, *, prompts: str | os.PathLike[str] | PromptSet | None,
                     zero_shot_rule: str = "softmax") -> dict[str, Any]:
-    """The parts of a :class:`~cxreval.predict.models.LoadedModel` for a ``clip:`` spec (see the module docstring)."""
+    """The parts of a :class:`~cxreval.predict.LoadedModel` for a ``clip:`` spec (see the module docstring)."""
     import torch
 
     from .._validation import check_choice

@@ -52,7 +52,7 @@ keep their own defaults). Any option given explicitly replaces its default here.
 
 def torchvision_weights_url(arch: str) -> str:
     """The URL of torchvision's ImageNet weights for ``arch`` (what ``--weights`` should hold)."""
-    from .models import require_torchvision
+    from ._models import require_torchvision
 
     torchvision = require_torchvision()
 
@@ -63,7 +63,7 @@ def torchvision_weights_url(arch: str) -> str:
 def _trunk(arch: str, weights: str | None) -> tuple[Any, int]:
     import torch
 
-    from .models import require_torchvision
+    from ._models import require_torchvision
 
     if arch not in RECIPE_ARCHS:
         raise InvalidParameterError(f"arch={arch!r}: expected one of {list(RECIPE_ARCHS)}.")
@@ -204,7 +204,7 @@ def with_head(architecture: str, n_out: int, classifier: str | None = None,
     """Build ``architecture`` (``package.module:callable`` or ``/abs/file.py:callable``), replace its classifier."""
     from pathlib import Path
 
-    from .models import import_callable
+    from ._models import import_callable
 
     build = import_callable(architecture, base=Path("/"), where=f"architecture {architecture!r}")
     module = build(**(architecture_kwargs or {}))

@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 import numpy as np
 
-from .images import ImageItem
-from .models import LoadedModel, load_model
-from .runner import check_heatmap_models, loaded_batches, model_groups, predict_batch
+from ..executor import ExecutorLike
+from ._images import ImageItem
+from ._models import LoadedModel, load_model
+from ._runner import check_heatmap_models, loaded_batches, model_groups, predict_batch
 
 __all__ = ["ShardJob", "predict_shard", "map_shards"]
 
@@ -71,12 +71,13 @@ def predict_shard(job: ShardJob, shard: tuple[int, Sequence[ImageItem]]) -> list
     return out
 
 
-def map_shards(executor: Any, todo: Sequence[Sequence[ImageItem]], job: ShardJob, *, shard_batches: int = 4,
+def map_shards(executor: ExecutorLike, todo: Sequence[Sequence[ImageItem]], job: ShardJob, *, shard_batches: int = 4,
                wave: int = 8) -> Iterator[Record]:
     """Map :func:`predict_shard` over the shards of ``todo`` (one list of images per group), ``wave`` shards per
     ``executor.map``; yield the batches in image order."""
-    from ..executor import ProcessExecutor
+    from ..executor import ProcessExecutor, get_executor
 
+    executor = get_executor(executor)
     if isinstance(executor, ProcessExecutor) and executor.mp_context is None:
         # torch's thread pools do not survive fork (a forked worker can hang in its first convolution)
         executor = ProcessExecutor(executor.max_workers, chunks_per_worker=executor.chunks_per_worker,

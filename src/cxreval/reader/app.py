@@ -107,7 +107,7 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
     spec = st.spec
     root = Path(spec.root).resolve()
     cache = RenditionCache(root=root)  # renditions made ahead (`reader init`) are read from the study folder
-    from ..iqa import read_image  # noqa: F401 - imported once at start, not inside the first image request
+    from ..io.images import read_image  # noqa: F401 - imported once at start, not inside the first image request
     app = fastapi.FastAPI(title=f"cxreval reader: {spec.name}", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.exception_handler(SubmissionError)

@@ -95,7 +95,7 @@ def decode(path: str | Path) -> tuple[np.ndarray, int]:
                 a = np.asarray(im)
                 a = a.astype(np.uint16) if a.dtype != np.uint16 else a
                 return a, 8 if im.mode == "L" else bit_depth(a)
-    from ..iqa import read_image
+    from ..io.images import read_image
 
     img = read_image(p)
     a, rng_ = img.image, img.data_range

@@ -303,7 +303,7 @@ def _image_files(root: Path, value: object, *, where: str) -> list[tuple[str, Pa
 def _image_size(path: Path) -> tuple[int, int]:
     """(width, height) of an image file, read from its header when possible."""
     if path.suffix.lower() in (".dcm", ".dicom"):
-        from ..iqa import read_image
+        from ..io.images import read_image
 
         h, w = read_image(path).image.shape
         return int(w), int(h)

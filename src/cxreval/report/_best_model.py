@@ -1,6 +1,6 @@
 """The report's best-model statements: which model is best under each reference and whether it is separable
 from the runner-up and from the best under the other references, read from ``auc_comparison.csv``
-(:class:`~cxreval.classification.comparison.SeparabilityResult`); the classification line of the key findings."""
+(:class:`~cxreval.classification.SeparabilityResult`); the classification line of the key findings."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ __all__ = ["SEPARABILITY_NOTE", "classification_finding", "separability"]
 
 
 def _separability_rows(folder: Path) -> pd.DataFrame | None:
-    """``auc_comparison.csv`` (:class:`~cxreval.classification.comparison.SeparabilityResult`) of ``folder``, or None."""
+    """``auc_comparison.csv`` (:class:`~cxreval.classification.SeparabilityResult`) of ``folder``, or None."""
     sep = _load(folder, SeparabilityResult.FILES["auc_comparison"], ("finding", "reference", "model_a", "model_b",
                                                                      "comparison", "difference", "ci_low", "ci_high"))
     return None if sep is None else sep.assign(_d=_num(sep, "difference"), _lo=_num(sep, "ci_low"),

@@ -55,10 +55,11 @@ import numpy as np
 import pandas as pd
 
 from .._typing import PathLike, RNGLike
-from .._validation import normalize_rng, read_yaml_file
+from .._validation import check_positive_int, normalize_rng, read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
+from ..io.images import IMAGE_SUFFIXES, read_image, write_image
 from ..results import TableResult
-from ._image import IMAGE_SUFFIXES, box_downsample, check_image, read_image, write_image
+from ._image import box_downsample, check_image
 
 __all__ = ["TRANSFORMS", "apply_degradation", "read_plan", "DegradationPlan", "DegradeResult", "degrade_images",
            "degrade_folder", "MANIFEST_COLUMNS", "PAIR_COLUMNS", "REFERENCES_DIR", "IMAGES_DIR", "BUILTIN_PLANS",
@@ -311,11 +312,15 @@ class DegradeResult(TableResult):
         return {"manifest": self.manifest, "pairs": self.pairs()}
 
     def save(self, folder: PathLike) -> dict[str, Path]:
-        """Write ``manifest`` and ``pairs`` (CSV + Parquet) and ``manifest.json`` (the plan and every row)."""
+        """Write ``manifest`` and ``pairs`` (CSV + Parquet), ``manifest.json`` (the plan and every row) and
+        ``summary.md``: with the images :func:`degrade_folder` wrote, what ``cxreval iqa degrade`` writes."""
+        from ..io import write_summary
+
         paths = super().save(folder)
         (Path(folder) / "manifest.json").write_text(json.dumps({"plan": self.plan.to_dict(),
                                                                 "files": self.manifest.to_dict(orient="records")},
                                                                indent=1))
+        write_summary(Path(folder), self.summary())
         return paths
 
     def summary(self, title: str = "cxreval iqa degrade") -> str:
@@ -400,25 +405,32 @@ def image_files(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
 
 
 def degrade_folder(images: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-                   plan: DegradationPlan | str | Path | Mapping[str, object], out: PathLike
-                   ) -> DegradeResult:
-    """Degrade images into a self-contained folder: ``out/references/`` and ``out/images/``.
+                   plan: DegradationPlan | str | Path | Mapping[str, object], out: PathLike, *,
+                   sample: int | None = None, max_size: int | None = None) -> DegradeResult:
+    """Degrade images into a self-contained folder: ``out/references/`` and ``out/images/``
+    (``cxreval iqa degrade`` and the demo's IQA section).
 
-    Each source image is copied byte for byte to ``out/references/<name>`` (left as is when it already lies
-    there) and degraded by :func:`degrade_images` into ``out/images/<stem>__<degradation>.<png|tif>``. The
-    result's tables name images by paths relative to ``out`` (``source`` and ``reference`` are the copy), so
-    the folder can be moved, mounted elsewhere or opened as a reader study; save them with
-    :meth:`DegradeResult.save` into ``out``.
+    ``sample`` images of the sorted names are chosen (:func:`sample_images`); each is copied byte for byte to
+    ``out/references/<name>`` (left as is when it already lies there), or with ``max_size`` block-averaged
+    there as a 16-bit PNG (:func:`shrink_images`), and degraded by :func:`degrade_images` into
+    ``out/images/<stem>__<degradation>.<png|tif>``. The images are written into ``out`` now; the result's
+    tables name them by paths relative to ``out`` (``source`` and ``reference`` are the copy), so the folder
+    can be moved, mounted elsewhere or opened as a reader study. :meth:`DegradeResult.save` into ``out``
+    writes the tables and ``summary.md``.
 
     Parameters
     ----------
     images : path or sequence of paths
-        A folder (its files with an image suffix, :data:`~cxreval.iqa.IMAGE_SUFFIXES`, are used and the
+        A folder (its files with an image suffix, :data:`~cxreval.io.images.IMAGE_SUFFIXES`, are used and the
         others listed in ``skipped``) or image files with distinct names.
-    plan : DegradationPlan, path or mapping
-        See :func:`read_plan`.
+    plan : DegradationPlan, path, name or mapping
+        See :func:`read_plan`; a name of :data:`BUILTIN_PLANS` is the packaged plan (:func:`plan_source`).
     out : path
         The folder to write into (created if needed).
+    sample : int, optional
+        Degrade this many of the images, spread over the sorted names; default: all.
+    max_size : int, optional
+        Block-average each image to at most this many pixels on its longest side; default: copy as is.
 
     Returns
     -------
@@ -429,9 +441,19 @@ def degrade_folder(images: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     SchemaError
         Not a folder, no image files, repeated file names, a bad plan, or a float image outside [0, 1].
     """
+    func = "degrade_folder"
+    for name, value in (("sample", sample), ("max_size", max_size)):
+        if value is not None:
+            check_positive_int(value, name=name, func=func)
+    plan = plan if isinstance(plan, (DegradationPlan, Mapping)) else plan_source(plan)
     plan = plan if isinstance(plan, DegradationPlan) else read_plan(plan)
     files, skipped = image_files(images)
+    chosen = files if sample is None else sample_images(files, sample)
     out = Path(out)
+    if max_size is not None:
+        chosen = shrink_images(chosen, out / REFERENCES_DIR, max_size)
+    if chosen != files:  # a chosen or shrunk subset: the folder's other files are not listed
+        files, skipped = chosen, []
     refs = out / REFERENCES_DIR
     refs.mkdir(parents=True, exist_ok=True)
     copies = []

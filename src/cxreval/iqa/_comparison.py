@@ -25,21 +25,26 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from ..exceptions import SchemaError
-from ..io import markdown_table
-from ..results import TableResult
+from .._typing import PathLike
+from ..exceptions import InvalidParameterError, SchemaError
+from ..io import markdown_table, write_summary
+from ..results import ReadResult, TableResult, as_table
 from ..schema import check_columns
-from .scoring import metric_rank_agreement, oriented_scores
+from ._expert import srcc_krcc
+from ._registry import metric_sign
 
-__all__ = ["RANKING_COLUMNS", "METRIC_VS_METRIC_COLUMNS", "MetricComparisonResult", "compare_metrics",
+__all__ = ["RANKING_COLUMNS", "METRIC_VS_METRIC_COLUMNS", "MetricComparisonResult", "compare_metrics", "oriented_scores",
+           "metric_rank_agreement",
            "degradation_ranking", "metric_vs_metric"]
 
 RANKING_COLUMNS: tuple[str, ...] = ("metric", "degradation", "mean_value", "n_images", "rank")
@@ -116,6 +121,12 @@ class MetricComparisonResult(TableResult):
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"degradation_ranking": self.ranking, "metric_vs_metric": self.table}
 
+    def save(self, folder: PathLike) -> dict[str, Path]:
+        """Write every table (CSV + Parquet) and ``summary.md``: what ``cxreval iqa compare`` writes."""
+        paths = super().save(folder)
+        write_summary(Path(folder), self.summary())
+        return paths
+
     def summary(self, title: str = "cxreval iqa compare") -> str:
         """The rank-1 degradation of each metric and the metric-vs-metric table, as Markdown."""
         first = self.ranking[self.ranking["rank"] == self.ranking.groupby("metric")["rank"].transform("min")]
@@ -136,16 +147,13 @@ class MetricComparisonResult(TableResult):
 
         return metric_correlation_matrix(table)
 
-    def _figure(self) -> Any:
-        return self.figure(self.table)
 
-
-def compare_metrics(scores: pd.DataFrame) -> MetricComparisonResult:
+def compare_metrics(scores: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult]) -> MetricComparisonResult:
     """:func:`degradation_ranking` and :func:`metric_vs_metric` of a score table.
 
     Parameters
     ----------
-    scores : pandas.DataFrame
+    scores : pandas.DataFrame, ReadResult or list of them
         ``test, metric, value, degradation``: the :func:`cxreval.iqa.score_pairs` table of pairs that carry
         their degradation (``pairs.csv`` of ``cxreval iqa degrade``).
 
@@ -160,8 +168,7 @@ def compare_metrics(scores: pd.DataFrame) -> MetricComparisonResult:
     InvalidParameterError
         A metric that is not registered (its direction is unknown).
     """
-    if not isinstance(scores, pd.DataFrame):
-        raise SchemaError(f"compare_metrics: 'scores' must be a DataFrame. Got {type(scores).__name__}.")
+    scores = as_table(scores, name="scores", func="compare_metrics")
     check_columns(scores, ["test", "metric", "value", "degradation"], where="scores (pairs.csv of "
                   "`cxreval iqa degrade` carries the degradation)")
     values = pd.to_numeric(scores["value"], errors="coerce")
@@ -170,3 +177,92 @@ def compare_metrics(scores: pd.DataFrame) -> MetricComparisonResult:
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raise SchemaError(f"scores: column 'value' must be numeric; row {i} has {scores['value'].iloc[i]!r}.")
     return MetricComparisonResult(metric_vs_metric(scores), degradation_ranking(scores))
+
+
+def _check_scores(scores: object, func: str) -> None:
+    if not isinstance(scores, pd.DataFrame):
+        raise InvalidParameterError(f"The 'scores' parameter of {func} must be a pandas DataFrame (the score_pairs "
+                                    f"table). Got {type(scores).__name__} instead.")
+
+
+def oriented_scores(scores: pd.DataFrame) -> pd.Series:
+    """``value`` signed so that higher means better quality (metrics registered as lower-is-better negated).
+
+    Raises
+    ------
+    InvalidParameterError
+        A metric that is not registered (its direction is unknown).
+    """
+    _check_scores(scores, "oriented_scores")
+    check_columns(scores, ["metric", "value"], where="scores")
+    sign = {m: metric_sign(m, where="scores") for m in scores["metric"].unique()}
+    return scores["value"].astype(float) * scores["metric"].map(sign)
+
+
+def metric_rank_agreement(scores: pd.DataFrame, *, over: str = "test", metrics: Sequence[str] | None = None,
+                          orient: bool = True) -> pd.DataFrame:
+    """SRCC and KRCC between every two metrics' rankings (metric vs metric, not metric vs expert).
+
+    The scores of each metric are oriented (:func:`oriented_scores`, with ``orient``) and averaged per value of
+    the ``over`` column (the unit ranked: ``'test'`` ranks the test images; ``'degradation'`` ranks the
+    degradations by their mean over images). For each two metrics, Spearman's rho (average ranks for ties)
+    and Kendall's tau-b are computed over the units both scored, as ``scipy.stats.spearmanr`` and
+    ``kendalltau``; fewer than two units, or a metric constant over them, gives NaN.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        ``metric, value`` and the ``over`` column, e.g. the :func:`score_pairs` table.
+    over : str, default='test'
+        The column whose values are ranked.
+    metrics : sequence of str, optional
+        These metrics, in this order; by default every metric in ``scores``, in order of appearance.
+    orient : bool, default=True
+        Negate lower-is-better metrics first, so that agreement is positive.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        ``metric_a, metric_b, over, srcc, krcc, n`` for every two metrics (``a`` before ``b``); ``n`` is the
+        number of units both metrics scored (units either lacks are left out of that pair).
+
+    Raises
+    ------
+    SchemaError
+        Missing columns, non-numeric values, or a requested metric without scores.
+    InvalidParameterError
+        An unregistered metric with ``orient=True``.
+    """
+    func = "metric_rank_agreement"
+    _check_scores(scores, func)
+    if not isinstance(over, str):
+        raise InvalidParameterError(f"The 'over' parameter of {func} must be a column name (str). Got {over!r} instead.")
+    if metrics is not None and (isinstance(metrics, str) or not isinstance(metrics, Sequence)
+                                or not all(isinstance(m, str) for m in metrics)):
+        raise InvalidParameterError(f"The 'metrics' parameter of {func} must be a sequence of metric names or None. "
+                                    f"Got {metrics!r} instead.")
+    if not isinstance(orient, (bool, np.bool_)):
+        raise InvalidParameterError(f"The 'orient' parameter of {func} must be a bool. Got {orient!r} instead.")
+    check_columns(scores, ["metric", "value", over], where="scores")
+    values = pd.to_numeric(scores["value"], errors="coerce")
+    bad = values.isna() & scores["value"].notna()
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise SchemaError(f"scores: column 'value' must be numeric; row {i} has {scores['value'].iloc[i]!r}.")
+    d = pd.DataFrame({"unit": scores[over].to_numpy(), "metric": scores["metric"].astype(str).to_numpy(),
+                      "value": values.to_numpy(float)})
+    present = list(dict.fromkeys(d["metric"]))
+    chosen = present if metrics is None else [str(m) for m in metrics]
+    missing = [m for m in chosen if m not in present]
+    if missing:
+        raise SchemaError(f"scores: no values for metric(s) {missing}; have {present}.")
+    d = d[d["metric"].isin(chosen)]
+    if orient:
+        d = d.assign(value=oriented_scores(d))
+    wide = d.groupby(["unit", "metric"], sort=False)["value"].mean().unstack("metric")
+    rows = []
+    for a, b in itertools.combinations(chosen, 2):
+        both = wide[[a, b]].dropna()
+        s, k = srcc_krcc(both[a].to_numpy(), both[b].to_numpy())
+        rows.append({"metric_a": a, "metric_b": b, "over": over, "srcc": s, "krcc": k, "n": int(len(both))})
+    return pd.DataFrame(rows, columns=["metric_a", "metric_b", "over", "srcc", "krcc", "n"])

@@ -9,7 +9,7 @@ over the raters of image ``i``. By default SRCC is Spearman's rho as the Pearson
 and KRCC Kendall's tau-b, as ``scipy.stats.spearmanr``/``kendalltau`` (``spearman='pearson'``,
 ``kendall='tau-b'``); the paper's section 2.3 formulas, ``1 - 6 sum d² / (n (n² - 1))`` and
 ``(C - D) / (n (n - 1) / 2)``, are ``spearman='formula'`` and ``kendall='tau-a'``. The four functions and their
-names are :mod:`cxreval.ranking.correlation`'s (:func:`~cxreval.ranking.correlation.correlation_function`), as for
+names are :mod:`cxreval.ranking`'s (:func:`~cxreval.ranking.correlation_function`), as for
 ``cxreval rank``; they differ only with ties, which a 4-point Likert scale has many of.
 
 Rated images that no metric scores (e.g. the undegraded reference images, rated by the experts but not
@@ -27,20 +27,21 @@ Metric correlations are *oriented*: a metric registered as lower-is-better (RMSE
 flipped so that agreement with the experts is positive, as the paper's Table 4 reports. Bootstrap CIs
 resample reference images (with all their degraded versions) with replacement: the cluster bootstrap of
 :func:`cxreval.bootstrap.draw_plan` with the reference images as clusters, percentile intervals of
-:func:`cxreval.bootstrap.summarize_distribution`; SRCC/KRCC are :mod:`cxreval.ranking.correlation`'s.
+:func:`cxreval.bootstrap.summarize_distribution`; SRCC/KRCC are :mod:`cxreval.ranking`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from .._typing import RNGLike
+from .._typing import PathLike, RNGLike
 from .._validation import (
     check_choice,
     check_confidence_level,
@@ -49,8 +50,9 @@ from .._validation import (
 )
 from ..bootstrap import draw_plan, summarize_distribution
 from ..exceptions import InvalidParameterError, SchemaError
+from ..io import write_summary
 from ..ranking import KENDALL_VARIANTS, SPEARMAN_VARIANTS, correlation_function
-from ..results import TableResult
+from ..results import ReadResult, TableResult, as_table
 from ..schema import check_columns
 
 __all__ = ["zscores", "zmos", "zscores_for_scores", "rater_agreement", "metric_agreement", "ZMOSResult",
@@ -78,10 +80,10 @@ UNSCORED_CHOICES: tuple[str, ...] = ("keep", "exclude", "error")
 
 IQA_SPEARMAN = "pearson"
 """Default SRCC variant of the IQA tables: the Pearson correlation of average ranks (``scipy.stats.spearmanr``);
-one of :data:`cxreval.ranking.correlation.SPEARMAN_VARIANTS`."""
+one of :data:`cxreval.ranking.SPEARMAN_VARIANTS`."""
 IQA_KENDALL = "tau-b"
 """Default KRCC variant of the IQA tables: tau-b (``scipy.stats.kendalltau``); one of
-:data:`cxreval.ranking.correlation.KENDALL_VARIANTS`."""
+:data:`cxreval.ranking.KENDALL_VARIANTS`."""
 DDOF_CHOICES: tuple[int, ...] = (0, 1)
 """Divisors of the raters' standard deviation: ``n - ddof`` (0: population, as ``scipy.stats.zscore``; 1: sample)."""
 
@@ -266,13 +268,13 @@ def zscores_for_scores(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored:
 
 def srcc_krcc(a: np.ndarray, b: np.ndarray, *, spearman: str = IQA_SPEARMAN,
               kendall: str = IQA_KENDALL) -> tuple[float, float]:
-    """SRCC and KRCC of ``a`` and ``b`` by :mod:`cxreval.ranking.correlation` (NaN for fewer than 2 items or a
+    """SRCC and KRCC of ``a`` and ``b`` by :mod:`cxreval.ranking` (NaN for fewer than 2 items or a
     constant input).
 
     ``spearman='pearson'`` (default) is the Pearson correlation of average ranks (``scipy.stats.spearmanr``),
     ``'formula'`` the XQA-Chest paper's ``1 - 6 sum d² / (n (n² - 1))``; ``kendall='tau-b'`` (default) is
     ``scipy.stats.kendalltau``, ``'tau-a'`` the paper's ``(C - D) / (n (n - 1) / 2)``
-    (:func:`~cxreval.ranking.correlation.correlation_function`). The caller checks the variant names."""
+    (:func:`~cxreval.ranking.correlation_function`). The caller checks the variant names."""
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan"), float("nan")
     return (float(correlation_function("SRCC", spearman)(a, b)),
@@ -333,9 +335,6 @@ class MetricAgreementResult(TableResult):
     spearman: str = IQA_SPEARMAN
     kendall: str = IQA_KENDALL
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"metric_agreement": self.table}
-
     def summary(self) -> str:
         """The metrics by SRCC with their intervals (the XQA-Chest paper's Table 4), as Markdown."""
         lines = ["## Metrics vs z-MOS (as the XQA-Chest paper's Table 4)", "", "| metric | SRCC [CI] | KRCC [CI] | n |", "|---|---|---|---|"]
@@ -355,9 +354,6 @@ class MetricAgreementResult(TableResult):
         from .._plots.analyses import iqa_correlation_bars
 
         return iqa_correlation_bars(table)
-
-    def _figure(self) -> Any:
-        return self.figure(self.table)
 
 
 def metric_agreement(scores: pd.DataFrame, zmos_table: pd.DataFrame, *, n_resamples: int = 1000,
@@ -505,6 +501,12 @@ class ExpertAgreementResult(TableResult):
         return {**self.zmos.tables(), "rater_agreement": self.raters, **self.metrics.tables(),
                 "dropped": self.metrics.dropped}
 
+    def save(self, folder: PathLike) -> dict[str, Path]:
+        """Write every table (CSV + Parquet) and ``summary.md``: what ``cxreval iqa agree`` writes."""
+        paths = super().save(folder)
+        write_summary(Path(folder), self.summary())
+        return paths
+
     def summary(self, title: str = "cxreval iqa agree") -> str:
         """Tables 3 and 4 and what was left out, as Markdown (``summary.md`` of ``cxreval iqa agree``)."""
         from ..ranking import VARIANT_TEXT
@@ -538,12 +540,10 @@ class ExpertAgreementResult(TableResult):
 
         return iqa_correlation_bars(table)
 
-    def _figure(self) -> Any:
-        return self.figure(self.table)
 
-
-def compare_with_experts(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscored: str = "keep",
-                     scale: tuple[float, float] | None = (1, 4), n_resamples: int = 1000,
+def compare_with_experts(ratings: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult],
+                         scores: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult], *,
+                         unscored: str = "keep", scale: tuple[float, float] | None = (1, 4), n_resamples: int = 1000,
                      confidence_level: float = 0.95, rng: RNGLike = None, ddof: int = 0,
                      spearman: str = IQA_SPEARMAN, kendall: str = IQA_KENDALL) -> ExpertAgreementResult:
     """z-MOS of ``ratings`` (:func:`zscores_for_scores`), Table 3 (:func:`rater_agreement`) and Table 4
@@ -551,9 +551,9 @@ def compare_with_experts(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscore
 
     Parameters
     ----------
-    ratings : pandas.DataFrame
+    ratings : pandas.DataFrame, ReadResult or list of them
         ``image, rater, rating``.
-    scores : pandas.DataFrame
+    scores : pandas.DataFrame, ReadResult or list of them
         ``reference, test, metric, value`` (``scores.csv`` of ``cxreval iqa score``).
     unscored : {'keep', 'exclude', 'error'}, default='keep'
         See :func:`zscores_for_scores`; ``'exclude'`` removes the ratings before z-scoring, so Table 4 then
@@ -574,6 +574,8 @@ def compare_with_experts(ratings: pd.DataFrame, scores: pd.DataFrame, *, unscore
     """
     _check_variants(spearman, kendall, "compare_with_experts")
     ddof = _check_ddof(ddof, "compare_with_experts")
+    ratings = as_table(ratings, name="ratings", func="compare_with_experts")
+    scores = as_table(scores, name="scores", func="compare_with_experts")
     z = zscores_for_scores(ratings, scores, unscored=unscored, scale=scale, ddof=ddof)
     raters = rater_agreement(z, spearman=spearman, kendall=kendall)
     metrics = metric_agreement(scores, z.zmos, n_resamples=n_resamples, confidence_level=confidence_level, rng=rng,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,14 +36,15 @@ import pandas as pd
 
 from .._validation import check_choice, check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
-from ..executor import get_executor
+from ..executor import ExecutorLike, get_executor
+from ..io.images import read_image
 from ..labels import validate_predictions
 from ..progress import Progress, as_progress
 from ..results import ReadReport
-from .images import ImageItem, ImageList, exc_text, read_image
-from .models import LoadedModel, require_torch
-from .preprocess import Preprocessing
-from .store import NpzWriter, PartialStore
+from ._images import ImageItem, ImageList, exc_text
+from ._models import LoadedModel, require_torch
+from ._preprocess import Preprocessing
+from ._store import NpzWriter, PartialStore
 
 __all__ = ["CAM_METHODS", "PredictResult", "RunStats", "predict", "run_predictions", "write_outputs", "store_config",
            "partial_path", "model_file_name", "check_heatmap_models", "predict_batch", "model_groups",
@@ -169,8 +170,7 @@ def loaded_batches(items: Sequence[ImageItem], prep: Preprocessing, *, batch_siz
 def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *, store: PartialStore,
                     heatmaps: bool = False, cam: str = "cam", target_layer: str | None = None, batch_size: int = 16,
                     workers: int = 0, dicom_window: str = "none",
-                    progress: Progress | None = None,
-                    on_batch: Callable[[int], None] | None = None, executor: Any = None,
+                    progress: Progress | None = None, executor: ExecutorLike = None,
                     job_options: Mapping[str, Any] | None = None) -> RunStats:
     """Predict every image not yet in ``store`` with every model; store each batch as it is done.
 
@@ -178,7 +178,7 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
     ----------
     items : sequence of ImageItem
     models : sequence of LoadedModel
-        From :func:`~cxreval.predict.models.load_model` (already on their device).
+        From :func:`~cxreval.predict.load_model` (already on their device).
     store : PartialStore
         Where batches go; images it already holds are skipped (resume).
     heatmaps : bool, default=False
@@ -194,8 +194,6 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
     progress : Progress, optional
         A task counting the images to try in this run, advanced after each stored batch
         (:class:`cxreval.progress.Progress`; the CLI draws its progress bar from it).
-    on_batch : callable, optional
-        Called with the number of images after each stored batch (used by tests to interrupt a run).
     executor : executor, optional
         Where the batches run (:mod:`cxreval.executor`); other than serial, the images are cut into shards that
         worker processes predict, each loading the models itself from their specs (:mod:`.shards`;
@@ -243,8 +241,6 @@ def run_predictions(items: Sequence[ImageItem], models: Sequence[LoadedModel], *
         n_read += len(ids)
         n_err += len(errors)
         progress.advance(task, n_batch)
-        if on_batch is not None:
-            on_batch(n_batch)
     return RunStats(len(items), resumed, n_read, n_err)
 
 
@@ -389,9 +385,8 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
             overwrite: bool = False, heatmaps: bool = False, cam: str = "cam", target_layer: str | None = None,
             batch_size: int = 16, device: str = "cpu", workers: int = 0, weights_dir: str | Path | None = None,
             download: bool = True, dicom_window: str = "none", restart: bool = False,
-            prompts: str | Path | None = None, zero_shot_rule: str = "softmax", executor: Any = None,
-            progress: Progress | None = None, argv: Sequence[str] | None = None,
-            on_batch: Callable[[int], None] | None = None) -> PredictResult:
+            prompts: str | Path | None = None, zero_shot_rule: str = "softmax", executor: ExecutorLike = None,
+            progress: Progress | None = None, argv: Sequence[str] | None = None) -> PredictResult:
     """List the images, load the models, predict (resuming an unfinished run) and write ``out`` atomically.
 
     Everything that can be checked is checked before the first image is read: the output path, the
@@ -409,7 +404,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
         Output folder (see :mod:`cxreval.outputs`).
     overwrite, restart : bool
         Replace an existing ``out``; discard an unfinished run's stored batches.
-    weights_dir, download, prompts, zero_shot_rule : see :func:`~cxreval.predict.models.load_model`
+    weights_dir, download, prompts, zero_shot_rule : see :func:`~cxreval.predict.load_model`
         (``zero_shot_rule`` is written to ``run.json`` whether or not a ``clip:`` model is given).
     Other parameters : see :func:`run_predictions`.
 
@@ -417,9 +412,10 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
     -------
     PredictResult
     """
+    from ..io.images import DICOM_WINDOWS, is_dicom, pydicom_available
     from ..outputs import check_output_path, output_folder
-    from .images import DICOM_WINDOWS, is_dicom, list_images, pydicom_available
-    from .models import load_model, parse_model_spec
+    from ._images import list_images
+    from ._models import load_model, parse_model_spec
 
     check_choice(dicom_window, DICOM_WINDOWS, name="dicom_window", func="predict")
     check_choice(cam, CAM_METHODS, name="cam", func="predict")
@@ -466,7 +462,7 @@ def predict(images: str | Path | Sequence[str | Path], models: Sequence[str], *,
                              restart=restart)
         stats = run_predictions(listing.items, loaded, store=store, heatmaps=heatmaps, cam=cam,
                                 target_layer=target_layer, batch_size=batch_size, workers=workers,
-                                dicom_window=dicom_window, progress=progress, on_batch=on_batch, executor=executor,
+                                dicom_window=dicom_window, progress=progress, executor=executor,
                                 job_options={"device": device, "weights_dir": None if weights_dir is None
                                              else str(weights_dir), "prompts": None if prompts is None
                                              else str(prompts), "zero_shot_rule": zero_shot_rule})

@@ -20,7 +20,7 @@
         format: state_dict           # torchscript (default without 'architecture') or state_dict
         architecture: torchxrayvision.models:DenseNet   # 'package.module:callable' or 'file.py:callable'
         architecture_kwargs: {weights: null, num_classes: 3}
-        input: {size: 224, channels: 1, normalization: xrv, crop: center}   # see cxreval.predict.preprocess
+        input: {size: 224, channels: 1, normalization: xrv, crop: center}   # see cxreval.predict.Preprocessing
                                      # or 'architecture': the built module's own `preprocessing` (a CLIP
                                      # processor; cxreval.predict.clip_head)
         findings: [Atelectasis, Effusion, ""]   # the output order; "" or null: an output to leave out
@@ -53,12 +53,12 @@ from .._typing import PathLike
 from .._validation import read_yaml_file
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 from ..findings import canonical_finding
-from .images import exc_text
-from .preprocess import Preprocessing
+from ._images import exc_text
+from ._preprocess import Preprocessing
 
 __all__ = ["MODEL_KINDS", "XRV_WEIGHTS", "XRV_VERSION", "ModelSpec", "LoadedModel", "parse_model_spec", "load_model",
            "xrv_weights_path", "require_torch", "torch_device", "require_xrv", "require_torchvision",
-           "broken_import_message", "import_callable"]
+           "broken_import_message", "import_optional", "import_callable"]
 
 XRV_VERSION = "1.5.7"
 XRV_WEIGHTS: tuple[str, ...] = (
@@ -116,26 +116,26 @@ def broken_import_message(what: str, exc: BaseException) -> str:
 def require_torchvision() -> Any:
     """``torchvision``, or a :class:`DataUnavailableError` naming the fix (not installed / not matching torch)."""
     require_torch()
+    return import_optional("torchvision", "torchvision is not installed ({exc}); pip install 'cxreval[models]' "
+                           "(torch, torchvision and torchxrayvision from the same index).")
+
+
+def import_optional(name: str, missing: str) -> Any:
+    """The optional package ``name``, imported; a :class:`DataUnavailableError` when it is not installed
+    (``missing``, its ``{exc}`` the import error) or installed but failing to import (a RuntimeError such as
+    "operator torchvision::nms does not exist", an AttributeError, an OSError: :func:`broken_import_message`)."""
     try:
-        import torchvision
+        return __import__(name)
     except ImportError as exc:
-        raise DataUnavailableError(f"torchvision is not installed ({exc_text(exc)}); pip install 'cxreval[models]' "
-                                   "(torch, torchvision and torchxrayvision from the same index).") from exc
-    except Exception as exc:  # RuntimeError "operator torchvision::nms does not exist", AttributeError, OSError
-        raise DataUnavailableError(broken_import_message("torchvision", exc)) from exc
-    return torchvision
+        raise DataUnavailableError(missing.format(exc=exc_text(exc))) from exc
+    except Exception as exc:  # a broken dependency raises at import time
+        raise DataUnavailableError(broken_import_message(name, exc)) from exc
 
 
 def require_xrv() -> Any:
     require_torchvision()                       # torchxrayvision imports it: its failure is the one to name
-    try:
-        import torchxrayvision as xrv
-    except ImportError as exc:
-        raise DataUnavailableError(f"torchxrayvision is not importable ({exc_text(exc)}); pip install 'cxreval[models]' "
-                                   f"(torchxrayvision=={XRV_VERSION} and a torchvision that matches torch).") from exc
-    except Exception as exc:  # a broken dependency raises at import time
-        raise DataUnavailableError(broken_import_message("torchxrayvision", exc)) from exc
-    return xrv
+    return import_optional("torchxrayvision", "torchxrayvision is not importable ({exc}); pip install 'cxreval[models]' "
+                           f"(torchxrayvision=={XRV_VERSION} and a torchvision that matches torch).")
 
 
 @dataclass(frozen=True)

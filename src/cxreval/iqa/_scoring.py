@@ -1,22 +1,10 @@
-"""Scoring image pairs with chosen metrics, and how far the metrics rank the images alike.
+"""Scoring image pairs with chosen metrics.
 
 :func:`score_pairs` reads ``(reference, test)`` image files, compares each pair in the reference's data range
 with every chosen metric and returns the tidy table ``reference, test, metric, value`` that
-``cxreval iqa score`` writes and :func:`cxreval.iqa.expert.metric_agreement` reads. :func:`select_metrics`
-resolves a selection (``'all'``, ``'full'``, ``'no'`` or names) to registry names.
-:func:`metric_rank_agreement` correlates the metrics' rankings with each other (SRCC and KRCC, as
-:mod:`cxreval.iqa.expert` does for metric vs z-MOS): metric-vs-metric agreement, for when there are no
-expert ratings. Scores are *oriented* first (:func:`oriented_scores`: lower-is-better metrics negated), so
-a positive correlation means two metrics agree on which images are better.
-
-Examples
---------
->>> import pandas as pd
->>> scores = pd.DataFrame({"test": ["a", "b", "c"] * 2, "metric": ["psnr"] * 3 + ["gmsd"] * 3,
-...                        "value": [30.0, 25.0, 40.0, 0.05, 0.09, 0.01]})
->>> metric_rank_agreement(scores)[["metric_a", "metric_b", "srcc", "krcc", "n"]]
-  metric_a metric_b  srcc  krcc  n
-0     psnr     gmsd   1.0   1.0  3
+``cxreval iqa score`` writes and :func:`cxreval.iqa.compare_with_experts` reads. :func:`select_metrics`
+resolves a selection (``'all'``, ``'full'``, ``'no'`` or names) to registry names. How far the metrics rank
+the images alike (metric vs metric) is :func:`cxreval.iqa.metric_rank_agreement`.
 """
 
 from __future__ import annotations
@@ -37,17 +25,18 @@ import pandas as pd
 from .._typing import PathLike
 from .._validation import check_positive_int
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
-from ..results import TableResult
+from ..io.images import LoadedImage, image_size, read_image
+from ..results import ReadResult, TableResult, as_table
 from ..schema import check_columns
-from ._image import LoadedImage, check_data_range, image_size, read_image
-from ._registry import get_metric, list_metrics, metric_sign
-from .expert import srcc_krcc
+from ._image import check_data_range
+from ._registry import get_metric, list_metrics
 
 if TYPE_CHECKING:
-    from ..executor import Executor
+    from ..executor import ExecutorLike
+    from ..progress import Progress
+    from ._no_reference import NIQEModel
 
-__all__ = ["select_metrics", "score_pairs", "score_pair_batches", "oriented_scores", "metric_rank_agreement",
-           "MetricSelection", "ScoresResult", "SCORE_COLUMNS"]
+__all__ = ["select_metrics", "score_pairs", "score_pair_batches", "MetricSelection", "ScoresResult", "SCORE_COLUMNS"]
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +235,7 @@ def _score_pair(item: tuple[int, object, object], *, names: Sequence[str], data_
 
 
 def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | None, base_dir: object,
-            metric_options: object, executor: Executor | str | None, batch_size: int, check_files: bool,
+            metric_options: object, executor: ExecutorLike, batch_size: int, check_files: bool,
             func: str) -> Iterator[pd.DataFrame]:
     """Check everything now; return the iterator of blocks (see :func:`score_pair_batches`)."""
     items = _pair_items(pairs)
@@ -293,7 +282,7 @@ def _blocks(pairs: object, metrics: str | Sequence[str], *, data_range: float | 
 
 def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all",
                        *, data_range: float | None = None, base_dir: PathLike | None = None,
-                       metric_options: Mapping[str, Mapping[str, Any]] | None = None, executor: Executor | str | None = None,
+                       metric_options: Mapping[str, Mapping[str, Any]] | None = None, executor: ExecutorLike = None,
                        batch_size: int = 32, check_files: bool = True) -> Iterator[pd.DataFrame]:
     """:func:`score_pairs` streamed: the score table in consecutive blocks of ``batch_size`` pairs.
 
@@ -330,20 +319,21 @@ def score_pair_batches(pairs: pd.DataFrame | Sequence[tuple[object, object]], me
                    executor=executor, batch_size=batch_size, check_files=check_files, func="score_pair_batches")
 
 
-def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: str | Sequence[str] = "all", *,
+def score_pairs(pairs: pd.DataFrame | ReadResult | Sequence[pd.DataFrame | ReadResult | tuple[object, object]], metrics: str | Sequence[str] = "all", *,
                 data_range: float | None = None, base_dir: PathLike | None = None,
                 metric_options: Mapping[str, Mapping[str, Any]] | None = None,
-                executor: Executor | str | None = None) -> ScoresResult:
+                niqe_model: PathLike | NIQEModel | None = None, executor: ExecutorLike = None,
+                progress: Progress | None = None) -> ScoresResult:
     """Score ``(reference, test)`` image pairs with the chosen metrics.
 
-    Each image is read with :func:`~cxreval.iqa.read_image` (float64, its stored type's data range). A
+    Each image is read with :func:`~cxreval.io.images.read_image` (float64, its stored type's data range). A
     full-reference metric compares ``(reference, test)``; a no-reference metric scores the test image.
     Every image header is checked before the first pair is scored; :func:`score_pair_batches` streams the
     same table block by block.
 
     Parameters
     ----------
-    pairs : pandas.DataFrame or sequence of (path, path)
+    pairs : pandas.DataFrame, ReadResult, list of them, or sequence of (path, path)
         A table with columns ``reference`` and ``test``, as ``pairs.csv`` of ``cxreval iqa degrade`` (its
         other columns, e.g. ``image`` and ``degradation``, are carried onto each of the pair's score rows), or
         ``(reference, test)`` tuples of image paths.
@@ -362,6 +352,12 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
         Where the pairs are scored (:func:`cxreval.executor.get_executor`; in this process by default).
         Tasks carry chunks of pairs (paths) and each worker reads its own images: with a process or Dask
         executor the images must be where every worker sees them. The table is the same on every executor.
+    niqe_model : path or NIQEModel, optional
+        NIQE's pristine model (:func:`cxreval.iqa.load_niqe_model`'s file, read and checked first): with it
+        ``'all'`` and ``'no'`` include ``niqe`` (``metrics`` must include it), and the file is named in
+        ``summary()``; without it a selector skips ``niqe``, as no model is bundled.
+    progress : Progress, optional
+        Told of the pairs scored, block by block (:mod:`cxreval.progress`).
 
     Returns
     -------
@@ -387,7 +383,7 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
     --------
     >>> import tempfile
     >>> import numpy as np
-    >>> from cxreval.iqa import write_image
+    >>> from cxreval.io.images import write_image
     >>> x = np.random.default_rng(0).uniform(0, 255, (64, 64))
     >>> with tempfile.TemporaryDirectory() as d:
     ...     ref = write_image(Path(d) / "ref.png", x, data_range=255, dtype="uint8")
@@ -398,13 +394,38 @@ def score_pairs(pairs: pd.DataFrame | Sequence[tuple[object, object]], metrics: 
     0   psnr  24.819
     1   gmsd   0.001
     """
-    blocks = list(_blocks(pairs, metrics, data_range=data_range, base_dir=base_dir, metric_options=metric_options,
-                          executor=executor, batch_size=32, check_files=True, func="score_pairs"))
-    selection = select_metrics(metrics, func="score_pairs")  # checked by _blocks already
+    from ..executor import open_executor
+    from ..progress import as_progress
+    from ._no_reference import NIQEModel, load_niqe_model
+
+    func = "score_pairs"
+    if isinstance(pairs, ReadResult) or (isinstance(pairs, (list, tuple)) and pairs
+                                         and all(isinstance(p, (pd.DataFrame, ReadResult)) for p in pairs)):
+        pairs = as_table(pairs, name="pairs", func=func)
+    model = niqe_model if niqe_model is None or isinstance(niqe_model, NIQEModel) else load_niqe_model(niqe_model)
+    selection = select_metrics(metrics, supplied=("niqe",) if model is not None else (), func=func)
+    notes: tuple[str, ...] = ()
+    if model is not None:
+        if "niqe" not in selection.names:
+            raise InvalidParameterError(f"niqe_model={str(niqe_model)!r} is given but metrics={metrics!r} does not "
+                                        "include niqe; add niqe to metrics or leave out niqe_model.")
+        metric_options = {**(metric_options or {}), "niqe": {**(metric_options or {}).get("niqe", {}), "model": model}}
+        notes = (f"NIQE pristine model: {niqe_model}",)
+    prog = as_progress(progress, func=func)
+    with open_executor(executor) as ex:
+        scored = _blocks(pairs, list(selection.names), data_range=data_range, base_dir=base_dir,  # checks now
+                         metric_options=metric_options, executor=ex, batch_size=32, check_files=True, func=func)
+        n_pairs = len(_pair_items(pairs))
+        task = prog.add(f"scoring pairs ({len(selection.names)} metrics)", total=n_pairs)
+        blocks = []
+        for block in scored:
+            blocks.append(block)
+            prog.advance(task, len(block) // len(selection.names))
+        prog.done(task)
     if not blocks:
-        return ScoresResult(pd.DataFrame(columns=_carried(pairs)[1]), selection, 0)
+        return ScoresResult(pd.DataFrame(columns=_carried(pairs)[1]), selection, 0, notes)
     table = pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
-    return ScoresResult(table, selection, len(_pair_items(pairs)))
+    return ScoresResult(table, selection, n_pairs, notes)
 
 
 @dataclass(frozen=True)
@@ -419,6 +440,8 @@ class ScoresResult(TableResult):
         The metrics scored and those a selector left out.
     n_pairs : int
         Pairs scored.
+    notes : tuple of str
+        Listed after the metrics in ``summary()`` (the NIQE model file used).
     """
 
     FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"scores": "scores.csv"})
@@ -427,13 +450,19 @@ class ScoresResult(TableResult):
     table: pd.DataFrame
     selection: MetricSelection
     n_pairs: int
+    notes: tuple[str, ...] = ()
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"scores": self.table}
+    def save(self, folder: PathLike) -> dict[str, Path]:
+        """Write ``scores`` (CSV + Parquet) and ``summary.md`` (what ``cxreval iqa score`` writes)."""
+        from ..io import write_summary
+
+        paths = super().save(folder)
+        write_summary(Path(folder), self.summary())
+        return paths
 
     def summary(self, title: str = "cxreval iqa score") -> str:
         """Pairs, metrics and skipped metrics, as Markdown (``summary.md`` of ``cxreval iqa score``)."""
-        return self.describe(self.n_pairs, self.selection, title=title)
+        return self.describe(self.n_pairs, self.selection, title=title, notes=self.notes)
 
     @staticmethod
     def describe(n_pairs: int, selection: MetricSelection, *, title: str = "cxreval iqa score",
@@ -472,9 +501,6 @@ class ScoresResult(TableResult):
             return iqa_by_degradation(table)
         return _metric_boxes(table)
 
-    def _figure(self) -> Any:
-        return self.figure(self.table)
-
 
 def _metric_boxes(t: pd.DataFrame) -> Any:
     """Each metric's scores in a panel of its own (metrics have their own scales), one box per degradation
@@ -496,91 +522,3 @@ def _metric_boxes(t: pd.DataFrame) -> Any:
     fig.update_layout(title="IQA scores per metric" + (" and degradation" if "degradation" in t.columns else ""),
                       template="plotly_white", height=max(360, 220 * len(metrics)))
     return fig
-
-def _check_scores(scores: object, func: str) -> None:
-    if not isinstance(scores, pd.DataFrame):
-        raise InvalidParameterError(f"The 'scores' parameter of {func} must be a pandas DataFrame (the score_pairs "
-                                    f"table). Got {type(scores).__name__} instead.")
-
-
-def oriented_scores(scores: pd.DataFrame) -> pd.Series:
-    """``value`` signed so that higher means better quality (metrics registered as lower-is-better negated).
-
-    Raises
-    ------
-    InvalidParameterError
-        A metric that is not registered (its direction is unknown).
-    """
-    _check_scores(scores, "oriented_scores")
-    check_columns(scores, ["metric", "value"], where="scores")
-    sign = {m: metric_sign(m, where="scores") for m in scores["metric"].unique()}
-    return scores["value"].astype(float) * scores["metric"].map(sign)
-
-
-def metric_rank_agreement(scores: pd.DataFrame, *, over: str = "test", metrics: Sequence[str] | None = None,
-                          orient: bool = True) -> pd.DataFrame:
-    """SRCC and KRCC between every two metrics' rankings (metric vs metric, not metric vs expert).
-
-    The scores of each metric are oriented (:func:`oriented_scores`, with ``orient``) and averaged per value of
-    the ``over`` column (the unit ranked: ``'test'`` ranks the test images; ``'degradation'`` ranks the
-    degradations by their mean over images). For each two metrics, Spearman's rho (average ranks for ties)
-    and Kendall's tau-b are computed over the units both scored, as ``scipy.stats.spearmanr`` and
-    ``kendalltau``; fewer than two units, or a metric constant over them, gives NaN.
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        ``metric, value`` and the ``over`` column, e.g. the :func:`score_pairs` table.
-    over : str, default='test'
-        The column whose values are ranked.
-    metrics : sequence of str, optional
-        These metrics, in this order; by default every metric in ``scores``, in order of appearance.
-    orient : bool, default=True
-        Negate lower-is-better metrics first, so that agreement is positive.
-
-    Returns
-    -------
-    table : pandas.DataFrame
-        ``metric_a, metric_b, over, srcc, krcc, n`` for every two metrics (``a`` before ``b``); ``n`` is the
-        number of units both metrics scored (units either lacks are left out of that pair).
-
-    Raises
-    ------
-    SchemaError
-        Missing columns, non-numeric values, or a requested metric without scores.
-    InvalidParameterError
-        An unregistered metric with ``orient=True``.
-    """
-    func = "metric_rank_agreement"
-    _check_scores(scores, func)
-    if not isinstance(over, str):
-        raise InvalidParameterError(f"The 'over' parameter of {func} must be a column name (str). Got {over!r} instead.")
-    if metrics is not None and (isinstance(metrics, str) or not isinstance(metrics, Sequence)
-                                or not all(isinstance(m, str) for m in metrics)):
-        raise InvalidParameterError(f"The 'metrics' parameter of {func} must be a sequence of metric names or None. "
-                                    f"Got {metrics!r} instead.")
-    if not isinstance(orient, (bool, np.bool_)):
-        raise InvalidParameterError(f"The 'orient' parameter of {func} must be a bool. Got {orient!r} instead.")
-    check_columns(scores, ["metric", "value", over], where="scores")
-    values = pd.to_numeric(scores["value"], errors="coerce")
-    bad = values.isna() & scores["value"].notna()
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise SchemaError(f"scores: column 'value' must be numeric; row {i} has {scores['value'].iloc[i]!r}.")
-    d = pd.DataFrame({"unit": scores[over].to_numpy(), "metric": scores["metric"].astype(str).to_numpy(),
-                      "value": values.to_numpy(float)})
-    present = list(dict.fromkeys(d["metric"]))
-    chosen = present if metrics is None else [str(m) for m in metrics]
-    missing = [m for m in chosen if m not in present]
-    if missing:
-        raise SchemaError(f"scores: no values for metric(s) {missing}; have {present}.")
-    d = d[d["metric"].isin(chosen)]
-    if orient:
-        d = d.assign(value=oriented_scores(d))
-    wide = d.groupby(["unit", "metric"], sort=False)["value"].mean().unstack("metric")
-    rows = []
-    for a, b in itertools.combinations(chosen, 2):
-        both = wide[[a, b]].dropna()
-        s, k = srcc_krcc(both[a].to_numpy(), both[b].to_numpy())
-        rows.append({"metric_a": a, "metric_b": b, "over": over, "srcc": s, "krcc": k, "n": int(len(both))})
-    return pd.DataFrame(rows, columns=["metric_a", "metric_b", "over", "srcc", "krcc", "n"])

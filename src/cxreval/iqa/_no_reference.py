@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from .._typing import PathLike
 from .._validation import check_choice
 from ..exceptions import CxrevalError, DataUnavailableError, InvalidParameterError
 from ._image import check_data_range, check_image, gaussian_kernel
@@ -185,7 +186,7 @@ class NIQEModel:
         self.mu, self.cov, self.source = mu, cov, source
 
 
-def load_niqe_model(path: str | Path) -> NIQEModel:
+def load_niqe_model(path: PathLike) -> NIQEModel:
     """Load NIQE's pristine model from a ``.mat`` (``mu_prisparam``, ``cov_prisparam``, as the authors'
     ``modelparameters.mat``) or ``.npz`` (``mu``/``cov`` or the same names) file the user supplies."""
     p = Path(path)

@@ -6,7 +6,7 @@ become targets under the usual :class:`~cxreval.labels.LabelPolicy` (uncertain: 
 not mentioned: negative / exclude); an excluded label adds nothing to the loss or the AUC.
 
 The studies with both an image and labels are split by patient (:func:`cxreval.datasets.patient_split`, seeded
-with ``seed``) into ``train`` and ``val``. Modes:
+with the seed of ``rng``) into ``train`` and ``val``. Modes:
 
 * ``linear-probe``: the network is frozen; the features entering its classifier are computed once per image
   (in batches), cached in the run folder (``features.npz``; ``features=`` reuses it in a later run) and a new
@@ -24,7 +24,7 @@ with ``seed``) into ``train`` and ``val``. Modes:
 XQA: ``linear-probe`` or ``full`` fine-tuning of the vision tower; :mod:`.clip_head`).
 
 Gradient modes use Adam (``lr``, ``weight_decay``), mini-batches of ``batch_size`` in an order drawn from
-``seed``, and stop early when the macro validation AUC (mean over findings with both classes in ``val``) has
+the seed, and stop early when the macro validation AUC (mean over findings with both classes in ``val``) has
 not improved for ``patience`` epochs; the best epoch's weights are written. ``--recipe chestxray8`` trains the
 ChestX-ray8 network (:func:`~.recipes.chestxray8_net`) with W-CEL at the paper's 1024x1024 input.
 ``--recipe xrv --model xrv:NAME`` fine-tunes a TorchXRayVision DenseNet with torchxrayvision's training defaults
@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -49,16 +49,17 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._typing import PathLike
-from .._validation import check_choice
+from .._typing import PathLike, RNGLike
+from .._validation import check_choice, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
+from ..io.images import read_image
 from ..progress import Progress, as_progress
 from ..results import TableResult
 from ..schema import MACRO
-from .images import ImageItem, exc_text, read_image
+from ._images import ImageItem, exc_text
+from ._models import require_torch, torch_device
+from ._preprocess import Preprocessing
 from .losses import LOSSES, loss_function
-from .models import require_torch, torch_device
-from .preprocess import Preprocessing
 from .recipes import XRV_DEFAULTS
 
 __all__ = ["FINETUNE_MODES", "RECIPES", "TRAINING_COLUMNS", "FinetuneResult", "finetune", "training_targets"]
@@ -199,7 +200,7 @@ def _input_dict(prep: Any) -> dict[str, Any] | str:
 
 def _build(model: str | None, recipe: str | None, *, arch: str, weights: str | None, n_out: int,
            input_size: int | None, weights_dir: Any, download: bool) -> _Net:
-    from .models import load_model, parse_model_spec
+    from ._models import load_model, parse_model_spec
     from .recipes import chestxray8_net, find_classifier, replace_head
 
     if recipe is not None:
@@ -295,21 +296,30 @@ def _rows(epoch: int, findings: list[str], train_loss: float, val_loss: float, a
     return rows
 
 
+def _seed_of(rng: RNGLike) -> int:
+    """The int seed of ``rng``: an int as given, one drawn from a Generator or from fresh entropy (None)."""
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and int(rng) >= 0:
+        return int(rng)
+    return int(normalize_rng(rng).integers(2 ** 31))
+
+
 def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
              model: str | None = None, recipe: str | None = None, arch: str = "resnet50",
              weights: PathLike | None = None, mode: str = "full", loss: str | None = None,
              findings: Sequence[str] | None = None, source: str | None = None, policy: str = "exclude",
              not_mentioned: str = "negative", state_encoding: str | None = None, val_fraction: float = 0.2,
              epochs: int = 10, patience: int = 3, batch_size: int | None = None, lr: float | None = None,
-             weight_decay: float | None = None, seed: int = 0, device: str = "cpu", input_size: int | None = None,
+             weight_decay: float | None = None, rng: RNGLike = None, device: str = "cpu", input_size: int | None = None,
              name: str | None = None, keep_interrupted: bool = False, overwrite: bool = False,
              weights_dir: PathLike | None = None, download: bool = True, dicom_window: str = "none",
-             features: PathLike | None = None, argv: Sequence[str] | None = None, progress: Progress | None = None,
-             on_epoch: Callable[[int], None] | None = None) -> FinetuneResult:
+             features: PathLike | None = None, argv: Sequence[str] | None = None,
+             progress: Progress | None = None) -> FinetuneResult:
     """Fine-tune ``model`` (or train ``recipe``) on ``labels`` and write ``out`` atomically (module docstring).
 
-    ``progress`` (:class:`cxreval.progress.Progress`) gets a task counting the epochs, advanced after each;
-    ``on_epoch(epoch)`` is called then too (tests use it to interrupt). On Ctrl-C the folder is written with the
+    ``progress`` (:class:`cxreval.progress.Progress`) gets a task counting the epochs, advanced after each.
+    ``rng`` (None: fresh entropy; an int reproduces, as ``--seed``) seeds the split, the initialisation, the
+    batch order and the augmentation: an int is used as the seed, a Generator draws one, and the seed used is
+    written to ``finetune.json`` and ``summary.md``. On Ctrl-C the folder is written with the
     best epoch so far when ``keep_interrupted`` (and ``finetune.json`` says it was interrupted), else nothing is
     written; the KeyboardInterrupt is re-raised. ``features`` (``linear-probe`` only): the ``features.npz`` of an
     earlier linear probe of the same model on the same images, reused instead of computing them again.
@@ -321,9 +331,10 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
     from ..labels import read_labels
     from ..outputs import check_output_path, output_folder
     from ..schema import LabelPolicy
-    from .images import list_images
+    from ._images import list_images
 
     func = "finetune"
+    seed = _seed_of(rng)
     check_choice(mode, FINETUNE_MODES, name="mode", func=func)
     if recipe is not None:
         check_choice(recipe, RECIPES, name="recipe", func=func)
@@ -331,11 +342,11 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         raise InvalidParameterError("finetune needs exactly one of model= (xrv:, torch:, clip:) and "
                                     "recipe='chestxray8' (recipe='xrv' goes with model='xrv:...').")
     if recipe == "chestxray8":
-        from .models import require_torchvision
+        from ._models import require_torchvision
 
         require_torchvision()                          # an environment problem is named before any work
     else:
-        from .models import parse_model_spec
+        from ._models import parse_model_spec
 
         assert model is not None  # exactly one of model and recipe (checked above)
         if recipe == "xrv" and parse_model_spec(model).kind != "xrv":
@@ -409,7 +420,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                 if wfile is not None and wfile.is_file() else None}
         cached = None
         if features is not None:                         # checked before any image is read
-            from .probe import load_features
+            from ._probe import load_features
 
             cached = load_features(features, list(targets.study_id), [str(it.path) for it in chosen], fkey)
         data = None if cached is not None else _Images(chosen, net.prep, dicom_window=dicom_window)
@@ -428,7 +439,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         aug_gen = np.random.default_rng([seed, 1])           # the xrv recipe's augmentation draws
         try:
             if mode == "linear-probe":
-                from .probe import FEATURES_FILE, fit_linear_probe, save_features
+                from ._probe import FEATURES_FILE, fit_linear_probe, save_features
 
                 module.eval()
                 if cached is not None:
@@ -489,8 +500,6 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                 if macro > best[0]:
                     best = (macro, epoch, copy.deepcopy({k: v.cpu() for k, v in module.state_dict().items()}), sv)
                 progress.advance(epoch_task)
-                if on_epoch is not None:
-                    on_epoch(epoch)
                 if epoch - best[1] >= patience and epoch < epochs:
                     stopped = f"early stopping at epoch {epoch} ({patience} epoch(s) without a better macro validation AUC)"
                     break

@@ -1,7 +1,7 @@
 """Turn stored pixel values into a model's input tensor, exactly as the model was trained.
 
-A :class:`Preprocessing` names every choice that changes a model's input; :func:`preprocess` applies it
-to one :class:`~cxreval.predict.images.RawImage` in this order (each step is recorded in ``models.json``
+A :class:`Preprocessing` names every choice that changes a model's input; :func:`preprocess_image` applies it
+to one :class:`~cxreval.io.images.LoadedImage` in this order (each step is recorded in ``models.json``
 by :meth:`Preprocessing.steps`):
 
 1. **Scale** the stored values by the bit depth's maximum ``m`` (255, 65535, ``2**BitsStored - 1``), in
@@ -30,9 +30,9 @@ The result is a float32 array of shape ``(channels, size, size)``.
 Examples
 --------
 >>> import numpy as np
->>> from cxreval.predict.images import RawImage
->>> raw = RawImage(np.array([[0, 255, 255, 0]] * 2, dtype=np.uint8), 255, 8, 1, "png")
->>> x = preprocess(raw, Preprocessing(size=2))
+>>> from cxreval.io.images import LoadedImage
+>>> raw = LoadedImage(np.array([[0, 255, 255, 0]] * 2, dtype=np.uint8), 255, 8, 1, "png")
+>>> x = preprocess_image(raw, Preprocessing(size=2))
 >>> x.shape, x.dtype
 ((1, 2, 2), dtype('float32'))
 >>> Preprocessing(size=2).steps()[0]
@@ -49,9 +49,9 @@ import numpy as np
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError
-from .images import ImageReadError, RawImage
+from ..io.images import ImageReadError, LoadedImage
 
-__all__ = ["NORMALIZATIONS", "CROPS", "IMAGENET_MEAN", "IMAGENET_STD", "Preprocessing", "preprocess",
+__all__ = ["NORMALIZATIONS", "CROPS", "IMAGENET_MEAN", "IMAGENET_STD", "Preprocessing", "preprocess_image",
            "scale_pixels", "center_crop", "resize"]
 
 NORMALIZATIONS: tuple[str, ...] = ("xrv", "unit", "imagenet", "custom")
@@ -139,12 +139,12 @@ class Preprocessing:
         return {"size": int(self.size), "channels": int(self.channels), "normalization": self.normalization,
                 "mean": list(self.mean), "std": list(self.std), "crop": self.crop}
 
-    def apply(self, img: RawImage) -> np.ndarray:
-        """:func:`preprocess` of ``img`` with these settings."""
-        return preprocess(img, self)
+    def apply(self, img: LoadedImage) -> np.ndarray:
+        """:func:`preprocess_image` of ``img`` with these settings."""
+        return preprocess_image(img, self)
 
     def steps(self) -> list[str]:
-        """The preprocessing, one line per step, as applied by :func:`preprocess`."""
+        """The preprocessing, one line per step, as applied by :func:`preprocess_image`."""
         s = []
         if self.normalization == "xrv":
             s.append("scale to [-1024, 1024]: (2 * (v / max) - 1) * 1024 with max = 2**bit_depth - 1 "
@@ -164,7 +164,7 @@ class Preprocessing:
         return s
 
 
-def scale_pixels(img: RawImage, normalization: str) -> np.ndarray:
+def scale_pixels(img: LoadedImage, normalization: str) -> np.ndarray:
     """Step 1 and 2: float32 ``(H, W)`` on the model's intensity scale."""
     v = img.pixels
     m = img.max_value
@@ -205,7 +205,7 @@ def resize(x: np.ndarray, size: int) -> np.ndarray:
     return out.astype(np.float32)[None]
 
 
-def preprocess(img: RawImage, prep: Preprocessing) -> np.ndarray:
+def preprocess_image(img: LoadedImage, prep: Preprocessing) -> np.ndarray:
     """Apply ``prep`` to one image; return float32 ``(channels, size, size)``.
 
     Raises
