@@ -18,7 +18,7 @@ from pathlib import Path
 
 from _public_modules import defined_names, exported, package_of, public_modules
 
-PENDING: tuple[str, ...] = ("demo", "iqa", "predict", "reader")
+PENDING: tuple[str, ...] = ()
 
 
 def _defines_privately(module: str, name: str) -> bool:

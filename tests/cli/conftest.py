@@ -188,7 +188,8 @@ def command_args(name: str, d: Path) -> list[str]:
 def _reader_db(d: Path) -> str:
     """A reader-study database with two readers' image labels (needs the reader extra)."""
     pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
-    from cxreval.reader.store import Reader, ReaderStore
+    from cxreval.reader.payloads import Reader
+    from cxreval.reader.store import ReaderStore
     from cxreval.reader.study import load_study
 
     imgs = _images(d)

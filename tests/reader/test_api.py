@@ -259,7 +259,7 @@ def test_group_commit_stores_each_id_once_under_concurrent_retries(app_client, i
     with the same seq, and every answered row is readable."""
     import threading
 
-    from cxreval.reader.store import Reader
+    from cxreval.reader.payloads import Reader
 
     store, _tokens, _c = app_client
     readers = {r.name: Reader(int(r.id), r.name, r.role) for r in store.readers().itertuples()}

@@ -98,7 +98,7 @@ def test_label_with_keyboard_draw_box_window_level_reload(browser, study, server
     store, tokens, url = study
     server = server_factory(url).start()
     alice = next(r for r in store.readers().itertuples() if r.name == "alice")
-    from cxreval.reader.store import Reader
+    from cxreval.reader.payloads import Reader
 
     order = [x["key"] for x in store.queue(Reader(alice.id, "alice", "reader"), "image")]
     drv = browser

@@ -177,7 +177,7 @@ def test_report_adjudication_becomes_conflict_resolved(study_factory, tmp_path: 
     study = study_factory(tmp_path / "s", extra="adjudication:\n  task: report:findings\n  readers: [alice, bob]\n")
     store, _tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(study))
     rd = {r.name: r for r in store.readers().itertuples()}
-    from cxreval.reader.store import Reader
+    from cxreval.reader.payloads import Reader
 
     def who(name: str) -> Reader:
         return Reader(int(rd[name].id), name, str(rd[name].role))

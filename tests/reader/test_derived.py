@@ -101,7 +101,7 @@ def test_stale_adjudication_no_longer_overrides_the_readers(study_factory, tmp_p
     assert (st.loc[("rita", "adjudication"), "n_items"], st.loc[("rita", "adjudication"), "n_done"]) == (1, 0)
 
     # a resolver who saw the old pair is refused (409), not applied to the new one
-    from cxreval.reader.store import SubmissionError
+    from cxreval.reader.payloads import SubmissionError
 
     with pytest.raises(SubmissionError, match="changed since") as e:
         store.submit(rita, "rita-a1-002", "adjudication", "a1", {

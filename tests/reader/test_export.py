@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from cxreval.reader.export import FORMULA_PREFIXES, export_tables, safe_cell
-from cxreval.reader.store import ReaderStore, SubmissionError
+from cxreval.reader.payloads import SubmissionError
+from cxreval.reader.store import ReaderStore
 from cxreval.reader.study import load_study
 
 from .conftest import FINDINGS, write_png

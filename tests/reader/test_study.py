@@ -112,7 +112,8 @@ def test_assignment_per_image_is_balanced_seeded_and_enforced(study_factory, tmp
     from collections import Counter
 
     from cxreval.reader._order import assign_images
-    from cxreval.reader.store import ReaderStore, SubmissionError
+    from cxreval.reader.payloads import SubmissionError
+    from cxreval.reader.store import ReaderStore
 
     keys = [f"i{k:03d}" for k in range(17)]
     readers = ("r1", "r2", "r3", "r4", "r5")

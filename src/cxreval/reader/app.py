@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import CxrevalError, InvalidParameterError
+from ..schema import REPORT_STATES
 from .images import DISPLAY_FIT, RenditionCache, scale_for
-from .store import IMAGE_STATES, REPORT_STATES, Reader, ReaderStore, SubmissionError
+from .payloads import IMAGE_STATES, Reader, SubmissionError
+from .store import ReaderStore
 
 __all__ = ["MAX_BODY", "READ_AHEAD", "bad_text", "create_app", "bind", "serve"]
 

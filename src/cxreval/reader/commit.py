@@ -4,7 +4,7 @@ next transaction, so concurrent readers share a disk flush instead of queueing o
 A request's caller blocks until the transaction holding its row has committed (SQLite ``synchronous=FULL``
 or PostgreSQL's durable commit); only then is the answer sent. With one reader the batch is that one row
 and nothing waits. A retried id is answered from the stored row (``'duplicate'``), an id reused for other
-content raises :class:`~cxreval.reader.store.SubmissionError` (409).
+content raises :class:`~cxreval.reader.payloads.SubmissionError` (409).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from ..exceptions import CxrevalError
 from ..schema import ORDINAL_STATES, LabelState
 from ..schema import REPORT_STATES as _REPORT_STATES
 
-__all__ = ["IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "MAX_COMMENT", "SubmissionError", "Reader",
+__all__ = ["IMAGE_STATES", "MAX_BOXES", "MAX_COMMENT", "SubmissionError", "Reader",
            "PayloadChecks", "check_client_time"]
 
 IMAGE_STATES: tuple[str, ...] = ORDINAL_STATES

@@ -50,10 +50,6 @@ from .db import (
 )
 from .derived import Deriver, replay
 from .payloads import (
-    IMAGE_STATES,
-    MAX_BOXES,
-    MAX_COMMENT,
-    REPORT_STATES,
     PayloadChecks,
     Reader,
     SubmissionError,
@@ -61,8 +57,7 @@ from .payloads import (
 )
 from .study import StudySpec, check_name, study_items
 
-__all__ = ["ROLES", "IMAGE_STATES", "REPORT_STATES", "MAX_BOXES", "MAX_COMMENT", "AUTH_TTL", "SubmissionError",
-           "Reader", "SubmitResult", "ReaderStore", "hash_token", "now", "check_client_time"]
+__all__ = ["ROLES", "AUTH_TTL", "SubmitResult", "ReaderStore", "hash_token", "now"]
 
 ROLES: tuple[str, ...] = ("reader", "resolver", "organiser")
 """Readers label and rate, resolvers adjudicate, organisers follow progress and download the export."""
