@@ -216,7 +216,7 @@ def compute_flows(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Finding
     findings : sequence of str or vocabulary name, optional
         Default: the findings both sources of a pair label.
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
-        ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.labels.LabelPolicy` gives its
+        ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.schema.LabelPolicy` gives its
         ``not_mentioned``).
     studies : {'same', 'each'}, default='same'
         See :func:`cxreval.agreement.pair_states`.

@@ -411,7 +411,7 @@ def compute_agreement(labels: pd.DataFrame, pairs: SourcePairs, *, findings: Fin
         set ``'all'`` = every compared finding.
     weights : {None, 'linear', 'quadratic'}, default='quadratic'
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
-        ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.labels.LabelPolicy` gives its
+        ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.schema.LabelPolicy` gives its
         ``not_mentioned``).
     studies : {'same', 'each'}, default='same'
         See :func:`pair_states`.

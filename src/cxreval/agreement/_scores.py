@@ -435,7 +435,7 @@ def agreement_scores(states_a: ArrayLike, states_b: ArrayLike, *, weights: str |
     weights : {None, 'linear', 'quadratic'}, default='quadratic'
         Weighting of ``kappa_w`` (the XQA-Chest paper's central estimate is quadratic).
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
-        ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.labels.LabelPolicy` gives its
+        ``NOT_MENTIONED`` as negative, or the pair dropped (a :class:`~cxreval.schema.LabelPolicy` gives its
         ``not_mentioned``).
     both_uncertain : {'agree', 'disagree'}, default='agree'
         A pair where both labels are uncertain counts as agreement under both mappings (``'agree'``: two

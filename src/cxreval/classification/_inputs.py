@@ -175,9 +175,9 @@ def prepare_from_files(predictions: str | Path | Sequence[str | Path], labels: s
         Long label tables ``study_id, patient_id, finding, source, state`` (file, or folder of parts), optionally
         with ``p_positive`` (soft labels, :mod:`~cxreval.classification.soft_labels`).
     state_encoding : {'cxreval', 'chexpert', 'binary'} or None
-        How numeric states are read (:func:`~cxreval.labels.decode_states`).
+        How numeric states are read (:func:`~cxreval.schema.decode_states`).
     blank_state : {'refuse', 'missing'} or None
-        What a blank state cell is (:func:`~cxreval.labels.decode_states`; None: refused without an encoding).
+        What a blank state cell is (:func:`~cxreval.schema.decode_states`; None: refused without an encoding).
     references, findings, policy, not_mentioned, model_groups, unlabeled, studies, missing_scores, finding_map
         As for :func:`evaluate_auc`.
 

@@ -53,7 +53,7 @@ def _auc_meta(res: AUCResult, *, vocabulary: str) -> dict[str, object]:
 
 def _pair_drops(res: AgreementTableResult) -> str:
     """Markdown lines saying, per pair, how many studies only one source labels (not compared)."""
-    lines = ["Sources are compared on the studies both label (studies='intersection', CLI `--intersect`):", ""]
+    lines = ["Sources are compared on the studies both label (studies='each', CLI `--intersect`):", ""]
     for p in res.pairs:
         lines.append(f"- {p.pair}: {p.n_studies} common studies; {p.n_only_a} only in "
                      f"{p.source_a}, {p.n_only_b} only in {p.source_b} (not compared)")

@@ -8,7 +8,7 @@ The fusion input (the *annotation table*) is long, one row per ``(study_id, sour
 study_id   str, the item a consensus label is derived for
 source     str, who gave the label (a reader: a radiologist id, a labeller)
 finding    str, optional; when present, items are ``(study_id, finding)``
-state      a :class:`~cxreval.labels.LabelState` (code or name): ``NEG=0``, ``UNC=1``, ``POS=2``
+state      a :class:`~cxreval.schema.LabelState` (code or name): ``NEG=0``, ``UNC=1``, ``POS=2``
 =========  ===============================================================
 
 crowd-kit's ``reader`` / ``label`` columns are refused with a "did you mean"
@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 STATES: tuple[int, ...] = (int(LabelState.NEG), int(LabelState.UNC), int(LabelState.POS))
-"""The label states fused: ``NEG=0``, ``UNC=1``, ``POS=2`` (:class:`cxreval.labels.LabelState`)."""
+"""The label states fused: ``NEG=0``, ``UNC=1``, ``POS=2`` (:class:`cxreval.schema.LabelState`)."""
 N_STATES = 3
 
 
@@ -163,7 +163,7 @@ def encode_annotations(data: object, *, func: str, allow_finding: bool = True) -
 
 
 def parse_fused_states(values: pd.Series, *, where: str) -> np.ndarray:
-    """The states of ``values`` as codes ``0, 1, 2`` (names or codes, parsed by :func:`cxreval.labels.parse_states`).
+    """The states of ``values`` as codes ``0, 1, 2`` (names or codes, parsed by :func:`cxreval.schema.parse_states`).
 
     Raises
     ------

@@ -140,7 +140,7 @@ def fuse_labels(labels: pd.DataFrame, readers: Sequence[str], methods: Sequence[
         (``Pleural effusion``) or vocabulary names (``xqa_selected``), as for
         :func:`~cxreval.agreement.compute_agreement`.
     not_mentioned : {'negative', 'exclude'} or LabelPolicy, default='negative'
-        What a reader's ``NOT_MENTIONED`` becomes (a :class:`~cxreval.labels.LabelPolicy` gives its
+        What a reader's ``NOT_MENTIONED`` becomes (a :class:`~cxreval.schema.LabelPolicy` gives its
         ``not_mentioned``).
     rng : None, int or Generator, default=None
         Seed of the randomised methods (one generator, used in method order). ``None`` (the default) draws

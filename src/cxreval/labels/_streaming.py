@@ -437,7 +437,7 @@ def scan_labels(paths: Sequence[str | Path], *, state_encoding: str | None = Non
                 require_patient: bool = False) -> tuple[LabelScan, list[str]]:
     """Read label inputs (long tables: files or folders of parts) into a :class:`LabelScan`, one block at a
     time, states read under ``state_encoding`` and ``blank_state`` per file (see
-    :func:`~cxreval.labels.decode_states`); the headers are checked first (``patient_id`` a required column
+    :func:`~cxreval.schema.decode_states`); the headers are checked first (``patient_id`` a required column
     when ``require_patient``); errors as :func:`read_label_tables` raises them."""
     if state_encoding is not None and state_encoding not in STATE_ENCODINGS:
         raise InvalidParameterError(f"state_encoding= must be one of {', '.join(STATE_ENCODINGS)}. "

@@ -2,7 +2,7 @@
 
 Inputs are a folder (or list) of images, read and preprocessed exactly as ``cxreval predict`` reads them, and a
 long label table (``study_id, patient_id, finding, source, state``) whose ``study_id`` is the image id. Labels
-become targets under the usual :class:`~cxreval.labels.LabelPolicy` (uncertain: exclude / zeros / ones;
+become targets under the usual :class:`~cxreval.schema.LabelPolicy` (uncertain: exclude / zeros / ones;
 not mentioned: negative / exclude); an excluded label adds nothing to the loss or the AUC.
 
 The studies with both an image and labels are split by patient (:func:`cxreval.datasets.patient_split`, seeded
@@ -73,7 +73,7 @@ _CACHE_BYTES = 2 << 30
 
 @dataclass(frozen=True)
 class FinetuneResult(TableResult):
-    """The training log (``table``: :data:`TRAINING_COLUMNS`; ``finding`` :data:`~cxreval.labels.MACRO` = the mean AUC), the split and
+    """The training log (``table``: :data:`TRAINING_COLUMNS`; ``finding`` :data:`~cxreval.schema.MACRO` = the mean AUC), the split and
     the best epoch's validation predictions."""
 
     table: pd.DataFrame
@@ -115,7 +115,7 @@ class FinetuneResult(TableResult):
 def training_targets(labels: pd.DataFrame, *, findings: Sequence[str] | None, source: str | None,
                      policy: Any) -> tuple[pd.DataFrame, list[str], str]:
     """``(targets, findings, source)``: one row per study (``study_id``, ``patient_id``, one 0/1/NaN column per
-    finding) from a validated long label table, under the :class:`~cxreval.labels.LabelPolicy` ``policy``."""
+    finding) from a validated long label table, under the :class:`~cxreval.schema.LabelPolicy` ``policy``."""
     from ..findings import canonical_finding
 
     sources = sorted(labels["source"].unique())

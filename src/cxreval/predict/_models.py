@@ -382,7 +382,7 @@ def _torch_model(spec: ModelSpec) -> LoadedModel:
     where = f"model {spec} (YAML {cfg_path})"
     if not cfg_path.is_file():
         raise SchemaError(f"model {spec}: the YAML describing it ({cfg_path}) does not exist; it must give input "
-                          "size, channels, normalization and the output findings in order (see cxreval.predict.models).")
+                          "size, channels, normalization and the output findings in order (see cxreval.predict).")
     cfg = read_yaml_file(cfg_path, what="Model YAML")
     if not isinstance(cfg, Mapping):
         raise SchemaError(f"{where}: must be a YAML mapping.")
@@ -479,7 +479,7 @@ def load_model(spec: str | ModelSpec, *, device: str = "cpu", weights_dir: PathL
         Let torchxrayvision download missing weights; False fails at once, naming where to put the file.
     prompts : str, path or PromptSet, optional
         For ``clip:`` models: a built-in prompt set (``chestxray14``, the default, or ``chexpert``) or a prompt
-        YAML (:mod:`cxreval.predict.prompts`).
+        YAML (:mod:`cxreval.predict`).
     zero_shot_rule : {'softmax', 'max-cosine'}, default='softmax'
         For ``clip:`` models: CheXzero's softmax of positive vs negative prompts, or XQA's maximum cosine over the
         positive prompts (:mod:`cxreval.predict.clip`).

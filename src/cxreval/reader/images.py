@@ -84,7 +84,7 @@ def bit_depth(pixels: np.ndarray) -> int:
 
 def decode(path: str | Path) -> tuple[np.ndarray, int]:
     """An image file as a uint16 array and its bit depth. 8- and 16-bit PNG/TIFF/JPEG are read as stored
-    (depth from the pixels); other files through :func:`cxreval.iqa.read_image` (DICOM: ``BitsStored``;
+    (depth from the pixels); other files through :func:`cxreval.io.images.read_image` (DICOM: ``BitsStored``;
     float data or ranges over 16 bits scaled to 0..65535)."""
     p = Path(path)
     if p.suffix.lower() in (".png", ".tif", ".tiff", ".jpg", ".jpeg"):

@@ -21,9 +21,9 @@ __all__ = ["IMAGE_STATES", "MAX_BOXES", "MAX_COMMENT", "SubmissionError", "Reade
            "PayloadChecks", "check_client_time"]
 
 IMAGE_STATES: tuple[str, ...] = ORDINAL_STATES
-"""The states a reader gives on an image (:data:`cxreval.labels.ORDINAL_STATES`)."""
+"""The states a reader gives on an image (:data:`cxreval.schema.ORDINAL_STATES`)."""
 REPORT_STATES: tuple[str, ...] = _REPORT_STATES
-"""The states a reader gives on a report (adds ``not_mentioned``; :data:`cxreval.labels.REPORT_STATES`)."""
+"""The states a reader gives on a report (adds ``not_mentioned``; :data:`cxreval.schema.REPORT_STATES`)."""
 MAX_BOXES = 64
 MAX_COMMENT = 2000
 _ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?$")

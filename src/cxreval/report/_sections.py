@@ -199,7 +199,7 @@ def _build_fusion(folder: Path) -> list[Block]:
                      files["fusion_warnings"], cols["fusion_warnings"],
                      caption="A state fused more than 1.5x as often as any reader gives it. For MACE this is its "
                              "model (no class prior, truth-independent spam), not a fitting defect: see "
-                             "cxreval.fusion.mace; prefer Dawid-Skene there."),
+                             "cxreval.fusion; prefer Dawid-Skene there."),
         table_block("Fused labels", folder, files["fused_labels"], (),
                      how="The fused label of every study, finding and method."),
     )
