@@ -276,7 +276,7 @@ if TYPE_CHECKING:  # what the lazy names resolve to, for type checkers and IDEs
         simulate_localization_study,
     )
     from .planning import RelabelPlanResult, plan_relabelling
-    from .predict import FinetuneResult, PredictResult, finetune  # type: ignore[no-redef]
+    from .predict import FinetuneResult, PredictResult, finetune  # type: ignore[no-redef, unused-ignore]
     from .ranking import (
         RankingStabilityResult,
         ReferenceComparison,
