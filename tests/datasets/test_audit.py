@@ -124,7 +124,7 @@ def test_cli_audit_small(small, tmp_path, capsys):
 def test_cli_audit_unknown_dataset(capsys):
     assert main(["data", "audit", "mimic"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["cxreval: error: cxreval data audit: unknown dataset 'mimic'; expected one of ['chestxray14', 'mimic_cxr']."]
+    assert err == ["cxreval: error: cxreval data audit: unknown dataset 'mimic'; expected one of ['chestxray14', 'mimic_cxr']. Did you mean 'mimic_cxr'?"]
 
 
 # ---- acceptance on the real metadata ---------------------------------------------------------------

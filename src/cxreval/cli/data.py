@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from .._validation import did_you_mean
 from ..datasets import SPLITTABLE, fetch_metadata
 from ..datasets.audit import AUDITABLE
 from ..exceptions import InvalidParameterError, SchemaError
@@ -101,7 +102,7 @@ def audit(
 
     if dataset not in AUDITABLE:
         raise InvalidParameterError(f"cxreval data audit: unknown dataset {dataset!r}; expected one of "
-                                    f"{list(AUDITABLE)}.")
+                                    f"{list(AUDITABLE)}.{did_you_mean(dataset, AUDITABLE)}")
     if dataset == "mimic_cxr":
         if path is not None or bbox_path is not None:
             raise InvalidParameterError("--data-entry and --bbox-list are ChestX-ray14 files; for mimic_cxr pass "
@@ -160,7 +161,7 @@ def split(
 
     if dataset not in SPLITTABLE:
         raise InvalidParameterError(f"cxreval data split: unknown dataset {dataset!r}; expected one of "
-                                    f"{list(SPLITTABLE)}.")
+                                    f"{list(SPLITTABLE)}.{did_you_mean(dataset, SPLITTABLE)}")
     if by not in ("patient", "image"):
         raise InvalidParameterError(f"cxreval data split: --by must be 'patient' or 'image'. Got {by!r} instead.")
     try:
