@@ -17,16 +17,6 @@ from cxreval.cli.main import main
 
 
 @pytest.fixture()
-def one_torch_thread():
-    """A tiny network on a shared machine: threads only contend."""
-    torch = pytest.importorskip("torch", reason="torch not installed (pip install 'cxreval[models]')")
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield torch
-    torch.set_num_threads(n)
-
-
-@pytest.fixture()
 def task(tmp_path, one_torch_thread):
     """24 8-bit images (a bright square: Mass), their labels, and an untrained TinyCNN as the base model."""
     import importlib.util

@@ -17,16 +17,6 @@ from cxreval.cli.main import main
 
 
 @pytest.fixture()
-def one_torch_thread():
-    """A tiny network on a shared machine: threads only contend."""
-    torch = pytest.importorskip("torch", reason="torch not installed (pip install 'cxreval[models]')")
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield torch
-    torch.set_num_threads(n)
-
-
-@pytest.fixture()
 def tiny(tmp_path, one_torch_thread):
     """A TinyCNN checkpoint + YAML (three findings) and eight 16-bit images, one of them unreadable."""
     from predict.conftest import ARCH, blob_images, train_tiny
