@@ -95,9 +95,14 @@ def as_table(value: object, *, name: str, func: str) -> pd.DataFrame:
 
     ``value`` may be a DataFrame, a :class:`ReadResult` (its ``table``) or a list or tuple of them
     (concatenated in order, with a fresh index). Anything else is an :class:`InvalidParameterError` naming
-    ``name`` and ``func``. The tables are not copied or changed otherwise.
+    ``name`` and ``func``. A vocabulary column (``study_id``, ``patient_id``, ``finding``, ``source``,
+    ``state``, ``model``, ``score``) that some parts of a list have and others lack is a
+    :class:`~cxreval.exceptions.SchemaError` naming the part, never filled with blanks; other columns are
+    carried, blank where a part lacks them: a loader's ``split``, and ``p_positive``, whose blank means "not a
+    soft label" (a hard reference beside a soft one). The tables are not changed otherwise.
     """
-    from .exceptions import InvalidParameterError
+    from .exceptions import InvalidParameterError, SchemaError
+    from .schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STATE, STUDY_ID
 
     if isinstance(value, pd.DataFrame):
         return value
@@ -105,7 +110,16 @@ def as_table(value: object, *, name: str, func: str) -> pd.DataFrame:
         return value.table
     if isinstance(value, (list, tuple)) and value:
         parts = [as_table(part, name=name, func=func) for part in value]
-        return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+        if len(parts) == 1:
+            return parts[0]
+        vocabulary = (STUDY_ID, PATIENT_ID, FINDING, SOURCE, STATE, MODEL, SCORE)
+        for column in vocabulary:
+            held = [column in part.columns for part in parts]
+            if any(held) and not all(held):
+                raise SchemaError(f"{func}: {name} part {held.index(False)} (of {len(parts)}, from 0) has no "
+                                  f"column {column!r}, which part {held.index(True)} has: give every part the "
+                                  f"same columns.")
+        return pd.concat(parts, ignore_index=True)
     got = f"an empty {type(value).__name__}" if isinstance(value, (list, tuple)) else type(value).__name__
     raise InvalidParameterError(f"{func}: {name} must be a DataFrame, a ReadResult or a list of them; got {got}.")
 
