@@ -1,5 +1,6 @@
 """The power's Monte Carlo: the accelerated EM reaches plain EM's fixed point, the posterior truths are draws of the
-fitted model (its parameters' uncertainty included), and the power does not depend on where it runs."""
+fitted model (its parameters' uncertainty included), the draws' prior weights shrink the models' AUCs together, and
+the power does not depend on where it runs (its calibration is measured in bench planning:power_calibration)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 from cxreval.planning import plan_relabelling, simulate_study_set
 from cxreval.planning._inputs import prepare_inputs
 from cxreval.planning._mixture import fit_joint
-from cxreval.planning._planner import fit_finding, posterior_truths
+from cxreval.planning._planner import auc_prior_weights, fit_finding, posterior_truths
+from cxreval.planning._soft_auc import soft_auc
 
 
 def _fit(n=300, seed=0, readers=("ref1", "ref2")):
@@ -62,13 +64,32 @@ def test_the_power_is_the_same_in_process_and_serial_executors():
 
 
 @pytest.mark.parametrize("budget", [10, 60])
-def test_power_is_a_probability_and_every_draw_is_counted(budget):
+def test_power_is_a_probability(budget):
     _, ss = _fit(n=120, seed=4)
     cheap = ss.labels[ss.labels["source"] != "truth"]
     res = plan_relabelling(ss.predictions, cheap, reference="ref0", readers=["ref1", "ref2"], budget=budget,
                            budgets=[budget], n_draws=25, rng=0)
     p = float(res.power["p_separable"].iloc[0])
-    assert 0.0 <= p <= 1.0 and abs(p * 25 - round(p * 25)) < 1e-9
+    assert 0.0 <= p <= 1.0
+
+
+def test_the_auc_prior_weights_shrink_toward_equal_aucs_and_follow_their_formula():
+    ff, _ = _fit(n=400)
+    t = posterior_truths(ff, 300, np.random.default_rng(6))
+    w = auc_prior_weights(ff, t)
+    assert w.shape == (300,) and w.max() == 1.0 and (w > 0).all()
+    a = np.column_stack([soft_auc(t, ff.order[m]) for m in ff.data.scores])
+    c = a - a.mean(axis=1, keepdims=True)
+    tau2 = max(((c.mean(axis=0) ** 2).sum() - c.var(axis=0).sum()) / (a.shape[1] - 1), 1e-4)
+    np.testing.assert_allclose(w, np.exp(-(c ** 2).sum(axis=1) / (2 * tau2) + ((c ** 2).sum(axis=1) / (2 * tau2)).min()))
+    # the weighted draws' AUC spread between models is smaller than the unweighted one (shrinkage)
+    spread = (c ** 2).sum(axis=1)
+    assert (w * spread).sum() / w.sum() < spread.mean()
+    # a single distinct score vector: nothing to shrink, every draw counts the same
+    one = type(ff)(**{**ff.__dict__, "data": type(ff.data)(**{**ff.data.__dict__,
+                                                               "scores": {"m0": ff.data.scores["m0"],
+                                                                          "m1": ff.data.scores["m0"]}})})
+    np.testing.assert_array_equal(auc_prior_weights(one, t), np.ones(300))
 
 
 def test_the_soft_auc_is_latent_auc_score():

@@ -34,8 +34,9 @@ POWER_COLUMNS: tuple[str, ...] = ("finding", "best", "runner_up", "budget", "p_s
 POWER_METHOD = ("Monte Carlo over the posterior predictive of the latent model, its parameters' uncertainty included: "
                 "truths drawn by data augmentation (parameters and truths in turn, from the fit), the top-priority "
                 "studies' drawn truths taken as exact and the model refitted with them; separable = the refitted "
-                "estimate's leading pair's interval of AUC(best) - AUC(runner_up) excludes 0 (bench: "
-                "planning:power_calibration)")
+                "estimate's leading pair's interval of AUC(best) - AUC(runner_up) excludes 0; the draws weighted by "
+                "an exchangeable normal prior on the models' AUCs, its variance estimated from the draws (empirical "
+                "Bayes against the winner's curse of the leading pair; bench: planning:power_calibration)")
 _FUNC = "plan_relabelling"
 
 

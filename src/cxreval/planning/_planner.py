@@ -13,7 +13,7 @@ from ._mixture import fit_joint, log_odds
 from ._soft_auc import ScoreOrder, delta_variance, reveal_auc, score_order, soft_auc
 
 __all__ = ["FindingFit", "fit_finding", "separable", "separable_leading", "posterior_truths",
-           "power_curve"]
+           "auc_prior_weights", "power_curve"]
 
 
 @dataclass(frozen=True)
@@ -171,6 +171,34 @@ def posterior_truths(ff: FindingFit, n_draws: int, rng: np.random.Generator, *, 
     return np.where(known, anchor, (rng.random((n_draws, n)) < w).astype(float))
 
 
+_TAU2_FLOOR = 1e-4  # the between-model variance of the AUCs is taken as at least 0.01 squared
+
+
+def auc_prior_weights(ff: FindingFit, truths: np.ndarray) -> np.ndarray:
+    """``(D,)`` weights of ``D`` drawn truths under an exchangeable normal prior on the models' AUCs.
+
+    The draws are of a posterior with a flat prior on every model's AUC, under which the leading pair's difference is
+    centred at its estimate; but the pair was picked as the two largest estimates, so its difference runs high (the
+    winner's curse) and so would the power. Empirical Bayes: each distinct model's AUC against the drawn truth,
+    ``A_dm``, centred per draw (``C_dm = A_dm - mean_m A_dm``); the between-model variance ``tau2 = (sum_m
+    mean_d(C_dm)^2 - sum_m var_d(C_dm)) / (M - 1)`` (method of moments: the spread of the centred AUCs less what their
+    uncertainty adds; at least 0.01^2); the prior, with its centre integrated out, weights a draw by
+    ``exp(-sum_m C_dm^2 / (2 tau2))``.
+    """
+    cols, seen = [], []
+    for m, s in ff.data.scores.items():
+        if not any(np.array_equal(s, t) for t in seen):
+            seen.append(s)
+            cols.append(np.nan_to_num(soft_auc(truths, ff.order[m]), nan=0.5))
+    if len(cols) < 2:
+        return np.ones(len(truths))
+    a = np.column_stack(cols)
+    c = a - a.mean(axis=1, keepdims=True)
+    tau2 = max(float(((c.mean(axis=0) ** 2).sum() - c.var(axis=0).sum()) / (a.shape[1] - 1)), _TAU2_FLOOR)
+    log_w = -(c ** 2).sum(axis=1) / (2 * tau2)
+    return np.exp(log_w - log_w.max())
+
+
 def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draws: int, confidence_level: float,
                 rng: np.random.Generator) -> list[float]:
     """P(separable) after revealing the studies of global priority < k, for each k of ``budgets``.
@@ -179,7 +207,9 @@ def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draw
     parameters included: ``n_draws`` truths of every study from :func:`posterior_truths` (the same draws for every
     budget); per draw and budget, the drawn truths of the revealed studies are taken as exact and the model is
     refitted on all studies with them (as the two-phase estimate after relabelling is), its leading pair picked and
-    the interval of :func:`interval` asked whether it excludes 0. A budget that reveals nothing leaves the data as
+    the interval of :func:`interval` asked whether it excludes 0; the answers are averaged with the weights of
+    :func:`auc_prior_weights` (an exchangeable prior on the models' AUCs, against the winner's curse of the leading
+    pair). A budget that reveals nothing leaves the data as
     they are: the answer is the current one (0 or 1). ``ranks`` gives each of this finding's studies its 0-based
     global priority (``>= len`` = not a candidate).
     """
@@ -187,6 +217,7 @@ def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draw
         return [float("nan")] * len(budgets)
     known = ~np.isnan(ff.data.anchor)
     truth = posterior_truths(ff, n_draws, rng)
+    weight = auc_prior_weights(ff, truth)
     out = []
     for k in budgets:
         reveal = (ranks < k) & ~known
@@ -196,5 +227,6 @@ def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draw
         shown = known | reveal
         w_k, _ = fit_joint(ff.data.references, ff.x, anchor=np.where(shown, truth, np.nan), start=ff.posterior,
                            accelerate=True)
-        out.append(float(separable_leading(ff, w_k, shown, confidence_level=confidence_level).mean()))
+        hit = separable_leading(ff, w_k, shown, confidence_level=confidence_level)
+        out.append(float(np.clip((weight * hit).sum() / weight.sum(), 0.0, 1.0)))
     return out
