@@ -185,7 +185,8 @@ def auc_prior_weights(ff: FindingFit, truths: np.ndarray) -> np.ndarray:
     uncertainty adds; at least 0.01^2); the prior, with its centre integrated out, weights a draw by
     ``exp(-sum_m C_dm^2 / (2 tau2))``.
     """
-    cols, seen = [], []
+    cols: list[np.ndarray] = []
+    seen: list[np.ndarray] = []
     for m, s in ff.data.scores.items():
         if not any(np.array_equal(s, t) for t in seen):
             seen.append(s)
