@@ -200,7 +200,7 @@ def test_the_display_rendition_made_at_init_is_what_the_viewer_shows(study_facto
         drv.execute_script("S.pos = S.queue.findIndex((x) => x.key === 'a1'); openItem();")
         _ready(drv, "a1")
         im = drv.execute_script("const im = S.images[0]; return {w: im.w, h: im.h, scale: im.scale, "
-                                "ow: im.off.width, oh: im.off.height, bits: im.bits, fit: S.fit}")
+                                "ow: im.off.width, oh: im.off.height, bits: im.bits, fit: displayFit()}")
         assert (im["w"], im["h"], im["bits"]) == (2048, 2500, 12)
         assert (im["scale"], im["ow"], im["oh"]) == (2, 1024, 1250) and im["fit"] < 1250  # the one made ahead
         # the canvas shows the radiograph: dark background, bright body, darker lungs (not a blank canvas)
