@@ -263,6 +263,6 @@ PARTS = (
          "vs the observed fraction on simulated study sets with a known truth (100 sets, 20 quick).",
          power_calibration),
     Part("power_oracle", "The power Monte Carlo with truths drawn from the generating model vs from the fitted latent "
-         "model, on the power_calibration design: where the excess of predicted power comes from (100 sets, 20 quick).",
+         "model, on the power_calibration design: where the excess of predicted power comes from (50 sets, 10 quick).",
          power_oracle),
 )

@@ -48,16 +48,19 @@ def _leading(auc: dict[str, float], scores: dict[str, np.ndarray]) -> tuple[str,
     return best, None
 
 
+def distinct_models(scores: dict[str, np.ndarray]) -> list[str]:
+    """The models of ``scores`` with a score vector of their own: the first of each set of identical ones."""
+    kept: list[str] = []
+    for m, s in scores.items():
+        if not any(np.array_equal(s, scores[k]) for k in kept):
+            kept.append(m)
+    return kept
+
+
 def distinct_scores(scores: dict[str, np.ndarray]) -> np.ndarray:
     """The normal-scale scores of the models, one column per distinct score vector (copies would make the
     covariance singular)."""
-    cols: list[np.ndarray] = []
-    seen: list[np.ndarray] = []
-    for s in scores.values():
-        if not any(np.array_equal(s, t) for t in seen):
-            seen.append(s)
-            cols.append(normal_scores(np.asarray(s, dtype=float)))
-    return np.column_stack(cols)
+    return np.column_stack([normal_scores(np.asarray(scores[m], dtype=float)) for m in distinct_models(scores)])
 
 
 def fit_finding(data: FindingData) -> FindingFit:
@@ -185,15 +188,10 @@ def auc_prior_weights(ff: FindingFit, truths: np.ndarray) -> np.ndarray:
     uncertainty adds; at least 0.01^2); the prior, with its centre integrated out, weights a draw by
     ``exp(-sum_m C_dm^2 / (2 tau2))``.
     """
-    cols: list[np.ndarray] = []
-    seen: list[np.ndarray] = []
-    for m, s in ff.data.scores.items():
-        if not any(np.array_equal(s, t) for t in seen):
-            seen.append(s)
-            cols.append(np.nan_to_num(soft_auc(truths, ff.order[m]), nan=0.5))
-    if len(cols) < 2:
+    models = distinct_models(ff.data.scores)
+    if len(models) < 2:
         return np.ones(len(truths))
-    a = np.column_stack(cols)
+    a = np.column_stack([np.nan_to_num(soft_auc(truths, ff.order[m]), nan=0.5) for m in models])
     c = a - a.mean(axis=1, keepdims=True)
     tau2 = max(float(((c.mean(axis=0) ** 2).sum() - c.var(axis=0).sum()) / (a.shape[1] - 1)), _TAU2_FLOOR)
     log_w = -(c ** 2).sum(axis=1) / (2 * tau2)
@@ -210,8 +208,7 @@ def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draw
     refitted on all studies with them (as the two-phase estimate after relabelling is), its leading pair picked and
     the interval of :func:`interval` asked whether it excludes 0; the answers are averaged with the weights of
     :func:`auc_prior_weights` (an exchangeable prior on the models' AUCs, against the winner's curse of the leading
-    pair). A budget that reveals nothing leaves the data as
-    they are: the answer is the current one (0 or 1). ``ranks`` gives each of this finding's studies its 0-based
+    pair). A budget that reveals nothing leaves the data as they are: the answer is the current one (0 or 1). ``ranks`` gives each of this finding's studies its 0-based
     global priority (``>= len`` = not a candidate).
     """
     if ff.runner_up is None:
@@ -229,5 +226,5 @@ def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draw
         w_k, _ = fit_joint(ff.data.references, ff.x, anchor=np.where(shown, truth, np.nan), start=ff.posterior,
                            accelerate=True)
         hit = separable_leading(ff, w_k, shown, confidence_level=confidence_level)
-        out.append(float(np.clip((weight * hit).sum() / weight.sum(), 0.0, 1.0)))
+        out.append(float((weight * hit).sum() / weight.sum()))
     return out
