@@ -6,12 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from ._typing import PathLike
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ConfidenceInterval", "ReadReport"]
 
@@ -52,7 +54,7 @@ class ReadReport:
     source: str
     n_read: int
     n_kept: int
-    dropped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["row", "reason", "value"]))
+    dropped: pd.DataFrame = field(default_factory=lambda: empty_table(["row", "reason", "value"]))
     notes: tuple[str, ...] = ()
 
     @property
@@ -68,6 +70,13 @@ class ReadReport:
     def to_dict(self) -> dict[str, object]:
         return {"source": self.source, "n_read": self.n_read, "n_kept": self.n_kept,
                 "n_dropped": self.n_dropped, "dropped_reasons": self.reasons(), "notes": list(self.notes)}
+
+
+def empty_table(columns: list[str] | None = None) -> pd.DataFrame:
+    """An empty DataFrame with ``columns`` (the default of a result's table field; pandas loads on first use)."""
+    import pandas as pd
+
+    return pd.DataFrame(columns=columns)
 
 
 def readonly(a: np.ndarray) -> np.ndarray:
@@ -87,7 +96,7 @@ class ReadResult:
     """Reader-specific layout needed to write the file back (e.g. :class:`cxreval.labels.WideLayout`)."""
 
 
-__all__ += ["ReadResult", "readonly"]
+__all__ += ["ReadResult", "empty_table", "readonly"]
 
 
 def as_table(value: object, *, name: str, func: str) -> pd.DataFrame:
@@ -101,6 +110,8 @@ def as_table(value: object, *, name: str, func: str) -> pd.DataFrame:
     carried, blank where a part lacks them: a loader's ``split``, and ``p_positive``, whose blank means "not a
     soft label" (a hard reference beside a soft one). The tables are not changed otherwise.
     """
+    import pandas as pd
+
     from .exceptions import InvalidParameterError, SchemaError
     from .schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STATE, STUDY_ID
 

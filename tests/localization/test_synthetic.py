@@ -117,3 +117,44 @@ def test_the_checks_reference_is_skimage_resize_bit_for_bit():
             ref = resize(m, (1024, 1024), order=order, mode="edge", anti_aliasing=False)
             got = skimage_resize(m, 1024, order=order)
             assert got.dtype == ref.dtype and np.array_equal(got, ref), order
+    odd = rng.normal(size=(7, 13))
+    for size in (91, 224, 5):
+        for order in (0, 1):
+            ref = resize(odd, (size, size), order=order, mode="edge", anti_aliasing=False)
+            assert np.array_equal(skimage_resize(odd, size, order=order), ref), (size, order)
+
+
+def test_gaussian_blur_is_scipy_gaussian_filter_bit_for_bit():
+    """The error model's blur equals scipy.ndimage.gaussian_filter(mode='constant') to the last bit, so the printed
+    output does not depend on which computes it."""
+    from scipy import ndimage
+
+    from cxreval.localization import gaussian_blur
+
+    rng = np.random.default_rng(11)
+    for shape, sigma in (((32, 32), 0.8), ((32, 32), 1.7), ((9, 40), 0.8), ((5, 3), 2.5), ((32, 32), 0.3)):
+        for _ in range(20):
+            a = rng.random(shape) * 10.0 ** rng.uniform(-3, 3)
+            a[rng.random(shape) < 0.5] = 0.0
+            assert np.array_equal(gaussian_blur(a, sigma), ndimage.gaussian_filter(a, sigma, mode="constant")), \
+                (shape, sigma)
+    box = coverage((300, 420, 390, 530), ErrorModel())
+    assert np.array_equal(gaussian_blur(box, 0.8), ndimage.gaussian_filter(box, 0.8, mode="constant"))
+
+
+def test_printing_the_study_imports_no_table_or_scipy_module():
+    """`cxreval synth` prints without pandas, pyarrow or SciPy; the tables load pandas when first asked for."""
+    import subprocess
+    import sys
+
+    code = ("import sys, io, contextlib; from cxreval.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):\n"
+            "    rc = main(['synth', '--per-size', '3'])\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pandas', 'pyarrow', 'scipy', 'skimage')"
+            " or m.startswith('numpy.f2py'))\n"
+            "from cxreval.localization import simulate_localization\n"
+            "res = simulate_localization(0, per_size=3)\n"
+            "print(rc, heavy, 'pandas' in sys.modules, len(res.table), 'pandas' in sys.modules,"
+            " 'Part C' in out.getvalue())")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout.strip().splitlines()[-1] == "0 [] False 225 True True", r.stdout + r.stderr

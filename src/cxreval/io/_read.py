@@ -8,10 +8,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ..exceptions import SchemaError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["TABLE_SUFFIXES", "READ_ERRORS", "HeaderError", "table_format", "read_table",
            "table_files", "table_parts", "column_names"]
@@ -54,6 +56,8 @@ def read_table(path: str | Path, *, text: bool = False, dtype: dict[str, type] |
     SchemaError
         The file cannot be read as a table (the message from ``error``, naming the file).
     """
+    import pandas as pd
+
     p = Path(path)
     try:
         if table_format(p) == "Parquet":

@@ -53,9 +53,11 @@ from ._real_boxes import RealBoxesResult, simulate_localization_on_boxes
 from ._study import LocalizationStudy, simulate_localization_study
 from ._synthetic import (
     ErrorModel,
+    SynthCells,
     SynthResult,
     coverage,
     error_model_maps,
+    gaussian_blur,
     simulate_localization,
     synthetic_cases,
 )
@@ -75,7 +77,7 @@ __all__ = [
     "HEATMAP_BOX_COLUMNS", "interpolation_matrix",
     "mask_boxes", "normalize_heatmap", "runs_to_boxes", "threshold_mask", "upsample",
     "DEFAULT_T", "RULES", "ImageScores", "LocalizationProtocol", "correct_matrix", "score_images",
-    "ErrorModel", "SynthResult", "coverage", "error_model_maps", "synthetic_cases", "simulate_localization",
+    "ErrorModel", "SynthCells", "SynthResult", "coverage", "error_model_maps", "gaussian_blur", "synthetic_cases", "simulate_localization",
     "TABLE4_ACC", "TABLE4_T", "BBOX_2017_COUNTS", "afp_denominators", "denominators", "table4_denominators",
     "class_activation_maps", "grad_cam", "heatmap_dict", "save_heatmaps",
     "HEATMAP_INPUTS", "HeatmapFiles", "scan_heatmaps", "read_maps",

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar, SupportsFloat
+from typing import TYPE_CHECKING, Any, ClassVar, SupportsFloat
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._validation import check_choice
@@ -45,6 +44,9 @@ from ._boxes import check_boxes, iobb, iou
 from ._heatmap_files import HeatmapFiles, read_maps, scan_heatmaps
 from ._heatmaps import batch_boxes, check_heatmaps, heatmaps_to_boxes
 from ._protocol import LocalizationProtocol, score_images
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["LocalizationResult", "evaluate_heatmaps", "evaluate_heatmap_files", "split_key", "file_chunk_boxes", "FILE_CHUNK",
            "DETAIL_COLUMNS", "table4_view"]
@@ -211,6 +213,7 @@ def evaluate_heatmaps(heatmaps: Mapping[str, ArrayLike] | HeatmapFiles, boxes: p
     -------
     res : LocalizationResult
     """
+    import pandas as pd
     check_choice(missing_maps, ("error", "miss"), name="missing_maps", func="evaluate_heatmaps")
     if not isinstance(heatmaps, (HeatmapFiles, Mapping)):
         raise InvalidParameterError(f"The 'heatmaps' parameter of evaluate_heatmaps must be a mapping of "

@@ -46,10 +46,9 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._validation import check_choice
@@ -71,6 +70,9 @@ from ._upsampling import (
     threshold_mask,
     upsample,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "UPSAMPLING",
@@ -127,6 +129,7 @@ class HeatmapBoxesResult(TableResult):
     @property
     def table(self) -> pd.DataFrame:
         """Every box as a row (:data:`HEATMAP_BOX_COLUMNS`), by threshold, then map, then box."""
+        import pandas as pd
         parts = [(ti, i, b) for ti, per in enumerate(self.boxes) for i, b in enumerate(per) if len(b)]
         if not parts:
             return pd.DataFrame({c: pd.Series(dtype=float if c == "threshold" else np.int64)
@@ -144,6 +147,7 @@ class HeatmapBoxesResult(TableResult):
 
     def counts(self) -> pd.DataFrame:
         """Boxes per map at each threshold: ``map, threshold, n_boxes`` (zeros included)."""
+        import pandas as pd
         return pd.DataFrame([{"map": i, "threshold": float(t), "n_boxes": len(b)}
                              for t, per in zip(self.thresholds, self.boxes) for i, b in enumerate(per)],
                             columns=["map", "threshold", "n_boxes"])
@@ -170,8 +174,9 @@ class HeatmapBoxesResult(TableResult):
 
 def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], strict: bool,
                    connectivity: int, offset: int = 0) -> list[list[np.ndarray]]:
-    from scipy import ndimage
-
+    """Nearest upsampling repeats each cell over a block of pixels, so the region's components are those of the
+    thresholded cells: their runs, linked as the pixel runs are (:func:`runs_to_boxes`), give the boxes in
+    cells, mapped to the blocks' pixel edges (raster order is kept, the blocks' edges being increasing)."""
     n, h, w = maps.shape
     rax, cax = grid_axis(h, H, "nearest"), grid_axis(w, W, "nearest")
     cm = maps[:, rax.seg_i0][:, :, cax.seg_i0]                  # the cells that appear, in order
@@ -184,22 +189,22 @@ def _nearest_boxes(maps: np.ndarray, H: int, W: int, thresholds: list[float], st
         raise SchemaError(f"heatmap {offset + i}: its value range overflows float64 (max - min is not finite); "
                           "rescale it.")
     norm = 255 * (cm - mn[:, None, None]) / rng_[:, None, None]
-    st = np.ones((3, 3)) if connectivity == 8 else None
     out = []
     for thr in thresholds:
         m = (norm > thr) if strict else (norm >= thr)
         m &= ~const[:, None, None]
-        stacked = np.zeros((n, hh + 1, ww), dtype=bool)          # a blank row keeps maps apart
-        stacked[:, :hh] = m
-        lab, _ = ndimage.label(stacked.reshape(n * (hh + 1), ww), structure=st)
-        sl = ndimage.find_objects(lab)
-        per: list[list[tuple[int, int, int, int]]] = [[] for _ in range(n)]
-        for s in sl:
-            k, r0 = divmod(s[0].start, hh + 1)
-            r1 = s[0].stop - k * (hh + 1)
-            per[k].append((int(cax.seg_lo[s[1].start]), int(rax.seg_lo[r0]),
-                           int(cax.seg_hi[s[1].stop - 1]), int(rax.seg_hi[r1 - 1])))
-        out.append([np.array(p, dtype=np.int64).reshape(-1, 4) for p in per])
+        pad = np.zeros((n, hh, ww + 2), dtype=np.int8)
+        pad[:, :, 1:-1] = m
+        edge = np.diff(pad, axis=2)
+        k, r, c0 = np.nonzero(edge == 1)                           # runs of cells, by map, row and start
+        c1 = np.nonzero(edge == -1)[2]
+        cells = HeatmapRuns(k.astype(np.int64), r.astype(np.int64), c0.astype(np.int64), c1.astype(np.int64),
+                            n, (hh, ww))
+        boxes = []
+        for b in runs_to_boxes(cells, connectivity=connectivity):
+            boxes.append(np.stack([cax.seg_lo[b[:, 0]], rax.seg_lo[b[:, 1]], cax.seg_hi[b[:, 2] - 1],
+                                   rax.seg_hi[b[:, 3] - 1]], axis=1).astype(np.int64).reshape(-1, 4))
+        out.append(boxes)
     return out
 
 

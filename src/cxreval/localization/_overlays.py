@@ -13,14 +13,16 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from .._typing import RNGLike
 from ..results import TableResult
 from ..schema import BOX_COORDS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["OVERLAY_COLUMNS", "OVERLAY_SIZE", "OverlayResult", "boxed_images", "overlay_boxes"]
 
@@ -143,6 +145,8 @@ def overlay_boxes(images: Sequence[Path], boxes: pd.DataFrame, *, rng: RNGLike =
     -------
     res : OverlayResult
     """
+    import pandas as pd
+
     from ..io.images import read_image
     from ..iqa import box_downsample
     from ..schema import check_box_table

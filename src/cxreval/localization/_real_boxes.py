@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from .._typing import RNGLike
 from .._validation import normalize_rng
@@ -27,6 +26,9 @@ from ._boxes import ThresholdLike, check_boxes
 from ._heatmaps import heatmap_peaks, heatmaps_to_boxes
 from ._protocol import DEFAULT_T, score_images
 from ._synthetic import ErrorModel, coverage, error_model_maps
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["RealBoxesResult", "BoxMaps", "box_maps", "simulate_localization_on_boxes", "by_finding_view"]
 
@@ -167,6 +169,7 @@ def simulate_localization_on_boxes(boxes: pd.DataFrame, *, rng: RNGLike = None, 
     -------
     res : RealBoxesResult
     """
+    import pandas as pd
     boxes = check_box_table(boxes)
     if len(boxes) == 0:
         raise SchemaError("the boxes table is empty (a header without rows?); the error model needs boxes.")

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._validation import check_choice, check_positive_int
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["TABLE4_T", "TABLE4_ACC", "TABLE4_NODULE_AFP", "BBOX_2017_COUNTS", "shown_value", "denominators",
            "table4_denominators", "afp_denominators"]
@@ -109,6 +112,7 @@ def table4_denominators(table: Mapping[str, Sequence[float]] = TABLE4_ACC, *, n_
         Columns ``finding, trunc, n_trunc, round, n_round`` (lists as strings), plus ``n_boxes``,
         ``n_boxes_fits`` and ``hits`` when ``box_counts`` is given.
     """
+    import pandas as pd
     rows = []
     for name, vals in table.items():
         tr = denominators(vals, n_max=n_max, mode="trunc")
@@ -144,6 +148,7 @@ def afp_denominators(value: float = TABLE4_NODULE_AFP, counts: Mapping[str, int]
     >>> afp_denominators().to_dict("list")["k_round"]
     ['', '', '76']
     """
+    import pandas as pd
     t = round(float(value) * 10 ** digits)
     rows = []
     for name, n in counts.items():

@@ -20,9 +20,12 @@ wrote them (``cxreval localize``, ``cxreval synth``, the error model on real box
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ._columns import FINDING, SOURCE, STUDY_ID, check_columns
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["BOX_COORDS", "BOX_COLUMNS", "SOURCED_BOX_COLUMNS", "LOCALIZATION_COLUMNS", "NO_THRESHOLD",
            "check_box_table", "box_columns", "threshold_label"]

@@ -9,10 +9,12 @@ table may add a :data:`MEAN` row (the mean over models).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ..exceptions import SchemaError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["STUDY_ID", "PATIENT_ID", "SOURCE", "FINDING", "STATE", "MODEL", "SCORE", "P_POSITIVE", "MACRO", "MICRO", "MEAN",
            "SUMMARY_ROWS", "ANNOTATION_COLUMNS", "RENAMED_COLUMNS", "check_columns"]
@@ -59,6 +61,8 @@ def check_columns(df: pd.DataFrame | Sequence[str], required: Iterable[str], *, 
     """Every ``required`` column is in ``df`` (a DataFrame, or a file's header as a list of names); the
     message names the missing columns, the columns present and a did-you-mean for a renamed one. A required
     column that appears twice (a header ``score,score``) is refused: reading either one would be a silent choice."""
+    import pandas as pd
+
     have = [str(c) for c in (df.columns if isinstance(df, pd.DataFrame) else df)]
     missing = [c for c in required if c not in have]
     if missing:

@@ -11,13 +11,16 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .._validation import cell_location as _where
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError, SchemaError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["LabelState", "STATE_NAMES", "ORDINAL_STATES", "REPORT_STATES", "POLICIES", "NOT_MENTIONED_POLICIES", "STATE_ENCODINGS", "NUMERIC_CODES", "BLANK_STATES", "MISSING_NAME", "LabelPolicy",
            "parse_states", "decode_states", "state_names", "binarize", "resolve_not_mentioned"]
@@ -86,6 +89,8 @@ def parse_states(values: Iterable[object], *, where: str = "label table", column
     SchemaError
         Naming the row and value of the first state outside the domain.
     """
+    import pandas as pd
+
     if isinstance(values, pd.Series):
         s = values.reset_index(drop=True)
     else:
@@ -169,6 +174,8 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
     >>> decode_states(pd.Series([1, 0, -1]), encoding="cxreval").tolist()
     [1, 0, -1]
     """
+    import pandas as pd
+
     if encoding is not None:
         check_choice(encoding, STATE_ENCODINGS, name="state_encoding", func="decode_states")
     if blank_state is not None:
@@ -242,6 +249,8 @@ def decode_states(values: pd.Series, *, encoding: str | None = None, where: str 
 def state_names(states: pd.Series) -> pd.Series:
     """The file spelling of each state (a missing state becomes ``'missing'``, never a blank: a blank cell is
     refused when read back without ``blank_state='missing'``)."""
+    import pandas as pd
+
     s = states if isinstance(states, pd.Series) and str(states.dtype) == "Int8" else parse_states(states)
     codes = s.to_numpy(dtype=float, na_value=np.nan)
     out = np.full(len(codes), MISSING_NAME, dtype=object)
@@ -269,6 +278,8 @@ def binarize(states: Sequence[object] | pd.Series, *, policy: str | LabelPolicy 
     y : ndarray of float, shape (n,)
         1.0, 0.0 or NaN.
     """
+    import pandas as pd
+
     pol = LabelPolicy.of(policy, not_mentioned=not_mentioned, func="binarize")
     s = states if isinstance(states, pd.Series) and str(states.dtype) == "Int8" else parse_states(states)
     codes = s.to_numpy(dtype=float, na_value=np.nan)
