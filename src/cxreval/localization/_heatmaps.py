@@ -56,7 +56,15 @@ from ..exceptions import InvalidParameterError, SchemaError
 from ..executor import ExecutorLike, OnItem, get_executor
 from ..progress import Progress, as_progress
 from ..results import TableResult
-from ._heatmap_runs import RUN_BATCH, HeatmapRuns, batch_runs, block_extremes, heatmap_runs, runs_to_boxes
+from ._heatmap_runs import (
+    RUN_BATCH,
+    BlockExtremes,
+    HeatmapRuns,
+    batch_runs,
+    block_extremes,
+    heatmap_runs,
+    runs_to_boxes,
+)
 from ._upsampling import (
     CONNECTIVITY,
     UPSAMPLING,
@@ -320,26 +328,33 @@ def heatmap_peaks(heatmaps: ArrayLike, image_shape: tuple[int, int] = (1024, 102
         return out
     for b0 in range(0, n, RUN_BATCH):
         chunk = maps[b0:b0 + RUN_BATCH]
-        pr = block_extremes(chunk, H, W)
-        mm, rr, v = pr.top_rows
-        for k in range(chunk.shape[0]):
-            # rows of the corner pixels are candidates too: take the first row that reaches the maximum
-            sel = (mm == k) & (v == pr.mx[k])
-            rows = list(rr[sel])
-            hit = np.nonzero(pr.bmax[k] == pr.mx[k])[0]
-            rows += list(rax.seg_lo[hit]) + list(rax.seg_hi[hit] - 1)
-            best = None
-            for r in sorted(set(int(x) for x in rows)):
-                a = chunk[k, rax.i0[r], :] + (chunk[k, rax.i1[r], :] - chunk[k, rax.i0[r], :]) * rax.t[r]
-                a0 = a[cax.i0]
-                row = a0 + (a[cax.i1] - a0) * cax.t
-                if row.max() == pr.mx[k]:
-                    best = (r, int(np.argmax(row)))
-                    break
-            if best is None:        # flat blocks: every pixel of the block equals its corners
-                r = int(rax.seg_lo[hit].min())
-                a = chunk[k, rax.i0[r], :] + (chunk[k, rax.i1[r], :] - chunk[k, rax.i0[r], :]) * rax.t[r]
-                a0 = a[cax.i0]
-                best = (r, int(np.argmax(a0 + (a[cax.i1] - a0) * cax.t)))
-            out[b0 + k] = best
+        out[b0:b0 + len(chunk)] = extremes_peaks(chunk, block_extremes(chunk, H, W))
+    return out
+
+
+def extremes_peaks(chunk: np.ndarray, pr: BlockExtremes) -> np.ndarray:
+    """The bilinear peaks (:func:`heatmap_peaks`) of a batch of validated maps, from its :func:`block_extremes`."""
+    rax, cax = pr.rax, pr.cax
+    out = np.zeros((chunk.shape[0], 2), dtype=np.int64)
+    mm, rr, v = pr.top_rows
+    for k in range(chunk.shape[0]):
+        # rows of the corner pixels are candidates too: take the first row that reaches the maximum
+        sel = (mm == k) & (v == pr.mx[k])
+        rows = list(rr[sel])
+        hit = np.nonzero(pr.bmax[k] == pr.mx[k])[0]
+        rows += list(rax.seg_lo[hit]) + list(rax.seg_hi[hit] - 1)
+        best = None
+        for r in sorted(set(int(x) for x in rows)):
+            a = chunk[k, rax.i0[r], :] + (chunk[k, rax.i1[r], :] - chunk[k, rax.i0[r], :]) * rax.t[r]
+            a0 = a[cax.i0]
+            row = a0 + (a[cax.i1] - a0) * cax.t
+            if row.max() == pr.mx[k]:
+                best = (r, int(np.argmax(row)))
+                break
+        if best is None:        # flat blocks: every pixel of the block equals its corners
+            r = int(rax.seg_lo[hit].min())
+            a = chunk[k, rax.i0[r], :] + (chunk[k, rax.i1[r], :] - chunk[k, rax.i0[r], :]) * rax.t[r]
+            a0 = a[cax.i0]
+            best = (r, int(np.argmax(a0 + (a[cax.i1] - a0) * cax.t)))
+        out[k] = best
     return out

@@ -34,7 +34,8 @@ from ..exceptions import InvalidParameterError
 from ..results import TableResult
 from ..schema import FINDING, LOCALIZATION_COLUMNS, STUDY_ID
 from ._boxes import ThresholdLike, box_area, contains, exceeds, intersection_area, iobb_exact, iou_exact
-from ._heatmaps import HeatmapRuns, heatmap_peaks, heatmap_runs, heatmaps_to_boxes, runs_to_boxes, upsample
+from ._heatmap_runs import BlockExtremes, batch_runs
+from ._heatmaps import HeatmapRuns, check_heatmaps, extremes_peaks, heatmaps_to_boxes, runs_to_boxes, upsample
 from ._protocol import DEFAULT_T, score_images
 from ._table4 import TABLE4_ACC, afp_denominators, denominators
 
@@ -368,18 +369,23 @@ def _hand_bilinear(hm: np.ndarray, img: int) -> np.ndarray:
     return rows[:, i0] * (1 - t) + rows[:, i1] * t
 
 
-def _localize(maps: np.ndarray, refs: np.ndarray,
-              img: int) -> tuple[dict[tuple, list[np.ndarray]], list[HeatmapRuns]]:
-    """Every localizer on one stack of maps: ``({(localizer, upsampling, threshold): boxes per map}, runs)``."""
+def _localize(maps: np.ndarray, img: int) -> tuple[dict[tuple, list[np.ndarray]], list[HeatmapRuns]]:
+    """Every localizer on one stack of maps: ``({(localizer, upsampling, threshold): boxes per map}, runs)``; the
+    bilinear runs and the peaks share each batch's block extremes."""
     out: dict[tuple, list[np.ndarray]] = {}
-    runs = heatmap_runs(maps, (img, img), thresholds=(60.0, 180.0))
+    maps = check_heatmaps(maps, batch=True)
+    peaks = np.zeros((len(maps), 2), dtype=np.int64)
+
+    def keep_peaks(b0: int, batch: np.ndarray, extremes: BlockExtremes) -> None:
+        peaks[b0:b0 + len(batch)] = extremes_peaks(batch, extremes)
+
+    runs = batch_runs(maps, img, img, [60.0, 180.0], True, on_extremes=keep_peaks)
     for thr, r in zip((60, 180), runs):
         out[("heatmap", "bilinear", thr)] = runs_to_boxes(r)
     nb = heatmaps_to_boxes(maps, image_shape=(img, img), upsampling="nearest", thresholds=(60.0, 180.0)).boxes
     for thr, b in zip((60, 180), nb):
         out[("heatmap", "nearest", thr)] = list(b)
-    pk = heatmap_peaks(maps, (img, img))
-    out[("tiny box", "bilinear", "-")] = [np.array([[c - 3, r - 3, c + 3, r + 3]]) for r, c in pk]
+    out[("tiny box", "bilinear", "-")] = [np.array([[c - 3, r - 3, c + 3, r + 3]]) for r, c in peaks]
     out[("whole image", "-", "-")] = [np.array([[0, 0, img, img]]) for _ in range(len(maps))]
     return out, runs
 
@@ -412,10 +418,16 @@ def skimage_resize(image: np.ndarray, size: int, *, order: int) -> np.ndarray:
     else:
         wr0, wr1 = (1.0 - tr)[:, None], tr[:, None]
         wc0, wc1 = 1.0 - tc, tc
-        out = image[r0][:, c0] * wr0 * wc0
-        out += image[r0][:, c1] * wr0 * wc1
-        out += image[r1][:, c0] * wr1 * wc0
-        out += image[r1][:, c1] * wr1 * wc1
+        top, bottom = image[r0], image[r1]
+        out, term = np.empty((size, size)), np.empty((size, size))
+        np.take(top, c0, axis=1, out=out)
+        out *= wr0
+        out *= wc0
+        for rows, wr, cols, wc in ((top, wr0, c1, wc1), (bottom, wr1, c0, wc0), (bottom, wr1, c1, wc1)):
+            np.take(rows, cols, axis=1, out=term)
+            term *= wr
+            term *= wc
+            out += term
     lo, hi = (np.nanmin, np.nanmax) if np.isnan(image.min()) else (np.min, np.max)
     return np.clip(out, lo(image), hi(image), out=out)
 
@@ -451,10 +463,9 @@ def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: Err
     loc: dict[tuple[str, str], dict[tuple, list[np.ndarray]]] = {}
     runs_noisy: dict[str, list[HeatmapRuns]] = {}
     for s in SIZES:
-        refs = np.array([c.box for c in cases[s]])
         for variant in ("noise-free", "noisy"):
             maps = np.stack([c.clean if variant == "noise-free" else c.noisy for c in cases[s]])
-            loc[(variant, s)], runs = _localize(maps, refs, img)
+            loc[(variant, s)], runs = _localize(maps, img)
             if variant == "noisy":
                 runs_noisy[s] = runs
 
@@ -469,8 +480,8 @@ def simulate_localization(rng: RNGLike = None, *, per_size: int = 60, model: Err
     lines.append(f" np.repeat vs skimage resize(order=0): differing pixels = {d_nn}")
     mism = conn_diff = 0
     for s in SIZES:
-        for r in runs_noisy[s]:
-            b8 = runs_to_boxes(r, connectivity=8)
+        for thr, r in zip((60, 180), runs_noisy[s]):
+            b8 = loc[("noisy", s)][("heatmap", "bilinear", thr)]
             bp = runs_to_boxes(r, connectivity=8, method="pixels")
             b4 = runs_to_boxes(r, connectivity=4)
             for k in range(N):
