@@ -342,7 +342,7 @@ def _invoke(args: list[str]) -> int:
             return 2
         return _interrupted()
     except Exception as exc:
-        # usage errors: click's ClickException (typer >= 0.29 vendors click, older typer depends on it)
+        # usage errors: click's ClickException (typer >= 0.26 vendors click, older typer depends on it)
         show, exit_code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
         if callable(show) and isinstance(exit_code, int):
             show()

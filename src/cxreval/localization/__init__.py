@@ -3,7 +3,8 @@
 Heatmaps (in memory, or streamed from ``.npz`` files and folders of ``.npy`` by :mod:`._heatmap_files`)
 become boxes (:mod:`._heatmaps`), boxes are scored with IoU / IoBB decided exactly
 (:mod:`._boxes`) into Acc. and AFP (:mod:`._protocol`; a set of maps against reference boxes:
-:mod:`._evaluate`); :mod:`._synthetic` runs the ChestX-ray14 article's synthetic error-model study, :mod:`._real_boxes` the
+:mod:`._evaluate`); :mod:`._synthetic` runs the ChestX-ray14 article's synthetic error-model study (its result in
+:mod:`._synth_result`), :mod:`._real_boxes` the
 error model on real boxes, and :mod:`._table4` the arithmetic of the paper's Table 4. :mod:`cxreval.schema` owns
 the box schema (``study_id, finding, [source,] x_min, y_min, x_max, y_max``) and the columns of every
 ``localization.csv``; the results (:class:`~cxreval.localization.LocalizationResult`, :class:`~cxreval.localization.SynthResult`,
@@ -51,10 +52,9 @@ from ._overlays import OVERLAY_COLUMNS, OVERLAY_SIZE, OverlayResult, boxed_image
 from ._protocol import DEFAULT_T, RULES, ImageScores, LocalizationProtocol, correct_matrix, score_images
 from ._real_boxes import RealBoxesResult, simulate_localization_on_boxes
 from ._study import LocalizationStudy, simulate_localization_study
+from ._synth_result import SynthCells, SynthResult
 from ._synthetic import (
     ErrorModel,
-    SynthCells,
-    SynthResult,
     coverage,
     error_model_maps,
     gaussian_blur,

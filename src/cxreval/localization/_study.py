@@ -22,7 +22,7 @@ from ..results import ReadResult, TableResult, as_table
 from ..schema import LOCALIZATION_COLUMNS
 from ._overlays import OverlayResult
 from ._real_boxes import RealBoxesResult
-from ._synthetic import SynthResult
+from ._synth_result import SynthResult
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
