@@ -167,8 +167,8 @@ class AUCIndex:
         ns = starts.size
         gn = self.neg if group is None else group[self.neg]
         gp = self.pos if group is None else group[self.pos]
-        # built directly as CSR, rows in order (a patient twice in a row is summed by the product). A positive
-        # without tied negatives reads one break twice: one entry of value 2; else one entry at lo and one at hi.
+        # built directly as CSR, rows in order. A positive without tied negatives reads one break twice: one entry
+        # of value 2; else one entry at lo and one at hi.
         n_per_seg = np.diff(np.append(starts, self.neg.size))
         two = lo_s == hi_s
         hi_t = hi_s[~two]
@@ -189,6 +189,9 @@ class AUCIndex:
         data = np.concatenate([np.ones(gn.size, dtype=np.int32), pos_vals])
         idx_t = np.int32 if max(n_groups, indices.size) < _I32 else np.int64
         mat = sparse.csr_array((data, indices.astype(idx_t), indptr.astype(idx_t)), shape=(2 * ns + 2, n_groups))
+        # a row's order is free (a segment's negatives are summed): sorted by group with a group's entries merged,
+        # the product reads fewer rows of the counts and in ascending order (about a fifth faster on NIH)
+        mat.sum_duplicates()
         row_max = int(row_sum.max(initial=0))
         self._mats[key] = (group, mat, row_max)
         return mat, row_max
@@ -212,12 +215,13 @@ class AUCIndex:
 
         One sparse product (:meth:`_matrix` ``@ ct``) gives, for every replicate, the negatives' weight in each
         segment between consecutive positive scores and the positives' weight reading each break; the segment
-        weights are accumulated along the segments (a cumulative sum over contiguous rows of the transposed
-        product) and dotted with the positives' weights: ``num = sum_k cs[k] q[k] = 2 x (pairs ordered + ties /
-        2)``. Every sum is an exact integer: the product in int16 where no row can exceed ``2**15 - 1`` (half the
-        memory traffic of int32), else int32/int64; the cumulative sums in int32 where the total weight stays
-        below ``2**31``, else int64; the dot product in int64 (Python integers beyond ``2**62``). Only the final
-        division rounds.
+        weights are accumulated along the segments (:func:`cumsum_rows_inplace`: whole-row additions down the
+        product, no transpose) and dotted with the positives' weights: ``num = sum_k cs[k] q[k] = 2 x (pairs
+        ordered + ties / 2)``. Every sum is an exact integer: the product in int16 where no row can exceed
+        ``2**15 - 1`` (half the memory traffic of int32), else int32/int64; the cumulative sums in int32 where the
+        total weight stays below ``2**31``, else int64; the dot product in float64 while ``2 W_pos W_neg`` (which
+        bounds every product and partial sum) is below ``2**53``, else int64, else Python integers beyond
+        ``2**62``. Only the final division rounds.
 
         Parameters
         ----------
@@ -255,16 +259,19 @@ class AUCIndex:
             self._typed[key] = m
         out = m[1] @ ct  # (2 ns + 2, B)
         acc = np.int32 if top_ct * self.neg.size < _I32 else np.int64
-        cs = np.ascontiguousarray(out[: ns + 1].T, dtype=acc)  # (B, ns + 1); row 0 of out is zero
-        np.cumsum(cs, axis=1, out=cs)  # cs[:, k] = negatives' weight below break k
-        q = out[ns + 1:].T
-        wneg = cs[:, ns]
+        cs = out[: ns + 1].astype(acc)  # (ns + 1, B); row 0 of out is zero
+        cumsum_rows_inplace(cs)  # cs[k] = negatives' weight below break k, for every replicate
+        q = out[ns + 1:]
+        wneg = cs[ns]
         den = 2.0 * wpos.astype(float) * wneg.astype(float)  # 2 W_pos W_neg; num <= den
         top = float(den.max(initial=0.0))
-        if top < 2.0**62:
-            num = np.einsum("ij,ij->i", cs, q, dtype=np.int64)
+        if top < 2.0**53:  # every product and partial sum an integer below 2**53: exact in float64
+            num = np.einsum("ij,ij->j", cs, q, dtype=np.float64)
+        elif top < 2.0**62:
+            num = np.einsum("ij,ij->j", cs, q, dtype=np.int64)
         else:  # astronomically large weights: exact in Python integers
-            num = np.array([sum(int(a) * int(b) for a, b in zip(cs[j], q[j])) for j in range(n_rep)], dtype=object)
+            num = np.array([sum(int(a) * int(b) for a, b in zip(cs[:, j], q[:, j])) for j in range(n_rep)],
+                           dtype=object)
         with np.errstate(invalid="ignore", divide="ignore"):
             res = num.astype(float) / den
         res[den == 0] = np.nan
