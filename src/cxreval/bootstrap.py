@@ -48,7 +48,7 @@ __all__ = [
     "shard_size_for",
 ]
 
-_SHARD_BYTES = 8 << 20
+_SHARD_BYTES = 16 << 20
 _DRAW_CHUNK = 1 << 22  # draws per chunk of draw_plan (32 MiB of int64)
 
 
@@ -360,14 +360,14 @@ def shard_size_for(n_patients: int, n_items: int, n_resamples: int) -> int:
     """Replicates per shard of the AUC kernel, chosen from the problem.
 
     A shard's counts (``n_patients`` x shard, 2 bytes each) and the kernel's product (about ``n_items`` rows x
-    shard) stay near ``8 MiB`` together, so that per-replicate cost stays flat as studies grow (the kernel
+    shard) stay near ``16 MiB`` together, so that per-replicate cost stays flat as studies grow (the kernel
     streams them from cache, not memory), while each sparse matrix is read ``n_resamples / shard`` times; a
     power of two between 8 and 512, at most ``n_resamples``. Results do not depend on it.
 
     Examples
     --------
     >>> shard_size_for(65_000, 228_000, 1000), shard_size_for(2_830, 10_000, 1000)
-    (16, 256)
+    (32, 512)
     """
     per_rep = 2 * (max(int(n_patients), 1) + max(int(n_items), 1))
     raw = max(1, _SHARD_BYTES // per_rep)

@@ -112,7 +112,7 @@ def test_draw_plan_in_chunks_is_the_one_shot_stream(monkeypatch):
 
 
 def test_shard_size_for_grows_as_the_problem_shrinks():
-    assert shard_size_for(65_000, 228_000, 1000) == 16
+    assert shard_size_for(65_000, 228_000, 1000) == 32
     assert shard_size_for(100, 300, 1000) == 512
     assert shard_size_for(100, 300, 40) == 40
     assert shard_size_for(10**7, 10**8, 1000) == 8
