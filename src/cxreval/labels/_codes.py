@@ -26,14 +26,21 @@ def _factorize(arr: Any) -> tuple[np.ndarray, np.ndarray]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if not pa.types.is_dictionary(arr.type):
+    encoded = not pa.types.is_dictionary(arr.type)
+    if encoded:  # a chunked column encoded chunk by chunk: each chunk gets the one dictionary of the whole
         arr = pc.dictionary_encode(arr)
-    ind = arr.indices
+    if isinstance(arr, pa.ChunkedArray):
+        chunks = arr.chunks
+        if chunks and all(c.dictionary.equals(chunks[0].dictionary) for c in chunks[1:]):
+            ind = pa.concat_arrays([c.indices for c in chunks])
+            d = chunks[0].dictionary
+        else:
+            arr = arr.combine_chunks()
+            ind, d = arr.indices, arr.dictionary
+    else:
+        ind, d = arr.indices, arr.dictionary
     idx = (ind.fill_null(-1) if ind.null_count else ind).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    d = arr.dictionary
-    if len(d) > 1024:  # a Parquet batch carries its row group's whole dictionary: keep the values it uses
+    if len(d) > 1024 and not encoded:  # a Parquet batch carries its row group's whole dictionary: keep the values it uses
         used = np.flatnonzero(np.bincount(idx[idx >= 0], minlength=len(d)))
         if len(used) < len(d):
             remap = np.full(len(d) + 1, -1, dtype=np.int32)
