@@ -27,20 +27,15 @@ def _factorize(arr: Any) -> tuple[np.ndarray, np.ndarray]:
     import pyarrow.compute as pc
 
     encoded = not pa.types.is_dictionary(arr.type)
-    if encoded:  # a chunked column encoded chunk by chunk: each chunk gets the one dictionary of the whole
+    if encoded:  # a chunked column is encoded chunk by chunk, every chunk given the one dictionary of the whole
         arr = pc.dictionary_encode(arr)
-    if isinstance(arr, pa.ChunkedArray):
-        chunks = arr.chunks
-        if chunks and all(c.dictionary.equals(chunks[0].dictionary) for c in chunks[1:]):
-            ind = pa.concat_arrays([c.indices for c in chunks])
-            d = chunks[0].dictionary
-        else:
-            arr = arr.combine_chunks()
-            ind, d = arr.indices, arr.dictionary
-    else:
-        ind, d = arr.indices, arr.dictionary
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    if not chunks or not all(c.dictionary.equals(chunks[0].dictionary) for c in chunks[1:]):
+        chunks = [arr.combine_chunks()]  # no chunk, or chunks of different dictionaries
+    ind = chunks[0].indices if len(chunks) == 1 else pa.concat_arrays([c.indices for c in chunks])
+    d = chunks[0].dictionary
     idx = (ind.fill_null(-1) if ind.null_count else ind).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    if len(d) > 1024 and not encoded:  # a Parquet batch carries its row group's whole dictionary: keep the values it uses
+    if len(d) > 1024 and not encoded:  # a Parquet batch carries its row group's whole dictionary: the values used
         used = np.flatnonzero(np.bincount(idx[idx >= 0], minlength=len(d)))
         if len(used) < len(d):
             remap = np.full(len(d) + 1, -1, dtype=np.int32)
