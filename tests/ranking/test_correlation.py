@@ -103,14 +103,18 @@ def test_kendall_large_n_is_n_log_n_and_equals_scipy():
     np.testing.assert_allclose(kendall_tau_b(xs, ys), ref, atol=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["distinct", "ties in x only", "few values", "one value of y", "two items"])
-def test_kendall_large_n_paths_equal_scipy(kind):
-    # distinct values and ties in one input take the inversion count, few values the contingency table
+@pytest.mark.parametrize("n", [3000, 2053, 4096])
+@pytest.mark.parametrize("kind", ["distinct", "ties in x only", "ties in y only", "few values", "one value of y",
+                                  "two items"])
+def test_kendall_large_n_paths_equal_scipy(kind, n):
+    # distinct values and ties in one input take the inversion count (n neither a multiple of its blocks nor of
+    # their doublings, and a power of two), few values the contingency table
     g = np.random.default_rng(7)
-    n = 3000
     x = {"distinct": g.random(n), "ties in x only": np.round(g.random(n), 1), "few values": g.integers(0, 4, n),
-         "one value of y": g.random(n), "two items": g.random(n)}[kind].astype(float)
+         "ties in y only": g.random(n), "one value of y": g.random(n), "two items": g.random(n)}[kind].astype(float)
     y = x + g.normal(0, 0.5, n)
+    if kind == "ties in y only":
+        y = np.round(y, 1)
     if kind == "few values":
         y = np.round(y)
     if kind == "one value of y":

@@ -35,7 +35,7 @@ All four are vectorised along ``axis`` (one correlation per bootstrap replicate)
 fit in a few MiB, an ``O(n log n)`` count: both inputs as dense codes (one sort each), then the discordant pairs
 from the contingency table of the codes when it is no larger than the data (``O(n + cells)``: two cumulative
 sums), otherwise Knight's algorithm [1]_ (sort by ``x`` then ``y``; discordant pairs = the inversions of the ``y``
-codes, counted by an MSD radix partition, one vectorised pass per bit of the number of distinct ``y``).
+codes, counted by a bottom-up merge sort whose passes each sort the whole array as rows of merged blocks).
 
 Examples
 --------
@@ -78,6 +78,8 @@ DEFAULT_KENDALL = "tau-a"
 """The XQA-Chest paper's KRCC: ``(C - D) / (n (n - 1) / 2)``."""
 DEFAULT_SPEARMAN = "formula"
 """The XQA-Chest paper's SRCC: ``1 - 6 sum d² / (n (n² - 1))`` on average ranks."""
+
+_I32_MAX = int(np.iinfo(np.int32).max)
 
 _PAIR_BUDGET = 1 << 21
 """Largest ``rows x n(n-1)/2`` handled by the all-pairs path (about 16 MiB per float64 temporary)."""
@@ -180,54 +182,54 @@ def _discordant_from_table(xc: np.ndarray, mx: int, yc: np.ndarray, my: int) -> 
     return dis, int((table * (table - 1) // 2).sum())
 
 
-def _inversions(a: np.ndarray, m: int) -> int:
-    """Pairs ``i < j`` with ``a[i] > a[j]`` of integer codes ``0 <= a < m``, one vectorised pass per bit of ``m``.
+_RUN = 16
+"""Width of the blocks whose inversions :func:`_inversions` counts by comparing every pair before merging."""
 
-    Such a pair's codes first differ at some bit ``b`` (the same higher bits: one *group*), where ``a[i]`` has a 1
-    and ``a[j]`` a 0. With the items stably sorted by their higher bits (groups contiguous, original order within
-    a group), the pairs of bit ``b`` are, for every 0 of the bit, the 1s before it in its group:
-    ``sum_q bit_q (n - 1 - q) - K (K - 1) / 2`` (the 1s before every 0 in the whole sequence, ``K`` 1s) minus
-    ``sum_g zeros_g * ones_before_g``. The items are then stably partitioned by the bit within each group (an MSD
-    radix sort) for the next bit. ``O(n log m)`` numpy work, ``log2(m)`` passes: few when there are ties.
+
+def _inversions(a: np.ndarray, m: int) -> int:
+    """Pairs ``i < j`` with ``a[i] > a[j]`` of integer codes ``0 <= a < m``: a bottom-up merge sort in whole-array passes.
+
+    The items are doubled and padded with ``2 m`` (larger than every code and last, so no pad is in an
+    inversion) to a multiple of ``_RUN``; the inversions inside each block of ``_RUN`` are counted pair by pair
+    (``_RUN - 1`` vectorised comparisons) and the blocks sorted. Then, for widths ``w = _RUN, 2 _RUN, ...``, each
+    pair of neighbouring sorted blocks is tagged (the low bit: 0 for the left block, 1 for the right) and sorted
+    as one row of ``2 w`` (one ``sort(axis=1)`` for all rows). An inversion across the two blocks is a left item
+    after a right item in the merged row (ties stay left first: ``2 v < 2 v + 1``), so a row with its ``r``
+    right items at positions ``j`` adds ``sum (2 w - 1 - j) - r (r - 1) / 2``: one column sum per pass.
+    ``O(n log^2 n)`` comparisons in ``log2(n / _RUN)`` sorts of the whole array; memory two arrays of ``n``.
     """
     n = a.size
     if n < 2 or m < 2:
         return 0
-    itype = a.dtype
-    pos = np.arange(n, dtype=itype)
-    rev = pos[::-1]  # n - 1 - q
-    ones_excl = np.empty(n, dtype=itype)
-    cur = a
+    dt = np.int32 if 2 * m < _I32_MAX else np.int64
+    npad = -(-n // _RUN) * _RUN
+    v = np.empty(npad, dtype=dt)
+    np.left_shift(a, 1, out=v[:n], casting="unsafe")
+    v[n:] = 2 * m
+    blocks = v.reshape(-1, _RUN)
     total = 0
-    for b in range((m - 1).bit_length() - 1, -1, -1):
-        key = cur >> b  # group * 2 + bit
-        bit = key & 1
-        c = np.bincount(key)
-        if c.size % 2:
-            c = np.append(c, 0)
-        zeros_g, ones_g = c[0::2], c[1::2]
-        ones_start = np.cumsum(ones_g) - ones_g  # 1s before each group
-        k = int(ones_g.sum())
-        total += int(np.multiply(bit, rev).sum(dtype=np.int64))  # each product < n: no overflow
-        total -= k * (k - 1) // 2 + int((zeros_g * ones_start).sum())
-        if b == 0:
-            break
-        # new position: start of the item's key + its rank among the items of that key in its group
-        key_start = np.cumsum(c) - c
-        offset = key_start.copy()
-        offset[0::2] -= np.cumsum(zeros_g) - zeros_g
-        offset[1::2] -= ones_start
-        np.cumsum(bit, out=ones_excl)
-        ones_excl -= bit
-        newpos = pos - ones_excl  # 0s before the item
-        ones_excl -= newpos
-        ones_excl *= bit
-        newpos += ones_excl  # ... or the 1s before it, for a 1
-        newpos += offset.astype(itype).take(key)
-        del key, bit
-        nxt = np.empty_like(cur)
-        nxt[newpos] = cur
-        cur = nxt
+    for d in range(1, _RUN):
+        total += int(np.count_nonzero(blocks[:, :-d] > blocks[:, d:]))
+    blocks.sort(axis=1)
+    side = np.empty(npad, dtype=dt)
+    w = _RUN
+    while w < npad:
+        w2 = 2 * w
+        rows, rest = divmod(npad, w2)
+        v &= ~1
+        if rows:
+            merged = v[: rows * w2].reshape(rows, w2)
+            merged[:, w:] |= 1
+            merged.sort(axis=1)
+            right = np.bitwise_and(merged, 1, out=side[: rows * w2].reshape(rows, w2)).sum(axis=0)
+            total += rows * (w * (w2 - 1) - w * (w - 1) // 2) - int(right @ np.arange(w2))
+        if rest > w:  # a last, shorter pair of blocks
+            tail = v[rows * w2:]
+            tail[w:] |= 1
+            tail.sort()
+            r = rest - w
+            total += r * (rest - 1) - r * (r - 1) // 2 - int(np.flatnonzero(tail & 1).sum())
+        w = w2
     return total
 
 
@@ -250,6 +252,11 @@ def _kendall_counts_fast(x: np.ndarray, y: np.ndarray) -> tuple[float, float, fl
     yc, my, n2 = _dense_codes(y)
     if mx * my <= _TABLE_CELLS * n:
         dis, n3 = _discordant_from_table(xc, mx, yc, my)
+    elif n1 == 0:  # x all distinct: its codes are the positions in x order, and no pair is tied in both
+        seq = np.empty_like(yc)
+        seq[xc] = yc
+        del xc, yc
+        dis, n3 = _inversions(seq, my), 0
     else:
         key = xc.astype(np.int64)
         del xc
