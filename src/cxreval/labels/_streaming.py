@@ -63,6 +63,7 @@ __all__ = ["PredictionScan", "LabelScan", "scan_predictions", "scan_labels", "sc
 _CSV_BLOCK = 4 << 20  # bytes of CSV per block (larger blocks cost more read-ahead memory, no speed)
 _PARQUET_BATCH = 1 << 18  # rows per Parquet batch
 _NO_ROW = np.iinfo(np.int64).max
+_I32_MAX = int(np.iinfo(np.int32).max)
 
 
 # ------------------------------------------------------------------------------------------ files
@@ -154,7 +155,9 @@ class PredictionScan:
             raise _Unusual("missing id")
         if not np.isfinite(score).all():
             raise _Unusual("non-finite score")
-        key = m.astype(np.int64) * (len(self.findings) + 1) + f
+        nf = len(self.findings) + 1
+        key = np.multiply(m, nf, dtype=np.int32 if len(self.models) * nf < _I32_MAX else np.int64)
+        key += f
         if not self.scores and self._add_dense(s, key, score):
             return
         # the rows of each (model, finding) slot, in row order: a radix sort when the keys fit 16 bits
@@ -185,30 +188,45 @@ class PredictionScan:
 
     def _add_dense(self, s: np.ndarray, key: np.ndarray, score: np.ndarray) -> bool:
         """The first block, when its slots x studies are no more cells than twice its rows: every score in one
-        scatter into a (slot, study) matrix whose rows become the slots' arrays. False (nothing done) otherwise."""
+        scatter into a (slot, study) matrix whose rows become the slots' arrays, and every row number in one
+        scatter into a matrix of the same cells, whose minima give the first rows. False (nothing done) otherwise.
+
+        Few, narrow temporaries (int32 cell numbers computed in place, the row numbers written over ``key``,
+        which is consumed): the arrays have one item per row, and fresh memory is what a first call pays for
+        most."""
         n, n_studies = len(s), len(self.studies)
         present = np.flatnonzero(np.bincount(key))
-        if len(present) * n_studies > 2 * n:
+        n_cells = len(present) * n_studies
+        if n_cells > 2 * n:
             return False
-        slot_of = np.zeros(int(present[-1]) + 1, dtype=np.intp)
-        slot_of[present] = np.arange(len(present))
-        k = slot_of[key]
+        itype = np.int32 if max(n_cells, n) < _I32_MAX else np.int64
+        slot_of = np.zeros(int(present[-1]) + 1, dtype=itype)
+        slot_of[present] = np.arange(len(present), dtype=itype)
+        cell = slot_of[key]  # slot, then (slot, study) as one flat cell number: one gather/scatter each
+        cell *= n_studies
+        cell += s
         table = np.full((len(present), n_studies), np.nan)
-        # flat indices (one gather/scatter each, several times faster than a pair of index arrays)
-        table.reshape(-1)[k * n_studies + s] = score  # a repeated (slot, study) leaves fewer scores: check_unique
-        rows = np.arange(n, dtype=np.int64)
-        first_of_slot = np.full(len(present), n, dtype=np.int64)
-        np.minimum.at(first_of_slot, k, rows)
+        table.reshape(-1)[cell] = score  # a repeated (slot, study) leaves fewer scores: check_unique
+        # each cell's row (of a repeated cell one of them: check_unique fails then, and the rows are not used)
+        row_of = np.full((len(present), n_studies), n, dtype=itype)
+        rows = key if key.dtype == itype else np.empty(n, dtype=itype)  # the keys are read: their memory, reused
+        rows[0] = 0
+        rows[1:] = 1
+        np.cumsum(rows, out=rows)
+        row_of.reshape(-1)[cell] = rows
+        del cell, rows
+        first_of_slot = row_of.min(axis=1)
         nf = len(self.findings) + 1
-        first = np.full((nf, n_studies), _NO_ROW, dtype=np.int64)
-        np.minimum.at(first.reshape(-1), (key % nf) * n_studies + s, rows)
         for i, sl in enumerate(present.tolist()):
             slot = (sl // nf, sl % nf)
             self.scores[slot] = table[i]
             r = int(first_of_slot[i])
             self.slot_first[slot] = (r, int(s[r]))
-        for j in np.unique(present % nf).tolist():
-            self.first_row[j] = first[j]
+        slot_finding = present % nf
+        for j in np.unique(slot_finding).tolist():
+            first = np.min(row_of[slot_finding == j], axis=0).astype(np.int64)
+            first[first == n] = _NO_ROW
+            self.first_row[j] = first
         self.n_rows = n
         return True
 
