@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 _SHARD_BYTES = 16 << 20
-_DRAW_CHUNK = 1 << 22  # draws per chunk of draw_plan (32 MiB of int64)
+_DRAW_CHUNK = 1 << 18  # draws per chunk of draw_plan (2 MiB of int64, the same memory for every chunk)
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,20 @@ def test_int16_int32_and_int64_counts_give_the_same_aucs():
         assert big[b] == pytest.approx(a16[b], abs=1e-12)
 
 
+def test_int16_product_bound_counts_both_breaks_of_tied_positives():
+    # one negative at 0.5; 6,000 positives tied with it (they read break 0 and break 1) and 6,000 above it (break
+    # 1 twice): row 1 of the product sums 18,000 counts, past 2**15 - 1 at weight 2, though no break holds more
+    # than 6,000 positives' lo
+    a = 6_000
+    y = np.r_[False, np.ones(2 * a, dtype=bool)]
+    s = np.r_[0.5, np.full(a, 0.5), np.full(a, 0.7)]
+    ct = np.full((y.size, 3), 2, dtype=np.int16)
+    ct[0] = [1, 2, 1]
+    got = AUCIndex(y, s).auc_grouped(ct, None)
+    for b in range(3):
+        assert got[b] == pytest.approx(sk_auc(y, s, sample_weight=ct[:, b]), abs=1e-12)
+
+
 def test_spilled_block_equals_in_memory_block(tmp_path):
     g = np.random.default_rng(1)
     n, n_f = 200, 3

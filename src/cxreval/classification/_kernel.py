@@ -167,31 +167,30 @@ class AUCIndex:
         ns = starts.size
         gn = self.neg if group is None else group[self.neg]
         gp = self.pos if group is None else group[self.pos]
-        # built directly as CSR, rows in order. A positive without tied negatives reads one break twice: one entry
-        # of value 2; else one entry at lo and one at hi.
-        n_per_seg = np.diff(np.append(starts, self.neg.size))
-        two = lo_s == hi_s
-        hi_t = hi_s[~two]
-        # merge the ascending lo_s (all positives) and hi_t (tied ones) by row: a stable merge by searchsorted
-        at_lo = np.arange(lo_s.size) + np.searchsorted(hi_t, lo_s, side="left")
-        at_hi = np.arange(hi_t.size) + np.searchsorted(lo_s, hi_t, side="right")
-        pos_cols = np.empty(lo_s.size + hi_t.size, dtype=gp.dtype)
-        pos_vals = np.ones(pos_cols.size, dtype=np.int32)
-        pos_cols[at_lo] = gp
-        pos_vals[at_lo] = np.where(two, 2, 1)
-        pos_cols[at_hi] = gp[~two]
-        per_row = np.concatenate([[0], n_per_seg, np.bincount(lo_s, minlength=ns + 1)
-                                  + np.bincount(hi_t, minlength=ns + 1)])
-        row_sum = np.concatenate([[0], n_per_seg, 2 * np.bincount(lo_s, minlength=ns + 1)])
-        indptr = np.zeros(per_row.size + 1, dtype=np.int64)
-        np.cumsum(per_row, out=indptr[1:])
-        indices = np.concatenate([gn, pos_cols])
-        data = np.concatenate([np.ones(gn.size, dtype=np.int32), pos_vals])
-        idx_t = np.int32 if max(n_groups, indices.size) < _I32 else np.int64
-        mat = sparse.csr_array((data, indices.astype(idx_t), indptr.astype(idx_t)), shape=(2 * ns + 2, n_groups))
-        # a row's order is free (a segment's negatives are summed): sorted by group with a group's entries merged,
-        # the product reads fewer rows of the counts and in ascending order (about a fifth faster on NIH)
-        mat.sum_duplicates()
+        # every entry of value 1: a negative in the row of its segment, a positive once in the row of its lo and
+        # once in that of its hi (twice in one row when no negative ties it). Sorted by (row, group) and merged,
+        # a row reads the counts of its groups once each and in ascending order (about a fifth faster on NIH).
+        n_rows = 2 * ns + 2
+        seg_of_neg = np.repeat(np.arange(1, ns + 1), np.diff(np.append(starts, self.neg.size)))
+        ktype = np.int32 if n_rows * max(n_groups, 1) < _I32 else np.int64
+        gn, gp = gn.astype(ktype, copy=False), gp.astype(ktype, copy=False)
+        cell = np.concatenate([seg_of_neg.astype(ktype) * n_groups + gn,
+                               (lo_s + (ns + 1)).astype(ktype) * n_groups + gp,
+                               (hi_s + (ns + 1)).astype(ktype) * n_groups + gp])
+        cell.sort()
+        first = np.empty(cell.size, dtype=bool)
+        first[:1] = True
+        np.not_equal(cell[1:], cell[:-1], out=first[1:])
+        at = np.flatnonzero(first)
+        uniq = cell[at]
+        rows = uniq // n_groups
+        data = np.diff(np.append(at, cell.size)).astype(np.int32)
+        row_sum = np.bincount(cell // n_groups, minlength=n_rows)
+        idx_t = np.int32 if max(n_groups, cell.size) < _I32 else np.int64
+        indptr = np.zeros(n_rows + 1, dtype=idx_t)
+        np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
+        mat = sparse.csr_array((data, (uniq - rows * n_groups).astype(idx_t), indptr), shape=(n_rows, n_groups))
+        mat.has_canonical_format = True
         row_max = int(row_sum.max(initial=0))
         self._mats[key] = (group, mat, row_max)
         return mat, row_max
@@ -219,9 +218,9 @@ class AUCIndex:
         product, no transpose) and dotted with the positives' weights: ``num = sum_k cs[k] q[k] = 2 x (pairs
         ordered + ties / 2)``. Every sum is an exact integer: the product in int16 where no row can exceed
         ``2**15 - 1`` (half the memory traffic of int32), else int32/int64; the cumulative sums in int32 where the
-        total weight stays below ``2**31``, else int64; the dot product in float64 while ``2 W_pos W_neg`` (which
-        bounds every product and partial sum) is below ``2**53``, else int64, else Python integers beyond
-        ``2**62``. Only the final division rounds.
+        total weight stays below ``2**31``, else int64; the dot product in int32 while ``2 W_pos W_neg`` (which
+        bounds every product and partial sum) is below ``2**31``, in float64 below ``2**53``, else int64, else
+        Python integers beyond ``2**62``. Only the final division rounds.
 
         Parameters
         ----------
@@ -265,7 +264,9 @@ class AUCIndex:
         wneg = cs[ns]
         den = 2.0 * wpos.astype(float) * wneg.astype(float)  # 2 W_pos W_neg; num <= den
         top = float(den.max(initial=0.0))
-        if top < 2.0**53:  # every product and partial sum an integer below 2**53: exact in float64
+        if top <= _I32 and acc == np.int32:  # ... below 2**31: exact in int32, no conversion to float
+            num = np.einsum("ij,ij->j", cs, q.astype(np.int32, copy=False))
+        elif top < 2.0**53:  # every product and partial sum an integer below 2**53: exact in float64
             num = np.einsum("ij,ij->j", cs, q, dtype=np.float64)
         elif top < 2.0**62:
             num = np.einsum("ij,ij->j", cs, q, dtype=np.int64)
