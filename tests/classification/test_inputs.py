@@ -246,9 +246,24 @@ def test_model_order_over_kept_rows(tmp_path, fmt):
     _assert_same(got, ref)
 
 
+def _block_per_model(df: pd.DataFrame) -> pd.DataFrame:
+    """Arrow text columns in one chunk per model, the models' rows in one order but the second model's reversed:
+    the study and finding columns repeat chunk after chunk, but one (a table of one file per model)."""
+    import pyarrow as pa
+
+    if "model" not in df:
+        return df.astype({c: "string[pyarrow]" for c in df.columns if df[c].dtype == object})
+    df = df.sort_values(["model", "study_id", "finding"], kind="stable")
+    blocks = [g.iloc[::-1] if k == 1 else g for k, (_, g) in enumerate(df.groupby("model"))]
+    table = pa.concat_tables([pa.Table.from_pandas(g, preserve_index=False) for g in blocks])
+    text = pd.StringDtype("pyarrow")
+    return table.to_pandas(types_mapper={pa.string(): text, pa.large_string(): text}.get)
+
+
 FRAME_LAYOUTS = {
     "object columns": lambda df: df.astype({c: object for c in df.columns if df[c].dtype.kind in "OUT"}),
     "Arrow text columns": lambda df: df.astype({c: "string[pyarrow]" for c in df.columns if df[c].dtype == object}),
+    "Arrow text columns, a block per model": _block_per_model,
     "integer study ids": lambda df: df.assign(study_id=df["study_id"].str[1:].astype(int)),
     "whole float study ids": lambda df: df.assign(study_id=df["study_id"].str[1:].astype(float)),
     "shuffled index": lambda df: df.set_axis(np.random.default_rng(0).permutation(len(df))[::-1]),

@@ -27,11 +27,15 @@ def _factorize(arr: Any) -> tuple[np.ndarray, np.ndarray]:
     import pyarrow.compute as pc
 
     encoded = not pa.types.is_dictionary(arr.type)
+    repeat = None
     if encoded:  # a chunked column is encoded chunk by chunk, every chunk given the one dictionary of the whole
+        arr, repeat = _distinct_chunks(arr)
         arr = pc.dictionary_encode(arr)
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
     if not chunks or not all(c.dictionary.equals(chunks[0].dictionary) for c in chunks[1:]):
         chunks = [arr.combine_chunks()]  # no chunk, or chunks of different dictionaries
+    elif repeat is not None:  # a chunk equal to an earlier one takes its codes
+        chunks = [chunks[k] for k in repeat]
     ind = chunks[0].indices if len(chunks) == 1 else pa.concat_arrays([c.indices for c in chunks])
     d = chunks[0].dictionary
     idx = (ind.fill_null(-1) if ind.null_count else ind).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
@@ -46,6 +50,31 @@ def _factorize(arr: Any) -> tuple[np.ndarray, np.ndarray]:
         blank = len(d) and pc.any(pc.equal(pc.utf8_trim_whitespace(d), "")).as_py()
         return idx, (_Text if not blank else np.asarray)(d.to_numpy(zero_copy_only=False))  # str objects
     return idx, np.asarray(d.to_pylist() + [None], dtype=object)[:-1]
+
+
+_SEEN_CHUNKS = 8
+"""Distinct chunks a chunk is compared with before :func:`_distinct_chunks` stops looking for repeats."""
+
+
+def _distinct_chunks(arr: Any) -> tuple[Any, list[int] | None]:
+    """A chunked column without the chunks that repeat an earlier one (a long table of one block per model
+    repeats its study and finding columns block after block), and each chunk's position among those kept;
+    ``(arr, None)`` when no chunk repeats. A comparison of buffers is much cheaper than hashing every value."""
+    import pyarrow as pa
+
+    if not isinstance(arr, pa.ChunkedArray) or arr.num_chunks < 2:
+        return arr, None
+    kept: list[Any] = []
+    repeat: list[int] = []
+    for c in arr.chunks:
+        k = next((i for i, d in enumerate(kept[:_SEEN_CHUNKS]) if len(d) == len(c) and d.equals(c)), None)
+        if k is None:
+            k = len(kept)
+            kept.append(c)
+        repeat.append(k)
+    if len(kept) == arr.num_chunks:
+        return arr, None
+    return pa.chunked_array(kept, type=arr.type), repeat
 
 
 def _as_text(v: object) -> str:
