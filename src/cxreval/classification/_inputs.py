@@ -270,6 +270,9 @@ def _prepare_scans(ps: PredictionScan, ls: LabelScan, *, references: Sequence[st
     for i, m in enumerate(models):
         for jj, j in enumerate(fcodes):
             a = ps.scores.pop((mcode[m], j), None)
+            if a is not None and len(a) == len(texts):  # an array over every study
+                np.take(a, kept, out=S[i, jj])
+                continue
             S[i, jj] = np.nan
             if a is not None:
                 inside = kept < len(a)
