@@ -48,7 +48,7 @@ __all__ = [
     "shard_size_for",
 ]
 
-_SHARD_BYTES = 16 << 20
+_SHARD_BYTES = 24 << 20
 _DRAW_CHUNK = 1 << 18  # draws per chunk of draw_plan (2 MiB of int64, the same memory for every chunk)
 
 
@@ -360,7 +360,7 @@ def shard_size_for(n_patients: int, n_items: int, n_resamples: int) -> int:
     """Replicates per shard of the AUC kernel, chosen from the problem.
 
     A shard's counts (``n_patients`` x shard, 2 bytes each) and the kernel's product (about ``n_items`` rows x
-    shard) stay near ``16 MiB`` together, so that per-replicate cost stays flat as studies grow (the kernel
+    shard) stay near ``24 MiB`` together, so that per-replicate cost stays flat as studies grow (the kernel
     streams them from cache, not memory), while each sparse matrix is read ``n_resamples / shard`` times; a
     power of two between 8 and 512, at most ``n_resamples``. Results do not depend on it.
 

@@ -78,7 +78,7 @@ def evaluate_auc(predictions: pd.DataFrame, labels: pd.DataFrame, *,
         ``result.plan.study_ids``); reuse it to pair results across calls.
     shard_size : int, optional
         Replicates per shard of the kernel (default :func:`~cxreval.bootstrap.shard_size_for`: a power of two
-        keeping a shard's counts and product near 16 MiB, so that time stays linear in studies). The result
+        keeping a shard's counts and product near 24 MiB, so that time stays linear in studies). The result
         does not depend on it.
     executor : None, str or Executor, optional
         Runs the blocks (see :func:`cxreval.executor.get_executor`: ``None``/``'serial'`` in process,

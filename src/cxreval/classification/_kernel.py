@@ -265,7 +265,7 @@ class AUCIndex:
         den = 2.0 * wpos.astype(float) * wneg.astype(float)  # 2 W_pos W_neg; num <= den
         top = float(den.max(initial=0.0))
         if top <= _I32 and acc == np.int32:  # ... below 2**31: exact in int32, no conversion to float
-            num = np.einsum("ij,ij->j", cs, q.astype(np.int32, copy=False))
+            num = np.einsum("ij,ij->j", cs, q)  # q int16 or int32: an int32 result
         elif top < 2.0**53:  # every product and partial sum an integer below 2**53: exact in float64
             num = np.einsum("ij,ij->j", cs, q, dtype=np.float64)
         elif top < 2.0**62:
