@@ -160,12 +160,14 @@ class TableResult:
         return {name: self.table}  # type: ignore[attr-defined]
 
     def save(self, folder: PathLike) -> dict[str, Path]:
-        """Write every table of ``FILES`` into ``folder`` (CSV + Parquet); return ``{name: csv path}``."""
+        """Write every table of ``FILES`` into ``folder`` (CSV + Parquet; the folder is made when missing); return
+        ``{name: csv path}``."""
         from .io import write_table
 
         tabs = self.tables()
         if set(tabs) != set(self.FILES):
             raise RuntimeError(f"{type(self).__name__}.tables() gives {sorted(tabs)}, FILES names {sorted(self.FILES)}")
+        Path(folder).mkdir(parents=True, exist_ok=True)
         return {name: write_table(tabs[name], Path(folder), Path(file).stem) for name, file in self.FILES.items()}
 
     @classmethod

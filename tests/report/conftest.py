@@ -167,12 +167,25 @@ def _report_labels(d: Path, rng: np.random.Generator) -> None:
     val.to_csv(d / "labeller_validation.csv", index=False)
 
 
+def _relabelling(d: Path, rng: np.random.Generator) -> None:
+    """A relabelling plan (:func:`cxreval.planning.plan_relabelling`) for two simulated findings: close models
+    for Effusion, far apart for Edema."""
+    from cxreval.planning import plan_relabelling, simulate_study_set
+
+    sets = [simulate_study_set(300, auc=a, sensitivity=[0.8], specificity=[0.9], prevalence=0.3, finding=f,
+                               rng=int(rng.integers(1 << 31)))
+            for f, a in (("Effusion", [0.80, 0.78, 0.70]), ("Edema", [0.93, 0.62, 0.60]))]
+    preds = pd.concat([s.predictions for s in sets], ignore_index=True)
+    labels = pd.concat([s.labels[s.labels["source"] != "truth"] for s in sets], ignore_index=True)
+    plan_relabelling(preds, labels, reference="ref0", budget=20, n_draws=20, rng=0).save(d)
+
+
 def make_results(root: Path, seed: int = 0) -> Path:
     """Write one folder per analysis kind under ``root``; return ``root``."""
     rng = np.random.default_rng(seed)
     for name, fn in [("classify", _classification), ("agree", _agreement), ("fuse", _fusion),
                      ("localize", _localization), ("iqa", _iqa), ("iqa_no_ratings", _iqa_metric_vs_metric),
-                     ("overlays", _overlays), ("report_labels", _report_labels)]:
+                     ("overlays", _overlays), ("report_labels", _report_labels), ("plan", _relabelling)]:
         d = root / name
         d.mkdir(parents=True, exist_ok=True)
         fn(d, rng)

@@ -310,3 +310,43 @@ def test_kappa_outside_its_low_high_range_is_named_as_a_different_measure(synthe
     kf = key_finding("agreement", d)
     assert "binary κ 0.64 to 0.64 (Low–High" in kf.text and "a different measure, is 0.56" in kf.text
     assert "κ 0.56, " not in kf.text  # never a headline κ outside the range printed beside it
+
+
+def test_a_plan_folder_is_a_relabelling_section_not_a_classification(synthetic_results: Path) -> None:
+    # its auc.csv is the two-phase estimate (no reference column): shown in the plan's own section
+    sections = build_sections(synthetic_results / "plan")
+    assert [s.kind for s in sections] == ["relabelling"]
+    assert "relabelling" not in {s.kind for s in build_sections(synthetic_results / "classify")}  # auc.csv alone
+    blocks = {b.heading: b for b in sections[0].blocks}
+    assert all(not b.missing for b in blocks.values())
+    assert blocks["How many relabelled studies are enough?"].figure is not None
+    assert blocks["Is the best model separable now?"].figure is not None
+    assert "relabel.csv" in blocks["Studies to relabel, in priority order"].html
+
+
+def _plan_copy(synthetic_results: Path, tmp_path: Path) -> Path:
+    d = tmp_path / "plan"
+    shutil.copytree(synthetic_results / "plan", d)
+    return d
+
+
+def test_relabelling_finding_reads_the_comparison_and_the_power(synthetic_results: Path, tmp_path: Path) -> None:
+    d = _plan_copy(synthetic_results, tmp_path)
+    comp = pd.read_csv(d / "comparison.csv")
+    power = pd.read_csv(d / "power.csv")
+    settled = comp[(comp["ci_low"] > 0) | (comp["ci_high"] < 0)]["finding"].tolist()
+    assert settled == ["Edema"]  # Edema's models far apart, Effusion's close: the simulation's design
+    kf = key_finding("relabelling", d)
+    top = power["budget"].max()
+    p = power[(power["finding"] == "Effusion") & (power["budget"] == top)]["p_separable"].iloc[0]
+    row = comp[comp["finding"] == "Effusion"].iloc[0]
+    assert "for 1 of 2 findings (Edema)" in kf.text
+    assert f"After the top {top} studies are relabelled" in kf.text
+    assert f"settling Effusion ({row['model_a']} against {row['model_b']}, now ΔAUC {row['delta']:.3f}" in kf.text
+    assert kf.verdict == f"P(separable) {p:.2f} at {top} studies"
+    # every finding settled: no budget is needed
+    comp.loc[comp["finding"] == "Effusion", ["ci_low", "ci_high"]] = [0.01, 0.2]
+    comp.to_csv(d / "comparison.csv", index=False)
+    (d / "comparison.parquet").unlink()
+    kf = key_finding("relabelling", d)
+    assert kf.verdict == "settled now" and "for 2 of 2 findings (Edema, Effusion)" in kf.text

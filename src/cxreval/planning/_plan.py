@@ -102,7 +102,9 @@ class RelabelPlanResult(TableResult):
 
     def summary(self) -> str:
         top = self.table.head(10)
-        lines = [f"# Relabelling plan: {self.budget} studies for an expert", "",
+        known = int(self.estimate.table["n_anchored"].max()) if self.anchor and len(self.estimate.table) else 0
+        lines = [f"# Relabelling plan: {self.budget} studies for an expert"
+                 + (f", with {self.anchor!r} known on {known} studies" if self.anchor else ""), "",
                  f"Reference {self.reference!r}" + (f", readers {', '.join(self.readers)}" if self.readers else "")
                  + (f", anchor {self.anchor!r} (already relabelled, treated as exact)" if self.anchor else "")
                  + f"; findings {', '.join(self.findings)}.", "",

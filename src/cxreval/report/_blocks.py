@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..results import TableResult
-from ._key_findings import KeyFinding
+from ._key_finding_base import KeyFinding
 from .html_tables import html_table
 from .result_files import find_result_file, missing_columns, read_result_table
 
@@ -77,6 +77,8 @@ class Kind:
 
     ``results`` are the result classes whose files the kind shows; for such a kind ``files`` is the union of
     their ``FILES`` (:func:`result_files`), so that the report never re-types a file name an analysis owns.
+    ``replaces`` names the kinds whose files this kind's folders also hold and its builder shows: their files
+    are no evidence of this kind, and in a folder of this kind they get no section of their own.
     """
 
     name: str
@@ -86,6 +88,7 @@ class Kind:
     own_command: str
     build: Callable[[Path], list[Block]]
     results: tuple[type[TableResult], ...] = ()
+    replaces: tuple[str, ...] = ()
 
     @property
     def commands(self) -> tuple[str, str]:

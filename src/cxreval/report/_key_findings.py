@@ -40,6 +40,7 @@ from ._key_finding_base import (
     fmt,
     ordinal,
 )
+from ._relabelling import relabelling_finding
 from ._thresholds import Thresholds
 from .result_files import find_result_file, run_record
 
@@ -429,7 +430,7 @@ def report_labels_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
 FINDERS: dict[str, Callable[[Path, Thresholds], KeyFinding | None]] = {
     "audit": audit_finding, "classification": classification_finding, "ranking": ranking_finding,
     "agreement": agreement_finding, "fusion": fusion_finding, "localization": localization_finding,
-    "iqa": iqa_finding, "report_labels": report_labels_finding,
+    "iqa": iqa_finding, "report_labels": report_labels_finding, "relabelling": relabelling_finding,
 }
 """The key-finding function of each analysis kind."""
 

@@ -19,6 +19,9 @@ iqa             ``scores.csv``, ``metric_agreement.csv``, ``zmos.csv``  ``cxreva
                 ``metric_vs_metric.csv``
 report_labels   ``labeller_validation.csv``                            ``cxreval label-reports
                                                                        --validate-against``
+relabelling     ``relabel.csv``, ``power.csv``, ``comparison.csv``,    ``cxreval plan``
+                ``images.csv`` (``RelabelPlanResult``; its
+                ``auc.csv`` shown, not as a classification)
 ==============  =====================================================  =============================
 
 (each ``.csv`` may be its ``.parquet`` twin). A part whose file lacks a column it needs is shown as
@@ -46,9 +49,11 @@ from ..classification import AUCTableResult, SeparabilityResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..labeller import PRF_COLUMNS, LabellerValidationResult
+from ..planning import RelabelPlanResult
 from ..ranking import RankingStabilityResult
 from ._blocks import Block, Kind, Section, Unavailable, load_table, result_files, table_block
 from ._key_findings import key_finding
+from ._relabelling import build_relabelling
 from ._thresholds import Thresholds
 from .html_tables import html_table
 from .image_sections import IQA_RESULTS, LOCALIZATION_RESULTS, build_iqa, build_localization
@@ -282,13 +287,24 @@ KINDS: tuple[Kind, ...] = (
          results=IQA_RESULTS),
     Kind("report_labels", "Report-derived labels", result_files(LabellerValidationResult), "openi_report_labels",
          "cxreval label-reports", _build_report_labels, results=(LabellerValidationResult,)),
+    Kind("relabelling", "Settling the best model: what an expert should relabel", result_files(RelabelPlanResult),
+         "chexpert_relabelling", "cxreval plan", build_relabelling, results=(RelabelPlanResult,),
+         replaces=("classification",)),
 )
 
 
 def detect_kinds(folder: str | Path) -> list[Kind]:
     """The analysis kinds whose files are present in ``folder``."""
     folder = Path(folder)
-    return [k for k in KINDS if any(find_result_file(folder, f) is not None for f in k.files)]
+    by_name = {k.name: k for k in KINDS}
+
+    def evidence(k: Kind) -> list[str]:  # a file of a kind it replaces is not evidence of it
+        shared = {f for name in k.replaces for f in by_name[name].files}
+        return [f for f in k.files if f not in shared]
+
+    found = [k for k in KINDS if any(find_result_file(folder, f) is not None for f in evidence(k))]
+    replaced = {name for k in found for name in k.replaces}
+    return [k for k in found if k.name not in replaced]
 
 
 def _folder_title(folder: Path) -> str:
