@@ -11,7 +11,7 @@ import pytest
 from cxreval.planning import plan_relabelling, simulate_study_set
 from cxreval.planning._inputs import prepare_inputs
 from cxreval.planning._mixture import fit_joint
-from cxreval.planning._planner import auc_prior_weights, fit_finding, posterior_truths
+from cxreval.planning._planner import auc_prior_weights, effective_draws, fit_finding, posterior_truths
 from cxreval.planning._soft_auc import soft_auc
 
 
@@ -61,6 +61,20 @@ def test_the_power_is_the_same_in_process_and_serial_executors():
     serial = plan_relabelling(ss.predictions, cheap, executor="serial", **opts)
     pd.testing.assert_frame_equal(default.power, serial.power)
     assert default.power.loc[default.power["budget"] == 0, "p_separable"].isin([0.0, 1.0]).all()
+    # the Monte Carlo error: none at budget 0 (the current answer), sqrt(p (1 - p) / effective draws) elsewhere
+    pw = default.power
+    drawn = pw["budget"] > 0
+    assert (pw.loc[~drawn, "mc_se"] == 0).all()
+    np.testing.assert_allclose(pw.loc[drawn, "mc_se"], np.sqrt(pw["p_separable"] * (1 - pw["p_separable"])
+                                                               / pw["effective_draws"])[drawn])
+    assert (pw["effective_draws"] > 1).all() and (pw["effective_draws"] <= pw["n_draws"] + 1e-9).all()
+
+
+def test_effective_draws_is_kish():
+    assert effective_draws(np.ones(40)) == pytest.approx(40)
+    assert effective_draws(np.r_[1.0, np.full(99, 1e-9)]) == pytest.approx(1, abs=1e-6)
+    w = np.random.default_rng(0).random(50)
+    assert effective_draws(w) == pytest.approx(w.sum() ** 2 / (w ** 2).sum())
 
 
 @pytest.mark.parametrize("budget", [10, 60])

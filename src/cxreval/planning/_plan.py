@@ -30,7 +30,8 @@ from ._study import copy_images, find_images, image_table, study_yaml
 __all__ = ["RELABEL_COLUMNS", "POWER_COLUMNS", "POWER_METHOD", "RelabelPlanResult", "plan_relabelling"]
 
 RELABEL_COLUMNS: tuple[str, ...] = ("study_id", "patient_id", "priority", "expected_change", "reason")
-POWER_COLUMNS: tuple[str, ...] = ("finding", "best", "runner_up", "budget", "p_separable", "n_draws", "method")
+POWER_COLUMNS: tuple[str, ...] = ("finding", "best", "runner_up", "budget", "p_separable", "mc_se", "n_draws",
+                                  "effective_draws", "method")
 POWER_METHOD = ("Monte Carlo over the posterior predictive of the latent model, its parameters' uncertainty included: "
                 "truths drawn by data augmentation (parameters and truths in turn, from the fit), the top-priority "
                 "studies' drawn truths taken as exact and the model refitted with them; separable = the refitted "
@@ -54,7 +55,9 @@ class RelabelPlanResult(TableResult):
         revealed; ``reason`` in words.
     power : DataFrame
         :data:`POWER_COLUMNS`: per finding and budget, the probability that the best model is separable from the
-        runner-up after relabelling that many top-priority studies.
+        runner-up after relabelling that many top-priority studies, ``mc_se`` its Monte Carlo standard error;
+        ``effective_draws`` the number of the ``n_draws`` draws in effect once weighted by the prior on the
+        models' AUCs (Kish's ``(sum w)^2 / sum w^2``).
     estimate : TwoPhaseAUCResult
     images : DataFrame
         ``images.csv``: study_id, patient_id, priority, image (its path in the study folder).
@@ -182,7 +185,8 @@ def _validate(inputs: PlanInputs, budget: object, budgets: Sequence[int] | None,
     return b, grid, nd, cl
 
 
-def _power(item: tuple[FindingFit, np.ndarray, list[int], int, float, np.random.Generator]) -> list[float]:
+def _power(item: tuple[FindingFit, np.ndarray, list[int], int, float, np.random.Generator]
+           ) -> tuple[list[tuple[float, float]], float]:
     ff, ranks, grid, nd, cl, gen = item
     return power_curve(ff, ranks, grid, n_draws=nd, confidence_level=cl, rng=gen)
 
@@ -327,10 +331,11 @@ def plan_relabelling(predictions: pd.DataFrame | ReadResult | Sequence[pd.DataFr
     curves = ex.map(_power, items, on_item=lambda _: prog.advance(task))
     prog.done(task)
     rows = []
-    for ff, curve in zip(fits, curves):
-        for k, p in zip(grid, curve):
+    for ff, (curve, ess) in zip(fits, curves):
+        for k, (p, se) in zip(grid, curve):
             rows.append({"finding": ff.data.finding, "best": ff.best, "runner_up": ff.runner_up or "none",
-                         "budget": k, "p_separable": p, "n_draws": nd, "method": POWER_METHOD})
+                         "budget": k, "p_separable": p, "mc_se": se, "n_draws": nd, "effective_draws": ess,
+                         "method": POWER_METHOD})
     auc, comp = two_phase_tables(inputs, fits, confidence_level=cl)
     estimate = TwoPhaseAUCResult(auc, comp, reference=inputs.sources[0], readers=inputs.sources[1:],
                                  anchor=inputs.anchor_source)

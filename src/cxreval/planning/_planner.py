@@ -13,7 +13,7 @@ from ._mixture import fit_joint, log_odds
 from ._soft_auc import ScoreOrder, delta_variance, reveal_auc, score_order, soft_auc
 
 __all__ = ["FindingFit", "fit_finding", "separable", "separable_leading", "posterior_truths",
-           "auc_prior_weights", "power_curve"]
+           "auc_prior_weights", "effective_draws", "power_curve"]
 
 
 @dataclass(frozen=True)
@@ -198,9 +198,16 @@ def auc_prior_weights(ff: FindingFit, truths: np.ndarray) -> np.ndarray:
     return np.exp(log_w - log_w.max())
 
 
+def effective_draws(weight: np.ndarray) -> float:
+    """Kish's effective number of draws of weights ``weight``: ``(sum w)^2 / sum w^2`` (``len`` when equal)."""
+    total = float(weight.sum())
+    return total * total / float((weight * weight).sum()) if total > 0 else 0.0
+
+
 def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draws: int, confidence_level: float,
-                rng: np.random.Generator) -> list[float]:
-    """P(separable) after revealing the studies of global priority < k, for each k of ``budgets``.
+                rng: np.random.Generator) -> tuple[list[tuple[float, float]], float]:
+    """P(separable) after revealing the studies of global priority < k, for each k of ``budgets``, with its Monte
+    Carlo standard error; and the effective number of draws behind them.
 
     Monte Carlo over the posterior predictive of the two-phase estimate, the uncertainty of the latent model's
     parameters included: ``n_draws`` truths of every study from :func:`posterior_truths` (the same draws for every
@@ -208,23 +215,27 @@ def power_curve(ff: FindingFit, ranks: np.ndarray, budgets: list[int], *, n_draw
     refitted on all studies with them (as the two-phase estimate after relabelling is), its leading pair picked and
     the interval of :func:`interval` asked whether it excludes 0; the answers are averaged with the weights of
     :func:`auc_prior_weights` (an exchangeable prior on the models' AUCs, against the winner's curse of the leading
-    pair). A budget that reveals nothing leaves the data as they are: the answer is the current one (0 or 1). ``ranks`` gives each of this finding's studies its 0-based
-    global priority (``>= len`` = not a candidate).
+    pair). The weights leave fewer draws in effect (:func:`effective_draws`, ``E``); the standard error of a
+    budget's probability ``p`` is ``sqrt(p (1 - p) / E)``. A budget that reveals nothing leaves the data as they
+    are: the answer is the current one (0 or 1, no Monte Carlo error). ``ranks`` gives each of this finding's
+    studies its 0-based global priority (``>= len`` = not a candidate).
     """
     if ff.runner_up is None:
-        return [float("nan")] * len(budgets)
+        return [(float("nan"), float("nan"))] * len(budgets), float("nan")
     known = ~np.isnan(ff.data.anchor)
     truth = posterior_truths(ff, n_draws, rng)
     weight = auc_prior_weights(ff, truth)
+    ess = effective_draws(weight)
     out = []
     for k in budgets:
         reveal = (ranks < k) & ~known
         if not reveal.any():
-            out.append(float(separable(ff, ff.posterior, known, confidence_level=confidence_level)))
+            out.append((float(separable(ff, ff.posterior, known, confidence_level=confidence_level)), 0.0))
             continue
         shown = known | reveal
         w_k, _ = fit_joint(ff.data.references, ff.x, anchor=np.where(shown, truth, np.nan), start=ff.posterior,
                            accelerate=True)
         hit = separable_leading(ff, w_k, shown, confidence_level=confidence_level)
-        out.append(float((weight * hit).sum() / weight.sum()))
-    return out
+        p = float((weight * hit).sum() / weight.sum())
+        out.append((p, float(np.sqrt(p * (1 - p) / ess))))
+    return out, ess
