@@ -53,13 +53,17 @@ from .._typing import PathLike
 from .._validation import check_choice
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
 
-__all__ = ["IMAGE_SUFFIXES", "DICOM_SUFFIXES", "DICOM_WINDOWS", "LoadedImage", "ImageReadError",
+__all__ = ["IMAGE_SUFFIXES", "DISPLAY_SUFFIXES", "DICOM_SUFFIXES", "DICOM_WINDOWS", "LoadedImage", "ImageReadError",
            "ImageNotFoundError", "read_image", "image_size", "write_image", "to_grey", "is_dicom",
            "pydicom_available"]
 
 IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".dcm", ".dicom", ".npy")
 """File name suffixes (case-insensitive) of the images :func:`read_image` reads; what a folder of images
 is searched for."""
+
+DISPLAY_SUFFIXES: tuple[str, ...] = (".png", ".tif", ".tiff", ".dcm", ".dicom", ".jpg", ".jpeg")
+"""The radiographs a reader study shows (:data:`IMAGE_SUFFIXES` but ``.npy`` arrays), in the order a study's
+image is looked for (``STUDY.png`` first): what ``cxreval reader`` serves and ``cxreval plan --images`` copies."""
 
 DICOM_SUFFIXES: tuple[str, ...] = (".dcm", ".dicom")
 """Suffixes read as DICOM whatever the file starts with (other files: by their ``DICM`` marker)."""

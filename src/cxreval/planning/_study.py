@@ -10,25 +10,24 @@ from pathlib import Path
 import pandas as pd
 
 from ..exceptions import SchemaError
+from ..io.images import DISPLAY_SUFFIXES
 
-__all__ = ["IMAGE_SUFFIXES", "IMAGE_COLUMNS", "IMAGE_FOLDER", "find_images", "image_table", "study_yaml",
+__all__ = ["IMAGE_COLUMNS", "IMAGE_FOLDER", "find_images", "image_table", "study_yaml",
            "copy_images"]
 
-IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".tif", ".tiff", ".dcm", ".dicom", ".jpg", ".jpeg")
-"""The image files the reader app reads (``cxreval.reader.study.IMAGE_SUFFIXES``)."""
 IMAGE_COLUMNS: tuple[str, ...] = ("study_id", "patient_id", "priority", "image")
 IMAGE_FOLDER = "images"
 
 
 def _find(folder: Path, study_id: str) -> Path | None:
-    for suffix in IMAGE_SUFFIXES:
+    for suffix in DISPLAY_SUFFIXES:
         for s in (suffix, suffix.upper()):
             p = folder / f"{study_id}{s}"
             if p.is_file():
                 return p
     d = folder / study_id
     if d.is_dir():
-        files = sorted(f for f in d.rglob("*") if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+        files = sorted(f for f in d.rglob("*") if f.is_file() and f.suffix.lower() in DISPLAY_SUFFIXES)
         if files:
             return files[0]
     return None
@@ -47,7 +46,7 @@ def find_images(folder: Path, study_ids: Sequence[str], *, func: str) -> list[Pa
     if missing:
         raise SchemaError(f"The 'images' parameter of {func} holds no image of {len(missing)} selected "
                           f"stud{'y' if len(missing) == 1 else 'ies'} in {folder}, e.g. {missing[0]!r}: expected "
-                          f"{missing[0]}.png (or {', '.join(IMAGE_SUFFIXES[1:])}) or a folder {missing[0]}/ holding "
+                          f"{missing[0]}.png (or {', '.join(DISPLAY_SUFFIXES[1:])}) or a folder {missing[0]}/ holding "
                           "one.")
     return out
 

@@ -42,12 +42,12 @@ import pandas as pd
 from .._validation import read_yaml_file
 from ..exceptions import SchemaError
 from ..findings import VOCABULARIES, canonical_finding
+from ..io.images import DISPLAY_SUFFIXES
 
-__all__ = ["TASKS", "IMAGE_SUFFIXES", "NAME_RE", "StudySpec", "Item", "load_study", "study_items",
+__all__ = ["TASKS", "NAME_RE", "StudySpec", "Item", "load_study", "study_items",
            "check_name", "check_text_id", "inside_root"]
 
 TASKS: tuple[str, ...] = ("image", "report", "iqa", "adjudication")
-IMAGE_SUFFIXES: tuple[str, ...] = (".png", ".tif", ".tiff", ".dcm", ".dicom", ".jpg", ".jpeg")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _KEYS = {"name", "seed", "findings", "images", "patients", "reports", "sections", "iqa", "adjudication", "assignment",
          "readers", "resolvers", "tasks"}
@@ -276,10 +276,10 @@ def _image_files(root: Path, value: object, *, where: str) -> list[tuple[str, Pa
         folder = inside_root(root, value, where=where)
         if not folder.is_dir():
             raise SchemaError(f"{where}: image folder {folder} does not exist.")
-        files = sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+        files = sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix.lower() in DISPLAY_SUFFIXES)
         pairs = [(f.relative_to(folder).with_suffix("").as_posix(), f) for f in files]
         if not pairs:
-            raise SchemaError(f"{where}: no image ({', '.join(IMAGE_SUFFIXES)}) in {folder}.")
+            raise SchemaError(f"{where}: no image ({', '.join(DISPLAY_SUFFIXES)}) in {folder}.")
     else:
         rels = _list_of_str(value, where=where)
         pairs = []
