@@ -85,9 +85,11 @@ def confidence_level(folder: Path) -> tuple[float, bool]:
     return 0.95, False
 
 
-def _ci(folder: Path, lo: float, hi: float) -> str:
-    level, _ = confidence_level(folder)
-    return f"{level * 100:g}% CI {fmt(lo)} to {fmt(hi)}"
+def _ci(folder: Path, lo: float, hi: float, *, level: float | None = None, digits: int = 2) -> str:
+    """'95% CI lo to hi': the level given (a table's own column), else the folder's (:func:`confidence_level`)."""
+    if level is None or not math.isfinite(level):
+        level, _ = confidence_level(folder)
+    return f"{level * 100:g}% CI {fmt(lo, digits)} to {fmt(hi, digits)}"
 
 
 def _load(folder: Path, name: str, required: tuple[str, ...]) -> pd.DataFrame | None:

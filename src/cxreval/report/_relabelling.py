@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 from .._plots import dot_interval
 from ..planning import COMPARISON_COLUMNS, RELABEL_COLUMNS, RelabelPlanResult, TwoPhaseAUCResult
 from ._blocks import Block, table_block
-from ._key_finding_base import KeyFinding, _load, _num, _str, fmt
+from ._key_finding_base import KeyFinding, _ci, _load, _num, _str, fmt
 from ._thresholds import Thresholds
 
 __all__ = ["build_relabelling", "relabelling_finding"]
@@ -88,8 +88,7 @@ def relabelling_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     if len(row):
         r = row.iloc[0]
         level = float(_num(row, "confidence_level").iloc[0])
-        name = f"{level * 100:g}% CI" if math.isfinite(level) else "CI"
-        iv = f", {name} {fmt(r['_lo'], 3)} to {fmt(r['_hi'], 3)}" if math.isfinite(r["_lo"]) else ""
+        iv = f", {_ci(folder, r['_lo'], r['_hi'], level=level, digits=3)}" if math.isfinite(r["_lo"]) else ""
         now = f", now ΔAUC {fmt(r['_d'], 3)}{iv}"
     k = len(open_)
     text = (f"{head}. After the top {budget} studies are relabelled, the predicted probability of settling "
