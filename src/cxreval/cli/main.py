@@ -114,11 +114,12 @@ class LazyGroup(TyperGroup):
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """The commands and their one-line help from :data:`_SUMMARIES` (no command module imported)."""
-        import click
+        # typer's own command class: typer >= 0.26 vendors click and no longer installs it
+        from typer.core import TyperCommand
 
         names = sorted(set(self.commands) | set(_SUMMARIES))
         limit = formatter.width - 6 - max(len(n) for n in names)
-        rows = [(n, (self.commands[n] if n in self.commands else click.Command(n, help=_SUMMARIES[n]))
+        rows = [(n, (self.commands[n] if n in self.commands else TyperCommand(n, help=_SUMMARIES[n]))
                  .get_short_help_str(limit)) for n in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
