@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("datasets", frozenset({"datasets"})),
     ("engines", frozenset({"bootstrap", "executor", "spill"})),
     ("analyses", frozenset({"classification", "ranking", "agreement", "fusion", "localization", "iqa", "labeller",
-                            "latent", "planning"})),
+                            "latent", "planning", "mrmc"})),
     ("models", frozenset({"predict", "reader"})),
     ("report", frozenset({"report"})),
     ("demo", frozenset({"demo"})),
