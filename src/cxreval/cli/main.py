@@ -50,6 +50,8 @@ _SUMMARIES: dict[str, str] = {
     'label-reports': ('Label findings in report text per section; write labels.csv/.parquet, '
                       'mentions.csv, notes.csv, summary.json.'),
     'localize': 'Heatmaps -> boxes -> IoU / IoBB -> Acc and AFP per finding, threshold, rule and T.',
+    'mrmc': ('Is the model radiologist-level? Readers\' AUCs, OR and DBM analyses, and the model against the '
+             'readers, under every reference.'),
     'plan': "Plan an expert's relabelling: the studies whose label would most change which model is best.",
     'predict': ('Run models on radiographs: predictions.csv (study_id, model, finding, score) and '
                 'optional heatmaps.'),

@@ -3,6 +3,27 @@
 Obuchowski–Rockette (OR) and Dorfman–Berbaum–Metz (DBM) analyses of readers' ratings by modality, with readers and
 cases as random effects (Hillis's denominator degrees of freedom), the model against a panel of readers, and binary
 readers' operating points on a model's ROC curve.
+
+The job, :func:`evaluate_reader_study` (``cxreval mrmc``), runs them per finding under every named reference (a label
+source, or the latent truth of several sources) and says under which references the model is non-inferior to the
+readers. The ratings table is long: ``reader, modality, study_id, finding, rating`` (:func:`validate_ratings`).
 """
 
-__all__: list[str] = []
+from ._job import COVARIANCES, STUDY_DESIGNS, evaluate_reader_study, evaluate_reader_study_files
+from ._ratings import RATING_COLUMNS, labels_to_ratings, read_ratings, validate_ratings
+from ._references import LATENT
+from ._result import READER_STUDY_COLUMNS, ReaderStudyResult
+
+__all__ = [
+    "COVARIANCES",
+    "LATENT",
+    "RATING_COLUMNS",
+    "READER_STUDY_COLUMNS",
+    "ReaderStudyResult",
+    "STUDY_DESIGNS",
+    "evaluate_reader_study",
+    "evaluate_reader_study_files",
+    "labels_to_ratings",
+    "read_ratings",
+    "validate_ratings",
+]

@@ -1,0 +1,84 @@
+"""``cxreval mrmc``: a reader study analysed as the field does (Obuchowski–Rockette, DBM, readers' operating
+points on a model's ROC curve), under every reference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ..io import SUMMARY_FILE
+from ._common import (
+    blank_state_option,
+    check_inputs,
+    findings_option,
+    open_output,
+    out_option,
+    overwrite_option,
+    seed_option,
+    split_list,
+    state_encoding_option,
+)
+
+__all__ = ["register"]
+
+
+def mrmc(
+    labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet) holding the "
+                                      "references (repeatable)."),
+    references: str = typer.Option(..., "--references", "-r", help="References, comma-separated: sources of the "
+                                   "labels, or 'latent' (the latent truth of --latent-sources)."),
+    ratings: Path = typer.Option(None, "--ratings", help="Ratings table (CSV or Parquet): reader, modality, "
+                                 "study_id, finding, rating [, patient_id] — what `cxreval reader export` writes "
+                                 "as ratings.csv."),
+    readers: str = typer.Option(None, "--readers", help="Label sources read as binary readers (1 positive, 0 "
+                                "negative), comma-separated: a study whose readers gave labels, not ratings."),
+    predictions: list[Path] = typer.Option(None, "--predictions", "-p", help="Long prediction table (study_id, "
+                                           "model, finding, score): the models compared with the readers."),
+    findings: list[str] = findings_option("Findings, comma-separated or repeated (default: every finding rated)."),
+    studies: str = typer.Option("common", "--studies", help="common (every reference on the studies all of them "
+                                "label) or each (every reference on its own studies)."),
+    covariance: str = typer.Option("jackknife", "--covariance", help="OR covariance estimator: jackknife (OR-RRRC "
+                                   "then equals DBM-RRRC), delong or unbiased."),
+    margin: float = typer.Option(0.05, "--margin", help="Non-inferiority margin on the AUC and on sensitivity at "
+                                 "matched specificity."),
+    latent_sources: str = typer.Option(None, "--latent-sources", help="Label sources the 'latent' reference is "
+                                       "fitted on (three or more, none a reader of the study)."),
+    n_resamples: int = typer.Option(2000, "--n-resamples", help="Patient-bootstrap replicates of the operating "
+                                    "points' intervals."),
+    seed: int = seed_option(),
+    state_encoding: str = state_encoding_option(),
+    blank_state: str = blank_state_option(),
+    out: Path = out_option(),
+    overwrite: bool = overwrite_option(),
+) -> None:
+    """Is the model radiologist-level? Readers' AUCs, OR and DBM analyses, and the model against the readers,
+    under every reference.
+
+    Writes the tables (CSV + Parquet), summary.md (a verdict per reference) and run.json.
+
+    Example:
+
+    \b
+        cxreval mrmc --ratings ratings.csv -l labels.parquet -r consensus -o mrmc-out
+        cxreval mrmc -l chexpert/labels.parquet --readers bc4,bc6,bc8 -p chexpert_predictions/predictions.parquet -r consensus,chexpert_labeler -f Cardiomegaly,Edema -o chexpert_mrmc
+    """
+    from ..mrmc import evaluate_reader_study_files
+
+    check_inputs(*[("--labels", p) for p in labels], ("--ratings", ratings),
+                 *[("--predictions", p) for p in predictions or ()])
+    inputs = [*labels, ratings, *(predictions or ())]
+    with open_output(out, overwrite=overwrite, inputs=inputs) as d:
+        res = evaluate_reader_study_files(
+            labels, references=split_list(references, option="--references") or [], ratings=ratings,
+            readers=split_list(readers, option="--readers"), predictions=predictions or None,
+            findings=split_list(findings, option="--findings"), studies=studies, covariance=covariance,
+            margin=margin, latent_sources=split_list(latent_sources, option="--latent-sources"),
+            n_resamples=n_resamples, rng=seed, state_encoding=state_encoding, blank_state=blank_state)
+        paths = res.save(d)
+    typer.echo(f"wrote {', '.join(sorted(p.name for p in paths.values() if p.name != SUMMARY_FILE))} and "
+               f"{SUMMARY_FILE} to {out}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("mrmc")(mrmc)

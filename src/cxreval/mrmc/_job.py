@@ -1,0 +1,252 @@
+"""The job of ``cxreval mrmc``: a reader study analysed per finding under every named reference."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._typing import RNGLike
+from .._validation import check_choice, check_confidence_level, check_positive_int, normalize_rng
+from ..exceptions import InvalidParameterError, SchemaError
+from ..schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STUDY_ID
+from ._ratings import MODALITY, READER, ReaderArrays, labels_to_ratings, read_ratings, reader_arrays, validate_ratings
+from ._references import reference_truths
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ._result import ReaderStudyResult
+
+__all__ = ["evaluate_reader_study", "evaluate_reader_study_files", "COVARIANCES", "STUDY_DESIGNS"]
+
+COVARIANCES: tuple[str, ...] = ("jackknife", "delong", "unbiased")
+"""The OR covariance estimators (jackknife: DBM-equivalent, the default)."""
+STUDY_DESIGNS: tuple[str, ...] = ("common", "each")
+"""``common``: every reference on the studies all of them label (a change of verdict is the reference's, not the
+cases'); ``each``: every reference on its own studies."""
+
+_FUNC = "evaluate_reader_study"
+
+
+def _is_binary(values: np.ndarray) -> bool:
+    v = values[~np.isnan(values)]
+    return bool(v.size) and bool(np.isin(v, (0.0, 1.0)).all())
+
+
+def _prefix(frame: pd.DataFrame, **cols: object) -> pd.DataFrame:
+    """``frame`` with constant columns ``cols`` in front."""
+    out = frame.copy()
+    for i, (k, v) in enumerate(cols.items()):
+        out.insert(i, k, v)
+    return out
+
+
+def _cases(truths: pd.DataFrame, ratings: pd.DataFrame, finding: str, references: Sequence[str],
+           studies: str, scored: set[str] | None) -> dict[str, list[str]]:
+    """The studies each reference is analysed on for one finding."""
+    read = set(ratings.loc[ratings[FINDING] == finding, STUDY_ID])
+    if scored is not None:
+        read &= scored
+    t = truths[truths[FINDING] == finding]
+    own = {r: read & set(t.loc[t[SOURCE] == r, STUDY_ID]) for r in references}
+    if studies == "common":
+        common = set.intersection(*own.values()) if own else set()
+        return {r: sorted(common) for r in references}
+    return {r: sorted(s) for r, s in own.items()}
+
+
+def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str],
+                          predictions: pd.DataFrame | None = None, findings: Sequence[str] | None = None,
+                          studies: str = "common", covariance: str = "jackknife", margin: float = 0.05,
+                          latent_sources: Sequence[str] | None = None, label_policy: str = "exclude",
+                          n_resamples: int = 2000, confidence_level: float = 0.95,
+                          rng: RNGLike = None) -> ReaderStudyResult:
+    """Analyse a multi-reader multi-case study per finding, under every reference, with a model beside the readers.
+
+    For each finding and each reference (a label source, or ``'latent'``), the cases are the studies read whose
+    truth the reference gives (``studies='common'``: those every reference gives, so that a verdict that changes
+    with the reference is the reference's doing, not the cases'). Then:
+
+    - every reader's empirical AUC per modality;
+    - with two or more modalities, the Obuchowski–Rockette analysis (random readers and cases with Hillis's
+      denominator degrees of freedom; fixed readers; fixed cases) with the ``covariance`` estimator, and the
+      Dorfman–Berbaum–Metz pseudovalue analysis;
+    - with ``predictions``, each model against the panel of readers of each modality (the model fixed, the
+      readers random: the model's AUC minus the readers' mean AUC, with its CI), and, where the readers give
+      binary calls, their operating points on the model's ROC curve: each reader's sensitivity and
+      specificity, how many readers lie below the curve, the model's sensitivity at each reader's
+      specificity (paired patient bootstrap) and a non-inferiority test at ``margin``.
+
+    A reader is never judged against itself: a reference that is also a reader of the study leaves that reader
+    out of the analyses under it.
+
+    Parameters
+    ----------
+    ratings : DataFrame
+        The ratings table (``reader, modality, study_id, finding, rating``; :func:`validate_ratings`). Readers
+        who gave labels rather than ratings enter through :func:`labels_to_ratings`.
+    labels : DataFrame
+        A validated long label table holding the references.
+    references : sequence of str
+        The references, each a source of ``labels`` or ``'latent'``.
+    predictions : DataFrame, optional
+        A long prediction table (``study_id, model, finding, score``): the models compared with the readers.
+    findings : sequence of str, optional
+        Default: every finding of ``ratings``.
+    studies : {'common', 'each'}, default='common'
+    covariance : {'jackknife', 'delong', 'unbiased'}, default='jackknife'
+        The OR covariance estimator (jackknife makes OR-RRRC equal to DBM-RRRC).
+    margin : float, default=0.05
+        The non-inferiority margin on the AUC and on sensitivity at matched specificity.
+    latent_sources : sequence of str, optional
+        The label sources the ``'latent'`` reference is fitted on (three or more, none of them a reader of the
+        study).
+    label_policy : {'exclude', 'zeros', 'ones'}, default='exclude'
+        What an uncertain reference label becomes.
+    n_resamples : int, default=2000
+        Patient-bootstrap replicates of the operating-point intervals.
+    confidence_level : float, default=0.95
+    rng : None, int or numpy.random.Generator, default=None
+
+    Returns
+    -------
+    res : ReaderStudyResult
+    """
+    import pandas as pd
+
+    from ._result import ReaderStudyResult
+
+    check_choice(studies, STUDY_DESIGNS, name="studies", func=_FUNC)
+    check_choice(covariance, COVARIANCES, name="covariance", func=_FUNC)
+    level = check_confidence_level(confidence_level, func=_FUNC)
+    n_res = check_positive_int(n_resamples, name="n_resamples", func=_FUNC, minimum=10)
+    if not (isinstance(margin, (int, float)) and 0.0 <= float(margin) < 1.0):
+        raise InvalidParameterError(f"The 'margin' parameter of {_FUNC} must be a float in [0, 1). Got {margin!r}.")
+    gen = normalize_rng(rng)
+    table = validate_ratings(ratings)
+    refs = list(dict.fromkeys(references))
+    readers_all = list(dict.fromkeys(table[READER]))
+    if latent_sources is not None:
+        clash = [s for s in latent_sources if s in readers_all]
+        if clash:
+            raise InvalidParameterError(f"latent source {clash[0]!r} is a reader of the study: the latent truth "
+                                        "must come from sources that are not in the comparison.")
+    truths = reference_truths(labels, refs, policy=label_policy, latent_sources=latent_sources)
+    fnds = list(dict.fromkeys(table[FINDING])) if findings is None else list(dict.fromkeys(findings))
+    missing = [f for f in fnds if f not in set(table[FINDING])]
+    if missing:
+        raise SchemaError(f"no ratings for finding {missing[0]!r}; the ratings hold {sorted(set(table[FINDING]))}.")
+    preds = None
+    if predictions is not None:
+        preds = predictions.loc[predictions[FINDING].isin(fnds), [STUDY_ID, MODEL, FINDING, SCORE]].copy()
+        preds[STUDY_ID] = preds[STUDY_ID].astype(str)
+    patients = (truths.drop_duplicates(STUDY_ID).set_index(STUDY_ID)[PATIENT_ID])
+    if PATIENT_ID in table.columns:
+        patients = table.drop_duplicates(STUDY_ID).set_index(STUDY_ID)[PATIENT_ID].combine_first(patients)
+
+    parts: dict[str, list[pd.DataFrame]] = {}
+    notes: list[str] = []
+
+    def add(name: str, frame: pd.DataFrame, **cols: object) -> None:
+        parts.setdefault(name, []).append(_prefix(frame, **cols))
+
+    for finding in fnds:
+        rf = table[table[FINDING] == finding]
+        models: list[str] = []
+        scored: set[str] | None = None
+        if preds is not None:
+            pf = preds[preds[FINDING] == finding]
+            models = list(dict.fromkeys(pf[MODEL]))
+            for m in models:
+                s = set(pf.loc[pf[MODEL] == m, STUDY_ID])
+                scored = s if scored is None else scored & s
+        cases = _cases(truths, rf, finding, refs, studies, scored)
+        for ref in refs:
+            ids = cases[ref]
+            readers = [r for r in readers_all if r != ref]
+            if len(readers) < len(readers_all):
+                notes.append(f"{finding} under {ref}: reader {ref} left out (a reader is never judged against "
+                             "itself).")
+            t = truths[(truths[SOURCE] == ref) & (truths[FINDING] == finding)].set_index(STUDY_ID)["truth"]
+            arr = reader_arrays(rf, t.loc[ids], patients, readers=readers)
+            n_pos = int(arr.truth.sum())
+            add("counts", pd.DataFrame({"cases": [len(ids)], "positives": [n_pos],
+                                        "negatives": [len(ids) - n_pos], "readers": [len(arr.readers)],
+                                        "modalities": [len(arr.modalities)]}), reference=ref, finding=finding)
+            _reader_analyses(arr, add, covariance=covariance, level=level, ref=ref, finding=finding)
+            for m in models:
+                pm = preds.loc[(preds[FINDING] == finding) & (preds[MODEL] == m)].set_index(STUDY_ID)[SCORE]  # type: ignore[union-attr]
+                score = pm.loc[list(arr.study_ids)].to_numpy(dtype=float)
+                _model_analyses(arr, score, add, covariance=covariance, level=level, margin=float(margin),
+                                n_resamples=n_res, rng=gen, ref=ref, finding=finding, model=m)
+    tables = {name: pd.concat(frames, ignore_index=True) for name, frames in parts.items()}
+    return ReaderStudyResult.from_tables(tables, references=tuple(refs), findings=tuple(fnds),
+                                         modalities=tuple(dict.fromkeys(table[MODALITY])),
+                                         readers=tuple(readers_all), studies=studies, covariance=covariance,
+                                         margin=float(margin), confidence_level=level, notes=tuple(notes))
+
+
+def evaluate_reader_study_files(labels: Sequence[str | Path], *, references: Sequence[str],
+                                ratings: str | Path | None = None, readers: Sequence[str] | None = None,
+                                predictions: Sequence[str | Path] | None = None, state_encoding: str | None = None,
+                                blank_state: str | None = None, **options: object) -> ReaderStudyResult:
+    """:func:`evaluate_reader_study` on files: the job of ``cxreval mrmc``.
+
+    The readings come from a ratings table (``ratings``), or from label sources read as binary readers
+    (``readers``, :func:`labels_to_ratings`), not both. ``options`` are those of :func:`evaluate_reader_study`.
+    """
+    from ..labels import read_label_tables, read_prediction_tables
+
+    if (ratings is None) == (not readers):
+        raise InvalidParameterError("Give the readings as a ratings table (ratings=) or as label sources read as "
+                                    "binary readers (readers=), one of the two.")
+    table, _ = read_label_tables(list(labels), state_encoding=state_encoding, blank_state=blank_state)
+    rated = read_ratings(ratings) if ratings is not None else labels_to_ratings(table, sources=list(readers or ()))
+    preds = read_prediction_tables(list(predictions))[0] if predictions else None
+    return evaluate_reader_study(rated, table, references=references, predictions=preds, **options)  # type: ignore[arg-type]
+
+
+def _reader_analyses(arr: ReaderArrays, add, *, covariance: str, level: float, ref: str, finding: str) -> None:
+    """Per-reader AUCs, and the OR and DBM analyses when two or more modalities were read."""
+    from ._dbm import dbm_analysis
+    from ._or import or_analysis
+
+    if len(arr.modalities) >= 2:
+        res = or_analysis(arr.ratings, arr.truth, covariance=covariance, confidence_level=level,
+                          modality_names=arr.modalities, reader_names=arr.readers)
+        for name, frame in res.tables().items():
+            add(f"or_{name}", frame, reference=ref, finding=finding)
+        dbm = dbm_analysis(arr.ratings, arr.truth, confidence_level=level, modality_names=arr.modalities,
+                           reader_names=arr.readers)
+        for name, frame in dbm.tables().items():
+            add(f"dbm_{name}", frame, reference=ref, finding=finding)
+    else:
+        from ._fom import reader_auc_table
+
+        add("or_readers", reader_auc_table(arr.ratings, arr.truth, modality_names=arr.modalities,
+                                           reader_names=arr.readers, confidence_level=level),
+            reference=ref, finding=finding)
+
+
+def _model_analyses(arr: ReaderArrays, score: np.ndarray, add, *, covariance: str, level: float, margin: float,
+                    n_resamples: int, rng: np.random.Generator, ref: str, finding: str, model: str) -> None:
+    """One model against the panel of readers of each modality."""
+    from ._operating_points import reader_operating_points
+    from ._or import model_vs_readers
+
+    for t, modality in enumerate(arr.modalities):
+        ratings = arr.ratings[t]
+        res = model_vs_readers(ratings, score, arr.truth, covariance=covariance, confidence_level=level,
+                               reader_names=arr.readers)
+        for name, frame in res.tables().items():
+            add(f"model_{name}", frame, reference=ref, finding=finding, model=model, modality=modality)
+        if _is_binary(ratings):
+            op = reader_operating_points(ratings, score, arr.truth, patients=arr.patient_ids,
+                                         reader_names=arr.readers, margin=margin, n_resamples=n_resamples,
+                                         confidence_level=level, rng=rng)
+            for name, frame in op.tables().items():
+                add(f"points_{name}", frame, reference=ref, finding=finding, model=model, modality=modality)
+

@@ -1,0 +1,198 @@
+"""The result of a reader study analysed under every reference: its tables, files, figure and verdicts."""
+
+from __future__ import annotations
+
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .._typing import PathLike
+from ..io import markdown_table, write_summary
+from ..results import TableResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["ReaderStudyResult", "READER_STUDY_COLUMNS"]
+
+_KEYS = ("reference", "finding")
+_MODEL_KEYS = ("reference", "finding", "model", "modality")
+
+READER_STUDY_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "counts": (*_KEYS, "cases", "positives", "negatives", "readers", "modalities"),
+    "reader_auc": (*_KEYS, "modality", "reader", "auc", "standard_error", "low", "high"),
+    "tests": (*_KEYS, "method", "analysis", "covariance", "statistic_name", "statistic", "df", "ddf", "p_value"),
+    "differences": (*_KEYS, "method", "analysis", "modality_a", "modality_b", "estimate", "standard_error", "df",
+                    "low", "high", "p_value"),
+    "modalities": (*_KEYS, "method", "analysis", "modality", "auc", "standard_error", "df", "low", "high"),
+    "variance_components": (*_KEYS, "method", "name", "value"),
+    "model_vs_readers": (*_MODEL_KEYS, "model_auc", "readers_auc", "difference", "standard_error", "df", "low",
+                         "high", "p_value", "noninferior"),
+    "operating_points": (*_MODEL_KEYS, "reader", "sensitivity", "sensitivity_low", "sensitivity_high",
+                         "specificity", "specificity_low", "specificity_high", "below_curve", "delta_sensitivity",
+                         "delta_sensitivity_low", "delta_sensitivity_high", "delta_specificity",
+                         "delta_specificity_low", "delta_specificity_high", "noninferior", "p_noninferior"),
+    "readers_below": (*_MODEL_KEYS, "readers_below", "observed", "share"),
+    "roc": (*_MODEL_KEYS, "threshold", "fpr", "tpr"),
+})
+"""The columns of every table of :class:`ReaderStudyResult`, by its name in ``FILES``."""
+
+
+def _empty(name: str) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in READER_STUDY_COLUMNS[name]})
+
+
+def _ci(row: Any, est: str, low: str, high: str, digits: int = 3) -> str:
+    return f"{row[est]:+.{digits}f} ({row[low]:+.{digits}f} to {row[high]:+.{digits}f})"
+
+
+@dataclass(frozen=True)
+class ReaderStudyResult(TableResult):
+    """A reader study analysed per finding under every reference (:func:`evaluate_reader_study`).
+
+    Attributes
+    ----------
+    table : DataFrame
+        ``reader_auc.csv``: every reader's empirical AUC per reference, finding and modality, with its interval.
+    counts : DataFrame
+        The cases, positives and negatives of each reference and finding.
+    tests, differences, modalities, variance_components : DataFrame
+        The OR and DBM analyses (``method``), each as RRRC, FRRC and RRFC (``analysis``): the test of equal
+        modality AUCs, the pairwise differences with their intervals, each modality's AUC with its interval, and
+        the variance components. Empty when a single modality was read.
+    model_vs_readers : DataFrame
+        Each model against the panel of readers of a modality: the model's AUC minus the readers' mean AUC, the
+        readers random and the model fixed; ``noninferior`` when the interval's lower end exceeds ``-margin``.
+    operating_points, readers_below, roc : DataFrame
+        Binary readers on a model's ROC curve: each reader's sensitivity and specificity, whether the point lies
+        below the curve, the model's sensitivity at the reader's specificity minus the reader's (and the converse),
+        paired patient-bootstrap intervals and the non-inferiority verdict at ``margin``; the bootstrap
+        distribution of the number of readers below the curve; the model's empirical ROC curve.
+    references, findings, modalities, readers : tuple of str
+    studies, covariance : str
+    margin, confidence_level : float
+    notes : tuple of str
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({name: f"{name}.csv" for name in READER_STUDY_COLUMNS})
+    COLUMNS: ClassVar[tuple[str, ...]] = READER_STUDY_COLUMNS["reader_auc"]
+
+    table: pd.DataFrame
+    counts: pd.DataFrame
+    tests: pd.DataFrame
+    differences: pd.DataFrame
+    modalities_table: pd.DataFrame
+    variance_components: pd.DataFrame
+    model_vs_readers: pd.DataFrame
+    operating_points: pd.DataFrame
+    readers_below: pd.DataFrame
+    roc: pd.DataFrame
+    references: tuple[str, ...]
+    findings: tuple[str, ...]
+    modalities: tuple[str, ...]
+    readers: tuple[str, ...]
+    studies: str
+    covariance: str
+    margin: float
+    confidence_level: float
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def from_tables(cls, tables: Mapping[str, pd.DataFrame], **fields: Any) -> ReaderStudyResult:
+        """The result from tables named as in ``FILES`` (a missing one is empty), columns in their order."""
+        t = {name: (tables[name].loc[:, list(cols)].reset_index(drop=True) if name in tables else _empty(name))
+             for name, cols in READER_STUDY_COLUMNS.items()}
+        return cls(table=t["reader_auc"], counts=t["counts"], tests=t["tests"], differences=t["differences"],
+                   modalities_table=t["modalities"], variance_components=t["variance_components"],
+                   model_vs_readers=t["model_vs_readers"], operating_points=t["operating_points"],
+                   readers_below=t["readers_below"], roc=t["roc"], **fields)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"counts": self.counts, "reader_auc": self.table, "tests": self.tests,
+                "differences": self.differences, "modalities": self.modalities_table,
+                "variance_components": self.variance_components, "model_vs_readers": self.model_vs_readers,
+                "operating_points": self.operating_points, "readers_below": self.readers_below, "roc": self.roc}
+
+    def save(self, folder: PathLike) -> dict[str, Path]:
+        """Write every table (CSV + Parquet) and ``summary.md``; return ``{name: csv path}`` and the summary's."""
+        out = super().save(folder)
+        out["summary"] = write_summary(Path(folder), self.summary())
+        return out
+
+    def verdicts(self) -> list[str]:
+        """One sentence per model, finding and modality: under which references the model is non-inferior to the
+        panel of readers (AUC, at ``margin``), and under which it is not."""
+        lines = []
+        mv = self.model_vs_readers
+        if mv.empty:
+            return lines
+        for (finding, model, modality), g in mv.groupby(["finding", "model", "modality"], sort=False):
+            yes = [f"`{r.reference}` (ΔAUC {_ci(r, 'difference', 'low', 'high')})" for r in g.itertuples()
+                   if bool(r.noninferior)]
+            no = [f"`{r.reference}` (ΔAUC {_ci(r, 'difference', 'low', 'high')})" for r in g.itertuples()
+                  if not bool(r.noninferior)]
+            head = f"**{finding}**, {model} vs the {modality} readers: "
+            if yes and no:
+                lines.append(head + f"non-inferior under {', '.join(yes)}; not under {', '.join(no)} — the verdict "
+                             "depends on the reference.")
+            elif yes:
+                lines.append(head + f"non-inferior under every reference: {', '.join(yes)}.")
+            else:
+                lines.append(head + f"not shown non-inferior under any reference: {', '.join(no)}.")
+        return lines
+
+    def summary(self) -> str:
+        level = f"{self.confidence_level:.0%}"
+        parts = [f"# Reader study: {len(self.readers)} readers, {len(self.modalities)} modalities, "
+                 f"{len(self.findings)} findings, {len(self.references)} references\n",
+                 f"References: {', '.join(self.references)}; studies: {self.studies} "
+                 f"({'every reference on the studies all of them label' if self.studies == 'common' else 'every reference on its own studies'}); "
+                 f"OR covariance: {self.covariance}; {level} intervals; non-inferiority margin {self.margin:g}.\n"]
+        verdicts = self.verdicts()
+        if verdicts:
+            parts += ["## Is the model radiologist-level?\n",
+                      "The model's AUC minus the readers' mean AUC (readers random, cases random, the model fixed); "
+                      f"non-inferior when the {level} interval's lower end exceeds −{self.margin:g}.\n",
+                      *(f"- {v}" for v in verdicts), ""]
+        if not self.operating_points.empty:
+            op = self.operating_points
+            below = op.groupby(["reference", "finding", "model", "modality"], sort=False)["below_curve"].agg(
+                ["sum", "size"]).reset_index()
+            parts += ["## Readers on the model's ROC curve\n",
+                      "How many readers' operating points lie below the model's ROC curve (the CheXpert paper's "
+                      "measure), per reference:\n",
+                      markdown_table(below.rename(columns={"sum": "readers below", "size": "readers"}),
+                                     right=("readers below", "readers")), ""]
+        if not self.tests.empty:
+            rrrc = self.differences[(self.differences["analysis"] == "RRRC") & (self.differences["method"] == "OR")]
+            if not rrrc.empty:
+                parts += ["## Modalities compared (Obuchowski–Rockette, random readers and cases)\n"]
+                for r in rrrc.itertuples():
+                    parts.append(f"- **{r.finding}** under `{r.reference}`: {r.modality_a} − {r.modality_b} "
+                                 f"ΔAUC {_ci(r, 'estimate', 'low', 'high', 4)}, p = {r.p_value:.4f} "
+                                 f"(ddf {r.df:.2f}).")
+                parts.append("")
+        if self.notes:
+            parts += ["## Notes\n", *(f"- {n}" for n in dict.fromkeys(self.notes)), ""]
+        parts += ["Assumptions: cases are independent (the patient is the resampled unit for operating points); "
+                  "readers are a random sample of the readers of interest; the OR analysis treats the AUC "
+                  "estimates as normal with the covariance estimated from the cases. Several findings and "
+                  "references are tested side by side: no multiplicity correction is applied.\n"]
+        return "\n".join(parts)
+
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Every reader's AUC per modality, with its interval: a forest plot per reference and finding."""
+        from .._plots import dot_interval
+
+        d = table.assign(reader_modality=table["reader"].astype(str) + " · " + table["modality"].astype(str))
+        return dot_interval(d, value="auc", category=["finding", "reader_modality"], low="low", high="high",
+                            color="reference", title="Readers' AUC by modality and reference", value_title="AUC")
+
+
+
