@@ -6,3 +6,8 @@ readers' operating points on a model's ROC curve.
 """
 
 __all__: list[str] = []
+
+# binary readers' operating points against a model's ROC curve
+from ._operating_points import MATCHINGS, PANEL, OperatingPointsResult, reader_operating_points  # noqa: E402
+
+__all__ += ["MATCHINGS", "PANEL", "OperatingPointsResult", "reader_operating_points"]
