@@ -9,10 +9,12 @@ every interval from one patient-level bootstrap (:func:`cxreval.bootstrap.draw_p
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._typing import RNGLike
 from .._validation import check_choice, check_confidence_level, check_positive_int
@@ -126,8 +128,8 @@ class _Inputs:
     matching: str
 
 
-def reader_operating_points(decisions: np.ndarray, scores: np.ndarray, truth: np.ndarray, *,
-                            patients: np.ndarray | None = None, reader_names: list[str] | tuple[str, ...] | None = None,
+def reader_operating_points(decisions: ArrayLike, scores: ArrayLike, truth: ArrayLike, *,
+                            patients: ArrayLike | None = None, reader_names: Sequence[str] | None = None,
                             margin: float = 0.05, matching: str = "step", n_resamples: int = 2000,
                             confidence_level: float = 0.95, plan: ResamplingPlan | None = None,
                             rng: RNGLike = None) -> OperatingPointsResult:
@@ -268,11 +270,10 @@ def reader_operating_points(decisions: np.ndarray, scores: np.ndarray, truth: np
             raise InvalidParameterError(f"{func}: the plan covers {plan.n_studies} cases but 'scores' has {n_cases}.")
     else:
         n_resamples = check_positive_int(n_resamples, name="n_resamples", func=func)
-        if patients is None:
-            patients = np.arange(n_cases)
-        elif len(patients) != n_cases:
-            raise InvalidParameterError(f"{func}: 'patients' has {len(patients)} entries but 'scores' has {n_cases}.")
-        plan = draw_plan(patients, n_resamples=n_resamples, rng=rng)
+        pts = np.arange(n_cases) if patients is None else np.asarray(patients, dtype=object)
+        if pts.ndim != 1 or len(pts) != n_cases:
+            raise InvalidParameterError(f"{func}: 'patients' has shape {pts.shape} but 'scores' has {n_cases} cases.")
+        plan = draw_plan(pts, n_resamples=n_resamples, rng=rng)
     observed = _statistics(np.ones((1, n_cases)), inputs)
     shard = max(1, _CELLS // max(n_cases, 1))
     parts = [_statistics(plan.study_weights(replicates=sl).astype(float), inputs)
@@ -300,18 +301,18 @@ def _validate(decisions: object, scores: object, truth: object, reader_names: ob
         raise InvalidParameterError(f"{func} needs at least one case; got none.")
     if not np.isfinite(s).all():
         i = int(np.flatnonzero(~np.isfinite(s))[0])
-        raise SchemaError(f"{func}: 'scores' must be finite; case {i} has {s[i]!r}.")
+        raise SchemaError(f"{func}: 'scores' must be finite; case {i} has {float(s[i])}.")
     bad = ~np.isin(y, (0.0, 1.0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise SchemaError(f"{func}: 'truth' must be 0 or 1; case {i} has {y[i]!r} ({int(bad.sum())} such cases).")
+        raise SchemaError(f"{func}: 'truth' must be 0 or 1; case {i} has {float(y[i])} ({int(bad.sum())} such cases).")
     n_readers = d.shape[0]
     names = _reader_names(reader_names, n_readers, func)
     read = ~np.isnan(d)
     bad = read & ~np.isin(d, (0.0, 1.0))
     if bad.any():
         r, i = (int(v[0]) for v in np.nonzero(bad))
-        raise SchemaError(f"{func}: 'decisions' must be 0, 1 or NaN (not read); reader {names[r]!r} has {d[r, i]!r} "
+        raise SchemaError(f"{func}: 'decisions' must be 0, 1 or NaN (not read); reader {names[r]!r} has {float(d[r, i])} "
                           f"at case {i} ({int(bad.sum())} such calls).")
     for r in range(n_readers):
         n_pos, n_neg = int((read[r] & (y == 1)).sum()), int((read[r] & (y == 0)).sum())
@@ -340,10 +341,11 @@ def _float_array(value: object, name: str, func: str) -> np.ndarray:
 def _reader_names(reader_names: object, n_readers: int, func: str) -> tuple[str, ...]:
     if reader_names is None:
         return tuple(f"reader_{i + 1}" for i in range(n_readers))
-    if isinstance(reader_names, str) or not all(isinstance(n, str) for n in reader_names):  # type: ignore[attr-defined]
+    if (isinstance(reader_names, str) or not isinstance(reader_names, (Sequence, np.ndarray))
+            or not all(isinstance(n, str) for n in reader_names)):
         raise InvalidParameterError(f"The 'reader_names' parameter of {func} must be a sequence of str or None. "
                                     f"Got {reader_names!r} instead.")
-    names = tuple(reader_names)  # type: ignore[arg-type]
+    names = tuple(str(n) for n in reader_names)
     if len(names) != n_readers:
         raise InvalidParameterError(f"{func}: 'reader_names' has {len(names)} names but 'decisions' has "
                                     f"{n_readers} readers (rows).")
