@@ -316,6 +316,23 @@ def test_intervals_cover_the_binormal_truth(matching):
     assert ((coverage >= 0.90) & (coverage <= 0.99)).all(), coverage
 
 
+@pytest.mark.slow
+def test_non_inferiority_keeps_its_level_at_the_margin():
+    """A reader better than the model by exactly the margin (binormal closed form): the test declares the model
+    non-inferior in about (1 - 0.95) / 2 = 2.5% of 200 studies."""
+    mu, mu_r, cut = 1.0, 1.6, 0.8
+    true_dse = norm.cdf(mu - norm.ppf(norm.cdf(cut))) - norm.sf(cut - mu_r)  # -0.209
+    rng = np.random.default_rng(3)
+    rejections = 0
+    for _ in range(200):
+        d, s, y = _study(300, rng, mu=mu, mu_r=(mu_r,), cut=(cut,))
+        res = reader_operating_points(d, s, y, n_resamples=400, rng=rng, margin=-true_dse)
+        row = _row(res, "reader_1", "sensitivity_at_reader_specificity")
+        assert row.non_inferior == (row.ci_low > true_dse)
+        rejections += bool(row.non_inferior)
+    assert rejections / 200 <= 0.06, rejections
+
+
 # --- bad input -----------------------------------------------------------------------------------------------------
 
 

@@ -366,17 +366,20 @@ def _statistics(weights: np.ndarray, inp: _Inputs) -> dict[str, np.ndarray]:
     safe_p, safe_n = np.where(ok, n_pos, 1.0), np.where(ok, n_neg, 1.0)
     se, sp = tp / safe_p, 1.0 - fp / safe_n
     tp_at, fp_at, below = np.empty_like(tp), np.empty_like(fp), np.zeros(tp.shape, dtype=bool)
+    order, ends = inp.sorted_scores.order, inp.sorted_scores.group_end
+    sorted_w, sorted_y = weights[:, order], inp.truth[order]
     every_case = None
     for mask, idx in inp.groups:
-        c_fp, c_tp = curve_counts(weights * mask, inp.truth, inp.sorted_scores)
         if mask.all():
-            every_case = c_fp, c_tp
+            c_fp, c_tp = every_case = curve_counts(sorted_w, sorted_y, ends)
+        else:
+            c_fp, c_tp = curve_counts(sorted_w * mask[order], sorted_y, ends)
         tp_at[:, idx], fp_at[:, idx], below[:, idx] = match_points(
             c_fp, c_tp, np.where(ok[:, idx], fp[:, idx], 0.0), np.where(ok[:, idx], tp[:, idx], 0.0),
             matching=inp.matching)
     model_se, model_sp = tp_at / safe_p, 1.0 - fp_at / safe_n
     # the panel: the readers' mean point against the model on every case
-    c_fp, c_tp = every_case if every_case is not None else curve_counts(weights, inp.truth, inp.sorted_scores)
+    c_fp, c_tp = every_case if every_case is not None else curve_counts(sorted_w, sorted_y, ends)
     all_p, all_n = c_tp[:, -1:], c_fp[:, -1:]
     ok_panel = ok.all(axis=1, keepdims=True) & (all_p > 0) & (all_n > 0)
     mean_se, mean_sp = se.mean(axis=1, keepdims=True), sp.mean(axis=1, keepdims=True)
@@ -462,7 +465,8 @@ def _result(names: tuple[str, ...], inp: _Inputs, obs: dict[str, np.ndarray], bo
     share = [(n_below_dist == k).sum() / n_defined if n_defined else np.nan for k in ks]
     below_count = pd.DataFrame({"n_readers_below": ks, "share": share, "observed": ks == n_below})
     th = inp.sorted_scores.thresholds
-    c_fp, c_tp = curve_counts(np.ones((1, len(inp.truth))), inp.truth, inp.sorted_scores)
+    c_fp, c_tp = curve_counts(np.ones((1, len(inp.truth))), inp.truth[inp.sorted_scores.order],
+                              inp.sorted_scores.group_end)
     roc = pd.DataFrame({"threshold": np.r_[np.inf, th], "fpr": c_fp[0] / c_fp[0, -1], "tpr": c_tp[0] / c_tp[0, -1]})
     seed = plan.seed if isinstance(plan.seed, int) else None
     return OperatingPointsResult(

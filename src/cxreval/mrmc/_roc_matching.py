@@ -45,29 +45,30 @@ def sort_scores(scores: np.ndarray) -> SortedScores:
     return SortedScores(order, ends, s[ends])
 
 
-def curve_counts(weights: np.ndarray, truth: np.ndarray, sorted_scores: SortedScores
+def curve_counts(sorted_weights: np.ndarray, sorted_truth: np.ndarray, group_end: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted false- and true-positive counts of the model at every vertex, for every row of ``weights``.
+    """Weighted false- and true-positive counts of the model at every vertex, for every row of ``sorted_weights``.
 
     Parameters
     ----------
-    weights : ndarray of shape (b, n_cases)
-        Case weights (bootstrap counts; zero for a case left out).
-    truth : ndarray of shape (n_cases,)
-        0/1.
-    sorted_scores : SortedScores
+    sorted_weights : ndarray of shape (b, n_cases)
+        Case weights (bootstrap counts; zero for a case left out), the cases in ``SortedScores.order``.
+    sorted_truth : ndarray of shape (n_cases,)
+        0/1, in the same order.
+    group_end : ndarray of int
+        ``SortedScores.group_end``.
 
     Returns
     -------
     fp, tp : ndarray of shape (b, n_thresholds + 1)
         Column 0 is the ``(0, 0)`` vertex.
     """
-    w = weights[:, sorted_scores.order]
-    y = truth[sorted_scores.order]
-    fp = np.zeros((w.shape[0], len(sorted_scores.group_end) + 1))
-    tp = np.zeros_like(fp)
-    tp[:, 1:] = np.cumsum(w * y, axis=1)[:, sorted_scores.group_end]
-    fp[:, 1:] = np.cumsum(w, axis=1)[:, sorted_scores.group_end]
+    b = sorted_weights.shape[0]
+    tp = np.empty((b, len(group_end) + 1))
+    fp = np.empty_like(tp)
+    tp[:, 0] = fp[:, 0] = 0.0
+    tp[:, 1:] = np.cumsum(sorted_weights * sorted_truth, axis=1)[:, group_end]
+    fp[:, 1:] = np.cumsum(sorted_weights, axis=1)[:, group_end]
     fp[:, 1:] -= tp[:, 1:]
     return fp, tp
 
