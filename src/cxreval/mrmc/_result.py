@@ -79,7 +79,7 @@ class ReaderStudyResult(TableResult):
     notes : tuple of str
     """
 
-    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({name: f"{name}.csv" for name in READER_STUDY_COLUMNS})
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({name: f"mrmc_{name}.csv" for name in READER_STUDY_COLUMNS})
     COLUMNS: ClassVar[tuple[str, ...]] = READER_STUDY_COLUMNS["reader_auc"]
 
     table: pd.DataFrame

@@ -40,6 +40,7 @@ from ._key_finding_base import (
     fmt,
     ordinal,
 )
+from ._reader_study import reader_study_finding
 from ._relabelling import relabelling_finding
 from ._thresholds import Thresholds
 from .result_files import find_result_file, run_record
@@ -431,6 +432,7 @@ FINDERS: dict[str, Callable[[Path, Thresholds], KeyFinding | None]] = {
     "audit": audit_finding, "classification": classification_finding, "ranking": ranking_finding,
     "agreement": agreement_finding, "fusion": fusion_finding, "localization": localization_finding,
     "iqa": iqa_finding, "report_labels": report_labels_finding, "relabelling": relabelling_finding,
+    "reader_study": reader_study_finding,
 }
 """The key-finding function of each analysis kind."""
 

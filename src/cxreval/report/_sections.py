@@ -22,6 +22,7 @@ report_labels   ``labeller_validation.csv``                            ``cxreval
 relabelling     ``relabel.csv``, ``power.csv``, ``comparison.csv``,    ``cxreval plan``
                 ``images.csv`` (``RelabelPlanResult``; its
                 ``auc.csv`` shown, not as a classification)
+reader_study    ``mrmc_*.csv`` (``ReaderStudyResult``)                  ``cxreval mrmc``
 ==============  =====================================================  =============================
 
 (each ``.csv`` may be its ``.parquet`` twin). A part whose file lacks a column it needs is shown as
@@ -50,9 +51,11 @@ from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..labeller import PRF_COLUMNS, LabellerValidationResult
 from ..planning import RelabelPlanResult
+from ..mrmc import ReaderStudyResult
 from ..ranking import RankingStabilityResult
 from ._blocks import Block, Kind, Section, Unavailable, load_table, result_files, table_block
 from ._key_findings import key_finding
+from ._reader_study import build_reader_study
 from ._relabelling import build_relabelling
 from ._thresholds import Thresholds
 from .html_tables import html_table
@@ -290,6 +293,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("relabelling", "Settling the best model: what an expert should relabel", result_files(RelabelPlanResult),
          "chexpert_relabelling", "cxreval plan", build_relabelling, results=(RelabelPlanResult,),
          replaces=("classification",)),
+    Kind("reader_study", "Reader study: is the model radiologist-level?", result_files(ReaderStudyResult),
+         "chexpert_reader_study", "cxreval mrmc", build_reader_study, results=(ReaderStudyResult,)),
 )
 
 
