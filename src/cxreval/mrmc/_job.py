@@ -248,5 +248,5 @@ def _model_analyses(arr: ReaderArrays, score: np.ndarray, add, *, covariance: st
                                          reader_names=arr.readers, margin=margin, n_resamples=n_resamples,
                                          confidence_level=level, rng=rng)
             for name, frame in op.tables().items():
-                add(f"points_{name}", frame, reference=ref, finding=finding, model=model, modality=modality)
+                add(name, frame, reference=ref, finding=finding, model=model, modality=modality)
 

@@ -23,20 +23,22 @@ _MODEL_KEYS = ("reference", "finding", "model", "modality")
 
 READER_STUDY_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "counts": (*_KEYS, "cases", "positives", "negatives", "readers", "modalities"),
-    "reader_auc": (*_KEYS, "modality", "reader", "auc", "standard_error", "low", "high"),
+    "reader_auc": (*_KEYS, "modality", "reader", "auc", "standard_error", "ci_low", "ci_high"),
     "tests": (*_KEYS, "method", "analysis", "covariance", "statistic_name", "statistic", "df", "ddf", "p_value"),
     "differences": (*_KEYS, "method", "analysis", "modality_a", "modality_b", "estimate", "standard_error", "df",
-                    "low", "high", "p_value"),
-    "modalities": (*_KEYS, "method", "analysis", "modality", "auc", "standard_error", "df", "low", "high"),
+                    "ci_low", "ci_high", "p_value"),
+    "modalities": (*_KEYS, "method", "analysis", "modality", "auc", "standard_error", "df", "ci_low", "ci_high"),
     "variance_components": (*_KEYS, "method", "name", "value"),
-    "model_vs_readers": (*_MODEL_KEYS, "model_auc", "readers_auc", "difference", "standard_error", "df", "low",
-                         "high", "p_value", "noninferior"),
-    "operating_points": (*_MODEL_KEYS, "reader", "sensitivity", "sensitivity_low", "sensitivity_high",
-                         "specificity", "specificity_low", "specificity_high", "below_curve", "delta_sensitivity",
-                         "delta_sensitivity_low", "delta_sensitivity_high", "delta_specificity",
-                         "delta_specificity_low", "delta_specificity_high", "noninferior", "p_noninferior"),
-    "readers_below": (*_MODEL_KEYS, "readers_below", "observed", "share"),
-    "roc": (*_MODEL_KEYS, "threshold", "fpr", "tpr"),
+    "model_vs_readers": (*_MODEL_KEYS, "model_auc", "readers_auc", "difference", "standard_error", "df", "ci_low",
+                         "ci_high", "p_value", "margin", "noninferior"),
+    "operating_points": (*_MODEL_KEYS, "reader", "kind", "metric", "estimate", "ci_low", "ci_high", "n_cases",
+                         "n_undefined"),
+    "readers_vs_curve": (*_MODEL_KEYS, "reader", "kind", "fpr", "tpr", "below_curve", "curve_gap", "share_below"),
+    "comparisons": (*_MODEL_KEYS, "reader", "kind", "metric", "model_estimate", "reader_estimate", "difference",
+                    "ci_low", "ci_high", "standard_error", "margin", "pvalue", "pvalue_holm", "non_inferior",
+                    "n_undefined"),
+    "below_count": (*_MODEL_KEYS, "n_readers_below", "share", "observed"),
+    "roc_curve": (*_MODEL_KEYS, "threshold", "fpr", "tpr"),
 })
 """The columns of every table of :class:`ReaderStudyResult`, by its name in ``FILES``."""
 
@@ -68,11 +70,12 @@ class ReaderStudyResult(TableResult):
     model_vs_readers : DataFrame
         Each model against the panel of readers of a modality: the model's AUC minus the readers' mean AUC, the
         readers random and the model fixed; ``noninferior`` when the interval's lower end exceeds ``-margin``.
-    operating_points, readers_below, roc : DataFrame
-        Binary readers on a model's ROC curve: each reader's sensitivity and specificity, whether the point lies
-        below the curve, the model's sensitivity at the reader's specificity minus the reader's (and the converse),
-        paired patient-bootstrap intervals and the non-inferiority verdict at ``margin``; the bootstrap
-        distribution of the number of readers below the curve; the model's empirical ROC curve.
+    operating_points, readers_vs_curve, comparisons, below_count, roc_curve : DataFrame
+        Binary readers on a model's ROC curve (:func:`reader_operating_points`): each reader's sensitivity and
+        specificity with patient-bootstrap intervals; each reader's point and whether it lies below the curve; the
+        model's sensitivity at the reader's specificity minus the reader's (and the converse), paired
+        patient-bootstrap intervals and the non-inferiority verdict at ``margin``; the bootstrap distribution of
+        the number of readers below the curve; the model's empirical ROC curve.
     references, findings, modalities, readers : tuple of str
     studies, covariance : str
     margin, confidence_level : float
@@ -90,8 +93,10 @@ class ReaderStudyResult(TableResult):
     variance_components: pd.DataFrame
     model_vs_readers: pd.DataFrame
     operating_points: pd.DataFrame
-    readers_below: pd.DataFrame
-    roc: pd.DataFrame
+    readers_vs_curve: pd.DataFrame
+    comparisons: pd.DataFrame
+    below_count: pd.DataFrame
+    roc_curve: pd.DataFrame
     references: tuple[str, ...]
     findings: tuple[str, ...]
     modalities: tuple[str, ...]
@@ -110,13 +115,15 @@ class ReaderStudyResult(TableResult):
         return cls(table=t["reader_auc"], counts=t["counts"], tests=t["tests"], differences=t["differences"],
                    modalities_table=t["modalities"], variance_components=t["variance_components"],
                    model_vs_readers=t["model_vs_readers"], operating_points=t["operating_points"],
-                   readers_below=t["readers_below"], roc=t["roc"], **fields)
+                   readers_vs_curve=t["readers_vs_curve"], comparisons=t["comparisons"],
+                   below_count=t["below_count"], roc_curve=t["roc_curve"], **fields)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"counts": self.counts, "reader_auc": self.table, "tests": self.tests,
                 "differences": self.differences, "modalities": self.modalities_table,
                 "variance_components": self.variance_components, "model_vs_readers": self.model_vs_readers,
-                "operating_points": self.operating_points, "readers_below": self.readers_below, "roc": self.roc}
+                "operating_points": self.operating_points, "readers_vs_curve": self.readers_vs_curve,
+                "comparisons": self.comparisons, "below_count": self.below_count, "roc_curve": self.roc_curve}
 
     def save(self, folder: PathLike) -> dict[str, Path]:
         """Write every table (CSV + Parquet) and ``summary.md``; return ``{name: csv path}`` and the summary's."""
@@ -132,9 +139,9 @@ class ReaderStudyResult(TableResult):
         if mv.empty:
             return lines
         for (finding, model, modality), g in mv.groupby(["finding", "model", "modality"], sort=False):
-            yes = [f"`{r.reference}` (ΔAUC {_ci(r, 'difference', 'low', 'high')})" for r in g.itertuples()
+            yes = [f"`{r.reference}` (ΔAUC {_ci(r, 'difference', 'ci_low', 'ci_high')})" for r in g.itertuples()
                    if bool(r.noninferior)]
-            no = [f"`{r.reference}` (ΔAUC {_ci(r, 'difference', 'low', 'high')})" for r in g.itertuples()
+            no = [f"`{r.reference}` (ΔAUC {_ci(r, 'difference', 'ci_low', 'ci_high')})" for r in g.itertuples()
                   if not bool(r.noninferior)]
             head = f"**{finding}**, {model} vs the {modality} readers: "
             if yes and no:
@@ -159,8 +166,8 @@ class ReaderStudyResult(TableResult):
                       "The model's AUC minus the readers' mean AUC (readers random, cases random, the model fixed); "
                       f"non-inferior when the {level} interval's lower end exceeds −{self.margin:g}.\n",
                       *(f"- {v}" for v in verdicts), ""]
-        if not self.operating_points.empty:
-            op = self.operating_points
+        if not self.readers_vs_curve.empty:
+            op = self.readers_vs_curve[self.readers_vs_curve["kind"] == "reader"]
             below = op.groupby(["reference", "finding", "model", "modality"], sort=False)["below_curve"].agg(
                 ["sum", "size"]).reset_index()
             parts += ["## Readers on the model's ROC curve\n",
@@ -174,7 +181,7 @@ class ReaderStudyResult(TableResult):
                 parts += ["## Modalities compared (Obuchowski–Rockette, random readers and cases)\n"]
                 for r in rrrc.itertuples():
                     parts.append(f"- **{r.finding}** under `{r.reference}`: {r.modality_a} − {r.modality_b} "
-                                 f"ΔAUC {_ci(r, 'estimate', 'low', 'high', 4)}, p = {r.p_value:.4f} "
+                                 f"ΔAUC {_ci(r, 'estimate', 'ci_low', 'ci_high', 4)}, p = {r.p_value:.4f} "
                                  f"(ddf {r.df:.2f}).")
                 parts.append("")
         if self.notes:
@@ -191,7 +198,7 @@ class ReaderStudyResult(TableResult):
         from .._plots import dot_interval
 
         d = table.assign(reader_modality=table["reader"].astype(str) + " · " + table["modality"].astype(str))
-        return dot_interval(d, value="auc", category=["finding", "reader_modality"], low="low", high="high",
+        return dot_interval(d, value="auc", category=["finding", "reader_modality"], low="ci_low", high="ci_high",
                             color="reference", title="Readers' AUC by modality and reference", value_title="AUC")
 
 

@@ -27,7 +27,7 @@ _MODEL = READER_STUDY_COLUMNS["model_vs_readers"]
 
 def _model_figure(d: pd.DataFrame) -> go.Figure | None:
     d = d.assign(pair=_str(d, "model") + " · " + _str(d, "modality"))
-    return dot_interval(d, value="difference", category=["finding", "pair"], low="low", high="high",
+    return dot_interval(d, value="difference", category=["finding", "pair"], low="ci_low", high="ci_high",
                         color="reference", title="Model AUC minus the readers' mean AUC, per reference",
                         value_title="ΔAUC", reference_line=0.0)
 
@@ -44,8 +44,8 @@ def _roc_figure(roc: pd.DataFrame, points: pd.DataFrame | None) -> go.Figure | N
                                  line={"shape": "hv"}))
         if points is not None and not points.empty:
             p = points[(_str(points, "finding") == finding) & (_str(points, "model") == model)
-                       & (_str(points, "reference") == str(ref))]
-            fig.add_trace(go.Scatter(x=1 - _num(p, "specificity"), y=_num(p, "sensitivity"), mode="markers+text",
+                       & (_str(points, "reference") == str(ref)) & (_str(points, "kind") == "reader")]
+            fig.add_trace(go.Scatter(x=_num(p, "fpr"), y=_num(p, "tpr"), mode="markers+text",
                                      text=_str(p, "reader"), textposition="top center", name=f"readers · {ref}"))
     fig.update_layout(title=f"{finding}: {model}'s ROC curve and the readers' operating points",
                       xaxis_title="1 − specificity", yaxis_title="sensitivity", template="plotly_white")
@@ -64,12 +64,12 @@ def build_reader_study(folder: Path) -> list[Block]:
                             "cases random, the model fixed) with its interval; the model is non-inferior at the "
                             "margin when the interval's lower end lies above minus the margin (summary.md states "
                             "it).")
-    roc_table = _load(folder, _FILES["roc"], READER_STUDY_COLUMNS["roc"])
-    pts = _load(folder, _FILES["operating_points"], READER_STUDY_COLUMNS["operating_points"][:7])
+    roc_table = _load(folder, _FILES["roc_curve"], READER_STUDY_COLUMNS["roc_curve"])
+    pts = _load(folder, _FILES["readers_vs_curve"], READER_STUDY_COLUMNS["readers_vs_curve"])
     roc = None
     if roc_table is not None and not roc_table.empty:
-        roc = table_block("Readers on the model's ROC curve", folder, _FILES["operating_points"],
-                          READER_STUDY_COLUMNS["operating_points"][:7],
+        roc = table_block("Readers on the model's ROC curve", folder, _FILES["readers_vs_curve"],
+                          READER_STUDY_COLUMNS["readers_vs_curve"][:9],
                           figure=lambda _d: _roc_figure(roc_table, pts),
                           how="The line is the model's empirical ROC curve against each reference; each marker a "
                               "reader's sensitivity and 1 − specificity against the same reference. A reader below "
@@ -89,7 +89,7 @@ def reader_study_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     d = _load(folder, _FILES["model_vs_readers"], _MODEL)
     if d is None or d.empty:
         return None
-    d = d.assign(_lo=_num(d, "low"), _est=_num(d, "difference"),
+    d = d.assign(_lo=_num(d, "ci_low"), _est=_num(d, "difference"),
                  _ok=_str(d, "noninferior").str.lower().isin(["true", "1"]))
     groups = list(d.groupby(["finding", "model", "modality"], sort=False))
     split = [g for g in groups if g[1]["_ok"].any() and not g[1]["_ok"].all()]
