@@ -5,4 +5,31 @@ cases as random effects (Hillis's denominator degrees of freedom), the model aga
 readers' operating points on a model's ROC curve.
 """
 
-__all__: list[str] = []
+# figures of merit, covariances, OR/DBM analyses and the model against the readers (arrays in, results out)
+from ._fom import COVARIANCE_METHODS, auc_covariance, empirical_auc, jackknife_auc
+from ._or import ORComponents, ORResult, or_analysis
+from ._results import (
+    ModalityDifference,
+    ModalityEstimate,
+    MRMCAnalysis,
+    MRMCTest,
+    ReaderDifference,
+    ReaderEstimate,
+)
+
+__all__: list[str] = [
+    # figures of merit, covariances, OR/DBM analyses and the model against the readers
+    "COVARIANCE_METHODS",
+    "empirical_auc",
+    "jackknife_auc",
+    "auc_covariance",
+    "or_analysis",
+    "ORResult",
+    "ORComponents",
+    "MRMCAnalysis",
+    "MRMCTest",
+    "ModalityDifference",
+    "ModalityEstimate",
+    "ReaderDifference",
+    "ReaderEstimate",
+]
