@@ -26,6 +26,8 @@ __all__ = [
     "ReaderDifference",
     "MRMCAnalysis",
     "VarianceComponent",
+    "ratio",
+    "error_df",
 ]
 
 
@@ -195,6 +197,19 @@ def differences(analysis: str, names: tuple[str, ...], means: np.ndarray, se: fl
         stat, low, high, p = t_interval(est, se, df, level)
         out.append(ModalityDifference(analysis, names[a], names[b], est, float(se), float(df), stat, low, high, p))
     return tuple(out)
+
+
+def ratio(num: float, den: float) -> float:
+    """``num / den`` with IEEE semantics (x/0 = +-inf, 0/0 = NaN), never ZeroDivisionError."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.float64(num) / np.float64(den))
+
+
+def error_df(den: float, ms: float, df: float) -> float:
+    """Satterthwaite's df of an error term ``den`` built on a mean square ``ms`` with ``df`` df:
+    ``den^2 / (ms^2 / df)`` (Hillis's ddf_H), infinite when ``ms`` is 0."""
+    out = ratio(den**2, ms**2 / df)
+    return out if not np.isnan(out) else float("inf")
 
 
 def readonly(arr: np.ndarray) -> np.ndarray:
