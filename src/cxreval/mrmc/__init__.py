@@ -9,17 +9,36 @@ source, or the latent truth of several sources) and says under which references 
 readers. The ratings table is long: ``reader, modality, study_id, finding, rating`` (:func:`validate_ratings`).
 """
 
-# binary readers' operating points against a model's ROC curve
-from ._operating_points import MATCHINGS, PANEL, OperatingPointsResult, reader_operating_points
+# figures of merit, covariances, OR/DBM analyses and the model against the readers (arrays in, results out)
+from ._dbm import DBMANOVA, DBMResult, dbm_analysis
+from ._fom import COVARIANCE_METHODS, auc_covariance, empirical_auc, jackknife_auc
+from ._model_vs_readers import ModelVsReadersResult, model_vs_readers
+from ._or import ORComponents, ORResult, or_analysis
+from ._results import (
+    ModalityDifference,
+    ModalityEstimate,
+    MRMCAnalysis,
+    MRMCTest,
+    ReaderDifference,
+    ReaderEstimate,
+)
 
-__all__ = ["MATCHINGS", "PANEL", "OperatingPointsResult", "reader_operating_points"]
+__all__: list[str] = ["COVARIANCE_METHODS", "empirical_auc", "jackknife_auc", "auc_covariance", "or_analysis",
+                      "ORResult", "ORComponents", "dbm_analysis", "DBMResult", "DBMANOVA", "model_vs_readers",
+                      "ModelVsReadersResult", "MRMCAnalysis", "MRMCTest", "ModalityDifference", "ModalityEstimate",
+                      "ReaderDifference", "ReaderEstimate"]
+
+# binary readers' operating points against a model's ROC curve
+from ._operating_points import MATCHINGS, PANEL, OperatingPointsResult, reader_operating_points  # noqa: E402
+
+__all__ += ["MATCHINGS", "PANEL", "OperatingPointsResult", "reader_operating_points"]
 
 # the job: a reader study per finding under every reference (cxreval mrmc)
-from ._job import COVARIANCES, STUDY_DESIGNS, evaluate_reader_study, evaluate_reader_study_files  # noqa: E402
+from ._job import STUDY_DESIGNS, evaluate_reader_study, evaluate_reader_study_files  # noqa: E402
 from ._ratings import RATING_COLUMNS, labels_to_ratings, read_ratings, validate_ratings  # noqa: E402
 from ._references import LATENT  # noqa: E402
 from ._result import READER_STUDY_COLUMNS, ReaderStudyResult  # noqa: E402
 
-__all__ += ["COVARIANCES", "LATENT", "RATING_COLUMNS", "READER_STUDY_COLUMNS", "ReaderStudyResult", "STUDY_DESIGNS",
+__all__ += ["LATENT", "RATING_COLUMNS", "READER_STUDY_COLUMNS", "ReaderStudyResult", "STUDY_DESIGNS",
             "evaluate_reader_study", "evaluate_reader_study_files", "labels_to_ratings", "read_ratings",
             "validate_ratings"]

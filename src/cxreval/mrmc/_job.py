@@ -12,6 +12,7 @@ from .._typing import RNGLike
 from .._validation import check_choice, check_confidence_level, check_positive_int, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STUDY_ID
+from ._fom import COVARIANCE_METHODS
 from ._ratings import MODALITY, READER, ReaderArrays, labels_to_ratings, read_ratings, reader_arrays, validate_ratings
 from ._references import reference_truths
 
@@ -20,10 +21,8 @@ if TYPE_CHECKING:
 
     from ._result import ReaderStudyResult
 
-__all__ = ["evaluate_reader_study", "evaluate_reader_study_files", "COVARIANCES", "STUDY_DESIGNS"]
+__all__ = ["evaluate_reader_study", "evaluate_reader_study_files", "STUDY_DESIGNS"]
 
-COVARIANCES: tuple[str, ...] = ("jackknife", "delong", "unbiased")
-"""The OR covariance estimators (jackknife: DBM-equivalent, the default)."""
 STUDY_DESIGNS: tuple[str, ...] = ("common", "each")
 """``common``: every reference on the studies all of them label (a change of verdict is the reference's, not the
 cases'); ``each``: every reference on its own studies."""
@@ -120,7 +119,7 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
     from ._result import ReaderStudyResult
 
     check_choice(studies, STUDY_DESIGNS, name="studies", func=_FUNC)
-    check_choice(covariance, COVARIANCES, name="covariance", func=_FUNC)
+    check_choice(covariance, COVARIANCE_METHODS, name="covariance", func=_FUNC)
     level = check_confidence_level(confidence_level, func=_FUNC)
     n_res = check_positive_int(n_resamples, name="n_resamples", func=_FUNC, minimum=10)
     if not (isinstance(margin, (int, float)) and 0.0 <= float(margin) < 1.0):
