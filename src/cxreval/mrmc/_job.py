@@ -208,44 +208,73 @@ def evaluate_reader_study_files(labels: Sequence[str | Path], *, references: Seq
     return evaluate_reader_study(rated, table, references=references, predictions=preds, **options)  # type: ignore[arg-type]
 
 
+_CI = {"low": "ci_low", "high": "ci_high", "p_value": "pvalue"}
+
+
+def _clusters(arr: ReaderArrays) -> np.ndarray | None:
+    """The patients as clusters when some patient has more than one case, else None (independent cases)."""
+    return arr.patient_ids if len(set(arr.patient_ids)) < len(arr.patient_ids) else None
+
+
 def _reader_analyses(arr: ReaderArrays, add, *, covariance: str, level: float, ref: str, finding: str) -> None:
     """Per-reader AUCs, and the OR and DBM analyses when two or more modalities were read."""
     from ._dbm import dbm_analysis
     from ._or import or_analysis
 
-    if len(arr.modalities) >= 2:
-        res = or_analysis(arr.ratings, arr.truth, covariance=covariance, confidence_level=level,
-                          modality_names=arr.modalities, reader_names=arr.readers)
-        for name, frame in res.tables().items():
-            add(f"or_{name}", frame, reference=ref, finding=finding)
-        dbm = dbm_analysis(arr.ratings, arr.truth, confidence_level=level, modality_names=arr.modalities,
-                           reader_names=arr.readers)
-        for name, frame in dbm.tables().items():
-            add(f"dbm_{name}", frame, reference=ref, finding=finding)
-    else:
-        from ._fom import reader_auc_table
-
-        add("or_readers", reader_auc_table(arr.ratings, arr.truth, modality_names=arr.modalities,
-                                           reader_names=arr.readers, confidence_level=level),
-            reference=ref, finding=finding)
+    clusters = _clusters(arr)
+    res = or_analysis(arr.ratings, arr.truth, covariance=covariance, clusters=clusters, confidence_level=level,
+                      modality_names=arr.modalities, reader_names=arr.readers)
+    tabs = {k: v.rename(columns=_CI) for k, v in res.tables().items()}
+    add("reader_auc", tabs["readers"], reference=ref, finding=finding)
+    if len(arr.modalities) < 2:
+        return
+    for name in ("tests", "differences", "modalities", "variance_components"):
+        add(name, tabs[name], reference=ref, finding=finding, method="OR")
+    dbm = dbm_analysis(arr.ratings, arr.truth, clusters=clusters, confidence_level=level,
+                       modality_names=arr.modalities, reader_names=arr.readers)
+    tabs = {k: v.rename(columns=_CI) for k, v in dbm.tables().items()}
+    for name in ("tests", "differences", "modalities", "variance_components"):
+        add(name, tabs[name], reference=ref, finding=finding, method="DBM")
 
 
 def _model_analyses(arr: ReaderArrays, score: np.ndarray, add, *, covariance: str, level: float, margin: float,
                     n_resamples: int, rng: np.random.Generator, ref: str, finding: str, model: str) -> None:
-    """One model against the panel of readers of each modality."""
-    from ._operating_points import reader_operating_points
-    from ._or import model_vs_readers
+    """One model against the panel of readers of each modality: the AUC difference with the readers random
+    (RRRC), and the operating points of binary readers."""
+    import pandas as pd
 
+    from ._model_vs_readers import model_vs_readers
+    from ._operating_points import reader_operating_points
+
+    clusters = _clusters(arr)
     for t, modality in enumerate(arr.modalities):
         ratings = arr.ratings[t]
-        res = model_vs_readers(ratings, score, arr.truth, covariance=covariance, confidence_level=level,
-                               reader_names=arr.readers)
-        for name, frame in res.tables().items():
-            add(f"model_{name}", frame, reference=ref, finding=finding, model=model, modality=modality)
+        res = model_vs_readers(ratings, score, arr.truth, covariance=covariance, clusters=clusters,
+                               confidence_level=level, reader_names=arr.readers, model_name=model).tables()
+        d = res["differences"].set_index("analysis").loc["RRRC"]
+        m = res["modalities"].set_index("analysis").loc["RRRC"]
+        model_auc = float(res["readers"].loc[res["readers"]["reader"] == model, "auc"].iloc[0])
+        sign = 1.0 if d["modality_a"] == model else -1.0  # the model minus the readers
+        lo, hi = sorted((sign * float(d["low"]), sign * float(d["high"])))
+        keys = {"reference": ref, "finding": finding, "model": model, "modality": modality}
+        add("model_vs_readers", pd.DataFrame({
+            "model_auc": [model_auc], "readers_auc": [float(m["auc"])], "difference": [sign * float(d["estimate"])],
+            "standard_error": [float(d["standard_error"])], "df": [float(d["df"])], "ci_low": [lo], "ci_high": [hi],
+            "pvalue": [float(d["p_value"])], "margin": [margin], "non_inferior": [lo > -margin]}),
+            reference=ref, finding=finding, model=model, modality=modality)
         if _is_binary(ratings):
             op = reader_operating_points(ratings, score, arr.truth, patients=arr.patient_ids,
                                          reader_names=arr.readers, margin=margin, n_resamples=n_resamples,
                                          confidence_level=level, rng=rng)
-            for name, frame in op.tables().items():
-                add(name, frame, reference=ref, finding=finding, model=model, modality=modality)
-
+            tabs = op.tables()
+            for name, frame in tabs.items():
+                add(name, frame, **keys)
+            c = tabs["comparisons"]
+            p = c[(c["kind"] == "panel") & (c["metric"] == "sensitivity_at_reader_specificity")].iloc[0]
+            verdict = ("sensitivity_at_panel_specificity", float(p["difference"]), float(p["ci_low"]),
+                       float(p["ci_high"]), bool(p["non_inferior"]))
+        else:
+            verdict = ("auc", sign * float(d["estimate"]), lo, hi, lo > -margin)
+        add("verdicts", pd.DataFrame({"measure": [verdict[0]], "difference": [verdict[1]], "ci_low": [verdict[2]],
+                                      "ci_high": [verdict[3]], "margin": [margin], "non_inferior": [verdict[4]]}),
+            **keys)

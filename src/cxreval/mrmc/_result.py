@@ -24,13 +24,13 @@ _MODEL_KEYS = ("reference", "finding", "model", "modality")
 READER_STUDY_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "counts": (*_KEYS, "cases", "positives", "negatives", "readers", "modalities"),
     "reader_auc": (*_KEYS, "modality", "reader", "auc", "standard_error", "ci_low", "ci_high"),
-    "tests": (*_KEYS, "method", "analysis", "covariance", "statistic_name", "statistic", "df", "ddf", "p_value"),
+    "tests": (*_KEYS, "method", "analysis", "covariance", "statistic_name", "statistic", "df", "ddf", "pvalue"),
     "differences": (*_KEYS, "method", "analysis", "modality_a", "modality_b", "estimate", "standard_error", "df",
-                    "ci_low", "ci_high", "p_value"),
+                    "ci_low", "ci_high", "pvalue"),
     "modalities": (*_KEYS, "method", "analysis", "modality", "auc", "standard_error", "df", "ci_low", "ci_high"),
     "variance_components": (*_KEYS, "method", "name", "value"),
     "model_vs_readers": (*_MODEL_KEYS, "model_auc", "readers_auc", "difference", "standard_error", "df", "ci_low",
-                         "ci_high", "p_value", "margin", "noninferior"),
+                         "ci_high", "pvalue", "margin", "non_inferior"),
     "operating_points": (*_MODEL_KEYS, "reader", "kind", "metric", "estimate", "ci_low", "ci_high", "n_cases",
                          "n_undefined"),
     "readers_vs_curve": (*_MODEL_KEYS, "reader", "kind", "fpr", "tpr", "below_curve", "curve_gap", "share_below"),
@@ -39,8 +39,13 @@ READER_STUDY_COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType({
                     "n_undefined"),
     "below_count": (*_MODEL_KEYS, "n_readers_below", "share", "observed"),
     "roc_curve": (*_MODEL_KEYS, "threshold", "fpr", "tpr"),
+    "verdicts": (*_MODEL_KEYS, "measure", "difference", "ci_low", "ci_high", "margin", "non_inferior"),
 })
 """The columns of every table of :class:`ReaderStudyResult`, by its name in ``FILES``."""
+
+
+_MEASURES = {"auc": "ΔAUC (model − readers' mean)",
+             "sensitivity_at_panel_specificity": "ΔSe at the panel's specificity (model − readers' mean)"}
 
 
 def _empty(name: str) -> pd.DataFrame:
@@ -50,7 +55,8 @@ def _empty(name: str) -> pd.DataFrame:
 
 
 def _ci(row: Any, est: str, low: str, high: str, digits: int = 3) -> str:
-    return f"{row[est]:+.{digits}f} ({row[low]:+.{digits}f} to {row[high]:+.{digits}f})"
+    v = [float(getattr(row, c)) for c in (est, low, high)]
+    return f"{v[0]:+.{digits}f} ({v[1]:+.{digits}f} to {v[2]:+.{digits}f})"
 
 
 @dataclass(frozen=True)
@@ -69,13 +75,18 @@ class ReaderStudyResult(TableResult):
         the variance components. Empty when a single modality was read.
     model_vs_readers : DataFrame
         Each model against the panel of readers of a modality: the model's AUC minus the readers' mean AUC, the
-        readers random and the model fixed; ``noninferior`` when the interval's lower end exceeds ``-margin``.
+        readers random and the model fixed; ``non_inferior`` when the interval's lower end exceeds ``-margin``.
     operating_points, readers_vs_curve, comparisons, below_count, roc_curve : DataFrame
         Binary readers on a model's ROC curve (:func:`reader_operating_points`): each reader's sensitivity and
         specificity with patient-bootstrap intervals; each reader's point and whether it lies below the curve; the
         model's sensitivity at the reader's specificity minus the reader's (and the converse), paired
         patient-bootstrap intervals and the non-inferiority verdict at ``margin``; the bootstrap distribution of
         the number of readers below the curve; the model's empirical ROC curve.
+    verdict_table : DataFrame
+        ``mrmc_verdicts.csv``: per reference, finding, model and modality, the measure the verdict rests on — for
+        readers who give ratings, the model's AUC minus the readers' mean AUC; for binary readers, the model's
+        sensitivity at the panel's mean specificity minus the panel's sensitivity (a binary reader's AUC is the
+        area under one operating point and understates the reader) — its interval and ``non_inferior``.
     references, findings, modalities, readers : tuple of str
     studies, covariance : str
     margin, confidence_level : float
@@ -97,6 +108,7 @@ class ReaderStudyResult(TableResult):
     comparisons: pd.DataFrame
     below_count: pd.DataFrame
     roc_curve: pd.DataFrame
+    verdict_table: pd.DataFrame
     references: tuple[str, ...]
     findings: tuple[str, ...]
     modalities: tuple[str, ...]
@@ -116,14 +128,15 @@ class ReaderStudyResult(TableResult):
                    modalities_table=t["modalities"], variance_components=t["variance_components"],
                    model_vs_readers=t["model_vs_readers"], operating_points=t["operating_points"],
                    readers_vs_curve=t["readers_vs_curve"], comparisons=t["comparisons"],
-                   below_count=t["below_count"], roc_curve=t["roc_curve"], **fields)
+                   below_count=t["below_count"], roc_curve=t["roc_curve"], verdict_table=t["verdicts"], **fields)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"counts": self.counts, "reader_auc": self.table, "tests": self.tests,
                 "differences": self.differences, "modalities": self.modalities_table,
                 "variance_components": self.variance_components, "model_vs_readers": self.model_vs_readers,
                 "operating_points": self.operating_points, "readers_vs_curve": self.readers_vs_curve,
-                "comparisons": self.comparisons, "below_count": self.below_count, "roc_curve": self.roc_curve}
+                "comparisons": self.comparisons, "below_count": self.below_count, "roc_curve": self.roc_curve,
+                "verdicts": self.verdict_table}
 
     def save(self, folder: PathLike) -> dict[str, Path]:
         """Write every table (CSV + Parquet) and ``summary.md``; return ``{name: csv path}`` and the summary's."""
@@ -133,17 +146,15 @@ class ReaderStudyResult(TableResult):
 
     def verdicts(self) -> list[str]:
         """One sentence per model, finding and modality: under which references the model is non-inferior to the
-        panel of readers (AUC, at ``margin``), and under which it is not."""
+        panel of readers (at ``margin``), and under which it is not."""
         lines = []
-        mv = self.model_vs_readers
-        if mv.empty:
-            return lines
-        for (finding, model, modality), g in mv.groupby(["finding", "model", "modality"], sort=False):
-            yes = [f"`{r.reference}` (ΔAUC {_ci(r, 'difference', 'ci_low', 'ci_high')})" for r in g.itertuples()
-                   if bool(r.noninferior)]
-            no = [f"`{r.reference}` (ΔAUC {_ci(r, 'difference', 'ci_low', 'ci_high')})" for r in g.itertuples()
-                  if not bool(r.noninferior)]
-            head = f"**{finding}**, {model} vs the {modality} readers: "
+        for (finding, model, modality), g in self.verdict_table.groupby(["finding", "model", "modality"], sort=False):
+            measure = str(g["measure"].iloc[0])
+            yes = [f"`{r.reference}` ({_ci(r, 'difference', 'ci_low', 'ci_high')})" for r in g.itertuples()
+                   if bool(r.non_inferior)]
+            no = [f"`{r.reference}` ({_ci(r, 'difference', 'ci_low', 'ci_high')})" for r in g.itertuples()
+                  if not bool(r.non_inferior)]
+            head = f"**{finding}**, {model} vs the {modality} readers, {_MEASURES.get(measure, measure)}: "
             if yes and no:
                 lines.append(head + f"non-inferior under {', '.join(yes)}; not under {', '.join(no)} — the verdict "
                              "depends on the reference.")
@@ -163,8 +174,11 @@ class ReaderStudyResult(TableResult):
         verdicts = self.verdicts()
         if verdicts:
             parts += ["## Is the model radiologist-level?\n",
-                      "The model's AUC minus the readers' mean AUC (readers random, cases random, the model fixed); "
-                      f"non-inferior when the {level} interval's lower end exceeds −{self.margin:g}.\n",
+                      "Readers who give ratings: the model's AUC minus the readers' mean AUC (readers random, cases "
+                      "random, the model fixed). Binary readers: the model's sensitivity at the readers' mean "
+                      "specificity minus their mean sensitivity (paired patient bootstrap; a binary reader's AUC is "
+                      f"the area under one point and would understate the reader). Non-inferior when the {level} "
+                      f"interval's lower end exceeds −{self.margin:g}.\n",
                       *(f"- {v}" for v in verdicts), ""]
         if not self.readers_vs_curve.empty:
             op = self.readers_vs_curve[self.readers_vs_curve["kind"] == "reader"]
@@ -181,7 +195,7 @@ class ReaderStudyResult(TableResult):
                 parts += ["## Modalities compared (Obuchowski–Rockette, random readers and cases)\n"]
                 for r in rrrc.itertuples():
                     parts.append(f"- **{r.finding}** under `{r.reference}`: {r.modality_a} − {r.modality_b} "
-                                 f"ΔAUC {_ci(r, 'estimate', 'ci_low', 'ci_high', 4)}, p = {r.p_value:.4f} "
+                                 f"ΔAUC {_ci(r, 'estimate', 'ci_low', 'ci_high', 4)}, p = {r.pvalue:.4f} "
                                  f"(ddf {r.df:.2f}).")
                 parts.append("")
         if self.notes:

@@ -22,14 +22,14 @@ from ._thresholds import Thresholds
 __all__ = ["build_reader_study", "reader_study_finding"]
 
 _FILES = ReaderStudyResult.FILES
-_MODEL = READER_STUDY_COLUMNS["model_vs_readers"]
+_VERDICT = READER_STUDY_COLUMNS["verdicts"]
 
 
 def _model_figure(d: pd.DataFrame) -> go.Figure | None:
     d = d.assign(pair=_str(d, "model") + " · " + _str(d, "modality"))
     return dot_interval(d, value="difference", category=["finding", "pair"], low="ci_low", high="ci_high",
-                        color="reference", title="Model AUC minus the readers' mean AUC, per reference",
-                        value_title="ΔAUC", reference_line=0.0)
+                        color="reference", title="Model minus the readers, per reference (ΔAUC for rating readers, "
+                        "ΔSe at the panel's specificity for binary readers)", value_title="Δ", reference_line=0.0)
 
 
 def _roc_figure(roc: pd.DataFrame, points: pd.DataFrame | None) -> go.Figure | None:
@@ -58,12 +58,12 @@ def build_reader_study(folder: Path) -> list[Block]:
                           how="Each marker is one reader's empirical AUC in one modality against one reference, "
                               "with its interval; a reader whose AUC moves with the reference is judged by the "
                               "reference as much as by the images.")
-    model = table_block("Is the model radiologist-level, under each reference?", folder, _FILES["model_vs_readers"],
-                        _MODEL[:7], figure=_model_figure,
-                        how="Each marker is a model's AUC minus the mean AUC of the readers (readers random, "
-                            "cases random, the model fixed) with its interval; the model is non-inferior at the "
-                            "margin when the interval's lower end lies above minus the margin (summary.md states "
-                            "it).")
+    model = table_block("Is the model radiologist-level, under each reference?", folder, _FILES["verdicts"],
+                        _VERDICT, figure=_model_figure,
+                        how="Each marker is a model minus the panel of readers under one reference, with its "
+                            "interval: the AUC minus the readers' mean AUC for readers who give ratings, the "
+                            "sensitivity at the readers' mean specificity minus theirs for binary readers. The model "
+                            "is non-inferior when the interval's lower end lies above minus the margin.")
     roc_table = _load(folder, _FILES["roc_curve"], READER_STUDY_COLUMNS["roc_curve"])
     pts = _load(folder, _FILES["readers_vs_curve"], READER_STUDY_COLUMNS["readers_vs_curve"])
     roc = None
@@ -86,11 +86,11 @@ def reader_study_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     """Under which references a model is non-inferior to the readers, for the first model and finding where the
     verdict differs between references (else the first)."""
     del th  # the verdict is the interval against the stated margin
-    d = _load(folder, _FILES["model_vs_readers"], _MODEL)
+    d = _load(folder, _FILES["verdicts"], _VERDICT)
     if d is None or d.empty:
         return None
     d = d.assign(_lo=_num(d, "ci_low"), _est=_num(d, "difference"),
-                 _ok=_str(d, "noninferior").str.lower().isin(["true", "1"]))
+                 _ok=_str(d, "non_inferior").str.lower().isin(["true", "1"]))
     groups = list(d.groupby(["finding", "model", "modality"], sort=False))
     split = [g for g in groups if g[1]["_ok"].any() and not g[1]["_ok"].all()]
     (finding, model, modality), g = (split or groups)[0]
