@@ -10,7 +10,7 @@ import numpy as np
 
 from .._typing import RNGLike
 from .._validation import check_choice, check_confidence_level, check_positive_int, normalize_rng
-from ..exceptions import InvalidParameterError, SchemaError
+from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STUDY_ID
 from ._fom import COVARIANCE_METHODS
 from ._ratings import MODALITY, READER, ReaderArrays, labels_to_ratings, read_ratings, reader_arrays, validate_ratings
@@ -61,8 +61,8 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
                           predictions: pd.DataFrame | None = None, findings: Sequence[str] | None = None,
                           studies: str = "common", covariance: str = "jackknife", margin: float = 0.05,
                           latent_sources: Sequence[str] | None = None, label_policy: str = "exclude",
-                          n_resamples: int = 2000, confidence_level: float = 0.95,
-                          rng: RNGLike = None) -> ReaderStudyResult:
+                          scale: tuple[float, float] | None = None, n_resamples: int = 2000,
+                          confidence_level: float = 0.95, rng: RNGLike = None) -> ReaderStudyResult:
     """Analyse a multi-reader multi-case study per finding, under every reference, with a model beside the readers.
 
     For each finding and each reference (a label source, or ``'latent'``), the cases are the studies read whose
@@ -105,6 +105,8 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
         study).
     label_policy : {'exclude', 'zeros', 'ones'}, default='exclude'
         What an uncertain reference label becomes.
+    scale : (float, float), optional
+        The rating scale's lowest and highest value; a rating outside it is refused.
     n_resamples : int, default=2000
         Patient-bootstrap replicates of the operating-point intervals.
     confidence_level : float, default=0.95
@@ -125,7 +127,7 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
     if not (isinstance(margin, (int, float)) and 0.0 <= float(margin) < 1.0):
         raise InvalidParameterError(f"The 'margin' parameter of {_FUNC} must be a float in [0, 1). Got {margin!r}.")
     gen = normalize_rng(rng)
-    table = validate_ratings(ratings)
+    table = validate_ratings(ratings, scale=scale)
     refs = list(dict.fromkeys(references))
     readers_all = list(dict.fromkeys(table[READER]))
     if latent_sources is not None:
@@ -171,16 +173,20 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
                              "itself).")
             t = truths[(truths[SOURCE] == ref) & (truths[FINDING] == finding)].set_index(STUDY_ID)["truth"]
             arr = reader_arrays(rf, t.loc[ids], patients, readers=readers)
+            _check_panel(arr, finding=finding, ref=ref)
             n_pos = int(arr.truth.sum())
             add("counts", pd.DataFrame({"cases": [len(ids)], "positives": [n_pos],
                                         "negatives": [len(ids) - n_pos], "readers": [len(arr.readers)],
                                         "modalities": [len(arr.modalities)]}), reference=ref, finding=finding)
-            _reader_analyses(arr, add, covariance=covariance, level=level, ref=ref, finding=finding)
-            for m in models:
-                pm = preds.loc[(preds[FINDING] == finding) & (preds[MODEL] == m)].set_index(STUDY_ID)[SCORE]  # type: ignore[union-attr]
-                score = pm.loc[list(arr.study_ids)].to_numpy(dtype=float)
-                _model_analyses(arr, score, add, covariance=covariance, level=level, margin=float(margin),
-                                n_resamples=n_res, rng=gen, ref=ref, finding=finding, model=m)
+            try:
+                _reader_analyses(arr, add, covariance=covariance, level=level, ref=ref, finding=finding)
+                for m in models:
+                    pm = preds.loc[(preds[FINDING] == finding) & (preds[MODEL] == m)].set_index(STUDY_ID)[SCORE]  # type: ignore[union-attr]
+                    score = pm.loc[list(arr.study_ids)].to_numpy(dtype=float)
+                    _model_analyses(arr, score, add, covariance=covariance, level=level, margin=float(margin),
+                                    n_resamples=n_res, rng=gen, ref=ref, finding=finding, model=m)
+            except CxrevalError as exc:
+                raise type(exc)(f"{finding} under reference {ref!r}: {exc}") from exc
     tables = {name: pd.concat(frames, ignore_index=True) for name, frames in parts.items()}
     return ReaderStudyResult.from_tables(tables, references=tuple(refs), findings=tuple(fnds),
                                          modalities=tuple(dict.fromkeys(table[MODALITY])),
@@ -203,9 +209,22 @@ def evaluate_reader_study_files(labels: Sequence[str | Path], *, references: Seq
         raise InvalidParameterError("Give the readings as a ratings table (ratings=) or as label sources read as "
                                     "binary readers (readers=), one of the two.")
     table, _ = read_label_tables(list(labels), state_encoding=state_encoding, blank_state=blank_state)
-    rated = read_ratings(ratings) if ratings is not None else labels_to_ratings(table, sources=list(readers or ()))
+    scale = options.get("scale")
+    rated = (read_ratings(ratings, scale=scale) if ratings is not None  # type: ignore[arg-type]
+             else labels_to_ratings(table, sources=list(readers or ())))
     preds = read_prediction_tables(list(predictions))[0] if predictions else None
     return evaluate_reader_study(rated, table, references=references, predictions=preds, **options)  # type: ignore[arg-type]
+
+
+def _check_panel(arr: ReaderArrays, *, finding: str, ref: str) -> None:
+    """Every modality read by two readers or more (readers are a random sample: their variance needs two)."""
+    read = ~np.isnan(arr.ratings).all(axis=2)  # (modality, reader): read at least one case
+    for t, modality in enumerate(arr.modalities):
+        who = [r for r, ok in zip(arr.readers, read[t]) if ok]
+        if len(who) < 2:
+            raise SchemaError(f"{finding} under reference {ref!r}: modality {modality!r} was read by "
+                              f"{len(who)} reader(s) ({', '.join(who) or 'none'}) on the cases with a truth; an MRMC "
+                              "analysis needs two readers or more in every modality.")
 
 
 _CI = {"low": "ci_low", "high": "ci_high", "p_value": "pvalue"}

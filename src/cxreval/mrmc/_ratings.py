@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..exceptions import SchemaError
+from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..schema import FINDING, PATIENT_ID, SOURCE, STATE, STUDY_ID, binarize, check_columns
 
@@ -35,7 +35,8 @@ RATING_COLUMNS: tuple[str, ...] = (READER, MODALITY, STUDY_ID, FINDING, RATING)
 """The required columns of the ratings table (``patient_id`` optional)."""
 
 
-def validate_ratings(ratings: pd.DataFrame, *, where: str = "ratings") -> pd.DataFrame:
+def validate_ratings(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = None,
+                     where: str = "ratings") -> pd.DataFrame:
     """Check a ratings table and return it standardised.
 
     Every required column is present; ``rating`` holds finite numbers; ``finding`` names are canonical
@@ -47,6 +48,8 @@ def validate_ratings(ratings: pd.DataFrame, *, where: str = "ratings") -> pd.Dat
     ----------
     ratings : DataFrame
         The long ratings table (:data:`RATING_COLUMNS`, ``patient_id`` optional).
+    scale : (float, float), optional
+        The rating scale's lowest and highest value (``(1, 5)``, ``(0, 100)``); a rating outside it is refused.
     where : str, default='ratings'
         How error messages name the table (a file's path when it was read from one).
 
@@ -80,6 +83,16 @@ def validate_ratings(ratings: pd.DataFrame, *, where: str = "ratings") -> pd.Dat
         raise SchemaError(f"{where} row {row + 1}: column 'rating' holds {ratings[RATING].iloc[row]!r}; expected a "
                           "finite number (higher = more confident the finding is present).")
     out[RATING] = values.to_numpy(dtype=float)
+    if scale is not None:
+        lo, hi = float(scale[0]), float(scale[1])
+        if not lo < hi:
+            raise InvalidParameterError(f"The 'scale' parameter of validate_ratings must be (lowest, highest) with "
+                                        f"lowest < highest. Got {scale!r}.")
+        off = (out[RATING] < lo) | (out[RATING] > hi)
+        if off.any():
+            row = int(np.flatnonzero(off.to_numpy())[0])
+            raise SchemaError(f"{where} row {row + 1}: reader {out[READER].iloc[row]!r} gave the rating "
+                              f"{out[RATING].iloc[row]:g}, outside the scale {lo:g} to {hi:g}.")
     names = {f: canonical_finding(f) for f in out[FINDING].unique()}
     out[FINDING] = out[FINDING].map(names)
     dup = out.duplicated([READER, MODALITY, STUDY_ID, FINDING], keep=False)
@@ -192,8 +205,8 @@ def reader_arrays(ratings: pd.DataFrame, truth: pd.Series, patients: pd.Series, 
                         readers=rdrs)
 
 
-def read_ratings(path: str | Path) -> pd.DataFrame:
+def read_ratings(path: str | Path, *, scale: tuple[float, float] | None = None) -> pd.DataFrame:
     """Read and check a ratings table (CSV or Parquet; :func:`validate_ratings`), errors naming the file."""
     from ..io import read_table
 
-    return validate_ratings(read_table(path, text=True), where=str(path))
+    return validate_ratings(read_table(path, text=True), scale=scale, where=str(path))
