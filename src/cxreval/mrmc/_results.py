@@ -3,6 +3,7 @@ tidy tables they become."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import astuple, dataclass, fields
 from itertools import combinations
 from typing import TYPE_CHECKING
@@ -142,7 +143,7 @@ READER_DIFFERENCE_COLUMNS = _columns(ReaderDifference)
 VARIANCE_COMPONENT_COLUMNS = _columns(VarianceComponent)
 
 
-def frame(rows: list[tuple[object, ...]], columns: tuple[str, ...]) -> pd.DataFrame:
+def frame(rows: Sequence[tuple[object, ...]], columns: tuple[str, ...]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame(rows, columns=list(columns))
