@@ -180,7 +180,7 @@ def t_interval(estimate: float, se: float, df: float, level: float) -> tuple[flo
     else:  # no variance: a difference is infinitely significant, no difference undefined
         stat = float(np.sign(estimate) * np.inf) if estimate else float("nan")
     p = float(2 * dist.sf(abs(stat))) if not np.isnan(stat) else np.nan
-    return float(stat), estimate - q * se, estimate + q * se, p
+    return float(stat), float(estimate - q * se), float(estimate + q * se), p
 
 
 def modality_estimate(analysis: str, name: str, auc: float, se: float, df: float, level: float
