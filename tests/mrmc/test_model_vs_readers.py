@@ -12,14 +12,13 @@ from scipy import stats
 from cxreval.exceptions import InvalidParameterError
 from cxreval.mrmc import jackknife_auc, model_vs_readers, or_analysis
 
-pytestmark = pytest.mark.shared_data
-
 
 def _panel(vandyke):
     """Van Dyke's spin-echo readers as the panel, cine reader 1 as the 'model'."""
     return vandyke.ratings[1], vandyke.ratings[0, 0], vandyke.truth
 
 
+@pytest.mark.shared_data
 @pytest.mark.parametrize("covariance", ["jackknife", "delong", "unbiased"])
 def test_one_modality_rrrc_equals_or_with_the_model_replicated(vandyke, covariance):
     readers, model, truth = _panel(vandyke)
@@ -34,6 +33,7 @@ def test_one_modality_rrrc_equals_or_with_the_model_replicated(vandyke, covarian
     assert (d.estimate, d.low, d.high) == pytest.approx((-d2.estimate, -d2.high, -d2.low), rel=1e-10)  # readers-model
 
 
+@pytest.mark.shared_data
 def test_jackknife_of_the_differences_as_rjafroc(vandyke):
     readers, model, truth = _panel(vandyke)
     res = model_vs_readers(readers, model, truth)
@@ -60,6 +60,7 @@ def test_jackknife_of_the_differences_as_rjafroc(vandyke):
     assert (m.auc, m.low, m.high) == pytest.approx((aucs[1:].mean(), aucs[0] + d.low, aucs[0] + d.high), rel=1e-10)
 
 
+@pytest.mark.shared_data
 def test_fixed_cases_is_a_one_sample_t_test(vandyke):
     readers, model, truth = _panel(vandyke)
     res = model_vs_readers(readers, model, truth, reader_names=list("abcde"), model_name="cine-1")

@@ -18,6 +18,7 @@ from ._results import (
     READER_DIFFERENCE_COLUMNS,
     TEST_COLUMNS,
     VARIANCE_COMPONENT_COLUMNS,
+    ModalityDifference,
     MRMCAnalysis,
     MRMCTest,
     ReaderDifference,
@@ -135,7 +136,8 @@ def dbm_analyses(aucs: np.ndarray, a: DBMANOVA, names: tuple[str, ...], level: f
     ms, means, rc = a.ms, aucs.mean(axis=1), n_r * n_c
     out = []
     for analysis in ("RRRC", "FRRC", "RRFC"):
-        test, diffs = None, ()
+        test: MRMCTest | None = None
+        diffs: tuple[ModalityDifference, ...] = ()
         if n_t > 1:
             if analysis == "RRRC":
                 den = ms["TR"] + max(ms["TC"] - ms["TRC"], 0.0)

@@ -323,8 +323,8 @@ def auc_covariance(ratings: object, truth: object, *, method: CovarianceMethod =
     >>> float(auc_covariance(x, [0, 0, 1, 1, 0, 1], method="delong")[0, 0, 0, 0])  # 2/81
     0.02469...
     """
-    method = check_covariance_method(method, func="auc_covariance")
+    name = check_covariance_method(method, func="auc_covariance")
     inputs = check_mrmc_inputs(ratings, truth, clusters, func="auc_covariance")
-    cov = covariance_matrix(inputs, placements(inputs), method)
+    cov = covariance_matrix(inputs, placements(inputs), name)
     t, r = inputs.ratings.shape[:2]
     return cov.reshape(t, r, t, r)

@@ -16,6 +16,7 @@ from ._results import (
     READER_COLUMNS,
     READER_DIFFERENCE_COLUMNS,
     VARIANCE_COMPONENT_COLUMNS,
+    ModalityDifference,
     MRMCAnalysis,
     MRMCTest,
     ReaderDifference,
@@ -130,7 +131,8 @@ def rrrc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float
     """Random readers and cases: Hillis's F = MS(T) / [MS(T*R) + R max(Cov2 - Cov3, 0)], ddf_H."""
     n_mod, n_rdr = aucs.shape
     means = aucs.mean(axis=1)
-    test, diffs = None, ()
+    test: MRMCTest | None = None
+    diffs: tuple[ModalityDifference, ...] = ()
     if n_mod > 1:
         den = c.ms_treatment_reader + n_rdr * max(c.cov2 - c.cov3, 0.0)
         ddf = error_df(den, c.ms_treatment_reader, (n_mod - 1) * (n_rdr - 1))
@@ -152,7 +154,8 @@ def frrc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float
 
     n_mod, n_rdr = aucs.shape
     means = aucs.mean(axis=1)
-    test, diffs = None, ()
+    test: MRMCTest | None = None
+    diffs: tuple[ModalityDifference, ...] = ()
     if n_mod > 1:
         between = max(c.cov2 - c.cov3, 0.0) if clamp else c.cov2 - c.cov3
         den = c.var_error - c.cov1 + (n_rdr - 1) * between
@@ -171,7 +174,8 @@ def rrfc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float
     """Fixed cases: F = MS(T) / MS(T*R) with (T-1, (T-1)(R-1)) df, the readers' repeated-measures ANOVA."""
     n_mod, n_rdr = aucs.shape
     means = aucs.mean(axis=1)
-    test, diffs = None, ()
+    test: MRMCTest | None = None
+    diffs: tuple[ModalityDifference, ...] = ()
     if n_mod > 1:
         ddf = float((n_mod - 1) * (n_rdr - 1))
         test = _f_test("RRFC", c.ms_treatment, c.ms_treatment_reader, n_mod - 1, ddf)

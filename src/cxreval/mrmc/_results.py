@@ -3,6 +3,7 @@ tidy tables they become."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import astuple, dataclass, fields
 from itertools import combinations
 from typing import TYPE_CHECKING
@@ -142,7 +143,7 @@ READER_DIFFERENCE_COLUMNS = _columns(ReaderDifference)
 VARIANCE_COMPONENT_COLUMNS = _columns(VarianceComponent)
 
 
-def frame(rows: list[tuple[object, ...]], columns: tuple[str, ...]) -> pd.DataFrame:
+def frame(rows: Sequence[tuple[object, ...]], columns: tuple[str, ...]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame(rows, columns=list(columns))
@@ -179,7 +180,7 @@ def t_interval(estimate: float, se: float, df: float, level: float) -> tuple[flo
     else:  # no variance: a difference is infinitely significant, no difference undefined
         stat = float(np.sign(estimate) * np.inf) if estimate else float("nan")
     p = float(2 * dist.sf(abs(stat))) if not np.isnan(stat) else np.nan
-    return float(stat), estimate - q * se, estimate + q * se, p
+    return float(stat), float(estimate - q * se), float(estimate + q * se), p
 
 
 def modality_estimate(analysis: str, name: str, auc: float, se: float, df: float, level: float
