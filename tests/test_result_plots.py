@@ -227,6 +227,17 @@ def _build(name: str, tmp: Path):
         from cxreval.latent import evaluate_latent_auc
         labs = _labels()
         return evaluate_latent_auc(_predictions(labs), labs, readers=["CR", "Rep1", "Rep2"], n_resamples=5, rng=0)
+    if name == "ReaderStudyResult":
+        from cxreval.mrmc import evaluate_reader_study
+        rng = np.random.default_rng(0)
+        truth = rng.integers(0, 2, 40)
+        ratings = pd.DataFrame([{"reader": r, "modality": m, "study_id": f"s{i}", "finding": "Effusion",
+                                 "rating": float(t + rng.normal())} for r in ("a", "b") for m in ("A", "B")
+                                for i, t in enumerate(truth)])
+        labels = pd.DataFrame({"study_id": [f"s{i}" for i in range(40)], "patient_id": [f"p{i}" for i in range(40)],
+                               "finding": "Effusion", "source": "gt",
+                               "state": ["positive" if t else "negative" for t in truth]})
+        return evaluate_reader_study(ratings, labels, references=["gt"])
     raise AssertionError(f"{name} is a TableResult without a builder in {__file__}: add one, with plot()")
 
 

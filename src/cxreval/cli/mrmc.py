@@ -23,6 +23,16 @@ from ._common import (
 __all__ = ["register"]
 
 
+def _scale(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    lo, sep, hi = text.partition(":")
+    try:
+        return float(lo), float(hi)
+    except ValueError:
+        raise typer.BadParameter(f"expected MIN:MAX, e.g. 1:5. Got {text!r}.", param_hint="--scale") from None
+
+
 def mrmc(
     labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table (CSV or Parquet) holding the "
                                       "references (repeatable)."),
@@ -36,16 +46,19 @@ def mrmc(
     predictions: list[Path] = typer.Option(None, "--predictions", "-p", help="Long prediction table (study_id, "
                                            "model, finding, score): the models compared with the readers."),
     findings: list[str] = findings_option("Findings, comma-separated or repeated (default: every finding rated)."),
-    studies: str = typer.Option("common", "--studies", help="common (every reference on the studies all of them "
-                                "label) or each (every reference on its own studies)."),
+    studies: str = typer.Option("common", "--studies", help="common (the default here, as classify and rank: every "
+                                "reference on the studies all of them label) or each (every reference on its own "
+                                "studies)."),
     covariance: str = typer.Option("jackknife", "--covariance", help="OR covariance estimator: jackknife (OR-RRRC "
                                    "then equals DBM-RRRC), delong or unbiased."),
     margin: float = typer.Option(0.05, "--margin", help="Non-inferiority margin on the AUC and on sensitivity at "
                                  "matched specificity."),
     latent_sources: str = typer.Option(None, "--latent-sources", help="Label sources the 'latent' reference is "
                                        "fitted on (three or more, none a reader of the study)."),
-    n_resamples: int = typer.Option(2000, "--n-resamples", help="Patient-bootstrap replicates of the operating "
-                                    "points' intervals."),
+    scale: str = typer.Option(None, "--scale", metavar="MIN:MAX", help="The rating scale (1:5, 0:100): a rating "
+                              "outside it is refused."),
+    n_resamples: int = typer.Option(1000, "--n-resamples", help="Patient-bootstrap replicates of the operating "
+                                    "points' intervals (default 1000)."),
     seed: int = seed_option(),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
@@ -74,7 +87,7 @@ def mrmc(
             readers=split_list(readers, option="--readers"), predictions=predictions or None,
             findings=split_list(findings, option="--findings"), studies=studies, covariance=covariance,
             margin=margin, latent_sources=split_list(latent_sources, option="--latent-sources"),
-            n_resamples=n_resamples, rng=seed, state_encoding=state_encoding, blank_state=blank_state)
+            scale=_scale(scale), n_resamples=n_resamples, rng=seed, state_encoding=state_encoding, blank_state=blank_state)
         paths = res.save(d)
     typer.echo(f"wrote {', '.join(sorted(p.name for p in paths.values() if p.name != SUMMARY_FILE))} and "
                f"{SUMMARY_FILE} to {out}")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._typing import RNGLike
+from .._typing import RNGLike, Studies
 from .._validation import check_choice, check_confidence_level, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STUDY_ID
@@ -59,9 +59,9 @@ def _cases(truths: pd.DataFrame, ratings: pd.DataFrame, finding: str, references
 
 def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str],
                           predictions: pd.DataFrame | None = None, findings: Sequence[str] | None = None,
-                          studies: str = "common", covariance: str = "jackknife", margin: float = 0.05,
+                          studies: Studies = "common", covariance: str = "jackknife", margin: float = 0.05,
                           latent_sources: Sequence[str] | None = None, label_policy: str = "exclude",
-                          scale: tuple[float, float] | None = None, n_resamples: int = 2000,
+                          scale: tuple[float, float] | None = None, n_resamples: int = 1000,
                           confidence_level: float = 0.95, rng: RNGLike = None) -> ReaderStudyResult:
     """Analyse a multi-reader multi-case study per finding, under every reference, with a model beside the readers.
 
@@ -107,7 +107,7 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
         What an uncertain reference label becomes.
     scale : (float, float), optional
         The rating scale's lowest and highest value; a rating outside it is refused.
-    n_resamples : int, default=2000
+    n_resamples : int, default=1000
         Patient-bootstrap replicates of the operating-point intervals.
     confidence_level : float, default=0.95
     rng : None, int or numpy.random.Generator, default=None
@@ -135,6 +135,9 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
         if clash:
             raise InvalidParameterError(f"latent source {clash[0]!r} is a reader of the study: the latent truth "
                                         "must come from sources that are not in the comparison.")
+    from ..labels import validate_label_table
+
+    labels = validate_label_table(labels)
     truths = reference_truths(labels, refs, policy=label_policy, latent_sources=latent_sources)
     fnds = list(dict.fromkeys(table[FINDING])) if findings is None else list(dict.fromkeys(findings))
     missing = [f for f in fnds if f not in set(table[FINDING])]
