@@ -13,7 +13,7 @@ from _factories import label_table, prediction_table
 
 WRITING_COMMANDS = ("classify", "rank", "agree", "fuse", "localize", "synth", "iqa-degrade", "iqa-score",
                     "iqa-agree", "iqa-compare", "data-split", "data-audit", "data-export", "demo", "label-reports", "reader-export", "predict",
-                    "finetune", "plan")
+                    "finetune", "plan", "mrmc")
 """Every command that writes an output folder (ids: the command words joined by '-')."""
 
 COMPUTE = {  # the first expensive library call of each command: must not run when --out is unusable
@@ -36,6 +36,7 @@ COMPUTE = {  # the first expensive library call of each command: must not run wh
     "predict": "cxreval.predict._models.load_model",
     "finetune": "cxreval.predict._models.load_model",
     "plan": "cxreval.planning.plan_relabelling",
+    "mrmc": "cxreval.mrmc.evaluate_reader_study_files",
 }
 
 
@@ -182,6 +183,11 @@ def command_args(name: str, d: Path) -> list[str]:
     if name == "plan":
         return ["plan", "-p", str(_preds(d)), "-l", str(_labels(d)), "--reference", "CR", "--budget", "5",
                 "--n-draws", "10"]
+    if name == "mrmc":  # 60 studies: every bootstrap replicate draws both classes (no warning line)
+        label_table(60, seed=0).to_csv(d / "mrmc_labels.csv", index=False)
+        prediction_table(60, seed=1).to_csv(d / "mrmc_preds.csv", index=False)
+        return ["mrmc", "-l", str(d / "mrmc_labels.csv"), "--readers", "Rep1,Rep2", "-p", str(d / "mrmc_preds.csv"),
+                "-r", "CR", "--n-resamples", "20"]
     raise KeyError(name)
 
 

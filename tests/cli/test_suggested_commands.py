@@ -328,7 +328,8 @@ RUNS: dict[str, Callable[..., None]] = {
         "cxreval data split --names", "cxreval demo", "cxreval fuse", "cxreval iqa agree", "cxreval iqa compare",
         "cxreval iqa degrade",
         "cxreval iqa score", "cxreval localize", "cxreval localize --heatmaps", "cxreval predict", "cxreval rank",
-        "cxreval reader", "cxreval report", "cxreval synth", "cxreval plan", "cxreval classify --latent-truth")},
+        "cxreval reader", "cxreval report", "cxreval synth", "cxreval plan", "cxreval classify --latent-truth",
+        "cxreval mrmc", "cxreval reader export")},
     # a demo section's run.json `commands`: run as written, in an empty folder, by
     # tests/demo/test_recorded_commands.py (real data); here their options are checked against --help
     **{c: run_help(c) for c in (
