@@ -17,7 +17,7 @@ from .conftest import assert_same_bytes, run_recorded_commands
 
 RECORDED: tuple[str, ...] = ("audit", "nih_vs_google_agreement", "nih_models", "xqa_published", "localization",
                              "chexpert_models", "chexpert_agreement", "chexpert_fusion", "localization_real",
-                             "openi_report_labels", "iqa", "chexpert_relabelling")
+                             "openi_report_labels", "iqa", "chexpert_relabelling", "chexpert_reader_study")
 PENDING: tuple[str, ...] = ()
 
 

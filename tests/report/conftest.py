@@ -180,12 +180,33 @@ def _relabelling(d: Path, rng: np.random.Generator) -> None:
     plan_relabelling(preds, labels, reference="ref0", budget=20, n_draws=20, rng=0).save(d)
 
 
+def _reader_study(d: Path, rng: np.random.Generator) -> None:
+    """A reader study (:func:`cxreval.mrmc.evaluate_reader_study`): 3 binary readers and a model under two
+    references, one of them noisy."""
+    from cxreval.mrmc import evaluate_reader_study, labels_to_ratings
+
+    n = 200
+    truth = rng.integers(0, 2, n)
+    noisy = np.where(rng.random(n) < 0.15, 1 - truth, truth)
+    rows = [{"study_id": f"s{i}", "patient_id": f"p{i}", "finding": "Edema", "source": src,
+             "state": "positive" if v else "negative"}
+            for src, vals in [("consensus", truth), ("labeler", noisy),
+                              *((r, (truth + rng.normal(scale=0.9, size=n) > 0.5).astype(int)) for r in ("r1", "r2", "r3"))]
+            for i, v in enumerate(vals)]
+    labels = pd.DataFrame(rows)
+    preds = pd.DataFrame({"study_id": [f"s{i}" for i in range(n)], "model": "m1", "finding": "Edema",
+                          "score": truth + rng.normal(size=n)})
+    evaluate_reader_study(labels_to_ratings(labels, sources=["r1", "r2", "r3"]), labels,
+                          references=["consensus", "labeler"], predictions=preds, n_resamples=100, rng=0).save(d)
+
+
 def make_results(root: Path, seed: int = 0) -> Path:
     """Write one folder per analysis kind under ``root``; return ``root``."""
     rng = np.random.default_rng(seed)
     for name, fn in [("classify", _classification), ("agree", _agreement), ("fuse", _fusion),
                      ("localize", _localization), ("iqa", _iqa), ("iqa_no_ratings", _iqa_metric_vs_metric),
-                     ("overlays", _overlays), ("report_labels", _report_labels), ("plan", _relabelling)]:
+                     ("overlays", _overlays), ("report_labels", _report_labels), ("plan", _relabelling),
+                     ("mrmc", _reader_study)]:
         d = root / name
         d.mkdir(parents=True, exist_ok=True)
         fn(d, rng)

@@ -342,6 +342,30 @@ def _sec_chexpert_relabelling(ctx: DemoContext) -> str:
     return str(out)
 
 
+def _sec_chexpert_reader_study(ctx: DemoContext) -> str:
+    """What ``cxreval mrmc`` writes on the exported CheXpert test set: the 10 models against the 3 benchmark
+    radiologists under the consensus, the CheXpert labeler and the latent truth of the other sources."""
+    import tempfile
+
+    mr = need("cxreval.mrmc", "reader studies", "cxreval mrmc")
+    refs, latent = ["consensus", "chexpert_labeler", "latent"], [*CHEXPERT_GT_READERS, "chexpert_labeler", "chexbert"]
+    findings = list(CHEXPERT_COMPETITION)
+    with tempfile.TemporaryDirectory() as tmp:
+        (labels, preds), commands = _chexpert_exports(ctx, Path(tmp), predictions=True)
+        res = mr.evaluate_reader_study_files([labels], references=refs, readers=list(CHEXPERT_BENCH_READERS),
+                                             predictions=[preds], findings=findings, latent_sources=latent,
+                                             n_resamples=ctx.n_resamples, rng=ctx.rng)
+    ctx.meta.update({"readers": list(CHEXPERT_BENCH_READERS), "references": refs, "latent_sources": latent,
+                     "findings": findings})
+    ctx.meta["commands"] = [*commands, "cxreval mrmc -l chexpert/labels.parquet --readers "
+                            f"{','.join(CHEXPERT_BENCH_READERS)} -p chexpert_predictions/predictions.parquet -r "
+                            f"{','.join(refs)} --latent-sources {','.join(latent)} -f {','.join(findings)} "
+                            f"--n-resamples {ctx.n_resamples} --seed {ctx.rng} -o chexpert_reader_study"]
+    out = ctx.folder("chexpert_reader_study")
+    res.save(out)
+    return str(out)
+
+
 def _sec_xqa(ctx: DemoContext) -> str:
     rk = need("cxreval.ranking", "XQA published tables", "cxreval rank --auc-table xqa")
     ctx.meta.update({"data": "the XQA paper's published AUC tables 16-25 and rank-correlation tables 26-29 "
@@ -544,6 +568,8 @@ SECTIONS: tuple[DemoSpec, ...] = (
              ("cxreval data export", "cxreval fuse")),
     DemoSpec("chexpert_relabelling", "CheXpert test set: plan an expert's relabelling, then the two-phase estimate",
              _sec_chexpert_relabelling, ("cxreval data export", "cxreval plan")),
+    DemoSpec("chexpert_reader_study", "CheXpert test set: are the models radiologist-level, under every reference?",
+             _sec_chexpert_reader_study, ("cxreval data export", "cxreval mrmc")),
     DemoSpec("xqa_published", "XQA paper's published tables", _sec_xqa, ("cxreval rank",)),
     DemoSpec("openi_report_labels", "OpenI: report labeller vs MeSH codes; Findings vs Impression",
              _sec_openi_reports, ("cxreval data export openi_mesh --half held-out", "cxreval label-reports",
