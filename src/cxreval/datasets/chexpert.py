@@ -59,6 +59,7 @@ from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import CHEXPERT, CHEXPERT_COMPETITION, canonical_finding
+from ..io import read_csv_file
 from ..labels import read_wide_labels, read_wide_predictions, validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
@@ -238,10 +239,8 @@ def read_release_file(path: PathLike, *, source: str = TRAIN_SOURCE,
     if not p.is_file():
         raise DataUnavailableError(f"File {str(p)!r} does not exist.")
     where = f"file {str(p)!r}"
-    try:
-        df = pd.read_csv(p, dtype={c: str for c in RELEASE_COLUMNS}, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError, EOFError) as exc:
-        raise SchemaError(f"Could not read {where} as CSV: {exc}") from exc
+    df = read_csv_file(p, error=lambda f, exc: f"Could not read {where} as CSV: {exc}",
+                       dtype={c: str for c in RELEASE_COLUMNS}, keep_default_na=False, na_values=[""])
     check_columns(df, RELEASE_COLUMNS, where=where)
     if not len(df):
         raise SchemaError(f"{where} has no rows.")

@@ -71,6 +71,7 @@ from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import CHEXPERT, canonical_finding
+from ..io import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
@@ -145,10 +146,8 @@ def find_file(root: PathLike, name: str) -> Path:
 
 
 def _read_csv(p: Path, dtype: Mapping[str, object]) -> pd.DataFrame:
-    try:
-        return pd.read_csv(p, dtype=dtype, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError, EOFError) as exc:
-        raise SchemaError(f"Could not read file {str(p)!r} as CSV: {exc}") from exc
+    return read_csv_file(p, error=lambda f, exc: f"Could not read file {str(f)!r} as CSV: {exc}", dtype=dtype,
+                         keep_default_na=False, na_values=[""])
 
 
 def _missing_ids(df: pd.DataFrame, cols: Sequence[str], where: str) -> None:

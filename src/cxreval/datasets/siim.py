@@ -37,6 +37,7 @@ import pandas as pd
 
 from .._typing import PathLike
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
+from ..io import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema import BOX_COLUMNS
@@ -145,10 +146,8 @@ def _read(path: PathLike) -> tuple[Path, pd.DataFrame]:
         p = found
     elif not p.is_file():
         raise DataUnavailableError(f"{str(p)!r} does not exist; pass {RLE_FILE} (from {_PAGE}) or its folder.")
-    try:
-        df = pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError, EOFError) as exc:
-        raise SchemaError(f"Could not read file {str(p)!r} as CSV: {exc}") from exc
+    df = read_csv_file(p, error=lambda f, exc: f"Could not read file {str(f)!r} as CSV: {exc}", dtype=str,
+                       keep_default_na=False, na_values=[""])
     df.columns = [str(c).strip() for c in df.columns]
     where = f"file {str(p)!r}"
     if "ImageId" not in df.columns or "EncodedPixels" not in df.columns:
