@@ -174,6 +174,7 @@ def _validate(inputs: PlanInputs, budget: object, budgets: Sequence[int] | None,
               confidence_level: object) -> tuple[int, list[int], int, float]:
     b = check_budget(budget, inputs)
     nd = check_positive_int(n_draws, name="n_draws", func=_FUNC)
+    _check_draws_fit(nd, max((len(fd.index) for fd in inputs.findings), default=0))
     cl = check_confidence_level(confidence_level, func=_FUNC)
     if budgets is None:
         grid = _default_budgets(b)
@@ -183,6 +184,27 @@ def _validate(inputs: PlanInputs, budget: object, budgets: Sequence[int] | None,
             raise InvalidParameterError(f"The 'budgets' parameter of {_FUNC} must be budgets from 0 to the number of "
                                         f"studies ({len(inputs.study_ids)}). Got {list(budgets)} instead.")
     return b, grid, nd, cl
+
+
+_DRAW_ARRAYS = 4
+"""Arrays of ``n_draws x studies`` float64 the Monte Carlo holds at once, at the least (the drawn truths, their
+probabilities, the refitted posteriors and their complement; measured peak: about 28)."""
+
+
+def _check_draws_fit(n_draws: int, n_studies: int) -> None:
+    """Refuse, before any work, a number of draws whose Monte Carlo cannot fit in this machine's memory."""
+    import os
+
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # not POSIX: left to the run
+        return
+    need = n_draws * n_studies * 8 * _DRAW_ARRAYS
+    if total > 0 and need > total:
+        raise InvalidParameterError(f"The 'n_draws' parameter of {_FUNC} is too large: {n_draws} draws of "
+                                    f"{n_studies} studies need at least {need / 2**30:,.0f} GiB of memory "
+                                    f"({_DRAW_ARRAYS} arrays of draws x studies, float64) and this machine has "
+                                    f"{total / 2**30:,.1f} GiB. Use fewer draws (the default is 200).")
 
 
 def _power(item: tuple[FindingFit, np.ndarray, list[int], int, float, np.random.Generator]
