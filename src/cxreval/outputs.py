@@ -407,9 +407,13 @@ def _remove_made(made: Sequence[Path]) -> None:
 
 
 @contextlib.contextmanager
-def atomic_file(out: PathLike, *, overwrite: bool = False) -> Iterator[Path]:
-    """Write one output file atomically: yields a temporary path beside ``out``, renamed onto ``out`` on success."""
-    out = check_output_path(out, overwrite=overwrite, kind="file")
+def atomic_file(out: PathLike, *, overwrite: bool = False,
+                inputs: Sequence[str | os.PathLike[str]] = ()) -> Iterator[Path]:
+    """Write one output file atomically: yields a temporary path beside ``out``, renamed onto ``out`` on success.
+
+    ``out`` is checked by :func:`check_output_path` with ``inputs`` (the run's input files and folders: ``out``
+    may not be one, nor replace a file inside a folder input)."""
+    out = check_output_path(out, overwrite=overwrite, kind="file", inputs=inputs)
     made = _make_parents(out)
     tmp = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
     try:

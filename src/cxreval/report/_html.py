@@ -298,7 +298,8 @@ def write_report(result_dirs: Sequence[str | Path], out: str | Path, *, overwrit
     ----------
     overwrite : bool, default=True
         Replace an existing ``out``; when False an existing file is refused before any work
-        (:class:`~cxreval.outputs.OutputError`).
+        (:class:`~cxreval.outputs.OutputError`). ``out`` is never one of ``result_dirs`` nor a file inside one
+        that it would replace (an input destroyed), overwrite or not.
 
     Returns
     -------
@@ -306,9 +307,10 @@ def write_report(result_dirs: Sequence[str | Path], out: str | Path, *, overwrit
     """
     from ..outputs import check_output_path
 
-    check_output_path(out, overwrite=overwrite, kind="file")
+    inputs = [Path(d) for d in result_dirs]  # the page may not replace a file of a folder it reads
+    check_output_path(out, overwrite=overwrite, kind="file", inputs=inputs)
     page, sections, missing = render_report(result_dirs, **kwargs)
     data = page.encode("utf-8")
-    with atomic_file(out, overwrite=overwrite) as tmp:
+    with atomic_file(out, overwrite=overwrite, inputs=inputs) as tmp:
         tmp.write_bytes(data)
     return ReportResult(Path(out), len(data), tuple(sections), tuple(missing), headline='id="fig-headline"' in page)
