@@ -25,7 +25,7 @@ from ..results import ReadResult, TableResult
 from ._estimate import TwoPhaseAUCResult, two_phase_tables
 from ._inputs import PlanInputs, check_budget, prepare_inputs
 from ._planner import FindingFit, fit_finding, power_curve
-from ._study import copy_images, find_images, image_table, study_yaml
+from ._study import check_image_names, copy_images, find_images, image_table, study_yaml
 
 __all__ = ["RELABEL_COLUMNS", "POWER_COLUMNS", "POWER_METHOD", "RelabelPlanResult", "plan_relabelling"]
 
@@ -344,6 +344,7 @@ def plan_relabelling(predictions: pd.DataFrame | ReadResult | Sequence[pd.DataFr
     relabel = pd.DataFrame({"study_id": inputs.study_ids[top], "patient_id": inputs.patient_ids[top],
                             "priority": np.arange(1, len(top) + 1), "expected_change": change[top],
                             "reason": reasons}, columns=list(RELABEL_COLUMNS))
+    check_image_names(list(relabel["study_id"]))  # each names its image in the reader study: never outside it
     sources = find_images(folder, list(relabel["study_id"]), func=_FUNC) if folder is not None else None
     rank_of = np.full(n, n)
     rank_of[ranked] = np.arange(len(ranked))
