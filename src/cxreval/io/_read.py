@@ -8,6 +8,7 @@ goes through :func:`read_table`, and every CSV file (a data set's published file
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,7 +76,7 @@ def _in_words(path: Path, exc: BaseException) -> BaseException:
     return _DamagedData(f"its {codec} data is damaged or cut short ({text})")
 
 
-def read_csv_file(path: str | Path, *, error: Callable[[Path, BaseException], str] | None = None,
+def read_csv_file(path: str | os.PathLike[str], *, error: Callable[[Path, BaseException], str] | None = None,
                   **options: object) -> pd.DataFrame:
     """``pandas.read_csv(path, **options)`` — plain or compressed (:data:`COMPRESSIONS`, by suffix) — with
     every way the file can fail to be read turned into one :class:`~cxreval.exceptions.SchemaError` naming it.
@@ -98,7 +99,7 @@ def read_csv_file(path: str | Path, *, error: Callable[[Path, BaseException], st
 
     p = Path(path)
     try:
-        return pd.read_csv(p, **options)  # type: ignore[call-overload]
+        return pd.read_csv(p, **options)
     except read_errors() as exc:
         raise SchemaError((error or _could_not_read)(p, _in_words(p, exc))) from exc
 

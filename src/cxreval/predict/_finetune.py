@@ -390,11 +390,11 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
             raise InvalidParameterError(f"The '{n}' parameter of finetune must be an int >= {lo}. Got {v!r}.")
     if not 0 < val_fraction < 1:
         raise InvalidParameterError(f"The 'val_fraction' parameter of finetune must be in (0, 1). Got {val_fraction!r}.")
-    for n, v, low in (("lr", lr, "> 0"), ("weight_decay", weight_decay, ">= 0")):
-        ok = isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and math.isfinite(v) and (
-            v > 0 if n == "lr" else v >= 0)
-        if v is not None and not ok:
-            raise InvalidParameterError(f"The '{n}' parameter of finetune must be a finite number {low}. Got {v!r}.")
+    for rate, value, low in (("lr", lr, "> 0"), ("weight_decay", weight_decay, ">= 0")):
+        number = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
+        if value is not None and not (number and math.isfinite(value) and (value > 0 if rate == "lr" else value >= 0)):
+            raise InvalidParameterError(f"The '{rate}' parameter of finetune must be a finite number {low}. "
+                                        f"Got {value!r}.")
     progress = as_progress(progress, func=func)
     torch = require_torch()  # (after the checks of the options: a bad option is named without torch)
     dev = torch_device(device)
