@@ -178,9 +178,11 @@ def _classify_folder(d: Path) -> Path:
     return d / "cls"
 
 
-def _report_over(name: str, *extra: str) -> Callable[[Path], list[str]]:
+def _report_over(name: str, *extra: str, record: bool = True) -> Callable[[Path], list[str]]:
     def build(d: Path) -> list[str]:
         folder = _classify_folder(d)
+        if not record:  # a folder of tables without cxreval's run.json: every result file counts
+            (folder / "run.json").unlink()
         return ["report", str(folder), "--out", str(folder / name), *extra]
     return build
 
@@ -210,8 +212,12 @@ def _seed(command: str) -> Callable[[Path], list[str]]:
 
 CASES = [
     # 1. an input destroyed: the report replaced a file of the folder it reads
-    Case("report-out-is-a-result-file-overwrite", _report_over("auc.csv", "--overwrite"), "lies inside the input folder"),
+    Case("report-out-is-a-result-file-overwrite", _report_over("auc.csv", "--overwrite"), "is the input"),
     Case("report-out-is-a-result-file", _report_over("auc.csv"), "--out"),
+    Case("report-out-is-its-parquet-twin", _report_over("auc.parquet", "--overwrite"), "is the input"),
+    Case("report-out-is-the-run-record", _report_over("run.json", "--overwrite"), "is the input"),
+    Case("report-out-is-a-result-file-no-run-record", _report_over("auc.csv", "--overwrite", record=False),
+         "is the input"),
     Case("report-pdf-out-is-the-page", _report_over("r.pdf", "--pdf"), "--pdf"),
     Case("report-out-is-the-thresholds", _report_thresholds, "is the input"),
     # 2. a write outside --out: a study id leading out of the image folder
@@ -330,3 +336,13 @@ def test_out_of_memory_names_the_commands_own_options(tmp_path: Path, capsys: py
     line = capsys.readouterr().err.strip()
     assert line.startswith("cxreval: error: out of memory (Unable to allocate 179. GiB") and "--n-draws" in line, line
     assert "--n-resamples" not in line
+
+
+def test_a_report_may_replace_its_own_earlier_page_in_a_result_folder(tmp_path: Path) -> None:
+    """What the report reads is protected, not the folder: an earlier page beside the results is replaced with
+    --overwrite, every result file byte for byte as before."""
+    folder = _classify_folder(tmp_path)
+    before = _digest(folder, folder / "report.html")
+    for _ in range(2):
+        assert main(["report", str(folder), "--out", str(folder / "report.html"), "--overwrite"]) == 0
+    assert _digest(folder, folder / "report.html") == before

@@ -30,10 +30,10 @@ def report(
     Example: cxreval report demo-out --out report.html --pdf --overwrite
     """
     from ..outputs import check_output_path
-    from ..report import find_chromium, load_thresholds, print_pdf, write_report
+    from ..report import find_chromium, load_thresholds, print_pdf, report_inputs, write_report
 
     th = load_thresholds(thresholds)
-    inputs = [*result_dirs, *([thresholds] if thresholds is not None else [])]
+    inputs = [*report_inputs(result_dirs), *([thresholds] if thresholds is not None else [])]
     check_output_path(out, overwrite=overwrite, kind="file", inputs=inputs)
     pdf_out = out.with_suffix(".pdf")
     if pdf:  # checked before any work
