@@ -36,7 +36,8 @@ def normalize_rng(rng: RNGLike) -> np.random.Generator:
         return np.random.default_rng(rng)
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(
-            f"The 'rng' parameter must be None, an int seed or a numpy Generator. Got {rng!r} instead.") from exc
+            f"The 'rng' parameter must be None, a non-negative int seed or a numpy Generator. Got {rng!r} "
+            "instead.") from exc
 
 
 def check_consistent_length(*arrays: Sized, names: Sequence[str] | None = None) -> None:

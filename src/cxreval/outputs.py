@@ -50,7 +50,7 @@ from ._typing import PathLike
 from .exceptions import CxrevalError
 
 __all__ = ["write_run_record", "utc_now", "file_checksums", "check_unchanged", "OutputError", "RUN_FILE", "check_output_path", "output_folder", "atomic_file", "sha256_file",
-           "read_run", "run_files", "is_cxreval_folder", "write_error"]
+           "read_run", "run_files", "is_cxreval_folder", "write_error", "path_inside"]
 
 RUN_FILE = "run.json"
 _LOCK_SUFFIX = ".cxreval-lock"
@@ -195,6 +195,54 @@ def write_error(out: Path, exc: OSError, *, made: Sequence[Path] = ()) -> Output
         return None  # (pyarrow's write errors carry the cause only in their text)
     cause = exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     return OutputError(f"out={str(out)!r}: could not write the output ({cause}); nothing was written.")
+
+
+def path_inside(folder: PathLike, name: object, *, what: str) -> Path:
+    """``folder / name`` for a file whose name comes from the user's data or options (a study id, a split or
+    degradation name), refused when it could name a file outside ``folder``: the one builder of such paths.
+
+    ``name`` is a relative path whose parts are separated by ``/`` (a CheXpert study id
+    ``patient00001/study1`` makes a sub-folder); it may not be empty, absolute (``/x``, ``\\x``, a drive on Windows), hold a
+    ``..`` part (with ``/`` or ``\\`` around it), a NUL or another control character, and the joined path, with
+    ``.`` and ``..`` resolved as text, must stay under ``folder``.
+
+    Raises
+    ------
+    SchemaError
+        Naming ``what`` (e.g. ``"study_id"``), the value and what is expected.
+
+    Examples
+    --------
+    >>> path_inside("out/images", "patient1/study1.png", what="study_id").as_posix()
+    'out/images/patient1/study1.png'
+    >>> path_inside("out/images", "../../x.png", what="study_id")
+    Traceback (most recent call last):
+    ...
+    cxreval.exceptions.SchemaError: The study_id '../../x.png' cannot name a file inside out/images: ...
+    """
+    from .exceptions import SchemaError
+
+    base = Path(folder)
+    text = name if isinstance(name, str) else None
+    why = ""
+    if text is None:
+        why = f"it is not text ({type(name).__name__})"
+    elif not text.strip():
+        why = "it is blank"
+    elif any(ord(c) < 32 or ord(c) == 127 for c in text):
+        why = "it holds a control character"
+    elif text.startswith(("/", "\\")) or Path(text).is_absolute() or Path(text).drive:
+        why = "it is an absolute path"
+    elif ".." in text.replace("\\", "/").split("/"):
+        why = "it holds a '..' part, which leads out of the folder"
+    else:
+        joined = os.path.normpath(os.path.join(str(base), text))
+        if os.path.relpath(joined, os.path.normpath(str(base))).split(os.sep)[0] == "..":
+            why = "it leads out of the folder"
+    if why:
+        raise SchemaError(f"The {what} {name!r} cannot name a file inside {base}: {why}. Expected a relative name "
+                          f"(parts separated by '/', none of them '..').")
+    return base / text  # type: ignore[operator]
 
 
 def sha256_file(path: PathLike, *, chunk: int = 1 << 20) -> str:
@@ -407,9 +455,13 @@ def _remove_made(made: Sequence[Path]) -> None:
 
 
 @contextlib.contextmanager
-def atomic_file(out: PathLike, *, overwrite: bool = False) -> Iterator[Path]:
-    """Write one output file atomically: yields a temporary path beside ``out``, renamed onto ``out`` on success."""
-    out = check_output_path(out, overwrite=overwrite, kind="file")
+def atomic_file(out: PathLike, *, overwrite: bool = False,
+                inputs: Sequence[str | os.PathLike[str]] = ()) -> Iterator[Path]:
+    """Write one output file atomically: yields a temporary path beside ``out``, renamed onto ``out`` on success.
+
+    ``out`` is checked by :func:`check_output_path` with ``inputs`` (the run's input files and folders: ``out``
+    may not be one, nor replace a file inside a folder input)."""
+    out = check_output_path(out, overwrite=overwrite, kind="file", inputs=inputs)
     made = _make_parents(out)
     tmp = out.parent / f".{out.name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
     try:

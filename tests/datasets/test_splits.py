@@ -179,7 +179,7 @@ def test_official_chestxray14_split_is_patient_disjoint(shared_data, metadata_di
     ({"fractions": "abc"}, r"The 'fractions' parameter of patient_split"),
     ({"fractions": (0.5, 0.5), "names": ("a", "a")}, r"must hold 2 distinct names, one per fraction. Got \['a', 'a'\]"),
     ({"fractions": (0.5, 0.5), "names": "ab"}, r"The 'names' parameter of patient_split must be a sequence of str"),
-    ({"rng": "seed"}, r"The 'rng' parameter must be None, an int seed or a numpy Generator. Got 'seed' instead"),
+    ({"rng": "seed"}, r"The 'rng' parameter must be None, a non-negative int seed or a numpy Generator. Got 'seed' instead"),
     ({"stratify": "Edemaa"}, r"Unknown finding name 'Edemaa' in the 'stratify' parameter of patient_split"),
 ])
 def test_bad_parameters(kwargs, match):

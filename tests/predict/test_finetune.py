@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -237,3 +238,49 @@ def test_xrv_densenet_last_layer_reloads(task, xrv_weights, xrv):
                            bsd["features.denseblock4.denselayer1.conv1.weight"])
     vp = pd.read_csv(task / "x" / "val_predictions.csv")
     assert vp.model.unique().tolist() == ["finetuned-densenet121-res224-all"] and vp.score.between(0, 1).all()
+
+
+def test_a_labelled_study_without_an_image_is_named_not_dropped_in_silence(tmp_path):
+    """The labelled studies that have no image are left out with a warning naming how many and one of them, and
+    their ids are returned (finetune.json lists them); a study with an image is kept as it is."""
+    from cxreval.exceptions import CxrevalWarning
+    from cxreval.predict._finetune import _with_images
+
+    targets = pd.DataFrame({"study_id": ["a.png", "b.png", "c.png", "d.png"], "patient_id": ["p1", "p1", "p2", "p3"],
+                            "Mass": [1.0, 0.0, 1.0, 0.0]})
+    with pytest.warns(CxrevalWarning, match=r"2 of the 4 labelled studies .* have no image in images='imgs', e\.g\. "
+                                            r"'b\.png'; they are left out of training and validation"):
+        kept, missing = _with_images(targets, {"a.png", "c.png"}, labels="labels.csv", images="imgs")
+    assert kept["study_id"].tolist() == ["a.png", "c.png"] and missing == ["b.png", "d.png"]
+    assert kept["Mass"].tolist() == [1.0, 1.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every study imaged: no warning
+        kept, missing = _with_images(targets, {"a.png", "b.png", "c.png", "d.png"}, labels="l", images="i")
+    assert len(kept) == 4 and missing == []
+
+
+@pytest.mark.parametrize(("option", "value"), [("--lr", "-1"), ("--lr", "0"), ("--lr", "inf"),
+                                               ("--weight-decay", "-0.1"), ("--weight-decay", "nan")])
+def test_learning_rate_and_weight_decay_are_checked_before_torch(tmp_path, capsys, option, value):
+    """Named as the command's options, with or without torch installed (the check comes first)."""
+    (tmp_path / "imgs").mkdir()
+    args = ["finetune", "--images", str(tmp_path / "imgs"), "--labels", str(tmp_path / "labels.csv"),
+            "--model", f"torch:{tmp_path / 'm.yaml'}", option, value, "-o", str(tmp_path / "out")]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"cxreval: error: {option} must be a finite number") and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_finetune_json_and_summary_list_the_studies_without_an_image(task, torch_mod, capsys):
+    labels = pd.read_csv(task / "labels.csv")
+    extra = labels[labels.study_id == "im000.png"].assign(study_id="absent.png", patient_id="p99")
+    pd.concat([labels, extra]).to_csv(task / "more.csv", index=False)
+    args = ["finetune", "--images", str(task / "imgs"), "--labels", str(task / "more.csv"), "--model",
+            f"torch:{task / 'base.yaml'}", "--mode", "linear-probe", "--no-progress", "--out", str(task / "o")]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "cxreval: warning: 1 of the 61 labelled studies" in err and "'absent.png'" in err, err
+    js = json.loads((task / "o" / "finetune.json").read_text())
+    assert js["n_labelled_without_image"] == 1 and js["labelled_without_image"] == ["absent.png"]
+    assert "Left out: 1 labelled studies without an image (e.g. `absent.png`" in (task / "o" / "summary.md").read_text()

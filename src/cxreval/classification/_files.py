@@ -20,6 +20,7 @@ import pandas as pd
 from .._typing import RNGLike, Studies
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
+from ..io import read_csv_file
 from ..labels import validate_model_groups
 from ..progress import Progress, as_progress
 from ._evaluate import evaluate_auc_prepared
@@ -47,7 +48,7 @@ def read_model_groups(path: str | PathLike[str]) -> pd.DataFrame:
     assert p is not None
     if not p.exists():
         raise SchemaError(f"File {str(p)!r} does not exist.")
-    return validate_model_groups(pd.read_csv(p, dtype=str), where=f"file {str(p)!r}")
+    return validate_model_groups(read_csv_file(p, dtype=str), where=f"file {str(p)!r}")
 
 
 def evaluate_auc_files(predictions: str | Path | Sequence[str | Path], labels: str | Path | Sequence[str | Path], *,

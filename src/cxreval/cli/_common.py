@@ -38,7 +38,7 @@ def overwrite_option() -> Any:
 
 
 def seed_option(help: str = "Random seed.") -> Any:
-    return typer.Option(0, "--seed", help=help)
+    return typer.Option(0, "--seed", min=0, metavar="<int>", help=help)
 
 
 def findings_option(help: str = "Findings, comma-separated (A,B) or repeated (default: all).") -> Any:

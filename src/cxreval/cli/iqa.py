@@ -45,13 +45,14 @@ def _echo(res: Any, json_out: bool, line: str) -> None:
 
 def _read_csv(path: Path, option: str, columns: tuple[str, ...], dtype: object = None) -> pd.DataFrame:
     """Read a CSV input; an empty file, a header without rows or a missing column is a one-line error."""
-    try:
-        df = pd.read_csv(path, dtype=dtype)
-    except pd.errors.EmptyDataError:
-        raise SchemaError(f"{option} file {path} is empty; expected a header with columns "
-                          f"{', '.join(columns)} and at least one row.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        raise SchemaError(f"{option} file {path} cannot be read as CSV: {exc}") from None
+    from ..io import read_csv_file
+
+    def why(f: Path, exc: BaseException) -> str:
+        if isinstance(exc, pd.errors.EmptyDataError):
+            return f"{option} file {f} is empty; expected a header with columns {', '.join(columns)} and at least one row."
+        return f"{option} file {f} cannot be read as CSV: {exc}"
+
+    df = read_csv_file(path, error=why, dtype=dtype)
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise SchemaError(f"{option} file {path} has no column(s) {missing}; columns are {list(df.columns)}.")

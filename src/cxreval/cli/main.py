@@ -234,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
 
 _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG})
 
-_PARAM_RE = re.compile(r"The '(\w+)' parameter of [\w.]+ ")
+_PARAM_RE = re.compile(r"The '(\w+)' parameter (?:of [\w.]+ )?")
 _NP_REPR_RE = re.compile(r"np\.(?:float|int|uint|bool_)\d*\(([^()]*)\)")
 _PARAM_FLAGS = {"rng": "--seed", "T_values": "--t-value", "strict_T": "--inclusive-t", "T_iou": "--t-iou",
                 "image_shape": "--image-size", "url": "--db", "reference": "--reference-source", "models": "--model",
@@ -281,6 +281,22 @@ def _command_options(args: Sequence[str]) -> set[str]:
     for p in getattr(cmd, "params", []):
         opts.update(getattr(p, "opts", []))
     return opts
+
+
+_SIZE_OPTIONS = ("--n-resamples", "--n-draws", "--batch-size", "--chunk-size", "--per-size", "--sample",
+                 "--max-size", "--input-size")
+"""Options that size a run's memory: the ones the command has are named when it runs out of memory."""
+
+
+def _smaller(args: Sequence[str]) -> str:
+    """What to do about a run out of memory: smaller inputs or the command's own sizing options."""
+    try:
+        have = _command_options(args)
+    except Exception:  # never let the advice hide the error itself
+        have = set()
+    named = [o for o in _SIZE_OPTIONS if o in have]
+    options = f"smaller values of {', '.join(named)}" if named else "smaller inputs"
+    return f"use {options}{', or smaller inputs' if named else ''}, or a machine with more memory."
 
 
 def user_message(msg: str, args: Sequence[str]) -> str:
@@ -354,8 +370,8 @@ def _invoke(args: list[str]) -> int:
             typer.echo(f"cxreval: error: {exc.strerror or exc}: {exc.filename}", err=True)
             return 2
         if isinstance(exc, MemoryError):  # a resource limit, not a bug: say what ran out
-            typer.echo(f"cxreval: error: out of memory ({str(exc)[:160] or 'MemoryError'}); use smaller inputs or "
-                       f"options (e.g. --n-resamples), or a machine with more memory.", err=True)
+            typer.echo(f"cxreval: error: out of memory ({str(exc)[:160] or 'MemoryError'}); {_smaller(args)}",
+                       err=True)
             return 2
         if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:  # a write error that names no file
             typer.echo(f"cxreval: error: {exc.strerror or exc} (while writing)", err=True)

@@ -109,8 +109,10 @@ def _budgets(value: str | None) -> list[int] | None:
     items = split_list(value, option="--budgets")
     if items is None:
         return None
-    if not all(i.isdigit() for i in items):
-        raise InvalidParameterError(f"--budgets must be whole numbers, comma-separated. Got {value!r}.")
+    bad = [i for i in items if not (i.isascii() and i.isdigit())]  # ('²'.isdigit() is True, int('²') fails)
+    if bad:
+        raise InvalidParameterError(f"--budgets must be whole numbers (digits 0-9), comma-separated. Got {value!r}: "
+                                    f"{bad[0]!r} is not one.")
     return [int(i) for i in items]
 
 

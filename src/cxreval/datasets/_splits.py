@@ -43,6 +43,7 @@ from .._validation import check_path, normalize_rng
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
 from ..io import markdown_table
+from ..outputs import path_inside
 from ..results import ReadReport, ReadResult
 from ..schema import LabelState, check_columns
 
@@ -450,7 +451,7 @@ def write_split_lists(assignments: pd.DataFrame, directory: str | Path) -> dict[
     d.mkdir(parents=True, exist_ok=True)
     out = {}
     for name, g in assignments.groupby("split", sort=False):
-        p = d / f"{name}_list.txt"
+        p = path_inside(d, f"{name}_list.txt", what="split name")
         p.write_text("".join(f"{s}\n" for s in g["study_id"]))
         out[str(name)] = p
     return out

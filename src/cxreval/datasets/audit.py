@@ -52,7 +52,7 @@ from .._typing import PathLike
 from .._validation import check_path
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
-from ..io import markdown_table, write_summary, write_table
+from ..io import markdown_table, read_csv_file, write_summary, write_table
 from ..results import TableResult
 from ..schema import check_columns
 from . import nih
@@ -276,10 +276,8 @@ def count_boxes(path: PathLike) -> pd.DataFrame:
         Missing columns, missing image name, or a finding that is not a ChestX-ray14 finding.
     """
     where = f"file {str(path)!r}"
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError) as exc:
-        raise SchemaError(f"Could not read {str(path)!r} as a BBox_List CSV: {exc}") from exc
+    df = read_csv_file(path, error=lambda f, exc: f"Could not read {str(f)!r} as a BBox_List CSV: {exc}", dtype=str,
+                       keep_default_na=False, na_values=[""])
     check_columns(df, ("Image Index", "Finding Label"), where=where)
     if df.empty:
         raise SchemaError(f"{path} has no rows (a BBox_List file with a header and no box).")

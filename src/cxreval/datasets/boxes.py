@@ -24,7 +24,7 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
-from ..io import read_table
+from ..io import read_csv_file, read_table
 from ..results import ReadReport, ReadResult
 from ..schema import BOX_COORDS, FINDING, check_box_table
 from .nih_boxes import NIH_HEADER, read_nih_boxes
@@ -44,10 +44,7 @@ def _header(p: Path) -> list[str]:
             return list(pq.read_schema(p).names)
         except (OSError, ValueError) as exc:
             raise SchemaError(f"{p}: cannot be read as a Parquet file ({exc}).") from exc
-    try:
-        head = pd.read_csv(p, nrows=0, dtype=str)
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        raise SchemaError(f"{p}: cannot be read as a CSV file ({exc}).") from exc
+    head = read_csv_file(p, error=lambda f, exc: f"{f}: cannot be read as a CSV file ({exc}).", nrows=0, dtype=str)
     return [str(c).strip() for c in head.columns]
 
 

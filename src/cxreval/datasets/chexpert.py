@@ -59,10 +59,11 @@ from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import CHEXPERT, CHEXPERT_COMPETITION, canonical_finding
+from ..io import read_csv_file
 from ..labels import read_wide_labels, read_wide_predictions, validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
-from .mimic import decode_label_codes
+from .mimic import check_views_present, decode_label_codes
 
 __all__ = ["SOURCES", "RADIOLOGISTS", "LABELERS", "CONSENSUS", "COMPETITION_FINDINGS", "label_files",
            "list_models", "load_labels", "load_predictions", "TRAIN_FILE", "VALID_FILE", "TRAIN_SOURCE",
@@ -234,14 +235,19 @@ def read_release_file(path: PathLike, *, source: str = TRAIN_SOURCE,
         ``1.0, 0.0, -1.0`` or blank, or two images of one study with different labels (naming the rows).
     """
     vw = _views(views, "read_release_file")
-    p = Path(path)
+    res, present = _read_release(Path(path), source, vw)
+    if vw is not None:
+        check_views_present(vw, present, func="read_release_file", where=f"file {str(path)!r}")
+    return res
+
+
+def _read_release(p: Path, source: str, vw: tuple[str, ...] | None) -> tuple[ReadResult, list[str]]:
+    """:func:`read_release_file`'s table and the views the file's images have (``AP``, ``PA``, ``LATERAL``...)."""
     if not p.is_file():
         raise DataUnavailableError(f"File {str(p)!r} does not exist.")
     where = f"file {str(p)!r}"
-    try:
-        df = pd.read_csv(p, dtype={c: str for c in RELEASE_COLUMNS}, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError, EOFError) as exc:
-        raise SchemaError(f"Could not read {where} as CSV: {exc}") from exc
+    df = read_csv_file(p, error=lambda f, exc: f"Could not read {where} as CSV: {exc}",
+                       dtype={c: str for c in RELEASE_COLUMNS}, keep_default_na=False, na_values=[""])
     check_columns(df, RELEASE_COLUMNS, where=where)
     if not len(df):
         raise SchemaError(f"{where} has no rows.")
@@ -298,7 +304,8 @@ def read_release_file(path: PathLike, *, source: str = TRAIN_SOURCE,
     renamed = [f"{a} -> {b}" for a, b in zip(fcols, canon) if a != b]
     if renamed:
         notes.append(f"renamed findings: {', '.join(renamed)}")
-    return ReadResult(table, ReadReport(str(p), n_img, n_img - len(dropped), dropped=dropped, notes=tuple(notes)))
+    return (ReadResult(table, ReadReport(str(p), n_img, n_img - len(dropped), dropped=dropped, notes=tuple(notes))),
+            [str(v) for v in pd.unique(view)])
 
 
 def load_release(root: PathLike, *, sources: tuple[str, ...] | list[str] | None = None,
@@ -334,7 +341,12 @@ def load_release(root: PathLike, *, sources: tuple[str, ...] | list[str] | None 
             raise DataUnavailableError(f"CheXpert folder {str(d)!r} has no {files[s]!r}: download CheXpert-v1.0 (or "
                                        "-small) from https://stanfordmlgroup.github.io/competitions/chexpert/ and "
                                        f"place {files[s]} in {str(d)!r}.")
-    res = [read_release_file(d / files[s], source=s, views=views) for s in want]
+    vw = _views(views, "load_release")
+    read = [_read_release(d / files[s], s, vw) for s in want]
+    if vw is not None:
+        check_views_present(vw, [v for _, present in read for v in present], func="load_release",
+                            where=f"{' or '.join(files[s] for s in want)} in {str(d)!r}")
+    res = [r for r, _ in read]
     dropped = pd.concat([r.report.dropped.assign(value=files[s] + ":" + r.report.dropped["value"].astype(str))
                          for s, r in zip(want, res)], ignore_index=True)
     notes = tuple(f"{files[s]}: {n}" for s, r in zip(want, res) for n in r.report.notes)

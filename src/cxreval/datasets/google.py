@@ -28,6 +28,7 @@ from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..finding_maps import NIH_TO_GOOGLE, map_label_table
 from ..findings import VocabularyMapping, canonical_finding
+from ..io import read_csv_file
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
 from ._fetch import metadata_path
@@ -48,7 +49,7 @@ def load_labels(path: PathLike | None = None, *,
     """
     p = metadata_path(GOOGLE_FILE, cache_dir=cache_dir, path=path)
     where = f"file {str(p)!r}"
-    df = pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
+    df = read_csv_file(p, dtype=str, keep_default_na=False, na_values=[""])
     check_columns(df, ("Image Index", "Patient ID", "Set Id", *_RAW), where=where)
     n = len(df)
     states = np.empty((n, len(_RAW)), dtype=np.int8)

@@ -71,13 +71,14 @@ from .._typing import PathLike
 from .._validation import did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import CHEXPERT, canonical_finding
+from ..io import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
 
 __all__ = ["CHEXPERT_FILE", "NEGBIO_FILE", "SPLIT_FILE", "METADATA_FILE", "TEST_SET_FILE", "SOURCE_FILES",
            "SOURCES", "SPLITS", "LABEL_CODES", "decode_label_codes", "SPLIT_COLUMNS", "METADATA_COLUMNS", "find_file", "optional_file",
-           "read_label_file", "load_labels",
+           "read_label_file", "load_labels", "check_views_present",
            "load_split", "load_metadata"]
 
 CHEXPERT_FILE = "mimic-cxr-2.0.0-chexpert.csv.gz"
@@ -145,10 +146,8 @@ def find_file(root: PathLike, name: str) -> Path:
 
 
 def _read_csv(p: Path, dtype: Mapping[str, object]) -> pd.DataFrame:
-    try:
-        return pd.read_csv(p, dtype=dtype, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError, EOFError) as exc:
-        raise SchemaError(f"Could not read file {str(p)!r} as CSV: {exc}") from exc
+    return read_csv_file(p, error=lambda f, exc: f"Could not read file {str(f)!r} as CSV: {exc}", dtype=dtype,
+                         keep_default_na=False, na_values=[""])
 
 
 def _missing_ids(df: pd.DataFrame, cols: Sequence[str], where: str) -> None:
@@ -289,6 +288,23 @@ def _check_views(views: object) -> tuple[str, ...] | None:
     return out
 
 
+def check_views_present(views: Sequence[str], present: Sequence[str], *, func: str, where: str) -> None:
+    """Refuse views of which no image of the data has any (a typo, or another data set's spelling): the
+    filter would keep no study, an empty table written as a success. (A list some of whose views the data has,
+    such as ``PA,AP`` on a subset without PA images, keeps the studies of the others.)
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the views, ``func``'s ``views`` parameter, and the views the data has.
+    """
+    have = sorted({str(v) for v in present if str(v)})
+    if not set(views) & set(have):
+        hint = did_you_mean(views[0], have)
+        raise InvalidParameterError(f"The 'views' parameter of {func} names {list(views)} but no image of {where} "
+                                    f"has such a view, so no study would be kept; its views are {have}.{hint}")
+
+
 def _check_sources(sources: object, present: Sequence[str]) -> list[str]:
     if sources is None:
         return list(present)
@@ -350,6 +366,8 @@ def load_labels(root: PathLike, *, sources: Sequence[str] | None = None, views: 
     split_table = load_split(root).table if use_split else None
     if vw is not None:
         meta = load_metadata(root).table
+        check_views_present(vw, pd.unique(meta["view"]), func="load_labels",
+                            where=f"{METADATA_FILE} in {str(root)!r}")
         keep_studies["views"] = pd.Index(meta.loc[meta["view"].isin(vw), "study_id"]).unique()
     if split is not None and split_table is not None:
         keep_studies["split"] = pd.Index(split_table.loc[split_table["split"] == split, "study_id"]).unique()
@@ -387,6 +405,10 @@ def load_labels(root: PathLike, *, sources: Sequence[str] | None = None, views: 
     if absent and sources is None:
         notes.append(f"sources without a file: {absent} ({TEST_SET_FILE} not in the folder)")
     table = validate_label_table(pd.concat(tables, ignore_index=True), where=f"MIMIC-CXR folder {str(root)!r}")
+    if table.empty and keep_studies:
+        chosen = " and ".join(f"{k}={v!r}" for k, v in (("views", list(vw or ())), ("split", split))
+                              if k in keep_studies)
+        raise SchemaError(f"MIMIC-CXR folder {str(root)!r}: {chosen} keep(s) no labelled study; nothing to load.")
     drop_df = (pd.concat(dropped, ignore_index=True) if dropped
                else pd.DataFrame(columns=["row", "reason", "value"]))
     n_kept = n_read - len(drop_df)

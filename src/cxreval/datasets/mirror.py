@@ -191,7 +191,12 @@ _BY_PATH = {f.local_path: f for f in PINNED}
 
 
 def read_manifest(path: PathLike) -> tuple[MirrorFile, ...]:
-    """Read a ``MANIFEST.tsv`` (columns ``local_path, repo, commit, repo_path, bytes, sha256``).
+    """Read a ``MANIFEST.tsv`` (columns ``local_path, repo, commit, repo_path, bytes, sha256``): its downloadable
+    files.
+
+    A row whose ``blob_matches_local`` (when the column is present) is not ``True`` is a file derived from the
+    repository's blob (an R data set exported to CSV): the raw URL does not give its bytes, so it is not pinned
+    for download and is left out; such a file is read from a mirror folder only.
 
     Raises
     ------
@@ -210,6 +215,8 @@ def read_manifest(path: PathLike) -> tuple[MirrorFile, ...]:
             raise SchemaError(f"Manifest {str(path)!r} is missing column(s) {missing}; it has {reader.fieldnames}.")
         out = []
         for i, row in enumerate(reader):
+            if str(row.get("blob_matches_local", "True")).strip() != "True":
+                continue  # derived from the blob, not the blob itself: mirror only
             try:
                 n = int(row["bytes"])
             except (TypeError, ValueError) as exc:

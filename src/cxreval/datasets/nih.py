@@ -24,6 +24,7 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import CHESTXRAY14, canonical_finding
+from ..io import read_csv_file
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
 from ._fetch import metadata_path
@@ -37,11 +38,9 @@ _COLUMNS = ("Image Index", "Finding Labels", "Patient ID", "View Position")
 
 def _read(path: PathLike | None, cache_dir: PathLike | None) -> tuple[pd.DataFrame, Path]:
     p = metadata_path(DATA_ENTRY, cache_dir=cache_dir, path=path)
-    try:
-        df = pd.read_csv(p, dtype={"Image Index": str, "Finding Labels": str, "Patient ID": str,
-                                   "View Position": str}, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError) as exc:
-        raise SchemaError(f"Could not read {str(p)!r} as a ChestX-ray14 Data_Entry CSV: {exc}") from exc
+    df = read_csv_file(p, error=lambda f, exc: f"Could not read {str(f)!r} as a ChestX-ray14 Data_Entry CSV: {exc}",
+                       dtype={"Image Index": str, "Finding Labels": str, "Patient ID": str, "View Position": str},
+                       keep_default_na=False, na_values=[""])
     check_columns(df, _COLUMNS, where=f"file {str(p)!r}")
     if df.empty:
         raise SchemaError(f"{p} has no rows (a ChestX-ray14 Data_Entry CSV has one row per image).")

@@ -20,6 +20,7 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import canonical_finding
+from ..io import read_csv_file
 from ..results import ReadReport, ReadResult
 from ..schema import BOX_COLUMNS
 
@@ -52,11 +53,8 @@ def read_nih_boxes(path: PathLike, *, image_shape: tuple[int, int] | None = (102
         coordinate, a box with non-positive width or height, or a box outside the image.
     """
     p = Path(path)
-    try:
-        raw = pd.read_csv(p, header=None, dtype=str, keep_default_na=False, skip_blank_lines=True,
-                          names=list(range(9)), engine="python")
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise SchemaError(f"{p}: cannot be read as a CSV file ({exc}).") from exc
+    raw = read_csv_file(p, error=lambda f, exc: f"{f}: cannot be read as a CSV file ({exc}).", header=None, dtype=str,
+                        keep_default_na=False, skip_blank_lines=True, names=list(range(9)), engine="python")
     raw = raw.fillna("")
     if raw.empty:
         raise SchemaError(f"{p}: the file is empty; expected the BBox_List_2017 header and rows.")

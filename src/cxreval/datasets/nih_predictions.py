@@ -24,6 +24,7 @@ from .._typing import PathLike
 from .._validation import check_choice, did_you_mean
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError, UnknownNameError
 from ..findings import canonical_finding
+from ..io import read_csv_file
 from ..labels import read_wide_predictions, validate_predictions
 from ..results import ReadReport, ReadResult
 
@@ -133,7 +134,7 @@ def load_published_aucs(directory: PathLike, model: str) -> pd.Series:
     p = d / "published_aucs" / PUBLISHED_AUC_FILES[model]
     if not p.is_file():
         raise DataUnavailableError(f"Published AUC file {str(p)!r} not found.")
-    df = pd.read_csv(p)
+    df = read_csv_file(p)
     if not {"label", "auc"} <= set(df.columns):
         raise SchemaError(f"File {str(p)!r} must have columns 'label' and 'auc'; it has {list(df.columns)}.")
     return pd.Series(df["auc"].to_numpy(dtype=float),

@@ -49,6 +49,7 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import InvalidParameterError, SchemaError
 from ..findings import canonical_finding
+from ..io import read_csv_file
 from ..results import ReadReport, ReadResult
 from ..schema import check_columns
 from ._fetch import metadata_path
@@ -164,10 +165,8 @@ def _check_mapping(mapping: object) -> dict[str, str]:
 
 def _read(p: Path) -> pd.DataFrame:
     cols = ("ImageID", "PatientID", "MethodLabel", "Labels")
-    try:
-        df = pd.read_csv(p, usecols=lambda c: c in cols, dtype=str, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError, UnicodeDecodeError) as exc:
-        raise SchemaError(f"Could not read {str(p)!r} as a PadChest labels CSV: {exc}") from exc
+    df = read_csv_file(p, error=lambda f, exc: f"Could not read {str(f)!r} as a PadChest labels CSV: {exc}",
+                       usecols=lambda c: c in cols, dtype=str, keep_default_na=False, na_values=[""])
     check_columns(df, cols, where=f"file {str(p)!r}")
     return df
 

@@ -39,6 +39,7 @@ import pandas as pd
 
 from .._typing import PathLike
 from ..exceptions import DataUnavailableError, SchemaError
+from ..io import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema import BOX_COLUMNS, check_columns
@@ -74,10 +75,8 @@ def _find(path: PathLike, name: str) -> Path:
 
 
 def _read(p: Path, columns: tuple[str, ...]) -> pd.DataFrame:
-    try:
-        df = pd.read_csv(p, dtype={"patientId": str, "class": str}, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError, EOFError) as exc:
-        raise SchemaError(f"Could not read file {str(p)!r} as CSV: {exc}") from exc
+    df = read_csv_file(p, error=lambda f, exc: f"Could not read file {str(f)!r} as CSV: {exc}",
+                       dtype={"patientId": str, "class": str}, keep_default_na=False, na_values=[""])
     check_columns(df, columns, where=f"file {str(p)!r}")
     miss = df["patientId"].isna().to_numpy()
     if miss.any():

@@ -37,6 +37,7 @@ import pandas as pd
 
 from .._typing import PathLike
 from ..exceptions import DataUnavailableError, InvalidParameterError, SchemaError
+from ..io import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema import BOX_COLUMNS
@@ -55,16 +56,18 @@ def _runs(rle: str, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
     text = str(rle).strip()
     if text == "-1":
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    try:
-        nums = np.array([int(t) for t in text.split()], dtype=np.int64)
-    except ValueError:
-        raise SchemaError(f"EncodedPixels {text[:40]!r} is not a list of integers.") from None
-    if len(nums) == 0 or len(nums) % 2 or (nums[0::2] < 0).any() or (nums[1::2] <= 0).any():
+    tokens = text.split()
+    if not all(t.isascii() and t.lstrip("+-").isdigit() for t in tokens):
+        raise SchemaError(f"EncodedPixels {text[:40]!r} is not a list of integers.")
+    values = [int(t) for t in tokens]
+    if not values or len(values) % 2 or min(values[0::2]) < 0 or min(values[1::2]) <= 0:
         raise SchemaError(f"EncodedPixels {text[:40]!r} is not pairs of an offset (>= 0) and a length (> 0).")
+    end = sum(values)  # Python ints: a value beyond 64 bits is a run past the image, not an overflow
+    if end > h * w:
+        raise SchemaError(f"EncodedPixels {text[:40]!r} runs to pixel {end}, past the {h} x {w} image.")
+    nums = np.array(values, dtype=np.int64)
     offsets, lengths = nums[0::2], nums[1::2]
     ends = np.cumsum(offsets + lengths)
-    if ends[-1] > h * w:
-        raise SchemaError(f"EncodedPixels {text[:40]!r} runs to pixel {int(ends[-1])}, past the {h} x {w} image.")
     return ends - lengths, ends
 
 
@@ -135,7 +138,9 @@ def mask_to_boxes(mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def _read(path: PathLike) -> tuple[Path, pd.DataFrame]:
+def _read(path: PathLike, shape: tuple[int, int] = (IMAGE_SIZE, IMAGE_SIZE)) -> tuple[Path, pd.DataFrame]:
+    """The rows of ``train-rle.csv`` (a file or its folder), every ``EncodedPixels`` value checked against an image
+    of ``shape`` (what :func:`load_labels` and :func:`load_boxes` both read, so that they accept the same files)."""
     p = Path(path)
     if p.is_dir():
         found = next((p / (RLE_FILE + s) for s in ("", ".gz") if (p / (RLE_FILE + s)).is_file()), None)
@@ -145,10 +150,8 @@ def _read(path: PathLike) -> tuple[Path, pd.DataFrame]:
         p = found
     elif not p.is_file():
         raise DataUnavailableError(f"{str(p)!r} does not exist; pass {RLE_FILE} (from {_PAGE}) or its folder.")
-    try:
-        df = pd.read_csv(p, dtype=str, keep_default_na=False, na_values=[""])
-    except (ValueError, OSError, EOFError) as exc:
-        raise SchemaError(f"Could not read file {str(p)!r} as CSV: {exc}") from exc
+    df = read_csv_file(p, error=lambda f, exc: f"Could not read file {str(f)!r} as CSV: {exc}", dtype=str,
+                       keep_default_na=False, na_values=[""])
     df.columns = [str(c).strip() for c in df.columns]
     where = f"file {str(p)!r}"
     if "ImageId" not in df.columns or "EncodedPixels" not in df.columns:
@@ -165,6 +168,11 @@ def _read(path: PathLike) -> tuple[Path, pd.DataFrame]:
     if both:
         first = next(i for i, v in enumerate(ids) if v in both)
         raise SchemaError(f"Image {ids.iloc[first]!r} in {where} has both '-1' (no pneumothorax) and a mask.")
+    for i, rle in zip(np.flatnonzero(~none.to_numpy()), df["EncodedPixels"].to_numpy()[~none.to_numpy()]):
+        try:
+            _runs(rle, shape)
+        except SchemaError as exc:
+            raise SchemaError(f"{where}, row {int(i)}, column 'EncodedPixels': {exc}") from None
     return p, df
 
 
@@ -194,17 +202,13 @@ def load_boxes(path: PathLike, *, shape: tuple[int, int] = (IMAGE_SIZE, IMAGE_SI
     if not (isinstance(shape, tuple) and len(shape) == 2 and all(isinstance(v, int) and v > 0 for v in shape)):
         raise InvalidParameterError(f"The 'shape' parameter of load_boxes must be (height, width) in pixels. "
                                     f"Got {shape!r} instead.")
-    p, df = _read(path)
-    where = f"file {str(p)!r}"
+    p, df = _read(path, shape)
     rows = []
     masked = df[df["EncodedPixels"] != "-1"]
     for image, g in masked.groupby("ImageId", sort=False):
         flat = np.zeros(shape[0] * shape[1], dtype=bool)
-        for i, rle in zip(g.index, g["EncodedPixels"]):
-            try:
-                _decode_into(flat, rle, shape)
-            except SchemaError as exc:
-                raise SchemaError(f"{where}, row {int(i)}, column 'EncodedPixels': {exc}") from None
+        for rle in g["EncodedPixels"]:
+            _decode_into(flat, rle, shape)  # (every value checked by _read)
         rows += [(image, "Pneumothorax", *map(float, b)) for b in mask_to_boxes(flat.reshape(shape, order="F"))]
     boxes = pd.DataFrame(rows, columns=list(BOX_COLUMNS))
     drop = np.flatnonzero((df["EncodedPixels"] == "-1").to_numpy())

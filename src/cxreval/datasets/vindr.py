@@ -71,6 +71,7 @@ import pandas as pd
 from .._typing import PathLike
 from ..exceptions import SchemaError
 from ..findings import VINDR, canonical_finding
+from ..io import read_csv_file
 from ..labels import validate_label_table
 from ..results import ReadReport, ReadResult
 from ..schema import BOX_COORDS, SOURCED_BOX_COLUMNS, check_columns
@@ -88,10 +89,8 @@ def _load(path: PathLike | None, cache_dir: PathLike | None
           ) -> tuple[Path, pd.DataFrame, np.ndarray]:
     p = metadata_path(VINDR_FILE, cache_dir=cache_dir, path=path)
     where = f"file {str(p)!r}"
-    try:
-        df = pd.read_csv(p, dtype={"image_id": str, "class_name": str, "rad_id": str})
-    except (ValueError, OSError) as exc:
-        raise SchemaError(f"Could not read {where} as CSV: {exc}") from exc
+    df = read_csv_file(p, error=lambda f, exc: f"Could not read {where} as CSV: {exc}",
+                       dtype={"image_id": str, "class_name": str, "rad_id": str})
     check_columns(df, VINDR_COLUMNS, where=where)
     for col in ("image_id", "class_name", "rad_id"):
         miss = df[col].isna().to_numpy()

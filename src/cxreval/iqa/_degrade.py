@@ -58,6 +58,7 @@ from .._typing import PathLike, RNGLike
 from .._validation import check_positive_int, normalize_rng, read_yaml_file
 from ..exceptions import InvalidParameterError, SchemaError
 from ..io.images import IMAGE_SUFFIXES, read_image, write_image
+from ..outputs import path_inside
 from ..results import TableResult
 from ._image import box_downsample, check_image
 
@@ -372,7 +373,7 @@ def degrade_images(images: Sequence[str | Path], plan: DegradationPlan | str | P
             rng = np.random.default_rng(seed_used)
             y = apply_degradation(img.image, transform, params, data_range=img.data_range, rng=rng)
             suffix = ".tif" if dtype == "float32" else ".png"
-            target = out / f"{path.stem}__{name}{suffix}"
+            target = path_inside(out, f"{path.stem}__{name}{suffix}", what="degraded image name")
             write_image(target, y, data_range=img.data_range, dtype=dtype)
             rows.append({"source": str(path), "source_sha256": src_sha, "reference": str(path),
                          "test": str(target), "degradation": name, "transform": transform,
@@ -509,7 +510,7 @@ def shrink_images(files: Sequence[Path], folder: PathLike, max_size: int,
     for p, name in zip(files, names):
         img = read_image(p)
         f = max(1, int(np.ceil(max(img.image.shape) / int(max_size))))
-        target = folder / f"{name}.png"
+        target = path_inside(folder, f"{name}.png", what="image name")
         write_image(target, box_downsample(np.asarray(img.image, dtype=np.float64), f, convention="pool"),
                     data_range=img.data_range, dtype="uint16")
         written.append(target)

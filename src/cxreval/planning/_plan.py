@@ -25,7 +25,7 @@ from ..results import ReadResult, TableResult
 from ._estimate import TwoPhaseAUCResult, two_phase_tables
 from ._inputs import PlanInputs, check_budget, prepare_inputs
 from ._planner import FindingFit, fit_finding, power_curve
-from ._study import copy_images, find_images, image_table, study_yaml
+from ._study import check_image_names, copy_images, find_images, image_table, study_yaml
 
 __all__ = ["RELABEL_COLUMNS", "POWER_COLUMNS", "POWER_METHOD", "RelabelPlanResult", "plan_relabelling"]
 
@@ -174,6 +174,7 @@ def _validate(inputs: PlanInputs, budget: object, budgets: Sequence[int] | None,
               confidence_level: object) -> tuple[int, list[int], int, float]:
     b = check_budget(budget, inputs)
     nd = check_positive_int(n_draws, name="n_draws", func=_FUNC)
+    _check_draws_fit(nd, max((len(fd.index) for fd in inputs.findings), default=0))
     cl = check_confidence_level(confidence_level, func=_FUNC)
     if budgets is None:
         grid = _default_budgets(b)
@@ -183,6 +184,27 @@ def _validate(inputs: PlanInputs, budget: object, budgets: Sequence[int] | None,
             raise InvalidParameterError(f"The 'budgets' parameter of {_FUNC} must be budgets from 0 to the number of "
                                         f"studies ({len(inputs.study_ids)}). Got {list(budgets)} instead.")
     return b, grid, nd, cl
+
+
+_DRAW_ARRAYS = 4
+"""Arrays of ``n_draws x studies`` float64 the Monte Carlo holds at once, at the least (the drawn truths, their
+probabilities, the refitted posteriors and their complement; measured peak: about 28)."""
+
+
+def _check_draws_fit(n_draws: int, n_studies: int) -> None:
+    """Refuse, before any work, a number of draws whose Monte Carlo cannot fit in this machine's memory."""
+    import os
+
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # not POSIX: left to the run
+        return
+    need = n_draws * n_studies * 8 * _DRAW_ARRAYS
+    if total > 0 and need > total:
+        raise InvalidParameterError(f"The 'n_draws' parameter of {_FUNC} is too large: {n_draws} draws of "
+                                    f"{n_studies} studies need at least {need / 2**30:,.0f} GiB of memory "
+                                    f"({_DRAW_ARRAYS} arrays of draws x studies, float64) and this machine has "
+                                    f"{total / 2**30:,.1f} GiB. Use fewer draws (the default is 200).")
 
 
 def _power(item: tuple[FindingFit, np.ndarray, list[int], int, float, np.random.Generator]
@@ -322,6 +344,7 @@ def plan_relabelling(predictions: pd.DataFrame | ReadResult | Sequence[pd.DataFr
     relabel = pd.DataFrame({"study_id": inputs.study_ids[top], "patient_id": inputs.patient_ids[top],
                             "priority": np.arange(1, len(top) + 1), "expected_change": change[top],
                             "reason": reasons}, columns=list(RELABEL_COLUMNS))
+    check_image_names(list(relabel["study_id"]))  # each names its image in the reader study: never outside it
     sources = find_images(folder, list(relabel["study_id"]), func=_FUNC) if folder is not None else None
     rank_of = np.full(n, n)
     rank_of[ranked] = np.arange(len(ranked))

@@ -11,21 +11,35 @@ import pandas as pd
 
 from ..exceptions import SchemaError
 from ..io.images import DISPLAY_SUFFIXES
+from ..outputs import path_inside
 
-__all__ = ["IMAGE_COLUMNS", "IMAGE_FOLDER", "find_images", "image_table", "study_yaml",
+__all__ = ["IMAGE_COLUMNS", "IMAGE_FOLDER", "check_image_names", "find_images", "image_table", "study_yaml",
            "copy_images"]
 
 IMAGE_COLUMNS: tuple[str, ...] = ("study_id", "patient_id", "priority", "image")
 IMAGE_FOLDER = "images"
 
 
+def check_image_names(study_ids: Sequence[str]) -> None:
+    """Refuse a study id that cannot name its image inside the study's ``images/`` (``../x``, ``/x``: the image
+    would be read from, and copied to, a place outside the folders given), before any work.
+
+    Raises
+    ------
+    SchemaError
+        Naming the study id (:func:`cxreval.outputs.path_inside`).
+    """
+    for sid in study_ids:
+        path_inside(IMAGE_FOLDER, str(sid), what="study_id")
+
+
 def _find(folder: Path, study_id: str) -> Path | None:
     for suffix in DISPLAY_SUFFIXES:
         for s in (suffix, suffix.upper()):
-            p = folder / f"{study_id}{s}"
+            p = path_inside(folder, f"{study_id}{s}", what="study_id")
             if p.is_file():
                 return p
-    d = folder / study_id
+    d = path_inside(folder, study_id, what="study_id")
     if d.is_dir():
         files = sorted(f for f in d.rglob("*") if f.is_file() and f.suffix.lower() in DISPLAY_SUFFIXES)
         if files:
@@ -55,7 +69,8 @@ def image_table(study_ids: Sequence[str], patient_ids: Sequence[str], sources: S
                 ) -> pd.DataFrame:
     """``images.csv``: where each study's image lies in the study folder (``images/<study_id><suffix>``; without
     an image folder, ``images/<study_id>`` without its suffix: place the file there)."""
-    paths = [f"{IMAGE_FOLDER}/{sid}{sources[i].suffix.lower() if sources else ''}" for i, sid in enumerate(study_ids)]
+    paths = [path_inside(IMAGE_FOLDER, f"{sid}{sources[i].suffix.lower() if sources else ''}", what="study_id")
+             .as_posix() for i, sid in enumerate(study_ids)]
     return pd.DataFrame({"study_id": list(study_ids), "patient_id": list(patient_ids),
                          "priority": range(1, len(study_ids) + 1), "image": paths}, columns=list(IMAGE_COLUMNS))
 
@@ -72,6 +87,6 @@ def study_yaml(*, name: str, findings: Sequence[str], seed: int) -> str:
 
 def copy_images(folder: Path, table: pd.DataFrame, sources: Sequence[Path]) -> None:
     for rel, src in zip(table["image"], sources):
-        dst = folder / rel
+        dst = path_inside(folder, rel, what="image path")
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)

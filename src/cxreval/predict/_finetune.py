@@ -41,7 +41,9 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Sequence
+import math
+import warnings
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -51,7 +53,7 @@ import pandas as pd
 
 from .._typing import PathLike, RNGLike
 from .._validation import check_choice, normalize_rng
-from ..exceptions import InvalidParameterError, SchemaError
+from ..exceptions import CxrevalWarning, InvalidParameterError, SchemaError
 from ..io.images import read_image
 from ..progress import Progress, as_progress
 from ..results import TableResult
@@ -101,6 +103,9 @@ class FinetuneResult(TableResult):
                  f"seed {s.get('seed')}).", "",
                  f"Stopped: {self.stopped}. Best epoch {self.best_epoch}: macro validation AUC "
                  f"{self.best_val_auc:.4f}.", "", markdown_table(best[["finding", "val_auc", "n_val_pos", "n_val_neg"]]),
+                 *(["", f"Left out: {s['n_labelled_without_image']} labelled studies without an image (e.g. "
+                    f"`{s['labelled_without_image'][0]}`; finetune.json lists up to 100)."]
+                   if s.get("n_labelled_without_image") else []),
                  "", f"The model for predict: `--model torch:{s.get('yaml', 'model.yaml')}`."]
         return "\n".join(lines) + "\n"
 
@@ -110,6 +115,21 @@ class FinetuneResult(TableResult):
 
         return lines(self.table, x="epoch", y="val_auc", color="finding", title="Validation AUC by epoch",
                      y_title="validation AUC")
+
+
+def _with_images(targets: pd.DataFrame, image_ids: Collection[str], *, labels: PathLike, images: PathLike
+                ) -> tuple[pd.DataFrame, list[str]]:
+    """The rows of ``targets`` (one per labelled study) whose study has an image, and the ids of those that have
+    none; a :class:`~cxreval.exceptions.CxrevalWarning` names how many were left out and one of them (a study
+    labelled but not imaged is left out of training and validation, never silently)."""
+    has_image = targets["study_id"].isin(image_ids).to_numpy()
+    missing = targets["study_id"][~has_image].astype(str).tolist()
+    if missing and has_image.sum() >= 2:  # (fewer than 2 left: refused by the caller)
+        warnings.warn(f"{len(missing)} of the {len(targets)} labelled studies (labels={str(labels)!r}) have no image "
+                      f"in images={str(images)!r}, e.g. {missing[0]!r}; they are left out of training and validation "
+                      "(finetune.json: n_labelled_without_image, labelled_without_image).", CxrevalWarning,
+                      stacklevel=3)
+    return targets[has_image].reset_index(drop=True), missing
 
 
 def training_targets(labels: pd.DataFrame, *, findings: Sequence[str] | None, source: str | None,
@@ -326,7 +346,6 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
     """
     from scipy.special import expit
 
-    torch = require_torch()
     from ..datasets import patient_split
     from ..labels import read_labels
     from ..outputs import check_output_path, output_folder
@@ -371,16 +390,24 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
             raise InvalidParameterError(f"The '{n}' parameter of finetune must be an int >= {lo}. Got {v!r}.")
     if not 0 < val_fraction < 1:
         raise InvalidParameterError(f"The 'val_fraction' parameter of finetune must be in (0, 1). Got {val_fraction!r}.")
+    for rate, value, low in (("lr", lr, "> 0"), ("weight_decay", weight_decay, ">= 0")):
+        number = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
+        if value is not None and not (number and math.isfinite(value) and (value > 0 if rate == "lr" else value >= 0)):
+            raise InvalidParameterError(f"The '{rate}' parameter of finetune must be a finite number {low}. "
+                                        f"Got {value!r}.")
     progress = as_progress(progress, func=func)
+    torch = require_torch()  # (after the checks of the options: a bad option is named without torch)
     dev = torch_device(device)
     if weights is not None and not Path(weights).is_file():
         raise SchemaError(f"weights={str(weights)!r} does not exist.")
-    check_output_path(out, overwrite=overwrite)
+    inputs = [Path(labels)] + ([Path(weights)] if weights is not None else []) + \
+        ([Path(features)] if features is not None else [])
+    check_output_path(out, overwrite=overwrite, inputs=[*inputs, Path(images)])
     lab = read_labels(Path(labels), state_encoding=state_encoding).table
     targets, fnames, source = training_targets(lab, findings=findings, source=source, policy=pol)
     listing = list_images(images)
     by_id = {it.study_id: it for it in listing.items}
-    targets = targets[targets.study_id.isin(by_id)].reset_index(drop=True)
+    targets, no_image_ids = _with_images(targets, by_id, labels=labels, images=listing.source)
     if len(targets) < 2:
         raise SchemaError(f"images={str(listing.source)!r} and labels={str(labels)!r}: {len(targets)} image id(s) are labelled "
                           f"(image ids look like {list(by_id)[:2]}, label study_ids like "
@@ -395,9 +422,8 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
         raise SchemaError(f"the validation part ({len(va)} image(s) of {sp.patient_id[va].nunique()} patient(s)) has "
                           "no finding with both a positive and a negative label, so no validation AUC; use more "
                           "images or a larger val_fraction.")
-    inputs = [Path(labels)] + ([Path(weights)] if weights is not None else []) + \
-        ([Path(features)] if features is not None else [])
-    with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv, meta={"seed": seed, "mode": mode}) as d:
+    with output_folder(out, overwrite=overwrite, inputs=inputs, argv=argv, meta={"seed": seed, "mode": mode},
+                       protect=[Path(images)]) as d:
         torch.manual_seed(seed)
         net = _build(model, "chestxray8" if recipe == "chestxray8" else None, arch=arch,
                      weights=None if weights is None else str(weights), n_out=len(fnames),
@@ -520,7 +546,7 @@ def finetune(images: PathLike, labels: PathLike, *, out: PathLike,
                     "weight_decay": weight_decay, "batch_size": batch_size, "epochs": epochs, "patience": patience,
                     "val_fraction": val_fraction, "device": str(dev), "trained_modules": trained,
                     "init_weights": net.weights, "n_train": int(len(tr)), "n_val": int(len(va)),
-                    "n_labelled_without_image": int(lab[lab.source == source].study_id.nunique() - len(targets)),
+                    "n_labelled_without_image": len(no_image_ids), "labelled_without_image": no_image_ids[:100],
                     "n_images_without_labels": int(len(listing.items) - len(targets)), "interrupted": interrupted,
                     "yaml": str(Path(out) / "model.yaml"), "recipe": recipe,
                     "optimizer": "Adam(amsgrad=True)" if xrv_recipe else "Adam",

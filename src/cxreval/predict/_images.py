@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..exceptions import SchemaError
+from ..io import read_csv_file
 from ..io.images import IMAGE_SUFFIXES
 
 __all__ = ["exc_text", "ImageItem", "ImageList", "list_images"]
@@ -89,10 +90,8 @@ def _walk(folder: Path) -> tuple[list[ImageItem], list[tuple[str, str]]]:
 def _read_list(path: Path) -> list[ImageItem]:
     base = path.parent
     if path.suffix.lower() == ".csv":
-        try:
-            df = pd.read_csv(path, dtype=str, keep_default_na=False)
-        except (OSError, ValueError) as exc:
-            raise SchemaError(f"images={str(path)!r}: cannot be read as a CSV ({exc_text(exc)}).") from exc
+        df = read_csv_file(path, error=lambda f, exc: f"images={str(f)!r}: cannot be read as a CSV ({exc_text(exc)}).",
+                           dtype=str, keep_default_na=False)
         if "path" not in df.columns:
             raise SchemaError(f"images={str(path)!r}: a CSV image list needs a 'path' column (and optionally "
                               f"'study_id'); its columns are {list(df.columns)}.")

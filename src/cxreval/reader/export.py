@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..labels import LABEL_COLUMNS
+from ..outputs import path_inside
 from ..schema import SOURCED_BOX_COLUMNS
 from .derived import Adjudicated
 from .store import ReaderStore
@@ -135,7 +136,7 @@ class StudyExport:
         d = Path(folder)
         out = []
         for name, text in self.texts.items():
-            path = d / name
+            path = path_inside(d, name, what="export file name")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(text.encode("utf-8"))
             out.append(path)

@@ -42,6 +42,7 @@ import pandas as pd
 from .._validation import read_yaml_file
 from ..exceptions import SchemaError
 from ..findings import VOCABULARIES, canonical_finding
+from ..io import read_csv_file
 from ..io.images import DISPLAY_SUFFIXES
 
 __all__ = ["TASKS", "NAME_RE", "StudySpec", "Item", "load_study", "study_items",
@@ -176,7 +177,8 @@ def _read_csv(root: Path, rel: object, *, where: str, required: tuple[str, ...])
     p = inside_root(root, rel, where=where)
     if not p.is_file():
         raise SchemaError(f"{where}: file {p} does not exist.")
-    df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    df = read_csv_file(p, error=lambda f, exc: f"{where}: file {f} cannot be read as CSV ({exc}).", dtype=str,
+                       keep_default_na=False)
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise SchemaError(f"{where}: file {p} lacks column(s) {missing}; it has {list(df.columns)}.")

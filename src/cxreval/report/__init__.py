@@ -7,7 +7,14 @@
 
 from __future__ import annotations
 
-from ._html import NoResultsError, ReportResult, find_result_folders, render_report, write_report
+from ._html import (
+    NoResultsError,
+    ReportResult,
+    find_result_folders,
+    render_report,
+    report_inputs,
+    write_report,
+)
 from ._key_findings import KeyFinding, key_finding
 from ._pdf import PdfError, PdfUnavailableError, find_chromium, print_pdf
 from ._sections import KINDS, Section, Unavailable, build_sections, detect_kinds, result_files
@@ -33,6 +40,7 @@ __all__ = [
     "build_sections",
     "detect_kinds",
     "find_result_folders",
+    "report_inputs",
     "render_report",
     "write_report",
 ]

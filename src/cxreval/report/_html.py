@@ -29,14 +29,15 @@ from plotly.offline import get_plotlyjs
 from .. import __version__
 from .._plots import analyses as plots
 from ..exceptions import InvalidParameterError
-from ..outputs import atomic_file
+from ..outputs import RUN_FILE, atomic_file
 from ._key_findings import SEPARABILITY_NOTE
 from ._sections import KINDS, Section, Unavailable, build_sections, detect_kinds
 from ._thresholds import Thresholds
 from .headline import headline
 from .provenance import provenance_html
+from .result_files import listed_files, run_record
 
-__all__ = ["ReportResult", "NoResultsError", "find_result_folders", "render_report", "write_report",
+__all__ = ["ReportResult", "NoResultsError", "find_result_folders", "report_inputs", "render_report", "write_report",
            "figure_html"]
 
 
@@ -103,6 +104,27 @@ def find_result_folders(paths: Sequence[str | Path]) -> list[Path]:
         for sub in sorted(q for q in p.iterdir() if q.is_dir()):
             out.extend([sub] if detect_kinds(sub) else [])
             out.extend(q for q in sorted(sub.iterdir()) if q.is_dir() and detect_kinds(q))
+    return list(dict.fromkeys(out))
+
+
+def report_inputs(result_dirs: Sequence[str | Path]) -> list[Path]:
+    """The files a report of ``result_dirs`` reads, what its page may never replace: in each result folder
+    (:func:`find_result_folders`), the files its governing ``run.json`` lists and that ``run.json`` itself, or, in
+    a folder without one, the files of every analysis kind (CSV and Parquet). (A file of a result folder that no
+    report reads, an earlier ``report.html``, may be replaced with ``overwrite``.)"""
+    out: list[Path] = []
+    kind_files = {f for k in KINDS for f in k.files}
+    kind_files |= {f[:-4] + ".parquet" for f in kind_files if f.endswith(".csv")}
+    for folder in find_result_folders(result_dirs):
+        found = run_record(folder)
+        if found is None:
+            out += [folder / f for f in sorted(kind_files) if (folder / f).is_file()]
+            continue
+        _, prefix = found
+        up = folder
+        for _ in range(prefix.count("/")):
+            up = up.parent
+        out += [up / RUN_FILE, *(folder / f for f in sorted(listed_files(folder) or ()))]
     return list(dict.fromkeys(out))
 
 
@@ -298,7 +320,8 @@ def write_report(result_dirs: Sequence[str | Path], out: str | Path, *, overwrit
     ----------
     overwrite : bool, default=True
         Replace an existing ``out``; when False an existing file is refused before any work
-        (:class:`~cxreval.outputs.OutputError`).
+        (:class:`~cxreval.outputs.OutputError`). ``out`` is never a file the report reads
+        (:func:`report_inputs`: an input destroyed), overwrite or not.
 
     Returns
     -------
@@ -306,9 +329,10 @@ def write_report(result_dirs: Sequence[str | Path], out: str | Path, *, overwrit
     """
     from ..outputs import check_output_path
 
-    check_output_path(out, overwrite=overwrite, kind="file")
+    inputs = report_inputs(result_dirs)  # the page may not replace a file it reads
+    check_output_path(out, overwrite=overwrite, kind="file", inputs=inputs)
     page, sections, missing = render_report(result_dirs, **kwargs)
     data = page.encode("utf-8")
-    with atomic_file(out, overwrite=overwrite) as tmp:
+    with atomic_file(out, overwrite=overwrite, inputs=inputs) as tmp:
         tmp.write_bytes(data)
     return ReportResult(Path(out), len(data), tuple(sections), tuple(missing), headline='id="fig-headline"' in page)

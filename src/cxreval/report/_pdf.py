@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..exceptions import CxrevalError
@@ -52,7 +53,7 @@ def find_chromium(binary: str | Path | None = None) -> str:
 
 
 def print_pdf(page: str | Path, out: str | Path, *, overwrite: bool = True, chromium: str | Path | None = None,
-              timeout: float = 180.0) -> Path:
+              timeout: float = 180.0, inputs: Sequence[str | Path] = ()) -> Path:
     """Print the HTML file ``page`` to the PDF ``out`` (written atomically).
 
     Raises
@@ -66,7 +67,7 @@ def print_pdf(page: str | Path, out: str | Path, *, overwrite: bool = True, chro
     page = Path(page).resolve()
     profile = tempfile.mkdtemp(prefix="cxreval-pdf-")
     try:
-        with atomic_file(out, overwrite=overwrite) as tmp:
+        with atomic_file(out, overwrite=overwrite, inputs=[page, *inputs]) as tmp:
             cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
                    f"--user-data-dir={profile}", "--no-pdf-header-footer", "--print-to-pdf-no-header",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import read_table
-from ..outputs import check_unchanged, read_run
+from ..outputs import RUN_FILE, OutputError, check_unchanged, read_run
 
 __all__ = ["read_result_table", "find_result_file", "listed_files", "run_record", "missing_columns", "result_path"]
 
@@ -73,9 +73,22 @@ def find_result_file(folder: Path, name: str) -> Path | None:
     p = result_path(folder, name)
     if p is not None:
         return p
-    if name.endswith(".csv"):
-        return result_path(folder, name[:-4] + ".parquet")
+    twin = name[:-4] + ".parquet" if name.endswith(".csv") else None
+    if twin is not None and (p := result_path(folder, twin)) is not None:
+        return p
+    _check_not_lost(folder, [n for n in (name, twin) if n is not None])
     return None
+
+
+def _check_not_lost(folder: Path, names: Sequence[str]) -> None:
+    """Refuse a result file that the governing ``run.json`` lists but that is gone (deleted or moved after the
+    run): the report would otherwise leave its section out in silence, as if the run had not written it."""
+    listed = listed_files(folder)
+    lost = [n for n in names if listed is not None and n.replace("\\", "/") in listed]
+    if lost:
+        raise OutputError(f"{Path(folder) / lost[0]} is missing, yet the folder's {RUN_FILE} lists it (deleted or "
+                          f"moved after the run?); the report would leave its part out. Re-run the command that wrote "
+                          f"{folder}, or restore the file.")
 
 
 def read_result_table(path: str | Path) -> pd.DataFrame:
