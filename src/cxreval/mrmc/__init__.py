@@ -6,3 +6,19 @@ readers' operating points on a model's ROC curve.
 """
 
 __all__: list[str] = []
+
+# simulation (Roe and Metz) and the size of a reader study from a pilot
+from ._roe_metz import (
+    ROE_METZ_SETTINGS,
+    RoeMetzParameters,
+    RoeMetzStudies,
+    RoeMetzStudy,
+    simulate_roe_metz,
+    simulate_roe_metz_studies,
+)
+
+__all__ += ["ROE_METZ_SETTINGS", "RoeMetzParameters", "RoeMetzStudies", "RoeMetzStudy", "simulate_roe_metz",
+            "simulate_roe_metz_studies"]
+from ._sample_size import ANALYSES, MRMCSampleSizeResult, PilotVarianceComponents, mrmc_sample_size
+
+__all__ += ["ANALYSES", "MRMCSampleSizeResult", "PilotVarianceComponents", "mrmc_sample_size"]
