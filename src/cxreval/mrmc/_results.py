@@ -1,0 +1,203 @@
+"""The parts every MRMC result is made of (a test, modality differences, modality and reader estimates) and the
+tidy tables they become."""
+
+from __future__ import annotations
+
+from dataclasses import astuple, dataclass, fields
+from itertools import combinations
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "TEST_COLUMNS",
+    "DIFFERENCE_COLUMNS",
+    "MODALITY_COLUMNS",
+    "READER_COLUMNS",
+    "READER_DIFFERENCE_COLUMNS",
+    "VARIANCE_COMPONENT_COLUMNS",
+    "MRMCTest",
+    "ModalityDifference",
+    "ModalityEstimate",
+    "ReaderEstimate",
+    "ReaderDifference",
+    "MRMCAnalysis",
+    "VarianceComponent",
+]
+
+
+@dataclass(frozen=True)
+class MRMCTest:
+    """The global test that every modality has the same mean AUC.
+
+    Attributes
+    ----------
+    analysis : str
+        ``'RRRC'`` (random readers, random cases), ``'FRRC'`` (fixed readers) or ``'RRFC'`` (fixed cases).
+    statistic_name : str
+        ``'F'`` (F distribution with ``df`` and ``ddf``) or ``'chi2'`` (chi-square with ``df``; ``ddf`` NaN).
+    statistic, df, ddf, p_value : float
+    denominator : float
+        The error term the treatment mean square is divided by.
+    """
+
+    analysis: str
+    statistic_name: str
+    statistic: float
+    df: float
+    ddf: float
+    p_value: float
+    denominator: float
+
+
+@dataclass(frozen=True)
+class ModalityDifference:
+    """The mean AUC of ``modality_a`` minus that of ``modality_b``; ``df`` is infinite for a normal (z) interval."""
+
+    analysis: str
+    modality_a: str
+    modality_b: str
+    estimate: float
+    standard_error: float
+    df: float
+    statistic: float
+    low: float
+    high: float
+    p_value: float
+
+
+@dataclass(frozen=True)
+class ModalityEstimate:
+    """One modality's reader-averaged AUC with its interval, from that modality's data alone."""
+
+    analysis: str
+    modality: str
+    auc: float
+    standard_error: float
+    df: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class ReaderEstimate:
+    """One reader's AUC in one modality with a normal interval from its case variance (readers fixed)."""
+
+    modality: str
+    reader: str
+    auc: float
+    standard_error: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class ReaderDifference:
+    """One reader's AUC in ``modality_a`` minus in ``modality_b`` (readers fixed, cases random)."""
+
+    reader: str
+    modality_a: str
+    modality_b: str
+    estimate: float
+    standard_error: float
+    df: float
+    statistic: float
+    low: float
+    high: float
+    p_value: float
+
+
+@dataclass(frozen=True)
+class VarianceComponent:
+    """A named variance component, covariance or mean square of the analysis."""
+
+    name: str
+    value: float
+
+
+@dataclass(frozen=True)
+class MRMCAnalysis:
+    """One analysis (RRRC, FRRC or RRFC): its global test (None with one modality), every pairwise difference and
+    every modality's interval."""
+
+    test: MRMCTest | None
+    differences: tuple[ModalityDifference, ...]
+    modalities: tuple[ModalityEstimate, ...]
+
+
+def _columns(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
+TEST_COLUMNS = ("analysis", "covariance", "statistic_name", "statistic", "df", "ddf", "p_value", "denominator")
+DIFFERENCE_COLUMNS = _columns(ModalityDifference)
+MODALITY_COLUMNS = _columns(ModalityEstimate)
+READER_COLUMNS = _columns(ReaderEstimate)
+READER_DIFFERENCE_COLUMNS = _columns(ReaderDifference)
+VARIANCE_COMPONENT_COLUMNS = _columns(VarianceComponent)
+
+
+def frame(rows: list[tuple[object, ...]], columns: tuple[str, ...]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=list(columns))
+
+
+def analysis_tables(analyses: tuple[MRMCAnalysis, ...], covariance: str) -> dict[str, pd.DataFrame]:
+    """The ``tests``, ``differences`` and ``modalities`` tables of some analyses."""
+    tests = [(a.test.analysis, covariance, *astuple(a.test)[1:]) for a in analyses if a.test is not None]
+    return {
+        "tests": frame(tests, TEST_COLUMNS),
+        "differences": frame([astuple(d) for a in analyses for d in a.differences], DIFFERENCE_COLUMNS),
+        "modalities": frame([astuple(m) for a in analyses for m in a.modalities], MODALITY_COLUMNS),
+    }
+
+
+def pairs(n: int) -> list[tuple[int, int]]:
+    """Every pair (a, b), a < b, of n modalities: the differences a - b."""
+    return list(combinations(range(n), 2))
+
+
+def clip_unit(low: float, high: float) -> tuple[float, float]:
+    """An AUC interval clipped to [0, 1] (as MRMCaov's ``trunc_ci``)."""
+    return max(0.0, low), min(1.0, high)
+
+
+def t_interval(estimate: float, se: float, df: float, level: float) -> tuple[float, float, float, float]:
+    """(statistic, low, high, two-sided p) of a t (or, with df infinite, normal) interval and test."""
+    from scipy import stats
+
+    dist = stats.norm if np.isinf(df) else stats.t(df)
+    q = float(dist.ppf((1 + level) / 2))
+    if se > 0:
+        stat = estimate / se
+    else:  # no variance: a difference is infinitely significant, no difference undefined
+        stat = float(np.sign(estimate) * np.inf) if estimate else float("nan")
+    p = float(2 * dist.sf(abs(stat))) if not np.isnan(stat) else np.nan
+    return float(stat), estimate - q * se, estimate + q * se, p
+
+
+def modality_estimate(analysis: str, name: str, auc: float, se: float, df: float, level: float
+                      ) -> ModalityEstimate:
+    _, low, high, _ = t_interval(auc, se, df, level)
+    low, high = clip_unit(low, high)
+    return ModalityEstimate(analysis, name, float(auc), float(se), float(df), low, high)
+
+
+def differences(analysis: str, names: tuple[str, ...], means: np.ndarray, se: float, df: float, level: float
+                ) -> tuple[ModalityDifference, ...]:
+    out = []
+    for a, b in pairs(len(names)):
+        est = float(means[a] - means[b])
+        stat, low, high, p = t_interval(est, se, df, level)
+        out.append(ModalityDifference(analysis, names[a], names[b], est, float(se), float(df), stat, low, high, p))
+    return tuple(out)
+
+
+def readonly(arr: np.ndarray) -> np.ndarray:
+    out = np.array(arr, dtype=np.float64)
+    out.setflags(write=False)
+    return out
