@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import norm, rankdata
+from scipy.stats import binom, f, norm, rankdata
 
 from cxreval.exceptions import InvalidParameterError, UnknownNameError
 from cxreval.mrmc import (
@@ -16,6 +16,7 @@ from cxreval.mrmc import (
     RoeMetzParameters,
     RoeMetzStudies,
     RoeMetzStudy,
+    or_analysis,
     simulate_roe_metz,
     simulate_roe_metz_studies,
 )
@@ -176,3 +177,20 @@ def test_parameters_are_checked():
         RoeMetzParameters(1.0, 0, 0, 0, 0, 0, 0)
     with pytest.raises(InvalidParameterError, match="'auc' parameter of shift_for_auc"):
         ROE_METZ_SETTINGS["LL-1.5"].shift_for_auc(1.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("covariance", ["jackknife", "delong"])
+def test_the_or_test_keeps_its_size_on_null_studies(covariance):
+    """400 null studies (HL-1.5, 5 readers, 50 + 50 cases, as Hillis 2007): the OR RRRC test with Hillis's ddf
+    rejects at alpha = 0.05 within the 99.9% binomial range of 400 draws at 0.05 (about 0.022-0.083). Obuchowski
+    and Rockette's original ddf, (T - 1)(R - 1) = 4, rejects about 1% of them and fails this bound."""
+    sims = simulate_roe_metz_studies(400, n_readers=5, n_cases_negative=50, n_cases_positive=50,
+                                     parameters="HL-1.5", rng=20)
+    tests = [or_analysis(s.ratings, s.truth, covariance=covariance).rrrc.test for s in sims]
+    rate = np.mean([t.p_value < 0.05 for t in tests])
+    low, high = binom.ppf([0.0005, 0.9995], 400, 0.05) / 400
+    assert low <= rate <= high, (rate, low, high)
+    original = np.mean([f.sf(t.statistic, 1, 4) < 0.05 for t in tests])
+    assert original < low, original
+

@@ -37,6 +37,7 @@ import numpy as np
 
 from .._validation import check_choice
 from ..exceptions import InvalidParameterError
+from ._or import ORResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -97,11 +98,40 @@ class PilotVarianceComponents:
                 f"AUC over case samples). Got {self.error_variance!r} instead.")
         object.__setattr__(self, "n_cases", int(self.n_cases))
 
+    @classmethod
+    def from_or_result(cls, res: ORResult, *, n_cases: int) -> PilotVarianceComponents:
+        """The components of an :func:`~cxreval.mrmc.or_analysis` of a pilot read by ``n_cases`` cases.
+
+        ``var_modality_reader`` is Hillis et al.'s (2011, eq. 9) ``MS(T*R) - Var + Cov1 + max(Cov2 - Cov3, 0)``;
+        ``effect`` the first modality's mean AUC minus the second's (None with more than two modalities).
+        """
+        if not isinstance(res, ORResult):
+            raise InvalidParameterError(f"from_or_result needs an ORResult (of or_analysis). Got {type(res).__name__} "
+                                        "instead.")
+        c = res.components
+        if len(res.modality_names) < 2:
+            raise InvalidParameterError("A pilot for a comparison of modalities needs at least two modalities; this "
+                                        f"ORResult has {len(res.modality_names)}.")
+        var_tr = c.ms_treatment_reader - c.var_error + c.cov1 + max(c.cov2 - c.cov3, 0.0)
+        means = res.modality_aucs
+        effect = float(means[0] - means[1]) if means.size == 2 else None
+        return cls(var_modality_reader=float(var_tr), error_variance=c.var_error, cov1=c.cov1, cov2=c.cov2,
+                   cov3=c.cov3, n_cases=n_cases, effect=effect)
+
     def to_dict(self) -> dict[str, float | int | None]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def _pilot(pilot: object) -> PilotVarianceComponents:
+def _pilot(pilot: object, pilot_cases: object) -> PilotVarianceComponents:
+    if isinstance(pilot, ORResult):
+        if pilot_cases is None:
+            raise InvalidParameterError(
+                f"The 'pilot_cases' parameter of {_FUNC} is needed with an ORResult: the number of cases the pilot "
+                "was read on (the error covariances scale with it).")
+        return PilotVarianceComponents.from_or_result(pilot, n_cases=pilot_cases)  # type: ignore[arg-type]
+    if pilot_cases is not None:
+        raise InvalidParameterError(
+            f"The 'pilot_cases' parameter of {_FUNC} goes with an ORResult only; components carry their n_cases.")
     if isinstance(pilot, PilotVarianceComponents):
         return pilot
     if isinstance(pilot, Mapping):
@@ -114,7 +144,8 @@ def _pilot(pilot: object) -> PilotVarianceComponents:
                 + (f"Missing {missing}. " if missing else "") + (f"Unknown {unknown}." if unknown else ""))
         return PilotVarianceComponents(**pilot)
     raise InvalidParameterError(
-        f"The 'pilot' parameter of {_FUNC} must be a PilotVarianceComponents or a mapping of its fields. Got "
+        f"The 'pilot' parameter of {_FUNC} must be an ORResult, a PilotVarianceComponents or a mapping of its "
+        "fields. Got "
         f"{type(pilot).__name__} instead.")
 
 
@@ -172,7 +203,11 @@ def _power(p: PilotVarianceComponents, effect: float, readers: np.ndarray, cases
     finite = np.isfinite(ddf)
     dfd = np.where(finite, ddf, 1.0)
     crit = np.where(finite, stats.f.ppf(1 - alpha, 1, dfd), stats.chi2.ppf(1 - alpha, 1))
-    power = np.where(finite, stats.ncf.sf(crit, 1, dfd, lam), stats.ncx2.sf(crit, 1, lam))
+    # SciPy's noncentral F is wrong at noncentrality 0 (ncf.sf gives 1 - alpha - 1): the central one there
+    pos = lam > 0
+    nc = np.where(pos, lam, 1.0)
+    power = np.where(finite, np.where(pos, stats.ncf.sf(crit, 1, dfd, nc), stats.f.sf(crit, 1, dfd)),
+                     np.where(pos, stats.ncx2.sf(crit, 1, nc), stats.chi2.sf(crit, 1)))
     return {"power": power, "noncentrality": lam, "ddf": ddf, "critical_value": crit}
 
 
@@ -184,7 +219,8 @@ def _power_limit(p: PilotVarianceComponents, effect: float, j: int, alpha: float
     if analysis == "FRRC" or v == 0 or j < 2:
         return 1.0
     lam = j * effect**2 / (2 * v)
-    return float(stats.ncf.sf(stats.f.ppf(1 - alpha, 1, j - 1), 1, j - 1, lam))
+    crit = stats.f.ppf(1 - alpha, 1, j - 1)
+    return float(stats.ncf.sf(crit, 1, j - 1, lam)) if lam > 0 else float(stats.f.sf(crit, 1, j - 1))
 
 
 def _minimum_cases(p: PilotVarianceComponents, effect: float, j: int, alpha: float, analysis: str,
@@ -249,8 +285,9 @@ class MRMCSampleSizeResult:
         return head + f"\n\nFewest cases for power >= {self.target_power:g}:\n\n" + markdown_table(t, decimals=4) + "\n"
 
 
-def mrmc_sample_size(pilot: PilotVarianceComponents | Mapping[str, float], *, effect: float | None = None,
-                     n_readers: int | Sequence[int], n_cases: int | Sequence[int], alpha: float = 0.05,
+def mrmc_sample_size(pilot: ORResult | PilotVarianceComponents | Mapping[str, float], *,
+                     effect: float | None = None, n_readers: int | Sequence[int], n_cases: int | Sequence[int],
+                     pilot_cases: int | None = None, alpha: float = 0.05,
                      analysis: str = "RRRC", target_power: float = 0.8, max_cases: int = 100_000
                      ) -> MRMCSampleSizeResult:
     """Power of a two-modality reader study from a pilot's OR variance components, and the fewest cases needed.
@@ -261,15 +298,18 @@ def mrmc_sample_size(pilot: PilotVarianceComponents | Mapping[str, float], *, ef
 
     Parameters
     ----------
-    pilot : PilotVarianceComponents or mapping of its fields
-        The pilot study's components (jackknife, DeLong or unbiased covariances alike).
+    pilot : ORResult, PilotVarianceComponents or mapping of its fields
+        The pilot study: its :func:`~cxreval.mrmc.or_analysis` (jackknife, DeLong or unbiased covariances alike)
+        or its components.
     effect : float, optional
         The difference of the two modalities' mean AUCs the study should detect (its sign does not matter);
-        default: ``pilot.effect``, the pilot's observed difference.
+        default: the pilot's observed difference (``pilot.effect``).
     n_readers : int or sequence of int
         Readers of the planned study (>= 2; >= 1 for ``analysis='FRRC'``).
     n_cases : int or sequence of int
         Cases of the planned study (>= 2), with the pilot's proportion of diseased cases.
+    pilot_cases : int, optional
+        The number of cases of the pilot, needed when ``pilot`` is an ORResult.
     alpha : float, default=0.05
         The two-sided significance level of the test.
     analysis : {'RRRC', 'FRRC', 'RRFC'}, default='RRRC'
@@ -309,7 +349,7 @@ def mrmc_sample_size(pilot: PilotVarianceComponents | Mapping[str, float], *, ef
     """
     import pandas as pd
 
-    p = _pilot(pilot)
+    p = _pilot(pilot, pilot_cases)
     analysis = check_choice(analysis, ANALYSES, name="analysis", func=_FUNC)
     if effect is None:
         effect = p.effect
