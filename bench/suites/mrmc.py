@@ -26,7 +26,7 @@ def _cases(value: object) -> str:
     """A number of cases of ``minimum_cases`` (nullable) as printed: 'none' where no number suffices."""
     import pandas as pd
 
-    return "none" if pd.isna(value) else str(int(value))  # type: ignore[call-overload]
+    return "none" if pd.isna(value) else str(int(value))
 
 
 def _ci(r: dict[str, float]) -> str:

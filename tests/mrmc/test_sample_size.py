@@ -189,4 +189,9 @@ def test_pilot_components_are_checked():
         rng = np.random.default_rng(0)
         truth = np.repeat([0, 1], 10)
         mrmc_sample_size(or_analysis(truth + rng.normal(size=(2, 3, 20)), truth), n_readers=4, n_cases=50)
+    with pytest.raises(InvalidParameterError, match="'pilot_cases' parameter of mrmc_sample_size must be an int >= 2"):
+        mrmc_sample_size(or_analysis(truth + rng.normal(size=(2, 3, 20)), truth), pilot_cases=1.5, n_readers=4,
+                         n_cases=50)
+    with pytest.raises(InvalidParameterError, match="from_or_result needs an ORResult"):
+        PilotVarianceComponents.from_or_result(VAN_DYKE, n_cases=100)  # type: ignore[arg-type]
     assert isinstance(mrmc_sample_size(VAN_DYKE, n_readers=range(2, 5), n_cases=(60, 90)), MRMCSampleSizeResult)

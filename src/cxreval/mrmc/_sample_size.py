@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._validation import check_choice
+from .._validation import check_choice, check_positive_int
 from ..exceptions import InvalidParameterError
 from ._or import ORResult
 
@@ -88,7 +88,7 @@ class PilotVarianceComponents:
                 raise InvalidParameterError(
                     f"The '{f.name}' parameter of PilotVarianceComponents must be a finite number. Got {v!r} "
                     "instead.")
-        if isinstance(self.n_cases, float) and not self.n_cases.is_integer() or self.n_cases < 2:
+        if float(self.n_cases) != int(self.n_cases) or self.n_cases < 2:
             raise InvalidParameterError(
                 f"The 'n_cases' parameter of PilotVarianceComponents must be a whole number >= 2 (the pilot's "
                 f"cases). Got {self.n_cases!r} instead.")
@@ -128,7 +128,8 @@ def _pilot(pilot: object, pilot_cases: object) -> PilotVarianceComponents:
             raise InvalidParameterError(
                 f"The 'pilot_cases' parameter of {_FUNC} is needed with an ORResult: the number of cases the pilot "
                 "was read on (the error covariances scale with it).")
-        return PilotVarianceComponents.from_or_result(pilot, n_cases=pilot_cases)  # type: ignore[arg-type]
+        n = check_positive_int(pilot_cases, name="pilot_cases", func=_FUNC, minimum=2)
+        return PilotVarianceComponents.from_or_result(pilot, n_cases=n)
     if pilot_cases is not None:
         raise InvalidParameterError(
             f"The 'pilot_cases' parameter of {_FUNC} goes with an ORResult only; components carry their n_cases.")
