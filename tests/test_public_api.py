@@ -58,6 +58,13 @@ def _pred_file(tmp_path):
     return p
 
 
+def _mrmc_ratings():
+    """2 modalities x 2 readers x 4 cases (2 non-diseased, then 2 diseased)."""
+    import numpy as np
+
+    return np.array([[[0.1, 0.3, 0.2, 0.9], [0.2, 0.1, 0.5, 0.4]], [[0.3, 0.1, 0.6, 0.2], [0.1, 0.4, 0.3, 0.8]]])
+
+
 def _split_dir(tmp_path):
     (tmp_path / "a_list.txt").write_text("a\n")
     return tmp_path
@@ -107,6 +114,17 @@ CASES = [
     ("cxreval.localization:read_maps", {"index": lambda t: None}, {}, ["index"]),
     ("cxreval.localization:evaluate_heatmaps", {"heatmaps": lambda t: {}, "boxes": lambda t: pd.DataFrame()},
      {}, ["heatmaps"]),
+    ("cxreval.mrmc:or_analysis", {"ratings": lambda t: _mrmc_ratings(), "truth": lambda t: [0, 0, 1, 1]},
+     {"covariance": lambda t: "jackknife", "clusters": lambda t: None, "confidence_level": lambda t: 0.95,
+      "reader_names": lambda t: None, "fixed_readers_clamp": lambda t: True},
+     ["ratings", "truth", "covariance", "clusters", "confidence_level", "reader_names", "fixed_readers_clamp"]),
+    ("cxreval.mrmc:dbm_analysis", {"ratings": lambda t: _mrmc_ratings(), "truth": lambda t: [0, 0, 1, 1]},
+     {"modality_names": lambda t: None}, ["ratings", "truth", "modality_names"]),
+    ("cxreval.mrmc:model_vs_readers", {"reader_ratings": lambda t: _mrmc_ratings()[0],
+                                       "model_score": lambda t: [0.1, 0.2, 0.3, 0.4], "truth": lambda t: [0, 0, 1, 1]},
+     {"model_name": lambda t: "model"}, ["reader_ratings", "model_score", "truth", "model_name"]),
+    ("cxreval.mrmc:auc_covariance", {"ratings": lambda t: _mrmc_ratings(), "truth": lambda t: [0, 0, 1, 1]},
+     {"method": lambda t: "delong"}, ["ratings", "truth"]),
 ]
 
 

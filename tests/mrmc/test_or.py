@@ -23,8 +23,6 @@ from scipy import stats
 from cxreval.exceptions import CxrevalError, InvalidParameterError
 from cxreval.mrmc import or_analysis
 
-pytestmark = pytest.mark.shared_data
-
 
 def _row(table, **where):
     sel = table
@@ -36,6 +34,7 @@ def _row(table, **where):
 
 # --- Van Dyke ---------------------------------------------------------------------------------------------------
 
+@pytest.mark.shared_data
 def test_vandyke_aucs_equal_or_dbm_mrmc(vandyke, published):
     res = or_analysis(vandyke.ratings, vandyke.truth)
     printed = [["0.91964573", "0.85877617", "0.90386473", "0.97310789", "0.82979066"],  # Iowa VanDyke.txt
@@ -46,6 +45,7 @@ def test_vandyke_aucs_equal_or_dbm_mrmc(vandyke, published):
     published([(res.modality_aucs[0], "0.8970"), (res.modality_aucs[1], "0.9408")])
 
 
+@pytest.mark.shared_data
 def test_vandyke_delong_rrrc_equals_mrmcaov(vandyke, published):
     res = or_analysis(vandyke.ratings, vandyke.truth, covariance="delong")
     c, test = res.components, res.rrrc.test
@@ -72,6 +72,7 @@ def test_vandyke_delong_rrrc_equals_mrmcaov(vandyke, published):
             (m2.low, "0.8942155"), (m2.high, "0.9874592")])
 
 
+@pytest.mark.shared_data
 def test_vandyke_unbiased_rrrc_equals_mrmcaov(vandyke, published):
     res = or_analysis(vandyke.ratings, vandyke.truth, covariance="unbiased")
     c, test = res.components, res.rrrc.test
@@ -90,6 +91,7 @@ def test_vandyke_unbiased_rrrc_equals_mrmcaov(vandyke, published):
             (m2.low, "0.8942323"), (m2.high, "0.9874424")])
 
 
+@pytest.mark.shared_data
 def test_vandyke_jackknife_rrrc_equals_or_dbm_mrmc(vandyke, published):
     res = or_analysis(vandyke.ratings, vandyke.truth)  # jackknife, the default
     assert res.covariance_method == "jackknife"
@@ -116,6 +118,7 @@ def test_vandyke_jackknife_rrrc_equals_or_dbm_mrmc(vandyke, published):
     published([(test.statistic, "4.456"), (test.ddf, "15.26"), (test.p_value, "0.0517")])
 
 
+@pytest.mark.shared_data
 def test_vandyke_fixed_readers_equals_mrmcaov_and_or_dbm_mrmc(vandyke, published):
     res = or_analysis(vandyke.ratings, vandyke.truth)
     c, test = res.components, res.frrc.test
@@ -168,6 +171,7 @@ def test_vandyke_fixed_readers_equals_mrmcaov_and_or_dbm_mrmc(vandyke, published
         published([(row.auc, auc), (row.standard_error, se), (row.low, low), (row.high, high)])
 
 
+@pytest.mark.shared_data
 def test_vandyke_fixed_cases_equals_mrmcaov(vandyke, published):
     res = or_analysis(vandyke.ratings, vandyke.truth)
     test = res.rrfc.test
@@ -183,6 +187,7 @@ def test_vandyke_fixed_cases_equals_mrmcaov(vandyke, published):
 
 # --- Franken: Cov2 < Cov3, where the clamp matters ---------------------------------------------------------------
 
+@pytest.mark.shared_data
 def test_franken_equals_or_dbm_mrmc(franken, published):
     res = or_analysis(franken.ratings, franken.truth)
     c = res.components
@@ -228,6 +233,7 @@ def test_franken_equals_or_dbm_mrmc(franken, published):
                 (c.var_error_by_reader[j], var), (c.cov1_by_reader[j], cov1)])
 
 
+@pytest.mark.shared_data
 def test_franken_fixed_readers_without_the_clamp_is_mrmcaov_convention(franken):
     clamped = or_analysis(franken.ratings, franken.truth)
     plain = or_analysis(franken.ratings, franken.truth, fixed_readers_clamp=False)
@@ -305,6 +311,7 @@ def test_toy_or_jackknife_by_hand():
 
 # --- designs ------------------------------------------------------------------------------------------------------
 
+@pytest.mark.shared_data
 def test_three_modalities_report_every_pair_and_one_global_test(vandyke):
     rng = np.random.default_rng(0)
     x = np.concatenate([vandyke.ratings, vandyke.ratings[:1] + rng.integers(0, 2, size=(1, 5, 114))])
@@ -316,6 +323,7 @@ def test_three_modalities_report_every_pair_and_one_global_test(vandyke):
     assert len(tables["differences"]) == 9 and len(tables["tests"]) == 3 and len(tables["modalities"]) == 9
 
 
+@pytest.mark.shared_data
 def test_missing_readings_are_left_out_of_that_readers_auc(vandyke):
     x = vandyke.ratings.copy()
     x[1, 2, :30] = np.nan  # reader 3 did not read 30 cases in modality 2
@@ -330,6 +338,7 @@ def test_missing_readings_are_left_out_of_that_readers_auc(vandyke):
     assert unbiased.aucs[1, 2] == res.aucs[1, 2]
 
 
+@pytest.mark.shared_data
 def test_tables_are_tidy(vandyke):
     t = or_analysis(vandyke.ratings, vandyke.truth, covariance="delong").tables()
     assert list(t["tests"].columns) == ["analysis", "covariance", "statistic_name", "statistic", "df", "ddf",
@@ -366,3 +375,10 @@ def test_a_reader_with_one_class_only_is_named():
     x[1, 0, 3:] = np.nan  # modality 2, reader 1 read no diseased case
     with pytest.raises(CxrevalError, match=r"modality '2', reader '1' read 0 diseased"):
         or_analysis(x, TOY_TRUTH)
+
+
+def test_a_modality_read_by_one_reader_is_named():
+    x = TOY.copy()
+    x[1, 1] = np.nan  # modality 2 read by reader 1 only
+    with pytest.raises(InvalidParameterError, match=r"modality '2' is read by 1 reader\(s\) only"):
+        or_analysis(x, TOY_TRUTH, modality_names=["1", "2"])

@@ -6,7 +6,9 @@ readers' operating points on a model's ROC curve.
 """
 
 # figures of merit, covariances, OR/DBM analyses and the model against the readers (arrays in, results out)
+from ._dbm import DBMANOVA, DBMResult, dbm_analysis
 from ._fom import COVARIANCE_METHODS, auc_covariance, empirical_auc, jackknife_auc
+from ._model_vs_readers import ModelVsReadersResult, model_vs_readers
 from ._or import ORComponents, ORResult, or_analysis
 from ._results import (
     ModalityDifference,
@@ -26,6 +28,11 @@ __all__: list[str] = [
     "or_analysis",
     "ORResult",
     "ORComponents",
+    "dbm_analysis",
+    "DBMResult",
+    "DBMANOVA",
+    "model_vs_readers",
+    "ModelVsReadersResult",
     "MRMCAnalysis",
     "MRMCTest",
     "ModalityDifference",

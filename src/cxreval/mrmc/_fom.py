@@ -89,7 +89,7 @@ def _within_cluster_pairs(inputs: MRMCInputs) -> tuple[np.ndarray, np.ndarray]:
     return i_idx, j_idx
 
 
-def _loo_aucs(inputs: MRMCInputs, pl: Placements) -> np.ndarray:
+def loo_aucs(inputs: MRMCInputs, pl: Placements) -> np.ndarray:
     """Leave-one-case-out AUCs (G, N), or leave-one-cluster-out (G, I) with clusters, in closed form."""
     pos = inputs.truth
     read = inputs.read.reshape(pl.place.shape)
@@ -200,7 +200,7 @@ def _unbiased_cov(inputs: MRMCInputs, pl: Placements) -> np.ndarray:
 def covariance_matrix(inputs: MRMCInputs, pl: Placements, method: str) -> np.ndarray:
     """The (G, G) covariance of the flattened AUCs by ``method``."""
     if method == "jackknife":
-        return _jackknife_cov(_loo_aucs(inputs, pl))
+        return _jackknife_cov(loo_aucs(inputs, pl))
     if method == "delong":
         return _delong_cov(inputs, pl)
     return _unbiased_cov(inputs, pl)
@@ -275,7 +275,7 @@ def jackknife_auc(ratings: object, truth: object, *, clusters: object = None) ->
     array([[[0.5, 1. , 1. , 0.5]]])
     """
     inputs = check_mrmc_inputs(ratings, truth, clusters, func="jackknife_auc")
-    loo = _loo_aucs(inputs, placements(inputs))
+    loo = loo_aucs(inputs, placements(inputs))
     return loo.reshape(*inputs.ratings.shape[:2], loo.shape[1])
 
 
@@ -323,8 +323,8 @@ def auc_covariance(ratings: object, truth: object, *, method: CovarianceMethod =
     >>> float(auc_covariance(x, [0, 0, 1, 1, 0, 1], method="delong")[0, 0, 0, 0])  # 2/81
     0.02469...
     """
-    method = check_covariance_method(method, func="auc_covariance")
+    name = check_covariance_method(method, func="auc_covariance")
     inputs = check_mrmc_inputs(ratings, truth, clusters, func="auc_covariance")
-    cov = covariance_matrix(inputs, placements(inputs), method)
+    cov = covariance_matrix(inputs, placements(inputs), name)
     t, r = inputs.ratings.shape[:2]
     return cov.reshape(t, r, t, r)

@@ -16,6 +16,7 @@ from ._results import (
     READER_COLUMNS,
     READER_DIFFERENCE_COLUMNS,
     VARIANCE_COMPONENT_COLUMNS,
+    ModalityDifference,
     MRMCAnalysis,
     MRMCTest,
     ReaderDifference,
@@ -23,9 +24,11 @@ from ._results import (
     analysis_tables,
     clip_unit,
     differences,
+    error_df,
     frame,
     modality_estimate,
     pairs,
+    ratio,
     readonly,
     t_interval,
 )
@@ -119,8 +122,7 @@ def or_components(aucs: np.ndarray, cov: np.ndarray) -> ORComponents:
 def _f_test(analysis: str, ms_t: float, den: float, df: float, ddf: float) -> MRMCTest:
     from scipy import stats
 
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f = ms_t / den
+    f = ratio(ms_t, den)
     p = float(stats.f.sf(f, df, ddf)) if np.isfinite(ddf) else float(stats.chi2.sf(f * df, df))
     return MRMCTest(analysis, "F", float(f), float(df), float(ddf), p, float(den))
 
@@ -129,21 +131,18 @@ def rrrc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float
     """Random readers and cases: Hillis's F = MS(T) / [MS(T*R) + R max(Cov2 - Cov3, 0)], ddf_H."""
     n_mod, n_rdr = aucs.shape
     means = aucs.mean(axis=1)
-    test, diffs = None, ()
+    test: MRMCTest | None = None
+    diffs: tuple[ModalityDifference, ...] = ()
     if n_mod > 1:
         den = c.ms_treatment_reader + n_rdr * max(c.cov2 - c.cov3, 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ddf = den**2 / (c.ms_treatment_reader**2 / ((n_mod - 1) * (n_rdr - 1)))
-        ddf = float(ddf) if np.isfinite(ddf) else float("inf")
+        ddf = error_df(den, c.ms_treatment_reader, (n_mod - 1) * (n_rdr - 1))
         test = _f_test("RRRC", c.ms_treatment, den, n_mod - 1, ddf)
         diffs = differences("RRRC", names, means, float(np.sqrt(2 * den / n_rdr)), ddf, level)
     singles = []
     for t in range(n_mod):
         ms_r = float(c.ms_reader_by_modality[t])
         den_t = ms_r + n_rdr * max(float(c.cov2_by_modality[t]), 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            df_t = den_t**2 / (ms_r**2 / (n_rdr - 1))
-        df_t = float(df_t) if np.isfinite(df_t) else float("inf")
+        df_t = error_df(den_t, ms_r, n_rdr - 1)
         singles.append(modality_estimate("RRRC", names[t], means[t], np.sqrt(den_t / n_rdr), df_t, level))
     return MRMCAnalysis(test, diffs, tuple(singles))
 
@@ -155,12 +154,12 @@ def frrc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float
 
     n_mod, n_rdr = aucs.shape
     means = aucs.mean(axis=1)
-    test, diffs = None, ()
+    test: MRMCTest | None = None
+    diffs: tuple[ModalityDifference, ...] = ()
     if n_mod > 1:
         between = max(c.cov2 - c.cov3, 0.0) if clamp else c.cov2 - c.cov3
         den = c.var_error - c.cov1 + (n_rdr - 1) * between
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x2 = (n_mod - 1) * c.ms_treatment / den
+        x2 = ratio((n_mod - 1) * c.ms_treatment, den)
         test = MRMCTest("FRRC", "chi2", float(x2), float(n_mod - 1), float("nan"),
                         float(stats.chi2.sf(x2, n_mod - 1)), float(den))
         diffs = differences("FRRC", names, means, float(np.sqrt(2 * den / n_rdr)), float("inf"), level)
@@ -175,7 +174,8 @@ def rrfc(aucs: np.ndarray, c: ORComponents, names: tuple[str, ...], level: float
     """Fixed cases: F = MS(T) / MS(T*R) with (T-1, (T-1)(R-1)) df, the readers' repeated-measures ANOVA."""
     n_mod, n_rdr = aucs.shape
     means = aucs.mean(axis=1)
-    test, diffs = None, ()
+    test: MRMCTest | None = None
+    diffs: tuple[ModalityDifference, ...] = ()
     if n_mod > 1:
         ddf = float((n_mod - 1) * (n_rdr - 1))
         test = _f_test("RRFC", c.ms_treatment, c.ms_treatment_reader, n_mod - 1, ddf)

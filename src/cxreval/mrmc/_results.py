@@ -3,6 +3,7 @@ tidy tables they become."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import astuple, dataclass, fields
 from itertools import combinations
 from typing import TYPE_CHECKING
@@ -26,6 +27,8 @@ __all__ = [
     "ReaderDifference",
     "MRMCAnalysis",
     "VarianceComponent",
+    "ratio",
+    "error_df",
 ]
 
 
@@ -140,7 +143,7 @@ READER_DIFFERENCE_COLUMNS = _columns(ReaderDifference)
 VARIANCE_COMPONENT_COLUMNS = _columns(VarianceComponent)
 
 
-def frame(rows: list[tuple[object, ...]], columns: tuple[str, ...]) -> pd.DataFrame:
+def frame(rows: Sequence[tuple[object, ...]], columns: tuple[str, ...]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame(rows, columns=list(columns))
@@ -177,7 +180,7 @@ def t_interval(estimate: float, se: float, df: float, level: float) -> tuple[flo
     else:  # no variance: a difference is infinitely significant, no difference undefined
         stat = float(np.sign(estimate) * np.inf) if estimate else float("nan")
     p = float(2 * dist.sf(abs(stat))) if not np.isnan(stat) else np.nan
-    return float(stat), estimate - q * se, estimate + q * se, p
+    return float(stat), float(estimate - q * se), float(estimate + q * se), p
 
 
 def modality_estimate(analysis: str, name: str, auc: float, se: float, df: float, level: float
@@ -195,6 +198,19 @@ def differences(analysis: str, names: tuple[str, ...], means: np.ndarray, se: fl
         stat, low, high, p = t_interval(est, se, df, level)
         out.append(ModalityDifference(analysis, names[a], names[b], est, float(se), float(df), stat, low, high, p))
     return tuple(out)
+
+
+def ratio(num: float, den: float) -> float:
+    """``num / den`` with IEEE semantics (x/0 = +-inf, 0/0 = NaN), never ZeroDivisionError."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.float64(num) / np.float64(den))
+
+
+def error_df(den: float, ms: float, df: float) -> float:
+    """Satterthwaite's df of an error term ``den`` built on a mean square ``ms`` with ``df`` df:
+    ``den^2 / (ms^2 / df)`` (Hillis's ddf_H), infinite when ``ms`` is 0."""
+    out = ratio(den**2, ms**2 / df)
+    return out if not np.isnan(out) else float("inf")
 
 
 def readonly(arr: np.ndarray) -> np.ndarray:
