@@ -58,7 +58,9 @@ def type_i_error(ctx: Context) -> Figures:
         "null studies share every parameter between the modalities; the others shift the diseased mean of the "
         "second modality (RoeMetzParameters.shift_for_auc) so that its expected AUC is 0.05 higher.",
         "predicted power: mrmc_sample_size (Hillis, Obuchowski and Berbaum 2011) with the mean of the null "
-        "studies' OR component estimates as the pilot, for the same design.",
+        "studies' OR component estimates as the pilot, for the same design. A null pilot overstates the variance "
+        "of the AUCs of the better modality, so it predicts a little less power than the test has (the part "
+        "power_check sizes from pilots with the effect).",
         f"simulation {m['simulate_seconds']:.2f} s for {n_null + n_alt:,} studies; {total:.0f} s in all "
         f"({(n_null + n_alt) * len(sim.COVARIANCES) / total:.0f} analysed studies per second).",
     ]
@@ -105,8 +107,9 @@ def power_check(ctx: Context) -> Figures:
         f"with the same effect: var_TR {p.var_modality_reader:.3g}, Var {p.error_variance:.3g}, Cov1 {p.cov1:.3g}, "
         f"Cov2 {p.cov2:.3g}, Cov3 {p.cov3:.3g} (N* = 100). The planned studies: 6 readers, half the cases diseased.",
         f"fewest cases for power 0.8 with 6 readers: {_cases(mc['n_cases'])} (predicted power {mc['power']:.3f}).",
-        "The method is an approximation: the OR test being a little conservative, simulated power runs a few "
-        f"points below the prediction. {time.perf_counter() - t0:.0f} s.",
+        "The method is an approximation (the pilot's variances stand for the planned study's, and the OR test is a "
+        "little conservative): at 2,000 studies per size the simulated power lies within 0.025 of the prediction. "
+        f"{time.perf_counter() - t0:.0f} s.",
     ]
     return fig
 
