@@ -125,6 +125,17 @@ CASES = [
      {"model_name": lambda t: "model"}, ["reader_ratings", "model_score", "truth", "model_name"]),
     ("cxreval.mrmc:auc_covariance", {"ratings": lambda t: _mrmc_ratings(), "truth": lambda t: [0, 0, 1, 1]},
      {"method": lambda t: "delong"}, ["ratings", "truth"]),
+    ("cxreval.mrmc:simulate_roe_metz", {}, {"n_readers": lambda t: 2, "n_cases_negative": lambda t: 2,
+                                            "n_cases_positive": lambda t: 2, "n_modalities": lambda t: 2,
+                                            "delta": lambda t: 0.0, "parameters": lambda t: "HL-1.5",
+                                            "mu": lambda t: None, "rng": lambda t: 0},
+     ["n_readers", "n_cases_negative", "n_cases_positive", "n_modalities", "delta", "parameters", "mu", "rng"]),
+    ("cxreval.mrmc:mrmc_sample_size", {"pilot": lambda t: {
+        "var_modality_reader": 0.0002, "error_variance": 0.0008, "cov1": 0.0003, "cov2": 0.0003, "cov3": 0.0002,
+        "n_cases": 100}},
+     {"effect": lambda t: 0.05, "n_readers": lambda t: 5, "n_cases": lambda t: 100, "alpha": lambda t: 0.05,
+      "analysis": lambda t: "RRRC", "target_power": lambda t: 0.8, "max_cases": lambda t: 1000},
+     ["pilot", "effect", "n_readers", "n_cases", "alpha", "analysis", "target_power", "max_cases"]),
 ]
 
 

@@ -42,3 +42,18 @@ from ._result import READER_STUDY_COLUMNS, ReaderStudyResult  # noqa: E402
 __all__ += ["LATENT", "RATING_COLUMNS", "READER_STUDY_COLUMNS", "ReaderStudyResult", "STUDY_DESIGNS",
             "evaluate_reader_study", "evaluate_reader_study_files", "labels_to_ratings", "read_ratings",
             "validate_ratings"]
+
+# simulation (Roe and Metz) and the size of a reader study from a pilot
+from ._roe_metz import (  # noqa: E402
+    ROE_METZ_SETTINGS,
+    RoeMetzParameters,
+    RoeMetzStudies,
+    RoeMetzStudy,
+    simulate_roe_metz,
+    simulate_roe_metz_studies,
+)
+from ._sample_size import ANALYSES, MRMCSampleSizeResult, PilotVarianceComponents, mrmc_sample_size  # noqa: E402
+
+__all__ += ["ROE_METZ_SETTINGS", "RoeMetzParameters", "RoeMetzStudies", "RoeMetzStudy", "simulate_roe_metz",
+            "simulate_roe_metz_studies", "ANALYSES", "MRMCSampleSizeResult", "PilotVarianceComponents",
+            "mrmc_sample_size"]
