@@ -292,10 +292,10 @@ def test_heat_maps_of_an_aided_session(study_factory, tmp_path: Path) -> None:
     want = np.round((m - m.min()) / (m.max() - m.min()) * 255).astype(np.uint8)
     assert np.frombuffer(raw, np.uint8).reshape(3, 4).tolist() == want.tolist()
     flat = c.get(f"/api/heatmap?task=aided&key={IDS[1]}&finding=Nodule", headers=alice)
-    assert set((flat.content if len(flat.content) == 4 else gzip.decompress(flat.content))) == {0}
+    assert set(flat.content if len(flat.content) == 4 else gzip.decompress(flat.content)) == {0}
     for path, status in ((f"/api/heatmap?task=aided&key={IDS[1]}&finding=Cardiomegaly", 404),
                          (f"/api/heatmap?task=unaided&key={IDS[1]}&finding=Effusion", 404),
-                         (f"/api/heatmap?task=aided&key=../study.yaml&finding=Effusion", 404)):
+                         ("/api/heatmap?task=aided&key=../study.yaml&finding=Effusion", 404)):
         assert c.get(path, headers=alice).status_code == status, path
     store.close()
 
@@ -378,3 +378,44 @@ def test_the_study_with_sessions_round_trips_through_the_database(study_factory,
     assert again.spec == spec and again.spec.rating == spec.rating and again.spec.washout_days == 28
     assert json.loads(json.dumps(spec.to_dict()))["sessions"][1]["model_scores"] == "predictions.csv"
     again.close()
+
+
+def test_cxreval_reader_export_writes_ratings_csv_an_mrmc_analysis_reads_as_it_is(study_factory, tmp_path: Path,
+                                                                                capsys) -> None:
+    """Two readers, two modalities, a five-point rating per finding: ``ratings.csv`` gives each reader's
+    empirical AUC per modality by a group-by on its columns (sklearn's ``roc_auc_score`` on the ratings sent)."""
+    from sklearn.metrics import roc_auc_score
+
+    from cxreval.cli.main import main
+
+    study = _study(study_factory, tmp_path / "s", SESSIONS.replace("washout_days: 28", "washout_days: 0.5"),
+                   scores=_scores())
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    clock = Clock(T0)
+    store, tokens, c = _client(study, url, clock)
+    truth = {sid: int(i % 2 == 0) for i, sid in enumerate(IDS)}  # Effusion present in every other image
+    rng = np.random.default_rng(0)
+    sent = {}
+    for task in ("unaided", "aided"):
+        for reader in ("alice", "bob"):
+            for k, sid in enumerate(IDS):
+                r = int(np.clip(2 + 2 * truth[sid] + rng.integers(-1, 2), 1, 5))
+                sent[(reader, task, sid)] = r
+                body = {"id": f"{reader}-{task}-{k:04d}", "task": task, "item": sid, "seconds": 7,
+                        "labels": dict.fromkeys(FINDINGS, "negative") | {"Effusion": "positive" if r > 3 else "negative"},
+                        "ratings": {"Effusion": r, "Cardiomegaly": 1, "Nodule": 2}}
+                assert c.post("/api/submissions", headers=_h(tokens[reader]), json=body).status_code == 200
+        clock.t += dt.timedelta(days=1)
+    store.close()
+    capsys.readouterr()
+    assert main(["reader", "export", "--db", url, "--out", str(tmp_path / "out")]) == 0
+    assert f"{2 * 2 * len(IDS) * 3} finding ratings (ratings.csv)" in capsys.readouterr().out
+    table = pd.read_csv(tmp_path / "out" / "ratings.csv")
+    eff = table[table["finding"] == "Effusion"].assign(truth=lambda d: d["study_id"].map(truth))
+    got = eff.groupby(["reader", "modality"]).apply(lambda d: roc_auc_score(d["truth"], d["rating"]),
+                                                    include_groups=False).to_dict()
+    want = {(reader, task): roc_auc_score([truth[s] for s in IDS], [sent[(reader, task, s)] for s in IDS])
+            for reader in ("alice", "bob") for task in ("unaided", "aided")}
+    assert got == pytest.approx(want) and len(got) == 4
+    assert set(table["scale"]) == {"five_point"} and set(table["seconds"]) == {7}
+    assert table["modality"].tolist()[:3 * len(IDS) * 2] == ["unaided"] * (3 * len(IDS) * 2)  # session order first
