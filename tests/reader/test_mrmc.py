@@ -419,3 +419,43 @@ def test_cxreval_reader_export_writes_ratings_csv_an_mrmc_analysis_reads_as_it_i
     assert got == pytest.approx(want) and len(got) == 4
     assert set(table["scale"]) == {"five_point"} and set(table["seconds"]) == {7}
     assert table["modality"].tolist()[:3 * len(IDS) * 2] == ["unaided"] * (3 * len(IDS) * 2)  # session order first
+
+
+def test_init_renders_each_image_once_for_all_sessions(study_factory, tmp_path: Path) -> None:
+    from cxreval.reader import create_study
+
+    study = _study(study_factory, tmp_path / "s", SESSIONS, scores=_scores())
+    made = create_study(study, f"sqlite:///{tmp_path / 'r.db'}", fit=64)
+    assert dict(made.n_items) == {"unaided": len(IDS), "aided": len(IDS)}
+    assert made.renditions.n_made == len(IDS)
+
+
+def test_a_reading_refused_by_the_washout_does_not_fail_the_readings_committed_with_it(study_factory,
+                                                                                      tmp_path: Path) -> None:
+    """Concurrent submissions share a transaction (group commit); one refused inside it (403) is rolled back
+    alone: every other reading is stored and answered after its commit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cxreval.reader.payloads import SubmissionError
+
+    study = _study(study_factory, tmp_path / "s", SESSIONS, scores=_scores())
+    store, tokens = ReaderStore.create(f"sqlite:///{tmp_path / 'r.db'}", load_study(study))
+    store.clock = Clock(T0)
+    alice, bob = store.authenticate(tokens["alice"]), store.authenticate(tokens["bob"])
+    body = {"labels": dict.fromkeys(FINDINGS, "negative"), "ratings": dict.fromkeys(FINDINGS, 2)}
+    jobs = [(bob if k % 2 else alice, f"sub-{k:06d}", "unaided" if k % 2 else "aided", IDS[k % len(IDS)])
+            for k in range(24)]
+
+    def send(job):
+        reader, sid, task, item = job
+        try:
+            return store.submit(reader, sid, task, item, body).status
+        except SubmissionError as exc:
+            return exc.status
+
+    with ThreadPoolExecutor(8) as ex:
+        got = list(ex.map(send, jobs))
+    assert got == [403 if task == "aided" else "stored" for _r, _s, task, _i in jobs]
+    sub = store.submissions()
+    assert set(sub["task"]) == {"unaided"} and len(sub) == 12 and set(sub["reader"]) == {"bob"}
+    store.close()
