@@ -6,7 +6,9 @@ Payloads, by task (``labels`` map finding -> state name):
 
 * ``image``: ``{"labels": {...every finding...}, "boxes": [{"finding", "x_min", "y_min", "x_max", "y_max"}]}``
   (pixels of the original image, half-open, inside it); ``"unreadable": true`` instead of labels marks an
-  image that cannot be read;
+  image that cannot be read; a study with a ``rating`` adds ``"ratings": {...every finding: its confidence on
+  the scale...}`` (without ``labels`` when ``rating.with_label`` is false); a study with ``sessions`` has one
+  such task per session, named by it, whose items open per the washout (:mod:`cxreval.reader.mrmc`);
 * ``report``: ``{"labels": {...every finding...}}`` (``not_mentioned`` allowed);
 * ``iqa``: ``{"ratings": {criterion: int in the scale, ...every criterion...}}``;
 * ``adjudication``: ``{"labels": {finding: state, ...}}`` for some of the study's conflicting findings, and
