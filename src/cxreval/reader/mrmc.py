@@ -78,8 +78,8 @@ class RatingScale:
     def describe(self) -> str:
         """The scale in words, for messages."""
         if self.integer:
-            return f"the five_point scale {self.low}..{self.high} (whole numbers: 1 definitely absent ... " \
-                   "5 definitely present)"
+            return (f"the five_point scale {self.low}..{self.high} (whole numbers: {self.low} {FIVE_POINT_NAMES[0]} ... "
+                    f"{self.high} {FIVE_POINT_NAMES[-1]})")
         return f"the probability scale {self.low}..{self.high} (percent probability of presence)"
 
     def check(self, finding: str, value: object) -> int | float:
