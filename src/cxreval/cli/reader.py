@@ -127,7 +127,8 @@ def export_cmd(out: Path = typer.Option(..., "--out", "-o", help="Output folder 
                db: str = typer.Option(None, "--db", help=_DB_HELP),
                overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output folder.")) -> None:
     """Export labels (long table), boxes (localize format), IQA ratings (iqa agree format), notes and the audit
-    log. Text cells that a spreadsheet would run as a formula (starting = + - @, tab or CR) get a leading '.
+    log; a study with a confidence rating also ratings.csv (reader, modality, study_id, patient_id, finding,
+    rating: the table of an MRMC ROC analysis). Text cells that a spreadsheet would run as a formula (starting = + - @, tab or CR) get a leading '.
 
     Example: cxreval reader export --db sqlite:///study.db --out study-export
     """
@@ -139,8 +140,9 @@ def export_cmd(out: Path = typer.Option(..., "--out", "-o", help="Output folder 
     res = export_study(_db(db))
     with output_folder(out, overwrite=overwrite, meta={"study": res.study, **res.to_dict()}, protect=db_file) as d:
         res.save(d)
+    rated = "" if res.n_finding_ratings is None else f"{res.n_finding_ratings} finding ratings (ratings.csv), "
     typer.echo(f"wrote {res.n_labels} labels ({', '.join(res.sources) or 'no source'}), {res.n_boxes} boxes, "
-               f"{res.n_ratings} ratings, {res.n_submissions} audited submissions to {out}"
+               f"{rated}{res.n_ratings} ratings, {res.n_submissions} audited submissions to {out}"
                + (f"; {res.n_unresolved} conflict(s) not yet resolved" if res.n_unresolved else ""))
 
 

@@ -13,7 +13,9 @@ SQLAlchemy 2; psycopg for PostgreSQL); ``cxreval reader`` is its command line. S
 * :mod:`~cxreval.reader.derived`: the latest state per reader and item, the items done per reader and task,
   and the conflicts, updated in each submission's transaction (the log stays the source of truth);
 * :mod:`~cxreval.reader.app`: the web server and its page (plain HTML/JS in ``static/``);
-* :mod:`~cxreval.reader.export`: labels, boxes, IQA ratings and the audit log;
+* :mod:`~cxreval.reader.mrmc`: what an MRMC ROC analysis needs: a confidence rating per finding, aided and
+  unaided sessions (model scores, heat maps) and the washout between them;
+* :mod:`~cxreval.reader.export`: labels, boxes, IQA ratings, finding ratings (``ratings.csv``) and the audit log;
 * :mod:`~cxreval.reader.images`: display renditions (made ahead at ``init``, kept in the study folder) and
   full resolution.
 

@@ -47,9 +47,10 @@ class StudyCreated:
 
 def _image_files(spec: StudySpec) -> list[str]:
     """Every image of the study's image and IQA tasks, as paths inside the study folder."""
-    out = []
+    out, seen = [], set()
     for it in study_items(spec):
-        if it.task == "image":
+        if spec.kind(it.task) == "image" and it.payload["path"] not in seen:  # each session shows the same images
+            seen.add(it.payload["path"])
             out.append(str(it.payload["path"]))
         elif it.task == "iqa":
             out.extend((str(it.payload["reference"]), str(it.payload["test"])))

@@ -10,18 +10,22 @@ answered only after its transaction has committed.
 
 # no `from __future__ import annotations`: FastAPI must resolve the local `Request` annotations
 import contextlib
+import datetime
 import json
 import signal
 import socket
 import threading
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..exceptions import CxrevalError, InvalidParameterError
 from ..schema import REPORT_STATES
+from .derived import Adjudicated
 from .images import DISPLAY_FIT, RenditionCache, scale_for
+from .mrmc import HeatmapReader
 from .payloads import IMAGE_STATES, Reader, SubmissionError
 from .store import ReaderStore
 
@@ -90,7 +94,8 @@ def _require_web() -> tuple[Any, Any]:
     return fastapi, starlette.concurrency
 
 
-def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any:
+def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD,
+               clock: Callable[[], datetime.datetime] | None = None) -> Any:
     """The FastAPI application of a study.
 
     Parameters
@@ -100,13 +105,21 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
     read_ahead : int, default=READ_AHEAD
         Display renditions made ahead, in the background, for the studies after the one a reader's page
         asks for (their queue's order, the ones not yet labelled); 0: none (each made when asked for).
+    clock : callable, optional
+        ``clock() -> datetime`` (aware): the server's time, of every stored submission and every washout
+        decision (:attr:`cxreval.reader.store.ReaderStore.clock`); the store's own clock when not given.
     """
     fastapi, concurrency = _require_web()
     from fastapi import Request
     from fastapi.responses import JSONResponse, Response
 
     st = ReaderStore.open(store) if isinstance(store, str) else store
+    if clock is not None:
+        st.clock = clock
     spec = st.spec
+    adj = Adjudicated.of(spec)
+    adj_images = adj.task if adj is not None and spec.adjudication_task == "image" else "image"
+    heatmaps = HeatmapReader(spec.root, spec.sessions)
     root = Path(spec.root).resolve()
     cache = RenditionCache(root=root)  # renditions made ahead (`reader init`) are read from the study folder
     from ..io.images import read_image  # noqa: F401 - imported once at start, not inside the first image request
@@ -146,7 +159,10 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
                 "findings": list(spec.findings),
                 "image_states": list(IMAGE_STATES), "report_states": list(REPORT_STATES),
                 "criteria": list(spec.criteria), "scale": list(spec.scale), "tasks": tasks,
-                "adjudication_task": spec.adjudication_task}
+                "adjudication_task": spec.adjudication_task, "image_tasks": list(spec.image_tasks),
+                "rating": None if spec.rating is None else spec.rating.to_dict(),
+                "sessions": [{"name": s.name, "aided": s.aided} for s in spec.sessions],
+                "washout_days": spec.washout_days}
 
     encoded: dict[int, tuple[list[str], bytes]] = {}
 
@@ -160,7 +176,10 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
             hit = (keys, json.dumps(keys).encode())
             if task != "adjudication":  # the studies in conflict change: encoded afresh
                 encoded[id(keys)] = hit
-        body = b'{"task": ' + json.dumps(task).encode() + b', "keys": ' + hit[1] + b', "done": "' + flags.encode() + b'"}'
+        body = b'{"task": ' + json.dumps(task).encode() + b', "keys": ' + hit[1] + b', "done": "' + flags.encode() + b'"'
+        if task in spec.session_names:  # the items not open to the reader now (washout), and when they open
+            body += b', "locked": ' + json.dumps(st.locks(auth(request), task)).encode()
+        body += b"}"
         return Response(body, media_type="application/json")
 
     def _item(task: str, key: str) -> dict[str, Any]:
@@ -184,7 +203,7 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
                                                for f, d in decided.items()},
                                    "reader_comments": {n: p["comment"] for n, p in theirs.items() if p.get("comment")}}
             if spec.adjudication_task == "image":
-                meta = _item("image", key)
+                meta = _item(adj_images, key)
                 out.update(width=meta["width"], height=meta["height"], image=True,
                            reader_boxes={n: p.get("boxes", []) for n, p in theirs.items()})
             else:
@@ -195,8 +214,12 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
         if key not in st.keys_of(r, task):
             raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
         mine = st.mine(r, task, key)
-        if task == "image":
-            return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine}
+        if spec.kind(task) == "image":
+            lock = st.locks(r, task, [key]).get(key)
+            if lock is not None:  # nothing of the case is shown before it opens
+                return {"task": task, "key": key, "locked": True, **lock, "mine": mine}
+            return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine,
+                    **{k: meta[k] for k in ("model", "scores", "heatmaps") if k in meta}}
         if task == "report":
             return {"task": task, "key": key, "section": meta["section"], "text": meta["text"], "mine": mine}
         return {"task": task, "key": key, "width": meta["width"], "height": meta["height"], "mine": mine}
@@ -262,24 +285,53 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
             rel = meta[which]
             if key not in st.keys_of(r, task):
                 raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
-        elif task in ("image", "adjudication"):
+        elif spec.kind(task) == "image" or task == "adjudication":
             if task == "adjudication" and key not in st.conflicts(key):
                 raise SubmissionError(f"No conflict to adjudicate for study {key!r}.", 404)
-            meta = _item("image", key)
+            meta = _item(adj_images if task == "adjudication" else task, key)
             rel = meta["path"]
-            if task == "image" and key not in st.keys_of(r, task):
-                raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
+            if task != "adjudication":
+                _readable(r, task, key)
         else:
             raise SubmissionError(f"Task {task!r} has no image.", 404)
         path = _inside(rel, key)
         scale = 1 if level == "full" else scale_for(int(meta["width"]), int(meta["height"]), fit)
         got = cache.get(path, scale, display=level == "display")
-        if level == "display" and task == "image" and read_ahead:
-            _read_ahead(r, key, scale)
+        if level == "display" and task != "adjudication" and spec.kind(task) == "image" and read_ahead:
+            _read_ahead(r, task, key, scale)
         headers = {**got.headers(), "Cache-Control": "private, max-age=3600"}
         if request.headers.get("if-none-match") == got.etag:
             return Response(status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Encoding"})
         return Response(got.body, media_type="application/octet-stream", headers=headers)
+
+    def _readable(r: Reader, task: str, key: str) -> None:
+        """Refuse an image item not assigned to the reader, or not open to them now (a session's washout)."""
+        if key not in st.keys_of(r, task):
+            raise SubmissionError(f"Item {key!r} is not assigned to reader {r.name!r}.", 403)
+        lock = st.locks(r, task, [key]).get(key)
+        if lock is not None:
+            raise SubmissionError(f"Item {key!r} of session {task!r} is not open to reader {r.name!r}: "
+                                  f"{lock['why']}.", 403)
+
+    @app.get("/api/heatmap")
+    def heatmap(request: Request, task: str, key: str, finding: str) -> Any:
+        """The model's heat map of one finding of an aided session's item, as gzip-compressed uint8 (its
+        minimum 0, its maximum 255), ``X-Width`` x ``X-Height``; the page overlays it on the image."""
+        r = auth(request)
+        if task not in st.tasks_of(r) or task not in spec.session_names:
+            raise SubmissionError(f"Task {task!r} has no heat maps for reader {r.name!r}.", 404)
+        meta = _item(task, key)
+        _readable(r, task, key)
+        if finding not in meta.get("heatmaps", ()):
+            raise SubmissionError(f"Item {key!r} of session {task!r} has no heat map of {finding[:64]!r}.", 404)
+        got = heatmaps.read(task, key, finding)
+        if got is None:
+            raise SubmissionError(f"The heat map of {key!r}, {finding!r} is missing from the study folder (moved "
+                                  "or deleted since `cxreval reader init`); tell the study organiser.", 404)
+        body, w, h = got
+        return Response(body, media_type="application/octet-stream",
+                        headers={"X-Width": str(w), "X-Height": str(h), "Content-Encoding": "gzip",
+                                 "Cache-Control": "private, max-age=3600"})
 
     def _inside(rel: str, key: str) -> Path:
         path = (root / rel).resolve()
@@ -290,14 +342,14 @@ def create_app(store: ReaderStore | str, *, read_ahead: int = READ_AHEAD) -> Any
                                   "deleted since `cxreval reader init`); tell the study organiser.", 404)
         return path
 
-    def _read_ahead(r: Reader, key: str, scale: int) -> None:
+    def _read_ahead(r: Reader, task: str, key: str, scale: int) -> None:
         """Render the reader's next studies (their order, kept in memory: no database read)."""
-        order = st._order(r, "image")
-        done = st._done.get((r.id, "image"), set())
+        order = st._order(r, task)
+        done = st._done.get((r.id, task), set())
         i = order.index(key)
         for nxt in [k for k in order[i + 1:i + 1 + 4 * read_ahead] if k not in done][:read_ahead]:
             try:
-                cache.warm(_inside(_item("image", nxt)["path"], nxt), scale, display=True)
+                cache.warm(_inside(_item(task, nxt)["path"], nxt), scale, display=True)
             except SubmissionError:
                 continue
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .db import insert_or_replace, tables
+from .mrmc import washout_refusal
 from .payloads import SubmissionError
 from .study import StudySpec
 
@@ -41,7 +42,7 @@ class Adjudicated:
     Attributes
     ----------
     task : str
-        ``'image'`` or ``'report'``.
+        ``'image'`` (or the first session, in a study with sessions) or ``'report'``.
     section : str or None
         The report section (items ``<section>:<study_id>``), None for images.
     readers : (str, str)
@@ -56,8 +57,8 @@ class Adjudicated:
         if "adjudication" not in spec.tasks:
             return None
         a, b = spec.adjudication_readers
-        if spec.adjudication_task == "image":
-            return cls("image", None, (a, b))
+        if spec.adjudication_task == "image":  # with sessions: the first session's labels
+            return cls(spec.image_tasks[0], None, (a, b))
         return cls("report", spec.adjudication_task[7:], (a, b))
 
     def study_of(self, task: str, item: str) -> str | None:
@@ -114,6 +115,7 @@ class Deriver:
 
         self.sa, self.t, self.adj = sa, tables(), Adjudicated.of(spec)
         self._ids: tuple[int, int] | None = None
+        self.sessions, self.washout_days = spec.session_names, spec.washout_days
 
     def _reader_ids(self, conn: Any) -> tuple[int, int] | None:
         if self._ids is None and self.adj is not None:
@@ -125,6 +127,8 @@ class Deriver:
 
     def __call__(self, conn: Any, row: Mapping[str, Any], seq: int, stamp: str) -> None:
         lt, pt = self.t["latest"], self.t["progress"]
+        if row["task"] in self.sessions:
+            self._check_washout(conn, row, stamp)
         key = {"reader_id": row["reader_id"], "task": row["task"], "item": row["item"]}
         up = _insert(conn)(lt).values(**key, seq=seq, payload=row["payload"], server_time=stamp, n=1)
         n = conn.execute(up.on_conflict_do_update(  # one statement: inserted (n = 1) or replaced (n + 1)
@@ -145,6 +149,20 @@ class Deriver:
         ids = self._reader_ids(conn) if sid is not None else None
         if ids is not None and row["reader_id"] in ids:
             self._recompute(conn, sid, row, ids)  # type: ignore[arg-type]
+
+    def _check_washout(self, conn: Any, row: Mapping[str, Any], stamp: str) -> None:
+        """Refuse (403, rolling the submission back) a reading of a session's item that is not open at the
+        batch's server time ``stamp`` (:func:`cxreval.reader.mrmc.washout_refusal`): read from the reader's
+        latest readings of the case in the other sessions, inside the transaction that would store it."""
+        sa, lt = self.sa, self.t["latest"]
+        others = [s for s in self.sessions if s != row["task"]]
+        readings = {str(t): str(when) for t, when in conn.execute(
+            sa.select(lt.c.task, lt.c.server_time).where(lt.c.reader_id == row["reader_id"], lt.c.task.in_(others),
+                                                         lt.c.item == row["item"]))}
+        _opens, why = washout_refusal(self.sessions, row["task"], readings, stamp, washout_days=self.washout_days)
+        if why is not None:
+            raise SubmissionError(f"Item {row['item']!r} of session {row['task']!r} is not open to this reader: {why}; "
+                                  "nothing was saved.", 403)
 
     def _recompute(self, conn: Any, sid: str, row: Mapping[str, Any], ids: tuple[int, int]) -> None:
         sa, lt, ct = self.sa, self.t["latest"], self.t["conflicts"]

@@ -2,7 +2,7 @@
 
 * ``labels.csv``: the long label table (``study_id, patient_id, finding, source, state``) read by
   :func:`cxreval.labels.read_labels`, sorted by source, study and finding; one source per reader and task:
-  ``img_<reader>``, ``rep_<section>_<reader>``, and ``conflict_resolved`` (the adjudicated readers' label
+  ``img_<reader>`` (``img_<session>_<reader>`` in a study with sessions), ``rep_<section>_<reader>``, and ``conflict_resolved`` (the adjudicated readers' label
   where they agree, the resolver's where they conflict, for the pair of states it resolved; conflicts not
   yet resolved, and resolutions of pairs of states the readers have since changed, are left out and counted);
 * ``boxes.csv`` (the box schema with sources, :data:`cxreval.schema.SOURCED_BOX_COLUMNS`:
@@ -11,6 +11,13 @@
 * ``iqa_ratings.csv`` (``image, reference, rater, criterion, rating`` + the pairs file's hidden columns) and,
   per criterion, ``iqa_ratings_<criterion>.csv`` (``image, rater, rating``) for ``cxreval iqa agree``
   (``image`` is the pairs file's ``test`` path, as ``cxreval iqa score`` names it);
+* ``ratings.csv`` (a study with a ``rating``, :mod:`cxreval.reader.mrmc`): the long table of an MRMC ROC
+  analysis, one row per reader, modality, study and finding, :data:`RATING_COLUMNS` = ``reader, modality,
+  study_id, patient_id, finding, rating, scale, seconds`` (``modality``: the session, or ``image`` in a study
+  without sessions; ``patient_id``: the study's when it has a patients file, else the study id; ``scale``:
+  ``five_point`` or ``probability``; ``seconds``: the reader's time on the image, blank when not sent),
+  sorted by modality (in session order), reader, study and finding (in the study's order); a study
+  without a rating writes no such file, and its other files are the same as before ratings existed;
 * ``notes.csv``: per reader and item, ``unreadable`` (the reader marked the image unreadable), the reader's
   ``comment`` and ``seconds`` spent on it;
 * ``audit.csv``: every submission (append-only, in commit order) with server and client times, and
@@ -42,11 +49,14 @@ from ..schema import SOURCED_BOX_COLUMNS
 from .derived import Adjudicated
 from .store import ReaderStore
 
-__all__ = ["FORMULA_PREFIXES", "StudyExport", "safe_cell", "csv_line", "export_tables"]
+__all__ = ["FORMULA_PREFIXES", "RATING_COLUMNS", "StudyExport", "safe_cell", "csv_line", "export_tables"]
 
 FORMULA_PREFIXES: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a cell as a formula; such cells get a leading ``'``."""
 _NIH_HEADER = "Image Index,Finding Label,Bbox [x,y,w,h],,,\n"
+RATING_COLUMNS: tuple[str, ...] = ("reader", "modality", "study_id", "patient_id", "finding", "rating", "scale",
+                                   "seconds")
+"""The columns of ``ratings.csv``: the reader-by-modality-by-case long table an MRMC analysis reads."""
 
 
 _AFTER_BREAK = re.compile("(?:^|(?<=[\r\n,;\"\t]))(?=[=+\\-@\t\r])")
@@ -114,6 +124,8 @@ class StudyExport:
         (left out of ``conflict_resolved``).
     study : str
         The study's name.
+    n_finding_ratings : int or None
+        Rows of ``ratings.csv`` (None: the study asks for no rating, and writes no such file).
     """
 
     texts: Mapping[str, str]
@@ -125,11 +137,15 @@ class StudyExport:
     n_submissions: int
     n_unresolved: int
     study: str = ""
+    n_finding_ratings: int | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {"n_labels": self.n_labels, "sources": list(self.sources), "n_boxes": self.n_boxes,
-                "n_ratings": self.n_ratings, "n_notes": self.n_notes, "n_submissions": self.n_submissions,
-                "n_unresolved": self.n_unresolved}
+        out: dict[str, object] = {"n_labels": self.n_labels, "sources": list(self.sources), "n_boxes": self.n_boxes,
+                                  "n_ratings": self.n_ratings, "n_notes": self.n_notes,
+                                  "n_submissions": self.n_submissions, "n_unresolved": self.n_unresolved}
+        if self.n_finding_ratings is not None:
+            out["n_finding_ratings"] = self.n_finding_ratings
+        return out
 
     def save(self, folder: str | Path) -> list[Path]:
         """Write every file (UTF-8, rows ended by ``\\n``) into ``folder`` (created if missing); the paths."""
@@ -155,10 +171,13 @@ def _sources(conn: Any, store: ReaderStore, names: dict[int, str]) -> list[tuple
     """``(source, reader_id, task, section)`` of every reader and task with labels, sorted by source."""
     sa, lt = store.sa, store.t["latest"]
     out: list[tuple[str, int, str, str | None]] = []
-    for rid, task in conn.execute(sa.select(lt.c.reader_id, lt.c.task).where(lt.c.task.in_(("image", "report")))
+    images = store.spec.image_tasks
+    for rid, task in conn.execute(sa.select(lt.c.reader_id, lt.c.task).where(lt.c.task.in_((*images, "report")))
                                   .group_by(lt.c.reader_id, lt.c.task)):
         if task == "image":
             out.append((f"img_{names[rid]}", rid, task, None))
+        elif task in images:
+            out.append((f"img_{task}_{names[rid]}", rid, task, None))
         else:
             out += [(f"rep_{sec}_{names[rid]}", rid, task, sec) for sec in store.spec.sections]
     return sorted(out)
@@ -229,6 +248,7 @@ def export_tables(store: ReaderStore) -> StudyExport:
         labels = table("labels.csv", LABEL_COLUMNS)
         boxes = table("boxes.csv", SOURCED_BOX_COLUMNS)
         notes = table("notes.csv", ("task", "item", "study_id", "reader", "unreadable", "comment", "seconds"))
+        rated: list[tuple[Any, ...]] = []
         sources: list[str] = []
         n_unresolved = 0
         plan = _sources(conn, store, names)
@@ -256,11 +276,14 @@ def export_tables(store: ReaderStore) -> StudyExport:
                     boxes.row((sid, b["finding"], src, b["x_min"], b["y_min"], b["x_max"], b["y_max"]))
                     per_reader.row((sid, b["finding"], f"{b['x_min']:g}", f"{b['y_min']:g}",
                                     f"{b['x_max'] - b['x_min']:g}", f"{b['y_max'] - b['y_min']:g}"))
+                for f, v in payload.get("ratings", {}).items() if task in spec.image_tasks else ():
+                    rated.append((task, names[rid], sid, order[f], meta["patient_id"], f, v, payload.get("seconds")))
                 if "seconds" in payload or payload.get("comment") or payload.get("unreadable"):
                     notes.row((task, item, sid, names[rid], int(bool(payload.get("unreadable"))),
                                payload.get("comment", ""), payload.get("seconds", "")))
             if labels.n > before:
                 sources.append(src)
+        n_finding_ratings = None if spec.rating is None else _finding_ratings(rated, spec, table)
         n_ratings = _iqa(conn, store, names, table, notes)
         n_sub = _audit(conn, store, table)
         ev = t["events"]
@@ -271,7 +294,17 @@ def export_tables(store: ReaderStore) -> StudyExport:
         conn.rollback()
         conn.close()
     return StudyExport({tb.name: tb.fh.getvalue() for tb in tables}, tuple(sources), labels.n, boxes.n, n_ratings,
-                        notes.n, n_sub, n_unresolved, spec.name)
+                        notes.n, n_sub, n_unresolved, spec.name, n_finding_ratings)
+
+
+def _finding_ratings(rated: list[tuple[Any, ...]], spec: Any, table: Any) -> int:
+    """Write ``ratings.csv`` from ``(task, reader, study_id, finding index, patient_id, finding, rating,
+    seconds)`` rows, sorted by modality (session order), reader, study and finding."""
+    session = {t: k for k, t in enumerate(spec.image_tasks)}
+    out = table("ratings.csv", RATING_COLUMNS)
+    for task, reader, sid, _k, pid, f, v, seconds in sorted(rated, key=lambda r: (session[r[0]], *r[1:4])):
+        out.row((reader, task, sid, pid, f, v, spec.rating.scale, seconds))
+    return int(out.n)
 
 
 def _iqa(conn: Any, store: ReaderStore, names: dict[int, str], table: Any, notes: _Table) -> int:

@@ -1,7 +1,8 @@
 """What a submission may hold, checked before it is stored (see :mod:`cxreval.reader.store` for the
 payload of each task): complete labels in the task's states, boxes inside the image with finite pixel
-coordinates, ratings on the scale, adjudications of the current conflicts only, a comment, seconds spent
-and an ISO 8601 client time. Every refusal is a :class:`SubmissionError` carrying its HTTP status.
+coordinates, ratings on their scale (IQA criteria; an image's confidence per finding,
+:mod:`cxreval.reader.mrmc`), adjudications of the current conflicts only, a comment, seconds spent and an
+ISO 8601 client time. Every refusal is a :class:`SubmissionError` carrying its HTTP status.
 """
 
 from __future__ import annotations
@@ -128,23 +129,8 @@ class PayloadChecks:
                 raise SubmissionError(f"Unknown {task} item {item!r}.", 404)
             if item not in self.keys_of(reader, task):
                 raise SubmissionError(f"Item {item!r} is not assigned to reader {reader.name!r}.", 403)
-            if task == "image":
-                extra = set(body) - {"labels", "boxes", "unreadable"}
-                unreadable = body.get("unreadable", False)
-                if not isinstance(unreadable, bool):
-                    raise SubmissionError(f"'unreadable' must be true or false; got {unreadable!r}.")
-                if unreadable:
-                    if body.get("labels") or body.get("boxes"):
-                        raise SubmissionError("An image marked unreadable takes no labels and no boxes.")
-                    payload = {"labels": {}, "boxes": [], "unreadable": True}
-                else:
-                    payload = {"labels": self._labels(body.get("labels"), states=IMAGE_STATES, complete=True),
-                               "boxes": self._boxes(body.get("boxes"), stored)}
-                contradicted = sorted({b["finding"] for b in payload["boxes"]
-                                       if payload["labels"][b["finding"]] == ORDINAL_STATES[LabelState.NEG]})
-                if contradicted:
-                    raise SubmissionError(f"Box(es) for {contradicted}, labelled negative: a box marks a positive "
-                                          "or uncertain finding; remove the box or change the label.")
+            if self.spec.kind(task) == "image":
+                payload, extra = self._image(body, stored)
             elif task == "report":
                 extra = set(body) - {"labels"}
                 payload = {"labels": self._labels(body.get("labels"), states=REPORT_STATES, complete=True)}
@@ -165,6 +151,56 @@ class PayloadChecks:
                                       f"{str(seconds)[:40]}.")
             payload["seconds"] = round(float(seconds), 1)
         return payload
+
+    def _image(self, body: Mapping[str, Any], stored: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
+        """The payload of an image reading (labels and/or ratings, boxes, or unreadable) and the body's fields
+        an image reading does not take."""
+        rating = self.spec.rating
+        extra = set(body) - {"labels", "boxes", "unreadable", *(("ratings",) if rating is not None else ())}
+        unreadable = body.get("unreadable", False)
+        if not isinstance(unreadable, bool):
+            raise SubmissionError(f"'unreadable' must be true or false; got {unreadable!r}.")
+        if unreadable:
+            if body.get("labels") or body.get("boxes") or body.get("ratings"):
+                raise SubmissionError("An image marked unreadable takes no labels, no ratings and no boxes.")
+            return {"labels": {}, "boxes": [], "unreadable": True}, extra
+        if rating is not None and not rating.with_label:
+            if body.get("labels"):
+                raise SubmissionError("This study asks for a rating per finding instead of labels "
+                                      "(rating.with_label: false); send 'ratings' only.")
+            labels: dict[str, str] = {}
+        else:
+            labels = self._labels(body.get("labels"), states=IMAGE_STATES, complete=True)
+        payload: dict[str, Any] = {"labels": labels, "boxes": self._boxes(body.get("boxes"), stored)}
+        if rating is not None:
+            payload["ratings"] = self._confidence(body.get("ratings"))
+        neg = ORDINAL_STATES[LabelState.NEG]
+        contradicted = sorted({b["finding"] for b in payload["boxes"] if labels.get(b["finding"]) == neg})
+        if contradicted:
+            raise SubmissionError(f"Box(es) for {contradicted}, labelled negative: a box marks a positive "
+                                  "or uncertain finding; remove the box or change the label.")
+        if rating is not None:
+            absent = sorted({b["finding"] for b in payload["boxes"] if payload["ratings"][b["finding"]] == rating.low})
+            if absent:
+                raise SubmissionError(f"Box(es) for {absent}, rated {rating.low} (absent): a box marks a finding that "
+                                      "may be present; remove the box or change the rating.")
+        return payload, extra
+
+    def _confidence(self, value: object) -> dict[str, int | float]:
+        """The confidence rating of every finding (``{finding: rating}`` on the study's scale)."""
+        rating, findings = self.spec.rating, self.spec.findings
+        if not isinstance(value, dict) or not value:
+            raise SubmissionError(f"'ratings' must be a non-empty object {{finding: rating}} on {rating.describe()}.")
+        for f in value:
+            if f not in findings:
+                raise SubmissionError(f"Unknown finding {f!r} in 'ratings'; this study's findings are {list(findings)}.")
+        missing = [f for f in findings if f not in value]
+        if missing:
+            raise SubmissionError(f"Every finding needs a rating; missing {missing}.")
+        try:
+            return {f: rating.check(f, value[f]) for f in findings}
+        except ValueError as exc:
+            raise SubmissionError(str(exc)) from None
 
     def _adjudication(self, reader: Reader, study_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
         current, decided = self.read(lambda conn: self.conflict_rows(conn, study_id))

@@ -6,7 +6,9 @@ Payloads, by task (``labels`` map finding -> state name):
 
 * ``image``: ``{"labels": {...every finding...}, "boxes": [{"finding", "x_min", "y_min", "x_max", "y_max"}]}``
   (pixels of the original image, half-open, inside it); ``"unreadable": true`` instead of labels marks an
-  image that cannot be read;
+  image that cannot be read; a study with a ``rating`` adds ``"ratings": {...every finding: its confidence on
+  the scale...}`` (without ``labels`` when ``rating.with_label`` is false); a study with ``sessions`` has one
+  such task per session, named by it, whose items open per the washout (:mod:`cxreval.reader.mrmc`);
 * ``report``: ``{"labels": {...every finding...}}`` (``not_mentioned`` allowed);
 * ``iqa``: ``{"ratings": {criterion: int in the scale, ...every criterion...}}``;
 * ``adjudication``: ``{"labels": {finding: state, ...}}`` for some of the study's conflicting findings, and
@@ -49,6 +51,7 @@ from .db import (
     tables,
 )
 from .derived import Deriver, replay
+from .mrmc import SessionLocks
 from .payloads import (
     PayloadChecks,
     Reader,
@@ -57,7 +60,7 @@ from .payloads import (
 )
 from .study import StudySpec, check_name, study_items
 
-__all__ = ["ROLES", "AUTH_TTL", "SubmitResult", "ReaderStore", "hash_token", "now"]
+__all__ = ["ROLES", "AUTH_TTL", "SubmitResult", "ReaderStore", "hash_token", "now", "utc_now"]
 
 ROLES: tuple[str, ...] = ("reader", "resolver", "organiser")
 """Readers label and rate, resolvers adjudicate, organisers follow progress and download the export."""
@@ -69,6 +72,11 @@ _ID_RE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 def now() -> str:
     """The current UTC time, ISO 8601 with microseconds."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def utc_now() -> _dt.datetime:
+    """The current time, aware, in UTC: the default clock of a :class:`ReaderStore`."""
+    return _dt.datetime.now(_dt.timezone.utc)
 
 
 def hash_token(token: str) -> str:
@@ -102,13 +110,19 @@ def _not_a_study_db(engine: Any, exc: Any) -> SchemaError:
                        "give a database made by `cxreval reader init` or a new file name.")
 
 
-class ReaderStore(PayloadChecks, ConflictReads):
+class ReaderStore(PayloadChecks, ConflictReads, SessionLocks):
     """A study in a database (see the module docstring).
 
     Parameters
     ----------
     url_or_engine : str or sqlalchemy.Engine
         An SQLAlchemy URL (``sqlite:///study.db``, ``postgresql://...``) or an engine.
+
+    Attributes
+    ----------
+    clock : callable
+        ``clock() -> datetime`` (aware): the server time of every stored submission and of every washout
+        decision (:mod:`cxreval.reader.mrmc`); :func:`utc_now` unless replaced (a test moves it on).
     """
 
     def __init__(self, url_or_engine: Any) -> None:
@@ -126,6 +140,11 @@ class ReaderStore(PayloadChecks, ConflictReads):
         self._assigned: dict[str, set[str]] | None = None
         self._done: dict[tuple[int, str], set[str]] = {}
         self._flags: dict[tuple[int, str], tuple[dict[str, int], bytearray]] = {}
+        self.clock: Callable[[], _dt.datetime] = utc_now
+
+    def stamp(self) -> str:
+        """The clock's time as a stored server time (UTC, ISO 8601 with microseconds)."""
+        return self.clock().astimezone(_dt.timezone.utc).isoformat(timespec="microseconds")
 
     @classmethod
     def open(cls, url: str) -> ReaderStore:
@@ -347,7 +366,7 @@ class ReaderStore(PayloadChecks, ConflictReads):
         """The item keys of ``task`` the reader reads: with ``assignment: {per_image: k}`` the images
         assigned to them (readers added after ``init`` read none), otherwise every item."""
         items = self.items.get(task, {})
-        if task != "image" or not self.spec.per_image:
+        if self.spec.kind(task) != "image" or not self.spec.per_image:
             return items
         if self._assigned is None:
             self._assigned = assign_images(sorted(items), self.spec.readers, per_image=self.spec.per_image,
@@ -400,7 +419,7 @@ class ReaderStore(PayloadChecks, ConflictReads):
     def _committer(self) -> GroupCommitter:
         if self._writer is None:
             self._writer = GroupCommitter(
-                self.engine, self.t["submissions"], now=now, on_append=Deriver(self.spec),
+                self.engine, self.t["submissions"], now=self.stamp, on_append=Deriver(self.spec),
                 conflict=lambda sid: SubmissionError(f"Submission id {sid!r} was already used for another "
                                                      "submission.", 409))
         return self._writer

@@ -20,9 +20,13 @@ stay inside it. Example::
     readers: [alice, bob]
     resolvers: [carol]
     assignment: {per_image: 2}              # optional: each image read by 2 of the readers (balanced, seeded)
+    rating: {scale: five_point, with_label: true}   # optional: a confidence rating per finding (mrmc)
+    sessions: [{name: unaided}, {name: aided, model_scores: predictions.csv}]   # optional (mrmc)
+    washout_days: 28                        # optional, with sessions (mrmc)
 
 Tasks (``image``, ``report``, ``iqa``, ``adjudication``) are those the file gives data for, or the list
-``tasks:``. An image's ``study_id`` is its path below ``images`` without the suffix.
+``tasks:``. An image's ``study_id`` is its path below ``images`` without the suffix. With ``sessions`` the
+image task is read once per session, each a task named by the session (:mod:`cxreval.reader.mrmc`).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from ..exceptions import SchemaError
 from ..findings import VOCABULARIES, canonical_finding
 from ..io import read_csv_file
 from ..io.images import DISPLAY_SUFFIXES
+from .mrmc import RatingScale, Session, read_rating, read_sessions, read_washout, session_payloads
 
 __all__ = ["TASKS", "NAME_RE", "StudySpec", "Item", "load_study", "study_items",
            "check_name", "check_text_id", "inside_root"]
@@ -51,7 +56,7 @@ __all__ = ["TASKS", "NAME_RE", "StudySpec", "Item", "load_study", "study_items",
 TASKS: tuple[str, ...] = ("image", "report", "iqa", "adjudication")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _KEYS = {"name", "seed", "findings", "images", "patients", "reports", "sections", "iqa", "adjudication", "assignment",
-         "readers", "resolvers", "tasks"}
+         "readers", "resolvers", "tasks", "rating", "sessions", "washout_days"}
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,12 @@ class StudySpec:
     readers, resolvers : tuple of str
     per_image : int
         Readers per image (``assignment: {per_image: k}``); 0 means every reader reads every image.
+    rating : RatingScale or None
+        The confidence rating asked per finding of an image (None: none).
+    sessions : tuple of Session
+        The sessions reading the images, in order (empty: one image task, ``'image'``); each is a task.
+    washout_days : float
+        Days between a reader's readings of one case in two sessions.
     """
 
     name: str
@@ -96,6 +107,9 @@ class StudySpec:
     readers: tuple[str, ...] = ()
     resolvers: tuple[str, ...] = ()
     per_image: int = 0
+    rating: RatingScale | None = None
+    sessions: tuple[Session, ...] = ()
+    washout_days: float = 0.0
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, object]:
@@ -103,7 +117,23 @@ class StudySpec:
                 "tasks": list(self.tasks), "sections": list(self.sections), "criteria": list(self.criteria),
                 "scale": list(self.scale), "adjudication_task": self.adjudication_task,
                 "adjudication_readers": list(self.adjudication_readers), "readers": list(self.readers),
-                "resolvers": list(self.resolvers), "per_image": self.per_image}
+                "resolvers": list(self.resolvers), "per_image": self.per_image,
+                "rating": None if self.rating is None else {"scale": self.rating.scale,
+                                                            "with_label": self.rating.with_label},
+                "sessions": [s.to_dict() for s in self.sessions], "washout_days": self.washout_days}
+
+    @property
+    def image_tasks(self) -> tuple[str, ...]:
+        """The tasks that read the images: the sessions, or ``('image',)`` (none without images)."""
+        return tuple(t for t in self.tasks if t == "image" or t in self.session_names)
+
+    @property
+    def session_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.sessions)
+
+    def kind(self, task: str) -> str:
+        """What a task is: ``'image'`` for a session, else the task itself."""
+        return "image" if task in self.session_names else task
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> StudySpec:
@@ -112,7 +142,10 @@ class StudySpec:
                    criteria=tuple(d["criteria"]), scale=(int(d["scale"][0]), int(d["scale"][1])),
                    adjudication_task=str(d["adjudication_task"]),
                    adjudication_readers=tuple(d["adjudication_readers"]), readers=tuple(d["readers"]),
-                   resolvers=tuple(d["resolvers"]), per_image=int(d.get("per_image", 0)))
+                   resolvers=tuple(d["resolvers"]), per_image=int(d.get("per_image", 0)),
+                   rating=RatingScale(**d["rating"]) if d.get("rating") else None,
+                   sessions=tuple(Session.from_dict(s) for s in d.get("sessions", ())),
+                   washout_days=float(d.get("washout_days", 0.0)))
 
 
 @dataclass(frozen=True)
@@ -250,6 +283,15 @@ def load_study(path: str | Path) -> StudySpec:
             raise SchemaError(f"{where}: task {t!r} is listed but the file gives no data for it.")
     if not tasks:
         raise SchemaError(f"{where}: no task: give 'images', 'reports' and/or 'iqa'.")
+    rating = read_rating(raw.get("rating"), where=where)
+    sessions = read_sessions(raw.get("sessions"), where=where, reserved=TASKS)
+    washout = read_washout(raw.get("washout_days"), where=where, sessions=sessions)
+    if (rating is not None or sessions) and "image" not in tasks:
+        raise SchemaError(f"{where}: 'rating' and 'sessions' apply to the image task, which the study does not have "
+                          "(give 'images').")
+    if rating is not None and not rating.with_label and "adjudication" in tasks and adj_task == "image":
+        raise SchemaError(f"{where}: adjudication of 'image' compares the readers' labels, which 'rating.with_label: "
+                          "false' does not ask for; adjudicate 'report:<section>' or ask for labels.")
     if "adjudication" in tasks:
         if "readers" not in adj and len(readers) > 2:
             raise SchemaError(f"{where}: adjudication compares two readers; with readers {', '.join(readers)} say which "
@@ -265,11 +307,13 @@ def load_study(path: str | Path) -> StudySpec:
             or isinstance(k, bool) or not 0 <= k <= len(readers) or (assignment and k < 1)):
         raise SchemaError(f"{where}: 'assignment' must be {{per_image: k}} with k from 1 to the number of readers "
                           f"({len(readers)}); got {assignment!r}.")
+    if sessions:  # the image task is read once per session, each session a task
+        tasks = tuple(x for t in tasks for x in ((s.name for s in sessions) if t == "image" else (t,)))
     return StudySpec(name=str(raw.get("name", p.stem)), root=str(p.parent.resolve()), seed=int(seed),
                      findings=findings, tasks=tuple(tasks), sections=sections, criteria=criteria,
                      scale=(int(scale[0]), int(scale[1])), adjudication_task=adj_task,
                      adjudication_readers=tuple(adj_readers), readers=readers, resolvers=resolvers,
-                     per_image=int(k), raw=raw)
+                     per_image=int(k), rating=rating, sessions=sessions, washout_days=washout, raw=raw)
 
 
 def _image_files(root: Path, value: object, *, where: str) -> list[tuple[str, Path]]:
@@ -347,12 +391,16 @@ def study_items(spec: StudySpec) -> list[Item]:
                 check_text_id(v, where=f"{where}, 'patients' column {col!r}")
         patients = dict(zip(df["study_id"], df["patient_id"]))
     items: list[Item] = []
-    if "image" in spec.tasks:
+    if spec.image_tasks:
+        images = []
         for sid, f in _image_files(root, raw["images"], where=f"{where}, 'images'"):
             w, h = _image_size(f)
-            items.append(Item("image", sid, {"study_id": sid, "patient_id": patients.get(sid, sid),
-                                             "path": f.resolve().relative_to(root).as_posix(),
-                                             "width": w, "height": h}))
+            images.append((sid, {"study_id": sid, "patient_id": patients.get(sid, sid),
+                                 "path": f.resolve().relative_to(root).as_posix(), "width": w, "height": h}))
+        if spec.sessions:
+            items += [Item(*x) for x in session_payloads(root, spec.sessions, images, spec.findings, where=where)]
+        else:
+            items += [Item("image", sid, payload) for sid, payload in images]
     if "report" in spec.tasks:
         df = _read_csv(root, raw["reports"], where=f"{where}, 'reports'", required=("study_id", *spec.sections))
         if df["study_id"].duplicated().any():

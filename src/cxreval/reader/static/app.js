@@ -23,7 +23,8 @@ let QKEY = localStorage.getItem(WHO_KEY) || ('cxreval-reader-unknown-' + hashStr
 
 const S = {me: null, task: null, queue: [], pos: 0, item: null, labels: {}, boxes: [], ratings: {}, focus: 0,
            dirty: false, images: [], view: null, drag: null, flushing: false, sel: -1, unreadable: false,
-           comment: '', t0: 0, pre: null, raf: 0, refused: null, cache: new Map(), cursor: null};
+           comment: '', t0: 0, pre: null, raf: 0, refused: null, cache: new Map(), cursor: null, heat: null,
+           typed: null};
 
 // ---------------------------------------------------------------- network and the pending queue
 async function api(path, opts = {}) {
@@ -218,9 +219,11 @@ async function openTask(task, at = null) {
   }
   const mine = new Set(pending().filter((p) => p.task === task).map((p) => p.item));
   const open = S.refused && S.refused.task === task ? S.refused.item : at;  // refused: open, whatever the server says
-  S.queue = q.keys.map((key, i) => ({key, done: key !== open && (q.done[i] === '1' || mine.has(key))}));
+  const locked = q.locked || {};  // a session's items not open yet (washout), with when they open
+  S.queue = q.keys.map((key, i) => ({key, done: key !== open && (q.done[i] === '1' || mine.has(key)),
+                                     locked: locked[key] || null}));
   const next = at !== null && S.queue.some((x) => x.key === at) ? S.queue.findIndex((x) => x.key === at)
-    : S.queue.findIndex((x) => !x.done);
+    : S.queue.findIndex((x) => !x.done && !x.locked);
   S.pos = next < 0 ? S.queue.length : next;
   await openItem();
 }
@@ -237,8 +240,11 @@ function latestPending(task, key) {
   return l.length ? l[l.length - 1] : null;
 }
 
+// the tasks that read the images: 'image', or the study's sessions (unaided, aided, ...)
+function isImage(task = S.task) { return !!S.me && (S.me.image_tasks || ['image']).includes(task); }
+function rating() { return isImage() ? S.me.rating : null; }
 function panesOf(task) { return task === 'iqa' ? [['reference', 'reference'], ['test', 'test']] : [['image', '']]; }
-function hasImage(task, item) { return !(task === 'report' || (task === 'adjudication' && !item.image)); }
+function hasImage(task, item) { return !(item.locked || task === 'report' || (task === 'adjudication' && !item.image)); }
 
 // Images come in two renditions (server: cxreval.reader.images): first one sized for the pane (uint16, the full
 // bit depth, reduced by a whole factor), then, when the view enlarges it past one screen pixel per rendition
@@ -299,10 +305,13 @@ async function openItem() {
       left = me.tasks.filter((t) => t.task !== task && t.n_done < t.n_items).map((t) => `${t.task} (${t.n_items - t.n_done} left)`);
     } catch (e) { /* offline: say only what is known */ }
     if (S.task !== task) return;
-    const open = S.queue.filter((x) => !x.done).length;
+    const open = S.queue.filter((x) => !x.done && !x.locked).length, later = S.queue.filter((x) => !x.done && x.locked);
+    const times = later.map((x) => x.locked.opens).filter(Boolean).sort();
+    const wait = !later.length ? '' : ` ${later.length} item(s) are not open yet` + (times.length
+      ? `; the next opens at ${times[0].slice(0, 16).replace('T', ' ')} UTC (reload this task then).` : `: ${later[0].locked.why}.`);
     $('done').textContent = open ? `${open} item(s) of the ${task} task still open` + (S.refused && S.refused.task === task
       ? `: ${shown(S.refused.item)} was refused by the server; press L to reload it.` : ' (\u2190 revisits them).')
-      : `All items of the ${task} task are done (\u2190 revisits them). ` + (left === null ? ''
+      : later.length ? `All open items of the ${task} task are done.${wait}` : `All items of the ${task} task are done (\u2190 revisits them). ` + (left === null ? ''
       : left.length ? `Still to do: ${left.join(', ')}; choose it at the top.` : 'All your tasks are done; you can close this page.');
     $('done').hidden = false; $('rows').innerHTML = ''; $('item-title').textContent = '';
     document.body.dataset.item = ''; document.body.dataset.ready = '1';
@@ -335,6 +344,16 @@ async function openItem() {
     b.textContent = shown(r) + ': '; para.append(b, document.createTextNode(shown(c))); rc.appendChild(para);
   }
   rc.hidden = !notes.length;
+  S.heat = null; S.typed = null; document.body.dataset.heat = '';
+  document.body.dataset.locked = item.locked ? '1' : '';
+  if (item.locked) {  // a session's case before its washout: nothing of it is shown
+    S.labels = {}; S.boxes = []; S.ratings = {};
+    $('item-title').textContent = `${S.pos + 1} / ${S.queue.length}: ${shown(key)}`;
+    $('done').textContent = `This case is not open to you yet: ${item.why}.`; $('done').hidden = false;
+    document.body.dataset.item = key; document.body.dataset.ready = '1';
+    prefetch();
+    return;
+  }
   S.boxes = (mine.boxes || []).map((b) => Object.assign({}, b));
   S.ratings = Object.assign({}, mine.ratings || {});
   S.unreadable = !!mine.unreadable; S.comment = mine.comment || '';
@@ -342,7 +361,7 @@ async function openItem() {
   $('item-title').textContent = `${S.pos + 1} / ${S.queue.length}` + (task === 'iqa' ? '' : `: ${shown(key)}`);
   document.body.dataset.item = key;
   $('notes').hidden = false;
-  $('unreadable-label').hidden = task !== 'image';
+  $('unreadable-label').hidden = !isImage(task);
   $('unreadable').checked = S.unreadable; $('comment').value = S.comment;
   if (!hasImage(task, item)) {
     $('text').hidden = false;
@@ -361,7 +380,8 @@ async function openItem() {
 function rowsSpec() {
   if (S.task === 'iqa') return S.me.criteria.map((c) => ({name: c, kind: 'rating'}));
   if (S.task === 'adjudication') return Object.keys(S.item.conflicts).map((f) => ({name: f, kind: 'state'}));
-  return S.me.findings.map((f) => ({name: f, kind: 'state'}));
+  const r = rating();
+  return S.me.findings.map((f) => ({name: f, kind: 'state', labels: !r || r.with_label, rate: !!r}));
 }
 function statesFor() {
   if (S.task === 'report') return S.me.report_states;
@@ -388,7 +408,8 @@ function renderRows() {
     name.appendChild(document.createTextNode(row.name));
     li.appendChild(name);
     const values = row.kind === 'rating'
-      ? Array.from({length: S.me.scale[1] - S.me.scale[0] + 1}, (_, k) => S.me.scale[0] + k) : statesFor();
+      ? Array.from({length: S.me.scale[1] - S.me.scale[0] + 1}, (_, k) => S.me.scale[0] + k)
+      : row.labels === false ? [] : statesFor();
     for (const v of values) {
       const b = document.createElement('button');
       b.type = 'button'; b.textContent = row.kind === 'rating' ? String(v) : SHORT[v]; b.dataset.value = String(v);
@@ -396,6 +417,17 @@ function renderRows() {
       if (cur === v) b.classList.add('on');
       b.addEventListener('click', () => { S.focus = i; setValue(v, false); });
       li.appendChild(b);
+    }
+    if (row.rate) li.appendChild(ratingControl(row, i));
+    if (row.kind === 'state' && S.item && S.item.scores) {  // an aided session: the model's score
+      const o = document.createElement('span');
+      o.className = 'other model';
+      o.textContent = `model${S.item.model ? ' ' + S.item.model : ''}: ${+Number(S.item.scores[row.name]).toPrecision(3)}`;
+      if ((S.item.heatmaps || []).includes(row.name)) {
+        const on = S.heat && S.heat.finding === row.name && S.heat.key === S.item.key;
+        o.textContent += on ? ' · heat map shown (h hides it)' : ' · h shows its heat map';
+      }
+      li.appendChild(o);
     }
     if (row.kind === 'rating') {
       const o = document.createElement('span');
@@ -417,10 +449,40 @@ function renderRows() {
   renderBoxes();
 }
 
+function ratingControl(row, i) {  // five buttons, or a number 0-100; each keyboard reachable
+  const r = rating(), box = document.createElement('span'), cur = S.ratings[row.name];
+  box.className = 'rate';
+  if (r.scale === 'five_point') {
+    const names = ['definitely absent', 'probably absent', 'unsure', 'probably present', 'definitely present'];
+    for (let v = r.low; v <= r.high; v++) {
+      const b = document.createElement('button');
+      b.type = 'button'; b.textContent = String(v); b.title = `${v}: ${names[v - 1]}`; b.dataset.rating = String(v);
+      if (cur === v) b.classList.add('on');
+      b.addEventListener('click', (ev) => { ev.stopPropagation(); S.focus = i; setValue(v, false, true); });
+      box.appendChild(b);
+    }
+  } else {
+    const inp = document.createElement('input');
+    inp.type = 'number'; inp.min = String(r.low); inp.max = String(r.high); inp.step = '1'; inp.className = 'prob';
+    inp.title = 'probability of presence, %'; inp.setAttribute('aria-label', `${row.name}: probability of presence, %`);
+    if (cur !== undefined) inp.value = String(cur);
+    inp.addEventListener('change', () => {
+      const v = Number(inp.value);
+      if (inp.value !== '' && v >= r.low && v <= r.high) { S.focus = i; S.ratings[row.name] = v; S.dirty = true; }
+      else say(`${row.name}: a probability from ${r.low} to ${r.high} %`, true);
+    });
+    inp.addEventListener('click', (e) => e.stopPropagation());  // the row's click would redraw the rows
+    inp.addEventListener('focus', () => { S.focus = i; });
+    inp.addEventListener('keydown', (e) => { if (e.key === 'Escape' || e.key === 'Enter') { inp.blur(); e.preventDefault(); } });
+    box.append(inp, document.createTextNode(' %'));
+  }
+  return box;
+}
+
 function renderBoxes() {
   const ul = $('boxes');
   ul.innerHTML = '';
-  if (S.task !== 'image') return;
+  if (!isImage()) return;
   S.boxes.forEach((b, i) => {
     const li = document.createElement('li');
     li.className = i === S.sel ? 'sel' : '';
@@ -441,14 +503,57 @@ function deleteBox(i) {
   S.boxes.splice(i, 1); S.sel = -1; S.dirty = true; renderRows(); draw();
 }
 
-function setValue(v, advance = true) {
+// a row is complete with its label and, where the study asks for one, its confidence rating
+function rowDone(row) {
+  if (row.kind === 'rating') return S.ratings[row.name] !== undefined;
+  return (row.labels === false || !!S.labels[row.name]) && (!row.rate || S.ratings[row.name] !== undefined);
+}
+function setValue(v, advance = true, rate = false) {
   const rows = rowsSpec();
   const row = rows[S.focus];
-  if (!row) return;
-  if (row.kind === 'rating') S.ratings[row.name] = v; else S.labels[row.name] = v;
+  if (!row || (!rate && row.labels === false)) return;
+  if (row.kind === 'rating' || rate) S.ratings[row.name] = v; else S.labels[row.name] = v;
   S.dirty = true;
-  if (advance && S.focus < rows.length - 1) S.focus += 1;
+  if (advance && rowDone(row) && S.focus < rows.length - 1) S.focus += 1;
   renderRows();
+}
+// The confidence rating by keyboard: five_point, a digit 1-5; probability, the digits typed within 1.5 s
+// (7, 75, 100) on the selected finding, which stays selected (down arrow or j: the next one).
+function rateKey(k) {
+  const r = rating(), row = rowsSpec()[S.focus];
+  if (!r || S.unreadable || !row || !/^[0-9]$/.test(k)) return false;
+  if (r.scale === 'five_point') {
+    if (+k < r.low || +k > r.high) return false;
+    setValue(+k, true, true);
+    return true;
+  }
+  const now = performance.now(), t = S.typed;
+  let text = t && t.row === S.focus && now - t.at < 1500 && t.text.length < 3 ? t.text + k : k;
+  if (+text > r.high) text = k;
+  S.typed = {row: S.focus, at: now, text};
+  setValue(+text, false, true);
+  return true;
+}
+async function toggleHeat() {  // h: the model's heat map of the selected finding, over the image
+  const row = rowsSpec()[S.focus];
+  if (!S.item || !row || !(S.item.heatmaps || []).includes(row.name)) return false;
+  if (S.heat && S.heat.key === S.item.key && S.heat.finding === row.name) { S.heat = null; draw(); renderRows(); return true; }
+  const key = S.item.key, task = S.task;
+  const r = await api(`/api/heatmap?task=${encodeURIComponent(task)}&key=${encodeURIComponent(key)}` +
+                      `&finding=${encodeURIComponent(row.name)}`);
+  if (!r.ok) { say('no heat map: ' + await detail(r), true); return true; }
+  const w = +r.headers.get('X-Width'), h = +r.headers.get('X-Height'), d = new Uint8Array(await r.arrayBuffer());
+  if (!S.item || S.item.key !== key) return true;
+  const off = document.createElement('canvas'); off.width = w; off.height = h;
+  const ctx = off.getContext('2d'), img = ctx.createImageData(w, h);
+  for (let i = 0; i < d.length; i++) {  // transparent at 0, yellow to red as it rises
+    img.data[4 * i] = 255; img.data[4 * i + 1] = 255 - d[i]; img.data[4 * i + 2] = 0; img.data[4 * i + 3] = d[i];
+  }
+  ctx.putImageData(img, 0, 0);
+  S.heat = {key, finding: row.name, off};
+  document.body.dataset.heat = row.name;
+  draw(); renderRows();
+  return true;
 }
 
 function payload() {
@@ -466,21 +571,27 @@ function payload() {
     return Object.assign({labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]])),
                           conflicts: S.item.conflicts, seen}, extra);
   }
-  if (S.task === 'image' && S.unreadable) return Object.assign({unreadable: true}, extra);
+  if (isImage() && S.unreadable) return Object.assign({unreadable: true}, extra);
+  const rate = rating(), withLabel = !rate || rate.with_label;
   const missing = rows.filter((r) => !S.labels[r.name]).map((r) => r.name);
-  if (missing.length) return 'Set every finding first (0 sets the remaining ones negative): ' + missing.join(', ');
-  const contradicted = [...new Set(S.boxes.filter((b) => S.labels[b.finding] === 'negative').map((b) => b.finding))];
-  if (S.task === 'image' && contradicted.length) {
+  if (withLabel && missing.length) return 'Set every finding first (0 sets the remaining ones negative): ' + missing.join(', ');
+  const unrated = rows.filter((r) => S.ratings[r.name] === undefined).map((r) => r.name);
+  if (rate && unrated.length) return 'Rate every finding first: ' + unrated.join(', ');
+  const contradicted = [...new Set(S.boxes.filter((b) => withLabel && S.labels[b.finding] === 'negative').map((b) => b.finding))];
+  if (isImage() && contradicted.length) {
     return `A box marks a positive or uncertain finding: ${contradicted.join(', ')} is negative but has a box ` +
            '(delete it with \u00d7 or Delete, or change the label).';
   }
-  const out = Object.assign({labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]]))}, extra);
-  if (S.task === 'image') out.boxes = S.boxes;
+  const absent = [...new Set(S.boxes.filter((b) => rate && S.ratings[b.finding] === rate.low).map((b) => b.finding))];
+  if (absent.length) return `A box marks a finding that may be present: ${absent.join(', ')} is rated ${rate.low} (absent).`;
+  const out = Object.assign(withLabel ? {labels: Object.fromEntries(rows.map((r) => [r.name, S.labels[r.name]]))} : {}, extra);
+  if (rate) out.ratings = Object.fromEntries(rows.map((r) => [r.name, S.ratings[r.name]]));
+  if (isImage()) out.boxes = S.boxes;
   return out;
 }
 
 async function saveAndMove(step) {
-  const loaded = S.item && S.pos < S.queue.length && S.item.key === S.queue[S.pos].key;
+  const loaded = S.item && !S.item.locked && S.pos < S.queue.length && S.item.key === S.queue[S.pos].key;
   if (loaded && (S.dirty || (step > 0 && !S.queue[S.pos].done))) {
     const p = payload();
     if (typeof p === 'string') {
@@ -631,7 +742,11 @@ function draw() {
         }
       });
     }
-    if (S.task !== 'image') continue;
+    if (S.heat && S.item && S.heat.key === S.item.key) {  // the model's heat map, over the whole image
+      ctx.globalAlpha = 0.5; ctx.imageSmoothingEnabled = true;
+      ctx.drawImage(S.heat.off, g.ox, g.oy, im.w * g.s, im.h * g.s); ctx.globalAlpha = 1;
+    }
+    if (!isImage()) continue;
     const boxes = S.drag && S.drag.box ? S.boxes.concat([S.drag.box]) : S.boxes;
     boxes.forEach((b, i) => {
       strokeBox(ctx, g, b, colorOf(b.finding), [], (i === S.sel ? 3 : 2) * dpr);
@@ -672,7 +787,7 @@ function attachMouse(canvas) {
     const p = toImage(canvas, ev);
     const base = {canvas, x0: p.x, y0: p.y, rx0: p.rx, ry0: p.ry, cx0: p.cx, cy0: p.cy, view: Object.assign({}, S.view), g: p.g};
     if (ev.button === 2) { S.drag = Object.assign(base, {kind: 'level'}); return; }
-    if (ev.button === 1 || ev.shiftKey || S.task !== 'image' || S.unreadable) { S.drag = Object.assign(base, {kind: 'pan'}); return; }
+    if (ev.button === 1 || ev.shiftKey || !isImage() || S.unreadable) { S.drag = Object.assign(base, {kind: 'pan'}); return; }
     const hit = hitBox(p);
     if (hit) {
       S.sel = hit.i;
@@ -757,7 +872,7 @@ window.addEventListener('mouseup', () => {
 // previous box; Shift+arrows: move the selected box; d / a: wider / narrower, s / w: taller / shorter (right and
 // bottom edges); Esc: no box selected. Steps are 1 % of the image's longer side.
 function boxKeys(k, ev) {
-  if (S.task !== 'image' || S.unreadable || !S.view || !S.images.length) return false;
+  if (!isImage() || S.unreadable || !S.view || !S.images.length) return false;
   const im = S.images[0], step = Math.max(1, Math.round(Math.max(im.w, im.h) / 100));
   if (k === 'b') {
     const row = rowsSpec()[S.focus];
@@ -812,15 +927,17 @@ document.addEventListener('keydown', (ev) => {
   else if (k === 'ArrowLeft') saveAndMove(-1);
   else if (k === 'ArrowDown' || k === 'j') { S.focus = Math.min(rows.length - 1, S.focus + 1); renderRows(); }
   else if (k === 'ArrowUp' || k === 'k') { S.focus = Math.max(0, S.focus - 1); renderRows(); }
+  else if (rateKey(k)) { /* the confidence rating */ }
+  else if (k === 'h' && S.item && S.item.heatmaps) toggleHeat();
   else if (S.task === 'iqa' && /^[0-9]$/.test(k)) {
     const v = +k;
     if (v >= S.me.scale[0] && v <= S.me.scale[1]) setValue(v); else handled = false;
-  } else if (k === '0' && S.task !== 'adjudication') {
+  } else if (k === '0' && S.task !== 'adjudication' && rows.length && rows[0].labels !== false) {
     for (const r of rows) if (!S.labels[r.name]) S.labels[r.name] = 'negative';
     S.dirty = true; renderRows();
   } else if (STATE_KEYS[k] && S.task !== 'iqa' && statesFor().includes(STATE_KEYS[k])) setValue(STATE_KEYS[k]);
   else if (!rows.length) handled = false;
-  else if ((k === 'Backspace' || k === 'Delete') && S.task === 'image') {
+  else if ((k === 'Backspace' || k === 'Delete') && isImage()) {
     if (S.sel >= 0) deleteBox(S.sel);
     else { const f = rows[S.focus].name, i = S.boxes.map((b) => b.finding).lastIndexOf(f); deleteBox(i); }
   } else if (S.view && S.images.length) {
