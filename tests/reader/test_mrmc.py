@@ -419,6 +419,16 @@ def test_cxreval_reader_export_writes_ratings_csv_an_mrmc_analysis_reads_as_it_i
     assert got == pytest.approx(want) and len(got) == 4
     assert set(table["scale"]) == {"five_point"} and set(table["seconds"]) == {7}
     assert table["modality"].tolist()[:3 * len(IDS) * 2] == ["unaided"] * (3 * len(IDS) * 2)  # session order first
+    # and `cxreval mrmc` reads it as it is: the same AUCs, and the OR analysis of the two sessions
+    pd.DataFrame({"study_id": IDS, "patient_id": IDS, "finding": "Effusion", "source": "truth",
+                  "state": ["positive" if truth[s] else "negative" for s in IDS]}).to_csv(tmp_path / "truth.csv",
+                                                                                           index=False)
+    assert main(["mrmc", "--ratings", str(tmp_path / "out" / "ratings.csv"), "-l", str(tmp_path / "truth.csv"),
+                 "-r", "truth", "-f", "Effusion", "--scale", "1:5", "-o", str(tmp_path / "mrmc")]) == 0
+    aucs = pd.read_csv(tmp_path / "mrmc" / "mrmc_reader_auc.csv")
+    assert aucs.set_index(["reader", "modality"])["auc"].to_dict() == pytest.approx(want)
+    tests = pd.read_csv(tmp_path / "mrmc" / "mrmc_tests.csv")
+    assert set(zip(tests["method"], tests["analysis"])) == {(m, a) for m in ("OR", "DBM") for a in ("RRRC", "FRRC", "RRFC")}
 
 
 def test_init_renders_each_image_once_for_all_sessions(study_factory, tmp_path: Path) -> None:
