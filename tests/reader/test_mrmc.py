@@ -390,6 +390,7 @@ def test_cxreval_reader_export_writes_ratings_csv_an_mrmc_analysis_reads_as_it_i
 
     study = _study(study_factory, tmp_path / "s", SESSIONS.replace("washout_days: 28", "washout_days: 0.5"),
                    scores=_scores())
+    (study.parent / "patients.csv").write_text("study_id,patient_id\n" + "".join(f"{i},p{i}\n" for i in IDS))
     url = f"sqlite:///{tmp_path / 'r.db'}"
     clock = Clock(T0)
     store, tokens, c = _client(study, url, clock)

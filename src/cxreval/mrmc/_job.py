@@ -177,6 +177,11 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
             t = truths[(truths[SOURCE] == ref) & (truths[FINDING] == finding)].set_index(STUDY_ID)["truth"]
             arr = reader_arrays(rf, t.loc[ids], patients, readers=readers)
             _check_panel(arr, finding=finding, ref=ref)
+            if _clusters(arr) is not None:
+                notes.append(f"{finding} under {ref}: {len(arr.study_ids)} cases of {len(set(arr.patient_ids))} "
+                             "patients, clustered by patient_id (the jackknife leaves out a patient, DeLong sums the "
+                             "structural components per patient, Obuchowski 1997); the published MRMC anchors "
+                             "assume independent cases.")
             n_pos = int(arr.truth.sum())
             add("counts", pd.DataFrame({"cases": [len(ids)], "positives": [n_pos],
                                         "negatives": [len(ids) - n_pos], "readers": [len(arr.readers)],

@@ -200,7 +200,8 @@ class ReaderStudyResult(TableResult):
                 parts.append("")
         if self.notes:
             parts += ["## Notes\n", *(f"- {n}" for n in dict.fromkeys(self.notes)), ""]
-        parts += ["Assumptions: cases are independent (the patient is the resampled unit for operating points); "
+        parts += ["Assumptions: cases are independent unless a note above says they are clustered by patient (the "
+                  "patient is always the resampled unit for operating points); "
                   "readers are a random sample of the readers of interest; the OR analysis treats the AUC "
                   "estimates as normal with the covariance estimated from the cases. Several findings and "
                   "references are tested side by side: no multiplicity correction is applied.\n"]
