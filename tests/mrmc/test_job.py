@@ -9,12 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _same_files import assert_same_files
 from cxreval.cli.main import main
 from cxreval.exceptions import CxrevalError, InvalidParameterError, SchemaError
 from cxreval.labels import validate_label_table
 from cxreval.mrmc import dbm_analysis, evaluate_reader_study, or_analysis, reader_operating_points
-
-from _same_files import assert_same_files
 
 
 def _vandyke_tables(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:

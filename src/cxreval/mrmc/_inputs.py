@@ -130,9 +130,9 @@ def check_mrmc_inputs(ratings: object, truth: object, clusters: object = None, *
     mods = check_names(modality_names, n_mod, name="modality_names", func=func)
     rdrs = check_names(reader_names, n_rdr, name="reader_names", func=func)
     readers_per_modality = read.any(axis=2).sum(axis=1)
-    for t in np.flatnonzero(readers_per_modality < min_readers):
+    for few in np.flatnonzero(readers_per_modality < min_readers):
         raise InvalidParameterError(
-            f"The 'ratings' parameter of {func}: modality {mods[t]!r} is read by {readers_per_modality[t]} "
+            f"The 'ratings' parameter of {func}: modality {mods[few]!r} is read by {readers_per_modality[few]} "
             f"reader(s) only; the analysis needs at least {min_readers} readers in every modality (their variance "
             "is estimated).")
     n_pos = (read & y).sum(axis=2)

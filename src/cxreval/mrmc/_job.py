@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,8 +12,16 @@ from .._typing import RNGLike, Studies
 from .._validation import check_choice, check_confidence_level, check_positive_int, normalize_rng
 from ..exceptions import CxrevalError, InvalidParameterError, SchemaError
 from ..schema import FINDING, MODEL, PATIENT_ID, SCORE, SOURCE, STUDY_ID
-from ._fom import COVARIANCE_METHODS
-from ._ratings import MODALITY, READER, ReaderArrays, labels_to_ratings, read_ratings, reader_arrays, validate_ratings
+from ._fom import COVARIANCE_METHODS, CovarianceMethod
+from ._ratings import (
+    MODALITY,
+    READER,
+    ReaderArrays,
+    labels_to_ratings,
+    read_ratings,
+    reader_arrays,
+    validate_ratings,
+)
 from ._references import reference_truths
 
 if TYPE_CHECKING:
@@ -59,7 +67,7 @@ def _cases(truths: pd.DataFrame, ratings: pd.DataFrame, finding: str, references
 
 def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, references: Sequence[str],
                           predictions: pd.DataFrame | None = None, findings: Sequence[str] | None = None,
-                          studies: Studies = "common", covariance: str = "jackknife", margin: float = 0.05,
+                          studies: Studies = "common", covariance: CovarianceMethod = "jackknife", margin: float = 0.05,
                           latent_sources: Sequence[str] | None = None, label_policy: str = "exclude",
                           scale: tuple[float, float] | None = None, n_resamples: int = 1000,
                           confidence_level: float = 0.95, rng: RNGLike = None) -> ReaderStudyResult:
@@ -189,7 +197,8 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
             try:
                 _reader_analyses(arr, add, covariance=covariance, level=level, ref=ref, finding=finding)
                 for m in models:
-                    pm = preds.loc[(preds[FINDING] == finding) & (preds[MODEL] == m)].set_index(STUDY_ID)[SCORE]  # type: ignore[union-attr]
+                    assert preds is not None  # models come from the predictions
+                    pm = preds.loc[(preds[FINDING] == finding) & (preds[MODEL] == m)].set_index(STUDY_ID)[SCORE]
                     score = pm.loc[list(arr.study_ids)].to_numpy(dtype=float)
                     _model_analyses(arr, score, add, covariance=covariance, level=level, margin=float(margin),
                                     n_resamples=n_res, rng=gen, ref=ref, finding=finding, model=m)
@@ -243,7 +252,7 @@ def _clusters(arr: ReaderArrays) -> np.ndarray | None:
     return arr.patient_ids if len(set(arr.patient_ids)) < len(arr.patient_ids) else None
 
 
-def _reader_analyses(arr: ReaderArrays, add, *, covariance: str, level: float, ref: str, finding: str) -> None:
+def _reader_analyses(arr: ReaderArrays, add: Callable[..., None], *, covariance: CovarianceMethod, level: float, ref: str, finding: str) -> None:
     """Per-reader AUCs, and the OR and DBM analyses when two or more modalities were read."""
     from ._dbm import dbm_analysis
     from ._or import or_analysis
@@ -264,7 +273,8 @@ def _reader_analyses(arr: ReaderArrays, add, *, covariance: str, level: float, r
         add(name, tabs[name], reference=ref, finding=finding, method="DBM")
 
 
-def _model_analyses(arr: ReaderArrays, score: np.ndarray, add, *, covariance: str, level: float, margin: float,
+def _model_analyses(arr: ReaderArrays, score: np.ndarray, add: Callable[..., None], *, covariance: CovarianceMethod,
+                    level: float, margin: float,
                     n_resamples: int, rng: np.random.Generator, ref: str, finding: str, model: str) -> None:
     """One model against the panel of readers of each modality: the AUC difference with the readers random
     (RRRC), and the operating points of binary readers."""

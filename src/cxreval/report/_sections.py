@@ -50,8 +50,8 @@ from ..classification import AUCTableResult, SeparabilityResult
 from ..datasets.audit import DatasetAudit
 from ..fusion import FusionResult
 from ..labeller import PRF_COLUMNS, LabellerValidationResult
-from ..planning import RelabelPlanResult
 from ..mrmc import ReaderStudyResult
+from ..planning import RelabelPlanResult
 from ..ranking import RankingStabilityResult
 from ._blocks import Block, Kind, Section, Unavailable, load_table, result_files, table_block
 from ._key_findings import key_finding
