@@ -342,7 +342,7 @@ RUNS: dict[str, Callable[..., None]] = {
         "cxreval label-reports --reports {} --sections whole --validate-against openi_mesh",
         "cxreval label-reports --reports {} --sections findings", "cxreval agree -l openi_sections",
         "cxreval iqa degrade --images {} --plan {} --sample {} --max-size {} -o iqa", "cxreval iqa score --pairs iqa",
-        "cxreval iqa compare --scores iqa", "cxreval plan -p chexpert_predictions")},
+        "cxreval iqa compare --scores iqa", "cxreval plan -p chexpert_predictions", "cxreval mrmc -l chexpert")},
 }
 """Every command mentioned in cxreval's messages and report (as it stands in the source) and its test run."""
 
