@@ -165,8 +165,9 @@ class ReaderStudyResult(TableResult):
 
     def summary(self) -> str:
         level = f"{self.confidence_level:.0%}"
-        parts = [f"# Reader study: {len(self.readers)} readers, {len(self.modalities)} modalities, "
-                 f"{len(self.findings)} findings, {len(self.references)} references\n",
+        parts = [f"# Reader study, {len(self.readers)} readers\n",
+                 f"{len(self.readers)} readers, {len(self.modalities)} modalities, {len(self.findings)} findings, "
+                 f"{len(self.references)} references.\n",
                  f"References: {', '.join(self.references)}; studies: {self.studies} "
                  f"({'every reference on the studies all of them label' if self.studies == 'common' else 'every reference on its own studies'}); "
                  f"OR covariance: {self.covariance}; {level} intervals; non-inferiority margin {self.margin:g}.\n"]

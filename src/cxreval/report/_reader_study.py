@@ -97,9 +97,8 @@ def reader_study_finding(folder: Path, th: Thresholds) -> KeyFinding | None:
     yes = [str(r) for r in g.loc[g["_ok"], "reference"]]
     no = [str(r) for r in g.loc[~g["_ok"], "reference"]]
     if yes and no:
-        text = (f"In {len(split)} of {len(groups)} model × finding comparisons with the readers, whether the model is "
-                f"radiologist-level depends on the reference; e.g. {model} is non-inferior to the {modality} readers "
-                f"for {finding} under {', '.join(yes)}, not under {', '.join(no)}.")
+        text = (f"Radiologist-level depends on the reference in {len(split)} of {len(groups)} comparisons "
+                f"({model}, {finding}: yes under {', '.join(yes)}, not {', '.join(no)}).")
         verdict = "depends on the reference"
     elif yes:
         text = f"{model} is non-inferior to the {modality} readers for {finding} under every reference ({', '.join(yes)})."

@@ -293,7 +293,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("relabelling", "Settling the best model: what an expert should relabel", result_files(RelabelPlanResult),
          "chexpert_relabelling", "cxreval plan", build_relabelling, results=(RelabelPlanResult,),
          replaces=("classification",)),
-    Kind("reader_study", "Reader study: is the model radiologist-level?", result_files(ReaderStudyResult),
+    Kind("reader_study", "Reader study (MRMC)", result_files(ReaderStudyResult),
          "chexpert_reader_study", "cxreval mrmc", build_reader_study, results=(ReaderStudyResult,)),
 )
 
