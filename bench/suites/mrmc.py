@@ -1,6 +1,7 @@
 """Multi-reader multi-case ROC analysis (cxreval.mrmc): the OR test's size and power on Roe and Metz simulations,
 the power and sample size of a reader study from a pilot (against RJafroc's documented values and against
-simulation), the published Van Dyke outputs, and the speed of the OR analysis at chest X-ray scale.
+simulation), the published Van Dyke outputs, the CheXpert models against its radiologists under three references,
+and the speed of the OR analysis at chest X-ray scale.
 """
 
 from __future__ import annotations
@@ -241,6 +242,47 @@ def speed(ctx: Context) -> Figures:
     return fig
 
 
+def chexpert_readers(ctx: Context) -> Figures:
+    folder = SHARED / "chexpert_test"
+    gone = missing(folder / "groundtruth.csv")
+    if gone:
+        return Figures(unavailable=gone)
+    cx = bench_module("mrmc_chexpert")
+    n_resamples = ctx.size(200, 1000)
+    m = cx.measure(folder, n_resamples=n_resamples, seed=ctx.seed)
+    n_readers, n_models = len(cx.READERS), m["per_model"]["model"].nunique()
+    fig = Figures()
+    t = fig.table(f"CheXpert test set: {n_models} models against {n_readers} radiologists "
+                  f"({', '.join(cx.READERS)}, binary readers) under each reference, per finding",
+                  ["reference", "finding", "cases (positive)", f"non-inferior (of {n_models})",
+                   f"superior (of {n_models})", f"readers below the curve (mean of {n_readers})",
+                   f"all {n_readers} below (models)", "median ΔSe at the panel's Sp"])
+    for r in m["summary"].itertuples(index=False):
+        t.add(r.reference, r.finding, f"{r.cases} ({r.positives})", r.non_inferior, r.superior,
+              f"{r.mean_below:.1f}", r.all_below, fmt(r.median_difference, "+.3f"))
+        fig.checked[f"{r.reference} | {r.finding} | non-inferior"] = str(r.non_inferior)
+        fig.checked[f"{r.reference} | {r.finding} | all below"] = str(r.all_below)
+    fig.checked["verdict depends on the reference"] = f"{m['depends']} of {m['n_pairs']}"
+    t.notes += [
+        f"non-inferior: the lower bound of the {n_resamples}-replicate paired patient-bootstrap 95% CI of ΔSe (the "
+        f"model's sensitivity minus the panel's, at the panel's specificity) above -{cx.MARGIN}; superior: above 0. "
+        "Readers below the curve: the CheXpert paper's measure, each reader's (1 - Sp, Se) point under the model's "
+        "empirical ROC curve. The readers are never part of a reference: the consensus is bc1, bc2, bc3, bc5, bc7; "
+        f"latent is the Dawid-Skene truth of {', '.join(cx.LATENT_SOURCES)}.",
+        f"the verdict (non-inferior or not) changes with the reference for {m['depends']} of {m['n_pairs']} "
+        f"(model, finding) pairs; {m['seconds']:.0f} s in all.",
+        "the same tables: " + "; ".join(f"`{c}`" for c in cx.command(n_resamples, ctx.seed)),
+    ]
+    pm = m["per_model"]
+    wide = pm.assign(cell=[f"{int(b)}/{n_readers}, {d:+.3f} [{lo:+.3f}, {hi:+.3f}]{' NI' if ni else ''}"
+                           for b, d, lo, hi, ni in pm[["below", "difference", "ci_low", "ci_high",
+                                                       "non_inferior"]].itertuples(index=False)])
+    wide = wide.pivot(index=["finding", "model"], columns="reference", values="cell")[list(cx.REFERENCES)]
+    fig.frame("per model and finding, under each reference: readers below the curve, ΔSe at the panel's Sp "
+              "[95% CI], NI = non-inferior", wide, index=True)
+    return fig
+
+
 PARTS = (
     Part("type_i_error", "OR RRRC (Hillis ddf) with the jackknife and DeLong covariances on Roe and Metz studies "
          "(HL-1.5, 5 readers, 50 + 50 cases): type I error at alpha 0.05 on null studies (target [0.04, 0.06]) and "
@@ -256,6 +298,10 @@ PARTS = (
          "Franken ratings as pilots.", sample_size),
     Part("van_dyke", "OR RRRC on Van Dyke (shared data) with the jackknife and DeLong covariances: modality AUCs, "
          "F, ddf and p beside OR-DBM MRMC's and MRMCaov's published outputs.", van_dyke),
+    Part("chexpert_readers", "CheXpert test set (shared data): the 10 models against the radiologists bc4, bc6, bc8 "
+         "(binary readers) under the consensus, the CheXpert labeler and the latent truth: readers below each "
+         "model's ROC curve, ΔSe at the panel's specificity with its paired bootstrap CI, non-inferiority at "
+         "margin 0.05 (200 replicates quick, 1,000 full).", chexpert_readers),
     Part("speed", "OR analysis with the jackknife covariance, 10 readers x 2 modalities x 5,000 cases x 14 findings "
          "(each its own analysis) on one core: seconds (target <= 2) and peak RSS (same size quick and full).",
          speed),
