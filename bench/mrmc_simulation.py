@@ -7,7 +7,9 @@ Hillis, Obuchowski and Berbaum's (2011) method predicts for it.
   study's own design as the pilot: :func:`cxreval.mrmc.mrmc_sample_size`);
 - :func:`null_sweep`: the size in each of Roe and Metz's twelve settings;
 - :func:`predicted_vs_simulated`: pilots simulated at one size predict the power at others, against the rejection
-  rate of studies simulated at those sizes.
+  rate of studies simulated at those sizes;
+- :func:`split_plot`: the size and power of OR RRRC in a split-plot design (pairs of readers each read their own
+  block of cases, blocks of unequal size), readers weighted equally and by the case pairs they read.
 
 Usage: python bench/mrmc_simulation.py [N_NULL] [N_ALT]
 """
@@ -28,9 +30,11 @@ from cxreval.mrmc import (
     simulate_roe_metz_studies,
 )
 
-__all__ = ["COVARIANCES", "size_and_power", "null_sweep", "predicted_vs_simulated"]
+__all__ = ["COVARIANCES", "SPLIT_PLOT_BLOCKS", "size_and_power", "null_sweep", "predicted_vs_simulated", "split_plot"]
 
 COVARIANCES = ("jackknife", "delong")
+SPLIT_PLOT_BLOCKS = ((20, 20), (40, 40), (60, 60))
+"""(non-diseased, diseased) cases of each block of the split-plot design; two readers read each block."""
 ALPHA = 0.05
 
 
@@ -106,6 +110,42 @@ def predicted_vs_simulated(n_pilots: int, n_studies: int, *, setting: str = "LH-
     return {"setting": setting, "effect": effect, "pilot": pilot, "rows": rows,
             "minimum_cases": plan.minimum_cases}
 
+
+
+def _split(ratings: np.ndarray, truth: np.ndarray, blocks=SPLIT_PLOT_BLOCKS, readers_per_block: int = 2) -> np.ndarray:
+    """The ratings with every reader's readings outside its block removed (NaN)."""
+    out = ratings.copy()
+    neg, pos = np.flatnonzero(truth == 0), np.flatnonzero(truth == 1)
+    on = op = 0
+    for g, (a, b) in enumerate(blocks):
+        keep = np.zeros(truth.size, bool)
+        keep[neg[on:on + a]] = keep[pos[op:op + b]] = True
+        on, op = on + a, op + b
+        out[:, g * readers_per_block:(g + 1) * readers_per_block, ~keep] = np.nan
+    return out
+
+
+def split_plot(n_null: int, n_alt: int, *, setting: str = "HL-1.5", effect: float = 0.05, seed: int = 0
+               ) -> dict[str, object]:
+    """OR RRRC (jackknife) on split-plot Roe and Metz studies: 3 blocks of cases (``SPLIT_PLOT_BLOCKS``), 2 readers
+    each; the rejection rate at alpha = 0.05 of null studies and of studies with an AUC difference ``effect``, with
+    readers weighted equally and by case pairs."""
+    n_neg, n_pos = (sum(b[i] for b in SPLIT_PLOT_BLOCKS) for i in (0, 1))
+    n_readers = 2 * len(SPLIT_PLOT_BLOCKS)
+    params = ROE_METZ_SETTINGS[setting]
+    shift = params.shift_for_auc(params.auc() + effect)
+    out: dict[str, object] = {"setting": setting, "auc": params.auc(), "effect": effect, "n_readers": n_readers}
+    t0 = time.perf_counter()
+    for kind, n, delta in (("size", n_null, 0.0), ("power", n_alt, shift)):
+        sims = simulate_roe_metz_studies(n, n_readers=n_readers, n_cases_negative=n_neg, n_cases_positive=n_pos,
+                                         delta=delta, parameters=setting, rng=seed + (kind == "power"))
+        for weights in ("equal", "case_pairs"):
+            rejected = np.array([or_analysis(_split(sims.study(i).ratings, sims.study(i).truth),
+                                             sims.study(i).truth, reader_weights=weights).rrrc.test.p_value < ALPHA
+                                 for i in range(n)])
+            out[f"{weights} | {kind}"] = _rate(rejected)
+    out["seconds"] = time.perf_counter() - t0
+    return out
 
 if __name__ == "__main__":
     n_null = int(sys.argv[1]) if len(sys.argv) > 1 else 2000

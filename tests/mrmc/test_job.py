@@ -129,3 +129,29 @@ def test_cli_folder_equals_the_jobs_save(tmp_path: Path) -> None:
                                       predictions=[tmp_path / "preds.csv"], n_resamples=100, rng=3)
     res.save(tmp_path / "lib")
     assert_same_files(out, tmp_path / "lib")
+
+
+def test_reader_weights_through_the_job_and_the_command(vandyke_tables, vandyke, tmp_path: Path, capsys) -> None:
+    ratings, labels = vandyke_tables
+    # split plot: readers R1, R2 read every third case, the others the rest
+    first = ratings["study_id"].str[1:].astype(int) % 3 == 0
+    split = ratings[(ratings["reader"].isin(["R1", "R2"]) & first) | (~ratings["reader"].isin(["R1", "R2"]) & ~first)]
+    res = evaluate_reader_study(split, labels, references=["truth"], reader_weights="case_pairs")
+    arr = np.where(np.isnan(vandyke.ratings), np.nan, vandyke.ratings)
+    cases = np.arange(1, arr.shape[2] + 1) % 3 == 0  # case numbers 1..114, in order
+    arr[:, :2, ~cases] = np.nan
+    arr[:, 2:, cases] = np.nan
+    direct = or_analysis(arr, vandyke.truth, reader_weights="case_pairs").tables()["tests"].set_index("analysis")
+    ours = res.tests[res.tests["method"] == "OR"].set_index("analysis")
+    np.testing.assert_allclose(ours.loc[["RRRC", "FRRC", "RRFC"], "statistic"],
+                               direct.loc[["RRRC", "FRRC", "RRFC"], "statistic"], rtol=1e-12)
+    assert any("case pairs" in n for n in res.notes)
+    split.to_csv(tmp_path / "ratings.csv", index=False)
+    labels.to_csv(tmp_path / "labels.csv", index=False)
+    args = ["mrmc", "--ratings", str(tmp_path / "ratings.csv"), "-l", str(tmp_path / "labels.csv"), "-r", "truth"]
+    assert main([*args, "--reader-weights", "case_pairs", "-o", str(tmp_path / "w")]) == 0
+    capsys.readouterr()
+    assert main([*args, "--reader-weights", "cases", "-o", str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err
+    assert "--reader-weights" in err and "case_pairs" in err and "Traceback" not in err
+    assert not (tmp_path / "bad").exists()

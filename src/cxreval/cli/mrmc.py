@@ -51,6 +51,10 @@ def mrmc(
                                 "studies)."),
     covariance: str = typer.Option("jackknife", "--covariance", help="OR covariance estimator: jackknife (OR-RRRC "
                                    "then equals DBM-RRRC), delong or unbiased."),
+    reader_weights: str = typer.Option("equal", "--reader-weights", help="How the OR analysis averages readers "
+                                       "who read different numbers of cases (split-plot designs): equal (the "
+                                       "default; MRMCaov, OR-DBM MRMC, RJafroc) or case_pairs (each reader by the "
+                                       "diseased x non-diseased pairs it read, iMRMC's average)."),
     margin: float = typer.Option(0.05, "--margin", help="Non-inferiority margin on the AUC and on sensitivity at "
                                  "matched specificity."),
     latent_sources: str = typer.Option(None, "--latent-sources", help="Label sources the 'latent' reference is "
@@ -86,7 +90,7 @@ def mrmc(
             labels, references=split_list(references, option="--references") or [], ratings=ratings,
             readers=split_list(readers, option="--readers"), predictions=predictions or None,
             findings=split_list(findings, option="--findings"), studies=studies, covariance=covariance,
-            margin=margin, latent_sources=split_list(latent_sources, option="--latent-sources"),
+            reader_weights=reader_weights, margin=margin, latent_sources=split_list(latent_sources, option="--latent-sources"),
             scale=_scale(scale), n_resamples=n_resamples, rng=seed, state_encoding=state_encoding, blank_state=blank_state)
         paths = res.save(d)
     typer.echo(f"wrote {', '.join(sorted(p.name for p in paths.values() if p.name != SUMMARY_FILE))} and "

@@ -22,6 +22,7 @@ from ._ratings import (
     reader_arrays,
     validate_ratings,
 )
+from ._reader_weights import READER_WEIGHTS
 from ._references import reference_truths
 
 if TYPE_CHECKING:
@@ -70,7 +71,8 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
                           studies: Studies = "common", covariance: CovarianceMethod = "jackknife", margin: float = 0.05,
                           latent_sources: Sequence[str] | None = None, label_policy: str = "exclude",
                           scale: tuple[float, float] | None = None, n_resamples: int = 1000,
-                          confidence_level: float = 0.95, rng: RNGLike = None) -> ReaderStudyResult:
+                          confidence_level: float = 0.95, reader_weights: str = "equal",
+                          rng: RNGLike = None) -> ReaderStudyResult:
     """Analyse a multi-reader multi-case study per finding, under every reference, with a model beside the readers.
 
     For each finding and each reference (a label source, or ``'latent'``), the cases are the studies read whose
@@ -106,6 +108,9 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
     studies : {'common', 'each'}, default='common'
     covariance : {'jackknife', 'delong', 'unbiased'}, default='jackknife'
         The OR covariance estimator (jackknife makes OR-RRRC equal to DBM-RRRC).
+    reader_weights : {'equal', 'case_pairs'}, default='equal'
+        How the OR analysis averages readers who read different numbers of cases (:func:`or_analysis`); the DBM
+        rows always weight readers equally.
     margin : float, default=0.05
         The non-inferiority margin on the AUC and on sensitivity at matched specificity.
     latent_sources : sequence of str, optional
@@ -130,6 +135,7 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
 
     check_choice(studies, STUDY_DESIGNS, name="studies", func=_FUNC)
     check_choice(covariance, COVARIANCE_METHODS, name="covariance", func=_FUNC)
+    check_choice(reader_weights, READER_WEIGHTS, name="reader_weights", func=_FUNC)
     level = check_confidence_level(confidence_level, func=_FUNC)
     n_res = check_positive_int(n_resamples, name="n_resamples", func=_FUNC, minimum=10)
     if not (isinstance(margin, (int, float)) and 0.0 <= float(margin) < 1.0):
@@ -161,6 +167,9 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
 
     parts: dict[str, list[pd.DataFrame]] = {}
     notes: list[str] = []
+    if reader_weights != "equal":
+        notes.append("The OR rows weight each reader by the diseased x non-diseased case pairs it read (iMRMC's "
+                     "reader average); the DBM rows weight the readers equally.")
 
     def add(name: str, frame: pd.DataFrame, **cols: object) -> None:
         parts.setdefault(name, []).append(_prefix(frame, **cols))
@@ -195,7 +204,11 @@ def evaluate_reader_study(ratings: pd.DataFrame, labels: pd.DataFrame, *, refere
                                         "negatives": [len(ids) - n_pos], "readers": [len(arr.readers)],
                                         "modalities": [len(arr.modalities)]}), reference=ref, finding=finding)
             try:
-                _reader_analyses(arr, add, covariance=covariance, level=level, ref=ref, finding=finding)
+                if not _reader_analyses(arr, add, covariance=covariance, level=level, ref=ref, finding=finding,
+                                        reader_weights=reader_weights):
+                    notes.append(f"{finding} under {ref}: not every case was read by every reader in every modality "
+                                 "(a split-plot design or missing readings): the OR analysis takes them, the DBM "
+                                 "analysis needs a full design and is left out.")
                 for m in models:
                     assert preds is not None  # models come from the predictions
                     pm = preds.loc[(preds[FINDING] == finding) & (preds[MODEL] == m)].set_index(STUDY_ID)[SCORE]
@@ -252,25 +265,30 @@ def _clusters(arr: ReaderArrays) -> np.ndarray | None:
     return arr.patient_ids if len(set(arr.patient_ids)) < len(arr.patient_ids) else None
 
 
-def _reader_analyses(arr: ReaderArrays, add: Callable[..., None], *, covariance: CovarianceMethod, level: float, ref: str, finding: str) -> None:
-    """Per-reader AUCs, and the OR and DBM analyses when two or more modalities were read."""
+def _reader_analyses(arr: ReaderArrays, add: Callable[..., None], *, covariance: CovarianceMethod, level: float,
+                     ref: str, finding: str, reader_weights: str = "equal") -> bool:
+    """Per-reader AUCs, and the OR and DBM analyses when two or more modalities were read; False where DBM was
+    left out (not every case read by every reader in every modality)."""
     from ._dbm import dbm_analysis
     from ._or import or_analysis
 
     clusters = _clusters(arr)
     res = or_analysis(arr.ratings, arr.truth, covariance=covariance, clusters=clusters, confidence_level=level,
-                      modality_names=arr.modalities, reader_names=arr.readers)
+                      modality_names=arr.modalities, reader_names=arr.readers, reader_weights=reader_weights)
     tabs = {k: v.rename(columns=_CI) for k, v in res.tables().items()}
     add("reader_auc", tabs["readers"], reference=ref, finding=finding)
     if len(arr.modalities) < 2:
-        return
+        return True
     for name in ("tests", "differences", "modalities", "variance_components"):
         add(name, tabs[name], reference=ref, finding=finding, method="OR")
+    if np.isnan(arr.ratings).any():  # split-plot or missing readings: DBM's pseudovalue ANOVA needs a full design
+        return False
     dbm = dbm_analysis(arr.ratings, arr.truth, clusters=clusters, confidence_level=level,
                        modality_names=arr.modalities, reader_names=arr.readers)
     tabs = {k: v.rename(columns=_CI) for k, v in dbm.tables().items()}
     for name in ("tests", "differences", "modalities", "variance_components"):
         add(name, tabs[name], reference=ref, finding=finding, method="DBM")
+    return True
 
 
 def _model_analyses(arr: ReaderArrays, score: np.ndarray, add: Callable[..., None], *, covariance: CovarianceMethod,

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._validation import check_confidence_level
+from .._validation import check_choice, check_confidence_level
 from ..exceptions import InvalidParameterError
 from ._fom import CovarianceMethod, check_covariance_method, covariance_matrix, placements
 from ._inputs import check_mrmc_inputs, check_names
+from ._reader_weights import READER_WEIGHTS, case_pair_weights, weighted_analyses
 from ._results import (
     READER_COLUMNS,
     READER_DIFFERENCE_COLUMNS,
@@ -221,6 +222,10 @@ class ORResult:
     confidence_level : float
     fixed_readers_clamp : bool
         Whether the fixed-readers error term used max(Cov2 - Cov3, 0).
+    reader_weights : {'equal', 'case_pairs'}
+        How the readers were averaged (:func:`or_analysis`).
+    weights : ndarray of shape (n_readers,)
+        Each reader's weight in the modality means (1/R each with ``'equal'``; read-only).
     aucs : ndarray of shape (n_modalities, n_readers)
         The empirical AUC of each reader in each modality (read-only).
     covariance : ndarray of shape (n_modalities, n_readers, n_modalities, n_readers)
@@ -248,11 +253,15 @@ class ORResult:
     rrfc: MRMCAnalysis
     readers: tuple[ReaderEstimate, ...]
     reader_differences: tuple[ReaderDifference, ...]
+    reader_weights: str = "equal"
+    weights: np.ndarray | None = None
 
     @property
     def modality_aucs(self) -> np.ndarray:
-        """The reader-averaged AUC of each modality, shape (n_modalities,)."""
-        return np.asarray(self.aucs.mean(axis=1))
+        """The reader-averaged AUC of each modality (weighted as ``reader_weights``), shape (n_modalities,)."""
+        if self.reader_weights == "equal" or self.weights is None:
+            return np.asarray(self.aucs.mean(axis=1))
+        return np.asarray(self.aucs @ self.weights)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Tidy tables: ``tests``, ``differences``, ``modalities`` (one row per analysis and modality), ``readers``,
@@ -266,24 +275,33 @@ class ORResult:
 
 
 def or_from_covariance(aucs: np.ndarray, cov: np.ndarray, *, covariance_method: str, modality_names: tuple[str, ...],
-                       reader_names: tuple[str, ...], confidence_level: float, fixed_readers_clamp: bool) -> ORResult:
-    """The OR analysis of given AUCs (T, R) and covariance (T, R, T, R)."""
+                       reader_names: tuple[str, ...], confidence_level: float, fixed_readers_clamp: bool,
+                       weights: np.ndarray | None = None) -> ORResult:
+    """The OR analysis of given AUCs (T, R) and covariance (T, R, T, R); ``weights`` (R,) summing to 1 weight
+    the readers in the modality means (:mod:`cxreval.mrmc._reader_weights`), None = equally."""
     comps = or_components(aucs, cov)
+    if weights is None:
+        analyses = (rrrc(aucs, comps, modality_names, confidence_level),
+                    frrc(aucs, comps, modality_names, confidence_level, fixed_readers_clamp),
+                    rrfc(aucs, comps, modality_names, confidence_level))
+        w = np.full(aucs.shape[1], 1 / aucs.shape[1])
+    else:
+        analyses = weighted_analyses(aucs, cov, comps, weights, modality_names, confidence_level,
+                                     fixed_readers_clamp)
+        w = weights
     return ORResult(
         modality_names=modality_names, reader_names=reader_names, covariance_method=covariance_method,
         confidence_level=confidence_level, fixed_readers_clamp=fixed_readers_clamp, aucs=readonly(aucs),
-        covariance=readonly(cov), components=comps,
-        rrrc=rrrc(aucs, comps, modality_names, confidence_level),
-        frrc=frrc(aucs, comps, modality_names, confidence_level, fixed_readers_clamp),
-        rrfc=rrfc(aucs, comps, modality_names, confidence_level),
+        covariance=readonly(cov), components=comps, rrrc=analyses[0], frrc=analyses[1], rrfc=analyses[2],
         readers=reader_estimates(aucs, cov, modality_names, reader_names, confidence_level),
-        reader_differences=or_reader_differences(aucs, comps, modality_names, reader_names, confidence_level))
+        reader_differences=or_reader_differences(aucs, comps, modality_names, reader_names, confidence_level),
+        reader_weights="equal" if weights is None else "case_pairs", weights=readonly(w))
 
 
 def or_analysis(ratings: object, truth: object, *, covariance: CovarianceMethod = "jackknife",
                 clusters: object = None, confidence_level: float = 0.95,
                 modality_names: Sequence[str] | None = None, reader_names: Sequence[str] | None = None,
-                fixed_readers_clamp: bool = True) -> ORResult:
+                fixed_readers_clamp: bool = True, reader_weights: str = "equal") -> ORResult:
     """Obuchowski–Rockette analysis of the readers' empirical AUCs: do the modalities differ?
 
     The OR model writes the AUC of reader j in modality i as ``mu + tau_i + R_j + (tau R)_ij + e_ij``, readers
@@ -326,6 +344,13 @@ def or_analysis(ratings: object, truth: object, *, covariance: CovarianceMethod 
     fixed_readers_clamp : bool, default=True
         Use ``max(Cov2 - Cov3, 0)`` in the fixed-readers error term, as OR-DBM MRMC and RJafroc do (Hillis);
         ``False`` uses ``Cov2 - Cov3`` as MRMCaov does. The two differ only when Cov2 < Cov3.
+    reader_weights : {'equal', 'case_pairs'}, default='equal'
+        How readers are averaged into a modality's AUC when they read different numbers of cases (split-plot
+        designs, missing readings): ``'equal'``, each (modality, reader) AUC counts the same (MRMCaov, OR-DBM
+        MRMC, RJafroc); ``'case_pairs'``, each reader by the diseased x non-diseased pairs it read, so that the
+        modality AUC is the pooled U-statistic (iMRMC's reader average). The tests then use the weighted error
+        terms of :mod:`cxreval.mrmc._reader_weights`, which reduce to Hillis's under equal weights; in a fully
+        crossed design the two conventions agree.
 
     Returns
     -------
@@ -335,7 +360,8 @@ def or_analysis(ratings: object, truth: object, *, covariance: CovarianceMethod 
     ------
     InvalidParameterError
         Ratings not 3-D, a truth that is not binary or of another length, fewer than 2 readers, a (modality,
-        reader) that read fewer than 2 cases of a class, an unknown covariance, DeLong with missing readings.
+        reader) that read fewer than 2 cases of a class, an unknown covariance, DeLong with missing readings, an
+        unknown ``reader_weights``.
 
     Notes
     -----
@@ -372,6 +398,7 @@ def or_analysis(ratings: object, truth: object, *, covariance: CovarianceMethod 
     if not isinstance(fixed_readers_clamp, (bool, np.bool_)):
         raise InvalidParameterError(
             f"The 'fixed_readers_clamp' parameter of {func} must be a bool. Got {fixed_readers_clamp!r} instead.")
+    check_choice(reader_weights, READER_WEIGHTS, name="reader_weights", func=func)
     inputs = check_mrmc_inputs(ratings, truth, clusters, func=func, modality_names=modality_names,
                                reader_names=reader_names, min_readers=2)
     n_mod, n_rdr = inputs.ratings.shape[:2]
@@ -380,4 +407,6 @@ def or_analysis(ratings: object, truth: object, *, covariance: CovarianceMethod 
     pl = placements(inputs)
     cov = covariance_matrix(inputs, pl, method).reshape(n_mod, n_rdr, n_mod, n_rdr)
     return or_from_covariance(pl.auc.reshape(n_mod, n_rdr), cov, covariance_method=method, modality_names=mods,
-                              reader_names=rdrs, confidence_level=level, fixed_readers_clamp=bool(fixed_readers_clamp))
+                              reader_names=rdrs, confidence_level=level, fixed_readers_clamp=bool(fixed_readers_clamp),
+                              weights=None if reader_weights == "equal" else case_pair_weights(
+                                  inputs.ratings, np.asarray(inputs.truth)))
