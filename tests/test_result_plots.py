@@ -238,6 +238,17 @@ def _build(name: str, tmp: Path):
                                "finding": "Effusion", "source": "gt",
                                "state": ["positive" if t else "negative" for t in truth]})
         return evaluate_reader_study(ratings, labels, references=["gt"])
+    if name == "ReaderStudyPlanResult":
+        from cxreval.mrmc import simulate_roe_metz
+        from cxreval.planning import plan_reader_study
+        sim = simulate_roe_metz(n_readers=4, n_cases_negative=30, n_cases_positive=30, rng=0)
+        ratings = pd.DataFrame([{"reader": f"r{r}", "modality": f"m{m}", "study_id": f"s{i}", "finding": "Effusion",
+                                 "rating": float(sim.ratings[m, r, i])} for m in range(2) for r in range(4)
+                                for i in range(60)])
+        labels = pd.DataFrame({"study_id": [f"s{i}" for i in range(60)], "patient_id": [f"p{i}" for i in range(60)],
+                               "finding": "Effusion", "source": "gt",
+                               "state": ["positive" if t else "negative" for t in sim.truth]})
+        return plan_reader_study(ratings, labels, reference="gt", effect=0.05, rng=0)
     raise AssertionError(f"{name} is a TableResult without a builder in {__file__}: add one, with plot()")
 
 

@@ -29,14 +29,15 @@ __all__ = ["register"]
 
 
 def plan(
-    predictions: list[Path] = typer.Option(..., "--predictions", "-p", help="Long prediction table(s): study_id, "
-                                           "model, finding, score (at least two models; repeatable)."),
+    predictions: list[Path] = typer.Option(None, "--predictions", "-p", help="Long prediction table(s): study_id, "
+                                           "model, finding, score (at least two models; repeatable). Required for "
+                                           "a relabelling plan."),
     labels: list[Path] = typer.Option(..., "--labels", "-l", help="Long label table(s): study_id, [patient_id,] "
                                       "finding, source, state (repeatable)."),
     reference: str = typer.Option(..., "--reference", help="The cheap source that labels every study (e.g. a report "
                                   "labeller)."),
-    budget: int = typer.Option(..., "--budget", help="How many studies the expert can relabel: the length of "
-                               "relabel.csv and of the reader study."),
+    budget: int = typer.Option(None, "--budget", help="How many studies the expert can relabel: the length of "
+                               "relabel.csv and of the reader study. Required for a relabelling plan."),
     out: Path = out_option(),
     readers: str = typer.Option(None, "--readers", help="Further noisy sources, comma-separated (other labellers, "
                                 "readers)."),
@@ -59,6 +60,20 @@ def plan(
     seed: int = seed_option("Seed of the Monte Carlo draws."),
     state_encoding: str = state_encoding_option(),
     blank_state: str = blank_state_option(),
+    pilot: Path = typer.Option(None, "--pilot", help="Plan a reader study (MRMC) instead: a pilot's ratings table "
+                               "(reader, modality, study_id, finding, rating; two modalities, as `cxreval reader "
+                               "export` writes ratings.csv). Writes sample_size.csv, minimum_cases.csv, images.csv, "
+                               "study.yaml (with ratings, two sessions and a washout) and summary.md."),
+    effect: float = typer.Option(None, "--effect", help="With --pilot: the AUC difference to detect (default: the "
+                                 "pilot's observed one)."),
+    power: float = typer.Option(0.8, "--power", help="With --pilot: the target power."),
+    n_readers: str = typer.Option("4,6,8,10,12", "--n-readers", help="With --pilot: reader counts to size, "
+                                  "comma-separated."),
+    alpha: float = typer.Option(0.05, "--alpha", help="With --pilot: the two-sided significance level."),
+    analysis: str = typer.Option("RRRC", "--analysis", help="With --pilot: RRRC (readers and cases random), FRRC "
+                                 "(readers fixed) or RRFC (cases fixed)."),
+    washout_days: float = typer.Option(28, "--washout-days", help="With --pilot: days between a reader's two "
+                                       "readings of one case."),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the written files and the power table as JSON."),
 ) -> None:
@@ -79,9 +94,27 @@ def plan(
 
     \b
         cxreval plan -p predictions.csv -l labels.csv -l expert.csv --reference chexpert_labeler --anchor expert --budget 50 -o plan2
+
+    A reader study sized from a pilot (unaided vs aided), its cases drawn from the labelled studies:
+
+    \b
+        cxreval plan --pilot pilot/ratings.csv -l labels.csv --reference consensus -f Edema --images imgs -o study
     """
     from ..io import read_table
     from ..planning import plan_relabelling
+
+    if pilot is not None:
+        _plan_reader_study(pilot, labels, reference=reference, findings=findings, effect=effect, power=power,
+                           n_readers=n_readers, alpha=alpha, analysis=analysis, washout_days=washout_days,
+                           images=images, seed=seed, state_encoding=state_encoding, blank_state=blank_state, out=out,
+                           overwrite=overwrite, mixed={"--predictions": predictions, "--budget": budget,
+                                                       "--readers": readers, "--anchor": anchor,
+                                                       "--anchor-studies": anchor_studies, "--budgets": budgets})
+        return
+    for option, value in (("--predictions", predictions), ("--budget", budget)):
+        if not value:
+            raise InvalidParameterError(f"Missing option {option}: a relabelling plan needs --predictions and "
+                                        "--budget (or plan a reader study with --pilot).")
 
     check_inputs(*[("--predictions", p) for p in predictions], *[("--labels", p) for p in labels],
                  ("--images", images), ("--anchor-studies", anchor_studies))
@@ -105,13 +138,46 @@ def plan(
                    f"reader study: cxreval reader init --study {Path(out) / res.STUDY_FILE}")
 
 
-def _budgets(value: str | None) -> list[int] | None:
-    items = split_list(value, option="--budgets")
+def _plan_reader_study(pilot: Path, labels: list[Path], *, reference: str, findings: list[str], effect: float | None,
+                       power: float, n_readers: str, alpha: float, analysis: str, washout_days: float,
+                       images: Path | None, seed: int, state_encoding: str, blank_state: str, out: Path,
+                       overwrite: bool, mixed: dict[str, object]) -> None:
+    from ..labels import read_label_tables
+    from ..mrmc import read_ratings
+    from ..planning import plan_reader_study
+
+    given = [k for k, v in mixed.items() if v]
+    if given:
+        raise InvalidParameterError(f"--pilot plans a reader study; {', '.join(given)} "
+                                    f"{'belongs' if len(given) == 1 else 'belong'} to a relabelling plan. "
+                                    "Give one or the other.")
+    wanted = split_list(findings, option="--findings") or []
+    if len(wanted) > 1:
+        raise InvalidParameterError(f"--pilot plans one finding; --findings names {len(wanted)}: {wanted}.")
+    counts = _budgets(n_readers, option="--n-readers")
+    check_inputs(("--pilot", pilot), *[("--labels", p) for p in labels], ("--images", images))
+    check_folder_option("--images", images)
+    inputs = [pilot, *labels, *(p for p in (images,) if p is not None)]
+    with open_output(out, overwrite=overwrite, inputs=inputs, meta={"seed": seed}) as d:
+        res = plan_reader_study(
+            read_ratings(pilot), read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)[0],
+            reference=reference, finding=wanted[0] if wanted else None, effect=effect, target_power=power,
+            n_readers=counts or [], alpha=alpha, analysis=analysis, washout_days=washout_days, images=images,
+            rng=seed)
+        written = res.save(d)
+    design = (f"{res.n_readers} readers x {res.n_cases} cases" if res.n_readers else
+              "no reader count reaches the power (see summary.md)")
+    typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out}; design: {design}"
+               + (f"; reader study: cxreval reader init --study {Path(out) / res.STUDY_FILE}" if res.study else ""))
+
+
+def _budgets(value: str | None, option: str = "--budgets") -> list[int] | None:
+    items = split_list(value, option=option)
     if items is None:
         return None
     bad = [i for i in items if not (i.isascii() and i.isdigit())]  # ('²'.isdigit() is True, int('²') fails)
     if bad:
-        raise InvalidParameterError(f"--budgets must be whole numbers (digits 0-9), comma-separated. Got {value!r}: "
+        raise InvalidParameterError(f"{option} must be whole numbers (digits 0-9), comma-separated. Got {value!r}: "
                                     f"{bad[0]!r} is not one.")
     return [int(i) for i in items]
 

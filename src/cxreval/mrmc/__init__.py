@@ -36,14 +36,15 @@ __all__ += ["MATCHINGS", "PANEL", "OperatingPointsResult", "reader_operating_poi
 # the job: a reader study per finding under every reference (cxreval mrmc)
 from ._job import STUDY_DESIGNS, evaluate_reader_study, evaluate_reader_study_files  # noqa: E402
 from ._ratings import RATING_COLUMNS, labels_to_ratings, read_ratings, validate_ratings  # noqa: E402
-from ._references import LATENT  # noqa: E402
+from ._references import LATENT, reference_truths  # noqa: E402
 from ._result import READER_STUDY_COLUMNS, ReaderStudyResult  # noqa: E402
 
 __all__ += ["LATENT", "RATING_COLUMNS", "READER_STUDY_COLUMNS", "ReaderStudyResult", "STUDY_DESIGNS",
             "evaluate_reader_study", "evaluate_reader_study_files", "labels_to_ratings", "read_ratings",
-            "validate_ratings"]
+            "validate_ratings", "reference_truths"]
 
 # simulation (Roe and Metz) and the size of a reader study from a pilot
+from ._reader_weights import READER_WEIGHTS  # noqa: E402
 from ._roe_metz import (  # noqa: E402
     ROE_METZ_SETTINGS,
     RoeMetzParameters,
@@ -56,4 +57,4 @@ from ._sample_size import ANALYSES, MRMCSampleSizeResult, PilotVarianceComponent
 
 __all__ += ["ROE_METZ_SETTINGS", "RoeMetzParameters", "RoeMetzStudies", "RoeMetzStudy", "simulate_roe_metz",
             "simulate_roe_metz_studies", "ANALYSES", "MRMCSampleSizeResult", "PilotVarianceComponents",
-            "mrmc_sample_size"]
+            "mrmc_sample_size", "READER_WEIGHTS"]

@@ -1,5 +1,6 @@
 """Planning an expert's relabelling: which studies settle which model is best (:func:`plan_relabelling`), and the
-two-phase estimate once the expert's labels are back (:func:`evaluate_two_phase_auc`).
+two-phase estimate once the expert's labels are back (:func:`evaluate_two_phase_auc`); planning a reader study from
+a pilot (:func:`plan_reader_study`).
 
 The latent model behind both (references conditionally independent given the truth, each model's score binormal on
 the normal scale of its ranks, relabelled studies exact) is documented in :func:`evaluate_two_phase_auc`; the
@@ -14,8 +15,9 @@ from ._estimate import (
     evaluate_two_phase_auc,
 )
 from ._plan import POWER_COLUMNS, POWER_METHOD, RELABEL_COLUMNS, RelabelPlanResult, plan_relabelling
+from ._reader_study import CASE_GRID, ReaderStudyPlanResult, plan_reader_study
 from ._simulation import SimulatedStudySet, simulate_study_set
 
-__all__ = ["plan_relabelling", "RelabelPlanResult", "evaluate_two_phase_auc", "TwoPhaseAUCResult",
+__all__ = ["plan_relabelling", "RelabelPlanResult", "plan_reader_study", "ReaderStudyPlanResult", "CASE_GRID", "evaluate_two_phase_auc", "TwoPhaseAUCResult",
            "simulate_study_set", "SimulatedStudySet", "RELABEL_COLUMNS", "POWER_COLUMNS", "POWER_METHOD",
            "TWO_PHASE_COLUMNS", "COMPARISON_COLUMNS"]

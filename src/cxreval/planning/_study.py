@@ -4,7 +4,7 @@ for ``cxreval reader init`` and the image list (``images.csv``)."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -75,13 +75,13 @@ def image_table(study_ids: Sequence[str], patient_ids: Sequence[str], sources: S
                          "priority": range(1, len(study_ids) + 1), "image": paths}, columns=list(IMAGE_COLUMNS))
 
 
-def study_yaml(*, name: str, findings: Sequence[str], seed: int) -> str:
+def study_yaml(*, name: str, findings: Sequence[str], seed: int, extra: Mapping[str, object] | None = None) -> str:
     """The study file: the image task on ``images/``, patients from ``images.csv``; readers are added with
     ``cxreval reader add-reader``."""
     import yaml
 
     spec = {"name": name, "seed": int(seed), "findings": list(findings), "images": IMAGE_FOLDER,
-            "patients": "images.csv", "tasks": ["image"]}
+            "patients": "images.csv", "tasks": ["image"], **(extra or {})}
     return str(yaml.safe_dump(spec, sort_keys=False))
 
 

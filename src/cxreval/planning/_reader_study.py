@@ -1,0 +1,282 @@
+"""A reader study planned from a pilot: how many readers and cases a two-modality MRMC study needs for a target
+power, which cases to read, and the study file of the reader app — :func:`plan_reader_study` →
+:class:`ReaderStudyPlanResult`, what ``cxreval plan --pilot`` runs before ``cxreval reader init``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from .._typing import PathLike, RNGLike
+from .._validation import check_choice, normalize_rng
+from ..exceptions import InvalidParameterError
+from ..io import markdown_table, write_summary
+from ..results import TableResult
+from ._study import IMAGE_COLUMNS, check_image_names, copy_images, find_images, image_table, study_yaml
+
+__all__ = ["CASE_GRID", "ReaderStudyPlanResult", "plan_reader_study"]
+
+CASE_GRID: tuple[int, ...] = (50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000)
+"""The case counts of ``sample_size.csv`` (the fewest cases per reader count are searched exactly)."""
+_FUNC = "plan_reader_study"
+_SESSION_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,16}$")
+_ASSUMPTIONS = ("Hillis, Obuchowski and Berbaum (2011): the pilot's OR variance components (jackknife) carried to "
+                "the planned study — its error variance and covariances scaled by pilot cases / planned cases, its "
+                "reader-by-modality variance kept — with the same case mix and prevalence, readers drawn from the "
+                "same population, and the OR test (Hillis's ddf) at the stated alpha, two-sided.")
+
+
+@dataclass(frozen=True)
+class ReaderStudyPlanResult(TableResult):
+    """A planned two-modality reader study: the cases to read (``images.csv``), the power over readers x cases
+    (``sample_size.csv``), the fewest cases per reader count (``minimum_cases.csv``) and the reader app's study
+    (``study.yaml`` and, when the image folder was given, ``images/``).
+
+    Attributes
+    ----------
+    table : DataFrame
+        ``images.csv``: study_id, patient_id, priority (the reading order of the sample), image (its path in the
+        study folder).
+    sample_size, minimum_cases : DataFrame
+        :attr:`cxreval.mrmc.MRMCSampleSizeResult.power` and ``minimum_cases`` (with ``total_readings``, readers x
+        cases x modalities).
+    n_readers, n_cases : int or None
+        The chosen design: the reader count whose fewest cases reach the power with the fewest readings (ties: the
+        fewer readers); None when no reader count of the grid reaches it.
+    pilot : Mapping
+        The pilot's OR components, effect, cases and prevalence.
+    reference, finding, analysis : str
+    effect, target_power, alpha : float
+    study : str
+        ``study.yaml`` (empty when no design reaches the power).
+    notes : tuple of str
+    """
+
+    FILES: ClassVar[Mapping[str, str]] = MappingProxyType({"images": "images.csv", "sample_size": "sample_size.csv",
+                                                           "minimum_cases": "minimum_cases.csv"})
+    COLUMNS: ClassVar[tuple[str, ...]] = IMAGE_COLUMNS
+    STUDY_FILE: ClassVar[str] = "study.yaml"
+
+    table: pd.DataFrame
+    sample_size: pd.DataFrame
+    minimum_cases: pd.DataFrame
+    n_readers: int | None
+    n_cases: int | None
+    pilot: Mapping[str, float]
+    reference: str
+    finding: str
+    analysis: str
+    effect: float
+    target_power: float
+    alpha: float
+    study: str
+    notes: tuple[str, ...] = ()
+    image_sources: tuple[str, ...] = field(default=(), repr=False)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"images": self.table, "sample_size": self.sample_size, "minimum_cases": self.minimum_cases}
+
+    def save(self, folder: PathLike) -> dict[str, Path]:
+        """Write the tables, ``study.yaml`` (when a design reaches the power), ``summary.md`` and (with an image
+        folder) each selected case's image into ``images/``. Returns ``{name: path}`` of the tables and
+        ``study.yaml``."""
+        out = super().save(folder)
+        if self.study:
+            p = Path(folder) / self.STUDY_FILE
+            p.write_text(self.study, encoding="utf-8")
+            out["study"] = p
+        if self.image_sources:
+            copy_images(Path(folder), self.table, [Path(s) for s in self.image_sources])
+        write_summary(Path(folder), self.summary())
+        return out
+
+    @classmethod
+    def figure(cls, table: pd.DataFrame) -> Any:
+        """Power curves (``sample_size.csv``): the power against the cases, one line per reader count."""
+        from .._plots import lines
+
+        return lines(table.assign(readers=table["n_readers"].map(lambda r: f"{r} readers")), x="n_cases",
+                     y="power", color="readers", title="Power of the planned reader study", y_title="power")
+
+    def _figure(self) -> Any:
+        return self.figure(self.sample_size)
+
+    def summary(self) -> str:
+        p = self.pilot
+        design = (f"**{self.n_readers} readers x {self.n_cases} cases** in each of the two modalities "
+                  f"({2 * self.n_readers * self.n_cases:,} readings)" if self.n_readers else
+                  "**no reader count of the grid reaches the power**: more readers are needed (see power_limit, "
+                  "the power with unlimited cases)")
+        lines = [f"# Reader study plan: {self.finding} under {self.reference!r}", "",
+                 f"Pilot: {int(p['n_readers'])} readers, {int(p['n_cases'])} cases ({int(p['positives'])} "
+                 f"diseased), modalities {p['modalities']}; observed difference of the modalities' AUCs "
+                 f"{p['observed_effect']:+.4f}. Planned for an effect of {self.effect:.4f} at power "
+                 f"{self.target_power:.2f}, alpha {self.alpha} ({self.analysis}).", "",
+                 f"Design: {design}, the fewest readings among the reader counts below.", "",
+                 markdown_table(self.minimum_cases, decimals=4), "",
+                 "Pilot OR components: " + ", ".join(f"{k} {p[k]:.6g}" for k in
+                                                     ("var_modality_reader", "error_variance", "cov1", "cov2",
+                                                      "cov3")) + ".", "",
+                 f"Assumptions: {_ASSUMPTIONS}"]
+        if self.study:
+            lines += ["", f"Next: `cxreval reader init --study {self.STUDY_FILE}` in this folder (add readers with "
+                      "`cxreval reader add-reader`); `cxreval reader export` then writes ratings.csv for "
+                      "`cxreval mrmc --ratings`."]
+        if self.notes:
+            lines += ["", "## Notes", "", *(f"- {n}" for n in self.notes)]
+        return "\n".join(lines) + "\n"
+
+
+def _rating_scale(values: np.ndarray) -> str:
+    """The reader app's scale for ratings like the pilot's: five_point for integers 1-5, else probability."""
+    whole = np.all(np.equal(np.mod(values, 1), 0))
+    return "five_point" if whole and values.min() >= 1 and values.max() <= 5 else "probability"
+
+
+def _session_names(modalities: Sequence[str]) -> list[str]:
+    ok = all(_SESSION_NAME.match(m) for m in modalities) and not {"image", "report", "iqa"} & set(modalities)
+    return list(modalities) if ok else [f"modality_{k + 1}" for k in range(len(modalities))]
+
+
+def _choose(minimum: pd.DataFrame) -> tuple[int | None, int | None]:
+    reach = minimum.dropna(subset=["n_cases"])
+    if reach.empty:
+        return None, None
+    best = reach.sort_values(["total_readings", "n_readers"], kind="mergesort").iloc[0]
+    return int(best["n_readers"]), int(best["n_cases"])
+
+
+def _sample(pool: pd.DataFrame, n_cases: int, prevalence: float, gen: np.random.Generator) -> tuple[pd.DataFrame,
+                                                                                                    list[str]]:
+    """A random sample of ``n_cases`` of ``pool`` (study_id, patient_id, truth) with the pilot's prevalence."""
+    n_pos = int(round(n_cases * prevalence))
+    parts, notes = [], []
+    for truth, want in ((1.0, n_pos), (0.0, n_cases - n_pos)):
+        cls = pool[pool["truth"] == truth].sort_values("study_id", kind="mergesort")
+        if len(cls) < want:
+            notes.append(f"the reference gives {len(cls)} {'diseased' if truth else 'non-diseased'} cases, fewer "
+                         f"than the {want} the design needs: all are listed; find more cases of this class or "
+                         "expect less power")
+            parts.append(cls)
+        else:
+            parts.append(cls.iloc[np.sort(gen.choice(len(cls), size=want, replace=False))])
+    chosen = pd.concat(parts)
+    return chosen.iloc[gen.permutation(len(chosen))], notes
+
+
+def plan_reader_study(pilot: pd.DataFrame, labels: pd.DataFrame, *, reference: str, finding: str | None = None,
+                      effect: float | None = None, target_power: float = 0.8,
+                      n_readers: Sequence[int] = (4, 6, 8, 10, 12), alpha: float = 0.05, analysis: str = "RRRC",
+                      washout_days: float = 28, images: PathLike | None = None,
+                      latent_sources: Sequence[str] | None = None, label_policy: str = "exclude",
+                      rng: RNGLike = None) -> ReaderStudyPlanResult:
+    """Plan a two-modality reader study from a pilot: readers x cases for a target power, the cases, the study file.
+
+    The pilot's ratings (two modalities, e.g. unaided and aided) are analysed under ``reference`` by
+    :func:`cxreval.mrmc.evaluate_reader_study` (OR, jackknife covariance); its variance components size the
+    planned study by :func:`cxreval.mrmc.mrmc_sample_size` (Hillis, Obuchowski and Berbaum 2011) over
+    ``n_readers`` x :data:`CASE_GRID`, with the fewest cases per reader count searched exactly. The design is the
+    reader count reaching ``target_power`` with the fewest readings. Its cases are drawn at random (``rng``) from
+    the studies ``reference`` labels for the finding, with the pilot's prevalence; ``study.yaml`` asks for the
+    pilot's rating scale, one session per pilot modality and a washout of ``washout_days`` between them.
+
+    Parameters
+    ----------
+    pilot : DataFrame
+        The pilot's ratings table (reader, modality, study_id, finding, rating), as ``cxreval reader export``
+        writes ``ratings.csv``.
+    labels : DataFrame
+        A validated long label table holding ``reference`` (and the cases to draw from).
+    reference : str
+        The truth: a source of ``labels``, or ``'latent'`` (of ``latent_sources``).
+    finding : str, optional
+        The finding to plan for (required when the pilot rates several).
+    effect : float, optional
+        The AUC difference the study should detect (default: the pilot's observed one).
+    target_power, alpha : float, default=0.8, 0.05
+    n_readers : sequence of int, default=(4, 6, 8, 10, 12)
+    analysis : {'RRRC', 'FRRC', 'RRFC'}, default='RRRC'
+    washout_days : float, default=28
+        The minimum days between a reader's two readings of one case (the reader app enforces it).
+    images : path-like, optional
+        Folder of the images (``<study_id>.<suffix>`` or ``<study_id>/``): the chosen cases' images are copied into
+        the plan's ``images/``.
+    latent_sources, label_policy
+        As :func:`cxreval.mrmc.evaluate_reader_study`.
+    rng : int or Generator, optional
+        Seed of the case sample.
+
+    Returns
+    -------
+    res : ReaderStudyPlanResult
+
+    Raises
+    ------
+    InvalidParameterError
+        A pilot without exactly two modalities, several findings and no ``finding``, bad numbers.
+    SchemaError
+        As :func:`cxreval.mrmc.evaluate_reader_study` (an unknown reference, a rating table without its columns).
+    """
+    from ..mrmc import evaluate_reader_study, mrmc_sample_size, reference_truths, validate_ratings
+
+    check_choice(analysis, ("RRRC", "FRRC", "RRFC"), name="analysis", func=_FUNC)
+    if not (isinstance(washout_days, (int, float)) and 0 <= washout_days < float("inf")):
+        raise InvalidParameterError(f"The 'washout_days' parameter of {_FUNC} must be a number of days >= 0. Got "
+                                    f"{washout_days!r} instead.")
+    gen = normalize_rng(rng)
+    ratings = validate_ratings(pilot)
+    mods = sorted(ratings["modality"].astype(str).unique())
+    if len(mods) != 2:
+        raise InvalidParameterError(f"The 'pilot' parameter of {_FUNC} must rate two modalities (e.g. unaided and "
+                                    f"aided) to size a comparison of two; it rates {len(mods)}: {mods}.")
+    rated = sorted(ratings["finding"].astype(str).unique())
+    if finding is None and len(rated) > 1:
+        raise InvalidParameterError(f"The pilot rates {len(rated)} findings ({', '.join(rated)}): name the one to "
+                                    f"plan for with the 'finding' parameter of {_FUNC}.")
+    finding = rated[0] if finding is None else finding
+    res = evaluate_reader_study(ratings, labels, references=[reference], findings=[finding], studies="each",
+                                latent_sources=latent_sources, label_policy=label_policy, rng=0)
+    vc = res.variance_components
+    vc = vc[vc["method"] == "OR"].set_index("name")["value"]
+    diff = res.differences
+    diff = diff[(diff["method"] == "OR") & (diff["analysis"] == "RRRC")].iloc[0]
+    counts = res.counts.iloc[0]
+    comps = {"var_modality_reader": float(vc["var_treatment_reader"]), "error_variance": float(vc["var_error"]),
+             "cov1": float(vc["cov1"]), "cov2": float(vc["cov2"]), "cov3": float(vc["cov3"]),
+             "n_cases": int(counts["cases"]), "effect": float(diff["estimate"])}
+    ss = mrmc_sample_size(comps, effect=effect, n_readers=list(n_readers), n_cases=list(CASE_GRID), alpha=alpha,
+                          analysis=analysis, target_power=target_power)
+    minimum = ss.minimum_cases.assign(total_readings=lambda d: d["n_readers"] * d["n_cases"] * 2)
+    r, n = _choose(minimum)
+    notes = list(res.notes)
+    pool = reference_truths(labels, [reference], policy=label_policy, latent_sources=latent_sources)
+    pool = pool[pool["finding"] == finding]
+    prevalence = float(counts["positives"]) / float(counts["cases"])
+    cases = pool.iloc[:0]
+    if n is not None:
+        cases, short = _sample(pool, n, prevalence, gen)
+        notes += short
+    ids = [str(s) for s in cases["study_id"]]
+    check_image_names(ids)
+    sources = find_images(Path(images), ids, func=_FUNC) if images is not None and ids else None
+    table = image_table(ids, [str(p) for p in cases["patient_id"]], sources)
+    extra = {"rating": {"scale": _rating_scale(ratings["rating"].to_numpy(dtype=float)), "with_label": False},
+             "sessions": [{"name": s} for s in _session_names(mods)], "washout_days": int(washout_days) if float(washout_days).is_integer() else float(washout_days)}
+    study = study_yaml(name=f"reader-study-{finding}"[:64], findings=[finding], seed=int(gen.integers(2**31)),
+                       extra=extra) if n is not None else ""
+    pilot_info = {**{k: v for k, v in comps.items() if k != "effect"}, "observed_effect": comps["effect"],
+                  "positives": int(counts["positives"]), "n_readers": int(counts["readers"]),
+                  "modalities": ", ".join(mods), "prevalence": prevalence}
+    if n is None:
+        notes.append("no reader count of n_readers reaches the target power with up to 100,000 cases")
+    return ReaderStudyPlanResult(table, ss.power, minimum, n_readers=r, n_cases=n, pilot=MappingProxyType(pilot_info),
+                                 reference=reference, finding=finding, analysis=analysis, effect=ss.effect,
+                                 target_power=float(target_power), alpha=float(alpha), study=study,
+                                 notes=tuple(notes), image_sources=tuple(str(s) for s in sources or ()))
