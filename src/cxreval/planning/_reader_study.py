@@ -51,7 +51,7 @@ class ReaderStudyPlanResult(TableResult):
         The chosen design: the reader count whose fewest cases reach the power with the fewest readings (ties: the
         fewer readers); None when no reader count of the grid reaches it.
     pilot : Mapping
-        The pilot's OR components, effect, cases and prevalence.
+        The pilot's OR components, observed effect, cases, positives, readers, modalities and prevalence.
     reference, finding, analysis : str
     effect, target_power, alpha : float
     study : str
@@ -69,7 +69,7 @@ class ReaderStudyPlanResult(TableResult):
     minimum_cases: pd.DataFrame
     n_readers: int | None
     n_cases: int | None
-    pilot: Mapping[str, float]
+    pilot: Mapping[str, Any]
     reference: str
     finding: str
     analysis: str
@@ -111,7 +111,7 @@ class ReaderStudyPlanResult(TableResult):
     def summary(self) -> str:
         p = self.pilot
         design = (f"**{self.n_readers} readers x {self.n_cases} cases** in each of the two modalities "
-                  f"({2 * self.n_readers * self.n_cases:,} readings)" if self.n_readers else
+                  f"({2 * self.n_readers * self.n_cases:,} readings)" if self.n_readers and self.n_cases else
                   "**no reader count of the grid reaches the power**: more readers are needed (see power_limit, "
                   "the power with unlimited cases)")
         lines = [f"# Reader study plan: {self.finding} under {self.reference!r}", "",
