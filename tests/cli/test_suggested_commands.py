@@ -213,6 +213,37 @@ def run_plan_reader_study(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.Capt
     assert "http" in capsys.readouterr().out
 
 
+def run_plan_pilot(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                   request: pytest.FixtureRequest) -> None:
+    """`cxreval plan --pilot`'s summary.md says `reader init --study study.yaml` and `reader add-reader`, in the
+    folder: both run there."""
+    pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
+    from PIL import Image
+
+    from cxreval.mrmc import simulate_roe_metz
+
+    sim = simulate_roe_metz(n_readers=4, n_cases_negative=30, n_cases_positive=30, rng=0)
+    pd.DataFrame([{"reader": f"r{r}", "modality": ("unaided", "aided")[m], "study_id": f"s{i}", "finding": "Effusion",
+                   "rating": float(sim.ratings[m, r, i])} for m in range(2) for r in range(4) for i in range(60)]
+                 ).to_csv(tmp / "pilot.csv", index=False)
+    pd.DataFrame({"study_id": [f"s{i}" for i in range(60)], "patient_id": [f"p{i}" for i in range(60)],
+                  "finding": "Effusion", "source": "gt", "state": ["positive" if t else "negative" for t in sim.truth]}
+                 ).to_csv(tmp / "labels.csv", index=False)
+    (tmp / "imgs").mkdir()
+    for i in range(60):
+        Image.new("L", (8, 8), 9).save(tmp / "imgs" / f"s{i}.png")
+    out = tmp / "OUT"
+    assert main(["plan", "--pilot", str(tmp / "pilot.csv"), "-l", str(tmp / "labels.csv"), "--reference", "gt",
+                 "--effect", "0.05", "--images", str(tmp / "imgs"), "-o", str(out)]) == 0
+    summary = (out / "summary.md").read_text()
+    assert "`cxreval reader init --study study.yaml`" in summary and "`cxreval reader add-reader`" in summary
+    mp.chdir(out)
+    assert main(["reader", "init", "--study", "study.yaml"]) == 0
+    capsys.readouterr()
+    assert main(["reader", "add-reader", "alice"]) == 0
+    assert "#token=" in capsys.readouterr().out
+
+
 def run_reader_add_reader(tmp: Path, mp: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                           request: pytest.FixtureRequest) -> None:
     """`reader init` of a study file without readers suggests `add-reader NAME --db DB`: it adds one."""
@@ -317,6 +348,7 @@ RUNS: dict[str, Callable[..., None]] = {
     **{c: run_plan_reader_study for c in ("cxreval reader init --study OUT", "cxreval reader init --study {}",
                                           "cxreval reader init --study study.yaml --db sqlite",
                                           "cxreval reader add-reader NAME --db sqlite")},
+    "cxreval reader add-reader": run_plan_pilot,
     "cxreval label-reports": run_label_reports,
     "cxreval data list": run_data_list,
     "cxreval data export openi_mesh -o DIR": run_export_openi_mesh,
@@ -329,7 +361,7 @@ RUNS: dict[str, Callable[..., None]] = {
         "cxreval iqa degrade",
         "cxreval iqa score", "cxreval localize", "cxreval localize --heatmaps", "cxreval predict", "cxreval rank",
         "cxreval reader", "cxreval report", "cxreval synth", "cxreval plan", "cxreval classify --latent-truth",
-        "cxreval mrmc", "cxreval reader export")},
+        "cxreval mrmc", "cxreval reader export", "cxreval mrmc --ratings")},
     # a demo section's run.json `commands`: run as written, in an empty folder, by
     # tests/demo/test_recorded_commands.py (real data); here their options are checked against --help
     **{c: run_help(c) for c in (

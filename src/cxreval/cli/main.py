@@ -52,7 +52,7 @@ _SUMMARIES: dict[str, str] = {
     'localize': 'Heatmaps -> boxes -> IoU / IoBB -> Acc and AFP per finding, threshold, rule and T.',
     'mrmc': ('Is the model radiologist-level? Readers\' AUCs, OR and DBM analyses, and the model against the '
              'readers, under every reference.'),
-    'plan': "Plan an expert's relabelling: the studies whose label would most change which model is best.",
+    'plan': "Plan an expert's relabelling (the studies that would most change which model is best), or a reader study.",
     'predict': ('Run models on radiographs: predictions.csv (study_id, model, finding, score) and '
                 'optional heatmaps.'),
     'rank': ('SRCC/KRCC between the model rankings each reference induces, per finding, macro average '

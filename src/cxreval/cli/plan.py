@@ -77,7 +77,9 @@ def plan(
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the written files and the power table as JSON."),
 ) -> None:
-    """Plan an expert's relabelling: the studies whose label would most change which model is best.
+    """Plan an expert's relabelling (the studies that would most change which model is best), or a reader study.
+
+    With --pilot: a reader study (MRMC) sized from a pilot's ratings instead; see the last example.
 
     Writes relabel.csv (study_id, patient_id, priority 1 = first, expected_change, reason), power.csv (per
     finding and budget: the probability that the best model is separable from the runner-up after relabelling
