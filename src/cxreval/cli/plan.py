@@ -170,7 +170,8 @@ def _plan_reader_study(pilot: Path, labels: list[Path], *, reference: str, findi
     design = (f"{res.n_readers} readers x {res.n_cases} cases" if res.n_readers else
               "no reader count reaches the power (see summary.md)")
     typer.echo(f"wrote {', '.join(Path(p).name for p in written.values())} and summary.md to {out}; design: {design}"
-               + (f"; reader study: cxreval reader init --study {Path(out) / res.STUDY_FILE}" if res.study else ""))
+               + ("" if not res.study else f"; reader study: cxreval reader init --study {Path(out) / res.STUDY_FILE}"
+                  if res.image_sources else "; the images are not copied (no --images): see summary.md's next step"))
 
 
 def _budgets(value: str | None, option: str = "--budgets") -> list[int] | None:

@@ -126,8 +126,10 @@ class ReaderStudyPlanResult(TableResult):
                                                       "cov3")) + ".", "",
                  f"Assumptions: {_ASSUMPTIONS}"]
         if self.study:
-            lines += ["", f"Next: `cxreval reader init --study {self.STUDY_FILE}` in this folder (add readers with "
-                      "`cxreval reader add-reader`); `cxreval reader export` then writes ratings.csv for "
+            place = ("" if self.image_sources else "put each case's image where images.csv says (the image column, "
+                     "with its suffix: images/<study_id>.png) or plan again with --images DIR, then ")
+            lines += ["", f"Next: {place}`cxreval reader init --study {self.STUDY_FILE}` in this folder (add readers "
+                      "with `cxreval reader add-reader`); `cxreval reader export` then writes ratings.csv for "
                       "`cxreval mrmc --ratings`."]
         if self.notes:
             lines += ["", "## Notes", "", *(f"- {n}" for n in self.notes)]
