@@ -184,3 +184,25 @@ def write_mimic_folder(folder: Path, *, test_set: bool = True, reports: bool = T
                     "acute process.\n"
                 zf.writestr(f"files/p{p[:2]}/p{p}/s{s}.txt", text)
     return folder
+
+
+def vandyke_pilot(path: Path, *, modalities: tuple[str, str] = ("T1", "T2"), extra_cases: int = 0
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Van Dyke's ratings (``../shared/data/mrmc/vandyke.csv``) as a reader-study pilot, and its truth as labels of
+    source ``truth``, plus ``extra_cases`` unread labelled studies (``n0000``...; every third one positive).
+
+    The ratings table is ``reader, modality, study_id, finding, rating`` (``cxreval reader export``'s), the study
+    ids ``c0001``..., treatments 1 and 2 named ``modalities``; the labels are validated."""
+    from cxreval.labels import validate_label_table
+
+    d = pd.read_csv(path)
+    ratings = pd.DataFrame({"reader": "R" + d["reader"].astype(str),
+                            "modality": d["treatment"].map({1: modalities[0], 2: modalities[1]}),
+                            "study_id": "c" + d["case"].astype(str).str.zfill(4), "finding": "Effusion",
+                            "rating": d["rating"].astype(float)})
+    cases = d.drop_duplicates("case")
+    ids = list("c" + cases["case"].astype(str).str.zfill(4)) + [f"n{k:04d}" for k in range(extra_cases)]
+    truth = list(cases["truth"] == 1) + [k % 3 == 0 for k in range(extra_cases)]
+    labels = pd.DataFrame({"study_id": ids, "patient_id": ["p" + i for i in ids], "finding": "Effusion",
+                           "source": "truth", "state": np.where(truth, "positive", "negative")})
+    return ratings, validate_label_table(labels)

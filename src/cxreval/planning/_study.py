@@ -13,8 +13,8 @@ from ..exceptions import SchemaError
 from ..io.images import DISPLAY_SUFFIXES
 from ..outputs import path_inside
 
-__all__ = ["IMAGE_COLUMNS", "IMAGE_FOLDER", "check_image_names", "find_images", "image_table", "study_yaml",
-           "copy_images"]
+__all__ = ["IMAGE_COLUMNS", "IMAGE_FOLDER", "check_image_names", "find_image", "find_images", "image_table",
+           "study_yaml", "copy_images"]
 
 IMAGE_COLUMNS: tuple[str, ...] = ("study_id", "patient_id", "priority", "image")
 IMAGE_FOLDER = "images"
@@ -33,7 +33,8 @@ def check_image_names(study_ids: Sequence[str]) -> None:
         path_inside(IMAGE_FOLDER, str(sid), what="study_id")
 
 
-def _find(folder: Path, study_id: str) -> Path | None:
+def find_image(folder: Path, study_id: str) -> Path | None:
+    """The image of one study in ``folder`` (as :func:`find_images`), or None when it has none."""
     for suffix in DISPLAY_SUFFIXES:
         for s in (suffix, suffix.upper()):
             p = path_inside(folder, f"{study_id}{s}", what="study_id")
@@ -52,7 +53,7 @@ def find_images(folder: Path, study_ids: Sequence[str], *, func: str) -> list[Pa
     ``FOLDER/<study_id>/`` (a study folder of several views, as CheXpert's ``view1_frontal.jpg``)."""
     out, missing = [], []
     for sid in study_ids:
-        p = _find(folder, str(sid))
+        p = find_image(folder, str(sid))
         if p is None:
             missing.append(str(sid))
         else:
