@@ -63,3 +63,68 @@ def test_predictions_of_one_model_exit_2_naming_predictions(tmp_path, capsys):
                  "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "--predictions" in err and "at least two" in err
+
+
+@pytest.fixture
+def pilot_files(shared_data, tmp_path) -> tuple[Path, Path]:
+    """Van Dyke's ratings as an unaided/aided pilot and its truth (source 'truth') with 600 unread studies, as CSV."""
+    from _factories import vandyke_pilot
+
+    ratings, labels = vandyke_pilot(shared_data / "mrmc" / "vandyke.csv", modalities=("unaided", "aided"),
+                                    extra_cases=600)
+    ratings.to_csv(tmp_path / "pilot.csv", index=False)
+    labels.to_csv(tmp_path / "labels.csv", index=False)
+    return tmp_path / "pilot.csv", tmp_path / "labels.csv"
+
+
+def test_pilot_folder_equals_the_jobs_save_and_opens_in_reader_init(pilot_files, tmp_path, capsys, monkeypatch):
+    pytest.importorskip("sqlalchemy", reason="the reader extra (sqlalchemy) is in the test extra")
+    from PIL import Image
+
+    from cxreval.planning import plan_reader_study
+
+    pilot, labels = pilot_files
+    (tmp_path / "imgs").mkdir()
+    for sid in pd.read_csv(labels)["study_id"]:
+        Image.new("L", (8, 8), 128).save(tmp_path / "imgs" / f"{sid}.png")
+    out = tmp_path / "cli"
+    assert main(["plan", "--pilot", str(pilot), "-l", str(labels), "--reference", "truth", "--images",
+                 str(tmp_path / "imgs"), "--seed", "4", "--washout-days", "14", "--n-readers", "6,8,10",
+                 "-o", str(out)]) == 0
+    echo = capsys.readouterr().out
+    assert "design: 8 readers x 188 cases" in echo and f"reader init --study {out / 'study.yaml'}" in echo
+    res = plan_reader_study(pd.read_csv(pilot), pd.read_csv(labels), reference="truth", images=tmp_path / "imgs",
+                            washout_days=14, n_readers=[6, 8, 10], rng=4)
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    res.save(lib)
+    for f in lib.iterdir():
+        if f.is_file() and f.suffix != ".parquet":
+            assert (out / f.name).read_bytes() == f.read_bytes(), f.name
+    assert {f.name for f in out.iterdir()} == {f.name for f in lib.iterdir()} | {"run.json"}
+    assert sorted(p.name for p in (out / "images").iterdir()) == sorted(p.name for p in (lib / "images").iterdir())
+    monkeypatch.chdir(out)
+    assert main(["reader", "init", "--study", "study.yaml", "--db", "sqlite:///study.db"]) == 0
+
+
+@pytest.mark.parametrize(("extra", "options"), [
+    (["--pilot", "{d}/one.csv", "--reference", "truth"], ["--pilot"]),
+    (["--pilot", "{d}/pilot.csv", "--reference", "truht"], ["--reference"]),
+    (["--pilot", "{d}/pilot.csv", "--reference", "truth", "--budget", "50"], ["--pilot", "--budget"]),
+    (["--pilot", "{d}/pilot.csv", "--reference", "truth", "-p", "{d}/pilot.csv"], ["--pilot", "--predictions"]),
+    (["--pilot", "{d}/pilot.csv", "--reference", "truth", "--effect", "1.5"], ["--effect"]),
+    (["--pilot", "{d}/pilot.csv", "--reference", "truth", "--n-readers", "4,x"], ["--n-readers"]),
+    (["--pilot", "{d}/pilot.csv", "--reference", "truth", "--latent-sources", "a,b,c"], ["--latent-sources"]),
+    (["--pilot", "{d}/none.csv", "--reference", "truth"], ["--pilot"]),
+    (["--reference", "truth"], ["--predictions"]),
+    (["--reference", "truth", "--effect", "0.05"], ["--effect", "--pilot"]),
+])
+def test_bad_pilot_plans_exit_2_naming_the_options(pilot_files, tmp_path, capsys, extra, options):
+    pilot, labels = pilot_files
+    p = pd.read_csv(pilot)
+    p[p["modality"] == "aided"].to_csv(tmp_path / "one.csv", index=False)
+    args = [a.replace("{d}", str(tmp_path)) for a in extra]
+    assert main(["plan", "-l", str(labels), *args, "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert all(o in err for o in options) and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "out").exists()

@@ -74,6 +74,9 @@ def plan(
                                  "(readers fixed) or RRFC (cases fixed)."),
     washout_days: float = typer.Option(28, "--washout-days", help="With --pilot: days between a reader's two "
                                        "readings of one case."),
+    latent_sources: str = typer.Option(None, "--latent-sources", help="With --pilot and --reference latent: the "
+                                       "label sources the latent truth is fitted on (three or more, "
+                                       "comma-separated)."),
     overwrite: bool = overwrite_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the written files and the power table as JSON."),
 ) -> None:
@@ -108,11 +111,17 @@ def plan(
     if pilot is not None:
         _plan_reader_study(pilot, labels, reference=reference, findings=findings, effect=effect, power=power,
                            n_readers=n_readers, alpha=alpha, analysis=analysis, washout_days=washout_days,
-                           images=images, seed=seed, state_encoding=state_encoding, blank_state=blank_state, out=out,
+                           latent_sources=latent_sources, images=images, seed=seed, state_encoding=state_encoding,
+                           blank_state=blank_state, out=out,
                            overwrite=overwrite, mixed={"--predictions": predictions, "--budget": budget,
                                                        "--readers": readers, "--anchor": anchor,
                                                        "--anchor-studies": anchor_studies, "--budgets": budgets})
         return
+    given = [k for k, v in (("--effect", effect), ("--latent-sources", latent_sources)) if v is not None]
+    if given:
+        raise InvalidParameterError(f"{' and '.join(given)} {'belongs' if len(given) == 1 else 'belong'} to a reader-"
+                                    "study plan: give --pilot too, or leave "
+                                    f"{'it' if len(given) == 1 else 'them'} out of a relabelling plan.")
     for option, value in (("--predictions", predictions), ("--budget", budget)):
         if not value:
             raise InvalidParameterError(f"Missing option {option}: a relabelling plan needs --predictions and "
@@ -142,7 +151,7 @@ def plan(
 
 def _plan_reader_study(pilot: Path, labels: list[Path], *, reference: str, findings: list[str], effect: float | None,
                        power: float, n_readers: str, alpha: float, analysis: str, washout_days: float,
-                       images: Path | None, seed: int, state_encoding: str, blank_state: str, out: Path,
+                       latent_sources: str | None, images: Path | None, seed: int, state_encoding: str, blank_state: str, out: Path,
                        overwrite: bool, mixed: dict[str, object]) -> None:
     from ..labels import read_label_tables
     from ..mrmc import read_ratings
@@ -165,7 +174,7 @@ def _plan_reader_study(pilot: Path, labels: list[Path], *, reference: str, findi
             read_ratings(pilot), read_label_tables(labels, state_encoding=state_encoding, blank_state=blank_state)[0],
             reference=reference, finding=wanted[0] if wanted else None, effect=effect, target_power=power,
             n_readers=counts or [], alpha=alpha, analysis=analysis, washout_days=washout_days, images=images,
-            rng=seed)
+            latent_sources=split_list(latent_sources, option="--latent-sources"), rng=seed)
         written = res.save(d)
     design = (f"{res.n_readers} readers x {res.n_cases} cases" if res.n_readers else
               "no reader count reaches the power (see summary.md)")
